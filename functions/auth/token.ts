@@ -1,0 +1,19 @@
+import middy from '@middy/core';
+import { issueToken } from '#shared/auth/token-endpoint';
+import { stores } from '#shared/data/index';
+import { errorEnvelope, header, rawBody } from '#shared/http/middleware';
+import { ok, toResult } from '#shared/http/respond';
+import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
+
+/** POST /oauth2/token of the local stack (Cognito's domain serves it on AWS). */
+export const handler = middy<HttpEvent, HttpResult, Error, ApiContext>()
+  .use(errorEnvelope('oauth'))
+  .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+    const token = await issueToken(stores().credentials, {
+      authorization: header(event, 'authorization'),
+      contentType: header(event, 'content-type'),
+      body: rawBody(event) ?? '',
+      sourceIp: event.requestContext.http.sourceIp,
+    });
+    return toResult('oauth', context.state.requestId, ok(token));
+  });

@@ -1,0 +1,3 @@
+import { notFoundHandler } from '#shared/http/not-found';
+
+export const handler = notFoundHandler('core');

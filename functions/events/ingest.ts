@@ -1,0 +1,9 @@
+import { stores } from '#shared/data/index';
+import { ingestEvents } from '#shared/domain/events';
+import { coreHandler } from '#shared/http/handler';
+import { created } from '#shared/http/respond';
+import { ingestEventsBody } from '#shared/schemas/events';
+
+export const handler = coreHandler('events/ingest', { body: ingestEventsBody, idempotent: true }, async ({ tenant, body }) =>
+  created(await ingestEvents(stores().events, tenant, body)),
+);

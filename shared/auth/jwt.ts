@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { JwtVerifier } from 'aws-jwt-verify';
+import type { Jwks } from 'aws-jwt-verify/jwk';
+import { config } from '../config.ts';
+
+/** The claims of a Cognito client-credentials access token that this service relies on. */
+export interface AccessClaims {
+  clientId: string;
+  scopes: string[];
+}
+
+type Verifier = { verify(token: string): Promise<Record<string, unknown>> };
+let verifier: Verifier | undefined;
+
+function getVerifier(): Verifier {
+  if (verifier) return verifier;
+  const { auth } = config();
+  const v = JwtVerifier.create({
+    issuer: auth.issuer,
+    jwksUri: auth.jwksUri,
+    audience: null,
+    customJwtCheck: ({ payload }) => {
+      if (payload.token_use !== 'access') throw new Error('not an access token');
+      if (typeof payload.client_id !== 'string' || payload.client_id === '') throw new Error('no client_id in token');
+    },
+  });
+  // Locally the JWKS is a file beside the signing key: preload it so verification never fetches.
+  if (auth.jwksFile) v.cacheJwks(JSON.parse(readFileSync(auth.jwksFile, 'utf8')) as Jwks);
+  verifier = v as unknown as Verifier;
+  return verifier;
+}
+
+/** Verifies signature, issuer, expiry and token use; throws on any failure. */
+export async function verifyAccessToken(token: string): Promise<AccessClaims> {
+  const payload = await getVerifier().verify(token);
+  const scope = typeof payload.scope === 'string' ? payload.scope : '';
+  return { clientId: String(payload.client_id), scopes: scope.split(' ').filter(Boolean) };
+}

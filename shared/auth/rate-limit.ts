@@ -1,0 +1,31 @@
+/**
+ * In-memory token bucket. The local token endpoint is one process, so its own limit lives
+ * here; on AWS, Cognito rate-limits its token endpoint itself.
+ */
+export class TokenBucket {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now() / 1000,
+  ) {}
+
+  /** Takes one token for `key`; false when the bucket is empty. */
+  take(key: string): boolean {
+    const t = this.now();
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: t };
+    b.tokens = Math.min(this.burst, b.tokens + (t - b.at) * this.ratePerSecond);
+    b.at = t;
+    const ok = b.tokens >= 1;
+    if (ok) b.tokens -= 1;
+    this.buckets.set(key, b);
+    if (this.buckets.size > 10_000) this.evictFull(t);
+    return ok;
+  }
+
+  private evictFull(t: number): void {
+    for (const [k, b] of this.buckets) {
+      if (b.tokens + (t - b.at) * this.ratePerSecond >= this.burst) this.buckets.delete(k);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { config } from '../config.ts';
+import type { CredentialStore } from '../domain/credentials-types.ts';
+import { authenticateClient } from '../domain/credentials.ts';
+import { ApiError } from '../errors.ts';
+import { TokenBucket } from './rate-limit.ts';
+import { loadSigningKey, signAccessToken, type SigningKey } from './signer.ts';
+
+/** RFC 6749 §5.2 errors: `code` becomes `error`, the message `error_description`. */
+const oauthError = (code: string, message: string, status?: number) => {
+  const type = code === 'invalid_client' ? 'authentication_error' : code === 'slow_down' ? 'rate_limit_error' : 'invalid_request_error';
+  return new ApiError(type, code, message, status ? { status } : {});
+};
+
+let bucket: TokenBucket | undefined;
+let signingKey: SigningKey | undefined;
+
+export interface TokenRequest {
+  authorization: string | undefined;
+  contentType: string | undefined;
+  body: string;
+  sourceIp: string;
+}
+
+function basicCredentials(authorization: string | undefined): { id: string; secret: string } | undefined {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
+  if (!m?.[1]) return undefined;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i <= 0) return undefined;
+  // RFC 6749 §2.3.1: both parts are form-urlencoded inside Basic.
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, i)), secret: decodeURIComponent(decoded.slice(i + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The local stand-in for Cognito's client-credentials token endpoint. */
+export async function issueToken(store: CredentialStore, req: TokenRequest) {
+  const { auth } = config();
+  bucket ??= new TokenBucket(auth.tokenRatePerSecond, auth.tokenBurst);
+  const creds = basicCredentials(req.authorization);
+  if (!bucket.take(creds ? `client:${creds.id}` : `ip:${req.sourceIp}`)) {
+    throw oauthError('slow_down', 'Too many token requests; retry later.', 429);
+  }
+  if (!creds) throw oauthError('invalid_client', 'Send the client credentials as HTTP Basic authentication.');
+  if (!/^application\/x-www-form-urlencoded\b/i.test(req.contentType ?? '')) {
+    throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
+  }
+  const form = new URLSearchParams(req.body);
+  const grant = form.get('grant_type');
+  if (!grant) throw oauthError('invalid_request', 'grant_type is required.');
+  if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
+  const client = await authenticateClient(store, creds.id, creds.secret);
+  if (!client) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
+  const requested = form.get('scope');
+  let scopes: string[] = client.scopes;
+  if (requested !== null) {
+    scopes = requested.split(' ').filter(Boolean);
+    const allowed = new Set<string>(client.scopes);
+    if (scopes.length === 0 || scopes.some((s) => !allowed.has(s))) {
+      throw oauthError('invalid_scope', `scope must be a space-separated subset of: ${client.scopes.join(' ')}.`);
+    }
+  }
+  if (!auth.signingKeyFile) throw new Error('AUTH_SIGNING_KEY_FILE is not set: the token endpoint only runs in the local stack');
+  signingKey ??= loadSigningKey(auth.signingKeyFile);
+  const accessToken = signAccessToken(signingKey, {
+    issuer: auth.issuer,
+    clientId: client.client_id,
+    scope: scopes.join(' '),
+    lifetimeSeconds: auth.tokenLifetimeSeconds,
+  });
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: auth.tokenLifetimeSeconds };
+}

@@ -1,0 +1,75 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { EventListQuery, EventRecord, EventStore, NewEvent, Page } from '../domain/types.ts';
+import type { TableRef } from './client.ts';
+import { allocateIds } from './counters.ts';
+import { EVENT_SHARDS, keys } from './keys.ts';
+import { mergeShards, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+
+/*
+ * Events are append-only. The base table spreads a tenant's log over EVENT_SHARDS partitions
+ * (id mod N) so ingest is not capped by one partition key; listing merges the shards by id.
+ * gsi1 holds a user's events in id order (also what recommendations read); gsi2 a type's, sharded.
+ */
+
+const fromRow = (row: Row): EventRecord => {
+  const r = stripKeys(row) as unknown as EventRecord;
+  return { ...r, id: Number(r.id), occurred_at: Number(r.occurred_at), created: Number(r.created), extra: r.extra ?? {} };
+};
+
+const shards = Array.from({ length: EVENT_SHARDS }, (_, i) => i);
+
+export function dynamoEventStore(t: TableRef): EventStore {
+  return {
+    async append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]> {
+      const first = await allocateIds(t, tenant, 'event', events.length);
+      const records: EventRecord[] = events.map((e, i) => ({
+        ...e,
+        id: first + i,
+        occurred_at: e.occurred_at ?? now,
+        created: now,
+      }));
+      await putAll(
+        t,
+        records.map((r) => ({ ...keys.event(tenant, r.id), ...keys.eventIndexes(tenant, r.id, r.user_id, r.type), ...r })),
+      );
+      return records;
+    },
+
+    async get(tenant: string, id: number): Promise<EventRecord | undefined> {
+      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.event(tenant, id) }));
+      return out.Item ? fromRow(out.Item) : undefined;
+    },
+
+    async list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>> {
+      const want = q.limit + 1;
+      const after = q.after !== undefined ? keys.sortId(q.after) : undefined;
+      const range = (pkName: string, skName: string, pk: string, index?: string) => ({
+        ...(index ? { IndexName: index } : {}),
+        KeyConditionExpression: `${pkName} = :pk${after ? ` AND ${skName} > :after` : ''}`,
+        ExpressionAttributeValues: { ':pk': pk, ...(after ? { ':after': after } : {}) },
+      });
+      let rows: Row[];
+      if (q.userId !== undefined) {
+        const base = range('gsi1pk', 'gsi1sk', keys.eventUserPk(tenant, q.userId), 'gsi1');
+        rows = await queryUpTo(
+          t,
+          q.type !== undefined
+            ? {
+                ...base,
+                FilterExpression: '#type = :type',
+                ExpressionAttributeNames: { '#type': 'type' },
+                ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ':type': q.type },
+              }
+            : base,
+          want,
+        );
+      } else if (q.type !== undefined) {
+        const type = q.type;
+        rows = await mergeShards(t, shards.map((s) => range('gsi2pk', 'gsi2sk', keys.eventTypePk(tenant, type, s), 'gsi2')), want, (r) => Number(r.id));
+      } else {
+        rows = await mergeShards(t, shards.map((s) => range('pk', 'sk', keys.eventPk(tenant, s))), want, (r) => Number(r.id));
+      }
+      return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+    },
+  };
+}

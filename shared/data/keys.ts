@@ -1,0 +1,43 @@
+/**
+ * Key formats of the single table. Nothing outside shared/data/ builds or parses a key.
+ * Numeric ids are zero-padded so that string order equals numeric order.
+ */
+export const EVENT_SHARDS = 4;
+
+const pad = (n: number): string => n.toString().padStart(16, '0');
+export const unpad = (s: string): number => Number.parseInt(s, 10);
+
+export const keys = {
+  tenant: (t: string) => ({ pk: `TENANT#${t}`, sk: '#TENANT' }),
+  counter: (t: string, name: string) => ({ pk: `TENANT#${t}`, sk: `COUNTER#${name}` }),
+
+  itemPk: (t: string) => `TENANT#${t}#ITEMS`,
+  item: (t: string, id: number) => ({ pk: `TENANT#${t}#ITEMS`, sk: pad(id) }),
+  itemCategory: (t: string, category: string, id: number) => ({ gsi1pk: `TENANT#${t}#ITEMCAT#${category}`, gsi1sk: pad(id) }),
+  itemCategoryPk: (t: string, category: string) => `TENANT#${t}#ITEMCAT#${category}`,
+
+  eventShard: (id: number) => id % EVENT_SHARDS,
+  eventPk: (t: string, shard: number) => `TENANT#${t}#EVENTS#${shard}`,
+  event: (t: string, id: number) => ({ pk: `TENANT#${t}#EVENTS#${id % EVENT_SHARDS}`, sk: pad(id) }),
+  eventUserPk: (t: string, userId: string) => `TENANT#${t}#EVUSER#${userId}`,
+  eventTypePk: (t: string, type: string, shard: number) => `TENANT#${t}#EVTYPE#${type}#${shard}`,
+  eventIndexes: (t: string, id: number, userId: string, type: string) => ({
+    gsi1pk: `TENANT#${t}#EVUSER#${userId}`,
+    gsi1sk: pad(id),
+    gsi2pk: `TENANT#${t}#EVTYPE#${type}#${id % EVENT_SHARDS}`,
+    gsi2sk: pad(id),
+  }),
+
+  client: (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: '#CLIENT' }),
+  clientsOfTenantPk: (t: string) => `TENANT#${t}#CLIENTS`,
+  clientOfTenant: (t: string, created: number, clientId: string) => ({ gsi1pk: `TENANT#${t}#CLIENTS`, gsi1sk: `${pad(created)}#${clientId}` }),
+
+  apiKey: (prefix: string) => ({ pk: `APIKEY#${prefix}`, sk: '#APIKEY' }),
+  apiKeysOfTenantPk: (t: string) => `TENANT#${t}#APIKEYS`,
+  apiKeyOfTenant: (t: string, created: number, prefix: string) => ({ gsi1pk: `TENANT#${t}#APIKEYS`, gsi1sk: `${pad(created)}#${prefix}` }),
+
+  idempotency: (t: string, key: string) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: '#IDEM' }),
+
+  /** Sort-key value for an id, for cursors. */
+  sortId: pad,
+};

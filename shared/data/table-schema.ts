@@ -1,0 +1,49 @@
+/**
+ * The single table's physical shape, as plain data: the local stack creates it from this,
+ * and the CDK data construct declares the same attributes and indexes.
+ *
+ * Access patterns (key formats live in keys.ts and nowhere else):
+ * - base table   pk/sk:      tenant, counters, items of a tenant by id, events by shard+id,
+ *                             clients and API keys by their public id, idempotency records
+ * - gsi1         gsi1pk/sk:  items of a tenant by category; events of a user by id;
+ *                             clients and API keys of a tenant
+ * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id
+ * TTL attribute `ttl` expires idempotency records.
+ */
+export const TABLE_SCHEMA = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'ttl',
+  indexes: [
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+export type IndexName = (typeof TABLE_SCHEMA.indexes)[number]['name'];
+
+/** CreateTable input for local stand-ins (dynalite, DynamoDB Local). */
+export function createTableInput(tableName: string) {
+  const attrs = new Set<string>([TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey]);
+  for (const i of TABLE_SCHEMA.indexes) {
+    attrs.add(i.partitionKey);
+    attrs.add(i.sortKey);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [...attrs].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+    KeySchema: [
+      { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: TABLE_SCHEMA.indexes.map((i) => ({
+      IndexName: i.name,
+      KeySchema: [
+        { AttributeName: i.partitionKey, KeyType: 'HASH' as const },
+        { AttributeName: i.sortKey, KeyType: 'RANGE' as const },
+      ],
+      Projection: { ProjectionType: 'ALL' as const },
+    })),
+  };
+}

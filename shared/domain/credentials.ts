@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
+import { ApiError, AuthenticationError, NotFoundError } from '../errors.ts';
+import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
+import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
+import { nowSeconds } from './items.ts';
+
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export const createClientBody = z.strictObject({
+  name: z.string().min(1).max(256),
+  scopes: z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).min(1).default([...CORE_SCOPES]),
+});
+export type CreateClientBody = z.output<typeof createClientBody>;
+
+export const createApiKeyBody = z.strictObject({
+  name: z.string().min(1).max(256),
+  environment: z.string().min(1).max(64).default('production'),
+  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).min(1),
+});
+export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
+
+export const platformListQuery = z.strictObject({
+  limit: z.string().regex(/^[0-9]+$/).transform(Number).pipe(z.number().int().min(1).max(100)).optional().default(100),
+  cursor: z.string().min(1).max(512).optional(),
+});
+export type PlatformListQuery = z.output<typeof platformListQuery>;
+
+const clientView = (c: ClientRecord) => ({ client_id: c.client_id, name: c.name, scopes: c.scopes, created: c.created });
+const apiKeyView = (k: ApiKeyRecord) => ({
+  id: k.id, prefix: k.id, name: k.name, environment: k.environment, scopes: k.scopes, created: k.created,
+});
+
+/**
+ * Where OAuth clients come from: locally this service generates id and secret; deployed,
+ * a Cognito app client (see the admin CLI's deployed mode).
+ */
+export interface ClientProvisioner {
+  provision(name: string, scopes: CoreScope[]): Promise<{ clientId: string; clientSecret: string }>;
+  deprovision(clientId: string): Promise<void>;
+}
+
+export const localProvisioner: ClientProvisioner = {
+  provision: async () => ({ clientId: newClientId(), clientSecret: newClientSecret() }),
+  deprovision: async () => {},
+};
+
+export async function createTenant(store: CredentialStore, tenant: string, name = tenant) {
+  if (!TENANT_PATTERN.test(tenant)) {
+    throw new ApiError('invalid_request_error', 'validation_error', 'Tenant ids are 1-63 lowercase letters, digits or dashes.');
+  }
+  const rec = { tenant, name, created: nowSeconds() };
+  await store.createTenant(rec);
+  return rec;
+}
+
+export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner) {
+  const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
+  const rec: ClientRecord = {
+    client_id: clientId, tenant, name: body.name, scopes: body.scopes, secret_hash: sha256Hex(clientSecret), created: nowSeconds(),
+  };
+  await store.putClient(rec);
+  return { ...clientView(rec), client_secret: clientSecret };
+}
+
+export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
+  const page = await store.listClients(tenant, q.limit, q.cursor);
+  return { data: page.rows.map(clientView), has_more: page.hasMore, next_cursor: page.cursor };
+}
+
+export async function deleteClient(store: CredentialStore, tenant: string, clientId: string, provisioner = localProvisioner) {
+  if (!(await store.deleteClient(tenant, clientId))) throw new NotFoundError('client_not_found', `No client ${clientId}.`);
+  await provisioner.deprovision(clientId);
+}
+
+export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody) {
+  const { prefix, key } = newApiKey();
+  const rec: ApiKeyRecord = {
+    id: prefix, tenant, name: body.name, environment: body.environment, scopes: body.scopes, key_hash: sha256Hex(key), created: nowSeconds(),
+  };
+  await store.putApiKey(rec);
+  return { ...apiKeyView(rec), key };
+}
+
+export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {
+  const page = await store.listApiKeys(tenant, q.limit, q.cursor);
+  return { data: page.rows.map(apiKeyView), has_more: page.hasMore, next_cursor: page.cursor };
+}
+
+export async function revokeApiKey(store: CredentialStore, tenant: string, id: string) {
+  if (!(await store.deleteApiKey(tenant, id))) throw new NotFoundError('api_key_not_found', `No API key ${id}.`);
+}
+
+/** Resolves a presented Platform API key; throws 401 unless it is live. */
+export async function authenticateApiKey(store: CredentialStore, presented: string): Promise<ApiKeyRecord> {
+  const m = API_KEY_PATTERN.exec(presented);
+  const rec = m?.[1] ? await store.getApiKey(m[1]) : undefined;
+  if (!rec || !matchesHash(presented, rec.key_hash)) throw new AuthenticationError('Invalid API key.');
+  return rec;
+}
+
+/** Resolves a client by id and secret for the token endpoint; undefined when they do not match. */
+export async function authenticateClient(store: CredentialStore, clientId: string, secret: string): Promise<ClientRecord | undefined> {
+  const rec = await store.getClient(clientId);
+  return rec && matchesHash(secret, rec.secret_hash) ? rec : undefined;
+}

@@ -1,0 +1,47 @@
+import { ItemNotFound } from '../errors.ts';
+import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
+import { itemResource, listOf } from './present.ts';
+import type { ItemStore } from './types.ts';
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** A single item answers with the item; an array with a list of every created item. */
+export async function createItems(store: ItemStore, tenant: string, body: CreateItemsBody) {
+  const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds());
+  const resources = created.map(itemResource);
+  return Array.isArray(body) ? listOf('/v1/items', resources, false) : resources[0];
+}
+
+export async function getItem(store: ItemStore, tenant: string, id: number) {
+  const r = await store.get(tenant, id);
+  if (!r) throw new ItemNotFound(id);
+  return itemResource(r);
+}
+
+export async function updateItem(store: ItemStore, tenant: string, id: number, patch: UpdateItemBody) {
+  const r = await store.update(tenant, id, patch, nowSeconds());
+  if (!r) throw new ItemNotFound(id);
+  return itemResource(r);
+}
+
+export async function deleteItem(store: ItemStore, tenant: string, id: number) {
+  const started = performance.now();
+  if (!(await store.delete(tenant, id))) throw new ItemNotFound(id);
+  return {
+    message: `Item ${id} deleted.`,
+    itemId: id,
+    deletedCount: 1,
+    processing_time_ms: Math.round(performance.now() - started),
+  };
+}
+
+export async function listItems(store: ItemStore, tenant: string, q: ListItemsQuery) {
+  const page = await store.list(tenant, {
+    limit: q.limit,
+    ...(q.starting_after !== undefined ? { after: q.starting_after } : {}),
+    ...(q.category !== undefined ? { category: q.category } : {}),
+    ...(q.created_after !== undefined ? { createdAfter: q.created_after } : {}),
+    ...(q.created_before !== undefined ? { createdBefore: q.created_before } : {}),
+  });
+  return listOf('/v1/items', page.rows.map(itemResource), page.hasMore);
+}

@@ -1,0 +1,77 @@
+import middy from '@middy/core';
+import { z } from 'zod';
+import { routeFor } from '../routes.ts';
+import { coreAuth, errorEnvelope, idempotency, jsonBody, platformAuth, validate, type Schemas } from './middleware.ts';
+import { toResult, type Reply } from './respond.ts';
+import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
+
+export interface HandlerInput<B, Q, P> {
+  tenant: string;
+  body: B;
+  query: Q;
+  params: P;
+  requestId: string;
+  event: HttpEvent;
+}
+
+export interface Options<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> extends Schemas<B, Q, P> {
+  /** Honour the Idempotency-Key header (the two Core create routes). */
+  idempotent?: boolean;
+}
+
+export type DomainCall<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> = (
+  input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>,
+) => Promise<Reply>;
+
+const noQuery = z.strictObject({});
+
+/**
+ * Builds a Lambda handler: the middleware chain (envelope first so its onError runs last,
+ * then auth, JSON body, idempotency, validation) around one domain call.
+ */
+export function httpHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+  flavor: Flavor,
+  auth: HttpMiddleware | undefined,
+  opts: Options<B, Q, P>,
+  fn: DomainCall<B, Q, P>,
+) {
+  const h = middy<HttpEvent, HttpResult, Error, ApiContext>().use(errorEnvelope(flavor));
+  if (auth) h.use(auth);
+  if (opts.body) h.use(jsonBody());
+  if (opts.idempotent) h.use(idempotency(flavor));
+  h.use(validate(opts, noQuery));
+  return h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+    const s = context.state;
+    const reply = await fn({
+      tenant: s.tenant,
+      body: s.body as z.output<B>,
+      query: s.query as z.output<Q>,
+      params: s.params as z.output<P>,
+      requestId: s.requestId,
+      event,
+    });
+    return toResult(flavor, s.requestId, reply);
+  });
+}
+
+/** A Core API handler; its scope comes from the route table. */
+export function coreHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+  handlerName: string,
+  opts: Options<B, Q, P>,
+  fn: DomainCall<B, Q, P>,
+) {
+  const route = routeFor(handlerName);
+  if (route.api !== 'core' || !route.scope) throw new Error(`${handlerName} is not a Core API route`);
+  return httpHandler('core', coreAuth(route.scope), opts, fn);
+}
+
+/** A Platform API handler; the key scopes it allows come from the route table. */
+export function platformHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+  handlerName: string,
+  opts: Options<B, Q, P>,
+  fn: DomainCall<B, Q, P>,
+) {
+  const route = routeFor(handlerName);
+  if (route.api !== 'platform') throw new Error(`${handlerName} is not a Platform API route`);
+  return httpHandler('platform', platformAuth(route.scopes), opts, fn);
+}

@@ -1,0 +1,199 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { verifyAccessToken } from '../auth/jwt.ts';
+import { config } from '../config.ts';
+import { stores } from '../data/index.ts';
+import { authenticateApiKey } from '../domain/credentials.ts';
+import { ApiError, AuthenticationError, ConflictError, InvalidJson, ParameterMissing, PayloadTooLarge, PermissionError, ValidationError } from '../errors.ts';
+import type { CoreScope, PlatformScope } from '../routes.ts';
+import { parseOrThrow } from '../schemas/common.ts';
+import { baseHeaders, toResult } from './respond.ts';
+import type { Flavor, HttpEvent, HttpMiddleware, HttpRequest, HttpResult } from './types.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function header(event: HttpEvent, name: string): string | undefined {
+  // API Gateway v2 lower-cases header names.
+  return event.headers?.[name.toLowerCase()];
+}
+
+export function rawBody(event: HttpEvent): string | undefined {
+  if (event.body === undefined || event.body === null) return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+function platformMessage(e: ApiError): string {
+  if (!e.details) return e.message;
+  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.join(', ')}`);
+  return `${e.message} ${parts.join('; ')}`;
+}
+
+function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
+  switch (flavor) {
+    case 'core':
+      return {
+        error: { type: e.type, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: requestId },
+      };
+    case 'platform':
+      return { error: platformMessage(e) };
+    case 'oauth':
+      return { error: e.code, error_description: e.message };
+  }
+}
+
+/**
+ * First in every chain: assigns the request id, and (its onError runs last) turns every
+ * error into the flavor's envelope. Unknown errors become a 500 that leaks nothing.
+ */
+export function errorEnvelope(flavor: Flavor): HttpMiddleware {
+  return {
+    before: (req) => {
+      const requestId = UUID.test(req.context.awsRequestId ?? '') ? req.context.awsRequestId : randomUUID();
+      req.context.state = { requestId, tenant: '', scopes: [], body: undefined, query: undefined, params: undefined, idempotencyKey: undefined };
+    },
+    onError: (req) => {
+      const requestId = req.context.state?.requestId ?? randomUUID();
+      let e = req.error;
+      if (!(e instanceof ApiError)) {
+        console.error(JSON.stringify({ level: 'ERROR', requestId, message: 'unhandled error', error: String(e), stack: e?.stack }));
+        e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
+      }
+      const apiError = e as ApiError;
+      const headers = baseHeaders(flavor, requestId);
+      if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
+      req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
+    },
+  };
+}
+
+/** Parses the JSON body; a route with a body schema requires one. */
+export function jsonBody(): HttpMiddleware {
+  return {
+    before: (req) => {
+      const raw = rawBody(req.event);
+      const max = config().maxBodyBytes;
+      if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
+      if (raw === undefined || raw.trim() === '') throw new ParameterMissing('A JSON request body is required.');
+      try {
+        req.context.state.body = JSON.parse(raw);
+      } catch {
+        throw new InvalidJson();
+      }
+    },
+  };
+}
+
+function bearer(event: HttpEvent): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(event, 'authorization') ?? '');
+  return m?.[1];
+}
+
+/** Core API: verifies the Cognito-shaped access token, maps its client to the tenant, checks the scope. */
+export function coreAuth(scope: CoreScope): HttpMiddleware {
+  return {
+    before: async (req) => {
+      const token = bearer(req.event);
+      if (!token) throw new AuthenticationError('Missing Bearer token in the Authorization header.');
+      let claims;
+      try {
+        claims = await verifyAccessToken(token);
+      } catch {
+        throw new AuthenticationError('The Bearer token is invalid or expired.');
+      }
+      // Read on every request, so a deleted client's tokens stop working at once.
+      const client = await stores().credentials.getClient(claims.clientId);
+      if (!client) throw new AuthenticationError('The client this token was issued to no longer exists.');
+      if (!claims.scopes.includes(scope)) throw new PermissionError(`This token lacks the ${scope} scope.`);
+      req.context.state.tenant = client.tenant;
+      req.context.state.scopes = claims.scopes;
+    },
+  };
+}
+
+/** Platform API: resolves the API key (read on every request, so revocation is immediate) and checks its scopes. */
+export function platformAuth(allowed: readonly PlatformScope[]): HttpMiddleware {
+  return {
+    before: async (req) => {
+      const key = bearer(req.event);
+      if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
+      const rec = await authenticateApiKey(stores().credentials, key);
+      if (!rec.scopes.some((s) => allowed.includes(s))) {
+        throw new PermissionError(`This API key lacks a scope for this route (one of: ${allowed.join(', ')}).`);
+      }
+      req.context.state.tenant = rec.tenant;
+      req.context.state.scopes = rec.scopes;
+    },
+  };
+}
+
+/**
+ * Stripe-style Idempotency-Key: the first request with a key runs; a retry with the same key
+ * and body within the TTL gets the stored response and writes nothing; another body is 409.
+ */
+export function idempotency(flavor: Flavor): HttpMiddleware {
+  const store = () => stores().idempotency;
+  return {
+    before: async (req) => {
+      const key = header(req.event, 'idempotency-key');
+      if (key === undefined) return;
+      if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+        throw new ValidationError('Invalid Idempotency-Key header.', { 'Idempotency-Key': ['1 to 255 visible ASCII characters.'] });
+      }
+      const e = req.event;
+      const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
+      const now = Math.floor(Date.now() / 1000);
+      const claim = await store().claim(req.context.state.tenant, key, fingerprint, now, config().idempotencyTtlSeconds);
+      switch (claim.state) {
+        case 'new':
+          req.context.state.idempotencyKey = key;
+          return;
+        case 'mismatch':
+          throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+        case 'in_progress':
+          throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+        case 'replay': {
+          const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
+            status: claim.status,
+            headers: { 'idempotent-replayed': 'true' },
+          });
+          replay.body = claim.body;
+          req.earlyResponse = replay;
+          return replay;
+        }
+      }
+    },
+    after: async (req) => {
+      const key = req.context.state.idempotencyKey;
+      const res = req.response;
+      if (!key || !res) return;
+      try {
+        await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''));
+      } catch (err) {
+        console.error(JSON.stringify({ level: 'ERROR', requestId: req.context.state.requestId, message: 'idempotency record not completed', error: String(err) }));
+        await store().release(req.context.state.tenant, key).catch(() => undefined);
+      }
+    },
+    onError: async (req: HttpRequest) => {
+      const key = req.context.state.idempotencyKey;
+      // A failed request leaves nothing behind, so the key can be retried.
+      if (key) await store().release(req.context.state.tenant, key).catch(() => undefined);
+    },
+  };
+}
+
+export interface Schemas<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  body?: B;
+  query?: Q;
+  path?: P;
+}
+
+/** Validates body, query string and path parameters with their zod schemas. */
+export function validate<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(s: Schemas<B, Q, P>, noQuery: z.ZodType): HttpMiddleware {
+  return {
+    before: (req) => {
+      if (s.body) req.context.state.body = parseOrThrow(s.body, req.context.state.body, 'request body');
+      req.context.state.query = parseOrThrow(s.query ?? noQuery, req.event.queryStringParameters ?? {}, 'query parameters');
+      if (s.path) req.context.state.params = parseOrThrow(s.path, req.event.pathParameters ?? {}, 'path parameter');
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import middy from '@middy/core';
+import { ApiError } from '../errors.ts';
+import { routes } from '../routes.ts';
+import { errorEnvelope } from './middleware.ts';
+import { compile, matchPath } from './route-match.ts';
+import type { ApiContext, HttpEvent, HttpResult } from './types.ts';
+
+const compiled = routes.map(compile);
+
+/** The `$default` route of an API: 405 for a known path with another method, else 404. */
+export function notFoundHandler(api: 'core' | 'platform') {
+  return middy<HttpEvent, HttpResult, Error, ApiContext>()
+    .use(errorEnvelope(api))
+    .handler(async (event: HttpEvent): Promise<HttpResult> => {
+      const { method, path } = event.requestContext.http;
+      const allowed = compiled.filter((c) => c.route.api === api && matchPath(c, path)).map((c) => c.route.method);
+      if (allowed.length > 0) {
+        throw new ApiError('invalid_request_error', 'method_not_allowed', `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { status: 405 });
+      }
+      throw new ApiError('not_found_error', 'route_not_found', `No route ${method} ${path}.`);
+    });
+}

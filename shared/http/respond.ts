@@ -1,0 +1,40 @@
+import { config } from '../config.ts';
+import type { Flavor, HttpResult } from './types.ts';
+
+export const OK = 200;
+export const CREATED = 201;
+export const ACCEPTED = 202;
+export const NO_CONTENT = 204;
+
+/** A handler's answer: status and JSON body. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export const ok = (body: unknown): Reply => ({ status: OK, body });
+export const created = (body: unknown): Reply => ({ status: CREATED, body });
+export const accepted = (body: unknown): Reply => ({ status: ACCEPTED, body });
+export const noContent = (): Reply => ({ status: NO_CONTENT });
+
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key';
+
+/** Headers every response of a flavor carries. */
+export function baseHeaders(flavor: Flavor, requestId: string): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId };
+  if (flavor === 'core') {
+    h['access-control-allow-origin'] = config().corsAllowOrigin;
+    h['access-control-expose-headers'] = 'X-Request-Id, Idempotent-Replayed';
+  }
+  if (flavor === 'oauth') h['cache-control'] = 'no-store';
+  return h;
+}
+
+export function toResult(flavor: Flavor, requestId: string, r: Reply): HttpResult {
+  return {
+    statusCode: r.status,
+    headers: { ...baseHeaders(flavor, requestId), ...r.headers },
+    body: r.body === undefined ? '' : JSON.stringify(r.body),
+  };
+}

@@ -1,0 +1,28 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type middy from '@middy/core';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/** What the middleware chain learns about a request before the handler runs. */
+export interface RequestState {
+  requestId: string;
+  tenant: string;
+  scopes: string[];
+  /** The parsed JSON body (undefined when the route takes none). */
+  body: unknown;
+  query: unknown;
+  params: unknown;
+  idempotencyKey: string | undefined;
+}
+
+/** The Lambda context, carrying the request's state from middleware to handler. */
+export interface ApiContext extends Context {
+  state: RequestState;
+}
+
+export type HttpRequest = middy.Request<HttpEvent, HttpResult, Error, ApiContext>;
+export type HttpMiddleware = middy.MiddlewareObj<HttpEvent, HttpResult, Error, ApiContext>;
+
+/** Which envelope errors take: Core (`error.type/code/message`), Platform (`error`), OAuth (RFC 6749). */
+export type Flavor = 'core' | 'platform' | 'oauth';

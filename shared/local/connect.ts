@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { makeTable, type TableRef } from '../data/client.ts';
+import { assertLocalEndpoint, ensureTable, startDynalite } from './dynamo.ts';
+import { LOCAL_TABLE, paths, type StackInfo } from './stack.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface LocalConnection {
+  table: TableRef;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Reaches the local stack's table the way the server does: through the running server's
+ * dynalite when one is up (stack.json), else by opening the data directory itself.
+ */
+export async function connectLocal(dataDir: string, defaultPort: number): Promise<LocalConnection> {
+  const p = paths(resolve(dataDir));
+  if (existsSync(p.stack)) {
+    const info = JSON.parse(readFileSync(p.stack, 'utf8')) as StackInfo;
+    if (alive(info.pid)) {
+      assertLocalEndpoint(info.dynamodb_endpoint);
+      return { table: makeTable(info.table, info.dynamodb_endpoint, 'us-east-1'), port: info.port, close: async () => {} };
+    }
+  }
+  const dynamo = await startDynalite({ path: p.dynamodb });
+  await ensureTable(dynamo.endpoint, LOCAL_TABLE);
+  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+  return {
+    table,
+    port: defaultPort,
+    close: async () => {
+      table.doc.destroy();
+      await dynamo.close();
+    },
+  };
+}

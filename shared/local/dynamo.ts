@@ -1,0 +1,53 @@
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import type { AddressInfo } from 'node:net';
+import dynalite from 'dynalite';
+import { createTableInput } from '../data/table-schema.ts';
+
+export interface LocalDynamo {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/** Starts dynalite on loopback; with `path`, data persists in that folder (LevelDB). */
+export async function startDynalite(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+  const server = dynalite({ ...(opts.path ? { path: opts.path } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Refuses anything but a loopback endpoint, so no test or local run can touch real AWS. */
+export function assertLocalEndpoint(endpoint: string): void {
+  const host = new URL(endpoint).hostname;
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) {
+    throw new Error(`Refusing non-local DynamoDB endpoint ${endpoint}`);
+  }
+}
+
+/** Creates the single table if it does not exist yet and waits until it is active. */
+export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+  assertLocalEndpoint(endpoint);
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    try {
+      await client.send(new CreateTableCommand(createTableInput(tableName)));
+    } catch (e) {
+      if (!(e instanceof ResourceInUseException)) throw e;
+    }
+    for (let i = 0; i < 100; i++) {
+      const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      const gsisActive = (d.Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
+      if (d.Table?.TableStatus === 'ACTIVE' && gsisActive) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`Table ${tableName} did not become active`);
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,117 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ensureSigningKey } from '../auth/signer.ts';
+import { makeTable } from '../data/client.ts';
+import { storesFor } from '../data/index.ts';
+import { ConflictError } from '../errors.ts';
+import { createApiKey, createClient, createTenant } from '../domain/credentials.ts';
+import type { CredentialStore } from '../domain/credentials-types.ts';
+import { ensureTable, startDynalite } from './dynamo.ts';
+import { startHttpServer } from './server.ts';
+
+export const LOCAL_TABLE = 'recsearch-local';
+
+export interface Credentials {
+  tenant: string;
+  base_url: string;
+  console_url: string;
+  auth_url: string;
+  client_id: string;
+  client_secret: string;
+  api_key: string;
+}
+
+export const paths = (dataDir: string) => ({
+  credentials: join(dataDir, 'credentials.json'),
+  stack: join(dataDir, 'stack.json'),
+  dynamodb: join(dataDir, 'dynamodb'),
+  signingKey: join(dataDir, 'jwt-signing-key.json'),
+  jwks: join(dataDir, 'jwks.json'),
+});
+
+/** What a running local stack records about itself, so the admin CLI can reach it. */
+export interface StackInfo {
+  pid: number;
+  port: number;
+  base_url: string;
+  dynamodb_endpoint: string;
+  table: string;
+}
+
+export const urlsFor = (port: number) => {
+  const url = `http://localhost:${port}`;
+  return { base_url: url, console_url: url, auth_url: url };
+};
+
+/** A new tenant with a read+write client and an admin API key, shaped like credentials.json. */
+export async function provisionTenant(store: CredentialStore, tenant: string, port: number): Promise<Credentials> {
+  await createTenant(store, tenant);
+  const client = await createClient(store, tenant, { name: `${tenant} default client`, scopes: ['service-api/read', 'service-api/write'] });
+  const key = await createApiKey(store, tenant, { name: `${tenant} admin key`, environment: 'development', scopes: ['admin'] });
+  return { tenant, ...urlsFor(port), client_id: client.client_id, client_secret: client.client_secret, api_key: key.key };
+}
+
+export interface LocalStack {
+  port: number;
+  dataDir: string;
+  credentials: Credentials;
+  credentialsFile: string;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  dataDir: string;
+  port?: number;
+  host?: string;
+  /** Extra environment for the handlers (rate limits, token lifetime, ...). */
+  env?: Record<string, string>;
+}
+
+/** Starts dynalite on the data directory, the handlers behind one HTTP port, and the demo tenant. */
+export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const p = paths(dataDir);
+  const dynamo = await startDynalite({ path: p.dynamodb });
+  await ensureTable(dynamo.endpoint, LOCAL_TABLE);
+  ensureSigningKey(p.signingKey, p.jwks);
+
+  Object.assign(process.env, {
+    TABLE_NAME: LOCAL_TABLE,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    AUTH_JWKS_FILE: p.jwks,
+    AUTH_SIGNING_KEY_FILE: p.signingKey,
+    ...opts.env,
+  });
+  const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks });
+  // Handlers read their configuration on first use, so the issuer can follow the bound port.
+  process.env.AUTH_ISSUER = `http://localhost:${http.port}`;
+
+  const store = storesFor(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1')).credentials;
+  let credentials: Credentials;
+  if (existsSync(p.credentials)) {
+    credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
+  } else {
+    try {
+      credentials = await provisionTenant(store, 'demo', http.port);
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+      throw new Error(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);
+    }
+  }
+  writeFileSync(p.credentials, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
+  writeFileSync(p.stack, JSON.stringify(info, null, 2) + '\n');
+
+  return {
+    port: http.port,
+    dataDir,
+    credentials,
+    credentialsFile: p.credentials,
+    close: async () => {
+      await http.close();
+      await dynamo.close();
+      rmSync(p.stack, { force: true });
+    },
+  };
+}

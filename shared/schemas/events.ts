@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam, numericId } from './common.ts';
+
+export const MAX_EVENTS_PER_REQUEST = 500;
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+const MAX_EVENT_BYTES = 32_768;
+/** Unix seconds below this are before 5138 AD; a larger value is almost surely milliseconds. */
+const MAX_SECONDS = 99_999_999_999;
+
+/** Field names of the event resource; an event type may not take one of them. */
+export const RESERVED_EVENT_FIELDS = new Set([
+  'id', 'object', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id',
+  'placement', 'occurred_at', 'created', 'metadata', 'event_id',
+]);
+
+const optionalText = z.string().min(1).max(256).nullable().optional();
+
+const eventFields = z
+  .object({
+    type: z
+      .string({ error: 'type is required' })
+      .regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$')
+      .refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
+    user_id: z.string({ error: 'user_id is required' }).min(1, 'user_id must not be empty').max(256),
+    item_id: z
+      .union([z.string(), z.int().positive()], { error: 'item_id is required (string or integer)' })
+      .transform(String)
+      .pipe(z.string().regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
+    context_id: z
+      .union([z.string().regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'), z.int().positive()])
+      .transform(String)
+      .nullable()
+      .optional(),
+    occurred_at: z.int('occurred_at must be an integer (Unix seconds)').min(0).max(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds').optional(),
+    session_id: optionalText,
+    request_id: z.uuid('request_id must be a UUID').nullable().optional(),
+    placement: optionalText,
+  })
+  .catchall(z.json());
+
+const event = eventFields.superRefine((e, ctx) => {
+  const payload = e[e.type];
+  if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
+    ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
+  }
+  if (JSON.stringify(e).length > MAX_EVENT_BYTES) {
+    ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
+  }
+});
+
+export const ingestEventsBody = z
+  .array(event, { error: 'The body must be an array of events.' })
+  .min(1, 'send 1 to 500 events')
+  .max(MAX_EVENTS_PER_REQUEST, 'send 1 to 500 events');
+export type IngestEventsBody = z.output<typeof ingestEventsBody>;
+export type IngestEvent = IngestEventsBody[number];
+
+export const eventPath = z.object({ event_id: numericId('event_id') });
+
+export const listEventsQuery = z.strictObject({
+  limit: limitParam,
+  starting_after: numericId('starting_after').optional(),
+  user_id: z.string().min(1).max(256).optional(),
+  type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'type must match ^[a-z][a-z0-9_]{0,63}$').optional(),
+});
+export type ListEventsQuery = z.output<typeof listEventsQuery>;
+
