@@ -1,4 +1,5 @@
 /** `npm start`: the whole service on one port, with the demo tenant. */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { startLocalStack } from '../shared/local/stack.ts';
 
 const dataDir = process.env.DATA_DIR || '.data';

@@ -28,21 +28,27 @@ export const limitParam = intParam(1, 100).optional().default(20);
 
 export const jsonObject = z.record(z.string(), z.json());
 
+/** Each issue as (path, message), an unknown-keys issue once per key. */
+function* flatIssues(error: z.ZodError): Generator<{ path: PropertyKey[]; message: string }> {
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) yield { path: [...issue.path, k], message: 'Unknown field.' };
+    } else {
+      yield { path: issue.path, message: issue.message };
+    }
+  }
+}
+
 /** Turns zod issues into the spec's `fieldErrors` (paths joined with dots: `3.user_id`). */
 export function fieldErrorsOf(error: z.ZodError): FieldErrors {
   const out: FieldErrors = {};
-  const add = (path: string, message: string) => {
-    (out[path] ??= []).push(message);
-  };
-  for (const issue of error.issues) {
-    const base = issue.path.map(String).join('.');
-    if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) add(base ? `${base}.${k}` : k, 'Unknown field.');
-    } else {
-      add(base || 'body', issue.message);
-    }
-  }
+  for (const { path, message } of flatIssues(error)) (out[path.map(String).join('.') || 'body'] ??= []).push(message);
   return out;
+}
+
+/** Re-raises a nested schema's issues inside a transform or refinement. */
+export function forwardIssues(error: z.ZodError, ctx: z.RefinementCtx): void {
+  for (const { path, message } of flatIssues(error)) ctx.addIssue({ code: 'custom', path, message });
 }
 
 /** Parses `input` with `schema`, throwing the 400 validation error on failure. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ID_PATTERN, intParam, jsonObject, limitParam, numericId } from './common.ts';
+import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId } from './common.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
 const MAX_METADATA_BYTES = 16_384;
@@ -23,10 +23,16 @@ const newItem = z
   .superRefine(noCallerId)
   .pipe(z.strictObject({ name, description: description.optional(), metadata: metadata.optional() }));
 
-export const createItemsBody = z.union([
-  newItem,
-  z.array(newItem).min(1, 'send 1 to 100 items').max(MAX_ITEMS_PER_REQUEST, 'send 1 to 100 items'),
-]);
+const newItems = z.array(newItem).min(1, 'send 1 to 100 items').max(MAX_ITEMS_PER_REQUEST, 'send 1 to 100 items');
+type NewItemBody = z.output<typeof newItem>;
+
+/** One item or an array of them. Dispatching on the shape (not a union) keeps field errors precise. */
+export const createItemsBody = z.unknown().transform((v, ctx): NewItemBody | NewItemBody[] => {
+  const r = Array.isArray(v) ? newItems.safeParse(v) : newItem.safeParse(v);
+  if (r.success) return r.data;
+  forwardIssues(r.error, ctx);
+  return z.NEVER;
+});
 export type CreateItemsBody = z.output<typeof createItemsBody>;
 
 export const updateItemBody = z

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalStack, type Credentials, type LocalStack } from '../../shared/local/stack.ts';
+
+export interface Api {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** A small HTTP client for one tenant of a running local stack. */
+export class TenantClient {
+  private token: string | undefined;
+  constructor(readonly base: string, readonly creds: Credentials) {}
+
+  async fetchToken(scope?: string, creds: { id: string; secret: string } = { id: this.creds.client_id, secret: this.creds.client_secret }): Promise<Api> {
+    const form = new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
+    return request(this.base, 'POST', '/oauth2/token', {
+      rawBody: form.toString(),
+      headers: {
+        authorization: `Basic ${Buffer.from(`${creds.id}:${creds.secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+    });
+  }
+
+  async accessToken(): Promise<string> {
+    if (!this.token) {
+      const r = await this.fetchToken();
+      if (r.status !== 200) throw new Error(`token request failed: ${r.status} ${JSON.stringify(r.body)}`);
+      this.token = r.body.access_token as string;
+    }
+    return this.token;
+  }
+
+  /** A Core API call with this tenant's read+write token (or the token given). */
+  async core(method: string, path: string, body?: unknown, opts: { token?: string; headers?: Record<string, string> } = {}): Promise<Api> {
+    const token = opts.token ?? (await this.accessToken());
+    return request(this.base, method, path, { body, headers: { authorization: `Bearer ${token}`, ...opts.headers } });
+  }
+
+  /** A Platform API call with this tenant's admin key (or the key given). */
+  async platform(method: string, path: string, body?: unknown, key = this.creds.api_key): Promise<Api> {
+    return request(this.base, method, path, { body, headers: { authorization: `Bearer ${key}` } });
+  }
+}
+
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<Api> {
+  const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(body !== undefined && opts.rawBody === undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    ...(body !== undefined ? { body } : {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+export interface TestStack {
+  stack: LocalStack;
+  base: string;
+  demo: TenantClient;
+  dataDir: string;
+  stop(opts?: { keepData?: boolean }): Promise<void>;
+}
+
+/** Starts the real local stack (dynalite + handlers + HTTP) on a spare port in a fresh data directory. */
+export async function startTestStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-test-'))): Promise<TestStack> {
+  const stack = await startLocalStack({ dataDir, port: 0, env });
+  const base = `http://127.0.0.1:${stack.port}`;
+  return {
+    stack,
+    base,
+    dataDir,
+    demo: new TenantClient(base, stack.credentials),
+    stop: async (o = {}) => {
+      await stack.close();
+      if (!o.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Asserts the Core error envelope with its request_id. */
+export function expectCoreError(r: Api, status: number, type: string, code?: string): void {
+  const ctx = JSON.stringify(r.body);
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${ctx}`);
+  if (r.body?.error?.type !== type) throw new Error(`expected type ${type}: ${ctx}`);
+  if (code && r.body.error.code !== code) throw new Error(`expected code ${code}: ${ctx}`);
+  if (typeof r.body.error.message !== 'string' || !r.body.error.message) throw new Error(`no message: ${ctx}`);
+  if (!UUID_RE.test(r.body.error.request_id)) throw new Error(`no request_id: ${ctx}`);
+}

@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(() => t.stop());
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+describe('POST /v1/items', () => {
+  it('creates one item and returns the item resource', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const r = await t.demo.core('POST', '/v1/items', { name: 'Red shoe', description: 'A red running shoe', metadata: { category: 'shoes', price: 90 } });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ object: 'item', name: 'Red shoe', description: 'A red running shoe', metadata: { category: 'shoes', price: 90 }, active: true });
+    expect(r.body.id).toMatch(ID_RE);
+    expect(Number(r.body.id)).toBeGreaterThanOrEqual(1);
+    expect(Number.isInteger(r.body.created)).toBe(true);
+    expect(r.body.created).toBeGreaterThanOrEqual(before);
+    expect(r.body.updated_at).toBe(r.body.created);
+    expect(r.body).not.toHaveProperty('created_at');
+  });
+
+  it('creates an array and answers a list envelope holding every created item', async () => {
+    const r = await t.demo.core('POST', '/v1/items', [{ name: 'a' }, { name: 'b', metadata: { category: 'x' } }, { name: 'c' }]);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ object: 'list', has_more: false, url: '/v1/items' });
+    expect(r.body.data.map((i: { name: string }) => i.name)).toEqual(['a', 'b', 'c']);
+    const ids = r.body.data.map((i: { id: string }) => Number(i.id));
+    expect(ids[1]).toBe(ids[0] + 1);
+    expect(ids[2]).toBe(ids[0] + 2);
+  });
+
+  it('accepts 100 items and rejects 0 or 101', async () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => ({ name: `bulk ${i}` }));
+    expect((await t.demo.core('POST', '/v1/items', hundred)).status).toBe(201);
+    expectCoreError(await t.demo.core('POST', '/v1/items', []), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/items', [...hundred, { name: 'one too many' }]), 400, 'invalid_request_error', 'validation_error');
+  });
+
+  it.each(['id', 'item_id', 'itemId'])('rejects a caller-supplied %s', async (field) => {
+    const r = await t.demo.core('POST', '/v1/items', { name: 'x', [field]: '42' });
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(r.body.error.details.fieldErrors[field]).toBeDefined();
+    const arr = await t.demo.core('POST', '/v1/items', [{ name: 'ok' }, { name: 'x', [field]: 7 }]);
+    expectCoreError(arr, 400, 'invalid_request_error', 'validation_error');
+    expect(arr.body.error.details.fieldErrors[`1.${field}`]).toBeDefined();
+  });
+
+  it('rejects a missing body, invalid JSON, a missing or empty name, and unknown fields', async () => {
+    const token = await t.demo.accessToken();
+    const auth = { authorization: `Bearer ${token}` };
+    expectCoreError(await request(t.base, 'POST', '/v1/items', { headers: auth }), 400, 'invalid_request_error', 'parameter_missing');
+    expectCoreError(await request(t.base, 'POST', '/v1/items', { rawBody: '{"name": ', headers: auth }), 400, 'invalid_request_error', 'invalid_json');
+    const missing = await t.demo.core('POST', '/v1/items', { description: 'no name' });
+    expectCoreError(missing, 400, 'invalid_request_error', 'validation_error');
+    expect(missing.body.error.details.fieldErrors.name).toBeDefined();
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: '' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: 7 }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: 'x', metadata: 'not an object' }), 400, 'invalid_request_error', 'validation_error');
+    const unknown = await t.demo.core('POST', '/v1/items', { name: 'x', colour: 'red' });
+    expectCoreError(unknown, 400, 'invalid_request_error', 'validation_error');
+    expect(unknown.body.error.details.fieldErrors.colour).toBeDefined();
+  });
+
+  it('rejects a body over the size limit with 413 in the envelope', async () => {
+    const r = await t.demo.core('POST', '/v1/items', { name: 'x', description: 'y'.repeat(1_100_000) });
+    expect(r.status).toBe(413);
+    expect(r.body.error.type).toBe('invalid_request_error');
+    expect(r.body.error.code).toBe('body_too_large');
+  });
+});
+
+describe('GET /v1/items/{item_id}', () => {
+  it('returns the item, 404 item_not_found when absent, 400 when malformed', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'fetch me' });
+    const g = await t.demo.core('GET', `/v1/items/${c.body.id}`);
+    expect(g.status).toBe(200);
+    expect(g.body).toEqual(c.body);
+    expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
+    for (const bad of ['abc', '0', '-1', '01', '1.5', '99999999999999999999']) {
+      expectCoreError(await t.demo.core('GET', `/v1/items/${bad}`), 400, 'invalid_request_error', 'validation_error');
+    }
+  });
+});
+
+describe('POST and PATCH /v1/items/{item_id}', () => {
+  it.each(['POST', 'PATCH'])('%s replaces the given fields and bumps updated_at', async (method) => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'old', description: 'd', metadata: { category: 'old-cat' } });
+    await new Promise((r) => setTimeout(r, 1100));
+    const u = await t.demo.core(method, `/v1/items/${c.body.id}`, { name: 'new', metadata: { category: 'new-cat', brand: 'b' } });
+    expect(u.status).toBe(200);
+    expect(u.body).toMatchObject({ id: c.body.id, object: 'item', name: 'new', description: 'd', metadata: { category: 'new-cat', brand: 'b' }, active: true, created: c.body.created });
+    expect(u.body.updated_at).toBeGreaterThan(c.body.updated_at);
+    expect((await t.demo.core('GET', `/v1/items/${c.body.id}`)).body).toEqual(u.body);
+    // The category filter follows the replacement metadata.
+    const oldCat = await t.demo.core('GET', '/v1/items?category=old-cat');
+    expect(oldCat.body.data.map((i: { id: string }) => i.id)).not.toContain(c.body.id);
+    const newCat = await t.demo.core('GET', '/v1/items?category=new-cat');
+    expect(newCat.body.data.map((i: { id: string }) => i.id)).toContain(c.body.id);
+  });
+
+  it('toggles active both ways', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'toggle' });
+    expect((await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { active: false })).body.active).toBe(false);
+    expect((await t.demo.core('POST', `/v1/items/${c.body.id}`, { active: true })).body.active).toBe(true);
+  });
+
+  it('rejects an empty body, an invalid field, a malformed id; 404 for an absent item', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'x' });
+    expectCoreError(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, {}), 400, 'invalid_request_error', 'validation_error');
+    const token = await t.demo.accessToken();
+    expectCoreError(await request(t.base, 'PATCH', `/v1/items/${c.body.id}`, { headers: { authorization: `Bearer ${token}` } }), 400, 'invalid_request_error', 'parameter_missing');
+    expectCoreError(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { active: 'yes' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { name: '' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { id: '5' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('PATCH', '/v1/items/abc', { name: 'y' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/items/987654', { name: 'y' }), 404, 'not_found_error', 'item_not_found');
+  });
+});
+
+describe('DELETE /v1/items/{item_id}', () => {
+  it('deletes and reports the deletion object; then the item is gone', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'doomed' });
+    const d = await t.demo.core('DELETE', `/v1/items/${c.body.id}`);
+    expect(d.status).toBe(200);
+    expect(d.body).toEqual({ message: expect.any(String), itemId: Number(c.body.id), deletedCount: 1, processing_time_ms: expect.any(Number) });
+    expect(Number.isInteger(d.body.processing_time_ms)).toBe(true);
+    expectCoreError(await t.demo.core('GET', `/v1/items/${c.body.id}`), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await t.demo.core('DELETE', `/v1/items/${c.body.id}`), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await t.demo.core('DELETE', '/v1/items/x'), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('GET /v1/items', () => {
+  let ids: string[] = [];
+  let tag = '';
+  beforeAll(async () => {
+    tag = `page-${Date.now()}`;
+    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 45 }, (_, i) => ({ name: `p${i}`, metadata: { category: i % 3 === 0 ? tag : `${tag}-other` } })));
+    ids = r.body.data.map((i: { id: string }) => i.id);
+  });
+
+  it('pages through every item once, in id order, with next_cursor', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r = await t.demo.core('GET', `/v1/items?limit=7${cursor ? `&starting_after=${cursor}` : ''}`);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ object: 'list', url: '/v1/items' });
+      expect(r.body.data.length).toBeLessThanOrEqual(7);
+      seen.push(...r.body.data.map((i: { id: string }) => i.id));
+      if (r.body.has_more) expect(r.body.next_cursor).toBe(r.body.data[r.body.data.length - 1].id);
+      else expect(r.body.next_cursor).toBeNull();
+      cursor = r.body.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.map(Number)).toEqual([...seen.map(Number)].sort((a, b) => a - b));
+    for (const id of ids) expect(seen).toContain(id);
+    expect(pages).toBeGreaterThan(6);
+  });
+
+  it('defaults limit to 20 and enforces 1 to 100', async () => {
+    const r = await t.demo.core('GET', '/v1/items');
+    expect(r.body.data).toHaveLength(20);
+    expect(r.body.has_more).toBe(true);
+    expect((await t.demo.core('GET', '/v1/items?limit=100')).body.data).toHaveLength(100);
+    for (const bad of ['0', '101', 'abc', '-1', '2.5']) {
+      expectCoreError(await t.demo.core('GET', `/v1/items?limit=${bad}`), 400, 'invalid_request_error', 'validation_error');
+    }
+  });
+
+  it('filters on metadata.category, with pagination', async () => {
+    const expected = ids.filter((_, i) => i % 3 === 0);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await t.demo.core('GET', `/v1/items?category=${tag}&limit=4${cursor ? `&starting_after=${cursor}` : ''}`);
+      seen.push(...r.body.data.map((i: { id: string }) => i.id));
+      for (const i of r.body.data) expect(i.metadata.category).toBe(tag);
+      cursor = r.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(expected);
+  });
+
+  it('filters on created_after and created_before (inclusive) and validates them', async () => {
+    const one = await t.demo.core('GET', `/v1/items/${ids[0]}`);
+    const created = one.body.created as number;
+    const atOrAfter = await t.demo.core('GET', `/v1/items?created_after=${created}&limit=100`);
+    expect(atOrAfter.body.data.every((i: { created: number }) => i.created >= created)).toBe(true);
+    expect(atOrAfter.body.data.map((i: { id: string }) => i.id)).toContain(ids[0]);
+    const future = await t.demo.core('GET', `/v1/items?created_after=${created + 100_000}`);
+    expect(future.body).toMatchObject({ data: [], has_more: false, next_cursor: null });
+    const before = await t.demo.core('GET', `/v1/items?created_before=${created}&limit=100`);
+    expect(before.body.data.every((i: { created: number }) => i.created <= created)).toBe(true);
+    expect(before.body.data.length).toBeGreaterThan(0);
+    const none = await t.demo.core('GET', `/v1/items?created_before=1`);
+    expect(none.body.data).toEqual([]);
+    for (const bad of ['created_after=0', 'created_before=0', 'created_after=x', 'created_before=-5']) {
+      expectCoreError(await t.demo.core('GET', `/v1/items?${bad}`), 400, 'invalid_request_error', 'validation_error');
+    }
+  });
+
+  it('rejects a malformed cursor and unknown parameters', async () => {
+    expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=!!'), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=abc'), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('GET', '/v1/items?colour=red'), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('Idempotency-Key on POST /v1/items', () => {
+  it('replays the first response for a retry and writes nothing; a different body is 409', async () => {
+    const key = `idem-${Date.now()}`;
+    const first = await t.demo.core('POST', '/v1/items', { name: 'once' }, { headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(201);
+    const again = await t.demo.core('POST', '/v1/items', { name: 'once' }, { headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // Nothing new was written: the next item id follows the first directly.
+    const next = await t.demo.core('POST', '/v1/items', { name: 'after' });
+    expect(Number(next.body.id)).toBe(Number(first.body.id) + 1);
+    const conflict = await t.demo.core('POST', '/v1/items', { name: 'different' }, { headers: { 'idempotency-key': key } });
+    expectCoreError(conflict, 409, 'conflict_error', 'idempotency_key_reused');
+  });
+
+  it('does not keep a key whose request failed validation', async () => {
+    const key = `idem-bad-${Date.now()}`;
+    expectCoreError(await t.demo.core('POST', '/v1/items', { nom: 'typo' }, { headers: { 'idempotency-key': key } }), 400, 'invalid_request_error');
+    const retry = await t.demo.core('POST', '/v1/items', { nom: 'typo' }, { headers: { 'idempotency-key': key } });
+    expectCoreError(retry, 400, 'invalid_request_error', 'validation_error');
+  });
+
+  it('rejects an over-long key', async () => {
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: 'x' }, { headers: { 'idempotency-key': 'k'.repeat(256) } }), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('CORS', () => {
+  it.each(['/v1/items', '/v1/items/1', '/v1/events', '/v1/events/1'])('OPTIONS %s answers preflight without a token', async (path) => {
+    const r = await request(t.base, 'OPTIONS', path, { headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } });
+    expect(r.status).toBe(204);
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    expect(r.headers.get('access-control-allow-methods')).toMatch(/GET/);
+    expect(r.headers.get('access-control-allow-headers')).toMatch(/Authorization/i);
+  });
+
+  it('puts the allow-origin header on normal and error responses', async () => {
+    expect((await t.demo.core('GET', '/v1/items')).headers.get('access-control-allow-origin')).toBe('*');
+    expect((await request(t.base, 'GET', '/v1/items')).headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
