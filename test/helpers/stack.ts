@@ -103,3 +103,44 @@ export function expectCoreError(r: Api, status: number, type: string, code?: str
   if (typeof r.body.error.message !== 'string' || !r.body.error.message) throw new Error(`no message: ${ctx}`);
   if (!UUID_RE.test(r.body.error.request_id)) throw new Error(`no request_id: ${ctx}`);
 }
+
+export interface ServerProcess {
+  base: string;
+  creds: Credentials;
+  stop(): Promise<void>;
+}
+
+/** Runs `bin/server.ts` (what `npm start` runs) as its own process on a spare port. */
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const { spawn } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${output}`)));
+  });
+  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    creds,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSigningKey, signAccessToken } from '../../shared/auth/signer.ts';
+import { TenantClient, expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack({ TOKEN_RATE_PER_SECOND: '1', TOKEN_BURST: '8' });
+});
+afterAll(() => t.stop());
+
+const decode = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString());
+
+async function newClient(scopes: string[]) {
+  const r = await t.demo.platform('POST', '/api/clients', { name: `c-${randomUUID()}`, scopes });
+  expect(r.status).toBe(201);
+  return new TenantClient(t.base, { ...t.stack.credentials, client_id: r.body.client_id, client_secret: r.body.client_secret });
+}
+
+describe('POST /oauth2/token', () => {
+  it('exchanges client credentials for a Cognito-shaped access token', async () => {
+    const r = await t.demo.fetchToken();
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const claims = decode(r.body.access_token);
+    expect(claims).toMatchObject({ client_id: t.stack.credentials.client_id, sub: t.stack.credentials.client_id, token_use: 'access', scope: 'service-api/read service-api/write' });
+    expect(claims.iss).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(claims.exp - claims.iat).toBe(3600);
+    expect(typeof claims.jti).toBe('string');
+    const header = JSON.parse(Buffer.from(r.body.access_token.split('.')[0], 'base64url').toString());
+    expect(header.alg).toBe('RS256');
+  });
+
+  it('narrows to a requested subset of scopes and refuses others', async () => {
+    const c = await newClient(['service-api/read', 'service-api/write']);
+    const r = await c.fetchToken('service-api/read');
+    expect(decode(r.body.access_token).scope).toBe('service-api/read');
+    const bad = await c.fetchToken('service-api/admin');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('invalid_scope');
+    const readOnly = await newClient(['service-api/read']);
+    expect((await readOnly.fetchToken('service-api/write')).body.error).toBe('invalid_scope');
+  });
+
+  it('answers RFC 6749 errors', async () => {
+    const c = await newClient(['service-api/read']);
+    const wrong = await c.fetchToken(undefined, { id: c.creds.client_id, secret: 'wrong' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await c.fetchToken(undefined, { id: 'nobody', secret: 'x' })).body.error).toBe('invalid_client');
+    const noAuth = await request(t.base, 'POST', '/oauth2/token', { rawBody: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(noAuth.status).toBe(401);
+    const basic = `Basic ${Buffer.from(`${c.creds.client_id}:${c.creds.client_secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic };
+    const grant = await request(t.base, 'POST', '/oauth2/token', { rawBody: 'grant_type=password', headers: form });
+    expect(grant.status).toBe(400);
+    expect(grant.body.error).toBe('unsupported_grant_type');
+    const missing = await request(t.base, 'POST', '/oauth2/token', { rawBody: '', headers: form });
+    expect(missing.body.error).toBe('invalid_request');
+    const json = await request(t.base, 'POST', '/oauth2/token', { rawBody: '{"grant_type":"client_credentials"}', headers: { ...form, 'content-type': 'application/json' } });
+    expect(json.status).toBe(400);
+    expect(json.body.error).toBe('invalid_request');
+  });
+
+  it('has its own rate limit (429 slow_down) that does not touch resource traffic', async () => {
+    const c = await newClient(['service-api/read']);
+    const token = (await c.fetchToken()).body.access_token as string;
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) codes.push((await c.fetchToken()).status);
+    expect(codes).toContain(429);
+    const limited = await c.fetchToken();
+    expect(limited.body).toEqual({ error: 'slow_down', error_description: expect.any(String) });
+    // Resource calls with an existing token keep working.
+    for (let i = 0; i < 15; i++) expect((await c.core('GET', '/v1/items', undefined, { token })).status).toBe(200);
+  });
+});
+
+describe('Core API authentication and scopes', () => {
+  it('401 unauthorized_no_client_id_in_jwt for a missing, malformed, forged, expired or foreign token', async () => {
+    expectCoreError(await request(t.base, 'GET', '/v1/items'), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Bearer not.a.jwt' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic abc' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    const key = loadSigningKey(join(t.dataDir, 'jwt-signing-key.json'));
+    const iss = decode(await t.demo.accessToken()).iss as string;
+    const clientId = t.stack.credentials.client_id;
+    const scope = 'service-api/read service-api/write';
+    const expired = signAccessToken(key, { issuer: iss, clientId, scope, lifetimeSeconds: -60 });
+    expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: expired }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    const otherIssuer = signAccessToken(key, { issuer: 'https://evil.example', clientId, scope, lifetimeSeconds: 600 });
+    expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: otherIssuer }), 401, 'authentication_error');
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const forged = signAccessToken({ kid: key.kid, key: privateKey }, { issuer: iss, clientId, scope, lifetimeSeconds: 600 });
+    expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: forged }), 401, 'authentication_error');
+    const good = await t.demo.accessToken();
+    const tampered = good.split('.').map((p, i) => (i === 1 ? Buffer.from(JSON.stringify({ ...decode(good), client_id: 'other' })).toString('base64url') : p)).join('.');
+    expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: tampered }), 401, 'authentication_error');
+  });
+
+  it('403 permission_error when the token lacks the scope', async () => {
+    const readOnly = await newClient(['service-api/read']);
+    expect((await readOnly.core('GET', '/v1/items')).status).toBe(200);
+    expect((await readOnly.core('GET', '/v1/events')).status).toBe(200);
+    for (const [m, p, b] of [['POST', '/v1/items', { name: 'x' }], ['PATCH', '/v1/items/1', { name: 'x' }], ['POST', '/v1/items/1', { name: 'x' }], ['DELETE', '/v1/items/1', undefined], ['POST', '/v1/events', [{ type: 'click', user_id: 'u', item_id: '1' }]]] as const) {
+      expectCoreError(await readOnly.core(m, p, b), 403, 'permission_error');
+    }
+    const writeOnly = await newClient(['service-api/write']);
+    expect((await writeOnly.core('POST', '/v1/items', { name: 'w' })).status).toBe(201);
+    for (const p of ['/v1/items', '/v1/items/1', '/v1/events', '/v1/events/1']) expectCoreError(await writeOnly.core('GET', p), 403, 'permission_error');
+  });
+
+  it('tokens of a deleted client stop working at once', async () => {
+    const c = await newClient(['service-api/read']);
+    const token = await c.accessToken();
+    expect((await c.core('GET', '/v1/items')).status).toBe(200);
+    expect((await t.demo.platform('DELETE', `/api/clients/${c.creds.client_id}`)).status).toBe(204);
+    expectCoreError(await c.core('GET', '/v1/items', undefined, { token }), 401, 'authentication_error');
+    expect((await c.fetchToken()).body.error).toBe('invalid_client');
+  });
+});
+
+describe('Platform API keys and clients', () => {
+  it('creates, lists and deletes clients; secrets are shown once and never listed', async () => {
+    const r = await t.demo.platform('POST', '/api/clients', { name: 'backend', scopes: ['service-api/read'] });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ client_id: expect.any(String), client_secret: expect.any(String), name: 'backend', scopes: ['service-api/read'], created: expect.any(Number) });
+    const list = await t.demo.platform('GET', '/api/clients');
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ has_more: false, next_cursor: null });
+    const listed = list.body.data.find((c: { client_id: string }) => c.client_id === r.body.client_id);
+    expect(listed).toEqual({ client_id: r.body.client_id, name: 'backend', scopes: ['service-api/read'], created: r.body.created });
+    expect(JSON.stringify(list.body)).not.toContain(r.body.client_secret);
+    expect((await t.demo.platform('DELETE', `/api/clients/${r.body.client_id}`)).status).toBe(204);
+    expect((await t.demo.platform('DELETE', `/api/clients/${r.body.client_id}`)).status).toBe(404);
+    expect((await t.demo.platform('POST', '/api/clients', { name: 'x', scopes: ['nope'] })).status).toBe(400);
+  });
+
+  it('creates keys shaped svc_<8>_<token>, never lists them, and revokes immediately', async () => {
+    const r = await t.demo.platform('POST', '/api/api-keys', { name: 'ci', environment: 'staging', scopes: ['admin'] });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ id: expect.any(String), prefix: expect.any(String), key: expect.any(String), name: 'ci', environment: 'staging', scopes: ['admin'], created: expect.any(Number) });
+    expect(r.body.key).toMatch(/^svc_[a-z0-9]{8}_[A-Za-z0-9_-]+$/);
+    expect(r.body.key.slice(4, 12)).toBe(r.body.prefix);
+    expect((await t.demo.platform('GET', '/api/clients', undefined, r.body.key)).status).toBe(200);
+    const list = await t.demo.platform('GET', '/api/api-keys');
+    expect(JSON.stringify(list.body)).not.toContain(r.body.key);
+    expect(list.body.data.some((k: { id: string }) => k.id === r.body.id)).toBe(true);
+    expect((await t.demo.platform('DELETE', `/api/api-keys/${r.body.id}`)).status).toBe(204);
+    const after = await t.demo.platform('GET', '/api/clients', undefined, r.body.key);
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ error: expect.any(String) });
+  });
+
+  it('401 for a missing or wrong key, 403 for a key without the scope, in the Platform envelope', async () => {
+    const none = await request(t.base, 'GET', '/api/clients');
+    expect(none.status).toBe(401);
+    expect(Object.keys(none.body)).toEqual(['error']);
+    const real = t.stack.credentials.api_key;
+    const wrongSecret = `${real.slice(0, 13)}${'A'.repeat(43)}`;
+    expect((await t.demo.platform('GET', '/api/clients', undefined, wrongSecret)).status).toBe(401);
+    expect((await t.demo.platform('GET', '/api/clients', undefined, 'svc_short')).status).toBe(401);
+    const eventsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] });
+    const denied = await t.demo.platform('GET', '/api/clients', undefined, eventsKey.body.key);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual({ error: expect.any(String) });
+    const bad = await t.demo.platform('POST', '/api/api-keys', { name: 'x', scopes: ['root'] });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body)).toEqual(['error']);
+  });
+
+  it('API keys are not accepted on the Core API, and access tokens not on the Platform API', async () => {
+    expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: t.stack.credentials.api_key }), 401, 'authentication_error');
+    expect((await t.demo.platform('GET', '/api/clients', undefined, await t.demo.accessToken())).status).toBe(401);
+  });
+});
+
+describe('credentials.json', () => {
+  it('holds the demo tenant and the three URLs on one port', () => {
+    const c = JSON.parse(readFileSync(join(t.dataDir, 'credentials.json'), 'utf8'));
+    expect(Object.keys(c).sort()).toEqual(['api_key', 'auth_url', 'base_url', 'client_id', 'client_secret', 'console_url', 'tenant']);
+    expect(c.tenant).toBe('demo');
+    expect(c.base_url).toBe(c.console_url);
+    expect(c.base_url).toBe(c.auth_url);
+    expect(c.base_url).toBe(`http://localhost:${t.stack.port}`);
+  });
+});

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(() => t.stop());
+
+const ev = (over: Record<string, unknown> = {}) => ({ type: 'click', user_id: 'u1', item_id: '1', ...over });
+
+async function countAll(): Promise<number> {
+  let n = 0;
+  let cursor: string | null = null;
+  do {
+    const r = await t.demo.core('GET', `/v1/events?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    n += r.body.data.length;
+    cursor = r.body.next_cursor;
+  } while (cursor);
+  return n;
+}
+
+describe('POST /v1/events', () => {
+  it('stores a batch and answers 201 with the stored events in request order', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const r = await t.demo.core('POST', '/v1/events', [
+      ev({ type: 'purchase', user_id: 'buyer', item_id: 12, purchase: { amount: 1999, currency: 'EUR' }, context_id: '3', occurred_at: 1_700_000_000 }),
+      ev({ user_id: 'clicker', click: {}, session_id: 's-1', request_id: '0b0e9c8e-1f7a-4a57-9d0e-6f7c1c3b9a11', placement: 'home' }),
+      ev({ user_id: 'bare' }),
+    ]);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ object: 'list', url: '/v1/events', has_more: false, next_cursor: null });
+    const [p, c, b] = r.body.data;
+    expect(p).toMatchObject({
+      object: 'event', type: 'purchase', user_id: 'buyer', item_id: '12', purchase: { amount: 1999, currency: 'EUR' },
+      context_id: '3', occurred_at: 1_700_000_000, session_id: null, request_id: null, placement: null,
+      metadata: { context_id: '3', purchase: { amount: 1999, currency: 'EUR' } },
+    });
+    expect(p.id).toMatch(/^[1-9][0-9]*$/);
+    expect(p.created).toBeGreaterThanOrEqual(before);
+    expect(c).toMatchObject({ click: {}, session_id: 's-1', request_id: '0b0e9c8e-1f7a-4a57-9d0e-6f7c1c3b9a11', placement: 'home', metadata: { context_id: null, click: {} } });
+    // occurred_at defaults to the ingest time.
+    expect(b.occurred_at).toBe(b.created);
+    expect(b.metadata).toEqual({ context_id: null });
+    expect(Number(c.id)).toBe(Number(p.id) + 1);
+    expect((await t.demo.core('GET', `/v1/events/${p.id}`)).body).toEqual(p);
+  });
+
+  it('keeps additional properties and stores events for items that do not exist', async () => {
+    const r = await t.demo.core('POST', '/v1/events', [ev({ item_id: 'no-such-item', experiment: 'blue', score: 3 })]);
+    expect(r.status).toBe(201);
+    expect(r.body.data[0]).toMatchObject({ item_id: 'no-such-item', experiment: 'blue', score: 3 });
+  });
+
+  it('accepts 500 events and rejects 0, 501 and a non-array body', async () => {
+    const many = Array.from({ length: 500 }, (_, i) => ev({ user_id: `bulk-${i % 7}` }));
+    const ok = await t.demo.core('POST', '/v1/events', many);
+    expect(ok.status).toBe(201);
+    expect(ok.body.data).toHaveLength(500);
+    expectCoreError(await t.demo.core('POST', '/v1/events', []), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/events', [...many, ev()]), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/events', ev()), 400, 'invalid_request_error', 'validation_error');
+  });
+
+  it('rejects the whole batch when one element is invalid, with indexed fieldErrors, storing nothing', async () => {
+    const before = await countAll();
+    const r = await t.demo.core('POST', '/v1/events', [ev(), ev(), ev(), ev({ user_id: '' }), ev({ type: 'Bad Type' }), { user_id: 'x' }]);
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    const fe = r.body.error.details.fieldErrors;
+    expect(fe['3.user_id']).toBeDefined();
+    expect(fe['4.type']).toBeDefined();
+    expect(fe['5.type']).toBeDefined();
+    expect(fe['5.item_id']).toBeDefined();
+    expect(await countAll()).toBe(before);
+  });
+
+  it.each([
+    ['occurred_at in milliseconds', { occurred_at: 1_700_000_000_000 }, 'occurred_at'],
+    ['occurred_at as text', { occurred_at: 'yesterday' }, 'occurred_at'],
+    ['a non-numeric context_id', { context_id: 'ctx' }, 'context_id'],
+    ['a request_id that is not a uuid', { request_id: 'abc' }, 'request_id'],
+    ['a type-named payload that is not an object', { click: 5 }, 'click'],
+    ['a reserved type name', { type: 'metadata' }, 'type'],
+    ['a malformed item_id', { item_id: 'has space' }, 'item_id'],
+  ])('rejects %s', async (_label, over, field) => {
+    const r = await t.demo.core('POST', '/v1/events', [ev(over)]);
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(r.body.error.details.fieldErrors[`0.${field}`]).toBeDefined();
+  });
+
+  it('rejects a missing body and invalid JSON', async () => {
+    const auth = { authorization: `Bearer ${await t.demo.accessToken()}` };
+    expectCoreError(await request(t.base, 'POST', '/v1/events', { headers: auth }), 400, 'invalid_request_error', 'parameter_missing');
+    expectCoreError(await request(t.base, 'POST', '/v1/events', { rawBody: '[{', headers: auth }), 400, 'invalid_request_error', 'invalid_json');
+  });
+
+  it('honours Idempotency-Key: a retry stores nothing new, another body is 409', async () => {
+    const key = `ev-${Date.now()}`;
+    const before = await countAll();
+    const first = await t.demo.core('POST', '/v1/events', [ev({ user_id: 'idem' })], { headers: { 'idempotency-key': key } });
+    const again = await t.demo.core('POST', '/v1/events', [ev({ user_id: 'idem' })], { headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(await countAll()).toBe(before + 1);
+    expectCoreError(await t.demo.core('POST', '/v1/events', [ev({ user_id: 'other' })], { headers: { 'idempotency-key': key } }), 409, 'conflict_error');
+  });
+});
+
+describe('GET /v1/events', () => {
+  const users = ['ana', 'bo', 'cy'];
+  const types = ['view', 'cart', 'buy'];
+  let mine: { id: string; user_id: string; type: string }[] = [];
+  beforeAll(async () => {
+    const r = await t.demo.core('POST', '/v1/events', Array.from({ length: 57 }, (_, i) => ev({ user_id: `list-${users[i % 3]}`, type: `list_${types[i % 3 === 0 ? 0 : i % 2 ? 1 : 2]}` })));
+    mine = r.body.data;
+  });
+
+  async function pageAll(query: string, limit: number): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await t.demo.core('GET', `/v1/events?limit=${limit}${query}${cursor ? `&starting_after=${cursor}` : ''}`);
+      expect(r.status).toBe(200);
+      expect(r.body.data.length).toBeLessThanOrEqual(limit);
+      ids.push(...r.body.data.map((e: { id: string }) => e.id));
+      cursor = r.body.next_cursor;
+      if (r.body.has_more) expect(cursor).toBe(r.body.data[r.body.data.length - 1].id);
+    } while (cursor);
+    return ids;
+  }
+
+  it('lists every event once, ascending by id, across pages', async () => {
+    const ids = await pageAll('', 9);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.map(Number)).toEqual([...ids.map(Number)].sort((a, b) => a - b));
+    for (const e of mine) expect(ids).toContain(e.id);
+  });
+
+  it('filters by user_id, by type, and by both', async () => {
+    const byUser = await pageAll('&user_id=list-bo', 5);
+    expect(byUser).toEqual(mine.filter((e) => e.user_id === 'list-bo').map((e) => e.id));
+    const byType = await pageAll('&type=list_cart', 4);
+    expect(byType).toEqual(mine.filter((e) => e.type === 'list_cart').map((e) => e.id));
+    const both = await pageAll('&user_id=list-ana&type=list_view', 3);
+    expect(both).toEqual(mine.filter((e) => e.user_id === 'list-ana' && e.type === 'list_view').map((e) => e.id));
+    expect(both.length).toBeGreaterThan(0);
+  });
+
+  it('defaults limit to 20 and validates parameters', async () => {
+    const r = await t.demo.core('GET', '/v1/events');
+    expect(r.body.data).toHaveLength(20);
+    expect(r.body.url).toBe('/v1/events');
+    for (const bad of ['limit=0', 'limit=101', 'starting_after=0', 'starting_after=01', 'starting_after=abc', 'type=Not-A-Type', 'foo=1']) {
+      expectCoreError(await t.demo.core('GET', `/v1/events?${bad}`), 400, 'invalid_request_error', 'validation_error');
+    }
+  });
+});
+
+describe('GET /v1/events/{event_id}', () => {
+  it('404 item_not_found for an absent event, 400 for a malformed id', async () => {
+    expectCoreError(await t.demo.core('GET', '/v1/events/99999999'), 404, 'not_found_error', 'item_not_found');
+    for (const bad of ['0', 'abc', '007']) expectCoreError(await t.demo.core('GET', `/v1/events/${bad}`), 400, 'invalid_request_error', 'validation_error');
+  });
+});

@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TenantClient, expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
+
+const run = promisify(execFile);
+let t: TestStack;
+let other: TenantClient;
+
+/** The admin CLI as a user runs it, while the server is up. */
+async function admin(...args: string[]) {
+  return run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], { env: { ...process.env, DATA_DIR: t.dataDir }, cwd: process.cwd() });
+}
+
+beforeAll(async () => {
+  t = await startTestStack();
+  const { stdout } = await admin('tenant', 'create', 'acme', '--json');
+  const creds = JSON.parse(stdout);
+  other = new TenantClient(t.base, creds);
+}, 120_000);
+afterAll(() => t.stop());
+
+describe('admin CLI against the running stack', () => {
+  it('tenant create --json prints one credentials.json-shaped object that works', async () => {
+    expect(Object.keys(other.creds).sort()).toEqual(['api_key', 'auth_url', 'base_url', 'client_id', 'client_secret', 'console_url', 'tenant']);
+    expect(other.creds.tenant).toBe('acme');
+    expect(other.creds.base_url).toBe(`http://localhost:${t.stack.port}`);
+    expect((await other.core('GET', '/v1/items')).status).toBe(200);
+    expect((await other.platform('GET', '/api/clients')).body.data).toHaveLength(1);
+  });
+
+  it('refuses a duplicate or malformed tenant with a non-zero exit', async () => {
+    await expect(admin('tenant', 'create', 'acme', '--json')).rejects.toMatchObject({ code: 1 });
+    await expect(admin('tenant', 'create', 'Bad Name', '--json')).rejects.toMatchObject({ code: 1 });
+    await expect(admin('nonsense')).rejects.toMatchObject({ code: 2 });
+  });
+
+  it('creates, lists and revokes clients and API keys', async () => {
+    const c = JSON.parse((await admin('client', 'create', '--tenant', 'acme', '--name', 'cli', '--scopes', 'service-api/read', '--json')).stdout);
+    const reader = new TenantClient(t.base, { ...other.creds, client_id: c.client_id, client_secret: c.client_secret });
+    expect((await reader.core('GET', '/v1/items')).status).toBe(200);
+    expect((await reader.core('POST', '/v1/items', { name: 'x' })).status).toBe(403);
+    expect((await admin('client', 'list', '--tenant', 'acme')).stdout).toContain(c.client_id);
+    await admin('client', 'delete', '--tenant', 'acme', c.client_id);
+    expect((await reader.fetchToken()).status).toBe(401);
+
+    const k = JSON.parse((await admin('api-key', 'create', '--tenant', 'acme', '--name', 'ops', '--scopes', 'items', '--json')).stdout);
+    expect(k.key).toMatch(/^svc_[a-z0-9]{8}_/);
+    expect((await admin('api-key', 'list', '--tenant', 'acme')).stdout).toContain(k.id);
+    await admin('api-key', 'revoke', '--tenant', 'acme', k.id);
+    expect((await other.platform('GET', '/api/clients', undefined, k.key)).status).toBe(401);
+  });
+});
+
+describe('tenant isolation', () => {
+  it("another tenant's items are not found, not listed, not changeable", async () => {
+    const mine = await t.demo.core('POST', '/v1/items', { name: 'private', metadata: { category: 'secret' } });
+    const id = mine.body.id;
+    expectCoreError(await other.core('GET', `/v1/items/${id}`), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await other.core('PATCH', `/v1/items/${id}`, { name: 'hijack' }), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await other.core('POST', `/v1/items/${id}`, { active: false }), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await other.core('DELETE', `/v1/items/${id}`), 404, 'not_found_error', 'item_not_found');
+    expect((await other.core('GET', '/v1/items?category=secret')).body.data).toEqual([]);
+    const theirs = await other.core('GET', '/v1/items?limit=100');
+    expect(theirs.body.data.map((i: { name: string }) => i.name)).not.toContain('private');
+    expect((await t.demo.core('GET', `/v1/items/${id}`)).body.name).toBe('private');
+  });
+
+  it("another tenant's events are not found and not listed; ids are per tenant", async () => {
+    const mine = await t.demo.core('POST', '/v1/events', [{ type: 'click', user_id: 'shared-user', item_id: '1' }]);
+    const theirs = await other.core('POST', '/v1/events', [{ type: 'click', user_id: 'shared-user', item_id: '1' }]);
+    expect(theirs.body.data[0].id).toBe('1');
+    if (mine.body.data[0].id !== '1') expectCoreError(await other.core('GET', `/v1/events/${mine.body.data[0].id}`), 404, 'not_found_error');
+    const list = await other.core('GET', '/v1/events?user_id=shared-user');
+    expect(list.body.data.map((e: { id: string }) => e.id)).toEqual(['1']);
+    const all = await other.core('GET', '/v1/events?limit=100');
+    expect(all.body.data).toHaveLength(1);
+  });
+
+  it("a tenant's API key cannot delete another tenant's client or key", async () => {
+    expect((await other.platform('DELETE', `/api/clients/${t.stack.credentials.client_id}`)).status).toBe(404);
+    const demoKeyId = t.stack.credentials.api_key.slice(4, 12);
+    expect((await other.platform('DELETE', `/api/api-keys/${demoKeyId}`)).status).toBe(404);
+    expect((await t.demo.core('GET', '/v1/items')).status).toBe(200);
+  });
+});
