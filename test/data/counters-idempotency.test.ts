@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allocateIds } from '../../shared/data/counters.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+describe('counters', () => {
+  it('hands out disjoint blocks under concurrency', async () => {
+    const sizes = Array.from({ length: 20 }, (_, i) => (i % 4) + 1);
+    const firsts = await Promise.all(sizes.map((n) => allocateIds(db.table, 'c', 'item', n)));
+    const taken = firsts.flatMap((f, i) => Array.from({ length: sizes[i] as number }, (_, k) => f + k));
+    expect(new Set(taken).size).toBe(taken.length);
+    expect(Math.max(...taken)).toBe(sizes.reduce((a, b) => a + b, 0));
+  });
+});
+
+describe('idempotency store', () => {
+  it('claims, reports in-progress, replays, detects mismatches, releases and expires', async () => {
+    const s = db.stores.idempotency;
+    expect(await s.claim('t', 'k', 'h1', 1000, 60)).toEqual({ state: 'new' });
+    expect(await s.claim('t', 'k', 'h1', 1001, 60)).toEqual({ state: 'in_progress' });
+    expect(await s.claim('t', 'k', 'h2', 1001, 60)).toEqual({ state: 'mismatch' });
+    await s.complete('t', 'k', 201, '{"ok":true}');
+    expect(await s.claim('t', 'k', 'h1', 1002, 60)).toEqual({ state: 'replay', status: 201, body: '{"ok":true}' });
+    expect(await s.claim('other', 'k', 'h2', 1002, 60)).toEqual({ state: 'new' });
+    // Past its TTL the key is free again even before DynamoDB's TTL sweep removes it.
+    expect(await s.claim('t', 'k', 'h2', 1061, 60)).toEqual({ state: 'new' });
+    await s.release('t', 'k');
+    expect(await s.claim('t', 'k', 'h3', 1062, 60)).toEqual({ state: 'new' });
+  });
+});

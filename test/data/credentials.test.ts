@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConflictError } from '../../shared/errors.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+describe('credential store', () => {
+  it('creates a tenant once', async () => {
+    const s = db.stores.credentials;
+    await s.createTenant({ tenant: 'a', name: 'A', created: 1 });
+    await expect(s.createTenant({ tenant: 'a', name: 'A', created: 2 })).rejects.toBeInstanceOf(ConflictError);
+    expect(await s.getTenant('a')).toEqual({ tenant: 'a', name: 'A', created: 1 });
+  });
+
+  it('stores clients, lists them per tenant with a cursor, deletes only the owner', async () => {
+    const s = db.stores.credentials;
+    for (let i = 0; i < 5; i++) {
+      await s.putClient({ client_id: `c${i}`, tenant: i < 4 ? 'a' : 'b', name: `n${i}`, scopes: ['service-api/read'], secret_hash: 'ab', created: 10 + i });
+    }
+    expect((await s.getClient('c1'))?.tenant).toBe('a');
+    const p1 = await s.listClients('a', 3);
+    expect(p1.rows.map((c) => c.client_id)).toEqual(['c0', 'c1', 'c2']);
+    expect(p1.hasMore).toBe(true);
+    const p2 = await s.listClients('a', 3, p1.cursor as string);
+    expect(p2.rows.map((c) => c.client_id)).toEqual(['c3']);
+    expect(p2.cursor).toBeNull();
+    expect(await s.deleteClient('b', 'c0')).toBe(false);
+    expect(await s.deleteClient('a', 'c0')).toBe(true);
+    expect(await s.getClient('c0')).toBeUndefined();
+  });
+
+  it('stores API keys by prefix and deletes only the owner', async () => {
+    const s = db.stores.credentials;
+    await s.putApiKey({ id: 'abcd1234', tenant: 'a', name: 'k', environment: 'dev', scopes: ['admin'], key_hash: 'ff', created: 1 });
+    await expect(s.putApiKey({ id: 'abcd1234', tenant: 'b', name: 'k', environment: 'dev', scopes: ['admin'], key_hash: 'ee', created: 1 })).rejects.toBeInstanceOf(ConflictError);
+    expect((await s.listApiKeys('a', 10)).rows.map((k) => k.id)).toEqual(['abcd1234']);
+    expect(await s.deleteApiKey('b', 'abcd1234')).toBe(false);
+    expect(await s.deleteApiKey('a', 'abcd1234')).toBe(true);
+    expect(await s.getApiKey('abcd1234')).toBeUndefined();
+  });
+});

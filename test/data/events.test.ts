@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewEvent } from '../../shared/domain/types.ts';
+import { EVENT_SHARDS } from '../../shared/data/keys.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+const ev = (user: string, type: string, extra: Partial<NewEvent> = {}): NewEvent => ({
+  type, user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {}, ...extra,
+});
+
+describe('event store', () => {
+  it('appends with a block of ids and keeps every field', async () => {
+    const s = db.stores.events;
+    const out = await s.append('e1', [ev('u', 'click', { payload: { x: 1 }, extra: { k: 'v' }, occurred_at: 5 }), ev('v', 'buy')], 50);
+    expect(out.map((e) => e.id)).toEqual([1, 2]);
+    expect(await s.get('e1', 1)).toEqual({ ...ev('u', 'click', { payload: { x: 1 }, extra: { k: 'v' } }), id: 1, occurred_at: 5, created: 50 });
+    expect((await s.get('e1', 2))?.occurred_at).toBe(50);
+    expect(await s.get('e2', 1)).toBeUndefined();
+  });
+
+  it('lists ascending across write shards without gaps or duplicates, with filters', async () => {
+    const s = db.stores.events;
+    const n = EVENT_SHARDS * 9 + 3;
+    await s.append('lst', Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even')), 1);
+    const ids: number[] = [];
+    let after: number | undefined;
+    for (;;) {
+      const page = await s.list('lst', { limit: 7, ...(after ? { after } : {}) });
+      ids.push(...page.rows.map((r) => r.id));
+      if (!page.hasMore) break;
+      after = page.rows[page.rows.length - 1]?.id;
+    }
+    expect(ids).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    const byUser = await s.list('lst', { limit: 100, userId: 'u1' });
+    expect(byUser.rows.map((r) => r.id)).toEqual(ids.filter((id) => (id - 1) % 3 === 1));
+    const byType = await s.list('lst', { limit: 100, type: 'odd' });
+    expect(byType.rows.map((r) => r.id)).toEqual(ids.filter((id) => (id - 1) % 2 === 1));
+    const both = await s.list('lst', { limit: 2, userId: 'u0', type: 'even' });
+    expect(both.rows.map((r) => r.id)).toEqual([1, 7]);
+    expect(both.hasMore).toBe(true);
+  });
+});

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+describe('item store', () => {
+  it('creates with consecutive per-tenant ids, gets, and isolates tenants', async () => {
+    const s = db.stores.items;
+    const [a] = await s.create('t1', [{ name: 'one', metadata: { category: 'c' } }], 100);
+    const batch = await s.create('t1', [{ name: 'two' }, { name: 'three', description: 'd' }], 101);
+    expect(a?.id).toBe(1);
+    expect(batch.map((i) => i.id)).toEqual([2, 3]);
+    const [other] = await s.create('t2', [{ name: 'theirs' }], 100);
+    expect(other?.id).toBe(1);
+    expect(await s.get('t1', 3)).toEqual({ id: 3, name: 'three', description: 'd', metadata: {}, active: true, created: 101, updated_at: 101, embedding_updated_at: null });
+    expect((await s.get('t2', 1))?.name).toBe('theirs');
+    expect(await s.get('t2', 2)).toBeUndefined();
+  });
+
+  it('writes a batch of 100 (BatchWriteItem chunks) completely', async () => {
+    const s = db.stores.items;
+    const created = await s.create('bulk', Array.from({ length: 100 }, (_, i) => ({ name: `n${i}` })), 5);
+    const page = await s.list('bulk', { limit: 100 });
+    expect(page.rows.map((r) => r.id)).toEqual(created.map((r) => r.id));
+    expect(page.hasMore).toBe(false);
+  });
+
+  it('updates only given fields and moves the category index with the metadata', async () => {
+    const s = db.stores.items;
+    const [it1] = await s.create('upd', [{ name: 'x', metadata: { category: 'old' } }], 10);
+    const id = it1?.id as number;
+    const u = await s.update('upd', id, { metadata: { category: 'new' }, active: false }, 20);
+    expect(u).toMatchObject({ name: 'x', metadata: { category: 'new' }, active: false, created: 10, updated_at: 20 });
+    expect((await s.list('upd', { limit: 10, category: 'old' })).rows).toEqual([]);
+    expect((await s.list('upd', { limit: 10, category: 'new' })).rows.map((r) => r.id)).toEqual([id]);
+    await s.update('upd', id, { metadata: { brand: 'b' } }, 30);
+    expect((await s.list('upd', { limit: 10, category: 'new' })).rows).toEqual([]);
+    expect(await s.update('upd', 999, { name: 'y' }, 40)).toBeUndefined();
+    expect(await s.update('other-tenant', id, { name: 'y' }, 40)).toBeUndefined();
+  });
+
+  it('deletes once', async () => {
+    const s = db.stores.items;
+    const [it1] = await s.create('del', [{ name: 'x' }], 1);
+    expect(await s.delete('del', it1?.id as number)).toBe(true);
+    expect(await s.delete('del', it1?.id as number)).toBe(false);
+    expect(await s.get('del', it1?.id as number)).toBeUndefined();
+  });
+
+  it('lists in id order with cursor, category and created filters', async () => {
+    const s = db.stores.items;
+    for (let i = 0; i < 12; i++) await s.create('lst', [{ name: `i${i}`, metadata: { category: i % 2 ? 'odd' : 'even' } }], 1000 + i);
+    const p1 = await s.list('lst', { limit: 5 });
+    expect(p1.rows.map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(p1.hasMore).toBe(true);
+    const p3 = await s.list('lst', { limit: 5, after: 10 });
+    expect(p3.rows.map((r) => r.id)).toEqual([11, 12]);
+    expect(p3.hasMore).toBe(false);
+    expect((await s.list('lst', { limit: 3, category: 'odd', after: 2 })).rows.map((r) => r.id)).toEqual([4, 6, 8]);
+    const window = await s.list('lst', { limit: 2, createdAfter: 1003, createdBefore: 1008 });
+    expect(window.rows.map((r) => r.created)).toEqual([1003, 1004]);
+    expect(window.hasMore).toBe(true);
+    expect((await s.list('lst', { limit: 10, createdAfter: 1011 })).rows.map((r) => r.id)).toEqual([12]);
+  });
+});

@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { storesFor, type Stores } from '../../shared/data/index.ts';
+import { assertLocalEndpoint, ensureTable, startDynalite } from '../../shared/local/dynamo.ts';
+
+export interface TestTable {
+  table: TableRef;
+  stores: Stores;
+  /** Which engine: `dynalite` (default) or the DDB_LABEL of DDB_ENDPOINT (DynamoDB Local in CI). */
+  engine: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh table for data-layer tests: on DDB_ENDPOINT when set (AWS's DynamoDB Local),
+ * else on an in-memory dynalite. Never anything but loopback.
+ */
+export async function testTable(): Promise<TestTable> {
+  const external = process.env.DDB_ENDPOINT;
+  const dyn = external ? undefined : await startDynalite();
+  const endpoint = external ?? (dyn?.endpoint as string);
+  assertLocalEndpoint(endpoint);
+  const name = `t-${randomUUID()}`;
+  await ensureTable(endpoint, name);
+  const table = makeTable(name, endpoint, 'us-east-1');
+  return {
+    table,
+    stores: storesFor(table),
+    engine: external ? (process.env.DDB_LABEL ?? 'external') : 'dynalite',
+    close: async () => {
+      table.doc.destroy();
+      await dyn?.close();
+    },
+  };
+}
