@@ -9,7 +9,7 @@ export const handler = middy<HttpEvent, HttpResult, Error, ApiContext>()
   .use(errorEnvelope('core'))
   .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const path = event.routeKey.replace(/^OPTIONS /, '');
-    const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.path === path).map((r) => r.method))];
+    const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS' && r.path === path).map((r) => r.method))];
     return {
       statusCode: NO_CONTENT,
       headers: {

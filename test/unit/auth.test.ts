@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { TokenBucket } from '../../shared/auth/rate-limit.ts';
+import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, sha256Hex } from '../../shared/auth/secrets.ts';
+import { readConfig } from '../../shared/config.ts';
+
+describe('secrets', () => {
+  it('makes API keys of the form svc_<8>_<token> and matches them only by their hash', () => {
+    const { prefix, key } = newApiKey();
+    expect(prefix).toMatch(/^[a-z0-9]{8}$/);
+    expect(API_KEY_PATTERN.exec(key)?.[1]).toBe(prefix);
+    expect(matchesHash(key, sha256Hex(key))).toBe(true);
+    expect(matchesHash(`${key}x`, sha256Hex(key))).toBe(false);
+    expect(matchesHash(key, 'zz')).toBe(false);
+    expect(newClientId()).toMatch(/^[a-z0-9]{26}$/);
+  });
+});
+
+describe('token bucket', () => {
+  it('allows the burst, then the rate, per key', () => {
+    let now = 0;
+    const b = new TokenBucket(2, 3, () => now);
+    expect([b.take('a'), b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, true, false]);
+    expect(b.take('b')).toBe(true);
+    now = 0.5;
+    expect([b.take('a'), b.take('a')]).toEqual([true, false]);
+    now = 100;
+    expect([b.take('a'), b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, true, false]);
+  });
+});
+
+describe('config', () => {
+  it('fails fast naming the missing variable', () => {
+    expect(() => readConfig({ AUTH_ISSUER: 'x' })).toThrow(/TABLE_NAME/);
+    expect(() => readConfig({ TABLE_NAME: 't' })).toThrow(/AUTH_ISSUER/);
+    expect(() => readConfig({ TABLE_NAME: 't', AUTH_ISSUER: 'x', TOKEN_BURST: 'many' })).toThrow(/TOKEN_BURST/);
+  });
+
+  it('derives the Cognito JWKS URI from the issuer', () => {
+    const c = readConfig({ TABLE_NAME: 't', AUTH_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc' });
+    expect(c.auth.jwksUri).toBe('https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc/.well-known/jwks.json');
+    expect(c.auth.tokenLifetimeSeconds).toBe(3600);
+  });
+});

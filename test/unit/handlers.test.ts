@@ -1,0 +1,64 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ApiContext } from '../../shared/http/types.ts';
+import type { HttpEvent } from '../../shared/http/types.ts';
+
+/** Event factory: an API Gateway v2 event for a route, as API Gateway would send it. */
+function apiEvent(method: string, path: string, routePath: string, opts: { headers?: Record<string, string>; body?: string; pathParameters?: Record<string, string> } = {}): HttpEvent {
+  return {
+    version: '2.0',
+    routeKey: `${method} ${routePath}`,
+    rawPath: path,
+    rawQueryString: '',
+    headers: opts.headers ?? {},
+    ...(opts.pathParameters ? { pathParameters: opts.pathParameters } : {}),
+    requestContext: {
+      accountId: '1', apiId: 'a', domainName: 'x', domainPrefix: 'x', requestId: 'r', routeKey: `${method} ${routePath}`, stage: '$default', time: '', timeEpoch: 0,
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+    },
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000001', getRemainingTimeInMillis: () => 10_000 } as unknown as ApiContext; // state is filled in by the first middleware
+
+beforeAll(() => {
+  // Handlers fail before touching the table in these cases; the values only satisfy config.
+  process.env.TABLE_NAME = 'unit';
+  process.env.AUTH_ISSUER = 'http://localhost:1';
+  process.env.DYNAMODB_ENDPOINT = 'http://127.0.0.1:9';
+});
+
+describe('handlers without a token (no I/O)', () => {
+  it('answer 401 in the Core envelope with the Lambda request id', async () => {
+    const { handler } = await import('../../functions/items/get.ts');
+    const res = await handler(apiEvent('GET', '/v1/items/1', '/v1/items/{item_id}', { pathParameters: { item_id: '1' } }), context);
+    expect(res.statusCode).toBe(401);
+    expect(JSON.parse(res.body as string)).toEqual({
+      error: { type: 'authentication_error', code: 'unauthorized_no_client_id_in_jwt', message: expect.any(String), request_id: '9f1c2a3b-0000-4000-8000-000000000001' },
+    });
+    expect(res.headers?.['access-control-allow-origin']).toBe('*');
+  });
+
+  it('answer 401 in the Platform envelope', async () => {
+    const { handler } = await import('../../functions/platform/clients-list.ts');
+    const res = await handler(apiEvent('GET', '/api/clients', '/api/clients'), context);
+    expect(res.statusCode).toBe(401);
+    expect(Object.keys(JSON.parse(res.body as string))).toEqual(['error']);
+  });
+
+  it('preflight lists the methods of its path', async () => {
+    const { handler } = await import('../../functions/cors/preflight.ts');
+    const res = await handler(apiEvent('OPTIONS', '/v1/items/5', '/v1/items/{item_id}'), context);
+    expect(res.statusCode).toBe(204);
+    expect(res.headers?.['access-control-allow-methods']).toBe('GET, POST, PATCH, DELETE');
+  });
+
+  it('a token the verifier cannot check is a 401, never a 500', async () => {
+    // A well-formed token whose JWKS cannot be fetched (unreachable issuer)
+    const { handler } = await import('../../functions/items/list.ts');
+    const fake = ['eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ', Buffer.from(JSON.stringify({ iss: 'http://localhost:1', exp: 9e9, token_use: 'access', client_id: 'c' })).toString('base64url'), 'c2ln'].join('.');
+    const res = await handler(apiEvent('GET', '/v1/items', '/v1/items', { headers: { authorization: `Bearer ${fake}` } }), context);
+    expect(res.statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { notFoundHandlers, routeKey, routes } from '../../shared/routes.ts';
+import { compile, matchPath } from '../../shared/http/route-match.ts';
+
+describe('route table', () => {
+  it('has one handler module per route that exports a handler', async () => {
+    for (const m of new Set([...routes.map((r) => r.handler), ...Object.values(notFoundHandlers)])) {
+      expect(existsSync(`functions/${m}.ts`), m).toBe(true);
+      const mod = await import(/* @vite-ignore */ pathToFileURL(resolve(`functions/${m}.ts`)).href);
+      expect(typeof mod.handler, m).toBe('function');
+    }
+  });
+
+  it('lists every Core endpoint of the spec with its scope', () => {
+    const core = routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS').map((r) => `${routeKey(r)} ${r.api === 'core' ? r.scope : ''}`);
+    expect(core).toEqual(expect.arrayContaining([
+      'POST /v1/items service-api/write',
+      'GET /v1/items service-api/read',
+      'GET /v1/items/{item_id} service-api/read',
+      'POST /v1/items/{item_id} service-api/write',
+      'PATCH /v1/items/{item_id} service-api/write',
+      'DELETE /v1/items/{item_id} service-api/write',
+      'POST /v1/events service-api/write',
+      'GET /v1/events service-api/read',
+      'GET /v1/events/{event_id} service-api/read',
+    ]));
+  });
+
+  it('gives every Core path an OPTIONS preflight route and has no duplicate route keys', () => {
+    const corePaths = new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS').map((r) => r.path));
+    for (const p of corePaths) expect(routes.some((r) => r.method === 'OPTIONS' && r.path === p), p).toBe(true);
+    const keys = routes.map(routeKey);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('lets admin call every Platform route', () => {
+    for (const r of routes) if (r.api === 'platform') expect(r.scopes).toContain('admin');
+  });
+});
+
+describe('path matching', () => {
+  it('extracts and decodes parameters', () => {
+    const c = compile({ api: 'core', method: 'GET', path: '/v1/items/{item_id}', handler: 'items/get', scope: 'service-api/read' });
+    expect(matchPath(c, '/v1/items/42')).toEqual({ item_id: '42' });
+    expect(matchPath(c, '/v1/items/a%20b')).toEqual({ item_id: 'a b' });
+    expect(matchPath(c, '/v1/items/42/x')).toBeUndefined();
+    expect(matchPath(c, '/v1/items/')).toBeUndefined();
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { parseOrThrow } from '../../shared/schemas/common.ts';
+import { ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
+import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
+import { ValidationError } from '../../shared/errors.ts';
+
+function fieldErrors(fn: () => unknown): Record<string, string[]> {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ValidationError) return e.details?.fieldErrors ?? {};
+    throw e;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('item schemas', () => {
+  it('reports array element errors with their index and unknown keys by name', () => {
+    const fe = fieldErrors(() => parseOrThrow(createItemsBody, [{ name: 'a' }, { name: '', extra: 1 }], 'body'));
+    expect(Object.keys(fe).sort()).toEqual(['1.extra', '1.name']);
+  });
+
+  it('refuses caller ids, oversized metadata and non-string categories', () => {
+    expect(Object.keys(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a', itemId: 1 }, 'body')))).toEqual(['itemId']);
+    expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a', metadata: { blob: 'x'.repeat(20_000) } }, 'body')).metadata).toBeDefined();
+    expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a', metadata: { category: 5 } }, 'body')).metadata).toBeDefined();
+  });
+
+  it('needs at least one update field', () => {
+    expect(fieldErrors(() => parseOrThrow(updateItemBody, {}, 'body')).body).toBeDefined();
+    expect(parseOrThrow(updateItemBody, { active: false }, 'body')).toEqual({ active: false });
+  });
+
+  it('parses list parameters strictly', () => {
+    expect(parseOrThrow(listItemsQuery, {}, 'q')).toEqual({ limit: 20 });
+    expect(parseOrThrow(listItemsQuery, { limit: '5', starting_after: '12', created_after: '1' }, 'q')).toEqual({ limit: 5, starting_after: 12, created_after: 1 });
+    expect(fieldErrors(() => parseOrThrow(listItemsQuery, { limit: '1e2' }, 'q')).limit).toBeDefined();
+  });
+});
+
+describe('event schemas', () => {
+  const ok = { type: 'click', user_id: 'u', item_id: 7 };
+  it('normalises ids to strings and keeps additional properties', () => {
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, context_id: 3, extra: [1] }], 'body')).toEqual([{ ...ok, item_id: '7', context_id: '3', extra: [1] }]);
+  });
+
+  it('refuses reserved type names, millisecond times and non-object payloads', () => {
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, type: 'user_id' }], 'body'))['0.type']).toBeDefined();
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, occurred_at: Date.now() }], 'body'))['0.occurred_at']).toBeDefined();
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, click: [] }], 'body'))['0.click']).toBeDefined();
+  });
+
+  it('validates list parameters', () => {
+    expect(parseOrThrow(listEventsQuery, { starting_after: '10', type: 'click' }, 'q')).toEqual({ limit: 20, starting_after: 10, type: 'click' });
+    expect(fieldErrors(() => parseOrThrow(listEventsQuery, { starting_after: '010' }, 'q')).starting_after).toBeDefined();
+  });
+});
