@@ -63,7 +63,8 @@ if (!up) {
 }
 console.log(`DynamoDB Local ${/Version:\s*(\S+)/.exec(log)?.[1] ?? ''} on ${endpoint}: running test/data against it`);
 
-const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 'test/data'], {
+// Extra arguments (reporters) pass through to vitest.
+const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 'test/data', ...process.argv.slice(2)], {
   stdio: 'inherit',
   env: { ...process.env, DDB_ENDPOINT: endpoint, DDB_LABEL: 'dynamodb-local' },
 });

@@ -1,0 +1,38 @@
+/**
+ * `npm test`: type-check, every vitest tier (unit, data layer on dynalite, integration over HTTP,
+ * infrastructure), then the data-layer tests again on AWS's DynamoDB Local; ends with one
+ * `N passed, N failed` line over all runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+
+mkdirSync('.cache', { recursive: true });
+const node = process.execPath;
+let passed = 0;
+let failed = 0;
+let ok = true;
+
+function step(label: string, args: string[], env: Record<string, string> = {}): boolean {
+  console.log(`\n=== ${label}`);
+  const r = spawnSync(node, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  return r.status === 0;
+}
+
+function vitestCounts(file: string): void {
+  if (!existsSync(file)) return;
+  const j = JSON.parse(readFileSync(file, 'utf8')) as { numPassedTests: number; numFailedTests: number };
+  passed += j.numPassedTests;
+  failed += j.numFailedTests;
+  rmSync(file);
+}
+
+ok = step('typecheck (tsc)', ['node_modules/typescript/bin/tsc', '-p', '.']) && ok;
+const all = '.cache/vitest-all.json';
+ok = step('vitest: unit, data (dynalite), integration', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${all}`]) && ok;
+vitestCounts(all);
+const ddb = '.cache/vitest-dynamodb-local.json';
+ok = step('vitest: data layer on DynamoDB Local', ['--import', 'tsx', 'bin/test-dynamodb-local.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${ddb}`]) && ok;
+vitestCounts(ddb);
+
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
