@@ -8,6 +8,8 @@ export interface Config {
   dynamodbEndpoint: string | undefined;
   region: string;
   auth: {
+    /** Deployed stack: the Cognito user pool whose app clients are the OAuth clients. */
+    userPoolId: string | undefined;
     issuer: string;
     jwksUri: string;
     /** Local stack: a JWKS file to preload, so verification never fetches. */
@@ -46,6 +48,7 @@ export function readConfig(env: Env = process.env): Config {
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     region: env.AWS_REGION || 'us-east-1',
     auth: {
+      userPoolId: env.USER_POOL_ID || undefined,
       issuer,
       jwksUri: env.AUTH_JWKS_URI || `${issuer}/.well-known/jwks.json`,
       jwksFile: env.AUTH_JWKS_FILE || undefined,

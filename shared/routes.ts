@@ -10,10 +10,22 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS'
 export const CORE_SCOPES: readonly CoreScope[] = ['service-api/read', 'service-api/write'];
 export const PLATFORM_SCOPES: readonly PlatformScope[] = ['admin', 'events', 'items', 'recommendations'];
 
+/** DynamoDB actions a handler performs: its function is granted exactly these. */
+export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchWriteItem';
+/** What a handler touches besides its own logs; the CDK stack grants exactly this. */
+export interface Access {
+  table?: readonly TableAction[];
+  /** Query on the table's global secondary indexes. */
+  indexes?: boolean;
+  /** Cognito app-client administration on the service's user pool. */
+  cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient')[];
+}
+
 interface RouteBase {
   method: HttpMethod;
   path: string;
   handler: string;
+  access: Access;
 }
 export interface CoreRoute extends RouteBase {
   api: 'core';
@@ -31,48 +43,58 @@ export interface AuthRoute extends RouteBase {
 }
 export type Route = CoreRoute | PlatformRoute | AuthRoute;
 
-const core = (method: HttpMethod, path: string, handler: string, scope: CoreScope): CoreRoute => ({
-  api: 'core', method, path, handler, scope,
+// Every Core call reads its client record (tenant, revocation); every Platform call its API key.
+const withAuthRead = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>(['GetItem', ...(a.table ?? [])])] });
+
+const core = (method: HttpMethod, path: string, handler: string, scope: CoreScope, access: Access): CoreRoute => ({
+  api: 'core', method, path, handler, scope, access: withAuthRead(access),
 });
-const platform = (method: HttpMethod, path: string, handler: string, scopes: PlatformScope[] = []): PlatformRoute => ({
-  api: 'platform', method, path, handler, scopes: ['admin', ...scopes],
+const platform = (method: HttpMethod, path: string, handler: string, access: Access, scopes: PlatformScope[] = []): PlatformRoute => ({
+  api: 'platform', method, path, handler, scopes: ['admin', ...scopes], access: withAuthRead(access),
 });
+
+/** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
+const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
 
 const R = 'service-api/read';
 const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
-  core('POST', '/v1/items', 'items/create', W),
-  core('GET', '/v1/items', 'items/list', R),
-  core('GET', '/v1/items/{item_id}', 'items/get', R),
-  core('POST', '/v1/items/{item_id}', 'items/update', W),
-  core('PATCH', '/v1/items/{item_id}', 'items/update', W),
-  core('DELETE', '/v1/items/{item_id}', 'items/delete', W),
-  core('POST', '/v1/events', 'events/ingest', W),
-  core('GET', '/v1/events', 'events/list', R),
-  core('GET', '/v1/events/{event_id}', 'events/get', R),
+  core('POST', '/v1/items', 'items/create', W, CREATE),
+  core('GET', '/v1/items', 'items/list', R, { table: ['Query'], indexes: true }),
+  core('GET', '/v1/items/{item_id}', 'items/get', R, {}),
+  core('POST', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
+  core('PATCH', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
+  core('DELETE', '/v1/items/{item_id}', 'items/delete', W, { table: ['DeleteItem'] }),
+  core('POST', '/v1/events', 'events/ingest', W, CREATE),
+  core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: true }),
+  core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
 const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))].map((path) => ({
-  api: 'core', method: 'OPTIONS', path, handler: 'cors/preflight', scope: undefined,
+  api: 'core', method: 'OPTIONS', path, handler: 'cors/preflight', scope: undefined, access: {},
 }));
 
 const platformRoutes: PlatformRoute[] = [
-  platform('POST', '/api/clients', 'platform/clients-create'),
-  platform('GET', '/api/clients', 'platform/clients-list'),
-  platform('DELETE', '/api/clients/{client_id}', 'platform/clients-delete'),
-  platform('POST', '/api/api-keys', 'platform/api-keys-create'),
-  platform('GET', '/api/api-keys', 'platform/api-keys-list'),
-  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys-delete'),
+  platform('POST', '/api/clients', 'platform/clients-create', { table: ['PutItem'], cognito: ['CreateUserPoolClient'] }),
+  platform('GET', '/api/clients', 'platform/clients-list', { table: ['Query'], indexes: true }),
+  platform('DELETE', '/api/clients/{client_id}', 'platform/clients-delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
+  platform('POST', '/api/api-keys', 'platform/api-keys-create', { table: ['PutItem'] }),
+  platform('GET', '/api/api-keys', 'platform/api-keys-list', { table: ['Query'], indexes: true }),
+  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys-delete', { table: ['DeleteItem'] }),
 ];
 
-const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token' }];
+const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];
 
 export const routes: readonly Route[] = [...coreRoutes, ...preflightRoutes, ...platformRoutes, ...authRoutes];
 
-/** Handler modules answering paths that match no route, per API. */
+/** Handler modules answering paths that match no route (the `$default` route), per API. */
 export const notFoundHandlers = { core: 'errors/not-found-core', platform: 'errors/not-found-platform' } as const;
+
+/** Routes deployed behind one of the two HTTP APIs (the token endpoint is Cognito's on AWS). */
+export const deployedRoutes = (api: 'core' | 'platform'): (CoreRoute | PlatformRoute)[] =>
+  routes.filter((r): r is CoreRoute | PlatformRoute => r.api === api);
 
 export function routeFor(handler: string, method?: HttpMethod): Route {
   const r = routes.find((x) => x.handler === handler && (method === undefined || x.method === method));

@@ -1,13 +1,12 @@
-import middy from '@middy/core';
 import { issueToken } from '#shared/auth/token-endpoint';
 import { stores } from '#shared/data/index';
-import { errorEnvelope, header, rawBody } from '#shared/http/middleware';
+import { baseChain } from '#shared/http/handler';
+import { header, rawBody } from '#shared/http/middleware';
 import { ok, toResult } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 
 /** POST /oauth2/token of the local stack (Cognito's domain serves it on AWS). */
-export const handler = middy<HttpEvent, HttpResult, Error, ApiContext>()
-  .use(errorEnvelope('oauth'))
+export const handler = baseChain('oauth')
   .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const token = await issueToken(stores().credentials, {
       authorization: header(event, 'authorization'),

@@ -1,12 +1,10 @@
-import middy from '@middy/core';
-import { errorEnvelope } from '#shared/http/middleware';
+import { baseChain } from '#shared/http/handler';
 import { CORS_ALLOW_HEADERS, NO_CONTENT, baseHeaders } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { routes } from '#shared/routes';
 
 /** OPTIONS preflight for every Core API path: no token needed, methods from the route table. */
-export const handler = middy<HttpEvent, HttpResult, Error, ApiContext>()
-  .use(errorEnvelope('core'))
+export const handler = baseChain('core')
   .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const path = event.routeKey.replace(/^OPTIONS /, '');
     const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS' && r.path === path).map((r) => r.method))];

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { stores } from '#shared/data/index';
 import { revokeApiKey } from '#shared/domain/credentials';
 import { platformHandler } from '#shared/http/handler';

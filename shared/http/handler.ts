@@ -1,5 +1,9 @@
 import middy from '@middy/core';
-import { z } from 'zod';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import * as z from 'zod';
+import { logger, metrics, tracer } from '../observability.ts';
 import { routeFor } from '../routes.ts';
 import { coreAuth, errorEnvelope, idempotency, jsonBody, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
@@ -25,9 +29,18 @@ export type DomainCall<B extends z.ZodType, Q extends z.ZodType, P extends z.Zod
 
 const noQuery = z.strictObject({});
 
+/** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
+export function baseChain(flavor: Flavor) {
+  return middy<HttpEvent, HttpResult, Error, ApiContext>()
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .use(errorEnvelope(flavor));
+}
+
 /**
- * Builds a Lambda handler: the middleware chain (envelope first so its onError runs last,
- * then auth, JSON body, idempotency, validation) around one domain call.
+ * Builds a Lambda handler: Powertools, the envelope (its onError turns every error into the
+ * flavor's envelope), then auth, JSON body, idempotency, validation, around one domain call.
  */
 export function httpHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
   flavor: Flavor,
@@ -35,7 +48,7 @@ export function httpHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
   opts: Options<B, Q, P>,
   fn: DomainCall<B, Q, P>,
 ) {
-  const h = middy<HttpEvent, HttpResult, Error, ApiContext>().use(errorEnvelope(flavor));
+  const h = baseChain(flavor);
   if (auth) h.use(auth);
   if (opts.body) h.use(jsonBody());
   if (opts.idempotent) h.use(idempotency(flavor));

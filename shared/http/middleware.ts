@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.ts';
 import { config } from '../config.ts';
+import { logger } from '../observability.ts';
 import { stores } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
 import { ApiError, AuthenticationError, ConflictError, InvalidJson, ParameterMissing, PayloadTooLarge, PermissionError, ValidationError } from '../errors.ts';
@@ -55,7 +56,7 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
       const requestId = req.context.state?.requestId ?? randomUUID();
       let e = req.error;
       if (!(e instanceof ApiError)) {
-        console.error(JSON.stringify({ level: 'ERROR', requestId, message: 'unhandled error', error: String(e), stack: e?.stack }));
+        logger.error('unhandled error', { requestId, error: e as Error });
         e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
       const apiError = e as ApiError;
@@ -169,7 +170,7 @@ export function idempotency(flavor: Flavor): HttpMiddleware {
       try {
         await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''));
       } catch (err) {
-        console.error(JSON.stringify({ level: 'ERROR', requestId: req.context.state.requestId, message: 'idempotency record not completed', error: String(err) }));
+        logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
         await store().release(req.context.state.tenant, key).catch(() => undefined);
       }
     },

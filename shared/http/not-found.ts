@@ -1,7 +1,6 @@
-import middy from '@middy/core';
 import { ApiError } from '../errors.ts';
 import { routes } from '../routes.ts';
-import { errorEnvelope } from './middleware.ts';
+import { baseChain } from './handler.ts';
 import { compile, matchPath } from './route-match.ts';
 import type { ApiContext, HttpEvent, HttpResult } from './types.ts';
 
@@ -9,8 +8,7 @@ const compiled = routes.map(compile);
 
 /** The `$default` route of an API: 405 for a known path with another method, else 404. */
 export function notFoundHandler(api: 'core' | 'platform') {
-  return middy<HttpEvent, HttpResult, Error, ApiContext>()
-    .use(errorEnvelope(api))
+  return baseChain(api)
     .handler(async (event: HttpEvent): Promise<HttpResult> => {
       const { method, path } = event.requestContext.http;
       const allowed = compiled.filter((c) => c.route.api === api && matchPath(c, path)).map((c) => c.route.method);

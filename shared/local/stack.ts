@@ -81,6 +81,9 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     AUTH_JWKS_FILE: p.jwks,
     AUTH_SIGNING_KEY_FILE: p.signingKey,
+    // No CloudWatch or X-Ray locally: Powertools metrics and tracing stay off.
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_TRACE_ENABLED: 'false',
     ...opts.env,
   });
   const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError, type FieldErrors } from '../errors.ts';
 
 /** The spec's pattern for item IDs in responses and cursors. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam, numericId } from './common.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;

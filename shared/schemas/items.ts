@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId } from './common.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;

@@ -1,0 +1,12 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+
+/**
+ * Powertools singletons, one per container. Service name and namespace come from
+ * POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE (set by the CDK function defaults).
+ * The local stack disables metrics and tracing (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_TRACE_ENABLED).
+ */
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
+export const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'recsearch', serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
+export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
