@@ -3,6 +3,8 @@
  * both read it, so they cannot disagree about which endpoints exist.
  * `handler` is a module under functions/ (without extension) exporting `handler`.
  */
+import type { IndexName } from './data/table-schema.ts';
+
 export type CoreScope = 'service-api/read' | 'service-api/write';
 export type PlatformScope = 'admin' | 'events' | 'items' | 'recommendations';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
@@ -15,8 +17,8 @@ export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 
 /** What a handler touches besides its own logs; the CDK stack grants exactly this. */
 export interface Access {
   table?: readonly TableAction[];
-  /** Query on the table's global secondary indexes. */
-  indexes?: boolean;
+  /** Global secondary indexes the handler queries. */
+  indexes?: readonly IndexName[];
   /** Cognito app-client administration on the service's user pool. */
   cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient')[];
 }
@@ -61,13 +63,13 @@ const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/items', 'items/create', W, CREATE),
-  core('GET', '/v1/items', 'items/list', R, { table: ['Query'], indexes: true }),
+  core('GET', '/v1/items', 'items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
   core('GET', '/v1/items/{item_id}', 'items/get', R, {}),
   core('POST', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
   core('PATCH', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
   core('DELETE', '/v1/items/{item_id}', 'items/delete', W, { table: ['DeleteItem'] }),
   core('POST', '/v1/events', 'events/ingest', W, CREATE),
-  core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: true }),
+  core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
 ];
 
@@ -78,10 +80,10 @@ const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))]
 
 const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/clients', 'platform/clients-create', { table: ['PutItem'], cognito: ['CreateUserPoolClient'] }),
-  platform('GET', '/api/clients', 'platform/clients-list', { table: ['Query'], indexes: true }),
+  platform('GET', '/api/clients', 'platform/clients-list', { table: ['Query'], indexes: ['gsi1'] }),
   platform('DELETE', '/api/clients/{client_id}', 'platform/clients-delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
   platform('POST', '/api/api-keys', 'platform/api-keys-create', { table: ['PutItem'] }),
-  platform('GET', '/api/api-keys', 'platform/api-keys-list', { table: ['Query'], indexes: true }),
+  platform('GET', '/api/api-keys', 'platform/api-keys-list', { table: ['Query'], indexes: ['gsi1'] }),
   platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys-delete', { table: ['DeleteItem'] }),
 ];
 

@@ -59,7 +59,13 @@ export async function createClient(store: CredentialStore, tenant: string, body:
   const rec: ClientRecord = {
     client_id: clientId, tenant, name: body.name, scopes: body.scopes, secret_hash: sha256Hex(clientSecret), created: nowSeconds(),
   };
-  await store.putClient(rec);
+  try {
+    await store.putClient(rec);
+  } catch (e) {
+    // No mapping record, no client: an app client nobody can use must not linger in Cognito.
+    await provisioner.deprovision(clientId).catch(() => undefined);
+    throw e;
+  }
   return { ...clientView(rec), client_secret: clientSecret };
 }
 
@@ -103,4 +109,27 @@ export async function authenticateApiKey(store: CredentialStore, presented: stri
 export async function authenticateClient(store: CredentialStore, clientId: string, secret: string): Promise<ClientRecord | undefined> {
   const rec = await store.getClient(clientId);
   return rec && matchesHash(secret, rec.secret_hash) ? rec : undefined;
+}
+
+/** The URLs a tenant's applications use: one host locally, three on AWS. */
+export interface ServiceUrls {
+  base_url: string;
+  console_url: string;
+  auth_url: string;
+}
+
+/** What onboarding hands over once, in the shape of the local `credentials.json`. */
+export interface TenantCredentials extends ServiceUrls {
+  tenant: string;
+  client_id: string;
+  client_secret: string;
+  api_key: string;
+}
+
+/** A new tenant with a read+write OAuth client and an admin Platform API key. */
+export async function onboardTenant(store: CredentialStore, tenant: string, urls: ServiceUrls, provisioner = localProvisioner): Promise<TenantCredentials> {
+  await createTenant(store, tenant);
+  const client = await createClient(store, tenant, { name: `${tenant} default client`, scopes: [...CORE_SCOPES] }, provisioner);
+  const key = await createApiKey(store, tenant, { name: `${tenant} admin key`, environment: 'development', scopes: ['admin'] });
+  return { tenant, ...urls, client_id: client.client_id, client_secret: client.client_secret, api_key: key.key };
 }

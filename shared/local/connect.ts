@@ -1,8 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { AdminConnection } from '../admin/commands.ts';
 import { makeTable, type TableRef } from '../data/client.ts';
+import { dynamoCredentialStore } from '../data/credentials.ts';
+import { localProvisioner } from '../domain/credentials.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from './dynamo.ts';
-import { LOCAL_TABLE, paths, type StackInfo } from './stack.ts';
+import { LOCAL_TABLE, paths, urlsFor, type StackInfo } from './stack.ts';
 
 function alive(pid: number): boolean {
   try {
@@ -43,4 +46,10 @@ export async function connectLocal(dataDir: string, defaultPort: number): Promis
       await dynamo.close();
     },
   };
+}
+
+/** The admin CLI's view of the local stack. */
+export async function connectLocalAdmin(dataDir: string, defaultPort: number): Promise<AdminConnection> {
+  const c = await connectLocal(dataDir, defaultPort);
+  return { store: dynamoCredentialStore(c.table), urls: urlsFor(c.port), provisioner: localProvisioner, close: c.close };
 }

@@ -4,22 +4,13 @@ import { ensureSigningKey } from '../auth/signer.ts';
 import { makeTable } from '../data/client.ts';
 import { storesFor } from '../data/index.ts';
 import { ConflictError } from '../errors.ts';
-import { createApiKey, createClient, createTenant } from '../domain/credentials.ts';
-import type { CredentialStore } from '../domain/credentials-types.ts';
+import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../domain/credentials.ts';
 import { ensureTable, startDynalite } from './dynamo.ts';
 import { startHttpServer } from './server.ts';
 
 export const LOCAL_TABLE = 'recsearch-local';
 
-export interface Credentials {
-  tenant: string;
-  base_url: string;
-  console_url: string;
-  auth_url: string;
-  client_id: string;
-  client_secret: string;
-  api_key: string;
-}
+export type Credentials = TenantCredentials;
 
 export const paths = (dataDir: string) => ({
   credentials: join(dataDir, 'credentials.json'),
@@ -38,18 +29,11 @@ export interface StackInfo {
   table: string;
 }
 
-export const urlsFor = (port: number) => {
+/** Locally the three bases share one host and port. */
+export const urlsFor = (port: number): ServiceUrls => {
   const url = `http://localhost:${port}`;
   return { base_url: url, console_url: url, auth_url: url };
 };
-
-/** A new tenant with a read+write client and an admin API key, shaped like credentials.json. */
-export async function provisionTenant(store: CredentialStore, tenant: string, port: number): Promise<Credentials> {
-  await createTenant(store, tenant);
-  const client = await createClient(store, tenant, { name: `${tenant} default client`, scopes: ['service-api/read', 'service-api/write'] });
-  const key = await createApiKey(store, tenant, { name: `${tenant} admin key`, environment: 'development', scopes: ['admin'] });
-  return { tenant, ...urlsFor(port), client_id: client.client_id, client_secret: client.client_secret, api_key: key.key };
-}
 
 export interface LocalStack {
   port: number;
@@ -96,7 +80,7 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
   } else {
     try {
-      credentials = await provisionTenant(store, 'demo', http.port);
+      credentials = await onboardTenant(store, 'demo', urlsFor(http.port));
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e;
       throw new Error(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);

@@ -1,0 +1,38 @@
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cognito from 'aws-cdk-lib/aws-cognito';
+import { Construct } from 'constructs';
+import { CORE_SCOPES } from '../shared/routes.ts';
+
+export const RESOURCE_SERVER = 'service-api';
+
+/**
+ * Cognito issues the Core API's client-credentials tokens. The pool has no users: its app
+ * clients (one per application, created by the admin CLI or POST /api/clients) use the
+ * client-credentials flow against a resource server whose scopes are exactly
+ * service-api/read and service-api/write. Access tokens live 60 minutes (set per app client).
+ */
+export class AuthConstruct extends Construct {
+  readonly userPool: cognito.UserPool;
+  readonly authUrl: string;
+
+  constructor(scope: Construct, id: string, props: { domainPrefix?: string } = {}) {
+    super(scope, id);
+    this.userPool = new cognito.UserPool(this, 'Pool', {
+      selfSignUpEnabled: false,
+      signInAliases: { username: true },
+      passwordPolicy: { minLength: 14, requireDigits: true, requireLowercase: true, requireUppercase: true, requireSymbols: true, tempPasswordValidity: Duration.days(1) },
+      mfa: cognito.Mfa.REQUIRED,
+      mfaSecondFactor: { sms: false, otp: true },
+      accountRecovery: cognito.AccountRecovery.NONE,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const scopes = CORE_SCOPES.map((s) => s.split('/')[1] as string).map(
+      (name) => new cognito.ResourceServerScope({ scopeName: name, scopeDescription: `${name} access to the Core API` }),
+    );
+    this.userPool.addResourceServer('ResourceServer', { identifier: RESOURCE_SERVER, userPoolResourceServerName: 'Core API', scopes });
+    const domain = this.userPool.addDomain('Domain', {
+      cognitoDomain: { domainPrefix: props.domainPrefix ?? `recsearch-${Aws.ACCOUNT_ID}` },
+    });
+    this.authUrl = domain.baseUrl();
+  }
+}

@@ -1,0 +1,53 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '../shared/data/table-schema.ts';
+
+/**
+ * The single table (items, events, console records) and the artifact bucket (model and index
+ * artifacts). Both are retained when the stack is deleted.
+ */
+export class DataConstruct extends Construct {
+  readonly table: dynamodb.Table;
+  readonly artifacts: s3.Bucket;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const S = dynamodb.AttributeType.STRING;
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: TABLE_SCHEMA.partitionKey, type: S },
+      sortKey: { name: TABLE_SCHEMA.sortKey, type: S },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
+      deletionProtection: true,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const index of TABLE_SCHEMA.indexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: S },
+        sortKey: { name: index.sortKey, type: S },
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+
+    const accessLogs = new s3.Bucket(this, 'ArtifactAccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.artifacts = new s3.Bucket(this, 'Artifacts', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'artifacts/',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+}

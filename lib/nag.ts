@@ -1,0 +1,18 @@
+import { Validations, type App, type Stack } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+
+/** Every cdk-nag AwsSolutions finding this design accepts, each with its reason. */
+export const ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
+  { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', reason: 'AWSLambdaBasicExecutionRole only lets each function write its own CloudWatch logs; it is the documented minimum for Lambda.' },
+  { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.' },
+  { id: 'AwsSolutions-L1', reason: 'The project targets the nodejs22.x runtime on purpose (its tested Node line); moving runtimes is a deliberate change.' },
+  { id: 'AwsSolutions-APIG4', reason: 'Routes are authorised inside each handler (aws-jwt-verify for Cognito access tokens, hashed Platform API keys), so one code path and one error envelope serve AWS and the local stack.' },
+  { id: 'AwsSolutions-COG8', reason: 'The pool has no users, only machine app clients using client credentials; Plus-tier threat protection guards user sign-ins and would add cost without effect.' },
+  { id: 'AwsSolutions-COG4', reason: 'No API Gateway Cognito authorizer: tokens are verified in the handlers (see APIG4).' },
+];
+
+/** Runs the AwsSolutions pack over the app at synthesis, with this stack's acknowledgements. */
+export function applyNag(app: App, stack: Stack): void {
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  for (const a of ACKNOWLEDGED) Validations.of(stack).acknowledge(a);
+}

@@ -1,0 +1,92 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
+import { Construct } from 'constructs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Access } from '../shared/routes.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface ServiceFunctionProps {
+  /** Handler module under functions/, e.g. `items/get`. */
+  handler: string;
+  environment?: Record<string, string>;
+  timeout?: Duration;
+  memorySize?: number;
+  logRetention?: RetentionDays;
+}
+
+/**
+ * Owns the defaults of every Lambda: Node.js 22 on arm64, X-Ray tracing, esbuild bundle
+ * (minified ESM with source maps, AWS SDK bundled), its own log group with retention,
+ * Powertools settings. `bind*` grant least privilege and merge environment variables.
+ */
+export class ServiceFunction extends NodejsFunction {
+  readonly module: string;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const fnProps: NodejsFunctionProps = {
+      entry: join(root, 'functions', `${props.handler}.ts`),
+      description: `functions/${props.handler}.ts`,
+      handler: 'handler',
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 1024,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      projectRoot: root,
+      depsLockFilePath: join(root, 'package-lock.json'),
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'recsearch',
+        POWERTOOLS_METRICS_NAMESPACE: 'recsearch',
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        mainFields: ['module', 'main'],
+        // Bundle the AWS SDK too: a pinned version, and fewer files to load at init.
+        externalModules: [],
+        banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
+      },
+    };
+    super(scope, id, fnProps);
+    this.module = props.handler;
+  }
+
+  /** Grants exactly the declared table actions (GSIs only when the handler queries them) and names the table. */
+  bindTable(table: ITable, access: Access): this {
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    const actions = (access.table ?? []).map((a) => `dynamodb:${a}`);
+    if (actions.length === 0) return this;
+    this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [table.tableArn] }));
+    if (access.indexes?.length) {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: access.indexes.map((i) => `${table.tableArn}/index/${i}`) }),
+      );
+    }
+    return this;
+  }
+
+  /** Sets the token verifier's issuer and grants the declared app-client actions on the pool. */
+  bindUserPool(pool: IUserPool, access: Access): this {
+    this.addEnvironment('AUTH_ISSUER', `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${pool.userPoolId}`);
+    this.addEnvironment('USER_POOL_ID', pool.userPoolId);
+    const actions = (access.cognito ?? []).map((a) => `cognito-idp:${a}`);
+    if (actions.length) this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [pool.userPoolArn] }));
+    return this;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Queues and the SQS-triggered workers that drain them, as data: the CDK stack builds a queue
+ * with its dead-letter queue for each entry of `queues`, and a function with an event source
+ * mapping (partial batch failures) for each entry of `workers`. Adding a worker is one line here.
+ */
+import type { Access } from './routes.ts';
+
+export type QueueName = 'embedding' | 'training';
+
+export interface QueueSpec {
+  /** Seconds a received message stays invisible; at least the worker's timeout. */
+  visibilityTimeoutSeconds: number;
+  /** Receives before a message moves to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+export const queues: Record<QueueName, QueueSpec> = {
+  embedding: { visibilityTimeoutSeconds: 180, maxReceiveCount: 5 },
+  training: { visibilityTimeoutSeconds: 960, maxReceiveCount: 3 },
+};
+
+export interface WorkerSpec {
+  /** Module under functions/ exporting an SQS `handler`. */
+  handler: string;
+  queue: QueueName;
+  batchSize: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access & { bucket?: 'read' | 'readwrite' };
+}
+
+export const workers: readonly WorkerSpec[] = [];

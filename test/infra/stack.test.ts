@@ -1,0 +1,217 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ServiceStack } from '../../lib/stack.ts';
+import { TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
+import { deployedRoutes, notFoundHandlers, routeKey } from '../../shared/routes.ts';
+import { queues } from '../../shared/workers.ts';
+
+type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+let template: Template;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  // Bundling is skipped here (npm run synth, tested separately, bundles for real).
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' } });
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+});
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const refOf = (v: any): string | undefined => v?.Ref ?? v?.['Fn::GetAtt']?.[0];
+
+function apiIdFor(name: string): string {
+  const hit = ofType('AWS::ApiGatewayV2::Api').find(([, r]) => String(r.Properties.Name).endsWith(`-${name}`));
+  if (!hit) throw new Error(`no ${name} API`);
+  return hit[0];
+}
+
+/** The function logical id behind an integration, via its IntegrationUri. */
+function functionOfIntegration(integrationId: string): string {
+  const uri = resources[integrationId]?.Properties.IntegrationUri;
+  const id = refOf(uri);
+  if (!id) throw new Error(`integration ${integrationId} has no Lambda target`);
+  return id;
+}
+
+describe('routes', () => {
+  it.each(['core', 'platform'] as const)('every %s route of the route table is exactly one route in its API, on one function of its handler module', (api) => {
+    const apiId = apiIdFor(api);
+    const routesInApi = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.ApiId.Ref === apiId);
+    const expected = [...deployedRoutes(api).map(routeKey), '$default'];
+    expect(routesInApi.map(([, r]) => r.Properties.RouteKey).sort()).toEqual([...expected].sort());
+    for (const [, route] of routesInApi) {
+      const key = route.Properties.RouteKey as string;
+      const module = key === '$default' ? notFoundHandlers[api] : deployedRoutes(api).find((r) => routeKey(r) === key)?.handler;
+      const integrationId = String(route.Properties.Target['Fn::Join'][1][1].Ref);
+      const fn = resources[functionOfIntegration(integrationId)] as Resource;
+      expect(fn.Type).toBe('AWS::Lambda::Function');
+      expect(fn.Properties.Description, key).toBe(`functions/${module}.ts`);
+    }
+  });
+
+  it('does not deploy the local token endpoint (Cognito serves it)', () => {
+    const keys = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey);
+    expect(keys).not.toContain('POST /oauth2/token');
+  });
+
+  it('throttles and logs each API stage', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 2);
+    template.allResourcesProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+    });
+  });
+});
+
+describe('functions', () => {
+  it('run nodejs22.x on arm64 with tracing, source maps and Powertools settings', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThan(10);
+    for (const [id, f] of fns) {
+      expect(f.Properties.Runtime, id).toBe('nodejs22.x');
+      expect(f.Properties.Architectures, id).toEqual(['arm64']);
+      expect(f.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(f.Properties.Environment.Variables.NODE_OPTIONS, id).toBe('--enable-source-maps');
+      expect(f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, id).toBe('recsearch');
+      expect(f.Properties.LoggingConfig?.LogGroup, id).toBeDefined();
+    }
+  });
+
+  it('have log groups with a retention', () => {
+    for (const [id, g] of ofType('AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays, id).toBeGreaterThan(0);
+  });
+});
+
+describe('least privilege', () => {
+  const policies = () => ofType('AWS::IAM::Policy').flatMap(([id, p]) => (p.Properties.PolicyDocument.Statement as any[]).map((s) => ({ id, s })));
+  const actionsOf = (s: any): string[] => [s.Action].flat();
+
+  it('grants no wildcard actions on the table, and no wildcard resources but X-Ray', () => {
+    for (const { id, s } of policies()) {
+      for (const a of actionsOf(s)) expect(a, id).not.toMatch(/\*/);
+      if ([s.Resource].flat().includes('*')) expect(actionsOf(s).every((a) => a.startsWith('xray:')), id).toBe(true);
+    }
+  });
+
+  it("grants each function exactly its route's declared table actions", () => {
+    const tableId = ofType('AWS::DynamoDB::Table')[0]?.[0] as string;
+    const fnByModule = new Map(ofType('AWS::Lambda::Function').map(([id, f]) => [String(f.Properties.Description).replace(/^functions\/|\.ts$/g, ''), { id, f }]));
+    for (const api of ['core', 'platform'] as const) {
+      for (const r of deployedRoutes(api)) {
+        const { f } = fnByModule.get(r.handler) as { f: Resource };
+        const roleId = refOf(f.Properties.Role) as string;
+        const granted = policies()
+          .filter(({ id }) => (resources[id]?.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+          .flatMap(({ s }) => actionsOf(s))
+          .filter((a) => a.startsWith('dynamodb:'));
+        const expected = [...(r.access.table ?? []).map((a) => `dynamodb:${a}`), ...(r.access.indexes?.length ? ['dynamodb:Query'] : [])];
+        expect(new Set(granted), r.handler).toEqual(new Set(expected));
+        expect(tableId).toBeDefined();
+      }
+    }
+  });
+
+  it('lets only the client routes administer Cognito app clients', () => {
+    const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
+    expect(cognitoStatements.flatMap(({ s }) => actionsOf(s)).sort()).toEqual(['cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient']);
+  });
+});
+
+describe('data', () => {
+  it('declares the single table as the data layer uses it', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+        DeletionProtectionEnabled: true,
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: TABLE_SCHEMA.indexes.map((i) => Match.objectLike({
+          IndexName: i.name,
+          KeySchema: [
+            { AttributeName: i.partitionKey, KeyType: 'HASH' },
+            { AttributeName: i.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+      },
+    });
+  });
+
+  it('keeps artifacts in an encrypted, private, SSL-only bucket', () => {
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        BucketEncryption: Match.anyValue(),
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: Match.anyValue(),
+      }),
+    });
+    for (const [, p] of ofType('AWS::S3::BucketPolicy')) {
+      expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]));
+    }
+  });
+});
+
+describe('auth', () => {
+  it('has a resource server whose scopes are exactly service-api/read and service-api/write', () => {
+    template.resourceCountIs('AWS::Cognito::UserPoolResourceServer', 1);
+    const [, rs] = ofType('AWS::Cognito::UserPoolResourceServer')[0] as [string, Resource];
+    expect(rs.Properties.Identifier).toBe('service-api');
+    expect(rs.Properties.Scopes.map((s: { ScopeName: string }) => `${rs.Properties.Identifier}/${s.ScopeName}`).sort()).toEqual(['service-api/read', 'service-api/write']);
+    template.resourceCountIs('AWS::Cognito::UserPoolDomain', 1);
+  });
+
+  it('points every function at the pool as its token issuer', () => {
+    for (const [id, f] of ofType('AWS::Lambda::Function')) {
+      const issuer = JSON.stringify(f.Properties.Environment.Variables.AUTH_ISSUER);
+      expect(issuer, id).toContain('cognito-idp.');
+    }
+  });
+});
+
+describe('workers', () => {
+  it('pairs every queue with a dead-letter queue through a redrive policy', () => {
+    const all = ofType('AWS::SQS::Queue');
+    const withRedrive = all.filter(([, q]) => q.Properties.RedrivePolicy);
+    expect(withRedrive).toHaveLength(Object.keys(queues).length);
+    for (const [id, q] of withRedrive) {
+      const dlq = refOf(q.Properties.RedrivePolicy.deadLetterTargetArn) as string;
+      expect(resources[dlq]?.Type, id).toBe('AWS::SQS::Queue');
+      expect(q.Properties.RedrivePolicy.maxReceiveCount, id).toBeGreaterThan(0);
+      expect(q.Properties.SqsManagedSseEnabled, id).toBe(true);
+    }
+    expect(all).toHaveLength(2 * Object.keys(queues).length);
+  });
+});
+
+describe('operations', () => {
+  it('alarms on each dead-letter queue, each API 5xx rate and throttles of every function', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    const dlqAlarms = alarms.filter(([, a]) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlqAlarms).toHaveLength(Object.keys(queues).length);
+    const rateAlarms = alarms.filter(([, a]) => JSON.stringify(a.Properties.Metrics ?? []).includes('5xx'));
+    expect(rateAlarms).toHaveLength(2);
+    const throttleAlarms = alarms.filter(([, a]) => a.Properties.MetricName === 'Throttles');
+    expect(throttleAlarms).toHaveLength(ofType('AWS::Lambda::Function').length);
+  });
+
+  it('outputs base_url, console_url and auth_url', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Description: string }>;
+    expect(outputs.BaseUrl?.Description).toMatch(/^base_url/);
+    expect(outputs.ConsoleUrl?.Description).toMatch(/^console_url/);
+    expect(outputs.AuthUrl?.Description).toMatch(/^auth_url/);
+  });
+});
