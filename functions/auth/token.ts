@@ -1,7 +1,6 @@
 import { issueToken } from '#shared/auth/token-endpoint';
 import { stores } from '#shared/data/index';
-import { baseChain } from '#shared/http/handler';
-import { header, rawBody } from '#shared/http/middleware';
+import { baseChain, header, rawBody } from '#shared/http/base';
 import { ok, toResult } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 

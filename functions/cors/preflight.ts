@@ -1,4 +1,4 @@
-import { baseChain } from '#shared/http/handler';
+import { baseChain } from '#shared/http/base';
 import { CORS_ALLOW_HEADERS, NO_CONTENT, baseHeaders } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { routes } from '#shared/routes';

@@ -1,11 +1,7 @@
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import * as z from 'zod';
-import { logger, metrics, tracer } from '../observability.ts';
 import { routeFor } from '../routes.ts';
-import { coreAuth, errorEnvelope, idempotency, jsonBody, platformAuth, validate, type Schemas } from './middleware.ts';
+import { baseChain, jsonBody } from './base.ts';
+import { coreAuth, idempotency, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
 
@@ -28,15 +24,6 @@ export type DomainCall<B extends z.ZodType, Q extends z.ZodType, P extends z.Zod
 ) => Promise<Reply>;
 
 const noQuery = z.strictObject({});
-
-/** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
-export function baseChain(flavor: Flavor) {
-  return middy<HttpEvent, HttpResult, Error, ApiContext>()
-    .use(captureLambdaHandler(tracer))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics))
-    .use(errorEnvelope(flavor));
-}
 
 /**
  * Builds a Lambda handler: Powertools, the envelope (its onError turns every error into the

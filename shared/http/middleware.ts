@@ -1,88 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { verifyAccessToken } from '../auth/jwt.ts';
 import { config } from '../config.ts';
 import { logger } from '../observability.ts';
 import { stores } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
-import { ApiError, AuthenticationError, ConflictError, InvalidJson, ParameterMissing, PayloadTooLarge, PermissionError, ValidationError } from '../errors.ts';
+import { AuthenticationError, ConflictError, PermissionError, ValidationError } from '../errors.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
-import { baseHeaders, toResult } from './respond.ts';
+import { header, rawBody } from './base.ts';
+import { toResult } from './respond.ts';
 import type { Flavor, HttpEvent, HttpMiddleware, HttpRequest, HttpResult } from './types.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function header(event: HttpEvent, name: string): string | undefined {
-  // API Gateway v2 lower-cases header names.
-  return event.headers?.[name.toLowerCase()];
-}
-
-export function rawBody(event: HttpEvent): string | undefined {
-  if (event.body === undefined || event.body === null) return undefined;
-  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-}
-
-function platformMessage(e: ApiError): string {
-  if (!e.details) return e.message;
-  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.join(', ')}`);
-  return `${e.message} ${parts.join('; ')}`;
-}
-
-function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
-  switch (flavor) {
-    case 'core':
-      return {
-        error: { type: e.type, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: requestId },
-      };
-    case 'platform':
-      return { error: platformMessage(e) };
-    case 'oauth':
-      return { error: e.code, error_description: e.message };
-  }
-}
-
-/**
- * First in every chain: assigns the request id, and (its onError runs last) turns every
- * error into the flavor's envelope. Unknown errors become a 500 that leaks nothing.
- */
-export function errorEnvelope(flavor: Flavor): HttpMiddleware {
-  return {
-    before: (req) => {
-      const requestId = UUID.test(req.context.awsRequestId ?? '') ? req.context.awsRequestId : randomUUID();
-      req.context.state = { requestId, tenant: '', scopes: [], body: undefined, query: undefined, params: undefined, idempotencyKey: undefined };
-    },
-    onError: (req) => {
-      const requestId = req.context.state?.requestId ?? randomUUID();
-      let e = req.error;
-      if (!(e instanceof ApiError)) {
-        logger.error('unhandled error', { requestId, error: e as Error });
-        e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
-      }
-      const apiError = e as ApiError;
-      const headers = baseHeaders(flavor, requestId);
-      if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
-      req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
-    },
-  };
-}
-
-/** Parses the JSON body; a route with a body schema requires one. */
-export function jsonBody(): HttpMiddleware {
-  return {
-    before: (req) => {
-      const raw = rawBody(req.event);
-      const max = config().maxBodyBytes;
-      if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
-      if (raw === undefined || raw.trim() === '') throw new ParameterMissing('A JSON request body is required.');
-      try {
-        req.context.state.body = JSON.parse(raw);
-      } catch {
-        throw new InvalidJson();
-      }
-    },
-  };
-}
 
 function bearer(event: HttpEvent): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header(event, 'authorization') ?? '');

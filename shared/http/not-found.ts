@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.ts';
 import { routes } from '../routes.ts';
-import { baseChain } from './handler.ts';
+import { baseChain } from './base.ts';
 import { compile, matchPath } from './route-match.ts';
 import type { ApiContext, HttpEvent, HttpResult } from './types.ts';
 

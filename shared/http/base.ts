@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import { config } from '../config.ts';
+import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge } from '../errors.ts';
+import { logger, metrics, tracer } from '../observability.ts';
+import { baseHeaders } from './respond.ts';
+import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
+
+/*
+ * The part of every handler chain that needs no table: Powertools, the error envelope, JSON
+ * parsing. Handlers that touch no data (CORS preflight, 404s) bundle only this.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function header(event: HttpEvent, name: string): string | undefined {
+  // API Gateway v2 lower-cases header names.
+  return event.headers?.[name.toLowerCase()];
+}
+
+export function rawBody(event: HttpEvent): string | undefined {
+  if (event.body === undefined || event.body === null) return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+function platformMessage(e: ApiError): string {
+  if (!e.details) return e.message;
+  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.join(', ')}`);
+  return `${e.message} ${parts.join('; ')}`;
+}
+
+function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
+  switch (flavor) {
+    case 'core':
+      return {
+        error: { type: e.type, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: requestId },
+      };
+    case 'platform':
+      return { error: platformMessage(e) };
+    case 'oauth':
+      return { error: e.code, error_description: e.message };
+  }
+}
+
+/**
+ * First in every chain: assigns the request id, and (its onError runs last) turns every
+ * error into the flavor's envelope. Unknown errors become a 500 that leaks nothing.
+ */
+export function errorEnvelope(flavor: Flavor): HttpMiddleware {
+  return {
+    before: (req) => {
+      const requestId = UUID.test(req.context.awsRequestId ?? '') ? req.context.awsRequestId : randomUUID();
+      req.context.state = { requestId, tenant: '', scopes: [], body: undefined, query: undefined, params: undefined, idempotencyKey: undefined };
+    },
+    onError: (req) => {
+      const requestId = req.context.state?.requestId ?? randomUUID();
+      let e = req.error;
+      if (!(e instanceof ApiError)) {
+        logger.error('unhandled error', { requestId, error: e as Error });
+        e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
+      }
+      const apiError = e as ApiError;
+      const headers = baseHeaders(flavor, requestId);
+      if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
+      req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
+    },
+  };
+}
+
+/** Parses the JSON body; a route with a body schema requires one. */
+export function jsonBody(): HttpMiddleware {
+  return {
+    before: (req) => {
+      const raw = rawBody(req.event);
+      const max = config().maxBodyBytes;
+      if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
+      if (raw === undefined || raw.trim() === '') throw new ParameterMissing('A JSON request body is required.');
+      try {
+        req.context.state.body = JSON.parse(raw);
+      } catch {
+        throw new InvalidJson();
+      }
+    },
+  };
+}
+
+/** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
+export function baseChain(flavor: Flavor) {
+  return middy<HttpEvent, HttpResult, Error, ApiContext>()
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .use(errorEnvelope(flavor));
+}
