@@ -1,17 +1,14 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { deployedRoutes, notFoundHandlers, type Access } from '../shared/routes.ts';
-import { ServiceFunction } from './service-function.ts';
+import { ServiceFunction, type ServiceResources } from './service-function.ts';
 
 export interface HttpApiProps {
   api: 'core' | 'platform';
-  table: ITable;
-  userPool: IUserPool;
+  resources: ServiceResources;
   throttle: { rateLimit: number; burstLimit: number };
 }
 
@@ -42,8 +39,14 @@ export class ServiceHttpApi extends Construct {
     const fn = (module: string, access: Access) => {
       let f = this.functions.get(module);
       if (!f) {
-        f = new ServiceFunction(this, module.replace(/[^A-Za-z0-9]/g, '-'), { handler: module, timeout: Duration.seconds(10) });
-        f.bindTable(props.table, access).bindUserPool(props.userPool, access);
+        const heavy = Boolean(access.bucket);
+        f = new ServiceFunction(this, module.replace(/[^A-Za-z0-9]/g, '-'), {
+          handler: module,
+          timeout: Duration.seconds(heavy ? 29 : 10),
+          // Search holds the tenant's index in memory: more memory, and more CPU with it.
+          memorySize: heavy ? 3008 : 1024,
+        });
+        f.bindAccess(props.resources, access, { verifiesTokens: true });
         this.functions.set(module, f);
       }
       return f;

@@ -1,5 +1,7 @@
-import { Validations, type App, type Stack } from 'aws-cdk-lib';
+import { Validations, type App, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ARTIFACT_PREFIXES } from './service-function.ts';
+import type { ServiceStack } from './stack.ts';
 
 /** Every cdk-nag AwsSolutions finding this design accepts, each with its reason. */
 export const ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
@@ -11,8 +13,17 @@ export const ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
   { id: 'AwsSolutions-COG4', reason: 'No API Gateway Cognito authorizer: tokens are verified in the handlers (see APIG4).' },
 ];
 
+/** Object-prefix grants on the artifact bucket (`<bucket>/search/*`, `<bucket>/models/*`). */
+function artifactPrefixAcknowledgements(stack: ServiceStack): { id: string; reason: string }[] {
+  const bucketId = stack.resolve((stack.data.artifacts.node.defaultChild as CfnElement).logicalId) as string;
+  return ARTIFACT_PREFIXES.map((p) => ({
+    id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${p}/*]`,
+    reason: `Artifacts are objects under the ${p}/ prefix, one key per tenant and build or version; grants are limited to that prefix and to GetObject/PutObject.`,
+  }));
+}
+
 /** Runs the AwsSolutions pack over the app at synthesis, with this stack's acknowledgements. */
-export function applyNag(app: App, stack: Stack): void {
+export function applyNag(app: App, stack: ServiceStack): void {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
-  for (const a of ACKNOWLEDGED) Validations.of(stack).acknowledge(a);
+  for (const a of [...ACKNOWLEDGED, ...artifactPrefixAcknowledgements(stack)]) Validations.of(stack).acknowledge(a);
 }

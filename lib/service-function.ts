@@ -5,10 +5,27 @@ import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Access } from '../shared/routes.ts';
+import type { QueueName } from '../shared/workers.ts';
+
+/** The stack's shared resources a function may be bound to. */
+export interface ServiceResources {
+  table: ITable;
+  userPool: IUserPool;
+  bucket: IBucket;
+  queues: ReadonlyMap<QueueName, IQueue>;
+  /** `local` (default) or `bedrock` (Titan Text Embeddings V2). */
+  embeddingProvider: 'local' | 'bedrock';
+}
+
+/** Object prefixes of the artifact bucket: search indexes and trained models. */
+export const ARTIFACT_PREFIXES = ['search', 'models'] as const;
+export const TITAN_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -76,6 +93,43 @@ export class ServiceFunction extends NodejsFunction {
     if (access.indexes?.length) {
       this.addToRolePolicy(
         new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: access.indexes.map((i) => `${table.tableArn}/index/${i}`) }),
+      );
+    }
+    return this;
+  }
+
+  /** Everything the declared access needs: table, pool, bucket, queues, embedding model. */
+  bindAccess(r: ServiceResources, access: Access, opts: { verifiesTokens: boolean }): this {
+    this.bindTable(r.table, access);
+    if (opts.verifiesTokens || access.cognito?.length) this.bindUserPool(r.userPool, access);
+    if (access.bucket) this.bindBucket(r.bucket, access.bucket);
+    for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
+    if (access.embeds) this.bindEmbeddings(r.embeddingProvider);
+    return this;
+  }
+
+  /** GetObject (and PutObject) on the artifact prefixes only. */
+  bindBucket(bucket: IBucket, mode: 'read' | 'readwrite'): this {
+    this.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
+    const actions = mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
+    this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: ARTIFACT_PREFIXES.map((p) => `${bucket.bucketArn}/${p}/*`) }));
+    return this;
+  }
+
+  /** SendMessage on one queue, whose URL goes into QUEUE_URL_<NAME>. */
+  bindQueue(name: QueueName, queue: IQueue): this {
+    this.addEnvironment(`QUEUE_URL_${name.toUpperCase()}`, queue.queueUrl);
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
+    return this;
+  }
+
+  /** The embedding provider; Bedrock needs InvokeModel on the Titan model only. */
+  bindEmbeddings(provider: 'local' | 'bedrock'): this {
+    this.addEnvironment('EMBEDDING_PROVIDER', provider);
+    this.addEnvironment('EMBEDDING_DIMENSIONS', '512');
+    if (provider === 'bedrock') {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [`arn:${Stack.of(this).partition}:bedrock:${Stack.of(this).region}::foundation-model/${TITAN_MODEL_ID}`] }),
       );
     }
     return this;

@@ -11,6 +11,8 @@ export interface ServiceStackProps extends StackProps {
   authDomainPrefix?: string;
   /** Steady-state requests per second and burst per API stage. */
   throttle?: { rateLimit: number; burstLimit: number };
+  /** Embedding model: the local hashing embedding (default) or Bedrock Titan Text Embeddings V2. */
+  embeddingProvider?: 'local' | 'bedrock';
 }
 
 export class ServiceStack extends Stack {
@@ -25,10 +27,12 @@ export class ServiceStack extends Stack {
     const throttle = props.throttle ?? { rateLimit: 1000, burstLimit: 2000 };
     this.data = new DataConstruct(this, 'Data');
     this.auth = new AuthConstruct(this, 'Auth', props.authDomainPrefix ? { domainPrefix: props.authDomainPrefix } : {});
-    const common = { table: this.data.table, userPool: this.auth.userPool, throttle };
-    this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', ...common });
-    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', ...common });
-    this.workers = new WorkersConstruct(this, 'Workers', { table: this.data.table, bucket: this.data.artifacts });
+    this.workers = new WorkersConstruct(this, 'Workers');
+    const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? 'local' };
+    this.workers.addFunctions(base);
+    const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
+    this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle });
+    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle });
 
     new OperationsConstruct(this, 'Operations', {
       apis: { core: this.core.httpApi, platform: this.platform.httpApi },

@@ -10,7 +10,8 @@ export interface Config {
   auth: {
     /** Deployed stack: the Cognito user pool whose app clients are the OAuth clients. */
     userPoolId: string | undefined;
-    issuer: string;
+    /** Required by the token verifier (API handlers); workers do without. */
+    issuer: string | undefined;
     jwksUri: string;
     /** Local stack: a JWKS file to preload, so verification never fetches. */
     jwksFile: string | undefined;
@@ -27,7 +28,7 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
-function required(env: Env, name: string): string {
+export function required(env: Env, name: string): string {
   const v = env[name];
   if (v === undefined || v === '') throw new Error(`Missing required environment variable ${name}`);
   return v;
@@ -42,7 +43,7 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 }
 
 export function readConfig(env: Env = process.env): Config {
-  const issuer = required(env, 'AUTH_ISSUER');
+  const issuer = env.AUTH_ISSUER || undefined;
   return {
     tableName: required(env, 'TABLE_NAME'),
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
@@ -50,7 +51,7 @@ export function readConfig(env: Env = process.env): Config {
     auth: {
       userPoolId: env.USER_POOL_ID || undefined,
       issuer,
-      jwksUri: env.AUTH_JWKS_URI || `${issuer}/.well-known/jwks.json`,
+      jwksUri: env.AUTH_JWKS_URI || (issuer ? `${issuer}/.well-known/jwks.json` : ''),
       jwksFile: env.AUTH_JWKS_FILE || undefined,
       signingKeyFile: env.AUTH_SIGNING_KEY_FILE || undefined,
       tokenLifetimeSeconds: positiveInt(env, 'TOKEN_LIFETIME_SECONDS', 3600),

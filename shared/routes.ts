@@ -4,6 +4,7 @@
  * `handler` is a module under functions/ (without extension) exporting `handler`.
  */
 import type { IndexName } from './data/table-schema.ts';
+import type { QueueName } from './workers.ts';
 
 export type CoreScope = 'service-api/read' | 'service-api/write';
 export type PlatformScope = 'admin' | 'events' | 'items' | 'recommendations';
@@ -21,6 +22,12 @@ export interface Access {
   indexes?: readonly IndexName[];
   /** Cognito app-client administration on the service's user pool. */
   cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient')[];
+  /** The artifact bucket (search indexes, models). */
+  bucket?: 'read' | 'readwrite';
+  /** Queues the handler sends jobs to. */
+  queues?: readonly QueueName[];
+  /** Calls the embedding model (Bedrock, when that provider is chosen). */
+  embeds?: boolean;
 }
 
 interface RouteBase {
@@ -57,20 +64,23 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
+/** Search: the index artifact, the fresh delta (gsi2), the user's events (gsi1), a rebuild request, the query embedding. */
+const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', queues: ['embedding'], embeds: true };
 
 const R = 'service-api/read';
 const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
-  core('POST', '/v1/items', 'items/create', W, CREATE),
+  core('POST', '/v1/items', 'items/create', W, { ...CREATE, queues: ['embedding'] }),
   core('GET', '/v1/items', 'items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
   core('GET', '/v1/items/{item_id}', 'items/get', R, {}),
-  core('POST', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
-  core('PATCH', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'] }),
-  core('DELETE', '/v1/items/{item_id}', 'items/delete', W, { table: ['DeleteItem'] }),
+  core('POST', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
+  core('PATCH', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
+  core('DELETE', '/v1/items/{item_id}', 'items/delete', W, { table: ['PutItem', 'DeleteItem'] }),
   core('POST', '/v1/events', 'events/ingest', W, CREATE),
   core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
+  core('POST', '/v1/search', 'search/search', R, SEARCH),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -85,6 +95,9 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/api-keys', 'platform/api-keys-create', { table: ['PutItem'] }),
   platform('GET', '/api/api-keys', 'platform/api-keys-list', { table: ['Query'], indexes: ['gsi1'] }),
   platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys-delete', { table: ['DeleteItem'] }),
+  platform('POST', '/api/items/search', 'platform/items-search', SEARCH, ['items']),
+  platform('GET', '/api/items/search', 'platform/items-search-get', SEARCH, ['items']),
+  platform('GET', '/api/search-index', 'platform/search-index', { ...SEARCH, embeds: false }, ['items']),
 ];
 
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];

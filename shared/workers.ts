@@ -26,7 +26,21 @@ export interface WorkerSpec {
   batchSize: number;
   timeoutSeconds: number;
   memoryMb: number;
-  access: Access & { bucket?: 'read' | 'readwrite' };
+  access: Access;
 }
 
-export const workers: readonly WorkerSpec[] = [];
+export const workers: readonly WorkerSpec[] = [
+  {
+    handler: 'workers/embed',
+    queue: 'embedding',
+    batchSize: 10,
+    timeoutSeconds: 120,
+    memoryMb: 3008,
+    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', embeds: true },
+  },
+];
+
+/** Scheduled maintenance: re-queue lagging embeddings, request index builds. */
+export const schedules = [
+  { handler: 'workers/maintain', everyMinutes: 1, timeoutSeconds: 60, access: { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding'] } as Access },
+] as const;

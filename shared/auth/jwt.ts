@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { JwtVerifier } from 'aws-jwt-verify';
 import type { Jwks } from 'aws-jwt-verify/jwk';
-import { config } from '../config.ts';
+import { config, required } from '../config.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
 export interface AccessClaims {
@@ -16,7 +16,7 @@ function getVerifier(): Verifier {
   if (verifier) return verifier;
   const { auth } = config();
   const v = JwtVerifier.create({
-    issuer: auth.issuer,
+    issuer: auth.issuer ?? required(process.env, 'AUTH_ISSUER'),
     jwksUri: auth.jwksUri,
     audience: null,
     customJwtCheck: ({ payload }) => {

@@ -61,7 +61,11 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
 
   return {
     createTenant: (r: TenantRecord) =>
-      putNew({ ...keys.tenant(r.tenant), ...r }, () => new ConflictError('tenant_exists', `Tenant ${r.tenant} already exists.`)),
+      putNew({ ...keys.tenant(r.tenant), ...keys.tenantListing(r.tenant), ...r }, () => new ConflictError('tenant_exists', `Tenant ${r.tenant} already exists.`)),
+    listTenants: async () => {
+      const rows = await queryUpTo(t, { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.tenantsPk } }, 100_000);
+      return rows.map((r) => String(r.tenant));
+    },
     getTenant: (tenant: string) => get<TenantRecord>(keys.tenant(tenant)),
 
     putClient: (c: ClientRecord) =>

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventListQuery, EventRecord, EventStore, NewEvent, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
@@ -33,6 +33,20 @@ export function dynamoEventStore(t: TableRef): EventStore {
         records.map((r) => ({ ...keys.event(tenant, r.id), ...keys.eventIndexes(tenant, r.id, r.user_id, r.type), ...r })),
       );
       return records;
+    },
+
+    async recentByUser(tenant: string, userId: string, limit: number): Promise<EventRecord[]> {
+      const out = await t.doc.send(
+        new QueryCommand({
+          TableName: t.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId) },
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+      );
+      return (out.Items ?? []).map(fromRow);
     },
 
     async get(tenant: string, id: number): Promise<EventRecord | undefined> {

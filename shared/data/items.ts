@@ -1,23 +1,35 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.ts';
-import type { ItemListQuery, ItemPatch, ItemRecord, ItemStore, JsonObject, NewItem, Page } from '../domain/types.ts';
+import type {
+  ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
+} from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
 import { isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+
+/*
+ * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
+ * name/description/metadata), `embedded_version` and `embedding` (Float32 bytes) once embedded.
+ * Index keys: gsi1 = category; gsi2 = change time (search delta); gsi3 = embedding pending.
+ */
+
+const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
 
 const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
   const c = metadata?.category;
   return typeof c === 'string' && c.length > 0 ? c : undefined;
 };
 
-function toRow(tenant: string, item: ItemRecord): Row {
-  const category = categoryOf(item.metadata);
-  return {
-    ...keys.item(tenant, item.id),
-    ...(category ? keys.itemCategory(tenant, category, item.id) : {}),
-    ...item,
-  };
+const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
+
+function vectorBytes(v: Float32Array): Uint8Array {
+  return new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+}
+
+function vectorOf(raw: unknown): Float32Array | null {
+  if (!(raw instanceof Uint8Array) || raw.byteLength % 4 !== 0) return null;
+  return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
 }
 
 function fromRow(row: Row): ItemRecord {
@@ -34,7 +46,22 @@ function fromRow(row: Row): ItemRecord {
   };
 }
 
+const withVector = (row: Row): ItemWithVector => ({ ...fromRow(row), vector: vectorOf(row.embedding) });
+
 export function dynamoItemStore(t: TableRef): ItemStore {
+  function toRow(tenant: string, item: ItemRecord): Row {
+    const category = categoryOf(item.metadata);
+    return {
+      ...keys.item(tenant, item.id),
+      ...(category ? keys.itemCategory(tenant, category, item.id) : {}),
+      ...keys.itemChange(tenant, item.updated_at, item.id),
+      ...keys.embedPending(tenant, item.updated_at, item.id),
+      ...item,
+      content_version: 1,
+      embedded_version: 0,
+    };
+  }
+
   return {
     async create(tenant: string, items: NewItem[], now: number): Promise<ItemRecord[]> {
       const first = await allocateIds(t, tenant, 'item', items.length);
@@ -71,15 +98,25 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined> {
-      const names: Record<string, string> = { '#updated_at': 'updated_at' };
-      const values: Record<string, unknown> = { ':now': now };
-      const sets = ['#updated_at = :now'];
+      const names: Record<string, string> = { '#updated_at': 'updated_at', '#g2pk': 'gsi2pk', '#g2sk': 'gsi2sk' };
+      const change = keys.itemChange(tenant, now, id);
+      const values: Record<string, unknown> = { ':now': now, ':g2pk': change.gsi2pk, ':g2sk': change.gsi2sk };
+      const sets = ['#updated_at = :now', '#g2pk = :g2pk', '#g2sk = :g2sk'];
       const removes: string[] = [];
+      const adds: string[] = [];
       for (const field of ['name', 'description', 'metadata', 'active'] as const) {
         if (patch[field] === undefined) continue;
         names[`#${field}`] = field;
         values[`:${field}`] = patch[field];
         sets.push(`#${field} = :${field}`);
+      }
+      if (CONTENT_FIELDS.some((f) => patch[f] !== undefined)) {
+        // New content: the embedding is behind until the worker catches up.
+        const pending = keys.embedPending(tenant, now, id);
+        Object.assign(names, { '#cv': 'content_version', '#eua': 'embedding_updated_at', '#g3pk': 'gsi3pk', '#g3sk': 'gsi3sk' });
+        Object.assign(values, { ':one': 1, ':null': null, ':g3pk': pending.gsi3pk, ':g3sk': pending.gsi3sk });
+        adds.push('#cv :one');
+        sets.push('#eua = :null', '#g3pk = :g3pk', '#g3sk = :g3sk');
       }
       if (patch.metadata !== undefined) {
         // The category index follows the replacement metadata.
@@ -100,7 +137,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           new UpdateCommand({
             TableName: t.tableName,
             Key: keys.item(tenant, id),
-            UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+            UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
@@ -114,7 +151,16 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       }
     },
 
-    async delete(tenant: string, id: number): Promise<boolean> {
+    async delete(tenant: string, id: number, now: number): Promise<boolean> {
+      const existing = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ProjectionExpression: 'pk' }));
+      if (!existing.Item) return false;
+      // The tombstone first: search must never show an item that is already gone.
+      await t.doc.send(
+        new PutCommand({
+          TableName: t.tableName,
+          Item: { ...keys.tombstone(tenant, id), ...keys.itemChange(tenant, now, id), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS },
+        }),
+      );
       try {
         await t.doc.send(
           new DeleteCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConditionExpression: 'attribute_exists(pk)' }),
@@ -162,6 +208,104 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       );
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
+
+    async changedSince(tenant: string, since: number, limit: number): Promise<ItemChanges> {
+      const rows = await queryUpTo(
+        t,
+        {
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
+          ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
+        },
+        limit + 1,
+      );
+      const items: ItemWithVector[] = [];
+      const deleted: number[] = [];
+      for (const r of rows.slice(0, limit)) {
+        if (r.deleted_at !== undefined) deleted.push(Number(r.id));
+        else items.push(withVector(r));
+      }
+      return { items, deleted, complete: rows.length <= limit };
+    },
+
+    async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await t.doc.send(
+          new QueryCommand({
+            TableName: t.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': keys.itemPk(tenant) },
+            ExclusiveStartKey: start,
+            Limit: 1000,
+          }),
+        );
+        fn((page.Items ?? []).map(withVector));
+        start = page.LastEvaluatedKey;
+      } while (start);
+    },
+
+    async getForEmbedding(tenant: string, id: number) {
+      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConsistentRead: true }));
+      if (!out.Item) return undefined;
+      return { item: fromRow(out.Item), contentVersion: Number(out.Item.content_version ?? 1), embeddedVersion: Number(out.Item.embedded_version ?? 0) };
+    },
+
+    async saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number) {
+      const change = keys.itemChange(tenant, now, id);
+      try {
+        await t.doc.send(
+          new UpdateCommand({
+            TableName: t.tableName,
+            Key: keys.item(tenant, id),
+            UpdateExpression: 'SET #e = :e, #ev = :cv, #eua = :now, #g2pk = :g2pk, #g2sk = :g2sk REMOVE #g3pk, #g3sk',
+            ConditionExpression: 'attribute_exists(pk) AND #cv = :cv',
+            ExpressionAttributeNames: {
+              '#e': 'embedding', '#ev': 'embedded_version', '#eua': 'embedding_updated_at', '#cv': 'content_version',
+              '#g2pk': 'gsi2pk', '#g2sk': 'gsi2sk', '#g3pk': 'gsi3pk', '#g3sk': 'gsi3sk',
+            },
+            ExpressionAttributeValues: { ':e': vectorBytes(vector), ':cv': contentVersion, ':now': now, ':g2pk': change.gsi2pk, ':g2sk': change.gsi2sk },
+          }),
+        );
+        return 'saved' as const;
+      } catch (e) {
+        if (isConditionFailure(e)) return 'stale' as const;
+        throw e;
+      }
+    },
+
+    async pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]> {
+      const rows = await queryUpTo(
+        t,
+        {
+          IndexName: 'gsi3',
+          KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk < :before',
+          ExpressionAttributeValues: { ':pk': keys.embedPendingPk(tenant), ':before': keys.embedPendingBefore(olderThan) },
+        },
+        limit,
+      );
+      return rows.map((r) => keys.embedPendingId(String(r.gsi3sk)));
+    },
+
+    async pendingCount(tenant: string): Promise<number> {
+      // The index is sparse: only items waiting for an embedding are in it.
+      let n = 0;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await t.doc.send(
+          new QueryCommand({
+            TableName: t.tableName,
+            IndexName: 'gsi3',
+            KeyConditionExpression: 'gsi3pk = :pk',
+            ExpressionAttributeValues: { ':pk': keys.embedPendingPk(tenant) },
+            Select: 'COUNT',
+            ExclusiveStartKey: start,
+          }),
+        );
+        n += page.Count ?? 0;
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return n;
+    },
   };
 }
-

@@ -9,12 +9,25 @@ export const unpad = (s: string): number => Number.parseInt(s, 10);
 
 export const keys = {
   tenant: (t: string) => ({ pk: `TENANT#${t}`, sk: '#TENANT' }),
+  tenantListing: (t: string) => ({ gsi1pk: 'TENANTS', gsi1sk: t }),
+  tenantsPk: 'TENANTS',
   counter: (t: string, name: string) => ({ pk: `TENANT#${t}`, sk: `COUNTER#${name}` }),
 
   itemPk: (t: string) => `TENANT#${t}#ITEMS`,
   item: (t: string, id: number) => ({ pk: `TENANT#${t}#ITEMS`, sk: pad(id) }),
   itemCategory: (t: string, category: string, id: number) => ({ gsi1pk: `TENANT#${t}#ITEMCAT#${category}`, gsi1sk: pad(id) }),
   itemCategoryPk: (t: string, category: string) => `TENANT#${t}#ITEMCAT#${category}`,
+  /** Items and tombstones by update time: what changed since an index was built. */
+  itemChange: (t: string, at: number, id: number) => ({ gsi2pk: `TENANT#${t}#ITEMUPD`, gsi2sk: `${pad(at)}#${pad(id)}` }),
+  itemChangesPk: (t: string) => `TENANT#${t}#ITEMUPD`,
+  itemChangeAfter: (at: number) => `${pad(at)}#`,
+  tombstone: (t: string, id: number) => ({ pk: `TENANT#${t}#TOMBSTONES`, sk: pad(id) }),
+  /** Sparse: a tenant's items whose embedding is behind their content, oldest first. */
+  embedPending: (t: string, at: number, id: number) => ({ gsi3pk: `TENANT#${t}#EMBEDPENDING`, gsi3sk: `${pad(at)}#${pad(id)}` }),
+  embedPendingPk: (t: string) => `TENANT#${t}#EMBEDPENDING`,
+  embedPendingBefore: (at: number) => `${pad(at)}#`,
+  embedPendingId: (sk: string): number => unpad(sk.slice(sk.indexOf('#') + 1)),
+
 
   eventShard: (id: number) => id % EVENT_SHARDS,
   eventPk: (t: string, shard: number) => `TENANT#${t}#EVENTS#${shard}`,

@@ -69,6 +69,6 @@ export const isConditionFailure = (e: unknown): boolean =>
 
 /** Strips the storage attributes off a row. */
 export function stripKeys(row: Row): Row {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ttl: _ttl, ...rest } = row;
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, gsi3pk: _e, gsi3sk: _f, ttl: _ttl, ...rest } = row;
   return rest;
 }

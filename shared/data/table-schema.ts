@@ -6,8 +6,10 @@
  * - base table   pk/sk:      tenant, counters, items of a tenant by id, events by shard+id,
  *                             clients and API keys by their public id, idempotency records
  * - gsi1         gsi1pk/sk:  items of a tenant by category; events of a user by id;
- *                             clients and API keys of a tenant
- * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id
+ *                             clients and API keys of a tenant; the list of tenants
+ * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id; items and deletion
+ *                             tombstones of a tenant by update time (the search delta)
+ * - gsi3         gsi3pk/sk:  sparse: items whose embedding is behind their content (the sweep)
  * TTL attribute `ttl` expires idempotency records.
  */
 export const TABLE_SCHEMA = {
@@ -17,6 +19,7 @@ export const TABLE_SCHEMA = {
   indexes: [
     { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
   ],
 } as const;
 

@@ -32,6 +32,8 @@ export interface ApiKeyRecord {
 export interface CredentialStore {
   createTenant(t: TenantRecord): Promise<void>;
   getTenant(tenant: string): Promise<TenantRecord | undefined>;
+  /** Every tenant id (maintenance jobs only). */
+  listTenants(): Promise<string[]>;
   putClient(c: ClientRecord): Promise<void>;
   getClient(clientId: string): Promise<ClientRecord | undefined>;
   listClients(tenant: string, limit: number, cursor?: string): Promise<Page<ClientRecord> & { cursor: string | null }>;

@@ -1,13 +1,28 @@
 import { ItemNotFound } from '../errors.ts';
+import type { JobQueue } from '../jobs.ts';
+import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
 import { itemResource, listOf } from './present.ts';
 import type { ItemStore } from './types.ts';
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
+/**
+ * Asks the embedding worker to embed these items. The items already carry their "embedding
+ * pending" mark, so if the queue is unreachable the sweep finds them later: nothing is lost.
+ */
+async function requestEmbeddings(queue: JobQueue, tenant: string, ids: number[]): Promise<void> {
+  try {
+    await queue.send('embedding', ids.map((item_id) => ({ type: 'embed', tenant, item_id })));
+  } catch (e) {
+    logger.warn('embedding request not queued; the sweep will pick the items up', { tenant, ids, error: e as Error });
+  }
+}
+
 /** A single item answers with the item; an array with a list of every created item. */
-export async function createItems(store: ItemStore, tenant: string, body: CreateItemsBody) {
+export async function createItems(store: ItemStore, queue: JobQueue, tenant: string, body: CreateItemsBody) {
   const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds());
+  await requestEmbeddings(queue, tenant, created.map((c) => c.id));
   const resources = created.map(itemResource);
   return Array.isArray(body) ? listOf('/v1/items', resources, false) : resources[0];
 }
@@ -18,15 +33,17 @@ export async function getItem(store: ItemStore, tenant: string, id: number) {
   return itemResource(r);
 }
 
-export async function updateItem(store: ItemStore, tenant: string, id: number, patch: UpdateItemBody) {
+/** Updates an item; a change of name, description or metadata (not of `active` alone) re-embeds it. */
+export async function updateItem(store: ItemStore, queue: JobQueue, tenant: string, id: number, patch: UpdateItemBody) {
   const r = await store.update(tenant, id, patch, nowSeconds());
   if (!r) throw new ItemNotFound(id);
+  if (patch.name !== undefined || patch.description !== undefined || patch.metadata !== undefined) await requestEmbeddings(queue, tenant, [id]);
   return itemResource(r);
 }
 
 export async function deleteItem(store: ItemStore, tenant: string, id: number) {
   const started = performance.now();
-  if (!(await store.delete(tenant, id))) throw new ItemNotFound(id);
+  if (!(await store.delete(tenant, id, nowSeconds()))) throw new ItemNotFound(id);
   return {
     message: `Item ${id} deleted.`,
     itemId: id,

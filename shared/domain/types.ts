@@ -39,14 +39,38 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
+export interface ItemWithVector extends ItemRecord {
+  vector: Float32Array | null;
+}
+
+/** What changed in a tenant's catalog after some time: the fresh part of search. */
+export interface ItemChanges {
+  items: ItemWithVector[];
+  deleted: number[];
+  /** False when `limit` cut the answer short. */
+  complete: boolean;
+}
+
 export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number): Promise<ItemRecord[]>;
   get(tenant: string, id: number): Promise<ItemRecord | undefined>;
   /** undefined when the item does not exist. */
   update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined>;
   /** false when the item does not exist. */
-  delete(tenant: string, id: number): Promise<boolean>;
+  delete(tenant: string, id: number, now: number): Promise<boolean>;
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
+  /** Items changed (content, activity, embedding) and items deleted at or after `since` (seconds). */
+  changedSince(tenant: string, since: number, limit: number): Promise<ItemChanges>;
+  /** Every item with its vector, a page at a time (index builds). */
+  forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void>;
+  /** The item with its content version and the version its embedding is of. */
+  getForEmbedding(tenant: string, id: number): Promise<{ item: ItemRecord; contentVersion: number; embeddedVersion: number } | undefined>;
+  /** Stores a vector for that content version; 'stale' when the content changed meanwhile or the item is gone. */
+  saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number): Promise<'saved' | 'stale'>;
+  /** A tenant's items whose embedding has been behind their content since before `olderThan`. */
+  pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]>;
+  /** How many of a tenant's items wait for an embedding. */
+  pendingCount(tenant: string): Promise<number>;
 }
 
 export interface EventRecord {
@@ -77,6 +101,8 @@ export interface EventListQuery {
 
 export interface EventStore {
   append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]>;
+  /** A user's latest events, newest first. */
+  recentByUser(tenant: string, userId: string, limit: number): Promise<EventRecord[]>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;
   list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>>;
 }

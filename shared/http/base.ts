@@ -5,6 +5,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { config } from '../config.ts';
 import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge } from '../errors.ts';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger, metrics, tracer } from '../observability.ts';
 import { baseHeaders } from './respond.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
@@ -52,6 +53,7 @@ function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
 export function errorEnvelope(flavor: Flavor): HttpMiddleware {
   return {
     before: (req) => {
+      metrics.addMetric('Requests', MetricUnit.Count, 1);
       const requestId = UUID.test(req.context.awsRequestId ?? '') ? req.context.awsRequestId : randomUUID();
       req.context.state = { requestId, tenant: '', scopes: [], body: undefined, query: undefined, params: undefined, idempotencyKey: undefined };
     },
@@ -63,6 +65,7 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
         e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
       const apiError = e as ApiError;
+      metrics.addMetric(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', MetricUnit.Count, 1);
       const headers = baseHeaders(flavor, requestId);
       if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
       req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };

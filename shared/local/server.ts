@@ -5,7 +5,8 @@ import { compile, matchPath } from '../http/route-match.ts';
 import { notFoundHandlers, routeKey, routes, type Route } from '../routes.ts';
 import { lambdaContext, readBody, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
 
-async function loadHandler(module: string): Promise<LambdaHttpHandler> {
+/** Imports a handler module under functions/ (what Lambda would load). */
+export async function loadHandler(module: string): Promise<LambdaHttpHandler> {
   const mod = (await import(new URL(`../../functions/${module}.ts`, import.meta.url).href)) as { handler?: LambdaHttpHandler };
   if (typeof mod.handler !== 'function') throw new Error(`functions/${module}.ts exports no handler`);
   return mod.handler;

@@ -5,8 +5,11 @@ import { makeTable } from '../data/client.ts';
 import { storesFor } from '../data/index.ts';
 import { ConflictError } from '../errors.ts';
 import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../domain/credentials.ts';
+import { useJobQueue } from '../jobs.ts';
+import { queues as queueSpecs, workers, type QueueName } from '../workers.ts';
 import { ensureTable, startDynalite } from './dynamo.ts';
-import { startHttpServer } from './server.ts';
+import { LocalJobQueue, LocalQueue, type SqsHandler } from './queue.ts';
+import { loadHandler, startHttpServer } from './server.ts';
 
 export const LOCAL_TABLE = 'recsearch-local';
 
@@ -18,6 +21,8 @@ export const paths = (dataDir: string) => ({
   dynamodb: join(dataDir, 'dynamodb'),
   signingKey: join(dataDir, 'jwt-signing-key.json'),
   jwks: join(dataDir, 'jwks.json'),
+  blobs: join(dataDir, 'blobs'),
+  deadLetters: (queue: string) => join(dataDir, `dead-letters-${queue}.jsonl`),
 });
 
 /** What a running local stack records about itself, so the admin CLI can reach it. */
@@ -37,6 +42,9 @@ export const urlsFor = (port: number): ServiceUrls => {
 
 export interface LocalStack {
   port: number;
+  jobs: LocalJobQueue;
+  /** Runs the maintenance pass now (the local stand-in for the scheduled Lambda). */
+  maintain(): Promise<unknown>;
   dataDir: string;
   credentials: Credentials;
   credentialsFile: string;
@@ -65,11 +73,37 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     AUTH_JWKS_FILE: p.jwks,
     AUTH_SIGNING_KEY_FILE: p.signingKey,
+    BLOB_DIR: p.blobs,
     // No CloudWatch or X-Ray locally: Powertools metrics and tracing stay off.
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',
+    // A laptop catalog is small: fold changes into the index sooner than on AWS.
+    INDEX_MAX_AGE_SECONDS: '30',
+    EMBED_GRACE_SECONDS: '30',
     ...opts.env,
   });
+
+  // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.
+  const localQueues = new Map<QueueName, LocalQueue>();
+  for (const [name, spec] of Object.entries(queueSpecs) as [QueueName, (typeof queueSpecs)[QueueName]][]) {
+    const worker = workers.find((w) => w.queue === name);
+    const handler = worker ? ((await loadHandler(worker.handler)) as unknown as SqsHandler) : undefined;
+    localQueues.set(
+      name,
+      new LocalQueue(name, handler, {
+        batchSize: worker?.batchSize ?? 10,
+        maxReceiveCount: spec.maxReceiveCount,
+        retryDelayMs: Number(process.env.LOCAL_RETRY_DELAY_MS ?? 1000),
+        deadLetterFile: p.deadLetters(name),
+      }),
+    );
+  }
+  const jobQueue = new LocalJobQueue(localQueues);
+  useJobQueue(jobQueue);
+  const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
+  const maintenanceSeconds = Number(process.env.MAINTENANCE_SECONDS ?? 10);
+  const maintenance = setInterval(() => void maintainHandler().catch((e: unknown) => console.error('maintenance failed', e)), maintenanceSeconds * 1000);
+  maintenance.unref();
   const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks });
   // Handlers read their configuration on first use, so the issuer can follow the bound port.
   process.env.AUTH_ISSUER = `http://localhost:${http.port}`;
@@ -92,10 +126,15 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
 
   return {
     port: http.port,
+    jobs: jobQueue,
+    maintain: () => maintainHandler(),
     dataDir,
     credentials,
     credentialsFile: p.credentials,
     close: async () => {
+      clearInterval(maintenance);
+      for (const q of localQueues.values()) q.stop();
+      useJobQueue(undefined);
       await http.close();
       await dynamo.close();
       rmSync(p.stack, { force: true });

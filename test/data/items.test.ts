@@ -46,8 +46,8 @@ describe('item store', () => {
   it('deletes once', async () => {
     const s = db.stores.items;
     const [it1] = await s.create('del', [{ name: 'x' }], 1);
-    expect(await s.delete('del', it1?.id as number)).toBe(true);
-    expect(await s.delete('del', it1?.id as number)).toBe(false);
+    expect(await s.delete('del', it1?.id as number, 2)).toBe(true);
+    expect(await s.delete('del', it1?.id as number, 3)).toBe(false);
     expect(await s.get('del', it1?.id as number)).toBeUndefined();
   });
 

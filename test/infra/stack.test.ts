@@ -94,6 +94,10 @@ describe('least privilege', () => {
     for (const { id, s } of policies()) {
       for (const a of actionsOf(s)) expect(a, id).not.toMatch(/\*/);
       if ([s.Resource].flat().includes('*')) expect(actionsOf(s).every((a) => a.startsWith('xray:')), id).toBe(true);
+      for (const r of [s.Resource].flat()) {
+        const text = JSON.stringify(r);
+        if (text.includes('*') && text !== '"*"') expect(text, id).toMatch(/\/(search|models)\/\*"|index\//);
+      }
     }
   });
 
@@ -174,11 +178,62 @@ describe('auth', () => {
     template.resourceCountIs('AWS::Cognito::UserPoolDomain', 1);
   });
 
-  it('points every function at the pool as its token issuer', () => {
-    for (const [id, f] of ofType('AWS::Lambda::Function')) {
-      const issuer = JSON.stringify(f.Properties.Environment.Variables.AUTH_ISSUER);
-      expect(issuer, id).toContain('cognito-idp.');
+  it('points every API function at the pool as its token issuer', () => {
+    const apiModules = new Set(['core', 'platform'].flatMap((a) => deployedRoutes(a as 'core' | 'platform').map((r) => `functions/${r.handler}.ts`)));
+    const apiFns = ofType('AWS::Lambda::Function').filter(([, f]) => apiModules.has(f.Properties.Description));
+    expect(apiFns.length).toBe(apiModules.size);
+    for (const [id, f] of apiFns) expect(JSON.stringify(f.Properties.Environment.Variables.AUTH_ISSUER), id).toContain('cognito-idp.');
+  });
+});
+
+const fnByModule = (module: string): Resource => {
+  const hit = ofType('AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`);
+  if (!hit) throw new Error(`no function for ${module}`);
+  return hit[1];
+};
+const statementsOf = (fn: Resource): any[] => {
+  const roleId = refOf(fn.Properties.Role) as string;
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
+};
+
+describe('search and embedding wiring', () => {
+  it('lets search read index artifacts and request rebuilds, nothing more on the bucket or queue', () => {
+    const st = statementsOf(fnByModule('search/search'));
+    const s3 = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('s3:')));
+    expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject']);
+    expect(JSON.stringify(s3[0].Resource)).toContain('/search/*');
+    const sqs = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')));
+    expect(sqs.flatMap((x) => [x.Action].flat())).toEqual(['sqs:SendMessage']);
+    expect(fnByModule('search/search').Properties.Environment.Variables.QUEUE_URL_EMBEDDING).toBeDefined();
+  });
+
+  it('lets item create and update enqueue embeddings, and delete not', () => {
+    for (const m of ['items/create', 'items/update']) {
+      expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().includes('sqs:SendMessage')), m).toBe(true);
     }
+    expect(statementsOf(fnByModule('items/delete')).some((x) => [x.Action].flat().includes('sqs:SendMessage'))).toBe(false);
+    expect(statementsOf(fnByModule('items/get')).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')))).toBe(false);
+  });
+
+  it('feeds the embedding worker from its queue with partial batch failures, and runs maintenance every minute', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionResponseTypes: ['ReportBatchItemFailures'], BatchSize: 10 });
+    const embed = statementsOf(fnByModule('workers/embed')).flatMap((x) => [x.Action].flat());
+    expect(embed).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject', 'dynamodb:UpdateItem']));
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+  });
+
+  it('grants Bedrock InvokeModel on the Titan model only when chosen', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const bedrock = Template.fromStack(new ServiceStack(app, 'BedrockStack', { embeddingProvider: 'bedrock', env: { account: '123456789012', region: 'eu-west-1' } }));
+    const actions = Object.values(bedrock.toJSON().Resources as Record<string, Resource>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => (p.Properties.PolicyDocument.Statement as any[]).filter((x) => [x.Action].flat().includes('bedrock:InvokeModel')));
+    expect(actions.length).toBeGreaterThan(0);
+    for (const a of actions) expect(JSON.stringify(a.Resource)).toContain('foundation-model/amazon.titan-embed-text-v2:0');
+    const local = ofType('AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
+    expect(local.some((x) => [x.Action].flat().includes('bedrock:InvokeModel'))).toBe(false);
   });
 });
 

@@ -1,0 +1,19 @@
+import { blobs } from '#shared/blob';
+import { stores } from '#shared/data/index';
+import { logger } from '#shared/observability';
+import { buildIndex, embedItem } from '#shared/search/indexer';
+import { embeddingProvider } from '#shared/search/providers';
+import { sqsWorker } from '#shared/workers-runtime';
+
+/** The embedding queue's worker: embeds changed items, and builds a tenant's search index on request. */
+export const handler = sqsWorker(async (job) => {
+  if (job.type === 'embed') {
+    const outcome = await embedItem(stores().items, embeddingProvider(), job.tenant, job.item_id);
+    logger.debug('embed', { tenant: job.tenant, item: job.item_id, outcome });
+  } else if (job.type === 'build-index') {
+    const pointer = await buildIndex(stores().items, blobs(), embeddingProvider().dimensions, job.tenant);
+    logger.info('index built', { tenant: job.tenant, items: pointer.items, builtAt: pointer.builtAt });
+  } else {
+    throw new Error(`The embedding worker does not take ${job.type} jobs`);
+  }
+});

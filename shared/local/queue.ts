@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Job, JobQueue } from '../jobs.ts';
+import type { QueueName } from '../workers.ts';
+import { lambdaContext } from './http-adapter.ts';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+interface Message {
+  id: string;
+  body: string;
+  receiveCount: number;
+  visibleAt: number;
+  sentAt: number;
+}
+
+export interface LocalQueueOptions {
+  batchSize: number;
+  maxReceiveCount: number;
+  /** Delay before a failed message is visible again (SQS: the visibility timeout). */
+  retryDelayMs: number;
+  /** Dead letters are appended here as JSON lines, so none is lost. */
+  deadLetterFile?: string;
+}
+
+/**
+ * The local stand-in for SQS + the Lambda event source: delivers real SQSEvent batches to the
+ * worker handler, retries the records it reports in batchItemFailures (or the whole batch when
+ * it throws) after a delay, and dead-letters a message after maxReceiveCount receives.
+ */
+export class LocalQueue {
+  private readonly messages: Message[] = [];
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private stopped = false;
+  private waiters: (() => void)[] = [];
+  readonly deadLetters: { id: string; body: string; receiveCount: number }[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly handler: SqsHandler | undefined,
+    private readonly opts: LocalQueueOptions,
+  ) {}
+
+  send(bodies: string[]): void {
+    const now = Date.now();
+    for (const body of bodies) this.messages.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
+    this.schedule(0);
+  }
+
+  get depth(): number {
+    return this.messages.length + this.inFlight;
+  }
+
+  /** Resolves once nothing is waiting or in flight (tests, benchmarks). */
+  idle(): Promise<void> {
+    if (this.depth === 0 || !this.handler) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped || !this.handler || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pump(), ms);
+  }
+
+  private async pump(): Promise<void> {
+    this.timer = undefined;
+    if (this.running || this.stopped || !this.handler) return;
+    this.running = true;
+    try {
+      for (;;) {
+        const now = Date.now();
+        const batch: Message[] = [];
+        for (let i = 0; i < this.messages.length && batch.length < this.opts.batchSize; ) {
+          const m = this.messages[i] as Message;
+          if (m.visibleAt <= now) {
+            batch.push(m);
+            this.messages.splice(i, 1);
+          } else i++;
+        }
+        if (batch.length === 0) break;
+        this.inFlight += batch.length;
+        await this.deliver(batch);
+        this.inFlight -= batch.length;
+      }
+    } finally {
+      this.running = false;
+    }
+    if (this.messages.length > 0) {
+      const next = Math.min(...this.messages.map((m) => m.visibleAt));
+      this.schedule(Math.max(0, next - Date.now()));
+    } else if (this.inFlight === 0) {
+      for (const w of this.waiters.splice(0)) w();
+    }
+  }
+
+  private async deliver(batch: Message[]): Promise<void> {
+    for (const m of batch) m.receiveCount += 1;
+    const event: SQSEvent = { Records: batch.map((m) => this.record(m)) };
+    let failed: Set<string>;
+    try {
+      const res = await (this.handler as SqsHandler)(event, lambdaContext(`worker-${this.name}`, 900_000));
+      failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch {
+      failed = new Set(batch.map((m) => m.id));
+    }
+    for (const m of batch) {
+      if (!failed.has(m.id)) continue;
+      if (m.receiveCount >= this.opts.maxReceiveCount) {
+        this.deadLetters.push({ id: m.id, body: m.body, receiveCount: m.receiveCount });
+        if (this.opts.deadLetterFile) appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+      } else {
+        m.visibleAt = Date.now() + this.opts.retryDelayMs * m.receiveCount;
+        this.messages.push(m);
+      }
+    }
+  }
+
+  private record(m: Message): SQSRecord {
+    return {
+      messageId: m.id,
+      receiptHandle: m.id,
+      body: m.body,
+      attributes: {
+        ApproximateReceiveCount: String(m.receiveCount),
+        SentTimestamp: String(m.sentAt),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(m.sentAt),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:local:000000000000:${this.name}`,
+      awsRegion: 'local',
+    };
+  }
+}
+
+/** The job queue the handlers see locally: one LocalQueue per queue name. */
+export class LocalJobQueue implements JobQueue {
+  constructor(readonly queues: Map<QueueName, LocalQueue>) {}
+  async send(queue: QueueName, jobs: Job[]): Promise<void> {
+    const q = this.queues.get(queue);
+    if (!q) throw new Error(`No local queue ${queue}`);
+    q.send(jobs.map((j) => JSON.stringify(j)));
+  }
+  async idle(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.idle()));
+  }
+}

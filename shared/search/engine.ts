@@ -1,0 +1,416 @@
+import type { JsonObject } from '../domain/types.ts';
+import { normalize } from './embedding.ts';
+import { editDistance, terms, words, stem, STOP_WORDS } from './text.ts';
+
+/** An item as the search index sees it. */
+export interface SearchDoc {
+  id: number;
+  name: string;
+  description?: string;
+  metadata: JsonObject;
+  active: boolean;
+  created: number;
+  updated_at: number;
+  embedding_updated_at: number | null;
+  vector: Float32Array | null;
+}
+
+export type SearchMode = 'hybrid' | 'keyword' | 'semantic';
+
+export interface Hit {
+  doc: SearchDoc;
+  score: number;
+}
+
+/** Filters as a predicate over documents (built from the request's filters). */
+export type DocFilter = (d: SearchDoc) => boolean;
+
+export interface SearchParams {
+  query: string;
+  mode: SearchMode;
+  filter: DocFilter;
+  /** Query embedding (semantic and hybrid modes). */
+  queryVector: Float32Array | null;
+  /** The user's taste: mean vector of recently engaged items. */
+  profile: Float32Array | null;
+  /** Items the user engaged with recently, with a weight (for a light boost). */
+  affinity?: Map<number, number>;
+}
+
+/** Ranking knobs; defaults tuned on nothing but common sense and checked by bench:search. */
+export const RANKING = {
+  k1: 1.6,
+  fields: {
+    name: { boost: 2.0, b: 0.5 },
+    description: { boost: 1.0, b: 0.75 },
+    meta: { boost: 0.5, b: 0.5 },
+  },
+  prefixWeight: 0.6,
+  fuzzyWeight: 0.5,
+  /** Weight of the keyword score in hybrid fusion (the rest is vector similarity). */
+  hybridAlpha: 0.6,
+  /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents. */
+  feedbackDocs: 5,
+  feedbackWeight: 1.0,
+  /** How many vector neighbours hybrid and semantic modes consider. */
+  vectorCandidates: 300,
+  /** A result found only by vector similarity needs at least this share of the best similarity. */
+  vectorOnlyMin: 0.5,
+  personalWeight: 0.15,
+};
+
+const FIELD_NAMES = ['name', 'description', 'meta'] as const;
+type Field = (typeof FIELD_NAMES)[number];
+
+function metaText(m: JsonObject): string {
+  return Object.values(m).filter((v) => typeof v === 'string' || typeof v === 'number').join(' ');
+}
+
+interface Analyzed {
+  tf: Map<string, [number, number, number]>;
+  len: [number, number, number];
+}
+
+function analyze(d: SearchDoc): Analyzed {
+  const tf = new Map<string, [number, number, number]>();
+  const texts = [d.name, d.description ?? '', metaText(d.metadata)];
+  const len: [number, number, number] = [0, 0, 0];
+  texts.forEach((text, f) => {
+    for (const t of terms(text)) {
+      let e = tf.get(t);
+      if (!e) tf.set(t, (e = [0, 0, 0]));
+      e[f] = (e[f] as number) + 1;
+      len[f] = (len[f] as number) + 1;
+    }
+  });
+  return { tf, len };
+}
+
+/** Inverted file over unit vectors: k-means centroids and one list of doc indexes per centroid. */
+interface Ivf {
+  centroids: Float32Array;
+  lists: Uint32Array[];
+}
+
+/** Everything an index is made of; what the artifact stores. */
+export interface IndexParts {
+  docs: SearchDoc[];
+  dims: number;
+  builtAt: number;
+  vocab: string[];
+  /** postings of vocab[k] are docs[offsets[k]..offsets[k+1]), tfs 3 per posting. */
+  offsets: Uint32Array;
+  postingDocs: Uint32Array;
+  postingTfs: Uint16Array;
+  lens: Float32Array[];
+  /** Item vectors quantised to int8, one scale per vector: a quarter of the memory of float32. */
+  vectors: Int8Array;
+  scales: Float32Array;
+  hasVector: Uint8Array;
+  ivf: Ivf | null;
+}
+
+/** Builds the parts of an index over `docs` (the index builder's work). */
+export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number): IndexParts {
+  const n = docs.length;
+  const lens = FIELD_NAMES.map(() => new Float32Array(n));
+  const tmp = new Map<string, number[]>();
+  docs.forEach((d, i) => {
+    const a = analyze(d);
+    a.len.forEach((l, f) => ((lens[f] as Float32Array)[i] = l));
+    for (const [t, tf] of a.tf) {
+      let p = tmp.get(t);
+      if (!p) tmp.set(t, (p = []));
+      p.push(i, Math.min(tf[0], 65535), Math.min(tf[1], 65535), Math.min(tf[2], 65535));
+    }
+  });
+  const vocab = [...tmp.keys()].sort();
+  const offsets = new Uint32Array(vocab.length + 1);
+  let total = 0;
+  vocab.forEach((t, k) => {
+    offsets[k] = total;
+    total += (tmp.get(t) as number[]).length / 4;
+  });
+  offsets[vocab.length] = total;
+  const postingDocs = new Uint32Array(total);
+  const postingTfs = new Uint16Array(total * 3);
+  vocab.forEach((t, k) => {
+    const p = tmp.get(t) as number[];
+    const o = offsets[k] as number;
+    for (let j = 0; j < p.length / 4; j++) {
+      postingDocs[o + j] = p[j * 4] as number;
+      postingTfs[(o + j) * 3] = p[j * 4 + 1] as number;
+      postingTfs[(o + j) * 3 + 1] = p[j * 4 + 2] as number;
+      postingTfs[(o + j) * 3 + 2] = p[j * 4 + 3] as number;
+    }
+  });
+  const vectors = new Int8Array(n * dims);
+  const scales = new Float32Array(n);
+  const hasVector = new Uint8Array(n);
+  docs.forEach((d, i) => {
+    if (!d.vector || d.vector.length !== dims) return;
+    let max = 0;
+    for (const x of d.vector) max = Math.max(max, Math.abs(x));
+    if (max === 0) return;
+    const scale = max / 127;
+    for (let k = 0; k < dims; k++) vectors[i * dims + k] = Math.round((d.vector[k] as number) / scale);
+    scales[i] = scale;
+    hasVector[i] = 1;
+  });
+  const stored = docs.map((d) => ({ ...d, vector: null }));
+  return { docs: stored, dims, builtAt, vocab, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
+}
+
+function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, dims: number): Ivf | null {
+  const at = (i: number, d: number) => (q8[i * dims + d] as number) * (scales[i] as number);
+  const withVec: number[] = [];
+  for (let i = 0; i < hasVector.length; i++) if (hasVector[i]) withVec.push(i);
+  if (withVec.length <= 2000) return null;
+  const nlist = Math.max(8, Math.round(Math.sqrt(withVec.length) / 2));
+  // Deterministic sample for training the centroids.
+  let seed = 12345;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const sample = withVec.length > nlist * 40 ? Array.from({ length: nlist * 40 }, () => withVec[Math.floor(rand() * withVec.length)] as number) : withVec;
+  const centroids = new Float32Array(nlist * dims);
+  for (let c = 0; c < nlist; c++) {
+    const s = sample[Math.floor(rand() * sample.length)] as number;
+    for (let d = 0; d < dims; d++) centroids[c * dims + d] = at(s, d);
+  }
+  const assign = (i: number): number => {
+    let best = 0;
+    let bestS = -Infinity;
+    const o = i * dims;
+    for (let c = 0; c < nlist; c++) {
+      let sum = 0;
+      const co = c * dims;
+      for (let d = 0; d < dims; d++) sum += (centroids[co + d] as number) * (q8[o + d] as number);
+      if (sum > bestS) {
+        bestS = sum;
+        best = c;
+      }
+    }
+    return best;
+  };
+  for (let iter = 0; iter < 6; iter++) {
+    const sums = new Float32Array(nlist * dims);
+    for (const i of sample) {
+      const c = assign(i);
+      for (let d = 0; d < dims; d++) sums[c * dims + d] = (sums[c * dims + d] as number) + at(i, d);
+    }
+    for (let c = 0; c < nlist; c++) {
+      const v = normalize(sums.subarray(c * dims, (c + 1) * dims));
+      if (v.some((x) => x !== 0)) centroids.set(v, c * dims);
+    }
+  }
+  const lists: number[][] = Array.from({ length: nlist }, () => []);
+  for (const i of withVec) (lists[assign(i)] as number[]).push(i);
+  return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
+}
+
+/**
+ * An immutable, in-memory search index over a snapshot of a tenant's catalog: BM25F over
+ * name/description/metadata with a sorted vocabulary for prefix and typo expansion, and an IVF
+ * over item vectors for semantic and hybrid ranking. Built by the index builder, serialised to
+ * the blob store, loaded once per container; fresh changes are scored beside it (`delta`).
+ */
+export class SearchIndex {
+  readonly docs: SearchDoc[];
+  readonly dims: number;
+  readonly builtAt: number;
+  readonly parts: IndexParts;
+  private readonly termIndex = new Map<string, number>();
+  private readonly vocab: string[];
+  private readonly lens: Float32Array[];
+  private readonly avgLen: number[];
+  private readonly vectors: Int8Array;
+  private readonly scales: Float32Array;
+  private readonly hasVector: Uint8Array;
+  private readonly ivf: Ivf | null;
+  readonly byId = new Map<number, number>();
+
+  constructor(parts: IndexParts) {
+    this.parts = parts;
+    this.docs = parts.docs;
+    this.dims = parts.dims;
+    this.builtAt = parts.builtAt;
+    this.vocab = parts.vocab;
+    parts.vocab.forEach((t, k) => this.termIndex.set(t, k));
+    parts.docs.forEach((d, i) => this.byId.set(d.id, i));
+    this.lens = parts.lens;
+    const n = parts.docs.length;
+    this.avgLen = this.lens.map((l) => (n ? l.reduce((a, b) => a + b, 0) / n : 0) || 1);
+    this.vectors = parts.vectors;
+    this.scales = parts.scales;
+    this.hasVector = parts.hasVector;
+    this.ivf = parts.ivf;
+  }
+
+  static build(docs: SearchDoc[], dims: number, builtAt = Math.floor(Date.now() / 1000)): SearchIndex {
+    return new SearchIndex(buildIndexParts(docs, dims, builtAt));
+  }
+
+  /** Posting range of a term, or undefined. */
+  private posting(term: string): { start: number; end: number } | undefined {
+    const k = this.termIndex.get(term);
+    if (k === undefined) return undefined;
+    return { start: this.parts.offsets[k] as number, end: this.parts.offsets[k + 1] as number };
+  }
+
+  has(term: string): boolean {
+    return this.termIndex.has(term);
+  }
+
+  get size(): number {
+    return this.docs.length;
+  }
+
+  df(term: string): number {
+    const p = this.posting(term);
+    return p ? p.end - p.start : 0;
+  }
+
+  idf(term: string, extraDocs = 0, extraDf = 0): number {
+    const n = this.docs.length + extraDocs;
+    const df = this.df(term) + extraDf;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  }
+
+  /** Query terms with their weights: exact terms 1, typo and prefix expansions less. */
+  expand(query: string, extra: ReadonlySet<string> = new Set()): Map<string, number> {
+    const out = new Map<string, number>();
+    const raw = words(query);
+    raw.forEach((w, i) => {
+      const isLast = i === raw.length - 1;
+      const stop = STOP_WORDS.has(w);
+      const t = stem(w);
+      if (!stop) out.set(t, Math.max(out.get(t) ?? 0, 1));
+      if (isLast && w.length >= 2) {
+        // The last word may be half typed: every vocabulary term it starts, most frequent first.
+        for (const x of this.withPrefix(w, 30)) if (x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
+        for (const x of extra) if (x.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
+      }
+      if (!stop && w.length >= 4 && !this.has(t) && !extra.has(t)) {
+        // Unknown term: likely a typo; take close vocabulary terms instead.
+        const max = w.length >= 8 ? 2 : 1;
+        for (const x of this.near(t, max)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
+      }
+    });
+    return out;
+  }
+
+  private withPrefix(prefix: string, limit: number): string[] {
+    let lo = 0;
+    let hi = this.vocab.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.vocab[mid] as string) < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const hits: string[] = [];
+    for (let i = lo; i < this.vocab.length && (this.vocab[i] as string).startsWith(prefix); i++) hits.push(this.vocab[i] as string);
+    return hits.sort((a, b) => this.df(b) - this.df(a)).slice(0, limit);
+  }
+
+  private near(term: string, max: number): string[] {
+    const hits: [string, number][] = [];
+    for (const v of this.vocab) {
+      if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
+      const d = editDistance(term, v, max);
+      if (d <= max) hits.push([v, d]);
+    }
+    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0])).slice(0, 5).map(([v]) => v);
+  }
+
+  /** BM25F keyword scores of indexed documents (index positions), for already expanded terms. */
+  keywordScores(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number): Map<number, number> {
+    const scores = new Map<number, number>();
+    const { k1, fields } = RANKING;
+    const fb = FIELD_NAMES.map((f) => fields[f as Field]);
+    const { postingDocs, postingTfs } = this.parts;
+    for (const [t, weight] of expanded) {
+      const p = this.posting(t);
+      if (!p) continue;
+      const idf = this.idf(t, extraDocs, extraDf(t)) * weight;
+      for (let j = p.start; j < p.end; j++) {
+        const i = postingDocs[j] as number;
+        let tf = 0;
+        for (let f = 0; f < 3; f++) {
+          const raw = postingTfs[j * 3 + f] as number;
+          if (!raw) continue;
+          const spec = fb[f] as { boost: number; b: number };
+          tf += (spec.boost * raw) / (1 - spec.b + (spec.b * ((this.lens[f] as Float32Array)[i] as number)) / (this.avgLen[f] as number));
+        }
+        scores.set(i, (scores.get(i) ?? 0) + (idf * tf) / (k1 + tf));
+      }
+    }
+    return scores;
+  }
+
+  /** BM25F of a document outside the index, with this index's statistics. */
+  scoreExternal(a: Analyzed, expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number): number {
+    const { k1, fields } = RANKING;
+    let s = 0;
+    for (const [t, weight] of expanded) {
+      const tfs = a.tf.get(t);
+      if (!tfs) continue;
+      let tf = 0;
+      FIELD_NAMES.forEach((f, k) => {
+        const raw = tfs[k] as number;
+        if (!raw) return;
+        const spec = fields[f];
+        tf += (spec.boost * raw) / (1 - spec.b + (spec.b * (a.len[k] as number)) / (this.avgLen[k] as number));
+      });
+      s += (this.idf(t, extraDocs, extraDf(t)) * weight * tf) / (k1 + tf);
+    }
+    return s;
+  }
+
+  /** The (dequantised) vector of indexed document i. */
+  vectorOf(i: number): Float32Array | null {
+    if (!this.hasVector[i]) return null;
+    const v = new Float32Array(this.dims);
+    const o = i * this.dims;
+    const scale = this.scales[i] as number;
+    for (let k = 0; k < this.dims; k++) v[k] = (this.vectors[o + k] as number) * scale;
+    return v;
+  }
+
+  dot(i: number, q: Float32Array): number {
+    if (!this.hasVector[i]) return 0;
+    const o = i * this.dims;
+    let s = 0;
+    for (let k = 0; k < this.dims; k++) s += (this.vectors[o + k] as number) * (q[k] as number);
+    return s * (this.scales[i] as number);
+  }
+
+  /** Approximate nearest neighbours by cosine: probe the closest IVF lists (all documents when small). */
+  nearest(q: Float32Array, k: number, accept: (i: number) => boolean): Map<number, number> {
+    let candidates: Iterable<number>;
+    if (this.ivf) {
+      const { centroids, lists } = this.ivf;
+      const nlist = lists.length;
+      const sims: [number, number][] = [];
+      for (let c = 0; c < nlist; c++) {
+        let s = 0;
+        const o = c * this.dims;
+        for (let d = 0; d < this.dims; d++) s += (centroids[o + d] as number) * (q[d] as number);
+        sims.push([c, s]);
+      }
+      sims.sort((a, b) => b[1] - a[1]);
+      const probe = Math.max(4, Math.ceil(nlist / 16));
+      candidates = sims.slice(0, probe).flatMap(([c]) => Array.from(lists[c] as Uint32Array));
+    } else {
+      candidates = Array.from({ length: this.docs.length }, (_, i) => i);
+    }
+    const top: [number, number][] = [];
+    for (const i of candidates) {
+      if (!this.hasVector[i] || !accept(i)) continue;
+      top.push([i, this.dot(i, q)]);
+    }
+    top.sort((a, b) => b[1] - a[1]);
+    return new Map(top.slice(0, k));
+  }
+
+}
+
+export { analyze, type Analyzed };

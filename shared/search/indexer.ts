@@ -1,0 +1,70 @@
+import type { BlobStore } from '../blob.ts';
+import type { CredentialStore } from '../domain/credentials-types.ts';
+import type { ItemStore } from '../domain/types.ts';
+import type { JobQueue } from '../jobs.ts';
+import { packIndex } from './artifact.ts';
+import { itemText, type EmbeddingProvider } from './embedding.ts';
+import { buildIndexParts, type SearchDoc } from './engine.ts';
+import { indexArtifactKey, indexPointerKey, SEARCH_SETTINGS, type IndexPointer } from './service.ts';
+
+const now = () => Math.floor(Date.now() / 1000);
+
+export type EmbedOutcome = 'embedded' | 'up-to-date' | 'missing' | 'changed-meanwhile';
+
+/**
+ * Embeds an item's current content. Safe for stale and repeated messages: a deleted item or one
+ * already embedded at its content version is left alone, and the vector is stored only if the
+ * content did not change while it was computed (a newer message then does the work).
+ */
+export async function embedItem(items: ItemStore, embedder: EmbeddingProvider, tenant: string, id: number): Promise<EmbedOutcome> {
+  const cur = await items.getForEmbedding(tenant, id);
+  if (!cur) return 'missing';
+  if (cur.embeddedVersion >= cur.contentVersion) return 'up-to-date';
+  const [vector] = await embedder.embed([itemText(cur.item)]);
+  if (!vector) throw new Error('the embedding provider returned nothing');
+  return (await items.saveEmbedding(tenant, id, cur.contentVersion, vector, now())) === 'saved' ? 'embedded' : 'changed-meanwhile';
+}
+
+/** Builds the tenant's index from every item and publishes it: artifact first, then the pointer. */
+export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string): Promise<IndexPointer> {
+  const builtAt = now();
+  const docs: SearchDoc[] = [];
+  await items.forEachPage(tenant, (page) => {
+    for (const i of page) docs.push({ ...i, vector: i.vector });
+  });
+  const key = indexArtifactKey(tenant, builtAt);
+  await blobs.put(key, packIndex(buildIndexParts(docs, dims, builtAt)));
+  const pointer: IndexPointer = { key, builtAt, items: docs.length };
+  await blobs.put(indexPointerKey(tenant), JSON.stringify(pointer));
+  return pointer;
+}
+
+/**
+ * The periodic maintenance pass: re-queue items whose embedding has been behind for longer than
+ * `graceSeconds` (lost or failed messages), and request an index build for tenants whose
+ * catalog changed since their index was built.
+ */
+export async function sweep(
+  deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: JobQueue },
+  graceSeconds = 60,
+): Promise<{ requeued: number; rebuilds: string[] }> {
+  let requeued = 0;
+  const rebuilds: string[] = [];
+  for (const tenant of await deps.credentials.listTenants()) {
+    const stale = await deps.items.pendingEmbeddings(tenant, now() - graceSeconds, 1000);
+    if (stale.length) {
+      await deps.queue.send('embedding', stale.map((item_id) => ({ type: 'embed', tenant, item_id })));
+      requeued += stale.length;
+    }
+    const raw = await deps.blobs.get(indexPointerKey(tenant));
+    const builtAt = raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer).builtAt : 0;
+    // Searches score changes since the build beside the index; rebuild when they pile up or age.
+    const changes = await deps.items.changedSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
+    const count = changes.items.length + changes.deleted.length;
+    if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && now() - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
+      await deps.queue.send('embedding', [{ type: 'build-index', tenant }]);
+      rebuilds.push(tenant);
+    }
+  }
+  return { requeued, rebuilds };
+}

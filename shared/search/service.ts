@@ -1,0 +1,201 @@
+import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
+import { itemResource } from '../domain/present.ts';
+import { ValidationError } from '../errors.ts';
+import type { JobQueue } from '../jobs.ts';
+import { logger } from '../observability.ts';
+import type { BlobStore } from '../blob.ts';
+import { unpackIndex } from './artifact.ts';
+import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
+import { SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
+import { PreparedDelta, rank } from './rank.ts';
+
+/** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
+export const indexPointerKey = (tenant: string) => `search/${tenant}/current.json`;
+export const indexArtifactKey = (tenant: string, builtAt: number) => `search/${tenant}/index-${builtAt}.bin`;
+
+export interface IndexPointer {
+  key: string;
+  builtAt: number;
+  items: number;
+}
+
+export interface SearchDeps {
+  items: ItemStore;
+  events: EventStore;
+  blobs: BlobStore;
+  queue: JobQueue;
+  embedder: EmbeddingProvider;
+}
+
+export const SEARCH_SETTINGS = {
+  /** How often a container looks for a newer index artifact. */
+  pointerCheckMs: Number(process.env.INDEX_CHECK_SECONDS ?? 30) * 1000,
+  /** How long a container reuses the delta it read (freshness bound of search). */
+  deltaTtlMs: Number(process.env.SEARCH_DELTA_TTL_MS ?? 1000),
+  /** Above this many changes since the build, a rebuild is requested. */
+  rebuildAfterChanges: Number(process.env.INDEX_REBUILD_AFTER_CHANGES ?? 500),
+  /** Changes older than this are folded into a new index by the sweep. */
+  maxIndexAgeSeconds: Number(process.env.INDEX_MAX_AGE_SECONDS ?? 600),
+  deltaLimit: 5000,
+  /** Clock skew allowance when reading changes since the build. */
+  skewSeconds: 2,
+};
+
+interface TenantState {
+  index: SearchIndex;
+  pointerCheckedAt: number;
+  delta?: { at: number; prepared: PreparedDelta; changes: number; latest: number };
+  rebuildRequestedAt?: number;
+}
+
+const states = new Map<string, TenantState>();
+const queryVectors = new Map<string, Float32Array>();
+
+const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
+
+async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex | undefined): Promise<SearchIndex> {
+  const raw = await deps.blobs.get(indexPointerKey(tenant));
+  if (!raw) return current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+  const pointer = JSON.parse(new TextDecoder().decode(raw)) as IndexPointer;
+  if (current && current.builtAt === pointer.builtAt) return current;
+  const bytes = await deps.blobs.get(pointer.key);
+  if (!bytes) return current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+  const parts = unpackIndex(bytes);
+  if (parts.dims !== deps.embedder.dimensions) {
+    logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: deps.embedder.dimensions });
+  }
+  return new SearchIndex(parts);
+}
+
+/** The tenant's index (loaded once per container, refreshed when a newer build appears) and its fresh delta. */
+export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta; latestChange: number }> {
+  const now = Date.now();
+  let st = states.get(tenant);
+  if (!st || now - st.pointerCheckedAt > SEARCH_SETTINGS.pointerCheckMs) {
+    const index = await loadIndex(deps, tenant, st?.index);
+    if (!st || st.index !== index) st = { index, pointerCheckedAt: now };
+    else st.pointerCheckedAt = now;
+    states.set(tenant, st);
+  }
+  if (!st.delta || now - st.delta.at > SEARCH_SETTINGS.deltaTtlMs) {
+    const changes = await deps.items.changedSince(tenant, Math.max(0, st.index.builtAt - SEARCH_SETTINGS.skewSeconds), SEARCH_SETTINGS.deltaLimit);
+    const docs = changes.items.map(toDoc);
+    const masked = new Set<number>([...docs.map((d) => d.id), ...changes.deleted]);
+    const latest = Math.max(st.index.builtAt, ...changes.items.map((i) => Math.max(i.updated_at, i.embedding_updated_at ?? 0)));
+    st.delta = { at: now, prepared: new PreparedDelta({ docs, masked }), changes: docs.length + changes.deleted.length, latest };
+    const tooMany = !changes.complete || st.delta.changes > SEARCH_SETTINGS.rebuildAfterChanges;
+    if (tooMany && (!st.rebuildRequestedAt || now - st.rebuildRequestedAt > 60_000)) {
+      st.rebuildRequestedAt = now;
+      await deps.queue.send('embedding', [{ type: 'build-index', tenant }]).catch((e: unknown) => logger.warn('index rebuild not queued', { tenant, error: e as Error }));
+    }
+  }
+  return { index: st.index, delta: st.delta.prepared, latestChange: st.delta.latest };
+}
+
+/** Forget loaded indexes (tests, and the local stack after a rebuild). */
+export function resetSearchState(tenant?: string): void {
+  if (tenant) states.delete(tenant);
+  else states.clear();
+}
+
+async function queryVector(deps: SearchDeps, index: SearchIndex, query: string): Promise<Float32Array | null> {
+  if (!query.trim()) return null;
+  // The local embedding weighs query words by the index's IDF (tf-idf instead of tf).
+  if (deps.embedder instanceof HashingEmbedding) return deps.embedder.embedOne(query, (t) => (index.has(t) ? index.idf(t) : index.idf('\u0000')));
+  const cached = queryVectors.get(query);
+  if (cached) return cached;
+  const [v] = await deps.embedder.embed([query]);
+  if (queryVectors.size > 1000) queryVectors.clear();
+  if (v) queryVectors.set(query, v);
+  return v ?? null;
+}
+
+/** The user's taste: recency-weighted mean vector of the items of their latest events. */
+async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta): Promise<Float32Array | null> {
+  const recent = await deps.events.recentByUser(tenant, userId, 50);
+  if (recent.length === 0) return null;
+  const deltaById = new Map(delta.docs.map((d) => [d.id, d]));
+  const sum = new Float32Array(index.dims);
+  let any = false;
+  recent.forEach((e, k) => {
+    const id = Number(e.item_id);
+    const v = deltaById.get(id)?.vector ?? (index.byId.has(id) ? index.vectorOf(index.byId.get(id) as number) : null);
+    if (!v || v.length !== sum.length) return;
+    const w = 1 / (1 + k / 10);
+    for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + w * (v[i] as number);
+    any = true;
+  });
+  return any ? normalize(sum) : null;
+}
+
+const encodeCursor = (h: Hit) => Buffer.from(JSON.stringify([h.score, h.doc.id])).toString('base64url');
+function decodeCursor(c: string, field: string): [number, number] {
+  try {
+    const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && Number.isInteger(v[1])) return [v[0], v[1] as number];
+  } catch {
+    /* fall through */
+  }
+  throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
+}
+
+/** One page after the keyset cursor (score, id) in rank order. */
+function page(hits: Hit[], limit: number, cursor: string | undefined, field: string) {
+  let start = 0;
+  if (cursor) {
+    const [s, id] = decodeCursor(cursor, field);
+    start = hits.findIndex((h) => h.score < s || (h.score === s && h.doc.id > id));
+    if (start < 0) start = hits.length;
+  }
+  const slice = hits.slice(start, start + limit);
+  const hasMore = start + limit < hits.length;
+  const last = slice[slice.length - 1];
+  return { slice, hasMore, next: hasMore && last ? encodeCursor(last) : null };
+}
+
+export interface SearchRequest {
+  query: string;
+  mode: SearchMode;
+  filter: DocFilter;
+  limit: number;
+  cursor?: string | undefined;
+  userId?: string | undefined;
+  includeInactive?: boolean;
+}
+
+/** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
+export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
+  const { index, delta } = await tenantView(deps, tenant);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
+  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
+  const ranked = rank(index, delta, {
+    query: req.query,
+    mode: req.mode,
+    filter: req.filter,
+    queryVector: qv && qv.length === index.dims ? qv : null,
+    profile,
+    includeInactive: req.includeInactive ?? false,
+  });
+  const p = page(ranked.hits, req.limit, req.cursor, cursorField);
+  return {
+    data: p.slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)) })),
+    has_more: p.hasMore,
+    next_cursor: p.next,
+    total: ranked.total,
+  };
+}
+
+/** `GET /api/search-index`: items searchable now, how many are embedded or waiting, and the latest change search reflects. */
+export async function indexStatus(deps: SearchDeps, tenant: string) {
+  const { index, delta, latestChange } = await tenantView(deps, tenant);
+  let items = delta.docs.length;
+  for (const d of index.docs) if (!delta.masked.has(d.id)) items += 1;
+  const pending = await deps.items.pendingCount(tenant);
+  return {
+    items,
+    embedded: Math.max(0, items - pending),
+    pending,
+    updated_at: latestChange || null,
+    index_built_at: index.builtAt || null,
+  };
+}
