@@ -37,6 +37,8 @@ export class LocalQueue {
   private stopped = false;
   private waiters: (() => void)[] = [];
   readonly deadLetters: { id: string; body: string; receiveCount: number }[] = [];
+  /** Every body ever sent, in order (what tests and benchmarks inspect). */
+  readonly sent: string[] = [];
 
   constructor(
     readonly name: string,
@@ -46,6 +48,7 @@ export class LocalQueue {
 
   send(bodies: string[]): void {
     const now = Date.now();
+    this.sent.push(...bodies);
     for (const body of bodies) this.messages.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
     this.schedule(0);
   }
@@ -63,6 +66,17 @@ export class LocalQueue {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Resumes delivery after stop(). */
+  resume(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Drops every undelivered message, as a crash of the local process would (tests of the sweep). */
+  discardPending(): number {
+    return this.messages.splice(0).length;
   }
 
   private schedule(ms: number): void {

@@ -30,8 +30,11 @@ export interface SearchDeps {
 export const SEARCH_SETTINGS = {
   /** How often a container looks for a newer index artifact. */
   pointerCheckMs: Number(process.env.INDEX_CHECK_SECONDS ?? 30) * 1000,
-  /** How long a container reuses the delta it read (freshness bound of search). */
-  deltaTtlMs: Number(process.env.SEARCH_DELTA_TTL_MS ?? 1000),
+  /**
+   * How long a container may reuse the delta it read. 0 (default): every search reads the
+   * changes since the build, so a deactivated or deleted item is gone from the very next search.
+   */
+  deltaTtlMs: Number(process.env.SEARCH_DELTA_TTL_MS ?? 0),
   /** Above this many changes since the build, a rebuild is requested. */
   rebuildAfterChanges: Number(process.env.INDEX_REBUILD_AFTER_CHANGES ?? 500),
   /** Changes older than this are folded into a new index by the sweep. */
@@ -77,7 +80,7 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
     else st.pointerCheckedAt = now;
     states.set(tenant, st);
   }
-  if (!st.delta || now - st.delta.at > SEARCH_SETTINGS.deltaTtlMs) {
+  if (!st.delta || now - st.delta.at >= SEARCH_SETTINGS.deltaTtlMs) {
     const changes = await deps.items.changedSince(tenant, Math.max(0, st.index.builtAt - SEARCH_SETTINGS.skewSeconds), SEARCH_SETTINGS.deltaLimit);
     const docs = changes.items.map(toDoc);
     const masked = new Set<number>([...docs.map((d) => d.id), ...changes.deleted]);

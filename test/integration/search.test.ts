@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TenantClient, expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
+import { onboardTenant } from '../../shared/domain/credentials.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import type { LocalQueue } from '../../shared/local/queue.ts';
+
+let t: TestStack;
+let other: TenantClient;
+const embeddingQueue = () => t.stack.jobs.queues.get('embedding') as LocalQueue;
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const search = (body: Record<string, unknown>, client = t.demo) => client.core('POST', '/v1/search', body);
+const ids = (r: { body: { data: { id: string }[] } }) => r.body.data.map((i) => i.id);
+
+let shoe: string;
+let jacket: string;
+let socks: string;
+beforeAll(async () => {
+  t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
+  const r = await t.demo.core('POST', '/v1/items', [
+    { name: 'Trail running shoe', description: 'Light shoe for rough ground', metadata: { category: 'shoes', brand: 'Acme', price: 129, availability: 'in_stock' } },
+    { name: 'Rain jacket', description: 'Waterproof breathable shell', metadata: { category: 'jackets', brand: 'Storm', price: 200, availability: 'in_stock' } },
+    { name: 'Wool hiking socks', description: 'Warm merino socks', metadata: { category: 'socks', brand: 'Acme', price: 19, availability: 'backorder' } },
+  ]);
+  [shoe, jacket, socks] = ids(r) as [string, string, string];
+  // A second tenant on the same stack, through the domain (as the admin CLI does).
+  const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
+  other = new TenantClient(t.base, creds);
+}, 60_000);
+afterAll(() => t.stop());
+
+describe('embedding refresh', () => {
+  it('embeds a new item, re-embeds on each content change and not on a change of active alone', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'Embedded thing', metadata: { category: 'misc' } });
+    expect(c.body.embedding_updated_at).toBeNull();
+    const embedded = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    expect(embedded.body.embedding_updated_at).toBeGreaterThanOrEqual(c.body.created);
+
+    for (const patch of [{ name: 'Renamed thing' }, { description: 'now described' }, { metadata: { category: 'other' } }]) {
+      const before = embeddingQueue().sent.length;
+      const u = await t.demo.core('PATCH', `/v1/items/${c.body.id}`, patch);
+      expect(u.body.embedding_updated_at).toBeNull();
+      expect(embeddingQueue().sent.slice(before).map((b) => JSON.parse(b))).toEqual([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }]);
+      const again = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+      expect(again.body.embedding_updated_at).not.toBeNull();
+    }
+
+    const before = embeddingQueue().sent.length;
+    const deactivated = await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { active: false });
+    expect(deactivated.body.embedding_updated_at).not.toBeNull();
+    expect(embeddingQueue().sent.length).toBe(before);
+  });
+
+  it('re-queues items whose embedding fell behind (lost message) in the maintenance sweep', async () => {
+    const q = embeddingQueue();
+    q.stop();
+    const c = await t.demo.core('POST', '/v1/items', { name: 'Orphaned embedding' });
+    expect(q.discardPending()).toBeGreaterThan(0); // the message is lost
+    q.resume();
+    const sentBefore = q.sent.length;
+    process.env.EMBED_GRACE_SECONDS = '-5';
+    try {
+      await t.stack.maintain();
+    } finally {
+      process.env.EMBED_GRACE_SECONDS = '30';
+    }
+    expect(q.sent.slice(sentBefore).map((b) => JSON.parse(b))).toContainEqual({ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) });
+    const done = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    expect(done.body.embedding_updated_at).not.toBeNull();
+  });
+});
+
+describe('POST /v1/search', () => {
+  it('answers a list envelope with scores, total and request_id', async () => {
+    const r = await search({ query: 'running shoe' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ object: 'list', url: '/v1/search', has_more: false, next_cursor: null });
+    expect(r.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.body.total).toBeGreaterThanOrEqual(1);
+    expect(r.body.data[0]).toMatchObject({ id: shoe, object: 'item', name: 'Trail running shoe', score: expect.any(Number) });
+  });
+
+  it('finds a new item within seconds, and an updated one under its new text', async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'Zebra patterned umbrella' });
+    const found = await until(() => search({ query: 'zebra umbrella' }), (r) => ids(r).includes(c.body.id), 3000);
+    expect(ids(found)[0]).toBe(c.body.id);
+    await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { name: 'Giraffe patterned umbrella' });
+    const renamed = await until(() => search({ query: 'giraffe', mode: 'keyword' }), (r) => ids(r).includes(c.body.id), 3000);
+    expect(ids(renamed)).toContain(c.body.id);
+    expect(ids(await search({ query: 'zebra', mode: 'keyword' }))).not.toContain(c.body.id);
+  });
+
+  it('tolerates typos and matches the last term as a prefix', async () => {
+    expect(ids(await search({ query: 'runing sheo', mode: 'keyword' }))).toContain(shoe);
+    expect(ids(await search({ query: 'waterprof', mode: 'keyword' }))).toContain(jacket);
+    expect(ids(await search({ query: 'jack', mode: 'keyword' }))[0]).toBe(jacket);
+    expect(ids(await search({ query: 'merin', mode: 'keyword' }))[0]).toBe(socks);
+  });
+
+  it('ranks in keyword, semantic and hybrid modes', async () => {
+    for (const mode of ['keyword', 'semantic', 'hybrid']) {
+      const r = await search({ query: 'waterproof jacket for rain', mode });
+      expect(r.status, mode).toBe(200);
+      expect(ids(r)[0], mode).toBe(jacket);
+    }
+  });
+
+  it('applies filters', async () => {
+    expect(ids(await search({ query: '', filters: { category: 'socks' } }))).toEqual([socks]);
+    expect(new Set(ids(await search({ query: '', filters: { brand: ['Acme'] } })))).toEqual(new Set([shoe, socks]));
+    expect(ids(await search({ query: '', filters: { price: { gte: 100, lte: 150 } } }))).toEqual([shoe]);
+    expect(ids(await search({ query: '', filters: { availability: 'backorder' } }))).toEqual([socks]);
+    expect(ids(await search({ query: 'shoe', filters: { metadata: { brand: 'Storm' } } }))).not.toContain(shoe);
+  });
+
+  it('pages without duplicates or gaps', async () => {
+    const made = await t.demo.core('POST', '/v1/items', Array.from({ length: 23 }, (_, i) => ({ name: `Lantern model ${i}`, description: i % 2 ? 'bright lantern' : 'lantern' })));
+    const want = new Set(ids(made));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let total = -1;
+    do {
+      const r = await search({ query: 'lantern', limit: 5, mode: 'keyword', ...(cursor ? { starting_after: cursor } : {}) });
+      expect(r.body.data.length).toBeLessThanOrEqual(5);
+      seen.push(...ids(r));
+      total = r.body.total;
+      cursor = r.body.next_cursor;
+      expect(r.body.has_more).toBe(cursor !== null);
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(new Set(seen)).toEqual(want);
+    expect(total).toBe(23);
+  });
+
+  it('never returns inactive or deleted items', async () => {
+    const c = await t.demo.core('POST', '/v1/items', [{ name: 'Obsidian paperweight' }, { name: 'Obsidian bookend' }]);
+    const [a, b] = ids(c) as [string, string];
+    await until(() => search({ query: 'obsidian' }), (r) => ids(r).length === 2, 3000);
+    await t.demo.core('PATCH', `/v1/items/${a}`, { active: false });
+    await t.demo.core('DELETE', `/v1/items/${b}`);
+    for (const mode of ['keyword', 'semantic', 'hybrid']) {
+      const r = await search({ query: 'obsidian', mode });
+      expect(ids(r), mode).not.toContain(a);
+      expect(ids(r), mode).not.toContain(b);
+    }
+    expect(ids(await search({ query: '' }))).not.toContain(a);
+  });
+
+  it("personalises the order from the user's recent events", async () => {
+    const made = await t.demo.core('POST', '/v1/items', [
+      { name: 'Blue ceramic mug', metadata: { category: 'kitchen' } },
+      { name: 'Blue denim cap', metadata: { category: 'hats' } },
+      { name: 'Red ceramic teapot', metadata: { category: 'kitchen' } },
+    ]);
+    const [mug, cap, teapot] = ids(made) as [string, string, string];
+    await until(() => t.demo.core('GET', `/v1/items/${teapot}`), (r) => r.body.embedding_updated_at !== null);
+    await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'potter', item_id: teapot }]);
+    const plain = ids(await search({ query: 'blue' }));
+    expect(plain).toEqual(expect.arrayContaining([mug, cap]));
+    const personal = ids(await search({ query: 'blue', user_id: 'potter' }));
+    expect(personal.indexOf(mug)).toBeLessThan(personal.indexOf(cap));
+    const hatLover = ids(await (async () => {
+      await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'hatter', item_id: cap }]);
+      return search({ query: 'blue', user_id: 'hatter' });
+    })());
+    expect(hatLover.indexOf(cap)).toBeLessThan(hatLover.indexOf(mug));
+  });
+
+  it("isolates tenants", async () => {
+    expect(ids(await search({ query: 'running shoe' }, other))).toEqual([]);
+    await other.core('POST', '/v1/items', { name: 'Other tenant running shoe' });
+    const mine = ids(await search({ query: 'running shoe' }));
+    const theirs = await until(() => search({ query: 'running shoe' }, other), (r) => r.body.data.length === 1, 3000);
+    expect(theirs.body.data[0].name).toBe('Other tenant running shoe');
+    expect(mine).toContain(shoe);
+  });
+
+  it('validates the request', async () => {
+    expectCoreError(await search({}), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', mode: 'fuzzy' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', limit: 0 }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', limit: 101 }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', starting_after: 'garbage' }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', filters: { colour: 'red' } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await search({ query: 'x', context_id: 'abc' }), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('index builds', () => {
+  it('builds the index artifact from the catalog; search then serves it with later changes on top', async () => {
+    await t.stack.jobs.send('embedding', [{ type: 'build-index', tenant: 'demo' }]);
+    await t.stack.jobs.idle();
+    const status = await t.demo.platform('GET', '/api/search-index');
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ items: expect.any(Number), embedded: expect.any(Number), pending: expect.any(Number), updated_at: expect.any(Number) });
+    expect(status.body.index_built_at).toBeGreaterThan(0);
+    expect(status.body.items).toBe(status.body.embedded + status.body.pending);
+    expect(ids(await search({ query: 'running shoe' }))[0]).toBe(shoe);
+    await t.demo.core('PATCH', `/v1/items/${shoe}`, { active: false });
+    expect(ids(await search({ query: 'running shoe' }))).not.toContain(shoe);
+    await t.demo.core('PATCH', `/v1/items/${shoe}`, { active: true });
+    expect(ids(await search({ query: 'running shoe' }))[0]).toBe(shoe);
+  });
+});
+
+describe('Platform item search', () => {
+  it('POST with [{ field, op, value }] filters finds inactive items too', async () => {
+    await t.demo.core('PATCH', `/v1/items/${socks}`, { active: false });
+    const r = await t.demo.platform('POST', '/api/items/search', { query: 'socks', filters: [{ field: 'active', op: 'eq', value: false }], limit: 5 });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ has_more: false, next_cursor: null });
+    expect(r.body.data.map((i: { id: string }) => i.id)).toEqual([socks]);
+    const byBrand = await t.demo.platform('POST', '/api/items/search', { query: '', filters: [{ field: 'metadata.brand', op: 'in', value: ['Storm'] }, { field: 'metadata.price', op: 'gte', value: 100 }] });
+    expect(byBrand.body.data.map((i: { id: string }) => i.id)).toEqual([jacket]);
+    await t.demo.core('PATCH', `/v1/items/${socks}`, { active: true });
+  });
+
+  it('GET pages with query, limit and cursor', async () => {
+    const first = await t.demo.platform('GET', '/api/items/search?query=lantern&limit=10');
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(10);
+    expect(first.body.has_more).toBe(true);
+    const second = await t.demo.platform('GET', `/api/items/search?query=lantern&limit=10&cursor=${first.body.next_cursor}`);
+    const overlap = second.body.data.filter((i: { id: string }) => first.body.data.some((j: { id: string }) => j.id === i.id));
+    expect(overlap).toEqual([]);
+  });
+
+  it('is open to items and admin keys, and validates', async () => {
+    const itemsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'catalog bot', scopes: ['items'] });
+    expect((await t.demo.platform('GET', '/api/items/search?query=x', undefined, itemsKey.body.key)).status).toBe(200);
+    expect((await t.demo.platform('GET', '/api/search-index', undefined, itemsKey.body.key)).status).toBe(200);
+    const eventsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'events bot', scopes: ['events'] });
+    expect((await t.demo.platform('GET', '/api/items/search?query=x', undefined, eventsKey.body.key)).status).toBe(403);
+    const bad = await t.demo.platform('POST', '/api/items/search', { query: 'x', filters: [{ field: 'colour', op: 'eq', value: 'red' }] });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body)).toEqual(['error']);
+  });
+});

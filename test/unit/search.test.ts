@@ -1,0 +1,137 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { mockClient } from 'aws-sdk-client-mock';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { LocalQueue } from '../../shared/local/queue.ts';
+import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
+import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
+import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { editDistance, terms } from '../../shared/search/text.ts';
+import { sqsWorker } from '../../shared/workers-runtime.ts';
+
+const emb = new HashingEmbedding(64);
+const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => ({
+  id, name, description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(`${name}\n${description}`), ...over,
+});
+const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
+const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
+  rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }).hits.map((h) => h.doc.id);
+
+describe('text analysis', () => {
+  it('folds, drops stop words and stems', () => {
+    expect(terms('The Running Shoes of Zürich')).toEqual(['run', 'shoe', 'zurich']);
+    expect(editDistance('sheo', 'shoe', 2)).toBe(2);
+    expect(editDistance('abc', 'abd', 1)).toBe(1);
+    expect(editDistance('abcdef', 'a', 1)).toBe(2);
+  });
+});
+
+describe('hashing embedding', () => {
+  it('is deterministic, unit length, and closer for related texts', async () => {
+    const [a, b, c] = await emb.embed(['red running shoes', 'running shoe in red', 'quarterly tax report']);
+    const dot = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * (y[i] as number), 0);
+    expect(dot(a as Float32Array, a as Float32Array)).toBeCloseTo(1, 5);
+    expect(emb.embedOne('red running shoes')).toEqual(a);
+    expect(dot(a as Float32Array, b as Float32Array)).toBeGreaterThan(dot(a as Float32Array, c as Float32Array) + 0.3);
+  });
+});
+
+describe('index and ranking', () => {
+  const docs = [
+    doc(1, 'Trail running shoe', 'light shoe for rough ground'),
+    doc(2, 'Road running shoe', 'cushioned'),
+    doc(3, 'Rain jacket', 'waterproof shell'),
+    doc(4, 'Sleeping bag', 'down filled', { active: false }),
+  ];
+  const index = SearchIndex.build(docs, 64, 100);
+
+  it('ranks by BM25F with the name boosted and leaves out inactive documents', () => {
+    expect(run(index, 'trail shoe')[0]).toBe(1);
+    expect(run(index, 'sleeping bag')).toEqual([]);
+  });
+
+  it('expands typos and the last word as a prefix', () => {
+    expect(run(index, 'jaket')).toEqual([3]);
+    expect(run(index, 'waterp')).toEqual([3]);
+  });
+
+  it('serves a delta on top: new documents, masked ones gone', () => {
+    const delta = new PreparedDelta({ docs: [doc(5, 'Trail running socks')], masked: new Set([1, 5]) });
+    const hits = run(index, 'trail', 'keyword', delta);
+    expect(hits).toEqual([5]);
+  });
+
+  it('round-trips through the artifact format', () => {
+    const bytes = packIndex(buildIndexParts(docs, 64, 100));
+    const back = new SearchIndex(unpackIndex(bytes));
+    expect(back.builtAt).toBe(100);
+    for (const mode of ['keyword', 'semantic', 'hybrid'] as const) expect(run(back, 'running shoe', mode), mode).toEqual(run(index, 'running shoe', mode));
+  });
+
+  it('uses an IVF over larger catalogs and still finds the nearest documents', () => {
+    const many = Array.from({ length: 3000 }, (_, i) => doc(i + 1, `widget ${i} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]} model`));
+    const big = SearchIndex.build(many, 64, 1);
+    expect(big.parts.ivf).not.toBeNull();
+    const q = emb.embedOne('widget 1234 gamma model');
+    const top = [...big.nearest(q, 5, () => true).keys()].map((i) => (big.docs[i] as SearchDoc).id);
+    expect(top).toContain(1235);
+  });
+});
+
+describe('Bedrock Titan V2 provider', () => {
+  it('invokes the model with the dimensions and normalisation, and returns unit vectors', async () => {
+    const bedrock = mockClient(BedrockRuntimeClient);
+    bedrock.on(InvokeModelCommand).callsFake(async () => ({ body: new TextEncoder().encode(JSON.stringify({ embedding: Array.from({ length: 256 }, (_, i) => (i === 0 ? 3 : i === 1 ? 4 : 0)) })) }));
+    const p = new BedrockTitanEmbedding(new BedrockRuntimeClient({ region: 'eu-west-1' }), 256);
+    const [v] = await p.embed(['hello']);
+    expect(v?.[0]).toBeCloseTo(0.6);
+    expect(v?.[1]).toBeCloseTo(0.8);
+    const input = bedrock.commandCalls(InvokeModelCommand)[0]?.args[0].input;
+    expect(input?.modelId).toBe(TITAN_V2);
+    expect(JSON.parse(String(input?.body))).toEqual({ inputText: 'hello', dimensions: 256, normalize: true });
+    bedrock.on(InvokeModelCommand).resolves({ body: new TextEncoder().encode('{"embedding":[1,2]}') } as never);
+    await expect(p.embed(['x'])).rejects.toThrow(/256-dimensional/);
+    bedrock.restore();
+  });
+});
+
+describe('SQS workers', () => {
+  const event = (...bodies: unknown[]): SQSEvent => ({
+    Records: bodies.map((b, i) => ({
+      messageId: `m${i}`, receiptHandle: `r${i}`, body: typeof b === 'string' ? b : JSON.stringify(b), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'eu-west-1',
+    })),
+  });
+  const ctx = { awsRequestId: 'x', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+
+  it('reports only the failed records (malformed or throwing) as batch item failures', async () => {
+    const handler = sqsWorker(async (job) => {
+      if (job.type === 'embed' && job.item_id === 2) throw new Error('boom');
+    });
+    const res = await handler(event({ type: 'embed', tenant: 't', item_id: 1 }, { type: 'embed', tenant: 't', item_id: 2 }, 'not json', { type: 'nope' }), ctx);
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('locally: retries failed messages, then dead-letters them after maxReceiveCount, to a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dlq-'));
+    const seen = new Map<string, number>();
+    const handler = sqsWorker(async (job) => {
+      if (job.type !== 'embed') return;
+      seen.set(String(job.item_id), (seen.get(String(job.item_id)) ?? 0) + 1);
+      if (job.item_id === 13) throw new Error('always fails');
+    });
+    const q = new LocalQueue('embedding', handler, { batchSize: 10, maxReceiveCount: 3, retryDelayMs: 5, deadLetterFile: join(dir, 'dlq.jsonl') });
+    q.send([JSON.stringify({ type: 'embed', tenant: 't', item_id: 7 }), JSON.stringify({ type: 'embed', tenant: 't', item_id: 13 })]);
+    await q.idle();
+    expect(seen.get('7')).toBe(1);
+    expect(seen.get('13')).toBe(3);
+    expect(q.deadLetters.map((d) => JSON.parse(d.body).item_id)).toEqual([13]);
+    expect(JSON.parse(readFileSync(join(dir, 'dlq.jsonl'), 'utf8').trim())).toMatchObject({ receiveCount: 3 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
