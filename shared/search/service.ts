@@ -47,7 +47,7 @@ export const SEARCH_SETTINGS = {
 interface TenantState {
   index: SearchIndex;
   pointerCheckedAt: number;
-  delta?: { at: number; prepared: PreparedDelta; changes: number; latest: number };
+  delta?: { at: number; prepared: PreparedDelta; changes: number; latest: number; signature: string };
   rebuildRequestedAt?: number;
 }
 
@@ -82,10 +82,17 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
   }
   if (!st.delta || now - st.delta.at >= SEARCH_SETTINGS.deltaTtlMs) {
     const changes = await deps.items.changedSince(tenant, Math.max(0, st.index.builtAt - SEARCH_SETTINGS.skewSeconds), SEARCH_SETTINGS.deltaLimit);
-    const docs = changes.items.map(toDoc);
-    const masked = new Set<number>([...docs.map((d) => d.id), ...changes.deleted]);
-    const latest = Math.max(st.index.builtAt, ...changes.items.map((i) => Math.max(i.updated_at, i.embedding_updated_at ?? 0)));
-    st.delta = { at: now, prepared: new PreparedDelta({ docs, masked }), changes: docs.length + changes.deleted.length, latest };
+    // Analysing the delta is the costly part: reuse it while the changes are the same.
+    const signature = `${changes.items.map((i) => `${i.id}:${i.updated_at}:${i.embedding_updated_at ?? ''}:${i.vector ? 1 : 0}`).join(',')}|${changes.deleted.join(',')}`;
+    if (st.delta?.signature === signature) {
+      st.delta.at = now;
+    } else {
+      const docs = changes.items.map(toDoc);
+      const masked = new Set<number>([...docs.map((d) => d.id), ...changes.deleted]);
+      let latest = st.index.builtAt;
+      for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
+      st.delta = { at: now, prepared: new PreparedDelta({ docs, masked }), changes: docs.length + changes.deleted.length, latest, signature };
+    }
     const tooMany = !changes.complete || st.delta.changes > SEARCH_SETTINGS.rebuildAfterChanges;
     if (tooMany && (!st.rebuildRequestedAt || now - st.rebuildRequestedAt > 60_000)) {
       st.rebuildRequestedAt = now;
@@ -200,5 +207,6 @@ export async function indexStatus(deps: SearchDeps, tenant: string) {
     pending,
     updated_at: latestChange || null,
     index_built_at: index.builtAt || null,
+    changes_since_build: delta.masked.size,
   };
 }

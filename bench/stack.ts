@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Credentials } from '../shared/local/stack.ts';
+
+/** The local stack as its own process on a spare port with a fresh DATA_DIR, as benchmarks use it. */
+export interface BenchStack {
+  base: string;
+  creds: Credentials;
+  dataDir: string;
+  pid: number;
+  token(): Promise<string>;
+  core(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  platform(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  rssMb(): number;
+  stop(): Promise<void>;
+}
+
+export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'));
+  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', 'bin/server.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
+  let token: string | undefined;
+  const getToken = async () => {
+    if (!token) {
+      const r = await fetch(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${creds.client_id}:${creds.client_secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials',
+      });
+      token = ((await r.json()) as { access_token: string }).access_token;
+    }
+    return token;
+  };
+  const call = async (auth: string, method: string, path: string, body?: unknown) => {
+    const r = await fetch(base + path, { method, headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  return {
+    base,
+    creds,
+    dataDir,
+    pid: child.pid as number,
+    token: getToken,
+    core: async (m, p, b) => call(await getToken(), m, p, b),
+    platform: (m, p, b) => call(creds.api_key, m, p, b),
+    rssMb: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * `npm run bench:search -- ../shared/data/cranfield`
+ *   Loads the Cranfield collection through the HTTP API into a fresh local stack, waits until
+ *   every item is embedded and indexed, runs the 225 queries in keyword, semantic and hybrid
+ *   modes over HTTP (nDCG@10, binary relevance: codes 1-4 relevant, -1 not; latency p50/p99),
+ *   and in the same run the peer engine MiniSearch in-process (English stop words, Porter
+ *   stemming, title boost 2). Target: hybrid >= 1.05 x the peer.
+ * `npm run bench:search -- --synthetic 100000`
+ *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
+ *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode). Target p99 < 50 ms.
+ * Figures go to bench-results/search-*.json and .md.
+ */
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
+import { loadCranfield } from '../bench/cranfield.ts';
+import { mean, ndcgAt } from '../bench/metrics.ts';
+import { percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { STOP_WORDS } from '../shared/search/text.ts';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { synthetic: { type: 'string' }, connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '15' } },
+});
+
+const meta = () => ({ date: new Date().toISOString(), node: process.version });
+function write(name: string, json: object, md: string): void {
+  mkdirSync('bench-results', { recursive: true });
+  writeFileSync(`bench-results/${name}.json`, JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(`bench-results/${name}.md`, md + '\n');
+  console.log(`\n${md}\n`);
+}
+
+async function loadItems(s: BenchStack, items: object[], concurrency = 4): Promise<string[]> {
+  const ids: string[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const start = next;
+        next += 100;
+        if (start >= items.length) return;
+        const r = await s.core('POST', '/v1/items', items.slice(start, start + 100));
+        if (r.status !== 201) throw new Error(`load failed: ${r.status} ${JSON.stringify(r.body)}`);
+        (r.body.data as { id: string }[]).forEach((it, k) => (ids[start + k] = it.id));
+      }
+    }),
+  );
+  return ids;
+}
+
+/** Waits until every item is embedded and an index built after that is being served. */
+async function waitIndexed(s: BenchStack, count: number, timeoutMs: number): Promise<{ embeddedAfterMs: number; indexedAfterMs: number }> {
+  const t0 = Date.now();
+  await waitFor('embeddings', () => s.platform('GET', '/api/search-index'), (r) => r.body.items === count && r.body.pending === 0, timeoutMs);
+  const embeddedAt = Date.now();
+  const after = Math.floor(embeddedAt / 1000);
+  await waitFor('an index build', () => s.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= after, timeoutMs);
+  return { embeddedAfterMs: embeddedAt - t0, indexedAfterMs: Date.now() - t0 };
+}
+
+async function cranfield(dir: string): Promise<void> {
+  const { docs, queries, qrels } = loadCranfield(dir);
+  const judged = queries.filter((q) => qrels.has(q.n));
+  const s = await startBenchStack({ MAINTENANCE_SECONDS: '3' });
+  try {
+    const t0 = Date.now();
+    const ids = await loadItems(s, docs.map((d) => ({ name: d.title || `Document ${d.id}`, description: d.text })));
+    const loadMs = Date.now() - t0;
+    const toCran = new Map(ids.map((id, k) => [id, (docs[k] as { id: number }).id]));
+    const ready = await waitIndexed(s, docs.length, 300_000);
+
+    const modes = ['keyword', 'semantic', 'hybrid'] as const;
+    const results: Record<string, { ndcg10: number; p50_ms: number; p99_ms: number }> = {};
+    for (const mode of modes) {
+      const scores: number[] = [];
+      const lat: number[] = [];
+      for (const q of judged) {
+        const t = performance.now();
+        const r = await s.core('POST', '/v1/search', { query: q.text, mode, limit: 10 });
+        lat.push(performance.now() - t);
+        if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
+        scores.push(ndcgAt((r.body.data as { id: string }[]).map((i) => toCran.get(i.id) as number), qrels.get(q.n) as Set<number>));
+      }
+      results[mode] = { ndcg10: Number(mean(scores).toFixed(4)), p50_ms: Number(percentile(lat, 50).toFixed(1)), p99_ms: Number(percentile(lat, 99).toFixed(1)) };
+      console.error(`${mode}: ${results[mode]?.ndcg10}`);
+    }
+
+    const ms = new MiniSearch({
+      fields: ['title', 'text'],
+      processTerm: (t) => {
+        const l = t.toLowerCase();
+        return STOP_WORDS.has(l) ? null : stemmer(l);
+      },
+      searchOptions: { boost: { title: 2 } },
+    });
+    ms.addAll(docs);
+    const peerLat: number[] = [];
+    const peer = mean(
+      judged.map((q) => {
+        const t = performance.now();
+        const hits = ms.search(q.text).slice(0, 10).map((h) => h.id as number);
+        peerLat.push(performance.now() - t);
+        return ndcgAt(hits, qrels.get(q.n) as Set<number>);
+      }),
+    );
+    const ratio = (results.hybrid?.ndcg10 ?? 0) / peer;
+    const rows = [
+      ...modes.map((m) => `| ${m} (HTTP) | ${results[m]?.ndcg10} | ${((results[m]?.ndcg10 ?? 0) / peer).toFixed(3)} | ${results[m]?.p50_ms} | ${results[m]?.p99_ms} |`),
+      `| peer: MiniSearch 7.2 (in-process) | ${peer.toFixed(4)} | 1.000 | ${percentile(peerLat, 50).toFixed(2)} | ${percentile(peerLat, 99).toFixed(2)} |`,
+    ];
+    const md = [
+      `npm run bench:search -- ${dir}  (${meta().date}, node ${meta().node})`,
+      '',
+      `Cranfield: ${docs.length} documents loaded over HTTP in ${(loadMs / 1000).toFixed(1)} s, embedded after ${(ready.embeddedAfterMs / 1000).toFixed(1)} s, indexed after ${(ready.indexedAfterMs / 1000).toFixed(1)} s; ${judged.length} judged queries.`,
+      '',
+      '| ranking | nDCG@10 | ÷ peer | p50 ms | p99 ms |',
+      '|---|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      `Hybrid is ${ratio.toFixed(3)} x the peer (target >= 1.05): ${ratio >= 1.05 ? 'met' : 'NOT met'}. Hybrid over keyword alone: ${((results.hybrid?.ndcg10 ?? 0) / (results.keyword?.ndcg10 ?? 1)).toFixed(3)} x (what the local embedding adds).`,
+    ].join('\n');
+    write('search-cranfield', { ...meta(), command: `npm run bench:search -- ${dir}`, documents: docs.length, queries: judged.length, load_ms: loadMs, ...ready, modes: results, peer: { name: 'MiniSearch 7.2.0', ndcg10: Number(peer.toFixed(4)) }, hybrid_over_peer: Number(ratio.toFixed(3)) }, md);
+    if (ratio < 1.05) process.exitCode = 1;
+  } finally {
+    await s.stop();
+  }
+}
+
+/** A deterministic catalog: product names and descriptions from Zipf-distributed vocabularies. */
+function syntheticCatalog(n: number): object[] {
+  let seed = 42;
+  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa'];
+  const word = (k: number) => {
+    let w = '';
+    let x = k + 7;
+    do {
+      w += syllables[x % syllables.length];
+      x = Math.floor(x / syllables.length);
+    } while (x > 0);
+    return w;
+  };
+  const vocab = Array.from({ length: 20_000 }, (_, k) => word(k));
+  const zipf = (size: number) => Math.min(size - 1, Math.floor(Math.exp(rand() * Math.log(size + 1)) - 1));
+  const products = ['shoe', 'jacket', 'lamp', 'chair', 'table', 'kettle', 'backpack', 'watch', 'camera', 'blender', 'sofa', 'helmet', 'guitar', 'drill', 'tent', 'mug'];
+  const adjectives = ['red', 'light', 'classic', 'compact', 'wireless', 'waterproof', 'vintage', 'ergonomic', 'smart', 'foldable', 'heavy', 'premium'];
+  const categories = ['footwear', 'outdoor', 'home', 'kitchen', 'electronics', 'music', 'tools', 'furniture'];
+  return Array.from({ length: n }, (_, i) => {
+    const product = products[Math.floor(rand() * products.length)] as string;
+    const adjective = adjectives[Math.floor(rand() * adjectives.length)] as string;
+    const brand = word(zipf(500));
+    const desc = Array.from({ length: 12 + Math.floor(rand() * 20) }, () => vocab[zipf(vocab.length)]).join(' ');
+    return {
+      name: `${adjective} ${brand} ${product} ${word(zipf(vocab.length))}`,
+      description: `${desc} ${product}`,
+      metadata: { category: categories[i % categories.length], brand, price: 5 + Math.floor(rand() * 500), availability: rand() < 0.9 ? 'in_stock' : 'backorder' },
+    };
+  });
+}
+
+async function synthetic(n: number): Promise<void> {
+  const connections = Number(values.connections);
+  const duration = Number(values.duration);
+  const s = await startBenchStack({ MAINTENANCE_SECONDS: '5' });
+  try {
+    const items = syntheticCatalog(n);
+    const rssStart = s.rssMb();
+    const t0 = Date.now();
+    await loadItems(s, items, 4);
+    const loadMs = Date.now() - t0;
+    console.error(`loaded ${n} items in ${(loadMs / 1000).toFixed(1)} s`);
+    const ready = await waitIndexed(s, n, 3_600_000);
+    console.error(`embedded after ${(ready.embeddedAfterMs / 1000).toFixed(1)} s, indexed after ${(ready.indexedAfterMs / 1000).toFixed(1)} s`);
+    // Time one build on its own: request it and wait for the new index to be served.
+    const before = (await s.platform('GET', '/api/search-index')).body.index_built_at as number;
+    await new Promise((r) => setTimeout(r, 1100));
+    const tb = Date.now();
+    await fetch(`${s.base}/v1/items`, { method: 'POST', headers: { authorization: `Bearer ${await s.token()}`, 'content-type': 'application/json' }, body: JSON.stringify(syntheticCatalog(600).slice(0, 100)) });
+    await fetch(`${s.base}/v1/items`, { method: 'POST', headers: { authorization: `Bearer ${await s.token()}`, 'content-type': 'application/json' }, body: JSON.stringify(syntheticCatalog(600).slice(100, 200)) });
+    await waitFor('a rebuild', () => s.platform('GET', '/api/search-index'), (r) => r.body.pending === 0 && r.body.index_built_at > before, 600_000);
+    const rebuildMs = Date.now() - tb;
+    const artifacts = readdirSync(join(s.dataDir, 'blobs', 'search', 'demo')).filter((f) => f.endsWith('.bin'));
+    const artifactMb = Math.max(...artifacts.map((f) => statSync(join(s.dataDir, 'blobs', 'search', 'demo', f)).size)) / 2 ** 20;
+
+    const words = ['waterproof jacket', 'red shoe', 'compact camera', 'vintage lamp', 'smart watch', 'foldable chair', 'premium kettle', 'light tent', 'ergonomic drill', 'wireless guitar'];
+    const token = await s.token();
+    await s.core('POST', '/v1/search', { query: 'warm up', limit: 20 });
+    const rssLoaded = s.rssMb();
+    let k = 0;
+    const result = await autocannon({
+      url: s.base,
+      connections,
+      duration,
+      requests: [
+        {
+          method: 'POST',
+          path: '/v1/search',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: words[k++ % words.length], limit: 20 }) }),
+        },
+      ],
+    });
+    const errors = result.errors + result.timeouts + result.non2xx;
+    const md = [
+      `npm run bench:search -- --synthetic ${n}  (${meta().date}, node ${meta().node}, ${connections} connections, ${duration} s)`,
+      '',
+      '| figure | value |',
+      '|---|---:|',
+      `| items loaded over HTTP | ${n} in ${(loadMs / 1000).toFixed(1)} s |`,
+      `| all embedded after | ${(ready.embeddedAfterMs / 1000).toFixed(1)} s |`,
+      `| first full index served after | ${(ready.indexedAfterMs / 1000).toFixed(1)} s |`,
+      `| rebuild (request to new index served) | ${(rebuildMs / 1000).toFixed(1)} s |`,
+      `| index artifact size | ${artifactMb.toFixed(1)} MB |`,
+      `| server RSS before load / with index loaded | ${rssStart.toFixed(0)} MB / ${rssLoaded.toFixed(0)} MB |`,
+      `| search p50 / p99 (hybrid, limit 20) | ${result.latency.p50} ms / ${result.latency.p99} ms |`,
+      `| search throughput | ${Math.round(result.requests.average)} req/s |`,
+      `| errors | ${errors} |`,
+      '',
+      `Target p99 < 50 ms at ${connections} concurrent clients: ${result.latency.p99 < 50 && errors === 0 ? 'met' : 'NOT met'}.`,
+    ].join('\n');
+    write('search-synthetic', { ...meta(), command: `npm run bench:search -- --synthetic ${n}`, items: n, load_ms: loadMs, ...ready, rebuild_ms: rebuildMs, artifact_mb: Number(artifactMb.toFixed(1)), rss_mb: { start: rssStart, loaded: rssLoaded }, search: { p50_ms: result.latency.p50, p99_ms: result.latency.p99, rps: result.requests.average, errors } }, md);
+    if (errors > 0 || result.latency.p99 >= 50) process.exitCode = 1;
+  } finally {
+    await s.stop();
+  }
+}
+
+if (values.synthetic) await synthetic(Number(values.synthetic));
+else if (positionals[0]) await cranfield(positionals[0]);
+else {
+  console.error('usage: npm run bench:search -- <cranfield dir> | --synthetic <n>');
+  process.exitCode = 2;
+}
