@@ -17,6 +17,7 @@ import autocannon from 'autocannon';
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 import { loadCranfield } from '../bench/cranfield.ts';
+import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
 import { percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { STOP_WORDS } from '../shared/search/text.ts';
@@ -128,38 +129,6 @@ async function cranfield(dir: string): Promise<void> {
   } finally {
     await s.stop();
   }
-}
-
-/** A deterministic catalog: product names and descriptions from Zipf-distributed vocabularies. */
-function syntheticCatalog(n: number): object[] {
-  let seed = 42;
-  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-  const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa'];
-  const word = (k: number) => {
-    let w = '';
-    let x = k + 7;
-    do {
-      w += syllables[x % syllables.length];
-      x = Math.floor(x / syllables.length);
-    } while (x > 0);
-    return w;
-  };
-  const vocab = Array.from({ length: 20_000 }, (_, k) => word(k));
-  const zipf = (size: number) => Math.min(size - 1, Math.floor(Math.exp(rand() * Math.log(size + 1)) - 1));
-  const products = ['shoe', 'jacket', 'lamp', 'chair', 'table', 'kettle', 'backpack', 'watch', 'camera', 'blender', 'sofa', 'helmet', 'guitar', 'drill', 'tent', 'mug'];
-  const adjectives = ['red', 'light', 'classic', 'compact', 'wireless', 'waterproof', 'vintage', 'ergonomic', 'smart', 'foldable', 'heavy', 'premium'];
-  const categories = ['footwear', 'outdoor', 'home', 'kitchen', 'electronics', 'music', 'tools', 'furniture'];
-  return Array.from({ length: n }, (_, i) => {
-    const product = products[Math.floor(rand() * products.length)] as string;
-    const adjective = adjectives[Math.floor(rand() * adjectives.length)] as string;
-    const brand = word(zipf(500));
-    const desc = Array.from({ length: 12 + Math.floor(rand() * 20) }, () => vocab[zipf(vocab.length)]).join(' ');
-    return {
-      name: `${adjective} ${brand} ${product} ${word(zipf(vocab.length))}`,
-      description: `${desc} ${product}`,
-      metadata: { category: categories[i % categories.length], brand, price: 5 + Math.floor(rand() * 500), availability: rand() < 0.9 ? 'in_stock' : 'backorder' },
-    };
-  });
 }
 
 async function synthetic(n: number): Promise<void> {

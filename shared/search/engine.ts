@@ -321,29 +321,35 @@ export class SearchIndex {
     return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0])).slice(0, 5).map(([v]) => v);
   }
 
-  /** BM25F keyword scores of indexed documents (index positions), for already expanded terms. */
-  keywordScores(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number): Map<number, number> {
-    const scores = new Map<number, number>();
+  /**
+   * Adds the BM25F keyword scores of indexed documents (by index position) for already expanded
+   * terms into `acc`, recording each position touched the first time in `touched`.
+   */
+  keywordScoresInto(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number, acc: Float64Array, touched: number[]): void {
     const { k1, fields } = RANKING;
     const fb = FIELD_NAMES.map((f) => fields[f as Field]);
+    const boost = fb.map((f) => f.boost);
+    const b = fb.map((f) => f.b);
     const { postingDocs, postingTfs } = this.parts;
+    const [l0, l1, l2] = this.lens as [Float32Array, Float32Array, Float32Array];
+    const [a0, a1, a2] = this.avgLen as [number, number, number];
     for (const [t, weight] of expanded) {
       const p = this.posting(t);
       if (!p) continue;
       const idf = this.idf(t, extraDocs, extraDf(t)) * weight;
       for (let j = p.start; j < p.end; j++) {
         const i = postingDocs[j] as number;
+        const t0 = postingTfs[j * 3] as number;
+        const t1 = postingTfs[j * 3 + 1] as number;
+        const t2 = postingTfs[j * 3 + 2] as number;
         let tf = 0;
-        for (let f = 0; f < 3; f++) {
-          const raw = postingTfs[j * 3 + f] as number;
-          if (!raw) continue;
-          const spec = fb[f] as { boost: number; b: number };
-          tf += (spec.boost * raw) / (1 - spec.b + (spec.b * ((this.lens[f] as Float32Array)[i] as number)) / (this.avgLen[f] as number));
-        }
-        scores.set(i, (scores.get(i) ?? 0) + (idf * tf) / (k1 + tf));
+        if (t0) tf += ((boost[0] as number) * t0) / (1 - (b[0] as number) + ((b[0] as number) * (l0[i] as number)) / a0);
+        if (t1) tf += ((boost[1] as number) * t1) / (1 - (b[1] as number) + ((b[1] as number) * (l1[i] as number)) / a1);
+        if (t2) tf += ((boost[2] as number) * t2) / (1 - (b[2] as number) + ((b[2] as number) * (l2[i] as number)) / a2);
+        if (acc[i] === 0) touched.push(i);
+        acc[i] = (acc[i] as number) + (idf * tf) / (k1 + tf);
       }
     }
-    return scores;
   }
 
   /** BM25F of a document outside the index, with this index's statistics. */
@@ -383,34 +389,95 @@ export class SearchIndex {
     return s * (this.scales[i] as number);
   }
 
-  /** Approximate nearest neighbours by cosine: probe the closest IVF lists (all documents when small). */
+  /**
+   * Approximate nearest neighbours by cosine: probe the closest IVF lists (every document when
+   * small), score the probed vectors on their first quarter of dimensions (a random projection
+   * of its own, for the hashing embedding), then rescore the best 4k exactly.
+   */
   nearest(q: Float32Array, k: number, accept: (i: number) => boolean): Map<number, number> {
-    let candidates: Iterable<number>;
+    const coarseDims = this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
+    const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
+    const visit = (i: number) => {
+      if (!this.hasVector[i] || !accept(i)) return;
+      const o = i * this.dims;
+      let s = 0;
+      for (let d = 0; d < coarseDims; d++) s += (this.vectors[o + d] as number) * (q[d] as number);
+      coarse.push(i, s * (this.scales[i] as number));
+    };
     if (this.ivf) {
       const { centroids, lists } = this.ivf;
       const nlist = lists.length;
-      const sims: [number, number][] = [];
+      const sims = new Float64Array(nlist);
       for (let c = 0; c < nlist; c++) {
         let s = 0;
         const o = c * this.dims;
         for (let d = 0; d < this.dims; d++) s += (centroids[o + d] as number) * (q[d] as number);
-        sims.push([c, s]);
+        sims[c] = s;
       }
-      sims.sort((a, b) => b[1] - a[1]);
-      const probe = Math.max(4, Math.ceil(nlist / 16));
-      candidates = sims.slice(0, probe).flatMap(([c]) => Array.from(lists[c] as Uint32Array));
+      const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
+      const probe = Math.max(4, Math.ceil(nlist / 20));
+      for (const c of order.slice(0, probe)) {
+        const list = lists[c] as Uint32Array;
+        for (let j = 0; j < list.length; j++) visit(list[j] as number);
+      }
     } else {
-      candidates = Array.from({ length: this.docs.length }, (_, i) => i);
+      for (let i = 0; i < this.docs.length; i++) visit(i);
     }
-    const top: [number, number][] = [];
-    for (const i of candidates) {
-      if (!this.hasVector[i] || !accept(i)) continue;
-      top.push([i, this.dot(i, q)]);
+    if (coarseDims === this.dims) return coarse.toMap();
+    const top = new TopK(k);
+    for (const i of coarse.toMap().keys()) top.push(i, this.dot(i, q));
+    return top.toMap();
+  }
+}
+
+/** Keeps the k best (key, score) pairs seen: a binary min-heap. */
+export class TopK {
+  private readonly keys: number[] = [];
+  private readonly scores: number[] = [];
+  constructor(private readonly k: number) {}
+
+  push(key: number, score: number): void {
+    if (this.k <= 0) return;
+    if (this.keys.length < this.k) {
+      this.keys.push(key);
+      this.scores.push(score);
+      this.up(this.keys.length - 1);
+    } else if (score > (this.scores[0] as number)) {
+      this.keys[0] = key;
+      this.scores[0] = score;
+      this.down(0);
     }
-    top.sort((a, b) => b[1] - a[1]);
-    return new Map(top.slice(0, k));
   }
 
+  toMap(): Map<number, number> {
+    return new Map(this.keys.map((k, i) => [k, this.scores[i] as number]));
+  }
+
+  private swap(a: number, b: number): void {
+    [this.keys[a], this.keys[b]] = [this.keys[b] as number, this.keys[a] as number];
+    [this.scores[a], this.scores[b]] = [this.scores[b] as number, this.scores[a] as number];
+  }
+  private up(i: number): void {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if ((this.scores[p] as number) <= (this.scores[i] as number)) return;
+      this.swap(p, i);
+      i = p;
+    }
+  }
+  private down(i: number): void {
+    const n = this.keys.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < n && (this.scores[l] as number) < (this.scores[m] as number)) m = l;
+      if (r < n && (this.scores[r] as number) < (this.scores[m] as number)) m = r;
+      if (m === i) return;
+      this.swap(m, i);
+      i = m;
+    }
+  }
 }
 
 export { analyze, type Analyzed };

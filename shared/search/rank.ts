@@ -39,8 +39,16 @@ export interface RankRequest {
   includeInactive?: boolean;
 }
 
+/** Which page: at most `limit` hits strictly after `after` in rank order. */
+export interface PageRequest {
+  limit: number;
+  after?: { score: number; id: number } | undefined;
+}
+
 export interface Ranked {
+  /** The page, plus one more hit when there is a next page. */
   hits: Hit[];
+  /** Every match of the query and filters. */
   total: number;
 }
 
@@ -55,110 +63,205 @@ const cos = (a: Float32Array | null, b: Float32Array | null): number => {
 };
 
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
-const HYBRID_VECTOR_LIMIT = 1000;
+const HYBRID_VECTOR_LIMIT = 500;
+
+// Keyword accumulator reused across requests (ranking is synchronous, so never shared at once).
+let acc = new Float64Array(0);
+
+/** Collects the best `limit + 1` hits after the cursor, in rank order. */
+class PageCollector {
+  readonly hits: Hit[] = [];
+  total = 0;
+  constructor(private readonly page: PageRequest) {}
+  add(doc: SearchDoc, score: number): void {
+    this.total += 1;
+    const a = this.page.after;
+    if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
+    const keep = this.page.limit + 1;
+    const h = { doc, score };
+    if (this.hits.length === keep && byRank(h, this.hits[keep - 1] as Hit) >= 0) return;
+    let lo = 0;
+    let hi = this.hits.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (byRank(this.hits[mid] as Hit, h) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    this.hits.splice(lo, 0, h);
+    if (this.hits.length > keep) this.hits.pop();
+  }
+}
+
+/** The k-th largest value (1-based) of `xs` (which it reorders): quickselect. */
+function kthLargest(xs: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = xs[(lo + hi) >> 1] as number;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while ((xs[i] as number) > pivot) i++;
+      while ((xs[j] as number) < pivot) j--;
+      if (i <= j) {
+        const t = xs[i] as number;
+        xs[i] = xs[j] as number;
+        xs[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return xs[target] as number;
+  }
+  return xs[target] as number;
+}
 
 /**
  * Ranks the index plus the delta for one request: BM25F keyword scores, vector similarity,
  * their fusion (hybrid: a convex combination of max-normalised scores), pseudo-relevance
- * feedback in vector space (the query vector moves toward its best few documents, then the
- * vector part is scored again), an optional taste boost from the user's profile, with filters
- * and activity applied to every candidate.
- * Returns every match ordered by `byRank`; the caller paginates.
+ * feedback in vector space (the query vector moves toward its best few documents and the vector
+ * part is scored again), an optional taste boost from the user's profile, with filters and
+ * activity applied to every candidate. Documents are keys: index position i, or N + k for the
+ * k-th delta document. Returns one page in `byRank` order and the number of matches.
  */
-export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Ranked {
+export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, page: PageRequest): Ranked {
+  const N = index.docs.length;
+  const D = delta.docs.length;
+  const docOf = (key: number): SearchDoc => (key < N ? index.docs[key] : delta.docs[key - N]) as SearchDoc;
   const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
   const acceptIndexed = (i: number) => {
     const d = index.docs[i] as SearchDoc;
     return !delta.masked.has(d.id) && eligible(d);
   };
-  const extraDocs = delta.docs.length;
-  const extraDf = (t: string) => delta.df.get(t) ?? 0;
-  const isIndexed = (d: SearchDoc): number | undefined => {
-    const i = index.byId.get(d.id);
-    return i !== undefined && index.docs[i] === d ? i : undefined;
-  };
-  const vectorOfDoc = (d: SearchDoc): Float32Array | null => {
-    if (d.vector) return d.vector;
-    const i = isIndexed(d);
-    return i === undefined ? null : index.vectorOf(i);
-  };
-  const similarity = (d: SearchDoc, q: Float32Array): number => {
-    if (d.vector) return cos(d.vector, q);
-    const i = isIndexed(d);
-    return i === undefined ? 0 : index.dot(i, q);
-  };
+  const accept = (key: number) => (key < N ? acceptIndexed(key) : eligible(delta.docs[key - N] as SearchDoc));
+  const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : (delta.docs[key - N] as SearchDoc).vector);
+  const similarity = (key: number, q: Float32Array): number => (key < N ? index.dot(key, q) : cos((delta.docs[key - N] as SearchDoc).vector, q));
+  const out = new PageCollector(page);
 
-  if (r.query.trim() === '') return browse(index, delta, eligible, acceptIndexed, r.profile, vectorOfDoc);
-
-  const kw = new Map<SearchDoc, number>();
-  if (r.mode !== 'semantic') {
-    const expanded = index.expand(r.query, delta.terms);
-    for (const [i, s] of index.keywordScores(expanded, extraDocs, extraDf)) if (acceptIndexed(i)) kw.set(index.docs[i] as SearchDoc, s);
-    delta.docs.forEach((d, k) => {
-      if (!eligible(d)) return;
-      const s = index.scoreExternal(delta.analyzed[k] as Analyzed, expanded, extraDocs, extraDf);
-      if (s > 0) kw.set(d, s);
-    });
-  }
-  let maxKw = 1e-9;
-  for (const v of kw.values()) if (v > maxKw) maxKw = v;
-  // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
-  const kwHead = r.mode === 'hybrid' ? [...kw.entries()].sort((a, b) => b[1] - a[1]).slice(0, HYBRID_VECTOR_LIMIT).map(([d]) => d) : [];
-
-  const vectorScores = (q: Float32Array): Map<SearchDoc, number> => {
-    const vec = new Map<SearchDoc, number>();
-    for (const [i, s] of index.nearest(q, RANKING.vectorCandidates, acceptIndexed)) vec.set(index.docs[i] as SearchDoc, s);
-    for (const d of delta.docs) if (eligible(d) && d.vector) vec.set(d, cos(d.vector, q));
-    for (const d of kwHead) if (!vec.has(d)) vec.set(d, similarity(d, q));
-    return vec;
-  };
-  const fuse = (vec: Map<SearchDoc, number>): Hit[] => {
-    let maxVec = 1e-9;
-    for (const v of vec.values()) if (v > maxVec) maxVec = v;
-    const out: Hit[] = [];
-    for (const d of new Set([...kw.keys(), ...vec.keys()])) {
-      const k = (kw.get(d) ?? 0) / maxKw;
-      const v = Math.max(0, vec.get(d) ?? 0) / maxVec;
-      // Without a keyword match, only close neighbours count: weak similarity is noise, not a result.
-      if (k === 0 && v < RANKING.vectorOnlyMin) continue;
-      let score = r.mode === 'keyword' ? (kw.get(d) ?? 0) : r.mode === 'semantic' ? Math.max(0, vec.get(d) ?? 0) : RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * v;
-      if (score <= 0) continue;
-      if (r.profile) score *= 1 + RANKING.personalWeight * Math.max(0, cos(r.profile, vectorOfDoc(d)));
-      out.push({ doc: d, score });
+  if (r.query.trim() === '') {
+    // Browsing: by the user's taste when known, else newest first (ids grow with creation).
+    for (let key = 0; key < N + D; key++) {
+      if (!accept(key)) continue;
+      const d = docOf(key);
+      out.add(d, r.profile ? Math.max(0, cos(r.profile, vectorOfKey(key))) + 1e-12 * d.id : d.id);
     }
-    return out.sort(byRank);
-  };
+    return { hits: out.hits, total: out.total };
+  }
 
-  if (r.mode === 'keyword' || !r.queryVector) {
-    const hits = fuse(new Map());
-    return { hits, total: hits.length };
+  // Keyword scores into the pooled accumulator.
+  if (acc.length < N + D) acc = new Float64Array(Math.max(N + D, Math.ceil(acc.length * 1.5)));
+  const touched: number[] = [];
+  if (r.mode !== 'semantic') {
+    const extraDf = (t: string) => delta.df.get(t) ?? 0;
+    const expanded = index.expand(r.query, delta.terms);
+    index.keywordScoresInto(expanded, D, extraDf, acc, touched);
+    for (let k = 0; k < D; k++) {
+      const s = index.scoreExternal(delta.analyzed[k] as Analyzed, expanded, D, extraDf);
+      if (s > 0) {
+        acc[N + k] = s;
+        touched.push(N + k);
+      }
+    }
   }
-  let hits = fuse(vectorScores(r.queryVector));
-  const top = hits.slice(0, RANKING.feedbackDocs).map((h) => vectorOfDoc(h.doc)).filter((v): v is Float32Array => v !== null);
-  if (top.length > 0 && RANKING.feedbackWeight > 0) {
-    const q2 = Float32Array.from(r.queryVector);
-    for (const v of top) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / top.length;
-    hits = fuse(vectorScores(normalize(q2)));
+  const kwKeys: number[] = [];
+  let maxKw = 1e-9;
+  for (const key of touched) {
+    if (!accept(key)) continue;
+    kwKeys.push(key);
+    if ((acc[key] as number) > maxKw) maxKw = acc[key] as number;
   }
-  return { hits, total: hits.length };
+  const kwOf = (key: number) => (key < acc.length ? (acc[key] as number) : 0);
+
+  try {
+    let vec = new Map<number, number>();
+    if (r.mode !== 'keyword' && r.queryVector) {
+      // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
+      let head = kwKeys;
+      if (r.mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
+        const threshold = kthLargest(Float64Array.from(kwKeys, kwOf), HYBRID_VECTOR_LIMIT);
+        head = kwKeys.filter((key) => kwOf(key) >= threshold);
+      } else if (r.mode !== 'hybrid') head = [];
+      const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
+        const m = new Map<number, number>();
+        if (base) {
+          for (const key of base) m.set(key, similarity(key, q));
+        } else {
+          for (const [i, s] of index.nearest(q, RANKING.vectorCandidates, acceptIndexed)) m.set(i, s);
+          for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k, q));
+        }
+        for (const key of head) if (!m.has(key)) m.set(key, similarity(key, q));
+        return m;
+      };
+      vec = vectorScores(r.queryVector, null);
+      if (RANKING.feedbackWeight > 0) {
+        // The best few documents of a first fusion move the query vector (Rocchio); the same
+        // candidates are then scored again.
+        const best = new TopKeys(RANKING.feedbackDocs);
+        const maxVec = maxOf(vec);
+        const consider = (key: number) => {
+          const f = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
+          if (f !== null) best.push(key, f);
+        };
+        for (const key of kwKeys) consider(key);
+        // Vector candidates without a keyword score (the others were just considered).
+        for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
+        const tops = best.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);
+        if (tops.length) {
+          const q2 = Float32Array.from(r.queryVector);
+          for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;
+          vec = vectorScores(normalize(q2), vec.keys());
+        }
+      }
+    }
+    const maxVec = maxOf(vec);
+    const emit = (key: number) => {
+      let score = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
+      if (score === null) return;
+      if (r.profile) score *= 1 + RANKING.personalWeight * Math.max(0, cos(r.profile, vectorOfKey(key)));
+      out.add(docOf(key), score);
+    };
+    for (const key of kwKeys) emit(key);
+    for (const key of vec.keys()) if (kwOf(key) === 0) emit(key);
+    return { hits: out.hits, total: out.total };
+  } finally {
+    for (const key of touched) acc[key] = 0;
+  }
 }
 
-/** An empty query lists eligible items: by the user's taste when known, else newest first. */
-function browse(
-  index: SearchIndex,
-  delta: PreparedDelta,
-  eligible: (d: SearchDoc) => boolean,
-  acceptIndexed: (i: number) => boolean,
-  profile: Float32Array | null,
-  vectorOfDoc: (d: SearchDoc) => Float32Array | null,
-): Ranked {
-  const hits: Hit[] = [];
-  const add = (d: SearchDoc) => {
-    // Ids grow with creation, so the id itself orders newest first.
-    hits.push({ doc: d, score: profile ? Math.max(0, cos(profile, vectorOfDoc(d))) + 1e-12 * d.id : d.id });
-  };
-  index.docs.forEach((d, i) => acceptIndexed(i) && add(d));
-  delta.docs.forEach((d) => eligible(d) && add(d));
-  hits.sort(byRank);
-  return { hits, total: hits.length };
+function maxOf(m: Map<number, number>): number {
+  let max = 1e-9;
+  for (const v of m.values()) if (v > max) max = v;
+  return max;
+}
+
+/** The fused score of a candidate, or null when it is no result. */
+function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number): number | null {
+  if (mode === 'keyword') return kw > 0 ? kw : null;
+  const v = Math.max(0, vec ?? 0);
+  if (mode === 'semantic') return v > 0 ? v : null;
+  const k = kw / maxKw;
+  const vn = v / maxVec;
+  // Without a keyword match, only close neighbours count: weak similarity is noise, not a result.
+  if (k === 0 && vn < RANKING.vectorOnlyMin) return null;
+  const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
+  return score > 0 ? score : null;
+}
+
+/** The k best keys by score (small k). */
+class TopKeys {
+  private readonly items: [number, number][] = [];
+  constructor(private readonly k: number) {}
+  push(key: number, score: number): void {
+    const last = this.items[this.items.length - 1];
+    if (this.items.length === this.k && last && (score < last[1] || (score === last[1] && key > last[0]))) return;
+    this.items.push([key, score]);
+    this.items.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    if (this.items.length > this.k) this.items.pop();
+  }
+  keys(): number[] {
+    return this.items.map(([k]) => k);
+  }
 }

@@ -149,19 +149,6 @@ function decodeCursor(c: string, field: string): [number, number] {
   throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
 }
 
-/** One page after the keyset cursor (score, id) in rank order. */
-function page(hits: Hit[], limit: number, cursor: string | undefined, field: string) {
-  let start = 0;
-  if (cursor) {
-    const [s, id] = decodeCursor(cursor, field);
-    start = hits.findIndex((h) => h.score < s || (h.score === s && h.doc.id > id));
-    if (start < 0) start = hits.length;
-  }
-  const slice = hits.slice(start, start + limit);
-  const hasMore = start + limit < hits.length;
-  const last = slice[slice.length - 1];
-  return { slice, hasMore, next: hasMore && last ? encodeCursor(last) : null };
-}
 
 export interface SearchRequest {
   query: string;
@@ -178,19 +165,21 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   const { index, delta } = await tenantView(deps, tenant);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
-  const ranked = rank(index, delta, {
-    query: req.query,
-    mode: req.mode,
-    filter: req.filter,
-    queryVector: qv && qv.length === index.dims ? qv : null,
-    profile,
-    includeInactive: req.includeInactive ?? false,
-  });
-  const p = page(ranked.hits, req.limit, req.cursor, cursorField);
+  const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
+  const ranked = rank(
+    index,
+    delta,
+    { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
+    { limit: req.limit, after: after ? { score: after[0], id: after[1] } : undefined },
+  );
+  // Keyset pagination: the page, and a cursor (score, id) after its last hit when more follow.
+  const slice = ranked.hits.slice(0, req.limit);
+  const hasMore = ranked.hits.length > req.limit;
+  const last = slice[slice.length - 1];
   return {
-    data: p.slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)) })),
-    has_more: p.hasMore,
-    next_cursor: p.next,
+    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)) })),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor(last) : null,
     total: ranked.total,
   };
 }

@@ -20,7 +20,7 @@ const doc = (id: number, name: string, description = '', over: Partial<SearchDoc
 });
 const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
 const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
-  rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }).hits.map((h) => h.doc.id);
+  rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }, { limit: 1000 }).hits.map((h) => h.doc.id);
 
 describe('text analysis', () => {
   it('folds, drops stop words and stems', () => {
