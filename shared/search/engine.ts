@@ -54,8 +54,10 @@ export const RANKING = {
   feedbackWeight: 1.0,
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
-  /** A result found only by vector similarity needs at least this share of the best similarity. */
+  /** A result found only by vector similarity needs at least this share of the best similarity... */
   vectorOnlyMin: 0.5,
+  /** ...and at least this cosine to the query (VECTOR_ONLY_MIN_COSINE; tuned for the local embedding). */
+  vectorOnlyMinCosine: Number(process.env.VECTOR_ONLY_MIN_COSINE ?? 0.3),
   personalWeight: 0.15,
 };
 

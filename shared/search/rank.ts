@@ -206,8 +206,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
           if (f !== null) best.push(key, f);
         };
         for (const key of kwKeys) consider(key);
-        // Vector candidates without a keyword score (the others were just considered).
-        for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
+        // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
+        if (r.mode === 'semantic' || kwKeys.length === 0) for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
         const tops = best.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);
         if (tops.length) {
           const q2 = Float32Array.from(r.queryVector);
@@ -245,7 +245,7 @@ function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefi
   const k = kw / maxKw;
   const vn = v / maxVec;
   // Without a keyword match, only close neighbours count: weak similarity is noise, not a result.
-  if (k === 0 && vn < RANKING.vectorOnlyMin) return null;
+  if (k === 0 && (vn < RANKING.vectorOnlyMin || v < RANKING.vectorOnlyMinCosine)) return null;
   const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
   return score > 0 ? score : null;
 }

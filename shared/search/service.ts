@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { itemResource } from '../domain/present.ts';
 import { ValidationError } from '../errors.ts';
@@ -82,8 +83,12 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
   }
   if (!st.delta || now - st.delta.at >= SEARCH_SETTINGS.deltaTtlMs) {
     const changes = await deps.items.changedSince(tenant, Math.max(0, st.index.builtAt - SEARCH_SETTINGS.skewSeconds), SEARCH_SETTINGS.deltaLimit);
-    // Analysing the delta is the costly part: reuse it while the changes are the same.
-    const signature = `${changes.items.map((i) => `${i.id}:${i.updated_at}:${i.embedding_updated_at ?? ''}:${i.vector ? 1 : 0}`).join(',')}|${changes.deleted.join(',')}`;
+    // Analysing the delta is the costly part: reuse it while the changes are exactly the same
+    // (content and activity included: two changes within one second share an updated_at).
+    const signature = createHash('sha1')
+      .update(JSON.stringify(changes.items.map(({ vector, ...i }) => [i, vector ? 1 : 0])))
+      .update(changes.deleted.join(','))
+      .digest('base64');
     if (st.delta?.signature === signature) {
       st.delta.at = now;
     } else {

@@ -209,6 +209,7 @@ describe('index builds', () => {
     await t.demo.core('PATCH', `/v1/items/${shoe}`, { active: false });
     expect(ids(await search({ query: 'running shoe' }))).not.toContain(shoe);
     await t.demo.core('PATCH', `/v1/items/${shoe}`, { active: true });
+    // Deactivated and reactivated within the same second: the second change must show too.
     expect(ids(await search({ query: 'running shoe' }))[0]).toBe(shoe);
   });
 });
