@@ -11,8 +11,8 @@ export const handler = sqsWorker(async (job) => {
     const outcome = await embedItem(stores().items, embeddingProvider(), job.tenant, job.item_id);
     logger.debug('embed', { tenant: job.tenant, item: job.item_id, outcome });
   } else if (job.type === 'build-index') {
-    const pointer = await buildIndex(stores().items, blobs(), embeddingProvider().dimensions, job.tenant);
-    logger.info('index built', { tenant: job.tenant, items: pointer.items, builtAt: pointer.builtAt });
+    const pointer = await buildIndex(stores().items, blobs(), embeddingProvider().dimensions, job.tenant, job.requested_at);
+    logger.info(pointer.skipped ? 'index build skipped: a later build covers it' : 'index built', { tenant: job.tenant, items: pointer.items, builtAt: pointer.builtAt });
   } else {
     throw new Error(`The embedding worker does not take ${job.type} jobs`);
   }

@@ -25,8 +25,18 @@ export async function embedItem(items: ItemStore, embedder: EmbeddingProvider, t
   return (await items.saveEmbedding(tenant, id, cur.contentVersion, vector, now())) === 'saved' ? 'embedded' : 'changed-meanwhile';
 }
 
-/** Builds the tenant's index from every item and publishes it: artifact first, then the pointer. */
-export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string): Promise<IndexPointer> {
+export async function currentPointer(blobs: BlobStore, tenant: string): Promise<IndexPointer | undefined> {
+  const raw = await blobs.get(indexPointerKey(tenant));
+  return raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer) : undefined;
+}
+
+/**
+ * Builds the tenant's index from every item and publishes it: artifact first, then the pointer.
+ * Requests queued while another build ran are covered by it and skipped (`requestedAt`).
+ */
+export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
+  const current = await currentPointer(blobs, tenant);
+  if (current && current.builtAt >= requestedAt) return { ...current, skipped: true };
   const builtAt = now();
   const docs: SearchDoc[] = [];
   await items.forEachPage(tenant, (page) => {
@@ -36,7 +46,7 @@ export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: numbe
   await blobs.put(key, packIndex(buildIndexParts(docs, dims, builtAt)));
   const pointer: IndexPointer = { key, builtAt, items: docs.length };
   await blobs.put(indexPointerKey(tenant), JSON.stringify(pointer));
-  return pointer;
+  return { ...pointer, skipped: false };
 }
 
 /**
@@ -56,13 +66,12 @@ export async function sweep(
       await deps.queue.send('embedding', stale.map((item_id) => ({ type: 'embed', tenant, item_id })));
       requeued += stale.length;
     }
-    const raw = await deps.blobs.get(indexPointerKey(tenant));
-    const builtAt = raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer).builtAt : 0;
+    const builtAt = (await currentPointer(deps.blobs, tenant))?.builtAt ?? 0;
     // Searches score changes since the build beside the index; rebuild when they pile up or age.
     const changes = await deps.items.changedSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
     const count = changes.items.length + changes.deleted.length;
     if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && now() - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
-      await deps.queue.send('embedding', [{ type: 'build-index', tenant }]);
+      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: now() }]);
       rebuilds.push(tenant);
     }
   }

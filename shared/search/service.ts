@@ -101,7 +101,7 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
     const tooMany = !changes.complete || st.delta.changes > SEARCH_SETTINGS.rebuildAfterChanges;
     if (tooMany && (!st.rebuildRequestedAt || now - st.rebuildRequestedAt > 60_000)) {
       st.rebuildRequestedAt = now;
-      await deps.queue.send('embedding', [{ type: 'build-index', tenant }]).catch((e: unknown) => logger.warn('index rebuild not queued', { tenant, error: e as Error }));
+      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: Math.floor(now / 1000) }]).catch((e: unknown) => logger.warn('index rebuild not queued', { tenant, error: e as Error }));
     }
   }
   return { index: st.index, delta: st.delta.prepared, latestChange: st.delta.latest };

@@ -198,7 +198,7 @@ describe('POST /v1/search', () => {
 
 describe('index builds', () => {
   it('builds the index artifact from the catalog; search then serves it with later changes on top', async () => {
-    await t.stack.jobs.send('embedding', [{ type: 'build-index', tenant: 'demo' }]);
+    await t.stack.jobs.send('embedding', [{ type: 'build-index', tenant: 'demo', requested_at: Math.floor(Date.now() / 1000) + 1 }]);
     await t.stack.jobs.idle();
     const status = await t.demo.platform('GET', '/api/search-index');
     expect(status.status).toBe(200);
