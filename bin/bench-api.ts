@@ -7,45 +7,24 @@
  * the stack's own dynalite table is the floor; each route is reported as a ratio to it.
  * Prints a table and writes bench-results/api.json and bench-results/api.md.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { keys } from '../shared/data/keys.ts';
-import type { Credentials, StackInfo } from '../shared/local/stack.ts';
+import type { StackInfo } from '../shared/local/stack.ts';
+import { startBenchStack } from '../bench/stack.ts';
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' } } });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'));
-const server = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
-  env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const port = await new Promise<number>((resolve, reject) => {
-  let out = '';
-  server.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-  server.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-});
-const base = `http://127.0.0.1:${port}`;
-const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
-const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as StackInfo;
-
-const tokenRes = await fetch(`${base}/oauth2/token`, {
-  method: 'POST',
-  headers: { authorization: `Basic ${Buffer.from(`${creds.client_id}:${creds.client_secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-  body: 'grant_type=client_credentials',
-});
-const token = ((await tokenRes.json()) as { access_token: string }).access_token;
-const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+const bench = await startBenchStack();
+const base = bench.base;
+const creds = bench.creds;
+const stack = JSON.parse(readFileSync(join(bench.dataDir, 'stack.json'), 'utf8')) as StackInfo;
+const auth = { authorization: `Bearer ${await bench.token()}`, 'content-type': 'application/json' };
 
 // Seed a catalog for get and list.
 const SEED = 1000;
@@ -118,9 +97,7 @@ for (const s of scenarios) {
   console.error(`done: ${s.name}`);
 }
 
-server.kill('SIGTERM');
-await new Promise((r) => server.once('exit', r));
-rmSync(dataDir, { recursive: true, force: true });
+await bench.stop();
 
 const header = '| scenario | p50 ms | p99 ms | req/s | events/s | errors | p50 ÷ floor | req/s ÷ floor |\n|---|---:|---:|---:|---:|---:|---:|---:|';
 const table = [header, ...rows.map((r) => `| ${r.name} | ${r.p50_ms} | ${r.p99_ms} | ${r.requests_per_s} | ${r.events_per_s ?? ''} | ${r.errors} | ${r.ratio_p50_to_floor} | ${r.ratio_rps_to_floor} |`)].join('\n');

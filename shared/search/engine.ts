@@ -1,19 +1,9 @@
-import type { JsonObject } from '../domain/types.ts';
+import type { ItemWithVector, JsonObject } from '../domain/types.ts';
 import { normalize } from './embedding.ts';
 import { editDistance, terms, words, stem, STOP_WORDS } from './text.ts';
 
-/** An item as the search index sees it. */
-export interface SearchDoc {
-  id: number;
-  name: string;
-  description?: string;
-  metadata: JsonObject;
-  active: boolean;
-  created: number;
-  updated_at: number;
-  embedding_updated_at: number | null;
-  vector: Float32Array | null;
-}
+/** An item as the search index sees it: the item with its vector (null until embedded). */
+export type SearchDoc = ItemWithVector;
 
 export type SearchMode = 'hybrid' | 'keyword' | 'semantic';
 
