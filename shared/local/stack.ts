@@ -9,6 +9,7 @@ import { useJobQueue } from '../jobs.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../workers.ts';
 import { ensureTable, startDynalite } from './dynamo.ts';
 import { LocalJobQueue, LocalQueue, type SqsHandler } from './queue.ts';
+import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
 
 export const LOCAL_TABLE = 'recsearch-local';
@@ -79,15 +80,24 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     POWERTOOLS_TRACE_ENABLED: 'false',
     // A laptop catalog is small: fold changes into the index sooner than on AWS.
     INDEX_MAX_AGE_SECONDS: '30',
+    INDEX_CHECK_SECONDS: '2',
     EMBED_GRACE_SECONDS: '30',
     ...opts.env,
   });
 
   // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.
+  // Each worker runs in its own thread, as its own Lambda would: a long index build never
+  // blocks the API.
   const localQueues = new Map<QueueName, LocalQueue>();
+  const threads: ThreadedHandler[] = [];
   for (const [name, spec] of Object.entries(queueSpecs) as [QueueName, (typeof queueSpecs)[QueueName]][]) {
     const worker = workers.find((w) => w.queue === name);
-    const handler = worker ? ((await loadHandler(worker.handler)) as unknown as SqsHandler) : undefined;
+    let handler: SqsHandler | undefined;
+    if (worker) {
+      const thread = await threadedHandler(worker.handler);
+      threads.push(thread);
+      handler = thread.handler;
+    }
     localQueues.set(
       name,
       new LocalQueue(name, handler, {
@@ -134,6 +144,7 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     close: async () => {
       clearInterval(maintenance);
       for (const q of localQueues.values()) q.stop();
+      await Promise.all(threads.map((t) => t.close()));
       useJobQueue(undefined);
       await http.close();
       await dynamo.close();

@@ -284,7 +284,7 @@ export class SearchIndex {
       if (!stop && w.length >= 4 && !this.has(t) && !extra.has(t)) {
         // Unknown term: likely a typo; take close vocabulary terms instead.
         const max = w.length >= 8 ? 2 : 1;
-        for (const x of this.near(t, max)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
+        for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
       }
     });
     return out;
@@ -303,9 +303,10 @@ export class SearchIndex {
     return hits.sort((a, b) => this.df(b) - this.df(a)).slice(0, limit);
   }
 
-  private near(term: string, max: number): string[] {
+  /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`. */
+  private near(term: string, max: number, extra: ReadonlySet<string>): string[] {
     const hits: [string, number][] = [];
-    for (const v of this.vocab) {
+    for (const v of [...this.vocab, ...[...extra].filter((x) => !this.termIndex.has(x))]) {
       if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
       const d = editDistance(term, v, max);
       if (d <= max) hits.push([v, d]);

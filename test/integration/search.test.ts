@@ -200,7 +200,8 @@ describe('index builds', () => {
   it('builds the index artifact from the catalog; search then serves it with later changes on top', async () => {
     await t.stack.jobs.send('embedding', [{ type: 'build-index', tenant: 'demo', requested_at: Math.floor(Date.now() / 1000) + 1 }]);
     await t.stack.jobs.idle();
-    const status = await t.demo.platform('GET', '/api/search-index');
+    // Search containers look for a newer artifact every few seconds (INDEX_CHECK_SECONDS).
+    const status = await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at > 0, 6000);
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ items: expect.any(Number), embedded: expect.any(Number), pending: expect.any(Number), updated_at: expect.any(Number) });
     expect(status.body.index_built_at).toBeGreaterThan(0);
