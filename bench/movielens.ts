@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Interaction } from '../shared/recs/dataset.ts';
+
+export interface Movie {
+  id: number;
+  title: string;
+  genres: string[];
+}
+
+function parseCsvLine(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out;
+}
+
+export function loadMovieLens(dir: string) {
+  const movies: Movie[] = readFileSync(join(dir, 'movies.csv'), 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((l) => {
+      const [id, title, genres] = parseCsvLine(l);
+      return { id: Number(id), title: title ?? '', genres: (genres ?? '').split('|').filter((g) => g && g !== '(no genres listed)') };
+    });
+  const ratings: Interaction[] = readFileSync(join(dir, 'ratings.csv'), 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((l) => {
+      const [u, m, , ts] = l.split(',');
+      return { user: String(u), item: Number(m), weight: 1, at: Number(ts) };
+    });
+  return { movies, ratings };
+}
+
+/**
+ * The protocol of ../shared/data/README.md: each item's ratings split at random 75% train /
+ * 25% test (seeded), every rating a positive.
+ */
+export function splitByItem(ratings: Interaction[], seed = 42): { train: Interaction[]; test: Interaction[] } {
+  let s = seed;
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const byItem = new Map<number, Interaction[]>();
+  for (const r of ratings) {
+    let l = byItem.get(r.item);
+    if (!l) byItem.set(r.item, (l = []));
+    l.push(r);
+  }
+  const train: Interaction[] = [];
+  const test: Interaction[] = [];
+  for (const item of [...byItem.keys()].sort((a, b) => a - b)) {
+    const l = byItem.get(item) as Interaction[];
+    for (let i = l.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [l[i], l[j]] = [l[j] as Interaction, l[i] as Interaction];
+    }
+    const cut = Math.round(l.length * 0.75);
+    train.push(...l.slice(0, cut));
+    test.push(...l.slice(cut));
+  }
+  return { train, test };
+}

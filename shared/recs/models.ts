@@ -1,0 +1,326 @@
+import type { Dataset } from './dataset.ts';
+
+/** A user's history as the models read it: item indexes and weights. */
+export interface History {
+  items: ArrayLike<number>;
+  weights: ArrayLike<number>;
+}
+
+/** A trained model: scores every item for a history, without retraining. */
+export interface Model {
+  readonly algorithm: string;
+  readonly itemCount: number;
+  score(h: History): Float32Array;
+}
+
+export interface TrainHooks {
+  /** Called between steps; returning true stops training (the run ends Stopped). */
+  shouldStop?: () => boolean;
+  progress?: (fraction: number, message: string) => void;
+}
+
+export class Stopped extends Error {
+  override name = 'Stopped';
+}
+
+/** Popularity: weighted interaction counts, the same list for everyone. */
+export function trainPopularity(ds: Dataset): Model {
+  const pop = Float32Array.from(ds.itemWeight);
+  return { algorithm: 'popularity', itemCount: ds.items.length, score: () => Float32Array.from(pop) };
+}
+
+/** A sparse item-item model: for each item, its top neighbours and weights. */
+export class ItemItemModel implements Model {
+  constructor(
+    readonly algorithm: string,
+    readonly itemCount: number,
+    /** neighbours of item i: nbr[off[i]..off[i+1]) with weights w. */
+    readonly off: Uint32Array,
+    readonly nbr: Uint32Array,
+    readonly w: Float32Array,
+  ) {}
+
+  score(h: History): Float32Array {
+    const s = new Float32Array(this.itemCount);
+    for (let k = 0; k < h.items.length; k++) {
+      const j = h.items[k] as number;
+      const hw = h.weights[k] as number;
+      for (let p = this.off[j] as number; p < (this.off[j + 1] as number); p++) {
+        const i = this.nbr[p] as number;
+        s[i] = (s[i] as number) + hw * (this.w[p] as number);
+      }
+    }
+    return s;
+  }
+}
+
+/** Keeps the `k` largest entries of a dense row. */
+function topOfRow(row: Float64Array | Float32Array, k: number, skip: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i] as number;
+    if (i === skip || v <= 0) continue;
+    if (out.length < k) {
+      out.push([i, v]);
+      if (out.length === k) out.sort((a, b) => b[1] - a[1]);
+    } else if (v > (out[k - 1] as [number, number])[1]) {
+      let lo = 0;
+      let hi = k - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((out[mid] as [number, number])[1] >= v) lo = mid + 1;
+        else hi = mid;
+      }
+      out.splice(lo, 0, [i, v]);
+      out.pop();
+    }
+  }
+  return out.sort((a, b) => b[1] - a[1]);
+}
+
+function packRows(rows: [number, number][][], n: number): { off: Uint32Array; nbr: Uint32Array; w: Float32Array } {
+  const off = new Uint32Array(n + 1);
+  let total = 0;
+  rows.forEach((r, i) => {
+    off[i] = total;
+    total += r.length;
+  });
+  off[n] = total;
+  const nbr = new Uint32Array(total);
+  const w = new Float32Array(total);
+  rows.forEach((r, i) => r.forEach(([j, v], k) => ((nbr[(off[i] as number) + k] = j), (w[(off[i] as number) + k] = v))));
+  return { off, nbr, w };
+}
+
+/** Item co-occurrence counts (binary) over users, dense, for `m` selected items. */
+function cooccurrence(ds: Dataset, sel: Int32Array, m: number): Float64Array {
+  const g = new Float64Array(m * m);
+  const local: number[] = [];
+  for (let u = 0; u < ds.users.length; u++) {
+    local.length = 0;
+    const { items } = ds.row(u);
+    for (let k = 0; k < items.length; k++) {
+      const li = sel[items[k] as number] as number;
+      if (li >= 0) local.push(li);
+    }
+    for (const a of local) {
+      const o = a * m;
+      for (const b of local) g[o + b] = (g[o + b] as number) + 1;
+    }
+  }
+  return g;
+}
+
+/** Item-kNN: cosine over co-occurrence, every neighbour (the baseline of the literature). */
+export function trainItemKnn(ds: Dataset, hooks: TrainHooks = {}, neighbours = Infinity): Model {
+  const n = ds.items.length;
+  const sel = Int32Array.from({ length: n }, (_, i) => i);
+  const g = cooccurrence(ds, sel, n);
+  const rows: [number, number][][] = [];
+  for (let i = 0; i < n; i++) {
+    if (hooks.shouldStop?.()) throw new Stopped('stopped');
+    const ni = g[i * n + i] as number;
+    const row = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      const c = g[i * n + j] as number;
+      if (c > 0 && j !== i) row[j] = c / Math.sqrt(ni * (g[j * n + j] as number));
+    }
+    rows.push(topOfRow(row, Math.min(neighbours, n), i));
+  }
+  const p = packRows(rows, n);
+  return new ItemItemModel('item_knn', n, p.off, p.nbr, p.w);
+}
+
+/**
+ * EASE (Steck 2019): B = I - P diag(1/diag P), P = (XᵀX + λI)⁻¹, zero diagonal. O(m³) in the
+ * number of items m, so it is fitted on the `maxItems` most popular items (the rest keep no
+ * weights and are reached through the serving layer's content and popularity fallbacks), and
+ * stored sparse: each item's `neighbours` strongest weights.
+ */
+export function trainEase(ds: Dataset, opts: { lambda?: number; maxItems?: number; neighbours?: number } = {}, hooks: TrainHooks = {}): Model {
+  const lambda = opts.lambda ?? 300;
+  const n = ds.items.length;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (ds.itemCount[b] as number) - (ds.itemCount[a] as number));
+  const chosen = order.slice(0, Math.min(opts.maxItems ?? 2500, n)).filter((i) => (ds.itemCount[i] as number) > 0);
+  const m = chosen.length;
+  const sel = new Int32Array(n).fill(-1);
+  chosen.forEach((i, k) => (sel[i] = k));
+  const g = cooccurrence(ds, sel, m);
+  for (let k = 0; k < m; k++) g[k * m + k] = (g[k * m + k] as number) + lambda;
+  hooks.progress?.(0.1, `Gram matrix of ${m} items`);
+  const p = invertSpd(g, m, hooks);
+  hooks.progress?.(0.8, 'inverted');
+  const rows: [number, number][][] = Array.from({ length: n }, () => []);
+  const col = new Float64Array(m);
+  for (let a = 0; a < m; a++) {
+    // Row a of B: B[a][b] = -P[a][b] / P[b][b]; "user has a" adds B[a][b] to item b.
+    for (let b = 0; b < m; b++) col[b] = a === b ? 0 : -(p[a * m + b] as number) / (p[b * m + b] as number);
+    rows[chosen[a] as number] = topOfRow(col, opts.neighbours ?? 200, a).map(([b, v]) => [chosen[b] as number, v]);
+  }
+  const packed = packRows(rows, n);
+  return new ItemItemModel('ease', n, packed.off, packed.nbr, packed.w);
+}
+
+/** Inverse of a symmetric positive definite matrix (row-major), by Cholesky. */
+export function invertSpd(a: Float64Array, n: number, hooks: TrainHooks = {}): Float64Array {
+  const l = Float64Array.from(a);
+  // Cholesky: lower triangle of l holds L.
+  for (let j = 0; j < n; j++) {
+    if (j % 64 === 0 && hooks.shouldStop?.()) throw new Stopped('stopped');
+    let d = l[j * n + j] as number;
+    for (let k = 0; k < j; k++) d -= (l[j * n + k] as number) ** 2;
+    if (d <= 0) throw new Error('matrix is not positive definite');
+    const ljj = Math.sqrt(d);
+    l[j * n + j] = ljj;
+    for (let i = j + 1; i < n; i++) {
+      let s = l[i * n + j] as number;
+      const oi = i * n;
+      const oj = j * n;
+      for (let k = 0; k < j; k++) s -= (l[oi + k] as number) * (l[oj + k] as number);
+      l[oi + j] = s / ljj;
+    }
+  }
+  // inv(L) in place into m (lower triangular).
+  const inv = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    inv[i * n + i] = 1 / (l[i * n + i] as number);
+    for (let j = 0; j < i; j++) {
+      let s = 0;
+      for (let k = j; k < i; k++) s -= (l[i * n + k] as number) * (inv[k * n + j] as number);
+      inv[i * n + j] = s / (l[i * n + i] as number);
+    }
+  }
+  // A⁻¹ = inv(L)ᵀ inv(L).
+  const out = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) {
+      let s = 0;
+      for (let k = i; k < n; k++) s += (inv[k * n + i] as number) * (inv[k * n + j] as number);
+      out[i * n + j] = s;
+      out[j * n + i] = s;
+    }
+  }
+  return out;
+}
+
+/** A factor model: item factors, and a user vector folded in from the history at serving time. */
+export class FactorModel implements Model {
+  constructor(
+    readonly algorithm: string,
+    readonly itemCount: number,
+    readonly factors: number,
+    readonly q: Float32Array,
+    readonly bias: Float32Array,
+  ) {}
+
+  /** Fold-in: the user vector is the weighted mean of the history's item factors. */
+  userVector(h: History): Float32Array {
+    const u = new Float32Array(this.factors);
+    let total = 0;
+    for (let k = 0; k < h.items.length; k++) {
+      const i = h.items[k] as number;
+      const w = Math.log1p(h.weights[k] as number);
+      total += w;
+      for (let f = 0; f < this.factors; f++) u[f] = (u[f] as number) + w * (this.q[i * this.factors + f] as number);
+    }
+    if (total > 0) for (let f = 0; f < this.factors; f++) u[f] = (u[f] as number) / total;
+    return u;
+  }
+
+  score(h: History): Float32Array {
+    const u = this.userVector(h);
+    const s = new Float32Array(this.itemCount);
+    for (let i = 0; i < this.itemCount; i++) {
+      let v = this.bias[i] as number;
+      for (let f = 0; f < this.factors; f++) v += (u[f] as number) * (this.q[i * this.factors + f] as number);
+      s[i] = v;
+    }
+    return s;
+  }
+}
+
+export interface GradientOptions {
+  epochs: number;
+  batchSize: number;
+  learningRate: number;
+  factors?: number;
+  seed?: number;
+}
+
+/**
+ * A mini-batch gradient model that honours the run options: item factors and biases trained
+ * with Adam on a BPR objective, where the user is represented by the fold-in of their own
+ * history (so serving needs no per-user state, and a new event changes the next answer).
+ * Each mini-batch holds `batchSize` (user, positive, sampled negative) triples.
+ */
+export function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHooks = {}): Model {
+  const F = o.factors ?? 64;
+  const n = ds.items.length;
+  let seed = o.seed ?? 7;
+  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
+  const q = Float32Array.from({ length: n * F }, () => gauss() * 0.05);
+  const bias = new Float32Array(n);
+  // Adam state.
+  const mq = new Float32Array(n * F);
+  const vq = new Float32Array(n * F);
+  const mb = new Float32Array(n);
+  const vb = new Float32Array(n);
+  const b1 = 0.9;
+  const b2 = 0.999;
+  let t = 0;
+  const model = new FactorModel('bpr', n, F, q, bias);
+  const users = ds.users.length;
+  const stepsPerEpoch = Math.max(1, Math.ceil(ds.nnz / o.batchSize));
+  const gq = new Map<number, Float32Array>();
+  const gb = new Map<number, number>();
+  const addG = (i: number, scale: number, vec: Float32Array) => {
+    let g = gq.get(i);
+    if (!g) gq.set(i, (g = new Float32Array(F)));
+    for (let f = 0; f < F; f++) g[f] = (g[f] as number) + scale * (vec[f] as number);
+  };
+  for (let epoch = 0; epoch < o.epochs; epoch++) {
+    let loss = 0;
+    for (let step = 0; step < stepsPerEpoch; step++) {
+      if (hooks.shouldStop?.()) throw new Stopped('stopped');
+      gq.clear();
+      gb.clear();
+      for (let b = 0; b < o.batchSize; b++) {
+        const u = Math.floor(rand() * users);
+        const row = ds.row(u);
+        if (row.items.length < 2) continue;
+        const pos = row.items[Math.floor(rand() * row.items.length)] as number;
+        const neg = Math.floor(rand() * n);
+        const uv = model.userVector(row);
+        let x = (bias[pos] as number) - (bias[neg] as number);
+        for (let f = 0; f < F; f++) x += (uv[f] as number) * ((q[pos * F + f] as number) - (q[neg * F + f] as number));
+        const sig = 1 / (1 + Math.exp(x));
+        loss += Math.log1p(Math.exp(-x));
+        // d(-log σ(x)) / dθ = -σ(-x) dx/dθ; the user fold-in is treated as fixed for the step.
+        addG(pos, -sig, uv);
+        addG(neg, sig, uv);
+        gb.set(pos, (gb.get(pos) ?? 0) - sig);
+        gb.set(neg, (gb.get(neg) ?? 0) + sig);
+      }
+      t += 1;
+      const lr = o.learningRate * Math.sqrt(1 - b2 ** t) / (1 - b1 ** t);
+      for (const [i, g] of gq) {
+        for (let f = 0; f < F; f++) {
+          const k = i * F + f;
+          const gr = (g[f] as number) / o.batchSize + 1e-4 * (q[k] as number);
+          mq[k] = b1 * (mq[k] as number) + (1 - b1) * gr;
+          vq[k] = b2 * (vq[k] as number) + (1 - b2) * gr * gr;
+          q[k] = (q[k] as number) - (lr * (mq[k] as number)) / (Math.sqrt(vq[k] as number) + 1e-8);
+        }
+      }
+      for (const [i, g] of gb) {
+        const gr = g / o.batchSize;
+        mb[i] = b1 * (mb[i] as number) + (1 - b1) * gr;
+        vb[i] = b2 * (vb[i] as number) + (1 - b2) * gr * gr;
+        bias[i] = (bias[i] as number) - (lr * (mb[i] as number)) / (Math.sqrt(vb[i] as number) + 1e-8);
+      }
+    }
+    hooks.progress?.((epoch + 1) / o.epochs, `epoch ${epoch + 1}/${o.epochs} loss ${(loss / (stepsPerEpoch * o.batchSize)).toFixed(4)}`);
+  }
+  return model;
+}
