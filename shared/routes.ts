@@ -65,6 +65,9 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
 /** Search: the index artifact, the fresh delta (gsi2), the user's events (gsi1), a rebuild request, the query embedding. */
+/** Console records: read a collection, or also allocate ids and write records and job logs. */
+const CONSOLE_READ: Access = { table: ['Query'] };
+const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
 const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', queues: ['embedding'], embeds: true };
 
 const R = 'service-api/read';
@@ -81,6 +84,7 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
   core('POST', '/v1/search', 'search/search', R, SEARCH),
+  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', queues: ['embedding'] }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -98,6 +102,27 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/items/search', 'platform/items-search', SEARCH, ['items']),
   platform('GET', '/api/items/search', 'platform/items-search-get', SEARCH, ['items']),
   platform('GET', '/api/search-index', 'platform/search-index', { ...SEARCH, embeds: false }, ['items']),
+  platform('POST', '/api/contexts', 'console/contexts-create', CONSOLE_WRITE),
+  platform('GET', '/api/contexts', 'console/contexts-list', CONSOLE_READ),
+  platform('POST', '/api/event-types', 'console/event-types-create', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/event-types', 'console/event-types-list', CONSOLE_READ, ['events']),
+  platform('PATCH', '/api/event-types/{id}', 'console/event-types-update', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/events/templates', 'console/templates-create', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/events/templates', 'console/templates-list', CONSOLE_READ, ['events']),
+  platform('GET', '/api/events/templates/{id}', 'console/templates-get', CONSOLE_READ, ['events']),
+  platform('PATCH', '/api/events/templates/{id}', 'console/templates-update', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/model-endpoints', 'console/endpoints-create', CONSOLE_WRITE),
+  platform('GET', '/api/model-endpoints', 'console/endpoints-list', CONSOLE_READ),
+  platform('POST', '/api/training-jobs', 'console/jobs-create', { ...CONSOLE_WRITE, queues: ['training'] }, ['events']),
+  platform('GET', '/api/training-jobs', 'console/jobs-list', CONSOLE_READ, ['events']),
+  platform('GET', '/api/training-jobs/{jobName}', 'console/jobs-get', CONSOLE_READ, ['events']),
+  platform('POST', '/api/training-jobs/{jobName}/stop', 'console/jobs-stop', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/training-jobs/logs/{jobName}', 'console/jobs-logs', CONSOLE_READ, ['events']),
+  platform('GET', '/api/models', 'console/models-list', CONSOLE_READ, ['events']),
+  platform('GET', '/api/models/{version}', 'console/models-get', CONSOLE_READ, ['events']),
+  platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE, ['events']),
 ];
 
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];

@@ -38,6 +38,14 @@ export const workers: readonly WorkerSpec[] = [
     memoryMb: 3008,
     access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', embeds: true },
   },
+  {
+    handler: 'workers/train',
+    queue: 'training',
+    batchSize: 1,
+    timeoutSeconds: 900,
+    memoryMb: 4096,
+    access: { table: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], bucket: 'readwrite' },
+  },
 ];
 
 /** Scheduled maintenance: re-queue lagging embeddings, request index builds. */

@@ -49,6 +49,25 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return (out.Items ?? []).map(fromRow);
     },
 
+    async forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void> {
+      for (const shard of shards) {
+        let start: Record<string, unknown> | undefined;
+        do {
+          const page = await t.doc.send(
+            new QueryCommand({
+              TableName: t.tableName,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': keys.eventPk(tenant, shard) },
+              ExclusiveStartKey: start,
+              Limit: 1000,
+            }),
+          );
+          if (fn((page.Items ?? []).map(fromRow)) === false) return;
+          start = page.LastEvaluatedKey;
+        } while (start);
+      }
+    },
+
     async get(tenant: string, id: number): Promise<EventRecord | undefined> {
       const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.event(tenant, id) }));
       return out.Item ? fromRow(out.Item) : undefined;

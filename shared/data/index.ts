@@ -1,6 +1,7 @@
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { table, type TableRef } from './client.ts';
+import { dynamoConsoleStore, type ConsoleStore } from './console.ts';
 import { dynamoCredentialStore } from './credentials.ts';
 import { dynamoEventStore } from './events.ts';
 import { dynamoIdempotencyStore, type IdempotencyStore } from './idempotency.ts';
@@ -11,6 +12,7 @@ export interface Stores {
   events: EventStore;
   credentials: CredentialStore;
   idempotency: IdempotencyStore;
+  console: ConsoleStore;
 }
 
 export function storesFor(t: TableRef): Stores {
@@ -19,6 +21,7 @@ export function storesFor(t: TableRef): Stores {
     events: dynamoEventStore(t),
     credentials: dynamoCredentialStore(t),
     idempotency: dynamoIdempotencyStore(t),
+    console: dynamoConsoleStore(t),
   };
 }
 

@@ -51,6 +51,11 @@ export const keys = {
 
   idempotency: (t: string, key: string) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: '#IDEM' }),
 
+  consolePk: (t: string, kind: string) => `TENANT#${t}#CONSOLE#${kind}`,
+  consoleRecord: (t: string, kind: string, id: number) => ({ pk: `TENANT#${t}#CONSOLE#${kind}`, sk: pad(id) }),
+  jobLogPk: (t: string, jobId: number) => `TENANT#${t}#JOBLOG#${jobId}`,
+  jobLog: (t: string, jobId: number, ms: number, seq: number) => ({ pk: `TENANT#${t}#JOBLOG#${jobId}`, sk: `${pad(ms)}#${String(seq).padStart(4, '0')}` }),
+
   /** Sort-key value for an id, for cursors. */
   sortId: pad,
 };

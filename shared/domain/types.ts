@@ -103,6 +103,8 @@ export interface EventStore {
   append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]>;
   /** A user's latest events, newest first. */
   recentByUser(tenant: string, userId: string, limit: number): Promise<EventRecord[]>;
+  /** Every event of the tenant, a page at a time, in no particular order; `fn` returning false stops. */
+  forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;
   list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>>;
 }

@@ -1,0 +1,102 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from './client.ts';
+import { allocateIds } from './counters.ts';
+import { keys } from './keys.ts';
+import { isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+
+/** Console record kinds, each with per-tenant integer ids. */
+export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model';
+
+export interface ConsoleRecord {
+  id: number;
+  [k: string]: unknown;
+}
+
+export interface LogLine {
+  ts: number;
+  message: string;
+}
+
+/** Generic console records: small per-tenant collections read whole, updated conditionally. */
+export interface ConsoleStore {
+  nextId(tenant: string, kind: ConsoleKind): Promise<number>;
+  put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
+  get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
+  list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
+  /** Sets fields; with `expect`, only if those fields currently hold those values. false when that failed. */
+  update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
+  appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
+  logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
+}
+
+export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  return {
+    nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
+    async put(tenant, kind, rec) {
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.consoleRecord(tenant, kind, rec.id), ...rec } }));
+    },
+    async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
+      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.consoleRecord(tenant, kind, id), ConsistentRead: true }));
+      return out.Item ? (stripKeys(out.Item) as T) : undefined;
+    },
+    async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
+      const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, kind) }, ConsistentRead: true }, 10_000);
+      return rows.map((r) => stripKeys(r) as T);
+    },
+    async update(tenant, kind, id, set, expect = {}) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets: string[] = [];
+      Object.entries(set).forEach(([k, v], n) => {
+        names[`#s${n}`] = k;
+        values[`:s${n}`] = v;
+        sets.push(`#s${n} = :s${n}`);
+      });
+      const conds = ['attribute_exists(pk)'];
+      Object.entries(expect).forEach(([k, v], n) => {
+        names[`#e${n}`] = k;
+        values[`:e${n}`] = v;
+        conds.push(`#e${n} = :e${n}`);
+      });
+      try {
+        await t.doc.send(
+          new UpdateCommand({
+            TableName: t.tableName,
+            Key: keys.consoleRecord(tenant, kind, id),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: conds.join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+        return true;
+      } catch (e) {
+        if (isConditionFailure(e)) return false;
+        throw e;
+      }
+    },
+    async appendLog(tenant, jobId, lines) {
+      const base = Date.now();
+      const rows: Row[] = lines.map((l, k) => ({ ...keys.jobLog(tenant, jobId, base, k), ...l }));
+      await putAll(t, rows);
+    },
+    async logs(tenant, jobId, after, limit) {
+      const pk = keys.jobLogPk(tenant, jobId);
+      const out = await t.doc.send(
+        new QueryCommand({
+          TableName: t.tableName,
+          KeyConditionExpression: `pk = :pk${after ? ' AND sk > :after' : ''}`,
+          ExpressionAttributeValues: { ':pk': pk, ...(after ? { ':after': after } : {}) },
+          Limit: limit,
+          ConsistentRead: true,
+        }),
+      );
+      const items = out.Items ?? [];
+      const last = items[items.length - 1];
+      return {
+        lines: items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
+        cursor: out.LastEvaluatedKey && last ? String(last.sk) : null,
+      };
+    },
+  };
+}

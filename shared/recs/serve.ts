@@ -1,0 +1,222 @@
+import type { BlobStore } from '../blob.ts';
+import type { ConsoleStore } from '../data/console.ts';
+import { findEndpoint, type EventType, type ModelVersion } from '../domain/console.ts';
+import { itemResource } from '../domain/present.ts';
+import type { EventRecord, EventStore } from '../domain/types.ts';
+import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
+import type { RecommendationsQuery } from '../schemas/recs.ts';
+import type { SearchDoc, SearchIndex } from '../search/engine.ts';
+import { normalize } from '../search/embedding.ts';
+import type { PreparedDelta } from '../search/rank.ts';
+import { unpackModel, type ModelArtifact } from './artifact.ts';
+import { topK } from './evaluate.ts';
+
+export interface RecsDeps {
+  console: ConsoleStore;
+  events: EventStore;
+  blobs: BlobStore;
+  /** The tenant's live catalog (search index + fresh changes): existence, activity, vectors. */
+  catalog: (tenant: string) => Promise<{ index: SearchIndex; delta: PreparedDelta }>;
+}
+
+const models = new Map<string, ModelArtifact & { itemIndex: Map<number, number> }>();
+
+/** The endpoint's artifact, loaded once per container and version. */
+async function loadModel(deps: RecsDeps, tenant: string, version: number) {
+  const key = `${tenant}/${version}`;
+  let m = models.get(key);
+  if (!m) {
+    const rec = await deps.console.get<ModelVersion>(tenant, 'model', version);
+    const bytes = rec ? await deps.blobs.get(rec.artifact) : undefined;
+    if (!bytes) return undefined;
+    const a = unpackModel(bytes);
+    m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])) };
+    if (models.size > 20) models.clear();
+    models.set(key, m);
+  }
+  return m;
+}
+
+/** Popularity without a model: the tenant's latest events, weighted, cached briefly. */
+const trending = new Map<string, { at: number; scores: Map<number, number> }>();
+
+/** Live view of the catalog: id → document (active or not), deleted ids absent. */
+function liveDocs(index: SearchIndex, delta: PreparedDelta): Map<number, SearchDoc> {
+  const docs = new Map<number, SearchDoc>();
+  for (const d of index.docs) if (!delta.masked.has(d.id)) docs.set(d.id, d);
+  for (const d of delta.docs) docs.set(d.id, d);
+  return docs;
+}
+
+function vectorOf(index: SearchIndex, d: SearchDoc | undefined): Float32Array | null {
+  if (!d) return null;
+  if (d.vector) return d.vector;
+  const i = index.byId.get(d.id);
+  return i !== undefined && index.docs[i] === d ? index.vectorOf(i) : null;
+}
+
+const dot = (a: Float32Array, b: Float32Array) => {
+  let s = 0;
+  for (let i = 0; i < a.length && i < b.length; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
+};
+
+/**
+ * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
+ * events (no retraining: a new event changes the next answer), or from one item (similar items);
+ * content vectors reach items the model has never seen; popular items stand in for users without
+ * history and tenants without a model. Seen items are left out unless asked; inactive and
+ * deleted items never appear.
+ */
+export async function recommend(deps: RecsDeps, tenant: string, q: RecommendationsQuery, requestId: string) {
+  if (q.user_id === undefined && q.item_id === undefined) {
+    throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
+  }
+  const { index, delta } = await deps.catalog(tenant);
+  const docs = liveDocs(index, delta);
+  const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
+  if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
+
+  const endpoint = await findEndpoint(deps.console, tenant, q.endpoint);
+  if (q.endpoint !== undefined && !endpoint) throw new NotFoundError('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
+  const version = endpoint?.model_version ?? null;
+  const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
+
+  const weights = new Map((await deps.console.list<EventType>(tenant, 'event_type')).map((e) => [e.name, e.weight]));
+  const recent: EventRecord[] = q.user_id !== undefined ? await deps.events.recentByUser(tenant, q.user_id, 100) : [];
+  const seen = new Set(recent.map((e) => Number(e.item_id)));
+  // The history the model reads: the anchor item, or the user's events by type weight and recency.
+  const history = new Map<number, number>();
+  if (anchorId !== undefined) history.set(anchorId, 1);
+  recent.forEach((e, k) => {
+    const id = Number(e.item_id);
+    if (!docs.has(id)) return;
+    const w = (weights.get(e.type) ?? 1) / (1 + k / 25);
+    history.set(id, (history.get(id) ?? 0) + (anchorId !== undefined ? 0.3 * w : w));
+  });
+
+  const scores = new Map<number, number>();
+  let strategy: string;
+  let reason: string;
+  if (history.size > 0) {
+    strategy = anchorId !== undefined ? 'similar' : 'personalized';
+    reason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
+    if (model) {
+      const hItems: number[] = [];
+      const hWeights: number[] = [];
+      for (const [id, w] of history) {
+        const i = model.itemIndex.get(id);
+        if (i !== undefined) hItems.push(i), hWeights.push(w);
+      }
+      if (hItems.length) {
+        const s = model.model.score({ items: hItems, weights: hWeights });
+        let max = 1e-9;
+        for (const v of s) if (v > max) max = v;
+        for (const i of topK(s, 500, new Set())) if ((s[i] as number) > 0) scores.set(model.items[i] as number, (s[i] as number) / max);
+      }
+    }
+    // Content similarity reaches items the model never saw (new since training) and serves
+    // tenants without a model: the history's taste vector against the catalog's vectors.
+    const taste = new Float32Array(index.dims);
+    let any = false;
+    for (const [id, w] of history) {
+      const v = vectorOf(index, docs.get(id));
+      if (!v || v.length !== taste.length) continue;
+      for (let k = 0; k < taste.length; k++) taste[k] = (taste[k] as number) + w * (v[k] as number);
+      any = true;
+    }
+    if (any) {
+      normalize(taste);
+      // Items the model knows get a little content smoothing; items it never saw (new since
+      // training) are ranked by content alone, on the same 0-1 scale as the model's scores.
+      const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : 0.15);
+      const accept = (i: number) => {
+        const d = index.docs[i] as SearchDoc;
+        return !delta.masked.has(d.id);
+      };
+      const neighbours = index.nearest(taste, 200, accept);
+      for (const [i, s] of neighbours) {
+        const id = (index.docs[i] as SearchDoc).id;
+        if (s > 0) scores.set(id, (scores.get(id) ?? 0) + contentWeight(id) * s);
+      }
+      for (const d of delta.docs) {
+        if (!d.vector || d.vector.length !== taste.length) continue;
+        const s = dot(d.vector, taste);
+        if (s > 0) scores.set(d.id, (scores.get(d.id) ?? 0) + contentWeight(d.id) * s);
+      }
+    }
+  } else {
+    strategy = 'popular';
+    reason = 'popular right now';
+  }
+  if (scores.size === 0) {
+    if (strategy !== 'popular') {
+      strategy = 'popular';
+      reason = 'popular right now';
+    }
+    for (const [id, s] of await popularity(deps, tenant, model)) scores.set(id, s);
+  }
+
+  const eligible = (id: number) => {
+    const d = docs.get(id);
+    if (!d || !d.active) return false;
+    if (id === anchorId) return false;
+    if (!q.include_seen && seen.has(id)) return false;
+    if (q.category !== undefined && d.metadata.category !== q.category) return false;
+    return true;
+  };
+  let ranked = [...scores].filter(([id]) => eligible(id)).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  if (ranked.length < q.limit && strategy !== 'popular') {
+    // Not enough personal candidates after filtering: fill with popular items.
+    const have = new Set(ranked.map(([id]) => id));
+    const fill = [...(await popularity(deps, tenant, model))].filter(([id]) => !have.has(id) && eligible(id));
+    ranked = [...ranked, ...fill.map(([id, s]): [number, number] => [id, s * 1e-3])];
+  }
+  const data = ranked.slice(0, q.limit).map(([id, score], k) => ({
+    object: 'recommendation' as const,
+    item_id: String(id),
+    rank: k + 1,
+    score: Number(score.toFixed(6)),
+    reason,
+    item: itemResource(docs.get(id) as SearchDoc),
+  }));
+  return {
+    object: 'list' as const,
+    data,
+    has_more: false,
+    next_cursor: null,
+    url: '/v1/recommendations',
+    request_id: requestId,
+    model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
+    strategy,
+  };
+}
+
+/** Popular items: the model's training popularity, else the tenant's latest events. */
+async function popularity(deps: RecsDeps, tenant: string, model: (ModelArtifact & { itemIndex: Map<number, number> }) | undefined): Promise<Map<number, number>> {
+  if (model) {
+    const out = new Map<number, number>();
+    let max = 1e-9;
+    for (const v of model.popularity) if (v > max) max = v;
+    for (const i of topK(model.popularity, 1000, new Set())) out.set(model.items[i] as number, (model.popularity[i] as number) / max);
+    return out;
+  }
+  const cached = trending.get(tenant);
+  if (cached && Date.now() - cached.at < 30_000) return cached.scores;
+  const counts = new Map<number, number>();
+  let n = 0;
+  // Bounded: at most the first 20,000 events read (a trained model replaces this).
+  await deps.events.forEachPage(tenant, (page) => {
+    for (const e of page) {
+      const id = Number(e.item_id);
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    n += page.length;
+    return n < 20_000;
+  });
+  let max = 1e-9;
+  for (const v of counts.values()) if (v > max) max = v;
+  const scores = new Map([...counts].map(([id, c]) => [id, c / max]));
+  trending.set(tenant, { at: Date.now(), scores });
+  return scores;
+}

@@ -1,0 +1,156 @@
+import type { BlobStore } from '../blob.ts';
+import type { ConsoleStore } from '../data/console.ts';
+import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
+import type { EventStore, ItemStore } from '../domain/types.ts';
+import { packModel } from './artifact.ts';
+import { Dataset, type Interaction } from './dataset.ts';
+import { evaluate } from './evaluate.ts';
+import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
+
+const now = () => Math.floor(Date.now() / 1000);
+export const modelArtifactKey = (tenant: string, version: number) => `models/${tenant}/v${version}.bin`;
+
+export interface TrainerDeps {
+  console: ConsoleStore;
+  events: EventStore;
+  items: ItemStore;
+  blobs: BlobStore;
+}
+
+export class ThresholdError extends Error {
+  override name = 'ThresholdError';
+}
+
+function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks): Model {
+  switch (algorithm) {
+    case 'popularity':
+      return trainPopularity(ds);
+    case 'item_knn':
+      return trainItemKnn(ds, hooks, 200);
+    case 'bpr':
+      return trainBprFoldIn(ds, { epochs: job.options.epochs, batchSize: job.options.batch_size, learningRate: job.options.learning_rate }, hooks);
+    default:
+      return trainEase(ds, { maxItems: 2500 }, hooks);
+  }
+}
+
+/** Splits each user's interactions: a seeded random 20% (users with at least 5) are held out. */
+function holdout(interactions: Interaction[]): { train: Interaction[]; test: Interaction[] } {
+  let s = 1234;
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const byUser = new Map<string, Interaction[]>();
+  for (const x of interactions) {
+    let l = byUser.get(x.user);
+    if (!l) byUser.set(x.user, (l = []));
+    l.push(x);
+  }
+  const trainPart: Interaction[] = [];
+  const test: Interaction[] = [];
+  for (const l of byUser.values()) {
+    if (l.length < 5) {
+      trainPart.push(...l);
+      continue;
+    }
+    for (const x of l) (rand() < 0.2 ? test : trainPart).push(x);
+  }
+  return { train: trainPart, test };
+}
+
+/**
+ * Runs one training job: gathers the tenant's events weighted by the template's event types,
+ * applies the thresholds, evaluates on a holdout, trains on everything, stores the artifact and
+ * only then creates the new version, so a stopped or crashed run leaves no half version.
+ */
+export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string): Promise<void> {
+  const c = deps.console;
+  const id = jobId(jobName);
+  const job = await c.get<Job>(tenant, 'job', id);
+  if (!job) return;
+  const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
+  if (job.status === 'Stopping') {
+    await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() });
+    return;
+  }
+  // Only a Queued run starts (a redelivered message for a finished run does nothing).
+  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued' }))) return;
+  await log('Started');
+  let lastCheck = 0;
+  let stopRequested = false;
+  const checkStop = async () => {
+    if (Date.now() - lastCheck < 1000) return stopRequested;
+    lastCheck = Date.now();
+    stopRequested = (await c.get<Job>(tenant, 'job', id))?.status === 'Stopping';
+    return stopRequested;
+  };
+  const hooks: TrainHooks = { shouldStop: () => stopRequested };
+  const poll = setInterval(() => void checkStop(), 1000);
+  try {
+    const template = await c.get<Template>(tenant, 'template', job.template_id);
+    if (!template) throw new ThresholdError(`Template ${job.template_id} no longer exists.`);
+    const types = new Map((await c.list<EventType>(tenant, 'event_type')).map((e) => [e.id, e]));
+    const weightOf = new Map<string, number>();
+    for (const et of template.event_types) {
+      const t = types.get(et.id);
+      if (t) weightOf.set(t.name, et.weight ?? t.weight);
+    }
+    const items = new Map<number, boolean>();
+    await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
+    const counts = new Map<string, number>();
+    const raw: { type: string; x: Interaction }[] = [];
+    await deps.events.forEachPage(tenant, (page) => {
+      for (const e of page) {
+        const w = weightOf.get(e.type);
+        const item = Number(e.item_id);
+        // Events of other types, and for items that do not exist, are not training data.
+        if (w === undefined || !items.has(item)) continue;
+        counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
+        raw.push({ type: e.type, x: { user: e.user_id, item, weight: w, at: e.occurred_at } });
+      }
+    });
+    await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items`);
+    const { per_signal_min, total_min } = template.thresholds;
+    const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
+    if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
+    const kept = raw.filter((r) => !below.includes(r.type)).map((r) => r.x);
+    if (kept.length < total_min || kept.length === 0) {
+      throw new ThresholdError(
+        `Not enough events: ${kept.length} usable events${below.length ? ` after leaving out ${below.join(', ')} (below per_signal_min ${per_signal_min})` : ''}, total_min is ${total_min}.`,
+      );
+    }
+    const algorithm = job.options.algorithm ?? 'ease';
+    const universe = [...items.keys()];
+    const split = holdout(kept);
+    const evalSet = new Dataset(split.train, universe);
+    await c.update(tenant, 'job', id, { progress: 0.1 });
+    await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
+    const evalModel = train(algorithm, evalSet, job, { ...hooks, progress: (f, m) => void log(`holdout: ${m}`).then(() => c.update(tenant, 'job', id, { progress: 0.1 + 0.4 * f })) });
+    const m = evaluate(evalModel, evalSet, split.test);
+    const metrics = { ndcg_at_10: m.ndcg_at_10, precision_at_10: m.precision_at_10, recall_at_10: m.recall_at_10, map_at_10: m.map_at_10, coverage: m.coverage, holdout_users: m.users, interactions: kept.length };
+    await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
+    if (await checkStop()) throw new Stopped('stopped');
+    await c.update(tenant, 'job', id, { progress: 0.5 });
+    const full = new Dataset(kept, universe);
+    const model = train(algorithm, full, job, { ...hooks, progress: (f) => void c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f }) });
+    if (await checkStop()) throw new Stopped('stopped');
+    // The version number is taken only now; the artifact is stored before the version exists.
+    const version = await c.nextId(tenant, 'model');
+    const key = modelArtifactKey(tenant, version);
+    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight) }));
+    const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
+    await c.put(tenant, 'model', rec);
+    await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics });
+    await log(`Completed: version ${version}`);
+  } catch (e) {
+    if (e instanceof Stopped) {
+      await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() });
+      await log('Stopped; no version was created');
+      return;
+    }
+    const message = e instanceof Error ? e.message : String(e);
+    await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message });
+    await log(`Failed: ${message}`);
+    if (!(e instanceof ThresholdError)) throw e;
+  } finally {
+    clearInterval(poll);
+  }
+}

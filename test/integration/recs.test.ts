@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalQueue } from '../../shared/local/queue.ts';
+import { expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
+
+let t: TestStack;
+const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
+const recs = (q: string) => t.demo.core('GET', `/v1/recommendations?${q}`);
+const ids = (r: { body: { data: { item_id: string }[] } }) => r.body.data.map((x) => x.item_id);
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status));
+
+const groups = ['camping', 'baking', 'cycling'] as const;
+let byGroup: Record<string, string[]> = {};
+let view: number;
+let purchase: number;
+let template: number;
+
+beforeAll(async () => {
+  t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
+  byGroup = {};
+  for (const g of groups) {
+    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })));
+    byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
+  }
+  // 30 users, 10 per taste; each interacts with 6 of the 10 items of their group and 1 stray item.
+  const events: object[] = [];
+  for (let u = 0; u < 30; u++) {
+    const g = groups[u % 3] as string;
+    const mine = byGroup[g] as string[];
+    for (let k = 0; k < 6; k++) events.push({ type: k === 0 ? 'purchase' : 'view', user_id: `u${u}`, item_id: mine[(u + k) % 10] });
+    events.push({ type: 'view', user_id: `u${u}`, item_id: (byGroup[groups[(u + 1) % 3] as string] as string[])[u % 10] });
+  }
+  expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+  view = (await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body.id;
+  purchase = (await P('POST', '/api/event-types', { name: 'purchase', weight: 10 })).body.id;
+  const tpl = await P('POST', '/api/events/templates', { name: 'default', event_types: [{ id: view, weight: 1 }, { id: purchase, weight: 10 }], thresholds: { per_signal_min: 1, total_min: 10 } });
+  template = tpl.body.id;
+}, 60_000);
+afterAll(() => t.stop());
+
+describe('console records', () => {
+  it('event types: create, list, weight 1-100, unique names, patch', async () => {
+    const list = await P('GET', '/api/event-types');
+    expect(list.body.data.map((e: { name: string }) => e.name).sort()).toEqual(['purchase', 'view']);
+    expect((await P('POST', '/api/event-types', { name: 'view', weight: 3 })).status).toBe(409);
+    expect((await P('POST', '/api/event-types', { name: 'cart', weight: 101 })).status).toBe(400);
+    expect((await P('POST', '/api/event-types', { name: 'cart', weight: 0 })).status).toBe(400);
+    const patched = await P('PATCH', `/api/event-types/${view}`, { weight: 2 });
+    expect(patched.body).toMatchObject({ id: view, name: 'view', weight: 2 });
+    expect((await P('PATCH', '/api/event-types/9999', { weight: 2 })).status).toBe(404);
+  });
+
+  it('contexts get numeric ids', async () => {
+    const c = await P('POST', '/api/contexts', { name: 'home page', description: 'hero carousel' });
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject({ id: expect.any(Number), name: 'home page' });
+    expect((await P('GET', '/api/contexts')).body.data).toHaveLength(1);
+  });
+
+  it('templates start Draft, can be edited while Draft, published once, then frozen', async () => {
+    const d = await P('POST', '/api/events/templates', { name: 'draft one', event_types: [{ id: view, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 } });
+    expect(d.body.status).toBe('Draft');
+    expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'renamed' })).body.name).toBe('renamed');
+    expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: 999, weight: 1 }] })).status).toBe(400);
+    const draftRun = await P('POST', '/api/training-jobs', { template_id: d.body.id });
+    expect(draftRun.status).toBe(400);
+    expect(draftRun.body.error).toMatch(/Draft/);
+    expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { status: 'Published' })).body.status).toBe('Published');
+    expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'again' })).status).toBe(400);
+    expect((await P('GET', `/api/events/templates/${d.body.id}`)).body.name).toBe('renamed');
+    expect((await P('GET', '/api/events/templates/9999')).status).toBe(404);
+  });
+
+  it('serving endpoints: the first is the default, a new default takes over, names are unique', async () => {
+    const a = await P('POST', '/api/model-endpoints', { endpoint_name: 'main' });
+    expect(a.body.is_default).toBe(true);
+    const b = await P('POST', '/api/model-endpoints', { endpoint_name: 'canary', is_default: false });
+    expect(b.body.is_default).toBe(false);
+    expect((await P('POST', '/api/model-endpoints', { endpoint_name: 'main' })).status).toBe(409);
+    const list = await P('GET', '/api/model-endpoints');
+    expect(list.body.data.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name)).toEqual(['main']);
+  });
+});
+
+describe('recommendations before any model', () => {
+  it('serve popular items with model null, and validate the request', async () => {
+    const r = await recs('user_id=stranger&limit=5');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ object: 'list', url: '/v1/recommendations', has_more: false, model: null, strategy: 'popular' });
+    expect(r.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.body.data).toHaveLength(5);
+    expect(r.body.data[0]).toMatchObject({ object: 'recommendation', rank: 1, item_id: expect.any(String), score: expect.any(Number), reason: expect.any(String), item: { object: 'item' } });
+    expectCoreError(await recs('limit=5'), 400, 'invalid_request_error', 'parameter_missing');
+    expectCoreError(await recs('item_id=999999'), 404, 'not_found_error', 'item_not_found');
+    expectCoreError(await recs('user_id=x&limit=0'), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await recs('user_id=x&include_seen=maybe'), 400, 'invalid_request_error', 'validation_error');
+    expect((await recs('user_id=x&endpoint=nope')).status).toBe(404);
+  });
+});
+
+describe('training runs and versions', () => {
+  let v1: number;
+  let v2: number;
+
+  it('validates options', async () => {
+    for (const options of [{ epochs: 0 }, { epochs: 51 }, { batch_size: 100 }, { learning_rate: -1 }, { algorithm: 'magic' }]) {
+      expect((await P('POST', '/api/training-jobs', { template_id: template, options })).status, JSON.stringify(options)).toBe(400);
+    }
+  });
+
+  it('two runs from one Published template give two new versions with holdout metrics', async () => {
+    await P('PATCH', `/api/events/templates/${template}`, { status: 'Published' });
+    const first = await P('POST', '/api/training-jobs', { template_id: template });
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ job_name: expect.stringMatching(/^train-\d+$/), status: 'Queued', template_id: template, options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' } });
+    const done1 = await finished(first.body.job_name);
+    expect(done1.body).toMatchObject({ status: 'Completed', progress: 1, error: null });
+    v1 = done1.body.model_version;
+    const second = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm: 'bpr', epochs: 2, batch_size: 64, learning_rate: 0.01 } });
+    const done2 = await finished(second.body.job_name);
+    expect(done2.body.status).toBe('Completed');
+    v2 = done2.body.model_version;
+    expect(v2).toBeGreaterThan(v1);
+    const models = await P('GET', '/api/models');
+    expect(models.body.data.map((m: { version: number }) => m.version).slice(0, 2)).toEqual([v2, v1]);
+    const m1 = await P('GET', `/api/models/${v1}`);
+    expect(m1.body).toMatchObject({ version: v1, template_id: template, job_name: first.body.job_name, algorithm: 'ease', status: 'Trained', label: null, endpoints: [] });
+    for (const k of ['ndcg_at_10', 'precision_at_10', 'recall_at_10', 'map_at_10', 'coverage']) expect(typeof m1.body.metrics[k], k).toBe('number');
+    const logs = await P('GET', `/api/training-jobs/logs/${first.body.job_name}`);
+    expect(logs.body.lines.map((l: { message: string }) => l.message).join('\n')).toMatch(/Completed: version/);
+    expect((await P('GET', '/api/training-jobs')).body.data.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('labels, refuses to promote an unapproved version, approves and promotes', async () => {
+    expect((await P('PATCH', `/api/models/${v1}`, { label: 'baseline', description: 'first EASE' })).body).toMatchObject({ label: 'baseline', description: 'first EASE' });
+    const refused = await P('POST', `/api/models/${v1}/promote`, { endpoint_name: 'main' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/not approved/);
+    expect((await P('POST', `/api/models/${v1}/approve`)).body.status).toBe('Approved');
+    expect((await P('POST', `/api/models/${v1}/promote`, { endpoint_name: 'nope' })).status).toBe(404);
+    const promoted = await P('POST', `/api/models/${v1}/promote`, { endpoint_name: 'main' });
+    expect(promoted.body.endpoints).toEqual(['main']);
+    expect((await P('GET', '/api/models/999')).status).toBe(404);
+  });
+
+  it('the promoted version serves at once, personalised', async () => {
+    const r = await recs('user_id=u0&limit=5');
+    expect(r.body).toMatchObject({ model: { endpoint: 'main', version: v1 }, strategy: 'personalized' });
+    // u0 likes camping: most recommendations are camping items it has not seen.
+    const camping = new Set(byGroup.camping);
+    expect(ids(r).filter((id) => camping.has(id)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a run whose thresholds are not met fails, saying which', async () => {
+    const tpl = await P('POST', '/api/events/templates', { name: 'strict', event_types: [{ id: view, weight: 1 }, { id: purchase, weight: 5 }], thresholds: { per_signal_min: 1000, total_min: 50 } });
+    await P('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
+    const job = await P('POST', '/api/training-jobs', { template_id: tpl.body.id });
+    const done = await finished(job.body.job_name);
+    expect(done.body.status).toBe('Failed');
+    expect(done.body.error).toMatch(/total_min is 50/);
+    expect(done.body.error).toMatch(/view, purchase/);
+    expect(done.body.error).toMatch(/per_signal_min 1000/);
+    expect(done.body.model_version).toBeNull();
+  });
+
+  it('a stopped run ends Stopped and leaves no version', async () => {
+    const q = t.stack.jobs.queues.get('training') as LocalQueue;
+    q.stop();
+    const before = (await P('GET', '/api/models')).body.data.length;
+    const job = await P('POST', '/api/training-jobs', { template_id: template });
+    const stopped = await P('POST', `/api/training-jobs/${job.body.job_name}/stop`);
+    expect(stopped.body.status).toBe('Stopped');
+    q.resume();
+    await t.stack.jobs.idle();
+    expect((await P('GET', `/api/training-jobs/${job.body.job_name}`)).body.status).toBe('Stopped');
+    expect((await P('GET', '/api/models')).body.data.length).toBe(before);
+    expect((await P('POST', `/api/training-jobs/${job.body.job_name}/stop`)).status).toBe(200);
+    expect((await P('GET', '/api/training-jobs/train-9999')).status).toBe(404);
+  });
+});
+
+describe('recommendation behaviour', () => {
+  it('leaves out seen items unless include_seen, and filters by category', async () => {
+    const seen = new Set((await t.demo.core('GET', '/v1/events?user_id=u1&limit=100')).body.data.map((e: { item_id: string }) => e.item_id));
+    const r = await recs('user_id=u1&limit=30');
+    expect(ids(r).some((id) => seen.has(id))).toBe(false);
+    const withSeen = await recs('user_id=u1&limit=30&include_seen=true');
+    expect(ids(withSeen).some((id) => seen.has(id))).toBe(true);
+    const baking = await recs('user_id=u1&limit=10&category=baking');
+    expect(baking.body.data.every((x: { item: { metadata: { category: string } } }) => x.item.metadata.category === 'baking')).toBe(true);
+  });
+
+  it("a new event changes that user's next recommendations without retraining", async () => {
+    const before = ids(await recs('user_id=newbie&limit=5'));
+    expect((await recs('user_id=newbie&limit=5')).body.strategy).toBe('popular');
+    await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'newbie', item_id: (byGroup.cycling as string[])[0] }]);
+    const after = await recs('user_id=newbie&limit=5');
+    expect(after.body.strategy).toBe('personalized');
+    expect(ids(after)).not.toEqual(before);
+    const cycling = new Set(byGroup.cycling);
+    expect(ids(after).filter((id) => cycling.has(id)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a deactivated item disappears at once, and comes back', async () => {
+    const r = await recs('user_id=u0&limit=5');
+    const top = ids(r)[0] as string;
+    await t.demo.core('PATCH', `/v1/items/${top}`, { active: false });
+    expect(ids(await recs('user_id=u0&limit=30'))).not.toContain(top);
+    expect(ids(await recs('user_id=stranger&limit=100'))).not.toContain(top);
+    await t.demo.core('PATCH', `/v1/items/${top}`, { active: true });
+    expect(ids(await recs('user_id=u0&limit=5'))).toContain(top);
+  });
+
+  it('similar items for item_id, without the item itself', async () => {
+    const anchor = (byGroup.baking as string[])[2] as string;
+    const r = await recs(`item_id=${anchor}&limit=5`);
+    expect(r.body.strategy).toBe('similar');
+    expect(ids(r)).not.toContain(anchor);
+    const baking = new Set(byGroup.baking);
+    expect(ids(r).filter((id) => baking.has(id)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('an item created after the last training can be recommended (content similarity)', async () => {
+    const created = await t.demo.core('POST', '/v1/items', { name: 'camping gear deluxe', description: 'camping equipment for camping fans', metadata: { category: 'camping' } });
+    await until(() => t.demo.core('GET', `/v1/items/${created.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    const r = await recs('user_id=u0&limit=10');
+    expect(ids(r)).toContain(created.body.id);
+  });
+
+  it('never shows deleted items', async () => {
+    const r = await recs('user_id=u3&limit=5');
+    const gone = ids(r)[0] as string;
+    await t.demo.core('DELETE', `/v1/items/${gone}`);
+    expect(ids(await recs('user_id=u3&limit=30'))).not.toContain(gone);
+  });
+});
