@@ -1,5 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import { createTableInput } from '../data/table-schema.ts';
 
@@ -8,7 +9,29 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
-/** Starts dynalite on loopback; with `path`, data persists in that folder (LevelDB). */
+/**
+ * Starts dynalite on loopback in a thread of its own (the local stack's database); with `path`,
+ * data persists in that folder (LevelDB).
+ */
+export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+  const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
+    worker.once('error', reject);
+  });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        worker.once('message', () => resolve());
+        worker.postMessage('close');
+      });
+      await worker.terminate();
+    },
+  };
+}
+
+/** Starts dynalite on loopback in this thread (tests, short-lived tools). */
 export async function startDynalite(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
   const server = dynalite({ ...(opts.path ? { path: opts.path } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {

@@ -7,7 +7,7 @@ import { ConflictError } from '../errors.ts';
 import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../domain/credentials.ts';
 import { useJobQueue } from '../jobs.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../workers.ts';
-import { ensureTable, startDynalite } from './dynamo.ts';
+import { ensureTable, startDynaliteThread } from './dynamo.ts';
 import { LocalJobQueue, LocalQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
@@ -65,7 +65,7 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const p = paths(dataDir);
-  const dynamo = await startDynalite({ path: p.dynamodb });
+  const dynamo = await startDynaliteThread({ path: p.dynamodb });
   await ensureTable(dynamo.endpoint, LOCAL_TABLE);
   ensureSigningKey(p.signingKey, p.jwks);
 

@@ -19,6 +19,9 @@ export interface RecsDeps {
   catalog: (tenant: string) => Promise<{ index: SearchIndex; delta: PreparedDelta }>;
 }
 
+/** How many of the user's latest events a request reads (one Query). */
+const HISTORY_LIMIT = 200;
+
 const models = new Map<string, ModelArtifact & { itemIndex: Map<number, number> }>();
 
 /** The endpoint's artifact, loaded once per container and version. */
@@ -83,7 +86,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
 
   const weights = new Map((await deps.console.list<EventType>(tenant, 'event_type')).map((e) => [e.name, e.weight]));
-  const recent: EventRecord[] = q.user_id !== undefined ? await deps.events.recentByUser(tenant, q.user_id, 100) : [];
+  const recent: EventRecord[] = q.user_id !== undefined ? await deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : [];
   const seen = new Set(recent.map((e) => Number(e.item_id)));
   // The history the model reads: the anchor item, or the user's events by type weight and recency.
   const history = new Map<number, number>();

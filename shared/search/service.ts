@@ -204,3 +204,10 @@ export async function indexStatus(deps: SearchDeps, tenant: string) {
     changes_since_build: delta.masked.size,
   };
 }
+
+/** Asks the embedding worker for a new index build now (the sweep does it on its own schedule). */
+export async function requestIndexBuild(queue: JobQueue, tenant: string) {
+  const requested_at = Math.floor(Date.now() / 1000);
+  await queue.send('embedding', [{ type: 'build-index', tenant, requested_at }]);
+  return { status: 'Queued', requested_at };
+}

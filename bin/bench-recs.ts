@@ -1,0 +1,161 @@
+/**
+ * `npm run bench:recs -- ../shared/data/ml-latest-small [--skip-http]`
+ *
+ * The protocol of ../shared/data/README.md: each item's ratings split at random 75% train / 25%
+ * test (seeded), every rating a positive, 10 recommendations per test user with training items
+ * removed; nDCG@10, P@10, R@10, MAP@10, coverage and training time.
+ * 1. In-process, side by side: popularity, item-kNN (cosine, all neighbours), EASE (default) and
+ *    BPR with fold-in (mini-batch Adam, default options).
+ * 2. End to end over HTTP on a fresh local stack: movies as items, training ratings as events,
+ *    a training run (default algorithm), approve, promote, then every test user queried;
+ *    latency p50/p99 at 8 concurrent clients.
+ * Targets: default >= 1.15 x item-kNN nDCG@10 in the same run; training < 60 s; p99 < 50 ms.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { loadMovieLens, splitByItem } from '../bench/movielens.ts';
+import { startBenchStack, waitFor } from '../bench/stack.ts';
+import { Dataset, type Interaction } from '../shared/recs/dataset.ts';
+import { evaluate, type Metrics } from '../shared/recs/evaluate.ts';
+import { trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model } from '../shared/recs/models.ts';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'skip-http': { type: 'boolean', default: false }, connections: { type: 'string', default: '8' } } });
+const dir = positionals[0];
+if (!dir) {
+  console.error('usage: npm run bench:recs -- <ml-latest-small dir>');
+  process.exit(2);
+}
+const { movies, ratings } = loadMovieLens(dir);
+const { train, test } = splitByItem(ratings);
+const ds = new Dataset(train, movies.map((m) => m.id));
+const fmt = (m: Metrics) => ({
+  ndcg_at_10: Number(m.ndcg_at_10.toFixed(4)), precision_at_10: Number(m.precision_at_10.toFixed(4)), recall_at_10: Number(m.recall_at_10.toFixed(4)),
+  map_at_10: Number(m.map_at_10.toFixed(4)), coverage: Number(m.coverage.toFixed(4)),
+});
+
+const inProcess: Record<string, ReturnType<typeof fmt> & { train_s: number }> = {};
+const algos: [string, () => Model][] = [
+  ['popularity', () => trainPopularity(ds)],
+  ['item_knn', () => trainItemKnn(ds)],
+  ['ease (default)', () => trainEase(ds, { maxItems: 2500 })],
+  ['bpr (5 epochs, batch 256, lr 0.001)', () => trainBprFoldIn(ds, { epochs: 5, batchSize: 256, learningRate: 0.001 })],
+];
+for (const [name, f] of algos) {
+  const t0 = performance.now();
+  const model = f();
+  const trainS = (performance.now() - t0) / 1000;
+  inProcess[name] = { ...fmt(evaluate(model, ds, test)), train_s: Number(trainS.toFixed(1)) };
+  console.error(`${name}: ${JSON.stringify(inProcess[name])}`);
+}
+const knn = inProcess.item_knn?.ndcg_at_10 ?? 1;
+const ease = inProcess['ease (default)'];
+
+let http: Record<string, unknown> | undefined;
+if (!values['skip-http']) {
+  const s = await startBenchStack({ MAINTENANCE_SECONDS: '30' });
+  try {
+    const itemIds = new Map<number, string>();
+    for (let i = 0; i < movies.length; i += 100) {
+      const batch = movies.slice(i, i + 100);
+      const r = await s.core('POST', '/v1/items', batch.map((m) => ({ name: m.title || `Movie ${m.id}`, description: m.genres.join(' '), metadata: { genres: m.genres.join('|') } })));
+      if (r.status !== 201) throw new Error(`items: ${r.status} ${JSON.stringify(r.body)}`);
+      (r.body.data as { id: string }[]).forEach((it, k) => itemIds.set((batch[k] as { id: number }).id, it.id));
+    }
+    const movieOf = new Map([...itemIds].map(([m, id]) => [id, m]));
+    const t0 = Date.now();
+    for (let i = 0; i < train.length; i += 500) {
+      const r = await s.core('POST', '/v1/events', train.slice(i, i + 500).map((x: Interaction) => ({ type: 'rating', user_id: x.user, item_id: itemIds.get(x.item), occurred_at: x.at })));
+      if (r.status !== 201) throw new Error(`events: ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    const ingestS = (Date.now() - t0) / 1000;
+    const et = await s.platform('POST', '/api/event-types', { name: 'rating', weight: 1 });
+    const tpl = await s.platform('POST', '/api/events/templates', { name: 'ratings', event_types: [{ id: et.body.id, weight: 1 }], thresholds: { per_signal_min: 1, total_min: 1000 } });
+    await s.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
+    await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true });
+    const tt = Date.now();
+    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
+    const done = await waitFor('training', () => s.platform('GET', `/api/training-jobs/${job.body.job_name}`), (r) => ['Completed', 'Failed'].includes(r.body.status), 600_000);
+    const trainS = (Date.now() - tt) / 1000;
+    if (done.body.status !== 'Completed') throw new Error(`training failed: ${done.body.error}`);
+    const version = done.body.model_version as number;
+    await s.platform('POST', `/api/models/${version}/approve`);
+    await s.platform('POST', `/api/models/${version}/promote`, { endpoint_name: 'main' });
+
+    // Every test user, through the API.
+    const relevant = new Map<string, Set<number>>();
+    for (const x of test) {
+      if (!ds.userIndex.has(x.user)) continue;
+      let r = relevant.get(x.user);
+      if (!r) relevant.set(x.user, (r = new Set()));
+      r.add(x.item);
+    }
+    let ndcg = 0;
+    let prec = 0;
+    let rec = 0;
+    let map = 0;
+    const shown = new Set<string>();
+    for (const [user, rel] of relevant) {
+      const r = await s.core('GET', `/v1/recommendations?user_id=${encodeURIComponent(user)}&limit=10`);
+      const top = (r.body.data as { item_id: string }[]).map((x) => movieOf.get(x.item_id) as number);
+      r.body.data.forEach((x: { item_id: string }) => shown.add(x.item_id));
+      let dcg = 0;
+      let hits = 0;
+      let ap = 0;
+      top.forEach((m, k) => {
+        if (rel.has(m)) {
+          dcg += 1 / Math.log2(k + 2);
+          hits++;
+          ap += hits / (k + 1);
+        }
+      });
+      let idcg = 0;
+      for (let k = 0; k < Math.min(10, rel.size); k++) idcg += 1 / Math.log2(k + 2);
+      ndcg += dcg / idcg;
+      prec += hits / 10;
+      rec += hits / rel.size;
+      map += ap / Math.min(10, rel.size);
+    }
+    const n = relevant.size;
+    const users = [...relevant.keys()];
+    let k = 0;
+    const token = await s.token();
+    const load = await autocannon({
+      url: s.base,
+      connections: Number(values.connections),
+      duration: 10,
+      requests: [{ method: 'GET', headers: { authorization: `Bearer ${token}` }, setupRequest: (req) => ({ ...req, path: `/v1/recommendations?user_id=${encodeURIComponent(users[k++ % users.length] as string)}&limit=10` }) }],
+    });
+    http = {
+      ingest_s: Number(ingestS.toFixed(1)),
+      train_s: Number(trainS.toFixed(1)),
+      version,
+      holdout_metrics_of_the_run: done.body.metrics,
+      ndcg_at_10: Number((ndcg / n).toFixed(4)), precision_at_10: Number((prec / n).toFixed(4)), recall_at_10: Number((rec / n).toFixed(4)), map_at_10: Number((map / n).toFixed(4)),
+      coverage: Number((shown.size / movies.length).toFixed(4)),
+      p50_ms: load.latency.p50, p99_ms: load.latency.p99, rps: Math.round(load.requests.average), errors: load.errors + load.timeouts + load.non2xx,
+    };
+    console.error(`http: ${JSON.stringify(http)}`);
+  } finally {
+    await s.stop();
+  }
+}
+
+const rows = Object.entries(inProcess).map(([name, m]) => `| ${name} (in-process) | ${m.ndcg_at_10} | ${m.precision_at_10} | ${m.recall_at_10} | ${m.map_at_10} | ${m.coverage} | ${m.train_s} | ${(m.ndcg_at_10 / knn).toFixed(3)} |`);
+if (http) rows.push(`| ease (default), end to end over HTTP | ${http.ndcg_at_10} | ${http.precision_at_10} | ${http.recall_at_10} | ${http.map_at_10} | ${http.coverage} | ${http.train_s} | ${((http.ndcg_at_10 as number) / knn).toFixed(3)} |`);
+const md = [
+  `npm run bench:recs -- ${dir}  (${new Date().toISOString()}, node ${process.version})`,
+  '',
+  `MovieLens latest-small: ${ds.users.length} users, ${movies.length} movies, ${train.length} training and ${test.length} test ratings (per-item 75/25 split, seed 42).`,
+  '',
+  '| algorithm | nDCG@10 | P@10 | R@10 | MAP@10 | coverage | train s | ÷ item-kNN |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows,
+  '',
+  `Default (EASE) over item-kNN: ${((ease?.ndcg_at_10 ?? 0) / knn).toFixed(3)} x (target >= 1.15); in-process training ${ease?.train_s} s (target < 60 s).`,
+  ...(http ? [`End to end: training run ${http.train_s} s; recommendations p50 ${http.p50_ms} ms, p99 ${http.p99_ms} ms at ${values.connections} concurrent clients, ${http.rps} req/s, ${http.errors} errors (target p99 < 50 ms).`] : []),
+].join('\n');
+console.log(`\n${md}\n`);
+mkdirSync('bench-results', { recursive: true });
+writeFileSync('bench-results/recs.json', JSON.stringify({ command: `npm run bench:recs -- ${dir}`, date: new Date().toISOString(), in_process: inProcess, http }, null, 2) + '\n');
+writeFileSync('bench-results/recs.md', md + '\n');
