@@ -180,24 +180,30 @@ export function invertSpd(a: Float64Array, n: number, hooks: TrainHooks = {}): F
       l[oi + j] = s / ljj;
     }
   }
-  // inv(L) in place into m (lower triangular).
-  const inv = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) {
-    inv[i * n + i] = 1 / (l[i * n + i] as number);
-    for (let j = 0; j < i; j++) {
+  // Columns of inv(L), each stored as a row of t (t[j][k] = inv(L)[k][j], zero for k < j):
+  // forward substitution reads rows of L and the column being built, both contiguous.
+  const t = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) {
+    if (j % 64 === 0 && hooks.shouldStop?.()) throw new Stopped('stopped');
+    const oj = j * n;
+    t[oj + j] = 1 / (l[j * n + j] as number);
+    for (let i = j + 1; i < n; i++) {
+      const oi = i * n;
       let s = 0;
-      for (let k = j; k < i; k++) s -= (l[i * n + k] as number) * (inv[k * n + j] as number);
-      inv[i * n + j] = s / (l[i * n + i] as number);
+      for (let k = j; k < i; k++) s += (l[oi + k] as number) * (t[oj + k] as number);
+      t[oj + i] = -s / (l[oi + i] as number);
     }
   }
-  // A⁻¹ = inv(L)ᵀ inv(L).
+  // A⁻¹ = inv(L)ᵀ inv(L): entry (i, j) is the dot product of rows i and j of t from max(i, j).
   const out = new Float64Array(n * n);
   for (let i = 0; i < n; i++) {
+    const oi = i * n;
     for (let j = 0; j <= i; j++) {
+      const oj = j * n;
       let s = 0;
-      for (let k = i; k < n; k++) s += (inv[k * n + i] as number) * (inv[k * n + j] as number);
-      out[i * n + j] = s;
-      out[j * n + i] = s;
+      for (let k = i; k < n; k++) s += (t[oi + k] as number) * (t[oj + k] as number);
+      out[oi + j] = s;
+      out[oj + i] = s;
     }
   }
   return out;
