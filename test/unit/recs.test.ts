@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
+import { evaluate, topK } from '../../shared/recs/evaluate.ts';
+import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
+
+// Two tastes: users 0-9 like items 1-5, users 10-19 like items 6-10; item 11 is popular with all.
+const interactions: Interaction[] = [];
+for (let u = 0; u < 20; u++) {
+  const base = u < 10 ? 1 : 6;
+  for (let k = 0; k < 4; k++) interactions.push({ user: `u${u}`, item: base + ((u + k) % 5), weight: 1, at: 0 });
+  interactions.push({ user: `u${u}`, item: 11, weight: 1, at: 0 });
+}
+const ds = new Dataset(interactions);
+const idx = (id: number) => ds.itemIndex.get(id) as number;
+const top3For = (m: ReturnType<typeof trainEase>, items: number[]) =>
+  topK(m.score({ items: items.map(idx), weights: items.map(() => 1) }), 3, new Set(items.map(idx))).map((i) => ds.items[i]);
+
+describe('recommendation models', () => {
+  it('inverts a symmetric positive definite matrix', () => {
+    const a = Float64Array.from([4, 1, 0, 1, 3, 1, 0, 1, 2]);
+    const inv = invertSpd(a, 3);
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) {
+        let s = 0;
+        for (let k = 0; k < 3; k++) s += (a[i * 3 + k] as number) * (inv[k * 3 + j] as number);
+        expect(s).toBeCloseTo(i === j ? 1 : 0, 10);
+      }
+    }
+  });
+
+  it('EASE and item-kNN recommend within the taste', () => {
+    for (const m of [trainEase(ds, { lambda: 1 }), trainItemKnn(ds)]) {
+      const top = top3For(m, [1, 2]);
+      expect(top.filter((id) => (id as number) <= 5).length, m.algorithm).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('popularity ranks the shared item first', () => {
+    expect(topK(trainPopularity(ds).score({ items: [], weights: [] }), 1, new Set()).map((i) => ds.items[i])).toEqual([11]);
+  });
+
+  it('BPR honours epochs, batch size and learning rate, and can be stopped', () => {
+    const seen: string[] = [];
+    trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { progress: (_f, m) => seen.push(m) });
+    expect(seen).toHaveLength(3);
+    expect(seen[2]).toMatch(/^epoch 3\/3 loss /);
+    expect(() => trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { shouldStop: () => true })).toThrow(Stopped);
+  });
+
+  it('evaluates binary relevance at 10 with seen items removed', () => {
+    const test: Interaction[] = [{ user: 'u0', item: 5, weight: 1, at: 0 }];
+    const m = evaluate(trainEase(ds, { lambda: 1 }), ds, test);
+    expect(m.users).toBe(1);
+    expect(m.ndcg_at_10).toBeGreaterThan(0);
+    expect(m.coverage).toBeGreaterThan(0);
+  });
+
+  it('round-trips models through the artifact format', () => {
+    for (const model of [trainEase(ds), trainBprFoldIn(ds, { epochs: 1, batchSize: 64, learningRate: 0.01 }), trainPopularity(ds)]) {
+      const back = unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight) }));
+      const h = { items: [idx(1)], weights: [1] };
+      expect(Array.from(back.model.score(h)), model.algorithm).toEqual(Array.from(model.score(h)));
+      expect(back.items).toEqual(ds.items);
+    }
+  });
+});
