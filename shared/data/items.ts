@@ -220,9 +220,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         limit + 1,
       );
       const items: ItemWithVector[] = [];
-      const deleted: number[] = [];
+      const deleted: { id: number; at: number }[] = [];
       for (const r of rows.slice(0, limit)) {
-        if (r.deleted_at !== undefined) deleted.push(Number(r.id));
+        if (r.deleted_at !== undefined) deleted.push({ id: Number(r.id), at: Number(r.deleted_at) });
         else items.push(withVector(r));
       }
       return { items, deleted, complete: rows.length <= limit };

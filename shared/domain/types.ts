@@ -46,7 +46,8 @@ export interface ItemWithVector extends ItemRecord {
 /** What changed in a tenant's catalog after some time: the fresh part of search. */
 export interface ItemChanges {
   items: ItemWithVector[];
-  deleted: number[];
+  /** Deleted item ids with their deletion time. */
+  deleted: { id: number; at: number }[];
   /** False when `limit` cut the answer short. */
   complete: boolean;
 }

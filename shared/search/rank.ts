@@ -8,24 +8,70 @@ export interface Delta {
   masked: Set<number>;
 }
 
-/** A delta with its documents analysed once and reused across queries. */
+/**
+ * The changes since the index build, analysed once and kept up to date incrementally: each
+ * request applies only the changes it has not seen yet (a document replaces its older version;
+ * a deletion removes it), so the per-request cost follows the rate of change, not its backlog.
+ */
 export class PreparedDelta {
-  readonly docs: SearchDoc[];
-  readonly masked: Set<number>;
-  readonly analyzed: Analyzed[];
+  private readonly byId = new Map<number, { doc: SearchDoc; analyzed: Analyzed }>();
+  readonly masked = new Set<number>();
   readonly df = new Map<string, number>();
   readonly terms = new Set<string>();
+  private arrays: { docs: SearchDoc[]; analyzed: Analyzed[] } | undefined;
 
-  constructor(delta: Delta) {
-    this.docs = delta.docs;
-    this.masked = delta.masked;
-    this.analyzed = delta.docs.map(analyze);
-    for (const a of this.analyzed) {
-      for (const t of a.tf.keys()) {
+  constructor(delta: Delta = { docs: [], masked: new Set() }) {
+    this.apply(delta.docs, [...delta.masked].filter((id) => !delta.docs.some((d) => d.id === id)));
+  }
+
+  /** Applies changed documents (newer versions replace older ones) and deletions. */
+  apply(docs: SearchDoc[], deleted: number[]): void {
+    for (const d of docs) {
+      this.remove(d.id);
+      const analyzed = analyze(d);
+      for (const t of analyzed.tf.keys()) {
         this.df.set(t, (this.df.get(t) ?? 0) + 1);
         this.terms.add(t);
       }
+      this.byId.set(d.id, { doc: d, analyzed });
+      this.masked.add(d.id);
     }
+    for (const id of deleted) {
+      this.remove(id);
+      this.masked.add(id);
+    }
+    if (docs.length || deleted.length) this.arrays = undefined;
+  }
+
+  private remove(id: number): void {
+    const old = this.byId.get(id);
+    if (!old) return;
+    for (const t of old.analyzed.tf.keys()) {
+      const n = (this.df.get(t) ?? 1) - 1;
+      if (n > 0) this.df.set(t, n);
+      else {
+        this.df.delete(t);
+        this.terms.delete(t);
+      }
+    }
+    this.byId.delete(id);
+  }
+
+  private view() {
+    this.arrays ??= { docs: [...this.byId.values()].map((e) => e.doc), analyzed: [...this.byId.values()].map((e) => e.analyzed) };
+    return this.arrays;
+  }
+
+  get docs(): SearchDoc[] {
+    return this.view().docs;
+  }
+
+  get analyzed(): Analyzed[] {
+    return this.view().analyzed;
+  }
+
+  get(id: number): SearchDoc | undefined {
+    return this.byId.get(id)?.doc;
   }
 }
 

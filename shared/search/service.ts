@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { itemResource } from '../domain/present.ts';
 import { ValidationError } from '../errors.ts';
@@ -48,7 +47,10 @@ export const SEARCH_SETTINGS = {
 interface TenantState {
   index: SearchIndex;
   pointerCheckedAt: number;
-  delta?: { at: number; prepared: PreparedDelta; changes: number; latest: number; signature: string };
+  delta: PreparedDelta;
+  /** When the delta was last brought up to date, and the latest change time it has seen. */
+  readAt: number;
+  latest: number;
   rebuildRequestedAt?: number;
 }
 
@@ -71,40 +73,34 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   return new SearchIndex(parts);
 }
 
-/** The tenant's index (loaded once per container, refreshed when a newer build appears) and its fresh delta. */
+/**
+ * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
+ * delta: the changes since the build, brought up to date on each request by reading only the
+ * changes after the latest one it has seen (minus a clock-skew margin).
+ */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta; latestChange: number }> {
   const now = Date.now();
   let st = states.get(tenant);
   if (!st || now - st.pointerCheckedAt > SEARCH_SETTINGS.pointerCheckMs) {
     const index = await loadIndex(deps, tenant, st?.index);
-    if (!st || st.index !== index) st = { index, pointerCheckedAt: now };
+    if (!st || st.index !== index) st = { index, pointerCheckedAt: now, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt };
     else st.pointerCheckedAt = now;
     states.set(tenant, st);
   }
-  if (!st.delta || now - st.delta.at >= SEARCH_SETTINGS.deltaTtlMs) {
-    const changes = await deps.items.changedSince(tenant, Math.max(0, st.index.builtAt - SEARCH_SETTINGS.skewSeconds), SEARCH_SETTINGS.deltaLimit);
-    // Analysing the delta is the costly part: reuse it while the changes are exactly the same
-    // (content and activity included: two changes within one second share an updated_at).
-    const signature = createHash('sha1')
-      .update(JSON.stringify(changes.items.map(({ vector, ...i }) => [i, vector ? 1 : 0])))
-      .update(changes.deleted.join(','))
-      .digest('base64');
-    if (st.delta?.signature === signature) {
-      st.delta.at = now;
-    } else {
-      const docs = changes.items.map(toDoc);
-      const masked = new Set<number>([...docs.map((d) => d.id), ...changes.deleted]);
-      let latest = st.index.builtAt;
-      for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
-      st.delta = { at: now, prepared: new PreparedDelta({ docs, masked }), changes: docs.length + changes.deleted.length, latest, signature };
-    }
-    const tooMany = !changes.complete || st.delta.changes > SEARCH_SETTINGS.rebuildAfterChanges;
+  if (now - st.readAt >= SEARCH_SETTINGS.deltaTtlMs || st.readAt === 0) {
+    const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
+    const changes = await deps.items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit);
+    st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
+    for (const i of changes.items) st.latest = Math.max(st.latest, i.updated_at, i.embedding_updated_at ?? 0);
+    for (const d of changes.deleted) st.latest = Math.max(st.latest, d.at);
+    st.readAt = now;
+    const tooMany = !changes.complete || st.delta.masked.size > SEARCH_SETTINGS.rebuildAfterChanges;
     if (tooMany && (!st.rebuildRequestedAt || now - st.rebuildRequestedAt > 60_000)) {
       st.rebuildRequestedAt = now;
       await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: Math.floor(now / 1000) }]).catch((e: unknown) => logger.warn('index rebuild not queued', { tenant, error: e as Error }));
     }
   }
-  return { index: st.index, delta: st.delta.prepared, latestChange: st.delta.latest };
+  return { index: st.index, delta: st.delta, latestChange: st.latest };
 }
 
 /** Forget loaded indexes (tests, and the local stack after a rebuild). */
@@ -129,12 +125,11 @@ async function queryVector(deps: SearchDeps, index: SearchIndex, query: string):
 async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta): Promise<Float32Array | null> {
   const recent = await deps.events.recentByUser(tenant, userId, 50);
   if (recent.length === 0) return null;
-  const deltaById = new Map(delta.docs.map((d) => [d.id, d]));
   const sum = new Float32Array(index.dims);
   let any = false;
   recent.forEach((e, k) => {
     const id = Number(e.item_id);
-    const v = deltaById.get(id)?.vector ?? (index.byId.has(id) ? index.vectorOf(index.byId.get(id) as number) : null);
+    const v = delta.get(id)?.vector ?? (index.byId.has(id) ? index.vectorOf(index.byId.get(id) as number) : null);
     if (!v || v.length !== sum.length) return;
     const w = 1 / (1 + k / 10);
     for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + w * (v[i] as number);
