@@ -2,7 +2,7 @@ import { ApiError } from '../errors.ts';
 import { routes } from '../routes.ts';
 import { baseChain } from './base.ts';
 import { compile, matchPath } from './route-match.ts';
-import type { ApiContext, HttpEvent, HttpResult } from './types.ts';
+import type { HttpEvent, HttpResult } from './types.ts';
 
 const compiled = routes.map(compile);
 
