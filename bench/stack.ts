@@ -81,6 +81,6 @@ export async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) 
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 5000));
   }
 }

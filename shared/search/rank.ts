@@ -26,7 +26,11 @@ export class PreparedDelta {
 
   /** Applies changed documents (newer versions replace older ones) and deletions. */
   apply(docs: SearchDoc[], deleted: number[]): void {
+    let changed = deleted.length > 0;
     for (const d of docs) {
+      // Re-reads of an unchanged document (the clock-skew margin) cost nothing.
+      if (same(this.byId.get(d.id)?.doc, d)) continue;
+      changed = true;
       this.remove(d.id);
       const analyzed = analyze(d);
       for (const t of analyzed.tf.keys()) {
@@ -40,7 +44,7 @@ export class PreparedDelta {
       this.remove(id);
       this.masked.add(id);
     }
-    if (docs.length || deleted.length) this.arrays = undefined;
+    if (changed) this.arrays = undefined;
   }
 
   private remove(id: number): void {
@@ -107,6 +111,13 @@ const cos = (a: Float32Array | null, b: Float32Array | null): number => {
   for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
   return s;
 };
+
+function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
+  return (
+    a !== undefined && a.updated_at === b.updated_at && a.embedding_updated_at === b.embedding_updated_at && a.active === b.active &&
+    (a.vector === null) === (b.vector === null) && a.name === b.name && a.description === b.description && JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+  );
+}
 
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
 const HYBRID_VECTOR_LIMIT = 500;
