@@ -241,11 +241,14 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
         const threshold = kthLargest(Float64Array.from(kwKeys, kwOf), HYBRID_VECTOR_LIMIT);
         head = kwKeys.filter((key) => kwOf(key) >= threshold);
       } else if (r.mode !== 'hybrid') head = [];
+      // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
+      // probing the vector index for documents without a keyword match.
+      const probe = r.mode === 'semantic' || kwKeys.length < HYBRID_VECTOR_LIMIT;
       const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
         const m = new Map<number, number>();
         if (base) {
           for (const key of base) m.set(key, similarity(key, q));
-        } else {
+        } else if (probe) {
           for (const [i, s] of index.nearest(q, RANKING.vectorCandidates, acceptIndexed)) m.set(i, s);
           for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k, q));
         }
