@@ -43,12 +43,16 @@ async function loadModel(deps: RecsDeps, tenant: string, version: number) {
 /** Popularity without a model: the tenant's latest events, weighted, cached briefly. */
 const trending = new Map<string, { at: number; scores: Map<number, number> }>();
 
-/** Live view of the catalog: id → document (active or not), deleted ids absent. */
-function liveDocs(index: SearchIndex, delta: PreparedDelta): Map<number, SearchDoc> {
-  const docs = new Map<number, SearchDoc>();
-  for (const d of index.docs) if (!delta.masked.has(d.id)) docs.set(d.id, d);
-  for (const d of delta.docs) docs.set(d.id, d);
-  return docs;
+/** Live view of the catalog by id (active or not; deleted ids absent), without copying it. */
+function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): SearchDoc | undefined; has(id: number): boolean } {
+  const get = (id: number): SearchDoc | undefined => {
+    const fresh = delta.get(id);
+    if (fresh) return fresh;
+    if (delta.masked.has(id)) return undefined;
+    const i = index.byId.get(id);
+    return i === undefined ? undefined : index.docs[i];
+  };
+  return { get, has: (id) => get(id) !== undefined };
 }
 
 function vectorOf(index: SearchIndex, d: SearchDoc | undefined): Float32Array | null {
