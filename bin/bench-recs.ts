@@ -14,6 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { averagePrecisionAt, mean, ndcgAt, precisionAt, recallAt } from '../bench/metrics.ts';
 import { loadMovieLens, splitByItem } from '../bench/movielens.ts';
 import { startBenchStack, waitFor } from '../bench/stack.ts';
 import { Dataset, type Interaction } from '../shared/recs/dataset.ts';
@@ -90,33 +91,19 @@ if (!values['skip-http']) {
       if (!r) relevant.set(x.user, (r = new Set()));
       r.add(x.item);
     }
-    let ndcg = 0;
-    let prec = 0;
-    let rec = 0;
-    let map = 0;
+    const per: { ndcg: number; prec: number; rec: number; ap: number }[] = [];
     const shown = new Set<string>();
     for (const [user, rel] of relevant) {
       const r = await s.core('GET', `/v1/recommendations?user_id=${encodeURIComponent(user)}&limit=10`);
-      const top = (r.body.data as { item_id: string }[]).map((x) => movieOf.get(x.item_id) as number);
-      r.body.data.forEach((x: { item_id: string }) => shown.add(x.item_id));
-      let dcg = 0;
-      let hits = 0;
-      let ap = 0;
-      top.forEach((m, k) => {
-        if (rel.has(m)) {
-          dcg += 1 / Math.log2(k + 2);
-          hits++;
-          ap += hits / (k + 1);
-        }
-      });
-      let idcg = 0;
-      for (let k = 0; k < Math.min(10, rel.size); k++) idcg += 1 / Math.log2(k + 2);
-      ndcg += dcg / idcg;
-      prec += hits / 10;
-      rec += hits / rel.size;
-      map += ap / Math.min(10, rel.size);
+      const data = r.body.data as { item_id: string }[];
+      data.forEach((x) => shown.add(x.item_id));
+      const top = data.map((x) => movieOf.get(x.item_id) as number);
+      per.push({ ndcg: ndcgAt(top, rel), prec: precisionAt(top, rel), rec: recallAt(top, rel), ap: averagePrecisionAt(top, rel) });
     }
-    const n = relevant.size;
+    const ndcg = mean(per.map((x) => x.ndcg));
+    const prec = mean(per.map((x) => x.prec));
+    const rec = mean(per.map((x) => x.rec));
+    const map = mean(per.map((x) => x.ap));
     const users = [...relevant.keys()];
     let k = 0;
     const token = await s.token();
@@ -131,7 +118,7 @@ if (!values['skip-http']) {
       train_s: Number(trainS.toFixed(1)),
       version,
       holdout_metrics_of_the_run: done.body.metrics,
-      ndcg_at_10: Number((ndcg / n).toFixed(4)), precision_at_10: Number((prec / n).toFixed(4)), recall_at_10: Number((rec / n).toFixed(4)), map_at_10: Number((map / n).toFixed(4)),
+      ndcg_at_10: Number(ndcg.toFixed(4)), precision_at_10: Number(prec.toFixed(4)), recall_at_10: Number(rec.toFixed(4)), map_at_10: Number(map.toFixed(4)),
       coverage: Number((shown.size / movies.length).toFixed(4)),
       p50_ms: load.latency.p50, p99_ms: load.latency.p99, rps: Math.round(load.requests.average), errors: load.errors + load.timeouts + load.non2xx,
     };

@@ -3,7 +3,7 @@ import type { EventListQuery, EventRecord, EventStore, NewEvent, Page } from '..
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { EVENT_SHARDS, keys } from './keys.ts';
-import { mergeShards, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { forEachPartitionPage, mergeShards, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Events are append-only. The base table spreads a tenant's log over EVENT_SHARDS partitions
@@ -51,20 +51,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
 
     async forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void> {
       for (const shard of shards) {
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page = await t.doc.send(
-            new QueryCommand({
-              TableName: t.tableName,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': keys.eventPk(tenant, shard) },
-              ExclusiveStartKey: start,
-              Limit: 1000,
-            }),
-          );
-          if (fn((page.Items ?? []).map(fromRow)) === false) return;
-          start = page.LastEvaluatedKey;
-        } while (start);
+        if (!(await forEachPartitionPage(t, keys.eventPk(tenant, shard), (rows) => fn(rows.map(fromRow))))) return;
       }
     },
 

@@ -6,7 +6,7 @@ import type {
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
-import { isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { forEachPartitionPage, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
@@ -229,20 +229,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await t.doc.send(
-          new QueryCommand({
-            TableName: t.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': keys.itemPk(tenant) },
-            ExclusiveStartKey: start,
-            Limit: 1000,
-          }),
-        );
-        fn((page.Items ?? []).map(withVector));
-        start = page.LastEvaluatedKey;
-      } while (start);
+      await forEachPartitionPage(t, keys.itemPk(tenant), (rows) => fn(rows.map(withVector)));
     },
 
     async getForEmbedding(tenant: string, id: number) {

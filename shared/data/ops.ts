@@ -53,6 +53,22 @@ export async function queryUpTo(t: TableRef, input: Omit<QueryCommandInput, 'Tab
   return out;
 }
 
+/**
+ * Reads a whole partition a page (up to 1,000 rows) at a time, for maintenance work (index
+ * builds, training). `fn` returning false stops the read; resolves to false then.
+ */
+export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: Row[]) => void | boolean): Promise<boolean> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await t.doc.send(
+      new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000 }),
+    );
+    if (fn(page.Items ?? []) === false) return false;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return true;
+}
+
 /** Merges ascending queries over several partitions (write shards) by a numeric sort attribute. */
 export async function mergeShards(
   t: TableRef,
