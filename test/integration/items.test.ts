@@ -8,6 +8,8 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+/** The embedding worker may finish between two reads: compare items without that field. */
+const content = ({ embedding_updated_at: _e, ...rest }: Record<string, unknown>) => rest;
 
 describe('POST /v1/items', () => {
   it('creates one item and returns the item resource', async () => {
@@ -78,7 +80,7 @@ describe('GET /v1/items/{item_id}', () => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'fetch me' });
     const g = await t.demo.core('GET', `/v1/items/${c.body.id}`);
     expect(g.status).toBe(200);
-    expect(g.body).toEqual(c.body);
+    expect(content(g.body)).toEqual(content(c.body));
     expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
     for (const bad of ['abc', '0', '-1', '01', '1.5', '99999999999999999999']) {
       expectCoreError(await t.demo.core('GET', `/v1/items/${bad}`), 400, 'invalid_request_error', 'validation_error');
@@ -94,7 +96,7 @@ describe('POST and PATCH /v1/items/{item_id}', () => {
     expect(u.status).toBe(200);
     expect(u.body).toMatchObject({ id: c.body.id, object: 'item', name: 'new', description: 'd', metadata: { category: 'new-cat', brand: 'b' }, active: true, created: c.body.created });
     expect(u.body.updated_at).toBeGreaterThan(c.body.updated_at);
-    expect((await t.demo.core('GET', `/v1/items/${c.body.id}`)).body).toEqual(u.body);
+    expect(content((await t.demo.core('GET', `/v1/items/${c.body.id}`)).body)).toEqual(content(u.body));
     // The category filter follows the replacement metadata.
     const oldCat = await t.demo.core('GET', '/v1/items?category=old-cat');
     expect(oldCat.body.data.map((i: { id: string }) => i.id)).not.toContain(c.body.id);
