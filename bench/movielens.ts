@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { seededRandom } from '../shared/random.ts';
 import type { Interaction } from '../shared/recs/dataset.ts';
 
 export interface Movie {
@@ -55,8 +56,7 @@ export function loadMovieLens(dir: string) {
  * 25% test (seeded), every rating a positive.
  */
 export function splitByItem(ratings: Interaction[], seed = 42): { train: Interaction[]; test: Interaction[] } {
-  let s = seed;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = seededRandom(seed);
   const byItem = new Map<number, Interaction[]>();
   for (const r of ratings) {
     let l = byItem.get(r.item);

@@ -1,7 +1,8 @@
+import { seededRandom } from '../shared/random.ts';
+
 /** A deterministic catalog: product names and descriptions from Zipf-distributed vocabularies. */
 export function syntheticCatalog(n: number): { name: string; description: string; metadata: { category: string; brand: string; price: number; availability: string } }[] {
-  let seed = 42;
-  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = seededRandom(42);
   const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa'];
   const word = (k: number) => {
     let w = '';

@@ -1,3 +1,4 @@
+import { seededRandom } from '../random.ts';
 import type { Dataset } from './dataset.ts';
 
 /** A user's history as the models read it: item indexes and weights. */
@@ -262,8 +263,7 @@ export interface GradientOptions {
 export function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHooks = {}): Model {
   const F = o.factors ?? 64;
   const n = ds.items.length;
-  let seed = o.seed ?? 7;
-  const rand = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = seededRandom(o.seed ?? 7);
   const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
   const q = Float32Array.from({ length: n * F }, () => gauss() * 0.05);
   const bias = new Float32Array(n);

@@ -1,4 +1,5 @@
 import type { BlobStore } from '../blob.ts';
+import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../data/console.ts';
 import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
@@ -36,8 +37,7 @@ function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks): Mod
 
 /** Splits each user's interactions: a seeded random 20% (users with at least 5) are held out. */
 function holdout(interactions: Interaction[]): { train: Interaction[]; test: Interaction[] } {
-  let s = 1234;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = seededRandom(1234);
   const byUser = new Map<string, Interaction[]>();
   for (const x of interactions) {
     let l = byUser.get(x.user);

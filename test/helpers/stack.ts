@@ -144,3 +144,13 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
       }),
   };
 }
+
+/** Polls `fn` until `ok` holds or `ms` pass; answers the last value either way. */
+export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

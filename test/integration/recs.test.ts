@@ -1,21 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalQueue } from '../../shared/local/queue.ts';
-import { expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
+import { expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
 const recs = (q: string) => t.demo.core('GET', `/v1/recommendations?${q}`);
 const ids = (r: { body: { data: { item_id: string }[] } }) => r.body.data.map((x) => x.item_id);
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status));
+const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status), 20_000);
 
 const groups = ['camping', 'baking', 'cycling'] as const;
 let byGroup: Record<string, string[]> = {};
@@ -230,7 +222,7 @@ describe('recommendation behaviour', () => {
 
   it('an item created after the last training can be recommended (content similarity)', async () => {
     const created = await t.demo.core('POST', '/v1/items', { name: 'camping gear deluxe', description: 'camping equipment for camping fans', metadata: { category: 'camping' } });
-    await until(() => t.demo.core('GET', `/v1/items/${created.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    await until(() => t.demo.core('GET', `/v1/items/${created.body.id}`), (r) => r.body.embedding_updated_at !== null, 20_000);
     const r = await recs('user_id=u0&limit=10');
     expect(ids(r)).toContain(created.body.id);
   });

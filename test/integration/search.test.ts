@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TenantClient, expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { makeTable } from '../../shared/data/client.ts';
@@ -9,14 +9,6 @@ let t: TestStack;
 let other: TenantClient;
 const embeddingQueue = () => t.stack.jobs.queues.get('embedding') as LocalQueue;
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const search = (body: Record<string, unknown>, client = t.demo) => client.core('POST', '/v1/search', body);
 const ids = (r: { body: { data: { id: string }[] } }) => r.body.data.map((i) => i.id);
