@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LayerVersion, Runtime, Tracing, type ILayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -8,6 +9,7 @@ import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Access } from '../shared/routes.ts';
@@ -29,6 +31,27 @@ export const TITAN_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * Powertools packages the functions load from the AWS-published Powertools layer instead of
+ * their bundles (Tracer alone brings the X-Ray SDK, ~115 KB minified). The batch utility stays
+ * bundled (workers only); it imports commons from the layer like the rest.
+ */
+export const POWERTOOLS_FROM_LAYER = ['@aws-lambda-powertools/commons', '@aws-lambda-powertools/logger', '@aws-lambda-powertools/metrics', '@aws-lambda-powertools/tracer'] as const;
+/** The installed Powertools version: the layer is pinned to exactly the code the tests ran. */
+export const POWERTOOLS_VERSION = (JSON.parse(readFileSync(join(root, 'node_modules/@aws-lambda-powertools/logger/package.json'), 'utf8')) as { version: string }).version;
+/** esbuild aliases of the Lambda bundles: the SDK's default credential chain becomes the env provider. */
+export const LAMBDA_ALIASES = { '@aws-sdk/credential-provider-node': join(root, 'shared/aws/lambda-credentials.ts') } as const;
+
+/** One layer per stack: its ARN comes from the SSM parameter AWS publishes for each Powertools release. */
+function powertoolsLayer(scope: Construct): ILayerVersion {
+  const stack = Stack.of(scope);
+  const id = 'PowertoolsLayer';
+  const existing = stack.node.tryFindChild(id) as ILayerVersion | undefined;
+  if (existing) return existing;
+  const arn = StringParameter.valueForStringParameter(stack, `/aws/service/powertools/typescript/generic/all/${POWERTOOLS_VERSION}`);
+  return LayerVersion.fromLayerVersionArn(stack, id, arn);
+}
+
 export interface ServiceFunctionProps {
   /** Handler module under functions/, e.g. `items/get`. */
   handler: string;
@@ -40,8 +63,8 @@ export interface ServiceFunctionProps {
 
 /**
  * Owns the defaults of every Lambda: Node.js 22 on arm64, X-Ray tracing, esbuild bundle
- * (minified ESM with source maps, AWS SDK bundled), its own log group with retention,
- * Powertools settings. `bind*` grant least privilege and merge environment variables.
+ * (minified ESM with source maps, AWS SDK bundled, Powertools from its layer), its own log
+ * group with retention, Powertools settings. `bind*` grant least privilege and merge environment variables.
  */
 export class ServiceFunction extends NodejsFunction {
   readonly module: string;
@@ -60,6 +83,7 @@ export class ServiceFunction extends NodejsFunction {
       memorySize: props.memorySize ?? 1024,
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: Tracing.ACTIVE,
+      layers: [powertoolsLayer(scope)],
       logGroup,
       projectRoot: root,
       depsLockFilePath: join(root, 'package-lock.json'),
@@ -75,8 +99,9 @@ export class ServiceFunction extends NodejsFunction {
         minify: true,
         sourceMap: true,
         mainFields: ['module', 'main'],
-        // Bundle the AWS SDK too: a pinned version, and fewer files to load at init.
-        externalModules: [],
+        // Bundle the AWS SDK too (a pinned version, fewer files to load at init); Powertools comes from its layer.
+        externalModules: [...POWERTOOLS_FROM_LAYER],
+        esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
         banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
       },
     };
@@ -108,11 +133,17 @@ export class ServiceFunction extends NodejsFunction {
     return this;
   }
 
-  /** GetObject (and PutObject) on the artifact prefixes only. */
+  /**
+   * GetObject (and PutObject) on the artifact prefixes only, plus ListBucket limited to those
+   * prefixes: without it S3 answers a missing artifact with 403 instead of 404 NoSuchKey.
+   */
   bindBucket(bucket: IBucket, mode: 'read' | 'readwrite'): this {
     this.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
     const actions = mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
     this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: ARTIFACT_PREFIXES.map((p) => `${bucket.bucketArn}/${p}/*`) }));
+    this.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ARTIFACT_PREFIXES.map((p) => `${p}/*`) } } }),
+    );
     return this;
   }
 

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './aws/signed-fetch.ts';
 
 /** Where artifacts (search indexes, models) live: S3 on AWS, a folder locally. */
 export interface BlobStore {
@@ -27,19 +27,29 @@ export class FolderBlobStore implements BlobStore {
   }
 }
 
+/**
+ * S3 through the small SigV4 client (GetObject, PutObject). A missing key is `undefined`: S3
+ * answers 404 NoSuchKey for it because the functions may also list the artifact prefixes
+ * (without s3:ListBucket it would be 403 AccessDenied, indistinguishable from a real denial).
+ */
 export class S3BlobStore implements BlobStore {
-  constructor(private readonly s3: S3Client, private readonly bucket: string) {}
+  private readonly client: AwsClient;
+  /** `endpoint` defaults to the bucket's virtual-hosted URL; tests pass a path-style stand-in. */
+  constructor(bucket: string, region: string, options: AwsCallOptions & { endpoint?: string } = {}) {
+    const url = options.endpoint ?? `https://${bucket}.s3.${region}.amazonaws.com`;
+    this.client = new AwsClient({ url, region, service: 's3', s3: true }, options);
+  }
   async get(key: string): Promise<Uint8Array | undefined> {
     try {
-      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return out.Body ? await out.Body.transformToByteArray() : undefined;
+      const res = await this.client.send('GET', encodeKeyPath(key));
+      return new Uint8Array(await res.arrayBuffer());
     } catch (e) {
-      if (e instanceof NoSuchKey || (e instanceof Error && e.name === 'NoSuchKey')) return undefined;
+      if (e instanceof AwsHttpError && e.code === 'NoSuchKey') return undefined;
       throw e;
     }
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }));
+    await this.client.send('PUT', encodeKeyPath(key), { body, headers: { 'content-type': 'application/octet-stream' } });
   }
 }
 
@@ -50,7 +60,7 @@ export function blobs(): BlobStore {
   if (!shared) {
     const bucket = process.env.ARTIFACT_BUCKET;
     const dir = process.env.BLOB_DIR;
-    if (bucket) shared = new S3BlobStore(new S3Client({ region: process.env.AWS_REGION || 'us-east-1' }), bucket);
+    if (bucket) shared = new S3BlobStore(bucket, process.env.AWS_REGION || 'us-east-1');
     else if (dir) shared = new FolderBlobStore(dir);
     else throw new Error('Missing required environment variable ARTIFACT_BUCKET (or BLOB_DIR locally)');
   }

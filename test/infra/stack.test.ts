@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, routeKey } from '../../shared/routes.ts';
@@ -79,6 +80,13 @@ describe('functions', () => {
       expect(f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, id).toBe('recsearch');
       expect(f.Properties.LoggingConfig?.LogGroup, id).toBeDefined();
     }
+  });
+
+  it('load Powertools from the AWS layer of exactly the installed version', () => {
+    const params = Object.entries(template.toJSON().Parameters as Record<string, { Type: string; Default: string }>)
+      .filter(([, p]) => p.Default?.startsWith('/aws/service/powertools/'));
+    expect(params.map(([, p]) => [p.Type, p.Default])).toEqual([['AWS::SSM::Parameter::Value<String>', `/aws/service/powertools/typescript/generic/all/${POWERTOOLS_VERSION}`]]);
+    for (const [id, f] of ofType('AWS::Lambda::Function')) expect(f.Properties.Layers, id).toEqual([{ Ref: params[0]?.[0] }]);
   });
 
   it('have log groups with a retention', () => {
@@ -202,8 +210,10 @@ describe('search and embedding wiring', () => {
   it('lets search read index artifacts and request rebuilds, nothing more on the bucket or queue', () => {
     const st = statementsOf(fnByModule('search/search'));
     const s3 = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('s3:')));
-    expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject']);
+    expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject', 's3:ListBucket']);
     expect(JSON.stringify(s3[0].Resource)).toContain('/search/*');
+    // Listing only under the artifact prefixes: what turns a missing artifact into 404, not 403.
+    expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*', 'models/*'] } });
     const sqs = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')));
     expect(sqs.flatMap((x) => [x.Action].flat())).toEqual(['sqs:SendMessage']);
     expect(fnByModule('search/search').Properties.Environment.Variables.QUEUE_URL_EMBEDDING).toBeDefined();

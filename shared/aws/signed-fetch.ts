@@ -1,0 +1,141 @@
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, HttpRequest, SourceData } from '@smithy/types';
+
+/**
+ * A small SigV4 HTTP client for the few calls the Lambda functions make to S3 and Bedrock
+ * (GetObject/PutObject, InvokeModel). It signs with the SDK's own signer and credential
+ * chain; what it leaves out is each service's full SDK client, whose models and endpoint
+ * rules (S3's alone is ~130 KB minified) would otherwise sit in every search bundle.
+ * DynamoDB, SQS and Cognito keep their SDK clients.
+ */
+
+/** SHA-256 / HMAC-SHA-256 on node:crypto, in the shape the signer asks for. */
+class NodeSha256 implements Checksum {
+  private hash: Hash | Hmac;
+  constructor(private readonly secret?: SourceData) {
+    this.hash = this.fresh();
+  }
+  private fresh(): Hash | Hmac {
+    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', toBytes(this.secret));
+  }
+  update(data: Uint8Array): void {
+    this.hash.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {
+    this.hash = this.fresh();
+  }
+}
+
+function toBytes(data: SourceData): Uint8Array {
+  if (typeof data === 'string') return new TextEncoder().encode(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return new Uint8Array(data);
+}
+
+export interface AwsEndpoint {
+  /** `https://bedrock-runtime.eu-west-1.amazonaws.com`, or a local stand-in in tests. */
+  url: string;
+  region: string;
+  /** The signing name: `s3`, `bedrock`. */
+  service: string;
+  /** S3 signs the path as sent (no second escaping); every other service escapes it again. */
+  s3?: boolean;
+}
+
+export interface AwsCallOptions {
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  /** Attempts for throttling, 5xx and network errors (default 3), with jittered backoff. */
+  maxAttempts?: number;
+}
+
+/** A non-2xx answer: the HTTP status and the AWS error code (`NoSuchKey`, `ThrottlingException`). */
+export class AwsHttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(`${code} (HTTP ${status}): ${message}`);
+    this.name = 'AwsHttpError';
+  }
+}
+
+const RETRYABLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError']);
+
+/** The error code and message of a failed call: JSON (`__type`, `message`) or XML (`<Code>`, `<Message>`). */
+async function errorOf(res: Response): Promise<AwsHttpError> {
+  const text = await res.text().catch(() => '');
+  let code = res.headers.get('x-amzn-errortype')?.split(':')[0] ?? '';
+  let message = '';
+  try {
+    const body = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
+    code ||= (body.__type ?? '').split('#').pop() ?? '';
+    message = body.message ?? body.Message ?? '';
+  } catch {
+    code ||= /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? '';
+    message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? '';
+  }
+  return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
+}
+
+let lambdaCredentials: AwsCredentialIdentityProvider | undefined;
+
+export class AwsClient {
+  private readonly signer: SignatureV4;
+  private readonly base: URL;
+  private readonly maxAttempts: number;
+
+  constructor(readonly endpoint: AwsEndpoint, options: AwsCallOptions = {}) {
+    this.base = new URL(endpoint.url);
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.signer = new SignatureV4({
+      service: endpoint.service,
+      region: endpoint.region,
+      credentials: options.credentials ?? (lambdaCredentials ??= defaultProvider()),
+      sha256: NodeSha256,
+      uriEscapePath: !endpoint.s3,
+      applyChecksum: true,
+    });
+  }
+
+  /**
+   * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
+   * network failures; any other non-2xx answer throws an AwsHttpError.
+   */
+  async send(method: 'GET' | 'PUT' | 'POST', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
+    const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
+    for (let attempt = 1; ; attempt++) {
+      const request: HttpRequest = {
+        method,
+        protocol: this.base.protocol,
+        hostname: this.base.hostname,
+        ...(this.base.port ? { port: Number(this.base.port) } : {}),
+        path: `${this.base.pathname.replace(/\/$/, '')}${path}`,
+        query: {},
+        headers: { host: this.base.host, ...(body ? { 'content-length': String(body.byteLength) } : {}), ...init.headers },
+        body,
+      };
+      const signed = await this.signer.sign(request);
+      let res: Response | undefined;
+      let failure: unknown;
+      try {
+        const headers = Object.fromEntries(Object.entries(signed.headers).filter(([k]) => k !== 'host' && k !== 'content-length'));
+        res = await fetch(`${this.base.origin}${signed.path}`, { method, headers, ...(body ? { body } : {}) });
+      } catch (e) {
+        failure = e;
+      }
+      if (res?.ok) return res;
+      const error = res ? await errorOf(res) : failure;
+      const retryable = !res || res.status >= 500 || res.status === 429 || (error instanceof AwsHttpError && RETRYABLE_CODES.has(error.code));
+      if (!retryable || attempt >= this.maxAttempts) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * 100 * 2 ** attempt));
+    }
+  }
+}
+
+/** `a/b c` → `/a/b%20c`: each key segment encoded once (RFC 3986), as S3 expects of a signed path. */
+export function encodeKeyPath(key: string): string {
+  const segment = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `/${key.split('/').map(segment).join('/')}`;
+}

@@ -1,0 +1,163 @@
+import { createHash, createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AwsHttpError, encodeKeyPath } from '../../shared/aws/signed-fetch.ts';
+import { S3BlobStore } from '../../shared/blob.ts';
+import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
+
+/**
+ * A stand-in for S3 and Bedrock that checks every request's SigV4 signature with its own
+ * implementation of the algorithm (node:crypto, written from the AWS documentation, sharing no
+ * code with the signer under test). The SDK's own S3 and Bedrock clients pass the same check,
+ * which keeps the checker honest.
+ */
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
+const region = 'eu-west-1';
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+const rfc3986 = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function verifySignature(req: IncomingMessage, body: Buffer, service: string): string | undefined {
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(req.headers.authorization ?? '');
+  if (!auth) return 'no SigV4 authorization header';
+  const [, keyId, date, reg, svc, signedHeaders, signature] = auth as unknown as string[];
+  if (keyId !== credentials.accessKeyId || reg !== region || svc !== service) return `bad credential scope ${keyId}/${reg}/${svc}`;
+  if (req.headers['x-amz-security-token'] !== credentials.sessionToken) return 'session token missing';
+  const names = (signedHeaders as string).split(';');
+  if (!names.includes('host')) return 'host not signed';
+  const [rawPath = '/', rawQuery = ''] = (req.url ?? '/').split('?');
+  // S3 signs the path as sent; other services encode each segment once more.
+  const canonicalPath = service === 's3' ? rawPath : rawPath.split('/').map((seg) => rfc3986(decodeURIComponent(seg)).replace(/%/g, '%25')).join('/');
+  const query = rawQuery.split('&').filter(Boolean).sort().join('&');
+  const headers = names.map((n) => `${n}:${String(req.headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const payloadHash = String(req.headers['x-amz-content-sha256'] ?? sha256(body));
+  if (service === 's3' && payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256(body)) return 'x-amz-content-sha256 does not match the body';
+  const canonical = [req.method, canonicalPath, query, headers, signedHeaders, payloadHash].join('\n');
+  const amzDate = String(req.headers['x-amz-date']);
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, `${date}/${reg}/${svc}/aws4_request`, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, date as string), reg as string), svc as string), 'aws4_request');
+  return createHmac('sha256', key).update(toSign).digest('hex') === signature ? undefined : 'signature mismatch';
+}
+
+let server: Server;
+let base = '';
+const objects = new Map<string, Buffer>();
+const seen: { method: string; url: string; body: string; problem?: string }[] = [];
+let failNext: number[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const url = req.url ?? '/';
+      const service = url.startsWith('/model/') ? 'bedrock' : 's3';
+      const problem = verifySignature(req, body, service);
+      seen.push({ method: req.method ?? '', url, body: body.toString(), ...(problem ? { problem } : {}) });
+      if (problem) return void res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>SignatureDoesNotMatch</Code><Message>${problem}</Message></Error>`);
+      const status = failNext.shift();
+      if (status) return void res.writeHead(status, { 'content-type': 'application/xml' }).end('<Error><Code>InternalError</Code><Message>try again</Message></Error>');
+      if (service === 'bedrock') {
+        const { dimensions, inputText } = JSON.parse(body.toString()) as { dimensions: number; inputText: string };
+        const length = inputText === 'short' ? 2 : dimensions;
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ embedding: Array.from({ length }, (_, i) => (i === 0 ? 3 : i === 1 ? 4 : 0)) }));
+      }
+      const key = decodeURIComponent(url.split('?')[0] as string);
+      if (req.method === 'PUT') {
+        objects.set(key, body);
+        return void res.writeHead(200, { etag: '"x"' }).end();
+      }
+      const found = objects.get(key);
+      if (!found) return void res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length }).end(found);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+beforeEach(() => {
+  seen.length = 0;
+  failNext = [];
+});
+
+describe('the stand-in checks signatures like AWS', () => {
+  it('accepts the SDK S3 client and rejects a wrong secret', async () => {
+    const s3 = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials });
+    await s3.send(new PutObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin', Body: new Uint8Array([1, 2, 3]) }));
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin' }));
+    expect([...(await got.Body?.transformToByteArray() ?? [])]).toEqual([1, 2, 3]);
+    expect(seen.map((s) => s.problem)).toEqual([undefined, undefined]);
+    const wrong = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials: { ...credentials, secretAccessKey: 'nope' }, maxAttempts: 1 });
+    await expect(wrong.send(new GetObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin' }))).rejects.toThrow();
+    expect(seen.at(-1)?.problem).toBe('signature mismatch');
+  });
+
+  it('accepts the SDK Bedrock client (a path escaped twice when signed)', async () => {
+    // Its default handler speaks HTTP/2; the stand-in speaks HTTP/1.1.
+    const bedrock = new BedrockRuntimeClient({ region, endpoint: base, credentials, requestHandler: new NodeHttpHandler() });
+    await bedrock.send(new InvokeModelCommand({ modelId: TITAN_V2, contentType: 'application/json', accept: 'application/json', body: JSON.stringify({ inputText: 'x', dimensions: 256, normalize: true }) }));
+    expect(seen.map((s) => [s.url, s.problem])).toEqual([['/model/amazon.titan-embed-text-v2%3A0/invoke', undefined]]);
+  });
+});
+
+describe('S3 blob store over signed fetch', () => {
+  const store = () => new S3BlobStore('bkt', region, { endpoint: `${base}/bkt`, credentials });
+
+  it('puts and gets bytes and text under keys that need escaping; a missing key is undefined', async () => {
+    const s = store();
+    await s.put('models/t(1)/v 2.bin', new Uint8Array([9, 8, 7]));
+    await s.put('search/t1/meta.json', '{"ok":true}');
+    expect([...(await s.get('models/t(1)/v 2.bin') ?? [])]).toEqual([9, 8, 7]);
+    expect(new TextDecoder().decode(await s.get('search/t1/meta.json'))).toBe('{"ok":true}');
+    expect(await s.get('search/none/index.bin')).toBeUndefined();
+    expect(seen.every((x) => x.problem === undefined)).toBe(true);
+    expect(seen[0]?.url).toBe('/bkt/models/t%281%29/v%202.bin');
+  });
+
+  it('retries server errors, then gives up with the error code', async () => {
+    const s = store();
+    await s.put('search/t2/index.bin', 'x');
+    failNext = [500, 503];
+    expect(new TextDecoder().decode(await s.get('search/t2/index.bin'))).toBe('x');
+    failNext = [500, 500, 500];
+    await expect(s.get('search/t2/index.bin')).rejects.toMatchObject({ status: 500, code: 'InternalError' });
+  });
+
+  it('does not retry or hide a denial', async () => {
+    const s = new S3BlobStore('bkt', region, { endpoint: `${base}/bkt`, credentials: { ...credentials, secretAccessKey: 'wrong' } });
+    const e = await s.get('search/t2/index.bin').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(AwsHttpError);
+    expect(e).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('encodes each key segment once, RFC 3986 style', () => {
+    expect(encodeKeyPath("a b/c(d)!*'/é")).toBe('/a%20b/c%28d%29%21%2A%27/%C3%A9');
+  });
+});
+
+describe('Bedrock Titan V2 provider over signed fetch', () => {
+  it('invokes the model with the dimensions and normalisation, and returns unit vectors', async () => {
+    const p = new BedrockTitanEmbedding(region, 256, { endpoint: base, credentials });
+    const [v] = await p.embed(['hello']);
+    expect(v?.[0]).toBeCloseTo(0.6);
+    expect(v?.[1]).toBeCloseTo(0.8);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/model/amazon.titan-embed-text-v2%3A0/invoke' });
+    expect(seen[0]?.problem).toBeUndefined();
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ inputText: 'hello', dimensions: 256, normalize: true });
+  });
+
+  it('sends a blank for empty text and rejects an answer of the wrong size', async () => {
+    const p = new BedrockTitanEmbedding(region, 256, { endpoint: base, credentials });
+    await expect(p.embed([''])).resolves.toHaveLength(1);
+    expect(JSON.parse(seen[0]?.body ?? '').inputText).toBe(' ');
+    await expect(p.embed(['short'])).rejects.toThrow(/256-dimensional/);
+  });
+});
