@@ -45,6 +45,7 @@ export class ServiceHttpApi extends Construct {
           timeout: Duration.seconds(heavy ? 29 : 10),
           // Search holds the tenant's index in memory: more memory, and more CPU with it.
           memorySize: heavy ? 3008 : 1024,
+          embeddingProvider: props.resources.embeddingProvider,
         });
         f.bindAccess(props.resources, access, { verifiesTokens: true });
         this.functions.set(module, f);

@@ -55,6 +55,8 @@ function powertoolsLayer(scope: Construct): ILayerVersion {
 export interface ServiceFunctionProps {
   /** Handler module under functions/, e.g. `items/get`. */
   handler: string;
+  /** The stack's embedding provider, a build-time constant: `local` leaves the Bedrock client out of the bundle. */
+  embeddingProvider: 'local' | 'bedrock';
   environment?: Record<string, string>;
   timeout?: Duration;
   memorySize?: number;
@@ -102,6 +104,7 @@ export class ServiceFunction extends NodejsFunction {
         // Bundle the AWS SDK too (a pinned version, fewer files to load at init); Powertools comes from its layer.
         externalModules: [...POWERTOOLS_FROM_LAYER],
         esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
+        define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(props.embeddingProvider) },
         banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
       },
     };

@@ -48,13 +48,14 @@ export class WorkersConstruct extends Construct {
         handler: w.handler,
         timeout: Duration.seconds(w.timeoutSeconds),
         memorySize: w.memoryMb,
+        embeddingProvider: resources.embeddingProvider,
       });
       fn.bindAccess(all, w.access, { verifiesTokens: false });
       fn.addEventSource(new SqsEventSource(pair.queue, { batchSize: w.batchSize, reportBatchItemFailures: true }));
       this.functions.push(fn);
     }
     for (const s of schedules) {
-      const fn = new ServiceFunction(this, s.handler.replace(/[^A-Za-z0-9]/g, '-'), { handler: s.handler, timeout: Duration.seconds(s.timeoutSeconds) });
+      const fn = new ServiceFunction(this, s.handler.replace(/[^A-Za-z0-9]/g, '-'), { handler: s.handler, timeout: Duration.seconds(s.timeoutSeconds), embeddingProvider: resources.embeddingProvider });
       fn.bindAccess(all, s.access, { verifiesTokens: false });
       new events.Rule(this, `${s.handler.replace(/[^A-Za-z0-9]/g, '-')}-schedule`, {
         schedule: events.Schedule.rate(Duration.minutes(s.everyMinutes)),

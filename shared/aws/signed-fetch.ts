@@ -4,11 +4,10 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, HttpRequest, SourceData } from '@smithy/types';
 
 /**
- * A small SigV4 HTTP client for the few calls the Lambda functions make to S3 and Bedrock
- * (GetObject/PutObject, InvokeModel). It signs with the SDK's own signer and credential
- * chain; what it leaves out is each service's full SDK client, whose models and endpoint
- * rules (S3's alone is ~130 KB minified) would otherwise sit in every search bundle.
- * DynamoDB, SQS and Cognito keep their SDK clients.
+ * A small SigV4 HTTP client for the two S3 calls the functions make (GetObject, PutObject of
+ * artifacts). It signs with the SDK's own signer and credential chain; what it leaves out is
+ * the S3 client, whose model, checksums and endpoint rules add ~130 KB minified to every
+ * bundle that reads an index or a model. Every other service keeps its SDK client.
  */
 
 /** SHA-256 / HMAC-SHA-256 on node:crypto, in the shape the signer asks for. */
@@ -38,10 +37,10 @@ function toBytes(data: SourceData): Uint8Array {
 }
 
 export interface AwsEndpoint {
-  /** `https://bedrock-runtime.eu-west-1.amazonaws.com`, or a local stand-in in tests. */
+  /** `https://bucket.s3.eu-west-1.amazonaws.com`, or a local stand-in in tests. */
   url: string;
   region: string;
-  /** The signing name: `s3`, `bedrock`. */
+  /** The signing name, e.g. `s3`. */
   service: string;
   /** S3 signs the path as sent (no second escaping); every other service escapes it again. */
   s3?: boolean;
@@ -103,7 +102,7 @@ export class AwsClient {
    * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
    * network failures; any other non-2xx answer throws an AwsHttpError.
    */
-  async send(method: 'GET' | 'PUT' | 'POST', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
+  async send(method: 'GET' | 'PUT', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
     for (let attempt = 1; ; attempt++) {
       const request: HttpRequest = {

@@ -37,6 +37,8 @@ describe('npm run synth', () => {
       }
       // The SDK's default credential chain (SSO, INI, IMDS, STS) is replaced by the env provider.
       expect(code, a).not.toContain('Could not load credentials from any providers');
+      // The stack embeds locally (the default), so no bundle carries the Bedrock client.
+      expect(code, a).not.toContain('BedrockRuntimeClient');
     }
   }, 180_000);
 });

@@ -1,12 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { mockClient } from 'aws-sdk-client-mock';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../shared/local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { editDistance, terms } from '../../shared/search/text.ts';
 import { sqsWorker } from '../../shared/workers-runtime.ts';
@@ -77,6 +80,23 @@ describe('index and ranking', () => {
     const q = emb.embedOne('widget 1234 gamma model');
     const top = [...big.nearest(q, 5, () => true).keys()].map((i) => (big.docs[i] as SearchDoc).id);
     expect(top).toContain(1235);
+  });
+});
+
+describe('Bedrock Titan V2 provider', () => {
+  it('invokes the model with the dimensions and normalisation, and returns unit vectors', async () => {
+    const bedrock = mockClient(BedrockRuntimeClient);
+    bedrock.on(InvokeModelCommand).callsFake(async () => ({ body: new TextEncoder().encode(JSON.stringify({ embedding: Array.from({ length: 256 }, (_, i) => (i === 0 ? 3 : i === 1 ? 4 : 0)) })) }));
+    const p = new BedrockTitanEmbedding(new BedrockRuntimeClient({ region: 'eu-west-1' }), 256);
+    const [v] = await p.embed(['hello']);
+    expect(v?.[0]).toBeCloseTo(0.6);
+    expect(v?.[1]).toBeCloseTo(0.8);
+    const input = bedrock.commandCalls(InvokeModelCommand)[0]?.args[0].input;
+    expect(input?.modelId).toBe(TITAN_V2);
+    expect(JSON.parse(String(input?.body))).toEqual({ inputText: 'hello', dimensions: 256, normalize: true });
+    bedrock.on(InvokeModelCommand).resolves({ body: new TextEncoder().encode('{"embedding":[1,2]}') } as never);
+    await expect(p.embed(['x'])).rejects.toThrow(/256-dimensional/);
+    bedrock.restore();
   });
 });
 

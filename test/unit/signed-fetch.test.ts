@@ -1,18 +1,15 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsHttpError, encodeKeyPath } from '../../shared/aws/signed-fetch.ts';
 import { S3BlobStore } from '../../shared/blob.ts';
-import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 
 /**
- * A stand-in for S3 and Bedrock that checks every request's SigV4 signature with its own
+ * A stand-in for S3 that checks every request's SigV4 signature with its own
  * implementation of the algorithm (node:crypto, written from the AWS documentation, sharing no
- * code with the signer under test). The SDK's own S3 and Bedrock clients pass the same check,
+ * code with the signer under test). The SDK's own S3 client passes the same check,
  * which keeps the checker honest.
  */
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
@@ -56,17 +53,11 @@ beforeAll(async () => {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const url = req.url ?? '/';
-      const service = url.startsWith('/model/') ? 'bedrock' : 's3';
-      const problem = verifySignature(req, body, service);
+      const problem = verifySignature(req, body, 's3');
       seen.push({ method: req.method ?? '', url, body: body.toString(), ...(problem ? { problem } : {}) });
       if (problem) return void res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>SignatureDoesNotMatch</Code><Message>${problem}</Message></Error>`);
       const status = failNext.shift();
       if (status) return void res.writeHead(status, { 'content-type': 'application/xml' }).end('<Error><Code>InternalError</Code><Message>try again</Message></Error>');
-      if (service === 'bedrock') {
-        const { dimensions, inputText } = JSON.parse(body.toString()) as { dimensions: number; inputText: string };
-        const length = inputText === 'short' ? 2 : dimensions;
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ embedding: Array.from({ length }, (_, i) => (i === 0 ? 3 : i === 1 ? 4 : 0)) }));
-      }
       const key = decodeURIComponent(url.split('?')[0] as string);
       if (req.method === 'PUT') {
         objects.set(key, body);
@@ -86,7 +77,7 @@ beforeEach(() => {
   failNext = [];
 });
 
-describe('the stand-in checks signatures like AWS', () => {
+describe('the S3 stand-in checks signatures like AWS', () => {
   it('accepts the SDK S3 client and rejects a wrong secret', async () => {
     const s3 = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials });
     await s3.send(new PutObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin', Body: new Uint8Array([1, 2, 3]) }));
@@ -96,13 +87,6 @@ describe('the stand-in checks signatures like AWS', () => {
     const wrong = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials: { ...credentials, secretAccessKey: 'nope' }, maxAttempts: 1 });
     await expect(wrong.send(new GetObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin' }))).rejects.toThrow();
     expect(seen.at(-1)?.problem).toBe('signature mismatch');
-  });
-
-  it('accepts the SDK Bedrock client (a path escaped twice when signed)', async () => {
-    // Its default handler speaks HTTP/2; the stand-in speaks HTTP/1.1.
-    const bedrock = new BedrockRuntimeClient({ region, endpoint: base, credentials, requestHandler: new NodeHttpHandler() });
-    await bedrock.send(new InvokeModelCommand({ modelId: TITAN_V2, contentType: 'application/json', accept: 'application/json', body: JSON.stringify({ inputText: 'x', dimensions: 256, normalize: true }) }));
-    expect(seen.map((s) => [s.url, s.problem])).toEqual([['/model/amazon.titan-embed-text-v2%3A0/invoke', undefined]]);
   });
 });
 
@@ -139,25 +123,5 @@ describe('S3 blob store over signed fetch', () => {
 
   it('encodes each key segment once, RFC 3986 style', () => {
     expect(encodeKeyPath("a b/c(d)!*'/é")).toBe('/a%20b/c%28d%29%21%2A%27/%C3%A9');
-  });
-});
-
-describe('Bedrock Titan V2 provider over signed fetch', () => {
-  it('invokes the model with the dimensions and normalisation, and returns unit vectors', async () => {
-    const p = new BedrockTitanEmbedding(region, 256, { endpoint: base, credentials });
-    const [v] = await p.embed(['hello']);
-    expect(v?.[0]).toBeCloseTo(0.6);
-    expect(v?.[1]).toBeCloseTo(0.8);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ method: 'POST', url: '/model/amazon.titan-embed-text-v2%3A0/invoke' });
-    expect(seen[0]?.problem).toBeUndefined();
-    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ inputText: 'hello', dimensions: 256, normalize: true });
-  });
-
-  it('sends a blank for empty text and rejects an answer of the wrong size', async () => {
-    const p = new BedrockTitanEmbedding(region, 256, { endpoint: base, credentials });
-    await expect(p.embed([''])).resolves.toHaveLength(1);
-    expect(JSON.parse(seen[0]?.body ?? '').inputText).toBe(' ');
-    await expect(p.embed(['short'])).rejects.toThrow(/256-dimensional/);
   });
 });
