@@ -1,13 +1,13 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { QueueName } from './workers.ts';
 
 /** Messages the workers process. */
 export const jobSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('embed'), tenant: z.string().min(1), item_id: z.number().int().positive() }),
+  z.object({ type: z.literal('embed'), tenant: z.string().check(z.minLength(1)), item_id: z.number().check(z.int(), z.positive()) }),
   /** `requested_at` (seconds): a build finished at or after it already covers the request. */
-  z.object({ type: z.literal('build-index'), tenant: z.string().min(1), requested_at: z.number().int().nonnegative() }),
-  z.object({ type: z.literal('train'), tenant: z.string().min(1), job_name: z.string().min(1) }),
+  z.object({ type: z.literal('build-index'), tenant: z.string().check(z.minLength(1)), requested_at: z.number().check(z.int(), z.nonnegative()) }),
+  z.object({ type: z.literal('train'), tenant: z.string().check(z.minLength(1)), job_name: z.string().check(z.minLength(1)) }),
 ]);
 export type Job = z.output<typeof jobSchema>;
 

@@ -2,7 +2,7 @@ import type { ConsoleRecord, ConsoleStore } from '../data/console.ts';
 import { ApiError, ConflictError, NotFoundError } from '../errors.ts';
 import type { JobQueue } from '../jobs.ts';
 import type * as S from '../schemas/console.ts';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { nowSeconds } from './items.ts';
 
 /*

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { ApiError, AuthenticationError, NotFoundError } from '../errors.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
@@ -8,21 +8,24 @@ import { nowSeconds } from './items.ts';
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export const createClientBody = z.strictObject({
-  name: z.string().min(1).max(256),
-  scopes: z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).min(1).default([...CORE_SCOPES]),
+  name: z.string().check(z.minLength(1), z.maxLength(256)),
+  scopes: z._default(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1)), [...CORE_SCOPES]),
 });
 export type CreateClientBody = z.output<typeof createClientBody>;
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().min(1).max(256),
-  environment: z.string().min(1).max(64).default('production'),
-  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).min(1),
+  name: z.string().check(z.minLength(1), z.maxLength(256)),
+  environment: z._default(z.string().check(z.minLength(1), z.maxLength(64)), 'production'),
+  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1)),
 });
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 
 export const platformListQuery = z.strictObject({
-  limit: z.string().regex(/^[0-9]+$/).transform(Number).pipe(z.number().int().min(1).max(100)).optional().default(100),
-  cursor: z.string().min(1).max(512).optional(),
+  limit: z._default(
+    z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))),
+    100,
+  ),
+  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
 });
 export type PlatformListQuery = z.output<typeof platformListQuery>;
 

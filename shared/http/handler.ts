@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { routeFor } from '../routes.ts';
 import { baseChain, jsonBody } from './base.ts';
 import { coreAuth, idempotency, platformAuth, validate, type Schemas } from './middleware.ts';
@@ -14,12 +14,12 @@ export interface HandlerInput<B, Q, P> {
   event: HttpEvent;
 }
 
-export interface Options<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> extends Schemas<B, Q, P> {
+export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
   /** Honour the Idempotency-Key header (the two Core create routes). */
   idempotent?: boolean;
 }
 
-export type DomainCall<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> = (
+export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> = (
   input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>,
 ) => Promise<Reply>;
 
@@ -29,7 +29,7 @@ const noQuery = z.strictObject({});
  * Builds a Lambda handler: Powertools, the envelope (its onError turns every error into the
  * flavor's envelope), then auth, JSON body, idempotency, validation, around one domain call.
  */
-export function httpHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q extends z.ZodMiniType = z.ZodMiniUndefined, P extends z.ZodMiniType = z.ZodMiniUndefined>(
   flavor: Flavor,
   auth: HttpMiddleware | undefined,
   opts: Options<B, Q, P>,
@@ -55,7 +55,7 @@ export function httpHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
 }
 
 /** A Core API handler; its scope comes from the route table. */
-export function coreHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+export function coreHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q extends z.ZodMiniType = z.ZodMiniUndefined, P extends z.ZodMiniType = z.ZodMiniUndefined>(
   handlerName: string,
   opts: Options<B, Q, P>,
   fn: DomainCall<B, Q, P>,
@@ -66,7 +66,7 @@ export function coreHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.Zo
 }
 
 /** A Platform API handler; the key scopes it allows come from the route table. */
-export function platformHandler<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(
+export function platformHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q extends z.ZodMiniType = z.ZodMiniUndefined, P extends z.ZodMiniType = z.ZodMiniUndefined>(
   handlerName: string,
   opts: Options<B, Q, P>,
   fn: DomainCall<B, Q, P>,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { verifyAccessToken } from '../auth/jwt.ts';
 import { config } from '../config.ts';
 import { logger } from '../observability.ts';
@@ -110,14 +110,14 @@ export function idempotency(flavor: Flavor): HttpMiddleware {
   };
 }
 
-export interface Schemas<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {
   body?: B;
   query?: Q;
   path?: P;
 }
 
 /** Validates body, query string and path parameters with their zod schemas. */
-export function validate<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(s: Schemas<B, Q, P>, noQuery: z.ZodType): HttpMiddleware {
+export function validate<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType>(s: Schemas<B, Q, P>, noQuery: z.ZodMiniType): HttpMiddleware {
   return {
     before: (req) => {
       if (s.body) req.context.state.body = parseOrThrow(s.body, req.context.state.body, 'request body');

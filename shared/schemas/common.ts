@@ -1,5 +1,11 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
+
+// zod/mini ships no locale and no cycle-safe memoizer; install what classic zod installs by default,
+// so messages stay English and parsing behaves as before. Every schema module imports this one, and
+// the memoizer must be in place before the first container schema is built.
+z.config({ ...en(), memoizer: z.memoizer() });
 
 /** The spec's pattern for item IDs in responses and cursors. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -11,25 +17,27 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** A server-generated numeric id, as a path segment or cursor string. */
 export const numericId = (what: string) =>
   z
-    .string()
-    .regex(POSITIVE_INT_PATTERN, `${what} must be a positive integer`)
-    .transform((s) => Number(s))
-    .refine((n) => n <= MAX_ID, `${what} is out of range`);
+    .pipe(
+      z.string().check(z.regex(POSITIVE_INT_PATTERN, `${what} must be a positive integer`)),
+      z.transform((s: string) => Number(s)),
+    )
+    .check(z.refine((n) => n <= MAX_ID, `${what} is out of range`));
 
 /** An integer query parameter. */
 export const intParam = (min: number, max: number = MAX_ID) =>
   z
-    .string()
-    .regex(/^-?[0-9]+$/, 'must be an integer')
-    .transform((s) => Number(s))
-    .refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`);
+    .pipe(
+      z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
+      z.transform((s: string) => Number(s)),
+    )
+    .check(z.refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`));
 
-export const limitParam = intParam(1, 100).optional().default(20);
+export const limitParam = z._default(z.optional(intParam(1, 100)), 20);
 
 export const jsonObject = z.record(z.string(), z.json());
 
 /** Each issue as (path, message), an unknown-keys issue once per key. */
-function* flatIssues(error: z.ZodError): Generator<{ path: PropertyKey[]; message: string }> {
+function* flatIssues(error: z.core.$ZodError): Generator<{ path: PropertyKey[]; message: string }> {
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const k of issue.keys) yield { path: [...issue.path, k], message: 'Unknown field.' };
@@ -40,19 +48,22 @@ function* flatIssues(error: z.ZodError): Generator<{ path: PropertyKey[]; messag
 }
 
 /** Turns zod issues into the spec's `fieldErrors` (paths joined with dots: `3.user_id`). */
-export function fieldErrorsOf(error: z.ZodError): FieldErrors {
+export function fieldErrorsOf(error: z.core.$ZodError): FieldErrors {
   const out: FieldErrors = {};
   for (const { path, message } of flatIssues(error)) (out[path.map(String).join('.') || 'body'] ??= []).push(message);
   return out;
 }
 
-/** Re-raises a nested schema's issues inside a transform or refinement. */
-export function forwardIssues(error: z.ZodError, ctx: z.RefinementCtx): void {
-  for (const { path, message } of flatIssues(error)) ctx.addIssue({ code: 'custom', path, message });
+/**
+ * Re-raises a nested schema's issues inside a transform (whose context, in zod/mini, is the
+ * parse payload itself). The issues are what classic zod's `ctx.addIssue` recorded.
+ */
+export function forwardIssues(error: z.core.$ZodError, payload: z.core.ParsePayload): void {
+  for (const { path, message } of flatIssues(error)) payload.issues.push({ code: 'custom', path: [...path], message, input: payload.value });
 }
 
 /** Parses `input` with `schema`, throwing the 400 validation error on failure. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+export function parseOrThrow<S extends z.ZodMiniType>(schema: S, input: unknown, what: string): z.output<S> {
   const r = schema.safeParse(input);
   if (!r.success) throw new ValidationError(`Invalid ${what}.`, fieldErrorsOf(r.error));
   return r.data;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam, numericId } from './common.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
@@ -13,45 +13,54 @@ export const RESERVED_EVENT_FIELDS = new Set([
   'placement', 'occurred_at', 'created', 'metadata', 'event_id',
 ]);
 
-const optionalText = z.string().min(1).max(256).nullable().optional();
+const optionalText = z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(256))));
 
-const eventFields = z
-  .object({
+const eventFields = z.catchall(
+  z.object({
     type: z
       .string({ error: 'type is required' })
-      .regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$')
-      .refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
-    user_id: z.string({ error: 'user_id is required' }).min(1, 'user_id must not be empty').max(256),
-    item_id: z
-      .union([z.string(), z.int().positive()], { error: 'item_id is required (string or integer)' })
-      .transform(String)
-      .pipe(z.string().regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
-    context_id: z
-      .union([z.string().regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'), z.int().positive()])
-      .transform(String)
-      .nullable()
-      .optional(),
-    occurred_at: z.int('occurred_at must be an integer (Unix seconds)').min(0).max(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds').optional(),
+      .check(
+        z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
+        z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
+      ),
+    user_id: z.string({ error: 'user_id is required' }).check(z.minLength(1, 'user_id must not be empty'), z.maxLength(256)),
+    item_id: z.pipe(
+      z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
+      z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
+    ),
+    context_id: z.optional(
+      z.nullable(
+        z.pipe(
+          z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]),
+          z.transform(String),
+        ),
+      ),
+    ),
+    occurred_at: z.optional(
+      z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+    ),
     session_id: optionalText,
-    request_id: z.uuid('request_id must be a UUID').nullable().optional(),
+    request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),
     placement: optionalText,
-  })
-  .catchall(z.json());
+  }),
+  z.json(),
+);
 
-const event = eventFields.superRefine((e, ctx) => {
-  const payload = e[e.type];
-  if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
-    ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
-  }
-  if (JSON.stringify(e).length > MAX_EVENT_BYTES) {
-    ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
-  }
-});
+const event = eventFields.check(
+  z.superRefine((e, ctx) => {
+    const payload = e[e.type];
+    if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
+      ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
+    }
+    if (JSON.stringify(e).length > MAX_EVENT_BYTES) {
+      ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
+    }
+  }),
+);
 
 export const ingestEventsBody = z
   .array(event, { error: 'The body must be an array of events.' })
-  .min(1, 'send 1 to 500 events')
-  .max(MAX_EVENTS_PER_REQUEST, 'send 1 to 500 events');
+  .check(z.minLength(1, 'send 1 to 500 events'), z.maxLength(MAX_EVENTS_PER_REQUEST, 'send 1 to 500 events'));
 export type IngestEventsBody = z.output<typeof ingestEventsBody>;
 export type IngestEvent = IngestEventsBody[number];
 
@@ -59,9 +68,8 @@ export const eventPath = z.object({ event_id: numericId('event_id') });
 
 export const listEventsQuery = z.strictObject({
   limit: limitParam,
-  starting_after: numericId('starting_after').optional(),
-  user_id: z.string().min(1).max(256).optional(),
-  type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'type must match ^[a-z][a-z0-9_]{0,63}$').optional(),
+  starting_after: z.optional(numericId('starting_after')),
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  type: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'type must match ^[a-z][a-z0-9_]{0,63}$'))),
 });
 export type ListEventsQuery = z.output<typeof listEventsQuery>;
-

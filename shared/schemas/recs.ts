@@ -1,14 +1,17 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ID_PATTERN, POSITIVE_INT_PATTERN, intParam } from './common.ts';
 
 /** `GET /v1/recommendations` query (api-decisions). */
 export const recommendationsQuery = z.strictObject({
-  user_id: z.string().min(1).max(256).optional(),
-  item_id: z.string().regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$').optional(),
-  limit: intParam(1, 100).optional().default(20),
-  context_id: z.string().regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID').optional(),
-  category: z.string().min(1).max(256).optional(),
-  endpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint is a serving endpoint name').optional(),
-  include_seen: z.enum(['true', 'false'], { error: 'include_seen must be true or false' }).transform((v) => v === 'true').optional().default(false),
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  item_id: z.optional(z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$'))),
+  limit: z._default(z.optional(intParam(1, 100)), 20),
+  context_id: z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'))),
+  category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  endpoint: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint is a serving endpoint name'))),
+  include_seen: z._default(
+    z.optional(z.pipe(z.enum(['true', 'false'], { error: 'include_seen must be true or false' }), z.transform((v: 'true' | 'false') => v === 'true'))),
+    false,
+  ),
 });
 export type RecommendationsQuery = z.output<typeof recommendationsQuery>;
