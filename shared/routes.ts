@@ -68,7 +68,7 @@ const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'Del
 /** Console records: read a collection, or also allocate ids and write records and job logs. */
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
-const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', queues: ['embedding'], embeds: true };
+const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', embeds: true };
 
 const R = 'service-api/read';
 const W = 'service-api/write';
@@ -84,7 +84,7 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
   core('POST', '/v1/search', 'search/search', R, SEARCH),
-  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', queues: ['embedding'] }),
+  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read' }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */

@@ -1,11 +1,10 @@
 import { blobs } from '../blob.ts';
 import { stores } from '../data/index.ts';
-import { jobs } from '../jobs.ts';
 import { embeddingProvider } from './providers.ts';
 import type { SearchDeps } from './service.ts';
 
 /** The container's search dependencies. */
 export function searchDeps(): SearchDeps {
   const s = stores();
-  return { items: s.items, events: s.events, blobs: blobs(), queue: jobs(), embedder: embeddingProvider() };
+  return { items: s.items, events: s.events, blobs: blobs(), embedder: embeddingProvider() };
 }

@@ -23,7 +23,6 @@ export interface SearchDeps {
   items: ItemStore;
   events: EventStore;
   blobs: BlobStore;
-  queue: JobQueue;
   embedder: EmbeddingProvider;
 }
 
@@ -35,7 +34,7 @@ export const SEARCH_SETTINGS = {
    * changes since the build, so a deactivated or deleted item is gone from the very next search.
    */
   deltaTtlMs: Number(process.env.SEARCH_DELTA_TTL_MS ?? 0),
-  /** Above this many changes since the build, a rebuild is requested. */
+  /** Above this many changes since the build, the maintenance sweep requests a rebuild. */
   rebuildAfterChanges: Number(process.env.INDEX_REBUILD_AFTER_CHANGES ?? 500),
   /** Changes older than this are folded into a new index by the sweep. */
   maxIndexAgeSeconds: Number(process.env.INDEX_MAX_AGE_SECONDS ?? 600),
@@ -51,7 +50,6 @@ interface TenantState {
   /** When the delta was last brought up to date, and the latest change time it has seen. */
   readAt: number;
   latest: number;
-  rebuildRequestedAt?: number;
 }
 
 const states = new Map<string, TenantState>();
@@ -93,12 +91,9 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
     st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
     for (const i of changes.items) st.latest = Math.max(st.latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) st.latest = Math.max(st.latest, d.at);
+    // A delta that keeps growing is folded into a new build by the maintenance sweep (every
+    // minute), not from here: searches send no messages, so they need no queue at all.
     st.readAt = now;
-    const tooMany = !changes.complete || st.delta.masked.size > SEARCH_SETTINGS.rebuildAfterChanges;
-    if (tooMany && (!st.rebuildRequestedAt || now - st.rebuildRequestedAt > 60_000)) {
-      st.rebuildRequestedAt = now;
-      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: Math.floor(now / 1000) }]).catch((e: unknown) => logger.warn('index rebuild not queued', { tenant, error: e as Error }));
-    }
   }
   return { index: st.index, delta: st.delta, latestChange: st.latest };
 }

@@ -207,16 +207,18 @@ const statementsOf = (fn: Resource): any[] => {
 };
 
 describe('search and embedding wiring', () => {
-  it('lets search read index artifacts and request rebuilds, nothing more on the bucket or queue', () => {
+  it('lets search read index artifacts, nothing more on the bucket, and send no messages', () => {
     const st = statementsOf(fnByModule('search/search'));
     const s3 = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('s3:')));
     expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject', 's3:ListBucket']);
     expect(JSON.stringify(s3[0].Resource)).toContain('/search/*');
     // Listing only under the artifact prefixes: what turns a missing artifact into 404, not 403.
     expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*', 'models/*'] } });
-    const sqs = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')));
-    expect(sqs.flatMap((x) => [x.Action].flat())).toEqual(['sqs:SendMessage']);
-    expect(fnByModule('search/search').Properties.Environment.Variables.QUEUE_URL_EMBEDDING).toBeDefined();
+    // Rebuilds are the maintenance sweep's (or POST /api/search-index/rebuild's) to request.
+    for (const m of ['search/search', 'recs/recommendations', 'platform/items-search']) {
+      expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:'))), m).toBe(false);
+      expect(fnByModule(m).Properties.Environment.Variables.QUEUE_URL_EMBEDDING, m).toBeUndefined();
+    }
   });
 
   it('lets item create and update enqueue embeddings, and delete not', () => {
