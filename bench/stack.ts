@@ -19,7 +19,9 @@ export interface BenchStack {
 
 export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'));
-  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', 'bin/server.ts'], {
+  // BENCH_SERVER_NODE_ARGS adds Node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', ...extra, '--import', 'tsx', 'bin/server.ts'], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -30,7 +30,7 @@ export class DataConstruct extends Construct {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: S },
         sortKey: { name: index.sortKey, type: S },
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
       });
     }
 

@@ -9,7 +9,8 @@
  *                             clients and API keys of a tenant; the list of tenants
  * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id; items and deletion
  *                             tombstones of a tenant by update time (the search delta)
- * - gsi3         gsi3pk/sk:  sparse: items whose embedding is behind their content (the sweep)
+ * - gsi3         gsi3pk/sk:  sparse: items whose embedding is behind their content (the sweep,
+ *                             the pending count); keys only, so a count reads ids, not vectors
  * TTL attribute `ttl` expires idempotency records.
  */
 export const TABLE_SCHEMA = {
@@ -17,9 +18,9 @@ export const TABLE_SCHEMA = {
   sortKey: 'sk',
   ttlAttribute: 'ttl',
   indexes: [
-    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
-    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'ALL' },
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'ALL' },
+    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'KEYS_ONLY' },
   ],
 } as const;
 
@@ -46,7 +47,7 @@ export function createTableInput(tableName: string) {
         { AttributeName: i.partitionKey, KeyType: 'HASH' as const },
         { AttributeName: i.sortKey, KeyType: 'RANGE' as const },
       ],
-      Projection: { ProjectionType: 'ALL' as const },
+      Projection: { ProjectionType: i.projection },
     })),
   };
 }

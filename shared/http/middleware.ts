@@ -6,6 +6,7 @@ import { logger } from '../observability.ts';
 import { stores } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
 import { AuthenticationError, ConflictError, PermissionError, ValidationError } from '../errors.ts';
+import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
 import { header, rawBody } from './base.ts';
@@ -16,6 +17,8 @@ function bearer(event: HttpEvent): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header(event, 'authorization') ?? '');
   return m?.[1];
 }
+
+const clientById = freshReads((clientId: string) => stores().credentials.getClient(clientId));
 
 /** Core API: verifies the Cognito-shaped access token, maps its client to the tenant, checks the scope. */
 export function coreAuth(scope: CoreScope): HttpMiddleware {
@@ -29,8 +32,9 @@ export function coreAuth(scope: CoreScope): HttpMiddleware {
       } catch {
         throw new AuthenticationError('The Bearer token is invalid or expired.');
       }
-      // Read on every request, so a deleted client's tokens stop working at once.
-      const client = await stores().credentials.getClient(claims.clientId);
+      // Read on every request (concurrent requests share one read that began after they
+      // arrived), so a deleted client's tokens stop working at once.
+      const client = await clientById(claims.clientId);
       if (!client) throw new AuthenticationError('The client this token was issued to no longer exists.');
       if (!claims.scopes.includes(scope)) throw new PermissionError(`This token lacks the ${scope} scope.`);
       req.context.state.tenant = client.tenant;

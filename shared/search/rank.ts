@@ -135,8 +135,12 @@ class PageCollector {
     const a = this.page.after;
     if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
     const keep = this.page.limit + 1;
+    // Most candidates of a broad query cannot enter a full page: decide before allocating.
+    if (this.hits.length === keep) {
+      const last = this.hits[keep - 1] as Hit;
+      if (score < last.score || (score === last.score && doc.id > last.doc.id)) return;
+    }
     const h = { doc, score };
-    if (this.hits.length === keep && byRank(h, this.hits[keep - 1] as Hit) >= 0) return;
     let lo = 0;
     let hi = this.hits.length;
     while (lo < hi) {
@@ -146,6 +150,11 @@ class PageCollector {
     }
     this.hits.splice(lo, 0, h);
     if (this.hits.length > keep) this.hits.pop();
+  }
+  /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */
+  full(bound: number): boolean {
+    const keep = this.page.limit + 1;
+    return this.hits.length === keep && bound < (this.hits[keep - 1] as Hit).score;
   }
 }
 
@@ -280,11 +289,20 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const emit = (key: number) => {
       let score = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
       if (score === null) return;
-      if (r.profile) score *= 1 + RANKING.personalWeight * Math.max(0, cos(r.profile, vectorOfKey(key)));
+      if (r.profile) {
+        // The taste boost is at most (1 + personalWeight): skip its dot product when even that cannot enter the page.
+        if (out.full(score * (1 + RANKING.personalWeight))) {
+          out.total += 1;
+          return;
+        }
+        score *= 1 + RANKING.personalWeight * Math.max(0, cos(r.profile, vectorOfKey(key)));
+      }
       out.add(docOf(key), score);
     };
-    for (const key of kwKeys) emit(key);
-    for (const key of vec.keys()) if (kwOf(key) === 0) emit(key);
+    // The vector-scored candidates first: they fill the page with strong hits, so most of a
+    // broad query's keyword tail is dismissed by one comparison.
+    for (const key of vec.keys()) emit(key);
+    for (const key of kwKeys) if (!vec.has(key)) emit(key);
     return { hits: out.hits, total: out.total };
   } finally {
     for (const key of touched) acc[key] = 0;

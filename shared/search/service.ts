@@ -1,6 +1,7 @@
 import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { itemResource } from '../domain/present.ts';
 import { ValidationError } from '../errors.ts';
+import { FreshRead } from '../fresh-read.ts';
 import type { JobQueue } from '../jobs.ts';
 import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
@@ -50,9 +51,13 @@ interface TenantState {
   /** When the delta was last brought up to date, and the latest change time it has seen. */
   readAt: number;
   latest: number;
+  /** Brings the delta up to date; concurrent searches share a read that began after they arrived. */
+  refresh: FreshRead<void>;
 }
 
 const states = new Map<string, TenantState>();
+/** A pointer check (and index load) in flight per tenant: concurrent requests share it. */
+const loading = new Map<string, Promise<TenantState>>();
 const queryVectors = new Map<string, Float32Array>();
 
 const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
@@ -71,30 +76,49 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   return new SearchIndex(parts);
 }
 
+/** Reads the changes after the latest one the delta has seen (minus a clock-skew margin) into it. */
+async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
+  const startedAt = Date.now();
+  const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
+  const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit);
+  st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
+  for (const i of changes.items) st.latest = Math.max(st.latest, i.updated_at, i.embedding_updated_at ?? 0);
+  for (const d of changes.deleted) st.latest = Math.max(st.latest, d.at);
+  // A delta that keeps growing is folded into a new build by the maintenance sweep (every
+  // minute), not from here: searches send no messages, so they need no queue at all.
+  st.readAt = startedAt;
+}
+
+/** The tenant's state with an index no older than the pointer check interval. */
+async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
+  const st = states.get(tenant);
+  if (st && Date.now() - st.pointerCheckedAt <= SEARCH_SETTINGS.pointerCheckMs) return st;
+  let p = loading.get(tenant);
+  if (!p) {
+    p = (async () => {
+      const index = await loadIndex(deps, tenant, st?.index);
+      const checkedAt = Date.now();
+      if (st && st.index === index) {
+        st.pointerCheckedAt = checkedAt;
+        return st;
+      }
+      const fresh: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, fresh)) };
+      states.set(tenant, fresh);
+      return fresh;
+    })().finally(() => loading.delete(tenant));
+    loading.set(tenant, p);
+  }
+  return p;
+}
+
 /**
  * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
- * delta: the changes since the build, brought up to date on each request by reading only the
- * changes after the latest one it has seen (minus a clock-skew margin).
+ * delta: the changes since the build, brought up to date for each request by reading only the
+ * changes after the latest one it has seen.
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta; latestChange: number }> {
-  const now = Date.now();
-  let st = states.get(tenant);
-  if (!st || now - st.pointerCheckedAt > SEARCH_SETTINGS.pointerCheckMs) {
-    const index = await loadIndex(deps, tenant, st?.index);
-    if (!st || st.index !== index) st = { index, pointerCheckedAt: now, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt };
-    else st.pointerCheckedAt = now;
-    states.set(tenant, st);
-  }
-  if (now - st.readAt >= SEARCH_SETTINGS.deltaTtlMs || st.readAt === 0) {
-    const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
-    const changes = await deps.items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit);
-    st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
-    for (const i of changes.items) st.latest = Math.max(st.latest, i.updated_at, i.embedding_updated_at ?? 0);
-    for (const d of changes.deleted) st.latest = Math.max(st.latest, d.at);
-    // A delta that keeps growing is folded into a new build by the maintenance sweep (every
-    // minute), not from here: searches send no messages, so they need no queue at all.
-    st.readAt = now;
-  }
+  const st = await stateOf(deps, tenant);
+  if (st.readAt === 0 || Date.now() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
   return { index: st.index, delta: st.delta, latestChange: st.latest };
 }
 

@@ -153,7 +153,7 @@ describe('data', () => {
             { AttributeName: i.partitionKey, KeyType: 'HASH' },
             { AttributeName: i.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: i.projection },
         })),
       },
     });
