@@ -118,9 +118,13 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   return rec;
 }
 export const listEndpoints = async (c: ConsoleStore, tenant: string) => list(await c.list<Endpoint>(tenant, 'endpoint'));
-export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
-  const all = await c.list<Endpoint>(tenant, 'endpoint');
+/** The endpoint by name, or the default one when no name is given. */
+export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
   return name === undefined ? all.find((e) => e.is_default) : all.find((e) => e.endpoint_name === name);
+}
+
+export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
+  return pickEndpoint(await c.list<Endpoint>(tenant, 'endpoint'), name);
 }
 
 // Training jobs

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compile, matchPath } from '../http/route-match.ts';
 import { notFoundHandlers, routeKey, routes, type Route } from '../routes.ts';
+import { startApiPool, type ApiPool } from './api-pool.ts';
 import { lambdaContext, readBody, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
 
 /** Imports a handler module under functions/ (what Lambda would load). */
@@ -15,6 +16,11 @@ export async function loadHandler(module: string): Promise<LambdaHttpHandler> {
 export interface LocalServer {
   server: Server;
   port: number;
+  /**
+   * From now on, runs the handlers in `size` worker threads (see api-pool.ts) instead of this
+   * thread; they take a snapshot of process.env, so call it once the environment is final.
+   */
+  useThreads(size: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,7 +33,8 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   const handlers = new Map<string, LambdaHttpHandler>();
   for (const m of modules) handlers.set(m, await loadHandler(m));
   const compiled = routes.map(compile);
-  const handlerOf = (module: string) => handlers.get(module) as LambdaHttpHandler;
+  let pool: ApiPool | undefined;
+  const handlerOf = (module: string) => (pool ? pool.handler(module) : (handlers.get(module) as LambdaHttpHandler));
 
   const server = createServer(async (req, res) => {
     try {
@@ -71,10 +78,15 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   return {
     server,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    useThreads: async (size) => {
+      pool = await startApiPool(size, [...modules]);
+    },
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await pool?.close();
+    },
   };
 }

@@ -43,6 +43,8 @@ export const urlsFor = (port: number): ServiceUrls => {
 
 export interface LocalStack {
   port: number;
+  /** How many worker threads run the API handlers (0: this thread). */
+  apiThreads: number;
   jobs: LocalJobQueue;
   /** Runs the maintenance pass now (the local stand-in for the scheduled Lambda). */
   maintain(): Promise<unknown>;
@@ -117,6 +119,9 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks });
   // Handlers read their configuration on first use, so the issuer can follow the bound port.
   process.env.AUTH_ISSUER = `http://localhost:${http.port}`;
+  // LOCAL_API_THREADS > 0: API handlers run in that many threads, as concurrent Lambda containers.
+  const apiThreads = Number(process.env.LOCAL_API_THREADS ?? 0);
+  if (apiThreads > 0) await http.useThreads(apiThreads);
 
   const store = storesFor(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1')).credentials;
   let credentials: Credentials;
@@ -136,6 +141,7 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
 
   return {
     port: http.port,
+    apiThreads: Math.max(0, apiThreads),
     jobs: jobQueue,
     maintain: () => maintainHandler(),
     dataDir,

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../blob.ts';
-import type { ConsoleStore } from '../data/console.ts';
-import { findEndpoint, type EventType, type ModelVersion } from '../domain/console.ts';
+import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
+import { pickEndpoint, type Endpoint, type EventType, type ModelVersion } from '../domain/console.ts';
+import { freshReads } from '../fresh-read.ts';
 import { itemResource } from '../domain/present.ts';
 import type { EventRecord, EventStore } from '../domain/types.ts';
 import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
@@ -38,6 +39,23 @@ async function loadModel(deps: RecsDeps, tenant: string, version: number) {
     models.set(key, m);
   }
   return m;
+}
+
+/**
+ * The tenant's endpoints and event types, read for every request (a promotion serves at once)
+ * but shared by concurrent requests: each gets a read that began after it arrived.
+ */
+const consoleReads = new WeakMap<ConsoleStore, (key: string) => Promise<ConsoleRecord[]>>();
+function consoleList<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind): Promise<T[]> {
+  let read = consoleReads.get(c);
+  if (!read) {
+    read = freshReads((key) => {
+      const [t, k] = JSON.parse(key) as [string, ConsoleKind];
+      return c.list(t, k);
+    });
+    consoleReads.set(c, read);
+  }
+  return read(JSON.stringify([tenant, kind])) as Promise<T[]>;
 }
 
 /** Popularity without a model: the tenant's latest events, weighted, cached briefly. */
@@ -79,18 +97,23 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (q.user_id === undefined && q.item_id === undefined) {
     throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
   }
-  const { index, delta } = await deps.catalog(tenant);
+  // The request's independent reads, at once.
+  const [{ index, delta }, endpoints, eventTypes, recent] = await Promise.all([
+    deps.catalog(tenant),
+    consoleList<Endpoint>(deps.console, tenant, 'endpoint'),
+    consoleList<EventType>(deps.console, tenant, 'event_type'),
+    q.user_id !== undefined ? deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : Promise.resolve([] as EventRecord[]),
+  ]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
 
-  const endpoint = await findEndpoint(deps.console, tenant, q.endpoint);
+  const endpoint = pickEndpoint(endpoints, q.endpoint);
   if (q.endpoint !== undefined && !endpoint) throw new NotFoundError('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
   const version = endpoint?.model_version ?? null;
   const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
 
-  const weights = new Map((await deps.console.list<EventType>(tenant, 'event_type')).map((e) => [e.name, e.weight]));
-  const recent: EventRecord[] = q.user_id !== undefined ? await deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : [];
+  const weights = new Map(eventTypes.map((e) => [e.name, e.weight]));
   const seen = new Set(recent.map((e) => Number(e.item_id)));
   // The history the model reads: the anchor item, or the user's events by type weight and recency.
   const history = new Map<number, number>();

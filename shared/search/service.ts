@@ -122,12 +122,6 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
   return { index: st.index, delta: st.delta, latestChange: st.latest };
 }
 
-/** Forget loaded indexes (tests, and the local stack after a rebuild). */
-export function resetSearchState(tenant?: string): void {
-  if (tenant) states.delete(tenant);
-  else states.clear();
-}
-
 async function queryVector(deps: SearchDeps, index: SearchIndex, query: string): Promise<Float32Array | null> {
   if (!query.trim()) return null;
   // The local embedding weighs query words by the index's IDF (tf-idf instead of tf).

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TenantClient, expectCoreError, request, spawnServer, startTestStack } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until } from '../helpers/stack.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -50,6 +50,23 @@ describe('local server', () => {
       expect(token.split('.')).toHaveLength(3);
     } finally {
       await second.stop();
+    }
+  }, 120_000);
+
+  it('runs the handlers in worker threads with LOCAL_API_THREADS, jobs still reaching the queues', async () => {
+    const t = await startTestStack({ LOCAL_API_THREADS: '2', MAINTENANCE_SECONDS: '1' });
+    try {
+      expect(t.stack.apiThreads).toBe(2);
+      const created = await t.demo.core('POST', '/v1/items', [{ name: 'threaded lantern' }, { name: 'threaded kettle' }]);
+      expect(created.status).toBe(201);
+      // The embedding message went from a handler thread to the main thread's queue and its worker.
+      await until(async () => (await t.demo.platform('GET', '/api/search-index')).body, (b) => b.pending === 0 && b.items === 2);
+      const found = await t.demo.core('POST', '/v1/search', { query: 'lantern' });
+      expect(found.body.data.map((d: { name: string }) => d.name)).toEqual(['threaded lantern']);
+      expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
+    } finally {
+      await t.stop();
+      delete process.env.LOCAL_API_THREADS;
     }
   }, 120_000);
 });

@@ -1,0 +1,46 @@
+/**
+ * One API "container" of the local stack: a worker thread that has loaded every handler module
+ * and runs the invocations the HTTP server hands it, as a warm Lambda container would. Jobs
+ * its handlers send go to the main thread's queues, and a send returns only once they are there.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { useJobQueue, type Job } from '../jobs.ts';
+import type { QueueName } from '../workers.ts';
+import { lambdaContext } from './http-adapter.ts';
+import { loadHandler } from './server.ts';
+import type { ToApiThread } from './api-pool.ts';
+
+const port = parentPort;
+if (!port) throw new Error('api-thread.ts runs as a worker thread');
+const { modules } = workerData as { modules: string[] };
+const handlers = new Map(await Promise.all(modules.map(async (m) => [m, await loadHandler(m)] as const)));
+
+const sends = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+let nextSend = 0;
+useJobQueue({
+  send: (queue: QueueName, jobs: Job[]) =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextSend++;
+      sends.set(id, { resolve, reject });
+      port.postMessage({ type: 'send', id, queue, jobs });
+    }),
+});
+
+port.on('message', async (m: ToApiThread) => {
+  if (m.type === 'sent') {
+    const s = sends.get(m.id);
+    sends.delete(m.id);
+    if (m.error === undefined) s?.resolve();
+    else s?.reject(new Error(m.error));
+    return;
+  }
+  try {
+    const handler = handlers.get(m.module);
+    if (!handler) throw new Error(`no handler ${m.module}`);
+    const result = await handler(m.event, lambdaContext(m.module.replace(/\//g, '-')));
+    port.postMessage({ type: 'result', id: m.id, result });
+  } catch (e) {
+    port.postMessage({ type: 'result', id: m.id, error: String(e) });
+  }
+});
+port.postMessage({ type: 'ready' });
