@@ -54,7 +54,8 @@ const ease = inProcess['ease (default)'];
 
 let http: Record<string, unknown> | undefined;
 if (!values['skip-http']) {
-  const s = await startBenchStack({ MAINTENANCE_SECONDS: '30' });
+  // API handlers in two threads: concurrent requests run side by side, as in separate Lambda containers.
+  const s = await startBenchStack({ MAINTENANCE_SECONDS: '30', LOCAL_API_THREADS: '2' });
   try {
     const itemIds = new Map<number, string>();
     for (let i = 0; i < movies.length; i += 100) {

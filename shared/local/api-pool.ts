@@ -58,15 +58,16 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
       return { worker, pending };
     }),
   );
-  let next = 0;
+  let turn = 0;
+  let nextId = 0;
   return {
     handler:
       (module: string) =>
       (event: HttpEvent, _context: Context): Promise<HttpResult> => {
         // The least busy thread (round robin among equals).
-        let best = threads[next++ % threads.length] as (typeof threads)[number];
+        let best = threads[turn++ % threads.length] as (typeof threads)[number];
         for (const t of threads) if (t.pending.size < best.pending.size) best = t;
-        const id = next++;
+        const id = nextId++;
         return new Promise<HttpResult>((resolve, reject) => {
           best.pending.set(id, { resolve, reject });
           best.worker.postMessage({ type: 'invoke', id, module, event } satisfies ToApiThread);

@@ -22,6 +22,8 @@ export interface LocalQueueOptions {
   retryDelayMs: number;
   /** Dead letters are appended here as JSON lines, so none is lost. */
   deadLetterFile?: string;
+  /** Batches delivered at once (Lambda runs several for a busy queue); default 1. */
+  concurrency?: number;
 }
 
 /**
@@ -30,7 +32,11 @@ export interface LocalQueueOptions {
  * it throws) after a delay, and dead-letters a message after maxReceiveCount receives.
  */
 export class LocalQueue {
-  private readonly messages: Message[] = [];
+  /** Visible messages in send order, from `head` on (a deque without O(n) removals). */
+  private ready: Message[] = [];
+  private head = 0;
+  /** Messages waiting out a retry delay. */
+  private delayed: Message[] = [];
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -49,12 +55,12 @@ export class LocalQueue {
   send(bodies: string[]): void {
     const now = Date.now();
     this.sent.push(...bodies);
-    for (const body of bodies) this.messages.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
+    for (const body of bodies) this.ready.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
     this.schedule(0);
   }
 
   get depth(): number {
-    return this.messages.length + this.inFlight;
+    return this.ready.length - this.head + this.delayed.length + this.inFlight;
   }
 
   /** Resolves once nothing is waiting or in flight (tests, benchmarks). */
@@ -76,7 +82,29 @@ export class LocalQueue {
 
   /** Drops every undelivered message, as a crash of the local process would (tests of the sweep). */
   discardPending(): number {
-    return this.messages.splice(0).length;
+    const n = this.ready.length - this.head + this.delayed.length;
+    this.ready = [];
+    this.head = 0;
+    this.delayed = [];
+    return n;
+  }
+
+  /** Up to one batch of visible messages, oldest first. */
+  private take(now: number): Message[] {
+    if (this.delayed.length) {
+      const due = this.delayed.filter((m) => m.visibleAt <= now);
+      if (due.length) {
+        this.delayed = this.delayed.filter((m) => m.visibleAt > now);
+        this.ready.push(...due);
+      }
+    }
+    const batch = this.ready.slice(this.head, this.head + this.opts.batchSize);
+    this.head += batch.length;
+    if (this.head > 4096 && this.head * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.head);
+      this.head = 0;
+    }
+    return batch;
   }
 
   private schedule(ms: number): void {
@@ -89,28 +117,32 @@ export class LocalQueue {
     this.timer = undefined;
     if (this.running || this.stopped || !this.handler) return;
     this.running = true;
+    const deliveries = new Set<Promise<void>>();
     try {
       for (;;) {
-        const now = Date.now();
-        const batch: Message[] = [];
-        for (let i = 0; i < this.messages.length && batch.length < this.opts.batchSize; ) {
-          const m = this.messages[i] as Message;
-          if (m.visibleAt <= now) {
-            batch.push(m);
-            this.messages.splice(i, 1);
-          } else i++;
+        const batch = this.stopped ? [] : this.take(Date.now());
+        if (batch.length === 0) {
+          // Nothing visible: let the running batches finish (their failures may come back).
+          if (deliveries.size === 0) break;
+          await Promise.race(deliveries);
+          continue;
         }
-        if (batch.length === 0) break;
         this.inFlight += batch.length;
-        await this.deliver(batch);
-        this.inFlight -= batch.length;
+        const d: Promise<void> = this.deliver(batch).finally(() => {
+          this.inFlight -= batch.length;
+          deliveries.delete(d);
+        });
+        deliveries.add(d);
+        if (deliveries.size >= (this.opts.concurrency ?? 1)) await Promise.race(deliveries);
       }
     } finally {
       this.running = false;
     }
-    if (this.messages.length > 0) {
-      const next = Math.min(...this.messages.map((m) => m.visibleAt));
+    if (this.delayed.length > 0) {
+      const next = Math.min(...this.delayed.map((m) => m.visibleAt));
       this.schedule(Math.max(0, next - Date.now()));
+    } else if (this.ready.length > this.head) {
+      this.schedule(0);
     } else if (this.inFlight === 0) {
       for (const w of this.waiters.splice(0)) w();
     }
@@ -133,7 +165,7 @@ export class LocalQueue {
         if (this.opts.deadLetterFile) appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
       } else {
         m.visibleAt = Date.now() + this.opts.retryDelayMs * m.receiveCount;
-        this.messages.push(m);
+        this.delayed.push(m);
       }
     }
   }

@@ -107,6 +107,9 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
         maxReceiveCount: spec.maxReceiveCount,
         retryDelayMs: Number(process.env.LOCAL_RETRY_DELAY_MS ?? 1000),
         deadLetterFile: p.deadLetters(name),
+        // Embedding batches are I/O-bound: several at once, as Lambda scales a busy queue's
+        // consumers; training runs one at a time.
+        concurrency: name === 'embedding' ? 4 : 1,
       }),
     );
   }

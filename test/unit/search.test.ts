@@ -134,4 +134,27 @@ describe('SQS workers', () => {
     expect(JSON.parse(readFileSync(join(dir, 'dlq.jsonl'), 'utf8').trim())).toMatchObject({ receiveCount: 3 });
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('locally: drains a large backlog in order, several batches at once but never more than asked', async () => {
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    const handler = async (event: SQSEvent) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 1));
+      for (const r of event.Records) order.push((JSON.parse(r.body) as { item_id: number }).item_id);
+      running -= 1;
+    };
+    const q = new LocalQueue('embedding', handler, { batchSize: 10, maxReceiveCount: 3, retryDelayMs: 5, concurrency: 4 });
+    q.send(Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ type: 'embed', tenant: 't', item_id: i + 1 })));
+    expect(q.depth).toBe(20_000);
+    await q.idle();
+    expect(q.depth).toBe(0);
+    expect(most).toBe(4);
+    expect(order).toHaveLength(20_000);
+    expect(new Set(order).size).toBe(20_000);
+    // Batches start in send order (they may finish out of order).
+    expect(order.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+  });
 });
