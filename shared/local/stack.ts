@@ -71,12 +71,8 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   await ensureTable(dynamo.endpoint, LOCAL_TABLE);
   ensureSigningKey(p.signingKey, p.jwks);
 
-  Object.assign(process.env, {
-    TABLE_NAME: LOCAL_TABLE,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    AUTH_JWKS_FILE: p.jwks,
-    AUTH_SIGNING_KEY_FILE: p.signingKey,
-    BLOB_DIR: p.blobs,
+  // Local defaults, unless the environment (or opts.env) says otherwise.
+  const defaults: Record<string, string> = {
     // No CloudWatch or X-Ray locally: Powertools metrics and tracing stay off.
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',
@@ -84,6 +80,14 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     INDEX_MAX_AGE_SECONDS: '30',
     INDEX_CHECK_SECONDS: '2',
     EMBED_GRACE_SECONDS: '30',
+  };
+  for (const [k, v] of Object.entries(defaults)) process.env[k] ??= v;
+  Object.assign(process.env, {
+    TABLE_NAME: LOCAL_TABLE,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    AUTH_JWKS_FILE: p.jwks,
+    AUTH_SIGNING_KEY_FILE: p.signingKey,
+    BLOB_DIR: p.blobs,
     ...opts.env,
   });
 
