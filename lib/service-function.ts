@@ -132,6 +132,7 @@ export class ServiceFunction extends NodejsFunction {
     if (opts.verifiesTokens || access.cognito?.length) this.bindUserPool(r.userPool, access);
     if (access.bucket) this.bindBucket(r.bucket, access.bucket);
     for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
+    for (const q of access.queueDepth ?? []) this.bindQueueDepth(q, r.queues.get(q) as IQueue);
     if (access.embeds) this.bindEmbeddings(r.embeddingProvider);
     return this;
   }
@@ -154,6 +155,13 @@ export class ServiceFunction extends NodejsFunction {
   bindQueue(name: QueueName, queue: IQueue): this {
     this.addEnvironment(`QUEUE_URL_${name.toUpperCase()}`, queue.queueUrl);
     this.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
+    return this;
+  }
+
+  /** GetQueueAttributes on one queue (its backlog), whose URL goes into QUEUE_URL_<NAME>. */
+  bindQueueDepth(name: QueueName, queue: IQueue): this {
+    this.addEnvironment(`QUEUE_URL_${name.toUpperCase()}`, queue.queueUrl);
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:GetQueueAttributes'], resources: [queue.queueArn] }));
     return this;
   }
 

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod/mini';
 import type { QueueName } from './workers.ts';
 
@@ -13,14 +13,26 @@ export type Job = z.output<typeof jobSchema>;
 
 export interface JobQueue {
   send(queue: QueueName, jobs: Job[]): Promise<void>;
+  /** Messages waiting or being processed (SQS: approximate). */
+  backlog(queue: QueueName): Promise<number>;
 }
 
 /** SQS: 10 messages per SendMessageBatch, failed entries retried, then an error. */
 export class SqsJobQueue implements JobQueue {
   constructor(private readonly sqs: SQSClient, private readonly urls: Partial<Record<QueueName, string>>) {}
-  async send(queue: QueueName, jobs: Job[]): Promise<void> {
+  private url(queue: QueueName): string {
     const url = this.urls[queue];
     if (!url) throw new Error(`No URL for queue ${queue} (QUEUE_URL_${queue.toUpperCase()})`);
+    return url;
+  }
+  async backlog(queue: QueueName): Promise<number> {
+    const out = await this.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: this.url(queue), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  async send(queue: QueueName, jobs: Job[]): Promise<void> {
+    const url = this.url(queue);
     for (let i = 0; i < jobs.length; i += 10) {
       let entries = jobs.slice(i, i + 10).map((j, k) => ({ Id: String(k), MessageBody: JSON.stringify(j) }));
       for (let attempt = 0; entries.length > 0; attempt++) {

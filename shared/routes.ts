@@ -26,6 +26,8 @@ export interface Access {
   bucket?: 'read' | 'readwrite';
   /** Queues the handler sends jobs to. */
   queues?: readonly QueueName[];
+  /** Queues whose backlog (approximate depth) the handler reads. */
+  queueDepth?: readonly QueueName[];
   /** Calls the embedding model (Bedrock, when that provider is chosen). */
   embeds?: boolean;
 }

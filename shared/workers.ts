@@ -50,5 +50,5 @@ export const workers: readonly WorkerSpec[] = [
 
 /** Scheduled maintenance: re-queue lagging embeddings, request index builds. */
 export const schedules = [
-  { handler: 'workers/maintain', everyMinutes: 1, timeoutSeconds: 60, access: { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding'] } as Access },
+  { handler: 'workers/maintain', everyMinutes: 1, timeoutSeconds: 60, access: { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding'], queueDepth: ['embedding'] } as Access },
 ] as const;

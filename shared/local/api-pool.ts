@@ -7,11 +7,11 @@ import type { LambdaHttpHandler } from './http-adapter.ts';
 
 export type ToApiThread =
   | { type: 'invoke'; id: number; module: string; event: HttpEvent }
-  | { type: 'sent'; id: number; error?: string };
+  | { type: 'jobs-done'; id: number; value?: number; error?: string };
 type FromApiThread =
   | { type: 'ready' }
   | { type: 'result'; id: number; result?: HttpResult; error?: string }
-  | { type: 'send'; id: number; queue: QueueName; jobs: Job[] };
+  | { type: 'jobs'; id: number; op: 'send' | 'backlog'; queue: QueueName; jobs: Job[] };
 
 export interface ApiPool {
   /** The handler of `module`, run in the least busy thread. */
@@ -41,13 +41,12 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
             pending.delete(m.id);
             if (m.result) p?.resolve(m.result);
             else p?.reject(new Error(m.error ?? 'no result'));
-          } else if (m.type === 'send') {
-            jobs()
-              .send(m.queue, m.jobs)
-              .then(
-                () => worker.postMessage({ type: 'sent', id: m.id } satisfies ToApiThread),
-                (e: unknown) => worker.postMessage({ type: 'sent', id: m.id, error: String(e) } satisfies ToApiThread),
-              );
+          } else if (m.type === 'jobs') {
+            // The queues live in this thread: the handler's send returns once they hold the jobs.
+            (m.op === 'send' ? jobs().send(m.queue, m.jobs).then(() => 0) : jobs().backlog(m.queue)).then(
+              (value) => worker.postMessage({ type: 'jobs-done', id: m.id, value } satisfies ToApiThread),
+              (e: unknown) => worker.postMessage({ type: 'jobs-done', id: m.id, error: String(e) } satisfies ToApiThread),
+            );
           }
         });
       });

@@ -15,23 +15,27 @@ if (!port) throw new Error('api-thread.ts runs as a worker thread');
 const { modules } = workerData as { modules: string[] };
 const handlers = new Map(await Promise.all(modules.map(async (m) => [m, await loadHandler(m)] as const)));
 
-const sends = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-let nextSend = 0;
+const calls = new Map<number, { resolve: (v: number) => void; reject: (e: Error) => void }>();
+let nextCall = 0;
+const jobsCall = (op: 'send' | 'backlog', queue: QueueName, jobs: Job[] = []) =>
+  new Promise<number>((resolve, reject) => {
+    const id = nextCall++;
+    calls.set(id, { resolve, reject });
+    port.postMessage({ type: 'jobs', id, op, queue, jobs });
+  });
 useJobQueue({
-  send: (queue: QueueName, jobs: Job[]) =>
-    new Promise<void>((resolve, reject) => {
-      const id = nextSend++;
-      sends.set(id, { resolve, reject });
-      port.postMessage({ type: 'send', id, queue, jobs });
-    }),
+  send: async (queue, jobs) => {
+    await jobsCall('send', queue, jobs);
+  },
+  backlog: (queue) => jobsCall('backlog', queue),
 });
 
 port.on('message', async (m: ToApiThread) => {
-  if (m.type === 'sent') {
-    const s = sends.get(m.id);
-    sends.delete(m.id);
-    if (m.error === undefined) s?.resolve();
-    else s?.reject(new Error(m.error));
+  if (m.type === 'jobs-done') {
+    const c = calls.get(m.id);
+    calls.delete(m.id);
+    if (m.error === undefined) c?.resolve(m.value ?? 0);
+    else c?.reject(new Error(m.error));
     return;
   }
   try {

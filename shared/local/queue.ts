@@ -198,6 +198,9 @@ export class LocalJobQueue implements JobQueue {
     if (!q) throw new Error(`No local queue ${queue}`);
     q.send(jobs.map((j) => JSON.stringify(j)));
   }
+  async backlog(queue: QueueName): Promise<number> {
+    return this.queues.get(queue)?.depth ?? 0;
+  }
   async idle(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.idle()));
   }

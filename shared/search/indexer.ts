@@ -52,16 +52,19 @@ export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: numbe
 /**
  * The periodic maintenance pass: re-queue items whose embedding has been behind for longer than
  * `graceSeconds` (lost or failed messages), and request an index build for tenants whose
- * catalog changed since their index was built.
+ * catalog changed since their index was built. While the embedding queue still holds messages
+ * nothing is re-queued: a backlog (a bulk import) is not a lost message, and duplicates would
+ * only lengthen it; a message lost meanwhile is re-queued once the queue has drained.
  */
 export async function sweep(
   deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: JobQueue },
   graceSeconds = 60,
-): Promise<{ requeued: number; rebuilds: string[] }> {
+): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean }> {
   let requeued = 0;
   const rebuilds: string[] = [];
+  const backlogged = (await deps.queue.backlog('embedding')) > 0;
   for (const tenant of await deps.credentials.listTenants()) {
-    const stale = await deps.items.pendingEmbeddings(tenant, now() - graceSeconds, 1000);
+    const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, now() - graceSeconds, 1000);
     if (stale.length) {
       await deps.queue.send('embedding', stale.map((item_id) => ({ type: 'embed', tenant, item_id })));
       requeued += stale.length;
@@ -75,5 +78,5 @@ export async function sweep(
       rebuilds.push(tenant);
     }
   }
-  return { requeued, rebuilds };
+  return { requeued, rebuilds, backlogged };
 }

@@ -234,6 +234,11 @@ describe('search and embedding wiring', () => {
     const embed = statementsOf(fnByModule('workers/embed')).flatMap((x) => [x.Action].flat());
     expect(embed).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject', 'dynamodb:UpdateItem']));
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+    // The sweep reads the embedding queue's backlog; no API function does (the SQS consumers
+    // get it with their event source mappings).
+    const depth = ofType('AWS::Lambda::Function').filter(([, f]) => statementsOf(f).some((x) => [x.Action].flat().includes('sqs:GetQueueAttributes')));
+    expect(depth.map(([, f]) => f.Properties.Description).sort()).toEqual(['functions/workers/embed.ts', 'functions/workers/maintain.ts', 'functions/workers/train.ts']);
+    expect(fnByModule('workers/maintain').Properties.Environment.Variables.QUEUE_URL_EMBEDDING).toBeDefined();
   });
 
   it('grants Bedrock InvokeModel on the Titan model only when chosen', () => {

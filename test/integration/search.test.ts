@@ -53,19 +53,28 @@ describe('embedding refresh', () => {
     expect(embeddingQueue().sent.length).toBe(before);
   });
 
-  it('re-queues items whose embedding fell behind (lost message) in the maintenance sweep', async () => {
+  it('re-queues items whose embedding fell behind (lost message) in the maintenance sweep, but not while the queue has a backlog', async () => {
     const q = embeddingQueue();
     q.stop();
     const c = await t.demo.core('POST', '/v1/items', { name: 'Orphaned embedding' });
-    expect(q.discardPending()).toBeGreaterThan(0); // the message is lost
-    q.resume();
+    const waiting = await t.demo.core('POST', '/v1/items', { name: 'Waiting in the backlog' });
     const sentBefore = q.sent.length;
+    const embedsSince = () => q.sent.slice(sentBefore).map((b) => JSON.parse(b)).filter((j) => j.type === 'embed');
     process.env.EMBED_GRACE_SECONDS = '-5';
     try {
+      // Both messages still wait in the queue: a backlog, not a loss, so nothing is re-queued.
+      await t.stack.maintain();
+      expect(embedsSince()).toEqual([]);
+      expect(q.discardPending()).toBeGreaterThanOrEqual(2); // now the messages are lost
+      q.resume();
       await t.stack.maintain();
     } finally {
+      q.resume();
       process.env.EMBED_GRACE_SECONDS = '30';
     }
+    expect(embedsSince()).toEqual(
+      expect.arrayContaining([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }, { type: 'embed', tenant: 'demo', item_id: Number(waiting.body.id) }]),
+    );
     expect(q.sent.slice(sentBefore).map((b) => JSON.parse(b))).toContainEqual({ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) });
     const done = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
     expect(done.body.embedding_updated_at).not.toBeNull();
