@@ -228,6 +228,28 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { items, deleted, complete: rows.length <= limit };
     },
 
+    async countChangesSince(tenant: string, since: number, upTo: number): Promise<number> {
+      // COUNT pages: nothing is returned or unmarshalled, however large the items.
+      let n = 0;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await t.doc.send(
+          new QueryCommand({
+            TableName: t.tableName,
+            IndexName: 'gsi2',
+            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
+            ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
+            Select: 'COUNT',
+            Limit: Math.max(1, upTo - n),
+            ExclusiveStartKey: start,
+          }),
+        );
+        n += page.Count ?? 0;
+        start = page.LastEvaluatedKey;
+      } while (start && n < upTo);
+      return n;
+    },
+
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
       await forEachPartitionPage(t, keys.itemPk(tenant), (rows) => fn(rows.map(withVector)));
     },

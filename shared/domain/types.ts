@@ -62,6 +62,8 @@ export interface ItemStore {
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
   /** Items changed (content, activity, embedding) and items deleted at or after `since` (seconds). */
   changedSince(tenant: string, since: number, limit: number): Promise<ItemChanges>;
+  /** How many changes (updates and deletions) after `since`, counting no further than `upTo`. */
+  countChangesSince(tenant: string, since: number, upTo: number): Promise<number>;
   /** Every item with its vector, a page at a time (index builds). */
   forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void>;
   /** The item with its content version and the version its embedding is of. */

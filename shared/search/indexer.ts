@@ -71,8 +71,7 @@ export async function sweep(
     }
     const builtAt = (await currentPointer(deps.blobs, tenant))?.builtAt ?? 0;
     // Searches score changes since the build beside the index; rebuild when they pile up or age.
-    const changes = await deps.items.changedSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
-    const count = changes.items.length + changes.deleted.length;
+    const count = await deps.items.countChangesSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
     if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && now() - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
       await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: now() }]);
       rebuilds.push(tenant);

@@ -29,6 +29,19 @@ describe('item store', () => {
     expect(page.hasMore).toBe(false);
   });
 
+  it('counts changes after a time (updates and deletions), stopping at the limit asked', async () => {
+    const s = db.stores.items;
+    await s.create('chg', Array.from({ length: 30 }, (_, i) => ({ name: `c${i}` })), 1000);
+    await s.create('chg', [{ name: 'later' }, { name: 'later too' }], 2000);
+    expect(await s.delete('chg', 1, 2001)).toBe(true);
+    expect(await s.countChangesSince('chg', 0, 1000)).toBe(32);
+    expect(await s.countChangesSince('chg', 1500, 1000)).toBe(3);
+    expect(await s.countChangesSince('chg', 0, 10)).toBe(10);
+    expect(await s.countChangesSince('chg', 3000, 10)).toBe(0);
+    const changes = await s.changedSince('chg', 1500, 100);
+    expect(changes.items.length + changes.deleted.length).toBe(3);
+  });
+
   it('updates only given fields and moves the category index with the metadata', async () => {
     const s = db.stores.items;
     const [it1] = await s.create('upd', [{ name: 'x', metadata: { category: 'old' } }], 10);
