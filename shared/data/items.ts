@@ -209,23 +209,26 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async changedSince(tenant: string, since: number, limit: number): Promise<ItemChanges> {
+    async changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges> {
+      // `after` (a cursor from an earlier incomplete answer) is the last change's sort key.
       const rows = await queryUpTo(
         t,
         {
           IndexName: 'gsi2',
           KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
-          ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
+          ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': after ?? keys.itemChangeAfter(since) },
         },
         limit + 1,
       );
       const items: ItemWithVector[] = [];
       const deleted: { id: number; at: number }[] = [];
-      for (const r of rows.slice(0, limit)) {
+      const page = rows.slice(0, limit);
+      for (const r of page) {
         if (r.deleted_at !== undefined) deleted.push({ id: Number(r.id), at: Number(r.deleted_at) });
         else items.push(withVector(r));
       }
-      return { items, deleted, complete: rows.length <= limit };
+      const complete = rows.length <= limit;
+      return { items, deleted, complete, ...(complete ? {} : { cursor: String(page[page.length - 1]?.gsi2sk) }) };
     },
 
     async countChangesSince(tenant: string, since: number, upTo: number): Promise<number> {

@@ -50,6 +50,8 @@ export interface ItemChanges {
   deleted: { id: number; at: number }[];
   /** False when `limit` cut the answer short. */
   complete: boolean;
+  /** When incomplete: pass it back as `after` to read on from the last change returned. */
+  cursor?: string;
 }
 
 export interface ItemStore {
@@ -61,7 +63,7 @@ export interface ItemStore {
   delete(tenant: string, id: number, now: number): Promise<boolean>;
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
   /** Items changed (content, activity, embedding) and items deleted at or after `since` (seconds). */
-  changedSince(tenant: string, since: number, limit: number): Promise<ItemChanges>;
+  changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges>;
   /** How many changes (updates and deletions) after `since`, counting no further than `upTo`. */
   countChangesSince(tenant: string, since: number, upTo: number): Promise<number>;
   /** Every item with its vector, a page at a time (index builds). */

@@ -80,10 +80,18 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = Date.now();
   const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
-  const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit);
-  st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
-  for (const i of changes.items) st.latest = Math.max(st.latest, i.updated_at, i.embedding_updated_at ?? 0);
-  for (const d of changes.deleted) st.latest = Math.max(st.latest, d.at);
+  // Page on from the last change read, not from a time: a burst of more changes than a page
+  // inside the skew margin would otherwise be read again and again.
+  let cursor: string | undefined;
+  let latest = st.latest;
+  do {
+    const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit, cursor);
+    st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
+    for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
+    for (const d of changes.deleted) latest = Math.max(latest, d.at);
+    cursor = changes.cursor;
+  } while (cursor);
+  st.latest = latest;
   // A delta that keeps growing is folded into a new build by the maintenance sweep (every
   // minute), not from here: searches send no messages, so they need no queue at all.
   st.readAt = startedAt;

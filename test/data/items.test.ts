@@ -40,6 +40,17 @@ describe('item store', () => {
     expect(await s.countChangesSince('chg', 3000, 10)).toBe(0);
     const changes = await s.changedSince('chg', 1500, 100);
     expect(changes.items.length + changes.deleted.length).toBe(3);
+    // Paging with the cursor reads every change once, even when they share one second.
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await s.changedSince('chg', 0, 7, cursor);
+      seen.push(...page.items.map((i) => i.id), ...page.deleted.map((d) => d.id));
+      expect(page.complete).toBe(page.cursor === undefined);
+      cursor = page.cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(32);
+    expect(new Set(seen).size).toBe(32);
   });
 
   it('updates only given fields and moves the category index with the metadata', async () => {
