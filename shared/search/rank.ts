@@ -243,11 +243,14 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
 
   try {
     let vec = new Map<number, number>();
+    /** Hybrid with many keyword matches: the keyword score the vector-scored head starts at. */
+    let headFrom: number | undefined;
     if (r.mode !== 'keyword' && r.queryVector) {
       // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
       let head = kwKeys;
       if (r.mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
         const threshold = kthLargest(Float64Array.from(kwKeys, kwOf), HYBRID_VECTOR_LIMIT);
+        headFrom = threshold;
         head = kwKeys.filter((key) => kwOf(key) >= threshold);
       } else if (r.mode !== 'hybrid') head = [];
       // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
@@ -302,7 +305,17 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     // The vector-scored candidates first: they fill the page with strong hits, so most of a
     // broad query's keyword tail is dismissed by one comparison.
     for (const key of vec.keys()) emit(key);
-    for (const key of kwKeys) if (!vec.has(key)) emit(key);
+    // The rest are keyword matches below the head, without a vector score: each scores under
+    // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
+    // they only count toward the total.
+    const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / maxKw) * (r.profile ? 1 + RANKING.personalWeight : 1);
+    if (out.full(tailBound)) {
+      let scoredKw = 0;
+      for (const key of vec.keys()) if (kwOf(key) > 0) scoredKw += 1;
+      out.total += kwKeys.length - scoredKw;
+    } else {
+      for (const key of kwKeys) if (!vec.has(key)) emit(key);
+    }
     return { hits: out.hits, total: out.total };
   } finally {
     for (const key of touched) acc[key] = 0;
