@@ -231,6 +231,29 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { items, deleted, complete, ...(complete ? {} : { cursor: String(page[page.length - 1]?.gsi2sk) }) };
     },
 
+    async changeKeysSince(tenant: string, since: number): Promise<{ state: string; cursor: string }[]> {
+      const out: { state: string; cursor: string }[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await t.doc.send(
+          new QueryCommand({
+            TableName: t.tableName,
+            IndexName: 'gsi2',
+            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
+            ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
+            // The key plus what tells two states of one item apart within the same second.
+            ProjectionExpression: 'gsi2sk, active, content_version, embedded_version, deleted_at',
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const r of page.Items ?? []) {
+          out.push({ state: [r.gsi2sk, r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'), cursor: String(r.gsi2sk) });
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return out;
+    },
+
     async countChangesSince(tenant: string, since: number, upTo: number): Promise<number> {
       // COUNT pages: nothing is returned or unmarshalled, however large the items.
       let n = 0;

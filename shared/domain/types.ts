@@ -64,6 +64,11 @@ export interface ItemStore {
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
   /** Items changed (content, activity, embedding) and items deleted at or after `since` (seconds). */
   changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges>;
+  /**
+   * The changes after `since`, oldest first, without item data (cheap to list again): `state`
+   * differs whenever the item's state does; `cursor` goes to `changedSince` to read after it.
+   */
+  changeKeysSince(tenant: string, since: number): Promise<{ state: string; cursor: string }[]>;
   /** How many changes (updates and deletions) after `since`, counting no further than `upTo`. */
   countChangesSince(tenant: string, since: number, upTo: number): Promise<number>;
   /** Every item with its vector, a page at a time (index builds). */

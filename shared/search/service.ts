@@ -53,6 +53,8 @@ interface TenantState {
   latest: number;
   /** Brings the delta up to date; concurrent searches share a read that began after they arrived. */
   refresh: FreshRead<void>;
+  /** Keys of the changes inside the clock-skew margin already applied (re-listed, not re-read). */
+  seen: Set<string>;
 }
 
 const states = new Map<string, TenantState>();
@@ -80,9 +82,17 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = Date.now();
   const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
+  // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
+  // read items only from the first key not seen yet.
+  const listed = await items.changeKeysSince(tenant, since);
+  const firstNew = listed.findIndex((k) => !st.seen.has(k.state));
+  if (firstNew < 0) {
+    st.readAt = startedAt;
+    return;
+  }
   // Page on from the last change read, not from a time: a burst of more changes than a page
   // inside the skew margin would otherwise be read again and again.
-  let cursor: string | undefined;
+  let cursor: string | undefined = firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined;
   let latest = st.latest;
   do {
     const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit, cursor);
@@ -92,6 +102,8 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     cursor = changes.cursor;
   } while (cursor);
   st.latest = latest;
+  // Only once applied: a failed read leaves them unseen, to be read again.
+  st.seen = new Set(listed.map((k) => k.state));
   // A delta that keeps growing is folded into a new build by the maintenance sweep (every
   // minute), not from here: searches send no messages, so they need no queue at all.
   st.readAt = startedAt;
@@ -110,7 +122,7 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
         st.pointerCheckedAt = checkedAt;
         return st;
       }
-      const fresh: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, fresh)) };
+      const fresh: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, fresh)), seen: new Set() };
       states.set(tenant, fresh);
       return fresh;
     })().finally(() => loading.delete(tenant));

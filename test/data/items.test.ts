@@ -51,6 +51,13 @@ describe('item store', () => {
     } while (cursor);
     expect(seen).toHaveLength(32);
     expect(new Set(seen).size).toBe(32);
+    // Listing without item data: a state change within the same second still shows as a new state.
+    const before = await s.changeKeysSince('chg', 1500);
+    expect(before).toHaveLength(3);
+    await s.update('chg', 31, { active: false }, 2000);
+    const after = await s.changeKeysSince('chg', 1500);
+    expect(after.map((k) => k.cursor)).toEqual(before.map((k) => k.cursor));
+    expect(after.map((k) => k.state)).not.toEqual(before.map((k) => k.state));
   });
 
   it('updates only given fields and moves the category index with the metadata', async () => {
