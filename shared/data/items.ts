@@ -6,7 +6,7 @@ import type {
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
-import { forEachPartitionPage, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { countUpTo, forEachPartitionPage, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
@@ -22,6 +22,13 @@ const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
 };
 
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
+
+/** The query of a tenant's item changes (the gsi2 change index) after a time, or after a cursor. */
+const changesAfter = (tenant: string, since: number, after?: string) => ({
+  IndexName: 'gsi2',
+  KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
+  ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': after ?? keys.itemChangeAfter(since) },
+});
 
 function vectorBytes(v: Float32Array): Uint8Array {
   return new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
@@ -211,15 +218,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges> {
       // `after` (a cursor from an earlier incomplete answer) is the last change's sort key.
-      const rows = await queryUpTo(
-        t,
-        {
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
-          ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': after ?? keys.itemChangeAfter(since) },
-        },
-        limit + 1,
-      );
+      const rows = await queryUpTo(t, changesAfter(tenant, since, after), limit + 1);
       const items: ItemWithVector[] = [];
       const deleted: { id: number; at: number }[] = [];
       const page = rows.slice(0, limit);
@@ -237,10 +236,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       do {
         const page = await t.doc.send(
           new QueryCommand({
+            ...changesAfter(tenant, since),
             TableName: t.tableName,
-            IndexName: 'gsi2',
-            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
-            ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
             // The key plus what tells two states of one item apart within the same second.
             ProjectionExpression: 'gsi2sk, active, content_version, embedded_version, deleted_at',
             ExclusiveStartKey: start,
@@ -254,27 +251,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return out;
     },
 
-    async countChangesSince(tenant: string, since: number, upTo: number): Promise<number> {
-      // COUNT pages: nothing is returned or unmarshalled, however large the items.
-      let n = 0;
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await t.doc.send(
-          new QueryCommand({
-            TableName: t.tableName,
-            IndexName: 'gsi2',
-            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk > :after',
-            ExpressionAttributeValues: { ':pk': keys.itemChangesPk(tenant), ':after': keys.itemChangeAfter(since) },
-            Select: 'COUNT',
-            Limit: Math.max(1, upTo - n),
-            ExclusiveStartKey: start,
-          }),
-        );
-        n += page.Count ?? 0;
-        start = page.LastEvaluatedKey;
-      } while (start && n < upTo);
-      return n;
-    },
+    countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since), upTo),
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
       await forEachPartitionPage(t, keys.itemPk(tenant), (rows) => fn(rows.map(withVector)));
@@ -322,25 +299,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return rows.map((r) => keys.embedPendingId(String(r.gsi3sk)));
     },
 
-    async pendingCount(tenant: string): Promise<number> {
-      // The index is sparse: only items waiting for an embedding are in it.
-      let n = 0;
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await t.doc.send(
-          new QueryCommand({
-            TableName: t.tableName,
-            IndexName: 'gsi3',
-            KeyConditionExpression: 'gsi3pk = :pk',
-            ExpressionAttributeValues: { ':pk': keys.embedPendingPk(tenant) },
-            Select: 'COUNT',
-            ExclusiveStartKey: start,
-          }),
-        );
-        n += page.Count ?? 0;
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return n;
-    },
+    // The index is sparse: only items waiting for an embedding are in it.
+    pendingCount: (tenant: string) =>
+      countUpTo(t, { IndexName: 'gsi3', KeyConditionExpression: 'gsi3pk = :pk', ExpressionAttributeValues: { ':pk': keys.embedPendingPk(tenant) } }),
   };
 }

@@ -53,6 +53,20 @@ export async function queryUpTo(t: TableRef, input: Omit<QueryCommandInput, 'Tab
   return out;
 }
 
+/** Counts a query's matches in COUNT pages (nothing returned or unmarshalled), stopping at `upTo`. */
+export async function countUpTo(t: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'Select' | 'Limit' | 'ExclusiveStartKey'>, upTo = Infinity): Promise<number> {
+  let n = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await t.doc.send(
+      new QueryCommand({ ...input, TableName: t.tableName, Select: 'COUNT', ...(Number.isFinite(upTo) ? { Limit: Math.max(1, upTo - n) } : {}), ExclusiveStartKey: start }),
+    );
+    n += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start && n < upTo);
+  return n;
+}
+
 /**
  * Reads a whole partition a page (up to 1,000 rows) at a time, for maintenance work (index
  * builds, training). `fn` returning false stops the read; resolves to false then.
