@@ -39,7 +39,8 @@ export const SEARCH_SETTINGS = {
   rebuildAfterChanges: Number(process.env.INDEX_REBUILD_AFTER_CHANGES ?? 500),
   /** Changes older than this are folded into a new index by the sweep. */
   maxIndexAgeSeconds: Number(process.env.INDEX_MAX_AGE_SECONDS ?? 600),
-  deltaLimit: 5000,
+  /** Changes read per page when bringing the delta up to date (it pages on until complete). */
+  deltaPage: 5000,
   /** Clock skew allowance when reading changes since the build. */
   skewSeconds: 2,
 };
@@ -95,7 +96,7 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   let cursor: string | undefined = firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined;
   let latest = st.latest;
   do {
-    const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaLimit, cursor);
+    const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
     st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
     for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) latest = Math.max(latest, d.at);
