@@ -82,7 +82,10 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
 /** Reads the changes after the latest one the delta has seen (minus a clock-skew margin) into it. */
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = Date.now();
-  const since = Math.max(0, st.latest - SEARCH_SETTINGS.skewSeconds);
+  // Anything committed before the previous read began was read then; anything after carries a
+  // time no earlier than that start minus the clock-skew margin. So the window to look at again
+  // starts there, not at the latest change seen, which may be long settled.
+  const since = Math.max(0, Math.max(st.latest, Math.floor(st.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
   // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
   // read items only from the first key not seen yet.
   const listed = await items.changeKeysSince(tenant, since);
