@@ -306,11 +306,14 @@ export class SearchIndex {
   /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`. */
   private near(term: string, max: number, extra: ReadonlySet<string>): string[] {
     const hits: [string, number][] = [];
-    for (const v of [...this.vocab, ...[...extra].filter((x) => !this.termIndex.has(x))]) {
-      if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
+    const consider = (v: string) => {
+      if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) return;
       const d = editDistance(term, v, max);
       if (d <= max) hits.push([v, d]);
-    }
+    };
+    // The vocabulary is walked in place (it can hold 100,000 terms), then the delta's new terms.
+    for (const v of this.vocab) consider(v);
+    for (const v of extra) if (!this.termIndex.has(v)) consider(v);
     return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0])).slice(0, 5).map(([v]) => v);
   }
 

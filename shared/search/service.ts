@@ -79,7 +79,7 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   return new SearchIndex(parts);
 }
 
-/** Reads the changes after the latest one the delta has seen (minus a clock-skew margin) into it. */
+/** Brings the delta up to date with the changes committed since the previous read (with a clock-skew margin). */
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = Date.now();
   // Anything committed before the previous read began was read then; anything after carries a
@@ -138,7 +138,7 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
 /**
  * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
  * delta: the changes since the build, brought up to date for each request by reading only the
- * changes after the latest one it has seen.
+ * changes committed since the previous read.
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta; latestChange: number }> {
   const st = await stateOf(deps, tenant);
