@@ -7,7 +7,7 @@ import type { EventRecord, EventStore } from '../domain/types.ts';
 import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import type { SearchDoc, SearchIndex } from '../search/engine.ts';
-import { normalize } from '../search/embedding.ts';
+import { cosine, normalize } from '../search/embedding.ts';
 import type { PreparedDelta } from '../search/rank.ts';
 import { unpackModel, type ModelArtifact } from './artifact.ts';
 import { topK } from './evaluate.ts';
@@ -79,12 +79,6 @@ function vectorOf(index: SearchIndex, d: SearchDoc | undefined): Float32Array | 
   const i = index.byId.get(d.id);
   return i !== undefined && index.docs[i] === d ? index.vectorOf(i) : null;
 }
-
-const dot = (a: Float32Array, b: Float32Array) => {
-  let s = 0;
-  for (let i = 0; i < a.length && i < b.length; i++) s += (a[i] as number) * (b[i] as number);
-  return s;
-};
 
 /**
  * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
@@ -170,8 +164,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
         if (s > 0) scores.set(id, (scores.get(id) ?? 0) + contentWeight(id) * s);
       }
       for (const d of delta.docs) {
-        if (!d.vector || d.vector.length !== taste.length) continue;
-        const s = dot(d.vector, taste);
+        const s = cosine(d.vector, taste);
         if (s > 0) scores.set(d.id, (scores.get(d.id) ?? 0) + contentWeight(d.id) * s);
       }
     }

@@ -16,6 +16,14 @@ function fnv1a(s: string, seed: number): number {
   return h;
 }
 
+/** Cosine of two unit vectors (their dot product); 0 when either is missing or the sizes differ. */
+export function cosine(a: Float32Array | null, b: Float32Array | null): number {
+  if (!a || !b || a.length !== b.length) return 0;
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
+}
+
 export function normalize(v: Float32Array): Float32Array {
   let n = 0;
   for (let i = 0; i < v.length; i++) n += (v[i] as number) * (v[i] as number);

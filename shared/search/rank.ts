@@ -1,4 +1,4 @@
-import { normalize } from './embedding.ts';
+import { cosine, normalize } from './embedding.ts';
 import { analyze, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
@@ -105,13 +105,6 @@ export interface Ranked {
 /** The one order of results: score descending, then id ascending. Cursors follow it. */
 export const byRank = (a: Hit, b: Hit): number => b.score - a.score || a.doc.id - b.doc.id;
 
-const cos = (a: Float32Array | null, b: Float32Array | null): number => {
-  if (!a || !b || a.length !== b.length) return 0;
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
-  return s;
-};
-
 function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
   return (
     a !== undefined && a.updated_at === b.updated_at && a.embedding_updated_at === b.embedding_updated_at && a.active === b.active &&
@@ -204,7 +197,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   };
   const accept = (key: number) => (key < N ? acceptIndexed(key) : eligible(delta.docs[key - N] as SearchDoc));
   const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : (delta.docs[key - N] as SearchDoc).vector);
-  const similarity = (key: number, q: Float32Array): number => (key < N ? index.dot(key, q) : cos((delta.docs[key - N] as SearchDoc).vector, q));
+  const similarity = (key: number, q: Float32Array): number => (key < N ? index.dot(key, q) : cosine((delta.docs[key - N] as SearchDoc).vector, q));
   const out = new PageCollector(page);
 
   if (r.query.trim() === '') {
@@ -212,7 +205,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     for (let key = 0; key < N + D; key++) {
       if (!accept(key)) continue;
       const d = docOf(key);
-      out.add(d, r.profile ? Math.max(0, cos(r.profile, vectorOfKey(key))) + 1e-12 * d.id : d.id);
+      out.add(d, r.profile ? Math.max(0, cosine(r.profile, vectorOfKey(key))) + 1e-12 * d.id : d.id);
     }
     return { hits: out.hits, total: out.total };
   }
@@ -298,7 +291,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
           out.total += 1;
           return;
         }
-        score *= 1 + RANKING.personalWeight * Math.max(0, cos(r.profile, vectorOfKey(key)));
+        score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, vectorOfKey(key)));
       }
       out.add(docOf(key), score);
     };
