@@ -9,6 +9,7 @@ import type { QueueName } from '../workers.ts';
 import { lambdaContext } from './http-adapter.ts';
 import { loadHandler } from './server.ts';
 import type { ToApiThread } from './api-pool.ts';
+import type { FromHandlerThread } from './threaded-handler.ts';
 
 const port = parentPort;
 if (!port) throw new Error('api-thread.ts runs as a worker thread');
@@ -42,9 +43,9 @@ port.on('message', async (m: ToApiThread) => {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);
     const result = await handler(m.event, lambdaContext(m.module.replace(/\//g, '-')));
-    port.postMessage({ type: 'result', id: m.id, result });
+    port.postMessage({ type: 'result', id: m.id, ok: true, value: result } satisfies FromHandlerThread);
   } catch (e) {
-    port.postMessage({ type: 'result', id: m.id, error: String(e) });
+    port.postMessage({ type: 'result', id: m.id, ok: false, error: String(e) } satisfies FromHandlerThread);
   }
 });
-port.postMessage({ type: 'ready' });
+port.postMessage({ type: 'ready' } satisfies FromHandlerThread);

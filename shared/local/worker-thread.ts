@@ -7,16 +7,17 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { SQSEvent } from 'aws-lambda';
 import { lambdaContext } from './http-adapter.ts';
 import type { SqsHandler } from './queue.ts';
+import type { FromHandlerThread } from './threaded-handler.ts';
 
 const { modulePath, name } = workerData as { modulePath: string; name: string };
 const mod = (await import(pathToFileURL(modulePath).href)) as { handler: SqsHandler };
 
-parentPort?.on('message', async (msg: { id: number; event: SQSEvent }) => {
+parentPort?.on('message', async (msg: { type: 'invoke'; id: number; event: SQSEvent }) => {
   try {
     const res = await mod.handler(msg.event, lambdaContext(name, 900_000));
-    parentPort?.postMessage({ id: msg.id, ok: true, res: res ?? null });
+    parentPort?.postMessage({ type: 'result', id: msg.id, ok: true, value: res ?? null } satisfies FromHandlerThread);
   } catch (e) {
-    parentPort?.postMessage({ id: msg.id, ok: false, error: String(e) });
+    parentPort?.postMessage({ type: 'result', id: msg.id, ok: false, error: String(e) } satisfies FromHandlerThread);
   }
 });
-parentPort?.postMessage({ ready: true });
+parentPort?.postMessage({ type: 'ready' } satisfies FromHandlerThread);
