@@ -60,21 +60,13 @@ export class AwsHttpError extends Error {
   }
 }
 
-const RETRYABLE_CODES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError']);
+const RETRYABLE_CODES = new Set(['SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError']);
 
-/** The error code and message of a failed call: JSON (`__type`, `message`) or XML (`<Code>`, `<Message>`). */
+/** The error code and message of a failed call, from S3's XML error body. */
 async function errorOf(res: Response): Promise<AwsHttpError> {
   const text = await res.text().catch(() => '');
-  let code = res.headers.get('x-amzn-errortype')?.split(':')[0] ?? '';
-  let message = '';
-  try {
-    const body = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
-    code ||= (body.__type ?? '').split('#').pop() ?? '';
-    message = body.message ?? body.Message ?? '';
-  } catch {
-    code ||= /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? '';
-    message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? '';
-  }
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? '';
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? '';
   return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
 }
 
