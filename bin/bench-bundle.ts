@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { LAMBDA_ALIASES, POWERTOOLS_FROM_LAYER, POWERTOOLS_VERSION } from '../lib/service-function.ts';
+import { lambdaAliases, POWERTOOLS_FROM_LAYER, POWERTOOLS_VERSION } from '../lib/service-function.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
 const runs = Number(values.runs);
@@ -76,7 +76,7 @@ rows.sort((a, b) => b.size_kb - a.size_kb);
 async function offenders(module: string): Promise<{ package: string; kb: number }[]> {
   const r = await build({
     entryPoints: [`functions/${module}.ts`], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm',
-    mainFields: ['module', 'main'], write: false, metafile: true, external: [...POWERTOOLS_FROM_LAYER], alias: { ...LAMBDA_ALIASES },
+    mainFields: ['module', 'main'], write: false, metafile: true, external: [...POWERTOOLS_FROM_LAYER], alias: lambdaAliases('local'),
     define: { 'process.env.EMBEDDING_PROVIDER': '"local"' },
   });
   const output = Object.entries(r.metafile.outputs).find(([k]) => !k.endsWith('.map'))?.[1];

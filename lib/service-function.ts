@@ -41,6 +41,14 @@ export const POWERTOOLS_FROM_LAYER = ['@aws-lambda-powertools/commons', '@aws-la
 export const POWERTOOLS_VERSION = (JSON.parse(readFileSync(join(root, 'node_modules/@aws-lambda-powertools/logger/package.json'), 'utf8')) as { version: string }).version;
 /** esbuild aliases of the Lambda bundles: the SDK's default credential chain becomes the env provider. */
 export const LAMBDA_ALIASES = { '@aws-sdk/credential-provider-node': join(root, 'shared/aws/lambda-credentials.ts') } as const;
+/**
+ * The esbuild aliases of a stack's bundles. A stack that embeds locally carries no Bedrock client,
+ * the only client here with event-stream operations, so its bundles also drop the SDK's
+ * event-stream code (see shared/aws/no-event-streams.ts).
+ */
+export function lambdaAliases(embeddingProvider: 'local' | 'bedrock'): Record<string, string> {
+  return embeddingProvider === 'bedrock' ? { ...LAMBDA_ALIASES } : { ...LAMBDA_ALIASES, '@smithy/core/event-streams': join(root, 'shared/aws/no-event-streams.ts') };
+}
 
 /** One layer per stack: its ARN comes from the SSM parameter AWS publishes for each Powertools release. */
 function powertoolsLayer(scope: Construct): ILayerVersion {
@@ -103,7 +111,9 @@ export class ServiceFunction extends NodejsFunction {
         mainFields: ['module', 'main'],
         // Bundle the AWS SDK too (a pinned version, fewer files to load at init); Powertools comes from its layer.
         externalModules: [...POWERTOOLS_FROM_LAYER],
-        esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
+        esbuildArgs: Object.fromEntries(
+          Object.entries(lambdaAliases(props.embeddingProvider)).map(([from, to]) => [`--alias:${from}`, to]),
+        ),
         define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(props.embeddingProvider) },
         banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
       },

@@ -1,5 +1,5 @@
 import { issueToken } from '#shared/auth/token-endpoint';
-import { stores } from '#shared/data/index';
+import { credentialStore } from '#shared/data/index';
 import { baseChain, header, rawBody } from '#shared/http/base';
 import { ok, toResult } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
@@ -7,7 +7,7 @@ import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 /** POST /oauth2/token of the local stack (Cognito's domain serves it on AWS). */
 export const handler = baseChain('oauth')
   .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-    const token = await issueToken(stores().credentials, {
+    const token = await issueToken(credentialStore(), {
       authorization: header(event, 'authorization'),
       contentType: header(event, 'content-type'),
       body: rawBody(event) ?? '',

@@ -1,4 +1,4 @@
-import { stores } from '#shared/data/index';
+import { consoleStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
 import { accepted } from '#shared/http/respond';
 import { jobs } from '#shared/jobs';
@@ -6,6 +6,6 @@ import { startTraining } from '#shared/domain/console';
 import { trainingJobBody } from '#shared/schemas/console';
 
 export const handler = platformHandler('console/jobs-create', { body: trainingJobBody }, async ({ tenant, body }) => {
-  const { id: _id, ...job } = await startTraining(stores().console, jobs(), tenant, body);
+  const { id: _id, ...job } = await startTraining(consoleStore(), jobs(), tenant, body);
   return accepted(job);
 });

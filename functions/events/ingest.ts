@@ -1,13 +1,14 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { stores } from '#shared/data/index';
+import { eventStore } from '#shared/data/index';
 import { metrics } from '#shared/observability';
 import { ingestEvents } from '#shared/domain/events';
 import { coreHandler } from '#shared/http/handler';
+import { idempotency } from '#shared/http/idempotency';
 import { created } from '#shared/http/respond';
 import { ingestEventsBody } from '#shared/schemas/events';
 
-export const handler = coreHandler('events/ingest', { body: ingestEventsBody, idempotent: true }, async ({ tenant, body }) => {
-  const reply = created(await ingestEvents(stores().events, tenant, body));
+export const handler = coreHandler('events/ingest', { body: ingestEventsBody, idempotency }, async ({ tenant, body }) => {
+  const reply = created(await ingestEvents(eventStore(), tenant, body));
   metrics.addMetric('EventsIngested', MetricUnit.Count, body.length);
   return reply;
 });

@@ -1,10 +1,11 @@
-import { stores } from '#shared/data/index';
+import { itemStore } from '#shared/data/index';
 import { jobs } from '#shared/jobs';
 import { createItems } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
+import { idempotency } from '#shared/http/idempotency';
 import { created } from '#shared/http/respond';
 import { createItemsBody } from '#shared/schemas/items';
 
-export const handler = coreHandler('items/create', { body: createItemsBody, idempotent: true }, async ({ tenant, body }) =>
-  created(await createItems(stores().items, jobs(), tenant, body)),
+export const handler = coreHandler('items/create', { body: createItemsBody, idempotency }, async ({ tenant, body }) =>
+  created(await createItems(itemStore(), jobs(), tenant, body)),
 );

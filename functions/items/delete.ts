@@ -1,9 +1,9 @@
-import { stores } from '#shared/data/index';
+import { itemStore } from '#shared/data/index';
 import { deleteItem } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { itemPath } from '#shared/schemas/items';
 
 export const handler = coreHandler('items/delete', { path: itemPath }, async ({ tenant, params }) =>
-  ok(await deleteItem(stores().items, tenant, params.item_id)),
+  ok(await deleteItem(itemStore(), tenant, params.item_id)),
 );

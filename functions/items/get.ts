@@ -1,9 +1,9 @@
-import { stores } from '#shared/data/index';
+import { itemStore } from '#shared/data/index';
 import { getItem } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { itemPath } from '#shared/schemas/items';
 
 export const handler = coreHandler('items/get', { path: itemPath }, async ({ tenant, params }) =>
-  ok(await getItem(stores().items, tenant, params.item_id)),
+  ok(await getItem(itemStore(), tenant, params.item_id)),
 );

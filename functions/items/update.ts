@@ -1,4 +1,4 @@
-import { stores } from '#shared/data/index';
+import { itemStore } from '#shared/data/index';
 import { jobs } from '#shared/jobs';
 import { updateItem } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
@@ -7,5 +7,5 @@ import { itemPath, updateItemBody } from '#shared/schemas/items';
 
 /** Serves both POST and PATCH /v1/items/{item_id} (PATCH is the compatibility alias). */
 export const handler = coreHandler('items/update', { path: itemPath, body: updateItemBody }, async ({ tenant, params, body }) =>
-  ok(await updateItem(stores().items, jobs(), tenant, params.item_id, body)),
+  ok(await updateItem(itemStore(), jobs(), tenant, params.item_id, body)),
 );

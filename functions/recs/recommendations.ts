@@ -1,5 +1,5 @@
 import { blobs } from '#shared/blob';
-import { stores } from '#shared/data/index';
+import { consoleStore, eventStore } from '#shared/data/index';
 import { coreHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { recommend } from '#shared/recs/serve';
@@ -8,6 +8,5 @@ import { searchDeps } from '#shared/search/deps';
 import { tenantView } from '#shared/search/service';
 
 export const handler = coreHandler('recs/recommendations', { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {
-  const s = stores();
-  return ok(await recommend({ console: s.console, events: s.events, blobs: blobs(), catalog: (t) => tenantView(searchDeps(), t) }, tenant, query, requestId));
+  return ok(await recommend({ console: consoleStore(), events: eventStore(), blobs: blobs(), catalog: (t) => tenantView(searchDeps(), t) }, tenant, query, requestId));
 });

@@ -1,5 +1,5 @@
 import { blobs } from '#shared/blob';
-import { stores } from '#shared/data/index';
+import { itemStore } from '#shared/data/index';
 import { logger } from '#shared/observability';
 import { buildIndex, embedItem } from '#shared/search/indexer';
 import { embeddingProvider } from '#shared/search/providers';
@@ -8,10 +8,10 @@ import { sqsWorker } from '#shared/workers-runtime';
 /** The embedding queue's worker: embeds changed items, and builds a tenant's search index on request. */
 export const handler = sqsWorker(async (job) => {
   if (job.type === 'embed') {
-    const outcome = await embedItem(stores().items, embeddingProvider(), job.tenant, job.item_id);
+    const outcome = await embedItem(itemStore(), embeddingProvider(), job.tenant, job.item_id);
     logger.debug('embed', { tenant: job.tenant, item: job.item_id, outcome });
   } else if (job.type === 'build-index') {
-    const pointer = await buildIndex(stores().items, blobs(), embeddingProvider().dimensions, job.tenant, job.requested_at);
+    const pointer = await buildIndex(itemStore(), blobs(), embeddingProvider().dimensions, job.tenant, job.requested_at);
     logger.info(pointer.skipped ? 'index build skipped: a later build covers it' : 'index built', { tenant: job.tenant, items: pointer.items, builtAt: pointer.builtAt });
   } else {
     throw new Error(`The embedding worker does not take ${job.type} jobs`);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { JwtVerifier } from 'aws-jwt-verify';
+import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import type { Jwks } from 'aws-jwt-verify/jwk';
 import { config, required } from '../config.ts';
 

@@ -25,10 +25,22 @@ export function storesFor(t: TableRef): Stores {
   };
 }
 
-let shared: Stores | undefined;
+/**
+ * One store over the container's table, built on first use. Each is its own accessor (marked
+ * pure for esbuild) so a Lambda bundle carries only the stores its handler names.
+ */
+function containerStore<T>(make: (t: TableRef) => T): () => T {
+  let store: T | undefined;
+  return () => (store ??= make(table()));
+}
 
-/** The container's stores over its table, built once. */
+export const itemStore = /* @__PURE__ */ containerStore(dynamoItemStore);
+export const eventStore = /* @__PURE__ */ containerStore(dynamoEventStore);
+export const credentialStore = /* @__PURE__ */ containerStore(dynamoCredentialStore);
+export const idempotencyStore = /* @__PURE__ */ containerStore(dynamoIdempotencyStore);
+export const consoleStore = /* @__PURE__ */ containerStore(dynamoConsoleStore);
+
+/** Every store of the container (the workers use most of them). */
 export function stores(): Stores {
-  shared ??= storesFor(table());
-  return shared;
+  return { items: itemStore(), events: eventStore(), credentials: credentialStore(), idempotency: idempotencyStore(), console: consoleStore() };
 }

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { routeFor } from '../routes.ts';
 import { baseChain, jsonBody } from './base.ts';
-import { coreAuth, idempotency, platformAuth, validate, type Schemas } from './middleware.ts';
+import { coreAuth, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
 
@@ -15,8 +15,11 @@ export interface HandlerInput<B, Q, P> {
 }
 
 export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
-  /** Honour the Idempotency-Key header (the two Core create routes). */
-  idempotent?: boolean;
+  /**
+   * Honour the Idempotency-Key header: the two Core create routes pass `idempotency` from
+   * ./idempotency.ts (its own module, so other bundles leave it out).
+   */
+  idempotency?: (flavor: Flavor) => HttpMiddleware;
 }
 
 export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> = (
@@ -38,7 +41,7 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
   const h = baseChain(flavor);
   if (auth) h.use(auth);
   if (opts.body) h.use(jsonBody());
-  if (opts.idempotent) h.use(idempotency(flavor));
+  if (opts.idempotency) h.use(opts.idempotency(flavor));
   h.use(validate(opts, noQuery));
   return h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const s = context.state;

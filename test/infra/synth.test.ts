@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { build } from 'esbuild';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ACKNOWLEDGED, applyNag } from '../../lib/nag.ts';
-import { POWERTOOLS_FROM_LAYER } from '../../lib/service-function.ts';
+import { lambdaAliases, POWERTOOLS_FROM_LAYER } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'recsearch-synth-'));
@@ -37,10 +38,42 @@ describe('npm run synth', () => {
       }
       // The SDK's default credential chain (SSO, INI, IMDS, STS) is replaced by the env provider.
       expect(code, a).not.toContain('Could not load credentials from any providers');
-      // The stack embeds locally (the default), so no bundle carries the Bedrock client.
+      // The stack embeds locally (the default), so no bundle carries the Bedrock client,
+      // nor the SDK's event-stream code that only it would use.
       expect(code, a).not.toContain('BedrockRuntimeClient');
+      expect(code, a).not.toContain(EVENT_STREAM_CODE);
     }
   }, 180_000);
+});
+
+// A message from the SDK's event-stream header codec: present wherever the real module is bundled.
+const EVENT_STREAM_CODE = 'header name exceeds 255 bytes';
+
+describe('event-stream code in the bundles', () => {
+  const bundle = async (provider: 'local' | 'bedrock') => {
+    const r = await build({
+      entryPoints: ['functions/search/search.ts'], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm', write: false,
+      mainFields: ['module', 'main'], external: [...POWERTOOLS_FROM_LAYER], alias: lambdaAliases(provider),
+      define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(provider) },
+    });
+    return r.outputFiles[0]?.text ?? '';
+  };
+
+  it('stays in a Bedrock stack, whose client streams events', async () => {
+    const code = await bundle('bedrock');
+    expect(code).toContain('BedrockRuntimeClient');
+    expect(code).toContain(EVENT_STREAM_CODE);
+  });
+
+  it('is replaced by a stand-in that fails loudly in a stack that embeds locally', async () => {
+    const code = await bundle('local');
+    expect(code).not.toContain(EVENT_STREAM_CODE);
+    expect(code).toContain('Event-stream operations are not bundled');
+    const stub = await import('../../shared/aws/no-event-streams.ts');
+    for (const call of [() => stub.eventStreamSerdeProvider(), () => stub.resolveEventStreamSerdeConfig(), () => new stub.EventStreamSerde(), () => new stub.EventStreamCodec()]) {
+      expect(call).toThrow(/Event-stream operations are not bundled in this function/);
+    }
+  });
 });
 
 describe('cdk-nag', () => {

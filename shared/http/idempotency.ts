@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { config } from '../config.ts';
+import { idempotencyStore } from '../data/index.ts';
+import { ConflictError, ValidationError } from '../errors.ts';
+import { logger } from '../observability.ts';
+import { header, rawBody } from './base.ts';
+import { toResult } from './respond.ts';
+import type { Flavor, HttpMiddleware, HttpRequest, HttpResult } from './types.ts';
+
+/**
+ * Stripe-style Idempotency-Key: the first request with a key runs; a retry with the same key
+ * and body within the TTL gets the stored response and writes nothing; another body is 409.
+ */
+export function idempotency(flavor: Flavor): HttpMiddleware {
+  const store = () => idempotencyStore();
+  return {
+    before: async (req) => {
+      const key = header(req.event, 'idempotency-key');
+      if (key === undefined) return;
+      if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+        throw new ValidationError('Invalid Idempotency-Key header.', { 'Idempotency-Key': ['1 to 255 visible ASCII characters.'] });
+      }
+      const e = req.event;
+      const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
+      const now = Math.floor(Date.now() / 1000);
+      const claim = await store().claim(req.context.state.tenant, key, fingerprint, now, config().idempotencyTtlSeconds);
+      switch (claim.state) {
+        case 'new':
+          req.context.state.idempotencyKey = key;
+          return;
+        case 'mismatch':
+          throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+        case 'in_progress':
+          throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+        case 'replay': {
+          const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
+            status: claim.status,
+            headers: { 'idempotent-replayed': 'true' },
+          });
+          replay.body = claim.body;
+          req.earlyResponse = replay;
+          return replay;
+        }
+      }
+    },
+    after: async (req) => {
+      const key = req.context.state.idempotencyKey;
+      const res = req.response;
+      if (!key || !res) return;
+      try {
+        await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''));
+      } catch (err) {
+        logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
+        await store().release(req.context.state.tenant, key).catch(() => undefined);
+      }
+    },
+    onError: async (req: HttpRequest) => {
+      const key = req.context.state.idempotencyKey;
+      // A failed request leaves nothing behind, so the key can be retried.
+      if (key) await store().release(req.context.state.tenant, key).catch(() => undefined);
+    },
+  };
+}
