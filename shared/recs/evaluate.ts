@@ -10,24 +10,48 @@ export interface Metrics {
   users: number;
 }
 
-/** Top-k item indexes of a score vector, skipping `exclude`. */
+/**
+ * Top-k item indexes of a score vector, skipping `exclude` (and NaN / -Infinity): score
+ * descending, ties by index ascending. A min-heap of the k best, so O(n log k).
+ */
 export function topK(scores: Float32Array, k: number, exclude: ReadonlySet<number>): number[] {
-  const out: number[] = [];
-  const vals: number[] = [];
+  if (k <= 0) return [];
+  const heap: number[] = [];
+  // a ranks below b: a lower score, or the same score and a later index.
+  const below = (a: number, b: number) => {
+    const va = scores[a] as number;
+    const vb = scores[b] as number;
+    return va < vb || (va === vb && a > b);
+  };
+  const sift = (from: number) => {
+    const n = heap.length;
+    let i = from;
+    for (;;) {
+      const l = 2 * i + 1;
+      let m = i;
+      if (l < n && below(heap[l] as number, heap[m] as number)) m = l;
+      if (l + 1 < n && below(heap[l + 1] as number, heap[m] as number)) m = l + 1;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m] as number, heap[i] as number];
+      i = m;
+    }
+  };
   for (let i = 0; i < scores.length; i++) {
-    const v = scores[i] as number;
-    if (exclude.has(i) || !(v > -Infinity)) continue;
-    if (out.length === k && v <= (vals[k - 1] as number)) continue;
-    let p = out.length;
-    while (p > 0 && (vals[p - 1] as number) < v) p--;
-    out.splice(p, 0, i);
-    vals.splice(p, 0, v);
-    if (out.length > k) {
-      out.pop();
-      vals.pop();
+    if (!((scores[i] as number) > -Infinity) || exclude.has(i)) continue;
+    if (heap.length < k) {
+      heap.push(i);
+      for (let c = heap.length - 1; c > 0; ) {
+        const p = (c - 1) >> 1;
+        if (!below(heap[c] as number, heap[p] as number)) break;
+        [heap[c], heap[p]] = [heap[p] as number, heap[c] as number];
+        c = p;
+      }
+    } else if (below(heap[0] as number, i)) {
+      heap[0] = i;
+      sift(0);
     }
   }
-  return out;
+  return heap.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
 }
 
 /**

@@ -23,7 +23,9 @@ export interface RecsDeps {
 /** How many of the user's latest events a request reads (one Query). */
 const HISTORY_LIMIT = 200;
 
-const models = new Map<string, ModelArtifact & { itemIndex: Map<number, number> }>();
+/** A loaded model with what every request derives from it, computed once. */
+type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
+const models = new Map<string, ServedModel>();
 
 /** The endpoint's artifact, loaded once per container and version. */
 async function loadModel(deps: RecsDeps, tenant: string, version: number) {
@@ -34,7 +36,7 @@ async function loadModel(deps: RecsDeps, tenant: string, version: number) {
     const bytes = rec ? await deps.blobs.get(rec.artifact) : undefined;
     if (!bytes) return undefined;
     const a = unpackModel(bytes);
-    m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])) };
+    m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) };
     if (models.size > 20) models.clear();
     models.set(key, m);
   }
@@ -73,11 +75,16 @@ function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): 
   return { get, has: (id) => get(id) !== undefined };
 }
 
-function vectorOf(index: SearchIndex, d: SearchDoc | undefined): Float32Array | null {
-  if (!d) return null;
-  if (d.vector) return d.vector;
+/** Adds w × the document's vector to `into`, reading an indexed vector in place; false when it has none. */
+function addVectorTo(index: SearchIndex, d: SearchDoc | undefined, w: number, into: Float32Array): boolean {
+  if (!d) return false;
+  if (d.vector) {
+    if (d.vector.length !== into.length) return false;
+    for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
+    return true;
+  }
   const i = index.byId.get(d.id);
-  return i !== undefined && index.docs[i] === d ? index.vectorOf(i) : null;
+  return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
 }
 
 /**
@@ -143,12 +150,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // tenants without a model: the history's taste vector against the catalog's vectors.
     const taste = new Float32Array(index.dims);
     let any = false;
-    for (const [id, w] of history) {
-      const v = vectorOf(index, docs.get(id));
-      if (!v || v.length !== taste.length) continue;
-      for (let k = 0; k < taste.length; k++) taste[k] = (taste[k] as number) + w * (v[k] as number);
-      any = true;
-    }
+    for (const [id, w] of history) if (addVectorTo(index, docs.get(id), w, taste)) any = true;
     if (any) {
       normalize(taste);
       // Items the model knows get a little content smoothing; items it never saw (new since
@@ -188,7 +190,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     if (q.category !== undefined && d.metadata.category !== q.category) return false;
     return true;
   };
-  let ranked = [...scores].filter(([id]) => eligible(id)).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  let ranked = best(scores, q.limit, eligible);
   if (ranked.length < q.limit && strategy !== 'popular') {
     // Not enough personal candidates after filtering: fill with popular items.
     const have = new Set(ranked.map(([id]) => id));
@@ -215,15 +217,33 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   };
 }
 
-/** Popular items: the model's training popularity, else the tenant's latest events. */
-async function popularity(deps: RecsDeps, tenant: string, model: (ModelArtifact & { itemIndex: Map<number, number> }) | undefined): Promise<Map<number, number>> {
-  if (model) {
-    const out = new Map<number, number>();
-    let max = 1e-9;
-    for (const v of model.popularity) if (v > max) max = v;
-    for (const i of topK(model.popularity, 1000, new Set())) out.set(model.items[i] as number, (model.popularity[i] as number) / max);
-    return out;
+/** The `limit` best eligible (id, score) pairs: score descending, then id ascending. */
+function best(scores: Map<number, number>, limit: number, eligible: (id: number) => boolean): [number, number][] {
+  const out: [number, number][] = [];
+  const after = (a: [number, number], b: [number, number]) => b[1] - a[1] || a[0] - b[0];
+  for (const e of scores) {
+    if (out.length === limit && after(e, out[limit - 1] as [number, number]) >= 0) continue;
+    if (!eligible(e[0])) continue;
+    let p = out.length;
+    while (p > 0 && after(e, out[p - 1] as [number, number]) < 0) p--;
+    out.splice(p, 0, e);
+    if (out.length > limit) out.pop();
   }
+  return out;
+}
+
+/** The model's 1,000 most popular items in training, scaled to 0-1. */
+function modelPopularity(a: ModelArtifact): Map<number, number> {
+  const out = new Map<number, number>();
+  let max = 1e-9;
+  for (const v of a.popularity) if (v > max) max = v;
+  for (const i of topK(a.popularity, 1000, new Set())) out.set(a.items[i] as number, (a.popularity[i] as number) / max);
+  return out;
+}
+
+/** Popular items: the model's training popularity, else the tenant's latest events. */
+async function popularity(deps: RecsDeps, tenant: string, model: ServedModel | undefined): Promise<Map<number, number>> {
+  if (model) return model.popular;
   const cached = trending.get(tenant);
   if (cached && Date.now() - cached.at < 30_000) return cached.scores;
   const counts = new Map<number, number>();

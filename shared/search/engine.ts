@@ -377,6 +377,15 @@ export class SearchIndex {
     return v;
   }
 
+  /** Adds w × the vector of indexed document i to `into` (no copy); false when it has none. */
+  addVectorTo(i: number, w: number, into: Float32Array): boolean {
+    if (!this.hasVector[i] || into.length !== this.dims) return false;
+    const o = i * this.dims;
+    const f = w * (this.scales[i] as number);
+    for (let k = 0; k < this.dims; k++) into[k] = (into[k] as number) + f * (this.vectors[o + k] as number);
+    return true;
+  }
+
   dot(i: number, q: Float32Array): number {
     if (!this.hasVector[i]) return 0;
     const o = i * this.dims;
@@ -387,19 +396,12 @@ export class SearchIndex {
 
   /**
    * Approximate nearest neighbours by cosine: probe the closest IVF lists (every document when
-   * small), score the probed vectors on their first quarter of dimensions (a random projection
-   * of its own, for the hashing embedding), then rescore the best 4k exactly.
+   * small); when they are more than 4k, score them on their first quarter of dimensions (a
+   * random projection of its own, for the hashing embedding) and rescore the best 4k exactly.
    */
   nearest(q: Float32Array, k: number, accept: (i: number) => boolean): Map<number, number> {
-    const coarseDims = this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
-    const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
-    const visit = (i: number) => {
-      if (!this.hasVector[i] || !accept(i)) return;
-      const o = i * this.dims;
-      let s = 0;
-      for (let d = 0; d < coarseDims; d++) s += (this.vectors[o + d] as number) * (q[d] as number);
-      coarse.push(i, s * (this.scales[i] as number));
-    };
+    // The probed lists, or every document when there is no IVF.
+    let probed: Uint32Array[] | undefined;
     if (this.ivf) {
       const { centroids, lists } = this.ivf;
       const nlist = lists.length;
@@ -411,11 +413,21 @@ export class SearchIndex {
         sims[c] = s;
       }
       const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
-      const probe = Math.max(4, Math.ceil(nlist / 20));
-      for (const c of order.slice(0, probe)) {
-        const list = lists[c] as Uint32Array;
-        for (let j = 0; j < list.length; j++) visit(list[j] as number);
-      }
+      probed = order.slice(0, Math.max(4, Math.ceil(nlist / 20))).map((c) => lists[c] as Uint32Array);
+    }
+    const candidates = probed ? probed.reduce((n, l) => n + l.length, 0) : this.docs.length;
+    // A coarse pass pays off only when it leaves out most candidates: rescoring keeps its best 4k.
+    const coarseDims = candidates > k * 4 && this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
+    const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
+    const visit = (i: number) => {
+      if (!this.hasVector[i] || !accept(i)) return;
+      const o = i * this.dims;
+      let s = 0;
+      for (let d = 0; d < coarseDims; d++) s += (this.vectors[o + d] as number) * (q[d] as number);
+      coarse.push(i, s * (this.scales[i] as number));
+    };
+    if (probed) {
+      for (const list of probed) for (let j = 0; j < list.length; j++) visit(list[j] as number);
     } else {
       for (let i = 0; i < this.docs.length; i++) visit(i);
     }

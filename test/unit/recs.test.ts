@@ -36,6 +36,17 @@ describe('recommendation models', () => {
     }
   });
 
+  it('top-k orders by score, then index, skipping excluded, NaN and -Infinity', () => {
+    const s = Float32Array.from([1, 3, 3, NaN, -Infinity, 2, 3, 0.5]);
+    expect(topK(s, 3, new Set([6]))).toEqual([1, 2, 5]);
+    expect(topK(s, 10, new Set())).toEqual([1, 2, 6, 5, 0, 7]);
+    expect(topK(s, 0, new Set())).toEqual([]);
+    // The k best of many, as a full sort would give them.
+    const many = Float32Array.from({ length: 5000 }, (_, i) => (i * 7919) % 1000);
+    const sorted = [...many.keys()].sort((a, b) => (many[b] as number) - (many[a] as number) || a - b);
+    expect(topK(many, 700, new Set())).toEqual(sorted.slice(0, 700));
+  });
+
   it('popularity ranks the shared item first', () => {
     expect(topK(trainPopularity(ds).score({ items: [], weights: [] }), 1, new Set()).map((i) => ds.items[i])).toEqual([11]);
   });
