@@ -6,7 +6,7 @@ import { itemResource } from '../domain/present.ts';
 import type { EventRecord, EventStore } from '../domain/types.ts';
 import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
-import type { SearchDoc, SearchIndex } from '../search/engine.ts';
+import { addDocVector, type SearchDoc, type SearchIndex } from '../search/engine.ts';
 import { cosine, normalize } from '../search/embedding.ts';
 import type { PreparedDelta } from '../search/rank.ts';
 import { unpackModel, type ModelArtifact } from './artifact.ts';
@@ -75,17 +75,6 @@ function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): 
   return { get, has: (id) => get(id) !== undefined };
 }
 
-/** Adds w × the document's vector to `into`, reading an indexed vector in place; false when it has none. */
-function addVectorTo(index: SearchIndex, d: SearchDoc | undefined, w: number, into: Float32Array): boolean {
-  if (!d) return false;
-  if (d.vector) {
-    if (d.vector.length !== into.length) return false;
-    for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
-    return true;
-  }
-  const i = index.byId.get(d.id);
-  return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
-}
 
 /**
  * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
@@ -150,7 +139,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // tenants without a model: the history's taste vector against the catalog's vectors.
     const taste = new Float32Array(index.dims);
     let any = false;
-    for (const [id, w] of history) if (addVectorTo(index, docs.get(id), w, taste)) any = true;
+    for (const [id, w] of history) if (addDocVector(index, docs.get(id), w, taste)) any = true;
     if (any) {
       normalize(taste);
       // Items the model knows get a little content smoothing; items it never saw (new since

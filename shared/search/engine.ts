@@ -14,18 +14,8 @@ export interface Hit {
 
 /** Filters as a predicate over documents (built from the request's filters). */
 export type DocFilter = (d: SearchDoc) => boolean;
-
-export interface SearchParams {
-  query: string;
-  mode: SearchMode;
-  filter: DocFilter;
-  /** Query embedding (semantic and hybrid modes). */
-  queryVector: Float32Array | null;
-  /** The user's taste: mean vector of recently engaged items. */
-  profile: Float32Array | null;
-  /** Items the user engaged with recently, with a weight (for a light boost). */
-  affinity?: Map<number, number>;
-}
+/** The filter of a request without filters: ranking recognises it and reads no document for it. */
+export const NO_FILTER: DocFilter = () => true;
 
 /** Ranking knobs; defaults tuned on nothing but common sense and checked by bench:search. */
 export const RANKING = {
@@ -219,6 +209,9 @@ export class SearchIndex {
   private readonly hasVector: Uint8Array;
   private readonly ivf: Ivf | null;
   readonly byId = new Map<number, number>();
+  /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
+  readonly ids: Float64Array;
+  readonly active: Uint8Array;
 
   constructor(parts: IndexParts) {
     this.parts = parts;
@@ -228,6 +221,8 @@ export class SearchIndex {
     this.vocab = parts.vocab;
     parts.vocab.forEach((t, k) => this.termIndex.set(t, k));
     parts.docs.forEach((d, i) => this.byId.set(d.id, i));
+    this.ids = Float64Array.from(parts.docs, (d) => d.id);
+    this.active = Uint8Array.from(parts.docs, (d) => (d.active ? 1 : 0));
     this.lens = parts.lens;
     const n = parts.docs.length;
     this.avgLen = this.lens.map((l) => (n ? l.reduce((a, b) => a + b, 0) / n : 0) || 1);
@@ -436,6 +431,21 @@ export class SearchIndex {
     for (const i of coarse.toMap().keys()) top.push(i, this.dot(i, q));
     return top.toMap();
   }
+}
+
+/**
+ * Adds w × a document's vector to `into`: a fresh document's own vector, or an indexed one read
+ * in place (no dequantised copy). False when it has none of that size.
+ */
+export function addDocVector(index: SearchIndex, d: SearchDoc | undefined, w: number, into: Float32Array): boolean {
+  if (!d) return false;
+  if (d.vector) {
+    if (d.vector.length !== into.length) return false;
+    for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
+    return true;
+  }
+  const i = index.byId.get(d.id);
+  return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
 }
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */

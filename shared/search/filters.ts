@@ -1,12 +1,12 @@
 import type { Json } from '../domain/types.ts';
 import type { PlatformSearchBody, SearchBody } from '../schemas/search.ts';
-import type { DocFilter, SearchDoc } from './engine.ts';
+import { NO_FILTER, type DocFilter, type SearchDoc } from './engine.ts';
 
 const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => v === w);
 
 /** The Core search filters (api-decisions) as a predicate over documents. */
 export function coreFilter(f: SearchBody['filters']): DocFilter {
-  if (!f) return () => true;
+  if (!f) return NO_FILTER;
   const checks: DocFilter[] = [];
   if (f.category !== undefined) {
     const m = anyOf(f.category);
@@ -25,7 +25,7 @@ export function coreFilter(f: SearchBody['filters']): DocFilter {
     });
   }
   if (f.metadata) for (const [k, v] of Object.entries(f.metadata)) checks.push((d) => d.metadata[k] === v);
-  return (d) => checks.every((c) => c(d));
+  return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }
 
 function fieldValue(d: SearchDoc, field: string): Json | undefined {
@@ -70,5 +70,5 @@ export function platformFilter(filters: PlatformSearchBody['filters']): DocFilte
       }
     };
   });
-  return (d) => checks.every((c) => c(d));
+  return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }

@@ -1,5 +1,5 @@
 import { cosine, normalize } from './embedding.ts';
-import { analyze, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
+import { analyze, NO_FILTER, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
 export interface Delta {
@@ -191,9 +191,13 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   const D = delta.docs.length;
   const docOf = (key: number): SearchDoc => (key < N ? index.docs[key] : delta.docs[key - N]) as SearchDoc;
   const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
+  // Broad queries match tens of thousands of indexed documents: without filters, accepting one
+  // reads two typed arrays instead of the document object.
+  const unfiltered = r.filter === NO_FILTER;
+  const anyMasked = delta.masked.size > 0;
   const acceptIndexed = (i: number) => {
-    const d = index.docs[i] as SearchDoc;
-    return !delta.masked.has(d.id) && eligible(d);
+    if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
+    return unfiltered ? r.includeInactive === true || index.active[i] === 1 : eligible(index.docs[i] as SearchDoc);
   };
   const accept = (key: number) => (key < N ? acceptIndexed(key) : eligible(delta.docs[key - N] as SearchDoc));
   const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : (delta.docs[key - N] as SearchDoc).vector);
@@ -242,9 +246,12 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
       // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
       let head = kwKeys;
       if (r.mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
-        const threshold = kthLargest(Float64Array.from(kwKeys, kwOf), HYBRID_VECTOR_LIMIT);
+        const kws = new Float64Array(kwKeys.length);
+        for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
+        const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
         headFrom = threshold;
-        head = kwKeys.filter((key) => kwOf(key) >= threshold);
+        head = [];
+        for (const key of kwKeys) if ((acc[key] as number) >= threshold) head.push(key);
       } else if (r.mode !== 'hybrid') head = [];
       // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
       // probing the vector index for documents without a keyword match.
@@ -270,7 +277,9 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
           const f = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
           if (f !== null) best.push(key, f);
         };
-        for (const key of kwKeys) consider(key);
+        // Below the head, a keyword match has no vector score and a lower keyword score than any
+        // head document, so it cannot be among the best: only the head is considered.
+        for (const key of headFrom === undefined ? kwKeys : head) consider(key);
         // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
         if (r.mode === 'semantic' || kwKeys.length === 0) for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
         const tops = best.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);

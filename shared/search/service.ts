@@ -7,7 +7,7 @@ import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
 import { unpackIndex } from './artifact.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
-import { SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
+import { addDocVector, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
 
 /** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
@@ -166,11 +166,10 @@ async function profileOf(deps: SearchDeps, tenant: string, userId: string, index
   let any = false;
   recent.forEach((e, k) => {
     const id = Number(e.item_id);
-    const v = delta.get(id)?.vector ?? (index.byId.has(id) ? index.vectorOf(index.byId.get(id) as number) : null);
-    if (!v || v.length !== sum.length) return;
-    const w = 1 / (1 + k / 10);
-    for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + w * (v[i] as number);
-    any = true;
+    const fresh = delta.get(id);
+    const i = index.byId.get(id);
+    const doc = fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
+    if (addDocVector(index, doc, 1 / (1 + k / 10), sum)) any = true;
   });
   return any ? normalize(sum) : null;
 }
