@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.ts';
 import type {
-  ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
+  ChangeKey, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
 } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
@@ -230,21 +230,30 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { items, deleted, complete, ...(complete ? {} : { cursor: String(page[page.length - 1]?.gsi2sk) }) };
     },
 
-    async changeKeysSince(tenant: string, since: number): Promise<{ state: string; cursor: string }[]> {
-      const out: { state: string; cursor: string }[] = [];
+    async changeKeysSince(tenant: string, since: number): Promise<ChangeKey[]> {
+      const out: ChangeKey[] = [];
       let start: Record<string, unknown> | undefined;
       do {
         const page = await t.doc.send(
           new QueryCommand({
             ...changesAfter(tenant, since),
             TableName: t.tableName,
-            // The key plus what tells two states of one item apart within the same second.
-            ProjectionExpression: 'gsi2sk, active, content_version, embedded_version, deleted_at',
+            // The key plus what tells two states of one item apart within the same second, and
+            // the item's id and change times.
+            ProjectionExpression: 'gsi2sk, #id, active, content_version, embedded_version, updated_at, embedding_updated_at, deleted_at',
+            ExpressionAttributeNames: { '#id': 'id' },
             ExclusiveStartKey: start,
           }),
         );
         for (const r of page.Items ?? []) {
-          out.push({ state: [r.gsi2sk, r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'), cursor: String(r.gsi2sk) });
+          const deleted = r.deleted_at !== undefined;
+          out.push({
+            state: [r.gsi2sk, r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'),
+            cursor: String(r.gsi2sk),
+            id: Number(r.id),
+            deleted,
+            at: deleted ? Number(r.deleted_at) : Math.max(Number(r.updated_at ?? 0), Number(r.embedding_updated_at ?? 0)),
+          });
         }
         start = page.LastEvaluatedKey;
       } while (start);

@@ -54,6 +54,18 @@ export interface ItemChanges {
   cursor?: string;
 }
 
+/** One item's latest change, listed without its data. */
+export interface ChangeKey {
+  /** Differs whenever the item's state does. */
+  state: string;
+  /** Pass to `changedSince` as `after` to read the changes after this one. */
+  cursor: string;
+  id: number;
+  deleted: boolean;
+  /** When it changed (seconds): its deletion, else its latest content or embedding update. */
+  at: number;
+}
+
 export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number): Promise<ItemRecord[]>;
   get(tenant: string, id: number): Promise<ItemRecord | undefined>;
@@ -68,7 +80,7 @@ export interface ItemStore {
    * The changes after `since`, oldest first, without item data (cheap to list again): `state`
    * differs whenever the item's state does; `cursor` goes to `changedSince` to read after it.
    */
-  changeKeysSince(tenant: string, since: number): Promise<{ state: string; cursor: string }[]>;
+  changeKeysSince(tenant: string, since: number): Promise<ChangeKey[]>;
   /** How many changes (updates and deletions) after `since`, counting no further than `upTo`. */
   countChangesSince(tenant: string, since: number, upTo: number): Promise<number>;
   /** Every item with its vector, a page at a time (index builds). */

@@ -75,7 +75,6 @@ function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): 
   return { get, has: (id) => get(id) !== undefined };
 }
 
-
 /**
  * `GET /v1/recommendations`: the endpoint's promoted model scores items from the user's latest
  * events (no retraining: a new event changes the next answer), or from one item (similar items);

@@ -220,19 +220,31 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   };
 }
 
-/** `GET /api/search-index`: items searchable now, how many are embedded or waiting, and the latest change search reflects. */
+/**
+ * `GET /api/search-index`: items searchable now, how many are embedded or waiting, and the latest
+ * change search reflects. Counted from the index and a keys-only listing of the changes since its
+ * build, never from the delta's items: during a bulk import those changes can be the whole
+ * catalog, and a status call reads no item data.
+ */
 export async function indexStatus(deps: SearchDeps, tenant: string) {
-  const { index, delta, latestChange } = await tenantView(deps, tenant);
-  let items = delta.docs.length;
-  for (const d of index.docs) if (!delta.masked.has(d.id)) items += 1;
-  const pending = await deps.items.pendingCount(tenant);
+  const { index } = await stateOf(deps, tenant);
+  const since = Math.max(0, index.builtAt - SEARCH_SETTINGS.skewSeconds);
+  const [listed, pending] = await Promise.all([deps.items.changeKeysSince(tenant, since), deps.items.pendingCount(tenant)]);
+  const changed = new Map(listed.map((c) => [c.id, c]));
+  let items = index.docs.length;
+  let latest = index.builtAt;
+  for (const c of changed.values()) {
+    if (index.byId.has(c.id)) items -= 1;
+    if (!c.deleted) items += 1;
+    latest = Math.max(latest, c.at);
+  }
   return {
     items,
     embedded: Math.max(0, items - pending),
     pending,
-    updated_at: latestChange || null,
+    updated_at: latest || null,
     index_built_at: index.builtAt || null,
-    changes_since_build: delta.masked.size,
+    changes_since_build: changed.size,
   };
 }
 

@@ -58,6 +58,8 @@ describe('item store', () => {
     const after = await s.changeKeysSince('chg', 1500);
     expect(after.map((k) => k.cursor)).toEqual(before.map((k) => k.cursor));
     expect(after.map((k) => k.state)).not.toEqual(before.map((k) => k.state));
+    expect(after.find((k) => k.id === 31)).toMatchObject({ deleted: false, at: 2000 });
+    expect(after.find((k) => k.id === 1)).toMatchObject({ deleted: true, at: 2001 });
   });
 
   it('updates only given fields and moves the category index with the metadata', async () => {

@@ -219,6 +219,20 @@ describe('index builds', () => {
   });
 });
 
+describe('index status', () => {
+  it('counts the catalog exactly from the index and the changes since its build', async () => {
+    const before = (await t.demo.platform('GET', '/api/search-index')).body;
+    const created = await t.demo.core('POST', '/v1/items', [{ name: 'Status probe one' }, { name: 'Status probe two' }]);
+    const [a] = created.body.data.map((i: { id: string }) => i.id);
+    await t.demo.core('DELETE', `/v1/items/${a}`);
+    const after = (await t.demo.platform('GET', '/api/search-index')).body;
+    expect(after.items).toBe(before.items + 1);
+    expect(after.changes_since_build).toBe(before.changes_since_build + 2);
+    expect(after.index_built_at).toBe(before.index_built_at);
+    expect(after.updated_at).toBeGreaterThanOrEqual(before.updated_at);
+  });
+});
+
 describe('Platform item search', () => {
   it('POST with [{ field, op, value }] filters finds inactive items too', async () => {
     await t.demo.core('PATCH', `/v1/items/${socks}`, { active: false });

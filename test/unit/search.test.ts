@@ -11,6 +11,9 @@ import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { indexStatus } from '../../shared/search/service.ts';
+import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
+import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, terms } from '../../shared/search/text.ts';
 import { sqsWorker } from '../../shared/workers-runtime.ts';
 
@@ -80,6 +83,31 @@ describe('index and ranking', () => {
     const q = emb.embedOne('widget 1234 gamma model');
     const top = [...big.nearest(q, 5, () => true).keys()].map((i) => (big.docs[i] as SearchDoc).id);
     expect(top).toContain(1235);
+  });
+});
+
+/** Only the given methods; any other call fails the test by name. */
+function only<T extends object>(methods: Partial<T>): T {
+  return new Proxy(methods, {
+    get: (o, k) => (k in o ? (o as Record<PropertyKey, unknown>)[k] : () => { throw new Error(`unexpected call: ${String(k)}`); }),
+  }) as T;
+}
+
+describe('index status', () => {
+  it('counts from the index and a keys-only listing of the changes, reading no item data', async () => {
+    const listed: ChangeKey[] = [
+      { state: 'a', cursor: 'a', id: 1, deleted: false, at: 10 },
+      { state: 'b', cursor: 'b', id: 2, deleted: false, at: 12 },
+      { state: 'c', cursor: 'c', id: 3, deleted: true, at: 15 },
+    ];
+    const deps = {
+      items: only<ItemStore>({ changeKeysSince: async () => listed, pendingCount: async () => 1 }),
+      events: only<EventStore>({}),
+      blobs: only<BlobStore>({ get: async () => undefined }),
+      embedder: new HashingEmbedding(64),
+    };
+    // No index built yet: everything listed is a change since "the build".
+    expect(await indexStatus(deps, 'status-probe')).toEqual({ items: 2, embedded: 1, pending: 1, updated_at: 15, index_built_at: null, changes_since_build: 3 });
   });
 });
 
