@@ -14,11 +14,12 @@ export interface BenchStack {
   core(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   platform(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   rssMb(): number;
-  stop(): Promise<void>;
+  /** Stops the server (at most once) and deletes its data folder unless `keepData`. */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-export async function startBenchStack(env: Record<string, string> = {}): Promise<BenchStack> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'));
+/** `dataDir`: start on an existing data folder (a restart), else a fresh one. */
+export async function startBenchStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'))): Promise<BenchStack> {
   // BENCH_SERVER_NODE_ARGS adds Node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', ...extra, '--import', 'tsx', 'bin/server.ts'], {
@@ -64,10 +65,13 @@ export async function startBenchStack(env: Record<string, string> = {}): Promise
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
     },
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
+    stop: async (opts = {}) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
