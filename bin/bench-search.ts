@@ -168,6 +168,7 @@ async function synthetic(n: number): Promise<void> {
     await loadItems(s, items, 4);
     const loadMs = Date.now() - t0;
     console.error(`loaded ${n} items in ${(loadMs / 1000).toFixed(1)} s`);
+    // Large catalogs are polled every 30 s (their embedded / indexed times are to that poll).
     const ready = await waitIndexed(s, n, 3_600_000, n > 20_000 ? 30_000 : 5000);
     console.error(`embedded after ${(ready.embeddedAfterMs / 1000).toFixed(1)} s, indexed after ${(ready.indexedAfterMs / 1000).toFixed(1)} s`);
     const artifacts = readdirSync(join(s.dataDir, 'blobs', 'search', 'demo')).filter((f) => f.endsWith('.bin'));

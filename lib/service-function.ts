@@ -39,8 +39,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const POWERTOOLS_FROM_LAYER = ['@aws-lambda-powertools/commons', '@aws-lambda-powertools/logger', '@aws-lambda-powertools/metrics', '@aws-lambda-powertools/tracer'] as const;
 /** The installed Powertools version: the layer is pinned to exactly the code the tests ran. */
 export const POWERTOOLS_VERSION = (JSON.parse(readFileSync(join(root, 'node_modules/@aws-lambda-powertools/logger/package.json'), 'utf8')) as { version: string }).version;
-/** esbuild aliases of the Lambda bundles: the SDK's default credential chain becomes the env provider. */
-export const LAMBDA_ALIASES = { '@aws-sdk/credential-provider-node': join(root, 'shared/aws/lambda-credentials.ts') } as const;
+/** esbuild aliases of every Lambda bundle: the SDK's default credential chain becomes the env provider. */
+const LAMBDA_ALIASES = { '@aws-sdk/credential-provider-node': join(root, 'shared/aws/lambda-credentials.ts') } as const;
 /**
  * The esbuild aliases of a stack's bundles. A stack that embeds locally carries no Bedrock client,
  * the only client here with event-stream operations, so its bundles also drop the SDK's

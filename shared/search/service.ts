@@ -140,10 +140,10 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
  * delta: the changes since the build, brought up to date for each request by reading only the
  * changes committed since the previous read.
  */
-export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta; latestChange: number }> {
+export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
   const st = await stateOf(deps, tenant);
   if (st.readAt === 0 || Date.now() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
-  return { index: st.index, delta: st.delta, latestChange: st.latest };
+  return { index: st.index, delta: st.delta };
 }
 
 async function queryVector(deps: SearchDeps, index: SearchIndex, query: string): Promise<Float32Array | null> {
