@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.ts';
 import type {
   ChangeKey, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
@@ -231,33 +231,27 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async changeKeysSince(tenant: string, since: number): Promise<ChangeKey[]> {
-      const out: ChangeKey[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await t.doc.send(
-          new QueryCommand({
-            ...changesAfter(tenant, since),
-            TableName: t.tableName,
-            // The key plus what tells two states of one item apart within the same second, and
-            // the item's id and change times.
-            ProjectionExpression: 'gsi2sk, #id, active, content_version, embedded_version, updated_at, embedding_updated_at, deleted_at',
-            ExpressionAttributeNames: { '#id': 'id' },
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const r of page.Items ?? []) {
-          const deleted = r.deleted_at !== undefined;
-          out.push({
-            state: [r.gsi2sk, r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'),
-            cursor: String(r.gsi2sk),
-            id: Number(r.id),
-            deleted,
-            at: deleted ? Number(r.deleted_at) : Math.max(Number(r.updated_at ?? 0), Number(r.embedding_updated_at ?? 0)),
-          });
-        }
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return out;
+      const rows = await queryUpTo(
+        t,
+        {
+          ...changesAfter(tenant, since),
+          // The key plus what tells two states of one item apart within the same second, and
+          // the item's id and change times.
+          ProjectionExpression: 'gsi2sk, #id, active, content_version, embedded_version, updated_at, embedding_updated_at, deleted_at',
+          ExpressionAttributeNames: { '#id': 'id' },
+        },
+        Infinity,
+      );
+      return rows.map((r) => {
+        const deleted = r.deleted_at !== undefined;
+        return {
+          state: [r.gsi2sk, r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'),
+          cursor: String(r.gsi2sk),
+          id: Number(r.id),
+          deleted,
+          at: deleted ? Number(r.deleted_at) : Math.max(Number(r.updated_at ?? 0), Number(r.embedding_updated_at ?? 0)),
+        };
+      });
     },
 
     countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since), upTo),

@@ -29,18 +29,20 @@ export async function putAll(t: TableRef, rows: Row[]): Promise<void> {
 }
 
 /**
- * Queries ascending until `want` rows passed the filter or the partition is exhausted.
- * DynamoDB applies Limit before FilterExpression, so a filtered query may need several pages.
+ * Queries ascending until `want` rows passed the filter or the partition is exhausted (every
+ * match with `want` Infinity). DynamoDB applies Limit before FilterExpression, so a filtered
+ * query may need several pages.
  */
 export async function queryUpTo(t: TableRef, input: Omit<QueryCommandInput, 'TableName'>, want: number): Promise<Row[]> {
   const out: Row[] = [];
   let start: Record<string, unknown> | undefined;
   do {
+    const limit = input.FilterExpression ? Math.max(want * 2, 50) : want - out.length;
     const page = await t.doc.send(
       new QueryCommand({
         ...input,
         TableName: t.tableName,
-        Limit: input.FilterExpression ? Math.max(want * 2, 50) : want - out.length,
+        ...(Number.isFinite(limit) ? { Limit: limit } : {}),
         ExclusiveStartKey: start,
       }),
     );
