@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 
 /**
  * Powertools singletons, one per container. Service name and namespace come from
@@ -9,4 +9,12 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
  */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
 export const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'recsearch', serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
-export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
+/**
+ * The X-Ray tracer, only where tracing is on (on Lambda it is). Importing the X-Ray SDK installs
+ * async hooks that tax every promise of the process, traced or not, so where tracing is off
+ * (the local stack, tests) it is never loaded.
+ */
+export const tracer: Tracer | undefined =
+  process.env.POWERTOOLS_TRACE_ENABLED === 'false'
+    ? undefined
+    : new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });

@@ -92,7 +92,9 @@ export function jsonBody(): HttpMiddleware {
 
 /** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
 export function baseChain(flavor: Flavor) {
-  const chain = middy<HttpEvent, HttpResult, Error, ApiContext>().use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger));
+  const chain = middy<HttpEvent, HttpResult, Error, ApiContext>();
+  if (tracer) chain.use(captureLambdaHandler(tracer));
+  chain.use(injectLambdaContext(logger));
   // The local server runs many invocations at once in one process, which a per-invocation
   // metrics flush cannot serve; locally metrics are off anyway.
   if (process.env.POWERTOOLS_METRICS_DISABLED !== 'true') chain.use(logMetrics(metrics));

@@ -3,7 +3,7 @@ import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.t
 import { pickEndpoint, type Endpoint, type EventType, type ModelVersion } from '../domain/console.ts';
 import { freshReads } from '../fresh-read.ts';
 import { itemResource } from '../domain/present.ts';
-import type { EventRecord, EventStore } from '../domain/types.ts';
+import type { EventStore, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { addDocVector, type SearchDoc, type SearchIndex } from '../search/engine.ts';
@@ -91,7 +91,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     deps.catalog(tenant),
     consoleList<Endpoint>(deps.console, tenant, 'endpoint'),
     consoleList<EventType>(deps.console, tenant, 'event_type'),
-    q.user_id !== undefined ? deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : Promise.resolve([] as EventRecord[]),
+    q.user_id !== undefined ? deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : Promise.resolve([] as RecentEvent[]),
   ]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;

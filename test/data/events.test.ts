@@ -44,4 +44,17 @@ describe('event store', () => {
     expect(both.rows.map((r) => r.id)).toEqual([1, 7]);
     expect(both.hasMore).toBe(true);
   });
+
+  it("reads a user's latest events newest first, only item and type, within the limit", async () => {
+    const s = db.stores.events;
+    await s.append('rec', [ev('u', 'view', { item_id: '10', payload: { big: 'x'.repeat(500) } }), ev('v', 'view', { item_id: '11' }), ev('u', 'buy', { item_id: '12', extra: { k: 'v' } }), ev('u', 'view', { item_id: '13' })], 1);
+    expect(await s.recentByUser('rec', 'u', 10)).toEqual([
+      { item_id: '13', type: 'view' },
+      { item_id: '12', type: 'buy' },
+      { item_id: '10', type: 'view' },
+    ]);
+    expect(await s.recentByUser('rec', 'u', 2)).toEqual([{ item_id: '13', type: 'view' }, { item_id: '12', type: 'buy' }]);
+    expect(await s.recentByUser('rec', 'nobody', 5)).toEqual([]);
+    expect(await s.recentByUser('other', 'u', 5)).toEqual([]);
+  });
 });
