@@ -1,5 +1,6 @@
 import { packSections, unpackSections, type Typed } from '../sections.ts';
-import { FactorModel, ItemItemModel, type Model } from './models.ts';
+import type { Dataset } from './dataset.ts';
+import { FactorModel, ItemItemModel, type History, type Model } from './models.ts';
 
 /** A trained model as stored: algorithm and item ids in the header, the model's arrays as sections. */
 interface Header {
@@ -7,6 +8,27 @@ interface Header {
   algorithm: string;
   items: number[];
   factors?: number;
+  /** Present when the artifact carries the users' training histories (see UserHistories). */
+  users?: string[];
+  trainedThrough?: number;
+  trainedTypes?: string[];
+}
+
+/**
+ * Each user's interactions as the model was trained on them, so serving reads from the table
+ * only the events that came after: a user's whole history counts, not just the latest events a
+ * request can afford to read. Users sorted (binary search, no per-container map); CSR rows of
+ * item indexes and summed event-type weights.
+ */
+export interface UserHistories {
+  users: string[];
+  rowStart: Uint32Array;
+  items: Uint32Array;
+  weights: Float32Array;
+  /** The highest event id training read: events after it are not in these histories. */
+  trainedThrough: number;
+  /** The event types training used: events of other types are never in these histories. */
+  trainedTypes: string[];
 }
 
 /** What serving needs: the model, the item ids of its indexes, and popularity for fallbacks. */
@@ -14,6 +36,43 @@ export interface ModelArtifact {
   model: Model;
   items: number[];
   popularity: Float32Array;
+  histories?: UserHistories;
+}
+
+/** The histories of a training data set, users sorted. */
+export function historiesOf(ds: Dataset, trainedThrough: number, trainedTypes: string[]): UserHistories {
+  const order = ds.users.map((_, u) => u).sort((a, b) => ((ds.users[a] as string) < (ds.users[b] as string) ? -1 : 1));
+  const rowStart = new Uint32Array(order.length + 1);
+  const items = new Uint32Array(ds.nnz);
+  const weights = new Float32Array(ds.nnz);
+  let k = 0;
+  order.forEach((u, r) => {
+    rowStart[r] = k;
+    const row = ds.row(u);
+    items.set(row.items, k);
+    weights.set(row.weights, k);
+    k += row.items.length;
+  });
+  rowStart[order.length] = k;
+  return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedThrough, trainedTypes };
+}
+
+/** A user's training history (item indexes of the model, weights), if training saw the user. */
+export function historyOf(h: UserHistories, user: string): History | undefined {
+  let lo = 0;
+  let hi = h.users.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const u = h.users[mid] as string;
+    if (u === user) {
+      const s = h.rowStart[mid] as number;
+      const e = h.rowStart[mid + 1] as number;
+      return { items: h.items.subarray(s, e), weights: h.weights.subarray(s, e) };
+    }
+    if (u < user) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 export function packModel(a: ModelArtifact): Uint8Array {
@@ -25,7 +84,15 @@ export function packModel(a: ModelArtifact): Uint8Array {
     arrays.push(['q', m.q], ['bias', m.bias]);
     factors = m.factors;
   }
-  const header: Header = { format: 'recsearch-model-v1', algorithm: m.algorithm, items: a.items, ...(factors ? { factors } : {}) };
+  const h = a.histories;
+  if (h) arrays.push(['user_rows', h.rowStart], ['user_items', h.items], ['user_weights', h.weights]);
+  const header: Header = {
+    format: 'recsearch-model-v1',
+    algorithm: m.algorithm,
+    items: a.items,
+    ...(factors ? { factors } : {}),
+    ...(h ? { users: h.users, trainedThrough: h.trainedThrough, trainedTypes: h.trainedTypes } : {}),
+  };
   return packSections(header, arrays);
 }
 
@@ -38,5 +105,9 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   if (h.algorithm === 'popularity') model = { algorithm: 'popularity', itemCount: n, score: () => Float32Array.from(popularity) };
   else if (h.factors) model = new FactorModel(h.algorithm, n, h.factors, get('q'), get('bias'));
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
-  return { model, items: h.items, popularity };
+  // Artifacts trained before histories were stored have none: serving reads the latest events only.
+  const histories: UserHistories | undefined = h.users
+    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedThrough: h.trainedThrough ?? 0, trainedTypes: h.trainedTypes ?? [] }
+    : undefined;
+  return { model, items: h.items, popularity, ...(histories ? { histories } : {}) };
 }

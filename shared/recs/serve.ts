@@ -9,7 +9,7 @@ import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { addDocVector, type SearchDoc, type SearchIndex } from '../search/engine.ts';
 import { cosine, normalize } from '../search/embedding.ts';
 import type { PreparedDelta } from '../search/rank.ts';
-import { unpackModel, type ModelArtifact } from './artifact.ts';
+import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
 import { topK } from './evaluate.ts';
 
 export interface RecsDeps {
@@ -20,8 +20,11 @@ export interface RecsDeps {
   catalog: (tenant: string) => Promise<{ index: SearchIndex; delta: PreparedDelta }>;
 }
 
-/** How many of the user's latest events a request reads (one Query). */
-const HISTORY_LIMIT = 200;
+/**
+ * How many of the user's latest events a request reads (one Query). The model's artifact holds
+ * each user's history up to training; these add what came after (and serve users training never saw).
+ */
+const HISTORY_LIMIT = 100;
 
 /** A loaded model with what every request derives from it, computed once. */
 type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
@@ -103,15 +106,27 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
 
   const weights = new Map(eventTypes.map((e) => [e.name, e.weight]));
-  const seen = new Set(recent.map((e) => Number(e.item_id)));
-  // The history the model reads: the anchor item, or the user's events by type weight and recency.
+  // The history the model reads: the anchor item and the user's interactions, weighted by event
+  // type (and, for the latest events, recency): those training saw, from the artifact, plus the
+  // latest events it did not see. Everything the user interacted with counts as seen.
   const history = new Map<number, number>();
+  const seen = new Set<number>();
+  const userScale = anchorId !== undefined ? 0.3 : 1;
+  const add = (id: number, w: number) => {
+    seen.add(id);
+    if (docs.has(id)) history.set(id, (history.get(id) ?? 0) + userScale * w);
+  };
   if (anchorId !== undefined) history.set(anchorId, 1);
+  const trainedOn = model?.histories;
+  const trained = trainedOn && q.user_id !== undefined ? historyOf(trainedOn, q.user_id) : undefined;
+  if (trained) for (let k = 0; k < trained.items.length; k++) add(model?.items[trained.items[k] as number] as number, trained.weights[k] as number);
+  const trainedTypes = new Set(trainedOn?.trainedTypes);
   recent.forEach((e, k) => {
-    const id = Number(e.item_id);
-    if (!docs.has(id)) return;
-    const w = (weights.get(e.type) ?? 1) / (1 + k / 25);
-    history.set(id, (history.get(id) ?? 0) + (anchorId !== undefined ? 0.3 * w : w));
+    if (trainedOn && e.id <= trainedOn.trainedThrough && trainedTypes.has(e.type)) {
+      seen.add(Number(e.item_id));
+      return;
+    }
+    add(Number(e.item_id), (weights.get(e.type) ?? 1) / (1 + k / 25));
   });
 
   const scores = new Map<number, number>();

@@ -3,7 +3,7 @@ import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../data/console.ts';
 import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
-import { packModel } from './artifact.ts';
+import { historiesOf, packModel } from './artifact.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
@@ -97,8 +97,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
     const raw: { type: string; x: Interaction }[] = [];
+    let trainedThrough = 0;
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
+        trainedThrough = Math.max(trainedThrough, e.id);
         const w = weightOf.get(e.type);
         const item = Number(e.item_id);
         // Events of other types, and for items that do not exist, are not training data.
@@ -135,7 +137,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // The version number is taken only now; the artifact is stored before the version exists.
     const version = await c.nextId(tenant, 'model');
     const key = modelArtifactKey(tenant, version);
-    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight) }));
+    const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
+    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories: historiesOf(full, trainedThrough, trainedTypes) }));
     const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
     await c.put(tenant, 'model', rec);
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics });

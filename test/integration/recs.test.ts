@@ -30,6 +30,9 @@ beforeAll(async () => {
     for (let k = 0; k < 6; k++) events.push({ type: k === 0 ? 'purchase' : 'view', user_id: `u${u}`, item_id: mine[(u + k) % 10] });
     events.push({ type: 'view', user_id: `u${u}`, item_id: (byGroup[groups[(u + 1) % 3] as string] as string[])[u % 10] });
   }
+  // A heavy user: one camping item, then more cycling events than a request reads (100).
+  events.push({ type: 'view', user_id: 'heavy', item_id: (byGroup.camping as string[])[0] });
+  for (let k = 0; k < 100; k++) events.push({ type: 'view', user_id: 'heavy', item_id: (byGroup.cycling as string[])[k % 10] });
   expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
   view = (await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body.id;
   purchase = (await P('POST', '/api/event-types', { name: 'purchase', weight: 10 })).body.id;
@@ -199,6 +202,26 @@ describe('recommendation behaviour', () => {
     expect(ids(after)).not.toEqual(before);
     const cycling = new Set(byGroup.cycling);
     expect(ids(after).filter((id) => cycling.has(id)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("a trained user's whole history counts, not only the latest events a request reads", async () => {
+    // heavy's camping item is older than its latest 100 events: only the model's stored history knows it.
+    const all = ids(await recs('user_id=heavy&limit=40'));
+    expect(all.length).toBeGreaterThan(10);
+    expect(all).not.toContain((byGroup.camping as string[])[0]);
+    expect(all.filter((id) => (byGroup.cycling as string[]).includes(id))).toEqual([]);
+    expect(ids(await recs('user_id=heavy&limit=40&include_seen=true'))).toContain((byGroup.camping as string[])[0]);
+  });
+
+  it("a trained user's events after training count at once", async () => {
+    const cycling = new Set(byGroup.cycling);
+    const before = ids(await recs('user_id=u6&limit=5')).filter((id) => cycling.has(id)).length;
+    const events = [1, 2, 3].map((k) => ({ type: 'purchase', user_id: 'u6', item_id: (byGroup.cycling as string[])[k] }));
+    expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    const after = await recs('user_id=u6&limit=5');
+    expect(after.body.strategy).toBe('personalized');
+    expect(ids(after).filter((id) => cycling.has(id)).length).toBeGreaterThan(before);
+    expect(ids(after).filter((id) => cycling.has(id)).length).toBeGreaterThanOrEqual(2);
   });
 
   it('a deactivated item disappears at once, and comes back', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { historiesOf, historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { evaluate, topK } from '../../shared/recs/evaluate.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
@@ -74,5 +74,22 @@ describe('recommendation models', () => {
       expect(Array.from(back.model.score(h)), model.algorithm).toEqual(Array.from(model.score(h)));
       expect(back.items).toEqual(ds.items);
     }
+  });
+
+  it("stores each user's training history in the artifact, found by user id", () => {
+    const histories = historiesOf(ds, 77, ['view']);
+    expect(histories.users).toEqual([...ds.users].sort());
+    const back = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
+    expect(back.histories).toMatchObject({ trainedThrough: 77, trainedTypes: ['view'] });
+    for (const user of ds.users) {
+      const h = historyOf(back.histories as NonNullable<typeof back.histories>, user);
+      const row = ds.row(ds.userIndex.get(user) as number);
+      expect(Array.from(h?.items ?? []), user).toEqual(Array.from(row.items));
+      expect(Array.from(h?.weights ?? []), user).toEqual(Array.from(row.weights));
+    }
+    expect(historyOf(histories, 'nobody')).toBeUndefined();
+    expect(historyOf(historiesOf(new Dataset([]), 0, []), 'u1')).toBeUndefined();
+    // Artifacts from before histories were stored still load, without them.
+    expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).histories).toBeUndefined();
   });
 });
