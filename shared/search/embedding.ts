@@ -19,9 +19,20 @@ function fnv1a(s: string, seed: number): number {
 /** Cosine of two unit vectors (their dot product); 0 when either is missing or the sizes differ. */
 export function cosine(a: Float32Array | null, b: Float32Array | null): number {
   if (!a || !b || a.length !== b.length) return 0;
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
-  return s;
+  // Four running sums: independent additions the CPU overlaps.
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let i = 0;
+  for (; i + 3 < a.length; i += 4) {
+    s0 += (a[i] as number) * (b[i] as number);
+    s1 += (a[i + 1] as number) * (b[i + 1] as number);
+    s2 += (a[i + 2] as number) * (b[i + 2] as number);
+    s3 += (a[i + 3] as number) * (b[i + 3] as number);
+  }
+  for (; i < a.length; i++) s0 += (a[i] as number) * (b[i] as number);
+  return s0 + s1 + s2 + s3;
 }
 
 export function normalize(v: Float32Array): Float32Array {

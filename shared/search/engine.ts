@@ -383,20 +383,20 @@ export class SearchIndex {
 
   dot(i: number, q: Float32Array): number {
     if (!this.hasVector[i]) return 0;
-    const o = i * this.dims;
-    let s = 0;
-    for (let k = 0; k < this.dims; k++) s += (this.vectors[o + k] as number) * (q[k] as number);
-    return s * (this.scales[i] as number);
+    return dotInt8(this.vectors, i * this.dims, q, this.dims) * (this.scales[i] as number);
   }
 
   /**
-   * Approximate nearest neighbours by cosine: probe the closest IVF lists (every document when
-   * small); when they are more than 4k, score them on their first quarter of dimensions (a
-   * random projection of its own, for the hashing embedding) and rescore the best 4k exactly.
+   * Approximate nearest neighbours by cosine: probe the IVF lists closest to the query (every
+   * document when small), the closest ~5 % of them but no more than about max(4k, n / 12)
+   * candidates: lists are uneven, and one dense region can hold a tenth of a catalog. When the
+   * candidates are many (over 8k), score them on their first quarter of dimensions (a random
+   * projection of its own, for the hashing embedding) and rescore the best 4k exactly.
    */
   nearest(q: Float32Array, k: number, accept: (i: number) => boolean): Map<number, number> {
     // The probed lists, or every document when there is no IVF.
     let probed: Uint32Array[] | undefined;
+    let candidates = this.docs.length;
     if (this.ivf) {
       const { centroids, lists } = this.ivf;
       const nlist = lists.length;
@@ -408,18 +408,24 @@ export class SearchIndex {
         sims[c] = s;
       }
       const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
-      probed = order.slice(0, Math.max(4, Math.ceil(nlist / 20))).map((c) => lists[c] as Uint32Array);
+      const probes = Math.max(4, Math.ceil(nlist / 20));
+      const budget = Math.max(k * 4, this.docs.length / 12);
+      probed = [];
+      candidates = 0;
+      for (const c of order) {
+        if (probed.length === probes || candidates >= budget) break;
+        const list = lists[c] as Uint32Array;
+        probed.push(list);
+        candidates += list.length;
+      }
     }
-    const candidates = probed ? probed.reduce((n, l) => n + l.length, 0) : this.docs.length;
     // A coarse pass pays off only when it leaves out most candidates: rescoring keeps its best 4k.
-    const coarseDims = candidates > k * 4 && this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
+    const coarseDims = candidates > k * 8 && this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
     const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
+    const { vectors, scales, hasVector, dims } = this;
     const visit = (i: number) => {
-      if (!this.hasVector[i] || !accept(i)) return;
-      const o = i * this.dims;
-      let s = 0;
-      for (let d = 0; d < coarseDims; d++) s += (this.vectors[o + d] as number) * (q[d] as number);
-      coarse.push(i, s * (this.scales[i] as number));
+      if (!hasVector[i] || !accept(i)) return;
+      coarse.push(i, dotInt8(vectors, i * dims, q, coarseDims) * (scales[i] as number));
     };
     if (probed) {
       for (const list of probed) for (let j = 0; j < list.length; j++) visit(list[j] as number);
@@ -446,6 +452,23 @@ export function addDocVector(index: SearchIndex, d: SearchDoc | undefined, w: nu
   }
   const i = index.byId.get(d.id);
   return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
+}
+
+/** q · v[o..o+n): four running sums, independent additions the CPU overlaps (≈ 1.8 x one sum). */
+function dotInt8(v: Int8Array, o: number, q: Float32Array, n: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let d = 0;
+  for (; d + 3 < n; d += 4) {
+    s0 += (v[o + d] as number) * (q[d] as number);
+    s1 += (v[o + d + 1] as number) * (q[d + 1] as number);
+    s2 += (v[o + d + 2] as number) * (q[d + 2] as number);
+    s3 += (v[o + d + 3] as number) * (q[d + 3] as number);
+  }
+  for (; d < n; d++) s0 += (v[o + d] as number) * (q[d] as number);
+  return s0 + s1 + s2 + s3;
 }
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */
