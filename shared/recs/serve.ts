@@ -146,7 +146,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
         const s = model.model.score({ items: hItems, weights: hWeights });
         let max = 1e-9;
         for (const v of s) if (v > max) max = v;
-        for (const i of topK(s, 500, new Set())) if ((s[i] as number) > 0) scores.set(model.items[i] as number, (s[i] as number) / max);
+        for (const i of topPositive(s, 500)) scores.set(model.items[i] as number, (s[i] as number) / max);
       }
     }
     // Content similarity reaches items the model never saw (new since training) and serves
@@ -231,6 +231,46 @@ function best(scores: Map<number, number>, limit: number, eligible: (id: number)
     while (p > 0 && after(e, out[p - 1] as [number, number]) < 0) p--;
     out.splice(p, 0, e);
     if (out.length > limit) out.pop();
+  }
+  return out;
+}
+
+/**
+ * The indexes of the `k` highest positive scores, in no particular order (ties at the cut go to
+ * lower indexes, as in `topK`): a linear selection, since most scores are usually zero.
+ */
+export function topPositive(s: Float32Array, k: number): number[] {
+  const positive: number[] = [];
+  for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) positive.push(i);
+  if (positive.length <= k) return positive;
+  // The k-th highest value (quickselect on a copy), then everything above it and ties by index.
+  const v = Float32Array.from(positive, (i) => s[i] as number);
+  let lo = 0;
+  let hi = v.length - 1;
+  const want = k - 1;
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >> 1] as number;
+    let a = lo;
+    let b = hi;
+    while (a <= b) {
+      while ((v[a] as number) > pivot) a++;
+      while ((v[b] as number) < pivot) b--;
+      if (a <= b) {
+        const x = v[a] as number;
+        v[a++] = v[b] as number;
+        v[b--] = x;
+      }
+    }
+    if (want <= b) hi = b;
+    else if (want >= a) lo = a;
+    else break;
+  }
+  const cut = v[want] as number;
+  const out: number[] = [];
+  for (const i of positive) if ((s[i] as number) > cut) out.push(i);
+  for (const i of positive) {
+    if (out.length === k) break;
+    if ((s[i] as number) === cut) out.push(i);
   }
   return out;
 }

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { historiesOf, historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { evaluate, topK } from '../../shared/recs/evaluate.ts';
+import { topPositive } from '../../shared/recs/serve.ts';
+import { seededRandom } from '../../shared/random.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
 
 // Two tastes: users 0-9 like items 1-5, users 10-19 like items 6-10; item 11 is popular with all.
@@ -91,5 +93,18 @@ describe('recommendation models', () => {
     expect(historyOf(historiesOf(new Dataset([]), 0, []), 'u1')).toBeUndefined();
     // Artifacts from before histories were stored still load, without them.
     expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).histories).toBeUndefined();
+  });
+
+  it('selects the k highest positive scores as topK does, ties at the cut by index', () => {
+    const rand = seededRandom(7);
+    for (let trial = 0; trial < 500; trial++) {
+      const n = 1 + Math.floor(rand() * 300);
+      // Few distinct values: many ties, zeros and negatives.
+      const s = Float32Array.from({ length: n }, () => Math.floor(rand() * 12) - 3);
+      const k = 1 + Math.floor(rand() * 60);
+      const expected = topK(s, k, new Set()).filter((i) => (s[i] as number) > 0);
+      expect([...topPositive(s, k)].sort((a, b) => a - b), `trial ${trial}`).toEqual([...expected].sort((a, b) => a - b));
+    }
+    expect(topPositive(new Float32Array(5), 3)).toEqual([]);
   });
 });
