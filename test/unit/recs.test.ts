@@ -31,6 +31,26 @@ describe('recommendation models', () => {
     }
   });
 
+  it('inverts matrices of every size the paired loops meet (odd and even, 1 to 67)', () => {
+    let seed = 7;
+    const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    for (const n of [1, 2, 3, 4, 5, 8, 33, 67]) {
+      // XᵀX + 3I with a random 0/1 X: symmetric positive definite, with co-occurrence structure.
+      const x = Array.from({ length: 2 * n }, () => Array.from({ length: n }, () => (rnd() < 0.3 ? 1 : 0)));
+      const a = new Float64Array(n * n);
+      for (const r of x) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) a[i * n + j] = (a[i * n + j] as number) + (r[i] as number) * (r[j] as number);
+      for (let i = 0; i < n; i++) a[i * n + i] = (a[i * n + i] as number) + 3;
+      const inv = invertSpd(a, n);
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          let s = 0;
+          for (let k = 0; k < n; k++) s += (a[i * n + k] as number) * (inv[k * n + j] as number);
+          expect(Math.abs(s - (i === j ? 1 : 0)), `n=${n} (${i}, ${j})`).toBeLessThan(1e-9);
+        }
+      }
+    }
+  });
+
   it('EASE and item-kNN recommend within the taste', () => {
     for (const m of [trainEase(ds, { lambda: 1 }), trainItemKnn(ds)]) {
       const top = top3For(m, [1, 2]);
