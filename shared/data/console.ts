@@ -23,6 +23,8 @@ export interface ConsoleStore {
   put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
+  /** The tenant's event types and endpoints, in one read (what every recommendation needs). */
+  servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] }>;
   /** Sets fields; with `expect`, only if those fields currently hold those values. false when that failed. */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
@@ -40,8 +42,26 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return out.Item ? (stripKeys(out.Item) as T) : undefined;
     },
     async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
-      const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, kind) }, ConsistentRead: true }, 10_000);
+      const prefix = keys.consoleSkPrefix(kind);
+      const rows = await queryUpTo(
+        t,
+        {
+          KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, kind), ...(prefix ? { ':prefix': prefix } : {}) },
+          ConsistentRead: true,
+        },
+        10_000,
+      );
       return rows.map((r) => stripKeys(r) as T);
+    },
+    async servingConfig(tenant) {
+      const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, 'endpoint') }, ConsistentRead: true }, 10_000);
+      const out: { event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] } = { event_type: [], endpoint: [] };
+      for (const r of rows) {
+        const kind = keys.consoleKindOf(String(r.sk));
+        if (kind === 'event_type' || kind === 'endpoint') out[kind].push(stripKeys(r) as ConsoleRecord);
+      }
+      return out;
     },
     async update(tenant, kind, id, set, expect = {}) {
       const names: Record<string, string> = {};

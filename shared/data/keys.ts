@@ -7,6 +7,8 @@ export const EVENT_SHARDS = 4;
 const pad = (n: number): string => n.toString().padStart(16, '0');
 export const unpad = (s: string): number => Number.parseInt(s, 10);
 
+const SERVING_KINDS: ReadonlySet<string> = new Set(['event_type', 'endpoint']);
+
 export const keys = {
   tenant: (t: string) => ({ pk: `TENANT#${t}`, sk: '#TENANT' }),
   tenantListing: (t: string) => ({ gsi1pk: 'TENANTS', gsi1sk: t }),
@@ -51,8 +53,16 @@ export const keys = {
 
   idempotency: (t: string, key: string) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: '#IDEM' }),
 
-  consolePk: (t: string, kind: string) => `TENANT#${t}#CONSOLE#${kind}`,
-  consoleRecord: (t: string, kind: string, id: number) => ({ pk: `TENANT#${t}#CONSOLE#${kind}`, sk: pad(id) }),
+  /**
+   * Console records: a partition per kind, except the kinds every recommendation reads (event
+   * types and endpoints), which share one partition so that one Query returns both.
+   */
+  consolePk: (t: string, kind: string) => (SERVING_KINDS.has(kind) ? `TENANT#${t}#CONSOLE#SERVING` : `TENANT#${t}#CONSOLE#${kind}`),
+  /** Sort-key prefix of a kind within its partition ('' where the partition is the kind's own). */
+  consoleSkPrefix: (kind: string) => (SERVING_KINDS.has(kind) ? `${kind}#` : ''),
+  consoleRecord: (t: string, kind: string, id: number) => ({ pk: keys.consolePk(t, kind), sk: keys.consoleSkPrefix(kind) + pad(id) }),
+  /** The kind of a row of a shared console partition, from its sort key. */
+  consoleKindOf: (sk: string) => sk.slice(0, sk.indexOf('#')),
   jobLogPk: (t: string, jobId: number) => `TENANT#${t}#JOBLOG#${jobId}`,
   jobLog: (t: string, jobId: number, ms: number, seq: number) => ({ pk: `TENANT#${t}#JOBLOG#${jobId}`, sk: `${pad(ms)}#${String(seq).padStart(4, '0')}` }),
 

@@ -1,5 +1,5 @@
 import type { BlobStore } from '../blob.ts';
-import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
+import type { ConsoleStore } from '../data/console.ts';
 import { pickEndpoint, type Endpoint, type EventType, type ModelVersion } from '../domain/console.ts';
 import { freshReads } from '../fresh-read.ts';
 import { itemResource } from '../domain/present.ts';
@@ -47,20 +47,20 @@ async function loadModel(deps: RecsDeps, tenant: string, version: number) {
 }
 
 /**
- * The tenant's endpoints and event types, read for every request (a promotion serves at once)
- * but shared by concurrent requests: each gets a read that began after it arrived.
+ * The tenant's endpoints and event types (one read), read for every request (a promotion serves
+ * at once) but shared by concurrent requests: each gets a read that began after it arrived.
  */
-const consoleReads = new WeakMap<ConsoleStore, (key: string) => Promise<ConsoleRecord[]>>();
-function consoleList<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind): Promise<T[]> {
-  let read = consoleReads.get(c);
+const servingReads = new WeakMap<ConsoleStore, (tenant: string) => Promise<{ endpoints: Endpoint[]; eventTypes: EventType[] }>>();
+function servingConfig(c: ConsoleStore, tenant: string) {
+  let read = servingReads.get(c);
   if (!read) {
-    read = freshReads((key) => {
-      const [t, k] = JSON.parse(key) as [string, ConsoleKind];
-      return c.list(t, k);
+    read = freshReads(async (t) => {
+      const cfg = await c.servingConfig(t);
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[] };
     });
-    consoleReads.set(c, read);
+    servingReads.set(c, read);
   }
-  return read(JSON.stringify([tenant, kind])) as Promise<T[]>;
+  return read(tenant);
 }
 
 /** Popularity without a model: the tenant's latest events, weighted, cached briefly. */
@@ -90,10 +90,9 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
   }
   // The request's independent reads, at once.
-  const [{ index, delta }, endpoints, eventTypes, recent] = await Promise.all([
+  const [{ index, delta }, { endpoints, eventTypes }, recent] = await Promise.all([
     deps.catalog(tenant),
-    consoleList<Endpoint>(deps.console, tenant, 'endpoint'),
-    consoleList<EventType>(deps.console, tenant, 'event_type'),
+    servingConfig(deps.console, tenant),
     q.user_id !== undefined ? deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : Promise.resolve([] as RecentEvent[]),
   ]);
   const docs = liveDocs(index, delta);
