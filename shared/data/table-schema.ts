@@ -4,7 +4,9 @@
  *
  * Access patterns (key formats live in keys.ts and nowhere else):
  * - base table   pk/sk:      tenant, counters, items of a tenant by id, events by shard+id,
- *                             clients and API keys by their public id, idempotency records
+ *                             clients and API keys by their public id, idempotency records,
+ *                             console records of a tenant by kind and id (event types and
+ *                             endpoints together), training job logs
  * - gsi1         gsi1pk/sk:  items of a tenant by category; events of a user by id;
  *                             clients and API keys of a tenant; the list of tenants
  * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id; items and deletion
