@@ -8,7 +8,7 @@ import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { addDocVector, type SearchDoc, type SearchIndex } from '../search/engine.ts';
 import { cosine, normalize } from '../search/embedding.ts';
-import type { PreparedDelta } from '../search/rank.ts';
+import { kthLargest, type PreparedDelta } from '../search/rank.ts';
 import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
 import { topK } from './evaluate.ts';
 
@@ -243,28 +243,7 @@ export function topPositive(s: Float32Array, k: number): number[] {
   for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) positive.push(i);
   if (positive.length <= k) return positive;
   // The k-th highest value (quickselect on a copy), then everything above it and ties by index.
-  const v = Float32Array.from(positive, (i) => s[i] as number);
-  let lo = 0;
-  let hi = v.length - 1;
-  const want = k - 1;
-  while (lo < hi) {
-    const pivot = v[(lo + hi) >> 1] as number;
-    let a = lo;
-    let b = hi;
-    while (a <= b) {
-      while ((v[a] as number) > pivot) a++;
-      while ((v[b] as number) < pivot) b--;
-      if (a <= b) {
-        const x = v[a] as number;
-        v[a++] = v[b] as number;
-        v[b--] = x;
-      }
-    }
-    if (want <= b) hi = b;
-    else if (want >= a) lo = a;
-    else break;
-  }
-  const cut = v[want] as number;
+  const cut = kthLargest(Float32Array.from(positive, (i) => s[i] as number), k);
   const out: number[] = [];
   for (const i of positive) if ((s[i] as number) > cut) out.push(i);
   for (const i of positive) {

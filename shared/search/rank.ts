@@ -152,7 +152,7 @@ class PageCollector {
 }
 
 /** The k-th largest value (1-based) of `xs` (which it reorders): quickselect. */
-function kthLargest(xs: Float64Array, k: number): number {
+export function kthLargest(xs: Float64Array | Float32Array, k: number): number {
   let lo = 0;
   let hi = xs.length - 1;
   const target = k - 1;
