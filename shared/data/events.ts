@@ -45,11 +45,11 @@ export function dynamoEventStore(t: TableRef): EventStore {
           ScanIndexForward: false,
           Limit: limit,
           // A few short attributes instead of whole events: most of a request's read volume.
-          ProjectionExpression: 'id, item_id, #type',
+          ProjectionExpression: 'id, item_id, #type, created',
           ExpressionAttributeNames: { '#type': 'type' },
         }),
       );
-      return (out.Items ?? []).map((row) => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type) }));
+      return (out.Items ?? []).map((row) => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) }));
     },
 
     async forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void> {

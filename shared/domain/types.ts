@@ -112,8 +112,8 @@ export interface EventRecord {
   extra: JsonObject;
 }
 
-/** What serving reads of a user's latest events: which event, which item, and how (the event type). */
-export type RecentEvent = Pick<EventRecord, 'id' | 'item_id' | 'type'>;
+/** What serving reads of a user's latest events: which event, which item, how (the event type) and when it was ingested. */
+export type RecentEvent = Pick<EventRecord, 'id' | 'item_id' | 'type' | 'created'>;
 
 export type NewEvent = Omit<EventRecord, 'id' | 'created' | 'occurred_at'> & { occurred_at?: number };
 
@@ -126,7 +126,7 @@ export interface EventListQuery {
 
 export interface EventStore {
   append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]>;
-  /** A user's latest events, newest first: only their id, item and type (all that serving reads). */
+  /** A user's latest events, newest first: only their id, item, type and creation time (all that serving reads). */
   recentByUser(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
   /** Every event of the tenant, a page at a time, in no particular order; `fn` returning false stops. */
   forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;

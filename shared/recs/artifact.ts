@@ -10,7 +10,7 @@ interface Header {
   factors?: number;
   /** Present when the artifact carries the users' training histories (see UserHistories). */
   users?: string[];
-  trainedThrough?: number;
+  trainedBefore?: number;
   trainedTypes?: string[];
 }
 
@@ -25,8 +25,12 @@ export interface UserHistories {
   rowStart: Uint32Array;
   items: Uint32Array;
   weights: Float32Array;
-  /** The highest event id training read: events after it are not in these histories. */
-  trainedThrough: number;
+  /**
+   * Every event created (ingest time, seconds) before this was read by training: serving adds
+   * only the events at or after it. Events of the last minute before training are in both, which
+   * counts them twice for a while; missing one would be worse.
+   */
+  trainedBefore: number;
   /** The event types training used: events of other types are never in these histories. */
   trainedTypes: string[];
 }
@@ -40,7 +44,7 @@ export interface ModelArtifact {
 }
 
 /** The histories of a training data set, users sorted. */
-export function historiesOf(ds: Dataset, trainedThrough: number, trainedTypes: string[]): UserHistories {
+export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: string[]): UserHistories {
   const order = ds.users.map((_, u) => u).sort((a, b) => ((ds.users[a] as string) < (ds.users[b] as string) ? -1 : 1));
   const rowStart = new Uint32Array(order.length + 1);
   const items = new Uint32Array(ds.nnz);
@@ -54,7 +58,7 @@ export function historiesOf(ds: Dataset, trainedThrough: number, trainedTypes: s
     k += row.items.length;
   });
   rowStart[order.length] = k;
-  return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedThrough, trainedTypes };
+  return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedBefore, trainedTypes };
 }
 
 /** A user's training history (item indexes of the model, weights), if training saw the user. */
@@ -91,7 +95,7 @@ export function packModel(a: ModelArtifact): Uint8Array {
     algorithm: m.algorithm,
     items: a.items,
     ...(factors ? { factors } : {}),
-    ...(h ? { users: h.users, trainedThrough: h.trainedThrough, trainedTypes: h.trainedTypes } : {}),
+    ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes } : {}),
   };
   return packSections(header, arrays);
 }
@@ -107,7 +111,7 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
   // Artifacts trained before histories were stored have none: serving reads the latest events only.
   const histories: UserHistories | undefined = h.users
-    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedThrough: h.trainedThrough ?? 0, trainedTypes: h.trainedTypes ?? [] }
+    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedBefore: h.trainedBefore ?? 0, trainedTypes: h.trainedTypes ?? [] }
     : undefined;
   return { model, items: h.items, popularity, ...(histories ? { histories } : {}) };
 }

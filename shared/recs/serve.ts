@@ -121,7 +121,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (trained) for (let k = 0; k < trained.items.length; k++) add(model?.items[trained.items[k] as number] as number, trained.weights[k] as number);
   const trainedTypes = new Set(trainedOn?.trainedTypes);
   recent.forEach((e, k) => {
-    if (trainedOn && e.id <= trainedOn.trainedThrough && trainedTypes.has(e.type)) {
+    if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) {
       seen.add(Number(e.item_id));
       return;
     }

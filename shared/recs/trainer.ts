@@ -97,10 +97,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
     const raw: { type: string; x: Interaction }[] = [];
-    let trainedThrough = 0;
+    // Every event created before this was stored before the read began (an ingest request ends
+    // within its 30 s timeout), so training sees it: serving adds only the events after it.
+    const trainedBefore = now() - 60;
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
-        trainedThrough = Math.max(trainedThrough, e.id);
         const w = weightOf.get(e.type);
         const item = Number(e.item_id);
         // Events of other types, and for items that do not exist, are not training data.
@@ -138,7 +139,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const version = await c.nextId(tenant, 'model');
     const key = modelArtifactKey(tenant, version);
     const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
-    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories: historiesOf(full, trainedThrough, trainedTypes) }));
+    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories: historiesOf(full, trainedBefore, trainedTypes) }));
     const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
     await c.put(tenant, 'model', rec);
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics });

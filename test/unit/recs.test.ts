@@ -102,7 +102,7 @@ describe('recommendation models', () => {
     const histories = historiesOf(ds, 77, ['view']);
     expect(histories.users).toEqual([...ds.users].sort());
     const back = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
-    expect(back.histories).toMatchObject({ trainedThrough: 77, trainedTypes: ['view'] });
+    expect(back.histories).toMatchObject({ trainedBefore: 77, trainedTypes: ['view'] });
     for (const user of ds.users) {
       const h = historyOf(back.histories as NonNullable<typeof back.histories>, user);
       const row = ds.row(ds.userIndex.get(user) as number);
