@@ -175,7 +175,9 @@ async function synthetic(n: number): Promise<void> {
     const artifactMb = Math.max(...artifacts.map((f) => statSync(join(s.dataDir, 'blobs', 'search', 'demo', f)).size)) / 2 ** 20;
 
     const token = await s.token();
-    await s.core('POST', '/v1/search', { query: 'warm up', limit: 20 });
+    // Warm-up as after the restart below: every handler thread loads the index (a Lambda
+    // container loads it once, at its first request) before latency is measured.
+    await searchLoad(s, token, connections, 3);
     const rssLoaded = s.rssMb();
     const result = await searchLoad(s, token, connections, duration);
     // The same requests from one client: the latency of a request on its own (on AWS, concurrent

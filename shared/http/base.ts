@@ -46,6 +46,11 @@ function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
   }
 }
 
+/** The error middy throws when a handler would outlive the function's remaining time. */
+function isMiddyTimeout(e: unknown): boolean {
+  return e instanceof Error && e.name === 'TimeoutError' && (e.cause as { package?: unknown } | undefined)?.package === '@middy/core';
+}
+
 /**
  * First in every chain: assigns the request id, and (its onError runs last) turns every
  * error into the flavor's envelope. Unknown errors become a 500 that leaks nothing.
@@ -60,7 +65,11 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
     onError: (req) => {
       const requestId = req.context.state?.requestId ?? randomUUID();
       let e = req.error;
-      if (!(e instanceof ApiError)) {
+      if (isMiddyTimeout(e)) {
+        // The function's time ran out (middy stops just before Lambda would): a clear, retryable error.
+        logger.warn('request timed out', { requestId });
+        e = new ApiError('api_error', 'timeout', 'The request took too long and was stopped. Retry it; if it persists, quote the request_id.', { status: 503 });
+      } else if (!(e instanceof ApiError)) {
         logger.error('unhandled error', { requestId, error: e as Error });
         e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }

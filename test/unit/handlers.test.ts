@@ -62,3 +62,17 @@ describe('handlers without a token (no I/O)', () => {
     expect(res.statusCode).toBe(401);
   });
 });
+
+describe('a handler that outlives its time', () => {
+  it('answers 503 timeout in the envelope, not an unexpected 500', async () => {
+    const { httpHandler } = await import('../../shared/http/handler.ts');
+    const { ok } = await import('../../shared/http/respond.ts');
+    const slow = httpHandler('core', undefined, {}, () => new Promise((r) => setTimeout(() => r(ok({ late: true })), 1000)));
+    const short = { ...context, getRemainingTimeInMillis: () => 50 } as ApiContext;
+    const res = await slow(apiEvent('GET', '/v1/slow', '/v1/slow'), short);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(res.body as string)).toEqual({
+      error: { type: 'api_error', code: 'timeout', message: expect.any(String), request_id: '9f1c2a3b-0000-4000-8000-000000000001' },
+    });
+  });
+});
