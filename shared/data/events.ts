@@ -35,13 +35,14 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return records;
     },
 
-    async recentByUser(tenant: string, userId: string, limit: number): Promise<RecentEvent[]> {
+    async recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]> {
+      const after = afterId ? keys.sortId(afterId) : undefined;
       const out = await t.doc.send(
         new QueryCommand({
           TableName: t.tableName,
           IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId) },
+          KeyConditionExpression: `gsi1pk = :pk${after ? ' AND gsi1sk > :after' : ''}`,
+          ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId), ...(after ? { ':after': after } : {}) },
           ScanIndexForward: false,
           Limit: limit,
           // A few short attributes instead of whole events: most of a request's read volume.

@@ -126,8 +126,11 @@ export interface EventListQuery {
 
 export interface EventStore {
   append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]>;
-  /** A user's latest events, newest first: only their id, item, type and creation time (all that serving reads). */
-  recentByUser(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
+  /**
+   * A user's latest events, newest first: only their id, item, type and creation time (all that
+   * serving reads); with `afterId`, only events with a higher id.
+   */
+  recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]>;
   /** Every event of the tenant, a page at a time, in no particular order; `fn` returning false stops. */
   forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;

@@ -12,13 +12,15 @@ interface Header {
   users?: string[];
   trainedBefore?: number;
   trainedTypes?: string[];
+  eventsThrough?: number;
 }
 
 /**
- * Each user's interactions as the model was trained on them, so serving reads from the table
- * only the events that came after: a user's whole history counts, not just the latest events a
- * request can afford to read. Users sorted (binary search, no per-container map); CSR rows of
- * item indexes and summed event-type weights.
+ * Each user's interactions as training read them, so serving reads from the table only the
+ * events that came after: a user's whole history counts, not just the latest events a request
+ * can afford to read. The events of trained types as the model saw them, and up to
+ * `eventsThrough` those of other types with their event type's weight, as serving weighs them.
+ * Users sorted (binary search, no per-container map); CSR rows of item indexes and summed weights.
  */
 export interface UserHistories {
   users: string[];
@@ -31,8 +33,13 @@ export interface UserHistories {
    * counts them twice for a while; missing one would be worse.
    */
   trainedBefore: number;
-  /** The event types training used: events of other types are never in these histories. */
+  /** The event types training used: events of other types are in these histories only up to `eventsThrough`. */
   trainedTypes: string[];
+  /**
+   * Every event with an id up to this one was read by training and is in these histories, so
+   * serving reads only the events after it (0: read the latest events, whatever their id).
+   */
+  eventsThrough: number;
 }
 
 /** What serving needs: the model, the item ids of its indexes, and popularity for fallbacks. */
@@ -44,7 +51,7 @@ export interface ModelArtifact {
 }
 
 /** The histories of a training data set, users sorted. */
-export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: string[]): UserHistories {
+export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: string[], eventsThrough: number): UserHistories {
   const order = ds.users.map((_, u) => u).sort((a, b) => ((ds.users[a] as string) < (ds.users[b] as string) ? -1 : 1));
   const rowStart = new Uint32Array(order.length + 1);
   const items = new Uint32Array(ds.nnz);
@@ -58,7 +65,7 @@ export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: st
     k += row.items.length;
   });
   rowStart[order.length] = k;
-  return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedBefore, trainedTypes };
+  return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedBefore, trainedTypes, eventsThrough };
 }
 
 /** A user's training history (item indexes of the model, weights), if training saw the user. */
@@ -95,7 +102,7 @@ export function packModel(a: ModelArtifact): Uint8Array {
     algorithm: m.algorithm,
     items: a.items,
     ...(factors ? { factors } : {}),
-    ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes } : {}),
+    ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes, eventsThrough: h.eventsThrough } : {}),
   };
   return packSections(header, arrays);
 }
@@ -111,7 +118,7 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
   // Artifacts trained before histories were stored have none: serving reads the latest events only.
   const histories: UserHistories | undefined = h.users
-    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedBefore: h.trainedBefore ?? 0, trainedTypes: h.trainedTypes ?? [] }
+    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedBefore: h.trainedBefore ?? 0, trainedTypes: h.trainedTypes ?? [], eventsThrough: h.eventsThrough ?? 0 }
     : undefined;
   return { model, items: h.items, popularity, ...(histories ? { histories } : {}) };
 }

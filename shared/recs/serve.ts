@@ -22,9 +22,17 @@ export interface RecsDeps {
 
 /**
  * How many of the user's latest events a request reads (one Query). The model's artifact holds
- * each user's history up to training; these add what came after (and serve users training never saw).
+ * each user's history up to its `eventsThrough` id; a request reads only the events after it
+ * (and all of a user's latest events without a model).
  */
 const HISTORY_LIMIT = 100;
+
+/**
+ * Per tenant and endpoint, the event id the last request read after (its model's
+ * `eventsThrough`): the next request's read starts there at once, beside the endpoint's config,
+ * and is narrowed, or made again, once the request knows which model serves it.
+ */
+const readAfter = new Map<string, number>();
 
 /** A loaded model with what every request derives from it, computed once. */
 type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
@@ -89,12 +97,12 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (q.user_id === undefined && q.item_id === undefined) {
     throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
   }
+  const userId = q.user_id;
+  const recentAfter = (id: number) => (userId !== undefined ? deps.events.recentByUser(tenant, userId, HISTORY_LIMIT, id) : Promise.resolve([] as RecentEvent[]));
+  const readKey = `${tenant}\u0000${q.endpoint ?? ''}`;
+  const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once.
-  const [{ index, delta }, { endpoints, eventTypes }, recent] = await Promise.all([
-    deps.catalog(tenant),
-    servingConfig(deps.console, tenant),
-    q.user_id !== undefined ? deps.events.recentByUser(tenant, q.user_id, HISTORY_LIMIT) : Promise.resolve([] as RecentEvent[]),
-  ]);
+  const [{ index, delta }, { endpoints, eventTypes }, guessed] = await Promise.all([deps.catalog(tenant), servingConfig(deps.console, tenant), recentAfter(guess)]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
@@ -103,6 +111,12 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (q.endpoint !== undefined && !endpoint) throw new NotFoundError('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
   const version = endpoint?.model_version ?? null;
   const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
+  // The events the model's artifact does not hold. Read after a lower id, they are the newest of
+  // those read; after a higher one (another model serves now), they are read again.
+  const through = model?.histories?.eventsThrough ?? 0;
+  if (readAfter.size > 1000) readAfter.clear();
+  readAfter.set(readKey, through);
+  const recent = guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through);
 
   const weights = new Map(eventTypes.map((e) => [e.name, e.weight]));
   // The history the model reads: the anchor item and the user's interactions, weighted by event

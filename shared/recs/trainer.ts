@@ -96,18 +96,31 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const items = new Map<number, boolean>();
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
-    const raw: { type: string; x: Interaction }[] = [];
+    const raw: { type: string; id: number; x: Interaction }[] = [];
     // Every event created before this was stored before the read began (an ingest request ends
     // within its 30 s timeout), so training sees it: serving adds only the events after it.
     const trainedBefore = now() - 60;
+    // Serving reads only the events after `eventsThrough`, the highest id of an event created
+    // half a minute before that: an event with a lower id got it earlier (ids are handed out in
+    // order, after the request read its clock) and was stored within its request's 30 s, so
+    // before this read began. Events of types training does not use are kept for the users'
+    // histories, weighed as serving weighs them.
+    let eventsThrough = 0;
+    const typeWeight = new Map([...types.values()].map((t) => [t.name, t.weight]));
+    const untrained: { id: number; x: Interaction }[] = [];
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
-        const w = weightOf.get(e.type);
+        if (e.created < trainedBefore - 30 && e.id > eventsThrough) eventsThrough = e.id;
         const item = Number(e.item_id);
-        // Events of other types, and for items that do not exist, are not training data.
-        if (w === undefined || !items.has(item)) continue;
+        // Events for items that do not exist are not training data.
+        if (!items.has(item)) continue;
+        const x = { user: e.user_id, item, weight: weightOf.get(e.type) ?? typeWeight.get(e.type) ?? 1, at: e.occurred_at };
+        if (!weightOf.has(e.type)) {
+          untrained.push({ id: e.id, x });
+          continue;
+        }
         counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
-        raw.push({ type: e.type, x: { user: e.user_id, item, weight: w, at: e.occurred_at } });
+        raw.push({ type: e.type, id: e.id, x });
       }
     });
     await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items`);
@@ -115,6 +128,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
     if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
     const kept = raw.filter((r) => !below.includes(r.type)).map((r) => r.x);
+    for (const r of raw) if (below.includes(r.type)) untrained.push({ id: r.id, x: { ...r.x, weight: typeWeight.get(r.type) ?? 1 } });
     if (kept.length < total_min || kept.length === 0) {
       throw new ThresholdError(
         `Not enough events: ${kept.length} usable events${below.length ? ` after leaving out ${below.join(', ')} (below per_signal_min ${per_signal_min})` : ''}, total_min is ${total_min}.`,
@@ -139,7 +153,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const version = await c.nextId(tenant, 'model');
     const key = modelArtifactKey(tenant, version);
     const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
-    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories: historiesOf(full, trainedBefore, trainedTypes) }));
+    const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
+    const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
+    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories }));
     const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
     await c.put(tenant, 'model', rec);
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics });

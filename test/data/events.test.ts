@@ -45,7 +45,7 @@ describe('event store', () => {
     expect(both.hasMore).toBe(true);
   });
 
-  it("reads a user's latest events newest first, only id, item, type and creation time, within the limit", async () => {
+  it("reads a user's latest events newest first, only id, item, type and creation time, within the limit, after an id", async () => {
     const s = db.stores.events;
     await s.append('rec', [ev('u', 'view', { item_id: '10', payload: { big: 'x'.repeat(500) } }), ev('v', 'view', { item_id: '11' }), ev('u', 'buy', { item_id: '12', extra: { k: 'v' } }), ev('u', 'view', { item_id: '13' })], 1);
     expect(await s.recentByUser('rec', 'u', 10)).toEqual([
@@ -54,6 +54,10 @@ describe('event store', () => {
       { id: 1, item_id: '10', type: 'view', created: 1 },
     ]);
     expect(await s.recentByUser('rec', 'u', 2)).toEqual([{ id: 4, item_id: '13', type: 'view', created: 1 }, { id: 3, item_id: '12', type: 'buy', created: 1 }]);
+    // Only the events after an id (those a model's artifact does not hold).
+    expect((await s.recentByUser('rec', 'u', 10, 1)).map((e) => e.id)).toEqual([4, 3]);
+    expect((await s.recentByUser('rec', 'u', 10, 3)).map((e) => e.id)).toEqual([4]);
+    expect(await s.recentByUser('rec', 'u', 10, 4)).toEqual([]);
     expect(await s.recentByUser('rec', 'nobody', 5)).toEqual([]);
     expect(await s.recentByUser('other', 'u', 5)).toEqual([]);
   });

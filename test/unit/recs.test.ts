@@ -99,10 +99,10 @@ describe('recommendation models', () => {
   });
 
   it("stores each user's training history in the artifact, found by user id", () => {
-    const histories = historiesOf(ds, 77, ['view']);
+    const histories = historiesOf(ds, 77, ['view'], 12);
     expect(histories.users).toEqual([...ds.users].sort());
     const back = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
-    expect(back.histories).toMatchObject({ trainedBefore: 77, trainedTypes: ['view'] });
+    expect(back.histories).toMatchObject({ trainedBefore: 77, trainedTypes: ['view'], eventsThrough: 12 });
     for (const user of ds.users) {
       const h = historyOf(back.histories as NonNullable<typeof back.histories>, user);
       const row = ds.row(ds.userIndex.get(user) as number);
@@ -110,7 +110,7 @@ describe('recommendation models', () => {
       expect(Array.from(h?.weights ?? []), user).toEqual(Array.from(row.weights));
     }
     expect(historyOf(histories, 'nobody')).toBeUndefined();
-    expect(historyOf(historiesOf(new Dataset([]), 0, []), 'u1')).toBeUndefined();
+    expect(historyOf(historiesOf(new Dataset([]), 0, [], 0), 'u1')).toBeUndefined();
     // Artifacts from before histories were stored still load, without them.
     expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).histories).toBeUndefined();
   });
