@@ -107,6 +107,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // histories, weighed as serving weighs them.
     let eventsThrough = 0;
     const typeWeight = new Map([...types.values()].map((t) => [t.name, t.weight]));
+    const servingWeight = (type: string) => typeWeight.get(type) ?? 1;
     const untrained: { id: number; x: Interaction }[] = [];
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
@@ -114,21 +115,25 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         const item = Number(e.item_id);
         // Events for items that do not exist are not training data.
         if (!items.has(item)) continue;
-        const x = { user: e.user_id, item, weight: weightOf.get(e.type) ?? typeWeight.get(e.type) ?? 1, at: e.occurred_at };
-        if (!weightOf.has(e.type)) {
-          untrained.push({ id: e.id, x });
+        const w = weightOf.get(e.type);
+        if (w === undefined) {
+          untrained.push({ id: e.id, x: { user: e.user_id, item, weight: servingWeight(e.type), at: e.occurred_at } });
           continue;
         }
         counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
-        raw.push({ type: e.type, id: e.id, x });
+        raw.push({ type: e.type, id: e.id, x: { user: e.user_id, item, weight: w, at: e.occurred_at } });
       }
     });
     await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items`);
     const { per_signal_min, total_min } = template.thresholds;
     const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
     if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
-    const kept = raw.filter((r) => !below.includes(r.type)).map((r) => r.x);
-    for (const r of raw) if (below.includes(r.type)) untrained.push({ id: r.id, x: { ...r.x, weight: typeWeight.get(r.type) ?? 1 } });
+    // Signals left out are not training data; like other types, they go into the histories.
+    const kept: Interaction[] = [];
+    for (const r of raw) {
+      if (below.includes(r.type)) untrained.push({ id: r.id, x: { ...r.x, weight: servingWeight(r.type) } });
+      else kept.push(r.x);
+    }
     if (kept.length < total_min || kept.length === 0) {
       throw new ThresholdError(
         `Not enough events: ${kept.length} usable events${below.length ? ` after leaving out ${below.join(', ')} (below per_signal_min ${per_signal_min})` : ''}, total_min is ${total_min}.`,
