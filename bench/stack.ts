@@ -20,7 +20,8 @@ export interface BenchStack {
 
 /** `dataDir`: start on an existing data folder (a restart), else a fresh one. */
 export async function startBenchStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'))): Promise<BenchStack> {
-  // BENCH_SERVER_NODE_ARGS adds Node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  // BENCH_SERVER_NODE_ARGS adds Node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`;
+  // BENCH_SERVER_STDOUT=1 shows the server's output (e.g. of `--trace-gc`).
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', ...extra, '--import', 'tsx', 'bin/server.ts'], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
@@ -30,6 +31,7 @@ export async function startBenchStack(env: Record<string, string> = {}, dataDir 
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
+      if (process.env.BENCH_SERVER_STDOUT) process.stdout.write(d);
       const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
     });

@@ -253,17 +253,17 @@ function best(scores: Map<number, number>, limit: number, eligible: (id: number)
  * lower indexes, as in `topK`): a linear selection, since most scores are usually zero.
  */
 export function topPositive(s: Float32Array, k: number): number[] {
-  const positive: number[] = [];
-  for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) positive.push(i);
-  if (positive.length <= k) return positive;
+  const positive = new Int32Array(s.length);
+  let n = 0;
+  for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) positive[n++] = i;
+  if (n <= k) return Array.from(positive.subarray(0, n));
   // The k-th highest value (quickselect on a copy), then everything above it and ties by index.
-  const cut = kthLargest(Float32Array.from(positive, (i) => s[i] as number), k);
+  const values = new Float32Array(n);
+  for (let j = 0; j < n; j++) values[j] = s[positive[j] as number] as number;
+  const cut = kthLargest(values, k);
   const out: number[] = [];
-  for (const i of positive) if ((s[i] as number) > cut) out.push(i);
-  for (const i of positive) {
-    if (out.length === k) break;
-    if ((s[i] as number) === cut) out.push(i);
-  }
+  for (let j = 0; j < n; j++) if ((s[positive[j] as number] as number) > cut) out.push(positive[j] as number);
+  for (let j = 0; j < n && out.length < k; j++) if ((s[positive[j] as number] as number) === cut) out.push(positive[j] as number);
   return out;
 }
 

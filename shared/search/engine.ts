@@ -1,6 +1,7 @@
 import type { ItemWithVector, JsonObject } from '../domain/types.ts';
 import { normalize } from './embedding.ts';
 import { editDistance, terms, words, stem, STOP_WORDS } from './text.ts';
+import { Int8Rows } from './int8-vectors.ts';
 
 /** An item as the search index sees it: the item with its vector (null until embedded). */
 export type SearchDoc = ItemWithVector;
@@ -204,7 +205,8 @@ export class SearchIndex {
   private readonly vocab: string[];
   private readonly lens: Float32Array[];
   private readonly avgLen: number[];
-  private readonly vectors: Int8Array;
+  /** The item vectors (int8) in the SIMD kernel's memory. */
+  private readonly vectors: Int8Rows;
   private readonly scales: Float32Array;
   private readonly hasVector: Uint8Array;
   private readonly ivf: Ivf | null;
@@ -213,7 +215,10 @@ export class SearchIndex {
   readonly ids: Float64Array;
   readonly active: Uint8Array;
 
-  constructor(parts: IndexParts) {
+  constructor(built: IndexParts) {
+    this.vectors = new Int8Rows(built.vectors, built.dims);
+    // The parts (serialised by the index builder) hold the kernel's copy, not a second one.
+    const parts = { ...built, vectors: this.vectors.rows };
     this.parts = parts;
     this.docs = parts.docs;
     this.dims = parts.dims;
@@ -226,7 +231,6 @@ export class SearchIndex {
     this.lens = parts.lens;
     const n = parts.docs.length;
     this.avgLen = this.lens.map((l) => (n ? l.reduce((a, b) => a + b, 0) / n : 0) || 1);
-    this.vectors = parts.vectors;
     this.scales = parts.scales;
     this.hasVector = parts.hasVector;
     this.ivf = parts.ivf;
@@ -368,7 +372,8 @@ export class SearchIndex {
     const v = new Float32Array(this.dims);
     const o = i * this.dims;
     const scale = this.scales[i] as number;
-    for (let k = 0; k < this.dims; k++) v[k] = (this.vectors[o + k] as number) * scale;
+    const rows = this.vectors.rows;
+    for (let k = 0; k < this.dims; k++) v[k] = (rows[o + k] as number) * scale;
     return v;
   }
 
@@ -377,13 +382,16 @@ export class SearchIndex {
     if (!this.hasVector[i] || into.length !== this.dims) return false;
     const o = i * this.dims;
     const f = w * (this.scales[i] as number);
-    for (let k = 0; k < this.dims; k++) into[k] = (into[k] as number) + f * (this.vectors[o + k] as number);
+    const rows = this.vectors.rows;
+    for (let k = 0; k < this.dims; k++) into[k] = (into[k] as number) + f * (rows[o + k] as number);
     return true;
   }
 
-  dot(i: number, q: Float32Array): number {
-    if (!this.hasVector[i]) return 0;
-    return dotInt8(this.vectors, i * this.dims, q, this.dims) * (this.scales[i] as number);
+  /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
+  similarityTo(q: Float32Array): (i: number) => number {
+    const dot = this.vectors.query(q);
+    const { hasVector, scales } = this;
+    return (i) => (hasVector[i] ? dot(i) * (scales[i] as number) : 0);
   }
 
   /**
@@ -422,10 +430,11 @@ export class SearchIndex {
     // A coarse pass pays off only when it leaves out most candidates: rescoring keeps its best 4k.
     const coarseDims = candidates > k * 8 && this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
     const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
-    const { vectors, scales, hasVector, dims } = this;
+    const { scales, hasVector } = this;
+    const dot = this.vectors.query(q);
     const visit = (i: number) => {
       if (!hasVector[i] || !accept(i)) return;
-      coarse.push(i, dotInt8(vectors, i * dims, q, coarseDims) * (scales[i] as number));
+      coarse.push(i, dot(i, coarseDims) * (scales[i] as number));
     };
     if (probed) {
       for (const list of probed) for (let j = 0; j < list.length; j++) visit(list[j] as number);
@@ -434,7 +443,7 @@ export class SearchIndex {
     }
     if (coarseDims === this.dims) return coarse.toMap();
     const top = new TopK(k);
-    for (const i of coarse.toMap().keys()) top.push(i, this.dot(i, q));
+    for (const i of coarse.toMap().keys()) top.push(i, dot(i) * (scales[i] as number));
     return top.toMap();
   }
 }
@@ -452,23 +461,6 @@ export function addDocVector(index: SearchIndex, d: SearchDoc | undefined, w: nu
   }
   const i = index.byId.get(d.id);
   return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
-}
-
-/** q · v[o..o+n): four running sums, independent additions the CPU overlaps (≈ 1.8 x one sum). */
-function dotInt8(v: Int8Array, o: number, q: Float32Array, n: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let d = 0;
-  for (; d + 3 < n; d += 4) {
-    s0 += (v[o + d] as number) * (q[d] as number);
-    s1 += (v[o + d + 1] as number) * (q[d + 1] as number);
-    s2 += (v[o + d + 2] as number) * (q[d + 2] as number);
-    s3 += (v[o + d + 3] as number) * (q[d + 3] as number);
-  }
-  for (; d < n; d++) s0 += (v[o + d] as number) * (q[d] as number);
-  return s0 + s1 + s2 + s3;
 }
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */

@@ -201,7 +201,6 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   };
   const accept = (key: number) => (key < N ? acceptIndexed(key) : eligible(delta.docs[key - N] as SearchDoc));
   const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : (delta.docs[key - N] as SearchDoc).vector);
-  const similarity = (key: number, q: Float32Array): number => (key < N ? index.dot(key, q) : cosine((delta.docs[key - N] as SearchDoc).vector, q));
   const out = new PageCollector(page);
 
   if (r.query.trim() === '') {
@@ -257,14 +256,16 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
       // probing the vector index for documents without a keyword match.
       const probe = r.mode === 'semantic' || kwKeys.length < HYBRID_VECTOR_LIMIT;
       const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
+        const indexed = index.similarityTo(q);
+        const similarity = (key: number): number => (key < N ? indexed(key) : cosine((delta.docs[key - N] as SearchDoc).vector, q));
         const m = new Map<number, number>();
         if (base) {
-          for (const key of base) m.set(key, similarity(key, q));
+          for (const key of base) m.set(key, similarity(key));
         } else if (probe) {
           for (const [i, s] of index.nearest(q, RANKING.vectorCandidates, acceptIndexed)) m.set(i, s);
-          for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k, q));
+          for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k));
         }
-        for (const key of head) if (!m.has(key)) m.set(key, similarity(key, q));
+        for (const key of head) if (!m.has(key)) m.set(key, similarity(key));
         return m;
       };
       vec = vectorScores(r.queryVector, null);

@@ -1,0 +1,35 @@
+;; Dot products of int8 item vectors with an int16 query, 16 dimensions per step with
+;; WebAssembly SIMD. Source of shared/search/int8-dot.ts (`npm run build:wasm` writes it).
+(module
+  (import "env" "memory" (memory 1))
+  ;; Σ v[k]·q[k] for k < n: v is int8 at byte offset $v, q is int16 at byte offset $q. Each of
+  ;; the four i32 lanes sums n/4 products of at most 127 × 16383, which fits for n up to 4096;
+  ;; the lanes are added as f64.
+  (func (export "dot") (param $v i32) (param $q i32) (param $n i32) (result f64)
+    (local $acc v128) (local $x v128) (local $end i32) (local $s i32)
+    (local.set $end (i32.add (local.get $v) (i32.and (local.get $n) (i32.const -16))))
+    (block $done
+      (loop $step
+        (br_if $done (i32.ge_u (local.get $v) (local.get $end)))
+        (local.set $x (v128.load (local.get $v)))
+        (local.set $acc (i32x4.add (local.get $acc)
+          (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $x)) (v128.load (local.get $q)))))
+        (local.set $acc (i32x4.add (local.get $acc)
+          (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $x)) (v128.load offset=16 (local.get $q)))))
+        (local.set $v (i32.add (local.get $v) (i32.const 16)))
+        (local.set $q (i32.add (local.get $q) (i32.const 32)))
+        (br $step)))
+    ;; The last n mod 16 dimensions, one at a time (at most 15 × 127 × 16383 in $s).
+    (local.set $end (i32.add (local.get $end) (i32.and (local.get $n) (i32.const 15))))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $v) (local.get $end)))
+        (local.set $s (i32.add (local.get $s) (i32.mul (i32.load8_s (local.get $v)) (i32.load16_s (local.get $q)))))
+        (local.set $v (i32.add (local.get $v) (i32.const 1)))
+        (local.set $q (i32.add (local.get $q) (i32.const 2)))
+        (br $tail)))
+    (f64.add
+      (f64.add
+        (f64.add (f64.convert_i32_s (i32x4.extract_lane 0 (local.get $acc))) (f64.convert_i32_s (i32x4.extract_lane 1 (local.get $acc))))
+        (f64.add (f64.convert_i32_s (i32x4.extract_lane 2 (local.get $acc))) (f64.convert_i32_s (i32x4.extract_lane 3 (local.get $acc)))))
+      (f64.convert_i32_s (local.get $s)))))

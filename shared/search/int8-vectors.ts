@@ -1,0 +1,64 @@
+import { INT8_DOT_WASM } from './int8-dot.ts';
+
+/** The dot-product kernel (int8-dot.wat), compiled once per container. */
+const kernel = new WebAssembly.Module(Buffer.from(INT8_DOT_WASM, 'base64'));
+
+/** A query's largest component becomes ±QUERY_MAX (int16; leaves the kernel's lanes headroom). */
+const QUERY_MAX = 16383;
+/** The kernel's i32 lanes hold 4096-dimension sums of int8 × QUERY_MAX products. */
+export const MAX_KERNEL_DIMS = 4096;
+
+/**
+ * One query, quantised to int16 for the kernel: `dot(i, n)` ≈ Σ_{k<n} row_i[k] · q[k] (relative
+ * error about 1e-4 of the query's largest component). 0 for a query of another size.
+ */
+export type QueryDot = (i: number, n?: number) => number;
+
+/**
+ * Rows of int8 vectors in WebAssembly memory, scored against a query 16 dimensions at a time
+ * (SIMD): about ten times faster than a JavaScript loop over the same Int8Array. `rows` is an
+ * ordinary Int8Array view of them.
+ */
+export class Int8Rows {
+  readonly rows: Int8Array;
+  private readonly dotAt: (v: number, q: number, n: number) => number;
+  /** The query slot at the start of memory, and which prepared query it holds. */
+  private readonly slot: Int16Array;
+  private held: Int16Array | null = null;
+  private readonly base: number;
+
+  /** Copies `src` (count × dims values) into the kernel's memory. */
+  constructor(
+    src: Int8Array,
+    readonly dims: number,
+  ) {
+    if (dims > MAX_KERNEL_DIMS) throw new RangeError(`Vectors of ${dims} dimensions: the kernel takes at most ${MAX_KERNEL_DIMS}.`);
+    this.base = Math.ceil((dims * 2) / 64) * 64;
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((this.base + src.length) / 65536)) });
+    const instance = new WebAssembly.Instance(kernel, { env: { memory } });
+    this.dotAt = instance.exports.dot as (v: number, q: number, n: number) => number;
+    this.slot = new Int16Array(memory.buffer, 0, dims);
+    this.rows = new Int8Array(memory.buffer, this.base, src.length);
+    this.rows.set(src);
+  }
+
+  /** Prepares `q` once for any number of rows; its values are copied (later changes to q are not seen). */
+  query(q: Float32Array): QueryDot {
+    if (q.length !== this.dims) return () => 0;
+    let max = 0;
+    for (let k = 0; k < q.length; k++) max = Math.max(max, Math.abs(q[k] as number));
+    if (!(max > 0) || !Number.isFinite(max)) return () => 0;
+    const q16 = new Int16Array(this.dims);
+    const up = QUERY_MAX / max;
+    for (let k = 0; k < q.length; k++) q16[k] = Math.round((q[k] as number) * up);
+    const down = max / QUERY_MAX;
+    const { dims } = this;
+    return (i, n = dims) => {
+      if (this.held !== q16) {
+        this.slot.set(q16);
+        this.held = q16;
+      }
+      return this.dotAt(this.base + i * dims, 0, Math.min(n, dims)) * down;
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { INT8_DOT_WASM } from '../../shared/search/int8-dot.ts';
+import { Int8Rows, MAX_KERNEL_DIMS } from '../../shared/search/int8-vectors.ts';
+import { assembleWat } from '../helpers/wat.ts';
+
+/** A deterministic pseudo-random sequence (xorshift32). */
+function random(seed: number) {
+  let x = seed;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+function rowsOf(count: number, dims: number, next: () => number, values?: (k: number) => number) {
+  return Int8Array.from({ length: count * dims }, (_, k) => (values ? values(k) : Math.round(next() * 254) - 127));
+}
+
+const exact = (rows: Int8Array, dims: number, i: number, q: Float32Array, n = dims) => {
+  let s = 0;
+  for (let k = 0; k < n; k++) s += (rows[i * dims + k] as number) * (q[k] as number);
+  return s;
+};
+
+describe('int8 SIMD dot kernel', () => {
+  it('is the assembled int8-dot.wat (run `npm run build:wasm` after editing it)', async () => {
+    const bytes = await assembleWat(readFileSync('shared/search/int8-dot.wat', 'utf8'));
+    expect(Buffer.from(bytes).toString('base64')).toBe(INT8_DOT_WASM);
+  });
+
+  it('matches the exact dot product for every size, prefix length and row', () => {
+    const next = random(7);
+    for (const dims of [1, 3, 15, 16, 17, 31, 64, 100, 256, 512, 1024]) {
+      const src = rowsOf(20, dims, next);
+      const rows = new Int8Rows(src, dims);
+      expect(Array.from(rows.rows)).toEqual(Array.from(src));
+      const q = Float32Array.from({ length: dims }, () => next() * 2 - 1);
+      const dot = rows.query(q);
+      let norm = 0;
+      for (const x of q) norm += Math.abs(x);
+      for (let i = 0; i < 20; i++) {
+        for (const n of [dims, Math.max(1, dims >> 2), dims - 1]) {
+          // Quantising the query to int16 errs by at most half a step per dimension.
+          const bound = 127 * dims * (0.5 / 16383) * Math.max(...Array.from(q, Math.abs)) + 1e-9;
+          expect(Math.abs(dot(i, n) - exact(src, dims, i, q, n))).toBeLessThanOrEqual(bound);
+          expect(Math.abs(dot(i, n) - exact(src, dims, i, q, n))).toBeLessThan(1e-3 * 127 * norm + 1e-9);
+        }
+      }
+    }
+  });
+
+  it('does not overflow at the largest values and the largest size', () => {
+    const dims = MAX_KERNEL_DIMS;
+    const src = rowsOf(2, dims, random(1), (k) => (k < dims ? 127 : -127));
+    const rows = new Int8Rows(src, dims);
+    const dot = rows.query(new Float32Array(dims).fill(1));
+    expect(dot(0)).toBeCloseTo(127 * dims, 6);
+    expect(dot(1)).toBeCloseTo(-127 * dims, 6);
+    expect(() => new Int8Rows(new Int8Array(0), dims + 1)).toThrow(RangeError);
+  });
+
+  it('keeps several prepared queries apart, and scores 0 for a zero or mis-sized query', () => {
+    const dims = 32;
+    const src = rowsOf(4, dims, random(3));
+    const rows = new Int8Rows(src, dims);
+    const a = Float32Array.from({ length: dims }, (_, k) => (k % 2 ? 1 : -1));
+    const b = Float32Array.from({ length: dims }, (_, k) => k / dims);
+    const da = rows.query(a);
+    const db = rows.query(b);
+    for (let i = 0; i < 4; i++) {
+      expect(da(i)).toBeCloseTo(exact(src, dims, i, a), 1);
+      expect(db(i)).toBeCloseTo(exact(src, dims, i, b), 1);
+      expect(da(i)).toBeCloseTo(exact(src, dims, i, a), 1);
+    }
+    a.fill(0);
+    expect(da(0)).toBeCloseTo(exact(src, dims, 0, Float32Array.from({ length: dims }, (_, k) => (k % 2 ? 1 : -1))), 1);
+    expect(rows.query(new Float32Array(dims))(0)).toBe(0);
+    expect(rows.query(new Float32Array(dims + 1))(0)).toBe(0);
+  });
+
+  it('gives each set of rows its own memory', () => {
+    const one = new Int8Rows(Int8Array.from([1, 2, 3, 4]), 4);
+    const two = new Int8Rows(Int8Array.from([-1, -2, -3, -4]), 4);
+    const q = Float32Array.from([1, 1, 1, 1]);
+    expect(one.query(q)(0)).toBeCloseTo(10, 3);
+    expect(two.query(q)(0)).toBeCloseTo(-10, 3);
+  });
+});
