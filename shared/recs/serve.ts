@@ -6,7 +6,7 @@ import { itemResource } from '../domain/present.ts';
 import type { EventStore, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, NotFoundError, ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
-import { addDocVector, type SearchDoc, type SearchIndex } from '../search/engine.ts';
+import { addDocVectors, type SearchDoc, type SearchIndex } from '../search/engine.ts';
 import { cosine, normalize } from '../search/embedding.ts';
 import { kthLargest, type PreparedDelta } from '../search/rank.ts';
 import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
@@ -158,27 +158,22 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       if (hItems.length) {
         const s = model.model.score({ items: hItems, weights: hWeights });
         let max = 1e-9;
-        for (const v of s) if (v > max) max = v;
+        for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
         for (const i of topPositive(s, 500)) scores.set(model.items[i] as number, (s[i] as number) / max);
       }
     }
     // Content similarity reaches items the model never saw (new since training) and serves
     // tenants without a model: the history's taste vector against the catalog's vectors.
     const taste = new Float32Array(index.dims);
-    let any = false;
-    for (const [id, w] of history) if (addDocVector(index, docs.get(id), w, taste)) any = true;
-    if (any) {
+    if (addDocVectors(index, Array.from(history, ([id, w]) => [docs.get(id), w] as const), taste)) {
       normalize(taste);
       // Items the model knows get a little content smoothing; items it never saw (new since
       // training) are ranked by content alone, on the same 0-1 scale as the model's scores.
       const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : 0.15);
-      const accept = (i: number) => {
-        const d = index.docs[i] as SearchDoc;
-        return !delta.masked.has(d.id);
-      };
+      const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
       const neighbours = index.nearest(taste, 200, accept);
       for (const [i, s] of neighbours) {
-        const id = (index.docs[i] as SearchDoc).id;
+        const id = index.ids[i] as number;
         if (s > 0) scores.set(id, (scores.get(id) ?? 0) + contentWeight(id) * s);
       }
       for (const d of delta.docs) {

@@ -132,13 +132,8 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
   const hasVector = new Uint8Array(n);
   docs.forEach((d, i) => {
     if (!d.vector || d.vector.length !== dims) return;
-    let max = 0;
-    for (const x of d.vector) max = Math.max(max, Math.abs(x));
-    if (max === 0) return;
-    const scale = max / 127;
-    for (let k = 0; k < dims; k++) vectors[i * dims + k] = Math.round((d.vector[k] as number) / scale);
-    scales[i] = scale;
-    hasVector[i] = 1;
+    scales[i] = quantiseInto(d.vector, 0, dims, vectors, i * dims);
+    hasVector[i] = scales[i] ? 1 : 0;
   });
   const stored = docs.map((d) => ({ ...d, vector: null }));
   return { docs: stored, dims, builtAt, vocab, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
@@ -210,6 +205,8 @@ export class SearchIndex {
   private readonly scales: Float32Array;
   private readonly hasVector: Uint8Array;
   private readonly ivf: Ivf | null;
+  /** The IVF centroids, quantised like the item vectors, to rank lists with the same kernel. */
+  private readonly centroids: { rows: Int8Rows; scales: Float32Array } | null;
   readonly byId = new Map<number, number>();
   /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
   readonly ids: Float64Array;
@@ -234,6 +231,7 @@ export class SearchIndex {
     this.scales = parts.scales;
     this.hasVector = parts.hasVector;
     this.ivf = parts.ivf;
+    this.centroids = parts.ivf ? quantisedRows(parts.ivf.centroids, parts.dims) : null;
   }
 
   static build(docs: SearchDoc[], dims: number, builtAt = Math.floor(Date.now() / 1000)): SearchIndex {
@@ -377,14 +375,20 @@ export class SearchIndex {
     return v;
   }
 
-  /** Adds w × the vector of indexed document i to `into` (no copy); false when it has none. */
-  addVectorTo(i: number, w: number, into: Float32Array): boolean {
-    if (!this.hasVector[i] || into.length !== this.dims) return false;
-    const o = i * this.dims;
-    const f = w * (this.scales[i] as number);
-    const rows = this.vectors.rows;
-    for (let k = 0; k < this.dims; k++) into[k] = (into[k] as number) + f * (rows[o + k] as number);
-    return true;
+  /** into += Σ weights[j] × the vector of indexed document rows[j] (those without one add nothing). */
+  addVectorsTo(rows: number[], weights: number[], into: Float32Array): void {
+    const withVector: number[] = [];
+    const scaled: number[] = [];
+    rows.forEach((i, j) => {
+      if (!this.hasVector[i]) return;
+      withVector.push(i);
+      scaled.push((weights[j] as number) * (this.scales[i] as number));
+    });
+    this.vectors.addRows(withVector, scaled, into);
+  }
+
+  hasVectorAt(i: number): boolean {
+    return this.hasVector[i] === 1;
   }
 
   /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
@@ -405,16 +409,12 @@ export class SearchIndex {
     // The probed lists, or every document when there is no IVF.
     let probed: Uint32Array[] | undefined;
     let candidates = this.docs.length;
-    if (this.ivf) {
-      const { centroids, lists } = this.ivf;
+    if (this.ivf && this.centroids) {
+      const { lists } = this.ivf;
       const nlist = lists.length;
       const sims = new Float64Array(nlist);
-      for (let c = 0; c < nlist; c++) {
-        let s = 0;
-        const o = c * this.dims;
-        for (let d = 0; d < this.dims; d++) s += (centroids[o + d] as number) * (q[d] as number);
-        sims[c] = s;
-      }
+      const toCentroid = this.centroids.rows.query(q);
+      for (let c = 0; c < nlist; c++) sims[c] = toCentroid(c) * (this.centroids.scales[c] as number);
       const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
       const probes = Math.max(4, Math.ceil(nlist / 20));
       const budget = Math.max(k * 4, this.docs.length / 12);
@@ -449,18 +449,48 @@ export class SearchIndex {
 }
 
 /**
- * Adds w × a document's vector to `into`: a fresh document's own vector, or an indexed one read
- * in place (no dequantised copy). False when it has none of that size.
+ * Adds Σ w × vector of each (document, w) to `into`: a fresh document's own vector, an indexed
+ * one read in place (no dequantised copy). False when none has a vector of that size.
  */
-export function addDocVector(index: SearchIndex, d: SearchDoc | undefined, w: number, into: Float32Array): boolean {
-  if (!d) return false;
-  if (d.vector) {
-    if (d.vector.length !== into.length) return false;
-    for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
-    return true;
+export function addDocVectors(index: SearchIndex, pairs: Iterable<readonly [SearchDoc | undefined, number]>, into: Float32Array): boolean {
+  let any = false;
+  const rows: number[] = [];
+  const weights: number[] = [];
+  for (const [d, w] of pairs) {
+    if (!d) continue;
+    if (d.vector) {
+      if (d.vector.length !== into.length) continue;
+      for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
+      any = true;
+      continue;
+    }
+    const i = index.byId.get(d.id);
+    if (i === undefined || index.docs[i] !== d || !index.hasVectorAt(i) || index.dims !== into.length) continue;
+    rows.push(i);
+    weights.push(w);
   }
-  const i = index.byId.get(d.id);
-  return i !== undefined && index.docs[i] === d && index.addVectorTo(i, w, into);
+  if (rows.length) index.addVectorsTo(rows, weights, into);
+  return any || rows.length > 0;
+}
+
+/**
+ * Writes values[from..from+dims) as int8 to out[at..), its largest magnitude as ±127, and returns
+ * the scale back to floats (0, and nothing written, for a zero vector).
+ */
+function quantiseInto(values: ArrayLike<number>, from: number, dims: number, out: Int8Array, at: number): number {
+  let max = 0;
+  for (let k = 0; k < dims; k++) max = Math.max(max, Math.abs(values[from + k] as number));
+  if (max === 0) return 0;
+  const scale = max / 127;
+  for (let k = 0; k < dims; k++) out[at + k] = Math.round((values[from + k] as number) / scale);
+  return scale;
+}
+
+/** Float rows as int8 rows with one scale each, for the kernel. */
+function quantisedRows(values: Float32Array, dims: number): { rows: Int8Rows; scales: Float32Array } {
+  const q8 = new Int8Array(values.length);
+  const scales = Float32Array.from({ length: dims ? values.length / dims : 0 }, (_, r) => quantiseInto(values, r * dims, dims, q8, r * dims));
+  return { rows: new Int8Rows(q8, dims), scales };
 }
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */

@@ -7,7 +7,7 @@ import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
 import { unpackIndex } from './artifact.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
-import { addDocVector, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
+import { addDocVectors, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
 
 /** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
@@ -163,15 +163,13 @@ async function profileOf(deps: SearchDeps, tenant: string, userId: string, index
   const recent = await deps.events.recentByUser(tenant, userId, 50);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
-  let any = false;
-  recent.forEach((e, k) => {
+  const weighted = recent.map((e, k) => {
     const id = Number(e.item_id);
     const fresh = delta.get(id);
     const i = index.byId.get(id);
-    const doc = fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
-    if (addDocVector(index, doc, 1 / (1 + k / 10), sum)) any = true;
+    return [fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i], 1 / (1 + k / 10)] as const;
   });
-  return any ? normalize(sum) : null;
+  return addDocVectors(index, weighted, sum) ? normalize(sum) : null;
 }
 
 const encodeCursor = (h: Hit) => Buffer.from(JSON.stringify([h.score, h.doc.id])).toString('base64url');

@@ -81,6 +81,29 @@ describe('int8 SIMD dot kernel', () => {
     expect(rows.query(new Float32Array(dims + 1))(0)).toBe(0);
   });
 
+  it('adds weighted rows to a float sum, for every size', () => {
+    const next = random(11);
+    for (const dims of [1, 15, 16, 33, 512]) {
+      const src = rowsOf(10, dims, next);
+      const rows = new Int8Rows(src, dims);
+      const start = Float32Array.from({ length: dims }, () => next() - 0.5);
+      const picked = [3, 0, 9, 3];
+      const weights = [0.5, -2, 1e-3, 0.25];
+      const into = Float32Array.from(start);
+      rows.addRows(picked, weights, into);
+      for (let k = 0; k < dims; k++) {
+        let want = start[k] as number;
+        picked.forEach((i, j) => (want += (weights[j] as number) * (src[i * dims + k] as number)));
+        expect(into[k]).toBeCloseTo(want, 3);
+      }
+      // The sum slot does not carry over to the next call.
+      const again = new Float32Array(dims);
+      rows.addRows([1], [1], again);
+      expect(Array.from(again)).toEqual(Array.from(src.subarray(dims, 2 * dims)));
+    }
+    expect(() => new Int8Rows(new Int8Array(4), 4).addRows([0], [1], new Float32Array(3))).toThrow(RangeError);
+  });
+
   it('gives each set of rows its own memory', () => {
     const one = new Int8Rows(Int8Array.from([1, 2, 3, 4]), 4);
     const two = new Int8Rows(Int8Array.from([-1, -2, -3, -4]), 4);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../shared/local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { SearchIndex, addDocVectors, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { indexStatus } from '../../shared/search/service.ts';
@@ -83,6 +83,17 @@ describe('index and ranking', () => {
     const q = emb.embedOne('widget 1234 gamma model');
     const top = [...big.nearest(q, 5, () => true).keys()].map((i) => (big.docs[i] as SearchDoc).id);
     expect(top).toContain(1235);
+  });
+
+  it('sums document vectors: fresh ones as sent, indexed ones from the index, others left out', () => {
+    const fresh = doc(9, 'Camp stove');
+    const indexed = index.docs[0] as SearchDoc;
+    const sum = new Float32Array(64);
+    const got = addDocVectors(index, [[fresh, 2], [indexed, 0.5], [undefined, 1], [doc(10, 'x', '', { vector: new Float32Array(3) }), 1], [doc(1, 'stale copy', '', { vector: null }), 1]], sum);
+    expect(got).toBe(true);
+    const want = emb.embedOne('Trail running shoe\nlight shoe for rough ground');
+    for (let k = 0; k < 64; k++) expect(sum[k]).toBeCloseTo(2 * (fresh.vector?.[k] as number) + 0.5 * (want[k] as number), 2);
+    expect(addDocVectors(index, [[undefined, 1]], new Float32Array(64))).toBe(false);
   });
 });
 
