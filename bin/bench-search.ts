@@ -19,12 +19,18 @@ import { stemmer } from 'stemmer';
 import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
-import { percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { DEFAULT_API_THREADS, percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { STOP_WORDS } from '../shared/search/text.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { synthetic: { type: 'string' }, connections: { type: 'string', default: '8' }, duration: { type: 'string', default: '15' } },
+  options: {
+    synthetic: { type: 'string' },
+    connections: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '10' },
+    'api-threads': { type: 'string', default: DEFAULT_API_THREADS },
+  },
 });
 
 const meta = () => ({ date: new Date().toISOString(), node: process.version });
@@ -158,9 +164,11 @@ function searchLoad(s: BenchStack, token: string, connections: number, duration:
 async function synthetic(n: number): Promise<void> {
   const connections = Number(values.connections);
   const duration = Number(values.duration);
-  // API handlers in two threads: concurrent requests run side by side, as in separate Lambda containers.
-  // No maintenance pass during the run: the index is built on request, and nothing is lost to re-queue.
-  const s = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3600', LOCAL_API_THREADS: '2' });
+  const warmup = Number(values.warmup);
+  const threads = values['api-threads'] as string;
+  // API handlers in their own thread(s), as Lambda containers. No maintenance pass during the
+  // run: the index is built on request, and nothing is lost to re-queue.
+  const s = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3600', LOCAL_API_THREADS: threads });
   try {
     const items = syntheticCatalog(n);
     const rssStart = s.rssMb();
@@ -176,12 +184,12 @@ async function synthetic(n: number): Promise<void> {
 
     const token = await s.token();
     // Warm-up as after the restart below: every handler thread loads the index (a Lambda
-    // container loads it once, at its first request) before latency is measured.
-    await searchLoad(s, token, connections, 3);
+    // container loads it once, at its first request) and is warm before latency is measured.
+    await searchLoad(s, token, connections, warmup);
     const rssLoaded = s.rssMb();
     const result = await searchLoad(s, token, connections, duration);
     // The same requests from one client: the latency of a request on its own (on AWS, concurrent
-    // requests go to separate Lambda containers; here 8 share two handler threads and 2 cores).
+    // requests go to separate Lambda containers; here 8 share the handler thread(s) and 2 cores).
     const single = await searchLoad(s, token, 1, 10);
     // Then again after restarting the local stack on the same data: fresh containers loading the
     // index, and dynalite reopening its LevelDB. Right after the bulk import the same searches
@@ -189,18 +197,18 @@ async function synthetic(n: number): Promise<void> {
     // works on Node's thread pool), and a restart ends that; DynamoDB has no such phase. Both
     // figures are reported.
     await s.stop({ keepData: true });
-    const r = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3600', LOCAL_API_THREADS: '2' }, s.dataDir);
+    const r = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3600', LOCAL_API_THREADS: threads }, s.dataDir);
     let restarted;
     try {
       const token2 = await r.token();
-      await searchLoad(r, token2, connections, 3); // each handler thread loads the index
+      await searchLoad(r, token2, connections, warmup); // each handler thread loads the index
       restarted = { result: await searchLoad(r, token2, connections, duration), single: await searchLoad(r, token2, 1, 10) };
     } finally {
       await r.stop();
     }
     const errors = [result, single, restarted.result, restarted.single].reduce((n, x) => n + x.errors + x.timeouts + x.non2xx, 0);
     const md = [
-      `npm run bench:search -- --synthetic ${n}  (${meta().date}, node ${meta().node}, ${connections} connections, ${duration} s, API handlers in 2 threads)`,
+      `npm run bench:search -- --synthetic ${n}  (${meta().date}, node ${meta().node}, ${connections} connections, ${duration} s after ${warmup} s of warm-up, API handlers in ${threads} thread(s))`,
       '',
       '| figure | value |',
       '|---|---:|',
