@@ -154,34 +154,39 @@ function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, di
     const s = sample[Math.floor(rand() * sample.length)] as number;
     for (let d = 0; d < dims; d++) centroids[c * dims + d] = at(s, d);
   }
-  const assign = (i: number): number => {
-    let best = 0;
-    let bestS = -Infinity;
-    const o = i * dims;
+  // Assignments score every centroid against every item with the SIMD kernel (a copy of the rows).
+  const rows = new Int8Rows(q8, dims);
+  /** For each item, the centroid of the highest dot product (ties: the lower centroid). */
+  const assign = (items: number[]): Int32Array => {
+    const best = new Int32Array(items.length);
+    const bestScore = new Float64Array(items.length).fill(-Infinity);
     for (let c = 0; c < nlist; c++) {
-      let sum = 0;
-      const co = c * dims;
-      for (let d = 0; d < dims; d++) sum += (centroids[co + d] as number) * (q8[o + d] as number);
-      if (sum > bestS) {
-        bestS = sum;
-        best = c;
+      const dot = rows.query(centroids.subarray(c * dims, (c + 1) * dims));
+      for (let j = 0; j < items.length; j++) {
+        const score = dot(items[j] as number);
+        if (score > (bestScore[j] as number)) {
+          bestScore[j] = score;
+          best[j] = c;
+        }
       }
     }
     return best;
   };
   for (let iter = 0; iter < 6; iter++) {
     const sums = new Float32Array(nlist * dims);
-    for (const i of sample) {
-      const c = assign(i);
+    const of = assign(sample);
+    sample.forEach((i, j) => {
+      const c = of[j] as number;
       for (let d = 0; d < dims; d++) sums[c * dims + d] = (sums[c * dims + d] as number) + at(i, d);
-    }
+    });
     for (let c = 0; c < nlist; c++) {
       const v = normalize(sums.subarray(c * dims, (c + 1) * dims));
       if (v.some((x) => x !== 0)) centroids.set(v, c * dims);
     }
   }
   const lists: number[][] = Array.from({ length: nlist }, () => []);
-  for (const i of withVec) (lists[assign(i)] as number[]).push(i);
+  const of = assign(withVec);
+  withVec.forEach((i, j) => (lists[of[j] as number] as number[]).push(i));
   return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
 }
 
