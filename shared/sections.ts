@@ -1,7 +1,8 @@
 /*
  * The binary container of artifacts (search indexes, models): a JSON header followed by typed
- * arrays as raw little-endian bytes, each section 8-byte aligned, so loading is one JSON parse
- * plus zero-copy views.
+ * arrays as raw little-endian bytes, each section 8-byte aligned. Loading is one JSON parse plus
+ * one copy of each section into its own buffer, so no section keeps the whole artifact alive (a
+ * search index moves its vectors into the SIMD kernel's memory and drops that section).
  */
 
 const CTORS = { Uint32Array, Uint16Array, Float32Array, Int8Array, Uint8Array } as const;
@@ -32,17 +33,19 @@ export function packSections(header: object, arrays: [string, Typed][]): Uint8Ar
 }
 
 export function unpackSections<H>(bytes: Uint8Array): { header: H; get<T extends Typed>(name: string): T } {
-  // Copy once so every section is aligned within its own buffer.
-  const buf = new Uint8Array(bytes).buffer;
-  const jsonLen = new DataView(buf).getUint32(0, true);
-  const header = JSON.parse(Buffer.from(buf, 8, jsonLen).toString('utf8')) as H & { sections: Section[] };
+  const jsonLen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
+  const header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 8, jsonLen).toString('utf8')) as H & { sections: Section[] };
   const headLen = Math.ceil((8 + jsonLen) / 8) * 8;
   return {
     header,
     get<T extends Typed>(name: string): T {
       const s = header.sections.find((x) => x.name === name);
       if (!s) throw new Error(`Artifact lacks section ${name}`);
-      return new CTORS[s.type](buf, headLen + s.offset, s.length) as T;
+      const Ctor = CTORS[s.type];
+      const start = headLen + s.offset;
+      const end = start + s.length * Ctor.BYTES_PER_ELEMENT;
+      if (end > bytes.byteLength) throw new Error(`Artifact truncated in section ${name}`);
+      return new Ctor(bytes.slice(start, end).buffer) as T;
     },
   };
 }
