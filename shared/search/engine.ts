@@ -380,8 +380,12 @@ export class SearchIndex {
     return v;
   }
 
-  /** into += Σ weights[j] × the vector of indexed document rows[j] (those without one add nothing). */
-  addVectorsTo(rows: number[], weights: number[], into: Float32Array): void {
+  /**
+   * into += Σ weights[j] × the vector of indexed document rows[j]; those without a vector add
+   * nothing. How many added theirs (0 when `into` is not of this index's size).
+   */
+  addVectorsTo(rows: number[], weights: number[], into: Float32Array): number {
+    if (into.length !== this.dims) return 0;
     const withVector: number[] = [];
     const scaled: number[] = [];
     rows.forEach((i, j) => {
@@ -389,11 +393,8 @@ export class SearchIndex {
       withVector.push(i);
       scaled.push((weights[j] as number) * (this.scales[i] as number));
     });
-    this.vectors.addRows(withVector, scaled, into);
-  }
-
-  hasVectorAt(i: number): boolean {
-    return this.hasVector[i] === 1;
+    if (withVector.length) this.vectors.addRows(withVector, scaled, into);
+    return withVector.length;
   }
 
   /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
@@ -470,12 +471,11 @@ export function addDocVectors(index: SearchIndex, pairs: Iterable<readonly [Sear
       continue;
     }
     const i = index.byId.get(d.id);
-    if (i === undefined || index.docs[i] !== d || !index.hasVectorAt(i) || index.dims !== into.length) continue;
+    if (i === undefined || index.docs[i] !== d) continue;
     rows.push(i);
     weights.push(w);
   }
-  if (rows.length) index.addVectorsTo(rows, weights, into);
-  return any || rows.length > 0;
+  return index.addVectorsTo(rows, weights, into) > 0 || any;
 }
 
 /**
