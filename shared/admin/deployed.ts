@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { cognitoProvisioner } from '../auth/cognito-provisioner.ts';
-import { makeTable } from '../data/client.ts';
+import { closeTable, makeTable } from '../data/client.ts';
 import { dynamoCredentialStore } from '../data/credentials.ts';
 import type { AdminConnection } from './commands.ts';
 
@@ -43,7 +43,7 @@ export async function connectDeployed(
     urls: { base_url: o.baseUrl.replace(/\/$/, ''), console_url: o.consoleUrl.replace(/\/$/, ''), auth_url: o.authUrl.replace(/\/$/, '') },
     provisioner: cognitoProvisioner(cognito, o.userPoolId),
     close: async () => {
-      table.doc.destroy();
+      closeTable(table);
     },
   };
 }

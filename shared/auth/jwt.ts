@@ -30,9 +30,27 @@ function getVerifier(): Verifier {
   return verifier;
 }
 
+/**
+ * Tokens this container verified, with their expiry. A token's signature, issuer and use cannot
+ * change, so the RSA check runs once per token and container rather than on every request; only
+ * the expiry is checked again (and the client's existence, by the caller, on every request).
+ */
+const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
+const MAX_VERIFIED = 1000;
+
 /** Verifies signature, issuer, expiry and token use; throws on any failure. */
 export async function verifyAccessToken(token: string): Promise<AccessClaims> {
+  const hit = verified.get(token);
+  if (hit) {
+    if (Date.now() < hit.expiresAt) return hit.claims;
+    verified.delete(token);
+  }
   const payload = await getVerifier().verify(token);
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
-  return { clientId: String(payload.client_id), scopes: scope.split(' ').filter(Boolean) };
+  const claims = { clientId: String(payload.client_id), scopes: scope.split(' ').filter(Boolean) };
+  if (typeof payload.exp === 'number') {
+    if (verified.size >= MAX_VERIFIED) verified.clear();
+    verified.set(token, { claims, expiresAt: payload.exp * 1000 });
+  }
+  return claims;
 }

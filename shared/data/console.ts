@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
-import { isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { getRow, isConditionFailure, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /** Console record kinds, each with per-tenant integer ids. */
 export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model';
@@ -38,8 +38,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.consoleRecord(tenant, kind, rec.id), ...rec } }));
     },
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.consoleRecord(tenant, kind, id), ConsistentRead: true }));
-      return out.Item ? (stripKeys(out.Item) as T) : undefined;
+      const row = await getRow(t, keys.consoleRecord(tenant, kind, id), { consistent: true });
+      return row ? (stripKeys(row) as T) : undefined;
     },
     async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
       const prefix = keys.consoleSkPrefix(kind);
@@ -102,20 +102,16 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async logs(tenant, jobId, after, limit) {
       const pk = keys.jobLogPk(tenant, jobId);
-      const out = await t.doc.send(
-        new QueryCommand({
-          TableName: t.tableName,
-          KeyConditionExpression: `pk = :pk${after ? ' AND sk > :after' : ''}`,
-          ExpressionAttributeValues: { ':pk': pk, ...(after ? { ':after': after } : {}) },
-          Limit: limit,
-          ConsistentRead: true,
-        }),
-      );
-      const items = out.Items ?? [];
-      const last = items[items.length - 1];
+      const out = await queryPage(t, {
+        KeyConditionExpression: `pk = :pk${after ? ' AND sk > :after' : ''}`,
+        ExpressionAttributeValues: { ':pk': pk, ...(after ? { ':after': after } : {}) },
+        Limit: limit,
+        ConsistentRead: true,
+      });
+      const last = out.items[out.items.length - 1];
       return {
-        lines: items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
-        cursor: out.LastEvaluatedKey && last ? String(last.sk) : null,
+        lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
+        cursor: out.lastKey && last ? String(last.sk) : null,
       };
     },
   };

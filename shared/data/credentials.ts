@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
-import { isConditionFailure, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { getRow, isConditionFailure, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 const encodeCursor = (sk: string) => Buffer.from(sk).toString('base64url');
 function decodeCursor(c: string): string {
@@ -22,8 +22,8 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     }
   }
   async function get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
-    const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: key }));
-    return out.Item ? (stripKeys(out.Item) as T) : undefined;
+    const row = await getRow(t, key);
+    return row ? (stripKeys(row) as T) : undefined;
   }
   async function listOfTenant<T>(pk: string, limit: number, cursor: string | undefined) {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);

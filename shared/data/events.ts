@@ -1,9 +1,8 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventListQuery, EventRecord, EventStore, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { EVENT_SHARDS, keys } from './keys.ts';
-import { forEachPartitionPage, mergeShards, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { forEachPartitionPage, getRow, mergeShards, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Events are append-only. The base table spreads a tenant's log over EVENT_SHARDS partitions
@@ -37,20 +36,17 @@ export function dynamoEventStore(t: TableRef): EventStore {
 
     async recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]> {
       const after = afterId ? keys.sortId(afterId) : undefined;
-      const out = await t.doc.send(
-        new QueryCommand({
-          TableName: t.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: `gsi1pk = :pk${after ? ' AND gsi1sk > :after' : ''}`,
-          ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId), ...(after ? { ':after': after } : {}) },
-          ScanIndexForward: false,
-          Limit: limit,
-          // A few short attributes instead of whole events: most of a request's read volume.
-          ProjectionExpression: 'id, item_id, #type, created',
-          ExpressionAttributeNames: { '#type': 'type' },
-        }),
-      );
-      return (out.Items ?? []).map((row) => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) }));
+      const out = await queryPage(t, {
+        IndexName: 'gsi1',
+        KeyConditionExpression: `gsi1pk = :pk${after ? ' AND gsi1sk > :after' : ''}`,
+        ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId), ...(after ? { ':after': after } : {}) },
+        ScanIndexForward: false,
+        Limit: limit,
+        // A few short attributes instead of whole events: most of a request's read volume.
+        ProjectionExpression: 'id, item_id, #type, created',
+        ExpressionAttributeNames: { '#type': 'type' },
+      });
+      return out.items.map((row) => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) }));
     },
 
     async forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void> {
@@ -60,8 +56,8 @@ export function dynamoEventStore(t: TableRef): EventStore {
     },
 
     async get(tenant: string, id: number): Promise<EventRecord | undefined> {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.event(tenant, id) }));
-      return out.Item ? fromRow(out.Item) : undefined;
+      const row = await getRow(t, keys.event(tenant, id));
+      return row ? fromRow(row) : undefined;
     },
 
     async list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>> {

@@ -1,7 +1,7 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
-import { isConditionFailure } from './ops.ts';
+import { getRow, isConditionFailure } from './ops.ts';
 
 export type IdempotencyClaim =
   | { state: 'new' }
@@ -35,8 +35,7 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
       }
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: k, ConsistentRead: true }));
-      const rec = out.Item;
+      const rec = await getRow(t, k, { consistent: true });
       if (!rec) return { state: 'in_progress' };
       if (rec.hash !== hash) return { state: 'mismatch' };
       if (rec.state !== 'done') return { state: 'in_progress' };

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.ts';
 import type {
   ChangeKey, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
@@ -6,7 +6,7 @@ import type {
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
-import { countUpTo, forEachPartitionPage, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
@@ -100,8 +100,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async get(tenant: string, id: number): Promise<ItemRecord | undefined> {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.item(tenant, id) }));
-      return out.Item ? fromRow(out.Item) : undefined;
+      const row = await getRow(t, keys.item(tenant, id));
+      return row ? fromRow(row) : undefined;
     },
 
     async update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined> {
@@ -159,8 +159,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async delete(tenant: string, id: number, now: number): Promise<boolean> {
-      const existing = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ProjectionExpression: 'pk' }));
-      if (!existing.Item) return false;
+      if (!(await getRow(t, keys.item(tenant, id), { projection: 'pk' }))) return false;
       // The tombstone first: search must never show an item that is already gone.
       await t.doc.send(
         new PutCommand({
@@ -261,9 +260,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async getForEmbedding(tenant: string, id: number) {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConsistentRead: true }));
-      if (!out.Item) return undefined;
-      return { item: fromRow(out.Item), contentVersion: Number(out.Item.content_version ?? 1), embeddedVersion: Number(out.Item.embedded_version ?? 0) };
+      const row = await getRow(t, keys.item(tenant, id), { consistent: true });
+      if (!row) return undefined;
+      return { item: fromRow(row), contentVersion: Number(row.content_version ?? 1), embeddedVersion: Number(row.embedded_version ?? 0) };
     },
 
     async saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number) {

@@ -1,8 +1,41 @@
-import { BatchWriteCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, GetItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TableRef } from './client.ts';
 
 export type Row = Record<string, unknown>;
+
+/** Query input in plain values (as lib-dynamodb takes it), without the table. */
+export type QueryInput = Omit<QueryCommandInput, 'TableName'>;
+
+const toAttrs = (row: Row): Record<string, AttributeValue> => marshall(row, { removeUndefinedValues: true, convertClassInstanceToMap: false });
+
+/** One GetItem through the read client; the row in plain values, or undefined. */
+export async function getRow(t: TableRef, key: Row, options: { consistent?: boolean; projection?: string } = {}): Promise<Row | undefined> {
+  const out = await t.reads.send(
+    new GetItemCommand({
+      TableName: t.tableName,
+      Key: toAttrs(key),
+      ...(options.consistent ? { ConsistentRead: true } : {}),
+      ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+    }),
+  );
+  return out.Item ? unmarshall(out.Item) : undefined;
+}
+
+/** One Query page through the read client, in plain values. */
+export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items: Row[]; count: number; lastKey: Row | undefined }> {
+  const { ExpressionAttributeValues: values, ExclusiveStartKey: start, ...rest } = input;
+  const out = await t.reads.send(
+    new QueryCommand({
+      ...rest,
+      TableName: t.tableName,
+      ...(values ? { ExpressionAttributeValues: toAttrs(values) } : {}),
+      ...(start ? { ExclusiveStartKey: toAttrs(start) } : {}),
+    }),
+  );
+  return { items: (out.Items ?? []).map((i) => unmarshall(i)), count: out.Count ?? 0, lastKey: out.LastEvaluatedKey ? unmarshall(out.LastEvaluatedKey) : undefined };
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,38 +66,29 @@ export async function putAll(t: TableRef, rows: Row[]): Promise<void> {
  * match with `want` Infinity). DynamoDB applies Limit before FilterExpression, so a filtered
  * query may need several pages.
  */
-export async function queryUpTo(t: TableRef, input: Omit<QueryCommandInput, 'TableName'>, want: number): Promise<Row[]> {
+export async function queryUpTo(t: TableRef, input: QueryInput, want: number): Promise<Row[]> {
   const out: Row[] = [];
-  let start: Record<string, unknown> | undefined;
+  let start: Row | undefined;
   do {
     const limit = input.FilterExpression ? Math.max(want * 2, 50) : want - out.length;
-    const page = await t.doc.send(
-      new QueryCommand({
-        ...input,
-        TableName: t.tableName,
-        ...(Number.isFinite(limit) ? { Limit: limit } : {}),
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const row of page.Items ?? []) {
+    const page = await queryPage(t, { ...input, ...(Number.isFinite(limit) ? { Limit: limit } : {}), ExclusiveStartKey: start });
+    for (const row of page.items) {
       out.push(row);
       if (out.length >= want) return out;
     }
-    start = page.LastEvaluatedKey;
+    start = page.lastKey;
   } while (start);
   return out;
 }
 
 /** Counts a query's matches in COUNT pages (nothing returned or unmarshalled), stopping at `upTo`. */
-export async function countUpTo(t: TableRef, input: Omit<QueryCommandInput, 'TableName' | 'Select' | 'Limit' | 'ExclusiveStartKey'>, upTo = Infinity): Promise<number> {
+export async function countUpTo(t: TableRef, input: Omit<QueryInput, 'Select' | 'Limit' | 'ExclusiveStartKey'>, upTo = Infinity): Promise<number> {
   let n = 0;
-  let start: Record<string, unknown> | undefined;
+  let start: Row | undefined;
   do {
-    const page = await t.doc.send(
-      new QueryCommand({ ...input, TableName: t.tableName, Select: 'COUNT', ...(Number.isFinite(upTo) ? { Limit: Math.max(1, upTo - n) } : {}), ExclusiveStartKey: start }),
-    );
-    n += page.Count ?? 0;
-    start = page.LastEvaluatedKey;
+    const page = await queryPage(t, { ...input, Select: 'COUNT', ...(Number.isFinite(upTo) ? { Limit: Math.max(1, upTo - n) } : {}), ExclusiveStartKey: start });
+    n += page.count;
+    start = page.lastKey;
   } while (start && n < upTo);
   return n;
 }
@@ -74,13 +98,11 @@ export async function countUpTo(t: TableRef, input: Omit<QueryCommandInput, 'Tab
  * builds, training). `fn` returning false stops the read; resolves to false then.
  */
 export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: Row[]) => void | boolean): Promise<boolean> {
-  let start: Record<string, unknown> | undefined;
+  let start: Row | undefined;
   do {
-    const page = await t.doc.send(
-      new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000 }),
-    );
-    if (fn(page.Items ?? []) === false) return false;
-    start = page.LastEvaluatedKey;
+    const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000 });
+    if (fn(page.items) === false) return false;
+    start = page.lastKey;
   } while (start);
   return true;
 }
@@ -88,7 +110,7 @@ export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: R
 /** Merges ascending queries over several partitions (write shards) by a numeric sort attribute. */
 export async function mergeShards(
   t: TableRef,
-  inputs: Omit<QueryCommandInput, 'TableName'>[],
+  inputs: QueryInput[],
   want: number,
   order: (row: Row) => number,
 ): Promise<Row[]> {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AdminConnection } from '../admin/commands.ts';
-import { makeTable, type TableRef } from '../data/client.ts';
+import { closeTable, makeTable, type TableRef } from '../data/client.ts';
 import { dynamoCredentialStore } from '../data/credentials.ts';
 import { localProvisioner } from '../domain/credentials.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from './dynamo.ts';
@@ -42,7 +42,7 @@ export async function connectLocal(dataDir: string, defaultPort: number): Promis
     table,
     port: defaultPort,
     close: async () => {
-      table.doc.destroy();
+      closeTable(table);
       await dynamo.close();
     },
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
 import { storesFor, type Stores } from '../../shared/data/index.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from '../../shared/local/dynamo.ts';
 
@@ -28,7 +28,7 @@ export async function testTable(): Promise<TestTable> {
     stores: storesFor(table),
     engine: external ? (process.env.DDB_LABEL ?? 'external') : 'dynalite',
     close: async () => {
-      table.doc.destroy();
+      closeTable(table);
       await dyn?.close();
     },
   };

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { countUpTo, getRow, queryPage, queryUpTo } from '../../shared/data/ops.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+  for (let p = 0; p < 4; p++) {
+    for (let i = 0; i < 30; i++) {
+      await db.table.doc.send(new PutCommand({ TableName: db.table.tableName, Item: { pk: `P${p}`, sk: `S${String(i).padStart(3, '0')}`, p, i } }));
+    }
+  }
+});
+afterAll(() => db.close());
+
+describe('read client (middleware stack resolved once per command class)', () => {
+  it('gives each concurrent call its own answer', async () => {
+    // The cached stack is shared by every call of a command class: a stack that kept its first
+    // command (as lib-dynamodb's commands do) would answer every call with the first key's row.
+    const keys = Array.from({ length: 40 }, (_, k) => ({ p: k % 4, i: (k * 7) % 30 }));
+    const [gets, pages] = await Promise.all([
+      Promise.all(keys.map(({ p, i }) => getRow(db.table, { pk: `P${p}`, sk: `S${String(i).padStart(3, '0')}` }))),
+      Promise.all([0, 1, 2, 3].map((p) => queryPage(db.table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `P${p}` }, Limit: 5 + p }))),
+    ]);
+    gets.forEach((row, k) => expect(row).toMatchObject(keys[k] as object));
+    pages.forEach((page, p) => {
+      expect(page.items.map((r) => r.i)).toEqual(Array.from({ length: 5 + p }, (_, i) => i));
+      expect(page.items.every((r) => r.p === p)).toBe(true);
+      expect(page.lastKey).toEqual({ pk: `P${p}`, sk: `S${String(4 + p).padStart(3, '0')}` });
+    });
+  });
+
+  it('round-trips plain values, projections and consistent reads', async () => {
+    const item = { pk: 'V', sk: 'one', n: 1.5, s: 'x', b: true, z: null, l: [1, 'a', { m: 2 }], m: { deep: { v: [true] } }, bin: new Uint8Array([1, 2, 3]), set: new Set(['a', 'b']) };
+    await db.table.doc.send(new PutCommand({ TableName: db.table.tableName, Item: item }));
+    expect(await getRow(db.table, { pk: 'V', sk: 'one' }, { consistent: true })).toEqual(item);
+    expect(await getRow(db.table, { pk: 'V', sk: 'one' }, { projection: 'pk, n' })).toEqual({ pk: 'V', n: 1.5 });
+    expect(await getRow(db.table, { pk: 'V', sk: 'missing' })).toBeUndefined();
+  });
+
+  it('pages through a partition and counts it', async () => {
+    const rows = await queryUpTo(db.table, { KeyConditionExpression: 'pk = :pk AND sk > :after', ExpressionAttributeValues: { ':pk': 'P2', ':after': 'S009' } }, Infinity);
+    expect(rows.map((r) => r.i)).toEqual(Array.from({ length: 20 }, (_, k) => k + 10));
+    expect(await countUpTo(db.table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P1' } })).toBe(30);
+    expect(await countUpTo(db.table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P1' } }, 7)).toBe(7);
+  });
+});
