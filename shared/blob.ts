@@ -16,7 +16,8 @@ export class FolderBlobStore implements BlobStore {
   }
   async get(key: string): Promise<Uint8Array | undefined> {
     const p = this.path(key);
-    return existsSync(p) ? new Uint8Array(readFileSync(p)) : undefined;
+    // A Buffer is a Uint8Array: no second copy of a large artifact.
+    return existsSync(p) ? readFileSync(p) : undefined;
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
     const p = this.path(key);

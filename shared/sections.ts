@@ -45,7 +45,8 @@ export function unpackSections<H>(bytes: Uint8Array): { header: H; get<T extends
       const start = headLen + s.offset;
       const end = start + s.length * Ctor.BYTES_PER_ELEMENT;
       if (end > bytes.byteLength) throw new Error(`Artifact truncated in section ${name}`);
-      return new Ctor(bytes.slice(start, end).buffer) as T;
+      // Uint8Array's slice copies; a Buffer's own slice would be a view of the whole artifact.
+      return new Ctor(Uint8Array.prototype.slice.call(bytes, start, end).buffer) as T;
     },
   };
 }

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { config } from '../config.ts';
 
 export interface TableRef {
@@ -15,8 +16,28 @@ export interface TableRef {
   tableName: string;
 }
 
+/** An SDK request handler: takes the signed HTTP request, resolves with the HTTP response. */
+export type LocalTransport = RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>;
+
+/** Per local endpoint, the request handler this thread reaches it with (see useLocalTransport). */
+const localTransports = new Map<string, LocalTransport>();
+
+/**
+ * The local stack's threads reach its DynamoDB stand-in at `endpoint` through `handler` (a
+ * MessagePort, shared/local/dynamo-port.ts) instead of a loopback socket. Never set on AWS.
+ */
+export function useLocalTransport(endpoint: string, handler: LocalTransport): void {
+  localTransports.set(endpoint, handler);
+}
+
+/** Forgets `handler` for `endpoint` (its database closed; the port number may serve another). */
+export function dropLocalTransport(endpoint: string, handler: LocalTransport): void {
+  if (localTransports.get(endpoint) === handler) localTransports.delete(endpoint);
+}
+
 /** Builds a document client; an explicit endpoint (local stand-in) gets dummy credentials. */
 export function makeTable(tableName: string, endpoint: string | undefined, region: string): TableRef {
+  const transport = endpoint === undefined ? undefined : localTransports.get(endpoint);
   const client = (cacheMiddleware: boolean) => {
     const c = new DynamoDBClient({
       region,
@@ -24,6 +45,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
       ...(endpoint
         ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 5 }
         : {}),
+      ...(transport ? { requestHandler: transport } : {}),
     });
     // The SDK's logger middleware walks every input and output to redact it for a logger this
     // service never gives it (a no-op logger still gets the walk): a Query of 200 events paid for it.

@@ -1,6 +1,6 @@
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { AddressInfo } from 'node:net';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import { createTableInput } from '../data/table-schema.ts';
 
@@ -9,9 +9,21 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
+/** The dynalite thread of this process's local stack, which its handler threads connect to. */
+let running: { endpoint: string; connect(): MessagePort } | undefined;
+
+/**
+ * A new connection to the local stack's dynalite thread (for a thread to pass to
+ * `useDynamoPort`), or undefined when this process runs none.
+ */
+export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | undefined {
+  return running && { endpoint: running.endpoint, port: running.connect() };
+}
+
 /**
  * Starts dynalite on loopback in a thread of its own (the local stack's database); with `path`,
- * data persists in that folder (LevelDB).
+ * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
+ * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
 export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
@@ -19,9 +31,19 @@ export async function startDynaliteThread(opts: { path?: string; port?: number }
     worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
     worker.once('error', reject);
   });
-  return {
+  const self = {
     endpoint: `http://127.0.0.1:${port}`,
+    connect: () => {
+      const { port1, port2 } = new MessageChannel();
+      worker.postMessage({ type: 'connect', port: port1 }, [port1]);
+      return port2;
+    },
+  };
+  running = self;
+  return {
+    endpoint: self.endpoint,
     close: async () => {
+      if (running === self) running = undefined;
       await new Promise<void>((resolve) => {
         worker.once('message', () => resolve());
         worker.postMessage('close');

@@ -7,7 +7,8 @@ import { ConflictError } from '../errors.ts';
 import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../domain/credentials.ts';
 import { useJobQueue } from '../jobs.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../workers.ts';
-import { ensureTable, startDynaliteThread } from './dynamo.ts';
+import { connectLocalDynamo, ensureTable, startDynaliteThread } from './dynamo.ts';
+import { useDynamoPort } from './dynamo-port.ts';
 import { LocalJobQueue, LocalQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
@@ -69,6 +70,9 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   const p = paths(dataDir);
   const dynamo = await startDynaliteThread({ path: p.dynamodb });
   await ensureTable(dynamo.endpoint, LOCAL_TABLE);
+  // This thread's tables (handlers run here unless LOCAL_API_THREADS is set) use a port too.
+  const own = connectLocalDynamo();
+  if (own) useDynamoPort(own.endpoint, own.port);
   ensureSigningKey(p.signingKey, p.jwks);
 
   // Local defaults, unless the environment (or opts.env) says otherwise.

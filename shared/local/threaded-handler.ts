@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { connectLocalDynamo } from './dynamo.ts';
 import type { SqsHandler } from './queue.ts';
 
 /** What a handler thread posts back: once `ready`, then one `result` per invocation id. */
@@ -24,7 +25,13 @@ export async function startHandlerThread<Req extends object, Res>(
   workerData: Record<string, unknown>,
   opts: { unrefWhenIdle?: boolean; onOther?: (message: { type?: string }, worker: Worker) => void } = {},
 ): Promise<HandlerThread<Req, Res>> {
-  const worker = new Worker(new URL('./worker-thread-entry.mjs', import.meta.url), { workerData, env: { ...process.env } });
+  // The thread reaches the stack's dynalite over a port of its own, as the main thread does.
+  const dynamo = connectLocalDynamo();
+  const worker = new Worker(new URL('./worker-thread-entry.mjs', import.meta.url), {
+    workerData: { ...workerData, ...(dynamo ? { dynamo } : {}) },
+    ...(dynamo ? { transferList: [dynamo.port] } : {}),
+    env: { ...process.env },
+  });
   if (opts.unrefWhenIdle) worker.unref();
   const pending = new Map<number, { resolve: (r: Res) => void; reject: (e: Error) => void }>();
   let next = 0;

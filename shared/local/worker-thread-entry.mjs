@@ -4,4 +4,9 @@ import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
+// The stack's dynalite over a MessagePort (dynamo-port.ts), before any handler makes its table.
+if (workerData?.dynamo) {
+  const { useDynamoPort } = await import('./dynamo-port.ts');
+  useDynamoPort(workerData.dynamo.endpoint, workerData.dynamo.port);
+}
 await import(new URL(workerData?.entry ?? './worker-thread.ts', import.meta.url).href);

@@ -151,10 +151,10 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     if (model) {
       const hItems: number[] = [];
       const hWeights: number[] = [];
-      for (const [id, w] of history) {
+      history.forEach((w, id) => {
         const i = model.itemIndex.get(id);
         if (i !== undefined) hItems.push(i), hWeights.push(w);
-      }
+      });
       if (hItems.length) {
         const s = model.model.score({ items: hItems, weights: hWeights });
         let max = 1e-9;
@@ -172,10 +172,10 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : 0.15);
       const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
       const neighbours = index.nearest(taste, 200, accept);
-      for (const [i, s] of neighbours) {
+      neighbours.forEach((s, i) => {
         const id = index.ids[i] as number;
         if (s > 0) scores.set(id, (scores.get(id) ?? 0) + contentWeight(id) * s);
-      }
+      });
       for (const d of delta.docs) {
         const s = cosine(d.vector, taste);
         if (s > 0) scores.set(d.id, (scores.get(d.id) ?? 0) + contentWeight(d.id) * s);
@@ -231,15 +231,16 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
 /** The `limit` best eligible (id, score) pairs: score descending, then id ascending. */
 function best(scores: Map<number, number>, limit: number, eligible: (id: number) => boolean): [number, number][] {
   const out: [number, number][] = [];
-  const after = (a: [number, number], b: [number, number]) => b[1] - a[1] || a[0] - b[0];
-  for (const e of scores) {
-    if (out.length === limit && after(e, out[limit - 1] as [number, number]) >= 0) continue;
-    if (!eligible(e[0])) continue;
+  // Whether (id, score) ranks before pair b. forEach, unlike for-of, makes no entry arrays.
+  const before = (id: number, score: number, b: [number, number]) => score > b[1] || (score === b[1] && id < b[0]);
+  scores.forEach((score, id) => {
+    if (out.length >= limit && !before(id, score, out[out.length - 1] as [number, number])) return;
+    if (!eligible(id)) return;
     let p = out.length;
-    while (p > 0 && after(e, out[p - 1] as [number, number]) < 0) p--;
-    out.splice(p, 0, e);
+    while (p > 0 && before(id, score, out[p - 1] as [number, number])) p--;
+    out.splice(p, 0, [id, score]);
     if (out.length > limit) out.pop();
-  }
+  });
   return out;
 }
 

@@ -500,51 +500,55 @@ function quantisedRows(values: Float32Array, dims: number): { rows: Int8Rows; sc
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */
 export class TopK {
-  private readonly keys: number[] = [];
-  private readonly scores: number[] = [];
-  constructor(private readonly k: number) {}
+  // A min-heap of the best so far in typed arrays: pushing allocates nothing, and a sift moves
+  // one hole instead of swapping pairs (a destructuring swap allocated on every step).
+  private readonly keys: Float64Array;
+  private readonly scores: Float64Array;
+  private size = 0;
+
+  constructor(private readonly k: number) {
+    const capacity = Math.max(0, k);
+    this.keys = new Float64Array(capacity);
+    this.scores = new Float64Array(capacity);
+  }
 
   push(key: number, score: number): void {
-    if (this.k <= 0) return;
-    if (this.keys.length < this.k) {
-      this.keys.push(key);
-      this.scores.push(score);
-      this.up(this.keys.length - 1);
-    } else if (score > (this.scores[0] as number)) {
-      this.keys[0] = key;
-      this.scores[0] = score;
-      this.down(0);
+    const { keys, scores } = this;
+    if (this.size < this.k) {
+      // Sift up from the new leaf.
+      let i = this.size++;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if ((scores[p] as number) <= score) break;
+        keys[i] = keys[p] as number;
+        scores[i] = scores[p] as number;
+        i = p;
+      }
+      keys[i] = key;
+      scores[i] = score;
+    } else if (this.k > 0 && score > (scores[0] as number)) {
+      // Replace the root and sift down.
+      const n = this.size;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        const m = r < n && (scores[r] as number) < (scores[l] as number) ? r : l;
+        if ((scores[m] as number) >= score) break;
+        keys[i] = keys[m] as number;
+        scores[i] = scores[m] as number;
+        i = m;
+      }
+      keys[i] = key;
+      scores[i] = score;
     }
   }
 
   toMap(): Map<number, number> {
-    return new Map(this.keys.map((k, i) => [k, this.scores[i] as number]));
-  }
-
-  private swap(a: number, b: number): void {
-    [this.keys[a], this.keys[b]] = [this.keys[b] as number, this.keys[a] as number];
-    [this.scores[a], this.scores[b]] = [this.scores[b] as number, this.scores[a] as number];
-  }
-  private up(i: number): void {
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if ((this.scores[p] as number) <= (this.scores[i] as number)) return;
-      this.swap(p, i);
-      i = p;
-    }
-  }
-  private down(i: number): void {
-    const n = this.keys.length;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < n && (this.scores[l] as number) < (this.scores[m] as number)) m = l;
-      if (r < n && (this.scores[r] as number) < (this.scores[m] as number)) m = r;
-      if (m === i) return;
-      this.swap(m, i);
-      i = m;
-    }
+    const out = new Map<number, number>();
+    for (let i = 0; i < this.size; i++) out.set(this.keys[i] as number, this.scores[i] as number);
+    return out;
   }
 }
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../shared/local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { SearchIndex, addDocVectors, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { SearchIndex, TopK, addDocVectors, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { indexStatus } from '../../shared/search/service.ts';
@@ -195,5 +195,25 @@ describe('SQS workers', () => {
     expect(new Set(order).size).toBe(20_000);
     // Batches start in send order (they may finish out of order).
     expect(order.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+  });
+});
+
+describe('TopK', () => {
+  it('keeps the k highest scores, each with its own key, whatever the order and ties', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(rand() * 60);
+      const k = Math.floor(rand() * 12);
+      // Few distinct values, so ties at the cut are common.
+      const scores = Array.from({ length: n }, () => Math.floor(rand() * 8) / 4 - 0.5);
+      const top = new TopK(k);
+      scores.forEach((s, key) => top.push(key * 3 + 1, s));
+      const kept = top.toMap();
+      const want = [...scores].sort((a, b) => b - a).slice(0, k);
+      expect(kept.size).toBe(want.length);
+      expect([...kept.values()].sort((a, b) => b - a)).toEqual(want);
+      for (const [key, s] of kept) expect(scores[(key - 1) / 3]).toBe(s);
+    }
   });
 });

@@ -15,17 +15,20 @@ describe('artifact sections', () => {
     // Inside a larger buffer at an odd offset, as a blob read may hand it over.
     const outer = new Uint8Array(packed.length + 3);
     outer.set(packed, 3);
-    const bytes = outer.subarray(3);
-    const { header, get } = unpackSections<{ format: string; n: number }>(bytes);
-    expect(header).toMatchObject({ format: 'x', n: 4 });
-    for (const [name, want] of arrays()) {
-      const got = get<typeof want>(name);
-      expect(got.constructor).toBe(want.constructor);
-      expect(Array.from(got)).toEqual(Array.from(want));
-      expect(got.buffer).not.toBe(outer.buffer);
-      expect(got.byteLength).toBe(got.buffer.byteLength);
+    // As a Uint8Array view, and as a Node Buffer (readFileSync's answer), whose own slice
+    // does not copy.
+    for (const bytes of [outer.subarray(3), Buffer.from(outer.buffer, 3, packed.length)]) {
+      const { header, get } = unpackSections<{ format: string; n: number }>(bytes);
+      expect(header).toMatchObject({ format: 'x', n: 4 });
+      for (const [name, want] of arrays()) {
+        const got = get<typeof want>(name);
+        expect(got.constructor).toBe(want.constructor);
+        expect(Array.from(got)).toEqual(Array.from(want));
+        expect(got.buffer).not.toBe(outer.buffer);
+        expect(got.byteLength).toBe(got.buffer.byteLength);
+      }
+      expect(() => get('missing')).toThrow(/lacks section missing/);
     }
-    expect(() => get('missing')).toThrow(/lacks section missing/);
   });
 
   it('refuses a truncated artifact', () => {

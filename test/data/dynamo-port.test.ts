@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import type { HttpRequest } from '@smithy/types';
+import { closeTable, makeTable, useLocalTransport } from '../../shared/data/client.ts';
+import { getRow, isConditionFailure, queryPage } from '../../shared/data/ops.ts';
+import { connectLocalDynamo, ensureTable, startDynalite, startDynaliteThread, type LocalDynamo } from '../../shared/local/dynamo.ts';
+import { PortHttpHandler, useDynamoPort } from '../../shared/local/dynamo-port.ts';
+
+let dynamo: LocalDynamo;
+let sent: string[];
+beforeAll(async () => {
+  dynamo = await startDynaliteThread();
+  await ensureTable(dynamo.endpoint, 'port-test');
+  const conn = connectLocalDynamo();
+  if (!conn) throw new Error('no local dynalite thread');
+  const port = new PortHttpHandler(conn.port);
+  sent = [];
+  // The real handler, counting what goes through it.
+  useLocalTransport(conn.endpoint, {
+    handle: (req: HttpRequest) => {
+      sent.push(String(req.headers['x-amz-target']));
+      return port.handle(req);
+    },
+  });
+});
+afterAll(() => dynamo.close());
+
+describe('local DynamoDB over a MessagePort', () => {
+  it('carries reads, writes, conditional failures and service errors as HTTP would', async () => {
+    const t = makeTable('port-test', dynamo.endpoint, 'us-east-1');
+    await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'a', n: 1, text: 'é ✓ "quoted"' } }));
+    expect(await getRow(t, { pk: 'p', sk: 'a' })).toEqual({ pk: 'p', sk: 'a', n: 1, text: 'é ✓ "quoted"' });
+    const conflict = await t.doc
+      .send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'a' }, ConditionExpression: 'attribute_not_exists(pk)' }))
+      .then(() => undefined, (e: unknown) => e);
+    expect(isConditionFailure(conflict)).toBe(true);
+    const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'p' } });
+    expect(page.items).toHaveLength(1);
+    const missing = makeTable('no-such-table', dynamo.endpoint, 'us-east-1');
+    await expect(getRow(missing, { pk: 'p', sk: 'a' })).rejects.toBeInstanceOf(ResourceNotFoundException);
+    expect(sent).toEqual(['DynamoDB_20120810.PutItem', 'DynamoDB_20120810.GetItem', 'DynamoDB_20120810.PutItem', 'DynamoDB_20120810.Query', 'DynamoDB_20120810.GetItem']);
+    closeTable(t);
+    closeTable(missing);
+  });
+
+  it('leaves tables of any other endpoint on their own connection', async () => {
+    const other = await startDynalite();
+    try {
+      await ensureTable(other.endpoint, 'elsewhere');
+      const t = makeTable('elsewhere', other.endpoint, 'us-east-1');
+      const before = sent.length;
+      expect(await getRow(t, { pk: 'x', sk: 'y' })).toBeUndefined();
+      expect(sent.length).toBe(before);
+      closeTable(t);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('fails calls in flight when the database thread goes away', async () => {
+    const db = await startDynaliteThread();
+    await ensureTable(db.endpoint, 'gone');
+    const conn = connectLocalDynamo();
+    if (!conn) throw new Error('no local dynalite thread');
+    useDynamoPort(conn.endpoint, conn.port);
+    const t = makeTable('gone', conn.endpoint, 'us-east-1');
+    const calls = Array.from({ length: 20 }, (_, i) => getRow(t, { pk: 'p', sk: String(i) }).then(() => 'ok', (e: Error) => e.message));
+    await db.close();
+    const outcomes = await Promise.all(calls);
+    // Each call either finished before the close or failed; none is left hanging, and later
+    // calls fail at once.
+    expect(outcomes.every((o) => o === 'ok' || /local DynamoDB/.test(o))).toBe(true);
+    await expect(getRow(t, { pk: 'p', sk: 'later' })).rejects.toThrow(/local DynamoDB: the connection closed/);
+    closeTable(t);
+    // The port number may serve another database now: new tables there use TCP again.
+    const next = await startDynalite({ port: Number(new URL(conn.endpoint).port) });
+    try {
+      await ensureTable(next.endpoint, 'gone');
+      const again = makeTable('gone', conn.endpoint, 'us-east-1');
+      expect(await getRow(again, { pk: 'p', sk: 'x' })).toBeUndefined();
+      closeTable(again);
+    } finally {
+      await next.close();
+    }
+  });
+});
