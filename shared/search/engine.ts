@@ -323,7 +323,7 @@ export class SearchIndex {
    * Adds the BM25F keyword scores of indexed documents (by index position) for already expanded
    * terms into `acc`, recording each position touched the first time in `touched`.
    */
-  keywordScoresInto(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number, acc: Float64Array, touched: number[]): void {
+  keywordScoresInto(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number, acc: Float64Array, touched: IntList): void {
     const { k1, fields } = RANKING;
     const fb = FIELD_NAMES.map((f) => fields[f as Field]);
     const boost = fb.map((f) => f.boost);
@@ -496,6 +496,33 @@ function quantisedRows(values: Float32Array, dims: number): { rows: Int8Rows; sc
   const q8 = new Int8Array(values.length);
   const scales = Float32Array.from({ length: dims ? values.length / dims : 0 }, (_, r) => quantiseInto(values, r * dims, dims, q8, r * dims));
   return { rows: new Int8Rows(q8, dims), scales };
+}
+
+/**
+ * A growable list of integers in one typed buffer, for scratch lists that a broad query fills
+ * with tens of thousands of positions: reused (cleared) instead of growing a fresh array each time.
+ */
+export class IntList {
+  private buf = new Int32Array(1024);
+  length = 0;
+
+  clear(): void {
+    this.length = 0;
+  }
+
+  push(v: number): void {
+    if (this.length === this.buf.length) {
+      const grown = new Int32Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
+    }
+    this.buf[this.length++] = v;
+  }
+
+  /** The values, as a view (valid until the next push or clear). */
+  view(): Int32Array {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 /** Keeps the k best (key, score) pairs seen: a binary min-heap. */

@@ -1,5 +1,5 @@
 import { cosine, normalize } from './embedding.ts';
-import { analyze, NO_FILTER, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
+import { analyze, IntList, NO_FILTER, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
 export interface Delta {
@@ -115,8 +115,11 @@ function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
 const HYBRID_VECTOR_LIMIT = 500;
 
-// Keyword accumulator reused across requests (ranking is synchronous, so never shared at once).
+// Keyword accumulator and scratch lists reused across requests (ranking is synchronous, so
+// never shared at once).
 let acc = new Float64Array(0);
+const touchedList = new IntList();
+const kwList = new IntList();
 
 /** Collects the best `limit + 1` hits after the cursor, in rank order. */
 class PageCollector {
@@ -215,7 +218,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
 
   // Keyword scores into the pooled accumulator.
   if (acc.length < N + D) acc = new Float64Array(Math.max(N + D, Math.ceil(acc.length * 1.5)));
-  const touched: number[] = [];
+  touchedList.clear();
+  const touched = touchedList;
   if (r.mode !== 'semantic') {
     const extraDf = (t: string) => delta.df.get(t) ?? 0;
     const expanded = index.expand(r.query, delta.terms);
@@ -228,13 +232,14 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
       }
     }
   }
-  const kwKeys: number[] = [];
+  kwList.clear();
   let maxKw = 1e-9;
-  for (const key of touched) {
+  for (const key of touched.view()) {
     if (!accept(key)) continue;
-    kwKeys.push(key);
+    kwList.push(key);
     if ((acc[key] as number) > maxKw) maxKw = acc[key] as number;
   }
+  const kwKeys = kwList.view();
   const kwOf = (key: number) => (key < acc.length ? (acc[key] as number) : 0);
 
   try {
@@ -243,14 +248,15 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     let headFrom: number | undefined;
     if (r.mode !== 'keyword' && r.queryVector) {
       // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
-      let head = kwKeys;
+      let head: ArrayLike<number> & Iterable<number> = kwKeys;
       if (r.mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
         const kws = new Float64Array(kwKeys.length);
         for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
         const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
         headFrom = threshold;
-        head = [];
-        for (const key of kwKeys) if ((acc[key] as number) >= threshold) head.push(key);
+        const strongest: number[] = [];
+        for (const key of kwKeys) if ((acc[key] as number) >= threshold) strongest.push(key);
+        head = strongest;
       } else if (r.mode !== 'hybrid') head = [];
       // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
       // probing the vector index for documents without a keyword match.
@@ -321,7 +327,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     }
     return { hits: out.hits, total: out.total };
   } finally {
-    for (const key of touched) acc[key] = 0;
+    for (const key of touched.view()) acc[key] = 0;
   }
 }
 
