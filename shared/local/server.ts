@@ -36,7 +36,11 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   let pool: ApiPool | undefined;
   const handlerOf = (module: string) => (pool ? pool.handler(module) : (handlers.get(module) as LambdaHttpHandler));
 
+  // Requests being handled: closing waits for them, so none loses its database mid-write.
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
   const server = createServer(async (req, res) => {
+    inFlight++;
     try {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       if (req.method === 'GET' && path === '/.well-known/jwks.json') {
@@ -67,6 +71,8 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
       console.error(JSON.stringify({ level: 'ERROR', message: 'handler crashed', error: String(e) }));
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: 'Internal Server Error' }));
+    } finally {
+      if (--inFlight === 0) drained?.();
     }
   });
   server.keepAliveTimeout = 65_000;
@@ -82,9 +88,17 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
       pool = await startApiPool(size, [...modules]);
     },
     close: async () => {
+      // No new connections; idle ones close now, the rest once their requests are answered
+      // (at most 10 s), before the caller stops the database.
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        server.closeIdleConnections();
+        const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
+        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+        void settled.then(() => {
+          clearTimeout(timer);
+          server.closeAllConnections();
+        });
       });
       await pool?.close();
     },

@@ -27,6 +27,32 @@ describe('local server', () => {
     }
   });
 
+  it('answers the requests in flight when it stops, before it closes the database', async () => {
+    const t = await startTestStack();
+    dirs.push(t.dataDir);
+    const item = await t.demo.core('POST', '/v1/items', { name: 'drained' });
+    await t.demo.accessToken();
+    const batch = (n: number) => Array.from({ length: 500 }, (_, k) => ({ type: 'view', user_id: `u${n}-${k}`, item_id: item.body.id }));
+    const sent = Array.from({ length: 6 }, (_, n) => t.demo.core('POST', '/v1/events', batch(n)));
+    // Stop while the batches are being written.
+    await new Promise((r) => setTimeout(r, 30));
+    const stopped = t.stop({ keepData: true });
+    const answers = await Promise.all(sent);
+    await stopped;
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    // Every acknowledged event is there after a restart.
+    const again = await spawnServer(t.dataDir);
+    try {
+      const client = new TenantClient(again.base, again.creds);
+      for (const a of answers) {
+        const ids = (a.body.data as { id: string }[]).map((e) => e.id);
+        for (const id of [ids[0], ids[ids.length - 1]]) expect((await client.core('GET', `/v1/events/${id}`)).status).toBe(200);
+      }
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
+
   it('keeps data, credentials and the signing key across a restart of the server process', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-restart-'));
     dirs.push(dataDir);
