@@ -28,7 +28,9 @@ describe('local server', () => {
   });
 
   it('answers the requests in flight when it stops, before it closes the database', async () => {
-    const t = await startTestStack();
+    // Handlers in a thread of their own: module state (the table client) of an earlier stack in
+    // this process would point at that stack's database.
+    const t = await startTestStack({ LOCAL_API_THREADS: '1' });
     dirs.push(t.dataDir);
     const item = await t.demo.core('POST', '/v1/items', { name: 'drained' });
     await t.demo.accessToken();
