@@ -33,7 +33,7 @@ function parseCsvLine(line: string): string[] {
 
 export function loadMovieLens(dir: string) {
   const movies: Movie[] = readFileSync(join(dir, 'movies.csv'), 'utf8')
-    .split('\n')
+    .split(/\r?\n/)
     .slice(1)
     .filter(Boolean)
     .map((l) => {
@@ -41,7 +41,7 @@ export function loadMovieLens(dir: string) {
       return { id: Number(id), title: title ?? '', genres: (genres ?? '').split('|').filter((g) => g && g !== '(no genres listed)') };
     });
   const ratings: Interaction[] = readFileSync(join(dir, 'ratings.csv'), 'utf8')
-    .split('\n')
+    .split(/\r?\n/)
     .slice(1)
     .filter(Boolean)
     .map((l) => {
