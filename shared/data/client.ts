@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { config } from '../config.ts';
 
@@ -37,7 +38,8 @@ export function dropLocalTransport(endpoint: string, handler: LocalTransport): v
 
 /** Builds a document client; an explicit endpoint (local stand-in) gets dummy credentials. */
 export function makeTable(tableName: string, endpoint: string | undefined, region: string): TableRef {
-  const transport = endpoint === undefined ? undefined : localTransports.get(endpoint);
+  // One connection pool (or local transport) for both clients: reads and writes share sockets.
+  const requestHandler = (endpoint === undefined ? undefined : localTransports.get(endpoint)) ?? new NodeHttpHandler();
   const client = (cacheMiddleware: boolean) => {
     const c = new DynamoDBClient({
       region,
@@ -45,7 +47,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
       ...(endpoint
         ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 5 }
         : {}),
-      ...(transport ? { requestHandler: transport } : {}),
+      requestHandler,
     });
     // The SDK's logger middleware walks every input and output to redact it for a logger this
     // service never gives it (a no-op logger still gets the walk): a Query of 200 events paid for it.
@@ -69,7 +71,7 @@ export function table(): TableRef {
   return shared;
 }
 
-/** Closes both of the table's clients (their sockets). */
+/** Closes both of the table's clients (their shared sockets). */
 export function closeTable(t: TableRef): void {
   t.doc.destroy();
   t.reads.destroy();
