@@ -1,3 +1,5 @@
+// First: the local defaults hold before any module below reads them as it loads.
+import './defaults.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../auth/signer.ts';
@@ -75,17 +77,6 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   if (own) useDynamoPort(own.endpoint, own.port);
   ensureSigningKey(p.signingKey, p.jwks);
 
-  // Local defaults, unless the environment (or opts.env) says otherwise.
-  const defaults: Record<string, string> = {
-    // No CloudWatch or X-Ray locally: Powertools metrics and tracing stay off.
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    POWERTOOLS_TRACE_ENABLED: 'false',
-    // A laptop catalog is small: fold changes into the index sooner than on AWS.
-    INDEX_MAX_AGE_SECONDS: '30',
-    INDEX_CHECK_SECONDS: '2',
-    EMBED_GRACE_SECONDS: '30',
-  };
-  for (const [k, v] of Object.entries(defaults)) process.env[k] ??= v;
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_TABLE,
     DYNAMODB_ENDPOINT: dynamo.endpoint,

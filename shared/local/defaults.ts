@@ -1,0 +1,16 @@
+/**
+ * The local stack's environment defaults (the environment, or StackOptions.env, overrides
+ * them). They are set when this module is evaluated, and stack.ts imports it before anything
+ * else: modules read some of them as they load (observability.ts decides then whether to load
+ * the X-Ray SDK, whose async hooks tax every promise of the process, and whether metrics print).
+ */
+const defaults: Record<string, string> = {
+  // No CloudWatch or X-Ray locally: Powertools metrics and tracing stay off.
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  POWERTOOLS_TRACE_ENABLED: 'false',
+  // A laptop catalog is small: fold changes into the index sooner than on AWS.
+  INDEX_MAX_AGE_SECONDS: '30',
+  INDEX_CHECK_SECONDS: '2',
+  EMBED_GRACE_SECONDS: '30',
+};
+for (const [k, v] of Object.entries(defaults)) process.env[k] ??= v;
