@@ -1,5 +1,5 @@
 import { BatchWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, GetItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TableRef } from './client.ts';
 
@@ -12,28 +12,24 @@ const toAttrs = (row: Row): Record<string, AttributeValue> => marshall(row, { re
 
 /** One GetItem through the read client; the row in plain values, or undefined. */
 export async function getRow(t: TableRef, key: Row, options: { consistent?: boolean; projection?: string } = {}): Promise<Row | undefined> {
-  const out = await t.reads.send(
-    new GetItemCommand({
-      TableName: t.tableName,
-      Key: toAttrs(key),
-      ...(options.consistent ? { ConsistentRead: true } : {}),
-      ...(options.projection ? { ProjectionExpression: options.projection } : {}),
-    }),
-  );
+  const out = await t.reads.getItem({
+    TableName: t.tableName,
+    Key: toAttrs(key),
+    ...(options.consistent ? { ConsistentRead: true } : {}),
+    ...(options.projection ? { ProjectionExpression: options.projection } : {}),
+  });
   return out.Item ? unmarshall(out.Item) : undefined;
 }
 
 /** One Query page through the read client, in plain values. */
 export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items: Row[]; count: number; lastKey: Row | undefined }> {
   const { ExpressionAttributeValues: values, ExclusiveStartKey: start, ...rest } = input;
-  const out = await t.reads.send(
-    new QueryCommand({
-      ...rest,
-      TableName: t.tableName,
-      ...(values ? { ExpressionAttributeValues: toAttrs(values) } : {}),
-      ...(start ? { ExclusiveStartKey: toAttrs(start) } : {}),
-    }),
-  );
+  const out = await t.reads.query({
+    ...rest,
+    TableName: t.tableName,
+    ...(values ? { ExpressionAttributeValues: toAttrs(values) } : {}),
+    ...(start ? { ExclusiveStartKey: toAttrs(start) } : {}),
+  });
   return { items: (out.Items ?? []).map((i) => unmarshall(i)), count: out.Count ?? 0, lastKey: out.LastEvaluatedKey ? unmarshall(out.LastEvaluatedKey) : undefined };
 }
 

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-describe('read client (middleware stack resolved once per command class)', () => {
+describe('reads (plain signed GetItem / Query)', () => {
   it('gives each concurrent call its own answer', async () => {
     // The cached stack is shared by every call of a command class: a stack that kept its first
     // command (as lib-dynamodb's commands do) would answer every call with the first key's row.

@@ -1,0 +1,182 @@
+import {
+  DynamoDBServiceException,
+  InternalServerError,
+  InvalidEndpointException,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ResourceNotFoundException,
+  ThrottlingException,
+  type AttributeValue,
+  type DynamoDBClient,
+  type GetItemCommandInput,
+  type GetItemCommandOutput,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+} from '@aws-sdk/client-dynamodb';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { HttpRequest, HttpResponse } from '@smithy/types';
+
+/**
+ * GetItem and Query, the serving path's reads, as the plain signed JSON requests they are on the
+ * wire: the body DynamoDB's JSON protocol defines, signed by the SDK's own SigV4 signer with the
+ * SDK client's own credential chain, region, endpoint rules and HTTP handler (sockets shared with
+ * its writes), and retried as the SDK retries (throttling, 5xx and network failures, with
+ * jittered exponential backoff). What it leaves out is the SDK's per-call middleware machinery
+ * (schema serde, endpoint resolution, user agent, retry bookkeeping): measured against a canned
+ * response, a GetItem costs 0.05 ms of CPU this way and 0.3 ms through the client, on a request
+ * that makes two or three of them. Answers and errors are the SDK's: binary values as bytes,
+ * failures as its exception classes. Every other operation keeps the SDK client.
+ */
+export interface DynamoReads {
+  getItem(input: GetItemCommandInput): Promise<Omit<GetItemCommandOutput, '$metadata'>>;
+  query(input: QueryCommandInput): Promise<Omit<QueryCommandOutput, '$metadata'>>;
+}
+
+/** The SDK client's HTTP handler (or the local stack's transport): sends one signed request. */
+export interface SignedRequestHandler {
+  handle(request: HttpRequest): Promise<{ response: HttpResponse }>;
+}
+
+/** Error codes worth another attempt (the SDK's throttling and transient classes for DynamoDB). */
+const RETRYABLE = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'LimitExceededException',
+  'TransactionInProgressException',
+  'InternalServerError',
+  'RequestTimeout',
+]);
+/** Codes DynamoDB answers when the request's clock is off. */
+const CLOCK_SKEW = new Set(['InvalidSignatureException', 'RequestTimeTooSkewed', 'RequestExpired', 'SignatureDoesNotMatch']);
+
+/** The reads of `client` (its region, credentials, endpoint and HTTP handler), `endpoint` if it has one. */
+export function dynamoReads(client: DynamoDBClient, requestHandler: SignedRequestHandler, endpoint: string | undefined): DynamoReads {
+  const config = client.config;
+  // Resolved once, at the first call: the client's region, endpoint rules and attempts.
+  let setup: Promise<{ url: URL; signer: SignatureV4; maxAttempts: number }> | undefined;
+  const resolve = async () => {
+    const region = await config.region();
+    const { url } = config.endpointProvider({
+      Region: region,
+      UseFIPS: await config.useFipsEndpoint(),
+      UseDualStack: await config.useDualstackEndpoint(),
+      ...(endpoint ? { Endpoint: endpoint } : {}),
+    });
+    const signer = new SignatureV4({ service: 'dynamodb', region, credentials: config.credentials, sha256: config.sha256, uriEscapePath: true, applyChecksum: false });
+    return { url, signer, maxAttempts: Math.max(1, await config.maxAttempts()) };
+  };
+  let clockOffset = 0;
+
+  async function call<T>(operation: 'GetItem' | 'Query', input: object): Promise<T> {
+    const { url, signer, maxAttempts } = await (setup ??= resolve().catch((e: unknown) => {
+      setup = undefined;
+      throw e;
+    }));
+    const body = JSON.stringify(input);
+    for (let attempt = 1; ; attempt++) {
+      const request: HttpRequest = {
+        method: 'POST',
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        path: url.pathname,
+        query: {},
+        headers: {
+          host: url.host,
+          'content-type': 'application/x-amz-json-1.0',
+          'content-length': String(Buffer.byteLength(body)),
+          'x-amz-target': `DynamoDB_20120810.${operation}`,
+        },
+        body,
+      };
+      let status: number | undefined;
+      let failure: unknown;
+      let skewCorrected = false;
+      try {
+        const signed = await signer.sign(request, clockOffset ? { signingDate: new Date(Date.now() + clockOffset) } : {});
+        const { response } = await requestHandler.handle(signed);
+        status = response.statusCode;
+        const text = await bodyText(response);
+        if (status === 200) return HAS_BINARY.test(text) ? withBytes(JSON.parse(text) as T) : (JSON.parse(text) as T);
+        const error = errorOf(status, text);
+        failure = error;
+        // Rejected for this host's clock (over 5 minutes off DynamoDB's): sign with DynamoDB's from now on.
+        const serverTime = Date.parse(response.headers.date ?? response.headers.Date ?? '');
+        if (CLOCK_SKEW.has(error.name) && Math.abs(serverTime - (Date.now() + clockOffset)) > 300_000) {
+          clockOffset = serverTime - Date.now();
+          skewCorrected = true;
+        }
+      } catch (e) {
+        // Network failures (reset, refused, timed out) are transient too.
+        failure = e;
+      }
+      const name = failure instanceof Error ? failure.name : '';
+      const retryable = status === undefined || status >= 500 || RETRYABLE.has(name) || skewCorrected;
+      if (!retryable || attempt >= maxAttempts) throw failure;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(20_000, 100 * 2 ** attempt)));
+    }
+  }
+
+  return {
+    getItem: (input) => call('GetItem', input),
+    query: (input) => call('Query', input),
+  };
+}
+
+/** The response body as text (a Node stream from the HTTP handler, bytes from the local transport). */
+async function bodyText(response: HttpResponse): Promise<string> {
+  const body: unknown = response.body;
+  if (body === undefined || body === null) return '';
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (typeof body === 'string') return body;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The errors GetItem and Query document, as the SDK's classes; any other code keeps its name. */
+const KNOWN = { InternalServerError, InvalidEndpointException, ProvisionedThroughputExceededException, RequestLimitExceeded, ResourceNotFoundException, ThrottlingException };
+
+/** DynamoDB's JSON error body: `{"__type": "com.amazonaws.dynamodb.v20120810#Code", "message": ...}`. */
+function errorOf(status: number, text: string): DynamoDBServiceException {
+  let type = '';
+  let message = '';
+  try {
+    const b = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
+    type = b.__type ?? '';
+    message = b.message ?? b.Message ?? '';
+  } catch {
+    // Not JSON (a proxy's answer): the status speaks for it.
+  }
+  const code = type.slice(type.lastIndexOf('#') + 1) || `Http${status}`;
+  const $metadata = { httpStatusCode: status };
+  message ||= `DynamoDB answered HTTP ${status}`;
+  const Known = Object.hasOwn(KNOWN, code) ? KNOWN[code as keyof typeof KNOWN] : undefined;
+  return Known ? new Known({ message, $metadata }) : new DynamoDBServiceException({ name: code, $fault: status >= 500 ? 'server' : 'client', $metadata, message });
+}
+
+/**
+ * Binary values arrive base64-encoded in the JSON; the SDK hands them over as bytes, and so do
+ * these reads. Only answers that hold one (rare: no row of this service does) are walked.
+ */
+const HAS_BINARY = /"BS?":/;
+
+function withBytes<T>(out: T): T {
+  const o = out as { Item?: Record<string, AttributeValue>; Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> };
+  for (const row of [o.Item, o.LastEvaluatedKey, ...(o.Items ?? [])]) if (row) for (const k in row) row[k] = decodeBinary(row[k] as AttributeValue);
+  return out;
+}
+
+function decodeBinary(v: AttributeValue): AttributeValue {
+  const b64 = (s: unknown) => new Uint8Array(Buffer.from(s as string, 'base64'));
+  if (v.B !== undefined) return { B: b64(v.B) };
+  if (v.BS !== undefined) return { BS: v.BS.map(b64) };
+  if (v.L !== undefined) return { L: v.L.map(decodeBinary) };
+  if (v.M !== undefined) {
+    for (const k in v.M) v.M[k] = decodeBinary(v.M[k] as AttributeValue);
+  }
+  return v;
+}

@@ -1,0 +1,139 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  DynamoDBClient,
+  DynamoDBServiceException,
+  GetItemCommand,
+  ProvisionedThroughputExceededException,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { HttpRequest, HttpResponse } from '@smithy/types';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { dynamoReads } from '../../shared/data/reads.ts';
+import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
+
+/**
+ * A DynamoDB stand-in over real HTTP: it checks each request's SigV4 signature and its clock as
+ * DynamoDB does, records it, and answers from a script (default: an empty 200).
+ */
+type Answer = { status: number; body: unknown } | 'reset';
+let server: Server;
+let base = '';
+let script: Answer[] = [];
+let serverClockOffset = 0;
+const seen: { target: string; body: unknown; problem?: string }[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const now = Date.now() + serverClockOffset;
+      const sent = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(req.headers['x-amz-date']));
+      const sentAt = sent ? Date.UTC(+sent[1]!, +sent[2]! - 1, +sent[3]!, +sent[4]!, +sent[5]!, +sent[6]!) : NaN;
+      const problem = verifySignature(req, body, 'dynamodb') ?? (Math.abs(sentAt - now) > 300_000 ? 'signature expired' : undefined);
+      seen.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(body.toString() || 'null'), ...(problem ? { problem } : {}) });
+      const reply = (status: number, b: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
+      if (problem) return void reply(400, { __type: 'com.amazon.coral.service#InvalidSignatureException', message: problem });
+      const answer = script.shift() ?? { status: 200, body: {} };
+      if (answer === 'reset') return void req.socket.destroy();
+      reply(answer.status, answer.body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+beforeEach(() => {
+  seen.length = 0;
+  script = [];
+  serverClockOffset = 0;
+});
+
+const clientFor = (extra: { secretAccessKey?: string } = {}) => {
+  const requestHandler = new NodeHttpHandler();
+  const client = new DynamoDBClient({ region, endpoint: base, credentials: { ...credentials, ...extra }, maxAttempts: 3, requestHandler });
+  return { client, reads: dynamoReads(client, requestHandler, base) };
+};
+const throttled = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'slow down' } };
+
+describe('the DynamoDB stand-in checks signatures like AWS', () => {
+  it('accepts the SDK client and rejects a wrong secret', async () => {
+    await clientFor().client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } }));
+    expect(seen).toEqual([{ target: 'DynamoDB_20120810.GetItem', body: { TableName: 't', Key: { pk: { S: 'a' } } } }]);
+    await expect(clientFor({ secretAccessKey: 'nope' }).client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } }))).rejects.toThrow('signature mismatch');
+  });
+});
+
+describe('serving reads as plain signed requests', () => {
+  it('sends what the SDK would, signed, and answers in its shapes (binary values as bytes)', async () => {
+    const { reads } = clientFor();
+    const bin = Buffer.from([1, 2, 250]).toString('base64');
+    script = [
+      { status: 200, body: { Item: { pk: { S: 'a' }, n: { N: '1.5' }, b: { B: bin }, bs: { BS: [bin] }, m: { M: { l: { L: [{ B: bin }, { BOOL: true }] } } } } } },
+      { status: 200, body: { Items: [{ pk: { S: 'a' }, sk: { S: '1' } }], Count: 1, ScannedCount: 1, LastEvaluatedKey: { pk: { S: 'a' }, sk: { S: '1' } } } },
+    ];
+    const got = await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } }, ConsistentRead: true });
+    const bytes = new Uint8Array([1, 2, 250]);
+    expect(got.Item).toEqual({ pk: { S: 'a' }, n: { N: '1.5' }, b: { B: bytes }, bs: { BS: [bytes] }, m: { M: { l: { L: [{ B: bytes }, { BOOL: true }] } } } });
+    const page = await reads.query({ TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } }, Limit: 1 });
+    expect(page).toEqual({ Items: [{ pk: { S: 'a' }, sk: { S: '1' } }], Count: 1, ScannedCount: 1, LastEvaluatedKey: { pk: { S: 'a' }, sk: { S: '1' } } });
+    expect(seen).toEqual([
+      { target: 'DynamoDB_20120810.GetItem', body: { TableName: 't', Key: { pk: { S: 'a' } }, ConsistentRead: true } },
+      { target: 'DynamoDB_20120810.Query', body: { TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } }, Limit: 1 } },
+    ]);
+  });
+
+  it('retries throttling, server errors and dropped connections, then gives up with the SDK exception', async () => {
+    const { reads } = clientFor();
+    script = [throttled, 'reset', { status: 200, body: { Item: { pk: { S: 'a' } } } }];
+    expect((await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } } })).Item).toEqual({ pk: { S: 'a' } });
+    expect(seen).toHaveLength(3);
+    seen.length = 0;
+    script = [throttled, { status: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'oops' } }, throttled];
+    const e = await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } } }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect(e).toMatchObject({ message: 'slow down', $metadata: { httpStatusCode: 400 } });
+    expect(seen).toHaveLength(3);
+  });
+
+  it('does not retry a client error, and names it as the SDK does', async () => {
+    const { reads } = clientFor();
+    script = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: 'no table' } }];
+    await expect(reads.query({ TableName: 'gone', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } } })).rejects.toBeInstanceOf(ResourceNotFoundException);
+    script = [{ status: 400, body: { __type: 'com.amazon.coral.validate#ValidationException', message: 'bad key' } }];
+    const e = await reads.getItem({ TableName: 't', Key: {} }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(DynamoDBServiceException);
+    expect(e).toMatchObject({ name: 'ValidationException', message: 'bad key', $fault: 'client' });
+    expect(seen).toHaveLength(2);
+    // A wrong secret is not a clock problem: refused once, not retried.
+    await expect(clientFor({ secretAccessKey: 'nope' }).reads.getItem({ TableName: 't', Key: {} })).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    expect(seen).toHaveLength(3);
+  });
+
+  it("signs with DynamoDB's clock once told this host's is over 5 minutes off", async () => {
+    const { reads } = clientFor();
+    serverClockOffset = 3_600_000;
+    await reads.getItem({ TableName: 't', Key: {} });
+    expect(seen.map((s) => s.problem)).toEqual(['signature expired', undefined]);
+    await reads.getItem({ TableName: 't', Key: {} });
+    expect(seen.map((s) => s.problem)).toEqual(['signature expired', undefined, undefined]);
+  });
+
+  it("reaches the region's endpoint from the client's own rules when none is configured", async () => {
+    const sent: HttpRequest[] = [];
+    const capture = {
+      handle: async (r: HttpRequest) => {
+        sent.push(r);
+        return { response: { statusCode: 200, headers: {}, body: new TextEncoder().encode('{}') } as HttpResponse };
+      },
+    };
+    const client = new DynamoDBClient({ region: 'cn-north-1', credentials });
+    await dynamoReads(client, capture, undefined).getItem({ TableName: 't', Key: {} });
+    expect(sent[0]).toMatchObject({ protocol: 'https:', hostname: 'dynamodb.cn-north-1.amazonaws.com.cn', path: '/', method: 'POST' });
+    expect(sent[0]?.headers.authorization).toMatch(/Credential=AKIDEXAMPLE\/\d{8}\/cn-north-1\/dynamodb\/aws4_request/);
+  });
+});
