@@ -64,6 +64,10 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
   api: 'platform', method, path, handler, scopes: ['admin', ...scopes], access: withAuthRead(access),
 });
 
+/** Whether a route's grants let it change nothing: only reads of the table, no queues, clients or artifacts. */
+export const readOnly = (r: Route): boolean =>
+  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') && !r.access.queues?.length && !r.access.cognito?.length && r.access.bucket !== 'readwrite';
+
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
 /** Search: the index artifact, the fresh delta (gsi2), the user's events (gsi1), a rebuild request, the query embedding. */

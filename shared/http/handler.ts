@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { routeFor } from '../routes.ts';
+import { readOnly, routeFor } from '../routes.ts';
 import { baseChain, jsonBody } from './base.ts';
 import { coreAuth, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
@@ -65,7 +65,7 @@ export function coreHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
 ) {
   const route = routeFor(handlerName);
   if (route.api !== 'core' || !route.scope) throw new Error(`${handlerName} is not a Core API route`);
-  return httpHandler('core', coreAuth(route.scope), opts, fn);
+  return httpHandler('core', coreAuth(route.scope, { overlap: readOnly(route) }), opts, fn);
 }
 
 /** A Platform API handler; the key scopes it allows come from the route table. */

@@ -16,8 +16,29 @@ function bearer(event: HttpEvent): string | undefined {
 
 const clientById = /* @__PURE__ */ freshReads((clientId: string) => credentialStore().getClient(clientId));
 
-/** Core API: verifies the Cognito-shaped access token, maps its client to the tenant, checks the scope. */
-export function coreAuth(scope: CoreScope): HttpMiddleware {
+/** The tenant of each client whose record this container has read: a client never changes tenant. */
+const tenantOf = new Map<string, string>();
+
+/** Reads the client's record (a read that began after this call); its tenant, or the 401. */
+async function confirmClient(clientId: string): Promise<string> {
+  const client = await clientById(clientId);
+  if (!client) throw new AuthenticationError('The client this token was issued to no longer exists.');
+  if (tenantOf.size >= 10_000) tenantOf.clear();
+  tenantOf.set(clientId, client.tenant);
+  return client.tenant;
+}
+
+/**
+ * Core API: verifies the Cognito-shaped access token, maps its client to the tenant, checks the
+ * scope. The client's record is read on every request (concurrent requests share one read that
+ * began after they arrived), so a deleted client's tokens stop working at once.
+ *
+ * `overlap` (routes that cannot write, see `readOnly` in routes.ts): once this container knows
+ * the client's tenant, the route runs while that read is under way instead of after it, and its
+ * answer waits for the read: a deleted client still gets the 401, never the answer, and in place
+ * of any other error the route raised.
+ */
+export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): HttpMiddleware {
   return {
     before: async (req) => {
       const token = bearer(req.event);
@@ -28,13 +49,28 @@ export function coreAuth(scope: CoreScope): HttpMiddleware {
       } catch {
         throw new AuthenticationError('The Bearer token is invalid or expired.');
       }
-      // Read on every request (concurrent requests share one read that began after they
-      // arrived), so a deleted client's tokens stop working at once.
-      const client = await clientById(claims.clientId);
-      if (!client) throw new AuthenticationError('The client this token was issued to no longer exists.');
-      if (!claims.scopes.includes(scope)) throw new PermissionError(`This token lacks the ${scope} scope.`);
-      req.context.state.tenant = client.tenant;
+      const scoped = claims.scopes.includes(scope);
+      const known = opts.overlap && scoped ? tenantOf.get(claims.clientId) : undefined;
+      if (known !== undefined) {
+        const confirmed = confirmClient(claims.clientId);
+        // Awaited by after/onError; meanwhile a rejection is not unhandled.
+        confirmed.catch(() => undefined);
+        req.context.state.authConfirmed = confirmed;
+        req.context.state.tenant = known;
+      } else {
+        req.context.state.tenant = await confirmClient(claims.clientId);
+        if (!scoped) throw new PermissionError(`This token lacks the ${scope} scope.`);
+      }
       req.context.state.scopes = claims.scopes;
+    },
+    after: async (req) => {
+      await req.context.state.authConfirmed;
+    },
+    onError: async (req) => {
+      // A client found gone outranks whatever else went wrong.
+      await req.context.state?.authConfirmed?.catch((e: unknown) => {
+        req.error = e as Error;
+      });
     },
   };
 }

@@ -14,6 +14,11 @@ export interface RequestState {
   query: unknown;
   params: unknown;
   idempotencyKey: string | undefined;
+  /**
+   * Set while a read-only route runs before its client's record is read back (see coreAuth):
+   * settles once it is, rejecting with the 401 if the client is gone.
+   */
+  authConfirmed?: Promise<unknown>;
 }
 
 /** The Lambda context, carrying the request's state from middleware to handler. */

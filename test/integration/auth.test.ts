@@ -116,8 +116,15 @@ describe('Core API authentication and scopes', () => {
     const c = await newClient(['service-api/read']);
     const token = await c.accessToken();
     expect((await c.core('GET', '/v1/items')).status).toBe(200);
+    expect((await c.core('POST', '/v1/search', { query: 'x' })).status).toBe(200);
     expect((await t.demo.platform('DELETE', `/api/clients/${c.creds.client_id}`)).status).toBe(204);
+    // Read-only routes run while the client record is read back; their answer still waits for it,
+    // and a gone client outranks any other error.
     expectCoreError(await c.core('GET', '/v1/items', undefined, { token }), 401, 'authentication_error');
+    expectCoreError(await c.core('POST', '/v1/search', { query: 'x' }, { token }), 401, 'authentication_error');
+    expectCoreError(await c.core('GET', '/v1/items?limit=0', undefined, { token }), 401, 'authentication_error');
+    expectCoreError(await c.core('GET', '/v1/items/999999', undefined, { token }), 401, 'authentication_error');
+    expectCoreError(await c.core('POST', '/v1/items', { name: 'x' }, { token }), 401, 'authentication_error');
     expect((await c.fetchToken()).body.error).toBe('invalid_client');
   });
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { notFoundHandlers, routeKey, routes } from '../../shared/routes.ts';
+import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
 
 describe('route table', () => {
@@ -34,6 +34,13 @@ describe('route table', () => {
     for (const p of corePaths) expect(routes.some((r) => r.method === 'OPTIONS' && r.path === p), p).toBe(true);
     const keys = routes.map(routeKey);
     expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('knows which Core routes cannot write (they run while the client record is read back)', () => {
+    const core = routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS');
+    expect(core.filter(readOnly).map(routeKey).sort()).toEqual(
+      ['GET /v1/events', 'GET /v1/events/{event_id}', 'GET /v1/items', 'GET /v1/items/{item_id}', 'GET /v1/recommendations', 'POST /v1/search'].sort(),
+    );
   });
 
   it('lets admin call every Platform route', () => {
