@@ -22,24 +22,14 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
 
 /**
  * Starts dynalite on loopback in a thread of its own (the local stack's database); with `path`,
- * data persists in that folder (LevelDB), compacted after bulk writes (see dynalite-thread.mjs:
- * once `compactAfterWrites` writes came in and then none for `compactIdleMs`). Besides its TCP
- * endpoint, threads of this process reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
+ * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
+ * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
-export async function startDynaliteThread(
-  opts: { path?: string; port?: number; compactAfterWrites?: number; compactIdleMs?: number } = {},
-): Promise<LocalDynamo & { compactions(): number }> {
-  const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), {
-    workerData: { path: opts.path, port: opts.port, compactAfterWrites: opts.compactAfterWrites, compactIdleMs: opts.compactIdleMs },
-  });
+export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+  const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
     worker.once('error', reject);
-  });
-  let compactions = 0;
-  worker.on('message', (m: { compacted?: number; compactionFailed?: string }) => {
-    if (m.compacted !== undefined) compactions++;
-    if (m.compactionFailed) console.error(JSON.stringify({ level: 'WARN', message: 'local DynamoDB compaction failed', error: m.compactionFailed }));
   });
   const self = {
     endpoint: `http://127.0.0.1:${port}`,
@@ -52,16 +42,10 @@ export async function startDynaliteThread(
   running = self;
   return {
     endpoint: self.endpoint,
-    compactions: () => compactions,
     close: async () => {
       if (running === self) running = undefined;
       await new Promise<void>((resolve) => {
-        const closed = (m: { closed?: boolean }) => {
-          if (!m.closed) return;
-          worker.off('message', closed);
-          resolve();
-        };
-        worker.on('message', closed);
+        worker.once('message', () => resolve());
         worker.postMessage('close');
       });
       await worker.terminate();

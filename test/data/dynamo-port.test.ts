@@ -85,29 +85,3 @@ describe('local DynamoDB over a MessagePort', () => {
     }
   });
 });
-
-describe('the local DynamoDB thread on disk', () => {
-  it('compacts its LevelDB once bulk writes stop, keeping every item', async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { putAll } = await import('../../shared/data/ops.ts');
-    const dir = mkdtempSync(join(tmpdir(), 'dynalite-compact-'));
-    const db = await startDynaliteThread({ path: dir, compactAfterWrites: 100, compactIdleMs: 200 });
-    try {
-      await ensureTable(db.endpoint, 'compact-test');
-      const t = makeTable('compact-test', db.endpoint, 'us-east-1');
-      // 5 batches of 25: past the threshold, then idle.
-      await putAll(t, Array.from({ length: 125 }, (_, i) => ({ pk: 'bulk', sk: String(i).padStart(4, '0'), i })));
-      expect(db.compactions()).toBe(0);
-      for (let i = 0; i < 100 && db.compactions() === 0; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(db.compactions()).toBe(1);
-      const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'bulk' } });
-      expect(page.items.map((r) => r.i)).toEqual(Array.from({ length: 125 }, (_, i) => i));
-      closeTable(t);
-    } finally {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
