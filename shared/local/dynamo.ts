@@ -25,12 +25,23 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
  * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
-export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
+export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
     worker.once('error', reject);
   });
+  /** The next message of the thread that has `key`. */
+  const reply = <T>(key: string, message: unknown) =>
+    new Promise<T>((resolve) => {
+      const on = (m: Record<string, unknown>) => {
+        if (!(key in m)) return;
+        worker.off('message', on);
+        resolve(m[key] as T);
+      };
+      worker.on('message', on);
+      worker.postMessage(message);
+    });
   const self = {
     endpoint: `http://127.0.0.1:${port}`,
     connect: () => {
@@ -42,12 +53,11 @@ export async function startDynaliteThread(opts: { path?: string; port?: number }
   running = self;
   return {
     endpoint: self.endpoint,
+    /** LevelDB iterators open in the thread (on disk only): none once every Query has answered. */
+    openIterators: async () => (await reply<{ openIterators: number }>('stats', 'stats')).openIterators,
     close: async () => {
       if (running === self) running = undefined;
-      await new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.postMessage('close');
-      });
+      await reply('closed', 'close');
       await worker.terminate();
     },
   };

@@ -85,3 +85,30 @@ describe('local DynamoDB over a MessagePort', () => {
     }
   });
 });
+
+describe('the local DynamoDB thread on disk', () => {
+  it('closes the LevelDB iterator of every Query, read to its end or stopped at its Limit', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { putAll, queryUpTo } = await import('../../shared/data/ops.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'dynalite-iterators-'));
+    const db = await startDynaliteThread({ path: dir });
+    try {
+      await ensureTable(db.endpoint, 'iter-test');
+      const t = makeTable('iter-test', db.endpoint, 'us-east-1');
+      await putAll(t, Array.from({ length: 60 }, (_, i) => ({ pk: 'q', sk: String(i).padStart(3, '0'), gsi1pk: 'g', gsi1sk: String(i).padStart(3, '0'), i })));
+      const all = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'q' } };
+      expect((await queryPage(t, all)).items).toHaveLength(60);
+      expect((await queryPage(t, { ...all, Limit: 5 })).items).toHaveLength(5);
+      expect((await queryPage(t, { ...all, ScanIndexForward: false, Limit: 1 })).items[0]?.i).toBe(59);
+      expect((await queryPage(t, { KeyConditionExpression: 'pk = :pk AND sk > :s', ExpressionAttributeValues: { ':pk': 'q', ':s': '999' } })).items).toEqual([]);
+      expect(await queryUpTo(t, { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :g', ExpressionAttributeValues: { ':g': 'g' } }, 25)).toHaveLength(25);
+      expect(await db.openIterators()).toBe(0);
+      closeTable(t);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
