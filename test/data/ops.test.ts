@@ -16,8 +16,7 @@ afterAll(() => db.close());
 
 describe('reads (plain signed GetItem / Query)', () => {
   it('gives each concurrent call its own answer', async () => {
-    // The cached stack is shared by every call of a command class: a stack that kept its first
-    // command (as lib-dynamodb's commands do) would answer every call with the first key's row.
+    // Many reads in flight on one client and transport: each must get the answer to its own key.
     const keys = Array.from({ length: 40 }, (_, k) => ({ p: k % 4, i: (k * 7) % 30 }));
     const [gets, pages] = await Promise.all([
       Promise.all(keys.map(({ p, i }) => getRow(db.table, { pk: `P${p}`, sk: `S${String(i).padStart(3, '0')}` }))),

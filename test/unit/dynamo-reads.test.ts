@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   DynamoDBClient,
   DynamoDBServiceException,
@@ -11,6 +9,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dynamoReads } from '../../shared/data/reads.ts';
+import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
 
 /**
@@ -18,35 +17,29 @@ import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
  * DynamoDB does, records it, and answers from a script (default: an empty 200).
  */
 type Answer = { status: number; body: unknown } | 'reset';
-let server: Server;
+let server: Awaited<ReturnType<typeof serveLoopback>>;
 let base = '';
 let script: Answer[] = [];
 let serverClockOffset = 0;
 const seen: { target: string; body: unknown; problem?: string }[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const now = Date.now() + serverClockOffset;
-      const sent = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(req.headers['x-amz-date']));
-      const sentAt = sent ? Date.UTC(+sent[1]!, +sent[2]! - 1, +sent[3]!, +sent[4]!, +sent[5]!, +sent[6]!) : NaN;
-      const problem = verifySignature(req, body, 'dynamodb') ?? (Math.abs(sentAt - now) > 300_000 ? 'signature expired' : undefined);
-      seen.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(body.toString() || 'null'), ...(problem ? { problem } : {}) });
-      const reply = (status: number, b: unknown) =>
-        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
-      if (problem) return void reply(400, { __type: 'com.amazon.coral.service#InvalidSignatureException', message: problem });
-      const answer = script.shift() ?? { status: 200, body: {} };
-      if (answer === 'reset') return void req.socket.destroy();
-      reply(answer.status, answer.body);
-    });
+  server = await serveLoopback((req, body, res) => {
+    const now = Date.now() + serverClockOffset;
+    const sent = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(String(req.headers['x-amz-date']));
+    const sentAt = sent ? Date.UTC(+sent[1]!, +sent[2]! - 1, +sent[3]!, +sent[4]!, +sent[5]!, +sent[6]!) : NaN;
+    const problem = verifySignature(req, body, 'dynamodb') ?? (Math.abs(sentAt - now) > 300_000 ? 'signature expired' : undefined);
+    seen.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(body.toString() || 'null'), ...(problem ? { problem } : {}) });
+    const reply = (status: number, b: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
+    if (problem) return void reply(400, { __type: 'com.amazon.coral.service#InvalidSignatureException', message: problem });
+    const answer = script.shift() ?? { status: 200, body: {} };
+    if (answer === 'reset') return void req.socket.destroy();
+    reply(answer.status, answer.body);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = server.base;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => server.close());
 beforeEach(() => {
   seen.length = 0;
   script = [];

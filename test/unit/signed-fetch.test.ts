@@ -1,43 +1,36 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsHttpError, encodeKeyPath } from '../../shared/aws/signed-fetch.ts';
 import { S3BlobStore } from '../../shared/blob.ts';
+import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
 
-let server: Server;
+let server: Awaited<ReturnType<typeof serveLoopback>>;
 let base = '';
 const objects = new Map<string, Buffer>();
 const seen: { method: string; url: string; body: string; problem?: string }[] = [];
 let failNext: number[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const url = req.url ?? '/';
-      const problem = verifySignature(req, body, 's3');
-      seen.push({ method: req.method ?? '', url, body: body.toString(), ...(problem ? { problem } : {}) });
-      if (problem) return void res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>SignatureDoesNotMatch</Code><Message>${problem}</Message></Error>`);
-      const status = failNext.shift();
-      if (status) return void res.writeHead(status, { 'content-type': 'application/xml' }).end('<Error><Code>InternalError</Code><Message>try again</Message></Error>');
-      const key = decodeURIComponent(url.split('?')[0] as string);
-      if (req.method === 'PUT') {
-        objects.set(key, body);
-        return void res.writeHead(200, { etag: '"x"' }).end();
-      }
-      const found = objects.get(key);
-      if (!found) return void res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length }).end(found);
-    });
+  server = await serveLoopback((req, body, res) => {
+    const url = req.url ?? '/';
+    const problem = verifySignature(req, body, 's3');
+    seen.push({ method: req.method ?? '', url, body: body.toString(), ...(problem ? { problem } : {}) });
+    if (problem) return void res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>SignatureDoesNotMatch</Code><Message>${problem}</Message></Error>`);
+    const status = failNext.shift();
+    if (status) return void res.writeHead(status, { 'content-type': 'application/xml' }).end('<Error><Code>InternalError</Code><Message>try again</Message></Error>');
+    const key = decodeURIComponent(url.split('?')[0] as string);
+    if (req.method === 'PUT') {
+      objects.set(key, body);
+      return void res.writeHead(200, { etag: '"x"' }).end();
+    }
+    const found = objects.get(key);
+    if (!found) return void res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length }).end(found);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = server.base;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => server.close());
 beforeEach(() => {
   seen.length = 0;
   failNext = [];
