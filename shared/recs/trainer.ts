@@ -57,6 +57,30 @@ function holdout(interactions: Interaction[]): { train: Interaction[]; test: Int
 }
 
 /**
+ * The highest event id through which training has read every event there will ever be, so that
+ * serving need read only the events after it. Ids are handed out in order, in blocks, after the
+ * ingest request read its clock (an event's `created`), and a request ends within its 30 s
+ * timeout. An id training did not read is a gap: an event still being stored, or one that never
+ * will be (its request failed). A gap is closed for good once an event with a higher id was
+ * created before `settledBefore`: the gap's id was handed out before that event's, within 30 s
+ * of its `created`, and its request ended within 30 s more, before the read began (with the
+ * margin `settledBefore` leaves). The answer stops below the first gap not closed that way.
+ */
+export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<number>, settledBefore: number): number {
+  const order = Array.from({ length: ids.length }, (_, k) => k).sort((a, b) => (ids[a] as number) - (ids[b] as number));
+  // The earliest `created` among the events from each position on (in id order).
+  const earliestFrom = new Float64Array(order.length + 1).fill(Infinity);
+  for (let k = order.length - 1; k >= 0; k--) earliestFrom[k] = Math.min(earliestFrom[k + 1] as number, created[order[k] as number] as number);
+  let through = 0;
+  for (let k = 0; k < order.length; k++) {
+    const id = ids[order[k] as number] as number;
+    if (id > through + 1 && (earliestFrom[k] as number) >= settledBefore) break;
+    through = id;
+  }
+  return through;
+}
+
+/**
  * Runs one training job: gathers the tenant's events weighted by the template's event types,
  * applies the thresholds, evaluates on a holdout, trains on everything, stores the artifact and
  * only then creates the new version, so a stopped or crashed run leaves no half version.
@@ -100,18 +124,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // Every event created before this was stored before the read began (an ingest request ends
     // within its 30 s timeout), so training sees it: serving adds only the events after it.
     const trainedBefore = now() - 60;
-    // Serving reads only the events after `eventsThrough`, the highest id of an event created
-    // half a minute before that: an event with a lower id got it earlier (ids are handed out in
-    // order, after the request read its clock) and was stored within its request's 30 s, so
-    // before this read began. Events of types training does not use are kept for the users'
-    // histories, weighed as serving weighs them.
-    let eventsThrough = 0;
+    // Serving reads only the events after `eventsThrough` (see eventsThroughOf). Events of types
+    // training does not use are kept for the users' histories, weighed as serving weighs them.
+    const readIds: number[] = [];
+    const readCreated: number[] = [];
     const typeWeight = new Map([...types.values()].map((t) => [t.name, t.weight]));
     const servingWeight = (type: string) => typeWeight.get(type) ?? 1;
     const untrained: { id: number; x: Interaction }[] = [];
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
-        if (e.created < trainedBefore - 30 && e.id > eventsThrough) eventsThrough = e.id;
+        readIds.push(e.id);
+        readCreated.push(e.created);
         const item = Number(e.item_id);
         // Events for items that do not exist are not training data.
         if (!items.has(item)) continue;
@@ -124,7 +147,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         raw.push({ type: e.type, id: e.id, x: { user: e.user_id, item, weight: w, at: e.occurred_at } });
       }
     });
-    await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items`);
+    const eventsThrough = eventsThroughOf(readIds, readCreated, trainedBefore - 30);
+    await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`);
     const { per_signal_min, total_min } = template.thresholds;
     const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
     if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);

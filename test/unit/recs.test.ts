@@ -3,6 +3,7 @@ import { historiesOf, historyOf, packModel, unpackModel } from '../../shared/rec
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { evaluate, topK } from '../../shared/recs/evaluate.ts';
 import { topPositive } from '../../shared/recs/serve.ts';
+import { eventsThroughOf } from '../../shared/recs/trainer.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
 
@@ -126,5 +127,28 @@ describe('recommendation models', () => {
       expect([...topPositive(s, k)].sort((a, b) => a - b), `trial ${trial}`).toEqual([...expected].sort((a, b) => a - b));
     }
     expect(topPositive(new Float32Array(5), 3)).toEqual([]);
+  });
+});
+
+describe('eventsThroughOf: the id through which training read every event there will be', () => {
+  const settled = 1000;
+  it('is the highest id read when no id is missing, in whatever order the shards gave them', () => {
+    expect(eventsThroughOf([3, 1, 4, 2], [1200, 1200, 1200, 1200], settled)).toBe(4);
+    expect(eventsThroughOf([], [], settled)).toBe(0);
+  });
+
+  it('stops below a missing id while no later event is older than the settling time', () => {
+    // 3 may still be being stored: its request could have started after 4's and 5's.
+    expect(eventsThroughOf([1, 2, 4, 5], [900, 900, 1200, 1100], settled)).toBe(2);
+    // Nothing read yet from 1 on.
+    expect(eventsThroughOf([2, 3], [1200, 1200], settled)).toBe(0);
+  });
+
+  it('passes a missing id once an event with a higher id was created before the settling time', () => {
+    // 3 was handed out before 5, which is settled: 3's request ended long ago without storing it.
+    expect(eventsThroughOf([1, 2, 4, 5, 7], [900, 900, 1200, 999, 1300], settled)).toBe(5);
+    expect(eventsThroughOf([2, 3, 9], [999, 1200, 1200], settled)).toBe(3);
+    // The old rule's answer (the highest id created before the settling time) is a lower bound.
+    expect(eventsThroughOf([1, 2, 3], [1200, 999, 1200], settled)).toBe(3);
   });
 });
