@@ -112,3 +112,34 @@ describe('the local DynamoDB thread on disk', () => {
     }
   });
 });
+
+describe('table descriptions kept in the local DynamoDB thread', () => {
+  it('answers for a table deleted and created again, or updated, from its new description', async () => {
+    const { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand, QueryCommand, UpdateTableCommand } = await import('@aws-sdk/client-dynamodb');
+    const db = await startDynaliteThread();
+    const client = new DynamoDBClient({ endpoint: db.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      const attr = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+      await client.send(new CreateTableCommand({ TableName: 'desc', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [attr('pk')], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+      await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }));
+      await client.send(new DeleteTableCommand({ TableName: 'desc' }));
+      await client.send(new CreateTableCommand({ TableName: 'desc', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [attr('pk'), attr('sk')], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }] }));
+      // Under the first description this item would lack nothing; under the second it lacks sk.
+      await expect(client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }))).rejects.toThrow(/key/i);
+      await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' }, sk: { S: '1' } } }));
+      expect((await client.send(new QueryCommand({ TableName: 'desc', KeyConditionExpression: 'pk = :a', ExpressionAttributeValues: { ':a': { S: 'a' } } }))).Items).toEqual([{ pk: { S: 'a' }, sk: { S: '1' } }]);
+      // An update (and the status changes dynalite makes after it) shows at once too.
+      await client.send(new UpdateTableCommand({ TableName: 'desc', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 7, WriteCapacityUnits: 3 } }));
+      let table;
+      for (let i = 0; i < 100; i++) {
+        table = (await client.send(new DescribeTableCommand({ TableName: 'desc' }))).Table;
+        if (table?.TableStatus === 'ACTIVE') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(table).toMatchObject({ TableStatus: 'ACTIVE', ProvisionedThroughput: { ReadCapacityUnits: 7, WriteCapacityUnits: 3 } });
+    } finally {
+      client.destroy();
+      await db.close();
+    }
+  });
+});
