@@ -10,6 +10,7 @@ import { addDocVectors, type SearchDoc, type SearchIndex } from '../search/engin
 import { cosine, normalize } from '../search/embedding.ts';
 import { kthLargest, type PreparedDelta } from '../search/rank.ts';
 import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
+import type { History } from './models.ts';
 import { topK } from './evaluate.ts';
 
 export interface RecsDeps {
@@ -121,51 +122,57 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const weights = new Map(eventTypes.map((e) => [e.name, e.weight]));
   // The history the model reads: the anchor item and the user's interactions, weighted by event
   // type (and, for the latest events, recency): those training saw, from the artifact, plus the
-  // latest events it did not see. Everything the user interacted with counts as seen.
-  const history = new Map<number, number>();
-  const seen = new Set<number>();
-  const userScale = anchorId !== undefined ? 0.3 : 1;
-  const add = (id: number, w: number) => {
-    seen.add(id);
-    if (docs.has(id)) history.set(id, (history.get(id) ?? 0) + userScale * w);
+  // latest events it did not see. Kept as parallel lists (model indexes for the model, documents
+  // for the taste vector), not merged by item: both are sums, so an item listed twice counts the
+  // same, and a request builds no map of the user's whole history.
+  const modelItems: number[] = [];
+  const modelWeights: number[] = [];
+  const historyDocs: SearchDoc[] = [];
+  const historyWeights: number[] = [];
+  const include = (id: number, w: number, modelIndex: number | undefined) => {
+    const d = docs.get(id);
+    if (!d) return;
+    historyDocs.push(d);
+    historyWeights.push(w);
+    if (modelIndex !== undefined) modelItems.push(modelIndex), modelWeights.push(w);
   };
-  if (anchorId !== undefined) history.set(anchorId, 1);
+  const userScale = anchorId !== undefined ? 0.3 : 1;
+  if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
   const trainedOn = model?.histories;
   const trained = trainedOn && q.user_id !== undefined ? historyOf(trainedOn, q.user_id) : undefined;
-  if (trained) for (let k = 0; k < trained.items.length; k++) add(model?.items[trained.items[k] as number] as number, trained.weights[k] as number);
+  if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, userScale * (trained.weights[k] as number), trained.items[k]);
+  // Everything the user interacted with counts as seen: the trained history (by model index, its
+  // rows ascending) and the latest events.
+  const recentSeen = new Set<number>();
   const trainedTypes = new Set(trainedOn?.trainedTypes);
   recent.forEach((e, k) => {
-    if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) {
-      seen.add(Number(e.item_id));
-      return;
-    }
-    add(Number(e.item_id), (weights.get(e.type) ?? 1) / (1 + k / 25));
+    const id = Number(e.item_id);
+    recentSeen.add(id);
+    if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
+    include(id, userScale * ((weights.get(e.type) ?? 1) / (1 + k / 25)), model?.itemIndex.get(id));
   });
+  const isSeen = (id: number) => {
+    if (recentSeen.has(id)) return true;
+    const i = trained ? model?.itemIndex.get(id) : undefined;
+    return i !== undefined && sortedHas((trained as History).items, i);
+  };
 
   const scores = new Map<number, number>();
   let strategy: string;
   let reason: string;
-  if (history.size > 0) {
+  if (historyDocs.length > 0) {
     strategy = anchorId !== undefined ? 'similar' : 'personalized';
     reason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
-    if (model) {
-      const hItems: number[] = [];
-      const hWeights: number[] = [];
-      history.forEach((w, id) => {
-        const i = model.itemIndex.get(id);
-        if (i !== undefined) hItems.push(i), hWeights.push(w);
-      });
-      if (hItems.length) {
-        const s = model.model.score({ items: hItems, weights: hWeights });
-        let max = 1e-9;
-        for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
-        for (const i of topPositive(s, 500)) scores.set(model.items[i] as number, (s[i] as number) / max);
-      }
+    if (model && modelItems.length) {
+      const s = model.model.score({ items: modelItems, weights: modelWeights });
+      let max = 1e-9;
+      for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
+      for (const i of topPositive(s, 500)) scores.set(model.items[i] as number, (s[i] as number) / max);
     }
     // Content similarity reaches items the model never saw (new since training) and serves
     // tenants without a model: the history's taste vector against the catalog's vectors.
     const taste = new Float32Array(index.dims);
-    if (addDocVectors(index, Array.from(history, ([id, w]) => [docs.get(id), w] as const), taste)) {
+    if (addDocVectors(index, historyDocs, historyWeights, taste)) {
       normalize(taste);
       // Items the model knows get a little content smoothing; items it never saw (new since
       // training) are ranked by content alone, on the same 0-1 scale as the model's scores.
@@ -197,7 +204,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     const d = docs.get(id);
     if (!d || !d.active) return false;
     if (id === anchorId) return false;
-    if (!q.include_seen && seen.has(id)) return false;
+    if (!q.include_seen && isSeen(id)) return false;
     if (q.category !== undefined && d.metadata.category !== q.category) return false;
     return true;
   };
@@ -226,6 +233,20 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
     strategy,
   };
+}
+
+/** Whether ascending `xs` holds `x` (binary search). */
+function sortedHas(xs: ArrayLike<number>, x: number): boolean {
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const v = xs[mid] as number;
+    if (v === x) return true;
+    if (v < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 /** The `limit` best eligible (id, score) pairs: score descending, then id ascending. */

@@ -455,14 +455,16 @@ export class SearchIndex {
 }
 
 /**
- * Adds Σ w × vector of each (document, w) to `into`: a fresh document's own vector, an indexed
+ * Adds Σ weights[j] × the vector of docs[j] to `into`: a fresh document's own vector, an indexed
  * one read in place (no dequantised copy). False when none has a vector of that size.
  */
-export function addDocVectors(index: SearchIndex, pairs: Iterable<readonly [SearchDoc | undefined, number]>, into: Float32Array): boolean {
+export function addDocVectors(index: SearchIndex, docs: readonly (SearchDoc | undefined)[], docWeights: readonly number[], into: Float32Array): boolean {
   let any = false;
   const rows: number[] = [];
   const weights: number[] = [];
-  for (const [d, w] of pairs) {
+  for (let j = 0; j < docs.length; j++) {
+    const d = docs[j];
+    const w = docWeights[j] as number;
     if (!d) continue;
     if (d.vector) {
       if (d.vector.length !== into.length) continue;

@@ -163,13 +163,13 @@ async function profileOf(deps: SearchDeps, tenant: string, userId: string, index
   const recent = await deps.events.recentByUser(tenant, userId, 50);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
-  const weighted = recent.map((e, k) => {
+  const docs = recent.map((e) => {
     const id = Number(e.item_id);
     const fresh = delta.get(id);
     const i = index.byId.get(id);
-    return [fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i], 1 / (1 + k / 10)] as const;
+    return fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
   });
-  return addDocVectors(index, weighted, sum) ? normalize(sum) : null;
+  return addDocVectors(index, docs, recent.map((_, k) => 1 / (1 + k / 10)), sum) ? normalize(sum) : null;
 }
 
 const encodeCursor = (h: Hit) => Buffer.from(JSON.stringify([h.score, h.doc.id])).toString('base64url');

@@ -89,11 +89,11 @@ describe('index and ranking', () => {
     const fresh = doc(9, 'Camp stove');
     const indexed = index.docs[0] as SearchDoc;
     const sum = new Float32Array(64);
-    const got = addDocVectors(index, [[fresh, 2], [indexed, 0.5], [undefined, 1], [doc(10, 'x', '', { vector: new Float32Array(3) }), 1], [doc(1, 'stale copy', '', { vector: null }), 1]], sum);
+    const got = addDocVectors(index, [fresh, indexed, undefined, doc(10, 'x', '', { vector: new Float32Array(3) }), doc(1, 'stale copy', '', { vector: null })], [2, 0.5, 1, 1, 1], sum);
     expect(got).toBe(true);
     const want = emb.embedOne('Trail running shoe\nlight shoe for rough ground');
     for (let k = 0; k < 64; k++) expect(sum[k]).toBeCloseTo(2 * (fresh.vector?.[k] as number) + 0.5 * (want[k] as number), 2);
-    expect(addDocVectors(index, [[undefined, 1]], new Float32Array(64))).toBe(false);
+    expect(addDocVectors(index, [undefined], [1], new Float32Array(64))).toBe(false);
   });
 });
 
