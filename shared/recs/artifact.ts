@@ -20,7 +20,8 @@ interface Header {
  * events that came after: a user's whole history counts, not just the latest events a request
  * can afford to read. The events of trained types as the model saw them, and up to
  * `eventsThrough` those of other types with their event type's weight, as serving weighs them.
- * Users sorted (binary search, no per-container map); CSR rows of item indexes and summed weights.
+ * Users sorted (binary search, no per-container map); CSR rows of item indexes (ascending, as
+ * Dataset keeps them: serving looks items up in a row by binary search) and summed weights.
  */
 export interface UserHistories {
   users: string[];

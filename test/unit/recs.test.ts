@@ -108,6 +108,8 @@ describe('recommendation models', () => {
       const h = historyOf(back.histories as NonNullable<typeof back.histories>, user);
       const row = ds.row(ds.userIndex.get(user) as number);
       expect(Array.from(h?.items ?? []), user).toEqual(Array.from(row.items));
+      // Ascending: serving finds a seen item in a row by binary search.
+      expect(Array.from(h?.items ?? []), user).toEqual(Array.from(h?.items ?? []).sort((a, b) => a - b));
       expect(Array.from(h?.weights ?? []), user).toEqual(Array.from(row.weights));
     }
     expect(historyOf(histories, 'nobody')).toBeUndefined();
