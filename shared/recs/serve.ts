@@ -157,7 +157,9 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     return i !== undefined && sortedHas((trained as History).items, i);
   };
 
-  const scores = new Map<number, number>();
+  // Every candidate's score, in the container's one table: from here to `best` nothing awaits.
+  const scores = candidates;
+  scores.clear();
   let strategy: string;
   let reason: string;
   if (historyDocs.length > 0) {
@@ -167,7 +169,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       const s = model.model.score({ items: modelItems, weights: modelWeights });
       let max = 1e-9;
       for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
-      for (const i of topPositive(s, 500)) scores.set(model.items[i] as number, (s[i] as number) / max);
+      for (const i of topPositive(s, 500)) scores.add(model.items[i] as number, (s[i] as number) / max);
     }
     // Content similarity reaches items the model never saw (new since training) and serves
     // tenants without a model: the history's taste vector against the catalog's vectors.
@@ -181,25 +183,17 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       const neighbours = index.nearest(taste, 200, accept);
       neighbours.forEach((s, i) => {
         const id = index.ids[i] as number;
-        if (s > 0) scores.set(id, (scores.get(id) ?? 0) + contentWeight(id) * s);
+        if (s > 0) scores.add(id, contentWeight(id) * s);
       });
       for (const d of delta.docs) {
         const s = cosine(d.vector, taste);
-        if (s > 0) scores.set(d.id, (scores.get(d.id) ?? 0) + contentWeight(d.id) * s);
+        if (s > 0) scores.add(d.id, contentWeight(d.id) * s);
       }
     }
   } else {
     strategy = 'popular';
     reason = 'popular right now';
   }
-  if (scores.size === 0) {
-    if (strategy !== 'popular') {
-      strategy = 'popular';
-      reason = 'popular right now';
-    }
-    for (const [id, s] of await popularity(deps, tenant, model)) scores.set(id, s);
-  }
-
   const eligible = (id: number) => {
     const d = docs.get(id);
     if (!d || !d.active) return false;
@@ -208,7 +202,13 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     if (q.category !== undefined && d.metadata.category !== q.category) return false;
     return true;
   };
-  let ranked = best(scores, q.limit, eligible);
+  let ranked: [number, number][];
+  if (scores.size > 0) ranked = best(scores, q.limit, eligible);
+  else {
+    strategy = 'popular';
+    reason = 'popular right now';
+    ranked = best(await popularity(deps, tenant, model), q.limit, eligible);
+  }
   if (ranked.length < q.limit && strategy !== 'popular') {
     // Not enough personal candidates after filtering: fill with popular items.
     const have = new Set(ranked.map(([id]) => id));
@@ -249,8 +249,59 @@ function sortedHas(xs: ArrayLike<number>, x: number): boolean {
   return false;
 }
 
+/**
+ * Scores by item id for one ranking at a time, in typed arrays (open addressing) that every
+ * request of the container reuses: a ranking fills it after `clear()` and reads it without
+ * awaiting in between, and allocates no map of its candidates. Ids are positive integers.
+ */
+export class ScoreTable {
+  private ids = new Float64Array(1024);
+  private values = new Float64Array(1024);
+  /** Filled slots in the order their ids were added. */
+  private filled = new Int32Array(512);
+  private shift = 22;
+  size = 0;
+
+  clear(): void {
+    for (let k = 0; k < this.size; k++) this.ids[this.filled[k] as number] = 0;
+    this.size = 0;
+  }
+
+  /** Adds `value` to the score of `id` (0 before its first add). */
+  add(id: number, value: number): void {
+    if (2 * (this.size + 1) > this.ids.length) this.grow();
+    const { ids } = this;
+    const mask = ids.length - 1;
+    let h = Math.imul((id >>> 0) ^ Math.floor(id / 4294967296), 0x9e3779b1) >>> this.shift;
+    while (ids[h] !== 0 && ids[h] !== id) h = (h + 1) & mask;
+    if (ids[h] === 0) {
+      ids[h] = id;
+      this.values[h] = value;
+      this.filled[this.size++] = h;
+    } else this.values[h] = (this.values[h] as number) + value;
+  }
+
+  forEach(fn: (score: number, id: number) => void): void {
+    for (let k = 0; k < this.size; k++) {
+      const h = this.filled[k] as number;
+      fn(this.values[h] as number, this.ids[h] as number);
+    }
+  }
+
+  private grow(): void {
+    const { ids, values, filled, size } = this;
+    this.ids = new Float64Array(ids.length * 2);
+    this.values = new Float64Array(ids.length * 2);
+    this.filled = new Int32Array(ids.length);
+    this.shift -= 1;
+    this.size = 0;
+    for (let k = 0; k < size; k++) this.add(ids[filled[k] as number] as number, values[filled[k] as number] as number);
+  }
+}
+const candidates = new ScoreTable();
+
 /** The `limit` best eligible (id, score) pairs: score descending, then id ascending. */
-function best(scores: Map<number, number>, limit: number, eligible: (id: number) => boolean): [number, number][] {
+function best(scores: { forEach(fn: (score: number, id: number) => void): void }, limit: number, eligible: (id: number) => boolean): [number, number][] {
   const out: [number, number][] = [];
   // Whether (id, score) ranks before pair b. forEach, unlike for-of, makes no entry arrays.
   const before = (id: number, score: number, b: [number, number]) => score > b[1] || (score === b[1] && id < b[0]);

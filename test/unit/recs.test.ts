@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { historiesOf, historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { evaluate, topK } from '../../shared/recs/evaluate.ts';
-import { topPositive } from '../../shared/recs/serve.ts';
+import { ScoreTable, topPositive } from '../../shared/recs/serve.ts';
 import { eventsThroughOf } from '../../shared/recs/trainer.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
@@ -152,5 +152,33 @@ describe('eventsThroughOf: the id through which training read every event there 
     expect(eventsThroughOf([2, 3, 9], [999, 1200, 1200], settled)).toBe(3);
     // The old rule's answer (the highest id created before the settling time) is a lower bound.
     expect(eventsThroughOf([1, 2, 3], [1200, 999, 1200], settled)).toBe(3);
+  });
+});
+
+describe('ScoreTable: candidate scores by item id, reused by every ranking', () => {
+  it('sums the scores added for an id, keeps the order ids came in, grows, and clears for the next ranking', () => {
+    const t = new ScoreTable();
+    const entries = () => {
+      const out: [number, number][] = [];
+      t.forEach((score, id) => out.push([id, score]));
+      return out;
+    };
+    t.add(7, 1);
+    t.add(2 ** 40 + 7, 2);
+    t.add(7, 0.5);
+    expect(entries()).toEqual([[7, 1.5], [2 ** 40 + 7, 2]]);
+    // Far past its first capacity (1,024 slots, half of them used at most), ids that collide included.
+    t.clear();
+    expect(t.size).toBe(0);
+    const want = new Map<number, number>();
+    for (let k = 0; k < 5000; k++) {
+      const id = 1 + ((k * 1024) % 40_000);
+      t.add(id, k);
+      want.set(id, (want.get(id) ?? 0) + k);
+    }
+    expect(entries()).toEqual([...want]);
+    t.clear();
+    t.add(3, 1);
+    expect(entries()).toEqual([[3, 1]]);
   });
 });
