@@ -1,6 +1,6 @@
 import { packSections, unpackSections, type Typed } from '../sections.ts';
 import type { Dataset } from './dataset.ts';
-import { FactorModel, ItemItemModel, type History, type Model } from './models.ts';
+import { FactorModel, ItemItemModel, popularityModel, type History, type Model } from './models.ts';
 
 /** A trained model as stored: algorithm and item ids in the header, the model's arrays as sections. */
 interface Header {
@@ -114,7 +114,7 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   const popularity = get<Float32Array>('popularity');
   const n = h.items.length;
   let model: Model;
-  if (h.algorithm === 'popularity') model = { algorithm: 'popularity', itemCount: n, score: () => Float32Array.from(popularity) };
+  if (h.algorithm === 'popularity') model = popularityModel(popularity);
   else if (h.factors) model = new FactorModel(h.algorithm, n, h.factors, get('q'), get('bias'));
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
   // Artifacts trained before histories were stored have none: serving reads the latest events only.

@@ -11,7 +11,8 @@ export interface History {
 export interface Model {
   readonly algorithm: string;
   readonly itemCount: number;
-  score(h: History): Float32Array;
+  /** Every item's score, written to `into` (itemCount values, overwritten) when given. */
+  score(h: History, into?: Float32Array): Float32Array;
 }
 
 export interface TrainHooks {
@@ -26,8 +27,12 @@ export class Stopped extends Error {
 
 /** Popularity: weighted interaction counts, the same list for everyone. */
 export function trainPopularity(ds: Dataset): Model {
-  const pop = Float32Array.from(ds.itemWeight);
-  return { algorithm: 'popularity', itemCount: ds.items.length, score: () => Float32Array.from(pop) };
+  return popularityModel(Float32Array.from(ds.itemWeight));
+}
+
+/** The popularity model of these per-item scores. */
+export function popularityModel(pop: Float32Array): Model {
+  return { algorithm: 'popularity', itemCount: pop.length, score: (_h, into) => (into ? (into.set(pop), into) : Float32Array.from(pop)) };
 }
 
 /** A sparse item-item model: for each item, its top neighbours and weights. */
@@ -41,8 +46,8 @@ export class ItemItemModel implements Model {
     readonly w: Float32Array,
   ) {}
 
-  score(h: History): Float32Array {
-    const s = new Float32Array(this.itemCount);
+  score(h: History, into?: Float32Array): Float32Array {
+    const s = into ? into.fill(0) : new Float32Array(this.itemCount);
     for (let k = 0; k < h.items.length; k++) {
       const j = h.items[k] as number;
       const hw = h.weights[k] as number;
@@ -283,9 +288,9 @@ export class FactorModel implements Model {
     return u;
   }
 
-  score(h: History): Float32Array {
+  score(h: History, into?: Float32Array): Float32Array {
     const u = this.userVector(h);
-    const s = new Float32Array(this.itemCount);
+    const s = into ?? new Float32Array(this.itemCount);
     for (let i = 0; i < this.itemCount; i++) {
       let v = this.bias[i] as number;
       for (let f = 0; f < this.factors; f++) v += (u[f] as number) * (this.q[i * this.factors + f] as number);

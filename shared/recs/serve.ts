@@ -166,7 +166,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     strategy = anchorId !== undefined ? 'similar' : 'personalized';
     reason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
     if (model && modelItems.length) {
-      const s = model.model.score({ items: modelItems, weights: modelWeights });
+      const s = model.model.score({ items: modelItems, weights: modelWeights }, scratchScores(model.model.itemCount));
       let max = 1e-9;
       for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
       for (const i of topPositive(s, 500)) scores.add(model.items[i] as number, (s[i] as number) / max);
@@ -180,8 +180,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       // training) are ranked by content alone, on the same 0-1 scale as the model's scores.
       const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : 0.15);
       const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
-      const neighbours = index.nearest(taste, 200, accept);
-      neighbours.forEach((s, i) => {
+      index.nearest(taste, 200, accept).forEach((i, s) => {
         const id = index.ids[i] as number;
         if (s > 0) scores.add(id, contentWeight(id) * s);
       });
@@ -317,22 +316,48 @@ function best(scores: { forEach(fn: (score: number, id: number) => void): void }
 }
 
 /**
- * The indexes of the `k` highest positive scores, in no particular order (ties at the cut go to
- * lower indexes, as in `topK`): a linear selection, since most scores are usually zero.
+ * Working arrays of a container's rankings, grown to the largest model and reused (a ranking
+ * reads them without awaiting): a request allocates no array the size of the catalog.
  */
-export function topPositive(s: Float32Array, k: number): number[] {
-  const positive = new Int32Array(s.length);
+const scratch = { scores: new Float32Array(0), positive: new Int32Array(0), values: new Float32Array(0) };
+function scratchScores(n: number): Float32Array {
+  if (scratch.scores.length < n) scratch.scores = new Float32Array(n);
+  return scratch.scores.subarray(0, n);
+}
+
+/**
+ * The indexes of the `k` highest positive scores, in no particular order (ties at the cut go to
+ * lower indexes, as in `topK`): a linear selection, since most scores are usually zero. The
+ * answer is a view of working memory, valid until the next call.
+ */
+export function topPositive(s: Float32Array, k: number): Int32Array {
+  if (scratch.positive.length < s.length) {
+    scratch.positive = new Int32Array(s.length);
+    scratch.values = new Float32Array(s.length);
+  }
+  const { positive, values } = scratch;
   let n = 0;
   for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) positive[n++] = i;
-  if (n <= k) return Array.from(positive.subarray(0, n));
-  // The k-th highest value (quickselect on a copy), then everything above it and ties by index.
-  const values = new Float32Array(n);
+  if (n <= k) return positive.subarray(0, n);
+  // The k-th highest value (quickselect on a copy), then everything above it and ties by index,
+  // compacted in place at the front.
   for (let j = 0; j < n; j++) values[j] = s[positive[j] as number] as number;
-  const cut = kthLargest(values, k);
-  const out: number[] = [];
-  for (let j = 0; j < n; j++) if ((s[positive[j] as number] as number) > cut) out.push(positive[j] as number);
-  for (let j = 0; j < n && out.length < k; j++) if ((s[positive[j] as number] as number) === cut) out.push(positive[j] as number);
-  return out;
+  const cut = kthLargest(values.subarray(0, n), k);
+  let out = 0;
+  let ties = 0;
+  for (let j = 0; j < n; j++) {
+    const v = s[positive[j] as number] as number;
+    if (v > cut) positive[out++] = positive[j] as number;
+    else if (v === cut) ties++;
+  }
+  // Then ties at the cut (all positive), lowest indexes first, while room is left.
+  const room = Math.min(k - out, ties);
+  if (room > 0) {
+    let taken = 0;
+    for (let i = 0; i < s.length && taken < room; i++) if ((s[i] as number) === cut) positive[out + taken++] = i;
+    out += taken;
+  }
+  return positive.subarray(0, out);
 }
 
 /** The model's 1,000 most popular items in training, scaled to 0-1. */

@@ -382,19 +382,23 @@ export class SearchIndex {
 
   /**
    * into += Σ weights[j] × the vector of indexed document rows[j]; those without a vector add
-   * nothing. How many added theirs (0 when `into` is not of this index's size).
+   * nothing. How many added theirs (0 when `into` is not of this index's size). Uses both lists
+   * as its scratch: they are left holding the rows with a vector and their scaled weights.
    */
   addVectorsTo(rows: number[], weights: number[], into: Float32Array): number {
     if (into.length !== this.dims) return 0;
-    const withVector: number[] = [];
-    const scaled: number[] = [];
-    rows.forEach((i, j) => {
-      if (!this.hasVector[i]) return;
-      withVector.push(i);
-      scaled.push((weights[j] as number) * (this.scales[i] as number));
-    });
-    if (withVector.length) this.vectors.addRows(withVector, scaled, into);
-    return withVector.length;
+    let n = 0;
+    for (let j = 0; j < rows.length; j++) {
+      const i = rows[j] as number;
+      if (!this.hasVector[i]) continue;
+      rows[n] = i;
+      weights[n] = (weights[j] as number) * (this.scales[i] as number);
+      n++;
+    }
+    rows.length = n;
+    weights.length = n;
+    if (n) this.vectors.addRows(rows, weights, into);
+    return n;
   }
 
   /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
@@ -411,7 +415,7 @@ export class SearchIndex {
    * candidates are many (over 8k), score them on their first quarter of dimensions (a random
    * projection of its own, for the hashing embedding) and rescore the best 4k exactly.
    */
-  nearest(q: Float32Array, k: number, accept: (i: number) => boolean): Map<number, number> {
+  nearest(q: Float32Array, k: number, accept: (i: number) => boolean): TopK {
     // The probed lists, or every document when there is no IVF.
     let probed: Uint32Array[] | undefined;
     let candidates = this.docs.length;
@@ -447,10 +451,10 @@ export class SearchIndex {
     } else {
       for (let i = 0; i < this.docs.length; i++) visit(i);
     }
-    if (coarseDims === this.dims) return coarse.toMap();
+    if (coarseDims === this.dims) return coarse;
     const top = new TopK(k);
-    for (const i of coarse.toMap().keys()) top.push(i, dot(i) * (scales[i] as number));
-    return top.toMap();
+    coarse.forEach((i) => top.push(i, dot(i) * (scales[i] as number)));
+    return top;
   }
 }
 
@@ -574,10 +578,9 @@ export class TopK {
     }
   }
 
-  toMap(): Map<number, number> {
-    const out = new Map<number, number>();
-    for (let i = 0; i < this.size; i++) out.set(this.keys[i] as number, this.scores[i] as number);
-    return out;
+  /** Each kept (key, score), in no particular order. */
+  forEach(fn: (key: number, score: number) => void): void {
+    for (let i = 0; i < this.size; i++) fn(this.keys[i] as number, this.scores[i] as number);
   }
 }
 

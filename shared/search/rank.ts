@@ -268,7 +268,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
         if (base) {
           for (const key of base) m.set(key, similarity(key));
         } else if (probe) {
-          for (const [i, s] of index.nearest(q, RANKING.vectorCandidates, acceptIndexed)) m.set(i, s);
+          index.nearest(q, RANKING.vectorCandidates, acceptIndexed).forEach((i, s) => m.set(i, s));
           for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k));
         }
         for (const key of head) if (!m.has(key)) m.set(key, similarity(key));

@@ -81,7 +81,8 @@ describe('index and ranking', () => {
     const big = SearchIndex.build(many, 64, 1);
     expect(big.parts.ivf).not.toBeNull();
     const q = emb.embedOne('widget 1234 gamma model');
-    const top = [...big.nearest(q, 5, () => true).keys()].map((i) => (big.docs[i] as SearchDoc).id);
+    const top: number[] = [];
+    big.nearest(q, 5, () => true).forEach((i) => top.push((big.docs[i] as SearchDoc).id));
     expect(top).toContain(1235);
   });
 
@@ -209,7 +210,8 @@ describe('TopK', () => {
       const scores = Array.from({ length: n }, () => Math.floor(rand() * 8) / 4 - 0.5);
       const top = new TopK(k);
       scores.forEach((s, key) => top.push(key * 3 + 1, s));
-      const kept = top.toMap();
+      const kept = new Map<number, number>();
+      top.forEach((key, s) => kept.set(key, s));
       const want = [...scores].sort((a, b) => b - a).slice(0, k);
       expect(kept.size).toBe(want.length);
       expect([...kept.values()].sort((a, b) => b - a)).toEqual(want);
