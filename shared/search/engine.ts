@@ -370,6 +370,21 @@ export class SearchIndex {
   }
 
   /** The (dequantised) vector of indexed document i. */
+  /**
+   * Whether the index holds this very version of `d` (the same update and embedding times,
+   * activity, content and vector presence): read again as a change, it changes nothing.
+   */
+  holds(d: SearchDoc): boolean {
+    const i = this.byId.get(d.id);
+    if (i === undefined) return false;
+    const x = this.docs[i] as SearchDoc;
+    return (
+      x.updated_at === d.updated_at && x.embedding_updated_at === d.embedding_updated_at && x.active === d.active &&
+      (this.hasVector[i] === 1) === (d.vector !== null && d.vector.length === this.dims) &&
+      x.name === d.name && x.description === d.description && JSON.stringify(x.metadata) === JSON.stringify(d.metadata)
+    );
+  }
+
   vectorOf(i: number): Float32Array | null {
     if (!this.hasVector[i]) return null;
     const v = new Float32Array(this.dims);

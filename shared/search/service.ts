@@ -100,7 +100,9 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   let latest = st.latest;
   do {
     const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
-    st.delta.apply(changes.items.map(toDoc), changes.deleted.map((d) => d.id));
+    // Changes the build already holds (read again inside the clock-skew margin of its start) stay
+    // out of the delta: there they would hide the index's copy and be scored on every request.
+    st.delta.apply(changes.items.map(toDoc).filter((d) => !st.index.holds(d)), changes.deleted.map((d) => d.id));
     for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) latest = Math.max(latest, d.at);
     cursor = changes.cursor;
