@@ -369,7 +369,6 @@ export class SearchIndex {
     return s;
   }
 
-  /** The (dequantised) vector of indexed document i. */
   /**
    * Whether the index holds this very version of `d` (the same update and embedding times,
    * activity, content and vector presence): read again as a change, it changes nothing.
@@ -385,6 +384,7 @@ export class SearchIndex {
     );
   }
 
+  /** The (dequantised) vector of indexed document i. */
   vectorOf(i: number): Float32Array | null {
     if (!this.hasVector[i]) return null;
     const v = new Float32Array(this.dims);
