@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
+import { cacheTableDescriptions } from './table-descriptions.mjs';
 
 /*
  * dynalite reads a Query or Scan through a stream over a LevelDB iterator that it never closes:
@@ -64,45 +65,13 @@ ClassicLevel.prototype._open = function (options) {
 
 /*
  * dynalite reads the table's description from LevelDB (and decodes it) on every request. Here the
- * descriptions it reads are kept in memory until that table's entry is written or deleted, which
- * every change of a table (create, update, delete, and their status changes) does.
+ * descriptions it reads are kept in memory until that table's entry is written or deleted.
  */
 const db = require(join(dirname(require.resolve('dynalite')), 'db'));
 const createStore = db.create;
 db.create = (options) => {
   const store = createStore(options);
-  const { tableDb } = store;
-  const tables = new Map();
-  const { get, put, del, batch } = tableDb;
-  tableDb.get = (name, callback) => {
-    const table = tables.get(name);
-    if (table) return process.nextTick(callback, null, table);
-    get.call(tableDb, name, (err, value) => {
-      if (!err && value && typeof value === 'object') tables.set(name, value);
-      callback(err, value);
-    });
-  };
-  tableDb.put = (name, value, callback) => {
-    tables.delete(name);
-    put.call(tableDb, name, value, (err) => {
-      tables.delete(name);
-      callback?.(err);
-    });
-  };
-  tableDb.del = (name, callback) => {
-    tables.delete(name);
-    del.call(tableDb, name, (err) => {
-      tables.delete(name);
-      callback?.(err);
-    });
-  };
-  tableDb.batch = (operations, callback) => {
-    for (const op of operations) tables.delete(op.key);
-    batch.call(tableDb, operations, (err) => {
-      for (const op of operations) tables.delete(op.key);
-      callback?.(err);
-    });
-  };
+  cacheTableDescriptions(store.tableDb);
   return store;
 };
 

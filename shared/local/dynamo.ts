@@ -95,7 +95,10 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     } catch (e) {
       if (!(e instanceof ResourceInUseException)) throw e;
     }
-    for (let i = 0; i < 100; i++) {
+    // dynalite makes a table active at once, but a loaded machine (a test run on 2 cores) can take
+    // seconds to get there: wait by the clock, not by a count of quick tries.
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
       const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
       const gsisActive = (d.Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
       if (d.Table?.TableStatus === 'ACTIVE' && gsisActive) return;
