@@ -269,7 +269,11 @@ export class SearchIndex {
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
 
-  /** Query terms with their weights: exact terms 1, typo and prefix expansions less. */
+  /**
+   * Query terms with their weights: exact terms 1, typo and prefix expansions less. In term order,
+   * whatever order the delta's terms are in: scores are sums over these terms, and a sum in another
+   * order can differ in its last bit, which is enough to move a hit across a cursor.
+   */
   expand(query: string, extra: ReadonlySet<string> = new Set()): Map<string, number> {
     const out = new Map<string, number>();
     const raw = words(query);
@@ -289,7 +293,7 @@ export class SearchIndex {
         for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
       }
     });
-    return out;
+    return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
   private withPrefix(prefix: string, limit: number): string[] {
@@ -316,7 +320,7 @@ export class SearchIndex {
     // The vocabulary is walked in place (it can hold 100,000 terms), then the delta's new terms.
     for (const v of this.vocab) consider(v);
     for (const v of extra) if (!this.termIndex.has(v)) consider(v);
-    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0])).slice(0, 5).map(([v]) => v);
+    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map(([v]) => v);
   }
 
   /**

@@ -282,7 +282,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
         const maxVec = maxOf(vec);
         const consider = (key: number) => {
           const f = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
-          if (f !== null) best.push(key, f);
+          if (f !== null) best.push(key, f, docOf(key).id);
         };
         // Below the head, a keyword match has no vector score and a lower keyword score than any
         // head document, so it cannot be among the best: only the head is considered.
@@ -350,15 +350,18 @@ function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefi
   return score > 0 ? score : null;
 }
 
-/** The k best keys by score (small k). */
+/**
+ * The k best keys by score (small k), ties to the lower document id: a delta document's key
+ * changes when it is re-read, its id does not.
+ */
 class TopKeys {
-  private readonly items: [number, number][] = [];
+  private readonly items: [key: number, score: number, id: number][] = [];
   constructor(private readonly k: number) {}
-  push(key: number, score: number): void {
+  push(key: number, score: number, id: number): void {
     const last = this.items[this.items.length - 1];
-    if (this.items.length === this.k && last && (score < last[1] || (score === last[1] && key > last[0]))) return;
-    this.items.push([key, score]);
-    this.items.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    if (this.items.length === this.k && last && (score < last[1] || (score === last[1] && id > last[2]))) return;
+    this.items.push([key, score, id]);
+    this.items.sort((a, b) => b[1] - a[1] || a[2] - b[2]);
     if (this.items.length > this.k) this.items.pop();
   }
   keys(): number[] {

@@ -43,6 +43,11 @@ export const SEARCH_SETTINGS = {
   deltaPage: 5000,
   /** Clock skew allowance when reading changes since the build. */
   skewSeconds: 2,
+  /**
+   * How long a container keeps the index build a cursor was ranked on once a newer build serves
+   * (since the last page that asked for it): later pages of that result list rank on it too.
+   */
+  pinnedTtlMs: Number(process.env.SEARCH_CURSOR_PIN_SECONDS ?? 300) * 1000,
 };
 
 interface TenantState {
@@ -61,6 +66,11 @@ interface TenantState {
 const states = new Map<string, TenantState>();
 /** A pointer check (and index load) in flight per tenant: concurrent requests share it. */
 const loading = new Map<string, Promise<TenantState>>();
+/**
+ * Per tenant, one older build that cursors still page through, loaded when a later page asks for
+ * it and kept while pages do (memory for a second index only while someone pages across a build).
+ */
+const pinned = new Map<string, { state: Promise<TenantState | undefined>; builtAt: number; usedAt: number }>();
 const queryVectors = new Map<string, Float32Array>();
 
 const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
@@ -70,8 +80,13 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   if (!raw) return current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
   const pointer = JSON.parse(new TextDecoder().decode(raw)) as IndexPointer;
   if (current && current.builtAt === pointer.builtAt) return current;
-  const bytes = await deps.blobs.get(pointer.key);
-  if (!bytes) return current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+  return (await loadArtifact(deps, tenant, pointer.key)) ?? current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+}
+
+/** The index stored under `key`, or undefined when there is none. */
+async function loadArtifact(deps: SearchDeps, tenant: string, key: string): Promise<SearchIndex | undefined> {
+  const bytes = await deps.blobs.get(key);
+  if (!bytes) return undefined;
   const parts = unpackIndex(bytes);
   if (parts.dims !== deps.embedder.dimensions) {
     logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: deps.embedder.dimensions });
@@ -128,7 +143,7 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
         st.pointerCheckedAt = checkedAt;
         return st;
       }
-      const fresh: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, fresh)), seen: new Set() };
+      const fresh = newState(deps, tenant, index, checkedAt);
       states.set(tenant, fresh);
       return fresh;
     })().finally(() => loading.delete(tenant));
@@ -137,15 +152,74 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
   return p;
 }
 
+function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedAt: number): TenantState {
+  const st: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, st)), seen: new Set() };
+  return st;
+}
+
+/**
+ * The state of the build a cursor was ranked on, when it is not the current one: kept from when
+ * this container served it, or loaded from its artifact (the cursor came from another container,
+ * or this one has moved on since). Undefined when that build is gone: the page is ranked on the
+ * current build then.
+ */
+async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): Promise<TenantState | undefined> {
+  const now = Date.now();
+  let p = pinned.get(tenant);
+  if (p?.builtAt !== builtAt) {
+    const load = (async () => {
+      const index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
+      return index && index.builtAt === builtAt ? newState(deps, tenant, index, now) : undefined;
+    })();
+    p = { state: load, builtAt, usedAt: now };
+    pinned.set(tenant, p);
+    // A failed load is not kept: the next page tries again.
+    load.catch(() => undefined).then((st) => {
+      if (!st && pinned.get(tenant) === p) pinned.delete(tenant);
+    });
+  }
+  p.usedAt = now;
+  return p.state;
+}
+
+/** Lets go of a tenant's pinned build once no page has asked for it for a while. */
+function dropStalePin(tenant: string): void {
+  const p = pinned.get(tenant);
+  if (p && Date.now() - p.usedAt > SEARCH_SETTINGS.pinnedTtlMs) pinned.delete(tenant);
+}
+
+/** Brings a state's delta up to date (unless the container may reuse what it read). */
+async function refreshed(st: TenantState): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
+  if (st.readAt === 0 || Date.now() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
+  return { index: st.index, delta: st.delta };
+}
+
 /**
  * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
  * delta: the changes since the build, brought up to date for each request by reading only the
  * changes committed since the previous read.
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
-  const st = await stateOf(deps, tenant);
-  if (st.readAt === 0 || Date.now() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
-  return { index: st.index, delta: st.delta };
+  dropStalePin(tenant);
+  return refreshed(await stateOf(deps, tenant));
+}
+
+/**
+ * The view a later page of a result list is ranked on: the build its first page was ranked on
+ * (scores depend on the index's statistics, and a cursor is a score), with the changes since it.
+ */
+async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
+  dropStalePin(tenant);
+  let st = await stateOf(deps, tenant);
+  if (builtAt === undefined || st.index.builtAt === builtAt) return refreshed(st);
+  if (builtAt > st.index.builtAt) {
+    // Ranked on a build this container has not seen yet: look for it now.
+    st.pointerCheckedAt = 0;
+    st = await stateOf(deps, tenant);
+    if (st.index.builtAt === builtAt) return refreshed(st);
+  }
+  const old = await pinnedState(deps, tenant, builtAt);
+  return refreshed(old ?? st);
 }
 
 async function queryVector(deps: SearchDeps, index: SearchIndex, query: string): Promise<Float32Array | null> {
@@ -174,11 +248,21 @@ async function profileOf(deps: SearchDeps, tenant: string, userId: string, index
   return addDocVectors(index, docs, recent.map((_, k) => 1 / (1 + k / 10)), sum) ? normalize(sum) : null;
 }
 
-const encodeCursor = (h: Hit) => Buffer.from(JSON.stringify([h.score, h.doc.id])).toString('base64url');
-function decodeCursor(c: string, field: string): [number, number] {
+/** A cursor: the last hit's score and id, and the index build the list is ranked on. */
+interface Cursor {
+  score: number;
+  id: number;
+  builtAt?: number | undefined;
+}
+const encodeCursor = (h: Hit, builtAt: number) => Buffer.from(JSON.stringify([h.score, h.doc.id, builtAt])).toString('base64url');
+function decodeCursor(c: string, field: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && Number.isInteger(v[1])) return [v[0], v[1] as number];
+    // Cursors issued before they named their build (two elements) page on the current one.
+    if (Array.isArray(v) && (v.length === 2 || v.length === 3) && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+      const builtAt = v[2] as unknown;
+      if (builtAt === undefined || (Number.isSafeInteger(builtAt) && (builtAt as number) >= 0)) return { score: v[0], id: v[1] as number, builtAt: builtAt as number | undefined };
+    }
   } catch {
     /* fall through */
   }
@@ -198,15 +282,15 @@ export interface SearchRequest {
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
-  const { index, delta } = await tenantView(deps, tenant);
+  const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
+  const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
-  const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
   const ranked = rank(
     index,
     delta,
     { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
-    { limit: req.limit, after: after ? { score: after[0], id: after[1] } : undefined },
+    { limit: req.limit, after: after ? { score: after.score, id: after.id } : undefined },
   );
   // Keyset pagination: the page, and a cursor (score, id) after its last hit when more follow.
   const slice = ranked.hits.slice(0, req.limit);
@@ -215,7 +299,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   return {
     data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)) })),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(last) : null,
+    next_cursor: hasMore && last ? encodeCursor(last, index.builtAt) : null,
     total: ranked.total,
   };
 }

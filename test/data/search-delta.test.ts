@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
-import { tenantView } from '../../shared/search/service.ts';
+import { runSearch, tenantView } from '../../shared/search/service.ts';
+import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -42,5 +43,39 @@ describe('the changes search scores beside the index', () => {
     ({ delta } = await tenantView(deps, T));
     expect(delta.docs.map((d) => [d.id, d.name])).toEqual([[first.id, 'Trail running shoe']]);
     expect([...delta.masked].sort()).toEqual([first.id, second.id].sort());
+  });
+});
+
+describe('pages ranked on the build their first page was ranked on', () => {
+  const decode = (c: string | null) => JSON.parse(Buffer.from(c as string, 'base64url').toString()) as [number, number, number];
+  it('a cursor names its build; a newer one is looked for at once, an unknown one ranks on the current build', async () => {
+    const T = 'pins';
+    const { items, events } = db.stores;
+    const blobs = new FolderBlobStore(dir);
+    const embedder = new HashingEmbedding();
+    const deps = { items, events, blobs, embedder };
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(T, Array.from({ length: 6 }, (_, k) => ({ name: `Lamp ${k}` })), now);
+    const first = await buildIndex(items, blobs, embedder.dimensions, T, now);
+    const req = { query: 'lamp', mode: 'keyword' as const, filter: NO_FILTER, limit: 2 };
+    const p1 = await runSearch(deps, T, req);
+    expect(decode(p1.next_cursor)[2]).toBe(first.builtAt);
+    // A newer build, which this container would only notice at its next pointer check.
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = await buildIndex(items, blobs, embedder.dimensions, T);
+    expect(second.builtAt).toBeGreaterThan(first.builtAt);
+    // The first list pages on through its own build...
+    const p2 = await runSearch(deps, T, { ...req, cursor: p1.next_cursor as string });
+    expect(decode(p2.next_cursor)[2]).toBe(first.builtAt);
+    // ...and a cursor from a container that already serves the newer build is served by it here too.
+    const [score, id] = decode(p1.next_cursor);
+    const fromNewer = Buffer.from(JSON.stringify([score, id, second.builtAt])).toString('base64url');
+    expect(decode((await runSearch(deps, T, { ...req, cursor: fromNewer })).next_cursor)[2]).toBe(second.builtAt);
+    expect(decode((await runSearch(deps, T, req)).next_cursor)[2]).toBe(second.builtAt);
+    // A build that is gone: the page is ranked on the current one.
+    const gone = Buffer.from(JSON.stringify([score, id, 12345])).toString('base64url');
+    const r = await runSearch(deps, T, { ...req, cursor: gone });
+    expect(r.data.map((i) => i.id)).toEqual(p2.data.map((i) => i.id));
+    expect(decode(r.next_cursor)[2]).toBe(second.builtAt);
   });
 });

@@ -219,6 +219,45 @@ describe('index builds', () => {
   });
 });
 
+describe('pages across an index build', () => {
+  it('a cursor keeps the ranking its first page had when a build lands between pages, in every mode', async () => {
+    const made = await t.demo.core('POST', '/v1/items', Array.from({ length: 17 }, (_, i) => ({ name: `Kettle model ${i}`, description: i % 3 ? 'steel kettle for camping stoves' : 'kettle' })));
+    const want = new Set(ids(made));
+    await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.pending === 0, 10_000);
+    const page = (mode: string, cursor: string | null) => search({ query: 'kettle stove', limit: 4, mode, ...(cursor ? { starting_after: cursor } : {}) });
+    // First pages ranked with these items in the changes beside the index...
+    const modes = ['keyword', 'semantic', 'hybrid'];
+    const seen = new Map<string, string[]>();
+    const cursors = new Map<string, string | null>();
+    const builtBefore = (await t.demo.platform('GET', '/api/search-index')).body.index_built_at;
+    for (const mode of modes) {
+      const r = await page(mode, null);
+      seen.set(mode, ids(r));
+      cursors.set(mode, r.body.next_cursor);
+    }
+    // ...then every item folded into a new index, which searches pick up.
+    await new Promise((r) => setTimeout(r, 1100));
+    const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
+    await t.stack.jobs.idle();
+    await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at && r.body.index_built_at !== builtBefore, 6000);
+    await new Promise((r) => setTimeout(r, 2100)); // INDEX_CHECK_SECONDS: searches now use the new build
+    for (const mode of modes) {
+      let cursor = cursors.get(mode) ?? null;
+      const got = seen.get(mode) as string[];
+      while (cursor) {
+        const r = await page(mode, cursor);
+        got.push(...ids(r));
+        cursor = r.body.next_cursor;
+      }
+      expect(new Set(got).size, mode).toBe(got.length);
+      // The same order as one request for everything on the new build would give, page by page.
+      const whole = ids(await search({ query: 'kettle stove', limit: 100, mode }));
+      expect(new Set(got), mode).toEqual(new Set(whole));
+      if (mode === 'keyword') expect(new Set(got)).toEqual(want);
+    }
+  });
+});
+
 describe('index status', () => {
   it('counts the catalog exactly from the index and the changes since its build', async () => {
     const before = (await t.demo.platform('GET', '/api/search-index')).body;

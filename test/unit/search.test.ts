@@ -105,6 +105,31 @@ function only<T extends object>(methods: Partial<T>): T {
   }) as T;
 }
 
+describe('scores a cursor can rely on', () => {
+  it('are the same to the last bit when the delta re-reads its documents in another order', () => {
+    // Terms of the last word's prefix only the delta has: some shared, one of each document's own.
+    const words = ['cambric', 'camel', 'cameo', 'camelot', 'cambium'];
+    const own = (k: number) => `cam${String.fromCharCode(97 + (k % 26))}${String.fromCharCode(97 + Math.floor(k / 26))}x`;
+    const index = SearchIndex.build([doc(1, 'camp stove'), doc(2, 'camping lantern with camera mount')], 64, 1);
+    const some = (k: number, n: number) => Array.from({ length: n }, (_, j) => words[(k * 7 + j * 3) % 5]).join(' ');
+    const fresh = Array.from({ length: 40 }, (_, k) => doc(100 + k, `${own(k)} ${some(k, 1 + (k % 4))} stove`, `${own(k)} ${some(k + 1, k % 6)} kettle ${'filler '.repeat(k % 9)}`));
+    const delta = new PreparedDelta({ docs: fresh, masked: new Set() });
+    const scores = (mode: 'keyword' | 'hybrid') =>
+      new Map(rank(index, delta, { query: 'stove kettle cam', mode, filter: () => true, queryVector: emb.embedOne('stove kettle cam'), profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]));
+    const before = { keyword: scores('keyword'), hybrid: scores('hybrid') };
+    expect(before.keyword.size).toBe(42);
+    // Each document read again (its embedding time changed), in another order: the delta's terms
+    // and documents come back in another order, the content is the same.
+    for (let round = 0; round < 3; round++) {
+      delta.apply(fresh.filter((_, k) => k % (round + 2) === 0).reverse().map((d) => ({ ...d, embedding_updated_at: 2 + round })), []);
+      for (const mode of ['keyword', 'hybrid'] as const) {
+        const after = scores(mode);
+        for (const [id, s] of before[mode]) expect(after.get(id), `${mode} ${id}`).toBe(s);
+      }
+    }
+  });
+});
+
 describe('index status', () => {
   it('counts from the index and a keys-only listing of the changes, reading no item data', async () => {
     const listed: ChangeKey[] = [
