@@ -158,24 +158,30 @@ function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedA
 }
 
 /**
- * The state of the build a cursor was ranked on, when it is not the current one: kept from when
- * this container served it, or loaded from its artifact (the cursor came from another container,
- * or this one has moved on since). Undefined when that build is gone: the page is ranked on the
- * current build then.
+ * The state of the build a cursor was ranked on, when it is not the current one (this container
+ * has moved on since, or the cursor came from another container): loaded from its artifact once
+ * and kept while pages ask for it. Undefined when that build is gone or cannot be read now: the
+ * page is ranked on the current build then.
  */
 async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): Promise<TenantState | undefined> {
   const now = Date.now();
   let p = pinned.get(tenant);
   if (p?.builtAt !== builtAt) {
     const load = (async () => {
-      const index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
-      return index && index.builtAt === builtAt ? newState(deps, tenant, index, now) : undefined;
+      try {
+        const index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
+        return index && index.builtAt === builtAt ? newState(deps, tenant, index, now) : undefined;
+      } catch (e) {
+        logger.warn('could not load the index build a cursor was ranked on; ranking on the current one', { tenant, builtAt, error: String(e) });
+        return undefined;
+      }
     })();
-    p = { state: load, builtAt, usedAt: now };
-    pinned.set(tenant, p);
-    // A failed load is not kept: the next page tries again.
-    load.catch(() => undefined).then((st) => {
-      if (!st && pinned.get(tenant) === p) pinned.delete(tenant);
+    const entry = { state: load, builtAt, usedAt: now };
+    p = entry;
+    pinned.set(tenant, entry);
+    // A build not found is not kept: the next page looks again.
+    void load.then((st) => {
+      if (!st && pinned.get(tenant) === entry) pinned.delete(tenant);
     });
   }
   p.usedAt = now;
@@ -292,7 +298,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
     { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
     { limit: req.limit, after: after ? { score: after.score, id: after.id } : undefined },
   );
-  // Keyset pagination: the page, and a cursor (score, id) after its last hit when more follow.
+  // Keyset pagination: the page, and a cursor (score, id, build) after its last hit when more follow.
   const slice = ranked.hits.slice(0, req.limit);
   const hasMore = ranked.hits.length > req.limit;
   const last = slice[slice.length - 1];

@@ -120,10 +120,22 @@ describe('table descriptions kept in the local DynamoDB thread', () => {
     const client = new DynamoDBClient({ endpoint: db.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     try {
       const attr = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+      // As with DynamoDB, a table is used once ACTIVE and created again once its deletion is done.
+      const settled = async (gone: boolean) => {
+        for (let i = 0; i < 200; i++) {
+          const status = await client.send(new DescribeTableCommand({ TableName: 'desc' })).then((d) => d.Table?.TableStatus, (e: Error) => e.name);
+          if (gone ? status === 'ResourceNotFoundException' : status === 'ACTIVE') return;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        throw new Error('the table did not settle');
+      };
       await client.send(new CreateTableCommand({ TableName: 'desc', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [attr('pk')], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+      await settled(false);
       await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }));
       await client.send(new DeleteTableCommand({ TableName: 'desc' }));
+      await settled(true);
       await client.send(new CreateTableCommand({ TableName: 'desc', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [attr('pk'), attr('sk')], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }] }));
+      await settled(false);
       // Under the first description this item would lack nothing; under the second it lacks sk.
       await expect(client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }))).rejects.toThrow(/key/i);
       await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' }, sk: { S: '1' } } }));
