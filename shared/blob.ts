@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './aws/signed-fetch.ts';
 
@@ -6,6 +6,8 @@ import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './a
 export interface BlobStore {
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, body: Uint8Array | string): Promise<void>;
+  /** Removes the object; a key that is not there is no error. */
+  delete(key: string): Promise<void>;
 }
 
 export class FolderBlobStore implements BlobStore {
@@ -25,6 +27,9 @@ export class FolderBlobStore implements BlobStore {
     // Write then rename: a reader never sees half an artifact.
     writeFileSync(`${p}.tmp`, body);
     renameSync(`${p}.tmp`, p);
+  }
+  async delete(key: string): Promise<void> {
+    rmSync(this.path(key), { force: true });
   }
 }
 
@@ -51,6 +56,10 @@ export class S3BlobStore implements BlobStore {
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
     await this.client.send('PUT', encodeKeyPath(key), { body, headers: { 'content-type': 'application/octet-stream' } });
+  }
+  /** DeleteObject: S3 answers 204 whether or not the key was there. */
+  async delete(key: string): Promise<void> {
+    await this.client.send('DELETE', encodeKeyPath(key));
   }
 }
 

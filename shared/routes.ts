@@ -24,6 +24,8 @@ export interface Access {
   cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient')[];
   /** The artifact bucket (search indexes, models). */
   bucket?: 'read' | 'readwrite';
+  /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
+  bucketDeletes?: readonly ('search' | 'models')[];
   /** Queues the handler sends jobs to. */
   queues?: readonly QueueName[];
   /** Queues whose backlog (approximate depth) the handler reads. */
@@ -66,7 +68,7 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
 
 /** Whether a route's grants let it change nothing: only reads of the table, no queues, clients or artifacts. */
 export const readOnly = (r: Route): boolean =>
-  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') && !r.access.queues?.length && !r.access.cognito?.length && r.access.bucket !== 'readwrite';
+  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') && !r.access.queues?.length && !r.access.cognito?.length && r.access.bucket !== 'readwrite' && !r.access.bucketDeletes?.length;
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };

@@ -36,7 +36,7 @@ export const workers: readonly WorkerSpec[] = [
     batchSize: 10,
     timeoutSeconds: 120,
     memoryMb: 3008,
-    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', embeds: true },
+    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketDeletes: ['search'], embeds: true },
   },
   {
     handler: 'workers/train',

@@ -94,7 +94,7 @@ export class AwsClient {
    * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
    * network failures; any other non-2xx answer throws an AwsHttpError.
    */
-  async send(method: 'GET' | 'PUT', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
+  async send(method: 'GET' | 'PUT' | 'DELETE', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
     for (let attempt = 1; ; attempt++) {
       const request: HttpRequest = {

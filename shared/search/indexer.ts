@@ -5,6 +5,7 @@ import type { JobQueue } from '../jobs.ts';
 import { packIndex } from './artifact.ts';
 import { itemText, type EmbeddingProvider } from './embedding.ts';
 import { buildIndexParts, type SearchDoc } from './engine.ts';
+import { logger } from '../observability.ts';
 import { indexArtifactKey, indexPointerKey, SEARCH_SETTINGS, type IndexPointer } from './service.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -32,7 +33,9 @@ export async function currentPointer(blobs: BlobStore, tenant: string): Promise<
 
 /**
  * Builds the tenant's index from every item and publishes it: artifact first, then the pointer.
- * Requests queued while another build ran are covered by it and skipped (`requestedAt`).
+ * Requests queued while another build ran are covered by it and skipped (`requestedAt`). The
+ * build it replaces stays stored for `retainSeconds` (cursors ranked on it page on through it);
+ * builds replaced longer ago are deleted.
  */
 export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
   const current = await currentPointer(blobs, tenant);
@@ -44,7 +47,22 @@ export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: numbe
   });
   const key = indexArtifactKey(tenant, builtAt);
   await blobs.put(key, packIndex(buildIndexParts(docs, dims, builtAt)));
-  const pointer: IndexPointer = { key, builtAt, items: docs.length };
+  const earlier = [...(current?.superseded ?? []), ...(current && current.key !== key ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
+  // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
+  // the next build, and does not hold this one back.
+  const deleted = new Set<string>();
+  await Promise.all(
+    earlier
+      .filter((b) => builtAt - b.replacedAt >= SEARCH_SETTINGS.retainSeconds)
+      .map((b) =>
+        blobs.delete(b.key).then(
+          () => deleted.add(b.key),
+          (e: unknown) => logger.warn('could not delete a replaced index build; the next build tries again', { tenant, key: b.key, error: String(e) }),
+        ),
+      ),
+  );
+  const superseded = earlier.filter((b) => !deleted.has(b.key));
+  const pointer: IndexPointer = { key, builtAt, items: docs.length, ...(superseded.length ? { superseded } : {}) };
   await blobs.put(indexPointerKey(tenant), JSON.stringify(pointer));
   return { ...pointer, skipped: false };
 }

@@ -18,6 +18,12 @@ export interface IndexPointer {
   key: string;
   builtAt: number;
   items: number;
+  /**
+   * Earlier builds whose artifacts are still stored, and when a newer build replaced each: search
+   * cursors ranked on them page on through them; the builder deletes them once `retainSeconds`
+   * have passed since.
+   */
+  superseded?: { key: string; builtAt: number; replacedAt: number }[];
 }
 
 export interface SearchDeps {
@@ -48,6 +54,11 @@ export const SEARCH_SETTINGS = {
    * (since the last page that asked for it): later pages of that result list rank on it too.
    */
   pinnedTtlMs: Number(process.env.SEARCH_CURSOR_PIN_SECONDS ?? 300) * 1000,
+  /**
+   * How long a replaced build's artifact stays stored (for cursors ranked on it); the next build
+   * after that deletes it, so storage holds a few builds, not one per rebuild forever.
+   */
+  retainSeconds: Number(process.env.INDEX_RETAIN_SECONDS ?? 3600),
 };
 
 interface TenantState {

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
-import { runSearch, tenantView } from '../../shared/search/service.ts';
+import { runSearch, SEARCH_SETTINGS, tenantView } from '../../shared/search/service.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -77,5 +77,41 @@ describe('pages ranked on the build their first page was ranked on', () => {
     const r = await runSearch(deps, T, { ...req, cursor: gone });
     expect(r.data.map((i) => i.id)).toEqual(p2.data.map((i) => i.id));
     expect(decode(r.next_cursor)[2]).toBe(second.builtAt);
+  });
+});
+
+describe('replaced index builds', () => {
+  it('stay stored for retainSeconds after they were replaced, listed in the pointer, then are deleted', async () => {
+    const T = 'retain';
+    const { items } = db.stores;
+    const blobs = new FolderBlobStore(dir);
+    const dims = new HashingEmbedding().dimensions;
+    await items.create(T, [{ name: 'Kite' }], Math.floor(Date.now() / 1000));
+    const retain = SEARCH_SETTINGS.retainSeconds;
+    SEARCH_SETTINGS.retainSeconds = 2;
+    try {
+      const a = await buildIndex(items, blobs, dims, T);
+      await new Promise((r) => setTimeout(r, 1100));
+      const b = await buildIndex(items, blobs, dims, T);
+      expect(b.superseded).toEqual([{ key: a.key, builtAt: a.builtAt, replacedAt: b.builtAt }]);
+      expect(existsSync(join(dir, a.key))).toBe(true);
+      await new Promise((r) => setTimeout(r, 2100));
+      const c = await buildIndex(items, blobs, dims, T);
+      // a was replaced 2+ s before c: deleted; b just now: kept.
+      expect(c.superseded).toEqual([{ key: b.key, builtAt: b.builtAt, replacedAt: c.builtAt }]);
+      expect(existsSync(join(dir, a.key))).toBe(false);
+      expect(existsSync(join(dir, b.key))).toBe(true);
+      expect(existsSync(join(dir, c.key))).toBe(true);
+      // A deletion that fails holds no build back: the new one is published, the old one stays listed.
+      SEARCH_SETTINGS.retainSeconds = 0;
+      await new Promise((r) => setTimeout(r, 1100));
+      const failing = { get: (k: string) => blobs.get(k), put: (k: string, v: Uint8Array | string) => blobs.put(k, v), delete: () => Promise.reject(new Error('AccessDenied')) };
+      const d = await buildIndex(items, failing, dims, T);
+      expect(d.skipped).toBe(false);
+      expect(d.superseded?.map((x) => x.key)).toEqual([b.key, c.key]);
+      expect(existsSync(join(dir, b.key))).toBe(true);
+    } finally {
+      SEARCH_SETTINGS.retainSeconds = retain;
+    }
   });
 });

@@ -233,6 +233,13 @@ describe('search and embedding wiring', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionResponseTypes: ['ReportBatchItemFailures'], BatchSize: 10 });
     const embed = statementsOf(fnByModule('workers/embed')).flatMap((x) => [x.Action].flat());
     expect(embed).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject', 'dynamodb:UpdateItem']));
+    // It deletes replaced index builds, under search/ only; no other function deletes artifacts.
+    const deletes = statementsOf(fnByModule('workers/embed')).filter((x) => [x.Action].flat().includes('s3:DeleteObject'));
+    expect(deletes).toHaveLength(1);
+    expect(JSON.stringify(deletes[0].Resource)).toContain('/search/*');
+    expect(JSON.stringify(deletes[0].Resource)).not.toContain('/models/*');
+    const deleters = ofType('AWS::Lambda::Function').filter(([, f]) => statementsOf(f).some((x) => [x.Action].flat().includes('s3:DeleteObject')));
+    expect(deleters.map(([, f]) => f.Properties.Description)).toEqual(['functions/workers/embed.ts']);
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
     // The sweep reads the embedding queue's backlog; no API function does (the SQS consumers
     // get it with their event source mappings).

@@ -24,6 +24,10 @@ beforeAll(async () => {
       objects.set(key, body);
       return void res.writeHead(200, { etag: '"x"' }).end();
     }
+    if (req.method === 'DELETE') {
+      objects.delete(key);
+      return void res.writeHead(204).end();
+    }
     const found = objects.get(key);
     if (!found) return void res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length }).end(found);
@@ -61,6 +65,18 @@ describe('S3 blob store over signed fetch', () => {
     expect(await s.get('search/none/index.bin')).toBeUndefined();
     expect(seen.every((x) => x.problem === undefined)).toBe(true);
     expect(seen[0]?.url).toBe('/bkt/models/t%281%29/v%202.bin');
+  });
+
+  it('deletes a key (signed), and deleting a missing key is no error', async () => {
+    const s = store();
+    await s.put('search/t 1/index-1.bin', new Uint8Array([1]));
+    await s.delete('search/t 1/index-1.bin');
+    expect(await s.get('search/t 1/index-1.bin')).toBeUndefined();
+    await s.delete('search/t 1/index-1.bin');
+    expect(seen.filter((x) => x.method === 'DELETE').map((x) => [x.url, x.problem])).toEqual([
+      ['/bkt/search/t%201/index-1.bin', undefined],
+      ['/bkt/search/t%201/index-1.bin', undefined],
+    ]);
   });
 
   it('retries server errors, then gives up with the error code', async () => {
