@@ -110,7 +110,7 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/items/search', 'platform/items-search', SEARCH, ['items']),
   platform('GET', '/api/items/search', 'platform/items-search-get', SEARCH, ['items']),
   platform('GET', '/api/search-index', 'platform/search-index', { ...SEARCH, embeds: false }, ['items']),
-  platform('POST', '/api/search-index/rebuild', 'platform/search-index-rebuild', { queues: ['embedding'] }, ['items']),
+  platform('POST', '/api/search-index/rebuild', 'platform/search-index-rebuild', { queues: ['embedding'] }),
   platform('POST', '/api/contexts', 'console/contexts-create', CONSOLE_WRITE),
   platform('GET', '/api/contexts', 'console/contexts-list', CONSOLE_READ),
   platform('POST', '/api/event-types', 'console/event-types-create', CONSOLE_WRITE, ['events']),

@@ -40,11 +40,24 @@ export const platformSearchBody = z.strictObject({
     z.optional(
       z
         .array(
-          z.strictObject({
-            field: filterField,
-            op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists']),
-            value: z.optional(z.union([scalar, z.array(scalar)])),
-          }),
+          z
+            .strictObject({
+              field: filterField,
+              op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists']),
+              value: z.optional(z.union([scalar, z.array(scalar)])),
+            })
+            .check(
+              z.refine((f) => (f.op === 'in' ? Array.isArray(f.value) : f.value !== undefined && !Array.isArray(f.value)), {
+                message: 'value must be a list for op in, and a single string, number or boolean for the other ops',
+                path: ['value'],
+              }),
+              z.refine((f) => !(f.op === 'gte' || f.op === 'lte') || typeof f.value === 'number', { message: 'value must be a number for gte and lte', path: ['value'] }),
+              z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),
+              z.refine((f) => f.field !== 'id' || f.op === 'exists' || [f.value].flat().every((v) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) || (typeof v === 'string' && POSITIVE_INT_PATTERN.test(v))), {
+                message: 'an item ID is a positive integer, or its digits as a string',
+                path: ['value'],
+              }),
+            ),
         )
         .check(z.maxLength(20)),
     ),

@@ -8,6 +8,8 @@ interface Header {
   builtAt: number;
   docs: Omit<SearchDoc, 'vector'>[];
   vocab: string[];
+  /** Words whose stem differs from them (their stems' vocab indexes in section `surfaceStem`); absent in older artifacts. */
+  surface?: string[];
   lists: number;
 }
 
@@ -20,6 +22,7 @@ export function packIndex(p: IndexParts): Uint8Array {
     ['vectors', p.vectors],
     ['scales', p.scales],
     ['hasVector', p.hasVector],
+    ['surfaceStem', p.surfaceStem],
     ...(p.ivf ? [['centroids', p.ivf.centroids] as [string, Typed], ...p.ivf.lists.map((l, i): [string, Typed] => [`list${i}`, l])] : []),
   ];
   const header: Header = {
@@ -28,6 +31,7 @@ export function packIndex(p: IndexParts): Uint8Array {
     builtAt: p.builtAt,
     docs: p.docs.map(({ vector: _v, ...d }) => d),
     vocab: p.vocab,
+    surface: p.surface,
     lists: p.ivf?.lists.length ?? 0,
   };
   return packSections(header, arrays);
@@ -46,6 +50,9 @@ export function unpackIndex(bytes: Uint8Array): IndexParts {
     dims: header.dims,
     builtAt: header.builtAt,
     vocab: header.vocab,
+    // Artifacts built before words were kept match a half-typed word against stems only.
+    surface: header.surface ?? [],
+    surfaceStem: header.surface ? get<Uint32Array>('surfaceStem') : new Uint32Array(0),
     offsets: get<Uint32Array>('offsets'),
     postingDocs: get<Uint32Array>('postingDocs'),
     postingTfs: get<Uint16Array>('postingTfs'),

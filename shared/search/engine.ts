@@ -1,6 +1,6 @@
 import type { ItemWithVector, JsonObject } from '../domain/types.ts';
 import { normalize } from './embedding.ts';
-import { editDistance, terms, words, stem, STOP_WORDS } from './text.ts';
+import { editDistance, words, stem, STOP_WORDS } from './text.ts';
 import { Int8Rows } from './int8-vectors.ts';
 
 /** An item as the search index sees it: the item with its vector (null until embedded). */
@@ -52,22 +52,41 @@ function metaText(m: JsonObject): string {
 interface Analyzed {
   tf: Map<string, [number, number, number]>;
   len: [number, number, number];
+  /**
+   * Words that do not start with their own stem's letters all the way ("running" → "run",
+   * "hiking" → "hike"), each with its stem: a half-typed last word ("runni", "hikin") is a prefix
+   * of the word, not of the stem.
+   */
+  surface: Map<string, string>;
 }
 
 function analyze(d: SearchDoc): Analyzed {
   const tf = new Map<string, [number, number, number]>();
+  const surface = new Map<string, string>();
   const texts = [d.name, d.description ?? '', metaText(d.metadata)];
   const len: [number, number, number] = [0, 0, 0];
   texts.forEach((text, f) => {
-    for (const t of terms(text)) {
+    for (const w of words(text)) {
+      if (STOP_WORDS.has(w)) continue;
+      const t = stem(w);
+      if (t !== w) surface.set(w, t);
       let e = tf.get(t);
       if (!e) tf.set(t, (e = [0, 0, 0]));
       e[f] = (e[f] as number) + 1;
       len[f] = (len[f] as number) + 1;
     }
   });
-  return { tf, len };
+  return { tf, len, surface };
 }
+
+/** The vocabulary a search expands its words against besides the index's: the delta's. */
+export interface ExtraVocab {
+  /** Stemmed terms. */
+  terms: ReadonlySet<string>;
+  /** Words whose stem differs from them, with that stem (see `Analyzed.surface`). */
+  surfaces: ReadonlyMap<string, { stem: string }>;
+}
+const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 
 /** Inverted file over unit vectors: k-means centroids and one list of doc indexes per centroid. */
 interface Ivf {
@@ -81,6 +100,9 @@ export interface IndexParts {
   dims: number;
   builtAt: number;
   vocab: string[];
+  /** Words whose stem differs from them, sorted, and the vocab index of each one's stem. */
+  surface: string[];
+  surfaceStem: Uint32Array;
   /** postings of vocab[k] are docs[offsets[k]..offsets[k+1]), tfs 3 per posting. */
   offsets: Uint32Array;
   postingDocs: Uint32Array;
@@ -98,8 +120,10 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
   const n = docs.length;
   const lens = FIELD_NAMES.map(() => new Float32Array(n));
   const tmp = new Map<string, number[]>();
+  const surfaces = new Map<string, string>();
   docs.forEach((d, i) => {
     const a = analyze(d);
+    for (const [w, t] of a.surface) surfaces.set(w, t);
     a.len.forEach((l, f) => ((lens[f] as Float32Array)[i] = l));
     for (const [t, tf] of a.tf) {
       let p = tmp.get(t);
@@ -108,6 +132,9 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
     }
   });
   const vocab = [...tmp.keys()].sort();
+  const vocabIndex = new Map(vocab.map((t, k) => [t, k]));
+  const surface = [...surfaces.keys()].sort();
+  const surfaceStem = Uint32Array.from(surface, (w) => vocabIndex.get(surfaces.get(w) as string) as number);
   const offsets = new Uint32Array(vocab.length + 1);
   let total = 0;
   vocab.forEach((t, k) => {
@@ -136,7 +163,7 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
     hasVector[i] = scales[i] ? 1 : 0;
   });
   const stored = docs.map((d) => ({ ...d, vector: null }));
-  return { docs: stored, dims, builtAt, vocab, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
+  return { docs: stored, dims, builtAt, vocab, surface, surfaceStem, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
 }
 
 function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, dims: number): Ivf | null {
@@ -188,6 +215,18 @@ function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, di
   const of = assign(withVec);
   withVec.forEach((i, j) => (lists[of[j] as number] as number[]).push(i));
   return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
+}
+
+/** The first position in sorted `xs` whose value is not below `x`. */
+function firstAtLeast(xs: readonly string[], x: string): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((xs[mid] as string) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -274,7 +313,7 @@ export class SearchIndex {
    * whatever order the delta's terms are in: scores are sums over these terms, and a sum in another
    * order can differ in its last bit, which is enough to move a hit across a cursor.
    */
-  expand(query: string, extra: ReadonlySet<string> = new Set()): Map<string, number> {
+  expand(query: string, extra: ExtraVocab = NO_EXTRA): Map<string, number> {
     const out = new Map<string, number>();
     const raw = words(query);
     raw.forEach((w, i) => {
@@ -283,11 +322,13 @@ export class SearchIndex {
       const t = stem(w);
       if (!stop) out.set(t, Math.max(out.get(t) ?? 0, 1));
       if (isLast && w.length >= 2) {
-        // The last word may be half typed: every vocabulary term it starts, most frequent first.
+        // The last word may be half typed: every term it starts, or whose word it starts
+        // ("runni" → running → run), most frequent first.
         for (const x of this.withPrefix(w, 30)) if (x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
-        for (const x of extra) if (x.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
+        for (const x of extra.terms) if (x.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
+        for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
       }
-      if (!stop && w.length >= 4 && !this.has(t) && !extra.has(t)) {
+      if (!stop && w.length >= 4 && !this.has(t) && !extra.terms.has(t)) {
         // Unknown term: likely a typo; take close vocabulary terms instead.
         const max = w.length >= 8 ? 2 : 1;
         for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
@@ -296,21 +337,17 @@ export class SearchIndex {
     return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
+  /** Index terms that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
   private withPrefix(prefix: string, limit: number): string[] {
-    let lo = 0;
-    let hi = this.vocab.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.vocab[mid] as string) < prefix) lo = mid + 1;
-      else hi = mid;
-    }
-    const hits: string[] = [];
-    for (let i = lo; i < this.vocab.length && (this.vocab[i] as string).startsWith(prefix); i++) hits.push(this.vocab[i] as string);
-    return hits.sort((a, b) => this.df(b) - this.df(a)).slice(0, limit);
+    const hits = new Set<string>();
+    for (let i = firstAtLeast(this.vocab, prefix); i < this.vocab.length && (this.vocab[i] as string).startsWith(prefix); i++) hits.add(this.vocab[i] as string);
+    const { surface, surfaceStem } = this.parts;
+    for (let i = firstAtLeast(surface, prefix); i < surface.length && (surface[i] as string).startsWith(prefix); i++) hits.add(this.vocab[surfaceStem[i] as number] as string);
+    return [...hits].sort((a, b) => this.df(b) - this.df(a) || (a < b ? -1 : 1)).slice(0, limit);
   }
 
   /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`. */
-  private near(term: string, max: number, extra: ReadonlySet<string>): string[] {
+  private near(term: string, max: number, extra: ExtraVocab): string[] {
     const hits: [string, number][] = [];
     const consider = (v: string) => {
       if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) return;
@@ -319,7 +356,7 @@ export class SearchIndex {
     };
     // The vocabulary is walked in place (it can hold 100,000 terms), then the delta's new terms.
     for (const v of this.vocab) consider(v);
-    for (const v of extra) if (!this.termIndex.has(v)) consider(v);
+    for (const v of extra.terms) if (!this.termIndex.has(v)) consider(v);
     return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map(([v]) => v);
   }
 

@@ -32,7 +32,7 @@ function fieldValue(d: SearchDoc, field: string): Json | undefined {
   if (field.startsWith('metadata.')) return d.metadata[field.slice('metadata.'.length)];
   switch (field) {
     case 'id':
-      return String(d.id);
+      return d.id;
     case 'name':
       return d.name;
     case 'description':
@@ -50,17 +50,20 @@ function fieldValue(d: SearchDoc, field: string): Json | undefined {
 
 /** The Platform item-search filters `[{ field, op, value }]` as a predicate. */
 export function platformFilter(filters: PlatformSearchBody['filters']): DocFilter {
-  const checks = filters.map(({ field, op, value }): DocFilter => {
+  const checks = filters.map(({ field, op, value: given }): DocFilter => {
+    // Item IDs come as integers or as their digits (validated): compared as numbers.
+    const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : x);
+    const value = Array.isArray(given) ? given.map(asId) : asId(given);
     const values = Array.isArray(value) ? value : [value];
     return (d) => {
       const v = fieldValue(d, field);
       switch (op) {
         case 'eq':
-          return v === value || (field === 'id' && String(value) === v);
+          return v === value;
         case 'neq':
           return v !== value;
         case 'in':
-          return values.some((x) => x === v || (field === 'id' && String(x) === v));
+          return values.some((x) => x === v);
         case 'gte':
           return typeof v === 'number' && typeof value === 'number' && v >= value;
         case 'lte':

@@ -18,6 +18,8 @@ export class PreparedDelta {
   readonly masked = new Set<number>();
   readonly df = new Map<string, number>();
   readonly terms = new Set<string>();
+  /** The delta documents' words whose stem differs from them, with that stem and how many documents hold them. */
+  readonly surfaces = new Map<string, { stem: string; n: number }>();
   private arrays: { docs: SearchDoc[]; analyzed: Analyzed[] } | undefined;
 
   constructor(delta: Delta = { docs: [], masked: new Set() }) {
@@ -36,6 +38,11 @@ export class PreparedDelta {
       for (const t of analyzed.tf.keys()) {
         this.df.set(t, (this.df.get(t) ?? 0) + 1);
         this.terms.add(t);
+      }
+      for (const [w, t] of analyzed.surface) {
+        const e = this.surfaces.get(w);
+        if (e) e.n += 1;
+        else this.surfaces.set(w, { stem: t, n: 1 });
       }
       this.byId.set(d.id, { doc: d, analyzed });
       this.masked.add(d.id);
@@ -57,6 +64,10 @@ export class PreparedDelta {
         this.df.delete(t);
         this.terms.delete(t);
       }
+    }
+    for (const w of old.analyzed.surface.keys()) {
+      const e = this.surfaces.get(w);
+      if (e && --e.n === 0) this.surfaces.delete(w);
     }
     this.byId.delete(id);
   }
@@ -222,7 +233,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   const touched = touchedList;
   if (r.mode !== 'semantic') {
     const extraDf = (t: string) => delta.df.get(t) ?? 0;
-    const expanded = index.expand(r.query, delta.terms);
+    const expanded = index.expand(r.query, delta);
     index.keywordScoresInto(expanded, D, extraDf, acc, touched);
     for (let k = 0; k < D; k++) {
       const s = index.scoreExternal(delta.analyzed[k] as Analyzed, expanded, D, extraDf);

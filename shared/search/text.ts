@@ -43,19 +43,27 @@ export function terms(text: string): string[] {
   return out;
 }
 
-/** Damerau-free Levenshtein distance with an early exit above `max`. */
+/**
+ * Edit distance counting an insertion, deletion, substitution or swap of two adjacent letters as
+ * one edit (optimal string alignment: "sheo" is one edit from "shoe"), with an early exit above `max`.
+ */
 export function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      let v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, (before[j - 2] as number) + 1);
       cur.push(v);
       if (v < rowMin) rowMin = v;
     }
-    if (rowMin > max) return max + 1;
+    // A swap reaches back two rows, so a row can exceed `max` and the next still come back under
+    // it only through one; two rows over means none can.
+    if (rowMin > max && Math.min(...prev) > max) return max + 1;
+    before = prev;
     prev = cur;
   }
   return prev[b.length] as number;

@@ -106,6 +106,10 @@ describe('POST /v1/search', () => {
     expect(ids(await search({ query: 'waterprof', mode: 'keyword' }))).toContain(jacket);
     expect(ids(await search({ query: 'jack', mode: 'keyword' }))[0]).toBe(jacket);
     expect(ids(await search({ query: 'merin', mode: 'keyword' }))[0]).toBe(socks);
+    // Half-typed past the stem ("running" is indexed as "run", "hiking" as "hike"), and a swap.
+    expect(ids(await search({ query: 'trail runni', mode: 'keyword' }))[0]).toBe(shoe);
+    expect(ids(await search({ query: 'hikin', mode: 'keyword' }))).toEqual([socks]);
+    expect(ids(await search({ query: 'jakcet', mode: 'keyword' }))).toEqual([jacket]);
   });
 
   it('ranks in keyword, semantic and hybrid modes', async () => {
@@ -303,5 +307,33 @@ describe('Platform item search', () => {
     const bad = await t.demo.platform('POST', '/api/items/search', { query: 'x', filters: [{ field: 'colour', op: 'eq', value: 'red' }] });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body)).toEqual(['error']);
+    // The rebuild queues work: admin only.
+    expect((await t.demo.platform('POST', '/api/search-index/rebuild', undefined, itemsKey.body.key)).status).toBe(403);
+    expect((await t.demo.platform('POST', '/api/search-index/rebuild', undefined, eventsKey.body.key)).status).toBe(403);
+    for (const filter of [
+      { field: 'metadata.price', op: 'gte', value: '100' },
+      { field: 'metadata.brand', op: 'in', value: 'Storm' },
+      { field: 'metadata.brand', op: 'eq', value: ['Storm'] },
+      { field: 'metadata.brand', op: 'exists', value: 'yes' },
+      { field: 'id', op: 'eq', value: 'abc' },
+      { field: 'id', op: 'in', value: [1, -2] },
+      { field: 'name', op: 'eq' },
+    ]) {
+      const r = await t.demo.platform('POST', '/api/items/search', { query: '', filters: [filter] });
+      expect(r.status, JSON.stringify(filter)).toBe(400);
+      expect(Object.keys(r.body)).toEqual(['error']);
+    }
+  });
+
+  it('filters item IDs given as integers or as their digits, with every op', async () => {
+    const idsOf = async (filters: object[]) => ids(await t.demo.platform('POST', '/api/items/search', { query: '', filters, limit: 100 })).sort();
+    const [a, b, c] = [shoe, jacket, socks].map(Number) as [number, number, number];
+    expect(await idsOf([{ field: 'id', op: 'eq', value: a }])).toEqual([String(a)]);
+    expect(await idsOf([{ field: 'id', op: 'eq', value: String(a) }])).toEqual([String(a)]);
+    expect(await idsOf([{ field: 'id', op: 'in', value: [a, String(b)] }])).toEqual([String(a), String(b)].sort());
+    expect(await idsOf([{ field: 'id', op: 'gte', value: a }, { field: 'id', op: 'lte', value: c }])).toEqual([a, b, c].map(String).sort());
+    const notA = await idsOf([{ field: 'id', op: 'neq', value: a }, { field: 'id', op: 'lte', value: c }]);
+    expect(notA).toEqual([String(b), String(c)].sort());
+    expect(await idsOf([{ field: 'id', op: 'neq', value: String(a) }, { field: 'id', op: 'lte', value: c }])).toEqual(notA);
   });
 });

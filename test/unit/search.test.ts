@@ -7,6 +7,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../shared/local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
+import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { SearchIndex, TopK, addDocVectors, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
@@ -28,7 +29,10 @@ const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | '
 describe('text analysis', () => {
   it('folds, drops stop words and stems', () => {
     expect(terms('The Running Shoes of Zürich')).toEqual(['run', 'shoe', 'zurich']);
-    expect(editDistance('sheo', 'shoe', 2)).toBe(2);
+    expect(editDistance('sheo', 'shoe', 2)).toBe(1);
+    expect(editDistance('sheo', 'shoe', 0)).toBe(1);
+    expect(editDistance('abcdef', 'badcfe', 3)).toBe(3);
+    expect(editDistance('abcdef', 'badcfe', 2)).toBe(3);
     expect(editDistance('abc', 'abd', 1)).toBe(1);
     expect(editDistance('abcdef', 'a', 1)).toBe(2);
   });
@@ -61,6 +65,24 @@ describe('index and ranking', () => {
   it('expands typos and the last word as a prefix', () => {
     expect(run(index, 'jaket')).toEqual([3]);
     expect(run(index, 'waterp')).toEqual([3]);
+    // Two letters swapped are one edit.
+    expect(run(index, 'jakcet')).toEqual([3]);
+    expect(run(index, 'sleeipng')).toEqual([]);
+    // A half-typed word past its stem: "runni" starts "running" (stem "run"), "sleepi" "sleeping".
+    expect(new Set(run(index, 'runni'))).toEqual(new Set([1, 2]));
+    expect(run(index, 'trail runni')[0]).toBe(1);
+    expect(run(index, 'cushione')).toEqual([2]);
+  });
+
+  it('matches a half-typed word past its stem in the delta too, and forgets the words of a replaced document', () => {
+    const delta = new PreparedDelta({ docs: [doc(6, 'Hiking poles'), doc(7, 'Hiking boots')], masked: new Set() });
+    expect(new Set(run(index, 'hikin', 'keyword', delta))).toEqual(new Set([6, 7]));
+    delta.apply([doc(6, 'Walking poles', '', { updated_at: 2 })], []);
+    expect(run(index, 'hikin', 'keyword', delta)).toEqual([7]);
+    expect(run(index, 'walki', 'keyword', delta)).toEqual([6]);
+    delta.apply([], [7]);
+    expect(run(index, 'hikin', 'keyword', delta)).toEqual([]);
+    expect(delta.surfaces.has('hiking')).toBe(false);
   });
 
   it('serves a delta on top: new documents, masked ones gone', () => {
@@ -74,6 +96,18 @@ describe('index and ranking', () => {
     const back = new SearchIndex(unpackIndex(bytes));
     expect(back.builtAt).toBe(100);
     for (const mode of ['keyword', 'semantic', 'hybrid'] as const) expect(run(back, 'running shoe', mode), mode).toEqual(run(index, 'running shoe', mode));
+    expect(new Set(run(back, 'runni'))).toEqual(new Set([1, 2]));
+  });
+
+  it('loads an artifact built before words were kept (prefixes then match stems only)', () => {
+    const { surface: _s, surfaceStem: _t, ...older } = buildIndexParts(docs, 64, 100);
+    const { header, get } = unpackSections<Record<string, unknown>>(packIndex({ ...older, surface: [], surfaceStem: new Uint32Array(0) }));
+    const { surface: _h, ...oldHeader } = header;
+    const names = ['offsets', 'postingDocs', 'postingTfs', 'lens0', 'lens1', 'lens2', 'vectors', 'scales', 'hasVector'];
+    const back = new SearchIndex(unpackIndex(packSections(oldHeader, names.map((n) => [n, get(n)]))));
+    expect(run(back, 'running shoe')).toEqual(run(index, 'running shoe'));
+    expect(run(back, 'waterp')).toEqual([3]);
+    expect(run(back, 'runni')).toEqual([]);
   });
 
   it('uses an IVF over larger catalogs and still finds the nearest documents', () => {
