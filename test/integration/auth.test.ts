@@ -84,6 +84,8 @@ describe('Core API authentication and scopes', () => {
     expectCoreError(await request(t.base, 'GET', '/v1/items'), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
     expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Bearer not.a.jwt' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
     expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic abc' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    expectCoreError(await request(t.base, 'POST', '/v1/search', { body: { query: 'x' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    expectCoreError(await request(t.base, 'GET', '/v1/recommendations?user_id=u'), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
     const key = loadSigningKey(join(t.dataDir, 'jwt-signing-key.json'));
     const iss = decode(await t.demo.accessToken()).iss as string;
     const clientId = t.stack.credentials.client_id;
@@ -109,7 +111,10 @@ describe('Core API authentication and scopes', () => {
     }
     const writeOnly = await newClient(['service-api/write']);
     expect((await writeOnly.core('POST', '/v1/items', { name: 'w' })).status).toBe(201);
-    for (const p of ['/v1/items', '/v1/items/1', '/v1/events', '/v1/events/1']) expectCoreError(await writeOnly.core('GET', p), 403, 'permission_error');
+    for (const p of ['/v1/items', '/v1/items/1', '/v1/events', '/v1/events/1', '/v1/recommendations?user_id=u']) expectCoreError(await writeOnly.core('GET', p), 403, 'permission_error');
+    expectCoreError(await writeOnly.core('POST', '/v1/search', { query: 'x' }), 403, 'permission_error');
+    expect((await readOnly.core('POST', '/v1/search', { query: 'x' })).status).toBe(200);
+    expect((await readOnly.core('GET', '/v1/recommendations?user_id=u')).status).toBe(200);
   });
 
   it('tokens of a deleted client stop working at once', async () => {

@@ -190,6 +190,16 @@ describe('POST /v1/search', () => {
     expect(mine).toContain(shoe);
   });
 
+  it('answers 20 by default, and browses newest first when the query is empty', async () => {
+    const made = ids(await t.demo.core('POST', '/v1/items', Array.from({ length: 25 }, (_, i) => ({ name: `Pebble ${i}` }))));
+    const r = await search({ query: 'pebble', mode: 'keyword' });
+    expect(r.body.data).toHaveLength(20);
+    expect(r.body.has_more).toBe(true);
+    expect(r.body.total).toBe(25);
+    const browse = await search({ query: '', limit: 25 });
+    expect(ids(browse)).toEqual([...made].reverse());
+  });
+
   it('validates the request', async () => {
     expectCoreError(await search({}), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await search({ query: 'x', mode: 'fuzzy' }), 400, 'invalid_request_error', 'validation_error');
