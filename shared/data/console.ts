@@ -25,7 +25,10 @@ export interface ConsoleStore {
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
   /** The tenant's event types and endpoints, in one read (what every recommendation needs). */
   servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] }>;
-  /** Sets fields; with `expect`, only if those fields currently hold those values. false when that failed. */
+  /**
+   * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
+   * only if the field is absent). false when that failed.
+   */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
@@ -75,6 +78,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const conds = ['attribute_exists(pk)'];
       Object.entries(expect).forEach(([k, v], n) => {
         names[`#e${n}`] = k;
+        if (v === undefined) {
+          conds.push(`attribute_not_exists(#e${n})`);
+          return;
+        }
         values[`:e${n}`] = v;
         conds.push(`#e${n} = :e${n}`);
       });

@@ -17,6 +17,10 @@ const fromRow = (row: Row): EventRecord => {
 
 const shards = Array.from({ length: EVENT_SHARDS }, (_, i) => i);
 
+// A few short attributes instead of whole events: most of a read's volume.
+const RECENT_PROJECTION = { ProjectionExpression: 'id, item_id, #type, created', ExpressionAttributeNames: { '#type': 'type' } };
+const toRecent = (row: Row): RecentEvent => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) });
+
 export function dynamoEventStore(t: TableRef): EventStore {
   return {
     async append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]> {
@@ -42,11 +46,40 @@ export function dynamoEventStore(t: TableRef): EventStore {
         ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId), ...(after ? { ':after': after } : {}) },
         ScanIndexForward: false,
         Limit: limit,
-        // A few short attributes instead of whole events: most of a request's read volume.
-        ProjectionExpression: 'id, item_id, #type, created',
-        ExpressionAttributeNames: { '#type': 'type' },
+        ...RECENT_PROJECTION,
       });
-      return out.items.map((row) => ({ id: Number(row.id), item_id: String(row.item_id), type: String(row.type), created: Number(row.created) }));
+      return out.items.map(toRecent);
+    },
+
+    async latest(tenant: string, limit: number): Promise<RecentEvent[]> {
+      // Each shard read newest first a page at a time (pages of a shard's share of `limit`: ids
+      // go round the shards), merged by id: reads little more than `limit` events (a page per
+      // shard at most), whatever the tenant's log holds.
+      const pageSize = Math.max(1, Math.min(1000, Math.ceil(limit / EVENT_SHARDS)));
+      const heads = shards.map((s) => ({ pk: keys.eventPk(tenant, s), rows: [] as RecentEvent[], at: 0, next: undefined as Row | undefined }));
+      const fill = async (h: (typeof heads)[number]) => {
+        const page = await queryPage(t, {
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': h.pk },
+          ScanIndexForward: false,
+          Limit: pageSize,
+          ...RECENT_PROJECTION,
+          ...(h.next ? { ExclusiveStartKey: h.next } : {}),
+        });
+        h.rows = page.items.map(toRecent);
+        h.at = 0;
+        h.next = page.lastKey;
+      };
+      await Promise.all(heads.map(fill));
+      const out: RecentEvent[] = [];
+      while (out.length < limit) {
+        let best: (typeof heads)[number] | undefined;
+        for (const h of heads) if (h.at < h.rows.length && (!best || (h.rows[h.at] as RecentEvent).id > (best.rows[best.at] as RecentEvent).id)) best = h;
+        if (!best) break;
+        out.push(best.rows[best.at++] as RecentEvent);
+        if (best.at === best.rows.length && best.next) await fill(best);
+      }
+      return out;
     },
 
     async forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void> {

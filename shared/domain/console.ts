@@ -14,6 +14,7 @@ export interface EventType extends ConsoleRecord { name: string; weight: number;
 export interface Context extends ConsoleRecord { name: string; description: string; created: number }
 export interface Template extends ConsoleRecord {
   name: string;
+  /** `weight` multiplies the event type's own weight in the runs trained from it (1 when not sent). */
   event_types: { id: number; weight: number }[];
   thresholds: { per_signal_min: number; total_min: number };
   status: 'Draft' | 'Published';
@@ -34,6 +35,12 @@ export interface Job extends ConsoleRecord {
   error: string | null;
   model_version: number | null;
   metrics: Record<string, number> | null;
+  /**
+   * Internal, not shown: set by the trainer (from InProgress, only if no stop came first) once
+   * it begins storing this version. From then on a stop is refused, so a run answered `Stopping`
+   * never ends `Completed`.
+   */
+  storing_version?: number;
 }
 export interface ModelVersion extends ConsoleRecord {
   version: number;
@@ -77,15 +84,17 @@ export async function createContext(c: ConsoleStore, tenant: string, b: z.output
 export const listContexts = async (c: ConsoleStore, tenant: string) => list(await c.list<Context>(tenant, 'context'));
 
 // Training templates
-async function checkEventTypes(c: ConsoleStore, tenant: string, ids: { id: number }[]) {
+/** The template's event types as stored: known ids, each with its multiplier (1 when not sent). */
+async function checkEventTypes(c: ConsoleStore, tenant: string, ids: { id: number; weight?: number | undefined }[]): Promise<Template['event_types']> {
   const known = new Set((await c.list<EventType>(tenant, 'event_type')).map((e) => e.id));
   const missing = ids.filter((e) => !known.has(e.id)).map((e) => e.id);
   if (missing.length) throw new ApiError('invalid_request_error', 'validation_error', `Unknown event type id(s): ${missing.join(', ')}.`);
+  return ids.map((e) => ({ id: e.id, weight: e.weight ?? 1 }));
 }
 export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>) {
-  await checkEventTypes(c, tenant, b.event_types);
+  const eventTypes = await checkEventTypes(c, tenant, b.event_types);
   const now = nowSeconds();
-  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: b.event_types, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now };
+  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: eventTypes, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now };
   await c.put(tenant, 'template', rec);
   return rec;
 }
@@ -99,8 +108,7 @@ export async function getTemplate(c: ConsoleStore, tenant: string, id: number) {
 export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
   const t = await getTemplate(c, tenant, id);
   if (t.status === 'Published') throw badState(`Template ${id} is Published and can no longer be changed.`);
-  if (b.event_types) await checkEventTypes(c, tenant, b.event_types);
-  const set = { ...b, updated_at: nowSeconds() };
+  const set = { ...b, ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}), updated_at: nowSeconds() };
   if (!(await c.update(tenant, 'template', id, set, { status: 'Draft' }))) throw badState(`Template ${id} changed meanwhile; retry.`);
   return getTemplate(c, tenant, id);
 }
@@ -141,7 +149,7 @@ export async function startTraining(c: ConsoleStore, queue: JobQueue, tenant: st
   await queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
   return job;
 }
-const jobView = ({ id: _id, ...j }: Job) => j;
+const jobView = ({ id: _id, storing_version: _s, ...j }: Job) => j;
 export async function getJob(c: ConsoleStore, tenant: string, name: string) {
   const j = await c.get<Job>(tenant, 'job', jobId(name));
   if (!j) throw notFound('training job', name);
@@ -149,18 +157,29 @@ export async function getJob(c: ConsoleStore, tenant: string, name: string) {
 }
 export const jobResource = async (c: ConsoleStore, tenant: string, name: string) => jobView(await getJob(c, tenant, name));
 export const listJobs = async (c: ConsoleStore, tenant: string) => list((await c.list<Job>(tenant, 'job')).sort((a, b) => b.id - a.id).map(jobView));
-/** Queued runs stop at once; running ones at the trainer's next check, leaving no version. */
+/**
+ * Queued runs stop at once; running ones at the trainer's next check, leaving no version (the
+ * trainer stores a version only if it marks the run before a stop does). Each change is
+ * conditional on the status read: when the run moved meanwhile (the trainer took it up, or it
+ * ended), the job is read again and the stop decided on what it is now.
+ */
 export async function stopJob(c: ConsoleStore, tenant: string, name: string) {
-  const j = await getJob(c, tenant, name);
-  if (j.status === 'Queued' && (await c.update(tenant, 'job', j.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Queued' }))) {
-    await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stopped before it started' }]);
-  } else if (j.status === 'InProgress') {
-    await c.update(tenant, 'job', j.id, { status: 'Stopping' }, { status: 'InProgress' });
-    await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stop requested' }]);
-  } else if (j.status !== 'Stopping' && j.status !== 'Stopped') {
-    throw badState(`Training job ${name} is ${j.status}; only a Queued or InProgress run can be stopped.`);
+  // Every retry follows a change of status, and a run changes status at most 3 times.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const j = await getJob(c, tenant, name);
+    if (j.status === 'Queued') {
+      if (!(await c.update(tenant, 'job', j.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Queued' }))) continue;
+      await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stopped before it started' }]);
+    } else if (j.status === 'InProgress') {
+      if (j.storing_version !== undefined) throw badState(`Training job ${name} is storing its new version and can no longer be stopped.`);
+      if (!(await c.update(tenant, 'job', j.id, { status: 'Stopping' }, { status: 'InProgress', storing_version: undefined }))) continue;
+      await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stop requested' }]);
+    } else if (j.status !== 'Stopping' && j.status !== 'Stopped') {
+      throw badState(`Training job ${name} is ${j.status}; only a Queued or InProgress run can be stopped.`);
+    }
+    return jobResource(c, tenant, name);
   }
-  return jobResource(c, tenant, name);
+  throw badState(`Training job ${name} kept changing; retry.`);
 }
 export async function jobLogs(c: ConsoleStore, tenant: string, name: string, cursor: string | undefined, limit: number) {
   const j = await getJob(c, tenant, name);

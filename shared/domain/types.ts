@@ -131,6 +131,11 @@ export interface EventStore {
    * serving reads); with `afterId`, only events with a higher id.
    */
   recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]>;
+  /**
+   * The tenant's latest events across every write shard, newest (highest id) first, up to
+   * `limit`: only their id, item, type and creation time.
+   */
+  latest(tenant: string, limit: number): Promise<RecentEvent[]>;
   /** Every event of the tenant, a page at a time, in no particular order; `fn` returning false stops. */
   forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;

@@ -13,6 +13,8 @@ interface Header {
   trainedBefore?: number;
   trainedTypes?: string[];
   eventsThrough?: number;
+  /** Present when the artifact carries the event type weights it was trained with: [name, weight] pairs. */
+  typeWeights?: [string, number][];
 }
 
 /**
@@ -49,6 +51,13 @@ export interface ModelArtifact {
   items: number[];
   popularity: Float32Array;
   histories?: UserHistories;
+  /**
+   * The weight of each event type as this model was trained (a trained type's: its event type's
+   * weight times the template's; any other type's: its event type's weight then): serving weighs
+   * a user's latest events by these, so a weight change takes effect at the next run. Absent in
+   * artifacts trained before they were stored.
+   */
+  typeWeights?: Map<string, number>;
 }
 
 /** The histories of a training data set, users sorted. */
@@ -104,6 +113,7 @@ export function packModel(a: ModelArtifact): Uint8Array {
     items: a.items,
     ...(factors ? { factors } : {}),
     ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes, eventsThrough: h.eventsThrough } : {}),
+    ...(a.typeWeights ? { typeWeights: [...a.typeWeights] } : {}),
   };
   return packSections(header, arrays);
 }
@@ -121,5 +131,6 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   const histories: UserHistories | undefined = h.users
     ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedBefore: h.trainedBefore ?? 0, trainedTypes: h.trainedTypes ?? [], eventsThrough: h.eventsThrough ?? 0 }
     : undefined;
-  return { model, items: h.items, popularity, ...(histories ? { histories } : {}) };
+  // Pairs, not an object: a type may be called `constructor`.
+  return { model, items: h.items, popularity, ...(histories ? { histories } : {}), ...(h.typeWeights ? { typeWeights: new Map(h.typeWeights) } : {}) };
 }

@@ -19,7 +19,12 @@ export interface RecsDeps {
   blobs: BlobStore;
   /** The tenant's live catalog (search index + fresh changes): existence, activity, vectors. */
   catalog: (tenant: string) => Promise<{ index: SearchIndex; delta: PreparedDelta }>;
+  /** How many of the tenant's latest events popularity without a model counts (default TRENDING_EVENTS). */
+  trendingEvents?: number;
 }
+
+/** Popularity without a model counts the tenant's latest this many events. */
+export const TRENDING_EVENTS = 20_000;
 
 /**
  * How many of the user's latest events a request reads (one Query). The model's artifact holds
@@ -72,7 +77,7 @@ function servingConfig(c: ConsoleStore, tenant: string) {
   return read(tenant);
 }
 
-/** Popularity without a model: the tenant's latest events, weighted, cached briefly. */
+/** Popularity without a model: counts over the tenant's latest events, cached briefly. */
 const trending = new Map<string, { at: number; scores: Map<number, number> }>();
 
 /** Live view of the catalog by id (active or not; deleted ids absent), without copying it. */
@@ -119,7 +124,12 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   readAfter.set(readKey, through);
   const recent = guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through);
 
-  const weights = new Map(eventTypes.map((e) => [e.name, e.weight]));
+  // A served model weighs the latest events as it was trained (a weight change takes effect at
+  // the next run); the current weights only for types it does not know, or when it stored none
+  // (older artifacts), or without a model.
+  const currentWeights = new Map(eventTypes.map((e) => [e.name, e.weight]));
+  const trainedWeights = model?.typeWeights;
+  const weightOf = (type: string) => trainedWeights?.get(type) ?? currentWeights.get(type) ?? 1;
   // The history the model reads: the anchor item and the user's interactions, weighted by event
   // type (and, for the latest events, recency): those training saw, from the artifact, plus the
   // latest events it did not see. Kept as parallel lists (model indexes for the model, documents
@@ -149,7 +159,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     const id = Number(e.item_id);
     recentSeen.add(id);
     if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
-    include(id, userScale * ((weights.get(e.type) ?? 1) / (1 + k / 25)), model?.itemIndex.get(id));
+    include(id, userScale * (weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
   });
   const isSeen = (id: number) => {
     if (recentSeen.has(id)) return true;
@@ -375,16 +385,11 @@ async function popularity(deps: RecsDeps, tenant: string, model: ServedModel | u
   const cached = trending.get(tenant);
   if (cached && Date.now() - cached.at < 30_000) return cached.scores;
   const counts = new Map<number, number>();
-  let n = 0;
-  // Bounded: at most the first 20,000 events read (a trained model replaces this).
-  await deps.events.forEachPage(tenant, (page) => {
-    for (const e of page) {
-      const id = Number(e.item_id);
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
-    n += page.length;
-    return n < 20_000;
-  });
+  // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
+  for (const e of await deps.events.latest(tenant, deps.trendingEvents ?? TRENDING_EVENTS)) {
+    const id = Number(e.item_id);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
   let max = 1e-9;
   for (const v of counts.values()) if (v > max) max = v;
   const scores = new Map([...counts].map(([id, c]) => [id, c / max]));

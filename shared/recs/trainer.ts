@@ -81,9 +81,12 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
 }
 
 /**
- * Runs one training job: gathers the tenant's events weighted by the template's event types,
- * applies the thresholds, evaluates on a holdout, trains on everything, stores the artifact and
- * only then creates the new version, so a stopped or crashed run leaves no half version.
+ * Runs one training job: gathers the tenant's events of the template's event types, each weighted
+ * by its event type's weight (as of this run) times the template's multiplier, applies the
+ * thresholds, evaluates on a holdout, trains on everything, stores the artifact and only then
+ * creates the new version, so a crashed run leaves no half version. A stop wins unless the run
+ * has marked itself as storing its version first (conditional updates on the job decide which),
+ * so a run a stop was answered `Stopping` for ends `Stopped` with nothing stored.
  */
 export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string): Promise<void> {
   const c = deps.console;
@@ -92,7 +95,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   if (!job) return;
   const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
   if (job.status === 'Stopping') {
-    await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() });
+    await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
     return;
   }
   // Only a Queued run starts (a redelivered message for a finished run does nothing).
@@ -100,8 +103,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   await log('Started');
   let lastCheck = 0;
   let stopRequested = false;
-  const checkStop = async () => {
-    if (Date.now() - lastCheck < 1000) return stopRequested;
+  const checkStop = async (fresh = false) => {
+    if (!fresh && Date.now() - lastCheck < 1000) return stopRequested;
     lastCheck = Date.now();
     stopRequested = (await c.get<Job>(tenant, 'job', id))?.status === 'Stopping';
     return stopRequested;
@@ -112,11 +115,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const template = await c.get<Template>(tenant, 'template', job.template_id);
     if (!template) throw new ThresholdError(`Template ${job.template_id} no longer exists.`);
     const types = new Map((await c.list<EventType>(tenant, 'event_type')).map((e) => [e.id, e]));
+    // An event type's weight as of this run, times the template's multiplier for it (default 1).
     const weightOf = new Map<string, number>();
+    const weighed: string[] = [];
     for (const et of template.event_types) {
       const t = types.get(et.id);
-      if (t) weightOf.set(t.name, et.weight ?? t.weight);
+      if (!t) continue;
+      const multiplier = et.weight ?? 1;
+      weightOf.set(t.name, t.weight * multiplier);
+      weighed.push(`${t.name} ${weightOf.get(t.name)} (${t.weight} × ${multiplier})`);
     }
+    await log(`Event type weights (the event type's weight × the template's): ${weighed.join(', ') || 'none'}`);
     const items = new Map<number, boolean>();
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
@@ -177,26 +186,36 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await c.update(tenant, 'job', id, { progress: 0.5 });
     const full = new Dataset(kept, universe);
     const model = train(algorithm, full, job, { ...hooks, progress: (f) => void c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f }) });
-    if (await checkStop()) throw new Stopped('stopped');
-    // The version number is taken only now; the artifact is stored before the version exists.
+    if (await checkStop(true)) throw new Stopped('stopped');
+    // The version number is taken only now. Then the run is marked as storing it, only if it is
+    // still InProgress: from then on a stop is refused (stopJob), while a stop that came first
+    // wins and nothing is stored (the number is skipped, never reused). The artifact is stored
+    // before the version record, and the record before the run is Completed.
     const version = await c.nextId(tenant, 'model');
+    if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined }))) throw new Stopped('stopped');
     const key = modelArtifactKey(tenant, version);
     const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
+    // The weights this model was trained with, for serving to weigh the latest events by: the
+    // trained types' weights, and every other event type's weight as of this run (as the histories
+    // hold them), so that a weight change takes effect at the next run, not before.
+    const typeWeights = new Map([...typeWeight].map(([t, w]) => [t, trainedTypes.includes(t) ? (weightOf.get(t) as number) : w]));
     const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
     const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
-    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories }));
+    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights }));
     const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
     await c.put(tenant, 'model', rec);
-    await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics });
+    await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics }, { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);
   } catch (e) {
     if (e instanceof Stopped) {
-      await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() });
+      await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
       await log('Stopped; no version was created');
       return;
     }
     const message = e instanceof Error ? e.message : String(e);
-    await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message });
+    // A run that ended meanwhile keeps its end.
+    const failed = { status: 'Failed', finished_at: now(), error: message };
+    if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' }))) await c.update(tenant, 'job', id, failed, { status: 'Stopping' });
     await log(`Failed: ${message}`);
     if (!(e instanceof ThresholdError)) throw e;
   } finally {

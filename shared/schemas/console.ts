@@ -13,8 +13,12 @@ export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 
 const thresholds = z.strictObject({ per_signal_min: z.number().check(z.gte(0)), total_min: z.number().check(z.gte(0)) });
+/**
+ * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
+ * runs trained from it (default 1: the event type's weight as it is).
+ */
 const templateEventTypes = z
-  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.number().check(z.gte(1), z.lte(100)) }))
+  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(z.number().check(z.gte(1), z.lte(100))) }))
   .check(z.minLength(1), z.maxLength(50));
 
 export const templateBody = z.strictObject({

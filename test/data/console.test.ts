@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConsoleStore } from '../../shared/data/console.ts';
+import { stopJob, type Job, type JobStatus } from '../../shared/domain/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -28,5 +30,60 @@ describe('console store', () => {
     expect(await c.update('sv', 'event_type', 2, { weight: 30 }, { weight: 20 })).toBe(true);
     expect((await c.servingConfig('sv')).event_type.map((e) => e.weight)).toEqual([1, 30]);
     expect(await c.servingConfig('none')).toEqual({ event_type: [], endpoint: [] });
+  });
+});
+
+describe('stopping a training job while the trainer moves it', () => {
+  const queued = (id: number): Job => ({
+    id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'ease' }, status: 'Queued', progress: 0,
+    created: 1, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+  });
+  /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */
+  const moving = (c: ConsoleStore, from: JobStatus, to: Record<string, unknown>): ConsoleStore => {
+    let moved = false;
+    return {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        if (!moved && kind === 'job' && expect?.status === from) {
+          moved = true;
+          await c.update(tenant, kind, id, to, { status: from });
+        }
+        return c.update(tenant, kind, id, set, expect);
+      },
+    };
+  };
+
+  it('a Queued job the trainer starts meanwhile is stopped (Stopping), not refused', async () => {
+    const c = db.stores.console;
+    await c.put('stop', 'job', queued(1));
+    const j = await stopJob(moving(c, 'Queued', { status: 'InProgress', started_at: 2 }), 'stop', 'train-1');
+    expect(j.status).toBe('Stopping');
+    expect((await c.get<Job>('stop', 'job', 1))?.status).toBe('Stopping');
+    expect((await c.logs('stop', 1, undefined, 10)).lines.map((l) => l.message)).toEqual(['Stop requested']);
+  });
+
+  it('an InProgress job that completes meanwhile is refused, saying so, and logs no stop', async () => {
+    const c = db.stores.console;
+    await c.put('stop', 'job', { ...queued(2), status: 'InProgress' });
+    await expect(stopJob(moving(c, 'InProgress', { status: 'Completed', model_version: 7 }), 'stop', 'train-2')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/is Completed/) });
+    expect((await c.get<Job>('stop', 'job', 2))?.status).toBe('Completed');
+    expect((await c.logs('stop', 2, undefined, 10)).lines).toEqual([]);
+  });
+
+  it('a job storing its version is refused; the storing mark is not shown', async () => {
+    const c = db.stores.console;
+    await c.put('stop', 'job', { ...queued(3), status: 'InProgress', storing_version: 4 });
+    await expect(stopJob(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
+    expect((await c.get<Job>('stop', 'job', 3))?.status).toBe('InProgress');
+    await c.update('stop', 'job', 3, { status: 'Completed' });
+    await expect(stopJob(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state' });
+  });
+
+  it('a condition on an absent field holds only while the field is absent', async () => {
+    const c = db.stores.console;
+    await c.put('stop', 'job', { ...queued(4), status: 'InProgress' });
+    expect(await c.update('stop', 'job', 4, { storing_version: 1 }, { status: 'InProgress', storing_version: undefined })).toBe(true);
+    expect(await c.update('stop', 'job', 4, { storing_version: 2 }, { status: 'InProgress', storing_version: undefined })).toBe(false);
+    expect((await c.get<Job>('stop', 'job', 4))?.storing_version).toBe(1);
   });
 });

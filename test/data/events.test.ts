@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../shared/domain/types.ts';
+import { allocateIds } from '../../shared/data/counters.ts';
+import { dynamoEventStore } from '../../shared/data/events.ts';
 import { EVENT_SHARDS } from '../../shared/data/keys.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -60,5 +62,23 @@ describe('event store', () => {
     expect(await s.recentByUser('rec', 'u', 10, 4)).toEqual([]);
     expect(await s.recentByUser('rec', 'nobody', 5)).toEqual([]);
     expect(await s.recentByUser('other', 'u', 5)).toEqual([]);
+  });
+
+  it("reads a tenant's latest events across every write shard, newest first, within the limit", async () => {
+    const s = dynamoEventStore(db.table);
+    const n = EVENT_SHARDS * 7 + 2;
+    await s.append('lat', Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even', { item_id: String(100 + i), payload: { big: 'x'.repeat(100) } })), 9);
+    const all = await s.latest('lat', 1000);
+    expect(all.map((e) => e.id)).toEqual(Array.from({ length: n }, (_, i) => n - i));
+    expect(all[0]).toEqual({ id: n, item_id: String(100 + n - 1), type: (n - 1) % 2 ? 'odd' : 'even', created: 9 });
+    // Small pages (a shard's share of the limit): the merge reads on in a shard as it empties.
+    for (const limit of [1, 5, 12, 13, n - 1]) expect((await s.latest('lat', limit)).map((e) => e.id), `limit ${limit}`).toEqual(Array.from({ length: limit }, (_, i) => n - i));
+    // Shards far from even (ids taken by requests that stored nothing): still the newest.
+    await allocateIds(db.table, 'lat', 'event', 3);
+    await s.append('lat', [ev('u', 'late', { item_id: '1' })], 10);
+    await allocateIds(db.table, 'lat', 'event', 7);
+    await s.append('lat', [ev('u', 'later', { item_id: '2' })], 11);
+    expect((await s.latest('lat', 4)).map((e) => e.id)).toEqual([n + 12, n + 4, n, n - 1]);
+    expect(await s.latest('none', 10)).toEqual([]);
   });
 });

@@ -2,13 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
-import type { Endpoint, Job, ModelVersion, Template } from '../../shared/domain/console.ts';
+import { createTemplate, stopJob, updateEventType, type Endpoint, type Job, type ModelVersion, type Template } from '../../shared/domain/console.ts';
+import type { ConsoleStore } from '../../shared/data/console.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
+import { dynamoEventStore } from '../../shared/data/events.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
-import { historyOf, unpackModel } from '../../shared/recs/artifact.ts';
-import { recommend } from '../../shared/recs/serve.ts';
-import { runTraining } from '../../shared/recs/trainer.ts';
+import { templateBody } from '../../shared/schemas/console.ts';
+import { historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
+import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView } from '../../shared/search/service.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -31,7 +35,8 @@ const ev = (user: string, type: string, item: number): NewEvent => ({
 
 describe('training histories and what serving reads', () => {
   it('the artifact holds every event up to an id, other types weighed as serving weighs them; serving reads only the events after it', async () => {
-    const { items, events, console: c } = db.stores;
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
     await items.create(T, Array.from({ length: 7 }, (_, i) => ({ name: `item ${i + 1}` })), now - 2000);
@@ -65,6 +70,8 @@ describe('training histories and what serving reads', () => {
     // Ratings with the template's weight (2), the old view with its event type's weight (5); the
     // newest view is not in it: serving reads it.
     expect(u1).toEqual(new Map([[1, 2], [2, 2], [3, 5], [4, 2]]));
+    // The weights serving weighs the latest events by: rating 1 × 2, view its own 5.
+    expect(artifact.typeWeights).toEqual(new Map([['rating', 2], ['view', 5]]));
 
     const afterIds: (number | undefined)[] = [];
     const deps = {
@@ -88,5 +95,151 @@ describe('training histories and what serving reads', () => {
     await c.update(T, 'endpoint', 1, { model_version: null });
     expect((await ids()).filter((id) => id <= 5)).toEqual([]);
     expect(afterIds).toEqual([0, 5, 5, 0]);
+  });
+});
+
+const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): Job => ({
+  id, job_name: `train-${id}`, template_id: templateId, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm }, status: 'Queued', progress: 0,
+  created: Math.floor(Date.now() / 1000), started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+});
+const logsOf = async (c: ConsoleStore, tenant: string, id: number) => (await c.logs(tenant, id, undefined, 1000)).lines.map((l) => l.message).join('\n');
+
+/**
+ * A tenant with two tastes (items 1-3 and 4-6), event types view (weight 1) and buy (weight 10)
+ * and a Published template training views (multiplier not sent: 1) and buys (multiplier 2).
+ */
+async function twoTastes(tenant: string) {
+  const { items, console: c } = db.stores;
+  const events = dynamoEventStore(db.table);
+  const now = Math.floor(Date.now() / 1000);
+  await items.create(tenant, ['alpha tent', 'alpha stove', 'alpha lamp', 'beta whisk', 'beta bowl', 'beta oven'].map((name) => ({ name })), now - 2000);
+  const evs: NewEvent[] = [];
+  for (let u = 0; u < 10; u++) {
+    const base = u < 5 ? 1 : 4;
+    evs.push(ev(`u${u}`, 'buy', base + (u % 3)), ev(`u${u}`, 'view', base + ((u + 1) % 3)), ev(`u${u}`, 'view', base + ((u + 2) % 3)));
+  }
+  await events.append(tenant, evs, now - 1000);
+  await c.put(tenant, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
+  await c.put(tenant, 'event_type', { id: 2, name: 'buy', weight: 10, created: now });
+  const tpl = await createTemplate(c, tenant, z.parse(templateBody, { name: 'default', event_types: [{ id: 1 }, { id: 2, weight: 2 }] }));
+  expect(tpl.event_types).toEqual([{ id: 1, weight: 1 }, { id: 2, weight: 2 }]);
+  await c.update(tenant, 'template', tpl.id, { status: 'Published' });
+  const blobs = new FolderBlobStore(dir);
+  const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t) };
+  return { c, events, items, blobs, deps, template: tpl.id };
+}
+
+describe('event type weights: the template multiplies them; serving keeps those the served model was trained with', () => {
+  it('a weight change does not change what a served model recommends, and changes what the next run trains with', async () => {
+    const T2 = 'wts';
+    const { c, events, items, blobs, deps, template } = await twoTastes(T2);
+    await c.put(T2, 'job', job(1, template));
+    await runTraining({ console: c, events, items, blobs }, T2, 'train-1');
+    expect((await c.get<Job>(T2, 'job', 1))?.status).toBe('Completed');
+    const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    expect(v1.typeWeights).toEqual(new Map([['view', 1], ['buy', 20]]));
+    expect(await logsOf(c, T2, 1)).toMatch(/view 1 \(1 × 1\), buy 20 \(10 × 2\)/);
+
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T2, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
+    // x, after training: one buy of a first-taste item, then two views of second-taste items.
+    await events.append(T2, [ev('x', 'buy', 1), ev('x', 'view', 4), ev('x', 'view', 5)], now);
+    const recs = async () => (await recommend(deps, T2, { user_id: 'x', limit: 6, include_seen: false }, 'req')).data.map((d) => [d.item_id, d.score]);
+    const before = await recs();
+    expect(before.length).toBeGreaterThan(0);
+    await updateEventType(c, T2, 2, { weight: 1 });
+    expect(await recs()).toEqual(before);
+
+    // The next run trains buys with the new weight (1 × 2), and stores it for serving.
+    await c.put(T2, 'job', job(2, template));
+    await runTraining({ console: c, events, items, blobs }, T2, 'train-2');
+    const v2 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 2)) as ModelVersion).artifact)) as Uint8Array);
+    expect(v2.typeWeights).toEqual(new Map([['view', 1], ['buy', 2]]));
+    expect(await logsOf(c, T2, 2)).toMatch(/view 1 \(1 × 1\), buy 2 \(1 × 2\)/);
+
+    // An artifact from before the weights were stored is served with the current weights.
+    const { typeWeights: _w, ...old } = v1;
+    await blobs.put('models/wts/old.bin', packModel(old));
+    await c.put(T2, 'model', { ...((await c.get<ModelVersion>(T2, 'model', 1)) as ModelVersion), id: 3, version: 3, artifact: 'models/wts/old.bin' });
+    await c.update(T2, 'endpoint', 1, { model_version: 3 });
+    const oldBefore = await recs();
+    expect(oldBefore.length).toBeGreaterThan(0);
+    await updateEventType(c, T2, 2, { weight: 50 });
+    expect(await recs()).not.toEqual(oldBefore);
+  });
+});
+
+describe('stopping a run races its end', () => {
+  /** The console store, with `race` run once when the trainer takes its version number (or stores the artifact). */
+  const racing = (c: ConsoleStore, race: () => Promise<void>): ConsoleStore => ({
+    ...c,
+    async nextId(tenant, kind) {
+      const n = await c.nextId(tenant, kind);
+      if (kind === 'model') await race();
+      return n;
+    },
+  });
+
+  it('a stop answered Stopping wins: the run ends Stopped, with no version record and no artifact; its number is skipped, never reused', async () => {
+    const T3 = 'stp';
+    const { c, events, items, blobs, template } = await twoTastes(T3);
+    await c.put(T3, 'job', job(1, template));
+    let answered: string | undefined;
+    // The stop arrives after the trainer's last check, as it takes the version number.
+    const raced = racing(c, async () => {
+      answered = (await stopJob(c, T3, 'train-1')).status;
+    });
+    await runTraining({ console: raced, events, items, blobs }, T3, 'train-1');
+    expect(answered).toBe('Stopping');
+    expect(await c.get<Job>(T3, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect(await c.list(T3, 'model')).toEqual([]);
+    expect(await blobs.get(modelArtifactKey(T3, 1))).toBeUndefined();
+    expect(await logsOf(c, T3, 1)).toMatch(/Stopped; no version was created/);
+    expect(await logsOf(c, T3, 1)).not.toMatch(/Completed/);
+
+    await c.put(T3, 'job', job(2, template));
+    await runTraining({ console: c, events, items, blobs }, T3, 'train-2');
+    expect(await c.get<Job>(T3, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 2 });
+    expect((await c.list<ModelVersion>(T3, 'model')).map((m) => m.version)).toEqual([2]);
+  });
+
+  it('a stop that comes once the run stores its version is refused (400 invalid_state) and the run completes', async () => {
+    const T4 = 'stq';
+    const { c, events, items, template } = await twoTastes(T4);
+    const blobs = new FolderBlobStore(dir);
+    await c.put(T4, 'job', job(1, template));
+    let refused: unknown;
+    const racedBlobs = {
+      get: (k: string) => blobs.get(k),
+      delete: (k: string) => blobs.delete(k),
+      async put(k: string, body: Uint8Array | string) {
+        refused = await stopJob(c, T4, 'train-1').catch((e: unknown) => e);
+        await blobs.put(k, body);
+      },
+    };
+    await runTraining({ console: c, events, items, blobs: racedBlobs }, T4, 'train-1');
+    expect(refused).toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
+    const done = await c.get<Job>(T4, 'job', 1);
+    expect(done).toMatchObject({ status: 'Completed', model_version: 1 });
+    expect((await c.list<ModelVersion>(T4, 'model')).map((m) => m.version)).toEqual([1]);
+  });
+});
+
+describe('popular items without a model', () => {
+  it("count the tenant's latest events across its write shards, not the oldest of one shard", async () => {
+    const T5 = 'pop';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(T5, ['old hit', 'new hit', 'new runner-up'].map((name) => ({ name })), now);
+    // 60 old events on item 1, then the latest 40: 25 on item 2, 15 on item 3.
+    await events.append(T5, Array.from({ length: 60 }, (_, k) => ev(`o${k}`, 'view', 1)), now - 500);
+    await events.append(T5, Array.from({ length: 40 }, (_, k) => ev(`n${k}`, 'view', k % 8 < 5 ? 2 : 3)), now);
+    const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t), trendingEvents: 40 };
+    const r = await recommend(deps, T5, { user_id: 'someone', limit: 3, include_seen: false }, 'req');
+    expect(r.strategy).toBe('popular');
+    expect(r.model).toBeNull();
+    expect(r.data.map((d) => [d.item_id, d.score])).toEqual([['2', 1], ['3', 0.6]]);
   });
 });

@@ -63,6 +63,11 @@ describe('console records', () => {
   it('templates start Draft, can be edited while Draft, published once, then frozen', async () => {
     const d = await P('POST', '/api/events/templates', { name: 'draft one', event_types: [{ id: view, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 } });
     expect(d.body.status).toBe('Draft');
+    // A template's weight multiplies the event type's; not sent, it is 1.
+    const plain = await P('POST', '/api/events/templates', { name: 'plain', event_types: [{ id: view }, { id: purchase, weight: 2.5 }] });
+    expect(plain.status).toBe(201);
+    expect(plain.body.event_types).toEqual([{ id: view, weight: 1 }, { id: purchase, weight: 2.5 }]);
+    expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: view, weight: 0.5 }] })).status).toBe(400);
     expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'renamed' })).body.name).toBe('renamed');
     expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: 999, weight: 1 }] })).status).toBe(400);
     const draftRun = await P('POST', '/api/training-jobs', { template_id: d.body.id });
@@ -152,6 +157,27 @@ describe('training runs and versions', () => {
     // u0 likes camping: most recommendations are camping items it has not seen.
     const camping = new Set(byGroup.camping);
     expect(ids(r).filter((id) => camping.has(id)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('an event type weight change leaves the served model as it is, and takes effect at the next run', async () => {
+    // wt, after training: a purchase of a camping item, then views of baking items.
+    const baking = byGroup.baking as string[];
+    const events = [{ type: 'purchase', user_id: 'wt', item_id: (byGroup.camping as string[])[3] }, ...[0, 1, 2].map((k) => ({ type: 'view', user_id: 'wt', item_id: baking[k] }))];
+    expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    const before = await recs('user_id=wt&limit=10');
+    expect(before.body).toMatchObject({ model: { version: v1 }, strategy: 'personalized' });
+    expect((await P('PATCH', `/api/event-types/${purchase}`, { weight: 1 })).body.weight).toBe(1);
+    try {
+      // The served model weighs purchases as it was trained (10 × 10), not as the console now says.
+      expect(ids(await recs('user_id=wt&limit=10'))).toEqual(ids(before));
+      // The next run trains with the new weight: 1 × the template's 10.
+      const run = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm: 'popularity' } });
+      expect((await finished(run.body.job_name)).body.status).toBe('Completed');
+      const logs = (await P('GET', `/api/training-jobs/logs/${run.body.job_name}`)).body.lines.map((l: { message: string }) => l.message).join('\n');
+      expect(logs).toMatch(/view 2 \(2 × 1\), purchase 10 \(1 × 10\)/);
+    } finally {
+      expect((await P('PATCH', `/api/event-types/${purchase}`, { weight: 10 })).status).toBe(200);
+    }
   });
 
   it('a run whose thresholds are not met fails, saying which', async () => {

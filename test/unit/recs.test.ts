@@ -118,6 +118,14 @@ describe('recommendation models', () => {
     expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).histories).toBeUndefined();
   });
 
+  it('stores the event type weights the model was trained with; older artifacts have none', () => {
+    const typeWeights = new Map([['view', 2], ['purchase', 30], ['constructor', 4]]);
+    const back = unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), typeWeights }));
+    expect(back.typeWeights).toEqual(typeWeights);
+    expect(back.typeWeights?.get('toString')).toBeUndefined();
+    expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).typeWeights).toBeUndefined();
+  });
+
   it('selects the k highest positive scores as topK does, ties at the cut by index', () => {
     const rand = seededRandom(7);
     for (let trial = 0; trial < 500; trial++) {
