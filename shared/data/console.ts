@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
@@ -33,6 +34,9 @@ export interface ConsoleStore {
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
 }
+
+/** The millisecond of this process's latest log line, and the next sequence number within it. */
+const logClock = { ms: 0, seq: 0 };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
@@ -103,8 +107,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       }
     },
     async appendLog(tenant, jobId, lines) {
-      const base = Date.now();
-      const rows: Row[] = lines.map((l, k) => ({ ...keys.jobLog(tenant, jobId, base, k), ...l }));
+      // Lines this process writes within one millisecond keep their order; no line overwrites another.
+      const ms = Date.now();
+      if (ms !== logClock.ms) Object.assign(logClock, { ms, seq: 0 });
+      const writer = randomBytes(4).toString('hex');
+      const rows: Row[] = lines.map((l) => ({ ...keys.jobLog(tenant, jobId, ms, logClock.seq++, writer), ...l }));
       await putAll(t, rows);
     },
     async logs(tenant, jobId, after, limit) {

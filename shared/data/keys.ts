@@ -64,7 +64,11 @@ export const keys = {
   /** The kind of a row of a shared console partition, from its sort key. */
   consoleKindOf: (sk: string) => sk.slice(0, sk.indexOf('#')),
   jobLogPk: (t: string, jobId: number) => `TENANT#${t}#JOBLOG#${jobId}`,
-  jobLog: (t: string, jobId: number, ms: number, seq: number) => ({ pk: `TENANT#${t}#JOBLOG#${jobId}`, sk: `${pad(ms)}#${String(seq).padStart(4, '0')}` }),
+  /**
+   * A log line: ordered by time, then by its writer's sequence within that millisecond; `writer`
+   * (random per call) keeps lines that two processes write in the same millisecond apart.
+   */
+  jobLog: (t: string, jobId: number, ms: number, seq: number, writer: string) => ({ pk: `TENANT#${t}#JOBLOG#${jobId}`, sk: `${pad(ms)}#${String(seq).padStart(6, '0')}#${writer}` }),
 
   /** Sort-key value for an id, for cursors. */
   sortId: pad,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/data/console.ts';
 import { stopJob, type Job, type JobStatus } from '../../shared/domain/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -85,5 +85,28 @@ describe('stopping a training job while the trainer moves it', () => {
     expect(await c.update('stop', 'job', 4, { storing_version: 1 }, { status: 'InProgress', storing_version: undefined })).toBe(true);
     expect(await c.update('stop', 'job', 4, { storing_version: 2 }, { status: 'InProgress', storing_version: undefined })).toBe(false);
     expect((await c.get<Job>('stop', 'job', 4))?.storing_version).toBe(1);
+  });
+});
+
+describe('training job logs', () => {
+  it('keeps every line written within the same millisecond, each writer\'s in order', async () => {
+    const c = db.stores.console;
+    const now = vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_123);
+    try {
+      // Two writers (the trainer and a stop request) in the same millisecond, and one writer twice.
+      await Promise.all([c.appendLog('logs', 1, [{ ts: 1, message: 'a1' }, { ts: 1, message: 'a2' }]), c.appendLog('logs', 1, [{ ts: 1, message: 'b1' }])]);
+      await c.appendLog('logs', 1, [{ ts: 1, message: 'a3' }]);
+    } finally {
+      now.mockRestore();
+    }
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await c.logs('logs', 1, cursor, 2);
+      all.push(...page.lines.map((l) => l.message));
+      cursor = page.cursor ?? undefined;
+    } while (cursor);
+    expect([...all].sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
+    expect(all.filter((m) => m.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
   });
 });
