@@ -125,10 +125,22 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
   return rec;
 }
-export const listEndpoints = async (c: ConsoleStore, tenant: string) => list(await c.list<Endpoint>(tenant, 'endpoint'));
-/** The endpoint by name, or the default one when no name is given. */
+/** The endpoints, exactly one of them the default (see `pickEndpoint`). */
+export async function listEndpoints(c: ConsoleStore, tenant: string) {
+  const all = await c.list<Endpoint>(tenant, 'endpoint');
+  const d = pickEndpoint(all, undefined);
+  return list(all.map((e) => (e.is_default && e !== d ? { ...e, is_default: false } : e)));
+}
+/**
+ * The endpoint by name, or the default one when no name is given: the newest endpoint created
+ * as default. Two defaults created at once both write `is_default` before either clears the
+ * other's; the newer one is the default, as if they had come one after the other.
+ */
 export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
-  return name === undefined ? all.find((e) => e.is_default) : all.find((e) => e.endpoint_name === name);
+  if (name !== undefined) return all.find((e) => e.endpoint_name === name);
+  let d: Endpoint | undefined;
+  for (const e of all) if (e.is_default && (!d || e.id > d.id)) d = e;
+  return d;
 }
 
 export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/data/console.ts';
-import { stopJob, type Job, type JobStatus } from '../../shared/domain/console.ts';
+import { createEndpoint, findEndpoint, listEndpoints, stopJob, type Job, type JobStatus } from '../../shared/domain/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -108,5 +108,23 @@ describe('training job logs', () => {
     } while (cursor);
     expect([...all].sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
     expect(all.filter((m) => m.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+  });
+});
+
+describe('serving endpoints', () => {
+  it('one default per tenant: a new default takes over, and of two created at once the newer is the default', async () => {
+    const c = db.stores.console;
+    const T = 'endpoints';
+    const defaults = async () => (await listEndpoints(c, T)).data.filter((e) => e.is_default).map((e) => e.endpoint_name);
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
+    expect(await defaults()).toEqual(['main']); // the first is the default
+    await createEndpoint(c, T, { endpoint_name: 'next', is_default: true });
+    expect(await defaults()).toEqual(['next']);
+    // Two creates at once: each read the endpoints before the other wrote, so neither cleared the other.
+    const now = 1;
+    await c.put(T, 'endpoint', { id: 10, endpoint_name: 'a', is_default: true, model_version: null, created: now, updated_at: now });
+    await c.put(T, 'endpoint', { id: 11, endpoint_name: 'b', is_default: true, model_version: null, created: now, updated_at: now });
+    expect(await defaults()).toEqual(['b']);
+    expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe('b');
   });
 });
