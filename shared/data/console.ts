@@ -31,12 +31,20 @@ export interface ConsoleStore {
    * only if the field is absent). false when that failed.
    */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Takes back a record just created that lost a race (a name another record took first): from
+   * then on it is as if it had never been written (get, list and update skip it).
+   */
+  withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
 }
 
 /** The millisecond of this process's latest log line, and the next sequence number within it. */
 const logClock = { ms: 0, seq: 0 };
+
+/** A record not taken back (see `withdraw`). */
+const live = (r: Row) => r.withdrawn === undefined;
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
@@ -46,7 +54,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
       const row = await getRow(t, keys.consoleRecord(tenant, kind, id), { consistent: true });
-      return row ? (stripKeys(row) as T) : undefined;
+      return row && live(row) ? (stripKeys(row) as T) : undefined;
     },
     async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
       const prefix = keys.consoleSkPrefix(kind);
@@ -59,14 +67,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         },
         10_000,
       );
-      return rows.map((r) => stripKeys(r) as T);
+      return rows.filter(live).map((r) => stripKeys(r) as T);
     },
     async servingConfig(tenant) {
       const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, 'endpoint') }, ConsistentRead: true }, 10_000);
       const out: { event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] } = { event_type: [], endpoint: [] };
       for (const r of rows) {
         const kind = keys.consoleKindOf(String(r.sk));
-        if (kind === 'event_type' || kind === 'endpoint') out[kind].push(stripKeys(r) as ConsoleRecord);
+        if ((kind === 'event_type' || kind === 'endpoint') && live(r)) out[kind].push(stripKeys(r) as ConsoleRecord);
       }
       return out;
     },
@@ -79,7 +87,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         values[`:s${n}`] = v;
         sets.push(`#s${n} = :s${n}`);
       });
-      const conds = ['attribute_exists(pk)'];
+      const conds = ['attribute_exists(pk)', 'attribute_not_exists(withdrawn)'];
       Object.entries(expect).forEach(([k, v], n) => {
         names[`#e${n}`] = k;
         if (v === undefined) {
@@ -105,6 +113,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         if (isConditionFailure(e)) return false;
         throw e;
       }
+    },
+    async withdraw(tenant, kind, id) {
+      await t.doc.send(new UpdateCommand({ TableName: t.tableName, Key: keys.consoleRecord(tenant, kind, id), UpdateExpression: 'SET withdrawn = :t', ExpressionAttributeValues: { ':t': true } }));
     },
     async appendLog(tenant, jobId, lines) {
       // Lines this process writes within one millisecond keep their order; no line overwrites another.

@@ -64,9 +64,16 @@ export const jobId = (name: string) => Number(name.slice('train-'.length));
 
 // Event types
 export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>) {
-  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw new ConflictError('event_type_exists', `Event type ${b.name} exists.`);
+  const exists = () => new ConflictError('event_type_exists', `Event type ${b.name} exists.`);
+  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
   const rec: EventType = { id: await c.nextId(tenant, 'event_type'), name: b.name, weight: b.weight, created: nowSeconds() };
   await c.put(tenant, 'event_type', rec);
+  // Two creates of one name at once both pass the check above; the one with the lower id keeps
+  // the name, the other takes its record back and answers 409 as if it had come second.
+  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name && e.id < rec.id)) {
+    await c.withdraw(tenant, 'event_type', rec.id);
+    throw exists();
+  }
   return rec;
 }
 export const listEventTypes = async (c: ConsoleStore, tenant: string) => list(await c.list<EventType>(tenant, 'event_type'));

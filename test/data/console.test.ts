@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/data/console.ts';
-import { createEndpoint, findEndpoint, listEndpoints, stopJob, type Job, type JobStatus } from '../../shared/domain/console.ts';
+import { createEndpoint, createEventType, findEndpoint, listEndpoints, stopJob, type EventType, type Job, type JobStatus } from '../../shared/domain/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -126,5 +126,33 @@ describe('serving endpoints', () => {
     await c.put(T, 'endpoint', { id: 11, endpoint_name: 'b', is_default: true, model_version: null, created: now, updated_at: now });
     expect(await defaults()).toEqual(['b']);
     expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe('b');
+  });
+});
+
+describe('event type names', () => {
+  it('of two creates of one name at once, the first keeps it and the second answers 409, leaving no trace', async () => {
+    const c = db.stores.console;
+    const T = 'names';
+    // The second create's first check ran before the first create wrote its record.
+    let hidden = true;
+    const racing: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        const all = await c.list(tenant, kind);
+        if (!hidden) return all;
+        hidden = false;
+        return [];
+      },
+    } as ConsoleStore;
+    const first = await createEventType(c, T, { name: 'view', weight: 1 });
+    await expect(createEventType(racing, T, { name: 'view', weight: 5 })).rejects.toMatchObject({ code: 'event_type_exists' });
+    const types = await c.list<EventType>(T, 'event_type');
+    expect(types.map((e) => [e.id, e.name, e.weight])).toEqual([[first.id, 'view', 1]]);
+    expect((await c.servingConfig(T)).event_type.map((e) => e.id)).toEqual([first.id]);
+    // The withdrawn record cannot be read or changed by id either.
+    expect(await c.get(T, 'event_type', first.id + 1)).toBeUndefined();
+    expect(await c.update(T, 'event_type', first.id + 1, { weight: 7 })).toBe(false);
+    // And the name still cannot be created again.
+    await expect(createEventType(c, T, { name: 'view', weight: 2 })).rejects.toMatchObject({ code: 'event_type_exists' });
   });
 });
