@@ -122,13 +122,19 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
 
 // Serving endpoints
 export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>) {
+  const exists = () => new ConflictError('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
   const all = await c.list<Endpoint>(tenant, 'endpoint');
-  if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw new ConflictError('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
+  if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw exists();
   const now = nowSeconds();
   // One default per tenant: the first endpoint is the default; a new default takes over.
   const isDefault = b.is_default || all.length === 0;
   const rec: Endpoint = { id: await c.nextId(tenant, 'endpoint'), endpoint_name: b.endpoint_name, is_default: isDefault, model_version: null, created: now, updated_at: now };
   await c.put(tenant, 'endpoint', rec);
+  // Of two creates of one name at once, the lower id keeps it (as for event types).
+  if ((await c.list<Endpoint>(tenant, 'endpoint')).some((e) => e.endpoint_name === b.endpoint_name && e.id < rec.id)) {
+    await c.withdraw(tenant, 'endpoint', rec.id);
+    throw exists();
+  }
   if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
   return rec;
 }

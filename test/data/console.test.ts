@@ -154,5 +154,10 @@ describe('event type names', () => {
     expect(await c.update(T, 'event_type', first.id + 1, { weight: 7 })).toBe(false);
     // And the name still cannot be created again.
     await expect(createEventType(c, T, { name: 'view', weight: 2 })).rejects.toMatchObject({ code: 'event_type_exists' });
+    // The same for endpoint names; the loser, though created as default, takes nothing over.
+    hidden = true;
+    const main = await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
+    await expect(createEndpoint(racing, T, { endpoint_name: 'main', is_default: true })).rejects.toMatchObject({ code: 'endpoint_exists' });
+    expect((await listEndpoints(c, T)).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
   });
 });
