@@ -22,7 +22,9 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     }
   }
   async function get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
-    const row = await getRow(t, key);
+    // Strongly consistent: a client or key deleted a moment ago must not authenticate (the spec:
+    // revocation is immediate), which an eventually consistent read cannot promise on DynamoDB.
+    const row = await getRow(t, key, { consistent: true });
     return row ? (stripKeys(row) as T) : undefined;
   }
   async function listOfTenant<T>(pk: string, limit: number, cursor: string | undefined) {

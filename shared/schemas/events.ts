@@ -48,11 +48,12 @@ const eventFields = z.catchall(
 
 const event = eventFields.check(
   z.superRefine((e, ctx) => {
-    const payload = e[e.type];
+    // Own properties only: a type named `constructor` or `toString` has no inherited payload.
+    const payload = Object.hasOwn(e, e.type) ? e[e.type] : undefined;
     if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
       ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
     }
-    if (JSON.stringify(e).length > MAX_EVENT_BYTES) {
+    if (Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
       ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
     }
   }),

@@ -43,3 +43,22 @@ describe('credential store', () => {
     expect(await s.getApiKey('abcd1234')).toBeUndefined();
   });
 });
+
+describe('credential reads', () => {
+  it('are strongly consistent, so a client or key deleted a moment ago no longer authenticates on DynamoDB', async () => {
+    const { dynamoCredentialStore } = await import('../../shared/data/credentials.ts');
+    const sent: { ConsistentRead?: boolean | undefined }[] = [];
+    const reads = {
+      getItem: async (input: { ConsistentRead?: boolean | undefined }) => {
+        sent.push(input);
+        return {};
+      },
+      query: async () => ({ Items: [] }),
+    };
+    const s = dynamoCredentialStore({ ...db.table, reads: reads as unknown as typeof db.table.reads });
+    expect(await s.getClient('gone')).toBeUndefined();
+    expect(await s.getApiKey('gone')).toBeUndefined();
+    expect(await s.getTenant('gone')).toBeUndefined();
+    expect(sent.map((i) => i.ConsistentRead)).toEqual([true, true, true]);
+  });
+});

@@ -50,6 +50,17 @@ describe('event schemas', () => {
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, click: [] }], 'body'))['0.click']).toBeDefined();
   });
 
+  it('reads a payload only from the event itself (a type named like an Object method has none)', () => {
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, type: 'constructor' }], 'body')).toEqual([{ ...ok, item_id: '7', type: 'constructor' }]);
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, type: 'to_string' }], 'body')).toHaveLength(1);
+  });
+
+  it('limits an event to 32 KiB in bytes, not characters', () => {
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, note: 'a'.repeat(30_000) }], 'body')).toHaveLength(1);
+    // 12,000 three-byte characters: 36,000 bytes, though 12,000 characters.
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, note: '€'.repeat(12_000) }], 'body'))['0']).toBeDefined();
+  });
+
   it('validates list parameters', () => {
     expect(parseOrThrow(listEventsQuery, { starting_after: '10', type: 'click' }, 'q')).toEqual({ limit: 20, starting_after: 10, type: 'click' });
     expect(fieldErrors(() => parseOrThrow(listEventsQuery, { starting_after: '010' }, 'q')).starting_after).toBeDefined();
