@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
@@ -12,11 +13,33 @@ export type IdempotencyClaim =
 export interface IdempotencyStore {
   /** Claims the key for a request whose fingerprint is `hash`, or reports what holds it. */
   claim(tenant: string, key: string, hash: string, now: number, ttlSeconds: number): Promise<IdempotencyClaim>;
-  complete(tenant: string, key: string, status: number, body: string): Promise<void>;
+  /** Stores the response; `ttlSeconds` as given to `claim` (parts of a large response expire with it). */
+  complete(tenant: string, key: string, status: number, body: string, ttlSeconds: number): Promise<void>;
   release(tenant: string, key: string): Promise<void>;
 }
 
+/**
+ * A stored response is gzipped, and split over chunk rows beside the key's record when it is
+ * larger than this: a DynamoDB item holds at most 400 KB, and a create answers up to ~2 MB (500
+ * events or 100 items, with what they were sent with).
+ */
+const CHUNK_BYTES = 300_000;
+
 export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
+  /** The stored response body: inline (gzipped, or plain text in older records) or from its chunks. */
+  async function bodyOf(tenant: string, key: string, rec: Record<string, unknown>): Promise<string> {
+    if (typeof rec.body === 'string') return rec.body;
+    const chunks = Number(rec.chunks ?? 0);
+    const parts: Uint8Array[] = [];
+    if (chunks === 0) parts.push(rec.body_gz as Uint8Array);
+    for (let n = 0; n < chunks; n++) {
+      const row = await getRow(t, keys.idempotencyChunk(tenant, key, n), { consistent: true });
+      if (!row) throw new Error(`idempotency response chunk ${n} of ${chunks} is missing`);
+      parts.push(row.data as Uint8Array);
+    }
+    return gunzipSync(Buffer.concat(parts)).toString('utf8');
+  }
+
   return {
     async claim(tenant, key, hash, now, ttlSeconds) {
       const k = keys.idempotency(tenant, key);
@@ -39,16 +62,26 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       if (!rec) return { state: 'in_progress' };
       if (rec.hash !== hash) return { state: 'mismatch' };
       if (rec.state !== 'done') return { state: 'in_progress' };
-      return { state: 'replay', status: Number(rec.status), body: String(rec.body) };
+      return { state: 'replay', status: Number(rec.status), body: await bodyOf(tenant, key, rec) };
     },
-    async complete(tenant, key, status, body) {
+    async complete(tenant, key, status, body, ttlSeconds) {
+      const gz = gzipSync(body);
+      const chunks = gz.byteLength > CHUNK_BYTES ? Math.ceil(gz.byteLength / CHUNK_BYTES) : 0;
+      // No earlier than the record, which expires `ttlSeconds` after its claim.
+      const ttl = Math.floor(Date.now() / 1000) + ttlSeconds;
+      // The chunks first: the record says `done` only once its whole response is stored.
+      await Promise.all(
+        Array.from({ length: chunks }, (_, n) =>
+          t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.idempotencyChunk(tenant, key, n), data: gz.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), ttl } })),
+        ),
+      );
       await t.doc.send(
         new UpdateCommand({
           TableName: t.tableName,
           Key: keys.idempotency(tenant, key),
-          UpdateExpression: 'SET #state = :done, #status = :status, #body = :body',
-          ExpressionAttributeNames: { '#state': 'state', '#status': 'status', '#body': 'body' },
-          ExpressionAttributeValues: { ':done': 'done', ':status': status, ':body': body },
+          UpdateExpression: chunks ? 'SET #state = :done, #status = :status, chunks = :chunks' : 'SET #state = :done, #status = :status, body_gz = :gz',
+          ExpressionAttributeNames: { '#state': 'state', '#status': 'status' },
+          ExpressionAttributeValues: { ':done': 'done', ':status': status, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
         }),
       );
     },

@@ -48,7 +48,7 @@ export function idempotency(flavor: Flavor): HttpMiddleware {
       const res = req.response;
       if (!key || !res) return;
       try {
-        await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''));
+        await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''), config().idempotencyTtlSeconds);
       } catch (err) {
         logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
         await store().release(req.context.state.tenant, key).catch(() => undefined);

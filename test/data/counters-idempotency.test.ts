@@ -24,12 +24,28 @@ describe('idempotency store', () => {
     expect(await s.claim('t', 'k', 'h1', 1000, 60)).toEqual({ state: 'new' });
     expect(await s.claim('t', 'k', 'h1', 1001, 60)).toEqual({ state: 'in_progress' });
     expect(await s.claim('t', 'k', 'h2', 1001, 60)).toEqual({ state: 'mismatch' });
-    await s.complete('t', 'k', 201, '{"ok":true}');
+    await s.complete('t', 'k', 201, '{"ok":true}', 60);
     expect(await s.claim('t', 'k', 'h1', 1002, 60)).toEqual({ state: 'replay', status: 201, body: '{"ok":true}' });
     expect(await s.claim('other', 'k', 'h2', 1002, 60)).toEqual({ state: 'new' });
     // Past its TTL the key is free again even before DynamoDB's TTL sweep removes it.
     expect(await s.claim('t', 'k', 'h2', 1061, 60)).toEqual({ state: 'new' });
     await s.release('t', 'k');
     expect(await s.claim('t', 'k', 'h3', 1062, 60)).toEqual({ state: 'new' });
+  });
+
+  it('replays a response larger than a DynamoDB item (400 KB) exactly, and a small one after it under the same key', async () => {
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    // 1.5 MB that gzip cannot shrink much: random hex.
+    const { randomBytes } = await import('node:crypto');
+    const big = JSON.stringify({ data: Array.from({ length: 1500 }, () => randomBytes(500).toString('hex')) });
+    expect(big.length).toBeGreaterThan(1_400_000);
+    expect(await s.claim('t', 'big', 'h', now, 60)).toEqual({ state: 'new' });
+    await s.complete('t', 'big', 201, big, 60);
+    expect(await s.claim('t', 'big', 'h', now + 1, 60)).toEqual({ state: 'replay', status: 201, body: big });
+    // Once expired the key is claimed anew; its new, small response replays as itself.
+    expect(await s.claim('t', 'big', 'h2', now + 61, 60)).toEqual({ state: 'new' });
+    await s.complete('t', 'big', 200, '{"small":true}', 60);
+    expect(await s.claim('t', 'big', 'h2', now + 62, 60)).toEqual({ state: 'replay', status: 200, body: '{"small":true}' });
   });
 });

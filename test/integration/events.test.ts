@@ -104,6 +104,21 @@ describe('POST /v1/events', () => {
     expect(await countAll()).toBe(before + 1);
     expectCoreError(await t.demo.core('POST', '/v1/events', [ev({ user_id: 'other' })], { headers: { 'idempotency-key': key } }), 409, 'conflict_error');
   });
+
+  it('honours Idempotency-Key for a batch whose response is larger than a DynamoDB item', async () => {
+    const key = `ev-big-${Date.now()}`;
+    const before = await countAll();
+    // 500 events with ~1.5 KB of distinct text each: a response of over 750 KB.
+    const batch = Array.from({ length: 500 }, (_, k) => ev({ user_id: `big-${k}`, note: `${k}-${'x'.repeat(40)}-`.repeat(36) }));
+    const first = await t.demo.core('POST', '/v1/events', batch, { headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(201);
+    expect(JSON.stringify(first.body).length).toBeGreaterThan(750_000);
+    const again = await t.demo.core('POST', '/v1/events', batch, { headers: { 'idempotency-key': key } });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await countAll()).toBe(before + 500);
+  });
 });
 
 describe('GET /v1/events', () => {
