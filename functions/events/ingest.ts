@@ -7,8 +7,8 @@ import { idempotency } from '#shared/http/idempotency';
 import { created } from '#shared/http/respond';
 import { ingestEventsBody } from '#shared/schemas/events';
 
-export const handler = coreHandler('events/ingest', { body: ingestEventsBody, idempotency }, async ({ tenant, body }) => {
-  const reply = created(await ingestEvents(eventStore(), tenant, body));
+export const handler = coreHandler('events/ingest', { body: ingestEventsBody, idempotency }, async ({ tenant, body, idPlan }) => {
+  const reply = created(await ingestEvents(eventStore(), tenant, body, idPlan));
   metrics.addMetric('EventsIngested', MetricUnit.Count, body.length);
   return reply;
 });

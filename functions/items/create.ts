@@ -6,6 +6,6 @@ import { idempotency } from '#shared/http/idempotency';
 import { created } from '#shared/http/respond';
 import { createItemsBody } from '#shared/schemas/items';
 
-export const handler = coreHandler('items/create', { body: createItemsBody, idempotency }, async ({ tenant, body }) =>
-  created(await createItems(itemStore(), jobs(), tenant, body)),
+export const handler = coreHandler('items/create', { body: createItemsBody, idempotency }, async ({ tenant, body, idPlan }) =>
+  created(await createItems(itemStore(), jobs(), tenant, body, idPlan)),
 );

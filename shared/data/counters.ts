@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { IdPlan } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
 
@@ -19,4 +20,15 @@ export async function allocateIds(t: TableRef, tenant: string, name: string, cou
   );
   const last = Number(out.Attributes?.value);
   return last - count + 1;
+}
+
+/**
+ * The first of `count` ids for a create: those an earlier attempt of the same request reserved,
+ * or fresh ones, reported to `ids.reserved` before the caller writes any row.
+ */
+export async function idsFor(t: TableRef, tenant: string, name: string, count: number, ids: IdPlan | undefined): Promise<number> {
+  if (ids?.reuse !== undefined) return ids.reuse;
+  const first = await allocateIds(t, tenant, name, count);
+  await ids?.reserved?.(first);
+  return first;
 }

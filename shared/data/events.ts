@@ -1,6 +1,6 @@
-import type { EventListQuery, EventRecord, EventStore, NewEvent, Page, RecentEvent } from '../domain/types.ts';
+import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
-import { allocateIds } from './counters.ts';
+import { idsFor } from './counters.ts';
 import { EVENT_SHARDS, keys } from './keys.ts';
 import { forEachPartitionPage, getRow, mergeShards, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
@@ -23,8 +23,8 @@ const toRecent = (row: Row): RecentEvent => ({ id: Number(row.id), item_id: Stri
 
 export function dynamoEventStore(t: TableRef): EventStore {
   return {
-    async append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]> {
-      const first = await allocateIds(t, tenant, 'event', events.length);
+    async append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan): Promise<EventRecord[]> {
+      const first = await idsFor(t, tenant, 'event', events.length, ids);
       const records: EventRecord[] = events.map((e, i) => ({
         ...e,
         id: first + i,

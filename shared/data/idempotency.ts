@@ -6,13 +6,25 @@ import { getRow, isConditionFailure } from './ops.ts';
 
 export type IdempotencyClaim =
   | { state: 'new' }
+  /**
+   * The same request ran before and failed (or its process vanished) after it may have written:
+   * this one takes over, and writes under the ids that one reserved, if it got that far.
+   */
+  | { state: 'resume'; firstId: number | undefined }
   | { state: 'replay'; status: number; body: string }
   | { state: 'mismatch' }
   | { state: 'in_progress' };
 
+/** A claim still pending this long after it was taken belongs to a request that is gone (Lambda stops a request within 30 s). */
+export const ABANDONED_AFTER_SECONDS = 120;
+
 export interface IdempotencyStore {
   /** Claims the key for a request whose fingerprint is `hash`, or reports what holds it. */
   claim(tenant: string, key: string, hash: string, now: number, ttlSeconds: number): Promise<IdempotencyClaim>;
+  /** Records the first id the claimed request is about to write under. */
+  reserve(tenant: string, key: string, firstId: number): Promise<void>;
+  /** The claimed request failed after it may have written: a retry resumes it (see `claim`). */
+  fail(tenant: string, key: string): Promise<void>;
   /** Stores the response; `ttlSeconds` as given to `claim` (parts of a large response expire with it). */
   complete(tenant: string, key: string, status: number, body: string, ttlSeconds: number): Promise<void>;
   release(tenant: string, key: string): Promise<void>;
@@ -61,6 +73,26 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       const rec = await getRow(t, k, { consistent: true });
       if (!rec) return { state: 'in_progress' };
       if (rec.hash !== hash) return { state: 'mismatch' };
+      const abandoned = rec.state === 'pending' && Number(rec.claimed ?? rec.created) <= now - ABANDONED_AFTER_SECONDS;
+      if (rec.state === 'failed' || abandoned) {
+        // Taken over by one retry only: the state (and the claim time) it was read with must still hold.
+        try {
+          await t.doc.send(
+            new UpdateCommand({
+              TableName: t.tableName,
+              Key: k,
+              UpdateExpression: 'SET #state = :pending, claimed = :now',
+              ConditionExpression: '#state = :was AND (attribute_not_exists(claimed) OR claimed = :claimed)',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':was': rec.state, ':claimed': rec.claimed ?? null },
+            }),
+          );
+        } catch (e) {
+          if (isConditionFailure(e)) return { state: 'in_progress' };
+          throw e;
+        }
+        return { state: 'resume', firstId: rec.first_id === undefined ? undefined : Number(rec.first_id) };
+      }
       if (rec.state !== 'done') return { state: 'in_progress' };
       return { state: 'replay', status: Number(rec.status), body: await bodyOf(tenant, key, rec) };
     },
@@ -82,6 +114,23 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
           UpdateExpression: chunks ? 'SET #state = :done, #status = :status, chunks = :chunks' : 'SET #state = :done, #status = :status, body_gz = :gz',
           ExpressionAttributeNames: { '#state': 'state', '#status': 'status' },
           ExpressionAttributeValues: { ':done': 'done', ':status': status, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
+        }),
+      );
+    },
+    async reserve(tenant, key, firstId) {
+      await t.doc.send(
+        new UpdateCommand({ TableName: t.tableName, Key: keys.idempotency(tenant, key), UpdateExpression: 'SET first_id = :f', ExpressionAttributeValues: { ':f': firstId } }),
+      );
+    },
+    async fail(tenant, key) {
+      await t.doc.send(
+        new UpdateCommand({
+          TableName: t.tableName,
+          Key: keys.idempotency(tenant, key),
+          UpdateExpression: 'SET #state = :failed',
+          ConditionExpression: '#state = :pending',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending' },
         }),
       );
     },

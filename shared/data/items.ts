@@ -1,10 +1,10 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.ts';
 import type {
-  ChangeKey, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
+  ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
 } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
-import { allocateIds } from './counters.ts';
+import { idsFor } from './counters.ts';
 import { keys } from './keys.ts';
 import { countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
 
@@ -70,8 +70,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
   }
 
   return {
-    async create(tenant: string, items: NewItem[], now: number): Promise<ItemRecord[]> {
-      const first = await allocateIds(t, tenant, 'item', items.length);
+    async create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]> {
+      const first = await idsFor(t, tenant, 'item', items.length, ids);
       const records: ItemRecord[] = items.map((n, i) => ({
         id: first + i,
         name: n.name,
@@ -83,8 +83,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         embedding_updated_at: null,
       }));
       const [only] = records;
-      if (records.length === 1 && only) {
-        // A single create can afford the guard that the freshly allocated id is unused.
+      if (records.length === 1 && only && ids?.reuse === undefined) {
+        // A single create can afford the guard that the freshly allocated id is unused (a reused
+        // one may hold the row an earlier attempt wrote).
         try {
           await t.doc.send(
             new PutCommand({ TableName: t.tableName, Item: toRow(tenant, only), ConditionExpression: 'attribute_not_exists(pk)' }),

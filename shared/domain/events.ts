@@ -2,7 +2,7 @@ import { EventNotFound } from '../errors.ts';
 import type { IngestEvent, IngestEventsBody, ListEventsQuery } from '../schemas/events.ts';
 import { nowSeconds } from './items.ts';
 import { eventResource, listOf } from './present.ts';
-import type { EventStore, JsonObject, NewEvent } from './types.ts';
+import type { EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
 
@@ -29,8 +29,8 @@ function toNewEvent(e: IngestEvent): NewEvent {
 }
 
 /** Stores every event of an already validated batch; answers the stored events in request order. */
-export async function ingestEvents(store: EventStore, tenant: string, body: IngestEventsBody) {
-  const stored = await store.append(tenant, body.map(toNewEvent), nowSeconds());
+export async function ingestEvents(store: EventStore, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
+  const stored = await store.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
   return listOf('/v1/events', stored.map(eventResource), false);
 }
 

@@ -3,7 +3,7 @@ import type { JobQueue } from '../jobs.ts';
 import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
 import { itemResource, listOf } from './present.ts';
-import type { ItemStore } from './types.ts';
+import type { IdPlan, ItemStore } from './types.ts';
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
@@ -20,8 +20,8 @@ async function requestEmbeddings(queue: JobQueue, tenant: string, ids: number[])
 }
 
 /** A single item answers with the item; an array with a list of every created item. */
-export async function createItems(store: ItemStore, queue: JobQueue, tenant: string, body: CreateItemsBody) {
-  const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds());
+export async function createItems(store: ItemStore, queue: JobQueue, tenant: string, body: CreateItemsBody, ids?: IdPlan) {
+  const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds(), ids);
   await requestEmbeddings(queue, tenant, created.map((c) => c.id));
   const resources = created.map(itemResource);
   return Array.isArray(body) ? listOf('/v1/items', resources, false) : resources[0];

@@ -66,8 +66,20 @@ export interface ChangeKey {
   at: number;
 }
 
+/**
+ * Which ids a create writes: fresh ones, or those an earlier attempt of the same idempotent
+ * request reserved (it may have written some rows before it failed: writing them again under
+ * the same ids leaves no duplicate).
+ */
+export interface IdPlan {
+  /** The first id an earlier attempt reserved. */
+  reuse?: number | undefined;
+  /** Called with the first id of fresh ones before any row is written. */
+  reserved?: ((first: number) => Promise<void>) | undefined;
+}
+
 export interface ItemStore {
-  create(tenant: string, items: NewItem[], now: number): Promise<ItemRecord[]>;
+  create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]>;
   get(tenant: string, id: number): Promise<ItemRecord | undefined>;
   /** undefined when the item does not exist. */
   update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined>;
@@ -125,7 +137,7 @@ export interface EventListQuery {
 }
 
 export interface EventStore {
-  append(tenant: string, events: NewEvent[], now: number): Promise<EventRecord[]>;
+  append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan): Promise<EventRecord[]>;
   /**
    * A user's latest events, newest first: only their id, item, type and creation time (all that
    * serving reads); with `afterId`, only events with a higher id.

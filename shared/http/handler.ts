@@ -3,6 +3,7 @@ import { readOnly, routeFor } from '../routes.ts';
 import { baseChain, jsonBody } from './base.ts';
 import { coreAuth, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
+import type { IdPlan } from '../domain/types.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
 
 export interface HandlerInput<B, Q, P> {
@@ -12,6 +13,8 @@ export interface HandlerInput<B, Q, P> {
   params: P;
   requestId: string;
   event: HttpEvent;
+  /** Which ids a create writes under (an Idempotency-Key's retry reuses the first attempt's). */
+  idPlan: IdPlan | undefined;
 }
 
 export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
@@ -52,6 +55,7 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
       params: s.params as z.output<P>,
       requestId: s.requestId,
       event,
+      idPlan: s.idPlan,
     });
     return toResult(flavor, s.requestId, reply);
   });

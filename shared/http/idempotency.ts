@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
-import { ConflictError, ValidationError } from '../errors.ts';
+import type { IdempotencyStore } from '../data/idempotency.ts';
+import { ApiError, ConflictError, ValidationError } from '../errors.ts';
 import { logger } from '../observability.ts';
 import { header, rawBody } from './base.ts';
 import { toResult } from './respond.ts';
@@ -10,9 +11,12 @@ import type { Flavor, HttpMiddleware, HttpRequest, HttpResult } from './types.ts
 /**
  * Stripe-style Idempotency-Key: the first request with a key runs; a retry with the same key
  * and body within the TTL gets the stored response and writes nothing; another body is 409.
+ * A request refused before it wrote (4xx) frees its key. One that failed after it may have
+ * written (5xx, timeout, or a process that vanished) leaves its key to the retry, which writes
+ * the same rows under the same ids (the first id is recorded before any row is written), so a
+ * create is stored once however often it is retried.
  */
-export function idempotency(flavor: Flavor): HttpMiddleware {
-  const store = () => idempotencyStore();
+export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idempotencyStore): HttpMiddleware {
   return {
     before: async (req) => {
       const key = header(req.event, 'idempotency-key');
@@ -24,9 +28,12 @@ export function idempotency(flavor: Flavor): HttpMiddleware {
       const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
       const now = Math.floor(Date.now() / 1000);
       const claim = await store().claim(req.context.state.tenant, key, fingerprint, now, config().idempotencyTtlSeconds);
+      const tenant = req.context.state.tenant;
       switch (claim.state) {
         case 'new':
+        case 'resume':
           req.context.state.idempotencyKey = key;
+          req.context.state.idPlan = claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first) => store().reserve(tenant, key, first) };
           return;
         case 'mismatch':
           throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
@@ -50,14 +57,19 @@ export function idempotency(flavor: Flavor): HttpMiddleware {
       try {
         await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''), config().idempotencyTtlSeconds);
       } catch (err) {
+        // The rows are written: a retry writes them again under the same ids and stores its answer.
         logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
-        await store().release(req.context.state.tenant, key).catch(() => undefined);
+        await store().fail(req.context.state.tenant, key).catch(() => undefined);
       }
     },
     onError: async (req: HttpRequest) => {
       const key = req.context.state.idempotencyKey;
-      // A failed request leaves nothing behind, so the key can be retried.
-      if (key) await store().release(req.context.state.tenant, key).catch(() => undefined);
+      if (!key) return;
+      const e = req.error;
+      // Refused (4xx): nothing was written, the key is free. Anything else may have written.
+      const refused = e instanceof ApiError && e.status < 500;
+      const settle = refused ? store().release(req.context.state.tenant, key) : store().fail(req.context.state.tenant, key);
+      await settle.catch(() => undefined);
     },
   };
 }

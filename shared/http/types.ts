@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type middy from '@middy/core';
+import type { IdPlan } from '../domain/types.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -14,6 +15,8 @@ export interface RequestState {
   query: unknown;
   params: unknown;
   idempotencyKey: string | undefined;
+  /** The ids a create writes under (set with an Idempotency-Key, see idempotency.ts). */
+  idPlan?: IdPlan | undefined;
   /**
    * Set while a read-only route runs before its client's record is read back (see coreAuth):
    * settles once it is, rejecting with the 401 if the client is gone.

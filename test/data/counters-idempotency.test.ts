@@ -48,4 +48,28 @@ describe('idempotency store', () => {
     await s.complete('t', 'big', 200, '{"small":true}', 60);
     expect(await s.claim('t', 'big', 'h2', now + 62, 60)).toEqual({ state: 'replay', status: 200, body: '{"small":true}' });
   });
+
+  it('a failed request is resumed by its retry with the ids it reserved; an abandoned one too; a refused one frees the key', async () => {
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    expect(await s.claim('t', 'f', 'h', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'f', 41);
+    await s.fail('t', 'f');
+    expect(await s.claim('t', 'f', 'other', now + 1, 600)).toEqual({ state: 'mismatch' });
+    expect(await s.claim('t', 'f', 'h', now + 1, 600)).toEqual({ state: 'resume', firstId: 41 });
+    // Taken over: a second retry meanwhile waits.
+    expect(await s.claim('t', 'f', 'h', now + 2, 600)).toEqual({ state: 'in_progress' });
+    await s.complete('t', 'f', 201, '{"done":1}', 600);
+    expect(await s.claim('t', 'f', 'h', now + 3, 600)).toEqual({ state: 'replay', status: 201, body: '{"done":1}' });
+    // Failed before it reserved ids: resumed with none (nothing was written under a reserved id).
+    expect(await s.claim('t', 'g', 'h', now, 600)).toEqual({ state: 'new' });
+    await s.fail('t', 'g');
+    expect(await s.claim('t', 'g', 'h', now + 1, 600)).toEqual({ state: 'resume', firstId: undefined });
+    // A claim whose process vanished (still pending long after) is resumed, once.
+    expect(await s.claim('t', 'v', 'h', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'v', 7);
+    expect(await s.claim('t', 'v', 'h', now + 10, 600)).toEqual({ state: 'in_progress' });
+    expect(await s.claim('t', 'v', 'h', now + 121, 600)).toEqual({ state: 'resume', firstId: 7 });
+    expect(await s.claim('t', 'v', 'h', now + 122, 600)).toEqual({ state: 'in_progress' });
+  });
 });
