@@ -34,6 +34,27 @@ export const intParam = (min: number, max: number = MAX_ID) =>
 
 export const limitParam = z._default(z.optional(intParam(1, 100)), 20);
 
+/**
+ * What a DynamoDB item can hold of a JSON value, which JSON itself does not limit: at most 32
+ * levels of nesting, and numbers that are 0 or of magnitude 1e-130 up to 2^53 - 1 (the SDK
+ * refuses larger ones, which JavaScript holds only approximately anyway; DynamoDB smaller ones).
+ * The first problem found, or undefined.
+ */
+export function unstorable(value: unknown, depth = 0): string | undefined {
+  if (typeof value === 'number') {
+    const a = Math.abs(value);
+    if (a !== 0 && (a < 1e-130 || a > Number.MAX_SAFE_INTEGER)) return `the number ${value} cannot be stored: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)`;
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= 32) return 'JSON values may nest at most 32 levels deep';
+  for (const v of Array.isArray(value) ? value : Object.values(value)) {
+    const problem = unstorable(v, depth + 1);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 export const jsonObject = z.record(z.string(), z.json());
 
 /** Each issue as (path, message), an unknown-keys issue once per key. */

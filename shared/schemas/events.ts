@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam, numericId } from './common.ts';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam, numericId, unstorable } from './common.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -53,6 +53,8 @@ const event = eventFields.check(
     if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
       ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
     }
+    const problem = unstorable(e);
+    if (problem) ctx.addIssue({ code: 'custom', path: [], message: problem });
     if (Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
       ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
     }

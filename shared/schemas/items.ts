@@ -1,11 +1,16 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId } from './common.ts';
+import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
 const MAX_METADATA_BYTES = 16_384;
 
 const metadata = jsonObject.check(
-  z.refine((m) => JSON.stringify(m).length <= MAX_METADATA_BYTES, `metadata must serialise to at most ${MAX_METADATA_BYTES} bytes`),
+  z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `metadata must serialise to at most ${MAX_METADATA_BYTES} bytes`),
+  z.superRefine((m, ctx) => {
+    // The item row nests metadata one level below its top.
+    const problem = unstorable(m, 1);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
   z.refine((m) => m.category === undefined || (typeof m.category === 'string' && m.category.length <= 256), 'metadata.category must be a string of at most 256 characters'),
 );
 

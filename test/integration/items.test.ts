@@ -65,6 +65,10 @@ describe('POST /v1/items', () => {
     const unknown = await t.demo.core('POST', '/v1/items', { name: 'x', colour: 'red' });
     expectCoreError(unknown, 400, 'invalid_request_error', 'validation_error');
     expect(unknown.body.error.details.fieldErrors.colour).toBeDefined();
+    // Valid JSON that DynamoDB cannot store is a 400, not a failed write (500).
+    expectCoreError(await t.demo.core('POST', '/v1/items', { name: 'x', metadata: { big: 1e16 } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('PATCH', '/v1/items/1', { metadata: { tiny: 1e-200 } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'u', item_id: '1', n: 1e16 }]), 400, 'invalid_request_error', 'validation_error');
   });
 
   it('rejects a body over the size limit with 413 in the envelope', async () => {

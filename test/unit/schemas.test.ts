@@ -20,6 +20,15 @@ describe('item schemas', () => {
     expect(Object.keys(fe).sort()).toEqual(['1.extra', '1.name']);
   });
 
+  it('refuses metadata DynamoDB cannot store, with a 400 instead of a failed write', () => {
+    for (const metadata of [{ big: 1e16 }, { tiny: 1e-200 }, { deep: JSON.parse('['.repeat(40) + ']'.repeat(40)) }]) {
+      expect(Object.keys(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'x', metadata }, 'body'))), JSON.stringify(metadata).slice(0, 30)).toContain('metadata');
+    }
+    // 16 KiB counts bytes.
+    expect(Object.keys(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'x', metadata: { s: '€'.repeat(6000) } }, 'body')))).toContain('metadata');
+    expect(parseOrThrow(createItemsBody, { name: 'x', metadata: { price: 12.5, big: 9007199254740991 } }, 'body')).toMatchObject({ name: 'x' });
+  });
+
   it('refuses caller ids, oversized metadata and non-string categories', () => {
     expect(Object.keys(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a', itemId: 1 }, 'body')))).toEqual(['itemId']);
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a', metadata: { blob: 'x'.repeat(20_000) } }, 'body')).metadata).toBeDefined();
@@ -53,6 +62,13 @@ describe('event schemas', () => {
   it('reads a payload only from the event itself (a type named like an Object method has none)', () => {
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, type: 'constructor' }], 'body')).toEqual([{ ...ok, item_id: '7', type: 'constructor' }]);
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, type: 'to_string' }], 'body')).toHaveLength(1);
+  });
+
+  it('refuses what DynamoDB cannot store: numbers beyond 2^53 or below 1e-130, nesting over 32 levels', () => {
+    for (const extra of [{ n: 1e16 }, { n: -1e300 }, { n: 1e-200 }, { deep: JSON.parse('['.repeat(40) + ']'.repeat(40)) }, { click: { amount: 2 ** 60 } }]) {
+      expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, ...extra }], 'body'))), JSON.stringify(extra).slice(0, 40)).toContain('0');
+    }
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, n: 9007199254740991, m: 0, f: 1.5e-100 }], 'body')).toHaveLength(1);
   });
 
   it('limits an event to 32 KiB in bytes, not characters', () => {
