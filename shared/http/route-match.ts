@@ -21,7 +21,16 @@ export function matchPath(c: CompiledRoute, path: string): Record<string, string
   if (!m) return undefined;
   const out: Record<string, string> = {};
   c.params.forEach((p, i) => {
-    out[p] = decodeURIComponent(m[i + 1] as string);
+    out[p] = decodeSegment(m[i + 1] as string);
   });
   return out;
+}
+
+/** A path segment percent-decoded, or as sent when it is not valid percent-encoding (`%ZZ`): its handler's validation answers 400 then. */
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

@@ -86,9 +86,11 @@ describe('GET /v1/items/{item_id}', () => {
     expect(g.status).toBe(200);
     expect(content(g.body)).toEqual(content(c.body));
     expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
-    for (const bad of ['abc', '0', '-1', '01', '1.5', '99999999999999999999']) {
+    for (const bad of ['abc', '0', '-1', '01', '1.5', '99999999999999999999', '%ZZ', '1%']) {
       expectCoreError(await t.demo.core('GET', `/v1/items/${bad}`), 400, 'invalid_request_error', 'validation_error');
     }
+    // Not valid percent-encoding, on a method the path does not take: still the envelope.
+    expectCoreError(await t.demo.core('PUT', '/v1/items/%ZZ'), 405, 'invalid_request_error', 'method_not_allowed');
   });
 });
 
