@@ -30,11 +30,14 @@ export function itemResource(r: ItemRecord) {
 export type ItemResource = ReturnType<typeof itemResource>;
 
 export function eventResource(r: EventRecord) {
-  const metadata: JsonObject = { context_id: r.context_id };
+  // Metadata sent with the event is kept; the keys the spec names (context_id, the type-named
+  // object) are the event's own.
+  const { metadata: sent, ...extra } = r.extra ?? {};
+  const metadata: JsonObject = { ...(sent !== null && typeof sent === 'object' && !Array.isArray(sent) ? sent : {}), context_id: r.context_id };
   if (r.payload !== undefined) metadata[r.type] = r.payload;
   const typed: Record<string, Json> = r.payload !== undefined ? { [r.type]: r.payload } : {};
   return {
-    ...r.extra,
+    ...extra,
     id: String(r.id),
     object: 'event' as const,
     type: r.type,

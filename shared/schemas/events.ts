@@ -53,6 +53,18 @@ const event = eventFields.check(
     if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) {
       ctx.addIssue({ code: 'custom', path: [e.type], message: `${e.type} must be an object (the type-specific payload)` });
     }
+    // Additional properties are kept, but not ones that would stand in for what the server sets.
+    for (const f of ['id', 'object', 'created'] as const) {
+      if (Object.hasOwn(e, f)) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is set by the server; do not send it` });
+    }
+    const meta = Object.hasOwn(e, 'metadata') ? e.metadata : undefined;
+    if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) {
+      ctx.addIssue({ code: 'custom', path: ['metadata'], message: 'metadata must be an object (kept inside the event\'s metadata, beside context_id and the type-named object)' });
+    }
+    const eventId = Object.hasOwn(e, 'event_id') ? e.event_id : undefined;
+    if (eventId !== undefined && !(typeof eventId === 'number' && Number.isSafeInteger(eventId) && eventId > 0)) {
+      ctx.addIssue({ code: 'custom', path: ['event_id'], message: 'event_id must be a positive integer' });
+    }
     const problem = unstorable(e);
     if (problem) ctx.addIssue({ code: 'custom', path: [], message: problem });
     if (Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {

@@ -50,6 +50,13 @@ describe('POST /v1/events', () => {
     const r = await t.demo.core('POST', '/v1/events', [ev({ item_id: 'no-such-item', experiment: 'blue', score: 3 })]);
     expect(r.status).toBe(201);
     expect(r.body.data[0]).toMatchObject({ item_id: 'no-such-item', experiment: 'blue', score: 3 });
+    // Metadata sent is kept inside the event's metadata, beside what the spec puts there.
+    const m = await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'meta', item_id: '1', purchase: { amount: 5 }, context_id: 3, metadata: { campaign: 'spring', context_id: 'mine' }, event_id: 77 }]);
+    expect(m.status).toBe(201);
+    expect(m.body.data[0].metadata).toEqual({ campaign: 'spring', context_id: '3', purchase: { amount: 5 } });
+    expect(m.body.data[0].event_id).toBe(77);
+    expect((await t.demo.core('GET', `/v1/events/${m.body.data[0].id}`)).body.metadata).toEqual(m.body.data[0].metadata);
+    expectCoreError(await t.demo.core('POST', '/v1/events', [ev({ id: '9' })]), 400, 'invalid_request_error', 'validation_error');
   });
 
   it('accepts 500 events and rejects 0, 501 and a non-array body', async () => {

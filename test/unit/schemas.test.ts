@@ -71,6 +71,13 @@ describe('event schemas', () => {
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, n: 9007199254740991, m: 0, f: 1.5e-100 }], 'body')).toHaveLength(1);
   });
 
+  it('refuses what the server sets (id, object, created), a non-object metadata and a non-integer event_id', () => {
+    for (const [f, v] of [['id', '5'], ['object', 'event'], ['created', 1], ['metadata', 'x'], ['metadata', [1]], ['event_id', 'zz'], ['event_id', 0]] as const) {
+      expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, [f]: v }], 'body'))), `${f}=${JSON.stringify(v)}`).toContain(`0.${f}`);
+    }
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, event_id: 12, metadata: { campaign: 'spring' } }], 'body')).toHaveLength(1);
+  });
+
   it('limits an event to 32 KiB in bytes, not characters', () => {
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, note: 'a'.repeat(30_000) }], 'body')).toHaveLength(1);
     // 12,000 three-byte characters: 36,000 bytes, though 12,000 characters.
