@@ -100,8 +100,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return records;
     },
 
-    async get(tenant: string, id: number): Promise<ItemRecord | undefined> {
-      const row = await getRow(t, keys.item(tenant, id));
+    async get(tenant: string, id: number, opts: { consistent?: boolean } = {}): Promise<ItemRecord | undefined> {
+      const row = await getRow(t, keys.item(tenant, id), { consistent: opts.consistent === true });
       return row ? fromRow(row) : undefined;
     },
 

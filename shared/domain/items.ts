@@ -33,11 +33,28 @@ export async function getItem(store: ItemStore, tenant: string, id: number) {
   return itemResource(r);
 }
 
-/** Updates an item; a change of name, description or metadata (not of `active` alone) re-embeds it. */
+/** JSON with object keys sorted: two metadata objects are the same whatever their key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/**
+ * Updates an item. Name, description or metadata sent with the value they already have change
+ * nothing (the spec: the embedding is refreshed when one of them changes); `updated_at` moves on
+ * every update. A change of any of them (not of `active` alone) re-embeds the item.
+ */
 export async function updateItem(store: ItemStore, queue: JobQueue, tenant: string, id: number, patch: UpdateItemBody) {
-  const r = await store.update(tenant, id, patch, nowSeconds());
+  const current = await store.get(tenant, id, { consistent: true });
+  if (!current) throw new ItemNotFound(id);
+  const changes: UpdateItemBody = { ...patch };
+  if (changes.name === current.name) delete changes.name;
+  if (changes.description !== undefined && changes.description === current.description) delete changes.description;
+  if (changes.metadata !== undefined && canonical(changes.metadata) === canonical(current.metadata)) delete changes.metadata;
+  const r = await store.update(tenant, id, changes, nowSeconds());
   if (!r) throw new ItemNotFound(id);
-  if (patch.name !== undefined || patch.description !== undefined || patch.metadata !== undefined) await requestEmbeddings(queue, tenant, [id]);
+  if (changes.name !== undefined || changes.description !== undefined || changes.metadata !== undefined) await requestEmbeddings(queue, tenant, [id]);
   return itemResource(r);
 }
 

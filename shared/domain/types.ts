@@ -80,7 +80,8 @@ export interface IdPlan {
 
 export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]>;
-  get(tenant: string, id: number): Promise<ItemRecord | undefined>;
+  /** `consistent`: a strongly consistent read (what an update compares against). */
+  get(tenant: string, id: number, opts?: { consistent?: boolean }): Promise<ItemRecord | undefined>;
   /** undefined when the item does not exist. */
   update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined>;
   /** false when the item does not exist. */

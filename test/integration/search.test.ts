@@ -51,6 +51,13 @@ describe('embedding refresh', () => {
     const deactivated = await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { active: false });
     expect(deactivated.body.embedding_updated_at).not.toBeNull();
     expect(embeddingQueue().sent.length).toBe(before);
+    // Content sent as it already is changes nothing either.
+    const current = (await t.demo.core('GET', `/v1/items/${c.body.id}`)).body;
+    const same = await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { name: current.name, metadata: { ...current.metadata }, active: true });
+    expect(same.status).toBe(200);
+    expect(same.body.embedding_updated_at).toBe(current.embedding_updated_at);
+    expect(same.body.active).toBe(true);
+    expect(embeddingQueue().sent.length).toBe(before);
   });
 
   it('re-queues items whose embedding fell behind (lost message) in the maintenance sweep, but not while the queue has a backlog', async () => {
