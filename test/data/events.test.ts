@@ -82,3 +82,30 @@ describe('event store', () => {
     expect(await s.latest('none', 10)).toEqual([]);
   });
 });
+
+describe('listing events while writes are in flight', () => {
+  it('stops before a missing id whose successor is recent, and passes it once it is old', async () => {
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const T = 'inflight';
+    const now = Math.floor(Date.now() / 1000);
+    const ev = (user: string) => ({ type: 'view', user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+    // Ids 1 and 2 stored, 3 taken by a write still under way, 4 stored.
+    await s.append(T, [ev('a'), ev('b')], now);
+    await s.append(T, [ev('d')], now, { reuse: 4 });
+    const ids = (l: { data: { id: string }[] }) => l.data.map((e) => e.id);
+    const first = await listEvents(s, T, { limit: 20 }, now);
+    expect(ids(first)).toEqual(['1', '2']);
+    expect(first.has_more).toBe(false);
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 2 }, now))).toEqual([]);
+    // Filtered lists are not held back (their ids are not consecutive anyway).
+    expect(ids(await listEvents(s, T, { limit: 20, user_id: 'd' }, now))).toEqual(['4']);
+    // The write lands: the same cursor reads on.
+    await s.append(T, [ev('c')], now, { reuse: 3 });
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 2 }, now))).toEqual(['3', '4']);
+    // A gap older than the in-flight window is an ingest that failed: passed.
+    await s.append(T, [ev('f')], now, { reuse: 6 });
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 4 }, now))).toEqual([]);
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 4 }, now + 31))).toEqual(['6']);
+  });
+});
