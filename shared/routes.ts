@@ -129,9 +129,11 @@ const platformRoutes: PlatformRoute[] = [
   platform('GET', '/api/training-jobs/logs/{jobName}', 'console/jobs-logs', CONSOLE_READ, ['events']),
   platform('GET', '/api/models', 'console/models-list', CONSOLE_READ, ['events']),
   platform('GET', '/api/models/{version}', 'console/models-get', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE, ['events']),
+  // api-decisions: `events` keys call event-type, template and training routes; they may read the
+  // versions their runs made, while labelling, approving and promoting (what is served) is admin's.
+  platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE),
+  platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE),
+  platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE),
 ];
 
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];

@@ -178,6 +178,16 @@ describe('Platform API keys and clients', () => {
     const denied = await t.demo.platform('GET', '/api/clients', undefined, eventsKey.body.key);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ error: expect.any(String) });
+    // Console scopes as api-decisions gives them: events keys train and read the versions; what
+    // is served (label, approve, promote) and endpoints are admin's; recommendations keys get 403.
+    expect((await t.demo.platform('GET', '/api/event-types', undefined, eventsKey.body.key)).status).toBe(200);
+    expect((await t.demo.platform('GET', '/api/training-jobs', undefined, eventsKey.body.key)).status).toBe(200);
+    expect((await t.demo.platform('GET', '/api/models', undefined, eventsKey.body.key)).status).toBe(200);
+    for (const [m, p, b] of [['PATCH', '/api/models/1', { label: 'x' }], ['POST', '/api/models/1/approve', undefined], ['POST', '/api/models/1/promote', { endpoint_name: 'main' }], ['GET', '/api/model-endpoints', undefined], ['GET', '/api/contexts', undefined]] as const) {
+      expect((await t.demo.platform(m, p, b, eventsKey.body.key)).status, `${m} ${p}`).toBe(403);
+    }
+    const recsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'rk', scopes: ['recommendations'] });
+    for (const p of ['/api/event-types', '/api/models', '/api/items/search?query=x']) expect((await t.demo.platform('GET', p, undefined, recsKey.body.key)).status, p).toBe(403);
     const bad = await t.demo.platform('POST', '/api/api-keys', { name: 'x', scopes: ['root'] });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body)).toEqual(['error']);
