@@ -42,7 +42,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,
-            headers: { 'idempotent-replayed': 'true' },
+            headers: { 'idempotent-replayed': 'true', 'content-type': 'application/json' },
           });
           replay.body = claim.body;
           req.earlyResponse = replay;

@@ -32,9 +32,8 @@ export function baseHeaders(flavor: Flavor, requestId: string): Record<string, s
 }
 
 export function toResult(flavor: Flavor, requestId: string, r: Reply): HttpResult {
-  return {
-    statusCode: r.status,
-    headers: { ...baseHeaders(flavor, requestId), ...r.headers },
-    body: r.body === undefined ? '' : JSON.stringify(r.body),
-  };
+  const headers = { ...baseHeaders(flavor, requestId), ...r.headers };
+  // No body (204): no content type either.
+  if (r.body === undefined) delete headers['content-type'];
+  return { statusCode: r.status, headers, body: r.body === undefined ? '' : JSON.stringify(r.body) };
 }

@@ -122,7 +122,9 @@ describe('Core API authentication and scopes', () => {
     const token = await c.accessToken();
     expect((await c.core('GET', '/v1/items')).status).toBe(200);
     expect((await c.core('POST', '/v1/search', { query: 'x' })).status).toBe(200);
-    expect((await t.demo.platform('DELETE', `/api/clients/${c.creds.client_id}`)).status).toBe(204);
+    const deleted = await t.demo.platform('DELETE', `/api/clients/${c.creds.client_id}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.headers.get('content-type')).toBeNull();
     // Read-only routes run while the client record is read back; their answer still waits for it,
     // and a gone client outranks any other error.
     expectCoreError(await c.core('GET', '/v1/items', undefined, { token }), 401, 'authentication_error');

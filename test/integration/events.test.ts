@@ -123,6 +123,7 @@ describe('POST /v1/events', () => {
     const again = await t.demo.core('POST', '/v1/events', batch, { headers: { 'idempotency-key': key } });
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('content-type')).toBe('application/json');
     expect(again.body).toEqual(first.body);
     expect(await countAll()).toBe(before + 500);
   });
