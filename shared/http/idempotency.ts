@@ -42,9 +42,11 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,
-            headers: { 'idempotent-replayed': 'true', 'content-type': 'application/json' },
+            headers: { 'idempotent-replayed': 'true' },
           });
+          // The stored JSON answer, as first sent.
           replay.body = claim.body;
+          replay.headers = { ...replay.headers, 'content-type': 'application/json' };
           req.earlyResponse = replay;
           return replay;
         }
