@@ -11,7 +11,8 @@ export function notFoundHandler(api: 'core' | 'platform') {
   return baseChain(api)
     .handler(async (event: HttpEvent): Promise<HttpResult> => {
       const { method, path } = event.requestContext.http;
-      const allowed = compiled.filter((c) => c.route.api === api && matchPath(c, path)).map((c) => c.route.method);
+      // The token endpoint shares the Core API's host: another method on it is a 405 there too.
+      const allowed = compiled.filter((c) => (c.route.api === api || (api === 'core' && c.route.api === 'auth')) && matchPath(c, path)).map((c) => c.route.method);
       if (allowed.length > 0) {
         throw new ApiError('invalid_request_error', 'method_not_allowed', `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { status: 405 });
       }

@@ -17,6 +17,8 @@ describe('local server', () => {
       const wrong = await t.demo.core('PUT', '/v1/items');
       expect(wrong.status).toBe(405);
       expect(wrong.body.error.code).toBe('method_not_allowed');
+      // The token endpoint takes POST only.
+      expectCoreError(await request(t.base, 'GET', '/oauth2/token'), 405, 'invalid_request_error', 'method_not_allowed');
       const platform = await request(t.base, 'GET', '/api/nothing');
       expect(platform.status).toBe(404);
       expect(Object.keys(platform.body)).toEqual(['error']);
