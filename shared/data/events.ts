@@ -2,7 +2,7 @@ import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, R
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { EVENT_SHARDS, keys } from './keys.ts';
-import { forEachPartitionPage, getRow, mergeShards, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { forEachPartitionPage, getRow, mergeShards, putAll, putMissing, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Events are append-only. The base table spreads a tenant's log over EVENT_SHARDS partitions
@@ -31,10 +31,11 @@ export function dynamoEventStore(t: TableRef): EventStore {
         occurred_at: e.occurred_at ?? now,
         created: now,
       }));
-      await putAll(
-        t,
-        records.map((r) => ({ ...keys.event(tenant, r.id), ...keys.eventIndexes(tenant, r.id, r.user_id, r.type), ...r })),
-      );
+      const rows = records.map((r) => ({ ...keys.event(tenant, r.id), ...keys.eventIndexes(tenant, r.id, r.user_id, r.type), ...r }));
+      // A retry under the ids its failed attempt reserved writes only the events that attempt did
+      // not (they keep their ingest time) and answers them as stored.
+      if (ids?.reuse !== undefined) return (await putMissing(t, rows, (row) => keys.event(tenant, Number(row.id)))).map(fromRow);
+      await putAll(t, rows);
       return records;
     },
 

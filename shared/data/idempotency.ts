@@ -18,16 +18,33 @@ export type IdempotencyClaim =
 /** A claim still pending this long after it was taken belongs to a request that is gone (Lambda stops a request within 30 s). */
 export const ABANDONED_AFTER_SECONDS = 120;
 
+/** The attempt no longer holds the key (a retry took it over): it must not write. */
+export class IdempotencyClaimLost extends Error {
+  constructor() {
+    super('This attempt no longer holds its Idempotency-Key: a retry took the request over.');
+    this.name = 'IdempotencyClaimLost';
+  }
+}
+
+/**
+ * Every call after `claim` names the attempt (`owner`, random per attempt) and acts only while
+ * that attempt holds the key: an attempt that outlived its timeout, or whose process was thought
+ * gone, can neither write under the key's ids nor store or drop its answer once a retry took over.
+ */
 export interface IdempotencyStore {
   /** Claims the key for a request whose fingerprint is `hash`, or reports what holds it. */
-  claim(tenant: string, key: string, hash: string, now: number, ttlSeconds: number): Promise<IdempotencyClaim>;
-  /** Records the first id the claimed request is about to write under. */
-  reserve(tenant: string, key: string, firstId: number): Promise<void>;
-  /** The claimed request failed after it may have written: a retry resumes it (see `claim`). */
-  fail(tenant: string, key: string): Promise<void>;
+  claim(tenant: string, key: string, hash: string, owner: string, now: number, ttlSeconds: number): Promise<IdempotencyClaim>;
+  /** Records the first id the attempt is about to write under; IdempotencyClaimLost if it no longer holds the key, or ids were reserved already. */
+  reserve(tenant: string, key: string, owner: string, firstId: number): Promise<void>;
+  /** The attempt failed after it may have written: a retry resumes it (see `claim`). */
+  fail(tenant: string, key: string, owner: string): Promise<void>;
   /** Stores the response; `ttlSeconds` as given to `claim` (parts of a large response expire with it). */
-  complete(tenant: string, key: string, status: number, body: string, ttlSeconds: number): Promise<void>;
-  release(tenant: string, key: string): Promise<void>;
+  complete(tenant: string, key: string, owner: string, status: number, body: string, ttlSeconds: number): Promise<void>;
+  /**
+   * The attempt was refused before it wrote: the key is free again, unless ids were reserved
+   * under it (an earlier attempt may have written under them): then it stays for a retry, as `fail`.
+   */
+  release(tenant: string, key: string, owner: string): Promise<void>;
 }
 
 /**
@@ -52,14 +69,14 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
     return gunzipSync(Buffer.concat(parts)).toString('utf8');
   }
 
-  return {
-    async claim(tenant, key, hash, now, ttlSeconds) {
+  const store: IdempotencyStore = {
+    async claim(tenant, key, hash, owner, now, ttlSeconds) {
       const k = keys.idempotency(tenant, key);
       try {
         await t.doc.send(
           new PutCommand({
             TableName: t.tableName,
-            Item: { ...k, hash, state: 'pending', created: now, ttl: now + ttlSeconds },
+            Item: { ...k, hash, state: 'pending', owner, created: now, ttl: now + ttlSeconds },
             // An expired record may linger until TTL deletes it; it no longer counts.
             ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
             ExpressionAttributeNames: { '#ttl': 'ttl' },
@@ -81,10 +98,12 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
             new UpdateCommand({
               TableName: t.tableName,
               Key: k,
-              UpdateExpression: 'SET #state = :pending, claimed = :now',
+              // A fresh lease (`ttl` too: a takeover near the end of the first claim's life
+              // would otherwise outlive its record).
+              UpdateExpression: 'SET #state = :pending, claimed = :now, #owner = :owner, #ttl = :ttl',
               ConditionExpression: '#state = :was AND (attribute_not_exists(claimed) OR claimed = :claimed)',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':was': rec.state, ':claimed': rec.claimed ?? null },
+              ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner', '#ttl': 'ttl' },
+              ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':was': rec.state, ':claimed': rec.claimed ?? null, ':owner': owner, ':ttl': now + ttlSeconds },
             }),
           );
         } catch (e) {
@@ -96,7 +115,7 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       if (rec.state !== 'done') return { state: 'in_progress' };
       return { state: 'replay', status: Number(rec.status), body: await bodyOf(tenant, key, rec) };
     },
-    async complete(tenant, key, status, body, ttlSeconds) {
+    async complete(tenant, key, owner, status, body, ttlSeconds) {
       const gz = gzipSync(body);
       const chunks = gz.byteLength > CHUNK_BYTES ? Math.ceil(gz.byteLength / CHUNK_BYTES) : 0;
       // No earlier than the record, which expires `ttlSeconds` after its claim.
@@ -112,30 +131,63 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
           TableName: t.tableName,
           Key: keys.idempotency(tenant, key),
           UpdateExpression: chunks ? 'SET #state = :done, #status = :status, chunks = :chunks' : 'SET #state = :done, #status = :status, body_gz = :gz',
-          ExpressionAttributeNames: { '#state': 'state', '#status': 'status' },
-          ExpressionAttributeValues: { ':done': 'done', ':status': status, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#state': 'state', '#status': 'status', '#owner': 'owner' },
+          ExpressionAttributeValues: { ':done': 'done', ':status': status, ':owner': owner, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
         }),
       );
     },
-    async reserve(tenant, key, firstId) {
-      await t.doc.send(
-        new UpdateCommand({ TableName: t.tableName, Key: keys.idempotency(tenant, key), UpdateExpression: 'SET first_id = :f', ExpressionAttributeValues: { ':f': firstId } }),
-      );
+    async reserve(tenant, key, owner, firstId) {
+      try {
+        await t.doc.send(
+          new UpdateCommand({
+            TableName: t.tableName,
+            Key: keys.idempotency(tenant, key),
+            UpdateExpression: 'SET first_id = :f',
+            ConditionExpression: '#owner = :owner AND #state = :pending AND attribute_not_exists(first_id)',
+            ExpressionAttributeNames: { '#owner': 'owner', '#state': 'state' },
+            ExpressionAttributeValues: { ':f': firstId, ':owner': owner, ':pending': 'pending' },
+          }),
+        );
+      } catch (e) {
+        if (isConditionFailure(e)) throw new IdempotencyClaimLost();
+        throw e;
+      }
     },
-    async fail(tenant, key) {
-      await t.doc.send(
-        new UpdateCommand({
-          TableName: t.tableName,
-          Key: keys.idempotency(tenant, key),
-          UpdateExpression: 'SET #state = :failed',
-          ConditionExpression: '#state = :pending',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending' },
-        }),
-      );
+    async fail(tenant, key, owner) {
+      try {
+        await t.doc.send(
+          new UpdateCommand({
+            TableName: t.tableName,
+            Key: keys.idempotency(tenant, key),
+            UpdateExpression: 'SET #state = :failed',
+            ConditionExpression: '#state = :pending AND #owner = :owner',
+            ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
+            ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':owner': owner },
+          }),
+        );
+      } catch (e) {
+        // Another attempt holds the key now (or it is done): nothing of this one's to record.
+        if (!isConditionFailure(e)) throw e;
+      }
     },
-    async release(tenant, key) {
-      await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: keys.idempotency(tenant, key) }));
+    async release(tenant, key, owner) {
+      try {
+        await t.doc.send(
+          new DeleteCommand({
+            TableName: t.tableName,
+            Key: keys.idempotency(tenant, key),
+            ConditionExpression: '#owner = :owner AND attribute_not_exists(first_id)',
+            ExpressionAttributeNames: { '#owner': 'owner' },
+            ExpressionAttributeValues: { ':owner': owner },
+          }),
+        );
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        // Ids were reserved under the key (or another attempt holds it): keep it for a retry.
+        await store.fail(tenant, key, owner);
+      }
     },
   };
+  return store;
 }

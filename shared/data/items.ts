@@ -6,7 +6,7 @@ import type {
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { keys } from './keys.ts';
-import { countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, putMissing, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
@@ -83,9 +83,13 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         embedding_updated_at: null,
       }));
       const [only] = records;
-      if (records.length === 1 && only && ids?.reuse === undefined) {
-        // A single create can afford the guard that the freshly allocated id is unused (a reused
-        // one may hold the row an earlier attempt wrote).
+      if (ids?.reuse !== undefined) {
+        // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
+        // answers what it did as stored (changed since, perhaps).
+        return (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => keys.item(tenant, Number(row.id)))).map(fromRow);
+      }
+      if (records.length === 1 && only) {
+        // A single create can afford the guard that the freshly allocated id is unused.
         try {
           await t.doc.send(
             new PutCommand({ TableName: t.tableName, Item: toRow(tenant, only), ConditionExpression: 'attribute_not_exists(pk)' }),
@@ -100,12 +104,12 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return records;
     },
 
-    async get(tenant: string, id: number, opts: { consistent?: boolean } = {}): Promise<ItemRecord | undefined> {
-      const row = await getRow(t, keys.item(tenant, id), { consistent: opts.consistent === true });
+    async get(tenant: string, id: number): Promise<ItemRecord | undefined> {
+      const row = await getRow(t, keys.item(tenant, id));
       return row ? fromRow(row) : undefined;
     },
 
-    async update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined> {
+    async update(tenant: string, id: number, patch: ItemPatch, now: number, opts: { sameContentAs?: number } = {}): Promise<ItemRecord | undefined> {
       const names: Record<string, string> = { '#updated_at': 'updated_at', '#g2pk': 'gsi2pk', '#g2sk': 'gsi2sk' };
       const change = keys.itemChange(tenant, now, id);
       const values: Record<string, unknown> = { ':now': now, ':g2pk': change.gsi2pk, ':g2sk': change.gsi2sk };
@@ -118,7 +122,13 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         values[`:${field}`] = patch[field];
         sets.push(`#${field} = :${field}`);
       }
-      if (CONTENT_FIELDS.some((f) => patch[f] !== undefined)) {
+      const conds = ['attribute_exists(pk)'];
+      if (opts.sameContentAs !== undefined) {
+        // Content as it is (the caller compared): no new version, if none came meanwhile.
+        names['#cv'] = 'content_version';
+        values[':cv'] = opts.sameContentAs;
+        conds.push(opts.sameContentAs === 1 ? '(attribute_not_exists(#cv) OR #cv = :cv)' : '#cv = :cv');
+      } else if (CONTENT_FIELDS.some((f) => patch[f] !== undefined)) {
         // New content: the embedding is behind until the worker catches up.
         const pending = keys.embedPending(tenant, now, id);
         Object.assign(names, { '#cv': 'content_version', '#eua': 'embedding_updated_at', '#g3pk': 'gsi3pk', '#g3sk': 'gsi3sk' });
@@ -146,7 +156,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
             TableName: t.tableName,
             Key: keys.item(tenant, id),
             UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
-            ConditionExpression: 'attribute_exists(pk)',
+            ConditionExpression: conds.join(' AND '),
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',

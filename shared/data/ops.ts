@@ -1,4 +1,4 @@
-import { BatchWriteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TableRef } from './client.ts';
@@ -34,6 +34,29 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Writes each row that is not stored yet (a conditional PutItem each, 25 at a time) and answers,
+ * in order, the row as stored: the one written, or the one already there. A retry of a create
+ * writes what its failed attempt did not, and leaves what it did (and anything done to it since).
+ */
+export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row): Promise<Row[]> {
+  const out: Row[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i += 25) {
+    await Promise.all(
+      rows.slice(i, i + 25).map(async (row, k) => {
+        try {
+          await t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ConditionExpression: 'attribute_not_exists(pk)' }));
+          out[i + k] = row;
+        } catch (e) {
+          if (!isConditionFailure(e)) throw e;
+          out[i + k] = (await getRow(t, key(row), { consistent: true })) ?? row;
+        }
+      }),
+    );
+  }
+  return out;
+}
 
 /**
  * Writes every row, 25 per BatchWriteItem, chunks in parallel, retrying unprocessed

@@ -1,4 +1,4 @@
-import { ItemNotFound } from '../errors.ts';
+import { ConflictError, ItemNotFound } from '../errors.ts';
 import type { JobQueue } from '../jobs.ts';
 import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
@@ -46,16 +46,25 @@ function canonical(v: unknown): string {
  * every update. A change of any of them (not of `active` alone) re-embeds the item.
  */
 export async function updateItem(store: ItemStore, queue: JobQueue, tenant: string, id: number, patch: UpdateItemBody) {
-  const current = await store.get(tenant, id, { consistent: true });
-  if (!current) throw new ItemNotFound(id);
-  const changes: UpdateItemBody = { ...patch };
-  if (changes.name === current.name) delete changes.name;
-  if (changes.description !== undefined && changes.description === current.description) delete changes.description;
-  if (changes.metadata !== undefined && canonical(changes.metadata) === canonical(current.metadata)) delete changes.metadata;
-  const r = await store.update(tenant, id, changes, nowSeconds());
-  if (!r) throw new ItemNotFound(id);
-  if (changes.name !== undefined || changes.description !== undefined || changes.metadata !== undefined) await requestEmbeddings(queue, tenant, [id]);
-  return itemResource(r);
+  // Every field sent is written (the last update wins); whether it changes the content is
+  // decided against the item as read, and holds only while no other content change lands first.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await store.getForEmbedding(tenant, id);
+    if (!current) throw new ItemNotFound(id);
+    const { item } = current;
+    const changes =
+      (patch.name !== undefined && patch.name !== item.name) ||
+      (patch.description !== undefined && patch.description !== item.description) ||
+      (patch.metadata !== undefined && canonical(patch.metadata) !== canonical(item.metadata));
+    const r = await store.update(tenant, id, patch, nowSeconds(), changes ? {} : { sameContentAs: current.contentVersion });
+    if (!r) {
+      if (changes) throw new ItemNotFound(id);
+      continue; // deleted, or its content changed meanwhile: read it again
+    }
+    if (changes) await requestEmbeddings(queue, tenant, [id]);
+    return itemResource(r);
+  }
+  throw new ConflictError('item_changing', 'The item kept changing while it was updated; retry.');
 }
 
 export async function deleteItem(store: ItemStore, tenant: string, id: number) {

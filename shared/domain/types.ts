@@ -80,10 +80,15 @@ export interface IdPlan {
 
 export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]>;
-  /** `consistent`: a strongly consistent read (what an update compares against). */
-  get(tenant: string, id: number, opts?: { consistent?: boolean }): Promise<ItemRecord | undefined>;
+  get(tenant: string, id: number): Promise<ItemRecord | undefined>;
   /** undefined when the item does not exist. */
-  update(tenant: string, id: number, patch: ItemPatch, now: number): Promise<ItemRecord | undefined>;
+  /**
+   * Sets the given fields. Name, description or metadata among them mark the embedding behind,
+   * unless `sameContentAs` says they equal the content of that content version: then they are
+   * written as they are, and only while the item is still at that version.
+   * undefined when the item does not exist (or, with `sameContentAs`, is at another version).
+   */
+  update(tenant: string, id: number, patch: ItemPatch, now: number, opts?: { sameContentAs?: number }): Promise<ItemRecord | undefined>;
   /** false when the item does not exist. */
   delete(tenant: string, id: number, now: number): Promise<boolean>;
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;

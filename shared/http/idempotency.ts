@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
 import type { IdempotencyStore } from '../data/idempotency.ts';
@@ -27,13 +27,16 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       const e = req.event;
       const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
       const now = Math.floor(Date.now() / 1000);
-      const claim = await store().claim(req.context.state.tenant, key, fingerprint, now, config().idempotencyTtlSeconds);
+      // This attempt's name: only while it holds the key may it write, store or drop anything under it.
+      const owner = randomUUID();
       const tenant = req.context.state.tenant;
+      const claim = await store().claim(tenant, key, fingerprint, owner, now, config().idempotencyTtlSeconds);
       switch (claim.state) {
         case 'new':
         case 'resume':
           req.context.state.idempotencyKey = key;
-          req.context.state.idPlan = claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first) => store().reserve(tenant, key, first) };
+          req.context.state.idempotencyOwner = owner;
+          req.context.state.idPlan = claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first) => store().reserve(tenant, key, owner, first) };
           return;
         case 'mismatch':
           throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
@@ -53,24 +56,25 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       }
     },
     after: async (req) => {
-      const key = req.context.state.idempotencyKey;
+      const { idempotencyKey: key, idempotencyOwner: owner, tenant } = req.context.state;
       const res = req.response;
-      if (!key || !res) return;
+      if (!key || !owner || !res) return;
       try {
-        await store().complete(req.context.state.tenant, key, res.statusCode ?? 200, String(res.body ?? ''), config().idempotencyTtlSeconds);
+        await store().complete(tenant, key, owner, res.statusCode ?? 200, String(res.body ?? ''), config().idempotencyTtlSeconds);
       } catch (err) {
         // The rows are written: a retry writes them again under the same ids and stores its answer.
         logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
-        await store().fail(req.context.state.tenant, key).catch(() => undefined);
+        await store().fail(tenant, key, owner).catch(() => undefined);
       }
     },
     onError: async (req: HttpRequest) => {
-      const key = req.context.state.idempotencyKey;
-      if (!key) return;
+      const { idempotencyKey: key, idempotencyOwner: owner, tenant } = req.context.state;
+      if (!key || !owner) return;
       const e = req.error;
-      // Refused (4xx): nothing was written, the key is free. Anything else may have written.
+      // Refused (4xx): nothing was written, the key is free (unless ids were reserved under it).
+      // Anything else may have written.
       const refused = e instanceof ApiError && e.status < 500;
-      const settle = refused ? store().release(req.context.state.tenant, key) : store().fail(req.context.state.tenant, key);
+      const settle = refused ? store().release(tenant, key, owner) : store().fail(tenant, key, owner);
       await settle.catch(() => undefined);
     },
   };

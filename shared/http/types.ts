@@ -15,6 +15,8 @@ export interface RequestState {
   query: unknown;
   params: unknown;
   idempotencyKey: string | undefined;
+  /** The attempt's name while it holds the key (see idempotency.ts). */
+  idempotencyOwner?: string | undefined;
   /** The ids a create writes under (set with an Idempotency-Key, see idempotency.ts). */
   idPlan?: IdPlan | undefined;
   /**

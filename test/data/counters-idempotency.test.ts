@@ -21,16 +21,16 @@ describe('counters', () => {
 describe('idempotency store', () => {
   it('claims, reports in-progress, replays, detects mismatches, releases and expires', async () => {
     const s = db.stores.idempotency;
-    expect(await s.claim('t', 'k', 'h1', 1000, 60)).toEqual({ state: 'new' });
-    expect(await s.claim('t', 'k', 'h1', 1001, 60)).toEqual({ state: 'in_progress' });
-    expect(await s.claim('t', 'k', 'h2', 1001, 60)).toEqual({ state: 'mismatch' });
-    await s.complete('t', 'k', 201, '{"ok":true}', 60);
-    expect(await s.claim('t', 'k', 'h1', 1002, 60)).toEqual({ state: 'replay', status: 201, body: '{"ok":true}' });
-    expect(await s.claim('other', 'k', 'h2', 1002, 60)).toEqual({ state: 'new' });
+    expect(await s.claim('t', 'k', 'h1', 'a1', 1000, 60)).toEqual({ state: 'new' });
+    expect(await s.claim('t', 'k', 'h1', 'a2', 1001, 60)).toEqual({ state: 'in_progress' });
+    expect(await s.claim('t', 'k', 'h2', 'a3', 1001, 60)).toEqual({ state: 'mismatch' });
+    await s.complete('t', 'k', 'a1', 201, '{"ok":true}', 60);
+    expect(await s.claim('t', 'k', 'h1', 'a4', 1002, 60)).toEqual({ state: 'replay', status: 201, body: '{"ok":true}' });
+    expect(await s.claim('other', 'k', 'h2', 'b1', 1002, 60)).toEqual({ state: 'new' });
     // Past its TTL the key is free again even before DynamoDB's TTL sweep removes it.
-    expect(await s.claim('t', 'k', 'h2', 1061, 60)).toEqual({ state: 'new' });
-    await s.release('t', 'k');
-    expect(await s.claim('t', 'k', 'h3', 1062, 60)).toEqual({ state: 'new' });
+    expect(await s.claim('t', 'k', 'h2', 'a5', 1061, 60)).toEqual({ state: 'new' });
+    await s.release('t', 'k', 'a5');
+    expect(await s.claim('t', 'k', 'h3', 'a6', 1062, 60)).toEqual({ state: 'new' });
   });
 
   it('replays a response larger than a DynamoDB item (400 KB) exactly, and a small one after it under the same key', async () => {
@@ -40,36 +40,66 @@ describe('idempotency store', () => {
     const { randomBytes } = await import('node:crypto');
     const big = JSON.stringify({ data: Array.from({ length: 1500 }, () => randomBytes(500).toString('hex')) });
     expect(big.length).toBeGreaterThan(1_400_000);
-    expect(await s.claim('t', 'big', 'h', now, 60)).toEqual({ state: 'new' });
-    await s.complete('t', 'big', 201, big, 60);
-    expect(await s.claim('t', 'big', 'h', now + 1, 60)).toEqual({ state: 'replay', status: 201, body: big });
+    expect(await s.claim('t', 'big', 'h', 'o1', now, 60)).toEqual({ state: 'new' });
+    await s.complete('t', 'big', 'o1', 201, big, 60);
+    expect(await s.claim('t', 'big', 'h', 'o2', now + 1, 60)).toEqual({ state: 'replay', status: 201, body: big });
     // Once expired the key is claimed anew; its new, small response replays as itself.
-    expect(await s.claim('t', 'big', 'h2', now + 61, 60)).toEqual({ state: 'new' });
-    await s.complete('t', 'big', 200, '{"small":true}', 60);
-    expect(await s.claim('t', 'big', 'h2', now + 62, 60)).toEqual({ state: 'replay', status: 200, body: '{"small":true}' });
+    expect(await s.claim('t', 'big', 'h2', 'o3', now + 61, 60)).toEqual({ state: 'new' });
+    await s.complete('t', 'big', 'o3', 200, '{"small":true}', 60);
+    expect(await s.claim('t', 'big', 'h2', 'o4', now + 62, 60)).toEqual({ state: 'replay', status: 200, body: '{"small":true}' });
   });
 
-  it('a failed request is resumed by its retry with the ids it reserved; an abandoned one too; a refused one frees the key', async () => {
+  it('a failed attempt is resumed by its retry with the ids it reserved; an abandoned one too; a refused one frees the key', async () => {
     const s = db.stores.idempotency;
     const now = Math.floor(Date.now() / 1000);
-    expect(await s.claim('t', 'f', 'h', now, 600)).toEqual({ state: 'new' });
-    await s.reserve('t', 'f', 41);
-    await s.fail('t', 'f');
-    expect(await s.claim('t', 'f', 'other', now + 1, 600)).toEqual({ state: 'mismatch' });
-    expect(await s.claim('t', 'f', 'h', now + 1, 600)).toEqual({ state: 'resume', firstId: 41 });
+    expect(await s.claim('t', 'f', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'f', 'a', 41);
+    await s.fail('t', 'f', 'a');
+    expect(await s.claim('t', 'f', 'other', 'x', now + 1, 600)).toEqual({ state: 'mismatch' });
+    expect(await s.claim('t', 'f', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: 41 });
     // Taken over: a second retry meanwhile waits.
-    expect(await s.claim('t', 'f', 'h', now + 2, 600)).toEqual({ state: 'in_progress' });
-    await s.complete('t', 'f', 201, '{"done":1}', 600);
-    expect(await s.claim('t', 'f', 'h', now + 3, 600)).toEqual({ state: 'replay', status: 201, body: '{"done":1}' });
+    expect(await s.claim('t', 'f', 'h', 'c', now + 2, 600)).toEqual({ state: 'in_progress' });
+    await s.complete('t', 'f', 'b', 201, '{"done":1}', 600);
+    expect(await s.claim('t', 'f', 'h', 'd', now + 3, 600)).toEqual({ state: 'replay', status: 201, body: '{"done":1}' });
     // Failed before it reserved ids: resumed with none (nothing was written under a reserved id).
-    expect(await s.claim('t', 'g', 'h', now, 600)).toEqual({ state: 'new' });
-    await s.fail('t', 'g');
-    expect(await s.claim('t', 'g', 'h', now + 1, 600)).toEqual({ state: 'resume', firstId: undefined });
+    expect(await s.claim('t', 'g', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.fail('t', 'g', 'a');
+    expect(await s.claim('t', 'g', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: undefined });
     // A claim whose process vanished (still pending long after) is resumed, once.
-    expect(await s.claim('t', 'v', 'h', now, 600)).toEqual({ state: 'new' });
-    await s.reserve('t', 'v', 7);
-    expect(await s.claim('t', 'v', 'h', now + 10, 600)).toEqual({ state: 'in_progress' });
-    expect(await s.claim('t', 'v', 'h', now + 121, 600)).toEqual({ state: 'resume', firstId: 7 });
-    expect(await s.claim('t', 'v', 'h', now + 122, 600)).toEqual({ state: 'in_progress' });
+    expect(await s.claim('t', 'v', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'v', 'a', 7);
+    expect(await s.claim('t', 'v', 'h', 'b', now + 10, 600)).toEqual({ state: 'in_progress' });
+    expect(await s.claim('t', 'v', 'h', 'c', now + 121, 600)).toEqual({ state: 'resume', firstId: 7 });
+    expect(await s.claim('t', 'v', 'h', 'd', now + 122, 600)).toEqual({ state: 'in_progress' });
+    // A refused attempt (4xx) frees the key, unless ids were reserved under it.
+    expect(await s.claim('t', 'r', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.release('t', 'r', 'a');
+    expect(await s.claim('t', 'r', 'h', 'b', now + 1, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'r', 'b', 90);
+    await s.release('t', 'r', 'b');
+    expect(await s.claim('t', 'r', 'h', 'c', now + 2, 600)).toEqual({ state: 'resume', firstId: 90 });
+  });
+
+  it('an attempt that lost the key (a retry took over) can neither reserve ids, nor store, fail or drop anything', async () => {
+    const { IdempotencyClaimLost } = await import('../../shared/data/idempotency.ts');
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    // Attempt a timed out before it reserved; its retry b took over and reserved ids of its own.
+    expect(await s.claim('t', 'lost', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.fail('t', 'lost', 'a');
+    expect(await s.claim('t', 'lost', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: undefined });
+    await s.reserve('t', 'lost', 'b', 500);
+    // a wakes up: it must not write under ids of its own, nor touch b's claim.
+    await expect(s.reserve('t', 'lost', 'a', 900)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+    await s.fail('t', 'lost', 'a');
+    await s.release('t', 'lost', 'a');
+    await expect(s.complete('t', 'lost', 'a', 201, '{"from":"a"}', 600)).rejects.toThrow();
+    expect(await s.claim('t', 'lost', 'h', 'c', now + 2, 600)).toEqual({ state: 'in_progress' });
+    await s.complete('t', 'lost', 'b', 201, '{"from":"b"}', 600);
+    expect(await s.claim('t', 'lost', 'h', 'd', now + 3, 600)).toEqual({ state: 'replay', status: 201, body: '{"from":"b"}' });
+    // Ids are reserved once per claim, even by their owner.
+    expect(await s.claim('t', 'once', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('t', 'once', 'a', 1);
+    await expect(s.reserve('t', 'once', 'a', 2)).rejects.toBeInstanceOf(IdempotencyClaimLost);
   });
 });

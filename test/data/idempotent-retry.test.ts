@@ -47,10 +47,15 @@ describe('a create retried with its Idempotency-Key after it failed midway', () 
     const first = await handler(event('batch-1', batch), context());
     expect(first.statusCode).toBe(500);
     expect(await listAll()).toHaveLength(30);
+    // Meanwhile one of them is changed (found by a listing): the retry leaves it as it is now.
+    const [changed] = await listAll();
+    await db.stores.items.update(T, (changed as { id: number }).id, { name: 'Renamed meanwhile' }, Math.floor(Date.now() / 1000));
     const retry = await handler(event('batch-1', batch), context());
     expect(retry.statusCode).toBe(201);
     const items = await listAll();
     expect(items).toHaveLength(30);
+    expect(items.filter((i) => i.name === 'Renamed meanwhile')).toHaveLength(1);
+    expect(JSON.parse(retry.body as string).data[0].name).toBe('Renamed meanwhile');
     expect(JSON.parse(retry.body as string).data.map((i: { id: string }) => i.id)).toEqual(items.map((i) => String(i.id)));
     // And the answer is now stored: a further retry replays it.
     const again = await handler(event('batch-1', batch), context());

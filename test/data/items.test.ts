@@ -100,3 +100,38 @@ describe('item store', () => {
     expect((await s.list('lst', { limit: 10, createdAfter: 1011 })).rows.map((r) => r.id)).toEqual([12]);
   });
 });
+
+describe('updating an item to the content it has', () => {
+  it('keeps the embedding, but a content change landing between the read and the write is not undone', async () => {
+    const { updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'same-content';
+    const queue = { sent: [] as unknown[], send: async (_q: string, jobs: unknown[]) => void queue.sent.push(...jobs) };
+    const now = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'A' }], now);
+    const id = (item as { id: number }).id;
+    await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), now);
+    // As it is: written, but the embedding stays.
+    const same = await updateItem(s, queue as never, T, id, { name: 'A' });
+    expect(same.embedding_updated_at).not.toBeNull();
+    expect(queue.sent).toEqual([]);
+    // Another update renames the item to B between this update's read and its write of A.
+    let raced = false;
+    const racing = {
+      ...s,
+      update: async (...args: Parameters<typeof s.update>) => {
+        if (!raced) {
+          raced = true;
+          await s.update(T, id, { name: 'B' }, now);
+        }
+        return s.update(...args);
+      },
+    };
+    const r = await updateItem(racing, queue as never, T, id, { name: 'A' });
+    expect(r.name).toBe('A');
+    expect((await s.get(T, id))?.name).toBe('A');
+    // A is new content again after B: embedded anew.
+    expect(r.embedding_updated_at).toBeNull();
+    expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
+  });
+});
