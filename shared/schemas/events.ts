@@ -65,7 +65,8 @@ const event = eventFields.check(
     if (eventId !== undefined && !(typeof eventId === 'number' && Number.isSafeInteger(eventId) && eventId > 0)) {
       ctx.addIssue({ code: 'custom', path: ['event_id'], message: 'event_id must be a positive integer' });
     }
-    const problem = unstorable(e);
+    // Additional properties are stored one level down (in the row's `extra` map).
+    const problem = unstorable(e, 1);
     if (problem) ctx.addIssue({ code: 'custom', path: [], message: problem });
     if (Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
       ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });

@@ -69,6 +69,10 @@ describe('event schemas', () => {
       expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, ...extra }], 'body'))), JSON.stringify(extra).slice(0, 40)).toContain('0');
     }
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, n: 9007199254740991, m: 0, f: 1.5e-100 }], 'body')).toHaveLength(1);
+    // An additional property is stored inside the row's map of them: 30 levels of its own fit, 31 do not.
+    const nest = (n: number) => JSON.parse('['.repeat(n) + ']'.repeat(n));
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, deep: nest(30) }], 'body')).toHaveLength(1);
+    expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, deep: nest(31) }], 'body')))).toContain('0');
   });
 
   it('refuses what the server sets (id, object, created), a non-object metadata and a non-integer event_id', () => {
