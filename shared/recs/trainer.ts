@@ -98,6 +98,18 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
     return;
   }
+  if (job.status === 'InProgress') {
+    // The message came again: the invocation that ran this job ended (its time or its worker ran
+    // out: the queue's visibility timeout outlasts the function's) without ending the job.
+    // End it as far as it got, so it does not stay InProgress (and unstoppable) for good.
+    const v = job.storing_version;
+    const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
+    const ended = stored
+      ? { status: 'Completed', progress: 1, finished_at: now(), model_version: stored.version, metrics: stored.metrics }
+      : { status: 'Failed', finished_at: now(), error: 'The run was interrupted before it stored a version (its worker stopped); nothing was stored. Start a new run.' };
+    if (await c.update(tenant, 'job', id, ended, { status: 'InProgress', storing_version: v })) await log(stored ? `Completed: version ${stored.version}` : `Failed: ${ended.error}`);
+    return;
+  }
   // Only a Queued run starts (a redelivered message for a finished run does nothing).
   if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued' }))) return;
   await log('Started');

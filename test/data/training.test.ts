@@ -243,3 +243,30 @@ describe('popular items without a model', () => {
     expect(r.data.map((d) => [d.item_id, d.score])).toEqual([['2', 1], ['3', 0.6]]);
   });
 });
+
+describe('a training message delivered again after its invocation ended without ending the job', () => {
+  it('completes a run that stored its version, fails one that had not, and leaves no job InProgress', async () => {
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const T3 = 'redelivered';
+    const now = Math.floor(Date.now() / 1000);
+    const job = (id: number, extra: Partial<Job>): Job => ({
+      id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'InProgress', progress: 0.5,
+      created: now, started_at: now, finished_at: null, error: null, model_version: null, metrics: null, ...extra,
+    });
+    // 1: it stored version 7 (artifact, then record) and stopped before marking itself Completed.
+    await c.put(T3, 'job', job(1, { storing_version: 7 }));
+    const metrics = { ndcg_at_10: 0.5 };
+    await c.put(T3, 'model', { id: 7, version: 7, template_id: 1, job_name: 'train-1', created: now, algorithm: 'popularity', metrics, label: null, description: null, status: 'Trained', artifact: 'models/x' } satisfies ModelVersion);
+    // 2: it had taken version 8 but stored nothing; 3: it stopped while training.
+    await c.put(T3, 'job', job(2, { storing_version: 8 }));
+    await c.put(T3, 'job', job(3, {}));
+    for (const n of [1, 2, 3]) await runTraining({ console: c, events, items, blobs }, T3, `train-${n}`);
+    const [j1, j2, j3] = await Promise.all([1, 2, 3].map((n) => c.get<Job>(T3, 'job', n)));
+    expect(j1).toMatchObject({ status: 'Completed', model_version: 7, metrics });
+    expect(j2).toMatchObject({ status: 'Failed', model_version: null, error: expect.stringMatching(/interrupted/) });
+    expect(j3).toMatchObject({ status: 'Failed', model_version: null });
+    expect(await c.get(T3, 'model', 8)).toBeUndefined();
+  });
+});
