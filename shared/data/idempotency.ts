@@ -55,6 +55,26 @@ export interface IdempotencyStore {
 const CHUNK_BYTES = 300_000;
 
 export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
+  /** An update of the key's record that holds only while `owner` holds the key (and `also` holds); false when it did not. */
+  async function asOwner(tenant: string, key: string, owner: string, update: string, also: string | undefined, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
+    try {
+      await t.doc.send(
+        new UpdateCommand({
+          TableName: t.tableName,
+          Key: keys.idempotency(tenant, key),
+          UpdateExpression: update,
+          ConditionExpression: also ? `#owner = :owner AND ${also}` : '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner', ...names },
+          ExpressionAttributeValues: { ':owner': owner, ...values },
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  }
+
   /** The stored response body: inline (gzipped, or plain text in older records) or from its chunks. */
   async function bodyOf(tenant: string, key: string, rec: Record<string, unknown>): Promise<string> {
     if (typeof rec.body === 'string') return rec.body;
@@ -126,50 +146,22 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
           t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.idempotencyChunk(tenant, key, n), data: gz.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), ttl } })),
         ),
       );
-      await t.doc.send(
-        new UpdateCommand({
-          TableName: t.tableName,
-          Key: keys.idempotency(tenant, key),
-          UpdateExpression: chunks ? 'SET #state = :done, #status = :status, chunks = :chunks' : 'SET #state = :done, #status = :status, body_gz = :gz',
-          ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#state': 'state', '#status': 'status', '#owner': 'owner' },
-          ExpressionAttributeValues: { ':done': 'done', ':status': status, ':owner': owner, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
-        }),
+      const stored = await asOwner(
+        tenant, key, owner,
+        chunks ? 'SET #state = :done, #status = :status, chunks = :chunks' : 'SET #state = :done, #status = :status, body_gz = :gz',
+        undefined,
+        { '#state': 'state', '#status': 'status' },
+        { ':done': 'done', ':status': status, ...(chunks ? { ':chunks': chunks } : { ':gz': gz }) },
       );
+      if (!stored) throw new IdempotencyClaimLost();
     },
     async reserve(tenant, key, owner, firstId) {
-      try {
-        await t.doc.send(
-          new UpdateCommand({
-            TableName: t.tableName,
-            Key: keys.idempotency(tenant, key),
-            UpdateExpression: 'SET first_id = :f',
-            ConditionExpression: '#owner = :owner AND #state = :pending AND attribute_not_exists(first_id)',
-            ExpressionAttributeNames: { '#owner': 'owner', '#state': 'state' },
-            ExpressionAttributeValues: { ':f': firstId, ':owner': owner, ':pending': 'pending' },
-          }),
-        );
-      } catch (e) {
-        if (isConditionFailure(e)) throw new IdempotencyClaimLost();
-        throw e;
-      }
+      const reserved = await asOwner(tenant, key, owner, 'SET first_id = :f', '#state = :pending AND attribute_not_exists(first_id)', { '#state': 'state' }, { ':f': firstId, ':pending': 'pending' });
+      if (!reserved) throw new IdempotencyClaimLost();
     },
     async fail(tenant, key, owner) {
-      try {
-        await t.doc.send(
-          new UpdateCommand({
-            TableName: t.tableName,
-            Key: keys.idempotency(tenant, key),
-            UpdateExpression: 'SET #state = :failed',
-            ConditionExpression: '#state = :pending AND #owner = :owner',
-            ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
-            ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':owner': owner },
-          }),
-        );
-      } catch (e) {
-        // Another attempt holds the key now (or it is done): nothing of this one's to record.
-        if (!isConditionFailure(e)) throw e;
-      }
+      // Not held any more (another attempt took it, or it is done): nothing of this one's to record.
+      await asOwner(tenant, key, owner, 'SET #state = :failed', '#state = :pending', { '#state': 'state' }, { ':failed': 'failed', ':pending': 'pending' });
     },
     async release(tenant, key, owner) {
       try {
