@@ -78,10 +78,14 @@ const states = new Map<string, TenantState>();
 /** A pointer check (and index load) in flight per tenant: concurrent requests share it. */
 const loading = new Map<string, Promise<TenantState>>();
 /**
- * Per tenant, one older build that cursors still page through, loaded when a later page asks for
- * it and kept while pages do (memory for a second index only while someone pages across a build).
+ * Per tenant, the older builds that cursors still page through (at most PINNED_PER_TENANT, the
+ * least recently used let go first), loaded when a later page asks for one and kept while pages
+ * do: memory for another index only while someone pages across a build. A build found missing is
+ * remembered as such for a while (`state` settles to undefined), so its cursors do not look again
+ * on every page.
  */
-const pinned = new Map<string, { state: Promise<TenantState | undefined>; builtAt: number; usedAt: number }>();
+const pinned = new Map<string, Map<number, { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean }>>();
+const PINNED_PER_TENANT = 2;
 const queryVectors = new Map<string, Float32Array>();
 
 const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
@@ -176,8 +180,10 @@ function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedA
  */
 async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): Promise<TenantState | undefined> {
   const now = Date.now();
-  let p = pinned.get(tenant);
-  if (p?.builtAt !== builtAt) {
+  let builds = pinned.get(tenant);
+  if (!builds) pinned.set(tenant, (builds = new Map()));
+  let p = builds.get(builtAt);
+  if (!p) {
     const load = (async () => {
       try {
         const index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
@@ -187,22 +193,33 @@ async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): P
         return undefined;
       }
     })();
-    const entry = { state: load, builtAt, usedAt: now };
-    p = entry;
-    pinned.set(tenant, entry);
-    // A build not found is not kept: the next page looks again.
+    const entry: { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean } = { state: load, usedAt: now };
+    const tenantBuilds = builds;
     void load.then((st) => {
-      if (!st && pinned.get(tenant) === entry) pinned.delete(tenant);
+      entry.missing = st === undefined;
+      if (entry.missing) return;
+      // Loaded: over the limit, the least recently used other build is let go (builds found
+      // missing hold no memory and do not count).
+      const held = [...tenantBuilds].filter(([b, e]) => b !== builtAt && !e.missing);
+      if (held.length >= PINNED_PER_TENANT) {
+        held.sort(([, x], [, y]) => x.usedAt - y.usedAt);
+        tenantBuilds.delete((held[0] as [number, unknown])[0]);
+      }
     });
+    p = entry;
+    builds.set(builtAt, entry);
   }
   p.usedAt = now;
   return p.state;
 }
 
-/** Lets go of a tenant's pinned build once no page has asked for it for a while. */
-function dropStalePin(tenant: string): void {
-  const p = pinned.get(tenant);
-  if (p && Date.now() - p.usedAt > SEARCH_SETTINGS.pinnedTtlMs) pinned.delete(tenant);
+/** Lets go of a tenant's pinned builds (and builds found missing) once no page has asked for them for a while. */
+function dropStalePins(tenant: string): void {
+  const builds = pinned.get(tenant);
+  if (!builds) return;
+  const now = Date.now();
+  for (const [b, e] of builds) if (now - e.usedAt > SEARCH_SETTINGS.pinnedTtlMs) builds.delete(b);
+  if (builds.size === 0) pinned.delete(tenant);
 }
 
 /** Brings a state's delta up to date (unless the container may reuse what it read). */
@@ -217,7 +234,7 @@ async function refreshed(st: TenantState): Promise<{ index: SearchIndex; delta: 
  * changes committed since the previous read.
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
-  dropStalePin(tenant);
+  dropStalePins(tenant);
   return refreshed(await stateOf(deps, tenant));
 }
 
@@ -226,7 +243,7 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<{ in
  * (scores depend on the index's statistics, and a cursor is a score), with the changes since it.
  */
 async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<{ index: SearchIndex; delta: PreparedDelta }> {
-  dropStalePin(tenant);
+  dropStalePins(tenant);
   let st = await stateOf(deps, tenant);
   if (builtAt === undefined || st.index.builtAt === builtAt) return refreshed(st);
   if (builtAt > st.index.builtAt) {

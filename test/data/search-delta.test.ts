@@ -115,3 +115,31 @@ describe('replaced index builds', () => {
     }
   });
 });
+
+describe('older builds kept for cursors', () => {
+  it('keeps two per tenant, so cursors of two builds do not reload them page after page; a missing build is looked for once', async () => {
+    const T = 'pins2';
+    const { items, events } = db.stores;
+    const folder = new FolderBlobStore(dir);
+    const loads: string[] = [];
+    const blobs = { get: (k: string) => (k.includes('/index-') && loads.push(k), folder.get(k)), put: (k: string, v: Uint8Array | string) => folder.put(k, v), delete: (k: string) => folder.delete(k) };
+    const embedder = new HashingEmbedding();
+    const deps = { items, events, blobs, embedder };
+    await items.create(T, Array.from({ length: 4 }, (_, k) => ({ name: `Rope ${k}` })), Math.floor(Date.now() / 1000));
+    const a = await buildIndex(items, blobs, embedder.dimensions, T);
+    await new Promise((r) => setTimeout(r, 1100));
+    const b = await buildIndex(items, blobs, embedder.dimensions, T);
+    await new Promise((r) => setTimeout(r, 1100));
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    const req = { query: 'rope', mode: 'keyword' as const, filter: NO_FILTER, limit: 1 };
+    const cursorOn = (builtAt: number) => Buffer.from(JSON.stringify([1, 1, builtAt])).toString('base64url');
+    await runSearch(deps, T, req); // loads the current build
+    loads.length = 0;
+    for (let round = 0; round < 3; round++) {
+      await runSearch(deps, T, { ...req, cursor: cursorOn(a.builtAt) });
+      await runSearch(deps, T, { ...req, cursor: cursorOn(b.builtAt) });
+      await runSearch(deps, T, { ...req, cursor: cursorOn(777) });
+    }
+    expect(loads.sort()).toEqual([a.key, b.key, `search/${T}/index-777.bin`].sort());
+  });
+});
