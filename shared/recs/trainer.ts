@@ -3,6 +3,7 @@ import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../data/console.ts';
 import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
+import { workers } from '../workers.ts';
 import { historiesOf, packModel } from './artifact.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
@@ -80,6 +81,9 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
   return through;
 }
 
+/** The training worker's time limit: a run InProgress for longer has lost its invocation. */
+const TRAINING_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeoutSeconds ?? 900;
+
 /**
  * Runs one training job: gathers the tenant's events of the template's event types, each weighted
  * by its event type's weight (as of this run) times the template's multiplier, applies the
@@ -99,9 +103,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     return;
   }
   if (job.status === 'InProgress') {
-    // The message came again: the invocation that ran this job ended (its time or its worker ran
-    // out: the queue's visibility timeout outlasts the function's) without ending the job.
-    // End it as far as it got, so it does not stay InProgress (and unstoppable) for good.
+    // The message came again. Within the worker's time limit that is SQS delivering it twice (at
+    // least once), while the run goes on: it is left to its invocation. Past it, that invocation
+    // ended (its time or its worker ran out) without ending the job: it is ended as far as it got,
+    // so it does not stay InProgress (and, once storing began, unstoppable) for good.
+    if (job.started_at !== null && now() - job.started_at <= TRAINING_SECONDS + 60) return;
     const v = job.storing_version;
     const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
     const ended = stored

@@ -251,9 +251,10 @@ describe('a training message delivered again after its invocation ended without 
     const blobs = new FolderBlobStore(dir);
     const T3 = 'redelivered';
     const now = Math.floor(Date.now() / 1000);
+    // Started longer ago than the worker's time limit: its invocation is over.
     const job = (id: number, extra: Partial<Job>): Job => ({
       id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'InProgress', progress: 0.5,
-      created: now, started_at: now, finished_at: null, error: null, model_version: null, metrics: null, ...extra,
+      created: now - 2000, started_at: now - 2000, finished_at: null, error: null, model_version: null, metrics: null, ...extra,
     });
     // 1: it stored version 7 (artifact, then record) and stopped before marking itself Completed.
     await c.put(T3, 'job', job(1, { storing_version: 7 }));
@@ -268,5 +269,9 @@ describe('a training message delivered again after its invocation ended without 
     expect(j2).toMatchObject({ status: 'Failed', model_version: null, error: expect.stringMatching(/interrupted/) });
     expect(j3).toMatchObject({ status: 'Failed', model_version: null });
     expect(await c.get(T3, 'model', 8)).toBeUndefined();
+    // Within the time limit a second delivery is SQS's at-least-once: the live run is left alone.
+    await c.put(T3, 'job', job(4, { started_at: now - 30, storing_version: 9 }));
+    await runTraining({ console: c, events, items, blobs }, T3, 'train-4');
+    expect(await c.get<Job>(T3, 'job', 4)).toMatchObject({ status: 'InProgress', storing_version: 9 });
   });
 });
