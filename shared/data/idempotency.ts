@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../errors.ts';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
 import { getRow, isConditionFailure } from './ops.ts';
@@ -19,9 +20,9 @@ export type IdempotencyClaim =
 export const ABANDONED_AFTER_SECONDS = 120;
 
 /** The attempt no longer holds the key (a retry took it over): it must not write. */
-export class IdempotencyClaimLost extends Error {
+export class IdempotencyClaimLost extends ConflictError {
   constructor() {
-    super('This attempt no longer holds its Idempotency-Key: a retry took the request over.');
+    super('idempotency_key_in_use', 'Another attempt of this request holds its Idempotency-Key now; retry shortly for its answer.');
     this.name = 'IdempotencyClaimLost';
   }
 }
@@ -82,7 +83,7 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
     const parts: Uint8Array[] = [];
     if (chunks === 0) parts.push(rec.body_gz as Uint8Array);
     for (let n = 0; n < chunks; n++) {
-      const row = await getRow(t, keys.idempotencyChunk(tenant, key, n), { consistent: true });
+      const row = await getRow(t, keys.idempotencyChunk(tenant, key, String(rec.owner), n), { consistent: true });
       if (!row) throw new Error(`idempotency response chunk ${n} of ${chunks} is missing`);
       parts.push(row.data as Uint8Array);
     }
@@ -121,9 +122,14 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
               // A fresh lease (`ttl` too: a takeover near the end of the first claim's life
               // would otherwise outlive its record).
               UpdateExpression: 'SET #state = :pending, claimed = :now, #owner = :owner, #ttl = :ttl',
-              ConditionExpression: '#state = :was AND (attribute_not_exists(claimed) OR claimed = :claimed)',
+              // ...and the ids reserved as read: an old attempt reserving meanwhile would leave this one
+              // with no ids to reuse and its own to write twice.
+              ConditionExpression: `#state = :was AND (attribute_not_exists(claimed) OR claimed = :claimed) AND ${rec.first_id === undefined ? 'attribute_not_exists(first_id)' : 'first_id = :fid'}`,
               ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner', '#ttl': 'ttl' },
-              ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':was': rec.state, ':claimed': rec.claimed ?? null, ':owner': owner, ':ttl': now + ttlSeconds },
+              ExpressionAttributeValues: {
+                ':pending': 'pending', ':now': now, ':was': rec.state, ':claimed': rec.claimed ?? null, ':owner': owner, ':ttl': now + ttlSeconds,
+                ...(rec.first_id === undefined ? {} : { ':fid': rec.first_id }),
+              },
             }),
           );
         } catch (e) {
@@ -143,7 +149,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       // The chunks first: the record says `done` only once its whole response is stored.
       await Promise.all(
         Array.from({ length: chunks }, (_, n) =>
-          t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.idempotencyChunk(tenant, key, n), data: gz.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), ttl } })),
+          // Under this attempt's name: an attempt that lost the key cannot overwrite the answer's parts.
+          t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.idempotencyChunk(tenant, key, owner, n), data: gz.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), ttl } })),
         ),
       );
       const stored = await asOwner(

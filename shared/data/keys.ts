@@ -52,8 +52,8 @@ export const keys = {
   apiKeyOfTenant: (t: string, created: number, prefix: string) => ({ gsi1pk: `TENANT#${t}#APIKEYS`, gsi1sk: `${pad(created)}#${prefix}` }),
 
   idempotency: (t: string, key: string) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: '#IDEM' }),
-  /** Part n of a stored response too large for the key's record. */
-  idempotencyChunk: (t: string, key: string, n: number) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: `#CHUNK#${String(n).padStart(4, '0')}` }),
+  /** Part n of a stored response too large for the key's record, as the attempt `owner` stored it. */
+  idempotencyChunk: (t: string, key: string, owner: string, n: number) => ({ pk: `TENANT#${t}#IDEM#${key}`, sk: `#CHUNK#${owner}#${String(n).padStart(4, '0')}` }),
 
   /**
    * Console records: a partition per kind, except the kinds every recommendation reads (event

@@ -93,10 +93,20 @@ describe('idempotency store', () => {
     await expect(s.reserve('t', 'lost', 'a', 900)).rejects.toBeInstanceOf(IdempotencyClaimLost);
     await s.fail('t', 'lost', 'a');
     await s.release('t', 'lost', 'a');
-    await expect(s.complete('t', 'lost', 'a', 201, '{"from":"a"}', 600)).rejects.toThrow();
+    await expect(s.complete('t', 'lost', 'a', 201, '{"from":"a"}', 600)).rejects.toBeInstanceOf(IdempotencyClaimLost);
     expect(await s.claim('t', 'lost', 'h', 'c', now + 2, 600)).toEqual({ state: 'in_progress' });
     await s.complete('t', 'lost', 'b', 201, '{"from":"b"}', 600);
     expect(await s.claim('t', 'lost', 'h', 'd', now + 3, 600)).toEqual({ state: 'replay', status: 201, body: '{"from":"b"}' });
+    // Nor can it overwrite the parts of a large answer the retry stored.
+    const { randomBytes } = await import('node:crypto');
+    const large = (tag: string) => JSON.stringify({ tag, data: randomBytes(400_000).toString('hex') });
+    expect(await s.claim('t', 'parts', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.fail('t', 'parts', 'a');
+    expect(await s.claim('t', 'parts', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: undefined });
+    const fromB = large('b');
+    await s.complete('t', 'parts', 'b', 201, fromB, 600);
+    await expect(s.complete('t', 'parts', 'a', 201, large('a'), 600)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+    expect(await s.claim('t', 'parts', 'h', 'c', now + 2, 600)).toEqual({ state: 'replay', status: 201, body: fromB });
     // Ids are reserved once per claim, even by their owner.
     expect(await s.claim('t', 'once', 'h', 'a', now, 600)).toEqual({ state: 'new' });
     await s.reserve('t', 'once', 'a', 1);
