@@ -86,6 +86,8 @@ const loading = new Map<string, Promise<TenantState>>();
  */
 const pinned = new Map<string, Map<number, { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean }>>();
 const PINNED_PER_TENANT = 2;
+/** Builds found missing remembered per tenant (each costs a blob read to find out). */
+const MISSING_PER_TENANT = 16;
 const queryVectors = new Map<string, Float32Array>();
 
 const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
@@ -184,28 +186,34 @@ async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): P
   if (!builds) pinned.set(tenant, (builds = new Map()));
   let p = builds.get(builtAt);
   if (!p) {
-    const load = (async () => {
+    const tenantBuilds = builds;
+    const entry: { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean } = { state: Promise.resolve(undefined), usedAt: now };
+    const current = () => tenantBuilds.get(builtAt) === entry;
+    entry.state = (async () => {
+      let index: SearchIndex | undefined;
       try {
-        const index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
-        return index && index.builtAt === builtAt ? newState(deps, tenant, index, now) : undefined;
+        index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
       } catch (e) {
+        // Not known to be missing: not remembered, the next page tries again.
         logger.warn('could not load the index build a cursor was ranked on; ranking on the current one', { tenant, builtAt, error: String(e) });
+        if (current()) tenantBuilds.delete(builtAt);
         return undefined;
       }
-    })();
-    const entry: { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean } = { state: load, usedAt: now };
-    const tenantBuilds = builds;
-    void load.then((st) => {
-      entry.missing = st === undefined;
-      if (entry.missing) return;
-      // Loaded: over the limit, the least recently used other build is let go (builds found
-      // missing hold no memory and do not count).
-      const held = [...tenantBuilds].filter(([b, e]) => b !== builtAt && !e.missing);
-      if (held.length >= PINNED_PER_TENANT) {
-        held.sort(([, x], [, y]) => x.usedAt - y.usedAt);
-        tenantBuilds.delete((held[0] as [number, unknown])[0]);
+      if (!index || index.builtAt !== builtAt) {
+        entry.missing = true;
+        // Builds found missing hold no memory, but a client can name any number of them.
+        const missing = [...tenantBuilds].filter(([, e]) => e.missing).sort(([, x], [, y]) => x.usedAt - y.usedAt);
+        for (const [b] of missing.slice(0, Math.max(0, missing.length - MISSING_PER_TENANT))) tenantBuilds.delete(b);
+        return undefined;
       }
-    });
+      if (current()) {
+        // Loaded: over the limit, the least recently used other loaded build is let go.
+        const held = [...tenantBuilds].filter(([b, e]) => b !== builtAt && e.missing === false).sort(([, x], [, y]) => x.usedAt - y.usedAt);
+        for (const [b] of held.slice(0, Math.max(0, held.length - (PINNED_PER_TENANT - 1)))) tenantBuilds.delete(b);
+      }
+      entry.missing = false;
+      return newState(deps, tenant, index, now);
+    })();
     p = entry;
     builds.set(builtAt, entry);
   }

@@ -142,4 +142,37 @@ describe('older builds kept for cursors', () => {
     }
     expect(loads.sort()).toEqual([a.key, b.key, `search/${T}/index-777.bin`].sort());
   });
+
+  it('a build that could not be read (an error, not a missing artifact) is tried again on the next page', async () => {
+    const T = 'pins3';
+    const { items, events } = db.stores;
+    const folder = new FolderBlobStore(dir);
+    let failNext = false;
+    const blobs = {
+      get: async (k: string) => {
+        if (failNext && k.includes('/index-')) {
+          failNext = false;
+          throw new Error('SlowDown');
+        }
+        return folder.get(k);
+      },
+      put: (k: string, v: Uint8Array | string) => folder.put(k, v),
+      delete: (k: string) => folder.delete(k),
+    };
+    const embedder = new HashingEmbedding();
+    const deps = { items, events, blobs, embedder };
+    await items.create(T, Array.from({ length: 4 }, (_, k) => ({ name: `Cord ${k}` })), Math.floor(Date.now() / 1000));
+    const a = await buildIndex(items, blobs, embedder.dimensions, T);
+    await new Promise((r) => setTimeout(r, 1100));
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    const req = { query: 'cord', mode: 'keyword' as const, filter: NO_FILTER, limit: 1 };
+    await runSearch(deps, T, req);
+    const cursor = Buffer.from(JSON.stringify([1, 1, a.builtAt])).toString('base64url');
+    failNext = true;
+    const decode = (c: string | null) => JSON.parse(Buffer.from(c as string, 'base64url').toString()) as [number, number, number];
+    // The read fails: this page is ranked on the current build...
+    expect(decode((await runSearch(deps, T, { ...req, cursor })).next_cursor)[2]).not.toBe(a.builtAt);
+    // ...and the next one on the build its cursor names, read again.
+    expect(decode((await runSearch(deps, T, { ...req, cursor })).next_cursor)[2]).toBe(a.builtAt);
+  });
 });
