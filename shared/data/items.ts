@@ -86,7 +86,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       if (ids?.reuse !== undefined) {
         // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
         // answers what it did as stored (changed since, perhaps).
-        return (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => keys.item(tenant, Number(row.id)))).map(fromRow);
+        const deleted = async (row: Row) => (await getRow(t, keys.tombstone(tenant, Number(row.id)), { consistent: true, projection: 'pk' })) !== undefined;
+        return (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => keys.item(tenant, Number(row.id)), deleted)).map(fromRow);
       }
       if (records.length === 1 && only) {
         // A single create can afford the guard that the freshly allocated id is unused.

@@ -37,14 +37,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Writes each row that is not stored yet (a conditional PutItem each, 25 at a time) and answers,
- * in order, the row as stored: the one written, or the one already there. A retry of a create
+ * in order, the row as stored: the one written, or the one already there (or, for a row `gone`
+ * says was removed since, the row as given, not written). A retry of a create
  * writes what its failed attempt did not, and leaves what it did (and anything done to it since).
  */
-export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row): Promise<Row[]> {
+export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row, gone?: (row: Row) => Promise<boolean>): Promise<Row[]> {
   const out: Row[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i += 25) {
     await Promise.all(
       rows.slice(i, i + 25).map(async (row, k) => {
+        // Written and removed since (`gone`): not written again.
+        if (gone && (await gone(row))) {
+          out[i + k] = row;
+          return;
+        }
         try {
           await t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ConditionExpression: 'attribute_not_exists(pk)' }));
           out[i + k] = row;

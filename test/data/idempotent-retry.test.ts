@@ -47,21 +47,24 @@ describe('a create retried with its Idempotency-Key after it failed midway', () 
     const first = await handler(event('batch-1', batch), context());
     expect(first.statusCode).toBe(500);
     expect(await listAll()).toHaveLength(30);
-    // Meanwhile one of them is changed (found by a listing): the retry leaves it as it is now.
-    const [changed] = await listAll();
+    // Meanwhile one of them is changed and one deleted (found by a listing): the retry leaves them so.
+    const [changed, removed] = await listAll();
     await db.stores.items.update(T, (changed as { id: number }).id, { name: 'Renamed meanwhile' }, Math.floor(Date.now() / 1000));
+    await db.stores.items.delete(T, (removed as { id: number }).id, Math.floor(Date.now() / 1000));
     const retry = await handler(event('batch-1', batch), context());
     expect(retry.statusCode).toBe(201);
     const items = await listAll();
-    expect(items).toHaveLength(30);
+    expect(items).toHaveLength(29);
+    expect(items.map((i) => i.id)).not.toContain((removed as { id: number }).id);
     expect(items.filter((i) => i.name === 'Renamed meanwhile')).toHaveLength(1);
     expect(JSON.parse(retry.body as string).data[0].name).toBe('Renamed meanwhile');
-    expect(JSON.parse(retry.body as string).data.map((i: { id: string }) => i.id)).toEqual(items.map((i) => String(i.id)));
+    expect(JSON.parse(retry.body as string).data.map((i: { id: string }) => i.id).filter((id: string) => id !== String((removed as { id: number }).id))).toEqual(items.map((i) => String(i.id)));
     // And the answer is now stored: a further retry replays it.
     const again = await handler(event('batch-1', batch), context());
     expect(again.statusCode).toBe(201);
     expect(again.headers?.['idempotent-replayed']).toBe('true');
     expect(again.body).toBe(retry.body);
+    expect(await listAll()).toHaveLength(29);
     // A single item the same way (its create guards a fresh id against reuse, not a reserved one).
     failures = 1;
     expect((await handler(event('one-1', { name: 'Single' }), context())).statusCode).toBe(500);
