@@ -3,7 +3,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
-import { getRow, isConditionFailure, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { applied, getRow, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /** Console record kinds, each with per-tenant integer ids. */
 export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model';
@@ -97,8 +97,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         values[`:e${n}`] = v;
         conds.push(`#e${n} = :e${n}`);
       });
-      try {
-        await t.doc.send(
+      return applied(() =>
+        t.doc.send(
           new UpdateCommand({
             TableName: t.tableName,
             Key: keys.consoleRecord(tenant, kind, id),
@@ -107,12 +107,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
           }),
-        );
-        return true;
-      } catch (e) {
-        if (isConditionFailure(e)) return false;
-        throw e;
-      }
+        ),
+      );
     },
     async withdraw(tenant, kind, id) {
       await t.doc.send(new UpdateCommand({ TableName: t.tableName, Key: keys.consoleRecord(tenant, kind, id), UpdateExpression: 'SET withdrawn = :t', ExpressionAttributeValues: { ':t': true } }));

@@ -3,7 +3,7 @@ import { ConflictError, ValidationError } from '../errors.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
-import { getRow, isConditionFailure, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { applied, getRow, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 const encodeCursor = (sk: string) => Buffer.from(sk).toString('base64url');
 function decodeCursor(c: string): string {
@@ -14,12 +14,7 @@ function decodeCursor(c: string): string {
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
   async function putNew(item: Row, conflict: () => Error): Promise<void> {
-    try {
-      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    } catch (e) {
-      if (isConditionFailure(e)) throw conflict();
-      throw e;
-    }
+    if (!(await applied(() => t.doc.send(new PutCommand({ TableName: t.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))))) throw conflict();
   }
   async function get<T>(key: { pk: string; sk: string }): Promise<T | undefined> {
     // Strongly consistent: a client or key deleted a moment ago must not authenticate (the spec:
@@ -43,9 +38,9 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     const last = page[page.length - 1];
     return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? encodeCursor(String(last.gsi1sk)) : null };
   }
-  async function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
-    try {
-      await t.doc.send(
+  function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
+    return applied(() =>
+      t.doc.send(
         new DeleteCommand({
           TableName: t.tableName,
           Key: key,
@@ -53,12 +48,8 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
           ExpressionAttributeNames: { '#tenant': 'tenant' },
           ExpressionAttributeValues: { ':tenant': tenant },
         }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw e;
-    }
+      ),
+    );
   }
 
   return {

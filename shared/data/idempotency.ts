@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { ConflictError } from '../errors.ts';
 import type { TableRef } from './client.ts';
 import { keys } from './keys.ts';
-import { getRow, isConditionFailure } from './ops.ts';
+import { applied, getRow } from './ops.ts';
 
 export type IdempotencyClaim =
   | { state: 'new' }
@@ -57,9 +57,9 @@ const CHUNK_BYTES = 300_000;
 
 export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
   /** An update of the key's record that holds only while `owner` holds the key (and `also` holds); false when it did not. */
-  async function asOwner(tenant: string, key: string, owner: string, update: string, also: string | undefined, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await t.doc.send(
+  function asOwner(tenant: string, key: string, owner: string, update: string, also: string | undefined, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
+    return applied(() =>
+      t.doc.send(
         new UpdateCommand({
           TableName: t.tableName,
           Key: keys.idempotency(tenant, key),
@@ -68,12 +68,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
           ExpressionAttributeNames: { '#owner': 'owner', ...names },
           ExpressionAttributeValues: { ':owner': owner, ...values },
         }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw e;
-    }
+      ),
+    );
   }
 
   /** The stored response body: inline (gzipped, or plain text in older records) or from its chunks. */
@@ -93,8 +89,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
   const store: IdempotencyStore = {
     async claim(tenant, key, hash, owner, now, ttlSeconds) {
       const k = keys.idempotency(tenant, key);
-      try {
-        await t.doc.send(
+      const claimed = await applied(() =>
+        t.doc.send(
           new PutCommand({
             TableName: t.tableName,
             Item: { ...k, hash, state: 'pending', owner, created: now, ttl: now + ttlSeconds },
@@ -103,19 +99,17 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
             ExpressionAttributeNames: { '#ttl': 'ttl' },
             ExpressionAttributeValues: { ':now': now },
           }),
-        );
-        return { state: 'new' };
-      } catch (e) {
-        if (!isConditionFailure(e)) throw e;
-      }
+        ),
+      );
+      if (claimed) return { state: 'new' };
       const rec = await getRow(t, k, { consistent: true });
       if (!rec) return { state: 'in_progress' };
       if (rec.hash !== hash) return { state: 'mismatch' };
       const abandoned = rec.state === 'pending' && Number(rec.claimed ?? rec.created) <= now - ABANDONED_AFTER_SECONDS;
       if (rec.state === 'failed' || abandoned) {
         // Taken over by one retry only: the state (and the claim time) it was read with must still hold.
-        try {
-          await t.doc.send(
+        const takenOver = await applied(() =>
+          t.doc.send(
             new UpdateCommand({
               TableName: t.tableName,
               Key: k,
@@ -131,11 +125,9 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
                 ...(rec.first_id === undefined ? {} : { ':fid': rec.first_id }),
               },
             }),
-          );
-        } catch (e) {
-          if (isConditionFailure(e)) return { state: 'in_progress' };
-          throw e;
-        }
+          ),
+        );
+        if (!takenOver) return { state: 'in_progress' };
         return { state: 'resume', firstId: rec.first_id === undefined ? undefined : Number(rec.first_id) };
       }
       if (rec.state !== 'done') return { state: 'in_progress' };
@@ -171,8 +163,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       await asOwner(tenant, key, owner, 'SET #state = :failed', '#state = :pending', { '#state': 'state' }, { ':failed': 'failed', ':pending': 'pending' });
     },
     async release(tenant, key, owner) {
-      try {
-        await t.doc.send(
+      const freed = await applied(() =>
+        t.doc.send(
           new DeleteCommand({
             TableName: t.tableName,
             Key: keys.idempotency(tenant, key),
@@ -180,12 +172,10 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
             ExpressionAttributeNames: { '#owner': 'owner' },
             ExpressionAttributeValues: { ':owner': owner },
           }),
-        );
-      } catch (e) {
-        if (!isConditionFailure(e)) throw e;
-        // Ids were reserved under the key (or another attempt holds it): keep it for a retry.
-        await store.fail(tenant, key, owner);
-      }
+        ),
+      );
+      // Ids were reserved under the key (or another attempt holds it): keep it for a retry.
+      if (!freed) await store.fail(tenant, key, owner);
     },
   };
   return store;

@@ -6,7 +6,7 @@ import type {
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { keys } from './keys.ts';
-import { countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, putMissing, queryUpTo, stripKeys, type Row } from './ops.ts';
+import { applied, countUpTo, forEachPartitionPage, getRow, isConditionFailure, putAll, putMissing, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /*
  * Item rows hold, beside the resource fields: `content_version` (bumped by every change of
@@ -91,14 +91,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       }
       if (records.length === 1 && only) {
         // A single create can afford the guard that the freshly allocated id is unused.
-        try {
-          await t.doc.send(
-            new PutCommand({ TableName: t.tableName, Item: toRow(tenant, only), ConditionExpression: 'attribute_not_exists(pk)' }),
-          );
-        } catch (e) {
-          if (isConditionFailure(e)) throw new ConflictError('item_exists', `An item with id ${only.id} already exists.`);
-          throw e;
-        }
+        const written = await applied(() => t.doc.send(new PutCommand({ TableName: t.tableName, Item: toRow(tenant, only), ConditionExpression: 'attribute_not_exists(pk)' })));
+        if (!written) throw new ConflictError('item_exists', `An item with id ${only.id} already exists.`);
       } else {
         await putAll(t, records.map((r) => toRow(tenant, r)));
       }
@@ -179,15 +173,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           Item: { ...keys.tombstone(tenant, id), ...keys.itemChange(tenant, now, id), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS },
         }),
       );
-      try {
-        await t.doc.send(
-          new DeleteCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConditionExpression: 'attribute_exists(pk)' }),
-        );
-        return true;
-      } catch (e) {
-        if (isConditionFailure(e)) return false;
-        throw e;
-      }
+      return applied(() => t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConditionExpression: 'attribute_exists(pk)' })));
     },
 
     async list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>> {
@@ -279,8 +265,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number) {
       const change = keys.itemChange(tenant, now, id);
-      try {
-        await t.doc.send(
+      const saved = await applied(() =>
+        t.doc.send(
           new UpdateCommand({
             TableName: t.tableName,
             Key: keys.item(tenant, id),
@@ -292,12 +278,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
             },
             ExpressionAttributeValues: { ':e': vectorBytes(vector), ':cv': contentVersion, ':now': now, ':g2pk': change.gsi2pk, ':g2sk': change.gsi2sk },
           }),
-        );
-        return 'saved' as const;
-      } catch (e) {
-        if (isConditionFailure(e)) return 'stale' as const;
-        throw e;
-      }
+        ),
+      );
+      return saved ? ('saved' as const) : ('stale' as const);
     },
 
     async pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]> {

@@ -51,13 +51,8 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
           out[i + k] = row;
           return;
         }
-        try {
-          await t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ConditionExpression: 'attribute_not_exists(pk)' }));
-          out[i + k] = row;
-        } catch (e) {
-          if (!isConditionFailure(e)) throw e;
-          out[i + k] = (await getRow(t, key(row), { consistent: true })) ?? row;
-        }
+        const written = await applied(() => t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ConditionExpression: 'attribute_not_exists(pk)' })));
+        out[i + k] = written ? row : ((await getRow(t, key(row), { consistent: true })) ?? row);
       }),
     );
   }
@@ -145,6 +140,17 @@ export async function mergeShards(
 
 export const isConditionFailure = (e: unknown): boolean =>
   e instanceof ConditionalCheckFailedException || (e instanceof Error && e.name === 'ConditionalCheckFailedException');
+
+/** Runs a conditional write: true when it was applied, false when its condition did not hold (any other error is thrown). */
+export async function applied(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (e) {
+    if (isConditionFailure(e)) return false;
+    throw e;
+  }
+}
 
 /** Strips the storage attributes off a row. */
 export function stripKeys(row: Row): Row {
