@@ -1,4 +1,4 @@
-import type { ConsoleRecord, ConsoleStore } from '../data/console.ts';
+import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
 import { ApiError, ConflictError, NotFoundError } from '../errors.ts';
 import type { JobQueue } from '../jobs.ts';
 import type * as S from '../schemas/console.ts';
@@ -62,18 +62,25 @@ const badState = (message: string) => new ApiError('invalid_request_error', 'inv
 export const jobName = (id: number) => `train-${id}`;
 export const jobId = (name: string) => Number(name.slice('train-'.length));
 
+/**
+ * Stores a new record whose name is unique in its kind (the caller has checked it is free). Two
+ * creates of one name at once both pass that check; the one with the lower id keeps the name,
+ * the other takes its record back and answers 409 (`exists`) as if it had come second.
+ */
+async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error): Promise<void> {
+  await c.put(tenant, kind, rec);
+  if ((await c.list<T>(tenant, kind)).some((r) => sameName(r) && r.id < rec.id)) {
+    await c.withdraw(tenant, kind, rec.id);
+    throw exists();
+  }
+}
+
 // Event types
 export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>) {
   const exists = () => new ConflictError('event_type_exists', `Event type ${b.name} exists.`);
   if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
   const rec: EventType = { id: await c.nextId(tenant, 'event_type'), name: b.name, weight: b.weight, created: nowSeconds() };
-  await c.put(tenant, 'event_type', rec);
-  // Two creates of one name at once both pass the check above; the one with the lower id keeps
-  // the name, the other takes its record back and answers 409 as if it had come second.
-  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name && e.id < rec.id)) {
-    await c.withdraw(tenant, 'event_type', rec.id);
-    throw exists();
-  }
+  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists);
   return rec;
 }
 export const listEventTypes = async (c: ConsoleStore, tenant: string) => list(await c.list<EventType>(tenant, 'event_type'));
@@ -129,12 +136,8 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   // One default per tenant: the first endpoint is the default; a new default takes over.
   const isDefault = b.is_default || all.length === 0;
   const rec: Endpoint = { id: await c.nextId(tenant, 'endpoint'), endpoint_name: b.endpoint_name, is_default: isDefault, model_version: null, created: now, updated_at: now };
-  await c.put(tenant, 'endpoint', rec);
-  // Of two creates of one name at once, the lower id keeps it (as for event types).
-  if ((await c.list<Endpoint>(tenant, 'endpoint')).some((e) => e.endpoint_name === b.endpoint_name && e.id < rec.id)) {
-    await c.withdraw(tenant, 'endpoint', rec.id);
-    throw exists();
-  }
+  // Before it takes the default over: a create that loses its name changes nothing.
+  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
   if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
   return rec;
 }
