@@ -84,7 +84,13 @@ const loading = new Map<string, Promise<TenantState>>();
  * remembered as such for a while (`state` settles to undefined), so its cursors do not look again
  * on every page.
  */
-const pinned = new Map<string, Map<number, { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean }>>();
+interface PinnedBuild {
+  state: Promise<TenantState | undefined>;
+  usedAt: number;
+  /** Settled: whether the build was found missing (undefined while it loads). */
+  missing?: boolean;
+}
+const pinned = new Map<string, Map<number, PinnedBuild>>();
 const PINNED_PER_TENANT = 2;
 /** Builds found missing remembered per tenant (each costs a blob read to find out). */
 const MISSING_PER_TENANT = 16;
@@ -94,11 +100,14 @@ const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
 
 async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex | undefined): Promise<SearchIndex> {
   const raw = await deps.blobs.get(indexPointerKey(tenant));
-  if (!raw) return current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+  if (!raw) return current ?? emptyIndex(deps);
   const pointer = JSON.parse(new TextDecoder().decode(raw)) as IndexPointer;
   if (current && current.builtAt === pointer.builtAt) return current;
-  return (await loadArtifact(deps, tenant, pointer.key)) ?? current ?? SearchIndex.build([], deps.embedder.dimensions, 0);
+  return (await loadArtifact(deps, tenant, pointer.key)) ?? current ?? emptyIndex(deps);
 }
+
+/** The index of a tenant with no build yet (`builtAt` 0). */
+const emptyIndex = (deps: SearchDeps) => SearchIndex.build([], deps.embedder.dimensions, 0);
 
 /** The index stored under `key`, or undefined when there is none. */
 async function loadArtifact(deps: SearchDeps, tenant: string, key: string): Promise<SearchIndex | undefined> {
@@ -187,12 +196,17 @@ async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): P
   let p = builds.get(builtAt);
   if (!p) {
     const tenantBuilds = builds;
-    const entry: { state: Promise<TenantState | undefined>; usedAt: number; missing?: boolean } = { state: Promise.resolve(undefined), usedAt: now };
+    const entry: PinnedBuild = { state: Promise.resolve(undefined), usedAt: now };
+    /** Lets go of the least recently used of these builds (other than this one) beyond the first `keep`. */
+    const keepNewest = (which: (e: PinnedBuild) => boolean, keep: number) => {
+      const some = [...tenantBuilds].filter(([b, e]) => b !== builtAt && which(e)).sort(([, x], [, y]) => y.usedAt - x.usedAt);
+      for (const [b] of some.slice(keep)) tenantBuilds.delete(b);
+    };
     const current = () => tenantBuilds.get(builtAt) === entry;
     entry.state = (async () => {
       let index: SearchIndex | undefined;
       try {
-        index = builtAt === 0 ? SearchIndex.build([], deps.embedder.dimensions, 0) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
+        index = builtAt === 0 ? emptyIndex(deps) : await loadArtifact(deps, tenant, indexArtifactKey(tenant, builtAt));
       } catch (e) {
         // Not known to be missing: not remembered, the next page tries again.
         logger.warn('could not load the index build a cursor was ranked on; ranking on the current one', { tenant, builtAt, error: String(e) });
@@ -202,15 +216,11 @@ async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): P
       if (!index || index.builtAt !== builtAt) {
         entry.missing = true;
         // Builds found missing hold no memory, but a client can name any number of them.
-        const missing = [...tenantBuilds].filter(([, e]) => e.missing).sort(([, x], [, y]) => x.usedAt - y.usedAt);
-        for (const [b] of missing.slice(0, Math.max(0, missing.length - MISSING_PER_TENANT))) tenantBuilds.delete(b);
+        keepNewest((e) => e.missing === true, MISSING_PER_TENANT - 1);
         return undefined;
       }
-      if (current()) {
-        // Loaded: over the limit, the least recently used other loaded build is let go.
-        const held = [...tenantBuilds].filter(([b, e]) => b !== builtAt && e.missing === false).sort(([, x], [, y]) => x.usedAt - y.usedAt);
-        for (const [b] of held.slice(0, Math.max(0, held.length - (PINNED_PER_TENANT - 1)))) tenantBuilds.delete(b);
-      }
+      // Loaded: over the limit, the least recently used other loaded build is let go.
+      if (current()) keepNewest((e) => e.missing === false, PINNED_PER_TENANT - 1);
       entry.missing = false;
       return newState(deps, tenant, index, now);
     })();
