@@ -17,7 +17,7 @@ export type IdempotencyClaim =
   | { state: 'in_progress' };
 
 /** A claim still pending this long after it was taken belongs to a request that is gone (Lambda stops a request within 30 s). */
-export const ABANDONED_AFTER_SECONDS = 120;
+const ABANDONED_AFTER_SECONDS = 120;
 
 /** The attempt no longer holds the key (a retry took it over): it must not write. */
 export class IdempotencyClaimLost extends ConflictError {

@@ -45,7 +45,7 @@ export async function getEvent(store: EventStore, tenant: string, id: number) {
  * under way: ids are handed out in blocks before the rows are written (in parallel, and by
  * concurrent requests), and an ingest request ends within 30 s.
  */
-export const IN_FLIGHT_SECONDS = 30;
+const IN_FLIGHT_SECONDS = 30;
 
 /**
  * Lists events ascending by id. Unfiltered, the list stops before an id that is missing while a

@@ -24,7 +24,7 @@ export interface RecsDeps {
 }
 
 /** Popularity without a model counts the tenant's latest this many events. */
-export const TRENDING_EVENTS = 20_000;
+const TRENDING_EVENTS = 20_000;
 
 /**
  * How many of the user's latest events a request reads (one Query). The model's artifact holds

@@ -217,6 +217,9 @@ function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, di
   return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
 }
 
+/** Terms in code-unit order: a tie-break that does not depend on the order terms were met in. */
+const byTerm = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The first position in sorted `xs` whose value is not below `x`. */
 function firstAtLeast(xs: readonly string[], x: string): number {
   let lo = 0;
@@ -334,7 +337,7 @@ export class SearchIndex {
         for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
       }
     });
-    return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return new Map([...out].sort(([a], [b]) => byTerm(a, b)));
   }
 
   /** Index terms that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
@@ -343,7 +346,7 @@ export class SearchIndex {
     for (let i = firstAtLeast(this.vocab, prefix); i < this.vocab.length && (this.vocab[i] as string).startsWith(prefix); i++) hits.add(this.vocab[i] as string);
     const { surface, surfaceStem } = this.parts;
     for (let i = firstAtLeast(surface, prefix); i < surface.length && (surface[i] as string).startsWith(prefix); i++) hits.add(this.vocab[surfaceStem[i] as number] as string);
-    return [...hits].sort((a, b) => this.df(b) - this.df(a) || (a < b ? -1 : 1)).slice(0, limit);
+    return [...hits].sort((a, b) => this.df(b) - this.df(a) || byTerm(a, b)).slice(0, limit);
   }
 
   /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`. */
@@ -357,7 +360,7 @@ export class SearchIndex {
     // The vocabulary is walked in place (it can hold 100,000 terms), then the delta's new terms.
     for (const v of this.vocab) consider(v);
     for (const v of extra.terms) if (!this.termIndex.has(v)) consider(v);
-    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map(([v]) => v);
+    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
   }
 
   /**
