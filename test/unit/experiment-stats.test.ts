@@ -1,0 +1,289 @@
+import { describe, expect, it } from 'vitest';
+import { bucketOf, chiSquarePValue, sampleRatioMismatch, twoProportionLift, variantFor } from '../../shared/control/stats.ts';
+
+/** The first synthetic user id (`u<n>`) that lands in `bucket` of experiment `exp`. */
+function userInBucket(exp: number, bucket: number): string {
+  for (let n = 0; n < 1_000_000; n++) if (bucketOf(exp, `u${n}`) === bucket) return `u${n}`;
+  throw new Error(`no user found in bucket ${bucket}`);
+}
+
+/** Share of 100,000 synthetic users assigned to each variant index. */
+function shares(exp: number, percents: readonly number[]): number[] {
+  const variants = percents.map((traffic_percent) => ({ traffic_percent }));
+  const counts = percents.map(() => 0);
+  const users = 100_000;
+  for (let n = 0; n < users; n++) {
+    const { index } = variantFor(exp, `user-${n}`, variants);
+    counts[index] = (counts[index] ?? 0) + 1;
+  }
+  return counts.map((c) => c / users);
+}
+
+describe('bucketOf', () => {
+  it('is sha256(`${experimentId}:${userId}`) first 4 bytes big-endian mod 10000', () => {
+    // Reference values from Python: int.from_bytes(hashlib.sha256(b'42:user-1').digest()[:4], 'big') % 10000.
+    expect(bucketOf(42, 'user-1')).toBe(1707);
+    expect(bucketOf(7, 'alice')).toBe(6425);
+  });
+
+  it('is stable for the same input and stays in 0..9999', () => {
+    for (let n = 0; n < 1000; n++) {
+      const b = bucketOf(3, `user-${n}`);
+      expect(bucketOf(3, `user-${n}`)).toBe(b);
+      expect(Number.isInteger(b) && b >= 0 && b < 10_000).toBe(true);
+    }
+  });
+
+  it('depends on the experiment: the same user is re-shuffled across experiments', () => {
+    let same = 0;
+    for (let n = 0; n < 1000; n++) if (bucketOf(1, `user-${n}`) === bucketOf(2, `user-${n}`)) same++;
+    expect(same).toBeLessThan(5); // ~0.1 expected by chance
+  });
+
+  it('spreads users uniformly: 10 deciles of 100,000 users each hold 9.5–10.5 %', () => {
+    const deciles = new Array<number>(10).fill(0);
+    for (let n = 0; n < 100_000; n++) {
+      const d = Math.floor(bucketOf(11, `user-${n}`) / 1000);
+      deciles[d] = (deciles[d] ?? 0) + 1;
+    }
+    for (const c of deciles) {
+      expect(c / 100_000).toBeGreaterThan(0.095);
+      expect(c / 100_000).toBeLessThan(0.105);
+    }
+  });
+});
+
+describe('variantFor', () => {
+  it('splits 100,000 users 50/50 within 49–51 %', () => {
+    const [a, b] = shares(5, [50, 50]);
+    expect(a).toBeGreaterThan(0.49);
+    expect(a).toBeLessThan(0.51);
+    expect(b).toBeGreaterThan(0.49);
+    expect(b).toBeLessThan(0.51);
+  });
+
+  it('respects a 10/90 split within half a point', () => {
+    const [a, b] = shares(6, [10, 90]);
+    expect(Math.abs((a ?? 0) - 0.1)).toBeLessThan(0.005);
+    expect(Math.abs((b ?? 0) - 0.9)).toBeLessThan(0.005);
+  });
+
+  it('respects fractional percents (33.33/33.33/33.34) within half a point', () => {
+    for (const s of shares(8, [33.33, 33.33, 33.34])) expect(Math.abs(s - 1 / 3)).toBeLessThan(0.005);
+  });
+
+  it('gives a 10/90 split buckets 0..999 and 1000..9999 exactly', () => {
+    const variants = [{ name: 'control', traffic_percent: 10 }, { name: 'treatment', traffic_percent: 90 }] as const;
+    expect(variantFor(9, userInBucket(9, 0), variants).index).toBe(0);
+    expect(variantFor(9, userInBucket(9, 999), variants).index).toBe(0);
+    const r = variantFor(9, userInBucket(9, 1000), variants);
+    expect(r.index).toBe(1);
+    expect(r.variant.name).toBe('treatment'); // the variant object itself, typed as given
+    expect(variantFor(9, userInBucket(9, 9999), variants).index).toBe(1);
+  });
+
+  it('rounds 2-decimal percents to whole buckets: 12.34 % owns buckets 0..1233', () => {
+    const variants = [{ traffic_percent: 12.34 }, { traffic_percent: 87.66 }];
+    expect(variantFor(9, userInBucket(9, 1233), variants).index).toBe(0);
+    expect(variantFor(9, userInBucket(9, 1234), variants).index).toBe(1);
+  });
+
+  it('lets the last variant absorb rounding (33.33 × 3 leaves bucket 9999 to the last)', () => {
+    const variants = [{ traffic_percent: 33.33 }, { traffic_percent: 33.33 }, { traffic_percent: 33.33 }];
+    expect(variantFor(9, userInBucket(9, 9998), variants).index).toBe(2);
+    expect(variantFor(9, userInBucket(9, 9999), variants).index).toBe(2);
+    expect(variantFor(9, userInBucket(9, 3332), variants).index).toBe(0);
+    expect(variantFor(9, userInBucket(9, 3333), variants).index).toBe(1);
+    expect(variantFor(9, userInBucket(9, 6666), variants).index).toBe(2);
+  });
+
+  it('never assigns a 0 % variant', () => {
+    const [a, b, c] = shares(10, [0, 100, 0]);
+    expect([a, b, c]).toEqual([0, 1, 0]);
+  });
+
+  it('rejects an empty list and negative or non-finite percents', () => {
+    expect(() => variantFor(1, 'u', [])).toThrow(RangeError);
+    expect(() => variantFor(1, 'u', [{ traffic_percent: -1 }, { traffic_percent: 101 }])).toThrow(RangeError);
+    expect(() => variantFor(1, 'u', [{ traffic_percent: Number.NaN }])).toThrow(RangeError);
+  });
+});
+
+describe('twoProportionLift', () => {
+  // Control 200/1000 (p0 = 0.2), treatment 250/1000 (p1 = 0.25), z = Φ⁻¹(0.975) = 1.959963985.
+  const control = { successes: 200, trials: 1000 };
+  const treatment = { successes: 250, trials: 1000 };
+
+  it('matches the hand-worked 200/1000 vs 250/1000 example at 95 %', () => {
+    const r = twoProportionLift(control, treatment);
+    expect(r.control_rate).toBeCloseTo(0.2, 12);
+    expect(r.treatment_rate).toBeCloseTo(0.25, 12);
+    expect(r.difference).toBeCloseTo(0.05, 12);
+    // se = √(0.25·0.75/1000 + 0.2·0.8/1000) = √(0.0003475) = 0.0186413519;
+    // 0.05 ± 1.959963985 · 0.0186413519 = 0.05 ± 0.0365363783 = [0.0134636217, 0.0865363783].
+    const [dLo, dHi] = r.difference_ci ?? [Number.NaN, Number.NaN];
+    expect(dLo).toBeCloseTo(0.0134636217, 8);
+    expect(dHi).toBeCloseTo(0.0865363783, 8);
+    expect(r.relative_lift).toBeCloseTo(0.25, 12);
+    // ln(1.25) = 0.2231435513; se = √(0.75/(1000·0.25) + 0.8/(1000·0.2)) = √(0.003 + 0.004) = 0.0836660027;
+    // z·se = 0.1639823551; exp(0.0591611962) − 1 = 0.0609462508, exp(0.3871259064) − 1 = 0.4727419026.
+    const [rLo, rHi] = r.relative_lift_ci ?? [Number.NaN, Number.NaN];
+    expect(rLo).toBeCloseTo(0.0609462508, 8);
+    expect(rHi).toBeCloseTo(0.4727419026, 8);
+  });
+
+  it('uses z = Φ⁻¹((1 + confidence) / 2) accurate to 1e-9', () => {
+    const se = Math.sqrt(0.0003475);
+    const halfWidth = (c: number) => {
+      const ci = twoProportionLift(control, treatment, c).difference_ci ?? [Number.NaN, Number.NaN];
+      return (ci[1] - ci[0]) / 2 / se;
+    };
+    // Standard normal quantiles (tables): z(0.975), z(0.995), z(0.95), z(0.9995), z(0.75).
+    expect(Math.abs(halfWidth(0.95) - 1.959963985)).toBeLessThan(1e-9);
+    expect(Math.abs(halfWidth(0.99) - 2.5758293035)).toBeLessThan(1e-9);
+    expect(Math.abs(halfWidth(0.9) - 1.6448536270)).toBeLessThan(1e-9);
+    expect(Math.abs(halfWidth(0.999) - 3.2905267315)).toBeLessThan(1e-9);
+    // Far tail: p = 1 − 5e-10 is only held to ~1e-16 absolute in a double, so z to ~1e-7.
+    expect(Math.abs(halfWidth(1 - 1e-9) - 6.1094101917)).toBeLessThan(1e-7);
+    expect(Math.abs(halfWidth(0.5) - 0.6744897502)).toBeLessThan(1e-9);
+  });
+
+  it('is symmetric in sign when the arms swap', () => {
+    const r = twoProportionLift(treatment, control);
+    expect(r.difference).toBeCloseTo(-0.05, 12);
+    expect(r.difference_ci?.[0]).toBeCloseTo(-0.0865363783, 8);
+    expect(r.relative_lift).toBeCloseTo(-0.2, 12);
+  });
+
+  it('returns null for what is undefined: no trials, zero control rate, zero successes', () => {
+    const noControl = twoProportionLift({ successes: 0, trials: 0 }, treatment);
+    expect(noControl).toEqual({
+      control_rate: null,
+      treatment_rate: 0.25,
+      difference: null,
+      difference_ci: null,
+      relative_lift: null,
+      relative_lift_ci: null,
+    });
+
+    const zeroControl = twoProportionLift({ successes: 0, trials: 1000 }, treatment);
+    expect(zeroControl.control_rate).toBe(0);
+    expect(zeroControl.difference).toBeCloseTo(0.25, 12);
+    expect(zeroControl.difference_ci).not.toBeNull();
+    expect(zeroControl.relative_lift).toBeNull();
+    expect(zeroControl.relative_lift_ci).toBeNull();
+
+    const zeroTreatment = twoProportionLift(control, { successes: 0, trials: 1000 });
+    expect(zeroTreatment.relative_lift).toBeCloseTo(-1, 12);
+    expect(zeroTreatment.relative_lift_ci).toBeNull();
+
+    const noTreatment = twoProportionLift(control, { successes: 0, trials: 0 });
+    expect(noTreatment.treatment_rate).toBeNull();
+    expect(noTreatment.difference).toBeNull();
+    expect(noTreatment.relative_lift).toBeNull();
+  });
+
+  it('rejects impossible counts and confidences', () => {
+    expect(() => twoProportionLift({ successes: 5, trials: 4 }, treatment)).toThrow(RangeError);
+    expect(() => twoProportionLift({ successes: -1, trials: 4 }, treatment)).toThrow(RangeError);
+    expect(() => twoProportionLift(control, { successes: 1.5, trials: 4 })).toThrow(RangeError);
+    expect(() => twoProportionLift(control, treatment, 1)).toThrow(RangeError);
+    expect(() => twoProportionLift(control, treatment, 0)).toThrow(RangeError);
+  });
+});
+
+describe('chiSquarePValue', () => {
+  it('matches chi-square table critical values', () => {
+    // Upper-tail critical values (standard tables); p-values to the tables' precision.
+    expect(chiSquarePValue(3.841459, 1)).toBeCloseTo(0.05, 7);
+    expect(chiSquarePValue(6.634897, 1)).toBeCloseTo(0.01, 7);
+    expect(chiSquarePValue(10.828, 1)).toBeCloseTo(0.001, 6);
+    expect(chiSquarePValue(5.991465, 2)).toBeCloseTo(0.05, 7);
+    expect(chiSquarePValue(11.0705, 5)).toBeCloseTo(0.05, 6);
+    expect(chiSquarePValue(18.307, 10)).toBeCloseTo(0.05, 5);
+    expect(chiSquarePValue(124.342, 100)).toBeCloseTo(0.05, 5);
+  });
+
+  it('matches lower-tail table values (the series branch, x < k/2 + 1)', () => {
+    expect(chiSquarePValue(2.558, 10)).toBeCloseTo(0.99, 5); // χ²₀.₉₉(10) = 2.558
+    expect(chiSquarePValue(77.929, 100)).toBeCloseTo(0.95, 5); // χ²₀.₉₅(100) = 77.929
+  });
+
+  it('matches closed forms: df 2 is exp(−x/2), df 1 is 2·(1 − Φ(√x))', () => {
+    for (const x of [0.1, 1, 2.5, 7, 30]) expect(chiSquarePValue(x, 2)).toBeCloseTo(Math.exp(-x / 2), 12);
+    expect(chiSquarePValue(1, 1)).toBeCloseTo(0.3173105079, 9); // 2·(1 − Φ(1))
+    expect(chiSquarePValue(4, 1)).toBeCloseTo(0.0455002639, 9); // 2·(1 − Φ(2))
+    expect(chiSquarePValue(9, 1)).toBeCloseTo(0.0026997961, 9); // 2·(1 − Φ(3))
+    // df 4: Q(2, x/2) = e^(−x/2)·(1 + x/2).
+    for (const x of [0.5, 3, 9.487729]) expect(chiSquarePValue(x, 4)).toBeCloseTo(Math.exp(-x / 2) * (1 + x / 2), 12);
+  });
+
+  it('is 1 at x = 0, 0 at infinity, and tiny far in the tail', () => {
+    expect(chiSquarePValue(0, 1)).toBe(1);
+    expect(chiSquarePValue(0, 7)).toBe(1);
+    expect(chiSquarePValue(Infinity, 3)).toBe(0);
+    const p = chiSquarePValue(40, 1); // 2·(1 − Φ(√40)) = 2.5396e-10
+    expect(p / 2.5396285895e-10).toBeCloseTo(1, 8);
+  });
+
+  it('rejects negative or NaN statistics and non-positive degrees of freedom', () => {
+    expect(() => chiSquarePValue(-1, 1)).toThrow(RangeError);
+    expect(() => chiSquarePValue(Number.NaN, 1)).toThrow(RangeError);
+    expect(() => chiSquarePValue(1, 0)).toThrow(RangeError);
+  });
+});
+
+describe('sampleRatioMismatch', () => {
+  it('finds no mismatch for an exact 50/50 split (statistic 0, p = 1)', () => {
+    expect(sampleRatioMismatch([500, 500], [0.5, 0.5])).toEqual({ statistic: 0, p_value: 1, mismatch: false });
+  });
+
+  it('[550, 450] vs 50/50: statistic 10, p = 2·(1 − Φ(√10)) = 0.0015654, not a mismatch at 0.001', () => {
+    // (550 − 500)²/500 + (450 − 500)²/500 = 5 + 5 = 10.
+    const r = sampleRatioMismatch([550, 450], [50, 50]);
+    expect(r?.statistic).toBeCloseTo(10, 12);
+    expect(r?.p_value).toBeCloseTo(0.0015654023, 9);
+    expect(r?.mismatch).toBe(false);
+    expect(sampleRatioMismatch([550, 450], [50, 50], 0.01)?.mismatch).toBe(true);
+  });
+
+  it('[600, 400] vs 50/50: statistic 40, a mismatch', () => {
+    const r = sampleRatioMismatch([600, 400], [0.5, 0.5]);
+    expect(r?.statistic).toBeCloseTo(40, 12);
+    expect(r?.p_value).toBeLessThan(1e-9);
+    expect(r?.mismatch).toBe(true);
+  });
+
+  it('normalises percents and fractions alike', () => {
+    const a = sampleRatioMismatch([130, 870], [10, 90]);
+    const b = sampleRatioMismatch([130, 870], [0.1, 0.9]);
+    // (130 − 100)²/100 + (870 − 900)²/900 = 9 + 1 = 10.
+    expect(a?.statistic).toBeCloseTo(10, 12);
+    expect(b?.statistic).toBeCloseTo(10, 12);
+    expect(a?.p_value).toBeCloseTo(b?.p_value ?? Number.NaN, 14);
+  });
+
+  it('uses k − 1 degrees of freedom over the positive-share variants', () => {
+    // Three 1/3 arms: (110−100)²/100 + (90−100)²/100 + 0 = 2; df 2 → p = e^(−1) = 0.3678794412.
+    expect(sampleRatioMismatch([110, 90, 100], [1, 1, 1])?.p_value).toBeCloseTo(Math.exp(-1), 12);
+    // A 0 % arm with no users does not add a degree of freedom: same as [550, 450] vs 50/50.
+    expect(sampleRatioMismatch([550, 0, 450], [50, 0, 50])?.p_value).toBeCloseTo(0.0015654023, 9);
+  });
+
+  it('flags users in a 0 % arm as a mismatch', () => {
+    expect(sampleRatioMismatch([500, 1, 500], [50, 0, 50])).toEqual({ statistic: Infinity, p_value: 0, mismatch: true });
+  });
+
+  it('returns null with no users or fewer than two variants', () => {
+    expect(sampleRatioMismatch([0, 0], [0.5, 0.5])).toBeNull();
+    expect(sampleRatioMismatch([100], [1])).toBeNull();
+    expect(sampleRatioMismatch([], [])).toBeNull();
+    expect(sampleRatioMismatch([100, 0], [100, 0])).toBeNull();
+  });
+
+  it('rejects mismatched lengths, negative counts and all-zero shares', () => {
+    expect(() => sampleRatioMismatch([1, 2], [1])).toThrow(RangeError);
+    expect(() => sampleRatioMismatch([-1, 2], [1, 1])).toThrow(RangeError);
+    expect(() => sampleRatioMismatch([1, 2], [0, 0])).toThrow(RangeError);
+  });
+});
