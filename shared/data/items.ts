@@ -16,6 +16,20 @@ import { applied, countUpTo, forEachPartitionPage, getRow, isConditionFailure, p
 
 const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
 
+/**
+ * A change's stamp (its gsi2 key, in seconds) is taken before it is written: before id
+ * allocation, a consistent read, SDK retries. Readers of the change index look again
+ * `skewSeconds` (2) before the previous read began, so a change whose commit came later than
+ * that after its stamp would be passed for good (by a delta read, or by an index build that
+ * started meanwhile). Every write therefore checks, once it returns, how long after its stamp
+ * it committed; past STAMP_LAG_MS it stamps its rows again with the time now (only rows still
+ * at its stamp), and again until a stamp lands in time. So every change is committed at most a
+ * second after its stamp, whatever the write cost, leaving a second of the readers' margin
+ * for index propagation and clock skew.
+ */
+const STAMP_LAG_MS = 1000;
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
 const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
   const c = metadata?.category;
   return typeof c === 'string' && c.length > 0 ? c : undefined;
@@ -69,6 +83,42 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     };
   }
 
+  /**
+   * After writing rows stamped `at` (their gsi2 change key): if the write committed more than
+   * STAMP_LAG_MS after the stamp, stamps them again (see STAMP_LAG_MS). `rows` are the keys
+   * and ids of the rows written.
+   */
+  async function settle(tenant: string, rows: { key: Row; id: number }[], at: number): Promise<void> {
+    let stamp = at;
+    let pending = rows;
+    while (pending.length > 0 && Date.now() - stamp * 1000 > STAMP_LAG_MS) {
+      const next = Math.max(stamp + 1, nowSeconds());
+      const prev = stamp;
+      const moved = await Promise.all(
+        pending.map(async (r) => {
+          const was = keys.itemChange(tenant, prev, r.id);
+          const to = keys.itemChange(tenant, next, r.id);
+          // Only a row still at the old stamp: a later change stamped it itself.
+          const ok = await applied(() =>
+            t.doc.send(
+              new UpdateCommand({
+                TableName: t.tableName,
+                Key: r.key,
+                UpdateExpression: 'SET #g2sk = :to',
+                ConditionExpression: '#g2sk = :was',
+                ExpressionAttributeNames: { '#g2sk': 'gsi2sk' },
+                ExpressionAttributeValues: { ':to': to.gsi2sk, ':was': was.gsi2sk },
+              }),
+            ),
+          );
+          return ok ? r : undefined;
+        }),
+      );
+      pending = moved.filter((r): r is { key: Row; id: number } => r !== undefined);
+      stamp = next;
+    }
+  }
+
   return {
     async create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]> {
       const first = await idsFor(t, tenant, 'item', items.length, ids);
@@ -87,7 +137,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
         // answers what it did as stored (changed since, perhaps).
         const deleted = async (row: Row) => (await getRow(t, keys.tombstone(tenant, Number(row.id)), { consistent: true, projection: 'pk' })) !== undefined;
-        return (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => keys.item(tenant, Number(row.id)), deleted)).map(fromRow);
+        const stored = (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => keys.item(tenant, Number(row.id)), deleted)).map(fromRow);
+        await settle(tenant, records.map((r) => ({ key: keys.item(tenant, r.id), id: r.id })), now);
+        return stored;
       }
       if (records.length === 1 && only) {
         // A single create can afford the guard that the freshly allocated id is unused.
@@ -96,6 +148,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       } else {
         await putAll(t, records.map((r) => toRow(tenant, r)));
       }
+      await settle(tenant, records.map((r) => ({ key: keys.item(tenant, r.id), id: r.id })), now);
       return records;
     },
 
@@ -157,7 +210,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
             ReturnValues: 'ALL_NEW',
           }),
         );
-        return out.Attributes ? fromRow(out.Attributes) : undefined;
+        if (!out.Attributes) return undefined;
+        await settle(tenant, [{ key: keys.item(tenant, id), id }], now);
+        return fromRow(out.Attributes);
       } catch (e) {
         if (isConditionFailure(e)) return undefined;
         throw e;
@@ -173,6 +228,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           Item: { ...keys.tombstone(tenant, id), ...keys.itemChange(tenant, now, id), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS },
         }),
       );
+      await settle(tenant, [{ key: keys.tombstone(tenant, id), id }], now);
       return applied(() => t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: keys.item(tenant, id), ConditionExpression: 'attribute_exists(pk)' })));
     },
 
@@ -254,7 +310,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since), upTo),
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
-      await forEachPartitionPage(t, keys.itemPk(tenant), (rows) => fn(rows.map(withVector)));
+      // Strongly consistent: an index build must hold every change committed before it began.
+      await forEachPartitionPage(t, keys.itemPk(tenant), (rows) => fn(rows.map(withVector)), { consistent: true });
     },
 
     async getForEmbedding(tenant: string, id: number) {
@@ -280,7 +337,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           }),
         ),
       );
-      return saved ? ('saved' as const) : ('stale' as const);
+      if (!saved) return 'stale' as const;
+      await settle(tenant, [{ key: keys.item(tenant, id), id }], now);
+      return 'saved' as const;
     },
 
     async pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]> {

@@ -117,10 +117,10 @@ export async function countUpTo(t: TableRef, input: Omit<QueryInput, 'Select' | 
  * Reads a whole partition a page (up to 1,000 rows) at a time, for maintenance work (index
  * builds, training). `fn` returning false stops the read; resolves to false then.
  */
-export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: Row[]) => void | boolean): Promise<boolean> {
+export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: Row[]) => void | boolean, opts: { consistent?: boolean } = {}): Promise<boolean> {
   let start: Row | undefined;
   do {
-    const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000 });
+    const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000, ...(opts.consistent ? { ConsistentRead: true } : {}) });
     if (fn(page.items) === false) return false;
     start = page.lastKey;
   } while (start);

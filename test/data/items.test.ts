@@ -31,14 +31,17 @@ describe('item store', () => {
 
   it('counts changes after a time (updates and deletions), stopping at the limit asked', async () => {
     const s = db.stores.items;
-    await s.create('chg', Array.from({ length: 30 }, (_, i) => ({ name: `c${i}` })), 1000);
-    await s.create('chg', [{ name: 'later' }, { name: 'later too' }], 2000);
-    expect(await s.delete('chg', 1, 2001)).toBe(true);
+    // Stamps in the future: a write stamped more than a second before it commits is stamped
+    // again with the time it committed (search readers would pass it otherwise).
+    const F = Math.floor(Date.now() / 1000) + 10_000;
+    await s.create('chg', Array.from({ length: 30 }, (_, i) => ({ name: `c${i}` })), F + 1000);
+    await s.create('chg', [{ name: 'later' }, { name: 'later too' }], F + 2000);
+    expect(await s.delete('chg', 1, F + 2001)).toBe(true);
     expect(await s.countChangesSince('chg', 0, 1000)).toBe(32);
-    expect(await s.countChangesSince('chg', 1500, 1000)).toBe(3);
+    expect(await s.countChangesSince('chg', F + 1500, 1000)).toBe(3);
     expect(await s.countChangesSince('chg', 0, 10)).toBe(10);
-    expect(await s.countChangesSince('chg', 3000, 10)).toBe(0);
-    const changes = await s.changedSince('chg', 1500, 100);
+    expect(await s.countChangesSince('chg', F + 3000, 10)).toBe(0);
+    const changes = await s.changedSince('chg', F + 1500, 100);
     expect(changes.items.length + changes.deleted.length).toBe(3);
     // Paging with the cursor reads every change once, even when they share one second.
     const seen: number[] = [];
@@ -52,14 +55,14 @@ describe('item store', () => {
     expect(seen).toHaveLength(32);
     expect(new Set(seen).size).toBe(32);
     // Listing without item data: a state change within the same second still shows as a new state.
-    const before = await s.changeKeysSince('chg', 1500);
+    const before = await s.changeKeysSince('chg', F + 1500);
     expect(before).toHaveLength(3);
-    await s.update('chg', 31, { active: false }, 2000);
-    const after = await s.changeKeysSince('chg', 1500);
+    await s.update('chg', 31, { active: false }, F + 2000);
+    const after = await s.changeKeysSince('chg', F + 1500);
     expect(after.map((k) => k.cursor)).toEqual(before.map((k) => k.cursor));
     expect(after.map((k) => k.state)).not.toEqual(before.map((k) => k.state));
-    expect(after.find((k) => k.id === 31)).toMatchObject({ deleted: false, at: 2000 });
-    expect(after.find((k) => k.id === 1)).toMatchObject({ deleted: true, at: 2001 });
+    expect(after.find((k) => k.id === 31)).toMatchObject({ deleted: false, at: F + 2000 });
+    expect(after.find((k) => k.id === 1)).toMatchObject({ deleted: true, at: F + 2001 });
   });
 
   it('updates only given fields and moves the category index with the metadata', async () => {

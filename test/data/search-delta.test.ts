@@ -1,7 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoItemStore } from '../../shared/data/items.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
@@ -175,4 +177,41 @@ describe('older builds kept for cursors', () => {
     // ...and the next one on the build its cursor names, read again.
     expect(decode((await runSearch(deps, T, { ...req, cursor })).next_cursor)[2]).toBe(a.builtAt);
   });
+});
+
+describe('a write that commits long after its change stamp (held open across a build or a delta read)', () => {
+  /** An item store whose item writes (PutItem, BatchWriteItem) wait until `release` is called. */
+  function heldItems() {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const doc = db.table.doc;
+    const send = ((cmd: unknown) =>
+      (cmd instanceof PutCommand || cmd instanceof BatchWriteCommand ? held : Promise.resolve()).then(() => doc.send(cmd as PutCommand))) as typeof doc.send;
+    const store = dynamoItemStore({ ...db.table, doc: Object.assign(Object.create(doc) as typeof doc, { send }) });
+    return { store, release };
+  }
+  const until = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));
+
+  it.each([
+    ['an index build', true],
+    ['a delta read', false],
+  ])('is searchable once its request returns, though %s ran while it was held', async (_label, build) => {
+    const T = build ? 'held-build' : 'held-read';
+    const { items, events } = db.stores;
+    const blobs = new FolderBlobStore(dir);
+    const embedder = new HashingEmbedding();
+    const deps = { items, events, blobs, embedder };
+    await items.create(T, [{ name: 'Camp stove' }], Math.floor(Date.now() / 1000));
+    const held = heldItems();
+    const stamp = Math.floor(Date.now() / 1000);
+    const writing = held.store.create(T, [{ name: 'Storm lantern' }, { name: 'Storm lantern refill' }], stamp);
+    // More than the readers' clock-skew margin after the stamp, with the write still open.
+    await until((stamp + SEARCH_SETTINGS.skewSeconds + 1) * 1000 + 100);
+    if (build) expect((await buildIndex(items, blobs, embedder.dimensions, T)).items).toBe(1);
+    expect((await tenantView(deps, T)).delta.docs.some((d) => d.name.startsWith('Storm'))).toBe(false);
+    held.release();
+    await writing;
+    const found = await runSearch(deps, T, { query: 'storm lantern', mode: 'keyword', filter: NO_FILTER, limit: 10 });
+    expect(found.data.map((i) => i.name).sort()).toEqual(['Storm lantern', 'Storm lantern refill']);
+  }, 20_000);
 });
