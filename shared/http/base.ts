@@ -4,7 +4,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { config } from '../config.ts';
-import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge } from '../errors.ts';
+import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge, ValidationError } from '../errors.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger, metrics, tracer } from '../observability.ts';
 import { baseHeaders } from './respond.ts';
@@ -82,7 +82,57 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
   };
 }
 
-/** Parses the JSON body; a route with a body schema requires one. */
+/**
+ * How deep a request body may nest (the body itself is level 1). Stored JSON values allow 32
+ * levels, checked precisely by the schemas; this bound only keeps every recursive walk after it
+ * (zod, the DynamoDB marshaller, JSON.stringify) far from the stack's limit.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+interface Visit {
+  value: unknown;
+  level: number;
+  key: string;
+  parent: Visit | undefined;
+}
+
+function pathOf(v: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | undefined = v; at?.parent; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.') || 'body';
+}
+
+/**
+ * Walks a parsed body without recursion: too deep a nesting, or an object key `__proto__` (which
+ * every object rebuilt by assignment, as zod does, turns into the prototype instead of a key) is
+ * the 400 here, before anything walks the body recursively.
+ */
+export function checkBodyShape(body: unknown): void {
+  const stack: Visit[] = [{ value: body, level: 1, key: '', parent: undefined }];
+  for (let v = stack.pop(); v; v = stack.pop()) {
+    const { value, level } = v;
+    if (value === null || typeof value !== 'object') continue;
+    if (level > MAX_BODY_DEPTH) {
+      const message = `The request body nests more than ${MAX_BODY_DEPTH} levels deep.`;
+      throw new ValidationError(message, { [pathOf(v)]: [message] });
+    }
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], level: level + 1, key: String(i), parent: v });
+      continue;
+    }
+    const keys = Object.keys(value);
+    if (keys.includes('__proto__')) {
+      const at = pathOf({ value: undefined, level, key: '__proto__', parent: v });
+      throw new ValidationError('Invalid request body.', { [at]: ['__proto__ is not allowed as a field name.'] });
+    }
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      stack.push({ value: (value as Record<string, unknown>)[key], level: level + 1, key, parent: v });
+    }
+  }
+}
+
+/** Parses the JSON body (and checks its shape, see checkBodyShape); a route with a body schema requires one. */
 export function jsonBody(): HttpMiddleware {
   return {
     before: (req) => {
@@ -90,11 +140,15 @@ export function jsonBody(): HttpMiddleware {
       const max = config().maxBodyBytes;
       if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
       if (raw === undefined || raw.trim() === '') throw new ParameterMissing('A JSON request body is required.');
+      let body: unknown;
       try {
-        req.context.state.body = JSON.parse(raw);
+        // V8 parses iteratively: any depth that fits the size limit parses without overflowing.
+        body = JSON.parse(raw);
       } catch {
         throw new InvalidJson();
       }
+      checkBodyShape(body);
+      req.context.state.body = body;
     },
   };
 }

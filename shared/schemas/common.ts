@@ -34,10 +34,13 @@ export const intParam = (min: number, max: number = MAX_ID) =>
 
 export const limitParam = z._default(z.optional(intParam(1, 100)), 20);
 
+const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
+
 /**
  * What a DynamoDB item can hold of a JSON value, which JSON itself does not limit: at most 32
  * levels of nesting, and numbers that are 0 or of magnitude 1e-130 up to 2^53 - 1 (the SDK
- * refuses larger ones, which JavaScript holds only approximately anyway; DynamoDB smaller ones).
+ * refuses larger ones, which JavaScript holds only approximately anyway; DynamoDB smaller ones),
+ * and no object key named constructor or __proto__.
  * The first problem found, or undefined.
  */
 export function unstorable(value: unknown, depth = 0): string | undefined {
@@ -48,6 +51,9 @@ export function unstorable(value: unknown, depth = 0): string | undefined {
   }
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= 32) return 'JSON values may nest at most 32 levels deep';
+  // The DynamoDB marshaller takes an object with its own `constructor` for a class instance and
+  // refuses it; `__proto__` never survives a copy by assignment.
+  for (const key of UNSTORABLE_KEYS) if (!Array.isArray(value) && Object.hasOwn(value, key)) return `an object key may not be named ${key}`;
   for (const v of Array.isArray(value) ? value : Object.values(value)) {
     const problem = unstorable(v, depth + 1);
     if (problem) return problem;
@@ -70,9 +76,16 @@ function* flatIssues(error: z.core.$ZodError): Generator<{ path: PropertyKey[]; 
 
 /** Turns zod issues into the spec's `fieldErrors` (paths joined with dots: `3.user_id`). */
 export function fieldErrorsOf(error: z.core.$ZodError): FieldErrors {
-  const out: FieldErrors = {};
-  for (const { path, message } of flatIssues(error)) (out[path.map(String).join('.') || 'body'] ??= []).push(message);
-  return out;
+  // A Map, not an object: a path may be `constructor` or `__proto__`, which an object already "has".
+  const out = new Map<string, string[]>();
+  for (const { path, message } of flatIssues(error)) {
+    const at = path.map(String).join('.') || 'body';
+    const messages = out.get(at);
+    if (messages) messages.push(message);
+    else out.set(at, [message]);
+  }
+  // fromEntries defines own properties, so even `__proto__` stays a key.
+  return Object.fromEntries(out);
 }
 
 /**
