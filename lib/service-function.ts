@@ -72,7 +72,8 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * Owns the defaults of every Lambda: Node.js 22 on arm64, X-Ray tracing, esbuild bundle
+ * Owns the defaults of every Lambda: Node.js 22 on arm64, X-Ray tracing (no response or error
+ * capture), esbuild bundle
  * (minified ESM with source maps, AWS SDK bundled, Powertools from its layer), its own log
  * group with retention, Powertools settings. `bind*` grant least privilege and merge environment variables.
  */
@@ -102,6 +103,10 @@ export class ServiceFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: 'recsearch',
         POWERTOOLS_METRICS_NAMESPACE: 'recsearch',
         ...props.environment,
+        // Never X-Ray metadata: responses hold keys, client secrets and tenant data; errors can
+        // carry request values (shared/observability.ts holds to this in code as well).
+        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+        POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
       },
       bundling: {
         format: OutputFormat.ESM,

@@ -13,8 +13,16 @@ export const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_N
  * The X-Ray tracer, only where tracing is on (on Lambda it is). Importing the X-Ray SDK installs
  * async hooks that tax every promise of the process, traced or not, so where tracing is off
  * (the local stack, tests) it is never loaded.
+ *
+ * It never records a response or an error as metadata: responses hold plaintext API keys, client
+ * secrets and tenant data, and errors can carry request values (the error is logged, and the
+ * segment still gets its error flag). The Tracer reads these two settings only from the
+ * environment, as it is built; the CDK functions set them too (lib/service-function.ts).
  */
+function newTracer(Tracer: typeof import('@aws-lambda-powertools/tracer').Tracer): Tracer {
+  process.env.POWERTOOLS_TRACER_CAPTURE_RESPONSE = 'false';
+  process.env.POWERTOOLS_TRACER_CAPTURE_ERROR = 'false';
+  return new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
+}
 export const tracer: Tracer | undefined =
-  process.env.POWERTOOLS_TRACE_ENABLED === 'false'
-    ? undefined
-    : new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'recsearch' });
+  process.env.POWERTOOLS_TRACE_ENABLED === 'false' ? undefined : newTracer((await import('@aws-lambda-powertools/tracer')).Tracer);

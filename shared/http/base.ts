@@ -156,8 +156,11 @@ export function jsonBody(): HttpMiddleware {
 /** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
 export function baseChain(flavor: Flavor) {
   const chain = middy<HttpEvent, HttpResult, Error, ApiContext>();
-  if (tracer) chain.use(captureLambdaHandler(tracer));
-  chain.use(injectLambdaContext(logger));
+  // Responses hold plaintext keys, client secrets and tenant data: never X-Ray metadata (and see
+  // observability.ts for errors). Events hold bearer tokens and Basic credentials: never logged,
+  // whatever POWERTOOLS_LOGGER_LOG_EVENT says.
+  if (tracer) chain.use(captureLambdaHandler(tracer, { captureResponse: false }));
+  chain.use(injectLambdaContext(logger, { logEvent: false }));
   // The local server runs many invocations at once in one process, which a per-invocation
   // metrics flush cannot serve; locally metrics are off anyway.
   if (process.env.POWERTOOLS_METRICS_DISABLED !== 'true') chain.use(logMetrics(metrics));

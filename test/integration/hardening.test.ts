@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreError, request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
+import type { Credentials } from '../../shared/local/stack.ts';
+import { TenantClient, expectCoreError, request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;
 beforeAll(async () => {
@@ -107,5 +112,79 @@ describe('JSON nested thousands of levels deep (issue 18, defect 1)', () => {
   it('nesting the schemas allow is still accepted', async () => {
     const r = await coreRaw('POST', '/v1/items', `{"name":"ok","metadata":${nested(30)}}`);
     expect(r.status).toBe(201);
+  });
+});
+
+/** `npm start` as its own process, everything it writes kept (logger output included). */
+async function serverWithOutput(env: Record<string, string>): Promise<{ base: string; creds: Credentials; output: () => string; stop: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-logs-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
+      if (m) {
+        clearInterval(timer);
+        resolve(Number(m[1]));
+      }
+    }, 50);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`server exited ${code}: ${output}`));
+    });
+  });
+  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    creds,
+    output: () => output,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('no log line holds a key, secret or token (issue 18, defect 2)', () => {
+  it('through creating an API key and a client, exchanging a token and using both, at the most verbose logging', async () => {
+    // DEBUG, and the event logging an operator might turn on to debug: still no secret written.
+    const s = await serverWithOutput({ POWERTOOLS_LOG_LEVEL: 'DEBUG', POWERTOOLS_LOGGER_LOG_EVENT: 'true' });
+    const basic = (id: string, secret: string) => Buffer.from(`${id}:${secret}`).toString('base64');
+    const secrets: string[] = [s.creds.api_key, s.creds.client_secret, basic(s.creds.client_id, s.creds.client_secret)];
+    try {
+      const demo = new TenantClient(s.base, s.creds);
+      const key = await demo.platform('POST', '/api/api-keys', { name: 'logged?', environment: 'staging', scopes: ['admin'] });
+      expect(key.status).toBe(201);
+      secrets.push(key.body.key);
+      const client = await demo.platform('POST', '/api/clients', { name: 'logged?', scopes: ['service-api/read', 'service-api/write'] }, key.body.key);
+      expect(client.status).toBe(201);
+      secrets.push(client.body.client_secret, basic(client.body.client_id, client.body.client_secret));
+      const app = new TenantClient(s.base, { ...s.creds, client_id: client.body.client_id, client_secret: client.body.client_secret });
+      const token = await app.accessToken();
+      secrets.push(token);
+      expect((await app.core('POST', '/v1/items', { name: 'a' })).status).toBe(201);
+      expect((await app.core('GET', '/v1/items')).status).toBe(200);
+      expect((await app.fetchToken(undefined, { id: client.body.client_id, secret: `${client.body.client_secret}x` })).status).toBe(401);
+      expect((await app.core('GET', '/v1/items', undefined, { token: `${token}x` })).status).toBe(401);
+      expect((await demo.platform('GET', '/api/clients', undefined, `${key.body.key}x`)).status).toBe(401);
+      // The embedding worker logs each item it embeds (DEBUG): wait for a log line, so the check
+      // below is known to see the loggers' output.
+      const end = Date.now() + 15_000;
+      while (!/"level":"DEBUG"/.test(s.output()) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await s.stop();
+    }
+    const out = s.output();
+    // The loggers did write (so the check below means something).
+    expect(out).toMatch(/"level":"DEBUG"/);
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThan(16);
+      expect(out.includes(secret), `a log line holds ${secret.slice(0, 8)}...`).toBe(false);
+    }
   });
 });
