@@ -22,6 +22,12 @@ export function matchesHash(presented: string, storedHex: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * What any client id can look like: Cognito's ClientId pattern and length (1 to 128 of
+ * [\w+]); the local ids (below) are a subset. Nothing else is looked up.
+ */
+export const CLIENT_ID_PATTERN = /^[\w+]{1,128}$/;
+
 /** Cognito-like client id (26 lowercase alphanumerics) and a 256-bit secret. */
 export const newClientId = (): string => randomAlphanum(26);
 export const newClientSecret = (): string => randomBytes(32).toString('base64url');

@@ -3,6 +3,7 @@ import type { CredentialStore } from '../domain/credentials-types.ts';
 import { authenticateClient } from '../domain/credentials.ts';
 import { ApiError } from '../errors.ts';
 import { TokenBucket } from './rate-limit.ts';
+import { CLIENT_ID_PATTERN } from './secrets.ts';
 import { loadSigningKey, signAccessToken, type SigningKey } from './signer.ts';
 
 /** RFC 6749 §5.2 errors: `code` becomes `error`, the message `error_description`. */
@@ -48,10 +49,15 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
     throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
   }
   const form = new URLSearchParams(req.body);
+  // RFC 6749 §3.1: a parameter sent more than once is an invalid request, not the first (or last) of them.
+  const names = [...form.keys()];
+  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  if (repeated !== undefined) throw oauthError('invalid_request', `${repeated.slice(0, 64)} may be sent only once.`);
   const grant = form.get('grant_type');
   if (!grant) throw oauthError('invalid_request', 'grant_type is required.');
   if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
-  const client = await authenticateClient(store, creds.id, creds.secret);
+  // An id no client can have is the same answer as an unknown one (and never a lookup: DynamoDB refuses keys over 2 KB).
+  const client = CLIENT_ID_PATTERN.test(creds.id) ? await authenticateClient(store, creds.id, creds.secret) : undefined;
   if (!client) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
   const requested = form.get('scope');
   let scopes: string[] = client.scopes;

@@ -188,3 +188,44 @@ describe('no log line holds a key, secret or token (issue 18, defect 2)', () => 
     }
   });
 });
+
+/** A token request with the Basic credentials and form given. */
+function tokenRequest(id: string, secret: string, form: string): Promise<Api> {
+  return request(t.base, 'POST', '/oauth2/token', {
+    rawBody: form,
+    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
+function expectOauthError(r: Api, status: number, error: string): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.body).toEqual({ error, error_description: expect.any(String) });
+}
+
+describe('client ids that cannot exist (issue 18, defect 4)', () => {
+  it.each([
+    ['3,000 characters', 'a'.repeat(3000)],
+    ['129 characters', 'a'.repeat(129)],
+    ['non-ASCII', 'é'.repeat(10)],
+    ['a NUL', 'ab\u0000cd'],
+    ['punctuation', 'a/b#c'],
+  ])('a Basic client_id of %s is 401 invalid_client, not 500', async (_what, id) => {
+    expectOauthError(await tokenRequest(id, 'secret', 'grant_type=client_credentials'), 401, 'invalid_client');
+  });
+
+  it('a real client still gets its token', async () => {
+    const r = await tokenRequest(t.demo.creds.client_id, t.demo.creds.client_secret, 'grant_type=client_credentials');
+    expect(r.status).toBe(200);
+  });
+});
+
+describe('repeated token request parameters (issue 18, defect 6; RFC 6749 §3.1)', () => {
+  it.each([
+    'grant_type=client_credentials&scope=service-api/read&scope=service-api/write',
+    'grant_type=client_credentials&grant_type=client_credentials',
+    'grant_type=client_credentials&grant_type=password',
+    'grant_type=client_credentials&scope=&scope=service-api/read',
+  ])('%s is 400 invalid_request', async (form) => {
+    expectOauthError(await tokenRequest(t.demo.creds.client_id, t.demo.creds.client_secret, form), 400, 'invalid_request');
+  });
+});
