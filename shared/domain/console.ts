@@ -92,6 +92,8 @@ export async function updateEventType(c: ConsoleStore, tenant: string, id: numbe
 // Contexts
 export async function createContext(c: ConsoleStore, tenant: string, b: z.output<typeof S.contextBody>) {
   const rec: Context = { id: await c.nextId(tenant, 'context'), name: b.name, description: b.description, created: nowSeconds() };
+  // The marker first: serving knows a context (its control Query lists it) once it is answered.
+  await c.putContextMarker(tenant, rec.id);
   await c.put(tenant, 'context', rec);
   return rec;
 }
@@ -178,9 +180,16 @@ export async function startTraining(c: ConsoleStore, queue: JobQueue, tenant: st
   return job;
 }
 const jobView = ({ id: _id, storing_version: _s, ...j }: Job) => j;
+/** The id of the job a name can belong to: exactly the name jobName gives it, else none. */
+const jobIdOf = (name: string): number | undefined => {
+  const id = jobId(name);
+  return Number.isSafeInteger(id) && id > 0 && jobName(id) === name ? id : undefined;
+};
+/** A job name is opaque to a client: any name that is not one of the tenant's jobs is not found. */
 export async function getJob(c: ConsoleStore, tenant: string, name: string) {
-  const j = await c.get<Job>(tenant, 'job', jobId(name));
-  if (!j) throw notFound('training job', name);
+  const id = jobIdOf(name);
+  const j = id === undefined ? undefined : await c.get<Job>(tenant, 'job', id);
+  if (!j) throw notFound('training job', name.length > 64 ? `${name.slice(0, 64)}...` : name);
   return j;
 }
 export const jobResource = async (c: ConsoleStore, tenant: string, name: string) => jobView(await getJob(c, tenant, name));

@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
-import './common.ts'; // English messages for zod/mini
+import { numericId } from './common.ts'; // and English messages for zod/mini
 
 const name = z.string().check(z.minLength(1), z.maxLength(256));
-export const idPath = z.object({ id: z.pipe(z.string().check(z.regex(/^[1-9][0-9]{0,15}$/, 'id must be a positive integer')), z.transform(Number)) });
+/** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
+export const idPath = z.object({ id: numericId('id') });
 
 export const eventTypeBody = z.strictObject({
   name: z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
@@ -63,10 +64,9 @@ export const trainingJobBody = z.strictObject({
 export type TrainingJobBody = z.output<typeof trainingJobBody>;
 export type TrainingOptions = TrainingJobBody['options'];
 
-export const jobNamePath = z.object({ jobName: z.string().check(z.regex(/^train-[1-9][0-9]{0,15}$/, 'jobName is malformed')) });
-export const versionPath = z.object({
-  version: z.pipe(z.string().check(z.regex(/^[1-9][0-9]{0,15}$/, 'version must be a positive integer')), z.transform(Number)),
-});
+/** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getJob). */
+export const jobNamePath = z.object({ jobName: z.string().check(z.minLength(1)) });
+export const versionPath = z.object({ version: numericId('version') });
 export const modelPatch = z
   .strictObject({
     label: z.optional(z.nullable(z.string().check(z.maxLength(256)))),

@@ -229,3 +229,42 @@ describe('repeated token request parameters (issue 18, defect 6; RFC 6749 §3.1)
     expectOauthError(await tokenRequest(t.demo.creds.client_id, t.demo.creds.client_secret, form), 400, 'invalid_request');
   });
 });
+
+describe('console ids above 2^53 (issue 18, defect 6)', () => {
+  const platform = (method: string, path: string, body?: unknown) => t.demo.platform(method, path, body);
+
+  it.each([
+    ['GET', '/api/models/9007199254740993'],
+    ['GET', '/api/models/9007199254740992'],
+    ['GET', '/api/models/99999999999999999999'],
+    ['POST', '/api/models/9007199254740993/approve'],
+    ['PATCH', '/api/models/9007199254740993', { label: 'x' }],
+    ['POST', '/api/models/9007199254740993/promote', { endpoint_name: 'main' }],
+    ['GET', '/api/events/templates/9007199254740993'],
+    ['PATCH', '/api/events/templates/9007199254740993', { status: 'Published' }],
+    ['PATCH', '/api/event-types/9007199254740993', { weight: 2 }],
+  ] as const)('%s %s is 400, as on the Core routes', async (method, path, body?: unknown) => {
+    const r = await platform(method, path, body);
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(Object.keys(r.body)).toEqual(['error']);
+    expect(r.body.error).toMatch(/out of range/);
+  });
+
+  it('the largest safe id is an ordinary id (404 when there is none)', async () => {
+    expect((await platform('GET', '/api/models/9007199254740991')).status).toBe(404);
+    expect((await platform('GET', '/api/events/templates/9007199254740991')).status).toBe(404);
+  });
+});
+
+describe('job names that are not a job of the tenant (issue 18, defect 7)', () => {
+  const names = ['nope', 'train-0', 'train-01', 'train-99', 'train-9007199254740993', 'train-99999999999999999999', 'TRAIN-1', 'train-1x', 'x'.repeat(300)];
+
+  it.each(names)('%s is 404 on every job route', async (name) => {
+    const enc = encodeURIComponent(name);
+    for (const [method, path] of [['GET', `/api/training-jobs/${enc}`], ['GET', `/api/training-jobs/logs/${enc}`], ['POST', `/api/training-jobs/${enc}/stop`]] as const) {
+      const r = await t.demo.platform(method, path);
+      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(404);
+      expect(Object.keys(r.body)).toEqual(['error']);
+    }
+  });
+});
