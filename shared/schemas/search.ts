@@ -1,12 +1,15 @@
 import * as z from 'zod/mini';
 import { POSITIVE_INT_PATTERN } from './common.ts';
 
+/** The longest query either search route takes. */
+const MAX_QUERY_CHARS = 1000;
+
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const oneOrMany = z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]);
 
 /** Core `POST /v1/search` body (api-decisions). */
 export const searchBody = z.strictObject({
-  query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(1000)),
+  query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
   filters: z.optional(
     z.strictObject({
       category: z.optional(oneOrMany),
@@ -35,7 +38,7 @@ const filterField = z
 
 /** Platform `POST /api/items/search` body. */
 export const platformSearchBody = z.strictObject({
-  query: z._default(z.optional(z.string().check(z.maxLength(1000))), ''),
+  query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   filters: z._default(
     z.optional(
       z
@@ -70,7 +73,7 @@ export type PlatformSearchBody = z.output<typeof platformSearchBody>;
 
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({
-  query: z._default(z.optional(z.string().check(z.maxLength(1000))), ''),
+  query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   limit: z._default(
     z.optional(
       z.pipe(

@@ -268,3 +268,20 @@ describe('job names that are not a job of the tenant (issue 18, defect 7)', () =
     }
   });
 });
+
+describe('search query length (issue 18, defect 8)', () => {
+  it('a query over 1,000 characters is refused with the limit in the message', async () => {
+    const r = await t.demo.core('POST', '/v1/search', { query: 'a'.repeat(1001) });
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    const message = r.body.error.details.fieldErrors.query.join(' ');
+    expect(message).toMatch(/1,?000 characters/);
+    expect(message).not.toMatch(/required/);
+    expect((await t.demo.core('POST', '/v1/search', { query: 'a'.repeat(1000) })).status).toBe(200);
+  });
+
+  it('a missing query is still "query is required"', async () => {
+    const r = await t.demo.core('POST', '/v1/search', {});
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(r.body.error.details.fieldErrors.query.join(' ')).toMatch(/required/);
+  });
+});
