@@ -9,6 +9,8 @@ export interface AccessClaims {
   scopes: string[];
 }
 
+const hasExpiry = (payload: Record<string, unknown>): payload is Record<string, unknown> & { exp: number } => typeof payload.exp === 'number' && Number.isFinite(payload.exp);
+
 type Verifier = { verify(token: string): Promise<Record<string, unknown>> };
 let verifier: Verifier | undefined;
 
@@ -22,6 +24,8 @@ function getVerifier(): Verifier {
     customJwtCheck: ({ payload }) => {
       if (payload.token_use !== 'access') throw new Error('not an access token');
       if (typeof payload.client_id !== 'string' || payload.client_id === '') throw new Error('no client_id in token');
+      // The verifier checks exp only when present; a token that never expires is refused.
+      if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
     },
   });
   // Locally the JWKS is a file beside the signing key: preload it so verification never fetches.
@@ -38,7 +42,7 @@ function getVerifier(): Verifier {
 const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
 const MAX_VERIFIED = 1000;
 
-/** Verifies signature, issuer, expiry and token use; throws on any failure. */
+/** Verifies signature, issuer, expiry (which must be there) and token use; throws on any failure. */
 export async function verifyAccessToken(token: string): Promise<AccessClaims> {
   const hit = verified.get(token);
   if (hit) {
@@ -46,11 +50,11 @@ export async function verifyAccessToken(token: string): Promise<AccessClaims> {
     verified.delete(token);
   }
   const payload = await getVerifier().verify(token);
+  // Checked by the verifier too (customJwtCheck); here as well, whatever the verifier does.
+  if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
   const claims = { clientId: String(payload.client_id), scopes: scope.split(' ').filter(Boolean) };
-  if (typeof payload.exp === 'number') {
-    if (verified.size >= MAX_VERIFIED) verified.clear();
-    verified.set(token, { claims, expiresAt: payload.exp * 1000 });
-  }
+  if (verified.size >= MAX_VERIFIED) verified.clear();
+  verified.set(token, { claims, expiresAt: payload.exp * 1000 });
   return claims;
 }

@@ -1,5 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { createSign } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { verifyAccessToken } from '../../shared/auth/jwt.ts';
+import { ensureSigningKey, loadSigningKey, signAccessToken, type SigningKey } from '../../shared/auth/signer.ts';
 
 /**
  * Issue 18, defect 2. Runs two handlers of the shared chain in a fresh process with the tracer on
@@ -50,5 +56,45 @@ describe('tracing (issue 18, defect 2)', () => {
   it('even where the environment asks for response and error capture', () => {
     const { recorded } = traced({ POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'true', POWERTOOLS_TRACER_CAPTURE_ERROR: 'true' });
     expect(JSON.stringify(recorded)).not.toContain('SECRET');
+  });
+});
+
+describe('access tokens without a numeric exp (issue 18, defect 5)', () => {
+  const issuer = 'http://127.0.0.1:1/hardening-pool';
+  let key: SigningKey;
+  beforeAll(() => {
+    const dir = mkdtempSync(join(tmpdir(), 'jwt-hardening-'));
+    ensureSigningKey(join(dir, 'key.json'), join(dir, 'jwks.json'));
+    key = loadSigningKey(join(dir, 'key.json'));
+    process.env.TABLE_NAME = 'unit';
+    process.env.AUTH_ISSUER = issuer;
+    process.env.AUTH_JWKS_FILE = join(dir, 'jwks.json');
+  });
+
+  /** A token with a valid signature over exactly these claims. */
+  function signed(claims: Record<string, unknown>): string {
+    const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const body = `${b64({ kid: key.kid, alg: 'RS256' })}.${b64(claims)}`;
+    return `${body}.${createSign('RSA-SHA256').update(body).sign(key.key).toString('base64url')}`;
+  }
+  const now = () => Math.floor(Date.now() / 1000);
+  const claims = () => ({ iss: issuer, token_use: 'access', client_id: 'c1', scope: 'service-api/read', iat: now() });
+
+  it('a well-formed token is accepted (the signing here is sound)', async () => {
+    await expect(verifyAccessToken(signed({ ...claims(), exp: now() + 60 }))).resolves.toEqual({ clientId: 'c1', scopes: ['service-api/read'] });
+    await expect(verifyAccessToken(signAccessToken(key, { issuer, clientId: 'c1', scope: 'service-api/read', lifetimeSeconds: 60 }))).resolves.toBeDefined();
+  });
+
+  it.each([
+    ['no exp', {}],
+    ['exp null', { exp: null }],
+    ['exp a string', { exp: String(now() + 60) }],
+    ['exp an array', { exp: [now() + 60] }],
+    ['exp an object', { exp: { n: now() + 60 } }],
+  ])('%s is refused even though its signature verifies', async (_what, exp) => {
+    const token = signed({ ...claims(), ...exp });
+    await expect(verifyAccessToken(token)).rejects.toThrow();
+    // And again (nothing about it was remembered as verified).
+    await expect(verifyAccessToken(token)).rejects.toThrow();
   });
 });
