@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Access } from '../shared/routes.ts';
+import { tableActions, type Access } from '../shared/routes.ts';
 import type { QueueName } from '../shared/workers.ts';
 
 /** The stack's shared resources a function may be bound to. */
@@ -130,7 +130,7 @@ export class ServiceFunction extends NodejsFunction {
   /** Grants exactly the declared table actions (GSIs only when the handler queries them) and names the table. */
   bindTable(table: ITable, access: Access): this {
     this.addEnvironment('TABLE_NAME', table.tableName);
-    const actions = (access.table ?? []).map((a) => `dynamodb:${a}`);
+    const actions = tableActions(access).map((a) => `dynamodb:${a}`);
     if (actions.length === 0) return this;
     this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [table.tableArn] }));
     if (access.indexes?.length) {

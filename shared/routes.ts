@@ -32,7 +32,16 @@ export interface Access {
   queueDepth?: readonly QueueName[];
   /** Calls the embedding model (Bedrock, when that provider is chosen). */
   embeds?: boolean;
+  /**
+   * Records experiment exposures (PutItem and UpdateItem on the table, granted with the table
+   * actions) once the caller's credentials are confirmed: counting what was served, not a
+   * change of tenant data, so the route still counts as read-only (`readOnly`).
+   */
+  exposures?: boolean;
 }
+
+/** The table actions a route's function is granted: its own, plus those of exposure counting. */
+export const tableActions = (a: Access): TableAction[] => [...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'UpdateItem'] as const) : [])])];
 
 interface RouteBase {
   method: HttpMethod;
@@ -91,8 +100,8 @@ const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/events', 'events/ingest', W, CREATE),
   core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
-  core('POST', '/v1/search', 'search/search', R, SEARCH),
-  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read' }),
+  core('POST', '/v1/search', 'search/search', R, { ...SEARCH, exposures: true }),
+  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', exposures: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */

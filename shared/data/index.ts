@@ -4,6 +4,7 @@ import { table, type TableRef } from './client.ts';
 import { dynamoConsoleStore, type ConsoleStore } from './console.ts';
 import { dynamoCredentialStore } from './credentials.ts';
 import { dynamoEventStore } from './events.ts';
+import { dynamoExposureStore } from './experiments.ts';
 import { dynamoIdempotencyStore, type IdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
 
@@ -39,6 +40,7 @@ export const eventStore = /* @__PURE__ */ containerStore(dynamoEventStore);
 export const credentialStore = /* @__PURE__ */ containerStore(dynamoCredentialStore);
 export const idempotencyStore = /* @__PURE__ */ containerStore(dynamoIdempotencyStore);
 export const consoleStore = /* @__PURE__ */ containerStore(dynamoConsoleStore);
+export const exposureStore = /* @__PURE__ */ containerStore(dynamoExposureStore);
 
 /** Every store of the container (the workers use most of them). */
 export function stores(): Stores {

@@ -8,6 +8,11 @@ const pad = (n: number): string => n.toString().padStart(16, '0');
 export const unpad = (s: string): number => Number.parseInt(s, 10);
 
 const SERVING_KINDS: ReadonlySet<string> = new Set(['event_type', 'endpoint']);
+/** The control plane's kinds: one partition per tenant, so serving reads all of them with one Query. */
+const CONTROL_KINDS: ReadonlySet<string> = new Set(['rule', 'segment', 'experiment', 'rerank']);
+/** Sort-key prefix of a context's marker row in the control partition. */
+const CONTEXT_MARKER = 'context';
+const shared = (kind: string) => SERVING_KINDS.has(kind) || CONTROL_KINDS.has(kind);
 
 export const keys = {
   tenant: (t: string) => ({ pk: `TENANT#${t}`, sk: '#TENANT' }),
@@ -57,14 +62,28 @@ export const keys = {
 
   /**
    * Console records: a partition per kind, except the kinds every recommendation reads (event
-   * types and endpoints), which share one partition so that one Query returns both.
+   * types and endpoints), which share one partition so that one Query returns both, and the
+   * control plane's (rules, segments, experiments, rerank controls, with a marker row per
+   * context), which share another.
    */
-  consolePk: (t: string, kind: string) => (SERVING_KINDS.has(kind) ? `TENANT#${t}#CONSOLE#SERVING` : `TENANT#${t}#CONSOLE#${kind}`),
+  consolePk: (t: string, kind: string) =>
+    SERVING_KINDS.has(kind) ? `TENANT#${t}#CONSOLE#SERVING` : CONTROL_KINDS.has(kind) ? `TENANT#${t}#CONSOLE#CONTROL` : `TENANT#${t}#CONSOLE#${kind}`,
   /** Sort-key prefix of a kind within its partition ('' where the partition is the kind's own). */
-  consoleSkPrefix: (kind: string) => (SERVING_KINDS.has(kind) ? `${kind}#` : ''),
+  consoleSkPrefix: (kind: string) => (shared(kind) ? `${kind}#` : ''),
   consoleRecord: (t: string, kind: string, id: number) => ({ pk: keys.consolePk(t, kind), sk: keys.consoleSkPrefix(kind) + pad(id) }),
+  /** Sort-key bounds (inclusive) of a kind's records with ids above `after`, for a BETWEEN. */
+  consoleIdsAfter: (kind: string, after: number) => ({ from: keys.consoleSkPrefix(kind) + pad(after + 1), to: keys.consoleSkPrefix(kind) + '9'.repeat(16) }),
   /** The kind of a row of a shared console partition, from its sort key. */
   consoleKindOf: (sk: string) => sk.slice(0, sk.indexOf('#')),
+  /** The id of a row of a shared console partition, from its sort key. */
+  consoleIdOf: (sk: string) => unpad(sk.slice(sk.indexOf('#') + 1)),
+  controlPk: (t: string) => `TENANT#${t}#CONSOLE#CONTROL`,
+  /** A context's marker in the control partition: the control Query lists the tenant's contexts. */
+  contextMarker: (t: string, contextId: number) => ({ pk: `TENANT#${t}#CONSOLE#CONTROL`, sk: `${CONTEXT_MARKER}#${pad(contextId)}` }),
+  contextMarkerKind: CONTEXT_MARKER,
+  /** Change history of one control resource (`rules/12`), by entry id (newest last). */
+  auditPk: (t: string, resource: string) => `TENANT#${t}#AUDIT#${resource}`,
+  audit: (t: string, resource: string, id: number) => ({ pk: `TENANT#${t}#AUDIT#${resource}`, sk: pad(id) }),
   jobLogPk: (t: string, jobId: number) => `TENANT#${t}#JOBLOG#${jobId}`,
   /**
    * A log line: ordered by time, then by its writer's sequence within that millisecond; `writer`
@@ -74,4 +93,16 @@ export const keys = {
 
   /** Sort-key value for an id, for cursors. */
   sortId: pad,
+
+  /** A request served in an experiment, by its request_id: events that name it are attributed to its variant. */
+  exposure: (t: string, requestId: string) => ({ pk: `TENANT#${t}#EXPREQ#${requestId}`, sk: '#EXPREQ' }),
+  /** A user's record in an experiment (first served, conversions by event type). */
+  experimentUser: (t: string, experimentId: number, userId: string) => ({ pk: `TENANT#${t}#EXPUSER#${experimentId}#${userId}`, sk: '#EXPUSER' }),
+  /** One shard of an experiment's running totals, per variant: shards spread the counting over partitions. */
+  experimentTotals: (t: string, experimentId: number, shard: number, variant: number) => ({ pk: `TENANT#${t}#EXPAGG#${experimentId}#${shard}`, sk: pad(variant) }),
+  experimentTotalsPk: (t: string, experimentId: number, shard: number) => `TENANT#${t}#EXPAGG#${experimentId}#${shard}`,
+  experimentVariantOf: (sk: string): number => unpad(sk),
 };
+
+/** Write shards of an experiment's totals: a tenant's requests spread over this many partitions. */
+export const EXPERIMENT_SHARDS = 16;

@@ -1,3 +1,4 @@
+import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { EventNotFound } from '../errors.ts';
 import type { IngestEvent, IngestEventsBody, ListEventsQuery } from '../schemas/events.ts';
 import { nowSeconds } from './items.ts';
@@ -28,9 +29,14 @@ function toNewEvent(e: IngestEvent): NewEvent {
   };
 }
 
-/** Stores every event of an already validated batch; answers the stored events in request order. */
-export async function ingestEvents(store: EventStore, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
+/**
+ * Stores every event of an already validated batch, then attributes those that name a request
+ * served in an experiment (again, harmlessly, when a retry resumes it); answers the stored
+ * events in request order.
+ */
+export async function ingestEvents(store: EventStore, exposures: ExposureStore, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
   const stored = await store.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
+  await attributeEvents(exposures, tenant, stored);
   return listOf('/v1/events', stored.map(eventResource), false);
 }
 

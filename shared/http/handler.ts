@@ -15,6 +15,14 @@ export interface HandlerInput<B, Q, P> {
   event: HttpEvent;
   /** Which ids a create writes under (an Idempotency-Key's retry reuses the first attempt's). */
   idPlan: IdPlan | undefined;
+  /**
+   * Settles once the caller's credentials are confirmed (at once, unless the route runs while
+   * its client record is read: see `overlap` in middleware.ts); rejects if they are not. A
+   * read-only route awaits it before it records anything (experiment exposures).
+   */
+  authorized: Promise<unknown>;
+  /** Platform API: the API key's 8-character prefix (the audit trail's actor); undefined on the Core API. */
+  actor: string | undefined;
 }
 
 export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
@@ -56,6 +64,8 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
       requestId: s.requestId,
       event,
       idPlan: s.idPlan,
+      authorized: s.authConfirmed ?? Promise.resolve(),
+      actor: s.actor,
     });
     return toResult(flavor, s.requestId, reply);
   });

@@ -12,19 +12,28 @@ import { kthLargest, type PreparedDelta } from '../search/rank.ts';
 import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
 import type { History } from './models.ts';
 import { topK } from './evaluate.ts';
+import { trendingScores } from './trending.ts';
+import { unitVector } from '../search/vectors.ts';
+import { recordServed, type ExposureStore } from '../control/exposures.ts';
+import { runPipeline, type Candidate } from '../control/pipeline.ts';
+import { planFor, type ControlDeps } from '../control/serving.ts';
+import { nowSeconds } from '../domain/items.ts';
+
+/** With a context, the candidates its rules and rerank controls choose from (before `limit`). */
+const CONTEXT_POOL = 300;
 
 export interface RecsDeps {
   console: ConsoleStore;
+  /** The control plane (contexts) and experiment counting: needed only by requests that name a context. */
+  control?: ControlDeps;
+  exposures?: ExposureStore;
   events: EventStore;
   blobs: BlobStore;
   /** The tenant's live catalog (search index + fresh changes): existence, activity, vectors. */
   catalog: (tenant: string) => Promise<{ index: SearchIndex; delta: PreparedDelta }>;
-  /** How many of the tenant's latest events popularity without a model counts (default TRENDING_EVENTS). */
+  /** How many of the tenant's latest events popularity without a model counts (default TRENDING_EVENTS, trending.ts). */
   trendingEvents?: number;
 }
-
-/** Popularity without a model counts the tenant's latest this many events. */
-const TRENDING_EVENTS = 20_000;
 
 /**
  * How many of the user's latest events a request reads (one Query). The model's artifact holds
@@ -77,9 +86,6 @@ function servingConfig(c: ConsoleStore, tenant: string) {
   return read(tenant);
 }
 
-/** Popularity without a model: counts over the tenant's latest events, cached briefly. */
-const trending = new Map<string, { at: number; scores: Map<number, number> }>();
-
 /** Live view of the catalog by id (active or not; deleted ids absent), without copying it. */
 function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): SearchDoc | undefined; has(id: number): boolean } {
   const get = (id: number): SearchDoc | undefined => {
@@ -99,13 +105,24 @@ function liveDocs(index: SearchIndex, delta: PreparedDelta): { get(id: number): 
  * history and tenants without a model. Seen items are left out unless asked; inactive and
  * deleted items never appear.
  */
-export async function recommend(deps: RecsDeps, tenant: string, q: RecommendationsQuery, requestId: string) {
+export async function recommend(deps: RecsDeps, tenant: string, q: RecommendationsQuery, requestId: string, authorized: Promise<unknown> = Promise.resolve()) {
   if (q.user_id === undefined && q.item_id === undefined) {
     throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
   }
   const userId = q.user_id;
+  const now = nowSeconds();
+  // The context's plan: its rules and controls, and (unless the request names an endpoint) the
+  // variant of its running experiment, whose endpoint then serves.
+  const planned = q.context_id !== undefined ? planFor(required(deps.control), tenant, Number(q.context_id), userId, now) : undefined;
+  planned?.catch(() => undefined);
+  const plan = planned ? await planned : undefined;
+  const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
+  // Counted once the caller is confirmed, while the request is ranked; answered only once counted.
+  const recorded = assignment && userId !== undefined ? authorized.then(() => recordServed(required(deps.exposures), tenant, assignment, userId, requestId, now)) : undefined;
+  recorded?.catch(() => undefined);
+  const endpointName = q.endpoint ?? assignment?.endpoint;
   const recentAfter = (id: number) => (userId !== undefined ? deps.events.recentByUser(tenant, userId, HISTORY_LIMIT, id) : Promise.resolve([] as RecentEvent[]));
-  const readKey = `${tenant}\u0000${q.endpoint ?? ''}`;
+  const readKey = `${tenant}\u0000${endpointName ?? ''}`;
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once.
   const [{ index, delta }, { endpoints, eventTypes }, guessed] = await Promise.all([deps.catalog(tenant), servingConfig(deps.console, tenant), recentAfter(guess)]);
@@ -113,7 +130,8 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
 
-  const endpoint = pickEndpoint(endpoints, q.endpoint);
+  // A variant's endpoint removed since the experiment started: the default serves.
+  const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);
   if (q.endpoint !== undefined && !endpoint) throw new NotFoundError('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
   const version = endpoint?.model_version ?? null;
   const model = version !== null ? await loadModel(deps, tenant, version) : undefined;
@@ -211,27 +229,43 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     if (q.category !== undefined && d.metadata.category !== q.category) return false;
     return true;
   };
+  // With a context, its rules and controls choose from a wider pool of candidates.
+  const want = plan ? Math.max(CONTEXT_POOL, q.limit) : q.limit;
   let ranked: [number, number][];
-  if (scores.size > 0) ranked = best(scores, q.limit, eligible);
+  if (scores.size > 0) ranked = best(scores, want, eligible);
   else {
     strategy = 'popular';
     reason = 'popular right now';
-    ranked = best(await popularity(deps, tenant, model), q.limit, eligible);
+    ranked = best(await popularity(deps, tenant, model), want, eligible);
   }
-  if (ranked.length < q.limit && strategy !== 'popular') {
+  if (ranked.length < want && strategy !== 'popular') {
     // Not enough personal candidates after filtering: fill with popular items.
     const have = new Set(ranked.map(([id]) => id));
     const fill = [...(await popularity(deps, tenant, model))].filter(([id]) => !have.has(id) && eligible(id));
-    ranked = [...ranked, ...fill.map(([id, s]): [number, number] => [id, s * 1e-3])];
+    ranked = [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, s * 1e-3])];
   }
-  const data = ranked.slice(0, q.limit).map(([id, score], k) => ({
+  const experiment = assignment ? { id: assignment.experiment.id, variant: assignment.variant } : null;
+  let served: { id: number; score: number; explain?: unknown }[];
+  if (plan) {
+    const candidates: Candidate[] = ranked.map(([id, score]) => ({ id, score, doc: docs.get(id) as SearchDoc }));
+    const popular = plan.controls.popularity_weight ? await popularity(deps, tenant, model) : undefined;
+    served = runPipeline(candidates, plan.rules, plan.controls, {
+      now,
+      seen: isSeen,
+      ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
+      vector: (c) => unitVector(index, delta, c.doc),
+    }, experiment);
+  } else served = ranked.map(([id, score]) => ({ id, score }));
+  const data = served.slice(0, q.limit).map((r, k) => ({
     object: 'recommendation' as const,
-    item_id: String(id),
+    item_id: String(r.id),
     rank: k + 1,
-    score: Number(score.toFixed(6)),
+    score: Number(r.score.toFixed(6)),
     reason,
-    item: itemResource(docs.get(id) as SearchDoc),
+    item: itemResource(docs.get(r.id) as SearchDoc),
+    ...(q.explain ? { explain: r.explain ?? { base_score: Number(r.score.toFixed(6)), rules: [], score_after_rules: Number(r.score.toFixed(6)), rerank: [], final_score: Number(r.score.toFixed(6)), experiment } } : {}),
   }));
+  await recorded;
   return {
     object: 'list' as const,
     data,
@@ -240,9 +274,16 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     url: '/v1/recommendations',
     request_id: requestId,
     model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
+    ...(experiment ? { experiment } : {}),
     strategy,
   };
 }
+
+function required<T>(dep: T | undefined): T {
+  if (dep === undefined) throw new Error('a request naming a context needs the control-plane dependencies');
+  return dep;
+}
+
 
 /** Whether ascending `xs` holds `x` (binary search). */
 function sortedHas(xs: ArrayLike<number>, x: number): boolean {
@@ -381,18 +422,5 @@ function modelPopularity(a: ModelArtifact): Map<number, number> {
 
 /** Popular items: the model's training popularity, else the tenant's latest events. */
 async function popularity(deps: RecsDeps, tenant: string, model: ServedModel | undefined): Promise<Map<number, number>> {
-  if (model) return model.popular;
-  const cached = trending.get(tenant);
-  if (cached && Date.now() - cached.at < 30_000) return cached.scores;
-  const counts = new Map<number, number>();
-  // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
-  for (const e of await deps.events.latest(tenant, deps.trendingEvents ?? TRENDING_EVENTS)) {
-    const id = Number(e.item_id);
-    counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  let max = 1e-9;
-  for (const v of counts.values()) if (v > max) max = v;
-  const scores = new Map([...counts].map(([id, c]) => [id, c / max]));
-  trending.set(tenant, { at: Date.now(), scores });
-  return scores;
+  return model ? model.popular : trendingScores(deps.events, tenant, deps.trendingEvents);
 }

@@ -13,5 +13,10 @@ export const recommendationsQuery = z.strictObject({
     z.optional(z.pipe(z.enum(['true', 'false'], { error: 'include_seen must be true or false' }), z.transform((v: 'true' | 'false') => v === 'true'))),
     false,
   ),
+  /** Adds to each element why it is there: base score, rules applied, rerank steps, experiment variant. */
+  explain: z._default(
+    z.optional(z.pipe(z.enum(['true', 'false'], { error: 'explain must be true or false' }), z.transform((v: 'true' | 'false') => v === 'true'))),
+    false,
+  ),
 });
 export type RecommendationsQuery = z.output<typeof recommendationsQuery>;

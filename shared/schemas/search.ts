@@ -29,6 +29,8 @@ export const searchBody = z.strictObject({
       z.transform(String),
     ),
   ),
+  /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
+  explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
 });
 export type SearchBody = z.output<typeof searchBody>;
 

@@ -9,6 +9,10 @@ import { unpackIndex } from './artifact.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
 import { addDocVectors, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
+import { runPipeline } from '../control/pipeline.ts';
+import type { ServingPlan } from '../control/serving.ts';
+import { trendingScores } from '../recs/trending.ts';
+import { unitVector } from './vectors.ts';
 
 /** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
 export const indexPointerKey = (tenant: string) => `search/${tenant}/current.json`;
@@ -305,11 +309,16 @@ interface Cursor {
   score: number;
   id: number;
   builtAt?: number | undefined;
+  /** A cursor of a context's list: the position to go on from. */
+  offset?: number;
 }
 const encodeCursor = (h: Hit, builtAt: number) => Buffer.from(JSON.stringify([h.score, h.doc.id, builtAt])).toString('base64url');
 function decodeCursor(c: string, field: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
+    if (Array.isArray(v) && v.length === 3 && v[0] === 'o' && Number.isSafeInteger(v[1]) && (v[1] as number) > 0 && Number.isSafeInteger(v[2]) && (v[2] as number) >= 0) {
+      return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number };
+    }
     // Cursors issued before they named their build (two elements) page on the current one.
     if (Array.isArray(v) && (v.length === 2 || v.length === 3) && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       const builtAt = v[2] as unknown;
@@ -330,11 +339,78 @@ export interface SearchRequest {
   cursor?: string | undefined;
   userId?: string | undefined;
   includeInactive?: boolean;
+  /** A context's plan (rules, rerank controls, experiment variant): the pipeline orders the best matches. */
+  plan?: ServingPlan | undefined;
+  /** Each hit says why it is there. */
+  explain?: boolean | undefined;
 }
+
+/** With a context, the best matches its rules and rerank controls order; its pages page through them. */
+const CONTEXT_POOL = 300;
+
+/** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
+const encodeOffsetCursor = (offset: number, builtAt: number) => Buffer.from(JSON.stringify(['o', offset, builtAt])).toString('base64url');
+
+/**
+ * A search naming a context: its best CONTEXT_POOL matches (relevance scaled so the best is 1)
+ * go through the context's pipeline (shared/control/pipeline.ts), and pages are positions in
+ * the order that comes out, ranked on the same build page after page.
+ */
+async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined) {
+  const { index, delta } = await pagedView(deps, tenant, builtAt);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
+  const { controls } = req.plan;
+  const needSeen = controls.exclude_seen === true && req.userId !== undefined;
+  const [profile, recent, popular] = await Promise.all([
+    req.userId ? profileOf(deps, tenant, req.userId, index, delta) : null,
+    needSeen ? deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS) : [],
+    controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
+  ]);
+  const ranked = rank(
+    index,
+    delta,
+    { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
+    { limit: CONTEXT_POOL, after: undefined },
+  );
+  const top = ranked.hits[0]?.score ?? 0;
+  const scale = top > 0 ? 1 / top : 1;
+  const seen = new Set(recent.map((e) => Number(e.item_id)));
+  const a = req.plan.assignment;
+  const experiment = a ? { id: a.experiment.id, variant: a.variant } : null;
+  const served = runPipeline(
+    ranked.hits.slice(0, CONTEXT_POOL).map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc })),
+    req.plan.rules,
+    controls,
+    {
+      now: Math.floor(Date.now() / 1000),
+      seen: (id) => seen.has(id),
+      ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
+      vector: (c) => unitVector(index, delta, c.doc),
+    },
+    experiment,
+  );
+  const slice = served.slice(offset, offset + req.limit);
+  const hasMore = served.length > offset + req.limit;
+  return {
+    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)), ...(req.explain ? { explain: h.explain } : {}) })),
+    has_more: hasMore,
+    next_cursor: hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt) : null,
+    total: ranked.total,
+    experiment,
+  };
+}
+
+/** How many of the user's latest events `exclude_seen` leaves out of a search. */
+const SEEN_EVENTS = 100;
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
+  if (req.plan) {
+    if (after && after.offset === undefined) throw new ValidationError('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
+    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
+  }
+  if (after?.offset !== undefined) throw new ValidationError('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
   const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
@@ -349,10 +425,14 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   const hasMore = ranked.hits.length > req.limit;
   const last = slice[slice.length - 1];
   return {
-    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)) })),
+    data: slice.map((h) => {
+      const score = Number(h.score.toFixed(6));
+      return { ...itemResource(h.doc), score, ...(req.explain ? { explain: { base_score: score, rules: [], score_after_rules: score, rerank: [], final_score: score, experiment: null } } : {}) };
+    }),
     has_more: hasMore,
     next_cursor: hasMore && last ? encodeCursor(last, index.builtAt) : null,
     total: ranked.total,
+    experiment: null,
   };
 }
 

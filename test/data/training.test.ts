@@ -82,7 +82,7 @@ describe('training histories and what serving reads', () => {
     };
     const endpoint: Endpoint = { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now };
     await c.put(T, 'endpoint', endpoint);
-    const ids = async () => (await recommend(deps, T, { user_id: 'u1', limit: 5, include_seen: false }, 'req')).data.map((d) => Number(d.item_id));
+    const ids = async () => (await recommend(deps, T, { user_id: 'u1', limit: 5, include_seen: false, explain: false }, 'req')).data.map((d) => Number(d.item_id));
     // Everything u1 did is seen, from the artifact (1-4) or from the events after it (item 5).
     for (let n = 0; n < 2; n++) {
       const got = await ids();
@@ -144,7 +144,7 @@ describe('event type weights: the template multiplies them; serving keeps those 
     await c.put(T2, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
     // x, after training: one buy of a first-taste item, then two views of second-taste items.
     await events.append(T2, [ev('x', 'buy', 1), ev('x', 'view', 4), ev('x', 'view', 5)], now);
-    const recs = async () => (await recommend(deps, T2, { user_id: 'x', limit: 6, include_seen: false }, 'req')).data.map((d) => [d.item_id, d.score]);
+    const recs = async () => (await recommend(deps, T2, { user_id: 'x', limit: 6, include_seen: false, explain: false }, 'req')).data.map((d) => [d.item_id, d.score]);
     const before = await recs();
     expect(before.length).toBeGreaterThan(0);
     await updateEventType(c, T2, 2, { weight: 1 });
@@ -237,7 +237,7 @@ describe('popular items without a model', () => {
     await events.append(T5, Array.from({ length: 60 }, (_, k) => ev(`o${k}`, 'view', 1)), now - 500);
     await events.append(T5, Array.from({ length: 40 }, (_, k) => ev(`n${k}`, 'view', k % 8 < 5 ? 2 : 3)), now);
     const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t), trendingEvents: 40 };
-    const r = await recommend(deps, T5, { user_id: 'someone', limit: 3, include_seen: false }, 'req');
+    const r = await recommend(deps, T5, { user_id: 'someone', limit: 3, include_seen: false, explain: false }, 'req');
     expect(r.strategy).toBe('popular');
     expect(r.model).toBeNull();
     expect(r.data.map((d) => [d.item_id, d.score])).toEqual([['2', 1], ['3', 0.6]]);

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
-import { deployedRoutes, notFoundHandlers, routeKey } from '../../shared/routes.ts';
+import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
 import { queues } from '../../shared/workers.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
@@ -120,7 +120,7 @@ describe('least privilege', () => {
           .filter(({ id }) => (resources[id]?.Properties.Roles as any[]).some((x) => x.Ref === roleId))
           .flatMap(({ s }) => actionsOf(s))
           .filter((a) => a.startsWith('dynamodb:'));
-        const expected = [...(r.access.table ?? []).map((a) => `dynamodb:${a}`), ...(r.access.indexes?.length ? ['dynamodb:Query'] : [])];
+        const expected = [...tableActions(r.access).map((a) => `dynamodb:${a}`), ...(r.access.indexes?.length ? ['dynamodb:Query'] : [])];
         expect(new Set(granted), r.handler).toEqual(new Set(expected));
         expect(tableId).toBeDefined();
       }
@@ -292,5 +292,16 @@ describe('operations', () => {
     expect(outputs.BaseUrl?.Description).toMatch(/^base_url/);
     expect(outputs.ConsoleUrl?.Description).toMatch(/^console_url/);
     expect(outputs.AuthUrl?.Description).toMatch(/^auth_url/);
+  });
+});
+
+describe('experiment exposures', () => {
+  it('are granted (PutItem, UpdateItem) to the two serving routes, which still count as read-only', () => {
+    const served = deployedRoutes('core').filter((r) => r.access.exposures);
+    expect(served.map((r) => r.handler).sort()).toEqual(['recs/recommendations', 'search/search']);
+    for (const r of served) {
+      expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'UpdateItem']));
+      expect(readOnly(r)).toBe(true);
+    }
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * Experiments at serving and ingest time: a request served in a running experiment is recorded
+ * with its variant; an event that names that request's `request_id` within the experiment's
+ * attribution window is attributed to the variant, once.
+ */
+import type { EventRecord } from '../domain/types.ts';
+import type { Assignment } from './serving.ts';
+
+export interface ExposureRecord {
+  requestId: string;
+  experimentId: number;
+  variant: number;
+  userId: string;
+  servedAt: number;
+  attributeUntil: number;
+}
+
+/** An experiment variant's totals: requests served, distinct users, and by event type the events attributed, requests and users with at least one. */
+export interface VariantTotals {
+  requests: number;
+  users: number;
+  events: Record<string, number>;
+  requestsWith: Record<string, number>;
+  usersWith: Record<string, number>;
+}
+
+export interface ExposureStore {
+  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number }): Promise<void>;
+  exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
+  /** Counts the event for the exposure's variant unless it was counted before; whether it counted now. */
+  attribute(tenant: string, x: ExposureRecord, event: { id: number; type: string; created: number }): Promise<boolean>;
+  totals(tenant: string, experimentId: number): Promise<Map<number, VariantTotals>>;
+}
+
+/** Records a request served to `userId` under `a`. */
+export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number): Promise<void> {
+  return store.recordExposure(tenant, { requestId, experimentId: a.experiment.id, variant: a.index, userId, servedAt: now, windowSeconds: a.experiment.attribution_window_seconds });
+}
+
+/**
+ * Attributes stored events that name a served request (by `request_id`): each to that request's
+ * variant when it was ingested within the experiment's attribution window. Requests are worked
+ * through in parallel, the events of one request in order.
+ */
+export async function attributeEvents(store: ExposureStore, tenant: string, events: readonly EventRecord[]): Promise<number> {
+  const byRequest = new Map<string, EventRecord[]>();
+  for (const e of events) {
+    if (typeof e.request_id !== 'string' || e.request_id.length === 0) continue;
+    const list = byRequest.get(e.request_id);
+    if (list) list.push(e);
+    else byRequest.set(e.request_id, [e]);
+  }
+  let counted = 0;
+  const work = [...byRequest];
+  const worker = async () => {
+    for (let next = work.pop(); next; next = work.pop()) {
+      const [requestId, list] = next;
+      const x = await store.exposure(tenant, requestId);
+      if (!x) continue;
+      for (const e of list) {
+        // A clock-skew second before the request is tolerated; after the window nothing counts.
+        if (e.created < x.servedAt - 5 || e.created > x.attributeUntil) continue;
+        if (await store.attribute(tenant, x, { id: e.id, type: e.type, created: e.created })) counted++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ATTRIBUTION_CONCURRENCY, work.length) }, worker));
+  return counted;
+}
+
+/** Requests whose events are attributed at once by one ingest. */
+const ATTRIBUTION_CONCURRENCY = 16;

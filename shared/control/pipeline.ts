@@ -1,0 +1,214 @@
+/**
+ * The serving pipeline that recommendations and search share once a request names a context:
+ * their candidates and base scores come in; the context's rules (boosts, exclusions), then its
+ * rerank controls (exclude seen, popularity and freshness, diversity, at most so many per
+ * category) turn them into the order served, with, on request, why each item is where it is.
+ * Pure: what it needs of the catalog and the user comes in as functions.
+ */
+import type { SearchDoc } from '../search/engine.ts';
+import type { Condition, RerankControls, Rule, Scalar } from './types.ts';
+
+export interface Candidate {
+  id: number;
+  /** The base score (model, content or text relevance), higher is better. */
+  score: number;
+  doc: SearchDoc;
+}
+
+export interface RuleApplied {
+  id: number;
+  name: string;
+  boost: number;
+}
+export type RerankStep =
+  | { control: 'popularity_weight' | 'freshness_weight'; added: number }
+  | { control: 'diversity'; moved_from: number; moved_to: number };
+export interface Explanation {
+  base_score: number;
+  rules: RuleApplied[];
+  score_after_rules: number;
+  rerank: RerankStep[];
+  final_score: number;
+  experiment: { id: number; variant: string } | null;
+}
+
+export interface Served {
+  id: number;
+  score: number;
+  doc: SearchDoc;
+  explain: Explanation;
+}
+
+export interface PipelineHelpers {
+  /** 0-1 popularity of an item (only asked when popularity_weight is set). */
+  popularity?: (id: number) => number;
+  /** Whether the user interacted with the item (only asked when exclude_seen is set). */
+  seen?: (id: number) => boolean;
+  /** The item's unit vector, or null (only asked when diversity is set). */
+  vector?: (c: Candidate) => Float32Array | null;
+  /** Unix seconds now (freshness, rule windows). */
+  now: number;
+}
+
+/** Freshness halves every this many days of age (`created`). */
+export const FRESHNESS_HALF_LIFE_DAYS = 14;
+/** Diversity reorders at most this many of the best candidates (maximal marginal relevance is quadratic). */
+const DIVERSITY_POOL = 100;
+
+/** The value of a rule's field on an item: `category`, `name`, `created`, `metadata.a.b`. */
+function fieldValue(doc: SearchDoc, field: string): unknown {
+  if (field === 'category') return doc.metadata.category;
+  if (field === 'name') return doc.name;
+  if (field === 'created') return doc.created;
+  if (!field.startsWith('metadata.')) return undefined;
+  let v: unknown = doc.metadata;
+  for (const k of field.slice('metadata.'.length).split('.')) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/** A field value equals a scalar: itself, or (a list) one of its elements. */
+const equals = (v: unknown, want: Scalar | Scalar[] | undefined): boolean => (Array.isArray(v) ? v.some((x) => x === want) : v === want);
+
+export function matches(doc: SearchDoc, c: Condition): boolean {
+  const v = fieldValue(doc, c.field);
+  switch (c.op) {
+    case 'eq':
+      return equals(v, c.value);
+    case 'neq':
+      return !equals(v, c.value);
+    case 'in':
+      return Array.isArray(c.value) && c.value.some((w) => equals(v, w));
+    case 'gte':
+      return typeof v === 'number' && typeof c.value === 'number' && v >= c.value;
+    case 'lte':
+      return typeof v === 'number' && typeof c.value === 'number' && v <= c.value;
+    case 'exists':
+      return (v !== undefined && v !== null) === (c.value === true);
+  }
+}
+
+/** A rule in force at `now` (enabled, inside its window); segment membership is the caller's. */
+export const inForce = (r: Rule, now: number): boolean => r.enabled && (r.starts_at === null || now >= r.starts_at) && (r.ends_at === null || now < r.ends_at);
+
+const round = (x: number) => Number(x.toFixed(6));
+
+/**
+ * Orders `candidates` for a context: rules multiply the scores of the items they match (all
+ * conditions must hold; boosts of several rules multiply; 0 excludes, however few remain), then
+ * the rerank controls apply in a fixed order. Returns every candidate left, best first, each
+ * with its final score (for diversity, the order is the answer; scores stay as they were).
+ */
+export function runPipeline(
+  candidates: readonly Candidate[],
+  rules: readonly Rule[],
+  controls: RerankControls,
+  helpers: PipelineHelpers,
+  experiment: Explanation['experiment'],
+): Served[] {
+  let items: Served[] = [];
+  for (const c of candidates) {
+    let score = c.score;
+    const applied: RuleApplied[] = [];
+    let excluded = false;
+    for (const r of rules) {
+      if (!r.conditions.every((cond) => matches(c.doc, cond))) continue;
+      applied.push({ id: r.id, name: r.name, boost: r.boost });
+      if (r.boost === 0) {
+        excluded = true;
+        break;
+      }
+      score *= r.boost;
+    }
+    if (excluded) continue;
+    if (controls.exclude_seen && helpers.seen?.(c.id)) continue;
+    items.push({ id: c.id, score, doc: c.doc, explain: { base_score: round(c.score), rules: applied, score_after_rules: round(score), rerank: [], final_score: 0, experiment } });
+  }
+  const byScore = (a: Served, b: Served) => b.score - a.score || a.id - b.id;
+
+  const wp = controls.popularity_weight ?? 0;
+  const wf = controls.freshness_weight ?? 0;
+  if ((wp > 0 && helpers.popularity) || wf > 0) {
+    // Additive on the relevance scaled to 0-1, so a weight of 1 weighs as much as the best item's relevance.
+    let max = 0;
+    for (const it of items) max = Math.max(max, it.score);
+    const scale = max > 0 ? 1 / max : 1;
+    for (const it of items) {
+      let s = it.score * scale;
+      if (wp > 0 && helpers.popularity) {
+        const added = wp * helpers.popularity(it.id);
+        s += added;
+        it.explain.rerank.push({ control: 'popularity_weight', added: round(added) });
+      }
+      if (wf > 0) {
+        const ageDays = Math.max(0, helpers.now - it.doc.created) / 86_400;
+        const added = wf * 0.5 ** (ageDays / FRESHNESS_HALF_LIFE_DAYS);
+        s += added;
+        it.explain.rerank.push({ control: 'freshness_weight', added: round(added) });
+      }
+      it.score = s;
+    }
+  }
+  items.sort(byScore);
+
+  const lambda = controls.diversity ?? 0;
+  if (lambda > 0 && helpers.vector && items.length > 2) items = diversify(items, lambda, helpers.vector);
+
+  const cap = controls.max_per_category;
+  if (cap !== undefined) {
+    const counts = new Map<string, number>();
+    items = items.filter((it) => {
+      const cat = it.doc.metadata.category;
+      if (typeof cat !== 'string') return true;
+      const n = counts.get(cat) ?? 0;
+      if (n >= cap) return false;
+      counts.set(cat, n + 1);
+      return true;
+    });
+  }
+  for (const it of items) it.explain.final_score = round(it.score);
+  return items;
+}
+
+/**
+ * Maximal marginal relevance over the best DIVERSITY_POOL: each next item maximises
+ * (1 − λ)·relevance − λ·(its highest cosine similarity to an item already chosen), relevance
+ * scaled to 0-1. The rest follow in score order.
+ */
+function diversify(items: Served[], lambda: number, vectorOf: (c: Candidate) => Float32Array | null): Served[] {
+  const pool = items.slice(0, DIVERSITY_POOL);
+  const rest = items.slice(DIVERSITY_POOL);
+  const max = Math.max(...pool.map((p) => p.score), 1e-12);
+  const vecs = pool.map((p) => vectorOf(p));
+  const maxSim = new Float64Array(pool.length);
+  const taken = new Uint8Array(pool.length);
+  const out: Served[] = [];
+  for (let step = 0; step < pool.length; step++) {
+    let bestK = -1;
+    let bestV = -Infinity;
+    for (let k = 0; k < pool.length; k++) {
+      if (taken[k]) continue;
+      const v = (1 - lambda) * ((pool[k] as Served).score / max) - lambda * (maxSim[k] as number);
+      if (v > bestV) {
+        bestV = v;
+        bestK = k;
+      }
+    }
+    taken[bestK] = 1;
+    const chosen = pool[bestK] as Served;
+    if (bestK !== step) chosen.explain.rerank.push({ control: 'diversity', moved_from: bestK + 1, moved_to: step + 1 });
+    out.push(chosen);
+    const cv = vecs[bestK];
+    if (!cv) continue;
+    for (let k = 0; k < pool.length; k++) {
+      const v = vecs[k];
+      if (taken[k] || !v || v.length !== cv.length) continue;
+      let dot = 0;
+      for (let d = 0; d < v.length; d++) dot += (v[d] as number) * (cv[d] as number);
+      if (dot > (maxSim[k] as number)) maxSim[k] = dot;
+    }
+  }
+  return [...out, ...rest];
+}

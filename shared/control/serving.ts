@@ -1,0 +1,127 @@
+/**
+ * What a context does to one request: its rules in force for this user, its rerank controls, and
+ * the variant of its running experiment the user is assigned to. The tenant's control records
+ * come from one small Query, cached per container for CONTROL_CACHE_MS (the staleness bound:
+ * a change made in the Platform API serves within 5 s); a user's segment membership is decided
+ * from their latest events, read once per request and only when a segment is involved.
+ */
+import type { RecentEvent } from '../domain/types.ts';
+import { NotFoundError } from '../errors.ts';
+import { inForce } from './pipeline.ts';
+import { variantFor } from './stats.ts';
+import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition } from './types.ts';
+
+export const CONTROL_CACHE_MS = 5000;
+/** How many of a user's latest events segment membership is decided on. */
+export const SEGMENT_EVENTS = 500;
+
+export interface ControlDeps {
+  /** The tenant's rules, segments, experiments, rerank controls and context ids (one Query). */
+  config(tenant: string): Promise<ControlConfig>;
+  /** Whether the tenant has this context (contexts made before the control plane have no marker in the config). */
+  contextExists(tenant: string, id: number): Promise<boolean>;
+  /** The user's latest events, newest first. */
+  userEvents(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
+}
+
+export interface Assignment {
+  experiment: Experiment;
+  index: number;
+  variant: string;
+  endpoint: string;
+}
+
+export interface ServingPlan {
+  contextId: number;
+  rules: Rule[];
+  controls: RerankControls;
+  assignment: Assignment | null;
+}
+
+interface Cached {
+  at: number;
+  value: Promise<ControlConfig>;
+  /** Context ids found (or not) by a direct read, for contexts without a marker. */
+  known: Map<number, Promise<boolean>>;
+}
+const cache = new Map<string, Cached>();
+
+function cachedConfig(deps: ControlDeps, tenant: string): Cached {
+  const hit = cache.get(tenant);
+  if (hit && Date.now() - hit.at < CONTROL_CACHE_MS) return hit;
+  const entry: Cached = { at: Date.now(), value: deps.config(tenant), known: new Map() };
+  // A failed read is not kept: the next request reads again.
+  entry.value.catch(() => {
+    if (cache.get(tenant) === entry) cache.delete(tenant);
+  });
+  if (cache.size > 1000) cache.clear();
+  cache.set(tenant, entry);
+  return entry;
+}
+
+/** Whether the user's events satisfy a segment definition at `now`. */
+export function isMember(def: SegmentDefinition, events: readonly RecentEvent[], now: number): boolean {
+  if ('all' in def) return def.all.every((d) => isMember(d, events, now));
+  if ('any' in def) return def.any.some((d) => isMember(d, events, now));
+  const since = now - def.within_days * 86_400;
+  let n = 0;
+  for (const e of events) if (e.type === def.event_type && e.created >= since && ++n >= def.min_count) return true;
+  return false;
+}
+
+/**
+ * The plan for a request naming `contextId` (404 when the tenant has no such context). Without
+ * a user, segment-scoped rules do not apply and no experiment assigns a variant.
+ */
+export async function planFor(deps: ControlDeps, tenant: string, contextId: number, userId: string | undefined, now: number): Promise<ServingPlan> {
+  const entry = cachedConfig(deps, tenant);
+  const cfg = await entry.value;
+  if (!cfg.contexts.includes(contextId)) {
+    let known = entry.known.get(contextId);
+    if (!known) entry.known.set(contextId, (known = deps.contextExists(tenant, contextId)));
+    if (!(await known)) throw new NotFoundError('context_not_found', `No context ${contextId}.`);
+  }
+  const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
+  const running = cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
+  const segmentIds = new Set<number>();
+  for (const r of rules) if (r.segment_id !== null) segmentIds.add(r.segment_id);
+  if (running?.segment_id != null) segmentIds.add(running.segment_id);
+
+  let members = new Set<number>();
+  if (segmentIds.size > 0 && userId !== undefined) {
+    const events = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
+    members = new Set(cfg.segments.filter((s) => segmentIds.has(s.id) && isMember(s.definition, events, now)).map((s) => s.id));
+  }
+  const applies = (segment: number | null) => segment === null || members.has(segment);
+
+  let assignment: Assignment | null = null;
+  if (running && userId !== undefined && applies(running.segment_id)) {
+    const { index, variant } = variantFor(running.id, userId, running.variants);
+    assignment = { experiment: running, index, variant: variant.name, endpoint: variant.endpoint_name };
+  }
+  const own = cfg.rerank.find((r) => r.context_id === contextId);
+  const override = assignment ? assignment.experiment.variants[assignment.index]?.rerank : undefined;
+  return {
+    contextId,
+    rules: rules.filter((r) => applies(r.segment_id)),
+    controls: { ...controlsOf(own), ...controlsOf(override) },
+    assignment,
+  };
+}
+
+/** The controls that are set (null or absent: unset). */
+function controlsOf(r: RerankControls | undefined): RerankControls {
+  const out: RerankControls = {};
+  if (!r) return out;
+  if (r.diversity != null) out.diversity = r.diversity;
+  if (r.popularity_weight != null) out.popularity_weight = r.popularity_weight;
+  if (r.freshness_weight != null) out.freshness_weight = r.freshness_weight;
+  if (r.max_per_category != null) out.max_per_category = r.max_per_category;
+  if (r.exclude_seen != null) out.exclude_seen = r.exclude_seen;
+  return out;
+}
+
+/** Forgets cached control records (tests). */
+export function clearControlCache(): void {
+  cache.clear();
+}

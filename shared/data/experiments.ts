@@ -1,0 +1,158 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
+import type { TableRef } from './client.ts';
+import { EXPERIMENT_SHARDS, keys } from './keys.ts';
+import { applied, queryUpTo } from './ops.ts';
+
+/*
+ * Experiment counting. A served request writes its exposure (found again by request_id when an
+ * event names it), marks its user in the experiment, and adds to one shard of its variant's
+ * totals (a random one of EXPERIMENT_SHARDS partitions: no key takes every request of a tenant).
+ * An attributed event is recorded on its request's exposure under the event's id, conditionally,
+ * so an event counts once however often its ingest is retried; the request's and the user's
+ * first conversion per event type are told apart the same way.
+ */
+
+/** Exposures are kept this long after their attribution window closes. */
+const EXPOSURE_GRACE_SECONDS = 86_400;
+
+const shard = () => Math.floor(Math.random() * EXPERIMENT_SHARDS);
+
+/** Attribute names of the totals (event types match ^[a-z][a-z0-9_]{0,63}$). */
+const EVENTS = 'events:';
+const CONVERTED_REQUESTS = 'requests_with:';
+const CONVERTED_USERS = 'users_with:';
+
+export function dynamoExposureStore(t: TableRef): ExposureStore {
+  const add = (tenant: string, experimentId: number, variant: number, counts: Record<string, number>) => {
+    const names: Record<string, string> = {};
+    const values: Record<string, number> = {};
+    const parts = Object.entries(counts)
+      .filter(([, n]) => n !== 0)
+      .map(([name, n], k) => {
+        names[`#a${k}`] = name;
+        values[`:a${k}`] = n;
+        return `#a${k} :a${k}`;
+      });
+    if (parts.length === 0) return Promise.resolve();
+    return t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: keys.experimentTotals(tenant, experimentId, shard(), variant),
+        UpdateExpression: `ADD ${parts.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  };
+
+  return {
+    async recordExposure(tenant, e) {
+      const exposure = t.doc.send(
+        new PutCommand({
+          TableName: t.tableName,
+          Item: {
+            ...keys.exposure(tenant, e.requestId),
+            experiment_id: e.experimentId,
+            variant: e.variant,
+            user_id: e.userId,
+            served_at: e.servedAt,
+            attribute_until: e.servedAt + e.windowSeconds,
+            ttl: e.servedAt + e.windowSeconds + EXPOSURE_GRACE_SECONDS,
+          },
+        }),
+      );
+      const user = await t.doc.send(
+        new UpdateCommand({
+          TableName: t.tableName,
+          Key: keys.experimentUser(tenant, e.experimentId, e.userId),
+          UpdateExpression: 'ADD #requests :one SET #variant = if_not_exists(#variant, :v), #first = if_not_exists(#first, :now)',
+          ExpressionAttributeNames: { '#requests': 'requests', '#variant': 'variant', '#first': 'first_served_at' },
+          ExpressionAttributeValues: { ':one': 1, ':v': e.variant, ':now': e.servedAt },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      const newUser = user.Attributes?.requests === undefined;
+      await Promise.all([exposure, add(tenant, e.experimentId, e.variant, { requests: 1, users: newUser ? 1 : 0 })]);
+    },
+
+    async exposure(tenant, requestId) {
+      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.exposure(tenant, requestId), ConsistentRead: true }));
+      const r = out.Item;
+      if (!r) return undefined;
+      return {
+        requestId,
+        experimentId: Number(r.experiment_id),
+        variant: Number(r.variant),
+        userId: String(r.user_id),
+        servedAt: Number(r.served_at),
+        attributeUntil: Number(r.attribute_until),
+      } satisfies ExposureRecord;
+    },
+
+    async attribute(tenant, x, event) {
+      const convertedAt = `converted:${event.type}`;
+      // Once per event: its id on the exposure is the guard.
+      let firstForRequest = false;
+      const counted = await applied(async () => {
+        const out = await t.doc.send(
+          new UpdateCommand({
+            TableName: t.tableName,
+            Key: keys.exposure(tenant, x.requestId),
+            UpdateExpression: 'SET #e = :type, #c = if_not_exists(#c, :now)',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#e)',
+            ExpressionAttributeNames: { '#e': `event:${event.id}`, '#c': convertedAt },
+            ExpressionAttributeValues: { ':type': event.type, ':now': event.created },
+            ReturnValues: 'UPDATED_OLD',
+          }),
+        );
+        firstForRequest = out.Attributes?.[convertedAt] === undefined;
+      });
+      if (!counted) return false;
+      const user = await t.doc.send(
+        new UpdateCommand({
+          TableName: t.tableName,
+          Key: keys.experimentUser(tenant, x.experimentId, x.userId),
+          UpdateExpression: 'SET #c = if_not_exists(#c, :now)',
+          ExpressionAttributeNames: { '#c': convertedAt },
+          ExpressionAttributeValues: { ':now': event.created },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      const firstForUser = user.Attributes?.[convertedAt] === undefined;
+      await add(tenant, x.experimentId, x.variant, {
+        [EVENTS + event.type]: 1,
+        [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
+        [CONVERTED_USERS + event.type]: firstForUser ? 1 : 0,
+      });
+      return true;
+    },
+
+    async totals(tenant, experimentId) {
+      const shards = await Promise.all(
+        Array.from({ length: EXPERIMENT_SHARDS }, (_, s) =>
+          queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.experimentTotalsPk(tenant, experimentId, s) }, ConsistentRead: true }, Infinity),
+        ),
+      );
+      const out = new Map<number, VariantTotals>();
+      for (const row of shards.flat()) {
+        const v = keys.experimentVariantOf(String(row.sk));
+        let tot = out.get(v);
+        if (!tot) out.set(v, (tot = { requests: 0, users: 0, events: {}, requestsWith: {}, usersWith: {} }));
+        tot.requests += Number(row.requests ?? 0);
+        tot.users += Number(row.users ?? 0);
+        for (const [k, n] of Object.entries(row)) {
+          if (typeof n !== 'number') continue;
+          const bump = (into: Record<string, number>, prefix: string) => {
+            const type = k.slice(prefix.length);
+            into[type] = (into[type] ?? 0) + n;
+          };
+          if (k.startsWith(EVENTS)) bump(tot.events, EVENTS);
+          else if (k.startsWith(CONVERTED_REQUESTS)) bump(tot.requestsWith, CONVERTED_REQUESTS);
+          else if (k.startsWith(CONVERTED_USERS)) bump(tot.usersWith, CONVERTED_USERS);
+        }
+      }
+      return out;
+    },
+  };
+}
