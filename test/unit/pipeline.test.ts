@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
+import { isMember, planFor, type ControlDeps } from '../../shared/control/serving.ts';
+import type { ControlConfig, Rule } from '../../shared/control/types.ts';
+import type { RecentEvent } from '../../shared/domain/types.ts';
+
+const NOW = 1_800_000_000;
+const doc = (id: number, metadata: Record<string, unknown> = {}, created = NOW - 86_400, vector: number[] | null = null): Candidate['doc'] => ({
+  id, name: `item ${id}`, metadata: metadata as Candidate['doc']['metadata'], active: true, created, updated_at: created, embedding_updated_at: null,
+  vector: vector ? Float32Array.from(vector) : null,
+});
+const cand = (id: number, score: number, metadata: Record<string, unknown> = {}, created?: number, vector?: number[]): Candidate => ({ id, score, doc: doc(id, metadata, created, vector ?? null) });
+const rule = (over: Partial<Rule>): Rule => ({
+  id: 1, name: 'r', context_id: 1, conditions: [], boost: 1, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: NOW, updated_at: NOW, ...over,
+});
+const ids = (xs: { id: number }[]) => xs.map((x) => x.id);
+
+describe('rule conditions', () => {
+  const d = doc(1, { category: 'shoes', brand: 'Acme', price: 120, tags: ['sale', 'new'], spec: { size: { eu: 42 } } }, NOW - 100);
+  it.each([
+    [{ field: 'category', op: 'eq', value: 'shoes' }, true],
+    [{ field: 'metadata.category', op: 'eq', value: 'shoes' }, true],
+    [{ field: 'metadata.brand', op: 'neq', value: 'Acme' }, false],
+    [{ field: 'metadata.missing', op: 'neq', value: 'x' }, true],
+    [{ field: 'metadata.brand', op: 'in', value: ['Bolt', 'Acme'] }, true],
+    [{ field: 'metadata.price', op: 'gte', value: 120 }, true],
+    [{ field: 'metadata.price', op: 'lte', value: 119 }, false],
+    [{ field: 'metadata.brand', op: 'gte', value: 1 }, false],
+    [{ field: 'metadata.tags', op: 'eq', value: 'sale' }, true],
+    [{ field: 'metadata.spec.size.eu', op: 'eq', value: 42 }, true],
+    [{ field: 'metadata.spec.size.us', op: 'exists', value: false }, true],
+    [{ field: 'metadata.spec', op: 'exists', value: true }, true],
+    [{ field: 'name', op: 'eq', value: 'item 1' }, true],
+    [{ field: 'created', op: 'gte', value: NOW - 200 }, true],
+    [{ field: 'metadata.constructor', op: 'exists', value: true }, false],
+  ] as const)('%j is %s', (c, want) => {
+    expect(matches(d, { ...c, value: c.value as never })).toBe(want);
+  });
+});
+
+describe('the pipeline', () => {
+  const pool = [cand(1, 1.0, { brand: 'Acme', category: 'a' }), cand(2, 0.9, { brand: 'Bolt', category: 'a' }), cand(3, 0.5, { brand: 'Cog', category: 'b' }), cand(4, 0.4, { brand: 'Acme', category: 'b' })];
+  const none = { now: NOW };
+
+  it('changes nothing without rules or controls', () => {
+    expect(ids(runPipeline(pool, [], {}, none, null))).toEqual([1, 2, 3, 4]);
+  });
+
+  it('excludes matching items (boost 0) however few remain, and promotes by boosted score', () => {
+    const out = runPipeline(pool, [rule({ id: 7, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0 }), rule({ id: 8, name: 'cog up', conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Cog' }], boost: 1.9 })], {}, none, null);
+    expect(ids(out)).toEqual([3, 2]);
+    expect(out[0]?.score).toBeCloseTo(0.95);
+    expect(out[0]?.explain).toMatchObject({ base_score: 0.5, rules: [{ id: 8, name: 'cog up', boost: 1.9 }], score_after_rules: 0.95 });
+  });
+
+  it('multiplies the boosts of several matching rules; all conditions of a rule must hold; demotes below 1', () => {
+    const out = runPipeline(pool, [
+      rule({ id: 1, conditions: [{ field: 'category', op: 'eq', value: 'b' }], boost: 2 }),
+      rule({ id: 2, conditions: [{ field: 'category', op: 'eq', value: 'b' }, { field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 2 }),
+      rule({ id: 3, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0.1 }),
+    ], {}, none, null);
+    expect(out.map((o) => [o.id, Number(o.score.toFixed(3))])).toEqual([[4, 1.6], [1, 1], [3, 1], [2, 0.09]]);
+  });
+
+  it('max_per_category leaves no two of one category; exclude_seen drops what the user saw', () => {
+    expect(ids(runPipeline(pool, [], { max_per_category: 1 }, none, null))).toEqual([1, 3]);
+    expect(ids(runPipeline(pool, [], { exclude_seen: true }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 3, 4]);
+  });
+
+  it('freshness and popularity add to relevance scaled to 0-1, and say so', () => {
+    const fresh = [cand(1, 1.0, {}, NOW - 100 * 86_400), cand(2, 0.8, {}, NOW)];
+    const out = runPipeline(fresh, [], { freshness_weight: 1 }, none, null);
+    expect(ids(out)).toEqual([2, 1]);
+    expect(out[0]?.explain.rerank).toEqual([{ control: 'freshness_weight', added: 1 }]);
+    const pop = runPipeline(pool, [], { popularity_weight: 2 }, { ...none, popularity: (id) => (id === 4 ? 1 : 0) }, null);
+    expect(ids(pop)[0]).toBe(4);
+  });
+
+  it('diversity picks a dissimilar second item (maximal marginal relevance)', () => {
+    const near = [cand(1, 1.0, {}, NOW, [1, 0]), cand(2, 0.95, {}, NOW, [1, 0]), cand(3, 0.8, {}, NOW, [0, 1])];
+    const vector = (c: Candidate) => c.doc.vector;
+    expect(ids(runPipeline(near, [], {}, { ...none, vector }, null))).toEqual([1, 2, 3]);
+    const out = runPipeline(near, [], { diversity: 0.5 }, { ...none, vector }, null);
+    expect(ids(out)).toEqual([1, 3, 2]);
+    expect(out[1]?.explain.rerank).toEqual([{ control: 'diversity', moved_from: 3, moved_to: 2 }]);
+  });
+});
+
+describe('the plan of a context', () => {
+  const ev = (type: string, daysAgo: number): RecentEvent => ({ id: 1, item_id: '1', type, created: NOW - daysAgo * 86_400 });
+  it('decides segment membership from the events inside the window', () => {
+    const events = [ev('purchase', 1), ev('purchase', 40), ev('click', 2)];
+    expect(isMember({ event_type: 'purchase', min_count: 1, within_days: 30 }, events, NOW)).toBe(true);
+    expect(isMember({ event_type: 'purchase', min_count: 2, within_days: 30 }, events, NOW)).toBe(false);
+    expect(isMember({ event_type: 'purchase', min_count: 2, within_days: 60 }, events, NOW)).toBe(true);
+    expect(isMember({ all: [{ event_type: 'purchase', min_count: 1, within_days: 30 }, { event_type: 'click', min_count: 1, within_days: 1 }] }, events, NOW)).toBe(false);
+    expect(isMember({ any: [{ event_type: 'view', min_count: 1, within_days: 30 }, { event_type: 'click', min_count: 1, within_days: 3 }] }, events, NOW)).toBe(true);
+  });
+
+  const config = (over: Partial<ControlConfig>): ControlConfig => ({ rules: [], segments: [], experiments: [], rerank: [], contexts: [1, 2], ...over });
+  const deps = (cfg: ControlConfig, events: RecentEvent[] = [], exists = false): ControlDeps & { reads: number } => {
+    const d = { reads: 0, config: async () => { d.reads++; return cfg; }, contextExists: async () => exists, userEvents: async () => events };
+    return d;
+  };
+
+  it('keeps the rules of its context in force, segment-scoped ones for members only; 404 for a context the tenant lacks', async () => {
+    const cfg = config({
+      rules: [
+        rule({ id: 1, context_id: 1 }),
+        rule({ id: 2, context_id: 2 }),
+        rule({ id: 3, context_id: 1, enabled: false }),
+        rule({ id: 4, context_id: 1, starts_at: NOW + 10 }),
+        rule({ id: 5, context_id: 1, ends_at: NOW }),
+        rule({ id: 6, context_id: 1, segment_id: 9 }),
+      ],
+      segments: [{ id: 9, name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 }, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW }],
+      rerank: [{ id: 1, context_id: 1, updated_at: NOW, max_per_category: 2, diversity: null as unknown as undefined }],
+    });
+    const t = `plan-${Math.random()}`;
+    const member = await planFor(deps(cfg, [ev('purchase', 1)]), t, 1, 'u1', NOW);
+    expect(member.rules.map((r) => r.id)).toEqual([1, 6]);
+    expect(member.controls).toEqual({ max_per_category: 2 });
+    const other = await planFor(deps(cfg, [ev('click', 1)]), `${t}x`, 1, 'u2', NOW);
+    expect(other.rules.map((r) => r.id)).toEqual([1]);
+    await expect(planFor(deps(cfg), `${t}y`, 77, 'u1', NOW)).rejects.toMatchObject({ status: 404 });
+    // A context from before the control plane (no marker) is found by a direct read.
+    expect((await planFor(deps(cfg, [], true), `${t}z`, 77, 'u1', NOW)).rules).toEqual([]);
+  });
+
+  it('assigns a running experiment variant stickily, with its rerank override; reads the config once within the cache window', async () => {
+    const exp = {
+      id: 5, name: 'ab', context_id: 1, segment_id: null, status: 'Running' as const, attribution_window_seconds: 86_400, started_at: NOW, stopped_at: null, created: NOW, updated_at: NOW,
+      variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } }],
+    };
+    const d = deps(config({ experiments: [exp, { ...exp, id: 6, context_id: 2 }] }));
+    const t = `exp-${Math.random()}`;
+    const seen = new Map<string, string>();
+    for (let round = 0; round < 2; round++) {
+      for (let u = 0; u < 200; u++) {
+        const p = await planFor(d, t, 1, `user-${u}`, NOW);
+        const v = p.assignment?.variant as string;
+        if (round === 0) seen.set(`user-${u}`, v);
+        else expect(v).toBe(seen.get(`user-${u}`));
+        expect(p.controls).toEqual(v === 'b' ? { diversity: 0.3 } : {});
+        expect(p.assignment?.endpoint).toBe(v === 'b' ? 'next' : 'main');
+      }
+    }
+    const b = [...seen.values()].filter((v) => v === 'b').length;
+    expect(b).toBeGreaterThan(70);
+    expect(b).toBeLessThan(130);
+    expect(d.reads).toBe(1);
+    expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
+  });
+});
