@@ -11,7 +11,8 @@ import { inForce } from './pipeline.ts';
 import { variantFor } from './stats.ts';
 import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition } from './types.ts';
 
-export const CONTROL_CACHE_MS = 5000;
+/** How long a container reuses a tenant's control records (CONTROL_CACHE_MS; the tests of serving set 0). */
+export const CONTROL_CACHE_MS = Number(process.env.CONTROL_CACHE_MS ?? 5000);
 /** How many of a user's latest events segment membership is decided on. */
 export const SEGMENT_EVENTS = 500;
 

@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTable } from '../../shared/data/client.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { onboardTenant } from '../../shared/domain/credentials.ts';
+import { startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
+
+/*
+ * What a context does to recommendations and search over real HTTP: rules, segments,
+ * experiments and rerank controls. The control cache is off (CONTROL_CACHE_MS=0) so each
+ * change serves at once; its bound is a unit test.
+ */
+let t: TestStack;
+let other: TenantClient;
+const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
+type Rec = { item_id: string; item: { metadata: Record<string, unknown> }; explain?: Record<string, unknown> };
+type Hit = { id: string; metadata: Record<string, unknown>; explain?: Record<string, unknown> };
+const recs = async (q: string) => {
+  const r = await t.demo.core('GET', `/v1/recommendations?${q}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r;
+};
+const search = async (body: Record<string, unknown>) => {
+  const r = await t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword', limit: 30, ...body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r;
+};
+const recIds = (r: Api) => (r.body.data as Rec[]).map((x) => x.item_id);
+const hitIds = (r: Api) => (r.body.data as Hit[]).map((x) => x.id);
+const brandsOfRecs = (r: Api) => (r.body.data as Rec[]).map((x) => x.item.metadata.brand);
+const brandsOfHits = (r: Api) => (r.body.data as Hit[]).map((x) => x.metadata.brand);
+const context = async (name: string): Promise<number> => (await P('POST', '/api/contexts', { name })).body.id;
+const newRule = async (body: Record<string, unknown>) => {
+  const r = await P('POST', '/api/rules', { name: 'rule', boost: 1, conditions: [], ...body });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.id as number;
+};
+
+const brands = ['Acme', 'Bolt', 'Cog'];
+const cats = ['lamps', 'tents', 'stoves', 'mugs'];
+let items: string[] = [];
+
+beforeAll(async () => {
+  t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', CONTROL_CACHE_MS: '0' });
+  // 24 lamps: brand, category and sku each cycle, so every brand and category is among the popular ones.
+  const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 24 }, (_, i) => ({
+    name: `Camping lamp ${i}`, description: `lamp number ${i}`, metadata: { brand: brands[i % 3], category: cats[i % 4], sku: `sku-${i}`, spec: { watt: i } },
+  })));
+  items = (r.body.data as { id: string }[]).map((x) => x.id);
+  // Popularity: item k gets 30 - k views, so lower ids are more popular.
+  const events: object[] = [];
+  for (let k = 0; k < 24; k++) for (let n = 0; n < 30 - k; n++) events.push({ type: 'view', user_id: `crowd-${n}`, item_id: items[k] });
+  for (let i = 0; i < events.length; i += 500) expect((await t.demo.core('POST', '/v1/events', events.slice(i, i + 500))).status).toBe(201);
+  const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
+  other = new TenantClient(t.base, creds);
+  // Searchable once embedded (the delta serves them).
+  await until(() => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword', limit: 100 }), (x) => x.body.data?.length === 24, 20_000);
+}, 90_000);
+afterAll(() => t.stop());
+
+describe('rules', () => {
+  it('an excluding rule removes matching items from recommendations and search of its context, and from nothing else', async () => {
+    const home = await context('home');
+    const elsewhere = await context('elsewhere');
+    await newRule({ context_id: home, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0 });
+    const inHome = await recs(`user_id=fresh-1&limit=20&context_id=${home}`);
+    expect(recIds(inHome)).toHaveLength(16);
+    expect(brandsOfRecs(inHome)).not.toContain('Acme');
+    expect(brandsOfHits(await search({ context_id: home }))).not.toContain('Acme');
+    expect(brandsOfHits(await search({ context_id: String(home), mode: 'hybrid' }))).not.toContain('Acme');
+    for (const q of ['user_id=fresh-1&limit=20', `user_id=fresh-1&limit=20&context_id=${elsewhere}`]) expect(brandsOfRecs(await recs(q))).toContain('Acme');
+    expect(brandsOfHits(await search({}))).toContain('Acme');
+    expect(brandsOfHits(await search({ context_id: elsewhere }))).toContain('Acme');
+  });
+
+  it('a promoting rule lifts a matching item above better-scored ones; disabled or outside its window it does nothing', async () => {
+    const ctx = await context('promo');
+    const plain = recIds(await recs(`user_id=fresh-2&limit=10&context_id=${ctx}`));
+    expect(plain[0]).toBe(items[0]);
+    const target = items[9] as string;
+    expect(plain.indexOf(target)).toBeGreaterThan(0);
+    const id = await newRule({ context_id: ctx, conditions: [{ field: 'metadata.sku', op: 'eq', value: 'sku-9' }], boost: 10 });
+    const boosted = await recs(`user_id=fresh-2&limit=10&context_id=${ctx}&explain=true`);
+    expect(recIds(boosted)[0]).toBe(target);
+    expect((boosted.body.data as Rec[])[0]?.explain).toMatchObject({ rules: [{ id, boost: 10 }], experiment: null });
+    const s = await search({ context_id: ctx, explain: true });
+    expect(hitIds(s)[0]).toBe(target);
+    expect((s.body.data as Hit[])[0]?.explain).toMatchObject({ rules: [{ id, boost: 10 }] });
+
+    expect((await P('PATCH', `/api/rules/${id}`, { enabled: false })).status).toBe(200);
+    expect(recIds(await recs(`user_id=fresh-2&limit=10&context_id=${ctx}`))).toEqual(plain);
+    const now = Math.floor(Date.now() / 1000);
+    expect((await P('PATCH', `/api/rules/${id}`, { enabled: true, starts_at: now + 3600, ends_at: now + 7200 })).status).toBe(200);
+    expect(recIds(await recs(`user_id=fresh-2&limit=10&context_id=${ctx}`))).toEqual(plain);
+    expect((await P('PATCH', `/api/rules/${id}`, { starts_at: now - 7200, ends_at: now - 3600 })).status).toBe(200);
+    expect(recIds(await recs(`user_id=fresh-2&limit=10&context_id=${ctx}`))).toEqual(plain);
+    expect((await P('PATCH', `/api/rules/${id}`, { starts_at: now - 60, ends_at: now + 3600 })).status).toBe(200);
+    expect(recIds(await recs(`user_id=fresh-2&limit=10&context_id=${ctx}`))[0]).toBe(target);
+  });
+
+  it('a segment-scoped rule applies only to members, and a user becomes one at the qualifying event', async () => {
+    const ctx = await context('members');
+    const seg = await P('POST', '/api/segments', { name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    expect(seg.status).toBe(201);
+    await newRule({ context_id: ctx, segment_id: seg.body.id, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0 });
+    const q = `user_id=shopper&limit=20&context_id=${ctx}`;
+    expect(brandsOfRecs(await recs(q))).toContain('Bolt');
+    expect(brandsOfHits(await search({ context_id: ctx, user_id: 'shopper' }))).toContain('Bolt');
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'shopper', item_id: items[23] }])).status).toBe(201);
+    expect(brandsOfRecs(await recs(q))).not.toContain('Bolt');
+    expect(brandsOfHits(await search({ context_id: ctx, user_id: 'shopper' }))).not.toContain('Bolt');
+    // Not a member: unchanged.
+    expect(brandsOfRecs(await recs(`user_id=browser&limit=20&context_id=${ctx}`))).toContain('Bolt');
+  });
+});
+
+describe('rerank controls', () => {
+  it('max_per_category 1 leaves no two results of one category, in recommendations and search', async () => {
+    const ctx = await context('one per category');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { max_per_category: 1 })).status).toBe(200);
+    const r = await recs(`user_id=fresh-3&limit=10&context_id=${ctx}`);
+    const rc = (r.body.data as Rec[]).map((x) => x.item.metadata.category);
+    expect(rc).toHaveLength(4);
+    expect(new Set(rc).size).toBe(4);
+    const sc = (await search({ context_id: ctx })).body.data.map((x: Hit) => x.metadata.category);
+    expect(new Set(sc).size).toBe(sc.length);
+  });
+
+  it('exclude_seen leaves out of search what the user interacted with; pages of a context list do not repeat', async () => {
+    const ctx = await context('unseen');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true })).status).toBe(200);
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'looker', item_id: items[2] }])).status).toBe(201);
+    expect(hitIds(await search({ context_id: ctx, user_id: 'looker' }))).not.toContain(items[2]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Api = await search({ context_id: ctx, limit: 5, ...(cursor ? { starting_after: cursor } : {}) });
+      seen.push(...hitIds(page));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(24);
+    expect(new Set(seen).size).toBe(24);
+  });
+});
+
+describe('experiments', () => {
+  it('over 400 users a 50/50 split serves each variant 40-60 %, each user always the same one, and counts exactly the attributed events', async () => {
+    for (const name of ['main', 'next']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' })).status).toBe(201);
+    const ctx = await context('ab');
+    const created = await P('POST', '/api/experiments', { name: 'main vs next', context_id: ctx, variants: [{ name: 'control', endpoint_name: 'main', traffic_percent: 50 }, { name: 'treatment', endpoint_name: 'next', traffic_percent: 50 }] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const exp = created.body.id as number;
+    // A Draft experiment assigns nobody.
+    expect((await recs(`user_id=ab-0&limit=3&context_id=${ctx}`)).body.experiment).toBeUndefined();
+    expect((await P('PATCH', `/api/experiments/${exp}`, { status: 'Running' })).status).toBe(200);
+
+    const variantOf = new Map<string, string>();
+    const served: { user: string; variant: string; requestId: string }[] = [];
+    const users = Array.from({ length: 400 }, (_, u) => `ab-${u}`);
+    for (let i = 0; i < users.length; i += 8) {
+      await Promise.all(users.slice(i, i + 8).map(async (user) => {
+        const r = await recs(`user_id=${user}&limit=3&context_id=${ctx}`);
+        expect(r.body.experiment).toMatchObject({ id: exp });
+        expect(r.body.model).toBeNull();
+        variantOf.set(user, r.body.experiment.variant);
+        served.push({ user, variant: r.body.experiment.variant, requestId: r.body.request_id });
+      }));
+    }
+    const treated = [...variantOf.values()].filter((v) => v === 'treatment').length;
+    expect(treated).toBeGreaterThanOrEqual(160);
+    expect(treated).toBeLessThanOrEqual(240);
+    // Sticky, in search too.
+    for (const user of users.slice(0, 40)) {
+      const again = await recs(`user_id=${user}&limit=3&context_id=${ctx}`);
+      expect(again.body.experiment.variant).toBe(variantOf.get(user));
+      served.push({ user, variant: again.body.experiment.variant, requestId: again.body.request_id });
+    }
+    const s = await search({ context_id: ctx, user_id: users[0] });
+    expect(s.body.experiment).toEqual({ id: exp, variant: variantOf.get(users[0] as string) });
+    served.push({ user: users[0] as string, variant: s.body.experiment.variant, requestId: s.body.request_id });
+
+    // Clicks for the first 60 requests, purchases for every 7th; one sent twice under one Idempotency-Key; one naming no experiment request.
+    const clicks = served.slice(0, 60).map((x) => ({ type: 'click', user_id: x.user, item_id: items[0], request_id: x.requestId }));
+    const buys = served.filter((_, k) => k % 7 === 0).map((x) => ({ type: 'purchase', user_id: x.user, item_id: items[1], request_id: x.requestId }));
+    const body = [...clicks, ...buys, { type: 'click', user_id: 'nobody', item_id: items[0], request_id: '00000000-0000-4000-8000-000000000000' }];
+    for (let k = 0; k < 2; k++) expect((await t.demo.core('POST', '/v1/events', body, { headers: { 'Idempotency-Key': 'ab-events' } })).status).toBe(201);
+
+    const want = (variant: string, list: { request_id: string }[]) => list.filter((e) => served.find((x) => x.requestId === e.request_id)?.variant === variant).length;
+    const res = await P('GET', `/api/experiments/${exp}`);
+    expect(res.status).toBe(200);
+    const results = res.body.results as { variants: { name: string; requests: number; users: number; events: Record<string, { events: number; rate_per_request: number; lift: unknown }> }[]; sample_ratio_mismatch: { mismatch: boolean } };
+    for (const v of results.variants) {
+      expect(v.requests).toBe(served.filter((x) => x.variant === v.name).length);
+      expect(v.users).toBe([...variantOf.values()].filter((x) => x === v.name).length);
+      expect(v.events.click?.events).toBe(want(v.name, clicks));
+      expect(v.events.purchase?.events).toBe(want(v.name, buys));
+    }
+    expect(results.variants[1]?.events.click?.lift).toMatchObject({ relative: expect.any(Number) });
+    expect(results.sample_ratio_mismatch.mismatch).toBe(false);
+    expect((await P('GET', `/api/experiments?contextId=${ctx}`)).body.data[0].results.variants).toHaveLength(2);
+
+    // Stopped: nobody is assigned any more.
+    expect((await P('PATCH', `/api/experiments/${exp}`, { status: 'Stopped' })).status).toBe(200);
+    expect((await recs(`user_id=ab-1&limit=3&context_id=${ctx}`)).body.experiment).toBeUndefined();
+  }, 120_000);
+});
+
+describe('contexts of another tenant', () => {
+  it('are 404 on recommendations and search', async () => {
+    const ctx = await context('mine');
+    for (const r of [await other.core('GET', `/v1/recommendations?user_id=x&context_id=${ctx}`), await other.core('POST', '/v1/search', { query: 'lamp', context_id: ctx })]) {
+      expect(r.status).toBe(404);
+      expect(r.body.error).toMatchObject({ type: 'not_found_error', code: 'context_not_found' });
+    }
+    expect((await recs(`user_id=x&context_id=${ctx}`)).status).toBe(200);
+  });
+});
