@@ -23,6 +23,12 @@ export class TokenBucket {
     return ok;
   }
 
+  /** Gives back one token taken from `key` (up to the burst): the request turned out not to count. */
+  refund(key: string): void {
+    const b = this.buckets.get(key);
+    if (b) b.tokens = Math.min(this.burst, b.tokens + 1);
+  }
+
   private evictFull(t: number): void {
     for (const [k, b] of this.buckets) {
       if (b.tokens + (t - b.at) * this.ratePerSecond >= this.burst) this.buckets.delete(k);

@@ -12,7 +12,13 @@ const oauthError = (code: string, message: string, status?: number) => {
   return new ApiError(type, code, message, status ? { status } : {});
 };
 
-let bucket: TokenBucket | undefined;
+/** Tokens issued, per client: charged only once the client's secret verified. */
+let clientBucket: TokenBucket | undefined;
+/**
+ * Attempts that did not verify, per source address: whoever sends wrong secrets or invented
+ * client ids slows down themselves, not the client named (whose id is in every token it has).
+ */
+let failureBucket: TokenBucket | undefined;
 let signingKey: SigningKey | undefined;
 
 export interface TokenRequest {
@@ -39,11 +45,13 @@ function basicCredentials(authorization: string | undefined): { id: string; secr
 /** The local stand-in for Cognito's client-credentials token endpoint. */
 export async function issueToken(store: CredentialStore, req: TokenRequest) {
   const { auth } = config();
-  bucket ??= new TokenBucket(auth.tokenRatePerSecond, auth.tokenBurst);
+  clientBucket ??= new TokenBucket(auth.tokenRatePerSecond, auth.tokenBurst);
+  failureBucket ??= new TokenBucket(auth.tokenRatePerSecond, auth.tokenBurst);
+  // Every request holds one of its address's failed attempts until its secret verifies, so
+  // concurrent guesses cannot overrun the limit; a verified request gives it back.
+  const address = req.sourceIp;
+  if (!failureBucket.take(address)) throw oauthError('slow_down', 'Too many failed token requests from this address; retry later.', 429);
   const creds = basicCredentials(req.authorization);
-  if (!bucket.take(creds ? `client:${creds.id}` : `ip:${req.sourceIp}`)) {
-    throw oauthError('slow_down', 'Too many token requests; retry later.', 429);
-  }
   if (!creds) throw oauthError('invalid_client', 'Send the client credentials as HTTP Basic authentication.');
   if (!/^application\/x-www-form-urlencoded\b/i.test(req.contentType ?? '')) {
     throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
@@ -59,6 +67,8 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   // An id no client can have is the same answer as an unknown one (and never a lookup: DynamoDB refuses keys over 2 KB).
   const client = CLIENT_ID_PATTERN.test(creds.id) ? await authenticateClient(store, creds.id, creds.secret) : undefined;
   if (!client) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
+  failureBucket.refund(address);
+  if (!clientBucket.take(client.client_id)) throw oauthError('slow_down', 'Too many token requests; retry later.', 429);
   const requested = form.get('scope');
   let scopes: string[] = client.scopes;
   if (requested !== null) {

@@ -1,0 +1,97 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../helpers/stack.ts';
+
+// Issue 18, defect 3: the token endpoint's limit was keyed by the Basic client_id before the
+// secret was checked, so anyone who knows a client id (it is in every token) could lock the
+// client out, and rotating ids from one address was never limited.
+
+let t: TestStack;
+beforeAll(async () => {
+  // Burst 10 at 1 a second: the tests send their requests in a few dozen milliseconds, and
+  // allow for a slow machine refilling a token or two meanwhile.
+  t = await startTestStack({ TOKEN_RATE_PER_SECOND: '1', TOKEN_BURST: '10' });
+});
+afterAll(() => t.stop());
+
+interface Reply {
+  status: number;
+  body: { error?: string; error_description?: string; access_token?: string };
+}
+
+/**
+ * A token request sent from the loopback address given (all of 127.0.0.0/8 is this host on
+ * Linux, so 127.0.0.2 is a second client address to a server on 127.0.0.1).
+ */
+function tokenFrom(localAddress: string, id: string, secret: string): Promise<Reply> {
+  const url = new URL('/oauth2/token', t.base);
+  const body = 'grant_type=client_credentials';
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Reply['body'] }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const A = '127.0.0.2';
+const B = '127.0.0.3';
+const C = '127.0.0.4';
+
+describe('token endpoint rate limits (issue 18, defect 3)', () => {
+  it('30 wrong secrets for a client from one address do not stop that client getting tokens from another', async () => {
+    const { client_id: id, client_secret: secret } = t.demo.creds;
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await tokenFrom(A, id, `wrong-${i}`)).status);
+    // The attacker's address is the one slowed down.
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(16);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    const last = await tokenFrom(A, id, 'wrong-again');
+    if (last.status === 429) expect(last.body).toEqual({ error: 'slow_down', error_description: expect.any(String) });
+    // The client itself, from its own address, is not.
+    const mine = await tokenFrom(B, id, secret);
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(typeof mine.body.access_token).toBe('string');
+  });
+
+  it('rotating invented client ids from one address gets 429 slow_down', async () => {
+    const replies: Reply[] = [];
+    for (let i = 0; i < 20; i++) replies.push(await tokenFrom(C, `invented${i}x${Date.now()}`, 'guess'));
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(8);
+    expect(replies.find((r) => r.status === 429)?.body).toEqual({ error: 'slow_down', error_description: expect.any(String) });
+  });
+
+  it("a client's own bucket is charged by its successful requests only, and still limits them", async () => {
+    const r = await t.demo.platform('POST', '/api/clients', { name: 'lockout-own', scopes: ['service-api/read'] });
+    expect(r.status).toBe(201);
+    const { client_id: id, client_secret: secret } = r.body as { client_id: string; client_secret: string };
+    // Successes from one address spend nothing of that address's allowance for failures.
+    const D = '127.0.0.5';
+    const ok: number[] = [];
+    for (let i = 0; i < 12; i++) ok.push((await tokenFrom(D, id, secret)).status);
+    expect(ok.slice(0, 10)).toEqual(Array(10).fill(200));
+    expect(ok.slice(10)).toContain(429);
+    // Its empty bucket is not an answer to a wrong secret: that is still invalid_client.
+    expect((await tokenFrom(D, id, 'wrong')).status).toBe(401);
+  });
+});
