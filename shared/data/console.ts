@@ -1,12 +1,33 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { keys } from './keys.ts';
 import { applied, getRow, putAll, queryPage, queryUpTo, stripKeys, type Row } from './ops.ts';
 
 /** Console record kinds, each with per-tenant integer ids. */
-export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model';
+export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model' | ControlKind;
+/** The control plane's kinds, stored in one partition per tenant (a rerank record's id is its context's). */
+export type ControlKind = 'rule' | 'segment' | 'experiment' | 'rerank';
+
+/** Field values a conditional write requires (`undefined`: the field must be absent). */
+export type Expect = Record<string, unknown>;
+
+/** One change to a control resource, as the audit trail keeps it. */
+export interface AuditEntry {
+  /** Per tenant, increasing: newer entries have higher ids. */
+  id: number;
+  /** Unix seconds. */
+  at: number;
+  /** The API key's 8-character prefix (null when no key made the change). */
+  actor: string | null;
+  action: 'create' | 'update' | 'delete';
+  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`. */
+  resource: string;
+  before: unknown;
+  after: unknown;
+}
 
 export interface ConsoleRecord {
   id: number;
@@ -36,6 +57,27 @@ export interface ConsoleStore {
    * then on it is as if it had never been written (get, list and update skip it).
    */
   withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
+  /**
+   * One page of a kind's records in id order, those with ids above `after` whose fields equal
+   * `where`.
+   */
+  page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown> }): Promise<{ rows: T[]; hasMore: boolean }>;
+  /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
+  replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
+  /** Deletes a record (with `expect`, only if it holds); false when there was none or it did not hold. */
+  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
+  /** Notes a context in the control partition, so `controlConfig` lists it. */
+  putContextMarker(tenant: string, contextId: number): Promise<void>;
+  /**
+   * The tenant's rules, segments, experiments, rerank controls and context ids, with one
+   * (strongly consistent) Query of the control partition. Bookkeeping fields (named `_...`) are
+   * left out.
+   */
+  controlConfig(tenant: string): Promise<ControlConfig>;
+  /** Adds an entry to a control resource's history (its id allocated here). */
+  appendAudit(tenant: string, entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>;
+  /** A resource's history, newest first: entries with ids below `before`. */
+  auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
 }
@@ -45,6 +87,31 @@ const logClock = { ms: 0, seq: 0 };
 
 /** A record not taken back (see `withdraw`). */
 const live = (r: Row) => r.withdrawn === undefined;
+
+/** A record without its keys and bookkeeping fields (named `_...`). */
+function shown(r: Row): Row {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(stripKeys(r))) if (!k.startsWith('_')) out[k] = v;
+  return out;
+}
+
+/** A ConditionExpression requiring the row to exist, not withdrawn, with `expect`'s values. */
+function condition(expect: Expect, names: Record<string, string>, values: Record<string, unknown>): string {
+  const conds = ['attribute_exists(pk)', 'attribute_not_exists(withdrawn)'];
+  Object.entries(expect).forEach(([k, v], n) => {
+    names[`#e${n}`] = k;
+    if (v === undefined) {
+      conds.push(`attribute_not_exists(#e${n})`);
+      return;
+    }
+    values[`:e${n}`] = v;
+    conds.push(`#e${n} = :e${n}`);
+  });
+  return conds.join(' AND ');
+}
+
+/** Names and values may not be empty in a DynamoDB request. */
+const nonEmpty = <T extends object>(o: T): T | undefined => (Object.keys(o).length ? o : undefined);
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
@@ -87,23 +154,14 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         values[`:s${n}`] = v;
         sets.push(`#s${n} = :s${n}`);
       });
-      const conds = ['attribute_exists(pk)', 'attribute_not_exists(withdrawn)'];
-      Object.entries(expect).forEach(([k, v], n) => {
-        names[`#e${n}`] = k;
-        if (v === undefined) {
-          conds.push(`attribute_not_exists(#e${n})`);
-          return;
-        }
-        values[`:e${n}`] = v;
-        conds.push(`#e${n} = :e${n}`);
-      });
+      const cond = condition(expect, names, values);
       return applied(() =>
         t.doc.send(
           new UpdateCommand({
             TableName: t.tableName,
             Key: keys.consoleRecord(tenant, kind, id),
             UpdateExpression: `SET ${sets.join(', ')}`,
-            ConditionExpression: conds.join(' AND '),
+            ConditionExpression: cond,
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
           }),
@@ -112,6 +170,118 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async withdraw(tenant, kind, id) {
       await t.doc.send(new UpdateCommand({ TableName: t.tableName, Key: keys.consoleRecord(tenant, kind, id), UpdateExpression: 'SET withdrawn = :t', ExpressionAttributeValues: { ':t': true } }));
+    },
+    async page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown> }) {
+      const prefix = keys.consoleSkPrefix(kind);
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = { ':pk': keys.consolePk(tenant, kind) };
+      let range = '';
+      if (q.after !== undefined) {
+        const b = keys.consoleIdsAfter(kind, q.after);
+        range = ' AND sk BETWEEN :from AND :to';
+        Object.assign(values, { ':from': b.from, ':to': b.to });
+      } else if (prefix) {
+        range = ' AND begins_with(sk, :prefix)';
+        values[':prefix'] = prefix;
+      }
+      const filters = ['attribute_not_exists(withdrawn)'];
+      Object.entries(q.where ?? {}).forEach(([k, v], n) => {
+        names[`#w${n}`] = k;
+        values[`:w${n}`] = v;
+        filters.push(`#w${n} = :w${n}`);
+      });
+      const rows = await queryUpTo(
+        t,
+        {
+          KeyConditionExpression: `pk = :pk${range}`,
+          FilterExpression: filters.join(' AND '),
+          ExpressionAttributeNames: nonEmpty(names),
+          ExpressionAttributeValues: values,
+          ConsistentRead: true,
+        },
+        q.limit + 1,
+      );
+      return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
+    },
+    async replace(tenant, kind, rec, expect) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const cond = expect === 'new' ? 'attribute_not_exists(pk)' : condition(expect, names, values);
+      return applied(() =>
+        t.doc.send(
+          new PutCommand({
+            TableName: t.tableName,
+            Item: { ...keys.consoleRecord(tenant, kind, rec.id), ...rec },
+            ConditionExpression: cond,
+            ExpressionAttributeNames: nonEmpty(names),
+            ExpressionAttributeValues: nonEmpty(values),
+          }),
+        ),
+      );
+    },
+    async remove(tenant, kind, id, expect = {}) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const cond = condition(expect, names, values);
+      return applied(() =>
+        t.doc.send(
+          new DeleteCommand({
+            TableName: t.tableName,
+            Key: keys.consoleRecord(tenant, kind, id),
+            ConditionExpression: cond,
+            ExpressionAttributeNames: nonEmpty(names),
+            ExpressionAttributeValues: nonEmpty(values),
+          }),
+        ),
+      );
+    },
+    async putContextMarker(tenant, contextId) {
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.contextMarker(tenant, contextId), id: contextId } }));
+    },
+    async controlConfig(tenant) {
+      const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.controlPk(tenant) }, ConsistentRead: true }, 10_000);
+      const out: ControlConfig = { rules: [], segments: [], experiments: [], rerank: [], contexts: [] };
+      for (const r of rows) {
+        if (!live(r)) continue;
+        const sk = String(r.sk);
+        switch (keys.consoleKindOf(sk)) {
+          case 'rule':
+            out.rules.push(shown(r) as unknown as Rule);
+            break;
+          case 'segment':
+            out.segments.push(shown(r) as unknown as Segment);
+            break;
+          case 'experiment':
+            out.experiments.push(shown(r) as unknown as Experiment);
+            break;
+          case 'rerank':
+            out.rerank.push(shown(r) as unknown as RerankRecord);
+            break;
+          case keys.contextMarkerKind:
+            out.contexts.push(keys.consoleIdOf(sk));
+            break;
+        }
+      }
+      return out;
+    },
+    async appendAudit(tenant, entry) {
+      const rec: AuditEntry = { id: await allocateIds(t, tenant, 'audit', 1), ...entry };
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.audit(tenant, entry.resource, rec.id), ...rec } }));
+      return rec;
+    },
+    async auditPage(tenant, resource, q) {
+      const before = q.before !== undefined ? keys.sortId(q.before) : undefined;
+      const rows = await queryUpTo(
+        t,
+        {
+          KeyConditionExpression: `pk = :pk${before ? ' AND sk < :before' : ''}`,
+          ExpressionAttributeValues: { ':pk': keys.auditPk(tenant, resource), ...(before ? { ':before': before } : {}) },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+        },
+        q.limit + 1,
+      );
+      return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as unknown as AuditEntry), hasMore: rows.length > q.limit };
     },
     async appendLog(tenant, jobId, lines) {
       // Lines this process writes within one millisecond keep their order; no line overwrites another.

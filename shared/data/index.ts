@@ -7,6 +7,7 @@ import { dynamoEventStore } from './events.ts';
 import { dynamoExposureStore } from './experiments.ts';
 import { dynamoIdempotencyStore, type IdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
+import { dynamoSegmentEvents } from './segment-events.ts';
 
 export interface Stores {
   items: ItemStore;
@@ -40,6 +41,7 @@ export const eventStore = /* @__PURE__ */ containerStore(dynamoEventStore);
 export const credentialStore = /* @__PURE__ */ containerStore(dynamoCredentialStore);
 export const idempotencyStore = /* @__PURE__ */ containerStore(dynamoIdempotencyStore);
 export const consoleStore = /* @__PURE__ */ containerStore(dynamoConsoleStore);
+export const segmentEvents = /* @__PURE__ */ containerStore(dynamoSegmentEvents);
 export const exposureStore = /* @__PURE__ */ containerStore(dynamoExposureStore);
 
 /** Every store of the container (the workers use most of them). */

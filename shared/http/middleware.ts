@@ -87,6 +87,7 @@ export function platformAuth(allowed: readonly PlatformScope[]): HttpMiddleware 
       }
       req.context.state.tenant = rec.tenant;
       req.context.state.scopes = rec.scopes;
+      req.context.state.actor = rec.id;
     },
   };
 }

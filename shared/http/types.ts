@@ -10,6 +10,8 @@ export interface RequestState {
   requestId: string;
   tenant: string;
   scopes: string[];
+  /** Platform API: the API key's 8-character prefix (who made a change, for the audit trail). */
+  actor?: string | undefined;
   /** The parsed JSON body (undefined when the route takes none). */
   body: unknown;
   query: unknown;

@@ -1,0 +1,404 @@
+import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
+import type { Context, Endpoint } from '../domain/console.ts';
+import { nowSeconds } from '../domain/items.ts';
+import { ApiError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import type * as S from '../schemas/control.ts';
+import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, Segment, Variant } from './types.ts';
+
+/*
+ * The control plane's records on the Platform API: rules, segments, experiments and rerank
+ * controls, each change kept in an audit trail. Storage is a port (ControlPorts); the records
+ * live in one partition per tenant, which serving reads with one Query (controlConfig).
+ *
+ * Bookkeeping fields, never shown: `_rev` (the record's revision: every change is conditional on
+ * the one it read, so concurrent changes neither get lost nor leave an audit entry whose
+ * `before` is not what they changed) and `_deleting` (a segment being deleted, see deleteSegment).
+ */
+
+/** What the control plane needs of storage. */
+export type ControlPorts = Pick<
+  ConsoleStore,
+  'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'appendAudit' | 'auditPage'
+>;
+
+/** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
+export interface Caller {
+  tenant: string;
+  actor?: string | undefined;
+}
+
+/** An experiment's results, as the serving side counts them. */
+export type ResultsOf = (tenant: string, exp: Experiment) => Promise<unknown>;
+
+interface Bookkeeping {
+  _rev: number;
+  /** When a segment's deletion began (null or absent: none under way). */
+  _deleting?: number | null;
+}
+type Stored<T> = T & Bookkeeping & ConsoleRecord;
+
+/** How often a change retries after losing a race to another change of the same record. */
+const ATTEMPTS = 5;
+/**
+ * How long a segment's deletion mark holds. A deletion takes milliseconds; a mark older than
+ * this was left by one that died midway, and no longer counts.
+ */
+const DELETING_SECONDS = 60;
+const beingDeleted = (s: Bookkeeping) => typeof s._deleting === 'number' && nowSeconds() - s._deleting < DELETING_SECONDS;
+
+const notFound = (what: string, id: number) => new NotFoundError(`${what}_not_found`, `No ${what} ${id}.`);
+const badState = (message: string) => new ApiError('invalid_request_error', 'invalid_state', message);
+const busy = (what: string, id: number) => new ConflictError('changed_meanwhile', `${what} ${id} kept changing meanwhile; retry.`);
+
+/** A record as shown: without bookkeeping fields. */
+function shown<T extends object>(rec: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rec)) if (!k.startsWith('_')) out[k] = v;
+  return out as T;
+}
+
+/** A Platform list page; `next_cursor` is the last id, to send back as `starting_after`. */
+function listOf<T extends { id: number }>(rows: T[], hasMore: boolean) {
+  const last = rows[rows.length - 1];
+  return { data: rows, has_more: hasMore, next_cursor: hasMore && last ? String(last.id) : null };
+}
+
+/** Fields of `o` that are set (DynamoDB takes no undefined values). */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+async function audit(c: ControlPorts, who: Caller, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
+  await c.appendAudit(who.tenant, { at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after });
+}
+
+async function needContext(c: ControlPorts, tenant: string, id: number): Promise<void> {
+  if (!(await c.get<Context>(tenant, 'context', id))) throw notFound('context', id);
+}
+
+/** A segment that exists and is not being deleted. */
+async function segmentLive(c: ControlPorts, tenant: string, id: number): Promise<boolean> {
+  const s = await c.get<Stored<Segment>>(tenant, 'segment', id);
+  return s !== undefined && !beingDeleted(s);
+}
+
+async function needSegment(c: ControlPorts, tenant: string, id: number): Promise<void> {
+  if (!(await segmentLive(c, tenant, id))) throw notFound('segment', id);
+}
+
+/**
+ * Stores a new record that names a segment: the segment is checked again once the record is
+ * stored, and the record taken back (404) if the segment went meanwhile. A segment's deletion
+ * marks it first, then looks for records naming it (see deleteSegment): either it sees this
+ * record (and the deletion is refused), or this check sees the mark.
+ */
+async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>): Promise<void> {
+  await c.put(tenant, kind, rec);
+  if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
+    await c.remove(tenant, kind, rec.id);
+    throw notFound('segment', rec.segment_id);
+  }
+}
+
+/**
+ * Changes a record: reads it, computes the change (`fn` may throw), and writes it only if the
+ * record is still at the revision read; when it was not, reads it again (up to ATTEMPTS times).
+ */
+async function change<T extends { id: number }>(
+  c: ControlPorts,
+  tenant: string,
+  kind: ConsoleKind,
+  what: string,
+  id: number,
+  fn: (cur: Stored<T>) => Promise<Partial<T>>,
+): Promise<{ before: Stored<T>; after: Stored<T> }> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const cur = await c.get<Stored<T>>(tenant, kind, id);
+    if (!cur) throw notFound(what, id);
+    const set = { ...defined(await fn(cur)), updated_at: nowSeconds(), _rev: cur._rev + 1 };
+    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { before: cur, after: { ...cur, ...set } };
+  }
+  throw busy(what, id);
+}
+
+/** Puts back the fields a change set (it lost a check made after its write), if nothing changed them since. */
+async function undo<T extends object>(c: ControlPorts, tenant: string, kind: ConsoleKind, id: number, before: Stored<T>, after: Stored<T>): Promise<void> {
+  const back: Record<string, unknown> = { _rev: after._rev + 1 };
+  for (const k of Object.keys(after)) if (k !== '_rev' && (after as Record<string, unknown>)[k] !== (before as Record<string, unknown>)[k]) back[k] = (before as Record<string, unknown>)[k] ?? null;
+  await c.update(tenant, kind, id, back, { _rev: after._rev });
+}
+
+// Rules
+
+export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody): Promise<Rule> {
+  await needContext(c, who.tenant, b.context_id);
+  if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
+  const now = nowSeconds();
+  const rec: Stored<Rule> = {
+    id: await c.nextId(who.tenant, 'rule'),
+    name: b.name,
+    context_id: b.context_id,
+    conditions: b.conditions.map((x) => defined(x) as Rule['conditions'][number]),
+    boost: b.boost,
+    segment_id: b.segment_id ?? null,
+    starts_at: b.starts_at ?? null,
+    ends_at: b.ends_at ?? null,
+    enabled: b.enabled ?? true,
+    created: now,
+    updated_at: now,
+    _rev: 1,
+  };
+  await putNaming(c, who.tenant, 'rule', rec);
+  await audit(c, who, 'create', `rules/${rec.id}`, null, shown(rec));
+  return shown(rec);
+}
+
+export async function getRule(c: ControlPorts, tenant: string, id: number): Promise<Rule> {
+  const r = await c.get<Stored<Rule>>(tenant, 'rule', id);
+  if (!r) throw notFound('rule', id);
+  return shown(r);
+}
+
+export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPageQuery) {
+  const page = await c.page<Stored<Rule>>(tenant, 'rule', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
+  return listOf(page.rows.map(shown), page.hasMore);
+}
+
+export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.RulePatch): Promise<Rule> {
+  const { before, after } = await change<Rule>(c, who.tenant, 'rule', 'rule', id, async (cur) => {
+    const starts = b.starts_at !== undefined ? b.starts_at : cur.starts_at;
+    const ends = b.ends_at !== undefined ? b.ends_at : cur.ends_at;
+    if (starts !== null && ends !== null && ends <= starts) throw new ValidationError('Invalid request body.', { ends_at: [`ends_at must be after starts_at (${starts})`] });
+    if (b.context_id !== undefined && b.context_id !== cur.context_id) await needContext(c, who.tenant, b.context_id);
+    if (b.segment_id && b.segment_id !== cur.segment_id) await needSegment(c, who.tenant, b.segment_id);
+    return { ...b, ...(b.conditions ? { conditions: b.conditions.map((x) => defined(x) as Rule['conditions'][number]) } : {}) };
+  });
+  // A segment newly named is checked again after the write, as a create does (see putNaming).
+  if (after.segment_id !== null && after.segment_id !== before.segment_id && !(await segmentLive(c, who.tenant, after.segment_id))) {
+    await undo(c, who.tenant, 'rule', id, before, after);
+    throw notFound('segment', after.segment_id);
+  }
+  await audit(c, who, 'update', `rules/${id}`, shown(before), shown(after));
+  return shown(after);
+}
+
+export async function deleteRule(c: ControlPorts, who: Caller, id: number): Promise<void> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const cur = await c.get<Stored<Rule>>(who.tenant, 'rule', id);
+    if (!cur) throw notFound('rule', id);
+    if (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) {
+      await audit(c, who, 'delete', `rules/${id}`, shown(cur), null);
+      return;
+    }
+  }
+  throw busy('Rule', id);
+}
+
+// Segments
+
+export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBody): Promise<Segment> {
+  const now = nowSeconds();
+  const rec: Stored<Segment> = {
+    id: await c.nextId(who.tenant, 'segment'),
+    name: b.name,
+    description: b.description ?? '',
+    definition: b.definition,
+    size_estimate: null,
+    size_computed_at: null,
+    created: now,
+    updated_at: now,
+    _rev: 1,
+  };
+  await c.put(who.tenant, 'segment', rec);
+  await audit(c, who, 'create', `segments/${rec.id}`, null, shown(rec));
+  return shown(rec);
+}
+
+export async function getSegment(c: ControlPorts, tenant: string, id: number): Promise<Segment> {
+  const s = await c.get<Stored<Segment>>(tenant, 'segment', id);
+  if (!s) throw notFound('segment', id);
+  return shown(s);
+}
+
+export async function listSegments(c: ControlPorts, tenant: string, q: S.PageQuery) {
+  const page = await c.page<Stored<Segment>>(tenant, 'segment', { limit: q.limit, after: q.starting_after });
+  return listOf(page.rows.map(shown), page.hasMore);
+}
+
+export async function updateSegment(c: ControlPorts, who: Caller, id: number, b: S.SegmentPatch): Promise<Segment> {
+  const { before, after } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async () => ({
+    ...b,
+    // The estimate was of the old definition: none until the next maintenance pass.
+    ...(b.definition ? { size_estimate: null, size_computed_at: null } : {}),
+  }));
+  await audit(c, who, 'update', `segments/${id}`, shown(before), shown(after));
+  return shown(after);
+}
+
+/**
+ * Deletes a segment no rule and no Draft or Running experiment names (409 otherwise; a Stopped
+ * experiment keeps the id it ran with). The segment is marked first, then the records naming
+ * it are looked for: a rule or experiment stored meanwhile either is seen here or sees the mark
+ * and is taken back (see putNaming), so none is left naming a deleted segment.
+ */
+export async function deleteSegment(c: ControlPorts, who: Caller, id: number): Promise<void> {
+  const cur = await c.get<Stored<Segment>>(who.tenant, 'segment', id);
+  if (!cur) throw notFound('segment', id);
+  const marked = cur._rev + 1;
+  if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: nowSeconds(), _rev: marked }, { _rev: cur._rev }))) throw busy('Segment', id);
+  const cfg = await c.controlConfig(who.tenant);
+  const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
+  const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
+  if (rules.length || experiments.length || !(await c.remove(who.tenant, 'segment', id, { _rev: marked }))) {
+    await c.update(who.tenant, 'segment', id, { _deleting: null, _rev: marked + 1 }, { _rev: marked });
+    if (!rules.length && !experiments.length) throw busy('Segment', id);
+    const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');
+    throw new ConflictError('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
+  }
+  await audit(c, who, 'delete', `segments/${id}`, shown(cur), null);
+}
+
+// Experiments
+
+/** 400 naming each variant whose endpoint the tenant does not have. */
+async function needEndpoints(c: ControlPorts, tenant: string, variants: readonly Variant[]): Promise<void> {
+  const known = new Set((await c.list<Endpoint>(tenant, 'endpoint')).map((e) => e.endpoint_name));
+  const errors: Record<string, string[]> = {};
+  variants.forEach((v, n) => {
+    if (!known.has(v.endpoint_name)) errors[`variants.${n}.endpoint_name`] = [`No serving endpoint named ${v.endpoint_name}.`];
+  });
+  if (Object.keys(errors).length) throw new ValidationError('Invalid request body.', errors);
+}
+
+const variantsOf = (vs: S.ExperimentBody['variants']): Variant[] =>
+  vs.map((v) => ({ name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, ...(v.rerank ? { rerank: defined(v.rerank) } : {}) }));
+
+/** Other experiments of the context that are Running. */
+async function runningBesides(c: ControlPorts, tenant: string, exp: Experiment): Promise<number[]> {
+  const all = await c.list<Stored<Experiment>>(tenant, 'experiment');
+  return all.filter((e) => e.context_id === exp.context_id && e.status === 'Running' && e.id !== exp.id).map((e) => e.id);
+}
+const alreadyRunning = (contextId: number, ids: number[]) =>
+  new ConflictError('experiment_running', `Experiment ${ids.join(', ')} is already Running in context ${contextId}: stop it first (one Running experiment per context).`);
+
+export async function createExperiment(c: ControlPorts, who: Caller, b: S.ExperimentBody): Promise<Experiment> {
+  await needContext(c, who.tenant, b.context_id);
+  if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
+  const variants = variantsOf(b.variants);
+  await needEndpoints(c, who.tenant, variants);
+  const now = nowSeconds();
+  const rec: Stored<Experiment> = {
+    id: await c.nextId(who.tenant, 'experiment'),
+    name: b.name,
+    context_id: b.context_id,
+    segment_id: b.segment_id ?? null,
+    variants,
+    status: 'Draft',
+    attribution_window_seconds: b.attribution_window_seconds,
+    started_at: null,
+    stopped_at: null,
+    created: now,
+    updated_at: now,
+    _rev: 1,
+  };
+  await putNaming(c, who.tenant, 'experiment', rec);
+  await audit(c, who, 'create', `experiments/${rec.id}`, null, shown(rec));
+  return shown(rec);
+}
+
+const withResults = async (tenant: string, e: Experiment, results: ResultsOf) => ({ ...e, results: await results(tenant, e) });
+
+export async function getExperiment(c: ControlPorts, tenant: string, id: number, results: ResultsOf) {
+  const e = await c.get<Stored<Experiment>>(tenant, 'experiment', id);
+  if (!e) throw notFound('experiment', id);
+  return withResults(tenant, shown(e), results);
+}
+
+export async function listExperiments(c: ControlPorts, tenant: string, q: S.ContextPageQuery, results: ResultsOf) {
+  const page = await c.page<Stored<Experiment>>(tenant, 'experiment', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
+  const data = await Promise.all(page.rows.map((e) => withResults(tenant, shown(e), results)));
+  return listOf(data, page.hasMore);
+}
+
+const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'Running', Running: 'Stopped', Stopped: undefined };
+
+/**
+ * Renames, sets the attribution window, edits variants (Draft only) and moves the status
+ * Draft → Running → Stopped (Stopped is final). Starting needs the variants' endpoints and no
+ * other Running experiment in the context. Two starts in one context at once may both see the
+ * other once written: each then undoes its own (409), so never are two left Running.
+ */
+export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
+  const { before, after } = await change<Experiment>(c, who.tenant, 'experiment', 'experiment', id, async (cur) => {
+    if (b.status !== undefined && NEXT[cur.status] !== b.status) {
+      throw badState(
+        cur.status === 'Stopped'
+          ? `Experiment ${id} is Stopped, which is final.`
+          : `Experiment ${id} is ${cur.status}: it can move to ${NEXT[cur.status]} only (Draft → Running → Stopped).`,
+      );
+    }
+    if (b.variants && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its variants can be changed only while it is a Draft.`);
+    const variants = b.variants ? variantsOf(b.variants) : undefined;
+    if (variants) await needEndpoints(c, who.tenant, variants);
+    const now = nowSeconds();
+    if (b.status === 'Running') {
+      if (!variants) await needEndpoints(c, who.tenant, cur.variants);
+      const others = await runningBesides(c, who.tenant, cur);
+      if (others.length) throw alreadyRunning(cur.context_id, others);
+    }
+    return {
+      name: b.name,
+      attribution_window_seconds: b.attribution_window_seconds,
+      variants,
+      status: b.status,
+      ...(b.status === 'Running' ? { started_at: now } : {}),
+      ...(b.status === 'Stopped' ? { stopped_at: now } : {}),
+    };
+  });
+  if (b.status === 'Running') {
+    const others = await runningBesides(c, who.tenant, after);
+    if (others.length) {
+      await undo(c, who.tenant, 'experiment', id, before, after);
+      throw alreadyRunning(after.context_id, others);
+    }
+  }
+  await audit(c, who, 'update', `experiments/${id}`, shown(before), shown(after));
+  return shown(after);
+}
+
+// Rerank controls
+
+const CONTROLS = ['diversity', 'popularity_weight', 'freshness_weight', 'max_per_category', 'exclude_seen'] as const;
+
+/** A context's controls as shown: every control, null when unset. */
+function rerankView(contextId: number, r: RerankRecord | undefined) {
+  const controls = Object.fromEntries(CONTROLS.map((k) => [k, r?.[k] ?? null])) as { [K in keyof RerankControls]-?: NonNullable<RerankControls[K]> | null };
+  return { context_id: contextId, ...controls, updated_at: r?.updated_at ?? null };
+}
+
+export async function getRerank(c: ControlPorts, tenant: string, contextId: number) {
+  await needContext(c, tenant, contextId);
+  return rerankView(contextId, await c.get<Stored<RerankRecord>>(tenant, 'rerank', contextId));
+}
+
+/** Replaces the context's whole set of controls (a control left out is unset). */
+export async function putRerank(c: ControlPorts, who: Caller, contextId: number, b: S.RerankBody) {
+  await needContext(c, who.tenant, contextId);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
+    const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
+    if (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new')) {
+      const after = rerankView(contextId, rec);
+      await audit(c, who, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
+      return after;
+    }
+  }
+  throw busy('Rerank controls of context', contextId);
+}
+
+// Audit trail
+
+export async function listAudit(c: ControlPorts, tenant: string, q: S.AuditQuery) {
+  const page = await c.auditPage(tenant, q.resource, { limit: q.limit, before: q.starting_after });
+  return listOf(page.rows, page.hasMore);
+}

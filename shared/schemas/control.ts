@@ -1,0 +1,228 @@
+import * as z from 'zod/mini';
+import { limitParam, numericId, unstorable } from './common.ts';
+import type { SegmentDefinition } from '../control/types.ts';
+
+/*
+ * Platform API bodies and queries of the control plane: rules, segments, experiments, rerank
+ * controls and the audit trail. Field errors name the field (`conditions.0.op`).
+ */
+
+const name = z.string({ error: 'name must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(256, 'name must be at most 256 characters'));
+const description = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
+const positiveId = (field: string) => z.int(`${field} must be an integer`).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
+const seconds = (field: string) => z.int(`${field} must be an integer (Unix seconds)`).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
+/** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1). */
+const num = (field: string) =>
+  z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
+const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at least one field.');
+
+// Rules
+
+/** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
+export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
+const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), num('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
+
+const condition = z
+  .strictObject({
+    field: z.string({ error: 'field must be a string' }).check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
+    op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
+    value: z.optional(z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], { error: 'value must be a string, number, boolean or a list of them' })),
+  })
+  .check(
+    z.superRefine((c, ctx) => {
+      const problem =
+        c.op === 'in'
+          ? !Array.isArray(c.value) && 'value must be a list for op in'
+          : c.op === 'gte' || c.op === 'lte'
+            ? typeof c.value !== 'number' && `value must be a number for ${c.op}${c.field === 'created' ? ' (Unix seconds)' : ''}`
+            : c.op === 'exists'
+              ? typeof c.value !== 'boolean' && 'value must be true or false for exists'
+              : (c.value === undefined || Array.isArray(c.value)) && `value must be a single string, number or boolean for ${c.op}`;
+      if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem, input: c.value });
+    }),
+  );
+const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'));
+const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
+type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
+const validity = (b: Window) =>
+  b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
+const validityCheck = z.refine<Window>(validity, { message: 'ends_at must be after starts_at', path: ['ends_at'] });
+
+const ruleFields = {
+  name,
+  context_id: positiveId('context_id'),
+  conditions,
+  boost,
+  segment_id: z.optional(z.nullable(positiveId('segment_id'))),
+  starts_at: z.optional(z.nullable(seconds('starts_at'))),
+  ends_at: z.optional(z.nullable(seconds('ends_at'))),
+  enabled: z.optional(z.boolean({ error: 'enabled must be true or false' })),
+};
+export const ruleBody = z.strictObject(ruleFields).check(validityCheck);
+export type RuleBody = z.output<typeof ruleBody>;
+export const rulePatch = z
+  .strictObject({
+    name: z.optional(ruleFields.name),
+    context_id: z.optional(ruleFields.context_id),
+    conditions: z.optional(conditions),
+    boost: z.optional(boost),
+    segment_id: ruleFields.segment_id,
+    starts_at: ruleFields.starts_at,
+    ends_at: ruleFields.ends_at,
+    enabled: ruleFields.enabled,
+  })
+  .check(atLeastOne, validityCheck);
+export type RulePatch = z.output<typeof rulePatch>;
+
+// Segments
+
+const MAX_SEGMENT_NESTING = 4;
+const leaf = z.strictObject({
+  event_type: z.string({ error: 'event_type must be a string' }).check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'event_type must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
+  min_count: z.int('min_count must be an integer').check(z.gte(1, 'min_count must be at least 1'), z.lte(500, 'min_count must be at most 500')),
+  within_days: z.int('within_days must be an integer').check(z.gte(1, 'within_days must be at least 1'), z.lte(365, 'within_days must be at most 365')),
+});
+const children = z.array(z.unknown(), { error: 'must be a list of definitions' }).check(z.minLength(1, 'must hold 1 to 10 definitions'), z.maxLength(10, 'must hold 1 to 10 definitions'));
+const allOf = z.strictObject({ all: children });
+const anyOf = z.strictObject({ any: children });
+
+/**
+ * Checks a definition node at `path` (`depth` combinators above it), reporting each problem at
+ * its own path; the definition as stored, or undefined when it is not valid.
+ */
+function checkDefinition(v: unknown, path: PropertyKey[], depth: number, issues: { path: PropertyKey[]; message: string }[]): SegmentDefinition | undefined {
+  const isObject = typeof v === 'object' && v !== null && !Array.isArray(v);
+  const key = isObject && Object.hasOwn(v, 'all') ? 'all' : isObject && Object.hasOwn(v, 'any') ? 'any' : undefined;
+  if (!key) {
+    if (!isObject) {
+      issues.push({ path, message: 'a definition is an object: { event_type, min_count, within_days }, { all: [...] } or { any: [...] }' });
+      return undefined;
+    }
+    const r = leaf.safeParse(v);
+    if (r.success) return r.data;
+    for (const i of r.error.issues) {
+      if (i.code === 'unrecognized_keys') for (const k of i.keys) issues.push({ path: [...path, k], message: 'Unknown field.' });
+      else issues.push({ path: [...path, ...i.path], message: i.message });
+    }
+    return undefined;
+  }
+  if (depth >= MAX_SEGMENT_NESTING) {
+    issues.push({ path, message: `definitions nest at most ${MAX_SEGMENT_NESTING} levels of all/any` });
+    return undefined;
+  }
+  const r = (key === 'all' ? allOf : anyOf).safeParse(v);
+  if (!r.success) {
+    for (const i of r.error.issues) {
+      if (i.code === 'unrecognized_keys') for (const k of i.keys) issues.push({ path: [...path, k], message: `Unknown field (a definition has ${key} alone).` });
+      else issues.push({ path: [...path, ...i.path], message: i.message });
+    }
+    return undefined;
+  }
+  const list = (r.data as Record<string, unknown[]>)[key] as unknown[];
+  const out = list.map((c, n) => checkDefinition(c, [...path, key, n], depth + 1, issues));
+  if (out.some((c) => c === undefined)) return undefined;
+  return (key === 'all' ? { all: out } : { any: out }) as SegmentDefinition;
+}
+
+/** Dispatching on the shape (not a union) keeps field errors precise: `definition.all.1.min_count`. */
+export const segmentDefinition = z.pipe(
+  z.unknown(),
+  z.transform((v: unknown, ctx): SegmentDefinition => {
+    const issues: { path: PropertyKey[]; message: string }[] = [];
+    const def = checkDefinition(v, [], 0, issues);
+    if (def) return def;
+    for (const i of issues) ctx.issues.push({ code: 'custom', path: i.path, message: i.message, input: v });
+    return z.NEVER;
+  }),
+);
+
+export const segmentBody = z.strictObject({ name, description: z.optional(description), definition: segmentDefinition });
+export type SegmentBody = z.output<typeof segmentBody>;
+export const segmentPatch = z
+  .strictObject({ name: z.optional(name), description: z.optional(description), definition: z.optional(segmentDefinition) })
+  .check(atLeastOne);
+export type SegmentPatch = z.output<typeof segmentPatch>;
+
+// Rerank controls
+
+const rerankFields = {
+  diversity: z.optional(num('diversity').check(z.gte(0, 'diversity must be between 0 and 1'), z.lte(1, 'diversity must be between 0 and 1'))),
+  popularity_weight: z.optional(num('popularity_weight').check(z.gte(0, 'popularity_weight must be between 0 and 10'), z.lte(10, 'popularity_weight must be between 0 and 10'))),
+  freshness_weight: z.optional(num('freshness_weight').check(z.gte(0, 'freshness_weight must be between 0 and 10'), z.lte(10, 'freshness_weight must be between 0 and 10'))),
+  max_per_category: z.optional(z.int('max_per_category must be an integer').check(z.gte(1, 'max_per_category must be between 1 and 100'), z.lte(100, 'max_per_category must be between 1 and 100'))),
+  exclude_seen: z.optional(z.boolean({ error: 'exclude_seen must be true or false' })),
+};
+/** `PUT /api/rerank-controls`: the whole set (a control left out is unset). */
+export const rerankBody = z.strictObject(rerankFields);
+export type RerankBody = z.output<typeof rerankBody>;
+export const rerankQuery = z.strictObject({ contextId: numericId('contextId') });
+
+// Experiments
+
+const hundredths = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6;
+const variant = z.strictObject({
+  name: z.string({ error: 'name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, 'name: 1-64 letters, digits, spaces, _, . or -')),
+  endpoint_name: z.string({ error: 'endpoint_name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
+  traffic_percent: z.number({ error: 'traffic_percent must be a number' }).check(
+    z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'),
+    z.lte(100, 'traffic_percent must be at most 100'),
+    z.refine(hundredths, 'traffic_percent has at most 2 decimals'),
+  ),
+  rerank: z.optional(rerankBody),
+});
+const variants = z
+  .array(variant, { error: 'variants must be a list' })
+  .check(
+    z.minLength(2, 'an experiment has 2 to 10 variants'),
+    z.maxLength(10, 'an experiment has 2 to 10 variants'),
+    z.superRefine((vs, ctx) => {
+      const seen = new Set<string>();
+      vs.forEach((v, n) => {
+        if (seen.has(v.name)) ctx.addIssue({ code: 'custom', path: [n, 'name'], message: `variant names must be unique (${v.name} repeats)`, input: v.name });
+        seen.add(v.name);
+      });
+      const sum = vs.reduce((s, v) => s + v.traffic_percent, 0);
+      if (Math.abs(sum - 100) > 0.001) ctx.addIssue({ code: 'custom', path: [], message: `traffic_percent must sum to 100 (they sum to ${Math.round(sum * 1000) / 1000})`, input: vs });
+    }),
+  );
+const attributionWindow = z.int('attribution_window_seconds must be an integer').check(
+  z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
+  z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
+);
+export const DEFAULT_ATTRIBUTION_WINDOW = 86_400;
+
+export const experimentBody = z.strictObject({
+  name,
+  context_id: positiveId('context_id'),
+  segment_id: z.optional(z.nullable(positiveId('segment_id'))),
+  variants,
+  attribution_window_seconds: z._default(z.optional(attributionWindow), DEFAULT_ATTRIBUTION_WINDOW),
+});
+export type ExperimentBody = z.output<typeof experimentBody>;
+export const experimentPatch = z
+  .strictObject({
+    name: z.optional(name),
+    status: z.optional(z.enum(['Running', 'Stopped'], { error: 'status must be Running or Stopped' })),
+    attribution_window_seconds: z.optional(attributionWindow),
+    variants: z.optional(variants),
+  })
+  .check(atLeastOne);
+export type ExperimentPatch = z.output<typeof experimentPatch>;
+
+// Lists and paths
+
+const startingAfter = z.optional(numericId('starting_after'));
+export const pageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter });
+export type PageQuery = z.output<typeof pageQuery>;
+/** Rules and experiments: optionally one context's. */
+export const contextPageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter, contextId: z.optional(numericId('contextId')) });
+export type ContextPageQuery = z.output<typeof contextPageQuery>;
+
+export const AUDIT_RESOURCE = /^(rules|segments|experiments|rerank-controls)\/[1-9][0-9]{0,15}$/;
+export const auditQuery = z.strictObject({
+  resource: z.string({ error: 'resource is required, e.g. rules/12' }).check(z.regex(AUDIT_RESOURCE, 'resource must be rules/<id>, segments/<id>, experiments/<id> or rerank-controls/<contextId>')),
+  limit: limitParam,
+  starting_after: startingAfter,
+});
+export type AuditQuery = z.output<typeof auditQuery>;
+

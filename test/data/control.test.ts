@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createRule, createSegment, createExperiment, deleteSegment, updateExperiment, getRule } from '../../shared/control/records.ts';
+import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
+import type { Experiment, Segment } from '../../shared/control/types.ts';
+import { dynamoConsoleStore, type ConsoleRecord, type ConsoleStore } from '../../shared/data/console.ts';
+import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
+import { createContext, createEndpoint } from '../../shared/domain/console.ts';
+import type { NewEvent } from '../../shared/domain/types.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+/** The console store over the test table, counting the Query requests it sends. */
+function counted(): { c: ConsoleStore; queries: () => number } {
+  let n = 0;
+  const reads = { ...db.table.reads, query: (input: Parameters<typeof db.table.reads.query>[0]) => (n++, db.table.reads.query(input)) };
+  return { c: dynamoConsoleStore({ ...db.table, reads }), queries: () => n };
+}
+
+type StoredSegment = Segment & ConsoleRecord;
+
+const rule = (id: number, extra: Record<string, unknown> = {}) => ({
+  id, name: `r${id}`, context_id: 1, conditions: [], boost: 2, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: 1, updated_at: 1, _rev: 1, ...extra,
+});
+
+describe('control records in one partition', () => {
+  it('controlConfig answers rules, segments, experiments, rerank controls and context ids with one Query, and nothing else', async () => {
+    const c = db.stores.console;
+    const T = 'cfg';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const ctx2 = await createContext(c, T, { name: 'pdp', description: '' });
+    await c.put(T, 'rule', rule(1));
+    await c.put(T, 'rule', rule(2, { context_id: ctx2.id }));
+    await c.put(T, 'rule', rule(3));
+    await c.remove(T, 'rule', 3); // deleted
+    await c.put(T, 'rule', rule(4));
+    await c.withdraw(T, 'rule', 4); // taken back
+    await c.put(T, 'segment', { id: 1, name: 's', description: '', definition: { event_type: 'buy', min_count: 1, within_days: 7 }, size_estimate: null, size_computed_at: null, created: 1, updated_at: 1, _rev: 1, _deleting: null });
+    await c.put(T, 'experiment', { id: 1, name: 'e', context_id: ctx.id, segment_id: null, variants: [], status: 'Draft', attribution_window_seconds: 60, started_at: null, stopped_at: null, created: 1, updated_at: 1, _rev: 3 });
+    await c.put(T, 'rerank', { id: ctx.id, context_id: ctx.id, diversity: 0.5, updated_at: 1, _rev: 1 });
+    // Other kinds and other tenants stay out.
+    await c.put(T, 'event_type', { id: 1, name: 'buy', weight: 1 });
+    await c.put(T, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: null });
+    await c.put('cfg-other', 'rule', rule(9));
+    await createContext(c, 'cfg-other', { name: 'theirs', description: '' });
+
+    const { c: store, queries } = counted();
+    const cfg = await store.controlConfig(T);
+    expect(queries()).toBe(1);
+    expect(cfg.rules.map((r) => r.id)).toEqual([1, 2]);
+    expect(cfg.rules[0]).toEqual({ id: 1, name: 'r1', context_id: 1, conditions: [], boost: 2, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: 1, updated_at: 1 });
+    expect(cfg.segments.map((s) => [s.id, Object.keys(s).some((k) => k.startsWith('_'))])).toEqual([[1, false]]);
+    expect(cfg.experiments.map((e) => [e.id, '_rev' in e])).toEqual([[1, false]]);
+    expect(cfg.rerank).toEqual([{ id: ctx.id, context_id: ctx.id, diversity: 0.5, updated_at: 1 }]);
+    expect(cfg.contexts).toEqual([ctx.id, ctx2.id]);
+    expect(await store.controlConfig('cfg-none')).toEqual({ rules: [], segments: [], experiments: [], rerank: [], contexts: [] });
+    // The context records themselves are still where they were.
+    expect((await c.list(T, 'context')).map((x) => x.name)).toEqual(['home', 'pdp']);
+  });
+
+  it('pages a kind in id order, filtered by field, after an id', async () => {
+    const c = db.stores.console;
+    const T = 'pages';
+    for (let id = 1; id <= 7; id++) await c.put(T, 'rule', rule(id, { context_id: id % 2 ? 1 : 2 }));
+    await c.put(T, 'segment', { id: 1, name: 's' });
+    const first = await c.page(T, 'rule', { limit: 2, where: { context_id: 1 } });
+    expect([first.rows.map((r) => r.id), first.hasMore]).toEqual([[1, 3], true]);
+    const next = await c.page(T, 'rule', { limit: 2, after: 3, where: { context_id: 1 } });
+    expect([next.rows.map((r) => r.id), next.hasMore]).toEqual([[5, 7], false]);
+    const all = await c.page(T, 'rule', { limit: 100, after: 5 });
+    expect([all.rows.map((r) => r.id), all.hasMore]).toEqual([[6, 7], false]);
+    expect((await c.page(T, 'segment', { limit: 10 })).rows.map((r) => r.id)).toEqual([1]);
+  });
+
+  it('replace and remove hold to their conditions', async () => {
+    const c = db.stores.console;
+    const T = 'conds';
+    expect(await c.replace(T, 'rerank', { id: 1, context_id: 1, diversity: 0.1, _rev: 1 }, 'new')).toBe(true);
+    expect(await c.replace(T, 'rerank', { id: 1, context_id: 1, diversity: 0.2, _rev: 1 }, 'new')).toBe(false);
+    expect(await c.replace(T, 'rerank', { id: 1, context_id: 1, _rev: 2 }, { _rev: 5 })).toBe(false);
+    expect(await c.replace(T, 'rerank', { id: 1, context_id: 1, _rev: 2 }, { _rev: 1 })).toBe(true);
+    expect(await c.get(T, 'rerank', 1)).toEqual({ id: 1, context_id: 1, _rev: 2 }); // replaced whole: diversity gone
+    expect(await c.remove(T, 'rerank', 1, { _rev: 1 })).toBe(false);
+    expect(await c.remove(T, 'rerank', 1, { _rev: 2 })).toBe(true);
+    expect(await c.remove(T, 'rerank', 1)).toBe(false);
+  });
+
+  it('keeps a resource\'s audit trail newest first, paged, apart from other resources and tenants', async () => {
+    const c = db.stores.console;
+    for (const action of ['create', 'update', 'delete'] as const) await c.appendAudit('aud', { at: 1, actor: 'abcd1234', action, resource: 'rules/1', before: null, after: { n: action } });
+    await c.appendAudit('aud', { at: 1, actor: null, action: 'create', resource: 'rules/2', before: null, after: null });
+    await c.appendAudit('aud-other', { at: 1, actor: null, action: 'create', resource: 'rules/1', before: null, after: null });
+    const first = await c.auditPage('aud', 'rules/1', { limit: 2 });
+    expect([first.rows.map((e) => e.action), first.hasMore]).toEqual([['delete', 'update'], true]);
+    const rest = await c.auditPage('aud', 'rules/1', { limit: 2, before: first.rows[1]?.id });
+    expect([rest.rows.map((e) => e.action), rest.hasMore]).toEqual([['create'], false]);
+    expect(rest.rows[0]).toMatchObject({ actor: 'abcd1234', resource: 'rules/1', before: null, after: { n: 'create' } });
+  });
+});
+
+describe('races between changes', () => {
+  it('a rule created while its segment is being deleted is taken back (404), not left naming a deleted segment', async () => {
+    const c = db.stores.console;
+    const T = 'race-seg';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    // The deletion marks the segment right after the rule's first check of it, then finds no rule.
+    const racing: ConsoleStore = {
+      ...c,
+      async put(tenant, kind, rec) {
+        if (kind === 'rule') await c.update(tenant, 'segment', seg.id, { _deleting: Math.floor(Date.now() / 1000) });
+        return c.put(tenant, kind, rec);
+      },
+    };
+    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect((await c.controlConfig(T)).rules).toEqual([]);
+    await expect(getRule(c, T, 1)).rejects.toMatchObject({ code: 'rule_not_found' });
+  });
+
+  it('a segment deletion that finds a rule naming it is refused and unmarks the segment', async () => {
+    const c = db.stores.console;
+    const T = 'race-del';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    await expect(deleteSegment(c, { tenant: T }, seg.id)).rejects.toMatchObject({ code: 'segment_in_use' });
+    // Still usable at once: the deletion's mark is gone.
+    await expect(createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).resolves.toMatchObject({ segment_id: seg.id });
+  });
+
+  it('of two experiments started at once in one context, neither is left Running beside the other', async () => {
+    const c = db.stores.console;
+    const T = 'race-run';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const body = { name: 'e', context_id: ctx.id, attribution_window_seconds: 86_400, variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'main', traffic_percent: 50 }] };
+    const a = await createExperiment(c, { tenant: T }, body);
+    const b = await createExperiment(c, { tenant: T }, body);
+    // A's start writes Running after B checked there was none, before B looks again.
+    let raced = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        const done = await c.update(tenant, kind, id, set, expect);
+        if (!raced && kind === 'experiment' && id === b.id && set.status === 'Running') {
+          raced = true;
+          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', a.id)) as Experiment & { _rev: number };
+          await c.update(tenant, 'experiment', a.id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
+        }
+        return done;
+      },
+    };
+    await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
+    const after = (await c.controlConfig(T)).experiments;
+    expect(after.map((e) => [e.id, e.status, e.started_at])).toEqual([[a.id, 'Running', 1], [b.id, 'Draft', null]]);
+  });
+});
+
+describe('segment size estimates', () => {
+  const ev = (user: string, type: string): NewEvent => ({ type, user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+  const DAY = 86_400;
+  const NOW = 1_800_000_000;
+
+  it('count distinct users matching each definition within its window, and only segments due', async () => {
+    const c = db.stores.console;
+    const T = 'sizes';
+    const events = db.stores.events;
+    // Old purchases (40 days ago) count for nobody's 30-day window.
+    await events.append(T, [ev('old', 'buy'), ev('old', 'buy')], NOW - 40 * DAY);
+    await events.append(T, [ev('u1', 'buy'), ev('u1', 'buy'), ev('u2', 'buy'), ev('u3', 'buy'), ev('u1', 'view'), ev('u3', 'view'), ev('u4', 'view')], NOW - DAY);
+    const mk = (definition: Segment['definition']) => createSegment(c, { tenant: T }, { name: 'x', definition });
+    const twice = await mk({ event_type: 'buy', min_count: 2, within_days: 30 });
+    const once = await mk({ event_type: 'buy', min_count: 1, within_days: 30 });
+    const both = await mk({ all: [{ event_type: 'buy', min_count: 1, within_days: 30 }, { event_type: 'view', min_count: 1, within_days: 30 }] });
+    const either = await mk({ any: [{ event_type: 'buy', min_count: 2, within_days: 30 }, { event_type: 'view', min_count: 1, within_days: 30 }] });
+    const longer = await mk({ event_type: 'buy', min_count: 2, within_days: 60 });
+    const budget = { events: 1_000_000 };
+    const deps = { console: c, events: dynamoSegmentEvents(db.table) };
+    expect(await refreshSegmentSizes(deps, T, NOW, budget)).toBe(5);
+    const size = async (id: number) => (await c.get<StoredSegment>(T, 'segment', id))?.size_estimate;
+    expect(await Promise.all([twice, once, both, either, longer].map((s) => size(s.id)))).toEqual([1, 3, 2, 3, 2]);
+    expect((await c.get<StoredSegment>(T, 'segment', once.id))?.size_computed_at).toBe(NOW);
+    // Reads of one type and window are shared: buy/30 and view/30 once each, buy/60 once.
+    expect(budget.events).toBe(1_000_000 - 4 - 3 - 6);
+    // Nothing is due again before the refresh interval.
+    expect(await refreshSegmentSizes(deps, T, NOW + 60, budget)).toBe(0);
+    expect(await refreshSegmentSizes(deps, T, NOW + 3600, budget)).toBe(5);
+  });
+
+  it('cap the events read per leaf (a lower bound), and cost one Query for a tenant without segments', async () => {
+    const c = db.stores.console;
+    const T = 'sizes-cap';
+    await db.stores.events.append(T, Array.from({ length: 40 }, (_, i) => ev(`u${i}`, 'buy')), NOW);
+    await createSegment(c, { tenant: T }, { name: 'x', definition: { event_type: 'buy', min_count: 1, within_days: 1 } });
+    await refreshSegmentSizes({ console: c, events: dynamoSegmentEvents(db.table) }, T, NOW, { events: 1000 }, { leafCap: 8 });
+    expect((await c.list<StoredSegment>(T, 'segment'))[0]?.size_estimate).toBe(8);
+
+    const { c: store, queries } = counted();
+    const reader = { countByUser: vi.fn() };
+    expect(await refreshSegmentSizes({ console: store, events: reader }, 'sizes-none', NOW, { events: 1000 })).toBe(0);
+    expect([queries(), reader.countByUser.mock.calls.length]).toEqual([1, 0]);
+  });
+
+  it('drop an estimate when the segment changed while it was computed', async () => {
+    const c = db.stores.console;
+    const T = 'sizes-race';
+    const seg = await createSegment(c, { tenant: T }, { name: 'x', definition: { event_type: 'buy', min_count: 1, within_days: 1 } });
+    const reader = {
+      countByUser: async () => {
+        await c.update(T, 'segment', seg.id, { definition: { event_type: 'view', min_count: 1, within_days: 1 }, _rev: 2 });
+        return { counts: new Map([['u', 1]]), read: 1, capped: false };
+      },
+    };
+    expect(await refreshSegmentSizes({ console: c, events: reader }, T, NOW, { events: 10 })).toBe(0);
+    expect((await c.get<StoredSegment>(T, 'segment', seg.id))?.size_estimate).toBeNull();
+  });
+});
