@@ -86,6 +86,14 @@ const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'Del
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
 const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', embeds: true };
+/**
+ * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
+ * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
+ * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem). A create
+ * that names a segment takes its record back (DeleteItem) if the segment went meanwhile.
+ */
+const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
+const CONTROL_WRITE_DELETE: Access = { table: ['PutItem', 'UpdateItem', 'DeleteItem'] };
 
 const R = 'service-api/read';
 const W = 'service-api/write';
@@ -143,6 +151,26 @@ const platformRoutes: PlatformRoute[] = [
   platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE),
   platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE),
   platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE),
+  // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
+  // experiments (Query); deleting a segment looks for what names it (Query).
+  platform('POST', '/api/rules', 'control/rules-create', CONTROL_WRITE_DELETE),
+  platform('GET', '/api/rules', 'control/rules-list', { table: ['Query'] }),
+  platform('GET', '/api/rules/{id}', 'control/rules-get', {}),
+  platform('PATCH', '/api/rules/{id}', 'control/rules-update', CONTROL_WRITE),
+  platform('DELETE', '/api/rules/{id}', 'control/rules-delete', CONTROL_WRITE_DELETE),
+  platform('POST', '/api/segments', 'control/segments-create', CONTROL_WRITE),
+  platform('GET', '/api/segments', 'control/segments-list', { table: ['Query'] }),
+  platform('GET', '/api/segments/{id}', 'control/segments-get', {}),
+  platform('PATCH', '/api/segments/{id}', 'control/segments-update', CONTROL_WRITE),
+  platform('DELETE', '/api/segments/{id}', 'control/segments-delete', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  platform('POST', '/api/experiments', 'control/experiments-create', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  // With each experiment its results: the variants' running totals (a Query per shard).
+  platform('GET', '/api/experiments', 'control/experiments-list', { table: ['Query'] }),
+  platform('GET', '/api/experiments/{id}', 'control/experiments-get', { table: ['Query'] }),
+  platform('PATCH', '/api/experiments/{id}', 'control/experiments-update', { table: ['Query', 'PutItem', 'UpdateItem'] }),
+  platform('GET', '/api/rerank-controls', 'control/rerank-get', {}),
+  platform('PUT', '/api/rerank-controls', 'control/rerank-put', CONTROL_WRITE),
+  platform('GET', '/api/audit', 'control/audit-list', { table: ['Query'] }),
 ];
 
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];

@@ -48,7 +48,7 @@ export const workers: readonly WorkerSpec[] = [
   },
 ];
 
-/** Scheduled maintenance: re-queue lagging embeddings, request index builds. */
+/** Scheduled maintenance: re-queue lagging embeddings, request index builds, store segment size estimates (UpdateItem). */
 export const schedules = [
-  { handler: 'workers/maintain', everyMinutes: 1, timeoutSeconds: 60, access: { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding'], queueDepth: ['embedding'] } as Access },
+  { handler: 'workers/maintain', everyMinutes: 1, timeoutSeconds: 60, access: { table: ['Query', 'UpdateItem'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding'], queueDepth: ['embedding'] } as Access },
 ] as const;

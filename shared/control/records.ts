@@ -265,7 +265,7 @@ async function needEndpoints(c: ControlPorts, tenant: string, variants: readonly
   const known = new Set((await c.list<Endpoint>(tenant, 'endpoint')).map((e) => e.endpoint_name));
   const errors: Record<string, string[]> = {};
   variants.forEach((v, n) => {
-    if (!known.has(v.endpoint_name)) errors[`variants.${n}.endpoint_name`] = [`No serving endpoint named ${v.endpoint_name}.`];
+    if (!known.has(v.endpoint_name)) errors[`variants.${n}.endpoint_name`] = [`no serving endpoint is named ${v.endpoint_name}`];
   });
   if (Object.keys(errors).length) throw new ValidationError('Invalid request body.', errors);
 }

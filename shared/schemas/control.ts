@@ -155,7 +155,7 @@ const rerankFields = {
 /** `PUT /api/rerank-controls`: the whole set (a control left out is unset). */
 export const rerankBody = z.strictObject(rerankFields);
 export type RerankBody = z.output<typeof rerankBody>;
-export const rerankQuery = z.strictObject({ contextId: numericId('contextId') });
+export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId')) });
 
 // Experiments
 

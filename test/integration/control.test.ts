@@ -1,0 +1,398 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTable } from '../../shared/data/client.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { onboardTenant } from '../../shared/domain/credentials.ts';
+import { startTestStack, TenantClient, type Api, type TestStack } from '../helpers/stack.ts';
+
+/*
+ * The control plane's Platform routes over real HTTP: rules, segments, experiments, rerank
+ * controls and their audit trail. (What they change in what is served: control-serving.test.ts.)
+ */
+let t: TestStack;
+let other: TenantClient;
+const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
+/** The demo key's 8-character prefix (svc_<prefix>_<token>). */
+const prefixOf = (key: string) => key.split('_')[1] as string;
+const ok = (r: Api, status = 200) => {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  return r.body;
+};
+/** A Platform 400 whose message names each field. */
+const invalid = (r: Api, ...fields: string[]) => {
+  expect(r.status, JSON.stringify(r.body)).toBe(400);
+  expect(Object.keys(r.body)).toEqual(['error']);
+  for (const f of fields) expect(r.body.error, f).toContain(`${f}:`);
+};
+const context = async (name: string, client = t.demo): Promise<number> => ok(await client.platform('POST', '/api/contexts', { name }), 201).id;
+
+let home: number;
+let pdp: number;
+const rule = (extra: Record<string, unknown> = {}) => ({ name: 'no acme', context_id: home, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0, ...extra });
+const segDef = { event_type: 'purchase', min_count: 1, within_days: 30 };
+const variants = [
+  { name: 'control', endpoint_name: 'main', traffic_percent: 50 },
+  { name: 'treatment', endpoint_name: 'next', traffic_percent: 50 },
+];
+
+beforeAll(async () => {
+  t = await startTestStack();
+  const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
+  other = new TenantClient(t.base, creds);
+  home = await context('home');
+  pdp = await context('product page');
+  for (const name of ['main', 'next']) ok(await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' }), 201);
+}, 60_000);
+afterAll(() => t.stop());
+
+describe('rules', () => {
+  it('create (defaults filled), get, list, patch, delete', async () => {
+    const r = ok(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.spec.power.watt', op: 'gte', value: 40 }, { field: 'category', op: 'in', value: ['lamps', 'tents'] }], boost: 2.5 })), 201);
+    expect(r).toEqual({
+      id: expect.any(Number), name: 'no acme', context_id: home, boost: 2.5, segment_id: null, starts_at: null, ends_at: null, enabled: true,
+      conditions: [{ field: 'metadata.spec.power.watt', op: 'gte', value: 40 }, { field: 'category', op: 'in', value: ['lamps', 'tents'] }],
+      created: expect.any(Number), updated_at: expect.any(Number),
+    });
+    expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(r);
+    expect(ok(await P('GET', `/api/rules?contextId=${home}`)).data.map((x: { id: number }) => x.id)).toContain(r.id);
+    expect(ok(await P('GET', `/api/rules?contextId=${pdp}`)).data.map((x: { id: number }) => x.id)).not.toContain(r.id);
+    const patched = ok(await P('PATCH', `/api/rules/${r.id}`, { enabled: false, boost: 0.5, starts_at: 100, ends_at: 200, context_id: pdp }));
+    expect(patched).toMatchObject({ id: r.id, name: 'no acme', enabled: false, boost: 0.5, starts_at: 100, ends_at: 200, context_id: pdp, conditions: r.conditions });
+    expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(patched);
+    expect(ok(await P('PATCH', `/api/rules/${r.id}`, { starts_at: null }))).toMatchObject({ starts_at: null, ends_at: 200 });
+    expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(204);
+    expect(await P('GET', `/api/rules/${r.id}`)).toMatchObject({ status: 404, body: { error: `No rule ${r.id}.` } });
+    expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(404);
+    expect((await P('PATCH', `/api/rules/${r.id}`, { boost: 1 })).status).toBe(404);
+    expect(ok(await P('GET', '/api/rules?limit=100')).data.map((x: { id: number }) => x.id)).not.toContain(r.id);
+  });
+
+  it('malformed rules are 400 naming the field', async () => {
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.brand', op: 'like', value: 'x' }] })), 'conditions.0.op');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'eq', value: 'a' }, { field: 'category', op: 'in', value: 'a' }] })), 'conditions.1.value');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'created', op: 'gte', value: '2024' }] })), 'conditions.0.value');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'exists', value: 'yes' }] })), 'conditions.0.value');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'eq' }] })), 'conditions.0.value');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'price', op: 'eq', value: 1 }] })), 'conditions.0.field');
+    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: `metadata${'.k'.repeat(9)}`, op: 'exists', value: true }] })), 'conditions.0.field');
+    expect((await P('POST', '/api/rules', rule({ conditions: [{ field: `metadata${'.k'.repeat(8)}`, op: 'exists', value: true }] }))).status).toBe(201);
+    invalid(await P('POST', '/api/rules', rule({ conditions: Array.from({ length: 21 }, () => ({ field: 'name', op: 'eq', value: 'x' })) })), 'conditions');
+    invalid(await P('POST', '/api/rules', rule({ boost: -1 })), 'boost');
+    invalid(await P('POST', '/api/rules', rule({ boost: 1001 })), 'boost');
+    invalid(await P('POST', '/api/rules', rule({ context_id: '1' })), 'context_id');
+    invalid(await P('POST', '/api/rules', rule({ starts_at: 200, ends_at: 100 })), 'ends_at');
+    invalid(await P('POST', '/api/rules', rule({ colour: 'red' })), 'colour');
+    invalid(await P('POST', '/api/rules', { conditions: [], boost: 1 }), 'name', 'context_id');
+    const id = ok(await P('POST', '/api/rules', rule({ starts_at: 100 })), 201).id;
+    invalid(await P('PATCH', `/api/rules/${id}`, {}), 'body');
+    // Checked against what is stored: ends_at before the stored starts_at.
+    invalid(await P('PATCH', `/api/rules/${id}`, { ends_at: 50 }), 'ends_at');
+    invalid(await P('PATCH', `/api/rules/${id}`, { conditions: [{ field: 'name', op: 'lte', value: 3 }, { field: 'name', op: 'neq', value: [1] }] }), 'conditions.1.value');
+    invalid(await P('GET', '/api/rules/abc'), 'id');
+  });
+
+  it('a rule in a context or segment the tenant lacks is 404', async () => {
+    expect(await P('POST', '/api/rules', rule({ context_id: 9999 }))).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+    expect(await P('POST', '/api/rules', rule({ segment_id: 9999 }))).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });
+    const id = ok(await P('POST', '/api/rules', rule()), 201).id;
+    expect(await P('PATCH', `/api/rules/${id}`, { context_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+    expect(await P('PATCH', `/api/rules/${id}`, { segment_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });
+    expect(ok(await P('GET', `/api/rules/${id}`))).toMatchObject({ context_id: home, segment_id: null });
+  });
+});
+
+describe('segments', () => {
+  it('create, get with its size estimate, list, patch, delete', async () => {
+    const s = ok(await P('POST', '/api/segments', { name: 'buyers', definition: segDef }), 201);
+    expect(s).toEqual({ id: expect.any(Number), name: 'buyers', description: '', definition: segDef, size_estimate: null, size_computed_at: null, created: expect.any(Number), updated_at: expect.any(Number) });
+    expect(ok(await P('GET', `/api/segments/${s.id}`))).toEqual(s);
+    expect(ok(await P('GET', '/api/segments?limit=100')).data.map((x: { id: number }) => x.id)).toContain(s.id);
+    const nested = { any: [segDef, { all: [{ event_type: 'view', min_count: 3, within_days: 7 }, { any: [{ event_type: 'cart', min_count: 1, within_days: 1 }] }] }] };
+    const p = ok(await P('PATCH', `/api/segments/${s.id}`, { description: 'bought or browsed a lot', definition: nested }));
+    expect(p).toMatchObject({ id: s.id, name: 'buyers', description: 'bought or browsed a lot', definition: nested });
+    expect(ok(await P('GET', `/api/segments/${s.id}`))).toEqual(p);
+    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(204);
+    expect(await P('GET', `/api/segments/${s.id}`)).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
+    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(404);
+  });
+
+  it('the maintenance pass estimates each segment\'s size, again after its definition changes', async () => {
+    const events = [
+      ...['a', 'a', 'b', 'c'].map((u) => ({ type: 'purchase', user_id: `size-${u}`, item_id: '1' })),
+      ...['a', 'c', 'd'].map((u) => ({ type: 'view', user_id: `size-${u}`, item_id: '1' })),
+    ];
+    ok(await t.demo.core('POST', '/v1/events', events), 201);
+    const twice = ok(await P('POST', '/api/segments', { name: 'repeat buyers', definition: { event_type: 'purchase', min_count: 2, within_days: 30 } }), 201);
+    const both = ok(await P('POST', '/api/segments', { name: 'buy and view', definition: { all: [segDef, { event_type: 'view', min_count: 1, within_days: 30 }] } }), 201);
+    await t.stack.maintain();
+    const before = Math.floor(Date.now() / 1000) + 1;
+    expect(ok(await P('GET', `/api/segments/${twice.id}`))).toMatchObject({ size_estimate: 1, size_computed_at: expect.any(Number) });
+    const b = ok(await P('GET', `/api/segments/${both.id}`));
+    expect(b.size_estimate).toBe(2);
+    expect(b.size_computed_at).toBeLessThanOrEqual(before);
+    const changed = ok(await P('PATCH', `/api/segments/${both.id}`, { definition: { any: [segDef, { event_type: 'view', min_count: 1, within_days: 30 }] } }));
+    expect(changed).toMatchObject({ size_estimate: null, size_computed_at: null });
+    await t.stack.maintain();
+    expect(ok(await P('GET', `/api/segments/${both.id}`))).toMatchObject({ size_estimate: 4 });
+  });
+
+  it('malformed definitions are 400 naming the field', async () => {
+    const seg = (definition: unknown) => P('POST', '/api/segments', { name: 's', definition });
+    invalid(await seg({ event_type: 'Purchase', min_count: 1, within_days: 30 }), 'definition.event_type');
+    invalid(await seg({ all: [segDef, { event_type: 'view', min_count: 0, within_days: 30 }] }), 'definition.all.1.min_count');
+    invalid(await seg({ any: [{ ...segDef, within_days: 366 }] }), 'definition.any.0.within_days');
+    invalid(await seg({ any: [] }), 'definition.any');
+    invalid(await seg({ all: Array.from({ length: 11 }, () => segDef) }), 'definition.all');
+    invalid(await seg({ ...segDef, extra: 1 }), 'definition.extra');
+    invalid(await seg({ all: [segDef], any: [segDef] }), 'definition.any');
+    invalid(await seg('purchase'), 'definition');
+    // Four levels of all/any nest; a fifth does not.
+    const nest = (depth: number): unknown => (depth === 0 ? segDef : { all: [nest(depth - 1)] });
+    expect((await seg(nest(4))).status).toBe(201);
+    invalid(await seg(nest(5)), 'definition.all.0.all.0.all.0.all.0');
+    invalid(await P('POST', '/api/segments', { definition: segDef }), 'name');
+    invalid(await P('PATCH', '/api/segments/1', {}), 'body');
+  });
+
+  it('a segment used by a rule or a Draft or Running experiment cannot be deleted (409)', async () => {
+    const s = ok(await P('POST', '/api/segments', { name: 'in use', definition: segDef }), 201);
+    const r = ok(await P('POST', '/api/rules', rule({ segment_id: s.id })), 201);
+    expect(r.segment_id).toBe(s.id);
+    const ctx = await context('segment use');
+    const e = ok(await P('POST', '/api/experiments', { name: 'x', context_id: ctx, segment_id: s.id, variants }), 201);
+    expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 409, body: { error: expect.stringContaining(`rule(s) ${r.id} and experiment(s) ${e.id}`) } });
+    ok(await P('PATCH', `/api/rules/${r.id}`, { segment_id: null }));
+    ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
+    expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 409, body: { error: expect.stringContaining(`experiment(s) ${e.id}`) } });
+    // A Stopped experiment keeps the segment id it ran with and does not hold the segment.
+    ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
+    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(204);
+    expect(await P('POST', '/api/rules', rule({ segment_id: s.id }))).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
+  });
+});
+
+describe('experiments', () => {
+  it('are created Draft with defaults and answered with per-variant results', async () => {
+    const ctx = await context('exp-create');
+    const e = ok(await P('POST', '/api/experiments', { name: 'main vs next', context_id: ctx, variants: [...variants.slice(0, 1), { ...variants[1], rerank: { diversity: 0.3 } }] }), 201);
+    expect(e).toEqual({
+      id: expect.any(Number), name: 'main vs next', context_id: ctx, segment_id: null, status: 'Draft', attribution_window_seconds: 86_400, started_at: null, stopped_at: null,
+      variants: [variants[0], { ...variants[1], rerank: { diversity: 0.3 } }], created: expect.any(Number), updated_at: expect.any(Number),
+    });
+    const got = ok(await P('GET', `/api/experiments/${e.id}`));
+    expect(got).toMatchObject({ ...e, results: { variants: [{ name: 'control', requests: 0 }, { name: 'treatment', requests: 0 }] } });
+    const listed = ok(await P('GET', `/api/experiments?contextId=${ctx}`));
+    expect(listed).toMatchObject({ data: [{ id: e.id, results: { variants: [{ name: 'control' }, { name: 'treatment' }] } }], has_more: false, next_cursor: null });
+    expect(ok(await P('GET', `/api/experiments?contextId=${home}`)).data.map((x: { id: number }) => x.id)).not.toContain(e.id);
+    expect(await P('GET', '/api/experiments/9999')).toMatchObject({ status: 404, body: { error: 'No experiment 9999.' } });
+  });
+
+  it('malformed experiments are 400 naming the field', async () => {
+    const exp = (extra: Record<string, unknown>) => P('POST', '/api/experiments', { name: 'x', context_id: home, variants, ...extra });
+    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 60 }, variants[1]] }), 'variants');
+    invalid(await exp({ variants: [variants[0]] }), 'variants');
+    invalid(await exp({ variants: [variants[0], { ...variants[1], name: 'control' }] }), 'variants.1.name');
+    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 33.333 }, { ...variants[1], traffic_percent: 66.667 }] }), 'variants.0.traffic_percent', 'variants.1.traffic_percent');
+    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 0 }, { ...variants[1], traffic_percent: 100 }] }), 'variants.0.traffic_percent');
+    invalid(await exp({ variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
+    invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { diversity: 2 } }] }), 'variants.1.rerank.diversity');
+    invalid(await exp({ attribution_window_seconds: 59 }), 'attribution_window_seconds');
+    invalid(await exp({ attribution_window_seconds: 2_592_001 }), 'attribution_window_seconds');
+    invalid(await exp({ status: 'Running' }), 'status');
+    expect((await exp({ variants: [{ ...variants[0], traffic_percent: 33.33 }, { ...variants[1], traffic_percent: 33.33 }, { name: 'third', endpoint_name: 'main', traffic_percent: 33.34 }] })).status).toBe(201);
+    expect(await exp({ context_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+    expect(await exp({ segment_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });
+  });
+
+  it('move Draft → Running → Stopped only; variants change only in Draft', async () => {
+    const ctx = await context('exp-states');
+    const e = ok(await P('POST', '/api/experiments', { name: 'x', context_id: ctx, variants }), 201);
+    const bad = async (body: unknown, match: RegExp) => expect(await P('PATCH', `/api/experiments/${e.id}`, body)).toMatchObject({ status: 400, body: { error: expect.stringMatching(match) } });
+    await bad({ status: 'Stopped' }, /is Draft: it can move to Running only/);
+    invalid(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Draft' }), 'status');
+    invalid(await P('PATCH', `/api/experiments/${e.id}`, { variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
+    const edited = ok(await P('PATCH', `/api/experiments/${e.id}`, { variants: [{ ...variants[0], traffic_percent: 90 }, { ...variants[1], traffic_percent: 10 }], attribution_window_seconds: 3600, name: 'y' }));
+    expect(edited).toMatchObject({ name: 'y', attribution_window_seconds: 3600, status: 'Draft', variants: [{ traffic_percent: 90 }, { traffic_percent: 10 }] });
+    const running = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
+    expect(running).toMatchObject({ status: 'Running', started_at: expect.any(Number), stopped_at: null });
+    await bad({ status: 'Running' }, /is Running: it can move to Stopped only/);
+    await bad({ variants }, /only while it is a Draft/);
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { name: 'renamed' }))).toMatchObject({ name: 'renamed', status: 'Running' });
+    const stopped = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
+    expect(stopped).toMatchObject({ status: 'Stopped', started_at: running.started_at, stopped_at: expect.any(Number) });
+    await bad({ status: 'Running' }, /is Stopped, which is final/);
+    await bad({ status: 'Stopped' }, /is Stopped, which is final/);
+    expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Stopped', name: 'renamed' });
+  });
+
+  it('one Running experiment per context: starting a second is 409, in another context it runs', async () => {
+    const ctx = await context('exp-one');
+    const a = ok(await P('POST', '/api/experiments', { name: 'a', context_id: ctx, variants }), 201);
+    const b = ok(await P('POST', '/api/experiments', { name: 'b', context_id: ctx, variants }), 201);
+    const c = ok(await P('POST', '/api/experiments', { name: 'c', context_id: await context('exp-two'), variants }), 201);
+    ok(await P('PATCH', `/api/experiments/${a.id}`, { status: 'Running' }));
+    expect(await P('PATCH', `/api/experiments/${b.id}`, { status: 'Running', name: 'b2' })).toMatchObject({ status: 409, body: { error: expect.stringContaining(`Experiment ${a.id} is already Running in context ${ctx}`) } });
+    expect(ok(await P('GET', `/api/experiments/${b.id}`))).toMatchObject({ status: 'Draft', name: 'b', started_at: null });
+    ok(await P('PATCH', `/api/experiments/${c.id}`, { status: 'Running' }));
+    ok(await P('PATCH', `/api/experiments/${a.id}`, { status: 'Stopped' }));
+    expect(ok(await P('PATCH', `/api/experiments/${b.id}`, { status: 'Running' }))).toMatchObject({ status: 'Running' });
+  });
+});
+
+describe('rerank controls', () => {
+  it('read as all null until set; PUT replaces the whole set', async () => {
+    const ctx = await context('rerank');
+    const unset = { context_id: ctx, diversity: null, popularity_weight: null, freshness_weight: null, max_per_category: null, exclude_seen: null, updated_at: null };
+    expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(unset);
+    const set = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.3, max_per_category: 2, popularity_weight: 1.5 }));
+    expect(set).toEqual({ ...unset, diversity: 0.3, max_per_category: 2, popularity_weight: 1.5, updated_at: expect.any(Number) });
+    expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(set);
+    const replaced = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true, freshness_weight: 0 }));
+    expect(replaced).toEqual({ ...unset, exclude_seen: true, freshness_weight: 0, updated_at: expect.any(Number) });
+    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, {}))).toEqual({ ...unset, updated_at: expect.any(Number) });
+    // Another context's controls are its own.
+    expect(ok(await P('GET', `/api/rerank-controls?contextId=${home}`))).toEqual({ ...unset, context_id: home });
+  });
+
+  it('malformed controls and context ids are 400; an unknown context 404', async () => {
+    const put = (body: unknown, q = `contextId=${home}`) => P('PUT', `/api/rerank-controls?${q}`, body);
+    invalid(await put({ diversity: 1.5 }), 'diversity');
+    invalid(await put({ popularity_weight: -1, freshness_weight: 11 }), 'popularity_weight', 'freshness_weight');
+    invalid(await put({ max_per_category: 0 }), 'max_per_category');
+    invalid(await put({ max_per_category: 1.5 }), 'max_per_category');
+    invalid(await put({ exclude_seen: 'yes' }), 'exclude_seen');
+    invalid(await put({ boost: 2 }), 'boost');
+    invalid(await put({}, ''), 'contextId');
+    invalid(await put({}, 'contextId=abc'), 'contextId');
+    invalid(await P('GET', '/api/rerank-controls'), 'contextId');
+    expect(await put({}, 'contextId=9999')).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+    expect(await P('GET', '/api/rerank-controls?contextId=9999')).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+  });
+});
+
+describe('paging', () => {
+  it('lists page by limit and starting_after with has_more and next_cursor; rules and experiments filter by contextId', async () => {
+    const ctx = await context('paging');
+    const made: number[] = [];
+    for (let k = 0; k < 5; k++) made.push(ok(await P('POST', '/api/rules', rule({ context_id: ctx, name: `p${k}` })), 201).id);
+    await P('POST', '/api/rules', rule()); // another context's
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: { data: { id: number; context_id: number }[]; has_more: boolean; next_cursor: string | null } = ok(
+        await P('GET', `/api/rules?contextId=${ctx}&limit=2${cursor ? `&starting_after=${cursor}` : ''}`),
+      );
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      expect(page.data.every((r) => r.context_id === ctx)).toBe(true);
+      seen.push(...page.data.map((r) => r.id));
+      expect(page.next_cursor).toBe(page.has_more ? String(page.data[page.data.length - 1]?.id) : null);
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor);
+    expect([seen, pages]).toEqual([made, 3]);
+    const segs = ok(await P('GET', '/api/segments?limit=1'));
+    expect(segs).toMatchObject({ has_more: true, next_cursor: String(segs.data[0].id) });
+    expect(ok(await P('GET', `/api/segments?limit=1&starting_after=${segs.next_cursor}`)).data[0].id).toBeGreaterThan(segs.data[0].id);
+    expect(ok(await P('GET', '/api/experiments?limit=1'))).toMatchObject({ has_more: true, data: [{ id: expect.any(Number) }] });
+    invalid(await P('GET', '/api/rules?limit=101'), 'limit');
+    invalid(await P('GET', '/api/rules?limit=0'), 'limit');
+    invalid(await P('GET', '/api/rules?starting_after=x'), 'starting_after');
+    invalid(await P('GET', '/api/rules?contextId=x'), 'contextId');
+    invalid(await P('GET', '/api/segments?contextId=1'), 'contextId');
+  });
+});
+
+describe('audit trail', () => {
+  it('keeps every change of a rule with its actor, before and after, newest first and paged', async () => {
+    const ops = ok(await P('POST', '/api/api-keys', { name: 'ops', scopes: ['admin'] }), 201);
+    const r = ok(await P('POST', '/api/rules', rule()), 201);
+    const u = ok(await t.demo.platform('PATCH', `/api/rules/${r.id}`, { boost: 3 }, ops.key));
+    expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(204);
+    const trail = ok(await P('GET', `/api/audit?resource=rules/${r.id}`));
+    const me = prefixOf(t.demo.creds.api_key);
+    expect(trail).toEqual({
+      data: [
+        { id: expect.any(Number), at: expect.any(Number), actor: me, action: 'delete', resource: `rules/${r.id}`, before: u, after: null },
+        { id: expect.any(Number), at: expect.any(Number), actor: ops.id, action: 'update', resource: `rules/${r.id}`, before: r, after: u },
+        { id: expect.any(Number), at: expect.any(Number), actor: me, action: 'create', resource: `rules/${r.id}`, before: null, after: r },
+      ],
+      has_more: false,
+      next_cursor: null,
+    });
+    expect(ops.id).not.toBe(me);
+    const first = ok(await P('GET', `/api/audit?resource=rules/${r.id}&limit=2`));
+    expect([first.data.map((e: { action: string }) => e.action), first.has_more, first.next_cursor]).toEqual([['delete', 'update'], true, String(first.data[1].id)]);
+    const rest = ok(await P('GET', `/api/audit?resource=rules/${r.id}&limit=2&starting_after=${first.next_cursor}`));
+    expect([rest.data.map((e: { action: string }) => e.action), rest.has_more]).toEqual([['create'], false]);
+  });
+
+  it('keeps changes of segments, experiments and rerank controls', async () => {
+    const s = ok(await P('POST', '/api/segments', { name: 'audited', definition: segDef }), 201);
+    const s2 = ok(await P('PATCH', `/api/segments/${s.id}`, { name: 'audited 2' }));
+    const segTrail = ok(await P('GET', `/api/audit?resource=segments/${s.id}`)).data;
+    expect(segTrail.map((e: { action: string; before: unknown; after: unknown }) => [e.action, e.before, e.after])).toEqual([['update', s, s2], ['create', null, s]]);
+
+    const ctx = await context('audited');
+    const e = ok(await P('POST', '/api/experiments', { name: 'x', context_id: ctx, variants }), 201);
+    const run = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
+    const expTrail = ok(await P('GET', `/api/audit?resource=experiments/${e.id}`)).data;
+    expect(expTrail.map((x: { action: string; before: unknown; after: unknown }) => [x.action, x.before, x.after])).toEqual([['update', e, run], ['create', null, e]]);
+
+    const c1 = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.5 }));
+    const c2 = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { max_per_category: 3 }));
+    const rrTrail = ok(await P('GET', `/api/audit?resource=rerank-controls/${ctx}`)).data;
+    expect(rrTrail.map((x: { action: string; before: unknown; after: unknown; actor: string }) => [x.action, x.before, x.after, x.actor])).toEqual([
+      ['update', c1, c2, prefixOf(t.demo.creds.api_key)],
+      ['create', null, c1, prefixOf(t.demo.creds.api_key)],
+    ]);
+    // Refused changes leave no entry.
+    expect((await P('PATCH', `/api/experiments/${e.id}`, { status: 'Draft' })).status).toBe(400);
+    expect(ok(await P('GET', `/api/audit?resource=experiments/${e.id}`)).data).toHaveLength(2);
+  });
+
+  it('needs a well-formed resource', async () => {
+    invalid(await P('GET', '/api/audit'), 'resource');
+    invalid(await P('GET', '/api/audit?resource=rules'), 'resource');
+    invalid(await P('GET', '/api/audit?resource=items/1'), 'resource');
+    invalid(await P('GET', '/api/audit?resource=rules/0'), 'resource');
+    expect(ok(await P('GET', '/api/audit?resource=segments/9999'))).toEqual({ data: [], has_more: false, next_cursor: null });
+  });
+});
+
+describe('tenancy and scopes', () => {
+  it("another tenant's contexts, rules, segments, experiments, controls and history are 404 or absent", async () => {
+    const seg = ok(await P('POST', '/api/segments', { name: 'mine', definition: segDef }), 201);
+    const r = ok(await P('POST', '/api/rules', rule({ context_id: pdp })), 201);
+    const e = ok(await P('POST', '/api/experiments', { name: 'mine', context_id: pdp, variants }), 201);
+    ok(await P('PUT', `/api/rerank-controls?contextId=${pdp}`, { diversity: 0.2 }));
+    // The other tenant has one context (id 1) and nothing else; pdp (id 2) is the demo tenant's.
+    const theirs = await context('theirs', other);
+    expect(theirs).toBe(1);
+    const O = (m: string, p: string, b?: unknown) => other.platform(m, p, b);
+    expect(await O('POST', '/api/rules', { ...rule(), context_id: pdp })).toMatchObject({ status: 404, body: { error: `No context ${pdp}.` } });
+    expect(await O('POST', '/api/rules', { ...rule(), context_id: theirs, segment_id: seg.id })).toMatchObject({ status: 404, body: { error: `No segment ${seg.id}.` } });
+    expect((await O('POST', '/api/experiments', { name: 'x', context_id: pdp, variants })).status).toBe(404);
+    for (const [m, p, b] of [
+      ['GET', `/api/rules/${r.id}`], ['PATCH', `/api/rules/${r.id}`, { boost: 1 }], ['DELETE', `/api/rules/${r.id}`],
+      ['GET', `/api/segments/${seg.id}`], ['PATCH', `/api/segments/${seg.id}`, { name: 'x' }], ['DELETE', `/api/segments/${seg.id}`],
+      ['GET', `/api/experiments/${e.id}`], ['PATCH', `/api/experiments/${e.id}`, { status: 'Running' }],
+      ['GET', `/api/rerank-controls?contextId=${pdp}`], ['PUT', `/api/rerank-controls?contextId=${pdp}`, {}],
+    ] as [string, string, unknown?][]) {
+      expect((await O(m, p, b)).status, `${m} ${p}`).toBe(404);
+    }
+    for (const p of ['/api/rules', '/api/segments', '/api/experiments']) expect(ok(await O('GET', p)).data, p).toEqual([]);
+    expect(ok(await O('GET', `/api/audit?resource=rules/${r.id}`)).data).toEqual([]);
+    // Untouched for their owner.
+    expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(r);
+    expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Draft' });
+    expect(ok(await P('GET', `/api/rerank-controls?contextId=${pdp}`))).toMatchObject({ diversity: 0.2 });
+  });
+
+  it('are admin-only: keys of other scopes get 403', async () => {
+    const key = ok(await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events', 'items', 'recommendations'] }), 201).key as string;
+    for (const [m, p] of [['GET', '/api/rules'], ['POST', '/api/segments'], ['GET', '/api/experiments'], ['PUT', `/api/rerank-controls?contextId=${home}`], ['GET', '/api/audit?resource=rules/1']]) {
+      expect((await t.demo.platform(m as string, p as string, m === 'GET' ? undefined : {}, key)).status, `${m} ${p}`).toBe(403);
+    }
+  });
+});
