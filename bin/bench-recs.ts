@@ -23,6 +23,7 @@ import autocannon from 'autocannon';
 import { averagePrecisionAt, mean, ndcgAt, precisionAt, recallAt } from '../bench/metrics.ts';
 import { loadMovieLens, splitByItem } from '../bench/movielens.ts';
 import { DEFAULT_API_THREADS, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { setUpContext, sideBySide, sideBySideRows, type SideBySide } from '../bench/context.ts';
 import { Dataset, type Interaction } from '../shared/recs/dataset.ts';
 import { evaluate, type Metrics } from '../shared/recs/evaluate.ts';
 import { trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model } from '../shared/recs/models.ts';
@@ -115,12 +116,12 @@ if (!values['skip-http']) {
     const users = [...relevant.keys()];
     let k = 0;
     const token = await s.token();
-    const loadOn = (stack: BenchStack, bearer: string) => (duration: number) =>
+    const loadOn = (stack: BenchStack, bearer: string, contextId?: number) => (duration: number) =>
       autocannon({
         url: stack.base,
         connections: Number(values.connections),
         duration,
-        requests: [{ method: 'GET', headers: { authorization: `Bearer ${bearer}` }, setupRequest: (req) => ({ ...req, path: `/v1/recommendations?user_id=${encodeURIComponent(users[k++ % users.length] as string)}&limit=10` }) }],
+        requests: [{ method: 'GET', headers: { authorization: `Bearer ${bearer}` }, setupRequest: (req) => ({ ...req, path: `/v1/recommendations?user_id=${encodeURIComponent(users[k++ % users.length] as string)}&limit=10${contextId !== undefined ? `&context_id=${contextId}` : ''}` }) }],
       });
     const latency = async (load: (duration: number) => ReturnType<typeof autocannon>) => {
       if (Number(values.warmup) > 0) await load(Number(values.warmup));
@@ -139,6 +140,15 @@ if (!values['skip-http']) {
     const serving = await s.core('GET', `/v1/recommendations?user_id=${encodeURIComponent(users[0] as string)}&limit=10`);
     if ((serving.body.model as { version?: number } | null)?.version !== retrainedVersion) throw new Error(`version ${retrainedVersion} is not serving`);
     const retrained = await latency(loadOn(s, token));
+    // The control plane: the same requests without and with a context whose experiment splits
+    // users between two endpoints serving this version.
+    await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'next' });
+    await s.platform('POST', `/api/models/${retrainedVersion}/promote`, { endpoint_name: 'next' });
+    const genreCounts = new Map<string, number>();
+    for (const m of movies) genreCounts.set(m.genres.join('|'), (genreCounts.get(m.genres.join('|')) ?? 0) + 1);
+    const genreValues = [...genreCounts].sort((a, b) => b[1] - a[1]).slice(0, 16).map(([g]) => g);
+    const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: 'genres', values: genreValues, eventType: 'rating', itemIds: [...itemIds.values()], users });
+    const control = await sideBySide((ctx, d) => loadOn(s, token, ctx)(d), setup.contextId, 10, Number(values.warmup));
     // 3. Again after restarting the local stack on the same data: fresh containers loading the
     //    model, and dynalite reopening its LevelDB after the bulk ingest (whose background
     //    compaction may still run before the restart; DynamoDB has no such phase). All three
@@ -161,6 +171,7 @@ if (!values['skip-http']) {
       latency_after_import: { version, ...fresh },
       latency_after_retraining: { version: retrainedVersion, ...retrained },
       latency_after_restart: { version: retrainedVersion, ...restarted },
+      control_plane: control,
     };
     console.error(`http: ${JSON.stringify(http)}`);
   } finally {
@@ -191,6 +202,8 @@ const md = [
         latencyRow('trained right after the import', http.latency_after_import as Latency),
         latencyRow('retrained (a new version of the same template), promoted', http.latency_after_retraining as Latency),
         latencyRow('the same, after restarting the local stack on the same data', http.latency_after_restart as Latency),
+        '',
+        ...sideBySideRows(`Recommendations (limit 10, v${http.latency_after_retraining ? (http.latency_after_retraining as Latency).version : ''})`, http.control_plane as SideBySide, Number(values.connections)),
       ]
     : []),
 ].join('\n');

@@ -48,32 +48,49 @@ export interface PipelineHelpers {
   vector?: (c: Candidate) => Float32Array | null;
   /** Unix seconds now (freshness, rule windows). */
   now: number;
+  /** How many of the first positions the caller shows (diversity orders those; default 20). */
+  depth?: number;
 }
 
 /** Freshness halves every this many days of age (`created`). */
 export const FRESHNESS_HALF_LIFE_DAYS = 14;
-/** Diversity reorders at most this many of the best candidates (maximal marginal relevance is quadratic). */
-const DIVERSITY_POOL = 100;
+/**
+ * Diversity chooses the first `depth` positions (at most 100) by maximal marginal relevance
+ * among the best max(2 × depth, 50) candidates (its cost is candidates × positions × dimensions);
+ * the rest follow in score order.
+ */
+const DIVERSITY_MAX = 100;
 
-/** The value of a rule's field on an item: `category`, `name`, `created`, `metadata.a.b`. */
-function fieldValue(doc: SearchDoc, field: string): unknown {
-  if (field === 'category') return doc.metadata.category;
-  if (field === 'name') return doc.name;
-  if (field === 'created') return doc.created;
-  if (!field.startsWith('metadata.')) return undefined;
-  let v: unknown = doc.metadata;
-  for (const k of field.slice('metadata.'.length).split('.')) {
-    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
-    v = (v as Record<string, unknown>)[k];
-  }
-  return v;
+/** A field as a reader of its value on an item: `category`, `name`, `created`, `metadata.a.b`. */
+function fieldReader(field: string): (doc: SearchDoc) => unknown {
+  if (field === 'category') return (d) => d.metadata.category;
+  if (field === 'name') return (d) => d.name;
+  if (field === 'created') return (d) => d.created;
+  if (!field.startsWith('metadata.')) return () => undefined;
+  const path = field.slice('metadata.'.length).split('.');
+  return (d) => {
+    let v: unknown = d.metadata;
+    for (const k of path) {
+      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
+      v = (v as Record<string, unknown>)[k];
+    }
+    return v;
+  };
+}
+
+/** Each condition's reader, made once per condition object (rules are cached by the serving side). */
+const readers = new WeakMap<Condition, (doc: SearchDoc) => unknown>();
+function readerOf(c: Condition): (doc: SearchDoc) => unknown {
+  let r = readers.get(c);
+  if (!r) readers.set(c, (r = fieldReader(c.field)));
+  return r;
 }
 
 /** A field value equals a scalar: itself, or (a list) one of its elements. */
 const equals = (v: unknown, want: Scalar | Scalar[] | undefined): boolean => (Array.isArray(v) ? v.some((x) => x === want) : v === want);
 
 export function matches(doc: SearchDoc, c: Condition): boolean {
-  const v = fieldValue(doc, c.field);
+  const v = readerOf(c)(doc);
   switch (c.op) {
     case 'eq':
       return equals(v, c.value);
@@ -124,7 +141,7 @@ export function runPipeline(
     }
     if (excluded) continue;
     if (controls.exclude_seen && helpers.seen?.(c.id)) continue;
-    items.push({ id: c.id, score, doc: c.doc, explain: { base_score: round(c.score), rules: applied, score_after_rules: round(score), rerank: [], final_score: 0, experiment } });
+    items.push({ id: c.id, score, doc: c.doc, explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment } });
   }
   const byScore = (a: Served, b: Served) => b.score - a.score || a.id - b.id;
 
@@ -140,13 +157,13 @@ export function runPipeline(
       if (wp > 0 && helpers.popularity) {
         const added = wp * helpers.popularity(it.id);
         s += added;
-        it.explain.rerank.push({ control: 'popularity_weight', added: round(added) });
+        it.explain.rerank.push({ control: 'popularity_weight', added });
       }
       if (wf > 0) {
         const ageDays = Math.max(0, helpers.now - it.doc.created) / 86_400;
         const added = wf * 0.5 ** (ageDays / FRESHNESS_HALF_LIFE_DAYS);
         s += added;
-        it.explain.rerank.push({ control: 'freshness_weight', added: round(added) });
+        it.explain.rerank.push({ control: 'freshness_weight', added });
       }
       it.score = s;
     }
@@ -154,7 +171,7 @@ export function runPipeline(
   items.sort(byScore);
 
   const lambda = controls.diversity ?? 0;
-  if (lambda > 0 && helpers.vector && items.length > 2) items = diversify(items, lambda, helpers.vector);
+  if (lambda > 0 && helpers.vector && items.length > 2) items = diversify(items, lambda, helpers.vector, Math.min(DIVERSITY_MAX, helpers.depth ?? 20));
 
   const cap = controls.max_per_category;
   if (cap !== undefined) {
@@ -168,24 +185,37 @@ export function runPipeline(
       return true;
     });
   }
-  for (const it of items) it.explain.final_score = round(it.score);
+  for (const it of items) it.explain.final_score = it.score;
   return items;
 }
 
+/** An explanation as shown: scores to 6 decimals (computed only for the items answered with `explain`). */
+export function presentExplain(e: Explanation): Explanation {
+  return {
+    ...e,
+    base_score: round(e.base_score),
+    score_after_rules: round(e.score_after_rules),
+    rerank: e.rerank.map((r) => ('added' in r ? { ...r, added: round(r.added) } : r)),
+    final_score: round(e.final_score),
+  };
+}
+
 /**
- * Maximal marginal relevance over the best DIVERSITY_POOL: each next item maximises
- * (1 − λ)·relevance − λ·(its highest cosine similarity to an item already chosen), relevance
- * scaled to 0-1. The rest follow in score order.
+ * Maximal marginal relevance: each of the first `depth` positions goes to the candidate that
+ * maximises (1 − λ)·relevance − λ·(its highest cosine similarity to an item already chosen),
+ * relevance scaled to 0-1 (see DIVERSITY_MAX). The rest follow in score order.
  */
-function diversify(items: Served[], lambda: number, vectorOf: (c: Candidate) => Float32Array | null): Served[] {
-  const pool = items.slice(0, DIVERSITY_POOL);
-  const rest = items.slice(DIVERSITY_POOL);
+function diversify(items: Served[], lambda: number, vectorOf: (c: Candidate) => Float32Array | null, depth: number): Served[] {
+  const size = Math.max(2 * depth, 50);
+  const pool = items.slice(0, size);
+  const rest = items.slice(size);
   const max = Math.max(...pool.map((p) => p.score), 1e-12);
   const vecs = pool.map((p) => vectorOf(p));
   const maxSim = new Float64Array(pool.length);
   const taken = new Uint8Array(pool.length);
   const out: Served[] = [];
-  for (let step = 0; step < pool.length; step++) {
+  const picks = Math.min(depth, pool.length);
+  for (let step = 0; step < picks; step++) {
     let bestK = -1;
     let bestV = -Infinity;
     for (let k = 0; k < pool.length; k++) {
@@ -201,7 +231,7 @@ function diversify(items: Served[], lambda: number, vectorOf: (c: Candidate) => 
     if (bestK !== step) chosen.explain.rerank.push({ control: 'diversity', moved_from: bestK + 1, moved_to: step + 1 });
     out.push(chosen);
     const cv = vecs[bestK];
-    if (!cv) continue;
+    if (!cv || step === picks - 1) continue;
     for (let k = 0; k < pool.length; k++) {
       const v = vecs[k];
       if (taken[k] || !v || v.length !== cv.length) continue;
@@ -210,5 +240,6 @@ function diversify(items: Served[], lambda: number, vectorOf: (c: Candidate) => 
       if (dot > (maxSim[k] as number)) maxSim[k] = dot;
     }
   }
-  return [...out, ...rest];
+  // The candidates not picked, in score order, then the rest.
+  return [...out, ...pool.filter((_, k) => !taken[k]), ...rest];
 }

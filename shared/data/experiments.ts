@@ -18,6 +18,13 @@ const EXPOSURE_GRACE_SECONDS = 86_400;
 
 const shard = () => Math.floor(Math.random() * EXPERIMENT_SHARDS);
 
+/**
+ * Users this container has recorded in an experiment already (tenant, experiment, user): their
+ * later requests skip the user row, so a returning user's request costs two writes, not three.
+ */
+const recorded = new Set<string>();
+const RECORDED_MAX = 100_000;
+
 /** Attribute names of the totals (event types match ^[a-z][a-z0-9_]{0,63}$). */
 const EVENTS = 'events:';
 const CONVERTED_REQUESTS = 'requests_with:';
@@ -62,17 +69,23 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
           },
         }),
       );
-      const user = await t.doc.send(
-        new UpdateCommand({
-          TableName: t.tableName,
-          Key: keys.experimentUser(tenant, e.experimentId, e.userId),
-          UpdateExpression: 'ADD #requests :one SET #variant = if_not_exists(#variant, :v), #first = if_not_exists(#first, :now)',
-          ExpressionAttributeNames: { '#requests': 'requests', '#variant': 'variant', '#first': 'first_served_at' },
-          ExpressionAttributeValues: { ':one': 1, ':v': e.variant, ':now': e.servedAt },
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      );
-      const newUser = user.Attributes?.requests === undefined;
+      exposure.catch(() => undefined);
+      const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
+      let newUser = false;
+      if (!recorded.has(seenKey)) {
+        // The user's first request in the experiment creates the row; only that one counts the user.
+        newUser = await applied(() =>
+          t.doc.send(
+            new PutCommand({
+              TableName: t.tableName,
+              Item: { ...keys.experimentUser(tenant, e.experimentId, e.userId), variant: e.variant, first_served_at: e.servedAt },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        );
+        if (recorded.size >= RECORDED_MAX) recorded.clear();
+        recorded.add(seenKey);
+      }
       await Promise.all([exposure, add(tenant, e.experimentId, e.variant, { requests: 1, users: newUser ? 1 : 0 })]);
     },
 

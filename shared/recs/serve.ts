@@ -15,7 +15,7 @@ import { topK } from './evaluate.ts';
 import { trendingScores } from './trending.ts';
 import { unitVector } from '../search/vectors.ts';
 import { recordServed, type ExposureStore } from '../control/exposures.ts';
-import { runPipeline, type Candidate } from '../control/pipeline.ts';
+import { presentExplain, runPipeline, type Candidate, type Explanation } from '../control/pipeline.ts';
 import { planFor, type ControlDeps } from '../control/serving.ts';
 import { nowSeconds } from '../domain/items.ts';
 
@@ -245,12 +245,13 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     ranked = [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, s * 1e-3])];
   }
   const experiment = assignment ? { id: assignment.experiment.id, variant: assignment.variant } : null;
-  let served: { id: number; score: number; explain?: unknown }[];
+  let served: { id: number; score: number; explain?: Explanation }[];
   if (plan) {
     const candidates: Candidate[] = ranked.map(([id, score]) => ({ id, score, doc: docs.get(id) as SearchDoc }));
     const popular = plan.controls.popularity_weight ? await popularity(deps, tenant, model) : undefined;
     served = runPipeline(candidates, plan.rules, plan.controls, {
       now,
+      depth: q.limit,
       seen: isSeen,
       ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
       vector: (c) => unitVector(index, delta, c.doc),
@@ -263,7 +264,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     score: Number(r.score.toFixed(6)),
     reason,
     item: itemResource(docs.get(r.id) as SearchDoc),
-    ...(q.explain ? { explain: r.explain ?? { base_score: Number(r.score.toFixed(6)), rules: [], score_after_rules: Number(r.score.toFixed(6)), rerank: [], final_score: Number(r.score.toFixed(6)), experiment } } : {}),
+    ...(q.explain ? { explain: presentExplain(r.explain ?? { base_score: r.score, rules: [], score_after_rules: r.score, rerank: [], final_score: r.score, experiment }) } : {}),
   }));
   await recorded;
   return {

@@ -9,7 +9,7 @@ import { unpackIndex } from './artifact.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
 import { addDocVectors, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
-import { runPipeline } from '../control/pipeline.ts';
+import { presentExplain, runPipeline } from '../control/pipeline.ts';
 import type { ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { unitVector } from './vectors.ts';
@@ -383,6 +383,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
     controls,
     {
       now: Math.floor(Date.now() / 1000),
+      depth: offset + req.limit,
       seen: (id) => seen.has(id),
       ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
       vector: (c) => unitVector(index, delta, c.doc),
@@ -392,7 +393,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
   return {
-    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)), ...(req.explain ? { explain: h.explain } : {}) })),
+    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)), ...(req.explain ? { explain: presentExplain(h.explain) } : {}) })),
     has_more: hasMore,
     next_cursor: hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt) : null,
     total: ranked.total,
