@@ -1,0 +1,49 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ServiceStack } from '../../lib/stack.ts';
+import { deployedRoutes, routeKey } from '../../shared/routes.ts';
+
+/* The control plane's routes and its maintenance grant, in the synthesised template. */
+type Resource = { Type: string; Properties: Record<string, any> };
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ServiceStack(app, 'ControlStack', { env: { account: '123456789012', region: 'eu-west-1' } });
+  resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+});
+
+const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+const tableActionsOf = (module: string): string[] => {
+  const fn = ofType('AWS::Lambda::Function').find((f) => f.Properties.Description === `functions/${module}.ts`);
+  if (!fn) throw new Error(`no function for ${module}`);
+  const role = fn.Properties.Role['Fn::GetAtt'][0];
+  return ofType('AWS::IAM::Policy')
+    .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((x) => x.Ref === role))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[] }[])
+    .flatMap((s) => [s.Action].flat())
+    .filter((a) => a.startsWith('dynamodb:'));
+};
+
+describe('control plane', () => {
+  it('deploys every rules, segments, experiments, rerank-controls and audit route on the Platform API', () => {
+    const keys = ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey);
+    const control = deployedRoutes('platform').filter((r) => r.handler.startsWith('control/'));
+    expect(control.map(routeKey).sort()).toEqual([
+      'DELETE /api/rules/{id}', 'DELETE /api/segments/{id}', 'GET /api/audit', 'GET /api/experiments', 'GET /api/experiments/{id}', 'GET /api/rerank-controls',
+      'GET /api/rules', 'GET /api/rules/{id}', 'GET /api/segments', 'GET /api/segments/{id}', 'PATCH /api/experiments/{id}', 'PATCH /api/rules/{id}',
+      'PATCH /api/segments/{id}', 'POST /api/experiments', 'POST /api/rules', 'POST /api/segments', 'PUT /api/rerank-controls',
+    ]);
+    for (const r of control) expect(keys).toContain(routeKey(r));
+    // Reads change nothing; only a deletion may delete.
+    for (const m of ['control/rules-get', 'control/rules-list', 'control/audit-list', 'control/experiments-get', 'control/rerank-get']) {
+      expect(tableActionsOf(m).every((a) => a === 'dynamodb:GetItem' || a === 'dynamodb:Query'), m).toBe(true);
+    }
+    expect(tableActionsOf('control/segments-update')).not.toContain('dynamodb:DeleteItem');
+  });
+
+  it('lets the maintenance pass store segment size estimates (UpdateItem), and write nothing else to the table', () => {
+    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem']));
+  });
+});
