@@ -8,6 +8,11 @@
  * `npm run bench:search -- --synthetic 100000`
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
  *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode). Target p99 < 50 ms.
+ * `npm run bench:search -- --typo-worst-case [--synthetic 100000] [<cranfield dir>]`
+ *   In-process, no HTTP: the cost of typo expansion for 1,000-character queries of invented words
+ *   (words of 4 letters, of 8-12, of the synthetic catalog's syllables, two-letter typos of the
+ *   vocabulary's long terms, and one 1,000-letter word) against the synthetic catalog's index and
+ *   the Cranfield collection's. Prints the table only.
  * Figures go to bench-results/search-*.json and .md.
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -20,6 +25,8 @@ import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
 import { DEFAULT_API_THREADS, percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { SearchIndex, type SearchDoc } from '../shared/search/engine.ts';
+import { seededRandom } from '../shared/random.ts';
 import { STOP_WORDS } from '../shared/search/text.ts';
 
 const { values, positionals } = parseArgs({
@@ -30,6 +37,7 @@ const { values, positionals } = parseArgs({
     duration: { type: 'string', default: '15' },
     warmup: { type: 'string', default: '10' },
     'api-threads': { type: 'string', default: DEFAULT_API_THREADS },
+    'typo-worst-case': { type: 'boolean', default: false },
   },
 });
 
@@ -235,9 +243,65 @@ async function synthetic(n: number): Promise<void> {
   }
 }
 
-if (values.synthetic) await synthetic(Number(values.synthetic));
+/** 1,000 characters of the words `make` invents (seeded). */
+function inventedQuery(make: (r: () => number) => string, seed: number): string {
+  const r = seededRandom(seed);
+  let q = '';
+  while (q.length < 1000) q += (q ? ' ' : '') + make(r);
+  return q.slice(0, 1000);
+}
+
+/** The worst case of typo expansion: how long `expand` takes on queries of invented words. */
+function typoWorstCase(n: number, dir: string | undefined): void {
+  const asDoc = (d: { name: string; description: string }, id: number): SearchDoc => ({ id: id + 1, name: d.name, description: d.description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: null });
+  const indexes: [string, SearchIndex][] = [[`synthetic catalog of ${n} items`, SearchIndex.build(syntheticCatalog(n).map(asDoc), 8, 1)]];
+  if (dir) indexes.push(['Cranfield', SearchIndex.build(loadCranfield(dir).docs.map((d, i) => asDoc({ name: d.title, description: d.text }, i)), 8, 1)]);
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const randomWord = (min: number, max: number) => (r: () => number) => Array.from({ length: min + Math.floor(r() * (max - min + 1)) }, () => letters[Math.floor(r() * 26)]).join('');
+  const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa'];
+  const syllableWord = (r: () => number) => {
+    let w = '';
+    while (w.length < 8) w += syllables[Math.floor(r() * syllables.length)];
+    return `${w}q`;
+  };
+  const lines = [`npm run bench:search -- --typo-worst-case --synthetic ${n}${dir ? ` ${dir}` : ''}  (${meta().date}, node ${meta().node})`, ''];
+  for (const [name, index] of indexes) {
+    const long = index.parts.vocab.filter((t) => t.length >= 9);
+    const typo = (r: () => number) => {
+      const t = long[Math.floor(r() * long.length)] as string;
+      const k = 1 + Math.floor(r() * (t.length - 1));
+      return `${t.slice(0, k)}zq${t.slice(k + 1)}`;
+    };
+    const kinds: [string, string][] = [
+      ['4-letter random words', inventedQuery(randomWord(4, 4), 1)],
+      ['8-12-letter random words', inventedQuery(randomWord(8, 12), 2)],
+      ['the catalog\'s syllables, 9+ letters', inventedQuery(syllableWord, 3)],
+      ['two-letter typos of 9+-letter terms', inventedQuery(typo, 4)],
+      ['one 1,000-letter word', `k${randomWord(999, 999)(seededRandom(5))}`],
+    ];
+    lines.push(`${name}: ${index.parts.vocab.length} terms`, '', '| query (1,000 characters) | words | expanded terms | ms (median of 5) | ms (max) | edit-distance rows |', '|---|---:|---:|---:|---:|---:|');
+    for (const [kind, q] of kinds) {
+      index.expand(q);
+      const times: number[] = [];
+      let size = 0;
+      const before = index.typoWork;
+      for (let k = 0; k < 5; k++) {
+        const t = performance.now();
+        size = index.expand(q).size;
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      lines.push(`| ${kind} | ${q.split(' ').length} | ${size} | ${(times[2] as number).toFixed(2)} | ${(times[4] as number).toFixed(2)} | ${(index.typoWork - before) / 5} |`);
+    }
+    lines.push('');
+  }
+  console.log(lines.join('\n'));
+}
+
+if (values['typo-worst-case']) typoWorstCase(Number(values.synthetic ?? 100_000), positionals[0]);
+else if (values.synthetic) await synthetic(Number(values.synthetic));
 else if (positionals[0]) await cranfield(positionals[0]);
 else {
-  console.error('usage: npm run bench:search -- <cranfield dir> | --synthetic <n>');
+  console.error('usage: npm run bench:search -- <cranfield dir> | --synthetic <n> | --typo-worst-case [--synthetic <n>] [<cranfield dir>]');
   process.exitCode = 2;
 }

@@ -1,6 +1,6 @@
 import type { ItemWithVector, JsonObject } from '../domain/types.ts';
 import { normalize } from './embedding.ts';
-import { editDistance, words, stem, STOP_WORDS } from './text.ts';
+import { editDistance, forEachNear, words, stem, STOP_WORDS } from './text.ts';
 import { Int8Rows } from './int8-vectors.ts';
 
 /** An item as the search index sees it: the item with its vector (null until embedded). */
@@ -40,6 +40,11 @@ export const RANKING = {
   /** ...and at least this cosine to the query (VECTOR_ONLY_MIN_COSINE; tuned for the local embedding). */
   vectorOnlyMinCosine: Number(process.env.VECTOR_ONLY_MIN_COSINE ?? 0.3),
   personalWeight: 0.15,
+  /**
+   * Unknown words of one query looked up as typos (each brings at most 5 close terms); later ones
+   * count only as themselves. No Cranfield or CACM query has more than 3 and 6.
+   */
+  maxTypoWords: 8,
 };
 
 const FIELD_NAMES = ['name', 'description', 'meta'] as const;
@@ -319,6 +324,7 @@ export class SearchIndex {
   expand(query: string, extra: ExtraVocab = NO_EXTRA): Map<string, number> {
     const out = new Map<string, number>();
     const raw = words(query);
+    let typos = 0;
     raw.forEach((w, i) => {
       const isLast = i === raw.length - 1;
       const stop = STOP_WORDS.has(w);
@@ -331,8 +337,9 @@ export class SearchIndex {
         for (const x of extra.terms) if (x.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
         for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
       }
-      if (!stop && w.length >= 4 && !this.has(t) && !extra.terms.has(t)) {
+      if (!stop && w.length >= 4 && !this.has(t) && !extra.terms.has(t) && typos < RANKING.maxTypoWords) {
         // Unknown term: likely a typo; take close vocabulary terms instead.
+        typos++;
         const max = w.length >= 8 ? 2 : 1;
         for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
       }
@@ -349,19 +356,29 @@ export class SearchIndex {
     return [...hits].sort((a, b) => this.df(b) - this.df(a) || byTerm(a, b)).slice(0, limit);
   }
 
-  /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`. */
+  /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
   private near(term: string, max: number, extra: ExtraVocab): string[] {
     const hits: [string, number][] = [];
-    const consider = (v: string) => {
-      if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) return;
+    // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned.
+    if (term.length - max <= this.longestTerm()) this.typoWork += forEachNear(this.vocab, term, max, (v, d) => hits.push([v, d]));
+    // The delta's new terms (a few thousand at most between builds) one by one.
+    for (const v of extra.terms) {
+      if (this.termIndex.has(v) || Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
       const d = editDistance(term, v, max);
       if (d <= max) hits.push([v, d]);
-    };
-    // The vocabulary is walked in place (it can hold 100,000 terms), then the delta's new terms.
-    for (const v of this.vocab) consider(v);
-    for (const v of extra.terms) if (!this.termIndex.has(v)) consider(v);
+    }
     return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
   }
+
+  private longest = -1;
+  /** The length of the longest vocabulary term (found once per loaded index). */
+  private longestTerm(): number {
+    if (this.longest < 0) this.longest = this.vocab.reduce((n, t) => Math.max(n, t.length), 0);
+    return this.longest;
+  }
+
+  /** Edit-distance rows computed by typo lookups in this index so far (for tests and benchmarks). */
+  typoWork = 0;
 
   /**
    * Adds the BM25F keyword scores of indexed documents (by index position) for already expanded

@@ -68,3 +68,112 @@ export function editDistance(a: string, b: string, max: number): number {
   }
   return prev[b.length] as number;
 }
+
+/** The first position in `sorted[lo..hi)` whose term is not below `x`. */
+function lowerBound(sorted: readonly string[], x: string, lo: number, hi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] as string) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first position in `sorted[lo..hi)` whose term does not start with `prefix` (those that do come first). */
+function pastPrefix(sorted: readonly string[], prefix: string, lo: number, hi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] as string).startsWith(prefix)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Calls `hit` with every term of `sorted` (in code-unit order, as the index keeps its vocabulary)
+ * that starts with the same letter as `term`, is at most `max` letters longer or shorter, and is
+ * within `max` edits of it by `editDistance`: the terms and distances a scan with `editDistance`
+ * finds, in the same order, without a scan. The sorted terms are walked as a trie: terms that
+ * share a prefix share its rows of the edit-distance table, and once two consecutive rows are
+ * all over `max` every term with that prefix is skipped with a binary search. Only the band of
+ * each row within `max` of the diagonal is computed (a cell off it is over `max` anyway), so a
+ * row costs 2 × max + 1 cells whatever the length of `term`. Returns the rows computed (the work
+ * done, for tests and benchmarks).
+ */
+export function forEachNear(sorted: readonly string[], term: string, max: number, hit: (t: string, d: number) => void): number {
+  const m = term.length;
+  if (m === 0) return 0;
+  const over = max + 1;
+  /** Row d holds cells j = d - max .. d + max at 1 .. 2 × max + 1, and `over` at both ends. */
+  const width = 2 * max + 3;
+  const deepest = m + max;
+  const rows = new Int32Array((deepest + 1) * width).fill(over);
+  const mins = new Int32Array(deepest + 1);
+  for (let b = 1; b < width - 1; b++) {
+    const j = b - max - 1;
+    if (j >= 0 && j <= m) rows[b] = j;
+  }
+  const q = new Int32Array(m);
+  for (let j = 0; j < m; j++) q[j] = term.charCodeAt(j);
+  const first = term.slice(0, 1);
+  const end = pastPrefix(sorted, first, lowerBound(sorted, first, 0, sorted.length), sorted.length);
+  let i = lowerBound(sorted, first, 0, sorted.length);
+  let work = 0;
+  /** The term whose rows 0 .. valid are in the table. */
+  let prev = '';
+  let valid = 0;
+  while (i < end) {
+    const v = sorted[i] as string;
+    let shared = 0;
+    const limit = Math.min(valid, v.length);
+    while (shared < limit && prev.charCodeAt(shared) === v.charCodeAt(shared)) shared++;
+    let dead = 0;
+    for (let d = shared + 1; d <= v.length; d++) {
+      if (d > deepest) {
+        dead = d;
+        break;
+      }
+      work++;
+      const ch = v.charCodeAt(d - 1);
+      const before = d > 1 ? v.charCodeAt(d - 2) : -1;
+      const o = d * width;
+      let rowMin = over;
+      for (let b = 1; b < width - 1; b++) {
+        const j = b + d - max - 1;
+        let val = over;
+        if (j === 0) val = d;
+        else if (j > 0 && j <= m) {
+          const qj = q[j - 1] as number;
+          val = Math.min((rows[o - width + b + 1] as number) + 1, (rows[o + b - 1] as number) + 1, (rows[o - width + b] as number) + (ch === qj ? 0 : 1));
+          // A swap of two adjacent letters is one edit (as in `editDistance`).
+          if (d > 1 && j > 1 && ch === q[j - 2] && before === qj) val = Math.min(val, (rows[o - 2 * width + b] as number) + 1);
+          if (val > over) val = over;
+        }
+        rows[o + b] = val;
+        if (val < rowMin) rowMin = val;
+      }
+      mins[d] = rowMin;
+      // A swap reaches back two rows: two rows over `max` and no longer term can come back under it.
+      if (rowMin > max && (mins[d - 1] as number) > max) {
+        dead = d;
+        break;
+      }
+    }
+    prev = v;
+    if (dead) {
+      valid = dead - 1;
+      // Most often the next term no longer has that prefix: look there before searching.
+      const prefix = v.slice(0, dead);
+      i = i + 1 < end && !(sorted[i + 1] as string).startsWith(prefix) ? i + 1 : pastPrefix(sorted, prefix, i + 1, end);
+      continue;
+    }
+    valid = v.length;
+    const n = v.length;
+    if (Math.abs(n - m) <= max) {
+      const dist = rows[n * width + m - n + max + 1] as number;
+      if (dist <= max) hit(v, dist);
+    }
+    i++;
+  }
+  return work;
+}
