@@ -1,15 +1,22 @@
-import { Duration, Stack } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnRoute, CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { deployedRoutes, notFoundHandlers, type Access } from '../shared/routes.ts';
-import { ServiceFunction, type ServiceResources } from './service-function.ts';
+import { ServiceFunction, type ServiceResources, type TenantQuota } from './service-function.ts';
 
 export interface HttpApiProps {
   api: 'core' | 'platform';
   resources: ServiceResources;
   throttle: { rateLimit: number; burstLimit: number };
+  /**
+   * The `$default` route's own throttle (unknown paths, answered 404/405 by a function): anonymous
+   * callers probing paths cannot spend more Lambda than this.
+   */
+  unmatchedThrottle: { rateLimit: number; burstLimit: number };
+  /** Core API: the per-tenant request quota its authenticated routes enforce (shared/http/quota.ts). */
+  tenantQuota?: TenantQuota;
 }
 
 /**
@@ -29,13 +36,15 @@ export class ServiceHttpApi extends Construct {
       apiName: `${Stack.of(this).stackName}-${props.api}`,
       createDefaultStage: false,
     });
-    this.httpApi.addStage('Stage', {
+    const stage = this.httpApi.addStage('Stage', {
       stageName: '$default',
       autoDeploy: true,
       throttle: props.throttle,
       accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
     });
 
+    // One log group for the API's functions (Lambda names each stream after its function).
+    const functionLogs = new LogGroup(this, 'FunctionLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const fn = (module: string, access: Access) => {
       let f = this.functions.get(module);
       if (!f) {
@@ -46,6 +55,7 @@ export class ServiceHttpApi extends Construct {
           // Search holds the tenant's index in memory: more memory, and more CPU with it.
           memorySize: heavy ? 3008 : 1024,
           embeddingProvider: props.resources.embeddingProvider,
+          logGroup: functionLogs,
         });
         f.bindAccess(props.resources, access, { verifiesTokens: true });
         this.functions.set(module, f);
@@ -53,19 +63,32 @@ export class ServiceHttpApi extends Construct {
       return f;
     };
 
+    const quotaBound = new Set<string>();
     for (const r of deployedRoutes(props.api)) {
+      const f = fn(r.handler, r.access);
+      // Routes that authenticate a Core client (coreAuth) charge its tenant's quota.
+      if (props.tenantQuota && 'scope' in r && r.scope && !quotaBound.has(r.handler)) {
+        f.bindQuota(props.resources.table, props.tenantQuota);
+        quotaBound.add(r.handler);
+      }
       new HttpRoute(this, `${r.method}${r.path}`.replace(/[^A-Za-z0-9]/g, '_'), {
         httpApi: this.httpApi,
         routeKey: HttpRouteKey.with(r.path, HttpMethod[r.method]),
-        integration: new HttpLambdaIntegration(`${r.method}${r.path}Integration`.replace(/[^A-Za-z0-9]/g, '_'), fn(r.handler, r.access)),
+        integration: new HttpLambdaIntegration(`${r.method}${r.path}Integration`.replace(/[^A-Za-z0-9]/g, '_'), f),
       });
     }
     const notFound = fn(notFoundHandlers[props.api], {});
-    new HttpRoute(this, 'DefaultRoute', {
+    const defaultRoute = new HttpRoute(this, 'DefaultRoute', {
       httpApi: this.httpApi,
       routeKey: HttpRouteKey.DEFAULT,
       integration: new HttpLambdaIntegration('DefaultIntegration', notFound),
     });
+    // Route settings name a route by its key, which must exist first.
+    const cfnStage = stage.node.defaultChild as CfnStage;
+    cfnStage.routeSettings = {
+      [HttpRouteKey.DEFAULT.key]: { ThrottlingRateLimit: props.unmatchedThrottle.rateLimit, ThrottlingBurstLimit: props.unmatchedThrottle.burstLimit },
+    };
+    cfnStage.addDependency(defaultRoute.node.defaultChild as CfnRoute);
   }
 
   get url(): string {

@@ -5,6 +5,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
+/** Functions whose throttles one alarm sums. */
+const THROTTLE_GROUP = 10;
+
 /** Alarms: any message in a dead-letter queue, 5xx rate per API, Lambda throttles. */
 export class OperationsConstruct extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
@@ -44,18 +47,21 @@ export class OperationsConstruct extends Construct {
         }),
       );
     }
-    // One alarm per function: alarms on math expressions take at most 10 metrics.
-    props.functions.forEach((f, i) => {
+    // Throttles of every function, ten to an alarm (an alarm's math expression takes at most 10
+    // metrics): a stack holds at most 500 resources, and an alarm per function was 60 of them.
+    for (let g = 0; g * THROTTLE_GROUP < props.functions.length; g++) {
+      const group = props.functions.slice(g * THROTTLE_GROUP, (g + 1) * THROTTLE_GROUP);
+      const usingMetrics = Object.fromEntries(group.map((f, k) => [`t${k}`, f.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' })]));
       this.alarms.push(
-        new cloudwatch.Alarm(this, `Throttles${i}`, {
-          alarmDescription: `Invocations of ${f.node.path} are being throttled`,
-          metric: f.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        new cloudwatch.Alarm(this, `Throttles${g}`, {
+          alarmDescription: `Invocations are being throttled in one of: ${group.map((f) => f.node.path).join(', ')}`,
+          metric: new cloudwatch.MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, label: `throttles ${g}`, period: Duration.minutes(5) }),
           threshold: 0,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
           evaluationPeriods: 1,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         }),
       );
-    });
+    }
   }
 }

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, LayerVersion, Runtime, Tracing, type ILayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keys } from '../shared/data/keys.ts';
 import { tableActions, type Access } from '../shared/routes.ts';
 import type { QueueName } from '../shared/workers.ts';
 
@@ -23,6 +24,12 @@ export interface ServiceResources {
   queues: ReadonlyMap<QueueName, IQueue>;
   /** `local` (default) or `bedrock` (Titan Text Embeddings V2). */
   embeddingProvider: 'local' | 'bedrock';
+}
+
+/** The Core API's request quota per tenant (TENANT_RATE_PER_SECOND, TENANT_BURST). */
+export interface TenantQuota {
+  ratePerSecond: number;
+  burst: number;
 }
 
 /** Object prefixes of the artifact bucket: search indexes and trained models. */
@@ -69,22 +76,30 @@ export interface ServiceFunctionProps {
   timeout?: Duration;
   memorySize?: number;
   logRetention?: RetentionDays;
+  /**
+   * A log group shared with other functions (each API's functions share one: a stack has at
+   * most 500 resources, and a group per function was 60 of them). Lambda names the streams of a
+   * shared group after the function. Default: a group of its own.
+   */
+  logGroup?: ILogGroup;
 }
 
 /**
  * Owns the defaults of every Lambda: Node.js 22 on arm64, X-Ray tracing (no response or error
  * capture), esbuild bundle
- * (minified ESM with source maps, AWS SDK bundled, Powertools from its layer), its own log
- * group with retention, Powertools settings. `bind*` grant least privilege and merge environment variables.
+ * (minified ESM with source maps, AWS SDK bundled, Powertools from its layer), a log group
+ * with retention (its own, or its API's), Powertools settings. `bind*` grant least privilege and merge environment variables.
  */
 export class ServiceFunction extends NodejsFunction {
   readonly module: string;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
-    const logGroup = new LogGroup(scope, `${id}Logs`, {
-      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const logGroup =
+      props.logGroup ??
+      new LogGroup(scope, `${id}Logs`, {
+        retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
     const fnProps: NodejsFunctionProps = {
       entry: join(root, 'functions', `${props.handler}.ts`),
       description: `functions/${props.handler}.ts`,
@@ -190,6 +205,24 @@ export class ServiceFunction extends NodejsFunction {
         new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [`arn:${Stack.of(this).partition}:bedrock:${Stack.of(this).region}::foundation-model/${TITAN_MODEL_ID}`] }),
       );
     }
+    return this;
+  }
+
+  /**
+   * The Core API's per-tenant request quota (shared/http/quota.ts): its rate and burst, and
+   * UpdateItem on the quota rows only (partition keys `QUOTA#...`), so a read-only route still
+   * writes nothing else.
+   */
+  bindQuota(table: ITable, quota: TenantQuota): this {
+    this.addEnvironment('TENANT_RATE_PER_SECOND', String(quota.ratePerSecond));
+    this.addEnvironment('TENANT_BURST', String(quota.burst));
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.quotaPkPrefix}*`] } },
+      }),
+    );
     return this;
   }
 
