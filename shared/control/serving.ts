@@ -37,6 +37,8 @@ export interface ServingPlan {
   rules: Rule[];
   controls: RerankControls;
   assignment: Assignment | null;
+  /** The user's latest events (newest first), when segment membership read them: the caller may reuse them. */
+  userEvents?: RecentEvent[];
 }
 
 interface Cached {
@@ -89,9 +91,11 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
   if (running?.segment_id != null) segmentIds.add(running.segment_id);
 
   let members = new Set<number>();
+  let events: RecentEvent[] | undefined;
   if (segmentIds.size > 0 && userId !== undefined) {
-    const events = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
-    members = new Set(cfg.segments.filter((s) => segmentIds.has(s.id) && isMember(s.definition, events, now)).map((s) => s.id));
+    const read = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
+    events = read;
+    members = new Set(cfg.segments.filter((s) => segmentIds.has(s.id) && isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);
 
@@ -107,6 +111,7 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
     rules: rules.filter((r) => applies(r.segment_id)),
     controls: { ...controlsOf(own), ...controlsOf(override) },
     assignment,
+    ...(events ? { userEvents: events } : {}),
   };
 }
 

@@ -2,12 +2,14 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
 import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, keys } from './keys.ts';
-import { applied, queryUpTo } from './ops.ts';
+import { applied, putAll, queryUpTo } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
- * event names it), marks its user in the experiment, and adds to one shard of its variant's
- * totals (a random one of EXPERIMENT_SHARDS partitions: no key takes every request of a tenant).
+ * event names it), marks its user in the experiment the first time, and adds to one shard of its
+ * variant's totals (a random one of EXPERIMENT_SHARDS partitions: no key takes every request of a
+ * tenant). Concurrent requests of a container are written together (GroupCommit), each answered
+ * once its group is stored.
  * An attributed event is recorded on its request's exposure under the event's id, conditionally,
  * so an event counts once however often its ingest is retried; the request's and the user's
  * first conversion per event type are told apart the same way.
@@ -17,6 +19,47 @@ import { applied, queryUpTo } from './ops.ts';
 const EXPOSURE_GRACE_SECONDS = 86_400;
 
 const shard = () => Math.floor(Math.random() * EXPERIMENT_SHARDS);
+
+interface Pending {
+  tenant: string;
+  e: Parameters<ExposureStore['recordExposure']>[1];
+}
+
+/**
+ * Group commit: exposures recorded while a write is under way wait for it to end and are then
+ * written together (their rows in BatchWriteItem, one addition per variant to the totals), and
+ * each caller's promise settles when its own group is stored. Nothing is held back: a group
+ * starts as soon as the write before it ends, and a lone request is written at once.
+ */
+class GroupCommit<T> {
+  private waiting: { item: T; done: () => void; fail: (e: unknown) => void }[] = [];
+  private running = false;
+
+  constructor(private readonly write: (items: T[]) => Promise<void>) {}
+
+  add(item: T): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      this.waiting.push({ item, done, fail });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.waiting.length > 0) {
+      const group = this.waiting.splice(0, GROUP_MAX);
+      try {
+        await this.write(group.map((g) => g.item));
+        for (const g of group) g.done();
+      } catch (e) {
+        for (const g of group) g.fail(e);
+      }
+    }
+    this.running = false;
+  }
+}
+/** Exposures written in one group at most. */
+const GROUP_MAX = 100;
 
 /**
  * Users this container has recorded in an experiment already (tenant, experiment, user): their
@@ -53,28 +96,14 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
     );
   };
 
-  return {
-    async recordExposure(tenant, e) {
-      const exposure = t.doc.send(
-        new PutCommand({
-          TableName: t.tableName,
-          Item: {
-            ...keys.exposure(tenant, e.requestId),
-            experiment_id: e.experimentId,
-            variant: e.variant,
-            user_id: e.userId,
-            served_at: e.servedAt,
-            attribute_until: e.servedAt + e.windowSeconds,
-            ttl: e.servedAt + e.windowSeconds + EXPOSURE_GRACE_SECONDS,
-          },
-        }),
-      );
-      exposure.catch(() => undefined);
-      const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
-      let newUser = false;
-      if (!recorded.has(seenKey)) {
+  /** Writes the exposures of one group: their users first seen, the rows, and the totals by variant. */
+  async function write(group: Pending[]): Promise<void> {
+    const newUsers = await Promise.all(
+      group.map(async ({ tenant, e }) => {
+        const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
+        if (recorded.has(seenKey)) return false;
         // The user's first request in the experiment creates the row; only that one counts the user.
-        newUser = await applied(() =>
+        const created = await applied(() =>
           t.doc.send(
             new PutCommand({
               TableName: t.tableName,
@@ -85,9 +114,32 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
         );
         if (recorded.size >= RECORDED_MAX) recorded.clear();
         recorded.add(seenKey);
-      }
-      await Promise.all([exposure, add(tenant, e.experimentId, e.variant, { requests: 1, users: newUser ? 1 : 0 })]);
-    },
+        return created;
+      }),
+    );
+    const totals = new Map<string, { tenant: string; experimentId: number; variant: number; requests: number; users: number }>();
+    group.forEach(({ tenant, e }, k) => {
+      const key = `${tenant}\u0000${e.experimentId}\u0000${e.variant}`;
+      let tot = totals.get(key);
+      if (!tot) totals.set(key, (tot = { tenant, experimentId: e.experimentId, variant: e.variant, requests: 0, users: 0 }));
+      tot.requests += 1;
+      if (newUsers[k]) tot.users += 1;
+    });
+    const rows = group.map(({ tenant, e }) => ({
+      ...keys.exposure(tenant, e.requestId),
+      experiment_id: e.experimentId,
+      variant: e.variant,
+      user_id: e.userId,
+      served_at: e.servedAt,
+      attribute_until: e.servedAt + e.windowSeconds,
+      ttl: e.servedAt + e.windowSeconds + EXPOSURE_GRACE_SECONDS,
+    }));
+    await Promise.all([putAll(t, rows), ...[...totals.values()].map((x) => add(x.tenant, x.experimentId, x.variant, { requests: x.requests, users: x.users }))]);
+  }
+  const commits = new GroupCommit<Pending>(write);
+
+  return {
+    recordExposure: (tenant, e) => commits.add({ tenant, e }),
 
     async exposure(tenant, requestId) {
       const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.exposure(tenant, requestId), ConsistentRead: true }));

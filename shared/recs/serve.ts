@@ -20,7 +20,7 @@ import { planFor, type ControlDeps } from '../control/serving.ts';
 import { nowSeconds } from '../domain/items.ts';
 
 /** With a context, the candidates its rules and rerank controls choose from (before `limit`). */
-const CONTEXT_POOL = 300;
+const CONTEXT_POOL = 200;
 
 export interface RecsDeps {
   console: ConsoleStore;

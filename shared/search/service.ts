@@ -1,4 +1,4 @@
-import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
+import type { EventStore, ItemStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { itemResource } from '../domain/present.ts';
 import { ValidationError } from '../errors.ts';
 import { FreshRead } from '../fresh-read.ts';
@@ -290,9 +290,12 @@ async function queryVector(deps: SearchDeps, index: SearchIndex, query: string):
   return v ?? null;
 }
 
-/** The user's taste: recency-weighted mean vector of the items of their latest events. */
-async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta): Promise<Float32Array | null> {
-  const recent = await deps.events.recentByUser(tenant, userId, 50);
+/** How many of the user's latest events make their taste. */
+const PROFILE_EVENTS = 50;
+
+/** The user's taste: recency-weighted mean vector of the items of their latest events (read, or `known`, newest first). */
+async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta, known?: readonly RecentEvent[]): Promise<Float32Array | null> {
+  const recent = known ? known.slice(0, PROFILE_EVENTS) : await deps.events.recentByUser(tenant, userId, PROFILE_EVENTS);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
   const docs = recent.map((e) => {
@@ -346,7 +349,7 @@ export interface SearchRequest {
 }
 
 /** With a context, the best matches its rules and rerank controls order; its pages page through them. */
-const CONTEXT_POOL = 300;
+const CONTEXT_POOL = 200;
 
 /** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
 const encodeOffsetCursor = (offset: number, builtAt: number) => Buffer.from(JSON.stringify(['o', offset, builtAt])).toString('base64url');
@@ -361,9 +364,11 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
+  // The user's latest events, when the plan read them already (segments), serve the taste and `exclude_seen`.
+  const known = req.plan.userEvents;
   const [profile, recent, popular] = await Promise.all([
-    req.userId ? profileOf(deps, tenant, req.userId, index, delta) : null,
-    needSeen ? deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS) : [],
+    req.userId ? profileOf(deps, tenant, req.userId, index, delta, known) : null,
+    needSeen ? (known ? known.slice(0, SEEN_EVENTS) : deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
   ]);
   const ranked = rank(
