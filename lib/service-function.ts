@@ -82,6 +82,8 @@ export interface ServiceFunctionProps {
    * shared group after the function. Default: a group of its own.
    */
   logGroup?: ILogGroup;
+  /** Concurrency set aside for this function alone (and the most it may use). */
+  reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -108,6 +110,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 1024,
       timeout: props.timeout ?? Duration.seconds(10),
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
       tracing: Tracing.ACTIVE,
       layers: [powertoolsLayer(scope)],
       logGroup,

@@ -4,6 +4,8 @@ import { AuthConstruct } from './auth.ts';
 import { DataConstruct } from './data.ts';
 import { ServiceHttpApi } from './http-api.ts';
 import { OperationsConstruct } from './operations.ts';
+import { TokenEndpointFirewall } from './protection.ts';
+import type { TenantQuota } from './service-function.ts';
 import { WorkersConstruct } from './workers.ts';
 
 export interface ServiceStackProps extends StackProps {
@@ -13,7 +15,29 @@ export interface ServiceStackProps extends StackProps {
   throttle?: { rateLimit: number; burstLimit: number };
   /** Embedding model: the local hashing embedding (default) or Bedrock Titan Text Embeddings V2. */
   embeddingProvider?: 'local' | 'bedrock';
+  /**
+   * The Core API's request quota per tenant, across all its functions and containers
+   * (default 200 requests per second, bursts of 400; context `tenantRatePerSecond`, `tenantBurst`).
+   */
+  tenantQuota?: TenantQuota;
+  /** Each API's `$default` route (unknown paths): default 50 requests per second, burst 100. */
+  unmatchedThrottle?: { rateLimit: number; burstLimit: number };
+  /**
+   * Token-endpoint firewall: requests one source address may make to the Cognito user pool per
+   * window (default 300 per 300 s).
+   */
+  tokenEndpointLimit?: { requests: number; windowSeconds: 60 | 120 | 300 | 600 };
+  /** Reserve the workers' concurrency (lib/workers.ts); default true, context `reserveWorkerConcurrency=false` turns it off. */
+  reserveWorkerConcurrency?: boolean;
 }
+
+const positiveContext = (scope: Construct, name: string): number | undefined => {
+  const raw = scope.node.tryGetContext(name) as string | number | undefined;
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`Context ${name} must be a positive integer, got ${String(raw)}`);
+  return n;
+};
 
 export class ServiceStack extends Stack {
   readonly data: DataConstruct;
@@ -21,18 +45,25 @@ export class ServiceStack extends Stack {
   readonly core: ServiceHttpApi;
   readonly platform: ServiceHttpApi;
   readonly workers: WorkersConstruct;
+  readonly firewall: TokenEndpointFirewall;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps = {}) {
     super(scope, id, props);
     const throttle = props.throttle ?? { rateLimit: 1000, burstLimit: 2000 };
+    const unmatchedThrottle = props.unmatchedThrottle ?? { rateLimit: 50, burstLimit: 100 };
+    const rate = positiveContext(this, 'tenantRatePerSecond') ?? 200;
+    const tenantQuota = props.tenantQuota ?? { ratePerSecond: rate, burst: positiveContext(this, 'tenantBurst') ?? 2 * rate };
+    const reserve = props.reserveWorkerConcurrency ?? String(this.node.tryGetContext('reserveWorkerConcurrency') ?? 'true') !== 'false';
     this.data = new DataConstruct(this, 'Data');
     this.auth = new AuthConstruct(this, 'Auth', props.authDomainPrefix ? { domainPrefix: props.authDomainPrefix } : {});
     this.workers = new WorkersConstruct(this, 'Workers');
     const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? 'local' };
-    this.workers.addFunctions(base);
+    this.workers.addFunctions(base, { reserve });
     const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
-    this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle });
-    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle });
+    this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle, unmatchedThrottle, tenantQuota });
+    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle });
+    const limit = props.tokenEndpointLimit ?? { requests: 300, windowSeconds: 300 };
+    this.firewall = new TokenEndpointFirewall(this, 'TokenEndpointFirewall', { userPool: this.auth.userPool, requestsPerAddress: limit.requests, windowSeconds: limit.windowSeconds });
 
     new OperationsConstruct(this, 'Operations', {
       apis: { core: this.core.httpApi, platform: this.platform.httpApi },

@@ -24,6 +24,11 @@ export interface Config {
   corsAllowOrigin: string;
   maxBodyBytes: number;
   idempotencyTtlSeconds: number;
+  /**
+   * Core API request quota per tenant, across every container (shared/http/quota.ts): a token
+   * bucket refilled at `ratePerSecond`, holding at most `burst` requests.
+   */
+  tenantQuota: { ratePerSecond: number; burst: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -40,6 +45,12 @@ function positiveInt(env: Env, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`Environment variable ${name} must be a positive integer, got "${raw}"`);
   return n;
+}
+
+/** TENANT_RATE_PER_SECOND (default 200) and TENANT_BURST (default twice the rate). */
+function tenantQuota(env: Env): Config['tenantQuota'] {
+  const ratePerSecond = positiveInt(env, 'TENANT_RATE_PER_SECOND', 200);
+  return { ratePerSecond, burst: positiveInt(env, 'TENANT_BURST', 2 * ratePerSecond) };
 }
 
 export function readConfig(env: Env = process.env): Config {
@@ -61,6 +72,7 @@ export function readConfig(env: Env = process.env): Config {
     corsAllowOrigin: env.CORS_ALLOW_ORIGIN || '*',
     maxBodyBytes: positiveInt(env, 'MAX_BODY_BYTES', 1_048_576),
     idempotencyTtlSeconds: positiveInt(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400),
+    tenantQuota: tenantQuota(env),
   };
 }
 

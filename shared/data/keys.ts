@@ -102,6 +102,11 @@ export const keys = {
   experimentTotals: (t: string, experimentId: number, shard: number, variant: number) => ({ pk: `TENANT#${t}#EXPAGG#${experimentId}#${shard}`, sk: pad(variant) }),
   experimentTotalsPk: (t: string, experimentId: number, shard: number) => `TENANT#${t}#EXPAGG#${experimentId}#${shard}`,
   experimentVariantOf: (sk: string): number => unpad(sk),
+
+  /** A tenant's request quota (shared/data/quota.ts): a partition of its own, outside TENANT#. */
+  quota: (t: string) => ({ pk: `QUOTA#${t}`, sk: '#QUOTA' }),
+  /** Every quota row's partition key starts so: the Core API functions may write only these (IAM LeadingKeys). */
+  quotaPkPrefix: 'QUOTA#',
 };
 
 /** Write shards of an experiment's totals: a tenant's requests spread over this many partitions. */

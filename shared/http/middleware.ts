@@ -7,6 +7,7 @@ import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
 import { header } from './base.ts';
+import { admitRequest } from './quota.ts';
 import type { HttpEvent, HttpMiddleware } from './types.ts';
 
 function bearer(event: HttpEvent): string | undefined {
@@ -62,11 +63,15 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
         if (!scoped) throw new PermissionError(`This token lacks the ${scope} scope.`);
       }
       req.context.state.scopes = claims.scopes;
+      // The tenant's request quota: undefined when admitted, else the 429 answered at once.
+      return admitRequest(req);
     },
     after: async (req) => {
+      await req.context.state.quotaSettled;
       await req.context.state.authConfirmed;
     },
     onError: async (req) => {
+      await req.context.state?.quotaSettled;
       // A client found gone outranks whatever else went wrong.
       await req.context.state?.authConfirmed?.catch((e: unknown) => {
         req.error = e as Error;

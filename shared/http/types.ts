@@ -26,6 +26,11 @@ export interface RequestState {
    * settles once it is, rejecting with the 401 if the client is gone.
    */
   authConfirmed?: Promise<unknown>;
+  /**
+   * Core API: settles once this container's quota bookkeeping for the request is done (a lease
+   * claim or a charge runs alongside the request; see quota.ts). Never rejects.
+   */
+  quotaSettled?: Promise<void>;
 }
 
 /** The Lambda context, carrying the request's state from middleware to handler. */

@@ -1,0 +1,50 @@
+import { Stack } from 'aws-cdk-lib';
+import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+
+export interface TokenEndpointFirewallProps {
+  userPool: IUserPool;
+  /** Requests one source address may make in `windowSeconds` before the rest are blocked (AWS WAF's minimum is 10). */
+  requestsPerAddress: number;
+  windowSeconds: 60 | 120 | 300 | 600;
+}
+
+/**
+ * A regional AWS WAF web ACL with a rate-based rule per source address, associated with the
+ * Cognito user pool: it covers the pool's public endpoints, among them the token endpoint
+ * (`{auth_url}/oauth2/token`), the one part of the service anyone can call without credentials
+ * that does not run our code.
+ *
+ * Why not on the two HTTP APIs: AWS WAF protects API Gateway REST API stages, not HTTP APIs
+ * (its regional resources are ALB, REST API, AppSync, Cognito user pools, App Runner, Amplify and
+ * Verified Access), and a CLOUDFRONT-scoped web ACL in front of them must be created in
+ * us-east-1, which a single-region stack deployed elsewhere cannot do; CloudFront would also leave
+ * the execute-api endpoints reachable around it. The HTTP APIs are protected instead by the stage
+ * throttles, the `$default` route's own throttle (anonymous requests to unknown paths), token and
+ * key checks that fail before any table read, and the per-tenant quota (see docs/api.md).
+ */
+export class TokenEndpointFirewall extends Construct {
+  readonly webAcl: wafv2.CfnWebACL;
+
+  constructor(scope: Construct, id: string, props: TokenEndpointFirewallProps) {
+    super(scope, id);
+    const metric = (name: string) => ({ cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true, metricName: `${Stack.of(this).stackName}-${name}` });
+    this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      description: 'Cognito user pool (token endpoint): requests per source address',
+      defaultAction: { allow: {} },
+      visibilityConfig: metric('token-endpoint'),
+      rules: [
+        {
+          name: 'RequestsPerSourceAddress',
+          priority: 0,
+          action: { block: {} },
+          statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.requestsPerAddress, evaluationWindowSec: props.windowSeconds } },
+          visibilityConfig: metric('token-endpoint-per-address'),
+        },
+      ],
+    });
+    new wafv2.CfnWebACLAssociation(this, 'UserPool', { resourceArn: props.userPool.userPoolArn, webAclArn: this.webAcl.attrArn });
+  }
+}

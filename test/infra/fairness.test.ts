@@ -1,0 +1,130 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ServiceStack, type ServiceStackProps } from '../../lib/stack.ts';
+import { WORKER_CONCURRENCY } from '../../lib/workers.ts';
+import { keys } from '../../shared/data/keys.ts';
+import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
+import { schedules, workers } from '../../shared/workers.ts';
+
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+
+/** The stack's resources, bundling skipped (test/infra/synth.test.ts bundles for real). */
+function synth(props: Partial<ServiceStackProps> = {}, context: Record<string, unknown> = {}): Record<string, Resource> {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const stack = new ServiceStack(app, 'FairStack', { env: { account: '123456789012', region: 'eu-west-1' }, ...props });
+  return Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+}
+
+let resources: Record<string, Resource>;
+beforeAll(() => {
+  resources = synth();
+});
+
+const ofType = (r: Record<string, Resource>, type: string) => Object.entries(r).filter(([, x]) => x.Type === type);
+const fnOf = (r: Record<string, Resource>, module: string) => {
+  const hit = ofType(r, 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`);
+  if (!hit) throw new Error(`no function for ${module}`);
+  return hit;
+};
+const statementsOf = (r: Record<string, Resource>, fn: Resource): any[] => {
+  const roleId = fn.Properties.Role['Fn::GetAtt'][0] as string;
+  return ofType(r, 'AWS::IAM::Policy')
+    .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
+};
+const quotaStatements = (r: Record<string, Resource>, fn: Resource) =>
+  statementsOf(r, fn).filter((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
+
+describe('token endpoint firewall (AWS WAF)', () => {
+  it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes', () => {
+    const acls = ofType(resources, 'AWS::WAFv2::WebACL');
+    expect(acls).toHaveLength(1);
+    const acl = acls[0]![1].Properties;
+    expect(acl.Scope).toBe('REGIONAL');
+    expect(acl.DefaultAction).toEqual({ Allow: {} });
+    expect(acl.Rules).toHaveLength(1);
+    expect(acl.Rules[0].Action).toEqual({ Block: {} });
+    expect(acl.Rules[0].Statement).toEqual({ RateBasedStatement: { AggregateKeyType: 'IP', Limit: 300, EvaluationWindowSec: 300 } });
+    expect(acl.Rules[0].VisibilityConfig.CloudWatchMetricsEnabled).toBe(true);
+  });
+
+  it('protects the Cognito user pool (its token endpoint), the one public endpoint WAF can attach to; HTTP APIs it cannot', () => {
+    const assoc = ofType(resources, 'AWS::WAFv2::WebACLAssociation');
+    expect(assoc).toHaveLength(1);
+    const [aclId] = ofType(resources, 'AWS::WAFv2::WebACL')[0]!;
+    const [poolId] = ofType(resources, 'AWS::Cognito::UserPool')[0]!;
+    expect(assoc[0]![1].Properties).toEqual({ ResourceArn: { 'Fn::GetAtt': [poolId, 'Arn'] }, WebACLArn: { 'Fn::GetAtt': [aclId, 'Arn'] } });
+  });
+});
+
+describe('API stages', () => {
+  it("throttle each API's $default route (unknown paths) on its own, after the route exists", () => {
+    const stages = ofType(resources, 'AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(2);
+    for (const [id, stage] of stages) {
+      expect(stage.Properties.RouteSettings, id).toEqual({ $default: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 } });
+      expect(stage.Properties.DefaultRouteSettings, id).toMatchObject({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
+      const defaultRoute = ofType(resources, 'AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties.RouteKey === '$default' && r.Properties.ApiId.Ref === stage.Properties.ApiId.Ref);
+      expect(stage.DependsOn ?? [], id).toContain(defaultRoute?.[0]);
+    }
+  });
+});
+
+describe('per-tenant quota', () => {
+  const authenticated = [...new Set(deployedRoutes('core').filter((r) => 'scope' in r && r.scope).map((r) => r.handler))];
+
+  it('configures every Core function that authenticates a client, with UpdateItem on QUOTA# rows only', () => {
+    expect(authenticated.length).toBeGreaterThan(5);
+    for (const m of authenticated) {
+      const [, fn] = fnOf(resources, m);
+      expect(fn.Properties.Environment.Variables.TENANT_RATE_PER_SECOND, m).toBe('200');
+      expect(fn.Properties.Environment.Variables.TENANT_BURST, m).toBe('400');
+      const q = quotaStatements(resources, fn);
+      expect(q, m).toHaveLength(1);
+      expect(q[0].Action).toBe('dynamodb:UpdateItem');
+      expect(q[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.quotaPkPrefix}*`] } });
+      expect(JSON.stringify(q[0].Resource)).not.toContain('index');
+    }
+  });
+
+  it('is not granted where no Core client is authenticated (Platform API, preflight, 404s, workers)', () => {
+    const others = ['cors/preflight', notFoundHandlers.core, notFoundHandlers.platform, ...deployedRoutes('platform').map((r) => r.handler), ...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)];
+    for (const m of new Set(others)) {
+      const [, fn] = fnOf(resources, m);
+      expect(quotaStatements(resources, fn), m).toEqual([]);
+      expect(fn.Properties.Environment.Variables.TENANT_RATE_PER_SECOND, m).toBeUndefined();
+    }
+  });
+
+  it('takes its rate and burst from stack props or the tenantRatePerSecond / tenantBurst context', () => {
+    const viaContext = synth({}, { tenantRatePerSecond: '1000', tenantBurst: '1500' });
+    const [, fn] = fnOf(viaContext, 'items/get');
+    expect(fn.Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '1000', TENANT_BURST: '1500' });
+    const viaProps = synth({ tenantQuota: { ratePerSecond: 7, burst: 9 } });
+    expect(fnOf(viaProps, 'search/search')[1].Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '7', TENANT_BURST: '9' });
+  });
+});
+
+describe('worker concurrency', () => {
+  it('reserves concurrency for each worker, caps its SQS event source at the same number, and for no API function', () => {
+    const all = [...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)];
+    expect(Object.keys(WORKER_CONCURRENCY).sort()).toEqual([...all].sort());
+    for (const m of all) expect(fnOf(resources, m)[1].Properties.ReservedConcurrentExecutions, m).toBe(WORKER_CONCURRENCY[m]);
+    for (const w of workers) {
+      const [fnId] = fnOf(resources, w.handler);
+      const mapping = ofType(resources, 'AWS::Lambda::EventSourceMapping').find(([, e]) => e.Properties.FunctionName.Ref === fnId);
+      expect(mapping?.[1].Properties.ScalingConfig, w.handler).toEqual({ MaximumConcurrency: WORKER_CONCURRENCY[w.handler] });
+    }
+    const reserved = ofType(resources, 'AWS::Lambda::Function').filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined);
+    expect(reserved).toHaveLength(all.length);
+    // What the API functions keep of the default account quota (AWS requires 100 unreserved).
+    expect(1000 - reserved.reduce((n, [, f]) => n + (f.Properties.ReservedConcurrentExecutions as number), 0)).toBe(986);
+  });
+
+  it('can leave the reservation out for accounts with a small concurrency quota, the event sources staying capped', () => {
+    const r = synth({}, { reserveWorkerConcurrency: 'false' });
+    expect(ofType(r, 'AWS::Lambda::Function').filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)).toEqual([]);
+    for (const [, e] of ofType(r, 'AWS::Lambda::EventSourceMapping')) expect(e.Properties.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import type { QuotaLedger } from '../../shared/data/quota.ts';
+import { TenantQuotas, type Admission } from '../../shared/http/quota.ts';
+
+/** The ledger's semantics in memory (shared/data/quota.ts does the same on DynamoDB), counting calls. */
+class MemoryLedger implements QuotaLedger {
+  readonly tat = new Map<string, number>();
+  calls = 0;
+  failing = false;
+  async charge(tenant: string, inc: number, now: number): Promise<number> {
+    this.calls++;
+    await Promise.resolve();
+    if (this.failing) throw new Error('ledger down');
+    const next = Math.max(this.tat.get(tenant) ?? 0, now) + Math.round(inc);
+    this.tat.set(tenant, next);
+    return next;
+  }
+  async refund(tenant: string, micros: number): Promise<void> {
+    this.calls++;
+    await Promise.resolve();
+    if (this.failing) throw new Error('ledger down');
+    const t = this.tat.get(tenant);
+    if (t !== undefined) this.tat.set(tenant, t - Math.round(micros));
+  }
+}
+
+function clock(start = 1_750_000_000_000) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+const isPromise = (a: Admission | Promise<Admission>): a is Promise<Admission> => a instanceof Promise;
+
+/** Runs `perStep` requests of `tenant` on each container every `stepMs` for `ms`; counts what each got. */
+async function drive(containers: TenantQuotas[], c: ReturnType<typeof clock>, tenant: string, ms: number, stepMs: number, perStep: number) {
+  let ok = 0;
+  let refused = 0;
+  const retryAfter = new Set<number>();
+  for (let t = 0; t < ms; t += stepMs) {
+    const all = await Promise.all(containers.flatMap((q) => Array.from({ length: perStep }, () => q.admit(tenant))));
+    for (const a of all) {
+      await a.settled;
+      if (a.ok) ok++;
+      else {
+        refused++;
+        retryAfter.add(a.retryAfterSeconds);
+      }
+    }
+    c.advance(stepMs);
+  }
+  return { ok, refused, retryAfter };
+}
+
+describe('tenant quota', () => {
+  it('admits the burst, then the rate, and refuses the rest with a Retry-After of whole seconds', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const q = new TenantQuotas({ ratePerSecond: 50, burst: 20, ledger, now: c.now });
+    // 2 s of 10 requests every 10 ms (1,000/s): the burst plus 2 s of the rate, give or take one.
+    const r = await drive([q], c, 'a', 2000, 10, 10);
+    expect(r.ok).toBeGreaterThanOrEqual(20 + 100 - 2);
+    expect(r.ok).toBeLessThanOrEqual(20 + 100 + 1);
+    expect(r.refused).toBe(2000 - r.ok);
+    expect([...r.retryAfter]).toEqual([1]);
+  });
+
+  it('holds across containers sharing the ledger (four of them, each flooded)', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const qs = Array.from({ length: 4 }, () => new TenantQuotas({ ratePerSecond: 100, burst: 50, ledger, now: c.now }));
+    const r = await drive(qs, c, 'a', 3000, 5, 4);
+    // Without the ledger each container would admit 50 + 300: 1,400 in all.
+    const limit = 50 + 100 * 3;
+    // Credit lets at most one request per container through ahead of its charge.
+    expect(r.ok).toBeLessThanOrEqual(limit + qs.length);
+    expect(r.ok).toBeGreaterThanOrEqual(limit * 0.9);
+  });
+
+  it('keeps tenants apart: one flooding leaves another its whole quota, never refused', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const qs = Array.from({ length: 2 }, () => new TenantQuotas({ ratePerSecond: 20, burst: 20, ledger, now: c.now }));
+    let bOk = 0;
+    let bRefused = 0;
+    let aRefused = 0;
+    for (let t = 0; t < 3000; t += 10) {
+      const floods = qs.flatMap((q) => Array.from({ length: 8 }, () => q.admit('a')));
+      const b = t % 100 === 0 ? [qs[(t / 100) % 2]!.admit('b')] : [];
+      for (const a of await Promise.all(floods)) if (!a.ok) aRefused++;
+      for (const a of await Promise.all(b)) a.ok ? bOk++ : bRefused++;
+      c.advance(10);
+    }
+    expect(bRefused).toBe(0);
+    expect(bOk).toBe(30);
+    expect(aRefused).toBeGreaterThan(4000);
+  });
+
+  it('costs no wait for a tenant well within its quota, and one ledger write per request at most', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const q = new TenantQuotas({ ratePerSecond: 100, burst: 200, ledger, now: c.now });
+    let waited = 0;
+    for (let i = 0; i < 50; i++) {
+      const a = q.admit('a');
+      if (isPromise(a)) waited++;
+      const r = await a;
+      expect(r.ok).toBe(true);
+      await r.settled;
+      c.advance(200);
+    }
+    expect(waited).toBe(0);
+    expect(ledger.calls).toBe(50);
+  });
+
+  it('leases tokens to a busy container: well under one ledger call per request', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const q = new TenantQuotas({ ratePerSecond: 10_000, burst: 20_000, ledger, now: c.now });
+    // 2 requests per ms (2,000/s), one at a time as on Lambda, for 2 s.
+    const r = await drive([q], c, 'a', 2000, 1, 2);
+    expect(r.refused).toBe(0);
+    expect(ledger.calls / r.ok).toBeLessThan(0.1);
+  });
+
+  it('falls back to each container holding the tenant to the quota alone while the ledger fails', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    ledger.failing = true;
+    const q = new TenantQuotas({ ratePerSecond: 50, burst: 20, ledger, now: c.now });
+    const r = await drive([q], c, 'a', 2000, 10, 10);
+    expect(r.ok).toBeGreaterThanOrEqual(20 + 100 - 2);
+    expect(r.ok).toBeLessThanOrEqual(20 + 100 + 1);
+  });
+
+  it('refuses from memory while the bucket is known empty (no ledger call per refused request)', async () => {
+    const c = clock();
+    const ledger = new MemoryLedger();
+    const q = new TenantQuotas({ ratePerSecond: 1, burst: 2, ledger, now: c.now });
+    await drive([q], c, 'a', 10, 1, 5);
+    const before = ledger.calls;
+    const r = await drive([q], c, 'a', 500, 1, 5);
+    expect(r.ok).toBe(0);
+    expect(r.refused).toBe(2500);
+    expect(ledger.calls - before).toBeLessThanOrEqual(1);
+  });
+});
