@@ -13,7 +13,7 @@ import { historyOf, unpackModel, type ModelArtifact } from './artifact.ts';
 import type { History } from './models.ts';
 import { topK } from './evaluate.ts';
 import { trendingScores } from './trending.ts';
-import { unitVector } from '../search/vectors.ts';
+import { similarityIn } from '../search/vectors.ts';
 import { recordServed, type ExposureStore } from '../control/exposures.ts';
 import { presentExplain, runPipeline, type Candidate, type Explanation } from '../control/pipeline.ts';
 import { planFor, type ControlDeps } from '../control/serving.ts';
@@ -254,7 +254,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       depth: q.limit,
       seen: isSeen,
       ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
-      vector: (c) => unitVector(index, delta, c.doc),
+      similarity: similarityIn(index, delta),
     }, experiment);
   } else served = ranked.map(([id, score]) => ({ id, score }));
   const data = served.slice(0, q.limit).map((r, k) => ({

@@ -12,7 +12,7 @@ import { PreparedDelta, rank } from './rank.ts';
 import { presentExplain, runPipeline } from '../control/pipeline.ts';
 import type { ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
-import { unitVector } from './vectors.ts';
+import { similarityIn } from './vectors.ts';
 
 /** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
 export const indexPointerKey = (tenant: string) => `search/${tenant}/current.json`;
@@ -348,14 +348,18 @@ export interface SearchRequest {
   explain?: boolean | undefined;
 }
 
-/** With a context, the best matches its rules and rerank controls order; its pages page through them. */
-const CONTEXT_POOL = 200;
+/**
+ * With a context, the best matches its rules and rerank controls order, max(60, 3 × limit) (at
+ * most 300): its pages page through them (the same pool page after page at one limit). Ranking
+ * a longer list costs every match's taste boost and tail score (see `rank`).
+ */
+const contextPool = (limit: number) => Math.min(300, Math.max(60, 3 * limit));
 
 /** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
 const encodeOffsetCursor = (offset: number, builtAt: number) => Buffer.from(JSON.stringify(['o', offset, builtAt])).toString('base64url');
 
 /**
- * A search naming a context: its best CONTEXT_POOL matches (relevance scaled so the best is 1)
+ * A search naming a context: its best `contextPool` matches (relevance scaled so the best is 1)
  * go through the context's pipeline (shared/control/pipeline.ts), and pages are positions in
  * the order that comes out, ranked on the same build page after page.
  */
@@ -375,7 +379,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
     index,
     delta,
     { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
-    { limit: CONTEXT_POOL, after: undefined },
+    { limit: contextPool(req.limit), after: undefined },
   );
   const top = ranked.hits[0]?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
@@ -383,7 +387,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const a = req.plan.assignment;
   const experiment = a ? { id: a.experiment.id, variant: a.variant } : null;
   const served = runPipeline(
-    ranked.hits.slice(0, CONTEXT_POOL).map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc })),
+    ranked.hits.slice(0, contextPool(req.limit)).map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc })),
     req.plan.rules,
     controls,
     {
@@ -391,7 +395,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
       depth: offset + req.limit,
       seen: (id) => seen.has(id),
       ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
-      vector: (c) => unitVector(index, delta, c.doc),
+      similarity: similarityIn(index, delta),
     },
     experiment,
   );

@@ -14,6 +14,12 @@ const rule = (over: Partial<Rule>): Rule => ({
   id: 1, name: 'r', context_id: 1, conditions: [], boost: 1, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: NOW, updated_at: NOW, ...over,
 });
 const ids = (xs: { id: number }[]) => xs.map((x) => x.id);
+/** Cosine of two candidates' (unit) vectors. */
+const similarity = (a: Candidate) => (b: Candidate) => {
+  let dot = 0;
+  a.doc.vector?.forEach((x, d) => (dot += x * (b.doc.vector?.[d] ?? 0)));
+  return dot;
+};
 
 describe('rule conditions', () => {
   const d = doc(1, { category: 'shoes', brand: 'Acme', price: 120, tags: ['sale', 'new'], spec: { size: { eu: 42 } } }, NOW - 100);
@@ -78,11 +84,44 @@ describe('the pipeline', () => {
 
   it('diversity picks a dissimilar second item (maximal marginal relevance)', () => {
     const near = [cand(1, 1.0, {}, NOW, [1, 0]), cand(2, 0.95, {}, NOW, [1, 0]), cand(3, 0.8, {}, NOW, [0, 1])];
-    const vector = (c: Candidate) => c.doc.vector;
-    expect(ids(runPipeline(near, [], {}, { ...none, vector }, null))).toEqual([1, 2, 3]);
-    const out = runPipeline(near, [], { diversity: 0.5 }, { ...none, vector }, null);
+    expect(ids(runPipeline(near, [], {}, { ...none, similarity }, null))).toEqual([1, 2, 3]);
+    const out = runPipeline(near, [], { diversity: 0.5 }, { ...none, similarity }, null);
     expect(ids(out)).toEqual([1, 3, 2]);
     expect(out[1]?.explain.rerank).toEqual([{ control: 'diversity', moved_from: 3, moved_to: 2 }]);
+  });
+});
+
+describe('diversity', () => {
+  it('chooses what eager maximal marginal relevance chooses, on random vectors', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let round = 0; round < 20; round++) {
+      const n = 80;
+      const pool = Array.from({ length: n }, (_, i) => {
+        const v = Array.from({ length: 16 }, () => rnd() - 0.5);
+        const norm = Math.hypot(...v);
+        return cand(i + 1, 1 - i / n + rnd() * 0.01, {}, NOW, v.map((x) => x / norm));
+      });
+      const lambda = 0.1 + rnd() * 0.8;
+      // Eager: every candidate against every chosen item, at every step.
+      const sorted = [...pool].sort((a, b) => b.score - a.score || a.id - b.id);
+      const max = sorted[0]!.score;
+      const chosen: Candidate[] = [];
+      const left = sorted.slice(0, 50);
+      while (chosen.length < 20) {
+        let best = -1;
+        let bestV = -Infinity;
+        left.forEach((c, k) => {
+          const sim = Math.max(0, ...chosen.map((x) => c.doc.vector!.reduce((a, y, d) => a + y * x.doc.vector![d]!, 0)));
+          const v = (1 - lambda) * (c.score / max) - lambda * sim;
+          if (v > bestV) (bestV = v), (best = k);
+        });
+        chosen.push(left.splice(best, 1)[0]!);
+      }
+      const got = runPipeline(pool, [], { diversity: lambda }, { now: NOW, depth: 20, similarity }, null);
+      expect(ids(got.slice(0, 20))).toEqual(ids(chosen));
+      expect(new Set(ids(got)).size).toBe(n);
+    }
   });
 });
 
