@@ -114,7 +114,10 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // The context's plan: its rules and controls, and (unless the request names an endpoint) the
   // variant of its running experiment, whose endpoint then serves.
   const planned = q.context_id !== undefined ? planFor(required(deps.control), tenant, Number(q.context_id), userId, now) : undefined;
-  planned?.catch(() => undefined);
+  // The catalog and the serving config do not depend on the plan: read while it is made.
+  const catalog = deps.catalog(tenant);
+  const serving = servingConfig(deps.console, tenant);
+  for (const p of [planned, catalog, serving]) p?.catch(() => undefined);
   const plan = planned ? await planned : undefined;
   const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
   // Counted once the caller is confirmed, while the request is ranked; answered only once counted.
@@ -125,7 +128,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const readKey = `${tenant}\u0000${endpointName ?? ''}`;
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once.
-  const [{ index, delta }, { endpoints, eventTypes }, guessed] = await Promise.all([deps.catalog(tenant), servingConfig(deps.console, tenant), recentAfter(guess)]);
+  const [{ index, delta }, { endpoints, eventTypes }, guessed] = await Promise.all([catalog, serving, recentAfter(guess)]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
