@@ -16,8 +16,9 @@ import type { HttpRequest, HttpResult } from './types.ts';
  * tokens admits a request at once, charging it to the row while the request runs, when the
  * tenant's bucket was at least half full when it last looked ("credit", one such request in
  * flight per container at a time); otherwise the request waits for the claim. Whatever does not
- * fit is given back to the row, and a container that finds the bucket empty answers 429 from
- * memory until the next token is due (Retry-After). See docs/api.md, "Rate limits".
+ * fit is given back to the row, and a container that empties the bucket answers 429 from memory
+ * (Retry-After) until a lease's worth is due again. If the row cannot be written, each container's
+ * own bucket per tenant decides for a second. See docs/api.md, "Rate limits".
  */
 
 export type Admission =
@@ -39,7 +40,7 @@ export interface QuotaOptions {
 }
 
 interface TenantState {
-  /** This container's own bucket for the tenant: the bound that holds even while the ledger cannot be reached. */
+  /** This container's own bucket for the tenant (kept always, consulted while the ledger cannot be reached). */
   localTokens: number;
   localAt: number;
   /** Tokens leased from the ledger and not used yet, valid until `leaseUntil`. */
@@ -94,12 +95,13 @@ export class TenantQuotas {
   admit(tenant: string): Admission | Promise<Admission> {
     const now = this.now();
     const s = this.state(tenant, now);
-    const refused = this.refusal(s, now);
-    if (refused) return refused;
     return this.take(tenant, s, now) ?? this.wait(tenant, s);
   }
 
-  /** Admits from memory (a leased token, the ledger being down, or credit), or undefined: the request must wait for a claim. */
+  /**
+   * Admits from memory (a leased token; else, unless the tenant's bucket is known empty, the
+   * ledger being down or credit), refuses (known empty), or undefined: the request must wait for a claim.
+   */
   private take(tenant: string, s: TenantState, now: number): Admission | undefined {
     if (s.leased > 0 && now < s.leaseUntil) {
       s.leased--;
@@ -109,6 +111,8 @@ export class TenantQuotas {
       return { ok: true, settled: s.pending ?? DONE };
     }
     s.leased = 0;
+    const refused = this.refusal(s, now);
+    if (refused) return refused;
     if (now < s.ledgerDownUntil) {
       this.admitted(s, now);
       return { ok: true, settled: DONE };
@@ -129,10 +133,7 @@ export class TenantQuotas {
       for (let round = 0; round < 8; round++) {
         if (!s.pending) this.claim(tenant, s, 0, Math.max(s.waiting, this.leaseSize(s)), this.now());
         await s.pending;
-        const now = this.now();
-        const refused = this.refusal(s, now);
-        if (refused) return refused;
-        const taken = this.take(tenant, s, now);
+        const taken = this.take(tenant, s, this.now());
         if (taken) return taken;
       }
       return this.refuse(1);
@@ -164,15 +165,17 @@ export class TenantQuotas {
         if (back > 0) await this.ledger.refund(tenant, back * T, signal);
         s.leased += granted;
         s.leaseUntil = this.now() + this.leaseTtlMs;
-        // No token here and none due in the tenant's bucket before then: refuse from memory until
-        // then. A claim that got nothing because other containers took the tokens since this one
-        // last looked lost a race: it backs off (about a lease horizon, doubling while it keeps losing, up to a second, jittered), so
-        // a tenant at its quota on many containers costs the ledger ~10 claims a second per
-        // container, not one per token and container.
-        const due = (s.tat + T - this.depth) / 1000;
+        // No token here: refuse from memory until the bucket holds a lease's worth again (about
+        // 100 ms of this container's traffic, at least one token), so that a tenant at its quota
+        // costs a claim per lease, not per token. A claim that got nothing because other
+        // containers took the tokens since this one last looked lost a race: it backs off (a lease
+        // horizon, doubling while it keeps losing, at most a second, jittered), so the containers
+        // of a tenant flooding many of them do not all claim every token.
+        const due = (s.tat + Math.max(1, this.leaseSize(s)) * T - this.depth) / 1000;
         s.losses = wanted > 0 && granted === 0 && start > expected + 1 ? s.losses + 1 : 0;
         const backoff = s.losses === 0 ? 0 : Math.min(1000, this.leaseHorizonMs * 2 ** (s.losses - 1)) * (0.5 + Math.random());
-        if (s.leased === 0) s.blockedUntil = Math.max(due, now + backoff);
+        // Set even while leased tokens remain: they are spent first, then requests are refused.
+        s.blockedUntil = Math.max(due, now + backoff);
       } catch (e) {
         // Fail open to this container's own bucket for a second: a quota outage must not fail requests.
         s.ledgerDownUntil = this.now() + 1000;
@@ -184,11 +187,11 @@ export class TenantQuotas {
     s.pending = work();
   }
 
-  /** The refusal due now (the tenant's bucket is known empty, or this container's own is), or undefined. */
+  /** The refusal due now (the tenant's bucket is known empty; or, while the ledger is down, this container's own), or undefined. */
   private refusal(s: TenantState, now: number): Admission | undefined {
     if (now < s.blockedUntil) return this.refuse((s.blockedUntil - now) / 1000);
     this.refill(s, now);
-    if (s.localTokens < 1) return this.refuse((1 - s.localTokens) / this.rate);
+    if (now < s.ledgerDownUntil && s.localTokens < 1) return this.refuse((1 - s.localTokens) / this.rate);
     return undefined;
   }
 
@@ -214,7 +217,8 @@ export class TenantQuotas {
   }
 
   private refill(s: TenantState, now: number): void {
-    s.localTokens = Math.min(this.burst, s.localTokens + ((now - s.localAt) / 1000) * this.rate);
+    // Never below -burst: requests admitted from leases do not run it into a debt it would repay after an outage begins.
+    s.localTokens = Math.max(-this.burst, Math.min(this.burst, s.localTokens + ((now - s.localAt) / 1000) * this.rate));
     s.localAt = now;
   }
 

@@ -60,6 +60,13 @@ const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.min(
 describe('fairness between tenants', () => {
   it('while A floods past its quota at 16 connections, B at one connection gets no 429 and no error, and A gets 429s with Retry-After, never 5xx or timeouts', async () => {
     const [tokenA, tokenB] = [await a.accessToken(), await b.accessToken()];
+    // B alone first, at the same pace: its latency without the flood, for comparison.
+    const alone: Outcome[] = [];
+    for (let next = performance.now(), end = next + 2000; next < end; next += B_EVERY_MS) {
+      await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+      alone.push(await get(t.base, tokenB));
+    }
+    expect(alone.filter((o) => o.status !== 200)).toEqual([]);
     // Both buckets full again after the setup's requests.
     await new Promise((r) => setTimeout(r, 1000 * (BURST / RATE) + 200));
 
@@ -90,6 +97,7 @@ describe('fairness between tenants', () => {
       quota: `${RATE}/s, burst ${BURST}`,
       threads: THREADS,
       a: { requests: aOut.length, ok: aOk, rate_limited: a429.length, other: aOut.length - aOk - a429.length, ok_per_s: Number((aOk / seconds).toFixed(1)), p50_ms: Math.round(pct(aOut.map((o) => o.ms), 50)), p99_ms: Math.round(pct(aOut.map((o) => o.ms), 99)) },
+      b_alone: { requests: alone.length, p50_ms: Number(pct(alone.map((o) => o.ms), 50).toFixed(1)), p99_ms: Number(pct(alone.map((o) => o.ms), 99).toFixed(1)) },
       b: { requests: bOut.length, ok: count(bOut, 200), other: bOut.length - count(bOut, 200), p50_ms: Number(pct(bMs, 50).toFixed(1)), p99_ms: Number(pct(bMs, 99).toFixed(1)), max_ms: Number(Math.max(...bMs).toFixed(1)) },
     };
     console.log(`fairness figures: ${JSON.stringify(figures)}`);

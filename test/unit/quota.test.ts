@@ -56,9 +56,10 @@ describe('tenant quota', () => {
     const c = clock();
     const ledger = new MemoryLedger();
     const q = new TenantQuotas({ ratePerSecond: 50, burst: 20, ledger, now: c.now });
-    // 2 s of 10 requests every 10 ms (1,000/s): the burst plus 2 s of the rate, give or take one.
+    // 2 s of 10 requests every 10 ms (1,000/s): the burst plus 2 s of the rate, less at most a
+    // lease (a quarter of the burst) still accruing when the run ends.
     const r = await drive([q], c, 'a', 2000, 10, 10);
-    expect(r.ok).toBeGreaterThanOrEqual(20 + 100 - 2);
+    expect(r.ok).toBeGreaterThanOrEqual(20 + 100 - 5);
     expect(r.ok).toBeLessThanOrEqual(20 + 100 + 1);
     expect(r.refused).toBe(2000 - r.ok);
     expect([...r.retryAfter]).toEqual([1]);
