@@ -49,9 +49,9 @@ interface Cached {
 }
 const cache = new Map<string, Cached>();
 
-function cachedConfig(deps: ControlDeps, tenant: string): Cached {
+function cachedConfig(deps: ControlDeps, tenant: string, fresh = false): Cached {
   const hit = cache.get(tenant);
-  if (hit && Date.now() - hit.at < CONTROL_CACHE_MS) return hit;
+  if (hit && !fresh && Date.now() - hit.at < CONTROL_CACHE_MS) return hit;
   const entry: Cached = { at: Date.now(), value: deps.config(tenant), known: new Map() };
   // A failed read is not kept: the next request reads again.
   entry.value.catch(() => {
@@ -77,8 +77,14 @@ export function isMember(def: SegmentDefinition, events: readonly RecentEvent[],
  * a user, segment-scoped rules do not apply and no experiment assigns a variant.
  */
 export async function planFor(deps: ControlDeps, tenant: string, contextId: number, userId: string | undefined, now: number): Promise<ServingPlan> {
-  const entry = cachedConfig(deps, tenant);
-  const cfg = await entry.value;
+  let entry = cachedConfig(deps, tenant);
+  let cfg = await entry.value;
+  if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {
+    // A context this read does not know may be newer than it: read again at once (its rules and
+    // experiment are likely just made too), rather than serve it stale for the cache's lifetime.
+    entry = cachedConfig(deps, tenant, true);
+    cfg = await entry.value;
+  }
   if (!cfg.contexts.includes(contextId)) {
     let known = entry.known.get(contextId);
     if (!known) entry.known.set(contextId, (known = deps.contextExists(tenant, contextId)));

@@ -190,4 +190,18 @@ describe('the plan of a context', () => {
     expect(d.reads).toBe(1);
     expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
   });
+
+  it('reads the records again at once for a context newer than its cached read', async () => {
+    let reads = 0;
+    const live: ControlDeps = {
+      config: async () => (++reads === 1 ? config({}) : config({ contexts: [1, 2, 3], rules: [rule({ id: 9, context_id: 3 })] })),
+      contextExists: async () => false,
+      userEvents: async () => [],
+    };
+    const t = `new-${Math.random()}`;
+    expect((await planFor(live, t, 1, 'u', NOW)).rules).toEqual([]);
+    expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
+    expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
+    expect(reads).toBe(2);
+  });
 });
