@@ -119,11 +119,12 @@ try {
   console.log(`\n${result.findings.length} findings (5xx or outside the API's envelope)${result.findings.length > shown.length ? `, the first ${shown.length}:` : ''}`);
   for (const f of shown) {
     console.log(describe(f));
-    const requestId = /"request_id":"([0-9a-f-]{36})"/.exec(f.answer?.text ?? '')?.[1];
+    const header = f.answer?.headers['x-request-id'];
+    const requestId = (typeof header === 'string' ? header : undefined) ?? /"request_id":"([0-9a-f-]{36})"/.exec(f.answer?.text ?? '')?.[1];
     const matched = requestId ? errorLines.filter((l) => l.includes(requestId)) : [];
     const logs = matched.length ? matched : (logsOf.get(f.c.n) ?? []).filter((l) => !shownLogs.has(l));
     for (const l of logs) shownLogs.add(l);
-    for (const l of logs) console.log(`  log${matched.length ? '' : ' (logged by then; Platform errors carry no request id)'} ${errorSummary(l)}`);
+    for (const l of logs) console.log(`  log${matched.length ? '' : ' (logged by then, not matched by request id)'} ${errorSummary(l)}`);
   }
   capturing = false;
   const problems = await verifyWrites(base, creds, result.writes);
