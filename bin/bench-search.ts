@@ -25,6 +25,7 @@ import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
 import { DEFAULT_API_THREADS, percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { setUpContext, sideBySide, sideBySideRows } from '../bench/context.ts';
 import { SearchIndex, type SearchDoc } from '../shared/search/engine.ts';
 import { seededRandom } from '../shared/random.ts';
 import { STOP_WORDS } from '../shared/search/text.ts';
@@ -169,6 +170,38 @@ function searchLoad(s: BenchStack, token: string, connections: number, duration:
   });
 }
 
+/** Hybrid searches (limit 20) for the context's users, naming the context or not. */
+function userSearchLoad(s: BenchStack, token: string, users: string[], contextId: number | undefined, connections: number, duration: number) {
+  let k = 0;
+  return autocannon({
+    url: s.base,
+    connections,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/search',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const q = SEARCHES[k % SEARCHES.length];
+          const user = users[k++ % users.length];
+          return { ...req, body: JSON.stringify({ query: q, limit: 20, user_id: user, ...(contextId !== undefined ? { context_id: contextId } : {}) }) };
+        },
+      },
+    ],
+  });
+}
+
+/** The most frequent values of a metadata key in the catalog, most frequent first. */
+function topValues(items: { metadata: Record<string, unknown> }[], key: string, n: number): string[] {
+  const counts = new Map<string, number>();
+  for (const i of items) {
+    const v = i.metadata[key];
+    if (typeof v === 'string') counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, n).map(([v]) => v);
+}
+
 async function synthetic(n: number): Promise<void> {
   const connections = Number(values.connections);
   const duration = Number(values.duration);
@@ -182,7 +215,7 @@ async function synthetic(n: number): Promise<void> {
     const items = syntheticCatalog(n);
     const rssStart = s.rssMb();
     const t0 = Date.now();
-    await loadItems(s, items, 4);
+    const ids = await loadItems(s, items, 4);
     const loadMs = Date.now() - t0;
     console.error(`loaded ${n} items in ${(loadMs / 1000).toFixed(1)} s`);
     // Large catalogs are polled every 30 s (their embedded / indexed times are to that poll).
@@ -200,6 +233,9 @@ async function synthetic(n: number): Promise<void> {
     // The same requests from one client: the latency of a request on its own (on AWS, concurrent
     // requests go to separate Lambda containers; here 8 share the handler thread(s) and 2 cores).
     const single = await searchLoad(s, token, 1, 10);
+    // The control plane: the same searches by users with events, without and with a context.
+    const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: 'brand', values: topValues(items, 'brand', 16), eventType: 'view', itemIds: ids });
+    const control = await sideBySide((ctx, d) => userSearchLoad(s, token, setup.users, ctx, connections, d), setup.contextId, duration, warmup);
     // Then again after restarting the local stack on the same data: fresh containers loading the
     // index, and dynalite reopening its LevelDB after the bulk import (whose background
     // compaction may still run before the restart; DynamoDB has no such phase). Both figures
@@ -235,8 +271,10 @@ async function synthetic(n: number): Promise<void> {
       `| errors | ${errors} |`,
       '',
       `Target p99 < 50 ms at ${connections} concurrent clients: right after the import ${result.latency.p99 < 50 && errors === 0 ? 'met' : 'NOT met'}; after restarting the local stack ${restarted.result.latency.p99 < 50 && errors === 0 ? 'met' : 'NOT met'}.`,
+      '',
+      ...sideBySideRows('Searches (hybrid, limit 20, with user_id)', control, connections),
     ].join('\n');
-    write('search-synthetic', { ...meta(), command: `npm run bench:search -- --synthetic ${n}`, items: n, load_ms: loadMs, ...ready, artifact_mb: Number(artifactMb.toFixed(1)), rss_mb: { start: rssStart, loaded: rssLoaded }, search: { p50_ms: result.latency.p50, p99_ms: result.latency.p99, rps: result.requests.average, errors, single_client: { p50_ms: single.latency.p50, p99_ms: single.latency.p99 } }, search_after_restart: { p50_ms: restarted.result.latency.p50, p99_ms: restarted.result.latency.p99, rps: restarted.result.requests.average, single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 } } }, md);
+    write('search-synthetic', { ...meta(), command: `npm run bench:search -- --synthetic ${n}`, items: n, load_ms: loadMs, ...ready, artifact_mb: Number(artifactMb.toFixed(1)), rss_mb: { start: rssStart, loaded: rssLoaded }, search: { p50_ms: result.latency.p50, p99_ms: result.latency.p99, rps: result.requests.average, errors, single_client: { p50_ms: single.latency.p50, p99_ms: single.latency.p99 } }, search_after_restart: { p50_ms: restarted.result.latency.p50, p99_ms: restarted.result.latency.p99, rps: restarted.result.requests.average, single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 } }, control_plane: control }, md);
     if (errors > 0 || result.latency.p99 >= 50) process.exitCode = 1;
   } finally {
     await s.stop();

@@ -64,6 +64,14 @@ export class ServiceHttpApi extends Construct {
     };
 
     const quotaBound = new Set<string>();
+    // One integration per function, and one invoke permission for it (scoped to this API):
+    // routes of one handler module share them (resources per route: its route only).
+    const integrations = new Map<string, HttpLambdaIntegration>();
+    const integrationOf = (module: string, f: ServiceFunction) => {
+      let i = integrations.get(module);
+      if (!i) integrations.set(module, (i = new HttpLambdaIntegration(`${module}Integration`.replace(/[^A-Za-z0-9]/g, '_'), f, { scopePermissionToRoute: false })));
+      return i;
+    };
     for (const r of deployedRoutes(props.api)) {
       const f = fn(r.handler, r.access);
       // Routes that authenticate a Core client (coreAuth) charge its tenant's quota.
@@ -74,7 +82,7 @@ export class ServiceHttpApi extends Construct {
       new HttpRoute(this, `${r.method}${r.path}`.replace(/[^A-Za-z0-9]/g, '_'), {
         httpApi: this.httpApi,
         routeKey: HttpRouteKey.with(r.path, HttpMethod[r.method]),
-        integration: new HttpLambdaIntegration(`${r.method}${r.path}Integration`.replace(/[^A-Za-z0-9]/g, '_'), f),
+        integration: integrationOf(r.handler, f),
       });
     }
     const notFound = fn(notFoundHandlers[props.api], {});

@@ -38,10 +38,18 @@ export interface Access {
    * change of tenant data, so the route still counts as read-only (`readOnly`).
    */
   exposures?: boolean;
+  /**
+   * Records each search for search analytics (BatchWriteItem of the searches' rows, UpdateItem of
+   * the day-and-query counters, granted with the table actions) once the caller's credentials are
+   * confirmed: like exposures, counting what was served, so the route still counts as read-only.
+   */
+  searchLog?: boolean;
 }
 
 /** The table actions a route's function is granted: its own, plus those of exposure counting. */
-export const tableActions = (a: Access): TableAction[] => [...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'UpdateItem'] as const) : [])])];
+export const tableActions = (a: Access): TableAction[] => [
+  ...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'UpdateItem'] as const) : []), ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : [])]),
+];
 
 interface RouteBase {
   method: HttpMethod;
@@ -94,6 +102,11 @@ const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'r
  */
 const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
 const CONTROL_WRITE_DELETE: Access = { table: ['PutItem', 'UpdateItem', 'DeleteItem'] };
+/**
+ * Search administration: synonym sets are read, counted and listed (Query), get ids (UpdateItem),
+ * are put, replaced and deleted; search analytics reads its counters (Query).
+ */
+const SEARCH_ADMIN: Access = { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] };
 
 const R = 'service-api/read';
 const W = 'service-api/write';
@@ -108,7 +121,7 @@ const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/events', 'events/ingest', W, CREATE),
   core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
-  core('POST', '/v1/search', 'search/search', R, { ...SEARCH, exposures: true }),
+  core('POST', '/v1/search', 'search/search', R, { ...SEARCH, exposures: true, searchLog: true }),
   core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', exposures: true }),
 ];
 
@@ -145,12 +158,17 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/training-jobs/{jobName}/stop', 'console/jobs-stop', CONSOLE_WRITE, ['events']),
   platform('GET', '/api/training-jobs/logs/{jobName}', 'console/jobs-logs', CONSOLE_READ, ['events']),
   platform('GET', '/api/models', 'console/models-list', CONSOLE_READ, ['events']),
+  // Before `/api/models/{version}`: the local server takes the first route that matches (API Gateway prefers the literal path).
+  platform('GET', '/api/models/compare', 'console/models-compare', CONSOLE_READ, ['events']),
   platform('GET', '/api/models/{version}', 'console/models-get', CONSOLE_READ, ['events']),
   // api-decisions: `events` keys call event-type, template and training routes; they may read the
   // versions their runs made, while labelling, approving and promoting (what is served) is admin's.
   platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE),
   platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE),
   platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE),
+  // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
+  // user's erasure marker put in the serving partition.
+  platform('DELETE', '/api/users/{user_id}', 'console/users-erase', { table: ['Query', 'BatchWriteItem', 'PutItem'], indexes: ['gsi1'] }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
   platform('POST', '/api/rules', 'control/rules-create', CONTROL_WRITE_DELETE),
@@ -171,6 +189,12 @@ const platformRoutes: PlatformRoute[] = [
   platform('GET', '/api/rerank-controls', 'control/rerank-get', {}),
   platform('PUT', '/api/rerank-controls', 'control/rerank-put', CONTROL_WRITE),
   platform('GET', '/api/audit', 'control/audit-list', { table: ['Query'] }),
+  // Search administration (synonym sets, search analytics): one module, so one function and
+  // one grant for all six routes.
+  ...(['POST /api/synonyms', 'GET /api/synonyms', 'GET /api/synonyms/{id}', 'PATCH /api/synonyms/{id}', 'DELETE /api/synonyms/{id}', 'GET /api/analytics/searches'] as const).map((key) => {
+    const [method, path] = key.split(' ') as [HttpMethod, string];
+    return platform(method, path, 'platform/search-admin', SEARCH_ADMIN, ['items']);
+  }),
 ];
 
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];

@@ -2,10 +2,7 @@ import { consoleStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
 import { accepted } from '#shared/http/respond';
 import { jobs } from '#shared/jobs';
-import { startTraining } from '#shared/domain/console';
+import { jobView, startTraining } from '#shared/domain/console';
 import { trainingJobBody } from '#shared/schemas/console';
 
-export const handler = platformHandler('console/jobs-create', { body: trainingJobBody }, async ({ tenant, body }) => {
-  const { id: _id, ...job } = await startTraining(consoleStore(), jobs(), tenant, body);
-  return accepted(job);
-});
+export const handler = platformHandler('console/jobs-create', { body: trainingJobBody }, async ({ tenant, body }) => accepted(jobView(await startTraining(consoleStore(), jobs(), tenant, body))));

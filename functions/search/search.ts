@@ -1,28 +1,52 @@
 import { recordServed } from '#shared/control/exposures';
 import { controlDeps } from '#shared/control/deps';
 import { planFor } from '#shared/control/serving';
-import { exposureStore } from '#shared/data/index';
+import { exposureStore, searchRecorder, synonymSets } from '#shared/data/index';
 import { nowSeconds } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
+import { logger } from '#shared/observability';
 import { searchBody } from '#shared/schemas/search';
 import { coreFilter } from '#shared/search/filters';
 import { searchDeps } from '#shared/search/deps';
+import { DEFAULT_TAGS } from '#shared/search/highlight';
+import { searchRecording } from '#shared/search/search-log';
 import { runSearch } from '#shared/search/service';
+import { synonymRules } from '#shared/search/synonyms';
 
 export const handler = coreHandler('search/search', { body: searchBody }, async ({ tenant, body, requestId, authorized }) => {
   const now = nowSeconds();
+  // The tenant's synonyms (cached per container) are read while the context's plan is made; a
+  // failed read serves the query without them.
+  const synonymsRead = synonymRules(tenant, synonymSets()).catch((e: unknown) => {
+    logger.warn('synonyms not read; searching without them', { tenant, error: String(e) });
+    return [];
+  });
   const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
+  const synonyms = await synonymsRead;
   const a = plan?.assignment;
   // Counted once the caller is confirmed, while the search runs; answered only once counted.
   const recorded = a && body.user_id !== undefined ? authorized.then(() => recordServed(exposureStore(), tenant, a, body.user_id as string, requestId, now)) : undefined;
   recorded?.catch(() => undefined);
+  // Search analytics: recorded once the search is accepted and the caller confirmed, while it is
+  // ranked; a failure to count does not fail the search.
+  const analytics = searchRecording(searchRecorder(), tenant, { requestId, query: body.query, servedAt: now });
+  const counted = (p: Promise<void>) => p.catch((e: unknown) => logger.warn('search not recorded for analytics', { tenant, error: String(e) }));
+  let logged: Promise<unknown> = Promise.resolve();
   const result = await runSearch(searchDeps(), tenant, {
     query: body.query, mode: body.mode, filter: coreFilter(body.filters), limit: body.limit, cursor: body.starting_after, userId: body.user_id, plan, explain: body.explain,
+    facets: body.facets, highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined, sort: body.sort, synonyms,
+    accepted: () => {
+      logged = authorized.then(() => counted(analytics.record()));
+      logged.catch(() => undefined);
+    },
   });
   await recorded;
+  await logged;
+  await authorized.then(() => counted(analytics.ranked(result.total)));
   return ok({
     object: 'list', data: result.data, has_more: result.has_more, next_cursor: result.next_cursor, url: '/v1/search', total: result.total, request_id: requestId,
     ...(result.experiment ? { experiment: result.experiment } : {}),
+    ...('facets' in result && result.facets ? { facets: result.facets } : {}),
   });
 });

@@ -1,21 +1,31 @@
 import { blobs } from '#shared/blob';
 import { refreshSegmentSizes, PASS_EVENT_BUDGET } from '#shared/control/segment-size';
 import { segmentEvents, stores } from '#shared/data/index';
+import { startDueRuns } from '#shared/domain/automation';
 import { jobs } from '#shared/jobs';
 import { logger } from '#shared/observability';
 import { sweep } from '#shared/search/indexer';
 
 /**
  * Scheduled (every minute on AWS; a timer locally): re-queues lagging embeddings, requests index
- * builds, refreshes segment size estimates.
+ * builds, refreshes segment size estimates, starts templates' scheduled training runs that are due.
  */
-export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number }> => {
+export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; scheduled: string[] }> => {
   const s = stores();
   const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: jobs() }, Number(process.env.EMBED_GRACE_SECONDS ?? 60));
   const budget = { events: PASS_EVENT_BUDGET };
   const now = Math.floor(Date.now() / 1000);
   let segments = 0;
-  for (const tenant of await s.credentials.listTenants()) segments += await refreshSegmentSizes({ console: s.console, events: segmentEvents() }, tenant, now, budget);
-  if (result.requeued || result.rebuilds.length || segments) logger.info('maintenance', { ...result, segments });
-  return { ...result, segments };
+  const scheduled: string[] = [];
+  for (const tenant of await s.credentials.listTenants()) {
+    // One tenant's failure leaves the others' runs alone; its due runs start at the next pass.
+    try {
+      for (const job of await startDueRuns({ console: s.console, queue: jobs() }, tenant, now)) scheduled.push(`${tenant}/${job}`);
+    } catch (e) {
+      logger.error('scheduled runs failed', { tenant, error: e instanceof Error ? e.message : String(e) });
+    }
+    segments += await refreshSegmentSizes({ console: s.console, events: segmentEvents() }, tenant, now, budget);
+  }
+  if (result.requeued || result.rebuilds.length || segments || scheduled.length) logger.info('maintenance', { ...result, segments, scheduled });
+  return { ...result, segments, scheduled };
 };

@@ -3,6 +3,7 @@
  * with its variant; an event that names that request's `request_id` within the experiment's
  * attribution window is attributed to the variant, once.
  */
+import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
 import type { Assignment } from './serving.ts';
 
@@ -43,30 +44,15 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
  * through in parallel, the events of one request in order.
  */
 export async function attributeEvents(store: ExposureStore, tenant: string, events: readonly EventRecord[]): Promise<number> {
-  const byRequest = new Map<string, EventRecord[]>();
-  for (const e of events) {
-    if (typeof e.request_id !== 'string' || e.request_id.length === 0) continue;
-    const list = byRequest.get(e.request_id);
-    if (list) list.push(e);
-    else byRequest.set(e.request_id, [e]);
-  }
   let counted = 0;
-  const work = [...byRequest];
-  const worker = async () => {
-    for (let next = work.pop(); next; next = work.pop()) {
-      const [requestId, list] = next;
-      const x = await store.exposure(tenant, requestId);
-      if (!x) continue;
-      for (const e of list) {
-        // A clock-skew second before the request is tolerated; after the window nothing counts.
-        if (e.created < x.servedAt - 5 || e.created > x.attributeUntil) continue;
-        if (await store.attribute(tenant, x, { id: e.id, type: e.type, created: e.created })) counted++;
-      }
+  await eachRequest(events, async (requestId, list) => {
+    const x = await store.exposure(tenant, requestId);
+    if (!x) return;
+    for (const e of list) {
+      // A clock-skew second before the request is tolerated; after the window nothing counts.
+      if (e.created < x.servedAt - 5 || e.created > x.attributeUntil) continue;
+      if (await store.attribute(tenant, x, { id: e.id, type: e.type, created: e.created })) counted++;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(ATTRIBUTION_CONCURRENCY, work.length) }, worker));
+  });
   return counted;
 }
-
-/** Requests whose events are attributed at once by one ingest. */
-const ATTRIBUTION_CONCURRENCY = 16;

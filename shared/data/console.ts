@@ -34,6 +34,17 @@ export interface ConsoleRecord {
   [k: string]: unknown;
 }
 
+/**
+ * A user whose events were erased: from `requested_at` (unix seconds) serving no longer
+ * personalises from what a model's artifact holds of them, nor from their events created up to
+ * `completed_at` (null while the erasure runs: none of them).
+ */
+export interface ErasedUser {
+  user_id: string;
+  requested_at: number;
+  completed_at: number | null;
+}
+
 export interface LogLine {
   ts: number;
   message: string;
@@ -45,8 +56,10 @@ export interface ConsoleStore {
   put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
-  /** The tenant's event types and endpoints, in one read (what every recommendation needs). */
-  servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] }>;
+  /** The tenant's event types, endpoints and erased users, in one read (what every recommendation needs). */
+  servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUser[] }>;
+  /** Stores a user's erasure marker (one per user: a later erasure replaces it). */
+  putErasure(tenant: string, marker: ErasedUser): Promise<void>;
   /**
    * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
    * only if the field is absent). false when that failed.
@@ -138,12 +151,18 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async servingConfig(tenant) {
       const rows = await queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.consolePk(tenant, 'endpoint') }, ConsistentRead: true }, 10_000);
-      const out: { event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] } = { event_type: [], endpoint: [] };
+      const out: { event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUser[] } = { event_type: [], endpoint: [], erased_user: [] };
       for (const r of rows) {
         const kind = keys.consoleKindOf(String(r.sk));
         if ((kind === 'event_type' || kind === 'endpoint') && live(r)) out[kind].push(stripKeys(r) as ConsoleRecord);
+        else if (kind === keys.erasedUserKind) {
+          out.erased_user.push({ user_id: String(r.user_id), requested_at: Number(r.requested_at), completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at) });
+        }
       }
       return out;
+    },
+    async putErasure(tenant, marker) {
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...keys.erasedUser(tenant, marker.user_id), ...marker } }));
     },
     async update(tenant, kind, id, set, expect = {}) {
       const names: Record<string, string> = {};

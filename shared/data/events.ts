@@ -1,3 +1,4 @@
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
@@ -125,5 +126,52 @@ export function dynamoEventStore(t: TableRef): EventStore {
       }
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
+
+    async eraseUser(tenant: string, userId: string): Promise<number> {
+      // The user's index (gsi1) names their events; each lives on its id's write shard, and its
+      // index entries (user, type) go with it. The index is read again until a pass finds no
+      // event it had not found before (an index read is eventually consistent: an event stored
+      // just before may show only then, one just deleted may still show).
+      const erased = new Set<number>();
+      for (let pass = 0; pass < ERASE_PASSES; pass++) {
+        let found = false;
+        let start: Row | undefined;
+        do {
+          const page = await queryPage(t, {
+            IndexName: 'gsi1',
+            KeyConditionExpression: 'gsi1pk = :pk',
+            ExpressionAttributeValues: { ':pk': keys.eventUserPk(tenant, userId) },
+            ProjectionExpression: 'id',
+            Limit: 1000,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          });
+          const ids = page.items.map((r) => Number(r.id)).filter((id) => !erased.has(id));
+          if (ids.length) {
+            found = true;
+            await deleteAll(t, ids.map((id) => keys.event(tenant, id)));
+            ids.forEach((id) => erased.add(id));
+          }
+          start = page.lastKey;
+        } while (start);
+        if (!found) break;
+      }
+      return erased.size;
+    },
   };
+}
+
+/** Passes over a user's index an erasure makes at most (it stops at the first that finds nothing new). */
+const ERASE_PASSES = 5;
+
+/** Deletes rows by key, 25 to a BatchWriteItem, retrying what DynamoDB leaves unprocessed. */
+async function deleteAll(t: TableRef, keyList: Row[]): Promise<void> {
+  for (let i = 0; i < keyList.length; i += 25) {
+    let pending = keyList.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= 10) throw new Error(`BatchWriteItem left ${pending.length} deletes unprocessed after ${attempt} attempts`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: pending } }));
+      pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r) => (r.DeleteRequest?.Key ? [{ DeleteRequest: { Key: r.DeleteRequest.Key } }] : []));
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
 import type { TableRef } from './client.ts';
+import { GroupCommit } from './group-commit.ts';
 import { EXPERIMENT_SHARDS, keys } from './keys.ts';
 import { applied, putAll, queryUpTo } from './ops.ts';
 
@@ -25,39 +26,6 @@ interface Pending {
   e: Parameters<ExposureStore['recordExposure']>[1];
 }
 
-/**
- * Group commit: exposures recorded while a write is under way wait for it to end and are then
- * written together (their rows in BatchWriteItem, one addition per variant to the totals), and
- * each caller's promise settles when its own group is stored. Nothing is held back: a group
- * starts as soon as the write before it ends, and a lone request is written at once.
- */
-class GroupCommit<T> {
-  private waiting: { item: T; done: () => void; fail: (e: unknown) => void }[] = [];
-  private running = false;
-
-  constructor(private readonly write: (items: T[]) => Promise<void>) {}
-
-  add(item: T): Promise<void> {
-    return new Promise<void>((done, fail) => {
-      this.waiting.push({ item, done, fail });
-      if (!this.running) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.running = true;
-    while (this.waiting.length > 0) {
-      const group = this.waiting.splice(0, GROUP_MAX);
-      try {
-        await this.write(group.map((g) => g.item));
-        for (const g of group) g.done();
-      } catch (e) {
-        for (const g of group) g.fail(e);
-      }
-    }
-    this.running = false;
-  }
-}
 /** Exposures written in one group at most. */
 const GROUP_MAX = 100;
 
@@ -136,7 +104,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
     }));
     await Promise.all([putAll(t, rows), ...[...totals.values()].map((x) => add(x.tenant, x.experimentId, x.variant, { requests: x.requests, users: x.users }))]);
   }
-  const commits = new GroupCommit<Pending>(write);
+  const commits = new GroupCommit<Pending>(write, GROUP_MAX);
 
   return {
     recordExposure: (tenant, e) => commits.add({ tenant, e }),

@@ -7,7 +7,9 @@ import { dynamoEventStore } from './events.ts';
 import { dynamoExposureStore } from './experiments.ts';
 import { dynamoIdempotencyStore, type IdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
+import { dynamoSearchLogStore, dynamoSearchRecorder } from './search-analytics.ts';
 import { dynamoSegmentEvents } from './segment-events.ts';
+import { dynamoSynonymStore, synonymSetsOf } from './synonyms.ts';
 
 export interface Stores {
   items: ItemStore;
@@ -43,6 +45,11 @@ export const idempotencyStore = /* @__PURE__ */ containerStore(dynamoIdempotency
 export const consoleStore = /* @__PURE__ */ containerStore(dynamoConsoleStore);
 export const segmentEvents = /* @__PURE__ */ containerStore(dynamoSegmentEvents);
 export const exposureStore = /* @__PURE__ */ containerStore(dynamoExposureStore);
+export const searchLogStore = /* @__PURE__ */ containerStore(dynamoSearchLogStore);
+export const synonymStore = /* @__PURE__ */ containerStore(dynamoSynonymStore);
+/** Search's side of these stores: recording searches, reading synonym sets. */
+export const searchRecorder = /* @__PURE__ */ containerStore(dynamoSearchRecorder);
+export const synonymSets = /* @__PURE__ */ containerStore((t) => (tenant: string) => synonymSetsOf(t, tenant));
 
 /** Every store of the container (the workers use most of them). */
 export function stores(): Stores {

@@ -12,6 +12,8 @@ const SERVING_KINDS: ReadonlySet<string> = new Set(['event_type', 'endpoint']);
 const CONTROL_KINDS: ReadonlySet<string> = new Set(['rule', 'segment', 'experiment', 'rerank']);
 /** Sort-key prefix of a context's marker row in the control partition. */
 const CONTEXT_MARKER = 'context';
+/** Sort-key prefix of an erased user's marker row in the serving partition. */
+const ERASED_USER = 'erased_user';
 const shared = (kind: string) => SERVING_KINDS.has(kind) || CONTROL_KINDS.has(kind);
 
 export const keys = {
@@ -78,6 +80,12 @@ export const keys = {
   /** The id of a row of a shared console partition, from its sort key. */
   consoleIdOf: (sk: string) => unpad(sk.slice(sk.indexOf('#') + 1)),
   controlPk: (t: string) => `TENANT#${t}#CONSOLE#CONTROL`,
+  /**
+   * A user whose events were erased (DELETE /api/users/{user_id}), in the serving partition: the
+   * Query every recommendation makes of its endpoints and event types returns it too.
+   */
+  erasedUser: (t: string, userId: string) => ({ pk: keys.consolePk(t, 'endpoint'), sk: `${ERASED_USER}#${userId}` }),
+  erasedUserKind: ERASED_USER,
   /** A context's marker in the control partition: the control Query lists the tenant's contexts. */
   contextMarker: (t: string, contextId: number) => ({ pk: `TENANT#${t}#CONSOLE#CONTROL`, sk: `${CONTEXT_MARKER}#${pad(contextId)}` }),
   contextMarkerKind: CONTEXT_MARKER,
@@ -107,7 +115,23 @@ export const keys = {
   quota: (t: string) => ({ pk: `QUOTA#${t}`, sk: '#QUOTA' }),
   /** Every quota row's partition key starts so: the Core API functions may write only these (IAM LeadingKeys). */
   quotaPkPrefix: 'QUOTA#',
+
+  /** A tenant's synonym sets, one partition read whole by search (shared/data/synonyms.ts). */
+  synonymPk: (t: string) => `TENANT#${t}#SYNONYMS`,
+  synonym: (t: string, id: number) => ({ pk: `TENANT#${t}#SYNONYMS`, sk: pad(id) }),
+  /** A search, by its request_id: events that name it are attributed to its query (shared/data/search-analytics.ts). */
+  searchRequest: (t: string, requestId: string) => ({ pk: `TENANT#${t}#SRCHREQ#${requestId}`, sk: '#SRCHREQ' }),
+  /** One shard of a tenant's search counters, a row per UTC day and normalised query (`2026-11-25#running shoes`). */
+  searchCountersPk: (t: string, shard: number) => `TENANT#${t}#SRCHAGG#${shard}`,
+  searchCounters: (t: string, shard: number, day: string, query: string) => ({ pk: `TENANT#${t}#SRCHAGG#${shard}`, sk: `${day}#${query}` }),
+  /** Sort-key bounds (inclusive) of the days `from`..`to` (YYYY-MM-DD) of a counters shard. */
+  searchCounterDays: (from: string, to: string) => ({ from: `${from}#`, to: `${to}$` }),
+  /** The day and query of a counters row, from its sort key. */
+  searchCounterOf: (sk: string) => ({ day: sk.slice(0, sk.indexOf('#')), query: sk.slice(sk.indexOf('#') + 1) }),
 };
+
+/** Write shards of a tenant's search counters. */
+export const SEARCH_COUNTER_SHARDS = 8;
 
 /** Write shards of an experiment's totals: a tenant's requests spread over this many partitions. */
 export const EXPERIMENT_SHARDS = 16;

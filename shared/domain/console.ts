@@ -1,7 +1,7 @@
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
 import { ApiError, ConflictError, NotFoundError } from '../errors.ts';
 import type { JobQueue } from '../jobs.ts';
-import type * as S from '../schemas/console.ts';
+import * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
 import { nowSeconds } from './items.ts';
 
@@ -20,6 +20,19 @@ export interface Template extends ConsoleRecord {
   status: 'Draft' | 'Published';
   created: number;
   updated_at: number;
+  /** When runs start by themselves (absent on templates stored before schedules: none). */
+  schedule?: S.ScheduleBody | null;
+  /** The next scheduled run's due time (unix seconds); null without a schedule. */
+  next_run_at?: number | null;
+  /** The latest run a schedule started, and the due time it was started for. */
+  last_scheduled_run?: { job_name: string; due_at: number } | null;
+  /** Promote a completed run's version to an endpoint when it is good enough (see automation.ts). */
+  auto_promote?: S.AutoPromoteBody | null;
+  /**
+   * Internal, not shown: the job id a maintenance pass claimed a due time for, until its run is
+   * stored and queued (a pass that stopped half way is finished by the next one).
+   */
+  _unsent_job?: number | null;
 }
 export interface Endpoint extends ConsoleRecord { endpoint_name: string; is_default: boolean; model_version: number | null; created: number; updated_at: number }
 export type JobStatus = 'Queued' | 'InProgress' | 'Stopping' | 'Stopped' | 'Completed' | 'Failed';
@@ -35,6 +48,8 @@ export interface Job extends ConsoleRecord {
   error: string | null;
   model_version: number | null;
   metrics: Record<string, number> | null;
+  /** A run a template's schedule started: the due time it was started for. */
+  scheduled_at?: number;
   /**
    * Internal, not shown: set by the trainer (from InProgress, only if no stop came first) once
    * it begins storing this version. From then on a stop is refused, so a run answered `Stopping`
@@ -53,6 +68,20 @@ export interface ModelVersion extends ConsoleRecord {
   description: string | null;
   status: 'Trained' | 'Approved';
   artifact: string;
+  /** What the trainer chose on its validation split and how it scored there (`ndcg_at_10`, ...). */
+  validation?: Record<string, unknown> | null;
+  /** The template's auto-promotion decision on this version, once made (see automation.ts). */
+  promotion?: Promotion;
+}
+/** An auto-promotion decision: promoted or not, and why. */
+export interface Promotion {
+  automatic: true;
+  promoted: boolean;
+  endpoint_name: string;
+  /** The version the endpoint served when the decision was made (null: none). */
+  compared_with: number | null;
+  reason: string;
+  at: number;
 }
 
 const list = <T>(data: T[]) => ({ data, has_more: false, next_cursor: null });
@@ -107,25 +136,58 @@ async function checkEventTypes(c: ConsoleStore, tenant: string, ids: { id: numbe
   if (missing.length) throw new ApiError('invalid_request_error', 'validation_error', `Unknown event type id(s): ${missing.join(', ')}.`);
   return ids.map((e) => ({ id: e.id, weight: e.weight ?? 1 }));
 }
+/** Interval of a schedule, in seconds. */
+export const scheduleSeconds = (s: S.ScheduleBody): number => (s.every !== undefined ? S.EVERY_HOURS[s.every] : (s.every_hours as number)) * 3600;
+/** The first due time of a schedule set at `now`: `start_at`, or the first interval after it still to come; without it, one interval from now. */
+export function firstRunAt(s: S.ScheduleBody, now: number): number {
+  const every = scheduleSeconds(s);
+  if (s.start_at === undefined) return now + every;
+  return s.start_at >= now ? s.start_at : s.start_at + Math.ceil((now - s.start_at) / every) * every;
+}
+/** The schedule's fields as a template stores them (a new schedule's next due time computed now). */
+async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?: S.ScheduleBody | null | undefined; auto_promote?: S.AutoPromoteBody | null | undefined }, now: number) {
+  const out: Partial<Template> = {};
+  if (b.schedule !== undefined) Object.assign(out, { schedule: b.schedule, next_run_at: b.schedule ? firstRunAt(b.schedule, now) : null });
+  if (b.auto_promote !== undefined) {
+    if (b.auto_promote && !(await findEndpoint(c, tenant, b.auto_promote.endpoint_name))) {
+      throw new ApiError('invalid_request_error', 'validation_error', `auto_promote.endpoint_name: no serving endpoint ${b.auto_promote.endpoint_name}.`, {
+        fieldErrors: { 'auto_promote.endpoint_name': [`No serving endpoint ${b.auto_promote.endpoint_name}.`] },
+      });
+    }
+    out.auto_promote = b.auto_promote;
+  }
+  return out;
+}
+/** A template as answered: without internal fields, schedule fields null when never set. */
+export const templateView = ({ _unsent_job: _u, ...t }: Template) => ({ ...t, schedule: t.schedule ?? null, next_run_at: t.next_run_at ?? null, last_scheduled_run: t.last_scheduled_run ?? null, auto_promote: t.auto_promote ?? null });
 export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>) {
   const eventTypes = await checkEventTypes(c, tenant, b.event_types);
   const now = nowSeconds();
-  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: eventTypes, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now };
+  const automation = await automationFields(c, tenant, b, now);
+  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: eventTypes, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now, ...automation };
   await c.put(tenant, 'template', rec);
-  return rec;
+  return templateView(rec);
 }
-export const listTemplates = async (c: ConsoleStore, tenant: string) => list(await c.list<Template>(tenant, 'template'));
-export async function getTemplate(c: ConsoleStore, tenant: string, id: number) {
+export const listTemplates = async (c: ConsoleStore, tenant: string) => list((await c.list<Template>(tenant, 'template')).map(templateView));
+export async function findTemplate(c: ConsoleStore, tenant: string, id: number) {
   const t = await c.get<Template>(tenant, 'template', id);
   if (!t) throw notFound('template', id);
   return t;
 }
-/** A Draft template can be edited and published; a Published one is frozen (it is what runs trained on). */
+export const getTemplate = async (c: ConsoleStore, tenant: string, id: number) => templateView(await findTemplate(c, tenant, id));
+/**
+ * A Draft template can be edited and published; a Published one is frozen (it is what runs
+ * trained on), except for its schedule and auto-promotion policy, which change when it trains
+ * and what happens to its versions, not what they train on.
+ */
 export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
-  const t = await getTemplate(c, tenant, id);
-  if (t.status === 'Published') throw badState(`Template ${id} is Published and can no longer be changed.`);
-  const set = { ...b, ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}), updated_at: nowSeconds() };
-  if (!(await c.update(tenant, 'template', id, set, { status: 'Draft' }))) throw badState(`Template ${id} changed meanwhile; retry.`);
+  const t = await findTemplate(c, tenant, id);
+  const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k));
+  if (t.status === 'Published' && !automationOnly) throw badState(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
+  const now = nowSeconds();
+  const { schedule, auto_promote, ...rest } = b;
+  const set = { ...rest, ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}), ...(await automationFields(c, tenant, { schedule, auto_promote }, now)), updated_at: now };
+  if (!(await c.update(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' }))) throw badState(`Template ${id} changed meanwhile; retry.`);
   return getTemplate(c, tenant, id);
 }
 
@@ -167,19 +229,28 @@ export async function findEndpoint(c: ConsoleStore, tenant: string, name: string
 
 // Training jobs
 export async function startTraining(c: ConsoleStore, queue: JobQueue, tenant: string, b: S.TrainingJobBody) {
-  const t = await getTemplate(c, tenant, b.template_id);
+  const t = await findTemplate(c, tenant, b.template_id);
   if (t.status !== 'Published') throw badState(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
-  const id = await c.nextId(tenant, 'job');
+  return queueRun(c, queue, tenant, t, await c.nextId(tenant, 'job'), b.options);
+}
+/**
+ * Stores run `id` of a template as Queued (unless a record with that id exists: a scheduled run
+ * whose pass is finished by another stores it once) and sends it to the training queue (a
+ * second message for a run does nothing: only a Queued run starts).
+ */
+export async function queueRun(c: ConsoleStore, queue: JobQueue, tenant: string, t: Template, id: number, options: S.TrainingOptions, scheduledAt?: number) {
   const job: Job = {
-    id, job_name: jobName(id), template_id: t.id, options: b.options, status: 'Queued', progress: 0, created: nowSeconds(),
-    started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+    id, job_name: jobName(id), template_id: t.id, options, status: 'Queued', progress: 0, created: nowSeconds(),
+    started_at: null, finished_at: null, error: null, model_version: null, metrics: null, ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
   };
-  await c.put(tenant, 'job', job);
-  await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Queued: template ${t.id} (${t.name}), options ${JSON.stringify(b.options)}` }]);
+  if (await c.replace(tenant, 'job', job, 'new')) {
+    const by = scheduledAt !== undefined ? `, by its schedule (due ${new Date(scheduledAt * 1000).toISOString()})` : '';
+    await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Queued: template ${t.id} (${t.name})${by}, options ${JSON.stringify(options)}` }]);
+  }
   await queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
   return job;
 }
-const jobView = ({ id: _id, storing_version: _s, ...j }: Job) => j;
+export const jobView = ({ id: _id, storing_version: _s, ...j }: Job) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
 /** The id of the job a name can belong to: exactly the name jobName gives it, else none. */
 const jobIdOf = (name: string): number | undefined => {
   const id = jobId(name);
@@ -225,10 +296,10 @@ export async function jobLogs(c: ConsoleStore, tenant: string, name: string, cur
 }
 
 // Trained versions
-async function modelView(c: ConsoleStore, tenant: string, m: ModelVersion) {
-  const endpoints = (await c.list<Endpoint>(tenant, 'endpoint')).filter((e) => e.model_version === m.version).map((e) => e.endpoint_name);
+async function modelView(c: ConsoleStore, tenant: string, m: ModelVersion, all?: Endpoint[]) {
+  const endpoints = (all ?? (await c.list<Endpoint>(tenant, 'endpoint'))).filter((e) => e.model_version === m.version).map((e) => e.endpoint_name);
   const { id: _id, artifact: _a, ...rest } = m;
-  return { ...rest, endpoints };
+  return { ...rest, promotion: m.promotion ?? null, endpoints };
 }
 export async function getModel(c: ConsoleStore, tenant: string, version: number) {
   const m = await c.get<ModelVersion>(tenant, 'model', version);
@@ -237,8 +308,47 @@ export async function getModel(c: ConsoleStore, tenant: string, version: number)
 }
 export const modelResource = async (c: ConsoleStore, tenant: string, version: number) => modelView(c, tenant, await getModel(c, tenant, version));
 export async function listModels(c: ConsoleStore, tenant: string) {
-  const all = (await c.list<ModelVersion>(tenant, 'model')).sort((a, b) => b.version - a.version);
-  return list(await Promise.all(all.map((m) => modelView(c, tenant, m))));
+  const [all, endpoints] = await Promise.all([c.list<ModelVersion>(tenant, 'model'), c.list<Endpoint>(tenant, 'endpoint')]);
+  return list(await Promise.all(all.sort((a, b) => b.version - a.version).map((m) => modelView(c, tenant, m, endpoints))));
+}
+
+/**
+ * Which way a measure is better: ranking quality and coverage higher, losses and errors lower;
+ * anything else (counts of users or interactions, chosen hyperparameters) is shown, not ranked.
+ */
+export function betterWhen(name: string): 'higher' | 'lower' | null {
+  if (/(^|_)(loss|error|rmse|mae)(_|$)/.test(name)) return 'lower';
+  if (/^(ndcg|precision|recall|map|mrr|hit_rate|auc)(_at_[0-9]+)?$/.test(name) || name === 'coverage') return 'higher';
+  return null;
+}
+/** Each numeric field of the records side by side, by version, with the versions that score best on it. */
+function sideBySide(versions: number[], records: (Record<string, unknown> | null | undefined)[]) {
+  const names = [...new Set(records.flatMap((r) => (r ? Object.keys(r).filter((k) => typeof r[k] === 'number') : [])))];
+  return names.map((name) => {
+    const values: Record<string, number | null> = {};
+    versions.forEach((v, i) => {
+      const x = records[i]?.[name];
+      values[String(v)] = typeof x === 'number' ? x : null;
+    });
+    const better = betterWhen(name);
+    const present = Object.values(values).filter((x): x is number => x !== null);
+    const top = better === 'higher' ? Math.max(...present) : Math.min(...present);
+    const best = better && present.length ? versions.filter((v) => values[String(v)] === top) : null;
+    return { name, higher_is_better: better === null ? null : better === 'higher', values, best };
+  });
+}
+/** `GET /api/models/compare?versions=3,4`: the versions, their holdout metrics and validation figures side by side. */
+export async function compareModels(c: ConsoleStore, tenant: string, versions: number[]) {
+  const [found, endpoints] = await Promise.all([Promise.all(versions.map((v) => c.get<ModelVersion>(tenant, 'model', v))), c.list<Endpoint>(tenant, 'endpoint')]);
+  const missing = versions.filter((_, i) => !found[i]);
+  if (missing.length) throw new NotFoundError('model_version_not_found', `No model version ${missing.join(', ')}.`);
+  const models = found as ModelVersion[];
+  return {
+    versions,
+    models: await Promise.all(models.map((m) => modelView(c, tenant, m, endpoints))),
+    metrics: sideBySide(versions, models.map((m) => m.metrics)),
+    validation: sideBySide(versions, models.map((m) => m.validation)),
+  };
 }
 export async function updateModel(c: ConsoleStore, tenant: string, version: number, b: z.output<typeof S.modelPatch>) {
   await getModel(c, tenant, version);

@@ -1,4 +1,5 @@
 import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
+import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
 import { EventNotFound } from '../errors.ts';
 import type { IngestEvent, IngestEventsBody, ListEventsQuery } from '../schemas/events.ts';
 import { nowSeconds } from './items.ts';
@@ -31,12 +32,12 @@ function toNewEvent(e: IngestEvent): NewEvent {
 
 /**
  * Stores every event of an already validated batch, then attributes those that name a request
- * served in an experiment (again, harmlessly, when a retry resumes it); answers the stored
- * events in request order.
+ * served in an experiment, or a search (search analytics), again, harmlessly, when a retry
+ * resumes it; answers the stored events in request order.
  */
-export async function ingestEvents(store: EventStore, exposures: ExposureStore, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
+export async function ingestEvents(store: EventStore, exposures: ExposureStore, tenant: string, body: IngestEventsBody, ids?: IdPlan, searches?: SearchLogStore) {
   const stored = await store.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
-  await attributeEvents(exposures, tenant, stored);
+  await Promise.all([attributeEvents(exposures, tenant, stored), searches ? attributeSearchEvents(searches, tenant, stored) : undefined]);
   return listOf('/v1/events', stored.map(eventResource), false);
 }
 

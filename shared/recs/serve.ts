@@ -18,6 +18,7 @@ import { recordServed, type ExposureStore } from '../control/exposures.ts';
 import { presentExplain, runPipeline, type Candidate, type Explanation } from '../control/pipeline.ts';
 import { planFor, type ControlDeps } from '../control/serving.ts';
 import { nowSeconds } from '../domain/items.ts';
+import { artifactPredatesErasure, erasedUntil } from '../domain/erasure.ts';
 
 /** With a context, the candidates its rules and rerank controls choose from (before `limit`). */
 const CONTEXT_POOL = 200;
@@ -72,14 +73,15 @@ async function loadModel(deps: RecsDeps, tenant: string, version: number) {
 /**
  * The tenant's endpoints and event types (one read), read for every request (a promotion serves
  * at once) but shared by concurrent requests: each gets a read that began after it arrived.
+ * The same read has the tenant's erased users (shared/domain/erasure.ts).
  */
-const servingReads = new WeakMap<ConsoleStore, (tenant: string) => Promise<{ endpoints: Endpoint[]; eventTypes: EventType[] }>>();
+const servingReads = new WeakMap<ConsoleStore, (tenant: string) => Promise<{ endpoints: Endpoint[]; eventTypes: EventType[]; erased: ReadonlyMap<string, number> }>>();
 function servingConfig(c: ConsoleStore, tenant: string) {
   let read = servingReads.get(c);
   if (!read) {
     read = freshReads(async (t) => {
       const cfg = await c.servingConfig(t);
-      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[] };
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: erasedUntil(cfg.erased_user) };
     });
     servingReads.set(c, read);
   }
@@ -128,7 +130,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const readKey = `${tenant}\u0000${endpointName ?? ''}`;
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once.
-  const [{ index, delta }, { endpoints, eventTypes }, guessed] = await Promise.all([catalog, serving, recentAfter(guess)]);
+  const [{ index, delta }, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalog, serving, recentAfter(guess)]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
@@ -143,7 +145,14 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const through = model?.histories?.eventsThrough ?? 0;
   if (readAfter.size > 1000) readAfter.clear();
   readAfter.set(readKey, through);
-  const recent = guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through);
+  const recentRead = guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through);
+
+  // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
+  // personalised from their events up to the erasure's end, nor from a model artifact trained
+  // before it (it holds their history); only from the events they send afterwards.
+  const erasedTo = userId !== undefined ? erased.get(userId) : undefined;
+  const recent = erasedTo === undefined ? recentRead : recentRead.filter((e) => e.created > erasedTo);
+  const historyErased = erasedTo !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, erasedTo);
 
   // A served model weighs the latest events as it was trained (a weight change takes effect at
   // the next run); the current weights only for types it does not know, or when it stored none
@@ -170,7 +179,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const userScale = anchorId !== undefined ? 0.3 : 1;
   if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
   const trainedOn = model?.histories;
-  const trained = trainedOn && q.user_id !== undefined ? historyOf(trainedOn, q.user_id) : undefined;
+  const trained = trainedOn && q.user_id !== undefined && !historyErased ? historyOf(trainedOn, q.user_id) : undefined;
   if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, userScale * (trained.weights[k] as number), trained.items[k]);
   // Everything the user interacted with counts as seen: the trained history (by model index, its
   // rows ascending) and the latest events.

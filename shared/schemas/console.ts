@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { numericId } from './common.ts'; // and English messages for zod/mini
+import { numericId, unstorable } from './common.ts'; // and English messages for zod/mini
 
 const name = z.string().check(z.minLength(1), z.maxLength(256));
 /** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
@@ -13,28 +13,17 @@ export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an 
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 
-const thresholds = z.strictObject({ per_signal_min: z.number().check(z.gte(0)), total_min: z.number().check(z.gte(0)) });
+/** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
+const storable = (field: string) => z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
+const thresholds = z.strictObject({ per_signal_min: storable('per_signal_min').check(z.gte(0)), total_min: storable('total_min').check(z.gte(0)) });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
 const templateEventTypes = z
-  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(z.number().check(z.gte(1), z.lte(100))) }))
+  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1), z.lte(100))) }))
   .check(z.minLength(1), z.maxLength(50));
 
-export const templateBody = z.strictObject({
-  name,
-  event_types: templateEventTypes,
-  thresholds: z._default(z.optional(thresholds), { per_signal_min: 0, total_min: 0 }),
-});
-export const templatePatch = z
-  .strictObject({
-    name: z.optional(name),
-    event_types: z.optional(templateEventTypes),
-    thresholds: z.optional(thresholds),
-    status: z.optional(z.enum(['Draft', 'Published'])),
-  })
-  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.'));
 
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
@@ -44,25 +33,92 @@ export const endpointBody = z.strictObject({
 export const ALGORITHMS = ['ease', 'item_knn', 'bpr', 'popularity'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 
+/** The options of a run that names none. */
+export const DEFAULT_TRAINING_OPTIONS = { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' } as const;
+/** A run's options: what `POST /api/training-jobs` takes, and what a template's schedule starts its runs with. */
+const trainingOptions = z._default(
+  z.optional(
+    z.strictObject({
+      epochs: z._default(z.optional(z.int().check(z.gte(1), z.lte(50))), 5),
+      batch_size: z._default(
+        z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })),
+        256,
+      ),
+      learning_rate: z._default(z.optional(storable('learning_rate').check(z.positive(), z.lte(1))), 0.001),
+      algorithm: z._default(z.optional(z.enum(ALGORITHMS)), 'ease'),
+    }),
+  ),
+  { ...DEFAULT_TRAINING_OPTIONS },
+);
 export const trainingJobBody = z.strictObject({
   template_id: z.int().check(z.positive()),
-  options: z._default(
-    z.optional(
-      z.strictObject({
-        epochs: z._default(z.optional(z.int().check(z.gte(1), z.lte(50))), 5),
-        batch_size: z._default(
-          z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })),
-          256,
-        ),
-        learning_rate: z._default(z.optional(z.number().check(z.positive(), z.lte(1))), 0.001),
-        algorithm: z._default(z.optional(z.enum(ALGORITHMS)), 'ease'),
-      }),
-    ),
-    { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' },
-  ),
+  options: trainingOptions,
 });
 export type TrainingJobBody = z.output<typeof trainingJobBody>;
 export type TrainingOptions = TrainingJobBody['options'];
+
+/** Named intervals of a schedule, in hours. */
+export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
+/**
+ * A template's schedule: `every` (hourly, daily, weekly) or `every_hours` (1 to 8760), from
+ * `start_at` (unix seconds; default: one interval from now), each run with `options` (as
+ * `POST /api/training-jobs` takes them). null removes it.
+ */
+const schedule = z
+  .strictObject({
+    every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
+    every_hours: z.optional(z.int('every_hours must be an integer').check(z.gte(1), z.lte(8760))),
+    start_at: z.optional(z.int('start_at must be an integer (unix seconds)').check(z.positive(), z.lte(4_102_444_800))),
+    options: trainingOptions,
+  })
+  .check(z.refine((s) => (s.every === undefined) !== (s.every_hours === undefined), 'Send either every (hourly, daily, weekly) or every_hours.'));
+export type ScheduleBody = z.output<typeof schedule>;
+/**
+ * A template's auto-promotion policy: when a run from it completes, its version is promoted to
+ * `endpoint_name` if its validation nDCG@10 is at least `min_factor` times the serving version's.
+ */
+const autoPromote = z.strictObject({
+  endpoint_name: endpointBody.shape.endpoint_name,
+  min_factor: z._default(z.optional(storable('min_factor').check(z.positive(), z.lte(10))), 1),
+});
+export type AutoPromoteBody = z.output<typeof autoPromote>;
+
+export const templateBody = z.strictObject({
+  name,
+  event_types: templateEventTypes,
+  thresholds: z._default(z.optional(thresholds), { per_signal_min: 0, total_min: 0 }),
+  schedule: z._default(z.optional(z.nullable(schedule)), null),
+  auto_promote: z._default(z.optional(z.nullable(autoPromote)), null),
+});
+/** Fields a Published template still takes: when it trains and what happens to its versions, not what they train on. */
+export const TEMPLATE_AUTOMATION_FIELDS = ['schedule', 'auto_promote'] as const;
+export const templatePatch = z
+  .strictObject({
+    name: z.optional(name),
+    event_types: z.optional(templateEventTypes),
+    thresholds: z.optional(thresholds),
+    status: z.optional(z.enum(['Draft', 'Published'])),
+    schedule: z.optional(z.nullable(schedule)),
+    auto_promote: z.optional(z.nullable(autoPromote)),
+  })
+  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.'));
+
+/** `?versions=3,4`: 2 to 10 distinct version numbers. */
+export const compareQuery = z.strictObject({
+  versions: z
+    .pipe(
+      z.string({ error: 'versions is required (e.g. versions=3,4)' }).check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$/, 'versions: comma-separated version numbers, e.g. 3,4')),
+      z.transform((s: string) => s.split(',').map(Number)),
+    )
+    .check(
+      z.refine((v) => v.length >= 2 && v.length <= 10, 'versions: name 2 to 10 versions'),
+      z.refine((v) => new Set(v).size === v.length, 'versions: name each version once'),
+      z.refine((v) => v.every((n) => n <= Number.MAX_SAFE_INTEGER), 'versions: out of range'),
+    ),
+});
+
+/** A user id as events carry it (1 to 256 characters). */
+export const userPath = z.object({ user_id: z.string().check(z.minLength(1), z.maxLength(256)) });
 
 /** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getJob). */
 export const jobNamePath = z.object({ jobName: z.string().check(z.minLength(1)) });

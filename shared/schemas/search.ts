@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { POSITIVE_INT_PATTERN } from './common.ts';
+import { forwardIssues, POSITIVE_INT_PATTERN } from './common.ts';
 
 /** The longest query either search route takes. */
 const MAX_QUERY_CHARS = 1000;
@@ -7,18 +7,75 @@ const MAX_QUERY_CHARS = 1000;
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const oneOrMany = z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]);
 
+const filterField = z
+  .string()
+  .check(z.regex(/^(id|name|description|active|created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'field must be id, name, description, active, created, updated_at or metadata.<key>'));
+
+/** Ops that compare numbers: their value must be one. */
+const ORDERED_OPS: ReadonlySet<string> = new Set(['gt', 'gte', 'lt', 'lte']);
+
+/**
+ * One filter clause `{ field, op, value }`, as the Platform item search and (as a list in
+ * `filters`) Core search take it.
+ */
+const filterClause = z
+  .strictObject({
+    field: filterField,
+    op: z.enum(['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists']),
+    value: z.optional(z.union([scalar, z.array(scalar).check(z.maxLength(1000, 'at most 1000 values'))])),
+  })
+  .check(
+    z.refine((f) => (f.op === 'in' ? Array.isArray(f.value) : f.value !== undefined && !Array.isArray(f.value)), {
+      message: 'value must be a list for op in, and a single string, number or boolean for the other ops',
+      path: ['value'],
+    }),
+    z.refine((f) => !ORDERED_OPS.has(f.op) || typeof f.value === 'number', { message: 'value must be a number for gt, gte, lt and lte', path: ['value'] }),
+    z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),
+    z.refine((f) => f.field !== 'id' || f.op === 'exists' || [f.value].flat().every((v) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) || (typeof v === 'string' && POSITIVE_INT_PATTERN.test(v))), {
+      message: 'an item ID is a positive integer, or its digits as a string',
+      path: ['value'],
+    }),
+  );
+export type FilterClause = z.output<typeof filterClause>;
+const filterClauses = z.array(filterClause).check(z.maxLength(20, 'at most 20 filter clauses'));
+
+/** Today's shorthand filters object of Core search. */
+const shorthandFilters = z.strictObject({
+  category: z.optional(oneOrMany),
+  brand: z.optional(oneOrMany),
+  availability: z.optional(z.string().check(z.minLength(1))),
+  price: z.optional(z.strictObject({ gte: z.optional(z.number()), lte: z.optional(z.number()) })),
+  metadata: z.optional(z.record(z.string(), scalar)),
+});
+export type ShorthandFilters = z.output<typeof shorthandFilters>;
+
+/**
+ * Core `filters`: the shorthand object, or a list of `{ field, op, value }` clauses (all must
+ * hold). Told apart by shape, so each form's errors are reported against its own fields.
+ */
+const coreFilters = z.pipe(
+  z.unknown(),
+  z.transform((v, payload): ShorthandFilters | FilterClause[] => {
+    const r = Array.isArray(v) ? filterClauses.safeParse(v) : shorthandFilters.safeParse(v);
+    if (r.success) return r.data;
+    forwardIssues(r.error, payload);
+    return [];
+  }),
+);
+
+/** A facet: a metadata key, as `brand` or `metadata.brand`. */
+const facetKey = z.pipe(
+  z.string().check(z.regex(/^(metadata\.)?[A-Za-z0-9_-]{1,64}$/, 'a facet is a metadata key (letters, digits, _ and -, at most 64), optionally written metadata.<key>')),
+  z.transform((k: string) => (k.startsWith('metadata.') ? k.slice('metadata.'.length) : k)),
+);
+
+const tag = z.string('a highlight tag is a string').check(z.maxLength(100, 'a highlight tag is at most 100 characters'));
+
 /** Core `POST /v1/search` body (api-decisions). */
 export const searchBody = z.strictObject({
   query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
-  filters: z.optional(
-    z.strictObject({
-      category: z.optional(oneOrMany),
-      brand: z.optional(oneOrMany),
-      availability: z.optional(z.string().check(z.minLength(1))),
-      price: z.optional(z.strictObject({ gte: z.optional(z.number()), lte: z.optional(z.number()) })),
-      metadata: z.optional(z.record(z.string(), scalar)),
-    }),
-  ),
+  /** The shorthand object, or a list of `{ field, op, value }` clauses. */
+  filters: z.optional(coreFilters),
   limit: z._default(z.optional(z.int('limit must be an integer').check(z.gte(1), z.lte(100))), 20),
   starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
   mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
@@ -31,43 +88,31 @@ export const searchBody = z.strictObject({
   ),
   /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
   explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
-});
+  /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
+  facets: z.optional(z.array(facetKey).check(z.maxLength(20, 'at most 20 facets'))),
+  /** Adds `highlight: { name, description }` to each hit, the matched words marked. */
+  highlight: z._default(z.optional(z.boolean('highlight must be true or false')), false),
+  highlight_tags: z.optional(z.strictObject({ pre: tag, post: tag })),
+  /** A numeric key's order instead of relevance. */
+  sort: z.optional(
+    z.strictObject({
+      field: z.string().check(z.regex(/^(created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'sort field must be metadata.<key>, created or updated_at')),
+      order: z._default(z.optional(z.enum(['asc', 'desc'])), 'asc'),
+    }),
+  ),
+}).check(
+  z.refine((b) => b.highlight_tags === undefined || b.highlight, { message: 'highlight_tags needs highlight: true', path: ['highlight_tags'] }),
+  z.refine((b) => b.sort === undefined || b.context_id === undefined, {
+    message: 'sort cannot be combined with context_id: a context orders its results by its rules and rerank controls',
+    path: ['sort'],
+  }),
+);
 export type SearchBody = z.output<typeof searchBody>;
-
-const filterField = z
-  .string()
-  .check(z.regex(/^(id|name|description|active|created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'field must be id, name, description, active, created, updated_at or metadata.<key>'));
 
 /** Platform `POST /api/items/search` body. */
 export const platformSearchBody = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
-  filters: z._default(
-    z.optional(
-      z
-        .array(
-          z
-            .strictObject({
-              field: filterField,
-              op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists']),
-              value: z.optional(z.union([scalar, z.array(scalar)])),
-            })
-            .check(
-              z.refine((f) => (f.op === 'in' ? Array.isArray(f.value) : f.value !== undefined && !Array.isArray(f.value)), {
-                message: 'value must be a list for op in, and a single string, number or boolean for the other ops',
-                path: ['value'],
-              }),
-              z.refine((f) => !(f.op === 'gte' || f.op === 'lte') || typeof f.value === 'number', { message: 'value must be a number for gte and lte', path: ['value'] }),
-              z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),
-              z.refine((f) => f.field !== 'id' || f.op === 'exists' || [f.value].flat().every((v) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) || (typeof v === 'string' && POSITIVE_INT_PATTERN.test(v))), {
-                message: 'an item ID is a positive integer, or its digits as a string',
-                path: ['value'],
-              }),
-            ),
-        )
-        .check(z.maxLength(20)),
-    ),
-    [],
-  ),
+  filters: z._default(z.optional(filterClauses), []),
   limit: z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

@@ -18,19 +18,38 @@ export type DocFilter = (d: SearchDoc) => boolean;
 /** The filter of a request without filters: ranking recognises it and reads no document for it. */
 export const NO_FILTER: DocFilter = () => true;
 
-/** Ranking knobs; defaults tuned on nothing but common sense and checked by bench:search. */
+/**
+ * Ranking constants. Each was chosen on one collection of `../shared/data` and is reported on the
+ * other by `npm run bench:search` (the README says which chose which); none is fitted per tenant.
+ */
 export const RANKING = {
-  k1: 1.6,
+  /** BM25 saturation (chosen on Cranfield). */
+  k1: 1.2,
+  /**
+   * BM25F: each field's term frequency is normalised by that field's own average length (b), then
+   * weighted (boost) and summed before saturation (chosen on Cranfield).
+   */
   fields: {
-    name: { boost: 2.0, b: 0.5 },
+    name: { boost: 2.0, b: 0.75 },
     description: { boost: 1.0, b: 0.75 },
     meta: { boost: 0.5, b: 0.5 },
   },
+  /**
+   * A word repeated in the query weighs more, saturating like a document's term frequency
+   * (BM25's k3): (k3 + 1) qtf / (k3 + qtf). Long, verbose queries say what matters by repeating it.
+   */
+  k3: 8,
+  /**
+   * Prefix and typo expansions of a query word stand in for it, never add to it: a document scores
+   * the best of the word and its expansions (not their sum), an expansion at most this share of what
+   * the word itself would add at the same term frequency (its IDF capped at the word's when the
+   * word is known). Common sense, checked on both collections (their queries are whole words).
+   */
   prefixWeight: 0.6,
   fuzzyWeight: 0.5,
-  /** Weight of the keyword score in hybrid fusion (the rest is vector similarity). */
+  /** Weight of the keyword score in hybrid fusion (the rest is vector similarity); chosen on CACM. */
   hybridAlpha: 0.6,
-  /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents. */
+  /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents (chosen on Cranfield). */
   feedbackDocs: 5,
   feedbackWeight: 1.0,
   /** How many vector neighbours hybrid and semantic modes consider. */
@@ -45,7 +64,21 @@ export const RANKING = {
    * count only as themselves. No Cranfield or CACM query has more than 3 and 6.
    */
   maxTypoWords: 8,
+  /** Distinct query terms scored (the first ones; a 1,000-character query has at most ~150 words). */
+  maxQueryTerms: 64,
 };
+
+/** Collection statistics BM25F scores with: a build's own, or a build's and its delta's together. */
+export interface CollectionStats {
+  /** Documents (active or not). */
+  n: number;
+  /** Average length of each field over them. */
+  avgLen: readonly number[];
+  df(term: string): number;
+}
+
+/** BM25's IDF (never negative). */
+export const idfOf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
 
 const FIELD_NAMES = ['name', 'description', 'meta'] as const;
 type Field = (typeof FIELD_NAMES)[number];
@@ -90,8 +123,68 @@ export interface ExtraVocab {
   terms: ReadonlySet<string>;
   /** Words whose stem differs from them, with that stem (see `Analyzed.surface`). */
   surfaces: ReadonlyMap<string, { stem: string }>;
+  /** The same terms and words in code-unit order, searched instead of scanned when given. */
+  sortedTerms?(): readonly string[];
+  sortedSurfaces?(): readonly string[];
+  /**
+   * How many documents hold a term now: the build's and the delta's together, the build's copies
+   * of changed or deleted documents left out. Without it, the build's own counts.
+   */
+  liveDf?(term: string): number;
 }
 const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
+
+/**
+ * Expanded query terms with their weights (`expand`): a query word's own term weighs by how often
+ * the query repeats it; a prefix or typo expansion also names the word's term it stands in for.
+ */
+export class Expansion extends Map<string, number> {
+  /** Each expansion's query-word term: a document scores the best of a word and its expansions. */
+  readonly standsFor = new Map<string, string>();
+}
+
+/** A posting list: documents (index positions or delta slots) and their 3 field term frequencies each. */
+export interface Postings {
+  docs: ArrayLike<number>;
+  tfs: ArrayLike<number>;
+  start: number;
+  end: number;
+}
+
+/**
+ * Adds `weightedIdf` × BM25F of one term to `target` for each document of a posting list (key =
+ * `base` + its position), or keeps the larger of the two when `max` (an expansion competing with
+ * its word). The one formula the build and the delta are scored with, so that an item scores the
+ * same to the last bit in either. `live` (the delta's) skips replaced documents.
+ */
+export function scorePostings(
+  p: Postings, lens: readonly ArrayLike<number>[], base: number, weightedIdf: number, stats: CollectionStats,
+  target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>,
+): void {
+  const { k1, fields } = RANKING;
+  const fb = FIELD_NAMES.map((f) => fields[f as Field]);
+  const [B0, B1, B2] = fb.map((f) => f.boost) as [number, number, number];
+  const [C0, C1, C2] = fb.map((f) => 1 - f.b) as [number, number, number];
+  const [N0, N1, N2] = fb.map((f, k) => f.b / (stats.avgLen[k] as number)) as [number, number, number];
+  const [l0, l1, l2] = lens as [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
+  const { docs, tfs } = p;
+  for (let j = p.start; j < p.end; j++) {
+    const i = docs[j] as number;
+    if (live && !live[i]) continue;
+    const t0 = tfs[j * 3] as number;
+    const t1 = tfs[j * 3 + 1] as number;
+    const t2 = tfs[j * 3 + 2] as number;
+    let tf = 0;
+    if (t0) tf += (B0 * t0) / (C0 + N0 * (l0[i] as number));
+    if (t1) tf += (B1 * t1) / (C1 + N1 * (l1[i] as number));
+    if (t2) tf += (B2 * t2) / (C2 + N2 * (l2[i] as number));
+    const c = (weightedIdf * tf) / (k1 + tf);
+    const key = base + i;
+    const before = target[key] as number;
+    if (before === 0) touched.push(key);
+    target[key] = max ? Math.max(before, c) : before + c;
+  }
+}
 
 /** Inverted file over unit vectors: k-means centroids and one list of doc indexes per centroid. */
 interface Ivf {
@@ -175,7 +268,8 @@ function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, di
   const at = (i: number, d: number) => (q8[i * dims + d] as number) * (scales[i] as number);
   const withVec: number[] = [];
   for (let i = 0; i < hasVector.length; i++) if (hasVector[i]) withVec.push(i);
-  if (withVec.length <= 2000) return null;
+  // Up to IVF_MIN vectors every search compares the query with each (exact, and ≈ 1 ms).
+  if (withVec.length < IVF_MIN) return null;
   const nlist = Math.max(8, Math.round(Math.sqrt(withVec.length) / 2));
   // Deterministic sample for training the centroids.
   let seed = 12345;
@@ -222,6 +316,17 @@ function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, di
   return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
 }
 
+/** Below this many vectors a build has no IVF: nearest neighbours are exact. */
+const IVF_MIN = 20_000;
+/**
+ * Whether nearest neighbours among this many candidates are found with a coarse pass on a quarter
+ * of the dimensions first (over 10,000: an IVF's probed lists, or a large delta); exact below.
+ */
+export const coarsePass = (candidates: number, k: number): boolean => candidates > 10_000 && candidates > k * 8;
+
+/** Each field's average length over n documents from their total lengths (1 when there are none). */
+export const averageLengths = (sums: readonly number[], n: number): number[] => sums.map((sum) => (n ? sum / n : 0) || 1);
+
 /** Terms in code-unit order: a tie-break that does not depend on the order terms were met in. */
 const byTerm = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -250,8 +355,11 @@ export class SearchIndex {
   readonly parts: IndexParts;
   private readonly termIndex = new Map<string, number>();
   private readonly vocab: string[];
-  private readonly lens: Float32Array[];
-  private readonly avgLen: number[];
+  readonly lens: Float32Array[];
+  /** The build's own collection statistics. */
+  readonly stats: CollectionStats;
+  /** Total length of each field over the build's documents (whole numbers). */
+  readonly sumLen: number[];
   /** The item vectors (int8) in the SIMD kernel's memory. */
   private readonly vectors: Int8Rows;
   private readonly scales: Float32Array;
@@ -279,7 +387,8 @@ export class SearchIndex {
     this.active = Uint8Array.from(parts.docs, (d) => (d.active ? 1 : 0));
     this.lens = parts.lens;
     const n = parts.docs.length;
-    this.avgLen = this.lens.map((l) => (n ? l.reduce((a, b) => a + b, 0) / n : 0) || 1);
+    this.sumLen = this.lens.map((l) => l.reduce((a, b) => a + b, 0));
+    this.stats = { n, avgLen: averageLengths(this.sumLen, n), df: (t) => this.df(t) };
     this.scales = parts.scales;
     this.hasVector = parts.hasVector;
     this.ivf = parts.ivf;
@@ -310,64 +419,108 @@ export class SearchIndex {
     return p ? p.end - p.start : 0;
   }
 
-  idf(term: string, extraDocs = 0, extraDf = 0): number {
-    const n = this.docs.length + extraDocs;
-    const df = this.df(term) + extraDf;
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  /** BM25's IDF of a term, with the build's statistics or the given ones. */
+  idf(term: string, stats: CollectionStats = this.stats): number {
+    return idfOf(stats.n, stats.df(term));
+  }
+
+  /** A term's posting list in the build, or undefined. */
+  postingsOf(term: string): Postings | undefined {
+    const p = this.posting(term);
+    return p ? { docs: this.parts.postingDocs, tfs: this.parts.postingTfs, start: p.start, end: p.end } : undefined;
   }
 
   /**
-   * Query terms with their weights: exact terms 1, typo and prefix expansions less. In term order,
-   * whatever order the delta's terms are in: scores are sums over these terms, and a sum in another
-   * order can differ in its last bit, which is enough to move a hit across a cursor.
+   * Query terms with their weights: a word's own term by how often the query repeats it (BM25's
+   * k3 saturation), typo and prefix expansions less, each naming the word's term it stands in for
+   * (`Expansion.standsFor`). The last word is taken as half typed only when the query ends in it
+   * (no space or punctuation after it). In term order, whatever order the delta's terms are in:
+   * scores are sums over these terms, and a sum in another order can differ in its last bit,
+   * which is enough to move a hit across a cursor. Terms count with the build's and the delta's
+   * documents together (`extra.liveDf`), as one build over the same items would count them.
    */
   expand(query: string, extra: ExtraVocab = NO_EXTRA): Map<string, number> {
-    const out = new Map<string, number>();
+    const df = extra.liveDf ? (t: string) => (extra.liveDf as (t: string) => number)(t) : (t: string) => this.df(t);
     const raw = words(query);
+    const open = /[\p{L}\p{N}\p{M}]$/u.test(query);
+    const qtf = new Map<string, number>();
+    const variants = new Map<string, [weight: number, word: string]>();
     let typos = 0;
     raw.forEach((w, i) => {
       const isLast = i === raw.length - 1;
       const stop = STOP_WORDS.has(w);
       const t = stem(w);
-      if (!stop) out.set(t, Math.max(out.get(t) ?? 0, 1));
-      if (isLast && w.length >= 2) {
+      if (!stop && (qtf.has(t) || qtf.size < RANKING.maxQueryTerms)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
+      if (isLast && open && w.length >= 2) {
         // The last word may be half typed: every term it starts, or whose word it starts
         // ("runni" → running → run), most frequent first.
-        for (const x of this.withPrefix(w, 30)) if (x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
-        for (const x of extra.terms) if (x.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
-        for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(w) && x !== t && !out.has(x)) out.set(x, RANKING.prefixWeight);
+        for (const x of this.withPrefix(w, 30, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
       }
-      if (!stop && w.length >= 4 && !this.has(t) && !extra.terms.has(t) && typos < RANKING.maxTypoWords) {
+      if (!stop && w.length >= 4 && qtf.has(t) && df(t) === 0 && typos < RANKING.maxTypoWords) {
         // Unknown term: likely a typo; take close vocabulary terms instead.
         typos++;
         const max = w.length >= 8 ? 2 : 1;
-        for (const x of this.near(t, max, extra)) if (!out.has(x)) out.set(x, RANKING.fuzzyWeight);
+        for (const x of this.near(t, max, extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
       }
     });
-    return new Map([...out].sort(([a], [b]) => byTerm(a, b)));
+    const k3 = RANKING.k3;
+    const out = new Expansion();
+    const all = [...new Set([...qtf.keys(), ...variants.keys()])].sort(byTerm);
+    for (const t of all) {
+      const n = qtf.get(t);
+      if (n !== undefined) out.set(t, ((k3 + 1) * n) / (k3 + n));
+      else {
+        const [weight, word] = variants.get(t) as [number, string];
+        out.set(t, weight);
+        out.standsFor.set(t, word);
+      }
+    }
+    return out;
   }
 
-  /** Index terms that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
-  private withPrefix(prefix: string, limit: number): string[] {
+  /** Terms (the build's and the delta's) that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
+  private withPrefix(prefix: string, limit: number, extra: ExtraVocab, df: (t: string) => number): string[] {
     const hits = new Set<string>();
     for (let i = firstAtLeast(this.vocab, prefix); i < this.vocab.length && (this.vocab[i] as string).startsWith(prefix); i++) hits.add(this.vocab[i] as string);
     const { surface, surfaceStem } = this.parts;
     for (let i = firstAtLeast(surface, prefix); i < surface.length && (surface[i] as string).startsWith(prefix); i++) hits.add(this.vocab[surfaceStem[i] as number] as string);
-    return [...hits].sort((a, b) => this.df(b) - this.df(a) || byTerm(a, b)).slice(0, limit);
+    if (extra.sortedTerms) {
+      const ts = extra.sortedTerms();
+      for (let i = firstAtLeast(ts, prefix); i < ts.length && (ts[i] as string).startsWith(prefix); i++) hits.add(ts[i] as string);
+    } else for (const x of extra.terms) if (x.startsWith(prefix)) hits.add(x);
+    if (extra.sortedSurfaces) {
+      const ws = extra.sortedSurfaces();
+      for (let i = firstAtLeast(ws, prefix); i < ws.length && (ws[i] as string).startsWith(prefix); i++) {
+        const e = extra.surfaces.get(ws[i] as string);
+        if (e) hits.add(e.stem);
+      }
+    } else for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(prefix)) hits.add(x);
+    const counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
+    return counted.sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0])).slice(0, limit).map(([t]) => t);
   }
 
-  /** Vocabulary terms (the index's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
-  private near(term: string, max: number, extra: ExtraVocab): string[] {
-    const hits: [string, number][] = [];
+  /** Terms (the build's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
+  private near(term: string, max: number, extra: ExtraVocab, df: (t: string) => number): string[] {
+    const hits: [string, number, number][] = [];
+    const take = (v: string, d: number) => {
+      const n = df(v);
+      if (n > 0) hits.push([v, d, n]);
+    };
     // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned.
-    if (term.length - max <= this.longestTerm()) this.typoWork += forEachNear(this.vocab, term, max, (v, d) => hits.push([v, d]));
-    // The delta's new terms (a few thousand at most between builds) one by one.
-    for (const v of extra.terms) {
-      if (this.termIndex.has(v) || Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
-      const d = editDistance(term, v, max);
-      if (d <= max) hits.push([v, d]);
+    if (term.length - max <= this.longestTerm()) this.typoWork += forEachNear(this.vocab, term, max, take);
+    // The delta's new terms: walked the same way when sorted, else one by one.
+    const fresh = (v: string, d: number) => {
+      if (!this.termIndex.has(v)) take(v, d);
+    };
+    if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), term, max, fresh);
+    else {
+      for (const v of extra.terms) {
+        if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
+        const d = editDistance(term, v, max);
+        if (d <= max) fresh(v, d);
+      }
     }
-    return hits.sort((a, b) => a[1] - b[1] || this.df(b[0]) - this.df(a[0]) || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
+    return hits.sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
   }
 
   private longest = -1;
@@ -379,56 +532,6 @@ export class SearchIndex {
 
   /** Edit-distance rows computed by typo lookups in this index so far (for tests and benchmarks). */
   typoWork = 0;
-
-  /**
-   * Adds the BM25F keyword scores of indexed documents (by index position) for already expanded
-   * terms into `acc`, recording each position touched the first time in `touched`.
-   */
-  keywordScoresInto(expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number, acc: Float64Array, touched: IntList): void {
-    const { k1, fields } = RANKING;
-    const fb = FIELD_NAMES.map((f) => fields[f as Field]);
-    const boost = fb.map((f) => f.boost);
-    const b = fb.map((f) => f.b);
-    const { postingDocs, postingTfs } = this.parts;
-    const [l0, l1, l2] = this.lens as [Float32Array, Float32Array, Float32Array];
-    const [a0, a1, a2] = this.avgLen as [number, number, number];
-    for (const [t, weight] of expanded) {
-      const p = this.posting(t);
-      if (!p) continue;
-      const idf = this.idf(t, extraDocs, extraDf(t)) * weight;
-      for (let j = p.start; j < p.end; j++) {
-        const i = postingDocs[j] as number;
-        const t0 = postingTfs[j * 3] as number;
-        const t1 = postingTfs[j * 3 + 1] as number;
-        const t2 = postingTfs[j * 3 + 2] as number;
-        let tf = 0;
-        if (t0) tf += ((boost[0] as number) * t0) / (1 - (b[0] as number) + ((b[0] as number) * (l0[i] as number)) / a0);
-        if (t1) tf += ((boost[1] as number) * t1) / (1 - (b[1] as number) + ((b[1] as number) * (l1[i] as number)) / a1);
-        if (t2) tf += ((boost[2] as number) * t2) / (1 - (b[2] as number) + ((b[2] as number) * (l2[i] as number)) / a2);
-        if (acc[i] === 0) touched.push(i);
-        acc[i] = (acc[i] as number) + (idf * tf) / (k1 + tf);
-      }
-    }
-  }
-
-  /** BM25F of a document outside the index, with this index's statistics. */
-  scoreExternal(a: Analyzed, expanded: Map<string, number>, extraDocs: number, extraDf: (t: string) => number): number {
-    const { k1, fields } = RANKING;
-    let s = 0;
-    for (const [t, weight] of expanded) {
-      const tfs = a.tf.get(t);
-      if (!tfs) continue;
-      let tf = 0;
-      FIELD_NAMES.forEach((f, k) => {
-        const raw = tfs[k] as number;
-        if (!raw) return;
-        const spec = fields[f];
-        tf += (spec.boost * raw) / (1 - spec.b + (spec.b * (a.len[k] as number)) / (this.avgLen[k] as number));
-      });
-      s += (this.idf(t, extraDocs, extraDf(t)) * weight * tf) / (k1 + tf);
-    }
-    return s;
-  }
 
   /**
    * Whether the index holds this very version of `d` (the same update and embedding times,
@@ -514,7 +617,7 @@ export class SearchIndex {
       }
     }
     // A coarse pass pays off only when it leaves out most candidates: rescoring keeps its best 4k.
-    const coarseDims = candidates > k * 8 && this.docs.length > 5000 ? Math.max(32, this.dims >> 2) : this.dims;
+    const coarseDims = coarsePass(candidates, k) ? Math.max(32, this.dims >> 2) : this.dims;
     const coarse = new TopK(coarseDims === this.dims ? k : k * 4);
     const { scales, hasVector } = this;
     const dot = this.vectors.query(q);
@@ -564,7 +667,7 @@ export function addDocVectors(index: SearchIndex, docs: readonly (SearchDoc | un
  * Writes values[from..from+dims) as int8 to out[at..), its largest magnitude as ±127, and returns
  * the scale back to floats (0, and nothing written, for a zero vector).
  */
-function quantiseInto(values: ArrayLike<number>, from: number, dims: number, out: Int8Array, at: number): number {
+export function quantiseInto(values: ArrayLike<number>, from: number, dims: number, out: Int8Array, at: number): number {
   let max = 0;
   for (let k = 0; k < dims; k++) max = Math.max(max, Math.abs(values[from + k] as number));
   if (max === 0) return 0;

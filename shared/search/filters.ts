@@ -1,12 +1,16 @@
 import type { Json } from '../domain/types.ts';
-import type { PlatformSearchBody, SearchBody } from '../schemas/search.ts';
+import type { FilterClause, SearchBody, ShorthandFilters } from '../schemas/search.ts';
 import { NO_FILTER, type DocFilter, type SearchDoc } from './engine.ts';
 
 const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => v === w);
 
-/** The Core search filters (api-decisions) as a predicate over documents. */
+/** The Core search filters (api-decisions): the shorthand object or a list of clauses, as a predicate over documents. */
 export function coreFilter(f: SearchBody['filters']): DocFilter {
   if (!f) return NO_FILTER;
+  return Array.isArray(f) ? clauseFilter(f) : shorthandFilter(f);
+}
+
+function shorthandFilter(f: ShorthandFilters): DocFilter {
   const checks: DocFilter[] = [];
   if (f.category !== undefined) {
     const m = anyOf(f.category);
@@ -28,8 +32,13 @@ export function coreFilter(f: SearchBody['filters']): DocFilter {
   return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }
 
-function fieldValue(d: SearchDoc, field: string): Json | undefined {
-  if (field.startsWith('metadata.')) return d.metadata[field.slice('metadata.'.length)];
+/** A document's value of a filter or sort field (`metadata.<key>` or a top-level field). */
+export function fieldValue(d: SearchDoc, field: string): Json | undefined {
+  if (field.startsWith('metadata.')) {
+    const key = field.slice('metadata.'.length);
+    // Own keys only: `metadata.constructor` is not Object.prototype.constructor.
+    return Object.hasOwn(d.metadata, key) ? d.metadata[key] : undefined;
+  }
   switch (field) {
     case 'id':
       return d.id;
@@ -48,26 +57,36 @@ function fieldValue(d: SearchDoc, field: string): Json | undefined {
   }
 }
 
-/** The Platform item-search filters `[{ field, op, value }]` as a predicate. */
-export function platformFilter(filters: PlatformSearchBody['filters']): DocFilter {
+/**
+ * `[{ field, op, value }]` clauses (all must hold) as a predicate: the Platform item search's
+ * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly (`neq` also
+ * holds when the field is absent); `gt`, `gte`, `lt`, `lte` hold only for numbers; `exists`
+ * true / false: the field is present / absent.
+ */
+export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
   const checks = filters.map(({ field, op, value: given }): DocFilter => {
     // Item IDs come as integers or as their digits (validated): compared as numbers.
     const asId = (x: Json | undefined) => (field === 'id' && typeof x === 'string' ? Number(x) : x);
     const value = Array.isArray(given) ? given.map(asId) : asId(given);
     const values = Array.isArray(value) ? value : [value];
+    const n = typeof value === 'number' ? value : NaN;
     return (d) => {
       const v = fieldValue(d, field);
       switch (op) {
         case 'eq':
-          return v === value;
+          return v === value || (Array.isArray(v) && v.includes(value as Json));
         case 'neq':
-          return v !== value;
+          return v !== value && !(Array.isArray(v) && v.includes(value as Json));
         case 'in':
-          return values.some((x) => x === v);
+          return values.some((x) => x === v || (Array.isArray(v) && v.includes(x as Json)));
+        case 'gt':
+          return typeof v === 'number' && v > n;
         case 'gte':
-          return typeof v === 'number' && typeof value === 'number' && v >= value;
+          return typeof v === 'number' && v >= n;
+        case 'lt':
+          return typeof v === 'number' && v < n;
         case 'lte':
-          return typeof v === 'number' && typeof value === 'number' && v <= value;
+          return typeof v === 'number' && v <= n;
         case 'exists':
           return value === false ? v === undefined : v !== undefined;
       }
@@ -75,3 +94,6 @@ export function platformFilter(filters: PlatformSearchBody['filters']): DocFilte
   });
   return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }
+
+/** The Platform item-search filters. */
+export const platformFilter = clauseFilter;

@@ -1,94 +1,8 @@
 import { cosine, normalize } from './embedding.ts';
-import { analyze, IntList, NO_FILTER, RANKING, type Analyzed, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
+import { Expansion, idfOf, IntList, NO_FILTER, RANKING, scorePostings, type CollectionStats, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
+import { PreparedDelta, type Delta } from './delta.ts';
 
-/** Items changed since the index was built (scored beside it) and ids it must no longer show. */
-export interface Delta {
-  docs: SearchDoc[];
-  /** Ids whose indexed copy is superseded (changed or deleted). */
-  masked: Set<number>;
-}
-
-/**
- * The changes since the index build, analysed once and kept up to date incrementally: each
- * request applies only the changes it has not seen yet (a document replaces its older version;
- * a deletion removes it), so the per-request cost follows the rate of change, not its backlog.
- */
-export class PreparedDelta {
-  private readonly byId = new Map<number, { doc: SearchDoc; analyzed: Analyzed }>();
-  readonly masked = new Set<number>();
-  readonly df = new Map<string, number>();
-  readonly terms = new Set<string>();
-  /** The delta documents' words whose stem differs from them, with that stem and how many documents hold them. */
-  readonly surfaces = new Map<string, { stem: string; n: number }>();
-  private arrays: { docs: SearchDoc[]; analyzed: Analyzed[] } | undefined;
-
-  constructor(delta: Delta = { docs: [], masked: new Set() }) {
-    this.apply(delta.docs, [...delta.masked].filter((id) => !delta.docs.some((d) => d.id === id)));
-  }
-
-  /** Applies changed documents (newer versions replace older ones) and deletions. */
-  apply(docs: SearchDoc[], deleted: number[]): void {
-    let changed = deleted.length > 0;
-    for (const d of docs) {
-      // Re-reads of an unchanged document (the clock-skew margin) cost nothing.
-      if (same(this.byId.get(d.id)?.doc, d)) continue;
-      changed = true;
-      this.remove(d.id);
-      const analyzed = analyze(d);
-      for (const t of analyzed.tf.keys()) {
-        this.df.set(t, (this.df.get(t) ?? 0) + 1);
-        this.terms.add(t);
-      }
-      for (const [w, t] of analyzed.surface) {
-        const e = this.surfaces.get(w);
-        if (e) e.n += 1;
-        else this.surfaces.set(w, { stem: t, n: 1 });
-      }
-      this.byId.set(d.id, { doc: d, analyzed });
-      this.masked.add(d.id);
-    }
-    for (const id of deleted) {
-      this.remove(id);
-      this.masked.add(id);
-    }
-    if (changed) this.arrays = undefined;
-  }
-
-  private remove(id: number): void {
-    const old = this.byId.get(id);
-    if (!old) return;
-    for (const t of old.analyzed.tf.keys()) {
-      const n = (this.df.get(t) ?? 1) - 1;
-      if (n > 0) this.df.set(t, n);
-      else {
-        this.df.delete(t);
-        this.terms.delete(t);
-      }
-    }
-    for (const w of old.analyzed.surface.keys()) {
-      const e = this.surfaces.get(w);
-      if (e && --e.n === 0) this.surfaces.delete(w);
-    }
-    this.byId.delete(id);
-  }
-
-  private view() {
-    this.arrays ??= { docs: [...this.byId.values()].map((e) => e.doc), analyzed: [...this.byId.values()].map((e) => e.analyzed) };
-    return this.arrays;
-  }
-
-  get docs(): SearchDoc[] {
-    return this.view().docs;
-  }
-
-  get analyzed(): Analyzed[] {
-    return this.view().analyzed;
-  }
-
-  get(id: number): SearchDoc | undefined {
-    return this.byId.get(id)?.doc;
-  }
-}
+export { PreparedDelta, type Delta };
 
 export interface RankRequest {
   query: string;
@@ -104,6 +18,11 @@ export interface RankRequest {
 export interface PageRequest {
   limit: number;
   after?: { score: number; id: number } | undefined;
+  /**
+   * Sees every match with its score (facets, sort by a field: shared/search/service.ts). With
+   * it, no match is skipped by the shortcuts that only count matches that cannot enter the page.
+   */
+  visit?: ((doc: SearchDoc, score: number) => void) | undefined;
 }
 
 export interface Ranked {
@@ -116,20 +35,15 @@ export interface Ranked {
 /** The one order of results: score descending, then id ascending. Cursors follow it. */
 export const byRank = (a: Hit, b: Hit): number => b.score - a.score || a.doc.id - b.doc.id;
 
-function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
-  return (
-    a !== undefined && a.updated_at === b.updated_at && a.embedding_updated_at === b.embedding_updated_at && a.active === b.active &&
-    (a.vector === null) === (b.vector === null) && a.name === b.name && a.description === b.description && JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
-  );
-}
-
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
 const HYBRID_VECTOR_LIMIT = 500;
 
 // Keyword accumulator and scratch lists reused across requests (ranking is synchronous, so
 // never shared at once).
 let acc = new Float64Array(0);
+let best = new Float64Array(0);
 const touchedList = new IntList();
+const bestTouched = new IntList();
 const kwList = new IntList();
 
 /** Collects the best `limit + 1` hits after the cursor, in rank order. */
@@ -139,6 +53,7 @@ class PageCollector {
   constructor(private readonly page: PageRequest) {}
   add(doc: SearchDoc, score: number): void {
     this.total += 1;
+    this.page.visit?.(doc, score);
     const a = this.page.after;
     if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
     const keep = this.page.limit + 1;
@@ -160,6 +75,7 @@ class PageCollector {
   }
   /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */
   full(bound: number): boolean {
+    if (this.page.visit) return false;
     const keep = this.page.limit + 1;
     return this.hits.length === keep && bound < (this.hits[keep - 1] as Hit).score;
   }
@@ -193,17 +109,65 @@ export function kthLargest(xs: Float64Array | Float32Array, k: number): number {
 }
 
 /**
+ * Adds the BM25F keyword scores of the build's documents and the delta's for the expanded query
+ * terms into `acc` (keys: build positions, then N + delta slot), recording each key touched.
+ * A query word with prefix or typo expansions adds the best of the word's own score and its
+ * expansions' (each at most its weight times the word's IDF), never their sum; other terms add up.
+ */
+function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Map<string, number>, stats: CollectionStats, touched: IntList): void {
+  const N = index.docs.length;
+  const standsFor = expanded instanceof Expansion ? expanded.standsFor : new Map<string, string>();
+  // Units in the order of their first term: a word alone, or a word with its expansions.
+  const units = new Map<string, string[]>();
+  for (const t of expanded.keys()) {
+    const word = standsFor.get(t) ?? t;
+    const u = units.get(word);
+    if (u) u.push(t);
+    else units.set(word, [t]);
+  }
+  const score = (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => {
+    const p = index.postingsOf(t);
+    if (p) scorePostings(p, index.lens, 0, widf, stats, target, list, max);
+    const q = delta.postingsOf(t);
+    if (q) scorePostings(q, delta.lens, N, widf, stats, target, list, max, delta.live);
+  };
+  for (const [word, ts] of units) {
+    if (ts.length === 1 && !standsFor.has(ts[0] as string)) {
+      const t = ts[0] as string;
+      score(t, (expanded.get(t) as number) * idfIn(stats, t), acc, touched, false);
+      continue;
+    }
+    // An expansion's IDF is capped at its word's when the word is known.
+    const cap = stats.df(word) > 0 ? idfIn(stats, word) : Infinity;
+    bestTouched.clear();
+    for (const t of ts) score(t, (expanded.get(t) as number) * (t === word ? idfIn(stats, t) : Math.min(idfIn(stats, t), cap)), best, bestTouched, true);
+    for (const key of bestTouched.view()) {
+      if (acc[key] === 0) touched.push(key);
+      acc[key] = (acc[key] as number) + (best[key] as number);
+      best[key] = 0;
+    }
+  }
+}
+
+const idfIn = (stats: CollectionStats, t: string): number => idfOf(stats.n, stats.df(t));
+
+/**
  * Ranks the index plus the delta for one request: BM25F keyword scores, vector similarity,
  * their fusion (hybrid: a convex combination of max-normalised scores), pseudo-relevance
  * feedback in vector space (the query vector moves toward its best few documents and the vector
  * part is scored again), an optional taste boost from the user's profile, with filters and
- * activity applied to every candidate. Documents are keys: index position i, or N + k for the
- * k-th delta document. Returns one page in `byRank` order and the number of matches.
+ * activity applied to every candidate. Documents are keys: index position i, or N + s for the
+ * delta's slot s. Every score uses the build's and the delta's statistics together
+ * (`PreparedDelta.stats`), and the delta's vectors as a build quantises them: a document ranks
+ * the same whether it is in the delta or in the next build. Returns one page in `byRank` order
+ * and the number of matches.
  */
 export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, page: PageRequest): Ranked {
+  delta.bind(index);
   const N = index.docs.length;
-  const D = delta.docs.length;
-  const docOf = (key: number): SearchDoc => (key < N ? index.docs[key] : delta.docs[key - N]) as SearchDoc;
+  const S = delta.slotCount;
+  const stats = delta.stats();
+  const docOf = (key: number): SearchDoc => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc;
   const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
   // Broad queries match tens of thousands of indexed documents: without filters, accepting one
   // reads two typed arrays instead of the document object.
@@ -213,36 +177,32 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
     return unfiltered ? r.includeInactive === true || index.active[i] === 1 : eligible(index.docs[i] as SearchDoc);
   };
-  const accept = (key: number) => (key < N ? acceptIndexed(key) : eligible(delta.docs[key - N] as SearchDoc));
-  const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : (delta.docs[key - N] as SearchDoc).vector);
+  const acceptSlot = (s: number) => delta.live[s] === 1 && eligible(delta.docAt(s));
+  const accept = (key: number) => (key < N ? acceptIndexed(key) : acceptSlot(key - N));
+  const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : delta.vectorOf(key - N));
   const out = new PageCollector(page);
 
   if (r.query.trim() === '') {
     // Browsing: by the user's taste when known, else newest first (ids grow with creation).
-    for (let key = 0; key < N + D; key++) {
+    const indexed = r.profile ? index.similarityTo(r.profile) : undefined;
+    const fresh = r.profile ? delta.similarityTo(r.profile) : undefined;
+    const taste = (key: number) => (key < N ? (indexed as (i: number) => number)(key) : (fresh as (s: number) => number)(key - N));
+    for (let key = 0; key < N + S; key++) {
       if (!accept(key)) continue;
       const d = docOf(key);
-      out.add(d, r.profile ? Math.max(0, cosine(r.profile, vectorOfKey(key))) + 1e-12 * d.id : d.id);
+      out.add(d, r.profile ? Math.max(0, taste(key)) + 1e-12 * d.id : d.id);
     }
     return { hits: out.hits, total: out.total };
   }
 
   // Keyword scores into the pooled accumulator.
-  if (acc.length < N + D) acc = new Float64Array(Math.max(N + D, Math.ceil(acc.length * 1.5)));
+  if (acc.length < N + S) {
+    acc = new Float64Array(Math.max(N + S, Math.ceil(acc.length * 1.5)));
+    best = new Float64Array(acc.length);
+  }
   touchedList.clear();
   const touched = touchedList;
-  if (r.mode !== 'semantic') {
-    const extraDf = (t: string) => delta.df.get(t) ?? 0;
-    const expanded = index.expand(r.query, delta);
-    index.keywordScoresInto(expanded, D, extraDf, acc, touched);
-    for (let k = 0; k < D; k++) {
-      const s = index.scoreExternal(delta.analyzed[k] as Analyzed, expanded, D, extraDf);
-      if (s > 0) {
-        acc[N + k] = s;
-        touched.push(N + k);
-      }
-    }
-  }
+  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), stats, touched);
   kwList.clear();
   let maxKw = 1e-9;
   for (const key of touched.view()) {
@@ -274,13 +234,18 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
       const probe = r.mode === 'semantic' || kwKeys.length < HYBRID_VECTOR_LIMIT;
       const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
         const indexed = index.similarityTo(q);
-        const similarity = (key: number): number => (key < N ? indexed(key) : cosine((delta.docs[key - N] as SearchDoc).vector, q));
+        const fresh = delta.similarityTo(q);
+        const similarity = (key: number): number => (key < N ? indexed(key) : fresh(key - N));
         const m = new Map<number, number>();
         if (base) {
           for (const key of base) m.set(key, similarity(key));
         } else if (probe) {
-          index.nearest(q, RANKING.vectorCandidates, acceptIndexed).forEach((i, s) => m.set(i, s));
-          for (let k = 0; k < D; k++) if ((delta.docs[k] as SearchDoc).vector && accept(N + k)) m.set(N + k, similarity(N + k));
+          // The nearest of the build's and of the delta's: together, the nearest of both.
+          const near: [key: number, score: number, id: number][] = [];
+          index.nearest(q, RANKING.vectorCandidates, acceptIndexed).forEach((i, s) => near.push([i, s, index.ids[i] as number]));
+          if (S) delta.nearest(q, RANKING.vectorCandidates, acceptSlot).forEach((slot, s) => near.push([N + slot, s, delta.docAt(slot).id]));
+          if (near.length > RANKING.vectorCandidates) near.sort((a, b) => b[1] - a[1] || a[2] - b[2]).length = RANKING.vectorCandidates;
+          for (const [key, s] of near) m.set(key, s);
         }
         for (const key of head) if (!m.has(key)) m.set(key, similarity(key));
         return m;
@@ -289,18 +254,18 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
       if (RANKING.feedbackWeight > 0) {
         // The best few documents of a first fusion move the query vector (Rocchio); the same
         // candidates are then scored again.
-        const best = new TopKeys(RANKING.feedbackDocs);
+        const top = new TopKeys(RANKING.feedbackDocs);
         const maxVec = maxOf(vec);
         const consider = (key: number) => {
           const f = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
-          if (f !== null) best.push(key, f, docOf(key).id);
+          if (f !== null) top.push(key, f, docOf(key).id);
         };
         // Below the head, a keyword match has no vector score and a lower keyword score than any
         // head document, so it cannot be among the best: only the head is considered.
         for (const key of headFrom === undefined ? kwKeys : head) consider(key);
         // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
         if (r.mode === 'semantic' || kwKeys.length === 0) for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
-        const tops = best.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);
+        const tops = top.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);
         if (tops.length) {
           const q2 = Float32Array.from(r.queryVector);
           for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;

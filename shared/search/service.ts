@@ -7,12 +7,16 @@ import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
 import { unpackIndex } from './artifact.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
-import { addDocVectors, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
+import { addDocVectors, idfOf, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
 import { presentExplain, runPipeline } from '../control/pipeline.ts';
 import type { ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { similarityIn } from './vectors.ts';
+import { FacetCounter } from './facets.ts';
+import { highlightDoc, type HighlightTags } from './highlight.ts';
+import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
+import { applySynonyms, type SynonymRule } from './synonyms.ts';
 
 /** Where a tenant's current index artifact is: the builder writes it, searchers read it. */
 export const indexPointerKey = (tenant: string) => `search/${tenant}/current.json`;
@@ -183,7 +187,7 @@ async function stateOf(deps: SearchDeps, tenant: string): Promise<TenantState> {
 }
 
 function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedAt: number): TenantState {
-  const st: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, st)), seen: new Set() };
+  const st: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(undefined, index), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, st)), seen: new Set() };
   return st;
 }
 
@@ -278,10 +282,15 @@ async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | und
   return refreshed(old ?? st);
 }
 
-async function queryVector(deps: SearchDeps, index: SearchIndex, query: string): Promise<Float32Array | null> {
+async function queryVector(deps: SearchDeps, index: SearchIndex, query: string, delta?: PreparedDelta): Promise<Float32Array | null> {
   if (!query.trim()) return null;
-  // The local embedding weighs query words by the index's IDF (tf-idf instead of tf).
-  if (deps.embedder instanceof HashingEmbedding) return deps.embedder.embedOne(query, (t) => (index.has(t) ? index.idf(t) : index.idf('\u0000')));
+  // The local embedding weighs query words by their IDF (tf-idf instead of tf), over the build
+  // and the delta together: the same vector before and after the next build.
+  if (deps.embedder instanceof HashingEmbedding) {
+    delta?.bind(index);
+    const stats = delta ? delta.stats() : index.stats;
+    return deps.embedder.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
+  }
   const cached = queryVectors.get(query);
   if (cached) return cached;
   const [v] = await deps.embedder.embed([query]);
@@ -346,6 +355,73 @@ export interface SearchRequest {
   plan?: ServingPlan | undefined;
   /** Each hit says why it is there. */
   explain?: boolean | undefined;
+  /** Metadata keys counted over every match (the answer's `facets`). */
+  facets?: readonly string[] | undefined;
+  /** Each hit's name and a snippet of its description with the matched words marked by these tags. */
+  highlight?: HighlightTags | undefined;
+  /** A numeric field's order instead of relevance (not with a plan: its pipeline orders). */
+  sort?: SortSpec | undefined;
+  /** The tenant's synonym sets, applied to the query before ranking. */
+  synonyms?: readonly SynonymRule[] | undefined;
+  /** Called once the request is valid (its cursor too), before ranking: search analytics records it meanwhile. */
+  accepted?: (() => void) | undefined;
+}
+
+/*
+ * Presentation of a search (facets, highlighting, sort by a field, synonyms): shared/search/
+ * facets.ts, highlight.ts, sort.ts and synonyms.ts; ranking hands every match to `visit`.
+ */
+
+/** The query ranking sees: the request's, with the words of its synonyms the vocabulary (index or delta) holds. */
+function queryOf(req: SearchRequest, index: SearchIndex, delta: PreparedDelta): string {
+  return req.synonyms?.length ? applySynonyms(req.query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : req.query;
+}
+
+/** What a page's hits gain besides the item: highlighting. */
+function hitExtras(req: SearchRequest, query: string, index: SearchIndex, delta: PreparedDelta): (doc: SearchDoc) => { highlight?: ReturnType<typeof highlightDoc> } {
+  if (!req.highlight) return () => ({});
+  const terms = new Set(index.expand(query, delta).keys());
+  const tags = req.highlight;
+  return (doc) => ({ highlight: highlightDoc(doc, terms, tags) });
+}
+
+/** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */
+const facetCounter = (req: SearchRequest) => (req.facets?.length ? new FacetCounter(req.facets) : undefined);
+
+/**
+ * A search sorted by a field: every match goes by (ranking's visitor) and the page after the
+ * cursor is kept, in the field's order; the same build and delta page after page (the cursor
+ * names the build, as relevance cursors do).
+ */
+async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined) {
+  const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
+  const query = queryOf(req, index, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
+  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
+  const page = new SortedPage(req.sort, req.limit, after);
+  const facets = facetCounter(req);
+  const visit = facets ? (d: SearchDoc, score: number) => (page.visit(d, score), facets.visit(d)) : page.visit;
+  const ranked = rank(
+    index,
+    delta,
+    { query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
+    { limit: 1, after: undefined, visit },
+  );
+  const extras = hitExtras(req, query, index, delta);
+  const slice = page.hits.slice(0, req.limit);
+  const hasMore = page.hits.length > req.limit;
+  const last = slice[slice.length - 1];
+  return {
+    data: slice.map((h) => {
+      const score = Number(h.score.toFixed(6));
+      return { ...itemResource(h.doc), score, ...(req.explain ? { explain: { base_score: score, rules: [], score_after_rules: score, rerank: [], final_score: score, experiment: null } } : {}), ...extras(h.doc) };
+    }),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt) : null,
+    total: ranked.total,
+    experiment: null,
+    ...(facets ? { facets: facets.result() } : {}),
+  };
 }
 
 /**
@@ -365,7 +441,8 @@ const encodeOffsetCursor = (offset: number, builtAt: number) => Buffer.from(JSON
  */
 async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined) {
   const { index, delta } = await pagedView(deps, tenant, builtAt);
-  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
+  const query = queryOf(req, index, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
   // The user's latest events, when the plan read them already (segments), serve the taste and `exclude_seen`.
@@ -375,11 +452,12 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
     needSeen ? (known ? known.slice(0, SEEN_EVENTS) : deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
   ]);
+  const facets = facetCounter(req);
   const ranked = rank(
     index,
     delta,
-    { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
-    { limit: contextPool(req.limit), after: undefined },
+    { query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
+    { limit: contextPool(req.limit), after: undefined, visit: facets?.visit },
   );
   const top = ranked.hits[0]?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
@@ -401,12 +479,14 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   );
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
+  const extras = hitExtras(req, query, index, delta);
   return {
-    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)), ...(req.explain ? { explain: presentExplain(h.explain) } : {}) })),
+    data: slice.map((h) => ({ ...itemResource(h.doc), score: Number(h.score.toFixed(6)), ...(req.explain ? { explain: presentExplain(h.explain) } : {}), ...extras(h.doc) })),
     has_more: hasMore,
     next_cursor: hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt) : null,
     total: ranked.total,
     experiment,
+    ...(facets ? { facets: facets.result() } : {}),
   };
 }
 
@@ -415,34 +495,47 @@ const SEEN_EVENTS = 100;
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
+  // A cursor of a sorted list goes only with the same sort; other cursors only without one.
+  const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField) : undefined;
+  if (req.sort && !req.plan) {
+    if (req.cursor && !sortAfter) throw new ValidationError('Invalid cursor.', { [cursorField]: ['This cursor is from a search without sort; send it without sort.'] });
+    req.accepted?.();
+    return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter);
+  }
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
   if (req.plan) {
     if (after && after.offset === undefined) throw new ValidationError('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
+    req.accepted?.();
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
   }
   if (after?.offset !== undefined) throw new ValidationError('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
+  req.accepted?.();
   const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
-  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, req.query);
+  const query = queryOf(req, index, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
+  const facets = facetCounter(req);
   const ranked = rank(
     index,
     delta,
-    { query: req.query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
-    { limit: req.limit, after: after ? { score: after.score, id: after.id } : undefined },
+    { query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false },
+    { limit: req.limit, after: after ? { score: after.score, id: after.id } : undefined, visit: facets?.visit },
   );
   // Keyset pagination: the page, and a cursor (score, id, build) after its last hit when more follow.
   const slice = ranked.hits.slice(0, req.limit);
   const hasMore = ranked.hits.length > req.limit;
   const last = slice[slice.length - 1];
+  const extras = hitExtras(req, query, index, delta);
   return {
     data: slice.map((h) => {
       const score = Number(h.score.toFixed(6));
-      return { ...itemResource(h.doc), score, ...(req.explain ? { explain: { base_score: score, rules: [], score_after_rules: score, rerank: [], final_score: score, experiment: null } } : {}) };
+      return { ...itemResource(h.doc), score, ...(req.explain ? { explain: { base_score: score, rules: [], score_after_rules: score, rerank: [], final_score: score, experiment: null } } : {}), ...extras(h.doc) };
     }),
     has_more: hasMore,
     next_cursor: hasMore && last ? encodeCursor(last, index.builtAt) : null,
     total: ranked.total,
     experiment: null,
+    ...(facets ? { facets: facets.result() } : {}),
   };
 }
 

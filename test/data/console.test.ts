@@ -29,7 +29,7 @@ describe('console store', () => {
     expect(await c.get('sv', 'endpoint', 1)).toEqual({ id: 1, endpoint_name: 'main', is_default: true, model_version: null });
     expect(await c.update('sv', 'event_type', 2, { weight: 30 }, { weight: 20 })).toBe(true);
     expect((await c.servingConfig('sv')).event_type.map((e) => e.weight)).toEqual([1, 30]);
-    expect(await c.servingConfig('none')).toEqual({ event_type: [], endpoint: [] });
+    expect(await c.servingConfig('none')).toEqual({ event_type: [], endpoint: [], erased_user: [] });
   });
 });
 

@@ -43,7 +43,9 @@ describe('control plane', () => {
     expect(tableActionsOf('control/segments-update')).not.toContain('dynamodb:DeleteItem');
   });
 
-  it('lets the maintenance pass store segment size estimates (UpdateItem), and write nothing else to the table', () => {
-    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem']));
+  it('lets the maintenance pass store segment size estimates and start scheduled runs, and never delete from the table', () => {
+    // UpdateItem: segment estimates and a template's claimed due time; PutItem and BatchWriteItem:
+    // the scheduled run's job record and its log lines (shared/domain/automation.ts).
+    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']));
   });
 });

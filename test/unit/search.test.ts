@@ -111,7 +111,8 @@ describe('index and ranking', () => {
   });
 
   it('uses an IVF over larger catalogs and still finds the nearest documents', () => {
-    const many = Array.from({ length: 3000 }, (_, i) => doc(i + 1, `widget ${i} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]} model`));
+    // Builds of 20,000 vectors or more have an IVF (below, nearest neighbours are exact).
+    const many = Array.from({ length: 20_000 }, (_, i) => doc(i + 1, `widget ${i} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]} model`));
     const big = SearchIndex.build(many, 64, 1);
     expect(big.parts.ivf).not.toBeNull();
     const q = emb.embedOne('widget 1234 gamma model');

@@ -1,0 +1,25 @@
+import type { EventRecord } from './types.ts';
+
+/** Requests whose events one ingest attributes at once. */
+const ATTRIBUTION_CONCURRENCY = 16;
+
+/**
+ * Attribution at ingest: the stored events that name a served request (by `request_id`),
+ * grouped by it, each group handed to `fn` (the events of one request in order; at most
+ * ATTRIBUTION_CONCURRENCY requests at once). Experiment exposures (shared/control/exposures.ts)
+ * and search analytics (shared/search/analytics.ts) attribute through it.
+ */
+export async function eachRequest(events: readonly EventRecord[], fn: (requestId: string, events: EventRecord[]) => Promise<void>): Promise<void> {
+  const byRequest = new Map<string, EventRecord[]>();
+  for (const e of events) {
+    if (typeof e.request_id !== 'string' || e.request_id.length === 0) continue;
+    const list = byRequest.get(e.request_id);
+    if (list) list.push(e);
+    else byRequest.set(e.request_id, [e]);
+  }
+  const work = [...byRequest];
+  const worker = async () => {
+    for (let next = work.pop(); next; next = work.pop()) await fn(next[0], next[1]);
+  };
+  await Promise.all(Array.from({ length: Math.min(ATTRIBUTION_CONCURRENCY, work.length) }, worker));
+}

@@ -1,0 +1,110 @@
+import type { ConsoleStore } from '../data/console.ts';
+import type { JobQueue } from '../jobs.ts';
+import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
+import { findEndpoint, jobName, queueRun, scheduleSeconds, type Job, type ModelVersion, type Promotion, type Template } from './console.ts';
+import { nowSeconds } from './items.ts';
+
+/*
+ * Training that runs itself: a template's schedule starts runs from the maintenance pass, and
+ * its auto-promotion policy decides, when a run from it completes, whether its version serves.
+ */
+
+/** The first due time after `due` still to come at `now`: due times missed meanwhile make one run, not one each. */
+export function nextAfter(due: number, every: number, now: number): number {
+  return due + Math.max(1, Math.floor((now - due) / every) + 1) * every;
+}
+
+/**
+ * Starts the tenant's scheduled runs that are due (Published templates whose `next_run_at` has
+ * come), once per due time however many passes overlap: a pass claims a due time by moving the
+ * template's `next_run_at` on, conditionally on the value it read, so only one pass's claim
+ * holds. The claim names the run's job id; the run is stored and queued after it, and a pass
+ * that stopped in between is finished by the next one (storing the run only if it is not there,
+ * sending its message again: a run starts only once). Answers the job names started.
+ */
+export async function startDueRuns(deps: { console: ConsoleStore; queue: JobQueue }, tenant: string, now: number): Promise<string[]> {
+  const c = deps.console;
+  const started: string[] = [];
+  for (const t of await c.list<Template>(tenant, 'template')) {
+    if (typeof t._unsent_job === 'number') started.push(await deliver(deps, tenant, t, t._unsent_job));
+    const due = t.next_run_at;
+    if (!t.schedule || typeof due !== 'number' || due > now || t.status !== 'Published') continue;
+    const id = await c.nextId(tenant, 'job');
+    const claim = { next_run_at: nextAfter(due, scheduleSeconds(t.schedule), now), last_scheduled_run: { job_name: jobName(id), due_at: due }, _unsent_job: id };
+    // Another pass claimed this due time first (or the schedule changed): its run, not this one.
+    if (!(await c.update(tenant, 'template', t.id, claim, { next_run_at: due }))) continue;
+    started.push(await deliver(deps, tenant, { ...t, ...claim }, id));
+  }
+  return [...new Set(started)];
+}
+
+/** Stores and queues the run a pass claimed, then clears the claim. */
+async function deliver(deps: { console: ConsoleStore; queue: JobQueue }, tenant: string, t: Template, id: number): Promise<string> {
+  const dueAt = t.last_scheduled_run?.job_name === jobName(id) ? t.last_scheduled_run.due_at : nowSeconds();
+  await queueRun(deps.console, deps.queue, tenant, t, id, t.schedule?.options ?? { ...DEFAULT_TRAINING_OPTIONS }, dueAt);
+  await deps.console.update(tenant, 'template', t.id, { _unsent_job: null }, { _unsent_job: id });
+  return jobName(id);
+}
+
+/** A version's nDCG@10 for promotion: its validation figure, else its holdout metric. */
+function ndcgOf(m: ModelVersion): { value: number; source: 'validation' | 'holdout' } | undefined {
+  const v = m.validation?.ndcg_at_10;
+  if (typeof v === 'number' && Number.isFinite(v)) return { value: v, source: 'validation' };
+  const h = m.metrics?.ndcg_at_10;
+  return typeof h === 'number' && Number.isFinite(h) ? { value: h, source: 'holdout' } : undefined;
+}
+const fmt = (x: number) => String(Number(x.toFixed(4)));
+const fmtFactor = (f: number) => (Number.isInteger(f) ? f.toFixed(1) : String(f));
+
+/**
+ * When run `name` has completed and its template has an auto-promotion policy: promotes the
+ * run's version to the policy's endpoint if its validation nDCG@10 is at least the serving
+ * version's times `min_factor`, approving it with the decision, else leaves it as it is; either
+ * way the version record says so and why (`promotion`), once: a decision already recorded
+ * stands. The endpoint is changed only if it still serves what the decision compared with
+ * (else the decision is made again); a decider that stopped after changing it finds its
+ * version serving when the message comes again, and records that.
+ * Answers the decision, or undefined when there is none to make.
+ */
+export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
+  const id = Number(name.slice('train-'.length));
+  if (!Number.isSafeInteger(id) || jobName(id) !== name) return undefined;
+  const job = await c.get<Job>(tenant, 'job', id);
+  if (!job || job.status !== 'Completed' || job.model_version === null) return undefined;
+  const policy = (await c.get<Template>(tenant, 'template', job.template_id))?.auto_promote;
+  if (!policy) return undefined;
+  const version = job.model_version;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const m = await c.get<ModelVersion>(tenant, 'model', version);
+    if (!m) return undefined;
+    if (m.promotion) return m.promotion;
+    const endpoint = await findEndpoint(c, tenant, policy.endpoint_name);
+    const serving = endpoint?.model_version ?? null;
+    const decide = (promoted: boolean, reason: string): Promotion => ({ automatic: true, promoted, endpoint_name: policy.endpoint_name, compared_with: serving, reason, at: nowSeconds() });
+    let decision: Promotion;
+    const mine = ndcgOf(m);
+    if (!endpoint) decision = decide(false, `no serving endpoint ${policy.endpoint_name}`);
+    else if (serving === version) decision = decide(true, `version ${version} already serves ${endpoint.endpoint_name}`);
+    else if (!mine) decision = decide(false, `version ${version} has no nDCG@10 to compare`);
+    else if (serving === null) decision = decide(true, `${mine.source} nDCG@10 ${fmt(mine.value)}; no version served ${endpoint.endpoint_name}`);
+    else {
+      const servingRec = await c.get<ModelVersion>(tenant, 'model', serving);
+      const theirs = servingRec ? ndcgOf(servingRec) : undefined;
+      if (!theirs) decision = decide(true, `${mine.source} nDCG@10 ${fmt(mine.value)}; version ${serving} serving ${endpoint.endpoint_name} has no nDCG@10 to compare with`);
+      else {
+        const ok = mine.value >= theirs.value * policy.min_factor;
+        const other = theirs.source === mine.source ? fmt(theirs.value) : `${fmt(theirs.value)} (its ${theirs.source} nDCG@10)`;
+        decision = decide(ok, `${mine.source} nDCG@10 ${fmt(mine.value)} ${ok ? '>=' : '<'} ${other} x ${fmtFactor(policy.min_factor)} of version ${serving} serving ${endpoint.endpoint_name}`);
+      }
+    }
+    // Only if the endpoint still serves what was compared with: else decide again.
+    if (decision.promoted && endpoint && serving !== version) {
+      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: nowSeconds() }, { updated_at: endpoint.updated_at, ...(serving !== null ? { model_version: serving } : {}) }))) continue;
+    }
+    // Approved with the decision that promoted it (a refused version stays as it was).
+    if (!(await c.update(tenant, 'model', version, { promotion: decision, ...(decision.promoted ? { status: 'Approved' } : {}) }, { promotion: undefined }))) continue;
+    await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Auto-promotion to ${policy.endpoint_name}: ${decision.promoted ? 'promoted' : 'not promoted'} (${decision.reason})` }]);
+    return decision;
+  }
+  return (await c.get<ModelVersion>(tenant, 'model', version))?.promotion;
+}

@@ -1,0 +1,38 @@
+import type { ConsoleStore, ErasedUser } from '../data/console.ts';
+import { nowSeconds } from './items.ts';
+import type { EventStore } from './types.ts';
+
+/*
+ * Erasure of a user (DELETE /api/users/{user_id}). Their events are deleted from the table, so
+ * no later training reads them; but a model already trained holds their history in its
+ * artifact, and serving reads it from there. So the tenant keeps a marker per erased user in
+ * the partition serving reads its endpoints and event types from (the same Query): from the
+ * moment it is stored, serving personalises that user neither from an artifact trained before
+ * the erasure ended nor from events created before it (an index read may still show deleted
+ * events for a moment). Events the user sends later personalise as usual.
+ */
+
+export async function eraseUser(deps: { console: ConsoleStore; events: EventStore }, tenant: string, userId: string) {
+  const requestedAt = nowSeconds();
+  // The marker first: serving stops at once, even if the deletion fails half way (retrying it
+  // is safe: an erasure is idempotent).
+  await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: null });
+  const deleted = await deps.events.eraseUser(tenant, userId);
+  await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: nowSeconds() });
+  return { user_id: userId, deleted_events: deleted };
+}
+
+/**
+ * Per erased user, the time (unix seconds) up to which their data no longer personalises: the
+ * end of their erasure, or Infinity while it runs.
+ */
+export function erasedUntil(markers: readonly ErasedUser[]): ReadonlyMap<string, number> {
+  return new Map(markers.map((m) => [m.user_id, m.completed_at ?? Infinity]));
+}
+
+/**
+ * Whether a model artifact may hold events of a user erased until `until`, from its
+ * `trainedBefore` (the trainer reads the events from 60 s after it on): yes unless that read
+ * began after the erasure ended.
+ */
+export const artifactPredatesErasure = (trainedBefore: number, until: number): boolean => trainedBefore < until;

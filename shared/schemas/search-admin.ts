@@ -1,0 +1,43 @@
+import * as z from 'zod/mini';
+import { words } from '../search/text.ts';
+import { limitParam, numericId } from './common.ts';
+
+/** Platform schemas of search administration: synonym sets and search analytics. */
+
+const phrase = z
+  .string('a synonym is a string')
+  .check(
+    z.maxLength(100, 'a synonym is at most 100 characters'),
+    z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
+    z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
+  );
+const phrases = z.array(phrase, 'synonyms is a list of strings').check(z.minLength(1, 'synonyms must not be empty'), z.maxLength(20, 'at most 20 synonyms in a set'));
+const type = z.enum(['two_way', 'one_way'], 'type must be two_way or one_way');
+
+/** `POST /api/synonyms`: a two-way set `{ synonyms }` or a one-way set `{ type: "one_way", input, synonyms }`. */
+export const synonymBody = z.strictObject({
+  type: z.optional(type),
+  input: z.optional(z.nullable(phrase)),
+  synonyms: phrases,
+});
+export type SynonymBody = z.output<typeof synonymBody>;
+
+/** `PATCH /api/synonyms/{id}`: the fields sent replace the set's. */
+export const synonymPatch = z.strictObject({
+  type: z.optional(type),
+  input: z.optional(z.nullable(phrase)),
+  synonyms: z.optional(phrases),
+});
+
+export const synonymsQuery = z.strictObject({ limit: limitParam, starting_after: z.optional(numericId('starting_after')) });
+
+const eventType = z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'an event type matches ^[a-z][a-z0-9_]{0,63}$'));
+
+/** `GET /api/analytics/searches?from=&to=&limit=&click_type=&conversion_type=`. */
+export const searchAnalyticsQuery = z.strictObject({
+  from: z.optional(z.string()),
+  to: z.optional(z.string()),
+  limit: z._default(z.optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number)).check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100'))), 10),
+  click_type: z._default(z.optional(eventType), 'click'),
+  conversion_type: z._default(z.optional(eventType), 'purchase'),
+});

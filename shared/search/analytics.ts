@@ -1,0 +1,134 @@
+/**
+ * Search analytics: every Core search is recorded (its normalised query, how many results, its
+ * request_id), and events sent with a search's `request_id` are attributed to that search's
+ * query. Counts are kept per UTC day and query in sharded counters (shared/data/search-analytics.ts),
+ * so `GET /api/analytics/searches` reads counters, never the event log.
+ */
+import { eachRequest } from '../domain/attribution.ts';
+import type { EventRecord } from '../domain/types.ts';
+import { ValidationError } from '../errors.ts';
+
+/** Events ingested this long after a search are attributed to it (and no later). */
+export const SEARCH_ATTRIBUTION_SECONDS = 86_400;
+/** The longest range a report covers, in days. */
+export const MAX_RANGE_DAYS = 92;
+
+/** A search as recorded (by its request_id). */
+export interface SearchRecord {
+  requestId: string;
+  /** Normalised query ('' for a browse). */
+  query: string;
+  /** UTC day of the search, YYYY-MM-DD. */
+  day: string;
+  servedAt: number;
+}
+
+/** A counters row summed: searches, those without results, and by event type the events attributed and the searches with at least one. */
+export interface QueryCounts {
+  searches: number;
+  no_results: number;
+  events: Record<string, number>;
+  searches_with: Record<string, number>;
+}
+
+export interface SearchLogStore {
+  /** Records a search (group-committed with concurrent ones of the container): its row, and one more search of its query. */
+  record(tenant: string, s: SearchRecord): Promise<void>;
+  /** Counts a recorded search as one without results (group-committed too). */
+  noResults(tenant: string, s: SearchRecord): Promise<void>;
+  search(tenant: string, requestId: string): Promise<SearchRecord | undefined>;
+  /** Counts the event for the search's query unless it was counted before; whether it counted now. */
+  attribute(tenant: string, s: SearchRecord, event: { id: number; type: string; created: number }): Promise<boolean>;
+  /** The counters of the days from..to, summed per query; `complete` false when more rows than `maxRows` were there. */
+  counts(tenant: string, from: string, to: string, maxRows: number): Promise<{ byQuery: Map<string, QueryCounts>; complete: boolean }>;
+}
+
+export const dayOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 10);
+
+/**
+ * Attributes stored events that name a recorded search (by `request_id`) to its query, each
+ * event once, when ingested within SEARCH_ATTRIBUTION_SECONDS of the search. One read per
+ * distinct request_id of the batch; two writes per attributed event.
+ */
+export async function attributeSearchEvents(store: SearchLogStore, tenant: string, events: readonly EventRecord[]): Promise<number> {
+  let counted = 0;
+  await eachRequest(events, async (requestId, list) => {
+    const s = await store.search(tenant, requestId);
+    if (!s) return;
+    for (const e of list) {
+      if (e.created < s.servedAt - 5 || e.created > s.servedAt + SEARCH_ATTRIBUTION_SECONDS) continue;
+      if (await store.attribute(tenant, s, { id: e.id, type: e.type, created: e.created })) counted++;
+    }
+  });
+  return counted;
+}
+
+/** Rows of counters one report reads at most (a row per day and distinct query). */
+export const MAX_COUNTER_ROWS = 200_000;
+
+export interface AnalyticsQuery {
+  from?: string | undefined;
+  to?: string | undefined;
+  limit: number;
+  click_type: string;
+  conversion_type: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A `from` / `to` parameter (YYYY-MM-DD, or Unix seconds) as its UTC day. */
+function dayParam(v: string, field: string): string {
+  if (/^\d{1,12}$/.test(v)) return dayOf(Number(v));
+  if (DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v) return v;
+  throw new ValidationError('Invalid query parameters.', { [field]: ['must be a date YYYY-MM-DD (UTC) or Unix seconds'] });
+}
+
+const rate = (n: number, of: number) => (of > 0 ? Number((n / of).toFixed(6)) : 0);
+
+/**
+ * `GET /api/analytics/searches`: over the UTC days from..to (default: the 7 days up to today),
+ * the totals, the top queries by searches and the queries without results by how often, each
+ * with click-through (searches with a `click_type` event / searches) and conversion
+ * (searches with a `conversion_type` event / searches) rates.
+ */
+export async function searchAnalytics(store: SearchLogStore, tenant: string, q: AnalyticsQuery, now = Math.floor(Date.now() / 1000)) {
+  const to = q.to !== undefined ? dayParam(q.to, 'to') : dayOf(now);
+  const from = q.from !== undefined ? dayParam(q.from, 'from') : dayOf(Date.parse(`${to}T00:00:00Z`) / 1000 - 6 * 86_400);
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+  if (days < 1) throw new ValidationError('Invalid query parameters.', { from: ['from must not be after to'] });
+  if (days > MAX_RANGE_DAYS) throw new ValidationError('Invalid query parameters.', { from: [`the range covers at most ${MAX_RANGE_DAYS} days`] });
+
+  const { byQuery, complete } = await store.counts(tenant, from, to, MAX_COUNTER_ROWS);
+  const counts = (c: QueryCounts) => ({
+    searches: c.searches,
+    no_results: c.no_results,
+    clicks: c.events[q.click_type] ?? 0,
+    conversions: c.events[q.conversion_type] ?? 0,
+    click_through_rate: rate(c.searches_with[q.click_type] ?? 0, c.searches),
+    conversion_rate: rate(c.searches_with[q.conversion_type] ?? 0, c.searches),
+    events: c.events,
+    searches_with: c.searches_with,
+  });
+  const total: QueryCounts = { searches: 0, no_results: 0, events: {}, searches_with: {} };
+  for (const c of byQuery.values()) {
+    total.searches += c.searches;
+    total.no_results += c.no_results;
+    for (const [k, n] of Object.entries(c.events)) total.events[k] = (total.events[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(c.searches_with)) total.searches_with[k] = (total.searches_with[k] ?? 0) + n;
+  }
+  const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const entries = [...byQuery];
+  const top = entries.filter(([, c]) => c.searches > 0).sort(([qa, a], [qb, b]) => b.searches - a.searches || byText(qa, qb)).slice(0, q.limit);
+  const none = entries.filter(([, c]) => c.no_results > 0).sort(([qa, a], [qb, b]) => b.no_results - a.no_results || byText(qa, qb)).slice(0, q.limit);
+  return {
+    object: 'search_analytics',
+    from,
+    to,
+    click_type: q.click_type,
+    conversion_type: q.conversion_type,
+    totals: { ...counts(total), queries: byQuery.size },
+    top_queries: top.map(([query, c]) => ({ query, ...counts(c) })),
+    no_result_queries: none.map(([query, c]) => ({ query, searches: c.searches, no_results: c.no_results })),
+    complete,
+  };
+}

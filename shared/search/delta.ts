@@ -1,0 +1,384 @@
+import { analyze, averageLengths, coarsePass, quantiseInto, TopK, type Analyzed, type CollectionStats, type ExtraVocab, type Postings, type SearchDoc, type SearchIndex } from './engine.ts';
+import { Int8Rows } from './int8-vectors.ts';
+
+/** Items changed since the index was built (scored beside it) and ids it must no longer show. */
+export interface Delta {
+  docs: SearchDoc[];
+  /** Ids whose indexed copy is superseded (changed or deleted). */
+  masked: Set<number>;
+}
+
+/** Rows per block of the delta's int8 vectors (each block one kernel instance). */
+const BLOCK = 1024;
+
+/**
+ * The delta's vectors, quantised as a build quantises them and scored by the same int8 kernel, in
+ * blocks of BLOCK rows that are added as the delta grows: an item's similarity is the same to the
+ * last bit in the delta and in a build.
+ */
+class DeltaVectors {
+  private readonly blocks: Int8Rows[] = [];
+  private readonly scales: number[] = [];
+  constructor(readonly dims: number) {}
+
+  /** Stores slot's vector (or its absence); true when it has one. */
+  set(slot: number, v: Float32Array | null): boolean {
+    while (this.blocks.length * BLOCK <= slot) this.blocks.push(new Int8Rows(new Int8Array(BLOCK * this.dims), this.dims));
+    const block = this.blocks[Math.floor(slot / BLOCK)] as Int8Rows;
+    const at = (slot % BLOCK) * this.dims;
+    // Kept as a build keeps it (float32).
+    const scale = Math.fround(v && v.length === this.dims ? quantiseInto(v, 0, this.dims, block.rows, at) : 0);
+    this.scales[slot] = scale;
+    return scale !== 0;
+  }
+
+  has(slot: number): boolean {
+    return (this.scales[slot] ?? 0) !== 0;
+  }
+
+  /** q · the vector of a slot (0 without one), for any number of slots. */
+  similarityTo(q: Float32Array): (slot: number, n?: number) => number {
+    const dots = this.blocks.map((b) => b.query(q));
+    return (slot, n) => {
+      const scale = this.scales[slot] ?? 0;
+      return scale ? (dots[Math.floor(slot / BLOCK)] as (i: number, n?: number) => number)(slot % BLOCK, n) * scale : 0;
+    };
+  }
+
+  /** The dequantised vector of a slot, as a build's `vectorOf`. */
+  vectorOf(slot: number): Float32Array | null {
+    const scale = this.scales[slot] ?? 0;
+    if (!scale) return null;
+    const rows = (this.blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows;
+    const o = (slot % BLOCK) * this.dims;
+    const v = new Float32Array(this.dims);
+    for (let k = 0; k < this.dims; k++) v[k] = (rows[o + k] as number) * scale;
+    return v;
+  }
+}
+
+interface Slot {
+  doc: SearchDoc;
+  analyzed: Analyzed;
+}
+
+/**
+ * The changes since the index build, analysed once and kept up to date incrementally: each
+ * request applies only the changes it has not seen yet (a document replaces its older version;
+ * a deletion removes it), so the per-request cost follows the rate of change, not its backlog.
+ *
+ * It is a small index of its own: posting lists, field lengths and int8 vectors per slot (a
+ * replaced document's slot is left dead and skipped; slots are renumbered once the dead
+ * outnumber the live), so a query costs over a large delta what it costs over a build. Bound to
+ * the build it is a delta of (`bind`), it keeps the collection statistics of both together (the
+ * build's copies of changed and deleted documents taken out), which are what a build over the
+ * same items would have: an item in the delta scores exactly as it would after the next build.
+ */
+export class PreparedDelta implements ExtraVocab {
+  private readonly slotOf = new Map<number, number>();
+  private slots: (Slot | undefined)[] = [];
+  /** Per slot: 1 while it holds its document's current version. */
+  live: Uint8Array = new Uint8Array(64);
+  /** Per slot, each field's length. */
+  lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
+  private postings = new Map<string, { docs: number[]; tfs: number[] }>();
+  private vectors: DeltaVectors | null = null;
+  private liveCount = 0;
+  private readonly sumLen = [0, 0, 0];
+
+  readonly masked = new Set<number>();
+  /** Documents of the delta holding each term. */
+  readonly df = new Map<string, number>();
+  readonly terms = new Set<string>();
+  /** The delta documents' words whose stem differs from them, with that stem and how many documents hold them. */
+  readonly surfaces = new Map<string, { stem: string; n: number }>();
+
+  /** The build bound to, and what its copies of masked documents held (taken out of the statistics). */
+  private index: SearchIndex | undefined;
+  private hidden = { count: 0, len: [0, 0, 0], df: new Map<string, number>(), ids: new Set<number>() };
+
+  private termsAdded: string[] = [];
+  private termsRemoved: string[] = [];
+  private surfacesAdded: string[] = [];
+  private surfacesRemoved: string[] = [];
+  private cache: { docs?: SearchDoc[]; stats?: CollectionStats; sortedTerms?: string[]; sortedSurfaces?: string[] } = {};
+
+  constructor(delta: Delta = { docs: [], masked: new Set() }, index?: SearchIndex) {
+    if (index) this.bind(index);
+    this.apply(delta.docs, [...delta.masked].filter((id) => !delta.docs.some((d) => d.id === id)));
+  }
+
+  /** Makes this the delta of `index` (statistics and vectors follow it); cheap when it already is. */
+  bind(index: SearchIndex): void {
+    if (this.index === index) return;
+    this.index = index;
+    this.hidden = { count: 0, len: [0, 0, 0], df: new Map(), ids: new Set() };
+    for (const id of this.masked) this.hide(id);
+    this.vectors = new DeltaVectors(index.dims);
+    for (let s = 0; s < this.slots.length; s++) {
+      const e = this.slots[s];
+      if (e && this.live[s]) this.vectors.set(s, e.doc.vector);
+    }
+    this.cache = {};
+  }
+
+  /** Takes the build's copy of `id` out of the statistics (once). */
+  private hide(id: number): void {
+    const index = this.index;
+    if (!index || this.hidden.ids.has(id)) return;
+    const i = index.byId.get(id);
+    if (i === undefined) return;
+    this.hidden.ids.add(id);
+    this.hidden.count += 1;
+    const a = analyze(index.docs[i] as SearchDoc);
+    for (let f = 0; f < 3; f++) this.hidden.len[f] = (this.hidden.len[f] as number) + (index.lens[f]?.[i] as number);
+    for (const t of a.tf.keys()) this.hidden.df.set(t, (this.hidden.df.get(t) ?? 0) + 1);
+  }
+
+  /** Applies changed documents (newer versions replace older ones) and deletions. */
+  apply(docs: SearchDoc[], deleted: number[]): void {
+    let changed = deleted.length > 0;
+    for (const d of docs) {
+      // Re-reads of an unchanged document (the clock-skew margin) cost nothing.
+      const s = this.slotOf.get(d.id);
+      if (s !== undefined && same(this.slots[s]?.doc, d)) continue;
+      changed = true;
+      this.remove(d.id);
+      this.add(d, analyze(d));
+      this.masked.add(d.id);
+      this.hide(d.id);
+    }
+    for (const id of deleted) {
+      this.remove(id);
+      this.masked.add(id);
+      this.hide(id);
+    }
+    if (!changed) return;
+    this.cache.docs = undefined;
+    this.cache.stats = undefined;
+    // The sorted vocabularies follow a few new or gone words in place (a request's worth of
+    // changes), and are sorted again, when next asked for, after more.
+    this.cache.sortedTerms = updateSorted(this.cache.sortedTerms, this.termsAdded, this.termsRemoved, this.terms);
+    this.cache.sortedSurfaces = updateSorted(this.cache.sortedSurfaces, this.surfacesAdded, this.surfacesRemoved, this.surfaces);
+    this.termsAdded = [];
+    this.termsRemoved = [];
+    this.surfacesAdded = [];
+    this.surfacesRemoved = [];
+    if (this.slots.length - this.liveCount > Math.max(BLOCK, this.liveCount)) this.compact();
+  }
+
+  private add(doc: SearchDoc, analyzed: Analyzed): void {
+    const s = this.slots.length;
+    this.slots.push({ doc, analyzed });
+    this.slotOf.set(doc.id, s);
+    if (s >= this.live.length) this.grow(s + 1);
+    this.live[s] = 1;
+    this.liveCount += 1;
+    for (let f = 0; f < 3; f++) {
+      const l = analyzed.len[f] as number;
+      (this.lens[f] as Float64Array)[s] = l;
+      this.sumLen[f] = (this.sumLen[f] as number) + l;
+    }
+    for (const [t, tf] of analyzed.tf) {
+      const n = this.df.get(t) ?? 0;
+      if (n === 0) {
+        this.terms.add(t);
+        this.termsAdded.push(t);
+      }
+      this.df.set(t, n + 1);
+      let p = this.postings.get(t);
+      if (!p) this.postings.set(t, (p = { docs: [], tfs: [] }));
+      // Clamped as a build stores them (16 bits).
+      p.docs.push(s);
+      p.tfs.push(Math.min(tf[0], 65535), Math.min(tf[1], 65535), Math.min(tf[2], 65535));
+    }
+    for (const [w, t] of analyzed.surface) {
+      const e = this.surfaces.get(w);
+      if (e) e.n += 1;
+      else {
+        this.surfaces.set(w, { stem: t, n: 1 });
+        this.surfacesAdded.push(w);
+      }
+    }
+    this.vectors?.set(s, doc.vector);
+  }
+
+  private remove(id: number): void {
+    const s = this.slotOf.get(id);
+    if (s === undefined) return;
+    const old = this.slots[s] as Slot;
+    this.slotOf.delete(id);
+    this.live[s] = 0;
+    this.liveCount -= 1;
+    this.slots[s] = undefined;
+    for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.analyzed.len[f] as number);
+    for (const t of old.analyzed.tf.keys()) {
+      const n = (this.df.get(t) ?? 1) - 1;
+      if (n > 0) this.df.set(t, n);
+      else {
+        this.df.delete(t);
+        this.terms.delete(t);
+        this.postings.delete(t);
+        this.termsRemoved.push(t);
+      }
+    }
+    for (const w of old.analyzed.surface.keys()) {
+      const e = this.surfaces.get(w);
+      if (e && --e.n === 0) {
+        this.surfaces.delete(w);
+        this.surfacesRemoved.push(w);
+      }
+    }
+  }
+
+  private grow(min: number): void {
+    const size = Math.max(min, this.live.length * 2);
+    const live = new Uint8Array(size);
+    live.set(this.live);
+    this.live = live;
+    this.lens = this.lens.map((l) => {
+      const g = new Float64Array(size);
+      g.set(l);
+      return g;
+    }) as [Float64Array, Float64Array, Float64Array];
+  }
+
+  /** Renumbers the live documents' slots from 0 (the dead ones dropped). */
+  private compact(): void {
+    const keep = this.slots.filter((e): e is Slot => e !== undefined);
+    this.slotOf.clear();
+    this.slots = [];
+    this.live = new Uint8Array(Math.max(64, keep.length));
+    this.lens = [new Float64Array(this.live.length), new Float64Array(this.live.length), new Float64Array(this.live.length)];
+    this.postings = new Map();
+    this.liveCount = 0;
+    this.sumLen.fill(0);
+    this.df.clear();
+    this.terms.clear();
+    this.surfaces.clear();
+    if (this.index) this.vectors = new DeltaVectors(this.index.dims);
+    for (const e of keep) this.add(e.doc, e.analyzed);
+    this.cache = {};
+  }
+
+  /** Slots in use (live or dead): delta keys run from the build's size up to it. */
+  get slotCount(): number {
+    return this.slots.length;
+  }
+
+  /** The document of a live slot. */
+  docAt(slot: number): SearchDoc {
+    return (this.slots[slot] as Slot).doc;
+  }
+
+  /** A term's posting list over the delta's slots (dead ones included: check `live`). */
+  postingsOf(term: string): Postings | undefined {
+    const p = this.postings.get(term);
+    return p ? { docs: p.docs, tfs: p.tfs, start: 0, end: p.docs.length } : undefined;
+  }
+
+  similarityTo(q: Float32Array): (slot: number, n?: number) => number {
+    return this.vectors ? this.vectors.similarityTo(q) : () => 0;
+  }
+
+  vectorOf(slot: number): Float32Array | null {
+    return this.vectors?.vectorOf(slot) ?? null;
+  }
+
+  /** The k live slots with a vector nearest to q among those `accept`ed: exact, or coarse then exact as a build does over as many. */
+  nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
+    const dims = this.vectors?.dims ?? 0;
+    const sim = this.similarityTo(q);
+    const n = this.liveCount;
+    const coarseDims = coarsePass(n, k) ? Math.max(32, dims >> 2) : dims;
+    const coarse = new TopK(coarseDims === dims ? k : k * 4);
+    for (let s = 0; s < this.slots.length; s++) {
+      if (!this.live[s] || !this.vectors?.has(s) || !accept(s)) continue;
+      coarse.push(s, sim(s, coarseDims));
+    }
+    if (coarseDims === dims) return coarse;
+    const top = new TopK(k);
+    coarse.forEach((s) => top.push(s, sim(s)));
+    return top;
+  }
+
+  /**
+   * The statistics of the build and the delta together: what one build over the same items would
+   * count (documents, each field's total length, document frequencies).
+   */
+  stats(): CollectionStats {
+    if (this.cache.stats) return this.cache.stats;
+    const index = this.index;
+    const hidden = this.hidden;
+    const n = (index?.docs.length ?? 0) - hidden.count + this.liveCount;
+    const sums = [0, 1, 2].map((f) => (index?.sumLen[f] ?? 0) - (hidden.len[f] as number) + (this.sumLen[f] as number));
+    const stats: CollectionStats = {
+      n,
+      avgLen: averageLengths(sums, n),
+      df: (t) => (index?.df(t) ?? 0) - (hidden.df.get(t) ?? 0) + (this.df.get(t) ?? 0),
+    };
+    this.cache.stats = stats;
+    return stats;
+  }
+
+  liveDf(term: string): number {
+    return this.stats().df(term);
+  }
+
+  sortedTerms(): readonly string[] {
+    return (this.cache.sortedTerms ??= [...this.terms].sort(byCodeUnit));
+  }
+
+  sortedSurfaces(): readonly string[] {
+    return (this.cache.sortedSurfaces ??= [...this.surfaces.keys()].sort(byCodeUnit));
+  }
+
+  /** The live documents. */
+  get docs(): SearchDoc[] {
+    return (this.cache.docs ??= this.slots.filter((e): e is Slot => e !== undefined).map((e) => e.doc));
+  }
+
+  get(id: number): SearchDoc | undefined {
+    const s = this.slotOf.get(id);
+    return s === undefined ? undefined : this.slots[s]?.doc;
+  }
+}
+
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The first position in sorted `xs` whose value is not below `x`. */
+function lowerBound(xs: readonly string[], x: string): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((xs[mid] as string) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * A sorted vocabulary after words came and went: updated in place for a few (each is a binary
+ * search and a move), undefined (sorted anew when next needed) for many. Words that came and went
+ * again in between are settled by `now`.
+ */
+function updateSorted(sorted: string[] | undefined, added: string[], removed: string[], now: { has(w: string): boolean }): string[] | undefined {
+  if (!sorted || added.length + removed.length > 256) return added.length + removed.length ? undefined : sorted;
+  for (const w of removed) {
+    const i = lowerBound(sorted, w);
+    if (sorted[i] === w && !now.has(w)) sorted.splice(i, 1);
+  }
+  for (const w of added) {
+    const i = lowerBound(sorted, w);
+    if (sorted[i] !== w && now.has(w)) sorted.splice(i, 0, w);
+  }
+  return sorted;
+}
+
+function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
+  return (
+    a !== undefined && a.updated_at === b.updated_at && a.embedding_updated_at === b.embedding_updated_at && a.active === b.active &&
+    (a.vector === null) === (b.vector === null) && a.name === b.name && a.description === b.description && JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+  );
+}

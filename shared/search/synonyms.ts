@@ -1,0 +1,181 @@
+/**
+ * Synonyms: per tenant, sets managed on the Platform API (`/api/synonyms`) and applied to Core
+ * search queries at query time, so a change needs no index rebuild. A two-way set
+ * (`{ type: "two_way", synonyms: ["sneaker", "trainer", "running shoe"] }`) makes a query with
+ * any of its phrases also look for the others; a one-way set (`{ type: "one_way", input: "phone",
+ * synonyms: ["smartphone", "mobile"] }`) only from `input` to the synonyms.
+ *
+ * Applying: the query's words are stemmed as the index stems them, and a phrase matches where its
+ * stems appear in the query in a row. The words of the phrases it brings are put before the
+ * query (so its last word is still completed as a prefix), those the vocabulary holds only: a
+ * word no item has would find nothing but its typo neighbours. Ranking then weighs them as the
+ * query's own words, and highlighting marks them.
+ *
+ * Serving reads a tenant's sets with one Query and keeps them (compiled) for SYNONYMS_CACHE_MS
+ * per container (default 5 s): a change serves within that bound.
+ */
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { stem, words } from './text.ts';
+
+export interface SynonymSet {
+  id: number;
+  type: 'two_way' | 'one_way';
+  /** The phrase a one-way set maps from (null for two-way sets). */
+  input: string | null;
+  synonyms: string[];
+  created: number;
+  updated_at: number;
+}
+
+export interface SynonymStore {
+  nextId(tenant: string): Promise<number>;
+  put(tenant: string, s: SynonymSet): Promise<void>;
+  get(tenant: string, id: number): Promise<SynonymSet | undefined>;
+  page(tenant: string, q: { limit: number; after?: number | undefined }): Promise<{ rows: SynonymSet[]; hasMore: boolean }>;
+  /** Every set of the tenant (what search applies). */
+  all(tenant: string): Promise<SynonymSet[]>;
+  count(tenant: string, upTo: number): Promise<number>;
+  /** Stores `s` over the set with its id; false when there is none. */
+  replace(tenant: string, s: SynonymSet): Promise<boolean>;
+  /** false when there was none. */
+  remove(tenant: string, id: number): Promise<boolean>;
+}
+
+/** Sets a tenant may have. */
+export const MAX_SYNONYM_SETS = 1000;
+/** Words one query gains from synonyms at most. */
+const MAX_ADDED_WORDS = 32;
+
+export interface SynonymInput {
+  type?: 'two_way' | 'one_way' | undefined;
+  input?: string | null | undefined;
+  synonyms?: string[] | undefined;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const notFound = (id: number) => new NotFoundError('synonym_not_found', `No synonym set ${id}.`);
+
+/** The set a create or change makes, checked as a whole: a two-way set has 2+ phrases and no input; a one-way set an input and 1+ synonyms. */
+function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: string[]): { type: 'two_way' | 'one_way'; input: string | null; synonyms: string[] } {
+  const distinct = [...new Set(synonyms.map((s) => s.trim()))];
+  if (type === 'two_way') {
+    if (input !== null) throw new ValidationError('Invalid request body.', { input: ['a two_way set has no input: all its synonyms are equivalent'] });
+    if (distinct.length < 2) throw new ValidationError('Invalid request body.', { synonyms: ['a two_way set needs at least 2 different synonyms'] });
+  } else {
+    if (input === null) throw new ValidationError('Invalid request body.', { input: ['a one_way set needs an input'] });
+    if (distinct.length < 1) throw new ValidationError('Invalid request body.', { synonyms: ['a one_way set needs at least 1 synonym'] });
+  }
+  return { type, input: input === null ? null : input.trim(), synonyms: distinct };
+}
+
+export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput): Promise<SynonymSet> {
+  const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
+  if ((await store.count(tenant, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) {
+    throw new ValidationError('Too many synonym sets.', { synonyms: [`a tenant has at most ${MAX_SYNONYM_SETS} synonym sets`] });
+  }
+  const t = now();
+  const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
+  await store.put(tenant, s);
+  return s;
+}
+
+export async function getSynonymSet(store: SynonymStore, tenant: string, id: number): Promise<SynonymSet> {
+  const s = await store.get(tenant, id);
+  if (!s) throw notFound(id);
+  return s;
+}
+
+export async function listSynonymSets(store: SynonymStore, tenant: string, q: { limit: number; starting_after?: number | undefined }) {
+  const { rows, hasMore } = await store.page(tenant, { limit: q.limit, after: q.starting_after });
+  const last = rows[rows.length - 1];
+  return { object: 'list', data: rows, has_more: hasMore, next_cursor: hasMore && last ? String(last.id) : null, url: '/api/synonyms' };
+}
+
+/** A change: the fields sent replace the set's (a type change must bring what the new type needs). */
+export async function updateSynonymSet(store: SynonymStore, tenant: string, id: number, b: SynonymInput): Promise<SynonymSet> {
+  const cur = await getSynonymSet(store, tenant, id);
+  const type = b.type ?? cur.type;
+  // Switching to two_way drops the input unless one is sent (and refused then).
+  const input = b.input !== undefined ? b.input : type === 'two_way' && b.type !== undefined ? null : cur.input;
+  const next: SynonymSet = { ...cur, ...checked(type, input, b.synonyms ?? cur.synonyms), updated_at: now() };
+  if (!(await store.replace(tenant, next))) throw notFound(id);
+  return next;
+}
+
+export async function deleteSynonymSet(store: SynonymStore, tenant: string, id: number): Promise<void> {
+  if (!(await store.remove(tenant, id))) throw notFound(id);
+}
+
+// Query time
+
+/** A set as serving applies it: phrases as stem sequences, and the words each brings. */
+export interface SynonymRule {
+  /** Phrases that trigger (stems), each with the words it brings. */
+  triggers: { stems: string[]; brings: string[] }[];
+}
+
+const stemsOf = (phrase: string) => words(phrase).map(stem);
+
+function compile(sets: readonly SynonymSet[]): SynonymRule[] {
+  return sets.map((s) => {
+    const phrases = s.synonyms.map((p) => ({ stems: stemsOf(p), words: words(p) })).filter((p) => p.stems.length > 0);
+    if (s.type === 'one_way') {
+      const stems = stemsOf(s.input ?? '');
+      return { triggers: stems.length ? [{ stems, brings: phrases.flatMap((p) => p.words) }] : [] };
+    }
+    return { triggers: phrases.map((p, k) => ({ stems: p.stems, brings: phrases.filter((_, j) => j !== k).flatMap((o) => o.words) })) };
+  });
+}
+
+function containsRun(hay: readonly string[], needle: readonly string[]): boolean {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The query with its synonyms' words put before it (those `known` to the vocabulary, by stem,
+ * and not already in it), or the query itself when no set applies.
+ */
+export function applySynonyms(query: string, rules: readonly SynonymRule[], known: (stem: string) => boolean): string {
+  if (rules.length === 0) return query;
+  const q = stemsOf(query);
+  if (q.length === 0) return query;
+  const have = new Set(q);
+  const added: string[] = [];
+  for (const r of rules) {
+    for (const t of r.triggers) {
+      if (!containsRun(q, t.stems)) continue;
+      for (const w of t.brings) {
+        const s = stem(w);
+        if (have.has(s) || !known(s) || added.length >= MAX_ADDED_WORDS) continue;
+        have.add(s);
+        added.push(w);
+      }
+    }
+  }
+  return added.length ? `${added.join(' ')} ${query}` : query;
+}
+
+/** How long a container reuses a tenant's synonym sets (SYNONYMS_CACHE_MS). */
+export const SYNONYMS_CACHE_MS = Number(process.env.SYNONYMS_CACHE_MS ?? 5000);
+
+const cache = new Map<string, { at: number; rules: Promise<SynonymRule[]> }>();
+
+/** A tenant's compiled synonym sets: read with one Query at most every SYNONYMS_CACHE_MS per container. */
+export function synonymRules(tenant: string, read: (tenant: string) => Promise<SynonymSet[]>): Promise<SynonymRule[]> {
+  const hit = cache.get(tenant);
+  if (hit && Date.now() - hit.at < SYNONYMS_CACHE_MS) return hit.rules;
+  const entry = { at: Date.now(), rules: read(tenant).then(compile) };
+  // A failed read is not kept: the next request reads again.
+  entry.rules.catch(() => {
+    if (cache.get(tenant) === entry) cache.delete(tenant);
+  });
+  if (cache.size > 1000) cache.clear();
+  cache.set(tenant, entry);
+  return entry.rules;
+}
+
+

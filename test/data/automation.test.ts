@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
+import { compareModels, createTemplate, firstRunAt, getTemplate, jobResource, updateTemplate, type Endpoint, type Job, type ModelVersion, type Template } from '../../shared/domain/console.ts';
+import { eraseUser } from '../../shared/domain/erasure.ts';
+import type { NewEvent } from '../../shared/domain/types.ts';
+import type { Job as QueueJob, JobQueue } from '../../shared/jobs.ts';
+import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+const now = () => Math.floor(Date.now() / 1000);
+
+class FakeQueue implements JobQueue {
+  sent: QueueJob[] = [];
+  async send(_queue: string, jobs: QueueJob[]) {
+    this.sent.push(...jobs);
+  }
+  async backlog() {
+    return 0;
+  }
+}
+
+async function template(tenant: string, extra: Partial<Template> = {}): Promise<Template> {
+  const c = db.stores.console;
+  await c.put(tenant, 'event_type', { id: 1, name: 'view', weight: 1, created: now() });
+  const id = await c.nextId(tenant, 'template');
+  const t: Template = { id, name: `t${id}`, event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now(), updated_at: now(), ...extra };
+  await c.put(tenant, 'template', t);
+  return t;
+}
+
+describe('schedules', () => {
+  it('the next due time skips those missed: one run for them, not one each', () => {
+    expect(nextAfter(100, 10, 100)).toBe(110);
+    expect(nextAfter(100, 10, 105)).toBe(110);
+    expect(nextAfter(100, 10, 125)).toBe(130);
+    expect(nextAfter(100, 10, 130)).toBe(140);
+    const s = { every: 'daily' as const, options: { ...DEFAULT_TRAINING_OPTIONS } };
+    expect(firstRunAt(s, 1000)).toBe(1000 + 86_400);
+    expect(firstRunAt({ ...s, start_at: 5000 }, 1000)).toBe(5000);
+    // A start in the past: its next occurrence still to come.
+    expect(firstRunAt({ ...s, start_at: 1000 - 86_400 * 2 - 10 }, 1000)).toBe(1000 + 86_400 - 10);
+    expect(firstRunAt({ every_hours: 6, options: s.options }, 0)).toBe(6 * 3600);
+  });
+
+  it('a template stores its schedule with the next due time; null removes it; a Published template still takes it', async () => {
+    const c = db.stores.console;
+    await c.put('sch0', 'event_type', { id: 1, name: 'view', weight: 1, created: now() });
+    const t = await createTemplate(c, 'sch0', { name: 'x', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, auto_promote: null });
+    expect(t.next_run_at).toBeGreaterThanOrEqual(now() + 3600 - 2);
+    expect(t).toMatchObject({ schedule: { every: 'hourly' }, last_scheduled_run: null, auto_promote: null });
+    expect(t).not.toHaveProperty('_unsent_job');
+    await updateTemplate(c, 'sch0', t.id, { status: 'Published' });
+    const later = await updateTemplate(c, 'sch0', t.id, { schedule: { every_hours: 2, start_at: now() + 50, options: { ...DEFAULT_TRAINING_OPTIONS, algorithm: 'popularity' } } });
+    expect(later).toMatchObject({ status: 'Published', schedule: { every_hours: 2, options: { algorithm: 'popularity' } } });
+    expect(later.next_run_at).toBeGreaterThanOrEqual(now() + 48);
+    expect(later.next_run_at).toBeLessThanOrEqual(now() + 50);
+    await expect(updateTemplate(c, 'sch0', t.id, { name: 'renamed' })).rejects.toThrow(/Published/);
+    await expect(updateTemplate(c, 'sch0', t.id, { auto_promote: { endpoint_name: 'nope', min_factor: 1 } })).rejects.toThrow(/no serving endpoint nope/);
+    expect(await updateTemplate(c, 'sch0', t.id, { schedule: null })).toMatchObject({ schedule: null, next_run_at: null });
+  });
+
+  it('overlapping maintenance passes start exactly one run per due time, then the next due time is an interval on', async () => {
+    const c = db.stores.console;
+    const due = now() - 5;
+    const t = await template('sch1', { schedule: { every: 'daily', options: { ...DEFAULT_TRAINING_OPTIONS, algorithm: 'popularity' } }, next_run_at: due });
+    const q = new FakeQueue();
+    const started = (await Promise.all(Array.from({ length: 6 }, () => startDueRuns({ console: c, queue: q }, 'sch1', now())))).flat();
+    expect(started).toHaveLength(1);
+    const jobs = await c.list<Job>('sch1', 'job');
+    expect(jobs).toHaveLength(1);
+    const job = jobs[0] as Job;
+    expect(job).toMatchObject({ template_id: t.id, status: 'Queued', scheduled_at: due, options: { algorithm: 'popularity' } });
+    expect(q.sent).toEqual([{ type: 'train', tenant: 'sch1', job_name: job.job_name }]);
+    expect(await getTemplate(c, 'sch1', t.id)).toMatchObject({ next_run_at: due + 86_400, last_scheduled_run: { job_name: job.job_name, due_at: due } });
+    expect((await c.get<Template>('sch1', 'template', t.id))?._unsent_job).toBeNull();
+    expect((await jobResource(c, 'sch1', job.job_name)).scheduled_at).toBe(due);
+    // Not due again until then.
+    expect(await startDueRuns({ console: c, queue: q }, 'sch1', now())).toEqual([]);
+    expect(await startDueRuns({ console: c, queue: q }, 'sch1', due + 86_400)).toHaveLength(1);
+    expect(await c.list<Job>('sch1', 'job')).toHaveLength(2);
+  });
+
+  it('a Draft template, or one without a schedule, starts nothing', async () => {
+    const c = db.stores.console;
+    await template('sch2', { status: 'Draft', schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, next_run_at: now() - 10 });
+    await template('sch2', { next_run_at: now() - 10 });
+    const q = new FakeQueue();
+    expect(await startDueRuns({ console: c, queue: q }, 'sch2', now())).toEqual([]);
+    expect(q.sent).toEqual([]);
+  });
+
+  it('a pass that claimed a due time and stopped before queueing its run is finished by the next, once', async () => {
+    const c = db.stores.console;
+    const due = now() - 5;
+    const t = await template('sch3', { schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, next_run_at: due + 3600, last_scheduled_run: { job_name: 'train-7', due_at: due }, _unsent_job: 7 });
+    const q = new FakeQueue();
+    await Promise.all([startDueRuns({ console: c, queue: q }, 'sch3', now()), startDueRuns({ console: c, queue: q }, 'sch3', now())]);
+    expect((await c.list<Job>('sch3', 'job')).map((j) => [j.job_name, j.scheduled_at])).toEqual([['train-7', due]]);
+    expect(q.sent.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(q.sent.map((j) => (j.type === 'train' ? j.job_name : '')))).toEqual(new Set(['train-7']));
+    expect((await c.get<Template>('sch3', 'template', t.id))?._unsent_job).toBeNull();
+    q.sent = [];
+    await startDueRuns({ console: c, queue: q }, 'sch3', now());
+    expect(q.sent).toEqual([]);
+  });
+});
+
+describe('auto-promotion', () => {
+  async function setup(tenant: string, policy: Template['auto_promote'], serving: { version: number; validation?: number; holdout: number } | null) {
+    const c = db.stores.console;
+    const t = await template(tenant, { auto_promote: policy });
+    const e: Endpoint = { id: 1, endpoint_name: 'main', is_default: true, model_version: null, created: now(), updated_at: now() };
+    await c.put(tenant, 'endpoint', e);
+    const model = (version: number, holdout: number, validation?: number): ModelVersion => ({
+      id: version, version, template_id: t.id, job_name: `train-${version}`, created: now(), algorithm: 'ease', metrics: { ndcg_at_10: holdout, holdout_users: 10 },
+      label: null, description: null, status: 'Trained', artifact: `models/${tenant}/v${version}.bin`, ...(validation !== undefined ? { validation: { ndcg_at_10: validation, lambda: 250 } } : {}),
+    });
+    if (serving) {
+      await c.put(tenant, 'model', { ...model(serving.version, serving.holdout, serving.validation), status: 'Approved' });
+      await c.update(tenant, 'endpoint', 1, { model_version: serving.version });
+    }
+    const run = async (version: number, holdout: number, validation?: number) => {
+      await c.put(tenant, 'model', model(version, holdout, validation));
+      const job: Job = {
+        id: version, job_name: `train-${version}`, template_id: t.id, options: { ...DEFAULT_TRAINING_OPTIONS }, status: 'Completed', progress: 1, created: now(),
+        started_at: now(), finished_at: now(), error: null, model_version: version, metrics: { ndcg_at_10: holdout },
+      };
+      await c.put(tenant, 'job', job);
+      return decideAutoPromotion(c, tenant, job.job_name);
+    };
+    return { c, run, serving: async () => (await c.get<Endpoint>(tenant, 'endpoint', 1))?.model_version };
+  }
+
+  it('promotes a version whose validation nDCG@10 reaches the serving one times the factor, approving it and saying it was automatic', async () => {
+    const { c, run, serving } = await setup('ap1', { endpoint_name: 'main', min_factor: 1.05 }, { version: 3, validation: 0.3, holdout: 0.9 });
+    const d = await run(4, 0.1, 0.315);
+    expect(d).toMatchObject({ automatic: true, promoted: true, endpoint_name: 'main', compared_with: 3, reason: 'validation nDCG@10 0.315 >= 0.3 x 1.05 of version 3 serving main' });
+    expect(await serving()).toBe(4);
+    expect(await c.get<ModelVersion>('ap1', 'model', 4)).toMatchObject({ status: 'Approved', promotion: { promoted: true, automatic: true } });
+    // Decided once: the same run again changes nothing.
+    await c.update('ap1', 'endpoint', 1, { model_version: 3 });
+    expect(await decideAutoPromotion(c, 'ap1', 'train-4')).toEqual(d);
+    expect(await serving()).toBe(3);
+  });
+
+  it('leaves a worse version Trained and says why in its record', async () => {
+    const { c, run, serving } = await setup('ap2', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.33, holdout: 0.1 });
+    const d = await run(4, 0.9, 0.31);
+    expect(d).toMatchObject({ promoted: false, reason: 'validation nDCG@10 0.31 < 0.33 x 1.0 of version 3 serving main' });
+    expect(await serving()).toBe(3);
+    expect(await c.get<ModelVersion>('ap2', 'model', 4)).toMatchObject({ status: 'Trained', promotion: { promoted: false, automatic: true, compared_with: 3 } });
+    const logs = await c.logs('ap2', 4, undefined, 10);
+    expect(logs.lines.map((l) => l.message)).toContain('Auto-promotion to main: not promoted (validation nDCG@10 0.31 < 0.33 x 1.0 of version 3 serving main)');
+  });
+
+  it('falls back to the holdout nDCG@10 without a validation figure, and promotes when nothing serves', async () => {
+    const a = await setup('ap3', { endpoint_name: 'main', min_factor: 1 }, null);
+    expect(await a.run(1, 0.2)).toMatchObject({ promoted: true, compared_with: null, reason: 'holdout nDCG@10 0.2; no version served main' });
+    expect(await a.serving()).toBe(1);
+    const b = await setup('ap4', { endpoint_name: 'main', min_factor: 1 }, { version: 1, holdout: 0.25 });
+    expect(await b.run(2, 0.2, 0.22)).toMatchObject({ promoted: false, reason: 'validation nDCG@10 0.22 < 0.25 (its holdout nDCG@10) x 1.0 of version 1 serving main' });
+  });
+
+  it('decides again when the endpoint changed between the decision and the promotion (a promotion made meanwhile stands)', async () => {
+    const { c, serving } = await setup('ap6', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.3 });
+    await c.put('ap6', 'model', { id: 5, version: 5, template_id: 1, job_name: 'train-5', created: now(), algorithm: 'ease', metrics: { ndcg_at_10: 0.4 }, label: null, description: null, status: 'Approved', artifact: 'x', validation: { ndcg_at_10: 0.4 } });
+    // Version 5 is promoted by hand just before this run's promotion writes the endpoint.
+    let raced = false;
+    const racing: typeof c = {
+      ...c,
+      update: async (tenant, kind, id, set, expect) => {
+        if (kind === 'endpoint' && !raced) {
+          raced = true;
+          await c.update(tenant, 'endpoint', 1, { model_version: 5, updated_at: now() + 100 });
+        }
+        return c.update(tenant, kind, id, set, expect);
+      },
+    };
+    await c.put('ap6', 'model', { id: 4, version: 4, template_id: 1, job_name: 'train-4', created: now(), algorithm: 'ease', metrics: { ndcg_at_10: 0.32 }, label: null, description: null, status: 'Trained', artifact: 'x', validation: { ndcg_at_10: 0.32 } });
+    const tpl = (await c.list<Template>('ap6', 'template'))[0] as Template;
+    await c.put('ap6', 'job', { id: 4, job_name: 'train-4', template_id: tpl.id, options: { ...DEFAULT_TRAINING_OPTIONS }, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), error: null, model_version: 4, metrics: { ndcg_at_10: 0.32 } });
+    expect(await decideAutoPromotion(racing, 'ap6', 'train-4')).toMatchObject({ promoted: false, compared_with: 5, reason: 'validation nDCG@10 0.32 < 0.4 x 1.0 of version 5 serving main' });
+    expect(raced).toBe(true);
+    expect(await serving()).toBe(5);
+    expect((await c.get<ModelVersion>('ap6', 'model', 4))?.status).toBe('Trained');
+  });
+
+  it('does nothing for a template without a policy, or a run not Completed', async () => {
+    const { c, run, serving } = await setup('ap5', null, { version: 3, validation: 0.1, holdout: 0.1 });
+    expect(await run(4, 0.9, 0.9)).toBeUndefined();
+    expect(await serving()).toBe(3);
+    expect((await c.get<ModelVersion>('ap5', 'model', 4))?.promotion).toBeUndefined();
+    expect(await decideAutoPromotion(c, 'ap5', 'train-99')).toBeUndefined();
+    expect(await decideAutoPromotion(c, 'ap5', 'nonsense')).toBeUndefined();
+  });
+});
+
+describe('version comparison', () => {
+  it('puts metrics and validation figures side by side with the best version per measure; unknown versions are 404', async () => {
+    const c = db.stores.console;
+    const m = (version: number, metrics: Record<string, number>, validation?: Record<string, unknown>): ModelVersion => ({
+      id: version, version, template_id: 1, job_name: `train-${version}`, created: 1, algorithm: 'ease', metrics, label: null, description: null, status: 'Trained', artifact: 'x', ...(validation ? { validation } : {}),
+    });
+    await c.put('cmp', 'model', m(1, { ndcg_at_10: 0.3, coverage: 0.1, holdout_users: 50 }, { ndcg_at_10: 0.31, loss: 2, chosen: 'ease' }));
+    await c.put('cmp', 'model', m(2, { ndcg_at_10: 0.35, coverage: 0.1, holdout_users: 60 }, { ndcg_at_10: 0.29, loss: 1 }));
+    await c.put('cmp', 'model', m(3, { ndcg_at_10: 0.2 }));
+    const out = await compareModels(c, 'cmp', [2, 1, 3]);
+    expect(out.versions).toEqual([2, 1, 3]);
+    expect(out.models.map((x) => x.version)).toEqual([2, 1, 3]);
+    const by = (rows: typeof out.metrics) => Object.fromEntries(rows.map((r) => [r.name, r]));
+    expect(by(out.metrics).ndcg_at_10).toEqual({ name: 'ndcg_at_10', higher_is_better: true, values: { 2: 0.35, 1: 0.3, 3: 0.2 }, best: [2] });
+    expect(by(out.metrics).coverage).toMatchObject({ values: { 2: 0.1, 1: 0.1, 3: null }, best: [2, 1] });
+    expect(by(out.metrics).holdout_users).toMatchObject({ higher_is_better: null, best: null });
+    expect(by(out.validation).ndcg_at_10).toMatchObject({ values: { 2: 0.29, 1: 0.31, 3: null }, best: [1] });
+    expect(by(out.validation).loss).toMatchObject({ higher_is_better: false, best: [2] });
+    expect(by(out.validation).chosen).toBeUndefined();
+    await expect(compareModels(c, 'cmp', [1, 8, 9])).rejects.toThrow('No model version 8, 9.');
+  });
+});
+
+const ev = (user: string, type: string, item: number): NewEvent => ({ type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+
+describe('erasure', () => {
+  it("deletes every event of the user on every write shard and index, nobody else's, and marks the user for serving; again, it deletes nothing", async () => {
+    const { events, console: c } = db.stores;
+    const stored = await events.append('er', Array.from({ length: 60 }, (_, i) => ev(i % 3 === 0 ? 'gone' : `keep${i % 2}`, i % 2 ? 'view' : 'buy', i + 1)), 100);
+    const mine = stored.filter((e) => e.user_id === 'gone').map((e) => e.id);
+    expect(mine).toHaveLength(20);
+    const t0 = now();
+    expect(await eraseUser({ console: c, events }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 20 });
+    for (const id of mine) expect(await events.get('er', id)).toBeUndefined();
+    expect((await events.list('er', { limit: 100, userId: 'gone' })).rows).toEqual([]);
+    expect((await events.list('er', { limit: 100, type: 'buy' })).rows.some((e) => e.user_id === 'gone')).toBe(false);
+    expect((await events.list('er', { limit: 100 })).rows.map((e) => e.id)).toEqual(stored.filter((e) => e.user_id !== 'gone').map((e) => e.id));
+    expect(await events.recentByUser('er', 'gone', 100)).toEqual([]);
+    // What the next training reads (every event, page by page) has none of them.
+    const read: string[] = [];
+    await events.forEachPage('er', (page) => void read.push(...page.map((e) => e.user_id)));
+    expect(read).toHaveLength(40);
+    expect(read).not.toContain('gone');
+    const cfg = await c.servingConfig('er');
+    expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number) }]);
+    expect(cfg.erased_user[0]?.completed_at).toBeGreaterThanOrEqual(t0);
+    expect(cfg.endpoint).toEqual([]);
+    expect(await eraseUser({ console: c, events }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 0 });
+    expect((await c.servingConfig('er')).erased_user).toHaveLength(1);
+    expect(await c.list('er', 'endpoint')).toEqual([]);
+  });
+
+  it('pages through a user with more events than one index page holds', async () => {
+    const { events, console: c } = db.stores;
+    for (let k = 0; k < 3; k++) await events.append('er2', Array.from({ length: 500 }, (_, i) => ev('big', 'view', i + 1)), 100);
+    await events.append('er2', [ev('other', 'view', 1)], 100);
+    expect((await eraseUser({ console: c, events }, 'er2', 'big')).deleted_events).toBe(1500);
+    expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);
+  });
+});

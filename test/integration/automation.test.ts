@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack, until } from '../helpers/stack.ts';
+
+/*
+ * Training that runs itself (schedules, auto-promotion), version comparison and erasure, over
+ * HTTP against the local stack.
+ */
+
+let t: TestStack;
+const P = (m: string, p: string, b?: unknown, key?: string) => t.demo.platform(m, p, b, key);
+const recs = (q: string) => t.demo.core('GET', `/v1/recommendations?${q}`);
+const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status), 30_000);
+const now = () => Math.floor(Date.now() / 1000);
+
+const groups = ['camping', 'baking', 'cycling'] as const;
+const byGroup: Record<string, string[]> = {};
+let eventTypes: { id: number }[];
+let endpoint: string;
+
+/** A Published template of the tenant's event types, with the fields given. */
+async function publishedTemplate(name: string, extra: object = {}): Promise<number> {
+  const r = await P('POST', '/api/events/templates', { name, event_types: eventTypes, thresholds: { per_signal_min: 1, total_min: 10 }, ...extra });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  expect((await P('PATCH', `/api/events/templates/${r.body.id}`, { status: 'Published' })).body.status).toBe('Published');
+  return r.body.id;
+}
+async function run(template: number, algorithm: string) {
+  const job = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm } });
+  expect(job.status).toBe(202);
+  const done = await finished(job.body.job_name);
+  expect(done.body.status, JSON.stringify(done.body)).toBe('Completed');
+  return done.body.model_version as number;
+}
+
+beforeAll(async () => {
+  // The stack's own maintenance timer stays out of the way: the tests run the passes.
+  t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', MAINTENANCE_SECONDS: '3600' });
+  for (const g of groups) {
+    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })));
+    byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
+  }
+  // 45 users, 15 per taste; each interacts with 6 of the 10 items of their group.
+  const events: object[] = [];
+  for (let u = 0; u < 45; u++) {
+    const mine = byGroup[groups[u % 3] as string] as string[];
+    for (let k = 0; k < 6; k++) events.push({ type: k === 0 ? 'purchase' : 'view', user_id: `u${u}`, item_id: mine[(u + k) % 10] });
+  }
+  expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+  eventTypes = [(await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body, (await P('POST', '/api/event-types', { name: 'purchase', weight: 5 })).body].map((e: { id: number }) => ({ id: e.id }));
+  endpoint = (await P('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true })).body.endpoint_name;
+}, 60_000);
+afterAll(() => t.stop());
+
+describe('schedules', () => {
+  it('a template takes a schedule (also once Published) and shows its next run; a due run starts once, however many passes overlap', async () => {
+    const id = await publishedTemplate('nightly');
+    expect((await P('PATCH', `/api/events/templates/${id}`, { schedule: { every: 'fortnightly' } })).status).toBe(400);
+    expect((await P('PATCH', `/api/events/templates/${id}`, { schedule: { every: 'daily', every_hours: 3 } })).status).toBe(400);
+    const start = now() + 1;
+    const set = await P('PATCH', `/api/events/templates/${id}`, { schedule: { every: 'daily', start_at: start, options: { algorithm: 'popularity' } } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body).toMatchObject({ status: 'Published', schedule: { every: 'daily', start_at: start, options: { algorithm: 'popularity' } }, next_run_at: start, last_scheduled_run: null });
+    expect((await P('GET', `/api/events/templates/${id}`)).body.next_run_at).toBe(start);
+    const before = (await P('GET', '/api/training-jobs')).body.data.length;
+    await new Promise((r) => setTimeout(r, Math.max(0, (start + 1) * 1000 - Date.now())));
+    await Promise.all([t.stack.maintain(), t.stack.maintain(), t.stack.maintain()]);
+    const jobs = (await P('GET', '/api/training-jobs')).body.data.filter((j: { template_id: number }) => j.template_id === id);
+    expect(jobs).toHaveLength(1);
+    expect((await P('GET', '/api/training-jobs')).body.data.length).toBe(before + 1);
+    expect(jobs[0]).toMatchObject({ scheduled_at: start, options: { algorithm: 'popularity' } });
+    expect((await P('GET', `/api/events/templates/${id}`)).body).toMatchObject({ next_run_at: start + 86_400, last_scheduled_run: { job_name: jobs[0].job_name, due_at: start } });
+    expect((await finished(jobs[0].job_name)).body.status).toBe('Completed');
+    // Not due again before tomorrow.
+    await t.stack.maintain();
+    expect((await P('GET', '/api/training-jobs')).body.data.length).toBe(before + 1);
+    expect((await P('PATCH', `/api/events/templates/${id}`, { schedule: null })).body).toMatchObject({ schedule: null, next_run_at: null });
+  }, 60_000);
+});
+
+let better: number;
+let worse: number;
+
+describe('auto-promotion', () => {
+  it('refuses a policy naming an unknown endpoint', async () => {
+    const r = await P('POST', '/api/events/templates', { name: 'x', event_types: eventTypes, auto_promote: { endpoint_name: 'nope' } });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: expect.stringMatching(/nope/) });
+  });
+
+  it('promotes a better version at once (approved, automatically), and leaves a worse one Trained with its reason', async () => {
+    const id = await publishedTemplate('auto', { auto_promote: { endpoint_name: endpoint, min_factor: 1 } });
+    expect((await P('GET', `/api/events/templates/${id}`)).body.auto_promote).toEqual({ endpoint_name: 'main', min_factor: 1 });
+    const first = await run(id, 'popularity');
+    expect((await P('GET', `/api/models/${first}`)).body).toMatchObject({ status: 'Approved', endpoints: ['main'], promotion: { automatic: true, promoted: true, compared_with: null } });
+    better = await run(id, 'ease');
+    const b = (await P('GET', `/api/models/${better}`)).body;
+    expect(b).toMatchObject({ status: 'Approved', endpoints: ['main'], promotion: { automatic: true, promoted: true, endpoint_name: 'main', compared_with: first } });
+    expect(b.promotion.reason).toMatch(new RegExp(`^(validation|holdout) nDCG@10 [0-9.]+ >= [0-9.]+ x 1\\.0 of version ${first} serving main$`));
+    // It serves from the next request.
+    expect((await recs('user_id=u0&limit=5')).body.model).toEqual({ endpoint: 'main', version: better });
+    worse = await run(id, 'popularity');
+    const w = (await P('GET', `/api/models/${worse}`)).body;
+    expect(w).toMatchObject({ status: 'Trained', endpoints: [], promotion: { automatic: true, promoted: false, endpoint_name: 'main', compared_with: better } });
+    expect(w.promotion.reason).toMatch(new RegExp(`^(validation|holdout) nDCG@10 [0-9.]+ < [0-9.]+ x 1\\.0 of version ${better} serving main$`));
+    expect((await recs('user_id=u0&limit=5')).body.model).toEqual({ endpoint: 'main', version: better });
+    const logs = (await P('GET', `/api/training-jobs/logs/${w.job_name}`)).body.lines.map((l: { message: string }) => l.message);
+    expect(logs).toContain(`Auto-promotion to main: not promoted (${w.promotion.reason})`);
+    // A version no policy decided on shows no decision.
+    const plain = await run(await publishedTemplate('manual'), 'popularity');
+    expect((await P('GET', `/api/models/${plain}`)).body).toMatchObject({ status: 'Trained', promotion: null });
+  }, 90_000);
+});
+
+describe('version comparison', () => {
+  it('answers both versions with metrics side by side and the best per metric', async () => {
+    const r = await P('GET', `/api/models/compare?versions=${worse},${better}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.versions).toEqual([worse, better]);
+    expect(r.body.models.map((m: { version: number }) => m.version)).toEqual([worse, better]);
+    expect(r.body.models[1]).toMatchObject({ version: better, algorithm: 'ease', endpoints: ['main'], metrics: { ndcg_at_10: expect.any(Number) } });
+    const ndcg = r.body.metrics.find((m: { name: string }) => m.name === 'ndcg_at_10');
+    expect(ndcg).toMatchObject({ higher_is_better: true, best: [better] });
+    expect(Object.keys(ndcg.values).sort()).toEqual([String(worse), String(better)].sort());
+    expect(Array.isArray(r.body.validation)).toBe(true);
+    // Reading versions is open to events keys, as listing them is.
+    const eventsKey = (await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] })).body.key;
+    expect((await P('GET', `/api/models/compare?versions=${worse},${better}`, undefined, eventsKey)).status).toBe(200);
+  });
+
+  it('404 for versions the tenant does not have, 400 for fewer than 2, more than 10, repeats or junk', async () => {
+    const missing = await P('GET', `/api/models/compare?versions=${better},99999`);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ error: 'No model version 99999.' });
+    for (const q of [`versions=${better}`, 'versions=1,2,3,4,5,6,7,8,9,10,11', `versions=${better},${better}`, 'versions=a,b', '', `versions=${better},${worse}&x=1`]) {
+      expect((await P('GET', `/api/models/compare?${q}`)).status, q).toBe(400);
+    }
+  });
+});
+
+describe('erasure', () => {
+  it("deletes the user's events and stops personalising from them at once; again, it deletes nothing; later events personalise", async () => {
+    // u0 (camping) is in the serving model's histories.
+    const before = await recs('user_id=u0&limit=5');
+    expect(before.body).toMatchObject({ model: { version: better }, strategy: 'personalized' });
+    expect((await t.demo.core('GET', '/v1/events?user_id=u0&limit=100')).body.data).toHaveLength(6);
+    const eventsKey = (await P('POST', '/api/api-keys', { name: 'ev2', scopes: ['events'] })).body.key;
+    expect((await P('DELETE', '/api/users/u0', undefined, eventsKey)).status).toBe(403);
+
+    const erased = await P('DELETE', '/api/users/u0');
+    expect(erased.status).toBe(200);
+    expect(erased.body).toEqual({ user_id: 'u0', deleted_events: 6 });
+    expect((await t.demo.core('GET', '/v1/events?user_id=u0&limit=100')).body.data).toEqual([]);
+    expect((await t.demo.core('GET', '/v1/events?limit=100')).body.data.some((e: { user_id: string }) => e.user_id === 'u0')).toBe(false);
+    // The served model still holds u0's history; it no longer personalises from it.
+    const after = await recs('user_id=u0&limit=5');
+    expect(after.body).toMatchObject({ model: { version: better }, strategy: 'popular' });
+    // Other users are as they were.
+    expect((await recs('user_id=u3&limit=5')).body.strategy).toBe('personalized');
+    expect(await P('DELETE', '/api/users/u0')).toMatchObject({ status: 200, body: { user_id: 'u0', deleted_events: 0 } });
+    expect(await P('DELETE', '/api/users/nobody')).toMatchObject({ status: 200, body: { user_id: 'nobody', deleted_events: 0 } });
+
+    // Events sent after the erasure personalise as usual (the erasure's second has passed).
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'u0', item_id: (byGroup.baking as string[])[0] }])).status).toBe(201);
+    const again = await recs('user_id=u0&limit=5');
+    expect(again.body.strategy).toBe('personalized');
+    expect(again.body.data.filter((x: { item: { metadata: { category: string } } }) => x.item.metadata.category === 'baking').length).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -1,0 +1,359 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
+
+/*
+ * What search users reach for (issue 19, "Algolia parity") over real HTTP: facets, highlighting
+ * and snippets, filters on any metadata key, sort by a numeric key, synonyms managed on the
+ * Platform API, and search analytics. Keyword mode keeps the matches exact. The synonym cache is
+ * off (SYNONYMS_CACHE_MS=0) so a change serves at once; its 5 s bound is documented.
+ */
+let t: TestStack;
+type Hit = { id: string; name: string; score: number; metadata: Record<string, unknown>; highlight?: { name: string; description: string | null } };
+
+const search = async (body: Record<string, unknown>): Promise<Api> => {
+  const r = await t.demo.core('POST', '/v1/search', { mode: 'keyword', ...body });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r;
+};
+const hits = (r: Api) => r.body.data as Hit[];
+const ids = (r: Api) => hits(r).map((h) => h.id);
+const P = (m: string, p: string, b?: unknown, key?: string) => t.demo.platform(m, p, b, key);
+
+const LONG = 'This shoe was built for a long season of hard miles on every kind of ground you can imagine and then some more after that when the running gets serious on steep muddy hills far from any road';
+
+let id: Record<string, string> = {};
+beforeAll(async () => {
+  t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', SYNONYMS_CACHE_MS: '0' });
+  const items = [
+    { key: 'trail', name: 'Trail running shoe', description: 'Light shoe for rough ground', metadata: { category: 'shoes', brand: 'Acme', price: 129, tags: ['outdoor', 'running'] } },
+    { key: 'road', name: 'Road runner', description: LONG, metadata: { category: 'shoes', brand: 'Bolt', price: 89 } },
+    { key: 'rain', name: 'Rain jacket', description: 'Waterproof shell', metadata: { category: 'jackets', brand: 'Acme', price: 200 } },
+    { key: 'runjacket', name: 'Running jacket', description: 'Bright & light', metadata: { category: 'jackets', brand: 'Cog', price: 150 } },
+    { key: 'socks', name: 'Wool socks', description: 'Warm merino', metadata: { category: 'socks', brand: 'Acme', price: 19 } },
+    { key: 'cap', name: 'Running cap', metadata: { category: 'hats', brand: 'Bolt', in_stock: true } },
+    { key: 'fish', name: 'Fish & <Chips> "running" tee', description: 'A <b>bold</b> tee & more', metadata: { category: 'tees', brand: 'Cog', price: '12' } },
+    { key: 'sneaker', name: 'Classic sneaker', metadata: { category: 'shoes', brand: 'Cog', price: 60 } },
+    { key: 'trainer', name: 'Deluxe trainer', metadata: { category: 'shoes', brand: 'Bolt', price: 75 } },
+    { key: 'parka', name: 'Winter parka', metadata: { category: 'coats', brand: 'Acme', price: 300 } },
+  ];
+  const r = await t.demo.core('POST', '/v1/items', items.map(({ key: _k, ...i }) => i));
+  expect(r.status).toBe(201);
+  id = Object.fromEntries(items.map((i, k) => [i.key, (r.body.data as { id: string }[])[k]?.id as string]));
+  // Searchable once the delta serves them.
+  await until(() => t.demo.core('POST', '/v1/search', { query: '', limit: 100 }), (x) => x.body.data?.length === items.length, 20_000);
+}, 90_000);
+afterAll(() => t.stop());
+
+describe('facets', () => {
+  it('counts each value over all matches, not only the page, and gives min and max of numbers', async () => {
+    const r = await search({ query: 'running', limit: 1, facets: ['category', 'metadata.brand', 'price', 'in_stock', 'tags'] });
+    // trail, runjacket, cap, fish (name); road (description).
+    expect(r.body.total).toBe(5);
+    expect(hits(r)).toHaveLength(1);
+    const f = r.body.facets;
+    expect(f.category).toEqual({ count: 5, values: [{ value: 'shoes', count: 2 }, { value: 'hats', count: 1 }, { value: 'jackets', count: 1 }, { value: 'tees', count: 1 }], values_truncated: false, min: null, max: null });
+    expect(f.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }, { value: 'Acme', count: 1 }]);
+    // A number-valued key: its range (the tee's price is a string, counted as a value).
+    expect(f.price).toMatchObject({ count: 4, min: 89, max: 150, values: [{ value: '12', count: 1 }] });
+    expect(f.in_stock).toMatchObject({ count: 1, values: [{ value: true, count: 1 }] });
+    // A list counts each element.
+    expect(f.tags.values).toEqual([{ value: 'outdoor', count: 1 }, { value: 'running', count: 1 }]);
+    // The next page answers the same facets.
+    const next = await search({ query: 'running', limit: 1, facets: ['category', 'metadata.brand', 'price', 'in_stock', 'tags'], starting_after: r.body.next_cursor });
+    expect(next.body.facets).toEqual(f);
+    // Without facets asked for, none are answered.
+    expect((await search({ query: 'running' })).body.facets).toBeUndefined();
+  });
+
+  it('counts with the filters applied', async () => {
+    const r = await search({ query: 'running', limit: 1, facets: ['category', 'brand'], filters: { brand: ['Bolt', 'Cog'] } });
+    expect(r.body.total).toBe(4);
+    expect(r.body.facets.category.values).toEqual([{ value: 'hats', count: 1 }, { value: 'jackets', count: 1 }, { value: 'shoes', count: 1 }, { value: 'tees', count: 1 }]);
+    expect(r.body.facets.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }]);
+    const listed = await search({ query: '', facets: ['category'], filters: [{ field: 'metadata.price', op: 'gte', value: 100 }] });
+    expect(listed.body.facets.category.values).toEqual([{ value: 'jackets', count: 2 }, { value: 'coats', count: 1 }, { value: 'shoes', count: 1 }]);
+  });
+
+  it('works in every mode and with a context', async () => {
+    for (const mode of ['hybrid', 'semantic'] as const) {
+      const r = await search({ query: 'running', mode, facets: ['category'] });
+      const counted = (r.body.facets.category.values as { count: number }[]).reduce((a, v) => a + v.count, 0);
+      expect(counted, mode).toBe(r.body.total);
+    }
+    const ctx = (await P('POST', '/api/contexts', { name: 'facets' })).body.id as number;
+    const r = await search({ query: 'running', limit: 2, context_id: ctx, facets: ['brand'], highlight: true });
+    expect(r.body.facets.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }, { value: 'Acme', count: 1 }]);
+    expect(hits(r).every((h) => h.highlight !== undefined)).toBe(true);
+    expect(hits(r).some((h) => h.highlight?.name.includes('<em>'))).toBe(true);
+  });
+
+  it('refuses a facet that is no metadata key (400 in the envelope)', async () => {
+    const r = await t.demo.core('POST', '/v1/search', { query: 'x', facets: ['no spaces'] });
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(Object.keys(r.body.error.details.fieldErrors)).toEqual(['facets.0']);
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', facets: 'category' }), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('highlighting and snippets', () => {
+  it('marks the matched words of the name, stemmed, as a prefix and with a typo', async () => {
+    const stemmed = await search({ query: 'runs', highlight: true, filters: { category: 'jackets' } });
+    expect(hits(stemmed).map((h) => h.highlight)).toEqual([{ name: '<em>Running</em> jacket', description: 'Bright &amp; light' }]);
+    const typoPrefix = await search({ query: 'runing jack', highlight: true, filters: { category: 'jackets' } });
+    expect(hits(typoPrefix).find((h) => h.id === id.runjacket)?.highlight?.name).toBe('<em>Running</em> <em>jacket</em>');
+    expect(hits(typoPrefix).find((h) => h.id === id.rain)?.highlight).toEqual({ name: 'Rain <em>jacket</em>', description: 'Waterproof shell' });
+    // Not asked for: no highlight.
+    expect(hits(await search({ query: 'runs' }))[0]?.highlight).toBeUndefined();
+  });
+
+  it('HTML-escapes the text, not the tags, and takes other tags', async () => {
+    const r = await search({ query: 'running tee', highlight: true, filters: { category: 'tees' } });
+    expect(hits(r)[0]?.highlight).toEqual({
+      name: 'Fish &amp; &lt;Chips&gt; &quot;<em>running</em>&quot; <em>tee</em>',
+      description: 'A &lt;b&gt;bold&lt;/b&gt; <em>tee</em> &amp; more',
+    });
+    const tagged = await search({ query: 'running tee', highlight: true, highlight_tags: { pre: '<mark class="hit">', post: '</mark>' }, filters: { category: 'tees' } });
+    expect(hits(tagged)[0]?.highlight?.name).toBe('Fish &amp; &lt;Chips&gt; &quot;<mark class="hit">running</mark>&quot; <mark class="hit">tee</mark>');
+  });
+
+  it('snippets a long description around its matched words', async () => {
+    const r = await search({ query: 'muddy hills', highlight: true });
+    const snip = hits(r).find((h) => h.id === id.road)?.highlight?.description as string;
+    expect(snip.startsWith('…')).toBe(true);
+    expect(snip).toContain('<em>muddy</em> <em>hills</em>');
+    expect(snip.replace(/<\/?em>|…/g, '').split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(20);
+    // An item without a description: null.
+    const cap = await search({ query: 'cap', highlight: true });
+    expect(hits(cap)[0]?.highlight).toEqual({ name: 'Running <em>cap</em>', description: null });
+  });
+
+  it('refuses tags without highlight, and tags that are not strings (400)', async () => {
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight_tags: { pre: '[', post: ']' } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight: true, highlight_tags: { pre: 1, post: ']' } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight: 'yes' }), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('filters on any metadata key', () => {
+  const browse = async (filters: unknown) => new Set(ids(await search({ query: '', limit: 100, filters })));
+  const of = (...keys: string[]) => new Set(keys.map((k) => id[k]));
+  const price = (op: string, value: unknown) => browse([{ field: 'metadata.price', op, value }]);
+
+  it('takes every operator on metadata.<key>', async () => {
+    expect(await price('eq', 129)).toEqual(of('trail'));
+    // neq also holds where the key is absent (the cap) or of another kind (the tee's '12').
+    expect(await price('neq', 129)).toEqual(of('road', 'rain', 'runjacket', 'socks', 'cap', 'fish', 'sneaker', 'trainer', 'parka'));
+    expect(await price('in', [19, 60, '12'])).toEqual(of('socks', 'sneaker', 'fish'));
+    expect(await price('gt', 129)).toEqual(of('runjacket', 'rain', 'parka'));
+    expect(await price('gte', 129)).toEqual(of('trail', 'runjacket', 'rain', 'parka'));
+    expect(await price('lt', 75)).toEqual(of('socks', 'sneaker'));
+    expect(await price('lte', 75)).toEqual(of('socks', 'sneaker', 'trainer'));
+    expect(await price('exists', false)).toEqual(of('cap'));
+    expect(await price('exists', true)).toEqual(of('trail', 'road', 'rain', 'runjacket', 'socks', 'fish', 'sneaker', 'trainer', 'parka'));
+    // Strings, booleans and lists (an element matches).
+    expect(await browse([{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }])).toEqual(of('road', 'cap', 'trainer'));
+    expect(await browse([{ field: 'metadata.in_stock', op: 'eq', value: true }])).toEqual(of('cap'));
+    expect(await browse([{ field: 'metadata.tags', op: 'eq', value: 'outdoor' }])).toEqual(of('trail'));
+    // Clauses all hold; with a query too.
+    expect(await browse([{ field: 'metadata.category', op: 'eq', value: 'shoes' }, { field: 'metadata.price', op: 'lt', value: 100 }])).toEqual(of('road', 'sneaker', 'trainer'));
+    expect(new Set(ids(await search({ query: 'running', filters: [{ field: 'metadata.brand', op: 'in', value: ['Acme', 'Cog'] }] })))).toEqual(of('trail', 'runjacket', 'fish'));
+  });
+
+  it('keeps the shorthand object working', async () => {
+    expect(await browse({ category: 'shoes', price: { lte: 80 } })).toEqual(of('sneaker', 'trainer'));
+    expect(await browse({ metadata: { brand: 'Cog' } })).toEqual(of('runjacket', 'fish', 'sneaker'));
+  });
+
+  it('refuses bad clauses with 400 naming the field, never 500', async () => {
+    const bad = async (filters: unknown, field: string) => {
+      const r = await t.demo.core('POST', '/v1/search', { query: '', filters });
+      expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+      expect(Object.keys(r.body.error.details.fieldErrors), JSON.stringify(r.body)).toContain(field);
+    };
+    await bad([{ field: 'metadata.price', op: 'gt', value: 'cheap' }], 'filters.0.value');
+    await bad([{ field: 'metadata.price', op: 'in', value: 5 }], 'filters.0.value');
+    await bad([{ field: 'metadata.price', op: 'exists', value: 'yes' }], 'filters.0.value');
+    await bad([{ field: 'metadata.price', op: 'like', value: 5 }], 'filters.0.op');
+    await bad([{ field: 'price', op: 'eq', value: 5 }], 'filters.0.field');
+    await bad([{ field: 'metadata.price', op: 'eq', value: 5, extra: 1 }], 'filters.0.extra');
+    await bad({ colour: 'red' }, 'filters.colour');
+    await bad('shoes', 'filters');
+    await bad(Array.from({ length: 21 }, () => ({ field: 'metadata.a', op: 'exists', value: true })), 'filters');
+  });
+});
+
+describe('sort by a numeric key', () => {
+  const pages = async (body: Record<string, unknown>) => {
+    const seen: Hit[] = [];
+    let cursor: string | undefined;
+    for (let n = 0; n < 20; n++) {
+      const r = await search({ query: '', limit: 3, ...body, ...(cursor ? { starting_after: cursor } : {}) });
+      seen.push(...hits(r));
+      cursor = r.body.next_cursor ?? undefined;
+      expect(r.body.has_more).toBe(cursor !== undefined);
+      if (!cursor) break;
+    }
+    return seen;
+  };
+
+  it('orders by the key, ascending or descending, items without a number last, over stable cursors', async () => {
+    const asc = await pages({ sort: { field: 'metadata.price', order: 'asc' } });
+    expect(asc.map((h) => h.id)).toEqual([id.socks, id.sneaker, id.trainer, id.road, id.trail, id.runjacket, id.rain, id.parka, id.cap, id.fish].map(String));
+    const desc = await pages({ sort: { field: 'metadata.price', order: 'desc' } });
+    expect(desc.map((h) => h.id)).toEqual([id.parka, id.rain, id.runjacket, id.trail, id.road, id.trainer, id.sneaker, id.socks, id.cap, id.fish].map(String));
+    // Items without the key come last in id order (the cap before the tee: lower id).
+    expect(Number(id.cap)).toBeLessThan(Number(id.fish));
+  });
+
+  it('sorts the matches of a query, with filters and facets, and keeps their relevance score', async () => {
+    const r = await search({ query: 'running', sort: { field: 'metadata.price', order: 'desc' }, filters: [{ field: 'metadata.category', op: 'neq', value: 'tees' }], facets: ['category'] });
+    expect(ids(r)).toEqual([id.runjacket, id.trail, id.road, id.cap].map(String));
+    expect(r.body.total).toBe(4);
+    expect(hits(r).every((h) => h.score > 0)).toBe(true);
+    expect(r.body.facets.category.count).toBe(4);
+  });
+
+  it('refuses a cursor of another order, a sort with a context, and bad sorts (400)', async () => {
+    const first = await search({ query: '', limit: 2, sort: { field: 'metadata.price', order: 'asc' } });
+    const cursor = first.body.next_cursor as string;
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price', order: 'desc' }, starting_after: cursor }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, starting_after: cursor }), 400, 'invalid_request_error', 'validation_error');
+    const relevance = await search({ query: '', limit: 2 });
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price' }, starting_after: relevance.body.next_cursor }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'metadata.price', order: 'up' } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'name' } }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'metadata.price' }, context_id: 1 }), 400, 'invalid_request_error', 'validation_error');
+  });
+});
+
+describe('synonyms', () => {
+  it('are added, used at query time, changed and removed on the Platform API', async () => {
+    expect(ids(await search({ query: 'sneaker' }))).toEqual([id.sneaker]);
+    const created = await P('POST', '/api/synonyms', { synonyms: ['sneaker', 'trainer'] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ type: 'two_way', input: null, synonyms: ['sneaker', 'trainer'] });
+    const sid = created.body.id as number;
+    expect((await P('GET', `/api/synonyms/${sid}`)).body).toEqual(created.body);
+    // Two-way: each finds the other (no rebuild), and the synonym is highlighted.
+    expect(new Set(ids(await search({ query: 'sneaker' })))).toEqual(new Set([id.sneaker, id.trainer]));
+    const back = await search({ query: 'trainer', highlight: true });
+    expect(new Set(ids(back))).toEqual(new Set([id.sneaker, id.trainer]));
+    expect(hits(back).find((h) => h.id === id.sneaker)?.highlight?.name).toBe('Classic <em>sneaker</em>');
+
+    // One-way: parka finds jackets, a jacket query does not find the parka.
+    const oneWay = await P('POST', '/api/synonyms', { type: 'one_way', input: 'parka', synonyms: ['jacket'] });
+    expect(oneWay.status).toBe(201);
+    expect(new Set(ids(await search({ query: 'parka' })))).toEqual(new Set([id.parka, id.rain, id.runjacket]));
+    expect(ids(await search({ query: 'jacket' }))).not.toContain(id.parka);
+
+    const list = await P('GET', '/api/synonyms?limit=1');
+    expect(list.body).toMatchObject({ data: [{ id: sid }], has_more: true, next_cursor: String(sid) });
+    expect((await P('GET', `/api/synonyms?starting_after=${sid}`)).body.data.map((s: { id: number }) => s.id)).toEqual([oneWay.body.id]);
+
+    // Changed: the set now maps sneaker to nothing the catalog has but trainer... and a new word.
+    const patched = await P('PATCH', `/api/synonyms/${sid}`, { synonyms: ['sneaker', 'sock'] });
+    expect(patched.status).toBe(200);
+    expect(new Set(ids(await search({ query: 'sneaker' })))).toEqual(new Set([id.sneaker, id.socks]));
+
+    // Removed: gone from the next search.
+    expect((await P('DELETE', `/api/synonyms/${sid}`)).status).toBe(204);
+    expect(ids(await search({ query: 'sneaker' }))).toEqual([id.sneaker]);
+    const gone = await P('GET', `/api/synonyms/${sid}`);
+    expect(gone.status).toBe(404);
+    expect(typeof gone.body.error).toBe('string');
+    expect((await P('DELETE', `/api/synonyms/${sid}`)).status).toBe(404);
+    expect((await P('DELETE', `/api/synonyms/${oneWay.body.id}`)).status).toBe(204);
+  });
+
+  it('take items and admin keys, refuse others, and refuse bad sets with 400', async () => {
+    const items = (await P('POST', '/api/api-keys', { name: 'merch', scopes: ['items'] })).body.key as string;
+    const events = (await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] })).body.key as string;
+    const made = await P('POST', '/api/synonyms', { synonyms: ['tee', 'shirt'] }, items);
+    expect(made.status).toBe(201);
+    expect((await P('GET', '/api/synonyms', undefined, events)).status).toBe(403);
+    expect((await P('DELETE', `/api/synonyms/${made.body.id}`, undefined, items)).status).toBe(204);
+    for (const body of [
+      { synonyms: ['only one'] },
+      { synonyms: ['a', 'a'] },
+      { type: 'one_way', synonyms: ['x'] },
+      { type: 'two_way', input: 'x', synonyms: ['a', 'b'] },
+      { synonyms: ['!!!', 'b'] },
+      { synonyms: 'a,b' },
+      { synonyms: ['a', 'b'], extra: true },
+      { type: 'three_way', synonyms: ['a', 'b'] },
+    ]) {
+      const r = await P('POST', '/api/synonyms', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(typeof r.body.error, JSON.stringify(r.body)).toBe('string');
+    }
+    expect((await P('PATCH', '/api/synonyms/999', { synonyms: ['a', 'b'] })).status).toBe(404);
+    expect((await P('GET', '/api/synonyms/abc')).status).toBe(400);
+  });
+});
+
+describe('search analytics', () => {
+  const report = async (q = '') => {
+    const r = await P('GET', `/api/analytics/searches${q}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  };
+
+  it('counts searches, searches without results, and clicks and conversions per query from events with the request_id', async () => {
+    const sent: Record<string, string[]> = { quasar: [], nebulaxx: [] };
+    const created = await t.demo.core('POST', '/v1/items', { name: 'Quasar lamp', metadata: { category: 'lamps' } });
+    await until(() => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword' }), (x) => x.body.data?.length === 1);
+    const before = await report();
+    const base = before.totals.searches as number;
+    // Three searches for quasar (written three ways: one normalised query), two without results.
+    for (const q of ['quasar', 'Quasar!', '  QUASAR ']) sent.quasar?.push((await search({ query: q })).body.request_id);
+    for (let n = 0; n < 2; n++) {
+      const r = await search({ query: 'nebulaxx' });
+      expect(r.body.total).toBe(0);
+      sent.nebulaxx?.push(r.body.request_id);
+    }
+    const [q1, q2] = sent.quasar as [string, string];
+    const item = created.body.id as string;
+    const ev = await t.demo.core('POST', '/v1/events', [
+      { type: 'click', user_id: 'u1', item_id: item, request_id: q1 },
+      { type: 'click', user_id: 'u1', item_id: item, request_id: q1 },
+      { type: 'purchase', user_id: 'u1', item_id: item, request_id: q1 },
+      { type: 'click', user_id: 'u2', item_id: item, request_id: q2 },
+      // Names no search: not counted.
+      { type: 'click', user_id: 'u3', item_id: item, request_id: '00000000-0000-4000-8000-000000000000' },
+      { type: 'click', user_id: 'u3', item_id: item },
+    ]);
+    expect(ev.status, JSON.stringify(ev.body)).toBe(201);
+
+    const after = await report('?limit=100');
+    expect(after.totals.searches - base).toBe(5);
+    expect(after.totals.no_results - before.totals.no_results).toBe(2);
+    const quasar = after.top_queries.find((q: { query: string }) => q.query === 'quasar');
+    expect(quasar).toEqual({
+      query: 'quasar', searches: 3, no_results: 0, clicks: 3, conversions: 1,
+      click_through_rate: 0.666667, conversion_rate: 0.333333,
+      events: { click: 3, purchase: 1 }, searches_with: { click: 2, purchase: 1 },
+    });
+    expect(after.no_result_queries).toContainEqual({ query: 'nebulaxx', searches: 2, no_results: 2 });
+    expect(after.top_queries.find((q: { query: string }) => q.query === 'nebulaxx')).toMatchObject({ searches: 2, click_through_rate: 0 });
+    // Other event types as click and conversion.
+    const other = await report('?limit=100&click_type=purchase&conversion_type=click');
+    expect(other.top_queries.find((q: { query: string }) => q.query === 'quasar')).toMatchObject({ clicks: 1, conversions: 3, click_through_rate: 0.333333, conversion_rate: 0.666667 });
+    // limit cuts the lists; a range without these days has none of them.
+    expect((await report('?limit=1')).top_queries).toHaveLength(1);
+    const empty = await report('?from=2020-01-01&to=2020-01-31');
+    expect(empty).toMatchObject({ from: '2020-01-01', to: '2020-01-31', totals: { searches: 0 }, top_queries: [], no_result_queries: [] });
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await report(`?from=${today}&to=${today}`)).totals.searches).toBe(after.totals.searches);
+    expect((await report(`?from=${Math.floor(Date.now() / 1000)}`)).totals.searches).toBe(after.totals.searches);
+  });
+
+  it('refuses bad ranges and parameters with 400 in the Platform envelope', async () => {
+    for (const q of ['?from=2026-02-30', '?from=yesterday', '?from=2026-01-10&to=2026-01-01', '?from=2025-01-01&to=2025-12-31', '?limit=0', '?limit=1000', '?click_type=Click', '?bogus=1']) {
+      const r = await P('GET', `/api/analytics/searches${q}`);
+      expect(r.status, q).toBe(400);
+      expect(typeof r.body.error, q).toBe('string');
+    }
+    const events = (await P('POST', '/api/api-keys', { name: 'ev2', scopes: ['events'] })).body.key as string;
+    expect((await P('GET', '/api/analytics/searches', undefined, events)).status).toBe(403);
+  });
+});
