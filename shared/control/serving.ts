@@ -15,6 +15,12 @@ import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition
 export const CONTROL_CACHE_MS = Number(process.env.CONTROL_CACHE_MS ?? 5000);
 /** How many of a user's latest events segment membership is decided on. */
 export const SEGMENT_EVENTS = 500;
+/**
+ * Membership is first decided on this many of the latest events (what search reuses for taste
+ * and `exclude_seen` is at most this many); only a segment those cannot decide (too few events of
+ * its type in them, and older ones may still be in its window) reads SEGMENT_EVENTS.
+ */
+export const SEGMENT_FIRST_READ = 100;
 
 export interface ControlDeps {
   /** The tenant's rules, segments, experiments, rerank controls and context ids (one Query). */
@@ -73,6 +79,30 @@ export function isMember(def: SegmentDefinition, events: readonly RecentEvent[],
 }
 
 /**
+ * Whether the user's events decide a segment definition at `now`: true or false, or undefined when
+ * older events than those read could still change it. `all` read when the user has no more.
+ */
+export function decides(def: SegmentDefinition, events: readonly RecentEvent[], now: number, all: boolean): boolean | undefined {
+  if ('all' in def || 'any' in def) {
+    const parts = 'all' in def ? def.all : def.any;
+    const wanted = 'any' in def;
+    let open = false;
+    for (const d of parts) {
+      const v = decides(d, events, now, all);
+      if (v === wanted) return wanted;
+      if (v === undefined) open = true;
+    }
+    return open ? undefined : !wanted;
+  }
+  const since = now - def.within_days * 86_400;
+  let n = 0;
+  for (const e of events) if (e.type === def.event_type && e.created >= since && ++n >= def.min_count) return true;
+  // Newest first: once the oldest event read is before the window, no older one is in it.
+  const oldest = events[events.length - 1];
+  return all || (oldest !== undefined && oldest.created < since) ? false : undefined;
+}
+
+/**
  * The plan for a request naming `contextId` (404 when the tenant has no such context). Without
  * a user, segment-scoped rules do not apply and no experiment assigns a variant.
  */
@@ -99,9 +129,11 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
   let members = new Set<number>();
   let events: RecentEvent[] | undefined;
   if (segmentIds.size > 0 && userId !== undefined) {
-    const read = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
+    const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
+    let read = await deps.userEvents(tenant, userId, SEGMENT_FIRST_READ);
+    if (read.length === SEGMENT_FIRST_READ && involved.some((s) => decides(s.definition, read, now, false) === undefined)) read = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
     events = read;
-    members = new Set(cfg.segments.filter((s) => segmentIds.has(s.id) && isMember(s.definition, read, now)).map((s) => s.id));
+    members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);
 

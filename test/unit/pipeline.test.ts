@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
-import { isMember, planFor, type ControlDeps } from '../../shared/control/serving.ts';
-import type { ControlConfig, Rule } from '../../shared/control/types.ts';
+import { decides, isMember, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
+import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
 
 const NOW = 1_800_000_000;
@@ -189,6 +189,35 @@ describe('the plan of a context', () => {
     expect(b).toBeLessThan(130);
     expect(d.reads).toBe(1);
     expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
+  });
+
+  it('decides a segment on the latest events when they can, and reads more only when older events could change it', async () => {
+    const def = (event_type: string, min_count: number, within_days: number) => ({ event_type, min_count, within_days });
+    const hundred = Array.from({ length: SEGMENT_FIRST_READ }, (_, k) => ev(k % 2 ? 'view' : 'purchase', k / 100));
+    expect(decides(def('purchase', 3, 30), hundred, NOW, false)).toBe(true);
+    // 50 purchases read, 60 wanted: older events may hold more, unless these are all there are or the oldest is before the window.
+    expect(decides(def('purchase', 60, 30), hundred, NOW, false)).toBeUndefined();
+    expect(decides(def('purchase', 60, 30), hundred, NOW, true)).toBe(false);
+    expect(decides(def('purchase', 60, 30), [...hundred, ev('view', 31)], NOW, false)).toBe(false);
+    expect(decides({ any: [def('purchase', 60, 30), def('view', 1, 30)] }, hundred, NOW, false)).toBe(true);
+    expect(decides({ all: [def('purchase', 60, 30), def('click', 1, 30)] }, hundred, NOW, false)).toBeUndefined();
+    expect(decides({ all: [def('purchase', 60, 30), def('click', 1, 30)] }, [...hundred, ev('view', 31)], NOW, false)).toBe(false);
+
+    const segment = (id: number, definition: SegmentDefinition) => ({ id, name: `s${id}`, description: '', definition, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW });
+    const cfg = (definition: SegmentDefinition) => config({ rules: [rule({ id: 1, context_id: 1, segment_id: 9 })], segments: [segment(9, definition)] });
+    const many = [...hundred, ...Array.from({ length: 400 }, () => ev('purchase', 2))];
+    const limits: number[] = [];
+    const reading = (c: ControlConfig): ControlDeps => ({ config: async () => c, contextExists: async () => false, userEvents: async (_t, _u, limit) => (limits.push(limit), many.slice(0, limit)) });
+    // Decided by the first read: one read of SEGMENT_FIRST_READ, its events handed on.
+    const decided = await planFor(reading(cfg(def('purchase', 3, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
+    expect(limits).toEqual([SEGMENT_FIRST_READ]);
+    expect(decided.rules.map((r) => r.id)).toEqual([1]);
+    expect(decided.userEvents).toHaveLength(SEGMENT_FIRST_READ);
+    // Not decided by it: the latest SEGMENT_EVENTS are read, and they make the user a member.
+    limits.length = 0;
+    const more = await planFor(reading(cfg(def('purchase', 200, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
+    expect(limits).toEqual([SEGMENT_FIRST_READ, SEGMENT_EVENTS]);
+    expect(more.rules.map((r) => r.id)).toEqual([1]);
   });
 
   it('reads the records again at once for a context newer than its cached read', async () => {
