@@ -1,10 +1,19 @@
 /**
- * `npm run bench:search -- ../shared/data/cranfield`
- *   Loads the Cranfield collection through the HTTP API into a fresh local stack, waits until
- *   every item is embedded and indexed, runs the 225 queries in keyword, semantic and hybrid
- *   modes over HTTP (nDCG@10, binary relevance: codes 1-4 relevant, -1 not; latency p50/p99),
- *   and in the same run the peer engine MiniSearch in-process (English stop words, Porter
- *   stemming, title boost 2). Target: hybrid >= 1.05 x the peer.
+ * `npm run bench:search [-- ../shared/data | ../shared/data/cranfield | ../shared/data/cacm]`
+ *   Every search collection of the data folder (Cranfield, CACM), or the one given, each loaded
+ *   through the HTTP API into a fresh local stack and measured in two states: right after the
+ *   import (every item embedded, no index build: the delta serves them all) and after a build.
+ *   Per state: nDCG@10 of the judged queries (as the collection gives them, cut at a word
+ *   boundary under the 1,000-character limit) in keyword, semantic and hybrid modes, beside both
+ *   peers in-process on the same queries (MiniSearch 7.2 and plain BM25F, wink-bm25-text-search:
+ *   English stop words, Porter stemming, title weight 2); latency p50/p99 by query-length band
+ *   (1-2, 3-10, 11-50, 51-150 words of the collection's text) from one client and from
+ *   `--connections` clients, with the item-GET p99 of the same stack as the floor. Targets:
+ *   hybrid >= 1.10 x the stronger peer in both states; single-client p99 <= 25 ms in every band;
+ *   concurrent search p99 <= 3 x the item-GET p99.
+ * `npm run bench:search -- --in-process [<data dir or collection dir>]`
+ *   The same quality figures without HTTP (the service's ranking called in-process, seconds
+ *   instead of minutes), for trying a ranking change on every collection at once. Prints only.
  * `npm run bench:search -- --synthetic 100000`
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
  *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode). Target p99 < 50 ms.
@@ -16,11 +25,10 @@
  * Figures go to bench-results/search-*.json and .md.
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import MiniSearch from 'minisearch';
-import { stemmer } from 'stemmer';
+import { asItem, cutQuery, inProcessScores, peerScores, searchCollections, type Collection } from '../bench/collections.ts';
 import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
@@ -28,7 +36,6 @@ import { DEFAULT_API_THREADS, percentile, startBenchStack, waitFor, type BenchSt
 import { setUpContext, sideBySide, sideBySideRows } from '../bench/context.ts';
 import { SearchIndex, type SearchDoc } from '../shared/search/engine.ts';
 import { seededRandom } from '../shared/random.ts';
-import { STOP_WORDS } from '../shared/search/text.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -39,6 +46,7 @@ const { values, positionals } = parseArgs({
     warmup: { type: 'string', default: '10' },
     'api-threads': { type: 'string', default: DEFAULT_API_THREADS },
     'typo-worst-case': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
   },
 });
 
@@ -82,72 +90,193 @@ async function waitIndexed(s: BenchStack, count: number, timeoutMs: number, poll
 /** Benchmarks build indexes on request only, so nothing runs in the background while measuring. */
 const QUIET = { INDEX_MAX_AGE_SECONDS: '1000000', INDEX_REBUILD_AFTER_CHANGES: '1000000000' };
 
-async function cranfield(dir: string): Promise<void> {
-  const { docs, queries, qrels } = loadCranfield(dir);
-  const judged = queries.filter((q) => qrels.has(q.n));
-  const s = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3' });
-  try {
-    const t0 = Date.now();
-    const ids = await loadItems(s, docs.map((d) => ({ name: d.title || `Document ${d.id}`, description: d.text })));
-    const loadMs = Date.now() - t0;
-    const toCran = new Map(ids.map((id, k) => [id, (docs[k] as { id: number }).id]));
-    const ready = await waitIndexed(s, docs.length, 300_000);
+/** Query-length bands (words) of the latency figures. */
+const BANDS: [label: string, min: number, max: number][] = [['1-2 words', 1, 2], ['3-10 words', 3, 10], ['11-50 words', 11, 50], ['51-150 words', 51, 150]];
+/** Queries per band for the single-client figures. */
+const BAND_QUERIES = 100;
 
-    const modes = ['keyword', 'semantic', 'hybrid'] as const;
-    const results: Record<string, { ndcg10: number; p50_ms: number; p99_ms: number }> = {};
-    for (const mode of modes) {
-      const scores: number[] = [];
-      const lat: number[] = [];
-      for (const q of judged) {
-        const t = performance.now();
-        const r = await s.core('POST', '/v1/search', { query: q.text, mode, limit: 10 });
-        lat.push(performance.now() - t);
-        if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
-        scores.push(ndcgAt((r.body.data as { id: string }[]).map((i) => toCran.get(i.id) as number), qrels.get(q.n) as Set<number>));
+/** Queries of each band drawn from the collection's own text (seeded): runs of words of its documents. */
+function bandQueries(c: Collection): Map<string, string[]> {
+  const r = seededRandom(19);
+  const texts = c.docs.map((d) => `${d.title} ${d.text}`.split(/\s+/).filter(Boolean)).filter((w) => w.length > 0);
+  const out = new Map<string, string[]>();
+  for (const [label, min, max] of BANDS) {
+    const qs: string[] = [];
+    while (qs.length < BAND_QUERIES) {
+      const n = min + Math.floor(r() * (max - min + 1));
+      // Words from consecutive documents when one is too short.
+      const words: string[] = [];
+      let d = Math.floor(r() * texts.length);
+      let at = Math.floor(r() * (texts[d] as string[]).length);
+      while (words.length < n) {
+        const t = texts[d] as string[];
+        if (at >= t.length) {
+          d = (d + 1) % texts.length;
+          at = 0;
+          continue;
+        }
+        words.push(t[at++] as string);
       }
-      results[mode] = { ndcg10: Number(mean(scores).toFixed(4)), p50_ms: Number(percentile(lat, 50).toFixed(1)), p99_ms: Number(percentile(lat, 99).toFixed(1)) };
-      console.error(`${mode}: ${results[mode]?.ndcg10}`);
+      qs.push(cutQuery(words.join(' ')));
     }
-
-    const ms = new MiniSearch({
-      fields: ['title', 'text'],
-      processTerm: (t) => {
-        const l = t.toLowerCase();
-        return STOP_WORDS.has(l) ? null : stemmer(l);
-      },
-      searchOptions: { boost: { title: 2 } },
-    });
-    ms.addAll(docs);
-    const peerLat: number[] = [];
-    const peer = mean(
-      judged.map((q) => {
-        const t = performance.now();
-        const hits = ms.search(q.text).slice(0, 10).map((h) => h.id as number);
-        peerLat.push(performance.now() - t);
-        return ndcgAt(hits, qrels.get(q.n) as Set<number>);
-      }),
-    );
-    const ratio = (results.hybrid?.ndcg10 ?? 0) / peer;
-    const rows = [
-      ...modes.map((m) => `| ${m} (HTTP) | ${results[m]?.ndcg10} | ${((results[m]?.ndcg10 ?? 0) / peer).toFixed(3)} | ${results[m]?.p50_ms} | ${results[m]?.p99_ms} |`),
-      `| peer: MiniSearch 7.2 (in-process) | ${peer.toFixed(4)} | 1.000 | ${percentile(peerLat, 50).toFixed(2)} | ${percentile(peerLat, 99).toFixed(2)} |`,
-    ];
-    const md = [
-      `npm run bench:search -- ${dir}  (${meta().date}, node ${meta().node})`,
-      '',
-      `Cranfield: ${docs.length} documents loaded over HTTP in ${(loadMs / 1000).toFixed(1)} s, embedded after ${(ready.embeddedAfterMs / 1000).toFixed(1)} s, indexed after ${(ready.indexedAfterMs / 1000).toFixed(1)} s; ${judged.length} judged queries.`,
-      '',
-      '| ranking | nDCG@10 | ÷ peer | p50 ms | p99 ms |',
-      '|---|---:|---:|---:|---:|',
-      ...rows,
-      '',
-      `Hybrid is ${ratio.toFixed(3)} x the peer (target >= 1.05): ${ratio >= 1.05 ? 'met' : 'NOT met'}. Hybrid over keyword alone: ${((results.hybrid?.ndcg10 ?? 0) / (results.keyword?.ndcg10 ?? 1)).toFixed(3)} x (what the local embedding adds).`,
-    ].join('\n');
-    write('search-cranfield', { ...meta(), command: `npm run bench:search -- ${dir}`, documents: docs.length, queries: judged.length, load_ms: loadMs, ...ready, modes: results, peer: { name: 'MiniSearch 7.2.0', ndcg10: Number(peer.toFixed(4)) }, hybrid_over_peer: Number(ratio.toFixed(3)) }, md);
-    if (ratio < 1.05) process.exitCode = 1;
-  } finally {
-    await s.stop();
+    out.set(label, qs);
   }
+  return out;
+}
+
+interface Quality {
+  keyword: number;
+  semantic: number;
+  hybrid: number;
+}
+interface Band {
+  band: string;
+  single: { p50_ms: number; p99_ms: number };
+  clients: { p50_ms: number; p99_ms: number; rps: number; errors: number };
+}
+interface StateFigures {
+  quality: Quality;
+  latency: Band[];
+  item_get: { p50_ms: number; p99_ms: number; rps: number };
+}
+
+/** nDCG@10 of the judged queries over HTTP in each mode. */
+async function quality(s: BenchStack, c: Collection, toDoc: Map<string, number>): Promise<Quality> {
+  const out = { keyword: 0, semantic: 0, hybrid: 0 };
+  for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+    const scores: number[] = [];
+    for (const q of c.queries) {
+      const r = await s.core('POST', '/v1/search', { query: q.text, mode, limit: 10 });
+      if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
+      scores.push(ndcgAt((r.body.data as { id: string }[]).map((i) => toDoc.get(i.id) as number), c.qrels.get(q.n) as Set<number>));
+    }
+    out[mode] = Number(mean(scores).toFixed(4));
+  }
+  return out;
+}
+
+/** Hybrid searches (limit 10) of one band's queries from `connections` clients. */
+function bandLoad(s: BenchStack, token: string, queries: string[], connections: number, duration: number) {
+  let k = 0;
+  return autocannon({
+    url: s.base,
+    connections,
+    duration,
+    requests: [{ method: 'POST', path: '/v1/search', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: queries[k++ % queries.length], limit: 10 }) }) }],
+  });
+}
+
+/** Item GETs of the same stack at the same concurrency: the floor a search is compared with. */
+function itemGetLoad(s: BenchStack, token: string, ids: string[], connections: number, duration: number) {
+  let k = 0;
+  return autocannon({
+    url: s.base,
+    connections,
+    duration,
+    requests: [{ method: 'GET', headers: { authorization: `Bearer ${token}` }, setupRequest: (req) => ({ ...req, path: `/v1/items/${ids[k++ % ids.length]}` }) }],
+  });
+}
+
+async function stateFigures(s: BenchStack, c: Collection, toDoc: Map<string, number>, ids: string[], bands: Map<string, string[]>): Promise<StateFigures> {
+  const q = await quality(s, c, toDoc);
+  const token = await s.token();
+  const connections = Number(values.connections);
+  const duration = Math.max(3, Math.round(Number(values.duration) / 3));
+  const latency: Band[] = [];
+  for (const [band, queries] of bands) {
+    const lat: number[] = [];
+    for (const query of queries) {
+      const t = performance.now();
+      const r = await s.core('POST', '/v1/search', { query, limit: 10 });
+      lat.push(performance.now() - t);
+      if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    await bandLoad(s, token, queries, connections, 1);
+    const m = await bandLoad(s, token, queries, connections, duration);
+    latency.push({
+      band,
+      single: { p50_ms: Number(percentile(lat, 50).toFixed(1)), p99_ms: Number(percentile(lat, 99).toFixed(1)) },
+      clients: { p50_ms: m.latency.p50, p99_ms: m.latency.p99, rps: Math.round(m.requests.average), errors: m.errors + m.timeouts + m.non2xx },
+    });
+  }
+  await itemGetLoad(s, token, ids, connections, 1);
+  const g = await itemGetLoad(s, token, ids, connections, duration);
+  return { quality: q, latency, item_get: { p50_ms: g.latency.p50, p99_ms: g.latency.p99, rps: Math.round(g.requests.average) } };
+}
+
+/** The collections of the data folder, or the one collection folder given. */
+function collectionsIn(dir: string): Collection[] {
+  const all = searchCollections(dir);
+  const found = all.length ? all : searchCollections(join(dir, '..')).filter((c) => ({ Cranfield: 'cranfield', CACM: 'cacm' })[c.name] === basename(dir));
+  if (!found.length) throw new Error(`no search collection (cranfield, cacm) in ${dir}`);
+  return found;
+}
+
+function inProcess(dir: string): void {
+  const lines = ['| collection | state | keyword | semantic | hybrid | MiniSearch | BM25F | hybrid ÷ stronger peer |', '|---|---|---:|---:|---:|---:|---:|---:|'];
+  for (const c of collectionsIn(dir)) {
+    const [mini, bm25f] = peerScores(c).map((p) => p.ndcg10) as [number, number];
+    for (const state of ['fresh', 'built'] as const) {
+      const r = inProcessScores(c, state);
+      lines.push(`| ${c.name} | ${state} | ${r.keyword.toFixed(4)} | ${r.semantic.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${mini.toFixed(4)} | ${bm25f.toFixed(4)} | ${(r.hybrid / Math.max(mini, bm25f)).toFixed(3)} |`);
+    }
+  }
+  console.log(lines.join('\n'));
+}
+
+/**
+ * Every search collection of the data folder, or the one given: loaded over HTTP into a fresh
+ * stack, measured right after the import (every item embedded, no index build: the delta serves
+ * them all) and again after a build, with both peers in-process on the same queries.
+ */
+async function collections(dir: string): Promise<void> {
+  const found = collectionsIn(dir);
+  const md: string[] = [`npm run bench:search -- ${dir}  (${meta().date}, node ${meta().node}, ${values.connections} clients for the concurrent figures)`, ''];
+  const json: Record<string, unknown>[] = [];
+  let met = true;
+  for (const c of found) {
+    const peers = peerScores(c).map((p) => ({ ...p, ndcg10: Number(p.ndcg10.toFixed(4)) }));
+    const stronger = peers.reduce((a, b) => (b.ndcg10 > a.ndcg10 ? b : a));
+    const s = await startBenchStack({ ...QUIET, MAINTENANCE_SECONDS: '3' });
+    try {
+      const t0 = Date.now();
+      const ids = await loadItems(s, c.docs.map(asItem));
+      const loadMs = Date.now() - t0;
+      const toDoc = new Map(ids.map((id, k) => [id, (c.docs[k] as { id: number }).id]));
+      await waitFor('embeddings', () => s.platform('GET', '/api/search-index'), (r) => r.body.items === c.docs.length && r.body.pending === 0, 300_000, 1000);
+      const bands = bandQueries(c);
+      const fresh = await stateFigures(s, c, toDoc, ids, bands);
+      const ready = await waitIndexed(s, c.docs.length, 300_000, 1000);
+      const built = await stateFigures(s, c, toDoc, ids, bands);
+      const ratio = (x: number) => Number((x / stronger.ndcg10).toFixed(3));
+      md.push(
+        `### ${c.name}: ${c.docs.length} documents (loaded over HTTP in ${(loadMs / 1000).toFixed(1)} s, index build ${(ready.buildMs / 1000).toFixed(1)} s), ${c.queries.length} judged queries`,
+        '',
+        '| ranking | nDCG@10 right after the import | ÷ stronger peer | nDCG@10 after a build | ÷ stronger peer |',
+        '|---|---:|---:|---:|---:|',
+        ...(['keyword', 'semantic', 'hybrid'] as const).map((m) => `| ${m} (HTTP) | ${fresh.quality[m]} | ${ratio(fresh.quality[m])} | ${built.quality[m]} | ${ratio(built.quality[m])} |`),
+        ...peers.map((p) => `| peer: ${p.name} (in-process) | ${p.ndcg10} | ${ratio(p.ndcg10)} | ${p.ndcg10} | ${ratio(p.ndcg10)} |`),
+        '',
+        `Hybrid ÷ the stronger peer (${stronger.name}): ${ratio(fresh.quality.hybrid)} right after the import, ${ratio(built.quality.hybrid)} after a build (target >= 1.10: ${Math.min(ratio(fresh.quality.hybrid), ratio(built.quality.hybrid)) >= 1.1 ? 'met' : 'NOT met'}).`,
+        '',
+        `| state | query length | 1 client p50 / p99 ms | ${values.connections} clients p50 / p99 ms | req/s | ${values.connections}-client p99 ÷ item GET p99 |`,
+        '|---|---|---:|---:|---:|---:|',
+      );
+      for (const [state, f] of [['after the import', fresh], ['after a build', built]] as const) {
+        for (const b of f.latency) md.push(`| ${state} | ${b.band} | ${b.single.p50_ms} / ${b.single.p99_ms} | ${b.clients.p50_ms} / ${b.clients.p99_ms} | ${b.clients.rps} | ${(b.clients.p99_ms / Math.max(1, f.item_get.p99_ms)).toFixed(2)} |`);
+        md.push(`| ${state} | item GET (the floor) | | ${f.item_get.p50_ms} / ${f.item_get.p99_ms} | ${f.item_get.rps} | 1.00 |`);
+      }
+      const worstSingle = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.single.p99_ms)));
+      const worstRatio = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.clients.p99_ms / Math.max(1, f.item_get.p99_ms))));
+      md.push('', `Single-client p99 at most ${worstSingle} ms (target <= 25: ${worstSingle <= 25 ? 'met' : 'NOT met'}); ${values.connections}-client search p99 at most ${worstRatio.toFixed(2)} x the item GET p99 (target <= 3: ${worstRatio <= 3 ? 'met' : 'NOT met'}).`, '');
+      if (Math.min(ratio(fresh.quality.hybrid), ratio(built.quality.hybrid)) < 1.1 || worstSingle > 25 || worstRatio > 3) met = false;
+      json.push({ collection: c.name, documents: c.docs.length, queries: c.queries.length, load_ms: loadMs, build_ms: ready.buildMs, peers, stronger_peer: stronger.name, fresh, built, hybrid_over_stronger: { fresh: ratio(fresh.quality.hybrid), built: ratio(built.quality.hybrid) } });
+    } finally {
+      await s.stop();
+    }
+  }
+  write('search-collections', { ...meta(), command: `npm run bench:search -- ${dir}`, collections: json }, md.join('\n'));
+  if (!met) process.exitCode = 1;
 }
 
 const SEARCHES = ['waterproof jacket', 'red shoe', 'compact camera', 'vintage lamp', 'smart watch', 'foldable chair', 'premium kettle', 'light tent', 'ergonomic drill', 'wireless guitar'];
@@ -338,8 +467,5 @@ function typoWorstCase(n: number, dir: string | undefined): void {
 
 if (values['typo-worst-case']) typoWorstCase(Number(values.synthetic ?? 100_000), positionals[0]);
 else if (values.synthetic) await synthetic(Number(values.synthetic));
-else if (positionals[0]) await cranfield(positionals[0]);
-else {
-  console.error('usage: npm run bench:search -- <cranfield dir> | --synthetic <n> | --typo-worst-case [--synthetic <n>] [<cranfield dir>]');
-  process.exitCode = 2;
-}
+else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data');
+else await collections(positionals[0] ?? '../shared/data');

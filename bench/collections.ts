@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCacm } from './cacm.ts';
+import { loadCranfield, type CranDoc } from './cranfield.ts';
+import { mean, ndcgAt } from './metrics.ts';
+import { miniSearch, plainBm25f, type Peer } from './peers.ts';
+import { HashingEmbedding, itemText } from '../shared/search/embedding.ts';
+import { idfOf, NO_FILTER, SearchIndex, type SearchDoc, type SearchMode } from '../shared/search/engine.ts';
+import { PreparedDelta, rank } from '../shared/search/rank.ts';
+
+/** A test collection as bench:search runs it: documents, judged queries and their relevant documents. */
+export interface Collection {
+  name: string;
+  docs: CranDoc[];
+  queries: { n: number; text: string }[];
+  qrels: Map<number, Set<number>>;
+}
+
+/** The longest query the API takes. */
+const MAX_QUERY_CHARS = 1000;
+
+/** A query cut at a word boundary under the API's limit (the peers get the same text). */
+export function cutQuery(text: string): string {
+  if (text.length <= MAX_QUERY_CHARS) return text;
+  const cut = text.slice(0, MAX_QUERY_CHARS + 1);
+  const space = cut.lastIndexOf(' ');
+  return (space > 0 ? cut.slice(0, space) : cut.slice(0, MAX_QUERY_CHARS)).trim();
+}
+
+/** The search collections of ../shared/data that are present (Cranfield, CACM), judged queries only, cut to the limit. */
+export function searchCollections(dataDir: string): Collection[] {
+  const out: Collection[] = [];
+  const add = (name: string, c: { docs: CranDoc[]; queries: { n: number; text: string }[]; qrels: Map<number, Set<number>> }) =>
+    out.push({ name, docs: c.docs, queries: c.queries.filter((q) => c.qrels.has(q.n)).map((q) => ({ n: q.n, text: cutQuery(q.text) })), qrels: c.qrels });
+  if (existsSync(join(dataDir, 'cranfield', 'cran.all.1400'))) add('Cranfield', loadCranfield(join(dataDir, 'cranfield')));
+  if (existsSync(join(dataDir, 'cacm', 'cacm.all'))) add('CACM', loadCacm(join(dataDir, 'cacm')));
+  return out;
+}
+
+/** A collection's document as an item: name the title (or "Document n"), description the text. */
+export const asItem = (d: CranDoc) => ({ name: d.title || `Document ${d.id}`, description: d.text });
+
+/** The peers' nDCG@10 on a collection, each over the same queries. */
+export function peerScores(c: Collection): { name: string; ndcg10: number }[] {
+  const peerDocs = c.docs.map((d) => ({ id: d.id, title: d.title, text: d.text }));
+  return [miniSearch(peerDocs), plainBm25f(peerDocs)].map((p: Peer) => ({
+    name: p.name,
+    ndcg10: mean(c.queries.map((q) => ndcgAt(p.search(q.text), c.qrels.get(q.n) as Set<number>))),
+  }));
+}
+
+/**
+ * The service's ranking in-process, as the search route ranks (the same index, delta, query
+ * vector and `rank`), without HTTP: for choosing constants quickly. `fresh` puts every document
+ * in the delta over an empty build (right after an import), `built` in a build.
+ */
+export function inProcessScores(c: Collection, state: 'fresh' | 'built', dims = 512): Record<SearchMode, number> {
+  const emb = new HashingEmbedding(dims);
+  const docs: SearchDoc[] = c.docs.map((d) => {
+    const item = { ...asItem(d), metadata: {} };
+    return { id: d.id, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(itemText(item)) };
+  });
+  const index = SearchIndex.build(state === 'built' ? docs : [], dims, 1);
+  const delta = new PreparedDelta(state === 'built' ? { docs: [], masked: new Set() } : { docs, masked: new Set() });
+  delta.bind(index);
+  const stats = delta.stats();
+  const out = {} as Record<SearchMode, number>;
+  for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+    out[mode] = mean(
+      c.queries.map((q) => {
+        const queryVector = mode === 'keyword' ? null : emb.embedOne(q.text, (t) => idfOf(stats.n, stats.df(t)));
+        const r = rank(index, delta, { query: q.text, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
+        return ndcgAt(r.hits.map((h) => h.doc.id), c.qrels.get(q.n) as Set<number>);
+      }),
+    );
+  }
+  return out;
+}
