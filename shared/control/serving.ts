@@ -16,11 +16,17 @@ export const CONTROL_CACHE_MS = Number(process.env.CONTROL_CACHE_MS ?? 5000);
 /** How many of a user's latest events segment membership is decided on. */
 export const SEGMENT_EVENTS = 500;
 /**
- * Membership is first decided on this many of the latest events (what search reuses for taste
- * and `exclude_seen` is at most this many); only a segment those cannot decide (too few events of
- * its type in them, and older ones may still be in its window) reads SEGMENT_EVENTS.
+ * Membership is first decided on the latest few events: 4 x the largest `min_count` of the
+ * segments involved, at least 10 and at most this many (what search reuses for taste and
+ * `exclude_seen`); only a segment those cannot decide (too few events of its type in them, and
+ * older ones may still be in its window) reads SEGMENT_EVENTS.
  */
 export const SEGMENT_FIRST_READ = 100;
+/** The events of a user that search reuses from the plan (its taste and `exclude_seen` read at most this many). */
+const REUSED_EVENTS = 100;
+
+/** The largest `min_count` of a definition. */
+const maxCount = (def: SegmentDefinition): number => ('all' in def ? Math.max(...def.all.map(maxCount)) : 'any' in def ? Math.max(...def.any.map(maxCount)) : def.min_count);
 
 export interface ControlDeps {
   /** The tenant's rules, segments, experiments, rerank controls and context ids (one Query). */
@@ -130,9 +136,12 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
   let events: RecentEvent[] | undefined;
   if (segmentIds.size > 0 && userId !== undefined) {
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
-    let read = await deps.userEvents(tenant, userId, SEGMENT_FIRST_READ);
-    if (read.length === SEGMENT_FIRST_READ && involved.some((s) => decides(s.definition, read, now, false) === undefined)) read = await deps.userEvents(tenant, userId, SEGMENT_EVENTS);
-    events = read;
+    const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
+    let read = await deps.userEvents(tenant, userId, first);
+    let limit = first;
+    if (read.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) read = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS));
+    // Handed on only when they are all the user has, or as many as search would read itself.
+    if (read.length < limit || read.length >= REUSED_EVENTS) events = read;
     members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);

@@ -208,16 +208,23 @@ describe('the plan of a context', () => {
     const many = [...hundred, ...Array.from({ length: 400 }, () => ev('purchase', 2))];
     const limits: number[] = [];
     const reading = (c: ControlConfig): ControlDeps => ({ config: async () => c, contextExists: async () => false, userEvents: async (_t, _u, limit) => (limits.push(limit), many.slice(0, limit)) });
-    // Decided by the first read: one read of SEGMENT_FIRST_READ, its events handed on.
+    // Decided by the first read (4 x min_count, at least 10): not enough events for search to reuse.
     const decided = await planFor(reading(cfg(def('purchase', 3, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
-    expect(limits).toEqual([SEGMENT_FIRST_READ]);
+    expect(limits).toEqual([12]);
     expect(decided.rules.map((r) => r.id)).toEqual([1]);
-    expect(decided.userEvents).toHaveLength(SEGMENT_FIRST_READ);
-    // Not decided by it: the latest SEGMENT_EVENTS are read, and they make the user a member.
+    expect(decided.userEvents).toBeUndefined();
+    limits.length = 0;
+    await planFor(reading(cfg({ any: [def('purchase', 1, 30), def('view', 30, 30)] })), `seg-${Math.random()}`, 1, 'u', NOW);
+    expect(limits).toEqual([SEGMENT_FIRST_READ]);
+    // A user with fewer events than read: all of them, handed on.
+    const few: ControlDeps = { config: async () => cfg(def('purchase', 3, 30)), contextExists: async () => false, userEvents: async () => hundred.slice(0, 4) };
+    expect((await planFor(few, `seg-${Math.random()}`, 1, 'u', NOW)).userEvents).toHaveLength(4);
+    // Not decided by the first read: the latest SEGMENT_EVENTS are read, make the user a member and are handed on.
     limits.length = 0;
     const more = await planFor(reading(cfg(def('purchase', 200, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([SEGMENT_FIRST_READ, SEGMENT_EVENTS]);
     expect(more.rules.map((r) => r.id)).toEqual([1]);
+    expect(more.userEvents).toHaveLength(SEGMENT_EVENTS);
   });
 
   it('reads the records again at once for a context newer than its cached read', async () => {
