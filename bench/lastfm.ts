@@ -47,3 +47,13 @@ export function loadLastfm(dir: string): { artists: Artist[]; plays: Play[] } {
   const plays: Play[] = rows(readFileSync(join(dir, 'user_artists.dat'), 'utf8')).map(([u, a, w]) => ({ user: String(u), item: Number(a), weight: 1, at: 0, plays: Number(w) }));
   return { artists, plays };
 }
+
+/**
+ * An artist as the API's item: the name, the 20 most used tags as the description and, with the
+ * url and picture, in metadata (the data README's loading; 20 tags keep metadata well under its
+ * 16 kB limit).
+ */
+export function artistItem(a: Artist): { name: string; description: string; metadata: Record<string, string | string[]> } {
+  const tags = a.tags.slice(0, 20);
+  return { name: a.name || `Artist ${a.id}`, description: tags.join(', '), metadata: { url: a.url, picture: a.picture, tags } };
+}

@@ -80,3 +80,8 @@ export function splitByItem<T extends Interaction>(ratings: T[], seed = 42, orde
   }
   return { train, test };
 }
+
+/** A movie as the API's item: title, genres as the description and in metadata (as bench:recs has always loaded them). */
+export function movieItem(m: Movie): { name: string; description: string; metadata: Record<string, string> } {
+  return { name: m.title || `Movie ${m.id}`, description: m.genres.join(' '), metadata: { genres: m.genres.join('|') } };
+}

@@ -1,4 +1,6 @@
+import * as z from 'zod/mini';
 import { packSections, unpackSections, type Typed } from '../sections.ts';
+import { AlsModel, BlendModel, DenseHeadModel } from './blend.ts';
 import type { Dataset } from './dataset.ts';
 import { FactorModel, ItemItemModel, popularityModel, type History, type Model } from './models.ts';
 
@@ -15,7 +17,34 @@ interface Header {
   eventsThrough?: number;
   /** Present when the artifact carries the event type weights it was trained with: [name, weight] pairs. */
   typeWeights?: [string, number][];
+  /**
+   * How the model's arrays are stored, for the models that came with the default (EASE with
+   * every weight, iALS, their blend); absent for the others, stored as before (`algorithm`,
+   * `factors` and the sections `off`/`nbr`/`w` or `q`/`bias`), so older artifacts load as they did.
+   */
+  model?: ModelSpec;
 }
+
+/** A model as stored: its kind, its scalars, its sections (named from `prefix`) and, for a blend, its parts. */
+export type ModelSpec =
+  | { kind: 'dense_head'; algorithm: string; prefix: string }
+  | { kind: 'ials'; factors: number; alpha0: number; lambda: number; prefix: string }
+  | { kind: 'item_item'; algorithm: string; prefix: string }
+  | { kind: 'factor'; algorithm: string; factors: number; prefix: string }
+  | { kind: 'popularity' }
+  | { kind: 'blend'; algorithm: string; weights: number[]; parts: ModelSpec[] };
+
+/** The stored spec, checked as it is read (an artifact is bytes from a blob store). */
+const modelSpec: z.ZodMiniType<ModelSpec> = z.lazy(() =>
+  z.union([
+    z.object({ kind: z.literal('dense_head'), algorithm: z.string(), prefix: z.string() }),
+    z.object({ kind: z.literal('ials'), factors: z.int().check(z.positive()), alpha0: z.number(), lambda: z.number(), prefix: z.string() }),
+    z.object({ kind: z.literal('item_item'), algorithm: z.string(), prefix: z.string() }),
+    z.object({ kind: z.literal('factor'), algorithm: z.string(), factors: z.int().check(z.positive()), prefix: z.string() }),
+    z.object({ kind: z.literal('popularity') }),
+    z.object({ kind: z.literal('blend'), algorithm: z.string(), weights: z.array(z.number()), parts: z.array(modelSpec) }),
+  ]),
+);
 
 /**
  * Each user's interactions as training read them, so serving reads from the table only the
@@ -96,15 +125,73 @@ export function historyOf(h: UserHistories, user: string): History | undefined {
   return undefined;
 }
 
+/** A Float64Array's bytes as 32-bit words (sections hold no 64-bit type), to store it exactly. */
+const words = (a: Float64Array) => new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
+
+/**
+ * Adds a model's arrays to `arrays`, their names starting with `prefix`, and answers its spec.
+ * Every array is stored as the model scores with it, so the loaded model scores exactly as the
+ * trained one (iALS's QᵀQ too, bit for bit, rather than recomputed).
+ */
+function specOf(m: Model, prefix: string, arrays: [string, Typed][]): ModelSpec {
+  if (m instanceof DenseHeadModel) {
+    arrays.push([`${prefix}head`, m.head], [`${prefix}b`, m.b]);
+    return { kind: 'dense_head', algorithm: m.algorithm, prefix };
+  }
+  if (m instanceof AlsModel) {
+    arrays.push([`${prefix}q`, m.q], [`${prefix}gram`, words(m.gram)]);
+    return { kind: 'ials', factors: m.factors, alpha0: m.alpha0, lambda: m.lambda, prefix };
+  }
+  if (m instanceof ItemItemModel) {
+    arrays.push([`${prefix}off`, m.off], [`${prefix}nbr`, m.nbr], [`${prefix}w`, m.w]);
+    return { kind: 'item_item', algorithm: m.algorithm, prefix };
+  }
+  if (m instanceof FactorModel) {
+    arrays.push([`${prefix}q`, m.q], [`${prefix}bias`, m.bias]);
+    return { kind: 'factor', algorithm: m.algorithm, factors: m.factors, prefix };
+  }
+  if (m instanceof BlendModel) return { kind: 'blend', algorithm: m.algorithm, weights: [...m.weights], parts: m.parts.map((p, k) => specOf(p, `${prefix}${k}_`, arrays)) };
+  if (m.algorithm === 'popularity') return { kind: 'popularity' };
+  throw new Error(`Cannot store a model of algorithm ${m.algorithm}`);
+}
+
+/** The model a spec describes, from the artifact's sections. */
+function modelOf(s: ModelSpec, n: number, popularity: Float32Array, get: <T extends Typed>(name: string) => T): Model {
+  switch (s.kind) {
+    case 'dense_head': {
+      const head = get<Uint32Array>(`${s.prefix}head`);
+      const b = get<Float32Array>(`${s.prefix}b`);
+      if (b.length !== head.length ** 2 || head.some((i) => i >= n)) throw new Error('Artifact has an EASE head that does not fit its items');
+      return new DenseHeadModel(s.algorithm, n, head, b);
+    }
+    case 'ials': {
+      const q = get<Float32Array>(`${s.prefix}q`);
+      const gram = new Float64Array(get<Uint32Array>(`${s.prefix}gram`).buffer);
+      if (q.length !== n * s.factors || gram.length !== s.factors ** 2) throw new Error('Artifact has iALS factors that do not fit its items');
+      return new AlsModel(n, s.factors, q, gram, s.alpha0, s.lambda);
+    }
+    case 'item_item':
+      return new ItemItemModel(s.algorithm, n, get(`${s.prefix}off`), get(`${s.prefix}nbr`), get(`${s.prefix}w`));
+    case 'factor':
+      return new FactorModel(s.algorithm, n, s.factors, get(`${s.prefix}q`), get(`${s.prefix}bias`));
+    case 'popularity':
+      return popularityModel(popularity);
+    case 'blend':
+      return new BlendModel(s.parts.map((p) => modelOf(p, n, popularity, get)), s.weights, s.algorithm);
+  }
+}
+
 export function packModel(a: ModelArtifact): Uint8Array {
   const m = a.model;
   const arrays: [string, Typed][] = [['popularity', a.popularity]];
   let factors: number | undefined;
+  let spec: ModelSpec | undefined;
+  // The models stored before specs keep their layout (older code reads them as it did).
   if (m instanceof ItemItemModel) arrays.push(['off', m.off], ['nbr', m.nbr], ['w', m.w]);
   else if (m instanceof FactorModel) {
     arrays.push(['q', m.q], ['bias', m.bias]);
     factors = m.factors;
-  }
+  } else if (m.algorithm !== 'popularity') spec = specOf(m, 'm_', arrays);
   const h = a.histories;
   if (h) arrays.push(['user_rows', h.rowStart], ['user_items', h.items], ['user_weights', h.weights]);
   const header: Header = {
@@ -114,6 +201,7 @@ export function packModel(a: ModelArtifact): Uint8Array {
     ...(factors ? { factors } : {}),
     ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes, eventsThrough: h.eventsThrough } : {}),
     ...(a.typeWeights ? { typeWeights: [...a.typeWeights] } : {}),
+    ...(spec ? { model: spec } : {}),
   };
   return packSections(header, arrays);
 }
@@ -124,7 +212,8 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   const popularity = get<Float32Array>('popularity');
   const n = h.items.length;
   let model: Model;
-  if (h.algorithm === 'popularity') model = popularityModel(popularity);
+  if (h.model !== undefined) model = modelOf(z.parse(modelSpec, h.model), n, popularity, get);
+  else if (h.algorithm === 'popularity') model = popularityModel(popularity);
   else if (h.factors) model = new FactorModel(h.algorithm, n, h.factors, get('q'), get('bias'));
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
   // Artifacts trained before histories were stored have none: serving reads the latest events only.

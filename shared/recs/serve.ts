@@ -205,28 +205,42 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (historyDocs.length > 0) {
     strategy = anchorId !== undefined ? 'similar' : 'personalized';
     reason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
+    // The model's candidates, and the lowest of their scores.
+    const fromModel = new Set<number>();
+    let floor = 0;
     if (model && modelItems.length) {
       const s = model.model.score({ items: modelItems, weights: modelWeights }, scratchScores(model.model.itemCount));
       let max = 1e-9;
       for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
-      for (const i of topPositive(s, 500)) scores.add(model.items[i] as number, (s[i] as number) / max);
+      // The model's 500 best items besides the history's own (seen items are left out below,
+      // unless asked for): however long the history, as many candidates of the model remain.
+      for (const i of topPositive(s, 500 + (q.include_seen ? 0 : modelItems.length))) {
+        const id = model.items[i] as number;
+        const v = (s[i] as number) / max;
+        scores.add(id, v);
+        fromModel.add(id);
+        floor = floor === 0 ? v : Math.min(floor, v);
+      }
     }
     // Content similarity reaches items the model never saw (new since training) and serves
     // tenants without a model: the history's taste vector against the catalog's vectors.
     const taste = new Float32Array(index.dims);
     if (addDocVectors(index, historyDocs, historyWeights, taste)) {
       normalize(taste);
-      // Items the model knows get a little content smoothing; items it never saw (new since
-      // training) are ranked by content alone, on the same 0-1 scale as the model's scores.
-      const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : 0.15);
+      // The model's candidates are ranked by the model alone, as training validated and
+      // evaluated it (content added to their scores served a different, weaker ranking: issue
+      // 20). Items it never saw (new since training) are ranked by content, on the same 0-1 scale
+      // as the model's scores. Other items it knows come after every candidate of the model (by
+      // content, below its lowest score) or, when it has none, by a little content.
+      const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
       const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
       index.nearest(taste, 200, accept).forEach((i, s) => {
         const id = index.ids[i] as number;
-        if (s > 0) scores.add(id, contentWeight(id) * s);
+        if (s > 0 && contentWeight(id) > 0) scores.add(id, contentWeight(id) * s);
       });
       for (const d of delta.docs) {
         const s = cosine(d.vector, taste);
-        if (s > 0) scores.add(d.id, contentWeight(d.id) * s);
+        if (s > 0 && contentWeight(d.id) > 0) scores.add(d.id, contentWeight(d.id) * s);
       }
     }
   } else {

@@ -3,11 +3,13 @@ import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../data/console.ts';
 import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
+import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../workers.ts';
 import { historiesOf, packModel } from './artifact.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
+import { describePoint, trainDefault, type CurvePoint, type Validation } from './tuning.ts';
 
 const now = () => Math.floor(Date.now() / 1000);
 export const modelArtifactKey = (tenant: string, version: number) => `models/${tenant}/v${version}.bin`;
@@ -23,17 +25,36 @@ export class ThresholdError extends Error {
   override name = 'ThresholdError';
 }
 
-function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks): Model {
+/**
+ * Trains `algorithm` on `ds`: `auto` (EASE and iALS blended, choosing its own
+ * hyperparameters on a validation split of `ds`, see tuning.ts) answers its validation too, and
+ * tells `point` each validation point as it is measured.
+ */
+async function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
   switch (algorithm) {
+    case 'auto':
+      return trainDefault(ds, hooks, point);
     case 'popularity':
-      return trainPopularity(ds);
+      return { model: trainPopularity(ds) };
     case 'item_knn':
-      return trainItemKnn(ds, hooks, 200);
+      return { model: trainItemKnn(ds, hooks, 200) };
     case 'bpr':
-      return trainBprFoldIn(ds, { epochs: job.options.epochs, batchSize: job.options.batch_size, learningRate: job.options.learning_rate }, hooks);
+      return { model: trainBprFoldIn(ds, { epochs: job.options.epochs, batchSize: job.options.batch_size, learningRate: job.options.learning_rate }, hooks) };
     default:
-      return trainEase(ds, { maxItems: 2500 }, hooks);
+      return { model: trainEase(ds, { maxItems: 2500 }, hooks) };
   }
+}
+
+/** A validation record as stored: figures rounded to 6 decimals (a number the table can store, and enough). */
+function storedValidation(v: Validation): Validation {
+  const r = (x: number) => Number(x.toFixed(6));
+  const curve = v.curve.map((p) => ({
+    ...p,
+    ndcg_at_10: r(p.ndcg_at_10),
+    ...(p.loss !== undefined ? { loss: r(p.loss) } : {}),
+    ...(p.blend_ndcg_at_10 !== undefined ? { blend_ndcg_at_10: r(p.blend_ndcg_at_10) } : {}),
+  }));
+  return { ...v, ndcg_at_10: r(v.ndcg_at_10), curve };
 }
 
 /** Splits each user's interactions: a seeded random 20% (users with at least 5) are held out. */
@@ -190,20 +211,45 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         `Not enough events: ${kept.length} usable events${below.length ? ` after leaving out ${below.join(', ')} (below per_signal_min ${per_signal_min})` : ''}, total_min is ${total_min}.`,
       );
     }
-    const algorithm = job.options.algorithm ?? 'ease';
+    const algorithm = job.options.algorithm ?? DEFAULT_TRAINING_OPTIONS.algorithm;
     const universe = [...items.keys()];
     const split = holdout(kept);
     const evalSet = new Dataset(split.train, universe);
     await c.update(tenant, 'job', id, { progress: 0.1 });
     await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
-    const evalModel = train(algorithm, evalSet, job, { ...hooks, progress: (f, m) => void log(`holdout: ${m}`).then(() => c.update(tenant, 'job', id, { progress: 0.1 + 0.4 * f })) });
+    // Messages and validation points go to the log as they come (an empty message only moves the
+    // fraction), written in order while training lets the event loop run; a failed write of
+    // progress does not fail the run.
+    let written = Promise.resolve();
+    const later = (write: () => Promise<unknown>) => {
+      written = written.then(write).then(
+        () => undefined,
+        () => undefined,
+      );
+    };
+    const stage = (prefix: string, from: number): [TrainHooks, (p: CurvePoint) => void] => [
+      {
+        ...hooks,
+        progress: (f, m) => {
+          if (m) later(() => log(`${prefix}${m}`));
+          later(() => c.update(tenant, 'job', id, { progress: from + 0.4 * f }));
+        },
+      },
+      (p) => later(() => log(`${prefix}${describePoint(p)}`)),
+    ];
+    const evalModel = (await train(algorithm, evalSet, job, ...stage('holdout: ', 0.1))).model;
+    await written;
     const m = evaluate(evalModel, evalSet, split.test);
     const metrics = { ndcg_at_10: m.ndcg_at_10, precision_at_10: m.precision_at_10, recall_at_10: m.recall_at_10, map_at_10: m.map_at_10, coverage: m.coverage, holdout_users: m.users, interactions: kept.length };
     await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
     if (await checkStop()) throw new Stopped('stopped');
     await c.update(tenant, 'job', id, { progress: 0.5 });
     const full = new Dataset(kept, universe);
-    const model = train(algorithm, full, job, { ...hooks, progress: (f) => void c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f }) });
+    if (algorithm === 'auto') await log(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
+    const [fullHooks, fullPoint] = stage('', 0.5);
+    // Only the default's messages are logged: the others' were logged by the holdout stage.
+    const { model, validation } = await train(algorithm, full, job, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) }, fullPoint);
+    await written;
     if (await checkStop(true)) throw new Stopped('stopped');
     // The version number is taken only now. Then the run is marked as storing it, only if it is
     // still InProgress: from then on a stop is refused (stopJob), while a stop that came first
@@ -220,7 +266,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
     const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
     await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights }));
-    const rec: ModelVersion = { id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key };
+    const rec: ModelVersion = {
+      id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key,
+      ...(validation ? { validation: storedValidation(validation) } : {}),
+    };
     await c.put(tenant, 'model', rec);
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics }, { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);

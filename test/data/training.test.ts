@@ -9,8 +9,10 @@ import type { ConsoleStore } from '../../shared/data/console.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
-import { templateBody } from '../../shared/schemas/console.ts';
+import { DEFAULT_TRAINING_OPTIONS, templateBody } from '../../shared/schemas/console.ts';
 import { historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { topK } from '../../shared/recs/evaluate.ts';
+import { EASE_LAMBDAS, type Validation } from '../../shared/recs/tuning.ts';
 import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
@@ -273,5 +275,64 @@ describe('a training message delivered again after its invocation ended without 
     await c.put(T3, 'job', job(4, { started_at: now - 30, storing_version: 9 }));
     await runTraining({ console: c, events, items, blobs }, T3, 'train-4');
     expect(await c.get<Job>(T3, 'job', 4)).toMatchObject({ status: 'InProgress', storing_version: 9 });
+  });
+});
+
+describe('the auto algorithm: validation in the version record, served as trained', () => {
+  it('a run of auto chooses on validation, logs each point, stores what it chose and the curve; serving ranks as the model does', async () => {
+    const T6 = 'auto';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    // Three tastes of 8 items; 36 users with 6 or 7 views each, mostly within their taste. The
+    // items' words cut across the tastes: content similarity would rank otherwise than the model.
+    const words = (i: number) => `w${i % 4} v${(i * 5) % 7} x${(i * 3) % 5}`;
+    await items.create(T6, Array.from({ length: 24 }, (_, i) => ({ name: `item ${i + 1} ${words(i)}`, description: words(i * 11) })), now - 2000);
+    const embedder = new HashingEmbedding();
+    for (let i = 0; i < 24; i++) await items.saveEmbedding(T6, i + 1, 1, embedder.embedOne(`${words(i)} ${words(i * 11)}`), now - 2000);
+    const evs: NewEvent[] = [];
+    for (let u = 0; u < 36; u++) {
+      const base = (u % 3) * 8 + 1;
+      for (let k = 0; k < 6 + (u % 2); k++) evs.push(ev(`u${u}`, 'view', k === 5 ? ((base + 8 + u) % 24) + 1 : base + ((u + k * 3) % 8)));
+    }
+    await events.append(T6, evs, now - 1000);
+    await c.put(T6, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
+    await c.put(T6, 'template', { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    await c.put(T6, 'job', { ...job(1, 1), options: { ...DEFAULT_TRAINING_OPTIONS, algorithm: 'auto' } });
+    await runTraining({ console: c, events, items, blobs }, T6, 'train-1');
+    expect(await c.get<Job>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+
+    const rec = (await c.get<ModelVersion>(T6, 'model', 1)) as ModelVersion;
+    expect(rec.algorithm).toBe('auto');
+    const v = rec.validation as Validation;
+    expect(v).toMatchObject({ ndcg_at_10: expect.any(Number), held_out: expect.any(Number), users: expect.any(Number) });
+    expect(v.users).toBeGreaterThan(0);
+    expect(EASE_LAMBDAS).toContain(v.chosen.ease_lambda);
+    expect(v.chosen).toMatchObject({ ease_items: 24, ials_epochs: expect.any(Number), ials_factors: 128, ials_weight: expect.any(Number) });
+    expect(v.curve.filter((p) => p.stage === 'ease').map((p) => p.value)).toEqual([...EASE_LAMBDAS]);
+    expect(v.curve.filter((p) => p.stage === 'ials')).toHaveLength(12);
+    expect(v.curve.find((p) => p.stage === 'blend' && p.value === v.chosen.ials_weight)?.ndcg_at_10).toBe(v.ndcg_at_10);
+    // The log has each validation point, of the holdout stage and of the model stored.
+    const logs = await logsOf(c, T6, 1);
+    expect(logs).toMatch(/\nvalidation: EASE λ 250 nDCG@10 [0-9.]+\n/);
+    expect(logs).toMatch(/\nvalidation: iALS epoch 12 loss [0-9.]+ nDCG@10 [0-9.]+; blended with EASE, best at weight [0-9.]+: nDCG@10 [0-9.]+\n/);
+    expect(logs).toMatch(/\nholdout: validation: blend weight of iALS 0.5 nDCG@10 [0-9.]+\n/);
+    expect(logs).toMatch(/\nchosen: EASE λ \d+, iALS \d+ epochs, blend weight of iALS [0-9.]+/);
+
+    // Served as the model ranks: every user's recommendations are its best unseen items.
+    const artifact = unpackModel((await blobs.get(rec.artifact)) as Uint8Array);
+    const h = artifact.histories as NonNullable<typeof artifact.histories>;
+    await c.put(T6, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
+    const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t) };
+    for (let u = 0; u < 36; u += 5) {
+      const history = historyOf(h, `u${u}`);
+      if (!history) throw new Error(`no history of u${u}`);
+      const s = artifact.model.score(history);
+      const best = topK(s, 20, new Set(Array.from(history.items))).filter((i) => (s[i] as number) > 0);
+      const served = await recommend(deps, T6, { user_id: `u${u}`, limit: best.length, include_seen: false, explain: false }, 'req');
+      expect(served.strategy).toBe('personalized');
+      expect(served.data.map((d) => Number(d.item_id)), `u${u}`).toEqual(best.map((i) => artifact.items[i]));
+    }
   });
 });

@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { historiesOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
+import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
+import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
+import { ALS_DEFAULTS, BLEND_WEIGHTS, EASE_LAMBDAS, canonical, trainDefault, validationSplit, type CurvePoint } from '../../shared/recs/tuning.ts';
+import { packSections } from '../../shared/sections.ts';
+import { seededRandom } from '../../shared/random.ts';
+
+/*
+ * The default algorithm (shared/recs/tuning.ts) and its models' artifacts: what is served must
+ * score exactly as what was trained, and a run chooses on a split of its own training data.
+ */
+
+/**
+ * Synthetic training interactions: three tastes of 12 items each and 4 items everyone may take,
+ * 60 users with 6 to 12 interactions, most within their taste, popularity skewed within it.
+ */
+function synthetic(seed = 3): Interaction[] {
+  const rand = seededRandom(seed);
+  const out: Interaction[] = [];
+  for (let u = 0; u < 60; u++) {
+    const taste = u % 3;
+    const n = 6 + Math.floor(rand() * 7);
+    const mine = new Set<number>();
+    while (mine.size < n) {
+      const shared = rand() < 0.15;
+      mine.add(shared ? 37 + Math.floor(rand() * 4) : 1 + taste * 12 + Math.floor(rand() ** 2 * 12));
+    }
+    for (const item of mine) out.push({ user: `u${u}`, item, weight: 1 + Math.floor(rand() * 3), at: 0 });
+  }
+  return out;
+}
+
+const roundTrip = (model: Model, ds: Dataset) => unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 5, ['view'], 9), typeWeights: new Map([['view', 2]]) }));
+/** Every user's history, an empty one and one item alone. */
+const histories = (ds: Dataset): History[] => [...ds.users.map((_, u) => ds.row(u)), { items: [], weights: [] }, { items: [3], weights: [2.5] }];
+
+describe('artifacts of the default models: the loaded model scores exactly as the trained one', () => {
+  const ds = new Dataset(synthetic());
+
+  it('EASE with every weight, iALS and their blend', async () => {
+    const ease = trainEaseDense(ds, { lambda: 50, maxItems: 30 });
+    const als = await trainIals(ds, { ...ALS_DEFAULTS, factors: 16, epochs: 3 });
+    const blend = new BlendModel([ease, als], [0.35, 0.65], 'ease+ials');
+    for (const [model, kind] of [[ease, DenseHeadModel], [als, AlsModel], [blend, BlendModel]] as const) {
+      const back = roundTrip(model, ds);
+      expect(back.model, model.algorithm).toBeInstanceOf(kind);
+      expect(back.model.algorithm).toBe(model.algorithm);
+      for (const h of histories(ds)) expect(Array.from(back.model.score(h)), model.algorithm).toEqual(Array.from(model.score(h)));
+      // Scoring into a reused array gives the same.
+      const into = new Float32Array(ds.items.length).fill(7);
+      expect(Array.from(back.model.score(histories(ds)[0] as History, into))).toEqual(Array.from(model.score(histories(ds)[0] as History)));
+      expect(back.items).toEqual(ds.items);
+      expect(back.histories?.users).toEqual([...ds.users].sort());
+      expect(back.typeWeights).toEqual(new Map([['view', 2]]));
+    }
+    // The blend's parts and weights come back as they were.
+    const parts = (roundTrip(blend, ds).model as BlendModel);
+    expect(parts.weights).toEqual([0.35, 0.65]);
+    expect(parts.parts.map((p) => p.constructor)).toEqual([DenseHeadModel, AlsModel]);
+    // EASE's head: items outside it score 0.
+    const head = new Set(Array.from(ease.head));
+    const s = roundTrip(ease, ds).model.score(ds.row(0));
+    for (let i = 0; i < ds.items.length; i++) if (!head.has(i)) expect(s[i]).toBe(0);
+  });
+
+  it('an artifact written before model specs (an item-item model in the old layout) still loads', () => {
+    const off = Uint32Array.from([0, 1, 2, 2]);
+    const nbr = Uint32Array.from([1, 0]);
+    const w = Float32Array.from([0.5, 0.25]);
+    const bytes = packSections({ format: 'recsearch-model-v1', algorithm: 'ease', items: [10, 20, 30] }, [['popularity', Float32Array.from([3, 2, 1])], ['off', off], ['nbr', nbr], ['w', w]]);
+    const back = unpackModel(bytes);
+    expect(back.model).toBeInstanceOf(ItemItemModel);
+    expect(Array.from(back.model.score({ items: [0], weights: [2] }))).toEqual([0, 1, 0]);
+    expect(back.histories).toBeUndefined();
+  });
+
+  it('refuses a spec it does not know', () => {
+    const bytes = packSections({ format: 'recsearch-model-v1', algorithm: 'x', items: [1], model: { kind: 'magic' } }, [['popularity', Float32Array.from([1])]]);
+    expect(() => unpackModel(bytes)).toThrow();
+  });
+});
+
+describe('trainDefault: chooses on a validation split of its own training data, then refits on all of it', () => {
+  const train = synthetic();
+  const ds = new Dataset(train);
+
+  it("holds out a fifth of each item's interactions (or of each user's), only from the training data", () => {
+    const given = new Set(train);
+    for (const by of ['item', 'user'] as const) {
+      const { train: kept, held } = validationSplit(train, 4321, by);
+      expect(kept.length + held.length, by).toBe(train.length);
+      expect(held.length, by).toBeGreaterThan(train.length * 0.1);
+      expect(held.length, by).toBeLessThan(train.length * 0.3);
+      for (const x of held) expect(given.has(x)).toBe(true);
+    }
+    // Per item: round(0.8 n) of each item's n train, so an item with one or two is never held out.
+    const { held } = validationSplit([...train, { user: 'a', item: 99, weight: 1, at: 0 }, { user: 'b', item: 98, weight: 1, at: 0 }, { user: 'c', item: 98, weight: 1, at: 0 }]);
+    expect(held.filter((x) => x.item >= 98)).toEqual([]);
+    const count = (xs: Interaction[], item: number) => xs.filter((x) => x.item === item).length;
+    for (const item of new Set(train.map((x) => x.item))) expect(count(held, item), `item ${item}`).toBe(count(train, item) - Math.round(count(train, item) * 0.8));
+  });
+
+  it('keeps the best point of each stage, says so in its record, and refits what it chose on every interaction', async () => {
+    const points: CurvePoint[] = [];
+    const fractions: number[] = [];
+    const messages: string[] = [];
+    const r = await trainDefault(ds, { progress: (f, m) => (fractions.push(f), m && messages.push(m)) }, (p) => points.push(p), { maxItems: 30 });
+    const v = r.validation;
+    // Every point was reported as it came, in the curve's order: 4 λ, 12 epochs, 11 weights.
+    expect(points).toEqual(v.curve);
+    expect(v.curve.map((p) => p.stage)).toEqual([...EASE_LAMBDAS.map(() => 'ease'), ...Array.from({ length: 12 }, () => 'ials'), ...BLEND_WEIGHTS.map(() => 'blend')]);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(messages.join('\n')).toMatch(/chosen: EASE λ \d+, iALS \d+ epochs/);
+    // The choices are the best points on validation (the first of equals): EASE's λ alone, then
+    // iALS's epochs and the weight together, by the blend's best at each epoch.
+    const best = (stage: CurvePoint['stage'], by: (p: CurvePoint) => number = (p) => p.ndcg_at_10) => v.curve.filter((p) => p.stage === stage).reduce((a, b) => (by(b) > by(a) ? b : a));
+    expect(v.chosen.ease_lambda).toBe(best('ease').value);
+    const epoch = best('ials', (p) => p.blend_ndcg_at_10 ?? -1);
+    expect(v.chosen.ials_epochs).toBe(epoch.value);
+    expect(v.chosen.ials_weight).toBe(best('blend').value);
+    expect(v.chosen.ials_weight).toBe(epoch.blend_weight);
+    expect(v.ndcg_at_10).toBe(best('blend').ndcg_at_10);
+    expect(v.ndcg_at_10).toBe(epoch.blend_ndcg_at_10);
+    // Blending does not lose to iALS alone at the epoch kept (weight 1 is on the curve).
+    expect(v.ndcg_at_10).toBeGreaterThanOrEqual(epoch.ndcg_at_10);
+    expect(v.ndcg_at_10).toBeGreaterThan(0);
+    expect(v.users).toBeGreaterThan(0);
+    expect(v.held_out).toBe(validationSplit(train).held.length);
+    // The blend's own weights are the ends of its curve: weight 0 is EASE alone, 1 iALS alone.
+    expect(v.curve.find((p) => p.stage === 'blend' && p.value === 0)?.ndcg_at_10).toBe(best('ease').ndcg_at_10);
+
+    // The model is what was chosen, fitted on every training interaction (not the validation part).
+    const all = canonical(ds);
+    const head = headItems(all, 30);
+    const ease = easeFromGram(all, head, headGram(all, head), v.chosen.ease_lambda);
+    const als = await trainIals(all, { ...ALS_DEFAULTS, epochs: v.chosen.ials_epochs });
+    const w = v.chosen.ials_weight;
+    const expected = w === 0 ? ease : w === 1 ? als : new BlendModel([ease, als], [1 - w, w]);
+    for (const h of histories(ds)) expect(Array.from(r.model.score(h))).toEqual(Array.from(expected.score(h)));
+  });
+
+  it('chooses and fits the same whatever order the interactions come in (as the trainer reads them from shards)', async () => {
+    const shuffled = [...train];
+    const rand = seededRandom(99);
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j] as Interaction, shuffled[i] as Interaction];
+    }
+    // The same items in the same index order: only users' and interactions' order differ.
+    const other = new Dataset(shuffled, ds.items);
+    expect(other.users).not.toEqual(ds.users);
+    const [a, b] = await Promise.all([trainDefault(ds, {}, undefined, { maxItems: 30 }), trainDefault(other, {}, undefined, { maxItems: 30 })]);
+    expect(b.validation).toEqual(a.validation);
+    for (const user of ds.users) {
+      const h = ds.row(ds.userIndex.get(user) as number);
+      expect(Array.from(b.model.score(h)), user).toEqual(Array.from(a.model.score(h)));
+    }
+  });
+
+  it('stops when asked, between its steps', async () => {
+    let calls = 0;
+    await expect(trainDefault(ds, { shouldStop: () => ++calls > 3 }, undefined, { maxItems: 30 })).rejects.toThrow('stopped');
+  });
+});
