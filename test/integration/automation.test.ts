@@ -24,6 +24,8 @@ async function publishedTemplate(name: string, extra: object = {}): Promise<numb
   expect((await P('PATCH', `/api/events/templates/${r.body.id}`, { status: 'Published' })).body.status).toBe('Published');
   return r.body.id;
 }
+/** The version once its template's policy decided on it (the decision follows the run's Completed). */
+const decided = (version: number) => until(() => P('GET', `/api/models/${version}`), (r) => r.body.promotion !== null, 30_000).then((r) => r.body);
 async function run(template: number, algorithm: string) {
   const job = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm } });
   expect(job.status).toBe(202);
@@ -91,20 +93,23 @@ describe('auto-promotion', () => {
     const id = await publishedTemplate('auto', { auto_promote: { endpoint_name: endpoint, min_factor: 1 } });
     expect((await P('GET', `/api/events/templates/${id}`)).body.auto_promote).toEqual({ endpoint_name: 'main', min_factor: 1 });
     const first = await run(id, 'popularity');
-    expect((await P('GET', `/api/models/${first}`)).body).toMatchObject({ status: 'Approved', endpoints: ['main'], promotion: { automatic: true, promoted: true, compared_with: null } });
+    expect(await decided(first)).toMatchObject({ status: 'Approved', endpoints: ['main'], promotion: { automatic: true, promoted: true, compared_with: null } });
     better = await run(id, 'ease');
-    const b = (await P('GET', `/api/models/${better}`)).body;
+    const b = await decided(better);
     expect(b).toMatchObject({ status: 'Approved', endpoints: ['main'], promotion: { automatic: true, promoted: true, endpoint_name: 'main', compared_with: first } });
     expect(b.promotion.reason).toMatch(new RegExp(`^(validation|holdout) nDCG@10 [0-9.]+ >= [0-9.]+ x 1\\.0 of version ${first} serving main$`));
     // It serves from the next request.
     expect((await recs('user_id=u0&limit=5')).body.model).toEqual({ endpoint: 'main', version: better });
     worse = await run(id, 'popularity');
-    const w = (await P('GET', `/api/models/${worse}`)).body;
+    const w = await decided(worse);
     expect(w).toMatchObject({ status: 'Trained', endpoints: [], promotion: { automatic: true, promoted: false, endpoint_name: 'main', compared_with: better } });
     expect(w.promotion.reason).toMatch(new RegExp(`^(validation|holdout) nDCG@10 [0-9.]+ < [0-9.]+ x 1\\.0 of version ${better} serving main$`));
     expect((await recs('user_id=u0&limit=5')).body.model).toEqual({ endpoint: 'main', version: better });
-    const logs = (await P('GET', `/api/training-jobs/logs/${w.job_name}`)).body.lines.map((l: { message: string }) => l.message);
-    expect(logs).toContain(`Auto-promotion to main: not promoted (${w.promotion.reason})`);
+    // The log line is written just after the decision.
+    const line = `Auto-promotion to main: not promoted (${w.promotion.reason})`;
+    const messages = (r: { body: { lines: { message: string }[] } }) => r.body.lines.map((l) => l.message);
+    const logs = await until(() => P('GET', `/api/training-jobs/logs/${w.job_name}`), (r) => messages(r).includes(line), 10_000);
+    expect(messages(logs)).toContain(line);
     // A version no policy decided on shows no decision.
     const plain = await run(await publishedTemplate('manual'), 'popularity');
     expect((await P('GET', `/api/models/${plain}`)).body).toMatchObject({ status: 'Trained', promotion: null });
