@@ -60,15 +60,7 @@ export function topK(scores: Float32Array, k: number, exclude: ReadonlySet<numbe
  * over the catalog size.
  */
 export function evaluate(model: Model, train: Dataset, test: Interaction[], k = 10): Metrics {
-  const relevant = new Map<number, Set<number>>();
-  for (const x of test) {
-    const u = train.userIndex.get(x.user);
-    const i = train.itemIndex.get(x.item);
-    if (u === undefined || i === undefined) continue;
-    let s = relevant.get(u);
-    if (!s) relevant.set(u, (s = new Set()));
-    s.add(i);
-  }
+  const relevant = relevantItems(train, test);
   let ndcg = 0;
   let prec = 0;
   let rec = 0;
@@ -105,4 +97,18 @@ export function evaluate(model: Model, train: Dataset, test: Interaction[], k = 
     coverage: shown.size / train.items.length,
     users: relevant.size,
   };
+}
+
+/** The users of held-out interactions with their relevant items (indexes of `ds`; users and items `ds` lacks left out). */
+export function relevantItems(ds: Dataset, held: Interaction[]): Map<number, Set<number>> {
+  const rel = new Map<number, Set<number>>();
+  for (const x of held) {
+    const u = ds.userIndex.get(x.user);
+    const i = ds.itemIndex.get(x.item);
+    if (u === undefined || i === undefined) continue;
+    let s = rel.get(u);
+    if (!s) rel.set(u, (s = new Set()));
+    s.add(i);
+  }
+  return rel;
 }

@@ -1,7 +1,7 @@
 import { seededRandom } from '../random.ts';
 import { AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, tick, trainIals, type AlsOptions } from './blend.ts';
 import { Dataset, type Interaction } from './dataset.ts';
-import { topK } from './evaluate.ts';
+import { relevantItems, topK } from './evaluate.ts';
 import { Stopped, type Model, type TrainHooks } from './models.ts';
 
 /** The λ values EASE is tried with (the issue's grid); the run keeps the best on validation. */
@@ -131,19 +131,6 @@ export function canonical(ds: Dataset): Dataset {
   return new Dataset(out, ds.items);
 }
 
-/** The users of a held-out part with their relevant items (indexes of `ds`). */
-function relevantOf(ds: Dataset, held: Interaction[]): Map<number, Set<number>> {
-  const rel = new Map<number, Set<number>>();
-  for (const x of held) {
-    const u = ds.userIndex.get(x.user);
-    const i = ds.itemIndex.get(x.item);
-    if (u === undefined || i === undefined) continue;
-    let s = rel.get(u);
-    if (!s) rel.set(u, (s = new Set()));
-    s.add(i);
-  }
-  return rel;
-}
 
 function ndcg(top: number[], rel: Set<number>): number {
   let dcg = 0;
@@ -185,7 +172,7 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
   const ds = canonical(input);
   const split = validationSplit(interactionsOf(ds));
   const vds = new Dataset(split.train, ds.items);
-  const rel = relevantOf(vds, split.held);
+  const rel = relevantItems(vds, split.held);
   const curve: CurvePoint[] = [];
   const add = (p: CurvePoint) => (curve.push(p), point?.(p));
   const report = (f: number, m = '') => hooks.progress?.(f, m);
