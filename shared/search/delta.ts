@@ -1,4 +1,4 @@
-import { analyze, averageLengths, coarsePass, quantiseInto, TopK, type Analyzed, type CollectionStats, type ExtraVocab, type Postings, type SearchDoc, type SearchIndex } from './engine.ts';
+import { analyze, averageLengths, byTerm, coarsePass, firstAtLeast, quantiseInto, TopK, type Analyzed, type CollectionStats, type ExtraVocab, type Postings, type SearchDoc, type SearchIndex } from './engine.ts';
 import { Int8Rows } from './int8-vectors.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
@@ -326,11 +326,11 @@ export class PreparedDelta implements ExtraVocab {
   }
 
   sortedTerms(): readonly string[] {
-    return (this.cache.sortedTerms ??= [...this.terms].sort(byCodeUnit));
+    return (this.cache.sortedTerms ??= [...this.terms].sort(byTerm));
   }
 
   sortedSurfaces(): readonly string[] {
-    return (this.cache.sortedSurfaces ??= [...this.surfaces.keys()].sort(byCodeUnit));
+    return (this.cache.sortedSurfaces ??= [...this.surfaces.keys()].sort(byTerm));
   }
 
   /** The live documents. */
@@ -344,20 +344,6 @@ export class PreparedDelta implements ExtraVocab {
   }
 }
 
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The first position in sorted `xs` whose value is not below `x`. */
-function lowerBound(xs: readonly string[], x: string): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((xs[mid] as string) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * A sorted vocabulary after words came and went: updated in place for a few (each is a binary
  * search and a move), undefined (sorted anew when next needed) for many. Words that came and went
@@ -366,11 +352,11 @@ function lowerBound(xs: readonly string[], x: string): number {
 function updateSorted(sorted: string[] | undefined, added: string[], removed: string[], now: { has(w: string): boolean }): string[] | undefined {
   if (!sorted || added.length + removed.length > 256) return added.length + removed.length ? undefined : sorted;
   for (const w of removed) {
-    const i = lowerBound(sorted, w);
+    const i = firstAtLeast(sorted, w);
     if (sorted[i] === w && !now.has(w)) sorted.splice(i, 1);
   }
   for (const w of added) {
-    const i = lowerBound(sorted, w);
+    const i = firstAtLeast(sorted, w);
     if (sorted[i] !== w && now.has(w)) sorted.splice(i, 0, w);
   }
   return sorted;

@@ -328,10 +328,10 @@ export const coarsePass = (candidates: number, k: number): boolean => candidates
 export const averageLengths = (sums: readonly number[], n: number): number[] => sums.map((sum) => (n ? sum / n : 0) || 1);
 
 /** Terms in code-unit order: a tie-break that does not depend on the order terms were met in. */
-const byTerm = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+export const byTerm = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The first position in sorted `xs` whose value is not below `x`. */
-function firstAtLeast(xs: readonly string[], x: string): number {
+export function firstAtLeast(xs: readonly string[], x: string): number {
   let lo = 0;
   let hi = xs.length;
   while (lo < hi) {
