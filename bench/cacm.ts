@@ -1,25 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CranDoc } from './cranfield.ts';
+import { smartRecords, type CranDoc } from './cranfield.ts';
 
-/** SMART records: `.I n` starts one, `.X` on a line of its own starts a field (ASCII, LF). */
-function records(file: string): Map<string, string>[] {
-  return readFileSync(file, 'latin1')
-    .replace(/\r\n/g, '\n')
-    .split(/^\.I /m)
-    .filter((r) => r.trim())
-    .map((r) => {
-      const lines = r.split('\n');
-      const fields = new Map<string, string>([['I', (lines[0] as string).trim()]]);
-      let cur = '';
-      for (const line of lines.slice(1)) {
-        const m = /^\.([A-Z])\s*$/.exec(line);
-        if (m) cur = m[1] as string;
-        else if (cur) fields.set(cur, `${fields.get(cur) ?? ''}${line}\n`);
-      }
-      return fields;
-    });
-}
+/** Every SMART field of CACM starts a field. */
+const ANY_FIELD = /^\.([A-Z])\s*$/;
 
 const flat = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
 
@@ -29,8 +13,8 @@ const flat = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim();
  * judgments of the 52 judged ones (every listed pair relevant).
  */
 export function loadCacm(dir: string) {
-  const docs: CranDoc[] = records(join(dir, 'cacm.all')).map((f) => ({ id: Number(f.get('I')), title: flat(f.get('T')), text: flat(f.get('W')) }));
-  const queries = records(join(dir, 'query.text'))
+  const docs: CranDoc[] = smartRecords(join(dir, 'cacm.all'), ANY_FIELD).map((f) => ({ id: Number(f.get('I')), title: flat(f.get('T')), text: flat(f.get('W')) }));
+  const queries = smartRecords(join(dir, 'query.text'), ANY_FIELD)
     .map((f) => ({ n: Number(f.get('I')), text: flat(f.get('W')) }))
     .filter((q) => q.n > 0);
   const qrels = new Map<number, Set<number>>();

@@ -7,33 +7,36 @@ export interface CranDoc {
   text: string;
 }
 
-/** Cranfield files are latin-1 with CRLF line ends; records start with `.I n`, fields with `.X`. */
-function records(file: string): Map<string, string>[] {
-  const raw = readFileSync(file, 'latin1').replace(/\r\n/g, '\n');
-  return raw
+/**
+ * SMART records (Cranfield, CACM): `.I n` starts one, a line `.X` of its own starts field X (only
+ * the letters of `fields`; other such lines are text). Read as latin-1, CRLF or LF line ends.
+ */
+export function smartRecords(file: string, fields = /^\.([TABW])\s*$/): Map<string, string>[] {
+  return readFileSync(file, 'latin1')
+    .replace(/\r\n/g, '\n')
     .split(/^\.I /m)
     .filter((r) => r.trim())
     .map((r) => {
       const lines = r.split('\n');
-      const fields = new Map<string, string>([['I', (lines[0] as string).trim()]]);
+      const out = new Map<string, string>([['I', (lines[0] as string).trim()]]);
       let cur = '';
       for (const line of lines.slice(1)) {
-        const m = /^\.([TABW])\s*$/.exec(line);
+        const m = fields.exec(line);
         if (m) cur = m[1] as string;
-        else if (cur) fields.set(cur, `${fields.get(cur) ?? ''}${line}\n`);
+        else if (cur) out.set(cur, `${out.get(cur) ?? ''}${line}\n`);
       }
-      return fields;
+      return out;
     });
 }
 
 export function loadCranfield(dir: string) {
-  const docs: CranDoc[] = records(join(dir, 'cran.all.1400')).map((f) => ({
+  const docs: CranDoc[] = smartRecords(join(dir, 'cran.all.1400')).map((f) => ({
     id: Number(f.get('I')),
     title: (f.get('T') ?? '').replace(/\s+/g, ' ').trim(),
     text: (f.get('W') ?? '').replace(/\s+/g, ' ').trim(),
   }));
   // Judgments number queries 1..225 by position, not by their .I label.
-  const queries = records(join(dir, 'cran.qry')).map((f, i) => ({ n: i + 1, text: (f.get('W') ?? '').replace(/\s+/g, ' ').trim() }));
+  const queries = smartRecords(join(dir, 'cran.qry')).map((f, i) => ({ n: i + 1, text: (f.get('W') ?? '').replace(/\s+/g, ' ').trim() }));
   const qrels = new Map<number, Set<number>>();
   for (const line of readFileSync(join(dir, 'cranqrel'), 'latin1').split(/\r?\n/)) {
     const [q, d, rel] = line.trim().split(/\s+/).map(Number);
