@@ -3,7 +3,7 @@ import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/ex
 import type { TableRef } from './client.ts';
 import { GroupCommit } from './group-commit.ts';
 import { EXPERIMENT_SHARDS, keys } from './keys.ts';
-import { applied, putAll, queryUpTo } from './ops.ts';
+import { additions, applied, markEventOnce, putAll, queryUpTo } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -43,23 +43,15 @@ const CONVERTED_USERS = 'users_with:';
 
 export function dynamoExposureStore(t: TableRef): ExposureStore {
   const add = (tenant: string, experimentId: number, variant: number, counts: Record<string, number>) => {
-    const names: Record<string, string> = {};
-    const values: Record<string, number> = {};
-    const parts = Object.entries(counts)
-      .filter(([, n]) => n !== 0)
-      .map(([name, n], k) => {
-        names[`#a${k}`] = name;
-        values[`:a${k}`] = n;
-        return `#a${k} :a${k}`;
-      });
-    if (parts.length === 0) return Promise.resolve();
+    const a = additions(counts);
+    if (!a) return Promise.resolve();
     return t.doc.send(
       new UpdateCommand({
         TableName: t.tableName,
         Key: keys.experimentTotals(tenant, experimentId, shard(), variant),
-        UpdateExpression: `ADD ${parts.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        UpdateExpression: a.clause,
+        ExpressionAttributeNames: a.names,
+        ExpressionAttributeValues: a.values,
       }),
     );
   };
@@ -125,22 +117,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
 
     async attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
-      // Once per event: its id on the exposure is the guard.
-      let firstForRequest = false;
-      const counted = await applied(async () => {
-        const out = await t.doc.send(
-          new UpdateCommand({
-            TableName: t.tableName,
-            Key: keys.exposure(tenant, x.requestId),
-            UpdateExpression: 'SET #e = :type, #c = if_not_exists(#c, :now)',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#e)',
-            ExpressionAttributeNames: { '#e': `event:${event.id}`, '#c': convertedAt },
-            ExpressionAttributeValues: { ':type': event.type, ':now': event.created },
-            ReturnValues: 'UPDATED_OLD',
-          }),
-        );
-        firstForRequest = out.Attributes?.[convertedAt] === undefined;
-      });
+      const { counted, first: firstForRequest } = await markEventOnce(t, keys.exposure(tenant, x.requestId), event, convertedAt);
       if (!counted) return false;
       const user = await t.doc.send(
         new UpdateCommand({

@@ -1,4 +1,4 @@
-import { BatchWriteCommand, PutCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TableRef } from './client.ts';
@@ -156,4 +156,46 @@ export async function applied(write: () => Promise<unknown>): Promise<boolean> {
 export function stripKeys(row: Row): Row {
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, gsi3pk: _e, gsi3sk: _f, ttl: _ttl, ...rest } = row;
   return rest;
+}
+
+/**
+ * Records an attributed event on the row of the request it names (an experiment exposure, a
+ * search), once: its id on the row is the guard, so a retried ingest counts nothing new.
+ * `counted`: it counted now (false when it had before, or the row is gone); `first`: it is the
+ * row's first event under `firstAttr` (the row keeps that event's time there).
+ */
+export async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string): Promise<{ counted: boolean; first: boolean }> {
+  let first = false;
+  const counted = await applied(async () => {
+    const out = await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: key,
+        UpdateExpression: 'SET #e = :type, #f = if_not_exists(#f, :now)',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#e)',
+        ExpressionAttributeNames: { '#e': `event:${event.id}`, '#f': firstAttr },
+        ExpressionAttributeValues: { ':type': event.type, ':now': event.created },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    first = out.Attributes?.[firstAttr] === undefined;
+  });
+  return { counted, first };
+}
+
+/**
+ * The `ADD` clause of counter additions (zeros left out) with its names and values, to go in an
+ * UpdateItem; undefined when there is nothing to add.
+ */
+export function additions(counts: Record<string, number>): { clause: string; names: Record<string, string>; values: Record<string, number> } | undefined {
+  const names: Record<string, string> = {};
+  const values: Record<string, number> = {};
+  const parts = Object.entries(counts)
+    .filter(([, n]) => n !== 0)
+    .map(([name, n], k) => {
+      names[`#a${k}`] = name;
+      values[`:a${k}`] = n;
+      return `#a${k} :a${k}`;
+    });
+  return parts.length ? { clause: `ADD ${parts.join(', ')}`, names, values } : undefined;
 }

@@ -3,7 +3,7 @@ import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore, type
 import type { TableRef } from './client.ts';
 import { GroupCommit } from './group-commit.ts';
 import { keys, SEARCH_COUNTER_SHARDS } from './keys.ts';
-import { applied, putAll, queryPage, type Row } from './ops.ts';
+import { additions, markEventOnce, putAll, queryPage, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes its row (by request_id, for attribution; kept for
@@ -38,25 +38,17 @@ interface Pending {
 
 /** Adds to a (day, query) counters row on a random shard. */
 function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>): Promise<unknown> {
-    const names: Record<string, string> = { '#ttl': 'ttl' };
-    const values: Record<string, number> = { ':ttl': Date.parse(`${day}T00:00:00Z`) / 1000 + COUNTER_TTL_SECONDS };
-    const parts = Object.entries(counts)
-      .filter(([, n]) => n !== 0)
-      .map(([name, n], k) => {
-        names[`#a${k}`] = name;
-        values[`:a${k}`] = n;
-        return `#a${k} :a${k}`;
-      });
-    if (parts.length === 0) return Promise.resolve();
-    return t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: keys.searchCounters(tenant, shard(), day, query),
-        UpdateExpression: `ADD ${parts.join(', ')} SET #ttl = :ttl`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
+  const a = additions(counts);
+  if (!a) return Promise.resolve();
+  return t.doc.send(
+    new UpdateCommand({
+      TableName: t.tableName,
+      Key: keys.searchCounters(tenant, shard(), day, query),
+      UpdateExpression: `${a.clause} SET #ttl = :ttl`,
+      ExpressionAttributeNames: { ...a.names, '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ...a.values, ':ttl': Date.parse(`${day}T00:00:00Z`) / 1000 + COUNTER_TTL_SECONDS },
+    }),
+  );
 }
 
 /** What the search function needs: recording searches, group-committed (its bundle carries no more). */
@@ -95,22 +87,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
     },
 
     async attribute(tenant, s, event) {
-      const firstOfType = `first:${event.type}`;
-      let first = false;
-      const counted = await applied(async () => {
-        const out = await t.doc.send(
-          new UpdateCommand({
-            TableName: t.tableName,
-            Key: keys.searchRequest(tenant, s.requestId),
-            UpdateExpression: 'SET #e = :type, #f = if_not_exists(#f, :now)',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#e)',
-            ExpressionAttributeNames: { '#e': `event:${event.id}`, '#f': firstOfType },
-            ExpressionAttributeValues: { ':type': event.type, ':now': event.created },
-            ReturnValues: 'UPDATED_OLD',
-          }),
-        );
-        first = out.Attributes?.[firstOfType] === undefined;
-      });
+      const { counted, first } = await markEventOnce(t, keys.searchRequest(tenant, s.requestId), event, `first:${event.type}`);
       if (!counted) return false;
       await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
       return true;
