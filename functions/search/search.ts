@@ -1,6 +1,5 @@
-import { recordServed } from '#shared/control/exposures';
 import { controlDeps } from '#shared/control/deps';
-import { planFor } from '#shared/control/serving';
+import { planAndRecord } from '#shared/control/exposures';
 import { exposureStore, searchRecorder, synonymSets } from '#shared/data/index';
 import { nowSeconds } from '#shared/domain/items';
 import { coreHandler } from '#shared/http/handler';
@@ -22,12 +21,10 @@ export const handler = coreHandler('search/search', { body: searchBody }, async 
     logger.warn('synonyms not read; searching without them', { tenant, error: String(e) });
     return [];
   });
-  const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
+  // An experiment's exposure is counted once the caller is confirmed, while the search runs; answered only once counted.
+  const planned = body.context_id !== undefined ? planAndRecord(controlDeps(), exposureStore(), tenant, Number(body.context_id), body.user_id, now, { requestId, authorized }) : undefined;
+  const plan = await planned?.plan;
   const synonyms = await synonymsRead;
-  const a = plan?.assignment;
-  // Counted once the caller is confirmed, while the search runs; answered only once counted.
-  const recorded = a && body.user_id !== undefined ? authorized.then(() => recordServed(exposureStore(), tenant, a, body.user_id as string, requestId, now)) : undefined;
-  recorded?.catch(() => undefined);
   // Search analytics: recorded once the search is accepted and the caller confirmed, while it is
   // ranked; a failure to count does not fail the search.
   const analytics = searchRecording(searchRecorder(), tenant, { requestId, query: body.query, servedAt: now });
@@ -41,7 +38,7 @@ export const handler = coreHandler('search/search', { body: searchBody }, async 
       logged.catch(() => undefined);
     },
   });
-  await recorded;
+  await planned?.recorded;
   await logged;
   await authorized.then(() => counted(analytics.ranked(result.total)));
   return ok({

@@ -5,7 +5,7 @@
  */
 import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
-import type { Assignment } from './serving.ts';
+import { planFor, type Assignment, type ControlDeps, type ServingPlan } from './serving.ts';
 
 export interface ExposureRecord {
   requestId: string;
@@ -36,6 +36,36 @@ export interface ExposureStore {
 /** Records a request served to `userId` under `a`. */
 export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number): Promise<void> {
   return store.recordExposure(tenant, { requestId, experimentId: a.experiment.id, variant: a.index, userId, servedAt: now, windowSeconds: a.experiment.attribution_window_seconds });
+}
+
+/**
+ * A request's plan for its context, with the request recorded as served in the experiment that
+ * assigns the user a variant: the write starts as soon as the variant is known and the caller is
+ * confirmed (`authorized`), so it runs while segments are read and the request is ranked. The
+ * caller answers only once `recorded` settles. Without `served` (a request naming its own
+ * endpoint) nothing is recorded.
+ */
+export function planAndRecord(
+  deps: ControlDeps,
+  store: ExposureStore,
+  tenant: string,
+  contextId: number,
+  userId: string | undefined,
+  now: number,
+  served: { requestId: string; authorized: Promise<unknown> } | undefined,
+): { plan: Promise<ServingPlan>; recorded: Promise<void> } {
+  let recording: Promise<void> | undefined;
+  const onAssigned =
+    served && userId !== undefined
+      ? (a: Assignment) => {
+          recording = served.authorized.then(() => recordServed(store, tenant, a, userId, served.requestId, now));
+          recording.catch(() => undefined);
+        }
+      : undefined;
+  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned);
+  const recorded = plan.then(() => recording);
+  for (const p of [plan, recorded]) p.catch(() => undefined);
+  return { plan, recorded };
 }
 
 /**

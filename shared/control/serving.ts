@@ -22,8 +22,6 @@ export const SEGMENT_EVENTS = 500;
  * older ones may still be in its window) reads SEGMENT_EVENTS.
  */
 export const SEGMENT_FIRST_READ = 100;
-/** The events of a user that search reuses from the plan (its taste and `exclude_seen` read at most this many). */
-const REUSED_EVENTS = 100;
 
 /** The largest `min_count` of a definition. */
 const maxCount = (def: SegmentDefinition): number => ('all' in def ? Math.max(...def.all.map(maxCount)) : 'any' in def ? Math.max(...def.any.map(maxCount)) : def.min_count);
@@ -49,8 +47,32 @@ export interface ServingPlan {
   rules: Rule[];
   controls: RerankControls;
   assignment: Assignment | null;
-  /** The user's latest events (newest first), when segment membership read them: the caller may reuse them. */
-  userEvents?: RecentEvent[];
+  /** The user's latest events, when segment membership read them: the caller may reuse them (latestFromPlan, afterFromPlan). */
+  userEvents?: UserEventsRead;
+}
+
+/** A user's latest events as one read found them, newest first; `all`: the user has no others. */
+export interface UserEventsRead {
+  events: RecentEvent[];
+  all: boolean;
+}
+
+/** The user's latest `n` events from the plan's read, when it read at least that many or all there are. */
+export function latestFromPlan(plan: ServingPlan | undefined, n: number): RecentEvent[] | undefined {
+  const r = plan?.userEvents;
+  return r && (r.all || r.events.length >= n) ? r.events.slice(0, n) : undefined;
+}
+
+/**
+ * The user's events after event `id` (newest first, at most `n`) from the plan's read, when it
+ * holds all of them: it read all there are, or its oldest is not after `id` (ids grow with time).
+ */
+export function afterFromPlan(plan: ServingPlan | undefined, id: number, n: number): RecentEvent[] | undefined {
+  const r = plan?.userEvents;
+  if (!r) return undefined;
+  const oldest = r.events[r.events.length - 1];
+  if (!r.all && (oldest === undefined || oldest.id > id)) return undefined;
+  return r.events.filter((e) => e.id > id).slice(0, n);
 }
 
 interface Cached {
@@ -110,9 +132,18 @@ export function decides(def: SegmentDefinition, events: readonly RecentEvent[], 
 
 /**
  * The plan for a request naming `contextId` (404 when the tenant has no such context). Without
- * a user, segment-scoped rules do not apply and no experiment assigns a variant.
+ * a user, segment-scoped rules do not apply and no experiment assigns a variant. `onAssigned`
+ * hears the user's variant as soon as it is known: before the segments are read when the
+ * experiment is not scoped to a segment.
  */
-export async function planFor(deps: ControlDeps, tenant: string, contextId: number, userId: string | undefined, now: number): Promise<ServingPlan> {
+export async function planFor(
+  deps: ControlDeps,
+  tenant: string,
+  contextId: number,
+  userId: string | undefined,
+  now: number,
+  onAssigned?: (a: Assignment) => void,
+): Promise<ServingPlan> {
   let entry = cachedConfig(deps, tenant);
   let cfg = await entry.value;
   if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {
@@ -128,29 +159,32 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
   }
   const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
   const running = cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
+  const assign = (e: Experiment, user: string): Assignment => {
+    const { index, variant } = variantFor(e.id, user, e.variants);
+    const a = { experiment: e, index, variant: variant.name, endpoint: variant.endpoint_name };
+    onAssigned?.(a);
+    return a;
+  };
+  // Not scoped to a segment: assigned before any read.
+  let assignment = running && userId !== undefined && running.segment_id === null ? assign(running, userId) : null;
   const segmentIds = new Set<number>();
   for (const r of rules) if (r.segment_id !== null) segmentIds.add(r.segment_id);
   if (running?.segment_id != null) segmentIds.add(running.segment_id);
 
   let members = new Set<number>();
-  let events: RecentEvent[] | undefined;
+  let events: UserEventsRead | undefined;
   if (segmentIds.size > 0 && userId !== undefined) {
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
     const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
     let read = await deps.userEvents(tenant, userId, first);
     let limit = first;
     if (read.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) read = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS));
-    // Handed on only when they are all the user has, or as many as search would read itself.
-    if (read.length < limit || read.length >= REUSED_EVENTS) events = read;
+    events = { events: read, all: read.length < limit };
     members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);
 
-  let assignment: Assignment | null = null;
-  if (running && userId !== undefined && applies(running.segment_id)) {
-    const { index, variant } = variantFor(running.id, userId, running.variants);
-    assignment = { experiment: running, index, variant: variant.name, endpoint: variant.endpoint_name };
-  }
+  if (running && userId !== undefined && running.segment_id !== null && applies(running.segment_id)) assignment = assign(running, userId);
   const own = cfg.rerank.find((r) => r.context_id === contextId);
   const override = assignment ? assignment.experiment.variants[assignment.index]?.rerank : undefined;
   return {

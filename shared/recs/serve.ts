@@ -14,9 +14,9 @@ import type { History } from './models.ts';
 import { topK } from './evaluate.ts';
 import { trendingScores } from './trending.ts';
 import { similarityIn } from '../search/vectors.ts';
-import { recordServed, type ExposureStore } from '../control/exposures.ts';
+import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { presentExplain, runPipeline, type Candidate, type Explanation } from '../control/pipeline.ts';
-import { planFor, type ControlDeps } from '../control/serving.ts';
+import { afterFromPlan, type ControlDeps } from '../control/serving.ts';
 import { nowSeconds } from '../domain/items.ts';
 import { artifactPredatesErasure, erasedUntil } from '../domain/erasure.ts';
 
@@ -115,22 +115,25 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const now = nowSeconds();
   // The context's plan: its rules and controls, and (unless the request names an endpoint) the
   // variant of its running experiment, whose endpoint then serves.
-  const planned = q.context_id !== undefined ? planFor(required(deps.control), tenant, Number(q.context_id), userId, now) : undefined;
+  // Its experiment's exposure is counted once the caller is confirmed, while the request is
+  // ranked; answered only once counted.
+  const planned =
+    q.context_id !== undefined
+      ? planAndRecord(required(deps.control), required(deps.exposures), tenant, Number(q.context_id), userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined)
+      : undefined;
   // The catalog and the serving config do not depend on the plan: read while it is made.
   const catalog = deps.catalog(tenant);
   const serving = servingConfig(deps.console, tenant);
-  for (const p of [planned, catalog, serving]) p?.catch(() => undefined);
-  const plan = planned ? await planned : undefined;
+  for (const p of [catalog, serving]) p.catch(() => undefined);
+  const plan = planned ? await planned.plan : undefined;
   const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
-  // Counted once the caller is confirmed, while the request is ranked; answered only once counted.
-  const recorded = assignment && userId !== undefined ? authorized.then(() => recordServed(required(deps.exposures), tenant, assignment, userId, requestId, now)) : undefined;
-  recorded?.catch(() => undefined);
   const endpointName = q.endpoint ?? assignment?.endpoint;
   const recentAfter = (id: number) => (userId !== undefined ? deps.events.recentByUser(tenant, userId, HISTORY_LIMIT, id) : Promise.resolve([] as RecentEvent[]));
   const readKey = `${tenant}\u0000${endpointName ?? ''}`;
   const guess = readAfter.get(readKey) ?? 0;
-  // The request's independent reads, at once.
-  const [{ index, delta }, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalog, serving, recentAfter(guess)]);
+  // The request's independent reads, at once; the user's latest events not when the plan read
+  // them (segments): they likely hold every event the model has not seen.
+  const [{ index, delta }, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalog, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
   const docs = liveDocs(index, delta);
   const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
   if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !docs.has(anchorId as number))) throw new ItemNotFound(q.item_id);
@@ -145,7 +148,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const through = model?.histories?.eventsThrough ?? 0;
   if (readAfter.size > 1000) readAfter.clear();
   readAfter.set(readKey, through);
-  const recentRead = guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through);
+  const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
 
   // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
   // personalised from their events up to the erasure's end, nor from a model artifact trained
@@ -292,7 +295,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     item: itemResource(docs.get(r.id) as SearchDoc),
     ...(q.explain ? { explain: presentExplain(r.explain ?? { base_score: r.score, rules: [], score_after_rules: r.score, rerank: [], final_score: r.score, experiment }) } : {}),
   }));
-  await recorded;
+  await planned?.recorded;
   return {
     object: 'list' as const,
     data,

@@ -10,7 +10,7 @@ import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding
 import { addDocVectors, idfOf, SearchIndex, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './engine.ts';
 import { PreparedDelta, rank } from './rank.ts';
 import { presentExplain, runPipeline } from '../control/pipeline.ts';
-import type { ServingPlan } from '../control/serving.ts';
+import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { similarityIn } from './vectors.ts';
 import { FacetCounter } from './facets.ts';
@@ -446,10 +446,9 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
   // The user's latest events, when the plan read them already (segments), serve the taste and `exclude_seen`.
-  const known = req.plan.userEvents;
   const [profile, recent, popular] = await Promise.all([
-    req.userId ? profileOf(deps, tenant, req.userId, index, delta, known) : null,
-    needSeen ? (known ? known.slice(0, SEEN_EVENTS) : deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
+    req.userId ? profileOf(deps, tenant, req.userId, index, delta, latestFromPlan(req.plan, PROFILE_EVENTS)) : null,
+    needSeen ? (latestFromPlan(req.plan, SEEN_EVENTS) ?? deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
   ]);
   const facets = facetCounter(req);

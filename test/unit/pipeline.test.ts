@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
-import { decides, isMember, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
+import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
 
@@ -126,7 +126,9 @@ describe('diversity', () => {
 });
 
 describe('the plan of a context', () => {
-  const ev = (type: string, daysAgo: number): RecentEvent => ({ id: 1, item_id: '1', type, created: NOW - daysAgo * 86_400 });
+  // Lists are built newest first: each event made has a lower id than the one before.
+  let nextId = 1_000_000;
+  const ev = (type: string, daysAgo: number): RecentEvent => ({ id: nextId--, item_id: '1', type, created: NOW - daysAgo * 86_400 });
   it('decides segment membership from the events inside the window', () => {
     const events = [ev('purchase', 1), ev('purchase', 40), ev('click', 2)];
     expect(isMember({ event_type: 'purchase', min_count: 1, within_days: 30 }, events, NOW)).toBe(true);
@@ -191,6 +193,27 @@ describe('the plan of a context', () => {
     expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
   });
 
+  it('tells the variant before reading segments when the experiment is not scoped to one, after when it is', async () => {
+    const exp = {
+      id: 5, name: 'ab', context_id: 1, segment_id: null as number | null, status: 'Running' as const, attribution_window_seconds: 86_400, started_at: NOW, stopped_at: null, created: NOW, updated_at: NOW,
+      variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'next', traffic_percent: 50 }],
+    };
+    const segment = { id: 9, name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 }, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW };
+    const order: string[] = [];
+    const traced = (c: ControlConfig, events: RecentEvent[]): ControlDeps => ({ config: async () => c, contextExists: async () => false, userEvents: async () => (order.push('read'), events) });
+    const rules = [rule({ id: 1, context_id: 1, segment_id: 9 })];
+    const open = await planFor(traced(config({ rules, segments: [segment], experiments: [exp] }), [ev('purchase', 1)]), `early-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    expect(order).toEqual([`assigned ${open.assignment?.variant}`, 'read']);
+    order.length = 0;
+    const scoped = { ...exp, segment_id: 9 };
+    const member = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('purchase', 1)]), `late-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    expect(order).toEqual(['read', `assigned ${member.assignment?.variant}`]);
+    order.length = 0;
+    const outsider = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('click', 1)]), `out-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    expect(outsider.assignment).toBeNull();
+    expect(order).toEqual(['read']);
+  });
+
   it('decides a segment on the latest events when they can, and reads more only when older events could change it', async () => {
     const def = (event_type: string, min_count: number, within_days: number) => ({ event_type, min_count, within_days });
     const hundred = Array.from({ length: SEGMENT_FIRST_READ }, (_, k) => ev(k % 2 ? 'view' : 'purchase', k / 100));
@@ -208,23 +231,33 @@ describe('the plan of a context', () => {
     const many = [...hundred, ...Array.from({ length: 400 }, () => ev('purchase', 2))];
     const limits: number[] = [];
     const reading = (c: ControlConfig): ControlDeps => ({ config: async () => c, contextExists: async () => false, userEvents: async (_t, _u, limit) => (limits.push(limit), many.slice(0, limit)) });
-    // Decided by the first read (4 x min_count, at least 10): not enough events for search to reuse.
+    // Decided by the first read (4 x min_count, at least 10): handed on, but too few for a caller wanting more of the latest.
     const decided = await planFor(reading(cfg(def('purchase', 3, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([12]);
     expect(decided.rules.map((r) => r.id)).toEqual([1]);
-    expect(decided.userEvents).toBeUndefined();
+    expect(decided.userEvents).toEqual({ events: many.slice(0, 12), all: false });
+    expect(latestFromPlan(decided, 12)).toEqual(many.slice(0, 12));
+    expect(latestFromPlan(decided, 13)).toBeUndefined();
+    // The events after an id: from the plan when its oldest event is not after it (ids grow), else not known.
+    const ids12 = many.slice(0, 12).map((e) => e.id);
+    expect(afterFromPlan(decided, ids12[5] as number, 100)?.map((e) => e.id)).toEqual(ids12.slice(0, 5));
+    expect(afterFromPlan(decided, ids12[11] as number, 3)?.map((e) => e.id)).toEqual(ids12.slice(0, 3));
+    expect(afterFromPlan(decided, (ids12[11] as number) - 1, 100)).toBeUndefined();
     limits.length = 0;
     await planFor(reading(cfg({ any: [def('purchase', 1, 30), def('view', 30, 30)] })), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([SEGMENT_FIRST_READ]);
     // A user with fewer events than read: all of them, handed on.
     const few: ControlDeps = { config: async () => cfg(def('purchase', 3, 30)), contextExists: async () => false, userEvents: async () => hundred.slice(0, 4) };
-    expect((await planFor(few, `seg-${Math.random()}`, 1, 'u', NOW)).userEvents).toHaveLength(4);
+    const all = await planFor(few, `seg-${Math.random()}`, 1, 'u', NOW);
+    expect(all.userEvents).toEqual({ events: hundred.slice(0, 4), all: true });
+    expect(latestFromPlan(all, 50)).toHaveLength(4);
+    expect(afterFromPlan(all, 0, 100)).toHaveLength(4);
     // Not decided by the first read: the latest SEGMENT_EVENTS are read, make the user a member and are handed on.
     limits.length = 0;
     const more = await planFor(reading(cfg(def('purchase', 200, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([SEGMENT_FIRST_READ, SEGMENT_EVENTS]);
     expect(more.rules.map((r) => r.id)).toEqual([1]);
-    expect(more.userEvents).toHaveLength(SEGMENT_EVENTS);
+    expect(more.userEvents?.events).toHaveLength(SEGMENT_EVENTS);
   });
 
   it('reads the records again at once for a context newer than its cached read', async () => {
