@@ -32,7 +32,8 @@ export async function startBenchStack(env: Record<string, string> = {}, dataDir 
   // BENCH_SERVER_STDOUT=1 shows the server's output (e.g. of `--trace-gc`).
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', ...extra, '--import', 'tsx', 'bin/server.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+    // DEMO=0: benchmarks seed their own data, with nothing else running.
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', DEMO: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -4,7 +4,10 @@
  * Synthesises the CDK app (real esbuild bundles, as deployed) into a temporary cloud assembly,
  * then for every function reports the minified bundle size and the time to import the bundle
  * in a fresh Node process (a proxy for Lambda init), median of several runs, against the
- * budget of 300 KB and 100 ms per API function. Writes bench-results/bundle.json and .md.
+ * budget of 300 KB and 100 ms per API function. Then the console web app: its bundle size (raw
+ * and gzip) and first load time in Chromium (bin/bench-console.ts). Writes bench-results/bundle.json
+ * and .md. `--only console` (or `--only lambda`) measures one part; the console part alone writes
+ * bench-results/bundle-console.json and .md.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,9 +17,20 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { lambdaAliases, POWERTOOLS_FROM_LAYER, POWERTOOLS_VERSION } from '../lib/service-function.ts';
+import { benchConsole, CONSOLE_BUDGET, consoleMarkdown, type ConsoleBench } from './bench-console.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, only: { type: 'string' } } });
 const runs = Number(values.runs);
+if (values.only !== undefined && values.only !== 'console' && values.only !== 'lambda') throw new Error('--only is console or lambda');
+if (values.only === 'console') {
+  const b = await benchConsole(runs);
+  const text = `npm run bench:bundle -- --only console --runs ${runs}  (${new Date().toISOString()}, node ${process.version})\n\n${consoleMarkdown(b)}\n`;
+  console.log(`\n${text}`);
+  mkdirSync('bench-results', { recursive: true });
+  writeFileSync('bench-results/bundle-console.json', JSON.stringify({ command: `npm run bench:bundle -- --only console --runs ${runs}`, date: new Date().toISOString(), budget: CONSOLE_BUDGET, ...b }, null, 2) + '\n');
+  writeFileSync('bench-results/bundle-console.md', text);
+  process.exit(0);
+}
 const BUDGET_KB = 300;
 const BUDGET_MS = 100;
 
@@ -105,8 +119,9 @@ const offenderText = [
   ...[...offendersOf].map(([f, list]) => `Largest offenders inside ${f}: ${list.map((o) => `${o.package} ${o.kb} KB`).join(', ')}.`),
   `Not in the bundles: ${POWERTOOLS_FROM_LAYER.join(', ')} ${POWERTOOLS_VERSION} come from the AWS-published Powertools layer; the import times include loading them.`,
 ].join('\n');
-const text = `${meta.command}  (${meta.date}, node ${meta.node})\n\n${table}\n\n${summary}\n${offenderText}\n`;
+const consoleBench: ConsoleBench | undefined = values.only === 'lambda' ? undefined : await benchConsole(Math.min(runs, 5));
+const text = `${meta.command}  (${meta.date}, node ${meta.node})\n\n${table}\n\n${summary}\n${offenderText}\n${consoleBench ? `\n${consoleMarkdown(consoleBench)}\n` : ''}`;
 console.log(`\n${text}`);
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/bundle.json', JSON.stringify({ ...meta, rows, summary, largest_offenders: Object.fromEntries(offendersOf) }, null, 2) + '\n');
+writeFileSync('bench-results/bundle.json', JSON.stringify({ ...meta, rows, summary, largest_offenders: Object.fromEntries(offendersOf), ...(consoleBench ? { console: { budget: CONSOLE_BUDGET, ...consoleBench } } : {}) }, null, 2) + '\n');
 writeFileSync('bench-results/bundle.md', text);

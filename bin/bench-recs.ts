@@ -26,6 +26,7 @@
  * version), promoted, and the same latency measurement, and the control plane's (a context with
  * rules, rerank controls and an experiment) side by side; last, the same after restarting the
  * local stack on the same data (as bench:search does).
+ * `--synthetic N`: training at scale instead (bench/recs-scale.ts says what it measures).
  * Targets: the default >= 1.05 x the best plain EASE (its λ chosen afterwards on the test split)
  * on each data set; end to end >= the in-process default; p99 < 50 ms.
  */
@@ -39,6 +40,7 @@ import { artistItem, loadLastfm, type Play } from '../bench/lastfm.ts';
 import { loadMovieLens, movieItem, splitByItem } from '../bench/movielens.ts';
 import { DEFAULT_API_THREADS, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { setUpContext, sideBySide, sideBySideRows, type SideBySide } from '../bench/context.ts';
+import { runScale, runScaleChild, SCALE_ALGORITHMS } from '../bench/recs-scale.ts';
 import { EASE_MAX_ITEMS, trainEaseDense } from '../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../shared/recs/dataset.ts';
 import { evaluate, type Metrics } from '../shared/recs/evaluate.ts';
@@ -54,6 +56,13 @@ const { values, positionals } = parseArgs({
     warmup: { type: 'string', default: '10' },
     /** Internal: train and evaluate one algorithm on the data set given, print the result as JSON. */
     child: { type: 'string' },
+    /** Training at scale (bench/recs-scale.ts): a synthetic catalog of this many items, 40 events per item. */
+    synthetic: { type: 'string' },
+    /** With --synthetic: the catalog sizes (default 1000, 10000 and the --synthetic size). */
+    sizes: { type: 'string' },
+    /** With --synthetic: the lastfm directory measured after the synthetic sizes (default ../shared/data/lastfm). */
+    lastfm: { type: 'string', default: '../shared/data/lastfm' },
+    'skip-lastfm': { type: 'boolean', default: false },
   },
 });
 
@@ -301,8 +310,26 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
   }
 }
 
+if (values.child?.startsWith('scale:')) {
+  const algorithm = values.child.slice('scale:'.length);
+  if (!(SCALE_ALGORITHMS as readonly string[]).includes(algorithm)) throw new Error(`unknown algorithm ${algorithm}`);
+  await runScaleChild(algorithm as (typeof SCALE_ALGORITHMS)[number], positionals[0] as string);
+  process.exit(0);
+}
 if (values.child !== undefined) {
   await runChild(values.child, positionals[0] as string);
+  process.exit(0);
+}
+if (values.synthetic !== undefined) {
+  const positive = (x: string) => {
+    const n = Number(x);
+    if (!Number.isInteger(n) || n < 10) throw new Error(`--synthetic and --sizes take item counts (integers >= 10), got ${x}`);
+    return n;
+  };
+  const n = positive(values.synthetic);
+  const sizes = values.sizes ? values.sizes.split(',').map(positive) : [...new Set([1000, 10_000, n])].filter((x) => x <= n);
+  const lastfm = values['skip-lastfm'] || !existsSync(join(values.lastfm, 'user_artists.dat')) ? undefined : values.lastfm;
+  await runScale({ command: `npm run bench:recs -- ${process.argv.slice(2).join(' ')}`, sizes, lastfm });
   process.exit(0);
 }
 

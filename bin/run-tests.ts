@@ -27,6 +27,7 @@ function vitestCounts(file: string): void {
 }
 
 ok = step('typecheck (tsc)', ['node_modules/typescript/bin/tsc', '-p', '.']) && ok;
+ok = step('typecheck (tsc, console web app)', ['node_modules/typescript/bin/tsc', '-p', 'console']) && ok;
 const all = '.cache/vitest-all.json';
 ok = step('vitest: unit, data (dynalite), integration', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${all}`]) && ok;
 vitestCounts(all);

@@ -1,19 +1,57 @@
-/** `npm start`: the whole service on one port, with the demo tenant. */
+/**
+ * `npm start`: the whole service on one port, with the demo tenant (seeded with the demo shop on
+ * a fresh data directory unless DEMO=0). Settings: shared/config.ts (readServerConfig).
+ */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-import { startLocalStack } from '../shared/local/stack.ts';
+import { readServerConfig, type ServerConfig } from '../shared/config.ts';
+import { DEMO_SIZES } from '../shared/demo/generate.ts';
+import { accessLine, messageLine } from '../shared/local/access-log.ts';
+import { StartupError } from '../shared/local/lock.ts';
+import { startLocalStack, type LocalStack } from '../shared/local/stack.ts';
 
-const dataDir = process.env.DATA_DIR || '.data';
-const port = Number(process.env.PORT || 3000);
+/** A start-up failure in one line (no stack trace for the ones we can explain), then exit 1. */
+function fail(e: unknown, format: ServerConfig['logFormat'] = 'text'): never {
+  const explained = e instanceof StartupError || (e instanceof Error && e.message.startsWith('Environment variable '));
+  console.error(messageLine(`recsearch: ${explained ? (e as Error).message : e instanceof Error ? (e.stack ?? e.message) : String(e)}`, format, 'error'));
+  process.exit(1);
+}
 
-const stack = await startLocalStack({ dataDir, port, host: process.env.HOST || '127.0.0.1' });
+let cfg: ServerConfig;
+try {
+  cfg = readServerConfig();
+} catch (e) {
+  fail(e);
+}
+const say = (line: string) => console.log(messageLine(line, cfg.logFormat));
+
+let stack: LocalStack;
+try {
+  stack = await startLocalStack({
+    dataDir: cfg.dataDir,
+    port: cfg.port,
+    host: cfg.host,
+    accessLog: (e) => console.log(accessLine(e, cfg.logFormat)),
+    ...(cfg.demo ? { demo: { size: DEMO_SIZES.full, log: say } } : {}),
+  });
+} catch (e) {
+  fail(e, cfg.logFormat);
+}
 const c = stack.credentials;
-console.log(`Service listening on http://localhost:${stack.port}
-  Core API      ${c.base_url}/v1
-  Platform API  ${c.console_url}/api
-  Token         ${c.auth_url}/oauth2/token
-Demo tenant "${c.tenant}" credentials: ${stack.credentialsFile}`);
+for (const line of [
+  `Service listening on http://localhost:${stack.port}`,
+  `  Core API      ${c.base_url}/v1`,
+  `  Platform API  ${c.console_url}/api`,
+  `  Token         ${c.auth_url}/oauth2/token`,
+  `Demo tenant "${c.tenant}" credentials: ${stack.credentialsFile}`,
+]) {
+  say(line);
+}
 
+let stopping = false;
 const stop = async () => {
+  // A second Ctrl-C does not wait.
+  if (stopping) process.exit(1);
+  stopping = true;
   await stack.close();
   process.exit(0);
 };

@@ -17,6 +17,11 @@ export interface HttpApiProps {
   unmatchedThrottle: { rateLimit: number; burstLimit: number };
   /** Core API: the per-tenant request quota its authenticated routes enforce (shared/http/quota.ts). */
   tenantQuota?: TenantQuota;
+  /**
+   * Functions of the public routes (on both APIs: the OpenAPI document, the health check) that
+   * the other API made: reused, so each public route has one function behind both APIs.
+   */
+  publicFunctions?: ReadonlyMap<string, ServiceFunction>;
 }
 
 /**
@@ -45,7 +50,7 @@ export class ServiceHttpApi extends Construct {
 
     // One log group for the API's functions (Lambda names each stream after its function).
     const functionLogs = new LogGroup(this, 'FunctionLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
-    const fn = (module: string, access: Access) => {
+    const fn = (module: string, access: Access, verifiesTokens = true) => {
       let f = this.functions.get(module);
       if (!f) {
         const heavy = Boolean(access.bucket);
@@ -57,7 +62,7 @@ export class ServiceHttpApi extends Construct {
           embeddingProvider: props.resources.embeddingProvider,
           logGroup: functionLogs,
         });
-        f.bindAccess(props.resources, access, { verifiesTokens: true });
+        f.bindAccess(props.resources, access, { verifiesTokens });
         this.functions.set(module, f);
       }
       return f;
@@ -73,7 +78,10 @@ export class ServiceHttpApi extends Construct {
       return i;
     };
     for (const r of deployedRoutes(props.api)) {
-      const f = fn(r.handler, r.access);
+      // Public routes (the OpenAPI document, the health check) take no credentials, and share
+      // their function with the other API.
+      const shared = r.api === 'public' ? props.publicFunctions?.get(r.handler) : undefined;
+      const f = shared ?? fn(r.handler, r.access, r.api !== 'public');
       // Routes that authenticate a Core client (coreAuth) charge its tenant's quota.
       if (props.tenantQuota && 'scope' in r && r.scope && !quotaBound.has(r.handler)) {
         f.bindQuota(props.resources.table, props.tenantQuota);

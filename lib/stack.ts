@@ -1,10 +1,12 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { AuthConstruct } from './auth.ts';
+import { ConsoleWeb } from './console.ts';
 import { DataConstruct } from './data.ts';
 import { ServiceHttpApi } from './http-api.ts';
 import { OperationsConstruct } from './operations.ts';
 import { TokenEndpointFirewall } from './protection.ts';
+import { TrainingTask } from './training-task.ts';
 import type { TenantQuota } from './service-function.ts';
 import { WorkersConstruct } from './workers.ts';
 
@@ -27,6 +29,8 @@ export interface ServiceStackProps extends StackProps {
    * window (default 300 per 300 s).
    */
   tokenEndpointLimit?: { requests: number; windowSeconds: 60 | 120 | 300 | 600 };
+  /** The built console web app to deploy (default: console/dist, built at synthesis if missing or stale). */
+  consoleAssetDir?: string;
   /** Reserve the workers' concurrency (lib/workers.ts); default true, context `reserveWorkerConcurrency=false` turns it off. */
   reserveWorkerConcurrency?: boolean;
 }
@@ -46,6 +50,9 @@ export class ServiceStack extends Stack {
   readonly platform: ServiceHttpApi;
   readonly workers: WorkersConstruct;
   readonly firewall: TokenEndpointFirewall;
+  /** The training run as an ECS Fargate task, for tenants past the training worker's Lambda. */
+  readonly training: TrainingTask;
+  readonly console: ConsoleWeb;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps = {}) {
     super(scope, id, props);
@@ -59,9 +66,16 @@ export class ServiceStack extends Stack {
     this.workers = new WorkersConstruct(this, 'Workers');
     const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? 'local' };
     this.workers.addFunctions(base, { reserve });
+    const trainWorker = this.workers.functions.find((f) => f.module === 'workers/train');
+    if (!trainWorker) throw new Error('No training worker (shared/workers.ts workers/train)');
+    this.training = new TrainingTask(this, 'Training', { table: this.data.table, bucket: this.data.artifacts, worker: trainWorker });
     const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
     this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle, unmatchedThrottle, tenantQuota });
-    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle });
+    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle, publicFunctions: this.core.functions });
+    // The console web app, with the Platform API behind the same CloudFront origin; sign-in
+    // checks passwords through the pool's console client.
+    this.console = new ConsoleWeb(this, 'Console', { platformApi: this.platform.httpApi, ...(props.consoleAssetDir ? { assetDir: props.consoleAssetDir } : {}) });
+    this.platform.functions.get('console-session/session')?.addEnvironment('CONSOLE_CLIENT_ID', this.auth.consoleClient.userPoolClientId);
     const limit = props.tokenEndpointLimit ?? { requests: 300, windowSeconds: 300 };
     this.firewall = new TokenEndpointFirewall(this, 'TokenEndpointFirewall', { userPool: this.auth.userPool, requestsPerAddress: limit.requests, windowSeconds: limit.windowSeconds });
 
@@ -74,6 +88,7 @@ export class ServiceStack extends Stack {
     // CloudFormation output keys are alphanumeric: BaseUrl is base_url, and so on.
     new CfnOutput(this, 'BaseUrl', { value: this.core.url, description: 'base_url: the Core API' });
     new CfnOutput(this, 'ConsoleUrl', { value: this.platform.url, description: 'console_url: the Platform API' });
+    new CfnOutput(this, 'ConsoleWebUrl', { value: this.console.url, description: 'The console web app (sign in with a Cognito console user); /api on the same host is the Platform API' });
     new CfnOutput(this, 'AuthUrl', { value: this.auth.authUrl, description: 'auth_url: the token endpoint is {auth_url}/oauth2/token' });
     new CfnOutput(this, 'UserPoolId', { value: this.auth.userPool.userPoolId, description: 'Cognito user pool of the OAuth clients' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'The single DynamoDB table' });

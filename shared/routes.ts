@@ -21,7 +21,7 @@ export interface Access {
   /** Global secondary indexes the handler queries. */
   indexes?: readonly IndexName[];
   /** Cognito app-client administration on the service's user pool. */
-  cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient')[];
+  cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient' | 'AdminInitiateAuth' | 'AdminRespondToAuthChallenge' | 'AdminGetUser')[];
   /** The artifact bucket (search indexes, models). */
   bucket?: 'read' | 'readwrite';
   /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
@@ -71,7 +71,14 @@ export interface PlatformRoute extends RouteBase {
 export interface AuthRoute extends RouteBase {
   api: 'auth';
 }
-export type Route = CoreRoute | PlatformRoute | AuthRoute;
+/**
+ * Served without credentials on both HTTP APIs (the Core and the Platform base): the OpenAPI
+ * document and the health check. Locally one route serves both, as the bases share a port.
+ */
+export interface PublicRoute extends RouteBase {
+  api: 'public';
+}
+export type Route = CoreRoute | PlatformRoute | AuthRoute | PublicRoute;
 
 // Every Core call reads its client record (tenant, revocation); every Platform call its API key.
 const withAuthRead = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>(['GetItem', ...(a.table ?? [])])] });
@@ -197,16 +204,40 @@ const platformRoutes: PlatformRoute[] = [
   }),
 ];
 
+/**
+ * The console's own routes (deployed on the Platform API, behind the console's CloudFront
+ * origin): sign-in sessions, and the Core reads the console shows, run server-side for the
+ * session's tenant so the browser never holds a token or key. Authorised by the session cookie
+ * (functions/console-session/), not by an API key.
+ */
+const consoleRoutes: PlatformRoute[] = [
+  // Sign-in (the only function granted Cognito's admin sign-in), session read and sign-out: one module.
+  ...(['POST', 'GET', 'DELETE'] as const).map((method) =>
+    platform(method, '/console/session', 'console-session/session', { table: ['PutItem', 'DeleteItem'], cognito: ['AdminInitiateAuth', 'AdminRespondToAuthChallenge', 'AdminGetUser'] }),
+  ),
+  // The Core reads of the playground, events page and overview: one module.
+  ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
+    const [method, path] = key.split(' ') as [HttpMethod, string];
+    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', embeds: true });
+  }),
+];
+
 const authRoutes: AuthRoute[] = [{ api: 'auth', method: 'POST', path: '/oauth2/token', handler: 'auth/token', access: {} }];
 
-export const routes: readonly Route[] = [...coreRoutes, ...preflightRoutes, ...platformRoutes, ...authRoutes];
+/** The OpenAPI document (bundled with its function: no grants); the health check reads one row of the table. */
+const publicRoutes: PublicRoute[] = [
+  { api: 'public', method: 'GET', path: '/openapi.json', handler: 'meta/openapi', access: {} },
+  { api: 'public', method: 'GET', path: '/health', handler: 'meta/health', access: { table: ['GetItem'] } },
+];
+
+export const routes: readonly Route[] = [...coreRoutes, ...preflightRoutes, ...platformRoutes, ...consoleRoutes, ...authRoutes, ...publicRoutes];
 
 /** Handler modules answering paths that match no route (the `$default` route), per API. */
 export const notFoundHandlers = { core: 'errors/not-found-core', platform: 'errors/not-found-platform' } as const;
 
-/** Routes deployed behind one of the two HTTP APIs (the token endpoint is Cognito's on AWS). */
-export const deployedRoutes = (api: 'core' | 'platform'): (CoreRoute | PlatformRoute)[] =>
-  routes.filter((r): r is CoreRoute | PlatformRoute => r.api === api);
+/** Routes deployed behind one of the two HTTP APIs (the token endpoint is Cognito's on AWS; public routes are on both). */
+export const deployedRoutes = (api: 'core' | 'platform'): (CoreRoute | PlatformRoute | PublicRoute)[] =>
+  routes.filter((r): r is CoreRoute | PlatformRoute | PublicRoute => r.api === api || r.api === 'public');
 
 export function routeFor(handler: string, method?: HttpMethod): Route {
   const r = routes.find((x) => x.handler === handler && (method === undefined || x.method === method));

@@ -1,5 +1,5 @@
 import { searchLogStore, synonymStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
+import { platformHandler, type DeclaredRequest } from '#shared/http/handler';
 import { created, noContent, ok } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { idPath } from '#shared/schemas/console';
@@ -14,7 +14,8 @@ import { createSynonymSet, deleteSynonymSet, getSynonymSet, listSynonymSets, upd
  * the event's route key picks it.
  */
 const NAME = 'platform/search-admin';
-const routes: Record<string, (event: HttpEvent, context: ApiContext) => Promise<HttpResult>> = {
+/** Each route's handler, by route key (exported: the OpenAPI generator reads what each declares). */
+export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
   'POST /api/synonyms': platformHandler(NAME, { body: synonymBody }, async ({ tenant, body }) => created(await createSynonymSet(synonymStore(), tenant, body))),
   'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
   'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
@@ -29,7 +30,7 @@ const routes: Record<string, (event: HttpEvent, context: ApiContext) => Promise<
 };
 
 export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-  const h = routes[event.routeKey];
+  const h = routeHandlers[event.routeKey];
   if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
   return h(event, context);
 };

@@ -1,13 +1,29 @@
 import { blobs } from '#shared/blob';
+import { config } from '#shared/config';
 import { stores } from '#shared/data/index';
 import { decideAutoPromotion } from '#shared/domain/automation';
+import { childProcessLauncher, ecsLauncher, placeRun, type TaskLauncher } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
 import { sqsWorker } from '#shared/workers-runtime';
 
-/** The training queue's worker: one run per message; a redelivered message for a started run does nothing. */
+let launcher: TaskLauncher | undefined;
+
+/** The container task's launcher: ECS Fargate where the stack configured one, a child process locally. */
+function taskLauncher(): TaskLauncher {
+  const { task } = config().training;
+  launcher ??= task ? ecsLauncher(task, config().region) : childProcessLauncher();
+  return launcher;
+}
+
+/**
+ * The training queue's worker: one run per message; a redelivered message for a started run does
+ * nothing. A tenant with at least TRAINING_TASK_MIN_EVENTS events has its run handed to a
+ * container task (shared/recs/launcher.ts), which runs it and decides its auto-promotion.
+ */
 export const handler = sqsWorker(async (job) => {
   if (job.type !== 'train') throw new Error(`The training worker does not take ${job.type} jobs`);
   const s = stores();
+  if ((await placeRun({ console: s.console, events: s.events }, job.tenant, job.job_name, { minEvents: config().training.taskMinEvents, launcher: taskLauncher() })) === 'task') return;
   await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, job.tenant, job.job_name);
   // A completed run's template may promote its version (once; a redelivered message decides nothing new).
   await decideAutoPromotion(s.console, job.tenant, job.job_name);

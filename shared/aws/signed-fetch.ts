@@ -4,8 +4,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, HttpRequest, SourceData } from '@smithy/types';
 
 /**
- * A small SigV4 HTTP client for the two S3 calls the functions make (GetObject, PutObject of
- * artifacts). It signs with the SDK's own signer and credential chain; what it leaves out is
+ * A small SigV4 HTTP client for the S3 calls the functions make (GetObject, PutObject of
+ * artifacts) and the training worker's ECS RunTask (shared/recs/launcher.ts). It signs with the SDK's own signer and credential chain; what it leaves out is
  * the S3 client, whose model, checksums and endpoint rules add ~130 KB minified to every
  * bundle that reads an index or a model. Every other service keeps its SDK client.
  */
@@ -62,9 +62,19 @@ export class AwsHttpError extends Error {
 
 const RETRYABLE_CODES = new Set(['SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError']);
 
-/** The error code and message of a failed call, from S3's XML error body. */
+/** The error code and message of a failed call, from S3's XML error body (or a JSON protocol's `__type` and `message`). */
 async function errorOf(res: Response): Promise<AwsHttpError> {
   const text = await res.text().catch(() => '');
+  if (text.startsWith('{')) {
+    try {
+      const body = JSON.parse(text) as { __type?: unknown; message?: unknown; Message?: unknown };
+      const code = typeof body.__type === 'string' ? (body.__type.split('#').pop() ?? '') : '';
+      const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : '';
+      return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
+    } catch {
+      // Not JSON after all: read as XML below.
+    }
+  }
   const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? '';
   const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? '';
   return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
@@ -94,7 +104,7 @@ export class AwsClient {
    * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
    * network failures; any other non-2xx answer throws an AwsHttpError.
    */
-  async send(method: 'GET' | 'PUT' | 'DELETE', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
+  async send(method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
     for (let attempt = 1; ; attempt++) {
       const request: HttpRequest = {

@@ -20,6 +20,8 @@ export const keys = {
   tenant: (t: string) => ({ pk: `TENANT#${t}`, sk: '#TENANT' }),
   tenantListing: (t: string) => ({ gsi1pk: 'TENANTS', gsi1sk: t }),
   tenantsPk: 'TENANTS',
+  /** The row the health check reads (it never exists: the read proves the table answers). */
+  health: { pk: 'HEALTH', sk: '#HEALTH' },
   counter: (t: string, name: string) => ({ pk: `TENANT#${t}`, sk: `COUNTER#${name}` }),
 
   itemPk: (t: string) => `TENANT#${t}#ITEMS`,

@@ -56,6 +56,18 @@ export interface Job extends ConsoleRecord {
    * never ends `Completed`.
    */
   storing_version?: number;
+  /**
+   * Internal, not shown: set (only while Queued, once) by the training worker that hands the run
+   * to a container task (shared/recs/launcher.ts), so a redelivered message starts no second one.
+   */
+  task?: RunTask;
+}
+/** A run handed to a container task: the launcher, when it was claimed, and the task once started. */
+export interface RunTask {
+  runner: string;
+  claimed_at: number;
+  /** The task's id (ECS task ARN, local process id) once it started. */
+  ref?: string;
 }
 export interface ModelVersion extends ConsoleRecord {
   version: number;
@@ -250,7 +262,7 @@ export async function queueRun(c: ConsoleStore, queue: JobQueue, tenant: string,
   await queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
   return job;
 }
-export const jobView = ({ id: _id, storing_version: _s, ...j }: Job) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+export const jobView = ({ id: _id, storing_version: _s, task: _t, ...j }: Job) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
 /** The id of the job a name can belong to: exactly the name jobName gives it, else none. */
 const jobIdOf = (name: string): number | undefined => {
   const id = jobId(name);

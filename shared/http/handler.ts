@@ -40,6 +40,18 @@ export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P exten
 const noQuery = z.strictObject({});
 
 /**
+ * What a handler declares about its requests: the schemas it validates them with, and whether it
+ * honours Idempotency-Key. The OpenAPI document (shared/openapi/) is generated from these, so it
+ * documents exactly what the handlers accept.
+ */
+export interface DeclaredRequest {
+  body: z.ZodMiniType | undefined;
+  query: z.ZodMiniType;
+  path: z.ZodMiniType | undefined;
+  idempotent: boolean;
+}
+
+/**
  * Builds a Lambda handler: Powertools, the envelope (its onError turns every error into the
  * flavor's envelope), then auth, JSON body, idempotency, validation, around one domain call.
  */
@@ -54,7 +66,8 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
   if (opts.body) h.use(jsonBody());
   if (opts.idempotency) h.use(opts.idempotency(flavor));
   h.use(validate(opts, noQuery));
-  return h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const declared: DeclaredRequest = { body: opts.body, query: opts.query ?? noQuery, path: opts.path, idempotent: opts.idempotency !== undefined };
+  const built = h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const s = context.state;
     const reply = await fn({
       tenant: s.tenant,
@@ -69,6 +82,7 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
     });
     return toResult(flavor, s.requestId, reply);
   });
+  return Object.assign(built, { declared });
 }
 
 /** A Core API handler; its scope comes from the route table. */

@@ -6,6 +6,7 @@ import { AuthenticationError, PermissionError } from '../errors.ts';
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
+import { cookieOf, isSafeMethod, requireSession, SESSION_COOKIE } from '../console-auth/session.ts';
 import { header } from './base.ts';
 import { admitRequest } from './quota.ts';
 import type { HttpEvent, HttpMiddleware } from './types.ts';
@@ -80,11 +81,24 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
   };
 }
 
-/** Platform API: resolves the API key (read on every request, so revocation is immediate) and checks its scopes. */
+/**
+ * Platform API: resolves the API key (read on every request, so revocation is immediate) and checks its scopes.
+ * Without an Authorization header, a console session (its cookie, read on every request) stands
+ * in for the key: the session's tenant is the tenant; a request that changes something needs the
+ * session's X-CSRF-Token; an `admin` user may call every route, a `viewer` only GET routes.
+ */
 export function platformAuth(allowed: readonly PlatformScope[]): HttpMiddleware {
   return {
     before: async (req) => {
       const key = bearer(req.event);
+      if (!key && header(req.event, 'authorization') === undefined && cookieOf(req.event, SESSION_COOKIE) !== undefined) {
+        const method = req.event.requestContext.http.method;
+        const s = await requireSession(req.event, { writes: !isSafeMethod(method) });
+        req.context.state.tenant = s.tenant;
+        req.context.state.scopes = s.role === 'admin' ? ['admin'] : [];
+        req.context.state.actor = `console:${s.email}`;
+        return;
+      }
       if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
       const rec = await authenticateApiKey(credentialStore(), key);
       if (!rec.scopes.some((s) => allowed.includes(s))) {

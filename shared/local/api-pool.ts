@@ -3,12 +3,17 @@ import type { Context } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../http/types.ts';
 import { jobs, type Job } from '../jobs.ts';
 import type { QueueName } from '../workers.ts';
-import type { LambdaHttpHandler } from './http-adapter.ts';
+import { setTenant, type LambdaHttpHandler } from './http-adapter.ts';
 import { startHandlerThread } from './threaded-handler.ts';
 
 export type ToApiThread =
   | { type: 'invoke'; id: number; module: string; event: HttpEvent }
   | { type: 'jobs-done'; id: number; value?: number; error?: string };
+/** An invocation's answer, and the tenant its handler found (for the access log). */
+export interface ApiThreadResult {
+  result: HttpResult;
+  tenant: string | undefined;
+}
 /** A handler's call on the main thread's queues. */
 type JobsCall = { type: 'jobs'; id: number; op: 'send' | 'backlog'; queue: QueueName; jobs: Job[] };
 
@@ -35,18 +40,20 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
   };
   const threads = await Promise.all(
     Array.from({ length: size }, (_, n) =>
-      startHandlerThread<{ module: string; event: HttpEvent }, HttpResult>({ entry: './api-thread.ts', modules, name: `api-${n}` }, { onOther: onJobs }),
+      startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>({ entry: './api-thread.ts', modules, name: `api-${n}` }, { onOther: onJobs }),
     ),
   );
   let turn = 0;
   return {
     handler:
       (module: string) =>
-      (event: HttpEvent, _context: Context): Promise<HttpResult> => {
+      async (event: HttpEvent, context: Context): Promise<HttpResult> => {
         // The least busy thread (round robin among equals).
         let best = threads[turn++ % threads.length] as (typeof threads)[number];
         for (const t of threads) if (t.inFlight < best.inFlight) best = t;
-        return best.call({ module, event });
+        const { result, tenant } = await best.call({ module, event });
+        setTenant(context, tenant);
+        return result;
       },
     close: async () => {
       await Promise.all(threads.map((t) => t.close()));

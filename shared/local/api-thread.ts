@@ -6,9 +6,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { useJobQueue, type Job } from '../jobs.ts';
 import type { QueueName } from '../workers.ts';
-import { lambdaContext } from './http-adapter.ts';
+import { lambdaContext, tenantOf } from './http-adapter.ts';
 import { loadHandler } from './server.ts';
-import type { ToApiThread } from './api-pool.ts';
+import type { ApiThreadResult, ToApiThread } from './api-pool.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
 
 const port = parentPort;
@@ -42,8 +42,9 @@ port.on('message', async (m: ToApiThread) => {
   try {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);
-    const result = await handler(m.event, lambdaContext(m.module.replace(/\//g, '-')));
-    port.postMessage({ type: 'result', id: m.id, ok: true, value: result } satisfies FromHandlerThread);
+    const context = lambdaContext(m.module.replace(/\//g, '-'));
+    const result = await handler(m.event, context);
+    port.postMessage({ type: 'result', id: m.id, ok: true, value: { result, tenant: tenantOf(context) } satisfies ApiThreadResult } satisfies FromHandlerThread);
   } catch (e) {
     port.postMessage({ type: 'result', id: m.id, ok: false, error: String(e) } satisfies FromHandlerThread);
   }

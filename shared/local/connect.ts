@@ -1,20 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AdminConnection } from '../admin/commands.ts';
 import { closeTable, makeTable, type TableRef } from '../data/client.ts';
 import { dynamoCredentialStore } from '../data/credentials.ts';
 import { localProvisioner } from '../domain/credentials.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from './dynamo.ts';
+import { alive, lockDataDir } from './lock.ts';
 import { LOCAL_TABLE, paths, urlsFor, type StackInfo } from './stack.ts';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export interface LocalConnection {
   table: TableRef;
@@ -24,7 +16,8 @@ export interface LocalConnection {
 
 /**
  * Reaches the local stack's table the way the server does: through the running server's
- * dynalite when one is up (stack.json), else by opening the data directory itself.
+ * dynalite when one is up (stack.json), else by opening the data directory itself, locked
+ * meanwhile (a server starting then says so instead of failing on the database's files).
  */
 export async function connectLocal(dataDir: string, defaultPort: number): Promise<LocalConnection> {
   const p = paths(resolve(dataDir));
@@ -35,17 +28,25 @@ export async function connectLocal(dataDir: string, defaultPort: number): Promis
       return { table: makeTable(info.table, info.dynamodb_endpoint, 'us-east-1'), port: info.port, close: async () => {} };
     }
   }
-  const dynamo = await startDynalite({ path: p.dynamodb });
-  await ensureTable(dynamo.endpoint, LOCAL_TABLE);
-  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
-  return {
-    table,
-    port: defaultPort,
-    close: async () => {
-      closeTable(table);
-      await dynamo.close();
-    },
-  };
+  mkdirSync(resolve(dataDir), { recursive: true });
+  const release = lockDataDir(resolve(dataDir), 'admin command');
+  try {
+    const dynamo = await startDynalite({ path: p.dynamodb });
+    await ensureTable(dynamo.endpoint, LOCAL_TABLE);
+    const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+    return {
+      table,
+      port: defaultPort,
+      close: async () => {
+        closeTable(table);
+        await dynamo.close();
+        release();
+      },
+    };
+  } catch (e) {
+    release();
+    throw e;
+  }
 }
 
 /** The admin CLI's view of the local stack. */

@@ -84,6 +84,20 @@ export function lambdaContext(functionName: string, timeoutMs = 30_000): Context
   };
 }
 
+/**
+ * The tenant a handler's middleware found for the request (its state on the context), for the
+ * access log; undefined before authentication or when it failed.
+ */
+export function tenantOf(context: Context): string | undefined {
+  const tenant = (context as { state?: { tenant?: unknown } }).state?.tenant;
+  return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
+}
+
+/** Records on `context` the tenant a handler run elsewhere (an API thread) found. */
+export function setTenant(context: Context, tenant: string | undefined): void {
+  if (tenant) Object.assign(context, { state: { tenant } });
+}
+
 /** Writes a Lambda proxy result the way API Gateway does. */
 export function writeResult(res: ServerResponse, result: HttpResult): void {
   const headers: Record<string, string | string[]> = {};

@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { compile, matchPath } from '../http/route-match.ts';
 import { notFoundHandlers, routeKey, routes, type Route } from '../routes.ts';
 import { startApiPool, type ApiPool } from './api-pool.ts';
-import { lambdaContext, readBody, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
+import { isConsolePath, serveConsole } from './console-static.ts';
+import type { AccessEntry } from './access-log.ts';
+import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
+import { StartupError } from './lock.ts';
 
 /** Imports a handler module under functions/ (what Lambda would load). */
 export async function loadHandler(module: string): Promise<LambdaHttpHandler> {
@@ -24,11 +27,34 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
+/** A request's path without its query (the access log leaves query strings out). */
+function pathOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '/', 'http://local').pathname;
+  } catch {
+    return (url ?? '/').split('?')[0] as string;
+  }
+}
+
+/** Why the port could not be bound, in a sentence that says what to do. */
+function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return new StartupError(`Port ${port} on ${host} is already in use (another server?). Stop what holds it, or pick another port: PORT=0 picks a free one.`);
+    case 'EACCES':
+      return new StartupError(`Port ${port} on ${host} needs privileges this process lacks. Use a port above 1023, or PORT=0 for a free one.`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine; use 127.0.0.1 (the default) or 0.0.0.0.`);
+    default:
+      return e;
+  }
+}
+
 /**
  * The local stand-in for API Gateway: one port serves the Core API (/v1), the Platform API
  * (/api) and the token endpoint (/oauth2/token), invoking the same handler modules Lambda runs.
  */
-export async function startHttpServer(opts: { host: string; port: number; jwksFile: string }): Promise<LocalServer> {
+export async function startHttpServer(opts: { host: string; port: number; jwksFile: string; accessLog?: ((e: AccessEntry) => void) | undefined }): Promise<LocalServer> {
   const modules = new Set<string>([...routes.map((r) => r.handler), ...Object.values(notFoundHandlers)]);
   const handlers = new Map<string, LambdaHttpHandler>();
   for (const m of modules) handlers.set(m, await loadHandler(m));
@@ -41,6 +67,12 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   let drained: (() => void) | undefined;
   const server = createServer(async (req, res) => {
     inFlight++;
+    const started = performance.now();
+    let tenant: string | undefined;
+    let requestId: string | undefined;
+    const log = opts.accessLog;
+    // Once the response is sent (or the client went away).
+    if (log) res.once('close', () => log({ time: new Date(), method: req.method ?? '-', path: pathOf(req.url), status: res.statusCode, ms: performance.now() - started, tenant, request_id: requestId }));
     try {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       if (req.method === 'GET' && path === '/.well-known/jwks.json') {
@@ -62,9 +94,18 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
           break;
         }
       }
-      const module = route ? route.handler : path.startsWith('/api/') || path === '/api' ? notFoundHandlers.platform : notFoundHandlers.core;
+      // The console web app (console/dist): files at /console/ that no console route takes.
+      if (!route && (req.method === 'GET' || req.method === 'HEAD') && isConsolePath(path)) {
+        await serveConsole(req, res, path);
+        return;
+      }
+      const module = route ? route.handler : path.startsWith('/api/') || path === '/api' || isConsolePath(path) ? notFoundHandlers.platform : notFoundHandlers.core;
       const event = toApiGatewayEvent(req, body, route ? routeKey(route) : '$default', route ? params : undefined);
-      const result = await handlerOf(module)(event, lambdaContext(module.replace(/\//g, '-')));
+      const context = lambdaContext(module.replace(/\//g, '-'));
+      const result = await handlerOf(module)(event, context);
+      tenant = tenantOf(context);
+      const id = result.headers?.['x-request-id'];
+      requestId = typeof id === 'string' ? id : undefined;
       writeResult(res, result);
     } catch (e) {
       // What API Gateway answers when the integration itself fails.
@@ -77,7 +118,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, opts.host, opts.port)));
     server.listen(opts.port, opts.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

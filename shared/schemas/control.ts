@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { limitParam, numericId, unstorable } from './common.ts';
+import { documentAs, named } from './doc.ts';
 import type { SegmentDefinition } from '../control/types.ts';
 
 /*
@@ -124,16 +125,30 @@ function checkDefinition(v: unknown, path: PropertyKey[], depth: number, issues:
   return (key === 'all' ? { all: out } : { any: out }) as SegmentDefinition;
 }
 
+/** A definition as documented (and answered): a leaf, or all / any of 1 to 10 definitions, nesting at most 4 deep. */
+export const segmentDefinitionShape: z.ZodMiniType<SegmentDefinition> = named(
+  'SegmentDefinition',
+  z.union([
+    leaf,
+    z.strictObject({ all: z.array(z.lazy(() => segmentDefinitionShape)).check(z.minLength(1), z.maxLength(10)) }),
+    z.strictObject({ any: z.array(z.lazy(() => segmentDefinitionShape)).check(z.minLength(1), z.maxLength(10)) }),
+  ]),
+  `Users with at least min_count events of event_type within the last within_days days; or all / any of 1 to 10 definitions (at most ${MAX_SEGMENT_NESTING} levels of all / any).`,
+);
+
 /** Dispatching on the shape (not a union) keeps field errors precise: `definition.all.1.min_count`. */
-export const segmentDefinition = z.pipe(
-  z.unknown(),
-  z.transform((v: unknown, ctx): SegmentDefinition => {
-    const issues: { path: PropertyKey[]; message: string }[] = [];
-    const def = checkDefinition(v, [], 0, issues);
-    if (def) return def;
-    for (const i of issues) ctx.issues.push({ code: 'custom', path: i.path, message: i.message, input: v });
-    return z.NEVER;
-  }),
+export const segmentDefinition = documentAs(
+  z.pipe(
+    z.unknown(),
+    z.transform((v: unknown, ctx): SegmentDefinition => {
+      const issues: { path: PropertyKey[]; message: string }[] = [];
+      const def = checkDefinition(v, [], 0, issues);
+      if (def) return def;
+      for (const i of issues) ctx.issues.push({ code: 'custom', path: i.path, message: i.message, input: v });
+      return z.NEVER;
+    }),
+  ),
+  segmentDefinitionShape,
 );
 
 export const segmentBody = z.strictObject({ name, description: z.optional(description), definition: segmentDefinition });

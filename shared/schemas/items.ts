@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
+import { documentAs } from './doc.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
 const MAX_METADATA_BYTES = 16_384;
@@ -24,23 +25,24 @@ const noCallerId = (v: Record<string, unknown>, ctx: z.core.$RefinementCtx<Recor
   }
 };
 
-const newItem = z.pipe(
-  z.record(z.string(), z.unknown()).check(z.superRefine(noCallerId)),
-  z.strictObject({ name, description: z.optional(description), metadata: z.optional(metadata) }),
-);
+const newItemFields = z.strictObject({ name, description: z.optional(description), metadata: z.optional(metadata) });
+const newItem = z.pipe(z.record(z.string(), z.unknown()).check(z.superRefine(noCallerId)), newItemFields);
 
 const newItems = z.array(newItem).check(z.minLength(1, 'send 1 to 100 items'), z.maxLength(MAX_ITEMS_PER_REQUEST, 'send 1 to 100 items'));
 type NewItemBody = z.output<typeof newItem>;
 
 /** One item or an array of them. Dispatching on the shape (not a union) keeps field errors precise. */
-export const createItemsBody = z.pipe(
-  z.unknown(),
-  z.transform((v: unknown, ctx): NewItemBody | NewItemBody[] => {
-    const r = Array.isArray(v) ? newItems.safeParse(v) : newItem.safeParse(v);
-    if (r.success) return r.data;
-    forwardIssues(r.error, ctx);
-    return z.NEVER;
-  }),
+export const createItemsBody = documentAs(
+  z.pipe(
+    z.unknown(),
+    z.transform((v: unknown, ctx): NewItemBody | NewItemBody[] => {
+      const r = Array.isArray(v) ? newItems.safeParse(v) : newItem.safeParse(v);
+      if (r.success) return r.data;
+      forwardIssues(r.error, ctx);
+      return z.NEVER;
+    }),
+  ),
+  z.union([newItemFields, z.array(newItemFields).check(z.minLength(1), z.maxLength(MAX_ITEMS_PER_REQUEST))]),
 );
 export type CreateItemsBody = z.output<typeof createItemsBody>;
 

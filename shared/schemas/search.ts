@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { forwardIssues, POSITIVE_INT_PATTERN } from './common.ts';
+import { documentAs } from './doc.ts';
 
 /** The longest query either search route takes. */
 const MAX_QUERY_CHARS = 1000;
@@ -53,14 +54,17 @@ export type ShorthandFilters = z.output<typeof shorthandFilters>;
  * Core `filters`: the shorthand object, or a list of `{ field, op, value }` clauses (all must
  * hold). Told apart by shape, so each form's errors are reported against its own fields.
  */
-const coreFilters = z.pipe(
-  z.unknown(),
-  z.transform((v, payload): ShorthandFilters | FilterClause[] => {
-    const r = Array.isArray(v) ? filterClauses.safeParse(v) : shorthandFilters.safeParse(v);
-    if (r.success) return r.data;
-    forwardIssues(r.error, payload);
-    return [];
-  }),
+const coreFilters = documentAs(
+  z.pipe(
+    z.unknown(),
+    z.transform((v, payload): ShorthandFilters | FilterClause[] => {
+      const r = Array.isArray(v) ? filterClauses.safeParse(v) : shorthandFilters.safeParse(v);
+      if (r.success) return r.data;
+      forwardIssues(r.error, payload);
+      return [];
+    }),
+  ),
+  z.union([shorthandFilters, filterClauses]),
 );
 
 /** A facet: a metadata key, as `brand` or `metadata.brand`. */

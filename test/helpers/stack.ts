@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack, type Credentials, type LocalStack } from '../../shared/local/stack.ts';
+import { recordExchange } from '../contract/recorder.ts';
 
 export interface Api {
   status: number;
@@ -65,6 +66,8 @@ export async function request(
   } catch {
     /* not JSON */
   }
+  // Every answer is checked against the OpenAPI document (test/contract/).
+  recordExchange({ method, path, status: res.status, body: parsed });
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

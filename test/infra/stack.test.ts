@@ -129,9 +129,12 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets only the client routes administer Cognito app clients', () => {
+  it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
-    expect(cognitoStatements.flatMap(({ s }) => actionsOf(s)).sort()).toEqual(['cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient']);
+    expect(cognitoStatements.flatMap(({ s }) => actionsOf(s)).sort()).toEqual([
+      'cognito-idp:AdminGetUser', 'cognito-idp:AdminInitiateAuth', 'cognito-idp:AdminRespondToAuthChallenge', // console sign-in (test/infra/console.test.ts)
+      'cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient',
+    ]);
   });
 });
 
@@ -189,10 +192,26 @@ describe('auth', () => {
   });
 
   it('points every API function at the pool as its token issuer', () => {
-    const apiModules = new Set(['core', 'platform'].flatMap((a) => deployedRoutes(a as 'core' | 'platform').map((r) => `functions/${r.handler}.ts`)));
+    const apiModules = new Set(['core', 'platform'].flatMap((a) => deployedRoutes(a as 'core' | 'platform').filter((r) => r.api !== 'public').map((r) => `functions/${r.handler}.ts`)));
     const apiFns = ofType('AWS::Lambda::Function').filter(([, f]) => apiModules.has(f.Properties.Description));
     expect(apiFns.length).toBe(apiModules.size);
     for (const [id, f] of apiFns) expect(JSON.stringify(f.Properties.Environment.Variables.AUTH_ISSUER), id).toContain('cognito-idp.');
+  });
+
+  it('serves each public route (OpenAPI document, health check) on both APIs from one function that verifies no token', () => {
+    const publicRoutes = deployedRoutes('core').filter((r) => r.api === 'public');
+    expect(publicRoutes.map(routeKey).sort()).toEqual(['GET /health', 'GET /openapi.json']);
+    expect(deployedRoutes('platform').filter((r) => r.api === 'public').map(routeKey).sort()).toEqual(['GET /health', 'GET /openapi.json']);
+    for (const r of publicRoutes) {
+      const fns = ofType('AWS::Lambda::Function').filter(([, f]) => f.Properties.Description === `functions/${r.handler}.ts`);
+      expect(fns, r.handler).toHaveLength(1);
+      const [fnId, fn] = fns[0] as [string, Resource];
+      expect(fn.Properties.Environment.Variables.AUTH_ISSUER, r.handler).toBeUndefined();
+      // Invoked by each API (a permission scoped to each).
+      const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => refOf(p.Properties.FunctionName) === fnId);
+      const apis = new Set(permissions.map(([, p]) => JSON.stringify(p.Properties.SourceArn).match(/"Ref":"([^"]+Api[^"]*)"/)?.[1]));
+      expect(apis, r.handler).toEqual(new Set([apiIdFor('core'), apiIdFor('platform')]));
+    }
   });
 });
 

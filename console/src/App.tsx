@@ -1,0 +1,125 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, ApiFailure, setCsrfToken, whenSignedOut, type Session } from './api.ts';
+import { Field, Problem } from './ui.tsx';
+import { PAGES, type PageKey } from './pages/index.tsx';
+
+const route = (): PageKey => {
+  const key = window.location.hash.replace(/^#\/?/, '').split('?')[0] as PageKey;
+  return PAGES.some((p) => p.key === key) ? key : 'overview';
+};
+
+function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [mfa, setMfa] = useState('');
+  const [needMfa, setNeedMfa] = useState(false);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const s = await api<Session>('POST', '/console/session', { email, password, ...(needMfa && mfa ? { mfa_code: mfa } : {}) });
+      onSignedIn(s);
+    } catch (err) {
+      const msg = err instanceof ApiFailure ? err.message : String(err);
+      if (msg.startsWith('MFA code required')) setNeedMfa(true);
+      setError(msg);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main className="signin" id="main">
+      <form onSubmit={(e) => void submit(e)} aria-labelledby="signin-title">
+        <h1 id="signin-title">Sign in to the console</h1>
+        <Field label="Email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
+        <Field label="Password" type="password" value={password} onChange={setPassword} required autoComplete="current-password" />
+        {needMfa ? <Field label="One-time code" value={mfa} onChange={setMfa} autoComplete="one-time-code" hint="6 digits from your authenticator app" /> : null}
+        <Problem error={error} />
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [page, setPage] = useState<PageKey>(route());
+
+  useEffect(() => {
+    whenSignedOut(() => setSession(null));
+    api<Session>('GET', '/console/session').then(
+      (s) => {
+        setCsrfToken(s.csrf_token);
+        setSession(s);
+      },
+      () => setSession(null),
+    );
+    const onHash = () => setPage(route());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    const current = PAGES.find((p) => p.key === page);
+    document.title = `${current?.title ?? 'Console'} · RecSearch console`;
+    // Keyboard and screen-reader users land on the new page's heading.
+    document.getElementById('page-title')?.focus();
+  }, [page, session]);
+
+  if (session === undefined) return <p role="status">Loading…</p>;
+  if (session === null)
+    return (
+      <SignIn
+        onSignedIn={(s) => {
+          setCsrfToken(s.csrf_token);
+          setSession(s);
+        }}
+      />
+    );
+
+  const Page = PAGES.find((p) => p.key === page)?.component ?? PAGES[0]!.component;
+  const signOut = async () => {
+    await api('DELETE', '/console/session').catch(() => undefined);
+    setCsrfToken('');
+    setSession(null);
+  };
+  return (
+    <div className="layout">
+      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('page-title')?.focus(); }}>
+        Skip to content
+      </a>
+      <nav aria-label="Console sections" className="sidebar">
+        <p className="brand">RecSearch</p>
+        <ul>
+          {PAGES.map((p) => (
+            <li key={p.key}>
+              <a href={`#/${p.key}`} aria-current={p.key === page ? 'page' : undefined}>
+                {p.title}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <div className="who">
+          <p>
+            {session.email}
+            <br />
+            <span className="muted">
+              tenant {session.tenant} · {session.role}
+            </span>
+          </p>
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </nav>
+      <main id="main" className="content">
+        <Page session={session} />
+      </main>
+    </div>
+  );
+}

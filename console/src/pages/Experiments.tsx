@@ -1,0 +1,145 @@
+import { useState, type FormEvent } from 'react';
+import { api, type Endpoint, type Experiment, type Page } from '../api.ts';
+import { IntervalBar } from '../charts.tsx';
+import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad } from '../ui.tsx';
+import { ContextPicker, isAdmin, useContexts } from './common.tsx';
+import type { PageProps } from './index.tsx';
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
+
+function Results({ e }: { e: Experiment }) {
+  const r = e.results;
+  if (!r) return null;
+  const types = [...new Set(r.variants.flatMap((v) => Object.keys(v.events)))];
+  return (
+    <div className="table-wrap">
+      <table aria-label={`Results of ${e.name}`}>
+        <thead>
+          <tr>
+            <th scope="col">Variant</th>
+            <th scope="col" className="num">Traffic</th>
+            <th scope="col" className="num">Requests</th>
+            <th scope="col" className="num">Users</th>
+            {types.map((t) => (
+              <th scope="col" key={t}>
+                {t}: rate per user, lift (95% interval)
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {r.variants.map((v, k) => (
+            <tr key={v.name}>
+              <th scope="row">
+                {v.name} <span className="muted">({v.endpoint_name})</span>
+              </th>
+              <td className="num">{v.traffic_percent}%</td>
+              <td className="num">{v.requests}</td>
+              <td className="num">{v.users}</td>
+              {types.map((t) => {
+                const x = v.events[t];
+                const lift = x?.lift;
+                return (
+                  <td key={t}>
+                    {pct(x?.rate_per_user)}
+                    {k > 0 && lift ? (
+                      <span className="lift">
+                        {' '}
+                        lift {pct(lift.relative)} [{pct(lift.ci_95?.[0])}, {pct(lift.ci_95?.[1])}]{' '}
+                        <IntervalBar low={lift.ci_95?.[0] ?? null} high={lift.ci_95?.[1] ?? null} point={lift.relative} label={`Lift of ${v.name} on ${t}`} />
+                      </span>
+                    ) : null}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {r.sample_ratio_mismatch ? (
+        <p className={r.sample_ratio_mismatch.mismatch ? 'problem' : 'muted'}>
+          Sample ratio check: p = {num(r.sample_ratio_mismatch.p_value)}
+          {r.sample_ratio_mismatch.mismatch ? ': users do not follow the configured split; do not trust the lift.' : ''}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function Experiments({ session }: PageProps) {
+  const experiments = useLoad(() => api<Page<Experiment>>('GET', '/api/experiments?limit=100'), []);
+  const contexts = useContexts();
+  const endpoints = useLoad(() => api<Page<Endpoint>>('GET', '/api/model-endpoints'), []);
+  const [name, setName] = useState('');
+  const [contextId, setContextId] = useState('');
+  const [a1, setA1] = useState('');
+  const [b1, setB1] = useState('');
+  const [split, setSplit] = useState('50');
+  const a = useAction();
+  const admin = isAdmin(session.role);
+  const eps = endpoints.data?.data ?? [];
+  const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
+
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const control = a1 || eps[0]?.endpoint_name;
+      const treatment = b1 || eps[1]?.endpoint_name || control;
+      await api('POST', '/api/experiments', {
+        name, context_id: Number(ctx),
+        variants: [
+          { name: 'control', endpoint_name: control, traffic_percent: 100 - Number(split) },
+          { name: 'treatment', endpoint_name: treatment, traffic_percent: Number(split) },
+        ],
+      });
+      setName('');
+      experiments.reload();
+    });
+  };
+  const setStatus = (x: Experiment, status: 'Running' | 'Stopped') => a.run(async () => {
+    await api('PATCH', `/api/experiments/${x.id}`, { status });
+    experiments.reload();
+  });
+
+  return (
+    <>
+      <PageHeader title="Experiments" />
+      <Problem error={experiments.error ?? a.error} />
+      {experiments.data?.data.length ? (
+        experiments.data.data.map((x) => (
+          <Card key={x.id} title={`${x.name} · context #${x.context_id} · ${x.status}`}>
+            <Results e={x} />
+            {admin && x.status === 'Draft' ? (
+              <button type="button" onClick={() => void setStatus(x, 'Running')}>
+                Start {x.name}
+              </button>
+            ) : null}
+            {admin && x.status === 'Running' ? (
+              <button type="button" onClick={() => void setStatus(x, 'Stopped')}>
+                Stop {x.name}
+              </button>
+            ) : null}
+          </Card>
+        ))
+      ) : (
+        <Card>
+          <Empty>No experiments yet.</Empty>
+        </Card>
+      )}
+      {admin ? (
+        <Card title="New A/B experiment">
+          <form className="inline" onSubmit={create} aria-label="New experiment">
+            <Field label="Experiment name" value={name} onChange={setName} required />
+            <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
+            <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
+            <Select label="Treatment endpoint" value={b1 || eps[1]?.endpoint_name || eps[0]?.endpoint_name || ''} onChange={setB1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
+            <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
+            <button type="submit" className="primary" disabled={a.busy || !eps.length || !ctx}>
+              Create experiment
+            </button>
+          </form>
+        </Card>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,55 @@
+import { api, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
+import { BarChart } from '../charts.tsx';
+import { Card, Loading, PageHeader, Problem, useLoad, when } from '../ui.tsx';
+import type { PageProps } from './index.tsx';
+
+export function Overview(_: PageProps) {
+  const index = useLoad(() => api<IndexStatus>('GET', '/api/search-index'), []);
+  const overview = useLoad(() => api<OverviewData>('GET', '/console/api/overview?days=14'), []);
+  const jobs = useLoad(() => api<Page<Job>>('GET', '/api/training-jobs'), []);
+  const models = useLoad(() => api<Page<ModelVersion>>('GET', '/api/models'), []);
+  const i = index.data;
+  const total = overview.data?.events_per_day.reduce((n, d) => n + d.count, 0) ?? 0;
+  return (
+    <>
+      <PageHeader title="Overview" />
+      <div className="tiles">
+        <Card title="Catalog size">
+          <p className="big" data-testid="catalog-size">{i ? i.items.toLocaleString() : '…'}</p>
+          <p className="muted">searchable items</p>
+        </Card>
+        <Card title="Index status">
+          {i ? (
+            <dl className="kv">
+              <dt>Embedded</dt>
+              <dd>{i.embedded.toLocaleString()}</dd>
+              <dt>Waiting</dt>
+              <dd>{i.pending.toLocaleString()}</dd>
+              <dt>Index built</dt>
+              <dd>{when(i.index_built_at)}</dd>
+              <dt>Changes since build</dt>
+              <dd>{i.changes_since_build}</dd>
+            </dl>
+          ) : (
+            <Loading show={index.loading} />
+          )}
+          <Problem error={index.error} />
+        </Card>
+        <Card title="Events, last 14 days">
+          <p className="big">{total.toLocaleString()}</p>
+          <p className="muted">{overview.data?.sampled ? 'counted over the latest 5,000 events' : 'events ingested'}</p>
+        </Card>
+        <Card title="Models">
+          <p className="big">{models.data ? models.data.data.length : '…'}</p>
+          <p className="muted">
+            versions; {jobs.data ? jobs.data.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length : '…'} runs in progress
+          </p>
+        </Card>
+      </div>
+      <Card title="Events per day">
+        <Problem error={overview.error} />
+        {overview.data ? <BarChart title="Events ingested per UTC day" data={overview.data.events_per_day.map((d) => ({ label: d.day, value: d.count }))} /> : <Loading show />}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,205 @@
+import { Fragment, useState, type FormEvent } from 'react';
+import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
+import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useAction } from '../ui.tsx';
+import { ContextPicker, useContexts } from './common.tsx';
+import type { PageProps } from './index.tsx';
+
+const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+
+/** Highlight text as the API returns it (HTML-escaped, matches in <em>): rendered as text with <mark>, never as HTML. */
+function Highlighted({ text }: { text: string }) {
+  const parts = text.split(/(<em>.*?<\/em>)/g);
+  return (
+    <>
+      {parts.map((p, i) =>
+        p.startsWith('<em>') ? <mark key={i}>{unescape(p.slice(4, -5))}</mark> : <Fragment key={i}>{unescape(p)}</Fragment>,
+      )}
+    </>
+  );
+}
+
+function ExplainView({ e }: { e: Explain }) {
+  return (
+    <details>
+      <summary>Why this score</summary>
+      <dl className="kv">
+        <dt>Base score</dt>
+        <dd>{num(e.base_score)}</dd>
+        <dt>Rules</dt>
+        <dd>{e.rules.length ? e.rules.map((r) => `${r.name} ×${r.boost}`).join(', ') : 'none'}</dd>
+        <dt>After rules</dt>
+        <dd>{num(e.score_after_rules)}</dd>
+        <dt>Rerank</dt>
+        <dd>{e.rerank.length ? e.rerank.map((r) => JSON.stringify(r)).join('; ') : 'none'}</dd>
+        <dt>Final</dt>
+        <dd>{num(e.final_score)}</dd>
+      </dl>
+    </details>
+  );
+}
+
+export function Playground(_: PageProps) {
+  const contexts = useContexts();
+  const [tab, setTab] = useState<'search' | 'recs'>('search');
+  const [query, setQuery] = useState('');
+  const [mode, setMode] = useState('hybrid');
+  const [contextId, setContextId] = useState('');
+  const [userId, setUserId] = useState('');
+  const [itemId, setItemId] = useState('');
+  const [facets, setFacets] = useState('category, brand, price');
+  const [explain, setExplain] = useState(true);
+  const [highlight, setHighlight] = useState(true);
+  const [search, setSearch] = useState<SearchResult>();
+  const [recs, setRecs] = useState<RecsResult>();
+  const a = useAction();
+
+  const runSearch = (e: FormEvent) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const keys = facets.split(',').map((s) => s.trim()).filter(Boolean);
+      setSearch(
+        await api<SearchResult>('POST', '/console/api/search', {
+          query, mode, limit: 20, explain, highlight,
+          ...(keys.length ? { facets: keys } : {}),
+          ...(contextId ? { context_id: contextId } : {}),
+          ...(userId ? { user_id: userId } : {}),
+        }),
+      );
+    });
+  };
+  const runRecs = (e: FormEvent) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const p = new URLSearchParams({ limit: '20', explain: String(explain) });
+      if (userId) p.set('user_id', userId);
+      if (itemId) p.set('item_id', itemId);
+      if (contextId) p.set('context_id', contextId);
+      setRecs(await api<RecsResult>('GET', `/console/api/recommendations?${p}`));
+    });
+  };
+
+  const ctx = <ContextPicker value={contextId} onChange={setContextId} allowNone contexts={contexts.data?.data ?? []} />;
+  return (
+    <>
+      <PageHeader title="Search playground">
+        <div role="tablist" aria-label="Playground mode" className="tabs">
+          <button type="button" role="tab" aria-selected={tab === 'search'} onClick={() => setTab('search')}>
+            Search
+          </button>
+          <button type="button" role="tab" aria-selected={tab === 'recs'} onClick={() => setTab('recs')}>
+            Recommendations
+          </button>
+        </div>
+      </PageHeader>
+      <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
+      {tab === 'search' ? (
+        <Card>
+          <form className="inline" onSubmit={runSearch} role="search" aria-label="Search playground">
+            <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
+            <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
+            {ctx}
+            <Field label="User ID (personalise)" value={userId} onChange={setUserId} />
+            <Field label="Facets" value={facets} onChange={setFacets} hint="metadata keys, comma separated" />
+            <Check label="Explain" checked={explain} onChange={setExplain} />
+            <Check label="Highlight" checked={highlight} onChange={setHighlight} />
+            <button type="submit" className="primary" disabled={a.busy}>
+              Search
+            </button>
+          </form>
+          <Problem error={a.error} />
+        </Card>
+      ) : (
+        <Card>
+          <form className="inline" onSubmit={runRecs} aria-label="Recommendations playground">
+            <Field label="User ID" value={userId} onChange={setUserId} />
+            <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
+            {ctx}
+            <Check label="Explain" checked={explain} onChange={setExplain} />
+            <button type="submit" className="primary" disabled={a.busy}>
+              Recommend
+            </button>
+          </form>
+          <Problem error={a.error} />
+        </Card>
+      )}
+      {tab === 'search' && search ? <SearchResults r={search} /> : null}
+      {tab === 'recs' && recs ? (
+        <Card title={`${recs.data.length} recommendations · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
+          {recs.data.length === 0 ? (
+            <Empty>Nothing to recommend.</Empty>
+          ) : (
+            <ol className="results" aria-label="Recommendations">
+              {recs.data.map((r) => (
+                <li key={r.item_id}>
+                  <div className="row">
+                    <strong>{r.item.name}</strong>
+                    <span className="score">score {num(r.score)}</span>
+                  </div>
+                  <div className="muted">
+                    #{r.item_id} · {String(r.item.metadata?.category ?? '')} · {String(r.item.metadata?.brand ?? '')} · {r.reason}
+                  </div>
+                  {r.explain ? <ExplainView e={r.explain} /> : null}
+                </li>
+              ))}
+            </ol>
+          )}
+        </Card>
+      ) : null}
+    </>
+  );
+}
+
+function SearchResults({ r }: { r: SearchResult }) {
+  return (
+    <div className="split">
+      <Card title={`${r.total.toLocaleString()} matches${r.experiment ? ` · experiment ${r.experiment.id} variant ${r.experiment.variant}` : ''}`}>
+        {r.data.length === 0 ? (
+          <Empty>No results.</Empty>
+        ) : (
+          <ol className="results" aria-label="Search results">
+            {r.data.map((h: SearchHit) => (
+              <li key={h.id} data-testid="search-hit">
+                <div className="row">
+                  <strong>{h.highlight ? <Highlighted text={h.highlight.name} /> : h.name}</strong>
+                  <span className="score">score {num(h.score)}</span>
+                </div>
+                <div className="muted">
+                  #{h.id} · {String(h.metadata?.category ?? '')} · <span data-testid="hit-brand">{String(h.metadata?.brand ?? '')}</span>
+                </div>
+                {h.highlight?.description ? (
+                  <p className="snippet">
+                    <Highlighted text={h.highlight.description} />
+                  </p>
+                ) : null}
+                {h.explain ? <ExplainView e={h.explain} /> : null}
+              </li>
+            ))}
+          </ol>
+        )}
+      </Card>
+      {r.facets ? (
+        <Card title="Facets" className="facets">
+          {Object.entries(r.facets).map(([key, f]) => (
+            <section key={key} aria-label={`Facet ${key}`}>
+              <h3>{key}</h3>
+              {f.values.length ? (
+                <ul>
+                  {f.values.slice(0, 8).map((v) => (
+                    <li key={String(v.value)}>
+                      {String(v.value)} <span className="muted">{v.count}</span>
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+              {f.min !== null ? (
+                <p className="muted">
+                  {f.min} – {f.max}
+                </p>
+              ) : null}
+            </section>
+          ))}
+        </Card>
+      ) : null}
+    </div>
+  );
+}

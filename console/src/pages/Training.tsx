@@ -1,0 +1,217 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, type Job, type LogLine, type Page, type Template } from '../api.ts';
+import { LineChart, type Series } from '../charts.tsx';
+import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, when } from '../ui.tsx';
+import { isAdmin } from './common.tsx';
+import type { PageProps } from './index.tsx';
+
+const ACTIVE = new Set(['Queued', 'InProgress', 'Stopping']);
+
+/** Loss and validation points, read from the run's log lines as the trainer writes them. */
+export function curves(lines: LogLine[]): Series[] {
+  const loss: Series = { name: 'training loss', points: [] };
+  const holdoutLoss: Series = { name: 'training loss (holdout fit)', points: [] };
+  const validation: Series = { name: 'validation nDCG@10', points: [] };
+  for (const l of lines) {
+    const holdout = l.message.startsWith('holdout: ');
+    const m = /\bloss ([0-9.eE+-]+)/.exec(l.message);
+    if (m) (holdout ? holdoutLoss : loss).points.push({ x: (holdout ? holdoutLoss : loss).points.length + 1, y: Number(m[1]) });
+    const v = /validation: .*?nDCG@10 ([0-9.]+)/.exec(l.message);
+    if (v && !holdout) validation.points.push({ x: validation.points.length + 1, y: Number(v[1]) });
+  }
+  return [loss, holdoutLoss, validation].filter((s) => s.points.length > 0);
+}
+
+function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => void; admin: boolean }) {
+  const [job, setJob] = useState<Job>();
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [error, setError] = useState<string>();
+  const stop = useAction();
+
+  const poll = async () => {
+    try {
+      const j = await api<Job>('GET', `/api/training-jobs/${encodeURIComponent(name)}`);
+      // The log's cursor ends (null) at its last line, so each poll reads it from the start.
+      const all: LogLine[] = [];
+      let after: string | null = null;
+      do {
+        const page: { lines: LogLine[]; next_cursor: string | null } = await api('GET', `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+        all.push(...page.lines);
+        after = page.next_cursor;
+      } while (after);
+      setLines(all);
+      setJob((prev) => {
+        if (prev && prev.status !== j.status) onChanged();
+        return j;
+      });
+      setError(undefined);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  useEffect(() => {
+    setJob(undefined);
+    setLines([]);
+    void poll();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [name]);
+  useInterval(() => void poll(), 1000, !job || ACTIVE.has(job.status));
+
+  const series = curves(lines);
+  return (
+    <Card title={`Run ${name}`}>
+      <Problem error={error ?? stop.error} />
+      {job ? (
+        <>
+          <dl className="kv">
+            <dt>Status</dt>
+            <dd>
+              <span className={`badge ${job.status}`} data-testid="run-status">
+                {job.status}
+              </span>
+            </dd>
+            <dt>Progress</dt>
+            <dd>
+              <progress max={1} value={job.progress} aria-label="Training progress" /> {Math.round(job.progress * 100)}%
+            </dd>
+            <dt>Algorithm</dt>
+            <dd>{job.options.algorithm ?? 'ease'}</dd>
+            <dt>Started</dt>
+            <dd>{when(job.started_at)}</dd>
+            <dt>Finished</dt>
+            <dd>{when(job.finished_at)}</dd>
+            {job.model_version ? (
+              <>
+                <dt>Version</dt>
+                <dd>
+                  <a href="#/models">v{job.model_version}</a>
+                </dd>
+              </>
+            ) : null}
+            {job.error ? (
+              <>
+                <dt>Error</dt>
+                <dd className="problem">{job.error}</dd>
+              </>
+            ) : null}
+          </dl>
+          {admin && (job.status === 'Queued' || job.status === 'InProgress') ? (
+            <button type="button" disabled={stop.busy} onClick={() => void stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll))}>
+              Stop run
+            </button>
+          ) : null}
+          {series.length ? <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} /> : <p className="muted">The chart fills in as the run reports loss and validation points.</p>}
+          {job.metrics ? (
+            <table aria-label="Holdout metrics">
+              <tbody>
+                {Object.entries(job.metrics).map(([k, v]) => (
+                  <tr key={k}>
+                    <th scope="row">{k}</th>
+                    <td className="num">{num(v)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : null}
+          <details open>
+            <summary>Log ({lines.length} lines)</summary>
+            <pre className="log" aria-live="polite" tabIndex={0}>
+              {lines.map((l) => `${new Date(l.ts * 1000).toLocaleTimeString()}  ${l.message}`).join('\n')}
+            </pre>
+          </details>
+        </>
+      ) : (
+        <p role="status">Loading…</p>
+      )}
+    </Card>
+  );
+}
+
+export function Training({ session }: PageProps) {
+  const jobs = useLoad(() => api<Page<Job>>('GET', '/api/training-jobs'), []);
+  const templates = useLoad(() => api<Page<Template>>('GET', '/api/events/templates'), []);
+  const published = templates.data?.data.filter((t) => t.status === 'Published') ?? [];
+  const [templateId, setTemplateId] = useState('');
+  const [algorithm, setAlgorithm] = useState('ease');
+  const [epochs, setEpochs] = useState('5');
+  const [batch, setBatch] = useState('256');
+  const [rate, setRate] = useState('0.001');
+  const [selected, setSelected] = useState<string>();
+  const a = useAction();
+  const admin = isAdmin(session.role);
+  const anyActive = jobs.data?.data.some((j) => ACTIVE.has(j.status)) ?? false;
+  useInterval(jobs.reload, 2000, anyActive);
+
+  const start = (e: FormEvent) => {
+    e.preventDefault();
+    void a.run(async () => {
+      const tid = Number(templateId || published[0]?.id);
+      const j = await api<Job>('POST', '/api/training-jobs', { template_id: tid, options: { algorithm, epochs: Number(epochs), batch_size: Number(batch), learning_rate: Number(rate) } });
+      setSelected(j.job_name);
+      jobs.reload();
+    });
+  };
+
+  return (
+    <>
+      <PageHeader title="Training runs" />
+      {admin ? (
+        <Card title="Start a run">
+          {published.length ? (
+            <form className="inline" onSubmit={start} aria-label="Start a training run">
+              <Select label="Template" value={templateId || String(published[0]?.id ?? '')} onChange={setTemplateId} options={published.map((t) => ({ value: String(t.id), label: `${t.name} (#${t.id})` }))} />
+              <Select label="Algorithm" value={algorithm} onChange={setAlgorithm} options={['ease', 'auto', 'item_knn', 'bpr', 'popularity'].map((x) => ({ value: x, label: x }))} />
+              <Field label="Epochs" type="number" min={1} max={50} value={epochs} onChange={setEpochs} />
+              <Select label="Batch size" value={batch} onChange={setBatch} options={['64', '128', '256', '512'].map((x) => ({ value: x, label: x }))} />
+              <Field label="Learning rate" type="number" step="any" value={rate} onChange={setRate} />
+              <button type="submit" className="primary" disabled={a.busy}>
+                Start training
+              </button>
+            </form>
+          ) : (
+            <Empty>Publish a template first (Templates page).</Empty>
+          )}
+          <Problem error={a.error} />
+        </Card>
+      ) : null}
+      <div className="split">
+        <Card title="Runs">
+          <Problem error={jobs.error} />
+          {jobs.data?.data.length ? (
+            <table aria-label="Training runs">
+              <thead>
+                <tr>
+                  <th scope="col">Run</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {jobs.data.data.map((j) => (
+                  <tr key={j.job_name} className={j.job_name === selected ? 'selected' : undefined}>
+                    <td>
+                      <button type="button" className="link" onClick={() => setSelected(j.job_name)} aria-pressed={j.job_name === selected}>
+                        {j.job_name}
+                      </button>
+                    </td>
+                    <td>
+                      <span className={`badge ${j.status}`}>{j.status}</span>
+                    </td>
+                    <td>{Math.round(j.progress * 100)}%</td>
+                    <td>{j.model_version ? `v${j.model_version}` : '–'}</td>
+                    <td>{when(j.created)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <Empty>No runs yet.</Empty>
+          )}
+        </Card>
+        {selected ? <RunDetail name={selected} onChanged={jobs.reload} admin={admin} /> : null}
+      </div>
+    </>
+  );
+}

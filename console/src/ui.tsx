@@ -1,0 +1,204 @@
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { ApiFailure } from './api.ts';
+
+/** Loads data for a page; `reload` fetches again. Errors are shown by <Problem>. */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data: T | undefined; error: string | undefined; loading: boolean; reload: () => void } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load().then(
+      (d) => {
+        if (!live) return;
+        setData(d);
+        setError(undefined);
+        setLoading(false);
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setError(e instanceof Error ? e.message : String(e));
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}
+
+/** Runs `fn` every `ms` while `active`. */
+export function useInterval(fn: () => void, ms: number, active: boolean): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(() => saved.current(), ms);
+    return () => clearInterval(t);
+  }, [ms, active]);
+}
+
+/** An action button's state: busy while it runs, its error shown next to it. */
+export function useAction(): { busy: boolean; error: string | undefined; run: (fn: () => Promise<unknown>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = useCallback(async (fn: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+    } catch (e) {
+      setError(e instanceof ApiFailure || e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run };
+}
+
+export function Problem({ error }: { error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p className="problem" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Loading({ show }: { show: boolean }) {
+  return show ? (
+    <p className="muted" role="status">
+      Loading…
+    </p>
+  ) : null;
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <h1 tabIndex={-1} id="page-title">
+        {title}
+      </h1>
+      {children ? <div className="actions">{children}</div> : null}
+    </header>
+  );
+}
+
+export function Card({ title, children, className }: { title?: string; children: ReactNode; className?: string }) {
+  return (
+    <section className={`card ${className ?? ''}`} aria-label={title}>
+      {title ? <h2>{title}</h2> : null}
+      {children}
+    </section>
+  );
+}
+
+/** A labelled input (every control of the console has a visible label). */
+export function Field(props: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  type?: string;
+  required?: boolean;
+  placeholder?: string;
+  autoComplete?: string;
+  min?: number;
+  max?: number;
+  step?: string;
+  hint?: string;
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <input
+        id={id}
+        type={props.type ?? 'text'}
+        value={props.value}
+        required={props.required}
+        placeholder={props.placeholder}
+        autoComplete={props.autoComplete ?? 'off'}
+        min={props.min}
+        max={props.max}
+        step={props.step}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
+      {props.hint ? (
+        <small id={`${id}-hint`} className="muted">
+          {props.hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+export function Select(props: { label: string; value: string; onChange: (v: string) => void; options: { value: string; label: string }[]; required?: boolean }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <select id={id} value={props.value} required={props.required} onChange={(e) => props.onChange(e.target.value)}>
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+export function Check({ label, checked, onChange }: { label: string; checked: boolean; onChange: (v: boolean) => void }) {
+  const id = useId();
+  return (
+    <div className="check">
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
+export const when = (s: number | null | undefined): string => (s ? new Date(s * 1000).toLocaleString() : '–');
+export const num = (x: number | null | undefined, digits = 4): string => (x === null || x === undefined ? '–' : Number.isInteger(x) ? String(x) : x.toFixed(digits));
+
+/** A list's empty state. */
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="muted empty">{children}</p>;
+}
+
+/** A secret shown once, with a copy button, until dismissed. */
+export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="shown-once" role="region" aria-label={label}>
+      <p>
+        <strong>{label}</strong>: copy it now. It is shown only once and cannot be retrieved later.
+      </p>
+      <code className="secret" data-testid="secret-once">
+        {value}
+      </code>
+      <div className="actions">
+        <button
+          type="button"
+          onClick={() =>
+            void navigator.clipboard?.writeText(value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDone}>
+          I have stored it
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,102 @@
+import * as z from 'zod/mini';
+import { blobs } from '#shared/blob';
+import { consoleHandler } from '#shared/console-auth/handler';
+import { controlDeps } from '#shared/control/deps';
+import type { ExposureStore } from '#shared/control/exposures';
+import { planFor } from '#shared/control/serving';
+import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
+import { listEvents } from '#shared/domain/events';
+import { nowSeconds } from '#shared/domain/items';
+import type { DeclaredRequest } from '#shared/http/handler';
+import { ok } from '#shared/http/respond';
+import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
+import { logger } from '#shared/observability';
+import { recommend } from '#shared/recs/serve';
+import { listEventsQuery } from '#shared/schemas/events';
+import { recommendationsQuery } from '#shared/schemas/recs';
+import { searchBody } from '#shared/schemas/search';
+import { searchDeps } from '#shared/search/deps';
+import { coreFilter } from '#shared/search/filters';
+import { DEFAULT_TAGS } from '#shared/search/highlight';
+import { runSearch, tenantView } from '#shared/search/service';
+import { synonymRules } from '#shared/search/synonyms';
+
+/**
+ * The Core reads the console shows (search playground, recommendations, events, the overview's
+ * chart), run here for the session's tenant so the browser never holds a Core token or API key.
+ * One module for the four routes (one function); the event's route key picks the handler.
+ * Playground requests are not traffic: no experiment exposure, no search analytics.
+ */
+const NAME = 'console-session/reads';
+
+/** Counts nothing: an experiment's variant is shown in the playground, never counted. */
+const notCounted: ExposureStore = {
+  recordExposure: async () => undefined,
+  exposure: async () => undefined,
+  attribute: async () => false,
+  totals: async () => new Map(),
+};
+
+/** How many of the latest events the overview's chart counts (a bounded read, whatever the tenant's size). */
+const SAMPLE = 5000;
+const DAY = 86_400;
+const overviewQuery = z.strictObject({
+  days: z._default(z.optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,2}$/)), z.transform(Number))), 14),
+});
+
+export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+  /** Core search (`POST /v1/search`: same body and answer). */
+  'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) => {
+    const now = nowSeconds();
+    const synonyms = await synonymRules(tenant, synonymSets()).catch((e: unknown) => {
+      logger.warn('synonyms not read; searching without them', { tenant, error: String(e) });
+      return [];
+    });
+    const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
+    const result = await runSearch(searchDeps(), tenant, {
+      query: body.query, mode: body.mode, filter: coreFilter(body.filters), limit: body.limit, cursor: body.starting_after, userId: body.user_id, plan, explain: body.explain,
+      facets: body.facets, highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined, sort: body.sort, synonyms,
+    });
+    return ok({
+      object: 'list', data: result.data, has_more: result.has_more, next_cursor: result.next_cursor, url: '/v1/search', total: result.total, request_id: requestId,
+      ...(result.experiment ? { experiment: result.experiment } : {}),
+      ...('facets' in result && result.facets ? { facets: result.facets } : {}),
+    });
+  }),
+  /** Core recommendations (`GET /v1/recommendations`: same query and answer). */
+  'GET /console/api/recommendations': consoleHandler(NAME, { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {
+    const deps = { console: consoleStore(), control: controlDeps(), exposures: notCounted, events: eventStore(), blobs: blobs(), catalog: (t: string) => tenantView(searchDeps(), t) };
+    return ok(await recommend(deps, tenant, query, requestId));
+  }),
+  /** The Core event list (`GET /v1/events`: same query and answer). */
+  'GET /console/api/events': consoleHandler(NAME, { query: listEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query))),
+  /**
+   * Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest
+   * 5,000 events (`sampled`: whether that cut anything off).
+   */
+  'GET /console/api/overview': consoleHandler(NAME, { query: overviewQuery }, async ({ tenant, query }) => {
+    const days = Math.min(90, Math.max(1, query.days));
+    const now = nowSeconds();
+    const today = now - (now % DAY);
+    const from = today - (days - 1) * DAY;
+    const latest = await eventStore().latest(tenant, SAMPLE);
+    const counts = new Map<number, number>();
+    for (const e of latest) {
+      if (e.created < from) continue;
+      const day = e.created - (e.created % DAY);
+      counts.set(day, (counts.get(day) ?? 0) + 1);
+    }
+    const perDay = Array.from({ length: days }, (_, i) => {
+      const day = from + i * DAY;
+      return { day: new Date(day * 1000).toISOString().slice(0, 10), count: counts.get(day) ?? 0 };
+    });
+    const oldest = latest[latest.length - 1];
+    return ok({ events_per_day: perDay, sampled: latest.length === SAMPLE && oldest !== undefined && oldest.created >= from, latest_event_at: latest[0]?.created ?? null });
+  }),
+};
+
+export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const h = routeHandlers[event.routeKey];
+  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
+  return h(event, context);
+};

@@ -1,0 +1,50 @@
+import * as z from 'zod/mini';
+import { checkCsrf, clearedCookie, endSession, sessionCookie, sessionOf, sessionView } from '#shared/console-auth/session';
+import { signIn } from '#shared/console-auth/sign-in';
+import { AuthenticationError } from '#shared/errors';
+import { httpHandler, type DeclaredRequest } from '#shared/http/handler';
+import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
+
+/**
+ * Console sign-in sessions, the three routes in one module (one function, the only one granted
+ * Cognito's admin sign-in calls): the event's route key picks the handler.
+ */
+const NAME = 'console-session/session';
+
+const signInBody = z.strictObject({
+  email: z.string().check(z.minLength(3), z.maxLength(320)),
+  password: z.string().check(z.minLength(1), z.maxLength(256)),
+  /** A one-time code, for Cognito users with MFA. */
+  mfa_code: z.optional(z.string().check(z.regex(/^[0-9]{6}$/, 'mfa_code is 6 digits'))),
+});
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+  /** Signs a console user in; the session id goes only into an HttpOnly cookie. */
+  'POST /console/session': httpHandler('platform', undefined, { body: signInBody }, async ({ body, event }) => {
+    const { id, session } = await signIn(body.email, body.password, body.mfa_code, event.requestContext.http.sourceIp);
+    return { status: 200, body: sessionView(session), headers: { 'set-cookie': sessionCookie(id, session.expires_at - session.created), ...NO_STORE } };
+  }),
+  /** Who is signed in (and the CSRF token), or 401. */
+  'GET /console/session': httpHandler('platform', undefined, {}, async ({ event }) => {
+    const s = await sessionOf(event);
+    if (!s) throw new AuthenticationError('Not signed in to the console.');
+    return { status: 200, body: sessionView(s), headers: NO_STORE };
+  }),
+  /** Signs out (with the session's CSRF token) and clears the cookie. */
+  'DELETE /console/session': httpHandler('platform', undefined, {}, async ({ event }) => {
+    const s = await sessionOf(event);
+    if (s) {
+      checkCsrf(event, s);
+      await endSession(event);
+    }
+    return { status: 204, headers: { 'set-cookie': clearedCookie(), ...NO_STORE } };
+  }),
+};
+
+export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const h = routeHandlers[event.routeKey];
+  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
+  return h(event, context);
+};

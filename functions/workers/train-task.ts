@@ -1,0 +1,31 @@
+/**
+ * A training run as a container task (shared/recs/launcher.ts): the same training code as the
+ * training worker, for a tenant whose events are past what a Lambda invocation affords. The run
+ * comes in TRAINING_TENANT and TRAINING_JOB_NAME (the ECS container's overrides; locally the
+ * child process's environment). Its status, logs and progress go to the job as the worker's do;
+ * then its template may promote the version. Exits 0 when the run ended (Completed, Failed on
+ * its data, Stopped), 1 when it failed otherwise (the run is marked Failed first).
+ */
+import * as z from 'zod/mini';
+import { blobs } from '#shared/blob';
+import { stores } from '#shared/data/index';
+import { decideAutoPromotion } from '#shared/domain/automation';
+import { taskRunSchema } from '#shared/recs/launcher';
+import { runTraining } from '#shared/recs/trainer';
+
+const parsed = z.safeParse(taskRunSchema, process.env);
+if (!parsed.success) {
+  console.error(`train-task: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  process.exit(2);
+}
+const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName } = parsed.data;
+try {
+  const s = stores();
+  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName);
+  await decideAutoPromotion(s.console, tenant, jobName);
+  console.error(JSON.stringify({ level: 'INFO', message: 'training task ended', tenant, job_name: jobName }));
+  process.exit(0);
+} catch (e) {
+  console.error(JSON.stringify({ level: 'ERROR', message: 'training task failed', tenant, job_name: jobName, error: String(e) }));
+  process.exit(1);
+}

@@ -1,0 +1,32 @@
+import { AuthenticationError } from '../errors.ts';
+import { dummyHash, hashPassword, verifyPassword } from './password.ts';
+import { CONSOLE_ROLES, type ConsoleIdentity, type ConsoleRole, type ConsoleUser, type ConsoleUserStore } from './types.ts';
+
+export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+export const isRole = (r: unknown): r is ConsoleRole => typeof r === 'string' && (CONSOLE_ROLES as readonly string[]).includes(r);
+
+/** Signing in needs a one-time code as well (Cognito users with MFA). */
+export class MfaRequired extends AuthenticationError {
+  constructor() {
+    super('MFA code required: send mfa_code with email and password.');
+    this.name = 'MfaRequired';
+  }
+}
+
+/** Local console users: rows of the table with an scrypt hash of the password. */
+export function tableIdentity(store: ConsoleUserStore): ConsoleIdentity {
+  return {
+    async verify(email, password) {
+      const rec = EMAIL_PATTERN.test(email) ? await store.get(email) : undefined;
+      // An unknown email costs what a wrong password does.
+      const ok = await verifyPassword(password, rec?.password_hash ?? (await dummyHash()));
+      if (!rec || !ok || !isRole(rec.role)) return undefined;
+      return { email: rec.email, tenant: rec.tenant, role: rec.role };
+    },
+  };
+}
+
+/** Creates (or replaces) a local console user. */
+export async function putLocalUser(store: ConsoleUserStore, user: ConsoleUser, password: string): Promise<void> {
+  await store.put({ ...user, email: user.email.toLowerCase(), password_hash: await hashPassword(password), created: Math.floor(Date.now() / 1000) });
+}

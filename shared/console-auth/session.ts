@@ -1,0 +1,98 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../auth/secrets.ts';
+import { table } from '../data/client.ts';
+import { dynamoConsoleSessionStore } from '../data/console-auth.ts';
+import { AuthenticationError, PermissionError } from '../errors.ts';
+import { header } from '../http/base.ts';
+import type { HttpEvent } from '../http/types.ts';
+import type { ConsoleSession, ConsoleSessionStore, ConsoleUser } from './types.ts';
+
+/** The session cookie: HttpOnly, Secure, SameSite=Strict, whole origin. */
+export const SESSION_COOKIE = 'rs_console_session';
+/** The header a session's mutating requests carry its CSRF token in. */
+export const CSRF_HEADER = 'x-csrf-token';
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+const positive = (name: string, fallback: number): number => {
+  const n = Number(process.env[name] ?? fallback);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+
+/** Console settings, read on first use (like config.ts). */
+export const consoleSettings = () => ({
+  /** How long a session lasts from sign-in (default 8 h). */
+  sessionSeconds: positive('CONSOLE_SESSION_SECONDS', 8 * 3600),
+  /** Failed sign-ins per address (burst) before slowing down, and the refill per second. */
+  failuresPerAddress: positive('CONSOLE_LOGIN_BURST', 10),
+  /** Failed sign-ins per email before it is locked for a while. */
+  failuresPerEmail: positive('CONSOLE_LOGIN_EMAIL_BURST', 5),
+  refillPerSecond: positive('CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),
+  /** Deployed: the pool's console app client (ADMIN_USER_PASSWORD_AUTH). */
+  cognitoClientId: process.env.CONSOLE_CLIENT_ID || undefined,
+});
+
+let sessions: ConsoleSessionStore | undefined;
+export const sessionStore = (): ConsoleSessionStore => (sessions ??= dynamoConsoleSessionStore(table()));
+
+/** The value of a cookie of the request (API Gateway v2 moves cookies to `event.cookies`). */
+export function cookieOf(event: HttpEvent, name: string): string | undefined {
+  const all = [...(event.cookies ?? []), ...(header(event, 'cookie') ?? '').split(';')];
+  for (const c of all) {
+    const i = c.indexOf('=');
+    if (i > 0 && c.slice(0, i).trim() === name) return c.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+export const sessionCookie = (id: string, maxAge: number): string => `${SESSION_COOKIE}=${id}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`;
+export const clearedCookie = (): string => `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`;
+
+/** What the console learns about its session (never the session id: that stays in the cookie). */
+export const sessionView = (s: ConsoleSession) => ({ email: s.email, tenant: s.tenant, role: s.role, csrf_token: s.csrf_token, expires_at: s.expires_at });
+
+/** A new session for `user`: its id (the cookie's value) and the stored record. */
+export async function openSession(user: ConsoleUser, now = Math.floor(Date.now() / 1000)): Promise<{ id: string; session: ConsoleSession }> {
+  const id = randomBytes(32).toString('base64url');
+  const session: ConsoleSession = { ...user, csrf_token: randomBytes(32).toString('base64url'), created: now, expires_at: now + consoleSettings().sessionSeconds };
+  await sessionStore().put(sha256Hex(id), session);
+  return { id, session };
+}
+
+/** The live session the request's cookie names, or undefined (no cookie, unknown, expired). */
+export async function sessionOf(event: HttpEvent, now = Math.floor(Date.now() / 1000)): Promise<ConsoleSession | undefined> {
+  const id = cookieOf(event, SESSION_COOKIE);
+  if (!id || !SESSION_ID.test(id)) return undefined;
+  const s = await sessionStore().get(sha256Hex(id));
+  return s && s.expires_at > now ? s : undefined;
+}
+
+/** Ends the request's session, if any. */
+export async function endSession(event: HttpEvent): Promise<void> {
+  const id = cookieOf(event, SESSION_COOKIE);
+  if (id && SESSION_ID.test(id)) await sessionStore().delete(sha256Hex(id));
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const isSafeMethod = (method: string): boolean => SAFE.has(method.toUpperCase());
+
+/** A request that may change something must carry the session's CSRF token. */
+export function checkCsrf(event: HttpEvent, s: ConsoleSession): void {
+  if (isSafeMethod(event.requestContext.http.method)) return;
+  const sent = Buffer.from(header(event, CSRF_HEADER) ?? '');
+  const expected = Buffer.from(s.csrf_token);
+  if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+    throw new PermissionError('Missing or wrong X-CSRF-Token header for this session.');
+  }
+}
+
+/**
+ * The session a console request runs under: 401 without a live one, 403 without its CSRF token
+ * on a request that changes something, 403 for a viewer on a route that writes (`writes`).
+ */
+export async function requireSession(event: HttpEvent, opts: { writes: boolean }): Promise<ConsoleSession> {
+  const s = await sessionOf(event);
+  if (!s) throw new AuthenticationError('Sign in to the console first (no valid session cookie).');
+  checkCsrf(event, s);
+  if (opts.writes && s.role !== 'admin') throw new PermissionError('A viewer may only read: this needs the admin role.');
+  return s;
+}

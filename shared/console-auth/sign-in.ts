@@ -1,0 +1,60 @@
+import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
+import { TokenBucket } from '../auth/rate-limit.ts';
+import { config } from '../config.ts';
+import { table } from '../data/client.ts';
+import { dynamoConsoleUserStore } from '../data/console-auth.ts';
+import { ApiError, AuthenticationError } from '../errors.ts';
+import { cognitoIdentity } from './cognito.ts';
+import { tableIdentity } from './identity.ts';
+import { consoleSettings, openSession } from './session.ts';
+import type { ConsoleIdentity } from './types.ts';
+
+/*
+ * Signing in (POST /console/session only: the other routes check sessions and never load the
+ * Cognito client).
+ */
+
+let identity: ConsoleIdentity | undefined;
+/** Cognito when deployed (USER_POOL_ID and CONSOLE_CLIENT_ID set), the table's console users locally. */
+export function consoleIdentity(): ConsoleIdentity {
+  if (!identity) {
+    const { auth, region } = config();
+    const clientId = consoleSettings().cognitoClientId;
+    identity = auth.userPoolId && clientId
+      ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId)
+      : tableIdentity(dynamoConsoleUserStore(table()));
+  }
+  return identity;
+}
+/** Tests: another identity port. */
+export const useConsoleIdentity = (i: ConsoleIdentity | undefined): void => {
+  identity = i;
+};
+
+let failuresByAddress: TokenBucket | undefined;
+let failuresByEmail: TokenBucket | undefined;
+
+const slowDown = () => new ApiError('rate_limit_error', 'slow_down', 'Too many failed sign-ins; wait a minute and try again.');
+
+/**
+ * Checks email and password with the identity port and opens a session. Like the token endpoint,
+ * every attempt holds one failure of its address and of its email until it verifies, so guesses
+ * (concurrent or not) run into 429 quickly; a successful sign-in gives them back.
+ */
+export async function signIn(email: string, password: string, mfaCode: string | undefined, sourceIp: string, now = Math.floor(Date.now() / 1000)) {
+  const s = consoleSettings();
+  failuresByAddress ??= new TokenBucket(s.refillPerSecond * 10, s.failuresPerAddress);
+  failuresByEmail ??= new TokenBucket(s.refillPerSecond, s.failuresPerEmail);
+  const who = email.toLowerCase();
+  if (!failuresByAddress.take(sourceIp)) throw slowDown();
+  if (!failuresByEmail.take(who)) {
+    failuresByAddress.refund(sourceIp);
+    throw slowDown();
+  }
+  const user = await consoleIdentity().verify(who, password, mfaCode);
+  if (!user) throw new AuthenticationError('Wrong email or password.');
+  failuresByAddress.refund(sourceIp);
+  failuresByEmail.refund(who);
+  return openSession(user, now);
+}
+

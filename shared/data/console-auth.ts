@@ -1,0 +1,40 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConsoleSession, ConsoleSessionStore, ConsoleUserRecord, ConsoleUserStore } from '../console-auth/types.ts';
+import type { TableRef } from './client.ts';
+import { getRow, stripKeys } from './ops.ts';
+
+/*
+ * Console sign-in records of the single table: local console users (the deployed stack keeps
+ * them in Cognito) and console sessions, stored under the SHA-256 of their id, with a TTL.
+ */
+const userKey = (email: string) => ({ pk: `CONSOLEUSER#${email.toLowerCase()}`, sk: '#CONSOLEUSER' });
+const sessionKey = (idHash: string) => ({ pk: `CONSOLESESSION#${idHash}`, sk: '#CONSOLESESSION' });
+
+export function dynamoConsoleUserStore(t: TableRef): ConsoleUserStore {
+  return {
+    put: async (u: ConsoleUserRecord) => {
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...userKey(u.email), ...u, email: u.email.toLowerCase() } }));
+    },
+    get: async (email: string) => {
+      const row = await getRow(t, userKey(email), { consistent: true });
+      return row ? (stripKeys(row) as unknown as ConsoleUserRecord) : undefined;
+    },
+  };
+}
+
+export function dynamoConsoleSessionStore(t: TableRef): ConsoleSessionStore {
+  return {
+    put: async (idHash: string, s: ConsoleSession) => {
+      // DynamoDB's TTL removes the row some time after expiry; reads check `expires_at` themselves.
+      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...sessionKey(idHash), ...s, ttl: s.expires_at } }));
+    },
+    get: async (idHash: string) => {
+      // Strongly consistent: a session ended a moment ago must not authenticate.
+      const row = await getRow(t, sessionKey(idHash), { consistent: true });
+      return row ? (stripKeys(row) as unknown as ConsoleSession) : undefined;
+    },
+    delete: async (idHash: string) => {
+      await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: sessionKey(idHash) }));
+    },
+  };
+}

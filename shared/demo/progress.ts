@@ -1,0 +1,42 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import * as z from 'zod/mini';
+
+/**
+ * The demo seed's record of itself (`$DATA_DIR/demo.json`): what it seeds, and how far it got.
+ * It is written when the tenant is created, so an interrupted seed resumes on the next start
+ * (the batches stored before are written again under the ids they took, which stores only the
+ * rows missing) and a finished one is never repeated.
+ */
+const batch = z.object({ first: z.int(), done: z.boolean() });
+const progressSchema = z.object({
+  version: z.literal(1),
+  status: z.enum(['seeding', 'done']),
+  size: z.object({ items: z.int(), users: z.int(), events: z.int() }),
+  seed: z.int(),
+  /** The generator's clock (unix seconds): events fall in the days before it. */
+  now: z.int(),
+  /** Per batch index: the first id it took, and whether every row of it is stored. */
+  items: z.record(z.string(), batch),
+  events: z.record(z.string(), batch),
+  job_name: z.nullable(z.string()),
+  model_version: z.nullable(z.int()),
+  seconds: z.nullable(z.number()),
+});
+export type DemoProgress = z.output<typeof progressSchema>;
+
+export function readProgress(file: string): DemoProgress | undefined {
+  if (!existsSync(file)) return undefined;
+  const parsed = progressSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new Error(`${file} is not a demo seed record (${parsed.error.issues[0]?.message ?? 'invalid'}); remove it, or the data directory, to start afresh.`);
+  return parsed.data;
+}
+
+/** Written whole to a new file, then renamed over the old one: a crash leaves one or the other. */
+export function writeProgress(file: string, p: DemoProgress): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(p, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+export function newProgress(size: DemoProgress['size'], seed: number, now: number): DemoProgress {
+  return { version: 1, status: 'seeding', size: { ...size }, seed, now, items: {}, events: {}, job_name: null, model_version: null, seconds: null };
+}

@@ -1,0 +1,44 @@
+import type { TableRef } from '../data/client.ts';
+import { dynamoExposureStore } from '../data/experiments.ts';
+import { storesFor } from '../data/index.ts';
+import type { JobQueue } from '../jobs.ts';
+import type { DemoSize } from './generate.ts';
+import { demoStatus, planDemo, seedDemo, type DemoSummary } from './seed.ts';
+
+export interface DemoRun {
+  /** The seed's summary once it finished; undefined when it was stopped or failed (and said so). */
+  done: Promise<DemoSummary | undefined>;
+  /** Stops the seed between two steps and waits for it (the next start resumes it). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The local stack's demo shop: planned when the tenant was created by this start (`fresh`),
+ * seeded in the background now if planned and not finished (a start that stopped half way is
+ * resumed), else nothing. Failures are reported through `log`, not thrown: the stack runs on.
+ */
+export function startDemo(opts: { table: TableRef; queue: JobQueue; tenant: string; file: string; size: DemoSize; fresh: boolean; log: (line: string) => void }): DemoRun | undefined {
+  const { log, file } = opts;
+  if (opts.fresh) planDemo(file, opts.size);
+  const status = demoStatus(file);
+  if (status !== 'seeding') {
+    // After the stack's start is reported.
+    if (status === 'done') setImmediate(() => log(`demo: the demo shop was seeded on an earlier start (${file})`));
+    return undefined;
+  }
+  const abort = new AbortController();
+  const stores = storesFor(opts.table);
+  const deps = { stores, exposures: dynamoExposureStore(opts.table), queue: opts.queue, tenant: opts.tenant };
+  // From the next turn of the event loop: the stack's start is reported first.
+  const done = new Promise((r) => setImmediate(r)).then(() => seedDemo(deps, { file, log: (line) => log(`demo: ${line}`), signal: abort.signal })).catch((e: unknown) => {
+    log(`demo: seeding failed: ${e instanceof Error ? e.message : String(e)}. The next start resumes it (or remove the data directory to start afresh).`);
+    return undefined;
+  });
+  return {
+    done,
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}

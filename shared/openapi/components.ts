@@ -1,0 +1,113 @@
+import { CORE_SCOPES } from '../routes.ts';
+import { coreError, oauthError, platformError } from '../schemas/responses/common.ts';
+import type { JsonSchema, SchemaConverter } from './json-schema.ts';
+
+/** The error envelope of each kind of route. */
+export type Envelope = 'core' | 'platform' | 'oauth';
+
+const CORE_ERRORS: Record<number, string> = {
+  400: 'Invalid request (`invalid_request_error`): `validation_error` (with `details.fieldErrors`), `parameter_missing`, `invalid_json`.',
+  401: 'Missing or invalid credentials (`authentication_error`).',
+  403: 'The token lacks the scope this route needs (`permission_error`, `insufficient_scope`).',
+  404: 'Not found for this tenant (`not_found_error`, e.g. `item_not_found`).',
+  409: 'Conflict (`conflict_error`): an Idempotency-Key reused with another request or still in use, or a record changing meanwhile.',
+  413: 'The body is over 1 MiB (`invalid_request_error`, `body_too_large`).',
+  429: 'The tenant\'s request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.',
+  500: 'Unexpected error (`api_error`, `internal_error`); quote the `request_id`.',
+  503: 'Not available right now (`api_error`: `timeout`, or `unavailable` for the health check); retry.',
+};
+
+const PLATFORM_ERRORS: Record<number, string> = {
+  400: 'Invalid request: a field, parameter or state (the message names them).',
+  401: 'Missing or invalid API key.',
+  403: 'The API key lacks a scope this route allows.',
+  404: 'Not found for this tenant.',
+  409: 'Conflict: the name is taken, or the record changed meanwhile.',
+  413: 'The body is over 1 MiB.',
+  500: 'Unexpected error.',
+  503: 'The request took too long and was stopped; retry.',
+};
+
+const OAUTH_ERRORS: Record<number, string> = {
+  400: '`invalid_request`, `unsupported_grant_type` or `invalid_scope`.',
+  401: '`invalid_client`: unknown client or wrong secret (with `WWW-Authenticate: Basic`).',
+  429: '`slow_down`: too many token requests (or failed attempts from this address).',
+  500: 'Unexpected error.',
+};
+
+const ENVELOPES = { core: { prefix: 'Core', texts: CORE_ERRORS }, platform: { prefix: 'Platform', texts: PLATFORM_ERRORS }, oauth: { prefix: 'OAuth', texts: OAUTH_ERRORS } } as const;
+
+/** The component name of an envelope's error answer with that status. */
+export const errorResponseName = (envelope: Envelope, status: number): string => `${ENVELOPES[envelope].prefix}Error${status}`;
+
+/** Response headers every answer carries. */
+export const HEADERS: Record<string, JsonSchema> = {
+  'X-Request-Id': { description: 'The request\'s id (a UUID); Core errors repeat it as `error.request_id`.', schema: { type: 'string', format: 'uuid' } },
+  'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  'Idempotent-Replayed': { description: '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+};
+export const headerRef = (name: keyof typeof HEADERS & string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
+
+/** Every error answer of every envelope, as components. */
+export function errorResponses(converter: SchemaConverter): Record<string, JsonSchema> {
+  const schemas = { core: converter.convert(coreError, 'output'), platform: converter.convert(platformError, 'output'), oauth: converter.convert(oauthError, 'output') };
+  const out: Record<string, JsonSchema> = {};
+  for (const envelope of ['core', 'platform', 'oauth'] as const) {
+    for (const [status, description] of Object.entries(ENVELOPES[envelope].texts)) {
+      out[errorResponseName(envelope, Number(status))] = {
+        description,
+        headers: { 'X-Request-Id': headerRef('X-Request-Id'), ...(status === '429' && envelope === 'core' ? { 'Retry-After': headerRef('Retry-After') } : {}) },
+        content: { 'application/json': { schema: schemas[envelope], ...(envelope === 'core' && status === '400' ? { example: CORE_400_EXAMPLE } : {}) } },
+      };
+    }
+  }
+  return out;
+}
+
+const CORE_400_EXAMPLE = {
+  error: {
+    type: 'invalid_request_error',
+    code: 'validation_error',
+    message: 'Invalid request body.',
+    details: { fieldErrors: { name: ['name is required and must be a string'] } },
+    request_id: '6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b',
+  },
+};
+
+export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
+  coreOAuth: {
+    type: 'oauth2',
+    description: 'Core API: an access token from the token endpoint (OAuth 2.0 client credentials), sent as `Authorization: Bearer <token>`. Server-side use only.',
+    flows: {
+      clientCredentials: {
+        tokenUrl: '/oauth2/token',
+        scopes: Object.fromEntries(CORE_SCOPES.map((s) => [s, s === 'service-api/read' ? 'Read items, events and recommendations; search.' : 'Create, update and delete items; send events.'])),
+      },
+    },
+  },
+  platformApiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svc_<prefix>_<token>',
+    description: 'Platform API: an API key, `Authorization: Bearer svc_<prefix>_<token>`. Scopes `admin` (every route), `events`, `items`, `recommendations`; each operation lists the scopes it allows in `x-api-key-scopes`.',
+  },
+  clientBasic: { type: 'http', scheme: 'basic', description: 'The token endpoint: the OAuth client\'s ID and secret as HTTP Basic authentication.' },
+};
+
+export const SERVERS = {
+  core: { url: '{base_url}', description: 'Core API (and, locally, everything on one port)', variables: { base_url: { default: 'http://localhost:3000', description: 'The stack\'s base_url' } } },
+  platform: { url: '{console_url}', description: 'Platform API', variables: { console_url: { default: 'http://localhost:3000', description: 'The stack\'s console_url' } } },
+  auth: { url: '{auth_url}', description: 'Token endpoint (Cognito on AWS)', variables: { auth_url: { default: 'http://localhost:3000', description: 'The stack\'s auth_url' } } },
+} as const;
+
+export const INFO = {
+  title: 'recsearch: Core API and Platform API',
+  version: '1.0.0',
+  description: [
+    'Recommendations and search as a service. The **Core API** (`{base_url}`, paths under `/v1`) takes catalog items and user events and answers recommendations and search; it is authorised by OAuth 2.0 client-credentials access tokens from the **token endpoint** (`{auth_url}/oauth2/token`). The **Platform API** (`{console_url}`, paths under `/api`) configures credentials, training, serving and the control plane; it is authorised by API keys.',
+    '',
+    'Conventions: JSON bodies (parsed whatever the Content-Type), Unix seconds, IDs returned as strings. Unknown query parameters and body fields are rejected (400). Core lists answer the envelope `{object: "list", data, has_more, next_cursor, url}`; Platform lists `{data, has_more, next_cursor}`. Core errors answer `{error: {type, code, message, details?, request_id}}`, Platform errors `{error: "..."}`, the token endpoint RFC 6749 errors. Every answer carries `X-Request-Id`.',
+    '',
+    'This document is generated from the route table and the handlers\' zod schemas (`npm run openapi`); it is served at `GET /openapi.json` on both bases, without credentials.',
+  ].join('\n'),
+};

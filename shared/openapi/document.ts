@@ -1,0 +1,189 @@
+import type { DeclaredRequest } from '../http/handler.ts';
+import { routeKey, routes, type Route } from '../routes.ts';
+import { errorResponseName, errorResponses, headerRef, HEADERS, INFO, SECURITY_SCHEMES, SERVERS, type Envelope } from './components.ts';
+import { SchemaConverter, type JsonSchema } from './json-schema.ts';
+import type { OperationDoc } from './operation.ts';
+import { coreOperations } from './operations-core.ts';
+import { platformOperations } from './operations-platform.ts';
+
+/*
+ * The OpenAPI 3.1 document, built from the route table (paths, methods, scopes, which API), the
+ * schemas each handler validates its requests with (what `coreHandler` / `platformHandler`
+ * declare), and the answers and words of shared/openapi/operations-*.ts.
+ */
+
+/** The schemas each route's handler declares (see declared.ts); undefined for routes built otherwise. */
+export type DeclaredOf = (route: Route) => DeclaredRequest | undefined;
+
+/** What the document describes of each route, by route key (preflights are described from the table alone). */
+export const OPERATIONS: Readonly<Record<string, OperationDoc>> = { ...coreOperations, ...platformOperations };
+
+/**
+ * Routes the document describes: every route but the console's own (`/console/...`: the console
+ * web app's session-cookie routes, not an API for clients).
+ */
+export const documented = (r: Route): boolean => !r.path.startsWith('/console/');
+
+const envelopeOf = (r: Route): Envelope => (r.api === 'platform' ? 'platform' : r.api === 'auth' ? 'oauth' : 'core');
+const isPreflight = (r: Route): boolean => r.api === 'core' && r.method === 'OPTIONS';
+const pascal = (path: string): string =>
+  path
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]?.toUpperCase() + w.slice(1))
+    .join('');
+const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z_]+)\}/g)].map((m) => m[1] as string);
+
+/** The error statuses an operation can answer: its API's, 404 where a path names a record, 413 where it takes a body, and its own. */
+function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
+  const base = r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : [400, 401, 403, 500, 503];
+  const out = new Set([...base, ...(doc.errors ?? [])]);
+  if (r.api !== 'public' && r.path.includes('{')) out.add(404);
+  if (declared?.body) out.add(413);
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The properties of an object schema as parameters. */
+function parameters(where: 'path' | 'query', schema: JsonSchema): JsonSchema[] {
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (schema.type !== 'object' || (schema.properties !== undefined && typeof props !== 'object')) throw new Error(`${where} parameters must be an object schema: ${JSON.stringify(schema).slice(0, 200)}`);
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return Object.entries(props ?? {}).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: s }));
+}
+
+function pathParameters(r: Route, declared: DeclaredRequest | undefined, converter: SchemaConverter): JsonSchema[] {
+  const fromSchema = declared?.path ? parameters('path', converter.convert(declared.path, 'input')) : [];
+  const names = templateParams(r.path);
+  const declaredNames = fromSchema.map((p) => p.name);
+  if (declared?.path && (declaredNames.length !== names.length || names.some((n) => !declaredNames.includes(n)))) {
+    throw new Error(`${routeKey(r)}: the handler's path schema names ${declaredNames.join(', ')}, the path ${names.join(', ')}`);
+  }
+  return declared?.path ? fromSchema : names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+}
+
+const IDEMPOTENCY_KEY: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+};
+
+function security(r: Route): JsonSchema[] {
+  switch (r.api) {
+    case 'core':
+      return r.scope ? [{ coreOAuth: [r.scope] }] : [];
+    case 'platform':
+      return [{ platformApiKey: [] }];
+    case 'auth':
+      return [{ clientBasic: [] }];
+    case 'public':
+      return [];
+  }
+}
+
+function operation(r: Route, declared: DeclaredRequest | undefined, converter: SchemaConverter): JsonSchema {
+  const doc = OPERATIONS[routeKey(r)];
+  if (!doc) throw new Error(`${routeKey(r)} has no entry in shared/openapi/operations-*.ts`);
+  const envelope = envelopeOf(r);
+  const params = [
+    ...pathParameters(r, declared, converter),
+    ...(declared ? parameters('query', converter.convert(declared.query, 'input')) : []),
+    ...(declared?.idempotent ? [IDEMPOTENCY_KEY] : []),
+  ];
+  const request = declared?.body ?? doc.form;
+  const success: JsonSchema = {
+    description: doc.ok.description,
+    headers: { 'X-Request-Id': headerRef('X-Request-Id'), ...(declared?.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}) },
+    ...(doc.ok.schema
+      ? { content: { 'application/json': { schema: converter.convert(doc.ok.schema, 'output'), ...(doc.examples?.response !== undefined ? { example: doc.examples.response } : {}) } } }
+      : {}),
+  };
+  return {
+    operationId: doc.operationId,
+    tags: [doc.tag],
+    summary: doc.summary,
+    ...(doc.description || r.api === 'platform' ? { description: [doc.description, r.api === 'platform' ? `API key scopes: ${r.scopes.join(', ')}.` : undefined].filter(Boolean).join('\n\n') } : {}),
+    ...(r.api === 'platform' ? { 'x-api-key-scopes': [...r.scopes] } : {}),
+    security: security(r),
+    ...(params.length ? { parameters: params } : {}),
+    ...(request
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              [declared?.body ? 'application/json' : 'application/x-www-form-urlencoded']: {
+                schema: converter.convert(request, 'input'),
+                ...(doc.examples?.request !== undefined ? { example: doc.examples.request } : {}),
+              },
+            },
+          },
+        }
+      : {}),
+    responses: {
+      [String(doc.ok.status)]: success,
+      ...Object.fromEntries(errorStatuses(r, declared, doc).map((s) => [String(s), { $ref: `#/components/responses/${errorResponseName(envelope, s)}` }])),
+    },
+  };
+}
+
+/** OPTIONS on every Core path: CORS preflight, no token. */
+function preflight(r: Route): JsonSchema {
+  const header = (description: string) => ({ description, schema: { type: 'string' } });
+  return {
+    operationId: `preflight${pascal(r.path)}`,
+    tags: ['CORS'],
+    summary: `CORS preflight of ${r.path}`,
+    security: [],
+    ...(templateParams(r.path).length ? { parameters: templateParams(r.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) } : {}),
+    responses: {
+      '204': {
+        description: 'The methods and headers this path allows.',
+        headers: {
+          'X-Request-Id': headerRef('X-Request-Id'),
+          'Access-Control-Allow-Origin': header('CORS_ALLOW_ORIGIN (default `*`).'),
+          'Access-Control-Allow-Methods': header('The path\'s methods.'),
+          'Access-Control-Allow-Headers': header('`Authorization, Content-Type, Idempotency-Key`.'),
+          'Access-Control-Max-Age': header('600'),
+        },
+      },
+    },
+  };
+}
+
+/** Path-level servers: the Platform base for `/api`, the token endpoint's, or both bases for public routes. */
+function servers(r: Route): JsonSchema[] | undefined {
+  switch (r.api) {
+    case 'platform':
+      return [SERVERS.platform];
+    case 'auth':
+      return [SERVERS.auth];
+    case 'public':
+      return [SERVERS.core, SERVERS.platform];
+    case 'core':
+      return undefined;
+  }
+}
+
+export function buildDocument(declaredOf: DeclaredOf): JsonSchema {
+  const stale = Object.keys(OPERATIONS).filter((k) => !routes.some((r) => routeKey(r) === k));
+  if (stale.length) throw new Error(`shared/openapi/operations-*.ts describe routes the route table does not have: ${stale.join(', ')}`);
+  const converter = new SchemaConverter();
+  const paths: Record<string, JsonSchema> = {};
+  const tags: string[] = [];
+  for (const r of routes.filter(documented)) {
+    const item = (paths[r.path] ??= { ...(servers(r) ? { servers: servers(r) } : {}) });
+    const op = isPreflight(r) ? preflight(r) : operation(r, declaredOf(r), converter);
+    for (const t of op.tags as string[]) if (!tags.includes(t)) tags.push(t);
+    item[r.method.toLowerCase()] = op;
+  }
+  const responses = errorResponses(converter);
+  return {
+    openapi: '3.1.0',
+    info: INFO,
+    servers: [SERVERS.core],
+    tags: tags.map((name) => ({ name })),
+    paths,
+    components: { schemas: converter.components, responses, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
+  };
+}

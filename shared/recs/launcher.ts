@@ -1,0 +1,175 @@
+/**
+ * Where a training run runs: in the training worker (a Lambda: 15 minutes, 10 GB), or, for a
+ * tenant with many events, as a container task running the same training code
+ * (functions/workers/train-task.ts): an ECS Fargate task on AWS, a child process locally. The
+ * worker decides by the tenant's event count and hands the run over; the task writes the run's
+ * status, logs and progress as the worker would (runTraining), and decides auto-promotion.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import * as z from 'zod/mini';
+import { AwsClient } from '../aws/signed-fetch.ts';
+import type { TrainingTaskSettings } from '../config.ts';
+import type { ConsoleStore } from '../data/console.ts';
+import { jobId, type Job } from '../domain/console.ts';
+import type { EventStore } from '../domain/types.ts';
+
+/** Starts a run's task; resolves once it started (not when it ends) with the task's id. */
+export interface TaskLauncher {
+  /** `ecs` or `child-process`, as the run's log and record say. */
+  readonly runner: string;
+  /** `token` is the same for every attempt of one run: a launcher that can, starts one task per token. */
+  launch(run: { tenant: string; jobName: string; token: string }): Promise<string>;
+}
+
+/**
+ * The tenant's event count as far as a decision needs it, in one query per write shard: the
+ * highest event id (ids come from one counter per tenant, so it counts every event ever
+ * stored, erased ones included: an estimate from above).
+ */
+export async function estimateEvents(events: Pick<EventStore, 'latest'>, tenant: string): Promise<number> {
+  return (await events.latest(tenant, 1))[0]?.id ?? 0;
+}
+
+/** The decision: a run over a tenant of at least `minEvents` events runs as a task. */
+export function runsAsTask(estimatedEvents: number, minEvents: number): boolean {
+  return estimatedEvents >= minEvents;
+}
+
+/** A claim whose task never confirmed it started (the worker stopped between) is retried after this. */
+export const UNCONFIRMED_CLAIM_SECONDS = 300;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** The idempotency token of a run's task: one per run (ECS RunTask takes up to 64 characters). */
+export const taskToken = (tenant: string, jobName: string) => createHash('sha256').update(`${tenant}\n${jobName}`).digest('hex').slice(0, 64);
+
+/**
+ * Decides where the run goes and, for a task, starts it. Answers `worker` when the worker runs it
+ * (runTraining decides the rest: a run that is not Queued is left as it is) and `task` when a task
+ * has it. The task is claimed on the job first (only while Queued, only once: a conditional
+ * update), so a redelivered message starts no second task; a claim whose task never confirmed
+ * it started (the worker stopped in between) is retried after UNCONFIRMED_CLAIM_SECONDS with the
+ * same token. A launch that fails ends the run Failed with the reason.
+ */
+export async function placeRun(deps: { console: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>; events: Pick<EventStore, 'latest'> }, tenant: string, jobName: string, opts: { minEvents: number; launcher: TaskLauncher }): Promise<'worker' | 'task'> {
+  const c = deps.console;
+  const id = jobId(jobName);
+  const job = await c.get<Job>(tenant, 'job', id);
+  if (!job) return 'worker';
+  const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
+  const token = taskToken(tenant, jobName);
+  let claim = job.task;
+  if (claim) {
+    // Already a task's. Started again only if it never confirmed it started and the run has not.
+    if (job.status !== 'Queued' || claim.ref !== undefined || now() - claim.claimed_at < UNCONFIRMED_CLAIM_SECONDS) return 'task';
+    const again = { ...claim, claimed_at: now() };
+    if (!(await c.update(tenant, 'job', id, { task: again }, { status: 'Queued', task: claim }))) return 'task';
+    claim = again;
+  } else {
+    if (job.status !== 'Queued') return 'worker';
+    const events = await estimateEvents(deps.events, tenant);
+    if (!runsAsTask(events, opts.minEvents)) return 'worker';
+    claim = { runner: opts.launcher.runner, claimed_at: now() };
+    if (!(await c.update(tenant, 'job', id, { task: claim }, { status: 'Queued', task: undefined }))) {
+      // The run moved meanwhile: claimed by another delivery (a task's), or stopped (nothing to run).
+      return (await c.get<Job>(tenant, 'job', id))?.task ? 'task' : 'worker';
+    }
+    await log(`Runs as a container task (${opts.launcher.runner}): about ${events} events, at least ${opts.minEvents} run outside the training worker`);
+  }
+  let ref: string;
+  try {
+    ref = await opts.launcher.launch({ tenant, jobName, token });
+  } catch (e) {
+    const message = `The training task could not be started: ${e instanceof Error ? e.message : String(e)}`;
+    if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message }, { status: 'Queued' })) await log(`Failed: ${message}`);
+    return 'task';
+  }
+  await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { task: claim });
+  await log(`Training task started: ${ref}`);
+  return 'task';
+}
+
+/** The task's run, as its entry point reads it from the environment (TRAINING_TENANT, TRAINING_JOB_NAME). */
+export const taskRunSchema = z.object({ TRAINING_TENANT: z.string().check(z.minLength(1)), TRAINING_JOB_NAME: z.string().check(z.minLength(1)) });
+
+/** The task's entry point, run by node with the tsx loader locally (the container runs its bundle). */
+export const TASK_ENTRY = fileURLToPath(new URL('../../functions/workers/train-task.ts', import.meta.url));
+/** The repository, where `--import tsx` resolves. */
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Locally: the task as a child process of this one (node with tsx, the same entry point the
+ * container runs), with this process's environment (the table's endpoint, the blob folder).
+ * Its output goes to this process's; it ends on its own when the run ends.
+ */
+export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLauncher {
+  const started = new Map<string, string>();
+  return {
+    runner: 'child-process',
+    async launch({ tenant, jobName, token }) {
+      const known = started.get(token);
+      if (known) return known;
+      const child = spawn(process.execPath, [`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', TASK_ENTRY], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+      const ref = `pid ${child.pid}`;
+      started.set(token, ref);
+      child.once('exit', () => started.delete(token));
+      return ref;
+    },
+  };
+}
+
+const runTaskAnswer = z.object({
+  tasks: z.optional(z.array(z.object({ taskArn: z.optional(z.string()) }))),
+  failures: z.optional(z.array(z.object({ reason: z.optional(z.string()), detail: z.optional(z.string()) }))),
+});
+
+/**
+ * On AWS: ECS RunTask (Fargate) of the stack's task definition, the run in its container's
+ * environment, through the small SigV4 client (no ECS SDK in the worker's bundle). `clientToken`
+ * makes a repeated call for the same run start no second task.
+ */
+export function ecsLauncher(task: TrainingTaskSettings, region: string, client = new AwsClient({ url: `https://ecs.${region}.amazonaws.com`, region, service: 'ecs' })): TaskLauncher {
+  return {
+    runner: 'ecs',
+    async launch({ tenant, jobName, token }) {
+      const body = {
+        cluster: task.clusterArn,
+        taskDefinition: task.taskDefinitionArn,
+        launchType: 'FARGATE',
+        count: 1,
+        clientToken: token,
+        startedBy: 'recsearch-training',
+        networkConfiguration: { awsvpcConfiguration: { subnets: task.subnets, securityGroups: task.securityGroups, assignPublicIp: 'ENABLED' } },
+        overrides: {
+          containerOverrides: [
+            {
+              name: task.containerName,
+              environment: [
+                { name: 'TRAINING_TENANT', value: tenant },
+                { name: 'TRAINING_JOB_NAME', value: jobName },
+              ],
+            },
+          ],
+        },
+      };
+      const res = await client.send('POST', '/', {
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonEC2ContainerServiceV20141113.RunTask' },
+        body: JSON.stringify(body),
+      });
+      const answer = z.parse(runTaskAnswer, await res.json());
+      const arn = answer.tasks?.[0]?.taskArn;
+      if (!arn) throw new Error(`ECS started no task: ${(answer.failures ?? []).map((f) => `${f.reason ?? ''} ${f.detail ?? ''}`.trim()).join('; ') || 'no reason given'}`);
+      return arn;
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import * as z from 'zod/mini';
+
+/*
+ * How schemas are documented (the OpenAPI document, shared/openapi/): names and descriptions,
+ * and stand-ins for the few request schemas whose own definition cannot say what they accept.
+ * Nothing here changes what a schema parses.
+ */
+
+/** JSON Schema metadata: `id` makes a schema a named component of the document. */
+export const docs = z.registry<{ id?: string; description?: string }>();
+
+/** `schema`, documented as the component `id`. */
+export function named<S extends z.ZodMiniType>(id: string, schema: S, description?: string): S {
+  docs.add(schema, { id, ...(description ? { description } : {}) });
+  return schema;
+}
+
+/**
+ * Stand-ins: a schema that takes unknown input and dispatches on its shape (for precise field
+ * errors) has no JSON Schema of its own input; it is documented as the schema given here, the
+ * union of what it accepts, built from the same parts.
+ */
+export const standIns = new WeakMap<z.ZodMiniType, z.ZodMiniType>();
+
+export function documentAs<S extends z.ZodMiniType>(schema: S, standIn: z.ZodMiniType): S {
+  standIns.set(schema, standIn);
+  return schema;
+}

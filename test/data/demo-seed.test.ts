@@ -1,0 +1,101 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../shared/blob.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { listEndpoints, listModels } from '../../shared/domain/console.ts';
+import { DEMO_SIZES } from '../../shared/demo/generate.ts';
+import { demoStatus, planDemo, seedDemo, type DemoDeps } from '../../shared/demo/seed.ts';
+import type { Job, JobQueue } from '../../shared/jobs.ts';
+import { runTraining } from '../../shared/recs/trainer.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+/*
+ * The demo seed through the domain layer on a real table: stopped part way, resumed, finished,
+ * with nothing stored twice. Training runs as the training worker would (the queue calls it);
+ * embeddings are left to the worker, which is not here.
+ */
+
+const T = 'demo';
+const size = DEMO_SIZES.small;
+let db: TestTable;
+let dir: string;
+let deps: DemoDeps;
+const sent: Job[] = [];
+beforeAll(async () => {
+  db = await testTable();
+  dir = mkdtempSync(join(tmpdir(), 'demo-seed-'));
+  const blobs = new FolderBlobStore(join(dir, 'blobs'));
+  const queue: JobQueue = {
+    send: async (_queue, jobs) => {
+      sent.push(...jobs);
+      for (const j of jobs) if (j.type === 'train') void runTraining({ console: db.stores.console, events: db.stores.events, items: db.stores.items, blobs }, j.tenant, j.job_name);
+    },
+    backlog: async () => 0,
+  };
+  deps = { stores: db.stores, exposures: dynamoExposureStore(db.table), queue, tenant: T };
+});
+afterAll(async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function countEvents(): Promise<{ all: number; ids: Set<number> }> {
+  const ids = new Set<number>();
+  let all = 0;
+  await db.stores.events.forEachPage(T, (page) => {
+    all += page.length;
+    for (const e of page) ids.add(e.id);
+  });
+  return { all, ids };
+}
+
+describe('demo seed', () => {
+  it('stops between steps, resumes where it was (a batch it had begun is completed under its own ids), and ends with each item and event once', async () => {
+    const file = join(dir, 'demo.json');
+    planDemo(file, size);
+    expect(demoStatus(file)).toBe('seeding');
+
+    // Stopped once its items are stored.
+    const abort = new AbortController();
+    const lines: string[] = [];
+    const stopped = await seedDemo(deps, {
+      file,
+      signal: abort.signal,
+      embedWaitMs: 0,
+      log: (l) => {
+        lines.push(l);
+        if (/items stored/.test(l)) abort.abort();
+      },
+    });
+    expect(stopped).toBeUndefined();
+    expect(demoStatus(file)).toBe('seeding');
+    expect(await countEvents()).toMatchObject({ all: 0 });
+    // As if the start had stopped in the middle of the items' batch: its ids reserved, not all written.
+    const progress = JSON.parse(readFileSync(file, 'utf8'));
+    expect(progress.items['0']).toEqual({ first: 1, done: true });
+    progress.items['0'].done = false;
+    writeFileSync(file, JSON.stringify(progress));
+
+    const again: string[] = [];
+    const summary = await seedDemo(deps, { file, embedWaitMs: 0, log: (l) => again.push(l) });
+    expect(again[0]).toMatch(/^resuming the seed of the demo shop/);
+    expect(summary).toMatchObject({ items: size.items, users: size.users, events: size.events, modelVersion: 1 });
+    expect(demoStatus(file)).toBe('done');
+
+    const items = await db.stores.items.list(T, { limit: 100 });
+    expect(items.rows.map((i) => i.id)).toEqual(Array.from({ length: size.items }, (_, i) => i + 1));
+    const events = await countEvents();
+    expect(events.all).toBe(size.events);
+    expect(events.ids.size).toBe(size.events);
+    // Each item was sent to be embedded (once per attempt that stored it), then an index build asked for.
+    expect(sent.filter((j) => j.type === 'embed').length).toBeGreaterThanOrEqual(size.items);
+    expect(sent.some((j) => j.type === 'build-index')).toBe(true);
+
+    const models = (await listModels(db.stores.console, T)).data;
+    expect(models).toHaveLength(1);
+    expect(models[0]).toMatchObject({ version: 1, status: 'Approved', endpoints: ['main'], metrics: { interactions: size.events } });
+    expect((await listEndpoints(db.stores.console, T)).data).toMatchObject([{ endpoint_name: 'main', is_default: true, model_version: 1 }]);
+  }, 60_000);
+});

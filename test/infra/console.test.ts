@@ -1,0 +1,113 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_PATHS } from '../../lib/console.ts';
+import { applyNag } from '../../lib/nag.ts';
+import { ServiceStack } from '../../lib/stack.ts';
+
+// Issue 21 item 3: the console deployed by the stack (private bucket, CloudFront with origin
+// access control and security headers, the Platform API on the same origin) and its Cognito users.
+
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string> };
+/** The service's stack, and the console's nested stack (the service's is near the 500-resource limit). */
+let template: Template;
+let resources: Record<string, Resource>;
+let web: Template;
+let webResources: Record<string, Resource>;
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const webOfType = (type: string) => Object.entries(webResources).filter(([, r]) => r.Type === type);
+
+beforeAll(() => {
+  // Bundling skipped (synth.test.ts bundles for real); cdk-nag runs: synthesis throws on a finding nobody acknowledged.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ServiceStack(app, 'ConsoleTest', { env: { account: '123456789012', region: 'eu-west-1' } });
+  applyNag(app, stack);
+  app.synth();
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+  web = Template.fromStack(stack.console);
+  webResources = web.toJSON().Resources as Record<string, Resource>;
+}, 120_000);
+
+describe('console hosting', () => {
+  it('keeps the app in a private, TLS-only bucket that only the distribution reads', () => {
+    const site = webOfType('AWS::S3::Bucket').find(([id]) => id.startsWith('Site'));
+    expect(site).toBeDefined();
+    const [siteId, bucket] = site as [string, Resource];
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    const policy = webOfType('AWS::S3::BucketPolicy').find(([, p]) => p.Properties.Bucket.Ref === siteId)?.[1];
+    const statements = policy?.Properties.PolicyDocument.Statement as any[];
+    expect(statements.some((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false')).toBe(true);
+    const read = statements.find((s) => s.Effect === 'Allow');
+    expect(read.Principal).toEqual({ Service: 'cloudfront.amazonaws.com' });
+    expect(read.Action).toBe('s3:GetObject');
+    expect(JSON.stringify(read.Condition)).toContain('AWS:SourceArn');
+  });
+
+  it('serves it through CloudFront with origin access control, HTTPS and the security headers', () => {
+    web.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: Match.objectLike({ OriginAccessControlOriginType: 's3', SigningBehavior: 'always', SigningProtocol: 'sigv4' }),
+    });
+    const [, dist] = webOfType('AWS::CloudFront::Distribution')[0] as [string, Resource];
+    const cfg = dist.Properties.DistributionConfig;
+    expect(cfg.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
+    expect(cfg.Origins.find((o: any) => o.S3OriginConfig)?.OriginAccessControlId).toBeDefined();
+    expect(cfg.Logging).toBeDefined();
+    const [, headers] = webOfType('AWS::CloudFront::ResponseHeadersPolicy')[0] as [string, Resource];
+    const sec = headers.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    expect(sec.ContentSecurityPolicy.ContentSecurityPolicy).toContain("frame-ancestors 'none'");
+    expect(sec.ContentSecurityPolicy.ContentSecurityPolicy).toContain("script-src 'self'");
+    expect(sec.ContentTypeOptions.Override).toBe(true);
+    expect(sec.FrameOptions.FrameOption).toBe('DENY');
+    expect(sec.ReferrerPolicy.ReferrerPolicy).toBe('no-referrer');
+    expect(sec.StrictTransportSecurity.AccessControlMaxAgeSec).toBe(31_536_000);
+    // Every behavior carries the headers.
+    for (const b of [cfg.DefaultCacheBehavior, ...cfg.CacheBehaviors]) expect(b.ResponseHeadersPolicyId).toBeDefined();
+  });
+
+  it('puts the Platform API behind the same origin, uncached, with every method', () => {
+    const [, dist] = webOfType('AWS::CloudFront::Distribution')[0] as [string, Resource];
+    const behaviors = dist.Properties.DistributionConfig.CacheBehaviors as any[];
+    expect(behaviors.map((b) => b.PathPattern).sort()).toEqual([...API_PATHS].sort());
+    for (const b of behaviors) {
+      expect(b.AllowedMethods).toContain('POST');
+      expect(b.AllowedMethods).toContain('DELETE');
+      expect(b.CachePolicyId).toBe('4135ea2d-6df8-44a3-9df3-4b5a84be39ad'); // CachingDisabled
+      expect(b.ViewerProtocolPolicy).toBe('https-only');
+    }
+  });
+
+  it('deploys the built app under console/ and invalidates it', () => {
+    web.hasResourceProperties('Custom::CDKBucketDeployment', { DestinationBucketKeyPrefix: 'console/', DistributionPaths: ['/console/*'], Prune: true });
+  });
+});
+
+describe('console users in Cognito', () => {
+  it('gives the pool tenant and role attributes, and a console client that may only sign in server-side', () => {
+    const [, pool] = ofType('AWS::Cognito::UserPool')[0] as [string, Resource];
+    const names = (pool.Properties.Schema as { Name: string; Mutable: boolean }[]).map((a) => a.Name);
+    expect(names).toEqual(expect.arrayContaining(['tenant', 'role']));
+    const client = ofType('AWS::Cognito::UserPoolClient').find(([, c]) => c.Properties.ClientName === 'console')?.[1] as Resource;
+    expect(client.Properties.ExplicitAuthFlows).toEqual(expect.arrayContaining(['ALLOW_ADMIN_USER_PASSWORD_AUTH']));
+    expect(client.Properties.ExplicitAuthFlows).not.toContain('ALLOW_USER_PASSWORD_AUTH');
+    expect(client.Properties.GenerateSecret).toBe(false);
+    expect(client.Properties.AllowedOAuthFlows ?? []).toEqual([]);
+    expect(client.Properties.WriteAttributes).not.toContain('custom:tenant');
+    expect(client.Properties.WriteAttributes).not.toContain('custom:role');
+    expect(client.Properties.ReadAttributes).toEqual(expect.arrayContaining(['custom:tenant', 'custom:role']));
+  });
+
+  it('lets only the sign-in function call the admin auth APIs, with the console client id', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    const signIn = fns.find(([, f]) => f.Properties.Description === 'functions/console-session/session.ts');
+    expect(signIn).toBeDefined();
+    const [signInId, fn] = signIn as [string, Resource];
+    expect(fn.Properties.Environment.Variables.CONSOLE_CLIENT_ID).toBeDefined();
+    const grants = ofType('AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('cognito-idp:AdminInitiateAuth'));
+    expect(grants.length).toBe(1);
+    const role = fn.Properties.Role['Fn::GetAtt'][0];
+    expect(grants[0]?.[1].Properties.Roles).toEqual([{ Ref: role }]);
+    expect(signInId).toBeTruthy();
+    template.hasOutput('ConsoleWebUrl', {});
+  });
+});

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putLocalUser } from '../../shared/console-auth/identity.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { LOCAL_TABLE } from '../../shared/local/stack.ts';
+import { request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
+
+// Issue 21 item 3: console sessions. People sign in with email and password; the session
+// (an HttpOnly cookie) and its CSRF token stand in for an API key on the Platform API, and an
+// API key never reaches a browser.
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack({ CONSOLE_LOGIN_EMAIL_BURST: '3' });
+});
+afterAll(() => t.stop());
+
+const cookieOf = (r: Api): string => {
+  const c = r.headers.get('set-cookie') ?? '';
+  return c.split(';')[0] ?? '';
+};
+
+async function signIn(email: string, password: string): Promise<{ cookie: string; csrf: string; r: Api }> {
+  const r = await request(t.base, 'POST', '/console/session', { body: { email, password } });
+  return { cookie: cookieOf(r), csrf: r.body?.csrf_token as string, r };
+}
+
+const demoLogin = () => signIn(t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+
+describe('console sessions', () => {
+  it('writes the demo console user to credentials.json', () => {
+    expect(t.stack.credentials.console_email).toMatch(/@/);
+    expect(t.stack.credentials.console_password?.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it('signs in with the right password: session cookie HttpOnly, Secure, SameSite=Strict; never a key in the body', async () => {
+    const { r, csrf } = await demoLogin();
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ email: t.stack.credentials.console_email, tenant: 'demo', role: 'admin' });
+    expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(JSON.stringify(r.body)).not.toContain('svc_');
+    const cookie = r.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^rs_console_session=[A-Za-z0-9_-]{43};/);
+    for (const attr of ['HttpOnly', 'Secure', 'SameSite=Strict', 'Path=/', 'Max-Age=28800']) expect(cookie).toContain(attr);
+    expect(r.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('refuses a wrong password or an unknown email with 401 in the Platform envelope', async () => {
+    const wrong = await signIn(t.stack.credentials.console_email as string, 'not the password');
+    expect(wrong.r.status).toBe(401);
+    expect(typeof wrong.r.body.error).toBe('string');
+    expect(wrong.r.headers.get('set-cookie')).toBeNull();
+    const unknown = await signIn('nobody@example.com', 'whatever');
+    expect(unknown.r.status).toBe(401);
+    const invalid = await request(t.base, 'POST', '/console/session', { body: { email: 'a@b.c' } });
+    expect(invalid.status).toBe(400);
+  });
+
+  it('slows down repeated failures for one email (429), and the right password still works for others', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signIn('locked@example.com', `guess-${i}`)).r.status);
+    expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+    expect(statuses.slice(3)).toEqual([429, 429]);
+    expect((await demoLogin()).r.status).toBe(200);
+  });
+
+  it('GET /console/session answers the session (and its CSRF token) or 401', async () => {
+    const { cookie, csrf } = await demoLogin();
+    const me = await request(t.base, 'GET', '/console/session', { headers: { cookie } });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ tenant: 'demo', role: 'admin', csrf_token: csrf });
+    expect((await request(t.base, 'GET', '/console/session')).status).toBe(401);
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie: 'rs_console_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })).status).toBe(401);
+  });
+
+  it('a session calls the Platform API as its tenant; writes need the CSRF token', async () => {
+    const { cookie, csrf } = await demoLogin();
+    const list = await request(t.base, 'GET', '/api/contexts', { headers: { cookie } });
+    expect(list.status).toBe(200);
+    const noToken = await request(t.base, 'POST', '/api/contexts', { headers: { cookie }, body: { name: 'home' } });
+    expect(noToken.status).toBe(403);
+    expect(typeof noToken.body.error).toBe('string');
+    const wrongToken = await request(t.base, 'POST', '/api/contexts', { headers: { cookie, 'x-csrf-token': `${csrf.slice(0, -1)}x` }, body: { name: 'home' } });
+    expect(wrongToken.status).toBe(403);
+    const ok = await request(t.base, 'POST', '/api/contexts', { headers: { cookie, 'x-csrf-token': csrf }, body: { name: 'home' } });
+    expect(ok.status).toBe(201);
+    // Seen with the tenant's API key too: the session's tenant is the tenant.
+    const viaKey = await t.demo.platform('GET', '/api/contexts');
+    expect(viaKey.body.data.map((c: { id: number }) => c.id)).toContain(ok.body.id);
+    // The audit trail names the console user.
+    const rule = await request(t.base, 'POST', '/api/rules', { headers: { cookie, 'x-csrf-token': csrf }, body: { name: 'r', context_id: ok.body.id, conditions: [], boost: 2 } });
+    expect(rule.status).toBe(201);
+    const audit = await t.demo.platform('GET', `/api/audit?resource=rules/${rule.body.id}`);
+    expect(audit.body.data[0].actor).toBe(`console:${t.stack.credentials.console_email}`);
+  });
+
+  it('a viewer may only read', async () => {
+    const table = makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1');
+    await putLocalUser(dynamoConsoleUserStore(table), { email: 'Viewer@Example.com', tenant: 'demo', role: 'viewer' }, 'viewer-password-1');
+    const { cookie, csrf, r } = await signIn('viewer@example.com', 'viewer-password-1');
+    expect(r.body.role).toBe('viewer');
+    expect((await request(t.base, 'GET', '/api/model-endpoints', { headers: { cookie } })).status).toBe(200);
+    const write = await request(t.base, 'POST', '/api/model-endpoints', { headers: { cookie, 'x-csrf-token': csrf }, body: { endpoint_name: 'x', is_default: false } });
+    expect(write.status).toBe(403);
+    const keys = await request(t.base, 'POST', '/api/api-keys', { headers: { cookie, 'x-csrf-token': csrf }, body: { name: 'k', scopes: ['admin'] } });
+    expect(keys.status).toBe(403);
+    // The playground's search is a read: a viewer may run it.
+    expect((await request(t.base, 'POST', '/console/api/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: '' } })).status).toBe(200);
+  });
+
+  it('console routes run Core reads for the session, never for an API key or without CSRF', async () => {
+    await t.demo.core('POST', '/v1/items', [{ name: 'Trail running shoe', metadata: { brand: 'Acme', category: 'shoes' } }]);
+    const { cookie, csrf } = await demoLogin();
+    const s = await request(t.base, 'POST', '/console/api/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: 'running', facets: ['brand'], highlight: true, explain: true } });
+    expect(s.status).toBe(200);
+    expect(s.body).toMatchObject({ object: 'list', url: '/v1/search' });
+    expect(s.body.data[0]).toMatchObject({ name: 'Trail running shoe' });
+    expect(typeof s.body.data[0].score).toBe('number');
+    expect(s.body.facets.brand.values[0]).toEqual({ value: 'Acme', count: 1 });
+    expect(s.body.data[0].highlight.name).toContain('<em>');
+    expect((await request(t.base, 'POST', '/console/api/search', { headers: { cookie }, body: { query: '' } })).status).toBe(403);
+    expect((await request(t.base, 'POST', '/console/api/search', { headers: { authorization: `Bearer ${t.stack.credentials.api_key}` }, body: { query: '' } })).status).toBe(401);
+    const recs = await request(t.base, 'GET', '/console/api/recommendations?user_id=u1', { headers: { cookie } });
+    expect(recs.status).toBe(200);
+    expect(recs.body.object).toBe('list');
+    const events = await request(t.base, 'GET', '/console/api/events?limit=5', { headers: { cookie } });
+    expect(events.status).toBe(200);
+    const overview = await request(t.base, 'GET', '/console/api/overview?days=7', { headers: { cookie } });
+    expect(overview.status).toBe(200);
+    expect(overview.body.events_per_day).toHaveLength(7);
+  });
+
+  it('signing out ends the session at once', async () => {
+    const { cookie, csrf } = await demoLogin();
+    expect((await request(t.base, 'DELETE', '/console/session', { headers: { cookie } })).status).toBe(403);
+    const out = await request(t.base, 'DELETE', '/console/session', { headers: { cookie, 'x-csrf-token': csrf } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toContain('Max-Age=0');
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie } })).status).toBe(401);
+    expect((await request(t.base, 'GET', '/api/contexts', { headers: { cookie } })).status).toBe(401);
+  });
+
+  it('an API key still works as before, and wins over a cookie', async () => {
+    expect((await t.demo.platform('GET', '/api/contexts')).status).toBe(200);
+    const r = await request(t.base, 'GET', '/api/contexts', { headers: { authorization: 'Bearer svc_nope', cookie: 'rs_console_session=x' } });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('the console web app', () => {
+  it('is served at /console/ with its security headers', async () => {
+    const redirect = await fetch(`${t.base}/console`, { redirect: 'manual' });
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.get('location')).toBe('/console/');
+    const page = await fetch(`${t.base}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await page.text();
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const js = await fetch(`${t.base}${script}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${t.base}/console/..%2f..%2fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${t.base}/console/missing.js`)).status).toBe(404);
+  }, 120_000);
+});

@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DemoItem } from '../../shared/demo/catalog.ts';
+import { DEMO_SIZES, generateDemo } from '../../shared/demo/generate.ts';
+import { startLocalStack, type LocalStack } from '../../shared/local/stack.ts';
+import { TenantClient } from '../helpers/stack.ts';
+
+const size = DEMO_SIZES.small;
+const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-demo-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** A stack on the test's data directory that seeds the small demo shop (unless seeded), and the lines it logged. */
+async function start(): Promise<{ stack: LocalStack; lines: string[]; logged: (re: RegExp) => Promise<void> }> {
+  const lines: string[] = [];
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  const log = (line: string) => {
+    lines.push(line);
+    for (const w of waiters) if (w.re.test(line)) w.resolve();
+  };
+  // Handlers in a thread of their own: a stack started before in this process left its table
+  // client in this thread's module state.
+  const stack = await startLocalStack({ dataDir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
+  const logged = (re: RegExp) =>
+    lines.some((l) => re.test(l)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ re, resolve }));
+  return { stack, lines, logged };
+}
+
+describe('the demo shop (npm start on a fresh data directory)', () => {
+  it('seeds in the background with progress lines, then answers personalised recommendations and search; a restart seeds nothing', async () => {
+    const first = await start();
+    let closed = false;
+    try {
+      const summary = await first.stack.demo;
+      expect(first.lines[0]).toMatch(/^demo: seeding the demo shop: 96 items, 200 shoppers, 3,000 events/);
+      expect(first.lines.some((l) => /^demo: 96 items stored/.test(l))).toBe(true);
+      expect(first.lines.some((l) => /^demo: 1,000 of 3,000 events stored/.test(l))).toBe(true);
+      expect(summary).toMatchObject({ items: size.items, users: size.users, events: size.events, modelVersion: 1 });
+      expect(first.lines.some((l) => /train-1 Completed: version 1/.test(l))).toBe(true);
+      expect(JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).status).toBe('done');
+
+      const client = new TenantClient(`http://127.0.0.1:${first.stack.port}`, first.stack.credentials);
+      // Every event stored once, every item once.
+      const models = await client.platform('GET', '/api/models');
+      expect(models.body.data).toHaveLength(1);
+      expect(models.body.data[0]).toMatchObject({ version: 1, status: 'Approved', endpoints: ['main'] });
+      expect(models.body.data[0].metrics.interactions).toBe(size.events);
+      expect((await client.platform('GET', '/api/search-index')).body.items).toBe(size.items);
+
+      // u-1 likes coffee and running: its recommendations come from the model, mostly from those.
+      const recs = await client.core('GET', '/v1/recommendations?user_id=u-1&limit=10');
+      expect(recs.status).toBe(200);
+      expect(recs.body).toMatchObject({ strategy: 'personalized', model: { endpoint: 'main', version: 1 } });
+      expect(recs.body.data.length).toBe(10);
+      const categories = recs.body.data.map((r: { item: { metadata: { category: string } } }) => r.item.metadata.category);
+      expect(categories.filter((c: string) => c === 'coffee' || c === 'running').length).toBeGreaterThanOrEqual(6);
+      // Another shopper gets other recommendations.
+      const other = await client.core('GET', '/v1/recommendations?user_id=u-2&limit=10');
+      expect(other.body.strategy).toBe('personalized');
+      expect(other.body.data.map((r: { item_id: string }) => r.item_id)).not.toEqual(recs.body.data.map((r: { item_id: string }) => r.item_id));
+
+      // Search finds the catalog's items by name (the generator's first item, whose name is known).
+      const named = generateDemo(size, { now: 0 }).items[0] as DemoItem;
+      const found = await client.core('POST', '/v1/search', { query: named.name, limit: 5 });
+      expect(found.status).toBe(200);
+      expect(found.body.data[0]).toMatchObject({ id: '1', name: named.name });
+      const personal = await client.core('POST', '/v1/search', { query: '', user_id: 'u-1', limit: 5 });
+      expect(personal.body.data.length).toBe(5);
+
+      await first.stack.close();
+      closed = true;
+      // The next start seeds nothing, and the data are as they were.
+      const second = await start();
+      try {
+        expect(second.stack.demo).toBeUndefined();
+        await second.logged(/seeded on an earlier start/);
+        const again = new TenantClient(`http://127.0.0.1:${second.stack.port}`, second.stack.credentials);
+        expect((await again.platform('GET', '/api/models')).body.data).toHaveLength(1);
+        expect((await again.platform('GET', '/api/search-index')).body.items).toBe(size.items);
+      } finally {
+        await second.stack.close();
+      }
+    } finally {
+      if (!closed) await first.stack.close();
+    }
+  }, 120_000);
+});

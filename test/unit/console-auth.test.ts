@@ -1,0 +1,110 @@
+import {
+  AdminGetUserCommand, AdminInitiateAuthCommand, AdminRespondToAuthChallengeCommand, CognitoIdentityProviderClient, NotAuthorizedException, UserNotFoundException,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { cognitoIdentity } from '../../shared/console-auth/cognito.ts';
+import { MfaRequired, putLocalUser, tableIdentity } from '../../shared/console-auth/identity.ts';
+import { hashPassword, verifyPassword } from '../../shared/console-auth/password.ts';
+import { checkCsrf, cookieOf } from '../../shared/console-auth/session.ts';
+import type { ConsoleUserRecord, ConsoleUserStore } from '../../shared/console-auth/types.ts';
+import type { HttpEvent } from '../../shared/http/types.ts';
+
+// Console sign-in's identity port: scrypt-hashed local users, and Cognito users (never real AWS).
+
+const cognito = mockClient(CognitoIdentityProviderClient);
+const POOL = 'eu-west-1_pool';
+const CLIENT = 'consoleclient';
+const identity = () => cognitoIdentity(new CognitoIdentityProviderClient({ region: 'eu-west-1' }), POOL, CLIENT);
+const attrs = (tenant: string | undefined, role: string | undefined) => ({
+  UserAttributes: [
+    { Name: 'email', Value: 'Ada@Example.com' },
+    ...(tenant ? [{ Name: 'custom:tenant', Value: tenant }] : []),
+    ...(role ? [{ Name: 'custom:role', Value: role }] : []),
+  ],
+});
+
+describe('Cognito console identity', () => {
+  beforeEach(() => cognito.reset());
+
+  it('checks the password with ADMIN_USER_PASSWORD_AUTH and maps tenant and role from custom attributes', async () => {
+    cognito.on(AdminInitiateAuthCommand).resolves({ AuthenticationResult: { AccessToken: 'a', IdToken: 'i' } });
+    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'viewer'));
+    await expect(identity().verify('ada@example.com', 'pw')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer' });
+    const call = cognito.commandCalls(AdminInitiateAuthCommand)[0]?.args[0].input;
+    expect(call).toEqual({ UserPoolId: POOL, ClientId: CLIENT, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'ada@example.com', PASSWORD: 'pw' } });
+  });
+
+  it('answers undefined for a wrong password or an unknown user', async () => {
+    cognito.on(AdminInitiateAuthCommand).rejects(new NotAuthorizedException({ message: 'Incorrect username or password.', $metadata: {} }));
+    await expect(identity().verify('ada@example.com', 'bad')).resolves.toBeUndefined();
+    cognito.on(AdminInitiateAuthCommand).rejects(new UserNotFoundException({ message: 'nope', $metadata: {} }));
+    await expect(identity().verify('ada@example.com', 'bad')).resolves.toBeUndefined();
+    expect(cognito.commandCalls(AdminGetUserCommand)).toHaveLength(0);
+  });
+
+  it('refuses a user without a tenant or with an unknown role', async () => {
+    cognito.on(AdminInitiateAuthCommand).resolves({ AuthenticationResult: { AccessToken: 'a' } });
+    cognito.on(AdminGetUserCommand).resolves(attrs(undefined, 'admin'));
+    await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
+    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'owner'));
+    await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
+  });
+
+  it('asks for the TOTP code when the pool requires MFA, and answers the challenge with it', async () => {
+    cognito.on(AdminInitiateAuthCommand).resolves({ ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 'sess' });
+    await expect(identity().verify('ada@example.com', 'pw')).rejects.toBeInstanceOf(MfaRequired);
+    cognito.on(AdminRespondToAuthChallengeCommand).resolves({ AuthenticationResult: { AccessToken: 'a' } });
+    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'admin'));
+    await expect(identity().verify('ada@example.com', 'pw', '123456')).resolves.toMatchObject({ tenant: 'acme', role: 'admin' });
+    expect(cognito.commandCalls(AdminRespondToAuthChallengeCommand)[0]?.args[0].input).toMatchObject({
+      ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 'sess', ChallengeResponses: { USERNAME: 'ada@example.com', SOFTWARE_TOKEN_MFA_CODE: '123456' },
+    });
+  });
+
+  it('never calls Cognito for something that is no email', async () => {
+    await expect(identity().verify('not an email', 'pw')).resolves.toBeUndefined();
+    expect(cognito.calls()).toHaveLength(0);
+  });
+});
+
+describe('local console identity', () => {
+  const rows = new Map<string, ConsoleUserRecord>();
+  const store: ConsoleUserStore = { put: async (u) => void rows.set(u.email, u), get: async (e) => rows.get(e.toLowerCase()) };
+
+  it('stores an scrypt hash, never the password, and checks it', async () => {
+    await putLocalUser(store, { email: 'Bo@Example.com', tenant: 'demo', role: 'admin' }, 'correct horse');
+    const rec = rows.get('bo@example.com');
+    expect(rec?.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(rec?.password_hash).not.toContain('correct horse');
+    const id = tableIdentity(store);
+    await expect(id.verify('bo@example.com', 'correct horse')).resolves.toEqual({ email: 'bo@example.com', tenant: 'demo', role: 'admin' });
+    await expect(id.verify('bo@example.com', 'wrong')).resolves.toBeUndefined();
+    await expect(id.verify('nobody@example.com', 'correct horse')).resolves.toBeUndefined();
+  });
+
+  it('rejects malformed hashes', async () => {
+    expect(await verifyPassword('x', 'plain')).toBe(false);
+    expect(await verifyPassword('x', 'scrypt$0$8$1$aa$bb')).toBe(false);
+    expect(await verifyPassword('x', await hashPassword('x'))).toBe(true);
+  });
+});
+
+describe('session cookie and CSRF', () => {
+  const event = (method: string, headers: Record<string, string>, cookies?: string[]) =>
+    ({ headers, ...(cookies ? { cookies } : {}), requestContext: { http: { method } } }) as unknown as HttpEvent;
+  const session = { email: 'a@b.c', tenant: 't', role: 'admin' as const, csrf_token: 'token-123', created: 0, expires_at: 1 };
+
+  it('reads the cookie from the header (local) or from event.cookies (API Gateway)', () => {
+    expect(cookieOf(event('GET', { cookie: 'a=1; rs_console_session=abc; b=2' }), 'rs_console_session')).toBe('abc');
+    expect(cookieOf(event('GET', {}, ['rs_console_session=xyz']), 'rs_console_session')).toBe('xyz');
+    expect(cookieOf(event('GET', {}), 'rs_console_session')).toBeUndefined();
+  });
+
+  it('needs the matching X-CSRF-Token on everything but GET, HEAD and OPTIONS', () => {
+    expect(() => checkCsrf(event('GET', {}), session)).not.toThrow();
+    expect(() => checkCsrf(event('POST', {}), session)).toThrow(/CSRF/);
+    expect(() => checkCsrf(event('DELETE', { 'x-csrf-token': 'token-124' }), session)).toThrow(/CSRF/);
+    expect(() => checkCsrf(event('PATCH', { 'x-csrf-token': 'token-123' }), session)).not.toThrow();
+  });
+});

@@ -1,0 +1,91 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readServerConfig } from '../../shared/config.ts';
+import { accessLine, messageLine } from '../../shared/local/access-log.ts';
+import { lockDataDir, lockFile, StartupError } from '../../shared/local/lock.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'recsearch-lock-'));
+  dirs.push(d);
+  return d;
+};
+
+describe('access log lines', () => {
+  const entry = { time: new Date('2026-11-25T10:15:02.113Z'), method: 'POST', path: '/v1/events', status: 201, ms: 35.24, tenant: 'demo', request_id: '6eba8ebf-1c1d-4a57-9a43-3f1c2c7d9e01' };
+
+  it('reads as one line: time, method, path, status, ms, tenant and request_id', () => {
+    expect(accessLine(entry, 'text')).toBe('2026-11-25T10:15:02.113Z POST /v1/events 201 35.2 ms tenant=demo request_id=6eba8ebf-1c1d-4a57-9a43-3f1c2c7d9e01');
+    // Before authentication (the token endpoint, a 401), or without a request id (a static file).
+    expect(accessLine({ ...entry, tenant: undefined, request_id: undefined, status: 401 }, 'text')).toMatch(/ 401 35\.2 ms tenant=- request_id=-$/);
+  });
+
+  it('is one JSON object per line with LOG_FORMAT=json', () => {
+    const line = accessLine(entry, 'json');
+    expect(line).not.toContain('\n');
+    expect(JSON.parse(line)).toEqual({ time: '2026-11-25T10:15:02.113Z', level: 'info', msg: 'request', method: 'POST', path: '/v1/events', status: 201, ms: 35.2, tenant: 'demo', request_id: entry.request_id });
+    expect(JSON.parse(accessLine({ ...entry, tenant: undefined, request_id: undefined }, 'json'))).toMatchObject({ tenant: null, request_id: null });
+    expect(JSON.parse(messageLine('demo: ready', 'json'))).toMatchObject({ level: 'info', msg: 'demo: ready' });
+    expect(messageLine('demo: ready', 'text')).toBe('demo: ready');
+  });
+});
+
+describe('server settings (readServerConfig)', () => {
+  it('defaults: .data, port 3000 on 127.0.0.1, text logs, the demo shop', () => {
+    expect(readServerConfig({})).toEqual({ dataDir: '.data', port: 3000, host: '127.0.0.1', logFormat: 'text', demo: true });
+  });
+
+  it('reads PORT (0 for a free one), LOG_FORMAT and DEMO', () => {
+    expect(readServerConfig({ PORT: '0', LOG_FORMAT: 'json', DEMO: '0', DATA_DIR: '/tmp/x', HOST: '0.0.0.0' })).toEqual({ dataDir: '/tmp/x', port: 0, host: '0.0.0.0', logFormat: 'json', demo: false });
+    expect(readServerConfig({ DEMO: 'false' }).demo).toBe(false);
+    expect(readServerConfig({ DEMO: 'true' }).demo).toBe(true);
+    expect(readServerConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
+  });
+
+  it('fails with the variable name on a bad value', () => {
+    expect(() => readServerConfig({ PORT: 'eighty' })).toThrow(/^Environment variable PORT must be a port number/);
+    expect(() => readServerConfig({ PORT: '70000' })).toThrow(/PORT/);
+    expect(() => readServerConfig({ LOG_FORMAT: 'xml' })).toThrow(/^Environment variable LOG_FORMAT must be one of text, json, got "xml"/);
+    expect(() => readServerConfig({ DEMO: 'maybe' })).toThrow(/^Environment variable DEMO must be one of/);
+  });
+});
+
+describe('data directory lock', () => {
+  it('is taken, refused while its process runs (this one too), and released', () => {
+    const dir = tempDir();
+    const release = lockDataDir(dir);
+    expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(process.pid);
+    expect(() => lockDataDir(dir)).toThrow(StartupError);
+    expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by another server \\(pid ${process.pid}\\)`));
+    release();
+    expect(existsSync(lockFile(dir))).toBe(false);
+    lockDataDir(dir)();
+  });
+
+  it('is taken over from a process that is gone, or when it is not a lock at all', () => {
+    const dir = tempDir();
+    // A pid that was running a moment ago and is not any more.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid as number;
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: gone }));
+    const release = lockDataDir(dir);
+    expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(process.pid);
+    release();
+    writeFileSync(lockFile(dir), 'garbage');
+    lockDataDir(dir)();
+    expect(existsSync(lockFile(dir))).toBe(false);
+  });
+
+  it('is not removed by a release once another process took it over', () => {
+    const dir = tempDir();
+    const release = lockDataDir(dir);
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: 1 }));
+    release();
+    expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(1);
+  });
+});
