@@ -121,6 +121,9 @@ export function prepareConsole(): Promise<void> {
 }
 
 export const isConsolePath = (path: string): boolean => path === '/console' || path.startsWith('/console/');
+/** A path the console's files answer: under /console/ but not its API (`/console/session`, `/console/api/`), whose unknown paths are Platform 404s. */
+export const isConsoleFile = (path: string): boolean =>
+  isConsolePath(path) && path !== '/console/session' && !path.startsWith('/console/session/') && path !== '/console/api' && !path.startsWith('/console/api/');
 
 /** Serves a console file (GET/HEAD), with its content type and the console's security headers. */
 export async function serveConsole(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { compile, matchPath } from '../http/route-match.ts';
 import { notFoundHandlers, routeKey, routes, type Route } from '../routes.ts';
 import { startApiPool, type ApiPool } from './api-pool.ts';
-import { isConsolePath, serveConsole } from './console-static.ts';
+import { isConsoleFile, isConsolePath, serveConsole } from './console-static.ts';
 import type { AccessEntry } from './access-log.ts';
 import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
 import { StartupError } from './lock.ts';
@@ -95,7 +95,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
         }
       }
       // The console web app (console/dist): files at /console/ that no console route takes.
-      if (!route && (req.method === 'GET' || req.method === 'HEAD') && isConsolePath(path)) {
+      if (!route && (req.method === 'GET' || req.method === 'HEAD') && isConsoleFile(path)) {
         await serveConsole(req, res, path);
         return;
       }

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../auth/signer.ts';
 import { makeTable } from '../data/client.ts';
 import type { DemoSize } from '../demo/generate.ts';
-import { startDemo, type DemoRun } from '../demo/run.ts';
+import type { DemoRun } from '../demo/run.ts';
 import type { DemoSummary } from '../demo/seed.ts';
 import { storesFor } from '../data/index.ts';
 import { ConflictError } from '../errors.ts';
@@ -194,7 +194,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
   writeFileSync(p.stack, JSON.stringify(info, null, 2) + '\n');
   const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
-  const demo: DemoRun | undefined = opts.demo && startDemo({ table, queue: jobQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });
+  // Imported only when a seed runs: the demo pulls in search and training code, whose settings
+  // are read at import (a test stack sets them after this module is loaded).
+  const demo: DemoRun | undefined = opts.demo && (await import('../demo/run.ts')).startDemo({ table, queue: jobQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });
 
   return {
     port: http.port,

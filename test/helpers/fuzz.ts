@@ -773,11 +773,14 @@ const TYPE_OF_STATUS: Record<number, string> = { 400: 'invalid_request_error', 4
 const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Which API answers a request: the token endpoint for its route, else by the path's prefix (as the local server routes it). */
+/**
+ * Which API answers a request: the token endpoint for its route, else by the path's prefix (as
+ * the local server routes it); the console's session routes are on the Platform base.
+ */
 export function apiOf(c: FuzzCase): 'core' | 'platform' | 'auth' {
   const path = c.path.split('?')[0] as string;
   if (c.method === 'POST' && path === '/oauth2/token') return 'auth';
-  return path === '/api' || path.startsWith('/api/') ? 'platform' : 'core';
+  return path === '/api' || path.startsWith('/api/') || path.startsWith('/console/') ? 'platform' : 'core';
 }
 
 /** What is wrong with an answer (undefined: nothing). */

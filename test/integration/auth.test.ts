@@ -202,9 +202,11 @@ describe('Platform API keys and clients', () => {
 });
 
 describe('credentials.json', () => {
-  it('holds the demo tenant and the three URLs on one port', () => {
+  it('holds the demo tenant, its console user and the three URLs on one port', () => {
     const c = JSON.parse(readFileSync(join(t.dataDir, 'credentials.json'), 'utf8'));
-    expect(Object.keys(c).sort()).toEqual(['api_key', 'auth_url', 'base_url', 'client_id', 'client_secret', 'console_url', 'tenant']);
+    expect(Object.keys(c).sort()).toEqual(['api_key', 'auth_url', 'base_url', 'client_id', 'client_secret', 'console_email', 'console_password', 'console_url', 'tenant']);
+    expect(c.console_email).toMatch(/@/);
+    expect(c.console_password.length).toBeGreaterThanOrEqual(12);
     expect(c.tenant).toBe('demo');
     expect(c.base_url).toBe(c.console_url);
     expect(c.base_url).toBe(c.auth_url);
