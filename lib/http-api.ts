@@ -38,7 +38,7 @@ export class ServiceHttpApi extends Construct {
     super(scope, id);
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
     this.httpApi = new HttpApi(this, 'Api', {
-      apiName: `${Stack.of(this).stackName}-${props.api}`,
+      apiName: `${serviceStackOf(this).stackName}-${props.api}`,
       createDefaultStage: false,
     });
     const stage = this.httpApi.addStage('Stage', {
@@ -110,4 +110,11 @@ export class ServiceHttpApi extends Construct {
   get url(): string {
     return this.httpApi.apiEndpoint;
   }
+}
+
+/** The top-level stack (an API may sit in a nested stack): its name names the APIs. */
+function serviceStackOf(scope: Construct): Stack {
+  let s = Stack.of(scope);
+  while (s.nestedStackParent) s = s.nestedStackParent;
+  return s;
 }

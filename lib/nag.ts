@@ -1,4 +1,4 @@
-import { Validations, type App, type CfnElement } from 'aws-cdk-lib';
+import { Names, Validations, type App, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ARTIFACT_PREFIXES } from './service-function.ts';
 import type { ServiceStack } from './stack.ts';
@@ -16,14 +16,20 @@ export const ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
 /** Object-prefix grants on the artifact bucket (`<bucket>/search/*`, `<bucket>/models/*`). */
 function artifactPrefixAcknowledgements(stack: ServiceStack): { id: string; reason: string }[] {
   const bucketId = stack.resolve((stack.data.artifacts.node.defaultChild as CfnElement).logicalId) as string;
-  return ARTIFACT_PREFIXES.map((p) => ({
-    id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${p}/*]`,
-    reason: `Artifacts are objects under the ${p}/ prefix, one key per tenant and build or version; grants are limited to that prefix and to GetObject/PutObject.`,
-  }));
+  // In the parent stack the bucket's ARN is its attribute; in the Platform API's nested stack, the
+  // parameter that passes it.
+  const arns = [`${bucketId}.Arn`, `referenceto${Names.uniqueId(stack.data.artifacts.node.defaultChild as CfnElement)}Arn`];
+  return ARTIFACT_PREFIXES.flatMap((p) =>
+    arns.map((arn) => ({
+      id: `AwsSolutions-IAM5[Resource::<${arn}>/${p}/*]`,
+      reason: `Artifacts are objects under the ${p}/ prefix, one key per tenant and build or version; grants are limited to that prefix and to GetObject/PutObject.`,
+    })),
+  );
 }
 
 /** Runs the AwsSolutions pack over the app at synthesis, with this stack's acknowledgements. */
 export function applyNag(app: App, stack: ServiceStack): void {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
-  for (const a of [...ACKNOWLEDGED, ...artifactPrefixAcknowledgements(stack)]) Validations.of(stack).acknowledge(a);
+  // The Platform API's nested stack holds functions of the same kind: the same acknowledgements.
+  for (const a of [...ACKNOWLEDGED, ...artifactPrefixAcknowledgements(stack)]) for (const s of [stack, stack.platformStack]) Validations.of(s).acknowledge(a);
 }

@@ -32,7 +32,7 @@ export class TokenEndpointFirewall extends Construct {
     const metric = (name: string) => ({ cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true, metricName: `${Stack.of(this).stackName}-${name}` });
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
-      description: 'Cognito user pool (token endpoint): requests per source address',
+      description: 'Cognito user pool token endpoint - requests per source address',
       defaultAction: { allow: {} },
       visibilityConfig: metric('token-endpoint'),
       rules: [

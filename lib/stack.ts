@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { AuthConstruct } from './auth.ts';
 import { ConsoleWeb } from './console.ts';
@@ -48,6 +48,8 @@ export class ServiceStack extends Stack {
   readonly auth: AuthConstruct;
   readonly core: ServiceHttpApi;
   readonly platform: ServiceHttpApi;
+  /** The nested stack holding the Platform API. */
+  readonly platformStack: NestedStack;
   readonly workers: WorkersConstruct;
   readonly firewall: TokenEndpointFirewall;
   /** The training run as an ECS Fargate task, for tenants past the training worker's Lambda. */
@@ -71,7 +73,10 @@ export class ServiceStack extends Stack {
     this.training = new TrainingTask(this, 'Training', { table: this.data.table, bucket: this.data.artifacts, worker: trainWorker });
     const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
     this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle, unmatchedThrottle, tenantQuota });
-    this.platform = new ServiceHttpApi(this, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle, publicFunctions: this.core.functions });
+    // The Platform API (a function and three resources per route) in a nested stack of its own:
+    // each stack has CloudFormation's limit of 500 resources, and the two APIs together are near it.
+    this.platformStack = new NestedStack(this, 'Platform', { description: 'The Platform API: its routes and their functions' });
+    this.platform = new ServiceHttpApi(this.platformStack, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle, publicFunctions: this.core.functions });
     // The console web app, with the Platform API behind the same CloudFront origin; sign-in
     // checks passwords through the pool's console client.
     this.console = new ConsoleWeb(this, 'Console', { platformApi: this.platform.httpApi, ...(props.consoleAssetDir ? { assetDir: props.consoleAssetDir } : {}) });

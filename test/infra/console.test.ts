@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS } from '../../lib/console.ts';
 import { applyNag } from '../../lib/nag.ts';
 import { ServiceStack } from '../../lib/stack.ts';
+import { serviceTemplate } from '../helpers/template.ts';
 
 // Issue 21 item 3: the console deployed by the stack (private bucket, CloudFront with origin
 // access control and security headers, the Platform API on the same origin) and its Cognito users.
@@ -23,7 +24,7 @@ beforeAll(() => {
   const stack = new ServiceStack(app, 'ConsoleTest', { env: { account: '123456789012', region: 'eu-west-1' } });
   applyNag(app, stack);
   app.synth();
-  template = Template.fromStack(stack);
+  template = serviceTemplate(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
   web = Template.fromStack(stack.console);
   webResources = web.toJSON().Resources as Record<string, Resource>;

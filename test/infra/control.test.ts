@@ -1,8 +1,8 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack } from '../../lib/stack.ts';
 import { deployedRoutes, routeKey } from '../../shared/routes.ts';
+import { serviceTemplate } from '../helpers/template.ts';
 
 /* The control plane's routes and its maintenance grant, in the synthesised template. */
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -11,7 +11,7 @@ let resources: Record<string, Resource>;
 beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new ServiceStack(app, 'ControlStack', { env: { account: '123456789012', region: 'eu-west-1' } });
-  resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+  resources = serviceTemplate(stack).toJSON().Resources as Record<string, Resource>;
 });
 
 const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);

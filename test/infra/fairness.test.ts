@@ -1,11 +1,11 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack, type ServiceStackProps } from '../../lib/stack.ts';
 import { WORKER_CONCURRENCY } from '../../lib/workers.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
 import { schedules, workers } from '../../shared/workers.ts';
+import { serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
@@ -13,7 +13,7 @@ type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: str
 function synth(props: Partial<ServiceStackProps> = {}, context: Record<string, unknown> = {}): Record<string, Resource> {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
   const stack = new ServiceStack(app, 'FairStack', { env: { account: '123456789012', region: 'eu-west-1' }, ...props });
-  return Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+  return serviceTemplate(stack).toJSON().Resources as Record<string, Resource>;
 }
 
 let resources: Record<string, Resource>;

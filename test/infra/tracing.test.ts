@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack } from '../../lib/stack.ts';
+import { serviceTemplate } from '../helpers/template.ts';
 
 /*
  * Issue 18, defect 2: the Powertools tracer records a handler's response (and a thrown error) as
@@ -15,7 +15,7 @@ let functions: [string, Fn][];
 beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new ServiceStack(app, 'TracingStack', { env: { account: '123456789012', region: 'eu-west-1' } });
-  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, Fn>;
+  const resources = serviceTemplate(stack).toJSON().Resources as Record<string, Fn>;
   functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
 });
 
