@@ -1,0 +1,176 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { unwrap, unwrapEmpty, type CallOptions } from './call.ts';
+import { Paginator, type Page } from './paginate.ts';
+import type { paths } from './schema.ts';
+import { Transport, type FetchLike, type RetryOptions } from './transport.ts';
+import type { QueryParams, RequestBody } from './types.ts';
+
+export interface PlatformClientOptions {
+  /** The console base URL (`{console_url}`; locally the same port as the Core API). Paths start with `/api`. */
+  baseUrl: string;
+  /** A Platform API key, `svc_<prefix>_<token>`. */
+  apiKey: string;
+  fetch?: FetchLike;
+  /** Retry policy, or `false` for none. Platform creates carry no `Idempotency-Key`, so they are retried only on 429. */
+  retry?: RetryOptions | false;
+}
+
+type Id = string | number;
+const s = (id: Id) => String(id);
+const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
+
+/** Follows `next_cursor` through a list whose cursor parameter is `name`. */
+function pages<P extends Page<unknown>, Q extends object>(
+  name: 'cursor' | 'starting_after',
+  query: Q,
+  fetchPage: (q: Q) => Promise<P>,
+): Paginator<P['data'][number], P> {
+  const start = (query as Record<string, unknown>)[name];
+  return new Paginator<P['data'][number], P>((cursor) => fetchPage({ ...query, ...(cursor ? { [name]: cursor } : {}) }), typeof start === 'string' ? start : undefined);
+}
+
+/**
+ * The Platform API (`/api`), authenticated with an API key. Each group mirrors the console's
+ * resources; `raw` reaches every route of the OpenAPI document with its types.
+ */
+export class PlatformClient {
+  /** The typed openapi-fetch client, with the API key and retries. */
+  readonly raw: Client<paths>;
+
+  constructor(opts: PlatformClientOptions) {
+    const apiKey = opts.apiKey;
+    const transport = new Transport({ fetch: opts.fetch, retry: opts.retry, auth: { token: async () => apiKey } });
+    this.raw = createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/+$/, ''), fetch: transport.fetch });
+  }
+
+  readonly apiKeys = {
+    listPage: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/api-keys', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.apiKeys.listPage(q, o)),
+    /** The answer holds the key itself, shown this once. */
+    create: (body: RequestBody<'createApiKey'>, o?: CallOptions) => unwrap(this.raw.POST('/api/api-keys', { body, ...signalOf(o) }), 'platform'),
+    revoke: (id: string, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/api-keys/{id}', { params: { path: { id } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly clients = {
+    listPage: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/clients', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.clients.listPage(q, o)),
+    /** The answer holds the client secret, shown this once. */
+    create: (body: RequestBody<'createClient'>, o?: CallOptions) => unwrap(this.raw.POST('/api/clients', { body, ...signalOf(o) }), 'platform'),
+    delete: (clientId: string, o?: CallOptions) =>
+      unwrapEmpty(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly eventTypes = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createEventType'>, o?: CallOptions) => unwrap(this.raw.POST('/api/event-types', { body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly templates = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates', { ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createTemplate'>, o?: CallOptions) => unwrap(this.raw.POST('/api/events/templates', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateTemplate'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/events/templates/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly trainingJobs = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs', { ...signalOf(o) }), 'platform'),
+    /** Starts a run from a template; each run makes a new model version. */
+    create: (body: RequestBody<'createTrainingJob'>, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs', { body, ...signalOf(o) }), 'platform'),
+    get: (jobName: string, o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs/{jobName}', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
+    stop: (jobName: string, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs/{jobName}/stop', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
+    logsPage: (jobName: string, query: QueryParams<'getTrainingJobLogs'> = {}, o?: CallOptions) =>
+      unwrap(this.raw.GET('/api/training-jobs/logs/{jobName}', { params: { path: { jobName }, query }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly models = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/models', { ...signalOf(o) }), 'platform'),
+    get: (version: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/models/{version}', { params: { path: { version: s(version) } }, ...signalOf(o) }), 'platform'),
+    /** Label or describe a version. */
+    update: (version: Id, body: RequestBody<'updateModel'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/models/{version}', { params: { path: { version: s(version) } }, body, ...signalOf(o) }), 'platform'),
+    approve: (version: Id, o?: CallOptions) =>
+      unwrap(this.raw.POST('/api/models/{version}/approve', { params: { path: { version: s(version) } }, ...signalOf(o) }), 'platform'),
+    /** Serves an approved version on an endpoint. */
+    promote: (version: Id, body: RequestBody<'promoteModel'>, o?: CallOptions) =>
+      unwrap(this.raw.POST('/api/models/{version}/promote', { params: { path: { version: s(version) } }, body, ...signalOf(o) }), 'platform'),
+    compare: (versions: Id[], o?: CallOptions) =>
+      unwrap(this.raw.GET('/api/models/compare', { params: { query: { versions: versions.map(s).join(',') } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly endpoints = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createModelEndpoint'>, o?: CallOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly contexts = {
+    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/contexts', { ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createContext'>, o?: CallOptions) => unwrap(this.raw.POST('/api/contexts', { body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly rules = {
+    listPage: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/rules', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.rules.listPage(q, o)),
+    create: (body: RequestBody<'createRule'>, o?: CallOptions) => unwrap(this.raw.POST('/api/rules', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly segments = {
+    listPage: (query: QueryParams<'listSegments'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/segments', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listSegments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.segments.listPage(q, o)),
+    create: (body: RequestBody<'createSegment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/segments', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateSegment'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/segments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly experiments = {
+    listPage: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.experiments.listPage(q, o)),
+    create: (body: RequestBody<'createExperiment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/experiments', { body, ...signalOf(o) }), 'platform'),
+    /** The experiment with its results. */
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateExperiment'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/experiments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly rerankControls = {
+    get: (contextId: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rerank-controls', { params: { query: { contextId: s(contextId) } }, ...signalOf(o) }), 'platform'),
+    /** Sets a context's controls (PUT: the same body twice sets the same values). */
+    put: (contextId: Id, body: RequestBody<'putRerankControls'>, o?: CallOptions) =>
+      unwrap(this.raw.PUT('/api/rerank-controls', { params: { query: { contextId: s(contextId) } }, body, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly synonyms = {
+    listPage: (query: QueryParams<'listSynonymSets'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listSynonymSets'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.synonyms.listPage(q, o)),
+    create: (body: RequestBody<'createSynonymSet'>, o?: CallOptions) => unwrap(this.raw.POST('/api/synonyms', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateSynonymSet'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/synonyms/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly itemSearch = {
+    /** One page of the console's item search (`POST /api/items/search`). */
+    page: (body: RequestBody<'searchItems'>, o?: CallOptions) => unwrap(this.raw.POST('/api/items/search', { body, ...signalOf(o) }), 'platform'),
+    /** Every hit, following `cursor`. */
+    all: (body: RequestBody<'searchItems'>, o?: CallOptions) => pages('cursor', body, (b) => this.itemSearch.page(b, o)),
+  };
+
+  readonly searchIndex = {
+    status: (o?: CallOptions) => unwrap(this.raw.GET('/api/search-index', { ...signalOf(o) }), 'platform'),
+    rebuild: (o?: CallOptions) => unwrap(this.raw.POST('/api/search-index/rebuild', { ...signalOf(o) }), 'platform'),
+  };
+
+  readonly users = {
+    /** Erases an end user's events and derived data. */
+    erase: (userId: string, o?: CallOptions) => unwrap(this.raw.DELETE('/api/users/{user_id}', { params: { path: { user_id: userId } }, ...signalOf(o) }), 'platform'),
+  };
+}

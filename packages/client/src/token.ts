@@ -1,0 +1,109 @@
+import { ApiError } from './errors.ts';
+import type { components } from './schema.ts';
+import type { Authorizer, Transport } from './transport.ts';
+
+type AccessToken = components['schemas']['AccessToken'];
+
+export interface TokenOptions {
+  /** The token endpoint (default `<baseUrl>/oauth2/token`; the spec's `{auth_url}/oauth2/token`). */
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Scopes to ask for (space-separated or a list); default: every scope of the client. */
+  scope?: string | string[] | undefined;
+  /**
+   * Refresh this long before expiry. Default: 10 % of the token's lifetime, at least 1 s and at
+   * most 60 s (60 s for the default 3600 s tokens; 1 s for 5 s tokens).
+   */
+  refreshMarginMs?: number | undefined;
+  /** The clock (tests). */
+  now?: () => number;
+}
+
+interface Cached {
+  token: string;
+  /** When the token stops being accepted, by our clock (conservative). */
+  expiresAt: number;
+  /** When to fetch the next one. */
+  refreshAt: number;
+}
+
+/**
+ * Client-credentials access tokens: fetched with HTTP Basic and a form body, cached, replaced
+ * before they expire (per the spec: compute `expires_at` from `expires_in`, refresh before
+ * expiry), one token request at a time however many calls wait for it.
+ */
+export class TokenManager implements Authorizer {
+  private cached: Cached | undefined;
+  private pending: Promise<Cached> | undefined;
+  private readonly now: () => number;
+  /** How many tokens were fetched (for tests and metrics). */
+  fetches = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly opts: TokenOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  async token(): Promise<string> {
+    const c = this.cached;
+    if (c && this.now() < c.refreshAt) return c.token;
+    // Past refreshAt but still valid while a refresh runs: later callers wait for the shared request.
+    this.pending ??= this.fetchToken().finally(() => {
+      this.pending = undefined;
+    });
+    return (await this.pending).token;
+  }
+
+  /** Forgets a token the server refused; answers true when a retry with a new token makes sense. */
+  invalidate(refused: string): boolean {
+    if (this.cached?.token === refused) this.cached = undefined;
+    return true;
+  }
+
+  /** The cached token's expiry (ms since the epoch), if any. */
+  get expiresAt(): number | undefined {
+    return this.cached?.expiresAt;
+  }
+
+  private async fetchToken(): Promise<Cached> {
+    const form = new URLSearchParams({ grant_type: 'client_credentials' });
+    const scope = Array.isArray(this.opts.scope) ? this.opts.scope.join(' ') : this.opts.scope;
+    if (scope) form.set('scope', scope);
+    const basic = Buffer.from(`${encodeURIComponent(this.opts.clientId)}:${encodeURIComponent(this.opts.clientSecret)}`).toString('base64');
+    const started = this.now();
+    const res = await this.transport.send(
+      new Request(this.opts.tokenUrl, {
+        method: 'POST',
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form.toString(),
+      }),
+      // A repeated client-credentials grant only issues another token.
+      'safe',
+    );
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    if (!res.ok) throw ApiError.from(res, body, 'oauth');
+    if (!isAccessToken(body)) throw new ApiError({ status: res.status, type: 'api_error', code: 'invalid_token_response', message: 'The token endpoint answered no access_token.', source: 'oauth', body, headers: res.headers });
+    this.fetches++;
+    const lifetime = body.expires_in * 1000;
+    // Expiry is a whole second (JWT exp), so a token may stop working up to 1 s before
+    // started + expires_in; counted from when the request started, not when it ended.
+    const expiresAt = started + lifetime - Math.min(1000, lifetime / 2);
+    const margin = this.opts.refreshMarginMs ?? Math.min(60_000, Math.max(1000, lifetime / 10));
+    const cached: Cached = { token: body.access_token, expiresAt, refreshAt: expiresAt - margin };
+    this.cached = cached;
+    return cached;
+  }
+}
+
+function isAccessToken(v: unknown): v is AccessToken {
+  return typeof v === 'object' && v !== null && 'access_token' in v && typeof v.access_token === 'string' && 'expires_in' in v && typeof v.expires_in === 'number' && v.expires_in > 0;
+}

@@ -1,0 +1,156 @@
+/**
+ * The fetch every client call goes through: bearer credentials, retries with backoff, and (Core)
+ * one token re-fetch on a 401.
+ *
+ * What is retried:
+ * - 429: always (a 429 stores nothing), after `Retry-After` seconds when the answer gives them.
+ * - Network errors, 500, 502, 503, 504: only when the request is safe to repeat: GET, HEAD,
+ *   OPTIONS, PUT, DELETE, a request carrying an `Idempotency-Key` (the server answers a repeat with
+ *   the first answer and writes nothing), or one the client marks safe (reads sent as POST, such
+ *   as search). Never a POST or PATCH without a key.
+ * - 409 `idempotency_key_in_use` (the first attempt is still running): retried, same key.
+ * Every attempt of one call re-sends the same body and headers, so the same `Idempotency-Key`.
+ */
+
+/** The fetch the client needs (`globalThis.fetch` fits; a test may wrap it). */
+export type FetchLike = (input: Request) => Promise<Response>;
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3; 0 turns retries off). */
+  maxRetries?: number;
+  /** First backoff (default 250 ms), doubled per attempt, with full jitter. */
+  baseDelayMs?: number;
+  /** Longest backoff between attempts (default 8 s). */
+  maxDelayMs?: number;
+  /** A `Retry-After` longer than this is not waited for: the answer is returned (default 60 s). */
+  maxRetryAfterMs?: number;
+}
+
+/** Whether a request may be repeated after a network error or 5xx. `auto`: decided from method and `Idempotency-Key`. */
+export type RetryMode = 'auto' | 'safe' | 'unsafe';
+
+export interface Authorizer {
+  /** The bearer credential to send. */
+  token(): Promise<string>;
+  /** Called on a 401 with the token that was refused; answers whether a retry with a new token makes sense. */
+  invalidate?(refused: string): boolean;
+}
+
+const RETRY_STATUSES = new Set([500, 502, 503, 504]);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+export const sleep = (ms: number, signal?: AbortSignal | null): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** `Retry-After` as milliseconds: whole seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(h: string | null, now = Date.now()): number | undefined {
+  if (h === null || h.trim() === '') return undefined;
+  if (/^\d+$/.test(h.trim())) return Number(h.trim()) * 1000;
+  const at = Date.parse(h);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export class Transport {
+  readonly fetch: FetchLike;
+  private readonly maxRetries: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly maxRetryAfterMs: number;
+
+  constructor(
+    private readonly opts: { fetch?: FetchLike | undefined; retry?: RetryOptions | false | undefined; auth?: Authorizer | undefined; userAgent?: string },
+  ) {
+    const r = opts.retry === false ? { maxRetries: 0 } : (opts.retry ?? {});
+    this.maxRetries = r.maxRetries ?? 3;
+    this.baseDelayMs = r.baseDelayMs ?? 250;
+    this.maxDelayMs = r.maxDelayMs ?? 8000;
+    this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
+    this.fetch = (req) => this.send(req, 'auto');
+  }
+
+  /** A fetch for one call with its retry mode (openapi-fetch's per-request `fetch` option). */
+  fetchWith(mode: RetryMode): FetchLike {
+    return (req) => this.send(req, mode);
+  }
+
+  private backoff(attempt: number): number {
+    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+    return Math.round(cap / 2 + (Math.random() * cap) / 2);
+  }
+
+  async send(request: Request, mode: RetryMode = 'auto'): Promise<Response> {
+    const impl: FetchLike = this.opts.fetch ?? ((r) => globalThis.fetch(r));
+    // Read the body once: every attempt sends the same bytes.
+    const body = request.body === null ? undefined : await request.arrayBuffer();
+    const safe = mode === 'safe' || (mode === 'auto' && (SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key')));
+    const keyed = request.headers.has('idempotency-key');
+    const auth = this.opts.auth;
+    let reauthorized = false;
+    for (let attempt = 0; ; attempt++) {
+      const headers = new Headers(request.headers);
+      let token: string | undefined;
+      if (auth) {
+        token = await auth.token();
+        headers.set('authorization', `Bearer ${token}`);
+      }
+      if (this.opts.userAgent && !headers.has('user-agent')) headers.set('user-agent', this.opts.userAgent);
+      const init: RequestInit = { method: request.method, headers, signal: request.signal, redirect: request.redirect };
+      if (body !== undefined) init.body = body;
+      let res: Response;
+      try {
+        res = await impl(new Request(request.url, init));
+      } catch (err) {
+        if (request.signal.aborted || !safe || attempt >= this.maxRetries) throw err;
+        await sleep(this.backoff(attempt), request.signal);
+        continue;
+      }
+      // An expired or revoked token: one new token, one more try (a 401 wrote nothing).
+      if (res.status === 401 && auth && token !== undefined && !reauthorized && (auth.invalidate?.(token) ?? false)) {
+        reauthorized = true;
+        await res.body?.cancel();
+        attempt--;
+        continue;
+      }
+      if (attempt >= this.maxRetries) return res;
+      let retry = false;
+      let wait = this.backoff(attempt);
+      if (res.status === 429) {
+        retry = true;
+        const after = retryAfterMs(res.headers.get('retry-after'));
+        if (after !== undefined) {
+          if (after > this.maxRetryAfterMs) return res;
+          wait = after + Math.round(Math.random() * 250);
+        }
+      } else if (RETRY_STATUSES.has(res.status)) {
+        retry = safe;
+        const after = retryAfterMs(res.headers.get('retry-after'));
+        if (retry && after !== undefined && after <= this.maxRetryAfterMs) wait = Math.max(wait, after);
+      } else if (res.status === 409 && keyed) {
+        retry = await isKeyInUse(res);
+      }
+      if (!retry) return res;
+      await res.body?.cancel();
+      await sleep(wait, request.signal);
+    }
+  }
+}
+
+async function isKeyInUse(res: Response): Promise<boolean> {
+  try {
+    const b: unknown = await res.clone().json();
+    return typeof b === 'object' && b !== null && 'error' in b && typeof b.error === 'object' && b.error !== null && 'code' in b.error && b.error.code === 'idempotency_key_in_use';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * @recsearch/client against a real local stack (dynalite + handlers + HTTP) whose access tokens
+ * live 5 s: token refresh before expiry, one re-fetch on a 401, retries that reuse one
+ * Idempotency-Key, cursor pagination, typed errors, and the Platform helpers.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError, CoreClient, PlatformClient, type FetchLike, type Item } from '../../packages/client/src/index.ts';
+import { startTestStack, UUID_RE, type TestStack } from '../helpers/stack.ts';
+
+const TOKEN_LIFETIME_SECONDS = 5;
+let t: TestStack;
+
+beforeAll(async () => {
+  t = await startTestStack({ TOKEN_LIFETIME_SECONDS: String(TOKEN_LIFETIME_SECONDS), LOCAL_RETRY_DELAY_MS: '50' });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const core = (extra: Partial<ConstructorParameters<typeof CoreClient>[0]> = {}) =>
+  new CoreClient({ baseUrl: t.base, clientId: t.demo.creds.client_id, clientSecret: t.demo.creds.client_secret, ...extra });
+const platform = (fetch?: FetchLike) => new PlatformClient({ baseUrl: t.base, apiKey: t.demo.creds.api_key, ...(fetch ? { fetch } : {}) });
+const isToken = (r: Request) => new URL(r.url).pathname === '/oauth2/token';
+
+/** A fetch that records every exchange (method, path, status, headers sent). */
+function recorder(inner: FetchLike = (r) => fetch(r)) {
+  const log: { method: string; path: string; status: number; key: string | null; at: number }[] = [];
+  const f: FetchLike = async (r) => {
+    const res = await inner(r);
+    log.push({ method: r.method, path: new URL(r.url).pathname, status: res.status, key: r.headers.get('idempotency-key'), at: Date.now() });
+    return res;
+  };
+  return { fetch: f, log };
+}
+
+describe('tokens', () => {
+  it('refreshes before expiry with a 5 s token lifetime: calls over 12 s never see a 401', async () => {
+    const rec = recorder();
+    const c = core({ fetch: rec.fetch });
+    const item = await c.items.create({ name: 'token probe' });
+    const end = Date.now() + 12_000;
+    let calls = 0;
+    while (Date.now() < end) {
+      const got = await c.items.get(item.id);
+      expect(got.id).toBe(item.id);
+      calls++;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(calls).toBeGreaterThan(30);
+    expect(rec.log.filter((e) => e.status === 401)).toEqual([]);
+    const tokenFetches = rec.log.filter((e) => e.path === '/oauth2/token');
+    // 12 s of 5 s tokens: a new one before each expires (refreshed ~1 s early), not one per call.
+    expect(tokenFetches.length).toBeGreaterThanOrEqual(3);
+    expect(tokenFetches.length).toBeLessThanOrEqual(6);
+    expect(c.tokens.fetches).toBe(tokenFetches.length);
+  }, 30_000);
+
+  it('shares one token request between concurrent calls', async () => {
+    const rec = recorder();
+    const c = core({ fetch: rec.fetch });
+    const pages = await Promise.all(Array.from({ length: 20 }, () => c.items.listPage({ limit: 1 })));
+    expect(pages).toHaveLength(20);
+    expect(rec.log.filter((e) => e.path === '/oauth2/token')).toHaveLength(1);
+  });
+
+  it('a 401 (an expired token) fetches one new token and retries once', async () => {
+    const rec = recorder();
+    // Never refresh early: the client keeps its token until the server refuses it.
+    const c = core({ fetch: rec.fetch, refreshMarginMs: -60_000 });
+    await c.items.listPage({ limit: 1 });
+    await new Promise((r) => setTimeout(r, (TOKEN_LIFETIME_SECONDS + 1.2) * 1000));
+    const page = await c.items.listPage({ limit: 1 });
+    expect(page.object).toBe('list');
+    expect(rec.log.map((e) => `${e.path} ${e.status}`)).toEqual(['/oauth2/token 200', '/v1/items 200', '/v1/items 401', '/oauth2/token 200', '/v1/items 200']);
+  }, 20_000);
+
+  it('a 401 that a new token does not cure is thrown as ApiError (no loop)', async () => {
+    const rec = recorder(async (r) => {
+      if (!isToken(r)) r.headers.set('authorization', 'Bearer not-a-token');
+      return fetch(r);
+    });
+    const c = core({ fetch: rec.fetch });
+    const err = await c.items.listPage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(401);
+    expect((err as ApiError).type).toBe('authentication_error');
+    expect(rec.log.filter((e) => e.path === '/v1/items')).toHaveLength(2);
+  });
+
+  it('wrong client credentials are an ApiError from the token endpoint', async () => {
+    const c = core({ clientSecret: 'wrong' });
+    const err = await c.items.listPage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 401, source: 'oauth', code: 'invalid_client', type: 'authentication_error' });
+  });
+});
+
+describe('idempotent retries', () => {
+  it('a create whose response is lost is retried with the same Idempotency-Key and stored once', async () => {
+    const category = `idem-${randomUUID()}`;
+    const attempts: { key: string | null; replayed: string | null }[] = [];
+    const c = core({
+      retry: { baseDelayMs: 10 },
+      fetch: async (r) => {
+        const res = await fetch(r);
+        if (r.method === 'POST' && new URL(r.url).pathname === '/v1/items') {
+          attempts.push({ key: r.headers.get('idempotency-key'), replayed: res.headers.get('idempotent-replayed') });
+          if (attempts.length === 1) {
+            await res.text(); // the server handled it; its answer never arrives
+            throw new TypeError('fetch failed (dropped by the test)');
+          }
+        }
+        return res;
+      },
+    });
+    const item = await c.items.create({ name: 'once', metadata: { category } });
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]!.key).toMatch(UUID_RE);
+    expect(attempts[1]!.key).toBe(attempts[0]!.key);
+    // The server answered the retry with the first attempt's stored answer.
+    expect(attempts[0]!.replayed).toBeNull();
+    expect(attempts[1]!.replayed).toBe('true');
+    const listed = await c.items.list({ category, limit: 100 }).toArray();
+    expect(listed.map((i) => i.id)).toEqual([item.id]);
+  });
+
+  it('a 503 after the server stored a batch of events: the retry answers the same events, stored once', async () => {
+    const user = `u-${randomUUID()}`;
+    const keys: (string | null)[] = [];
+    let failed = false;
+    const c = core({
+      retry: { baseDelayMs: 10 },
+      fetch: async (r) => {
+        const res = await fetch(r);
+        if (r.method === 'POST' && new URL(r.url).pathname === '/v1/events') {
+          keys.push(r.headers.get('idempotency-key'));
+          if (!failed) {
+            failed = true;
+            await res.text();
+            return new Response(JSON.stringify({ error: { type: 'api_error', code: 'timeout', message: 'simulated', request_id: randomUUID() } }), { status: 503 });
+          }
+          expect(res.headers.get('idempotent-replayed')).toBe('true');
+        }
+        return res;
+      },
+    });
+    const item = await c.items.create({ name: 'event target' });
+    const sent = await c.events.send(
+      [
+        { type: 'click', user_id: user, item_id: item.id, click: {} },
+        { type: 'click', user_id: user, item_id: item.id, click: {} },
+      ],
+      { idempotencyKey: `k-${randomUUID()}` },
+    );
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[0]).toMatch(/^k-/);
+    const listed = await c.events.list({ user_id: user }).toArray();
+    expect(listed.map((e) => e.id)).toEqual(sent.map((e) => e.id));
+  });
+
+  it('a POST without an Idempotency-Key is never retried after a network error', async () => {
+    let attempts = 0;
+    const c = core({
+      retry: { baseDelayMs: 10 },
+      fetch: async (r) => {
+        if (isToken(r)) return fetch(r);
+        attempts++;
+        const res = await fetch(r);
+        await res.text();
+        throw new TypeError('fetch failed (dropped by the test)');
+      },
+    });
+    const err = await c.raw.POST('/v1/items', { body: { name: 'no key' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect(attempts).toBe(1);
+  });
+
+  it('a 429 is retried after its Retry-After', async () => {
+    let first = true;
+    const c = core({
+      fetch: async (r) => {
+        if (!isToken(r) && first) {
+          first = false;
+          return new Response(JSON.stringify({ error: { type: 'rate_limit_error', code: 'rate_limited', message: 'simulated', request_id: randomUUID() } }), {
+            status: 429,
+            headers: { 'retry-after': '1' },
+          });
+        }
+        return fetch(r);
+      },
+    });
+    await c.accessToken();
+    const started = Date.now();
+    const page = await c.items.listPage({ limit: 1 });
+    expect(page.object).toBe('list');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('pagination', () => {
+  it('yields each of 250 items exactly once, 100 per page', async () => {
+    const c = core();
+    const category = `pages-${randomUUID()}`;
+    const created: Item[] = [];
+    for (const n of [100, 100, 50]) {
+      created.push(...(await c.items.createMany(Array.from({ length: n }, (_, i) => ({ name: `p${created.length + i}`, metadata: { category } })))));
+    }
+    expect(created).toHaveLength(250);
+    const seen: string[] = [];
+    for await (const item of c.items.list({ category, limit: 100 })) seen.push(item.id);
+    expect(seen).toHaveLength(250);
+    expect(new Set(seen).size).toBe(250);
+    expect([...seen].sort()).toEqual(created.map((i) => i.id).sort());
+    const sizes: number[] = [];
+    for await (const page of c.items.list({ category, limit: 100 }).pages()) sizes.push(page.data.length);
+    expect(sizes).toEqual([100, 100, 50]);
+  });
+
+  it('follows the events cursor too', async () => {
+    const c = core();
+    const user = `pu-${randomUUID()}`;
+    const item = await c.items.create({ name: 'paged events target' });
+    const sent = await c.events.send(Array.from({ length: 230 }, () => ({ type: 'view', user_id: user, item_id: item.id, view: {} })));
+    const ids: string[] = [];
+    for await (const e of c.events.list({ user_id: user, limit: 100 })) ids.push(e.id);
+    expect(ids).toEqual(sent.map((e) => e.id));
+  });
+});
+
+describe('typed errors', () => {
+  it('a missing item: ApiError with the envelope and its request_id', async () => {
+    const err = await core().items.get('999999999').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    const e = err as ApiError;
+    expect(e).toMatchObject({ status: 404, type: 'not_found_error', code: 'item_not_found', source: 'core' });
+    expect(e.message).toBeTruthy();
+    expect(e.request_id).toMatch(UUID_RE);
+    expect(e.request_id).toBe(e.headers.get('x-request-id'));
+  });
+
+  it('a validation error names its param', async () => {
+    const err = await core().items.create({ name: '' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    const e = err as ApiError;
+    expect(e).toMatchObject({ status: 400, type: 'invalid_request_error', code: 'validation_error', param: 'name' });
+    expect(e.fieldErrors?.name?.length).toBeGreaterThan(0);
+    expect(e.request_id).toMatch(UUID_RE);
+  });
+
+  it('a Platform error carries the status-mapped type and the X-Request-Id', async () => {
+    const err = await platform().segments.get(987654).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    const e = err as ApiError;
+    expect(e).toMatchObject({ status: 404, type: 'not_found_error', source: 'platform' });
+    expect(e.message).toBeTruthy();
+    expect(e.request_id).toMatch(UUID_RE);
+  });
+});
+
+describe('Core and Platform helpers', () => {
+  it('items update/delete, search and recommendations', async () => {
+    const c = core();
+    const item = await c.items.create({ name: 'Client walkthrough jacket', description: 'waterproof shell', metadata: { category: 'client-jackets' } });
+    const updated = await c.items.update(item.id, { active: false });
+    expect(updated.active).toBe(false);
+    await c.items.update(item.id, { active: true });
+    const results = await c.search({ query: 'walkthrough jacket', limit: 5 });
+    expect(results.url).toBe('/v1/search');
+    const recs = await c.recommendations({ user_id: `u-${randomUUID()}`, limit: 3 });
+    expect(recs.url).toBe('/v1/recommendations');
+    const del = await c.items.delete(item.id);
+    expect(del.deletedCount).toBe(1);
+  });
+
+  it('Platform: contexts, rules, segments, rerank controls, event types, templates, keys, clients, models, endpoints', async () => {
+    const rec = recorder();
+    const p = platform(rec.fetch);
+    const ctx = await p.contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
+    expect((await p.contexts.list()).data.some((x) => x.id === ctx.id)).toBe(true);
+    const rule = await p.rules.create({ name: 'boost shoes', context_id: ctx.id, conditions: [{ field: 'metadata.category', op: 'eq', value: 'shoes' }], boost: 2 });
+    expect((await p.rules.get(rule.id)).name).toBe('boost shoes');
+    const rules = await p.rules.list({ contextId: String(ctx.id) }).toArray();
+    expect(rules.map((r) => r.id)).toContain(rule.id);
+    await p.rules.delete(rule.id);
+    const seg = await p.segments.create({ name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    expect((await p.segments.update(seg.id, { description: 'bought once' })).description).toBe('bought once');
+    await p.segments.delete(seg.id);
+    const controls = await p.rerankControls.put(ctx.id, { diversity: 0.2, max_per_category: 2 });
+    expect(controls.diversity).toBe(0.2);
+    expect((await p.rerankControls.get(ctx.id)).max_per_category).toBe(2);
+    const et = await p.eventTypes.create({ name: `sig_${randomUUID().slice(0, 8)}`, weight: 40 });
+    expect((await p.eventTypes.list()).data.map((x) => x.id)).toContain(et.id);
+    const tpl = await p.templates.create({ name: `tpl-${randomUUID().slice(0, 8)}`, event_types: [{ id: et.id, weight: 1 }] });
+    expect((await p.templates.get(tpl.id)).name).toBe(tpl.name);
+    const keys = await p.apiKeys.list().toArray();
+    expect(keys.length).toBeGreaterThan(0);
+    const clients = await p.clients.list().toArray();
+    expect(clients.map((x) => x.client_id)).toContain(t.demo.creds.client_id);
+    expect(Array.isArray((await p.models.list()).data)).toBe(true);
+    expect(Array.isArray((await p.endpoints.list()).data)).toBe(true);
+    expect(rec.log.every((e) => e.status < 400)).toBe(true);
+  });
+});
