@@ -1,3 +1,4 @@
+import { CSRF_HEADER, SESSION_COOKIE } from '../console-auth/session.ts';
 import { CORE_SCOPES } from '../routes.ts';
 import { coreError, oauthError, platformError } from '../schemas/responses/common.ts';
 import type { JsonSchema, SchemaConverter } from './json-schema.ts';
@@ -19,11 +20,12 @@ const CORE_ERRORS: Record<number, string> = {
 
 const PLATFORM_ERRORS: Record<number, string> = {
   400: 'Invalid request: a field, parameter or state (the message names them).',
-  401: 'Missing or invalid API key.',
-  403: 'The API key lacks a scope this route allows.',
+  401: 'Missing or invalid credentials: no valid API key, no live console session, or (signing in) a wrong email or password.',
+  403: 'The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer\'s on a route that changes something.',
   404: 'Not found for this tenant.',
   409: 'Conflict: the name is taken, or the record changed meanwhile.',
   413: 'The body is over 1 MiB.',
+  429: 'Too many failed sign-ins from this address or for this email; wait a minute and try again.',
   500: 'Unexpected error.',
   503: 'The request took too long and was stopped; retry.',
 };
@@ -92,7 +94,23 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
     description: 'Platform API: an API key, `Authorization: Bearer svc_<prefix>_<token>`. Scopes `admin` (every route), `events`, `items`, `recommendations`; each operation lists the scopes it allows in `x-api-key-scopes`.',
   },
   clientBasic: { type: 'http', scheme: 'basic', description: 'The token endpoint: the OAuth client\'s ID and secret as HTTP Basic authentication.' },
+  consoleSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description: [
+      `Console session: the HttpOnly cookie \`${SESSION_COOKIE}\` that \`POST /console/session\` (email and password) sets; the browser sends it, the console never sees its value. It authorises the console's own routes (\`/console/...\`) and, on the Platform API (\`/api/...\`), stands in for an API key when no \`Authorization\` header is sent (a request with one is judged by the key alone).`,
+      `Every request that changes something (any method but GET, HEAD, OPTIONS) must also send the session's CSRF token (\`csrf_token\` of the session) in the \`${headerName(CSRF_HEADER)}\` header, else 403. The session's tenant is the tenant; an \`admin\` user may call every Platform route, a \`viewer\` only GET routes (and the console's reads). Sessions last 8 hours from sign-in (CONSOLE_SESSION_SECONDS), or until \`DELETE /console/session\`.`,
+    ].join('\n\n'),
+  },
 };
+
+/** `x-csrf-token` as it is written in documents: `X-CSRF-Token`. */
+function headerName(lower: string): string {
+  return lower.split('-').map((w) => (w === 'csrf' ? 'CSRF' : (w[0]?.toUpperCase() ?? '') + w.slice(1))).join('-');
+}
+/** The header name of a session's CSRF token. */
+export const CSRF_HEADER_NAME = headerName(CSRF_HEADER);
 
 export const SERVERS = {
   core: { url: '{base_url}', description: 'Core API (and, locally, everything on one port)', variables: { base_url: { default: 'http://localhost:3000', description: 'The stack\'s base_url' } } },
@@ -104,7 +122,7 @@ export const INFO = {
   title: 'recsearch: Core API and Platform API',
   version: '1.0.0',
   description: [
-    'Recommendations and search as a service. The **Core API** (`{base_url}`, paths under `/v1`) takes catalog items and user events and answers recommendations and search; it is authorised by OAuth 2.0 client-credentials access tokens from the **token endpoint** (`{auth_url}/oauth2/token`). The **Platform API** (`{console_url}`, paths under `/api`) configures credentials, training, serving and the control plane; it is authorised by API keys.',
+    'Recommendations and search as a service. The **Core API** (`{base_url}`, paths under `/v1`) takes catalog items and user events and answers recommendations and search; it is authorised by OAuth 2.0 client-credentials access tokens from the **token endpoint** (`{auth_url}/oauth2/token`). The **Platform API** (`{console_url}`, paths under `/api`) configures credentials, training, serving and the control plane; it is authorised by API keys, or by a console session (cookie). The **console\'s own routes** (`{console_url}`, paths under `/console`) sign console users in and out and run the Core reads the console shows for the session\'s tenant; they are authorised by the console session alone.',
     '',
     'Conventions: JSON bodies (parsed whatever the Content-Type), Unix seconds, IDs returned as strings. Unknown query parameters and body fields are rejected (400). Core lists answer the envelope `{object: "list", data, has_more, next_cursor, url}`; Platform lists `{data, has_more, next_cursor}`. Core errors answer `{error: {type, code, message, details?, request_id}}`, Platform errors `{error: "..."}`, the token endpoint RFC 6749 errors. Every answer carries `X-Request-Id`.',
     '',

@@ -1,8 +1,10 @@
 import type { DeclaredRequest } from '../http/handler.ts';
 import { routeKey, routes, type Route } from '../routes.ts';
-import { errorResponseName, errorResponses, headerRef, HEADERS, INFO, SECURITY_SCHEMES, SERVERS, type Envelope } from './components.ts';
+import { isSafeMethod } from '../console-auth/session.ts';
+import { CSRF_HEADER_NAME, errorResponseName, errorResponses, headerRef, HEADERS, INFO, SECURITY_SCHEMES, SERVERS, type Envelope } from './components.ts';
 import { SchemaConverter, type JsonSchema } from './json-schema.ts';
 import type { OperationDoc } from './operation.ts';
+import { consoleOperations } from './operations-console.ts';
 import { coreOperations } from './operations-core.ts';
 import { platformOperations } from './operations-platform.ts';
 
@@ -16,13 +18,17 @@ import { platformOperations } from './operations-platform.ts';
 export type DeclaredOf = (route: Route) => DeclaredRequest | undefined;
 
 /** What the document describes of each route, by route key (preflights are described from the table alone). */
-export const OPERATIONS: Readonly<Record<string, OperationDoc>> = { ...coreOperations, ...platformOperations };
+export const OPERATIONS: Readonly<Record<string, OperationDoc>> = { ...coreOperations, ...platformOperations, ...consoleOperations };
 
 /**
- * Routes the document describes: every route but the console's own (`/console/...`: the console
- * web app's session-cookie routes, not an API for clients).
+ * The console's own routes (`/console/...`, on the Platform base): authorised by the console
+ * session cookie alone, never by an API key (shared/console-auth/).
  */
-export const documented = (r: Route): boolean => !r.path.startsWith('/console/');
+export const isConsoleRoute = (r: Route): boolean => r.api === 'platform' && r.path.startsWith('/console/');
+/** Signing in: the one console route that needs no session. */
+const isSignIn = (r: Route): boolean => isConsoleRoute(r) && r.method === 'POST' && r.path === '/console/session';
+/** Signing out: ends a live session (with its CSRF token), else only clears the cookie; never 401. */
+const isSignOut = (r: Route): boolean => isConsoleRoute(r) && r.method === 'DELETE' && r.path === '/console/session';
 
 const envelopeOf = (r: Route): Envelope => (r.api === 'platform' ? 'platform' : r.api === 'auth' ? 'oauth' : 'core');
 const isPreflight = (r: Route): boolean => r.api === 'core' && r.method === 'OPTIONS';
@@ -36,12 +42,18 @@ const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z
 
 /** The error statuses an operation can answer: its API's, 404 where a path names a record, 413 where it takes a body, and its own. */
 function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
-  const base = r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : [400, 401, 403, 500, 503];
+  const base = r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
   const out = new Set([...base, ...(doc.errors ?? [])]);
   if (r.api !== 'public' && r.path.includes('{')) out.add(404);
   if (declared?.body) out.add(413);
   return [...out].sort((a, b) => a - b);
 }
+
+/**
+ * A console route's own errors: 401 is the operation's to list (signing out never answers it);
+ * 403 where the session's CSRF token is needed (every method but GET, bar signing in).
+ */
+const consoleBase = (r: Route): number[] => [400, 500, 503, ...(!isSignIn(r) && !isSafeMethod(r.method) ? [403] : [])];
 
 /** The properties of an object schema as parameters. */
 function parameters(where: 'path' | 'query', schema: JsonSchema): JsonSchema[] {
@@ -69,17 +81,42 @@ const IDEMPOTENCY_KEY: JsonSchema = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
 };
 
+/** The session's CSRF token, on the console's own routes that change something (or are POSTs). */
+function csrfParameter(r: Route): JsonSchema[] {
+  if (!isConsoleRoute(r) || isSignIn(r) || isSafeMethod(r.method)) return [];
+  return [{
+    name: CSRF_HEADER_NAME,
+    in: 'header',
+    required: !isSignOut(r),
+    description: isSignOut(r) ? 'The session\'s `csrf_token`: needed when the cookie names a live session (else 403).' : 'The session\'s `csrf_token` (else 403).',
+    schema: { type: 'string' },
+  }];
+}
+
+/**
+ * Platform routes: an API key or a console session (the middleware takes the cookie when no
+ * Authorization header is sent); the console's own routes: the session alone (signing in: none).
+ */
 function security(r: Route): JsonSchema[] {
   switch (r.api) {
     case 'core':
       return r.scope ? [{ coreOAuth: [r.scope] }] : [];
     case 'platform':
-      return [{ platformApiKey: [] }];
+      if (isConsoleRoute(r)) return isSignIn(r) ? [] : [{ consoleSession: [] }];
+      return [{ platformApiKey: [] }, { consoleSession: [] }];
     case 'auth':
       return [{ clientBasic: [] }];
     case 'public':
       return [];
   }
+}
+
+/** Which credentials a Platform or console operation takes, in words. */
+function credentialsText(r: Route): string[] {
+  if (r.api !== 'platform' || isSignIn(r)) return [];
+  const csrf = isSafeMethod(r.method) ? '' : ` (with its \`${CSRF_HEADER_NAME}\`)`;
+  if (isConsoleRoute(r)) return [`Console session${csrf}: any role (\`admin\`, \`viewer\`); never an API key.`];
+  return [`API key scopes: ${r.scopes.join(', ')}.`, `Or a console session${csrf}: ${isSafeMethod(r.method) ? 'any role (`admin`, `viewer`)' : 'the `admin` role'}.`];
 }
 
 function operation(r: Route, declared: DeclaredRequest | undefined, converter: SchemaConverter): JsonSchema {
@@ -90,11 +127,12 @@ function operation(r: Route, declared: DeclaredRequest | undefined, converter: S
     ...pathParameters(r, declared, converter),
     ...(declared ? parameters('query', converter.convert(declared.query, 'input')) : []),
     ...(declared?.idempotent ? [IDEMPOTENCY_KEY] : []),
+    ...csrfParameter(r),
   ];
   const request = declared?.body ?? doc.form;
   const success: JsonSchema = {
     description: doc.ok.description,
-    headers: { 'X-Request-Id': headerRef('X-Request-Id'), ...(declared?.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}) },
+    headers: { 'X-Request-Id': headerRef('X-Request-Id'), ...(declared?.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}), ...doc.headers },
     ...(doc.ok.schema
       ? { content: { 'application/json': { schema: converter.convert(doc.ok.schema, 'output'), ...(doc.examples?.response !== undefined ? { example: doc.examples.response } : {}) } } }
       : {}),
@@ -103,8 +141,8 @@ function operation(r: Route, declared: DeclaredRequest | undefined, converter: S
     operationId: doc.operationId,
     tags: [doc.tag],
     summary: doc.summary,
-    ...(doc.description || r.api === 'platform' ? { description: [doc.description, r.api === 'platform' ? `API key scopes: ${r.scopes.join(', ')}.` : undefined].filter(Boolean).join('\n\n') } : {}),
-    ...(r.api === 'platform' ? { 'x-api-key-scopes': [...r.scopes] } : {}),
+    ...(doc.description || r.api === 'platform' ? { description: [doc.description, ...credentialsText(r)].filter(Boolean).join('\n\n') } : {}),
+    ...(r.api === 'platform' && !isConsoleRoute(r) ? { 'x-api-key-scopes': [...r.scopes] } : {}),
     security: security(r),
     ...(params.length ? { parameters: params } : {}),
     ...(request
@@ -171,7 +209,7 @@ export function buildDocument(declaredOf: DeclaredOf): JsonSchema {
   const converter = new SchemaConverter();
   const paths: Record<string, JsonSchema> = {};
   const tags: string[] = [];
-  for (const r of routes.filter(documented)) {
+  for (const r of routes) {
     const item = (paths[r.path] ??= { ...(servers(r) ? { servers: servers(r) } : {}) });
     const op = isPreflight(r) ? preflight(r) : operation(r, declaredOf(r), converter);
     for (const t of op.tags as string[]) if (!tags.includes(t)) tags.push(t);

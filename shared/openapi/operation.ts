@@ -13,6 +13,8 @@ export interface OperationDoc {
   /** Request body when the handler declares none (the token endpoint's form). */
   form?: z.ZodMiniType;
   examples?: { request?: unknown; response?: unknown };
+  /** Headers of the success answer besides `X-Request-Id` (e.g. the console session's `Set-Cookie`), by name. */
+  headers?: Readonly<Record<string, { description: string; schema: Readonly<Record<string, unknown>> }>>;
 }
 
 type Ok = OperationDoc['ok'];

@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
-import { documented } from '../../shared/openapi/document.ts';
 import { routeKey, routes, type Route } from '../../shared/routes.ts';
 
 export interface Exchange {
@@ -57,8 +56,11 @@ export function routeOf(method: string, path: string): Route | undefined {
   return load().compiled.find((c) => c.route.method === method && matchPath(c, path) !== undefined)?.route;
 }
 
-/** Paths that are not the API's: the local stand-in for Cognito's JWKS, the console web app's. */
-const outside = (path: string) => path.startsWith('/.well-known/') || path === '/console' || path.startsWith('/console/');
+/**
+ * Paths that are not the API's: the local stand-in for Cognito's JWKS, and the console web app's
+ * files (any `/console` path no route takes; the console's session and read routes are the API's).
+ */
+const outside = (path: string, route: Route | undefined) => path.startsWith('/.well-known/') || (!route && (path === '/console' || path.startsWith('/console/')));
 
 const describeErrors = (v: ValidateFunction) =>
   (v.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ');
@@ -70,9 +72,9 @@ const describeErrors = (v: ValidateFunction) =>
 export function checkExchange(x: Exchange): { key: string | undefined; problem: string | undefined } {
   const { doc } = load();
   const path = x.path.split('?')[0] as string;
-  if (x.method === 'HEAD' || outside(path)) return { key: undefined, problem: undefined };
+  if (x.method === 'HEAD') return { key: undefined, problem: undefined };
   const route = routeOf(x.method, path);
-  if (route && !documented(route)) return { key: undefined, problem: undefined };
+  if (outside(path, route)) return { key: undefined, problem: undefined };
   if (!route) {
     // No route: the API's `$default` answers 404 (unknown path) or 405 (known path, other method) in its envelope.
     const key = `${x.method} ${path} (no route)`;

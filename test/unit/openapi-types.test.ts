@@ -9,6 +9,8 @@ import type * as C from '../../shared/schemas/responses/console.ts';
 import type * as K from '../../shared/schemas/responses/control.ts';
 import type * as P from '../../shared/schemas/responses/platform.ts';
 import type * as R from '../../shared/schemas/responses/core.ts';
+import type * as S from '../../shared/schemas/responses/session.ts';
+import type { sessionView } from '../../shared/console-auth/session.ts';
 import type { SynonymSet } from '../../shared/search/synonyms.ts';
 
 /*
@@ -37,6 +39,7 @@ export type Checks = [
   Answers<typeof K.segment, Of<typeof Control.getSegment>>,
   Answers<typeof K.experiment, Of<typeof Control.updateExperiment>>,
   Answers<typeof K.rerankControls, Of<typeof Control.getRerank>>,
+  Answers<typeof S.consoleSession, ReturnType<typeof sessionView>>,
 ];
 
 it('type-checks (see tsc)', () => {

@@ -14,6 +14,8 @@ export interface paths {
         /**
          * Search analytics
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSearchAnalytics"];
         put?: never;
@@ -34,12 +36,16 @@ export interface paths {
         /**
          * List Platform API keys
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create a Platform API key
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -61,6 +67,8 @@ export interface paths {
         /**
          * Revoke a Platform API key (at once, for good)
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["deleteApiKey"];
         options?: never;
@@ -78,6 +86,8 @@ export interface paths {
         /**
          * A control-plane resource's change history, newest first
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listAudit"];
         put?: never;
@@ -98,12 +108,16 @@ export interface paths {
         /**
          * List OAuth clients
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listClients"];
         put?: never;
         /**
          * Create an OAuth client
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createClient"];
         delete?: never;
@@ -125,6 +139,8 @@ export interface paths {
         /**
          * Delete an OAuth client (its tokens stop working at once)
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["deleteClient"];
         options?: never;
@@ -142,12 +158,16 @@ export interface paths {
         /**
          * List contexts
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listContexts"];
         put?: never;
         /**
          * Create a context
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createContext"];
         delete?: never;
@@ -166,12 +186,16 @@ export interface paths {
         /**
          * List event types
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listEventTypes"];
         put?: never;
         /**
          * Create an event type
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createEventType"];
         delete?: never;
@@ -196,6 +220,8 @@ export interface paths {
         /**
          * Change an event type's weight
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateEventType"];
         trace?: never;
@@ -210,12 +236,16 @@ export interface paths {
         /**
          * List training templates
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listTemplates"];
         put?: never;
         /**
          * Create a training template (Draft)
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -234,6 +264,8 @@ export interface paths {
         /**
          * Read a training template
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getTemplate"];
         put?: never;
@@ -246,6 +278,8 @@ export interface paths {
          * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule` and `auto_promote` (else 400 `invalid_state`).
          *
          *     API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateTemplate"];
         trace?: never;
@@ -260,12 +294,16 @@ export interface paths {
         /**
          * List experiments with their results
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listExperiments"];
         put?: never;
         /**
          * Create an experiment (Draft)
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createExperiment"];
         delete?: never;
@@ -284,6 +322,8 @@ export interface paths {
         /**
          * Read an experiment and its results per variant
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getExperiment"];
         put?: never;
@@ -296,6 +336,8 @@ export interface paths {
          * @description Status moves Draft → Running → Stopped; starting needs the variants' endpoints and no other Running experiment in the context (else 409).
          *
          *     API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateExperiment"];
         trace?: never;
@@ -310,12 +352,16 @@ export interface paths {
         /**
          * Search items by query string
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["searchItemsGet"];
         put?: never;
         /**
          * Search items (inactive ones included)
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["searchItems"];
         delete?: never;
@@ -334,12 +380,16 @@ export interface paths {
         /**
          * List serving endpoints
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listModelEndpoints"];
         put?: never;
         /**
          * Create a serving endpoint
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createModelEndpoint"];
         delete?: never;
@@ -358,6 +408,8 @@ export interface paths {
         /**
          * List trained versions, newest first
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listModels"];
         put?: never;
@@ -378,6 +430,8 @@ export interface paths {
         /**
          * Compare 2 to 10 versions
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["compareModels"];
         put?: never;
@@ -398,6 +452,8 @@ export interface paths {
         /**
          * Read a trained version
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getModel"];
         put?: never;
@@ -408,6 +464,8 @@ export interface paths {
         /**
          * Label or describe a version
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateModel"];
         trace?: never;
@@ -424,6 +482,8 @@ export interface paths {
         /**
          * Approve a version
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["approveModel"];
         delete?: never;
@@ -444,6 +504,8 @@ export interface paths {
         /**
          * Serve an approved version at an endpoint
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["promoteModel"];
         delete?: never;
@@ -462,11 +524,15 @@ export interface paths {
         /**
          * Read a context's rerank controls
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getRerankControls"];
         /**
          * Replace a context's rerank controls
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         put: operations["putRerankControls"];
         post?: never;
@@ -486,12 +552,16 @@ export interface paths {
         /**
          * List rules (optionally one context's)
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listRules"];
         put?: never;
         /**
          * Create a rule
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createRule"];
         delete?: never;
@@ -510,6 +580,8 @@ export interface paths {
         /**
          * Read a rule
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getRule"];
         put?: never;
@@ -517,6 +589,8 @@ export interface paths {
         /**
          * Delete a rule
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["deleteRule"];
         options?: never;
@@ -524,6 +598,8 @@ export interface paths {
         /**
          * Change a rule
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateRule"];
         trace?: never;
@@ -538,6 +614,8 @@ export interface paths {
         /**
          * Search index status
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSearchIndex"];
         put?: never;
@@ -560,6 +638,8 @@ export interface paths {
         /**
          * Build a new search index now
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["rebuildSearchIndex"];
         delete?: never;
@@ -578,12 +658,16 @@ export interface paths {
         /**
          * List segments
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listSegments"];
         put?: never;
         /**
          * Create a segment
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createSegment"];
         delete?: never;
@@ -602,6 +686,8 @@ export interface paths {
         /**
          * Read a segment
          * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSegment"];
         put?: never;
@@ -609,6 +695,8 @@ export interface paths {
         /**
          * Delete a segment nothing names
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["deleteSegment"];
         options?: never;
@@ -616,6 +704,8 @@ export interface paths {
         /**
          * Change a segment
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateSegment"];
         trace?: never;
@@ -630,12 +720,16 @@ export interface paths {
         /**
          * List synonym sets
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listSynonymSets"];
         put?: never;
         /**
          * Create a synonym set
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createSynonymSet"];
         delete?: never;
@@ -654,6 +748,8 @@ export interface paths {
         /**
          * Read a synonym set
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSynonymSet"];
         put?: never;
@@ -661,6 +757,8 @@ export interface paths {
         /**
          * Delete a synonym set
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["deleteSynonymSet"];
         options?: never;
@@ -668,6 +766,8 @@ export interface paths {
         /**
          * Change a synonym set
          * @description API key scopes: admin, items.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         patch: operations["updateSynonymSet"];
         trace?: never;
@@ -682,12 +782,16 @@ export interface paths {
         /**
          * List training runs, newest first
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listTrainingJobs"];
         put?: never;
         /**
          * Start a training run from a Published template
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["createTrainingJob"];
         delete?: never;
@@ -706,6 +810,8 @@ export interface paths {
         /**
          * A training run's log
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getTrainingJobLogs"];
         put?: never;
@@ -726,6 +832,8 @@ export interface paths {
         /**
          * Read a training run
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getTrainingJob"];
         put?: never;
@@ -748,6 +856,8 @@ export interface paths {
         /**
          * Stop a training run
          * @description API key scopes: admin, events.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         post: operations["stopTrainingJob"];
         delete?: never;
@@ -769,8 +879,130 @@ export interface paths {
         /**
          * Erase every event of a user
          * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
         delete: operations["eraseUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (console events page)
+         * @description What `GET /v1/events` does, for the session's tenant: same query, same answer.
+         *
+         *     Console session: any role (`admin`, `viewer`); never an API key.
+         */
+        get: operations["consoleListEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events per day (console overview)
+         * @description Events per UTC day over the last `days` (1 to 90, default 14; values outside are clamped), counted over the tenant's latest 5,000 events (`sampled`: whether that cut any off).
+         *
+         *     Console session: any role (`admin`, `viewer`); never an API key.
+         */
+        get: operations["consoleOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/recommendations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recommend items (console playground)
+         * @description What `GET /v1/recommendations` does, for the session's tenant: same query, same answer; no experiment exposure is counted.
+         *
+         *     Console session: any role (`admin`, `viewer`); never an API key.
+         */
+        get: operations["consoleRecommendations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the catalog (console playground)
+         * @description What `POST /v1/search` does, for the session's tenant: same body, same answer. A playground request is not traffic: no experiment exposure is counted, no search analytics recorded. A read, so a viewer may run it; as a POST it needs the session's `X-CSRF-Token`.
+         *
+         *     Console session (with its `X-CSRF-Token`): any role (`admin`, `viewer`); never an API key.
+         */
+        post: operations["consoleSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is signed in (and the CSRF token)
+         * @description How the console learns, after a reload, who is signed in and the CSRF token it sends with its writes. 401 without a live session (no cookie, unknown, expired or signed out).
+         *
+         *     Console session: any role (`admin`, `viewer`); never an API key.
+         */
+        get: operations["getConsoleSession"];
+        put?: never;
+        /**
+         * Sign in to the console
+         * @description Checks the email and password (and, for a Cognito user with MFA, `mfa_code`) and opens a session: its id goes only into the HttpOnly cookie `rs_console_session` (`Set-Cookie`), never into the body. A wrong email or password is 401 (never which of the two); repeated failures from one address or for one email are 429 for a while. Needs no credential.
+         */
+        post: operations["createConsoleSession"];
+        /**
+         * Sign out
+         * @description Ends the session the cookie names (it needs its `X-CSRF-Token`, else 403) and clears the cookie; without a live session it only clears the cookie.
+         *
+         *     Console session (with its `X-CSRF-Token`): any role (`admin`, `viewer`); never an API key.
+         */
+        delete: operations["deleteConsoleSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1027,6 +1259,25 @@ export interface components {
             data: components["schemas"]["Client"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        /** @description Events per UTC day (oldest first, one entry per day asked for), counted over the tenant's latest 5,000 events; `sampled`: whether that cut older events of the period off. `latest_event_at`: the newest event's time, or null without events. */
+        ConsoleOverview: {
+            events_per_day: {
+                /** Format: date */
+                day: string;
+                count: number;
+            }[];
+            sampled: boolean;
+            latest_event_at: number | null;
+        };
+        /** @description A signed-in console user: the tenant they work in, their role (`admin` may call every route, `viewer` only reads), the CSRF token to send as `X-CSRF-Token` on every request that changes something, and when the session ends (Unix seconds). */
+        ConsoleSession: {
+            email: string;
+            tenant: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            csrf_token: string;
+            expires_at: number;
         };
         Context: {
             id: number;
@@ -1789,7 +2040,7 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"];
             };
         };
-        /** @description Missing or invalid API key. */
+        /** @description Missing or invalid credentials: no valid API key, no live console session, or (signing in) a wrong email or password. */
         PlatformError401: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1799,7 +2050,7 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"];
             };
         };
-        /** @description The API key lacks a scope this route allows. */
+        /** @description The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer's on a route that changes something. */
         PlatformError403: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1831,6 +2082,16 @@ export interface components {
         };
         /** @description The body is over 1 MiB. */
         PlatformError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PlatformError"];
+            };
+        };
+        /** @description Too many failed sign-ins from this address or for this email; wait a minute and try again. */
+        PlatformError429: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -3916,6 +4177,325 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    consoleListEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                starting_after?: string;
+                user_id?: string;
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (as `GET /v1/events` answers). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    consoleOverview: {
+        parameters: {
+            query?: {
+                days?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events per UTC day over the last `days`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events_per_day": [
+                     *         {
+                     *           "day": "2026-01-01",
+                     *           "count": 12
+                     *         },
+                     *         {
+                     *           "day": "2026-01-02",
+                     *           "count": 0
+                     *         }
+                     *       ],
+                     *       "sampled": false,
+                     *       "latest_event_at": 1767280000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleOverview"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    consoleRecommendations: {
+        parameters: {
+            query?: {
+                user_id?: string;
+                item_id?: string;
+                limit?: number;
+                context_id?: string;
+                category?: string;
+                endpoint?: string;
+                include_seen?: "true" | "false";
+                explain?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ranked recommendations (as `GET /v1/recommendations` answers). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecommendationList"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            404: components["responses"]["PlatformError404"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    consoleSearch: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The session's `csrf_token` (else 403). */
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "running",
+                 *       "facets": [
+                 *         "brand"
+                 *       ],
+                 *       "highlight": true,
+                 *       "explain": true
+                 *     }
+                 */
+                "application/json": {
+                    query: string;
+                    filters?: {
+                        category?: string | string[];
+                        brand?: string | string[];
+                        availability?: string;
+                        price?: {
+                            gte?: number;
+                            lte?: number;
+                        };
+                        metadata?: {
+                            [key: string]: string | number | boolean;
+                        };
+                    } | {
+                        field: string;
+                        /** @enum {string} */
+                        op: "eq" | "neq" | "in" | "gt" | "gte" | "lt" | "lte" | "exists";
+                        value?: (string | number | boolean) | (string | number | boolean)[];
+                    }[];
+                    /** @default 20 */
+                    limit?: number;
+                    starting_after?: string;
+                    /**
+                     * @default hybrid
+                     * @enum {string}
+                     */
+                    mode?: "hybrid" | "keyword" | "semantic";
+                    user_id?: string;
+                    context_id?: string | number;
+                    /** @default false */
+                    explain?: boolean;
+                    facets?: string[];
+                    /** @default false */
+                    highlight?: boolean;
+                    highlight_tags?: {
+                        pre: string;
+                        post: string;
+                    };
+                    sort?: {
+                        field: string;
+                        /**
+                         * @default asc
+                         * @enum {string}
+                         */
+                        order?: "asc" | "desc";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A page of matching items, best first (as `POST /v1/search` answers). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    getConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live session the cookie names. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "email": "admin@example.com",
+                     *       "tenant": "demo",
+                     *       "role": "admin",
+                     *       "csrf_token": "q9Zc1v0m2Xr7b3KfJt8WnL4yPa6Hs5DgUe0oRi1TxYw",
+                     *       "expires_at": 1767254400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    createConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "admin@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                    mfa_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in: the session (with its CSRF token); its id is only in the cookie. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The session: `rs_console_session=<id>; Path=/; Max-Age=<seconds>; HttpOnly; Secure; SameSite=Strict`. */
+                    "Set-Cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "email": "admin@example.com",
+                     *       "tenant": "demo",
+                     *       "role": "admin",
+                     *       "csrf_token": "q9Zc1v0m2Xr7b3KfJt8WnL4yPa6Hs5DgUe0oRi1TxYw",
+                     *       "expires_at": 1767254400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            413: components["responses"]["PlatformError413"];
+            429: components["responses"]["PlatformError429"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    deleteConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrf_token`: needed when the cookie names a live session (else 403). */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out: the session is ended at once and the cookie cleared. */
+            204: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: "no-store";
+                    /** @description Clears the cookie: `rs_console_session=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`. */
+                    "Set-Cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["PlatformError400"];
+            403: components["responses"]["PlatformError403"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
