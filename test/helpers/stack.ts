@@ -110,6 +110,11 @@ export function expectCoreError(r: Api, status: number, type: string, code?: str
 export interface ServerProcess {
   base: string;
   creds: Credentials;
+  pid: number | undefined;
+  /** What the server wrote to stdout so far. */
+  stdout(): string;
+  /** What it wrote to stdout and stderr so far. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -122,6 +127,8 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
     const onData = (d: Buffer) => {
@@ -140,8 +147,12 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
   return {
     base: `http://127.0.0.1:${port}`,
     creds,
+    pid: child.pid,
+    stdout: () => stdout,
+    output: () => output,
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Credentials } from '../../shared/local/stack.ts';
-import { TenantClient, expectCoreError, request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, request, spawnServer, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;
 beforeAll(async () => {
@@ -118,33 +117,11 @@ describe('JSON nested thousands of levels deep (issue 18, defect 1)', () => {
 /** `npm start` as its own process, everything it writes kept (logger output included). */
 async function serverWithOutput(env: Record<string, string>): Promise<{ base: string; creds: Credentials; output: () => string; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-logs-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (m) {
-        clearInterval(timer);
-        resolve(Number(m[1]));
-      }
-    }, 50);
-    child.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`server exited ${code}: ${output}`));
-    });
-  });
-  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
+  const s = await spawnServer(dataDir, env);
   return {
-    base: `http://127.0.0.1:${port}`,
-    creds,
-    output: () => output,
+    ...s,
     stop: async () => {
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
+      await s.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,12 +1,10 @@
-import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Credentials } from '../../shared/local/stack.ts';
-import { TenantClient, UUID_RE } from '../helpers/stack.ts';
+import { spawnServer as startedServer, TenantClient, UUID_RE } from '../helpers/stack.ts';
 
 /*
  * `npm start` (bin/server.ts) as its own process: its one-line start-up errors, the data
@@ -23,53 +21,14 @@ const tempDir = () => {
   return d;
 };
 
-interface Server {
-  child: ChildProcessByStdio<null, Readable, Readable>;
-  base: string;
-  creds: Credentials;
-  stdout: () => string;
-  stop(): Promise<void>;
-}
-
 const spawnServer = (dataDir: string, env: Record<string, string> = {}) =>
   spawn(process.execPath, ['--import', 'tsx', 'bin/server.ts'], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', DEMO: '0', CONSOLE_BUILD: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 
-/** A server that started: its address once it printed it. */
-async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawnServer(dataDir, env);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
-      if (m) {
-        clearInterval(timer);
-        resolve(Number(m[1]));
-      }
-    }, 50);
-    child.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`server exited ${code}: ${out}${err}`));
-    });
-  });
-  return {
-    child,
-    base: `http://127.0.0.1:${port}`,
-    creds: JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials,
-    stdout: () => out,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
+/** A server that started (without the demo seed or the console build these tests do not need). */
+const startServer = (dataDir: string, env: Record<string, string> = {}) => startedServer(dataDir, { DEMO: '0', CONSOLE_BUILD: 'off', ...env });
 
 /** A server that does not start: its exit code and what it wrote. */
 async function failedStart(dataDir: string, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
@@ -112,11 +71,11 @@ describe('npm start: start-up errors', () => {
     writeFileSync(join(dataDir, 'server.lock'), JSON.stringify({ pid: gone }));
     const first = await startServer(dataDir);
     try {
-      expect(JSON.parse(readFileSync(join(dataDir, 'server.lock'), 'utf8')).pid).toBe(first.child.pid);
+      expect(JSON.parse(readFileSync(join(dataDir, 'server.lock'), 'utf8')).pid).toBe(first.pid);
       const r = await failedStart(dataDir);
       expect(r.code).toBe(1);
       expectOneLine(r.stderr);
-      expect(r.stderr).toMatch(new RegExp(`^recsearch: .* is in use by another server \\(pid ${first.child.pid}\\)`));
+      expect(r.stderr).toMatch(new RegExp(`^recsearch: .* is in use by another server \\(pid ${first.pid}\\)`));
       // The first one is unharmed.
       expect((await fetch(`${first.base}/.well-known/jwks.json`)).status).toBe(200);
     } finally {
