@@ -47,15 +47,20 @@ export function consoleBuildStale(): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The vite build of the console into `outDir`, as node's arguments. */
+const viteArgs = (outDir: string) => [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(CONSOLE_SRC, 'vite.config.ts'), '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'];
+// Always a production build (React's development build is twice the size): test runners set NODE_ENV=test.
+const viteEnv = () => ({ ...process.env, NODE_ENV: 'production' });
+/** A build becomes console/dist, stamped with the sources' time it was built from. */
+function publish(out: string, started: number): void {
+  writeFileSync(join(out, '.built-from'), String(started));
+  rmSync(CONSOLE_DIST, { recursive: true, force: true });
+  renameSync(out, CONSOLE_DIST);
+}
+
 function viteBuild(outDir: string): Promise<void> {
   return new Promise((resolveBuild, reject) => {
-    const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-    const child = spawn(process.execPath, [vite, 'build', '--config', join(CONSOLE_SRC, 'vite.config.ts'), '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
-      cwd: root,
-      // Always a production build (React's development build is twice the size): test runners set NODE_ENV=test.
-      env: { ...process.env, NODE_ENV: 'production' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(process.execPath, viteArgs(outDir), { cwd: root, env: viteEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
@@ -86,9 +91,7 @@ export async function buildConsole(opts: { force?: boolean } = {}): Promise<void
       const started = sourcesMtime();
       const out = `${CONSOLE_DIST}.tmp-${process.pid}`;
       await viteBuild(out);
-      writeFileSync(join(out, '.built-from'), String(started));
-      rmSync(CONSOLE_DIST, { recursive: true, force: true });
-      renameSync(out, CONSOLE_DIST);
+      publish(out, started);
       return;
     } finally {
       rmSync(LOCK, { recursive: true, force: true });
@@ -104,11 +107,8 @@ export function buildConsoleSync(): string {
   if (!consoleBuildStale()) return CONSOLE_DIST;
   const started = sourcesMtime();
   const out = `${CONSOLE_DIST}.tmp-${process.pid}`;
-  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-  execFileSync(process.execPath, [vite, 'build', '--config', join(CONSOLE_SRC, 'vite.config.ts'), '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], { cwd: root, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'inherit'] });
-  writeFileSync(join(out, '.built-from'), String(started));
-  rmSync(CONSOLE_DIST, { recursive: true, force: true });
-  renameSync(out, CONSOLE_DIST);
+  execFileSync(process.execPath, viteArgs(out), { cwd: root, env: viteEnv(), stdio: ['ignore', 'ignore', 'inherit'] });
+  publish(out, started);
   return CONSOLE_DIST;
 }
 
