@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Credentials } from '../shared/local/stack.ts';
+import type { Credentials } from '../local/stack.ts';
 
 /** The local stack as its own process on a spare port with a fresh DATA_DIR, as benchmarks use it. */
 export interface BenchStack {

@@ -14,8 +14,9 @@
 import { parseArgs } from 'node:util';
 import { runAdminCommand, UsageError, type AdminConnection } from '../shared/admin/commands.ts';
 import { connectDeployed } from '../shared/admin/deployed.ts';
+import { readServerConfig } from '../shared/config.ts';
 import { ApiError } from '../shared/errors.ts';
-import { connectLocalAdmin } from '../shared/local/connect.ts';
+import { connectLocalAdmin } from '../local/connect.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -48,11 +49,13 @@ async function main(): Promise<void> {
   }
   let conn: AdminConnection;
   if (values.stack) {
+    // The AWS CLI's variables, as for any AWS tool run from a shell (not a service setting).
     const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
     if (!region) throw new UsageError('--stack needs --region (or AWS_REGION)');
     conn = await connectDeployed(values.stack, region);
   } else {
-    conn = await connectLocalAdmin(process.env.DATA_DIR || '.data', Number(process.env.PORT || 3000));
+    const { dataDir, port } = readServerConfig();
+    conn = await connectLocalAdmin(dataDir, port);
   }
   try {
     const r = await runAdminCommand(conn, { command: positionals, tenant: values.tenant, name: values.name, scopes: values.scopes, environment: values.environment });

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { keys } from '../shared/data/keys.ts';
-import type { StackInfo } from '../shared/local/stack.ts';
+import type { StackInfo } from '../local/stack.ts';
 import { startBenchStack } from '../bench/stack.ts';
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' } } });
@@ -34,9 +34,7 @@ for (let i = 0; i < SEED; i += 100) {
   if (r.status !== 201) throw new Error(`seed failed: ${r.status} ${await r.text()}`);
 }
 const randomId = () => 1 + Math.floor(Math.random() * SEED);
-const eventBatch = JSON.stringify(
-  Array.from({ length: 100 }, (_, k) => ({ type: k % 10 ? 'view' : 'purchase', user_id: `user-${k % 37}`, item_id: String(1 + (k % SEED)) })),
-);
+const eventBatch = JSON.stringify(Array.from({ length: 100 }, (_, k) => ({ type: k % 10 ? 'view' : 'purchase', user_id: `user-${k % 37}`, item_id: String(1 + (k % SEED)) })));
 
 interface Scenario {
   name: string;
@@ -100,11 +98,21 @@ for (const s of scenarios) {
 await bench.stop();
 
 const header = '| scenario | p50 ms | p99 ms | req/s | events/s | errors | p50 ÷ floor | req/s ÷ floor |\n|---|---:|---:|---:|---:|---:|---:|---:|';
-const table = [header, ...rows.map((r) => `| ${r.name} | ${r.p50_ms} | ${r.p99_ms} | ${r.requests_per_s} | ${r.events_per_s ?? ''} | ${r.errors} | ${r.ratio_p50_to_floor} | ${r.ratio_rps_to_floor} |`)].join('\n');
-const meta = { command: `npm run bench:api -- --duration ${duration} --connections ${connections}`, date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, connections, duration_s: duration };
+const table = [
+  header,
+  ...rows.map((r) => `| ${r.name} | ${r.p50_ms} | ${r.p99_ms} | ${r.requests_per_s} | ${r.events_per_s ?? ''} | ${r.errors} | ${r.ratio_p50_to_floor} | ${r.ratio_rps_to_floor} |`),
+].join('\n');
+const meta = {
+  command: `npm run bench:api -- --duration ${duration} --connections ${connections}`,
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: (await import('node:os')).cpus().length,
+  connections,
+  duration_s: duration,
+};
 console.log(`\n${meta.command}  (${meta.date}, node ${meta.node}, ${meta.cpus} cores)\n\n${table}\n`);
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/api.json', JSON.stringify({ ...meta, rows }, null, 2) + '\n');
+writeFileSync('bench-results/api.json', `${JSON.stringify({ ...meta, rows }, null, 2)}\n`);
 writeFileSync('bench-results/api.md', `${meta.command}  (${meta.date}, node ${meta.node}, ${meta.cpus} cores)\n\n${table}\n`);
 const errors = rows.reduce((a, r) => a + r.errors, 0);
 if (errors > 0) {

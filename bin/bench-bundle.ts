@@ -27,7 +27,10 @@ if (values.only === 'console') {
   const text = `npm run bench:bundle -- --only console --runs ${runs}  (${new Date().toISOString()}, node ${process.version})\n\n${consoleMarkdown(b)}\n`;
   console.log(`\n${text}`);
   mkdirSync('bench-results', { recursive: true });
-  writeFileSync('bench-results/bundle-console.json', JSON.stringify({ command: `npm run bench:bundle -- --only console --runs ${runs}`, date: new Date().toISOString(), budget: CONSOLE_BUDGET, ...b }, null, 2) + '\n');
+  writeFileSync(
+    'bench-results/bundle-console.json',
+    `${JSON.stringify({ command: `npm run bench:bundle -- --only console --runs ${runs}`, date: new Date().toISOString(), budget: CONSOLE_BUDGET, ...b }, null, 2)}\n`,
+  );
   writeFileSync('bench-results/bundle-console.md', text);
   process.exit(0);
 }
@@ -89,8 +92,17 @@ rows.sort((a, b) => b.size_kb - a.size_kb);
 /** Which packages fill the largest bundle: esbuild's metafile with the options the CDK bundling uses. */
 async function offenders(module: string): Promise<{ package: string; kb: number }[]> {
   const r = await build({
-    entryPoints: [`functions/${module}.ts`], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm',
-    mainFields: ['module', 'main'], write: false, metafile: true, external: [...POWERTOOLS_FROM_LAYER], alias: lambdaAliases('local'),
+    entryPoints: [`functions/${module}.ts`],
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    write: false,
+    metafile: true,
+    external: [...POWERTOOLS_FROM_LAYER],
+    alias: lambdaAliases('local'),
     define: { 'process.env.EMBEDDING_PROVIDER': '"local"' },
   });
   const output = Object.entries(r.metafile.outputs).find(([k]) => !k.endsWith('.map'))?.[1];
@@ -100,7 +112,10 @@ async function offenders(module: string): Promise<{ package: string; kb: number 
     const key = m?.[1] ?? '(project code)';
     byPackage.set(key, (byPackage.get(key) ?? 0) + v.bytesInOutput);
   }
-  return [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([p, b]) => ({ package: p, kb: Math.round(b / 1024) }));
+  return [...byPackage]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([p, b]) => ({ package: p, kb: Math.round(b / 1024) }));
 }
 /** The largest offenders of the biggest function, and of every other API function over budget. */
 const explained = [...new Set([rows[0]?.function, ...rows.filter((r) => r.over_budget.length).map((r) => r.function)].filter((f): f is string => f !== undefined))];
@@ -123,5 +138,8 @@ const consoleBench: ConsoleBench | undefined = values.only === 'lambda' ? undefi
 const text = `${meta.command}  (${meta.date}, node ${meta.node})\n\n${table}\n\n${summary}\n${offenderText}\n${consoleBench ? `\n${consoleMarkdown(consoleBench)}\n` : ''}`;
 console.log(`\n${text}`);
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/bundle.json', JSON.stringify({ ...meta, rows, summary, largest_offenders: Object.fromEntries(offendersOf), ...(consoleBench ? { console: { budget: CONSOLE_BUDGET, ...consoleBench } } : {}) }, null, 2) + '\n');
+writeFileSync(
+  'bench-results/bundle.json',
+  `${JSON.stringify({ ...meta, rows, summary, largest_offenders: Object.fromEntries(offendersOf), ...(consoleBench ? { console: { budget: CONSOLE_BUDGET, ...consoleBench } } : {}) }, null, 2)}\n`,
+);
 writeFileSync('bench-results/bundle.md', text);

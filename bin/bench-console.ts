@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { startLocalStack } from '../shared/local/stack.ts';
-import { buildConsoleSync } from '../shared/local/console-static.ts';
+import { startLocalStack } from '../local/stack.ts';
+import { buildConsoleSync } from '../local/console-static.ts';
 
 export const CONSOLE_BUDGET = { gzip_kb: 150, first_load_ms: 1500 };
 
@@ -63,7 +63,11 @@ export async function benchConsole(runs: number, log: (s: string) => void = (s) 
       const batch = Array.from({ length: 100 }, (_, k) => ({ name: `Item ${i + k}`, description: 'A thing to find', metadata: { category: `c${(i + k) % 7}` } }));
       await fetch(`${base}/v1/items`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(batch) });
     }
-    const signIn = await fetch(`${base}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: c.console_email, password: c.console_password }) });
+    const signIn = await fetch(`${base}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: c.console_email, password: c.console_password }),
+    });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const [name, value] = cookie.split('=') as [string, string];
     // One run to warm the server (handler modules, index load), not counted.
@@ -95,7 +99,16 @@ export async function benchConsole(runs: number, log: (s: string) => void = (s) 
   const over: string[] = [];
   if (totalGzip > CONSOLE_BUDGET.gzip_kb) over.push('size');
   if (median > CONSOLE_BUDGET.first_load_ms) over.push('first load');
-  return { files: sized, total_kb: Number(total.toFixed(1)), total_gzip_kb: Number(totalGzip.toFixed(1)), first_load_ms_median: median, first_load_ms_runs: times, dom_content_loaded_ms_median: dclMedian, catalog_items: items, over_budget: over };
+  return {
+    files: sized,
+    total_kb: Number(total.toFixed(1)),
+    total_gzip_kb: Number(totalGzip.toFixed(1)),
+    first_load_ms_median: median,
+    first_load_ms_runs: times,
+    dom_content_loaded_ms_median: dclMedian,
+    catalog_items: items,
+    over_budget: over,
+  };
 }
 
 export function consoleMarkdown(b: ConsoleBench): string {

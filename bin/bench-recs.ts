@@ -101,7 +101,13 @@ function loadSet(dir: string): BenchSet | undefined {
       eventType: 'rating',
       event: (x, itemId) => ({ type: 'rating', user_id: x.user, item_id: itemId, occurred_at: x.at }),
       describe: `MovieLens: ${movies.length} movies as items, ratings as events (per-item 75/25 split, items in id order, seed 42)`,
-      control: { key: 'genres', values: [...genreCounts].sort((a, b) => b[1] - a[1]).slice(0, 16).map(([g]) => g) },
+      control: {
+        key: 'genres',
+        values: [...genreCounts]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 16)
+          .map(([g]) => g),
+      },
     };
   }
   if (existsSync(join(dir, 'user_artists.dat'))) {
@@ -123,7 +129,11 @@ function loadSet(dir: string): BenchSet | undefined {
 
 const round = (x: number, d = 4) => Number(x.toFixed(d));
 const fmt = (m: Metrics) => ({
-  ndcg_at_10: round(m.ndcg_at_10), precision_at_10: round(m.precision_at_10), recall_at_10: round(m.recall_at_10), map_at_10: round(m.map_at_10), coverage: round(m.coverage),
+  ndcg_at_10: round(m.ndcg_at_10),
+  precision_at_10: round(m.precision_at_10),
+  recall_at_10: round(m.recall_at_10),
+  map_at_10: round(m.map_at_10),
+  coverage: round(m.coverage),
 });
 type Row = ReturnType<typeof fmt> & { train_s: number; peak_rss_mb: number; data_rss_mb?: number; chosen?: Chosen; validation_ndcg_at_10?: number };
 const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
@@ -210,17 +220,31 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     const idOf = new Map([...itemIds].map(([m, id]) => [id, m]));
     const t0 = Date.now();
     for (let i = 0; i < set.train.length; i += 500) {
-      const r = await s.core('POST', '/v1/events', set.train.slice(i, i + 500).map((x) => set.event(x, itemIds.get(x.item) as string)));
+      const r = await s.core(
+        'POST',
+        '/v1/events',
+        set.train.slice(i, i + 500).map((x) => set.event(x, itemIds.get(x.item) as string)),
+      );
       if (r.status !== 201) throw new Error(`events: ${r.status} ${JSON.stringify(r.body)}`);
     }
     const ingestS = (Date.now() - t0) / 1000;
     const et = await s.platform('POST', '/api/event-types', { name: set.eventType, weight: 1 });
-    const tpl = await s.platform('POST', '/api/events/templates', { name: set.eventType, event_types: [{ id: et.body.id, weight: 1 }], thresholds: { per_signal_min: 1, total_min: Math.min(1000, set.train.length) } });
+    const tpl = await s.platform('POST', '/api/events/templates', {
+      name: set.eventType,
+      event_types: [{ id: et.body.id, weight: 1 }],
+      thresholds: { per_signal_min: 1, total_min: Math.min(1000, set.train.length) },
+    });
     await s.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
     await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true });
     const tt = Date.now();
     const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'auto' } });
-    const done = await waitFor('training', () => s.platform('GET', `/api/training-jobs/${job.body.job_name}`), (r) => ['Completed', 'Failed'].includes(r.body.status), 3_600_000, 1000);
+    const done = await waitFor(
+      'training',
+      () => s.platform('GET', `/api/training-jobs/${job.body.job_name}`),
+      (r) => ['Completed', 'Failed'].includes(r.body.status),
+      3_600_000,
+      1000,
+    );
     const trainS = (Date.now() - tt) / 1000;
     if (done.body.status !== 'Completed') throw new Error(`training failed: ${done.body.error}`);
     const peakMb = stackPeakMb(s);
@@ -253,8 +277,11 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
       version,
       holdout_metrics_of_the_run: done.body.metrics,
       validation_of_the_run: (record.body as { validation?: unknown }).validation ?? null,
-      ndcg_at_10: round(mean(per.map((x) => x.ndcg))), precision_at_10: round(mean(per.map((x) => x.prec))), recall_at_10: round(mean(per.map((x) => x.rec))),
-      map_at_10: round(mean(per.map((x) => x.ap))), coverage: round(shown.size / set.items.length),
+      ndcg_at_10: round(mean(per.map((x) => x.ndcg))),
+      precision_at_10: round(mean(per.map((x) => x.prec))),
+      recall_at_10: round(mean(per.map((x) => x.rec))),
+      map_at_10: round(mean(per.map((x) => x.ap))),
+      coverage: round(shown.size / set.items.length),
     };
     if (!latencyToo) return http;
 
@@ -266,7 +293,16 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
         url: stack.base,
         connections: Number(values.connections),
         duration,
-        requests: [{ method: 'GET', headers: { authorization: `Bearer ${bearer}` }, setupRequest: (req) => ({ ...req, path: `/v1/recommendations?user_id=${encodeURIComponent(users[k++ % users.length] as string)}&limit=10${contextId !== undefined ? `&context_id=${contextId}` : ''}` }) }],
+        requests: [
+          {
+            method: 'GET',
+            headers: { authorization: `Bearer ${bearer}` },
+            setupRequest: (req) => ({
+              ...req,
+              path: `/v1/recommendations?user_id=${encodeURIComponent(users[k++ % users.length] as string)}&limit=10${contextId !== undefined ? `&context_id=${contextId}` : ''}`,
+            }),
+          },
+        ],
       });
     const latency = async (load: (duration: number) => ReturnType<typeof autocannon>) => {
       if (Number(values.warmup) > 0) await load(Number(values.warmup));
@@ -277,7 +313,12 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     http.latency_after_import = { version, ...(await latency(loadOn(s, token))) };
     // 2. As a scheduled retraining would: train again (a new version) and promote it.
     const again = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'auto' } });
-    const retrainRun = await waitFor('retraining', () => s.platform('GET', `/api/training-jobs/${again.body.job_name}`), (r) => ['Completed', 'Failed'].includes(r.body.status), 3_600_000);
+    const retrainRun = await waitFor(
+      'retraining',
+      () => s.platform('GET', `/api/training-jobs/${again.body.job_name}`),
+      (r) => ['Completed', 'Failed'].includes(r.body.status),
+      3_600_000,
+    );
     if (retrainRun.body.status !== 'Completed') throw new Error(`retraining failed: ${retrainRun.body.error}`);
     const retrainedVersion = retrainRun.body.model_version as number;
     await s.platform('POST', `/api/models/${retrainedVersion}/approve`);
@@ -333,7 +374,11 @@ if (values.synthetic !== undefined) {
   process.exit(0);
 }
 
-const dirs = positionals.length ? positionals : readdirSync(DATA_ROOT).sort().map((d) => join(DATA_ROOT, d));
+const dirs = positionals.length
+  ? positionals
+  : readdirSync(DATA_ROOT)
+      .sort()
+      .map((d) => join(DATA_ROOT, d));
 const sets = dirs.map((dir) => ({ dir, set: loadSet(dir) })).filter((x): x is { dir: string; set: BenchSet } => x.set !== undefined);
 if (!sets.length) {
   console.error(`usage: npm run bench:recs [-- <data dir>]  (no data set with interactions in ${dirs.join(', ')})`);
@@ -388,7 +433,9 @@ for (const { dir, set } of sets) {
       (overInProcess !== undefined ? `; end to end ÷ in-process auto = ${overInProcess.toFixed(4)} (target >= 1: ${met(overInProcess >= 1)}).` : '.'),
     '',
   );
-  summary.push(`${set.name}: auto ÷ best EASE ${overEase.toFixed(3)} (${met(overEase >= EASE_TARGET)})${overInProcess !== undefined ? `, end to end ÷ in-process ${overInProcess.toFixed(4)} (${met(overInProcess >= 1)})` : ''}`);
+  summary.push(
+    `${set.name}: auto ÷ best EASE ${overEase.toFixed(3)} (${met(overEase >= EASE_TARGET)})${overInProcess !== undefined ? `, end to end ÷ in-process ${overInProcess.toFixed(4)} (${met(overInProcess >= 1)})` : ''}`,
+  );
   if (http?.latency_after_import) {
     const latencyRow = (what: string, l: Latency) => `| v${l.version}, ${what} | ${l.p50_ms} | ${l.p99_ms} | ${l.rps} | ${l.errors} | ${l.p99_ms < 50 ? 'met' : 'NOT met'} |`;
     md.push(
@@ -414,6 +461,13 @@ function write(done: boolean): void {
   const text = [...md, ...(done ? [] : [`(${Object.keys(results).length} of ${sets.length} data sets so far)`, '']), 'Targets in this run:', '', ...summary.map((s) => `- ${s}`)].join('\n');
   if (done) console.log(`\n${text}\n`);
   mkdirSync('bench-results', { recursive: true });
-  writeFileSync('bench-results/recs.json', JSON.stringify({ command: `npm run bench:recs${positionals.length ? ` -- ${positionals.join(' ')}` : ''}`, date: new Date().toISOString(), node: process.version, complete: done, datasets: results }, null, 2) + '\n');
-  writeFileSync('bench-results/recs.md', text + '\n');
+  writeFileSync(
+    'bench-results/recs.json',
+    `${JSON.stringify(
+      { command: `npm run bench:recs${positionals.length ? ` -- ${positionals.join(' ')}` : ''}`, date: new Date().toISOString(), node: process.version, complete: done, datasets: results },
+      null,
+      2,
+    )}\n`,
+  );
+  writeFileSync('bench-results/recs.md', `${text}\n`);
 }

@@ -53,8 +53,8 @@ const { values, positionals } = parseArgs({
 const meta = () => ({ date: new Date().toISOString(), node: process.version });
 function write(name: string, json: object, md: string): void {
   mkdirSync('bench-results', { recursive: true });
-  writeFileSync(`bench-results/${name}.json`, JSON.stringify(json, null, 2) + '\n');
-  writeFileSync(`bench-results/${name}.md`, md + '\n');
+  writeFileSync(`bench-results/${name}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(`bench-results/${name}.md`, `${md}\n`);
   console.log(`\n${md}\n`);
 }
 
@@ -79,11 +79,22 @@ async function loadItems(s: BenchStack, items: object[], concurrency = 4): Promi
 /** Waits until every item is embedded, then requests an index build and waits until it is served. */
 async function waitIndexed(s: BenchStack, count: number, timeoutMs: number, pollMs = 5000): Promise<{ embeddedAfterMs: number; indexedAfterMs: number; buildMs: number }> {
   const t0 = Date.now();
-  await waitFor('embeddings', () => s.platform('GET', '/api/search-index'), (r) => r.body.items === count && r.body.pending === 0, timeoutMs, pollMs);
+  await waitFor(
+    'embeddings',
+    () => s.platform('GET', '/api/search-index'),
+    (r) => r.body.items === count && r.body.pending === 0,
+    timeoutMs,
+    pollMs,
+  );
   const embeddedAt = Date.now();
   await new Promise((r) => setTimeout(r, 1100));
   const requested = await s.platform('POST', '/api/search-index/rebuild');
-  await waitFor('the index build', () => s.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at, timeoutMs);
+  await waitFor(
+    'the index build',
+    () => s.platform('GET', '/api/search-index'),
+    (r) => r.body.index_built_at >= requested.body.requested_at,
+    timeoutMs,
+  );
   return { embeddedAfterMs: embeddedAt - t0, indexedAfterMs: Date.now() - t0, buildMs: Date.now() - embeddedAt - 1100 };
 }
 
@@ -91,7 +102,12 @@ async function waitIndexed(s: BenchStack, count: number, timeoutMs: number, poll
 const QUIET = { INDEX_MAX_AGE_SECONDS: '1000000', INDEX_REBUILD_AFTER_CHANGES: '1000000000' };
 
 /** Query-length bands (words) of the latency figures. */
-const BANDS: [label: string, min: number, max: number][] = [['1-2 words', 1, 2], ['3-10 words', 3, 10], ['11-50 words', 11, 50], ['51-150 words', 51, 150]];
+const BANDS: [label: string, min: number, max: number][] = [
+  ['1-2 words', 1, 2],
+  ['3-10 words', 3, 10],
+  ['11-50 words', 11, 50],
+  ['51-150 words', 51, 150],
+];
 /** Queries per band for the single-client figures. */
 const BAND_QUERIES = 100;
 
@@ -148,7 +164,12 @@ async function quality(s: BenchStack, c: Collection, toDoc: Map<string, number>)
     for (const q of c.queries) {
       const r = await s.core('POST', '/v1/search', { query: q.text, mode, limit: 10 });
       if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
-      scores.push(ndcgAt((r.body.data as { id: string }[]).map((i) => toDoc.get(i.id) as number), c.qrels.get(q.n) as Set<number>));
+      scores.push(
+        ndcgAt(
+          (r.body.data as { id: string }[]).map((i) => toDoc.get(i.id) as number),
+          c.qrels.get(q.n) as Set<number>,
+        ),
+      );
     }
     out[mode] = Number(mean(scores).toFixed(4));
   }
@@ -162,7 +183,14 @@ function bandLoad(s: BenchStack, token: string, queries: string[], connections: 
     url: s.base,
     connections,
     duration,
-    requests: [{ method: 'POST', path: '/v1/search', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: queries[k++ % queries.length], limit: 10 }) }) }],
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/search',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: queries[k++ % queries.length], limit: 10 }) }),
+      },
+    ],
   });
 }
 
@@ -218,7 +246,9 @@ function inProcess(dir: string): void {
     const [mini, bm25f] = peerScores(c).map((p) => p.ndcg10) as [number, number];
     for (const state of ['fresh', 'built'] as const) {
       const r = inProcessScores(c, state);
-      lines.push(`| ${c.name} | ${state} | ${r.keyword.toFixed(4)} | ${r.semantic.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${mini.toFixed(4)} | ${bm25f.toFixed(4)} | ${(r.hybrid / Math.max(mini, bm25f)).toFixed(3)} |`);
+      lines.push(
+        `| ${c.name} | ${state} | ${r.keyword.toFixed(4)} | ${r.semantic.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${mini.toFixed(4)} | ${bm25f.toFixed(4)} | ${(r.hybrid / Math.max(mini, bm25f)).toFixed(3)} |`,
+      );
     }
   }
   console.log(lines.join('\n'));
@@ -243,7 +273,13 @@ async function collections(dir: string): Promise<void> {
       const ids = await loadItems(s, c.docs.map(asItem));
       const loadMs = Date.now() - t0;
       const toDoc = new Map(ids.map((id, k) => [id, (c.docs[k] as { id: number }).id]));
-      await waitFor('embeddings', () => s.platform('GET', '/api/search-index'), (r) => r.body.items === c.docs.length && r.body.pending === 0, 300_000, 1000);
+      await waitFor(
+        'embeddings',
+        () => s.platform('GET', '/api/search-index'),
+        (r) => r.body.items === c.docs.length && r.body.pending === 0,
+        300_000,
+        1000,
+      );
       const bands = bandQueries(c);
       const fresh = await stateFigures(s, c, toDoc, ids, bands);
       const ready = await waitIndexed(s, c.docs.length, 300_000, 1000);
@@ -262,15 +298,36 @@ async function collections(dir: string): Promise<void> {
         `| state | query length | 1 client p50 / p99 ms | ${values.connections} clients p50 / p99 ms | req/s | ${values.connections}-client p99 ÷ item GET p99 |`,
         '|---|---|---:|---:|---:|---:|',
       );
-      for (const [state, f] of [['after the import', fresh], ['after a build', built]] as const) {
-        for (const b of f.latency) md.push(`| ${state} | ${b.band} | ${b.single.p50_ms} / ${b.single.p99_ms} | ${b.clients.p50_ms} / ${b.clients.p99_ms} | ${b.clients.rps} | ${(b.clients.p99_ms / Math.max(1, f.item_get.p99_ms)).toFixed(2)} |`);
+      for (const [state, f] of [
+        ['after the import', fresh],
+        ['after a build', built],
+      ] as const) {
+        for (const b of f.latency)
+          md.push(
+            `| ${state} | ${b.band} | ${b.single.p50_ms} / ${b.single.p99_ms} | ${b.clients.p50_ms} / ${b.clients.p99_ms} | ${b.clients.rps} | ${(b.clients.p99_ms / Math.max(1, f.item_get.p99_ms)).toFixed(2)} |`,
+          );
         md.push(`| ${state} | item GET (the floor) | | ${f.item_get.p50_ms} / ${f.item_get.p99_ms} | ${f.item_get.rps} | 1.00 |`);
       }
       const worstSingle = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.single.p99_ms)));
       const worstRatio = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.clients.p99_ms / Math.max(1, f.item_get.p99_ms))));
-      md.push('', `Single-client p99 at most ${worstSingle} ms (target <= 25: ${worstSingle <= 25 ? 'met' : 'NOT met'}); ${values.connections}-client search p99 at most ${worstRatio.toFixed(2)} x the item GET p99 (target <= 3: ${worstRatio <= 3 ? 'met' : 'NOT met'}).`, '');
+      md.push(
+        '',
+        `Single-client p99 at most ${worstSingle} ms (target <= 25: ${worstSingle <= 25 ? 'met' : 'NOT met'}); ${values.connections}-client search p99 at most ${worstRatio.toFixed(2)} x the item GET p99 (target <= 3: ${worstRatio <= 3 ? 'met' : 'NOT met'}).`,
+        '',
+      );
       if (Math.min(ratio(fresh.quality.hybrid), ratio(built.quality.hybrid)) < 1.1 || worstSingle > 25 || worstRatio > 3) met = false;
-      json.push({ collection: c.name, documents: c.docs.length, queries: c.queries.length, load_ms: loadMs, build_ms: ready.buildMs, peers, stronger_peer: stronger.name, fresh, built, hybrid_over_stronger: { fresh: ratio(fresh.quality.hybrid), built: ratio(built.quality.hybrid) } });
+      json.push({
+        collection: c.name,
+        documents: c.docs.length,
+        queries: c.queries.length,
+        load_ms: loadMs,
+        build_ms: ready.buildMs,
+        peers,
+        stronger_peer: stronger.name,
+        fresh,
+        built,
+        hybrid_over_stronger: { fresh: ratio(fresh.quality.hybrid), built: ratio(built.quality.hybrid) },
+      });
     } finally {
       await s.stop();
     }
@@ -328,7 +385,10 @@ function topValues(items: { metadata: Record<string, unknown> }[], key: string, 
     const v = i.metadata[key];
     if (typeof v === 'string') counts.set(v, (counts.get(v) ?? 0) + 1);
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, n).map(([v]) => v);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([v]) => v);
 }
 
 async function synthetic(n: number): Promise<void> {
@@ -371,7 +431,7 @@ async function synthetic(n: number): Promise<void> {
     // are reported.
     await s.stop({ keepData: true });
     const r = await startBenchStack(stackEnv, s.dataDir);
-    let restarted;
+    let restarted: { result: Awaited<ReturnType<typeof searchLoad>>; single: Awaited<ReturnType<typeof searchLoad>> };
     try {
       const token2 = await r.token();
       await searchLoad(r, token2, connections, warmup); // each handler thread loads the index
@@ -403,7 +463,27 @@ async function synthetic(n: number): Promise<void> {
       '',
       ...sideBySideRows('Searches (hybrid, limit 20, with user_id)', control, connections),
     ].join('\n');
-    write('search-synthetic', { ...meta(), command: `npm run bench:search -- --synthetic ${n}`, items: n, load_ms: loadMs, ...ready, artifact_mb: Number(artifactMb.toFixed(1)), rss_mb: { start: rssStart, loaded: rssLoaded }, search: { p50_ms: result.latency.p50, p99_ms: result.latency.p99, rps: result.requests.average, errors, single_client: { p50_ms: single.latency.p50, p99_ms: single.latency.p99 } }, search_after_restart: { p50_ms: restarted.result.latency.p50, p99_ms: restarted.result.latency.p99, rps: restarted.result.requests.average, single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 } }, control_plane: control }, md);
+    write(
+      'search-synthetic',
+      {
+        ...meta(),
+        command: `npm run bench:search -- --synthetic ${n}`,
+        items: n,
+        load_ms: loadMs,
+        ...ready,
+        artifact_mb: Number(artifactMb.toFixed(1)),
+        rss_mb: { start: rssStart, loaded: rssLoaded },
+        search: { p50_ms: result.latency.p50, p99_ms: result.latency.p99, rps: result.requests.average, errors, single_client: { p50_ms: single.latency.p50, p99_ms: single.latency.p99 } },
+        search_after_restart: {
+          p50_ms: restarted.result.latency.p50,
+          p99_ms: restarted.result.latency.p99,
+          rps: restarted.result.requests.average,
+          single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 },
+        },
+        control_plane: control,
+      },
+      md,
+    );
     if (errors > 0 || result.latency.p99 >= 50) process.exitCode = 1;
   } finally {
     await s.stop();
@@ -420,9 +500,27 @@ function inventedQuery(make: (r: () => number) => string, seed: number): string 
 
 /** The worst case of typo expansion: how long `expand` takes on queries of invented words. */
 function typoWorstCase(n: number, dir: string | undefined): void {
-  const asDoc = (d: { name: string; description: string }, id: number): SearchDoc => ({ id: id + 1, name: d.name, description: d.description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: null });
+  const asDoc = (d: { name: string; description: string }, id: number): SearchDoc => ({
+    id: id + 1,
+    name: d.name,
+    description: d.description,
+    metadata: {},
+    active: true,
+    created: 1,
+    updated_at: 1,
+    embedding_updated_at: 1,
+    vector: null,
+  });
   const indexes: [string, SearchIndex][] = [[`synthetic catalog of ${n} items`, SearchIndex.build(syntheticCatalog(n).map(asDoc), 8, 1)]];
-  if (dir) indexes.push(['Cranfield', SearchIndex.build(loadCranfield(dir).docs.map((d, i) => asDoc({ name: d.title, description: d.text }, i)), 8, 1)]);
+  if (dir)
+    indexes.push([
+      'Cranfield',
+      SearchIndex.build(
+        loadCranfield(dir).docs.map((d, i) => asDoc({ name: d.title, description: d.text }, i)),
+        8,
+        1,
+      ),
+    ]);
   const letters = 'abcdefghijklmnopqrstuvwxyz';
   const randomWord = (min: number, max: number) => (r: () => number) => Array.from({ length: min + Math.floor(r() * (max - min + 1)) }, () => letters[Math.floor(r() * 26)]).join('');
   const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa'];
@@ -442,11 +540,16 @@ function typoWorstCase(n: number, dir: string | undefined): void {
     const kinds: [string, string][] = [
       ['4-letter random words', inventedQuery(randomWord(4, 4), 1)],
       ['8-12-letter random words', inventedQuery(randomWord(8, 12), 2)],
-      ['the catalog\'s syllables, 9+ letters', inventedQuery(syllableWord, 3)],
+      ["the catalog's syllables, 9+ letters", inventedQuery(syllableWord, 3)],
       ['two-letter typos of 9+-letter terms', inventedQuery(typo, 4)],
       ['one 1,000-letter word', `k${randomWord(999, 999)(seededRandom(5))}`],
     ];
-    lines.push(`${name}: ${index.parts.vocab.length} terms`, '', '| query (1,000 characters) | words | expanded terms | ms (median of 5) | ms (max) | edit-distance rows |', '|---|---:|---:|---:|---:|---:|');
+    lines.push(
+      `${name}: ${index.parts.vocab.length} terms`,
+      '',
+      '| query (1,000 characters) | words | expanded terms | ms (median of 5) | ms (max) | edit-distance rows |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
     for (const [kind, q] of kinds) {
       index.expand(q);
       const times: number[] = [];

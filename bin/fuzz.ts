@@ -55,14 +55,17 @@ for (const stream of [process.stdout, process.stderr]) {
 function errorSummary(line: string): string {
   try {
     const e = (JSON.parse(line) as { error?: { name?: string; message?: string; stack?: string } }).error;
-    const frames = (e?.stack ?? '').split('\n').filter((f) => f.includes('/shared/') || f.includes('/functions/')).map((f) => f.trim());
+    const frames = (e?.stack ?? '')
+      .split('\n')
+      .filter((f) => f.includes('/shared/') || f.includes('/functions/'))
+      .map((f) => f.trim());
     return `${e?.name}: ${e?.message}${frames.length ? `\n      ${frames.join('\n      ')}` : ''}`;
   } catch {
     return line.slice(0, 2000);
   }
 }
 
-const { startLocalStack } = await import('../shared/local/stack.ts');
+const { startLocalStack } = await import('../local/stack.ts');
 const { describe, run, verifyWrites } = await import('../test/helpers/fuzz.ts');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-fuzz-'));
@@ -103,9 +106,15 @@ try {
       if (++done % 5000 === 0) console.error(`${done} cases...`);
     },
   });
-  const fmt = (m: Map<number, number>) => [...m].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === -1 ? 'not sent' : s === 0 ? 'no answer' : s}: ${n}`).join(', ');
+  const fmt = (m: Map<number, number>) =>
+    [...m]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s === -1 ? 'not sent' : s === 0 ? 'no answer' : s}: ${n}`)
+      .join(', ');
   console.log(`\nnpm run fuzz -- --cases ${cases} --seed ${seed}  (${new Date().toISOString()}, node ${process.version}, concurrency ${concurrency})`);
-  console.log(`${cases} cases in ${(result.ms / 1000).toFixed(1)} s (${Math.round(cases / (result.ms / 1000))}/s)${result.setup.length ? `; setup requests refused: ${result.setup.join('; ')}` : ''}\n`);
+  console.log(
+    `${cases} cases in ${(result.ms / 1000).toFixed(1)} s (${Math.round(cases / (result.ms / 1000))}/s)${result.setup.length ? `; setup requests refused: ${result.setup.join('; ')}` : ''}\n`,
+  );
   console.log('| status | cases |\n|---:|---:|');
   for (const [s, n] of [...result.byStatus].sort((a, b) => a[0] - b[0])) console.log(`| ${s === -1 ? 'not sent (refused by the client)' : s === 0 ? 'no answer' : s} | ${n} |`);
   console.log('\nBy mutation:');
@@ -128,7 +137,9 @@ try {
   }
   capturing = false;
   const problems = await verifyWrites(base, creds, result.writes);
-  console.log(`\nRead back: ${result.writes.items.size} items, ${result.writes.events.size} events, ${result.writes.created.size + [...result.writes.listed.values()].reduce((n, s) => n + s.size, 0)} other created resources: ${problems.length ? `${problems.length} problems` : 'all read back'}`);
+  console.log(
+    `\nRead back: ${result.writes.items.size} items, ${result.writes.events.size} events, ${result.writes.created.size + [...result.writes.listed.values()].reduce((n, s) => n + s.size, 0)} other created resources: ${problems.length ? `${problems.length} problems` : 'all read back'}`,
+  );
   for (const p of problems.slice(0, Number(values.show))) console.log(`  ${p}`);
   if (result.findings.length || problems.length) process.exitCode = 1;
 } finally {

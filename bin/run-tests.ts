@@ -1,7 +1,8 @@
 /**
- * `npm test`: type-check, every vitest tier (unit, data layer on dynalite, integration over HTTP,
- * infrastructure), then the data-layer tests again on AWS's DynamoDB Local; ends with one
- * `N passed, N failed` line over all runs.
+ * `npm test`: type-check, lint and format check (Biome, `npm run lint`), every vitest tier (unit,
+ * data layer on dynalite, integration over HTTP, infrastructure), then the data-layer tests again
+ * on AWS's DynamoDB Local; ends with one `N passed, N failed` line over all runs (a failed type
+ * check or lint fails the run too).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,8 @@ function vitestCounts(file: string): void {
 
 ok = step('typecheck (tsc)', ['node_modules/typescript/bin/tsc', '-p', '.']) && ok;
 ok = step('typecheck (tsc, console web app)', ['node_modules/typescript/bin/tsc', '-p', 'console']) && ok;
+// Lint findings and unformatted files fail the run like a type error (`npm run format` fixes the formatting).
+ok = step('lint and format (biome check)', ['node_modules/@biomejs/biome/bin/biome', 'check', '.']) && ok;
 const all = '.cache/vitest-all.json';
 ok = step('vitest: unit, data (dynalite), integration', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${all}`]) && ok;
 vitestCounts(all);

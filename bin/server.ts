@@ -5,9 +5,9 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { readServerConfig, type ServerConfig } from '../shared/config.ts';
 import { DEMO_SIZES } from '../shared/demo/generate.ts';
-import { accessLine, messageLine } from '../shared/local/access-log.ts';
-import { StartupError } from '../shared/local/lock.ts';
-import { startLocalStack, type LocalStack } from '../shared/local/stack.ts';
+import { accessLine, messageLine } from '../local/access-log.ts';
+import { StartupError } from '../local/lock.ts';
+import { startLocalStack, type LocalStack } from '../local/stack.ts';
 
 /** A start-up failure in one line (no stack trace for the ones we can explain), then exit 1. */
 function fail(e: unknown, format: ServerConfig['logFormat'] = 'text'): never {

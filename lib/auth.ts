@@ -34,9 +34,7 @@ export class AuthConstruct extends Construct {
       },
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    const scopes = CORE_SCOPES.map((s) => s.split('/')[1] as string).map(
-      (name) => new cognito.ResourceServerScope({ scopeName: name, scopeDescription: `${name} access to the Core API` }),
-    );
+    const scopes = CORE_SCOPES.map((s) => s.split('/')[1] as string).map((name) => new cognito.ResourceServerScope({ scopeName: name, scopeDescription: `${name} access to the Core API` }));
     this.userPool.addResourceServer('ResourceServer', { identifier: RESOURCE_SERVER, userPoolResourceServerName: 'Core API', scopes });
     const domain = this.userPool.addDomain('Domain', {
       cognitoDomain: { domainPrefix: props.domainPrefix ?? `recsearch-${Aws.ACCOUNT_ID}` },

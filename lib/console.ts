@@ -6,7 +6,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct } from 'constructs';
 import { CONSOLE_CSP } from '../shared/console-auth/headers.ts';
-import { buildConsoleSync } from '../shared/local/console-static.ts';
+import { buildConsoleSync } from '../local/console-static.ts';
 
 export interface ConsoleWebProps {
   /** The Platform API: `/api/*` and the console's own routes are forwarded to it, same origin as the app. */
@@ -125,11 +125,20 @@ export class ConsoleWeb extends NestedStack {
     const parent = Stack.of(this.nestedStackParent ?? this);
     const account = Token.isUnresolved(parent.account) ? '<AWS::AccountId>' : parent.account;
     const region = Token.isUnresolved(parent.region) ? '<AWS::Region>' : parent.region;
-    const deploy = 'CDK\'s BucketDeployment custom resource copies the built console from the CDK asset bucket into the site bucket and prunes old files; its CDK-generated policy uses wildcard S3 actions on those two buckets only.';
+    const deploy =
+      "CDK's BucketDeployment custom resource copies the built console from the CDK asset bucket into the site bucket and prunes old files; its CDK-generated policy uses wildcard S3 actions on those two buckets only.";
     const findings: { id: string; reason: string }[] = [
       { id: 'AwsSolutions-CFR1', reason: 'The console is for tenants anywhere; who may use it is decided by sign-in (Cognito users), not by country.' },
-      { id: 'AwsSolutions-CFR2', reason: 'A CloudFront-scope web ACL must be created in us-east-1 while this stack is regional; the Platform API behind the distribution is throttled per stage and sign-in is rate limited and locked out per email and address.' },
-      { id: 'AwsSolutions-CFR4', reason: 'Without a custom domain the distribution uses the default *.cloudfront.net certificate, whose minimum protocol CloudFront fixes; browsers negotiate TLS 1.2+ anyway. Add a domain and ACM certificate to set TLSv1.2_2021.' },
+      {
+        id: 'AwsSolutions-CFR2',
+        reason:
+          'A CloudFront-scope web ACL must be created in us-east-1 while this stack is regional; the Platform API behind the distribution is throttled per stage and sign-in is rate limited and locked out per email and address.',
+      },
+      {
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'Without a custom domain the distribution uses the default *.cloudfront.net certificate, whose minimum protocol CloudFront fixes; browsers negotiate TLS 1.2+ anyway. Add a domain and ACM certificate to set TLSv1.2_2021.',
+      },
       ...['s3:GetObject*', 's3:GetBucket*', 's3:List*', 's3:DeleteObject*', 's3:Abort*'].map((a) => ({ id: `AwsSolutions-IAM5[Action::${a}]`, reason: deploy })),
       { id: `AwsSolutions-IAM5[Resource::<${siteBucketId}.Arn>/*]`, reason: deploy },
       // The partition is known once the region is (synthesis with CDK_DEFAULT_REGION set), else a token.

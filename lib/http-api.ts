@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { CfnRoute, CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { type CfnRoute, type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -26,7 +26,7 @@ export interface HttpApiProps {
 
 /**
  * One HTTP API whose routes come from the route table: one function per handler module
- * (POST and PATCH item update share `items/update`; every Core path's OPTIONS shares
+ * (POST and PATCH item update share `core/items/update`; every Core path's OPTIONS shares
  * `cors/preflight`), plus a `$default` route answering 404/405 in the API's envelope.
  * Tokens and keys are verified in the handlers (aws-jwt-verify), exactly as locally.
  */

@@ -8,13 +8,13 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keys } from '../shared/data/keys.ts';
 import { tableActions, type Access } from '../shared/routes.ts';
-import type { QueueName } from '../shared/workers.ts';
+import type { QueueName } from '../shared/queue/workers.ts';
 
 /** The stack's shared resources a function may be bound to. */
 export interface ServiceResources {
@@ -68,7 +68,7 @@ function powertoolsLayer(scope: Construct): ILayerVersion {
 }
 
 export interface ServiceFunctionProps {
-  /** Handler module under functions/, e.g. `items/get`. */
+  /** Handler module under functions/, e.g. `core/items/get`. */
   handler: string;
   /** The stack's embedding provider, a build-time constant: `local` leaves the Bedrock client out of the bundle. */
   embeddingProvider: 'local' | 'bedrock';
@@ -134,9 +134,7 @@ export class ServiceFunction extends NodejsFunction {
         mainFields: ['module', 'main'],
         // Bundle the AWS SDK too (a pinned version, fewer files to load at init); Powertools comes from its layer.
         externalModules: [...POWERTOOLS_FROM_LAYER],
-        esbuildArgs: Object.fromEntries(
-          Object.entries(lambdaAliases(props.embeddingProvider)).map(([from, to]) => [`--alias:${from}`, to]),
-        ),
+        esbuildArgs: Object.fromEntries(Object.entries(lambdaAliases(props.embeddingProvider)).map(([from, to]) => [`--alias:${from}`, to])),
         define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(props.embeddingProvider) },
         banner: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);",
       },
@@ -152,9 +150,7 @@ export class ServiceFunction extends NodejsFunction {
     if (actions.length === 0) return this;
     this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [table.tableArn] }));
     if (access.indexes?.length) {
-      this.addToRolePolicy(
-        new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: access.indexes.map((i) => `${table.tableArn}/index/${i}`) }),
-      );
+      this.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: access.indexes.map((i) => `${table.tableArn}/index/${i}`) }));
     }
     return this;
   }
@@ -179,9 +175,7 @@ export class ServiceFunction extends NodejsFunction {
     this.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
     const actions = mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
     this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: ARTIFACT_PREFIXES.map((p) => `${bucket.bucketArn}/${p}/*`) }));
-    this.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ARTIFACT_PREFIXES.map((p) => `${p}/*`) } } }),
-    );
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ARTIFACT_PREFIXES.map((p) => `${p}/*`) } } }));
     return this;
   }
 

@@ -1,5 +1,5 @@
 import { CfnOutput, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { AuthConstruct } from './auth.ts';
 import { ConsoleWeb } from './console.ts';
 import { DataConstruct } from './data.ts';
@@ -69,7 +69,7 @@ export class ServiceStack extends Stack {
     const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? 'local' };
     this.workers.addFunctions(base, { reserve });
     const trainWorker = this.workers.functions.find((f) => f.module === 'workers/train');
-    if (!trainWorker) throw new Error('No training worker (shared/workers.ts workers/train)');
+    if (!trainWorker) throw new Error('No training worker (shared/queue/workers.ts workers/train)');
     this.training = new TrainingTask(this, 'Training', { table: this.data.table, bucket: this.data.artifacts, worker: trainWorker });
     const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
     this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle, unmatchedThrottle, tenantQuota });

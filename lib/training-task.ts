@@ -8,9 +8,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { tableActions } from '../shared/routes.ts';
-import { workers } from '../shared/workers.ts';
+import { workers } from '../shared/queue/workers.ts';
 import type { ServiceFunction } from './service-function.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -84,7 +84,7 @@ export class TrainingTask extends NestedStack {
 
     // The task role: what runTraining does, nothing more.
     const spec = workers.find((w) => w.handler === 'workers/train');
-    if (!spec) throw new Error('No workers/train in shared/workers.ts');
+    if (!spec) throw new Error('No workers/train in shared/queue/workers.ts');
     this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: tableActions(spec.access).map((a) => `dynamodb:${a}`), resources: [props.table.tableArn] }));
     this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [`${props.bucket.bucketArn}/models/*`] }));
 
@@ -124,7 +124,11 @@ export class TrainingTask extends NestedStack {
 
 /** cdk-nag AwsSolutions findings of the training task this design accepts, each with its reason. */
 export const TRAINING_TASK_ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
-  { id: 'AwsSolutions-VPC7', reason: 'The VPC only hosts short-lived training tasks with no inbound traffic; their calls are to DynamoDB and S3 (through gateway endpoints) and logged by CloudTrail; flow logs would add cost without a reader.' },
+  {
+    id: 'AwsSolutions-VPC7',
+    reason:
+      'The VPC only hosts short-lived training tasks with no inbound traffic; their calls are to DynamoDB and S3 (through gateway endpoints) and logged by CloudTrail; flow logs would add cost without a reader.',
+  },
   { id: 'AwsSolutions-ECS2', reason: 'The environment holds only the table and bucket names and Powertools switches, no secrets; the run itself comes as a RunTask override.' },
 ];
 

@@ -4,7 +4,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
-import { queues, schedules, workers, type QueueName } from '../shared/workers.ts';
+import { queues, schedules, workers, type QueueName } from '../shared/queue/workers.ts';
 import { ServiceFunction, type ServiceResources } from './service-function.ts';
 
 export interface QueuePair {
@@ -39,7 +39,7 @@ const concurrencyOf = (handler: string): number => {
 };
 
 /**
- * A queue with its dead-letter queue for each entry of shared/workers.ts `queues`; for each
+ * A queue with its dead-letter queue for each entry of shared/queue/workers.ts `queues`; for each
  * `workers` entry a function fed by an event source mapping that reports partial batch failures;
  * for each `schedules` entry a function run by an EventBridge rule.
  */
@@ -83,7 +83,12 @@ export class WorkersConstruct extends Construct {
       this.functions.push(fn);
     }
     for (const s of schedules) {
-      const fn = new ServiceFunction(this, s.handler.replace(/[^A-Za-z0-9]/g, '-'), { handler: s.handler, timeout: Duration.seconds(s.timeoutSeconds), embeddingProvider: resources.embeddingProvider, ...reserved(s.handler) });
+      const fn = new ServiceFunction(this, s.handler.replace(/[^A-Za-z0-9]/g, '-'), {
+        handler: s.handler,
+        timeout: Duration.seconds(s.timeoutSeconds),
+        embeddingProvider: resources.embeddingProvider,
+        ...reserved(s.handler),
+      });
       fn.bindAccess(all, s.access, { verifiesTokens: false });
       new events.Rule(this, `${s.handler.replace(/[^A-Za-z0-9]/g, '-')}-schedule`, {
         schedule: events.Schedule.rate(Duration.minutes(s.everyMinutes)),

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './aws/signed-fetch.ts';
+import { config } from './config.ts';
 
 /** Where artifacts (search indexes, models) live: S3 on AWS, a folder locally. */
 export interface BlobStore {
@@ -63,14 +64,16 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
+/** Cache of one: the container's blob store. */
 let shared: BlobStore | undefined;
 
 /** The container's blob store: ARTIFACT_BUCKET (S3) or BLOB_DIR (local folder). */
 export function blobs(): BlobStore {
   if (!shared) {
-    const bucket = process.env.ARTIFACT_BUCKET;
-    const dir = process.env.BLOB_DIR;
-    if (bucket) shared = new S3BlobStore(bucket, process.env.AWS_REGION || 'us-east-1');
+    const { storage, region } = config();
+    const bucket = storage.artifactBucket;
+    const dir = storage.blobDir;
+    if (bucket) shared = new S3BlobStore(bucket, region);
     else if (dir) shared = new FolderBlobStore(dir);
     else throw new Error('Missing required environment variable ARTIFACT_BUCKET (or BLOB_DIR locally)');
   }

@@ -1,11 +1,23 @@
 /**
- * Configuration, read once from the environment. A missing required variable fails fast
- * with its name. The local stack (shared/local/stack.ts) sets these before the first handler runs.
+ * Configuration: every setting the service reads from the environment, read here and nowhere
+ * else, validated, with the variable's name in the error when a value is bad (a number that is not
+ * one fails; it never becomes NaN). docs/configuration.md lists each variable, its default and
+ * meaning.
+ *
+ * `config()` is the container's configuration. Each top-level setting is read on its first use and
+ * kept: a module may ask for its group at import (observability.ts does) without the others being
+ * required, so code that never touches the table (the search engine in a benchmark, a unit test)
+ * needs no TABLE_NAME. The local stack (local/stack.ts) sets the variables before the first
+ * handler runs. `readConfig(env)` reads every setting at once (tests, and a failed value fails).
+ *
+ * The local server and the local stack have their own small readers below (`readServerConfig`,
+ * `readLocalConfig`): they are not service settings, and a process may start several stacks.
  */
 export interface Config {
   tableName: string;
   /** Set only for local stand-ins (dynalite, DynamoDB Local). */
   dynamodbEndpoint: string | undefined;
+  /** AWS_REGION (Lambda sets it; default us-east-1). */
   region: string;
   auth: {
     /** Deployed stack: the Cognito user pool whose app clients are the OAuth clients. */
@@ -36,6 +48,36 @@ export interface Config {
    * absent locally, where a child process stands in.
    */
   training: { taskMinEvents: number; task: TrainingTaskSettings | undefined };
+  /** Search serving and index maintenance (shared/search/). */
+  search: SearchConfig;
+  /** Control records (rules, experiments, segments; shared/control/serving.ts). */
+  control: {
+    /** CONTROL_CACHE_MS (default 5000; 0: read on every request): how long a container reuses a tenant's control records. */
+    cacheMs: number;
+  };
+  /** The text embedding (shared/search/providers.ts). */
+  embedding: EmbeddingConfig;
+  /** The console's sign-in and sessions (shared/console-auth/). */
+  console: ConsoleConfig;
+  /** Where artifacts (index builds, models) are stored (shared/blob.ts): one of the two is required by blobs(). */
+  storage: {
+    /** ARTIFACT_BUCKET: the S3 bucket (deployed). */
+    artifactBucket: string | undefined;
+    /** BLOB_DIR: a local folder (the local stack sets it). */
+    blobDir: string | undefined;
+  };
+  /** QUEUE_URL_<NAME>: the SQS queue URLs a function may send to (shared/queue/messages.ts; the stack sets only those it grants). */
+  queues: { embedding: string | undefined; training: string | undefined };
+  /** The maintenance pass (functions/workers/maintain.ts). */
+  maintenance: {
+    /**
+     * EMBED_GRACE_SECONDS (default 60; 30 locally): an item whose embedding is older than its last
+     * change by more than this is re-queued by the sweep (its message was lost).
+     */
+    embedGraceSeconds: number;
+  };
+  /** Powertools logger, metrics and tracer (shared/observability.ts; the CDK function defaults set these). */
+  observability: ObservabilityConfig;
 }
 
 /** Where the training worker starts a run's ECS task (lib/training-task.ts sets these). */
@@ -47,33 +89,123 @@ export interface TrainingTaskSettings {
   securityGroups: string[];
 }
 
-type Env = Record<string, string | undefined>;
-
-export function required(env: Env, name: string): string {
-  const v = env[name];
-  if (v === undefined || v === '') throw new Error(`Missing required environment variable ${name}`);
-  return v;
+export interface SearchConfig {
+  /** INDEX_CHECK_SECONDS (default 30; 2 locally) in ms: how often a container looks for a newer index artifact. */
+  pointerCheckMs: number;
+  /**
+   * SEARCH_DELTA_TTL_MS (default 0): how long a container may reuse the delta it read. 0: every
+   * search reads the changes since the build, so a deactivated or deleted item is gone from the
+   * very next search.
+   */
+  deltaTtlMs: number;
+  /** INDEX_REBUILD_AFTER_CHANGES (default 500): above this many changes since the build, the maintenance sweep requests a rebuild. */
+  rebuildAfterChanges: number;
+  /** INDEX_MAX_AGE_SECONDS (default 600; 30 locally): changes older than this are folded into a new index by the sweep. */
+  maxIndexAgeSeconds: number;
+  /**
+   * SEARCH_CURSOR_PIN_SECONDS (default 300) in ms: how long a container keeps the index build a
+   * cursor was ranked on once a newer build serves (since the last page that asked for it).
+   */
+  pinnedTtlMs: number;
+  /** INDEX_RETAIN_SECONDS (default 3600): how long a replaced build's artifact stays stored (for cursors ranked on it). */
+  retainSeconds: number;
+  /** SYNONYMS_CACHE_MS (default 5000; 0: read on every search): how long a container reuses a tenant's synonym sets. */
+  synonymsCacheMs: number;
+  /** VECTOR_ONLY_MIN_COSINE (default 0.3, from -1 to 1): the least cosine to the query of a result found only by vector similarity. */
+  vectorOnlyMinCosine: number;
 }
 
-function positiveInt(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`Environment variable ${name} must be a positive integer, got "${raw}"`);
+export interface EmbeddingConfig {
+  /**
+   * EMBEDDING_PROVIDER: `local` (default; hashing, no network) or `bedrock` (Titan V2). The Lambda
+   * bundles get it as a build-time constant (lib/service-function.ts); providers.ts still tests
+   * `process.env.EMBEDDING_PROVIDER` itself where esbuild folds it, to leave the Bedrock client
+   * out of a local stack's bundles. This is its validated value.
+   */
+  provider: 'local' | 'bedrock';
+  /** EMBEDDING_DIMENSIONS: 256, 512 (default) or 1024. */
+  dimensions: 256 | 512 | 1024;
+}
+
+export interface ConsoleConfig {
+  /** CONSOLE_SESSION_SECONDS (default 8 h): how long a session lasts from sign-in. */
+  sessionSeconds: number;
+  /** CONSOLE_LOGIN_BURST (default 10): failed sign-ins per address (burst) before slowing down. */
+  failuresPerAddress: number;
+  /** CONSOLE_LOGIN_EMAIL_BURST (default 5): failed sign-ins per email before it is locked for a while. */
+  failuresPerEmail: number;
+  /** CONSOLE_LOGIN_REFILL_PER_SECOND (default 1/30): the failed-sign-in buckets' refill. */
+  refillPerSecond: number;
+  /** CONSOLE_CLIENT_ID: deployed, the pool's console app client (ADMIN_USER_PASSWORD_AUTH). */
+  cognitoClientId: string | undefined;
+}
+
+export interface ObservabilityConfig {
+  /** POWERTOOLS_SERVICE_NAME (default recsearch). */
+  serviceName: string;
+  /** POWERTOOLS_METRICS_NAMESPACE (default recsearch). */
+  metricsNamespace: string;
+  /** POWERTOOLS_METRICS_DISABLED: metrics are emitted unless it is `true` (the local stack and tests set it). */
+  metrics: boolean;
+  /** POWERTOOLS_TRACE_ENABLED: the X-Ray tracer loads unless it is `false` (the local stack and tests set it). */
+  tracing: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** The variable's value, or undefined when unset or empty (an empty variable means "not set"). */
+const raw = (env: Env, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+
+export function required(env: Env, name: string): string {
+  return requireSetting(raw(env, name), name);
+}
+
+/**
+ * A setting that some containers do without but this use requires (AUTH_ISSUER: the token
+ * verifier and the local token endpoint): its value, or the error naming its variable.
+ */
+export function requireSetting<T>(value: T | undefined, name: string): T {
+  if (value === undefined) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+/** A number within the bounds `check` accepts, or `fallback` when unset. */
+function numeric(env: Env, name: string, fallback: number, check: (n: number) => boolean, what: string): number {
+  const v = raw(env, name);
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (v.trim() === '' || !check(n)) throw new Error(`Environment variable ${name} must be ${what}, got "${v}"`);
   return n;
+}
+
+const positiveInt = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isInteger(n) && n > 0, 'a positive integer');
+const nonNegativeInt = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isInteger(n) && n >= 0, 'a non-negative integer');
+const positiveNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isFinite(n) && n > 0, 'a positive number');
+/** Durations: fractions are allowed (they always were), 0 usually means "no caching". */
+const nonNegativeNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isFinite(n) && n >= 0, 'a non-negative number');
+const finiteNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, Number.isFinite, 'a number');
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const v = raw(env, name);
+  if (v === undefined) return fallback;
+  const lower = v.toLowerCase();
+  if (!(allowed as readonly string[]).includes(lower)) throw new Error(`Environment variable ${name} must be one of ${allowed.join(', ')}, got "${v}"`);
+  return lower as T;
+}
+
+/** A comma-separated list, each entry non-empty. */
+function list(env: Env, name: string): string[] {
+  const items = required(env, name)
+    .split(',')
+    .map((x) => x.trim());
+  if (items.some((x) => x === '')) throw new Error(`Environment variable ${name} must be a comma-separated list without empty entries, got "${env[name]}"`);
+  return items;
 }
 
 /** TENANT_RATE_PER_SECOND (default 200) and TENANT_BURST (default twice the rate). */
 function tenantQuota(env: Env): Config['tenantQuota'] {
   const ratePerSecond = positiveInt(env, 'TENANT_RATE_PER_SECOND', 200);
   return { ratePerSecond, burst: positiveInt(env, 'TENANT_BURST', 2 * ratePerSecond) };
-}
-
-/** A comma-separated list, each entry non-empty. */
-function list(env: Env, name: string): string[] {
-  const items = required(env, name).split(',').map((x) => x.trim());
-  if (items.some((x) => x === '')) throw new Error(`Environment variable ${name} must be a comma-separated list without empty entries, got "${env[name]}"`);
-  return items;
 }
 
 /** TRAINING_TASK_MIN_EVENTS (default 500,000), and the task's TRAINING_TASK_* (all or none). */
@@ -92,41 +224,115 @@ function training(env: Env): Config['training'] {
   };
 }
 
-export function readConfig(env: Env = process.env): Config {
-  const issuer = env.AUTH_ISSUER || undefined;
+function auth(env: Env): Config['auth'] {
+  const issuer = raw(env, 'AUTH_ISSUER');
   return {
-    tableName: required(env, 'TABLE_NAME'),
-    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
-    region: env.AWS_REGION || 'us-east-1',
-    auth: {
-      userPoolId: env.USER_POOL_ID || undefined,
-      issuer,
-      jwksUri: env.AUTH_JWKS_URI || (issuer ? `${issuer}/.well-known/jwks.json` : ''),
-      jwksFile: env.AUTH_JWKS_FILE || undefined,
-      signingKeyFile: env.AUTH_SIGNING_KEY_FILE || undefined,
-      tokenLifetimeSeconds: positiveInt(env, 'TOKEN_LIFETIME_SECONDS', 3600),
-      tokenRatePerSecond: positiveInt(env, 'TOKEN_RATE_PER_SECOND', 10),
-      tokenBurst: positiveInt(env, 'TOKEN_BURST', 20),
-    },
-    corsAllowOrigin: env.CORS_ALLOW_ORIGIN || '*',
-    maxBodyBytes: positiveInt(env, 'MAX_BODY_BYTES', 1_048_576),
-    idempotencyTtlSeconds: positiveInt(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400),
-    tenantQuota: tenantQuota(env),
-    training: training(env),
+    userPoolId: raw(env, 'USER_POOL_ID'),
+    issuer,
+    jwksUri: raw(env, 'AUTH_JWKS_URI') ?? (issuer ? `${issuer}/.well-known/jwks.json` : ''),
+    jwksFile: raw(env, 'AUTH_JWKS_FILE'),
+    signingKeyFile: raw(env, 'AUTH_SIGNING_KEY_FILE'),
+    tokenLifetimeSeconds: positiveInt(env, 'TOKEN_LIFETIME_SECONDS', 3600),
+    tokenRatePerSecond: positiveInt(env, 'TOKEN_RATE_PER_SECOND', 10),
+    tokenBurst: positiveInt(env, 'TOKEN_BURST', 20),
   };
 }
 
-let cached: Config | undefined;
+function search(env: Env): SearchConfig {
+  return {
+    pointerCheckMs: nonNegativeNumber(env, 'INDEX_CHECK_SECONDS', 30) * 1000,
+    deltaTtlMs: nonNegativeNumber(env, 'SEARCH_DELTA_TTL_MS', 0),
+    rebuildAfterChanges: positiveInt(env, 'INDEX_REBUILD_AFTER_CHANGES', 500),
+    maxIndexAgeSeconds: nonNegativeNumber(env, 'INDEX_MAX_AGE_SECONDS', 600),
+    pinnedTtlMs: nonNegativeNumber(env, 'SEARCH_CURSOR_PIN_SECONDS', 300) * 1000,
+    retainSeconds: nonNegativeNumber(env, 'INDEX_RETAIN_SECONDS', 3600),
+    synonymsCacheMs: nonNegativeNumber(env, 'SYNONYMS_CACHE_MS', 5000),
+    vectorOnlyMinCosine: numeric(env, 'VECTOR_ONLY_MIN_COSINE', 0.3, (n) => n >= -1 && n <= 1, 'a cosine from -1 to 1'),
+  };
+}
 
-/** The container's configuration, read on first use. */
+function embedding(env: Env): EmbeddingConfig {
+  const provider = raw(env, 'EMBEDDING_PROVIDER') ?? 'local';
+  if (provider !== 'local' && provider !== 'bedrock') throw new Error(`Environment variable EMBEDDING_PROVIDER must be local or bedrock, got "${provider}"`);
+  const dimensions = numeric(env, 'EMBEDDING_DIMENSIONS', 512, (n) => n === 256 || n === 512 || n === 1024, '256, 512 or 1024') as EmbeddingConfig['dimensions'];
+  return { provider, dimensions };
+}
+
+function consoleAuth(env: Env): ConsoleConfig {
+  return {
+    sessionSeconds: positiveNumber(env, 'CONSOLE_SESSION_SECONDS', 8 * 3600),
+    failuresPerAddress: positiveNumber(env, 'CONSOLE_LOGIN_BURST', 10),
+    failuresPerEmail: positiveNumber(env, 'CONSOLE_LOGIN_EMAIL_BURST', 5),
+    refillPerSecond: positiveNumber(env, 'CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),
+    cognitoClientId: raw(env, 'CONSOLE_CLIENT_ID'),
+  };
+}
+
+function observability(env: Env): ObservabilityConfig {
+  return {
+    serviceName: env.POWERTOOLS_SERVICE_NAME ?? 'recsearch',
+    metricsNamespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'recsearch',
+    metrics: env.POWERTOOLS_METRICS_DISABLED !== 'true',
+    tracing: env.POWERTOOLS_TRACE_ENABLED !== 'false',
+  };
+}
+
+/** One reader per top-level setting: `config()` calls each on first use, `readConfig` all at once. */
+const readers: { [K in keyof Config]: (env: Env) => Config[K] } = {
+  tableName: (env) => required(env, 'TABLE_NAME'),
+  dynamodbEndpoint: (env) => raw(env, 'DYNAMODB_ENDPOINT'),
+  region: (env) => raw(env, 'AWS_REGION') ?? 'us-east-1',
+  auth,
+  corsAllowOrigin: (env) => raw(env, 'CORS_ALLOW_ORIGIN') ?? '*',
+  maxBodyBytes: (env) => positiveInt(env, 'MAX_BODY_BYTES', 1_048_576),
+  idempotencyTtlSeconds: (env) => positiveInt(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400),
+  tenantQuota,
+  training,
+  search,
+  control: (env) => ({ cacheMs: nonNegativeNumber(env, 'CONTROL_CACHE_MS', 5000) }),
+  embedding,
+  console: consoleAuth,
+  storage: (env) => ({ artifactBucket: raw(env, 'ARTIFACT_BUCKET'), blobDir: raw(env, 'BLOB_DIR') }),
+  queues: (env) => ({ embedding: raw(env, 'QUEUE_URL_EMBEDDING'), training: raw(env, 'QUEUE_URL_TRAINING') }),
+  maintenance: (env) => ({ embedGraceSeconds: finiteNumber(env, 'EMBED_GRACE_SECONDS', 60) }),
+  observability,
+};
+const settingNames = Object.keys(readers) as (keyof Config)[];
+
+/** Every setting, read now: the first bad value throws, naming its variable. */
+export function readConfig(env: Env = process.env): Config {
+  const out: Partial<Record<keyof Config, unknown>> = {};
+  for (const k of settingNames) out[k] = readers[k](env);
+  return out as Config;
+}
+
+/** The settings read so far in this container (a named cache; bounded by the settings' count). */
+let cached: Partial<Config> = {};
+
+function setting<K extends keyof Config>(k: K): Config[K] {
+  if (!(k in cached)) cached[k] = readers[k](process.env);
+  return cached[k] as Config[K];
+}
+
+/** The container's configuration: each setting is read from the environment on its first use, then kept. */
+const lazy = Object.defineProperties({}, Object.fromEntries(settingNames.map((k) => [k, { get: () => setting(k), enumerable: true }]))) as Config;
+
 export function config(): Config {
-  cached ??= readConfig();
-  return cached;
+  return lazy;
 }
 
 /**
- * The local server's own settings (`npm start`, bin/server.ts), read once at its start; an
- * invalid value fails with the variable's name.
+ * Forgets what was read, so the next use reads the environment again. Tests only: a deployed
+ * container's environment never changes (a test that changes a variable between two passes of
+ * the same stack calls this).
+ */
+export function resetConfig(): void {
+  cached = {};
+}
+
+/**
+ * The local server's own settings (`npm start`, bin/server.ts; `npm run admin` finds the running
+ * server by them), read once at its start; an invalid value fails with the variable's name.
  */
 export interface ServerConfig {
   /** DATA_DIR (default `.data`). */
@@ -141,23 +347,38 @@ export interface ServerConfig {
   demo: boolean;
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = raw.toLowerCase();
-  if (!(allowed as readonly string[]).includes(v)) throw new Error(`Environment variable ${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
-  return v as T;
-}
-
 export function readServerConfig(env: Env = process.env): ServerConfig {
-  const rawPort = env.PORT;
-  const port = rawPort === undefined || rawPort === '' ? 3000 : Number(rawPort);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`Environment variable PORT must be a port number from 0 to 65535 (0: any free port), got "${rawPort}"`);
+  const port = numeric(env, 'PORT', 3000, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535, 'a port number from 0 to 65535 (0: any free port)');
   return {
-    dataDir: env.DATA_DIR || '.data',
+    dataDir: raw(env, 'DATA_DIR') ?? '.data',
     port,
-    host: env.HOST || '127.0.0.1',
+    host: raw(env, 'HOST') ?? '127.0.0.1',
     logFormat: oneOf(env, 'LOG_FORMAT', ['text', 'json'], 'text'),
     demo: ['1', 'true', 'yes', 'on'].includes(oneOf(env, 'DEMO', ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], '1')),
+  };
+}
+
+/**
+ * The local stack's own settings (local/stack.ts), read each time a stack starts, after
+ * its environment is applied: a process (a test file, a benchmark) may start several stacks with
+ * different settings.
+ */
+export interface LocalConfig {
+  /** LOCAL_RETRY_DELAY_MS (default 1000): local queue, delay before a failed message is retried (× receive count). */
+  retryDelayMs: number;
+  /** MAINTENANCE_SECONDS (default 10): how often the maintenance pass runs. */
+  maintenanceSeconds: number;
+  /** LOCAL_API_THREADS (default 0): API handlers run in this many worker threads (0: the server's own thread). */
+  apiThreads: number;
+  /** CONSOLE_BUILD: `off` leaves the console web app unbuilt (tests, benchmarks); anything else builds it if stale. */
+  consoleBuild: boolean;
+}
+
+export function readLocalConfig(env: Env = process.env): LocalConfig {
+  return {
+    retryDelayMs: nonNegativeNumber(env, 'LOCAL_RETRY_DELAY_MS', 1000),
+    maintenanceSeconds: positiveNumber(env, 'MAINTENANCE_SECONDS', 10),
+    apiThreads: nonNegativeInt(env, 'LOCAL_API_THREADS', 0),
+    consoleBuild: env.CONSOLE_BUILD !== 'off',
   };
 }

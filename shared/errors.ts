@@ -1,7 +1,13 @@
 /**
- * Typed errors. Domain code throws these; the one error middleware
- * (shared/http/middleware.ts) turns them into the response envelope of the API in question.
+ * Errors of the HTTP surface (a malformed request, authentication, scopes, rate limits) as
+ * `ApiError`s with their type and status; the domain's own errors (not found, conflict, a state
+ * that forbids the change, unusable input) are in shared/domain/errors.ts, re-exported here under
+ * the names code throws them by. The one error mapping (shared/http/error-mapping.ts) gives both
+ * the response envelope of the API in question.
  */
+import { Conflict, NotFound, type FieldErrors } from './domain/errors.ts';
+export { EventNotFound, ItemNotFound } from './domain/errors.ts';
+export type { FieldErrors };
 export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -21,8 +27,6 @@ export const STATUS_OF: Record<ErrorType, number> = {
   api_error: 500,
 };
 
-export type FieldErrors = Record<string, string[]>;
-
 export class ApiError extends Error {
   readonly type: ErrorType;
   readonly code: string;
@@ -37,7 +41,7 @@ export class ApiError extends Error {
     opts: { fieldErrors?: FieldErrors; status?: number } = {},
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = new.target.name;
     this.type = type;
     this.code = code;
     this.details = opts.fieldErrors ? { fieldErrors: opts.fieldErrors } : undefined;
@@ -52,28 +56,24 @@ export class ApiError extends Error {
 export class ValidationError extends ApiError {
   constructor(message: string, fieldErrors: FieldErrors) {
     super('invalid_request_error', 'validation_error', message, { fieldErrors });
-    this.name = 'ValidationError';
   }
 }
 
 export class ParameterMissing extends ApiError {
   constructor(message: string, fieldErrors?: FieldErrors) {
     super('invalid_request_error', 'parameter_missing', message, fieldErrors ? { fieldErrors } : {});
-    this.name = 'ParameterMissing';
   }
 }
 
 export class InvalidJson extends ApiError {
   constructor(message = 'The request body is not valid JSON.') {
     super('invalid_request_error', 'invalid_json', message);
-    this.name = 'InvalidJson';
   }
 }
 
 export class PayloadTooLarge extends ApiError {
   constructor(limitBytes: number) {
     super('invalid_request_error', 'body_too_large', `The request body exceeds ${limitBytes} bytes.`, { status: 413 });
-    this.name = 'PayloadTooLarge';
   }
 }
 
@@ -81,49 +81,33 @@ export class AuthenticationError extends ApiError {
   constructor(message = 'Missing or invalid Bearer token.') {
     // The spec's sample code for every missing or invalid Core API token.
     super('authentication_error', 'unauthorized_no_client_id_in_jwt', message);
-    this.name = 'AuthenticationError';
   }
 }
 
 export class PermissionError extends ApiError {
   constructor(message: string) {
     super('permission_error', 'insufficient_scope', message);
-    this.name = 'PermissionError';
   }
 }
 
-export class NotFoundError extends ApiError {
-  constructor(code: string, message: string) {
-    super('not_found_error', code, message);
-    this.name = 'NotFoundError';
+/** The domain's NotFound as the HTTP surface names it, with its status (shared/control, shared/recs and shared/search throw it). */
+export class NotFoundError extends NotFound {
+  readonly type = 'not_found_error' as const;
+  get status(): number {
+    return 404;
   }
 }
 
-/** The spec names `item_not_found` for a missing item and shows it for a missing event too. */
-export class ItemNotFound extends NotFoundError {
-  constructor(id: string | number) {
-    super('item_not_found', `No item with id ${id}.`);
-    this.name = 'ItemNotFound';
-  }
-}
-
-export class EventNotFound extends NotFoundError {
-  constructor(id: string | number) {
-    super('item_not_found', `No event with id ${id}.`);
-    this.name = 'EventNotFound';
-  }
-}
-
-export class ConflictError extends ApiError {
-  constructor(code: string, message: string) {
-    super('conflict_error', code, message);
-    this.name = 'ConflictError';
+/** The domain's Conflict as the HTTP surface names it, with its status. */
+export class ConflictError extends Conflict {
+  readonly type = 'conflict_error' as const;
+  get status(): number {
+    return 409;
   }
 }
 
 export class RateLimitError extends ApiError {
   constructor(message = 'Too many requests.') {
     super('rate_limit_error', 'rate_limited', message);
-    this.name = 'RateLimitError';
   }
 }

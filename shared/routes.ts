@@ -1,10 +1,10 @@
 /**
- * The one route table. The local server (shared/local/server.ts) and the CDK stack (lib/)
+ * The one route table. The local server (local/server.ts) and the CDK stack (lib/)
  * both read it, so they cannot disagree about which endpoints exist.
  * `handler` is a module under functions/ (without extension) exporting `handler`.
  */
 import type { IndexName } from './data/table-schema.ts';
-import type { QueueName } from './workers.ts';
+import type { QueueName } from './queue/workers.ts';
 
 export type CoreScope = 'service-api/read' | 'service-api/write';
 export type PlatformScope = 'admin' | 'events' | 'items' | 'recommendations';
@@ -119,17 +119,17 @@ const R = 'service-api/read';
 const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
-  core('POST', '/v1/items', 'items/create', W, { ...CREATE, queues: ['embedding'] }),
-  core('GET', '/v1/items', 'items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
-  core('GET', '/v1/items/{item_id}', 'items/get', R, {}),
-  core('POST', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
-  core('PATCH', '/v1/items/{item_id}', 'items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
-  core('DELETE', '/v1/items/{item_id}', 'items/delete', W, { table: ['PutItem', 'DeleteItem'] }),
-  core('POST', '/v1/events', 'events/ingest', W, CREATE),
-  core('GET', '/v1/events', 'events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
-  core('GET', '/v1/events/{event_id}', 'events/get', R, {}),
-  core('POST', '/v1/search', 'search/search', R, { ...SEARCH, exposures: true, searchLog: true }),
-  core('GET', '/v1/recommendations', 'recs/recommendations', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', exposures: true }),
+  core('POST', '/v1/items', 'core/items/create', W, { ...CREATE, queues: ['embedding'] }),
+  core('GET', '/v1/items', 'core/items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
+  core('GET', '/v1/items/{item_id}', 'core/items/get', R, {}),
+  core('POST', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
+  core('PATCH', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
+  core('DELETE', '/v1/items/{item_id}', 'core/items/delete', W, { table: ['PutItem', 'DeleteItem'] }),
+  core('POST', '/v1/events', 'core/events/ingest', W, CREATE),
+  core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
+  core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
+  core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true }),
+  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', exposures: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -138,69 +138,69 @@ const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))]
 }));
 
 const platformRoutes: PlatformRoute[] = [
-  platform('POST', '/api/clients', 'platform/clients-create', { table: ['PutItem'], cognito: ['CreateUserPoolClient'] }),
-  platform('GET', '/api/clients', 'platform/clients-list', { table: ['Query'], indexes: ['gsi1'] }),
-  platform('DELETE', '/api/clients/{client_id}', 'platform/clients-delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
-  platform('POST', '/api/api-keys', 'platform/api-keys-create', { table: ['PutItem'] }),
-  platform('GET', '/api/api-keys', 'platform/api-keys-list', { table: ['Query'], indexes: ['gsi1'] }),
-  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys-delete', { table: ['DeleteItem'] }),
-  platform('POST', '/api/items/search', 'platform/items-search', SEARCH, ['items']),
-  platform('GET', '/api/items/search', 'platform/items-search-get', SEARCH, ['items']),
-  platform('GET', '/api/search-index', 'platform/search-index', { ...SEARCH, embeds: false }, ['items']),
-  platform('POST', '/api/search-index/rebuild', 'platform/search-index-rebuild', { queues: ['embedding'] }),
-  platform('POST', '/api/contexts', 'console/contexts-create', CONSOLE_WRITE),
-  platform('GET', '/api/contexts', 'console/contexts-list', CONSOLE_READ),
-  platform('POST', '/api/event-types', 'console/event-types-create', CONSOLE_WRITE, ['events']),
-  platform('GET', '/api/event-types', 'console/event-types-list', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/event-types/{id}', 'console/event-types-update', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/events/templates', 'console/templates-create', CONSOLE_WRITE, ['events']),
-  platform('GET', '/api/events/templates', 'console/templates-list', CONSOLE_READ, ['events']),
-  platform('GET', '/api/events/templates/{id}', 'console/templates-get', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/events/templates/{id}', 'console/templates-update', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/model-endpoints', 'console/endpoints-create', CONSOLE_WRITE),
-  platform('GET', '/api/model-endpoints', 'console/endpoints-list', CONSOLE_READ),
-  platform('POST', '/api/training-jobs', 'console/jobs-create', { ...CONSOLE_WRITE, queues: ['training'] }, ['events']),
-  platform('GET', '/api/training-jobs', 'console/jobs-list', CONSOLE_READ, ['events']),
-  platform('GET', '/api/training-jobs/{jobName}', 'console/jobs-get', CONSOLE_READ, ['events']),
-  platform('POST', '/api/training-jobs/{jobName}/stop', 'console/jobs-stop', CONSOLE_WRITE, ['events']),
-  platform('GET', '/api/training-jobs/logs/{jobName}', 'console/jobs-logs', CONSOLE_READ, ['events']),
-  platform('GET', '/api/models', 'console/models-list', CONSOLE_READ, ['events']),
+  platform('POST', '/api/clients', 'platform/clients/create', { table: ['PutItem'], cognito: ['CreateUserPoolClient'] }),
+  platform('GET', '/api/clients', 'platform/clients/list', { table: ['Query'], indexes: ['gsi1'] }),
+  platform('DELETE', '/api/clients/{client_id}', 'platform/clients/delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
+  platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: ['PutItem'] }),
+  platform('GET', '/api/api-keys', 'platform/api-keys/list', { table: ['Query'], indexes: ['gsi1'] }),
+  platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: ['DeleteItem'] }),
+  platform('POST', '/api/items/search', 'platform/items/search', SEARCH, ['items']),
+  platform('GET', '/api/items/search', 'platform/items/search-get', SEARCH, ['items']),
+  platform('GET', '/api/search-index', 'platform/search-index/status', { ...SEARCH, embeds: false }, ['items']),
+  platform('POST', '/api/search-index/rebuild', 'platform/search-index/rebuild', { queues: ['embedding'] }),
+  platform('POST', '/api/contexts', 'platform/contexts/create', CONSOLE_WRITE),
+  platform('GET', '/api/contexts', 'platform/contexts/list', CONSOLE_READ),
+  platform('POST', '/api/event-types', 'platform/event-types/create', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/event-types', 'platform/event-types/list', CONSOLE_READ, ['events']),
+  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/events/templates', 'platform/templates/create', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/events/templates', 'platform/templates/list', CONSOLE_READ, ['events']),
+  platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_READ, ['events']),
+  platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/model-endpoints', 'platform/endpoints/create', CONSOLE_WRITE),
+  platform('GET', '/api/model-endpoints', 'platform/endpoints/list', CONSOLE_READ),
+  platform('POST', '/api/training-jobs', 'platform/training-runs/create', { ...CONSOLE_WRITE, queues: ['training'] }, ['events']),
+  platform('GET', '/api/training-jobs', 'platform/training-runs/list', CONSOLE_READ, ['events']),
+  platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
+  platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', CONSOLE_WRITE, ['events']),
+  platform('GET', '/api/training-jobs/logs/{jobName}', 'platform/training-runs/logs', CONSOLE_READ, ['events']),
+  platform('GET', '/api/models', 'platform/models/list', CONSOLE_READ, ['events']),
   // Before `/api/models/{version}`: the local server takes the first route that matches (API Gateway prefers the literal path).
-  platform('GET', '/api/models/compare', 'console/models-compare', CONSOLE_READ, ['events']),
-  platform('GET', '/api/models/{version}', 'console/models-get', CONSOLE_READ, ['events']),
+  platform('GET', '/api/models/compare', 'platform/models/compare', CONSOLE_READ, ['events']),
+  platform('GET', '/api/models/{version}', 'platform/models/get', CONSOLE_READ, ['events']),
   // api-decisions: `events` keys call event-type, template and training routes; they may read the
   // versions their runs made, while labelling, approving and promoting (what is served) is admin's.
-  platform('PATCH', '/api/models/{version}', 'console/models-update', CONSOLE_WRITE),
-  platform('POST', '/api/models/{version}/approve', 'console/models-approve', CONSOLE_WRITE),
-  platform('POST', '/api/models/{version}/promote', 'console/models-promote', CONSOLE_WRITE),
+  platform('PATCH', '/api/models/{version}', 'platform/models/update', CONSOLE_WRITE),
+  platform('POST', '/api/models/{version}/approve', 'platform/models/approve', CONSOLE_WRITE),
+  platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_WRITE),
   // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
   // user's erasure marker put in the serving partition.
-  platform('DELETE', '/api/users/{user_id}', 'console/users-erase', { table: ['Query', 'BatchWriteItem', 'PutItem'], indexes: ['gsi1'] }),
+  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'BatchWriteItem', 'PutItem'], indexes: ['gsi1'] }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
-  platform('POST', '/api/rules', 'control/rules-create', CONTROL_WRITE_DELETE),
-  platform('GET', '/api/rules', 'control/rules-list', { table: ['Query'] }),
-  platform('GET', '/api/rules/{id}', 'control/rules-get', {}),
-  platform('PATCH', '/api/rules/{id}', 'control/rules-update', CONTROL_WRITE),
-  platform('DELETE', '/api/rules/{id}', 'control/rules-delete', CONTROL_WRITE_DELETE),
-  platform('POST', '/api/segments', 'control/segments-create', CONTROL_WRITE),
-  platform('GET', '/api/segments', 'control/segments-list', { table: ['Query'] }),
-  platform('GET', '/api/segments/{id}', 'control/segments-get', {}),
-  platform('PATCH', '/api/segments/{id}', 'control/segments-update', CONTROL_WRITE),
-  platform('DELETE', '/api/segments/{id}', 'control/segments-delete', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
-  platform('POST', '/api/experiments', 'control/experiments-create', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  platform('POST', '/api/rules', 'platform/rules/create', CONTROL_WRITE_DELETE),
+  platform('GET', '/api/rules', 'platform/rules/list', { table: ['Query'] }),
+  platform('GET', '/api/rules/{id}', 'platform/rules/get', {}),
+  platform('PATCH', '/api/rules/{id}', 'platform/rules/update', CONTROL_WRITE),
+  platform('DELETE', '/api/rules/{id}', 'platform/rules/delete', CONTROL_WRITE_DELETE),
+  platform('POST', '/api/segments', 'platform/segments/create', CONTROL_WRITE),
+  platform('GET', '/api/segments', 'platform/segments/list', { table: ['Query'] }),
+  platform('GET', '/api/segments/{id}', 'platform/segments/get', {}),
+  platform('PATCH', '/api/segments/{id}', 'platform/segments/update', CONTROL_WRITE),
+  platform('DELETE', '/api/segments/{id}', 'platform/segments/delete', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  platform('POST', '/api/experiments', 'platform/experiments/create', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
   // With each experiment its results: the variants' running totals (a Query per shard).
-  platform('GET', '/api/experiments', 'control/experiments-list', { table: ['Query'] }),
-  platform('GET', '/api/experiments/{id}', 'control/experiments-get', { table: ['Query'] }),
-  platform('PATCH', '/api/experiments/{id}', 'control/experiments-update', { table: ['Query', 'PutItem', 'UpdateItem'] }),
-  platform('GET', '/api/rerank-controls', 'control/rerank-get', {}),
-  platform('PUT', '/api/rerank-controls', 'control/rerank-put', CONTROL_WRITE),
-  platform('GET', '/api/audit', 'control/audit-list', { table: ['Query'] }),
+  platform('GET', '/api/experiments', 'platform/experiments/list', { table: ['Query'] }),
+  platform('GET', '/api/experiments/{id}', 'platform/experiments/get', { table: ['Query'] }),
+  platform('PATCH', '/api/experiments/{id}', 'platform/experiments/update', { table: ['Query', 'PutItem', 'UpdateItem'] }),
+  platform('GET', '/api/rerank-controls', 'platform/rerank/get', {}),
+  platform('PUT', '/api/rerank-controls', 'platform/rerank/put', CONTROL_WRITE),
+  platform('GET', '/api/audit', 'platform/audit/list', { table: ['Query'] }),
   // Search administration (synonym sets, search analytics): one module, so one function and
   // one grant for all six routes.
   ...(['POST /api/synonyms', 'GET /api/synonyms', 'GET /api/synonyms/{id}', 'PATCH /api/synonyms/{id}', 'DELETE /api/synonyms/{id}', 'GET /api/analytics/searches'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'platform/search-admin', SEARCH_ADMIN, ['items']);
+    return platform(method, path, 'platform/search-admin/routes', SEARCH_ADMIN, ['items']);
   }),
 ];
 

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, ApiFailure, setCsrfToken, whenSignedOut, type Session } from './api.ts';
 import { Field, Problem } from './ui.tsx';
 import { PAGES, type PageKey } from './pages/index.tsx';
+import { Overview } from './pages/Overview.tsx';
 
 const route = (): PageKey => {
   const key = window.location.hash.replace(/^#\/?/, '').split('?')[0] as PageKey;
@@ -64,6 +65,7 @@ export function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the title and focus follow the page, and the session (signing in shows the page anew).
   useEffect(() => {
     const current = PAGES.find((p) => p.key === page);
     document.title = `${current?.title ?? 'Console'} · RecSearch console`;
@@ -82,7 +84,7 @@ export function App() {
       />
     );
 
-  const Page = PAGES.find((p) => p.key === page)?.component ?? PAGES[0]!.component;
+  const Page = PAGES.find((p) => p.key === page)?.component ?? Overview;
   const signOut = async () => {
     await api('DELETE', '/console/session').catch(() => undefined);
     setCsrfToken('');
@@ -90,6 +92,7 @@ export function App() {
   };
   return (
     <div className="layout">
+ {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main by convention; the handler only moves focus to the page's heading as well. */}
       <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('page-title')?.focus(); }}>
         Skip to content
       </a>

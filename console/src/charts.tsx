@@ -62,19 +62,23 @@ export function LineChart({ title, series, xLabel, independent }: { title: strin
   const ih = H - PAD.t - PAD.b;
   const xmin = Math.min(...all.map((p) => p.x), 0);
   const xmax = Math.max(...all.map((p) => p.x), 1);
-  const range = (pts: { y: number }[]) => {
+  const range = (pts: { y: number }[]): [number, number] => {
     const lo = Math.min(...pts.map((p) => p.y));
     const hi = Math.max(...pts.map((p) => p.y));
     return lo === hi ? [lo - 1e-6, hi + 1e-6] : [lo, hi];
   };
-  const shared = all.length ? range(all) : [0, 1];
+  const shared: [number, number] = all.length ? range(all) : [0, 1];
+  const lastValue = (s: Series) => {
+    const last = s.points[s.points.length - 1];
+    return last ? fmt(last.y) : 'none';
+  };
   const x = (v: number) => PAD.l + ((v - xmin) / (xmax - xmin || 1)) * iw;
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} ${s.points.length} points, last ${s.points.length ? fmt(s.points[s.points.length - 1]!.y) : 'none'}`).join('; ')}`}>
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} ${s.points.length} points, last ${lastValue(s)}`).join('; ')}`}>
         {!independent
-          ? ticks(shared[0]!, shared[1]!).map((t) => {
-              const y = PAD.t + ih - ((t - shared[0]!) / (shared[1]! - shared[0]! || 1)) * ih;
+          ? ticks(shared[0], shared[1]).map((t) => {
+              const y = PAD.t + ih - ((t - shared[0]) / (shared[1] - shared[0] || 1)) * ih;
               return (
                 <g key={t}>
                   <line x1={PAD.l} x2={W - PAD.r} y1={y} y2={y} className="grid" />
@@ -91,13 +95,13 @@ export function LineChart({ title, series, xLabel, independent }: { title: strin
         </text>
         {series.map((s, k) => {
           const [lo, hi] = independent && s.points.length ? range(s.points) : shared;
-          const y = (v: number) => PAD.t + ih - ((v - lo!) / (hi! - lo! || 1)) * ih;
+          const y = (v: number) => PAD.t + ih - ((v - lo) / (hi - lo || 1)) * ih;
           const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${x(p.x).toFixed(1)},${y(p.y).toFixed(1)}`).join(' ');
           return (
             <g key={s.name}>
               <path d={d} fill="none" stroke={COLORS[k % COLORS.length]} strokeWidth={2} />
-              {s.points.map((p, i) => (
-                <circle key={i} cx={x(p.x)} cy={y(p.y)} r={3} fill={COLORS[k % COLORS.length]}>
+              {s.points.map((p) => (
+                <circle key={p.x} cx={x(p.x)} cy={y(p.y)} r={3} fill={COLORS[k % COLORS.length]}>
                   <title>{`${s.name} ${xLabel} ${p.x}: ${fmt(p.y)}`}</title>
                 </circle>
               ))}

@@ -7,6 +7,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on (`deps`); `tick` is how `reload` asks again.
   useEffect(() => {
     let live = true;
     setLoading(true);
@@ -26,7 +27,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };
@@ -176,7 +176,7 @@ export function Empty({ children }: { children: ReactNode }) {
 export function ShownOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
   return (
-    <div className="shown-once" role="region" aria-label={label}>
+    <section className="shown-once" aria-label={label}>
       <p>
         <strong>{label}</strong>: copy it now. It is shown only once and cannot be retrieved later.
       </p>
@@ -199,6 +199,6 @@ export function ShownOnce({ label, value, onDone }: { label: string; value: stri
           I have stored it
         </button>
       </div>
-    </div>
+    </section>
   );
 }

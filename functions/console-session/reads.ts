@@ -6,7 +6,8 @@ import type { ExposureStore } from '#shared/control/exposures';
 import { planFor } from '#shared/control/serving';
 import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
 import { listEvents } from '#shared/domain/events';
-import { nowSeconds } from '#shared/domain/items';
+import { nowSeconds } from '#shared/clock';
+import { coreList } from '#shared/domain/present';
 import type { DeclaredRequest } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
@@ -18,7 +19,8 @@ import { searchBody } from '#shared/schemas/search';
 import { searchDeps } from '#shared/search/deps';
 import { coreFilter } from '#shared/search/filters';
 import { DEFAULT_TAGS } from '#shared/search/highlight';
-import { runSearch, tenantView } from '#shared/search/service';
+import { runSearch } from '#shared/search/service';
+import { tenantView } from '#shared/search/views';
 import { synonymRules } from '#shared/search/synonyms';
 
 /**
@@ -57,11 +59,14 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
       query: body.query, mode: body.mode, filter: coreFilter(body.filters), limit: body.limit, cursor: body.starting_after, userId: body.user_id, plan, explain: body.explain,
       facets: body.facets, highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined, sort: body.sort, synonyms,
     });
-    return ok({
-      object: 'list', data: result.data, has_more: result.has_more, next_cursor: result.next_cursor, url: '/v1/search', total: result.total, request_id: requestId,
-      ...(result.experiment ? { experiment: result.experiment } : {}),
-      ...('facets' in result && result.facets ? { facets: result.facets } : {}),
-    });
+    return ok(
+      coreList('/v1/search', result.data, { hasMore: result.has_more, cursor: result.next_cursor }, {
+        total: result.total,
+        request_id: requestId,
+        ...(result.experiment ? { experiment: result.experiment } : {}),
+        ...('facets' in result && result.facets ? { facets: result.facets } : {}),
+      }),
+    );
   }),
   /** Core recommendations (`GET /v1/recommendations`: same query and answer). */
   'GET /console/api/recommendations': consoleHandler(NAME, { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {

@@ -3,7 +3,7 @@ import { itemStore } from '#shared/data/index';
 import { logger } from '#shared/observability';
 import { buildIndex, embedItem } from '#shared/search/indexer';
 import { embeddingProvider } from '#shared/search/providers';
-import { sqsWorker } from '#shared/workers-runtime';
+import { sqsWorker } from '#shared/queue/sqs-worker';
 
 /** The embedding queue's worker: embeds changed items, and builds a tenant's search index on request. */
 export const handler = sqsWorker(async (job) => {

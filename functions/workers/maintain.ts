@@ -1,8 +1,10 @@
 import { blobs } from '#shared/blob';
+import { nowSeconds } from '#shared/clock';
+import { config } from '#shared/config';
 import { refreshSegmentSizes, PASS_EVENT_BUDGET } from '#shared/control/segment-size';
 import { segmentEvents, stores } from '#shared/data/index';
 import { startDueRuns } from '#shared/domain/automation';
-import { jobs } from '#shared/jobs';
+import { workQueue } from '#shared/queue/messages';
 import { logger } from '#shared/observability';
 import { sweep } from '#shared/search/indexer';
 
@@ -12,15 +14,15 @@ import { sweep } from '#shared/search/indexer';
  */
 export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; scheduled: string[] }> => {
   const s = stores();
-  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: jobs() }, Number(process.env.EMBED_GRACE_SECONDS ?? 60));
+  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: workQueue() }, config().maintenance.embedGraceSeconds);
   const budget = { events: PASS_EVENT_BUDGET };
-  const now = Math.floor(Date.now() / 1000);
+  const now = nowSeconds();
   let segments = 0;
   const scheduled: string[] = [];
   for (const tenant of await s.credentials.listTenants()) {
     // One tenant's failure leaves the others' runs alone; its due runs start at the next pass.
     try {
-      for (const job of await startDueRuns({ console: s.console, queue: jobs() }, tenant, now)) scheduled.push(`${tenant}/${job}`);
+      for (const job of await startDueRuns({ console: s.console, queue: workQueue() }, tenant, now)) scheduled.push(`${tenant}/${job}`);
     } catch (e) {
       logger.error('scheduled runs failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }

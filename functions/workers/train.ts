@@ -4,7 +4,7 @@ import { stores } from '#shared/data/index';
 import { decideAutoPromotion } from '#shared/domain/automation';
 import { childProcessLauncher, ecsLauncher, placeRun, type TaskLauncher } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
-import { sqsWorker } from '#shared/workers-runtime';
+import { sqsWorker } from '#shared/queue/sqs-worker';
 
 let launcher: TaskLauncher | undefined;
 

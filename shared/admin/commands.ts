@@ -4,6 +4,7 @@ import {
   type ClientProvisioner, type ServiceUrls,
 } from '../domain/credentials.ts';
 import { parseOrThrow } from '../schemas/common.ts';
+import { apiErrorOf } from '../http/error-mapping.ts';
 
 /** Where the admin CLI acts: the local stack, or a deployed stack (DynamoDB + Cognito). */
 export interface AdminConnection {
@@ -39,6 +40,13 @@ function need(v: string | undefined, what: string): string {
 
 /** Runs one admin command against a connection. */
 export async function runAdminCommand(conn: AdminConnection, a: AdminArgs): Promise<AdminResult> {
+  // Errors as the API states them (a domain error gets its code, message and details), for the CLI to print.
+  return command(conn, a).catch((e: unknown) => {
+    throw apiErrorOf(e) ?? e;
+  });
+}
+
+async function command(conn: AdminConnection, a: AdminArgs): Promise<AdminResult> {
   const [resource, action, arg] = a.command;
   const { store, provisioner } = conn;
   const tenant = () => need(a.tenant, '--tenant');

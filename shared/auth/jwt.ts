@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import type { Jwks } from 'aws-jwt-verify/jwk';
-import { config, required } from '../config.ts';
+import { config, requireSetting } from '../config.ts';
 
 /** The claims of a Cognito client-credentials access token that this service relies on. */
 export interface AccessClaims {
@@ -18,7 +18,7 @@ function getVerifier(): Verifier {
   if (verifier) return verifier;
   const { auth } = config();
   const v = JwtVerifier.create({
-    issuer: auth.issuer ?? required(process.env, 'AUTH_ISSUER'),
+    issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
     jwksUri: auth.jwksUri,
     audience: null,
     customJwtCheck: ({ payload }) => {
@@ -39,6 +39,7 @@ function getVerifier(): Verifier {
  * change, so the RSA check runs once per token and container rather than on every request; only
  * the expiry is checked again (and the client's existence, by the caller, on every request).
  */
+/** At most MAX_VERIFIED tokens. */
 const verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
 const MAX_VERIFIED = 1000;
 

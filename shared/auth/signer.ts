@@ -29,6 +29,7 @@ const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 /** Signs a Cognito-shaped client-credentials access token. */
 export function signAccessToken(k: SigningKey, claims: { issuer: string; clientId: string; scope: string; lifetimeSeconds: number }): string {
+  // The wall clock, not shared/clock.ts: aws-jwt-verify checks `iat`/`exp` against the wall clock.
   const iat = Math.floor(Date.now() / 1000);
   const header = b64({ kid: k.kid, alg: 'RS256' });
   const payload = b64({

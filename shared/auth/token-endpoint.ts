@@ -1,4 +1,4 @@
-import { config, required } from '../config.ts';
+import { config, requireSetting } from '../config.ts';
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import { authenticateClient } from '../domain/credentials.ts';
 import { ApiError } from '../errors.ts';
@@ -81,7 +81,7 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   if (!auth.signingKeyFile) throw new Error('AUTH_SIGNING_KEY_FILE is not set: the token endpoint only runs in the local stack');
   signingKey ??= loadSigningKey(auth.signingKeyFile);
   const accessToken = signAccessToken(signingKey, {
-    issuer: auth.issuer ?? required(process.env, 'AUTH_ISSUER'),
+    issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
     clientId: client.client_id,
     scope: scopes.join(' '),
     lifetimeSeconds: auth.tokenLifetimeSeconds,

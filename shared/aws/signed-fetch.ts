@@ -2,12 +2,17 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, HttpRequest, SourceData } from '@smithy/types';
+import { withRetry } from '../retry.ts';
 
 /**
- * A small SigV4 HTTP client for the S3 calls the functions make (GetObject, PutObject of
- * artifacts) and the training worker's ECS RunTask (shared/recs/launcher.ts). It signs with the SDK's own signer and credential chain; what it leaves out is
- * the S3 client, whose model, checksums and endpoint rules add ~130 KB minified to every
- * bundle that reads an index or a model. Every other service keeps its SDK client.
+ * A small SigV4 HTTP client for the S3 calls the functions make (GetObject, PutObject,
+ * DeleteObject of artifacts) and the training worker's ECS RunTask (shared/recs/launcher.ts).
+ * It is not a second signer: it signs with the SDK's own SignatureV4 and credential chain, and
+ * sends with `fetch`. It is kept because it pays in bundle size, which `npm run bench:bundle`
+ * measures: the S3 client (its model, checksums and endpoint rules) is ≈ 130 KB minified
+ * (docs/benchmarks.md, "Bundle size and init"), on functions of 239-299 KB whose largest sit
+ * 1-4 KB under their size budget; every function that reads an index or a model would carry it.
+ * Every other service keeps its SDK client.
  */
 
 /** SHA-256 / HMAC-SHA-256 on node:crypto, in the shape the signer asks for. */
@@ -80,6 +85,7 @@ async function errorOf(res: Response): Promise<AwsHttpError> {
   return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
 }
 
+/** Cache of one: the container's credential chain, shared by every client of this module. */
 let lambdaCredentials: AwsCredentialIdentityProvider | undefined;
 
 export class AwsClient {
@@ -106,7 +112,7 @@ export class AwsClient {
    */
   async send(method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
-    for (let attempt = 1; ; attempt++) {
+    return withRetry<Response>({ attempts: this.maxAttempts, baseMs: 100, jitter: 'full' }, async () => {
       const request: HttpRequest = {
         method,
         protocol: this.base.protocol,
@@ -126,12 +132,10 @@ export class AwsClient {
       } catch (e) {
         failure = e;
       }
-      if (res?.ok) return res;
+      if (res?.ok) return { value: res };
       const error = res ? await errorOf(res) : failure;
-      const retryable = !res || res.status >= 500 || res.status === 429 || (error instanceof AwsHttpError && RETRYABLE_CODES.has(error.code));
-      if (!retryable || attempt >= this.maxAttempts) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * 100 * 2 ** attempt));
-    }
+      return { failure: error, retryable: !res || res.status >= 500 || res.status === 429 || (error instanceof AwsHttpError && RETRYABLE_CODES.has(error.code)) };
+    });
   }
 }
 

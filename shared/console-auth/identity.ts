@@ -1,6 +1,7 @@
 import { AuthenticationError } from '../errors.ts';
 import { dummyHash, hashPassword, verifyPassword } from './password.ts';
 import { CONSOLE_ROLES, type ConsoleIdentity, type ConsoleRole, type ConsoleUser, type ConsoleUserStore } from './types.ts';
+import { nowSeconds } from '../clock.ts';
 
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const isRole = (r: unknown): r is ConsoleRole => typeof r === 'string' && (CONSOLE_ROLES as readonly string[]).includes(r);
@@ -28,5 +29,5 @@ export function tableIdentity(store: ConsoleUserStore): ConsoleIdentity {
 
 /** Creates (or replaces) a local console user. */
 export async function putLocalUser(store: ConsoleUserStore, user: ConsoleUser, password: string): Promise<void> {
-  await store.put({ ...user, email: user.email.toLowerCase(), password_hash: await hashPassword(password), created: Math.floor(Date.now() / 1000) });
+  await store.put({ ...user, email: user.email.toLowerCase(), password_hash: await hashPassword(password), created: nowSeconds() });
 }

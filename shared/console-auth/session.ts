@@ -1,35 +1,19 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../auth/secrets.ts';
+import { config } from '../config.ts';
 import { table } from '../data/client.ts';
 import { dynamoConsoleSessionStore } from '../data/console-auth.ts';
 import { AuthenticationError, PermissionError } from '../errors.ts';
 import { header } from '../http/base.ts';
 import type { HttpEvent } from '../http/types.ts';
 import type { ConsoleSession, ConsoleSessionStore, ConsoleUser } from './types.ts';
+import { nowSeconds } from '../clock.ts';
 
 /** The session cookie: HttpOnly, Secure, SameSite=Strict, whole origin. */
 export const SESSION_COOKIE = 'rs_console_session';
 /** The header a session's mutating requests carry its CSRF token in. */
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
-
-const positive = (name: string, fallback: number): number => {
-  const n = Number(process.env[name] ?? fallback);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
-
-/** Console settings, read on first use (like config.ts). */
-export const consoleSettings = () => ({
-  /** How long a session lasts from sign-in (default 8 h). */
-  sessionSeconds: positive('CONSOLE_SESSION_SECONDS', 8 * 3600),
-  /** Failed sign-ins per address (burst) before slowing down, and the refill per second. */
-  failuresPerAddress: positive('CONSOLE_LOGIN_BURST', 10),
-  /** Failed sign-ins per email before it is locked for a while. */
-  failuresPerEmail: positive('CONSOLE_LOGIN_EMAIL_BURST', 5),
-  refillPerSecond: positive('CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),
-  /** Deployed: the pool's console app client (ADMIN_USER_PASSWORD_AUTH). */
-  cognitoClientId: process.env.CONSOLE_CLIENT_ID || undefined,
-});
 
 let sessions: ConsoleSessionStore | undefined;
 export const sessionStore = (): ConsoleSessionStore => (sessions ??= dynamoConsoleSessionStore(table()));
@@ -51,15 +35,15 @@ export const clearedCookie = (): string => `${SESSION_COOKIE}=; Path=/; Max-Age=
 export const sessionView = (s: ConsoleSession) => ({ email: s.email, tenant: s.tenant, role: s.role, csrf_token: s.csrf_token, expires_at: s.expires_at });
 
 /** A new session for `user`: its id (the cookie's value) and the stored record. */
-export async function openSession(user: ConsoleUser, now = Math.floor(Date.now() / 1000)): Promise<{ id: string; session: ConsoleSession }> {
+export async function openSession(user: ConsoleUser, now = nowSeconds()): Promise<{ id: string; session: ConsoleSession }> {
   const id = randomBytes(32).toString('base64url');
-  const session: ConsoleSession = { ...user, csrf_token: randomBytes(32).toString('base64url'), created: now, expires_at: now + consoleSettings().sessionSeconds };
+  const session: ConsoleSession = { ...user, csrf_token: randomBytes(32).toString('base64url'), created: now, expires_at: now + config().console.sessionSeconds };
   await sessionStore().put(sha256Hex(id), session);
   return { id, session };
 }
 
 /** The live session the request's cookie names, or undefined (no cookie, unknown, expired). */
-export async function sessionOf(event: HttpEvent, now = Math.floor(Date.now() / 1000)): Promise<ConsoleSession | undefined> {
+export async function sessionOf(event: HttpEvent, now = nowSeconds()): Promise<ConsoleSession | undefined> {
   const id = cookieOf(event, SESSION_COOKIE);
   if (!id || !SESSION_ID.test(id)) return undefined;
   const s = await sessionStore().get(sha256Hex(id));

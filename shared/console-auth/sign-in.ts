@@ -6,8 +6,9 @@ import { dynamoConsoleUserStore } from '../data/console-auth.ts';
 import { ApiError, AuthenticationError } from '../errors.ts';
 import { cognitoIdentity } from './cognito.ts';
 import { tableIdentity } from './identity.ts';
-import { consoleSettings, openSession } from './session.ts';
+import { openSession } from './session.ts';
 import type { ConsoleIdentity } from './types.ts';
+import { nowSeconds } from '../clock.ts';
 
 /*
  * Signing in (POST /console/session only: the other routes check sessions and never load the
@@ -19,7 +20,7 @@ let identity: ConsoleIdentity | undefined;
 export function consoleIdentity(): ConsoleIdentity {
   if (!identity) {
     const { auth, region } = config();
-    const clientId = consoleSettings().cognitoClientId;
+    const clientId = config().console.cognitoClientId;
     identity = auth.userPoolId && clientId
       ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId)
       : tableIdentity(dynamoConsoleUserStore(table()));
@@ -41,8 +42,8 @@ const slowDown = () => new ApiError('rate_limit_error', 'slow_down', 'Too many f
  * every attempt holds one failure of its address and of its email until it verifies, so guesses
  * (concurrent or not) run into 429 quickly; a successful sign-in gives them back.
  */
-export async function signIn(email: string, password: string, mfaCode: string | undefined, sourceIp: string, now = Math.floor(Date.now() / 1000)) {
-  const s = consoleSettings();
+export async function signIn(email: string, password: string, mfaCode: string | undefined, sourceIp: string, now = nowSeconds()) {
+  const s = config().console;
   failuresByAddress ??= new TokenBucket(s.refillPerSecond * 10, s.failuresPerAddress);
   failuresByEmail ??= new TokenBucket(s.refillPerSecond, s.failuresPerEmail);
   const who = email.toLowerCase();

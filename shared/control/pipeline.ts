@@ -5,7 +5,7 @@
  * category) turn them into the order served, with, on request, why each item is where it is.
  * Pure: what it needs of the catalog and the user comes in as functions.
  */
-import type { SearchDoc } from '../search/engine.ts';
+import type { SearchDoc } from '../search/types.ts';
 import type { Condition, RerankControls, Rule, Scalar } from './types.ts';
 
 export interface Candidate {
@@ -81,7 +81,7 @@ function fieldReader(field: string): (doc: SearchDoc) => unknown {
   };
 }
 
-/** Each condition's reader, made once per condition object (rules are cached by the serving side). */
+/** Cache: each condition's reader, made once per condition object (rules are cached by the serving side). Bound: held only while its condition is (weak keys). */
 const readers = new WeakMap<Condition, (doc: SearchDoc) => unknown>();
 function readerOf(c: Condition): (doc: SearchDoc) => unknown {
   let r = readers.get(c);

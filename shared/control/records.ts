@@ -1,7 +1,10 @@
-import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore } from '../data/console.ts';
-import type { Context, Endpoint } from '../domain/console.ts';
-import { nowSeconds } from '../domain/items.ts';
-import { ApiError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+// Over 400 lines: the four control records (rules, segments, experiments, rerank) share one revision-checked write path and audit trail; split, each would re-import it for ~90 lines.
+import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore } from '../domain/console-records.ts';
+import type { Context } from '../domain/contexts.ts';
+import type { Endpoint } from '../domain/endpoints.ts';
+import { platformList } from '../domain/present.ts';
+import { nowSeconds } from '../clock.ts';
+import { Conflict, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
 import type * as S from '../schemas/control.ts';
 import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, Segment, Variant } from './types.ts';
 
@@ -46,9 +49,9 @@ const ATTEMPTS = 5;
 const DELETING_SECONDS = 60;
 const beingDeleted = (s: Bookkeeping) => typeof s._deleting === 'number' && nowSeconds() - s._deleting < DELETING_SECONDS;
 
-const notFound = (what: string, id: number) => new NotFoundError(`${what}_not_found`, `No ${what} ${id}.`);
-const badState = (message: string) => new ApiError('invalid_request_error', 'invalid_state', message);
-const busy = (what: string, id: number) => new ConflictError('changed_meanwhile', `${what} ${id} kept changing meanwhile; retry.`);
+const notFound = (what: string, id: number) => new NotFound(`${what}_not_found`, `No ${what} ${id}.`);
+const badState = (message: string) => new PreconditionFailed(message);
+const busy = (what: string, id: number) => new Conflict('changed_meanwhile', `${what} ${id} kept changing meanwhile; retry.`);
 
 /** A record as shown: without bookkeeping fields. */
 function shown<T extends object>(rec: T): T {
@@ -60,7 +63,7 @@ function shown<T extends object>(rec: T): T {
 /** A Platform list page; `next_cursor` is the last id, to send back as `starting_after`. */
 function listOf<T extends { id: number }>(rows: T[], hasMore: boolean) {
   const last = rows[rows.length - 1];
-  return { data: rows, has_more: hasMore, next_cursor: hasMore && last ? String(last.id) : null };
+  return platformList(rows, { hasMore, cursor: last ? String(last.id) : null });
 }
 
 /** Fields of `o` that are set (DynamoDB takes no undefined values). */
@@ -168,7 +171,7 @@ export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.
   const { before, after } = await change<Rule>(c, who.tenant, 'rule', 'rule', id, async (cur) => {
     const starts = b.starts_at !== undefined ? b.starts_at : cur.starts_at;
     const ends = b.ends_at !== undefined ? b.ends_at : cur.ends_at;
-    if (starts !== null && ends !== null && ends <= starts) throw new ValidationError('Invalid request body.', { ends_at: [`ends_at must be after starts_at (${starts})`] });
+    if (starts !== null && ends !== null && ends <= starts) throw new InvalidInput('Invalid request body.', { ends_at: [`ends_at must be after starts_at (${starts})`] });
     if (b.context_id !== undefined && b.context_id !== cur.context_id) await needContext(c, who.tenant, b.context_id);
     if (b.segment_id && b.segment_id !== cur.segment_id) await needSegment(c, who.tenant, b.segment_id);
     return { ...b, ...(b.conditions ? { conditions: b.conditions.map((x) => defined(x) as Rule['conditions'][number]) } : {}) };
@@ -253,7 +256,7 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
     await c.update(who.tenant, 'segment', id, { _deleting: null, _rev: marked + 1 }, { _rev: marked });
     if (!rules.length && !experiments.length) throw busy('Segment', id);
     const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');
-    throw new ConflictError('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
+    throw new Conflict('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
   }
   await audit(c, who, 'delete', `segments/${id}`, shown(cur), null);
 }
@@ -267,7 +270,7 @@ async function needEndpoints(c: ControlPorts, tenant: string, variants: readonly
   variants.forEach((v, n) => {
     if (!known.has(v.endpoint_name)) errors[`variants.${n}.endpoint_name`] = [`no serving endpoint is named ${v.endpoint_name}`];
   });
-  if (Object.keys(errors).length) throw new ValidationError('Invalid request body.', errors);
+  if (Object.keys(errors).length) throw new InvalidInput('Invalid request body.', errors);
 }
 
 const variantsOf = (vs: S.ExperimentBody['variants']): Variant[] =>
@@ -279,7 +282,7 @@ async function runningBesides(c: ControlPorts, tenant: string, exp: Experiment):
   return all.filter((e) => e.context_id === exp.context_id && e.status === 'Running' && e.id !== exp.id).map((e) => e.id);
 }
 const alreadyRunning = (contextId: number, ids: number[]) =>
-  new ConflictError('experiment_running', `Experiment ${ids.join(', ')} is already Running in context ${contextId}: stop it first (one Running experiment per context).`);
+  new Conflict('experiment_running', `Experiment ${ids.join(', ')} is already Running in context ${contextId}: stop it first (one Running experiment per context).`);
 
 export async function createExperiment(c: ControlPorts, who: Caller, b: S.ExperimentBody): Promise<Experiment> {
   await needContext(c, who.tenant, b.context_id);

@@ -1,5 +1,5 @@
-import type { ConsoleRecord, ConsoleStore } from '../data/console.ts';
-import type { SegmentEventCounts, SegmentEventReader } from '../data/segment-events.ts';
+import type { ConsoleRecord, ConsoleStore } from '../domain/console-records.ts';
+import type { SegmentEventCounts, SegmentEventReader } from '../domain/segment-events.ts';
 import type { Segment, SegmentDefinition } from './types.ts';
 
 /*

@@ -5,6 +5,8 @@
  * a change made in the Platform API serves within 5 s); a user's segment membership is decided
  * from their latest events, read once per request and only when a segment is involved.
  */
+import { nowMs } from '../clock.ts';
+import { config } from '../config.ts';
 import type { RecentEvent } from '../domain/types.ts';
 import { NotFoundError } from '../errors.ts';
 import { inForce } from './pipeline.ts';
@@ -12,7 +14,7 @@ import { variantFor } from './stats.ts';
 import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition } from './types.ts';
 
 /** How long a container reuses a tenant's control records (CONTROL_CACHE_MS; the tests of serving set 0). */
-export const CONTROL_CACHE_MS = Number(process.env.CONTROL_CACHE_MS ?? 5000);
+export const CONTROL_CACHE_MS = config().control.cacheMs;
 /** How many of a user's latest events segment membership is decided on. */
 export const SEGMENT_EVENTS = 500;
 /**
@@ -81,12 +83,13 @@ interface Cached {
   /** Context ids found (or not) by a direct read, for contexts without a marker. */
   known: Map<number, Promise<boolean>>;
 }
+/** Cache: each tenant's control records, for CONTROL_CACHE_MS. Bound: 1,001 tenants; emptied when full. */
 const cache = new Map<string, Cached>();
 
 function cachedConfig(deps: ControlDeps, tenant: string, fresh = false): Cached {
   const hit = cache.get(tenant);
-  if (hit && !fresh && Date.now() - hit.at < CONTROL_CACHE_MS) return hit;
-  const entry: Cached = { at: Date.now(), value: deps.config(tenant), known: new Map() };
+  if (hit && !fresh && nowMs() - hit.at < CONTROL_CACHE_MS) return hit;
+  const entry: Cached = { at: nowMs(), value: deps.config(tenant), known: new Map() };
   // A failed read is not kept: the next request reads again.
   entry.value.catch(() => {
     if (cache.get(tenant) === entry) cache.delete(tenant);

@@ -20,12 +20,12 @@ export interface TableRef {
 /** An SDK request handler: takes the signed HTTP request, resolves with the HTTP response. */
 export type LocalTransport = RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>;
 
-/** Per local endpoint, the request handler this thread reaches it with (see useLocalTransport). */
+/** Per local endpoint, the request handler this thread reaches it with (see useLocalTransport): one per database the local stack runs, never on AWS. */
 const localTransports = new Map<string, LocalTransport>();
 
 /**
  * The local stack's threads reach its DynamoDB stand-in at `endpoint` through `handler` (a
- * MessagePort, shared/local/dynamo-port.ts) instead of a loopback socket. Never set on AWS.
+ * MessagePort, local/dynamo-port.ts) instead of a loopback socket. Never set on AWS.
  */
 export function useLocalTransport(endpoint: string, handler: LocalTransport): void {
   localTransports.set(endpoint, handler);
@@ -54,6 +54,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   return { doc, reads: dynamoReads(client, requestHandler, endpoint), tableName };
 }
 
+/** Cache of one: the container's table client. */
 let shared: TableRef | undefined;
 
 /** The container's table, created once at first use (module scope per Lambda container). */

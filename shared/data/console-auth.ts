@@ -1,19 +1,19 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ConsoleSession, ConsoleSessionStore, ConsoleUserRecord, ConsoleUserStore } from '../console-auth/types.ts';
+import type { ConsoleSession as Session, ConsoleSessionStore, ConsoleUserRecord, ConsoleUserStore } from '../console-auth/types.ts';
 import type { TableRef } from './client.ts';
-import { getRow, stripKeys } from './ops.ts';
+import { ConsoleSession, ConsoleUser } from './entities.ts';
+import { getRow, put, remove, stripKeys } from './ops.ts';
 
 /*
  * Console sign-in records of the single table: local console users (the deployed stack keeps
  * them in Cognito) and console sessions, stored under the SHA-256 of their id, with a TTL.
  */
-const userKey = (email: string) => ({ pk: `CONSOLEUSER#${email.toLowerCase()}`, sk: '#CONSOLEUSER' });
-const sessionKey = (idHash: string) => ({ pk: `CONSOLESESSION#${idHash}`, sk: '#CONSOLESESSION' });
+const userKey = (email: string) => ConsoleUser.key({ email });
+const sessionKey = (idHash: string) => ConsoleSession.key({ id_hash: idHash });
 
 export function dynamoConsoleUserStore(t: TableRef): ConsoleUserStore {
   return {
     put: async (u: ConsoleUserRecord) => {
-      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...userKey(u.email), ...u, email: u.email.toLowerCase() } }));
+      await put(t, { ...userKey(u.email), ...u, email: u.email.toLowerCase() });
     },
     get: async (email: string) => {
       const row = await getRow(t, userKey(email), { consistent: true });
@@ -24,17 +24,17 @@ export function dynamoConsoleUserStore(t: TableRef): ConsoleUserStore {
 
 export function dynamoConsoleSessionStore(t: TableRef): ConsoleSessionStore {
   return {
-    put: async (idHash: string, s: ConsoleSession) => {
+    put: async (idHash: string, s: Session) => {
       // DynamoDB's TTL removes the row some time after expiry; reads check `expires_at` themselves.
-      await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { ...sessionKey(idHash), ...s, ttl: s.expires_at } }));
+      await put(t, { ...sessionKey(idHash), ...s, ttl: s.expires_at });
     },
     get: async (idHash: string) => {
       // Strongly consistent: a session ended a moment ago must not authenticate.
       const row = await getRow(t, sessionKey(idHash), { consistent: true });
-      return row ? (stripKeys(row) as unknown as ConsoleSession) : undefined;
+      return row ? (stripKeys(row) as unknown as Session) : undefined;
     },
     delete: async (idHash: string) => {
-      await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: sessionKey(idHash) }));
+      await remove(t, sessionKey(idHash));
     },
   };
 }

@@ -1,24 +1,15 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdPlan } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
-import { keys } from './keys.ts';
+import { Counter } from './entities.ts';
+import { update } from './ops.ts';
 
 /**
  * Allocates `count` consecutive per-tenant ids with one atomic ADD and returns the first.
  * A batch takes a block, so a 500-event request costs one counter write.
  */
 export async function allocateIds(t: TableRef, tenant: string, name: string, count: number): Promise<number> {
-  const out = await t.doc.send(
-    new UpdateCommand({
-      TableName: t.tableName,
-      Key: keys.counter(tenant, name),
-      UpdateExpression: 'ADD #v :n',
-      ExpressionAttributeNames: { '#v': 'value' },
-      ExpressionAttributeValues: { ':n': count },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const last = Number(out.Attributes?.value);
+  const out = await update(t, Counter.key({ tenant, counter: name }), { add: { value: count } }, { returnValues: 'UPDATED_NEW' });
+  const last = Number(out?.value);
   return last - count + 1;
 }
 

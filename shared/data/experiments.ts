@@ -1,9 +1,9 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
 import type { TableRef } from './client.ts';
+import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
+import { nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { EXPERIMENT_SHARDS, keys } from './keys.ts';
-import { additions, applied, markEventOnce, putAll, queryUpTo } from './ops.ts';
+import { applied, getRow, isNew, markEventOnce, put, putAll, queryUpTo, update } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -42,18 +42,9 @@ const CONVERTED_REQUESTS = 'requests_with:';
 const CONVERTED_USERS = 'users_with:';
 
 export function dynamoExposureStore(t: TableRef): ExposureStore {
-  const add = (tenant: string, experimentId: number, variant: number, counts: Record<string, number>) => {
-    const a = additions(counts);
-    if (!a) return Promise.resolve();
-    return t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: keys.experimentTotals(tenant, experimentId, shard(), variant),
-        UpdateExpression: a.clause,
-        ExpressionAttributeNames: a.names,
-        ExpressionAttributeValues: a.values,
-      }),
-    );
+  const add = async (tenant: string, experimentId: number, variant: number, counts: Record<string, number>) => {
+    const a = nonZero(counts);
+    if (a) await update(t, ExperimentTotals.key({ tenant, experiment: experimentId, shard: shard(), variant }), { add: a });
   };
 
   /** Writes the exposures of one group: their users first seen, the rows, and the totals by variant. */
@@ -63,15 +54,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
         const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
         if (recorded.has(seenKey)) return false;
         // The user's first request in the experiment creates the row; only that one counts the user.
-        const created = await applied(() =>
-          t.doc.send(
-            new PutCommand({
-              TableName: t.tableName,
-              Item: { ...keys.experimentUser(tenant, e.experimentId, e.userId), variant: e.variant, first_served_at: e.servedAt },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          ),
-        );
+        const created = await applied(() => put(t, { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt }, isNew));
         if (recorded.size >= RECORDED_MAX) recorded.clear();
         recorded.add(seenKey);
         return created;
@@ -86,7 +69,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
       if (newUsers[k]) tot.users += 1;
     });
     const rows = group.map(({ tenant, e }) => ({
-      ...keys.exposure(tenant, e.requestId),
+      ...Exposure.key({ tenant, request_id: e.requestId }),
       experiment_id: e.experimentId,
       variant: e.variant,
       user_id: e.userId,
@@ -102,8 +85,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
     recordExposure: (tenant, e) => commits.add({ tenant, e }),
 
     async exposure(tenant, requestId) {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.exposure(tenant, requestId), ConsistentRead: true }));
-      const r = out.Item;
+      const r = await getRow(t, Exposure.key({ tenant, request_id: requestId }), { consistent: true });
       if (!r) return undefined;
       return {
         requestId,
@@ -117,19 +99,10 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
 
     async attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
-      const { counted, first: firstForRequest } = await markEventOnce(t, keys.exposure(tenant, x.requestId), event, convertedAt);
+      const { counted, first: firstForRequest } = await markEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt);
       if (!counted) return false;
-      const user = await t.doc.send(
-        new UpdateCommand({
-          TableName: t.tableName,
-          Key: keys.experimentUser(tenant, x.experimentId, x.userId),
-          UpdateExpression: 'SET #c = if_not_exists(#c, :now)',
-          ExpressionAttributeNames: { '#c': convertedAt },
-          ExpressionAttributeValues: { ':now': event.created },
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      );
-      const firstForUser = user.Attributes?.[convertedAt] === undefined;
+      const old = await update(t, ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId }), { setIfAbsent: { [convertedAt]: event.created } }, { returnValues: 'UPDATED_OLD' });
+      const firstForUser = old?.[convertedAt] === undefined;
       await add(tenant, x.experimentId, x.variant, {
         [EVENTS + event.type]: 1,
         [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
@@ -141,12 +114,12 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
     async totals(tenant, experimentId) {
       const shards = await Promise.all(
         Array.from({ length: EXPERIMENT_SHARDS }, (_, s) =>
-          queryUpTo(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.experimentTotalsPk(tenant, experimentId, s) }, ConsistentRead: true }, Infinity),
+          queryUpTo(t, { ...ExperimentTotals.indexes.primary.query({ tenant, experiment: experimentId, shard: s }), ConsistentRead: true }, Infinity),
         ),
       );
       const out = new Map<number, VariantTotals>();
       for (const row of shards.flat()) {
-        const v = keys.experimentVariantOf(String(row.sk));
+        const v = Number(ExperimentTotals.indexes.primary.parse(String(row.sk)).variant);
         let tot = out.get(v);
         if (!tot) out.set(v, (tot = { requests: 0, users: 0, events: {}, requestsWith: {}, usersWith: {} }));
         tot.requests += Number(row.requests ?? 0);

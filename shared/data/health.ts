@@ -1,5 +1,5 @@
 import type { TableRef } from './client.ts';
-import { keys } from './keys.ts';
+import { Health } from './entities.ts';
 import { getRow } from './ops.ts';
 
 /**
@@ -7,5 +7,5 @@ import { getRow } from './ops.ts';
  * read unit), which only answers when the table, the network path and the credentials all work.
  */
 export async function pingTable(t: TableRef): Promise<void> {
-  await getRow(t, keys.health);
+  await getRow(t, Health.key({}));
 }

@@ -1,11 +1,13 @@
+import type { ConsoleStore } from '../domain/console-records.ts';
 import type { CredentialStore } from '../domain/credentials-types.ts';
+import type { IdempotencyStore } from '../domain/idempotency.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { table, type TableRef } from './client.ts';
-import { dynamoConsoleStore, type ConsoleStore } from './console.ts';
+import { dynamoConsoleStore } from './console.ts';
 import { dynamoCredentialStore } from './credentials.ts';
 import { dynamoEventStore } from './events.ts';
 import { dynamoExposureStore } from './experiments.ts';
-import { dynamoIdempotencyStore, type IdempotencyStore } from './idempotency.ts';
+import { dynamoIdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
 import { dynamoSearchLogStore, dynamoSearchRecorder } from './search-analytics.ts';
 import { dynamoSegmentEvents } from './segment-events.ts';

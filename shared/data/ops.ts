@@ -1,12 +1,14 @@
-import { BatchWriteCommand, PutCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { withRetry } from '../retry.ts';
 import type { TableRef } from './client.ts';
+import type { QueryInput } from './entity.ts';
+import { Expr, type Change, type Condition } from './expressions.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
 
 export type Row = Record<string, unknown>;
-
-/** Query input in plain values (as lib-dynamodb takes it), without the table. */
-export type QueryInput = Omit<QueryCommandInput, 'TableName'>;
+export type { QueryInput };
 
 const toAttrs = (row: Row): Record<string, AttributeValue> => marshall(row, { removeUndefinedValues: true, convertClassInstanceToMap: false });
 
@@ -33,8 +35,6 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
   return { items: (out.Items ?? []).map((i) => unmarshall(i)), count: out.Count ?? 0, lastKey: out.LastEvaluatedKey ? unmarshall(out.LastEvaluatedKey) : undefined };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Writes each row that is not stored yet (a conditional PutItem each, 25 at a time) and answers,
  * in order, the row as stored: the one written, or the one already there (or, for a row `gone`
@@ -51,7 +51,7 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
           out[i + k] = row;
           return;
         }
-        const written = await applied(() => t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ConditionExpression: 'attribute_not_exists(pk)' })));
+        const written = await applied(() => put(t, row, isNew));
         out[i + k] = written ? row : ((await getRow(t, key(row), { consistent: true })) ?? row);
       }),
     );
@@ -66,19 +66,29 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
 export async function putAll(t: TableRef, rows: Row[]): Promise<void> {
   const chunks: Row[][] = [];
   for (let i = 0; i < rows.length; i += 25) chunks.push(rows.slice(i, i + 25));
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt >= 10) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed after ${attempt} attempts`);
-        if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt));
-        const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: pending } }));
-        pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r) =>
-          r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : [],
-        );
-      }
-    }),
-  );
+  await Promise.all(chunks.map((chunk) => batchWrite(t, chunk.map((Item) => ({ PutRequest: { Item } })), 'items')));
+}
+
+/** Deletes rows by key, 25 to a BatchWriteItem (one after another), retrying what DynamoDB leaves unprocessed. */
+export async function deleteAll(t: TableRef, keyList: Row[]): Promise<void> {
+  for (let i = 0; i < keyList.length; i += 25) await batchWrite(t, keyList.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })), 'deletes');
+}
+
+type WriteRequest = { PutRequest: { Item: Row } } | { DeleteRequest: { Key: Row } };
+
+/** Unprocessed items of a BatchWriteItem are sent again: up to 10 attempts, 50 ms doubling to 1 s apart. */
+const BATCH_RETRY = { attempts: 10, baseMs: 25, maxMs: 1000, jitter: 'none' } as const;
+
+/** One BatchWriteItem of up to 25 requests, sent again with what it left unprocessed until none is left. */
+async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string): Promise<void> {
+  let pending = requests;
+  await withRetry(BATCH_RETRY, async (n) => {
+    const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: pending } }));
+    pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r): WriteRequest[] =>
+      r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : r.DeleteRequest?.Key ? [{ DeleteRequest: { Key: r.DeleteRequest.Key } }] : [],
+    );
+    return pending.length === 0 ? { value: undefined } : { failure: new Error(`BatchWriteItem left ${pending.length} ${noun} unprocessed after ${n} attempts`), retryable: true };
+  });
 }
 
 /**
@@ -114,13 +124,13 @@ export async function countUpTo(t: TableRef, input: Omit<QueryInput, 'Select' | 
 }
 
 /**
- * Reads a whole partition a page (up to 1,000 rows) at a time, for maintenance work (index
+ * Reads a whole partition (`partition`, an entity's query) a page (up to 1,000 rows) at a time, for maintenance work (index
  * builds, training). `fn` returning false stops the read; resolves to false then.
  */
-export async function forEachPartitionPage(t: TableRef, pk: string, fn: (rows: Row[]) => void | boolean, opts: { consistent?: boolean } = {}): Promise<boolean> {
+export async function forEachPartitionPage(t: TableRef, partition: QueryInput, fn: (rows: Row[]) => void | boolean, opts: { consistent?: boolean } = {}): Promise<boolean> {
   let start: Row | undefined;
   do {
-    const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start, Limit: 1000, ...(opts.consistent ? { ConsistentRead: true } : {}) });
+    const page = await queryPage(t, { ...partition, ExclusiveStartKey: start, Limit: 1000, ...(opts.consistent ? { ConsistentRead: true } : {}) });
     if (fn(page.items) === false) return false;
     start = page.lastKey;
   } while (start);
@@ -152,11 +162,72 @@ export async function applied(write: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
+/** The storage attributes of a row: the table's and every index's keys, and the TTL. */
+const STORAGE_ATTRIBUTES: ReadonlySet<string> = new Set([
+  TABLE_SCHEMA.partitionKey,
+  TABLE_SCHEMA.sortKey,
+  TABLE_SCHEMA.ttlAttribute,
+  ...TABLE_SCHEMA.indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+]);
+
 /** Strips the storage attributes off a row. */
 export function stripKeys(row: Row): Row {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, gsi3pk: _e, gsi3sk: _f, ttl: _ttl, ...rest } = row;
-  return rest;
+  const out: Row = {};
+  for (const k in row) if (!STORAGE_ATTRIBUTES.has(k)) out[k] = row[k];
+  return out;
 }
+
+/** One UpdateItem of a change, under a condition if given; its ReturnValues' attributes. */
+export async function update(t: TableRef, key: Row, change: Change, opts: { when?: Condition; returnValues?: 'UPDATED_OLD' | 'UPDATED_NEW' | 'ALL_NEW'; signal?: AbortSignal } = {}): Promise<Row | undefined> {
+  const x = new Expr();
+  const out = await t.doc.send(
+    new UpdateCommand({
+      TableName: t.tableName,
+      Key: key,
+      UpdateExpression: x.update(change),
+      ...(opts.when ? { ConditionExpression: opts.when(x) } : {}),
+      ...x.params(),
+      ...(opts.returnValues ? { ReturnValues: opts.returnValues } : {}),
+    }),
+    opts.signal ? { abortSignal: opts.signal } : {},
+  );
+  return out.Attributes;
+}
+
+/** One PutItem, under a condition if given. */
+export async function put(t: TableRef, row: Row, when?: Condition): Promise<void> {
+  const x = new Expr();
+  await t.doc.send(new PutCommand({ TableName: t.tableName, Item: row, ...(when ? { ConditionExpression: when(x), ...x.params() } : {}) }));
+}
+
+/** One DeleteItem, under a condition if given. */
+export async function remove(t: TableRef, key: Row, when?: Condition): Promise<void> {
+  const x = new Expr();
+  await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: key, ...(when ? { ConditionExpression: when(x), ...x.params() } : {}) }));
+}
+
+/**
+ * A query with a filter and/or a projection added, their names and values beside the key
+ * condition's (whose placeholders are `:pk`, `:after`, ...: no clash with the filter's).
+ */
+export function refine(q: QueryInput, opts: { filter?: Condition; project?: readonly string[] }): QueryInput {
+  const x = new Expr();
+  const filter = opts.filter?.(x);
+  const projection = opts.project?.map((a) => x.name(a)).join(', ');
+  const p = x.params();
+  return {
+    ...q,
+    ...(filter ? { FilterExpression: filter } : {}),
+    ...(projection ? { ProjectionExpression: projection } : {}),
+    ...(p.ExpressionAttributeNames ? { ExpressionAttributeNames: { ...q.ExpressionAttributeNames, ...p.ExpressionAttributeNames } } : {}),
+    ...(p.ExpressionAttributeValues ? { ExpressionAttributeValues: { ...q.ExpressionAttributeValues, ...p.ExpressionAttributeValues } } : {}),
+  };
+}
+
+/** The condition of a create: no row under the key yet. */
+export const isNew: Condition = (x) => x.absent(TABLE_SCHEMA.partitionKey);
+/** The condition of a change of a row that must be there. */
+export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
 
 /**
  * Records an attributed event on the row of the request it names (an experiment exposure, a
@@ -166,36 +237,10 @@ export function stripKeys(row: Row): Row {
  */
 export async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string): Promise<{ counted: boolean; first: boolean }> {
   let first = false;
+  const mark = `event:${event.id}`;
   const counted = await applied(async () => {
-    const out = await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: key,
-        UpdateExpression: 'SET #e = :type, #f = if_not_exists(#f, :now)',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#e)',
-        ExpressionAttributeNames: { '#e': `event:${event.id}`, '#f': firstAttr },
-        ExpressionAttributeValues: { ':type': event.type, ':now': event.created },
-        ReturnValues: 'UPDATED_OLD',
-      }),
-    );
-    first = out.Attributes?.[firstAttr] === undefined;
+    const old = await update(t, key, { set: { [mark]: event.type }, setIfAbsent: { [firstAttr]: event.created } }, { when: (x) => x.and(isStored(x), x.absent(mark)), returnValues: 'UPDATED_OLD' });
+    first = old?.[firstAttr] === undefined;
   });
   return { counted, first };
-}
-
-/**
- * The `ADD` clause of counter additions (zeros left out) with its names and values, to go in an
- * UpdateItem; undefined when there is nothing to add.
- */
-export function additions(counts: Record<string, number>): { clause: string; names: Record<string, string>; values: Record<string, number> } | undefined {
-  const names: Record<string, string> = {};
-  const values: Record<string, number> = {};
-  const parts = Object.entries(counts)
-    .filter(([, n]) => n !== 0)
-    .map(([name, n], k) => {
-      names[`#a${k}`] = name;
-      values[`:a${k}`] = n;
-      return `#a${k} :a${k}`;
-    });
-  return parts.length ? { clause: `ADD ${parts.join(', ')}`, names, values } : undefined;
 }

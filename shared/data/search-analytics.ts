@@ -1,9 +1,10 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore, type SearchRecord } from '../search/analytics.ts';
 import type { TableRef } from './client.ts';
+import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchRequest } from './entities.ts';
+import { prefixEnd } from './entity.ts';
+import { nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { keys, SEARCH_COUNTER_SHARDS } from './keys.ts';
-import { additions, markEventOnce, putAll, queryPage, type Row } from './ops.ts';
+import { getRow, markEventOnce, putAll, queryPage, update, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes its row (by request_id, for attribution; kept for
@@ -37,18 +38,10 @@ interface Pending {
 }
 
 /** Adds to a (day, query) counters row on a random shard. */
-function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>): Promise<unknown> {
-  const a = additions(counts);
-  if (!a) return Promise.resolve();
-  return t.doc.send(
-    new UpdateCommand({
-      TableName: t.tableName,
-      Key: keys.searchCounters(tenant, shard(), day, query),
-      UpdateExpression: `${a.clause} SET #ttl = :ttl`,
-      ExpressionAttributeNames: { ...a.names, '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ...a.values, ':ttl': Date.parse(`${day}T00:00:00Z`) / 1000 + COUNTER_TTL_SECONDS },
-    }),
-  );
+async function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>): Promise<void> {
+  const a = nonZero(counts);
+  if (!a) return;
+  await update(t, SearchCounters.key({ tenant, shard: shard(), day, query }), { add: a, set: { ttl: Date.parse(`${day}T00:00:00Z`) / 1000 + COUNTER_TTL_SECONDS } });
 }
 
 /** What the search function needs: recording searches, group-committed (its bundle carries no more). */
@@ -63,7 +56,7 @@ export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record'
       else c.searches += 1;
     }
     const rows: Row[] = group.filter((p) => !p.noResults).map(({ tenant, s }) => ({
-      ...keys.searchRequest(tenant, s.requestId),
+      ...SearchRequest.key({ tenant, request_id: s.requestId }),
       query: s.query,
       day: s.day,
       served_at: s.servedAt,
@@ -80,21 +73,22 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
     ...dynamoSearchRecorder(t),
 
     async search(tenant, requestId) {
-      const out = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: keys.searchRequest(tenant, requestId), ConsistentRead: true }));
-      const r = out.Item;
+      const r = await getRow(t, SearchRequest.key({ tenant, request_id: requestId }), { consistent: true });
       if (!r) return undefined;
       return { requestId, query: String(r.query), day: String(r.day), servedAt: Number(r.served_at) };
     },
 
     async attribute(tenant, s, event) {
-      const { counted, first } = await markEventOnce(t, keys.searchRequest(tenant, s.requestId), event, `first:${event.type}`);
+      const { counted, first } = await markEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`);
       if (!counted) return false;
       await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
       return true;
     },
 
     async counts(tenant, from, to, maxRows) {
-      const range = keys.searchCounterDays(from, to);
+      // The days `from`..`to` (YYYY-MM-DD), every query of each.
+      const counters = SearchCounters.indexes.primary;
+      const days = [counters.skPrefix({ day: from }), prefixEnd(counters.skPrefix({ day: to }))] as const;
       const byQuery = new Map<string, QueryCounts>();
       let read = 0;
       let complete = true;
@@ -102,13 +96,9 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
         Array.from({ length: SEARCH_COUNTER_SHARDS }, async (_, sh) => {
           let start: Row | undefined;
           do {
-            const page = await queryPage(t, {
-              KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-              ExpressionAttributeValues: { ':pk': keys.searchCountersPk(tenant, sh), ':from': range.from, ':to': range.to },
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            });
+            const page = await queryPage(t, { ...counters.query({ tenant, shard: sh }, { between: days }), ...(start ? { ExclusiveStartKey: start } : {}) });
             for (const row of page.items) {
-              const { query } = keys.searchCounterOf(String(row.sk));
+              const { query } = counters.parse(String(row.sk));
               let c = byQuery.get(query);
               if (!c) byQuery.set(query, (c = { searches: 0, no_results: 0, events: {}, searches_with: {} }));
               for (const [k, n] of Object.entries(row)) {

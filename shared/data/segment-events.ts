@@ -1,24 +1,7 @@
+import type { SegmentEventReader } from '../domain/segment-events.ts';
 import type { TableRef } from './client.ts';
-import { EVENT_SHARDS, keys } from './keys.ts';
+import { EVENT_SHARDS, Event } from './entities.ts';
 import { queryPage, type Row } from './ops.ts';
-
-/** Per user, how many events of one type a tenant's log holds since some time (segment size estimates). */
-export interface SegmentEventCounts {
-  counts: Map<string, number>;
-  /** Events read. */
-  read: number;
-  /** True when `cap` stopped the read before the window's start: the counts are a lower bound. */
-  capped: boolean;
-}
-
-export interface SegmentEventReader {
-  /**
-   * Counts, per user, the tenant's events of `type` created at or after `since` (seconds),
-   * newest first on the type's index, reading at most `cap` events (their user and creation
-   * time only). Each write shard is read until its events are older than `since`.
-   */
-  countByUser(tenant: string, type: string, since: number, cap: number): Promise<SegmentEventCounts>;
-}
 
 export function dynamoSegmentEvents(t: TableRef): SegmentEventReader {
   return {
@@ -34,9 +17,7 @@ export function dynamoSegmentEvents(t: TableRef): SegmentEventReader {
           let start: Row | undefined;
           do {
             const page = await queryPage(t, {
-              IndexName: 'gsi2',
-              KeyConditionExpression: 'gsi2pk = :pk',
-              ExpressionAttributeValues: { ':pk': keys.eventTypePk(tenant, type, shard) },
+              ...Event.indexes.byType.query({ tenant, type, shard }),
               ProjectionExpression: 'user_id, created',
               ScanIndexForward: false,
               Limit: Math.min(1000, perShard - taken),

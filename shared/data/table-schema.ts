@@ -2,7 +2,7 @@
  * The single table's physical shape, as plain data: the local stack creates it from this,
  * and the CDK data construct declares the same attributes and indexes.
  *
- * Access patterns (key formats live in keys.ts and nowhere else):
+ * Access patterns (each entity's keys and its named indexes are declared in entities.ts and nowhere else):
  * - base table   pk/sk:      tenant, counters, items of a tenant by id, events by shard+id,
  *                             clients and API keys by their public id, idempotency records,
  *                             console records of a tenant by kind and id (event types and

@@ -71,7 +71,10 @@ export function generateCatalog(rand: Random, count: number): { items: DemoItem[
   }
   // Popularity within a category: a random rank r gets 1 / (r + 1)^0.9 (Zipf-like).
   for (const spec of CATEGORIES) {
-    const members = shuffled(rand, entries.filter((e) => e.category === spec.category));
+    const members = shuffled(
+      rand,
+      entries.filter((e) => e.category === spec.category),
+    );
     members.forEach((e, rank) => (e.popularity = 1 / (rank + 1) ** 0.9));
   }
   return { items, entries };

@@ -3,11 +3,13 @@
  * handlers make, with bodies parsed by the same schemas): event types, a published template, a
  * default endpoint, a training run; its version approved and promoted.
  */
-import type { ConsoleStore } from '../data/console.ts';
-import {
-  approveModel, createEndpoint, createEventType, createTemplate, getJob, listEndpoints, listEventTypes, listTemplates, promoteModel, startTraining, updateTemplate, type Job,
-} from '../domain/console.ts';
-import type { JobQueue } from '../jobs.ts';
+import type { ConsoleStore } from '../domain/console-records.ts';
+import { approveModel, promoteModel } from '../domain/model-versions.ts';
+import { createEndpoint, listEndpoints } from '../domain/endpoints.ts';
+import { createEventType, listEventTypes } from '../domain/event-types.ts';
+import { createTemplate, listTemplates, updateTemplate } from '../domain/templates.ts';
+import { getTrainingRun, startTraining, type TrainingRun } from '../domain/training-runs.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 import { endpointBody, eventTypeBody, templateBody, templatePatch, trainingJobBody } from '../schemas/console.ts';
 import { DEMO_EVENT_TYPES, type DemoEventType } from './shoppers.ts';
 
@@ -43,11 +45,7 @@ export async function setUpTraining(c: ConsoleStore, tenant: string): Promise<nu
     ids.push(found.id);
   }
   let template = (await listTemplates(c, tenant)).data.find((t) => t.name === DEMO_TEMPLATE);
-  template ??= await createTemplate(
-    c,
-    tenant,
-    templateBody.parse({ name: DEMO_TEMPLATE, event_types: ids.map((id) => ({ id })), thresholds: { per_signal_min: 10, total_min: 100 } }),
-  );
+  template ??= await createTemplate(c, tenant, templateBody.parse({ name: DEMO_TEMPLATE, event_types: ids.map((id) => ({ id })), thresholds: { per_signal_min: 10, total_min: 100 } }));
   if (template.status !== 'Published') await updateTemplate(c, tenant, template.id, templatePatch.parse({ status: 'Published' }));
   if (!(await listEndpoints(c, tenant)).data.some((e) => e.endpoint_name === DEMO_ENDPOINT)) {
     await createEndpoint(c, tenant, endpointBody.parse({ endpoint_name: DEMO_ENDPOINT, is_default: true }));
@@ -59,10 +57,10 @@ export async function setUpTraining(c: ConsoleStore, tenant: string): Promise<nu
  * Waits for run `jobName` to end (a run of an earlier start whose worker went with it, still
  * Queued or InProgress, is left alone and a new one started); answers the Completed run.
  */
-export async function train(c: ConsoleStore, queue: JobQueue, tenant: string, templateId: number, jobName: string | null, onStart: (job: string) => void, signal?: AbortSignal): Promise<Job> {
+export async function train(c: ConsoleStore, queue: WorkQueue, tenant: string, templateId: number, jobName: string | null, onStart: (job: string) => void, signal?: AbortSignal): Promise<TrainingRun> {
   let name = jobName;
   if (name !== null) {
-    const before = await getJob(c, tenant, name).catch(() => undefined);
+    const before = await getTrainingRun(c, tenant, name).catch(() => undefined);
     if (before?.status !== 'Completed') name = null;
   }
   if (name === null) {
@@ -70,7 +68,7 @@ export async function train(c: ConsoleStore, queue: JobQueue, tenant: string, te
     onStart(name);
   }
   for (;;) {
-    const job = await getJob(c, tenant, name);
+    const job = await getTrainingRun(c, tenant, name);
     if (job.status === 'Completed') return job;
     if (job.status === 'Failed' || job.status === 'Stopped') throw new Error(`training run ${name} ended ${job.status}${job.error ? `: ${job.error}` : ''}`);
     await pause(250, signal);

@@ -33,7 +33,7 @@ export function readProgress(file: string): DemoProgress | undefined {
 
 /** Written whole to a new file, then renamed over the old one: a crash leaves one or the other. */
 export function writeProgress(file: string, p: DemoProgress): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify(p, null, 2) + '\n');
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(p, null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
 }
 

@@ -1,7 +1,7 @@
 import type { TableRef } from '../data/client.ts';
 import { dynamoExposureStore } from '../data/experiments.ts';
 import { storesFor } from '../data/index.ts';
-import type { JobQueue } from '../jobs.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 import type { DemoSize } from './generate.ts';
 import { demoStatus, planDemo, seedDemo, type DemoSummary } from './seed.ts';
 
@@ -17,7 +17,7 @@ export interface DemoRun {
  * seeded in the background now if planned and not finished (a start that stopped half way is
  * resumed), else nothing. Failures are reported through `log`, not thrown: the stack runs on.
  */
-export function startDemo(opts: { table: TableRef; queue: JobQueue; tenant: string; file: string; size: DemoSize; fresh: boolean; log: (line: string) => void }): DemoRun | undefined {
+export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: string; file: string; size: DemoSize; fresh: boolean; log: (line: string) => void }): DemoRun | undefined {
   const { log, file } = opts;
   if (opts.fresh) planDemo(file, opts.size);
   const status = demoStatus(file);
@@ -30,10 +30,12 @@ export function startDemo(opts: { table: TableRef; queue: JobQueue; tenant: stri
   const stores = storesFor(opts.table);
   const deps = { stores, exposures: dynamoExposureStore(opts.table), queue: opts.queue, tenant: opts.tenant };
   // From the next turn of the event loop: the stack's start is reported first.
-  const done = new Promise((r) => setImmediate(r)).then(() => seedDemo(deps, { file, log: (line) => log(`demo: ${line}`), signal: abort.signal })).catch((e: unknown) => {
-    log(`demo: seeding failed: ${e instanceof Error ? e.message : String(e)}. The next start resumes it (or remove the data directory to start afresh).`);
-    return undefined;
-  });
+  const done = new Promise((r) => setImmediate(r))
+    .then(() => seedDemo(deps, { file, log: (line) => log(`demo: ${line}`), signal: abort.signal }))
+    .catch((e: unknown) => {
+      log(`demo: seeding failed: ${e instanceof Error ? e.message : String(e)}. The next start resumes it (or remove the data directory to start afresh).`);
+      return undefined;
+    });
   return {
     done,
     stop: async () => {

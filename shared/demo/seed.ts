@@ -9,10 +9,10 @@ import type { Stores } from '../data/index.ts';
 import { ingestEvents } from '../domain/events.ts';
 import { createItems, nowSeconds } from '../domain/items.ts';
 import type { IdPlan } from '../domain/types.ts';
-import type { JobQueue } from '../jobs.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 import { ingestEventsBody, MAX_EVENTS_PER_REQUEST } from '../schemas/events.ts';
 import { createItemsBody, MAX_ITEMS_PER_REQUEST } from '../schemas/items.ts';
-import { requestIndexBuild } from '../search/service.ts';
+import { requestIndexBuild } from '../search/status.ts';
 import type { DemoItem } from './catalog.ts';
 import { DEFAULT_DEMO_SEED, generateDemo, type DemoShop, type DemoSize } from './generate.ts';
 import { approveAndPromote, DEMO_ENDPOINT, DemoStopped, pause, setUpTraining, train } from './model.ts';
@@ -22,7 +22,7 @@ import { SHOWCASE_USER, type DemoEvent } from './shoppers.ts';
 export interface DemoDeps {
   stores: Stores;
   exposures: ExposureStore;
-  queue: JobQueue;
+  queue: WorkQueue;
   tenant: string;
 }
 
@@ -64,8 +64,7 @@ export function demoStatus(file: string): 'seeding' | 'done' | 'none' {
 }
 
 function eventBody(e: DemoEvent, item: DemoItem, id: number) {
-  const payload =
-    e.type === 'purchase' ? { purchase: { amount: item.metadata.price, currency: item.metadata.currency } } : e.type === 'add_to_cart' ? { add_to_cart: { quantity: 1 } } : {};
+  const payload = e.type === 'purchase' ? { purchase: { amount: item.metadata.price, currency: item.metadata.currency } } : e.type === 'add_to_cart' ? { add_to_cart: { quantity: 1 } } : {};
   return { type: e.type, user_id: e.user, item_id: String(id), occurred_at: e.occurred_at, ...payload };
 }
 
@@ -110,10 +109,18 @@ async function inBatches(
 async function storeItems(deps: DemoDeps, shop: DemoShop, p: DemoProgress, save: () => void, signal?: AbortSignal): Promise<number[]> {
   const batches = Math.ceil(shop.items.length / MAX_ITEMS_PER_REQUEST);
   // One at a time: the ids then follow the catalog's order.
-  await inBatches(p.items, batches, 1, save, (b, ids) => {
-    const body = createItemsBody.parse(shop.items.slice(b * MAX_ITEMS_PER_REQUEST, (b + 1) * MAX_ITEMS_PER_REQUEST));
-    return createItems(deps.stores.items, deps.queue, deps.tenant, body, ids);
-  }, signal, () => {});
+  await inBatches(
+    p.items,
+    batches,
+    1,
+    save,
+    (b, ids) => {
+      const body = createItemsBody.parse(shop.items.slice(b * MAX_ITEMS_PER_REQUEST, (b + 1) * MAX_ITEMS_PER_REQUEST));
+      return createItems(deps.stores.items, deps.queue, deps.tenant, body, ids);
+    },
+    signal,
+    () => {},
+  );
   return shop.items.map((_, i) => (p.items[String(Math.floor(i / MAX_ITEMS_PER_REQUEST))] as { first: number }).first + (i % MAX_ITEMS_PER_REQUEST));
 }
 
@@ -121,14 +128,22 @@ async function storeEvents(deps: DemoDeps, shop: DemoShop, itemIds: number[], p:
   const batches = Math.ceil(shop.events.length / MAX_EVENTS_PER_REQUEST);
   const step = Math.max(1, Math.round(batches / 4));
   let stored = Object.values(p.events).filter((b) => b.done).length;
-  await inBatches(p.events, batches, CONCURRENCY, save, (b, ids) => {
-    const slice = shop.events.slice(b * MAX_EVENTS_PER_REQUEST, (b + 1) * MAX_EVENTS_PER_REQUEST);
-    const body = ingestEventsBody.parse(slice.map((e) => eventBody(e, shop.items[e.item] as DemoItem, itemIds[e.item] as number)));
-    return ingestEvents(deps.stores.events, deps.exposures, deps.tenant, body, ids);
-  }, signal, () => {
-    stored++;
-    if (stored % step === 0 && stored < batches) log(`${count(Math.min(stored * MAX_EVENTS_PER_REQUEST, shop.events.length))} of ${count(shop.events.length)} events stored`);
-  });
+  await inBatches(
+    p.events,
+    batches,
+    CONCURRENCY,
+    save,
+    (b, ids) => {
+      const slice = shop.events.slice(b * MAX_EVENTS_PER_REQUEST, (b + 1) * MAX_EVENTS_PER_REQUEST);
+      const body = ingestEventsBody.parse(slice.map((e) => eventBody(e, shop.items[e.item] as DemoItem, itemIds[e.item] as number)));
+      return ingestEvents(deps.stores.events, deps.exposures, deps.tenant, body, ids);
+    },
+    signal,
+    () => {
+      stored++;
+      if (stored % step === 0 && stored < batches) log(`${count(Math.min(stored * MAX_EVENTS_PER_REQUEST, shop.events.length))} of ${count(shop.events.length)} events stored`);
+    },
+  );
 }
 
 /** Waits (at most `ms`) for every item to be embedded; answers how many are still waiting. */
@@ -156,17 +171,27 @@ export async function seedDemo(deps: DemoDeps, opts: DemoOptions): Promise<DemoS
   const c = deps.stores.console;
   try {
     const resuming = Object.keys(p.items).length > 0;
-    log(`${resuming ? 'resuming the seed of' : 'seeding'} the demo shop: ${count(shop.items.length)} items, ${count(shop.users.length)} shoppers, ${count(shop.events.length)} events (DEMO=0 starts empty)`);
+    log(
+      `${resuming ? 'resuming the seed of' : 'seeding'} the demo shop: ${count(shop.items.length)} items, ${count(shop.users.length)} shoppers, ${count(shop.events.length)} events (DEMO=0 starts empty)`,
+    );
     const itemIds = await storeItems(deps, shop, p, save, signal);
     log(`${count(shop.items.length)} items stored, embedding in the background (${elapsed()})`);
     await storeEvents(deps, shop, itemIds, p, save, log, signal);
     log(`${count(shop.events.length)} events stored (${elapsed()})`);
     const templateId = await setUpTraining(c, deps.tenant);
-    const job = await train(c, deps.queue, deps.tenant, templateId, p.job_name, (name) => {
-      p.job_name = name;
-      save();
-      log(`training ${name} (EASE on view, add_to_cart and purchase events)`);
-    }, signal);
+    const job = await train(
+      c,
+      deps.queue,
+      deps.tenant,
+      templateId,
+      p.job_name,
+      (name) => {
+        p.job_name = name;
+        save();
+        log(`training ${name} (EASE on view, add_to_cart and purchase events)`);
+      },
+      signal,
+    );
     const version = job.model_version as number;
     log(`${job.job_name} Completed: version ${version}, holdout ndcg@10 ${job.metrics?.ndcg_at_10?.toFixed(3) ?? '?'} (${elapsed()})`);
     await approveAndPromote(c, deps.tenant, version);

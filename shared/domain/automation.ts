@@ -1,8 +1,11 @@
-import type { ConsoleStore } from '../data/console.ts';
-import type { JobQueue } from '../jobs.ts';
+import { nowSeconds } from '../clock.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
-import { findEndpoint, jobName, queueRun, scheduleSeconds, type Job, type ModelVersion, type Promotion, type Template } from './console.ts';
-import { nowSeconds } from './items.ts';
+import type { ConsoleStore } from './console-records.ts';
+import { findEndpoint } from './endpoints.ts';
+import type { ModelVersion, Promotion } from './model-versions.ts';
+import { scheduleSeconds, type Template } from './templates.ts';
+import { trainingRunId, trainingRunName, queueRun, type TrainingRun } from './training-runs.ts';
 
 /*
  * Training that runs itself: a template's schedule starts runs from the maintenance pass, and
@@ -22,7 +25,7 @@ export function nextAfter(due: number, every: number, now: number): number {
  * that stopped in between is finished by the next one (storing the run only if it is not there,
  * sending its message again: a run starts only once). Answers the job names started.
  */
-export async function startDueRuns(deps: { console: ConsoleStore; queue: JobQueue }, tenant: string, now: number): Promise<string[]> {
+export async function startDueRuns(deps: { console: ConsoleStore; queue: WorkQueue }, tenant: string, now: number): Promise<string[]> {
   const c = deps.console;
   const started: string[] = [];
   for (const t of await c.list<Template>(tenant, 'template')) {
@@ -30,7 +33,7 @@ export async function startDueRuns(deps: { console: ConsoleStore; queue: JobQueu
     const due = t.next_run_at;
     if (!t.schedule || typeof due !== 'number' || due > now || t.status !== 'Published') continue;
     const id = await c.nextId(tenant, 'job');
-    const claim = { next_run_at: nextAfter(due, scheduleSeconds(t.schedule), now), last_scheduled_run: { job_name: jobName(id), due_at: due }, _unsent_job: id };
+    const claim = { next_run_at: nextAfter(due, scheduleSeconds(t.schedule), now), last_scheduled_run: { job_name: trainingRunName(id), due_at: due }, _unsent_job: id };
     // Another pass claimed this due time first (or the schedule changed): its run, not this one.
     if (!(await c.update(tenant, 'template', t.id, claim, { next_run_at: due }))) continue;
     started.push(await deliver(deps, tenant, { ...t, ...claim }, id));
@@ -39,11 +42,11 @@ export async function startDueRuns(deps: { console: ConsoleStore; queue: JobQueu
 }
 
 /** Stores and queues the run a pass claimed, then clears the claim. */
-async function deliver(deps: { console: ConsoleStore; queue: JobQueue }, tenant: string, t: Template, id: number): Promise<string> {
-  const dueAt = t.last_scheduled_run?.job_name === jobName(id) ? t.last_scheduled_run.due_at : nowSeconds();
+async function deliver(deps: { console: ConsoleStore; queue: WorkQueue }, tenant: string, t: Template, id: number): Promise<string> {
+  const dueAt = t.last_scheduled_run?.job_name === trainingRunName(id) ? t.last_scheduled_run.due_at : nowSeconds();
   await queueRun(deps.console, deps.queue, tenant, t, id, t.schedule?.options ?? { ...DEFAULT_TRAINING_OPTIONS }, dueAt);
   await deps.console.update(tenant, 'template', t.id, { _unsent_job: null }, { _unsent_job: id });
-  return jobName(id);
+  return trainingRunName(id);
 }
 
 /** A version's nDCG@10 for promotion: its validation figure, else its holdout metric. */
@@ -67,9 +70,9 @@ const fmtFactor = (f: number) => (Number.isInteger(f) ? f.toFixed(1) : String(f)
  * Answers the decision, or undefined when there is none to make.
  */
 export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name: string): Promise<Promotion | undefined> {
-  const id = Number(name.slice('train-'.length));
-  if (!Number.isSafeInteger(id) || jobName(id) !== name) return undefined;
-  const job = await c.get<Job>(tenant, 'job', id);
+  const id = trainingRunId(name);
+  if (!Number.isSafeInteger(id) || trainingRunName(id) !== name) return undefined;
+  const job = await c.get<TrainingRun>(tenant, 'job', id);
   if (!job || job.status !== 'Completed' || job.model_version === null) return undefined;
   const policy = (await c.get<Template>(tenant, 'template', job.template_id))?.auto_promote;
   if (!policy) return undefined;

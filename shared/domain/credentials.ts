@@ -1,9 +1,11 @@
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
-import { ApiError, AuthenticationError, NotFoundError } from '../errors.ts';
+import { nowSeconds } from '../clock.ts';
+import { AuthenticationError } from '../errors.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
-import { nowSeconds } from './items.ts';
+import { InvalidInput, NotFound } from './errors.ts';
+import { platformList } from './present.ts';
 
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -50,7 +52,7 @@ export const localProvisioner: ClientProvisioner = {
 
 export async function createTenant(store: CredentialStore, tenant: string, name = tenant) {
   if (!TENANT_PATTERN.test(tenant)) {
-    throw new ApiError('invalid_request_error', 'validation_error', 'Tenant ids are 1-63 lowercase letters, digits or dashes.');
+    throw new InvalidInput('Tenant ids are 1-63 lowercase letters, digits or dashes.');
   }
   const rec = { tenant, name, created: nowSeconds() };
   await store.createTenant(rec);
@@ -74,11 +76,11 @@ export async function createClient(store: CredentialStore, tenant: string, body:
 
 export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
   const page = await store.listClients(tenant, q.limit, q.cursor);
-  return { data: page.rows.map(clientView), has_more: page.hasMore, next_cursor: page.cursor };
+  return platformList(page.rows.map(clientView), page);
 }
 
 export async function deleteClient(store: CredentialStore, tenant: string, clientId: string, provisioner = localProvisioner) {
-  if (!(await store.deleteClient(tenant, clientId))) throw new NotFoundError('client_not_found', `No client ${clientId}.`);
+  if (!(await store.deleteClient(tenant, clientId))) throw new NotFound('client_not_found', `No client ${clientId}.`);
   await provisioner.deprovision(clientId);
 }
 
@@ -93,11 +95,11 @@ export async function createApiKey(store: CredentialStore, tenant: string, body:
 
 export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {
   const page = await store.listApiKeys(tenant, q.limit, q.cursor);
-  return { data: page.rows.map(apiKeyView), has_more: page.hasMore, next_cursor: page.cursor };
+  return platformList(page.rows.map(apiKeyView), page);
 }
 
 export async function revokeApiKey(store: CredentialStore, tenant: string, id: string) {
-  if (!(await store.deleteApiKey(tenant, id))) throw new NotFoundError('api_key_not_found', `No API key ${id}.`);
+  if (!(await store.deleteApiKey(tenant, id))) throw new NotFound('api_key_not_found', `No API key ${id}.`);
 }
 
 /** Resolves a presented Platform API key; throws 401 unless it is live. */

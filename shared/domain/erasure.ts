@@ -1,5 +1,5 @@
-import type { ConsoleStore, ErasedUser } from '../data/console.ts';
-import { nowSeconds } from './items.ts';
+import { nowSeconds } from '../clock.ts';
+import type { ConsoleStore, ErasedUser } from './console-records.ts';
 import type { EventStore } from './types.ts';
 
 /*

@@ -1,8 +1,8 @@
 import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
-import { EventNotFound } from '../errors.ts';
+import { nowSeconds } from '../clock.ts';
 import type { IngestEvent, IngestEventsBody, ListEventsQuery } from '../schemas/events.ts';
-import { nowSeconds } from './items.ts';
+import { EventNotFound } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
 import type { EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
 

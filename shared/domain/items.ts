@@ -1,17 +1,19 @@
-import { ConflictError, ItemNotFound } from '../errors.ts';
-import type { JobQueue } from '../jobs.ts';
+import { nowSeconds } from '../clock.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
+import { Conflict, ItemNotFound } from './errors.ts';
 import { itemResource, listOf } from './present.ts';
 import type { IdPlan, ItemStore } from './types.ts';
 
-export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+/** The clock's (shared/clock.ts), for the modules that took it from here. */
+export { nowSeconds };
 
 /**
  * Asks the embedding worker to embed these items. The items already carry their "embedding
  * pending" mark, so if the queue is unreachable the sweep finds them later: nothing is lost.
  */
-async function requestEmbeddings(queue: JobQueue, tenant: string, ids: number[]): Promise<void> {
+async function requestEmbeddings(queue: WorkQueue, tenant: string, ids: number[]): Promise<void> {
   try {
     await queue.send('embedding', ids.map((item_id) => ({ type: 'embed', tenant, item_id })));
   } catch (e) {
@@ -20,7 +22,7 @@ async function requestEmbeddings(queue: JobQueue, tenant: string, ids: number[])
 }
 
 /** A single item answers with the item; an array with a list of every created item. */
-export async function createItems(store: ItemStore, queue: JobQueue, tenant: string, body: CreateItemsBody, ids?: IdPlan) {
+export async function createItems(store: ItemStore, queue: WorkQueue, tenant: string, body: CreateItemsBody, ids?: IdPlan) {
   const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds(), ids);
   await requestEmbeddings(queue, tenant, created.map((c) => c.id));
   const resources = created.map(itemResource);
@@ -45,7 +47,7 @@ function canonical(v: unknown): string {
  * nothing (the spec: the embedding is refreshed when one of them changes); `updated_at` moves on
  * every update. A change of any of them (not of `active` alone) re-embeds the item.
  */
-export async function updateItem(store: ItemStore, queue: JobQueue, tenant: string, id: number, patch: UpdateItemBody) {
+export async function updateItem(store: ItemStore, queue: WorkQueue, tenant: string, id: number, patch: UpdateItemBody) {
   // Every field sent is written (the last update wins); whether it changes the content is
   // decided against the item as read, and holds only while no other content change lands first.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -64,7 +66,7 @@ export async function updateItem(store: ItemStore, queue: JobQueue, tenant: stri
     if (changes) await requestEmbeddings(queue, tenant, [id]);
     return itemResource(r);
   }
-  throw new ConflictError('item_changing', 'The item kept changing while it was updated; retry.');
+  throw new Conflict('item_changing', 'The item kept changing while it was updated; retry.');
 }
 
 export async function deleteItem(store: ItemStore, tenant: string, id: number) {

@@ -1,5 +1,11 @@
 import type { EventRecord, ItemRecord, Json, JsonObject } from './types.ts';
 
+/*
+ * The resources as the APIs answer them, and the one list presenter of each API: every list
+ * answer of the Core API goes through `listOf`, every one of the Platform API through
+ * `platformList`.
+ */
+
 /** The Core API list envelope. */
 export interface ListEnvelope<T> {
   object: 'list';
@@ -9,9 +15,27 @@ export interface ListEnvelope<T> {
   url: string;
 }
 
+/** A Core API list: the cursor of a page that has more is its last resource's id. */
 export function listOf<T extends { id: string }>(url: string, data: T[], hasMore: boolean): ListEnvelope<T> {
   const last = data[data.length - 1];
-  return { object: 'list', data, has_more: hasMore, next_cursor: hasMore && last ? last.id : null, url };
+  return coreList(url, data, { hasMore, cursor: hasMore && last ? last.id : null }, {});
+}
+
+/** A Core API list with a cursor of its own (search's), and what the answer adds after the envelope (`total`, `request_id`, ...). */
+export function coreList<T, X extends object>(url: string, data: T[], page: { hasMore: boolean; cursor: string | null }, extra: X): ListEnvelope<T> & X {
+  return { object: 'list', data, has_more: page.hasMore, next_cursor: page.cursor, url, ...extra };
+}
+
+/** The Platform API list envelope. */
+export interface PlatformList<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** A Platform API list: a whole collection, or a page of one with the cursor of the next (null on the last). */
+export function platformList<T>(data: T[], page: { hasMore: boolean; cursor: string | null } = { hasMore: false, cursor: null }): PlatformList<T> {
+  return { data, has_more: page.hasMore, next_cursor: page.hasMore ? page.cursor : null };
 }
 
 export function itemResource(r: ItemRecord) {

@@ -4,6 +4,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { config } from '../config.ts';
+import { apiErrorOf } from './error-mapping.ts';
 import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge, ValidationError } from '../errors.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger, metrics, tracer } from '../observability.ts';
@@ -64,16 +65,17 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
     },
     onError: (req) => {
       const requestId = req.context.state?.requestId ?? randomUUID();
-      let e = req.error;
+      const e = req.error;
+      let apiError: ApiError;
       if (isMiddyTimeout(e)) {
         // The function's time ran out (middy stops just before Lambda would): a clear, retryable error.
         logger.warn('request timed out', { requestId });
-        e = new ApiError('api_error', 'timeout', 'The request took too long and was stopped. Retry it; if it persists, quote the request_id.', { status: 503 });
-      } else if (!(e instanceof ApiError)) {
-        logger.error('unhandled error', { requestId, error: e as Error });
-        e = new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
+        apiError = new ApiError('api_error', 'timeout', 'The request took too long and was stopped. Retry it; if it persists, quote the request_id.', { status: 503 });
+      } else {
+        const mapped = apiErrorOf(e);
+        if (!mapped) logger.error('unhandled error', { requestId, error: e as Error });
+        apiError = mapped ?? new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
-      const apiError = e as ApiError;
       metrics.addMetric(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', MetricUnit.Count, 1);
       const headers = baseHeaders(flavor, requestId);
       if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
@@ -163,6 +165,6 @@ export function baseChain(flavor: Flavor) {
   chain.use(injectLambdaContext(logger, { logEvent: false }));
   // The local server runs many invocations at once in one process, which a per-invocation
   // metrics flush cannot serve; locally metrics are off anyway.
-  if (process.env.POWERTOOLS_METRICS_DISABLED !== 'true') chain.use(logMetrics(metrics));
+  if (config().observability.metrics) chain.use(logMetrics(metrics));
   return chain.use(errorEnvelope(flavor));
 }

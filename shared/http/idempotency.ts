@@ -1,12 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
-import type { IdempotencyStore } from '../data/idempotency.ts';
-import { ApiError, ConflictError, ValidationError } from '../errors.ts';
+import type { IdempotencyStore } from '../domain/idempotency.ts';
+import { ConflictError, ValidationError } from '../errors.ts';
+import { statusOf } from './error-mapping.ts';
 import { logger } from '../observability.ts';
 import { header, rawBody } from './base.ts';
 import { toResult } from './respond.ts';
 import type { Flavor, HttpMiddleware, HttpRequest, HttpResult } from './types.ts';
+import { nowSeconds } from '../clock.ts';
 
 /**
  * Stripe-style Idempotency-Key: the first request with a key runs; a retry with the same key
@@ -26,7 +28,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       }
       const e = req.event;
       const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
-      const now = Math.floor(Date.now() / 1000);
+      const now = nowSeconds();
       // This attempt's name: only while it holds the key may it write, store or drop anything under it.
       const owner = randomUUID();
       const tenant = req.context.state.tenant;
@@ -73,7 +75,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       const e = req.error;
       // Refused (4xx): nothing was written, the key is free (unless ids were reserved under it).
       // Anything else may have written.
-      const refused = e instanceof ApiError && e.status < 500;
+      const refused = statusOf(e) < 500;
       const settle = refused ? store().release(tenant, key, owner) : store().fail(tenant, key, owner);
       await settle.catch(() => undefined);
     },

@@ -18,7 +18,7 @@ function bearer(event: HttpEvent): string | undefined {
 
 const clientById = /* @__PURE__ */ freshReads((clientId: string) => credentialStore().getClient(clientId));
 
-/** The tenant of each client whose record this container has read: a client never changes tenant. */
+/** Cache: the tenant of each client whose record this container has read (a client never changes tenant); at most 10,000, cleared when full. */
 const tenantOf = new Map<string, string>();
 
 /** Reads the client's record (a read that began after this call); its tenant, or the 401. */

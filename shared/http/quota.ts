@@ -1,7 +1,8 @@
 import { cleanupMiddlewares } from '@aws-lambda-powertools/commons';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { config } from '../config.ts';
-import { quotaLedger, type QuotaLedger } from '../data/quota.ts';
+import { quotaLedger } from '../data/quota.ts';
+import type { QuotaLedger } from '../domain/quota.ts';
 import { RateLimitError } from '../errors.ts';
 import { logger, metrics } from '../observability.ts';
 import { baseHeaders } from './respond.ts';

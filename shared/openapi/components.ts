@@ -13,7 +13,7 @@ const CORE_ERRORS: Record<number, string> = {
   404: 'Not found for this tenant (`not_found_error`, e.g. `item_not_found`).',
   409: 'Conflict (`conflict_error`): an Idempotency-Key reused with another request or still in use, or a record changing meanwhile.',
   413: 'The body is over 1 MiB (`invalid_request_error`, `body_too_large`).',
-  429: 'The tenant\'s request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.',
+  429: "The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.",
   500: 'Unexpected error (`api_error`, `internal_error`); quote the `request_id`.',
   503: 'Not available right now (`api_error`: `timeout`, or `unavailable` for the health check); retry.',
 };
@@ -21,7 +21,7 @@ const CORE_ERRORS: Record<number, string> = {
 const PLATFORM_ERRORS: Record<number, string> = {
   400: 'Invalid request: a field, parameter or state (the message names them).',
   401: 'Missing or invalid credentials: no valid API key, no live console session, or (signing in) a wrong email or password.',
-  403: 'The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer\'s on a route that changes something.',
+  403: "The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer's on a route that changes something.",
   404: 'Not found for this tenant.',
   409: 'Conflict: the name is taken, or the record changed meanwhile.',
   413: 'The body is over 1 MiB.',
@@ -44,7 +44,7 @@ export const errorResponseName = (envelope: Envelope, status: number): string =>
 
 /** Response headers every answer carries. */
 export const HEADERS: Record<string, JsonSchema> = {
-  'X-Request-Id': { description: 'The request\'s id (a UUID); Core errors repeat it as `error.request_id`.', schema: { type: 'string', format: 'uuid' } },
+  'X-Request-Id': { description: "The request's id (a UUID); Core errors repeat it as `error.request_id`.", schema: { type: 'string', format: 'uuid' } },
   'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
   'Idempotent-Replayed': { description: '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
 };
@@ -91,9 +91,10 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'svc_<prefix>_<token>',
-    description: 'Platform API: an API key, `Authorization: Bearer svc_<prefix>_<token>`. Scopes `admin` (every route), `events`, `items`, `recommendations`; each operation lists the scopes it allows in `x-api-key-scopes`.',
+    description:
+      'Platform API: an API key, `Authorization: Bearer svc_<prefix>_<token>`. Scopes `admin` (every route), `events`, `items`, `recommendations`; each operation lists the scopes it allows in `x-api-key-scopes`.',
   },
-  clientBasic: { type: 'http', scheme: 'basic', description: 'The token endpoint: the OAuth client\'s ID and secret as HTTP Basic authentication.' },
+  clientBasic: { type: 'http', scheme: 'basic', description: "The token endpoint: the OAuth client's ID and secret as HTTP Basic authentication." },
   consoleSession: {
     type: 'apiKey',
     in: 'cookie',
@@ -107,25 +108,28 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
 
 /** `x-csrf-token` as it is written in documents: `X-CSRF-Token`. */
 function headerName(lower: string): string {
-  return lower.split('-').map((w) => (w === 'csrf' ? 'CSRF' : (w[0]?.toUpperCase() ?? '') + w.slice(1))).join('-');
+  return lower
+    .split('-')
+    .map((w) => (w === 'csrf' ? 'CSRF' : (w[0]?.toUpperCase() ?? '') + w.slice(1)))
+    .join('-');
 }
 /** The header name of a session's CSRF token. */
 export const CSRF_HEADER_NAME = headerName(CSRF_HEADER);
 
 export const SERVERS = {
-  core: { url: '{base_url}', description: 'Core API (and, locally, everything on one port)', variables: { base_url: { default: 'http://localhost:3000', description: 'The stack\'s base_url' } } },
-  platform: { url: '{console_url}', description: 'Platform API', variables: { console_url: { default: 'http://localhost:3000', description: 'The stack\'s console_url' } } },
-  auth: { url: '{auth_url}', description: 'Token endpoint (Cognito on AWS)', variables: { auth_url: { default: 'http://localhost:3000', description: 'The stack\'s auth_url' } } },
+  core: { url: '{base_url}', description: 'Core API (and, locally, everything on one port)', variables: { base_url: { default: 'http://localhost:3000', description: "The stack's base_url" } } },
+  platform: { url: '{console_url}', description: 'Platform API', variables: { console_url: { default: 'http://localhost:3000', description: "The stack's console_url" } } },
+  auth: { url: '{auth_url}', description: 'Token endpoint (Cognito on AWS)', variables: { auth_url: { default: 'http://localhost:3000', description: "The stack's auth_url" } } },
 } as const;
 
 export const INFO = {
   title: 'recsearch: Core API and Platform API',
   version: '1.0.0',
   description: [
-    'Recommendations and search as a service. The **Core API** (`{base_url}`, paths under `/v1`) takes catalog items and user events and answers recommendations and search; it is authorised by OAuth 2.0 client-credentials access tokens from the **token endpoint** (`{auth_url}/oauth2/token`). The **Platform API** (`{console_url}`, paths under `/api`) configures credentials, training, serving and the control plane; it is authorised by API keys, or by a console session (cookie). The **console\'s own routes** (`{console_url}`, paths under `/console`) sign console users in and out and run the Core reads the console shows for the session\'s tenant; they are authorised by the console session alone.',
+    "Recommendations and search as a service. The **Core API** (`{base_url}`, paths under `/v1`) takes catalog items and user events and answers recommendations and search; it is authorised by OAuth 2.0 client-credentials access tokens from the **token endpoint** (`{auth_url}/oauth2/token`). The **Platform API** (`{console_url}`, paths under `/api`) configures credentials, training, serving and the control plane; it is authorised by API keys, or by a console session (cookie). The **console's own routes** (`{console_url}`, paths under `/console`) sign console users in and out and run the Core reads the console shows for the session's tenant; they are authorised by the console session alone.",
     '',
     'Conventions: JSON bodies (parsed whatever the Content-Type), Unix seconds, IDs returned as strings. Unknown query parameters and body fields are rejected (400). Core lists answer the envelope `{object: "list", data, has_more, next_cursor, url}`; Platform lists `{data, has_more, next_cursor}`. Core errors answer `{error: {type, code, message, details?, request_id}}`, Platform errors `{error: "..."}`, the token endpoint RFC 6749 errors. Every answer carries `X-Request-Id`.',
     '',
-    'This document is generated from the route table and the handlers\' zod schemas (`npm run openapi`); it is served at `GET /openapi.json` on both bases, without credentials.',
+    "This document is generated from the route table and the handlers' zod schemas (`npm run openapi`); it is served at `GET /openapi.json` on both bases, without credentials.",
   ].join('\n'),
 };

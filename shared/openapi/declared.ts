@@ -9,7 +9,7 @@ const FUNCTIONS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fun
 type Declaring = { declared?: DeclaredRequest };
 interface HandlerModule {
   handler?: Declaring;
-  /** A module serving several routes: each route's handler, by route key (functions/platform/search-admin.ts). */
+  /** A module serving several routes: each route's handler, by route key (functions/platform/search-admin/routes.ts). */
   routeHandlers?: Record<string, Declaring>;
 }
 

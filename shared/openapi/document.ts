@@ -42,7 +42,8 @@ const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z
 
 /** The error statuses an operation can answer: its API's, 404 where a path names a record, 413 where it takes a body, and its own. */
 function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
-  const base = r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
+  const base =
+    r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
   const out = new Set([...base, ...(doc.errors ?? [])]);
   if (r.api !== 'public' && r.path.includes('{')) out.add(404);
   if (declared?.body) out.add(413);
@@ -58,7 +59,8 @@ const consoleBase = (r: Route): number[] => [400, 500, 503, ...(!isSignIn(r) && 
 /** The properties of an object schema as parameters. */
 function parameters(where: 'path' | 'query', schema: JsonSchema): JsonSchema[] {
   const props = schema.properties as Record<string, JsonSchema> | undefined;
-  if (schema.type !== 'object' || (schema.properties !== undefined && typeof props !== 'object')) throw new Error(`${where} parameters must be an object schema: ${JSON.stringify(schema).slice(0, 200)}`);
+  if (schema.type !== 'object' || (schema.properties !== undefined && typeof props !== 'object'))
+    throw new Error(`${where} parameters must be an object schema: ${JSON.stringify(schema).slice(0, 200)}`);
   const required = new Set((schema.required as string[] | undefined) ?? []);
   return Object.entries(props ?? {}).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: s }));
 }
@@ -77,20 +79,23 @@ const IDEMPOTENCY_KEY: JsonSchema = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description: 'Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409.',
+  description:
+    'Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
 };
 
 /** The session's CSRF token, on the console's own routes that change something (or are POSTs). */
 function csrfParameter(r: Route): JsonSchema[] {
   if (!isConsoleRoute(r) || isSignIn(r) || isSafeMethod(r.method)) return [];
-  return [{
-    name: CSRF_HEADER_NAME,
-    in: 'header',
-    required: !isSignOut(r),
-    description: isSignOut(r) ? 'The session\'s `csrf_token`: needed when the cookie names a live session (else 403).' : 'The session\'s `csrf_token` (else 403).',
-    schema: { type: 'string' },
-  }];
+  return [
+    {
+      name: CSRF_HEADER_NAME,
+      in: 'header',
+      required: !isSignOut(r),
+      description: isSignOut(r) ? "The session's `csrf_token`: needed when the cookie names a live session (else 403)." : "The session's `csrf_token` (else 403).",
+      schema: { type: 'string' },
+    },
+  ];
 }
 
 /**
@@ -180,7 +185,7 @@ function preflight(r: Route): JsonSchema {
         headers: {
           'X-Request-Id': headerRef('X-Request-Id'),
           'Access-Control-Allow-Origin': header('CORS_ALLOW_ORIGIN (default `*`).'),
-          'Access-Control-Allow-Methods': header('The path\'s methods.'),
+          'Access-Control-Allow-Methods': header("The path's methods."),
           'Access-Control-Allow-Headers': header('`Authorization, Content-Type, Idempotency-Key`.'),
           'Access-Control-Max-Age': header('600'),
         },

@@ -15,7 +15,14 @@ const JSON_VALUE = 'JsonValue';
 const jsonValueDef = (id: string): string => {
   const self = { $ref: `#/$defs/${id}` };
   return JSON.stringify({
-    anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }, { type: 'array', items: self }, { type: 'object', propertyNames: { type: 'string' }, additionalProperties: self }],
+    anyOf: [
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+      { type: 'null' },
+      { type: 'array', items: self },
+      { type: 'object', propertyNames: { type: 'string' }, additionalProperties: self },
+    ],
   });
 };
 

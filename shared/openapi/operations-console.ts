@@ -42,21 +42,37 @@ export const consoleOperations: Record<string, OperationDoc> = {
     },
   }),
   'POST /console/api/search': op('consoleSearch', READS, 'Search the catalog (console playground)', ok(R.searchResults, 'A page of matching items, best first (as `POST /v1/search` answers).'), {
-    description: 'What `POST /v1/search` does, for the session\'s tenant: same body, same answer. A playground request is not traffic: no experiment exposure is counted, no search analytics recorded. A read, so a viewer may run it; as a POST it needs the session\'s `X-CSRF-Token`.',
+    description:
+      "What `POST /v1/search` does, for the session's tenant: same body, same answer. A playground request is not traffic: no experiment exposure is counted, no search analytics recorded. A read, so a viewer may run it; as a POST it needs the session's `X-CSRF-Token`.",
     errors: [401, 404],
     examples: { request: { query: 'running', facets: ['brand'], highlight: true, explain: true } },
   }),
-  'GET /console/api/recommendations': op('consoleRecommendations', READS, 'Recommend items (console playground)', ok(R.recommendationList, 'Ranked recommendations (as `GET /v1/recommendations` answers).'), {
-    description: 'What `GET /v1/recommendations` does, for the session\'s tenant: same query, same answer; no experiment exposure is counted.',
-    errors: [401, 404],
-  }),
+  'GET /console/api/recommendations': op(
+    'consoleRecommendations',
+    READS,
+    'Recommend items (console playground)',
+    ok(R.recommendationList, 'Ranked recommendations (as `GET /v1/recommendations` answers).'),
+    {
+      description: "What `GET /v1/recommendations` does, for the session's tenant: same query, same answer; no experiment exposure is counted.",
+      errors: [401, 404],
+    },
+  ),
   'GET /console/api/events': op('consoleListEvents', READS, 'List events (console events page)', ok(R.eventList, 'A page of events (as `GET /v1/events` answers).'), {
-    description: 'What `GET /v1/events` does, for the session\'s tenant: same query, same answer.',
+    description: "What `GET /v1/events` does, for the session's tenant: same query, same answer.",
     errors: [401],
   }),
   'GET /console/api/overview': op('consoleOverview', READS, 'Events per day (console overview)', ok(S.consoleOverview, 'Events per UTC day over the last `days`.'), {
-    description: 'Events per UTC day over the last `days` (1 to 90, default 14; values outside are clamped), counted over the tenant\'s latest 5,000 events (`sampled`: whether that cut any off).',
+    description: "Events per UTC day over the last `days` (1 to 90, default 14; values outside are clamped), counted over the tenant's latest 5,000 events (`sampled`: whether that cut any off).",
     errors: [401],
-    examples: { response: { events_per_day: [{ day: '2026-01-01', count: 12 }, { day: '2026-01-02', count: 0 }], sampled: false, latest_event_at: 1767280000 } },
+    examples: {
+      response: {
+        events_per_day: [
+          { day: '2026-01-01', count: 12 },
+          { day: '2026-01-02', count: 0 },
+        ],
+        sampled: false,
+        latest_event_at: 1767280000,
+      },
+    },
   }),
 };

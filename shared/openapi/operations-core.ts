@@ -3,8 +3,15 @@ import * as R from '../schemas/responses/core.ts';
 import { created, ok, op, type OperationDoc } from './operation.ts';
 
 const EXAMPLE_ITEM = {
-  id: '1', object: 'item', name: 'Trail running shoe', description: 'Light shoe for rough ground',
-  metadata: { category: 'shoes', brand: 'Acme', price: 12900, currency: 'EUR' }, active: true, created: 1767225600, updated_at: 1767225600, embedding_updated_at: null,
+  id: '1',
+  object: 'item',
+  name: 'Trail running shoe',
+  description: 'Light shoe for rough ground',
+  metadata: { category: 'shoes', brand: 'Acme', price: 12900, currency: 'EUR' },
+  active: true,
+  created: 1767225600,
+  updated_at: 1767225600,
+  embedding_updated_at: null,
 };
 
 /** The token endpoint's form (RFC 6749 §4.4): the client itself authenticates with HTTP Basic. */
@@ -15,18 +22,24 @@ export const tokenForm = z.strictObject({
 
 /** The Core API, the token endpoint and the public routes, by route key. */
 export const coreOperations: Record<string, OperationDoc> = {
-  'POST /v1/items': op('createItems', 'Items', 'Create one item, or 1 to 100 at once', created(z.union([R.item, R.itemList]), 'The item (a single-item body), or a list of every created item (an array body).'), {
-    description: 'The server generates each item ID: a body naming `id`, `item_id` or `itemId` is 400. Honours `Idempotency-Key`.',
-    errors: [409],
-    examples: {
-      request: { name: 'Trail running shoe', description: 'Light shoe for rough ground', metadata: { category: 'shoes', brand: 'Acme', price: 12900, currency: 'EUR' } },
-      response: EXAMPLE_ITEM,
+  'POST /v1/items': op(
+    'createItems',
+    'Items',
+    'Create one item, or 1 to 100 at once',
+    created(z.union([R.item, R.itemList]), 'The item (a single-item body), or a list of every created item (an array body).'),
+    {
+      description: 'The server generates each item ID: a body naming `id`, `item_id` or `itemId` is 400. Honours `Idempotency-Key`.',
+      errors: [409],
+      examples: {
+        request: { name: 'Trail running shoe', description: 'Light shoe for rough ground', metadata: { category: 'shoes', brand: 'Acme', price: 12900, currency: 'EUR' } },
+        response: EXAMPLE_ITEM,
+      },
     },
-  }),
+  ),
   'GET /v1/items': op('listItems', 'Items', 'List items, ascending by ID', ok(R.itemList, 'A page of items.')),
   'GET /v1/items/{item_id}': op('getItem', 'Items', 'Read an item', ok(R.item, 'The item.'), { examples: { response: EXAMPLE_ITEM } }),
   'POST /v1/items/{item_id}': op('updateItem', 'Items', 'Update an item', ok(R.item, 'The updated item.'), {
-    description: 'Each field sent replaces the item\'s (`metadata` whole). A change of `name`, `description` or `metadata` refreshes the embedding.',
+    description: "Each field sent replaces the item's (`metadata` whole). A change of `name`, `description` or `metadata` refreshes the embedding.",
     errors: [409],
     examples: { request: { active: false } },
   }),
@@ -35,7 +48,12 @@ export const coreOperations: Record<string, OperationDoc> = {
   'POST /v1/events': op('ingestEvents', 'Events', 'Send 1 to 500 events (all or nothing)', created(R.eventList, 'The stored events, in request order.'), {
     description: 'Honours `Idempotency-Key`. A failed element rejects the whole request, with `fieldErrors` keyed like `3.user_id`.',
     errors: [409],
-    examples: { request: [{ type: 'click', user_id: 'u-42', item_id: '1', click: {} }, { type: 'purchase', user_id: 'u-42', item_id: '1', purchase: { amount: 12900, currency: 'EUR' }, context_id: '1' }] },
+    examples: {
+      request: [
+        { type: 'click', user_id: 'u-42', item_id: '1', click: {} },
+        { type: 'purchase', user_id: 'u-42', item_id: '1', purchase: { amount: 12900, currency: 'EUR' }, context_id: '1' },
+      ],
+    },
   }),
   'GET /v1/events': op('listEvents', 'Events', 'List events, ascending by ID', ok(R.eventList, 'A page of events.')),
   'GET /v1/events/{event_id}': op('getEvent', 'Events', 'Read an event', ok(R.event, 'The event.')),
@@ -49,7 +67,8 @@ export const coreOperations: Record<string, OperationDoc> = {
     errors: [404],
   }),
   'POST /oauth2/token': op('createToken', 'Auth', 'Exchange client credentials for an access token', ok(R.tokenResponse, 'An access token (a JWT) for the Core API.'), {
-    description: 'OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client\'s scopes. Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.',
+    description:
+      "OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client's scopes. Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.",
     form: tokenForm,
     examples: { request: { grant_type: 'client_credentials', scope: 'service-api/read' }, response: { access_token: 'eyJraWQiOi...', token_type: 'Bearer', expires_in: 3600 } },
   }),

@@ -31,9 +31,18 @@ export const platformOperations: Record<string, OperationDoc> = {
   'GET /api/contexts': op('listContexts', CONSOLE, 'List contexts', ok(C.contextList, 'Every context.')),
   'POST /api/event-types': op('createEventType', CONSOLE, 'Create an event type', created(C.eventType, 'The event type.'), { errors: [409], examples: { request: { name: 'purchase', weight: 80 } } }),
   'GET /api/event-types': op('listEventTypes', CONSOLE, 'List event types', ok(C.eventTypeList, 'Every event type.')),
-  'PATCH /api/event-types/{id}': op('updateEventType', CONSOLE, 'Change an event type\'s weight', ok(C.eventType, 'The event type.')),
+  'PATCH /api/event-types/{id}': op('updateEventType', CONSOLE, "Change an event type's weight", ok(C.eventType, 'The event type.')),
   'POST /api/events/templates': op('createTemplate', TRAINING, 'Create a training template (Draft)', created(C.template, 'The template.'), {
-    examples: { request: { name: 'default', event_types: [{ id: 1, weight: 1 }, { id: 2, weight: 3 }], thresholds: { per_signal_min: 10, total_min: 100 } } },
+    examples: {
+      request: {
+        name: 'default',
+        event_types: [
+          { id: 1, weight: 1 },
+          { id: 2, weight: 3 },
+        ],
+        thresholds: { per_signal_min: 10, total_min: 100 },
+      },
+    },
   }),
   'GET /api/events/templates': op('listTemplates', TRAINING, 'List training templates', ok(C.templateList, 'Every template.')),
   'GET /api/events/templates/{id}': op('getTemplate', TRAINING, 'Read a training template', ok(C.template, 'The template.')),
@@ -48,19 +57,21 @@ export const platformOperations: Record<string, OperationDoc> = {
   'GET /api/training-jobs': op('listTrainingJobs', TRAINING, 'List training runs, newest first', ok(C.jobList, 'Every run.')),
   'GET /api/training-jobs/{jobName}': op('getTrainingJob', TRAINING, 'Read a training run', ok(C.job, 'The run.')),
   'POST /api/training-jobs/{jobName}/stop': op('stopTrainingJob', TRAINING, 'Stop a training run', ok(C.job, 'The run, Stopped or Stopping.')),
-  'GET /api/training-jobs/logs/{jobName}': op('getTrainingJobLogs', TRAINING, 'A training run\'s log', ok(C.jobLogs, 'A page of log lines.')),
+  'GET /api/training-jobs/logs/{jobName}': op('getTrainingJobLogs', TRAINING, "A training run's log", ok(C.jobLogs, 'A page of log lines.')),
   'GET /api/models': op('listModels', MODELS, 'List trained versions, newest first', ok(C.modelList, 'Every version.')),
   'GET /api/models/compare': op('compareModels', MODELS, 'Compare 2 to 10 versions', ok(C.modelComparison, 'The versions, and their metrics and validation figures side by side.'), { errors: [404] }),
   'GET /api/models/{version}': op('getModel', MODELS, 'Read a trained version', ok(C.modelVersion, 'The version.')),
   'PATCH /api/models/{version}': op('updateModel', MODELS, 'Label or describe a version', ok(C.modelVersion, 'The version.')),
   'POST /api/models/{version}/approve': op('approveModel', MODELS, 'Approve a version', ok(C.modelVersion, 'The version, Approved.')),
-  'POST /api/models/{version}/promote': op('promoteModel', MODELS, 'Serve an approved version at an endpoint', ok(C.modelVersion, 'The version.'), { examples: { request: { endpoint_name: 'main' } } }),
+  'POST /api/models/{version}/promote': op('promoteModel', MODELS, 'Serve an approved version at an endpoint', ok(C.modelVersion, 'The version.'), {
+    examples: { request: { endpoint_name: 'main' } },
+  }),
   'DELETE /api/users/{user_id}': op('eraseUser', CONSOLE, 'Erase every event of a user', ok(C.erasure, 'How many events were deleted.')),
   'POST /api/rules': op('createRule', CONTROL, 'Create a rule', created(K.rule, 'The rule.'), {
     errors: [404],
     examples: { request: { name: 'no Bolt', context_id: 1, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0 } },
   }),
-  'GET /api/rules': op('listRules', CONTROL, 'List rules (optionally one context\'s)', ok(K.ruleList, 'A page of rules.')),
+  'GET /api/rules': op('listRules', CONTROL, "List rules (optionally one context's)", ok(K.ruleList, 'A page of rules.')),
   'GET /api/rules/{id}': op('getRule', CONTROL, 'Read a rule', ok(K.rule, 'The rule.')),
   'PATCH /api/rules/{id}': op('updateRule', CONTROL, 'Change a rule', ok(K.rule, 'The rule.'), { errors: [409] }),
   'DELETE /api/rules/{id}': op('deleteRule', CONTROL, 'Delete a rule', noContent('Deleted.'), { errors: [409] }),
@@ -73,20 +84,29 @@ export const platformOperations: Record<string, OperationDoc> = {
   'DELETE /api/segments/{id}': op('deleteSegment', CONTROL, 'Delete a segment nothing names', noContent('Deleted.'), { errors: [409] }),
   'POST /api/experiments': op('createExperiment', CONTROL, 'Create an experiment (Draft)', created(K.experiment, 'The experiment.'), {
     errors: [404],
-    examples: { request: { name: 'v1 vs v2', context_id: 1, variants: [{ name: 'v1', endpoint_name: 'main', traffic_percent: 50 }, { name: 'v2', endpoint_name: 'next', traffic_percent: 50 }] } },
+    examples: {
+      request: {
+        name: 'v1 vs v2',
+        context_id: 1,
+        variants: [
+          { name: 'v1', endpoint_name: 'main', traffic_percent: 50 },
+          { name: 'v2', endpoint_name: 'next', traffic_percent: 50 },
+        ],
+      },
+    },
   }),
   'GET /api/experiments': op('listExperiments', CONTROL, 'List experiments with their results', ok(K.experimentList, 'A page of experiments.')),
   'GET /api/experiments/{id}': op('getExperiment', CONTROL, 'Read an experiment and its results per variant', ok(K.experimentWithResults, 'The experiment and its results.')),
   'PATCH /api/experiments/{id}': op('updateExperiment', CONTROL, 'Rename, edit, start or stop an experiment', ok(K.experiment, 'The experiment.'), {
-    description: 'Status moves Draft → Running → Stopped; starting needs the variants\' endpoints and no other Running experiment in the context (else 409).',
+    description: "Status moves Draft → Running → Stopped; starting needs the variants' endpoints and no other Running experiment in the context (else 409).",
     errors: [409],
   }),
-  'GET /api/rerank-controls': op('getRerankControls', CONTROL, 'Read a context\'s rerank controls', ok(K.rerankControls, 'The controls.'), { errors: [404] }),
-  'PUT /api/rerank-controls': op('putRerankControls', CONTROL, 'Replace a context\'s rerank controls', ok(K.rerankControls, 'The controls.'), {
+  'GET /api/rerank-controls': op('getRerankControls', CONTROL, "Read a context's rerank controls", ok(K.rerankControls, 'The controls.'), { errors: [404] }),
+  'PUT /api/rerank-controls': op('putRerankControls', CONTROL, "Replace a context's rerank controls", ok(K.rerankControls, 'The controls.'), {
     errors: [404, 409],
     examples: { request: { diversity: 0.2, max_per_category: 2 } },
   }),
-  'GET /api/audit': op('listAudit', CONTROL, 'A control-plane resource\'s change history, newest first', ok(K.auditList, 'A page of audit entries.')),
+  'GET /api/audit': op('listAudit', CONTROL, "A control-plane resource's change history, newest first", ok(K.auditList, 'A page of audit entries.')),
   'POST /api/synonyms': op('createSynonymSet', SEARCH_ADMIN, 'Create a synonym set', created(P.synonymSet, 'The set.'), {
     examples: { request: { synonyms: ['sneaker', 'trainer', 'running shoe'] } },
   }),

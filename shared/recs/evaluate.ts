@@ -1,4 +1,5 @@
 import { seededRandom } from '../random.ts';
+import { topIndexes } from '../top-k.ts';
 import type { Dataset, Interaction } from './dataset.ts';
 import type { Model } from './models.ts';
 
@@ -13,46 +14,10 @@ export interface Metrics {
 
 /**
  * Top-k item indexes of a score vector, skipping `exclude` (and NaN / -Infinity): score
- * descending, ties by index ascending. A min-heap of the k best, so O(n log k).
+ * descending, ties by index ascending (the one top-k, shared/top-k.ts).
  */
 export function topK(scores: Float32Array, k: number, exclude: ReadonlySet<number>): number[] {
-  if (k <= 0) return [];
-  const heap: number[] = [];
-  // a ranks below b: a lower score, or the same score and a later index.
-  const below = (a: number, b: number) => {
-    const va = scores[a] as number;
-    const vb = scores[b] as number;
-    return va < vb || (va === vb && a > b);
-  };
-  const sift = (from: number) => {
-    const n = heap.length;
-    let i = from;
-    for (;;) {
-      const l = 2 * i + 1;
-      let m = i;
-      if (l < n && below(heap[l] as number, heap[m] as number)) m = l;
-      if (l + 1 < n && below(heap[l + 1] as number, heap[m] as number)) m = l + 1;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m] as number, heap[i] as number];
-      i = m;
-    }
-  };
-  for (let i = 0; i < scores.length; i++) {
-    if (!((scores[i] as number) > -Infinity) || exclude.has(i)) continue;
-    if (heap.length < k) {
-      heap.push(i);
-      for (let c = heap.length - 1; c > 0; ) {
-        const p = (c - 1) >> 1;
-        if (!below(heap[c] as number, heap[p] as number)) break;
-        [heap[c], heap[p]] = [heap[p] as number, heap[c] as number];
-        c = p;
-      }
-    } else if (below(heap[0] as number, i)) {
-      heap[0] = i;
-      sift(0);
-    }
-  }
-  return heap.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
+  return topIndexes(scores, k, exclude.size ? (i) => !exclude.has(i) : undefined);
 }
 
 /**

@@ -5,14 +5,15 @@
  * worker decides by the tenant's event count and hands the run over; the task writes the run's
  * status, logs and progress as the worker would (runTraining), and decides auto-promotion.
  */
+import { nowSeconds as now } from '../clock.ts';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { AwsClient } from '../aws/signed-fetch.ts';
 import type { TrainingTaskSettings } from '../config.ts';
-import type { ConsoleStore } from '../data/console.ts';
-import { jobId, type Job } from '../domain/console.ts';
+import type { ConsoleStore } from '../domain/console-records.ts';
+import { trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 
 /** Starts a run's task; resolves once it started (not when it ends) with the task's id. */
@@ -40,7 +41,6 @@ export function runsAsTask(estimatedEvents: number, minEvents: number): boolean 
 /** A claim whose task never confirmed it started (the worker stopped between) is retried after this. */
 export const UNCONFIRMED_CLAIM_SECONDS = 300;
 
-const now = () => Math.floor(Date.now() / 1000);
 
 /** The idempotency token of a run's task: one per run (ECS RunTask takes up to 64 characters). */
 export const taskToken = (tenant: string, jobName: string) => createHash('sha256').update(`${tenant}\n${jobName}`).digest('hex').slice(0, 64);
@@ -55,8 +55,8 @@ export const taskToken = (tenant: string, jobName: string) => createHash('sha256
  */
 export async function placeRun(deps: { console: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>; events: Pick<EventStore, 'latest'> }, tenant: string, jobName: string, opts: { minEvents: number; launcher: TaskLauncher }): Promise<'worker' | 'task'> {
   const c = deps.console;
-  const id = jobId(jobName);
-  const job = await c.get<Job>(tenant, 'job', id);
+  const id = trainingRunId(jobName);
+  const job = await c.get<TrainingRun>(tenant, 'job', id);
   if (!job) return 'worker';
   const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
   const token = taskToken(tenant, jobName);
@@ -74,7 +74,7 @@ export async function placeRun(deps: { console: Pick<ConsoleStore, 'get' | 'upda
     claim = { runner: opts.launcher.runner, claimed_at: now() };
     if (!(await c.update(tenant, 'job', id, { task: claim }, { status: 'Queued', task: undefined }))) {
       // The run moved meanwhile: claimed by another delivery (a task's), or stopped (nothing to run).
-      return (await c.get<Job>(tenant, 'job', id))?.task ? 'task' : 'worker';
+      return (await c.get<TrainingRun>(tenant, 'job', id))?.task ? 'task' : 'worker';
     }
     await log(`Runs as a container task (${opts.launcher.runner}): about ${events} events, at least ${opts.minEvents} run outside the training worker`);
   }
@@ -91,7 +91,11 @@ export async function placeRun(deps: { console: Pick<ConsoleStore, 'get' | 'upda
   return 'task';
 }
 
-/** The task's run, as its entry point reads it from the environment (TRAINING_TENANT, TRAINING_JOB_NAME). */
+/**
+ * The task's run, as its entry point (functions/workers/train-task.ts) reads it from the
+ * environment (TRAINING_TENANT, TRAINING_JOB_NAME), validated here with zod: the inputs of one
+ * run, set per task by its launcher, not settings of the service, so not in shared/config.ts.
+ */
 export const taskRunSchema = z.object({ TRAINING_TENANT: z.string().check(z.minLength(1)), TRAINING_JOB_NAME: z.string().check(z.minLength(1)) });
 
 /** The task's entry point, run by node with the tsx loader locally (the container runs its bundle). */

@@ -1,17 +1,20 @@
+import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
-import type { ConsoleStore } from '../data/console.ts';
-import { jobId, type EventType, type Job, type ModelVersion, type Template } from '../domain/console.ts';
+import type { ConsoleStore } from '../domain/console-records.ts';
+import { trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { type EventType } from '../domain/event-types.ts';
+import { type ModelVersion } from '../domain/model-versions.ts';
+import { type Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
-import { workers } from '../workers.ts';
+import { workers } from '../queue/workers.ts';
 import { historiesOf, packModel } from './artifact.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
 import { describePoint, trainDefault, type CurvePoint, type Validation } from './tuning.ts';
 
-const now = () => Math.floor(Date.now() / 1000);
 export const modelArtifactKey = (tenant: string, version: number) => `models/${tenant}/v${version}.bin`;
 
 export interface TrainerDeps {
@@ -30,7 +33,7 @@ export class ThresholdError extends Error {
  * hyperparameters on a validation split of `ds`, see tuning.ts) answers its validation too, and
  * tells `point` each validation point as it is measured.
  */
-export async function trainAlgorithm(algorithm: string, ds: Dataset, options: Pick<Job['options'], 'epochs' | 'batch_size' | 'learning_rate'>, hooks: TrainHooks = {}, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
+export async function trainAlgorithm(algorithm: string, ds: Dataset, options: Pick<TrainingRun['options'], 'epochs' | 'batch_size' | 'learning_rate'>, hooks: TrainHooks = {}, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
   switch (algorithm) {
     case 'auto':
       return trainDefault(ds, hooks, point);
@@ -118,8 +121,8 @@ const TRAINING_SECONDS = workers.find((w) => w.handler === 'workers/train')?.tim
  */
 export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string): Promise<void> {
   const c = deps.console;
-  const id = jobId(jobName);
-  const job = await c.get<Job>(tenant, 'job', id);
+  const id = trainingRunId(jobName);
+  const job = await c.get<TrainingRun>(tenant, 'job', id);
   if (!job) return;
   const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
   if (job.status === 'Stopping') {
@@ -146,9 +149,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   let lastCheck = 0;
   let stopRequested = false;
   const checkStop = async (fresh = false) => {
-    if (!fresh && Date.now() - lastCheck < 1000) return stopRequested;
-    lastCheck = Date.now();
-    stopRequested = (await c.get<Job>(tenant, 'job', id))?.status === 'Stopping';
+    if (!fresh && nowMs() - lastCheck < 1000) return stopRequested;
+    lastCheck = nowMs();
+    stopRequested = (await c.get<TrainingRun>(tenant, 'job', id))?.status === 'Stopping';
     return stopRequested;
   };
   const hooks: TrainHooks = { shouldStop: () => stopRequested };
@@ -255,7 +258,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await written;
     if (await checkStop(true)) throw new Stopped('stopped');
     // The version number is taken only now. Then the run is marked as storing it, only if it is
-    // still InProgress: from then on a stop is refused (stopJob), while a stop that came first
+    // still InProgress: from then on a stop is refused (stopTrainingRun), while a stop that came first
     // wins and nothing is stored (the number is skipped, never reused). The artifact is stored
     // before the version record, and the record before the run is Completed.
     const version = await c.nextId(tenant, 'model');

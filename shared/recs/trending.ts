@@ -1,15 +1,16 @@
+import { nowMs } from '../clock.ts';
 import type { EventStore } from '../domain/types.ts';
 
 /** Popularity without a model counts the tenant's latest this many events. */
 const TRENDING_EVENTS = 20_000;
 
-/** Per tenant, the latest counts (each container reads them at most every 30 s). */
+/** Cache: per tenant, the latest counts (each container reads them at most every 30 s). Bound: 1,001 tenants; emptied when full. */
 const trending = new Map<string, { at: number; scores: Map<number, number> }>();
 
 /** Items by how often the tenant's latest `n` events name them, scaled to 0-1, cached for 30 s. */
 export async function trendingScores(events: EventStore, tenant: string, n = TRENDING_EVENTS): Promise<Map<number, number>> {
   const cached = trending.get(tenant);
-  if (cached && Date.now() - cached.at < 30_000) return cached.scores;
+  if (cached && nowMs() - cached.at < 30_000) return cached.scores;
   const counts = new Map<number, number>();
   // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
   for (const e of await events.latest(tenant, n)) {
@@ -20,6 +21,6 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
   for (const v of counts.values()) if (v > max) max = v;
   const scores = new Map([...counts].map(([id, c]) => [id, c / max]));
   if (trending.size > 1000) trending.clear();
-  trending.set(tenant, { at: Date.now(), scores });
+  trending.set(tenant, { at: nowMs(), scores });
   return scores;
 }

@@ -1,4 +1,5 @@
 import { seededRandom } from '../random.ts';
+import { TopK, topIndexes } from '../top-k.ts';
 import { AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, tick, trainIals, type AlsOptions } from './blend.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { relevantItems, sampleUsers } from './evaluate.ts';
@@ -150,21 +151,7 @@ function ndcg(top: number[], rel: Set<number>): number {
 
 /** `topK` (evaluate.ts) with the excluded items as a mask (1: excluded): the same items in the same order, without a set lookup per item. */
 export function maskedTop(scores: Float32Array, k: number, mask: Uint8Array): number[] {
-  const out: number[] = [];
-  // A sorted list of the best k (k is 10 here: insertion beats a heap).
-  for (let i = 0; i < scores.length; i++) {
-    const v = scores[i] as number;
-    if (!(v > -Infinity) || mask[i] === 1) continue;
-    if (out.length === k) {
-      const last = out[k - 1] as number;
-      if (v < (scores[last] as number) || (v === scores[last] && i > last)) continue;
-      out.pop();
-    }
-    let at = out.length;
-    while (at > 0 && (scores[out[at - 1] as number] as number) < v) at--;
-    out.splice(at, 0, i);
-  }
-  return out;
+  return topIndexes(scores, k, (i) => mask[i] !== 1);
 }
 
 /**
@@ -178,17 +165,12 @@ export function maskedTop(scores: Float32Array, k: number, mask: Uint8Array): nu
 export function blendTop10(ce: number, e: Float32Array, ca: number, a: Float32Array, seen: Uint8Array, bound: number[]): number[] {
   const value = (i: number) => Math.fround(ce * (e[i] as number) + ca * (a[i] as number));
   const floor = bound.length >= 10 ? (bound.map(value).sort((x, y) => y - x)[9] as number) : -Infinity;
-  const ids: number[] = [];
-  const scores: number[] = [];
+  const top = new TopK(10);
   for (let i = 0; i < e.length; i++) {
     const v = Math.fround(ce * (e[i] as number) + ca * (a[i] as number));
-    if (v >= floor && v > -Infinity && seen[i] !== 1) {
-      ids.push(i);
-      scores.push(v);
-    }
+    if (v >= floor && v > -Infinity && seen[i] !== 1) top.push(i, v);
   }
-  const order = ids.map((_, k) => k).sort((x, y) => (scores[y] as number) - (scores[x] as number) || (ids[x] as number) - (ids[y] as number));
-  return order.slice(0, 10).map((k) => ids[k] as number);
+  return top.bestKeys();
 }
 
 /** Mean nDCG@10 of several score functions at once over the validation users (seen items removed). */

@@ -127,7 +127,7 @@ export const compareQuery = z.strictObject({
 /** A user id as events carry it (1 to 256 characters). */
 export const userPath = z.object({ user_id: z.string().check(z.minLength(1), z.maxLength(256)) });
 
-/** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getJob). */
+/** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getTrainingRun). */
 export const jobNamePath = z.object({ jobName: z.string().check(z.minLength(1)) });
 export const versionPath = z.object({ version: numericId('version') });
 export const modelPatch = z

@@ -4,6 +4,7 @@
  * query. Counts are kept per UTC day and query in sharded counters (shared/data/search-analytics.ts),
  * so `GET /api/analytics/searches` reads counters, never the event log.
  */
+import { nowSeconds } from '../clock.ts';
 import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
 import { ValidationError } from '../errors.ts';
@@ -91,7 +92,7 @@ const rate = (n: number, of: number) => (of > 0 ? Number((n / of).toFixed(6)) : 
  * with click-through (searches with a `click_type` event / searches) and conversion
  * (searches with a `conversion_type` event / searches) rates.
  */
-export async function searchAnalytics(store: SearchLogStore, tenant: string, q: AnalyticsQuery, now = Math.floor(Date.now() / 1000)) {
+export async function searchAnalytics(store: SearchLogStore, tenant: string, q: AnalyticsQuery, now = nowSeconds()) {
   const to = q.to !== undefined ? dayParam(q.to, 'to') : dayOf(now);
   const from = q.from !== undefined ? dayParam(q.from, 'from') : dayOf(Date.parse(`${to}T00:00:00Z`) / 1000 - 6 * 86_400);
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;

@@ -1,5 +1,13 @@
-import { analyze, averageLengths, byTerm, coarsePass, firstAtLeast, quantiseInto, TopK, type Analyzed, type CollectionStats, type ExtraVocab, type Postings, type SearchDoc, type SearchIndex } from './engine.ts';
+import type { TopK } from '../top-k.ts';
+import { analyze, averageLengths, type Analyzed } from './analyze.ts';
+import type { CollectionStats, Postings } from './bm25f.ts';
+import type { SearchIndex } from './engine.ts';
+import type { ExtraVocab } from './expand.ts';
 import { Int8Rows } from './int8-vectors.ts';
+import { nearestOf } from './nearest.ts';
+import { dequantise, quantiseInto } from './quantise.ts';
+import { byTerm, firstAtLeast } from './text.ts';
+import type { SearchDoc } from './types.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
 export interface Delta {
@@ -49,11 +57,7 @@ class DeltaVectors {
   vectorOf(slot: number): Float32Array | null {
     const scale = this.scales[slot] ?? 0;
     if (!scale) return null;
-    const rows = (this.blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows;
-    const o = (slot % BLOCK) * this.dims;
-    const v = new Float32Array(this.dims);
-    for (let k = 0; k < this.dims; k++) v[k] = (rows[o + k] as number) * scale;
-    return v;
+    return dequantise((this.blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows, slot % BLOCK, this.dims, scale);
   }
 }
 
@@ -287,19 +291,10 @@ export class PreparedDelta implements ExtraVocab {
 
   /** The k live slots with a vector nearest to q among those `accept`ed: exact, or coarse then exact as a build does over as many. */
   nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
-    const dims = this.vectors?.dims ?? 0;
-    const sim = this.similarityTo(q);
-    const n = this.liveCount;
-    const coarseDims = coarsePass(n, k) ? Math.max(32, dims >> 2) : dims;
-    const coarse = new TopK(coarseDims === dims ? k : k * 4);
-    for (let s = 0; s < this.slots.length; s++) {
-      if (!this.live[s] || !this.vectors?.has(s) || !accept(s)) continue;
-      coarse.push(s, sim(s, coarseDims));
-    }
-    if (coarseDims === dims) return coarse;
-    const top = new TopK(k);
-    coarse.forEach((s) => top.push(s, sim(s)));
-    return top;
+    const forEachCandidate = (visit: (slot: number) => void) => {
+      for (let s = 0; s < this.slots.length; s++) if (this.live[s] && this.vectors?.has(s) && accept(s)) visit(s);
+    };
+    return nearestOf(this.liveCount, this.vectors?.dims ?? 0, k, forEachCandidate, this.similarityTo(q));
   }
 
   /**

@@ -1,7 +1,7 @@
 import { blobs } from '../blob.ts';
 import { eventStore, itemStore } from '../data/index.ts';
 import { embeddingProvider } from './providers.ts';
-import type { SearchDeps } from './service.ts';
+import type { SearchDeps } from './views.ts';
 
 /** The container's search dependencies. */
 export function searchDeps(): SearchDeps {

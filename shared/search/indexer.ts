@@ -1,14 +1,13 @@
 import type { BlobStore } from '../blob.ts';
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import type { ItemStore } from '../domain/types.ts';
-import type { JobQueue } from '../jobs.ts';
-import { packIndex } from './artifact.ts';
+import type { WorkQueue } from '../queue/messages.ts';
+import { nowSeconds as now } from '../clock.ts';
+import { buildIndexParts } from './build.ts';
 import { itemText, type EmbeddingProvider } from './embedding.ts';
-import { buildIndexParts, type SearchDoc } from './engine.ts';
-import { logger } from '../observability.ts';
-import { indexArtifactKey, indexPointerKey, SEARCH_SETTINGS, type IndexPointer } from './service.ts';
-
-const now = () => Math.floor(Date.now() / 1000);
+import { publishBuild, readPointer, type IndexPointer } from './index-store.ts';
+import { SEARCH_SETTINGS } from './settings.ts';
+import type { SearchDoc } from './types.ts';
 
 export type EmbedOutcome = 'embedded' | 'up-to-date' | 'missing' | 'changed-meanwhile';
 
@@ -26,44 +25,19 @@ export async function embedItem(items: ItemStore, embedder: EmbeddingProvider, t
   return (await items.saveEmbedding(tenant, id, cur.contentVersion, vector, now())) === 'saved' ? 'embedded' : 'changed-meanwhile';
 }
 
-export async function currentPointer(blobs: BlobStore, tenant: string): Promise<IndexPointer | undefined> {
-  const raw = await blobs.get(indexPointerKey(tenant));
-  return raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer) : undefined;
-}
-
 /**
- * Builds the tenant's index from every item and publishes it: artifact first, then the pointer.
- * Requests queued while another build ran are covered by it and skipped (`requestedAt`). The
- * build it replaces stays stored for `retainSeconds` (cursors ranked on it page on through it);
- * builds replaced longer ago are deleted.
+ * Builds the tenant's index from every item and publishes it (`publishBuild`). Requests queued
+ * while another build ran are covered by it and skipped (`requestedAt`).
  */
 export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
-  const current = await currentPointer(blobs, tenant);
+  const current = await readPointer(blobs, tenant);
   if (current && current.builtAt >= requestedAt) return { ...current, skipped: true };
   const builtAt = now();
   const docs: SearchDoc[] = [];
   await items.forEachPage(tenant, (page) => {
     for (const i of page) docs.push({ ...i, vector: i.vector });
   });
-  const key = indexArtifactKey(tenant, builtAt);
-  await blobs.put(key, packIndex(buildIndexParts(docs, dims, builtAt)));
-  const earlier = [...(current?.superseded ?? []), ...(current && current.key !== key ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
-  // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
-  // the next build, and does not hold this one back.
-  const deleted = new Set<string>();
-  await Promise.all(
-    earlier
-      .filter((b) => builtAt - b.replacedAt >= SEARCH_SETTINGS.retainSeconds)
-      .map((b) =>
-        blobs.delete(b.key).then(
-          () => deleted.add(b.key),
-          (e: unknown) => logger.warn('could not delete a replaced index build; the next build tries again', { tenant, key: b.key, error: String(e) }),
-        ),
-      ),
-  );
-  const superseded = earlier.filter((b) => !deleted.has(b.key));
-  const pointer: IndexPointer = { key, builtAt, items: docs.length, ...(superseded.length ? { superseded } : {}) };
-  await blobs.put(indexPointerKey(tenant), JSON.stringify(pointer));
+  const pointer = await publishBuild(blobs, tenant, current, buildIndexParts(docs, dims, builtAt));
   return { ...pointer, skipped: false };
 }
 
@@ -75,7 +49,7 @@ export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: numbe
  * only lengthen it; a message lost meanwhile is re-queued once the queue has drained.
  */
 export async function sweep(
-  deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: JobQueue },
+  deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: WorkQueue },
   graceSeconds = 60,
 ): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean }> {
   let requeued = 0;
@@ -87,7 +61,7 @@ export async function sweep(
       await deps.queue.send('embedding', stale.map((item_id) => ({ type: 'embed', tenant, item_id })));
       requeued += stale.length;
     }
-    const builtAt = (await currentPointer(deps.blobs, tenant))?.builtAt ?? 0;
+    const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
     // Searches score changes since the build beside the index; rebuild when they pile up or age.
     const count = await deps.items.countChangesSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
     if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && now() - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {

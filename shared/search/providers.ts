@@ -1,4 +1,5 @@
 import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { config } from '../config.ts';
 import { HashingEmbedding, normalize, type EmbeddingProvider } from './embedding.ts';
 
 export const TITAN_V2 = 'amazon.titan-embed-text-v2:0';
@@ -30,6 +31,7 @@ export class BedrockTitanEmbedding implements EmbeddingProvider {
   }
 }
 
+/** Cache: the container's embedding provider, made on first use. Bound: one. */
 let shared: EmbeddingProvider | undefined;
 
 /**
@@ -40,12 +42,10 @@ let shared: EmbeddingProvider | undefined;
  */
 export function embeddingProvider(): EmbeddingProvider {
   if (!shared) {
-    const dims = Number(process.env.EMBEDDING_DIMENSIONS || 512);
-    if (![256, 512, 1024].includes(dims)) throw new Error(`EMBEDDING_DIMENSIONS must be 256, 512 or 1024, got ${dims}`);
-    const kind = process.env.EMBEDDING_PROVIDER || 'local';
-    if (process.env.EMBEDDING_PROVIDER === 'bedrock') shared = new BedrockTitanEmbedding(new BedrockRuntimeClient({ region: process.env.AWS_REGION || 'us-east-1' }), dims as 256 | 512 | 1024);
-    else if (kind === 'local') shared = new HashingEmbedding(dims);
-    else throw new Error(`EMBEDDING_PROVIDER must be local or bedrock, got ${kind}`);
+    // Validated (EMBEDDING_PROVIDER, EMBEDDING_DIMENSIONS) by shared/config.ts.
+    const { dimensions } = config().embedding;
+    if (process.env.EMBEDDING_PROVIDER === 'bedrock') shared = new BedrockTitanEmbedding(new BedrockRuntimeClient({ region: config().region }), dimensions);
+    else shared = new HashingEmbedding(dimensions);
   }
   return shared;
 }

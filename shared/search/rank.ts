@@ -1,8 +1,23 @@
+/**
+ * Ranking one request over a build and its delta. Documents are keys: index position i, or
+ * N + s for the delta's slot s. The steps: keyword scores (BM25F, `keywordMatches`), vector
+ * scores of the neighbours and of the strongest keyword matches (`vectorStage`, with
+ * pseudo-relevance feedback), their fusion (`fused`) and the page (`emitAll`); an empty query
+ * browses instead (`browse`).
+ */
+import { kthLargest, TopK } from '../top-k.ts';
+import { idfOf, scorePostings, type CollectionStats } from './bm25f.ts';
+import { RANKING } from './constants.ts';
+import type { PreparedDelta } from './delta.ts';
 import { cosine, normalize } from './embedding.ts';
-import { Expansion, idfOf, IntList, NO_FILTER, RANKING, scorePostings, type CollectionStats, type DocFilter, type Hit, type SearchDoc, type SearchIndex, type SearchMode } from './engine.ts';
-import { PreparedDelta, type Delta } from './delta.ts';
+import type { SearchIndex } from './engine.ts';
+import type { Expansion } from './expand.ts';
+import { IntList } from './int-list.ts';
+import { ResultPage, type PageRequest } from './page.ts';
+import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
-export { PreparedDelta, type Delta };
+export { PreparedDelta, type Delta } from './delta.ts';
+export { byRank, type PageRequest } from './page.ts';
 
 export interface RankRequest {
   query: string;
@@ -14,17 +29,6 @@ export interface RankRequest {
   includeInactive?: boolean;
 }
 
-/** Which page: at most `limit` hits strictly after `after` in rank order. */
-export interface PageRequest {
-  limit: number;
-  after?: { score: number; id: number } | undefined;
-  /**
-   * Sees every match with its score (facets, sort by a field: shared/search/service.ts). With
-   * it, no match is skipped by the shortcuts that only count matches that cannot enter the page.
-   */
-  visit?: ((doc: SearchDoc, score: number) => void) | undefined;
-}
-
 export interface Ranked {
   /** The page, plus one more hit when there is a next page. */
   hits: Hit[];
@@ -32,91 +36,144 @@ export interface Ranked {
   total: number;
 }
 
-/** The one order of results: score descending, then id ascending. Cursors follow it. */
-export const byRank = (a: Hit, b: Hit): number => b.score - a.score || a.doc.id - b.doc.id;
-
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
 const HYBRID_VECTOR_LIMIT = 500;
 
-// Keyword accumulator and scratch lists reused across requests (ranking is synchronous, so
-// never shared at once).
-let acc = new Float64Array(0);
-let best = new Float64Array(0);
-const touchedList = new IntList();
-const bestTouched = new IntList();
-const kwList = new IntList();
+/**
+ * Ranking's working memory, reused by every request of the container: ranking is synchronous, so
+ * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc` and `best`
+ * grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when regrown), the
+ * lists to the most keyword matches of one query (4 bytes each); it holds nothing between requests.
+ */
+const scratch = {
+  /** Keyword score per key. */
+  acc: new Float64Array(0),
+  /** Per key, the best of one query word and its expansions while that word is scored. */
+  best: new Float64Array(0),
+  /** Keys `acc` holds a score for; keys `best` does; keys matched and accepted. */
+  touched: new IntList(),
+  bestTouched: new IntList(),
+  matched: new IntList(),
+};
 
-/** Collects the best `limit + 1` hits after the cursor, in rank order. */
-class PageCollector {
-  readonly hits: Hit[] = [];
-  total = 0;
-  constructor(private readonly page: PageRequest) {}
-  add(doc: SearchDoc, score: number): void {
-    this.total += 1;
-    this.page.visit?.(doc, score);
-    const a = this.page.after;
-    if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
-    const keep = this.page.limit + 1;
-    // Most candidates of a broad query cannot enter a full page: decide before allocating.
-    if (this.hits.length === keep) {
-      const last = this.hits[keep - 1] as Hit;
-      if (score < last.score || (score === last.score && doc.id > last.doc.id)) return;
-    }
-    const h = { doc, score };
-    let lo = 0;
-    let hi = this.hits.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (byRank(this.hits[mid] as Hit, h) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    this.hits.splice(lo, 0, h);
-    if (this.hits.length > keep) this.hits.pop();
+/** How one request sees the build and the delta as keys. */
+interface Keys {
+  N: number;
+  S: number;
+  docOf(key: number): SearchDoc;
+  acceptIndexed(i: number): boolean;
+  acceptSlot(s: number): boolean;
+  accept(key: number): boolean;
+  vectorOfKey(key: number): Float32Array | null;
+  /** q · the vector of any key (0 without one). */
+  similarity(q: Float32Array): (key: number) => number;
+}
+
+function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys {
+  const N = index.docs.length;
+  const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
+  // Broad queries match tens of thousands of indexed documents: without filters, accepting one
+  // reads two typed arrays instead of the document object.
+  const unfiltered = r.filter === NO_FILTER;
+  const anyMasked = delta.masked.size > 0;
+  const acceptIndexed = (i: number) => {
+    if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
+    return unfiltered ? r.includeInactive === true || index.active[i] === 1 : eligible(index.docs[i] as SearchDoc);
+  };
+  const acceptSlot = (s: number) => delta.live[s] === 1 && eligible(delta.docAt(s));
+  return {
+    N,
+    S: delta.slotCount,
+    docOf: (key) => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc,
+    acceptIndexed,
+    acceptSlot,
+    accept: (key) => (key < N ? acceptIndexed(key) : acceptSlot(key - N)),
+    vectorOfKey: (key) => (key < N ? index.vectorOf(key) : delta.vectorOf(key - N)),
+    similarity: (q) => {
+      const indexed = index.similarityTo(q);
+      const fresh = delta.similarityTo(q);
+      return (key) => (key < N ? indexed(key) : fresh(key - N));
+    },
+  };
+}
+
+/**
+ * Ranks the index plus the delta for one request: BM25F keyword scores, vector similarity,
+ * their fusion (hybrid: a convex combination of max-normalised scores), pseudo-relevance
+ * feedback in vector space (the query vector moves toward its best few documents and the vector
+ * part is scored again), an optional taste boost from the user's profile, with filters and
+ * activity applied to every candidate. Every score uses the build's and the delta's statistics
+ * together (`PreparedDelta.stats`), and the delta's vectors as a build quantises them: a
+ * document ranks the same whether it is in the delta or in the next build. Returns one page in
+ * `byRank` order and the number of matches.
+ */
+export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, page: PageRequest): Ranked {
+  delta.bind(index);
+  const keys = keysOf(index, delta, r);
+  const out = new ResultPage(page);
+  if (r.query.trim() === '') {
+    browse(keys, r, out);
+    return { hits: out.hits(keys.docOf), total: out.total };
   }
-  /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */
-  full(bound: number): boolean {
-    if (this.page.visit) return false;
-    const keep = this.page.limit + 1;
-    return this.hits.length === keep && bound < (this.hits[keep - 1] as Hit).score;
+  const touched = scratch.touched;
+  try {
+    const kw = keywordMatches(index, delta, keys, r);
+    const { vec, headFrom } = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw) : { vec: new Map<number, number>(), headFrom: undefined };
+    emitAll(keys, r, kw, vec, headFrom, out);
+    return { hits: out.hits(keys.docOf), total: out.total };
+  } finally {
+    for (const key of touched.view()) scratch.acc[key] = 0;
   }
 }
 
-/** The k-th largest value (1-based) of `xs` (which it reorders): quickselect. */
-export function kthLargest(xs: Float64Array | Float32Array, k: number): number {
-  let lo = 0;
-  let hi = xs.length - 1;
-  const target = k - 1;
-  while (lo < hi) {
-    const pivot = xs[(lo + hi) >> 1] as number;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while ((xs[i] as number) > pivot) i++;
-      while ((xs[j] as number) < pivot) j--;
-      if (i <= j) {
-        const t = xs[i] as number;
-        xs[i] = xs[j] as number;
-        xs[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return xs[target] as number;
+/** Browsing (an empty query): by the user's taste when known, else newest first (ids grow with creation). */
+function browse(keys: Keys, r: RankRequest, out: ResultPage): void {
+  const taste = r.profile ? keys.similarity(r.profile) : undefined;
+  for (let key = 0; key < keys.N + keys.S; key++) {
+    if (!keys.accept(key)) continue;
+    const d = keys.docOf(key);
+    out.add(key, d, taste ? Math.max(0, taste(key)) + 1e-12 * d.id : d.id);
   }
-  return xs[target] as number;
+}
+
+/** The accepted keyword matches (views of scratch memory) and the highest keyword score. */
+interface KeywordMatches {
+  keys: Int32Array;
+  max: number;
+  /** A key's keyword score (0 without one). */
+  of(key: number): number;
+}
+
+/** Scores the query's terms into `scratch.acc` and lists the accepted matches. */
+function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest): KeywordMatches {
+  const size = keys.N + keys.S;
+  if (scratch.acc.length < size) {
+    scratch.acc = new Float64Array(Math.max(size, Math.ceil(scratch.acc.length * 1.5)));
+    scratch.best = new Float64Array(scratch.acc.length);
+  }
+  scratch.touched.clear();
+  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched);
+  const acc = scratch.acc;
+  scratch.matched.clear();
+  let max = 1e-9;
+  for (const key of scratch.touched.view()) {
+    if (!keys.accept(key)) continue;
+    scratch.matched.push(key);
+    if ((acc[key] as number) > max) max = acc[key] as number;
+  }
+  return { keys: scratch.matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0) };
 }
 
 /**
  * Adds the BM25F keyword scores of the build's documents and the delta's for the expanded query
- * terms into `acc` (keys: build positions, then N + delta slot), recording each key touched.
- * A query word with prefix or typo expansions adds the best of the word's own score and its
- * expansions' (each at most its weight times the word's IDF), never their sum; other terms add up.
+ * terms into `scratch.acc`, recording each key touched. A query word with prefix or typo
+ * expansions adds the best of the word's own score and its expansions' (each at most its weight
+ * times the word's IDF), never their sum; other terms add up.
  */
-function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Map<string, number>, stats: CollectionStats, touched: IntList): void {
+function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList): void {
   const N = index.docs.length;
-  const standsFor = expanded instanceof Expansion ? expanded.standsFor : new Map<string, string>();
+  const { acc, best, bestTouched } = scratch;
+  const standsFor = expanded.standsFor;
   // Units in the order of their first term: a word alone, or a word with its expansions.
   const units = new Map<string, string[]>();
   for (const t of expanded.keys()) {
@@ -151,159 +208,125 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Map<s
 
 const idfIn = (stats: CollectionStats, t: string): number => idfOf(stats.n, stats.df(t));
 
+/** Vector scores by key, and (hybrid with many keyword matches) the keyword score the vector-scored head starts at. */
+interface VectorScores {
+  vec: Map<number, number>;
+  headFrom: number | undefined;
+}
+
 /**
- * Ranks the index plus the delta for one request: BM25F keyword scores, vector similarity,
- * their fusion (hybrid: a convex combination of max-normalised scores), pseudo-relevance
- * feedback in vector space (the query vector moves toward its best few documents and the vector
- * part is scored again), an optional taste boost from the user's profile, with filters and
- * activity applied to every candidate. Documents are keys: index position i, or N + s for the
- * delta's slot s. Every score uses the build's and the delta's statistics together
- * (`PreparedDelta.stats`), and the delta's vectors as a build quantises them: a document ranks
- * the same whether it is in the delta or in the next build. Returns one page in `byRank` order
- * and the number of matches.
+ * Vector scores: the query's neighbours (unless hybrid has plenty of keyword matches) and the
+ * head of the keyword matches, then scored again with the query moved toward its best few
+ * documents (Rocchio feedback).
  */
-export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, page: PageRequest): Ranked {
-  delta.bind(index);
-  const N = index.docs.length;
-  const S = delta.slotCount;
-  const stats = delta.stats();
-  const docOf = (key: number): SearchDoc => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc;
-  const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
-  // Broad queries match tens of thousands of indexed documents: without filters, accepting one
-  // reads two typed arrays instead of the document object.
-  const unfiltered = r.filter === NO_FILTER;
-  const anyMasked = delta.masked.size > 0;
-  const acceptIndexed = (i: number) => {
-    if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
-    return unfiltered ? r.includeInactive === true || index.active[i] === 1 : eligible(index.docs[i] as SearchDoc);
+function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches): VectorScores {
+  const { head, headFrom } = vectorHead(r.mode, kw.keys);
+  // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
+  // probing the vector index for documents without a keyword match.
+  const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
+  const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
+    const similarity = keys.similarity(q);
+    const m = new Map<number, number>();
+    if (base) {
+      for (const key of base) m.set(key, similarity(key));
+    } else if (probe) nearestOfBoth(index, delta, keys, q, m);
+    for (const key of head) if (!m.has(key)) m.set(key, similarity(key));
+    return m;
   };
-  const acceptSlot = (s: number) => delta.live[s] === 1 && eligible(delta.docAt(s));
-  const accept = (key: number) => (key < N ? acceptIndexed(key) : acceptSlot(key - N));
-  const vectorOfKey = (key: number): Float32Array | null => (key < N ? index.vectorOf(key) : delta.vectorOf(key - N));
-  const out = new PageCollector(page);
-
-  if (r.query.trim() === '') {
-    // Browsing: by the user's taste when known, else newest first (ids grow with creation).
-    const indexed = r.profile ? index.similarityTo(r.profile) : undefined;
-    const fresh = r.profile ? delta.similarityTo(r.profile) : undefined;
-    const taste = (key: number) => (key < N ? (indexed as (i: number) => number)(key) : (fresh as (s: number) => number)(key - N));
-    for (let key = 0; key < N + S; key++) {
-      if (!accept(key)) continue;
-      const d = docOf(key);
-      out.add(d, r.profile ? Math.max(0, taste(key)) + 1e-12 * d.id : d.id);
-    }
-    return { hits: out.hits, total: out.total };
+  let vec = vectorScores(queryVector, null);
+  if (RANKING.feedbackWeight > 0) {
+    const q2 = feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
+    if (q2) vec = vectorScores(q2, vec.keys());
   }
+  return { vec, headFrom };
+}
 
-  // Keyword scores into the pooled accumulator.
-  if (acc.length < N + S) {
-    acc = new Float64Array(Math.max(N + S, Math.ceil(acc.length * 1.5)));
-    best = new Float64Array(acc.length);
+/** Hybrid gives vector scores to the strongest keyword matches (the head); the tail keeps its keyword score. */
+function vectorHead(mode: SearchMode, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
+  if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
+    const acc = scratch.acc;
+    const kws = new Float64Array(kwKeys.length);
+    for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
+    const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
+    const strongest: number[] = [];
+    for (const key of kwKeys) if ((acc[key] as number) >= threshold) strongest.push(key);
+    return { head: strongest, headFrom: threshold };
   }
-  touchedList.clear();
-  const touched = touchedList;
-  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), stats, touched);
-  kwList.clear();
-  let maxKw = 1e-9;
-  for (const key of touched.view()) {
-    if (!accept(key)) continue;
-    kwList.push(key);
-    if ((acc[key] as number) > maxKw) maxKw = acc[key] as number;
-  }
-  const kwKeys = kwList.view();
-  const kwOf = (key: number) => (key < acc.length ? (acc[key] as number) : 0);
+  return { head: mode === 'hybrid' ? kwKeys : [], headFrom: undefined };
+}
 
-  try {
-    let vec = new Map<number, number>();
-    /** Hybrid with many keyword matches: the keyword score the vector-scored head starts at. */
-    let headFrom: number | undefined;
-    if (r.mode !== 'keyword' && r.queryVector) {
-      // Hybrid gives vector scores to the strongest keyword matches; the tail keeps its keyword score.
-      let head: ArrayLike<number> & Iterable<number> = kwKeys;
-      if (r.mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
-        const kws = new Float64Array(kwKeys.length);
-        for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
-        const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
-        headFrom = threshold;
-        const strongest: number[] = [];
-        for (const key of kwKeys) if ((acc[key] as number) >= threshold) strongest.push(key);
-        head = strongest;
-      } else if (r.mode !== 'hybrid') head = [];
-      // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
-      // probing the vector index for documents without a keyword match.
-      const probe = r.mode === 'semantic' || kwKeys.length < HYBRID_VECTOR_LIMIT;
-      const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
-        const indexed = index.similarityTo(q);
-        const fresh = delta.similarityTo(q);
-        const similarity = (key: number): number => (key < N ? indexed(key) : fresh(key - N));
-        const m = new Map<number, number>();
-        if (base) {
-          for (const key of base) m.set(key, similarity(key));
-        } else if (probe) {
-          // The nearest of the build's and of the delta's: together, the nearest of both.
-          const near: [key: number, score: number, id: number][] = [];
-          index.nearest(q, RANKING.vectorCandidates, acceptIndexed).forEach((i, s) => near.push([i, s, index.ids[i] as number]));
-          if (S) delta.nearest(q, RANKING.vectorCandidates, acceptSlot).forEach((slot, s) => near.push([N + slot, s, delta.docAt(slot).id]));
-          if (near.length > RANKING.vectorCandidates) near.sort((a, b) => b[1] - a[1] || a[2] - b[2]).length = RANKING.vectorCandidates;
-          for (const [key, s] of near) m.set(key, s);
-        }
-        for (const key of head) if (!m.has(key)) m.set(key, similarity(key));
-        return m;
-      };
-      vec = vectorScores(r.queryVector, null);
-      if (RANKING.feedbackWeight > 0) {
-        // The best few documents of a first fusion move the query vector (Rocchio); the same
-        // candidates are then scored again.
-        const top = new TopKeys(RANKING.feedbackDocs);
-        const maxVec = maxOf(vec);
-        const consider = (key: number) => {
-          const f = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
-          if (f !== null) top.push(key, f, docOf(key).id);
-        };
-        // Below the head, a keyword match has no vector score and a lower keyword score than any
-        // head document, so it cannot be among the best: only the head is considered.
-        for (const key of headFrom === undefined ? kwKeys : head) consider(key);
-        // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
-        if (r.mode === 'semantic' || kwKeys.length === 0) for (const key of vec.keys()) if (kwOf(key) === 0) consider(key);
-        const tops = top.keys().map(vectorOfKey).filter((v): v is Float32Array => v !== null);
-        if (tops.length) {
-          const q2 = Float32Array.from(r.queryVector);
-          for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;
-          vec = vectorScores(normalize(q2), vec.keys());
-        }
+/** Adds to `m` the nearest of the build's and of the delta's documents: together, the nearest of both. */
+function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: Float32Array, m: Map<number, number>): void {
+  const { N, S } = keys;
+  const k = RANKING.vectorCandidates;
+  const fromIndex = index.nearest(q, k, keys.acceptIndexed);
+  const fromDelta = S ? delta.nearest(q, k, keys.acceptSlot) : undefined;
+  if (fromIndex.size + (fromDelta?.size ?? 0) <= k) {
+    fromIndex.forEach((i, s) => m.set(i, s));
+    fromDelta?.forEach((slot, s) => m.set(N + slot, s));
+    return;
+  }
+  const both = new TopK(k);
+  fromIndex.forEach((i, s) => both.push(i, s, index.ids[i] as number));
+  fromDelta?.forEach((slot, s) => both.push(N + slot, s, delta.docAt(slot).id));
+  both.forEachBest((key, s) => m.set(key, s));
+}
+
+/**
+ * Rocchio: the query vector moved toward the best few documents of a first fusion (ties to the
+ * lower item id: a delta document's key changes when it is re-read, its id does not), or null
+ * when none of them has a vector. `candidates`: the keyword matches that can be among the best.
+ */
+function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: Map<number, number>, candidates: Iterable<number>): Float32Array | null {
+  const top = new TopK(RANKING.feedbackDocs);
+  const maxVec = maxOf(vec);
+  const consider = (key: number) => {
+    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    if (f !== null) top.push(key, f, keys.docOf(key).id);
+  };
+  // Below the head, a keyword match has no vector score and a lower keyword score than any
+  // head document, so it cannot be among the best: only the head is considered.
+  for (const key of candidates) consider(key);
+  // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
+  if (r.mode === 'semantic' || kw.keys.length === 0) for (const key of vec.keys()) if (kw.of(key) === 0) consider(key);
+  const tops = top.bestKeys().map(keys.vectorOfKey).filter((v): v is Float32Array => v !== null);
+  if (!tops.length) return null;
+  const q2 = Float32Array.from(queryVector);
+  for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;
+  return normalize(q2);
+}
+
+/**
+ * Hands every candidate's fused score (with the taste boost) to the page: the vector-scored
+ * candidates first, which fill the page with strong hits, so most of a broad query's keyword
+ * tail is dismissed by one comparison.
+ */
+function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number, number>, headFrom: number | undefined, out: ResultPage): void {
+  const maxVec = maxOf(vec);
+  const emit = (key: number) => {
+    let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    if (score === null) return;
+    if (r.profile) {
+      // The taste boost is at most (1 + personalWeight): skip its dot product when even that cannot enter the page.
+      if (out.full(score * (1 + RANKING.personalWeight))) {
+        out.total += 1;
+        return;
       }
+      score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, keys.vectorOfKey(key)));
     }
-    const maxVec = maxOf(vec);
-    const emit = (key: number) => {
-      let score = fused(r.mode, kwOf(key), maxKw, vec.get(key), maxVec);
-      if (score === null) return;
-      if (r.profile) {
-        // The taste boost is at most (1 + personalWeight): skip its dot product when even that cannot enter the page.
-        if (out.full(score * (1 + RANKING.personalWeight))) {
-          out.total += 1;
-          return;
-        }
-        score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, vectorOfKey(key)));
-      }
-      out.add(docOf(key), score);
-    };
-    // The vector-scored candidates first: they fill the page with strong hits, so most of a
-    // broad query's keyword tail is dismissed by one comparison.
-    for (const key of vec.keys()) emit(key);
-    // The rest are keyword matches below the head, without a vector score: each scores under
-    // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
-    // they only count toward the total.
-    const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / maxKw) * (r.profile ? 1 + RANKING.personalWeight : 1);
-    if (out.full(tailBound)) {
-      let scoredKw = 0;
-      for (const key of vec.keys()) if (kwOf(key) > 0) scoredKw += 1;
-      out.total += kwKeys.length - scoredKw;
-    } else {
-      for (const key of kwKeys) if (!vec.has(key)) emit(key);
-    }
-    return { hits: out.hits, total: out.total };
-  } finally {
-    for (const key of touched.view()) acc[key] = 0;
+    out.add(key, keys.docOf(key), score);
+  };
+  for (const key of vec.keys()) emit(key);
+  // The rest are keyword matches below the head, without a vector score: each scores under
+  // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
+  // they only count toward the total.
+  const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / kw.max) * (r.profile ? 1 + RANKING.personalWeight : 1);
+  if (out.full(tailBound)) {
+    let scoredKw = 0;
+    for (const key of vec.keys()) if (kw.of(key) > 0) scoredKw += 1;
+    out.total += kw.keys.length - scoredKw;
+  } else {
+    for (const key of kw.keys) if (!vec.has(key)) emit(key);
   }
 }
 
@@ -324,23 +347,4 @@ function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefi
   if (k === 0 && (vn < RANKING.vectorOnlyMin || v < RANKING.vectorOnlyMinCosine)) return null;
   const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
   return score > 0 ? score : null;
-}
-
-/**
- * The k best keys by score (small k), ties to the lower document id: a delta document's key
- * changes when it is re-read, its id does not.
- */
-class TopKeys {
-  private readonly items: [key: number, score: number, id: number][] = [];
-  constructor(private readonly k: number) {}
-  push(key: number, score: number, id: number): void {
-    const last = this.items[this.items.length - 1];
-    if (this.items.length === this.k && last && (score < last[1] || (score === last[1] && id > last[2]))) return;
-    this.items.push([key, score, id]);
-    this.items.sort((a, b) => b[1] - a[1] || a[2] - b[2]);
-    if (this.items.length > this.k) this.items.pop();
-  }
-  keys(): number[] {
-    return this.items.map(([k]) => k);
-  }
 }

@@ -14,7 +14,10 @@
  * Serving reads a tenant's sets with one Query and keeps them (compiled) for SYNONYMS_CACHE_MS
  * per container (default 5 s): a change serves within that bound.
  */
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { config } from '../config.ts';
+import { nowMs, nowSeconds as now } from '../clock.ts';
+import { coreList } from '../domain/present.ts';
+import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { stem, words } from './text.ts';
 
 export interface SynonymSet {
@@ -52,18 +55,17 @@ export interface SynonymInput {
   synonyms?: string[] | undefined;
 }
 
-const now = () => Math.floor(Date.now() / 1000);
-const notFound = (id: number) => new NotFoundError('synonym_not_found', `No synonym set ${id}.`);
+const notFound = (id: number) => new NotFound('synonym_not_found', `No synonym set ${id}.`);
 
 /** The set a create or change makes, checked as a whole: a two-way set has 2+ phrases and no input; a one-way set an input and 1+ synonyms. */
 function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: string[]): { type: 'two_way' | 'one_way'; input: string | null; synonyms: string[] } {
   const distinct = [...new Set(synonyms.map((s) => s.trim()))];
   if (type === 'two_way') {
-    if (input !== null) throw new ValidationError('Invalid request body.', { input: ['a two_way set has no input: all its synonyms are equivalent'] });
-    if (distinct.length < 2) throw new ValidationError('Invalid request body.', { synonyms: ['a two_way set needs at least 2 different synonyms'] });
+    if (input !== null) throw new InvalidInput('Invalid request body.', { input: ['a two_way set has no input: all its synonyms are equivalent'] });
+    if (distinct.length < 2) throw new InvalidInput('Invalid request body.', { synonyms: ['a two_way set needs at least 2 different synonyms'] });
   } else {
-    if (input === null) throw new ValidationError('Invalid request body.', { input: ['a one_way set needs an input'] });
-    if (distinct.length < 1) throw new ValidationError('Invalid request body.', { synonyms: ['a one_way set needs at least 1 synonym'] });
+    if (input === null) throw new InvalidInput('Invalid request body.', { input: ['a one_way set needs an input'] });
+    if (distinct.length < 1) throw new InvalidInput('Invalid request body.', { synonyms: ['a one_way set needs at least 1 synonym'] });
   }
   return { type, input: input === null ? null : input.trim(), synonyms: distinct };
 }
@@ -71,7 +73,7 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput): Promise<SynonymSet> {
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
   if ((await store.count(tenant, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) {
-    throw new ValidationError('Too many synonym sets.', { synonyms: [`a tenant has at most ${MAX_SYNONYM_SETS} synonym sets`] });
+    throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${MAX_SYNONYM_SETS} synonym sets`] });
   }
   const t = now();
   const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
@@ -88,7 +90,8 @@ export async function getSynonymSet(store: SynonymStore, tenant: string, id: num
 export async function listSynonymSets(store: SynonymStore, tenant: string, q: { limit: number; starting_after?: number | undefined }) {
   const { rows, hasMore } = await store.page(tenant, { limit: q.limit, after: q.starting_after });
   const last = rows[rows.length - 1];
-  return { object: 'list', data: rows, has_more: hasMore, next_cursor: hasMore && last ? String(last.id) : null, url: '/api/synonyms' };
+  // The Core envelope (`object`, `url`) on a Platform route, as this route has always answered.
+  return coreList('/api/synonyms', rows, { hasMore, cursor: hasMore && last ? String(last.id) : null }, {});
 }
 
 /** A change: the fields sent replace the set's (a type change must bring what the new type needs). */
@@ -160,15 +163,16 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
 }
 
 /** How long a container reuses a tenant's synonym sets (SYNONYMS_CACHE_MS). */
-export const SYNONYMS_CACHE_MS = Number(process.env.SYNONYMS_CACHE_MS ?? 5000);
+export const SYNONYMS_CACHE_MS = config().search.synonymsCacheMs;
 
+/** Cache: each tenant's compiled synonym sets, for SYNONYMS_CACHE_MS. Bound: 1,001 tenants; emptied when full. */
 const cache = new Map<string, { at: number; rules: Promise<SynonymRule[]> }>();
 
 /** A tenant's compiled synonym sets: read with one Query at most every SYNONYMS_CACHE_MS per container. */
 export function synonymRules(tenant: string, read: (tenant: string) => Promise<SynonymSet[]>): Promise<SynonymRule[]> {
   const hit = cache.get(tenant);
-  if (hit && Date.now() - hit.at < SYNONYMS_CACHE_MS) return hit.rules;
-  const entry = { at: Date.now(), rules: read(tenant).then(compile) };
+  if (hit && nowMs() - hit.at < SYNONYMS_CACHE_MS) return hit.rules;
+  const entry = { at: nowMs(), rules: read(tenant).then(compile) };
   // A failed read is not kept: the next request reads again.
   entry.rules.catch(() => {
     if (cache.get(tenant) === entry) cache.delete(tenant);

@@ -25,6 +25,7 @@ export function words(text: string): string[] {
   return fold(text).match(TOKEN) ?? [];
 }
 
+/** Cache: stems by word. Bound: 200,001 words; emptied when full. */
 const stemCache = new Map<string, string>();
 export function stem(word: string): string {
   let s = stemCache.get(word);
@@ -176,4 +177,19 @@ export function forEachNear(sorted: readonly string[], term: string, max: number
     i++;
   }
   return work;
+}
+
+/** Terms in code-unit order: a tie-break that does not depend on the order terms were met in. */
+export const byTerm = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The first position in sorted `xs` whose value is not below `x`. */
+export function firstAtLeast(xs: readonly string[], x: string): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((xs[mid] as string) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

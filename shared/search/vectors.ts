@@ -1,6 +1,34 @@
+/** Item vectors across the build and its delta: taste sums, unit vectors, similarity to a document. */
+import type { PreparedDelta } from './delta.ts';
 import { normalize } from './embedding.ts';
-import type { SearchDoc, SearchIndex } from './engine.ts';
-import type { PreparedDelta } from './rank.ts';
+import type { SearchIndex } from './engine.ts';
+import type { SearchDoc } from './types.ts';
+
+/**
+ * Adds Σ weights[j] × the vector of docs[j] to `into`: a fresh document's own vector, an indexed
+ * one read in place (no dequantised copy). False when none has a vector of that size.
+ */
+export function addDocVectors(index: SearchIndex, docs: readonly (SearchDoc | undefined)[], docWeights: readonly number[], into: Float32Array): boolean {
+  let any = false;
+  const rows: number[] = [];
+  const weights: number[] = [];
+  for (let j = 0; j < docs.length; j++) {
+    const d = docs[j];
+    const w = docWeights[j] as number;
+    if (!d) continue;
+    if (d.vector) {
+      if (d.vector.length !== into.length) continue;
+      for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
+      any = true;
+      continue;
+    }
+    const i = index.byId.get(d.id);
+    if (i === undefined || index.docs[i] !== d) continue;
+    rows.push(i);
+    weights.push(w);
+  }
+  return index.addVectorsTo(rows, weights, into) > 0 || any;
+}
 
 /** A document's vector as a unit vector (the delta's own, or the index's dequantised), or null. */
 export function unitVector(index: SearchIndex, delta: PreparedDelta, d: SearchDoc): Float32Array | null {

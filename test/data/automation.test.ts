@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
-import { compareModels, createTemplate, firstRunAt, getTemplate, jobResource, updateTemplate, type Endpoint, type Job, type ModelVersion, type Template } from '../../shared/domain/console.ts';
+import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
+import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
+import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { type Endpoint } from '../../shared/domain/endpoints.ts';
 import { eraseUser } from '../../shared/domain/erasure.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
-import type { Job as QueueJob, JobQueue } from '../../shared/jobs.ts';
+import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -15,9 +18,9 @@ afterAll(() => db.close());
 
 const now = () => Math.floor(Date.now() / 1000);
 
-class FakeQueue implements JobQueue {
-  sent: QueueJob[] = [];
-  async send(_queue: string, jobs: QueueJob[]) {
+class FakeQueue implements WorkQueue {
+  sent: WorkMessage[] = [];
+  async send(_queue: string, jobs: WorkMessage[]) {
     this.sent.push(...jobs);
   }
   async backlog() {
@@ -72,18 +75,18 @@ describe('schedules', () => {
     const q = new FakeQueue();
     const started = (await Promise.all(Array.from({ length: 6 }, () => startDueRuns({ console: c, queue: q }, 'sch1', now())))).flat();
     expect(started).toHaveLength(1);
-    const jobs = await c.list<Job>('sch1', 'job');
+    const jobs = await c.list<TrainingRun>('sch1', 'job');
     expect(jobs).toHaveLength(1);
-    const job = jobs[0] as Job;
+    const job = jobs[0] as TrainingRun;
     expect(job).toMatchObject({ template_id: t.id, status: 'Queued', scheduled_at: due, options: { algorithm: 'popularity' } });
     expect(q.sent).toEqual([{ type: 'train', tenant: 'sch1', job_name: job.job_name }]);
     expect(await getTemplate(c, 'sch1', t.id)).toMatchObject({ next_run_at: due + 86_400, last_scheduled_run: { job_name: job.job_name, due_at: due } });
     expect((await c.get<Template>('sch1', 'template', t.id))?._unsent_job).toBeNull();
-    expect((await jobResource(c, 'sch1', job.job_name)).scheduled_at).toBe(due);
+    expect((await trainingRunResource(c, 'sch1', job.job_name)).scheduled_at).toBe(due);
     // Not due again until then.
     expect(await startDueRuns({ console: c, queue: q }, 'sch1', now())).toEqual([]);
     expect(await startDueRuns({ console: c, queue: q }, 'sch1', due + 86_400)).toHaveLength(1);
-    expect(await c.list<Job>('sch1', 'job')).toHaveLength(2);
+    expect(await c.list<TrainingRun>('sch1', 'job')).toHaveLength(2);
   });
 
   it('a Draft template, or one without a schedule, starts nothing', async () => {
@@ -101,7 +104,7 @@ describe('schedules', () => {
     const t = await template('sch3', { schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, next_run_at: due + 3600, last_scheduled_run: { job_name: 'train-7', due_at: due }, _unsent_job: 7 });
     const q = new FakeQueue();
     await Promise.all([startDueRuns({ console: c, queue: q }, 'sch3', now()), startDueRuns({ console: c, queue: q }, 'sch3', now())]);
-    expect((await c.list<Job>('sch3', 'job')).map((j) => [j.job_name, j.scheduled_at])).toEqual([['train-7', due]]);
+    expect((await c.list<TrainingRun>('sch3', 'job')).map((j) => [j.job_name, j.scheduled_at])).toEqual([['train-7', due]]);
     expect(q.sent.length).toBeGreaterThanOrEqual(1);
     expect(new Set(q.sent.map((j) => (j.type === 'train' ? j.job_name : '')))).toEqual(new Set(['train-7']));
     expect((await c.get<Template>('sch3', 'template', t.id))?._unsent_job).toBeNull();
@@ -127,7 +130,7 @@ describe('auto-promotion', () => {
     }
     const run = async (version: number, holdout: number, validation?: number) => {
       await c.put(tenant, 'model', model(version, holdout, validation));
-      const job: Job = {
+      const job: TrainingRun = {
         id: version, job_name: `train-${version}`, template_id: t.id, options: { ...DEFAULT_TRAINING_OPTIONS }, status: 'Completed', progress: 1, created: now(),
         started_at: now(), finished_at: now(), error: null, model_version: version, metrics: { ndcg_at_10: holdout },
       };

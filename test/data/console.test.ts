@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConsoleStore } from '../../shared/data/console.ts';
-import { createEndpoint, createEventType, findEndpoint, listEndpoints, stopJob, type EventType, type Job, type JobStatus } from '../../shared/domain/console.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import { createEndpoint, findEndpoint, listEndpoints } from '../../shared/domain/endpoints.ts';
+import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
+import { stopTrainingRun, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -34,12 +36,12 @@ describe('console store', () => {
 });
 
 describe('stopping a training job while the trainer moves it', () => {
-  const queued = (id: number): Job => ({
+  const queued = (id: number): TrainingRun => ({
     id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'ease' }, status: 'Queued', progress: 0,
     created: 1, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
   });
   /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */
-  const moving = (c: ConsoleStore, from: JobStatus, to: Record<string, unknown>): ConsoleStore => {
+  const moving = (c: ConsoleStore, from: TrainingRunStatus, to: Record<string, unknown>): ConsoleStore => {
     let moved = false;
     return {
       ...c,
@@ -56,27 +58,27 @@ describe('stopping a training job while the trainer moves it', () => {
   it('a Queued job the trainer starts meanwhile is stopped (Stopping), not refused', async () => {
     const c = db.stores.console;
     await c.put('stop', 'job', queued(1));
-    const j = await stopJob(moving(c, 'Queued', { status: 'InProgress', started_at: 2 }), 'stop', 'train-1');
+    const j = await stopTrainingRun(moving(c, 'Queued', { status: 'InProgress', started_at: 2 }), 'stop', 'train-1');
     expect(j.status).toBe('Stopping');
-    expect((await c.get<Job>('stop', 'job', 1))?.status).toBe('Stopping');
+    expect((await c.get<TrainingRun>('stop', 'job', 1))?.status).toBe('Stopping');
     expect((await c.logs('stop', 1, undefined, 10)).lines.map((l) => l.message)).toEqual(['Stop requested']);
   });
 
   it('an InProgress job that completes meanwhile is refused, saying so, and logs no stop', async () => {
     const c = db.stores.console;
     await c.put('stop', 'job', { ...queued(2), status: 'InProgress' });
-    await expect(stopJob(moving(c, 'InProgress', { status: 'Completed', model_version: 7 }), 'stop', 'train-2')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/is Completed/) });
-    expect((await c.get<Job>('stop', 'job', 2))?.status).toBe('Completed');
+    await expect(stopTrainingRun(moving(c, 'InProgress', { status: 'Completed', model_version: 7 }), 'stop', 'train-2')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/is Completed/) });
+    expect((await c.get<TrainingRun>('stop', 'job', 2))?.status).toBe('Completed');
     expect((await c.logs('stop', 2, undefined, 10)).lines).toEqual([]);
   });
 
   it('a job storing its version is refused; the storing mark is not shown', async () => {
     const c = db.stores.console;
     await c.put('stop', 'job', { ...queued(3), status: 'InProgress', storing_version: 4 });
-    await expect(stopJob(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
-    expect((await c.get<Job>('stop', 'job', 3))?.status).toBe('InProgress');
+    await expect(stopTrainingRun(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
+    expect((await c.get<TrainingRun>('stop', 'job', 3))?.status).toBe('InProgress');
     await c.update('stop', 'job', 3, { status: 'Completed' });
-    await expect(stopJob(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state' });
+    await expect(stopTrainingRun(c, 'stop', 'train-3')).rejects.toMatchObject({ code: 'invalid_state' });
   });
 
   it('a condition on an absent field holds only while the field is absent', async () => {
@@ -84,7 +86,7 @@ describe('stopping a training job while the trainer moves it', () => {
     await c.put('stop', 'job', { ...queued(4), status: 'InProgress' });
     expect(await c.update('stop', 'job', 4, { storing_version: 1 }, { status: 'InProgress', storing_version: undefined })).toBe(true);
     expect(await c.update('stop', 'job', 4, { storing_version: 2 }, { status: 'InProgress', storing_version: undefined })).toBe(false);
-    expect((await c.get<Job>('stop', 'job', 4))?.storing_version).toBe(1);
+    expect((await c.get<TrainingRun>('stop', 'job', 4))?.storing_version).toBe(1);
   });
 });
 

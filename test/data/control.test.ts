@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRule, createSegment, createExperiment, deleteSegment, updateExperiment, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
 import type { Experiment, Segment } from '../../shared/control/types.ts';
-import { dynamoConsoleStore, type ConsoleRecord, type ConsoleStore } from '../../shared/data/console.ts';
+import { dynamoConsoleStore } from '../../shared/data/console.ts';
+import type { ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
-import { createContext, createEndpoint } from '../../shared/domain/console.ts';
+import { createContext } from '../../shared/domain/contexts.ts';
+import { createEndpoint } from '../../shared/domain/endpoints.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 

@@ -81,7 +81,7 @@ describe('idempotency store', () => {
   });
 
   it('an attempt that lost the key (a retry took over) can neither reserve ids, nor store, fail or drop anything', async () => {
-    const { IdempotencyClaimLost } = await import('../../shared/data/idempotency.ts');
+    const { IdempotencyClaimLost } = await import('../../shared/domain/idempotency.ts');
     const s = db.stores.idempotency;
     const now = Math.floor(Date.now() / 1000);
     // Attempt a timed out before it reserved; its retry b took over and reserved ids of its own.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError } from '../../shared/errors.ts';
+import { Conflict as ConflictError } from '../../shared/domain/errors.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
-import { listEndpoints, listModels } from '../../shared/domain/console.ts';
+import { listEndpoints } from '../../shared/domain/endpoints.ts';
+import { listModels } from '../../shared/domain/model-versions.ts';
 import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { demoStatus, planDemo, seedDemo, type DemoDeps } from '../../shared/demo/seed.ts';
-import type { Job, JobQueue } from '../../shared/jobs.ts';
+import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -22,12 +23,12 @@ const size = DEMO_SIZES.small;
 let db: TestTable;
 let dir: string;
 let deps: DemoDeps;
-const sent: Job[] = [];
+const sent: WorkMessage[] = [];
 beforeAll(async () => {
   db = await testTable();
   dir = mkdtempSync(join(tmpdir(), 'demo-seed-'));
   const blobs = new FolderBlobStore(join(dir, 'blobs'));
-  const queue: JobQueue = {
+  const queue: WorkQueue = {
     send: async (_queue, jobs) => {
       sent.push(...jobs);
       for (const j of jobs) if (j.type === 'train') void runTraining({ console: db.stores.console, events: db.stores.events, items: db.stores.items, blobs }, j.tenant, j.job_name);

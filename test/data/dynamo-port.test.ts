@@ -4,8 +4,8 @@ import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { closeTable, makeTable, useLocalTransport } from '../../shared/data/client.ts';
 import { getRow, isConditionFailure, queryPage } from '../../shared/data/ops.ts';
-import { connectLocalDynamo, ensureTable, startDynalite, startDynaliteThread, type LocalDynamo } from '../../shared/local/dynamo.ts';
-import { PortHttpHandler, useDynamoPort } from '../../shared/local/dynamo-port.ts';
+import { connectLocalDynamo, ensureTable, startDynalite, startDynaliteThread, type LocalDynamo } from '../../local/dynamo.ts';
+import { PortHttpHandler, useDynamoPort } from '../../local/dynamo-port.ts';
 
 let dynamo: LocalDynamo;
 let sent: string[];

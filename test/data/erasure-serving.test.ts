@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
-import type { Endpoint, Job, ModelVersion, Template } from '../../shared/domain/console.ts';
+import type { Endpoint } from '../../shared/domain/endpoints.ts';
+import type { TrainingRun } from '../../shared/domain/training-runs.ts';
+import type { ModelVersion } from '../../shared/domain/model-versions.ts';
+import type { Template } from '../../shared/domain/templates.ts';
 import type { NewEvent, RecentEvent } from '../../shared/domain/types.ts';
 import { unpackModel } from '../../shared/recs/artifact.ts';
 import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { tenantView } from '../../shared/search/service.ts';
+import { tenantView } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 /*
@@ -39,7 +42,7 @@ beforeAll(async () => {
   await c.put(T, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
   const template: Template = { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
   await c.put(T, 'template', template);
-  const job: Job = {
+  const job: TrainingRun = {
     id: 1, job_name: 'train-1', template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'item_knn' }, status: 'Queued', progress: 0,
     created: now, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
   };

@@ -5,7 +5,7 @@ import { httpHandler } from '../../shared/http/handler.ts';
 import { idempotency } from '../../shared/http/idempotency.ts';
 import { created } from '../../shared/http/respond.ts';
 import type { ApiContext, HttpEvent, HttpMiddleware } from '../../shared/http/types.ts';
-import type { JobQueue } from '../../shared/jobs.ts';
+import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { createItemsBody } from '../../shared/schemas/items.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 const T = 'retry';
 const asTenant: HttpMiddleware = { before: (req) => void (req.context.state.tenant = T) };
-const queue = { send: async () => undefined } as unknown as JobQueue;
+const queue = { send: async () => undefined } as unknown as WorkQueue;
 const event = (key: string, body: unknown): HttpEvent =>
   ({
     version: '2.0', routeKey: 'POST /v1/items', rawPath: '/v1/items', rawQueryString: '', headers: { 'idempotency-key': key, 'content-type': 'application/json' },

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../shared/data/keys.ts';
 import { getRow } from '../../shared/data/ops.ts';
-import { dynamoQuotaLedger, type QuotaLedger } from '../../shared/data/quota.ts';
+import { dynamoQuotaLedger } from '../../shared/data/quota.ts';
+import type { QuotaLedger } from '../../shared/domain/quota.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;

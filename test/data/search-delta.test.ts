@@ -7,7 +7,9 @@ import { dynamoItemStore } from '../../shared/data/items.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
-import { runSearch, SEARCH_SETTINGS, tenantView } from '../../shared/search/service.ts';
+import { runSearch } from '../../shared/search/service.ts';
+import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
+import { tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 

@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
-import { createTemplate, stopJob, updateEventType, type Endpoint, type Job, type ModelVersion, type Template } from '../../shared/domain/console.ts';
-import type { ConsoleStore } from '../../shared/data/console.ts';
+import { createTemplate, type Template } from '../../shared/domain/templates.ts';
+import { stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { updateEventType } from '../../shared/domain/event-types.ts';
+import { type Endpoint } from '../../shared/domain/endpoints.ts';
+import { type ModelVersion } from '../../shared/domain/model-versions.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
@@ -16,7 +20,7 @@ import { EASE_LAMBDAS, type Validation } from '../../shared/recs/tuning.ts';
 import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { tenantView } from '../../shared/search/service.ts';
+import { tenantView } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -54,13 +58,13 @@ describe('training histories and what serving reads', () => {
     await c.put(T, 'event_type', { id: 2, name: 'view', weight: 5, created: now });
     const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
     await c.put(T, 'template', template);
-    const job: Job = {
+    const job: TrainingRun = {
       id: 1, job_name: 'train-1', template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'Queued', progress: 0,
       created: now, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
     };
     await c.put(T, 'job', job);
     await runTraining({ console: c, events, items, blobs }, T, 'train-1');
-    expect((await c.get<Job>(T, 'job', 1))?.status).toBe('Completed');
+    expect((await c.get<TrainingRun>(T, 'job', 1))?.status).toBe('Completed');
 
     const version = (await c.get<ModelVersion>(T, 'model', 1)) as ModelVersion;
     const artifact = unpackModel((await blobs.get(version.artifact)) as Uint8Array);
@@ -100,7 +104,7 @@ describe('training histories and what serving reads', () => {
   });
 });
 
-const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): Job => ({
+const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun => ({
   id, job_name: `train-${id}`, template_id: templateId, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm }, status: 'Queued', progress: 0,
   created: Math.floor(Date.now() / 1000), started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
 });
@@ -137,7 +141,7 @@ describe('event type weights: the template multiplies them; serving keeps those 
     const { c, events, items, blobs, deps, template } = await twoTastes(T2);
     await c.put(T2, 'job', job(1, template));
     await runTraining({ console: c, events, items, blobs }, T2, 'train-1');
-    expect((await c.get<Job>(T2, 'job', 1))?.status).toBe('Completed');
+    expect((await c.get<TrainingRun>(T2, 'job', 1))?.status).toBe('Completed');
     const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
     expect(v1.typeWeights).toEqual(new Map([['view', 1], ['buy', 20]]));
     expect(await logsOf(c, T2, 1)).toMatch(/view 1 \(1 × 1\), buy 20 \(10 × 2\)/);
@@ -189,11 +193,11 @@ describe('stopping a run races its end', () => {
     let answered: string | undefined;
     // The stop arrives after the trainer's last check, as it takes the version number.
     const raced = racing(c, async () => {
-      answered = (await stopJob(c, T3, 'train-1')).status;
+      answered = (await stopTrainingRun(c, T3, 'train-1')).status;
     });
     await runTraining({ console: raced, events, items, blobs }, T3, 'train-1');
     expect(answered).toBe('Stopping');
-    expect(await c.get<Job>(T3, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect(await c.get<TrainingRun>(T3, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
     expect(await c.list(T3, 'model')).toEqual([]);
     expect(await blobs.get(modelArtifactKey(T3, 1))).toBeUndefined();
     expect(await logsOf(c, T3, 1)).toMatch(/Stopped; no version was created/);
@@ -201,7 +205,7 @@ describe('stopping a run races its end', () => {
 
     await c.put(T3, 'job', job(2, template));
     await runTraining({ console: c, events, items, blobs }, T3, 'train-2');
-    expect(await c.get<Job>(T3, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 2 });
+    expect(await c.get<TrainingRun>(T3, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 2 });
     expect((await c.list<ModelVersion>(T3, 'model')).map((m) => m.version)).toEqual([2]);
   });
 
@@ -215,13 +219,13 @@ describe('stopping a run races its end', () => {
       get: (k: string) => blobs.get(k),
       delete: (k: string) => blobs.delete(k),
       async put(k: string, body: Uint8Array | string) {
-        refused = await stopJob(c, T4, 'train-1').catch((e: unknown) => e);
+        refused = await stopTrainingRun(c, T4, 'train-1').catch((e: unknown) => e);
         await blobs.put(k, body);
       },
     };
     await runTraining({ console: c, events, items, blobs: racedBlobs }, T4, 'train-1');
     expect(refused).toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
-    const done = await c.get<Job>(T4, 'job', 1);
+    const done = await c.get<TrainingRun>(T4, 'job', 1);
     expect(done).toMatchObject({ status: 'Completed', model_version: 1 });
     expect((await c.list<ModelVersion>(T4, 'model')).map((m) => m.version)).toEqual([1]);
   });
@@ -254,7 +258,7 @@ describe('a training message delivered again after its invocation ended without 
     const T3 = 'redelivered';
     const now = Math.floor(Date.now() / 1000);
     // Started longer ago than the worker's time limit: its invocation is over.
-    const job = (id: number, extra: Partial<Job>): Job => ({
+    const job = (id: number, extra: Partial<TrainingRun>): TrainingRun => ({
       id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'InProgress', progress: 0.5,
       created: now - 2000, started_at: now - 2000, finished_at: null, error: null, model_version: null, metrics: null, ...extra,
     });
@@ -266,7 +270,7 @@ describe('a training message delivered again after its invocation ended without 
     await c.put(T3, 'job', job(2, { storing_version: 8 }));
     await c.put(T3, 'job', job(3, {}));
     for (const n of [1, 2, 3]) await runTraining({ console: c, events, items, blobs }, T3, `train-${n}`);
-    const [j1, j2, j3] = await Promise.all([1, 2, 3].map((n) => c.get<Job>(T3, 'job', n)));
+    const [j1, j2, j3] = await Promise.all([1, 2, 3].map((n) => c.get<TrainingRun>(T3, 'job', n)));
     expect(j1).toMatchObject({ status: 'Completed', model_version: 7, metrics });
     expect(j2).toMatchObject({ status: 'Failed', model_version: null, error: expect.stringMatching(/interrupted/) });
     expect(j3).toMatchObject({ status: 'Failed', model_version: null });
@@ -274,7 +278,7 @@ describe('a training message delivered again after its invocation ended without 
     // Within the time limit a second delivery is SQS's at-least-once: the live run is left alone.
     await c.put(T3, 'job', job(4, { started_at: now - 30, storing_version: 9 }));
     await runTraining({ console: c, events, items, blobs }, T3, 'train-4');
-    expect(await c.get<Job>(T3, 'job', 4)).toMatchObject({ status: 'InProgress', storing_version: 9 });
+    expect(await c.get<TrainingRun>(T3, 'job', 4)).toMatchObject({ status: 'InProgress', storing_version: 9 });
   });
 });
 
@@ -301,7 +305,7 @@ describe('the auto algorithm: validation in the version record, served as traine
     await c.put(T6, 'template', { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
     await c.put(T6, 'job', { ...job(1, 1), options: { ...DEFAULT_TRAINING_OPTIONS, algorithm: 'auto' } });
     await runTraining({ console: c, events, items, blobs }, T6, 'train-1');
-    expect(await c.get<Job>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+    expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
 
     const rec = (await c.get<ModelVersion>(T6, 'model', 1)) as ModelVersion;
     expect(rec.algorithm).toBe('auto');

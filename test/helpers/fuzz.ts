@@ -9,7 +9,7 @@
  * Used by test/integration/fuzz.test.ts (a few thousand cases) and bin/fuzz.ts (longer runs).
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, type ClientRequest, request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../../shared/random.ts';
@@ -27,11 +27,7 @@ const int = (r: Rand, lo: number, hi: number): number => lo + Math.floor(r() * (
 // Strings matching a regular expression (the subset the schemas use: classes, groups,
 // alternation, quantifiers, anchors, escapes).
 
-type Node =
-  | { kind: 'chars'; set: string }
-  | { kind: 'seq'; items: Node[] }
-  | { kind: 'alt'; options: Node[] }
-  | { kind: 'repeat'; node: Node; min: number; max: number };
+type Node = { kind: 'chars'; set: string } | { kind: 'seq'; items: Node[] } | { kind: 'alt'; options: Node[] } | { kind: 'repeat'; node: Node; min: number; max: number };
 
 const PRINTABLE = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
 const WORD = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_';
@@ -39,7 +35,7 @@ const DIGITS = '0123456789';
 
 function parseRegex(source: string): Node {
   let i = 0;
-  const escape = (): string => {
+  const readEscape = (): string => {
     const c = source[i++] as string;
     if (c === 'd') return DIGITS;
     if (c === 'w') return WORD;
@@ -55,11 +51,11 @@ function parseRegex(source: string): Node {
     let set = '';
     while (i < source.length && source[i] !== ']') {
       let c = source[i++] as string;
-      if (c === '\\') c = escape();
+      if (c === '\\') c = readEscape();
       if (c.length === 1 && source[i] === '-' && source[i + 1] !== ']' && i + 1 < source.length) {
         i++;
         let to = source[i++] as string;
-        if (to === '\\') to = escape();
+        if (to === '\\') to = readEscape();
         for (let k = c.charCodeAt(0); k <= to.charCodeAt(0); k++) set += String.fromCharCode(k);
       } else set += c;
     }
@@ -85,7 +81,7 @@ function parseRegex(source: string): Node {
         atom = alternation();
         i++;
       } else if (c === '[') atom = { kind: 'chars', set: charClass() };
-      else if (c === '\\') atom = { kind: 'chars', set: escape() };
+      else if (c === '\\') atom = { kind: 'chars', set: readEscape() };
       else if (c === '.') atom = { kind: 'chars', set: PRINTABLE };
       else atom = { kind: 'chars', set: c };
       const q = source[i];
@@ -330,7 +326,11 @@ async function specOf(route: Route): Promise<RouteSpec> {
   }
   const imports = new Map<string, string>();
   for (const m of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'#shared\/([^']+)'/g)) {
-    for (const name of (m[1] as string).split(',').map((x) => x.trim().replace(/^type\s+/, '')).filter(Boolean)) imports.set(name, m[2] as string);
+    for (const name of (m[1] as string)
+      .split(',')
+      .map((x) => x.trim().replace(/^type\s+/, ''))
+      .filter(Boolean))
+      imports.set(name, m[2] as string);
   }
   const opts = /Handler\(\s*'[^']*'\s*,\s*\{([^}]*)\}/.exec(source)?.[1] ?? '';
   for (const part of opts.split(',')) {
@@ -367,29 +367,66 @@ const EXAMPLES: Record<string, (r: Rand) => { body?: unknown; query?: Record<str
     const one = () => ({
       name: `${pick(r, WORDS)} ${pick(r, WORDS)}`,
       ...(r() < 0.7 ? { description: `${pick(r, WORDS)} ${pick(r, WORDS)} ${pick(r, WORDS)}` } : {}),
-      ...(r() < 0.7 ? { metadata: { category: pick(r, ['shoes', 'jackets', 'socks']), price: int(r, 1, 50_000), ...(r() < 0.5 ? { tags: ['a', pick(r, WORDS)], nested: { deep: { x: int(r, 0, 9) } } } : {}) } } : {}),
+      ...(r() < 0.7
+        ? { metadata: { category: pick(r, ['shoes', 'jackets', 'socks']), price: int(r, 1, 50_000), ...(r() < 0.5 ? { tags: ['a', pick(r, WORDS)], nested: { deep: { x: int(r, 0, 9) } } } : {}) } }
+        : {}),
     });
     return { body: r() < 0.6 ? one() : Array.from({ length: int(r, 1, 4) }, one) };
   },
   'POST /v1/events': (r) => ({
     body: Array.from({ length: int(r, 1, 4) }, () => {
       const type = pick(r, ['click', 'view', 'purchase', 'add_to_cart']);
-      return { type, user_id: `u-${int(r, 1, 20)}`, item_id: String(int(r, 1, 40)), [type]: type === 'purchase' ? { amount: int(r, 100, 9999), currency: 'EUR' } : {}, ...(r() < 0.3 ? { occurred_at: 1_700_000_000 + int(r, 0, 1e6) } : {}) };
+      return {
+        type,
+        user_id: `u-${int(r, 1, 20)}`,
+        item_id: String(int(r, 1, 40)),
+        [type]: type === 'purchase' ? { amount: int(r, 100, 9999), currency: 'EUR' } : {},
+        ...(r() < 0.3 ? { occurred_at: 1_700_000_000 + int(r, 0, 1e6) } : {}),
+      };
     }),
   }),
-  'POST /v1/search': (r) => ({ body: { query: r() < 0.2 ? inventedText(r, 1000) : `${pick(r, WORDS)} ${pick(r, ['sho', 'jak', 'trai', ''])}`, ...(r() < 0.3 ? { mode: pick(r, ['keyword', 'semantic', 'hybrid']) } : {}), ...(r() < 0.3 ? { limit: int(r, 1, 100) } : {}), ...(r() < 0.3 ? { user_id: `u-${int(r, 1, 20)}` } : {}) } }),
-  'POST /api/segments': (r) => ({ body: { name: `segment ${int(r, 1, 99)}`, definition: r() < 0.5 ? { event_type: pick(r, ['click', 'view']), min_count: int(r, 1, 5), within_days: int(r, 1, 90) } : { any: [{ event_type: 'click', min_count: 1, within_days: 30 }, { all: [{ event_type: 'view', min_count: 2, within_days: 7 }] }] } } }),
+  'POST /v1/search': (r) => ({
+    body: {
+      query: r() < 0.2 ? inventedText(r, 1000) : `${pick(r, WORDS)} ${pick(r, ['sho', 'jak', 'trai', ''])}`,
+      ...(r() < 0.3 ? { mode: pick(r, ['keyword', 'semantic', 'hybrid']) } : {}),
+      ...(r() < 0.3 ? { limit: int(r, 1, 100) } : {}),
+      ...(r() < 0.3 ? { user_id: `u-${int(r, 1, 20)}` } : {}),
+    },
+  }),
+  'POST /api/segments': (r) => ({
+    body: {
+      name: `segment ${int(r, 1, 99)}`,
+      definition:
+        r() < 0.5
+          ? { event_type: pick(r, ['click', 'view']), min_count: int(r, 1, 5), within_days: int(r, 1, 90) }
+          : { any: [{ event_type: 'click', min_count: 1, within_days: 30 }, { all: [{ event_type: 'view', min_count: 2, within_days: 7 }] }] },
+    },
+  }),
   'PATCH /api/segments/{id}': (r) => ({ body: r() < 0.5 ? { name: `segment ${int(r, 1, 99)}` } : { definition: { event_type: 'purchase', min_count: 1, within_days: int(r, 1, 365) } } }),
   'POST /api/experiments': (r) => {
     const a = int(r, 1, 99);
-    return { body: { name: `experiment ${int(r, 1, 99)}`, context_id: int(r, 1, 3), variants: [{ name: 'control', endpoint_name: 'main', traffic_percent: a }, { name: 'treatment', endpoint_name: 'next', traffic_percent: 100 - a }] } };
+    return {
+      body: {
+        name: `experiment ${int(r, 1, 99)}`,
+        context_id: int(r, 1, 3),
+        variants: [
+          { name: 'control', endpoint_name: 'main', traffic_percent: a },
+          { name: 'treatment', endpoint_name: 'next', traffic_percent: 100 - a },
+        ],
+      },
+    };
   },
   'PUT /api/rerank-controls': (r) => ({ query: { contextId: String(int(r, 1, 3)) }, body: { diversity: int(r, 0, 10) / 10, max_per_category: int(r, 1, 10), exclude_seen: r() < 0.5 } }),
   'GET /api/rerank-controls': (r) => ({ query: { contextId: String(int(r, 1, 3)) } }),
   'GET /api/audit': (r) => ({ query: { resource: `${pick(r, ['rules', 'segments', 'experiments', 'rerank-controls'])}/${int(r, 1, 3)}` } }),
   'POST /api/training-jobs': (r) => ({ body: { template_id: 1, ...(r() < 0.5 ? { options: { algorithm: pick(r, ['ease', 'item_knn', 'popularity']) } } : {}) } }),
   'GET /v1/recommendations': (r): { query: Record<string, string> } => ({ query: r() < 0.5 ? { user_id: `u-${int(r, 1, 10)}` } : { item_id: String(int(r, 1, 12)), limit: String(int(r, 1, 100)) } }),
-  'POST /oauth2/token': (r) => ({ body: r() < 0.5 ? 'grant_type=client_credentials' : `grant_type=client_credentials&scope=${encodeURIComponent(pick(r, ['service-api/read', 'service-api/write', 'service-api/read service-api/write']))}` }),
+  'POST /oauth2/token': (r) => ({
+    body:
+      r() < 0.5
+        ? 'grant_type=client_credentials'
+        : `grant_type=client_credentials&scope=${encodeURIComponent(pick(r, ['service-api/read', 'service-api/write', 'service-api/read service-api/write']))}`,
+  }),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -415,8 +452,42 @@ export interface FuzzCase {
   sent: unknown;
 }
 
-const HUGE_NUMBERS = ['1e308', '-1e308', '1e999', '-1e999', '5e-324', '1e-131', '9007199254740993', '-9007199254740993', '18446744073709551616', '-0', '0.1e-400', '123456789012345678901234567890', '1.7976931348623157e308'];
-const UNICODE = ['\u0000', '\ud800', '\udfff', '\ud83d\ude00', '\u202e', '\u200b', '\ufeff', 'Z\u0351\u0352\u0353\u0354', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '日本語テキスト', 'Ω≈ç√∫', '\u00e9'.normalize('NFD'), 'a\r\nb', '"\\', '%00', '../../etc/passwd', '${x}', '<script>', '\u{10FFFF}'];
+const HUGE_NUMBERS = [
+  '1e308',
+  '-1e308',
+  '1e999',
+  '-1e999',
+  '5e-324',
+  '1e-131',
+  '9007199254740993',
+  '-9007199254740993',
+  '18446744073709551616',
+  '-0',
+  '0.1e-400',
+  '123456789012345678901234567890',
+  '1.7976931348623157e308',
+];
+const UNICODE = [
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\ud83d\ude00',
+  '\u202e',
+  '\u200b',
+  '\ufeff',
+  'Z\u0351\u0352\u0353\u0354',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '日本語テキスト',
+  'Ω≈ç√∫',
+  '\u00e9'.normalize('NFD'),
+  'a\r\nb',
+  '"\\',
+  '%00',
+  '../../etc/passwd',
+  '${x}',
+  '<script>',
+  '\u{10FFFF}',
+];
 const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', '\u0000', 'a.b', '$where'];
 const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -481,7 +552,7 @@ function otherType(v: unknown, r: Rand): unknown {
 function nestedText(r: Rand): string {
   const levels = pick(r, [33, 40, 65, 100, 1000, 5000]);
   const [open, close] = r() < 0.5 ? ['[', ']'] : ['{"a":', '}'];
-  return open.repeat(levels) + '1' + close.repeat(levels);
+  return `${open.repeat(levels)}1${close.repeat(levels)}`;
 }
 
 export interface CaseOptions {
@@ -510,13 +581,16 @@ export function makeCase(specs: RouteSpec[], seed: number, n: number, opts: Case
         break;
       }
     }
-    return fallback ?? (() => {
-      try {
-        return sample(schema, r);
-      } catch {
-        return {};
-      }
-    })();
+    return (
+      fallback ??
+      (() => {
+        try {
+          return sample(schema, r);
+        } catch {
+          return {};
+        }
+      })()
+    );
   };
   let body: unknown = example?.body !== undefined ? example.body : spec.body ? validOf(spec.body, undefined) : undefined;
   const query = (example?.query ?? (spec.query ? validOf(spec.query, {}) : {})) as Record<string, unknown>;
@@ -644,8 +718,37 @@ export function makeCase(specs: RouteSpec[], seed: number, n: number, opts: Case
     case 'headers': {
       const which = int(r, 0, 9);
       if (which === 0) delete headers.authorization;
-      else if (which === 1) headers.authorization = pick(r, ['Bearer', 'Bearer ', 'Bearer  x', 'bearer x.y.z', 'Basic Og==', 'Basic', `Bearer ${'a'.repeat(7000)}`, 'Digest x', `Bearer ${opts.creds.token}x`, `Bearer ${opts.creds.apiKey}`, `Bearer ${opts.creds.token}`, `Basic ${Buffer.from(`${'a'.repeat(200)}:x`).toString('base64')}`, `Basic ${Buffer.from(':').toString('base64')}`, 'Basic !!!!', `Basic ${Buffer.from('%zz:%zz').toString('base64')}`]);
-      else if (which === 2) headers['content-type'] = pick(r, ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', '', 'application/jsonx', 'APPLICATION/JSON', '*/*']);
+      else if (which === 1)
+        headers.authorization = pick(r, [
+          'Bearer',
+          'Bearer ',
+          'Bearer  x',
+          'bearer x.y.z',
+          'Basic Og==',
+          'Basic',
+          `Bearer ${'a'.repeat(7000)}`,
+          'Digest x',
+          `Bearer ${opts.creds.token}x`,
+          `Bearer ${opts.creds.apiKey}`,
+          `Bearer ${opts.creds.token}`,
+          `Basic ${Buffer.from(`${'a'.repeat(200)}:x`).toString('base64')}`,
+          `Basic ${Buffer.from(':').toString('base64')}`,
+          'Basic !!!!',
+          `Basic ${Buffer.from('%zz:%zz').toString('base64')}`,
+        ]);
+      else if (which === 2)
+        headers['content-type'] = pick(r, [
+          'text/plain',
+          'application/xml',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=latin1',
+          'application/json; charset=utf-16',
+          'application/x-www-form-urlencoded',
+          '',
+          'application/jsonx',
+          'APPLICATION/JSON',
+          '*/*',
+        ]);
       else if (which === 3) headers['content-encoding'] = pick(r, ['gzip', 'br', 'identity', 'x']);
       else if (which === 4) headers.accept = pick(r, ['text/html', 'application/xml', '*/*', '']);
       else if (which === 5) headers['idempotency-key'] = pick(r, ['', 'a'.repeat(5000), 'é', 'k1', ' ', '\t']);
@@ -666,7 +769,31 @@ export function makeCase(specs: RouteSpec[], seed: number, n: number, opts: Case
     }
     case 'path': {
       const names = Object.keys(pathValues);
-      const bad = pick(r, ['0', '-1', '00', '01', '1.5', '1e3', '9007199254740992', '9007199254740993', '99999999999999999999999', 'abc', '%00', '%2F', '..', '%E2%82%AC', '%FF', 'a'.repeat(3000), ' ', '%20', '__proto__', 'constructor', 'train-1', 'train-999999999999999999', 'null']);
+      const bad = pick(r, [
+        '0',
+        '-1',
+        '00',
+        '01',
+        '1.5',
+        '1e3',
+        '9007199254740992',
+        '9007199254740993',
+        '99999999999999999999999',
+        'abc',
+        '%00',
+        '%2F',
+        '..',
+        '%E2%82%AC',
+        '%FF',
+        'a'.repeat(3000),
+        ' ',
+        '%20',
+        '__proto__',
+        'constructor',
+        'train-1',
+        'train-999999999999999999',
+        'null',
+      ]);
       if (names.length) pathValues[pick(r, names)] = bad;
       else {
         const p = `${route.path}/${bad}`;
@@ -699,8 +826,7 @@ export function makeCase(specs: RouteSpec[], seed: number, n: number, opts: Case
 }
 
 /** Percent-encoded; a lone surrogate as the bytes of its UTF-8-like encoding (which no UTF-8 decoder accepts). */
-const percent = (v: string): string =>
-  v.replace(/[\ud800-\udbff][\udc00-\udfff]|[^]/g, (ch) => (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff' ? '%ED%A0%80' : encodeURIComponent(ch)));
+const percent = (v: string): string => v.replace(/[\ud800-\udbff][\udc00-\udfff]|[\s\S]/g, (ch) => (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff' ? '%ED%A0%80' : encodeURIComponent(ch)));
 
 /** Where a route takes its cursor (`starting_after` or `cursor`, in its query or body), if it does. */
 function cursorField(spec: RouteSpec): { in: 'query' | 'body'; name: string } | undefined {
@@ -746,7 +872,7 @@ export function send(base: string, c: FuzzCase, timeoutMs = 20_000): Promise<Ans
   const url = new URL(base);
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    let req;
+    let req: ClientRequest;
     try {
       req = httpRequest(
         { host: url.hostname, port: url.port, method: c.method, path: c.path, headers: { ...c.headers, ...(c.body ? { 'content-length': String(c.body.length) } : {}) }, agent, timeout: timeoutMs },
@@ -769,7 +895,14 @@ export function send(base: string, c: FuzzCase, timeoutMs = 20_000): Promise<Ans
 }
 
 const CORE_TYPES = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'conflict_error', 'rate_limit_error', 'api_error']);
-const TYPE_OF_STATUS: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 409: 'conflict_error', 429: 'rate_limit_error' };
+const TYPE_OF_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  429: 'rate_limit_error',
+};
 const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -810,7 +943,12 @@ export function problemWith(c: FuzzCase, a: Answer): string | undefined {
       if (Object.keys(o).length !== 1 || typeof o.error !== 'string' || !o.error) return `a Platform ${a.status} not shaped {error: string}: ${a.text.slice(0, 300)}`;
       return undefined;
     case 'auth':
-      if (typeof o.error !== 'string' || !OAUTH_ERRORS.has(o.error) || (o.error_description !== undefined && typeof o.error_description !== 'string') || Object.keys(o).some((k) => k !== 'error' && k !== 'error_description')) {
+      if (
+        typeof o.error !== 'string' ||
+        !OAUTH_ERRORS.has(o.error) ||
+        (o.error_description !== undefined && typeof o.error_description !== 'string') ||
+        Object.keys(o).some((k) => k !== 'error' && k !== 'error_description')
+      ) {
         return `a token endpoint ${a.status} not shaped {error, error_description} (RFC 6749): ${a.text.slice(0, 300)}`;
       }
       return undefined;
@@ -930,7 +1068,10 @@ function learn(c: FuzzCase, a: Answer, known: Known, writes: Writes, getPaths: M
       const member = getPaths.get(c.route.path);
       if (member) {
         known.add(knownKey(c.route.path, member.replace(/^.*\{(\w+)\}$/, '$1')), id);
-        writes.created.set(member.replace(/\{\w+\}$/, () => encodeURIComponent(id)), `${c.route.method} ${c.route.path} (case ${c.n})`);
+        writes.created.set(
+          member.replace(/\{\w+\}$/, () => encodeURIComponent(id)),
+          `${c.route.method} ${c.route.path} (case ${c.n})`,
+        );
       } else if (routes.some((rt) => rt.method === 'GET' && rt.path === c.route.path)) {
         let ids = writes.listed.get(c.route.path);
         if (!ids) writes.listed.set(c.route.path, (ids = new Set()));
@@ -960,15 +1101,43 @@ function memberReads(): Map<string, string> {
 export async function setUp(base: string, creds: Credentials): Promise<string[]> {
   const problems: string[] = [];
   const call = async (method: string, path: string, body: unknown, api: 'core' | 'platform' = 'platform') => {
-    const c: FuzzCase = { n: -1, route: routes[0] as Route, mutation: 'setup', method, path, headers: { authorization: `Bearer ${api === 'core' ? creds.token : creds.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)), sent: undefined };
+    const c: FuzzCase = {
+      n: -1,
+      route: routes[0] as Route,
+      mutation: 'setup',
+      method,
+      path,
+      headers: { authorization: `Bearer ${api === 'core' ? creds.token : creds.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+      sent: undefined,
+    };
     const a = await send(base, c);
     if (a.status >= 300) problems.push(`${method} ${path}: ${a.status} ${a.text.slice(0, 200)}`);
   };
   const words = ['trail', 'running', 'shoe', 'rain', 'jacket', 'wool', 'socks', 'lamp', 'desk', 'chair', 'kettle', 'mug'];
-  await call('POST', '/v1/items', words.map((w, i) => ({ name: `${w} ${words[(i + 3) % words.length]}`, description: `a ${w} for every day`, metadata: { category: ['shoes', 'jackets', 'home'][i % 3], brand: ['acme', 'globex'][i % 2], price: 1000 + 100 * i } })), 'core');
-  for (const [name, weight] of [['click', 1], ['view', 1], ['purchase', 10]] as const) await call('POST', '/api/event-types', { name, weight });
+  await call(
+    'POST',
+    '/v1/items',
+    words.map((w, i) => ({
+      name: `${w} ${words[(i + 3) % words.length]}`,
+      description: `a ${w} for every day`,
+      metadata: { category: ['shoes', 'jackets', 'home'][i % 3], brand: ['acme', 'globex'][i % 2], price: 1000 + 100 * i },
+    })),
+    'core',
+  );
+  for (const [name, weight] of [
+    ['click', 1],
+    ['view', 1],
+    ['purchase', 10],
+  ] as const)
+    await call('POST', '/api/event-types', { name, weight });
   const types = ['click', 'view', 'purchase'];
-  await call('POST', '/v1/events', Array.from({ length: 40 }, (_, k) => ({ type: types[k % 3], user_id: `u-${(k % 10) + 1}`, item_id: String((k % 12) + 1), [types[k % 3] as string]: {} })), 'core');
+  await call(
+    'POST',
+    '/v1/events',
+    Array.from({ length: 40 }, (_, k) => ({ type: types[k % 3], user_id: `u-${(k % 10) + 1}`, item_id: String((k % 12) + 1), [types[k % 3] as string]: {} })),
+    'core',
+  );
   for (const n of [1, 2, 3]) await call('POST', '/api/contexts', { name: `context ${n}` });
   await call('POST', '/api/events/templates', { name: 'default', event_types: [{ id: 1 }, { id: 2 }, { id: 3 }], thresholds: { per_signal_min: 1, total_min: 2 } });
   await call('PATCH', '/api/events/templates/1', { status: 'Published' });
@@ -976,12 +1145,26 @@ export async function setUp(base: string, creds: Credentials): Promise<string[]>
   await call('POST', '/api/model-endpoints', { endpoint_name: 'next' });
   for (const n of [1, 2, 3]) await call('POST', '/api/segments', { name: `segment ${n}`, definition: { event_type: types[n - 1], min_count: 1, within_days: 30 } });
   for (const n of [1, 2, 3]) await call('POST', '/api/rules', { name: `rule ${n}`, context_id: n, conditions: [{ field: 'category', op: 'eq', value: 'shoes' }], boost: 2 });
-  await call('POST', '/api/experiments', { name: 'experiment 1', context_id: 1, variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'next', traffic_percent: 50 }] });
+  await call('POST', '/api/experiments', {
+    name: 'experiment 1',
+    context_id: 1,
+    variants: [
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
+    ],
+  });
   await call('POST', '/api/training-jobs', { template_id: 1 });
   return problems;
 }
 
-export async function run(opts: { base: string; creds: Credentials; seed: number; cases: number; concurrency?: number; onCase?: (c: FuzzCase, a: Answer | undefined, problem: string | undefined) => void }): Promise<RunResult> {
+export async function run(opts: {
+  base: string;
+  creds: Credentials;
+  seed: number;
+  cases: number;
+  concurrency?: number;
+  onCase?: (c: FuzzCase, a: Answer | undefined, problem: string | undefined) => void;
+}): Promise<RunResult> {
   const specs = await routeSpecs();
   const setup = await setUp(opts.base, opts.creds);
   const known = new Known();
@@ -1001,7 +1184,11 @@ export async function run(opts: { base: string; creds: Credentials; seed: number
         c = makeCase(specs, opts.seed, n, { creds: opts.creds, known });
       } catch (e) {
         // A bug of the generator, not of the service: reported all the same.
-        findings.push({ c: { n, route: routes[0] as Route, mutation: 'generator', method: '-', path: '-', headers: {}, body: undefined, sent: undefined }, answer: undefined, problem: `the generator failed: ${(e as Error).stack ?? String(e)}` });
+        findings.push({
+          c: { n, route: routes[0] as Route, mutation: 'generator', method: '-', path: '-', headers: {}, body: undefined, sent: undefined },
+          answer: undefined,
+          problem: `the generator failed: ${(e as Error).stack ?? String(e)}`,
+        });
         continue;
       }
       let answer: Answer | undefined;
@@ -1046,7 +1233,16 @@ export function canonical(v: unknown): string {
 export async function verifyWrites(base: string, creds: Credentials, writes: Writes): Promise<string[]> {
   const problems: string[] = [];
   const get = async (path: string, api: 'core' | 'platform') => {
-    const c: FuzzCase = { n: -1, route: routes[0] as Route, mutation: 'verify', method: 'GET', path, headers: { authorization: `Bearer ${api === 'core' ? creds.token : creds.apiKey}` }, body: undefined, sent: undefined };
+    const c: FuzzCase = {
+      n: -1,
+      route: routes[0] as Route,
+      mutation: 'verify',
+      method: 'GET',
+      path,
+      headers: { authorization: `Bearer ${api === 'core' ? creds.token : creds.apiKey}` },
+      body: undefined,
+      sent: undefined,
+    };
     const a = await send(base, c);
     let body: unknown;
     try {
@@ -1120,7 +1316,16 @@ export async function verifyWrites(base: string, creds: Credentials, writes: Wri
     if (a.status >= 500) problems.push(`GET ${r.path}: ${a.status} ${a.text.slice(0, 300)}`);
   }
   for (const query of ['shoe', 'jaket', '', 'café 東京']) {
-    const c: FuzzCase = { n: -1, route: routes[0] as Route, mutation: 'verify', method: 'POST', path: '/v1/search', headers: { authorization: `Bearer ${creds.token}`, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ query })), sent: undefined };
+    const c: FuzzCase = {
+      n: -1,
+      route: routes[0] as Route,
+      mutation: 'verify',
+      method: 'POST',
+      path: '/v1/search',
+      headers: { authorization: `Bearer ${creds.token}`, 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ query })),
+      sent: undefined,
+    };
     const a = await send(base, c);
     if (a.status !== 200) problems.push(`POST /v1/search ${JSON.stringify(query)}: ${a.status} ${a.text.slice(0, 300)}`);
   }
@@ -1130,7 +1335,9 @@ export async function verifyWrites(base: string, creds: Credentials, writes: Wri
 /** One line per finding, enough to replay it. */
 export function describe(f: Finding): string {
   const { c, answer } = f;
-  const headers = Object.fromEntries(Object.entries(c.headers).map(([k, v]) => [k, k === 'authorization' ? `${v.slice(0, 12)}…(${v.length})` : v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v]));
+  const headers = Object.fromEntries(
+    Object.entries(c.headers).map(([k, v]) => [k, k === 'authorization' ? `${v.slice(0, 12)}…(${v.length})` : v.length > 120 ? `${v.slice(0, 120)}…(${v.length})` : v]),
+  );
   const body = c.body ? c.body.toString('utf8') : '';
   return [
     `case ${c.n} [${c.mutation}] ${c.method} ${c.path.length > 300 ? `${c.path.slice(0, 300)}…` : c.path} (route ${c.route.method} ${c.route.path}): ${f.problem}`,

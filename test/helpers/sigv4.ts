@@ -24,9 +24,22 @@ export function verifySignature(req: IncomingMessage, body: Buffer, service: str
   if (!names.includes('host')) return 'host not signed';
   const [rawPath = '/', rawQuery = ''] = (req.url ?? '/').split('?');
   // S3 signs the path as sent; other services encode each segment once more.
-  const canonicalPath = service === 's3' ? rawPath : rawPath.split('/').map((seg) => rfc3986(decodeURIComponent(seg)).replace(/%/g, '%25')).join('/');
+  const canonicalPath =
+    service === 's3'
+      ? rawPath
+      : rawPath
+          .split('/')
+          .map((seg) => rfc3986(decodeURIComponent(seg)).replace(/%/g, '%25'))
+          .join('/');
   const query = rawQuery.split('&').filter(Boolean).sort().join('&');
-  const headers = names.map((n) => `${n}:${String(req.headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const headers = names
+    .map(
+      (n) =>
+        `${n}:${String(req.headers[n] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
+    .join('');
   const payloadHash = String(req.headers['x-amz-content-sha256'] ?? sha256(body));
   if (service === 's3' && payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256(body)) return 'x-amz-content-sha256 does not match the body';
   const canonical = [req.method, canonicalPath, query, headers, signedHeaders, payloadHash].join('\n');

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack, type Credentials, type LocalStack } from '../../shared/local/stack.ts';
+import { startLocalStack, type Credentials, type LocalStack } from '../../local/stack.ts';
 import { recordExchange } from '../contract/recorder.ts';
 
 export interface Api {
@@ -13,7 +13,10 @@ export interface Api {
 /** A small HTTP client for one tenant of a running local stack. */
 export class TenantClient {
   private token: string | undefined;
-  constructor(readonly base: string, readonly creds: Credentials) {}
+  constructor(
+    readonly base: string,
+    readonly creds: Credentials,
+  ) {}
 
   async fetchToken(scope?: string, creds: { id: string; secret: string } = { id: this.creds.client_id, secret: this.creds.client_secret }): Promise<Api> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
@@ -47,12 +50,7 @@ export class TenantClient {
   }
 }
 
-export async function request(
-  base: string,
-  method: string,
-  path: string,
-  opts: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
-): Promise<Api> {
+export async function request(base: string, method: string, path: string, opts: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<Api> {
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   const res = await fetch(base + path, {
     method,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
 import { storesFor, type Stores } from '../../shared/data/index.ts';
-import { assertLocalEndpoint, ensureTable, startDynalite } from '../../shared/local/dynamo.ts';
+import { assertLocalEndpoint, ensureTable, startDynalite } from '../../local/dynamo.ts';
 
 export interface TestTable {
   table: TableRef;

@@ -25,9 +25,7 @@ const only = (o: Json, key: string): unknown => (Object.keys(o).length === 1 ? o
 export function serviceTemplate(stack: ServiceStack): Template {
   const root = Template.fromStack(stack).toJSON() as { Resources: Record<string, Json>; Parameters?: Json; Outputs?: Json };
   const nested = Template.fromStack(stack.platformStack).toJSON() as { Resources: Record<string, Json>; Outputs?: Json };
-  const holder = Object.entries(root.Resources).find(
-    ([id, r]) => r.Type === 'AWS::CloudFormation::Stack' && id.startsWith(stack.platformStack.node.id),
-  );
+  const holder = Object.entries(root.Resources).find(([id, r]) => r.Type === 'AWS::CloudFormation::Stack' && id.startsWith(stack.platformStack.node.id));
   if (!holder) throw new Error('no nested stack resource for the Platform API');
   const passed = ((holder[1].Properties as Json | undefined)?.Parameters ?? {}) as Json;
   // In the nested stack: a parameter the parent passes is the value it passes.

@@ -29,7 +29,7 @@ const tableActionsOf = (module: string): string[] => {
 describe('control plane', () => {
   it('deploys every rules, segments, experiments, rerank-controls and audit route on the Platform API', () => {
     const keys = ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey);
-    const control = deployedRoutes('platform').filter((r) => r.handler.startsWith('control/'));
+    const control = deployedRoutes('platform').filter((r) => /^platform\/(rules|segments|experiments|rerank|audit)\//.test(r.handler));
     expect(control.map(routeKey).sort()).toEqual([
       'DELETE /api/rules/{id}', 'DELETE /api/segments/{id}', 'GET /api/audit', 'GET /api/experiments', 'GET /api/experiments/{id}', 'GET /api/rerank-controls',
       'GET /api/rules', 'GET /api/rules/{id}', 'GET /api/segments', 'GET /api/segments/{id}', 'PATCH /api/experiments/{id}', 'PATCH /api/rules/{id}',
@@ -37,10 +37,10 @@ describe('control plane', () => {
     ]);
     for (const r of control) expect(keys).toContain(routeKey(r));
     // Reads change nothing; only a deletion may delete.
-    for (const m of ['control/rules-get', 'control/rules-list', 'control/audit-list', 'control/experiments-get', 'control/rerank-get']) {
+    for (const m of ['platform/rules/get', 'platform/rules/list', 'platform/audit/list', 'platform/experiments/get', 'platform/rerank/get']) {
       expect(tableActionsOf(m).every((a) => a === 'dynamodb:GetItem' || a === 'dynamodb:Query'), m).toBe(true);
     }
-    expect(tableActionsOf('control/segments-update')).not.toContain('dynamodb:DeleteItem');
+    expect(tableActionsOf('platform/segments/update')).not.toContain('dynamodb:DeleteItem');
   });
 
   it('lets the maintenance pass store segment size estimates and start scheduled runs, and never delete from the table', () => {

@@ -4,7 +4,7 @@ import { ServiceStack, type ServiceStackProps } from '../../lib/stack.ts';
 import { WORKER_CONCURRENCY } from '../../lib/workers.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
-import { schedules, workers } from '../../shared/workers.ts';
+import { schedules, workers } from '../../shared/queue/workers.ts';
 import { serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
@@ -99,10 +99,10 @@ describe('per-tenant quota', () => {
 
   it('takes its rate and burst from stack props or the tenantRatePerSecond / tenantBurst context', () => {
     const viaContext = synth({}, { tenantRatePerSecond: '1000', tenantBurst: '1500' });
-    const [, fn] = fnOf(viaContext, 'items/get');
+    const [, fn] = fnOf(viaContext, 'core/items/get');
     expect(fn.Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '1000', TENANT_BURST: '1500' });
     const viaProps = synth({ tenantQuota: { ratePerSecond: 7, burst: 9 } });
-    expect(fnOf(viaProps, 'search/search')[1].Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '7', TENANT_BURST: '9' });
+    expect(fnOf(viaProps, 'core/search/search')[1].Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '7', TENANT_BURST: '9' });
   });
 });
 

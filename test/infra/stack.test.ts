@@ -5,7 +5,7 @@ import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
-import { queues } from '../../shared/workers.ts';
+import { queues } from '../../shared/queue/workers.ts';
 import { serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
@@ -231,25 +231,25 @@ const statementsOf = (fn: Resource): any[] => {
 
 describe('search and embedding wiring', () => {
   it('lets search read index artifacts, nothing more on the bucket, and send no messages', () => {
-    const st = statementsOf(fnByModule('search/search'));
+    const st = statementsOf(fnByModule('core/search/search'));
     const s3 = st.filter((x) => [x.Action].flat().some((a: string) => a.startsWith('s3:')));
     expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject', 's3:ListBucket']);
     expect(JSON.stringify(s3[0].Resource)).toContain('/search/*');
     // Listing only under the artifact prefixes: what turns a missing artifact into 404, not 403.
     expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*', 'models/*'] } });
     // Rebuilds are the maintenance sweep's (or POST /api/search-index/rebuild's) to request.
-    for (const m of ['search/search', 'recs/recommendations', 'platform/items-search']) {
+    for (const m of ['core/search/search', 'core/recommendations/recommend', 'platform/items/search']) {
       expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:'))), m).toBe(false);
       expect(fnByModule(m).Properties.Environment.Variables.QUEUE_URL_EMBEDDING, m).toBeUndefined();
     }
   });
 
   it('lets item create and update enqueue embeddings, and delete not', () => {
-    for (const m of ['items/create', 'items/update']) {
+    for (const m of ['core/items/create', 'core/items/update']) {
       expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().includes('sqs:SendMessage')), m).toBe(true);
     }
-    expect(statementsOf(fnByModule('items/delete')).some((x) => [x.Action].flat().includes('sqs:SendMessage'))).toBe(false);
-    expect(statementsOf(fnByModule('items/get')).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')))).toBe(false);
+    expect(statementsOf(fnByModule('core/items/delete')).some((x) => [x.Action].flat().includes('sqs:SendMessage'))).toBe(false);
+    expect(statementsOf(fnByModule('core/items/get')).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')))).toBe(false);
   });
 
   it('feeds the embedding worker from its queue with partial batch failures, and runs maintenance every minute', () => {
@@ -329,7 +329,7 @@ describe('operations', () => {
 describe('experiment exposures', () => {
   it('are granted (PutItem, UpdateItem) to the two serving routes, which still count as read-only', () => {
     const served = deployedRoutes('core').filter((r) => r.access.exposures);
-    expect(served.map((r) => r.handler).sort()).toEqual(['recs/recommendations', 'search/search']);
+    expect(served.map((r) => r.handler).sort()).toEqual(['core/recommendations/recommend', 'core/search/search']);
     for (const r of served) {
       expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'UpdateItem']));
       expect(readOnly(r)).toBe(true);

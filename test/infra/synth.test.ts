@@ -54,7 +54,7 @@ const EVENT_STREAM_CODE = 'header name exceeds 255 bytes';
 describe('event-stream code in the bundles', () => {
   const bundle = async (provider: 'local' | 'bedrock') => {
     const r = await build({
-      entryPoints: ['functions/search/search.ts'], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm', write: false,
+      entryPoints: ['functions/core/search/search.ts'], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm', write: false,
       mainFields: ['module', 'main'], external: [...POWERTOOLS_FROM_LAYER], alias: lambdaAliases(provider),
       define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(provider) },
     });

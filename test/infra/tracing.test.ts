@@ -31,7 +31,7 @@ describe('tracing', () => {
 
   it('covers the functions whose responses hold secrets', () => {
     const described = functions.map(([, f]) => f.Properties.Description);
-    expect(described).toContain('functions/platform/api-keys-create.ts');
-    expect(described).toContain('functions/platform/clients-create.ts');
+    expect(described).toContain('functions/platform/api-keys/create.ts');
+    expect(described).toContain('functions/platform/clients/create.ts');
   });
 });

@@ -6,7 +6,7 @@ import { applyNag } from '../../lib/nag.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { TRAINING_DOCKERFILE, TRAINING_TASK_ACKNOWLEDGED } from '../../lib/training-task.ts';
 import { tableActions } from '../../shared/routes.ts';
-import { workers } from '../../shared/workers.ts';
+import { workers } from '../../shared/queue/workers.ts';
 
 type Resource = { Type: string; Properties: Record<string, any> };
 /** The training task's nested stack, and the service's stack (the training worker). */

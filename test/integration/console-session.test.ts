@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
-import { LOCAL_TABLE } from '../../shared/local/stack.ts';
+import { LOCAL_TABLE } from '../../local/stack.ts';
 import { request, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
 
 // Issue 21 item 3: console sessions. People sign in with email and password; the session

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DemoItem } from '../../shared/demo/catalog.ts';
 import { DEMO_SIZES, generateDemo } from '../../shared/demo/generate.ts';
-import { startLocalStack, type LocalStack } from '../../shared/local/stack.ts';
+import { startLocalStack, type LocalStack } from '../../local/stack.ts';
 import { TenantClient } from '../helpers/stack.ts';
 
 const size = DEMO_SIZES.small;

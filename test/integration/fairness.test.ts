@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTable } from '../../shared/data/client.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
-import { LOCAL_TABLE, urlsFor } from '../../shared/local/stack.ts';
+import { LOCAL_TABLE, urlsFor } from '../../local/stack.ts';
 import { TenantClient, UUID_RE, startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*

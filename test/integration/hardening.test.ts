@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Credentials } from '../../shared/local/stack.ts';
+import type { Credentials } from '../../local/stack.ts';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;

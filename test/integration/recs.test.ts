@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalQueue } from '../../shared/local/queue.ts';
+import type { LocalQueue } from '../../local/queue.ts';
 import { expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
 let t: TestStack;
@@ -193,14 +193,14 @@ describe('training runs and versions', () => {
   });
 
   it('a stopped run ends Stopped and leaves no version', async () => {
-    const q = t.stack.jobs.queues.get('training') as LocalQueue;
+    const q = t.stack.workQueue.queues.get('training') as LocalQueue;
     q.stop();
     const before = (await P('GET', '/api/models')).body.data.length;
     const job = await P('POST', '/api/training-jobs', { template_id: template });
     const stopped = await P('POST', `/api/training-jobs/${job.body.job_name}/stop`);
     expect(stopped.body.status).toBe('Stopped');
     q.resume();
-    await t.stack.jobs.idle();
+    await t.stack.workQueue.idle();
     expect((await P('GET', `/api/training-jobs/${job.body.job_name}`)).body.status).toBe('Stopped');
     expect((await P('GET', '/api/models')).body.data.length).toBe(before);
     expect((await P('POST', `/api/training-jobs/${job.body.job_name}/stop`)).status).toBe(200);

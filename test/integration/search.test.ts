@@ -3,11 +3,12 @@ import { TenantClient, expectCoreError, startTestStack, type TestStack, until } 
 import { onboardTenant } from '../../shared/domain/credentials.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { makeTable } from '../../shared/data/client.ts';
-import type { LocalQueue } from '../../shared/local/queue.ts';
+import type { LocalQueue } from '../../local/queue.ts';
+import { resetConfig } from '../../shared/config.ts';
 
 let t: TestStack;
 let other: TenantClient;
-const embeddingQueue = () => t.stack.jobs.queues.get('embedding') as LocalQueue;
+const embeddingQueue = () => t.stack.workQueue.queues.get('embedding') as LocalQueue;
 
 
 const search = (body: Record<string, unknown>, client = t.demo) => client.core('POST', '/v1/search', body);
@@ -68,6 +69,7 @@ describe('embedding refresh', () => {
     const sentBefore = q.sent.length;
     const embedsSince = () => q.sent.slice(sentBefore).map((b) => JSON.parse(b)).filter((j) => j.type === 'embed');
     process.env.EMBED_GRACE_SECONDS = '-5';
+    resetConfig(); // settings are read once; this pass reads the new grace
     try {
       // Both messages still wait in the queue: a backlog, not a loss, so nothing is re-queued.
       await t.stack.maintain();
@@ -78,6 +80,7 @@ describe('embedding refresh', () => {
     } finally {
       q.resume();
       process.env.EMBED_GRACE_SECONDS = '30';
+      resetConfig();
     }
     expect(embedsSince()).toEqual(
       expect.arrayContaining([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }, { type: 'embed', tenant: 'demo', item_id: Number(waiting.body.id) }]),
@@ -227,7 +230,7 @@ describe('index builds', () => {
     const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);
     expect(requested.body).toEqual({ status: 'Queued', requested_at: expect.any(Number) });
-    await t.stack.jobs.idle();
+    await t.stack.workQueue.idle();
     // Search containers look for a newer artifact every few seconds (INDEX_CHECK_SECONDS).
     const status = await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at, 6000);
     expect(status.status).toBe(200);
@@ -262,7 +265,7 @@ describe('pages across an index build', () => {
     // ...then every item folded into a new index, which searches pick up.
     await new Promise((r) => setTimeout(r, 1100));
     const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
-    await t.stack.jobs.idle();
+    await t.stack.workQueue.idle();
     await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at && r.body.index_built_at !== builtBefore, 6000);
     await new Promise((r) => setTimeout(r, 2100)); // INDEX_CHECK_SECONDS: searches now use the new build
     for (const mode of modes) {

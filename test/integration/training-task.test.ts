@@ -46,8 +46,8 @@ describe('a training run above the task threshold', () => {
     expect(lines.join('\n')).toMatch(/Completed: version/);
 
     // The same message again (SQS delivers at least once): nothing starts, nothing changes.
-    await t.stack.jobs.send('training', [{ type: 'train', tenant: t.stack.credentials.tenant, job_name: name }]);
-    await t.stack.jobs.idle();
+    await t.stack.workQueue.send('training', [{ type: 'train', tenant: t.stack.credentials.tenant, job_name: name }]);
+    await t.stack.workQueue.idle();
     await new Promise((r) => setTimeout(r, 1000));
     expect((await logs()).filter((l) => l.startsWith('Training task started')).length).toBe(1);
     const again = await P('GET', `/api/training-jobs/${name}`);

@@ -31,7 +31,7 @@ beforeAll(() => {
 
 describe('handlers without a token (no I/O)', () => {
   it('answer 401 in the Core envelope with the Lambda request id', async () => {
-    const { handler } = await import('../../functions/items/get.ts');
+    const { handler } = await import('../../functions/core/items/get.ts');
     const res = await handler(apiEvent('GET', '/v1/items/1', '/v1/items/{item_id}', { pathParameters: { item_id: '1' } }), context);
     expect(res.statusCode).toBe(401);
     expect(JSON.parse(res.body as string)).toEqual({
@@ -41,7 +41,7 @@ describe('handlers without a token (no I/O)', () => {
   });
 
   it('answer 401 in the Platform envelope', async () => {
-    const { handler } = await import('../../functions/platform/clients-list.ts');
+    const { handler } = await import('../../functions/platform/clients/list.ts');
     const res = await handler(apiEvent('GET', '/api/clients', '/api/clients'), context);
     expect(res.statusCode).toBe(401);
     expect(Object.keys(JSON.parse(res.body as string))).toEqual(['error']);
@@ -56,7 +56,7 @@ describe('handlers without a token (no I/O)', () => {
 
   it('a token the verifier cannot check is a 401, never a 500', async () => {
     // A well-formed token whose JWKS cannot be fetched (unreachable issuer)
-    const { handler } = await import('../../functions/items/list.ts');
+    const { handler } = await import('../../functions/core/items/list.ts');
     const fake = ['eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ', Buffer.from(JSON.stringify({ iss: 'http://localhost:1', exp: 9e9, token_use: 'access', client_id: 'c' })).toString('base64url'), 'c2ln'].join('.');
     const res = await handler(apiEvent('GET', '/v1/items', '/v1/items', { headers: { authorization: `Bearer ${fake}` } }), context);
     expect(res.statusCode).toBe(401);

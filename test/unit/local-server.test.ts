@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServerConfig } from '../../shared/config.ts';
-import { accessLine, messageLine } from '../../shared/local/access-log.ts';
-import { lockDataDir, lockFile, StartupError } from '../../shared/local/lock.ts';
+import { accessLine, messageLine } from '../../local/access-log.ts';
+import { lockDataDir, lockFile, StartupError } from '../../local/lock.ts';
 
 const dirs: string[] = [];
 afterAll(() => {

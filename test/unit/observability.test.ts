@@ -33,6 +33,6 @@ describe('observability', () => {
   });
 
   it('is off in the local stack from its first import, before any handler module loads', () => {
-    expect(load(undefined, './shared/local/stack.ts')).toEqual({ tracer: false, xray: false, metricsPrinted: false });
+    expect(load(undefined, './local/stack.ts')).toEqual({ tracer: false, xray: false, metricsPrinted: false });
   });
 });

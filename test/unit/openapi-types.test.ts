@@ -1,10 +1,14 @@
 import type { z } from 'zod/mini';
 import { expect, it } from 'vitest';
-import type * as Console from '../../shared/domain/console.ts';
+import type { Endpoint } from '../../shared/domain/endpoints.ts';
+import type { compareModels, modelResource } from '../../shared/domain/model-versions.ts';
+import type { templateView } from '../../shared/domain/templates.ts';
+import type { trainingRunView } from '../../shared/domain/training-runs.ts';
 import type * as Control from '../../shared/control/records.ts';
 import type { EventResource, ItemResource, ListEnvelope } from '../../shared/domain/present.ts';
 import type { recommend } from '../../shared/recs/serve.ts';
-import type { indexStatus, runSearch } from '../../shared/search/service.ts';
+import type { runSearch } from '../../shared/search/service.ts';
+import type { indexStatus } from '../../shared/search/status.ts';
 import type * as C from '../../shared/schemas/responses/console.ts';
 import type * as K from '../../shared/schemas/responses/control.ts';
 import type * as P from '../../shared/schemas/responses/platform.ts';
@@ -30,11 +34,11 @@ export type Checks = [
   Answers<typeof R.searchHit, Of<typeof runSearch>['data'][number]>,
   Answers<typeof P.indexStatus, Of<typeof indexStatus>>,
   Answers<typeof P.synonymSet, SynonymSet>,
-  Answers<typeof C.template, ReturnType<typeof Console.templateView>>,
-  Answers<typeof C.job, ReturnType<typeof Console.jobView>>,
-  Answers<typeof C.endpoint, Console.Endpoint>,
-  Answers<typeof C.modelVersion, Of<typeof Console.modelResource>>,
-  Answers<typeof C.modelComparison, Of<typeof Console.compareModels>>,
+  Answers<typeof C.template, ReturnType<typeof templateView>>,
+  Answers<typeof C.job, ReturnType<typeof trainingRunView>>,
+  Answers<typeof C.endpoint, Endpoint>,
+  Answers<typeof C.modelVersion, Of<typeof modelResource>>,
+  Answers<typeof C.modelComparison, Of<typeof compareModels>>,
   Answers<typeof K.rule, Of<typeof Control.getRule>>,
   Answers<typeof K.segment, Of<typeof Control.getSegment>>,
   Answers<typeof K.experiment, Of<typeof Control.updateExperiment>>,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { QuotaLedger } from '../../shared/data/quota.ts';
+import type { QuotaLedger } from '../../shared/domain/quota.ts';
 import { TenantQuotas, type Admission } from '../../shared/http/quota.ts';
 
 /** The ledger's semantics in memory (shared/data/quota.ts does the same on DynamoDB), counting calls. */

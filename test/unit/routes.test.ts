@@ -50,7 +50,7 @@ describe('route table', () => {
 
 describe('path matching', () => {
   it('extracts and decodes parameters', () => {
-    const c = compile({ api: 'core', method: 'GET', path: '/v1/items/{item_id}', handler: 'items/get', scope: 'service-api/read', access: {} });
+    const c = compile({ api: 'core', method: 'GET', path: '/v1/items/{item_id}', handler: 'core/items/get', scope: 'service-api/read', access: {} });
     expect(matchPath(c, '/v1/items/42')).toEqual({ item_id: '42' });
     expect(matchPath(c, '/v1/items/a%20b')).toEqual({ item_id: 'a b' });
     expect(matchPath(c, '/v1/items/42/x')).toBeUndefined();

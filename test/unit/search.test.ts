@@ -5,18 +5,20 @@ import { BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedroc
 import { mockClient } from 'aws-sdk-client-mock';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { LocalQueue } from '../../shared/local/queue.ts';
+import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { SearchIndex, TopK, addDocVectors, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { TopK } from '../../shared/top-k.ts';
+import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
-import { indexStatus } from '../../shared/search/service.ts';
+import { indexStatus } from '../../shared/search/status.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, terms } from '../../shared/search/text.ts';
-import { sqsWorker } from '../../shared/workers-runtime.ts';
+import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
 const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheTableDescriptions, type TableDb } from '../../shared/local/table-descriptions.mjs';
+import { cacheTableDescriptions, type TableDb } from '../../local/table-descriptions.mjs';
 
 /** A table store whose reads answer only when released, as LevelDB answers after a while. */
 function slowStore() {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
-import { jobId, type Job } from '../../shared/domain/console.ts';
+import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import { placeRun, runsAsTask, taskToken, UNCONFIRMED_CLAIM_SECONDS, type TaskLauncher } from '../../shared/recs/launcher.ts';
 
 /** One job in memory, with the conditional update of the table (an undefined expectation: absent). */
-function fakeConsole(job: Job) {
+function fakeConsole(job: TrainingRun) {
   const rec: Record<string, unknown> = { ...job };
   const logs: string[] = [];
   return {
@@ -24,8 +24,8 @@ function fakeConsole(job: Job) {
   };
 }
 
-const queued = (): Job => ({
-  id: jobId('job-7'), job_name: 'job-7', template_id: 1, options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' }, status: 'Queued', progress: 0, created: 0, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+const queued = (): TrainingRun => ({
+  id: trainingRunId('job-7'), job_name: 'job-7', template_id: 1, options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' }, status: 'Queued', progress: 0, created: 0, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
 });
 const events = (latestId: number) => ({ latest: async () => (latestId ? [{ id: latestId, item_id: '1', type: 'view', created: 0, user_id: 'u' }] : []) }) as never;
 const launcher = (fail?: string) => {

@@ -29,7 +29,7 @@ export function Events({ session }: PageProps) {
       setCursor(r.has_more ? r.next_cursor : null);
       setLoaded(true);
     });
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit loads once; later loads are the user's (more, filters).
   useEffect(() => void load(), []);
 
   const addType = (e: FormEvent) => {

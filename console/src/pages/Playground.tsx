@@ -4,18 +4,18 @@ import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useAction 
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 
 /** Highlight text as the API returns it (HTML-escaped, matches in <em>): rendered as text with <mark>, never as HTML. */
 function Highlighted({ text }: { text: string }) {
-  const parts = text.split(/(<em>.*?<\/em>)/g);
-  return (
-    <>
-      {parts.map((p, i) =>
-        p.startsWith('<em>') ? <mark key={i}>{unescape(p.slice(4, -5))}</mark> : <Fragment key={i}>{unescape(p)}</Fragment>,
-      )}
-    </>
-  );
+  // Each part is keyed by where it starts in the text.
+  let at = 0;
+  const parts = text.split(/(<em>.*?<\/em>)/g).map((p) => {
+    const start = at;
+    at += p.length;
+    return { p, start };
+  });
+  return <>{parts.map(({ p, start }) => (p.startsWith('<em>') ? <mark key={start}>{unescapeHtml(p.slice(4, -5))}</mark> : <Fragment key={start}>{unescapeHtml(p)}</Fragment>))}</>;
 }
 
 function ExplainView({ e }: { e: Explain }) {
@@ -94,6 +94,7 @@ export function Playground(_: PageProps) {
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
       {tab === 'search' ? (
         <Card>
+          {/* biome-ignore lint/a11y/useSemanticElements: a form with role=search is the search landmark itself; <search> would only wrap it. */}
           <form className="inline" onSubmit={runSearch} role="search" aria-label="Search playground">
             <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
             <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />

@@ -49,11 +49,11 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
       setError(e instanceof Error ? e.message : String(e));
     }
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new run name starts a fresh view; `poll` reads the name it closes over.
   useEffect(() => {
     setJob(undefined);
     setLines([]);
     void poll();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [name]);
   useInterval(() => void poll(), 1000, !job || ACTIVE.has(job.status));
 
@@ -115,6 +115,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
           ) : null}
           <details open>
             <summary>Log ({lines.length} lines)</summary>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard to scroll it (WCAG 2.1.1). */}
             <pre className="log" aria-live="polite" tabIndex={0}>
               {lines.map((l) => `${new Date(l.ts * 1000).toLocaleTimeString()}  ${l.message}`).join('\n')}
             </pre>

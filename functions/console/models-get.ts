@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { ok } from '#shared/http/respond';
-import { modelResource } from '#shared/domain/console';
-import { versionPath } from '#shared/schemas/console';
-
-export const handler = platformHandler('console/models-get', { path: versionPath }, async ({ tenant, params }) => ok(await modelResource(consoleStore(), tenant, params.version)));

@@ -1,9 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { ok } from '#shared/http/respond';
-import { promoteModel } from '#shared/domain/console';
-import { promoteBody, versionPath } from '#shared/schemas/console';
-
-export const handler = platformHandler('console/models-promote', { path: versionPath, body: promoteBody }, async ({ tenant, params, body }) =>
-  ok(await promoteModel(consoleStore(), tenant, params.version, body.endpoint_name)),
-);

@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { created } from '#shared/http/respond';
-import { createTemplate } from '#shared/domain/console';
-import { templateBody } from '#shared/schemas/console';
-
-export const handler = platformHandler('console/templates-create', { body: templateBody }, async ({ tenant, body }) => created(await createTemplate(consoleStore(), tenant, body)));

@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { ok } from '#shared/http/respond';
-import { getTemplate } from '#shared/domain/console';
-import { idPath } from '#shared/schemas/console';
-
-export const handler = platformHandler('console/templates-get', { path: idPath }, async ({ tenant, params }) => ok(await getTemplate(consoleStore(), tenant, params.id)));

@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { ok } from '#shared/http/respond';
-import { listAudit } from '#shared/control/records';
-import { auditQuery } from '#shared/schemas/control';
-
-export const handler = platformHandler('control/audit-list', { query: auditQuery }, async ({ tenant, query }) => ok(await listAudit(consoleStore(), tenant, query)));

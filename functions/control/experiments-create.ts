@@ -1,9 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { created } from '#shared/http/respond';
-import { createExperiment } from '#shared/control/records';
-import { experimentBody } from '#shared/schemas/control';
-
-export const handler = platformHandler('control/experiments-create', { body: experimentBody }, async ({ tenant, actor, body }) =>
-  created(await createExperiment(consoleStore(), { tenant, actor }, body)),
-);

@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { ok } from '#shared/http/respond';
-import { getRerank } from '#shared/control/records';
-import { rerankQuery } from '#shared/schemas/control';
-
-export const handler = platformHandler('control/rerank-get', { query: rerankQuery }, async ({ tenant, query }) => ok(await getRerank(consoleStore(), tenant, query.contextId)));

@@ -1,7 +1,0 @@
-import { consoleStore } from '#shared/data/index';
-import { platformHandler } from '#shared/http/handler';
-import { created } from '#shared/http/respond';
-import { createSegment } from '#shared/control/records';
-import { segmentBody } from '#shared/schemas/control';
-
-export const handler = platformHandler('control/segments-create', { body: segmentBody }, async ({ tenant, actor, body }) => created(await createSegment(consoleStore(), { tenant, actor }, body)));

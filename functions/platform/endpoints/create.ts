@@ -1,0 +1,7 @@
+import { consoleStore } from '#shared/data/index';
+import { platformHandler } from '#shared/http/handler';
+import { created } from '#shared/http/respond';
+import { createEndpoint } from '#shared/domain/endpoints';
+import { endpointBody } from '#shared/schemas/console';
+
+export const handler = platformHandler('platform/endpoints/create', { body: endpointBody }, async ({ tenant, body }) => created(await createEndpoint(consoleStore(), tenant, body)));

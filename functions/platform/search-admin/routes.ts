@@ -1,0 +1,36 @@
+import { searchLogStore, synonymStore } from '#shared/data/index';
+import { platformHandler, type DeclaredRequest } from '#shared/http/handler';
+import { created, noContent, ok } from '#shared/http/respond';
+import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
+import { idPath } from '#shared/schemas/console';
+import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '#shared/schemas/search-admin';
+import { searchAnalytics } from '#shared/search/analytics';
+import { createSynonymSet, deleteSynonymSet, getSynonymSet, listSynonymSets, updateSynonymSet } from '#shared/search/synonyms';
+
+/**
+ * Search administration, every route in one module (one function): the synonym sets
+ * (`/api/synonyms`) and search analytics (`GET /api/analytics/searches`). One function instead
+ * of six keeps the stack's resource count down; each route has its own validated handler, and
+ * the event's route key picks it.
+ */
+const NAME = 'platform/search-admin/routes';
+/** Each route's handler, by route key (exported: the OpenAPI generator reads what each declares). */
+export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+  'POST /api/synonyms': platformHandler(NAME, { body: synonymBody }, async ({ tenant, body }) => created(await createSynonymSet(synonymStore(), tenant, body))),
+  'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
+  'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
+  'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) =>
+    ok(await updateSynonymSet(synonymStore(), tenant, params.id, body)),
+  ),
+  'DELETE /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => {
+    await deleteSynonymSet(synonymStore(), tenant, params.id);
+    return noContent();
+  }),
+  'GET /api/analytics/searches': platformHandler(NAME, { query: searchAnalyticsQuery }, async ({ tenant, query }) => ok(await searchAnalytics(searchLogStore(), tenant, query))),
+};
+
+export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const h = routeHandlers[event.routeKey];
+  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
+  return h(event, context);
+};

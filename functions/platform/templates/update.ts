@@ -1,0 +1,7 @@
+import { consoleStore } from '#shared/data/index';
+import { platformHandler } from '#shared/http/handler';
+import { ok } from '#shared/http/respond';
+import { updateTemplate } from '#shared/domain/templates';
+import { idPath, templatePatch } from '#shared/schemas/console';
+
+export const handler = platformHandler('platform/templates/update', { path: idPath, body: templatePatch }, async ({ tenant, params, body }) => ok(await updateTemplate(consoleStore(), tenant, params.id, body)));

@@ -1,0 +1,7 @@
+import { consoleStore, eventStore } from '#shared/data/index';
+import { platformHandler } from '#shared/http/handler';
+import { ok } from '#shared/http/respond';
+import { eraseUser } from '#shared/domain/erasure';
+import { userPath } from '#shared/schemas/console';
+
+export const handler = platformHandler('platform/users/erase', { path: userPath }, async ({ tenant, params }) => ok(await eraseUser({ console: consoleStore(), events: eventStore() }, tenant, params.user_id)));

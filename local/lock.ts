@@ -1,0 +1,80 @@
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { withRetrySync } from '../shared/retry.ts';
+
+/** A start-up failure the local server reports in one line (no stack trace) before it exits. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** Whether a process with this id runs (one of another user's answers EPERM: it runs too). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export const lockFile = (dataDir: string) => join(dataDir, 'server.lock');
+
+/** Who holds the data directory: a server (`npm start`) or an admin command that opened it itself. */
+export type LockRole = 'server' | 'admin command';
+
+function holder(file: string): { pid: number; role: LockRole } | undefined {
+  try {
+    const lock = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; role?: unknown };
+    const pid = Number(lock.pid);
+    return Number.isSafeInteger(pid) && pid > 0 ? { pid, role: lock.role === 'admin command' ? 'admin command' : 'server' } : undefined;
+  } catch {
+    return undefined; // gone meanwhile, or not a lock of ours
+  }
+}
+
+/**
+ * Takes the data directory for this process: `server.lock` holds its pid (the database's files
+ * must not be opened by two processes). A lock whose process is gone (it was killed, or the
+ * machine restarted) is taken over; one of a running process (this one included: a second
+ * stack of this process on the same directory) is refused with a StartupError. Answers the
+ * release, which removes the lock if it is still this process's.
+ */
+export function lockDataDir(dataDir: string, role: LockRole = 'server'): () => void {
+  const file = lockFile(dataDir);
+  // Written whole first, then linked into place (which fails if a lock exists): a lock is never
+  // seen half written.
+  const mine = `${file}.${process.pid}`;
+  writeFileSync(mine, `${JSON.stringify({ pid: process.pid, role, started_at: new Date().toISOString() })}\n`);
+  try {
+    return takeLock(dataDir, file, mine);
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
+/** 5 attempts to link the lock into place, each after removing a stale one, at once. */
+function takeLock(dataDir: string, file: string, mine: string): () => void {
+  return withRetrySync<() => void>(5, () => {
+    try {
+      linkSync(mine, file);
+      let released = false;
+      return {
+        value: () => {
+          if (released) return;
+          released = true;
+          if (holder(file)?.pid === process.pid) rmSync(file, { force: true });
+        },
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const held = holder(file);
+    if (held && alive(held.pid)) {
+      throw new StartupError(`${dataDir} is in use by another ${held.role} (pid ${held.pid}). Stop that one first, or use another data directory (DATA_DIR=...).`);
+    }
+    // Stale: its process is gone. Removed unless another start replaced it meanwhile; whoever
+    // links the next one first wins.
+    if (holder(file)?.pid === held?.pid) rmSync(file, { force: true });
+    return { failure: new StartupError(`Could not take the lock ${file}: other servers keep starting on ${dataDir}.`), retryable: true };
+  });
+}

@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { WorkMessage, WorkQueue } from '../shared/queue/messages.ts';
+import type { QueueName } from '../shared/queue/workers.ts';
+import { lambdaContext } from './http-adapter.ts';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+interface Message {
+  id: string;
+  body: string;
+  receiveCount: number;
+  visibleAt: number;
+  sentAt: number;
+}
+
+export interface LocalQueueOptions {
+  batchSize: number;
+  maxReceiveCount: number;
+  /** Delay before a failed message is visible again (SQS: the visibility timeout). */
+  retryDelayMs: number;
+  /** Dead letters are appended here as JSON lines, so none is lost. */
+  deadLetterFile?: string;
+  /** Batches delivered at once (Lambda runs several for a busy queue); default 1. */
+  concurrency?: number;
+}
+
+/**
+ * The local stand-in for SQS + the Lambda event source: delivers real SQSEvent batches to the
+ * worker handler, retries the records it reports in batchItemFailures (or the whole batch when
+ * it throws) after a delay, and dead-letters a message after maxReceiveCount receives.
+ */
+export class LocalQueue {
+  /** Visible messages in send order, from `head` on (a deque without O(n) removals). */
+  private ready: Message[] = [];
+  private head = 0;
+  /** Messages waiting out a retry delay. */
+  private delayed: Message[] = [];
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private stopped = false;
+  private waiters: (() => void)[] = [];
+  readonly deadLetters: { id: string; body: string; receiveCount: number }[] = [];
+  /** Every body ever sent, in order (what tests and benchmarks inspect). */
+  readonly sent: string[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly handler: SqsHandler | undefined,
+    private readonly opts: LocalQueueOptions,
+  ) {}
+
+  send(bodies: string[]): void {
+    const now = Date.now();
+    this.sent.push(...bodies);
+    for (const body of bodies) this.ready.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
+    this.schedule(0);
+  }
+
+  get depth(): number {
+    return this.ready.length - this.head + this.delayed.length + this.inFlight;
+  }
+
+  /** Resolves once nothing is waiting or in flight (tests, benchmarks). */
+  idle(): Promise<void> {
+    if (this.depth === 0 || !this.handler) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Resumes delivery after stop(). */
+  resume(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Drops every undelivered message, as a crash of the local process would (tests of the sweep). */
+  discardPending(): number {
+    const n = this.ready.length - this.head + this.delayed.length;
+    this.ready = [];
+    this.head = 0;
+    this.delayed = [];
+    return n;
+  }
+
+  /** Up to one batch of visible messages, oldest first. */
+  private take(now: number): Message[] {
+    if (this.delayed.length) {
+      const due = this.delayed.filter((m) => m.visibleAt <= now);
+      if (due.length) {
+        this.delayed = this.delayed.filter((m) => m.visibleAt > now);
+        this.ready.push(...due);
+      }
+    }
+    const batch = this.ready.slice(this.head, this.head + this.opts.batchSize);
+    this.head += batch.length;
+    if (this.head > 4096 && this.head * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.head);
+      this.head = 0;
+    }
+    return batch;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped || !this.handler || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pump(), ms);
+  }
+
+  private async pump(): Promise<void> {
+    this.timer = undefined;
+    if (this.running || this.stopped || !this.handler) return;
+    this.running = true;
+    const deliveries = new Set<Promise<void>>();
+    try {
+      for (;;) {
+        const batch = this.stopped ? [] : this.take(Date.now());
+        if (batch.length === 0) {
+          // Nothing visible: let the running batches finish (their failures may come back).
+          if (deliveries.size === 0) break;
+          await Promise.race(deliveries);
+          continue;
+        }
+        this.inFlight += batch.length;
+        const d: Promise<void> = this.deliver(batch).finally(() => {
+          this.inFlight -= batch.length;
+          deliveries.delete(d);
+        });
+        deliveries.add(d);
+        if (deliveries.size >= (this.opts.concurrency ?? 1)) await Promise.race(deliveries);
+      }
+    } finally {
+      this.running = false;
+    }
+    if (this.delayed.length > 0) {
+      const next = Math.min(...this.delayed.map((m) => m.visibleAt));
+      this.schedule(Math.max(0, next - Date.now()));
+    } else if (this.ready.length > this.head) {
+      this.schedule(0);
+    } else if (this.inFlight === 0) {
+      for (const w of this.waiters.splice(0)) w();
+    }
+  }
+
+  private async deliver(batch: Message[]): Promise<void> {
+    for (const m of batch) m.receiveCount += 1;
+    const event: SQSEvent = { Records: batch.map((m) => this.record(m)) };
+    let failed: Set<string>;
+    try {
+      const res = await (this.handler as SqsHandler)(event, lambdaContext(`worker-${this.name}`, 900_000));
+      failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch {
+      failed = new Set(batch.map((m) => m.id));
+    }
+    for (const m of batch) {
+      if (!failed.has(m.id)) continue;
+      if (m.receiveCount >= this.opts.maxReceiveCount) {
+        this.deadLetters.push({ id: m.id, body: m.body, receiveCount: m.receiveCount });
+        if (this.opts.deadLetterFile) appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+      } else {
+        m.visibleAt = Date.now() + this.opts.retryDelayMs * m.receiveCount;
+        this.delayed.push(m);
+      }
+    }
+  }
+
+  private record(m: Message): SQSRecord {
+    return {
+      messageId: m.id,
+      receiptHandle: m.id,
+      body: m.body,
+      attributes: {
+        ApproximateReceiveCount: String(m.receiveCount),
+        SentTimestamp: String(m.sentAt),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(m.sentAt),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:local:000000000000:${this.name}`,
+      awsRegion: 'local',
+    };
+  }
+}
+
+/** The work queue the handlers see locally: one LocalQueue per queue name. */
+export class LocalWorkQueue implements WorkQueue {
+  constructor(readonly queues: Map<QueueName, LocalQueue>) {}
+  async send(queue: QueueName, messages: WorkMessage[]): Promise<void> {
+    const q = this.queues.get(queue);
+    if (!q) throw new Error(`No local queue ${queue}`);
+    q.send(messages.map((m) => JSON.stringify(m)));
+  }
+  async backlog(queue: QueueName): Promise<number> {
+    return this.queues.get(queue)?.depth ?? 0;
+  }
+  async idle(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.idle()));
+  }
+}

@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { compile, matchPath } from '../shared/http/route-match.ts';
+import { notFoundHandlers, routeKey, routes, type Route } from '../shared/routes.ts';
+import { startApiPool, type ApiPool } from './api-pool.ts';
+import { isConsoleFile, isConsolePath, serveConsole } from './console-static.ts';
+import type { AccessEntry } from './access-log.ts';
+import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
+import { StartupError } from './lock.ts';
+
+/** Imports a handler module under functions/ (what Lambda would load). */
+export async function loadHandler(module: string): Promise<LambdaHttpHandler> {
+  const mod = (await import(new URL(`../functions/${module}.ts`, import.meta.url).href)) as { handler?: LambdaHttpHandler };
+  if (typeof mod.handler !== 'function') throw new Error(`functions/${module}.ts exports no handler`);
+  return mod.handler;
+}
+
+export interface LocalServer {
+  server: Server;
+  port: number;
+  /**
+   * From now on, runs the handlers in `size` worker threads (see api-pool.ts) instead of this
+   * thread; they take a snapshot of process.env, so call it once the environment is final.
+   */
+  useThreads(size: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A request's path without its query (the access log leaves query strings out). */
+function pathOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '/', 'http://local').pathname;
+  } catch {
+    return (url ?? '/').split('?')[0] as string;
+  }
+}
+
+/** Why the port could not be bound, in a sentence that says what to do. */
+function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return new StartupError(`Port ${port} on ${host} is already in use (another server?). Stop what holds it, or pick another port: PORT=0 picks a free one.`);
+    case 'EACCES':
+      return new StartupError(`Port ${port} on ${host} needs privileges this process lacks. Use a port above 1023, or PORT=0 for a free one.`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine; use 127.0.0.1 (the default) or 0.0.0.0.`);
+    default:
+      return e;
+  }
+}
+
+/**
+ * The local stand-in for API Gateway: one port serves the Core API (/v1), the Platform API
+ * (/api) and the token endpoint (/oauth2/token), invoking the same handler modules Lambda runs.
+ */
+export async function startHttpServer(opts: { host: string; port: number; jwksFile: string; accessLog?: ((e: AccessEntry) => void) | undefined }): Promise<LocalServer> {
+  const modules = new Set<string>([...routes.map((r) => r.handler), ...Object.values(notFoundHandlers)]);
+  const handlers = new Map<string, LambdaHttpHandler>();
+  for (const m of modules) handlers.set(m, await loadHandler(m));
+  const compiled = routes.map(compile);
+  let pool: ApiPool | undefined;
+  const handlerOf = (module: string) => (pool ? pool.handler(module) : (handlers.get(module) as LambdaHttpHandler));
+
+  // Requests being handled: closing waits for them, so none loses its database mid-write.
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const server = createServer(async (req, res) => {
+    inFlight++;
+    const started = performance.now();
+    let tenant: string | undefined;
+    let requestId: string | undefined;
+    const log = opts.accessLog;
+    // Once the response is sent (or the client went away).
+    if (log)
+      res.once('close', () => log({ time: new Date(), method: req.method ?? '-', path: pathOf(req.url), status: res.statusCode, ms: performance.now() - started, tenant, request_id: requestId }));
+    try {
+      const path = new URL(req.url ?? '/', 'http://local').pathname;
+      if (req.method === 'GET' && path === '/.well-known/jwks.json') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(readFileSync(opts.jwksFile));
+        return;
+      }
+      const body = await readBody(req);
+      if (body === 'too_large') {
+        res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Request Entity Too Large' }));
+        return;
+      }
+      let route: Route | undefined;
+      let params: Record<string, string> | undefined;
+      for (const c of compiled) {
+        if (c.route.method !== req.method) continue;
+        params = matchPath(c, path);
+        if (params) {
+          route = c.route;
+          break;
+        }
+      }
+      // The console web app (console/dist): files at /console/ that no console route takes.
+      if (!route && (req.method === 'GET' || req.method === 'HEAD') && isConsoleFile(path)) {
+        await serveConsole(req, res, path);
+        return;
+      }
+      const module = route ? route.handler : path.startsWith('/api/') || path === '/api' || isConsolePath(path) ? notFoundHandlers.platform : notFoundHandlers.core;
+      const event = toApiGatewayEvent(req, body, route ? routeKey(route) : '$default', route ? params : undefined);
+      const context = lambdaContext(module.replace(/\//g, '-'));
+      const result = await handlerOf(module)(event, context);
+      tenant = tenantOf(context);
+      const id = result.headers?.['x-request-id'];
+      requestId = typeof id === 'string' ? id : undefined;
+      writeResult(res, result);
+    } catch (e) {
+      // What API Gateway answers when the integration itself fails.
+      console.error(JSON.stringify({ level: 'ERROR', message: 'handler crashed', error: String(e) }));
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: 'Internal Server Error' }));
+    } finally {
+      if (--inFlight === 0) drained?.();
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, opts.host, opts.port)));
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    port,
+    useThreads: async (size) => {
+      pool = await startApiPool(size, [...modules]);
+    },
+    close: async () => {
+      // No new connections; idle ones close now, the rest once their requests are answered
+      // (at most 10 s), before the caller stops the database.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
+        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+        void settled.then(() => {
+          clearTimeout(timer);
+          server.closeAllConnections();
+        });
+      });
+      await pool?.close();
+    },
+  };
+}

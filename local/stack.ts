@@ -1,0 +1,224 @@
+// First: the local defaults hold before any module below reads them as it loads.
+import './defaults.ts';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ensureSigningKey } from '../shared/auth/signer.ts';
+import { makeTable } from '../shared/data/client.ts';
+import type { DemoSize } from '../shared/demo/generate.ts';
+import type { DemoRun } from '../shared/demo/run.ts';
+import type { DemoSummary } from '../shared/demo/seed.ts';
+import { storesFor } from '../shared/data/index.ts';
+import { readLocalConfig } from '../shared/config.ts';
+import { Conflict } from '../shared/domain/errors.ts';
+import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../shared/domain/credentials.ts';
+import { useWorkQueue } from '../shared/queue/messages.ts';
+import { queues as queueSpecs, workers, type QueueName } from '../shared/queue/workers.ts';
+import { connectLocalDynamo, ensureTable, startDynaliteThread } from './dynamo.ts';
+import { useDynamoPort } from './dynamo-port.ts';
+import { LocalQueue, LocalWorkQueue, type SqsHandler } from './queue.ts';
+import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
+import { loadHandler, startHttpServer } from './server.ts';
+import type { AccessEntry } from './access-log.ts';
+import { lockDataDir, StartupError } from './lock.ts';
+import { prepareConsole } from './console-static.ts';
+import { ensureDemoConsoleUser, type ConsoleLogin } from './console-user.ts';
+
+export const LOCAL_TABLE = 'recsearch-local';
+
+/** credentials.json: the demo tenant's credentials, and its console user's email and password. */
+export type Credentials = TenantCredentials & Partial<ConsoleLogin>;
+
+export const paths = (dataDir: string) => ({
+  credentials: join(dataDir, 'credentials.json'),
+  stack: join(dataDir, 'stack.json'),
+  dynamodb: join(dataDir, 'dynamodb'),
+  signingKey: join(dataDir, 'jwt-signing-key.json'),
+  jwks: join(dataDir, 'jwks.json'),
+  blobs: join(dataDir, 'blobs'),
+  /** The demo seed's progress (shared/demo/progress.ts). */
+  demo: join(dataDir, 'demo.json'),
+  deadLetters: (queue: string) => join(dataDir, `dead-letters-${queue}.jsonl`),
+});
+
+/** What a running local stack records about itself, so the admin CLI can reach it. */
+export interface StackInfo {
+  pid: number;
+  port: number;
+  base_url: string;
+  dynamodb_endpoint: string;
+  table: string;
+}
+
+/** Locally the three bases share one host and port. */
+export const urlsFor = (port: number): ServiceUrls => {
+  const url = `http://localhost:${port}`;
+  return { base_url: url, console_url: url, auth_url: url };
+};
+
+export interface LocalStack {
+  port: number;
+  /** How many worker threads run the API handlers (0: this thread). */
+  apiThreads: number;
+  /** The in-process queues (one per queue name) the handlers send work messages to. */
+  workQueue: LocalWorkQueue;
+  /** Runs the maintenance pass now (the local stand-in for the scheduled Lambda). */
+  maintain(): Promise<unknown>;
+  dataDir: string;
+  credentials: Credentials;
+  credentialsFile: string;
+  /** The demo seed running in the background (undefined: none this start); `close` stops it. */
+  demo: Promise<DemoSummary | undefined> | undefined;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  dataDir: string;
+  port?: number;
+  host?: string;
+  /** Extra environment for the handlers (rate limits, token lifetime, ...). */
+  env?: Record<string, string>;
+  /** Called once per request answered (`npm start` prints it). */
+  accessLog?: (e: AccessEntry) => void;
+  /**
+   * Seed the demo tenant with the demo shop when this start creates it (and finish a seed an
+   * earlier start left half done), in the background, printing progress with `log`.
+   */
+  demo?: { size: DemoSize; log: (line: string) => void };
+}
+
+/**
+ * Starts dynalite on the data directory, the handlers behind one HTTP port, and the demo tenant.
+ * The data directory is locked to this stack (lock.ts) until it closes. A start that fails
+ * stops what it had started, then throws (a StartupError says in one line what to do).
+ */
+export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const release = lockDataDir(dataDir);
+  const undo: (() => unknown)[] = [release];
+  try {
+    const stack = await startStack(opts, dataDir, undo);
+    return {
+      ...stack,
+      close: async () => {
+        await stack.close();
+        release();
+      },
+    };
+  } catch (e) {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function startStack(opts: StackOptions, dataDir: string, undo: (() => unknown)[]): Promise<LocalStack> {
+  const p = paths(dataDir);
+  const dynamo = await startDynaliteThread({ path: p.dynamodb });
+  undo.push(() => dynamo.close());
+  await ensureTable(dynamo.endpoint, LOCAL_TABLE);
+  // This thread's tables (handlers run here unless LOCAL_API_THREADS is set) use a port too.
+  const own = connectLocalDynamo();
+  if (own) useDynamoPort(own.endpoint, own.port);
+  ensureSigningKey(p.signingKey, p.jwks);
+
+  Object.assign(process.env, {
+    TABLE_NAME: LOCAL_TABLE,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    AUTH_JWKS_FILE: p.jwks,
+    AUTH_SIGNING_KEY_FILE: p.signingKey,
+    BLOB_DIR: p.blobs,
+    ...opts.env,
+  });
+  // Read now, once the stack's environment is applied (a process may start several stacks).
+  const local = readLocalConfig();
+
+  // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.
+  // Each worker runs in its own thread, as its own Lambda would: a long index build never
+  // blocks the API.
+  const localQueues = new Map<QueueName, LocalQueue>();
+  const threads: ThreadedHandler[] = [];
+  for (const [name, spec] of Object.entries(queueSpecs) as [QueueName, (typeof queueSpecs)[QueueName]][]) {
+    const worker = workers.find((w) => w.queue === name);
+    let handler: SqsHandler | undefined;
+    if (worker) {
+      const thread = await threadedHandler(worker.handler);
+      undo.push(() => thread.close());
+      threads.push(thread);
+      handler = thread.handler;
+    }
+    localQueues.set(
+      name,
+      new LocalQueue(name, handler, {
+        batchSize: worker?.batchSize ?? 10,
+        maxReceiveCount: spec.maxReceiveCount,
+        retryDelayMs: local.retryDelayMs,
+        deadLetterFile: p.deadLetters(name),
+        // Embedding batches are I/O-bound: several at once, as Lambda scales a busy queue's
+        // consumers; training runs one at a time.
+        concurrency: name === 'embedding' ? 4 : 1,
+      }),
+    );
+  }
+  const workQueue = new LocalWorkQueue(localQueues);
+  useWorkQueue(workQueue);
+  undo.push(() => {
+    for (const q of localQueues.values()) q.stop();
+    useWorkQueue(undefined);
+  });
+  const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
+  const maintenance = setInterval(() => void maintainHandler().catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
+  maintenance.unref();
+  undo.push(() => clearInterval(maintenance));
+  // The console web app: built now in the background if missing or stale (requests for it wait).
+  if (local.consoleBuild) void prepareConsole().catch(() => undefined);
+  const http = await startHttpServer({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 3000, jwksFile: p.jwks, accessLog: opts.accessLog });
+  undo.push(() => http.close());
+  // Handlers read their configuration on first use, so the issuer can follow the bound port.
+  process.env.AUTH_ISSUER = `http://localhost:${http.port}`;
+  // LOCAL_API_THREADS > 0: API handlers run in that many threads, as concurrent Lambda containers.
+  if (local.apiThreads > 0) await http.useThreads(local.apiThreads);
+
+  const store = storesFor(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1')).credentials;
+  let credentials: Credentials;
+  const fresh = !existsSync(p.credentials);
+  if (!fresh) {
+    credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
+  } else {
+    try {
+      credentials = await onboardTenant(store, 'demo', urlsFor(http.port));
+    } catch (e) {
+      if (!(e instanceof Conflict)) throw e;
+      throw new StartupError(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);
+    }
+  }
+  credentials = { ...credentials, ...(await ensureDemoConsoleUser(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1'), credentials.tenant, credentials)) };
+  writeFileSync(p.credentials, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
+  writeFileSync(p.stack, `${JSON.stringify(info, null, 2)}\n`);
+  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+  // Imported only when a seed runs: the demo pulls in search and training code, whose settings
+  // are read at import (a test stack sets them after this module is loaded).
+  const demo: DemoRun | undefined = opts.demo && (await import('../shared/demo/run.ts')).startDemo({ table, queue: workQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });
+
+  return {
+    port: http.port,
+    apiThreads: local.apiThreads,
+    workQueue,
+    maintain: () => maintainHandler(),
+    dataDir,
+    credentials,
+    credentialsFile: p.credentials,
+    demo: demo?.done,
+    close: async () => {
+      // The seed stops between two of its steps first: it writes through this stack.
+      await demo?.stop();
+      clearInterval(maintenance);
+      for (const q of localQueues.values()) q.stop();
+      await Promise.all(threads.map((t) => t.close()));
+      useWorkQueue(undefined);
+      await http.close();
+      await dynamo.close();
+      rmSync(p.stack, { force: true });
+    },
+  };
+}

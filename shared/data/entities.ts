@@ -1,0 +1,254 @@
+import { entity, pad, type Value } from './entity.ts';
+
+/*
+ * Every entity of the single table, declared once: its attributes and its key templates, the
+ * table's own (`primary`) and each secondary index's, named for the access pattern it serves
+ * (the physical GSI names, attribute names and key values are the table's, unchanged: rows
+ * written before these declarations read as they did). Nothing else builds or parses a key.
+ * Numeric facets are zero-padded to 16 digits, so string order is numeric order.
+ */
+
+/** Write shards of a tenant's event log (id mod N). */
+export const EVENT_SHARDS = 4;
+export const eventShard = (id: number): number => id % EVENT_SHARDS;
+/** Write shards of a tenant's search counters. */
+export const SEARCH_COUNTER_SHARDS = 8;
+/** Write shards of an experiment's totals: a tenant's requests spread over this many partitions. */
+export const EXPERIMENT_SHARDS = 16;
+
+const digits = (n: number) => (v: Value) => String(v).padStart(n, '0');
+
+// Tenants, counters, the health check
+
+export const Tenant = entity({
+  name: 'tenant',
+  attributes: ['tenant', 'name', 'created'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}', sk: '#TENANT' },
+    /** Every tenant (maintenance passes). */
+    all: { index: 'gsi1', pk: 'TENANTS', sk: '${tenant}' },
+  },
+});
+
+/** A per-tenant id counter (`item`, `event`, `job`, `audit`, ...): one atomic ADD hands out a block. */
+export const Counter = entity({
+  name: 'counter',
+  attributes: ['value'],
+  indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'COUNTER#${counter}' } },
+});
+
+/** The row the health check reads (it never exists: the read proves the table answers). */
+export const Health = entity({ name: 'health', attributes: [], indexes: { primary: { pk: 'HEALTH', sk: '#HEALTH' } } });
+
+// Catalog
+
+/** Items and tombstones by change time: what changed since an index was built (the search delta). */
+const CHANGED_SINCE = { index: 'gsi2', pk: 'TENANT#${tenant}#ITEMUPD', sk: '${changed_at}#${id}' } as const;
+
+/**
+ * An item: beside the resource fields, `content_version` (bumped by every change of name,
+ * description or metadata), `embedded_version` and `embedding` (Float32 bytes) once embedded.
+ */
+export const Item = entity({
+  name: 'item',
+  attributes: ['id', 'name', 'description', 'metadata', 'active', 'created', 'updated_at', 'embedding_updated_at', 'content_version', 'embedded_version', 'embedding'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#ITEMS', sk: '${id}' },
+    byCategory: { index: 'gsi1', pk: 'TENANT#${tenant}#ITEMCAT#${category}', sk: '${id}' },
+    changedSince: CHANGED_SINCE,
+    /** Sparse: items whose embedding is behind their content, oldest first (keys only). */
+    embedPending: { index: 'gsi3', pk: 'TENANT#${tenant}#EMBEDPENDING', sk: '${pending_since}#${id}' },
+  },
+});
+
+/** A deleted item, kept a week so the search delta removes it; in the change index beside the items. */
+export const Tombstone = entity({
+  name: 'tombstone',
+  attributes: ['id', 'deleted_at', 'ttl'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#TOMBSTONES', sk: '${id}' },
+    changedSince: CHANGED_SINCE,
+  },
+});
+
+// Events
+
+/** An event, on its id's write shard; a user's events and a type's (sharded) have their own index. */
+export const Event = entity({
+  name: 'event',
+  attributes: ['id', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id', 'placement', 'occurred_at', 'created', 'payload', 'extra'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#EVENTS#${shard}', sk: '${id}' },
+    byUser: { index: 'gsi1', pk: 'TENANT#${tenant}#EVUSER#${user_id}', sk: '${id}' },
+    byType: { index: 'gsi2', pk: 'TENANT#${tenant}#EVTYPE#${type}#${shard}', sk: '${id}' },
+  },
+  format: { shard: String },
+});
+
+// Credentials
+
+export const Client = entity({
+  name: 'client',
+  attributes: ['client_id', 'tenant', 'name', 'scopes', 'secret_hash', 'created'],
+  indexes: {
+    primary: { pk: 'CLIENT#${client_id}', sk: '#CLIENT' },
+    ofTenant: { index: 'gsi1', pk: 'TENANT#${tenant}#CLIENTS', sk: '${created}#${client_id}' },
+  },
+});
+
+export const ApiKey = entity({
+  name: 'api_key',
+  attributes: ['id', 'tenant', 'name', 'environment', 'scopes', 'key_hash', 'created'],
+  indexes: {
+    primary: { pk: 'APIKEY#${id}', sk: '#APIKEY' },
+    ofTenant: { index: 'gsi1', pk: 'TENANT#${tenant}#APIKEYS', sk: '${created}#${id}' },
+  },
+});
+
+export const ConsoleUser = entity({
+  name: 'console_user',
+  attributes: ['email', 'password_hash', 'role', 'tenant', 'created'],
+  indexes: { primary: { pk: 'CONSOLEUSER#${email}', sk: '#CONSOLEUSER' } },
+  format: { email: (v) => String(v).toLowerCase() },
+});
+
+/** A console session, under the SHA-256 of its id, with a TTL. */
+export const ConsoleSession = entity({
+  name: 'console_session',
+  attributes: ['email', 'tenant', 'role', 'csrf_token', 'created', 'expires_at', 'ttl'],
+  indexes: { primary: { pk: 'CONSOLESESSION#${id_hash}', sk: '#CONSOLESESSION' } },
+});
+
+// Idempotency, quota
+
+export const Idempotency = entity({
+  name: 'idempotency',
+  attributes: ['hash', 'state', 'owner', 'created', 'claimed', 'first_id', 'status', 'body', 'body_gz', 'chunks', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#IDEM#${key}', sk: '#IDEM' } },
+});
+
+/** Part n of a stored response too large for the key's record, as the attempt `owner` stored it. */
+export const IdempotencyChunk = entity({
+  name: 'idempotency_chunk',
+  attributes: ['data', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#IDEM#${key}', sk: '#CHUNK#${owner}#${n}' } },
+  format: { n: digits(4) },
+});
+
+/** A tenant's request quota (quota.ts): a partition of its own, outside TENANT#. */
+export const Quota = entity({
+  name: 'quota',
+  attributes: ['tat', 'ttl'],
+  indexes: { primary: { pk: 'QUOTA#${tenant}', sk: '#QUOTA' } },
+});
+
+// Console records
+
+/**
+ * A console record's partition: a partition per kind, except the kinds every recommendation
+ * reads (event types and endpoints, with erased users), which share the SERVING partition so
+ * that one Query returns them all, and the control plane's (rules, segments, experiments,
+ * rerank controls, with a marker row per context), which share CONTROL.
+ */
+const SERVING = 'TENANT#${tenant}#CONSOLE#SERVING';
+const CONTROL = 'TENANT#${tenant}#CONSOLE#CONTROL';
+const record = <P extends string, S extends string>(name: string, primary: { pk: P; sk: S }) => entity({ name, attributes: ['id'], indexes: { primary } });
+
+export const EventType = record('event_type', { pk: SERVING, sk: 'event_type#${id}' });
+export const Endpoint = record('endpoint', { pk: SERVING, sk: 'endpoint#${id}' });
+/**
+ * A user whose events were erased (DELETE /api/users/{user_id}), in the serving partition: the
+ * Query every recommendation makes of its endpoints and event types returns it too.
+ */
+export const ErasedUser = entity({
+  name: 'erased_user',
+  attributes: ['user_id', 'requested_at', 'completed_at'],
+  indexes: { primary: { pk: SERVING, sk: 'erased_user#${user_id}' } },
+});
+export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context', sk: '${id}' });
+export const Template = record('template', { pk: 'TENANT#${tenant}#CONSOLE#template', sk: '${id}' });
+/** A training run (the kind keeps its first name, `job`, in its keys). */
+export const TrainingRun = record('job', { pk: 'TENANT#${tenant}#CONSOLE#job', sk: '${id}' });
+export const ModelVersion = record('model', { pk: 'TENANT#${tenant}#CONSOLE#model', sk: '${id}' });
+export const Rule = record('rule', { pk: CONTROL, sk: 'rule#${id}' });
+export const Segment = record('segment', { pk: CONTROL, sk: 'segment#${id}' });
+export const Experiment = record('experiment', { pk: CONTROL, sk: 'experiment#${id}' });
+/** A context's rerank controls (its id is the context's). */
+export const Rerank = record('rerank', { pk: CONTROL, sk: 'rerank#${id}' });
+/** A context's marker in the control partition: the control Query lists the tenant's contexts. */
+export const ContextMarker = record('context_marker', { pk: CONTROL, sk: 'context#${id}' });
+
+/** The console records of each kind, by kind (ConsoleKind). */
+export const CONSOLE_RECORDS = {
+  event_type: EventType, endpoint: Endpoint, context: Context, template: Template, job: TrainingRun, model: ModelVersion,
+  rule: Rule, segment: Segment, experiment: Experiment, rerank: Rerank,
+} as const;
+
+/** Change history of one control resource (`rules/12`), by entry id (newest last). */
+export const AuditEntry = entity({
+  name: 'audit',
+  attributes: ['id', 'at', 'actor', 'action', 'resource', 'before', 'after'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#AUDIT#${resource}', sk: '${id}' } },
+});
+
+/**
+ * A training run's log line: ordered by time, then by its writer's sequence within that
+ * millisecond; `writer` (random per call) keeps lines that two processes write in the same
+ * millisecond apart.
+ */
+export const RunLogLine = entity({
+  name: 'job_log',
+  attributes: ['ts', 'message'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#JOBLOG#${run}', sk: '${ms}#${seq}#${writer}' } },
+  format: { run: String, seq: digits(6) },
+});
+
+// Experiments, search analytics, synonyms
+
+/** A request served in an experiment, by its request_id: events that name it are attributed to its variant. */
+export const Exposure = entity({
+  name: 'exposure',
+  attributes: ['experiment_id', 'variant', 'user_id', 'served_at', 'attribute_until', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#EXPREQ#${request_id}', sk: '#EXPREQ' } },
+});
+
+/** A user's record in an experiment (first served, conversions by event type). */
+export const ExperimentUser = entity({
+  name: 'experiment_user',
+  attributes: ['variant', 'first_served_at'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#EXPUSER#${experiment}#${user_id}', sk: '#EXPUSER' } },
+  format: { experiment: String },
+});
+
+/** One shard of an experiment's running totals, per variant: shards spread the counting over partitions. */
+export const ExperimentTotals = entity({
+  name: 'experiment_totals',
+  attributes: ['requests', 'users'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#EXPAGG#${experiment}#${shard}', sk: '${variant}' } },
+  format: { experiment: String, shard: String },
+});
+
+/** A search, by its request_id: events that name it are attributed to its query. */
+export const SearchRequest = entity({
+  name: 'search_request',
+  attributes: ['query', 'day', 'served_at', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#SRCHREQ#${request_id}', sk: '#SRCHREQ' } },
+});
+
+/** One shard of a tenant's search counters, a row per UTC day and normalised query (`2026-11-25#running shoes`). */
+export const SearchCounters = entity({
+  name: 'search_counters',
+  attributes: ['searches', 'no_results', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#SRCHAGG#${shard}', sk: '${day}#${query}' } },
+  format: { shard: String },
+});
+
+/** A tenant's synonym sets, one partition read whole by search. */
+export const SynonymSet = entity({
+  name: 'synonym',
+  attributes: ['id', 'type', 'input', 'synonyms', 'created', 'updated_at'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#SYNONYMS', sk: '${id}' } },
+});
+
+/** A cursor's sort-key value for an id. */
+export const sortId = pad;

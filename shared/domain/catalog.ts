@@ -1,0 +1,25 @@
+/**
+ * The catalog port: the tenant's live catalog as serving reads it. Search offers it (its index
+ * build and the changes since, shared/search/catalog.ts); recommendations use it for existence,
+ * activity and content vectors, without knowing how search stores them.
+ */
+import type { ItemWithVector } from './types.ts';
+
+export interface Catalog {
+  /** Dimensions of the item vectors. */
+  readonly dims: number;
+  /** An item's current version (active or not); undefined when it is deleted or unknown. */
+  get(id: number): ItemWithVector | undefined;
+  /** Whether the item exists now (active or not). */
+  isLive(id: number): boolean;
+  /**
+   * Items by content similarity to the unit vector `q`: the `k` nearest of the indexed items and
+   * every item changed since the index was built, each with its cosine to `q` (in no particular
+   * order; deleted items and superseded versions left out, inactive ones not).
+   */
+  nearest(q: Float32Array, k: number, visit: (id: number, cosine: number) => void): void;
+  /** into += Σ weights[j] × the vector of items[j] (items of this catalog); false when none has a vector of its size. */
+  addVectors(items: readonly ItemWithVector[], weights: readonly number[], into: Float32Array): boolean;
+  /** Cosine similarity to one item, for any number of others (0 without vectors): the shape the serving pipeline's diversity asks for. */
+  similarity(a: { doc: ItemWithVector }): (b: { doc: ItemWithVector }) => number;
+}

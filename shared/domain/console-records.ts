@@ -1,0 +1,116 @@
+import type { ControlConfig } from '../control/types.ts';
+import { NotFound } from './errors.ts';
+
+/*
+ * The console records' port: the Platform API's small per-tenant collections (event types,
+ * contexts, templates, endpoints, training runs, model versions, the control plane's records),
+ * read whole and updated conditionally. shared/data/console.ts implements it on the table; the
+ * aggregates (shared/domain/event-types.ts, templates.ts, ...) use it.
+ */
+
+/** Console record kinds, each with per-tenant integer ids. */
+export type ConsoleKind = 'event_type' | 'context' | 'template' | 'endpoint' | 'job' | 'model' | ControlKind;
+/** The control plane's kinds, stored in one partition per tenant (a rerank record's id is its context's). */
+export type ControlKind = 'rule' | 'segment' | 'experiment' | 'rerank';
+
+/** Field values a conditional write requires (`undefined`: the field must be absent). */
+export type Expect = Record<string, unknown>;
+
+/** One change to a control resource, as the audit trail keeps it. */
+export interface AuditEntry {
+  /** Per tenant, increasing: newer entries have higher ids. */
+  id: number;
+  /** Unix seconds. */
+  at: number;
+  /** The API key's 8-character prefix (null when no key made the change). */
+  actor: string | null;
+  action: 'create' | 'update' | 'delete';
+  /** `rules/12`, `segments/3`, `experiments/4`, `rerank-controls/7`. */
+  resource: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface ConsoleRecord {
+  id: number;
+  [k: string]: unknown;
+}
+
+/**
+ * A user whose events were erased: from `requested_at` (unix seconds) serving no longer
+ * personalises from what a model's artifact holds of them, nor from their events created up to
+ * `completed_at` (null while the erasure runs: none of them).
+ */
+export interface ErasedUser {
+  user_id: string;
+  requested_at: number;
+  completed_at: number | null;
+}
+
+export interface LogLine {
+  ts: number;
+  message: string;
+}
+
+/** Generic console records: small per-tenant collections read whole, updated conditionally. */
+export interface ConsoleStore {
+  nextId(tenant: string, kind: ConsoleKind): Promise<number>;
+  put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
+  get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
+  list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
+  /** The tenant's event types, endpoints and erased users, in one read (what every recommendation needs). */
+  servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUser[] }>;
+  /** Stores a user's erasure marker (one per user: a later erasure replaces it). */
+  putErasure(tenant: string, marker: ErasedUser): Promise<void>;
+  /**
+   * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
+   * only if the field is absent). false when that failed.
+   */
+  update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Takes back a record just created that lost a race (a name another record took first): from
+   * then on it is as if it had never been written (get, list and update skip it).
+   */
+  withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
+  /**
+   * One page of a kind's records in id order, those with ids above `after` whose fields equal
+   * `where`.
+   */
+  page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown> }): Promise<{ rows: T[]; hasMore: boolean }>;
+  /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
+  replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
+  /** Deletes a record (with `expect`, only if it holds); false when there was none or it did not hold. */
+  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
+  /** Notes a context in the control partition, so `controlConfig` lists it. */
+  putContextMarker(tenant: string, contextId: number): Promise<void>;
+  /**
+   * The tenant's rules, segments, experiments, rerank controls and context ids, with one
+   * (strongly consistent) Query of the control partition. Bookkeeping fields (named `_...`) are
+   * left out.
+   */
+  controlConfig(tenant: string): Promise<ControlConfig>;
+  /** Adds an entry to a control resource's history (its id allocated here). */
+  appendAudit(tenant: string, entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>;
+  /** A resource's history, newest first: entries with ids below `before`. */
+  auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
+  appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
+  logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
+}
+
+/** A console record not found: `<what>_not_found`, "No <what> <id>." */
+export const notFound = (what: string, id: number | string) => new NotFound(`${what.replace(/ /g, '_')}_not_found`, `No ${what} ${id}.`);
+
+
+/**
+ * Stores a new record whose name is unique in its kind (the caller has checked it is free). Two
+ * creates of one name at once both pass that check; the one with the lower id keeps the name,
+ * the other takes its record back and answers 409 (`exists`) as if it had come second.
+ */
+export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error): Promise<void> {
+  await c.put(tenant, kind, rec);
+  if ((await c.list<T>(tenant, kind)).some((r) => sameName(r) && r.id < rec.id)) {
+    await c.withdraw(tenant, kind, rec.id);
+    throw exists();
+  }
+}
+

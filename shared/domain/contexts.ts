@@ -1,0 +1,19 @@
+import type { z } from 'zod/mini';
+import { nowSeconds } from '../clock.ts';
+import type * as S from '../schemas/console.ts';
+import type { ConsoleRecord, ConsoleStore } from './console-records.ts';
+import { platformList } from './present.ts';
+
+/** Contexts: the places an app serves recommendations or search in (the control plane's rules and experiments attach to them). */
+
+export interface Context extends ConsoleRecord { name: string; description: string; created: number }
+
+export async function createContext(c: ConsoleStore, tenant: string, b: z.output<typeof S.contextBody>) {
+  const rec: Context = { id: await c.nextId(tenant, 'context'), name: b.name, description: b.description, created: nowSeconds() };
+  // The marker first: serving knows a context (its control Query lists it) once it is answered.
+  await c.putContextMarker(tenant, rec.id);
+  await c.put(tenant, 'context', rec);
+  return rec;
+}
+export const listContexts = async (c: ConsoleStore, tenant: string) => platformList(await c.list<Context>(tenant, 'context'));
+

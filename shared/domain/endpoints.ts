@@ -1,0 +1,46 @@
+import type { z } from 'zod/mini';
+import { nowSeconds } from '../clock.ts';
+import type * as S from '../schemas/console.ts';
+import { putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { Conflict } from './errors.ts';
+import { platformList } from './present.ts';
+
+/** Serving endpoints: named slots that serve one model version each; one of them is the tenant's default. */
+
+export interface Endpoint extends ConsoleRecord { endpoint_name: string; is_default: boolean; model_version: number | null; created: number; updated_at: number }
+
+export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>) {
+  const exists = () => new Conflict('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
+  const all = await c.list<Endpoint>(tenant, 'endpoint');
+  if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw exists();
+  const now = nowSeconds();
+  // One default per tenant: the first endpoint is the default; a new default takes over.
+  const isDefault = b.is_default || all.length === 0;
+  const rec: Endpoint = { id: await c.nextId(tenant, 'endpoint'), endpoint_name: b.endpoint_name, is_default: isDefault, model_version: null, created: now, updated_at: now };
+  // Before it takes the default over: a create that loses its name changes nothing.
+  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
+  if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
+  return rec;
+}
+/** The endpoints, exactly one of them the default (see `pickEndpoint`). */
+export async function listEndpoints(c: ConsoleStore, tenant: string) {
+  const all = await c.list<Endpoint>(tenant, 'endpoint');
+  const d = pickEndpoint(all, undefined);
+  return platformList(all.map((e) => (e.is_default && e !== d ? { ...e, is_default: false } : e)));
+}
+/**
+ * The endpoint by name, or the default one when no name is given: the newest endpoint created
+ * as default. Two defaults created at once both write `is_default` before either clears the
+ * other's; the newer one is the default, as if they had come one after the other.
+ */
+export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
+  if (name !== undefined) return all.find((e) => e.endpoint_name === name);
+  let d: Endpoint | undefined;
+  for (const e of all) if (e.is_default && (!d || e.id > d.id)) d = e;
+  return d;
+}
+
+export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
+  return pickEndpoint(await c.list<Endpoint>(tenant, 'endpoint'), name);
+}
+

@@ -1,0 +1,52 @@
+/*
+ * Domain errors: what went wrong in the domain's terms, with the code and message the API shows.
+ * Stores and domain functions throw these; the one error mapping (shared/http/error-mapping.ts)
+ * gives each its HTTP status and envelope. Nothing here knows HTTP.
+ */
+export type FieldErrors = Record<string, string[]>;
+
+export class DomainError extends Error {
+  constructor(
+    /** The machine-readable code the API shows (`item_not_found`, `tenant_exists`). */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The thing asked for does not exist. */
+export class NotFound extends DomainError {}
+
+/** It clashes with what is stored: a name or id taken, a record changed meanwhile, a key held by another attempt. */
+export class Conflict extends DomainError {}
+
+/** The record is not in a state that allows this (a Published template edited, an unapproved version promoted). */
+export class PreconditionFailed extends DomainError {
+  constructor(message: string) {
+    super('invalid_state', message);
+  }
+}
+
+/** The input cannot be used as it is (unknown ids it names, a cursor not handed out). */
+export class InvalidInput extends DomainError {
+  readonly fieldErrors: FieldErrors | undefined;
+  constructor(message: string, fieldErrors?: FieldErrors) {
+    super('validation_error', message);
+    this.fieldErrors = fieldErrors;
+  }
+}
+
+/** The spec names `item_not_found` for a missing item and shows it for a missing event too. */
+export class ItemNotFound extends NotFound {
+  constructor(id: string | number) {
+    super('item_not_found', `No item with id ${id}.`);
+  }
+}
+
+export class EventNotFound extends NotFound {
+  constructor(id: string | number) {
+    super('item_not_found', `No event with id ${id}.`);
+  }
+}

@@ -1,0 +1,24 @@
+import type { z } from 'zod/mini';
+import { nowSeconds } from '../clock.ts';
+import type * as S from '../schemas/console.ts';
+import { notFound, putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { Conflict } from './errors.ts';
+import { platformList } from './present.ts';
+
+/** Event types: the kinds of interaction a tenant sends, each with the weight training gives it. */
+
+export interface EventType extends ConsoleRecord { name: string; weight: number; created: number }
+
+export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>) {
+  const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
+  if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
+  const rec: EventType = { id: await c.nextId(tenant, 'event_type'), name: b.name, weight: b.weight, created: nowSeconds() };
+  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists);
+  return rec;
+}
+export const listEventTypes = async (c: ConsoleStore, tenant: string) => platformList(await c.list<EventType>(tenant, 'event_type'));
+export async function updateEventType(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.eventTypePatch>) {
+  if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
+  return (await c.get<EventType>(tenant, 'event_type', id)) as EventType;
+}
+

@@ -1,0 +1,111 @@
+import type { z } from 'zod/mini';
+import { nowSeconds } from '../clock.ts';
+import type * as S from '../schemas/console.ts';
+import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { findEndpoint, type Endpoint } from './endpoints.ts';
+import { NotFound, PreconditionFailed } from './errors.ts';
+import { platformList } from './present.ts';
+
+/** Model versions: what a completed training run stored, compared, approved and promoted to an endpoint. */
+
+export interface ModelVersion extends ConsoleRecord {
+  version: number;
+  template_id: number;
+  job_name: string;
+  created: number;
+  algorithm: string;
+  metrics: Record<string, number>;
+  label: string | null;
+  description: string | null;
+  status: 'Trained' | 'Approved';
+  artifact: string;
+  /** What the trainer chose on its validation split and how it scored there (`ndcg_at_10`, ...). */
+  validation?: Record<string, unknown> | null;
+  /** The template's auto-promotion decision on this version, once made (see automation.ts). */
+  promotion?: Promotion;
+}
+/** An auto-promotion decision: promoted or not, and why. */
+export interface Promotion {
+  automatic: true;
+  promoted: boolean;
+  endpoint_name: string;
+  /** The version the endpoint served when the decision was made (null: none). */
+  compared_with: number | null;
+  reason: string;
+  at: number;
+}
+
+
+async function modelView(c: ConsoleStore, tenant: string, m: ModelVersion, all?: Endpoint[]) {
+  const endpoints = (all ?? (await c.list<Endpoint>(tenant, 'endpoint'))).filter((e) => e.model_version === m.version).map((e) => e.endpoint_name);
+  const { id: _id, artifact: _a, ...rest } = m;
+  return { ...rest, promotion: m.promotion ?? null, endpoints };
+}
+export async function getModel(c: ConsoleStore, tenant: string, version: number) {
+  const m = await c.get<ModelVersion>(tenant, 'model', version);
+  if (!m) throw notFound('model version', version);
+  return m;
+}
+export const modelResource = async (c: ConsoleStore, tenant: string, version: number) => modelView(c, tenant, await getModel(c, tenant, version));
+export async function listModels(c: ConsoleStore, tenant: string) {
+  const [all, endpoints] = await Promise.all([c.list<ModelVersion>(tenant, 'model'), c.list<Endpoint>(tenant, 'endpoint')]);
+  return platformList(await Promise.all(all.sort((a, b) => b.version - a.version).map((m) => modelView(c, tenant, m, endpoints))));
+}
+
+/**
+ * Which way a measure is better: ranking quality and coverage higher, losses and errors lower;
+ * anything else (counts of users or interactions, chosen hyperparameters) is shown, not ranked.
+ */
+export function betterWhen(name: string): 'higher' | 'lower' | null {
+  if (/(^|_)(loss|error|rmse|mae)(_|$)/.test(name)) return 'lower';
+  if (/^(ndcg|precision|recall|map|mrr|hit_rate|auc)(_at_[0-9]+)?$/.test(name) || name === 'coverage') return 'higher';
+  return null;
+}
+/** Each numeric field of the records side by side, by version, with the versions that score best on it. */
+function sideBySide(versions: number[], records: (Record<string, unknown> | null | undefined)[]) {
+  const names = [...new Set(records.flatMap((r) => (r ? Object.keys(r).filter((k) => typeof r[k] === 'number') : [])))];
+  return names.map((name) => {
+    const values: Record<string, number | null> = {};
+    versions.forEach((v, i) => {
+      const x = records[i]?.[name];
+      values[String(v)] = typeof x === 'number' ? x : null;
+    });
+    const better = betterWhen(name);
+    const present = Object.values(values).filter((x): x is number => x !== null);
+    const top = better === 'higher' ? Math.max(...present) : Math.min(...present);
+    const best = better && present.length ? versions.filter((v) => values[String(v)] === top) : null;
+    return { name, higher_is_better: better === null ? null : better === 'higher', values, best };
+  });
+}
+/** `GET /api/models/compare?versions=3,4`: the versions, their holdout metrics and validation figures side by side. */
+export async function compareModels(c: ConsoleStore, tenant: string, versions: number[]) {
+  const [found, endpoints] = await Promise.all([Promise.all(versions.map((v) => c.get<ModelVersion>(tenant, 'model', v))), c.list<Endpoint>(tenant, 'endpoint')]);
+  const missing = versions.filter((_, i) => !found[i]);
+  if (missing.length) throw new NotFound('model_version_not_found', `No model version ${missing.join(', ')}.`);
+  const models = found as ModelVersion[];
+  return {
+    versions,
+    models: await Promise.all(models.map((m) => modelView(c, tenant, m, endpoints))),
+    metrics: sideBySide(versions, models.map((m) => m.metrics)),
+    validation: sideBySide(versions, models.map((m) => m.validation)),
+  };
+}
+export async function updateModel(c: ConsoleStore, tenant: string, version: number, b: z.output<typeof S.modelPatch>) {
+  await getModel(c, tenant, version);
+  await c.update(tenant, 'model', version, b);
+  return modelResource(c, tenant, version);
+}
+export async function approveModel(c: ConsoleStore, tenant: string, version: number) {
+  await getModel(c, tenant, version);
+  await c.update(tenant, 'model', version, { status: 'Approved' });
+  return modelResource(c, tenant, version);
+}
+/** Only an approved version can serve; the endpoint serves it from its next request. */
+export async function promoteModel(c: ConsoleStore, tenant: string, version: number, endpointName: string) {
+  const m = await getModel(c, tenant, version);
+  if (m.status !== 'Approved') throw new PreconditionFailed(`Version ${version} is not approved: approve it before promoting it.`);
+  const e = await findEndpoint(c, tenant, endpointName);
+  if (!e) throw notFound('endpoint', endpointName);
+  await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: nowSeconds() });
+  return modelResource(c, tenant, version);
+}

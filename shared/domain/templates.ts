@@ -1,0 +1,96 @@
+import type { z } from 'zod/mini';
+import { nowSeconds } from '../clock.ts';
+import * as S from '../schemas/console.ts';
+import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { findEndpoint } from './endpoints.ts';
+import { InvalidInput, PreconditionFailed } from './errors.ts';
+import type { EventType } from './event-types.ts';
+import { platformList } from './present.ts';
+
+/** Training templates: what a training run reads (event types and their weights, thresholds), when runs start by themselves, and whether their versions promote themselves. */
+
+export interface Template extends ConsoleRecord {
+  name: string;
+  /** `weight` multiplies the event type's own weight in the runs trained from it (1 when not sent). */
+  event_types: { id: number; weight: number }[];
+  thresholds: { per_signal_min: number; total_min: number };
+  status: 'Draft' | 'Published';
+  created: number;
+  updated_at: number;
+  /** When runs start by themselves (absent on templates stored before schedules: none). */
+  schedule?: S.ScheduleBody | null;
+  /** The next scheduled run's due time (unix seconds); null without a schedule. */
+  next_run_at?: number | null;
+  /** The latest run a schedule started, and the due time it was started for. */
+  last_scheduled_run?: { job_name: string; due_at: number } | null;
+  /** Promote a completed run's version to an endpoint when it is good enough (see automation.ts). */
+  auto_promote?: S.AutoPromoteBody | null;
+  /**
+   * Internal, not shown: the job id a maintenance pass claimed a due time for, until its run is
+   * stored and queued (a pass that stopped half way is finished by the next one).
+   */
+  _unsent_job?: number | null;
+}
+
+/** The template's event types as stored: known ids, each with its multiplier (1 when not sent). */
+async function checkEventTypes(c: ConsoleStore, tenant: string, ids: { id: number; weight?: number | undefined }[]): Promise<Template['event_types']> {
+  const known = new Set((await c.list<EventType>(tenant, 'event_type')).map((e) => e.id));
+  const missing = ids.filter((e) => !known.has(e.id)).map((e) => e.id);
+  if (missing.length) throw new InvalidInput(`Unknown event type id(s): ${missing.join(', ')}.`);
+  return ids.map((e) => ({ id: e.id, weight: e.weight ?? 1 }));
+}
+/** Interval of a schedule, in seconds. */
+export const scheduleSeconds = (s: S.ScheduleBody): number => (s.every !== undefined ? S.EVERY_HOURS[s.every] : (s.every_hours as number)) * 3600;
+/** The first due time of a schedule set at `now`: `start_at`, or the first interval after it still to come; without it, one interval from now. */
+export function firstRunAt(s: S.ScheduleBody, now: number): number {
+  const every = scheduleSeconds(s);
+  if (s.start_at === undefined) return now + every;
+  return s.start_at >= now ? s.start_at : s.start_at + Math.ceil((now - s.start_at) / every) * every;
+}
+/** The schedule's fields as a template stores them (a new schedule's next due time computed now). */
+async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?: S.ScheduleBody | null | undefined; auto_promote?: S.AutoPromoteBody | null | undefined }, now: number) {
+  const out: Partial<Template> = {};
+  if (b.schedule !== undefined) Object.assign(out, { schedule: b.schedule, next_run_at: b.schedule ? firstRunAt(b.schedule, now) : null });
+  if (b.auto_promote !== undefined) {
+    if (b.auto_promote && !(await findEndpoint(c, tenant, b.auto_promote.endpoint_name))) {
+      throw new InvalidInput(`auto_promote.endpoint_name: no serving endpoint ${b.auto_promote.endpoint_name}.`, {
+        'auto_promote.endpoint_name': [`No serving endpoint ${b.auto_promote.endpoint_name}.`],
+      });
+    }
+    out.auto_promote = b.auto_promote;
+  }
+  return out;
+}
+/** A template as answered: without internal fields, schedule fields null when never set. */
+export const templateView = ({ _unsent_job: _u, ...t }: Template) => ({ ...t, schedule: t.schedule ?? null, next_run_at: t.next_run_at ?? null, last_scheduled_run: t.last_scheduled_run ?? null, auto_promote: t.auto_promote ?? null });
+export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>) {
+  const eventTypes = await checkEventTypes(c, tenant, b.event_types);
+  const now = nowSeconds();
+  const automation = await automationFields(c, tenant, b, now);
+  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: eventTypes, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now, ...automation };
+  await c.put(tenant, 'template', rec);
+  return templateView(rec);
+}
+export const listTemplates = async (c: ConsoleStore, tenant: string) => platformList((await c.list<Template>(tenant, 'template')).map(templateView));
+export async function findTemplate(c: ConsoleStore, tenant: string, id: number) {
+  const t = await c.get<Template>(tenant, 'template', id);
+  if (!t) throw notFound('template', id);
+  return t;
+}
+export const getTemplate = async (c: ConsoleStore, tenant: string, id: number) => templateView(await findTemplate(c, tenant, id));
+/**
+ * A Draft template can be edited and published; a Published one is frozen (it is what runs
+ * trained on), except for its schedule and auto-promotion policy, which change when it trains
+ * and what happens to its versions, not what they train on.
+ */
+export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
+  const t = await findTemplate(c, tenant, id);
+  const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k));
+  if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
+  const now = nowSeconds();
+  const { schedule, auto_promote, ...rest } = b;
+  const set = { ...rest, ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}), ...(await automationFields(c, tenant, { schedule, auto_promote }, now)), updated_at: now };
+  if (!(await c.update(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' }))) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
+  return getTemplate(c, tenant, id);
+}
+

@@ -1,0 +1,118 @@
+import { nowSeconds } from '../clock.ts';
+import type { WorkQueue } from '../queue/messages.ts';
+import type * as S from '../schemas/console.ts';
+import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { PreconditionFailed } from './errors.ts';
+import { platformList } from './present.ts';
+import { findTemplate, type Template } from './templates.ts';
+
+/*
+ * Training runs of a template: queued, run by the training worker, stopped on request. The API
+ * calls a run a training job (`job_name`, /api/training-jobs) and stores it as kind `job`.
+ */
+
+export type TrainingRunStatus = 'Queued' | 'InProgress' | 'Stopping' | 'Stopped' | 'Completed' | 'Failed';
+export interface TrainingRun extends ConsoleRecord {
+  job_name: string;
+  template_id: number;
+  options: S.TrainingOptions;
+  status: TrainingRunStatus;
+  progress: number;
+  created: number;
+  started_at: number | null;
+  finished_at: number | null;
+  error: string | null;
+  model_version: number | null;
+  metrics: Record<string, number> | null;
+  /** A run a template's schedule started: the due time it was started for. */
+  scheduled_at?: number;
+  /**
+   * Internal, not shown: set by the trainer (from InProgress, only if no stop came first) once
+   * it begins storing this version. From then on a stop is refused, so a run answered `Stopping`
+   * never ends `Completed`.
+   */
+  storing_version?: number;
+  /**
+   * Internal, not shown: set (only while Queued, once) by the training worker that hands the run
+   * to a container task (shared/recs/launcher.ts), so a redelivered message starts no second one.
+   */
+  task?: RunTask;
+}
+/** A run handed to a container task: the launcher, when it was claimed, and the task once started. */
+export interface RunTask {
+  runner: string;
+  claimed_at: number;
+  /** The task's id (ECS task ARN, local process id) once it started. */
+  ref?: string;
+}
+
+export const trainingRunName = (id: number) => `train-${id}`;
+export const trainingRunId = (name: string) => Number(name.slice('train-'.length));
+
+export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody) {
+  const t = await findTemplate(c, tenant, b.template_id);
+  if (t.status !== 'Published') throw new PreconditionFailed(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
+  return queueRun(c, queue, tenant, t, await c.nextId(tenant, 'job'), b.options);
+}
+/**
+ * Stores run `id` of a template as Queued (unless a record with that id exists: a scheduled run
+ * whose pass is finished by another stores it once) and sends it to the training queue (a
+ * second message for a run does nothing: only a Queued run starts).
+ */
+export async function queueRun(c: ConsoleStore, queue: WorkQueue, tenant: string, t: Template, id: number, options: S.TrainingOptions, scheduledAt?: number) {
+  const run: TrainingRun = {
+    id, job_name: trainingRunName(id), template_id: t.id, options, status: 'Queued', progress: 0, created: nowSeconds(),
+    started_at: null, finished_at: null, error: null, model_version: null, metrics: null, ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
+  };
+  if (await c.replace(tenant, 'job', run, 'new')) {
+    const by = scheduledAt !== undefined ? `, by its schedule (due ${new Date(scheduledAt * 1000).toISOString()})` : '';
+    await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Queued: template ${t.id} (${t.name})${by}, options ${JSON.stringify(options)}` }]);
+  }
+  await queue.send('training', [{ type: 'train', tenant, job_name: run.job_name }]);
+  return run;
+}
+export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+/** The id of the run a name can belong to: exactly the name trainingRunName gives it, else none. */
+const trainingRunIdOf = (name: string): number | undefined => {
+  const id = trainingRunId(name);
+  return Number.isSafeInteger(id) && id > 0 && trainingRunName(id) === name ? id : undefined;
+};
+/** A run's name (`job_name`) is opaque to a client: any name that is not one of the tenant's runs is not found. */
+export async function getTrainingRun(c: ConsoleStore, tenant: string, name: string) {
+  const id = trainingRunIdOf(name);
+  const j = id === undefined ? undefined : await c.get<TrainingRun>(tenant, 'job', id);
+  if (!j) throw notFound('training job', name.length > 64 ? `${name.slice(0, 64)}...` : name);
+  return j;
+}
+export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
+export const listTrainingRuns = async (c: ConsoleStore, tenant: string) => platformList((await c.list<TrainingRun>(tenant, 'job')).sort((a, b) => b.id - a.id).map(trainingRunView));
+/**
+ * Queued runs stop at once; running ones at the trainer's next check, leaving no version (the
+ * trainer stores a version only if it marks the run before a stop does). Each change is
+ * conditional on the status read: when the run moved meanwhile (the trainer took it up, or it
+ * ended), the run is read again and the stop decided on what it is now.
+ */
+export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: string) {
+  // Every retry follows a change of status, and a run changes status at most 3 times.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const j = await getTrainingRun(c, tenant, name);
+    if (j.status === 'Queued') {
+      if (!(await c.update(tenant, 'job', j.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Queued' }))) continue;
+      await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stopped before it started' }]);
+    } else if (j.status === 'InProgress') {
+      if (j.storing_version !== undefined) throw new PreconditionFailed(`Training job ${name} is storing its new version and can no longer be stopped.`);
+      if (!(await c.update(tenant, 'job', j.id, { status: 'Stopping' }, { status: 'InProgress', storing_version: undefined }))) continue;
+      await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stop requested' }]);
+    } else if (j.status !== 'Stopping' && j.status !== 'Stopped') {
+      throw new PreconditionFailed(`Training job ${name} is ${j.status}; only a Queued or InProgress run can be stopped.`);
+    }
+    return trainingRunResource(c, tenant, name);
+  }
+  throw new PreconditionFailed(`Training job ${name} kept changing; retry.`);
+}
+export async function trainingRunLogs(c: ConsoleStore, tenant: string, name: string, cursor: string | undefined, limit: number) {
+  const j = await getTrainingRun(c, tenant, name);
+  const page = await c.logs(tenant, j.id, cursor, limit);
+  return { job_name: name, lines: page.lines, next_cursor: page.cursor };
+}
+

@@ -1,0 +1,25 @@
+import { Conflict, DomainError, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
+import { ApiError, type ErrorType } from '../errors.ts';
+
+/** The API's error type of each kind of domain error (its status follows: 404, 409, 400). */
+function typeOf(e: DomainError): ErrorType {
+  if (e instanceof NotFound) return 'not_found_error';
+  if (e instanceof Conflict) return 'conflict_error';
+  if (e instanceof PreconditionFailed || e instanceof InvalidInput) return 'invalid_request_error';
+  return 'api_error';
+}
+
+/**
+ * The one error mapping: an error as the API answers it (type, status, code, message, field
+ * details), or undefined for an error nobody anticipated (the envelope answers a 500 that leaks
+ * nothing). Domain errors keep their code and message.
+ */
+export function apiErrorOf(e: unknown): ApiError | undefined {
+  if (e instanceof ApiError) return e;
+  if (!(e instanceof DomainError)) return undefined;
+  const fieldErrors = e instanceof InvalidInput ? e.fieldErrors : undefined;
+  return new ApiError(typeOf(e), e.code, e.message, fieldErrors ? { fieldErrors } : {});
+}
+
+/** The HTTP status an error answers with (500 for the unanticipated). */
+export const statusOf = (e: unknown): number => apiErrorOf(e)?.status ?? 500;

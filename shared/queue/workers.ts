@@ -1,0 +1,64 @@
+/**
+ * Queues and the SQS-triggered workers that drain them, as data: the CDK stack builds a queue
+ * with its dead-letter queue for each entry of `queues`, and a function with an event source
+ * mapping (partial batch failures) for each entry of `workers`. Adding a worker is one line here.
+ * The messages on the queues are in ./messages.ts; a worker's handler wraps itself in ./sqs-worker.ts.
+ */
+import type { Access } from '../routes.ts';
+
+export type QueueName = 'embedding' | 'training';
+
+export interface QueueSpec {
+  /** Seconds a received message stays invisible; at least the worker's timeout. */
+  visibilityTimeoutSeconds: number;
+  /** Receives before a message moves to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+export const queues: Record<QueueName, QueueSpec> = {
+  embedding: { visibilityTimeoutSeconds: 180, maxReceiveCount: 5 },
+  training: { visibilityTimeoutSeconds: 960, maxReceiveCount: 3 },
+};
+
+export interface WorkerSpec {
+  /** Module under functions/ exporting an SQS `handler`. */
+  handler: string;
+  queue: QueueName;
+  batchSize: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+}
+
+export const workers: readonly WorkerSpec[] = [
+  {
+    handler: 'workers/embed',
+    queue: 'embedding',
+    batchSize: 10,
+    timeoutSeconds: 120,
+    memoryMb: 3008,
+    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketDeletes: ['search'], embeds: true },
+  },
+  {
+    handler: 'workers/train',
+    queue: 'training',
+    batchSize: 1,
+    timeoutSeconds: 900,
+    memoryMb: 4096,
+    access: { table: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], bucket: 'readwrite' },
+  },
+];
+
+/**
+ * Scheduled maintenance: re-queue lagging embeddings, request index builds, store segment size
+ * estimates (UpdateItem), start templates' scheduled training runs (claim the due time with
+ * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`).
+ */
+export const schedules = [
+  {
+    handler: 'workers/maintain',
+    everyMinutes: 1,
+    timeoutSeconds: 60,
+    access: { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding', 'training'], queueDepth: ['embedding'] } as Access,
+  },
+] as const;

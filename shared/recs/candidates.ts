@@ -1,0 +1,94 @@
+/** The candidates of a recommendation and their scores: the model's best, content similarity, popularity; the best eligible of them. */
+import type { Catalog } from '../domain/catalog.ts';
+import { normalize } from '../search/embedding.ts';
+import { TopK } from '../top-k.ts';
+import type { RequestHistory } from './history.ts';
+import { ScoreTable } from './score-table.ts';
+import type { ServedModel } from './served-model.ts';
+
+/**
+ * Cache: the container's one score table, reused by every request (a ranking fills and reads
+ * it without awaiting). Bound: grows to the most candidates of one request (16 bytes per slot,
+ * at most twice that many slots), as requests have at most 500 + history model candidates plus
+ * 200 + changed items by content.
+ */
+const table = new ScoreTable();
+
+/**
+ * Cache: the container's working array for a model's scores, grown to the largest model and
+ * reused (read without awaiting). Bound: 4 bytes per item of the largest model served.
+ */
+const scratch = { scores: new Float32Array(0) };
+function scratchScores(n: number): Float32Array {
+  if (scratch.scores.length < n) scratch.scores = new Float32Array(n);
+  return scratch.scores.subarray(0, n);
+}
+
+/**
+ * The indexes of the `k` highest positive scores, in no particular order (ties at the cut go to
+ * lower indexes): the one top-k over the positive scores, since most scores are usually zero.
+ * The answer is a view, valid until the selection is used again.
+ */
+export function topPositive(s: Float32Array, k: number): Float64Array {
+  const top = new TopK(k);
+  for (let i = 0; i < s.length; i++) if ((s[i] as number) > 0) top.push(i, s[i] as number);
+  return top.keyView();
+}
+
+/**
+ * Personal candidates, scored into the container's table (valid until the next request's
+ * `clear`): the model's 500 best items besides the history's own (ranked by the model alone, as
+ * training validated and evaluated it: content added to their scores served a different, weaker
+ * ranking, issue 20), then content similarity of the history's taste vector for items the model
+ * never saw (new since training; on the same 0-1 scale as the model's scores) and, below every
+ * candidate of the model (or, when it has none, a little), items it knows.
+ */
+export function personalCandidates(catalog: Catalog, model: ServedModel | undefined, h: RequestHistory, includeSeen: boolean): ScoreTable {
+  table.clear();
+  const fromModel = new Set<number>();
+  // The lowest of the model's candidates' scores.
+  let floor = 0;
+  if (model && h.modelItems.length) {
+    const s = model.model.score({ items: h.modelItems, weights: h.modelWeights }, scratchScores(model.model.itemCount));
+    let max = 1e-9;
+    for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
+    // However long the history, as many candidates of the model remain (seen items are left out
+    // later, unless asked for).
+    for (const i of topPositive(s, 500 + (includeSeen ? 0 : h.modelItems.length))) {
+      const id = model.items[i] as number;
+      const v = (s[i] as number) / max;
+      table.add(id, v);
+      fromModel.add(id);
+      floor = floor === 0 ? v : Math.min(floor, v);
+    }
+  }
+  const taste = new Float32Array(catalog.dims);
+  if (catalog.addVectors(h.docs, h.weights, taste)) {
+    normalize(taste);
+    const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
+    catalog.nearest(taste, 200, (id, s) => {
+      if (s > 0 && contentWeight(id) > 0) table.add(id, contentWeight(id) * s);
+    });
+  }
+  return table;
+}
+
+/** The `limit` best eligible (id, score) pairs: score descending, then id ascending. */
+export function bestEligible(scores: { forEach(fn: (score: number, id: number) => void): void }, limit: number, eligible: (id: number) => boolean): [number, number][] {
+  const top = new TopK(limit);
+  // Eligibility (a catalog read) only for pairs that would enter.
+  scores.forEach((score, id) => {
+    if (top.admits(score, id) && eligible(id)) top.push(id, score);
+  });
+  const out: [number, number][] = [];
+  top.forEachBest((id, score) => out.push([id, score]));
+  return out;
+}
+
+/** Popular items after `ranked` to fill it up to `want` (eligible, not already in it), at a thousandth of their popularity. */
+export function withPopularFill(ranked: [number, number][], popular: ReadonlyMap<number, number>, want: number, eligible: (id: number) => boolean): [number, number][] {
+  const have = new Set(ranked.map(([id]) => id));
+  const fill = [...popular].filter(([id]) => !have.has(id) && eligible(id));
+  return [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, s * 1e-3])];
+}
+

@@ -1,0 +1,86 @@
+/** A recommendation request's history: the anchor item and the user's interactions, as the model and the taste vector read them. */
+import type { Catalog } from '../domain/catalog.ts';
+import type { ItemWithVector, RecentEvent } from '../domain/types.ts';
+import { historyOf } from './artifact.ts';
+import type { History } from './models.ts';
+import type { ServedModel } from './served-model.ts';
+
+/**
+ * The history as parallel lists (model indexes for the model, items for the taste vector), not
+ * merged by item: both are sums, so an item listed twice counts the same, and a request builds
+ * no map of the user's whole history.
+ */
+export interface RequestHistory {
+  modelItems: number[];
+  modelWeights: number[];
+  docs: ItemWithVector[];
+  weights: number[];
+  /** Whether the user interacted with the item: the trained history or the latest events. */
+  isSeen(id: number): boolean;
+}
+
+export interface HistoryInput {
+  catalog: Catalog;
+  model: ServedModel | undefined;
+  /** The item of a similar-items request. */
+  anchorId: number | undefined;
+  userId: string | undefined;
+  /** The user's events the model's artifact does not hold, newest first. */
+  recent: readonly RecentEvent[];
+  /** The user's history in the artifact is left out (erased after the model was trained). */
+  historyErased: boolean;
+  /** The weight of an event type (the model's as trained, else the current one). */
+  weightOf(type: string): number;
+}
+
+/**
+ * The anchor item and the user's interactions, weighted by event type (and, for the latest
+ * events, recency): those training saw, from the artifact, plus the latest events it did not
+ * see. Items no longer in the catalog are left out.
+ */
+export function requestHistory(x: HistoryInput): RequestHistory {
+  const { catalog, model, anchorId } = x;
+  const h: RequestHistory = { modelItems: [], modelWeights: [], docs: [], weights: [], isSeen: () => false };
+  const include = (id: number, w: number, modelIndex: number | undefined) => {
+    const d = catalog.get(id);
+    if (!d) return;
+    h.docs.push(d);
+    h.weights.push(w);
+    if (modelIndex !== undefined) h.modelItems.push(modelIndex), h.modelWeights.push(w);
+  };
+  const userScale = anchorId !== undefined ? 0.3 : 1;
+  if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
+  const trainedOn = model?.histories;
+  const trained = trainedOn && x.userId !== undefined && !x.historyErased ? historyOf(trainedOn, x.userId) : undefined;
+  if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, userScale * (trained.weights[k] as number), trained.items[k]);
+  // Everything the user interacted with counts as seen: the trained history (by model index, its
+  // rows ascending) and the latest events.
+  const recentSeen = new Set<number>();
+  const trainedTypes = new Set(trainedOn?.trainedTypes);
+  x.recent.forEach((e, k) => {
+    const id = Number(e.item_id);
+    recentSeen.add(id);
+    if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
+    include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
+  });
+  h.isSeen = (id: number) => {
+    if (recentSeen.has(id)) return true;
+    const i = trained ? model?.itemIndex.get(id) : undefined;
+    return i !== undefined && sortedHas((trained as History).items, i);
+  };
+  return h;
+}
+
+/** Whether ascending `xs` holds `x` (binary search). */
+function sortedHas(xs: ArrayLike<number>, x: number): boolean {
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const v = xs[mid] as number;
+    if (v === x) return true;
+    if (v < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}

@@ -1,0 +1,78 @@
+/** What a recommendation request reads of the serving side: the endpoint's model (loaded once) and the tenant's serving config. */
+import type { BlobStore } from '../blob.ts';
+import type { ConsoleStore } from '../domain/console-records.ts';
+import type { Endpoint } from '../domain/endpoints.ts';
+import type { EventType } from '../domain/event-types.ts';
+import type { ModelVersion } from '../domain/model-versions.ts';
+import { erasedUntil } from '../domain/erasure.ts';
+import type { EventStore } from '../domain/types.ts';
+import { freshReads } from '../fresh-read.ts';
+import { topIndexes } from '../top-k.ts';
+import { unpackModel, type ModelArtifact } from './artifact.ts';
+import { trendingScores } from './trending.ts';
+
+/** A loaded model with what every request derives from it, computed once. */
+export type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
+
+/** Cache: loaded models by tenant and version. Bound: 21 models; emptied when full. */
+const models = new Map<string, ServedModel>();
+
+/** The endpoint's artifact, loaded once per container and version. */
+export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<ServedModel | undefined> {
+  const key = `${tenant}/${version}`;
+  let m = models.get(key);
+  if (!m) {
+    const rec = await console.get<ModelVersion>(tenant, 'model', version);
+    const bytes = rec ? await blobs.get(rec.artifact) : undefined;
+    if (!bytes) return undefined;
+    const a = unpackModel(bytes);
+    m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) };
+    if (models.size > 20) models.clear();
+    models.set(key, m);
+  }
+  return m;
+}
+
+/** The model's 1,000 most popular items in training, scaled to 0-1. */
+function modelPopularity(a: ModelArtifact): Map<number, number> {
+  const out = new Map<number, number>();
+  let max = 1e-9;
+  for (const v of a.popularity) if (v > max) max = v;
+  for (const i of topIndexes(a.popularity, 1000)) out.set(a.items[i] as number, (a.popularity[i] as number) / max);
+  return out;
+}
+
+/** Popular items: the model's training popularity, else the tenant's latest events (`trendingEvents` of them). */
+export async function popularity(events: EventStore, tenant: string, model: ServedModel | undefined, trendingEvents?: number): Promise<Map<number, number>> {
+  return model ? model.popular : trendingScores(events, tenant, trendingEvents);
+}
+
+export interface ServingConfig {
+  endpoints: Endpoint[];
+  eventTypes: EventType[];
+  /** Erased users and the end of each one's erasure (shared/domain/erasure.ts). */
+  erased: ReadonlyMap<string, number>;
+}
+
+/**
+ * Cache: per console store, the shared reader of tenants' serving configs. Bound: one per store
+ * (a container has one); the reader keeps no results, only reads in flight.
+ */
+const servingReads = new WeakMap<ConsoleStore, (tenant: string) => Promise<ServingConfig>>();
+
+/**
+ * The tenant's endpoints and event types (one read), read for every request (a promotion serves
+ * at once) but shared by concurrent requests: each gets a read that began after it arrived.
+ * The same read has the tenant's erased users.
+ */
+export function servingConfig(c: ConsoleStore, tenant: string): Promise<ServingConfig> {
+  let read = servingReads.get(c);
+  if (!read) {
+    read = freshReads(async (t) => {
+      const cfg = await c.servingConfig(t);
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: erasedUntil(cfg.erased_user) };
+    });
+    servingReads.set(c, read);
+  }
+  return read(tenant);
+}

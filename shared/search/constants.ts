@@ -1,0 +1,51 @@
+import { config } from '../config.ts';
+
+/**
+ * Ranking constants. Each was chosen on one collection of `../shared/data` and is reported on the
+ * other by `npm run bench:search` (the README says which chose which); none is fitted per tenant.
+ */
+export const RANKING = {
+  /** BM25 saturation (chosen on Cranfield). */
+  k1: 1.2,
+  /**
+   * BM25F: each field's term frequency is normalised by that field's own average length (b), then
+   * weighted (boost) and summed before saturation (chosen on Cranfield).
+   */
+  fields: {
+    name: { boost: 2.0, b: 0.75 },
+    description: { boost: 1.0, b: 0.75 },
+    meta: { boost: 0.5, b: 0.5 },
+  },
+  /**
+   * A word repeated in the query weighs more, saturating like a document's term frequency
+   * (BM25's k3): (k3 + 1) qtf / (k3 + qtf). Long, verbose queries say what matters by repeating it.
+   */
+  k3: 8,
+  /**
+   * Prefix and typo expansions of a query word stand in for it, never add to it: a document scores
+   * the best of the word and its expansions (not their sum), an expansion at most this share of what
+   * the word itself would add at the same term frequency (its IDF capped at the word's when the
+   * word is known). Common sense, checked on both collections (their queries are whole words).
+   */
+  prefixWeight: 0.6,
+  fuzzyWeight: 0.5,
+  /** Weight of the keyword score in hybrid fusion (the rest is vector similarity); chosen on CACM. */
+  hybridAlpha: 0.6,
+  /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents (chosen on Cranfield). */
+  feedbackDocs: 5,
+  feedbackWeight: 1.0,
+  /** How many vector neighbours hybrid and semantic modes consider. */
+  vectorCandidates: 300,
+  /** A result found only by vector similarity needs at least this share of the best similarity... */
+  vectorOnlyMin: 0.5,
+  /** ...and at least this cosine to the query (VECTOR_ONLY_MIN_COSINE; tuned for the local embedding). */
+  vectorOnlyMinCosine: config().search.vectorOnlyMinCosine,
+  personalWeight: 0.15,
+  /**
+   * Unknown words of one query looked up as typos (each brings at most 5 close terms); later ones
+   * count only as themselves. No Cranfield or CACM query has more than 3 and 6.
+   */
+  maxTypoWords: 8,
+  /** Distinct query terms scored (the first ones; a 1,000-character query has at most ~150 words). */
+  maxQueryTerms: 64,
+};

@@ -1,0 +1,38 @@
+/** The cursors of relevance-ordered search results (a sorted search's are sort.ts's). */
+import { ValidationError } from '../errors.ts';
+import type { Hit } from './types.ts';
+
+/** A cursor: the last hit's score and id, and the index build the list is ranked on. */
+export interface Cursor {
+  score: number;
+  id: number;
+  builtAt?: number | undefined;
+  /** A cursor of a context's list: the position to go on from. */
+  offset?: number;
+}
+
+const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/** A cursor after hit `h` of a list ranked on build `builtAt`. */
+export const encodeCursor = (h: Hit, builtAt: number): string => encode([h.score, h.doc.id, builtAt]);
+
+/** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
+export const encodeOffsetCursor = (offset: number, builtAt: number): string => encode(['o', offset, builtAt]);
+
+/** The cursor in `c`; a 400 naming `field` when it is none this API issued. */
+export function decodeCursor(c: string, field: string): Cursor {
+  try {
+    const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
+    if (Array.isArray(v) && v.length === 3 && v[0] === 'o' && Number.isSafeInteger(v[1]) && (v[1] as number) > 0 && Number.isSafeInteger(v[2]) && (v[2] as number) >= 0) {
+      return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number };
+    }
+    // Cursors issued before they named their build (two elements) page on the current one.
+    if (Array.isArray(v) && (v.length === 2 || v.length === 3) && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+      const builtAt = v[2] as unknown;
+      if (builtAt === undefined || (Number.isSafeInteger(builtAt) && (builtAt as number) >= 0)) return { score: v[0], id: v[1] as number, builtAt: builtAt as number | undefined };
+    }
+  } catch {
+    /* fall through */
+  }
+  throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
+}

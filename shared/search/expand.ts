@@ -1,0 +1,155 @@
+/** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
+import { RANKING } from './constants.ts';
+import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, words } from './text.ts';
+
+/** The vocabulary a search expands its words against besides the index's: the delta's. */
+export interface ExtraVocab {
+  /** Stemmed terms. */
+  terms: ReadonlySet<string>;
+  /** Words whose stem differs from them, with that stem (see `Analyzed.surface`). */
+  surfaces: ReadonlyMap<string, { stem: string }>;
+  /** The same terms and words in code-unit order, searched instead of scanned when given. */
+  sortedTerms?(): readonly string[];
+  sortedSurfaces?(): readonly string[];
+  /**
+   * How many documents hold a term now: the build's and the delta's together, the build's copies
+   * of changed or deleted documents left out. Without it, the build's own counts.
+   */
+  liveDf?(term: string): number;
+}
+export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
+
+/**
+ * Expanded query terms with their weights (`expand`): a query word's own term weighs by how often
+ * the query repeats it; a prefix or typo expansion also names the word's term it stands in for.
+ */
+export class Expansion extends Map<string, number> {
+  /** Each expansion's query-word term: a document scores the best of a word and its expansions. */
+  readonly standsFor = new Map<string, string>();
+}
+
+/** A build's vocabulary as expansion reads it. */
+export interface BuildVocab {
+  /** Terms, sorted. */
+  vocab: readonly string[];
+  /** Words whose stem differs from them, sorted, and the vocab index of each one's stem. */
+  surface: readonly string[];
+  surfaceStem: ArrayLike<number>;
+  has(term: string): boolean;
+  df(term: string): number;
+}
+
+/** Expands queries against one build's vocabulary (and a delta's); counts its typo lookups' work. */
+export class QueryExpander {
+  private longest = -1;
+  /** Edit-distance rows computed by typo lookups so far (for tests and benchmarks). */
+  typoWork = 0;
+
+  constructor(private readonly build: BuildVocab) {}
+
+  /**
+   * Query terms with their weights: a word's own term by how often the query repeats it (BM25's
+   * k3 saturation), typo and prefix expansions less, each naming the word's term it stands in for
+   * (`Expansion.standsFor`). The last word is taken as half typed only when the query ends in it
+   * (no space or punctuation after it). In term order, whatever order the delta's terms are in:
+   * scores are sums over these terms, and a sum in another order can differ in its last bit,
+   * which is enough to move a hit across a cursor. Terms count with the build's and the delta's
+   * documents together (`extra.liveDf`), as one build over the same items would count them.
+   */
+  expand(query: string, extra: ExtraVocab = NO_EXTRA): Expansion {
+    const df = extra.liveDf ? (t: string) => (extra.liveDf as (t: string) => number)(t) : (t: string) => this.build.df(t);
+    const raw = words(query);
+    const open = /[\p{L}\p{N}\p{M}]$/u.test(query);
+    const qtf = new Map<string, number>();
+    const variants = new Map<string, [weight: number, word: string]>();
+    let typos = 0;
+    raw.forEach((w, i) => {
+      const isLast = i === raw.length - 1;
+      const stop = STOP_WORDS.has(w);
+      const t = stem(w);
+      if (!stop && (qtf.has(t) || qtf.size < RANKING.maxQueryTerms)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
+      if (isLast && open && w.length >= 2) {
+        // The last word may be half typed: every term it starts, or whose word it starts
+        // ("runni" → running → run), most frequent first.
+        for (const x of this.withPrefix(w, 30, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
+      }
+      if (!stop && w.length >= 4 && qtf.has(t) && df(t) === 0 && typos < RANKING.maxTypoWords) {
+        // Unknown term: likely a typo; take close vocabulary terms instead.
+        typos++;
+        const max = w.length >= 8 ? 2 : 1;
+        for (const x of this.near(t, max, extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
+      }
+    });
+    return weighted(qtf, variants);
+  }
+
+  /** Terms (the build's and the delta's) that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
+  private withPrefix(prefix: string, limit: number, extra: ExtraVocab, df: (t: string) => number): string[] {
+    const hits = new Set<string>();
+    const { vocab, surface, surfaceStem } = this.build;
+    forEachWithPrefix(vocab, prefix, (t) => hits.add(t));
+    forEachWithPrefix(surface, prefix, (_, i) => hits.add(vocab[surfaceStem[i] as number] as string));
+    if (extra.sortedTerms) forEachWithPrefix(extra.sortedTerms(), prefix, (t) => hits.add(t));
+    else for (const x of extra.terms) if (x.startsWith(prefix)) hits.add(x);
+    if (extra.sortedSurfaces) {
+      forEachWithPrefix(extra.sortedSurfaces(), prefix, (w) => {
+        const e = extra.surfaces.get(w);
+        if (e) hits.add(e.stem);
+      });
+    } else for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(prefix)) hits.add(x);
+    const counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
+    return counted.sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0])).slice(0, limit).map(([t]) => t);
+  }
+
+  /** Terms (the build's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
+  private near(term: string, max: number, extra: ExtraVocab, df: (t: string) => number): string[] {
+    const hits: [string, number, number][] = [];
+    const take = (v: string, d: number) => {
+      const n = df(v);
+      if (n > 0) hits.push([v, d, n]);
+    };
+    // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned.
+    if (term.length - max <= this.longestTerm()) this.typoWork += forEachNear(this.build.vocab, term, max, take);
+    // The delta's new terms: walked the same way when sorted, else one by one.
+    const fresh = (v: string, d: number) => {
+      if (!this.build.has(v)) take(v, d);
+    };
+    if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), term, max, fresh);
+    else {
+      for (const v of extra.terms) {
+        if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
+        const d = editDistance(term, v, max);
+        if (d <= max) fresh(v, d);
+      }
+    }
+    return hits.sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
+  }
+
+  /** The length of the longest vocabulary term (found once per loaded index). */
+  private longestTerm(): number {
+    if (this.longest < 0) this.longest = this.build.vocab.reduce((n, t) => Math.max(n, t.length), 0);
+    return this.longest;
+  }
+}
+
+/** Each value of sorted `xs` that starts with `prefix`, with its position. */
+function forEachWithPrefix(xs: readonly string[], prefix: string, fn: (x: string, i: number) => void): void {
+  for (let i = firstAtLeast(xs, prefix); i < xs.length && (xs[i] as string).startsWith(prefix); i++) fn(xs[i] as string, i);
+}
+
+/** The query's own terms (k3-saturated) and their expansions, in term order. */
+function weighted(qtf: ReadonlyMap<string, number>, variants: ReadonlyMap<string, [weight: number, word: string]>): Expansion {
+  const k3 = RANKING.k3;
+  const out = new Expansion();
+  const all = [...new Set([...qtf.keys(), ...variants.keys()])].sort(byTerm);
+  for (const t of all) {
+    const n = qtf.get(t);
+    if (n !== undefined) out.set(t, ((k3 + 1) * n) / (k3 + n));
+    else {
+      const [weight, word] = variants.get(t) as [number, string];
+      out.set(t, weight);
+      out.standsFor.set(t, word);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+/**
+ * The index store: where a tenant's index builds (artifacts) and the pointer to the current one
+ * are kept in the blob store. The one owner of their keys: the builder publishes through it,
+ * searchers read through it.
+ */
+import type { BlobStore } from '../blob.ts';
+import { logger } from '../observability.ts';
+import { packIndex, unpackIndex } from './artifact.ts';
+import type { IndexParts } from './build.ts';
+import { SearchIndex } from './engine.ts';
+import { SEARCH_SETTINGS } from './settings.ts';
+
+const pointerKey = (tenant: string) => `search/${tenant}/current.json`;
+const artifactKey = (tenant: string, builtAt: number) => `search/${tenant}/index-${builtAt}.bin`;
+
+export interface IndexPointer {
+  key: string;
+  builtAt: number;
+  items: number;
+  /**
+   * Earlier builds whose artifacts are still stored, and when a newer build replaced each: search
+   * cursors ranked on them page on through them; the builder deletes them once `retainSeconds`
+   * have passed since.
+   */
+  superseded?: { key: string; builtAt: number; replacedAt: number }[];
+}
+
+/** The tenant's current pointer, or undefined before the first build. */
+export async function readPointer(blobs: BlobStore, tenant: string): Promise<IndexPointer | undefined> {
+  const raw = await blobs.get(pointerKey(tenant));
+  return raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer) : undefined;
+}
+
+/** The index of a tenant with no build yet (`builtAt` 0). */
+export const emptyIndex = (dims: number): SearchIndex => SearchIndex.build([], dims, 0);
+
+/** The build stored under `key` (a pointer's), or undefined when there is none. */
+export async function loadBuild(blobs: BlobStore, tenant: string, key: string, dims: number): Promise<SearchIndex | undefined> {
+  const bytes = await blobs.get(key);
+  if (!bytes) return undefined;
+  const parts = unpackIndex(bytes);
+  if (parts.dims !== dims) {
+    logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: dims });
+  }
+  return new SearchIndex(parts);
+}
+
+/** The build of time `builtAt`, while it is stored (a cursor's), or undefined. */
+export const loadBuildAt = (blobs: BlobStore, tenant: string, builtAt: number, dims: number): Promise<SearchIndex | undefined> =>
+  loadBuild(blobs, tenant, artifactKey(tenant, builtAt), dims);
+
+/**
+ * Publishes a build: artifact first, then the pointer. The build it replaces (`current`) stays
+ * stored for `retainSeconds` (cursors ranked on it page on through it); builds replaced longer
+ * ago are deleted.
+ */
+export async function publishBuild(blobs: BlobStore, tenant: string, current: IndexPointer | undefined, parts: IndexParts): Promise<IndexPointer> {
+  const { builtAt } = parts;
+  const key = artifactKey(tenant, builtAt);
+  await blobs.put(key, packIndex(parts));
+  const earlier = [...(current?.superseded ?? []), ...(current && current.key !== key ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
+  // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
+  // the next build, and does not hold this one back.
+  const deleted = new Set<string>();
+  await Promise.all(
+    earlier
+      .filter((b) => builtAt - b.replacedAt >= SEARCH_SETTINGS.retainSeconds)
+      .map((b) =>
+        blobs.delete(b.key).then(
+          () => deleted.add(b.key),
+          (e: unknown) => logger.warn('could not delete a replaced index build; the next build tries again', { tenant, key: b.key, error: String(e) }),
+        ),
+      ),
+  );
+  const superseded = earlier.filter((b) => !deleted.has(b.key));
+  const pointer: IndexPointer = { key, builtAt, items: parts.docs.length, ...(superseded.length ? { superseded } : {}) };
+  await blobs.put(pointerKey(tenant), JSON.stringify(pointer));
+  return pointer;
+}

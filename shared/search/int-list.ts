@@ -1,0 +1,26 @@
+/**
+ * A growable list of integers in one typed buffer, for scratch lists that a broad query fills
+ * with tens of thousands of positions: reused (cleared) instead of growing a fresh array each time.
+ */
+export class IntList {
+  private buf = new Int32Array(1024);
+  length = 0;
+
+  clear(): void {
+    this.length = 0;
+  }
+
+  push(v: number): void {
+    if (this.length === this.buf.length) {
+      const grown = new Int32Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
+    }
+    this.buf[this.length++] = v;
+  }
+
+  /** The values, as a view (valid until the next push or clear). */
+  view(): Int32Array {
+    return this.buf.subarray(0, this.length);
+  }
+}

@@ -1,0 +1,91 @@
+/** The inverted file over unit vectors (k-means centroids, one list of documents per centroid). */
+import { normalize } from './embedding.ts';
+import { Int8Rows } from './int8-vectors.ts';
+
+/** Inverted file over unit vectors: k-means centroids and one list of doc indexes per centroid. */
+export interface Ivf {
+  centroids: Float32Array;
+  lists: Uint32Array[];
+}
+
+/** Below this many vectors a build has no IVF: nearest neighbours are exact. */
+const IVF_MIN = 20_000;
+
+/** The IVF of a build's int8 vectors (null below IVF_MIN vectors): six rounds of k-means on a deterministic sample. */
+export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, dims: number): Ivf | null {
+  const at = (i: number, d: number) => (q8[i * dims + d] as number) * (scales[i] as number);
+  const withVec: number[] = [];
+  for (let i = 0; i < hasVector.length; i++) if (hasVector[i]) withVec.push(i);
+  // Up to IVF_MIN vectors every search compares the query with each (exact, and ≈ 1 ms).
+  if (withVec.length < IVF_MIN) return null;
+  const nlist = Math.max(8, Math.round(Math.sqrt(withVec.length) / 2));
+  // Deterministic sample for training the centroids.
+  let seed = 12345;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const sample = withVec.length > nlist * 40 ? Array.from({ length: nlist * 40 }, () => withVec[Math.floor(rand() * withVec.length)] as number) : withVec;
+  const centroids = new Float32Array(nlist * dims);
+  for (let c = 0; c < nlist; c++) {
+    const s = sample[Math.floor(rand() * sample.length)] as number;
+    for (let d = 0; d < dims; d++) centroids[c * dims + d] = at(s, d);
+  }
+  // Assignments score every centroid against every item with the SIMD kernel (a copy of the rows).
+  const assign = assigner(new Int8Rows(q8, dims), centroids, nlist, dims);
+  for (let iter = 0; iter < 6; iter++) {
+    const sums = new Float32Array(nlist * dims);
+    const of = assign(sample);
+    sample.forEach((i, j) => {
+      const c = of[j] as number;
+      for (let d = 0; d < dims; d++) sums[c * dims + d] = (sums[c * dims + d] as number) + at(i, d);
+    });
+    for (let c = 0; c < nlist; c++) {
+      const v = normalize(sums.subarray(c * dims, (c + 1) * dims));
+      if (v.some((x) => x !== 0)) centroids.set(v, c * dims);
+    }
+  }
+  const lists: number[][] = Array.from({ length: nlist }, () => []);
+  const of = assign(withVec);
+  withVec.forEach((i, j) => (lists[of[j] as number] as number[]).push(i));
+  return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
+}
+
+/** For each item, the centroid of the highest dot product (ties: the lower centroid); reads the centroids as they are at each call. */
+function assigner(rows: Int8Rows, centroids: Float32Array, nlist: number, dims: number): (items: number[]) => Int32Array {
+  return (items) => {
+    const best = new Int32Array(items.length);
+    const bestScore = new Float64Array(items.length).fill(-Infinity);
+    for (let c = 0; c < nlist; c++) {
+      const dot = rows.query(centroids.subarray(c * dims, (c + 1) * dims));
+      for (let j = 0; j < items.length; j++) {
+        const score = dot(items[j] as number);
+        if (score > (bestScore[j] as number)) {
+          bestScore[j] = score;
+          best[j] = c;
+        }
+      }
+    }
+    return best;
+  };
+}
+
+/**
+ * The lists a query probes: those of the centroids closest to it (`toCentroid`: its similarity
+ * to centroid c), the closest ~5 % but no more than about max(4k, n / 12) candidates (lists are
+ * uneven, and one dense region can hold a tenth of a catalog). Also how many documents they hold.
+ */
+export function probeLists(lists: readonly Uint32Array[], toCentroid: (c: number) => number, k: number, n: number): { probed: Uint32Array[]; candidates: number } {
+  const nlist = lists.length;
+  const sims = new Float64Array(nlist);
+  for (let c = 0; c < nlist; c++) sims[c] = toCentroid(c);
+  const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
+  const probes = Math.max(4, Math.ceil(nlist / 20));
+  const budget = Math.max(k * 4, n / 12);
+  const probed: Uint32Array[] = [];
+  let candidates = 0;
+  for (const c of order) {
+    if (probed.length === probes || candidates >= budget) break;
+    const list = lists[c] as Uint32Array;
+    probed.push(list);
+    candidates += list.length;
+  }
+  return { probed, candidates };
+}

@@ -1,0 +1,49 @@
+/** One page of ranked results after a cursor, kept by the one top-k as candidates go by. */
+import { TopK } from '../top-k.ts';
+import type { Hit, SearchDoc } from './types.ts';
+
+/** Which page: at most `limit` hits strictly after `after` in rank order. */
+export interface PageRequest {
+  limit: number;
+  after?: { score: number; id: number } | undefined;
+  /**
+   * Sees every match with its score (facets, sort by a field: shared/search/service.ts). With
+   * it, no match is skipped by the shortcuts that only count matches that cannot enter the page.
+   */
+  visit?: ((doc: SearchDoc, score: number) => void) | undefined;
+}
+
+/** The one order of results: score descending, then id ascending. Cursors follow it. */
+export const byRank = (a: Hit, b: Hit): number => b.score - a.score || a.doc.id - b.doc.id;
+
+/** Collects the best `limit + 1` hits after the cursor (in `byRank` order) and counts every match. */
+export class ResultPage {
+  total = 0;
+  private readonly top: TopK;
+
+  constructor(private readonly page: PageRequest) {
+    this.top = new TopK(page.limit + 1);
+  }
+
+  /** A match: `key` names it to `hits` (its ranking key), ties go to the lower item id. */
+  add(key: number, doc: SearchDoc, score: number): void {
+    this.total += 1;
+    this.page.visit?.(doc, score);
+    const a = this.page.after;
+    if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
+    this.top.push(key, score, doc.id);
+  }
+
+  /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */
+  full(bound: number): boolean {
+    if (this.page.visit) return false;
+    return this.top.full && bound < this.top.worstScore;
+  }
+
+  /** The page (plus one more hit when there is a next page), in rank order. */
+  hits(docOf: (key: number) => SearchDoc): Hit[] {
+    const out: Hit[] = [];
+    this.top.forEachBest((key, score) => out.push({ doc: docOf(key), score }));
+    return out;
+  }
+}

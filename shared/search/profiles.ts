@@ -1,0 +1,49 @@
+/** The vectors a search ranks with besides the items': the query's, and the user's taste. */
+import type { RecentEvent } from '../domain/types.ts';
+import type { PreparedDelta } from './delta.ts';
+import { HashingEmbedding, normalize } from './embedding.ts';
+import type { SearchIndex } from './engine.ts';
+import { idfOf } from './bm25f.ts';
+import { addDocVectors } from './vectors.ts';
+import type { SearchDeps } from './views.ts';
+
+/** How many of the user's latest events make their taste. */
+export const PROFILE_EVENTS = 50;
+
+/**
+ * Cache: query vectors of a remote embedding provider by query text (the local one is computed,
+ * not cached). Bound: 1,001 entries; emptied when full.
+ */
+const queryVectors = new Map<string, Float32Array>();
+
+/** The query's vector (null for an empty query). */
+export async function queryVector(deps: SearchDeps, index: SearchIndex, query: string, delta?: PreparedDelta): Promise<Float32Array | null> {
+  if (!query.trim()) return null;
+  // The local embedding weighs query words by their IDF (tf-idf instead of tf), over the build
+  // and the delta together: the same vector before and after the next build.
+  if (deps.embedder instanceof HashingEmbedding) {
+    delta?.bind(index);
+    const stats = delta ? delta.stats() : index.stats;
+    return deps.embedder.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
+  }
+  const cached = queryVectors.get(query);
+  if (cached) return cached;
+  const [v] = await deps.embedder.embed([query]);
+  if (queryVectors.size > 1000) queryVectors.clear();
+  if (v) queryVectors.set(query, v);
+  return v ?? null;
+}
+
+/** The user's taste: recency-weighted mean vector of the items of their latest events (read, or `known`, newest first). */
+export async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta, known?: readonly RecentEvent[]): Promise<Float32Array | null> {
+  const recent = known ? known.slice(0, PROFILE_EVENTS) : await deps.events.recentByUser(tenant, userId, PROFILE_EVENTS);
+  if (recent.length === 0) return null;
+  const sum = new Float32Array(index.dims);
+  const docs = recent.map((e) => {
+    const id = Number(e.item_id);
+    const fresh = delta.get(id);
+    const i = index.byId.get(id);
+    return fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
+  });
+  return addDocVectors(index, docs, recent.map((_, k) => 1 / (1 + k / 10)), sum) ? normalize(sum) : null;
+}

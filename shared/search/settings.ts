@@ -1,0 +1,38 @@
+/**
+ * Search's settings: those of the environment read and validated in shared/config.ts (named
+ * there), plus fixed ones. An object, read at import, that tests may change at run time.
+ */
+import { config } from '../config.ts';
+
+const { pointerCheckMs, deltaTtlMs, rebuildAfterChanges, maxIndexAgeSeconds, pinnedTtlMs, retainSeconds } = config().search;
+
+export const SEARCH_SETTINGS = {
+  /** How often a container looks for a newer index artifact (INDEX_CHECK_SECONDS). */
+  pointerCheckMs,
+  /**
+   * How long a container may reuse the delta it read (SEARCH_DELTA_TTL_MS). 0 (default): every
+   * search reads the changes since the build, so a deactivated or deleted item is gone from the
+   * very next search.
+   */
+  deltaTtlMs,
+  /** Above this many changes since the build, the maintenance sweep requests a rebuild (INDEX_REBUILD_AFTER_CHANGES). */
+  rebuildAfterChanges,
+  /** Changes older than this are folded into a new index by the sweep (INDEX_MAX_AGE_SECONDS). */
+  maxIndexAgeSeconds,
+  /** Changes read per page when bringing the delta up to date (it pages on until complete). */
+  deltaPage: 5000,
+  /** Clock skew allowance when reading changes since the build. */
+  skewSeconds: 2,
+  /**
+   * How long a container keeps the index build a cursor was ranked on once a newer build serves
+   * (since the last page that asked for it): later pages of that result list rank on it too
+   * (SEARCH_CURSOR_PIN_SECONDS).
+   */
+  pinnedTtlMs,
+  /**
+   * How long a replaced build's artifact stays stored (for cursors ranked on it); the next build
+   * after that deletes it, so storage holds a few builds, not one per rebuild forever
+   * (INDEX_RETAIN_SECONDS).
+   */
+  retainSeconds,
+};

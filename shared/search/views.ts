@@ -1,0 +1,236 @@
+/**
+ * A tenant's view of its catalog for search: the current index build (loaded once per container
+ * from the index store, replaced when a newer build appears) and its delta, brought up to date
+ * for each request by reading only the changes committed since the previous read; and the older
+ * builds cursors were ranked on, while their pages are asked for.
+ */
+import { nowMs } from '../clock.ts';
+import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
+import { FreshRead } from '../fresh-read.ts';
+import { logger } from '../observability.ts';
+import type { BlobStore } from '../blob.ts';
+import { PreparedDelta } from './delta.ts';
+import type { EmbeddingProvider } from './embedding.ts';
+import type { SearchIndex } from './engine.ts';
+import { emptyIndex, loadBuild, loadBuildAt, readPointer } from './index-store.ts';
+import { SEARCH_SETTINGS } from './settings.ts';
+import type { SearchDoc } from './types.ts';
+import { SearchView } from './catalog.ts';
+
+export interface SearchDeps {
+  items: ItemStore;
+  events: EventStore;
+  blobs: BlobStore;
+  embedder: EmbeddingProvider;
+}
+
+interface TenantState {
+  index: SearchIndex;
+  pointerCheckedAt: number;
+  delta: PreparedDelta;
+  /** When the delta was last brought up to date, and the latest change time it has seen. */
+  readAt: number;
+  latest: number;
+  /** Brings the delta up to date; concurrent searches share a read that began after they arrived. */
+  refresh: FreshRead<void>;
+  /** Keys of the changes inside the clock-skew margin already applied (re-listed, not re-read). */
+  seen: Set<string>;
+}
+
+/** Cache: each tenant's current build and delta. Bound: one entry per tenant this container serves (a build's memory each). */
+const states = new Map<string, TenantState>();
+/** A pointer check (and index load) in flight per tenant: concurrent requests share it. Bound: one per tenant, removed when settled. */
+const loading = new Map<string, Promise<TenantState>>();
+/**
+ * Per tenant, the older builds that cursors still page through (at most PINNED_PER_TENANT, the
+ * least recently used let go first), loaded when a later page asks for one and kept while pages
+ * do: memory for another index only while someone pages across a build. A build found missing is
+ * remembered as such for a while (`state` settles to undefined), so its cursors do not look again
+ * on every page.
+ */
+interface PinnedBuild {
+  state: Promise<TenantState | undefined>;
+  usedAt: number;
+  /** Settled: whether the build was found missing (undefined while it loads). */
+  missing?: boolean;
+}
+/**
+ * Cache: builds cursors were ranked on, per tenant. Bound: PINNED_PER_TENANT loaded and
+ * MISSING_PER_TENANT missing builds per tenant, each let go after `pinnedTtlMs` unused.
+ */
+const pinned = new Map<string, Map<number, PinnedBuild>>();
+const PINNED_PER_TENANT = 2;
+/** Builds found missing remembered per tenant (each costs a blob read to find out). */
+const MISSING_PER_TENANT = 16;
+
+const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
+
+async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex | undefined): Promise<SearchIndex> {
+  const pointer = await readPointer(deps.blobs, tenant);
+  if (!pointer) return current ?? emptyIndex(deps.embedder.dimensions);
+  if (current && current.builtAt === pointer.builtAt) return current;
+  return (await loadBuild(deps.blobs, tenant, pointer.key, deps.embedder.dimensions)) ?? current ?? emptyIndex(deps.embedder.dimensions);
+}
+
+/** Brings the delta up to date with the changes committed since the previous read (with a clock-skew margin). */
+async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
+  const startedAt = nowMs();
+  // Anything committed before the previous read began was read then; anything after carries a
+  // time no earlier than that start minus the clock-skew margin. So the window to look at again
+  // starts there, not at the latest change seen, which may be long settled.
+  const since = Math.max(0, Math.max(st.latest, Math.floor(st.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
+  // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
+  // read items only from the first key not seen yet.
+  const listed = await items.changeKeysSince(tenant, since);
+  const firstNew = listed.findIndex((k) => !st.seen.has(k.state));
+  if (firstNew < 0) {
+    st.readAt = startedAt;
+    return;
+  }
+  // Page on from the last change read, not from a time: a burst of more changes than a page
+  // inside the skew margin would otherwise be read again and again.
+  let cursor: string | undefined = firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined;
+  let latest = st.latest;
+  do {
+    const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
+    // Changes the build already holds (read again inside the clock-skew margin of its start) stay
+    // out of the delta: there they would hide the index's copy and be scored on every request.
+    st.delta.apply(changes.items.map(toDoc).filter((d) => !st.index.holds(d)), changes.deleted.map((d) => d.id));
+    for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
+    for (const d of changes.deleted) latest = Math.max(latest, d.at);
+    cursor = changes.cursor;
+  } while (cursor);
+  st.latest = latest;
+  // Only once applied: a failed read leaves them unseen, to be read again.
+  st.seen = new Set(listed.map((k) => k.state));
+  // A delta that keeps growing is folded into a new build by the maintenance sweep (every
+  // minute), not from here: searches send no messages, so they need no queue at all.
+  st.readAt = startedAt;
+}
+
+/** The tenant's current index build (no older than the pointer check interval), without its delta. */
+export async function currentIndex(deps: SearchDeps, tenant: string): Promise<SearchIndex> {
+  return (await currentState(deps, tenant)).index;
+}
+
+/** The tenant's state with an index no older than the pointer check interval. */
+async function currentState(deps: SearchDeps, tenant: string): Promise<TenantState> {
+  const st = states.get(tenant);
+  if (st && nowMs() - st.pointerCheckedAt <= SEARCH_SETTINGS.pointerCheckMs) return st;
+  let p = loading.get(tenant);
+  if (!p) {
+    p = (async () => {
+      const index = await loadIndex(deps, tenant, st?.index);
+      const checkedAt = nowMs();
+      if (st && st.index === index) {
+        st.pointerCheckedAt = checkedAt;
+        return st;
+      }
+      const fresh = newState(deps, tenant, index, checkedAt);
+      states.set(tenant, fresh);
+      return fresh;
+    })().finally(() => loading.delete(tenant));
+    loading.set(tenant, p);
+  }
+  return p;
+}
+
+function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedAt: number): TenantState {
+  const st: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(undefined, index), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, st)), seen: new Set() };
+  return st;
+}
+
+/**
+ * The state of the build a cursor was ranked on, when it is not the current one (this container
+ * has moved on since, or the cursor came from another container): loaded from its artifact once
+ * and kept while pages ask for it. Undefined when that build is gone or cannot be read now: the
+ * page is ranked on the current build then.
+ */
+async function pinnedState(deps: SearchDeps, tenant: string, builtAt: number): Promise<TenantState | undefined> {
+  const now = nowMs();
+  let builds = pinned.get(tenant);
+  if (!builds) pinned.set(tenant, (builds = new Map()));
+  let p = builds.get(builtAt);
+  if (!p) {
+    p = pinBuild(deps, tenant, builtAt, builds, now);
+    builds.set(builtAt, p);
+  }
+  p.usedAt = now;
+  return p.state;
+}
+
+/** Starts loading a pinned build into `tenantBuilds` (its entry, to be set under `builtAt`). */
+function pinBuild(deps: SearchDeps, tenant: string, builtAt: number, tenantBuilds: Map<number, PinnedBuild>, now: number): PinnedBuild {
+  const entry: PinnedBuild = { state: Promise.resolve(undefined), usedAt: now };
+  /** Lets go of the least recently used of these builds (other than this one) beyond the first `keep`. */
+  const keepNewest = (which: (e: PinnedBuild) => boolean, keep: number) => {
+    const some = [...tenantBuilds].filter(([b, e]) => b !== builtAt && which(e)).sort(([, x], [, y]) => y.usedAt - x.usedAt);
+    for (const [b] of some.slice(keep)) tenantBuilds.delete(b);
+  };
+  const current = () => tenantBuilds.get(builtAt) === entry;
+  entry.state = (async () => {
+    let index: SearchIndex | undefined;
+    try {
+      index = builtAt === 0 ? emptyIndex(deps.embedder.dimensions) : await loadBuildAt(deps.blobs, tenant, builtAt, deps.embedder.dimensions);
+    } catch (e) {
+      // Not known to be missing: not remembered, the next page tries again.
+      logger.warn('could not load the index build a cursor was ranked on; ranking on the current one', { tenant, builtAt, error: String(e) });
+      if (current()) tenantBuilds.delete(builtAt);
+      return undefined;
+    }
+    if (!index || index.builtAt !== builtAt) {
+      entry.missing = true;
+      // Builds found missing hold no memory, but a client can name any number of them.
+      keepNewest((e) => e.missing === true, MISSING_PER_TENANT - 1);
+      return undefined;
+    }
+    // Loaded: over the limit, the least recently used other loaded build is let go.
+    if (current()) keepNewest((e) => e.missing === false, PINNED_PER_TENANT - 1);
+    entry.missing = false;
+    return newState(deps, tenant, index, now);
+  })();
+  return entry;
+}
+
+/** Lets go of a tenant's pinned builds (and builds found missing) once no page has asked for them for a while. */
+function dropStalePins(tenant: string): void {
+  const builds = pinned.get(tenant);
+  if (!builds) return;
+  const now = nowMs();
+  for (const [b, e] of builds) if (now - e.usedAt > SEARCH_SETTINGS.pinnedTtlMs) builds.delete(b);
+  if (builds.size === 0) pinned.delete(tenant);
+}
+
+/** Brings a state's delta up to date (unless the container may reuse what it read). */
+async function refreshed(st: TenantState): Promise<SearchView> {
+  if (st.readAt === 0 || nowMs() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
+  return new SearchView(st.index, st.delta);
+}
+
+/**
+ * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
+ * delta: the changes since the build, brought up to date for each request by reading only the
+ * changes committed since the previous read. Also the tenant's catalog port (`SearchView`).
+ */
+export async function tenantView(deps: SearchDeps, tenant: string): Promise<SearchView> {
+  dropStalePins(tenant);
+  return refreshed(await currentState(deps, tenant));
+}
+
+/**
+ * The view a later page of a result list is ranked on: the build its first page was ranked on
+ * (scores depend on the index's statistics, and a cursor is a score), with the changes since it.
+ */
+export async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<SearchView> {
+  dropStalePins(tenant);
+  let st = await currentState(deps, tenant);
+  if (builtAt === undefined || st.index.builtAt === builtAt) return refreshed(st);
+  if (builtAt > st.index.builtAt) {
+    // Ranked on a build this container has not seen yet: look for it now.
+    st.pointerCheckedAt = 0;
+    st = await currentState(deps, tenant);
+    if (st.index.builtAt === builtAt) return refreshed(st);
+  }
+  const old = await pinnedState(deps, tenant, builtAt);
+  return refreshed(old ?? st);
+}

@@ -1,0 +1,42 @@
+/**
+ * The one serving pipeline of recommendations and search, in its stages:
+ *
+ *   candidates → score → rules → rerank → experiment → present
+ *
+ * The caller finds the candidates and their base scores (search: relevance ranking,
+ * shared/search/rank.ts; recommendations: model and content scores, shared/recs/serve.ts). With
+ * a context's plan (shared/control/serving.ts), its rules and rerank controls order them
+ * (shared/control/pipeline.ts) and its experiment's variant is named in every explanation;
+ * without one they are served as scored. `presentScore` and `presentExplanation` make what the
+ * answer shows of each.
+ */
+import { presentExplain, runPipeline, type Candidate, type Explanation, type PipelineHelpers } from '../control/pipeline.ts';
+import type { ServingPlan } from '../control/serving.ts';
+
+export type { Candidate, Explanation, PipelineHelpers } from '../control/pipeline.ts';
+
+/** A candidate in the order served, with why it is there when a plan ordered it. */
+export interface Ordered extends Candidate {
+  explain?: Explanation;
+}
+
+/** The experiment of an answer: the plan's variant, when the plan assigned one. */
+export type ServedExperiment = Explanation['experiment'];
+
+/** The experiment and variant a plan's assignment names (null without one). */
+export function experimentOf(assignment: ServingPlan['assignment'] | undefined): ServedExperiment {
+  return assignment ? { id: assignment.experiment.id, variant: assignment.variant } : null;
+}
+
+/** Rules, then rerank controls, with a plan; the candidates as scored without one. */
+export function order(candidates: readonly Candidate[], plan: ServingPlan | undefined, helpers: PipelineHelpers, experiment: ServedExperiment): readonly Ordered[] {
+  return plan ? runPipeline(candidates, plan.rules, plan.controls, helpers, experiment) : candidates;
+}
+
+/** A score as answers show it: 6 decimals. */
+export const presentScore = (score: number): number => Number(score.toFixed(6));
+
+/** Why a served item is where it is, as answers show it (an item no plan ordered: its score, unchanged). */
+export function presentExplanation(o: { score: number; explain?: Explanation | undefined }, experiment: ServedExperiment): Explanation {
+  return presentExplain(o.explain ?? { base_score: o.score, rules: [], score_after_rules: o.score, rerank: [], final_score: o.score, experiment });
+}
