@@ -70,7 +70,10 @@ export function inProcessScores(c: Collection, state: 'fresh' | 'built', dims = 
       c.queries.map((q) => {
         const queryVector = mode === 'keyword' ? null : emb.embedOne(q.text, (t) => idfOf(stats.n, stats.df(t)));
         const r = rank(index, delta, { query: q.text, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
-        return ndcgAt(r.hits.map((h) => h.doc.id), c.qrels.get(q.n) as Set<number>);
+        return ndcgAt(
+          r.hits.map((h) => h.doc.id),
+          c.qrels.get(q.n) as Set<number>,
+        );
       }),
     );
   }

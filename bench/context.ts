@@ -13,10 +13,7 @@ export interface ContextSetup {
 }
 
 /** Rule conditions on a metadata key with values from the catalog (promote, demote, exclude). */
-export async function setUpContext(
-  s: BenchStack,
-  o: { endpoints: [string, string]; key: string; values: string[]; eventType: string; itemIds: string[]; users?: string[] },
-): Promise<ContextSetup> {
+export async function setUpContext(s: BenchStack, o: { endpoints: [string, string]; key: string; values: string[]; eventType: string; itemIds: string[]; users?: string[] }): Promise<ContextSetup> {
   const ok = (r: { status: number; body: unknown }, what: string) => {
     if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: number };
@@ -33,16 +30,39 @@ export async function setUpContext(
   const field = `metadata.${o.key}`;
   const rules: Record<string, unknown>[] = [
     ...Array.from({ length: 6 }, (_, k) => ({ name: `promote ${v(k)}`, conditions: [{ field, op: 'eq', value: v(k) }], boost: 1.2 + k / 10 })),
-    ...Array.from({ length: 4 }, (_, k) => ({ name: `demote ${v(k + 6)}`, conditions: [{ field, op: 'eq', value: v(k + 6) }, { field: 'created', op: 'lte', value: now }], boost: 0.5 })),
+    ...Array.from({ length: 4 }, (_, k) => ({
+      name: `demote ${v(k + 6)}`,
+      conditions: [
+        { field, op: 'eq', value: v(k + 6) },
+        { field: 'created', op: 'lte', value: now },
+      ],
+      boost: 0.5,
+    })),
     ...Array.from({ length: 2 }, (_, k) => ({ name: `exclude ${v(k + 10)}`, conditions: [{ field, op: 'eq', value: v(k + 10) }], boost: 0 })),
     ...Array.from({ length: 3 }, (_, k) => ({ name: `regulars like ${v(k + 12)}`, segment_id: segment, conditions: [{ field, op: 'in', value: [v(k + 12), v(k + 13)] }], boost: 2 })),
     ...Array.from({ length: 2 }, (_, k) => ({ name: `paused ${k}`, enabled: false, conditions: [{ field, op: 'neq', value: v(k) }], boost: 3 })),
-    ...Array.from({ length: 3 }, (_, k) => ({ name: `campaign ${k}`, starts_at: now - 3600, ends_at: now + 86_400 * (k + 1), conditions: [{ field, op: 'exists', value: true }, { field, op: 'neq', value: v(k + 3) }], boost: 1.1 })),
+    ...Array.from({ length: 3 }, (_, k) => ({
+      name: `campaign ${k}`,
+      starts_at: now - 3600,
+      ends_at: now + 86_400 * (k + 1),
+      conditions: [
+        { field, op: 'exists', value: true },
+        { field, op: 'neq', value: v(k + 3) },
+      ],
+      boost: 1.1,
+    })),
   ];
   for (const r of rules) ok(await s.platform('POST', '/api/rules', { context_id: ctx, ...r }), 'rule');
   ok(await s.platform('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.2, freshness_weight: 0.1, max_per_category: 5 }), 'rerank controls');
   const exp = ok(
-    await s.platform('POST', '/api/experiments', { name: 'bench A/B', context_id: ctx, variants: [{ name: 'a', endpoint_name: o.endpoints[0], traffic_percent: 50 }, { name: 'b', endpoint_name: o.endpoints[1], traffic_percent: 50 }] }),
+    await s.platform('POST', '/api/experiments', {
+      name: 'bench A/B',
+      context_id: ctx,
+      variants: [
+        { name: 'a', endpoint_name: o.endpoints[0], traffic_percent: 50 },
+        { name: 'b', endpoint_name: o.endpoints[1], traffic_percent: 50 },
+      ],
+    }),
     'experiment',
   ).id;
   ok(await s.platform('PATCH', `/api/experiments/${exp}`, { status: 'Running' }), 'experiment start');

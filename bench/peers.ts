@@ -17,7 +17,10 @@ export interface Peer {
 }
 
 /** The peers' analysis: our words, English stop words out, Porter stemming. */
-const analyse = (text: string): string[] => words(text).filter((w) => !STOP_WORDS.has(w)).map((w) => stemmer(w));
+const analyse = (text: string): string[] =>
+  words(text)
+    .filter((w) => !STOP_WORDS.has(w))
+    .map((w) => stemmer(w));
 
 /** MiniSearch 7.2 with English stop words, Porter stemming and title boost 2. */
 export function miniSearch(docs: readonly PeerDoc[]): Peer {
@@ -30,7 +33,14 @@ export function miniSearch(docs: readonly PeerDoc[]): Peer {
     searchOptions: { boost: { title: 2 } },
   });
   ms.addAll(docs as PeerDoc[]);
-  return { name: 'MiniSearch 7.2', search: (q) => ms.search(q).slice(0, 10).map((h) => h.id as number) };
+  return {
+    name: 'MiniSearch 7.2',
+    search: (q) =>
+      ms
+        .search(q)
+        .slice(0, 10)
+        .map((h) => h.id as number),
+  };
 }
 
 interface WinkBm25 {

@@ -160,11 +160,15 @@ export async function runScale(opts: { command: string; sizes: number[]; lastfm:
         'coverage: distinct items recommended to the test users over the catalog; reachable: items the model can score at all (EASE: its head; iALS: every item with training data; a blend: the union); with data: items with at least one training interaction. ' +
         `artifact MB: the model with every user's history, as stored. Test users: a seeded sample of ${HOLDOUT_MAX_USERS} on synthetic data, all on lastfm.`,
       '',
-      'Chosen by auto on validation: ' + rows.filter((r) => r.chosen).map((r) => `${r.data.startsWith('lastfm:') ? 'lastfm' : r.items}: ${JSON.stringify(r.chosen)}`).join('; '),
+      'Chosen by auto on validation: ' +
+        rows
+          .filter((r) => r.chosen)
+          .map((r) => `${r.data.startsWith('lastfm:') ? 'lastfm' : r.items}: ${JSON.stringify(r.chosen)}`)
+          .join('; '),
     ];
     mkdirSync('bench-results', { recursive: true });
-    writeFileSync('bench-results/recs-synthetic.json', JSON.stringify({ command: opts.command, date: started, node: process.version, complete: done, rows }, null, 2) + '\n');
-    writeFileSync('bench-results/recs-synthetic.md', md.join('\n') + '\n');
+    writeFileSync('bench-results/recs-synthetic.json', `${JSON.stringify({ command: opts.command, date: started, node: process.version, complete: done, rows }, null, 2)}\n`);
+    writeFileSync('bench-results/recs-synthetic.md', `${md.join('\n')}\n`);
     if (done) console.log(`\n${md.join('\n')}\n`);
   };
   const datas = [...opts.sizes.map((n) => `synthetic:${n}`), ...(opts.lastfm ? [`lastfm:${opts.lastfm}`] : [])];

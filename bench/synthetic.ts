@@ -30,4 +30,3 @@ export function syntheticCatalog(n: number): { name: string; description: string
     };
   });
 }
-

@@ -8,14 +8,7 @@
 import { Conflict, NotFound, type FieldErrors } from './domain/errors.ts';
 export { EventNotFound, ItemNotFound } from './domain/errors.ts';
 export type { FieldErrors };
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'conflict_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'rate_limit_error' | 'api_error';
 
 export const STATUS_OF: Record<ErrorType, number> = {
   invalid_request_error: 400,
@@ -34,12 +27,7 @@ export class ApiError extends Error {
   /** Overrides the status implied by `type` (413 for an oversized body, 405, ...). */
   readonly statusOverride: number | undefined;
 
-  constructor(
-    type: ErrorType,
-    code: string,
-    message: string,
-    opts: { fieldErrors?: FieldErrors; status?: number } = {},
-  ) {
+  constructor(type: ErrorType, code: string, message: string, opts: { fieldErrors?: FieldErrors; status?: number } = {}) {
     super(message);
     this.name = new.target.name;
     this.type = type;

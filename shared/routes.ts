@@ -84,10 +84,20 @@ export type Route = CoreRoute | PlatformRoute | AuthRoute | PublicRoute;
 const withAuthRead = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>(['GetItem', ...(a.table ?? [])])] });
 
 const core = (method: HttpMethod, path: string, handler: string, scope: CoreScope, access: Access): CoreRoute => ({
-  api: 'core', method, path, handler, scope, access: withAuthRead(access),
+  api: 'core',
+  method,
+  path,
+  handler,
+  scope,
+  access: withAuthRead(access),
 });
 const platform = (method: HttpMethod, path: string, handler: string, access: Access, scopes: PlatformScope[] = []): PlatformRoute => ({
-  api: 'platform', method, path, handler, scopes: ['admin', ...scopes], access: withAuthRead(access),
+  api: 'platform',
+  method,
+  path,
+  handler,
+  scopes: ['admin', ...scopes],
+  access: withAuthRead(access),
 });
 
 /** Whether a route's grants let it change nothing: only reads of the table, no queues, clients or artifacts. */
@@ -134,7 +144,12 @@ const coreRoutes: CoreRoute[] = [
 
 /** Every Core path answers OPTIONS preflight without a token. */
 const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))].map((path) => ({
-  api: 'core', method: 'OPTIONS', path, handler: 'cors/preflight', scope: undefined, access: {},
+  api: 'core',
+  method: 'OPTIONS',
+  path,
+  handler: 'cors/preflight',
+  scope: undefined,
+  access: {},
 }));
 
 const platformRoutes: PlatformRoute[] = [

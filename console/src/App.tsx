@@ -92,8 +92,15 @@ export function App() {
   };
   return (
     <div className="layout">
- {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main by convention; the handler only moves focus to the page's heading as well. */}
-      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('page-title')?.focus(); }}>
+      {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main by convention; the handler only moves focus to the page's heading as well. */}
+      <a
+        className="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('page-title')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <nav aria-label="Console sections" className="sidebar">

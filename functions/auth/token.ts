@@ -5,13 +5,12 @@ import { ok, toResult } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 
 /** POST /oauth2/token of the local stack (Cognito's domain serves it on AWS). */
-export const handler = baseChain('oauth')
-  .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-    const token = await issueToken(credentialStore(), {
-      authorization: header(event, 'authorization'),
-      contentType: header(event, 'content-type'),
-      body: rawBody(event) ?? '',
-      sourceIp: event.requestContext.http.sourceIp,
-    });
-    return toResult('oauth', context.state.requestId, ok(token));
+export const handler = baseChain('oauth').handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const token = await issueToken(credentialStore(), {
+    authorization: header(event, 'authorization'),
+    contentType: header(event, 'content-type'),
+    body: rawBody(event) ?? '',
+    sourceIp: event.requestContext.http.sourceIp,
   });
+  return toResult('oauth', context.state.requestId, ok(token));
+});

@@ -56,16 +56,31 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
     });
     const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
     const result = await runSearch(searchDeps(), tenant, {
-      query: body.query, mode: body.mode, filter: coreFilter(body.filters), limit: body.limit, cursor: body.starting_after, userId: body.user_id, plan, explain: body.explain,
-      facets: body.facets, highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined, sort: body.sort, synonyms,
+      query: body.query,
+      mode: body.mode,
+      filter: coreFilter(body.filters),
+      limit: body.limit,
+      cursor: body.starting_after,
+      userId: body.user_id,
+      plan,
+      explain: body.explain,
+      facets: body.facets,
+      highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
+      sort: body.sort,
+      synonyms,
     });
     return ok(
-      coreList('/v1/search', result.data, { hasMore: result.has_more, cursor: result.next_cursor }, {
-        total: result.total,
-        request_id: requestId,
-        ...(result.experiment ? { experiment: result.experiment } : {}),
-        ...('facets' in result && result.facets ? { facets: result.facets } : {}),
-      }),
+      coreList(
+        '/v1/search',
+        result.data,
+        { hasMore: result.has_more, cursor: result.next_cursor },
+        {
+          total: result.total,
+          request_id: requestId,
+          ...(result.experiment ? { experiment: result.experiment } : {}),
+          ...('facets' in result && result.facets ? { facets: result.facets } : {}),
+        },
+      ),
     );
   }),
   /** Core recommendations (`GET /v1/recommendations`: same query and answer). */

@@ -4,18 +4,17 @@ import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { routes } from '#shared/routes';
 
 /** OPTIONS preflight for every Core API path: no token needed, methods from the route table. */
-export const handler = baseChain('core')
-  .handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-    const path = event.routeKey.replace(/^OPTIONS /, '');
-    const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS' && r.path === path).map((r) => r.method))];
-    return {
-      statusCode: NO_CONTENT,
-      headers: {
-        ...baseHeaders('core', context.state.requestId),
-        'access-control-allow-methods': methods.join(', '),
-        'access-control-allow-headers': CORS_ALLOW_HEADERS,
-        'access-control-max-age': '600',
-      },
-      body: '',
-    };
-  });
+export const handler = baseChain('core').handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  const path = event.routeKey.replace(/^OPTIONS /, '');
+  const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS' && r.path === path).map((r) => r.method))];
+  return {
+    statusCode: NO_CONTENT,
+    headers: {
+      ...baseHeaders('core', context.state.requestId),
+      'access-control-allow-methods': methods.join(', '),
+      'access-control-allow-headers': CORS_ALLOW_HEADERS,
+      'access-control-max-age': '600',
+    },
+    body: '',
+  };
+});

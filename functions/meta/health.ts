@@ -13,21 +13,20 @@ const TIMEOUT_MS = 3000;
  * GET /health on both APIs, without credentials: 200 `{ status: "ok" }` once one cheap read of
  * the table answers, else 503 in the Core error envelope (code `unavailable`).
  */
-export const handler = baseChain('core')
-  .handler(async (_event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        pingTable(table()),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-        }),
-      ]);
-    } catch (e) {
-      logger.error('health check: the table did not answer', { error: e as Error });
-      throw new ApiError('api_error', 'unavailable', 'The service cannot reach its data store; retry later.', { status: 503 });
-    } finally {
-      clearTimeout(timer);
-    }
-    return toResult('core', context.state.requestId, { status: 200, body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } });
-  });
+export const handler = baseChain('core').handler(async (_event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      pingTable(table()),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+      }),
+    ]);
+  } catch (e) {
+    logger.error('health check: the table did not answer', { error: e as Error });
+    throw new ApiError('api_error', 'unavailable', 'The service cannot reach its data store; retry later.', { status: 503 });
+  } finally {
+    clearTimeout(timer);
+  }
+  return toResult('core', context.state.requestId, { status: 200, body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } });
+});

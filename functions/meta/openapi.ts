@@ -10,9 +10,10 @@ import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
  */
 const body = JSON.stringify(document);
 
-export const handler = baseChain('core')
-  .handler(async (_event: HttpEvent, context: ApiContext): Promise<HttpResult> => ({
+export const handler = baseChain('core').handler(
+  async (_event: HttpEvent, context: ApiContext): Promise<HttpResult> => ({
     statusCode: 200,
     headers: { ...baseHeaders('core', context.state.requestId), 'cache-control': 'public, max-age=300' },
     body,
-  }));
+  }),
+);

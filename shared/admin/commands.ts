@@ -1,7 +1,16 @@
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import {
-  createApiKey, createApiKeyBody, createClient, createClientBody, deleteClient, listApiKeys, listClients, onboardTenant, revokeApiKey,
-  type ClientProvisioner, type ServiceUrls,
+  createApiKey,
+  createApiKeyBody,
+  createClient,
+  createClientBody,
+  deleteClient,
+  listApiKeys,
+  listClients,
+  onboardTenant,
+  revokeApiKey,
+  type ClientProvisioner,
+  type ServiceUrls,
 } from '../domain/credentials.ts';
 import { parseOrThrow } from '../schemas/common.ts';
 import { apiErrorOf } from '../http/error-mapping.ts';
@@ -50,7 +59,11 @@ async function command(conn: AdminConnection, a: AdminArgs): Promise<AdminResult
   const [resource, action, arg] = a.command;
   const { store, provisioner } = conn;
   const tenant = () => need(a.tenant, '--tenant');
-  const scopes = () => a.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = () =>
+    a.scopes
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   switch (`${resource} ${action}`) {
     case 'tenant create': {
       const c = await onboardTenant(store, need(arg, '<tenant>'), conn.urls, provisioner);
@@ -71,11 +84,7 @@ async function command(conn: AdminConnection, a: AdminArgs): Promise<AdminResult
       return { json: { deleted: id }, text: `Client ${id} deleted; its tokens no longer work.` };
     }
     case 'api-key create': {
-      const body = parseOrThrow(
-        createApiKeyBody,
-        { name: need(a.name, '--name'), scopes: scopes() ?? [], ...(a.environment ? { environment: a.environment } : {}) },
-        'API key',
-      );
+      const body = parseOrThrow(createApiKeyBody, { name: need(a.name, '--name'), scopes: scopes() ?? [], ...(a.environment ? { environment: a.environment } : {}) }, 'API key');
       const k = await createApiKey(store, tenant(), body);
       return { json: k, text: `id:  ${k.id}\nkey: ${k.key}\n(the key is shown only now)` };
     }

@@ -29,11 +29,7 @@ export async function readStackOutputs(cfn: CloudFormationClient, stackName: str
  * A deployed stack, found by name: tenant records go to its table; OAuth clients become
  * Cognito app clients (client-credentials flow) in its user pool. Uses the caller's AWS credentials.
  */
-export async function connectDeployed(
-  stackName: string,
-  region: string,
-  clients: { cfn?: CloudFormationClient; cognito?: CognitoIdentityProviderClient } = {},
-): Promise<AdminConnection> {
+export async function connectDeployed(stackName: string, region: string, clients: { cfn?: CloudFormationClient; cognito?: CognitoIdentityProviderClient } = {}): Promise<AdminConnection> {
   const cfn = clients.cfn ?? new CloudFormationClient({ region });
   const o = await readStackOutputs(cfn, stackName);
   const table = makeTable(o.tableName, undefined, region);

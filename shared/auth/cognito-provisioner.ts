@@ -1,6 +1,4 @@
-import {
-  CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand, ResourceNotFoundException,
-} from '@aws-sdk/client-cognito-identity-provider';
+import { type CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand, ResourceNotFoundException } from '@aws-sdk/client-cognito-identity-provider';
 import type { ClientProvisioner } from '../domain/credentials.ts';
 import type { CoreScope } from '../routes.ts';
 

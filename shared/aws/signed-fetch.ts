@@ -59,7 +59,11 @@ export interface AwsCallOptions {
 
 /** A non-2xx answer: the HTTP status and the AWS error code (`NoSuchKey`, `ThrottlingException`). */
 export class AwsHttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(`${code} (HTTP ${status}): ${message}`);
     this.name = 'AwsHttpError';
   }
@@ -93,7 +97,10 @@ export class AwsClient {
   private readonly base: URL;
   private readonly maxAttempts: number;
 
-  constructor(readonly endpoint: AwsEndpoint, options: AwsCallOptions = {}) {
+  constructor(
+    readonly endpoint: AwsEndpoint,
+    options: AwsCallOptions = {},
+  ) {
     this.base = new URL(endpoint.url);
     this.maxAttempts = options.maxAttempts ?? 3;
     this.signer = new SignatureV4({

@@ -1,6 +1,12 @@
 import {
-  AdminGetUserCommand, AdminInitiateAuthCommand, AdminRespondToAuthChallengeCommand, NotAuthorizedException,
-  UserNotFoundException, type CognitoIdentityProviderClient,
+  AdminGetUserCommand,
+  AdminInitiateAuthCommand,
+  AdminRespondToAuthChallengeCommand,
+  NotAuthorizedException,
+  UserNotFoundException,
+  type AdminInitiateAuthCommandOutput,
+  type AdminRespondToAuthChallengeCommandOutput,
+  type CognitoIdentityProviderClient,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { AuthenticationError } from '../errors.ts';
 import { EMAIL_PATTERN, isRole, MfaRequired } from './identity.ts';
@@ -22,7 +28,7 @@ export function cognitoIdentity(client: CognitoIdentityProviderClient, userPoolI
   return {
     async verify(email, password, mfaCode) {
       if (!EMAIL_PATTERN.test(email)) return undefined;
-      let auth;
+      let auth: AdminInitiateAuthCommandOutput | AdminRespondToAuthChallengeCommandOutput;
       try {
         auth = await client.send(
           new AdminInitiateAuthCommand({ UserPoolId: userPoolId, ClientId: clientId, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: email, PASSWORD: password } }),
@@ -31,7 +37,10 @@ export function cognitoIdentity(client: CognitoIdentityProviderClient, userPoolI
           if (!mfaCode) throw new MfaRequired();
           auth = await client.send(
             new AdminRespondToAuthChallengeCommand({
-              UserPoolId: userPoolId, ClientId: clientId, ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: auth.Session,
+              UserPoolId: userPoolId,
+              ClientId: clientId,
+              ChallengeName: 'SOFTWARE_TOKEN_MFA',
+              Session: auth.Session,
               ChallengeResponses: { USERNAME: email, SOFTWARE_TOKEN_MFA_CODE: mfaCode },
             }),
           );

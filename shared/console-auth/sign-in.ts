@@ -21,9 +21,7 @@ export function consoleIdentity(): ConsoleIdentity {
   if (!identity) {
     const { auth, region } = config();
     const clientId = config().console.cognitoClientId;
-    identity = auth.userPoolId && clientId
-      ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId)
-      : tableIdentity(dynamoConsoleUserStore(table()));
+    identity = auth.userPoolId && clientId ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId) : tableIdentity(dynamoConsoleUserStore(table()));
   }
   return identity;
 }
@@ -58,4 +56,3 @@ export async function signIn(email: string, password: string, mfaCode: string | 
   failuresByEmail.refund(who);
   return openSession(user, now);
 }
-

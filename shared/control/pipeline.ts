@@ -20,9 +20,7 @@ export interface RuleApplied {
   name: string;
   boost: number;
 }
-export type RerankStep =
-  | { control: 'popularity_weight' | 'freshness_weight'; added: number }
-  | { control: 'diversity'; moved_from: number; moved_to: number };
+export type RerankStep = { control: 'popularity_weight' | 'freshness_weight'; added: number } | { control: 'diversity'; moved_from: number; moved_to: number };
 export interface Explanation {
   base_score: number;
   rules: RuleApplied[];
@@ -121,13 +119,7 @@ const round = (x: number) => Number(x.toFixed(6));
  * the rerank controls apply in a fixed order. Returns every candidate left, best first, each
  * with its final score (for diversity, the order is the answer; scores stay as they were).
  */
-export function runPipeline(
-  candidates: readonly Candidate[],
-  rules: readonly Rule[],
-  controls: RerankControls,
-  helpers: PipelineHelpers,
-  experiment: Explanation['experiment'],
-): Served[] {
+export function runPipeline(candidates: readonly Candidate[], rules: readonly Rule[], controls: RerankControls, helpers: PipelineHelpers, experiment: Explanation['experiment']): Served[] {
   let items: Served[] = [];
   for (const c of candidates) {
     let score = c.score;

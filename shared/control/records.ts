@@ -19,10 +19,7 @@ import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, 
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<
-  ConsoleStore,
-  'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'appendAudit' | 'auditPage'
->;
+export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'appendAudit' | 'auditPage'>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {
@@ -335,9 +332,7 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
   const { before, after } = await change<Experiment>(c, who.tenant, 'experiment', 'experiment', id, async (cur) => {
     if (b.status !== undefined && NEXT[cur.status] !== b.status) {
       throw badState(
-        cur.status === 'Stopped'
-          ? `Experiment ${id} is Stopped, which is final.`
-          : `Experiment ${id} is ${cur.status}: it can move to ${NEXT[cur.status]} only (Draft → Running → Stopped).`,
+        cur.status === 'Stopped' ? `Experiment ${id} is Stopped, which is final.` : `Experiment ${id} is ${cur.status}: it can move to ${NEXT[cur.status]} only (Draft → Running → Stopped).`,
       );
     }
     if (b.variants && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its variants can be changed only while it is a Draft.`);

@@ -41,7 +41,10 @@ export async function experimentResults(tenant: string, exp: Experiment, store: 
     );
     return { name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, requests: t.requests, users: t.users, events };
   });
-  const srm = sampleRatioMismatch(per.map((t) => t.users), exp.variants.map((v) => v.traffic_percent));
+  const srm = sampleRatioMismatch(
+    per.map((t) => t.users),
+    exp.variants.map((v) => v.traffic_percent),
+  );
   return {
     variants,
     sample_ratio_mismatch: srm && { statistic: round(srm.statistic), p_value: round(srm.p_value), mismatch: srm.mismatch },

@@ -139,14 +139,7 @@ export function decides(def: SegmentDefinition, events: readonly RecentEvent[], 
  * hears the user's variant as soon as it is known: before the segments are read when the
  * experiment is not scoped to a segment.
  */
-export async function planFor(
-  deps: ControlDeps,
-  tenant: string,
-  contextId: number,
-  userId: string | undefined,
-  now: number,
-  onAssigned?: (a: Assignment) => void,
-): Promise<ServingPlan> {
+export async function planFor(deps: ControlDeps, tenant: string, contextId: number, userId: string | undefined, now: number, onAssigned?: (a: Assignment) => void): Promise<ServingPlan> {
   let entry = cachedConfig(deps, tenant);
   let cfg = await entry.value;
   if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {

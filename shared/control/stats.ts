@@ -22,11 +22,7 @@ export function bucketOf(experimentId: number, userId: string): number {
  * the others (so it absorbs rounding, and any shortfall if the percents sum below 100).
  * Throws if `variants` is empty or a percent is negative or not finite.
  */
-export function variantFor<T extends { traffic_percent: number }>(
-  experimentId: number,
-  userId: string,
-  variants: readonly T[],
-): { index: number; variant: T } {
+export function variantFor<T extends { traffic_percent: number }>(experimentId: number, userId: string, variants: readonly T[]): { index: number; variant: T } {
   const last = variants.length - 1;
   const lastVariant = variants[last];
   if (lastVariant === undefined) throw new RangeError('variantFor: no variants');
@@ -145,11 +141,7 @@ export interface SampleRatioMismatch {
  * is 0 or fewer than 2 variants have a positive share. Throws on mismatched lengths,
  * negative or non-finite counts or shares, or shares summing to 0.
  */
-export function sampleRatioMismatch(
-  observed: readonly number[],
-  expectedShares: readonly number[],
-  threshold = 0.001,
-): SampleRatioMismatch | null {
+export function sampleRatioMismatch(observed: readonly number[], expectedShares: readonly number[], threshold = 0.001): SampleRatioMismatch | null {
   if (observed.length !== expectedShares.length) {
     throw new RangeError('sampleRatioMismatch: observed and expectedShares differ in length');
   }
@@ -183,9 +175,7 @@ const MAX_ITERATIONS = 100_000;
 
 /** Lanczos coefficients (g = 7, n = 9), relative accuracy about 1e-15. */
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-  -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
-  1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Γ(x) for x > 0 (Lanczos; reflection below 0.5). */

@@ -30,10 +30,7 @@ export interface Rule {
   updated_at: number;
 }
 
-export type SegmentDefinition =
-  | { event_type: string; min_count: number; within_days: number }
-  | { all: SegmentDefinition[] }
-  | { any: SegmentDefinition[] };
+export type SegmentDefinition = { event_type: string; min_count: number; within_days: number } | { all: SegmentDefinition[] } | { any: SegmentDefinition[] };
 
 export interface Segment {
   id: number;

@@ -4,7 +4,20 @@ import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../
 import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, Expect } from '../domain/console-records.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
-import { AuditEntry as Audit, CONSOLE_RECORDS, ContextMarker, Endpoint, ErasedUser, EventType, Experiment as ExperimentRecord, Rerank, Rule as RuleRecord, RunLogLine, Segment as SegmentRecord, sortId } from './entities.ts';
+import {
+  AuditEntry as Audit,
+  CONSOLE_RECORDS,
+  ContextMarker,
+  Endpoint,
+  ErasedUser,
+  EventType,
+  Experiment as ExperimentRecord,
+  Rerank,
+  Rule as RuleRecord,
+  RunLogLine,
+  Segment as SegmentRecord,
+  sortId,
+} from './entities.ts';
 import { LAST_ID } from './entity.ts';
 import type { Condition } from './expressions.ts';
 import { applied, getRow, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
@@ -66,7 +79,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         if (kind) {
           if (live(r)) kind.push(stripKeys(r) as ConsoleRecord);
         } else if (ErasedUser.owns(r)) {
-          out.erased_user.push({ user_id: String(r.user_id), requested_at: Number(r.requested_at), completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at) });
+          out.erased_user.push({
+            user_id: String(r.user_id),
+            requested_at: Number(r.requested_at),
+            completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at),
+          });
         }
       }
       return out;

@@ -38,8 +38,7 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
   }
 
   return {
-    createTenant: (r: TenantRecord) =>
-      putNew({ ...Tenant.keys({ tenant: r.tenant }), ...r }, () => new Conflict('tenant_exists', `Tenant ${r.tenant} already exists.`)),
+    createTenant: (r: TenantRecord) => putNew({ ...Tenant.keys({ tenant: r.tenant }), ...r }, () => new Conflict('tenant_exists', `Tenant ${r.tenant} already exists.`)),
     listTenants: async () => {
       const rows = await queryUpTo(t, Tenant.indexes.all.query({}), 100_000);
       return rows.map((r) => String(r.tenant));
@@ -47,19 +46,12 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     getTenant: (tenant: string) => get<TenantRecord>(Tenant.key({ tenant })),
 
     putClient: (c: ClientRecord) =>
-      putNew(
-        { ...Client.keys({ client_id: c.client_id, tenant: c.tenant, created: c.created }), ...c },
-        () => new Conflict('client_exists', `Client ${c.client_id} already exists.`),
-      ),
+      putNew({ ...Client.keys({ client_id: c.client_id, tenant: c.tenant, created: c.created }), ...c }, () => new Conflict('client_exists', `Client ${c.client_id} already exists.`)),
     getClient: (clientId: string) => get<ClientRecord>(Client.key({ client_id: clientId })),
     listClients: (tenant: string, limit: number, cursor?: string) => listOfTenant<ClientRecord>((after) => Client.indexes.ofTenant.query({ tenant }, after), limit, cursor),
     deleteClient: (tenant: string, clientId: string) => deleteOwned(Client.key({ client_id: clientId }), tenant),
 
-    putApiKey: (k: ApiKeyRecord) =>
-      putNew(
-        { ...ApiKey.keys({ id: k.id, tenant: k.tenant, created: k.created }), ...k },
-        () => new Conflict('api_key_exists', `API key ${k.id} already exists.`),
-      ),
+    putApiKey: (k: ApiKeyRecord) => putNew({ ...ApiKey.keys({ id: k.id, tenant: k.tenant, created: k.created }), ...k }, () => new Conflict('api_key_exists', `API key ${k.id} already exists.`)),
     getApiKey: (prefix: string) => get<ApiKeyRecord>(ApiKey.key({ id: prefix })),
     listApiKeys: (tenant: string, limit: number, cursor?: string) => listOfTenant<ApiKeyRecord>((after) => ApiKey.indexes.ofTenant.query({ tenant }, after), limit, cursor),
     deleteApiKey: (tenant: string, id: string) => deleteOwned(ApiKey.key({ id }), tenant),

@@ -180,8 +180,16 @@ export const ContextMarker = record('context_marker', { pk: CONTROL, sk: 'contex
 
 /** The console records of each kind, by kind (ConsoleKind). */
 export const CONSOLE_RECORDS = {
-  event_type: EventType, endpoint: Endpoint, context: Context, template: Template, job: TrainingRun, model: ModelVersion,
-  rule: Rule, segment: Segment, experiment: Experiment, rerank: Rerank,
+  event_type: EventType,
+  endpoint: Endpoint,
+  context: Context,
+  template: Template,
+  job: TrainingRun,
+  model: ModelVersion,
+  rule: Rule,
+  segment: Segment,
+  experiment: Experiment,
+  rerank: Rerank,
 } as const;
 
 /** Change history of one control resource (`rules/12`), by entry id (newest last). */

@@ -97,9 +97,19 @@ export function dynamoEventStore(t: TableRef): EventStore {
         rows = await queryUpTo(t, type !== undefined ? refine(ofUser, { filter: (x) => x.eq('type', type) }) : ofUser, want);
       } else if (q.type !== undefined) {
         const type = q.type;
-        rows = await mergeShards(t, shards.map((shard) => byType.query({ tenant, type, shard }, after)), want, byId);
+        rows = await mergeShards(
+          t,
+          shards.map((shard) => byType.query({ tenant, type, shard }, after)),
+          want,
+          byId,
+        );
       } else {
-        rows = await mergeShards(t, shards.map((shard) => primary.query({ tenant, shard }, after)), want, byId);
+        rows = await mergeShards(
+          t,
+          shards.map((shard) => primary.query({ tenant, shard }, after)),
+          want,
+          byId,
+        );
       }
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
@@ -122,7 +132,10 @@ export function dynamoEventStore(t: TableRef): EventStore {
           const ids = page.items.map((r) => Number(r.id)).filter((id) => !erased.has(id));
           if (ids.length) {
             found = true;
-            await deleteAll(t, ids.map((id) => eventKey(tenant, id)));
+            await deleteAll(
+              t,
+              ids.map((id) => eventKey(tenant, id)),
+            );
             ids.forEach((id) => erased.add(id));
           }
           start = page.lastKey;

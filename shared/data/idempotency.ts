@@ -57,14 +57,15 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
         // leave this one with no ids to reuse and its own to write twice. A fresh lease (`ttl`
         // too: a takeover near the end of the first claim's life would otherwise outlive its record).
         const takenOver = await applied(() =>
-          update(t, k, { set: { state: 'pending', claimed: now, owner, ttl: now + ttlSeconds } }, {
-            when: (x) =>
-              x.and(
-                x.eq('state', rec.state),
-                x.or(x.absent('claimed'), x.eq('claimed', rec.claimed ?? null)),
-                rec.first_id === undefined ? x.absent('first_id') : x.eq('first_id', rec.first_id),
-              ),
-          }),
+          update(
+            t,
+            k,
+            { set: { state: 'pending', claimed: now, owner, ttl: now + ttlSeconds } },
+            {
+              when: (x) =>
+                x.and(x.eq('state', rec.state), x.or(x.absent('claimed'), x.eq('claimed', rec.claimed ?? null)), rec.first_id === undefined ? x.absent('first_id') : x.eq('first_id', rec.first_id)),
+            },
+          ),
         );
         if (!takenOver) return { state: 'in_progress' };
         return { state: 'resume', firstId: rec.first_id === undefined ? undefined : Number(rec.first_id) };

@@ -1,8 +1,6 @@
 import { nowMs, nowSeconds } from '../clock.ts';
 import { Conflict } from '../domain/errors.ts';
-import type {
-  ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page,
-} from '../domain/types.ts';
+import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { Item, sortId, Tombstone } from './entities.ts';
@@ -82,7 +80,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
    * STAMP_LAG_MS after the stamp, stamps them again (see STAMP_LAG_MS). `rows` are the keys
    * and ids of the rows written.
    */
-  async function settle(tenant: string, rows: { key: Row; id: number }[], at: number): Promise<void> {
+  async function settle(rows: { key: Row; id: number }[], at: number): Promise<void> {
     let stamp = at;
     let pending = rows;
     while (pending.length > 0 && nowMs() - stamp * 1000 > STAMP_LAG_MS) {
@@ -120,8 +118,18 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
         // answers what it did as stored (changed since, perhaps).
         const deleted = async (row: Row) => (await getRow(t, Tombstone.key({ tenant, id: Number(row.id) }), { consistent: true, projection: 'pk' })) !== undefined;
-        const stored = (await putMissing(t, records.map((r) => toRow(tenant, r)), (row) => Item.key({ tenant, id: Number(row.id) }), deleted)).map(fromRow);
-        await settle(tenant, records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })), now);
+        const stored = (
+          await putMissing(
+            t,
+            records.map((r) => toRow(tenant, r)),
+            (row) => Item.key({ tenant, id: Number(row.id) }),
+            deleted,
+          )
+        ).map(fromRow);
+        await settle(
+          records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
+          now,
+        );
         return stored;
       }
       if (records.length === 1 && only) {
@@ -129,9 +137,15 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         const written = await applied(() => put(t, toRow(tenant, only), isNew));
         if (!written) throw new Conflict('item_exists', `An item with id ${only.id} already exists.`);
       } else {
-        await putAll(t, records.map((r) => toRow(tenant, r)));
+        await putAll(
+          t,
+          records.map((r) => toRow(tenant, r)),
+        );
       }
-      await settle(tenant, records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })), now);
+      await settle(
+        records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
+        now,
+      );
       return records;
     },
 
@@ -163,7 +177,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           returnValues: 'ALL_NEW',
         });
         if (!row) return undefined;
-        await settle(tenant, [{ key: Item.key({ tenant, id }), id }], now);
+        await settle([{ key: Item.key({ tenant, id }), id }], now);
         return fromRow(row);
       } catch (e) {
         if (isConditionFailure(e)) return undefined;
@@ -176,7 +190,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       if (!(await getRow(t, key, { projection: 'pk' }))) return false;
       // The tombstone first: search must never show an item that is already gone.
       await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
-      await settle(tenant, [{ key: Tombstone.key({ tenant, id }), id }], now);
+      await settle([{ key: Tombstone.key({ tenant, id }), id }], now);
       return applied(() => remove(t, key, isStored));
     },
 
@@ -249,7 +263,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         ),
       );
       if (!saved) return 'stale' as const;
-      await settle(tenant, [{ key: Item.key({ tenant, id }), id }], now);
+      await settle([{ key: Item.key({ tenant, id }), id }], now);
       return 'saved' as const;
     },
 

@@ -66,12 +66,25 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
 export async function putAll(t: TableRef, rows: Row[]): Promise<void> {
   const chunks: Row[][] = [];
   for (let i = 0; i < rows.length; i += 25) chunks.push(rows.slice(i, i + 25));
-  await Promise.all(chunks.map((chunk) => batchWrite(t, chunk.map((Item) => ({ PutRequest: { Item } })), 'items')));
+  await Promise.all(
+    chunks.map((chunk) =>
+      batchWrite(
+        t,
+        chunk.map((Item) => ({ PutRequest: { Item } })),
+        'items',
+      ),
+    ),
+  );
 }
 
 /** Deletes rows by key, 25 to a BatchWriteItem (one after another), retrying what DynamoDB leaves unprocessed. */
 export async function deleteAll(t: TableRef, keyList: Row[]): Promise<void> {
-  for (let i = 0; i < keyList.length; i += 25) await batchWrite(t, keyList.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })), 'deletes');
+  for (let i = 0; i < keyList.length; i += 25)
+    await batchWrite(
+      t,
+      keyList.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } })),
+      'deletes',
+    );
 }
 
 type WriteRequest = { PutRequest: { Item: Row } } | { DeleteRequest: { Key: Row } };
@@ -138,18 +151,15 @@ export async function forEachPartitionPage(t: TableRef, partition: QueryInput, f
 }
 
 /** Merges ascending queries over several partitions (write shards) by a numeric sort attribute. */
-export async function mergeShards(
-  t: TableRef,
-  inputs: QueryInput[],
-  want: number,
-  order: (row: Row) => number,
-): Promise<Row[]> {
+export async function mergeShards(t: TableRef, inputs: QueryInput[], want: number, order: (row: Row) => number): Promise<Row[]> {
   const pages = await Promise.all(inputs.map((input) => queryUpTo(t, input, want)));
-  return pages.flat().sort((a, b) => order(a) - order(b)).slice(0, want);
+  return pages
+    .flat()
+    .sort((a, b) => order(a) - order(b))
+    .slice(0, want);
 }
 
-export const isConditionFailure = (e: unknown): boolean =>
-  e instanceof ConditionalCheckFailedException || (e instanceof Error && e.name === 'ConditionalCheckFailedException');
+export const isConditionFailure = (e: unknown): boolean => e instanceof ConditionalCheckFailedException || (e instanceof Error && e.name === 'ConditionalCheckFailedException');
 
 /** Runs a conditional write: true when it was applied, false when its condition did not hold (any other error is thrown). */
 export async function applied(write: () => Promise<unknown>): Promise<boolean> {
@@ -178,7 +188,12 @@ export function stripKeys(row: Row): Row {
 }
 
 /** One UpdateItem of a change, under a condition if given; its ReturnValues' attributes. */
-export async function update(t: TableRef, key: Row, change: Change, opts: { when?: Condition; returnValues?: 'UPDATED_OLD' | 'UPDATED_NEW' | 'ALL_NEW'; signal?: AbortSignal } = {}): Promise<Row | undefined> {
+export async function update(
+  t: TableRef,
+  key: Row,
+  change: Change,
+  opts: { when?: Condition; returnValues?: 'UPDATED_OLD' | 'UPDATED_NEW' | 'ALL_NEW'; signal?: AbortSignal } = {},
+): Promise<Row | undefined> {
   const x = new Expr();
   const out = await t.doc.send(
     new UpdateCommand({

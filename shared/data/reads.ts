@@ -149,7 +149,9 @@ export function signRequest(request: HttpRequest, credentials: AwsCredentialIden
   let canonicalHeaders = '';
   for (const name of names) canonicalHeaders += `${name}:${String(headers[name]).trim().replace(/\s+/g, ' ')}\n`;
   const signedHeaders = names.join(';');
-  const payloadHash = createHash('sha256').update(request.body as string).digest('hex');
+  const payloadHash = createHash('sha256')
+    .update(request.body as string)
+    .digest('hex');
   const canonical = `${request.method}\n${request.path}\n\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
   const toSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${createHash('sha256').update(canonical).digest('hex')}`;
   if (signingKey?.secret !== credentials.secretAccessKey || signingKey.scope !== scope) {

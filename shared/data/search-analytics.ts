@@ -55,13 +55,15 @@ export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record'
       if (noResults) c.no_results += 1;
       else c.searches += 1;
     }
-    const rows: Row[] = group.filter((p) => !p.noResults).map(({ tenant, s }) => ({
-      ...SearchRequest.key({ tenant, request_id: s.requestId }),
-      query: s.query,
-      day: s.day,
-      served_at: s.servedAt,
-      ttl: s.servedAt + SEARCH_ATTRIBUTION_SECONDS + SEARCH_ROW_GRACE_SECONDS,
-    }));
+    const rows: Row[] = group
+      .filter((p) => !p.noResults)
+      .map(({ tenant, s }) => ({
+        ...SearchRequest.key({ tenant, request_id: s.requestId }),
+        query: s.query,
+        day: s.day,
+        served_at: s.servedAt,
+        ttl: s.servedAt + SEARCH_ATTRIBUTION_SECONDS + SEARCH_ROW_GRACE_SECONDS,
+      }));
     await Promise.all([putAll(t, rows), ...[...counters.values()].map((c) => addCounts(t, c.tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }))]);
   }
   const commits = new GroupCommit<Pending>(write, GROUP_MAX);

@@ -73,7 +73,7 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
   const id = trainingRunId(name);
   if (!Number.isSafeInteger(id) || trainingRunName(id) !== name) return undefined;
   const job = await c.get<TrainingRun>(tenant, 'job', id);
-  if (!job || job.status !== 'Completed' || job.model_version === null) return undefined;
+  if (job?.status !== 'Completed' || job.model_version === null) return undefined;
   const policy = (await c.get<Template>(tenant, 'template', job.template_id))?.auto_promote;
   if (!policy) return undefined;
   const version = job.model_version;
@@ -102,7 +102,16 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
     }
     // Only if the endpoint still serves what was compared with: else decide again.
     if (decision.promoted && endpoint && serving !== version) {
-      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: nowSeconds() }, { updated_at: endpoint.updated_at, ...(serving !== null ? { model_version: serving } : {}) }))) continue;
+      if (
+        !(await c.update(
+          tenant,
+          'endpoint',
+          endpoint.id,
+          { model_version: version, updated_at: nowSeconds() },
+          { updated_at: endpoint.updated_at, ...(serving !== null ? { model_version: serving } : {}) },
+        ))
+      )
+        continue;
     }
     // Approved with the decision that promoted it (a refused version stays as it was).
     if (!(await c.update(tenant, 'model', version, { promotion: decision, ...(decision.promoted ? { status: 'Approved' } : {}) }, { promotion: undefined }))) continue;

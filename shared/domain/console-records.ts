@@ -100,7 +100,6 @@ export interface ConsoleStore {
 /** A console record not found: `<what>_not_found`, "No <what> <id>." */
 export const notFound = (what: string, id: number | string) => new NotFound(`${what.replace(/ /g, '_')}_not_found`, `No ${what} ${id}.`);
 
-
 /**
  * Stores a new record whose name is unique in its kind (the caller has checked it is free). Two
  * creates of one name at once both pass that check; the one with the lower id keeps the name,
@@ -113,4 +112,3 @@ export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant:
     throw exists();
   }
 }
-

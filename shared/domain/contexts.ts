@@ -6,7 +6,11 @@ import { platformList } from './present.ts';
 
 /** Contexts: the places an app serves recommendations or search in (the control plane's rules and experiments attach to them). */
 
-export interface Context extends ConsoleRecord { name: string; description: string; created: number }
+export interface Context extends ConsoleRecord {
+  name: string;
+  description: string;
+  created: number;
+}
 
 export async function createContext(c: ConsoleStore, tenant: string, b: z.output<typeof S.contextBody>) {
   const rec: Context = { id: await c.nextId(tenant, 'context'), name: b.name, description: b.description, created: nowSeconds() };
@@ -16,4 +20,3 @@ export async function createContext(c: ConsoleStore, tenant: string, b: z.output
   return rec;
 }
 export const listContexts = async (c: ConsoleStore, tenant: string) => platformList(await c.list<Context>(tenant, 'context'));
-

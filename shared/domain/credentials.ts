@@ -23,17 +23,19 @@ export const createApiKeyBody = z.strictObject({
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 
 export const platformListQuery = z.strictObject({
-  limit: z._default(
-    z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))),
-    100,
-  ),
+  limit: z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 100),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
 });
 export type PlatformListQuery = z.output<typeof platformListQuery>;
 
 const clientView = (c: ClientRecord) => ({ client_id: c.client_id, name: c.name, scopes: c.scopes, created: c.created });
 const apiKeyView = (k: ApiKeyRecord) => ({
-  id: k.id, prefix: k.id, name: k.name, environment: k.environment, scopes: k.scopes, created: k.created,
+  id: k.id,
+  prefix: k.id,
+  name: k.name,
+  environment: k.environment,
+  scopes: k.scopes,
+  created: k.created,
 });
 
 /**
@@ -62,7 +64,12 @@ export async function createTenant(store: CredentialStore, tenant: string, name 
 export async function createClient(store: CredentialStore, tenant: string, body: CreateClientBody, provisioner = localProvisioner) {
   const { clientId, clientSecret } = await provisioner.provision(body.name, body.scopes);
   const rec: ClientRecord = {
-    client_id: clientId, tenant, name: body.name, scopes: body.scopes, secret_hash: sha256Hex(clientSecret), created: nowSeconds(),
+    client_id: clientId,
+    tenant,
+    name: body.name,
+    scopes: body.scopes,
+    secret_hash: sha256Hex(clientSecret),
+    created: nowSeconds(),
   };
   try {
     await store.putClient(rec);
@@ -87,7 +94,13 @@ export async function deleteClient(store: CredentialStore, tenant: string, clien
 export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody) {
   const { prefix, key } = newApiKey();
   const rec: ApiKeyRecord = {
-    id: prefix, tenant, name: body.name, environment: body.environment, scopes: body.scopes, key_hash: sha256Hex(key), created: nowSeconds(),
+    id: prefix,
+    tenant,
+    name: body.name,
+    environment: body.environment,
+    scopes: body.scopes,
+    key_hash: sha256Hex(key),
+    created: nowSeconds(),
   };
   await store.putApiKey(rec);
   return { ...apiKeyView(rec), key };

@@ -7,7 +7,13 @@ import { platformList } from './present.ts';
 
 /** Serving endpoints: named slots that serve one model version each; one of them is the tenant's default. */
 
-export interface Endpoint extends ConsoleRecord { endpoint_name: string; is_default: boolean; model_version: number | null; created: number; updated_at: number }
+export interface Endpoint extends ConsoleRecord {
+  endpoint_name: string;
+  is_default: boolean;
+  model_version: number | null;
+  created: number;
+  updated_at: number;
+}
 
 export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>) {
   const exists = () => new Conflict('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
@@ -43,4 +49,3 @@ export function pickEndpoint(all: readonly Endpoint[], name: string | undefined)
 export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
   return pickEndpoint(await c.list<Endpoint>(tenant, 'endpoint'), name);
 }
-

@@ -7,7 +7,11 @@ import { platformList } from './present.ts';
 
 /** Event types: the kinds of interaction a tenant sends, each with the weight training gives it. */
 
-export interface EventType extends ConsoleRecord { name: string; weight: number; created: number }
+export interface EventType extends ConsoleRecord {
+  name: string;
+  weight: number;
+  created: number;
+}
 
 export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>) {
   const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
@@ -21,4 +25,3 @@ export async function updateEventType(c: ConsoleStore, tenant: string, id: numbe
   if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
   return (await c.get<EventType>(tenant, 'event_type', id)) as EventType;
 }
-

@@ -15,7 +15,10 @@ export { nowSeconds };
  */
 async function requestEmbeddings(queue: WorkQueue, tenant: string, ids: number[]): Promise<void> {
   try {
-    await queue.send('embedding', ids.map((item_id) => ({ type: 'embed', tenant, item_id })));
+    await queue.send(
+      'embedding',
+      ids.map((item_id) => ({ type: 'embed', tenant, item_id })),
+    );
   } catch (e) {
     logger.warn('embedding request not queued; the sweep will pick the items up', { tenant, ids, error: e as Error });
   }
@@ -24,7 +27,11 @@ async function requestEmbeddings(queue: WorkQueue, tenant: string, ids: number[]
 /** A single item answers with the item; an array with a list of every created item. */
 export async function createItems(store: ItemStore, queue: WorkQueue, tenant: string, body: CreateItemsBody, ids?: IdPlan) {
   const created = await store.create(tenant, Array.isArray(body) ? body : [body], nowSeconds(), ids);
-  await requestEmbeddings(queue, tenant, created.map((c) => c.id));
+  await requestEmbeddings(
+    queue,
+    tenant,
+    created.map((c) => c.id),
+  );
   const resources = created.map(itemResource);
   return Array.isArray(body) ? listOf('/v1/items', resources, false) : resources[0];
 }
@@ -38,7 +45,11 @@ export async function getItem(store: ItemStore, tenant: string, id: number) {
 /** JSON with object keys sorted: two metadata objects are the same whatever their key order. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 

@@ -35,7 +35,6 @@ export interface Promotion {
   at: number;
 }
 
-
 async function modelView(c: ConsoleStore, tenant: string, m: ModelVersion, all?: Endpoint[]) {
   const endpoints = (all ?? (await c.list<Endpoint>(tenant, 'endpoint'))).filter((e) => e.model_version === m.version).map((e) => e.endpoint_name);
   const { id: _id, artifact: _a, ...rest } = m;
@@ -86,8 +85,14 @@ export async function compareModels(c: ConsoleStore, tenant: string, versions: n
   return {
     versions,
     models: await Promise.all(models.map((m) => modelView(c, tenant, m, endpoints))),
-    metrics: sideBySide(versions, models.map((m) => m.metrics)),
-    validation: sideBySide(versions, models.map((m) => m.validation)),
+    metrics: sideBySide(
+      versions,
+      models.map((m) => m.metrics),
+    ),
+    validation: sideBySide(
+      versions,
+      models.map((m) => m.validation),
+    ),
   };
 }
 export async function updateModel(c: ConsoleStore, tenant: string, version: number, b: z.output<typeof S.modelPatch>) {

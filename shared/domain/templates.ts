@@ -62,7 +62,13 @@ async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?:
   return out;
 }
 /** A template as answered: without internal fields, schedule fields null when never set. */
-export const templateView = ({ _unsent_job: _u, ...t }: Template) => ({ ...t, schedule: t.schedule ?? null, next_run_at: t.next_run_at ?? null, last_scheduled_run: t.last_scheduled_run ?? null, auto_promote: t.auto_promote ?? null });
+export const templateView = ({ _unsent_job: _u, ...t }: Template) => ({
+  ...t,
+  schedule: t.schedule ?? null,
+  next_run_at: t.next_run_at ?? null,
+  last_scheduled_run: t.last_scheduled_run ?? null,
+  auto_promote: t.auto_promote ?? null,
+});
 export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>) {
   const eventTypes = await checkEventTypes(c, tenant, b.event_types);
   const now = nowSeconds();
@@ -89,8 +95,12 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
   if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
   const now = nowSeconds();
   const { schedule, auto_promote, ...rest } = b;
-  const set = { ...rest, ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}), ...(await automationFields(c, tenant, { schedule, auto_promote }, now)), updated_at: now };
+  const set = {
+    ...rest,
+    ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
+    ...(await automationFields(c, tenant, { schedule, auto_promote }, now)),
+    updated_at: now,
+  };
   if (!(await c.update(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' }))) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
   return getTemplate(c, tenant, id);
 }
-

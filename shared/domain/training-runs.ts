@@ -61,8 +61,19 @@ export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: s
  */
 export async function queueRun(c: ConsoleStore, queue: WorkQueue, tenant: string, t: Template, id: number, options: S.TrainingOptions, scheduledAt?: number) {
   const run: TrainingRun = {
-    id, job_name: trainingRunName(id), template_id: t.id, options, status: 'Queued', progress: 0, created: nowSeconds(),
-    started_at: null, finished_at: null, error: null, model_version: null, metrics: null, ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
+    id,
+    job_name: trainingRunName(id),
+    template_id: t.id,
+    options,
+    status: 'Queued',
+    progress: 0,
+    created: nowSeconds(),
+    started_at: null,
+    finished_at: null,
+    error: null,
+    model_version: null,
+    metrics: null,
+    ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
   };
   if (await c.replace(tenant, 'job', run, 'new')) {
     const by = scheduledAt !== undefined ? `, by its schedule (due ${new Date(scheduledAt * 1000).toISOString()})` : '';
@@ -115,4 +126,3 @@ export async function trainingRunLogs(c: ConsoleStore, tenant: string, name: str
   const page = await c.logs(tenant, j.id, cursor, limit);
   return { job_name: name, lines: page.lines, next_cursor: page.cursor };
 }
-

@@ -33,9 +33,7 @@ export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
   idempotency?: (flavor: Flavor) => HttpMiddleware;
 }
 
-export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> = (
-  input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>,
-) => Promise<Reply>;
+export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> = (input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<Reply>;
 
 const noQuery = z.strictObject({});
 

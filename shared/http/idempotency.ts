@@ -27,7 +27,9 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         throw new ValidationError('Invalid Idempotency-Key header.', { 'Idempotency-Key': ['1 to 255 visible ASCII characters.'] });
       }
       const e = req.event;
-      const fingerprint = createHash('sha256').update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`).digest('hex');
+      const fingerprint = createHash('sha256')
+        .update(`${e.requestContext.http.method} ${e.rawPath}\n${rawBody(e) ?? ''}`)
+        .digest('hex');
       const now = nowSeconds();
       // This attempt's name: only while it holds the key may it write, store or drop anything under it.
       const owner = randomUUID();
@@ -66,7 +68,9 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
       } catch (err) {
         // The rows are written: a retry writes them again under the same ids and stores its answer.
         logger.error('idempotency record not completed', { requestId: req.context.state.requestId, error: err as Error });
-        await store().fail(tenant, key, owner).catch(() => undefined);
+        await store()
+          .fail(tenant, key, owner)
+          .catch(() => undefined);
       }
     },
     onError: async (req: HttpRequest) => {

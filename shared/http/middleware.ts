@@ -1,5 +1,5 @@
 import type { z } from 'zod/mini';
-import { verifyAccessToken } from '../auth/jwt.ts';
+import { type AccessClaims, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
 import { AuthenticationError, PermissionError } from '../errors.ts';
@@ -45,7 +45,7 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
     before: async (req) => {
       const token = bearer(req.event);
       if (!token) throw new AuthenticationError('Missing Bearer token in the Authorization header.');
-      let claims;
+      let claims: AccessClaims;
       try {
         claims = await verifyAccessToken(token);
       } catch {

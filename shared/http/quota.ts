@@ -22,9 +22,7 @@ import type { HttpRequest, HttpResult } from './types.ts';
  * own bucket per tenant decides for a second. See docs/api.md, "Rate limits".
  */
 
-export type Admission =
-  | { ok: true; settled: Promise<void> }
-  | { ok: false; retryAfterSeconds: number; settled: Promise<void> };
+export type Admission = { ok: true; settled: Promise<void> } | { ok: false; retryAfterSeconds: number; settled: Promise<void> };
 
 export interface QuotaOptions {
   ratePerSecond: number;

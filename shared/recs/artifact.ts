@@ -177,7 +177,11 @@ function modelOf(s: ModelSpec, n: number, popularity: Float32Array, get: <T exte
     case 'popularity':
       return popularityModel(popularity);
     case 'blend':
-      return new BlendModel(s.parts.map((p) => modelOf(p, n, popularity, get)), s.weights, s.algorithm);
+      return new BlendModel(
+        s.parts.map((p) => modelOf(p, n, popularity, get)),
+        s.weights,
+        s.algorithm,
+      );
   }
 }
 
@@ -218,7 +222,15 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));
   // Artifacts trained before histories were stored have none: serving reads the latest events only.
   const histories: UserHistories | undefined = h.users
-    ? { users: h.users, rowStart: get('user_rows'), items: get('user_items'), weights: get('user_weights'), trainedBefore: h.trainedBefore ?? 0, trainedTypes: h.trainedTypes ?? [], eventsThrough: h.eventsThrough ?? 0 }
+    ? {
+        users: h.users,
+        rowStart: get('user_rows'),
+        items: get('user_items'),
+        weights: get('user_weights'),
+        trainedBefore: h.trainedBefore ?? 0,
+        trainedTypes: h.trainedTypes ?? [],
+        eventsThrough: h.eventsThrough ?? 0,
+      }
     : undefined;
   // Pairs, not an object: a type may be called `constructor`.
   return { model, items: h.items, popularity, ...(histories ? { histories } : {}), ...(h.typeWeights ? { typeWeights: new Map(h.typeWeights) } : {}) };

@@ -65,7 +65,7 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
   const taste = new Float32Array(catalog.dims);
   if (catalog.addVectors(h.docs, h.weights, taste)) {
     normalize(taste);
-    const contentWeight = (id: number) => (!model || !model.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
+    const contentWeight = (id: number) => (!model?.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
     catalog.nearest(taste, 200, (id, s) => {
       if (s > 0 && contentWeight(id) > 0) table.add(id, contentWeight(id) * s);
     });
@@ -91,4 +91,3 @@ export function withPopularFill(ranked: [number, number][], popular: ReadonlyMap
   const fill = [...popular].filter(([id]) => !have.has(id) && eligible(id));
   return [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, s * 1e-3])];
 }
-

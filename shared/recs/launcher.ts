@@ -41,7 +41,6 @@ export function runsAsTask(estimatedEvents: number, minEvents: number): boolean 
 /** A claim whose task never confirmed it started (the worker stopped between) is retried after this. */
 export const UNCONFIRMED_CLAIM_SECONDS = 300;
 
-
 /** The idempotency token of a run's task: one per run (ECS RunTask takes up to 64 characters). */
 export const taskToken = (tenant: string, jobName: string) => createHash('sha256').update(`${tenant}\n${jobName}`).digest('hex').slice(0, 64);
 
@@ -53,7 +52,12 @@ export const taskToken = (tenant: string, jobName: string) => createHash('sha256
  * it started (the worker stopped in between) is retried after UNCONFIRMED_CLAIM_SECONDS with the
  * same token. A launch that fails ends the run Failed with the reason.
  */
-export async function placeRun(deps: { console: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>; events: Pick<EventStore, 'latest'> }, tenant: string, jobName: string, opts: { minEvents: number; launcher: TaskLauncher }): Promise<'worker' | 'task'> {
+export async function placeRun(
+  deps: { console: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>; events: Pick<EventStore, 'latest'> },
+  tenant: string,
+  jobName: string,
+  opts: { minEvents: number; launcher: TaskLauncher },
+): Promise<'worker' | 'task'> {
   const c = deps.console;
   const id = trainingRunId(jobName);
   const job = await c.get<TrainingRun>(tenant, 'job', id);

@@ -363,7 +363,7 @@ export function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHook
         gb.set(neg, (gb.get(neg) ?? 0) + sig);
       }
       t += 1;
-      const lr = o.learningRate * Math.sqrt(1 - b2 ** t) / (1 - b1 ** t);
+      const lr = (o.learningRate * Math.sqrt(1 - b2 ** t)) / (1 - b1 ** t);
       for (const [i, g] of gq) {
         for (let f = 0; f < F; f++) {
           const k = i * F + f;

@@ -145,12 +145,17 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
   }));
   await planned?.recorded;
-  return coreList('/v1/recommendations', data, { hasMore: false, cursor: null }, {
-    request_id: requestId,
-    model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
-    ...(experiment ? { experiment } : {}),
-    strategy,
-  });
+  return coreList(
+    '/v1/recommendations',
+    data,
+    { hasMore: false, cursor: null },
+    {
+      request_id: requestId,
+      model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
+      ...(experiment ? { experiment } : {}),
+      strategy,
+    },
+  );
 }
 
 /** What scoring a request's candidates reads. */
@@ -175,7 +180,7 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   const { q, catalog, history, anchorId } = r;
   const eligible = (id: number) => {
     const d = catalog.get(id);
-    if (!d || !d.active) return false;
+    if (!d?.active) return false;
     if (id === anchorId) return false;
     if (!q.include_seen && history.isSeen(id)) return false;
     if (q.category !== undefined && d.metadata.category !== q.category) return false;

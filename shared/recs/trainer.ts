@@ -3,9 +3,9 @@ import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import { trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
-import { type EventType } from '../domain/event-types.ts';
-import { type ModelVersion } from '../domain/model-versions.ts';
-import { type Template } from '../domain/templates.ts';
+import type { EventType } from '../domain/event-types.ts';
+import type { ModelVersion } from '../domain/model-versions.ts';
+import type { Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
@@ -33,7 +33,13 @@ export class ThresholdError extends Error {
  * hyperparameters on a validation split of `ds`, see tuning.ts) answers its validation too, and
  * tells `point` each validation point as it is measured.
  */
-export async function trainAlgorithm(algorithm: string, ds: Dataset, options: Pick<TrainingRun['options'], 'epochs' | 'batch_size' | 'learning_rate'>, hooks: TrainHooks = {}, point?: (p: CurvePoint) => void): Promise<{ model: Model; validation?: Validation }> {
+export async function trainAlgorithm(
+  algorithm: string,
+  ds: Dataset,
+  options: Pick<TrainingRun['options'], 'epochs' | 'batch_size' | 'learning_rate'>,
+  hooks: TrainHooks = {},
+  point?: (p: CurvePoint) => void,
+): Promise<{ model: Model; validation?: Validation }> {
   switch (algorithm) {
     case 'auto':
       return trainDefault(ds, hooks, point);
@@ -202,7 +208,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       }
     });
     const eventsThrough = eventsThroughOf(readIds, readCreated, trainedBefore - 30);
-    await log(`Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`);
+    await log(
+      `Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`,
+    );
     const { per_signal_min, total_min } = template.thresholds;
     const below = [...weightOf.keys()].filter((t) => (counts.get(t) ?? 0) < per_signal_min);
     if (below.length) await log(`Signals below per_signal_min ${per_signal_min}, left out: ${below.map((t) => `${t} (${counts.get(t) ?? 0})`).join(', ')}`);
@@ -246,7 +254,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const evalModel = (await trainAlgorithm(algorithm, evalSet, job.options, ...stage('holdout: ', 0.1))).model;
     await written;
     const m = evaluate(evalModel, evalSet, split.test, 10, HOLDOUT_MAX_USERS);
-    const metrics = { ndcg_at_10: m.ndcg_at_10, precision_at_10: m.precision_at_10, recall_at_10: m.recall_at_10, map_at_10: m.map_at_10, coverage: m.coverage, holdout_users: m.users, interactions: kept.length };
+    const metrics = {
+      ndcg_at_10: m.ndcg_at_10,
+      precision_at_10: m.precision_at_10,
+      recall_at_10: m.recall_at_10,
+      map_at_10: m.map_at_10,
+      coverage: m.coverage,
+      holdout_users: m.users,
+      interactions: kept.length,
+    };
     await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
     if (await checkStop()) throw new Stopped('stopped');
     await c.update(tenant, 'job', id, { progress: 0.5 });
@@ -254,7 +270,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (algorithm === 'auto') await log(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
     const [fullHooks, fullPoint] = stage('', 0.5);
     // Only the default's messages are logged: the others' were logged by the holdout stage.
-    const { model, validation } = await trainAlgorithm(algorithm, full, job.options, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) }, fullPoint);
+    const { model, validation } = await trainAlgorithm(
+      algorithm,
+      full,
+      job.options,
+      algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) },
+      fullPoint,
+    );
     await written;
     if (await checkStop(true)) throw new Stopped('stopped');
     // The version number is taken only now. Then the run is marked as storing it, only if it is
@@ -273,7 +295,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
     await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights }));
     const rec: ModelVersion = {
-      id: version, version, template_id: template.id, job_name: jobName, created: now(), algorithm, metrics, label: null, description: null, status: 'Trained', artifact: key,
+      id: version,
+      version,
+      template_id: template.id,
+      job_name: jobName,
+      created: now(),
+      algorithm,
+      metrics,
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: key,
       ...(validation ? { validation: storedValidation(validation) } : {}),
     };
     await c.put(tenant, 'model', rec);

@@ -1,6 +1,6 @@
 import { seededRandom } from '../random.ts';
 import { TopK, topIndexes } from '../top-k.ts';
-import { AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, tick, trainIals, type AlsOptions } from './blend.ts';
+import { type AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, tick, trainIals, type AlsOptions } from './blend.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { relevantItems, sampleUsers } from './evaluate.ts';
 import { Stopped, type Model, type TrainHooks } from './models.ts';
@@ -137,7 +137,6 @@ export function canonical(ds: Dataset): Dataset {
   }
   return new Dataset(out, ds.items);
 }
-
 
 function ndcg(top: number[], rel: Set<number>): number {
   let dcg = 0;

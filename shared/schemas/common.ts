@@ -50,7 +50,8 @@ const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
 export function unstorable(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'number') {
     const a = Math.abs(value);
-    if (a !== 0 && (a < 1e-130 || a > Number.MAX_SAFE_INTEGER)) return `the number ${value} cannot be stored: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)`;
+    if (a !== 0 && (a < 1e-130 || a > Number.MAX_SAFE_INTEGER))
+      return `the number ${value} cannot be stored: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)`;
     return undefined;
   }
   if (value === null || typeof value !== 'object') return undefined;

@@ -14,16 +14,14 @@ export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
-const storable = (field: string) => z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
+const storable = (field: string) =>
+  z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
 const thresholds = z.strictObject({ per_signal_min: storable('per_signal_min').check(z.gte(0)), total_min: storable('total_min').check(z.gte(0)) });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z
-  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1), z.lte(100))) }))
-  .check(z.minLength(1), z.maxLength(50));
-
+const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1), z.lte(100))) })).check(z.minLength(1), z.maxLength(50));
 
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
@@ -47,10 +45,7 @@ const trainingOptions = z._default(
   z.optional(
     z.strictObject({
       epochs: z._default(z.optional(z.int().check(z.gte(1), z.lte(50))), 5),
-      batch_size: z._default(
-        z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })),
-        256,
-      ),
+      batch_size: z._default(z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })), 256),
       learning_rate: z._default(z.optional(storable('learning_rate').check(z.positive(), z.lte(1))), 0.001),
       algorithm: z._default(z.optional(z.enum(ALGORITHMS)), DEFAULT_TRAINING_OPTIONS.algorithm),
     }),
@@ -139,8 +134,5 @@ export const modelPatch = z
 export const promoteBody = z.strictObject({ endpoint_name: endpointBody.shape.endpoint_name });
 export const logsQuery = z.strictObject({
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
-  limit: z._default(
-    z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.int().check(z.gte(1), z.lte(1000)))),
-    200,
-  ),
+  limit: z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.int().check(z.gte(1), z.lte(1000)))), 200),
 });

@@ -11,7 +11,8 @@ import type { SegmentDefinition } from '../control/types.ts';
 const name = z.string({ error: 'name must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(256, 'name must be at most 256 characters'));
 const description = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
 const positiveId = (field: string) => z.int(`${field} must be an integer`).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
-const seconds = (field: string) => z.int(`${field} must be an integer (Unix seconds)`).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
+const seconds = (field: string) =>
+  z.int(`${field} must be an integer (Unix seconds)`).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1). */
 const num = (field: string) =>
   z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
@@ -25,9 +26,15 @@ const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at m
 
 const condition = z
   .strictObject({
-    field: z.string({ error: 'field must be a string' }).check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
+    field: z
+      .string({ error: 'field must be a string' })
+      .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
     op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
-    value: z.optional(z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], { error: 'value must be a string, number, boolean or a list of them' })),
+    value: z.optional(
+      z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], {
+        error: 'value must be a string, number, boolean or a list of them',
+      }),
+    ),
   })
   .check(
     z.superRefine((c, ctx) => {
@@ -45,8 +52,7 @@ const condition = z
 const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'));
 const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
 type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
-const validity = (b: Window) =>
-  b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
+const validity = (b: Window) => b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
 const validityCheck = z.refine<Window>(validity, { message: 'ends_at must be after starts_at', path: ['ends_at'] });
 
 const ruleFields = {
@@ -153,9 +159,7 @@ export const segmentDefinition = documentAs(
 
 export const segmentBody = z.strictObject({ name, description: z.optional(description), definition: segmentDefinition });
 export type SegmentBody = z.output<typeof segmentBody>;
-export const segmentPatch = z
-  .strictObject({ name: z.optional(name), description: z.optional(description), definition: z.optional(segmentDefinition) })
-  .check(atLeastOne);
+export const segmentPatch = z.strictObject({ name: z.optional(name), description: z.optional(description), definition: z.optional(segmentDefinition) }).check(atLeastOne);
 export type SegmentPatch = z.output<typeof segmentPatch>;
 
 // Rerank controls
@@ -178,32 +182,27 @@ const hundredths = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6
 const variant = z.strictObject({
   name: z.string({ error: 'name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, 'name: 1-64 letters, digits, spaces, _, . or -')),
   endpoint_name: z.string({ error: 'endpoint_name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
-  traffic_percent: z.number({ error: 'traffic_percent must be a number' }).check(
-    z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'),
-    z.lte(100, 'traffic_percent must be at most 100'),
-    z.refine(hundredths, 'traffic_percent has at most 2 decimals'),
-  ),
+  traffic_percent: z
+    .number({ error: 'traffic_percent must be a number' })
+    .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),
   rerank: z.optional(rerankBody),
 });
-const variants = z
-  .array(variant, { error: 'variants must be a list' })
-  .check(
-    z.minLength(2, 'an experiment has 2 to 10 variants'),
-    z.maxLength(10, 'an experiment has 2 to 10 variants'),
-    z.superRefine((vs, ctx) => {
-      const seen = new Set<string>();
-      vs.forEach((v, n) => {
-        if (seen.has(v.name)) ctx.addIssue({ code: 'custom', path: [n, 'name'], message: `variant names must be unique (${v.name} repeats)`, input: v.name });
-        seen.add(v.name);
-      });
-      const sum = vs.reduce((s, v) => s + v.traffic_percent, 0);
-      if (Math.abs(sum - 100) > 0.001) ctx.addIssue({ code: 'custom', path: [], message: `traffic_percent must sum to 100 (they sum to ${Math.round(sum * 1000) / 1000})`, input: vs });
-    }),
-  );
-const attributionWindow = z.int('attribution_window_seconds must be an integer').check(
-  z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
-  z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'),
+const variants = z.array(variant, { error: 'variants must be a list' }).check(
+  z.minLength(2, 'an experiment has 2 to 10 variants'),
+  z.maxLength(10, 'an experiment has 2 to 10 variants'),
+  z.superRefine((vs, ctx) => {
+    const seen = new Set<string>();
+    vs.forEach((v, n) => {
+      if (seen.has(v.name)) ctx.addIssue({ code: 'custom', path: [n, 'name'], message: `variant names must be unique (${v.name} repeats)`, input: v.name });
+      seen.add(v.name);
+    });
+    const sum = vs.reduce((s, v) => s + v.traffic_percent, 0);
+    if (Math.abs(sum - 100) > 0.001) ctx.addIssue({ code: 'custom', path: [], message: `traffic_percent must sum to 100 (they sum to ${Math.round(sum * 1000) / 1000})`, input: vs });
+  }),
 );
+const attributionWindow = z
+  .int('attribution_window_seconds must be an integer')
+  .check(z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'), z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'));
 export const DEFAULT_ATTRIBUTION_WINDOW = 86_400;
 
 export const experimentBody = z.strictObject({
@@ -240,4 +239,3 @@ export const auditQuery = z.strictObject({
   starting_after: startingAfter,
 });
 export type AuditQuery = z.output<typeof auditQuery>;
-

@@ -8,37 +8,25 @@ const MAX_EVENT_BYTES = 32_768;
 const MAX_SECONDS = 99_999_999_999;
 
 /** Field names of the event resource; an event type may not take one of them. */
-export const RESERVED_EVENT_FIELDS = new Set([
-  'id', 'object', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id',
-  'placement', 'occurred_at', 'created', 'metadata', 'event_id',
-]);
+export const RESERVED_EVENT_FIELDS = new Set(['id', 'object', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id', 'placement', 'occurred_at', 'created', 'metadata', 'event_id']);
 
 const optionalText = z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(256))));
 
 const eventFields = z.catchall(
   z.object({
-    type: z
-      .string({ error: 'type is required' })
-      .check(
-        z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
-        z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
-      ),
+    type: z.string({ error: 'type is required' }).check(
+      z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
+      z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
+    ),
     user_id: z.string({ error: 'user_id is required' }).check(z.minLength(1, 'user_id must not be empty'), z.maxLength(256)),
     item_id: z.pipe(
       z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
       z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
     ),
     context_id: z.optional(
-      z.nullable(
-        z.pipe(
-          z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]),
-          z.transform(String),
-        ),
-      ),
+      z.nullable(z.pipe(z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]), z.transform(String))),
     ),
-    occurred_at: z.optional(
-      z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
-    ),
+    occurred_at: z.optional(z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds'))),
     session_id: optionalText,
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),
     placement: optionalText,
@@ -59,7 +47,7 @@ const event = eventFields.check(
     }
     const meta = Object.hasOwn(e, 'metadata') ? e.metadata : undefined;
     if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) {
-      ctx.addIssue({ code: 'custom', path: ['metadata'], message: 'metadata must be an object (kept inside the event\'s metadata, beside context_id and the type-named object)' });
+      ctx.addIssue({ code: 'custom', path: ['metadata'], message: "metadata must be an object (kept inside the event's metadata, beside context_id and the type-named object)" });
     }
     const eventId = Object.hasOwn(e, 'event_id') ? e.event_id : undefined;
     if (eventId !== undefined && !(typeof eventId === 'number' && Number.isSafeInteger(eventId) && eventId > 0)) {

@@ -55,9 +55,7 @@ export const itemPath = z.object({ item_id: numericId('item_id') });
 
 export const listItemsQuery = z.strictObject({
   limit: limitParam,
-  starting_after: z.optional(
-    z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after')),
-  ),
+  starting_after: z.optional(z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after'))),
   category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   created_after: z.optional(intParam(1)),
   created_before: z.optional(intParam(1)),

@@ -10,12 +10,22 @@ export const recommendationsQuery = z.strictObject({
   category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   endpoint: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint is a serving endpoint name'))),
   include_seen: z._default(
-    z.optional(z.pipe(z.enum(['true', 'false'], { error: 'include_seen must be true or false' }), z.transform((v: 'true' | 'false') => v === 'true'))),
+    z.optional(
+      z.pipe(
+        z.enum(['true', 'false'], { error: 'include_seen must be true or false' }),
+        z.transform((v: 'true' | 'false') => v === 'true'),
+      ),
+    ),
     false,
   ),
   /** Adds to each element why it is there: base score, rules applied, rerank steps, experiment variant. */
   explain: z._default(
-    z.optional(z.pipe(z.enum(['true', 'false'], { error: 'explain must be true or false' }), z.transform((v: 'true' | 'false') => v === 'true'))),
+    z.optional(
+      z.pipe(
+        z.enum(['true', 'false'], { error: 'explain must be true or false' }),
+        z.transform((v: 'true' | 'false') => v === 'true'),
+      ),
+    ),
     false,
   ),
 });

@@ -4,13 +4,11 @@ import { limitParam, numericId } from './common.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
 
-const phrase = z
-  .string('a synonym is a string')
-  .check(
-    z.maxLength(100, 'a synonym is at most 100 characters'),
-    z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
-    z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
-  );
+const phrase = z.string('a synonym is a string').check(
+  z.maxLength(100, 'a synonym is at most 100 characters'),
+  z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
+  z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
+);
 const phrases = z.array(phrase, 'synonyms is a list of strings').check(z.minLength(1, 'synonyms must not be empty'), z.maxLength(20, 'at most 20 synonyms in a set'));
 const type = z.enum(['two_way', 'one_way'], 'type must be two_way or one_way');
 
@@ -37,7 +35,14 @@ const eventType = z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'an event t
 export const searchAnalyticsQuery = z.strictObject({
   from: z.optional(z.string()),
   to: z.optional(z.string()),
-  limit: z._default(z.optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number)).check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100'))), 10),
+  limit: z._default(
+    z.optional(
+      z
+        .pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number))
+        .check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100')),
+    ),
+    10,
+  ),
   click_type: z._default(z.optional(eventType), 'click'),
   conversion_type: z._default(z.optional(eventType), 'purchase'),
 });

@@ -32,10 +32,14 @@ const filterClause = z
     }),
     z.refine((f) => !ORDERED_OPS.has(f.op) || typeof f.value === 'number', { message: 'value must be a number for gt, gte, lt and lte', path: ['value'] }),
     z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),
-    z.refine((f) => f.field !== 'id' || f.op === 'exists' || [f.value].flat().every((v) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) || (typeof v === 'string' && POSITIVE_INT_PATTERN.test(v))), {
-      message: 'an item ID is a positive integer, or its digits as a string',
-      path: ['value'],
-    }),
+    z.refine(
+      (f) =>
+        f.field !== 'id' || f.op === 'exists' || [f.value].flat().every((v) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) || (typeof v === 'string' && POSITIVE_INT_PATTERN.test(v))),
+      {
+        message: 'an item ID is a positive integer, or its digits as a string',
+        path: ['value'],
+      },
+    ),
   );
 export type FilterClause = z.output<typeof filterClause>;
 const filterClauses = z.array(filterClause).check(z.maxLength(20, 'at most 20 filter clauses'));
@@ -76,41 +80,38 @@ const facetKey = z.pipe(
 const tag = z.string('a highlight tag is a string').check(z.maxLength(100, 'a highlight tag is at most 100 characters'));
 
 /** Core `POST /v1/search` body (api-decisions). */
-export const searchBody = z.strictObject({
-  query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
-  /** The shorthand object, or a list of `{ field, op, value }` clauses. */
-  filters: z.optional(coreFilters),
-  limit: z._default(z.optional(z.int('limit must be an integer').check(z.gte(1), z.lte(100))), 20),
-  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
-  mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
-  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
-  context_id: z.optional(
-    z.pipe(
-      z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]),
-      z.transform(String),
+export const searchBody = z
+  .strictObject({
+    query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
+    /** The shorthand object, or a list of `{ field, op, value }` clauses. */
+    filters: z.optional(coreFilters),
+    limit: z._default(z.optional(z.int('limit must be an integer').check(z.gte(1), z.lte(100))), 20),
+    starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+    mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
+    user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+    context_id: z.optional(z.pipe(z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]), z.transform(String))),
+    /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
+    explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
+    /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
+    facets: z.optional(z.array(facetKey).check(z.maxLength(20, 'at most 20 facets'))),
+    /** Adds `highlight: { name, description }` to each hit, the matched words marked. */
+    highlight: z._default(z.optional(z.boolean('highlight must be true or false')), false),
+    highlight_tags: z.optional(z.strictObject({ pre: tag, post: tag })),
+    /** A numeric key's order instead of relevance. */
+    sort: z.optional(
+      z.strictObject({
+        field: z.string().check(z.regex(/^(created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'sort field must be metadata.<key>, created or updated_at')),
+        order: z._default(z.optional(z.enum(['asc', 'desc'])), 'asc'),
+      }),
     ),
-  ),
-  /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
-  explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
-  /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
-  facets: z.optional(z.array(facetKey).check(z.maxLength(20, 'at most 20 facets'))),
-  /** Adds `highlight: { name, description }` to each hit, the matched words marked. */
-  highlight: z._default(z.optional(z.boolean('highlight must be true or false')), false),
-  highlight_tags: z.optional(z.strictObject({ pre: tag, post: tag })),
-  /** A numeric key's order instead of relevance. */
-  sort: z.optional(
-    z.strictObject({
-      field: z.string().check(z.regex(/^(created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'sort field must be metadata.<key>, created or updated_at')),
-      order: z._default(z.optional(z.enum(['asc', 'desc'])), 'asc'),
+  })
+  .check(
+    z.refine((b) => b.highlight_tags === undefined || b.highlight, { message: 'highlight_tags needs highlight: true', path: ['highlight_tags'] }),
+    z.refine((b) => b.sort === undefined || b.context_id === undefined, {
+      message: 'sort cannot be combined with context_id: a context orders its results by its rules and rerank controls',
+      path: ['sort'],
     }),
-  ),
-}).check(
-  z.refine((b) => b.highlight_tags === undefined || b.highlight, { message: 'highlight_tags needs highlight: true', path: ['highlight_tags'] }),
-  z.refine((b) => b.sort === undefined || b.context_id === undefined, {
-    message: 'sort cannot be combined with context_id: a context orders its results by its rules and rerank controls',
-    path: ['sort'],
-  }),
-);
+  );
 export type SearchBody = z.output<typeof searchBody>;
 
 /** Platform `POST /api/items/search` body. */
@@ -125,14 +126,6 @@ export type PlatformSearchBody = z.output<typeof platformSearchBody>;
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
-  limit: z._default(
-    z.optional(
-      z.pipe(
-        z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'limit must be an integer')), z.transform(Number)),
-        z.number().check(z.int(), z.gte(1), z.lte(100)),
-      ),
-    ),
-    20,
-  ),
+  limit: z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'limit must be an integer')), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 20),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

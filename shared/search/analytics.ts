@@ -119,8 +119,14 @@ export async function searchAnalytics(store: SearchLogStore, tenant: string, q: 
   }
   const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   const entries = [...byQuery];
-  const top = entries.filter(([, c]) => c.searches > 0).sort(([qa, a], [qb, b]) => b.searches - a.searches || byText(qa, qb)).slice(0, q.limit);
-  const none = entries.filter(([, c]) => c.no_results > 0).sort(([qa, a], [qb, b]) => b.no_results - a.no_results || byText(qa, qb)).slice(0, q.limit);
+  const top = entries
+    .filter(([, c]) => c.searches > 0)
+    .sort(([qa, a], [qb, b]) => b.searches - a.searches || byText(qa, qb))
+    .slice(0, q.limit);
+  const none = entries
+    .filter(([, c]) => c.no_results > 0)
+    .sort(([qa, a], [qb, b]) => b.no_results - a.no_results || byText(qa, qb))
+    .slice(0, q.limit);
   return {
     object: 'search_analytics',
     from,

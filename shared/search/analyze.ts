@@ -8,7 +8,9 @@ export const FIELD_NAMES = ['name', 'description', 'meta'] as const;
 export type Field = (typeof FIELD_NAMES)[number];
 
 function metaText(m: JsonObject): string {
-  return Object.values(m).filter((v) => typeof v === 'string' || typeof v === 'number').join(' ');
+  return Object.values(m)
+    .filter((v) => typeof v === 'string' || typeof v === 'number')
+    .join(' ');
 }
 
 export interface Analyzed {

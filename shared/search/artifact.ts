@@ -44,8 +44,15 @@ export function unpackIndex(bytes: Uint8Array): IndexParts {
     // One object shape for every document (fields in a fixed order): ranking reads `id` and
     // `active` of thousands of them per query, which is several times slower on mixed shapes.
     docs: header.docs.map((d) => ({
-      id: d.id, name: d.name, description: d.description, metadata: d.metadata, active: d.active,
-      created: d.created, updated_at: d.updated_at, embedding_updated_at: d.embedding_updated_at, vector: null,
+      id: d.id,
+      name: d.name,
+      description: d.description,
+      metadata: d.metadata,
+      active: d.active,
+      created: d.created,
+      updated_at: d.updated_at,
+      embedding_updated_at: d.embedding_updated_at,
+      vector: null,
     })),
     dims: header.dims,
     builtAt: header.builtAt,

@@ -30,8 +30,15 @@ export interface Postings {
  * same to the last bit in either. `live` (the delta's) skips replaced documents.
  */
 export function scorePostings(
-  p: Postings, lens: readonly ArrayLike<number>[], base: number, weightedIdf: number, stats: CollectionStats,
-  target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>,
+  p: Postings,
+  lens: readonly ArrayLike<number>[],
+  base: number,
+  weightedIdf: number,
+  stats: CollectionStats,
+  target: Float64Array,
+  touched: IntList,
+  max: boolean,
+  live?: ArrayLike<number>,
 ): void {
   const { k1, fields } = RANKING;
   const fb = FIELD_NAMES.map((f) => fields[f as Field]);

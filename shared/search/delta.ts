@@ -109,7 +109,10 @@ export class PreparedDelta implements ExtraVocab {
 
   constructor(delta: Delta = { docs: [], masked: new Set() }, index?: SearchIndex) {
     if (index) this.bind(index);
-    this.apply(delta.docs, [...delta.masked].filter((id) => !delta.docs.some((d) => d.id === id)));
+    this.apply(
+      delta.docs,
+      [...delta.masked].filter((id) => !delta.docs.some((d) => d.id === id)),
+    );
   }
 
   /** Makes this the delta of `index` (statistics and vectors follow it); cheap when it already is. */
@@ -359,7 +362,13 @@ function updateSorted(sorted: string[] | undefined, added: string[], removed: st
 
 function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
   return (
-    a !== undefined && a.updated_at === b.updated_at && a.embedding_updated_at === b.embedding_updated_at && a.active === b.active &&
-    (a.vector === null) === (b.vector === null) && a.name === b.name && a.description === b.description && JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+    a !== undefined &&
+    a.updated_at === b.updated_at &&
+    a.embedding_updated_at === b.embedding_updated_at &&
+    a.active === b.active &&
+    (a.vector === null) === (b.vector === null) &&
+    a.name === b.name &&
+    a.description === b.description &&
+    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
   );
 }

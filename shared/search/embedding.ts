@@ -57,7 +57,7 @@ export class HashingEmbedding implements EmbeddingProvider {
   private add(v: Float32Array, feature: string, weight: number): void {
     for (let k = 0; k < 4; k++) {
       const h = fnv1a(feature, k * 0x9e3779b1);
-      v[h % this.dimensions] = (v[h % this.dimensions] as number) + ((h & 0x80000000) ? -weight : weight);
+      v[h % this.dimensions] = (v[h % this.dimensions] as number) + (h & 0x80000000 ? -weight : weight);
     }
   }
 

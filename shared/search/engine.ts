@@ -129,9 +129,13 @@ export class SearchIndex {
     if (i === undefined) return false;
     const x = this.docs[i] as SearchDoc;
     return (
-      x.updated_at === d.updated_at && x.embedding_updated_at === d.embedding_updated_at && x.active === d.active &&
+      x.updated_at === d.updated_at &&
+      x.embedding_updated_at === d.embedding_updated_at &&
+      x.active === d.active &&
       (this.hasVector[i] === 1) === (d.vector !== null && d.vector.length === this.dims) &&
-      x.name === d.name && x.description === d.description && JSON.stringify(x.metadata) === JSON.stringify(d.metadata)
+      x.name === d.name &&
+      x.description === d.description &&
+      JSON.stringify(x.metadata) === JSON.stringify(d.metadata)
     );
   }
 

@@ -98,7 +98,10 @@ export class QueryExpander {
       });
     } else for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(prefix)) hits.add(x);
     const counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
-    return counted.sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0])).slice(0, limit).map(([t]) => t);
+    return counted
+      .sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]))
+      .slice(0, limit)
+      .map(([t]) => t);
   }
 
   /** Terms (the build's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
@@ -122,7 +125,10 @@ export class QueryExpander {
         if (d <= max) fresh(v, d);
       }
     }
-    return hits.sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0])).slice(0, 5).map(([v]) => v);
+    return hits
+      .sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0]))
+      .slice(0, 5)
+      .map(([v]) => v);
   }
 
   /** The length of the longest vocabulary term (found once per loaded index). */

@@ -46,8 +46,7 @@ export async function loadBuild(blobs: BlobStore, tenant: string, key: string, d
 }
 
 /** The build of time `builtAt`, while it is stored (a cursor's), or undefined. */
-export const loadBuildAt = (blobs: BlobStore, tenant: string, builtAt: number, dims: number): Promise<SearchIndex | undefined> =>
-  loadBuild(blobs, tenant, artifactKey(tenant, builtAt), dims);
+export const loadBuildAt = (blobs: BlobStore, tenant: string, builtAt: number, dims: number): Promise<SearchIndex | undefined> => loadBuild(blobs, tenant, artifactKey(tenant, builtAt), dims);
 
 /**
  * Publishes a build: artifact first, then the pointer. The build it replaces (`current`) stays

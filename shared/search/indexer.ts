@@ -58,7 +58,10 @@ export async function sweep(
   for (const tenant of await deps.credentials.listTenants()) {
     const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, now() - graceSeconds, 1000);
     if (stale.length) {
-      await deps.queue.send('embedding', stale.map((item_id) => ({ type: 'embed', tenant, item_id })));
+      await deps.queue.send(
+        'embedding',
+        stale.map((item_id) => ({ type: 'embed', tenant, item_id })),
+      );
       requeued += stale.length;
     }
     const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;

@@ -21,7 +21,7 @@ export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Ar
   const nlist = Math.max(8, Math.round(Math.sqrt(withVec.length) / 2));
   // Deterministic sample for training the centroids.
   let seed = 12345;
-  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const sample = withVec.length > nlist * 40 ? Array.from({ length: nlist * 40 }, () => withVec[Math.floor(rand() * withVec.length)] as number) : withVec;
   const centroids = new Float32Array(nlist * dims);
   for (let c = 0; c < nlist; c++) {

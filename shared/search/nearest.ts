@@ -14,10 +14,7 @@ export const coarsePass = (candidates: number, k: number): boolean => candidates
  * quarter of dimensions (a random projection of its own, for the hashing embedding) and the best
  * 4k rescored exactly.
  */
-export function nearestOf(
-  candidates: number, dims: number, k: number,
-  forEachCandidate: (visit: (key: number) => void) => void, similarity: (key: number, n?: number) => number,
-): TopK {
+export function nearestOf(candidates: number, dims: number, k: number, forEachCandidate: (visit: (key: number) => void) => void, similarity: (key: number, n?: number) => number): TopK {
   const coarseDims = coarsePass(candidates, k) ? Math.max(32, dims >> 2) : dims;
   const coarse = new TopK(coarseDims === dims ? k : k * 4);
   forEachCandidate((key) => coarse.push(key, similarity(key, coarseDims)));

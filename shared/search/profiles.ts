@@ -45,5 +45,12 @@ export async function profileOf(deps: SearchDeps, tenant: string, userId: string
     const i = index.byId.get(id);
     return fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
   });
-  return addDocVectors(index, docs, recent.map((_, k) => 1 / (1 + k / 10)), sum) ? normalize(sum) : null;
+  return addDocVectors(
+    index,
+    docs,
+    recent.map((_, k) => 1 / (1 + k / 10)),
+    sum,
+  )
+    ? normalize(sum)
+    : null;
 }

@@ -7,7 +7,10 @@ export const TITAN_V2 = 'amazon.titan-embed-text-v2:0';
 /** Amazon Bedrock Titan Text Embeddings V2: one InvokeModel per text, normalised, 256/512/1024 dimensions. */
 export class BedrockTitanEmbedding implements EmbeddingProvider {
   readonly name = TITAN_V2;
-  constructor(private readonly client: BedrockRuntimeClient, readonly dimensions: 256 | 512 | 1024 = 512) {}
+  constructor(
+    private readonly client: BedrockRuntimeClient,
+    readonly dimensions: 256 | 512 | 1024 = 512,
+  ) {}
 
   async embed(texts: string[]): Promise<Float32Array[]> {
     return Promise.all(

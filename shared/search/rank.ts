@@ -289,7 +289,10 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
   for (const key of candidates) consider(key);
   // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
   if (r.mode === 'semantic' || kw.keys.length === 0) for (const key of vec.keys()) if (kw.of(key) === 0) consider(key);
-  const tops = top.bestKeys().map(keys.vectorOfKey).filter((v): v is Float32Array => v !== null);
+  const tops = top
+    .bestKeys()
+    .map(keys.vectorOfKey)
+    .filter((v): v is Float32Array => v !== null);
   if (!tops.length) return null;
   const q2 = Float32Array.from(queryVector);
   for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;

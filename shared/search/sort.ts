@@ -84,8 +84,13 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
   }
   if (!Array.isArray(v) || v[0] !== 's') return undefined;
   const [, f, order, value, id, builtAt] = v as unknown[];
-  const valid = typeof f === 'string' && (order === 'asc' || order === 'desc') && (value === null || (typeof value === 'number' && Number.isFinite(value))) &&
-    Number.isSafeInteger(id) && Number.isSafeInteger(builtAt) && (builtAt as number) >= 0;
+  const valid =
+    typeof f === 'string' &&
+    (order === 'asc' || order === 'desc') &&
+    (value === null || (typeof value === 'number' && Number.isFinite(value))) &&
+    Number.isSafeInteger(id) &&
+    Number.isSafeInteger(builtAt) &&
+    (builtAt as number) >= 0;
   if (!valid) throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
   if (!sort || sort.field !== f || sort.order !== order) {
     throw new ValidationError('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${f} ${order}; send the same sort.`] });

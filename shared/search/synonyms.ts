@@ -181,5 +181,3 @@ export function synonymRules(tenant: string, read: (tenant: string) => Promise<S
   cache.set(tenant, entry);
   return entry.rules;
 }
-
-

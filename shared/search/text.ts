@@ -5,7 +5,8 @@ import { stemmer } from 'stemmer';
  * lower case, letter/digit runs, English stop words, Porter stemming.
  */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both but by ' +
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing down during each few for from further had has have having he her here hers herself him ' +
     'himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other ' +
     'our ours ourselves out over own same she should so some such than that the their theirs them themselves then there ' +
@@ -17,7 +18,10 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 const TOKEN = /[\p{L}\p{N}]+/gu;
 
 export function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** Raw lower-cased tokens, stop words included (prefix matching needs the raw last word). */

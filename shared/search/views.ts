@@ -95,7 +95,10 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
     // Changes the build already holds (read again inside the clock-skew margin of its start) stay
     // out of the delta: there they would hide the index's copy and be scored on every request.
-    st.delta.apply(changes.items.map(toDoc).filter((d) => !st.index.holds(d)), changes.deleted.map((d) => d.id));
+    st.delta.apply(
+      changes.items.map(toDoc).filter((d) => !st.index.holds(d)),
+      changes.deleted.map((d) => d.id),
+    );
     for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) latest = Math.max(latest, d.at);
     cursor = changes.cursor;
@@ -136,7 +139,15 @@ async function currentState(deps: SearchDeps, tenant: string): Promise<TenantSta
 }
 
 function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedAt: number): TenantState {
-  const st: TenantState = { index, pointerCheckedAt: checkedAt, delta: new PreparedDelta(undefined, index), readAt: 0, latest: index.builtAt, refresh: new FreshRead(() => readDelta(deps.items, tenant, st)), seen: new Set() };
+  const st: TenantState = {
+    index,
+    pointerCheckedAt: checkedAt,
+    delta: new PreparedDelta(undefined, index),
+    readAt: 0,
+    latest: index.builtAt,
+    refresh: new FreshRead(() => readDelta(deps.items, tenant, st)),
+    seen: new Set(),
+  };
   return st;
 }
 

@@ -47,7 +47,12 @@ async function seed(): Promise<void> {
   }
   expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
   const tpl = await t.demo.platform('POST', '/api/events/templates', {
-    name: 'Clicks and purchases', event_types: [{ id: click.body.id, weight: 1 }, { id: purchase.body.id, weight: 1 }], thresholds: { per_signal_min: 1, total_min: 10 },
+    name: 'Clicks and purchases',
+    event_types: [
+      { id: click.body.id, weight: 1 },
+      { id: purchase.body.id, weight: 1 },
+    ],
+    thresholds: { per_signal_min: 1, total_min: 10 },
   });
   expect((await t.demo.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' })).status).toBe(200);
   expect((await t.demo.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true })).status).toBe(201);
@@ -185,12 +190,16 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Query').fill('');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     // Control changes serve within 5 s (CONTROL_CACHE_MS): search again until the rule applies.
-    await eventually('no Bolt in the context', async () => {
-      await page.getByRole('button', { name: 'Search', exact: true }).click();
-      await page.waitForTimeout(300);
-      const b = await brands();
-      return b.length > 0 && !b.includes('Bolt');
-    }, 20_000);
+    await eventually(
+      'no Bolt in the context',
+      async () => {
+        await page.getByRole('button', { name: 'Search', exact: true }).click();
+        await page.waitForTimeout(300);
+        const b = await brands();
+        return b.length > 0 && !b.includes('Bolt');
+      },
+      20_000,
+    );
     // A query shows highlights (matched words marked) and explanations.
     await page.getByLabel('Query').fill('rain jacket');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
@@ -224,8 +233,13 @@ describe('the console in Chromium', () => {
 
   it('renders the other pages without errors', async () => {
     for (const [link, heading, name] of [
-      ['Events', 'Events', 'events'], ['Templates', 'Templates', 'templates'], ['Serving endpoints', 'Serving endpoints', 'endpoints'],
-      ['Segments', 'Segments', 'segments'], ['Experiments', 'Experiments', 'experiments'], ['Rerank controls', 'Rerank controls', 'rerank'], ['Audit history', 'Audit history', 'audit'],
+      ['Events', 'Events', 'events'],
+      ['Templates', 'Templates', 'templates'],
+      ['Serving endpoints', 'Serving endpoints', 'endpoints'],
+      ['Segments', 'Segments', 'segments'],
+      ['Experiments', 'Experiments', 'experiments'],
+      ['Rerank controls', 'Rerank controls', 'rerank'],
+      ['Audit history', 'Audit history', 'audit'],
     ] as const) {
       await go(link, heading);
       await page.waitForLoadState('networkidle');

@@ -231,7 +231,9 @@ describe('pagination', () => {
 
 describe('typed errors', () => {
   it('a missing item: ApiError with the envelope and its request_id', async () => {
-    const err = await core().items.get('999999999').catch((e: unknown) => e);
+    const err = await core()
+      .items.get('999999999')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     const e = err as ApiError;
     expect(e).toMatchObject({ status: 404, type: 'not_found_error', code: 'item_not_found', source: 'core' });
@@ -241,7 +243,9 @@ describe('typed errors', () => {
   });
 
   it('a validation error names its param', async () => {
-    const err = await core().items.create({ name: '' }).catch((e: unknown) => e);
+    const err = await core()
+      .items.create({ name: '' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     const e = err as ApiError;
     expect(e).toMatchObject({ status: 400, type: 'invalid_request_error', code: 'validation_error', param: 'name' });
@@ -250,7 +254,9 @@ describe('typed errors', () => {
   });
 
   it('a Platform error carries the status-mapped type and the X-Request-Id', async () => {
-    const err = await platform().segments.get(987654).catch((e: unknown) => e);
+    const err = await platform()
+      .segments.get(987654)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     const e = err as ApiError;
     expect(e).toMatchObject({ status: 404, type: 'not_found_error', source: 'platform' });

@@ -63,7 +63,10 @@ export function routeOf(method: string, path: string): Route | undefined {
 const outside = (path: string, route: Route | undefined) => path.startsWith('/.well-known/') || (!route && (path === '/console' || path.startsWith('/console/')));
 
 const describeErrors = (v: ValidateFunction) =>
-  (v.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ');
+  (v.errors ?? [])
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`)
+    .join('; ');
 
 /**
  * What is wrong with an answer (undefined: nothing), and the route key it was checked as
@@ -87,7 +90,8 @@ export function checkExchange(x: Exchange): { key: string | undefined; problem: 
   const opPtr = `/paths/${pointer(route.path, route.method.toLowerCase())}`;
   const responses = (doc.paths[route.path]?.[route.method.toLowerCase()]?.responses ?? {}) as Json;
   let response = responses[String(x.status)] as Json | undefined;
-  if (!response) return { key, problem: `answered ${x.status}, which the operation does not document (it documents ${Object.keys(responses).join(', ')}); body ${JSON.stringify(x.body)?.slice(0, 300)}` };
+  if (!response)
+    return { key, problem: `answered ${x.status}, which the operation does not document (it documents ${Object.keys(responses).join(', ')}); body ${JSON.stringify(x.body)?.slice(0, 300)}` };
   let responsePtr = `${opPtr}/responses/${x.status}`;
   if (typeof response.$ref === 'string') {
     responsePtr = response.$ref.slice(1);

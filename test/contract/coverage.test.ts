@@ -19,7 +19,14 @@ const CALL = /'(GET|POST|PUT|PATCH|DELETE|OPTIONS)'\s*,\s*(?:'(\/[^']*)'|`(\/[^`
 /** Route keys called by the integration tests' source, by the file that calls them. */
 export function calledRoutes(): Map<string, Set<string>> {
   const compiled = routes.map(compile);
-  const files = [...['test/integration', 'test/contract'].flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.test.ts')).map((f) => join(dir, f))), 'test/helpers/stack.ts'];
+  const files = [
+    ...['test/integration', 'test/contract'].flatMap((dir) =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => join(dir, f)),
+    ),
+    'test/helpers/stack.ts',
+  ];
   const out = new Map<string, Set<string>>();
   for (const file of files) {
     for (const m of readFileSync(file, 'utf8').matchAll(CALL)) {
@@ -41,7 +48,13 @@ describe('contract coverage', () => {
     const called = calledRoutes();
     const notCalled = routes.map(routeKey).filter((k) => !called.has(k));
     console.info(`integration tests call ${called.size} of ${routes.length} documented routes; not called: ${notCalled.join(', ') || 'none'}`);
-    expect(notCalled.filter((k) => !(k in NOT_CALLED)), 'routes no integration test calls: call them, or list them in NOT_CALLED with why').toEqual([]);
-    expect(Object.keys(NOT_CALLED).filter((k) => called.has(k)), 'listed in NOT_CALLED but called: take them off the list').toEqual([]);
+    expect(
+      notCalled.filter((k) => !(k in NOT_CALLED)),
+      'routes no integration test calls: call them, or list them in NOT_CALLED with why',
+    ).toEqual([]);
+    expect(
+      Object.keys(NOT_CALLED).filter((k) => called.has(k)),
+      'listed in NOT_CALLED but called: take them off the list',
+    ).toEqual([]);
   });
 });

@@ -28,10 +28,9 @@ export function recordExchange(x: Exchange): void {
 }
 
 // Only under vitest (the helpers may be imported by a script).
-if (process.env.VITEST) afterAll(() => {
-  if (problems.size === 0) return;
-  const lines = [...problems].slice(0, 30).map(([line, n]) => `- ${line}${n > 1 ? ` (${n} times)` : ''}`);
-  throw new Error(
-    `${problems.size} answer(s) do not match docs/openapi.json (fix the handler, or the response schema in shared/schemas/responses/ and run npm run openapi):\n${lines.join('\n')}`,
-  );
-});
+if (process.env.VITEST)
+  afterAll(() => {
+    if (problems.size === 0) return;
+    const lines = [...problems].slice(0, 30).map(([line, n]) => `- ${line}${n > 1 ? ` (${n} times)` : ''}`);
+    throw new Error(`${problems.size} answer(s) do not match docs/openapi.json (fix the handler, or the response schema in shared/schemas/responses/ and run npm run openapi):\n${lines.join('\n')}`);
+  });

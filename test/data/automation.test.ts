@@ -3,7 +3,7 @@ import { decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domai
 import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
-import { type Endpoint } from '../../shared/domain/endpoints.ts';
+import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import { eraseUser } from '../../shared/domain/erasure.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
@@ -54,7 +54,13 @@ describe('schedules', () => {
   it('a template stores its schedule with the next due time; null removes it; a Published template still takes it', async () => {
     const c = db.stores.console;
     await c.put('sch0', 'event_type', { id: 1, name: 'view', weight: 1, created: now() });
-    const t = await createTemplate(c, 'sch0', { name: 'x', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, auto_promote: null });
+    const t = await createTemplate(c, 'sch0', {
+      name: 'x',
+      event_types: [{ id: 1 }],
+      thresholds: { per_signal_min: 0, total_min: 0 },
+      schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } },
+      auto_promote: null,
+    });
     expect(t.next_run_at).toBeGreaterThanOrEqual(now() + 3600 - 2);
     expect(t).toMatchObject({ schedule: { every: 'hourly' }, last_scheduled_run: null, auto_promote: null });
     expect(t).not.toHaveProperty('_unsent_job');
@@ -101,7 +107,12 @@ describe('schedules', () => {
   it('a pass that claimed a due time and stopped before queueing its run is finished by the next, once', async () => {
     const c = db.stores.console;
     const due = now() - 5;
-    const t = await template('sch3', { schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } }, next_run_at: due + 3600, last_scheduled_run: { job_name: 'train-7', due_at: due }, _unsent_job: 7 });
+    const t = await template('sch3', {
+      schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } },
+      next_run_at: due + 3600,
+      last_scheduled_run: { job_name: 'train-7', due_at: due },
+      _unsent_job: 7,
+    });
     const q = new FakeQueue();
     await Promise.all([startDueRuns({ console: c, queue: q }, 'sch3', now()), startDueRuns({ console: c, queue: q }, 'sch3', now())]);
     expect((await c.list<TrainingRun>('sch3', 'job')).map((j) => [j.job_name, j.scheduled_at])).toEqual([['train-7', due]]);
@@ -121,8 +132,18 @@ describe('auto-promotion', () => {
     const e: Endpoint = { id: 1, endpoint_name: 'main', is_default: true, model_version: null, created: now(), updated_at: now() };
     await c.put(tenant, 'endpoint', e);
     const model = (version: number, holdout: number, validation?: number): ModelVersion => ({
-      id: version, version, template_id: t.id, job_name: `train-${version}`, created: now(), algorithm: 'ease', metrics: { ndcg_at_10: holdout, holdout_users: 10 },
-      label: null, description: null, status: 'Trained', artifact: `models/${tenant}/v${version}.bin`, ...(validation !== undefined ? { validation: { ndcg_at_10: validation, lambda: 250 } } : {}),
+      id: version,
+      version,
+      template_id: t.id,
+      job_name: `train-${version}`,
+      created: now(),
+      algorithm: 'ease',
+      metrics: { ndcg_at_10: holdout, holdout_users: 10 },
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: `models/${tenant}/v${version}.bin`,
+      ...(validation !== undefined ? { validation: { ndcg_at_10: validation, lambda: 250 } } : {}),
     });
     if (serving) {
       await c.put(tenant, 'model', { ...model(serving.version, serving.holdout, serving.validation), status: 'Approved' });
@@ -131,8 +152,18 @@ describe('auto-promotion', () => {
     const run = async (version: number, holdout: number, validation?: number) => {
       await c.put(tenant, 'model', model(version, holdout, validation));
       const job: TrainingRun = {
-        id: version, job_name: `train-${version}`, template_id: t.id, options: { ...DEFAULT_TRAINING_OPTIONS }, status: 'Completed', progress: 1, created: now(),
-        started_at: now(), finished_at: now(), error: null, model_version: version, metrics: { ndcg_at_10: holdout },
+        id: version,
+        job_name: `train-${version}`,
+        template_id: t.id,
+        options: { ...DEFAULT_TRAINING_OPTIONS },
+        status: 'Completed',
+        progress: 1,
+        created: now(),
+        started_at: now(),
+        finished_at: now(),
+        error: null,
+        model_version: version,
+        metrics: { ndcg_at_10: holdout },
       };
       await c.put(tenant, 'job', job);
       return decideAutoPromotion(c, tenant, job.job_name);
@@ -172,7 +203,20 @@ describe('auto-promotion', () => {
 
   it('decides again when the endpoint changed between the decision and the promotion (a promotion made meanwhile stands)', async () => {
     const { c, serving } = await setup('ap6', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.3 });
-    await c.put('ap6', 'model', { id: 5, version: 5, template_id: 1, job_name: 'train-5', created: now(), algorithm: 'ease', metrics: { ndcg_at_10: 0.4 }, label: null, description: null, status: 'Approved', artifact: 'x', validation: { ndcg_at_10: 0.4 } });
+    await c.put('ap6', 'model', {
+      id: 5,
+      version: 5,
+      template_id: 1,
+      job_name: 'train-5',
+      created: now(),
+      algorithm: 'ease',
+      metrics: { ndcg_at_10: 0.4 },
+      label: null,
+      description: null,
+      status: 'Approved',
+      artifact: 'x',
+      validation: { ndcg_at_10: 0.4 },
+    });
     // Version 5 is promoted by hand just before this run's promotion writes the endpoint.
     let raced = false;
     const racing: typeof c = {
@@ -185,9 +229,35 @@ describe('auto-promotion', () => {
         return c.update(tenant, kind, id, set, expect);
       },
     };
-    await c.put('ap6', 'model', { id: 4, version: 4, template_id: 1, job_name: 'train-4', created: now(), algorithm: 'ease', metrics: { ndcg_at_10: 0.32 }, label: null, description: null, status: 'Trained', artifact: 'x', validation: { ndcg_at_10: 0.32 } });
+    await c.put('ap6', 'model', {
+      id: 4,
+      version: 4,
+      template_id: 1,
+      job_name: 'train-4',
+      created: now(),
+      algorithm: 'ease',
+      metrics: { ndcg_at_10: 0.32 },
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: 'x',
+      validation: { ndcg_at_10: 0.32 },
+    });
     const tpl = (await c.list<Template>('ap6', 'template'))[0] as Template;
-    await c.put('ap6', 'job', { id: 4, job_name: 'train-4', template_id: tpl.id, options: { ...DEFAULT_TRAINING_OPTIONS }, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), error: null, model_version: 4, metrics: { ndcg_at_10: 0.32 } });
+    await c.put('ap6', 'job', {
+      id: 4,
+      job_name: 'train-4',
+      template_id: tpl.id,
+      options: { ...DEFAULT_TRAINING_OPTIONS },
+      status: 'Completed',
+      progress: 1,
+      created: now(),
+      started_at: now(),
+      finished_at: now(),
+      error: null,
+      model_version: 4,
+      metrics: { ndcg_at_10: 0.32 },
+    });
     expect(await decideAutoPromotion(racing, 'ap6', 'train-4')).toMatchObject({ promoted: false, compared_with: 5, reason: 'validation nDCG@10 0.32 < 0.4 x 1.0 of version 5 serving main' });
     expect(raced).toBe(true);
     expect(await serving()).toBe(5);
@@ -208,7 +278,18 @@ describe('version comparison', () => {
   it('puts metrics and validation figures side by side with the best version per measure; unknown versions are 404', async () => {
     const c = db.stores.console;
     const m = (version: number, metrics: Record<string, number>, validation?: Record<string, unknown>): ModelVersion => ({
-      id: version, version, template_id: 1, job_name: `train-${version}`, created: 1, algorithm: 'ease', metrics, label: null, description: null, status: 'Trained', artifact: 'x', ...(validation ? { validation } : {}),
+      id: version,
+      version,
+      template_id: 1,
+      job_name: `train-${version}`,
+      created: 1,
+      algorithm: 'ease',
+      metrics,
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: 'x',
+      ...(validation ? { validation } : {}),
     });
     await c.put('cmp', 'model', m(1, { ndcg_at_10: 0.3, coverage: 0.1, holdout_users: 50 }, { ndcg_at_10: 0.31, loss: 2, chosen: 'ease' }));
     await c.put('cmp', 'model', m(2, { ndcg_at_10: 0.35, coverage: 0.1, holdout_users: 60 }, { ndcg_at_10: 0.29, loss: 1 }));
@@ -232,7 +313,11 @@ const ev = (user: string, type: string, item: number): NewEvent => ({ type, user
 describe('erasure', () => {
   it("deletes every event of the user on every write shard and index, nobody else's, and marks the user for serving; again, it deletes nothing", async () => {
     const { events, console: c } = db.stores;
-    const stored = await events.append('er', Array.from({ length: 60 }, (_, i) => ev(i % 3 === 0 ? 'gone' : `keep${i % 2}`, i % 2 ? 'view' : 'buy', i + 1)), 100);
+    const stored = await events.append(
+      'er',
+      Array.from({ length: 60 }, (_, i) => ev(i % 3 === 0 ? 'gone' : `keep${i % 2}`, i % 2 ? 'view' : 'buy', i + 1)),
+      100,
+    );
     const mine = stored.filter((e) => e.user_id === 'gone').map((e) => e.id);
     expect(mine).toHaveLength(20);
     const t0 = now();
@@ -258,7 +343,12 @@ describe('erasure', () => {
 
   it('pages through a user with more events than one index page holds', async () => {
     const { events, console: c } = db.stores;
-    for (let k = 0; k < 3; k++) await events.append('er2', Array.from({ length: 500 }, (_, i) => ev('big', 'view', i + 1)), 100);
+    for (let k = 0; k < 3; k++)
+      await events.append(
+        'er2',
+        Array.from({ length: 500 }, (_, i) => ev('big', 'view', i + 1)),
+        100,
+      );
     await events.append('er2', [ev('other', 'view', 1)], 100);
     expect((await eraseUser({ console: c, events }, 'er2', 'big')).deleted_events).toBe(1500);
     expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);

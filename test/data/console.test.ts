@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 describe('console store', () => {
-  it('reads a tenant\'s event types and endpoints together, and each kind alone, without other kinds or tenants', async () => {
+  it("reads a tenant's event types and endpoints together, and each kind alone, without other kinds or tenants", async () => {
     const c = db.stores.console;
     await c.put('sv', 'event_type', { id: 1, name: 'view', weight: 1 });
     await c.put('sv', 'event_type', { id: 2, name: 'buy', weight: 20 });
@@ -37,8 +37,18 @@ describe('console store', () => {
 
 describe('stopping a training job while the trainer moves it', () => {
   const queued = (id: number): TrainingRun => ({
-    id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'ease' }, status: 'Queued', progress: 0,
-    created: 1, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+    id,
+    job_name: `train-${id}`,
+    template_id: 1,
+    options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'ease' },
+    status: 'Queued',
+    progress: 0,
+    created: 1,
+    started_at: null,
+    finished_at: null,
+    error: null,
+    model_version: null,
+    metrics: null,
   });
   /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */
   const moving = (c: ConsoleStore, from: TrainingRunStatus, to: Record<string, unknown>): ConsoleStore => {
@@ -67,7 +77,10 @@ describe('stopping a training job while the trainer moves it', () => {
   it('an InProgress job that completes meanwhile is refused, saying so, and logs no stop', async () => {
     const c = db.stores.console;
     await c.put('stop', 'job', { ...queued(2), status: 'InProgress' });
-    await expect(stopTrainingRun(moving(c, 'InProgress', { status: 'Completed', model_version: 7 }), 'stop', 'train-2')).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/is Completed/) });
+    await expect(stopTrainingRun(moving(c, 'InProgress', { status: 'Completed', model_version: 7 }), 'stop', 'train-2')).rejects.toMatchObject({
+      code: 'invalid_state',
+      message: expect.stringMatching(/is Completed/),
+    });
     expect((await c.get<TrainingRun>('stop', 'job', 2))?.status).toBe('Completed');
     expect((await c.logs('stop', 2, undefined, 10)).lines).toEqual([]);
   });
@@ -91,12 +104,18 @@ describe('stopping a training job while the trainer moves it', () => {
 });
 
 describe('training job logs', () => {
-  it('keeps every line written within the same millisecond, each writer\'s in order', async () => {
+  it("keeps every line written within the same millisecond, each writer's in order", async () => {
     const c = db.stores.console;
     const now = vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_123);
     try {
       // Two writers (the trainer and a stop request) in the same millisecond, and one writer twice.
-      await Promise.all([c.appendLog('logs', 1, [{ ts: 1, message: 'a1' }, { ts: 1, message: 'a2' }]), c.appendLog('logs', 1, [{ ts: 1, message: 'b1' }])]);
+      await Promise.all([
+        c.appendLog('logs', 1, [
+          { ts: 1, message: 'a1' },
+          { ts: 1, message: 'a2' },
+        ]),
+        c.appendLog('logs', 1, [{ ts: 1, message: 'b1' }]),
+      ]);
       await c.appendLog('logs', 1, [{ ts: 1, message: 'a3' }]);
     } finally {
       now.mockRestore();

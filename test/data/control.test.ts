@@ -26,7 +26,19 @@ function counted(): { c: ConsoleStore; queries: () => number } {
 type StoredSegment = Segment & ConsoleRecord;
 
 const rule = (id: number, extra: Record<string, unknown> = {}) => ({
-  id, name: `r${id}`, context_id: 1, conditions: [], boost: 2, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: 1, updated_at: 1, _rev: 1, ...extra,
+  id,
+  name: `r${id}`,
+  context_id: 1,
+  conditions: [],
+  boost: 2,
+  segment_id: null,
+  starts_at: null,
+  ends_at: null,
+  enabled: true,
+  created: 1,
+  updated_at: 1,
+  _rev: 1,
+  ...extra,
 });
 
 describe('control records in one partition', () => {
@@ -41,8 +53,32 @@ describe('control records in one partition', () => {
     await c.remove(T, 'rule', 3); // deleted
     await c.put(T, 'rule', rule(4));
     await c.withdraw(T, 'rule', 4); // taken back
-    await c.put(T, 'segment', { id: 1, name: 's', description: '', definition: { event_type: 'buy', min_count: 1, within_days: 7 }, size_estimate: null, size_computed_at: null, created: 1, updated_at: 1, _rev: 1, _deleting: null });
-    await c.put(T, 'experiment', { id: 1, name: 'e', context_id: ctx.id, segment_id: null, variants: [], status: 'Draft', attribution_window_seconds: 60, started_at: null, stopped_at: null, created: 1, updated_at: 1, _rev: 3 });
+    await c.put(T, 'segment', {
+      id: 1,
+      name: 's',
+      description: '',
+      definition: { event_type: 'buy', min_count: 1, within_days: 7 },
+      size_estimate: null,
+      size_computed_at: null,
+      created: 1,
+      updated_at: 1,
+      _rev: 1,
+      _deleting: null,
+    });
+    await c.put(T, 'experiment', {
+      id: 1,
+      name: 'e',
+      context_id: ctx.id,
+      segment_id: null,
+      variants: [],
+      status: 'Draft',
+      attribution_window_seconds: 60,
+      started_at: null,
+      stopped_at: null,
+      created: 1,
+      updated_at: 1,
+      _rev: 3,
+    });
     await c.put(T, 'rerank', { id: ctx.id, context_id: ctx.id, diversity: 0.5, updated_at: 1, _rev: 1 });
     // Other kinds and other tenants stay out.
     await c.put(T, 'event_type', { id: 1, name: 'buy', weight: 1 });
@@ -91,7 +127,7 @@ describe('control records in one partition', () => {
     expect(await c.remove(T, 'rerank', 1)).toBe(false);
   });
 
-  it('keeps a resource\'s audit trail newest first, paged, apart from other resources and tenants', async () => {
+  it("keeps a resource's audit trail newest first, paged, apart from other resources and tenants", async () => {
     const c = db.stores.console;
     for (const action of ['create', 'update', 'delete'] as const) await c.appendAudit('aud', { at: 1, actor: 'abcd1234', action, resource: 'rules/1', before: null, after: { n: action } });
     await c.appendAudit('aud', { at: 1, actor: null, action: 'create', resource: 'rules/2', before: null, after: null });
@@ -139,7 +175,15 @@ describe('races between changes', () => {
     const T = 'race-run';
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const body = { name: 'e', context_id: ctx.id, attribution_window_seconds: 86_400, variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'main', traffic_percent: 50 }] };
+    const body = {
+      name: 'e',
+      context_id: ctx.id,
+      attribution_window_seconds: 86_400,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+      ],
+    };
     const a = await createExperiment(c, { tenant: T }, body);
     const b = await createExperiment(c, { tenant: T }, body);
     // A's start writes Running after B checked there was none, before B looks again.
@@ -158,7 +202,10 @@ describe('races between changes', () => {
     };
     await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
     const after = (await c.controlConfig(T)).experiments;
-    expect(after.map((e) => [e.id, e.status, e.started_at])).toEqual([[a.id, 'Running', 1], [b.id, 'Draft', null]]);
+    expect(after.map((e) => [e.id, e.status, e.started_at])).toEqual([
+      [a.id, 'Running', 1],
+      [b.id, 'Draft', null],
+    ]);
   });
 });
 
@@ -177,8 +224,18 @@ describe('segment size estimates', () => {
     const mk = (definition: Segment['definition']) => createSegment(c, { tenant: T }, { name: 'x', definition });
     const twice = await mk({ event_type: 'buy', min_count: 2, within_days: 30 });
     const once = await mk({ event_type: 'buy', min_count: 1, within_days: 30 });
-    const both = await mk({ all: [{ event_type: 'buy', min_count: 1, within_days: 30 }, { event_type: 'view', min_count: 1, within_days: 30 }] });
-    const either = await mk({ any: [{ event_type: 'buy', min_count: 2, within_days: 30 }, { event_type: 'view', min_count: 1, within_days: 30 }] });
+    const both = await mk({
+      all: [
+        { event_type: 'buy', min_count: 1, within_days: 30 },
+        { event_type: 'view', min_count: 1, within_days: 30 },
+      ],
+    });
+    const either = await mk({
+      any: [
+        { event_type: 'buy', min_count: 2, within_days: 30 },
+        { event_type: 'view', min_count: 1, within_days: 30 },
+      ],
+    });
     const longer = await mk({ event_type: 'buy', min_count: 2, within_days: 60 });
     const budget = { events: 1_000_000 };
     const deps = { console: c, events: dynamoSegmentEvents(db.table) };
@@ -196,7 +253,11 @@ describe('segment size estimates', () => {
   it('cap the events read per leaf (a lower bound), and cost one Query for a tenant without segments', async () => {
     const c = db.stores.console;
     const T = 'sizes-cap';
-    await db.stores.events.append(T, Array.from({ length: 40 }, (_, i) => ev(`u${i}`, 'buy')), NOW);
+    await db.stores.events.append(
+      T,
+      Array.from({ length: 40 }, (_, i) => ev(`u${i}`, 'buy')),
+      NOW,
+    );
     await createSegment(c, { tenant: T }, { name: 'x', definition: { event_type: 'buy', min_count: 1, within_days: 1 } });
     await refreshSegmentSizes({ console: c, events: dynamoSegmentEvents(db.table) }, T, NOW, { events: 1000 }, { leafCap: 8 });
     expect((await c.list<StoredSegment>(T, 'segment'))[0]?.size_estimate).toBe(8);

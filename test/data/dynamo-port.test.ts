@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { ResourceNotFoundException, type TableDescription } from '@aws-sdk/client-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { closeTable, makeTable, useLocalTransport } from '../../shared/data/client.ts';
 import { getRow, isConditionFailure, queryPage } from '../../shared/data/ops.ts';
@@ -31,9 +31,10 @@ describe('local DynamoDB over a MessagePort', () => {
     const t = makeTable('port-test', dynamo.endpoint, 'us-east-1');
     await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'a', n: 1, text: 'é ✓ "quoted"' } }));
     expect(await getRow(t, { pk: 'p', sk: 'a' })).toEqual({ pk: 'p', sk: 'a', n: 1, text: 'é ✓ "quoted"' });
-    const conflict = await t.doc
-      .send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'a' }, ConditionExpression: 'attribute_not_exists(pk)' }))
-      .then(() => undefined, (e: unknown) => e);
+    const conflict = await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'a' }, ConditionExpression: 'attribute_not_exists(pk)' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isConditionFailure(conflict)).toBe(true);
     const page = await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'p' } });
     expect(page.items).toHaveLength(1);
@@ -65,7 +66,12 @@ describe('local DynamoDB over a MessagePort', () => {
     if (!conn) throw new Error('no local dynalite thread');
     useDynamoPort(conn.endpoint, conn.port);
     const t = makeTable('gone', conn.endpoint, 'us-east-1');
-    const calls = Array.from({ length: 20 }, (_, i) => getRow(t, { pk: 'p', sk: String(i) }).then(() => 'ok', (e: Error) => e.message));
+    const calls = Array.from({ length: 20 }, (_, i) =>
+      getRow(t, { pk: 'p', sk: String(i) }).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    );
     await db.close();
     const outcomes = await Promise.all(calls);
     // Each call either finished before the close or failed; none is left hanging, and later
@@ -97,7 +103,10 @@ describe('the local DynamoDB thread on disk', () => {
     try {
       await ensureTable(db.endpoint, 'iter-test');
       const t = makeTable('iter-test', db.endpoint, 'us-east-1');
-      await putAll(t, Array.from({ length: 60 }, (_, i) => ({ pk: 'q', sk: String(i).padStart(3, '0'), gsi1pk: 'g', gsi1sk: String(i).padStart(3, '0'), i })));
+      await putAll(
+        t,
+        Array.from({ length: 60 }, (_, i) => ({ pk: 'q', sk: String(i).padStart(3, '0'), gsi1pk: 'g', gsi1sk: String(i).padStart(3, '0'), i })),
+      );
       const all = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'q' } };
       expect((await queryPage(t, all)).items).toHaveLength(60);
       expect((await queryPage(t, { ...all, Limit: 5 })).items).toHaveLength(5);
@@ -123,7 +132,10 @@ describe('table descriptions kept in the local DynamoDB thread', () => {
       // As with DynamoDB, a table is used once ACTIVE and created again once its deletion is done.
       const settled = async (gone: boolean) => {
         for (let i = 0; i < 200; i++) {
-          const status = await client.send(new DescribeTableCommand({ TableName: 'desc' })).then((d) => d.Table?.TableStatus, (e: Error) => e.name);
+          const status = await client.send(new DescribeTableCommand({ TableName: 'desc' })).then(
+            (d) => d.Table?.TableStatus,
+            (e: Error) => e.name,
+          );
           if (gone ? status === 'ResourceNotFoundException' : status === 'ACTIVE') return;
           await new Promise((r) => setTimeout(r, 20));
         }
@@ -134,15 +146,27 @@ describe('table descriptions kept in the local DynamoDB thread', () => {
       await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }));
       await client.send(new DeleteTableCommand({ TableName: 'desc' }));
       await settled(true);
-      await client.send(new CreateTableCommand({ TableName: 'desc', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [attr('pk'), attr('sk')], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }] }));
+      await client.send(
+        new CreateTableCommand({
+          TableName: 'desc',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [attr('pk'), attr('sk')],
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+        }),
+      );
       await settled(false);
       // Under the first description this item would lack nothing; under the second it lacks sk.
       await expect(client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' } } }))).rejects.toThrow(/key/i);
       await client.send(new PutItemCommand({ TableName: 'desc', Item: { pk: { S: 'a' }, sk: { S: '1' } } }));
-      expect((await client.send(new QueryCommand({ TableName: 'desc', KeyConditionExpression: 'pk = :a', ExpressionAttributeValues: { ':a': { S: 'a' } } }))).Items).toEqual([{ pk: { S: 'a' }, sk: { S: '1' } }]);
+      expect((await client.send(new QueryCommand({ TableName: 'desc', KeyConditionExpression: 'pk = :a', ExpressionAttributeValues: { ':a': { S: 'a' } } }))).Items).toEqual([
+        { pk: { S: 'a' }, sk: { S: '1' } },
+      ]);
       // An update (and the status changes dynalite makes after it) shows at once too.
       await client.send(new UpdateTableCommand({ TableName: 'desc', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 7, WriteCapacityUnits: 3 } }));
-      let table;
+      let table: TableDescription | undefined;
       for (let i = 0; i < 100; i++) {
         table = (await client.send(new DescribeTableCommand({ TableName: 'desc' }))).Table;
         if (table?.TableStatus === 'ACTIVE') break;

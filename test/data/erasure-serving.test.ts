@@ -37,14 +37,28 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'erasure-serving-'));
   const { items, events, console: c } = db.stores;
   const blobs = new FolderBlobStore(dir);
-  await items.create(T, Array.from({ length: 6 }, (_, i) => ({ name: `${i < 3 ? 'tent' : 'oven'} ${i + 1}`, description: i < 3 ? 'camping tent' : 'baking oven' })), now - 2000);
+  await items.create(
+    T,
+    Array.from({ length: 6 }, (_, i) => ({ name: `${i < 3 ? 'tent' : 'oven'} ${i + 1}`, description: i < 3 ? 'camping tent' : 'baking oven' })),
+    now - 2000,
+  );
   await events.append(T, [ev('u1', 1), ev('u1', 2), ev('u2', 4), ev('u2', 5), ev('u3', 1), ev('u3', 3)], now - 1000);
   await c.put(T, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
   const template: Template = { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
   await c.put(T, 'template', template);
   const job: TrainingRun = {
-    id: 1, job_name: 'train-1', template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'item_knn' }, status: 'Queued', progress: 0,
-    created: now, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+    id: 1,
+    job_name: 'train-1',
+    template_id: 1,
+    options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'item_knn' },
+    status: 'Queued',
+    progress: 0,
+    created: now,
+    started_at: null,
+    finished_at: null,
+    error: null,
+    model_version: null,
+    metrics: null,
   };
   await c.put(T, 'job', job);
   await runTraining({ console: c, events, items, blobs }, T, 'train-1');
@@ -88,7 +102,10 @@ describe('serving an erased user', () => {
     expect(await strategy('lag')).toBe('personalized');
     await db.stores.console.putErasure(T, { user_id: 'lag', requested_at: at - 1, completed_at: at });
     expect(await strategy('lag')).toBe('popular');
-    stale.set('lag', [{ id: 901, item_id: '5', type: 'view', created: at + 1 }, { id: 900, item_id: '4', type: 'view', created: at - 1 }]);
+    stale.set('lag', [
+      { id: 901, item_id: '5', type: 'view', created: at + 1 },
+      { id: 900, item_id: '4', type: 'view', created: at - 1 },
+    ]);
     expect(await strategy('lag')).toBe('personalized');
   });
 });

@@ -12,7 +12,15 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 const ev = (user: string, type: string, extra: Partial<NewEvent> = {}): NewEvent => ({
-  type, user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {}, ...extra,
+  type,
+  user_id: user,
+  item_id: '1',
+  context_id: null,
+  session_id: null,
+  request_id: null,
+  placement: null,
+  extra: {},
+  ...extra,
 });
 
 describe('event store', () => {
@@ -28,7 +36,11 @@ describe('event store', () => {
   it('lists ascending across write shards without gaps or duplicates, with filters', async () => {
     const s = db.stores.events;
     const n = EVENT_SHARDS * 9 + 3;
-    await s.append('lst', Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even')), 1);
+    await s.append(
+      'lst',
+      Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even')),
+      1,
+    );
     const ids: number[] = [];
     let after: number | undefined;
     for (;;) {
@@ -49,13 +61,25 @@ describe('event store', () => {
 
   it("reads a user's latest events newest first, only id, item, type and creation time, within the limit, after an id", async () => {
     const s = db.stores.events;
-    await s.append('rec', [ev('u', 'view', { item_id: '10', payload: { big: 'x'.repeat(500) } }), ev('v', 'view', { item_id: '11' }), ev('u', 'buy', { item_id: '12', extra: { k: 'v' } }), ev('u', 'view', { item_id: '13' })], 1);
+    await s.append(
+      'rec',
+      [
+        ev('u', 'view', { item_id: '10', payload: { big: 'x'.repeat(500) } }),
+        ev('v', 'view', { item_id: '11' }),
+        ev('u', 'buy', { item_id: '12', extra: { k: 'v' } }),
+        ev('u', 'view', { item_id: '13' }),
+      ],
+      1,
+    );
     expect(await s.recentByUser('rec', 'u', 10)).toEqual([
       { id: 4, item_id: '13', type: 'view', created: 1 },
       { id: 3, item_id: '12', type: 'buy', created: 1 },
       { id: 1, item_id: '10', type: 'view', created: 1 },
     ]);
-    expect(await s.recentByUser('rec', 'u', 2)).toEqual([{ id: 4, item_id: '13', type: 'view', created: 1 }, { id: 3, item_id: '12', type: 'buy', created: 1 }]);
+    expect(await s.recentByUser('rec', 'u', 2)).toEqual([
+      { id: 4, item_id: '13', type: 'view', created: 1 },
+      { id: 3, item_id: '12', type: 'buy', created: 1 },
+    ]);
     // Only the events after an id (those a model's artifact does not hold).
     expect((await s.recentByUser('rec', 'u', 10, 1)).map((e) => e.id)).toEqual([4, 3]);
     expect((await s.recentByUser('rec', 'u', 10, 3)).map((e) => e.id)).toEqual([4]);
@@ -67,12 +91,20 @@ describe('event store', () => {
   it("reads a tenant's latest events across every write shard, newest first, within the limit", async () => {
     const s = dynamoEventStore(db.table);
     const n = EVENT_SHARDS * 7 + 2;
-    await s.append('lat', Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even', { item_id: String(100 + i), payload: { big: 'x'.repeat(100) } })), 9);
+    await s.append(
+      'lat',
+      Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even', { item_id: String(100 + i), payload: { big: 'x'.repeat(100) } })),
+      9,
+    );
     const all = await s.latest('lat', 1000);
     expect(all.map((e) => e.id)).toEqual(Array.from({ length: n }, (_, i) => n - i));
     expect(all[0]).toEqual({ id: n, item_id: String(100 + n - 1), type: (n - 1) % 2 ? 'odd' : 'even', created: 9 });
     // Small pages (a shard's share of the limit): the merge reads on in a shard as it empties.
-    for (const limit of [1, 5, 12, 13, n - 1]) expect((await s.latest('lat', limit)).map((e) => e.id), `limit ${limit}`).toEqual(Array.from({ length: limit }, (_, i) => n - i));
+    for (const limit of [1, 5, 12, 13, n - 1])
+      expect(
+        (await s.latest('lat', limit)).map((e) => e.id),
+        `limit ${limit}`,
+      ).toEqual(Array.from({ length: limit }, (_, i) => n - i));
     // Shards far from even (ids taken by requests that stored nothing): still the newest.
     await allocateIds(db.table, 'lat', 'event', 3);
     await s.append('lat', [ev('u', 'late', { item_id: '1' })], 10);

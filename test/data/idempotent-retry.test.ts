@@ -27,9 +27,14 @@ const asTenant: HttpMiddleware = { before: (req) => void (req.context.state.tena
 const queue = { send: async () => undefined } as unknown as WorkQueue;
 const event = (key: string, body: unknown): HttpEvent =>
   ({
-    version: '2.0', routeKey: 'POST /v1/items', rawPath: '/v1/items', rawQueryString: '', headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+    version: '2.0',
+    routeKey: 'POST /v1/items',
+    rawPath: '/v1/items',
+    rawQueryString: '',
+    headers: { 'idempotency-key': key, 'content-type': 'application/json' },
     requestContext: { http: { method: 'POST', path: '/v1/items', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' }, requestId: 'r', routeKey: 'POST /v1/items', stage: '$default' },
-    body: JSON.stringify(body), isBase64Encoded: false,
+    body: JSON.stringify(body),
+    isBase64Encoded: false,
   }) as unknown as HttpEvent;
 const context = () => ({ awsRequestId: crypto.randomUUID(), getRemainingTimeInMillis: () => 10_000 }) as unknown as ApiContext & Context;
 const listAll = async () => (await db.stores.items.list(T, { limit: 100 })).rows;
@@ -58,7 +63,11 @@ describe('a create retried with its Idempotency-Key after it failed midway', () 
     expect(items.map((i) => i.id)).not.toContain((removed as { id: number }).id);
     expect(items.filter((i) => i.name === 'Renamed meanwhile')).toHaveLength(1);
     expect(JSON.parse(retry.body as string).data[0].name).toBe('Renamed meanwhile');
-    expect(JSON.parse(retry.body as string).data.map((i: { id: string }) => i.id).filter((id: string) => id !== String((removed as { id: number }).id))).toEqual(items.map((i) => String(i.id)));
+    expect(
+      JSON.parse(retry.body as string)
+        .data.map((i: { id: string }) => i.id)
+        .filter((id: string) => id !== String((removed as { id: number }).id)),
+    ).toEqual(items.map((i) => String(i.id)));
     // And the answer is now stored: a further retry replays it.
     const again = await handler(event('batch-1', batch), context());
     expect(again.statusCode).toBe(201);

@@ -23,7 +23,11 @@ describe('item store', () => {
 
   it('writes a batch of 100 (BatchWriteItem chunks) completely', async () => {
     const s = db.stores.items;
-    const created = await s.create('bulk', Array.from({ length: 100 }, (_, i) => ({ name: `n${i}` })), 5);
+    const created = await s.create(
+      'bulk',
+      Array.from({ length: 100 }, (_, i) => ({ name: `n${i}` })),
+      5,
+    );
     const page = await s.list('bulk', { limit: 100 });
     expect(page.rows.map((r) => r.id)).toEqual(created.map((r) => r.id));
     expect(page.hasMore).toBe(false);
@@ -34,7 +38,11 @@ describe('item store', () => {
     // Stamps in the future: a write stamped more than a second before it commits is stamped
     // again with the time it committed (search readers would pass it otherwise).
     const F = Math.floor(Date.now() / 1000) + 10_000;
-    await s.create('chg', Array.from({ length: 30 }, (_, i) => ({ name: `c${i}` })), F + 1000);
+    await s.create(
+      'chg',
+      Array.from({ length: 30 }, (_, i) => ({ name: `c${i}` })),
+      F + 1000,
+    );
     await s.create('chg', [{ name: 'later' }, { name: 'later too' }], F + 2000);
     expect(await s.delete('chg', 1, F + 2001)).toBe(true);
     expect(await s.countChangesSince('chg', 0, 1000)).toBe(32);

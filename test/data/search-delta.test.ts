@@ -59,7 +59,11 @@ describe('pages ranked on the build their first page was ranked on', () => {
     const embedder = new HashingEmbedding();
     const deps = { items, events, blobs, embedder };
     const now = Math.floor(Date.now() / 1000);
-    await items.create(T, Array.from({ length: 6 }, (_, k) => ({ name: `Lamp ${k}` })), now);
+    await items.create(
+      T,
+      Array.from({ length: 6 }, (_, k) => ({ name: `Lamp ${k}` })),
+      now,
+    );
     const first = await buildIndex(items, blobs, embedder.dimensions, T, now);
     const req = { query: 'lamp', mode: 'keyword' as const, filter: NO_FILTER, limit: 2 };
     const p1 = await runSearch(deps, T, req);
@@ -126,10 +130,18 @@ describe('older builds kept for cursors', () => {
     const { items, events } = db.stores;
     const folder = new FolderBlobStore(dir);
     const loads: string[] = [];
-    const blobs = { get: (k: string) => (k.includes('/index-') && loads.push(k), folder.get(k)), put: (k: string, v: Uint8Array | string) => folder.put(k, v), delete: (k: string) => folder.delete(k) };
+    const blobs = {
+      get: (k: string) => (k.includes('/index-') && loads.push(k), folder.get(k)),
+      put: (k: string, v: Uint8Array | string) => folder.put(k, v),
+      delete: (k: string) => folder.delete(k),
+    };
     const embedder = new HashingEmbedding();
     const deps = { items, events, blobs, embedder };
-    await items.create(T, Array.from({ length: 4 }, (_, k) => ({ name: `Rope ${k}` })), Math.floor(Date.now() / 1000));
+    await items.create(
+      T,
+      Array.from({ length: 4 }, (_, k) => ({ name: `Rope ${k}` })),
+      Math.floor(Date.now() / 1000),
+    );
     const a = await buildIndex(items, blobs, embedder.dimensions, T);
     await new Promise((r) => setTimeout(r, 1100));
     const b = await buildIndex(items, blobs, embedder.dimensions, T);
@@ -165,7 +177,11 @@ describe('older builds kept for cursors', () => {
     };
     const embedder = new HashingEmbedding();
     const deps = { items, events, blobs, embedder };
-    await items.create(T, Array.from({ length: 4 }, (_, k) => ({ name: `Cord ${k}` })), Math.floor(Date.now() / 1000));
+    await items.create(
+      T,
+      Array.from({ length: 4 }, (_, k) => ({ name: `Cord ${k}` })),
+      Math.floor(Date.now() / 1000),
+    );
     const a = await buildIndex(items, blobs, embedder.dimensions, T);
     await new Promise((r) => setTimeout(r, 1100));
     await buildIndex(items, blobs, embedder.dimensions, T);
@@ -187,8 +203,7 @@ describe('a write that commits long after its change stamp (held open across a b
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     const doc = db.table.doc;
-    const send = ((cmd: unknown) =>
-      (cmd instanceof PutCommand || cmd instanceof BatchWriteCommand ? held : Promise.resolve()).then(() => doc.send(cmd as PutCommand))) as typeof doc.send;
+    const send = ((cmd: unknown) => (cmd instanceof PutCommand || cmd instanceof BatchWriteCommand ? held : Promise.resolve()).then(() => doc.send(cmd as PutCommand))) as typeof doc.send;
     const store = dynamoItemStore({ ...db.table, doc: Object.assign(Object.create(doc) as typeof doc, { send }) });
     return { store, release };
   }
@@ -197,23 +212,27 @@ describe('a write that commits long after its change stamp (held open across a b
   it.each([
     ['an index build', true],
     ['a delta read', false],
-  ])('is searchable once its request returns, though %s ran while it was held', async (_label, build) => {
-    const T = build ? 'held-build' : 'held-read';
-    const { items, events } = db.stores;
-    const blobs = new FolderBlobStore(dir);
-    const embedder = new HashingEmbedding();
-    const deps = { items, events, blobs, embedder };
-    await items.create(T, [{ name: 'Camp stove' }], Math.floor(Date.now() / 1000));
-    const held = heldItems();
-    const stamp = Math.floor(Date.now() / 1000);
-    const writing = held.store.create(T, [{ name: 'Storm lantern' }, { name: 'Storm lantern refill' }], stamp);
-    // More than the readers' clock-skew margin after the stamp, with the write still open.
-    await until((stamp + SEARCH_SETTINGS.skewSeconds + 1) * 1000 + 100);
-    if (build) expect((await buildIndex(items, blobs, embedder.dimensions, T)).items).toBe(1);
-    expect((await tenantView(deps, T)).delta.docs.some((d) => d.name.startsWith('Storm'))).toBe(false);
-    held.release();
-    await writing;
-    const found = await runSearch(deps, T, { query: 'storm lantern', mode: 'keyword', filter: NO_FILTER, limit: 10 });
-    expect(found.data.map((i) => i.name).sort()).toEqual(['Storm lantern', 'Storm lantern refill']);
-  }, 20_000);
+  ])(
+    'is searchable once its request returns, though %s ran while it was held',
+    async (_label, build) => {
+      const T = build ? 'held-build' : 'held-read';
+      const { items, events } = db.stores;
+      const blobs = new FolderBlobStore(dir);
+      const embedder = new HashingEmbedding();
+      const deps = { items, events, blobs, embedder };
+      await items.create(T, [{ name: 'Camp stove' }], Math.floor(Date.now() / 1000));
+      const held = heldItems();
+      const stamp = Math.floor(Date.now() / 1000);
+      const writing = held.store.create(T, [{ name: 'Storm lantern' }, { name: 'Storm lantern refill' }], stamp);
+      // More than the readers' clock-skew margin after the stamp, with the write still open.
+      await until((stamp + SEARCH_SETTINGS.skewSeconds + 1) * 1000 + 100);
+      if (build) expect((await buildIndex(items, blobs, embedder.dimensions, T)).items).toBe(1);
+      expect((await tenantView(deps, T)).delta.docs.some((d) => d.name.startsWith('Storm'))).toBe(false);
+      held.release();
+      await writing;
+      const found = await runSearch(deps, T, { query: 'storm lantern', mode: 'keyword', filter: NO_FILTER, limit: 10 });
+      expect(found.data.map((i) => i.name).sort()).toEqual(['Storm lantern', 'Storm lantern refill']);
+    },
+    20_000,
+  );
 });

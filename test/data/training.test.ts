@@ -7,8 +7,8 @@ import { FolderBlobStore } from '../../shared/blob.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
 import { stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
-import { type Endpoint } from '../../shared/domain/endpoints.ts';
-import { type ModelVersion } from '../../shared/domain/model-versions.ts';
+import type { Endpoint } from '../../shared/domain/endpoints.ts';
+import type { ModelVersion } from '../../shared/domain/model-versions.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
@@ -36,7 +36,14 @@ afterAll(async () => {
 
 const T = 'trn';
 const ev = (user: string, type: string, item: number): NewEvent => ({
-  type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {},
+  type,
+  user_id: user,
+  item_id: String(item),
+  context_id: null,
+  session_id: null,
+  request_id: null,
+  placement: null,
+  extra: {},
 });
 
 describe('training histories and what serving reads', () => {
@@ -45,7 +52,11 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(T, Array.from({ length: 7 }, (_, i) => ({ name: `item ${i + 1}` })), now - 2000);
+    await items.create(
+      T,
+      Array.from({ length: 7 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
     // Long before training: ids 1-5 (id 3 a view, a type the template does not train on).
     await events.append(T, [ev('u1', 'rating', 1), ev('u1', 'rating', 2), ev('u1', 'view', 3), ev('u2', 'rating', 6), ev('u2', 'rating', 7)], now - 1000);
     // Id 6: handed out to an ingest request still storing it (created within the last 90 s),
@@ -59,8 +70,18 @@ describe('training histories and what serving reads', () => {
     const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
     await c.put(T, 'template', template);
     const job: TrainingRun = {
-      id: 1, job_name: 'train-1', template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'Queued', progress: 0,
-      created: now, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+      id: 1,
+      job_name: 'train-1',
+      template_id: 1,
+      options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' },
+      status: 'Queued',
+      progress: 0,
+      created: now,
+      started_at: null,
+      finished_at: null,
+      error: null,
+      model_version: null,
+      metrics: null,
     };
     await c.put(T, 'job', job);
     await runTraining({ console: c, events, items, blobs }, T, 'train-1');
@@ -75,9 +96,21 @@ describe('training histories and what serving reads', () => {
     const u1 = new Map(Array.from(row?.items ?? [], (i, k) => [artifact.items[i], row?.weights[k]]));
     // Ratings with the template's weight (2), the old view with its event type's weight (5); the
     // newest view is not in it: serving reads it.
-    expect(u1).toEqual(new Map([[1, 2], [2, 2], [3, 5], [4, 2]]));
+    expect(u1).toEqual(
+      new Map([
+        [1, 2],
+        [2, 2],
+        [3, 5],
+        [4, 2],
+      ]),
+    );
     // The weights serving weighs the latest events by: rating 1 × 2, view its own 5.
-    expect(artifact.typeWeights).toEqual(new Map([['rating', 2], ['view', 5]]));
+    expect(artifact.typeWeights).toEqual(
+      new Map([
+        ['rating', 2],
+        ['view', 5],
+      ]),
+    );
 
     const afterIds: (number | undefined)[] = [];
     const deps = {
@@ -92,7 +125,10 @@ describe('training histories and what serving reads', () => {
     // Everything u1 did is seen, from the artifact (1-4) or from the events after it (item 5).
     for (let n = 0; n < 2; n++) {
       const got = await ids();
-      expect(got.filter((id) => id <= 5), `request ${n}`).toEqual([]);
+      expect(
+        got.filter((id) => id <= 5),
+        `request ${n}`,
+      ).toEqual([]);
       expect(got).toContain(6);
     }
     // The first request read every event and kept those after 5; the next read only those.
@@ -105,8 +141,18 @@ describe('training histories and what serving reads', () => {
 });
 
 const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun => ({
-  id, job_name: `train-${id}`, template_id: templateId, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm }, status: 'Queued', progress: 0,
-  created: Math.floor(Date.now() / 1000), started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+  id,
+  job_name: `train-${id}`,
+  template_id: templateId,
+  options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm },
+  status: 'Queued',
+  progress: 0,
+  created: Math.floor(Date.now() / 1000),
+  started_at: null,
+  finished_at: null,
+  error: null,
+  model_version: null,
+  metrics: null,
 });
 const logsOf = async (c: ConsoleStore, tenant: string, id: number) => (await c.logs(tenant, id, undefined, 1000)).lines.map((l) => l.message).join('\n');
 
@@ -118,7 +164,11 @@ async function twoTastes(tenant: string) {
   const { items, console: c } = db.stores;
   const events = dynamoEventStore(db.table);
   const now = Math.floor(Date.now() / 1000);
-  await items.create(tenant, ['alpha tent', 'alpha stove', 'alpha lamp', 'beta whisk', 'beta bowl', 'beta oven'].map((name) => ({ name })), now - 2000);
+  await items.create(
+    tenant,
+    ['alpha tent', 'alpha stove', 'alpha lamp', 'beta whisk', 'beta bowl', 'beta oven'].map((name) => ({ name })),
+    now - 2000,
+  );
   const evs: NewEvent[] = [];
   for (let u = 0; u < 10; u++) {
     const base = u < 5 ? 1 : 4;
@@ -128,7 +178,10 @@ async function twoTastes(tenant: string) {
   await c.put(tenant, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
   await c.put(tenant, 'event_type', { id: 2, name: 'buy', weight: 10, created: now });
   const tpl = await createTemplate(c, tenant, z.parse(templateBody, { name: 'default', event_types: [{ id: 1 }, { id: 2, weight: 2 }] }));
-  expect(tpl.event_types).toEqual([{ id: 1, weight: 1 }, { id: 2, weight: 2 }]);
+  expect(tpl.event_types).toEqual([
+    { id: 1, weight: 1 },
+    { id: 2, weight: 2 },
+  ]);
   await c.update(tenant, 'template', tpl.id, { status: 'Published' });
   const blobs = new FolderBlobStore(dir);
   const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t) };
@@ -143,7 +196,12 @@ describe('event type weights: the template multiplies them; serving keeps those 
     await runTraining({ console: c, events, items, blobs }, T2, 'train-1');
     expect((await c.get<TrainingRun>(T2, 'job', 1))?.status).toBe('Completed');
     const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
-    expect(v1.typeWeights).toEqual(new Map([['view', 1], ['buy', 20]]));
+    expect(v1.typeWeights).toEqual(
+      new Map([
+        ['view', 1],
+        ['buy', 20],
+      ]),
+    );
     expect(await logsOf(c, T2, 1)).toMatch(/view 1 \(1 × 1\), buy 20 \(10 × 2\)/);
 
     const now = Math.floor(Date.now() / 1000);
@@ -160,7 +218,12 @@ describe('event type weights: the template multiplies them; serving keeps those 
     await c.put(T2, 'job', job(2, template));
     await runTraining({ console: c, events, items, blobs }, T2, 'train-2');
     const v2 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T2, 'model', 2)) as ModelVersion).artifact)) as Uint8Array);
-    expect(v2.typeWeights).toEqual(new Map([['view', 1], ['buy', 2]]));
+    expect(v2.typeWeights).toEqual(
+      new Map([
+        ['view', 1],
+        ['buy', 2],
+      ]),
+    );
     expect(await logsOf(c, T2, 2)).toMatch(/view 1 \(1 × 1\), buy 2 \(1 × 2\)/);
 
     // An artifact from before the weights were stored is served with the current weights.
@@ -238,15 +301,30 @@ describe('popular items without a model', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(T5, ['old hit', 'new hit', 'new runner-up'].map((name) => ({ name })), now);
+    await items.create(
+      T5,
+      ['old hit', 'new hit', 'new runner-up'].map((name) => ({ name })),
+      now,
+    );
     // 60 old events on item 1, then the latest 40: 25 on item 2, 15 on item 3.
-    await events.append(T5, Array.from({ length: 60 }, (_, k) => ev(`o${k}`, 'view', 1)), now - 500);
-    await events.append(T5, Array.from({ length: 40 }, (_, k) => ev(`n${k}`, 'view', k % 8 < 5 ? 2 : 3)), now);
+    await events.append(
+      T5,
+      Array.from({ length: 60 }, (_, k) => ev(`o${k}`, 'view', 1)),
+      now - 500,
+    );
+    await events.append(
+      T5,
+      Array.from({ length: 40 }, (_, k) => ev(`n${k}`, 'view', k % 8 < 5 ? 2 : 3)),
+      now,
+    );
     const deps: RecsDeps = { console: c, events, blobs, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding() }, t), trendingEvents: 40 };
     const r = await recommend(deps, T5, { user_id: 'someone', limit: 3, include_seen: false, explain: false }, 'req');
     expect(r.strategy).toBe('popular');
     expect(r.model).toBeNull();
-    expect(r.data.map((d) => [d.item_id, d.score])).toEqual([['2', 1], ['3', 0.6]]);
+    expect(r.data.map((d) => [d.item_id, d.score])).toEqual([
+      ['2', 1],
+      ['3', 0.6],
+    ]);
   });
 });
 
@@ -259,13 +337,36 @@ describe('a training message delivered again after its invocation ended without 
     const now = Math.floor(Date.now() / 1000);
     // Started longer ago than the worker's time limit: its invocation is over.
     const job = (id: number, extra: Partial<TrainingRun>): TrainingRun => ({
-      id, job_name: `train-${id}`, template_id: 1, options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' }, status: 'InProgress', progress: 0.5,
-      created: now - 2000, started_at: now - 2000, finished_at: null, error: null, model_version: null, metrics: null, ...extra,
+      id,
+      job_name: `train-${id}`,
+      template_id: 1,
+      options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' },
+      status: 'InProgress',
+      progress: 0.5,
+      created: now - 2000,
+      started_at: now - 2000,
+      finished_at: null,
+      error: null,
+      model_version: null,
+      metrics: null,
+      ...extra,
     });
     // 1: it stored version 7 (artifact, then record) and stopped before marking itself Completed.
     await c.put(T3, 'job', job(1, { storing_version: 7 }));
     const metrics = { ndcg_at_10: 0.5 };
-    await c.put(T3, 'model', { id: 7, version: 7, template_id: 1, job_name: 'train-1', created: now, algorithm: 'popularity', metrics, label: null, description: null, status: 'Trained', artifact: 'models/x' } satisfies ModelVersion);
+    await c.put(T3, 'model', {
+      id: 7,
+      version: 7,
+      template_id: 1,
+      job_name: 'train-1',
+      created: now,
+      algorithm: 'popularity',
+      metrics,
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: 'models/x',
+    } satisfies ModelVersion);
     // 2: it had taken version 8 but stored nothing; 3: it stopped while training.
     await c.put(T3, 'job', job(2, { storing_version: 8 }));
     await c.put(T3, 'job', job(3, {}));
@@ -292,7 +393,11 @@ describe('the auto algorithm: validation in the version record, served as traine
     // Three tastes of 8 items; 36 users with 6 or 7 views each, mostly within their taste. The
     // items' words cut across the tastes: content similarity would rank otherwise than the model.
     const words = (i: number) => `w${i % 4} v${(i * 5) % 7} x${(i * 3) % 5}`;
-    await items.create(T6, Array.from({ length: 24 }, (_, i) => ({ name: `item ${i + 1} ${words(i)}`, description: words(i * 11) })), now - 2000);
+    await items.create(
+      T6,
+      Array.from({ length: 24 }, (_, i) => ({ name: `item ${i + 1} ${words(i)}`, description: words(i * 11) })),
+      now - 2000,
+    );
     const embedder = new HashingEmbedding();
     for (let i = 0; i < 24; i++) await items.saveEmbedding(T6, i + 1, 1, embedder.embedOne(`${words(i)} ${words(i * 11)}`), now - 2000);
     const evs: NewEvent[] = [];
@@ -302,7 +407,15 @@ describe('the auto algorithm: validation in the version record, served as traine
     }
     await events.append(T6, evs, now - 1000);
     await c.put(T6, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
-    await c.put(T6, 'template', { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    await c.put(T6, 'template', {
+      id: 1,
+      name: 'views',
+      event_types: [{ id: 1, weight: 1 }],
+      thresholds: { per_signal_min: 0, total_min: 0 },
+      status: 'Published',
+      created: now,
+      updated_at: now,
+    } satisfies Template);
     await c.put(T6, 'job', { ...job(1, 1), options: { ...DEFAULT_TRAINING_OPTIONS, algorithm: 'auto' } });
     await runTraining({ console: c, events, items, blobs }, T6, 'train-1');
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
@@ -336,7 +449,10 @@ describe('the auto algorithm: validation in the version record, served as traine
       const best = topK(s, 20, new Set(Array.from(history.items))).filter((i) => (s[i] as number) > 0);
       const served = await recommend(deps, T6, { user_id: `u${u}`, limit: best.length, include_seen: false, explain: false }, 'req');
       expect(served.strategy).toBe('personalized');
-      expect(served.data.map((d) => Number(d.item_id)), `u${u}`).toEqual(best.map((i) => artifact.items[i]));
+      expect(
+        served.data.map((d) => Number(d.item_id)),
+        `u${u}`,
+      ).toEqual(best.map((i) => artifact.items[i]));
     }
   });
 });

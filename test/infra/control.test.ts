@@ -31,14 +31,31 @@ describe('control plane', () => {
     const keys = ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey);
     const control = deployedRoutes('platform').filter((r) => /^platform\/(rules|segments|experiments|rerank|audit)\//.test(r.handler));
     expect(control.map(routeKey).sort()).toEqual([
-      'DELETE /api/rules/{id}', 'DELETE /api/segments/{id}', 'GET /api/audit', 'GET /api/experiments', 'GET /api/experiments/{id}', 'GET /api/rerank-controls',
-      'GET /api/rules', 'GET /api/rules/{id}', 'GET /api/segments', 'GET /api/segments/{id}', 'PATCH /api/experiments/{id}', 'PATCH /api/rules/{id}',
-      'PATCH /api/segments/{id}', 'POST /api/experiments', 'POST /api/rules', 'POST /api/segments', 'PUT /api/rerank-controls',
+      'DELETE /api/rules/{id}',
+      'DELETE /api/segments/{id}',
+      'GET /api/audit',
+      'GET /api/experiments',
+      'GET /api/experiments/{id}',
+      'GET /api/rerank-controls',
+      'GET /api/rules',
+      'GET /api/rules/{id}',
+      'GET /api/segments',
+      'GET /api/segments/{id}',
+      'PATCH /api/experiments/{id}',
+      'PATCH /api/rules/{id}',
+      'PATCH /api/segments/{id}',
+      'POST /api/experiments',
+      'POST /api/rules',
+      'POST /api/segments',
+      'PUT /api/rerank-controls',
     ]);
     for (const r of control) expect(keys).toContain(routeKey(r));
     // Reads change nothing; only a deletion may delete.
     for (const m of ['platform/rules/get', 'platform/rules/list', 'platform/audit/list', 'platform/experiments/get', 'platform/rerank/get']) {
-      expect(tableActionsOf(m).every((a) => a === 'dynamodb:GetItem' || a === 'dynamodb:Query'), m).toBe(true);
+      expect(
+        tableActionsOf(m).every((a) => a === 'dynamodb:GetItem' || a === 'dynamodb:Query'),
+        m,
+      ).toBe(true);
     }
     expect(tableActionsOf('platform/segments/update')).not.toContain('dynamodb:DeleteItem');
   });

@@ -33,8 +33,7 @@ const statementsOf = (r: Record<string, Resource>, fn: Resource): any[] => {
     .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
 };
-const quotaStatements = (r: Record<string, Resource>, fn: Resource) =>
-  statementsOf(r, fn).filter((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
+const quotaStatements = (r: Record<string, Resource>, fn: Resource) => statementsOf(r, fn).filter((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
 
 describe('token endpoint firewall (AWS WAF)', () => {
   it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes', () => {
@@ -72,7 +71,13 @@ describe('API stages', () => {
 });
 
 describe('per-tenant quota', () => {
-  const authenticated = [...new Set(deployedRoutes('core').filter((r) => 'scope' in r && r.scope).map((r) => r.handler))];
+  const authenticated = [
+    ...new Set(
+      deployedRoutes('core')
+        .filter((r) => 'scope' in r && r.scope)
+        .map((r) => r.handler),
+    ),
+  ];
 
   it('configures every Core function that authenticates a client, with UpdateItem on QUOTA# rows only', () => {
     expect(authenticated.length).toBeGreaterThan(5);
@@ -89,7 +94,14 @@ describe('per-tenant quota', () => {
   });
 
   it('is not granted where no Core client is authenticated (Platform API, preflight, 404s, workers)', () => {
-    const others = ['cors/preflight', notFoundHandlers.core, notFoundHandlers.platform, ...deployedRoutes('platform').map((r) => r.handler), ...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)];
+    const others = [
+      'cors/preflight',
+      notFoundHandlers.core,
+      notFoundHandlers.platform,
+      ...deployedRoutes('platform').map((r) => r.handler),
+      ...workers.map((w) => w.handler),
+      ...schedules.map((s) => s.handler),
+    ];
     for (const m of new Set(others)) {
       const [, fn] = fnOf(resources, m);
       expect(quotaStatements(resources, fn), m).toEqual([]);

@@ -85,8 +85,7 @@ describe('functions', () => {
   });
 
   it('load Powertools from the AWS layer of exactly the installed version', () => {
-    const params = Object.entries(template.toJSON().Parameters as Record<string, { Type: string; Default: string }>)
-      .filter(([, p]) => p.Default?.startsWith('/aws/service/powertools/'));
+    const params = Object.entries(template.toJSON().Parameters as Record<string, { Type: string; Default: string }>).filter(([, p]) => p.Default?.startsWith('/aws/service/powertools/'));
     expect(params.map(([, p]) => [p.Type, p.Default])).toEqual([['AWS::SSM::Parameter::Value<String>', `/aws/service/powertools/typescript/generic/all/${POWERTOOLS_VERSION}`]]);
     for (const [id, f] of ofType('AWS::Lambda::Function')) expect(f.Properties.Layers, id).toEqual([{ Ref: params[0]?.[0] }]);
   });
@@ -103,7 +102,11 @@ describe('least privilege', () => {
   it('grants no wildcard actions on the table, and no wildcard resources but X-Ray', () => {
     for (const { id, s } of policies()) {
       for (const a of actionsOf(s)) expect(a, id).not.toMatch(/\*/);
-      if ([s.Resource].flat().includes('*')) expect(actionsOf(s).every((a) => a.startsWith('xray:')), id).toBe(true);
+      if ([s.Resource].flat().includes('*'))
+        expect(
+          actionsOf(s).every((a) => a.startsWith('xray:')),
+          id,
+        ).toBe(true);
       for (const r of [s.Resource].flat()) {
         const text = JSON.stringify(r);
         if (text.includes('*') && text !== '"*"') expect(text, id).toMatch(/\/(search|models)\/\*"|index\//);
@@ -119,7 +122,7 @@ describe('least privilege', () => {
         const { f } = fnByModule.get(r.handler) as { f: Resource };
         const roleId = refOf(f.Properties.Role) as string;
         const granted = policies()
-          .filter(({ id }) => (resources[id]?.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+          .filter(({ id }) => ((resources[id] as Resource).Properties.Roles as any[]).some((x) => x.Ref === roleId))
           // The tenant quota's UpdateItem on QUOTA# rows only (test/infra/fairness.test.ts) is not the route's own access.
           .filter(({ s }) => !s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])
           .flatMap(({ s }) => actionsOf(s))
@@ -134,8 +137,11 @@ describe('least privilege', () => {
   it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
     expect(cognitoStatements.flatMap(({ s }) => actionsOf(s)).sort()).toEqual([
-      'cognito-idp:AdminGetUser', 'cognito-idp:AdminInitiateAuth', 'cognito-idp:AdminRespondToAuthChallenge', // console sign-in (test/infra/console.test.ts)
-      'cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient',
+      'cognito-idp:AdminGetUser',
+      'cognito-idp:AdminInitiateAuth',
+      'cognito-idp:AdminRespondToAuthChallenge', // console sign-in (test/infra/console.test.ts)
+      'cognito-idp:CreateUserPoolClient',
+      'cognito-idp:DeleteUserPoolClient',
     ]);
   });
 });
@@ -154,14 +160,16 @@ describe('data', () => {
           { AttributeName: 'pk', KeyType: 'HASH' },
           { AttributeName: 'sk', KeyType: 'RANGE' },
         ],
-        GlobalSecondaryIndexes: TABLE_SCHEMA.indexes.map((i) => Match.objectLike({
-          IndexName: i.name,
-          KeySchema: [
-            { AttributeName: i.partitionKey, KeyType: 'HASH' },
-            { AttributeName: i.sortKey, KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: i.projection },
-        })),
+        GlobalSecondaryIndexes: TABLE_SCHEMA.indexes.map((i) =>
+          Match.objectLike({
+            IndexName: i.name,
+            KeySchema: [
+              { AttributeName: i.partitionKey, KeyType: 'HASH' },
+              { AttributeName: i.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: i.projection },
+          }),
+        ),
       },
     });
   });
@@ -177,9 +185,7 @@ describe('data', () => {
       }),
     });
     for (const [, p] of ofType('AWS::S3::BucketPolicy')) {
-      expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
-        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-      ]));
+      expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]));
     }
   });
 });
@@ -194,7 +200,13 @@ describe('auth', () => {
   });
 
   it('points every API function at the pool as its token issuer', () => {
-    const apiModules = new Set(['core', 'platform'].flatMap((a) => deployedRoutes(a as 'core' | 'platform').filter((r) => r.api !== 'public').map((r) => `functions/${r.handler}.ts`)));
+    const apiModules = new Set(
+      ['core', 'platform'].flatMap((a) =>
+        deployedRoutes(a as 'core' | 'platform')
+          .filter((r) => r.api !== 'public')
+          .map((r) => `functions/${r.handler}.ts`),
+      ),
+    );
     const apiFns = ofType('AWS::Lambda::Function').filter(([, f]) => apiModules.has(f.Properties.Description));
     expect(apiFns.length).toBe(apiModules.size);
     for (const [id, f] of apiFns) expect(JSON.stringify(f.Properties.Environment.Variables.AUTH_ISSUER), id).toContain('cognito-idp.');
@@ -203,7 +215,12 @@ describe('auth', () => {
   it('serves each public route (OpenAPI document, health check) on both APIs from one function that verifies no token', () => {
     const publicRoutes = deployedRoutes('core').filter((r) => r.api === 'public');
     expect(publicRoutes.map(routeKey).sort()).toEqual(['GET /health', 'GET /openapi.json']);
-    expect(deployedRoutes('platform').filter((r) => r.api === 'public').map(routeKey).sort()).toEqual(['GET /health', 'GET /openapi.json']);
+    expect(
+      deployedRoutes('platform')
+        .filter((r) => r.api === 'public')
+        .map(routeKey)
+        .sort(),
+    ).toEqual(['GET /health', 'GET /openapi.json']);
     for (const r of publicRoutes) {
       const fns = ofType('AWS::Lambda::Function').filter(([, f]) => f.Properties.Description === `functions/${r.handler}.ts`);
       expect(fns, r.handler).toHaveLength(1);
@@ -239,14 +256,20 @@ describe('search and embedding wiring', () => {
     expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*', 'models/*'] } });
     // Rebuilds are the maintenance sweep's (or POST /api/search-index/rebuild's) to request.
     for (const m of ['core/search/search', 'core/recommendations/recommend', 'platform/items/search']) {
-      expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:'))), m).toBe(false);
+      expect(
+        statementsOf(fnByModule(m)).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:'))),
+        m,
+      ).toBe(false);
       expect(fnByModule(m).Properties.Environment.Variables.QUEUE_URL_EMBEDDING, m).toBeUndefined();
     }
   });
 
   it('lets item create and update enqueue embeddings, and delete not', () => {
     for (const m of ['core/items/create', 'core/items/update']) {
-      expect(statementsOf(fnByModule(m)).some((x) => [x.Action].flat().includes('sqs:SendMessage')), m).toBe(true);
+      expect(
+        statementsOf(fnByModule(m)).some((x) => [x.Action].flat().includes('sqs:SendMessage')),
+        m,
+      ).toBe(true);
     }
     expect(statementsOf(fnByModule('core/items/delete')).some((x) => [x.Action].flat().includes('sqs:SendMessage'))).toBe(false);
     expect(statementsOf(fnByModule('core/items/get')).some((x) => [x.Action].flat().some((a: string) => a.startsWith('sqs:')))).toBe(false);
@@ -307,13 +330,19 @@ describe('operations', () => {
     const rateAlarms = alarms.filter(([, a]) => JSON.stringify(a.Properties.Metrics ?? []).includes('5xx'));
     expect(rateAlarms).toHaveLength(2);
     // Every function's throttles are summed by exactly one alarm (ten functions to an alarm).
-    const throttled = alarms.flatMap(([, a]) => (a.Properties.Metrics ?? []).filter((m: any) => m.MetricStat?.Metric?.MetricName === 'Throttles').map((m: any) => refOf(m.MetricStat.Metric.Dimensions[0].Value)));
-    expect(throttled.sort()).toEqual(ofType('AWS::Lambda::Function').map(([id]) => id).sort());
+    const throttled = alarms.flatMap(([, a]) =>
+      (a.Properties.Metrics ?? []).filter((m: any) => m.MetricStat?.Metric?.MetricName === 'Throttles').map((m: any) => refOf(m.MetricStat.Metric.Dimensions[0].Value)),
+    );
+    expect(throttled.sort()).toEqual(
+      ofType('AWS::Lambda::Function')
+        .map(([id]) => id)
+        .sort(),
+    );
     const throttleAlarms = alarms.filter(([, a]) => JSON.stringify(a.Properties.Metrics ?? []).includes('Throttles'));
     expect(throttleAlarms).toHaveLength(Math.ceil(ofType('AWS::Lambda::Function').length / 10));
   });
 
-  it('stays inside CloudFormation\'s 500 resources per stack, with room for more routes', () => {
+  it("stays inside CloudFormation's 500 resources per stack, with room for more routes", () => {
     // The service stack, and the nested stack of the Platform API.
     for (const t of [Template.fromStack(stack), Template.fromStack(stack.platformStack)]) expect(Object.keys(t.toJSON().Resources).length).toBeLessThanOrEqual(400);
   });

@@ -54,8 +54,16 @@ const EVENT_STREAM_CODE = 'header name exceeds 255 bytes';
 describe('event-stream code in the bundles', () => {
   const bundle = async (provider: 'local' | 'bedrock') => {
     const r = await build({
-      entryPoints: ['functions/core/search/search.ts'], bundle: true, minify: true, platform: 'node', target: 'node22', format: 'esm', write: false,
-      mainFields: ['module', 'main'], external: [...POWERTOOLS_FROM_LAYER], alias: lambdaAliases(provider),
+      entryPoints: ['functions/core/search/search.ts'],
+      bundle: true,
+      minify: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'esm',
+      write: false,
+      mainFields: ['module', 'main'],
+      external: [...POWERTOOLS_FROM_LAYER],
+      alias: lambdaAliases(provider),
       define: { 'process.env.EMBEDDING_PROVIDER': JSON.stringify(provider) },
     });
     return r.outputFiles[0]?.text ?? '';

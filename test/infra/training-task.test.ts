@@ -62,7 +62,10 @@ describe('the training task (ECS Fargate)', () => {
           Command: ['node', '--max-old-space-size=13926', '--enable-source-maps', 'train-task.mjs'],
           Image: { 'Fn::Sub': Match.stringLikeRegexp('container-assets') },
           LogConfiguration: Match.objectLike({ LogDriver: 'awslogs' }),
-          Environment: Match.arrayWith([{ Name: 'TABLE_NAME', Value: Match.anyValue() }, { Name: 'ARTIFACT_BUCKET', Value: Match.anyValue() }]),
+          Environment: Match.arrayWith([
+            { Name: 'TABLE_NAME', Value: Match.anyValue() },
+            { Name: 'ARTIFACT_BUCKET', Value: Match.anyValue() },
+          ]),
         }),
       ],
     });
@@ -76,7 +79,11 @@ describe('the training task (ECS Fargate)', () => {
     const statements = statementsOf(logicalId(td.taskRole as unknown as { node: { defaultChild?: unknown } }));
     const spec = workers.find((w) => w.handler === 'workers/train');
     const table = statements.find((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
-    expect(actionsOf(table as { Action: string[] }).sort()).toEqual(tableActions(spec!.access).map((a) => `dynamodb:${a}`).sort());
+    expect(actionsOf(table as { Action: string[] }).sort()).toEqual(
+      tableActions(spec!.access)
+        .map((a) => `dynamodb:${a}`)
+        .sort(),
+    );
     // The table's ARN, passed in from the service's stack.
     expect(JSON.stringify(table?.Resource)).toMatch(/referenceto.*DataTable.*Arn/);
     const s3 = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
@@ -106,7 +113,8 @@ describe('the training task (ECS Fargate)', () => {
     expect(ofType('AWS::IAM::Policy').some(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('ecs:RunTask'))).toBe(false);
     const fn = parent[logicalId(worker!, stack)] as Resource;
     const env = fn.Properties.Environment.Variables as Record<string, unknown>;
-    for (const k of ['TRAINING_TASK_MIN_EVENTS', 'TRAINING_TASK_CLUSTER', 'TRAINING_TASK_DEFINITION', 'TRAINING_TASK_CONTAINER', 'TRAINING_TASK_SUBNETS', 'TRAINING_TASK_SECURITY_GROUPS']) expect(env, k).toHaveProperty(k);
+    for (const k of ['TRAINING_TASK_MIN_EVENTS', 'TRAINING_TASK_CLUSTER', 'TRAINING_TASK_DEFINITION', 'TRAINING_TASK_CONTAINER', 'TRAINING_TASK_SUBNETS', 'TRAINING_TASK_SECURITY_GROUPS'])
+      expect(env, k).toHaveProperty(k);
     expect(env.TRAINING_TASK_MIN_EVENTS).toBe('500000');
     expect(env.TRAINING_TASK_CONTAINER).toBe('train');
   });

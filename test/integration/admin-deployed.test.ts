@@ -1,7 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import {
-  CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand,
-} from '@aws-sdk/client-cognito-identity-provider';
+import { CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAdminCommand, type AdminConnection } from '../../shared/admin/commands.ts';
@@ -49,7 +47,11 @@ describe('admin CLI, deployed mode', () => {
   it('reads the stack outputs it needs', async () => {
     const o = await readStackOutputs(new CloudFormationClient({ region: 'eu-west-1' }), 'RecSearch');
     expect(o).toEqual({
-      baseUrl: OUTPUTS[0]?.OutputValue, consoleUrl: OUTPUTS[1]?.OutputValue, authUrl: OUTPUTS[2]?.OutputValue, userPoolId: 'eu-west-1_Pool', tableName: 'RecSearch-Table',
+      baseUrl: OUTPUTS[0]?.OutputValue,
+      consoleUrl: OUTPUTS[1]?.OutputValue,
+      authUrl: OUTPUTS[2]?.OutputValue,
+      userPoolId: 'eu-west-1_Pool',
+      tableName: 'RecSearch-Table',
     });
     cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'Other', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }] });
     await expect(readStackOutputs(new CloudFormationClient({ region: 'eu-west-1' }), 'Other')).rejects.toThrow(/no output BaseUrl/);
@@ -96,7 +98,15 @@ describe('admin CLI, deployed mode', () => {
 
 describe('client creation failure', () => {
   it('removes the Cognito app client again when the mapping record cannot be stored', async () => {
-    const failing = { ...conn, store: { ...db.stores.credentials, putClient: async () => { throw new Error('table unavailable'); } } };
+    const failing = {
+      ...conn,
+      store: {
+        ...db.stores.credentials,
+        putClient: async () => {
+          throw new Error('table unavailable');
+        },
+      },
+    };
     await runAdminCommand(failing, { command: ['tenant', 'create', 'delta'] }).catch(() => undefined);
     await expect(runAdminCommand(failing, { command: ['client', 'create'], tenant: 'delta', name: 'x' })).rejects.toThrow(/table unavailable/);
     const created = cognito.commandCalls(CreateUserPoolClientCommand).at(-1)?.returnValue;

@@ -98,7 +98,10 @@ describe('Core API authentication and scopes', () => {
     const forged = signAccessToken({ kid: key.kid, key: privateKey }, { issuer: iss, clientId, scope, lifetimeSeconds: 600 });
     expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: forged }), 401, 'authentication_error');
     const good = await t.demo.accessToken();
-    const tampered = good.split('.').map((p, i) => (i === 1 ? Buffer.from(JSON.stringify({ ...decode(good), client_id: 'other' })).toString('base64url') : p)).join('.');
+    const tampered = good
+      .split('.')
+      .map((p, i) => (i === 1 ? Buffer.from(JSON.stringify({ ...decode(good), client_id: 'other' })).toString('base64url') : p))
+      .join('.');
     expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: tampered }), 401, 'authentication_error');
   });
 
@@ -106,7 +109,13 @@ describe('Core API authentication and scopes', () => {
     const readOnly = await newClient(['service-api/read']);
     expect((await readOnly.core('GET', '/v1/items')).status).toBe(200);
     expect((await readOnly.core('GET', '/v1/events')).status).toBe(200);
-    for (const [m, p, b] of [['POST', '/v1/items', { name: 'x' }], ['PATCH', '/v1/items/1', { name: 'x' }], ['POST', '/v1/items/1', { name: 'x' }], ['DELETE', '/v1/items/1', undefined], ['POST', '/v1/events', [{ type: 'click', user_id: 'u', item_id: '1' }]]] as const) {
+    for (const [m, p, b] of [
+      ['POST', '/v1/items', { name: 'x' }],
+      ['PATCH', '/v1/items/1', { name: 'x' }],
+      ['POST', '/v1/items/1', { name: 'x' }],
+      ['DELETE', '/v1/items/1', undefined],
+      ['POST', '/v1/events', [{ type: 'click', user_id: 'u', item_id: '1' }]],
+    ] as const) {
       expectCoreError(await readOnly.core(m, p, b), 403, 'permission_error');
     }
     const writeOnly = await newClient(['service-api/write']);
@@ -185,7 +194,13 @@ describe('Platform API keys and clients', () => {
     expect((await t.demo.platform('GET', '/api/event-types', undefined, eventsKey.body.key)).status).toBe(200);
     expect((await t.demo.platform('GET', '/api/training-jobs', undefined, eventsKey.body.key)).status).toBe(200);
     expect((await t.demo.platform('GET', '/api/models', undefined, eventsKey.body.key)).status).toBe(200);
-    for (const [m, p, b] of [['PATCH', '/api/models/1', { label: 'x' }], ['POST', '/api/models/1/approve', undefined], ['POST', '/api/models/1/promote', { endpoint_name: 'main' }], ['GET', '/api/model-endpoints', undefined], ['GET', '/api/contexts', undefined]] as const) {
+    for (const [m, p, b] of [
+      ['PATCH', '/api/models/1', { label: 'x' }],
+      ['POST', '/api/models/1/approve', undefined],
+      ['POST', '/api/models/1/promote', { endpoint_name: 'main' }],
+      ['GET', '/api/model-endpoints', undefined],
+      ['GET', '/api/contexts', undefined],
+    ] as const) {
       expect((await t.demo.platform(m, p, b, eventsKey.body.key)).status, `${m} ${p}`).toBe(403);
     }
     const recsKey = await t.demo.platform('POST', '/api/api-keys', { name: 'rk', scopes: ['recommendations'] });

@@ -9,7 +9,12 @@ import { startTestStack, type TestStack, until } from '../helpers/stack.ts';
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown, key?: string) => t.demo.platform(m, p, b, key);
 const recs = (q: string) => t.demo.core('GET', `/v1/recommendations?${q}`);
-const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status), 30_000);
+const finished = (job: string) =>
+  until(
+    () => P('GET', `/api/training-jobs/${job}`),
+    (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status),
+    30_000,
+  );
 const now = () => Math.floor(Date.now() / 1000);
 
 const groups = ['camping', 'baking', 'cycling'] as const;
@@ -25,7 +30,12 @@ async function publishedTemplate(name: string, extra: object = {}): Promise<numb
   return r.body.id;
 }
 /** The version once its template's policy decided on it (the decision follows the run's Completed). */
-const decided = (version: number) => until(() => P('GET', `/api/models/${version}`), (r) => r.body.promotion !== null, 30_000).then((r) => r.body);
+const decided = (version: number) =>
+  until(
+    () => P('GET', `/api/models/${version}`),
+    (r) => r.body.promotion !== null,
+    30_000,
+  ).then((r) => r.body);
 async function run(template: number, algorithm: string) {
   const job = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm } });
   expect(job.status).toBe(202);
@@ -38,7 +48,11 @@ beforeAll(async () => {
   // The stack's own maintenance timer stays out of the way: the tests run the passes.
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', MAINTENANCE_SECONDS: '3600' });
   for (const g of groups) {
-    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })));
+    const r = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })),
+    );
     byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
   }
   // 45 users, 15 per taste; each interacts with 6 of the 10 items of their group.
@@ -48,7 +62,9 @@ beforeAll(async () => {
     for (let k = 0; k < 6; k++) events.push({ type: k === 0 ? 'purchase' : 'view', user_id: `u${u}`, item_id: mine[(u + k) % 10] });
   }
   expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
-  eventTypes = [(await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body, (await P('POST', '/api/event-types', { name: 'purchase', weight: 5 })).body].map((e: { id: number }) => ({ id: e.id }));
+  eventTypes = [(await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body, (await P('POST', '/api/event-types', { name: 'purchase', weight: 5 })).body].map((e: { id: number }) => ({
+    id: e.id,
+  }));
   endpoint = (await P('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true })).body.endpoint_name;
 }, 60_000);
 afterAll(() => t.stop());
@@ -108,7 +124,11 @@ describe('auto-promotion', () => {
     // The log line is written just after the decision.
     const line = `Auto-promotion to main: not promoted (${w.promotion.reason})`;
     const messages = (r: { body: { lines: { message: string }[] } }) => r.body.lines.map((l) => l.message);
-    const logs = await until(() => P('GET', `/api/training-jobs/logs/${w.job_name}`), (r) => messages(r).includes(line), 10_000);
+    const logs = await until(
+      () => P('GET', `/api/training-jobs/logs/${w.job_name}`),
+      (r) => messages(r).includes(line),
+      10_000,
+    );
     expect(messages(logs)).toContain(line);
     // A version no policy decided on shows no decision.
     const plain = await run(await publishedTemplate('manual'), 'popularity');

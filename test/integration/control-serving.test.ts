@@ -42,9 +42,15 @@ let items: string[] = [];
 beforeAll(async () => {
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', CONTROL_CACHE_MS: '0' });
   // 24 lamps: brand, category and sku each cycle, so every brand and category is among the popular ones.
-  const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 24 }, (_, i) => ({
-    name: `Camping lamp ${i}`, description: `lamp number ${i}`, metadata: { brand: brands[i % 3], category: cats[i % 4], sku: `sku-${i}`, spec: { watt: i } },
-  })));
+  const r = await t.demo.core(
+    'POST',
+    '/v1/items',
+    Array.from({ length: 24 }, (_, i) => ({
+      name: `Camping lamp ${i}`,
+      description: `lamp number ${i}`,
+      metadata: { brand: brands[i % 3], category: cats[i % 4], sku: `sku-${i}`, spec: { watt: i } },
+    })),
+  );
   items = (r.body.data as { id: string }[]).map((x) => x.id);
   // Popularity: item k gets 30 - k views, so lower ids are more popular.
   const events: object[] = [];
@@ -54,7 +60,11 @@ beforeAll(async () => {
   const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
   other = new TenantClient(t.base, creds);
   // Searchable once embedded (the delta serves them).
-  await until(() => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword', limit: 100 }), (x) => x.body.data?.length === 24, 20_000);
+  await until(
+    () => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword', limit: 100 }),
+    (x) => x.body.data?.length === 24,
+    20_000,
+  );
 }, 90_000);
 afterAll(() => t.stop());
 
@@ -147,7 +157,14 @@ describe('experiments', () => {
   it('over 400 users a 50/50 split serves each variant 40-60 %, each user always the same one, and counts exactly the attributed events', async () => {
     for (const name of ['main', 'next']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' })).status).toBe(201);
     const ctx = await context('ab');
-    const created = await P('POST', '/api/experiments', { name: 'main vs next', context_id: ctx, variants: [{ name: 'control', endpoint_name: 'main', traffic_percent: 50 }, { name: 'treatment', endpoint_name: 'next', traffic_percent: 50 }] });
+    const created = await P('POST', '/api/experiments', {
+      name: 'main vs next',
+      context_id: ctx,
+      variants: [
+        { name: 'control', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'treatment', endpoint_name: 'next', traffic_percent: 50 },
+      ],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const exp = created.body.id as number;
     // A Draft experiment assigns nobody.
@@ -158,13 +175,15 @@ describe('experiments', () => {
     const served: { user: string; variant: string; requestId: string }[] = [];
     const users = Array.from({ length: 400 }, (_, u) => `ab-${u}`);
     for (let i = 0; i < users.length; i += 8) {
-      await Promise.all(users.slice(i, i + 8).map(async (user) => {
-        const r = await recs(`user_id=${user}&limit=3&context_id=${ctx}`);
-        expect(r.body.experiment).toMatchObject({ id: exp });
-        expect(r.body.model).toBeNull();
-        variantOf.set(user, r.body.experiment.variant);
-        served.push({ user, variant: r.body.experiment.variant, requestId: r.body.request_id });
-      }));
+      await Promise.all(
+        users.slice(i, i + 8).map(async (user) => {
+          const r = await recs(`user_id=${user}&limit=3&context_id=${ctx}`);
+          expect(r.body.experiment).toMatchObject({ id: exp });
+          expect(r.body.model).toBeNull();
+          variantOf.set(user, r.body.experiment.variant);
+          served.push({ user, variant: r.body.experiment.variant, requestId: r.body.request_id });
+        }),
+      );
     }
     const treated = [...variantOf.values()].filter((v) => v === 'treatment').length;
     expect(treated).toBeGreaterThanOrEqual(160);
@@ -188,7 +207,10 @@ describe('experiments', () => {
     const want = (variant: string, list: { request_id: string }[]) => list.filter((e) => served.find((x) => x.requestId === e.request_id)?.variant === variant).length;
     const res = await P('GET', `/api/experiments/${exp}`);
     expect(res.status).toBe(200);
-    const results = res.body.results as { variants: { name: string; requests: number; users: number; events: Record<string, { events: number; rate_per_request: number; lift: unknown }> }[]; sample_ratio_mismatch: { mismatch: boolean } };
+    const results = res.body.results as {
+      variants: { name: string; requests: number; users: number; events: Record<string, { events: number; rate_per_request: number; lift: unknown }> }[];
+      sample_ratio_mismatch: { mismatch: boolean };
+    };
     for (const v of results.variants) {
       expect(v.requests).toBe(served.filter((x) => x.variant === v.name).length);
       expect(v.users).toBe([...variantOf.values()].filter((x) => x === v.name).length);

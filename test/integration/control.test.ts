@@ -47,11 +47,35 @@ afterAll(() => t.stop());
 
 describe('rules', () => {
   it('create (defaults filled), get, list, patch, delete', async () => {
-    const r = ok(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.spec.power.watt', op: 'gte', value: 40 }, { field: 'category', op: 'in', value: ['lamps', 'tents'] }], boost: 2.5 })), 201);
+    const r = ok(
+      await P(
+        'POST',
+        '/api/rules',
+        rule({
+          conditions: [
+            { field: 'metadata.spec.power.watt', op: 'gte', value: 40 },
+            { field: 'category', op: 'in', value: ['lamps', 'tents'] },
+          ],
+          boost: 2.5,
+        }),
+      ),
+      201,
+    );
     expect(r).toEqual({
-      id: expect.any(Number), name: 'no acme', context_id: home, boost: 2.5, segment_id: null, starts_at: null, ends_at: null, enabled: true,
-      conditions: [{ field: 'metadata.spec.power.watt', op: 'gte', value: 40 }, { field: 'category', op: 'in', value: ['lamps', 'tents'] }],
-      created: expect.any(Number), updated_at: expect.any(Number),
+      id: expect.any(Number),
+      name: 'no acme',
+      context_id: home,
+      boost: 2.5,
+      segment_id: null,
+      starts_at: null,
+      ends_at: null,
+      enabled: true,
+      conditions: [
+        { field: 'metadata.spec.power.watt', op: 'gte', value: 40 },
+        { field: 'category', op: 'in', value: ['lamps', 'tents'] },
+      ],
+      created: expect.any(Number),
+      updated_at: expect.any(Number),
     });
     expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(r);
     expect(ok(await P('GET', `/api/rules?contextId=${home}`)).data.map((x: { id: number }) => x.id)).toContain(r.id);
@@ -69,7 +93,19 @@ describe('rules', () => {
 
   it('malformed rules are 400 naming the field', async () => {
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.brand', op: 'like', value: 'x' }] })), 'conditions.0.op');
-    invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'eq', value: 'a' }, { field: 'category', op: 'in', value: 'a' }] })), 'conditions.1.value');
+    invalid(
+      await P(
+        'POST',
+        '/api/rules',
+        rule({
+          conditions: [
+            { field: 'category', op: 'eq', value: 'a' },
+            { field: 'category', op: 'in', value: 'a' },
+          ],
+        }),
+      ),
+      'conditions.1.value',
+    );
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'created', op: 'gte', value: '2024' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'exists', value: 'yes' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'eq' }] })), 'conditions.0.value');
@@ -87,7 +123,15 @@ describe('rules', () => {
     invalid(await P('PATCH', `/api/rules/${id}`, {}), 'body');
     // Checked against what is stored: ends_at before the stored starts_at.
     invalid(await P('PATCH', `/api/rules/${id}`, { ends_at: 50 }), 'ends_at');
-    invalid(await P('PATCH', `/api/rules/${id}`, { conditions: [{ field: 'name', op: 'lte', value: 3 }, { field: 'name', op: 'neq', value: [1] }] }), 'conditions.1.value');
+    invalid(
+      await P('PATCH', `/api/rules/${id}`, {
+        conditions: [
+          { field: 'name', op: 'lte', value: 3 },
+          { field: 'name', op: 'neq', value: [1] },
+        ],
+      }),
+      'conditions.1.value',
+    );
     invalid(await P('GET', '/api/rules/abc'), 'id');
   });
 
@@ -104,7 +148,16 @@ describe('rules', () => {
 describe('segments', () => {
   it('create, get with its size estimate, list, patch, delete', async () => {
     const s = ok(await P('POST', '/api/segments', { name: 'buyers', definition: segDef }), 201);
-    expect(s).toEqual({ id: expect.any(Number), name: 'buyers', description: '', definition: segDef, size_estimate: null, size_computed_at: null, created: expect.any(Number), updated_at: expect.any(Number) });
+    expect(s).toEqual({
+      id: expect.any(Number),
+      name: 'buyers',
+      description: '',
+      definition: segDef,
+      size_estimate: null,
+      size_computed_at: null,
+      created: expect.any(Number),
+      updated_at: expect.any(Number),
+    });
     expect(ok(await P('GET', `/api/segments/${s.id}`))).toEqual(s);
     expect(ok(await P('GET', '/api/segments?limit=100')).data.map((x: { id: number }) => x.id)).toContain(s.id);
     const nested = { any: [segDef, { all: [{ event_type: 'view', min_count: 3, within_days: 7 }, { any: [{ event_type: 'cart', min_count: 1, within_days: 1 }] }] }] };
@@ -116,7 +169,7 @@ describe('segments', () => {
     expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(404);
   });
 
-  it('the maintenance pass estimates each segment\'s size, again after its definition changes', async () => {
+  it("the maintenance pass estimates each segment's size, again after its definition changes", async () => {
     const events = [
       ...['a', 'a', 'b', 'c'].map((u) => ({ type: 'purchase', user_id: `size-${u}`, item_id: '1' })),
       ...['a', 'c', 'd'].map((u) => ({ type: 'view', user_id: `size-${u}`, item_id: '1' })),
@@ -176,11 +229,28 @@ describe('experiments', () => {
     const ctx = await context('exp-create');
     const e = ok(await P('POST', '/api/experiments', { name: 'main vs next', context_id: ctx, variants: [...variants.slice(0, 1), { ...variants[1], rerank: { diversity: 0.3 } }] }), 201);
     expect(e).toEqual({
-      id: expect.any(Number), name: 'main vs next', context_id: ctx, segment_id: null, status: 'Draft', attribution_window_seconds: 86_400, started_at: null, stopped_at: null,
-      variants: [variants[0], { ...variants[1], rerank: { diversity: 0.3 } }], created: expect.any(Number), updated_at: expect.any(Number),
+      id: expect.any(Number),
+      name: 'main vs next',
+      context_id: ctx,
+      segment_id: null,
+      status: 'Draft',
+      attribution_window_seconds: 86_400,
+      started_at: null,
+      stopped_at: null,
+      variants: [variants[0], { ...variants[1], rerank: { diversity: 0.3 } }],
+      created: expect.any(Number),
+      updated_at: expect.any(Number),
     });
     const got = ok(await P('GET', `/api/experiments/${e.id}`));
-    expect(got).toMatchObject({ ...e, results: { variants: [{ name: 'control', requests: 0 }, { name: 'treatment', requests: 0 }] } });
+    expect(got).toMatchObject({
+      ...e,
+      results: {
+        variants: [
+          { name: 'control', requests: 0 },
+          { name: 'treatment', requests: 0 },
+        ],
+      },
+    });
     const listed = ok(await P('GET', `/api/experiments?contextId=${ctx}`));
     expect(listed).toMatchObject({ data: [{ id: e.id, results: { variants: [{ name: 'control' }, { name: 'treatment' }] } }], has_more: false, next_cursor: null });
     expect(ok(await P('GET', `/api/experiments?contextId=${home}`)).data.map((x: { id: number }) => x.id)).not.toContain(e.id);
@@ -192,14 +262,41 @@ describe('experiments', () => {
     invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 60 }, variants[1]] }), 'variants');
     invalid(await exp({ variants: [variants[0]] }), 'variants');
     invalid(await exp({ variants: [variants[0], { ...variants[1], name: 'control' }] }), 'variants.1.name');
-    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 33.333 }, { ...variants[1], traffic_percent: 66.667 }] }), 'variants.0.traffic_percent', 'variants.1.traffic_percent');
-    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 0 }, { ...variants[1], traffic_percent: 100 }] }), 'variants.0.traffic_percent');
+    invalid(
+      await exp({
+        variants: [
+          { ...variants[0], traffic_percent: 33.333 },
+          { ...variants[1], traffic_percent: 66.667 },
+        ],
+      }),
+      'variants.0.traffic_percent',
+      'variants.1.traffic_percent',
+    );
+    invalid(
+      await exp({
+        variants: [
+          { ...variants[0], traffic_percent: 0 },
+          { ...variants[1], traffic_percent: 100 },
+        ],
+      }),
+      'variants.0.traffic_percent',
+    );
     invalid(await exp({ variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
     invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { diversity: 2 } }] }), 'variants.1.rerank.diversity');
     invalid(await exp({ attribution_window_seconds: 59 }), 'attribution_window_seconds');
     invalid(await exp({ attribution_window_seconds: 2_592_001 }), 'attribution_window_seconds');
     invalid(await exp({ status: 'Running' }), 'status');
-    expect((await exp({ variants: [{ ...variants[0], traffic_percent: 33.33 }, { ...variants[1], traffic_percent: 33.33 }, { name: 'third', endpoint_name: 'main', traffic_percent: 33.34 }] })).status).toBe(201);
+    expect(
+      (
+        await exp({
+          variants: [
+            { ...variants[0], traffic_percent: 33.33 },
+            { ...variants[1], traffic_percent: 33.33 },
+            { name: 'third', endpoint_name: 'main', traffic_percent: 33.34 },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     expect(await exp({ context_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
     expect(await exp({ segment_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });
   });
@@ -211,7 +308,16 @@ describe('experiments', () => {
     await bad({ status: 'Stopped' }, /is Draft: it can move to Running only/);
     invalid(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Draft' }), 'status');
     invalid(await P('PATCH', `/api/experiments/${e.id}`, { variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
-    const edited = ok(await P('PATCH', `/api/experiments/${e.id}`, { variants: [{ ...variants[0], traffic_percent: 90 }, { ...variants[1], traffic_percent: 10 }], attribution_window_seconds: 3600, name: 'y' }));
+    const edited = ok(
+      await P('PATCH', `/api/experiments/${e.id}`, {
+        variants: [
+          { ...variants[0], traffic_percent: 90 },
+          { ...variants[1], traffic_percent: 10 },
+        ],
+        attribution_window_seconds: 3600,
+        name: 'y',
+      }),
+    );
     expect(edited).toMatchObject({ name: 'y', attribution_window_seconds: 3600, status: 'Draft', variants: [{ traffic_percent: 90 }, { traffic_percent: 10 }] });
     const running = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
     expect(running).toMatchObject({ status: 'Running', started_at: expect.any(Number), stopped_at: null });
@@ -231,7 +337,10 @@ describe('experiments', () => {
     const b = ok(await P('POST', '/api/experiments', { name: 'b', context_id: ctx, variants }), 201);
     const c = ok(await P('POST', '/api/experiments', { name: 'c', context_id: await context('exp-two'), variants }), 201);
     ok(await P('PATCH', `/api/experiments/${a.id}`, { status: 'Running' }));
-    expect(await P('PATCH', `/api/experiments/${b.id}`, { status: 'Running', name: 'b2' })).toMatchObject({ status: 409, body: { error: expect.stringContaining(`Experiment ${a.id} is already Running in context ${ctx}`) } });
+    expect(await P('PATCH', `/api/experiments/${b.id}`, { status: 'Running', name: 'b2' })).toMatchObject({
+      status: 409,
+      body: { error: expect.stringContaining(`Experiment ${a.id} is already Running in context ${ctx}`) },
+    });
     expect(ok(await P('GET', `/api/experiments/${b.id}`))).toMatchObject({ status: 'Draft', name: 'b', started_at: null });
     ok(await P('PATCH', `/api/experiments/${c.id}`, { status: 'Running' }));
     ok(await P('PATCH', `/api/experiments/${a.id}`, { status: 'Stopped' }));
@@ -331,13 +440,19 @@ describe('audit trail', () => {
     const s = ok(await P('POST', '/api/segments', { name: 'audited', definition: segDef }), 201);
     const s2 = ok(await P('PATCH', `/api/segments/${s.id}`, { name: 'audited 2' }));
     const segTrail = ok(await P('GET', `/api/audit?resource=segments/${s.id}`)).data;
-    expect(segTrail.map((e: { action: string; before: unknown; after: unknown }) => [e.action, e.before, e.after])).toEqual([['update', s, s2], ['create', null, s]]);
+    expect(segTrail.map((e: { action: string; before: unknown; after: unknown }) => [e.action, e.before, e.after])).toEqual([
+      ['update', s, s2],
+      ['create', null, s],
+    ]);
 
     const ctx = await context('audited');
     const e = ok(await P('POST', '/api/experiments', { name: 'x', context_id: ctx, variants }), 201);
     const run = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
     const expTrail = ok(await P('GET', `/api/audit?resource=experiments/${e.id}`)).data;
-    expect(expTrail.map((x: { action: string; before: unknown; after: unknown }) => [x.action, x.before, x.after])).toEqual([['update', e, run], ['create', null, e]]);
+    expect(expTrail.map((x: { action: string; before: unknown; after: unknown }) => [x.action, x.before, x.after])).toEqual([
+      ['update', e, run],
+      ['create', null, e],
+    ]);
 
     const c1 = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.5 }));
     const c2 = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { max_per_category: 3 }));
@@ -374,10 +489,16 @@ describe('tenancy and scopes', () => {
     expect(await O('POST', '/api/rules', { ...rule(), context_id: theirs, segment_id: seg.id })).toMatchObject({ status: 404, body: { error: `No segment ${seg.id}.` } });
     expect((await O('POST', '/api/experiments', { name: 'x', context_id: pdp, variants })).status).toBe(404);
     for (const [m, p, b] of [
-      ['GET', `/api/rules/${r.id}`], ['PATCH', `/api/rules/${r.id}`, { boost: 1 }], ['DELETE', `/api/rules/${r.id}`],
-      ['GET', `/api/segments/${seg.id}`], ['PATCH', `/api/segments/${seg.id}`, { name: 'x' }], ['DELETE', `/api/segments/${seg.id}`],
-      ['GET', `/api/experiments/${e.id}`], ['PATCH', `/api/experiments/${e.id}`, { status: 'Running' }],
-      ['GET', `/api/rerank-controls?contextId=${pdp}`], ['PUT', `/api/rerank-controls?contextId=${pdp}`, {}],
+      ['GET', `/api/rules/${r.id}`],
+      ['PATCH', `/api/rules/${r.id}`, { boost: 1 }],
+      ['DELETE', `/api/rules/${r.id}`],
+      ['GET', `/api/segments/${seg.id}`],
+      ['PATCH', `/api/segments/${seg.id}`, { name: 'x' }],
+      ['DELETE', `/api/segments/${seg.id}`],
+      ['GET', `/api/experiments/${e.id}`],
+      ['PATCH', `/api/experiments/${e.id}`, { status: 'Running' }],
+      ['GET', `/api/rerank-controls?contextId=${pdp}`],
+      ['PUT', `/api/rerank-controls?contextId=${pdp}`, {}],
     ] as [string, string, unknown?][]) {
       expect((await O(m, p, b)).status, `${m} ${p}`).toBe(404);
     }
@@ -391,7 +512,13 @@ describe('tenancy and scopes', () => {
 
   it('are admin-only: keys of other scopes get 403', async () => {
     const key = ok(await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events', 'items', 'recommendations'] }), 201).key as string;
-    for (const [m, p] of [['GET', '/api/rules'], ['POST', '/api/segments'], ['GET', '/api/experiments'], ['PUT', `/api/rerank-controls?contextId=${home}`], ['GET', '/api/audit?resource=rules/1']]) {
+    for (const [m, p] of [
+      ['GET', '/api/rules'],
+      ['POST', '/api/segments'],
+      ['GET', '/api/experiments'],
+      ['PUT', `/api/rerank-controls?contextId=${home}`],
+      ['GET', '/api/audit?resource=rules/1'],
+    ]) {
       expect((await t.demo.platform(m as string, p as string, m === 'GET' ? undefined : {}, key)).status, `${m} ${p}`).toBe(403);
     }
   });

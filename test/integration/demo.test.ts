@@ -22,8 +22,7 @@ async function start(): Promise<{ stack: LocalStack; lines: string[]; logged: (r
   // Handlers in a thread of their own: a stack started before in this process left its table
   // client in this thread's module state.
   const stack = await startLocalStack({ dataDir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
-  const logged = (re: RegExp) =>
-    lines.some((l) => re.test(l)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ re, resolve }));
+  const logged = (re: RegExp) => (lines.some((l) => re.test(l)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ re, resolve })));
   return { stack, lines, logged };
 }
 

@@ -32,8 +32,16 @@ describe('POST /v1/events', () => {
     expect(r.body).toMatchObject({ object: 'list', url: '/v1/events', has_more: false, next_cursor: null });
     const [p, c, b] = r.body.data;
     expect(p).toMatchObject({
-      object: 'event', type: 'purchase', user_id: 'buyer', item_id: '12', purchase: { amount: 1999, currency: 'EUR' },
-      context_id: '3', occurred_at: 1_700_000_000, session_id: null, request_id: null, placement: null,
+      object: 'event',
+      type: 'purchase',
+      user_id: 'buyer',
+      item_id: '12',
+      purchase: { amount: 1999, currency: 'EUR' },
+      context_id: '3',
+      occurred_at: 1_700_000_000,
+      session_id: null,
+      request_id: null,
+      placement: null,
       metadata: { context_id: '3', purchase: { amount: 1999, currency: 'EUR' } },
     });
     expect(p.id).toMatch(/^[1-9][0-9]*$/);
@@ -51,7 +59,9 @@ describe('POST /v1/events', () => {
     expect(r.status).toBe(201);
     expect(r.body.data[0]).toMatchObject({ item_id: 'no-such-item', experiment: 'blue', score: 3 });
     // Metadata sent is kept inside the event's metadata, beside what the spec puts there.
-    const m = await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'meta', item_id: '1', purchase: { amount: 5 }, context_id: 3, metadata: { campaign: 'spring', context_id: 'mine' }, event_id: 77 }]);
+    const m = await t.demo.core('POST', '/v1/events', [
+      { type: 'purchase', user_id: 'meta', item_id: '1', purchase: { amount: 5 }, context_id: 3, metadata: { campaign: 'spring', context_id: 'mine' }, event_id: 77 },
+    ]);
     expect(m.status).toBe(201);
     expect(m.body.data[0].metadata).toEqual({ campaign: 'spring', context_id: '3', purchase: { amount: 5 } });
     expect(m.body.data[0].event_id).toBe(77);
@@ -134,7 +144,11 @@ describe('GET /v1/events', () => {
   const types = ['view', 'cart', 'buy'];
   let mine: { id: string; user_id: string; type: string }[] = [];
   beforeAll(async () => {
-    const r = await t.demo.core('POST', '/v1/events', Array.from({ length: 57 }, (_, i) => ev({ user_id: `list-${users[i % 3]}`, type: `list_${types[i % 3 === 0 ? 0 : i % 2 ? 1 : 2]}` })));
+    const r = await t.demo.core(
+      'POST',
+      '/v1/events',
+      Array.from({ length: 57 }, (_, i) => ev({ user_id: `list-${users[i % 3]}`, type: `list_${types[i % 3 === 0 ? 0 : i % 2 ? 1 : 2]}` })),
+    );
     mine = r.body.data;
   });
 

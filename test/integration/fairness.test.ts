@@ -96,9 +96,48 @@ describe('fairness between tenants', () => {
       seconds: Number(seconds.toFixed(1)),
       quota: `${RATE}/s, burst ${BURST}`,
       threads: THREADS,
-      a: { requests: aOut.length, ok: aOk, rate_limited: a429.length, other: aOut.length - aOk - a429.length, ok_per_s: Number((aOk / seconds).toFixed(1)), p50_ms: Math.round(pct(aOut.map((o) => o.ms), 50)), p99_ms: Math.round(pct(aOut.map((o) => o.ms), 99)) },
-      b_alone: { requests: alone.length, p50_ms: Number(pct(alone.map((o) => o.ms), 50).toFixed(1)), p99_ms: Number(pct(alone.map((o) => o.ms), 99).toFixed(1)) },
-      b: { requests: bOut.length, ok: count(bOut, 200), other: bOut.length - count(bOut, 200), p50_ms: Number(pct(bMs, 50).toFixed(1)), p99_ms: Number(pct(bMs, 99).toFixed(1)), max_ms: Number(Math.max(...bMs).toFixed(1)) },
+      a: {
+        requests: aOut.length,
+        ok: aOk,
+        rate_limited: a429.length,
+        other: aOut.length - aOk - a429.length,
+        ok_per_s: Number((aOk / seconds).toFixed(1)),
+        p50_ms: Math.round(
+          pct(
+            aOut.map((o) => o.ms),
+            50,
+          ),
+        ),
+        p99_ms: Math.round(
+          pct(
+            aOut.map((o) => o.ms),
+            99,
+          ),
+        ),
+      },
+      b_alone: {
+        requests: alone.length,
+        p50_ms: Number(
+          pct(
+            alone.map((o) => o.ms),
+            50,
+          ).toFixed(1),
+        ),
+        p99_ms: Number(
+          pct(
+            alone.map((o) => o.ms),
+            99,
+          ).toFixed(1),
+        ),
+      },
+      b: {
+        requests: bOut.length,
+        ok: count(bOut, 200),
+        other: bOut.length - count(bOut, 200),
+        p50_ms: Number(pct(bMs, 50).toFixed(1)),
+        p99_ms: Number(pct(bMs, 99).toFixed(1)),
+        max_ms: Number(Math.max(...bMs).toFixed(1)),
+      },
     };
     console.log(`fairness figures: ${JSON.stringify(figures)}`);
 

@@ -19,7 +19,7 @@ async function coreRaw(method: string, path: string, rawBody: string): Promise<A
 
 /** `{"a":{"a":...1...}}` nested `levels` deep, as text (too deep to build through JSON.stringify of an object). */
 function nested(levels: number, open = '{"a":', close = '}'): string {
-  return open.repeat(levels) + '1' + close.repeat(levels);
+  return `${open.repeat(levels)}1${close.repeat(levels)}`;
 }
 
 describe('bodies with keys named constructor or __proto__ (issue 18, defect 1)', () => {
@@ -88,7 +88,7 @@ describe('JSON nested thousands of levels deep (issue 18, defect 1)', () => {
     expectCoreError(patched, 400, 'invalid_request_error', 'validation_error');
   });
 
-  it('in an event\'s extra fields: 400 validation_error', async () => {
+  it("in an event's extra fields: 400 validation_error", async () => {
     const r = await coreRaw('POST', '/v1/events', `[{"type":"click","user_id":"u","item_id":"1","click":{},"extra":${nested(5_000)}}]`);
     expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
   });
@@ -238,7 +238,11 @@ describe('job names that are not a job of the tenant (issue 18, defect 7)', () =
 
   it.each(names)('%s is 404 on every job route', async (name) => {
     const enc = encodeURIComponent(name);
-    for (const [method, path] of [['GET', `/api/training-jobs/${enc}`], ['GET', `/api/training-jobs/logs/${enc}`], ['POST', `/api/training-jobs/${enc}/stop`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/api/training-jobs/${enc}`],
+      ['GET', `/api/training-jobs/logs/${enc}`],
+      ['POST', `/api/training-jobs/${enc}/stop`],
+    ] as const) {
       const r = await t.demo.platform(method, path);
       expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(404);
       expect(Object.keys(r.body)).toEqual(['error']);

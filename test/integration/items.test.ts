@@ -147,7 +147,11 @@ describe('GET /v1/items', () => {
   let tag = '';
   beforeAll(async () => {
     tag = `page-${Date.now()}`;
-    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 45 }, (_, i) => ({ name: `p${i}`, metadata: { category: i % 3 === 0 ? tag : `${tag}-other` } })));
+    const r = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 45 }, (_, i) => ({ name: `p${i}`, metadata: { category: i % 3 === 0 ? tag : `${tag}-other` } })),
+    );
     ids = r.body.data.map((i: { id: string }) => i.id);
   });
 

@@ -7,7 +7,12 @@ const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
 const recs = (q: string) => t.demo.core('GET', `/v1/recommendations?${q}`);
 const ids = (r: { body: { data: { item_id: string }[] } }) => r.body.data.map((x) => x.item_id);
 
-const finished = (job: string) => until(() => P('GET', `/api/training-jobs/${job}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status), 20_000);
+const finished = (job: string) =>
+  until(
+    () => P('GET', `/api/training-jobs/${job}`),
+    (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status),
+    20_000,
+  );
 
 const groups = ['camping', 'baking', 'cycling'] as const;
 let byGroup: Record<string, string[]> = {};
@@ -19,7 +24,11 @@ beforeAll(async () => {
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
   byGroup = {};
   for (const g of groups) {
-    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })));
+    const r = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })),
+    );
     byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
   }
   // 30 users, 10 per taste; each interacts with 6 of the 10 items of their group and 1 stray item.
@@ -36,7 +45,14 @@ beforeAll(async () => {
   expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
   view = (await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body.id;
   purchase = (await P('POST', '/api/event-types', { name: 'purchase', weight: 10 })).body.id;
-  const tpl = await P('POST', '/api/events/templates', { name: 'default', event_types: [{ id: view, weight: 1 }, { id: purchase, weight: 10 }], thresholds: { per_signal_min: 1, total_min: 10 } });
+  const tpl = await P('POST', '/api/events/templates', {
+    name: 'default',
+    event_types: [
+      { id: view, weight: 1 },
+      { id: purchase, weight: 10 },
+    ],
+    thresholds: { per_signal_min: 1, total_min: 10 },
+  });
   template = tpl.body.id;
 }, 60_000);
 afterAll(() => t.stop());
@@ -66,7 +82,10 @@ describe('console records', () => {
     // A template's weight multiplies the event type's; not sent, it is 1.
     const plain = await P('POST', '/api/events/templates', { name: 'plain', event_types: [{ id: view }, { id: purchase, weight: 2.5 }] });
     expect(plain.status).toBe(201);
-    expect(plain.body.event_types).toEqual([{ id: view, weight: 1 }, { id: purchase, weight: 2.5 }]);
+    expect(plain.body.event_types).toEqual([
+      { id: view, weight: 1 },
+      { id: purchase, weight: 2.5 },
+    ]);
     expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: view, weight: 0.5 }] })).status).toBe(400);
     expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'renamed' })).body.name).toBe('renamed');
     expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: 999, weight: 1 }] })).status).toBe(400);
@@ -120,7 +139,12 @@ describe('training runs and versions', () => {
     await P('PATCH', `/api/events/templates/${template}`, { status: 'Published' });
     const first = await P('POST', '/api/training-jobs', { template_id: template });
     expect(first.status).toBe(202);
-    expect(first.body).toMatchObject({ job_name: expect.stringMatching(/^train-\d+$/), status: 'Queued', template_id: template, options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' } });
+    expect(first.body).toMatchObject({
+      job_name: expect.stringMatching(/^train-\d+$/),
+      status: 'Queued',
+      template_id: template,
+      options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' },
+    });
     const done1 = await finished(first.body.job_name);
     expect(done1.body).toMatchObject({ status: 'Completed', progress: 1, error: null });
     v1 = done1.body.model_version;
@@ -181,7 +205,14 @@ describe('training runs and versions', () => {
   });
 
   it('a run whose thresholds are not met fails, saying which', async () => {
-    const tpl = await P('POST', '/api/events/templates', { name: 'strict', event_types: [{ id: view, weight: 1 }, { id: purchase, weight: 5 }], thresholds: { per_signal_min: 1000, total_min: 50 } });
+    const tpl = await P('POST', '/api/events/templates', {
+      name: 'strict',
+      event_types: [
+        { id: view, weight: 1 },
+        { id: purchase, weight: 5 },
+      ],
+      thresholds: { per_signal_min: 1000, total_min: 50 },
+    });
     await P('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
     const job = await P('POST', '/api/training-jobs', { template_id: tpl.body.id });
     const done = await finished(job.body.job_name);
@@ -271,7 +302,11 @@ describe('recommendation behaviour', () => {
 
   it('an item created after the last training can be recommended (content similarity)', async () => {
     const created = await t.demo.core('POST', '/v1/items', { name: 'camping gear deluxe', description: 'camping equipment for camping fans', metadata: { category: 'camping' } });
-    await until(() => t.demo.core('GET', `/v1/items/${created.body.id}`), (r) => r.body.embedding_updated_at !== null, 20_000);
+    await until(
+      () => t.demo.core('GET', `/v1/items/${created.body.id}`),
+      (r) => r.body.embedding_updated_at !== null,
+      20_000,
+    );
     const r = await recs('user_id=u0&limit=10');
     expect(ids(r)).toContain(created.body.id);
   });

@@ -19,7 +19,8 @@ const hits = (r: Api) => r.body.data as Hit[];
 const ids = (r: Api) => hits(r).map((h) => h.id);
 const P = (m: string, p: string, b?: unknown, key?: string) => t.demo.platform(m, p, b, key);
 
-const LONG = 'This shoe was built for a long season of hard miles on every kind of ground you can imagine and then some more after that when the running gets serious on steep muddy hills far from any road';
+const LONG =
+  'This shoe was built for a long season of hard miles on every kind of ground you can imagine and then some more after that when the running gets serious on steep muddy hills far from any road';
 
 let id: Record<string, string> = {};
 beforeAll(async () => {
@@ -36,11 +37,19 @@ beforeAll(async () => {
     { key: 'trainer', name: 'Deluxe trainer', metadata: { category: 'shoes', brand: 'Bolt', price: 75 } },
     { key: 'parka', name: 'Winter parka', metadata: { category: 'coats', brand: 'Acme', price: 300 } },
   ];
-  const r = await t.demo.core('POST', '/v1/items', items.map(({ key: _k, ...i }) => i));
+  const r = await t.demo.core(
+    'POST',
+    '/v1/items',
+    items.map(({ key: _k, ...i }) => i),
+  );
   expect(r.status).toBe(201);
   id = Object.fromEntries(items.map((i, k) => [i.key, (r.body.data as { id: string }[])[k]?.id as string]));
   // Searchable once the delta serves them.
-  await until(() => t.demo.core('POST', '/v1/search', { query: '', limit: 100 }), (x) => x.body.data?.length === items.length, 20_000);
+  await until(
+    () => t.demo.core('POST', '/v1/search', { query: '', limit: 100 }),
+    (x) => x.body.data?.length === items.length,
+    20_000,
+  );
 }, 90_000);
 afterAll(() => t.stop());
 
@@ -51,13 +60,31 @@ describe('facets', () => {
     expect(r.body.total).toBe(5);
     expect(hits(r)).toHaveLength(1);
     const f = r.body.facets;
-    expect(f.category).toEqual({ count: 5, values: [{ value: 'shoes', count: 2 }, { value: 'hats', count: 1 }, { value: 'jackets', count: 1 }, { value: 'tees', count: 1 }], values_truncated: false, min: null, max: null });
-    expect(f.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }, { value: 'Acme', count: 1 }]);
+    expect(f.category).toEqual({
+      count: 5,
+      values: [
+        { value: 'shoes', count: 2 },
+        { value: 'hats', count: 1 },
+        { value: 'jackets', count: 1 },
+        { value: 'tees', count: 1 },
+      ],
+      values_truncated: false,
+      min: null,
+      max: null,
+    });
+    expect(f.brand.values).toEqual([
+      { value: 'Bolt', count: 2 },
+      { value: 'Cog', count: 2 },
+      { value: 'Acme', count: 1 },
+    ]);
     // A number-valued key: its range (the tee's price is a string, counted as a value).
     expect(f.price).toMatchObject({ count: 4, min: 89, max: 150, values: [{ value: '12', count: 1 }] });
     expect(f.in_stock).toMatchObject({ count: 1, values: [{ value: true, count: 1 }] });
     // A list counts each element.
-    expect(f.tags.values).toEqual([{ value: 'outdoor', count: 1 }, { value: 'running', count: 1 }]);
+    expect(f.tags.values).toEqual([
+      { value: 'outdoor', count: 1 },
+      { value: 'running', count: 1 },
+    ]);
     // The next page answers the same facets.
     const next = await search({ query: 'running', limit: 1, facets: ['category', 'metadata.brand', 'price', 'in_stock', 'tags'], starting_after: r.body.next_cursor });
     expect(next.body.facets).toEqual(f);
@@ -68,10 +95,22 @@ describe('facets', () => {
   it('counts with the filters applied', async () => {
     const r = await search({ query: 'running', limit: 1, facets: ['category', 'brand'], filters: { brand: ['Bolt', 'Cog'] } });
     expect(r.body.total).toBe(4);
-    expect(r.body.facets.category.values).toEqual([{ value: 'hats', count: 1 }, { value: 'jackets', count: 1 }, { value: 'shoes', count: 1 }, { value: 'tees', count: 1 }]);
-    expect(r.body.facets.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }]);
+    expect(r.body.facets.category.values).toEqual([
+      { value: 'hats', count: 1 },
+      { value: 'jackets', count: 1 },
+      { value: 'shoes', count: 1 },
+      { value: 'tees', count: 1 },
+    ]);
+    expect(r.body.facets.brand.values).toEqual([
+      { value: 'Bolt', count: 2 },
+      { value: 'Cog', count: 2 },
+    ]);
     const listed = await search({ query: '', facets: ['category'], filters: [{ field: 'metadata.price', op: 'gte', value: 100 }] });
-    expect(listed.body.facets.category.values).toEqual([{ value: 'jackets', count: 2 }, { value: 'coats', count: 1 }, { value: 'shoes', count: 1 }]);
+    expect(listed.body.facets.category.values).toEqual([
+      { value: 'jackets', count: 2 },
+      { value: 'coats', count: 1 },
+      { value: 'shoes', count: 1 },
+    ]);
   });
 
   it('works in every mode and with a context', async () => {
@@ -82,7 +121,11 @@ describe('facets', () => {
     }
     const ctx = (await P('POST', '/api/contexts', { name: 'facets' })).body.id as number;
     const r = await search({ query: 'running', limit: 2, context_id: ctx, facets: ['brand'], highlight: true });
-    expect(r.body.facets.brand.values).toEqual([{ value: 'Bolt', count: 2 }, { value: 'Cog', count: 2 }, { value: 'Acme', count: 1 }]);
+    expect(r.body.facets.brand.values).toEqual([
+      { value: 'Bolt', count: 2 },
+      { value: 'Cog', count: 2 },
+      { value: 'Acme', count: 1 },
+    ]);
     expect(hits(r).every((h) => h.highlight !== undefined)).toBe(true);
     expect(hits(r).some((h) => h.highlight?.name.includes('<em>'))).toBe(true);
   });
@@ -121,7 +164,12 @@ describe('highlighting and snippets', () => {
     const snip = hits(r).find((h) => h.id === id.road)?.highlight?.description as string;
     expect(snip.startsWith('…')).toBe(true);
     expect(snip).toContain('<em>muddy</em> <em>hills</em>');
-    expect(snip.replace(/<\/?em>|…/g, '').split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(20);
+    expect(
+      snip
+        .replace(/<\/?em>|…/g, '')
+        .split(/\s+/)
+        .filter(Boolean).length,
+    ).toBeLessThanOrEqual(20);
     // An item without a description: null.
     const cap = await search({ query: 'cap', highlight: true });
     expect(hits(cap)[0]?.highlight).toEqual({ name: 'Running <em>cap</em>', description: null });
@@ -155,7 +203,12 @@ describe('filters on any metadata key', () => {
     expect(await browse([{ field: 'metadata.in_stock', op: 'eq', value: true }])).toEqual(of('cap'));
     expect(await browse([{ field: 'metadata.tags', op: 'eq', value: 'outdoor' }])).toEqual(of('trail'));
     // Clauses all hold; with a query too.
-    expect(await browse([{ field: 'metadata.category', op: 'eq', value: 'shoes' }, { field: 'metadata.price', op: 'lt', value: 100 }])).toEqual(of('road', 'sneaker', 'trainer'));
+    expect(
+      await browse([
+        { field: 'metadata.category', op: 'eq', value: 'shoes' },
+        { field: 'metadata.price', op: 'lt', value: 100 },
+      ]),
+    ).toEqual(of('road', 'sneaker', 'trainer'));
     expect(new Set(ids(await search({ query: 'running', filters: [{ field: 'metadata.brand', op: 'in', value: ['Acme', 'Cog'] }] })))).toEqual(of('trail', 'runjacket', 'fish'));
   });
 
@@ -178,7 +231,10 @@ describe('filters on any metadata key', () => {
     await bad([{ field: 'metadata.price', op: 'eq', value: 5, extra: 1 }], 'filters.0.extra');
     await bad({ colour: 'red' }, 'filters.colour');
     await bad('shoes', 'filters');
-    await bad(Array.from({ length: 21 }, () => ({ field: 'metadata.a', op: 'exists', value: true })), 'filters');
+    await bad(
+      Array.from({ length: 21 }, () => ({ field: 'metadata.a', op: 'exists', value: true })),
+      'filters',
+    );
   });
 });
 
@@ -216,10 +272,20 @@ describe('sort by a numeric key', () => {
   it('refuses a cursor of another order, a sort with a context, and bad sorts (400)', async () => {
     const first = await search({ query: '', limit: 2, sort: { field: 'metadata.price', order: 'asc' } });
     const cursor = first.body.next_cursor as string;
-    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price', order: 'desc' }, starting_after: cursor }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(
+      await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price', order: 'desc' }, starting_after: cursor }),
+      400,
+      'invalid_request_error',
+      'validation_error',
+    );
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, starting_after: cursor }), 400, 'invalid_request_error', 'validation_error');
     const relevance = await search({ query: '', limit: 2 });
-    expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price' }, starting_after: relevance.body.next_cursor }), 400, 'invalid_request_error', 'validation_error');
+    expectCoreError(
+      await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price' }, starting_after: relevance.body.next_cursor }),
+      400,
+      'invalid_request_error',
+      'validation_error',
+    );
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'metadata.price', order: 'up' } }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'name' } }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', sort: { field: 'metadata.price' }, context_id: 1 }), 400, 'invalid_request_error', 'validation_error');
@@ -301,7 +367,10 @@ describe('search analytics', () => {
   it('counts searches, searches without results, and clicks and conversions per query from events with the request_id', async () => {
     const sent: Record<string, string[]> = { quasar: [], nebulaxx: [] };
     const created = await t.demo.core('POST', '/v1/items', { name: 'Quasar lamp', metadata: { category: 'lamps' } });
-    await until(() => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword' }), (x) => x.body.data?.length === 1);
+    await until(
+      () => t.demo.core('POST', '/v1/search', { query: 'lamp', mode: 'keyword' }),
+      (x) => x.body.data?.length === 1,
+    );
     const before = await report();
     const base = before.totals.searches as number;
     // Three searches for quasar (written three ways: one normalised query), two without results.
@@ -329,9 +398,15 @@ describe('search analytics', () => {
     expect(after.totals.no_results - before.totals.no_results).toBe(2);
     const quasar = after.top_queries.find((q: { query: string }) => q.query === 'quasar');
     expect(quasar).toEqual({
-      query: 'quasar', searches: 3, no_results: 0, clicks: 3, conversions: 1,
-      click_through_rate: 0.666667, conversion_rate: 0.333333,
-      events: { click: 3, purchase: 1 }, searches_with: { click: 2, purchase: 1 },
+      query: 'quasar',
+      searches: 3,
+      no_results: 0,
+      clicks: 3,
+      conversions: 1,
+      click_through_rate: 0.666667,
+      conversion_rate: 0.333333,
+      events: { click: 3, purchase: 1 },
+      searches_with: { click: 2, purchase: 1 },
     });
     expect(after.no_result_queries).toContainEqual({ query: 'nebulaxx', searches: 2, no_results: 2 });
     expect(after.top_queries.find((q: { query: string }) => q.query === 'nebulaxx')).toMatchObject({ searches: 2, click_through_rate: 0 });

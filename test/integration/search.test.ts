@@ -10,7 +10,6 @@ let t: TestStack;
 let other: TenantClient;
 const embeddingQueue = () => t.stack.workQueue.queues.get('embedding') as LocalQueue;
 
-
 const search = (body: Record<string, unknown>, client = t.demo) => client.core('POST', '/v1/search', body);
 const ids = (r: { body: { data: { id: string }[] } }) => r.body.data.map((i) => i.id);
 
@@ -36,15 +35,25 @@ describe('embedding refresh', () => {
   it('embeds a new item, re-embeds on each content change and not on a change of active alone', async () => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'Embedded thing', metadata: { category: 'misc' } });
     expect(c.body.embedding_updated_at).toBeNull();
-    const embedded = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    const embedded = await until(
+      () => t.demo.core('GET', `/v1/items/${c.body.id}`),
+      (r) => r.body.embedding_updated_at !== null,
+    );
     expect(embedded.body.embedding_updated_at).toBeGreaterThanOrEqual(c.body.created);
 
     for (const patch of [{ name: 'Renamed thing' }, { description: 'now described' }, { metadata: { category: 'other' } }]) {
       const before = embeddingQueue().sent.length;
       const u = await t.demo.core('PATCH', `/v1/items/${c.body.id}`, patch);
       expect(u.body.embedding_updated_at).toBeNull();
-      expect(embeddingQueue().sent.slice(before).map((b) => JSON.parse(b))).toEqual([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }]);
-      const again = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+      expect(
+        embeddingQueue()
+          .sent.slice(before)
+          .map((b) => JSON.parse(b)),
+      ).toEqual([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }]);
+      const again = await until(
+        () => t.demo.core('GET', `/v1/items/${c.body.id}`),
+        (r) => r.body.embedding_updated_at !== null,
+      );
       expect(again.body.embedding_updated_at).not.toBeNull();
     }
 
@@ -67,7 +76,11 @@ describe('embedding refresh', () => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'Orphaned embedding' });
     const waiting = await t.demo.core('POST', '/v1/items', { name: 'Waiting in the backlog' });
     const sentBefore = q.sent.length;
-    const embedsSince = () => q.sent.slice(sentBefore).map((b) => JSON.parse(b)).filter((j) => j.type === 'embed');
+    const embedsSince = () =>
+      q.sent
+        .slice(sentBefore)
+        .map((b) => JSON.parse(b))
+        .filter((j) => j.type === 'embed');
     process.env.EMBED_GRACE_SECONDS = '-5';
     resetConfig(); // settings are read once; this pass reads the new grace
     try {
@@ -83,10 +96,16 @@ describe('embedding refresh', () => {
       resetConfig();
     }
     expect(embedsSince()).toEqual(
-      expect.arrayContaining([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }, { type: 'embed', tenant: 'demo', item_id: Number(waiting.body.id) }]),
+      expect.arrayContaining([
+        { type: 'embed', tenant: 'demo', item_id: Number(c.body.id) },
+        { type: 'embed', tenant: 'demo', item_id: Number(waiting.body.id) },
+      ]),
     );
     expect(q.sent.slice(sentBefore).map((b) => JSON.parse(b))).toContainEqual({ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) });
-    const done = await until(() => t.demo.core('GET', `/v1/items/${c.body.id}`), (r) => r.body.embedding_updated_at !== null);
+    const done = await until(
+      () => t.demo.core('GET', `/v1/items/${c.body.id}`),
+      (r) => r.body.embedding_updated_at !== null,
+    );
     expect(done.body.embedding_updated_at).not.toBeNull();
   });
 });
@@ -103,10 +122,18 @@ describe('POST /v1/search', () => {
 
   it('finds a new item within seconds, and an updated one under its new text', async () => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'Zebra patterned umbrella' });
-    const found = await until(() => search({ query: 'zebra umbrella' }), (r) => ids(r).includes(c.body.id), 3000);
+    const found = await until(
+      () => search({ query: 'zebra umbrella' }),
+      (r) => ids(r).includes(c.body.id),
+      3000,
+    );
     expect(ids(found)[0]).toBe(c.body.id);
     await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { name: 'Giraffe patterned umbrella' });
-    const renamed = await until(() => search({ query: 'giraffe', mode: 'keyword' }), (r) => ids(r).includes(c.body.id), 3000);
+    const renamed = await until(
+      () => search({ query: 'giraffe', mode: 'keyword' }),
+      (r) => ids(r).includes(c.body.id),
+      3000,
+    );
     expect(ids(renamed)).toContain(c.body.id);
     expect(ids(await search({ query: 'zebra', mode: 'keyword' }))).not.toContain(c.body.id);
   });
@@ -139,7 +166,11 @@ describe('POST /v1/search', () => {
   });
 
   it('pages without duplicates or gaps', async () => {
-    const made = await t.demo.core('POST', '/v1/items', Array.from({ length: 23 }, (_, i) => ({ name: `Lantern model ${i}`, description: i % 2 ? 'bright lantern' : 'lantern' })));
+    const made = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 23 }, (_, i) => ({ name: `Lantern model ${i}`, description: i % 2 ? 'bright lantern' : 'lantern' })),
+    );
     const want = new Set(ids(made));
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -160,7 +191,11 @@ describe('POST /v1/search', () => {
   it('never returns inactive or deleted items', async () => {
     const c = await t.demo.core('POST', '/v1/items', [{ name: 'Obsidian paperweight' }, { name: 'Obsidian bookend' }]);
     const [a, b] = ids(c) as [string, string];
-    await until(() => search({ query: 'obsidian' }), (r) => ids(r).length === 2, 3000);
+    await until(
+      () => search({ query: 'obsidian' }),
+      (r) => ids(r).length === 2,
+      3000,
+    );
     await t.demo.core('PATCH', `/v1/items/${a}`, { active: false });
     await t.demo.core('DELETE', `/v1/items/${b}`);
     for (const mode of ['keyword', 'semantic', 'hybrid']) {
@@ -178,34 +213,53 @@ describe('POST /v1/search', () => {
       { name: 'Red ceramic teapot', metadata: { category: 'kitchen' } },
     ]);
     const [mug, cap, teapot] = ids(made) as [string, string, string];
-    await until(() => t.demo.core('GET', `/v1/items/${teapot}`), (r) => r.body.embedding_updated_at !== null);
+    await until(
+      () => t.demo.core('GET', `/v1/items/${teapot}`),
+      (r) => r.body.embedding_updated_at !== null,
+    );
     await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'potter', item_id: teapot }]);
     const plain = ids(await search({ query: 'blue' }));
     expect(plain).toEqual(expect.arrayContaining([mug, cap]));
     const personal = ids(await search({ query: 'blue', user_id: 'potter' }));
     expect(personal.indexOf(mug)).toBeLessThan(personal.indexOf(cap));
-    const hatLover = ids(await (async () => {
-      await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'hatter', item_id: cap }]);
-      return search({ query: 'blue', user_id: 'hatter' });
-    })());
+    const hatLover = ids(
+      await (async () => {
+        await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'hatter', item_id: cap }]);
+        return search({ query: 'blue', user_id: 'hatter' });
+      })(),
+    );
     expect(hatLover.indexOf(cap)).toBeLessThan(hatLover.indexOf(mug));
   });
 
-  it("isolates tenants", async () => {
+  it('isolates tenants', async () => {
     expect(ids(await search({ query: 'running shoe' }, other))).toEqual([]);
     await other.core('POST', '/v1/items', { name: 'Other tenant running shoe' });
     const mine = ids(await search({ query: 'running shoe' }));
-    const theirs = await until(() => search({ query: 'running shoe' }, other), (r) => r.body.data.length === 1, 3000);
+    const theirs = await until(
+      () => search({ query: 'running shoe' }, other),
+      (r) => r.body.data.length === 1,
+      3000,
+    );
     expect(theirs.body.data[0].name).toBe('Other tenant running shoe');
     expect(mine).toContain(shoe);
   });
 
   it('answers 20 by default, and browses newest first when the query is empty', async () => {
-    const made = ids(await t.demo.core('POST', '/v1/items', Array.from({ length: 25 }, (_, i) => ({ name: `Pebble ${i}` }))));
+    const made = ids(
+      await t.demo.core(
+        'POST',
+        '/v1/items',
+        Array.from({ length: 25 }, (_, i) => ({ name: `Pebble ${i}` })),
+      ),
+    );
     // api-decisions: a change is searchable within seconds (not at once: under load, once in
     // about fifteen runs of this file, the first search right after the create counted 21 of the
     // 25 and the next one all of them). Within 5 s, all 25.
-    const r = await until(() => search({ query: 'pebble', mode: 'keyword' }), (x) => x.body.total === 25, 5000);
+    const r = await until(
+      () => search({ query: 'pebble', mode: 'keyword' }),
+      (x) => x.body.total === 25,
+      5000,
+    );
     expect(r.body.data).toHaveLength(20);
     expect(r.body.has_more).toBe(true);
     expect(r.body.total).toBe(25);
@@ -232,7 +286,11 @@ describe('index builds', () => {
     expect(requested.body).toEqual({ status: 'Queued', requested_at: expect.any(Number) });
     await t.stack.workQueue.idle();
     // Search containers look for a newer artifact every few seconds (INDEX_CHECK_SECONDS).
-    const status = await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at, 6000);
+    const status = await until(
+      () => t.demo.platform('GET', '/api/search-index'),
+      (r) => r.body.index_built_at >= requested.body.requested_at,
+      6000,
+    );
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ items: expect.any(Number), embedded: expect.any(Number), pending: expect.any(Number), updated_at: expect.any(Number) });
     expect(status.body.index_built_at).toBeGreaterThan(0);
@@ -248,9 +306,17 @@ describe('index builds', () => {
 
 describe('pages across an index build', () => {
   it('a cursor keeps the ranking its first page had when a build lands between pages, in every mode', async () => {
-    const made = await t.demo.core('POST', '/v1/items', Array.from({ length: 17 }, (_, i) => ({ name: `Kettle model ${i}`, description: i % 3 ? 'steel kettle for camping stoves' : 'kettle' })));
+    const made = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 17 }, (_, i) => ({ name: `Kettle model ${i}`, description: i % 3 ? 'steel kettle for camping stoves' : 'kettle' })),
+    );
     const want = new Set(ids(made));
-    await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.pending === 0, 10_000);
+    await until(
+      () => t.demo.platform('GET', '/api/search-index'),
+      (r) => r.body.pending === 0,
+      10_000,
+    );
     const page = (mode: string, cursor: string | null) => search({ query: 'kettle stove', limit: 4, mode, ...(cursor ? { starting_after: cursor } : {}) });
     // First pages ranked with these items in the changes beside the index...
     const modes = ['keyword', 'semantic', 'hybrid'];
@@ -266,7 +332,11 @@ describe('pages across an index build', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const requested = await t.demo.platform('POST', '/api/search-index/rebuild');
     await t.stack.workQueue.idle();
-    await until(() => t.demo.platform('GET', '/api/search-index'), (r) => r.body.index_built_at >= requested.body.requested_at && r.body.index_built_at !== builtBefore, 6000);
+    await until(
+      () => t.demo.platform('GET', '/api/search-index'),
+      (r) => r.body.index_built_at >= requested.body.requested_at && r.body.index_built_at !== builtBefore,
+      6000,
+    );
     await new Promise((r) => setTimeout(r, 2100)); // INDEX_CHECK_SECONDS: searches now use the new build
     for (const mode of modes) {
       let cursor = cursors.get(mode) ?? null;
@@ -306,7 +376,13 @@ describe('Platform item search', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ has_more: false, next_cursor: null });
     expect(r.body.data.map((i: { id: string }) => i.id)).toEqual([socks]);
-    const byBrand = await t.demo.platform('POST', '/api/items/search', { query: '', filters: [{ field: 'metadata.brand', op: 'in', value: ['Storm'] }, { field: 'metadata.price', op: 'gte', value: 100 }] });
+    const byBrand = await t.demo.platform('POST', '/api/items/search', {
+      query: '',
+      filters: [
+        { field: 'metadata.brand', op: 'in', value: ['Storm'] },
+        { field: 'metadata.price', op: 'gte', value: 100 },
+      ],
+    });
     expect(byBrand.body.data.map((i: { id: string }) => i.id)).toEqual([jacket]);
     await t.demo.core('PATCH', `/v1/items/${socks}`, { active: true });
   });
@@ -354,9 +430,22 @@ describe('Platform item search', () => {
     expect(await idsOf([{ field: 'id', op: 'eq', value: a }])).toEqual([String(a)]);
     expect(await idsOf([{ field: 'id', op: 'eq', value: String(a) }])).toEqual([String(a)]);
     expect(await idsOf([{ field: 'id', op: 'in', value: [a, String(b)] }])).toEqual([String(a), String(b)].sort());
-    expect(await idsOf([{ field: 'id', op: 'gte', value: a }, { field: 'id', op: 'lte', value: c }])).toEqual([a, b, c].map(String).sort());
-    const notA = await idsOf([{ field: 'id', op: 'neq', value: a }, { field: 'id', op: 'lte', value: c }]);
+    expect(
+      await idsOf([
+        { field: 'id', op: 'gte', value: a },
+        { field: 'id', op: 'lte', value: c },
+      ]),
+    ).toEqual([a, b, c].map(String).sort());
+    const notA = await idsOf([
+      { field: 'id', op: 'neq', value: a },
+      { field: 'id', op: 'lte', value: c },
+    ]);
     expect(notA).toEqual([String(b), String(c)].sort());
-    expect(await idsOf([{ field: 'id', op: 'neq', value: String(a) }, { field: 'id', op: 'lte', value: c }])).toEqual(notA);
+    expect(
+      await idsOf([
+        { field: 'id', op: 'neq', value: String(a) },
+        { field: 'id', op: 'lte', value: c },
+      ]),
+    ).toEqual(notA);
   });
 });

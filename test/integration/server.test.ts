@@ -90,7 +90,10 @@ describe('local server', () => {
       const created = await t.demo.core('POST', '/v1/items', [{ name: 'threaded lantern' }, { name: 'threaded kettle' }]);
       expect(created.status).toBe(201);
       // The embedding message went from a handler thread to the main thread's queue and its worker.
-      await until(async () => (await t.demo.platform('GET', '/api/search-index')).body, (b) => b.pending === 0 && b.items === 2);
+      await until(
+        async () => (await t.demo.platform('GET', '/api/search-index')).body,
+        (b) => b.pending === 0 && b.items === 2,
+      );
       const found = await t.demo.core('POST', '/v1/search', { query: 'lantern' });
       expect(found.body.data.map((d: { name: string }) => d.name)).toEqual(['threaded lantern']);
       expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');

@@ -102,11 +102,21 @@ describe('npm start: access log', () => {
       const r = await client.core('GET', '/v1/items?limit=1');
       expect(r.status).toBe(200);
       const id = r.headers.get('x-request-id') as string;
-      const line = await waitFor(() => s.stdout().split('\n').find((l) => l.includes(id)));
+      const line = await waitFor(() =>
+        s
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes(id)),
+      );
       expect(line).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z GET /v1/items 200 \\d+\\.\\d ms tenant=demo request_id=${id}$`));
       // Before authentication: no tenant.
       await client.core('GET', '/v1/items', undefined, { token: 'not-a-token' });
-      await waitFor(() => s.stdout().split('\n').find((l) => / GET \/v1\/items 401 .* tenant=- request_id=/.test(l)));
+      await waitFor(() =>
+        s
+          .stdout()
+          .split('\n')
+          .find((l) => / GET \/v1\/items 401 .* tenant=- request_id=/.test(l)),
+      );
     } finally {
       await s.stop();
     }
@@ -118,14 +128,22 @@ describe('npm start: access log', () => {
       const client = new TenantClient(s.base, s.creds);
       const r = await client.platform('GET', '/api/event-types');
       expect(r.status).toBe(200);
-      const line = await waitFor(() => s.stdout().split('\n').find((l) => l.includes('"path":"/api/event-types"')));
+      const line = await waitFor(() =>
+        s
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('"path":"/api/event-types"')),
+      );
       const entry = JSON.parse(line);
       expect(entry).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/api/event-types', status: 200, tenant: 'demo' });
       expect(entry.request_id).toMatch(UUID_RE);
       expect(typeof entry.ms).toBe('number');
       expect(Date.parse(entry.time)).toBeGreaterThan(0);
       // The start-up lines are JSON too.
-      const banner = s.stdout().split('\n').find((l) => l.includes('listening on')) as string;
+      const banner = s
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('listening on')) as string;
       expect(JSON.parse(banner)).toMatchObject({ level: 'info', msg: expect.stringMatching(/^Service listening on http:\/\/localhost:\d+$/) });
     } finally {
       await s.stop();

@@ -14,7 +14,11 @@ const byGroup: Record<string, string[]> = {};
 beforeAll(async () => {
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', TRAINING_TASK_MIN_EVENTS: '50' });
   for (const g of groups) {
-    const r = await t.demo.core('POST', '/v1/items', Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment`, metadata: { category: g } })));
+    const r = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment`, metadata: { category: g } })),
+    );
     byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
   }
   const events: object[] = [];
@@ -35,7 +39,11 @@ describe('a training run above the task threshold', () => {
     const run = await P('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'ease' } });
     expect(run.status).toBe(202);
     const name = run.body.job_name as string;
-    const done = await until(() => P('GET', `/api/training-jobs/${name}`), (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status), 90_000);
+    const done = await until(
+      () => P('GET', `/api/training-jobs/${name}`),
+      (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status),
+      90_000,
+    );
     expect(done.body.status, JSON.stringify(done.body)).toBe('Completed');
     expect(done.body).not.toHaveProperty('task');
     const logs = async () => ((await P('GET', `/api/training-jobs/logs/${name}`)).body.lines as { message: string }[]).map((l) => l.message);

@@ -1,5 +1,10 @@
 import {
-  AdminGetUserCommand, AdminInitiateAuthCommand, AdminRespondToAuthChallengeCommand, CognitoIdentityProviderClient, NotAuthorizedException, UserNotFoundException,
+  AdminGetUserCommand,
+  AdminInitiateAuthCommand,
+  AdminRespondToAuthChallengeCommand,
+  CognitoIdentityProviderClient,
+  NotAuthorizedException,
+  UserNotFoundException,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -17,11 +22,7 @@ const POOL = 'eu-west-1_pool';
 const CLIENT = 'consoleclient';
 const identity = () => cognitoIdentity(new CognitoIdentityProviderClient({ region: 'eu-west-1' }), POOL, CLIENT);
 const attrs = (tenant: string | undefined, role: string | undefined) => ({
-  UserAttributes: [
-    { Name: 'email', Value: 'Ada@Example.com' },
-    ...(tenant ? [{ Name: 'custom:tenant', Value: tenant }] : []),
-    ...(role ? [{ Name: 'custom:role', Value: role }] : []),
-  ],
+  UserAttributes: [{ Name: 'email', Value: 'Ada@Example.com' }, ...(tenant ? [{ Name: 'custom:tenant', Value: tenant }] : []), ...(role ? [{ Name: 'custom:role', Value: role }] : [])],
 });
 
 describe('Cognito console identity', () => {
@@ -58,7 +59,9 @@ describe('Cognito console identity', () => {
     cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'admin'));
     await expect(identity().verify('ada@example.com', 'pw', '123456')).resolves.toMatchObject({ tenant: 'acme', role: 'admin' });
     expect(cognito.commandCalls(AdminRespondToAuthChallengeCommand)[0]?.args[0].input).toMatchObject({
-      ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 'sess', ChallengeResponses: { USERNAME: 'ada@example.com', SOFTWARE_TOKEN_MFA_CODE: '123456' },
+      ChallengeName: 'SOFTWARE_TOKEN_MFA',
+      Session: 'sess',
+      ChallengeResponses: { USERNAME: 'ada@example.com', SOFTWARE_TOKEN_MFA_CODE: '123456' },
     });
   });
 
@@ -91,8 +94,7 @@ describe('local console identity', () => {
 });
 
 describe('session cookie and CSRF', () => {
-  const event = (method: string, headers: Record<string, string>, cookies?: string[]) =>
-    ({ headers, ...(cookies ? { cookies } : {}), requestContext: { http: { method } } }) as unknown as HttpEvent;
+  const event = (method: string, headers: Record<string, string>, cookies?: string[]) => ({ headers, ...(cookies ? { cookies } : {}), requestContext: { http: { method } } }) as unknown as HttpEvent;
   const session = { email: 'a@b.c', tenant: 't', role: 'admin' as const, csrf_token: 'token-123', created: 0, expires_at: 1 };
 
   it('reads the cookie from the header (local) or from event.cookies (API Gateway)', () => {

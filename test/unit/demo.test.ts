@@ -92,7 +92,10 @@ describe('demo shop generator', () => {
     const inTaste = shares.reduce((s, u) => s + u.inTaste, 0);
     // Preferred categories are 1-3 of 12 (a quarter at most at random): here nearly all events.
     expect(inTaste / full.events.length).toBeGreaterThan(0.85);
-    const regulars = shares.filter((u) => u.all >= 10).map((u) => u.inTaste / u.all).sort((a, b) => a - b);
+    const regulars = shares
+      .filter((u) => u.all >= 10)
+      .map((u) => u.inTaste / u.all)
+      .sort((a, b) => a - b);
     expect(regulars.length).toBeGreaterThan(500);
     expect(regulars[Math.floor(regulars.length / 2)]).toBeGreaterThan(0.8);
     // Favourite brands are looked at more than their share of their category.

@@ -1,10 +1,4 @@
-import {
-  DynamoDBClient,
-  DynamoDBServiceException,
-  GetItemCommand,
-  ProvisionedThroughputExceededException,
-  ResourceNotFoundException,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, DynamoDBServiceException, GetItemCommand, ProvisionedThroughputExceededException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -30,8 +24,7 @@ beforeAll(async () => {
     const sentAt = sent ? Date.UTC(+sent[1]!, +sent[2]! - 1, +sent[3]!, +sent[4]!, +sent[5]!, +sent[6]!) : NaN;
     const problem = verifySignature(req, body, 'dynamodb') ?? (Math.abs(sentAt - now) > 300_000 ? 'signature expired' : undefined);
     seen.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(body.toString() || 'null'), ...(problem ? { problem } : {}) });
-    const reply = (status: number, b: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
+    const reply = (status: number, b: unknown) => res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
     if (problem) return void reply(400, { __type: 'com.amazon.coral.service#InvalidSignatureException', message: problem });
     const answer = script.shift() ?? { status: 200, body: {} };
     if (answer === 'reset') return void req.socket.destroy();

@@ -12,7 +12,15 @@ function apiEvent(method: string, path: string, routePath: string, opts: { heade
     headers: opts.headers ?? {},
     ...(opts.pathParameters ? { pathParameters: opts.pathParameters } : {}),
     requestContext: {
-      accountId: '1', apiId: 'a', domainName: 'x', domainPrefix: 'x', requestId: 'r', routeKey: `${method} ${routePath}`, stage: '$default', time: '', timeEpoch: 0,
+      accountId: '1',
+      apiId: 'a',
+      domainName: 'x',
+      domainPrefix: 'x',
+      requestId: 'r',
+      routeKey: `${method} ${routePath}`,
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
       http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
     },
     ...(opts.body !== undefined ? { body: opts.body } : {}),
@@ -57,7 +65,9 @@ describe('handlers without a token (no I/O)', () => {
   it('a token the verifier cannot check is a 401, never a 500', async () => {
     // A well-formed token whose JWKS cannot be fetched (unreachable issuer)
     const { handler } = await import('../../functions/core/items/list.ts');
-    const fake = ['eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ', Buffer.from(JSON.stringify({ iss: 'http://localhost:1', exp: 9e9, token_use: 'access', client_id: 'c' })).toString('base64url'), 'c2ln'].join('.');
+    const fake = ['eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ', Buffer.from(JSON.stringify({ iss: 'http://localhost:1', exp: 9e9, token_use: 'access', client_id: 'c' })).toString('base64url'), 'c2ln'].join(
+      '.',
+    );
     const res = await handler(apiEvent('GET', '/v1/items', '/v1/items', { headers: { authorization: `Bearer ${fake}` } }), context);
     expect(res.statusCode).toBe(401);
   });

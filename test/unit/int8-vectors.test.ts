@@ -76,7 +76,15 @@ describe('int8 SIMD dot kernel', () => {
       expect(da(i)).toBeCloseTo(exact(src, dims, i, a), 1);
     }
     a.fill(0);
-    expect(da(0)).toBeCloseTo(exact(src, dims, 0, Float32Array.from({ length: dims }, (_, k) => (k % 2 ? 1 : -1))), 1);
+    expect(da(0)).toBeCloseTo(
+      exact(
+        src,
+        dims,
+        0,
+        Float32Array.from({ length: dims }, (_, k) => (k % 2 ? 1 : -1)),
+      ),
+      1,
+    );
     expect(rows.query(new Float32Array(dims))(0)).toBe(0);
     expect(rows.query(new Float32Array(dims + 1))(0)).toBe(0);
   });

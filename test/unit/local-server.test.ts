@@ -29,7 +29,17 @@ describe('access log lines', () => {
   it('is one JSON object per line with LOG_FORMAT=json', () => {
     const line = accessLine(entry, 'json');
     expect(line).not.toContain('\n');
-    expect(JSON.parse(line)).toEqual({ time: '2026-11-25T10:15:02.113Z', level: 'info', msg: 'request', method: 'POST', path: '/v1/events', status: 201, ms: 35.2, tenant: 'demo', request_id: entry.request_id });
+    expect(JSON.parse(line)).toEqual({
+      time: '2026-11-25T10:15:02.113Z',
+      level: 'info',
+      msg: 'request',
+      method: 'POST',
+      path: '/v1/events',
+      status: 201,
+      ms: 35.2,
+      tenant: 'demo',
+      request_id: entry.request_id,
+    });
     expect(JSON.parse(accessLine({ ...entry, tenant: undefined, request_id: undefined }, 'json'))).toMatchObject({ tenant: null, request_id: null });
     expect(JSON.parse(messageLine('demo: ready', 'json'))).toMatchObject({ level: 'info', msg: 'demo: ready' });
     expect(messageLine('demo: ready', 'text')).toBe('demo: ready');
@@ -42,7 +52,13 @@ describe('server settings (readServerConfig)', () => {
   });
 
   it('reads PORT (0 for a free one), LOG_FORMAT and DEMO', () => {
-    expect(readServerConfig({ PORT: '0', LOG_FORMAT: 'json', DEMO: '0', DATA_DIR: '/tmp/x', HOST: '0.0.0.0' })).toEqual({ dataDir: '/tmp/x', port: 0, host: '0.0.0.0', logFormat: 'json', demo: false });
+    expect(readServerConfig({ PORT: '0', LOG_FORMAT: 'json', DEMO: '0', DATA_DIR: '/tmp/x', HOST: '0.0.0.0' })).toEqual({
+      dataDir: '/tmp/x',
+      port: 0,
+      host: '0.0.0.0',
+      logFormat: 'json',
+      demo: false,
+    });
     expect(readServerConfig({ DEMO: 'false' }).demo).toBe(false);
     expect(readServerConfig({ DEMO: 'true' }).demo).toBe(true);
     expect(readServerConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');

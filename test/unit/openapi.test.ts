@@ -33,7 +33,7 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('has one operation, with a unique operationId, per route of the table (the console\'s own included)', () => {
+  it("has one operation, with a unique operationId, per route of the table (the console's own included)", () => {
     const doc = JSON.parse(committed) as Doc;
     const ids: string[] = [];
     for (const r of routes) {
@@ -55,7 +55,12 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(op('post', '/console/api/search')?.security).toEqual([{ consoleSession: [] }]);
     expect(op('post', '/console/session')?.security).toEqual([]);
     expect(op('post', '/oauth2/token')?.security).toEqual([{ clientBasic: [] }]);
-    for (const [m, p] of [['get', '/openapi.json'], ['get', '/health'], ['options', '/v1/items']] as const) expect(op(m, p)?.security, `${m} ${p}`).toEqual([]);
+    for (const [m, p] of [
+      ['get', '/openapi.json'],
+      ['get', '/health'],
+      ['options', '/v1/items'],
+    ] as const)
+      expect(op(m, p)?.security, `${m} ${p}`).toEqual([]);
     // Core errors in the Core envelope, Platform errors in the Platform one.
     expect(op('get', '/v1/items/{item_id}')?.responses['404']).toEqual({ $ref: '#/components/responses/CoreError404' });
     expect(op('get', '/api/rules/{id}')?.responses['404']).toEqual({ $ref: '#/components/responses/PlatformError404' });

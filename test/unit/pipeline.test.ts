@@ -6,12 +6,29 @@ import type { RecentEvent } from '../../shared/domain/types.ts';
 
 const NOW = 1_800_000_000;
 const doc = (id: number, metadata: Record<string, unknown> = {}, created = NOW - 86_400, vector: number[] | null = null): Candidate['doc'] => ({
-  id, name: `item ${id}`, metadata: metadata as Candidate['doc']['metadata'], active: true, created, updated_at: created, embedding_updated_at: null,
+  id,
+  name: `item ${id}`,
+  metadata: metadata as Candidate['doc']['metadata'],
+  active: true,
+  created,
+  updated_at: created,
+  embedding_updated_at: null,
   vector: vector ? Float32Array.from(vector) : null,
 });
 const cand = (id: number, score: number, metadata: Record<string, unknown> = {}, created?: number, vector?: number[]): Candidate => ({ id, score, doc: doc(id, metadata, created, vector ?? null) });
 const rule = (over: Partial<Rule>): Rule => ({
-  id: 1, name: 'r', context_id: 1, conditions: [], boost: 1, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: NOW, updated_at: NOW, ...over,
+  id: 1,
+  name: 'r',
+  context_id: 1,
+  conditions: [],
+  boost: 1,
+  segment_id: null,
+  starts_at: null,
+  ends_at: null,
+  enabled: true,
+  created: NOW,
+  updated_at: NOW,
+  ...over,
 });
 const ids = (xs: { id: number }[]) => xs.map((x) => x.id);
 /** Cosine of two candidates' (unit) vectors. */
@@ -45,7 +62,12 @@ describe('rule conditions', () => {
 });
 
 describe('the pipeline', () => {
-  const pool = [cand(1, 1.0, { brand: 'Acme', category: 'a' }), cand(2, 0.9, { brand: 'Bolt', category: 'a' }), cand(3, 0.5, { brand: 'Cog', category: 'b' }), cand(4, 0.4, { brand: 'Acme', category: 'b' })];
+  const pool = [
+    cand(1, 1.0, { brand: 'Acme', category: 'a' }),
+    cand(2, 0.9, { brand: 'Bolt', category: 'a' }),
+    cand(3, 0.5, { brand: 'Cog', category: 'b' }),
+    cand(4, 0.4, { brand: 'Acme', category: 'b' }),
+  ];
   const none = { now: NOW };
 
   it('changes nothing without rules or controls', () => {
@@ -53,19 +75,46 @@ describe('the pipeline', () => {
   });
 
   it('excludes matching items (boost 0) however few remain, and promotes by boosted score', () => {
-    const out = runPipeline(pool, [rule({ id: 7, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0 }), rule({ id: 8, name: 'cog up', conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Cog' }], boost: 1.9 })], {}, none, null);
+    const out = runPipeline(
+      pool,
+      [
+        rule({ id: 7, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0 }),
+        rule({ id: 8, name: 'cog up', conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Cog' }], boost: 1.9 }),
+      ],
+      {},
+      none,
+      null,
+    );
     expect(ids(out)).toEqual([3, 2]);
     expect(out[0]?.score).toBeCloseTo(0.95);
     expect(out[0]?.explain).toMatchObject({ base_score: 0.5, rules: [{ id: 8, name: 'cog up', boost: 1.9 }], score_after_rules: 0.95 });
   });
 
   it('multiplies the boosts of several matching rules; all conditions of a rule must hold; demotes below 1', () => {
-    const out = runPipeline(pool, [
-      rule({ id: 1, conditions: [{ field: 'category', op: 'eq', value: 'b' }], boost: 2 }),
-      rule({ id: 2, conditions: [{ field: 'category', op: 'eq', value: 'b' }, { field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 2 }),
-      rule({ id: 3, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0.1 }),
-    ], {}, none, null);
-    expect(out.map((o) => [o.id, Number(o.score.toFixed(3))])).toEqual([[4, 1.6], [1, 1], [3, 1], [2, 0.09]]);
+    const out = runPipeline(
+      pool,
+      [
+        rule({ id: 1, conditions: [{ field: 'category', op: 'eq', value: 'b' }], boost: 2 }),
+        rule({
+          id: 2,
+          conditions: [
+            { field: 'category', op: 'eq', value: 'b' },
+            { field: 'metadata.brand', op: 'eq', value: 'Acme' },
+          ],
+          boost: 2,
+        }),
+        rule({ id: 3, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0.1 }),
+      ],
+      {},
+      none,
+      null,
+    );
+    expect(out.map((o) => [o.id, Number(o.score.toFixed(3))])).toEqual([
+      [4, 1.6],
+      [1, 1],
+      [3, 1],
+      [2, 0.09],
+    ]);
   });
 
   it('max_per_category leaves no two of one category; exclude_seen drops what the user saw', () => {
@@ -94,13 +143,19 @@ describe('the pipeline', () => {
 describe('diversity', () => {
   it('chooses what eager maximal marginal relevance chooses, on random vectors', () => {
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (let round = 0; round < 20; round++) {
       const n = 80;
       const pool = Array.from({ length: n }, (_, i) => {
         const v = Array.from({ length: 16 }, () => rnd() - 0.5);
         const norm = Math.hypot(...v);
-        return cand(i + 1, 1 - i / n + rnd() * 0.01, {}, NOW, v.map((x) => x / norm));
+        return cand(
+          i + 1,
+          1 - i / n + rnd() * 0.01,
+          {},
+          NOW,
+          v.map((x) => x / norm),
+        );
       });
       const lambda = 0.1 + rnd() * 0.8;
       // Eager: every candidate against every chosen item, at every step.
@@ -134,13 +189,43 @@ describe('the plan of a context', () => {
     expect(isMember({ event_type: 'purchase', min_count: 1, within_days: 30 }, events, NOW)).toBe(true);
     expect(isMember({ event_type: 'purchase', min_count: 2, within_days: 30 }, events, NOW)).toBe(false);
     expect(isMember({ event_type: 'purchase', min_count: 2, within_days: 60 }, events, NOW)).toBe(true);
-    expect(isMember({ all: [{ event_type: 'purchase', min_count: 1, within_days: 30 }, { event_type: 'click', min_count: 1, within_days: 1 }] }, events, NOW)).toBe(false);
-    expect(isMember({ any: [{ event_type: 'view', min_count: 1, within_days: 30 }, { event_type: 'click', min_count: 1, within_days: 3 }] }, events, NOW)).toBe(true);
+    expect(
+      isMember(
+        {
+          all: [
+            { event_type: 'purchase', min_count: 1, within_days: 30 },
+            { event_type: 'click', min_count: 1, within_days: 1 },
+          ],
+        },
+        events,
+        NOW,
+      ),
+    ).toBe(false);
+    expect(
+      isMember(
+        {
+          any: [
+            { event_type: 'view', min_count: 1, within_days: 30 },
+            { event_type: 'click', min_count: 1, within_days: 3 },
+          ],
+        },
+        events,
+        NOW,
+      ),
+    ).toBe(true);
   });
 
   const config = (over: Partial<ControlConfig>): ControlConfig => ({ rules: [], segments: [], experiments: [], rerank: [], contexts: [1, 2], ...over });
   const deps = (cfg: ControlConfig, events: RecentEvent[] = [], exists = false): ControlDeps & { reads: number } => {
-    const d = { reads: 0, config: async () => { d.reads++; return cfg; }, contextExists: async () => exists, userEvents: async () => events };
+    const d = {
+      reads: 0,
+      config: async () => {
+        d.reads++;
+        return cfg;
+      },
+      contextExists: async () => exists,
+      userEvents: async () => events,
+    };
     return d;
   };
 
@@ -154,7 +239,9 @@ describe('the plan of a context', () => {
         rule({ id: 5, context_id: 1, ends_at: NOW }),
         rule({ id: 6, context_id: 1, segment_id: 9 }),
       ],
-      segments: [{ id: 9, name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 }, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW }],
+      segments: [
+        { id: 9, name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 }, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW },
+      ],
       rerank: [{ id: 1, context_id: 1, updated_at: NOW, max_per_category: 2, diversity: null as unknown as undefined }],
     });
     const t = `plan-${Math.random()}`;
@@ -170,8 +257,20 @@ describe('the plan of a context', () => {
 
   it('assigns a running experiment variant stickily, with its rerank override; reads the config once within the cache window', async () => {
     const exp = {
-      id: 5, name: 'ab', context_id: 1, segment_id: null, status: 'Running' as const, attribution_window_seconds: 86_400, started_at: NOW, stopped_at: null, created: NOW, updated_at: NOW,
-      variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } }],
+      id: 5,
+      name: 'ab',
+      context_id: 1,
+      segment_id: null,
+      status: 'Running' as const,
+      attribution_window_seconds: 86_400,
+      started_at: NOW,
+      stopped_at: null,
+      created: NOW,
+      updated_at: NOW,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } },
+      ],
     };
     const d = deps(config({ experiments: [exp, { ...exp, id: 6, context_id: 2 }] }));
     const t = `exp-${Math.random()}`;
@@ -195,21 +294,48 @@ describe('the plan of a context', () => {
 
   it('tells the variant before reading segments when the experiment is not scoped to one, after when it is', async () => {
     const exp = {
-      id: 5, name: 'ab', context_id: 1, segment_id: null as number | null, status: 'Running' as const, attribution_window_seconds: 86_400, started_at: NOW, stopped_at: null, created: NOW, updated_at: NOW,
-      variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 50 }, { name: 'b', endpoint_name: 'next', traffic_percent: 50 }],
+      id: 5,
+      name: 'ab',
+      context_id: 1,
+      segment_id: null as number | null,
+      status: 'Running' as const,
+      attribution_window_seconds: 86_400,
+      started_at: NOW,
+      stopped_at: null,
+      created: NOW,
+      updated_at: NOW,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
+      ],
     };
-    const segment = { id: 9, name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 }, size_estimate: null, size_computed_at: null, created: NOW, updated_at: NOW };
+    const segment = {
+      id: 9,
+      name: 'buyers',
+      description: '',
+      definition: { event_type: 'purchase', min_count: 1, within_days: 30 },
+      size_estimate: null,
+      size_computed_at: null,
+      created: NOW,
+      updated_at: NOW,
+    };
     const order: string[] = [];
     const traced = (c: ControlConfig, events: RecentEvent[]): ControlDeps => ({ config: async () => c, contextExists: async () => false, userEvents: async () => (order.push('read'), events) });
     const rules = [rule({ id: 1, context_id: 1, segment_id: 9 })];
-    const open = await planFor(traced(config({ rules, segments: [segment], experiments: [exp] }), [ev('purchase', 1)]), `early-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    const open = await planFor(traced(config({ rules, segments: [segment], experiments: [exp] }), [ev('purchase', 1)]), `early-${Math.random()}`, 1, 'u', NOW, (a) =>
+      order.push(`assigned ${a.variant}`),
+    );
     expect(order).toEqual([`assigned ${open.assignment?.variant}`, 'read']);
     order.length = 0;
     const scoped = { ...exp, segment_id: 9 };
-    const member = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('purchase', 1)]), `late-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    const member = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('purchase', 1)]), `late-${Math.random()}`, 1, 'u', NOW, (a) =>
+      order.push(`assigned ${a.variant}`),
+    );
     expect(order).toEqual(['read', `assigned ${member.assignment?.variant}`]);
     order.length = 0;
-    const outsider = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('click', 1)]), `out-${Math.random()}`, 1, 'u', NOW, (a) => order.push(`assigned ${a.variant}`));
+    const outsider = await planFor(traced(config({ rules, segments: [segment], experiments: [scoped] }), [ev('click', 1)]), `out-${Math.random()}`, 1, 'u', NOW, (a) =>
+      order.push(`assigned ${a.variant}`),
+    );
     expect(outsider.assignment).toBeNull();
     expect(order).toEqual(['read']);
   });

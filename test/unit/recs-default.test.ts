@@ -32,7 +32,8 @@ function synthetic(seed = 3): Interaction[] {
   return out;
 }
 
-const roundTrip = (model: Model, ds: Dataset) => unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 5, ['view'], 9), typeWeights: new Map([['view', 2]]) }));
+const roundTrip = (model: Model, ds: Dataset) =>
+  unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 5, ['view'], 9), typeWeights: new Map([['view', 2]]) }));
 /** Every user's history, an empty one and one item alone. */
 const histories = (ds: Dataset): History[] => [...ds.users.map((_, u) => ds.row(u)), { items: [], weights: [] }, { items: [3], weights: [2.5] }];
 
@@ -43,7 +44,11 @@ describe('artifacts of the default models: the loaded model scores exactly as th
     const ease = trainEaseDense(ds, { lambda: 50, maxItems: 30 });
     const als = await trainIals(ds, { ...ALS_DEFAULTS, factors: 16, epochs: 3 });
     const blend = new BlendModel([ease, als], [0.35, 0.65], 'ease+ials');
-    for (const [model, kind] of [[ease, DenseHeadModel], [als, AlsModel], [blend, BlendModel]] as const) {
+    for (const [model, kind] of [
+      [ease, DenseHeadModel],
+      [als, AlsModel],
+      [blend, BlendModel],
+    ] as const) {
       const back = roundTrip(model, ds);
       expect(back.model, model.algorithm).toBeInstanceOf(kind);
       expect(back.model.algorithm).toBe(model.algorithm);
@@ -56,7 +61,7 @@ describe('artifacts of the default models: the loaded model scores exactly as th
       expect(back.typeWeights).toEqual(new Map([['view', 2]]));
     }
     // The blend's parts and weights come back as they were.
-    const parts = (roundTrip(blend, ds).model as BlendModel);
+    const parts = roundTrip(blend, ds).model as BlendModel;
     expect(parts.weights).toEqual([0.35, 0.65]);
     expect(parts.parts.map((p) => p.constructor)).toEqual([DenseHeadModel, AlsModel]);
     // EASE's head: items outside it score 0.
@@ -69,7 +74,12 @@ describe('artifacts of the default models: the loaded model scores exactly as th
     const off = Uint32Array.from([0, 1, 2, 2]);
     const nbr = Uint32Array.from([1, 0]);
     const w = Float32Array.from([0.5, 0.25]);
-    const bytes = packSections({ format: 'recsearch-model-v1', algorithm: 'ease', items: [10, 20, 30] }, [['popularity', Float32Array.from([3, 2, 1])], ['off', off], ['nbr', nbr], ['w', w]]);
+    const bytes = packSections({ format: 'recsearch-model-v1', algorithm: 'ease', items: [10, 20, 30] }, [
+      ['popularity', Float32Array.from([3, 2, 1])],
+      ['off', off],
+      ['nbr', nbr],
+      ['w', w],
+    ]);
     const back = unpackModel(bytes);
     expect(back.model).toBeInstanceOf(ItemItemModel);
     expect(Array.from(back.model.score({ items: [0], weights: [2] }))).toEqual([0, 1, 0]);

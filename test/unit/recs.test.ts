@@ -16,8 +16,7 @@ for (let u = 0; u < 20; u++) {
 }
 const ds = new Dataset(interactions);
 const idx = (id: number) => ds.itemIndex.get(id) as number;
-const top3For = (m: ReturnType<typeof trainEase>, items: number[]) =>
-  topK(m.score({ items: items.map(idx), weights: items.map(() => 1) }), 3, new Set(items.map(idx))).map((i) => ds.items[i]);
+const top3For = (m: ReturnType<typeof trainEase>, items: number[]) => topK(m.score({ items: items.map(idx), weights: items.map(() => 1) }), 3, new Set(items.map(idx))).map((i) => ds.items[i]);
 
 describe('recommendation models', () => {
   it('inverts a symmetric positive definite matrix', () => {
@@ -119,7 +118,11 @@ describe('recommendation models', () => {
   });
 
   it('stores the event type weights the model was trained with; older artifacts have none', () => {
-    const typeWeights = new Map([['view', 2], ['purchase', 30], ['constructor', 4]]);
+    const typeWeights = new Map([
+      ['view', 2],
+      ['purchase', 30],
+      ['constructor', 4],
+    ]);
     const back = unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), typeWeights }));
     expect(back.typeWeights).toEqual(typeWeights);
     expect(back.typeWeights?.get('toString')).toBeUndefined();
@@ -134,7 +137,10 @@ describe('recommendation models', () => {
       const s = Float32Array.from({ length: n }, () => Math.floor(rand() * 12) - 3);
       const k = 1 + Math.floor(rand() * 60);
       const expected = topK(s, k, new Set()).filter((i) => (s[i] as number) > 0);
-      expect([...topPositive(s, k)].sort((a, b) => a - b), `trial ${trial}`).toEqual([...expected].sort((a, b) => a - b));
+      expect(
+        [...topPositive(s, k)].sort((a, b) => a - b),
+        `trial ${trial}`,
+      ).toEqual([...expected].sort((a, b) => a - b));
     }
     expect(Array.from(topPositive(new Float32Array(5), 3))).toEqual([]);
   });
@@ -174,7 +180,10 @@ describe('ScoreTable: candidate scores by item id, reused by every ranking', () 
     t.add(7, 1);
     t.add(2 ** 40 + 7, 2);
     t.add(7, 0.5);
-    expect(entries()).toEqual([[7, 1.5], [2 ** 40 + 7, 2]]);
+    expect(entries()).toEqual([
+      [7, 1.5],
+      [2 ** 40 + 7, 2],
+    ]);
     // Far past its first capacity (1,024 slots, half of them used at most), ids that collide included.
     t.clear();
     expect(t.size).toBe(0);

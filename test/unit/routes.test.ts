@@ -16,22 +16,28 @@ describe('route table', () => {
 
   it('lists every Core endpoint of the spec with its scope', () => {
     const core = routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS').map((r) => `${routeKey(r)} ${r.api === 'core' ? r.scope : ''}`);
-    expect(core).toEqual(expect.arrayContaining([
-      'POST /v1/items service-api/write',
-      'GET /v1/items service-api/read',
-      'GET /v1/items/{item_id} service-api/read',
-      'POST /v1/items/{item_id} service-api/write',
-      'PATCH /v1/items/{item_id} service-api/write',
-      'DELETE /v1/items/{item_id} service-api/write',
-      'POST /v1/events service-api/write',
-      'GET /v1/events service-api/read',
-      'GET /v1/events/{event_id} service-api/read',
-    ]));
+    expect(core).toEqual(
+      expect.arrayContaining([
+        'POST /v1/items service-api/write',
+        'GET /v1/items service-api/read',
+        'GET /v1/items/{item_id} service-api/read',
+        'POST /v1/items/{item_id} service-api/write',
+        'PATCH /v1/items/{item_id} service-api/write',
+        'DELETE /v1/items/{item_id} service-api/write',
+        'POST /v1/events service-api/write',
+        'GET /v1/events service-api/read',
+        'GET /v1/events/{event_id} service-api/read',
+      ]),
+    );
   });
 
   it('gives every Core path an OPTIONS preflight route and has no duplicate route keys', () => {
     const corePaths = new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS').map((r) => r.path));
-    for (const p of corePaths) expect(routes.some((r) => r.method === 'OPTIONS' && r.path === p), p).toBe(true);
+    for (const p of corePaths)
+      expect(
+        routes.some((r) => r.method === 'OPTIONS' && r.path === p),
+        p,
+      ).toBe(true);
     const keys = routes.map(routeKey);
     expect(new Set(keys).size).toBe(keys.length);
   });

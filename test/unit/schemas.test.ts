@@ -76,7 +76,15 @@ describe('event schemas', () => {
   });
 
   it('refuses what the server sets (id, object, created), a non-object metadata and a non-integer event_id', () => {
-    for (const [f, v] of [['id', '5'], ['object', 'event'], ['created', 1], ['metadata', 'x'], ['metadata', [1]], ['event_id', 'zz'], ['event_id', 0]] as const) {
+    for (const [f, v] of [
+      ['id', '5'],
+      ['object', 'event'],
+      ['created', 1],
+      ['metadata', 'x'],
+      ['metadata', [1]],
+      ['event_id', 'zz'],
+      ['event_id', 0],
+    ] as const) {
       expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, [f]: v }], 'body'))), `${f}=${JSON.stringify(v)}`).toContain(`0.${f}`);
     }
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, event_id: 12, metadata: { campaign: 'spring' } }], 'body')).toHaveLength(1);

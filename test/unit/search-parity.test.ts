@@ -9,7 +9,15 @@ import { applySynonyms, synonymRules, type SynonymSet } from '../../shared/searc
 
 const emb = new HashingEmbedding(64);
 const doc = (id: number, name: string, metadata: SearchDoc['metadata'] = {}): SearchDoc => ({
-  id, name, description: '', metadata, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(name),
+  id,
+  name,
+  description: '',
+  metadata,
+  active: true,
+  created: 1,
+  updated_at: 1,
+  embedding_updated_at: 1,
+  vector: emb.embedOne(name),
 });
 
 describe('ranking visitor (facets and sort over every match)', () => {
@@ -26,7 +34,11 @@ describe('ranking visitor (facets and sort over every match)', () => {
       const ranked = rank(index, delta, req(profile), { limit: 5, visit: facets.visit });
       expect(ranked.total).toBe(901);
       const f = facets.result();
-      expect(f.colour?.values).toEqual([{ value: 'red', count: 301 }, { value: 'blue', count: 300 }, { value: 'green', count: 300 }]);
+      expect(f.colour?.values).toEqual([
+        { value: 'red', count: 301 },
+        { value: 'blue', count: 300 },
+        { value: 'green', count: 300 },
+      ]);
       expect(f.size).toMatchObject({ count: 901, min: 0, max: 5000 });
       // The page is the same with or without a visitor.
       const plain = rank(index, delta, req(profile), { limit: 5 });

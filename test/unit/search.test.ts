@@ -22,7 +22,16 @@ import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
 const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => ({
-  id, name, description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(`${name}\n${description}`), ...over,
+  id,
+  name,
+  description,
+  metadata: {},
+  active: true,
+  created: 1,
+  updated_at: 1,
+  embedding_updated_at: 1,
+  vector: emb.embedOne(`${name}\n${description}`),
+  ...over,
 });
 const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
 const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
@@ -106,7 +115,14 @@ describe('index and ranking', () => {
     const { header, get } = unpackSections<Record<string, unknown>>(packIndex({ ...older, surface: [], surfaceStem: new Uint32Array(0) }));
     const { surface: _h, ...oldHeader } = header;
     const names = ['offsets', 'postingDocs', 'postingTfs', 'lens0', 'lens1', 'lens2', 'vectors', 'scales', 'hasVector'];
-    const back = new SearchIndex(unpackIndex(packSections(oldHeader, names.map((n) => [n, get(n)]))));
+    const back = new SearchIndex(
+      unpackIndex(
+        packSections(
+          oldHeader,
+          names.map((n) => [n, get(n)]),
+        ),
+      ),
+    );
     expect(run(back, 'running shoe')).toEqual(run(index, 'running shoe'));
     expect(run(back, 'waterp')).toEqual([3]);
     expect(run(back, 'runni')).toEqual([]);
@@ -138,7 +154,12 @@ describe('index and ranking', () => {
 /** Only the given methods; any other call fails the test by name. */
 function only<T extends object>(methods: Partial<T>): T {
   return new Proxy(methods, {
-    get: (o, k) => (k in o ? (o as Record<PropertyKey, unknown>)[k] : () => { throw new Error(`unexpected call: ${String(k)}`); }),
+    get: (o, k) =>
+      k in o
+        ? (o as Record<PropertyKey, unknown>)[k]
+        : () => {
+            throw new Error(`unexpected call: ${String(k)}`);
+          },
   }) as T;
 }
 
@@ -152,13 +173,21 @@ describe('scores a cursor can rely on', () => {
     const fresh = Array.from({ length: 40 }, (_, k) => doc(100 + k, `${own(k)} ${some(k, 1 + (k % 4))} stove`, `${own(k)} ${some(k + 1, k % 6)} kettle ${'filler '.repeat(k % 9)}`));
     const delta = new PreparedDelta({ docs: fresh, masked: new Set() });
     const scores = (mode: 'keyword' | 'hybrid') =>
-      new Map(rank(index, delta, { query: 'stove kettle cam', mode, filter: () => true, queryVector: emb.embedOne('stove kettle cam'), profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]));
+      new Map(
+        rank(index, delta, { query: 'stove kettle cam', mode, filter: () => true, queryVector: emb.embedOne('stove kettle cam'), profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]),
+      );
     const before = { keyword: scores('keyword'), hybrid: scores('hybrid') };
     expect(before.keyword.size).toBe(42);
     // Each document read again (its embedding time changed), in another order: the delta's terms
     // and documents come back in another order, the content is the same.
     for (let round = 0; round < 3; round++) {
-      delta.apply(fresh.filter((_, k) => k % (round + 2) === 0).reverse().map((d) => ({ ...d, embedding_updated_at: 2 + round })), []);
+      delta.apply(
+        fresh
+          .filter((_, k) => k % (round + 2) === 0)
+          .reverse()
+          .map((d) => ({ ...d, embedding_updated_at: 2 + round })),
+        [],
+      );
       for (const mode of ['keyword', 'hybrid'] as const) {
         const after = scores(mode);
         for (const [id, s] of before[mode]) expect(after.get(id), `${mode} ${id}`).toBe(s);
@@ -205,8 +234,15 @@ describe('Bedrock Titan V2 provider', () => {
 describe('SQS workers', () => {
   const event = (...bodies: unknown[]): SQSEvent => ({
     Records: bodies.map((b, i) => ({
-      messageId: `m${i}`, receiptHandle: `r${i}`, body: typeof b === 'string' ? b : JSON.stringify(b), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'eu-west-1',
+      messageId: `m${i}`,
+      receiptHandle: `r${i}`,
+      body: typeof b === 'string' ? b : JSON.stringify(b),
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn',
+      awsRegion: 'eu-west-1',
     })),
   });
   const ctx = { awsRequestId: 'x', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
@@ -264,7 +300,7 @@ describe('SQS workers', () => {
 describe('TopK', () => {
   it('keeps the k highest scores, each with its own key, whatever the order and ties', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let round = 0; round < 300; round++) {
       const n = Math.floor(rand() * 60);
       const k = Math.floor(rand() * 12);

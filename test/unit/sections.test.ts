@@ -11,7 +11,10 @@ describe('artifact sections', () => {
     ] as const;
 
   it('round-trips, from bytes at any offset, into arrays that do not share the artifact buffer', () => {
-    const packed = packSections({ format: 'x', n: 4 }, arrays().map(([n, a]) => [n, a]));
+    const packed = packSections(
+      { format: 'x', n: 4 },
+      arrays().map(([n, a]) => [n, a]),
+    );
     // Inside a larger buffer at an odd offset, as a blob read may hand it over.
     const outer = new Uint8Array(packed.length + 3);
     outer.set(packed, 3);
@@ -32,7 +35,10 @@ describe('artifact sections', () => {
   });
 
   it('refuses a truncated artifact', () => {
-    const packed = packSections({}, arrays().map(([n, a]) => [n, a]));
+    const packed = packSections(
+      {},
+      arrays().map(([n, a]) => [n, a]),
+    );
     expect(() => unpackSections(packed.subarray(0, packed.length - 8)).get('d')).toThrow(/truncated/);
   });
 });

@@ -45,7 +45,7 @@ describe('the S3 stand-in checks signatures like AWS', () => {
     const s3 = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials });
     await s3.send(new PutObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin', Body: new Uint8Array([1, 2, 3]) }));
     const got = await s3.send(new GetObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin' }));
-    expect([...(await got.Body?.transformToByteArray() ?? [])]).toEqual([1, 2, 3]);
+    expect([...((await got.Body?.transformToByteArray()) ?? [])]).toEqual([1, 2, 3]);
     expect(seen.map((s) => s.problem)).toEqual([undefined, undefined]);
     const wrong = new S3Client({ region, endpoint: base, forcePathStyle: true, credentials: { ...credentials, secretAccessKey: 'nope' }, maxAttempts: 1 });
     await expect(wrong.send(new GetObjectCommand({ Bucket: 'bkt', Key: 'search/t 1/index.bin' }))).rejects.toThrow();
@@ -60,7 +60,7 @@ describe('S3 blob store over signed fetch', () => {
     const s = store();
     await s.put('models/t(1)/v 2.bin', new Uint8Array([9, 8, 7]));
     await s.put('search/t1/meta.json', '{"ok":true}');
-    expect([...(await s.get('models/t(1)/v 2.bin') ?? [])]).toEqual([9, 8, 7]);
+    expect([...((await s.get('models/t(1)/v 2.bin')) ?? [])]).toEqual([9, 8, 7]);
     expect(new TextDecoder().decode(await s.get('search/t1/meta.json'))).toBe('{"ok":true}');
     expect(await s.get('search/none/index.bin')).toBeUndefined();
     expect(seen.every((x) => x.problem === undefined)).toBe(true);

@@ -21,8 +21,9 @@ function slowStore() {
       setImmediate(() => callback?.(null));
     },
     batch(operations, callback) {
-      for (const op of operations) if (op.type === 'del') data.delete(op.key);
-      else data.set(op.key, op.value);
+      for (const op of operations)
+        if (op.type === 'del') data.delete(op.key);
+        else data.set(op.key, op.value);
       setImmediate(() => callback?.(null));
     },
   };

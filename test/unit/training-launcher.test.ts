@@ -25,7 +25,18 @@ function fakeConsole(job: TrainingRun) {
 }
 
 const queued = (): TrainingRun => ({
-  id: trainingRunId('job-7'), job_name: 'job-7', template_id: 1, options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' }, status: 'Queued', progress: 0, created: 0, started_at: null, finished_at: null, error: null, model_version: null, metrics: null,
+  id: trainingRunId('job-7'),
+  job_name: 'job-7',
+  template_id: 1,
+  options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' },
+  status: 'Queued',
+  progress: 0,
+  created: 0,
+  started_at: null,
+  finished_at: null,
+  error: null,
+  model_version: null,
+  metrics: null,
 });
 const events = (latestId: number) => ({ latest: async () => (latestId ? [{ id: latestId, item_id: '1', type: 'view', created: 0, user_id: 'u' }] : []) }) as never;
 const launcher = (fail?: string) => {
@@ -110,8 +121,20 @@ describe('training settings', () => {
   });
 
   it('reads the ECS task all or nothing', () => {
-    const task = { TRAINING_TASK_DEFINITION: 'arn:td', TRAINING_TASK_CLUSTER: 'arn:c', TRAINING_TASK_CONTAINER: 'train', TRAINING_TASK_SUBNETS: 'subnet-1,subnet-2', TRAINING_TASK_SECURITY_GROUPS: 'sg-1' };
-    expect(readConfig({ ...base, ...task }).training.task).toEqual({ clusterArn: 'arn:c', taskDefinitionArn: 'arn:td', containerName: 'train', subnets: ['subnet-1', 'subnet-2'], securityGroups: ['sg-1'] });
+    const task = {
+      TRAINING_TASK_DEFINITION: 'arn:td',
+      TRAINING_TASK_CLUSTER: 'arn:c',
+      TRAINING_TASK_CONTAINER: 'train',
+      TRAINING_TASK_SUBNETS: 'subnet-1,subnet-2',
+      TRAINING_TASK_SECURITY_GROUPS: 'sg-1',
+    };
+    expect(readConfig({ ...base, ...task }).training.task).toEqual({
+      clusterArn: 'arn:c',
+      taskDefinitionArn: 'arn:td',
+      containerName: 'train',
+      subnets: ['subnet-1', 'subnet-2'],
+      securityGroups: ['sg-1'],
+    });
     expect(() => readConfig({ ...base, ...task, TRAINING_TASK_SUBNETS: '' })).toThrow(/TRAINING_TASK_SUBNETS/);
     expect(() => readConfig({ ...base, ...task, TRAINING_TASK_SUBNETS: 'a,,b' })).toThrow(/TRAINING_TASK_SUBNETS/);
     expect(() => readConfig({ ...base, TRAINING_TASK_DEFINITION: 'arn:td' })).toThrow(/TRAINING_TASK_CLUSTER/);

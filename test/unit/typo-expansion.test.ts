@@ -52,7 +52,12 @@ describe('forEachNear (typo lookup over the sorted vocabulary)', () => {
         if (n % 2 === 0) {
           const base = vocab[Math.floor(r() * vocab.length)] as string;
           const at = Math.floor(r() * base.length);
-          const edits = [base.slice(0, at) + base.slice(at + 1), base.slice(0, at) + 'q' + base.slice(at), base.slice(0, at) + 'z' + base.slice(at + 1), base.slice(0, at) + base.slice(at + 1, at + 2) + base.slice(at, at + 1) + base.slice(at + 2)];
+          const edits = [
+            base.slice(0, at) + base.slice(at + 1),
+            `${base.slice(0, at)}q${base.slice(at)}`,
+            `${base.slice(0, at)}z${base.slice(at + 1)}`,
+            base.slice(0, at) + base.slice(at + 1, at + 2) + base.slice(at, at + 1) + base.slice(at + 2),
+          ];
           term = edits[n % edits.length] as string;
         }
         for (const max of [0, 1, 2, 3]) {
@@ -69,9 +74,20 @@ describe('forEachNear (typo lookup over the sorted vocabulary)', () => {
 
   it('counts a swap of two adjacent letters as one edit, and handles the edges', () => {
     const vocab = ['jacket', 'jaket', 'jakcet', 'jacquet', 'shoe', 'sheo', 'sh', 's'].sort();
-    expect(walk(vocab, 'jakcet', 1)).toEqual([['jacket', 1], ['jakcet', 0], ['jaket', 1]]);
-    expect(walk(vocab, 'shoe', 1)).toEqual([['sheo', 1], ['shoe', 0]]);
-    expect(walk(vocab, 'shoe', 2)).toEqual([['sh', 2], ['sheo', 1], ['shoe', 0]]);
+    expect(walk(vocab, 'jakcet', 1)).toEqual([
+      ['jacket', 1],
+      ['jakcet', 0],
+      ['jaket', 1],
+    ]);
+    expect(walk(vocab, 'shoe', 1)).toEqual([
+      ['sheo', 1],
+      ['shoe', 0],
+    ]);
+    expect(walk(vocab, 'shoe', 2)).toEqual([
+      ['sh', 2],
+      ['sheo', 1],
+      ['shoe', 0],
+    ]);
     expect(walk(vocab, '', 2)).toEqual([]);
     expect(walk([], 'shoe', 2)).toEqual([]);
     expect(walk(vocab, 's'.repeat(1000), 2)).toEqual([]);

@@ -31,7 +31,9 @@ export function Catalog(_: PageProps) {
 
   const search = (cursor?: string) =>
     a.run(async () => {
-      const filters = field ? [{ field: field.includes('.') || ['id', 'name', 'description', 'active', 'created', 'updated_at'].includes(field) ? field : `metadata.${field}`, op, value: parseValue(op, value) }] : [];
+      const filters = field
+        ? [{ field: field.includes('.') || ['id', 'name', 'description', 'active', 'created', 'updated_at'].includes(field) ? field : `metadata.${field}`, op, value: parseValue(op, value) }]
+        : [];
       const r = await api<Result>('POST', '/api/items/search', { query, filters, limit: 25, ...(cursor ? { cursor } : {}) });
       setResult(r);
       setPages((p) => (cursor ? [...p, ...r.data] : r.data));
@@ -77,7 +79,9 @@ export function Catalog(_: PageProps) {
                     <th scope="col">Price</th>
                     <th scope="col">Active</th>
                     <th scope="col">Updated</th>
-                    <th scope="col" className="num">Score</th>
+                    <th scope="col" className="num">
+                      Score
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -110,4 +114,3 @@ export function Catalog(_: PageProps) {
     </>
   );
 }
-

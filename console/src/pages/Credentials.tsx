@@ -48,16 +48,18 @@ export function Credentials({ session }: PageProps) {
       clients.reload();
     });
   };
-  const revokeKey = (k: ApiKey) => a.run(async () => {
-    if (!window.confirm(`Revoke API key ${k.prefix} (${k.name})? Requests using it fail at once.`)) return;
-    await api('DELETE', `/api/api-keys/${k.id}`);
-    keys.reload();
-  });
-  const deleteClient = (c: Client) => a.run(async () => {
-    if (!window.confirm(`Delete client ${c.client_id} (${c.name})? Its tokens stop working at once.`)) return;
-    await api('DELETE', `/api/clients/${c.client_id}`);
-    clients.reload();
-  });
+  const revokeKey = (k: ApiKey) =>
+    a.run(async () => {
+      if (!window.confirm(`Revoke API key ${k.prefix} (${k.name})? Requests using it fail at once.`)) return;
+      await api('DELETE', `/api/api-keys/${k.id}`);
+      keys.reload();
+    });
+  const deleteClient = (c: Client) =>
+    a.run(async () => {
+      if (!window.confirm(`Delete client ${c.client_id} (${c.name})? Its tokens stop working at once.`)) return;
+      await api('DELETE', `/api/clients/${c.client_id}`);
+      clients.reload();
+    });
 
   return (
     <>

@@ -40,10 +40,11 @@ export function Events({ session }: PageProps) {
       types.reload();
     });
   };
-  const setTypeWeight = (t: EventType, w: number) => add.run(async () => {
-    await api('PATCH', `/api/event-types/${t.id}`, { weight: w });
-    types.reload();
-  });
+  const setTypeWeight = (t: EventType, w: number) =>
+    add.run(async () => {
+      await api('PATCH', `/api/event-types/${t.id}`, { weight: w });
+      types.reload();
+    });
 
   return (
     <>

@@ -17,9 +17,15 @@ function Results({ e }: { e: Experiment }) {
         <thead>
           <tr>
             <th scope="col">Variant</th>
-            <th scope="col" className="num">Traffic</th>
-            <th scope="col" className="num">Requests</th>
-            <th scope="col" className="num">Users</th>
+            <th scope="col" className="num">
+              Traffic
+            </th>
+            <th scope="col" className="num">
+              Requests
+            </th>
+            <th scope="col" className="num">
+              Users
+            </th>
             {types.map((t) => (
               <th scope="col" key={t}>
                 {t}: rate per user, lift (95% interval)
@@ -86,7 +92,8 @@ export function Experiments({ session }: PageProps) {
       const control = a1 || eps[0]?.endpoint_name;
       const treatment = b1 || eps[1]?.endpoint_name || control;
       await api('POST', '/api/experiments', {
-        name, context_id: Number(ctx),
+        name,
+        context_id: Number(ctx),
         variants: [
           { name: 'control', endpoint_name: control, traffic_percent: 100 - Number(split) },
           { name: 'treatment', endpoint_name: treatment, traffic_percent: Number(split) },
@@ -96,10 +103,11 @@ export function Experiments({ session }: PageProps) {
       experiments.reload();
     });
   };
-  const setStatus = (x: Experiment, status: 'Running' | 'Stopped') => a.run(async () => {
-    await api('PATCH', `/api/experiments/${x.id}`, { status });
-    experiments.reload();
-  });
+  const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
+    a.run(async () => {
+      await api('PATCH', `/api/experiments/${x.id}`, { status });
+      experiments.reload();
+    });
 
   return (
     <>
@@ -132,7 +140,12 @@ export function Experiments({ session }: PageProps) {
             <Field label="Experiment name" value={name} onChange={setName} required />
             <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
             <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
-            <Select label="Treatment endpoint" value={b1 || eps[1]?.endpoint_name || eps[0]?.endpoint_name || ''} onChange={setB1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
+            <Select
+              label="Treatment endpoint"
+              value={b1 || eps[1]?.endpoint_name || eps[0]?.endpoint_name || ''}
+              onChange={setB1}
+              options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
+            />
             <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
             <button type="submit" className="primary" disabled={a.busy || !eps.length || !ctx}>
               Create experiment

@@ -65,9 +65,15 @@ export function Models({ session }: PageProps) {
                   <th scope="col">Version</th>
                   <th scope="col">Algorithm</th>
                   <th scope="col">Status</th>
-                  <th scope="col" className="num">nDCG@10</th>
-                  <th scope="col" className="num">Recall@10</th>
-                  <th scope="col" className="num">Coverage</th>
+                  <th scope="col" className="num">
+                    nDCG@10
+                  </th>
+                  <th scope="col" className="num">
+                    Recall@10
+                  </th>
+                  <th scope="col" className="num">
+                    Coverage
+                  </th>
                   <th scope="col">Serving on</th>
                   <th scope="col">Created</th>
                   <th scope="col">Actions</th>
@@ -112,11 +118,7 @@ export function Models({ session }: PageProps) {
       </Card>
       {comparison ? (
         <Card title={`Comparing ${comparison.versions.map((v) => `v${v}`).join(', ')}`}>
-          <GroupedBars
-            title="Holdout metrics by version (each metric scaled to its best)"
-            keys={comparison.versions.map(String)}
-            groups={metrics.map((m) => ({ name: m.name, values: m.values }))}
-          />
+          <GroupedBars title="Holdout metrics by version (each metric scaled to its best)" keys={comparison.versions.map(String)} groups={metrics.map((m) => ({ name: m.name, values: m.values }))} />
           <table aria-label="Metrics compared">
             <thead>
               <tr>
@@ -152,7 +154,16 @@ function ApproveButton({ version, onDone }: { version: number; onDone: () => voi
   const a = useAction();
   return (
     <>
-      <button type="button" disabled={a.busy} onClick={() => void a.run(async () => { await api('POST', `/api/models/${version}/approve`); onDone(); })}>
+      <button
+        type="button"
+        disabled={a.busy}
+        onClick={() =>
+          void a.run(async () => {
+            await api('POST', `/api/models/${version}/approve`);
+            onDone();
+          })
+        }
+      >
         Approve v{version}
       </button>
       <Problem error={a.error} />

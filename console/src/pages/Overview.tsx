@@ -15,7 +15,9 @@ export function Overview(_: PageProps) {
       <PageHeader title="Overview" />
       <div className="tiles">
         <Card title="Catalog size">
-          <p className="big" data-testid="catalog-size">{i ? i.items.toLocaleString() : '…'}</p>
+          <p className="big" data-testid="catalog-size">
+            {i ? i.items.toLocaleString() : '…'}
+          </p>
           <p className="muted">searchable items</p>
         </Card>
         <Card title="Index status">
@@ -41,9 +43,7 @@ export function Overview(_: PageProps) {
         </Card>
         <Card title="Models">
           <p className="big">{models.data ? models.data.data.length : '…'}</p>
-          <p className="muted">
-            versions; {jobs.data ? jobs.data.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length : '…'} runs in progress
-          </p>
+          <p className="muted">versions; {jobs.data ? jobs.data.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length : '…'} runs in progress</p>
         </Card>
       </div>
       <Card title="Events per day">

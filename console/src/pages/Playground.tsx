@@ -4,7 +4,13 @@ import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useAction 
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
-const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /** Highlight text as the API returns it (HTML-escaped, matches in <em>): rendered as text with <mark>, never as HTML. */
 function Highlighted({ text }: { text: string }) {
@@ -56,10 +62,17 @@ export function Playground(_: PageProps) {
   const runSearch = (e: FormEvent) => {
     e.preventDefault();
     void a.run(async () => {
-      const keys = facets.split(',').map((s) => s.trim()).filter(Boolean);
+      const keys = facets
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       setSearch(
         await api<SearchResult>('POST', '/console/api/search', {
-          query, mode, limit: 20, explain, highlight,
+          query,
+          mode,
+          limit: 20,
+          explain,
+          highlight,
           ...(keys.length ? { facets: keys } : {}),
           ...(contextId ? { context_id: contextId } : {}),
           ...(userId ? { user_id: userId } : {}),

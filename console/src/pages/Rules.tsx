@@ -35,14 +35,16 @@ export function Rules({ session }: PageProps) {
       rules.reload();
     });
   };
-  const toggle = (r: Rule) => a.run(async () => {
-    await api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled });
-    rules.reload();
-  });
-  const remove = (r: Rule) => a.run(async () => {
-    await api('DELETE', `/api/rules/${r.id}`);
-    rules.reload();
-  });
+  const toggle = (r: Rule) =>
+    a.run(async () => {
+      await api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled });
+      rules.reload();
+    });
+  const remove = (r: Rule) =>
+    a.run(async () => {
+      await api('DELETE', `/api/rules/${r.id}`);
+      rules.reload();
+    });
 
   return (
     <>

@@ -17,17 +17,20 @@ export function Templates({ session }: PageProps) {
   const create = (e: FormEvent) => {
     e.preventDefault();
     void a.run(async () => {
-      const event_types = Object.entries(chosen).filter(([, v]) => v).map(([id]) => ({ id: Number(id), weight: 1 }));
+      const event_types = Object.entries(chosen)
+        .filter(([, v]) => v)
+        .map(([id]) => ({ id: Number(id), weight: 1 }));
       await api('POST', '/api/events/templates', { name, event_types, thresholds: { per_signal_min: Number(perSignal), total_min: Number(total) } });
       setName('');
       setChosen({});
       templates.reload();
     });
   };
-  const publish = (t: Template) => a.run(async () => {
-    await api('PATCH', `/api/events/templates/${t.id}`, { status: 'Published' });
-    templates.reload();
-  });
+  const publish = (t: Template) =>
+    a.run(async () => {
+      await api('PATCH', `/api/events/templates/${t.id}`, { status: 'Published' });
+      templates.reload();
+    });
 
   return (
     <>

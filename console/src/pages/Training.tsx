@@ -35,7 +35,10 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
       const all: LogLine[] = [];
       let after: string | null = null;
       do {
-        const page: { lines: LogLine[]; next_cursor: string | null } = await api('GET', `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+        const page: { lines: LogLine[]; next_cursor: string | null } = await api(
+          'GET',
+          `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`,
+        );
         all.push(...page.lines);
         after = page.next_cursor;
       } while (after);
@@ -100,7 +103,11 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
               Stop run
             </button>
           ) : null}
-          {series.length ? <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} /> : <p className="muted">The chart fills in as the run reports loss and validation points.</p>}
+          {series.length ? (
+            <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} />
+          ) : (
+            <p className="muted">The chart fills in as the run reports loss and validation points.</p>
+          )}
           {job.metrics ? (
             <table aria-label="Holdout metrics">
               <tbody>
@@ -160,7 +167,12 @@ export function Training({ session }: PageProps) {
         <Card title="Start a run">
           {published.length ? (
             <form className="inline" onSubmit={start} aria-label="Start a training run">
-              <Select label="Template" value={templateId || String(published[0]?.id ?? '')} onChange={setTemplateId} options={published.map((t) => ({ value: String(t.id), label: `${t.name} (#${t.id})` }))} />
+              <Select
+                label="Template"
+                value={templateId || String(published[0]?.id ?? '')}
+                onChange={setTemplateId}
+                options={published.map((t) => ({ value: String(t.id), label: `${t.name} (#${t.id})` }))}
+              />
               <Select label="Algorithm" value={algorithm} onChange={setAlgorithm} options={['ease', 'auto', 'item_knn', 'bpr', 'popularity'].map((x) => ({ value: x, label: x }))} />
               <Field label="Epochs" type="number" min={1} max={50} value={epochs} onChange={setEpochs} />
               <Select label="Batch size" value={batch} onChange={setBatch} options={['64', '128', '256', '512'].map((x) => ({ value: x, label: x }))} />

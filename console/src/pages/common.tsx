@@ -13,7 +13,10 @@ export function ContextPicker({ value, onChange, allowNone, contexts }: { value:
       label="Context"
       value={value}
       onChange={onChange}
-      options={[...(allowNone ? [{ value: '', label: 'None (no rules)' }] : contexts.length ? [] : [{ value: '', label: 'No contexts yet' }]), ...contexts.map((c) => ({ value: String(c.id), label: `${c.name} (#${c.id})` }))]}
+      options={[
+        ...(allowNone ? [{ value: '', label: 'None (no rules)' }] : contexts.length ? [] : [{ value: '', label: 'No contexts yet' }]),
+        ...contexts.map((c) => ({ value: String(c.id), label: `${c.name} (#${c.id})` })),
+      ]}
     />
   );
 }

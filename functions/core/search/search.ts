@@ -32,8 +32,18 @@ export const handler = coreHandler('core/search/search', { body: searchBody }, a
   const counted = (p: Promise<void>) => p.catch((e: unknown) => logger.warn('search not recorded for analytics', { tenant, error: String(e) }));
   let logged: Promise<unknown> = Promise.resolve();
   const result = await runSearch(searchDeps(), tenant, {
-    query: body.query, mode: body.mode, filter: coreFilter(body.filters), limit: body.limit, cursor: body.starting_after, userId: body.user_id, plan, explain: body.explain,
-    facets: body.facets, highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined, sort: body.sort, synonyms,
+    query: body.query,
+    mode: body.mode,
+    filter: coreFilter(body.filters),
+    limit: body.limit,
+    cursor: body.starting_after,
+    userId: body.user_id,
+    plan,
+    explain: body.explain,
+    facets: body.facets,
+    highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
+    sort: body.sort,
+    synonyms,
     accepted: () => {
       logged = authorized.then(() => counted(analytics.record()));
       logged.catch(() => undefined);
@@ -43,11 +53,16 @@ export const handler = coreHandler('core/search/search', { body: searchBody }, a
   await logged;
   await authorized.then(() => counted(analytics.ranked(result.total)));
   return ok(
-    coreList('/v1/search', result.data, { hasMore: result.has_more, cursor: result.next_cursor }, {
-      total: result.total,
-      request_id: requestId,
-      ...(result.experiment ? { experiment: result.experiment } : {}),
-      ...('facets' in result && result.facets ? { facets: result.facets } : {}),
-    }),
+    coreList(
+      '/v1/search',
+      result.data,
+      { hasMore: result.has_more, cursor: result.next_cursor },
+      {
+        total: result.total,
+        request_id: requestId,
+        ...(result.experiment ? { experiment: result.experiment } : {}),
+        ...('facets' in result && result.facets ? { facets: result.facets } : {}),
+      },
+    ),
   );
 });

@@ -4,6 +4,4 @@ import { createClient, createClientBody } from '#shared/domain/credentials';
 import { platformHandler } from '#shared/http/handler';
 import { created } from '#shared/http/respond';
 
-export const handler = platformHandler('platform/clients/create', { body: createClientBody }, async ({ tenant, body }) =>
-  created(await createClient(credentialStore(), tenant, body, provisioner())),
-);
+export const handler = platformHandler('platform/clients/create', { body: createClientBody }, async ({ tenant, body }) => created(await createClient(credentialStore(), tenant, body, provisioner())));

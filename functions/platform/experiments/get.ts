@@ -5,6 +5,4 @@ import { getExperiment } from '#shared/control/records';
 import { experimentResults } from '#shared/control/results';
 import { idPath } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/experiments/get', { path: idPath }, async ({ tenant, params }) =>
-  ok(await getExperiment(consoleStore(), tenant, params.id, experimentResults)),
-);
+export const handler = platformHandler('platform/experiments/get', { path: idPath }, async ({ tenant, params }) => ok(await getExperiment(consoleStore(), tenant, params.id, experimentResults)));

@@ -19,9 +19,7 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   'POST /api/synonyms': platformHandler(NAME, { body: synonymBody }, async ({ tenant, body }) => created(await createSynonymSet(synonymStore(), tenant, body))),
   'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
   'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
-  'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) =>
-    ok(await updateSynonymSet(synonymStore(), tenant, params.id, body)),
-  ),
+  'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) => ok(await updateSynonymSet(synonymStore(), tenant, params.id, body))),
   'DELETE /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => {
     await deleteSynonymSet(synonymStore(), tenant, params.id);
     return noContent();

@@ -4,4 +4,6 @@ import { ok } from '#shared/http/respond';
 import { updateTemplate } from '#shared/domain/templates';
 import { idPath, templatePatch } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/templates/update', { path: idPath, body: templatePatch }, async ({ tenant, params, body }) => ok(await updateTemplate(consoleStore(), tenant, params.id, body)));
+export const handler = platformHandler('platform/templates/update', { path: idPath, body: templatePatch }, async ({ tenant, params, body }) =>
+  ok(await updateTemplate(consoleStore(), tenant, params.id, body)),
+);

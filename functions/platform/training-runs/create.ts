@@ -5,4 +5,6 @@ import { workQueue } from '#shared/queue/messages';
 import { trainingRunView, startTraining } from '#shared/domain/training-runs';
 import { trainingJobBody } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/training-runs/create', { body: trainingJobBody }, async ({ tenant, body }) => accepted(trainingRunView(await startTraining(consoleStore(), workQueue(), tenant, body))));
+export const handler = platformHandler('platform/training-runs/create', { body: trainingJobBody }, async ({ tenant, body }) =>
+  accepted(trainingRunView(await startTraining(consoleStore(), workQueue(), tenant, body))),
+);

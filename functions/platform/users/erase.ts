@@ -4,4 +4,6 @@ import { ok } from '#shared/http/respond';
 import { eraseUser } from '#shared/domain/erasure';
 import { userPath } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/users/erase', { path: userPath }, async ({ tenant, params }) => ok(await eraseUser({ console: consoleStore(), events: eventStore() }, tenant, params.user_id)));
+export const handler = platformHandler('platform/users/erase', { path: userPath }, async ({ tenant, params }) =>
+  ok(await eraseUser({ console: consoleStore(), events: eventStore() }, tenant, params.user_id)),
+);

@@ -26,9 +26,15 @@ for await (const item of core.items.list({ category: 'running', limit: 100 })) c
 
 // Search and recommendations.
 const hits = await core.search({ query: 'runing sho', limit: 5 });
-console.log(hits.total, hits.data.map((h) => `${h.id} ${h.name} ${h.score.toFixed(3)}`));
+console.log(
+  hits.total,
+  hits.data.map((h) => `${h.id} ${h.name} ${h.score.toFixed(3)}`),
+);
 const recs = await core.recommendations({ user_id: 'u-2', limit: 5 });
-console.log(recs.strategy, recs.data.map((r) => r.item.name));
+console.log(
+  recs.strategy,
+  recs.data.map((r) => r.item.name),
+);
 
 // Events, with a key of your own (a retry of the same order is stored once).
 await core.events.send(

@@ -93,19 +93,13 @@ export class CoreClient {
       if (r.object !== 'list') throw unexpected('list', r.object);
       return r.data;
     },
-    get: (itemId: string, o?: CallOptions): Promise<Item> =>
-      unwrap(this.raw.GET('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
+    get: (itemId: string, o?: CallOptions): Promise<Item> => unwrap(this.raw.GET('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
     /** Updates fields (`POST /v1/items/{id}`; the same body twice sets the same values, so it is retried). */
     update: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Item> =>
-      unwrap(
-        this.raw.POST('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }),
-        'core',
-      ),
-    delete: (itemId: string, o?: CallOptions): Promise<ItemDeleted> =>
-      unwrap(this.raw.DELETE('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
+      unwrap(this.raw.POST('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core'),
+    delete: (itemId: string, o?: CallOptions): Promise<ItemDeleted> => unwrap(this.raw.DELETE('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
     /** One page. */
-    listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<ItemList> =>
-      unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),
+    listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<ItemList> => unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),
     /** Every item (lazily, page by page): `for await (const item of core.items.list({ limit: 100 }))`. */
     list: (query: PageQuery<ItemListQuery> = {}, o?: CallOptions): Paginator<Item, ItemList> =>
       new Paginator((cursor) => this.items.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
@@ -115,10 +109,8 @@ export class CoreClient {
     /** Sends 1 to 500 events in one request (all or nothing, with an `Idempotency-Key`); answers the stored events. */
     send: async (events: EventInput[], o?: CreateOptions): Promise<Event[]> =>
       (await unwrap(this.raw.POST('/v1/events', { body: events, headers: idempotencyHeader(o), ...signalOf(o) }), 'core')).data,
-    get: (eventId: string, o?: CallOptions): Promise<Event> =>
-      unwrap(this.raw.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(o) }), 'core'),
-    listPage: (query: EventListQuery = {}, o?: CallOptions): Promise<EventList> =>
-      unwrap(this.raw.GET('/v1/events', { params: { query }, ...signalOf(o) }), 'core'),
+    get: (eventId: string, o?: CallOptions): Promise<Event> => unwrap(this.raw.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(o) }), 'core'),
+    listPage: (query: EventListQuery = {}, o?: CallOptions): Promise<EventList> => unwrap(this.raw.GET('/v1/events', { params: { query }, ...signalOf(o) }), 'core'),
     list: (query: PageQuery<EventListQuery> = {}, o?: CallOptions): Paginator<Event, EventList> =>
       new Paginator((cursor) => this.events.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
   };

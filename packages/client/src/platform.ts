@@ -20,11 +20,7 @@ const s = (id: Id) => String(id);
 const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
 
 /** Follows `next_cursor` through a list whose cursor parameter is `name`. */
-function pages<P extends Page<unknown>, Q extends object>(
-  name: 'cursor' | 'starting_after',
-  query: Q,
-  fetchPage: (q: Q) => Promise<P>,
-): Paginator<P['data'][number], P> {
+function pages<P extends Page<unknown>, Q extends object>(name: 'cursor' | 'starting_after', query: Q, fetchPage: (q: Q) => Promise<P>): Paginator<P['data'][number], P> {
   const start = (query as Record<string, unknown>)[name];
   return new Paginator<P['data'][number], P>((cursor) => fetchPage({ ...query, ...(cursor ? { [name]: cursor } : {}) }), typeof start === 'string' ? start : undefined);
 }
@@ -56,15 +52,13 @@ export class PlatformClient {
     list: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.clients.listPage(q, o)),
     /** The answer holds the client secret, shown this once. */
     create: (body: RequestBody<'createClient'>, o?: CallOptions) => unwrap(this.raw.POST('/api/clients', { body, ...signalOf(o) }), 'platform'),
-    delete: (clientId: string, o?: CallOptions) =>
-      unwrapEmpty(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
+    delete: (clientId: string, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly eventTypes = {
     list: (o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { ...signalOf(o) }), 'platform'),
     create: (body: RequestBody<'createEventType'>, o?: CallOptions) => unwrap(this.raw.POST('/api/event-types', { body, ...signalOf(o) }), 'platform'),
-    update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) =>
-      unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
 
   readonly templates = {
@@ -91,13 +85,11 @@ export class PlatformClient {
     /** Label or describe a version. */
     update: (version: Id, body: RequestBody<'updateModel'>, o?: CallOptions) =>
       unwrap(this.raw.PATCH('/api/models/{version}', { params: { path: { version: s(version) } }, body, ...signalOf(o) }), 'platform'),
-    approve: (version: Id, o?: CallOptions) =>
-      unwrap(this.raw.POST('/api/models/{version}/approve', { params: { path: { version: s(version) } }, ...signalOf(o) }), 'platform'),
+    approve: (version: Id, o?: CallOptions) => unwrap(this.raw.POST('/api/models/{version}/approve', { params: { path: { version: s(version) } }, ...signalOf(o) }), 'platform'),
     /** Serves an approved version on an endpoint. */
     promote: (version: Id, body: RequestBody<'promoteModel'>, o?: CallOptions) =>
       unwrap(this.raw.POST('/api/models/{version}/promote', { params: { path: { version: s(version) } }, body, ...signalOf(o) }), 'platform'),
-    compare: (versions: Id[], o?: CallOptions) =>
-      unwrap(this.raw.GET('/api/models/compare', { params: { query: { versions: versions.map(s).join(',') } }, ...signalOf(o) }), 'platform'),
+    compare: (versions: Id[], o?: CallOptions) => unwrap(this.raw.GET('/api/models/compare', { params: { query: { versions: versions.map(s).join(',') } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly endpoints = {
@@ -115,8 +107,7 @@ export class PlatformClient {
     list: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.rules.listPage(q, o)),
     create: (body: RequestBody<'createRule'>, o?: CallOptions) => unwrap(this.raw.POST('/api/rules', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
-    update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) =>
-      unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
@@ -125,8 +116,7 @@ export class PlatformClient {
     list: (query: QueryParams<'listSegments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.segments.listPage(q, o)),
     create: (body: RequestBody<'createSegment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/segments', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
-    update: (id: Id, body: RequestBody<'updateSegment'>, o?: CallOptions) =>
-      unwrap(this.raw.PATCH('/api/segments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateSegment'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/segments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
@@ -136,8 +126,7 @@ export class PlatformClient {
     create: (body: RequestBody<'createExperiment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/experiments', { body, ...signalOf(o) }), 'platform'),
     /** The experiment with its results. */
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
-    update: (id: Id, body: RequestBody<'updateExperiment'>, o?: CallOptions) =>
-      unwrap(this.raw.PATCH('/api/experiments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateExperiment'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/experiments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
 
   readonly rerankControls = {
@@ -152,8 +141,7 @@ export class PlatformClient {
     list: (query: QueryParams<'listSynonymSets'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.synonyms.listPage(q, o)),
     create: (body: RequestBody<'createSynonymSet'>, o?: CallOptions) => unwrap(this.raw.POST('/api/synonyms', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
-    update: (id: Id, body: RequestBody<'updateSynonymSet'>, o?: CallOptions) =>
-      unwrap(this.raw.PATCH('/api/synonyms/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
+    update: (id: Id, body: RequestBody<'updateSynonymSet'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/synonyms/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 

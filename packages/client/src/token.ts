@@ -91,7 +91,16 @@ export class TokenManager implements Authorizer {
       /* not JSON */
     }
     if (!res.ok) throw ApiError.from(res, body, 'oauth');
-    if (!isAccessToken(body)) throw new ApiError({ status: res.status, type: 'api_error', code: 'invalid_token_response', message: 'The token endpoint answered no access_token.', source: 'oauth', body, headers: res.headers });
+    if (!isAccessToken(body))
+      throw new ApiError({
+        status: res.status,
+        type: 'api_error',
+        code: 'invalid_token_response',
+        message: 'The token endpoint answered no access_token.',
+        source: 'oauth',
+        body,
+        headers: res.headers,
+      });
     this.fetches++;
     const lifetime = body.expires_in * 1000;
     // Expiry is a whole second (JWT exp), so a token may stop working up to 1 s before

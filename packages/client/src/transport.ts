@@ -68,9 +68,7 @@ export class Transport {
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
 
-  constructor(
-    private readonly opts: { fetch?: FetchLike | undefined; retry?: RetryOptions | false | undefined; auth?: Authorizer | undefined; userAgent?: string },
-  ) {
+  constructor(private readonly opts: { fetch?: FetchLike | undefined; retry?: RetryOptions | false | undefined; auth?: Authorizer | undefined; userAgent?: string }) {
     const r = opts.retry === false ? { maxRetries: 0 } : (opts.retry ?? {});
     this.maxRetries = r.maxRetries ?? 3;
     this.baseDelayMs = r.baseDelayMs ?? 250;

@@ -8,10 +8,7 @@ import { platformPage, recordId, seconds } from './common.ts';
 export const eventType = named('EventType', z.strictObject({ id: recordId, name: z.string(), weight: z.int(), created: seconds }));
 export const context = named('Context', z.strictObject({ id: recordId, name: z.string(), description: z.string(), created: seconds }));
 
-export const trainingOptions = named(
-  'TrainingOptions',
-  z.strictObject({ epochs: z.int(), batch_size: z.int(), learning_rate: z.number(), algorithm: z.enum(ALGORITHMS) }),
-);
+export const trainingOptions = named('TrainingOptions', z.strictObject({ epochs: z.int(), batch_size: z.int(), learning_rate: z.number(), algorithm: z.enum(ALGORITHMS) }));
 
 export const template = named(
   'Template',
@@ -59,13 +56,10 @@ export const job = named(
     metrics: z.nullable(z.record(z.string(), z.number())),
     scheduled_at: z.nullable(seconds),
   }),
-  '`scheduled_at`: the due time of a run its template\'s schedule started (null for runs started by hand).',
+  "`scheduled_at`: the due time of a run its template's schedule started (null for runs started by hand).",
 );
 
-export const jobLogs = named(
-  'TrainingJobLogs',
-  z.strictObject({ job_name: z.string(), lines: z.array(z.strictObject({ ts: seconds, message: z.string() })), next_cursor: z.nullable(z.string()) }),
-);
+export const jobLogs = named('TrainingJobLogs', z.strictObject({ job_name: z.string(), lines: z.array(z.strictObject({ ts: seconds, message: z.string() })), next_cursor: z.nullable(z.string()) }));
 
 const promotion = z.strictObject({
   automatic: z.literal(true),
@@ -92,7 +86,7 @@ export const modelVersion = named(
     promotion: z.nullable(promotion),
     endpoints: z.array(z.string()),
   }),
-  'A trained version (never reused). `endpoints`: the serving endpoints it is promoted to; `promotion`: the template\'s auto-promotion decision, once made.',
+  "A trained version (never reused). `endpoints`: the serving endpoints it is promoted to; `promotion`: the template's auto-promotion decision, once made.",
 );
 
 const sideBySide = z.strictObject({
@@ -101,10 +95,7 @@ const sideBySide = z.strictObject({
   values: z.record(z.string(), z.nullable(z.number())),
   best: z.nullable(z.array(recordId)),
 });
-export const modelComparison = named(
-  'ModelComparison',
-  z.strictObject({ versions: z.array(recordId), models: z.array(modelVersion), metrics: z.array(sideBySide), validation: z.array(sideBySide) }),
-);
+export const modelComparison = named('ModelComparison', z.strictObject({ versions: z.array(recordId), models: z.array(modelVersion), metrics: z.array(sideBySide), validation: z.array(sideBySide) }));
 
 export const erasure = named('UserErasure', z.strictObject({ user_id: z.string(), deleted_events: z.int() }));
 

@@ -13,9 +13,7 @@ export const rule = named(
     id: recordId,
     name: z.string(),
     context_id: recordId,
-    conditions: z.array(
-      z.strictObject({ field: z.string(), op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists']), value: z.optional(z.union([scalar, z.array(scalar)])) }),
-    ),
+    conditions: z.array(z.strictObject({ field: z.string(), op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists']), value: z.optional(z.union([scalar, z.array(scalar)])) })),
     boost: z.number(),
     segment_id: z.nullable(recordId),
     starts_at: z.nullable(seconds),
@@ -61,7 +59,7 @@ export const rerankControls = named(
     exclude_seen: z.nullable(controls.exclude_seen),
     updated_at: z.nullable(seconds),
   }),
-  'A context\'s rerank controls: every control, null when unset.',
+  "A context's rerank controls: every control, null when unset.",
 );
 
 const variant = z.strictObject({ name: z.string(), endpoint_name: z.string(), traffic_percent: z.number(), rerank: z.optional(optionalControls) });

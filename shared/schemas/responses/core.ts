@@ -42,10 +42,7 @@ export const event = named(
 export const itemList = named('ItemList', coreList(item, '/v1/items'));
 export const eventList = named('EventList', coreList(event, '/v1/events'));
 
-export const itemDeleted = named(
-  'ItemDeleted',
-  z.strictObject({ message: z.string(), itemId: recordId, deletedCount: z.int(), processing_time_ms: z.int() }),
-);
+export const itemDeleted = named('ItemDeleted', z.strictObject({ message: z.string(), itemId: recordId, deletedCount: z.int(), processing_time_ms: z.int() }));
 
 const experimentRef = z.strictObject({ id: recordId, variant: z.string() });
 
@@ -124,9 +121,6 @@ export const searchResults = named(
   '`total`: how many items match (may be an estimate for large results).',
 );
 
-export const tokenResponse = named(
-  'AccessToken',
-  z.strictObject({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.int().check(z.positive()) }),
-);
+export const tokenResponse = named('AccessToken', z.strictObject({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.int().check(z.positive()) }));
 
 export const health = named('Health', z.strictObject({ status: z.literal('ok') }));

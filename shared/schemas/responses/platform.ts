@@ -6,10 +6,7 @@ import { searchHit } from './core.ts';
 
 /** Platform API answers of credentials, item search, the search index and search administration. */
 
-export const client = named(
-  'Client',
-  z.strictObject({ client_id: z.string(), name: z.string(), scopes: z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])), created: seconds }),
-);
+export const client = named('Client', z.strictObject({ client_id: z.string(), name: z.string(), scopes: z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])), created: seconds }));
 export const clientCreated = named('ClientCreated', z.extend(client, { client_secret: z.string() }), 'The secret is shown here once; only its hash is kept.');
 export const clientList = named('ClientList', platformPage(client));
 
@@ -24,7 +21,11 @@ export const apiKey = named(
     created: seconds,
   }),
 );
-export const apiKeyCreated = named('ApiKeyCreated', z.extend(apiKey, { key: z.string().check(z.regex(/^svc_[a-z0-9]{8}_/)) }), 'The key (`svc_<prefix>_<token>`) is shown here once; only its SHA-256 is kept.');
+export const apiKeyCreated = named(
+  'ApiKeyCreated',
+  z.extend(apiKey, { key: z.string().check(z.regex(/^svc_[a-z0-9]{8}_/)) }),
+  'The key (`svc_<prefix>_<token>`) is shown here once; only its SHA-256 is kept.',
+);
 export const apiKeyList = named('ApiKeyList', platformPage(apiKey));
 
 export const platformSearchResults = named(

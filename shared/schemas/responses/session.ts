@@ -28,5 +28,5 @@ export const consoleOverview = named(
     sampled: z.boolean(),
     latest_event_at: z.nullable(seconds),
   }),
-  'Events per UTC day (oldest first, one entry per day asked for), counted over the tenant\'s latest 5,000 events; `sampled`: whether that cut older events of the period off. `latest_event_at`: the newest event\'s time, or null without events.',
+  "Events per UTC day (oldest first, one entry per day asked for), counted over the tenant's latest 5,000 events; `sampled`: whether that cut older events of the period off. `latest_event_at`: the newest event's time, or null without events.",
 );
