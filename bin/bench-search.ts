@@ -176,8 +176,11 @@ async function quality(s: BenchStack, c: Collection, toDoc: Map<string, number>)
   return out;
 }
 
-/** Hybrid searches (limit 10) of one band's queries from `connections` clients. */
-function bandLoad(s: BenchStack, token: string, queries: string[], connections: number, duration: number) {
+/**
+ * Searches (`POST /v1/search`) from `connections` closed-loop clients for `duration` seconds, the
+ * k-th request's body made by `body(k)`.
+ */
+function searchRequests(s: BenchStack, token: string, body: (k: number) => object, connections: number, duration: number) {
   let k = 0;
   return autocannon({
     url: s.base,
@@ -188,11 +191,15 @@ function bandLoad(s: BenchStack, token: string, queries: string[], connections: 
         method: 'POST',
         path: '/v1/search',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: queries[k++ % queries.length], limit: 10 }) }),
+        setupRequest: (req) => ({ ...req, body: JSON.stringify(body(k++)) }),
       },
     ],
   });
 }
+
+/** Hybrid searches (limit 10) of one band's queries. */
+const bandLoad = (s: BenchStack, token: string, queries: string[], connections: number, duration: number) =>
+  searchRequests(s, token, (k) => ({ query: queries[k % queries.length], limit: 10 }), connections, duration);
 
 /** Item GETs of the same stack at the same concurrency: the floor a search is compared with. */
 function itemGetLoad(s: BenchStack, token: string, ids: string[], connections: number, duration: number) {
@@ -339,44 +346,18 @@ async function collections(dir: string): Promise<void> {
 const SEARCHES = ['waterproof jacket', 'red shoe', 'compact camera', 'vintage lamp', 'smart watch', 'foldable chair', 'premium kettle', 'light tent', 'ergonomic drill', 'wireless guitar'];
 
 /** Hybrid searches (limit 20) from `connections` closed-loop clients for `duration` seconds. */
-function searchLoad(s: BenchStack, token: string, connections: number, duration: number) {
-  let k = 0;
-  return autocannon({
-    url: s.base,
-    connections,
-    duration,
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/search',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ query: SEARCHES[k++ % SEARCHES.length], limit: 20 }) }),
-      },
-    ],
-  });
-}
+const searchLoad = (s: BenchStack, token: string, connections: number, duration: number) =>
+  searchRequests(s, token, (k) => ({ query: SEARCHES[k % SEARCHES.length], limit: 20 }), connections, duration);
 
 /** Hybrid searches (limit 20) for the context's users, naming the context or not. */
-function userSearchLoad(s: BenchStack, token: string, users: string[], contextId: number | undefined, connections: number, duration: number) {
-  let k = 0;
-  return autocannon({
-    url: s.base,
+const userSearchLoad = (s: BenchStack, token: string, users: string[], contextId: number | undefined, connections: number, duration: number) =>
+  searchRequests(
+    s,
+    token,
+    (k) => ({ query: SEARCHES[k % SEARCHES.length], limit: 20, user_id: users[k % users.length], ...(contextId !== undefined ? { context_id: contextId } : {}) }),
     connections,
     duration,
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/search',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        setupRequest: (req) => {
-          const q = SEARCHES[k % SEARCHES.length];
-          const user = users[k++ % users.length];
-          return { ...req, body: JSON.stringify({ query: q, limit: 20, user_id: user, ...(contextId !== undefined ? { context_id: contextId } : {}) }) };
-        },
-      },
-    ],
-  });
-}
+  );
 
 /** The most frequent values of a metadata key in the catalog, most frequent first. */
 function topValues(items: { metadata: Record<string, unknown> }[], key: string, n: number): string[] {

@@ -8,6 +8,7 @@ export interface Clock {
 }
 
 const system: Clock = { nowMs: () => Date.now() };
+/** The clock in use: the system's, or a test's (`setClock`). */
 let current: Clock = system;
 
 /** Milliseconds since the epoch. */

@@ -7,21 +7,17 @@ import { planFor } from '#shared/control/serving';
 import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
 import { listEvents } from '#shared/domain/events';
 import { nowSeconds } from '#shared/clock';
-import { coreList } from '#shared/domain/present';
 import type { DeclaredRequest } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
-import { logger } from '#shared/observability';
 import { recommend } from '#shared/recs/serve';
 import { listEventsQuery } from '#shared/schemas/events';
 import { recommendationsQuery } from '#shared/schemas/recs';
 import { searchBody } from '#shared/schemas/search';
+import { coreSearchAnswer, coreSearchRequest, tenantSynonyms } from '#shared/search/core-search';
 import { searchDeps } from '#shared/search/deps';
-import { coreFilter } from '#shared/search/filters';
-import { DEFAULT_TAGS } from '#shared/search/highlight';
 import { runSearch } from '#shared/search/service';
 import { tenantView } from '#shared/search/views';
-import { synonymRules } from '#shared/search/synonyms';
 
 /**
  * The Core reads the console shows (search playground, recommendations, events, the overview's
@@ -50,38 +46,10 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   /** Core search (`POST /v1/search`: same body and answer). */
   'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) => {
     const now = nowSeconds();
-    const synonyms = await synonymRules(tenant, synonymSets()).catch((e: unknown) => {
-      logger.warn('synonyms not read; searching without them', { tenant, error: String(e) });
-      return [];
-    });
+    const synonyms = await tenantSynonyms(tenant, synonymSets());
     const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
-    const result = await runSearch(searchDeps(), tenant, {
-      query: body.query,
-      mode: body.mode,
-      filter: coreFilter(body.filters),
-      limit: body.limit,
-      cursor: body.starting_after,
-      userId: body.user_id,
-      plan,
-      explain: body.explain,
-      facets: body.facets,
-      highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
-      sort: body.sort,
-      synonyms,
-    });
-    return ok(
-      coreList(
-        '/v1/search',
-        result.data,
-        { hasMore: result.has_more, cursor: result.next_cursor },
-        {
-          total: result.total,
-          request_id: requestId,
-          ...(result.experiment ? { experiment: result.experiment } : {}),
-          ...('facets' in result && result.facets ? { facets: result.facets } : {}),
-        },
-      ),
-    );
+    const result = await runSearch(searchDeps(), tenant, { ...coreSearchRequest(body), plan, synonyms });
+    return ok(coreSearchAnswer(result, requestId));
   }),
   /** Core recommendations (`GET /v1/recommendations`: same query and answer). */
   'GET /console/api/recommendations': consoleHandler(NAME, { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {

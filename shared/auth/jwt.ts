@@ -12,6 +12,7 @@ export interface AccessClaims {
 const hasExpiry = (payload: Record<string, unknown>): payload is Record<string, unknown> & { exp: number } => typeof payload.exp === 'number' && Number.isFinite(payload.exp);
 
 type Verifier = { verify(token: string): Promise<Record<string, unknown>> };
+/** Cache of one: the container's token verifier (its JWKS fetched or preloaded once). */
 let verifier: Verifier | undefined;
 
 function getVerifier(): Verifier {

@@ -3,6 +3,7 @@ import { config } from '../config.ts';
 import { localProvisioner, type ClientProvisioner } from '../domain/credentials.ts';
 import { cognitoProvisioner } from './cognito-provisioner.ts';
 
+/** Cache of one: the container's client provisioner (Cognito, or the local one), chosen on first use or by `useProvisioner`. */
 let chosen: ClientProvisioner | undefined;
 
 /** Cognito app clients when deployed (USER_POOL_ID set), generated credentials locally. */

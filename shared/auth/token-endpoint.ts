@@ -19,6 +19,7 @@ let clientBucket: TokenBucket | undefined;
  * client ids slows down themselves, not the client named (whose id is in every token it has).
  */
 let failureBucket: TokenBucket | undefined;
+/** Cache of one: the local signing key, read from AUTH_SIGNING_KEY_FILE on first use. */
 let signingKey: SigningKey | undefined;
 
 export interface TokenRequest {

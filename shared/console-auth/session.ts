@@ -15,6 +15,7 @@ export const SESSION_COOKIE = 'rs_console_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
+/** Cache of one: the container's session store. */
 let sessions: ConsoleSessionStore | undefined;
 export const sessionStore = (): ConsoleSessionStore => (sessions ??= dynamoConsoleSessionStore(table()));
 

@@ -15,6 +15,7 @@ import { nowSeconds } from '../clock.ts';
  * Cognito client).
  */
 
+/** Cache of one: the container's identity provider (Cognito, or the local users). */
 let identity: ConsoleIdentity | undefined;
 /** Cognito when deployed (USER_POOL_ID and CONSOLE_CLIENT_ID set), the table's console users locally. */
 export function consoleIdentity(): ConsoleIdentity {
@@ -30,6 +31,7 @@ export const useConsoleIdentity = (i: ConsoleIdentity | undefined): void => {
   identity = i;
 };
 
+/** Caches of one each: the failed sign-in buckets by address and by email (their keys bounded in TokenBucket). */
 let failuresByAddress: TokenBucket | undefined;
 let failuresByEmail: TokenBucket | undefined;
 

@@ -32,6 +32,7 @@ const GROUP_MAX = 100;
 /**
  * Users this container has recorded in an experiment already (tenant, experiment, user): their
  * later requests skip the user row, so a returning user's request costs two writes, not three.
+ * Bound: RECORDED_MAX entries; emptied when full.
  */
 const recorded = new Set<string>();
 const RECORDED_MAX = 100_000;

@@ -238,6 +238,7 @@ export class TenantQuotas {
   }
 }
 
+/** Cache of one: the container's tenant quotas (their buckets bounded in TenantQuotas). */
 let quotas: TenantQuotas | undefined;
 
 /** The container's quotas, configured on first use. */

@@ -55,6 +55,7 @@ export class SqsWorkQueue implements WorkQueue {
   }
 }
 
+/** Cache of one: the container's work queue (SQS, or the local stack's by `useWorkQueue`). */
 let shared: WorkQueue | undefined;
 
 /** The local stack plugs in its in-process queues here. */

@@ -1,0 +1,127 @@
+import type { ReactNode } from 'react';
+import { Check, Empty, Problem } from './ui.tsx';
+
+/** One column of a <DataTable>: its header, what each row shows in it, and the class of both (e.g. `num`). */
+export interface Column<T> {
+  /** The header's text; unique within its table. */
+  header: string;
+  /** The header is for screen readers only (an actions column). */
+  srOnly?: boolean;
+  cell: (row: T) => ReactNode;
+  className?: string;
+  /** A `data-testid` for the row's cell in this column. */
+  testId?: (row: T) => string;
+}
+
+/**
+ * A list shown as a table with column headers; its empty state (none without `empty`) while it has
+ * no rows; the list's error above it and a "Load more" button below it when there is more.
+ */
+export function DataTable<T>(props: {
+  label: string;
+  columns: readonly Column<T>[];
+  rows: readonly T[] | undefined;
+  rowKey: (row: T) => string | number;
+  rowClassName?: (row: T) => string | undefined;
+  empty?: ReactNode;
+  error?: string;
+  /** Wrap the table in a horizontally scrolling box (wide tables). */
+  wrap?: boolean;
+  /** The next page, when there is one. */
+  more?: { busy: boolean; load: () => void } | null;
+}) {
+  const { columns, rows } = props;
+  const table = rows?.length ? (
+    <table aria-label={props.label}>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th scope="col" key={c.header} className={c.className}>
+              {c.srOnly ? <span className="sr-only">{c.header}</span> : c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={props.rowKey(r)} className={props.rowClassName?.(r)}>
+            {columns.map((c) => (
+              <td key={c.header} className={c.className} data-testid={c.testId?.(r)}>
+                {c.cell(r)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  ) : null;
+  return (
+    <>
+      {props.error !== undefined ? <Problem error={props.error} /> : null}
+      {table ? props.wrap ? <div className="table-wrap">{table}</div> : table : props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
+      {props.more ? (
+        <button type="button" disabled={props.more.busy} onClick={props.more.load}>
+          Load more
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+/**
+ * A form that submits without leaving the page: its controls, then its submit button (primary
+ * unless `plain`), then `error` when given.
+ */
+export function Form(props: {
+  label: string;
+  onSubmit: () => unknown;
+  submit: ReactNode;
+  disabled?: boolean;
+  /** The form's class; `inline` unless given (empty: none). */
+  className?: string;
+  plain?: boolean;
+  /** The form is the page's search landmark. */
+  search?: boolean;
+  error?: string;
+  children: ReactNode;
+}) {
+  const className = props.className ?? 'inline';
+  return (
+    <form
+      className={className || undefined}
+      role={props.search ? 'search' : undefined}
+      aria-label={props.label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void props.onSubmit();
+      }}
+    >
+      {props.children}
+      <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled}>
+        {props.submit}
+      </button>
+      {props.error !== undefined ? <Problem error={props.error} /> : null}
+    </form>
+  );
+}
+
+/** A group of checkboxes, one per option, over a record of which are chosen. */
+export function Checks({ legend, options, chosen, onChange, className }: { legend: string; options: readonly { value: string; label: string }[]; chosen: Record<string, boolean>; onChange: (chosen: Record<string, boolean>) => void; className?: string }) {
+  return (
+    <fieldset className={className}>
+      <legend>{legend}</legend>
+      {options.map((o) => (
+        <Check key={o.value} label={o.label} checked={chosen[o.value] ?? false} onChange={(v) => onChange({ ...chosen, [o.value]: v })} />
+      ))}
+    </fieldset>
+  );
+}
+
+/** A row's action button; the row's name follows its visible text for screen readers ("Delete <name>"). */
+export function RowButton({ text, name, onClick, danger }: { text: string; name: string; onClick: () => unknown; danger?: boolean }) {
+  return (
+    <button type="button" className={danger ? 'danger' : undefined} onClick={() => void onClick()}>
+      {text} <span className="sr-only">{name}</span>
+    </button>
+  );
+}
