@@ -57,8 +57,9 @@ export function DataTable<T>(props: {
   ) : null;
   return (
     <>
-      {props.error !== undefined ? <Problem error={props.error} /> : null}
-      {table ? props.wrap ? <div className="table-wrap">{table}</div> : table : props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
+      <Problem error={props.error} />
+      {table && props.wrap ? <div className="table-wrap">{table}</div> : table}
+      {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
       {props.more ? (
         <button type="button" disabled={props.more.busy} onClick={props.more.load}>
           Load more
@@ -100,19 +101,29 @@ export function Form(props: {
       <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled}>
         {props.submit}
       </button>
-      {props.error !== undefined ? <Problem error={props.error} /> : null}
+      <Problem error={props.error} />
     </form>
   );
 }
 
-/** A group of checkboxes, one per option, over a record of which are chosen. */
-export function Checks({ legend, options, chosen, onChange, className }: { legend: string; options: readonly { value: string; label: string }[]; chosen: Record<string, boolean>; onChange: (chosen: Record<string, boolean>) => void; className?: string }) {
+/** A group of checkboxes, one per option, over a record of which are chosen; `empty` in their place without options. */
+export function Checks(props: {
+  legend: string;
+  options: readonly { value: string; label: string }[];
+  chosen: Record<string, boolean>;
+  onChange: (chosen: Record<string, boolean>) => void;
+  className?: string;
+  empty?: ReactNode;
+}) {
+  const { chosen, onChange } = props;
   return (
-    <fieldset className={className}>
-      <legend>{legend}</legend>
-      {options.map((o) => (
-        <Check key={o.value} label={o.label} checked={chosen[o.value] ?? false} onChange={(v) => onChange({ ...chosen, [o.value]: v })} />
-      ))}
+    <fieldset className={props.className}>
+      <legend>{props.legend}</legend>
+      {props.options.length || props.empty === undefined ? (
+        props.options.map((o) => <Check key={o.value} label={o.label} checked={chosen[o.value] ?? false} onChange={(v) => onChange({ ...chosen, [o.value]: v })} />)
+      ) : (
+        <Empty>{props.empty}</Empty>
+      )}
     </fieldset>
   );
 }

@@ -1,11 +1,13 @@
-import { useState, type FormEvent } from 'react';
-import { api, type ApiKey, type Client, type Page } from '../api.ts';
-import { Card, Check, Empty, Field, PageHeader, Problem, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
+import { useState } from 'react';
+import { api, type ApiKey, type ApiKeyCreated, type Client, type ClientCreated, type Page } from '../api.ts';
+import { Checks, DataTable, Form, RowButton } from '../table.tsx';
+import { Card, Empty, Field, PageHeader, Problem, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
-const KEY_SCOPES = ['admin', 'events', 'items', 'recommendations'];
-const CLIENT_SCOPES = ['service-api/read', 'service-api/write'];
+const KEY_SCOPES = ['admin', 'events', 'items', 'recommendations'].map((s) => ({ value: s, label: s }));
+const CLIENT_SCOPES = ['service-api/read', 'service-api/write'].map((s) => ({ value: s, label: s }));
+const picked = (all: { value: string }[], chosen: Record<string, boolean>): string[] => all.filter((s) => chosen[s.value]).map((s) => s.value);
 
 export function Credentials({ session }: PageProps) {
   const admin = isAdmin(session.role);
@@ -30,24 +32,20 @@ export function Credentials({ session }: PageProps) {
     );
   }
 
-  const createKey = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
-      const k = await api<ApiKey>('POST', '/api/api-keys', { name: keyName, environment: env, scopes: KEY_SCOPES.filter((s) => scopes[s]) });
-      setSecret({ label: `API key ${k.prefix}`, value: k.key ?? '' });
+  const createKey = () =>
+    a.run(async () => {
+      const k = await api<ApiKeyCreated>('POST', '/api/api-keys', { name: keyName, environment: env, scopes: picked(KEY_SCOPES, scopes) });
+      setSecret({ label: `API key ${k.prefix}`, value: k.key });
       setKeyName('');
       keys.reload();
     });
-  };
-  const createClient = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
-      const c = await api<Client>('POST', '/api/clients', { name: clientName, scopes: CLIENT_SCOPES.filter((s) => clientScopes[s]) });
-      setSecret({ label: `Client secret of ${c.client_id}`, value: c.client_secret ?? '' });
+  const createClient = () =>
+    a.run(async () => {
+      const c = await api<ClientCreated>('POST', '/api/clients', { name: clientName, scopes: picked(CLIENT_SCOPES, clientScopes) });
+      setSecret({ label: `Client secret of ${c.client_id}`, value: c.client_secret });
       setClientName('');
       clients.reload();
     });
-  };
   const revokeKey = (k: ApiKey) =>
     a.run(async () => {
       if (!window.confirm(`Revoke API key ${k.prefix} (${k.name})? Requests using it fail at once.`)) return;
@@ -68,101 +66,46 @@ export function Credentials({ session }: PageProps) {
       {secret ? <ShownOnce label={secret.label} value={secret.value} onDone={() => setSecret(undefined)} /> : null}
       <Problem error={a.error} />
       <Card title="Platform API keys">
-        <Problem error={keys.error} />
-        {keys.data?.data.length ? (
-          <table aria-label="API keys">
-            <thead>
-              <tr>
-                <th scope="col">Prefix</th>
-                <th scope="col">Name</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.data.map((k) => (
-                <tr key={k.id}>
-                  <td>
-                    <code>svc_{k.prefix}_…</code>
-                  </td>
-                  <td>{k.name}</td>
-                  <td>{k.environment}</td>
-                  <td>{k.scopes.join(', ')}</td>
-                  <td>{when(k.created)}</td>
-                  <td>
-                    <button type="button" className="danger" onClick={() => void revokeKey(k)}>
-                      Revoke <span className="sr-only">{k.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <Empty>No keys.</Empty>
-        )}
-        <form className="inline" onSubmit={createKey} aria-label="New API key">
+        <DataTable
+          label="API keys"
+          error={keys.error}
+          rows={keys.data?.data}
+          rowKey={(k) => k.id}
+          empty="No keys."
+          columns={[
+            { header: 'Prefix', cell: (k) => <code>svc_{k.prefix}_…</code> },
+            { header: 'Name', cell: (k) => k.name },
+            { header: 'Environment', cell: (k) => k.environment },
+            { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
+            { header: 'Created', cell: (k) => when(k.created) },
+            { header: 'Actions', cell: (k) => <RowButton text="Revoke" name={k.name} onClick={() => revokeKey(k)} danger /> },
+          ]}
+        />
+        <Form label="New API key" onSubmit={createKey} submit="Create API key" disabled={a.busy}>
           <Field label="Key name" value={keyName} onChange={setKeyName} required placeholder="catalog sync" />
           <Field label="Environment" value={env} onChange={setEnv} required />
-          <fieldset className="inline">
-            <legend>Scopes</legend>
-            {KEY_SCOPES.map((s) => (
-              <Check key={s} label={s} checked={scopes[s] ?? false} onChange={(v) => setScopes((x) => ({ ...x, [s]: v }))} />
-            ))}
-          </fieldset>
-          <button type="submit" className="primary" disabled={a.busy}>
-            Create API key
-          </button>
-        </form>
+          <Checks legend="Scopes" className="inline" options={KEY_SCOPES} chosen={scopes} onChange={setScopes} />
+        </Form>
       </Card>
       <Card title="OAuth clients (Core API)">
-        <Problem error={clients.error} />
-        {clients.data?.data.length ? (
-          <table aria-label="OAuth clients">
-            <thead>
-              <tr>
-                <th scope="col">Client ID</th>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {clients.data.data.map((c) => (
-                <tr key={c.client_id}>
-                  <td>
-                    <code>{c.client_id}</code>
-                  </td>
-                  <td>{c.name}</td>
-                  <td>{c.scopes.join(', ')}</td>
-                  <td>{when(c.created)}</td>
-                  <td>
-                    <button type="button" className="danger" onClick={() => void deleteClient(c)}>
-                      Delete <span className="sr-only">{c.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <Empty>No clients.</Empty>
-        )}
-        <form className="inline" onSubmit={createClient} aria-label="New OAuth client">
+        <DataTable
+          label="OAuth clients"
+          error={clients.error}
+          rows={clients.data?.data}
+          rowKey={(c) => c.client_id}
+          empty="No clients."
+          columns={[
+            { header: 'Client ID', cell: (c) => <code>{c.client_id}</code> },
+            { header: 'Name', cell: (c) => c.name },
+            { header: 'Scopes', cell: (c) => c.scopes.join(', ') },
+            { header: 'Created', cell: (c) => when(c.created) },
+            { header: 'Actions', cell: (c) => <RowButton text="Delete" name={c.name} onClick={() => deleteClient(c)} danger /> },
+          ]}
+        />
+        <Form label="New OAuth client" onSubmit={createClient} submit="Create client" disabled={a.busy}>
           <Field label="Client name" value={clientName} onChange={setClientName} required placeholder="storefront backend" />
-          <fieldset className="inline">
-            <legend>Client scopes</legend>
-            {CLIENT_SCOPES.map((s) => (
-              <Check key={s} label={s} checked={clientScopes[s] ?? false} onChange={(v) => setClientScopes((x) => ({ ...x, [s]: v }))} />
-            ))}
-          </fieldset>
-          <button type="submit" className="primary" disabled={a.busy}>
-            Create client
-          </button>
-        </form>
+          <Checks legend="Client scopes" className="inline" options={CLIENT_SCOPES} chosen={clientScopes} onChange={setClientScopes} />
+        </Form>
       </Card>
     </>
   );

@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, type Endpoint, type Experiment, type Page } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
+import { Form } from '../table.tsx';
 import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad } from '../ui.tsx';
 import { ContextPicker, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -86,9 +87,8 @@ export function Experiments({ session }: PageProps) {
   const eps = endpoints.data?.data ?? [];
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
 
-  const create = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const create = () =>
+    a.run(async () => {
       const control = a1 || eps[0]?.endpoint_name;
       const treatment = b1 || eps[1]?.endpoint_name || control;
       await api('POST', '/api/experiments', {
@@ -102,7 +102,6 @@ export function Experiments({ session }: PageProps) {
       setName('');
       experiments.reload();
     });
-  };
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
       await api('PATCH', `/api/experiments/${x.id}`, { status });
@@ -136,7 +135,7 @@ export function Experiments({ session }: PageProps) {
       )}
       {admin ? (
         <Card title="New A/B experiment">
-          <form className="inline" onSubmit={create} aria-label="New experiment">
+          <Form label="New experiment" onSubmit={create} submit="Create experiment" disabled={a.busy || !eps.length || !ctx}>
             <Field label="Experiment name" value={name} onChange={setName} required />
             <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
             <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
@@ -147,10 +146,7 @@ export function Experiments({ session }: PageProps) {
               options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
             />
             <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
-            <button type="submit" className="primary" disabled={a.busy || !eps.length || !ctx}>
-              Create experiment
-            </button>
-          </form>
+          </Form>
         </Card>
       ) : null}
     </>

@@ -1,10 +1,17 @@
 import { useState } from 'react';
 import { api, type Comparison, type Endpoint, type ModelVersion, type Page } from '../api.ts';
 import { GroupedBars } from '../charts.tsx';
-import { Card, Empty, PageHeader, Problem, Select, num, useAction, useLoad, when } from '../ui.tsx';
+import { DataTable, Form, type Column } from '../table.tsx';
+import { Card, PageHeader, Problem, Select, num, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
+/** The metrics the versions table shows: header and key. */
+const METRICS = [
+  ['nDCG@10', 'ndcg_at_10'],
+  ['Recall@10', 'recall_at_10'],
+  ['Coverage', 'coverage'],
+] as const;
 const SHOWN = ['ndcg_at_10', 'precision_at_10', 'recall_at_10', 'map_at_10', 'coverage'];
 
 function Promote({ m, endpoints, onDone }: { m: ModelVersion; endpoints: Endpoint[]; onDone: () => void }) {
@@ -12,23 +19,22 @@ function Promote({ m, endpoints, onDone }: { m: ModelVersion; endpoints: Endpoin
   const a = useAction();
   if (!endpoints.length) return <span className="muted">Create a serving endpoint to promote to.</span>;
   return (
-    <form
+    <Form
+      label={`Promote version ${m.version}`}
       className="inline compact"
-      aria-label={`Promote version ${m.version}`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void a.run(async () => {
+      plain
+      disabled={a.busy}
+      submit={`Promote v${m.version}`}
+      error={a.error}
+      onSubmit={() =>
+        a.run(async () => {
           await api('POST', `/api/models/${m.version}/promote`, { endpoint_name: endpoint });
           onDone();
-        });
-      }}
+        })
+      }
     >
       <Select label={`Endpoint for v${m.version}`} value={endpoint} onChange={setEndpoint} options={endpoints.map((e) => ({ value: e.endpoint_name, label: e.endpoint_name }))} />
-      <button type="submit" disabled={a.busy}>
-        Promote v{m.version}
-      </button>
-      <Problem error={a.error} />
-    </form>
+    </Form>
   );
 }
 
@@ -56,65 +62,49 @@ export function Models({ session }: PageProps) {
       </PageHeader>
       <Problem error={models.error ?? a.error} />
       <Card title="Versions">
-        {models.data?.data.length ? (
-          <div className="table-wrap">
-            <table aria-label="Model versions">
-              <thead>
-                <tr>
-                  <th scope="col">Compare</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Algorithm</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="num">
-                    nDCG@10
-                  </th>
-                  <th scope="col" className="num">
-                    Recall@10
-                  </th>
-                  <th scope="col" className="num">
-                    Coverage
-                  </th>
-                  <th scope="col">Serving on</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {models.data.data.map((m) => (
-                  <tr key={m.version}>
-                    <td>
-                      <input type="checkbox" aria-label={`Compare version ${m.version}`} checked={picked.includes(m.version)} onChange={(e) => toggle(m.version, e.target.checked)} />
-                    </td>
-                    <td>
-                      v{m.version}
-                      {m.label ? <span className="muted"> · {m.label}</span> : null}
-                    </td>
-                    <td>{m.algorithm}</td>
-                    <td>
-                      <span className={`badge ${m.status}`} data-testid={`model-status-${m.version}`}>
-                        {m.status}
-                      </span>
-                    </td>
-                    <td className="num">{num(m.metrics.ndcg_at_10)}</td>
-                    <td className="num">{num(m.metrics.recall_at_10)}</td>
-                    <td className="num">{num(m.metrics.coverage)}</td>
-                    <td data-testid={`model-endpoints-${m.version}`}>{m.endpoints.join(', ') || '–'}</td>
-                    <td>{when(m.created)}</td>
-                    <td>
-                      {admin && m.status === 'Trained' ? (
-                        <ApproveButton version={m.version} onDone={reload} />
-                      ) : admin && m.status === 'Approved' ? (
-                        <Promote m={m} endpoints={endpoints.data?.data ?? []} onDone={reload} />
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : (
-          <Empty>No versions yet: start a training run.</Empty>
-        )}
+        <DataTable
+          label="Model versions"
+          wrap
+          rows={models.data?.data}
+          rowKey={(m) => m.version}
+          empty="No versions yet: start a training run."
+          columns={[
+            {
+              header: 'Compare',
+              cell: (m) => <input type="checkbox" aria-label={`Compare version ${m.version}`} checked={picked.includes(m.version)} onChange={(e) => toggle(m.version, e.target.checked)} />,
+            },
+            {
+              header: 'Version',
+              cell: (m) => (
+                <>
+                  v{m.version}
+                  {m.label ? <span className="muted"> · {m.label}</span> : null}
+                </>
+              ),
+            },
+            { header: 'Algorithm', cell: (m) => m.algorithm },
+            {
+              header: 'Status',
+              cell: (m) => (
+                <span className={`badge ${m.status}`} data-testid={`model-status-${m.version}`}>
+                  {m.status}
+                </span>
+              ),
+            },
+            ...METRICS.map(([header, key]): Column<ModelVersion> => ({ header, className: 'num', cell: (m) => num(m.metrics[key]) })),
+            { header: 'Serving on', cell: (m) => m.endpoints.join(', ') || '–', testId: (m) => `model-endpoints-${m.version}` },
+            { header: 'Created', cell: (m) => when(m.created) },
+            {
+              header: 'Actions',
+              cell: (m) =>
+                admin && m.status === 'Trained' ? (
+                  <ApproveButton version={m.version} onDone={reload} />
+                ) : admin && m.status === 'Approved' ? (
+                  <Promote m={m} endpoints={endpoints.data?.data ?? []} onDone={reload} />
+                ) : null,
+            },
+          ]}
+        />
       </Card>
       {comparison ? (
         <Card title={`Comparing ${comparison.versions.map((v) => `v${v}`).join(', ')}`}>

@@ -1,5 +1,6 @@
-import { Fragment, useState, type FormEvent } from 'react';
+import { Fragment, useState } from 'react';
 import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
+import { Form } from '../table.tsx';
 import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useAction } from '../ui.tsx';
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -59,9 +60,8 @@ export function Playground(_: PageProps) {
   const [recs, setRecs] = useState<RecsResult>();
   const a = useAction();
 
-  const runSearch = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const runSearch = () =>
+    a.run(async () => {
       const keys = facets
         .split(',')
         .map((s) => s.trim())
@@ -79,17 +79,14 @@ export function Playground(_: PageProps) {
         }),
       );
     });
-  };
-  const runRecs = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const runRecs = () =>
+    a.run(async () => {
       const p = new URLSearchParams({ limit: '20', explain: String(explain) });
       if (userId) p.set('user_id', userId);
       if (itemId) p.set('item_id', itemId);
       if (contextId) p.set('context_id', contextId);
       setRecs(await api<RecsResult>('GET', `/console/api/recommendations?${p}`));
     });
-  };
 
   const ctx = <ContextPicker value={contextId} onChange={setContextId} allowNone contexts={contexts.data?.data ?? []} />;
   return (
@@ -107,8 +104,7 @@ export function Playground(_: PageProps) {
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
       {tab === 'search' ? (
         <Card>
-          {/* biome-ignore lint/a11y/useSemanticElements: a form with role=search is the search landmark itself; <search> would only wrap it. */}
-          <form className="inline" onSubmit={runSearch} role="search" aria-label="Search playground">
+          <Form label="Search playground" search onSubmit={runSearch} submit="Search" disabled={a.busy}>
             <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
             <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
             {ctx}
@@ -116,23 +112,17 @@ export function Playground(_: PageProps) {
             <Field label="Facets" value={facets} onChange={setFacets} hint="metadata keys, comma separated" />
             <Check label="Explain" checked={explain} onChange={setExplain} />
             <Check label="Highlight" checked={highlight} onChange={setHighlight} />
-            <button type="submit" className="primary" disabled={a.busy}>
-              Search
-            </button>
-          </form>
+          </Form>
           <Problem error={a.error} />
         </Card>
       ) : (
         <Card>
-          <form className="inline" onSubmit={runRecs} aria-label="Recommendations playground">
+          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" disabled={a.busy}>
             <Field label="User ID" value={userId} onChange={setUserId} />
             <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
             {ctx}
             <Check label="Explain" checked={explain} onChange={setExplain} />
-            <button type="submit" className="primary" disabled={a.busy}>
-              Recommend
-            </button>
-          </form>
+          </Form>
           <Problem error={a.error} />
         </Card>
       )}

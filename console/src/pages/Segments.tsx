@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, type Page, type Segment } from '../api.ts';
-import { Card, Empty, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
+import { DataTable, Form } from '../table.tsx';
+import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -11,59 +12,39 @@ export function Segments({ session }: PageProps) {
   const [minCount, setMinCount] = useState('1');
   const [days, setDays] = useState('30');
   const a = useAction();
-  const create = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const create = () =>
+    a.run(async () => {
       await api('POST', '/api/segments', { name, description: '', definition: { event_type: eventType, min_count: Number(minCount), within_days: Number(days) } });
       setName('');
       segments.reload();
     });
-  };
   return (
     <>
       <PageHeader title="Segments" />
       <Card title="Segments">
-        <Problem error={segments.error} />
-        {segments.data?.data.length ? (
-          <table aria-label="Segments">
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">Name</th>
-                <th scope="col">Definition</th>
-                <th scope="col">Size (estimate)</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {segments.data.data.map((s) => (
-                <tr key={s.id}>
-                  <td>{s.id}</td>
-                  <td>{s.name}</td>
-                  <td>
-                    <code>{JSON.stringify(s.definition)}</code>
-                  </td>
-                  <td>{s.size_estimate ?? '–'}</td>
-                  <td>{when(s.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <Empty>No segments yet.</Empty>
-        )}
+        <DataTable
+          label="Segments"
+          error={segments.error}
+          rows={segments.data?.data}
+          rowKey={(s) => s.id}
+          empty="No segments yet."
+          columns={[
+            { header: 'ID', cell: (s) => s.id },
+            { header: 'Name', cell: (s) => s.name },
+            { header: 'Definition', cell: (s) => <code>{JSON.stringify(s.definition)}</code> },
+            { header: 'Size (estimate)', cell: (s) => s.size_estimate ?? '–' },
+            { header: 'Created', cell: (s) => when(s.created) },
+          ]}
+        />
       </Card>
       {isAdmin(session.role) ? (
         <Card title="New segment">
-          <form className="inline" onSubmit={create} aria-label="New segment">
+          <Form label="New segment" onSubmit={create} submit="Create segment" disabled={a.busy}>
             <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
             <Field label="Event type" value={eventType} onChange={setEventType} required />
             <Field label="At least (events)" type="number" min={1} max={500} value={minCount} onChange={setMinCount} />
             <Field label="Within (days)" type="number" min={1} max={365} value={days} onChange={setDays} />
-            <button type="submit" className="primary" disabled={a.busy}>
-              Create segment
-            </button>
-          </form>
+          </Form>
           <Problem error={a.error} />
         </Card>
       ) : null}

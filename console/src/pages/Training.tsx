@@ -1,6 +1,7 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, type Job, type LogLine, type Page, type Template } from '../api.ts';
+import { useEffect, useState } from 'react';
+import { api, type Job, type JobLogs, type LogLine, type Page, type Template } from '../api.ts';
 import { LineChart, type Series } from '../charts.tsx';
+import { DataTable, Form } from '../table.tsx';
 import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -35,10 +36,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
       const all: LogLine[] = [];
       let after: string | null = null;
       do {
-        const page: { lines: LogLine[]; next_cursor: string | null } = await api(
-          'GET',
-          `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`,
-        );
+        const page: JobLogs = await api('GET', `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
         all.push(...page.lines);
         after = page.next_cursor;
       } while (after);
@@ -150,15 +148,13 @@ export function Training({ session }: PageProps) {
   const anyActive = jobs.data?.data.some((j) => ACTIVE.has(j.status)) ?? false;
   useInterval(jobs.reload, 2000, anyActive);
 
-  const start = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const start = () =>
+    a.run(async () => {
       const tid = Number(templateId || published[0]?.id);
       const j = await api<Job>('POST', '/api/training-jobs', { template_id: tid, options: { algorithm, epochs: Number(epochs), batch_size: Number(batch), learning_rate: Number(rate) } });
       setSelected(j.job_name);
       jobs.reload();
     });
-  };
 
   return (
     <>
@@ -166,7 +162,7 @@ export function Training({ session }: PageProps) {
       {admin ? (
         <Card title="Start a run">
           {published.length ? (
-            <form className="inline" onSubmit={start} aria-label="Start a training run">
+            <Form label="Start a training run" onSubmit={start} submit="Start training" disabled={a.busy}>
               <Select
                 label="Template"
                 value={templateId || String(published[0]?.id ?? '')}
@@ -177,10 +173,7 @@ export function Training({ session }: PageProps) {
               <Field label="Epochs" type="number" min={1} max={50} value={epochs} onChange={setEpochs} />
               <Select label="Batch size" value={batch} onChange={setBatch} options={['64', '128', '256', '512'].map((x) => ({ value: x, label: x }))} />
               <Field label="Learning rate" type="number" step="any" value={rate} onChange={setRate} />
-              <button type="submit" className="primary" disabled={a.busy}>
-                Start training
-              </button>
-            </form>
+            </Form>
           ) : (
             <Empty>Publish a template first (Templates page).</Empty>
           )}
@@ -189,39 +182,28 @@ export function Training({ session }: PageProps) {
       ) : null}
       <div className="split">
         <Card title="Runs">
-          <Problem error={jobs.error} />
-          {jobs.data?.data.length ? (
-            <table aria-label="Training runs">
-              <thead>
-                <tr>
-                  <th scope="col">Run</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {jobs.data.data.map((j) => (
-                  <tr key={j.job_name} className={j.job_name === selected ? 'selected' : undefined}>
-                    <td>
-                      <button type="button" className="link" onClick={() => setSelected(j.job_name)} aria-pressed={j.job_name === selected}>
-                        {j.job_name}
-                      </button>
-                    </td>
-                    <td>
-                      <span className={`badge ${j.status}`}>{j.status}</span>
-                    </td>
-                    <td>{Math.round(j.progress * 100)}%</td>
-                    <td>{j.model_version ? `v${j.model_version}` : '–'}</td>
-                    <td>{when(j.created)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : (
-            <Empty>No runs yet.</Empty>
-          )}
+          <DataTable
+            label="Training runs"
+            error={jobs.error}
+            rows={jobs.data?.data}
+            rowKey={(j) => j.job_name}
+            rowClassName={(j) => (j.job_name === selected ? 'selected' : undefined)}
+            empty="No runs yet."
+            columns={[
+              {
+                header: 'Run',
+                cell: (j) => (
+                  <button type="button" className="link" onClick={() => setSelected(j.job_name)} aria-pressed={j.job_name === selected}>
+                    {j.job_name}
+                  </button>
+                ),
+              },
+              { header: 'Status', cell: (j) => <span className={`badge ${j.status}`}>{j.status}</span> },
+              { header: 'Progress', cell: (j) => `${Math.round(j.progress * 100)}%` },
+              { header: 'Version', cell: (j) => (j.model_version ? `v${j.model_version}` : '–') },
+              { header: 'Created', cell: (j) => when(j.created) },
+            ]}
+          />
         </Card>
         {selected ? <RunDetail name={selected} onChanged={jobs.reload} admin={admin} /> : null}
       </div>

@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, type Context, type Page } from '../api.ts';
-import { Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
+import { Form } from '../table.tsx';
+import { Field, Select, useAction, useLoad } from '../ui.tsx';
 
 /** The tenant's contexts, a picker over them and (for admins) a way to add one. */
 export function useContexts() {
@@ -24,22 +25,16 @@ export function ContextPicker({ value, onChange, allowNone, contexts }: { value:
 export function NewContext({ onCreated, disabled }: { onCreated: (c: Context) => void; disabled: boolean }) {
   const [name, setName] = useState('');
   const a = useAction();
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    void a.run(async () => {
+  const submit = () =>
+    a.run(async () => {
       const c = await api<Context>('POST', '/api/contexts', { name, description: '' });
       setName('');
       onCreated(c);
     });
-  };
   return (
-    <form className="inline" onSubmit={submit} aria-label="New context">
+    <Form label="New context" onSubmit={submit} submit="Add context" plain disabled={disabled || a.busy} error={a.error}>
       <Field label="New context name" value={name} onChange={setName} required placeholder="home page" />
-      <button type="submit" disabled={disabled || a.busy}>
-        Add context
-      </button>
-      <Problem error={a.error} />
-    </form>
+    </Form>
   );
 }
 
