@@ -10,7 +10,7 @@
  * bench-results/bundle-console.json and .md.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -43,9 +43,12 @@ execFileSync('node_modules/.bin/cdk', ['synth', '--quiet', '--output', out], { s
 // The Powertools layer, as Lambda mounts it (/opt/nodejs/node_modules): the bundles' only
 // external imports resolve from here, so their load time is part of every import measured.
 symlinkSync(join(process.cwd(), 'node_modules'), join(out, 'node_modules'), 'dir');
-const template = JSON.parse(readFileSync(join(out, 'RecSearch.template.json'), 'utf8')) as {
-  Resources: Record<string, { Type: string; Properties: { Description?: string }; Metadata?: Record<string, string> }>;
-};
+type Template = { Resources: Record<string, { Type: string; Properties: { Description?: string }; Metadata?: Record<string, string> }> };
+// The root stack's template and its nested stacks' (the Platform API, the training task, the
+// console's hosting): every function of the app is in one of them.
+const templates = readdirSync(out)
+  .filter((f) => f === 'RecSearch.template.json' || f.endsWith('.nested.template.json'))
+  .map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as Template);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,8 +74,9 @@ interface Row {
 }
 
 const rows: Row[] = [];
-for (const [id, r] of Object.entries(template.Resources)) {
-  if (r.Type !== 'AWS::Lambda::Function') continue;
+for (const [id, r] of templates.flatMap((t) => Object.entries(t.Resources))) {
+  // Ours only: CDK's own helpers (the console's deployment, custom resources) are not ours to budget.
+  if (r.Type !== 'AWS::Lambda::Function' || !r.Properties.Description?.startsWith('functions/')) continue;
   const module = (r.Properties.Description ?? id).replace(/^functions\/|\.ts$/g, '');
   const asset = r.Metadata?.['aws:asset:path'];
   if (!asset) throw new Error(`${id} has no asset path`);

@@ -9,6 +9,7 @@ import type { NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -151,20 +152,11 @@ describe('auto-promotion', () => {
     }
     const run = async (version: number, holdout: number, validation?: number) => {
       await c.put(tenant, 'model', model(version, holdout, validation));
-      const job: TrainingRun = {
-        id: version,
-        job_name: `train-${version}`,
-        template_id: t.id,
-        options: { ...DEFAULT_TRAINING_OPTIONS },
-        status: 'Completed',
-        progress: 1,
-        created: now(),
-        started_at: now(),
-        finished_at: now(),
-        error: null,
-        model_version: version,
-        metrics: { ndcg_at_10: holdout },
-      };
+      const job: TrainingRun = queuedRun(
+        version,
+        { ...DEFAULT_TRAINING_OPTIONS },
+        { template_id: t.id, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), model_version: version, metrics: { ndcg_at_10: holdout } },
+      );
       await c.put(tenant, 'job', job);
       return decideAutoPromotion(c, tenant, job.job_name);
     };
@@ -244,20 +236,15 @@ describe('auto-promotion', () => {
       validation: { ndcg_at_10: 0.32 },
     });
     const tpl = (await c.list<Template>('ap6', 'template'))[0] as Template;
-    await c.put('ap6', 'job', {
-      id: 4,
-      job_name: 'train-4',
-      template_id: tpl.id,
-      options: { ...DEFAULT_TRAINING_OPTIONS },
-      status: 'Completed',
-      progress: 1,
-      created: now(),
-      started_at: now(),
-      finished_at: now(),
-      error: null,
-      model_version: 4,
-      metrics: { ndcg_at_10: 0.32 },
-    });
+    await c.put(
+      'ap6',
+      'job',
+      queuedRun(
+        4,
+        { ...DEFAULT_TRAINING_OPTIONS },
+        { template_id: tpl.id, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), model_version: 4, metrics: { ndcg_at_10: 0.32 } },
+      ),
+    );
     expect(await decideAutoPromotion(racing, 'ap6', 'train-4')).toMatchObject({ promoted: false, compared_with: 5, reason: 'validation nDCG@10 0.32 < 0.4 x 1.0 of version 5 serving main' });
     expect(raced).toBe(true);
     expect(await serving()).toBe(5);

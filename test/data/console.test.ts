@@ -4,6 +4,7 @@ import { createEndpoint, findEndpoint, listEndpoints } from '../../shared/domain
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { stopTrainingRun, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -36,20 +37,7 @@ describe('console store', () => {
 });
 
 describe('stopping a training job while the trainer moves it', () => {
-  const queued = (id: number): TrainingRun => ({
-    id,
-    job_name: `train-${id}`,
-    template_id: 1,
-    options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'ease' },
-    status: 'Queued',
-    progress: 0,
-    created: 1,
-    started_at: null,
-    finished_at: null,
-    error: null,
-    model_version: null,
-    metrics: null,
-  });
+  const queued = (id: number): TrainingRun => queuedRun(id);
   /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */
   const moving = (c: ConsoleStore, from: TrainingRunStatus, to: Record<string, unknown>): ConsoleStore => {
     let moved = false;

@@ -14,6 +14,7 @@ import { runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
 
 /*
  * Serving and erasure markers: an erased user is personalised neither from a model artifact
@@ -46,20 +47,7 @@ beforeAll(async () => {
   await c.put(T, 'event_type', { id: 1, name: 'view', weight: 1, created: now });
   const template: Template = { id: 1, name: 'views', event_types: [{ id: 1, weight: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
   await c.put(T, 'template', template);
-  const job: TrainingRun = {
-    id: 1,
-    job_name: 'train-1',
-    template_id: 1,
-    options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'item_knn' },
-    status: 'Queued',
-    progress: 0,
-    created: now,
-    started_at: null,
-    finished_at: null,
-    error: null,
-    model_version: null,
-    metrics: null,
-  };
+  const job: TrainingRun = queuedRun(1, { algorithm: 'item_knn' }, { created: now });
   await c.put(T, 'job', job);
   await runTraining({ console: c, events, items, blobs }, T, 'train-1');
   const version = (await c.get<ModelVersion>(T, 'model', 1)) as ModelVersion;

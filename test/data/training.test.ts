@@ -22,6 +22,7 @@ import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
 let dir: string;
@@ -69,20 +70,7 @@ describe('training histories and what serving reads', () => {
     await c.put(T, 'event_type', { id: 2, name: 'view', weight: 5, created: now });
     const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
     await c.put(T, 'template', template);
-    const job: TrainingRun = {
-      id: 1,
-      job_name: 'train-1',
-      template_id: 1,
-      options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' },
-      status: 'Queued',
-      progress: 0,
-      created: now,
-      started_at: null,
-      finished_at: null,
-      error: null,
-      model_version: null,
-      metrics: null,
-    };
+    const job: TrainingRun = queuedRun(1, { algorithm: 'popularity' }, { created: now });
     await c.put(T, 'job', job);
     await runTraining({ console: c, events, items, blobs }, T, 'train-1');
     expect((await c.get<TrainingRun>(T, 'job', 1))?.status).toBe('Completed');
@@ -140,20 +128,8 @@ describe('training histories and what serving reads', () => {
   });
 });
 
-const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun => ({
-  id,
-  job_name: `train-${id}`,
-  template_id: templateId,
-  options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm },
-  status: 'Queued',
-  progress: 0,
-  created: Math.floor(Date.now() / 1000),
-  started_at: null,
-  finished_at: null,
-  error: null,
-  model_version: null,
-  metrics: null,
-});
+const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun =>
+  queuedRun(id, { algorithm }, { template_id: templateId, created: Math.floor(Date.now() / 1000) });
 const logsOf = async (c: ConsoleStore, tenant: string, id: number) => (await c.logs(tenant, id, undefined, 1000)).lines.map((l) => l.message).join('\n');
 
 /**
@@ -336,21 +312,8 @@ describe('a training message delivered again after its invocation ended without 
     const T3 = 'redelivered';
     const now = Math.floor(Date.now() / 1000);
     // Started longer ago than the worker's time limit: its invocation is over.
-    const job = (id: number, extra: Partial<TrainingRun>): TrainingRun => ({
-      id,
-      job_name: `train-${id}`,
-      template_id: 1,
-      options: { epochs: 1, batch_size: 64, learning_rate: 0.001, algorithm: 'popularity' },
-      status: 'InProgress',
-      progress: 0.5,
-      created: now - 2000,
-      started_at: now - 2000,
-      finished_at: null,
-      error: null,
-      model_version: null,
-      metrics: null,
-      ...extra,
-    });
+    const job = (id: number, extra: Partial<TrainingRun>): TrainingRun =>
+      queuedRun(id, { algorithm: 'popularity' }, { status: 'InProgress', progress: 0.5, created: now - 2000, started_at: now - 2000, ...extra });
     // 1: it stored version 7 (artifact, then record) and stopped before marking itself Completed.
     await c.put(T3, 'job', job(1, { storing_version: 7 }));
     const metrics = { ndcg_at_10: 0.5 };

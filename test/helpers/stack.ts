@@ -166,3 +166,20 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Ten items per group (`<group> gear 0` to `9`, category `group`), created through Core: the item
+ * ids of each group, in creation order. Recommendation tests give each group's users its items.
+ */
+export async function createGroupItems(client: TenantClient, groups: readonly string[]): Promise<Record<string, string[]>> {
+  const byGroup: Record<string, string[]> = {};
+  for (const g of groups) {
+    const r = await client.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })),
+    );
+    byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
+  }
+  return byGroup;
+}

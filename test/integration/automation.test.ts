@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack, until } from '../helpers/stack.ts';
+import { createGroupItems, startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
 /*
  * Training that runs itself (schedules, auto-promotion), version comparison and erasure, over
@@ -18,7 +18,7 @@ const finished = (job: string) =>
 const now = () => Math.floor(Date.now() / 1000);
 
 const groups = ['camping', 'baking', 'cycling'] as const;
-const byGroup: Record<string, string[]> = {};
+let byGroup: Record<string, string[]> = {};
 let eventTypes: { id: number }[];
 let endpoint: string;
 
@@ -47,14 +47,7 @@ async function run(template: number, algorithm: string) {
 beforeAll(async () => {
   // The stack's own maintenance timer stays out of the way: the tests run the passes.
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', MAINTENANCE_SECONDS: '3600' });
-  for (const g of groups) {
-    const r = await t.demo.core(
-      'POST',
-      '/v1/items',
-      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })),
-    );
-    byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
-  }
+  byGroup = await createGroupItems(t.demo, groups);
   // 45 users, 15 per taste; each interacts with 6 of the 10 items of their group.
   const events: object[] = [];
   for (let u = 0; u < 45; u++) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalQueue } from '../../local/queue.ts';
-import { expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
+import { createGroupItems, expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
@@ -22,15 +22,7 @@ let template: number;
 
 beforeAll(async () => {
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
-  byGroup = {};
-  for (const g of groups) {
-    const r = await t.demo.core(
-      'POST',
-      '/v1/items',
-      Array.from({ length: 10 }, (_, i) => ({ name: `${g} gear ${i}`, description: `${g} equipment for ${g} fans`, metadata: { category: g } })),
-    );
-    byGroup[g] = r.body.data.map((x: { id: string }) => x.id);
-  }
+  byGroup = await createGroupItems(t.demo, groups);
   // 30 users, 10 per taste; each interacts with 6 of the 10 items of their group and 1 stray item.
   const events: object[] = [];
   for (let u = 0; u < 30; u++) {

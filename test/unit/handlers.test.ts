@@ -1,32 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiContext } from '../../shared/http/types.ts';
-import type { HttpEvent } from '../../shared/http/types.ts';
-
-/** Event factory: an API Gateway v2 event for a route, as API Gateway would send it. */
-function apiEvent(method: string, path: string, routePath: string, opts: { headers?: Record<string, string>; body?: string; pathParameters?: Record<string, string> } = {}): HttpEvent {
-  return {
-    version: '2.0',
-    routeKey: `${method} ${routePath}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: opts.headers ?? {},
-    ...(opts.pathParameters ? { pathParameters: opts.pathParameters } : {}),
-    requestContext: {
-      accountId: '1',
-      apiId: 'a',
-      domainName: 'x',
-      domainPrefix: 'x',
-      requestId: 'r',
-      routeKey: `${method} ${routePath}`,
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-    },
-    ...(opts.body !== undefined ? { body: opts.body } : {}),
-    isBase64Encoded: false,
-  };
-}
+import { apiEvent } from '../helpers/api-event.ts';
 
 const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000001', getRemainingTimeInMillis: () => 10_000 } as unknown as ApiContext; // state is filled in by the first middleware
 

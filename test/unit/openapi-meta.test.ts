@@ -1,31 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ApiContext, HttpEvent } from '../../shared/http/types.ts';
+import type { ApiContext } from '../../shared/http/types.ts';
+import { apiEvent } from '../helpers/api-event.ts';
 
 /* The public handlers, called as Lambda calls them: no credentials, no route table lookups. */
 
-function event(path: string): HttpEvent {
-  return {
-    version: '2.0',
-    routeKey: `GET ${path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: {},
-    requestContext: {
-      accountId: '1',
-      apiId: 'a',
-      domainName: 'x',
-      domainPrefix: 'x',
-      requestId: 'r',
-      routeKey: `GET ${path}`,
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-    },
-    isBase64Encoded: false,
-  };
-}
+const event = (path: string) => apiEvent('GET', path);
 const context = () => ({ awsRequestId: '9f1c2a3b-0000-4000-8000-000000000002', getRemainingTimeInMillis: () => 10_000 }) as unknown as ApiContext;
 
 beforeAll(() => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
 import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import { placeRun, runsAsTask, taskToken, UNCONFIRMED_CLAIM_SECONDS, type TaskLauncher } from '../../shared/recs/launcher.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
 
 /** One job in memory, with the conditional update of the table (an undefined expectation: absent). */
 function fakeConsole(job: TrainingRun) {
@@ -24,20 +25,7 @@ function fakeConsole(job: TrainingRun) {
   };
 }
 
-const queued = (): TrainingRun => ({
-  id: trainingRunId('job-7'),
-  job_name: 'job-7',
-  template_id: 1,
-  options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' },
-  status: 'Queued',
-  progress: 0,
-  created: 0,
-  started_at: null,
-  finished_at: null,
-  error: null,
-  model_version: null,
-  metrics: null,
-});
+const queued = (): TrainingRun => queuedRun(trainingRunId('job-7'), { epochs: 5, batch_size: 256, algorithm: 'auto' }, { job_name: 'job-7', created: 0 });
 const events = (latestId: number) => ({ latest: async () => (latestId ? [{ id: latestId, item_id: '1', type: 'view', created: 0, user_id: 'u' }] : []) }) as never;
 const launcher = (fail?: string) => {
   const calls: { tenant: string; jobName: string; token: string }[] = [];
