@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONSOLE_SECURITY_HEADERS } from '../shared/console-auth/headers.ts';
+import { sleep } from '../shared/retry.ts';
 
 /*
  * The console web app in the local stack: built by Vite into console/dist (when missing or older
@@ -44,8 +45,6 @@ export function consoleBuildStale(): boolean {
   if (!existsSync(STAMP)) return true;
   return Number(readFileSync(STAMP, 'utf8')) < sourcesMtime();
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The vite build of the console into `outDir`, as node's arguments. */
 const viteArgs = (outDir: string) => [

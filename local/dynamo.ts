@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import { createTableInput } from '../shared/data/table-schema.ts';
+import { sleep } from '../shared/retry.ts';
 
 export interface LocalDynamo {
   endpoint: string;
@@ -102,7 +103,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
       const gsisActive = (d.Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
       if (d.Table?.TableStatus === 'ACTIVE' && gsisActive) return;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     throw new Error(`Table ${tableName} did not become active`);
   } finally {

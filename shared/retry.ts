@@ -20,7 +20,7 @@ export interface RetryPolicy {
 }
 
 /** The delay after failed attempt `attempt` (1 for the first). */
-export function retryDelay(p: RetryPolicy, attempt: number): number {
+function retryDelay(p: RetryPolicy, attempt: number): number {
   const d = Math.min(p.maxMs ?? Infinity, p.baseMs * 2 ** attempt);
   return p.jitter === 'full' ? Math.random() * d : d;
 }
