@@ -26,7 +26,8 @@
  * version), promoted, and the same latency measurement, and the control plane's (a context with
  * rules, rerank controls and an experiment) side by side; last, the same after restarting the
  * local stack on the same data (as bench:search does).
- * `--synthetic N`: training at scale instead (bench/recs-scale.ts says what it measures).
+ * `--synthetic N`: training at scale instead (bench/recs-scale.ts says what it measures); with
+ * `--end-to-end`, the N-item catalog through the service (bench/recs-scale-e2e.ts).
  * Targets: the default >= 1.05 x the best plain EASE (its λ chosen afterwards on the test split)
  * on each data set; end to end >= the in-process default; p99 < 50 ms.
  */
@@ -41,6 +42,7 @@ import { loadMovieLens, movieItem, splitByItem } from '../bench/movielens.ts';
 import { DEFAULT_API_THREADS, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { setUpContext, sideBySide, sideBySideRows, type SideBySide } from '../bench/context.ts';
 import { runScale, runScaleChild, SCALE_ALGORITHMS } from '../bench/recs-scale.ts';
+import { runScaleEndToEnd } from '../bench/recs-scale-e2e.ts';
 import { EASE_MAX_ITEMS, trainEaseDense } from '../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../shared/recs/dataset.ts';
 import { evaluate, type Metrics } from '../shared/recs/evaluate.ts';
@@ -63,6 +65,8 @@ const { values, positionals } = parseArgs({
     /** With --synthetic: the lastfm directory measured after the synthetic sizes (default ../shared/data/lastfm). */
     lastfm: { type: 'string', default: '../shared/data/lastfm' },
     'skip-lastfm': { type: 'boolean', default: false },
+    /** With --synthetic: the catalog through the service instead (bench/recs-scale-e2e.ts). */
+    'end-to-end': { type: 'boolean', default: false },
   },
 });
 
@@ -368,6 +372,10 @@ if (values.synthetic !== undefined) {
     return n;
   };
   const n = positive(values.synthetic);
+  if (values['end-to-end']) {
+    await runScaleEndToEnd({ command: `npm run bench:recs -- ${process.argv.slice(2).join(' ')}`, items: n });
+    process.exit(0);
+  }
   const sizes = values.sizes ? values.sizes.split(',').map(positive) : [...new Set([1000, 10_000, n])].filter((x) => x <= n);
   const lastfm = values['skip-lastfm'] || !existsSync(join(values.lastfm, 'user_artists.dat')) ? undefined : values.lastfm;
   await runScale({ command: `npm run bench:recs -- ${process.argv.slice(2).join(' ')}`, sizes, lastfm });

@@ -1,4 +1,4 @@
-import { Names, Validations, type App, type CfnElement } from 'aws-cdk-lib';
+import { Names, Token, Validations, type App, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ARTIFACT_PREFIXES } from './service-function.ts';
 import type { ServiceStack } from './stack.ts';
@@ -33,9 +33,26 @@ function artifactPrefixAcknowledgements(stack: ServiceStack): { id: string; reas
   );
 }
 
+/**
+ * The maintenance function's DescribeTasks on the training cluster's tasks
+ * (`task/<cluster name>/*`: a task's ARN ends in its random id; lib/training-task.ts). The
+ * cluster's name comes from the training task's nested stack as an output.
+ */
+function trainingTaskAcknowledgements(stack: ServiceStack): { id: string; reason: string }[] {
+  const nested = stack.resolve((stack.training.nestedStackResource as CfnElement).logicalId) as string;
+  const clusterName = `<${nested}.Outputs.${Names.uniqueId(stack.training.cluster.node.defaultChild as CfnElement)}Ref>`;
+  const [region, account] = [stack.region, stack.account].map((v, i) => (Token.isUnresolved(v) ? (i ? '<AWS::AccountId>' : '<AWS::Region>') : v));
+  // The partition is known once the region is (synthesis with CDK_DEFAULT_REGION set), else a token.
+  return ['<AWS::Partition>', 'aws'].map((partition) => ({
+    id: `AwsSolutions-IAM5[Resource::arn:${partition}:ecs:${region}:${account}:task/${clusterName}/*]`,
+    reason: "The maintenance pass asks after the training cluster's tasks (DescribeTasks, whose resource is a task ARN ending in the task's random id); the grant is limited to that cluster's tasks.",
+  }));
+}
+
 /** Runs the AwsSolutions pack over the app at synthesis, with this stack's acknowledgements. */
 export function applyNag(app: App, stack: ServiceStack): void {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   // The Platform API's nested stack holds functions of the same kind: the same acknowledgements.
   for (const a of [...ACKNOWLEDGED, ...artifactPrefixAcknowledgements(stack)]) for (const s of [stack, stack.platformStack]) Validations.of(s).acknowledge(a);
+  for (const a of trainingTaskAcknowledgements(stack)) Validations.of(stack).acknowledge(a);
 }

@@ -70,7 +70,9 @@ export class ServiceStack extends Stack {
     this.workers.addFunctions(base, { reserve });
     const trainWorker = this.workers.functions.find((f) => f.module === 'workers/train');
     if (!trainWorker) throw new Error('No training worker (shared/queue/workers.ts workers/train)');
-    this.training = new TrainingTask(this, 'Training', { table: this.data.table, bucket: this.data.artifacts, worker: trainWorker });
+    const maintainer = this.workers.functions.find((f) => f.module === 'workers/maintain');
+    if (!maintainer) throw new Error('No maintenance function (shared/queue/workers.ts workers/maintain)');
+    this.training = new TrainingTask(this, 'Training', { table: this.data.table, bucket: this.data.artifacts, worker: trainWorker, maintainer });
     const resources = { ...base, queues: new Map([...this.workers.queues].map(([k, v]) => [k, v.queue])) };
     this.core = new ServiceHttpApi(this, 'CoreApi', { api: 'core', resources, throttle, unmatchedThrottle, tenantQuota });
     // The Platform API (a function and three resources per route) in a nested stack of its own:

@@ -20,6 +20,8 @@ export interface TrainingTaskProps {
   bucket: IBucket;
   /** The training worker: it starts the task (RunTask, PassRole) and decides when. */
   worker: ServiceFunction;
+  /** The maintenance function: it asks after started tasks (DescribeTasks) and ends the runs of those that stopped. */
+  maintainer: ServiceFunction;
   /** Tenants with at least this many events train in the task (TRAINING_TASK_MIN_EVENTS; default 500,000). */
   minEvents?: number;
   /** The task's size: default 2 vCPU and 16 GB (training is mostly one thread; the memory is what Lambda's 10 GB lacks). */
@@ -37,7 +39,8 @@ export interface TrainingTaskProps {
  *   traffic inside AWS; a security group with no inbound rule.
  * - Grants, least privilege: the task role gets the training worker's table actions on the table
  *   and PutObject under models/ (a run stores its artifact and nothing else); the worker gets
- *   RunTask on this task definition in this cluster and PassRole for the task's two roles.
+ *   RunTask on this task definition in this cluster and PassRole for the task's two roles; the
+ *   maintenance function DescribeTasks on this cluster's tasks.
  * Synthesis only stages the image's build context (the files .dockerignore keeps); Docker builds
  * it at `cdk deploy`, so tests and `npm run synth` need no Docker engine. A nested stack: the
  * service's stack is near CloudFormation's 500 resources per stack.
@@ -104,13 +107,24 @@ export class TrainingTask extends NestedStack {
         conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
       }),
     );
+    // The maintenance pass asks after the tasks of this cluster only (a run whose task stopped
+    // without ending it is ended there: shared/recs/launcher.ts sweepTaskRuns).
+    props.maintainer.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ecs:DescribeTasks'],
+        resources: [this.formatArn({ service: 'ecs', resource: 'task', resourceName: `${this.cluster.clusterName}/*` })],
+        conditions: { ArnEquals: { 'ecs:cluster': this.cluster.clusterArn } },
+      }),
+    );
     const publicSubnets = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PUBLIC }).subnetIds;
-    w.addEnvironment('TRAINING_TASK_MIN_EVENTS', String(props.minEvents ?? 500_000));
-    w.addEnvironment('TRAINING_TASK_CLUSTER', this.cluster.clusterArn);
-    w.addEnvironment('TRAINING_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
-    w.addEnvironment('TRAINING_TASK_CONTAINER', this.container.containerName);
-    w.addEnvironment('TRAINING_TASK_SUBNETS', publicSubnets.join(','));
-    w.addEnvironment('TRAINING_TASK_SECURITY_GROUPS', this.securityGroup.securityGroupId);
+    for (const f of [w, props.maintainer]) {
+      f.addEnvironment('TRAINING_TASK_MIN_EVENTS', String(props.minEvents ?? 500_000));
+      f.addEnvironment('TRAINING_TASK_CLUSTER', this.cluster.clusterArn);
+      f.addEnvironment('TRAINING_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
+      f.addEnvironment('TRAINING_TASK_CONTAINER', this.container.containerName);
+      f.addEnvironment('TRAINING_TASK_SUBNETS', publicSubnets.join(','));
+      f.addEnvironment('TRAINING_TASK_SECURITY_GROUPS', this.securityGroup.securityGroupId);
+    }
 
     for (const a of TRAINING_TASK_ACKNOWLEDGED) Validations.of(this).acknowledge(a);
     // The bucket's ARN comes into this nested stack as a parameter named after the bucket.

@@ -4,21 +4,24 @@ import { config } from '#shared/config';
 import { refreshSegmentSizes, PASS_EVENT_BUDGET } from '#shared/control/segment-size';
 import { segmentEvents, stores } from '#shared/data/index';
 import { startDueRuns } from '#shared/domain/automation';
+import { sweepTaskRuns, taskLauncher } from '#shared/recs/launcher';
 import { workQueue } from '#shared/queue/messages';
 import { logger } from '#shared/observability';
 import { sweep } from '#shared/search/indexer';
 
 /**
  * Scheduled (every minute on AWS; a timer locally): re-queues lagging embeddings, requests index
- * builds, refreshes segment size estimates, starts templates' scheduled training runs that are due.
+ * builds, refreshes segment size estimates, starts templates' scheduled training runs that are due,
+ * and ends runs whose container task stopped without ending them.
  */
-export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; scheduled: string[] }> => {
+export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; scheduled: string[]; interrupted: string[] }> => {
   const s = stores();
   const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: workQueue() }, config().maintenance.embedGraceSeconds);
   const budget = { events: PASS_EVENT_BUDGET };
   const now = nowSeconds();
   let segments = 0;
   const scheduled: string[] = [];
+  const interrupted: string[] = [];
   for (const tenant of await s.credentials.listTenants()) {
     // One tenant's failure leaves the others' runs alone; its due runs start at the next pass.
     try {
@@ -26,8 +29,13 @@ export const handler = async (): Promise<{ requeued: number; rebuilds: string[];
     } catch (e) {
       logger.error('scheduled runs failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }
+    try {
+      for (const job of await sweepTaskRuns({ console: s.console }, tenant, taskLauncher(), now)) interrupted.push(`${tenant}/${job}`);
+    } catch (e) {
+      logger.error('training task sweep failed', { tenant, error: e instanceof Error ? e.message : String(e) });
+    }
     segments += await refreshSegmentSizes({ console: s.console, events: segmentEvents() }, tenant, now, budget);
   }
-  if (result.requeued || result.rebuilds.length || segments || scheduled.length) logger.info('maintenance', { ...result, segments, scheduled });
-  return { ...result, segments, scheduled };
+  if (result.requeued || result.rebuilds.length || segments || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, scheduled, interrupted });
+  return { ...result, segments, scheduled, interrupted };
 };

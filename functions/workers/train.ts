@@ -2,18 +2,9 @@ import { blobs } from '#shared/blob';
 import { config } from '#shared/config';
 import { stores } from '#shared/data/index';
 import { decideAutoPromotion } from '#shared/domain/automation';
-import { childProcessLauncher, ecsLauncher, placeRun, type TaskLauncher } from '#shared/recs/launcher';
+import { placeRun, taskLauncher } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
 import { sqsWorker } from '#shared/queue/sqs-worker';
-
-let launcher: TaskLauncher | undefined;
-
-/** The container task's launcher: ECS Fargate where the stack configured one, a child process locally. */
-function taskLauncher(): TaskLauncher {
-  const { task } = config().training;
-  launcher ??= task ? ecsLauncher(task, config().region) : childProcessLauncher();
-  return launcher;
-}
 
 /**
  * The training queue's worker: one run per message; a redelivered message for a started run does

@@ -40,12 +40,28 @@ export class Expr {
     return p;
   }
 
+  /** A document path: `task.ref` is the `ref` field of the map `task` (each part a placeholder). */
+  path(attr: string): string {
+    return attr
+      .split('.')
+      .map((part) => this.name(part))
+      .join('.');
+  }
+
   exists = (attr: string) => `attribute_exists(${this.name(attr)})`;
   absent = (attr: string) => `attribute_not_exists(${this.name(attr)})`;
   eq = (attr: string, v: unknown) => `${this.name(attr)} = ${this.value(v)}`;
   cmp = (attr: string, op: '<' | '<=' | '>' | '>=', v: unknown) => `${this.name(attr)} ${op} ${this.value(v)}`;
-  /** Each field equal to its value, or absent where the value is `undefined`. */
-  fields = (expect: Record<string, unknown>) => Object.entries(expect).map(([k, v]) => (v === undefined ? this.absent(k) : this.eq(k, v)));
+  /**
+   * Each field equal to its value, or absent where the value is `undefined`; `a.b` names field b
+   * of map a. Values are scalars: dynalite, the local stand-in, never finds two maps or lists
+   * equal (DynamoDB compares them whole), so a condition on a map names its fields instead.
+   */
+  fields = (expect: Record<string, unknown>) =>
+    Object.entries(expect).map(([k, v]) => {
+      if (v !== null && typeof v === 'object') throw new Error(`A condition compares scalars: name the fields of ${k} (${k}.field) instead of the whole ${Array.isArray(v) ? 'list' : 'map'}`);
+      return v === undefined ? `attribute_not_exists(${this.path(k)})` : `${this.path(k)} = ${this.value(v)}`;
+    });
   and = (...parts: string[]) => parts.join(' AND ');
   or = (...parts: string[]) => `(${parts.join(' OR ')})`;
 

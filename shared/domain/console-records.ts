@@ -64,7 +64,7 @@ export interface ConsoleStore {
   putErasure(tenant: string, marker: ErasedUser): Promise<void>;
   /**
    * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
-   * only if the field is absent). false when that failed.
+   * only if the field is absent; scalars only, `a.b` naming field b of map a). false when that failed.
    */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
   /**

@@ -5,6 +5,7 @@ import { notFound, type ConsoleRecord, type ConsoleStore } from './console-recor
 import { PreconditionFailed } from './errors.ts';
 import { platformList } from './present.ts';
 import { findTemplate, type Template } from './templates.ts';
+import type { ModelVersion } from './model-versions.ts';
 
 /*
  * Training runs of a template: queued, run by the training worker, stopped on request. The API
@@ -120,6 +121,32 @@ export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: str
     return trainingRunResource(c, tenant, name);
   }
   throw new PreconditionFailed(`Training job ${name} kept changing; retry.`);
+}
+/**
+ * Ends a run whose worker or container task is gone without ending it, as far as it got: a run
+ * asked to stop is Stopped; one that had stored its version (`storing_version` names a version
+ * that exists) is Completed with it; any other is Failed, saying `why` (what stopped it).
+ * Conditional on what was read (status, storing mark, task claim), so a run that ended or moved
+ * meanwhile keeps what it has. Answers the status it ended with, or null when it was not ended.
+ */
+export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<TrainingRunStatus | null> {
+  const log = (message: string) => c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]);
+  if (job.status === 'Stopping') {
+    if (!(await c.update(tenant, 'job', job.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Stopping' }))) return null;
+    await log(`Stopped (${why})`);
+    return 'Stopped';
+  }
+  if (job.status !== 'InProgress' && job.status !== 'Queued') return null;
+  const v = job.storing_version;
+  const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
+  const error = `The run was interrupted before it stored a version (${why}); nothing was stored. Start a new run.`;
+  const ended = stored
+    ? { status: 'Completed' as const, progress: 1, finished_at: nowSeconds(), model_version: stored.version, metrics: stored.metrics }
+    : { status: 'Failed' as const, finished_at: nowSeconds(), error };
+  const expect = job.status === 'Queued' ? { status: 'Queued', 'task.ref': job.task?.ref } : { status: 'InProgress', storing_version: v };
+  if (!(await c.update(tenant, 'job', job.id, ended, expect))) return null;
+  await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);
+  return ended.status;
 }
 export async function trainingRunLogs(c: ConsoleStore, tenant: string, name: string, cursor: string | undefined, limit: number) {
   const j = await getTrainingRun(c, tenant, name);

@@ -52,13 +52,21 @@ export const workers: readonly WorkerSpec[] = [
 /**
  * Scheduled maintenance: re-queue lagging embeddings, request index builds, store segment size
  * estimates (UpdateItem), start templates' scheduled training runs (claim the due time with
- * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`).
+ * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`),
+ * end runs whose container task stopped (GetItem the run and the version it was storing, ECS
+ * DescribeTasks: lib/training-task.ts grants that).
  */
 export const schedules = [
   {
     handler: 'workers/maintain',
     everyMinutes: 1,
     timeoutSeconds: 60,
-    access: { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'], indexes: ['gsi1', 'gsi2', 'gsi3'], bucket: 'read', queues: ['embedding', 'training'], queueDepth: ['embedding'] } as Access,
+    access: {
+      table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'],
+      indexes: ['gsi1', 'gsi2', 'gsi3'],
+      bucket: 'read',
+      queues: ['embedding', 'training'],
+      queueDepth: ['embedding'],
+    } as Access,
   },
 ] as const;

@@ -11,10 +11,17 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
 import { AwsClient } from '../aws/signed-fetch.ts';
-import type { TrainingTaskSettings } from '../config.ts';
+import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { endInterruptedRun, trainingRunId, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
+
+/**
+ * What became of a task: still there (starting or running); stopped, with what stopped it; or
+ * gone, unknown to its runner (ECS forgets a stopped task after an hour or so, and may not know
+ * a task it just started), which is trusted only once the task has had time to start.
+ */
+export type TaskState = { state: 'running' } | { state: 'stopped' | 'gone'; reason: string };
 
 /** Starts a run's task; resolves once it started (not when it ends) with the task's id. */
 export interface TaskLauncher {
@@ -22,6 +29,8 @@ export interface TaskLauncher {
   readonly runner: string;
   /** `token` is the same for every attempt of one run: a launcher that can, starts one task per token. */
   launch(run: { tenant: string; jobName: string; token: string }): Promise<string>;
+  /** Whether the task `ref` (as `launch` answered it) is still there. */
+  inspect(ref: string): Promise<TaskState>;
 }
 
 /**
@@ -40,6 +49,9 @@ export function runsAsTask(estimatedEvents: number, minEvents: number): boolean 
 
 /** A claim whose task never confirmed it started (the worker stopped between) is retried after this. */
 export const UNCONFIRMED_CLAIM_SECONDS = 300;
+
+/** The condition that the run holds this claim, its task not yet confirmed (field by field: see Expr.fields). */
+const unconfirmed = (claim: RunTask) => ({ 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined });
 
 /** The idempotency token of a run's task: one per run (ECS RunTask takes up to 64 characters). */
 export const taskToken = (tenant: string, jobName: string) => createHash('sha256').update(`${tenant}\n${jobName}`).digest('hex').slice(0, 64);
@@ -69,7 +81,7 @@ export async function placeRun(
     // Already a task's. Started again only if it never confirmed it started and the run has not.
     if (job.status !== 'Queued' || claim.ref !== undefined || now() - claim.claimed_at < UNCONFIRMED_CLAIM_SECONDS) return 'task';
     const again = { ...claim, claimed_at: now() };
-    if (!(await c.update(tenant, 'job', id, { task: again }, { status: 'Queued', task: claim }))) return 'task';
+    if (!(await c.update(tenant, 'job', id, { task: again }, { status: 'Queued', ...unconfirmed(claim) }))) return 'task';
     claim = again;
   } else {
     if (job.status !== 'Queued') return 'worker';
@@ -90,7 +102,7 @@ export async function placeRun(
     if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message }, { status: 'Queued' })) await log(`Failed: ${message}`);
     return 'task';
   }
-  await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { task: claim });
+  await c.update(tenant, 'job', id, { task: { ...claim, ref } }, unconfirmed(claim));
   await log(`Training task started: ${ref}`);
   return 'task';
 }
@@ -133,7 +145,42 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
       child.once('exit', () => started.delete(token));
       return ref;
     },
+    async inspect(ref) {
+      const pid = Number(/^pid (\d+)$/.exec(ref)?.[1]);
+      if (!Number.isSafeInteger(pid) || pid <= 0) return { state: 'gone', reason: `${ref} names no process` };
+      // Asked from another thread than the one that started it (the maintenance pass; the worker's
+      // thread reaps the process) or after a restart: signal 0 asks whether the process is there.
+      try {
+        process.kill(pid, 0);
+        return { state: 'running' };
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === 'EPERM' ? { state: 'running' } : { state: 'stopped', reason: 'the process is gone' };
+      }
+    },
   };
+}
+
+const describeTasksAnswer = z.object({
+  tasks: z.optional(
+    z.array(
+      z.object({
+        lastStatus: z.optional(z.string()),
+        stopCode: z.optional(z.string()),
+        stoppedReason: z.optional(z.string()),
+        containers: z.optional(z.array(z.object({ exitCode: z.optional(z.number()), reason: z.optional(z.string()) }))),
+      }),
+    ),
+  ),
+  failures: z.optional(z.array(z.object({ reason: z.optional(z.string()), detail: z.optional(z.string()) }))),
+});
+
+/** A stopped ECS task's reason, as DescribeTasks gives it: ECS's reason, and the container's exit code and reason. */
+function stoppedReason(t: NonNullable<z.infer<typeof describeTasksAnswer>['tasks']>[number]): string {
+  const parts = [t.stoppedReason ?? t.stopCode ?? 'stopped'];
+  const c = t.containers?.[0];
+  if (c?.exitCode !== undefined) parts.push(`exit code ${c.exitCode}`);
+  if (c?.reason) parts.push(c.reason);
+  return `ECS: ${parts.join('; ')}`;
 }
 
 const runTaskAnswer = z.object({
@@ -179,5 +226,54 @@ export function ecsLauncher(task: TrainingTaskSettings, region: string, client =
       if (!arn) throw new Error(`ECS started no task: ${(answer.failures ?? []).map((f) => `${f.reason ?? ''} ${f.detail ?? ''}`.trim()).join('; ') || 'no reason given'}`);
       return arn;
     },
+    async inspect(ref) {
+      const res = await client.send('POST', '/', {
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'AmazonEC2ContainerServiceV20141113.DescribeTasks' },
+        body: JSON.stringify({ cluster: task.clusterArn, tasks: [ref] }),
+      });
+      const answer = z.parse(describeTasksAnswer, await res.json());
+      const t = answer.tasks?.[0];
+      if (t) return t.lastStatus === 'STOPPED' ? { state: 'stopped', reason: stoppedReason(t) } : { state: 'running' };
+      // ECS describes a stopped task for at least an hour; after that it answers MISSING.
+      if (answer.failures?.some((f) => f.reason === 'MISSING')) return { state: 'gone', reason: 'ECS no longer knows the task' };
+      throw new Error(`ECS DescribeTasks answered neither the task nor MISSING: ${JSON.stringify(answer.failures ?? [])}`);
+    },
   };
 }
+
+/** Cache: the container's task launcher, made on first use. Bound: one. */
+let launcher: TaskLauncher | undefined;
+
+/** The container task's launcher: ECS Fargate where the stack configured one, a child process locally. */
+export function taskLauncher(): TaskLauncher {
+  const { task } = config().training;
+  launcher ??= task ? ecsLauncher(task, config().region) : childProcessLauncher();
+  return launcher;
+}
+
+/** A task its runner does not know (`gone`) is taken for stopped only this long after it was claimed. */
+export const TASK_SWEEP_GRACE_SECONDS = 120;
+
+/**
+ * The maintenance pass's check of the tenant's runs handed to container tasks: a run still
+ * Queued, InProgress or Stopping whose task has stopped (killed for its memory, its host
+ * reclaimed, a crash before it could mark the run) would stay so for good, since no message
+ * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
+ * saying what stopped the task. Answers the names of the runs ended.
+ */
+export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'list' | 'get' | 'update' | 'appendLog'> }, tenant: string, taskRunner: TaskLauncher, now: number): Promise<string[]> {
+  const c = deps.console;
+  const ended: string[] = [];
+  for (const job of await c.list<TrainingRun>(tenant, 'job')) {
+    const claim = job.task;
+    if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
+    const state = await taskRunner.inspect(claim.ref);
+    if (state.state === 'running' || (state.state === 'gone' && now - claim.claimed_at < TASK_SWEEP_GRACE_SECONDS)) continue;
+    // Read again: the task may have ended the run just before it stopped.
+    const fresh = await c.get<TrainingRun>(tenant, 'job', job.id);
+    if (!fresh || !ACTIVE.has(fresh.status)) continue;
+    if (await endInterruptedRun(c, tenant, fresh, `its training task stopped: ${state.reason}`)) ended.push(job.job_name);
+  }
+  return ended;
+}
+const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgress', 'Stopping']);

@@ -2,7 +2,7 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { endInterruptedRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { Template } from '../domain/templates.ts';
@@ -141,12 +141,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // ended (its time or its worker ran out) without ending the job: it is ended as far as it got,
     // so it does not stay InProgress (and, once storing began, unstoppable) for good.
     if (job.started_at !== null && now() - job.started_at <= TRAINING_SECONDS + 60) return;
-    const v = job.storing_version;
-    const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
-    const ended = stored
-      ? { status: 'Completed', progress: 1, finished_at: now(), model_version: stored.version, metrics: stored.metrics }
-      : { status: 'Failed', finished_at: now(), error: 'The run was interrupted before it stored a version (its worker stopped); nothing was stored. Start a new run.' };
-    if (await c.update(tenant, 'job', id, ended, { status: 'InProgress', storing_version: v })) await log(stored ? `Completed: version ${stored.version}` : `Failed: ${ended.error}`);
+    await endInterruptedRun(c, tenant, job, 'its worker stopped');
     return;
   }
   // Only a Queued run starts (a redelivered message for a finished run does nothing).

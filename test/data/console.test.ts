@@ -36,6 +36,21 @@ describe('console store', () => {
   });
 });
 
+describe('conditions on a field of a map', () => {
+  it('hold field by field (a.b), absent fields included; a whole map is refused, not silently never equal', async () => {
+    const c = db.stores.console;
+    await c.put('paths', 'job', { ...queuedRun(1), task: { runner: 'ecs', claimed_at: 100 } });
+    const unconfirmed = { 'task.runner': 'ecs', 'task.claimed_at': 100, 'task.ref': undefined };
+    expect(await c.update('paths', 'job', 1, { task: { runner: 'ecs', claimed_at: 100, ref: 'arn:1' } }, { status: 'Queued', ...unconfirmed })).toBe(true);
+    // Confirmed once: the same condition no longer holds.
+    expect(await c.update('paths', 'job', 1, { task: { runner: 'ecs', claimed_at: 100, ref: 'arn:2' } }, unconfirmed)).toBe(false);
+    expect(await c.update('paths', 'job', 1, { status: 'Failed' }, { 'task.claimed_at': 99 })).toBe(false);
+    expect(await c.update('paths', 'job', 1, { status: 'Failed' }, { 'task.ref': 'arn:1' })).toBe(true);
+    expect(await c.get('paths', 'job', 1)).toMatchObject({ status: 'Failed', task: { runner: 'ecs', claimed_at: 100, ref: 'arn:1' } });
+    await expect(c.update('paths', 'job', 1, { status: 'Queued' }, { task: { runner: 'ecs', claimed_at: 100, ref: 'arn:1' } })).rejects.toThrow(/name the fields of task/);
+  });
+});
+
 describe('stopping a training job while the trainer moves it', () => {
   const queued = (id: number): TrainingRun => queuedRun(id);
   /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */

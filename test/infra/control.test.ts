@@ -60,9 +60,11 @@ describe('control plane', () => {
     expect(tableActionsOf('platform/segments/update')).not.toContain('dynamodb:DeleteItem');
   });
 
-  it('lets the maintenance pass store segment size estimates and start scheduled runs, and never delete from the table', () => {
-    // UpdateItem: segment estimates and a template's claimed due time; PutItem and BatchWriteItem:
-    // the scheduled run's job record and its log lines (shared/domain/automation.ts).
-    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']));
+  it('lets the maintenance pass store segment size estimates, start scheduled runs and end runs whose task stopped, and never delete from the table', () => {
+    // UpdateItem: segment estimates, a template's claimed due time, an interrupted run's ending;
+    // PutItem and BatchWriteItem: the scheduled run's job record and its log lines
+    // (shared/domain/automation.ts); GetItem: a run, and the version it was storing, read again
+    // before it is ended (shared/recs/launcher.ts sweepTaskRuns).
+    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']));
   });
 });

@@ -93,6 +93,29 @@ describe('the training task (ECS Fargate)', () => {
     expect(statements.flatMap(actionsOf).every((a) => a.startsWith('dynamodb:') || a === 's3:PutObject')).toBe(true);
   });
 
+  it("lets the maintenance function describe this cluster's tasks only, and tells it where", () => {
+    const maintainer = stack.workers.functions.find((f) => f.module === 'workers/maintain');
+    const roleId = logicalId(maintainer!.role as unknown as { node: { defaultChild?: unknown } }, stack);
+    const describe = statementsOf(roleId, parent).find((s) => actionsOf(s).includes('ecs:DescribeTasks'));
+    expect(actionsOf(describe!)).toEqual(['ecs:DescribeTasks']);
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const output = (v: unknown) => JSON.stringify(outputs[JSON.stringify(v).match(/Outputs\.([A-Za-z0-9]+)/)?.[1] ?? '']?.Value);
+    // Tasks of the training cluster (task/<cluster name>/*), and a condition naming the cluster.
+    expect(JSON.stringify(describe!.Resource)).toMatch(/:task\//);
+    expect(output(describe!.Resource)).toContain(logicalId(stack.training.cluster));
+    expect(output((describe!.Condition as { ArnEquals: Record<string, unknown> }).ArnEquals['ecs:cluster'])).toContain(logicalId(stack.training.cluster));
+    // No other function may, and the maintenance function may not start or stop a task.
+    const describers = ofType('AWS::IAM::Policy', parent).filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('ecs:DescribeTasks'));
+    expect(describers.map(([, p]) => p.Properties.Roles)).toEqual([[{ Ref: roleId }]]);
+    expect(
+      statementsOf(roleId, parent)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('ecs:') || a === 'iam:PassRole'),
+    ).toEqual(['ecs:DescribeTasks']);
+    const env = (parent[logicalId(maintainer!, stack)] as Resource).Properties.Environment.Variables as Record<string, unknown>;
+    for (const k of ['TRAINING_TASK_CLUSTER', 'TRAINING_TASK_DEFINITION', 'TRAINING_TASK_CONTAINER', 'TRAINING_TASK_SUBNETS', 'TRAINING_TASK_SECURITY_GROUPS']) expect(env, k).toHaveProperty(k);
+  });
+
   it('lets the training worker run this task definition in this cluster, pass its roles, and tells it where', () => {
     const worker = stack.workers.functions.find((f) => f.module === 'workers/train');
     const roleId = logicalId(worker!.role as unknown as { node: { defaultChild?: unknown } }, stack);

@@ -72,4 +72,39 @@ describe('a training run above the task threshold', () => {
     const ids = (recs.body.data as { item_id: string }[]).map((x) => x.item_id);
     expect(ids.filter((id) => (byGroup.camping as string[]).includes(id)).length).toBeGreaterThanOrEqual(3);
   }, 120_000);
+
+  it('a run whose task is killed is ended by the next maintenance pass, saying so, and never completes', async () => {
+    const tpl = (await P('GET', '/api/events/templates')).body.data.find((x: { name: string }) => x.name === 'big');
+    const run = await P('POST', '/api/training-jobs', { template_id: tpl.id, options: { algorithm: 'ease' } });
+    const name = run.body.job_name as string;
+    const logs = async () => ((await P('GET', `/api/training-jobs/logs/${name}`)).body.lines as { message: string }[]).map((l) => l.message);
+    // Killed as soon as it started (the process is still loading its code; the run cannot have ended).
+    const started = await until(logs, (lines) => lines.some((l) => l.startsWith('Training task started: pid ')), 30_000);
+    const pid = Number(/^Training task started: pid (\d+)$/.exec(started.find((l) => l.startsWith('Training task started')) ?? '')?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await until(
+      async () => alive(),
+      (a) => !a,
+      10_000,
+    );
+    expect(alive()).toBe(false);
+    await t.stack.maintain();
+    const ended = await P('GET', `/api/training-jobs/${name}`);
+    expect(ended.body.status).toBe('Failed');
+    expect(ended.body.error).toBe('The run was interrupted before it stored a version (its training task stopped: the process is gone); nothing was stored. Start a new run.');
+    expect(ended.body.model_version).toBeNull();
+    expect((await logs()).at(-1)).toBe(`Failed: ${ended.body.error}`);
+    // Another pass changes nothing.
+    await t.stack.maintain();
+    expect((await P('GET', `/api/training-jobs/${name}`)).body).toEqual(ended.body);
+  }, 60_000);
 });

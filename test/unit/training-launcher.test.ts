@@ -1,21 +1,43 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
 import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
-import { placeRun, runsAsTask, taskToken, UNCONFIRMED_CLAIM_SECONDS, type TaskLauncher } from '../../shared/recs/launcher.ts';
+import {
+  childProcessLauncher,
+  ecsLauncher,
+  placeRun,
+  runsAsTask,
+  sweepTaskRuns,
+  TASK_SWEEP_GRACE_SECONDS,
+  taskToken,
+  UNCONFIRMED_CLAIM_SECONDS,
+  type TaskLauncher,
+  type TaskState,
+} from '../../shared/recs/launcher.ts';
+import type { AwsClient } from '../../shared/aws/signed-fetch.ts';
+import { spawn } from 'node:child_process';
 import { queuedRun } from '../helpers/fixtures.ts';
 
 /** One job in memory, with the conditional update of the table (an undefined expectation: absent). */
-function fakeConsole(job: TrainingRun) {
+function fakeConsole(job: TrainingRun, models: Record<number, object> = {}) {
   const rec: Record<string, unknown> = { ...job };
   const logs: string[] = [];
   return {
     rec,
     logs,
-    async get<T>() {
-      return structuredClone(rec) as T;
+    async get<T>(_t: string, kind: string, id: number) {
+      return (kind === 'model' ? models[id] : structuredClone(rec)) as T;
+    },
+    async list<T>() {
+      return [structuredClone(rec)] as T[];
     },
     async update(_t: string, _k: string, _id: number, set: Record<string, unknown>, expect: Record<string, unknown> = {}) {
-      for (const [k, v] of Object.entries(expect)) if (v === undefined ? k in rec : JSON.stringify(rec[k]) !== JSON.stringify(v)) return false;
+      // As the table's conditions: scalars only, `a.b` naming field b of map a.
+      for (const [k, v] of Object.entries(expect)) {
+        if (v !== null && typeof v === 'object') throw new Error(`a condition on the whole of ${k}`);
+        const [head, field] = k.split('.') as [string, string | undefined];
+        const held = field === undefined ? rec[head] : (rec[head] as Record<string, unknown> | undefined)?.[field];
+        if (v === undefined ? held !== undefined : held !== v) return false;
+      }
       Object.assign(rec, set);
       return true;
     },
@@ -35,6 +57,9 @@ const launcher = (fail?: string) => {
       calls.push(run);
       if (fail) throw new Error(fail);
       return `task-${calls.length}`;
+    },
+    async inspect() {
+      return { state: 'running' };
     },
   };
   return { l, calls };
@@ -96,6 +121,164 @@ describe('where a training run runs', () => {
     const { l, calls } = launcher();
     expect(await placeRun({ console: c, events: events(1e9) }, 'acme', 'job-7', { minEvents: 100, launcher: l })).toBe('worker');
     expect(calls).toEqual([]);
+  });
+});
+
+describe('the sweep of runs whose container task stopped', () => {
+  const now = 1_000_000;
+  const claimedAt = now - 30;
+  const running = (status: TrainingRun['status'], extra: Partial<TrainingRun> = {}): TrainingRun => ({
+    ...queued(),
+    status,
+    started_at: claimedAt + 5,
+    task: { runner: 'test', claimed_at: claimedAt, ref: 'task-1' },
+    ...extra,
+  });
+  const inspecting = (state: TaskState) => {
+    const asked: string[] = [];
+    const l: TaskLauncher = {
+      runner: 'test',
+      launch: async () => 'task-1',
+      async inspect(ref) {
+        asked.push(ref);
+        return state;
+      },
+    };
+    return { l, asked };
+  };
+
+  it('fails a run whose task stopped, saying what stopped it, and leaves a running one alone', async () => {
+    const c = fakeConsole(running('InProgress'));
+    const oom = inspecting({ state: 'stopped', reason: 'ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137' });
+    expect(await sweepTaskRuns({ console: c }, 'acme', oom.l, now)).toEqual(['job-7']);
+    expect(c.rec.status).toBe('Failed');
+    expect(c.rec.error).toBe(
+      'The run was interrupted before it stored a version (its training task stopped: ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137); nothing was stored. Start a new run.',
+    );
+    expect(c.rec.finished_at).toBeTypeOf('number');
+    expect(c.logs).toEqual([`Failed: ${c.rec.error}`]);
+    // Ended once: the next pass finds nothing to do.
+    expect(await sweepTaskRuns({ console: c }, 'acme', oom.l, now + 60)).toEqual([]);
+
+    const alive = fakeConsole(running('InProgress'));
+    const ok = inspecting({ state: 'running' });
+    expect(await sweepTaskRuns({ console: alive }, 'acme', ok.l, now)).toEqual([]);
+    expect(ok.asked).toEqual(['task-1']);
+    expect(alive.rec.status).toBe('InProgress');
+  });
+
+  it('ends a run as far as it got: Completed when its version was stored, Stopped when a stop was asked, Failed when it never started', async () => {
+    const stored = fakeConsole(running('InProgress', { storing_version: 4 }), { 4: { id: 4, version: 4, metrics: { ndcg_at_10: 0.3 } } });
+    const gone = inspecting({ state: 'stopped', reason: 'the process exited with code 1' });
+    await sweepTaskRuns({ console: stored }, 'acme', gone.l, now);
+    expect(stored.rec).toMatchObject({ status: 'Completed', model_version: 4, progress: 1, metrics: { ndcg_at_10: 0.3 } });
+    expect(stored.logs).toEqual(['Completed: version 4']);
+
+    const stopping = fakeConsole(running('Stopping'));
+    await sweepTaskRuns({ console: stopping }, 'acme', gone.l, now);
+    expect(stopping.rec.status).toBe('Stopped');
+    expect(stopping.logs).toEqual(['Stopped (its training task stopped: the process exited with code 1)']);
+
+    // Claimed and started, but the task died before it took the run up.
+    const queuedRun = fakeConsole(running('Queued', { started_at: null }));
+    await sweepTaskRuns({ console: queuedRun }, 'acme', gone.l, now);
+    expect(queuedRun.rec.status).toBe('Failed');
+    expect(queuedRun.rec.error).toMatch(/its training task stopped: the process exited with code 1/);
+  });
+
+  it('trusts a task its runner no longer knows only once the task had time to start', async () => {
+    const missing = inspecting({ state: 'gone', reason: 'ECS no longer knows the task' });
+    const young = fakeConsole(running('InProgress'));
+    expect(await sweepTaskRuns({ console: young }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS - 1)).toEqual([]);
+    expect(young.rec.status).toBe('InProgress');
+    expect(await sweepTaskRuns({ console: young }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS)).toEqual(['job-7']);
+    expect(young.rec.error).toMatch(/ECS no longer knows the task/);
+  });
+
+  it("leaves runs without a started task, ended runs, and other runners' tasks alone", async () => {
+    const stopped = inspecting({ state: 'stopped', reason: 'x' });
+    for (const job of [
+      running('InProgress', { task: undefined }),
+      running('Queued', { task: { runner: 'test', claimed_at: claimedAt } }),
+      running('Completed'),
+      running('Failed'),
+      running('InProgress', { task: { runner: 'ecs', claimed_at: claimedAt, ref: 'arn:task' } }),
+    ]) {
+      const c = fakeConsole(job);
+      expect(await sweepTaskRuns({ console: c }, 'acme', stopped.l, now)).toEqual([]);
+      expect(c.rec.status).toBe(job.status);
+    }
+    expect(stopped.asked).toEqual([]);
+  });
+
+  it('keeps the ending the task wrote just before it stopped', async () => {
+    const c = fakeConsole(running('InProgress'));
+    const l: TaskLauncher = {
+      runner: 'test',
+      launch: async () => 'task-1',
+      async inspect() {
+        // The task completes the run, then exits, between the pass's list and its check.
+        Object.assign(c.rec, { status: 'Completed', model_version: 9 });
+        return { state: 'stopped', reason: 'the process exited with code 0' };
+      },
+    };
+    expect(await sweepTaskRuns({ console: c }, 'acme', l, now)).toEqual([]);
+    expect(c.rec).toMatchObject({ status: 'Completed', model_version: 9 });
+    expect(c.logs).toEqual([]);
+  });
+});
+
+describe('asking after a task', () => {
+  const settings = { clusterArn: 'arn:aws:ecs:eu-west-1:1:cluster/c', taskDefinitionArn: 'arn:td', containerName: 'train', subnets: ['s'], securityGroups: ['g'] };
+  const answering = (answer: object) => {
+    const sent: { headers: Record<string, string>; body: string }[] = [];
+    const client = {
+      async send(_m: string, _p: string, init: { headers: Record<string, string>; body: string }) {
+        sent.push(init);
+        return new Response(JSON.stringify(answer));
+      },
+    } as unknown as AwsClient;
+    return { client, sent };
+  };
+
+  it('on ECS: DescribeTasks of the task in the cluster; STOPPED with its reasons, MISSING as gone, else running', async () => {
+    const stopped = answering({
+      tasks: [
+        {
+          lastStatus: 'STOPPED',
+          stopCode: 'EssentialContainerExited',
+          stoppedReason: 'Essential container in task exited',
+          containers: [{ exitCode: 137, reason: 'OutOfMemoryError: Container killed due to memory usage' }],
+        },
+      ],
+      failures: [],
+    });
+    expect(await ecsLauncher(settings, 'eu-west-1', stopped.client).inspect('arn:task/1')).toEqual({
+      state: 'stopped',
+      reason: 'ECS: Essential container in task exited; exit code 137; OutOfMemoryError: Container killed due to memory usage',
+    });
+    expect(stopped.sent[0]?.headers['x-amz-target']).toBe('AmazonEC2ContainerServiceV20141113.DescribeTasks');
+    expect(JSON.parse(stopped.sent[0]?.body as string)).toEqual({ cluster: settings.clusterArn, tasks: ['arn:task/1'] });
+    for (const lastStatus of ['PROVISIONING', 'PENDING', 'RUNNING', 'DEPROVISIONING']) {
+      expect(await ecsLauncher(settings, 'eu-west-1', answering({ tasks: [{ lastStatus }] }).client).inspect('arn:task/1')).toEqual({ state: 'running' });
+    }
+    expect(await ecsLauncher(settings, 'eu-west-1', answering({ tasks: [], failures: [{ arn: 'arn:task/1', reason: 'MISSING' }] }).client).inspect('arn:task/1')).toEqual({
+      state: 'gone',
+      reason: 'ECS no longer knows the task',
+    });
+    await expect(ecsLauncher(settings, 'eu-west-1', answering({ tasks: [], failures: [{ reason: 'ACCESS_DENIED' }] }).client).inspect('arn:task/1')).rejects.toThrow(/ACCESS_DENIED/);
+  });
+
+  it('locally: a process that is there is running, one that is not has stopped', async () => {
+    const l = childProcessLauncher();
+    expect(await l.inspect(`pid ${process.pid}`)).toEqual({ state: 'running' });
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    await new Promise((r) => child.once('spawn', r));
+    expect(await l.inspect(`pid ${child.pid}`)).toEqual({ state: 'running' });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(await l.inspect(`pid ${child.pid}`)).toEqual({ state: 'stopped', reason: 'the process is gone' });
+    expect(await l.inspect('task-1')).toEqual({ state: 'gone', reason: 'task-1 names no process' });
   });
 });
 
