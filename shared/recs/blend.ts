@@ -47,25 +47,71 @@ export function headItems(ds: Dataset, maxItems: number): Uint32Array {
   return Uint32Array.from(order.slice(0, Math.min(maxItems, n)).filter((i) => (ds.itemCount[i] as number) > 0));
 }
 
-/** Binary co-occurrence counts XᵀX over the head items (m × m, dense). */
-export function headGram(ds: Dataset, head: Uint32Array): Float64Array {
+/**
+ * Co-occurrence by time: two items of one user count `floor + (1 − floor) · exp(−|Δt| / seconds)`
+ * instead of 1 (an item with itself still 1), so items a user took up in one sitting weigh more
+ * than items years apart, as session-based recommenders and time-decayed co-occurrence (SAR)
+ * weigh them. Items interacted with at the same time (data without timestamps, loaded at once)
+ * count 1 as before. A run chooses it, or none, on validation (shared/recs/tuning.ts).
+ */
+export interface SessionWeighting {
+  seconds: number;
+  floor: number;
+}
+
+/** Binary co-occurrence counts XᵀX over the head items (m × m, dense); with `session`, each pair weighted by time. */
+export function headGram(ds: Dataset, head: Uint32Array, session?: SessionWeighting): Float64Array {
   const m = head.length;
   const local = new Int32Array(ds.items.length).fill(-1);
   head.forEach((i, k) => (local[i] = k));
   const g = new Float64Array(m * m);
   const row: number[] = [];
+  const at: number[] = [];
   for (let u = 0; u < ds.users.length; u++) {
     row.length = 0;
-    for (const i of ds.row(u).items) {
-      const a = local[i] as number;
-      if (a >= 0) row.push(a);
+    at.length = 0;
+    const r = ds.row(u);
+    for (let k = 0; k < r.items.length; k++) {
+      const a = local[r.items[k] as number] as number;
+      if (a >= 0) {
+        row.push(a);
+        at.push(r.times[k] as number);
+      }
     }
-    for (const a of row) {
-      const o = a * m;
-      for (const b of row) g[o + b] = (g[o + b] as number) + 1;
+    if (!session) {
+      for (const a of row) {
+        const o = a * m;
+        for (const b of row) g[o + b] = (g[o + b] as number) + 1;
+      }
+      continue;
+    }
+    const { seconds, floor } = session;
+    for (let x = 0; x < row.length; x++) {
+      const o = (row[x] as number) * m;
+      const t = at[x] as number;
+      g[o + (row[x] as number)] = (g[o + (row[x] as number)] as number) + 1;
+      for (let y = x + 1; y < row.length; y++) {
+        const w = floor + (1 - floor) * Math.exp(-Math.abs(t - (at[y] as number)) / seconds);
+        const b = row[y] as number;
+        g[o + b] = (g[o + b] as number) + w;
+        g[b * m + (row[x] as number)] = (g[b * m + (row[x] as number)] as number) + w;
+      }
     }
   }
   return g;
+}
+
+/** The share of a Gram matrix's off-diagonal mass `weighted` keeps of `plain`'s (1: the weighting changed nothing). */
+export function offDiagonalShare(weighted: Float64Array, plain: Float64Array, m: number): number {
+  let w = 0;
+  let p = 0;
+  for (let x = 0; x < m; x++)
+    for (let y = 0; y < m; y++)
+      if (x !== y) {
+        w += weighted[x * m + y] as number;
+        p += plain[x * m + y] as number;
+      }
+  return p > 0 ? w / p : 1;
 }
 
 /** EASE's closed form from a Gram matrix: B = I − P diag(1/diag P), P = (G + λI)⁻¹, zero diagonal. */

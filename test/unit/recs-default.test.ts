@@ -3,7 +3,7 @@ import { historiesOf, packModel, unpackModel } from '../../shared/recs/artifact.
 import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
-import { ALS_DEFAULTS, BLEND_WEIGHTS, EASE_LAMBDAS, canonical, trainDefault, validationSplit, type CurvePoint } from '../../shared/recs/tuning.ts';
+import { ALS_DEFAULTS, BLEND_WEIGHTS, EASE_LAMBDAS, SESSION_WEIGHTINGS, canonical, interactionsOf, trainDefault, validationSplit, type CurvePoint } from '../../shared/recs/tuning.ts';
 import { packSections } from '../../shared/sections.ts';
 import { seededRandom } from '../../shared/random.ts';
 
@@ -172,5 +172,84 @@ describe('trainDefault: chooses on a validation split of its own training data, 
   it('stops when asked, between its steps', async () => {
     let calls = 0;
     await expect(trainDefault(ds, { shouldStop: () => ++calls > 3 }, undefined, { maxItems: 30 })).rejects.toThrow('stopped');
+  });
+});
+
+describe('co-occurrence weighted by time (sessions)', () => {
+  const at = (user: string, item: number, t: number): Interaction => ({ user, item, weight: 1, at: t });
+  const DAY = 86_400;
+
+  it('counts a pair 1 within the same moment and towards the floor as they drift apart; an item with itself stays its count', () => {
+    const ds = new Dataset([at('a', 1, 0), at('a', 2, 0), at('a', 3, DAY), at('b', 1, 5000), at('b', 3, 5300)], [1, 2, 3]);
+    const head = Uint32Array.from([0, 1, 2]);
+    const plain = headGram(ds, head);
+    expect(Array.from(plain)).toEqual([2, 1, 2, 1, 1, 1, 2, 1, 2]);
+    const session = { seconds: 300, floor: 0.1 };
+    const g = headGram(ds, head, session);
+    const w = (dt: number) => 0.1 + 0.9 * Math.exp(-dt / 300);
+    expect(g[0]).toBe(2);
+    expect(g[4]).toBe(1);
+    expect(g[8]).toBe(2);
+    expect(g[1]).toBe(1);
+    expect(g[3]).toBe(1);
+    expect(g[2]).toBeCloseTo(w(DAY) + w(300), 12);
+    expect(g[6]).toBe(g[2]);
+    expect(g[5]).toBeCloseTo(w(DAY), 12);
+    // Without timestamps (every interaction at the same moment) nothing changes.
+    const flat = new Dataset([at('a', 1, 7), at('a', 2, 7), at('a', 3, 7)], [1, 2, 3]);
+    expect(Array.from(headGram(flat, head, session))).toEqual(Array.from(headGram(flat, head)));
+  });
+
+  it('keeps the latest time of a repeated interaction, and carries times through a split', () => {
+    const ds = new Dataset([at('a', 1, 10), at('a', 1, 50), at('a', 2, 20)], [1, 2]);
+    expect(Array.from(ds.row(0).times)).toEqual([50, 20]);
+    expect(interactionsOf(ds).map((x) => x.at)).toEqual([50, 20]);
+    expect(interactionsOf(canonical(ds)).map((x) => x.at)).toEqual([50, 20]);
+  });
+
+  /**
+   * Users who come twice, a week apart, each time for 4 items of one of four groups: within a
+   * sitting the items go together, across sittings they do not.
+   */
+  function sessions(): Interaction[] {
+    const rand = seededRandom(11);
+    const out: Interaction[] = [];
+    for (let u = 0; u < 200; u++) {
+      for (const t of [0, 7 * DAY]) {
+        const group = Math.floor(rand() * 4);
+        const mine = new Set<number>();
+        while (mine.size < 4) mine.add(1 + group * 10 + Math.floor(rand() * 10));
+        [...mine].forEach((item, k) => out.push(at(`u${u}`, item, t + 60 * k)));
+      }
+    }
+    return out;
+  }
+
+  it('is tried where time spreads the interactions, chosen on validation like λ, and the refit uses what was chosen', async () => {
+    const ds = new Dataset(sessions());
+    const r = await trainDefault(ds, {}, undefined, { maxItems: 40 });
+    const v = r.validation;
+    const ease = v.curve.filter((p) => p.stage === 'ease');
+    // Every weighting at every λ, plain first.
+    expect(ease.map((p) => [p.session?.seconds ?? null, p.value])).toEqual([null, ...SESSION_WEIGHTINGS.map((w) => w.seconds)].flatMap((s) => EASE_LAMBDAS.map((l) => [s, l])));
+    const best = ease.reduce((a, b) => (b.ndcg_at_10 > a.ndcg_at_10 ? b : a));
+    expect(v.chosen.ease_lambda).toBe(best.value);
+    expect(v.chosen.ease_session).toEqual(best.session ?? null);
+    const all = canonical(ds);
+    const head = headItems(all, 40);
+    const easeOf = (session: (typeof SESSION_WEIGHTINGS)[number] | null) => easeFromGram(all, head, headGram(all, head, session ?? undefined), v.chosen.ease_lambda);
+    const als = await trainIals(all, { ...ALS_DEFAULTS, epochs: v.chosen.ials_epochs });
+    const w = v.chosen.ials_weight;
+    const modelWith = (session: (typeof SESSION_WEIGHTINGS)[number] | null) => (w === 0 ? easeOf(session) : w === 1 ? als : new BlendModel([easeOf(session), als], [1 - w, w]));
+    const expected = modelWith(v.chosen.ease_session);
+    for (const h of histories(ds)) expect(Array.from(r.model.score(h))).toEqual(Array.from(expected.score(h)));
+    // Had a weighting been chosen instead, the model would differ: the Gram matrices are not the same.
+    expect(Array.from(headGram(all, head, SESSION_WEIGHTINGS[0]))).not.toEqual(Array.from(headGram(all, head)));
+
+    // The same interactions without their times: no weighting is tried.
+    const flat = new Dataset(sessions().map((x) => ({ ...x, at: 0 })));
+    const f = await trainDefault(flat, {}, undefined, { maxItems: 40 });
+    expect(f.validation.curve.filter((p) => p.stage === 'ease').map((p) => p.session ?? null)).toEqual(EASE_LAMBDAS.map(() => null));
+    expect(f.validation.chosen.ease_session).toBeNull();
   });
 });
