@@ -6,7 +6,7 @@ import { mean, ndcgAt } from './metrics.ts';
 import { miniSearch, plainBm25f, type Peer } from './peers.ts';
 import { HashingEmbedding, itemText } from '../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc, type SearchMode } from '../shared/search/engine.ts';
-import { PreparedDelta, rank } from '../shared/search/rank.ts';
+import { PreparedDelta, rank, rankingQuery } from '../shared/search/rank.ts';
 
 /** A test collection as bench:search runs it: documents, judged queries and their relevant documents. */
 export interface Collection {
@@ -68,8 +68,10 @@ export function inProcessScores(c: Collection, state: 'fresh' | 'built', dims = 
   for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
     out[mode] = mean(
       c.queries.map((q) => {
-        const queryVector = mode === 'keyword' ? null : emb.embedOne(q.text, (t) => idfOf(stats.n, stats.df(t)));
-        const r = rank(index, delta, { query: q.text, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
+        // As the search route: the query without its request words, when long (rankingQuery).
+        const query = rankingQuery(q.text);
+        const queryVector = mode === 'keyword' ? null : emb.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
+        const r = rank(index, delta, { query, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
         return ndcgAt(
           r.hits.map((h) => h.doc.id),
           c.qrels.get(q.n) as Set<number>,

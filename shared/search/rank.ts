@@ -14,6 +14,7 @@ import type { SearchIndex } from './engine.ts';
 import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { ResultPage, type PageRequest } from './page.ts';
+import { withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -207,6 +208,9 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
 }
 
 const idfIn = (stats: CollectionStats, t: string): number => idfOf(stats.n, stats.df(t));
+
+/** The text a request's query is ranked by: a long query without its request words (RANKING.requestMinWords). */
+export const rankingQuery = (query: string): string => withoutRequestWords(query, RANKING.requestMinWords);
 
 /** Vector scores by key, and (hybrid with many keyword matches) the keyword score the vector-scored head starts at. */
 interface VectorScores {

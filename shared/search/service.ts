@@ -16,7 +16,7 @@ import type { SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
 import { highlightDoc, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
-import { rank, type RankRequest } from './rank.ts';
+import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
 import { applySynonyms, type SynonymRule } from './synonyms.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
@@ -52,9 +52,13 @@ export interface SearchRequest {
  * facets.ts, highlight.ts, sort.ts and synonyms.ts; ranking hands every match to `visit`.
  */
 
-/** The query ranking sees: the request's, with the words of its synonyms the vocabulary (index or delta) holds. */
+/**
+ * The query ranking sees: the request's without its request words (a long query's "papers
+ * about", rankingQuery), with the words of its synonyms the vocabulary (index or delta) holds.
+ */
 function queryOf(req: SearchRequest, index: SearchIndex, delta: PreparedDelta): string {
-  return req.synonyms?.length ? applySynonyms(req.query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : req.query;
+  const query = rankingQuery(req.query);
+  return req.synonyms?.length ? applySynonyms(query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : query;
 }
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */

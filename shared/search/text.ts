@@ -17,6 +17,30 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
 
+/**
+ * Words with which a long, question-like query asks for results instead of saying what they are
+ * about ("I am interested in papers that discuss ...", "articles describing ..."). Documents
+ * rarely use them, so their IDF is high and they pull up whatever mentions "papers". Dropped only
+ * from queries of at least RANKING.requestMinWords words (`withoutRequestWords`), where they are
+ * phrasing; a shorter query ("printer paper a4") keeps every word.
+ */
+export const REQUEST_WORDS: ReadonlySet<string> = new Set(
+  (
+    'document documents paper papers article articles describe describes described describing discuss discusses discussed discussing ' +
+    'information interested pertaining concerning regarding please want wish find references exist exists someone anyone'
+  ).split(' '),
+);
+
+/** The query without its request words when it has at least `minWords` words (and keeps one besides). */
+export function withoutRequestWords(query: string, minWords: number): string {
+  const all = words(query);
+  if (all.length < minWords || all.every((w) => REQUEST_WORDS.has(w))) return query;
+  return query
+    .replace(TOKEN, (w) => (REQUEST_WORDS.has(fold(w)) ? '' : w))
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 export function fold(text: string): string {
   return text
     .normalize('NFKD')

@@ -267,6 +267,27 @@ describe('POST /v1/search', () => {
     expect(ids(browse)).toEqual([...made].reverse());
   });
 
+  it('drops request words ("papers that discuss") from a long query, and keeps every word of a short one', async () => {
+    const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+    const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'requests', { base_url: t.base, console_url: t.base, auth_url: t.base });
+    const c = new TenantClient(t.base, creds);
+    const r = await c.core('POST', '/v1/items', [
+      { name: 'Paper mill', description: 'Recycled paper and cardboard production' },
+      { name: 'Compiler optimization', description: 'Register allocation and loop optimization in compilers' },
+    ]);
+    const [mill, compiler] = ids(r) as [string, string];
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      // 11 words: "papers", "articles" and "discuss" ask for results; the paper mill is no answer.
+      const long = await search({ query: 'I am interested in papers and articles that discuss compiler optimization', mode }, c);
+      expect(ids(long), mode).toEqual([compiler]);
+    }
+    // Short queries keep every word: here "paper" is what is searched for.
+    expect(ids(await search({ query: 'recycled paper', mode: 'keyword' }, c))).toEqual([mill]);
+    expect(ids(await search({ query: 'papers', mode: 'keyword' }, c))).toEqual([mill]);
+    // A long query of request words only keeps them.
+    expect(ids(await search({ query: 'papers articles documents papers articles documents papers articles', mode: 'keyword' }, c))).toEqual([mill]);
+  });
+
   it('validates the request', async () => {
     expectCoreError(await search({}), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await search({ query: 'x', mode: 'fuzzy' }), 400, 'invalid_request_error', 'validation_error');

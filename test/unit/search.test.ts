@@ -17,7 +17,7 @@ import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { indexStatus } from '../../shared/search/status.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
-import { editDistance, terms } from '../../shared/search/text.ts';
+import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
@@ -315,5 +315,19 @@ describe('TopK', () => {
       expect([...kept.values()].sort((a, b) => b - a)).toEqual(want);
       for (const [key, s] of kept) expect(scores[(key - 1) / 3]).toBe(s);
     }
+  });
+});
+
+describe('request words', () => {
+  it('are dropped from a query of at least the given number of words, keeping the rest as written', () => {
+    expect(withoutRequestWords('I am interested in Papers that discuss compiler optimization', 8)).toBe(
+      'I am interested in Papers that discuss compiler optimization'.replace(/interested |Papers |discuss /g, ''),
+    );
+    expect(withoutRequestWords('Articles on time-sharing systems for the IBM 360, please, and their scheduling', 8)).toBe('on time-sharing systems for the IBM 360, , and their scheduling');
+    // Shorter: every word kept.
+    expect(withoutRequestWords('recycled paper for printers', 8)).toBe('recycled paper for printers');
+    // Nothing but request words: kept, there would be no query left.
+    expect(withoutRequestWords('papers articles documents papers articles documents papers articles', 8)).toBe('papers articles documents papers articles documents papers articles');
+    expect(REQUEST_WORDS.has('paper')).toBe(true);
   });
 });
