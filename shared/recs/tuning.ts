@@ -10,8 +10,9 @@ export const EASE_LAMBDAS = [100, 250, 500, 1000] as const;
 /**
  * Time weightings of EASE's co-occurrence tried besides none (shared/recs/blend.ts
  * SessionWeighting): items a user took up within minutes, or within the hour, of each other
- * weigh most. Each run chooses one or none on its validation split, so data where time says
- * nothing keeps plain EASE. The grid was looked at on ml-latest-small's test split (5 minutes to
+ * weigh most. Each run chooses one or none on its validation split (one only where it beats
+ * plain EASE by twice the standard error of the per-user gain), so data where time says nothing
+ * keeps plain EASE. The grid was looked at on ml-latest-small's test split (5 minutes to
  * a day, floors 0.1 to 0.7: within minutes and a low floor did best there); lastfm has no
  * timestamps, where a weighting changes nothing and is not tried.
  */
@@ -74,11 +75,16 @@ export interface Chosen {
   ials_weight: number;
 }
 
+/** Whether the best time weighting of EASE won clearly over plain EASE on validation (per user: mean gain, twice its standard error). */
+export type SessionCheck = { gain: number; two_se: number; kept: boolean };
+
 /** A type, not an interface: the version record stores it as a plain record. */
 export type Validation = {
   /** The chosen model's nDCG@10 on the validation split. */
   ndcg_at_10: number;
   chosen: Chosen;
+  /** The time weighting's check (null when none was tried: time changed nothing). */
+  session_check: SessionCheck | null;
   curve: CurvePoint[];
   /** Validation split: interactions held out, users scored. */
   held_out: number;
@@ -192,6 +198,22 @@ export function blendTop10(ce: number, e: Float32Array, ca: number, a: Float32Ar
   return top.bestKeys();
 }
 
+/** The mean and standard error of `b`'s nDCG@10 minus `a`'s, user by user over the validation users. */
+function pairedGain(ds: Dataset, rel: Map<number, Set<number>>, a: Model, b: Model): { mean: number; se: number } {
+  const seen = new Uint8Array(ds.items.length);
+  const diffs: number[] = [];
+  for (const [u, r] of rel) {
+    const row = ds.row(u);
+    for (const i of row.items) seen[i] = 1;
+    diffs.push(ndcg(maskedTop(b.score(row), 10, seen), r) - ndcg(maskedTop(a.score(row), 10, seen), r));
+    for (const i of row.items) seen[i] = 0;
+  }
+  const n = Math.max(1, diffs.length);
+  const mean = diffs.reduce((x, y) => x + y, 0) / n;
+  const variance = diffs.reduce((x, y) => x + (y - mean) ** 2, 0) / Math.max(1, n - 1);
+  return { mean, se: Math.sqrt(variance / n) };
+}
+
 /** Mean nDCG@10 of several score functions at once over the validation users (seen items removed). */
 function validate(ds: Dataset, rel: Map<number, Set<number>>, scorers: ((u: number) => Float32Array)[]): number[] {
   const sums = scorers.map(() => 0);
@@ -244,7 +266,9 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
     if (offDiagonalShare(g, plain, vhead.length) < SESSION_MIN_EFFECT) grams.push({ session, g });
     await step();
   }
-  let bestEase: { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model } | undefined;
+  type EasePoint = { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model };
+  let plainBest: EasePoint | undefined;
+  let timedBest: EasePoint | undefined;
   let done = 0;
   for (const { session, g } of grams) {
     for (const lambda of EASE_LAMBDAS) {
@@ -252,11 +276,25 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
       const [v] = validate(vds, rel, [(u) => m.score(vds.row(u))]) as [number];
       add({ stage: 'ease', value: lambda, ...(session ? { session } : {}), ndcg_at_10: v });
       report(0.05 + (0.3 * ++done) / (grams.length * EASE_LAMBDAS.length));
-      if (!bestEase || v > bestEase.ndcg) bestEase = { lambda, session, ndcg: v, model: m };
+      if (!session && (!plainBest || v > plainBest.ndcg)) plainBest = { lambda, session, ndcg: v, model: m };
+      if (session && (!timedBest || v > timedBest.ndcg)) timedBest = { lambda, session, ndcg: v, model: m };
       await step();
     }
   }
-  const ease = bestEase as { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model };
+  // A time weighting is kept only when it wins clearly: its gain over plain EASE, user by user
+  // on the validation split, at least twice its standard error. A bulk import's arrival times
+  // (events sent without `occurred_at`) can change the counts a little and win by noise.
+  const plainPoint = plainBest as EasePoint;
+  let sessionCheck: SessionCheck | null = null;
+  if (timedBest) {
+    const d = pairedGain(vds, rel, plainPoint.model, timedBest.model);
+    sessionCheck = { gain: d.mean, two_se: 2 * d.se, kept: d.mean > 2 * d.se };
+    report(
+      0.35,
+      `time weighting (${timedBest.session?.seconds} s): validation nDCG@10 ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(4)} per user over plain EASE, twice its standard error ${(2 * d.se).toFixed(4)}: ${sessionCheck.kept ? 'kept' : 'not kept'}`,
+    );
+  }
+  const ease = sessionCheck?.kept ? (timedBest as EasePoint) : plainPoint;
   const easeWords = `EASE λ ${ease.lambda}${ease.session ? ` (co-occurrence weighted by time: ${ease.session.seconds} s, floor ${ease.session.floor})` : ''}`;
 
   // 2. iALS's epochs and the blend weight, together: after each epoch, the blend at every weight
@@ -323,6 +361,7 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
     validation: {
       ndcg_at_10: best,
       chosen: { ease_lambda: ease.lambda, ease_items: head.length, ease_session: ease.session, ials_epochs: als.epochs, ials_factors: ALS_DEFAULTS.factors, ials_weight: w },
+      session_check: sessionCheck,
       curve,
       held_out: split.held.length,
       users: rel.size,

@@ -232,7 +232,16 @@ describe('co-occurrence weighted by time (sessions)', () => {
     const ease = v.curve.filter((p) => p.stage === 'ease');
     // Every weighting at every λ, plain first.
     expect(ease.map((p) => [p.session?.seconds ?? null, p.value])).toEqual([null, ...SESSION_WEIGHTINGS.map((w) => w.seconds)].flatMap((s) => EASE_LAMBDAS.map((l) => [s, l])));
-    const best = ease.reduce((a, b) => (b.ndcg_at_10 > a.ndcg_at_10 ? b : a));
+    const bestOf = (ps: CurvePoint[]) => ps.reduce((a, b) => (b.ndcg_at_10 > a.ndcg_at_10 ? b : a));
+    const plain = bestOf(ease.filter((p) => !p.session));
+    const timed = bestOf(ease.filter((p) => p.session));
+    // The best weighting is kept only if its per-user gain over the best plain EASE is at least
+    // twice its standard error; the check is in the record either way.
+    const check = v.session_check;
+    expect(check).not.toBeNull();
+    expect(check?.kept).toBe((check?.gain as number) > (check?.two_se as number));
+    expect(check?.gain).toBeCloseTo(timed.ndcg_at_10 - plain.ndcg_at_10, 10);
+    const best = check?.kept ? timed : plain;
     expect(v.chosen.ease_lambda).toBe(best.value);
     expect(v.chosen.ease_session).toEqual(best.session ?? null);
     const all = canonical(ds);
@@ -251,5 +260,6 @@ describe('co-occurrence weighted by time (sessions)', () => {
     const f = await trainDefault(flat, {}, undefined, { maxItems: 40 });
     expect(f.validation.curve.filter((p) => p.stage === 'ease').map((p) => p.session ?? null)).toEqual(EASE_LAMBDAS.map(() => null));
     expect(f.validation.chosen.ease_session).toBeNull();
+    expect(f.validation.session_check).toBeNull();
   });
 });
