@@ -51,8 +51,8 @@ export function headItems(ds: Dataset, maxItems: number): Uint32Array {
  * Co-occurrence by time: two items of one user count `floor + (1 − floor) · exp(−|Δt| / seconds)`
  * instead of 1 (an item with itself still 1), so items a user took up in one sitting weigh more
  * than items years apart, as session-based recommenders and time-decayed co-occurrence (SAR)
- * weigh them. Items interacted with at the same time (data without timestamps, loaded at once)
- * count 1 as before. A run chooses it, or none, on validation (shared/recs/tuning.ts).
+ * weigh them. Items interacted with at the same time, or at an unknown time (NaN: events sent
+ * without their time), count 1 as before. A run chooses it, or none, on validation (shared/recs/tuning.ts).
  */
 export interface SessionWeighting {
   seconds: number;
@@ -91,7 +91,9 @@ export function headGram(ds: Dataset, head: Uint32Array, session?: SessionWeight
       const t = at[x] as number;
       g[o + (row[x] as number)] = (g[o + (row[x] as number)] as number) + 1;
       for (let y = x + 1; y < row.length; y++) {
-        const w = floor + (1 - floor) * Math.exp(-Math.abs(t - (at[y] as number)) / seconds);
+        // An unknown time (NaN) on either side: counted 1, as without a weighting.
+        const dt = Math.abs(t - (at[y] as number));
+        const w = Number.isNaN(dt) ? 1 : floor + (1 - floor) * Math.exp(-dt / seconds);
         const b = row[y] as number;
         g[o + b] = (g[o + b] as number) + w;
         g[b * m + (row[x] as number)] = (g[b * m + (row[x] as number)] as number) + w;

@@ -4,7 +4,7 @@ export interface Interaction {
   item: number;
   /** The event type's weight (1–100), summed over repeated interactions. */
   weight: number;
-  /** Unix seconds. */
+  /** Unix seconds; NaN when unknown (an event stamped on arrival, not sent with its time). */
   at: number;
 }
 
@@ -17,7 +17,7 @@ export class Dataset {
   readonly rowStart: Uint32Array;
   readonly cols: Uint32Array;
   readonly vals: Float32Array;
-  /** When each of cols/vals happened (unix seconds; the latest of a repeated interaction). */
+  /** When each of cols/vals happened (unix seconds; the latest of a repeated interaction; NaN when any of them is unknown). */
   readonly times: Float64Array;
   /** Interactions per item (its popularity, weighted). */
   readonly itemWeight: Float64Array;

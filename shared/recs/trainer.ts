@@ -186,6 +186,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const typeWeight = new Map([...types.values()].map((t) => [t.name, t.weight]));
     const servingWeight = (type: string) => typeWeight.get(type) ?? 1;
     const untrained: { id: number; x: Interaction }[] = [];
+    // An event's time is what it was sent with; one sent without `occurred_at` is stamped on
+    // arrival (occurred_at = created), which says when it was imported, not when it happened:
+    // its time is unknown (NaN) to training, so a bulk import's order weighs nothing.
+    const timeOf = (e: { occurred_at: number; created: number }) => (e.occurred_at === e.created ? Number.NaN : e.occurred_at);
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
         readIds.push(e.id);
@@ -195,11 +199,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         if (!items.has(item)) continue;
         const w = weightOf.get(e.type);
         if (w === undefined) {
-          untrained.push({ id: e.id, x: { user: e.user_id, item, weight: servingWeight(e.type), at: e.occurred_at } });
+          untrained.push({ id: e.id, x: { user: e.user_id, item, weight: servingWeight(e.type), at: timeOf(e) } });
           continue;
         }
         counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
-        raw.push({ type: e.type, id: e.id, x: { user: e.user_id, item, weight: w, at: e.occurred_at } });
+        raw.push({ type: e.type, id: e.id, x: { user: e.user_id, item, weight: w, at: timeOf(e) } });
       }
     });
     const eventsThrough = eventsThroughOf(readIds, readCreated, trainedBefore - 30);

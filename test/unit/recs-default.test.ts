@@ -195,6 +195,11 @@ describe('co-occurrence weighted by time (sessions)', () => {
     expect(g[2]).toBeCloseTo(w(DAY) + w(300), 12);
     expect(g[6]).toBe(g[2]);
     expect(g[5]).toBeCloseTo(w(DAY), 12);
+    // Unknown times (events sent without one) count 1 whatever the other side's time.
+    const unknown = new Dataset([at('a', 1, Number.NaN), at('a', 2, 0), at('a', 3, DAY)], [1, 2, 3]);
+    const gu = headGram(unknown, head, session);
+    expect([gu[1], gu[2], gu[3], gu[6]]).toEqual([1, 1, 1, 1]);
+    expect(gu[5]).toBeCloseTo(w(DAY), 12);
     // Without timestamps (every interaction at the same moment) nothing changes.
     const flat = new Dataset([at('a', 1, 7), at('a', 2, 7), at('a', 3, 7)], [1, 2, 3]);
     expect(Array.from(headGram(flat, head, session))).toEqual(Array.from(headGram(flat, head)));
