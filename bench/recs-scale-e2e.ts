@@ -9,11 +9,10 @@
  * sample of test users through GET /v1/recommendations: nDCG@10, coverage, and how many of the
  * recommended items lie outside the 2,500 most interacted (the head a plain EASE would reach).
  */
-import { readFileSync } from 'node:fs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mean, ndcgAt } from './metrics.ts';
 import { splitByItem } from './movielens.ts';
-import { startBenchStack, waitFor, type BenchStack } from './stack.ts';
+import { peakMbOf, startBenchStack, waitFor, type BenchStack } from './stack.ts';
 import { syntheticInteractions } from './synthetic-interactions.ts';
 import { seededRandom } from '../shared/random.ts';
 import { EASE_MAX_ITEMS } from '../shared/recs/blend.ts';
@@ -54,16 +53,6 @@ async function pool(n: number, k: number, fn: (i: number) => Promise<void>): Pro
       while (next < n) await fn(next++);
     }),
   );
-}
-
-/** A process's peak resident memory (VmHWM) in MB, or null once it is gone. */
-function peakMbOf(pid: number): number | null {
-  try {
-    const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
 }
 
 export async function runScaleEndToEnd(opts: { command: string; items: number }): Promise<void> {

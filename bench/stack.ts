@@ -87,6 +87,16 @@ export async function startBenchStack(env: Record<string, string> = {}, dataDir 
   };
 }
 
+/** A process's peak resident memory (VmHWM) in MB, or null once it is gone. */
+export function peakMbOf(pid: number): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;

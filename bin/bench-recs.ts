@@ -32,14 +32,14 @@
  * on each data set; end to end >= the in-process default; p99 < 50 ms.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { averagePrecisionAt, mean, ndcgAt, precisionAt, recallAt } from '../bench/metrics.ts';
 import { artistItem, loadLastfm, type Play } from '../bench/lastfm.ts';
 import { loadMovieLens, movieItem, splitByItem } from '../bench/movielens.ts';
-import { DEFAULT_API_THREADS, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
+import { DEFAULT_API_THREADS, peakMbOf, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { setUpContext, sideBySide, sideBySideRows, type SideBySide } from '../bench/context.ts';
 import { runScale, runScaleChild, SCALE_ALGORITHMS } from '../bench/recs-scale.ts';
 import { runScaleEndToEnd } from '../bench/recs-scale-e2e.ts';
@@ -189,10 +189,7 @@ function inChild(algo: string, dir: string): Promise<Row> {
 }
 
 /** The stack process's peak resident memory (VmHWM), MB. */
-function stackPeakMb(s: BenchStack): number {
-  const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-}
+const stackPeakMb = (s: BenchStack): number => peakMbOf(s.pid) ?? 0;
 
 type Latency = { version: number; p50_ms: number; p99_ms: number; rps: number; errors: number };
 interface Http extends ReturnType<typeof fmt> {

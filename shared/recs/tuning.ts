@@ -140,12 +140,14 @@ export function validationSplit(interactions: Interaction[], seed = 4321, by: 'u
 /** A dataset's rows as interactions (weights as summed, each at its latest time), to split again. */
 export function interactionsOf(ds: Dataset): Interaction[] {
   const out: Interaction[] = [];
-  for (let u = 0; u < ds.users.length; u++) {
-    const row = ds.row(u);
-    for (let k = 0; k < row.items.length; k++)
-      out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: row.times[k] as number });
-  }
+  for (let u = 0; u < ds.users.length; u++) pushRow(ds, u, out);
   return out;
+}
+
+/** User `u`'s row as interactions (weights as summed, each at its latest time), appended to `out`. */
+function pushRow(ds: Dataset, u: number, out: Interaction[]): void {
+  const row = ds.row(u);
+  for (let k = 0; k < row.items.length; k++) out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: row.times[k] as number });
 }
 
 /**
@@ -156,11 +158,7 @@ export function interactionsOf(ds: Dataset): Interaction[] {
 export function canonical(ds: Dataset): Dataset {
   const order = ds.users.map((_, u) => u).sort((a, b) => ((ds.users[a] as string) < (ds.users[b] as string) ? -1 : 1));
   const out: Interaction[] = [];
-  for (const u of order) {
-    const row = ds.row(u);
-    for (let k = 0; k < row.items.length; k++)
-      out.push({ user: ds.users[u] as string, item: ds.items[row.items[k] as number] as number, weight: row.weights[k] as number, at: row.times[k] as number });
-  }
+  for (const u of order) pushRow(ds, u, out);
   return new Dataset(out, ds.items);
 }
 
@@ -198,33 +196,36 @@ export function blendTop10(ce: number, e: Float32Array, ca: number, a: Float32Ar
   return top.bestKeys();
 }
 
-/** The mean and standard error of `b`'s nDCG@10 minus `a`'s, user by user over the validation users. */
-function pairedGain(ds: Dataset, rel: Map<number, Set<number>>, a: Model, b: Model): { mean: number; se: number } {
-  const seen = new Uint8Array(ds.items.length);
-  const diffs: number[] = [];
-  for (const [u, r] of rel) {
-    const row = ds.row(u);
-    for (const i of row.items) seen[i] = 1;
-    diffs.push(ndcg(maskedTop(b.score(row), 10, seen), r) - ndcg(maskedTop(a.score(row), 10, seen), r));
-    for (const i of row.items) seen[i] = 0;
-  }
-  const n = Math.max(1, diffs.length);
-  const mean = diffs.reduce((x, y) => x + y, 0) / n;
-  const variance = diffs.reduce((x, y) => x + (y - mean) ** 2, 0) / Math.max(1, n - 1);
-  return { mean, se: Math.sqrt(variance / n) };
+/** The mean and standard error of `b` minus `a`, per-user nDCG@10 of the same validation users. */
+function pairedGain(a: Float64Array, b: Float64Array): { mean: number; se: number } {
+  const n = Math.max(1, a.length);
+  let sum = 0;
+  for (let k = 0; k < a.length; k++) sum += (b[k] as number) - (a[k] as number);
+  const mean = sum / n;
+  let squares = 0;
+  for (let k = 0; k < a.length; k++) squares += ((b[k] as number) - (a[k] as number) - mean) ** 2;
+  return { mean, se: Math.sqrt(squares / Math.max(1, n - 1) / n) };
 }
 
-/** Mean nDCG@10 of several score functions at once over the validation users (seen items removed). */
-function validate(ds: Dataset, rel: Map<number, Set<number>>, scorers: ((u: number) => Float32Array)[]): number[] {
-  const sums = scorers.map(() => 0);
+/** Each validation user's nDCG@10 (seen items removed), in the order of `rel`. */
+function perUserNdcg(ds: Dataset, rel: Map<number, Set<number>>, score: (u: number) => Float32Array): Float64Array {
+  const out = new Float64Array(rel.size);
   const seen = new Uint8Array(ds.items.length);
+  let k = 0;
   for (const [u, r] of rel) {
     const row = ds.row(u);
     for (const i of row.items) seen[i] = 1;
-    scorers.forEach((f, k) => (sums[k] = (sums[k] as number) + ndcg(maskedTop(f(u), 10, seen), r)));
+    out[k++] = ndcg(maskedTop(score(u), 10, seen), r);
     for (const i of row.items) seen[i] = 0;
   }
-  return sums.map((s) => s / Math.max(1, rel.size));
+  return out;
+}
+
+/** The mean of per-user figures (summed in order, as the validation curve reports them). */
+function meanOf(xs: Float64Array): number {
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / Math.max(1, xs.length);
 }
 
 export interface DefaultResult {
@@ -266,18 +267,20 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
     if (offDiagonalShare(g, plain, vhead.length) < SESSION_MIN_EFFECT) grams.push({ session, g });
     await step();
   }
-  type EasePoint = { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model };
+  // Each point keeps its per-user figures: the time weighting's check compares them, without scoring again.
+  type EasePoint = { lambda: number; session: SessionWeighting | null; ndcg: number; model: Model; perUser: Float64Array };
   let plainBest: EasePoint | undefined;
   let timedBest: EasePoint | undefined;
   let done = 0;
   for (const { session, g } of grams) {
     for (const lambda of EASE_LAMBDAS) {
       const m = easeFromGram(vds, vhead, g, lambda, hooks);
-      const [v] = validate(vds, rel, [(u) => m.score(vds.row(u))]) as [number];
+      const perUser = perUserNdcg(vds, rel, (u) => m.score(vds.row(u)));
+      const v = meanOf(perUser);
       add({ stage: 'ease', value: lambda, ...(session ? { session } : {}), ndcg_at_10: v });
       report(0.05 + (0.3 * ++done) / (grams.length * EASE_LAMBDAS.length));
-      if (!session && (!plainBest || v > plainBest.ndcg)) plainBest = { lambda, session, ndcg: v, model: m };
-      if (session && (!timedBest || v > timedBest.ndcg)) timedBest = { lambda, session, ndcg: v, model: m };
+      if (!session && (!plainBest || v > plainBest.ndcg)) plainBest = { lambda, session, ndcg: v, model: m, perUser };
+      if (session && (!timedBest || v > timedBest.ndcg)) timedBest = { lambda, session, ndcg: v, model: m, perUser };
       await step();
     }
   }
@@ -287,7 +290,7 @@ export async function trainDefault(input: Dataset, hooks: TrainHooks = {}, point
   const plainPoint = plainBest as EasePoint;
   let sessionCheck: SessionCheck | null = null;
   if (timedBest) {
-    const d = pairedGain(vds, rel, plainPoint.model, timedBest.model);
+    const d = pairedGain(plainPoint.perUser, timedBest.perUser);
     sessionCheck = { gain: d.mean, two_se: 2 * d.se, kept: d.mean > 2 * d.se };
     report(
       0.35,
