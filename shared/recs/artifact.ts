@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { packSections, unpackSections, type Typed } from '../sections.ts';
-import { AlsModel, BlendModel, DenseHeadModel } from './blend.ts';
+import { AlsModel, BlendModel, DenseHeadModel, tick } from './blend.ts';
 import type { Dataset } from './dataset.ts';
-import { FactorModel, ItemItemModel, popularityModel, type History, type Model } from './models.ts';
+import { FactorModel, ItemItemModel, popularityModel, Stopped, type History, type Model, type TrainHooks } from './models.ts';
 
 /** A trained model as stored: algorithm and item ids in the header, the model's arrays as sections. */
 interface Header {
@@ -28,7 +28,7 @@ interface Header {
 /** A model as stored: its kind, its scalars, its sections (named from `prefix`) and, for a blend, its parts. */
 export type ModelSpec =
   | { kind: 'dense_head'; algorithm: string; prefix: string }
-  | { kind: 'ials'; factors: number; alpha0: number; lambda: number; prefix: string }
+  | { kind: 'ials'; factors: number; alpha0: number; lambda: number; prefix: string; users?: boolean }
   | { kind: 'item_item'; algorithm: string; prefix: string }
   | { kind: 'factor'; algorithm: string; factors: number; prefix: string }
   | { kind: 'popularity' }
@@ -38,7 +38,7 @@ export type ModelSpec =
 const modelSpec: z.ZodMiniType<ModelSpec> = z.lazy(() =>
   z.union([
     z.object({ kind: z.literal('dense_head'), algorithm: z.string(), prefix: z.string() }),
-    z.object({ kind: z.literal('ials'), factors: z.int().check(z.positive()), alpha0: z.number(), lambda: z.number(), prefix: z.string() }),
+    z.object({ kind: z.literal('ials'), factors: z.int().check(z.positive()), alpha0: z.number(), lambda: z.number(), prefix: z.string(), users: z.optional(z.boolean()) }),
     z.object({ kind: z.literal('item_item'), algorithm: z.string(), prefix: z.string() }),
     z.object({ kind: z.literal('factor'), algorithm: z.string(), factors: z.int().check(z.positive()), prefix: z.string() }),
     z.object({ kind: z.literal('popularity') }),
@@ -107,7 +107,7 @@ export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: st
   return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedBefore, trainedTypes, eventsThrough };
 }
 
-/** A user's training history (item indexes of the model, weights), if training saw the user. */
+/** A user's training history (item indexes of the model, weights, and its row), if training saw the user. */
 export function historyOf(h: UserHistories, user: string): History | undefined {
   let lo = 0;
   let hi = h.users.length - 1;
@@ -117,12 +117,39 @@ export function historyOf(h: UserHistories, user: string): History | undefined {
     if (u === user) {
       const s = h.rowStart[mid] as number;
       const e = h.rowStart[mid + 1] as number;
-      return { items: h.items.subarray(s, e), weights: h.weights.subarray(s, e) };
+      return { items: h.items.subarray(s, e), weights: h.weights.subarray(s, e), row: mid };
     }
     if (u < user) lo = mid + 1;
     else hi = mid - 1;
   }
   return undefined;
+}
+
+/**
+ * Folds every user row of `h` into each iALS part of `m` (AlsModel.userVectors, stored with the
+ * artifact), as serving would fold it in for that history: a request whose history is a trained
+ * row then skips the fold-in. Yields to the event loop every 50 ms.
+ */
+export async function foldInUsers(m: Model, h: UserHistories, hooks: TrainHooks = {}): Promise<void> {
+  if (m instanceof BlendModel) {
+    for (const p of m.parts) await foldInUsers(p, h, hooks);
+    return;
+  }
+  if (!(m instanceof AlsModel)) return;
+  const d = m.factors;
+  const out = new Float32Array(h.users.length * d);
+  let last = performance.now();
+  for (let r = 0; r < h.users.length; r++) {
+    const s = h.rowStart[r] as number;
+    const e = h.rowStart[r + 1] as number;
+    out.set(m.userVector({ items: h.items.subarray(s, e), weights: h.weights.subarray(s, e) }), r * d);
+    if (performance.now() - last > 50) {
+      await tick();
+      if (hooks.shouldStop?.()) throw new Stopped('stopped');
+      last = performance.now();
+    }
+  }
+  m.userVectors = out;
 }
 
 /** A Float64Array's bytes as 32-bit words (sections hold no 64-bit type), to store it exactly. */
@@ -133,14 +160,17 @@ const words = (a: Float64Array) => new Uint32Array(a.buffer, a.byteOffset, a.len
  * Every array is stored as the model scores with it, so the loaded model scores exactly as the
  * trained one (iALS's QᵀQ too, bit for bit, rather than recomputed).
  */
-function specOf(m: Model, prefix: string, arrays: [string, Typed][]): ModelSpec {
+function specOf(m: Model, prefix: string, arrays: [string, Typed][], userCount: number): ModelSpec {
   if (m instanceof DenseHeadModel) {
     arrays.push([`${prefix}head`, m.head], [`${prefix}b`, m.b]);
     return { kind: 'dense_head', algorithm: m.algorithm, prefix };
   }
   if (m instanceof AlsModel) {
     arrays.push([`${prefix}q`, m.q], [`${prefix}gram`, words(m.gram)]);
-    return { kind: 'ials', factors: m.factors, alpha0: m.alpha0, lambda: m.lambda, prefix };
+    // The users' vectors belong to the histories stored beside them (foldInUsers).
+    const users = m.userVectors !== undefined && userCount > 0 && m.userVectors.length === userCount * m.factors;
+    if (users) arrays.push([`${prefix}users`, m.userVectors as Float32Array]);
+    return { kind: 'ials', factors: m.factors, alpha0: m.alpha0, lambda: m.lambda, prefix, ...(users ? { users } : {}) };
   }
   if (m instanceof ItemItemModel) {
     arrays.push([`${prefix}off`, m.off], [`${prefix}nbr`, m.nbr], [`${prefix}w`, m.w]);
@@ -150,13 +180,13 @@ function specOf(m: Model, prefix: string, arrays: [string, Typed][]): ModelSpec 
     arrays.push([`${prefix}q`, m.q], [`${prefix}bias`, m.bias]);
     return { kind: 'factor', algorithm: m.algorithm, factors: m.factors, prefix };
   }
-  if (m instanceof BlendModel) return { kind: 'blend', algorithm: m.algorithm, weights: [...m.weights], parts: m.parts.map((p, k) => specOf(p, `${prefix}${k}_`, arrays)) };
+  if (m instanceof BlendModel) return { kind: 'blend', algorithm: m.algorithm, weights: [...m.weights], parts: m.parts.map((p, k) => specOf(p, `${prefix}${k}_`, arrays, userCount)) };
   if (m.algorithm === 'popularity') return { kind: 'popularity' };
   throw new Error(`Cannot store a model of algorithm ${m.algorithm}`);
 }
 
 /** The model a spec describes, from the artifact's sections. */
-function modelOf(s: ModelSpec, n: number, popularity: Float32Array, get: <T extends Typed>(name: string) => T): Model {
+function modelOf(s: ModelSpec, n: number, userCount: number, popularity: Float32Array, get: <T extends Typed>(name: string) => T): Model {
   switch (s.kind) {
     case 'dense_head': {
       const head = get<Uint32Array>(`${s.prefix}head`);
@@ -168,7 +198,12 @@ function modelOf(s: ModelSpec, n: number, popularity: Float32Array, get: <T exte
       const q = get<Float32Array>(`${s.prefix}q`);
       const gram = new Float64Array(get<Uint32Array>(`${s.prefix}gram`).buffer);
       if (q.length !== n * s.factors || gram.length !== s.factors ** 2) throw new Error('Artifact has iALS factors that do not fit its items');
-      return new AlsModel(n, s.factors, q, gram, s.alpha0, s.lambda);
+      const m = new AlsModel(n, s.factors, q, gram, s.alpha0, s.lambda);
+      if (s.users) {
+        m.userVectors = get<Float32Array>(`${s.prefix}users`);
+        if (m.userVectors.length !== userCount * s.factors) throw new Error('Artifact has iALS user vectors that do not fit its users');
+      }
+      return m;
     }
     case 'item_item':
       return new ItemItemModel(s.algorithm, n, get(`${s.prefix}off`), get(`${s.prefix}nbr`), get(`${s.prefix}w`));
@@ -178,7 +213,7 @@ function modelOf(s: ModelSpec, n: number, popularity: Float32Array, get: <T exte
       return popularityModel(popularity);
     case 'blend':
       return new BlendModel(
-        s.parts.map((p) => modelOf(p, n, popularity, get)),
+        s.parts.map((p) => modelOf(p, n, userCount, popularity, get)),
         s.weights,
         s.algorithm,
       );
@@ -195,7 +230,7 @@ export function packModel(a: ModelArtifact): Uint8Array {
   else if (m instanceof FactorModel) {
     arrays.push(['q', m.q], ['bias', m.bias]);
     factors = m.factors;
-  } else if (m.algorithm !== 'popularity') spec = specOf(m, 'm_', arrays);
+  } else if (m.algorithm !== 'popularity') spec = specOf(m, 'm_', arrays, a.histories?.users.length ?? 0);
   const h = a.histories;
   if (h) arrays.push(['user_rows', h.rowStart], ['user_items', h.items], ['user_weights', h.weights]);
   const header: Header = {
@@ -216,7 +251,7 @@ export function unpackModel(bytes: Uint8Array): ModelArtifact {
   const popularity = get<Float32Array>('popularity');
   const n = h.items.length;
   let model: Model;
-  if (h.model !== undefined) model = modelOf(z.parse(modelSpec, h.model), n, popularity, get);
+  if (h.model !== undefined) model = modelOf(z.parse(modelSpec, h.model), n, h.users?.length ?? 0, popularity, get);
   else if (h.algorithm === 'popularity') model = popularityModel(popularity);
   else if (h.factors) model = new FactorModel(h.algorithm, n, h.factors, get('q'), get('bias'));
   else model = new ItemItemModel(h.algorithm, n, get('off'), get('nbr'), get('w'));

@@ -198,6 +198,21 @@ export class AlsModel implements Model {
     readonly lambda: number,
   ) {}
 
+  /**
+   * Each user row of the artifact's histories folded in (users × factors, row-major; see
+   * `foldInUsers`), so a request whose history is a trained row skips the fold-in: h·d²/2
+   * multiply-adds, 17 ms at p99 on ml-latest-small's longest histories against 1 ms to score
+   * every item. Absent in models trained in-process and in older artifacts.
+   */
+  userVectors: Float32Array | undefined;
+
+  /** The user's vector: stored for a trained history's row, else folded in. */
+  vectorOf(h: History): Float64Array | Float32Array {
+    const d = this.factors;
+    if (h.row !== undefined && this.userVectors && (h.row + 1) * d <= this.userVectors.length) return this.userVectors.subarray(h.row * d, (h.row + 1) * d);
+    return this.userVector(h);
+  }
+
   userVector(h: History): Float64Array {
     const d = this.factors;
     const a = new Float64Array(d * d);
@@ -222,7 +237,7 @@ export class AlsModel implements Model {
   }
 
   score(h: History, into?: Float32Array): Float32Array {
-    const u = this.userVector(h);
+    const u = this.vectorOf(h);
     const d = this.factors;
     const s = into ?? new Float32Array(this.itemCount);
     for (let i = 0; i < this.itemCount; i++) s[i] = dot(u, 0, this.q, i * d, d);

@@ -49,7 +49,7 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
   // The lowest of the model's candidates' scores.
   let floor = 0;
   if (model && h.modelItems.length) {
-    const s = model.model.score({ items: h.modelItems, weights: h.modelWeights }, scratchScores(model.model.itemCount));
+    const s = model.model.score({ items: h.modelItems, weights: h.modelWeights, ...(h.modelRow !== undefined ? { row: h.modelRow } : {}) }, scratchScores(model.model.itemCount));
     let max = 1e-9;
     for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
     // However long the history, as many candidates of the model remain (seen items are left out

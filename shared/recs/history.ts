@@ -13,6 +13,8 @@ import type { ServedModel } from './served-model.ts';
 export interface RequestHistory {
   modelItems: number[];
   modelWeights: number[];
+  /** The artifact's user row the model's items and weights are, exactly (nothing added or left out): see History.row. */
+  modelRow?: number;
   docs: ItemWithVector[];
   weights: number[];
   /** Whether the user interacted with the item: the trained history or the latest events. */
@@ -53,6 +55,7 @@ export function requestHistory(x: HistoryInput): RequestHistory {
   const trainedOn = model?.histories;
   const trained = trainedOn && x.userId !== undefined && !x.historyErased ? historyOf(trainedOn, x.userId) : undefined;
   if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, userScale * (trained.weights[k] as number), trained.items[k]);
+  const fromTrained = h.modelItems.length;
   // Everything the user interacted with counts as seen: the trained history (by model index, its
   // rows ascending) and the latest events.
   const recentSeen = new Set<number>();
@@ -63,6 +66,8 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
     include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
   });
+  // Exactly the trained row: no anchor, every item of it still in the catalog, no latest event added.
+  if (trained?.row !== undefined && anchorId === undefined && fromTrained === trained.items.length && h.docs.length === fromTrained) h.modelRow = trained.row;
   h.isSeen = (id: number) => {
     if (recentSeen.has(id)) return true;
     const i = trained ? model?.itemIndex.get(id) : undefined;

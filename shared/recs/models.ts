@@ -5,6 +5,12 @@ import type { Dataset } from './dataset.ts';
 export interface History {
   items: ArrayLike<number>;
   weights: ArrayLike<number>;
+  /**
+   * The row of the model artifact's user histories this history is, exactly (the same items and
+   * weights, nothing added or left out): a model that stored what it computes from that row
+   * (iALS: the user's folded-in vector) may answer from it.
+   */
+  row?: number;
 }
 
 /** A trained model: scores every item for a history, without retraining. */

@@ -9,7 +9,7 @@ import type { Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
-import { historiesOf, packModel } from './artifact.ts';
+import { foldInUsers, historiesOf, packModel } from './artifact.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
@@ -276,6 +276,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) },
       fullPoint,
     );
+    const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
+    // The weights this model was trained with, for serving to weigh the latest events by: the
+    // trained types' weights, and every other event type's weight as of this run (as the histories
+    // hold them), so that a weight change takes effect at the next run, not before.
+    const typeWeights = new Map([...typeWeight].map(([t, w]) => [t, trainedTypes.includes(t) ? (weightOf.get(t) as number) : w]));
+    const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
+    const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
+    // iALS's users, folded in now so that serving need not (stored with the artifact).
+    await foldInUsers(model, histories, hooks);
     await written;
     if (await checkStop(true)) throw new Stopped('stopped');
     // The version number is taken only now. Then the run is marked as storing it, only if it is
@@ -285,13 +294,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const version = await c.nextId(tenant, 'model');
     if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined }))) throw new Stopped('stopped');
     const key = modelArtifactKey(tenant, version);
-    const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
-    // The weights this model was trained with, for serving to weigh the latest events by: the
-    // trained types' weights, and every other event type's weight as of this run (as the histories
-    // hold them), so that a weight change takes effect at the next run, not before.
-    const typeWeights = new Map([...typeWeight].map(([t, w]) => [t, trainedTypes.includes(t) ? (weightOf.get(t) as number) : w]));
-    const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
-    const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
     await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights }));
     const rec: ModelVersion = {
       id: version,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { historiesOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { foldInUsers, historiesOf, historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
 import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
@@ -68,6 +68,30 @@ describe('artifacts of the default models: the loaded model scores exactly as th
     const head = new Set(Array.from(ease.head));
     const s = roundTrip(ease, ds).model.score(ds.row(0));
     for (let i = 0; i < ds.items.length; i++) if (!head.has(i)) expect(s[i]).toBe(0);
+  });
+
+  it("stores iALS's users folded in: a trained history's row scores from its stored vector as its fold-in does", async () => {
+    const als = await trainIals(ds, { ...ALS_DEFAULTS, factors: 16, epochs: 3 });
+    const blend = new BlendModel([trainEaseDense(ds, { lambda: 50, maxItems: 30 }), als], [0.35, 0.65], 'ease+ials');
+    const h = historiesOf(ds, 5, ['view'], 9);
+    await foldInUsers(blend, h);
+    expect(als.userVectors?.length).toBe(h.users.length * 16);
+    const back = unpackModel(packModel({ model: blend, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: h }));
+    const stored = (back.model as BlendModel).parts[1] as AlsModel;
+    expect(Array.from(stored.userVectors ?? [])).toEqual(Array.from(als.userVectors ?? []));
+    for (const user of h.users) {
+      const row = historyOf(h, user) as History;
+      expect(row.row).toBe(h.users.indexOf(user));
+      // Stored in 32 bits: the same scores to float precision, and the vector is not folded in again.
+      const folded = Array.from(stored.score({ items: row.items, weights: row.weights }));
+      const fromRow = stored.score(row);
+      folded.forEach((x, i) => expect(fromRow[i]).toBeCloseTo(x, 5));
+      expect(stored.vectorOf(row)).toBeInstanceOf(Float32Array);
+      expect(stored.vectorOf({ items: row.items, weights: row.weights })).toBeInstanceOf(Float64Array);
+    }
+    // Without histories (or with other ones), no vectors are stored; a spec naming them needs them.
+    const bare = unpackModel(packModel({ model: blend, items: ds.items, popularity: Float32Array.from(ds.itemWeight) }));
+    expect(((bare.model as BlendModel).parts[1] as AlsModel).userVectors).toBeUndefined();
   });
 
   it('an artifact written before model specs (an item-item model in the old layout) still loads', () => {

@@ -4,6 +4,10 @@ import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { evaluate, topK } from '../../shared/recs/evaluate.ts';
 import { ScoreTable, topPositive } from '../../shared/recs/serve.ts';
 import { eventsThroughOf } from '../../shared/recs/trainer.ts';
+import { requestHistory, type HistoryInput } from '../../shared/recs/history.ts';
+import type { ServedModel } from '../../shared/recs/served-model.ts';
+import type { Catalog } from '../../shared/domain/catalog.ts';
+import type { ItemWithVector, RecentEvent } from '../../shared/domain/types.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
 
@@ -115,6 +119,30 @@ describe('recommendation models', () => {
     expect(historyOf(historiesOf(new Dataset([]), 0, [], 0), 'u1')).toBeUndefined();
     // Artifacts from before histories were stored still load, without them.
     expect(unpackModel(packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) })).histories).toBeUndefined();
+  });
+
+  it("marks a request's history as the trained row only when it is exactly that row (the stored iALS vector is then used)", () => {
+    const histories = historiesOf(ds, 100, ['view'], 12);
+    const artifact = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
+    const model: ServedModel = { ...artifact, itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
+    let deleted = -1;
+    const catalog = { get: (id: number) => (id === deleted ? undefined : ({ id } as unknown as ItemWithVector)) } as unknown as Catalog;
+    const row = histories.users.indexOf('u3');
+    const event = (item: number, created: number, type = 'view'): RecentEvent => ({ id: 99, item_id: String(item), type, created });
+    const of = (over: Partial<HistoryInput> = {}) => requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [], historyErased: false, weightOf: () => 1, ...over }).modelRow;
+    expect(of()).toBe(row);
+    // An event training read already (created before it, of a trained type) changes nothing.
+    expect(of({ recent: [event(2, 50)] })).toBe(row);
+    // A later event, an event of another type, an anchor, an erased or a deleted item: folded in again.
+    expect(of({ recent: [event(2, 150)] })).toBeUndefined();
+    expect(of({ recent: [event(2, 50, 'purchase')] })).toBeUndefined();
+    expect(of({ anchorId: 6 })).toBeUndefined();
+    expect(of({ historyErased: true })).toBeUndefined();
+    expect(of({ userId: 'nobody' })).toBeUndefined();
+    deleted = ds.items[(historyOf(histories, 'u3')?.items[0]) as number] as number;
+    expect(of()).toBeUndefined();
+    // A deleted item and a new event together: as many items as the row, still not the row.
+    expect(of({ recent: [event(7, 150)] })).toBeUndefined();
   });
 
   it('stores the event type weights the model was trained with; older artifacts have none', () => {
