@@ -9,7 +9,7 @@ import type { ServedModel } from '../../shared/recs/served-model.ts';
 import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ItemWithVector, RecentEvent } from '../../shared/domain/types.ts';
 import { seededRandom } from '../../shared/random.ts';
-import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity } from '../../shared/recs/models.ts';
+import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type History } from '../../shared/recs/models.ts';
 
 // Two tastes: users 0-9 like items 1-5, users 10-19 like items 6-10; item 11 is popular with all.
 const interactions: Interaction[] = [];
@@ -139,7 +139,7 @@ describe('recommendation models', () => {
     expect(of({ anchorId: 6 })).toBeUndefined();
     expect(of({ historyErased: true })).toBeUndefined();
     expect(of({ userId: 'nobody' })).toBeUndefined();
-    deleted = ds.items[(historyOf(histories, 'u3')?.items[0]) as number] as number;
+    deleted = ds.items[(historyOf(histories, 'u3') as History).items[0] as number] as number;
     expect(of()).toBeUndefined();
     // A deleted item and a new event together: as many items as the row, still not the row.
     expect(of({ recent: [event(7, 150)] })).toBeUndefined();
