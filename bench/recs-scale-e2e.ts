@@ -96,7 +96,7 @@ export async function runScaleEndToEnd(opts: { command: string; items: number })
     await s.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
     await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true });
     const t2 = Date.now();
-    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'auto' } });
+    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
     if (job.status !== 202) throw new Error(`training: ${job.status} ${JSON.stringify(job.body)}`);
     const name = job.body.job_name as string;
     let taskPid: number | undefined;

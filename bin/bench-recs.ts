@@ -10,11 +10,11 @@
  * 1. In-process, each algorithm in a child process of its own, so that its peak memory (maxRSS)
  *    is its own (with the data loaded; the table says how much that alone takes): popularity,
  *    item-kNN (cosine, all neighbours), plain EASE (every weight, on the 2,500 most interacted
- *    items, as auto's EASE) at λ 100, 250, 500 and 1000, and `auto` (the issue's default
- *    candidate, not yet the service's default: EASE and iALS blended, each run choosing EASE's λ, iALS's epochs and the blend weight on a validation
- *    split of its own training interactions, shared/recs/tuning.ts).
+ *    items, as auto's EASE) at λ 100, 250, 500 and 1000, and `auto` (the service's default:
+ *    EASE and iALS blended, each run choosing EASE's λ, iALS's epochs and the blend weight on a
+ *    validation split of its own training interactions, shared/recs/tuning.ts).
  * 2. End to end over HTTP on a fresh local stack: the items, the training interactions as events,
- *    a training run of `auto`, approve, promote, then
+ *    a training run with the default options (`auto`), approve, promote, then
  *    every test user queried. Its training time is the run's (a holdout evaluation, then the
  *    model on every interaction: the default twice), its peak memory the local stack's process
  *    (VmHWM: API, workers and the database stand-in).
@@ -238,7 +238,7 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     await s.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
     await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true });
     const tt = Date.now();
-    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'auto' } });
+    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
     const done = await waitFor(
       'training',
       () => s.platform('GET', `/api/training-jobs/${job.body.job_name}`),
@@ -313,7 +313,7 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     // 1. The model trained right after the import.
     http.latency_after_import = { version, ...(await latency(loadOn(s, token))) };
     // 2. As a scheduled retraining would: train again (a new version) and promote it.
-    const again = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'auto' } });
+    const again = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
     const retrainRun = await waitFor(
       'retraining',
       () => s.platform('GET', `/api/training-jobs/${again.body.job_name}`),

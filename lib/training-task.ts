@@ -8,6 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { DEFAULT_TASK_MIN_EVENTS } from '../shared/config.ts';
 import type { Construct } from 'constructs';
 import { tableActions } from '../shared/routes.ts';
 import { workers } from '../shared/queue/workers.ts';
@@ -22,7 +23,7 @@ export interface TrainingTaskProps {
   worker: ServiceFunction;
   /** The maintenance function: it asks after started tasks (DescribeTasks) and ends the runs of those that stopped. */
   maintainer: ServiceFunction;
-  /** Tenants with at least this many events train in the task (TRAINING_TASK_MIN_EVENTS; default 500,000). */
+  /** Tenants with at least this many events train in the task (TRAINING_TASK_MIN_EVENTS; default DEFAULT_TASK_MIN_EVENTS, 200,000). */
   minEvents?: number;
   /** The task's size: default 2 vCPU and 16 GB (training is mostly one thread; the memory is what Lambda's 10 GB lacks). */
   cpu?: number;
@@ -118,7 +119,7 @@ export class TrainingTask extends NestedStack {
     );
     const publicSubnets = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PUBLIC }).subnetIds;
     for (const f of [w, props.maintainer]) {
-      f.addEnvironment('TRAINING_TASK_MIN_EVENTS', String(props.minEvents ?? 500_000));
+      f.addEnvironment('TRAINING_TASK_MIN_EVENTS', String(props.minEvents ?? DEFAULT_TASK_MIN_EVENTS));
       f.addEnvironment('TRAINING_TASK_CLUSTER', this.cluster.clusterArn);
       f.addEnvironment('TRAINING_TASK_DEFINITION', this.taskDefinition.taskDefinitionArn);
       f.addEnvironment('TRAINING_TASK_CONTAINER', this.container.containerName);

@@ -208,9 +208,17 @@ function tenantQuota(env: Env): Config['tenantQuota'] {
   return { ratePerSecond, burst: positiveInt(env, 'TENANT_BURST', 2 * ratePerSecond) };
 }
 
-/** TRAINING_TASK_MIN_EVENTS (default 500,000), and the task's TRAINING_TASK_* (all or none). */
+/**
+ * TRAINING_TASK_MIN_EVENTS's default. A run fits its algorithm twice (on its holdout split, then
+ * on everything); the default algorithm (`auto`) took 234 CPU-seconds per fit on 300,000
+ * training events (docs/benchmarks.md, scale), so 200,000 events keep a run in the training
+ * worker well inside Lambda's 15 minutes; larger tenants train in the task.
+ */
+export const DEFAULT_TASK_MIN_EVENTS = 200_000;
+
+/** TRAINING_TASK_MIN_EVENTS (default DEFAULT_TASK_MIN_EVENTS), and the task's TRAINING_TASK_* (all or none). */
 function training(env: Env): Config['training'] {
-  const taskMinEvents = positiveInt(env, 'TRAINING_TASK_MIN_EVENTS', 500_000);
+  const taskMinEvents = positiveInt(env, 'TRAINING_TASK_MIN_EVENTS', DEFAULT_TASK_MIN_EVENTS);
   if (!env.TRAINING_TASK_DEFINITION) return { taskMinEvents, task: undefined };
   return {
     taskMinEvents,

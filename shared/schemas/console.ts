@@ -29,17 +29,17 @@ export const endpointBody = z.strictObject({
 });
 
 /**
- * `ease` (the default): EASE alone, λ 300. `auto`: EASE and iALS blended, each run choosing EASE's
- * λ, iALS's epochs and the blend weight on a validation split of its own events
- * (shared/recs/tuning.ts); better on Last.fm (1.06 x the best plain EASE), level on MovieLens,
- * but minutes of training where EASE takes seconds and a slower request (bench:recs, README), so
- * it is chosen per template, not the default yet.
+ * `auto` (the default): EASE and iALS blended, each run choosing EASE's λ (and whether to weigh
+ * its co-occurrence by time), iALS's epochs and the blend weight on a validation split of its own
+ * events (shared/recs/tuning.ts): 1.075 x the best plain EASE on ml-latest-small and 1.060 x on
+ * Last.fm (bench:recs, README), for minutes of training where EASE takes seconds. `ease`: EASE
+ * alone, λ 300. `item_knn`, `bpr`, `popularity`: the baselines.
  */
 export const ALGORITHMS = ['auto', 'ease', 'item_knn', 'bpr', 'popularity'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 
 /** The options of a run that names none. */
-export const DEFAULT_TRAINING_OPTIONS = { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' } as const;
+export const DEFAULT_TRAINING_OPTIONS = { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' } as const;
 /** A run's options: what `POST /api/training-jobs` takes, and what a template's schedule starts its runs with. */
 const trainingOptions = z._default(
   z.optional(

@@ -138,7 +138,7 @@ describe('the training task (ECS Fargate)', () => {
     const env = fn.Properties.Environment.Variables as Record<string, unknown>;
     for (const k of ['TRAINING_TASK_MIN_EVENTS', 'TRAINING_TASK_CLUSTER', 'TRAINING_TASK_DEFINITION', 'TRAINING_TASK_CONTAINER', 'TRAINING_TASK_SUBNETS', 'TRAINING_TASK_SECURITY_GROUPS'])
       expect(env, k).toHaveProperty(k);
-    expect(env.TRAINING_TASK_MIN_EVENTS).toBe('500000');
+    expect(env.TRAINING_TASK_MIN_EVENTS).toBe('200000');
     expect(env.TRAINING_TASK_CONTAINER).toBe('train');
   });
 

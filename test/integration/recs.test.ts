@@ -135,7 +135,7 @@ describe('training runs and versions', () => {
       job_name: expect.stringMatching(/^train-\d+$/),
       status: 'Queued',
       template_id: template,
-      options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'ease' },
+      options: { epochs: 5, batch_size: 256, learning_rate: 0.001, algorithm: 'auto' },
     });
     const done1 = await finished(first.body.job_name);
     expect(done1.body).toMatchObject({ status: 'Completed', progress: 1, error: null });
@@ -148,7 +148,7 @@ describe('training runs and versions', () => {
     const models = await P('GET', '/api/models');
     expect(models.body.data.map((m: { version: number }) => m.version).slice(0, 2)).toEqual([v2, v1]);
     const m1 = await P('GET', `/api/models/${v1}`);
-    expect(m1.body).toMatchObject({ version: v1, template_id: template, job_name: first.body.job_name, algorithm: 'ease', status: 'Trained', label: null, endpoints: [] });
+    expect(m1.body).toMatchObject({ version: v1, template_id: template, job_name: first.body.job_name, algorithm: 'auto', status: 'Trained', label: null, endpoints: [] });
     for (const k of ['ndcg_at_10', 'precision_at_10', 'recall_at_10', 'map_at_10', 'coverage']) expect(typeof m1.body.metrics[k], k).toBe('number');
     const logs = await P('GET', `/api/training-jobs/logs/${first.body.job_name}`);
     expect(logs.body.lines.map((l: { message: string }) => l.message).join('\n')).toMatch(/Completed: version/);

@@ -285,7 +285,7 @@ describe('asking after a task', () => {
 describe('training settings', () => {
   const base = { TABLE_NAME: 't' };
   it('reads the threshold, validated, with the variable named in the error', () => {
-    expect(readConfig(base).training).toEqual({ taskMinEvents: 500_000, task: undefined });
+    expect(readConfig(base).training).toEqual({ taskMinEvents: 200_000, task: undefined });
     expect(readConfig({ ...base, TRAINING_TASK_MIN_EVENTS: '50' }).training.taskMinEvents).toBe(50);
     expect(() => readConfig({ ...base, TRAINING_TASK_MIN_EVENTS: 'many' })).toThrow(/TRAINING_TASK_MIN_EVENTS/);
     expect(() => readConfig({ ...base, TRAINING_TASK_MIN_EVENTS: '0' })).toThrow(/TRAINING_TASK_MIN_EVENTS/);

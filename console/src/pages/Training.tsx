@@ -76,6 +76,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
               <progress max={1} value={job.progress} aria-label="Training progress" /> {Math.round(job.progress * 100)}%
             </dd>
             <dt>Algorithm</dt>
+            {/* Runs stored before `algorithm` was an option trained EASE. */}
             <dd>{job.options.algorithm ?? 'ease'}</dd>
             <dt>Started</dt>
             <dd>{when(job.started_at)}</dd>
@@ -138,7 +139,7 @@ export function Training({ session }: PageProps) {
   const templates = useLoad(() => api<Page<Template>>('GET', '/api/events/templates'), []);
   const published = templates.data?.data.filter((t) => t.status === 'Published') ?? [];
   const [templateId, setTemplateId] = useState('');
-  const [algorithm, setAlgorithm] = useState('ease');
+  const [algorithm, setAlgorithm] = useState('auto');
   const [epochs, setEpochs] = useState('5');
   const [batch, setBatch] = useState('256');
   const [rate, setRate] = useState('0.001');
@@ -169,7 +170,7 @@ export function Training({ session }: PageProps) {
                 onChange={setTemplateId}
                 options={published.map((t) => ({ value: String(t.id), label: `${t.name} (#${t.id})` }))}
               />
-              <Select label="Algorithm" value={algorithm} onChange={setAlgorithm} options={['ease', 'auto', 'item_knn', 'bpr', 'popularity'].map((x) => ({ value: x, label: x }))} />
+              <Select label="Algorithm" value={algorithm} onChange={setAlgorithm} options={['auto', 'ease', 'item_knn', 'bpr', 'popularity'].map((x) => ({ value: x, label: x }))} />
               <Field label="Epochs" type="number" min={1} max={50} value={epochs} onChange={setEpochs} />
               <Select label="Batch size" value={batch} onChange={setBatch} options={['64', '128', '256', '512'].map((x) => ({ value: x, label: x }))} />
               <Field label="Learning rate" type="number" step="any" value={rate} onChange={setRate} />

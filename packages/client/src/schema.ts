@@ -2636,7 +2636,7 @@ export interface operations {
                         start_at?: number;
                         /**
                          * @default {
-                         *       "algorithm": "ease",
+                         *       "algorithm": "auto",
                          *       "batch_size": 256,
                          *       "epochs": 5,
                          *       "learning_rate": 0.001
@@ -2650,7 +2650,7 @@ export interface operations {
                             /** @default 0.001 */
                             learning_rate?: number;
                             /**
-                             * @default ease
+                             * @default auto
                              * @enum {string}
                              */
                             algorithm?: "auto" | "ease" | "item_knn" | "bpr" | "popularity";
@@ -2743,7 +2743,7 @@ export interface operations {
                         start_at?: number;
                         /**
                          * @default {
-                         *       "algorithm": "ease",
+                         *       "algorithm": "auto",
                          *       "batch_size": 256,
                          *       "epochs": 5,
                          *       "learning_rate": 0.001
@@ -2757,7 +2757,7 @@ export interface operations {
                             /** @default 0.001 */
                             learning_rate?: number;
                             /**
-                             * @default ease
+                             * @default auto
                              * @enum {string}
                              */
                             algorithm?: "auto" | "ease" | "item_knn" | "bpr" | "popularity";
@@ -4021,7 +4021,7 @@ export interface operations {
                     template_id: number;
                     /**
                      * @default {
-                     *       "algorithm": "ease",
+                     *       "algorithm": "auto",
                      *       "batch_size": 256,
                      *       "epochs": 5,
                      *       "learning_rate": 0.001
@@ -4035,7 +4035,7 @@ export interface operations {
                         /** @default 0.001 */
                         learning_rate?: number;
                         /**
-                         * @default ease
+                         * @default auto
                          * @enum {string}
                          */
                         algorithm?: "auto" | "ease" | "item_knn" | "bpr" | "popularity";
