@@ -207,13 +207,17 @@ export class AlsModel implements Model {
   userVectors: Float32Array | undefined;
 
   /** The user's vector: stored for a trained history's row, else folded in. */
-  vectorOf(h: History): Float64Array | Float32Array {
+  vectorOf(h: History): Float32Array {
     const d = this.factors;
     if (h.row !== undefined && this.userVectors && (h.row + 1) * d <= this.userVectors.length) return this.userVectors.subarray(h.row * d, (h.row + 1) * d);
     return this.userVector(h);
   }
 
-  userVector(h: History): Float64Array {
+  /**
+   * The history folded in, rounded to 32 bits as it is stored: a stored vector and one folded in
+   * at the request are the same numbers, so every path scores alike to the last bit.
+   */
+  userVector(h: History): Float32Array {
     const d = this.factors;
     const a = new Float64Array(d * d);
     const b = new Float64Array(d);
@@ -233,7 +237,7 @@ export class AlsModel implements Model {
     for (let x = 0; x < d; x++) for (let y = x + 1; y < d; y++) a[x * d + y] = a[y * d + x] as number;
     const reg = this.lambda * (count + this.alpha0 * this.itemCount);
     for (let x = 0; x < d; x++) a[x * d + x] = (a[x * d + x] as number) + reg;
-    return choleskySolve(a, b, d);
+    return Float32Array.from(choleskySolve(a, b, d));
   }
 
   score(h: History, into?: Float32Array): Float32Array {
