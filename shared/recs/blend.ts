@@ -1,5 +1,6 @@
 import { seededRandom } from '../random.ts';
 import type { Dataset } from './dataset.ts';
+import { F32Rows } from './f32-rows.ts';
 import { invertSpd, Stopped, type History, type Model, type TrainHooks } from './models.ts';
 
 /**
@@ -11,31 +12,39 @@ import { invertSpd, Stopped, type History, type Model, type TrainHooks } from '.
  */
 export class DenseHeadModel implements Model {
   private readonly local: Int32Array;
-  private acc: Float64Array;
+  private readonly acc: Float32Array;
+  private readonly which: number[] = [];
+  private readonly ws: number[] = [];
+  /** B in WebAssembly memory (f32-rows.ts): a history item's row is added 4 weights at a time. */
+  private readonly rows: F32Rows;
+  /** B as stored: a view of the kernel's copy. */
+  readonly b: Float32Array;
   constructor(
     readonly algorithm: string,
     readonly itemCount: number,
     readonly head: Uint32Array,
-    readonly b: Float32Array,
+    b: Float32Array,
   ) {
     this.local = new Int32Array(itemCount).fill(-1);
     head.forEach((i, k) => (this.local[i] = k));
-    this.acc = new Float64Array(head.length);
+    this.acc = new Float32Array(head.length);
+    this.rows = new F32Rows(b, head.length, head.length);
+    this.b = this.rows.rows;
   }
 
   score(h: History, into?: Float32Array): Float32Array {
     const s = into ? into.fill(0) : new Float32Array(this.itemCount);
-    const m = this.head.length;
-    const acc = this.acc.fill(0);
-    const { b } = this;
+    const { which, ws } = this;
+    which.length = 0;
+    ws.length = 0;
     for (let k = 0; k < h.items.length; k++) {
       const a = this.local[h.items[k] as number] as number;
       if (a < 0) continue;
-      const w = h.weights[k] as number;
-      const o = a * m;
-      for (let j = 0; j < m; j++) acc[j] = (acc[j] as number) + w * (b[o + j] as number);
+      which.push(a);
+      ws.push(h.weights[k] as number);
     }
-    for (let j = 0; j < m; j++) s[this.head[j] as number] = acc[j] as number;
+    const acc = this.rows.sumRows(which, ws, this.acc);
+    for (let j = 0; j < acc.length; j++) s[this.head[j] as number] = acc[j] as number;
     return s;
   }
 }
@@ -187,16 +196,22 @@ export interface AlsOptions {
  */
 export class AlsModel implements Model {
   readonly algorithm = 'ials';
+  /** The item factors in WebAssembly memory (f32-rows.ts): every item's score 4 factors at a time. */
+  private readonly rows: F32Rows;
+  /** Item factors, n × d: a view of the kernel's copy. */
+  readonly q: Float32Array;
   constructor(
     readonly itemCount: number,
     readonly factors: number,
-    /** Item factors, n × d. */
-    readonly q: Float32Array,
+    q: Float32Array,
     /** QᵀQ, d × d. */
     readonly gram: Float64Array,
     readonly alpha0: number,
     readonly lambda: number,
-  ) {}
+  ) {
+    this.rows = new F32Rows(q, itemCount, factors);
+    this.q = this.rows.rows;
+  }
 
   /**
    * Each user row of the artifact's histories folded in (users × factors, row-major; see
@@ -241,11 +256,7 @@ export class AlsModel implements Model {
   }
 
   score(h: History, into?: Float32Array): Float32Array {
-    const u = this.vectorOf(h);
-    const d = this.factors;
-    const s = into ?? new Float32Array(this.itemCount);
-    for (let i = 0; i < this.itemCount; i++) s[i] = dot(u, 0, this.q, i * d, d);
-    return s;
+    return this.rows.dotAll(this.vectorOf(h), into ?? new Float32Array(this.itemCount));
   }
 }
 
