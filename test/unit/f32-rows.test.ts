@@ -1,9 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { F32_KERNEL_WASM } from '../../shared/recs/f32-kernel.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { seededRandom } from '../../shared/random.ts';
-import { assembleWat } from '../helpers/wat.ts';
 
 /*
  * The float32 SIMD kernels that score iALS items and sum EASE rows at serving (and wherever a
@@ -11,11 +8,6 @@ import { assembleWat } from '../helpers/wat.ts';
  */
 
 describe('float32 SIMD kernels', () => {
-  it('are the assembled f32-kernel.wat (run `npm run build:wasm` after editing it)', async () => {
-    const bytes = await assembleWat(readFileSync('shared/recs/f32-kernel.wat', 'utf8'));
-    expect(Buffer.from(bytes).toString('base64')).toBe(F32_KERNEL_WASM);
-  });
-
   it("give every row's dot product with a vector, and weighted sums of rows, for every size", () => {
     const rand = seededRandom(11);
     for (const dims of [1, 3, 4, 7, 8, 9, 13, 16, 31, 128, 130]) {

@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { INT8_DOT_WASM } from '../../shared/search/int8-dot.ts';
 import { Int8Rows, MAX_KERNEL_DIMS } from '../../shared/search/int8-vectors.ts';
-import { assembleWat } from '../helpers/wat.ts';
 
 /** A deterministic pseudo-random sequence (xorshift32). */
 function random(seed: number) {
@@ -26,11 +23,6 @@ const exact = (rows: Int8Array, dims: number, i: number, q: Float32Array, n = di
 };
 
 describe('int8 SIMD dot kernel', () => {
-  it('is the assembled int8-dot.wat (run `npm run build:wasm` after editing it)', async () => {
-    const bytes = await assembleWat(readFileSync('shared/search/int8-dot.wat', 'utf8'));
-    expect(Buffer.from(bytes).toString('base64')).toBe(INT8_DOT_WASM);
-  });
-
   it('matches the exact dot product for every size, prefix length and row', () => {
     const next = random(7);
     for (const dims of [1, 3, 15, 16, 17, 31, 64, 100, 256, 512, 1024]) {
