@@ -129,10 +129,13 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 60_000);
+    let found = false;
     const onData = (d: Buffer) => {
       output += d.toString();
-      const m = /listening on http:\/\/localhost:(\d+)/.exec(output);
+      // Searched until the port is known, not again at each later line (bench/stack.ts says why).
+      const m = found ? null : /listening on http:\/\/localhost:(\d+)/.exec(output);
       if (m) {
+        found = true;
         clearTimeout(timer);
         resolve(Number(m[1]));
       }
