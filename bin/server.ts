@@ -5,7 +5,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { readServerConfig, type ServerConfig } from '../shared/config.ts';
 import { DEMO_SIZES } from '../shared/demo/generate.ts';
-import { accessLine, messageLine } from '../local/access-log.ts';
+import { accessLine, batchedLines, messageLine } from '../local/access-log.ts';
 import { StartupError } from '../local/lock.ts';
 import { startLocalStack, type LocalStack } from '../local/stack.ts';
 
@@ -22,7 +22,14 @@ try {
 } catch (e) {
   fail(e);
 }
-const say = (line: string) => console.log(messageLine(line, cfg.logFormat));
+// The access log's lines are written a batch per turn of the event loop; other lines at once,
+// after whatever access lines are pending.
+const accessLines = batchedLines((text) => process.stdout.write(text));
+process.on('exit', accessLines.flush);
+const say = (line: string) => {
+  accessLines.flush();
+  console.log(messageLine(line, cfg.logFormat));
+};
 
 let stack: LocalStack;
 try {
@@ -30,7 +37,7 @@ try {
     dataDir: cfg.dataDir,
     port: cfg.port,
     host: cfg.host,
-    accessLog: (e) => console.log(accessLine(e, cfg.logFormat)),
+    accessLog: (e) => accessLines.line(accessLine(e, cfg.logFormat)),
     ...(cfg.demo ? { demo: { size: DEMO_SIZES.full, log: say } } : {}),
   });
 } catch (e) {

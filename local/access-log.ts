@@ -38,3 +38,31 @@ export function accessLine(e: AccessEntry, format: LogFormat): string {
 export function messageLine(msg: string, format: LogFormat, level: 'info' | 'error' = 'info', time = new Date()): string {
   return format === 'json' ? JSON.stringify({ time: time.toISOString(), level, msg }) : msg;
 }
+
+/**
+ * Lines written together once per turn of the event loop instead of one write each: standard
+ * output to a pipe or file is written synchronously, so a line per request cost the serving thread
+ * a system call per request (2-3 % of its time in a profile of 8-client search load). `flush()` writes what is
+ * pending now (on exit).
+ */
+export function batchedLines(write: (text: string) => void): { line(text: string): void; flush(): void } {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!pending.length) return;
+    const text = `${pending.join('\n')}\n`;
+    pending = [];
+    write(text);
+  };
+  return {
+    line(text) {
+      pending.push(text);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}

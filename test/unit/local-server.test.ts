@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServerConfig } from '../../shared/config.ts';
-import { accessLine, messageLine } from '../../local/access-log.ts';
+import { accessLine, batchedLines, messageLine } from '../../local/access-log.ts';
 import { lockDataDir, lockFile, StartupError } from '../../local/lock.ts';
 
 const dirs: string[] = [];
@@ -43,6 +43,33 @@ describe('access log lines', () => {
     expect(JSON.parse(accessLine({ ...entry, tenant: undefined, request_id: undefined }, 'json'))).toMatchObject({ tenant: null, request_id: null });
     expect(JSON.parse(messageLine('demo: ready', 'json'))).toMatchObject({ level: 'info', msg: 'demo: ready' });
     expect(messageLine('demo: ready', 'text')).toBe('demo: ready');
+  });
+});
+
+describe('batched access log lines', () => {
+  it('writes the lines of one turn of the event loop together, in order, and nothing when none is pending', async () => {
+    const writes: string[] = [];
+    const log = batchedLines((text) => writes.push(text));
+    log.line('a');
+    log.line('b');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['a\nb\n']);
+    log.line('c');
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(2);
+  });
+
+  it('writes what is pending at once on flush (before another line, or on exit)', async () => {
+    const writes: string[] = [];
+    const log = batchedLines((text) => writes.push(text));
+    log.line('a');
+    log.flush();
+    expect(writes).toEqual(['a\n']);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['a\n']);
   });
 });
 
