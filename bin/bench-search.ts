@@ -16,7 +16,9 @@
  *   instead of minutes), for trying a ranking change on every collection at once. Prints only.
  * `npm run bench:search -- --synthetic 100000`
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
- *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode). Target p99 < 50 ms.
+ *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode; target p99 < 50
+ *   ms), and latency by query-length band as for the collections (queries of 1 to 150 words of
+ *   the catalog's text; the same two targets) after the build.
  * `npm run bench:search -- --typo-worst-case [--synthetic 100000] [<cranfield dir>]`
  *   In-process, no HTTP: the cost of typo expansion for 1,000-character queries of invented words
  *   (words of 4 letters, of 8-12, of the synthetic catalog's syllables, two-letter typos of the
@@ -111,10 +113,10 @@ const BANDS: [label: string, min: number, max: number][] = [
 /** Queries per band for the single-client figures: of 100, p99 would be the second-slowest request alone. */
 const BAND_QUERIES = 300;
 
-/** Queries of each band drawn from the collection's own text (seeded): runs of words of its documents. */
-function bandQueries(c: Collection): Map<string, string[]> {
+/** Queries of each band drawn from the documents' own text (seeded): runs of their words. */
+function bandQueries(docTexts: string[]): Map<string, string[]> {
   const r = seededRandom(19);
-  const texts = c.docs.map((d) => `${d.title} ${d.text}`.split(/\s+/).filter(Boolean)).filter((w) => w.length > 0);
+  const texts = docTexts.map((t) => t.split(/\s+/).filter(Boolean)).filter((w) => w.length > 0);
   const out = new Map<string, string[]>();
   for (const [label, min, max] of BANDS) {
     const qs: string[] = [];
@@ -214,7 +216,11 @@ function itemGetLoad(s: BenchStack, token: string, ids: string[], connections: n
 
 async function stateFigures(s: BenchStack, c: Collection, toDoc: Map<string, number>, ids: string[], bands: Map<string, string[]>): Promise<StateFigures> {
   const q = await quality(s, c, toDoc);
-  const token = await s.token();
+  return { quality: q, ...(await bandedLatency(s, await s.token(), ids, bands)) };
+}
+
+/** Per band, single-client and concurrent search latency; then the item-GET floor of the same stack. */
+async function bandedLatency(s: BenchStack, token: string, ids: string[], bands: Map<string, string[]>): Promise<Omit<StateFigures, 'quality'>> {
   const connections = Number(values.connections);
   const duration = Math.max(3, Math.round(Number(values.duration) / 3));
   const latency: Band[] = [];
@@ -236,7 +242,27 @@ async function stateFigures(s: BenchStack, c: Collection, toDoc: Map<string, num
   }
   await itemGetLoad(s, token, ids, connections, 1);
   const g = await itemGetLoad(s, token, ids, connections, duration);
-  return { quality: q, latency, item_get: { p50_ms: g.latency.p50, p99_ms: g.latency.p99, rps: Math.round(g.requests.average) } };
+  return { latency, item_get: { p50_ms: g.latency.p50, p99_ms: g.latency.p99, rps: Math.round(g.requests.average) } };
+}
+
+/** The latency table of `bandedLatency`'s figures per state, and the two targets' verdicts. */
+function latencyTable(states: [state: string, f: Omit<StateFigures, 'quality'>][]): { rows: string[]; worstSingle: number; worstRatio: number } {
+  const c = values.connections;
+  const rows = [`| state | query length | 1 client p50 / p99 ms | ${c} clients p50 / p99 ms | req/s | ${c}-client p99 ÷ item GET p99 |`, '|---|---|---:|---:|---:|---:|'];
+  for (const [state, f] of states) {
+    for (const b of f.latency)
+      rows.push(
+        `| ${state} | ${b.band} | ${b.single.p50_ms} / ${b.single.p99_ms} | ${b.clients.p50_ms} / ${b.clients.p99_ms} | ${b.clients.rps} | ${(b.clients.p99_ms / Math.max(1, f.item_get.p99_ms)).toFixed(2)} |`,
+      );
+    rows.push(`| ${state} | item GET (the floor) | | ${f.item_get.p50_ms} / ${f.item_get.p99_ms} | ${f.item_get.rps} | 1.00 |`);
+  }
+  const worstSingle = Math.max(...states.flatMap(([, f]) => f.latency.map((b) => b.single.p99_ms)));
+  const worstRatio = Math.max(...states.flatMap(([, f]) => f.latency.map((b) => b.clients.p99_ms / Math.max(1, f.item_get.p99_ms))));
+  rows.push(
+    '',
+    `Single-client p99 at most ${worstSingle} ms (target <= 25: ${worstSingle <= 25 ? 'met' : 'NOT met'}); ${c}-client search p99 at most ${worstRatio.toFixed(2)} x the item GET p99 (target <= 3: ${worstRatio <= 3 ? 'met' : 'NOT met'}).`,
+  );
+  return { rows, worstSingle, worstRatio };
 }
 
 /** The collections of the data folder, or the one collection folder given. */
@@ -287,7 +313,7 @@ async function collections(dir: string): Promise<void> {
         300_000,
         1000,
       );
-      const bands = bandQueries(c);
+      const bands = bandQueries(c.docs.map((d) => `${d.title} ${d.text}`));
       const fresh = await stateFigures(s, c, toDoc, ids, bands);
       const ready = await waitIndexed(s, c.docs.length, 300_000, 1000);
       const built = await stateFigures(s, c, toDoc, ids, bands);
@@ -302,26 +328,12 @@ async function collections(dir: string): Promise<void> {
         '',
         `Hybrid ÷ the stronger peer (${stronger.name}): ${ratio(fresh.quality.hybrid)} right after the import, ${ratio(built.quality.hybrid)} after a build (target >= 1.10: ${Math.min(ratio(fresh.quality.hybrid), ratio(built.quality.hybrid)) >= 1.1 ? 'met' : 'NOT met'}).`,
         '',
-        `| state | query length | 1 client p50 / p99 ms | ${values.connections} clients p50 / p99 ms | req/s | ${values.connections}-client p99 ÷ item GET p99 |`,
-        '|---|---|---:|---:|---:|---:|',
       );
-      for (const [state, f] of [
+      const { rows, worstSingle, worstRatio } = latencyTable([
         ['after the import', fresh],
         ['after a build', built],
-      ] as const) {
-        for (const b of f.latency)
-          md.push(
-            `| ${state} | ${b.band} | ${b.single.p50_ms} / ${b.single.p99_ms} | ${b.clients.p50_ms} / ${b.clients.p99_ms} | ${b.clients.rps} | ${(b.clients.p99_ms / Math.max(1, f.item_get.p99_ms)).toFixed(2)} |`,
-          );
-        md.push(`| ${state} | item GET (the floor) | | ${f.item_get.p50_ms} / ${f.item_get.p99_ms} | ${f.item_get.rps} | 1.00 |`);
-      }
-      const worstSingle = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.single.p99_ms)));
-      const worstRatio = Math.max(...[fresh, built].flatMap((f) => f.latency.map((b) => b.clients.p99_ms / Math.max(1, f.item_get.p99_ms))));
-      md.push(
-        '',
-        `Single-client p99 at most ${worstSingle} ms (target <= 25: ${worstSingle <= 25 ? 'met' : 'NOT met'}); ${values.connections}-client search p99 at most ${worstRatio.toFixed(2)} x the item GET p99 (target <= 3: ${worstRatio <= 3 ? 'met' : 'NOT met'}).`,
-        '',
-      );
+      ]);
+      md.push(...rows, '');
       if (Math.min(ratio(fresh.quality.hybrid), ratio(built.quality.hybrid)) < 1.1 || worstSingle > 25 || worstRatio > 3) met = false;
       json.push({
         collection: c.name,
@@ -403,6 +415,8 @@ async function synthetic(n: number): Promise<void> {
     // The same requests from one client: the latency of a request on its own (on AWS, concurrent
     // requests go to separate Lambda containers; here 8 share the handler thread(s) and 2 cores).
     const single = await searchLoad(s, token, 1, 10);
+    // Queries of 1 to 150 words from the catalog's own text, banded as for the collections.
+    const banded = await bandedLatency(s, token, ids, bandQueries(items.map((it) => `${it.name} ${it.description}`)));
     // The control plane: the same searches by users with events, without and with a context.
     const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: 'brand', values: topValues(items, 'brand', 16), eventType: 'view', itemIds: ids });
     const control = await sideBySide((ctx, d) => userSearchLoad(s, token, setup.users, ctx, connections, d), setup.contextId, duration, warmup);
@@ -421,6 +435,7 @@ async function synthetic(n: number): Promise<void> {
       await r.stop();
     }
     const errors = [result, single, restarted.result, restarted.single].reduce((n, x) => n + x.errors + x.timeouts + x.non2xx, 0);
+    const bandRows = latencyTable([['after the build', banded]]);
     const md = [
       `npm run bench:search -- --synthetic ${n}  (${meta().date}, node ${meta().node}, ${connections} connections, ${duration} s after ${warmup} s of warm-up, API handlers in ${threads} thread(s))`,
       '',
@@ -442,6 +457,10 @@ async function synthetic(n: number): Promise<void> {
       '',
       `Target p99 < 50 ms at ${connections} concurrent clients: right after the import ${result.latency.p99 < 50 && errors === 0 ? 'met' : 'NOT met'}; after restarting the local stack ${restarted.result.latency.p99 < 50 && errors === 0 ? 'met' : 'NOT met'}.`,
       '',
+      `By query length (queries of 1 to 150 words from the catalog's own text, ${BAND_QUERIES} per band from 1 client, then ${Math.max(3, Math.round(duration / 3))} s from ${connections}), with the item-GET floor of the same stack:`,
+      '',
+      ...bandRows.rows,
+      '',
       ...sideBySideRows('Searches (hybrid, limit 20, with user_id)', control, connections),
     ].join('\n');
     write(
@@ -461,11 +480,12 @@ async function synthetic(n: number): Promise<void> {
           rps: restarted.result.requests.average,
           single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 },
         },
+        by_query_length: banded,
         control_plane: control,
       },
       md,
     );
-    if (errors > 0 || result.latency.p99 >= 50) process.exitCode = 1;
+    if (errors > 0 || result.latency.p99 >= 50 || bandRows.worstSingle > 25 || bandRows.worstRatio > 3) process.exitCode = 1;
   } finally {
     await s.stop();
   }
