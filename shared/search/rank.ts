@@ -224,7 +224,7 @@ interface VectorScores {
  * documents (Rocchio feedback).
  */
 function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches): VectorScores {
-  const { head, headFrom } = vectorHead(r.mode, kw.keys);
+  const { head, headFrom } = vectorHead(r.mode, keys, kw.keys);
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
@@ -245,15 +245,33 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
   return { vec, headFrom };
 }
 
-/** Hybrid gives vector scores to the strongest keyword matches (the head); the tail keeps its keyword score. */
-function vectorHead(mode: SearchMode, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
+/**
+ * Hybrid gives vector scores to the strongest keyword matches (the head: HYBRID_VECTOR_LIMIT of
+ * them, ties at the last place to the lower item ids); the tail keeps its keyword score. Bounded
+ * whatever the query: one word of a catalog whose names all have its length ties thousands of
+ * matches, which would otherwise all be scored twice.
+ */
+function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
     const acc = scratch.acc;
     const kws = new Float64Array(kwKeys.length);
     for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
     const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
     const strongest: number[] = [];
-    for (const key of kwKeys) if ((acc[key] as number) >= threshold) strongest.push(key);
+    const tied: number[] = [];
+    for (const key of kwKeys) {
+      const k = acc[key] as number;
+      if (k > threshold) strongest.push(key);
+      else if (k === threshold) tied.push(key);
+    }
+    const room = HYBRID_VECTOR_LIMIT - strongest.length;
+    if (tied.length <= room) strongest.push(...tied);
+    else {
+      // The `room` lowest ids of the tied: ids are unique, so the cut is exact.
+      const negIds = Float64Array.from(tied, (key) => -keys.docOf(key).id);
+      const cut = -kthLargest(negIds, room);
+      for (const key of tied) if (keys.docOf(key).id <= cut) strongest.push(key);
+    }
     return { head: strongest, headFrom: threshold };
   }
   return { head: mode === 'hybrid' ? kwKeys : [], headFrom: undefined };
@@ -288,8 +306,9 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
     const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (f !== null) top.push(key, f, keys.docOf(key).id);
   };
-  // Below the head, a keyword match has no vector score and a lower keyword score than any
-  // head document, so it cannot be among the best: only the head is considered.
+  // Below the head, a keyword match has no vector score and a keyword score no higher than any
+  // head document's (tied ones have higher ids), so it cannot be among the best: only the head
+  // is considered.
   for (const key of candidates) consider(key);
   // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
   if (r.mode === 'semantic' || kw.keys.length === 0) for (const key of vec.keys()) if (kw.of(key) === 0) consider(key);
@@ -313,6 +332,12 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number
   const emit = (key: number) => {
     let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (score === null) return;
+    // Once the page is full, a broad query's weaker matches are only counted: most of them leave
+    // here, without reading their document.
+    if (!r.profile && out.full(score)) {
+      out.total += 1;
+      return;
+    }
     if (r.profile) {
       // The taste boost is at most (1 + personalWeight): skip its dot product when even that cannot enter the page.
       if (out.full(score * (1 + RANKING.personalWeight))) {
@@ -324,7 +349,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number
     out.add(key, keys.docOf(key), score);
   };
   for (const key of vec.keys()) emit(key);
-  // The rest are keyword matches below the head, without a vector score: each scores under
+  // The rest are keyword matches below the head, without a vector score: each scores at most
   // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
   // they only count toward the total.
   const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / kw.max) * (r.profile ? 1 + RANKING.personalWeight : 1);

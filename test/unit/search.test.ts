@@ -9,7 +9,7 @@ import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
@@ -193,6 +193,26 @@ describe('scores a cursor can rely on', () => {
         for (const [id, s] of before[mode]) expect(after.get(id), `${mode} ${id}`).toBe(s);
       }
     }
+  });
+});
+
+describe('the hybrid head', () => {
+  it('gives vector scores to 500 keyword matches at most, ties to the lower ids, the same in a build and in its delta', () => {
+    // 1,200 names of two words, one shared: every match of "compact" has the same keyword score.
+    const word = (k: number) => Array.from({ length: 5 }, (_, j) => String.fromCharCode(97 + (Math.floor(k / 26 ** j) % 26))).join('');
+    const docs = Array.from({ length: 1200 }, (_, k) => doc(1 + ((k * 7919) % 1200), `compact ${word(k)}`));
+    const hybrid = (index: SearchIndex, delta: PreparedDelta) =>
+      rank(index, delta, { query: 'compact', mode: 'hybrid', filter: () => true, queryVector: emb.embedOne('compact'), profile: null }, { limit: 1200 }).hits.map((h) => [h.doc.id, h.score] as const);
+    const built = hybrid(SearchIndex.build(docs, 64, 1), noDelta);
+    expect(built).toHaveLength(1200);
+    // Without a vector score a match scores the keyword share alone (its keyword score is the best).
+    const vectorScored = built.filter(([, s]) => s > RANKING.hybridAlpha).map(([id]) => id);
+    expect(vectorScored.length).toBeGreaterThan(400);
+    expect(Math.max(...vectorScored)).toBeLessThanOrEqual(500);
+    expect(built.filter(([id]) => id > 500).every(([, s]) => s === RANKING.hybridAlpha)).toBe(true);
+    // Half of them in the delta (in another order): the same list, score for score.
+    const inDelta = hybrid(SearchIndex.build(docs.slice(0, 600), 64, 1), new PreparedDelta({ docs: docs.slice(600).reverse(), masked: new Set() }));
+    expect(inDelta).toEqual(built);
   });
 });
 
