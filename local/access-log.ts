@@ -41,9 +41,9 @@ export function messageLine(msg: string, format: LogFormat, level: 'info' | 'err
 
 /**
  * Lines written together once per turn of the event loop instead of one write each: standard
- * output to a pipe or file is written synchronously, so a line per request cost the serving thread
- * a system call per request (2-3 % of its time in a profile of 8-client search load). `flush()` writes what is
- * pending now (on exit).
+ * output to a pipe or file is written synchronously, so a line per request cost the serving
+ * thread a system call per request (2-3 % of its time in a profile of 8-client search load).
+ * `flush()` writes what is pending now (before another line, and on exit).
  */
 export function batchedLines(write: (text: string) => void): { line(text: string): void; flush(): void } {
   let pending: string[] = [];

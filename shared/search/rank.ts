@@ -248,8 +248,8 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
 /**
  * Hybrid gives vector scores to the strongest keyword matches (the head: HYBRID_VECTOR_LIMIT of
  * them, ties at the last place to the lower item ids); the tail keeps its keyword score. Bounded
- * whatever the query: one word of a catalog whose names all have its length ties thousands of
- * matches, which would otherwise all be scored twice.
+ * whatever the query: a one-word query over a catalog whose names are all equally long ties
+ * thousands of matches, which would otherwise all be scored twice.
  */
 function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
