@@ -14,7 +14,7 @@ import type { SearchIndex } from './engine.ts';
 import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { withoutRequestWords } from './text.ts';
+import { byTerm, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -153,7 +153,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     scratch.best = new Float64Array(scratch.acc.length);
   }
   scratch.touched.clear();
-  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched);
+  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched, words(r.query).length >= RANKING.requestMinWords);
   const acc = scratch.acc;
   scratch.matched.clear();
   let max = 1e-9;
@@ -171,7 +171,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
  * expansions adds the best of the word's own score and its expansions' (each at most its weight
  * times the word's IDF), never their sum; other terms add up.
  */
-function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList): void {
+function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList, long: boolean): void {
   const N = index.docs.length;
   const { acc, best, bestTouched } = scratch;
   const standsFor = expanded.standsFor;
@@ -183,6 +183,7 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     if (u) u.push(t);
     else units.set(word, [t]);
   }
+  if (long) for (const word of budgeted(units, stats)) units.delete(word);
   const score = (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => {
     const p = index.postingsOf(t);
     if (p) scorePostings(p, index.lens, 0, widf, stats, target, list, max);
@@ -208,6 +209,34 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
 }
 
 const idfIn = (stats: CollectionStats, t: string): number => idfOf(stats.n, stats.df(t));
+
+/**
+ * The words of a long query (RANKING.requestMinWords or more) left out by the postings budget
+ * (RANKING.maxPostings): words (with their expansions) are kept rarest first while their postings
+ * fit in it, the rarest always. A long query of a large catalog's common words would otherwise
+ * score, and match, most of the catalog; the words left out are the ones that weigh least (lowest
+ * IDF). A shorter query keeps every word, a half-typed last one included. Counts are the build's
+ * and the delta's together, so a build leaves out the same words as its delta.
+ */
+function budgeted(units: ReadonlyMap<string, string[]>, stats: CollectionStats): string[] {
+  const cost = new Map<string, number>();
+  let total = 0;
+  for (const [word, ts] of units) {
+    let n = 0;
+    for (const t of ts) n += stats.df(t);
+    cost.set(word, n);
+    total += n;
+  }
+  if (total <= RANKING.maxPostings) return [];
+  const rarestFirst = [...cost].sort((a, b) => a[1] - b[1] || byTerm(a[0], b[0]));
+  const out: string[] = [];
+  let kept = 0;
+  for (const [word, n] of rarestFirst) {
+    if (kept > 0 && kept + n > RANKING.maxPostings) out.push(word);
+    else kept += n;
+  }
+  return out;
+}
 
 /** The text a request's query is ranked by: a long query without its request words (RANKING.requestMinWords). */
 export const rankingQuery = (query: string): string => withoutRequestWords(query, RANKING.requestMinWords);

@@ -216,6 +216,37 @@ describe('the hybrid head', () => {
   });
 });
 
+describe('the postings budget of a long query', () => {
+  it('leaves out the commonest words of a long query past it, the same in a build and in its delta; a short query keeps them', () => {
+    const docs = [
+      ...Array.from({ length: 40 }, (_, k) => doc(100 + k, `common widget ${k}`)),
+      doc(1, 'rare sprocket'),
+      doc(2, 'rare flange common'),
+      doc(3, 'gasket'),
+    ];
+    const search = (query: string, index: SearchIndex, delta = noDelta) => rank(index, delta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 100 });
+    const long = 'rare sprocket flange gasket common bolts nuts screws';
+    const built = SearchIndex.build(docs, 64, 1);
+    const before = RANKING.maxPostings;
+    try {
+      RANKING.maxPostings = 40;
+      // 8 words: "common" (in 41 documents) does not fit after the rarer words (5 postings).
+      const r = search(long, built);
+      expect(r.hits.map((h) => h.doc.id).sort((a, b) => a - b)).toEqual([1, 2, 3]);
+      expect(r.total).toBe(3);
+      // Document 2 keeps the score of its other words only.
+      expect(r.hits.find((h) => h.doc.id === 2)?.score).toBe(search('rare flange sprocket gasket bolts nuts screws nails', built).hits.find((h) => h.doc.id === 2)?.score);
+      const inDelta = search(long, SearchIndex.build(docs.slice(0, 20), 64, 1), new PreparedDelta({ docs: docs.slice(20).reverse(), masked: new Set() }));
+      expect(inDelta.hits.map((h) => [h.doc.id, h.score])).toEqual(r.hits.map((h) => [h.doc.id, h.score]));
+      // Fewer words: every word counts.
+      expect(search('rare sprocket common', built).total).toBe(42);
+    } finally {
+      RANKING.maxPostings = before;
+    }
+    expect(search(long, built).total).toBe(43);
+  });
+});
+
 describe('index status', () => {
   it('counts from the index and a keys-only listing of the changes, reading no item data', async () => {
     const listed: ChangeKey[] = [
