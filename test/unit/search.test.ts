@@ -218,12 +218,7 @@ describe('the hybrid head', () => {
 
 describe('the postings budget of a long query', () => {
   it('leaves out the commonest words of a long query past it, the same in a build and in its delta; a short query keeps them', () => {
-    const docs = [
-      ...Array.from({ length: 40 }, (_, k) => doc(100 + k, `common widget ${k}`)),
-      doc(1, 'rare sprocket'),
-      doc(2, 'rare flange common'),
-      doc(3, 'gasket'),
-    ];
+    const docs = [...Array.from({ length: 40 }, (_, k) => doc(100 + k, `common widget ${k}`)), doc(1, 'rare sprocket'), doc(2, 'rare flange common'), doc(3, 'gasket')];
     const search = (query: string, index: SearchIndex, delta = noDelta) => rank(index, delta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 100 });
     const long = 'rare sprocket flange gasket common bolts nuts screws';
     const built = SearchIndex.build(docs, 64, 1);
