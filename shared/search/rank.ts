@@ -358,30 +358,25 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
  */
 function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number, number>, headFrom: number | undefined, out: ResultPage): void {
   const maxVec = maxOf(vec);
+  // The taste boost is at most (1 + personalWeight).
+  const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
   const emit = (key: number) => {
     let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (score === null) return;
-    // Once the page is full, a broad query's weaker matches are only counted: most of them leave
-    // here, without reading their document.
-    if (!r.profile && out.full(score)) {
+    // Once the page is full, a match that cannot enter it even with the largest boost is only
+    // counted: most of a broad query's matches leave here, without their document or taste.
+    if (out.full(score * maxBoost)) {
       out.total += 1;
       return;
     }
-    if (r.profile) {
-      // The taste boost is at most (1 + personalWeight): skip its dot product when even that cannot enter the page.
-      if (out.full(score * (1 + RANKING.personalWeight))) {
-        out.total += 1;
-        return;
-      }
-      score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, keys.vectorOfKey(key)));
-    }
+    if (r.profile) score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, keys.vectorOfKey(key)));
     out.add(key, keys.docOf(key), score);
   };
   for (const key of vec.keys()) emit(key);
   // The rest are keyword matches below the head, without a vector score: each scores at most
   // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
   // they only count toward the total.
-  const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / kw.max) * (r.profile ? 1 + RANKING.personalWeight : 1);
+  const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / kw.max) * maxBoost;
   if (out.full(tailBound)) {
     let scoredKw = 0;
     for (const key of vec.keys()) if (kw.of(key) > 0) scoredKw += 1;
