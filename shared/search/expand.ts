@@ -26,6 +26,13 @@ export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 export class Expansion extends Map<string, number> {
   /** Each expansion's query-word term: a document scores the best of a word and its expansions. */
   readonly standsFor = new Map<string, string>();
+
+  constructor(
+    /** The query's words, stop words included (a long query's words are held to a budget: rank.ts). */
+    readonly words: number,
+  ) {
+    super();
+  }
 }
 
 /** A build's vocabulary as expansion reads it. */
@@ -80,7 +87,7 @@ export class QueryExpander {
         for (const x of this.near(t, max, extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
       }
     });
-    return weighted(qtf, variants);
+    return weighted(qtf, variants, raw.length);
   }
 
   /** Terms (the build's and the delta's) that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
@@ -144,9 +151,9 @@ function forEachWithPrefix(xs: readonly string[], prefix: string, fn: (x: string
 }
 
 /** The query's own terms (k3-saturated) and their expansions, in term order. */
-function weighted(qtf: ReadonlyMap<string, number>, variants: ReadonlyMap<string, [weight: number, word: string]>): Expansion {
+function weighted(qtf: ReadonlyMap<string, number>, variants: ReadonlyMap<string, [weight: number, word: string]>, words: number): Expansion {
   const k3 = RANKING.k3;
-  const out = new Expansion();
+  const out = new Expansion(words);
   const all = [...new Set([...qtf.keys(), ...variants.keys()])].sort(byTerm);
   for (const t of all) {
     const n = qtf.get(t);

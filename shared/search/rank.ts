@@ -14,7 +14,7 @@ import type { SearchIndex } from './engine.ts';
 import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { byTerm, withoutRequestWords, words } from './text.ts';
+import { byTerm, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -153,7 +153,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     scratch.best = new Float64Array(scratch.acc.length);
   }
   scratch.touched.clear();
-  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched, words(r.query).length >= RANKING.requestMinWords);
+  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched);
   const acc = scratch.acc;
   scratch.matched.clear();
   let max = 1e-9;
@@ -171,7 +171,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
  * expansions adds the best of the word's own score and its expansions' (each at most its weight
  * times the word's IDF), never their sum; other terms add up.
  */
-function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList, long: boolean): void {
+function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList): void {
   const N = index.docs.length;
   const { acc, best, bestTouched } = scratch;
   const standsFor = expanded.standsFor;
@@ -183,7 +183,7 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     if (u) u.push(t);
     else units.set(word, [t]);
   }
-  if (long) for (const word of budgeted(units, stats)) units.delete(word);
+  if (expanded.words >= RANKING.requestMinWords) for (const word of budgeted(units, stats)) units.delete(word);
   const score = (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => {
     const p = index.postingsOf(t);
     if (p) scorePostings(p, index.lens, 0, widf, stats, target, list, max);
