@@ -3,17 +3,17 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { config } from '../config.ts';
-import { dynamoReads, type DynamoReads } from './reads.ts';
+import { signedCalls, type SignedCalls } from './signed.ts';
 
 export interface TableRef {
-  /** Writes (and anything else) through lib-dynamodb's document client. */
+  /** Everything but `signed`'s operations, through lib-dynamodb's document client. */
   doc: DynamoDBDocumentClient;
   /**
-   * Reads (GetItem, Query) as plain signed requests with the same client's configuration
-   * (reads.ts): a sixth of an SDK call's CPU, on the serving path. `getRow` / `queryPage` in
-   * ops.ts marshal themselves.
+   * GetItem, Query, BatchWriteItem and UpdateItem as plain signed requests with the same client's
+   * configuration (signed.ts): a sixth of an SDK call's CPU, on the serving path. `getRow`,
+   * `queryPage`, `putAll`, `deleteAll` and `update` in ops.ts marshal themselves.
    */
-  reads: DynamoReads;
+  signed: SignedCalls;
   tableName: string;
 }
 
@@ -51,7 +51,7 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
-  return { doc, reads: dynamoReads(client, requestHandler, endpoint), tableName };
+  return { doc, signed: signedCalls(client, requestHandler, endpoint), tableName };
 }
 
 /** Cache of one: the container's table client. */

@@ -11,7 +11,7 @@ import { TABLE_SCHEMA, type IndexName } from './table-schema.ts';
  * Not ElectroDB itself, for this pass: its keys are its own format (`$service#entity_1#id_…`,
  * lower-cased, with `__edb_e__` / `__edb_v__` attributes on every row), so adopting it would
  * mean migrating every row of an existing table or overriding each template back to ours, and
- * the serving reads go through reads.ts (plain signed requests, a sixth of an SDK call's CPU),
+ * the serving path's calls go through signed.ts (plain signed requests, a sixth of an SDK call's CPU),
  * which ElectroDB, built on the document client, would bypass: item GET, ingest and idempotency
  * would have to be measured again against that. What it offers here, one declaration per
  * entity, costs these hundred lines.

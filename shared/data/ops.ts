@@ -1,4 +1,4 @@
-import { BatchWriteCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { withRetry } from '../retry.ts';
@@ -14,7 +14,7 @@ const toAttrs = (row: Row): Record<string, AttributeValue> => marshall(row, { re
 
 /** One GetItem through the read client; the row in plain values, or undefined. */
 export async function getRow(t: TableRef, key: Row, options: { consistent?: boolean; projection?: string } = {}): Promise<Row | undefined> {
-  const out = await t.reads.getItem({
+  const out = await t.signed.getItem({
     TableName: t.tableName,
     Key: toAttrs(key),
     ...(options.consistent ? { ConsistentRead: true } : {}),
@@ -26,7 +26,7 @@ export async function getRow(t: TableRef, key: Row, options: { consistent?: bool
 /** One Query page through the read client, in plain values. */
 export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items: Row[]; count: number; lastKey: Row | undefined }> {
   const { ExpressionAttributeValues: values, ExclusiveStartKey: start, ...rest } = input;
-  const out = await t.reads.query({
+  const out = await t.signed.query({
     ...rest,
     TableName: t.tableName,
     ...(values ? { ExpressionAttributeValues: toAttrs(values) } : {}),
@@ -88,16 +88,18 @@ export async function deleteAll(t: TableRef, keyList: Row[]): Promise<void> {
 }
 
 type WriteRequest = { PutRequest: { Item: Row } } | { DeleteRequest: { Key: Row } };
+type Marshalled = Record<string, AttributeValue>;
+type WireRequest = { PutRequest: { Item: Marshalled } } | { DeleteRequest: { Key: Marshalled } };
 
 /** Unprocessed items of a BatchWriteItem are sent again: up to 10 attempts, 50 ms doubling to 1 s apart. */
 const BATCH_RETRY = { attempts: 10, baseMs: 25, maxMs: 1000, jitter: 'none' } as const;
 
 /** One BatchWriteItem of up to 25 requests, sent again with what it left unprocessed until none is left. */
 async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string): Promise<void> {
-  let pending = requests;
+  let pending = requests.map((r): WireRequest => ('PutRequest' in r ? { PutRequest: { Item: toAttrs(r.PutRequest.Item) } } : { DeleteRequest: { Key: toAttrs(r.DeleteRequest.Key) } }));
   await withRetry(BATCH_RETRY, async (n) => {
-    const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: pending } }));
-    pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r): WriteRequest[] =>
+    const out = await t.signed.batchWriteItem({ RequestItems: { [t.tableName]: pending } });
+    pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r): WireRequest[] =>
       r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : r.DeleteRequest?.Key ? [{ DeleteRequest: { Key: r.DeleteRequest.Key } }] : [],
     );
     return pending.length === 0 ? { value: undefined } : { failure: new Error(`BatchWriteItem left ${pending.length} ${noun} unprocessed after ${n} attempts`), retryable: true };
@@ -195,18 +197,22 @@ export async function update(
   opts: { when?: Condition; returnValues?: 'UPDATED_OLD' | 'UPDATED_NEW' | 'ALL_NEW'; signal?: AbortSignal } = {},
 ): Promise<Row | undefined> {
   const x = new Expr();
-  const out = await t.doc.send(
-    new UpdateCommand({
+  const UpdateExpression = x.update(change);
+  const ConditionExpression = opts.when?.(x);
+  const { ExpressionAttributeNames, ExpressionAttributeValues } = x.params();
+  const out = await t.signed.updateItem(
+    {
       TableName: t.tableName,
-      Key: key,
-      UpdateExpression: x.update(change),
-      ...(opts.when ? { ConditionExpression: opts.when(x) } : {}),
-      ...x.params(),
+      Key: toAttrs(key),
+      UpdateExpression,
+      ...(ConditionExpression ? { ConditionExpression } : {}),
+      ...(ExpressionAttributeNames ? { ExpressionAttributeNames } : {}),
+      ...(ExpressionAttributeValues ? { ExpressionAttributeValues: toAttrs(ExpressionAttributeValues) } : {}),
       ...(opts.returnValues ? { ReturnValues: opts.returnValues } : {}),
-    }),
-    opts.signal ? { abortSignal: opts.signal } : {},
+    },
+    opts.signal,
   );
-  return out.Attributes;
+  return out.Attributes ? unmarshall(out.Attributes) : undefined;
 }
 
 /** One PutItem, under a condition if given. */

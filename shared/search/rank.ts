@@ -13,6 +13,7 @@ import { cosine, normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
+import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { byTerm, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
@@ -55,6 +56,8 @@ const scratch = {
   touched: new IntList(),
   bestTouched: new IntList(),
   matched: new IntList(),
+  /** Vector score per key (cleared after each request). */
+  vec: new KeyScores(),
 };
 
 /** How one request sees the build and the delta as keys. */
@@ -119,11 +122,14 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   const touched = scratch.touched;
   try {
     const kw = keywordMatches(index, delta, keys, r);
-    const { vec, headFrom } = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw) : { vec: new Map<number, number>(), headFrom: undefined };
+    const vec = scratch.vec;
+    vec.reserve(keys.N + keys.S);
+    const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec) : undefined;
     emitAll(keys, r, kw, vec, headFrom, out);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
     for (const key of touched.view()) scratch.acc[key] = 0;
+    scratch.vec.clear();
   }
 }
 
@@ -241,37 +247,29 @@ function budgeted(units: ReadonlyMap<string, string[]>, stats: CollectionStats):
 /** The text a request's query is ranked by: a long query without its request words (RANKING.requestMinWords). */
 export const rankingQuery = (query: string): string => withoutRequestWords(query, RANKING.requestMinWords);
 
-/** Vector scores by key, and (hybrid with many keyword matches) the keyword score the vector-scored head starts at. */
-interface VectorScores {
-  vec: Map<number, number>;
-  headFrom: number | undefined;
-}
-
 /**
- * Vector scores: the query's neighbours (unless hybrid has plenty of keyword matches) and the
- * head of the keyword matches, then scored again with the query moved toward its best few
- * documents (Rocchio feedback).
+ * Vector scores into `vec`: the query's neighbours (unless hybrid has plenty of keyword matches)
+ * and the head of the keyword matches, then scored again with the query moved toward its best
+ * few documents (Rocchio feedback). Answers, for hybrid with many keyword matches, the keyword
+ * score the vector-scored head starts at.
  */
-function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches): VectorScores {
+function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores): number | undefined {
   const { head, headFrom } = vectorHead(r.mode, keys, kw.keys);
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
-  const vectorScores = (q: Float32Array, base: Iterable<number> | null): Map<number, number> => {
-    const similarity = keys.similarity(q);
-    const m = new Map<number, number>();
-    if (base) {
-      for (const key of base) m.set(key, similarity(key));
-    } else if (probe) nearestOfBoth(index, delta, keys, q, m);
-    for (const key of head) if (!m.has(key)) m.set(key, similarity(key));
-    return m;
-  };
-  let vec = vectorScores(queryVector, null);
+  const first = keys.similarity(queryVector);
+  if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
+  for (const key of head) if (!vec.has(key)) vec.set(key, first(key));
   if (RANKING.feedbackWeight > 0) {
     const q2 = feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
-    if (q2) vec = vectorScores(q2, vec.keys());
+    if (q2) {
+      // The same documents, scored again with the moved query.
+      const second = keys.similarity(q2);
+      for (const key of vec.keys()) vec.set(key, second(key));
+    }
   }
-  return { vec, headFrom };
+  return headFrom;
 }
 
 /**
@@ -307,7 +305,7 @@ function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: A
 }
 
 /** Adds to `m` the nearest of the build's and of the delta's documents: together, the nearest of both. */
-function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: Float32Array, m: Map<number, number>): void {
+function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: Float32Array, m: KeyScores): void {
   const { N, S } = keys;
   const k = RANKING.vectorCandidates;
   const fromIndex = index.nearest(q, k, keys.acceptIndexed);
@@ -328,9 +326,9 @@ function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: 
  * lower item id: a delta document's key changes when it is re-read, its id does not), or null
  * when none of them has a vector. `candidates`: the keyword matches that can be among the best.
  */
-function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: Map<number, number>, candidates: Iterable<number>): Float32Array | null {
+function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores, candidates: Iterable<number>): Float32Array | null {
   const top = new TopK(RANKING.feedbackDocs);
-  const maxVec = maxOf(vec);
+  const maxVec = vec.max(1e-9);
   const consider = (key: number) => {
     const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (f !== null) top.push(key, f, keys.docOf(key).id);
@@ -356,8 +354,8 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
  * candidates first, which fill the page with strong hits, so most of a broad query's keyword
  * tail is dismissed by one comparison.
  */
-function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number, number>, headFrom: number | undefined, out: ResultPage): void {
-  const maxVec = maxOf(vec);
+function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, headFrom: number | undefined, out: ResultPage): void {
+  const maxVec = vec.max(1e-9);
   // The taste boost is at most (1 + personalWeight).
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
   const emit = (key: number) => {
@@ -384,12 +382,6 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Map<number
   } else {
     for (const key of kw.keys) if (!vec.has(key)) emit(key);
   }
-}
-
-function maxOf(m: Map<number, number>): number {
-  let max = 1e-9;
-  for (const v of m.values()) if (v > max) max = v;
-  return max;
 }
 
 /** The fused score of a candidate, or null when it is no result. */

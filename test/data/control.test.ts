@@ -19,8 +19,8 @@ afterAll(() => db.close());
 /** The console store over the test table, counting the Query requests it sends. */
 function counted(): { c: ConsoleStore; queries: () => number } {
   let n = 0;
-  const reads = { ...db.table.reads, query: (input: Parameters<typeof db.table.reads.query>[0]) => (n++, db.table.reads.query(input)) };
-  return { c: dynamoConsoleStore({ ...db.table, reads }), queries: () => n };
+  const signed = { ...db.table.signed, query: (input: Parameters<typeof db.table.signed.query>[0]) => (n++, db.table.signed.query(input)) };
+  return { c: dynamoConsoleStore({ ...db.table, signed }), queries: () => n };
 }
 
 type StoredSegment = Segment & ConsoleRecord;

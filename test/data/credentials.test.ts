@@ -48,14 +48,14 @@ describe('credential reads', () => {
   it('are strongly consistent, so a client or key deleted a moment ago no longer authenticates on DynamoDB', async () => {
     const { dynamoCredentialStore } = await import('../../shared/data/credentials.ts');
     const sent: { ConsistentRead?: boolean | undefined }[] = [];
-    const reads = {
+    const signed = {
       getItem: async (input: { ConsistentRead?: boolean | undefined }) => {
         sent.push(input);
         return {};
       },
       query: async () => ({ Items: [] }),
     };
-    const s = dynamoCredentialStore({ ...db.table, reads: reads as unknown as typeof db.table.reads });
+    const s = dynamoCredentialStore({ ...db.table, signed: signed as unknown as typeof db.table.signed });
     expect(await s.getClient('gone')).toBeUndefined();
     expect(await s.getApiKey('gone')).toBeUndefined();
     expect(await s.getTenant('gone')).toBeUndefined();

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
@@ -202,9 +202,10 @@ describe('a write that commits long after its change stamp (held open across a b
   function heldItems() {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const doc = db.table.doc;
-    const send = ((cmd: unknown) => (cmd instanceof PutCommand || cmd instanceof BatchWriteCommand ? held : Promise.resolve()).then(() => doc.send(cmd as PutCommand))) as typeof doc.send;
-    const store = dynamoItemStore({ ...db.table, doc: Object.assign(Object.create(doc) as typeof doc, { send }) });
+    const { doc, signed } = db.table;
+    const send = ((cmd: unknown) => (cmd instanceof PutCommand ? held : Promise.resolve()).then(() => doc.send(cmd as PutCommand))) as typeof doc.send;
+    const batchWriteItem: typeof signed.batchWriteItem = (input) => held.then(() => signed.batchWriteItem(input));
+    const store = dynamoItemStore({ ...db.table, doc: Object.assign(Object.create(doc) as typeof doc, { send }), signed: { ...signed, batchWriteItem } });
     return { store, release };
   }
   const until = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));

@@ -1,8 +1,8 @@
-import { DynamoDBClient, DynamoDBServiceException, GetItemCommand, ProvisionedThroughputExceededException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, DynamoDBServiceException, GetItemCommand, ProvisionedThroughputExceededException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dynamoReads } from '../../shared/data/reads.ts';
+import { signedCalls } from '../../shared/data/signed.ts';
 import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
 
@@ -16,6 +16,8 @@ let base = '';
 let script: Answer[] = [];
 let serverClockOffset = 0;
 const seen: { target: string; body: unknown; problem?: string }[] = [];
+/** Called as each request arrives (before it is answered). */
+let onRequest: (() => void) | undefined;
 
 beforeAll(async () => {
   server = await serveLoopback((req, body, res) => {
@@ -24,6 +26,7 @@ beforeAll(async () => {
     const sentAt = sent ? Date.UTC(+sent[1]!, +sent[2]! - 1, +sent[3]!, +sent[4]!, +sent[5]!, +sent[6]!) : NaN;
     const problem = verifySignature(req, body, 'dynamodb') ?? (Math.abs(sentAt - now) > 300_000 ? 'signature expired' : undefined);
     seen.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(body.toString() || 'null'), ...(problem ? { problem } : {}) });
+    onRequest?.();
     const reply = (status: number, b: unknown) => res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', date: new Date(now).toUTCString() }).end(JSON.stringify(b));
     if (problem) return void reply(400, { __type: 'com.amazon.coral.service#InvalidSignatureException', message: problem });
     const answer = script.shift() ?? { status: 200, body: {} };
@@ -37,12 +40,13 @@ beforeEach(() => {
   seen.length = 0;
   script = [];
   serverClockOffset = 0;
+  onRequest = undefined;
 });
 
 const clientFor = (extra: { secretAccessKey?: string } = {}) => {
   const requestHandler = new NodeHttpHandler();
   const client = new DynamoDBClient({ region, endpoint: base, credentials: { ...credentials, ...extra }, maxAttempts: 3, requestHandler });
-  return { client, reads: dynamoReads(client, requestHandler, base) };
+  return { client, calls: signedCalls(client, requestHandler, base) };
 };
 const throttled = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'slow down' } };
 
@@ -56,16 +60,16 @@ describe('the DynamoDB stand-in checks signatures like AWS', () => {
 
 describe('serving reads as plain signed requests', () => {
   it('sends what the SDK would, signed, and answers in its shapes (binary values as bytes)', async () => {
-    const { reads } = clientFor();
+    const { calls } = clientFor();
     const bin = Buffer.from([1, 2, 250]).toString('base64');
     script = [
       { status: 200, body: { Item: { pk: { S: 'a' }, n: { N: '1.5' }, b: { B: bin }, bs: { BS: [bin] }, m: { M: { l: { L: [{ B: bin }, { BOOL: true }] } } } } } },
       { status: 200, body: { Items: [{ pk: { S: 'a' }, sk: { S: '1' } }], Count: 1, ScannedCount: 1, LastEvaluatedKey: { pk: { S: 'a' }, sk: { S: '1' } } } },
     ];
-    const got = await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } }, ConsistentRead: true });
+    const got = await calls.getItem({ TableName: 't', Key: { pk: { S: 'a' } }, ConsistentRead: true });
     const bytes = new Uint8Array([1, 2, 250]);
     expect(got.Item).toEqual({ pk: { S: 'a' }, n: { N: '1.5' }, b: { B: bytes }, bs: { BS: [bytes] }, m: { M: { l: { L: [{ B: bytes }, { BOOL: true }] } } } });
-    const page = await reads.query({ TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } }, Limit: 1 });
+    const page = await calls.query({ TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } }, Limit: 1 });
     expect(page).toEqual({ Items: [{ pk: { S: 'a' }, sk: { S: '1' } }], Count: 1, ScannedCount: 1, LastEvaluatedKey: { pk: { S: 'a' }, sk: { S: '1' } } });
     expect(seen).toEqual([
       { target: 'DynamoDB_20120810.GetItem', body: { TableName: 't', Key: { pk: { S: 'a' } }, ConsistentRead: true } },
@@ -74,38 +78,38 @@ describe('serving reads as plain signed requests', () => {
   });
 
   it('retries throttling, server errors and dropped connections, then gives up with the SDK exception', async () => {
-    const { reads } = clientFor();
+    const { calls } = clientFor();
     script = [throttled, 'reset', { status: 200, body: { Item: { pk: { S: 'a' } } } }];
-    expect((await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } } })).Item).toEqual({ pk: { S: 'a' } });
+    expect((await calls.getItem({ TableName: 't', Key: { pk: { S: 'a' } } })).Item).toEqual({ pk: { S: 'a' } });
     expect(seen).toHaveLength(3);
     seen.length = 0;
     script = [throttled, { status: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'oops' } }, throttled];
-    const e = await reads.getItem({ TableName: 't', Key: { pk: { S: 'a' } } }).catch((x: unknown) => x);
+    const e = await calls.getItem({ TableName: 't', Key: { pk: { S: 'a' } } }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ProvisionedThroughputExceededException);
     expect(e).toMatchObject({ message: 'slow down', $metadata: { httpStatusCode: 400 } });
     expect(seen).toHaveLength(3);
   });
 
   it('does not retry a client error, and names it as the SDK does', async () => {
-    const { reads } = clientFor();
+    const { calls } = clientFor();
     script = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: 'no table' } }];
-    await expect(reads.query({ TableName: 'gone', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } } })).rejects.toBeInstanceOf(ResourceNotFoundException);
+    await expect(calls.query({ TableName: 'gone', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } } })).rejects.toBeInstanceOf(ResourceNotFoundException);
     script = [{ status: 400, body: { __type: 'com.amazon.coral.validate#ValidationException', message: 'bad key' } }];
-    const e = await reads.getItem({ TableName: 't', Key: {} }).catch((x: unknown) => x);
+    const e = await calls.getItem({ TableName: 't', Key: {} }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(DynamoDBServiceException);
     expect(e).toMatchObject({ name: 'ValidationException', message: 'bad key', $fault: 'client' });
     expect(seen).toHaveLength(2);
     // A wrong secret is not a clock problem: refused once, not retried.
-    await expect(clientFor({ secretAccessKey: 'nope' }).reads.getItem({ TableName: 't', Key: {} })).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    await expect(clientFor({ secretAccessKey: 'nope' }).calls.getItem({ TableName: 't', Key: {} })).rejects.toMatchObject({ name: 'InvalidSignatureException' });
     expect(seen).toHaveLength(3);
   });
 
   it("signs with DynamoDB's clock once told this host's is over 5 minutes off", async () => {
-    const { reads } = clientFor();
+    const { calls } = clientFor();
     serverClockOffset = 3_600_000;
-    await reads.getItem({ TableName: 't', Key: {} });
+    await calls.getItem({ TableName: 't', Key: {} });
     expect(seen.map((s) => s.problem)).toEqual(['signature expired', undefined]);
-    await reads.getItem({ TableName: 't', Key: {} });
+    await calls.getItem({ TableName: 't', Key: {} });
     expect(seen.map((s) => s.problem)).toEqual(['signature expired', undefined, undefined]);
   });
 
@@ -118,8 +122,62 @@ describe('serving reads as plain signed requests', () => {
       },
     };
     const client = new DynamoDBClient({ region: 'cn-north-1', credentials });
-    await dynamoReads(client, capture, undefined).getItem({ TableName: 't', Key: {} });
+    await signedCalls(client, capture, undefined).getItem({ TableName: 't', Key: {} });
     expect(sent[0]).toMatchObject({ protocol: 'https:', hostname: 'dynamodb.cn-north-1.amazonaws.com.cn', path: '/', method: 'POST' });
     expect(sent[0]?.headers.authorization).toMatch(/Credential=AKIDEXAMPLE\/\d{8}\/cn-north-1\/dynamodb\/aws4_request/);
+  });
+});
+
+describe("the serving path's writes as plain signed requests", () => {
+  it('sends BatchWriteItem with bytes as base64, and hands back what is left unprocessed with bytes', async () => {
+    const { calls } = clientFor();
+    const bytes = new Uint8Array([1, 2, 250]);
+    const b64 = Buffer.from(bytes).toString('base64');
+    script = [{ status: 200, body: { UnprocessedItems: { t: [{ PutRequest: { Item: { pk: { S: 'b' }, v: { B: b64 } } } }, { DeleteRequest: { Key: { pk: { S: 'c' } } } }] } } }];
+    const out = await calls.batchWriteItem({
+      RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, v: { B: bytes }, buf: { B: Buffer.from(bytes) } } } }, { PutRequest: { Item: { pk: { S: 'b' }, v: { B: bytes } } } }] },
+    });
+    expect(seen).toEqual([
+      {
+        target: 'DynamoDB_20120810.BatchWriteItem',
+        body: { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, v: { B: b64 }, buf: { B: b64 } } } }, { PutRequest: { Item: { pk: { S: 'b' }, v: { B: b64 } } } }] } },
+      },
+    ]);
+    expect(out.UnprocessedItems).toEqual({ t: [{ PutRequest: { Item: { pk: { S: 'b' }, v: { B: bytes } } } }, { DeleteRequest: { Key: { pk: { S: 'c' } } } }] });
+  });
+
+  it("answers UpdateItem's attributes, and a failed condition as the SDK's exception, not retried", async () => {
+    const { calls } = clientFor();
+    script = [{ status: 200, body: { Attributes: { n: { N: '3' } } } }];
+    const input = {
+      TableName: 't',
+      Key: { pk: { S: 'a' } },
+      UpdateExpression: 'ADD #n :one',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':one': { N: '1' } },
+      ReturnValues: 'UPDATED_NEW' as const,
+    };
+    expect((await calls.updateItem(input)).Attributes).toEqual({ n: { N: '3' } });
+    expect(seen).toEqual([{ target: 'DynamoDB_20120810.UpdateItem', body: input }]);
+    script = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' } }];
+    const e = await calls.updateItem({ ...input, ConditionExpression: 'attribute_exists(pk)' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConditionalCheckFailedException);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('stops at an aborted signal instead of retrying', async () => {
+    const { calls } = clientFor();
+    const stop = new AbortController();
+    script = [throttled, throttled];
+    onRequest = () => stop.abort();
+    const e = await calls
+      .updateItem({ TableName: 't', Key: { pk: { S: 'a' } }, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: { ':x': { N: '1' } } }, stop.signal)
+      .catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'AbortError' });
+    expect(seen).toHaveLength(1);
+    await expect(calls.updateItem({ TableName: 't', Key: { pk: { S: 'a' } }, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: { ':x': { N: '1' } } }, stop.signal)).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(seen).toHaveLength(1);
   });
 });

@@ -1,41 +1,53 @@
 import {
+  ConditionalCheckFailedException,
   DynamoDBServiceException,
   InternalServerError,
   InvalidEndpointException,
+  ItemCollectionSizeLimitExceededException,
   ProvisionedThroughputExceededException,
   RequestLimitExceeded,
   ResourceNotFoundException,
   ThrottlingException,
+  TransactionConflictException,
   type AttributeValue,
+  type BatchWriteItemCommandInput,
+  type BatchWriteItemCommandOutput,
   type DynamoDBClient,
   type GetItemCommandInput,
   type GetItemCommandOutput,
   type QueryCommandInput,
   type QueryCommandOutput,
+  type UpdateItemCommandInput,
+  type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import { createHash, createHmac } from 'node:crypto';
 import type { AwsCredentialIdentity, HttpRequest, HttpResponse } from '@smithy/types';
 import { withRetry } from '../retry.ts';
 
 /**
- * GetItem and Query, the serving path's reads, as the plain signed JSON requests they are on the
- * wire: the body DynamoDB's JSON protocol defines, signed with SigV4 (`signRequest`) with the SDK
- * client's own credential chain, region, endpoint rules and HTTP handler (sockets shared with
- * its writes), and retried as the SDK retries (throttling, 5xx and network failures, with
- * jittered exponential backoff). What it leaves out is the SDK's per-call middleware machinery
- * (schema serde, endpoint resolution, user agent, retry bookkeeping): measured against a canned
- * response, a GetItem costs 0.05 ms of CPU this way and 0.3 ms through the client, on a request
- * that makes two or three of them. Answers and errors are the SDK's: binary values as bytes,
- * failures as its exception classes. Every other operation keeps the SDK client.
+ * The serving path's calls (GetItem, Query, and the writes a serving request makes: BatchWriteItem,
+ * UpdateItem) as the plain signed JSON requests they are on the wire: the body DynamoDB's JSON
+ * protocol defines, signed with SigV4 (`signRequest`) with the SDK client's own credential chain,
+ * region, endpoint rules and HTTP handler (sockets shared with its other calls), and retried as
+ * the SDK retries (throttling, 5xx and network failures, with jittered exponential backoff). What
+ * it leaves out is the SDK's per-call middleware machinery (schema serde, endpoint resolution,
+ * user agent, retry bookkeeping): measured against a canned response, a GetItem costs 0.05 ms of
+ * CPU this way and 0.3 ms through the client; profiled at 8 concurrent searches, the two
+ * analytics writes of a search through the SDK took a fifth of the serving thread (2026-11-26,
+ * docs/benchmarks.md). Answers and errors are the SDK's: binary values as bytes, failures as its
+ * exception classes. Every other operation keeps the SDK client.
  */
-export interface DynamoReads {
+export interface SignedCalls {
   getItem(input: GetItemCommandInput): Promise<Omit<GetItemCommandOutput, '$metadata'>>;
   query(input: QueryCommandInput): Promise<Omit<QueryCommandOutput, '$metadata'>>;
+  batchWriteItem(input: BatchWriteItemCommandInput): Promise<Omit<BatchWriteItemCommandOutput, '$metadata'>>;
+  /** An aborted `signal` ends the call with the handler's abort error, not retried. */
+  updateItem(input: UpdateItemCommandInput, signal?: AbortSignal): Promise<Omit<UpdateItemCommandOutput, '$metadata'>>;
 }
 
 /** The SDK client's HTTP handler (or the local stack's transport): sends one signed request. */
 export interface SignedRequestHandler {
-  handle(request: HttpRequest): Promise<{ response: HttpResponse }>;
+  handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }>;
 }
 
 /** Error codes worth another attempt (the SDK's throttling and transient classes for DynamoDB). */
@@ -53,8 +65,8 @@ const RETRYABLE = new Set([
 /** Codes DynamoDB answers when the request's clock is off. */
 const CLOCK_SKEW = new Set(['InvalidSignatureException', 'RequestTimeTooSkewed', 'RequestExpired', 'SignatureDoesNotMatch']);
 
-/** The reads of `client` (its region, credentials, endpoint and HTTP handler), `endpoint` if it has one. */
-export function dynamoReads(client: DynamoDBClient, requestHandler: SignedRequestHandler, endpoint: string | undefined): DynamoReads {
+/** The signed calls of `client` (its region, credentials, endpoint and HTTP handler), `endpoint` if it has one. */
+export function signedCalls(client: DynamoDBClient, requestHandler: SignedRequestHandler, endpoint: string | undefined): SignedCalls {
   const config = client.config;
   // Resolved once, at the first call: the client's region, endpoint rules and attempts.
   let setup: Promise<{ url: URL; region: string; maxAttempts: number }> | undefined;
@@ -70,12 +82,12 @@ export function dynamoReads(client: DynamoDBClient, requestHandler: SignedReques
   };
   let clockOffset = 0;
 
-  async function call<T>(operation: 'GetItem' | 'Query', input: object): Promise<T> {
+  async function call<T>(operation: 'GetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, signal?: AbortSignal): Promise<T> {
     const { url, region, maxAttempts } = await (setup ??= resolve().catch((e: unknown) => {
       setup = undefined;
       throw e;
     }));
-    const body = JSON.stringify(input);
+    const body = JSON.stringify(input, base64Bytes);
     return withRetry<T>({ attempts: maxAttempts, baseMs: 100, maxMs: 20_000, jitter: 'full' }, async () => {
       const request: HttpRequest = {
         method: 'POST',
@@ -96,8 +108,9 @@ export function dynamoReads(client: DynamoDBClient, requestHandler: SignedReques
       let failure: unknown;
       let skewCorrected = false;
       try {
+        signal?.throwIfAborted();
         signRequest(request, await config.credentials(), region, new Date(Date.now() + clockOffset));
-        const { response } = await requestHandler.handle(request);
+        const { response } = await requestHandler.handle(request, signal ? { abortSignal: signal } : {});
         status = response.statusCode;
         const text = await bodyText(response);
         if (status === 200) return { value: HAS_BINARY.test(text) ? withBytes(JSON.parse(text) as T) : (JSON.parse(text) as T) };
@@ -114,6 +127,7 @@ export function dynamoReads(client: DynamoDBClient, requestHandler: SignedReques
         failure = e;
       }
       const name = failure instanceof Error ? failure.name : '';
+      if (signal?.aborted) return { failure, retryable: false };
       return { failure, retryable: status === undefined || status >= 500 || RETRYABLE.has(name) || skewCorrected };
     });
   }
@@ -121,6 +135,8 @@ export function dynamoReads(client: DynamoDBClient, requestHandler: SignedReques
   return {
     getItem: (input) => call('GetItem', input),
     query: (input) => call('Query', input),
+    batchWriteItem: (input) => call('BatchWriteItem', input),
+    updateItem: (input, signal) => call('UpdateItem', input, signal),
   };
 }
 
@@ -173,8 +189,18 @@ async function bodyText(response: HttpResponse): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The errors GetItem and Query document, as the SDK's classes; any other code keeps its name. */
-const KNOWN = { InternalServerError, InvalidEndpointException, ProvisionedThroughputExceededException, RequestLimitExceeded, ResourceNotFoundException, ThrottlingException };
+/** The errors these operations document, as the SDK's classes; any other code keeps its name. */
+const KNOWN = {
+  ConditionalCheckFailedException,
+  InternalServerError,
+  InvalidEndpointException,
+  ItemCollectionSizeLimitExceededException,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ResourceNotFoundException,
+  ThrottlingException,
+  TransactionConflictException,
+};
 
 /** DynamoDB's JSON error body: `{"__type": "com.amazonaws.dynamodb.v20120810#Code", "message": ...}`. */
 function errorOf(status: number, text: string): DynamoDBServiceException {
@@ -195,14 +221,29 @@ function errorOf(status: number, text: string): DynamoDBServiceException {
 }
 
 /**
- * Binary values arrive base64-encoded in the JSON; the SDK hands them over as bytes, and so do
- * these reads. Only answers that hold one (rare: no row of this service does) are walked.
+ * Binary values travel base64-encoded in the JSON; the SDK takes and hands over bytes, and so do
+ * these calls. Only answers that hold one (an item's vector, a stored response body) are walked.
  */
 const HAS_BINARY = /"BS?":/;
 
+/** JSON.stringify's replacer: bytes (a Uint8Array or Buffer, seen on the holder before toJSON) as base64. */
+function base64Bytes(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const raw = this[key];
+  return raw instanceof Uint8Array ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') : value;
+}
+
+type AttributeMap = Record<string, AttributeValue>;
+
 function withBytes<T>(out: T): T {
-  const o = out as { Item?: Record<string, AttributeValue>; Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> };
-  for (const row of [o.Item, o.LastEvaluatedKey, ...(o.Items ?? [])]) if (row) for (const k in row) row[k] = decodeBinary(row[k] as AttributeValue);
+  const o = out as {
+    Item?: AttributeMap;
+    Items?: AttributeMap[];
+    LastEvaluatedKey?: AttributeMap;
+    Attributes?: AttributeMap;
+    UnprocessedItems?: Record<string, { PutRequest?: { Item?: AttributeMap }; DeleteRequest?: { Key?: AttributeMap } }[]>;
+  };
+  const unprocessed = Object.values(o.UnprocessedItems ?? {}).flatMap((rs) => rs.flatMap((r) => [r.PutRequest?.Item, r.DeleteRequest?.Key]));
+  for (const row of [o.Item, o.LastEvaluatedKey, o.Attributes, ...(o.Items ?? []), ...unprocessed]) if (row) for (const k in row) row[k] = decodeBinary(row[k] as AttributeValue);
   return out;
 }
 
