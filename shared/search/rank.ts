@@ -128,7 +128,10 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     emitAll(keys, r, kw, vec, headFrom, out);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
-    for (const key of touched.view()) scratch.acc[key] = 0;
+    // Zeroed key by key, or at once when a broad query touched much of the catalog.
+    const size = keys.N + keys.S;
+    if (touched.length > size / 8) scratch.acc.fill(0, 0, size);
+    else for (const key of touched.view()) scratch.acc[key] = 0;
     scratch.vec.clear();
   }
 }
@@ -161,14 +164,21 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   scratch.touched.clear();
   if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched);
   const acc = scratch.acc;
-  scratch.matched.clear();
+  const matched = scratch.matched;
+  matched.clear();
   let max = 1e-9;
-  for (const key of scratch.touched.view()) {
-    if (!keys.accept(key)) continue;
-    scratch.matched.push(key);
+  const touched = scratch.touched.view();
+  // Without filters, masks or inactive items asked for, a built document is accepted when it is
+  // active: read from one typed array here, for the tens of thousands a broad query touches.
+  const { N } = keys;
+  const active = r.filter === NO_FILTER && delta.masked.size === 0 && r.includeInactive !== true ? index.active : null;
+  for (let j = 0; j < touched.length; j++) {
+    const key = touched[j] as number;
+    if (active && key < N ? active[key] !== 1 : !keys.accept(key)) continue;
+    matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
-  return { keys: scratch.matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0) };
+  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0) };
 }
 
 /**
