@@ -44,8 +44,9 @@ const HYBRID_VECTOR_LIMIT = 500;
 /**
  * Ranking's working memory, reused by every request of the container: ranking is synchronous, so
  * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc` and `best`
- * grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when regrown), the
- * lists to the most keyword matches of one query (4 bytes each); it holds nothing between requests.
+ * grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when regrown), as
+ * do `vec` and `kws`, the lists to the most keyword matches of one query (4 bytes each); it holds
+ * nothing between requests.
  */
 const scratch = {
   /** Keyword score per key. */
@@ -58,6 +59,8 @@ const scratch = {
   matched: new IntList(),
   /** Vector score per key (cleared after each request). */
   vec: new KeyScores(),
+  /** The keyword scores of the matches, for the hybrid head's threshold (reordered by it). */
+  kws: new Float64Array(0),
 };
 
 /** How one request sees the build and the delta as keys. */
@@ -291,7 +294,8 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
 function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
     const acc = scratch.acc;
-    const kws = new Float64Array(kwKeys.length);
+    if (scratch.kws.length < kwKeys.length) scratch.kws = new Float64Array(Math.max(kwKeys.length, Math.ceil(scratch.kws.length * 1.5)));
+    const kws = scratch.kws.subarray(0, kwKeys.length);
     for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
     const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
     const strongest: number[] = [];
