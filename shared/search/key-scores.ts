@@ -6,6 +6,7 @@ import { IntList } from './int-list.ts';
  * in the order they were first given a score. In place of a Map<number, number> on the ranking's
  * hot path, where the strongest few hundred keyword matches are scored twice per request
  * (measured: docs/benchmarks.md, 2026-11-26). `clear` leaves it empty for the next request.
+ * Scores are finite (a NaN would read as no score).
  */
 export class KeyScores {
   private score = new Float64Array(0);
