@@ -63,6 +63,11 @@ const scratch = {
   kws: new Float64Array(0),
 };
 
+/** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
+function roomFor(a: Float64Array<ArrayBuffer>, size: number): Float64Array<ArrayBuffer> {
+  return a.length >= size ? a : new Float64Array(Math.max(size, Math.ceil(a.length * 1.5)));
+}
+
 /** How one request sees the build and the delta as keys. */
 interface Keys {
   N: number;
@@ -83,10 +88,16 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
   // reads two typed arrays instead of the document object.
   const unfiltered = r.filter === NO_FILTER;
   const anyMasked = delta.masked.size > 0;
-  const acceptIndexed = (i: number) => {
-    if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
-    return unfiltered ? r.includeInactive === true || index.active[i] === 1 : eligible(index.docs[i] as SearchDoc);
-  };
+  const active = index.active;
+  // The common case (no filter, nothing masked, active items only) reads one typed array: a broad
+  // query accepts tens of thousands of keyword matches this way.
+  const acceptIndexed =
+    unfiltered && !anyMasked && r.includeInactive !== true
+      ? (i: number) => active[i] === 1
+      : (i: number) => {
+          if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
+          return unfiltered ? r.includeInactive === true || active[i] === 1 : eligible(index.docs[i] as SearchDoc);
+        };
   const acceptSlot = (s: number) => delta.live[s] === 1 && eligible(delta.docAt(s));
   return {
     N,
@@ -161,7 +172,7 @@ interface KeywordMatches {
 function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest): KeywordMatches {
   const size = keys.N + keys.S;
   if (scratch.acc.length < size) {
-    scratch.acc = new Float64Array(Math.max(size, Math.ceil(scratch.acc.length * 1.5)));
+    scratch.acc = roomFor(scratch.acc, size);
     scratch.best = new Float64Array(scratch.acc.length);
   }
   scratch.touched.clear();
@@ -171,13 +182,10 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   matched.clear();
   let max = 1e-9;
   const touched = scratch.touched.view();
-  // Without filters, masks or inactive items asked for, a built document is accepted when it is
-  // active: read from one typed array here, for the tens of thousands a broad query touches.
-  const { N } = keys;
-  const active = r.filter === NO_FILTER && delta.masked.size === 0 && r.includeInactive !== true ? index.active : null;
+  const { N, acceptIndexed, acceptSlot } = keys;
   for (let j = 0; j < touched.length; j++) {
     const key = touched[j] as number;
-    if (active && key < N ? active[key] !== 1 : !keys.accept(key)) continue;
+    if (!(key < N ? acceptIndexed(key) : acceptSlot(key - N))) continue;
     matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
@@ -294,7 +302,7 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
 function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
     const acc = scratch.acc;
-    if (scratch.kws.length < kwKeys.length) scratch.kws = new Float64Array(Math.max(kwKeys.length, Math.ceil(scratch.kws.length * 1.5)));
+    scratch.kws = roomFor(scratch.kws, kwKeys.length);
     const kws = scratch.kws.subarray(0, kwKeys.length);
     for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
     const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
