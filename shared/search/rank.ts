@@ -9,7 +9,7 @@ import { kthLargest, TopK } from '../top-k.ts';
 import { idfOf, scorePostings, type CollectionStats } from './bm25f.ts';
 import { RANKING } from './constants.ts';
 import type { PreparedDelta } from './delta.ts';
-import { cosine, normalize } from './embedding.ts';
+import { normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
@@ -380,6 +380,9 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
   const maxVec = vec.max(1e-9);
   // The taste boost is at most (1 + personalWeight).
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
+  // The taste: the profile's similarity to a match through the int8 kernel, as browsing scores it
+  // (no dequantised copy of each vector).
+  const taste = r.profile ? keys.similarity(r.profile) : undefined;
   const emit = (key: number) => {
     let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (score === null) return;
@@ -389,7 +392,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
       out.total += 1;
       return;
     }
-    if (r.profile) score *= 1 + RANKING.personalWeight * Math.max(0, cosine(r.profile, keys.vectorOfKey(key)));
+    if (taste) score *= 1 + RANKING.personalWeight * Math.max(0, taste(key));
     out.add(key, keys.docOf(key), score);
   };
   for (const key of vec.keys()) emit(key);
