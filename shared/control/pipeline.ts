@@ -79,34 +79,67 @@ function fieldReader(field: string): (doc: SearchDoc) => unknown {
   };
 }
 
-/** Cache: each condition's reader, made once per condition object (rules are cached by the serving side). Bound: held only while its condition is (weak keys). */
-const readers = new WeakMap<Condition, (doc: SearchDoc) => unknown>();
-function readerOf(c: Condition): (doc: SearchDoc) => unknown {
-  let r = readers.get(c);
-  if (!r) readers.set(c, (r = fieldReader(c.field)));
-  return r;
-}
-
 /** A field value equals a scalar: itself, or (a list) one of its elements. */
 const equals = (v: unknown, want: Scalar | Scalar[] | undefined): boolean => (Array.isArray(v) ? v.some((x) => x === want) : v === want);
 
-export function matches(doc: SearchDoc, c: Condition): boolean {
-  const v = readerOf(c)(doc);
+/** A condition as a test of an item: its field's reader and its operator, put together once. */
+function testOf(c: Condition): (doc: SearchDoc) => boolean {
+  const read = fieldReader(c.field);
+  const want = c.value;
   switch (c.op) {
     case 'eq':
-      return equals(v, c.value);
+      return (d) => equals(read(d), want);
     case 'neq':
-      return !equals(v, c.value);
-    case 'in':
-      return Array.isArray(c.value) && c.value.some((w) => equals(v, w));
+      return (d) => !equals(read(d), want);
+    case 'in': {
+      if (!Array.isArray(want)) return () => false;
+      return (d) => {
+        const v = read(d);
+        return want.some((w) => equals(v, w));
+      };
+    }
     case 'gte':
-      return typeof v === 'number' && typeof c.value === 'number' && v >= c.value;
+      return typeof want === 'number'
+        ? (d) => {
+            const v = read(d);
+            return typeof v === 'number' && v >= want;
+          }
+        : () => false;
     case 'lte':
-      return typeof v === 'number' && typeof c.value === 'number' && v <= c.value;
+      return typeof want === 'number'
+        ? (d) => {
+            const v = read(d);
+            return typeof v === 'number' && v <= want;
+          }
+        : () => false;
     case 'exists':
-      return (v !== undefined && v !== null) === (c.value === true);
+      return (d) => {
+        const v = read(d);
+        return (v !== undefined && v !== null) === (want === true);
+      };
   }
 }
+
+/**
+ * Cache: each rule's conditions as one test, made once per rule object (rules are cached by the
+ * serving side), so a pool of candidates costs no lookup per item and condition. Bound: held only
+ * while its rule is (weak keys).
+ */
+const ruleTests = new WeakMap<Rule, (doc: SearchDoc) => boolean>();
+function ruleTest(r: Rule): (doc: SearchDoc) => boolean {
+  let t = ruleTests.get(r);
+  if (!t) {
+    const tests = r.conditions.map(testOf);
+    t = (d) => {
+      for (const test of tests) if (!test(d)) return false;
+      return true;
+    };
+    ruleTests.set(r, t);
+  }
+  return t;
+}
+
+export const matches = (doc: SearchDoc, c: Condition): boolean => testOf(c)(doc);
 
 /** A rule in force at `now` (enabled, inside its window); segment membership is the caller's. */
 export const inForce = (r: Rule, now: number): boolean => r.enabled && (r.starts_at === null || now >= r.starts_at) && (r.ends_at === null || now < r.ends_at);
@@ -121,12 +154,14 @@ const round = (x: number) => Number(x.toFixed(6));
  */
 export function runPipeline(candidates: readonly Candidate[], rules: readonly Rule[], controls: RerankControls, helpers: PipelineHelpers, experiment: Explanation['experiment']): Served[] {
   let items: Served[] = [];
+  const tests = rules.map(ruleTest);
   for (const c of candidates) {
     let score = c.score;
     const applied: RuleApplied[] = [];
     let excluded = false;
-    for (const r of rules) {
-      if (!r.conditions.every((cond) => matches(c.doc, cond))) continue;
+    for (let k = 0; k < rules.length; k++) {
+      if (!(tests[k] as (doc: SearchDoc) => boolean)(c.doc)) continue;
+      const r = rules[k] as Rule;
       applied.push({ id: r.id, name: r.name, boost: r.boost });
       if (r.boost === 0) {
         excluded = true;
