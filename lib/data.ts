@@ -30,7 +30,9 @@ export class DataConstruct extends Construct {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: S },
         sortKey: { name: index.sortKey, type: S },
-        projectionType: index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+        ...(typeof index.projection !== 'string'
+          ? { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection] }
+          : { projectionType: index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY }),
       });
     }
 

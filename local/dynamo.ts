@@ -1,8 +1,20 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  ResourceNotFoundException,
+  ScanCommand,
+  type AttributeValue,
+  type TableDescription,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
 import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
-import { createTableInput } from '../shared/data/table-schema.ts';
+import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
 
 export interface LocalDynamo {
@@ -86,27 +98,114 @@ export function assertLocalEndpoint(endpoint: string): void {
   }
 }
 
-/** Creates the single table if it does not exist yet and waits until it is active. */
+/**
+ * Creates the single table if it does not exist yet and waits until it is active. A table made by
+ * an earlier version, without an index the schema has now (a data folder kept across an upgrade),
+ * is rebuilt with it (`migrate`): dynalite cannot add an index to a table, as DynamoDB can.
+ */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   assertLocalEndpoint(endpoint);
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
+    const temp = `${tableName}${MIGRATING}`;
+    if ((await describe(client, temp)) || lacksIndexes(await describe(client, tableName))) await migrate(client, tableName, temp);
     try {
       await client.send(new CreateTableCommand(createTableInput(tableName)));
     } catch (e) {
       if (!(e instanceof ResourceInUseException)) throw e;
     }
-    // dynalite makes a table active at once, but a loaded machine (a test run on 2 cores) can take
-    // seconds to get there: wait by the clock, not by a count of quick tries.
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-      const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
-      const gsisActive = (d.Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
-      if (d.Table?.TableStatus === 'ACTIVE' && gsisActive) return;
-      await sleep(50);
-    }
-    throw new Error(`Table ${tableName} did not become active`);
+    await whenActive(client, tableName);
   } finally {
     client.destroy();
   }
+}
+
+/** The suffix of the table that holds the rows while `migrate` rebuilds the table. */
+const MIGRATING = '-migrating';
+
+async function describe(client: DynamoDBClient, name: string): Promise<TableDescription | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+  } catch (e) {
+    if (e instanceof ResourceNotFoundException) return undefined;
+    throw e;
+  }
+}
+
+/** Whether an existing table lacks an index of TABLE_SCHEMA. */
+function lacksIndexes(table: TableDescription | undefined): boolean {
+  if (!table) return false;
+  const have = new Set((table.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  return TABLE_SCHEMA.indexes.some((i) => !have.has(i.name));
+}
+
+/**
+ * Rebuilds `name` with TABLE_SCHEMA's indexes: its rows go to `temp` (made with the schema), the
+ * table is made again and they come back. Safe to stop at any point and run again: while the
+ * old table stands, it holds every row and the copy starts over; once it is gone, `temp` does.
+ */
+async function migrate(client: DynamoDBClient, name: string, temp: string): Promise<void> {
+  const table = await describe(client, name);
+  if (!table || lacksIndexes(table)) {
+    if (table) {
+      const have = new Set((table.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+      const missing = TABLE_SCHEMA.indexes.filter((i) => !have.has(i.name)).map((i) => i.name);
+      console.log(`local DynamoDB: adding ${missing.join(', ')} to ${name} (copying its rows once)`);
+      await drop(client, temp);
+      await client.send(new CreateTableCommand(createTableInput(temp)));
+      await whenActive(client, temp);
+      await copyRows(client, name, temp);
+      await drop(client, name);
+    }
+    await client.send(new CreateTableCommand(createTableInput(name)));
+    await whenActive(client, name);
+  }
+  const n = await copyRows(client, temp, name);
+  await drop(client, temp);
+  console.log(`local DynamoDB: ${name} rebuilt with ${n} rows`);
+}
+
+/** Copies every row of one table into another (a put per row: copying again is harmless). */
+async function copyRows(client: DynamoDBClient, from: string, to: string): Promise<number> {
+  let n = 0;
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: from, Limit: 500, ...(start ? { ExclusiveStartKey: start } : {}) }));
+    const rows = page.Items ?? [];
+    for (let i = 0; i < rows.length; i += 25) {
+      let requests: WriteRequest[] = rows.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+      while (requests.length > 0) {
+        const r = await client.send(new BatchWriteItemCommand({ RequestItems: { [to]: requests } }));
+        requests = r.UnprocessedItems?.[to] ?? [];
+      }
+    }
+    n += rows.length;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return n;
+}
+
+/** Deletes a table if it exists and waits until it is gone. */
+async function drop(client: DynamoDBClient, name: string): Promise<void> {
+  if (!(await describe(client, name))) return;
+  await client.send(new DeleteTableCommand({ TableName: name }));
+  const deadline = Date.now() + 60_000;
+  while (await describe(client, name)) {
+    if (Date.now() > deadline) throw new Error(`Table ${name} was not deleted`);
+    await sleep(50);
+  }
+}
+
+/** Waits until a table and its indexes are active. */
+async function whenActive(client: DynamoDBClient, name: string): Promise<void> {
+  // dynalite makes a table active at once, but a loaded machine (a test run on 2 cores) can take
+  // seconds to get there: wait by the clock, not by a count of quick tries.
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const d = await describe(client, name);
+    const gsisActive = (d?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
+    if (d?.TableStatus === 'ACTIVE' && gsisActive) return;
+    await sleep(50);
+  }
+  throw new Error(`Table ${name} did not become active`);
 }

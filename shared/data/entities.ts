@@ -44,6 +44,8 @@ export const Health = entity({ name: 'health', attributes: [], indexes: { primar
 
 /** Items and tombstones by change time: what changed since an index was built (the search delta). */
 const CHANGED_SINCE = { index: 'gsi2', pk: 'TENANT#${tenant}#ITEMUPD', sk: '${changed_at}#${id}' } as const;
+/** The same keys in gsi4, which projects only each change's id, state and times (CHANGE_FIELDS): listing and counting changes. */
+const CHANGE_KEYS = { ...CHANGED_SINCE, index: 'gsi4' } as const;
 
 /**
  * An item: beside the resource fields, `content_version` (bumped by every change of name,
@@ -56,6 +58,7 @@ export const Item = entity({
     primary: { pk: 'TENANT#${tenant}#ITEMS', sk: '${id}' },
     byCategory: { index: 'gsi1', pk: 'TENANT#${tenant}#ITEMCAT#${category}', sk: '${id}' },
     changedSince: CHANGED_SINCE,
+    changeKeys: CHANGE_KEYS,
     /** Sparse: items whose embedding is behind their content, oldest first (keys only). */
     embedPending: { index: 'gsi3', pk: 'TENANT#${tenant}#EMBEDPENDING', sk: '${pending_since}#${id}' },
   },
@@ -68,6 +71,7 @@ export const Tombstone = entity({
   indexes: {
     primary: { pk: 'TENANT#${tenant}#TOMBSTONES', sk: '${id}' },
     changedSince: CHANGED_SINCE,
+    changeKeys: CHANGE_KEYS,
   },
 });
 

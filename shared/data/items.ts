@@ -4,6 +4,7 @@ import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemReco
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { Item, sortId, Tombstone } from './entities.ts';
+import { CHANGE_FIELDS } from './table-schema.ts';
 import type { Change } from './expressions.ts';
 import { applied, countUpTo, forEachPartitionPage, getRow, isConditionFailure, isNew, isStored, put, putAll, putMissing, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 
@@ -12,7 +13,7 @@ import { applied, countUpTo, forEachPartitionPage, getRow, isConditionFailure, i
  * delta, with the tombstones of deleted items) and, while their embedding is behind their
  * content, in the sparse embedPending index.
  */
-const { byCategory, changedSince, embedPending } = Item.indexes;
+const { byCategory, changedSince, changeKeys, embedPending } = Item.indexes;
 
 const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
 
@@ -36,8 +37,12 @@ const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
 
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
 
-/** The query of a tenant's item changes (the change index) after a time, or after a cursor. */
-const changesAfter = (tenant: string, since: number, after?: string) => changedSince.query({ tenant }, { gt: after ?? changedSince.skPrefix({ changed_at: since }) });
+/**
+ * The query of a tenant's item changes after a time, or after a cursor: in the change index
+ * (gsi2, whole items), or in its slim copy (gsi4, the change fields only: the same keys).
+ */
+const changesAfter = (tenant: string, since: number, after?: string, index: typeof changedSince | typeof changeKeys = changedSince) =>
+  index.query({ tenant }, { gt: after ?? index.skPrefix({ changed_at: since }) });
 
 function vectorBytes(v: Float32Array): Uint8Array {
   return new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
@@ -220,11 +225,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { items, deleted, complete, ...(complete ? {} : { cursor: String(page[page.length - 1]?.[changedSince.skAttr]) }) };
     },
 
-    async changeKeysSince(tenant: string, since: number): Promise<ChangeKey[]> {
+    async changeKeysSince(tenant: string, since: number, opts: { besideReads?: boolean } = {}): Promise<ChangeKey[]> {
       // The key plus what tells two states of one item apart within the same second, and the
-      // item's id and change times.
-      const project = [changedSince.skAttr, 'id', 'active', 'content_version', 'embedded_version', 'updated_at', 'embedding_updated_at', 'deleted_at'];
-      const rows = await queryUpTo(t, refine(changesAfter(tenant, since), { project }), Infinity);
+      // item's id and change times: the fields gsi4 projects.
+      const project = [changedSince.skAttr, ...CHANGE_FIELDS];
+      const rows = await queryUpTo(t, refine(changesAfter(tenant, since, undefined, opts.besideReads ? changedSince : changeKeys), { project }), Infinity);
       return rows.map((r) => {
         const deleted = r.deleted_at !== undefined;
         return {
@@ -237,7 +242,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       });
     },
 
-    countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since), upTo),
+    countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since, undefined, changeKeys), upTo),
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
       // Strongly consistent: an index build must hold every change committed before it began.

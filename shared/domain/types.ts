@@ -97,8 +97,11 @@ export interface ItemStore {
   /**
    * The changes after `since`, oldest first, without item data (cheap to list again): `state`
    * differs whenever the item's state does; `cursor` goes to `changedSince` to read after it.
+   * `besideReads`: listed where `changedSince` reads, so that every change listed is one it
+   * returns (the search delta marks what it listed as read); otherwise from a listing that holds
+   * only these fields, cheap at any size (the index status).
    */
-  changeKeysSince(tenant: string, since: number): Promise<ChangeKey[]>;
+  changeKeysSince(tenant: string, since: number, opts?: { besideReads?: boolean }): Promise<ChangeKey[]>;
   /** How many changes (updates and deletions) after `since`, counting no further than `upTo`. */
   countChangesSince(tenant: string, since: number, upTo: number): Promise<number>;
   /** Every item with its vector, a page at a time (index builds). */

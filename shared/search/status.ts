@@ -1,23 +1,61 @@
 /** The index's status (`GET /api/search-index`) and a rebuild on request (`POST /api/search-index/rebuild`). */
-import { nowSeconds } from '../clock.ts';
+import { nowMs, nowSeconds } from '../clock.ts';
+import type { ChangeKey } from '../domain/types.ts';
+import { FreshRead } from '../fresh-read.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
 import { currentIndex, type SearchDeps } from './views.ts';
 
 /**
+ * The changes since one index build, as this container last listed them (latest state per id).
+ * Listed in full once per build and container, then from a little before the previous listing
+ * began (the clock-skew margin, as the search delta reads): a status call during a bulk import
+ * lists only what changed since the call before it. Bound: one entry per item changed since
+ * the build, without item data (dropped with the build it counts from).
+ */
+interface ChangeTally {
+  builtAt: number;
+  /** When the latest listing began (ms; 0: never). */
+  readAt: number;
+  changes: Map<number, ChangeKey>;
+  refresh: FreshRead<void>;
+}
+
+const tallies = new Map<string, ChangeTally>();
+
+function tallyFor(deps: SearchDeps, tenant: string, builtAt: number): ChangeTally {
+  const known = tallies.get(tenant);
+  if (known && known.builtAt === builtAt) return known;
+  const tally: ChangeTally = {
+    builtAt,
+    readAt: 0,
+    changes: new Map(),
+    refresh: new FreshRead(async () => {
+      const startedAt = nowMs();
+      const since = Math.max(0, builtAt, Math.floor(tally.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds;
+      // Oldest first: a later state of an item replaces an earlier one.
+      for (const c of await deps.items.changeKeysSince(tenant, Math.max(0, since))) tally.changes.set(c.id, c);
+      tally.readAt = startedAt;
+    }),
+  };
+  tallies.set(tenant, tally);
+  return tally;
+}
+
+/**
  * `GET /api/search-index`: items searchable now, how many are embedded or waiting, and the latest
- * change search reflects. Counted from the index and a keys-only listing of the changes since its
- * build, never from the delta's items: during a bulk import those changes can be the whole
- * catalog, and a status call reads no item data.
+ * change search reflects. Counted from the index and a listing of the changes since its build
+ * that holds no item data (`changeKeysSince`: their ids, states and times, kept up to date by
+ * `ChangeTally`), never from the delta's items: during a bulk import those changes can be the
+ * whole catalog.
  */
 export async function indexStatus(deps: SearchDeps, tenant: string) {
   const index = await currentIndex(deps, tenant);
-  const since = Math.max(0, index.builtAt - SEARCH_SETTINGS.skewSeconds);
-  const [listed, pending] = await Promise.all([deps.items.changeKeysSince(tenant, since), deps.items.pendingCount(tenant)]);
-  const changed = new Map(listed.map((c) => [c.id, c]));
+  const tally = tallyFor(deps, tenant, index.builtAt);
+  const [, pending] = await Promise.all([tally.refresh.get(), deps.items.pendingCount(tenant)]);
   let items = index.docs.length;
   let latest = index.builtAt;
-  for (const c of changed.values()) {
+  for (const c of tally.changes.values()) {
     if (index.byId.has(c.id)) items -= 1;
     if (!c.deleted) items += 1;
     latest = Math.max(latest, c.at);
@@ -28,7 +66,7 @@ export async function indexStatus(deps: SearchDeps, tenant: string) {
     pending,
     updated_at: latest || null,
     index_built_at: index.builtAt || null,
-    changes_since_build: changed.size,
+    changes_since_build: tally.changes.size,
   };
 }
 

@@ -81,7 +81,7 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   const since = Math.max(0, Math.max(st.latest, Math.floor(st.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
   // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
   // read items only from the first key not seen yet.
-  const listed = await items.changeKeysSince(tenant, since);
+  const listed = await items.changeKeysSince(tenant, since, { besideReads: true });
   const firstNew = listed.findIndex((k) => !st.seen.has(k.state));
   if (firstNew < 0) {
     st.readAt = startedAt;

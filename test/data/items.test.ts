@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Item } from '../../shared/data/entities.ts';
+import { queryPage } from '../../shared/data/ops.ts';
+import { CHANGE_FIELDS } from '../../shared/data/table-schema.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -71,6 +74,27 @@ describe('item store', () => {
     expect(after.map((k) => k.state)).not.toEqual(before.map((k) => k.state));
     expect(after.find((k) => k.id === 31)).toMatchObject({ deleted: false, at: F + 2000 });
     expect(after.find((k) => k.id === 1)).toMatchObject({ deleted: true, at: F + 2001 });
+    // Listed where changedSince reads (the search delta) or from the slim listing (the index
+    // status): the same changes.
+    expect(await s.changeKeysSince('chg', F + 1500, { besideReads: true })).toEqual(after);
+  });
+
+  it('lists changes from an index that holds no item data (gsi4: the change fields only)', async () => {
+    const s = db.stores.items;
+    const [a, b] = await s.create('slim', [{ name: 'with a vector', description: 'long text' }, { name: 'gone' }], 50);
+    expect(await s.saveEmbedding('slim', a?.id as number, 1, new Float32Array(512).fill(0.5), 51)).toBe('saved');
+    expect(await s.delete('slim', b?.id as number, 52)).toBe(true);
+    const q = Item.indexes.changeKeys.query({ tenant: 'slim' });
+    const { items: rows } = await queryPage(db.table, q);
+    expect(q.IndexName).toBe('gsi4');
+    expect(rows).toHaveLength(2);
+    const allowed = new Set<string>(['pk', 'sk', 'gsi2pk', 'gsi2sk', ...CHANGE_FIELDS]);
+    for (const r of rows) expect(Object.keys(r).filter((k) => !allowed.has(k))).toEqual([]);
+    expect(rows.map((r) => r.id)).toEqual([a?.id, b?.id]);
+    expect(rows[0]).toMatchObject({ embedded_version: 1, embedding_updated_at: 51 });
+    expect(rows[1]).toMatchObject({ deleted_at: 52 });
+    expect(await s.changeKeysSince('slim', 0)).toEqual(await s.changeKeysSince('slim', 0, { besideReads: true }));
+    expect(await s.countChangesSince('slim', 0, 100)).toBe(2);
   });
 
   it('updates only given fields and moves the category index with the metadata', async () => {

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
-import { TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
+import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
 import { queues } from '../../shared/queue/workers.ts';
 import { serviceTemplate } from '../helpers/template.ts';
@@ -169,7 +169,7 @@ describe('data', () => {
               { AttributeName: i.partitionKey, KeyType: 'HASH' },
               { AttributeName: i.sortKey, KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: i.projection },
+            Projection: projectionOf(i),
           }),
         ),
       },

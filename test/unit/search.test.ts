@@ -15,6 +15,8 @@ import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { indexStatus } from '../../shared/search/status.ts';
+import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
+import { setClock } from '../../shared/clock.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
@@ -243,7 +245,7 @@ describe('the postings budget of a long query', () => {
 });
 
 describe('index status', () => {
-  it('counts from the index and a keys-only listing of the changes, reading no item data', async () => {
+  it('counts from the index and a listing of the changes, reading no item data', async () => {
     const listed: ChangeKey[] = [
       { state: 'a', cursor: 'a', id: 1, deleted: false, at: 10 },
       { state: 'b', cursor: 'b', id: 2, deleted: false, at: 12 },
@@ -257,6 +259,47 @@ describe('index status', () => {
     };
     // No index built yet: everything listed is a change since "the build".
     expect(await indexStatus(deps, 'status-probe')).toEqual({ items: 2, embedded: 1, pending: 1, updated_at: 15, index_built_at: null, changes_since_build: 3 });
+  });
+
+  it('lists only what changed since its previous listing (less the clock-skew margin), keeping the latest state of each item', async () => {
+    const asked: number[] = [];
+    let listed: ChangeKey[] = [
+      { state: 'a', cursor: 'a', id: 1, deleted: false, at: 10 },
+      { state: 'b', cursor: 'b', id: 2, deleted: false, at: 12 },
+    ];
+    const deps = {
+      items: only<ItemStore>({
+        changeKeysSince: async (_tenant, since) => {
+          asked.push(since);
+          return listed;
+        },
+        pendingCount: async () => 0,
+      }),
+      events: only<EventStore>({}),
+      blobs: only<BlobStore>({ get: async () => undefined }),
+      embedder: new HashingEmbedding(64),
+    };
+    let now = 1_000_000_000;
+    const restore = setClock({ nowMs: () => now });
+    try {
+      expect(await indexStatus(deps, 'status-tally')).toMatchObject({ items: 2, updated_at: 12, changes_since_build: 2 });
+    } finally {
+      restore();
+    }
+    // Later: item 2 was deleted and item 3 created; the listing starts at the previous one's
+    // start less the skew margin, and its states replace the earlier ones.
+    listed = [
+      { state: 'b2', cursor: 'b2', id: 2, deleted: true, at: 1_000_100 },
+      { state: 'c', cursor: 'c', id: 3, deleted: false, at: 1_000_101 },
+    ];
+    now = 1_000_200_000;
+    const restoreAgain = setClock({ nowMs: () => now });
+    try {
+      expect(await indexStatus(deps, 'status-tally')).toEqual({ items: 2, embedded: 2, pending: 0, updated_at: 1_000_101, index_built_at: null, changes_since_build: 3 });
+    } finally {
+      restoreAgain();
+    }
+    expect(asked).toEqual([0, 1_000_000 - SEARCH_SETTINGS.skewSeconds]);
   });
 });
 
