@@ -80,10 +80,12 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   // starts there, not at the latest change seen, which may be long settled.
   const since = Math.max(0, Math.max(st.latest, Math.floor(st.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
   // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
-  // read items only from the first key not seen yet.
-  const listed = await items.changeKeysSince(tenant, since, { besideReads: true });
+  // read items only from the first key not seen yet. The first read of a state has seen nothing,
+  // so it reads every change at once (listing them first would read the change index twice:
+  // after a bulk import, every item of the catalog).
+  const listed = st.readAt === 0 ? [] : await items.changeKeysSince(tenant, since, { besideReads: true });
   const firstNew = listed.findIndex((k) => !st.seen.has(k.state));
-  if (firstNew < 0) {
+  if (st.readAt !== 0 && firstNew < 0) {
     st.readAt = startedAt;
     return;
   }
@@ -104,7 +106,8 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     cursor = changes.cursor;
   } while (cursor);
   st.latest = latest;
-  // Only once applied: a failed read leaves them unseen, to be read again.
+  // Only once applied: a failed read leaves them unseen, to be read again. (After a first read,
+  // nothing is marked: the next read applies the changes of the skew margin again.)
   st.seen = new Set(listed.map((k) => k.state));
   // A delta that keeps growing is folded into a new build by the maintenance sweep (every
   // minute), not from here: searches send no messages, so they need no queue at all.

@@ -50,6 +50,35 @@ describe('the changes search scores beside the index', () => {
   });
 });
 
+describe('reading the changes since the build', () => {
+  it('reads them all at once the first time, without listing them first; then lists, and reads only what is new', async () => {
+    const T = 'first-read';
+    const { items, events } = db.stores;
+    const blobs = new FolderBlobStore(dir);
+    const embedder = new HashingEmbedding();
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(T, [{ name: 'Trail shoe' }, { name: 'Camp stove' }], now);
+    const calls = { listed: 0, read: 0 };
+    const counted = {
+      ...items,
+      changeKeysSince: (...a: Parameters<typeof items.changeKeysSince>) => ((calls.listed += 1), items.changeKeysSince(...a)),
+      changedSince: (...a: Parameters<typeof items.changedSince>) => ((calls.read += 1), items.changedSince(...a)),
+    };
+    const deps = { items: counted, events, blobs, embedder };
+    let { delta } = await tenantView(deps, T);
+    expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Trail shoe']);
+    expect(calls).toEqual({ listed: 0, read: 1 });
+    // Later reads list first, and read items only when something changed.
+    await items.create(T, [{ name: 'Rain jacket' }], now + 1);
+    ({ delta } = await tenantView(deps, T));
+    expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Rain jacket', 'Trail shoe']);
+    expect(calls).toEqual({ listed: 1, read: 2 });
+    ({ delta } = await tenantView(deps, T));
+    expect(delta.docs).toHaveLength(3);
+    expect(calls).toEqual({ listed: 2, read: 2 });
+  });
+});
+
 describe('pages ranked on the build their first page was ranked on', () => {
   const decode = (c: string | null) => JSON.parse(Buffer.from(c as string, 'base64url').toString()) as [number, number, number];
   it('a cursor names its build; a newer one is looked for at once, an unknown one ranks on the current build', async () => {
