@@ -460,7 +460,7 @@ async function synthetic(n: number): Promise<void> {
       `| all embedded after | ${(ready.embeddedAfterMs / 1000).toFixed(1)} s |`,
       `| first full index served after | ${(ready.indexedAfterMs / 1000).toFixed(1)} s |`,
       `| index build of ${n} items (request to new index served) | ${(ready.buildMs / 1000).toFixed(1)} s |`,
-      `| index status calls while waiting (every ${n > 20_000 ? 30 : 5} s): answered other than 200 / slowest | ${ready.status.calls}: ${ready.status.failed} / ${(ready.status.slowestMs / 1000).toFixed(1)} s |`,
+      `| index status calls while waiting for the embeddings and the build: answered other than 200 / slowest | ${ready.status.calls}: ${ready.status.failed} / ${(ready.status.slowestMs / 1000).toFixed(1)} s |`,
       `| index artifact size | ${artifactMb.toFixed(1)} MB |`,
       `| server RSS before load / with index loaded | ${rssStart.toFixed(0)} MB / ${rssLoaded.toFixed(0)} MB |`,
       `| search p50 / p99, ${connections} concurrent clients (hybrid, limit 20) | ${result.latency.p50} ms / ${result.latency.p99} ms |`,

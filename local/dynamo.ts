@@ -108,7 +108,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
     const temp = `${tableName}${MIGRATING}`;
-    if ((await describe(client, temp)) || lacksIndexes(await describe(client, tableName))) await migrate(client, tableName, temp);
+    if ((await describe(client, temp)) || missingIndexes(await describe(client, tableName)).length > 0) await migrate(client, tableName, temp);
     try {
       await client.send(new CreateTableCommand(createTableInput(tableName)));
     } catch (e) {
@@ -132,11 +132,11 @@ async function describe(client: DynamoDBClient, name: string): Promise<TableDesc
   }
 }
 
-/** Whether an existing table lacks an index of TABLE_SCHEMA. */
-function lacksIndexes(table: TableDescription | undefined): boolean {
-  if (!table) return false;
+/** The indexes of TABLE_SCHEMA an existing table lacks (none when there is no table). */
+function missingIndexes(table: TableDescription | undefined): string[] {
+  if (!table) return [];
   const have = new Set((table.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
-  return TABLE_SCHEMA.indexes.some((i) => !have.has(i.name));
+  return TABLE_SCHEMA.indexes.filter((i) => !have.has(i.name)).map((i) => i.name);
 }
 
 /**
@@ -146,10 +146,9 @@ function lacksIndexes(table: TableDescription | undefined): boolean {
  */
 async function migrate(client: DynamoDBClient, name: string, temp: string): Promise<void> {
   const table = await describe(client, name);
-  if (!table || lacksIndexes(table)) {
+  const missing = missingIndexes(table);
+  if (!table || missing.length > 0) {
     if (table) {
-      const have = new Set((table.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
-      const missing = TABLE_SCHEMA.indexes.filter((i) => !have.has(i.name)).map((i) => i.name);
       console.log(`local DynamoDB: adding ${missing.join(', ')} to ${name} (copying its rows once)`);
       await drop(client, temp);
       await client.send(new CreateTableCommand(createTableInput(temp)));

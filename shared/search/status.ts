@@ -32,9 +32,9 @@ function tallyFor(deps: SearchDeps, tenant: string, builtAt: number): ChangeTall
     changes: new Map(),
     refresh: new FreshRead(async () => {
       const startedAt = nowMs();
-      const since = Math.max(0, builtAt, Math.floor(tally.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds;
+      const since = Math.max(0, Math.max(builtAt, Math.floor(tally.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
       // Oldest first: a later state of an item replaces an earlier one.
-      for (const c of await deps.items.changeKeysSince(tenant, Math.max(0, since))) tally.changes.set(c.id, c);
+      for (const c of await deps.items.changeKeysSince(tenant, since)) tally.changes.set(c.id, c);
       tally.readAt = startedAt;
     }),
   };
