@@ -383,6 +383,18 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
   // The taste: the profile's similarity to a match through the int8 kernel, as browsing scores it
   // (no dequantised copy of each vector).
   const taste = r.profile ? keys.similarity(r.profile) : undefined;
+  if (r.mode === 'keyword' && !taste) {
+    // A match's score is its keyword score alone: one read and one comparison with the page's
+    // weakest turn away most of a broad query's tens of thousands of matches.
+    const acc = scratch.acc;
+    for (const key of kw.keys) {
+      const score = acc[key] as number;
+      if (!(score > 0)) continue;
+      if (out.full(score)) out.total += 1;
+      else out.add(key, keys.docOf(key), score);
+    }
+    return;
+  }
   const emit = (key: number) => {
     let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (score === null) return;
