@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '../shared/data/table-schema.ts';
+import { projectionOf, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 
 /**
  * The single table (items, events, console records) and the artifact bucket (model and index
@@ -30,9 +30,7 @@ export class DataConstruct extends Construct {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: S },
         sortKey: { name: index.sortKey, type: S },
-        ...(typeof index.projection !== 'string'
-          ? { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection] }
-          : { projectionType: index.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY }),
+        ...cdkProjection(index),
       });
     }
 
@@ -52,4 +50,10 @@ export class DataConstruct extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }
+}
+
+/** An index's projection in CDK's terms: the one the local table is made with (`projectionOf`). */
+function cdkProjection(index: (typeof TABLE_SCHEMA.indexes)[number]): { projectionType: dynamodb.ProjectionType; nonKeyAttributes?: string[] } {
+  const p = projectionOf(index);
+  return { projectionType: dynamodb.ProjectionType[p.ProjectionType], ...('NonKeyAttributes' in p ? { nonKeyAttributes: p.NonKeyAttributes } : {}) };
 }

@@ -188,23 +188,26 @@ async function copyRows(client: DynamoDBClient, from: string, to: string): Promi
 async function drop(client: DynamoDBClient, name: string): Promise<void> {
   if (!(await describe(client, name))) return;
   await client.send(new DeleteTableCommand({ TableName: name }));
-  const deadline = Date.now() + 60_000;
-  while (await describe(client, name)) {
-    if (Date.now() > deadline) throw new Error(`Table ${name} was not deleted`);
-    await sleep(50);
-  }
+  await until(`Table ${name} was not deleted`, async () => !(await describe(client, name)));
 }
 
 /** Waits until a table and its indexes are active. */
 async function whenActive(client: DynamoDBClient, name: string): Promise<void> {
-  // dynalite makes a table active at once, but a loaded machine (a test run on 2 cores) can take
-  // seconds to get there: wait by the clock, not by a count of quick tries.
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
+  await until(`Table ${name} did not become active`, async () => {
     const d = await describe(client, name);
-    const gsisActive = (d?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
-    if (d?.TableStatus === 'ACTIVE' && gsisActive) return;
+    return d?.TableStatus === 'ACTIVE' && (d.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
+  });
+}
+
+/**
+ * Polls `done` until it holds, for at most a minute. dynalite creates and deletes tables at once,
+ * but a loaded machine (a test run on 2 cores) can take seconds to get there: wait by the clock,
+ * not by a count of quick tries.
+ */
+async function until(failure: string, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(failure);
     await sleep(50);
   }
-  throw new Error(`Table ${name} did not become active`);
 }

@@ -83,9 +83,10 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   // read items only from the first key not seen yet. The first read of a state has seen nothing,
   // so it reads every change at once (listing them first would read the change index twice:
   // after a bulk import, every item of the catalog).
-  const listed = st.readAt === 0 ? [] : await items.changeKeysSince(tenant, since, { besideReads: true });
+  const first = st.readAt === 0;
+  const listed = first ? [] : await items.changeKeysSince(tenant, since, { besideReads: true });
   const firstNew = listed.findIndex((k) => !st.seen.has(k.state));
-  if (st.readAt !== 0 && firstNew < 0) {
+  if (!first && firstNew < 0) {
     st.readAt = startedAt;
     return;
   }
