@@ -21,19 +21,29 @@ export function nextAfter(due: number, every: number, now: number): number {
  * Starts the tenant's scheduled runs that are due (Published templates whose `next_run_at` has
  * come), once per due time however many passes overlap: a pass claims a due time by moving the
  * template's `next_run_at` on, conditionally on the value it read, so only one pass's claim
- * holds. The claim names the run's job id; the run is stored and queued after it, and a pass
- * that stopped in between is finished by the next one (storing the run only if it is not there,
- * sending its message again: a run starts only once). Answers the job names started.
+ * holds. The claim names the run's job id and when it was made; the run is stored and queued
+ * after it, and a pass that stopped in between is finished by a pass at least
+ * CLAIM_GRACE_SECONDS later (storing the run only if it is not there, sending its message again:
+ * a run starts only once). A claim younger than that belongs to a pass still delivering it, and
+ * is left to it. Answers the job names started.
  */
+/**
+ * How old a claim is before another pass finishes it: twice the maintenance pass's timeout
+ * (shared/queue/workers.ts, 60 s), so the pass that made it has surely stopped.
+ */
+export const CLAIM_GRACE_SECONDS = 120;
+
 export async function startDueRuns(deps: { console: ConsoleStore; queue: WorkQueue }, tenant: string, now: number): Promise<string[]> {
   const c = deps.console;
   const started: string[] = [];
   for (const t of await c.list<Template>(tenant, 'template')) {
-    if (typeof t._unsent_job === 'number') started.push(await deliver(deps, tenant, t, t._unsent_job));
+    if (typeof t._unsent_job === 'number' && !(typeof t._unsent_since === 'number' && now - t._unsent_since < CLAIM_GRACE_SECONDS)) {
+      started.push(await deliver(deps, tenant, t, t._unsent_job));
+    }
     const due = t.next_run_at;
     if (!t.schedule || typeof due !== 'number' || due > now || t.status !== 'Published') continue;
     const id = await c.nextId(tenant, 'job');
-    const claim = { next_run_at: nextAfter(due, scheduleSeconds(t.schedule), now), last_scheduled_run: { job_name: trainingRunName(id), due_at: due }, _unsent_job: id };
+    const claim = { next_run_at: nextAfter(due, scheduleSeconds(t.schedule), now), last_scheduled_run: { job_name: trainingRunName(id), due_at: due }, _unsent_job: id, _unsent_since: now };
     // Another pass claimed this due time first (or the schedule changed): its run, not this one.
     if (!(await c.update(tenant, 'template', t.id, claim, { next_run_at: due }))) continue;
     started.push(await deliver(deps, tenant, { ...t, ...claim }, id));
@@ -45,7 +55,7 @@ export async function startDueRuns(deps: { console: ConsoleStore; queue: WorkQue
 async function deliver(deps: { console: ConsoleStore; queue: WorkQueue }, tenant: string, t: Template, id: number): Promise<string> {
   const dueAt = t.last_scheduled_run?.job_name === trainingRunName(id) ? t.last_scheduled_run.due_at : nowSeconds();
   await queueRun(deps.console, deps.queue, tenant, t, id, t.schedule?.options ?? { ...DEFAULT_TRAINING_OPTIONS }, dueAt);
-  await deps.console.update(tenant, 'template', t.id, { _unsent_job: null }, { _unsent_job: id });
+  await deps.console.update(tenant, 'template', t.id, { _unsent_job: null, _unsent_since: null }, { _unsent_job: id });
   return trainingRunName(id);
 }
 

@@ -30,6 +30,8 @@ export interface Template extends ConsoleRecord {
    * stored and queued (a pass that stopped half way is finished by the next one).
    */
   _unsent_job?: number | null;
+  /** Internal, not shown: when that claim was made (unix seconds; absent on claims stored before it: finished at once). */
+  _unsent_since?: number | null;
 }
 
 /** The template's event types as stored: known ids, each with its multiplier (1 when not sent). */
@@ -62,7 +64,7 @@ async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?:
   return out;
 }
 /** A template as answered: without internal fields, schedule fields null when never set. */
-export const templateView = ({ _unsent_job: _u, ...t }: Template) => ({
+export const templateView = ({ _unsent_job: _u, _unsent_since: _s, ...t }: Template) => ({
   ...t,
   schedule: t.schedule ?? null,
   next_run_at: t.next_run_at ?? null,

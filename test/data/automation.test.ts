@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
+import { CLAIM_GRACE_SECONDS, decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
 import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
@@ -7,6 +7,7 @@ import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import { eraseUser } from '../../shared/domain/erasure.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
+import { schedules } from '../../shared/queue/workers.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
@@ -88,7 +89,7 @@ describe('schedules', () => {
     expect(job).toMatchObject({ template_id: t.id, status: 'Queued', scheduled_at: due, options: { algorithm: 'popularity' } });
     expect(q.sent).toEqual([{ type: 'train', tenant: 'sch1', job_name: job.job_name }]);
     expect(await getTemplate(c, 'sch1', t.id)).toMatchObject({ next_run_at: due + 86_400, last_scheduled_run: { job_name: job.job_name, due_at: due } });
-    expect((await c.get<Template>('sch1', 'template', t.id))?._unsent_job).toBeNull();
+    expect(await c.get<Template>('sch1', 'template', t.id)).toMatchObject({ _unsent_job: null, _unsent_since: null });
     expect((await trainingRunResource(c, 'sch1', job.job_name)).scheduled_at).toBe(due);
     // Not due again until then.
     expect(await startDueRuns({ console: c, queue: q }, 'sch1', now())).toEqual([]);
@@ -123,6 +124,26 @@ describe('schedules', () => {
     q.sent = [];
     await startDueRuns({ console: c, queue: q }, 'sch3', now());
     expect(q.sent).toEqual([]);
+  });
+
+  it('a claim younger than the grace period is left to the pass delivering it; an older one is finished', async () => {
+    const c = db.stores.console;
+    const claimed = now() - 5;
+    const t = await template('sch4', {
+      schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } },
+      next_run_at: claimed + 3600,
+      last_scheduled_run: { job_name: 'train-3', due_at: claimed },
+      _unsent_job: 3,
+      _unsent_since: claimed,
+    });
+    const q = new FakeQueue();
+    expect(await startDueRuns({ console: c, queue: q }, 'sch4', claimed + CLAIM_GRACE_SECONDS - 1)).toEqual([]);
+    expect(q.sent).toEqual([]);
+    expect(await c.list<TrainingRun>('sch4', 'job')).toEqual([]);
+    expect(await startDueRuns({ console: c, queue: q }, 'sch4', claimed + CLAIM_GRACE_SECONDS)).toEqual(['train-3']);
+    expect(q.sent).toEqual([{ type: 'train', tenant: 'sch4', job_name: 'train-3' }]);
+    expect(await c.get<Template>('sch4', 'template', t.id)).toMatchObject({ _unsent_job: null, _unsent_since: null });
+    expect(CLAIM_GRACE_SECONDS).toBeGreaterThanOrEqual(2 * schedules[0].timeoutSeconds);
   });
 });
 
