@@ -24,39 +24,55 @@ export interface Postings {
 }
 
 /**
+ * Per document, each field's weight of one occurrence of a term: boost / (1 − b + b × len /
+ * avgLen). A term's BM25F pseudo-frequency in a document is the sum over fields of its
+ * frequency times this. Depends on the collection's average lengths only, so it is computed once
+ * per statistics (`FieldNorms.of`) and shared by every request until they change, instead of
+ * three divisions per posting.
+ */
+export class FieldNorms {
+  private constructor(
+    readonly avgLen: readonly number[],
+    readonly count: number,
+    readonly w: readonly [Float64Array, Float64Array, Float64Array],
+  ) {}
+
+  /**
+   * The norms of the first `count` documents of `lens` under `avgLen`: `previous` when it was
+   * made for the same (the caller keeps it while its lengths do not change).
+   */
+  static of(lens: readonly ArrayLike<number>[], count: number, avgLen: readonly number[], previous?: FieldNorms): FieldNorms {
+    if (previous && previous.count === count && previous.avgLen.every((a, k) => a === avgLen[k])) return previous;
+    const { fields } = RANKING;
+    const w = FIELD_NAMES.map((f, k) => {
+      const { boost, b } = fields[f as Field];
+      const C = 1 - b;
+      const Nk = b / (avgLen[k] as number);
+      const l = lens[k] as ArrayLike<number>;
+      const out = new Float64Array(count);
+      for (let i = 0; i < count; i++) out[i] = boost / (C + Nk * (l[i] as number));
+      return out;
+    }) as [Float64Array, Float64Array, Float64Array];
+    return new FieldNorms([...avgLen], count, w);
+  }
+}
+
+/**
  * Adds `weightedIdf` × BM25F of one term to `target` for each document of a posting list (key =
  * `base` + its position), or keeps the larger of the two when `max` (an expansion competing with
- * its word). The one formula the build and the delta are scored with, so that an item scores the
- * same to the last bit in either. `live` (the delta's) skips replaced documents.
+ * its word). The one formula the build and the delta are scored with (norms made by
+ * `FieldNorms.of` from the same statistics), so that an item scores the same to the last bit in
+ * either. `live` (the delta's) skips replaced documents.
  */
-export function scorePostings(
-  p: Postings,
-  lens: readonly ArrayLike<number>[],
-  base: number,
-  weightedIdf: number,
-  stats: CollectionStats,
-  target: Float64Array,
-  touched: IntList,
-  max: boolean,
-  live?: ArrayLike<number>,
-): void {
-  const { k1, fields } = RANKING;
-  const fb = FIELD_NAMES.map((f) => fields[f as Field]);
-  const [B0, B1, B2] = fb.map((f) => f.boost) as [number, number, number];
-  const [C0, C1, C2] = fb.map((f) => 1 - f.b) as [number, number, number];
-  const [N0, N1, N2] = fb.map((f, k) => f.b / (stats.avgLen[k] as number)) as [number, number, number];
-  const [l0, l1, l2] = lens as [ArrayLike<number>, ArrayLike<number>, ArrayLike<number>];
+export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
+  const k1 = RANKING.k1;
+  const [w0, w1, w2] = norms.w;
   const { docs, tfs } = p;
   for (let j = p.start; j < p.end; j++) {
     const i = docs[j] as number;
     if (live && !live[i]) continue;
-    const t0 = tfs[j * 3] as number;
-    const t1 = tfs[j * 3 + 1] as number;
-    const t2 = tfs[j * 3 + 2] as number;
-    let tf = 0;
-    if (t0) tf += (B0 * t0) / (C0 + N0 * (l0[i] as number));
-    if (t1) tf += (B1 * t1) / (C1 + N1 * (l1[i] as number));
-    if (t2) tf += (B2 * t2) / (C2 + N2 * (l2[i] as number));
+    // Branch-free: a field without the term adds exactly 0.
+    const tf = (tfs[j * 3] as number) * (w0[i] as number) + (tfs[j * 3 + 1] as number) * (w1[i] as number) + (tfs[j * 3 + 2] as number) * (w2[i] as number);
     const c = (weightedIdf * tf) / (k1 + tf);
     const key = base + i;
     const before = target[key] as number;

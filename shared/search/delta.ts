@@ -1,6 +1,6 @@
 import type { TopK } from '../top-k.ts';
 import { analyze, averageLengths, type Analyzed } from './analyze.ts';
-import type { CollectionStats, Postings } from './bm25f.ts';
+import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
 import { Int8Rows } from './int8-vectors.ts';
@@ -105,7 +105,7 @@ export class PreparedDelta implements ExtraVocab {
   private termsRemoved: string[] = [];
   private surfacesAdded: string[] = [];
   private surfacesRemoved: string[] = [];
-  private cache: { docs?: SearchDoc[]; stats?: CollectionStats; sortedTerms?: string[]; sortedSurfaces?: string[] } = {};
+  private cache: { docs?: SearchDoc[]; stats?: CollectionStats; norms?: FieldNorms; sortedTerms?: string[]; sortedSurfaces?: string[] } = {};
 
   constructor(delta: Delta = { docs: [], masked: new Set() }, index?: SearchIndex) {
     if (index) this.bind(index);
@@ -163,6 +163,7 @@ export class PreparedDelta implements ExtraVocab {
     if (!changed) return;
     this.cache.docs = undefined;
     this.cache.stats = undefined;
+    this.cache.norms = undefined;
     // The sorted vocabularies follow a few new or gone words in place (a request's worth of
     // changes), and are sorted again, when next asked for, after more.
     this.cache.sortedTerms = updateSorted(this.cache.sortedTerms, this.termsAdded, this.termsRemoved, this.terms);
@@ -317,6 +318,11 @@ export class PreparedDelta implements ExtraVocab {
     };
     this.cache.stats = stats;
     return stats;
+  }
+
+  /** The slots' field norms under the statistics of the build and the delta together (`stats()`). */
+  norms(): FieldNorms {
+    return (this.cache.norms = FieldNorms.of(this.lens, this.slots.length, this.stats().avgLen, this.cache.norms));
   }
 
   liveDf(term: string): number {

@@ -6,7 +6,7 @@
  */
 import { nowSeconds } from '../clock.ts';
 import { averageLengths } from './analyze.ts';
-import { idfOf, type CollectionStats, type Postings } from './bm25f.ts';
+import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
 import { Int8Rows } from './int8-vectors.ts';
@@ -48,6 +48,8 @@ export class SearchIndex {
   /** The IVF centroids, quantised like the item vectors, to rank lists with the same kernel. */
   private readonly centroids: { rows: Int8Rows; scales: Float32Array } | null;
   readonly byId = new Map<number, number>();
+  /** The field norms of the latest statistics ranked with (`norms`). */
+  private fieldNorms: FieldNorms | undefined;
   /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
   readonly ids: Float64Array;
   readonly active: Uint8Array;
@@ -97,6 +99,11 @@ export class SearchIndex {
   df(term: string): number {
     const p = this.posting(term);
     return p ? p.end - p.start : 0;
+  }
+
+  /** The documents' field norms under these statistics' average lengths (kept until they change). */
+  norms(stats: CollectionStats): FieldNorms {
+    return (this.fieldNorms = FieldNorms.of(this.lens, this.docs.length, stats.avgLen, this.fieldNorms));
   }
 
   /** BM25's IDF of a term, with the build's statistics or the given ones. */

@@ -6,7 +6,7 @@
  * browses instead (`browse`).
  */
 import { kthLargest, TopK } from '../top-k.ts';
-import { idfOf, scorePostings, type CollectionStats } from './bm25f.ts';
+import { idfOf, scorePostings, type CollectionStats, type FieldNorms } from './bm25f.ts';
 import { RANKING } from './constants.ts';
 import type { PreparedDelta } from './delta.ts';
 import { normalize } from './embedding.ts';
@@ -45,8 +45,8 @@ const HYBRID_VECTOR_LIMIT = 500;
  * Ranking's working memory, reused by every request of the container: ranking is synchronous, so
  * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc` and `best`
  * grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when regrown), as
- * do `vec` and `kws`, the lists to the most keyword matches of one query (4 bytes each); it holds
- * nothing between requests.
+ * do `vec`, `kws` and `headKeys`, the lists to the most keyword matches of one query (4 or 8
+ * bytes each); it holds nothing between requests.
  */
 const scratch = {
   /** Keyword score per key. */
@@ -61,6 +61,8 @@ const scratch = {
   vec: new KeyScores(),
   /** The keyword scores of the matches, for the hybrid head's threshold (reordered by it). */
   kws: new Float64Array(0),
+  /** The matches that can be in the hybrid head (`strongestKeywordMatches`). */
+  headKeys: new IntList(),
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
@@ -211,11 +213,13 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     else units.set(word, [t]);
   }
   if (expanded.words >= RANKING.requestMinWords) for (const word of budgeted(units, stats)) units.delete(word);
+  const indexNorms = index.norms(stats);
+  let deltaNorms: FieldNorms | undefined;
   const score = (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => {
     const p = index.postingsOf(t);
-    if (p) scorePostings(p, index.lens, 0, widf, stats, target, list, max);
+    if (p) scorePostings(p, indexNorms, 0, widf, target, list, max);
     const q = delta.postingsOf(t);
-    if (q) scorePostings(q, delta.lens, N, widf, stats, target, list, max, delta.live);
+    if (q) scorePostings(q, (deltaNorms ??= delta.norms()), N, widf, target, list, max, delta.live);
   };
   for (const [word, ts] of units) {
     if (ts.length === 1 && !standsFor.has(ts[0] as string)) {
@@ -302,13 +306,10 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
 function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
     const acc = scratch.acc;
-    scratch.kws = roomFor(scratch.kws, kwKeys.length);
-    const kws = scratch.kws.subarray(0, kwKeys.length);
-    for (let j = 0; j < kwKeys.length; j++) kws[j] = acc[kwKeys[j] as number] as number;
-    const threshold = kthLargest(kws, HYBRID_VECTOR_LIMIT);
+    const { keys: candidates, threshold } = strongestKeywordMatches(acc, kwKeys, HYBRID_VECTOR_LIMIT);
     const strongest: number[] = [];
     const tied: number[] = [];
-    for (const key of kwKeys) {
+    for (const key of candidates) {
       const k = acc[key] as number;
       if (k > threshold) strongest.push(key);
       else if (k === threshold) tied.push(key);
@@ -324,6 +325,41 @@ function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: A
     return { head: strongest, headFrom: threshold };
   }
   return { head: mode === 'hybrid' ? kwKeys : [], headFrom: undefined };
+}
+
+/** Matches sampled (evenly spaced) to find where the strongest few start. */
+const HEAD_SAMPLE = 2048;
+
+/**
+ * The k-th largest keyword score of the matches (`threshold`) and, in their order, the matches
+ * that can score at least that (a superset of those that do): every match when they are few.
+ * Of many, an evenly spaced sample first bounds the threshold from below: the sample's score
+ * that about 3k of all matches are expected to reach. Only matches at or above it are kept and
+ * searched; when fewer than k reach it (a sample far off), all of them are. The threshold is
+ * exact either way: a broad query's 90,000 matches are copied and searched as about 1,500.
+ */
+export function strongestKeywordMatches(acc: Float64Array, kwKeys: Int32Array, k: number): { keys: Int32Array; threshold: number } {
+  const n = kwKeys.length;
+  const kws = (scratch.kws = roomFor(scratch.kws, n));
+  if (n > 8 * HEAD_SAMPLE) {
+    const sample = kws.subarray(0, HEAD_SAMPLE);
+    const step = n / HEAD_SAMPLE;
+    for (let j = 0; j < HEAD_SAMPLE; j++) sample[j] = acc[kwKeys[Math.floor(j * step)] as number] as number;
+    const floor = kthLargest(sample, Math.ceil((3 * k * HEAD_SAMPLE) / n));
+    const kept = scratch.headKeys;
+    kept.clear();
+    for (let j = 0; j < n; j++) {
+      const key = kwKeys[j] as number;
+      if ((acc[key] as number) >= floor) kept.push(key);
+    }
+    if (kept.length >= k) {
+      const keys = kept.view();
+      for (let j = 0; j < keys.length; j++) kws[j] = acc[keys[j] as number] as number;
+      return { keys, threshold: kthLargest(kws.subarray(0, keys.length), k) };
+    }
+  }
+  for (let j = 0; j < n; j++) kws[j] = acc[kwKeys[j] as number] as number;
+  return { keys: kwKeys, threshold: kthLargest(kws.subarray(0, n), k) };
 }
 
 /** Adds to `m` the nearest of the build's and of the delta's documents: together, the nearest of both. */

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../shared/random.ts';
+import { strongestKeywordMatches } from '../../shared/search/rank.ts';
+import { kthLargest } from '../../shared/top-k.ts';
+
+/** The k-th largest score over `keys`, by sorting all of them. */
+function exact(scores: Float64Array, keys: Int32Array, k: number): number {
+  return [...keys].map((key) => scores[key] as number).sort((a, b) => b - a)[k - 1] as number;
+}
+
+/** Checks the answer: the exact threshold, and every key reaching it kept, in the matches' order. */
+function check(scores: Float64Array, keys: Int32Array, k: number): number {
+  const { keys: kept, threshold } = strongestKeywordMatches(scores, keys, k);
+  expect(threshold).toBe(exact(scores, keys, k));
+  const reaching = [...keys].filter((key) => (scores[key] as number) >= threshold);
+  const keptList = [...kept];
+  expect(keptList.filter((key) => (scores[key] as number) >= threshold)).toEqual(reaching);
+  // Kept keys are matches, in their order.
+  const at = new Map([...keys].map((key, j) => [key, j]));
+  for (let j = 1; j < keptList.length; j++) expect(at.get(keptList[j] as number)).toBeGreaterThan(at.get(keptList[j - 1] as number) as number);
+  return keptList.length;
+}
+
+describe("hybrid's head threshold over many keyword matches", () => {
+  const n = 60_000;
+  const keys = Int32Array.from({ length: n }, (_, j) => n - 1 - j);
+
+  it('is exact and keeps a few times k of 60,000 random scores', () => {
+    const r = seededRandom(5);
+    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    expect(check(scores, keys, 500)).toBeLessThan(5000);
+  });
+
+  it('is exact when most scores tie', () => {
+    const r = seededRandom(6);
+    const scores = Float64Array.from({ length: n }, () => (r() < 0.99 ? 1 : 2 + r()));
+    check(scores, keys, 500);
+    check(new Float64Array(n).fill(3), keys, 500);
+  });
+
+  it('is exact when the evenly spaced sample overrates the matches (it falls back to all of them)', () => {
+    // The sampled positions (every n / 2048-th match) score highest, the rest lower.
+    const r = seededRandom(7);
+    const scores = Float64Array.from({ length: n }, () => r() * 1000);
+    const step = n / 2048;
+    for (let j = 0; j < 2048; j++) scores[keys[Math.floor(j * step)] as number] = 1000 + j;
+    expect(check(scores, keys, 500)).toBe(n);
+  });
+
+  it('agrees with a quickselect over every match on a small list (no sampling)', () => {
+    const r = seededRandom(8);
+    const few = Int32Array.from({ length: 3000 }, (_, j) => j * 2);
+    const scores = Float64Array.from({ length: 6000 }, () => r());
+    const { keys: kept, threshold } = strongestKeywordMatches(scores, few, 500);
+    expect(threshold).toBe(
+      kthLargest(
+        Float64Array.from(few, (key) => scores[key] as number),
+        500,
+      ),
+    );
+    expect([...kept]).toEqual([...few]);
+  });
+});
