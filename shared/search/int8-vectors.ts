@@ -60,7 +60,19 @@ export class Int8Rows {
     const q16 = new Int16Array(this.dims);
     const up = QUERY_MAX / max;
     for (let k = 0; k < q.length; k++) q16[k] = Math.round((q[k] as number) * up);
-    const down = max / QUERY_MAX;
+    return this.prepared(q16, max / QUERY_MAX);
+  }
+
+  /**
+   * Row `r` itself as the query (its int8 values widened, exactly): `dot(i)` = Σ row_i[k] ·
+   * row_r[k], without quantising a float copy of it.
+   */
+  rowQuery(r: number): QueryDot {
+    return this.prepared(Int16Array.from(this.rows.subarray(r * this.dims, (r + 1) * this.dims)), 1);
+  }
+
+  /** A query already in the kernel's int16 form, its dot products scaled by `down`. */
+  private prepared(q16: Int16Array, down: number): QueryDot {
     const { dims } = this;
     return (i, n = dims) => {
       if (this.held !== q16) {

@@ -43,19 +43,31 @@ export function unitVector(index: SearchIndex, delta: PreparedDelta, d: SearchDo
  * int8 kernel (no vector read back), the delta's through their own vectors. 0 without vectors.
  */
 export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
+  const indexOf = (d: SearchDoc) => (delta.get(d.id) ? undefined : index.byId.get(d.id));
   return ({ doc: a }) => {
-    const q = unitVector(index, delta, a);
-    if (!q) return () => 0;
-    const indexed = index.similarityTo(q);
+    const ia = a.vector ? undefined : indexOf(a);
+    // An indexed document against indexed ones: its own int8 row is the query.
+    const toIndexed = ia !== undefined ? index.similarityToIndexed(ia) : undefined;
+    // Its unit vector: for the delta's documents (or, for a document of the delta, any), made when first needed.
+    let q: Float32Array | null | undefined;
+    const unit = () => (q === undefined ? (q = unitVector(index, delta, a)) : q);
+    let indexed: ((i: number) => number) | undefined = toIndexed;
     return ({ doc: b }) => {
-      const i = delta.get(b.id) ? undefined : index.byId.get(b.id);
-      if (i !== undefined) return indexed(i);
+      const i = indexOf(b);
+      if (i !== undefined) {
+        if (!indexed) {
+          const u = unit();
+          indexed = u ? index.similarityTo(u) : () => 0;
+        }
+        return indexed(i);
+      }
+      const u = unit();
       const v = b.vector;
-      if (!v || v.length !== q.length) return 0;
+      if (!u || !v || v.length !== u.length) return 0;
       let dot = 0;
       let norm = 0;
       for (let d = 0; d < v.length; d++) {
-        dot += (v[d] as number) * (q[d] as number);
+        dot += (v[d] as number) * (u[d] as number);
         norm += (v[d] as number) * (v[d] as number);
       }
       return norm > 0 ? dot / Math.sqrt(norm) : 0;

@@ -104,6 +104,23 @@ describe('int8 SIMD dot kernel', () => {
     expect(() => new Int8Rows(new Int8Array(4), 4).addRows([0], [1], new Float32Array(3))).toThrow(RangeError);
   });
 
+  it('scores a row as the query exactly, interleaved with other queries', () => {
+    const next = random(11);
+    for (const dims of [5, 16, 100, 512]) {
+      const src = rowsOf(12, dims, next);
+      const rows = new Int8Rows(src, dims);
+      const asQuery = (r: number) => Float32Array.from(src.subarray(r * dims, (r + 1) * dims));
+      const r3 = rows.rowQuery(3);
+      const r7 = rows.rowQuery(7);
+      const other = rows.query(Float32Array.from({ length: dims }, () => next() - 0.5));
+      for (let i = 0; i < 12; i++) {
+        expect(r3(i)).toBe(exact(src, dims, i, asQuery(3)));
+        other(i);
+        expect(r7(i)).toBe(exact(src, dims, i, asQuery(7)));
+      }
+    }
+  });
+
   it('gives each set of rows its own memory', () => {
     const one = new Int8Rows(Int8Array.from([1, 2, 3, 4]), 4);
     const two = new Int8Rows(Int8Array.from([-1, -2, -3, -4]), 4);

@@ -420,3 +420,35 @@ describe('request words', () => {
     expect(REQUEST_WORDS.has('paper')).toBe(true);
   });
 });
+
+describe('similarity between documents (the diversity control)', () => {
+  const unit = (v: Float32Array) => {
+    const n = Math.hypot(...v);
+    return v.map((x) => x / n);
+  };
+  const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, k) => s + x * (b[k] as number), 0);
+
+  it('an indexed document against indexed and fresh ones: the cosine of their vectors as stored', async () => {
+    const { similarityIn } = await import('../../shared/search/vectors.ts');
+    const docs = Array.from({ length: 30 }, (_, k) => doc(k + 1, `item ${k} lamp`, `shade ${k % 7} brass ${k % 3}`));
+    const index = SearchIndex.build(docs, 64, 1);
+    const fresh = [doc(101, 'fresh lamp', 'shade 2 brass 1'), doc(102, 'other kettle', 'steel')];
+    const delta = new PreparedDelta({ docs: fresh, masked: new Set() }, index);
+    const similarity = similarityIn(index, delta);
+    // Indexed vectors as the index stores them (int8, scaled; read back as float32, hence 6 digits): a's unit vector against b's.
+    const stored = (id: number) => index.vectorOf(index.byId.get(id) as number) as Float32Array;
+    for (const a of [1, 5, 17]) {
+      const toA = similarity({ doc: index.docs[index.byId.get(a) as number] as SearchDoc });
+      const ua = unit(stored(a));
+      for (const b of [1, 2, 9, 30]) expect(toA({ doc: index.docs[index.byId.get(b) as number] as SearchDoc })).toBeCloseTo(dot(ua, stored(b)), 6);
+      for (const f of fresh) expect(toA({ doc: f })).toBeCloseTo(dot(ua, unit(f.vector as Float32Array)), 6);
+    }
+    // A fresh document against indexed ones, through the kernel as before (its query quantised).
+    const toFresh = similarity({ doc: fresh[0] as SearchDoc });
+    expect(toFresh({ doc: index.docs[0] as SearchDoc })).toBeCloseTo(dot(unit(fresh[0]?.vector as Float32Array), stored(1)), 3);
+    // Without a vector: 0.
+    const bare = SearchIndex.build([doc(1, 'a', '', { vector: null }), doc(2, 'b')], 64, 1);
+    const none = similarityIn(bare, noDelta)({ doc: bare.docs[0] as SearchDoc });
+    expect(none({ doc: bare.docs[1] as SearchDoc })).toBe(0);
+  });
+});
