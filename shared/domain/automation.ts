@@ -18,6 +18,12 @@ export function nextAfter(due: number, every: number, now: number): number {
 }
 
 /**
+ * How old a claim is before another pass finishes it: twice the maintenance pass's timeout
+ * (shared/queue/workers.ts, 60 s), so the pass that made it has surely stopped.
+ */
+export const CLAIM_GRACE_SECONDS = 120;
+
+/**
  * Starts the tenant's scheduled runs that are due (Published templates whose `next_run_at` has
  * come), once per due time however many passes overlap: a pass claims a due time by moving the
  * template's `next_run_at` on, conditionally on the value it read, so only one pass's claim
@@ -27,12 +33,6 @@ export function nextAfter(due: number, every: number, now: number): number {
  * a run starts only once). A claim younger than that belongs to a pass still delivering it, and
  * is left to it. Answers the job names started.
  */
-/**
- * How old a claim is before another pass finishes it: twice the maintenance pass's timeout
- * (shared/queue/workers.ts, 60 s), so the pass that made it has surely stopped.
- */
-export const CLAIM_GRACE_SECONDS = 120;
-
 export async function startDueRuns(deps: { console: ConsoleStore; queue: WorkQueue }, tenant: string, now: number): Promise<string[]> {
   const c = deps.console;
   const started: string[] = [];

@@ -172,7 +172,6 @@ export class SearchIndex {
     return n;
   }
 
-  /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
   /**
    * Cosine similarity of indexed document `r` with any indexed document: its int8 row is the
    * query as it is (no float copy to normalise and quantise again), divided by the row's norm.
@@ -190,6 +189,7 @@ export class SearchIndex {
     return (i) => (hasVector[i] ? (dot(i) * (scales[i] as number)) / norm : 0);
   }
 
+  /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
   similarityTo(q: Float32Array): (i: number) => number {
     const dot = this.vectors.query(q);
     const { hasVector, scales } = this;

@@ -40,18 +40,18 @@ export function unitVector(index: SearchIndex, delta: PreparedDelta, d: SearchDo
 
 /**
  * Cosine similarity to a document, for any number of others: documents of the index through its
- * int8 kernel (no vector read back), the delta's through their own vectors. 0 without vectors.
+ * int8 kernel (no vector read back; an indexed document's own row as the query), the delta's
+ * through their own vectors. 0 without vectors.
  */
 export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
   const indexOf = (d: SearchDoc) => (delta.get(d.id) ? undefined : index.byId.get(d.id));
   return ({ doc: a }) => {
-    const ia = a.vector ? undefined : indexOf(a);
-    // An indexed document against indexed ones: its own int8 row is the query.
-    const toIndexed = ia !== undefined ? index.similarityToIndexed(ia) : undefined;
-    // Its unit vector: for the delta's documents (or, for a document of the delta, any), made when first needed.
+    const ia = indexOf(a);
+    // a's unit vector, made when first needed: against the delta's documents, or any when a is the delta's.
     let q: Float32Array | null | undefined;
     const unit = () => (q === undefined ? (q = unitVector(index, delta, a)) : q);
-    let indexed: ((i: number) => number) | undefined = toIndexed;
+    // Against indexed documents through the kernel: an indexed a's own int8 row is the query.
+    let indexed: ((i: number) => number) | undefined = ia !== undefined ? index.similarityToIndexed(ia) : undefined;
     return ({ doc: b }) => {
       const i = indexOf(b);
       if (i !== undefined) {
