@@ -41,7 +41,7 @@ const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
  * The query of a tenant's item changes after a time, or after a cursor: in the change index
  * (gsi2, whole items), or in its slim copy (gsi4, the change fields only: the same keys).
  */
-const changesAfter = (tenant: string, since: number, after?: string, index: typeof changedSince | typeof changeKeys = changedSince) =>
+const changesAfter = (tenant: string, since: number, { after, index = changedSince }: { after?: string | undefined; index?: typeof changedSince | typeof changeKeys } = {}) =>
   index.query({ tenant }, { gt: after ?? index.skPrefix({ changed_at: since }) });
 
 function vectorBytes(v: Float32Array): Uint8Array {
@@ -213,7 +213,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges> {
       // `after` (a cursor from an earlier incomplete answer) is the last change's sort key.
-      const rows = await queryUpTo(t, changesAfter(tenant, since, after), limit + 1);
+      const rows = await queryUpTo(t, changesAfter(tenant, since, { after }), limit + 1);
       const items: ItemWithVector[] = [];
       const deleted: { id: number; at: number }[] = [];
       const page = rows.slice(0, limit);
@@ -229,7 +229,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       // The key plus what tells two states of one item apart within the same second, and the
       // item's id and change times: the fields gsi4 projects.
       const project = [changedSince.skAttr, ...CHANGE_FIELDS];
-      const rows = await queryUpTo(t, refine(changesAfter(tenant, since, undefined, opts.besideReads ? changedSince : changeKeys), { project }), Infinity);
+      const rows = await queryUpTo(t, refine(changesAfter(tenant, since, { index: opts.besideReads ? changedSince : changeKeys }), { project }), Infinity);
       return rows.map((r) => {
         const deleted = r.deleted_at !== undefined;
         return {
@@ -242,7 +242,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       });
     },
 
-    countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since, undefined, changeKeys), upTo),
+    countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since, { index: changeKeys }), upTo),
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
       // Strongly consistent: an index build must hold every change committed before it began.

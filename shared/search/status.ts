@@ -3,8 +3,7 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import type { ChangeKey } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
 import type { WorkQueue } from '../queue/messages.ts';
-import { SEARCH_SETTINGS } from './settings.ts';
-import { currentIndex, type SearchDeps } from './views.ts';
+import { currentIndex, rereadFrom, type SearchDeps } from './views.ts';
 
 /**
  * The changes since one index build, as this container last listed them (latest state per id).
@@ -32,9 +31,8 @@ function tallyFor(deps: SearchDeps, tenant: string, builtAt: number): ChangeTall
     changes: new Map(),
     refresh: new FreshRead(async () => {
       const startedAt = nowMs();
-      const since = Math.max(0, Math.max(builtAt, Math.floor(tally.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
       // Oldest first: a later state of an item replaces an earlier one.
-      for (const c of await deps.items.changeKeysSince(tenant, since)) tally.changes.set(c.id, c);
+      for (const c of await deps.items.changeKeysSince(tenant, rereadFrom(builtAt, tally.readAt))) tally.changes.set(c.id, c);
       tally.readAt = startedAt;
     }),
   };

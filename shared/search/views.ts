@@ -72,13 +72,19 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
   return (await loadBuild(deps.blobs, tenant, pointer.key, deps.embedder.dimensions)) ?? current ?? emptyIndex(deps.embedder.dimensions);
 }
 
+/**
+ * Where a listing of the changes after time `after` (s) starts when an earlier one began at
+ * `readAtMs` (0: none): anything committed before that listing began was seen by it, anything
+ * after carries a time no earlier than its start less the clock-skew margin.
+ */
+export const rereadFrom = (after: number, readAtMs: number): number => Math.max(0, Math.max(after, Math.floor(readAtMs / 1000)) - SEARCH_SETTINGS.skewSeconds);
+
 /** Brings the delta up to date with the changes committed since the previous read (with a clock-skew margin). */
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = nowMs();
-  // Anything committed before the previous read began was read then; anything after carries a
-  // time no earlier than that start minus the clock-skew margin. So the window to look at again
-  // starts there, not at the latest change seen, which may be long settled.
-  const since = Math.max(0, Math.max(st.latest, Math.floor(st.readAt / 1000)) - SEARCH_SETTINGS.skewSeconds);
+  // The window to look at again starts at the previous read's start less the skew margin
+  // (`rereadFrom`), not at the latest change seen, which may be long settled.
+  const since = rereadFrom(st.latest, st.readAt);
   // The changes inside the skew margin were mostly applied already: list their keys (cheap) and
   // read items only from the first key not seen yet. The first read of a state has seen nothing,
   // so it reads every change at once (listing them first would read the change index twice:
