@@ -44,6 +44,9 @@ const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
 const changesAfter = (tenant: string, since: number, { after, index = changedSince }: { after?: string | undefined; index?: typeof changedSince | typeof changeKeys } = {}) =>
   index.query({ tenant }, { gt: after ?? index.skPrefix({ changed_at: since }) });
 
+/** A change's `ChangeKey.state`: its key plus what tells two states of one item apart within the same second. */
+const changeState = (r: Row): string => [r[changedSince.skAttr], r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|');
+
 function vectorBytes(v: Float32Array): Uint8Array {
   return new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
 }
@@ -222,7 +225,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         else items.push(withVector(r));
       }
       const complete = rows.length <= limit;
-      return { items, deleted, complete, ...(complete ? {} : { cursor: String(page[page.length - 1]?.[changedSince.skAttr]) }) };
+      return { items, deleted, complete, states: page.map(changeState), ...(complete ? {} : { cursor: String(page[page.length - 1]?.[changedSince.skAttr]) }) };
     },
 
     async changeKeysSince(tenant: string, since: number, opts: { besideReads?: boolean } = {}): Promise<ChangeKey[]> {
@@ -233,7 +236,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return rows.map((r) => {
         const deleted = r.deleted_at !== undefined;
         return {
-          state: [r[changedSince.skAttr], r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|'),
+          state: changeState(r),
           cursor: String(r[changedSince.skAttr]),
           id: Number(r.id),
           deleted,

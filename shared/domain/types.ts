@@ -52,6 +52,8 @@ export interface ItemChanges {
   complete: boolean;
   /** When incomplete: pass it back as `after` to read on from the last change returned. */
   cursor?: string;
+  /** The `ChangeKey.state` of every change returned (items and deletions). */
+  states: string[];
 }
 
 /** One item's latest change, listed without its data. */

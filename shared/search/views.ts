@@ -100,8 +100,10 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   // inside the skew margin would otherwise be read again and again.
   let cursor: string | undefined = firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined;
   let latest = st.latest;
+  const read: string[] = [];
   do {
     const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
+    if (first) read.push(...changes.states);
     // Changes the build already holds (read again inside the clock-skew margin of its start) stay
     // out of the delta: there they would hide the index's copy and be scored on every request.
     st.delta.apply(
@@ -113,12 +115,21 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     cursor = changes.cursor;
   } while (cursor);
   st.latest = latest;
-  // Only once applied: a failed read leaves them unseen, to be read again. (After a first read,
-  // nothing is marked: the next read applies the changes of the skew margin again.)
-  st.seen = new Set(listed.map((k) => k.state));
+  // Only once applied: a failed read leaves them unseen, to be read again. A first read marks
+  // what it read (it listed nothing).
+  st.seen = new Set(first ? read : listed.map((k) => k.state));
   // A delta that keeps growing is folded into a new build by the maintenance sweep (every
   // minute), not from here: searches send no messages, so they need no queue at all.
   st.readAt = startedAt;
+  // An update moves its row in the change index: the old entry is deleted and the new one put,
+  // two writes (DynamoDB propagates them asynchronously, dynalite deletes first), so a read can
+  // find the row at neither key. A later read finds it at its new key, and meanwhile the delta
+  // keeps what earlier reads found of it. A first read has no earlier one: an item created after
+  // the build and updated during that read (its embedding saved) would be missing from the view,
+  // then back on the next request (a page would miss it, and the next pages rank it in). So a
+  // first read is followed at once by an ordinary one, which lists the skew window and reads
+  // what moved meanwhile.
+  if (first) await readDelta(items, tenant, st);
 }
 
 /** The tenant's current index build (no older than the pointer check interval), without its delta. */

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
+import { Item } from '../../shared/data/entities.ts';
+import type { ItemRecord, ItemStore } from '../../shared/domain/types.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
@@ -51,7 +53,7 @@ describe('the changes search scores beside the index', () => {
 });
 
 describe('reading the changes since the build', () => {
-  it('reads them all at once the first time, without listing them first; then lists, and reads only what is new', async () => {
+  it('reads them all at once the first time, without listing them first, then lists the skew window once; then lists, and reads only what is new', async () => {
     const T = 'first-read';
     const { items, events } = db.stores;
     const blobs = new FolderBlobStore(dir);
@@ -67,15 +69,43 @@ describe('reading the changes since the build', () => {
     const deps = { items: counted, events, blobs, embedder };
     let { delta } = await tenantView(deps, T);
     expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Trail shoe']);
-    expect(calls).toEqual({ listed: 0, read: 1 });
+    // The listing that follows a first read finds only what that read marked: nothing is read twice.
+    expect(calls).toEqual({ listed: 1, read: 1 });
     // Later reads list first, and read items only when something changed.
     await items.create(T, [{ name: 'Rain jacket' }], now + 1);
     ({ delta } = await tenantView(deps, T));
     expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Rain jacket', 'Trail shoe']);
-    expect(calls).toEqual({ listed: 1, read: 2 });
+    expect(calls).toEqual({ listed: 2, read: 2 });
     ({ delta } = await tenantView(deps, T));
     expect(delta.docs).toHaveLength(3);
-    expect(calls).toEqual({ listed: 2, read: 2 });
+    expect(calls).toEqual({ listed: 3, read: 2 });
+  });
+
+  it('finds an item that moved in the change index while the first read ran (found at neither key by it)', async () => {
+    const T = 'moving';
+    const { items, events } = db.stores;
+    const blobs = new FolderBlobStore(dir);
+    const embedder = new HashingEmbedding();
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(T, [{ name: 'Camp stove' }], now);
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    const [lantern] = (await items.create(T, [{ name: 'Storm lantern' }], now)) as [ItemRecord];
+    const before = Item.indexes.changedSince.sk({ changed_at: lantern.updated_at, id: lantern.id });
+    let reads = 0;
+    const moving: ItemStore = {
+      ...items,
+      // The first read runs while the lantern's embedding is saved, which moves its change row:
+      // the read finds the row at neither key (the old one deleted, the new one not yet put).
+      changedSince: async (...a) => {
+        const changes = await items.changedSince(...a);
+        if (reads++ > 0) return changes;
+        expect(changes.items.map((i) => i.id)).toContain(lantern.id);
+        expect(await embedItem(items, embedder, T, lantern.id)).toBe('embedded');
+        return { ...changes, items: changes.items.filter((i) => i.id !== lantern.id), states: changes.states.filter((s) => !s.startsWith(`${before}|`)) };
+      },
+    };
+    const { delta } = await tenantView({ items: moving, events, blobs, embedder }, T);
+    expect(delta.docs.map((d) => [d.name, d.embedding_updated_at !== null])).toEqual([['Storm lantern', true]]);
   });
 });
 
