@@ -30,10 +30,17 @@ function tallyFor(deps: SearchDeps, tenant: string, builtAt: number): ChangeTall
     readAt: 0,
     changes: new Map(),
     refresh: new FreshRead(async () => {
-      const startedAt = nowMs();
-      // Oldest first: a later state of an item replaces an earlier one.
-      for (const c of await deps.items.changeKeysSince(tenant, rereadFrom(builtAt, tally.readAt))) tally.changes.set(c.id, c);
-      tally.readAt = startedAt;
+      const list = async () => {
+        const startedAt = nowMs();
+        // Oldest first: a later state of an item replaces an earlier one.
+        for (const c of await deps.items.changeKeysSince(tenant, rereadFrom(builtAt, tally.readAt))) tally.changes.set(c.id, c);
+        tally.readAt = startedAt;
+      };
+      const first = tally.readAt === 0;
+      await list();
+      // A listing can miss a row that moves meanwhile (found at neither key: see the search
+      // delta's first read); later listings find it, but a first one answers a call at once.
+      if (first) await list();
     }),
   };
   tallies.set(tenant, tally);
