@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import { cacheTableDescriptions } from './table-descriptions.mjs';
+import './dynalite-indexes.mjs';
 
 /*
  * dynalite reads a Query or Scan through a stream over a LevelDB iterator that it never closes:

@@ -122,13 +122,14 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   // minute), not from here: searches send no messages, so they need no queue at all.
   st.readAt = startedAt;
   // An update moves its row in the change index: the old entry is deleted and the new one put,
-  // two writes (DynamoDB propagates them asynchronously, dynalite deletes first), so a read can
-  // find the row at neither key. A later read finds it at its new key, and meanwhile the delta
-  // keeps what earlier reads found of it. A first read has no earlier one: an item created after
-  // the build and updated during that read (its embedding saved) would be missing from the view,
-  // then back on the next request (a page would miss it, and the next pages rank it in). So a
-  // first read is followed at once by an ordinary one, which lists the skew window and reads
-  // what moved meanwhile.
+  // two writes that DynamoDB propagates to the index asynchronously (DynamoDB Local, and the
+  // local stack's dynalite, apply them at once: local/dynalite-indexes.mjs), so a read on AWS
+  // may find the row at neither key. A later read finds it at its new key, and meanwhile the
+  // delta keeps what earlier reads found of it. A first read has no earlier one: an item created
+  // after the build and updated during that read (its embedding saved) would be missing from the
+  // view, then back on the next request (a page would miss it, and the next pages rank it in).
+  // So a first read is followed at once by an ordinary one, which lists the skew window and
+  // reads what moved meanwhile.
   if (first) await readDelta(items, tenant, st);
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Item } from '../../shared/data/entities.ts';
 import { queryPage } from '../../shared/data/ops.ts';
 import { CHANGE_FIELDS } from '../../shared/data/table-schema.ts';
+import type { ChangeKey } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -169,4 +170,35 @@ describe('updating an item to the content it has', () => {
     expect(r.embedding_updated_at).toBeNull();
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
+});
+
+describe('the change index while an update moves an item in it', () => {
+  it('lists the item at its old key or its new one (or both), never at neither', async () => {
+    // An embedding saved moves the item's change row to the time of the save: DynamoDB writes the
+    // new index entry and deletes the old one. A read of the changes meanwhile must still find
+    // the item (the search delta's first read and the index status count on it).
+    const s = db.stores.items;
+    const T = 'moving-row';
+    const base = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'Storm lantern' }], base);
+    const id = (item as { id: number }).id;
+    const vector = new Float32Array(8).fill(0.5);
+    let missing = 0;
+    for (let round = 1; round <= 40; round++) {
+      // Each round a new content version, so each save moves the row (its stamp one second on).
+      await s.update(T, id, { name: `Storm lantern ${round}` }, base + 2 * round);
+      // Listings sent one after another while the save is in flight.
+      let done = false;
+      const saved = s.saveEmbedding(T, id, round + 1, vector, base + 2 * round + 1).finally(() => (done = true));
+      const listings: Promise<ChangeKey[]>[] = [];
+      while (!done) {
+        listings.push(s.changeKeysSince(T, 0, { besideReads: true }));
+        await new Promise((r) => setImmediate(r));
+      }
+      const reads = await Promise.all(listings);
+      expect(await saved).toBe('saved');
+      missing += reads.filter((keys) => !keys.some((k) => k.id === id)).length;
+    }
+    expect(missing).toBe(0);
+  }, 30_000);
 });
