@@ -21,6 +21,8 @@ beforeAll(async () => {
   db = await testTable();
   dir = mkdtempSync(join(tmpdir(), 'search-delta-test-'));
 });
+/** The stores, a blob folder and an embedder, as a search container has them. */
+const fixture = () => ({ items: db.stores.items, events: db.stores.events, blobs: new FolderBlobStore(dir), embedder: new HashingEmbedding() });
 afterAll(async () => {
   await db.close();
   rmSync(dir, { recursive: true, force: true });
@@ -29,9 +31,7 @@ afterAll(async () => {
 describe('the changes search scores beside the index', () => {
   it('leave out what the build already holds (read again inside its clock-skew margin) and keep every later change', async () => {
     const T = 'delta';
-    const { items, events } = db.stores;
-    const blobs = new FolderBlobStore(dir);
-    const embedder = new HashingEmbedding();
+    const { items, events, blobs, embedder } = fixture();
     const now = Math.floor(Date.now() / 1000);
     const created = await items.create(T, [{ name: 'Trail shoe' }, { name: 'Camp stove' }, { name: 'Rain jacket' }], now);
     for (const i of created) await embedItem(items, embedder, T, i.id);
@@ -55,9 +55,7 @@ describe('the changes search scores beside the index', () => {
 describe('reading the changes since the build', () => {
   it('reads them all at once the first time, without listing them first, then lists the skew window once; then lists, and reads only what is new', async () => {
     const T = 'first-read';
-    const { items, events } = db.stores;
-    const blobs = new FolderBlobStore(dir);
-    const embedder = new HashingEmbedding();
+    const { items, events, blobs, embedder } = fixture();
     const now = Math.floor(Date.now() / 1000);
     await items.create(T, [{ name: 'Trail shoe' }, { name: 'Camp stove' }], now);
     const calls = { listed: 0, read: 0 };
@@ -83,9 +81,7 @@ describe('reading the changes since the build', () => {
 
   it('finds an item that moved in the change index while the first read ran (found at neither key by it)', async () => {
     const T = 'moving';
-    const { items, events } = db.stores;
-    const blobs = new FolderBlobStore(dir);
-    const embedder = new HashingEmbedding();
+    const { items, events, blobs, embedder } = fixture();
     const now = Math.floor(Date.now() / 1000);
     await items.create(T, [{ name: 'Camp stove' }], now);
     await buildIndex(items, blobs, embedder.dimensions, T);
@@ -113,9 +109,7 @@ describe('pages ranked on the build their first page was ranked on', () => {
   const decode = (c: string | null) => JSON.parse(Buffer.from(c as string, 'base64url').toString()) as [number, number, number];
   it('a cursor names its build; a newer one is looked for at once, an unknown one ranks on the current build', async () => {
     const T = 'pins';
-    const { items, events } = db.stores;
-    const blobs = new FolderBlobStore(dir);
-    const embedder = new HashingEmbedding();
+    const { items, events, blobs, embedder } = fixture();
     const deps = { items, events, blobs, embedder };
     const now = Math.floor(Date.now() / 1000);
     await items.create(
@@ -276,9 +270,7 @@ describe('a write that commits long after its change stamp (held open across a b
     'is searchable once its request returns, though %s ran while it was held',
     async (_label, build) => {
       const T = build ? 'held-build' : 'held-read';
-      const { items, events } = db.stores;
-      const blobs = new FolderBlobStore(dir);
-      const embedder = new HashingEmbedding();
+      const { items, events, blobs, embedder } = fixture();
       const deps = { items, events, blobs, embedder };
       await items.create(T, [{ name: 'Camp stove' }], Math.floor(Date.now() / 1000));
       const held = heldItems();
