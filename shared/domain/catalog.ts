@@ -13,9 +13,9 @@ export interface Catalog {
   /** Whether the item exists now (active or not). */
   isLive(id: number): boolean;
   /**
-   * Items by content similarity to the unit vector `q`: the `k` nearest of the indexed items and
-   * every item changed since the index was built, each with its cosine to `q` (in no particular
-   * order; deleted items and superseded versions left out, inactive ones not).
+   * Items by content similarity to the unit vector `q`: the `k` nearest of the live catalog, each
+   * with its cosine to `q`, nearest first, whether an item is in the index build or changed since
+   * (deleted items and superseded versions left out, inactive ones not).
    */
   nearest(q: Float32Array, k: number, visit: (id: number, cosine: number) => void): void;
   /** into += Σ weights[j] × the vector of items[j] (items of this catalog); false when none has a vector of its size. */

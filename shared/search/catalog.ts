@@ -1,8 +1,8 @@
 /** What search offers as the catalog port (shared/domain/catalog.ts): its build and delta as one live catalog. */
 import type { Catalog } from '../domain/catalog.ts';
 import type { PreparedDelta } from './delta.ts';
-import { cosine } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
+import { TopK } from '../top-k.ts';
 import type { SearchDoc } from './types.ts';
 import { addDocVectors, similarityIn } from './vectors.ts';
 
@@ -33,14 +33,22 @@ export class SearchView implements Catalog {
     return this.get(id) !== undefined;
   }
 
+  /**
+   * The k nearest of the build's and the delta's items together, each scored as a build scores it
+   * (the int8 kernel: the delta's vectors are quantised as a build quantises them), so an item is
+   * found, and scores, the same before and after the next build, and a request costs over a large
+   * delta (right after an import) about what it costs over a build.
+   */
   nearest(q: Float32Array, k: number, visit: (id: number, cosine: number) => void): void {
     const { index, delta } = this;
     const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
-    index.nearest(q, k, accept).forEach((i, s) => visit(index.ids[i] as number, s));
-    for (const d of delta.docs) visit(d.id, cosine(d.vector, q));
+    const both = new TopK(k);
+    index.nearest(q, k, accept).forEach((i, s) => both.push(index.ids[i] as number, s));
+    if (delta.slotCount > 0) delta.nearest(q, k, () => true).forEach((slot, s) => both.push(delta.docAt(slot).id, s));
+    both.forEachBest(visit);
   }
 
   addVectors(items: readonly SearchDoc[], weights: readonly number[], into: Float32Array): boolean {
-    return addDocVectors(this.index, items, weights, into);
+    return addDocVectors(this.index, this.delta, items, weights, into);
   }
 }

@@ -3,7 +3,7 @@ import { analyze, averageLengths, type Analyzed } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
-import { Int8Rows } from './int8-vectors.ts';
+import { Int8Rows, type VectorRow } from './int8-vectors.ts';
 import { nearestOf } from './nearest.ts';
 import { dequantise, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
@@ -51,6 +51,12 @@ class DeltaVectors {
       const scale = this.scales[slot] ?? 0;
       return scale ? (dots[Math.floor(slot / BLOCK)] as (i: number, n?: number) => number)(slot % BLOCK, n) * scale : 0;
     };
+  }
+
+  /** Where a slot's int8 vector is, and its scale (undefined without one). */
+  vectorRow(slot: number): VectorRow | undefined {
+    const scale = this.scales[slot] ?? 0;
+    return scale ? { rows: this.blocks[Math.floor(slot / BLOCK)] as Int8Rows, row: slot % BLOCK, scale } : undefined;
   }
 
   /** The dequantised vector of a slot, as a build's `vectorOf`. */
@@ -291,6 +297,12 @@ export class PreparedDelta implements ExtraVocab {
 
   vectorOf(slot: number): Float32Array | null {
     return this.vectors?.vectorOf(slot) ?? null;
+  }
+
+  /** Where the int8 vector of the delta's current version of `doc` is (undefined when `doc` is not that version or has no vector). */
+  vectorRowOf(doc: SearchDoc): VectorRow | undefined {
+    const s = this.slotOf.get(doc.id);
+    return s === undefined || this.slots[s]?.doc !== doc ? undefined : this.vectors?.vectorRow(s);
   }
 
   /** The k live slots with a vector nearest to q among those `accept`ed: exact, or coarse then exact as a build does over as many. */

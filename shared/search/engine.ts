@@ -9,7 +9,7 @@ import { averageLengths } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
-import { Int8Rows } from './int8-vectors.ts';
+import { Int8Rows, type VectorRow } from './int8-vectors.ts';
 import { probeLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows } from './quantise.ts';
@@ -151,25 +151,9 @@ export class SearchIndex {
     return this.hasVector[i] ? dequantise(this.vectors.rows, i, this.dims, this.scales[i] as number) : null;
   }
 
-  /**
-   * into += Σ weights[j] × the vector of indexed document rows[j]; those without a vector add
-   * nothing. How many added theirs (0 when `into` is not of this index's size). Uses both lists
-   * as its scratch: they are left holding the rows with a vector and their scaled weights.
-   */
-  addVectorsTo(rows: number[], weights: number[], into: Float32Array): number {
-    if (into.length !== this.dims) return 0;
-    let n = 0;
-    for (let j = 0; j < rows.length; j++) {
-      const i = rows[j] as number;
-      if (!this.hasVector[i]) continue;
-      rows[n] = i;
-      weights[n] = (weights[j] as number) * (this.scales[i] as number);
-      n++;
-    }
-    rows.length = n;
-    weights.length = n;
-    if (n) this.vectors.addRows(rows, weights, into);
-    return n;
+  /** Where indexed document i's int8 vector is, and its scale (undefined without one). */
+  vectorRow(i: number): VectorRow | undefined {
+    return this.hasVector[i] ? { rows: this.vectors, row: i, scale: this.scales[i] as number } : undefined;
   }
 
   /**

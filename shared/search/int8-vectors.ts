@@ -22,6 +22,13 @@ const lines = (bytes: number) => Math.ceil(bytes / 64) * 64;
  * a time (SIMD): about ten times faster than a JavaScript loop over the same Int8Array. `rows`
  * is an ordinary Int8Array view of them.
  */
+/** Where one vector is: its int8 row in a kernel's rows, and the scale that dequantises it. */
+export interface VectorRow {
+  rows: Int8Rows;
+  row: number;
+  scale: number;
+}
+
 export class Int8Rows {
   readonly rows: Int8Array;
   private readonly dotAt: (v: number, q: number, n: number) => number;

@@ -47,6 +47,7 @@ export async function profileOf(deps: SearchDeps, tenant: string, userId: string
   });
   return addDocVectors(
     index,
+    delta,
     docs,
     recent.map((_, k) => 1 / (1 + k / 10)),
     sum,

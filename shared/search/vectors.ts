@@ -2,32 +2,45 @@
 import type { PreparedDelta } from './delta.ts';
 import { normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
+import type { Int8Rows } from './int8-vectors.ts';
 import type { SearchDoc } from './types.ts';
 
 /**
- * Adds Σ weights[j] × the vector of docs[j] to `into`: a fresh document's own vector, an indexed
- * one read in place (no dequantised copy). False when none has a vector of that size.
+ * Adds Σ weights[j] × the vector of docs[j] to `into`, each read in place where the catalog keeps
+ * it (an int8 row of the build or of the delta, quantised alike), in order through the same
+ * kernel: the sum is the same to the last bit whether a document is in the build or changed
+ * since. A document that is neither one of the build's nor the delta's current version adds
+ * nothing.
+ * False when none has a vector of that size.
  */
-export function addDocVectors(index: SearchIndex, docs: readonly (SearchDoc | undefined)[], docWeights: readonly number[], into: Float32Array): boolean {
+export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: readonly (SearchDoc | undefined)[], docWeights: readonly number[], into: Float32Array): boolean {
+  if (into.length !== index.dims) return false;
   let any = false;
+  // Consecutive rows of one kernel go in one call (the same sum as one call a row).
+  let kernel: Int8Rows | undefined;
   const rows: number[] = [];
   const weights: number[] = [];
+  const flush = () => {
+    if (kernel && rows.length) kernel.addRows(rows, weights, into);
+    rows.length = 0;
+    weights.length = 0;
+  };
   for (let j = 0; j < docs.length; j++) {
     const d = docs[j];
-    const w = docWeights[j] as number;
     if (!d) continue;
-    if (d.vector) {
-      if (d.vector.length !== into.length) continue;
-      for (let k = 0; k < into.length; k++) into[k] = (into[k] as number) + w * (d.vector[k] as number);
-      any = true;
-      continue;
-    }
     const i = index.byId.get(d.id);
-    if (i === undefined || index.docs[i] !== d) continue;
-    rows.push(i);
-    weights.push(w);
+    const at = i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
+    if (!at) continue;
+    if (at.rows !== kernel) {
+      flush();
+      kernel = at.rows;
+    }
+    rows.push(at.row);
+    weights.push((docWeights[j] as number) * at.scale);
+    any = true;
   }
-  return index.addVectorsTo(rows, weights, into) > 0 || any;
+  flush();
+  return any;
 }
 
 /** A document's vector as a unit vector (the delta's own, or the index's dequantised), or null. */

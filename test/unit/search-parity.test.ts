@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { SearchView } from '../../shared/search/catalog.ts';
+import { HashingEmbedding, normalize } from '../../shared/search/embedding.ts';
 import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { DEFAULT_TAGS, snippet } from '../../shared/search/highlight.ts';
@@ -60,6 +61,34 @@ describe('ranking visitor (facets and sort over every match)', () => {
       after = { value: last.value, id: last.doc.id, builtAt: 1 };
     }
     expect(seen).toEqual([901, ...Array.from({ length: 900 }, (_, i) => 900 - i)]);
+  });
+});
+
+describe("the catalog's nearest items (recommendations' content candidates)", () => {
+  const kinds = ['red kettle', 'blue teapot', 'green tea', 'black coffee', 'oat biscuits'];
+  const docs = Array.from({ length: 600 }, (_, i) => doc(i + 1, `${kinds[i % 5]} ${i % 37} batch ${i}`));
+  const q = normalize(Float32Array.from(emb.embedOne('green tea 12')));
+  const nearest = (view: SearchView) => {
+    const out: [number, number][] = [];
+    view.nearest(q, 50, (id, s) => out.push([id, s]));
+    return out;
+  };
+  const view = (built: SearchDoc[], changed: SearchDoc[], masked: number[] = []) => {
+    const index = SearchIndex.build(built, 64, 1);
+    return new SearchView(index, new PreparedDelta({ docs: changed, masked: new Set(masked) }, index));
+  };
+
+  it('are the same k, with the same scores, whether the items are in the build or changed since', () => {
+    const afterBuild = nearest(view(docs, []));
+    expect(afterBuild).toHaveLength(50);
+    expect(afterBuild.map(([, s]) => s)).toEqual([...afterBuild.map(([, s]) => s)].sort((a, b) => b - a));
+    // Right after an import: every item is a change since the (empty) build.
+    expect(nearest(view([], docs))).toEqual(afterBuild);
+    // Half built, and a built item changed since (its built copy superseded, another deleted).
+    const stale = { ...(docs[11] as SearchDoc), name: 'green tea 12', vector: emb.embedOne('green tea 12') };
+    const gone = doc(999, 'green tea 12 batch');
+    const half = nearest(view([...docs.slice(0, 300).map((d) => (d.id === 12 ? stale : d)), gone], [docs[11] as SearchDoc, ...docs.slice(300)], [999]));
+    expect(half).toEqual(afterBuild);
   });
 });
 

@@ -141,15 +141,30 @@ describe('index and ranking', () => {
     expect(top).toContain(1235);
   });
 
-  it('sums document vectors: fresh ones as sent, indexed ones from the index, others left out', () => {
+  it('sums document vectors as the catalog keeps them (build or delta rows), others left out', () => {
     const fresh = doc(9, 'Camp stove');
     const indexed = index.docs[0] as SearchDoc;
+    const delta = new PreparedDelta({ docs: [fresh], masked: new Set() }, index);
     const sum = new Float32Array(64);
-    const got = addDocVectors(index, [fresh, indexed, undefined, doc(10, 'x', '', { vector: new Float32Array(3) }), doc(1, 'stale copy', '', { vector: null })], [2, 0.5, 1, 1, 1], sum);
+    const got = addDocVectors(
+      index,
+      delta,
+      [fresh, indexed, undefined, doc(10, 'x', '', { vector: new Float32Array(3) }), doc(1, 'stale copy', '', { vector: null }), doc(11, 'in neither')],
+      [2, 0.5, 1, 1, 1, 1],
+      sum,
+    );
     expect(got).toBe(true);
-    const want = emb.embedOne('Trail running shoe\nlight shoe for rough ground');
-    for (let k = 0; k < 64; k++) expect(sum[k]).toBeCloseTo(2 * (fresh.vector?.[k] as number) + 0.5 * (want[k] as number), 2);
-    expect(addDocVectors(index, [undefined], [1], new Float32Array(64))).toBe(false);
+    const freshRow = delta.vectorOf(delta.slotCount - 1) as Float32Array;
+    const indexedRow = index.vectorOf(0) as Float32Array;
+    for (let k = 0; k < 64; k++) expect(sum[k]).toBeCloseTo(2 * (freshRow[k] as number) + 0.5 * (indexedRow[k] as number), 5);
+    // The same document sums to the same bits from the build as from the delta.
+    const built = SearchIndex.build([...docs, fresh], 64, 100);
+    const fromBuild = new Float32Array(64);
+    const inBuild = (d: SearchDoc) => built.docs[built.byId.get(d.id) as number];
+    addDocVectors(built, new PreparedDelta(undefined, built), [inBuild(fresh), inBuild(indexed)], [2, 0.5], fromBuild);
+    expect(fromBuild).toEqual(sum);
+    expect(addDocVectors(index, delta, [undefined], [1], new Float32Array(64))).toBe(false);
+    expect(addDocVectors(index, delta, [indexed], [1], new Float32Array(32))).toBe(false);
   });
 });
 
