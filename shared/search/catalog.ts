@@ -1,8 +1,8 @@
 /** What search offers as the catalog port (shared/domain/catalog.ts): its build and delta as one live catalog. */
 import type { Catalog } from '../domain/catalog.ts';
+import { TopK } from '../top-k.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
-import { TopK } from '../top-k.ts';
 import type { SearchDoc } from './types.ts';
 import { addDocVectors, similarityIn } from './vectors.ts';
 

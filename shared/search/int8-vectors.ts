@@ -17,11 +17,6 @@ export type QueryDot = (i: number, n?: number) => number;
 /** A byte size rounded up to whole 64-byte lines. */
 const lines = (bytes: number) => Math.ceil(bytes / 64) * 64;
 
-/**
- * Rows of int8 vectors in WebAssembly memory, scored against a query and summed 16 dimensions at
- * a time (SIMD): about ten times faster than a JavaScript loop over the same Int8Array. `rows`
- * is an ordinary Int8Array view of them.
- */
 /** Where one vector is: its int8 row in a kernel's rows, and the scale that dequantises it. */
 export interface VectorRow {
   rows: Int8Rows;
@@ -29,6 +24,11 @@ export interface VectorRow {
   scale: number;
 }
 
+/**
+ * Rows of int8 vectors in WebAssembly memory, scored against a query and summed 16 dimensions at
+ * a time (SIMD): about ten times faster than a JavaScript loop over the same Int8Array. `rows`
+ * is an ordinary Int8Array view of them.
+ */
 export class Int8Rows {
   readonly rows: Int8Array;
   private readonly dotAt: (v: number, q: number, n: number) => number;

@@ -10,8 +10,7 @@ import type { SearchDoc } from './types.ts';
  * it (an int8 row of the build or of the delta, quantised alike), in order through the same
  * kernel: the sum is the same to the last bit whether a document is in the build or changed
  * since. A document that is neither one of the build's nor the delta's current version adds
- * nothing.
- * False when none has a vector of that size.
+ * nothing. False when none has a vector of that size.
  */
 export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: readonly (SearchDoc | undefined)[], docWeights: readonly number[], into: Float32Array): boolean {
   if (into.length !== index.dims) return false;
