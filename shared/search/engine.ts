@@ -156,23 +156,6 @@ export class SearchIndex {
     return this.hasVector[i] ? { rows: this.vectors, row: i, scale: this.scales[i] as number } : undefined;
   }
 
-  /**
-   * Cosine similarity of indexed document `r` with any indexed document: its int8 row is the
-   * query as it is (no float copy to normalise and quantise again), divided by the row's norm.
-   * 0 when either has no vector.
-   */
-  similarityToIndexed(r: number): (i: number) => number {
-    if (!this.hasVector[r]) return () => 0;
-    const { dims, hasVector, scales } = this;
-    const row = this.vectors.rows.subarray(r * dims, (r + 1) * dims);
-    let squares = 0;
-    for (let k = 0; k < dims; k++) squares += (row[k] as number) * (row[k] as number);
-    if (!(squares > 0)) return () => 0;
-    const norm = Math.sqrt(squares);
-    const dot = this.vectors.rowQuery(r);
-    return (i) => (hasVector[i] ? (dot(i) * (scales[i] as number)) / norm : 0);
-  }
-
   /** q · the vector of indexed document i, for any number of documents (0 without a vector). */
   similarityTo(q: Float32Array): (i: number) => number {
     const dot = this.vectors.query(q);

@@ -75,7 +75,12 @@ export class Int8Rows {
    * row_r[k], without quantising a float copy of it.
    */
   rowQuery(r: number): QueryDot {
-    return this.prepared(Int16Array.from(this.rows.subarray(r * this.dims, (r + 1) * this.dims)), 1);
+    return this.int8Query(this.rows.subarray(r * this.dims, (r + 1) * this.dims));
+  }
+
+  /** An int8 vector (a row of these rows or of others) as the query, exactly, as `rowQuery`. */
+  int8Query(row: Int8Array): QueryDot {
+    return row.length === this.dims ? this.prepared(Int16Array.from(row), 1) : () => 0;
   }
 
   /** A query already in the kernel's int16 form, its dot products scaled by `down`. */

@@ -1,8 +1,7 @@
-/** Item vectors across the build and its delta: taste sums, unit vectors, similarity to a document. */
+/** Item vectors across the build and its delta: taste sums and similarity to a document, from the int8 rows both keep. */
 import type { PreparedDelta } from './delta.ts';
-import { normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
-import type { Int8Rows } from './int8-vectors.ts';
+import type { Int8Rows, QueryDot } from './int8-vectors.ts';
 import type { SearchDoc } from './types.ts';
 
 /**
@@ -42,47 +41,34 @@ export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: re
   return any;
 }
 
-/** A document's vector as a unit vector (the delta's own, or the index's dequantised), or null. */
-export function unitVector(index: SearchIndex, delta: PreparedDelta, d: SearchDoc): Float32Array | null {
-  if (d.vector && d.vector.length === index.dims) return normalize(Float32Array.from(d.vector));
-  const i = delta.get(d.id) ? undefined : index.byId.get(d.id);
-  const v = i === undefined ? null : index.vectorOf(i);
-  return v ? normalize(v) : null;
-}
-
 /**
- * Cosine similarity to a document, for any number of others: documents of the index through its
- * int8 kernel (no vector read back; an indexed document's own row as the query), the delta's
- * through their own vectors. 0 without vectors.
+ * Cosine similarity to a document, for any number of others, from the int8 rows the catalog keeps
+ * (the build's or the delta's, quantised alike): a's own row is the query, exactly, against b's
+ * row in whichever kernel holds it, so a pair scores the same to the last bit whether either is in
+ * the build or changed since. 0 without vectors.
  */
 export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
-  const indexOf = (d: SearchDoc) => (delta.get(d.id) ? undefined : index.byId.get(d.id));
+  const rowOf = (d: SearchDoc) => {
+    const i = index.byId.get(d.id);
+    return i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
+  };
   return ({ doc: a }) => {
-    const ia = indexOf(a);
-    // a's unit vector, made when first needed: against the delta's documents, or any when a is the delta's.
-    let q: Float32Array | null | undefined;
-    const unit = () => (q === undefined ? (q = unitVector(index, delta, a)) : q);
-    // Against indexed documents through the kernel: an indexed a's own int8 row is the query.
-    let indexed: ((i: number) => number) | undefined = ia !== undefined ? index.similarityToIndexed(ia) : undefined;
+    const at = rowOf(a);
+    if (!at) return () => 0;
+    const dims = at.rows.dims;
+    const row = at.rows.rows.subarray(at.row * dims, (at.row + 1) * dims);
+    let squares = 0;
+    for (let k = 0; k < dims; k++) squares += (row[k] as number) * (row[k] as number);
+    if (!(squares > 0)) return () => 0;
+    const norm = Math.sqrt(squares);
+    // a's query in each kernel b's rows are in, made when first needed.
+    const queries = new Map<Int8Rows, QueryDot>();
     return ({ doc: b }) => {
-      const i = indexOf(b);
-      if (i !== undefined) {
-        if (!indexed) {
-          const u = unit();
-          indexed = u ? index.similarityTo(u) : () => 0;
-        }
-        return indexed(i);
-      }
-      const u = unit();
-      const v = b.vector;
-      if (!u || !v || v.length !== u.length) return 0;
-      let dot = 0;
-      let norm = 0;
-      for (let d = 0; d < v.length; d++) {
-        dot += (v[d] as number) * (u[d] as number);
-        norm += (v[d] as number) * (v[d] as number);
-      }
-      return norm > 0 ? dot / Math.sqrt(norm) : 0;
+      const bt = rowOf(b);
+      if (!bt) return 0;
+      let dot = queries.get(bt.rows);
+      if (!dot) queries.set(bt.rows, (dot = bt.rows.int8Query(row)));
+      return (dot(bt.row) * bt.scale) / norm;
     };
   };
 }

@@ -121,6 +121,18 @@ describe('int8 SIMD dot kernel', () => {
     }
   });
 
+  it("takes another kernel's row as the query, exactly as its own", () => {
+    const next = random(12);
+    const dims = 100;
+    const src = rowsOf(6, dims, next);
+    const rows = new Int8Rows(src, dims);
+    const other = new Int8Rows(rowsOf(3, dims, next), dims);
+    const fromOther = rows.int8Query(other.rows.subarray(dims, 2 * dims));
+    const asQuery = Float32Array.from(other.rows.subarray(dims, 2 * dims));
+    for (let i = 0; i < 6; i++) expect(fromOther(i)).toBe(exact(src, dims, i, asQuery));
+    expect(rows.int8Query(new Int8Array(dims - 1))(0)).toBe(0);
+  });
+
   it('gives each set of rows its own memory', () => {
     const one = new Int8Rows(Int8Array.from([1, 2, 3, 4]), 4);
     const two = new Int8Rows(Int8Array.from([-1, -2, -3, -4]), 4);

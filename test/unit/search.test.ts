@@ -458,27 +458,35 @@ describe('similarity between documents (the diversity control)', () => {
   };
   const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, k) => s + x * (b[k] as number), 0);
 
-  it('an indexed document against indexed and fresh ones: the cosine of their vectors as stored', async () => {
+  it('any two documents: the cosine of their vectors as stored, the same whether each is in the build or the delta', async () => {
     const { similarityIn } = await import('../../shared/search/vectors.ts');
     const docs = Array.from({ length: 30 }, (_, k) => doc(k + 1, `item ${k} lamp`, `shade ${k % 7} brass ${k % 3}`));
     const index = SearchIndex.build(docs, 64, 1);
     const fresh = [doc(101, 'fresh lamp', 'shade 2 brass 1'), doc(102, 'other kettle', 'steel')];
     const delta = new PreparedDelta({ docs: fresh, masked: new Set() }, index);
     const similarity = similarityIn(index, delta);
-    // Indexed vectors as the index stores them (int8, scaled; read back as float32, hence 6 digits): a's unit vector against b's.
-    const stored = (id: number) => index.vectorOf(index.byId.get(id) as number) as Float32Array;
-    for (const a of [1, 5, 17]) {
-      const toA = similarity({ doc: index.docs[index.byId.get(a) as number] as SearchDoc });
+    // Vectors as the catalog stores them (int8, scaled; read back as float32, hence 6 digits): a's unit vector against b's.
+    const stored = (id: number) => (id > 100 ? delta.vectorOf(id - 101) : index.vectorOf(index.byId.get(id) as number)) as Float32Array;
+    const inDelta = (id: number) => delta.get(id) as SearchDoc;
+    const inIndex = (id: number) => index.docs[index.byId.get(id) as number] as SearchDoc;
+    const of = (id: number) => (id > 100 ? inDelta(id) : inIndex(id));
+    // Everything in one build instead: each pair scores the same bits.
+    const all = SearchIndex.build([...docs, ...fresh], 64, 1);
+    const allSimilarity = similarityIn(all, new PreparedDelta(undefined, all));
+    const inAll = (id: number) => all.docs[all.byId.get(id) as number] as SearchDoc;
+    for (const a of [1, 5, 17, 101, 102]) {
+      const toA = similarity({ doc: of(a) });
+      const toAllA = allSimilarity({ doc: inAll(a) });
       const ua = unit(stored(a));
-      for (const b of [1, 2, 9, 30]) expect(toA({ doc: index.docs[index.byId.get(b) as number] as SearchDoc })).toBeCloseTo(dot(ua, stored(b)), 6);
-      for (const f of fresh) expect(toA({ doc: f })).toBeCloseTo(dot(ua, unit(f.vector as Float32Array)), 6);
+      for (const b of [1, 2, 9, 30, 101, 102]) {
+        expect(toA({ doc: of(b) })).toBeCloseTo(dot(ua, stored(b)), 6);
+        expect(toAllA({ doc: inAll(b) })).toBe(toA({ doc: of(b) }));
+      }
     }
-    // A fresh document against indexed ones, through the kernel as before (its query quantised).
-    const toFresh = similarity({ doc: fresh[0] as SearchDoc });
-    expect(toFresh({ doc: index.docs[0] as SearchDoc })).toBeCloseTo(dot(unit(fresh[0]?.vector as Float32Array), stored(1)), 3);
-    // Without a vector: 0.
+    // Without a vector, or a document the catalog does not hold: 0.
     const bare = SearchIndex.build([doc(1, 'a', '', { vector: null }), doc(2, 'b')], 64, 1);
     const none = similarityIn(bare, noDelta)({ doc: bare.docs[0] as SearchDoc });
     expect(none({ doc: bare.docs[1] as SearchDoc })).toBe(0);
+    expect(similarityIn(bare, noDelta)({ doc: bare.docs[1] as SearchDoc })({ doc: doc(3, 'elsewhere') })).toBe(0);
   });
 });
