@@ -71,14 +71,9 @@ export class Int8Rows {
   }
 
   /**
-   * Row `r` itself as the query (its int8 values widened, exactly): `dot(i)` = Σ row_i[k] ·
-   * row_r[k], without quantising a float copy of it.
+   * An int8 vector (a row of these rows or of another kernel's) as the query, its values widened
+   * exactly: `dot(i)` = Σ row_i[k] · v[k], without quantising a float copy of it.
    */
-  rowQuery(r: number): QueryDot {
-    return this.int8Query(this.rows.subarray(r * this.dims, (r + 1) * this.dims));
-  }
-
-  /** An int8 vector (a row of these rows or of others) as the query, exactly, as `rowQuery`. */
   int8Query(row: Int8Array): QueryDot {
     return row.length === this.dims ? this.prepared(Int16Array.from(row), 1) : () => 0;
   }

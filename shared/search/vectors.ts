@@ -1,8 +1,14 @@
 /** Item vectors across the build and its delta: taste sums and similarity to a document, from the int8 rows both keep. */
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
-import type { Int8Rows, QueryDot } from './int8-vectors.ts';
+import type { Int8Rows, QueryDot, VectorRow } from './int8-vectors.ts';
 import type { SearchDoc } from './types.ts';
+
+/** Where the catalog keeps `d`'s int8 vector: the build's row when `d` is the build's version, else the delta's (undefined when neither holds it with a vector). */
+function rowIn(index: SearchIndex, delta: PreparedDelta, d: SearchDoc): VectorRow | undefined {
+  const i = index.byId.get(d.id);
+  return i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
+}
 
 /**
  * Adds Σ weights[j] × the vector of docs[j] to `into`, each read in place where the catalog keeps
@@ -26,8 +32,7 @@ export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: re
   for (let j = 0; j < docs.length; j++) {
     const d = docs[j];
     if (!d) continue;
-    const i = index.byId.get(d.id);
-    const at = i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
+    const at = rowIn(index, delta, d);
     if (!at) continue;
     if (at.rows !== kernel) {
       flush();
@@ -48,12 +53,8 @@ export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: re
  * the build or changed since. 0 without vectors.
  */
 export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
-  const rowOf = (d: SearchDoc) => {
-    const i = index.byId.get(d.id);
-    return i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
-  };
   return ({ doc: a }) => {
-    const at = rowOf(a);
+    const at = rowIn(index, delta, a);
     if (!at) return () => 0;
     const dims = at.rows.dims;
     const row = at.rows.rows.subarray(at.row * dims, (at.row + 1) * dims);
@@ -64,7 +65,7 @@ export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { do
     // a's query in each kernel b's rows are in, made when first needed.
     const queries = new Map<Int8Rows, QueryDot>();
     return ({ doc: b }) => {
-      const bt = rowOf(b);
+      const bt = rowIn(index, delta, b);
       if (!bt) return 0;
       let dot = queries.get(bt.rows);
       if (!dot) queries.set(bt.rows, (dot = bt.rows.int8Query(row)));

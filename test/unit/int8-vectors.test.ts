@@ -110,8 +110,8 @@ describe('int8 SIMD dot kernel', () => {
       const src = rowsOf(12, dims, next);
       const rows = new Int8Rows(src, dims);
       const asQuery = (r: number) => Float32Array.from(src.subarray(r * dims, (r + 1) * dims));
-      const r3 = rows.rowQuery(3);
-      const r7 = rows.rowQuery(7);
+      const r3 = rows.int8Query(rows.rows.subarray(3 * dims, 4 * dims));
+      const r7 = rows.int8Query(rows.rows.subarray(7 * dims, 8 * dims));
       const other = rows.query(Float32Array.from({ length: dims }, () => next() - 0.5));
       for (let i = 0; i < 12; i++) {
         expect(r3(i)).toBe(exact(src, dims, i, asQuery(3)));
