@@ -7,21 +7,21 @@ export const idPath = z.object({ id: numericId('id') });
 
 export const eventTypeBody = z.strictObject({
   name: z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
-  weight: z.int('weight must be an integer').check(z.gte(1), z.lte(100)),
+  weight: z.int('weight must be an integer').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100')),
 });
-export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(z.gte(1), z.lte(100)) });
+export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100')) });
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
 const storable = (field: string) =>
   z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
-const thresholds = z.strictObject({ per_signal_min: storable('per_signal_min').check(z.gte(0)), total_min: storable('total_min').check(z.gte(0)) });
+const thresholds = z.strictObject({ per_signal_min: storable('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')), total_min: storable('total_min').check(z.gte(0, 'total_min must not be negative')) });
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1), z.lte(100))) })).check(z.minLength(1), z.maxLength(50));
+const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100'))) })).check(z.minLength(1), z.maxLength(50));
 
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
@@ -46,7 +46,7 @@ const trainingOptions = z._default(
     z.strictObject({
       epochs: z._default(z.optional(z.int().check(z.gte(1), z.lte(50))), 5),
       batch_size: z._default(z.optional(z.union([z.literal(64), z.literal(128), z.literal(256), z.literal(512)], { error: 'batch_size must be 64, 128, 256 or 512' })), 256),
-      learning_rate: z._default(z.optional(storable('learning_rate').check(z.positive(), z.lte(1))), 0.001),
+      learning_rate: z._default(z.optional(storable('learning_rate').check(z.positive('learning_rate must be above 0 and at most 1'), z.lte(1, 'learning_rate must be above 0 and at most 1'))), 0.001),
       algorithm: z._default(z.optional(z.enum(ALGORITHMS)), DEFAULT_TRAINING_OPTIONS.algorithm),
     }),
   ),
@@ -69,8 +69,8 @@ export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
 const schedule = z
   .strictObject({
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
-    every_hours: z.optional(z.int('every_hours must be an integer').check(z.gte(1), z.lte(8760))),
-    start_at: z.optional(z.int('start_at must be an integer (unix seconds)').check(z.positive(), z.lte(4_102_444_800))),
+    every_hours: z.optional(z.int('every_hours must be an integer').check(z.gte(1, 'every_hours must be between 1 and 8760'), z.lte(8760, 'every_hours must be between 1 and 8760'))),
+    start_at: z.optional(z.int('start_at must be an integer (unix seconds)').check(z.positive('start_at must be a positive time in Unix seconds'), z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)'))),
     options: trainingOptions,
   })
   .check(z.refine((s) => (s.every === undefined) !== (s.every_hours === undefined), 'Send either every (hourly, daily, weekly) or every_hours.'));
@@ -81,7 +81,7 @@ export type ScheduleBody = z.output<typeof schedule>;
  */
 const autoPromote = z.strictObject({
   endpoint_name: endpointBody.shape.endpoint_name,
-  min_factor: z._default(z.optional(storable('min_factor').check(z.positive(), z.lte(10))), 1),
+  min_factor: z._default(z.optional(storable('min_factor').check(z.positive('min_factor must be above 0 and at most 10'), z.lte(10, 'min_factor must be above 0 and at most 10'))), 1),
 });
 export type AutoPromoteBody = z.output<typeof autoPromote>;
 

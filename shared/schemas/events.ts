@@ -18,7 +18,7 @@ const eventFields = z.catchall(
       z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
       z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
     ),
-    user_id: z.string({ error: 'user_id is required' }).check(z.minLength(1, 'user_id must not be empty'), z.maxLength(256)),
+    user_id: z.string({ error: 'user_id is required' }).check(z.minLength(1, 'user_id must not be empty'), z.maxLength(256, 'user_id must be at most 256 characters')),
     item_id: z.pipe(
       z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
       z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
@@ -26,7 +26,7 @@ const eventFields = z.catchall(
     context_id: z.optional(
       z.nullable(z.pipe(z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]), z.transform(String))),
     ),
-    occurred_at: z.optional(z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds'))),
+    occurred_at: z.optional(z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds'))),
     session_id: optionalText,
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),
     placement: optionalText,

@@ -15,7 +15,7 @@ const metadata = jsonObject.check(
   z.refine((m) => m.category === undefined || (typeof m.category === 'string' && m.category.length <= 256), 'metadata.category must be a string of at most 256 characters'),
 );
 
-const name = z.string({ error: 'name is required and must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(1000));
+const name = z.string({ error: 'name is required and must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(1000, 'name must be at most 1000 characters'));
 const description = z.string().check(z.maxLength(20_000));
 
 const CALLER_ID_FIELDS = ['id', 'item_id', 'itemId'] as const;

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
+import { eventTypeBody, eventTypePatch, templateBody } from '../../shared/schemas/console.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
+import { searchBody } from '../../shared/schemas/search.ts';
 import { ValidationError } from '../../shared/errors.ts';
 
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
@@ -99,5 +101,22 @@ describe('event schemas', () => {
   it('validates list parameters', () => {
     expect(parseOrThrow(listEventsQuery, { starting_after: '10', type: 'click' }, 'q')).toEqual({ limit: 20, starting_after: 10, type: 'click' });
     expect(fieldErrors(() => parseOrThrow(listEventsQuery, { starting_after: '010' }, 'q')).starting_after).toBeDefined();
+  });
+});
+
+describe('validation messages', () => {
+  // A schema's own message ("must be an integer") stands in for every check without one, so a
+  // range check needs its own: the message must say what is wrong with the value sent.
+  it('say a value is out of range, not that it is missing or of another type', () => {
+    expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 101 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
+    expect(fieldErrors(() => parseOrThrow(eventTypeBody, { name: 'click', weight: 0 }, 'body')).weight).toEqual(['weight must be between 1 and 100']);
+    expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body')).weight).toEqual(['weight must be between 1 and 100']);
+    const template = (over: object) => ({ name: 't', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1, total_min: 1 }, ...over });
+    expect(fieldErrors(() => parseOrThrow(templateBody, template({ event_types: [{ id: 1, weight: 0.5 }] }), 'body'))['event_types.0.weight']).toEqual(['weight must be between 1 and 100']);
+    expect(fieldErrors(() => parseOrThrow(templateBody, template({ thresholds: { per_signal_min: -1, total_min: 1 } }), 'body'))['thresholds.per_signal_min']).toEqual(['per_signal_min must not be negative']);
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u'.repeat(257), item_id: '1' }], 'body'))['0.user_id']).toEqual(['user_id must be at most 256 characters']);
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: '1', occurred_at: -1 }], 'body'))['0.occurred_at']).toEqual(['occurred_at must not be negative']);
   });
 });
