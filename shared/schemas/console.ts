@@ -16,12 +16,19 @@ export const contextBody = z.strictObject({ name, description: z._default(z.opti
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
 const storable = (field: string) =>
   z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
-const thresholds = z.strictObject({ per_signal_min: storable('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')), total_min: storable('total_min').check(z.gte(0, 'total_min must not be negative')) });
+const thresholds = z.strictObject({
+  per_signal_min: storable('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')),
+  total_min: storable('total_min').check(z.gte(0, 'total_min must not be negative')),
+});
 /**
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100'))) })).check(z.minLength(1), z.maxLength(50));
+const templateEventTypes = z
+  .array(
+    z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100'))) }),
+  )
+  .check(z.minLength(1), z.maxLength(50));
 
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
@@ -70,7 +77,11 @@ const schedule = z
   .strictObject({
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
     every_hours: z.optional(z.int('every_hours must be an integer').check(z.gte(1, 'every_hours must be between 1 and 8760'), z.lte(8760, 'every_hours must be between 1 and 8760'))),
-    start_at: z.optional(z.int('start_at must be an integer (unix seconds)').check(z.positive('start_at must be a positive time in Unix seconds'), z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)'))),
+    start_at: z.optional(
+      z
+        .int('start_at must be an integer (unix seconds)')
+        .check(z.positive('start_at must be a positive time in Unix seconds'), z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)')),
+    ),
     options: trainingOptions,
   })
   .check(z.refine((s) => (s.every === undefined) !== (s.every_hours === undefined), 'Send either every (hourly, daily, weekly) or every_hours.'));

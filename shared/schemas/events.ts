@@ -26,7 +26,9 @@ const eventFields = z.catchall(
     context_id: z.optional(
       z.nullable(z.pipe(z.union([z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')), z.int().check(z.positive())]), z.transform(String))),
     ),
-    occurred_at: z.optional(z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds'))),
+    occurred_at: z.optional(
+      z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+    ),
     session_id: optionalText,
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),
     placement: optionalText,

@@ -115,7 +115,9 @@ describe('validation messages', () => {
     expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body')).weight).toEqual(['weight must be between 1 and 100']);
     const template = (over: object) => ({ name: 't', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1, total_min: 1 }, ...over });
     expect(fieldErrors(() => parseOrThrow(templateBody, template({ event_types: [{ id: 1, weight: 0.5 }] }), 'body'))['event_types.0.weight']).toEqual(['weight must be between 1 and 100']);
-    expect(fieldErrors(() => parseOrThrow(templateBody, template({ thresholds: { per_signal_min: -1, total_min: 1 } }), 'body'))['thresholds.per_signal_min']).toEqual(['per_signal_min must not be negative']);
+    expect(fieldErrors(() => parseOrThrow(templateBody, template({ thresholds: { per_signal_min: -1, total_min: 1 } }), 'body'))['thresholds.per_signal_min']).toEqual([
+      'per_signal_min must not be negative',
+    ]);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u'.repeat(257), item_id: '1' }], 'body'))['0.user_id']).toEqual(['user_id must be at most 256 characters']);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: '1', occurred_at: -1 }], 'body'))['0.occurred_at']).toEqual(['occurred_at must not be negative']);
   });
