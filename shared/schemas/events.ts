@@ -47,6 +47,14 @@ const event = eventFields.check(
     for (const f of ['id', 'object', 'created'] as const) {
       if (Object.hasOwn(e, f)) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is set by the server; do not send it` });
     }
+    // The spec's time conventions hold for additional properties too: no `created_at` in a Core
+    // payload, and a `<verb>ed_at` time is integer Unix seconds.
+    for (const [f, v] of Object.entries(e)) {
+      if (f === 'created_at') ctx.addIssue({ code: 'custom', path: [f], message: 'created_at is not used in the Core API: the interaction time is occurred_at, the ingest time (created) is set by the server' });
+      else if (f.endsWith('_at') && f !== 'occurred_at' && v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_SECONDS)) {
+        ctx.addIssue({ code: 'custom', path: [f], message: `${f} is a time: integer Unix seconds (or null)` });
+      }
+    }
     const meta = Object.hasOwn(e, 'metadata') ? e.metadata : undefined;
     if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) {
       ctx.addIssue({ code: 'custom', path: ['metadata'], message: "metadata must be an object (kept inside the event's metadata, beside context_id and the type-named object)" });

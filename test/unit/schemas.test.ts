@@ -92,6 +92,19 @@ describe('event schemas', () => {
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, event_id: 12, metadata: { campaign: 'spring' } }], 'body')).toHaveLength(1);
   });
 
+  it("keeps the spec's time conventions in additional properties: no created_at, an *_at time in integer seconds", () => {
+    for (const [f, v] of [
+      ['created_at', 1_700_000_000],
+      ['created_at', '2024-01-01T00:00:00Z'],
+      ['updated_at', 'yesterday'],
+      ['viewed_at', 1_700_000_000_000],
+      ['viewed_at', 1.5],
+    ] as const) {
+      expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, [f]: v }], 'body'))), `${f}=${JSON.stringify(v)}`).toEqual([`0.${f}`]);
+    }
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, updated_at: 1_700_000_000, viewed_at: null, format: 'hd' }], 'body')[0]).toMatchObject({ updated_at: 1_700_000_000, viewed_at: null, format: 'hd' });
+  });
+
   it('limits an event to 32 KiB in bytes, not characters', () => {
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, note: 'a'.repeat(30_000) }], 'body')).toHaveLength(1);
     // 12,000 three-byte characters: 36,000 bytes, though 12,000 characters.
