@@ -26,14 +26,17 @@ export class ApiError extends Error {
   readonly details: { fieldErrors: FieldErrors } | undefined;
   /** Overrides the status implied by `type` (413 for an oversized body, 405, ...). */
   readonly statusOverride: number | undefined;
+  /** Response headers the error's status calls for (a 405's `Allow`). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(type: ErrorType, code: string, message: string, opts: { fieldErrors?: FieldErrors; status?: number } = {}) {
+  constructor(type: ErrorType, code: string, message: string, opts: { fieldErrors?: FieldErrors; status?: number; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = new.target.name;
     this.type = type;
     this.code = code;
     this.details = opts.fieldErrors ? { fieldErrors: opts.fieldErrors } : undefined;
     this.statusOverride = opts.status;
+    this.headers = opts.headers ?? {};
   }
 
   get status(): number {

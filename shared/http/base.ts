@@ -77,7 +77,7 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
         apiError = mapped ?? new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
       metrics.addMetric(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', MetricUnit.Count, 1);
-      const headers = baseHeaders(flavor, requestId);
+      const headers = { ...baseHeaders(flavor, requestId), ...apiError.headers };
       if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
       req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
     },

@@ -14,7 +14,8 @@ export function notFoundHandler(api: 'core' | 'platform') {
     // public routes are on both APIs.
     const allowed = compiled.filter((c) => (c.route.api === api || c.route.api === 'public' || (api === 'core' && c.route.api === 'auth')) && matchPath(c, path)).map((c) => c.route.method);
     if (allowed.length > 0) {
-      throw new ApiError('invalid_request_error', 'method_not_allowed', `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { status: 405 });
+      // RFC 9110 §15.5.6: a 405 lists the methods the resource takes in `Allow`.
+      throw new ApiError('invalid_request_error', 'method_not_allowed', `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { status: 405, headers: { allow: allowed.join(', ') } });
     }
     throw new ApiError('not_found_error', 'route_not_found', `No route ${method} ${path}.`);
   });

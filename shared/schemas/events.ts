@@ -50,7 +50,8 @@ const event = eventFields.check(
     // The spec's time conventions hold for additional properties too: no `created_at` in a Core
     // payload, and a `<verb>ed_at` time is integer Unix seconds.
     for (const [f, v] of Object.entries(e)) {
-      if (f === 'created_at') ctx.addIssue({ code: 'custom', path: [f], message: 'created_at is not used in the Core API: the interaction time is occurred_at, the ingest time (created) is set by the server' });
+      if (f === 'created_at')
+        ctx.addIssue({ code: 'custom', path: [f], message: 'created_at is not used in the Core API: the interaction time is occurred_at, the ingest time (created) is set by the server' });
       else if (f.endsWith('_at') && f !== 'occurred_at' && v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_SECONDS)) {
         ctx.addIssue({ code: 'custom', path: [f], message: `${f} is a time: integer Unix seconds (or null)` });
       }

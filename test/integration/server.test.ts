@@ -17,8 +17,15 @@ describe('local server', () => {
       const wrong = await t.demo.core('PUT', '/v1/items');
       expect(wrong.status).toBe(405);
       expect(wrong.body.error.code).toBe('method_not_allowed');
+      // RFC 9110: a 405 says in Allow which methods the resource takes.
+      expect(wrong.headers.get('allow')).toBe('POST, GET, OPTIONS');
       // The token endpoint takes POST only.
-      expectCoreError(await request(t.base, 'GET', '/oauth2/token'), 405, 'invalid_request_error', 'method_not_allowed');
+      const token = await request(t.base, 'GET', '/oauth2/token');
+      expectCoreError(token, 405, 'invalid_request_error', 'method_not_allowed');
+      expect(token.headers.get('allow')).toBe('POST');
+      const platformWrong = await t.demo.platform('PUT', '/api/rules');
+      expect(platformWrong.status).toBe(405);
+      expect(platformWrong.headers.get('allow')).toBe('POST, GET');
       const platform = await request(t.base, 'GET', '/api/nothing');
       expect(platform.status).toBe(404);
       expect(Object.keys(platform.body)).toEqual(['error']);

@@ -102,7 +102,11 @@ describe('event schemas', () => {
     ] as const) {
       expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, [f]: v }], 'body'))), `${f}=${JSON.stringify(v)}`).toEqual([`0.${f}`]);
     }
-    expect(parseOrThrow(ingestEventsBody, [{ ...ok, updated_at: 1_700_000_000, viewed_at: null, format: 'hd' }], 'body')[0]).toMatchObject({ updated_at: 1_700_000_000, viewed_at: null, format: 'hd' });
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, updated_at: 1_700_000_000, viewed_at: null, format: 'hd' }], 'body')[0]).toMatchObject({
+      updated_at: 1_700_000_000,
+      viewed_at: null,
+      format: 'hd',
+    });
   });
 
   it('limits an event to 32 KiB in bytes, not characters', () => {
