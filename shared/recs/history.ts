@@ -4,6 +4,7 @@ import type { ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { historyOf } from './artifact.ts';
 import type { History } from './models.ts';
 import type { ServedModel } from './served-model.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 
 /**
  * The history as parallel lists (model indexes for the model, items for the taste vector), not
@@ -61,7 +62,8 @@ export function requestHistory(x: HistoryInput): RequestHistory {
   const recentSeen = new Set<number>();
   const trainedTypes = new Set(trainedOn?.trainedTypes);
   x.recent.forEach((e, k) => {
-    const id = Number(e.item_id);
+    const id = catalogItemId(e.item_id);
+    if (id === undefined) return;
     recentSeen.add(id);
     if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
     include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));

@@ -14,6 +14,7 @@ import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
 import { describePoint, trainDefault, type CurvePoint, type Validation } from './tuning.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 
 export const modelArtifactKey = (tenant: string, version: number) => `models/${tenant}/v${version}.bin`;
 
@@ -194,9 +195,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       for (const e of page) {
         readIds.push(e.id);
         readCreated.push(e.created);
-        const item = Number(e.item_id);
+        const item = catalogItemId(e.item_id);
         // Events for items that do not exist are not training data.
-        if (!items.has(item)) continue;
+        if (item === undefined || !items.has(item)) continue;
         const w = weightOf.get(e.type);
         if (w === undefined) {
           untrained.push({ id: e.id, x: { user: e.user_id, item, weight: servingWeight(e.type), at: timeOf(e) } });

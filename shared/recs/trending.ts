@@ -1,5 +1,6 @@
 import { nowMs } from '../clock.ts';
 import type { EventStore } from '../domain/types.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 
 /** Popularity without a model counts the tenant's latest this many events. */
 const TRENDING_EVENTS = 20_000;
@@ -14,8 +15,8 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
   const counts = new Map<number, number>();
   // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
   for (const e of await events.latest(tenant, n)) {
-    const id = Number(e.item_id);
-    counts.set(id, (counts.get(id) ?? 0) + 1);
+    const id = catalogItemId(e.item_id);
+    if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   let max = 1e-9;
   for (const v of counts.values()) if (v > max) max = v;

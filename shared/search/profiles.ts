@@ -6,6 +6,7 @@ import type { SearchIndex } from './engine.ts';
 import { idfOf } from './bm25f.ts';
 import { addDocVectors } from './vectors.ts';
 import type { SearchDeps } from './views.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 
 /** How many of the user's latest events make their taste. */
 export const PROFILE_EVENTS = 50;
@@ -40,7 +41,8 @@ export async function profileOf(deps: SearchDeps, tenant: string, userId: string
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
   const docs = recent.map((e) => {
-    const id = Number(e.item_id);
+    const id = catalogItemId(e.item_id);
+    if (id === undefined) return undefined;
     const fresh = delta.get(id);
     const i = index.byId.get(id);
     return fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];

@@ -22,6 +22,7 @@ import { applySynonyms, type SynonymRule } from './synonyms.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import { pagedView, type SearchDeps } from './views.ts';
 import type { Explanation } from '../control/pipeline.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 
 export interface SearchRequest {
   query: string;
@@ -141,7 +142,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), { limit: contextPool(req.limit), after: undefined, visit: facets?.visit });
   const top = ranked.hits[0]?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
-  const seen = new Set(recent.map((e) => Number(e.item_id)));
+  const seen = new Set(recent.flatMap((e) => catalogItemId(e.item_id) ?? []));
   const experiment = experimentOf(req.plan.assignment);
   const served = order(
     ranked.hits.slice(0, contextPool(req.limit)).map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc })),

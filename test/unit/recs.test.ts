@@ -5,6 +5,7 @@ import { evaluate, topK } from '../../shared/recs/evaluate.ts';
 import { ScoreTable, topPositive } from '../../shared/recs/serve.ts';
 import { eventsThroughOf } from '../../shared/recs/trainer.ts';
 import { requestHistory, type HistoryInput } from '../../shared/recs/history.ts';
+import { catalogItemId } from '../../shared/domain/item-ids.ts';
 import type { ServedModel } from '../../shared/recs/served-model.ts';
 import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ItemWithVector, RecentEvent } from '../../shared/domain/types.ts';
@@ -225,5 +226,21 @@ describe('ScoreTable: candidate scores by item id, reused by every ranking', () 
     t.clear();
     t.add(3, 1);
     expect(entries()).toEqual([[3, 1]]);
+  });
+});
+
+describe('event item ids', () => {
+  it('name a catalog item only as the catalog writes its id: "007" or "sku-7" is not item 7', () => {
+    expect(catalogItemId('7')).toBe(7);
+    for (const s of ['007', '0', 'sku-7', '7a', '', '99999999999999999']) expect(catalogItemId(s), s).toBeUndefined();
+    const catalog = { get: (id: number) => ({ id }) as unknown as ItemWithVector, isLive: () => true } as unknown as Catalog;
+    const event = (item_id: string): RecentEvent => ({ id: 1, item_id, type: 'view', created: 1 });
+    const history = (ids: string[]) => requestHistory({ catalog, model: undefined, anchorId: undefined, userId: 'u', recent: ids.map(event), historyErased: false, weightOf: () => 1 });
+    const padded = history(['007', 'sku-7']);
+    expect(padded.isSeen(7)).toBe(false);
+    expect(padded.docs).toEqual([]);
+    const plain = history(['7']);
+    expect(plain.isSeen(7)).toBe(true);
+    expect(plain.docs.map((d) => d.id)).toEqual([7]);
   });
 });
