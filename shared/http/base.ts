@@ -43,7 +43,9 @@ function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
     case 'platform':
       return { error: platformMessage(e) };
     case 'oauth':
-      return { error: e.code, error_description: e.message };
+      // RFC 6749's codes: a failure of the server is `server_error`, or `temporarily_unavailable`
+      // when a retry may do (the codes §4.1.2.1 registers), not one of the Core API's codes.
+      return { error: e.status === 503 ? 'temporarily_unavailable' : e.status >= 500 ? 'server_error' : e.code, error_description: e.message };
   }
 }
 

@@ -82,7 +82,8 @@ export function checkExchange(x: Exchange): { key: string | undefined; problem: 
     // No route: the API's `$default` answers 404 (unknown path) or 405 (known path, other method) in its envelope.
     const key = `${x.method} ${path} (no route)`;
     if (x.status !== 404 && x.status !== 405) return { key, problem: `answered ${x.status}; a request no route takes answers 404 or 405` };
-    const envelope = path === '/api' || path.startsWith('/api/') ? 'PlatformError' : 'CoreError';
+    // The token endpoint answers in its own (RFC 6749) envelope.
+    const envelope = path === '/api' || path.startsWith('/api/') ? 'PlatformError' : routes.some((r) => r.api === 'auth' && r.path === path) ? 'OAuthError' : 'CoreError';
     const v = validatorAt(`/components/schemas/${envelope}`);
     return { key, problem: v(x.body) ? undefined : `${x.status} body does not match ${envelope}: ${describeErrors(v)}` };
   }

@@ -19,9 +19,10 @@ describe('local server', () => {
       expect(wrong.body.error.code).toBe('method_not_allowed');
       // RFC 9110: a 405 says in Allow which methods the resource takes.
       expect(wrong.headers.get('allow')).toBe('POST, GET, OPTIONS');
-      // The token endpoint takes POST only.
+      // The token endpoint takes POST only, and answers in its own (RFC 6749) envelope.
       const token = await request(t.base, 'GET', '/oauth2/token');
-      expectCoreError(token, 405, 'invalid_request_error', 'method_not_allowed');
+      expect(token.status).toBe(405);
+      expect(token.body).toEqual({ error: 'invalid_request', error_description: 'GET is not allowed on /oauth2/token; use POST.' });
       expect(token.headers.get('allow')).toBe('POST');
       const platformWrong = await t.demo.platform('PUT', '/api/rules');
       expect(platformWrong.status).toBe(405);

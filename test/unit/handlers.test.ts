@@ -60,3 +60,20 @@ describe('a handler that outlives its time', () => {
     });
   });
 });
+
+describe('the token endpoint envelope', () => {
+  it("answers a server failure with RFC 6749's codes, never a Core API code", async () => {
+    const { httpHandler } = await import('../../shared/http/handler.ts');
+    const { ok } = await import('../../shared/http/respond.ts');
+    const failing = httpHandler('oauth', undefined, {}, async () => {
+      throw new Error('boom');
+    });
+    const res = await failing(apiEvent('POST', '/oauth2/token', '/oauth2/token'), context);
+    expect(res.statusCode).toBe(500);
+    expect(JSON.parse(res.body as string)).toEqual({ error: 'server_error', error_description: expect.any(String) });
+    const slow = httpHandler('oauth', undefined, {}, () => new Promise((r) => setTimeout(() => r(ok({ late: true })), 1000)));
+    const late = await slow(apiEvent('POST', '/oauth2/token', '/oauth2/token'), { ...context, getRemainingTimeInMillis: () => 50 } as ApiContext);
+    expect(late.statusCode).toBe(503);
+    expect(JSON.parse(late.body as string)).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
+  });
+});

@@ -1587,7 +1587,7 @@ export interface components {
         /** @description RFC 6749 §5.2 error of the token endpoint. */
         OAuthError: {
             /** @enum {string} */
-            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope" | "slow_down";
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope" | "slow_down" | "server_error" | "temporarily_unavailable";
             error_description?: string;
         };
         /** @description The Platform API error envelope: one message. */

@@ -46,7 +46,7 @@ export const platformError = named('PlatformError', z.strictObject({ error: z.st
 export const oauthError = named(
   'OAuthError',
   z.strictObject({
-    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down']),
+    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down', 'server_error', 'temporarily_unavailable']),
     error_description: z.optional(z.string()),
   }),
   'RFC 6749 §5.2 error of the token endpoint.',
