@@ -204,19 +204,24 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
   if (lambda > 0 && helpers.similarity && items.length > 2) items = diversify(items, lambda, helpers.similarity, Math.min(DIVERSITY_MAX, helpers.depth ?? 20));
 
   const cap = controls.max_per_category;
-  if (cap !== undefined) {
-    const counts = new Map<string, number>();
-    items = items.filter((it) => {
-      const cat = it.doc.metadata.category;
-      if (typeof cat !== 'string') return true;
-      const n = counts.get(cat) ?? 0;
-      if (n >= cap) return false;
-      counts.set(cat, n + 1);
-      return true;
-    });
-  }
+  if (cap !== undefined) items = withinCategoryCap(items, cap);
   for (const it of items) it.explain.final_score = it.score;
   return items;
+}
+
+/**
+ * `max_per_category`: the items in order, each category's after its first `cap` left out
+ * (`counts`: how many of each category were served before these).
+ */
+export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly T[], cap: number, counts = new Map<string, number>()): T[] {
+  return items.filter((it) => {
+    const cat = it.doc.metadata.category;
+    if (typeof cat !== 'string') return true;
+    const n = counts.get(cat) ?? 0;
+    if (n >= cap) return false;
+    counts.set(cat, n + 1);
+    return true;
+  });
 }
 
 /** An explanation as shown: scores to 6 decimals (computed only for the items answered with `explain`). */

@@ -9,7 +9,7 @@ import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
-import { experimentOf, order, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
+import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
 import { decodeCursor, encodeCursor, encodeOffsetCursor } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
@@ -112,8 +112,9 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
 
 /**
  * With a context, the best matches its rules and rerank controls order, max(60, 3 × limit) (at
- * most 300): its pages page through them (the same pool page after page at one limit). Ranking
- * a longer list costs every match's taste boost and tail score (see `rank`).
+ * most 300); the matches after them follow (`orderAfter`), and pages are positions in that list
+ * (the same pool page after page at one limit). Ranking a longer list costs every match's taste
+ * boost and tail score (see `rank`).
  */
 const contextPool = (limit: number) => Math.min(300, Math.max(60, 3 * limit));
 
@@ -139,23 +140,36 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
     controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
   ]);
   const facets = facetCounter(req);
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), { limit: contextPool(req.limit), after: undefined, visit: facets?.visit });
+  const rankRequested = rankRequest(req, query, qv, index, profile);
+  const pool = contextPool(req.limit);
+  // One more hit than asked when there are more matches.
+  const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.visit });
   const top = ranked.hits[0]?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
+  const candidates = (hits: readonly { doc: SearchDoc; score: number }[]) => hits.map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc }));
   const seen = new Set(recent.flatMap((e) => catalogItemId(e.item_id) ?? []));
   const experiment = experimentOf(req.plan.assignment);
-  const served = order(
-    ranked.hits.slice(0, contextPool(req.limit)).map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc })),
-    req.plan,
-    {
-      now: nowSeconds(),
-      depth: offset + req.limit,
-      seen: (id) => seen.has(id),
-      ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
-      similarity: view.similarity,
-    },
-    experiment,
-  );
+  const helpers = {
+    now: nowSeconds(),
+    depth: offset + req.limit,
+    seen: (id: number) => seen.has(id),
+    ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
+    similarity: view.similarity,
+  };
+  let served = order(candidates(ranked.hits.slice(0, pool)), req.plan, helpers, experiment);
+  // A page past the pool (with one more to tell whether there is a next): the matches after the
+  // pool, ranked deeper until enough of them pass the plan's exclusions or none are left.
+  const need = offset + req.limit + 1 - served.length;
+  if (need > 0 && ranked.hits.length > pool) {
+    for (let depth = pool + Math.max(2 * need, pool); ; depth *= 2) {
+      const deeper = rank(index, delta, rankRequested, { limit: depth, after: undefined });
+      const after = orderAfter(served, candidates(deeper.hits.slice(pool, depth)), req.plan, helpers, experiment);
+      if (after.length >= need || deeper.hits.length <= depth) {
+        served = [...served, ...after];
+        break;
+      }
+    }
+  }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
   const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt) : null;

@@ -10,7 +10,7 @@
  * without one they are served as scored. `presentScore` and `presentExplanation` make what the
  * answer shows of each.
  */
-import { presentExplain, runPipeline, type Candidate, type Explanation, type PipelineHelpers } from '../control/pipeline.ts';
+import { presentExplain, runPipeline, withinCategoryCap, type Candidate, type Explanation, type PipelineHelpers } from '../control/pipeline.ts';
 import type { ServingPlan } from '../control/serving.ts';
 
 export type { Candidate, Explanation, PipelineHelpers } from '../control/pipeline.ts';
@@ -31,6 +31,22 @@ export function experimentOf(assignment: ServingPlan['assignment'] | undefined):
 /** Rules, then rerank controls, with a plan; the candidates as scored without one. */
 export function order(candidates: readonly Candidate[], plan: ServingPlan | undefined, helpers: PipelineHelpers, experiment: ServedExperiment): readonly Ordered[] {
   return plan ? runPipeline(candidates, plan.rules, plan.controls, helpers, experiment) : candidates;
+}
+
+/**
+ * Candidates below all of a plan's pool (`before`, as `order` served it), served after it: the
+ * plan's rules apply (boosts, and boost 0 excludes), as do `exclude_seen` and `max_per_category`
+ * (counting on from the pool); diversity, popularity and freshness order the pool only. Without a
+ * plan, as scored.
+ */
+export function orderAfter(before: readonly Ordered[], candidates: readonly Candidate[], plan: ServingPlan | undefined, helpers: PipelineHelpers, experiment: ServedExperiment): readonly Ordered[] {
+  if (!plan) return candidates;
+  const { exclude_seen, max_per_category } = plan.controls;
+  const after = runPipeline(candidates, plan.rules, { exclude_seen }, helpers, experiment);
+  if (max_per_category === undefined) return after;
+  const counts = new Map<string, number>();
+  withinCategoryCap(before, Number.POSITIVE_INFINITY, counts);
+  return withinCategoryCap(after, max_per_category, counts);
 }
 
 /** A score as answers show it: 6 decimals. */

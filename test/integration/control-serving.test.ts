@@ -153,6 +153,49 @@ describe('rerank controls', () => {
   });
 });
 
+describe('pages of a context list', () => {
+  it('go on past the pool the plan orders, through its exclusions and category cap, to the last match', async () => {
+    // 90 lanterns: more than the pool of a limit-10 list (60).
+    const made = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 90 }, (_, i) => ({ name: `Lantern ${i}`, description: `a lantern, number ${i}`, metadata: { brand: brands[i % 3], category: cats[i % 4] } })),
+    );
+    const lanterns = (made.body.data as { id: string; metadata: { brand: string } }[]).map((x) => ({ id: x.id, brand: x.metadata.brand }));
+    await until(
+      () => t.demo.core('POST', '/v1/search', { query: 'lantern', mode: 'keyword', limit: 100 }),
+      (x) => x.body.total === 90,
+      20_000,
+    );
+    const walk = async (ctx: number) => {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: Api = await search({ query: 'lantern', context_id: ctx, limit: 10, ...(cursor ? { starting_after: cursor } : {}) });
+        ids.push(...hitIds(page));
+        expect(page.body.has_more).toBe(page.body.next_cursor !== null);
+        cursor = page.body.next_cursor;
+        pages += 1;
+      } while (cursor && pages < 20);
+      return ids;
+    };
+    const noBolt = await context('no Bolt lanterns');
+    await newRule({ context_id: noBolt, boost: 0, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }] });
+    const kept = await walk(noBolt);
+    expect(new Set(kept).size).toBe(kept.length);
+    expect([...kept].sort()).toEqual(
+      lanterns
+        .filter((l) => l.brand !== 'Bolt')
+        .map((l) => l.id)
+        .sort(),
+    );
+    const capped = await context('five lanterns a category');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${capped}`, { max_per_category: 5 })).status).toBe(200);
+    expect(await walk(capped)).toHaveLength(20);
+  });
+});
+
 describe('experiments', () => {
   it('over 400 users a 50/50 split serves each variant 40-60 %, each user always the same one, and counts exactly the attributed events', async () => {
     for (const name of ['main', 'next']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' })).status).toBe(201);
