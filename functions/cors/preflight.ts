@@ -7,10 +7,12 @@ import { routes } from '#shared/routes';
 export const handler = baseChain('core').handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
   const path = event.routeKey.replace(/^OPTIONS /, '');
   const methods = [...new Set(routes.filter((r) => r.api === 'core' && r.method !== 'OPTIONS' && r.path === path).map((r) => r.method))];
+  // No body: no content type either.
+  const { 'content-type': _none, ...base } = baseHeaders('core', context.state.requestId);
   return {
     statusCode: NO_CONTENT,
     headers: {
-      ...baseHeaders('core', context.state.requestId),
+      ...base,
       'access-control-allow-methods': methods.join(', '),
       'access-control-allow-headers': CORS_ALLOW_HEADERS,
       'access-control-max-age': '600',

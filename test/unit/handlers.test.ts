@@ -34,6 +34,8 @@ describe('handlers without a token (no I/O)', () => {
     const res = await handler(apiEvent('OPTIONS', '/v1/items/5', '/v1/items/{item_id}'), context);
     expect(res.statusCode).toBe(204);
     expect(res.headers?.['access-control-allow-methods']).toBe('GET, POST, PATCH, DELETE');
+    // No body, so no content type.
+    expect(res.headers?.['content-type']).toBeUndefined();
   });
 
   it('a token the verifier cannot check is a 401, never a 500', async () => {
