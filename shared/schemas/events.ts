@@ -48,8 +48,9 @@ const event = eventFields.check(
       if (Object.hasOwn(e, f)) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is set by the server; do not send it` });
     }
     // The spec's time conventions hold for additional properties too: no `created_at` in a Core
-    // payload, and a `<verb>ed_at` time is integer Unix seconds.
+    // payload, and a `<verb>ed_at` time is integer Unix seconds (the type-named payload is the type's).
     for (const [f, v] of Object.entries(e)) {
+      if (f === e.type) continue;
       if (f === 'created_at')
         ctx.addIssue({ code: 'custom', path: [f], message: 'created_at is not used in the Core API: the interaction time is occurred_at, the ingest time (created) is set by the server' });
       else if (f.endsWith('_at') && f !== 'occurred_at' && v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_SECONDS)) {

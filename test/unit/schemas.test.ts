@@ -102,6 +102,8 @@ describe('event schemas', () => {
     ] as const) {
       expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, [f]: v }], 'body'))), `${f}=${JSON.stringify(v)}`).toEqual([`0.${f}`]);
     }
+    // An event type may end in _at: its payload is an object.
+    expect(parseOrThrow(ingestEventsBody, [{ ...ok, type: 'checked_at', checked_at: { desk: 3 } }], 'body')).toHaveLength(1);
     expect(parseOrThrow(ingestEventsBody, [{ ...ok, updated_at: 1_700_000_000, viewed_at: null, format: 'hd' }], 'body')[0]).toMatchObject({
       updated_at: 1_700_000_000,
       viewed_at: null,
