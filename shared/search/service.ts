@@ -158,10 +158,11 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   };
   let served = order(candidates(ranked.hits.slice(0, pool)), req.plan, helpers, experiment);
   // A page past the pool (with one more to tell whether there is a next): the matches after the
-  // pool, ranked deeper until enough of them pass the plan's exclusions or none are left.
+  // pool, ranked deeper until enough of them pass the plan's exclusions or none are left. Never
+  // deeper than the matches: a cursor's offset is the client's to send.
   const need = offset + req.limit + 1 - served.length;
-  if (need > 0 && ranked.hits.length > pool) {
-    for (let depth = pool + Math.max(2 * need, pool); ; depth *= 2) {
+  if (need > 0 && ranked.hits.length > pool && offset < ranked.total) {
+    for (let depth = Math.min(ranked.total, pool + Math.max(2 * need, pool)); ; depth = Math.min(ranked.total, 2 * depth)) {
       const deeper = rank(index, delta, rankRequested, { limit: depth, after: undefined });
       const after = orderAfter(served, candidates(deeper.hits.slice(pool, depth)), req.plan, helpers, experiment);
       if (after.length >= need || deeper.hits.length <= depth) {

@@ -190,6 +190,11 @@ describe('pages of a context list', () => {
         .map((l) => l.id)
         .sort(),
     );
+    // An offset far past the matches (cursors are the client's to send) is an empty last page.
+    const first: Api = await search({ query: 'lantern', context_id: noBolt, limit: 10 });
+    const [tag, , builtAt] = JSON.parse(Buffer.from(first.body.next_cursor, 'base64url').toString());
+    const far: Api = await search({ query: 'lantern', context_id: noBolt, limit: 10, starting_after: Buffer.from(JSON.stringify([tag, 1e12, builtAt])).toString('base64url') });
+    expect(far.body).toMatchObject({ data: [], has_more: false, next_cursor: null });
     const capped = await context('five lanterns a category');
     expect((await P('PUT', `/api/rerank-controls?contextId=${capped}`, { max_per_category: 5 })).status).toBe(200);
     expect(await walk(capped)).toHaveLength(20);
