@@ -903,7 +903,17 @@ const TYPE_OF_STATUS: Record<number, string> = {
   409: 'conflict_error',
   429: 'rate_limit_error',
 };
-const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down']);
+const OAUTH_ERRORS = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'slow_down',
+  'server_error',
+  'temporarily_unavailable',
+]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -912,7 +922,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  */
 export function apiOf(c: FuzzCase): 'core' | 'platform' | 'auth' {
   const path = c.path.split('?')[0] as string;
-  if (c.method === 'POST' && path === '/oauth2/token') return 'auth';
+  // The token endpoint answers every method in its own (RFC 6749) envelope.
+  if (path === '/oauth2/token') return 'auth';
   return path === '/api' || path.startsWith('/api/') || path.startsWith('/console/') ? 'platform' : 'core';
 }
 
