@@ -210,13 +210,22 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
 }
 
 /**
- * `max_per_category`: the items in order, each category's after its first `cap` left out
- * (`counts`: how many of each category were served before these).
+ * `max_per_category`: the items in order, each category's after its first `cap` left out, counting
+ * the items `before` them (served already) first.
  */
-export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly T[], cap: number, counts = new Map<string, number>()): T[] {
-  return items.filter((it) => {
+export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly T[], cap: number, before: readonly { doc: SearchDoc }[] = []): T[] {
+  const counts = new Map<string, number>();
+  const categoryOf = (it: { doc: SearchDoc }) => {
     const cat = it.doc.metadata.category;
-    if (typeof cat !== 'string') return true;
+    return typeof cat === 'string' ? cat : undefined;
+  };
+  for (const it of before) {
+    const cat = categoryOf(it);
+    if (cat !== undefined) counts.set(cat, (counts.get(cat) ?? 0) + 1);
+  }
+  return items.filter((it) => {
+    const cat = categoryOf(it);
+    if (cat === undefined) return true;
     const n = counts.get(cat) ?? 0;
     if (n >= cap) return false;
     counts.set(cat, n + 1);

@@ -2,7 +2,7 @@ import { ApiError } from '../errors.ts';
 import { routes } from '../routes.ts';
 import { baseChain } from './base.ts';
 import { compile, matchPath } from './route-match.ts';
-import type { HttpEvent, HttpResult } from './types.ts';
+import type { ApiContext, HttpEvent, HttpResult } from './types.ts';
 
 const compiled = routes.map(compile);
 
@@ -16,20 +16,19 @@ const tokenMethodNotAllowed = baseChain('oauth').handler(async (event: HttpEvent
   throw methodNotAllowed('invalid_request', method, path, ['POST']);
 });
 
+/** Whether `path` is the token endpoint's (it shares the Core API's host). */
+const isTokenPath = (path: string) => compiled.some((c) => c.route.api === 'auth' && matchPath(c, path));
+
 /** The `$default` route of an API: 405 for a known path with another method, else 404. */
 export function notFoundHandler(api: 'core' | 'platform') {
-  return baseChain(api).handler(async (event: HttpEvent, context): Promise<HttpResult> => {
+  const handler = baseChain(api).handler(async (event: HttpEvent): Promise<HttpResult> => {
     const { method, path } = event.requestContext.http;
-    // The token endpoint shares the Core API's host; public routes are on both APIs.
-    const matching = compiled.filter((c) => (c.route.api === api || c.route.api === 'public' || (api === 'core' && c.route.api === 'auth')) && matchPath(c, path));
-    if (matching.length > 0 && matching.every((c) => c.route.api === 'auth')) return tokenMethodNotAllowed(event, context);
-    if (matching.length > 0)
-      throw methodNotAllowed(
-        'method_not_allowed',
-        method,
-        path,
-        matching.map((c) => c.route.method),
-      );
+    // Public routes are on both APIs.
+    const allowed = compiled.filter((c) => (c.route.api === api || c.route.api === 'public') && matchPath(c, path)).map((c) => c.route.method);
+    if (allowed.length > 0) throw methodNotAllowed('method_not_allowed', method, path, allowed);
     throw new ApiError('not_found_error', 'route_not_found', `No route ${method} ${path}.`);
   });
+  if (api === 'platform') return handler;
+  // The token path answers in its own chain, not one nested in the Core API's.
+  return (event: HttpEvent, context: ApiContext): Promise<HttpResult> => (isTokenPath(event.requestContext.http.path) ? tokenMethodNotAllowed : handler)(event, context);
 }

@@ -13,6 +13,7 @@ import { artifactPredatesErasure } from '../domain/erasure.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, NotFound } from '../domain/errors.ts';
+import { catalogItemId } from '../domain/item-ids.ts';
 import { ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
@@ -90,8 +91,8 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // The request's independent reads, at once; the user's latest events not when the plan read
   // them (segments): they likely hold every event the model has not seen.
   const [catalog, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
-  const anchorId = q.item_id !== undefined ? Number(q.item_id) : undefined;
-  if (q.item_id !== undefined && (!/^[1-9][0-9]*$/.test(q.item_id) || !catalog.isLive(anchorId as number))) throw new ItemNotFound(q.item_id);
+  const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
+  if (q.item_id !== undefined && (anchorId === undefined || !catalog.isLive(anchorId))) throw new ItemNotFound(q.item_id);
 
   // A variant's endpoint removed since the experiment started: the default serves.
   const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);

@@ -43,10 +43,7 @@ export function orderAfter(before: readonly Ordered[], candidates: readonly Cand
   if (!plan) return candidates;
   const { exclude_seen, max_per_category } = plan.controls;
   const after = runPipeline(candidates, plan.rules, { exclude_seen }, helpers, experiment);
-  if (max_per_category === undefined) return after;
-  const counts = new Map<string, number>();
-  withinCategoryCap(before, Number.POSITIVE_INFINITY, counts);
-  return withinCategoryCap(after, max_per_category, counts);
+  return max_per_category === undefined ? after : withinCategoryCap(after, max_per_category, before);
 }
 
 /** A score as answers show it: 6 decimals. */
