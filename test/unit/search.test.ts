@@ -11,6 +11,8 @@ import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
+import { scorePostings } from '../../shared/search/bm25f.ts';
+import { IntList } from '../../shared/search/int-list.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
@@ -210,6 +212,33 @@ describe('scores a cursor can rely on', () => {
         for (const [id, s] of before[mode]) expect(after.get(id), `${mode} ${id}`).toBe(s);
       }
     }
+  });
+});
+
+describe("a build's saturated frequencies", () => {
+  it('are kept per statistics, dropped when they change, and score as the same postings computed unkept', () => {
+    const docs = [doc(1, 'steel kettle', 'a kettle for the stove'), doc(2, 'kettle'), doc(3, 'copper pan', 'kettle lid fits')];
+    const index = SearchIndex.build(docs, 64, 1);
+    const p = index.postingsOf(index.parts.vocab.find((t) => t.startsWith('kettl')) as string);
+    if (!p) throw new Error('no postings');
+    const norms = index.norms(index.stats);
+    const kept = norms.saturated(p);
+    expect(kept).toHaveLength(3);
+    // Asked again under the same statistics: the same array, not a new computation.
+    expect(norms.saturated(p)).toBe(kept);
+    expect(index.norms(index.stats)).toBe(norms);
+    // Other statistics (a delta's documents counted in): new norms, computed afresh.
+    const other = index.norms({ ...index.stats, avgLen: index.stats.avgLen.map((a) => a * 2) });
+    expect(other).not.toBe(norms);
+    expect(other.saturated(p)).not.toBe(kept);
+    expect(other.saturated(p)).not.toEqual(kept);
+    // Scored from the kept values or computed unkept (as the delta's lists are), to the same bits.
+    const fromKept = new Float64Array(3);
+    const unkept = new Float64Array(3);
+    scorePostings(p, norms, 0, 1.7, fromKept, new IntList(), false);
+    scorePostings({ ...p, built: false }, norms, 0, 1.7, unkept, new IntList(), false);
+    expect([...fromKept]).toEqual([...unkept]);
+    expect(fromKept.every((x) => x > 0)).toBe(true);
   });
 });
 
