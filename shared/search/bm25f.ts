@@ -46,19 +46,21 @@ export class FieldNorms {
   ) {}
 
   /**
-   * Each posting's saturated BM25F frequency of a build's list under these norms, computed the
-   * first time a query scores the list and kept while the statistics do not change (a new
-   * `FieldNorms` starts empty): a broad query's common words are then one read and one multiply
-   * a posting instead of three norm reads and a division (0.86 x the ranking time of queries of 3
-   * words or more on the 100K catalog; docs/benchmarks.md). Bound: 4 bytes a posting of the build.
+   * Each posting's saturated BM25F frequency of a build's list under these norms, once a query
+   * has scored the list (`scorePostings` fills it on the list's first use), kept while the
+   * statistics do not change (a new `FieldNorms` starts empty): a broad query's common words are
+   * then one read and one multiply a posting instead of three norm reads and a division (0.86 x
+   * the ranking time of queries of 3 words or more on the 100K catalog; docs/benchmarks.md).
+   * Bound: 4 bytes a posting of the build.
    */
-  saturated(p: Postings): Float32Array {
-    let out = this.kept.get(p.start);
-    if (!out) {
-      out = new Float32Array(p.end - p.start);
-      for (let j = p.start; j < p.end; j++) out[j - p.start] = saturation(p, j, this);
-      this.kept.set(p.start, out);
-    }
+  saturated(p: Postings): Float32Array | undefined {
+    return this.kept.get(p.start);
+  }
+
+  /** Room for a build list's saturated frequencies, kept from now on (`saturated`). */
+  keep(p: Postings): Float32Array {
+    const out = new Float32Array(p.end - p.start);
+    this.kept.set(p.start, out);
     return out;
   }
 
@@ -106,10 +108,18 @@ function saturation(p: Postings, j: number, norms: FieldNorms): number {
 export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
   const { docs, start } = p;
   const kept = p.built ? norms.saturated(p) : undefined;
+  // A build's list scored for the first time under these norms: its values are kept as computed.
+  const keep = p.built && !kept ? norms.keep(p) : undefined;
   for (let j = start; j < p.end; j++) {
     const i = docs[j] as number;
     if (live && !live[i]) continue;
-    const c = weightedIdf * (kept ? (kept[j - start] as number) : saturation(p, j, norms));
+    let sat: number;
+    if (kept) sat = kept[j - start] as number;
+    else {
+      sat = saturation(p, j, norms);
+      if (keep) keep[j - start] = sat;
+    }
+    const c = weightedIdf * sat;
     const key = base + i;
     const before = target[key] as number;
     if (before === 0) touched.push(key);
