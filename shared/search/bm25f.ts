@@ -36,7 +36,10 @@ export interface Postings {
  * three divisions per posting.
  */
 export class FieldNorms {
-  /** Per build posting list (by its start), each posting's saturated frequency under these norms. */
+  /**
+   * Per build posting list (by its start), each posting's saturated frequency under these norms.
+   * A build's norms are its own (`SearchIndex.norms`), so starts name the lists of one build.
+   */
   private readonly kept = new Map<number, Float32Array>();
 
   private constructor(
@@ -109,7 +112,7 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
   const { docs, start } = p;
   const kept = p.built ? norms.saturated(p) : undefined;
   // A build's list scored for the first time under these norms: its values are kept as computed.
-  const keep = p.built && !kept ? norms.keep(p) : undefined;
+  const keep = p.built && !kept && !live ? norms.keep(p) : undefined;
   for (let j = start; j < p.end; j++) {
     const i = docs[j] as number;
     if (live && !live[i]) continue;
