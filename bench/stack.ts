@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Credentials } from '../local/stack.ts';
 
 /** The local stack as its own process on a spare port with a fresh DATA_DIR, as benchmarks use it. */
@@ -26,12 +27,17 @@ export interface BenchStack {
  */
 export const DEFAULT_API_THREADS = String(Math.max(1, availableParallelism() - 1));
 
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
 /** `dataDir`: start on an existing data folder (a restart), else a fresh one. */
 export async function startBenchStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-'))): Promise<BenchStack> {
   // BENCH_SERVER_NODE_ARGS adds Node flags to the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`;
   // BENCH_SERVER_STDOUT=1 shows the server's output (e.g. of `--trace-gc`).
   const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=8192', ...extra, '--import', 'tsx', 'bin/server.ts'], {
+    // The server of this checkout, whatever the caller's directory: a side-by-side script that
+    // imports another checkout's stack.ts starts that checkout's server, not the current one's.
+    cwd: REPO_ROOT,
     // DEMO=0: benchmarks seed their own data, with nothing else running.
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', DEMO: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
