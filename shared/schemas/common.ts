@@ -15,6 +15,12 @@ export const POSITIVE_INT_PATTERN = /^[1-9][0-9]*$/;
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** The two checks of a closed range, under one message that names the field and the range. */
+export const between = (field: string, min: number, max: number) => {
+  const message = `${field} must be between ${min} and ${max}`;
+  return [z.gte(min, message), z.lte(max, message)] as const;
+};
+
 /** A server-generated numeric id, as a path segment or cursor string. */
 export const numericId = (what: string) =>
   z

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
 
 const name = z.string().check(z.minLength(1), z.maxLength(256));
 /** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
@@ -7,9 +7,9 @@ export const idPath = z.object({ id: numericId('id') });
 
 export const eventTypeBody = z.strictObject({
   name: z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
-  weight: z.int('weight must be an integer').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100')),
+  weight: z.int('weight must be an integer').check(...between('weight', 1, 100)),
 });
-export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100')) });
+export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(...between('weight', 1, 100)) });
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 
@@ -25,9 +25,7 @@ const thresholds = z.strictObject({
  * runs trained from it (default 1: the event type's weight as it is).
  */
 const templateEventTypes = z
-  .array(
-    z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(z.gte(1, 'weight must be between 1 and 100'), z.lte(100, 'weight must be between 1 and 100'))) }),
-  )
+  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) }))
   .check(z.minLength(1), z.maxLength(50));
 
 export const endpointBody = z.strictObject({
@@ -76,7 +74,7 @@ export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
 const schedule = z
   .strictObject({
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
-    every_hours: z.optional(z.int('every_hours must be an integer').check(z.gte(1, 'every_hours must be between 1 and 8760'), z.lte(8760, 'every_hours must be between 1 and 8760'))),
+    every_hours: z.optional(z.int('every_hours must be an integer').check(...between('every_hours', 1, 8760))),
     start_at: z.optional(
       z
         .int('start_at must be an integer (unix seconds)')

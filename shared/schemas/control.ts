@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { limitParam, numericId, unstorable } from './common.ts';
+import { between, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs, named } from './doc.ts';
 import type { SegmentDefinition } from '../control/types.ts';
 
@@ -165,10 +165,10 @@ export type SegmentPatch = z.output<typeof segmentPatch>;
 // Rerank controls
 
 const rerankFields = {
-  diversity: z.optional(num('diversity').check(z.gte(0, 'diversity must be between 0 and 1'), z.lte(1, 'diversity must be between 0 and 1'))),
-  popularity_weight: z.optional(num('popularity_weight').check(z.gte(0, 'popularity_weight must be between 0 and 10'), z.lte(10, 'popularity_weight must be between 0 and 10'))),
-  freshness_weight: z.optional(num('freshness_weight').check(z.gte(0, 'freshness_weight must be between 0 and 10'), z.lte(10, 'freshness_weight must be between 0 and 10'))),
-  max_per_category: z.optional(z.int('max_per_category must be an integer').check(z.gte(1, 'max_per_category must be between 1 and 100'), z.lte(100, 'max_per_category must be between 1 and 100'))),
+  diversity: z.optional(num('diversity').check(...between('diversity', 0, 1))),
+  popularity_weight: z.optional(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
+  freshness_weight: z.optional(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
+  max_per_category: z.optional(z.int('max_per_category must be an integer').check(...between('max_per_category', 1, 100))),
   exclude_seen: z.optional(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
 /** `PUT /api/rerank-controls`: the whole set (a control left out is unset). */
