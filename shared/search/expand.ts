@@ -1,4 +1,5 @@
 /** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
+import { kthLargest } from '../top-k.ts';
 import { RANKING } from './constants.ts';
 import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, words } from './text.ts';
 
@@ -104,7 +105,14 @@ export class QueryExpander {
         if (e) hits.add(e.stem);
       });
     } else for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(prefix)) hits.add(x);
-    const counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
+    let counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
+    if (counted.length > limit) {
+      // A short prefix starts thousands of terms: only those at least as frequent as the
+      // limit-th are sorted.
+      const dfs = Float64Array.from(counted, ([, n]) => n);
+      const least = kthLargest(dfs, limit);
+      counted = counted.filter(([, n]) => n >= least);
+    }
     return counted
       .sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]))
       .slice(0, limit)

@@ -204,7 +204,7 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
   const N = index.docs.length;
   const { acc, best, bestTouched } = scratch;
   const standsFor = expanded.standsFor;
-  // Units in the order of their first term: a word alone, or a word with its expansions.
+  // Units: a word alone, or a word with its expansions; each in the order of its first term.
   const units = new Map<string, string[]>();
   for (const t of expanded.keys()) {
     const word = standsFor.get(t) ?? t;
@@ -213,6 +213,12 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     else units.set(word, [t]);
   }
   if (expanded.words >= RANKING.requestMinWords) for (const word of budgeted(units, stats)) units.delete(word);
+  const expandedWord = (ts: string[]) => ts.length > 1 || standsFor.has(ts[0] as string);
+  // The words with expansions are scored first: the first of them keeps its best score per key
+  // straight in the (still empty) accumulator, instead of in `best` and then added to it. A broad
+  // query's half-typed last word has tens of thousands of such keys. (The order is the same
+  // wherever a document is, build or delta.)
+  const ordered = [...units].sort((a, b) => Number(expandedWord(b[1])) - Number(expandedWord(a[1])));
   const indexNorms = index.norms(stats);
   let deltaNorms: FieldNorms | undefined;
   const score = (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => {
@@ -221,16 +227,21 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     const q = delta.postingsOf(t);
     if (q) scorePostings(q, (deltaNorms ??= delta.norms()), N, widf, target, list, max, delta.live);
   };
-  for (const [word, ts] of units) {
-    if (ts.length === 1 && !standsFor.has(ts[0] as string)) {
+  for (const [word, ts] of ordered) {
+    if (!expandedWord(ts)) {
       const t = ts[0] as string;
       score(t, (expanded.get(t) as number) * idfIn(stats, t), acc, touched, false);
       continue;
     }
     // An expansion's IDF is capped at its word's when the word is known.
     const cap = stats.df(word) > 0 ? idfIn(stats, word) : Infinity;
+    const weightOf = (t: string) => (expanded.get(t) as number) * (t === word ? idfIn(stats, t) : Math.min(idfIn(stats, t), cap));
+    if (touched.length === 0) {
+      for (const t of ts) score(t, weightOf(t), acc, touched, true);
+      continue;
+    }
     bestTouched.clear();
-    for (const t of ts) score(t, (expanded.get(t) as number) * (t === word ? idfIn(stats, t) : Math.min(idfIn(stats, t), cap)), best, bestTouched, true);
+    for (const t of ts) score(t, weightOf(t), best, bestTouched, true);
     for (const key of bestTouched.view()) {
       if (acc[key] === 0) touched.push(key);
       acc[key] = (acc[key] as number) + (best[key] as number);

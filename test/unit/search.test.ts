@@ -89,6 +89,60 @@ describe('index and ranking', () => {
     expect(run(index, 'cushione')).toEqual([2]);
   });
 
+  it('expands a half-typed word to the 30 terms it starts that most documents hold, ties by term', () => {
+    // 40 terms starting "qu", held by 1 to 5 documents (8 terms each): the 30 most frequent take
+    // every term held by 3 or more and the first 6 (in term order) of those held by 2.
+    const term = (j: number) => `qu${String.fromCharCode(97 + (j % 26))}${String.fromCharCode(97 + Math.floor(j / 26))}k`;
+    const df = (j: number) => 1 + (j % 5);
+    const all = Array.from({ length: 40 }, (_, j) => j);
+    const many = SearchIndex.build(
+      [1, 2, 3, 4, 5].map((d) =>
+        doc(
+          d,
+          all
+            .filter((j) => df(j) >= d)
+            .map(term)
+            .join(' '),
+        ),
+      ),
+      64,
+      100,
+    );
+    const expected = all
+      .sort((a, b) => df(b) - df(a) || (term(a) < term(b) ? -1 : 1))
+      .slice(0, 30)
+      .map(term);
+    expect([...many.expand('qu').standsFor.keys()].sort()).toEqual(expected.sort());
+  });
+
+  it('adds up the best of each word and its expansions when two words of a query are expanded', () => {
+    const scores = (query: string) =>
+      new Map(rank(index, noDelta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]));
+    // "jaket" is a typo (of jacket) and "waterp" half typed (waterproof): each word with its
+    // expansions is one unit of the sum. The first unit is kept straight in the accumulator, a
+    // second one in scratch memory first: both paths, in one query.
+    const both = scores('jaket waterp');
+    const typo = scores('jaket.');
+    const prefix = scores('waterp');
+    expect([...both.keys()]).toEqual([3]);
+    expect(both.get(3)).toBe((typo.get(3) as number) + (prefix.get(3) as number));
+    // A word matched by none of its expansions in a document adds nothing there.
+    expect(scores('jaket runni').get(3)).toBe(typo.get(3));
+    expect(scores('jaket runni').get(1)).toBe(scores('runni').get(1));
+    // Two expansions of one word in one document: the better one counts, not their sum (a half-typed
+    // word's expansions weigh RANKING.prefixWeight of a whole word's); "hatt wat" has two expanded
+    // words (a typo of hat first), so "wat" goes the second way.
+    const bottles = SearchIndex.build([doc(1, 'Water bottle', 'waterproof lid'), doc(2, 'Waterproof shell'), doc(3, 'Rain hat')], 64, 100);
+    const in2 = (query: string) =>
+      new Map(rank(bottles, noDelta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]));
+    const water = in2('water.').get(1) as number;
+    const waterproof = in2('waterproof.').get(1) as number;
+    for (const query of ['wat', 'rain wat', 'hatt wat']) {
+      const got = in2(query).get(1) as number;
+      expect(got, query).toBeCloseTo(RANKING.prefixWeight * Math.max(water, waterproof), 12);
+    }
+  });
+
   it('matches a half-typed word past its stem in the delta too, and forgets the words of a replaced document', () => {
     const delta = new PreparedDelta({ docs: [doc(6, 'Hiking poles'), doc(7, 'Hiking boots')], masked: new Set() });
     expect(new Set(run(index, 'hikin', 'keyword', delta))).toEqual(new Set([6, 7]));
