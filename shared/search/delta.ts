@@ -89,6 +89,12 @@ export class PreparedDelta implements ExtraVocab {
   private slots: (Slot | undefined)[] = [];
   /** Per slot: 1 while it holds its document's current version. */
   live: Uint8Array = new Uint8Array(64);
+  /**
+   * Per slot, whether its document is active, and its id: ranking checks them for every keyword
+   * match without touching the document, as it does a build's (`SearchIndex.active`, `ids`).
+   */
+  active: Uint8Array = new Uint8Array(64);
+  ids: Float64Array = new Float64Array(64);
   /** Per slot, each field's length. */
   lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
   private postings = new Map<string, { docs: number[]; tfs: number[] }>();
@@ -97,6 +103,11 @@ export class PreparedDelta implements ExtraVocab {
   private readonly sumLen = [0, 0, 0];
 
   readonly masked = new Set<number>();
+  /**
+   * Per position of the bound build, 1 when its document is masked (replaced or deleted here):
+   * ranking checks it for every keyword match of the build instead of looking the id up.
+   */
+  hiddenAt: Uint8Array = new Uint8Array(0);
   /** Documents of the delta holding each term. */
   readonly df = new Map<string, number>();
   readonly terms = new Set<string>();
@@ -126,6 +137,7 @@ export class PreparedDelta implements ExtraVocab {
     if (this.index === index) return;
     this.index = index;
     this.hidden = { count: 0, len: [0, 0, 0], df: new Map(), ids: new Set() };
+    this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
     this.vectors = new DeltaVectors(index.dims);
     for (let s = 0; s < this.slots.length; s++) {
@@ -142,6 +154,7 @@ export class PreparedDelta implements ExtraVocab {
     const i = index.byId.get(id);
     if (i === undefined) return;
     this.hidden.ids.add(id);
+    this.hiddenAt[i] = 1;
     this.hidden.count += 1;
     const a = analyze(index.docs[i] as SearchDoc);
     for (let f = 0; f < 3; f++) this.hidden.len[f] = (this.hidden.len[f] as number) + (index.lens[f]?.[i] as number);
@@ -187,6 +200,8 @@ export class PreparedDelta implements ExtraVocab {
     this.slotOf.set(doc.id, s);
     if (s >= this.live.length) this.grow(s + 1);
     this.live[s] = 1;
+    this.active[s] = doc.active ? 1 : 0;
+    this.ids[s] = doc.id;
     this.liveCount += 1;
     for (let f = 0; f < 3; f++) {
       const l = analyzed.len[f] as number;
@@ -247,14 +262,10 @@ export class PreparedDelta implements ExtraVocab {
 
   private grow(min: number): void {
     const size = Math.max(min, this.live.length * 2);
-    const live = new Uint8Array(size);
-    live.set(this.live);
-    this.live = live;
-    this.lens = this.lens.map((l) => {
-      const g = new Float64Array(size);
-      g.set(l);
-      return g;
-    }) as [Float64Array, Float64Array, Float64Array];
+    this.live = copyInto(new Uint8Array(size), this.live);
+    this.active = copyInto(new Uint8Array(size), this.active);
+    this.ids = copyInto(new Float64Array(size), this.ids);
+    this.lens = this.lens.map((l) => copyInto(new Float64Array(size), l)) as [Float64Array, Float64Array, Float64Array];
   }
 
   /** Renumbers the live documents' slots from 0 (the dead ones dropped). */
@@ -263,6 +274,8 @@ export class PreparedDelta implements ExtraVocab {
     this.slotOf.clear();
     this.slots = [];
     this.live = new Uint8Array(Math.max(64, keep.length));
+    this.active = new Uint8Array(this.live.length);
+    this.ids = new Float64Array(this.live.length);
     this.lens = [new Float64Array(this.live.length), new Float64Array(this.live.length), new Float64Array(this.live.length)];
     this.postings = new Map();
     this.liveCount = 0;
@@ -389,4 +402,10 @@ function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
     a.description === b.description &&
     JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
   );
+}
+
+/** `to`, with `from` copied into its start (a slot array grown). */
+function copyInto<A extends Uint8Array | Float64Array>(to: A, from: A): A {
+  to.set(from);
+  return to;
 }

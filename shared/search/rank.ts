@@ -75,6 +75,8 @@ interface Keys {
   N: number;
   S: number;
   docOf(key: number): SearchDoc;
+  /** The item id of a key, from typed arrays (no document read). */
+  idOf(key: number): number;
   acceptIndexed(i: number): boolean;
   acceptSlot(s: number): boolean;
   accept(key: number): boolean;
@@ -86,25 +88,29 @@ interface Keys {
 function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys {
   const N = index.docs.length;
   const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
-  // Broad queries match tens of thousands of indexed documents: without filters, accepting one
-  // reads two typed arrays instead of the document object.
   const unfiltered = r.filter === NO_FILTER;
   const anyMasked = delta.masked.size > 0;
-  const active = index.active;
-  // The common case (no filter, nothing masked, active items only) reads one typed array: a broad
-  // query accepts tens of thousands of keyword matches this way.
+  const { active } = index;
+  const { hiddenAt } = delta;
+  // The common case (no filter, active items only) reads typed arrays: a broad query accepts tens
+  // of thousands of keyword matches this way.
   const acceptIndexed =
-    unfiltered && !anyMasked && r.includeInactive !== true
-      ? (i: number) => active[i] === 1
+    unfiltered && r.includeInactive !== true
+      ? anyMasked
+        ? (i: number) => active[i] === 1 && hiddenAt[i] === 0
+        : (i: number) => active[i] === 1
       : (i: number) => {
-          if (anyMasked && delta.masked.has(index.ids[i] as number)) return false;
+          if (hiddenAt[i] === 1) return false;
           return unfiltered ? r.includeInactive === true || active[i] === 1 : eligible(index.docs[i] as SearchDoc);
         };
-  const acceptSlot = (s: number) => delta.live[s] === 1 && eligible(delta.docAt(s));
+  // The same for the delta's slots: a large delta (right after an import) is as broad.
+  const { live, active: activeSlot } = delta;
+  const acceptSlot = unfiltered && r.includeInactive !== true ? (s: number) => live[s] === 1 && activeSlot[s] === 1 : (s: number) => live[s] === 1 && eligible(delta.docAt(s));
   return {
     N,
     S: delta.slotCount,
     docOf: (key) => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc,
+    idOf: (key) => (key < N ? index.ids[key] : delta.ids[key - N]) as number,
     acceptIndexed,
     acceptSlot,
     accept: (key) => (key < N ? acceptIndexed(key) : acceptSlot(key - N)),
@@ -329,9 +335,9 @@ function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: A
     if (tied.length <= room) strongest.push(...tied);
     else {
       // The `room` lowest ids of the tied: ids are unique, so the cut is exact.
-      const negIds = Float64Array.from(tied, (key) => -keys.docOf(key).id);
+      const negIds = Float64Array.from(tied, (key) => -keys.idOf(key));
       const cut = -kthLargest(negIds, room);
-      for (const key of tied) if (keys.docOf(key).id <= cut) strongest.push(key);
+      for (const key of tied) if (keys.idOf(key) <= cut) strongest.push(key);
     }
     return { head: strongest, headFrom: threshold };
   }
@@ -386,7 +392,7 @@ function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: 
   }
   const both = new TopK(k);
   fromIndex.forEach((i, s) => both.push(i, s, index.ids[i] as number));
-  fromDelta?.forEach((slot, s) => both.push(N + slot, s, delta.docAt(slot).id));
+  fromDelta?.forEach((slot, s) => both.push(N + slot, s, delta.ids[slot] as number));
   both.forEachBest((key, s) => m.set(key, s));
 }
 
@@ -400,7 +406,7 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
   const maxVec = vec.max(1e-9);
   const consider = (key: number) => {
     const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
-    if (f !== null) top.push(key, f, keys.docOf(key).id);
+    if (f !== null) top.push(key, f, keys.idOf(key));
   };
   // Below the head, a keyword match has no vector score and a keyword score no higher than any
   // head document's (tied ones have higher ids), so it cannot be among the best: only the head

@@ -9,7 +9,7 @@ import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
-import { RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { scorePostings } from '../../shared/search/bm25f.ts';
 import { IntList } from '../../shared/search/int-list.ts';
@@ -158,6 +158,19 @@ describe('index and ranking', () => {
     const delta = new PreparedDelta({ docs: [doc(5, 'Trail running socks')], masked: new Set([1, 5]) });
     const hits = run(index, 'trail', 'keyword', delta);
     expect(hits).toEqual([5]);
+  });
+
+  it('leaves inactive documents of the delta out, unless asked for (the Platform item search), and replaced ones of the build', () => {
+    const delta = new PreparedDelta(
+      { docs: [doc(5, 'Trail running socks', '', { active: false }), doc(6, 'Trail map'), doc(2, 'Trail shoe, road edition', '', { updated_at: 2, active: false })], masked: new Set() },
+      index,
+    );
+    const ids = (mode: 'keyword' | 'hybrid', includeInactive: boolean) =>
+      new Set(rank(index, delta, { query: 'trail', mode, filter: NO_FILTER, queryVector: emb.embedOne('trail'), profile: null, includeInactive }, { limit: 1000 }).hits.map((h) => h.doc.id));
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      expect(ids(mode, false), mode).toEqual(new Set([1, 6]));
+      expect(ids(mode, true), mode).toEqual(new Set([1, 2, 5, 6]));
+    }
   });
 
   it('round-trips through the artifact format', () => {
