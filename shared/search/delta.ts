@@ -3,8 +3,8 @@ import { analyze, averageLengths, type Analyzed } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
-import { Int8Rows, type VectorRow } from './int8-vectors.ts';
-import { nearestOf } from './nearest.ts';
+import { Int8Rows, quantisedQuery, type QueryDot, type VectorRow } from './int8-vectors.ts';
+import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
 import type { SearchDoc } from './types.ts';
@@ -26,16 +26,31 @@ const BLOCK = 1024;
  */
 class DeltaVectors {
   private readonly blocks: Int8Rows[] = [];
+  /**
+   * The same rows' first `coarseDims` values side by side, for the coarse pass of a nearest
+   * neighbour search (`nearestOf`): a large delta is scanned whole (it has no IVF), and reading
+   * 128 bytes a row in a row is several times faster than the first 128 of every 512.
+   */
+  private readonly coarseBlocks: Int8Rows[] = [];
+  private readonly coarseDims: number;
   private readonly scales: number[] = [];
-  constructor(readonly dims: number) {}
+  constructor(readonly dims: number) {
+    this.coarseDims = coarseDimsOf(dims);
+  }
 
   /** Stores slot's vector (or its absence); true when it has one. */
   set(slot: number, v: Float32Array | null): boolean {
-    while (this.blocks.length * BLOCK <= slot) this.blocks.push(new Int8Rows(new Int8Array(BLOCK * this.dims), this.dims));
-    const block = this.blocks[Math.floor(slot / BLOCK)] as Int8Rows;
-    const at = (slot % BLOCK) * this.dims;
+    const { dims, coarseDims } = this;
+    while (this.blocks.length * BLOCK <= slot) {
+      this.blocks.push(new Int8Rows(new Int8Array(BLOCK * dims), dims));
+      this.coarseBlocks.push(new Int8Rows(new Int8Array(BLOCK * coarseDims), coarseDims));
+    }
+    const b = Math.floor(slot / BLOCK);
+    const block = this.blocks[b] as Int8Rows;
+    const at = (slot % BLOCK) * dims;
     // Kept as a build keeps it (float32).
-    const scale = Math.fround(v && v.length === this.dims ? quantiseInto(v, 0, this.dims, block.rows, at) : 0);
+    const scale = Math.fround(v && v.length === dims ? quantiseInto(v, 0, dims, block.rows, at) : 0);
+    (this.coarseBlocks[b] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
     this.scales[slot] = scale;
     return scale !== 0;
   }
@@ -44,12 +59,21 @@ class DeltaVectors {
     return (this.scales[slot] ?? 0) !== 0;
   }
 
-  /** q · the vector of a slot (0 without one), for any number of slots. */
+  /**
+   * q · the vector of a slot (0 without one), for any number of slots; on the first n dimensions
+   * when n is given (the coarse pass's from their own rows: the same sums).
+   */
   similarityTo(q: Float32Array): (slot: number, n?: number) => number {
-    const dots = this.blocks.map((b) => b.query(q));
+    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
+    if (!quantised) return () => 0;
+    const dots = this.blocks.map((b) => b.quantisedQuery(quantised));
+    const coarseQuery = { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
+    const coarse = this.coarseBlocks.map((b) => b.quantisedQuery(coarseQuery));
     return (slot, n) => {
       const scale = this.scales[slot] ?? 0;
-      return scale ? (dots[Math.floor(slot / BLOCK)] as (i: number, n?: number) => number)(slot % BLOCK, n) * scale : 0;
+      if (!scale) return 0;
+      const b = Math.floor(slot / BLOCK);
+      return n === this.coarseDims ? (coarse[b] as QueryDot)(slot % BLOCK) * scale : (dots[b] as QueryDot)(slot % BLOCK, n) * scale;
     };
   }
 

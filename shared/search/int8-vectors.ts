@@ -14,6 +14,20 @@ export const MAX_KERNEL_DIMS = 4096;
  */
 export type QueryDot = (i: number, n?: number) => number;
 
+/**
+ * A float query in the kernel's int16 form (its largest component ±QUERY_MAX) and the factor its
+ * dot products are scaled back by; undefined for a zero or non-finite query.
+ */
+export function quantisedQuery(q: Float32Array): { q16: Int16Array; down: number } | undefined {
+  let max = 0;
+  for (let k = 0; k < q.length; k++) max = Math.max(max, Math.abs(q[k] as number));
+  if (!(max > 0) || !Number.isFinite(max)) return undefined;
+  const q16 = new Int16Array(q.length);
+  const up = QUERY_MAX / max;
+  for (let k = 0; k < q.length; k++) q16[k] = Math.round((q[k] as number) * up);
+  return { q16, down: max / QUERY_MAX };
+}
+
 /** A byte size rounded up to whole 64-byte lines. */
 const lines = (bytes: number) => Math.ceil(bytes / 64) * 64;
 
@@ -60,14 +74,16 @@ export class Int8Rows {
 
   /** Prepares `q` once for any number of rows; its values are copied (later changes to q are not seen). */
   query(q: Float32Array): QueryDot {
-    if (q.length !== this.dims) return () => 0;
-    let max = 0;
-    for (let k = 0; k < q.length; k++) max = Math.max(max, Math.abs(q[k] as number));
-    if (!(max > 0) || !Number.isFinite(max)) return () => 0;
-    const q16 = new Int16Array(this.dims);
-    const up = QUERY_MAX / max;
-    for (let k = 0; k < q.length; k++) q16[k] = Math.round((q[k] as number) * up);
-    return this.prepared(q16, max / QUERY_MAX);
+    const p = q.length === this.dims ? quantisedQuery(q) : undefined;
+    return p ? this.prepared(p.q16, p.down) : () => 0;
+  }
+
+  /**
+   * A query quantised already (`quantisedQuery`, of these rows' size): the same dot products as
+   * `query` gives for the float query it was made from.
+   */
+  quantisedQuery(q: { q16: Int16Array; down: number }): QueryDot {
+    return q.q16.length === this.dims ? this.prepared(q.q16, q.down) : () => 0;
   }
 
   /**

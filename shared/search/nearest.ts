@@ -7,6 +7,9 @@ import { TopK } from '../top-k.ts';
  */
 export const coarsePass = (candidates: number, k: number): boolean => candidates > 10_000 && candidates > k * 8;
 
+/** The dimensions a coarse pass scores (`nearestOf`): the first quarter, at least 32. */
+export const coarseDimsOf = (dims: number): number => Math.min(dims, Math.max(32, dims >> 2));
+
 /**
  * The k candidates most similar to a query. `forEachCandidate` hands over every candidate key
  * (with a vector, accepted); `similarity(key, n)` scores one on its first n dimensions (all when
@@ -15,7 +18,7 @@ export const coarsePass = (candidates: number, k: number): boolean => candidates
  * 4k rescored exactly.
  */
 export function nearestOf(candidates: number, dims: number, k: number, forEachCandidate: (visit: (key: number) => void) => void, similarity: (key: number, n?: number) => number): TopK {
-  const coarseDims = coarsePass(candidates, k) ? Math.max(32, dims >> 2) : dims;
+  const coarseDims = coarsePass(candidates, k) ? coarseDimsOf(dims) : dims;
   const coarse = new TopK(coarseDims === dims ? k : k * 4);
   forEachCandidate((key) => coarse.push(key, similarity(key, coarseDims)));
   if (coarseDims === dims) return coarse;

@@ -16,6 +16,10 @@ import { IntList } from '../../shared/search/int-list.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { coarseDimsOf } from '../../shared/search/nearest.ts';
+import type { VectorRow } from '../../shared/search/int8-vectors.ts';
+import { normalize } from '../../shared/search/embedding.ts';
+import { seededRandom } from '../../shared/random.ts';
 import { indexStatus } from '../../shared/search/status.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { setClock } from '../../shared/clock.ts';
@@ -171,6 +175,26 @@ describe('index and ranking', () => {
       expect(ids(mode, false), mode).toEqual(new Set([1, 6]));
       expect(ids(mode, true), mode).toEqual(new Set([1, 2, 5, 6]));
     }
+  });
+
+  it("scores a large delta's coarse pass from rows of its own, to the same sums, and finds an item's own vector first", () => {
+    // Over 10,000 slots a nearest-neighbour search scans the delta coarsely first (nearestOf).
+    const r = seededRandom(7);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const many = Array.from({ length: 12_000 }, (_, i) => doc(10_000 + i, `item ${i}`, '', { vector: unit() }));
+    const delta = new PreparedDelta({ docs: many, masked: new Set() }, index);
+    const coarse = coarseDimsOf(64);
+    const q = unit();
+    const sim = delta.similarityTo(q);
+    for (const slot of [0, 1, 1023, 1024, 5000, 11_999]) {
+      const row = delta.vectorRowOf(many[slot] as SearchDoc) as VectorRow;
+      // The kernel over the first `coarse` values of the item's full row: what the coarse pass scored before it had rows of its own.
+      expect(sim(slot, coarse)).toBe(row.rows.query(q)(row.row, coarse) * row.scale);
+      expect(sim(slot)).toBe(row.rows.query(q)(row.row) * row.scale);
+    }
+    const target = many[4321] as SearchDoc;
+    const found = delta.nearest(target.vector as Float32Array, 10, () => true);
+    expect(found.bestKeys()[0]).toBe(4321);
   });
 
   it('round-trips through the artifact format', () => {
