@@ -86,7 +86,6 @@ interface StatusCalls {
   slowestMs: number;
 }
 
-/** Waits until every item is embedded, then requests an index build and waits until it is served. */
 /**
  * Waits for every item's embedding, then requests an index build and waits for it. `beforeBuild`
  * runs between the two (measurements of the state right after the import); the times reported
