@@ -91,9 +91,33 @@ class DeltaVectors {
   }
 }
 
-interface Slot {
+/**
+ * A slot's document and what it added to the delta's statistics, in flat arrays: a large delta
+ * (right after an import) holds one per item, and a map and an array per term of each would be
+ * millions of objects for the garbage collector to mark.
+ */
+interface Slot extends Contents {
   doc: SearchDoc;
-  analyzed: Analyzed;
+}
+
+interface Contents {
+  /** The document's terms (the delta's one copy of each string), and their frequencies per field, three each (16 bits, as a build stores them). */
+  terms: string[];
+  tfs: Uint16Array;
+  len: readonly number[];
+  /** Its words whose stem differs from them, each followed by that stem. */
+  surface: string[];
+}
+
+/** An analysed document in a slot's flat form. */
+function contentsOf(a: Analyzed): Contents {
+  const terms = [...a.tf.keys()];
+  const tfs = new Uint16Array(terms.length * 3);
+  terms.forEach((t, j) => {
+    const tf = a.tf.get(t) as [number, number, number];
+    for (let f = 0; f < 3; f++) tfs[j * 3 + f] = Math.min(tf[f] as number, 65535);
+  });
+  return { terms, tfs, len: a.len, surface: [...a.surface].flat() };
 }
 
 /**
@@ -121,7 +145,8 @@ export class PreparedDelta implements ExtraVocab {
   ids: Float64Array = new Float64Array(64);
   /** Per slot, each field's length. */
   lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
-  private postings = new Map<string, { docs: number[]; tfs: number[] }>();
+  /** Per term, its slots and their frequencies, and the term's string that slots refer to. */
+  private postings = new Map<string, { docs: number[]; tfs: number[]; term: string }>();
   private vectors: DeltaVectors | null = null;
   private liveCount = 0;
   private readonly sumLen = [0, 0, 0];
@@ -194,7 +219,7 @@ export class PreparedDelta implements ExtraVocab {
       if (s !== undefined && same(this.slots[s]?.doc, d)) continue;
       changed = true;
       this.remove(d.id);
-      this.add(d, analyze(d));
+      this.add(d, contentsOf(analyze(d)));
       this.masked.add(d.id);
       this.hide(d.id);
     }
@@ -218,9 +243,10 @@ export class PreparedDelta implements ExtraVocab {
     if (this.slots.length - this.liveCount > Math.max(BLOCK, this.liveCount)) this.compact();
   }
 
-  private add(doc: SearchDoc, analyzed: Analyzed): void {
+  private add(doc: SearchDoc, contents: Contents): void {
     const s = this.slots.length;
-    this.slots.push({ doc, analyzed });
+    const { terms, tfs, len, surface } = contents;
+    this.slots.push({ doc, terms, tfs, len, surface });
     this.slotOf.set(doc.id, s);
     if (s >= this.live.length) this.grow(s + 1);
     this.live[s] = 1;
@@ -228,11 +254,12 @@ export class PreparedDelta implements ExtraVocab {
     this.ids[s] = doc.id;
     this.liveCount += 1;
     for (let f = 0; f < 3; f++) {
-      const l = analyzed.len[f] as number;
+      const l = len[f] as number;
       (this.lens[f] as Float64Array)[s] = l;
       this.sumLen[f] = (this.sumLen[f] as number) + l;
     }
-    for (const [t, tf] of analyzed.tf) {
+    for (let j = 0; j < terms.length; j++) {
+      const t = terms[j] as string;
       const n = this.df.get(t) ?? 0;
       if (n === 0) {
         this.terms.add(t);
@@ -240,12 +267,14 @@ export class PreparedDelta implements ExtraVocab {
       }
       this.df.set(t, n + 1);
       let p = this.postings.get(t);
-      if (!p) this.postings.set(t, (p = { docs: [], tfs: [] }));
-      // Clamped as a build stores them (16 bits).
+      if (!p) this.postings.set(t, (p = { docs: [], tfs: [], term: t }));
+      terms[j] = p.term;
       p.docs.push(s);
-      p.tfs.push(Math.min(tf[0], 65535), Math.min(tf[1], 65535), Math.min(tf[2], 65535));
+      p.tfs.push(tfs[j * 3] as number, tfs[j * 3 + 1] as number, tfs[j * 3 + 2] as number);
     }
-    for (const [w, t] of analyzed.surface) {
+    for (let k = 0; k < surface.length; k += 2) {
+      const w = surface[k] as string;
+      const t = surface[k + 1] as string;
       const e = this.surfaces.get(w);
       if (e) e.n += 1;
       else {
@@ -264,8 +293,8 @@ export class PreparedDelta implements ExtraVocab {
     this.live[s] = 0;
     this.liveCount -= 1;
     this.slots[s] = undefined;
-    for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.analyzed.len[f] as number);
-    for (const t of old.analyzed.tf.keys()) {
+    for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.len[f] as number);
+    for (const t of old.terms) {
       const n = (this.df.get(t) ?? 1) - 1;
       if (n > 0) this.df.set(t, n);
       else {
@@ -275,7 +304,8 @@ export class PreparedDelta implements ExtraVocab {
         this.termsRemoved.push(t);
       }
     }
-    for (const w of old.analyzed.surface.keys()) {
+    for (let k = 0; k < old.surface.length; k += 2) {
+      const w = old.surface[k] as string;
       const e = this.surfaces.get(w);
       if (e && --e.n === 0) {
         this.surfaces.delete(w);
@@ -308,7 +338,7 @@ export class PreparedDelta implements ExtraVocab {
     this.terms.clear();
     this.surfaces.clear();
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
-    for (const e of keep) this.add(e.doc, e.analyzed);
+    for (const e of keep) this.add(e.doc, e);
     this.cache = {};
   }
 

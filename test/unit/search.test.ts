@@ -197,6 +197,23 @@ describe('index and ranking', () => {
     expect(found.bestKeys()[0]).toBe(4321);
   });
 
+  it('renumbers its slots once the replaced outnumber the live, and ranks as a delta made of the latest versions', () => {
+    const versions = (v: number) => Array.from({ length: 10 }, (_, k) => doc(100 + k, `Trail item ${k} ${v % 2 ? 'running' : 'hiking'}`, `version ${v}`, { updated_at: v }));
+    // Five documents written once, then 10 replaced 120 times: past 1,024 dead slots the delta
+    // renumbers the live ones, the five included.
+    const once = Array.from({ length: 5 }, (_, k) => doc(200 + k, `Trail static ${k}`, 'hiking'));
+    const delta = new PreparedDelta({ docs: once, masked: new Set() }, index);
+    for (let v = 1; v <= 120; v++) delta.apply(versions(v), []);
+    expect(delta.slotCount).toBeLessThan(1024);
+    const latest = new PreparedDelta({ docs: [...once, ...versions(120)], masked: new Set() }, index);
+    const ranked = (d: PreparedDelta, query: string) =>
+      rank(index, d, { query, mode: 'hybrid', filter: NO_FILTER, queryVector: emb.embedOne(query), profile: null }, { limit: 100 }).hits.map((h) => [h.doc.id, h.score]);
+    for (const query of ['trail hikin', 'item 3 version', 'runni']) expect(ranked(delta, query), query).toEqual(ranked(latest, query));
+    expect(ranked(delta, 'trail hikin').length).toBe(16);
+    expect(delta.surfaces.has('hiking')).toBe(true);
+    expect(delta.surfaces.has('running')).toBe(false);
+  });
+
   it('round-trips through the artifact format', () => {
     const bytes = packIndex(buildIndexParts(docs, 64, 100));
     const back = new SearchIndex(unpackIndex(bytes));
