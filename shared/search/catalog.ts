@@ -14,6 +14,8 @@ export class SearchView implements Catalog {
     readonly index: SearchIndex,
     readonly delta: PreparedDelta,
   ) {
+    // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
+    delta.bind(index);
     this.similarity = similarityIn(index, delta);
   }
 
@@ -41,7 +43,8 @@ export class SearchView implements Catalog {
    */
   nearest(q: Float32Array, k: number, visit: (id: number, cosine: number) => void): void {
     const { index, delta } = this;
-    const accept = delta.masked.size === 0 ? () => true : (i: number) => !delta.masked.has(index.ids[i] as number);
+    const { hiddenAt } = delta;
+    const accept = (i: number) => hiddenAt[i] === 0;
     const both = new TopK(k);
     index.nearest(q, k, accept).forEach((i, s) => both.push(index.ids[i] as number, s));
     if (delta.slotCount > 0) delta.nearest(q, k, () => true).forEach((slot, s) => both.push(delta.docAt(slot).id, s));

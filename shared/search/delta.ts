@@ -165,7 +165,7 @@ export class PreparedDelta implements ExtraVocab {
 
   /** The build bound to, and what its copies of masked documents held (taken out of the statistics). */
   private index: SearchIndex | undefined;
-  private hidden = { count: 0, len: [0, 0, 0], df: new Map<string, number>(), ids: new Set<number>() };
+  private hidden = { count: 0, len: [0, 0, 0], df: new Map<string, number>() };
 
   private termsAdded: string[] = [];
   private termsRemoved: string[] = [];
@@ -185,7 +185,7 @@ export class PreparedDelta implements ExtraVocab {
   bind(index: SearchIndex): void {
     if (this.index === index) return;
     this.index = index;
-    this.hidden = { count: 0, len: [0, 0, 0], df: new Map(), ids: new Set() };
+    this.hidden = { count: 0, len: [0, 0, 0], df: new Map() };
     this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
     this.vectors = new DeltaVectors(index.dims);
@@ -199,10 +199,9 @@ export class PreparedDelta implements ExtraVocab {
   /** Takes the build's copy of `id` out of the statistics (once). */
   private hide(id: number): void {
     const index = this.index;
-    if (!index || this.hidden.ids.has(id)) return;
+    if (!index) return;
     const i = index.byId.get(id);
-    if (i === undefined) return;
-    this.hidden.ids.add(id);
+    if (i === undefined || this.hiddenAt[i] === 1) return;
     this.hiddenAt[i] = 1;
     this.hidden.count += 1;
     const a = analyze(index.docs[i] as SearchDoc);
