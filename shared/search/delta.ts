@@ -43,7 +43,7 @@ class DeltaVectors {
     const { dims, coarseDims } = this;
     while (this.blocks.length * BLOCK <= slot) {
       this.blocks.push(new Int8Rows(new Int8Array(BLOCK * dims), dims));
-      this.coarseBlocks.push(new Int8Rows(new Int8Array(BLOCK * coarseDims), coarseDims));
+      this.coarseBlocks.push(new Int8Rows(new Int8Array(BLOCK * coarseDims), coarseDims, BLOCK));
     }
     const b = Math.floor(slot / BLOCK);
     const block = this.blocks[b] as Int8Rows;
@@ -67,7 +67,7 @@ class DeltaVectors {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
     if (!quantised) return () => 0;
     const dots = this.blocks.map((b) => b.quantisedQuery(quantised));
-    const coarseQuery = { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
+    const coarseQuery = this.coarseQuery(quantised);
     const coarse = this.coarseBlocks.map((b) => b.quantisedQuery(coarseQuery));
     return (slot, n) => {
       const scale = this.scales[slot] ?? 0;
@@ -75,6 +75,35 @@ class DeltaVectors {
       const b = Math.floor(slot / BLOCK);
       return n === this.coarseDims ? (coarse[b] as QueryDot)(slot % BLOCK) * scale : (dots[b] as QueryDot)(slot % BLOCK, n) * scale;
     };
+  }
+
+  private coarseQuery(quantised: { q16: Int16Array; down: number }): { q16: Int16Array; down: number } {
+    return { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
+  }
+
+  /**
+   * Pushes into `top` the slots below `count` that have a vector and that `take` accepts, with
+   * their similarity to q on the first `coarseDims` dimensions (what `similarityTo(q)(slot,
+   * coarseDims)` gives, to the bit), a block's rows scored in one call of the kernel; a slot `top`
+   * would not admit is not offered to `take`.
+   */
+  coarseScan(q: Float32Array, count: number, take: (slot: number) => boolean, top: TopK): void {
+    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
+    if (!quantised) return;
+    const coarseQuery = this.coarseQuery(quantised);
+    const { scales } = this;
+    for (let b = 0; b * BLOCK < count; b++) {
+      const first = b * BLOCK;
+      const rows = Math.min(BLOCK, count - first);
+      const sums = (this.coarseBlocks[b] as Int8Rows).scan(coarseQuery, rows);
+      for (let r = 0; r < rows; r++) {
+        const slot = first + r;
+        const scale = scales[slot] ?? 0;
+        if (scale === 0) continue;
+        const similarity = (sums[r] as number) * scale;
+        if (top.admits(similarity, slot) && take(slot)) top.push(slot, similarity);
+      }
+    }
   }
 
   /** Where a slot's int8 vector is, and its scale (undefined without one). */
@@ -373,10 +402,14 @@ export class PreparedDelta implements ExtraVocab {
 
   /** The k live slots with a vector nearest to q among those `accept`ed: exact, or coarse then exact as a build does over as many. */
   nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
+    const vectors = this.vectors;
+    const count = this.slots.length;
+    const take = (s: number) => this.live[s] === 1 && accept(s);
     const forEachCandidate = (visit: (slot: number) => void) => {
-      for (let s = 0; s < this.slots.length; s++) if (this.live[s] && this.vectors?.has(s) && accept(s)) visit(s);
+      for (let s = 0; s < count; s++) if (vectors?.has(s) && take(s)) visit(s);
     };
-    return nearestOf(this.liveCount, this.vectors?.dims ?? 0, k, forEachCandidate, this.similarityTo(q));
+    const coarseScan = vectors ? (top: TopK) => vectors.coarseScan(q, count, take, top) : undefined;
+    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, forEachCandidate, this.similarityTo(q), coarseScan);
   }
 
   /**

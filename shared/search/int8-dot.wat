@@ -1,12 +1,12 @@
-;; Dot products of int8 item vectors with an int16 query, and weighted sums of int8 vectors into
-;; float32, 16 dimensions per step with WebAssembly SIMD. Source of shared/search/int8-dot.ts
-;; (`npm run build:wasm` writes it).
+;; Dot products of int8 item vectors with an int16 query (one row or many per call), and weighted
+;; sums of int8 vectors into float32, 16 dimensions per step with WebAssembly SIMD. Source of
+;; shared/search/int8-dot.ts (`npm run build:wasm` writes it).
 (module
   (import "env" "memory" (memory 1))
   ;; Σ v[k]·q[k] for k < n: v is int8 at byte offset $v, q is int16 at byte offset $q. Each of
   ;; the four i32 lanes sums n/4 products of at most 127 × 16383, which fits for n up to 4096;
   ;; the lanes are added as f64.
-  (func (export "dot") (param $v i32) (param $q i32) (param $n i32) (result f64)
+  (func $dot (export "dot") (param $v i32) (param $q i32) (param $n i32) (result f64)
     (local $acc v128) (local $x v128) (local $end i32) (local $s i32)
     (local.set $end (i32.add (local.get $v) (i32.and (local.get $n) (i32.const -16))))
     (block $done
@@ -34,6 +34,20 @@
         (f64.add (f64.convert_i32_s (i32x4.extract_lane 0 (local.get $acc))) (f64.convert_i32_s (i32x4.extract_lane 1 (local.get $acc))))
         (f64.add (f64.convert_i32_s (i32x4.extract_lane 2 (local.get $acc))) (f64.convert_i32_s (i32x4.extract_lane 3 (local.get $acc)))))
       (f64.convert_i32_s (local.get $s))))
+
+  ;; out[r] = the dot product of row r (n int8 values at $v + r·$stride) with the query at $q, for
+  ;; r < $count, as f64 at byte offset $out: the same sums as `dot` row by row, in one call (a scan
+  ;; of many short rows spends more on calls from JavaScript than on the products).
+  (func (export "dots") (param $v i32) (param $q i32) (param $n i32) (param $count i32) (param $stride i32) (param $out i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $count) (i32.const 3))))
+    (block $done
+      (loop $row
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f64.store (local.get $out) (call $dot (local.get $v) (local.get $q) (local.get $n)))
+        (local.set $v (i32.add (local.get $v) (local.get $stride)))
+        (local.set $out (i32.add (local.get $out) (i32.const 8)))
+        (br $row))))
 
   ;; acc[k] += f · v[k] for k < n: acc is float32 at byte offset $acc, v is int8 at byte offset $v.
   (func (export "axpy") (param $acc i32) (param $v i32) (param $f f32) (param $n i32)

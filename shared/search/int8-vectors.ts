@@ -47,27 +47,37 @@ export class Int8Rows {
   readonly rows: Int8Array;
   private readonly dotAt: (v: number, q: number, n: number) => number;
   private readonly axpy: (acc: number, v: number, f: number, n: number) => void;
-  /** Memory: a query slot (int16), which prepared query it holds, a sum slot (float32), the rows. */
+  private readonly dotsAt: (v: number, q: number, n: number, count: number, stride: number, out: number) => void;
+  /**
+   * Memory: a query slot (int16), which prepared query it holds, a sum slot (float32), the dot
+   * products of a `scan` (float64, `scanRows` of them), the rows.
+   */
   private readonly slot: Int16Array;
   private held: Int16Array | null = null;
   private readonly sum: Float32Array;
   private readonly sumAt: number;
+  private readonly scanned: Float64Array;
+  private readonly scannedAt: number;
   private readonly base: number;
 
-  /** Copies `src` (count × dims values) into the kernel's memory. */
+  /** Copies `src` (count × dims values) into the kernel's memory; `scanRows`: the most rows one `scan` scores. */
   constructor(
     src: Int8Array,
     readonly dims: number,
+    readonly scanRows = 0,
   ) {
     if (dims > MAX_KERNEL_DIMS) throw new RangeError(`Vectors of ${dims} dimensions: the kernel takes at most ${MAX_KERNEL_DIMS}.`);
     this.sumAt = lines(dims * 2);
-    this.base = this.sumAt + lines(dims * 4);
+    this.scannedAt = this.sumAt + lines(dims * 4);
+    this.base = this.scannedAt + lines(scanRows * 8);
     const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((this.base + src.length) / 65536)) });
     const instance = new WebAssembly.Instance(kernel, { env: { memory } });
     this.dotAt = instance.exports.dot as (v: number, q: number, n: number) => number;
     this.axpy = instance.exports.axpy as (acc: number, v: number, f: number, n: number) => void;
+    this.dotsAt = instance.exports.dots as (v: number, q: number, n: number, count: number, stride: number, out: number) => void;
     this.slot = new Int16Array(memory.buffer, 0, dims);
     this.sum = new Float32Array(memory.buffer, this.sumAt, dims);
+    this.scanned = new Float64Array(memory.buffer, this.scannedAt, scanRows);
     this.rows = new Int8Array(memory.buffer, this.base, src.length);
     this.rows.set(src);
   }
@@ -98,12 +108,32 @@ export class Int8Rows {
   private prepared(q16: Int16Array, down: number): QueryDot {
     const { dims } = this;
     return (i, n = dims) => {
-      if (this.held !== q16) {
-        this.slot.set(q16);
-        this.held = q16;
-      }
+      this.hold(q16);
       return this.dotAt(this.base + i * dims, 0, Math.min(n, dims)) * down;
     };
+  }
+
+  private hold(q16: Int16Array): void {
+    if (this.held !== q16) {
+      this.slot.set(q16);
+      this.held = q16;
+    }
+  }
+
+  /**
+   * The dot products of rows 0 to count − 1 (at most `scanRows`) with a quantised query
+   * (`quantisedQuery`, of these rows' size), in one call of the kernel: element i is what
+   * `quantisedQuery(q)(i)` gives, to the bit. The array is these rows' own, overwritten by the
+   * next scan: read it before.
+   */
+  scan(q: { q16: Int16Array; down: number }, count: number): Float64Array {
+    if (q.q16.length !== this.dims) throw new RangeError(`A query of ${q.q16.length} dimensions for rows of ${this.dims}.`);
+    if (count > this.scanRows) throw new RangeError(`A scan of ${count} rows; these rows scan at most ${this.scanRows}.`);
+    this.hold(q.q16);
+    this.dotsAt(this.base, 0, this.dims, count, this.dims, this.scannedAt);
+    const out = this.scanned;
+    for (let i = 0; i < count; i++) out[i] = (out[i] as number) * q.down;
+    return out;
   }
 
   /** into += Σ_j weights[j] × row rows[j] (into has `dims` values). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Int8Rows, MAX_KERNEL_DIMS } from '../../shared/search/int8-vectors.ts';
+import { Int8Rows, MAX_KERNEL_DIMS, quantisedQuery } from '../../shared/search/int8-vectors.ts';
 
 /** A deterministic pseudo-random sequence (xorshift32). */
 function random(seed: number) {
@@ -42,6 +42,28 @@ describe('int8 SIMD dot kernel', () => {
         }
       }
     }
+  });
+
+  it('scores many rows in one call to the same sums as row by row, and refuses more rows than it holds room for', () => {
+    const next = random(11);
+    for (const dims of [3, 16, 17, 128, 512]) {
+      const src = rowsOf(50, dims, next);
+      const rows = new Int8Rows(src, dims, 64);
+      const q = Float32Array.from({ length: dims }, () => next() * 2 - 1);
+      const quantised = quantisedQuery(q) as { q16: Int16Array; down: number };
+      const one = rows.quantisedQuery(quantised);
+      const many = Array.from(rows.scan(quantised, 50).subarray(0, 50));
+      expect(many).toEqual(Array.from({ length: 50 }, (_, i) => one(i)));
+      // Between scans the single-row queries still see their own query.
+      const other = rows.query(Float32Array.from({ length: dims }, () => next() * 2 - 1));
+      const before = other(7);
+      rows.scan(quantised, 10);
+      expect(other(7)).toBe(before);
+    }
+    const rows = new Int8Rows(rowsOf(8, 4, next), 4, 4);
+    const q = quantisedQuery(new Float32Array([1, 0, 0, 0])) as { q16: Int16Array; down: number };
+    expect(() => rows.scan(q, 5)).toThrow(RangeError);
+    expect(() => rows.scan(quantisedQuery(new Float32Array([1, 0, 0])) as { q16: Int16Array; down: number }, 1)).toThrow(RangeError);
   });
 
   it('does not overflow at the largest values and the largest size', () => {

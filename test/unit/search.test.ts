@@ -16,7 +16,7 @@ import { IntList } from '../../shared/search/int-list.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
-import { coarseDimsOf } from '../../shared/search/nearest.ts';
+import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
 import type { VectorRow } from '../../shared/search/int8-vectors.ts';
 import { normalize } from '../../shared/search/embedding.ts';
 import { seededRandom } from '../../shared/random.ts';
@@ -195,6 +195,25 @@ describe('index and ranking', () => {
     const target = many[4321] as SearchDoc;
     const found = delta.nearest(target.vector as Float32Array, 10, () => true);
     expect(found.bestKeys()[0]).toBe(4321);
+    // The coarse pass scores a block's rows in one kernel call: the same neighbours and scores
+    // as the coarse pass slot by slot (nearestOf without a scan), whatever is accepted.
+    for (const accept of [() => true, (s: number) => s % 3 !== 0]) {
+      const bySlot = nearestOf(
+        many.length,
+        64,
+        50,
+        (visit) => {
+          for (let s = 0; s < many.length; s++) if (accept(s)) visit(s);
+        },
+        sim,
+      );
+      const best = (top: TopK) => {
+        const out: [number, number][] = [];
+        top.forEachBest((key, score) => out.push([key, score]));
+        return out;
+      };
+      expect(best(delta.nearest(q, 50, accept))).toEqual(best(bySlot));
+    }
   });
 
   it('renumbers its slots once the replaced outnumber the live, and ranks as a delta made of the latest versions', () => {
