@@ -89,13 +89,13 @@ class DeltaVectors {
    */
   coarseScan(q: Float32Array, count: number, take: (slot: number) => boolean, top: TopK): void {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
-    if (!quantised) return;
-    const coarseQuery = this.coarseQuery(quantised);
+    const coarseQuery = quantised && this.coarseQuery(quantised);
     const { scales } = this;
     for (let b = 0; b * BLOCK < count; b++) {
       const first = b * BLOCK;
       const rows = Math.min(BLOCK, count - first);
-      const sums = (this.coarseBlocks[b] as Int8Rows).scan(coarseQuery, rows);
+      // A query without a direction (zero) is 0 to every slot, as slot by slot.
+      const sums = coarseQuery ? (this.coarseBlocks[b] as Int8Rows).scan(coarseQuery, 0, rows) : new Float64Array(rows);
       for (let r = 0; r < rows; r++) {
         const slot = first + r;
         const scale = scales[slot] ?? 0;
@@ -405,11 +405,13 @@ export class PreparedDelta implements ExtraVocab {
     const vectors = this.vectors;
     const count = this.slots.length;
     const take = (s: number) => this.live[s] === 1 && accept(s);
-    const forEachCandidate = (visit: (slot: number) => void) => {
-      for (let s = 0; s < count; s++) if (vectors?.has(s) && take(s)) visit(s);
+    const similarity = this.similarityTo(q);
+    // A coarse pass scans the compact rows a block at a time; an exact one goes slot by slot.
+    const firstPass = (n: number, top: TopK) => {
+      if (vectors && n < vectors.dims) vectors.coarseScan(q, count, take, top);
+      else for (let s = 0; s < count; s++) if (vectors?.has(s) && take(s)) top.push(s, similarity(s, n));
     };
-    const coarseScan = vectors ? (top: TopK) => vectors.coarseScan(q, count, take, top) : undefined;
-    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, forEachCandidate, this.similarityTo(q), coarseScan);
+    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, similarity);
   }
 
   /**

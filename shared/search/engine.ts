@@ -9,9 +9,14 @@ import { averageLengths } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
-import { Int8Rows, type VectorRow } from './int8-vectors.ts';
+import { Int8Rows, quantisedQuery, type VectorRow } from './int8-vectors.ts';
 import { probeLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
+
+/** Rows the first pass of a nearest-neighbour search scores per call of the kernel (`nearest`). */
+const SCAN_ROWS = 4096;
+/** The first pass's scores for a query without a direction. */
+const ZERO_SCAN = new Float64Array(SCAN_ROWS);
 import { dequantise, quantisedRows } from './quantise.ts';
 import type { SearchDoc } from './types.ts';
 import type { TopK } from '../top-k.ts';
@@ -55,7 +60,7 @@ export class SearchIndex {
   readonly active: Uint8Array;
 
   constructor(built: IndexParts) {
-    this.vectors = new Int8Rows(built.vectors, built.dims);
+    this.vectors = new Int8Rows(built.vectors, built.dims, SCAN_ROWS);
     // The parts (serialised by the index builder) hold the kernel's copy, not a second one.
     const parts = { ...built, vectors: this.vectors.rows };
     this.parts = parts;
@@ -180,17 +185,38 @@ export class SearchIndex {
       const centroidScales = this.centroids.scales;
       ({ probed, candidates } = probeLists(this.ivf.lists, (c) => toCentroid(c) * (centroidScales[c] as number), k, n));
     }
-    const dot = this.vectors.query(q);
-    const forEachCandidate = (visit: (i: number) => void) => {
-      const consider = (i: number) => {
-        if (hasVector[i] && accept(i)) visit(i);
+    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
+    const dot = quantised ? this.vectors.quantisedQuery(quantised) : () => 0;
+    // The first pass scores the candidates SCAN_ROWS at a time in one call of the kernel each (the
+    // probed lists' rows picked out, or all rows in order), and offers `accept` only those that
+    // would enter the top: the same neighbours and scores as one call per candidate.
+    const rows = this.vectors;
+    // A query without a direction (zero) is 0 to every row, as row by row.
+    const scanOf = (chunk: Uint32Array, dims: number) => (quantised ? rows.scanOf(quantised, chunk, chunk.length, dims) : ZERO_SCAN);
+    const scanFrom = (from: number, count: number, dims: number) => (quantised ? rows.scan(quantised, from, count, dims) : ZERO_SCAN);
+    const firstPass = (dims: number, top: TopK) => {
+      const offer = (sums: Float64Array, count: number, keyAt: (r: number) => number) => {
+        for (let r = 0; r < count; r++) {
+          const i = keyAt(r);
+          if (!hasVector[i]) continue;
+          const s = (sums[r] as number) * (scales[i] as number);
+          if (top.admits(s, i) && accept(i)) top.push(i, s);
+        }
       };
       if (probed) {
-        for (const list of probed) for (let j = 0; j < list.length; j++) consider(list[j] as number);
+        for (const list of probed) {
+          for (let from = 0; from < list.length; from += SCAN_ROWS) {
+            const chunk = list.subarray(from, from + SCAN_ROWS);
+            offer(scanOf(chunk, dims), chunk.length, (r) => chunk[r] as number);
+          }
+        }
       } else {
-        for (let i = 0; i < n; i++) consider(i);
+        for (let from = 0; from < n; from += SCAN_ROWS) {
+          const count = Math.min(SCAN_ROWS, n - from);
+          offer(scanFrom(from, count, dims), count, (r) => from + r);
+        }
       }
     };
-    return nearestOf(candidates, this.dims, k, forEachCandidate, (i, dims) => dot(i, dims) * (scales[i] as number));
+    return nearestOf(candidates, this.dims, k, firstPass, (i) => dot(i) * (scales[i] as number));
   }
 }

@@ -49,6 +49,21 @@
         (local.set $out (i32.add (local.get $out) (i32.const 8)))
         (br $row))))
 
+;; out[r] = the dot product of row idx[r] (n int8 values at $v + idx[r]·$stride; idx is u32 at
+  ;; byte offset $idx) with the query at $q, for r < $count, as f64 at byte offset $out: `dots`
+  ;; for rows picked out of order (an inverted list's).
+  (func (export "dotsOf") (param $v i32) (param $q i32) (param $n i32) (param $idx i32) (param $count i32) (param $stride i32) (param $out i32)
+    (local $end i32)
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $count) (i32.const 3))))
+    (block $done
+      (loop $row
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f64.store (local.get $out)
+          (call $dot (i32.add (local.get $v) (i32.mul (i32.load (local.get $idx)) (local.get $stride))) (local.get $q) (local.get $n)))
+        (local.set $idx (i32.add (local.get $idx) (i32.const 4)))
+        (local.set $out (i32.add (local.get $out) (i32.const 8)))
+        (br $row))))
+
   ;; acc[k] += f · v[k] for k < n: acc is float32 at byte offset $acc, v is int8 at byte offset $v.
   (func (export "axpy") (param $acc i32) (param $v i32) (param $f f32) (param $n i32)
     (local $fv v128) (local $x v128) (local $h v128) (local $end i32)

@@ -48,9 +48,10 @@ export class Int8Rows {
   private readonly dotAt: (v: number, q: number, n: number) => number;
   private readonly axpy: (acc: number, v: number, f: number, n: number) => void;
   private readonly dotsAt: (v: number, q: number, n: number, count: number, stride: number, out: number) => void;
+  private readonly dotsOfAt: (v: number, q: number, n: number, idx: number, count: number, stride: number, out: number) => void;
   /**
    * Memory: a query slot (int16), which prepared query it holds, a sum slot (float32), the dot
-   * products of a `scan` (float64, `scanRows` of them), the rows.
+   * products of a `scan` (float64, `scanRows` of them) and the rows it picks (uint32), the rows.
    */
   private readonly slot: Int16Array;
   private held: Int16Array | null = null;
@@ -58,6 +59,8 @@ export class Int8Rows {
   private readonly sumAt: number;
   private readonly scanned: Float64Array;
   private readonly scannedAt: number;
+  private readonly picked: Uint32Array;
+  private readonly pickedAt: number;
   private readonly base: number;
 
   /** Copies `src` (count × dims values) into the kernel's memory; `scanRows`: the most rows one `scan` scores. */
@@ -69,15 +72,18 @@ export class Int8Rows {
     if (dims > MAX_KERNEL_DIMS) throw new RangeError(`Vectors of ${dims} dimensions: the kernel takes at most ${MAX_KERNEL_DIMS}.`);
     this.sumAt = lines(dims * 2);
     this.scannedAt = this.sumAt + lines(dims * 4);
-    this.base = this.scannedAt + lines(scanRows * 8);
+    this.pickedAt = this.scannedAt + lines(scanRows * 8);
+    this.base = this.pickedAt + lines(scanRows * 4);
     const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((this.base + src.length) / 65536)) });
     const instance = new WebAssembly.Instance(kernel, { env: { memory } });
     this.dotAt = instance.exports.dot as (v: number, q: number, n: number) => number;
     this.axpy = instance.exports.axpy as (acc: number, v: number, f: number, n: number) => void;
     this.dotsAt = instance.exports.dots as (v: number, q: number, n: number, count: number, stride: number, out: number) => void;
+    this.dotsOfAt = instance.exports.dotsOf as (v: number, q: number, n: number, idx: number, count: number, stride: number, out: number) => void;
     this.slot = new Int16Array(memory.buffer, 0, dims);
     this.sum = new Float32Array(memory.buffer, this.sumAt, dims);
     this.scanned = new Float64Array(memory.buffer, this.scannedAt, scanRows);
+    this.picked = new Uint32Array(memory.buffer, this.pickedAt, scanRows);
     this.rows = new Int8Array(memory.buffer, this.base, src.length);
     this.rows.set(src);
   }
@@ -121,18 +127,34 @@ export class Int8Rows {
   }
 
   /**
-   * The dot products of rows 0 to count − 1 (at most `scanRows`) with a quantised query
-   * (`quantisedQuery`, of these rows' size), in one call of the kernel: element i is what
-   * `quantisedQuery(q)(i)` gives, to the bit. The array is these rows' own, overwritten by the
-   * next scan: read it before.
+   * The dot products of rows first to first + count − 1 (count at most `scanRows`) on their first
+   * n dimensions with a quantised query (`quantisedQuery`, of these rows' size), in one call of
+   * the kernel: element r is what `quantisedQuery(q)(first + r, n)` gives, to the bit. The array
+   * is these rows' own, overwritten by the next scan: read it before.
    */
-  scan(q: { q16: Int16Array; down: number }, count: number): Float64Array {
+  scan(q: { q16: Int16Array; down: number }, first: number, count: number, n = this.dims): Float64Array {
+    this.beforeScan(q, count);
+    this.dotsAt(this.base + first * this.dims, 0, Math.min(n, this.dims), count, this.dims, this.scannedAt);
+    return this.scaled(count, q.down);
+  }
+
+  /** `scan` of the rows listed in rows[0..count) (indexes, in any order; count at most `scanRows`). */
+  scanOf(q: { q16: Int16Array; down: number }, rows: Uint32Array, count: number, n = this.dims): Float64Array {
+    this.beforeScan(q, count);
+    this.picked.set(rows.subarray(0, count));
+    this.dotsOfAt(this.base, 0, Math.min(n, this.dims), this.pickedAt, count, this.dims, this.scannedAt);
+    return this.scaled(count, q.down);
+  }
+
+  private beforeScan(q: { q16: Int16Array }, count: number): void {
     if (q.q16.length !== this.dims) throw new RangeError(`A query of ${q.q16.length} dimensions for rows of ${this.dims}.`);
     if (count > this.scanRows) throw new RangeError(`A scan of ${count} rows; these rows scan at most ${this.scanRows}.`);
     this.hold(q.q16);
-    this.dotsAt(this.base, 0, this.dims, count, this.dims, this.scannedAt);
+  }
+
+  private scaled(count: number, down: number): Float64Array {
     const out = this.scanned;
-    for (let i = 0; i < count; i++) out[i] = (out[i] as number) * q.down;
+    for (let i = 0; i < count; i++) out[i] = (out[i] as number) * down;
     return out;
   }
 

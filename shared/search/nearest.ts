@@ -11,26 +11,16 @@ export const coarsePass = (candidates: number, k: number): boolean => candidates
 export const coarseDimsOf = (dims: number): number => Math.min(dims, Math.max(32, dims >> 2));
 
 /**
- * The k candidates most similar to a query. `forEachCandidate` hands over every candidate key
- * (with a vector, accepted); `similarity(key, n)` scores one on its first n dimensions (all when
- * n is absent). When the candidates are many (`coarsePass`), they are scored on their first
- * quarter of dimensions (a random projection of its own, for the hashing embedding) and the best
- * 4k rescored exactly. `coarseScan`, when given, does the coarse pass instead: it pushes the same
- * candidates with their similarity on the first quarter (what `similarity(key, coarseDims)` gives)
- * into the TopK it is handed (it may skip those the TopK would not admit).
+ * The k candidates most similar to a query. `firstPass(n, top)` pushes every candidate key (with
+ * a vector, accepted) into `top` with its similarity on its first n dimensions (it may skip those
+ * `top` would not admit); `similarity(key)` scores one on all of them. When the candidates are
+ * many (`coarsePass`), the first pass scores their first quarter of dimensions (a random
+ * projection of its own, for the hashing embedding) and the best 4k are rescored exactly.
  */
-export function nearestOf(
-  candidates: number,
-  dims: number,
-  k: number,
-  forEachCandidate: (visit: (key: number) => void) => void,
-  similarity: (key: number, n?: number) => number,
-  coarseScan?: (into: TopK) => void,
-): TopK {
+export function nearestOf(candidates: number, dims: number, k: number, firstPass: (n: number, top: TopK) => void, similarity: (key: number) => number): TopK {
   const coarseDims = coarsePass(candidates, k) ? coarseDimsOf(dims) : dims;
   const coarse = new TopK(coarseDims === dims ? k : k * 4);
-  if (coarseDims !== dims && coarseScan) coarseScan(coarse);
-  else forEachCandidate((key) => coarse.push(key, similarity(key, coarseDims)));
+  firstPass(coarseDims, coarse);
   if (coarseDims === dims) return coarse;
   const top = new TopK(k);
   coarse.forEach((key) => top.push(key, similarity(key)));

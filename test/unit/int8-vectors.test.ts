@@ -52,18 +52,29 @@ describe('int8 SIMD dot kernel', () => {
       const q = Float32Array.from({ length: dims }, () => next() * 2 - 1);
       const quantised = quantisedQuery(q) as { q16: Int16Array; down: number };
       const one = rows.quantisedQuery(quantised);
-      const many = Array.from(rows.scan(quantised, 50).subarray(0, 50));
+      const many = Array.from(rows.scan(quantised, 0, 50).subarray(0, 50));
       expect(many).toEqual(Array.from({ length: 50 }, (_, i) => one(i)));
       // Between scans the single-row queries still see their own query.
       const other = rows.query(Float32Array.from({ length: dims }, () => next() * 2 - 1));
       const before = other(7);
-      rows.scan(quantised, 10);
+      rows.scan(quantised, 0, 10);
       expect(other(7)).toBe(before);
     }
+    // From a later row, on a prefix of the dimensions, and rows picked out of order.
+    const src = rowsOf(40, 100, next);
+    const rows100 = new Int8Rows(src, 100, 16);
+    const quantised = quantisedQuery(Float32Array.from({ length: 100 }, () => next() * 2 - 1)) as { q16: Int16Array; down: number };
+    const one = rows100.quantisedQuery(quantised);
+    for (const n of [100, 25, 7]) {
+      expect(Array.from(rows100.scan(quantised, 20, 16, n).subarray(0, 16))).toEqual(Array.from({ length: 16 }, (_, r) => one(20 + r, n)));
+      const picked = Uint32Array.from([39, 0, 17, 17, 5, 33]);
+      expect(Array.from(rows100.scanOf(quantised, picked, picked.length, n).subarray(0, picked.length))).toEqual(Array.from(picked, (i) => one(i, n)));
+    }
+    expect(() => rows100.scanOf(quantised, new Uint32Array(17), 17)).toThrow(RangeError);
     const rows = new Int8Rows(rowsOf(8, 4, next), 4, 4);
     const q = quantisedQuery(new Float32Array([1, 0, 0, 0])) as { q16: Int16Array; down: number };
-    expect(() => rows.scan(q, 5)).toThrow(RangeError);
-    expect(() => rows.scan(quantisedQuery(new Float32Array([1, 0, 0])) as { q16: Int16Array; down: number }, 1)).toThrow(RangeError);
+    expect(() => rows.scan(q, 0, 5)).toThrow(RangeError);
+    expect(() => rows.scan(quantisedQuery(new Float32Array([1, 0, 0])) as { q16: Int16Array; down: number }, 0, 1)).toThrow(RangeError);
   });
 
   it('does not overflow at the largest values and the largest size', () => {

@@ -196,16 +196,16 @@ describe('index and ranking', () => {
     const found = delta.nearest(target.vector as Float32Array, 10, () => true);
     expect(found.bestKeys()[0]).toBe(4321);
     // The coarse pass scores a block's rows in one kernel call: the same neighbours and scores
-    // as the coarse pass slot by slot (nearestOf without a scan), whatever is accepted.
+    // as a coarse pass slot by slot, whatever is accepted.
     for (const accept of [() => true, (s: number) => s % 3 !== 0]) {
       const bySlot = nearestOf(
         many.length,
         64,
         50,
-        (visit) => {
-          for (let s = 0; s < many.length; s++) if (accept(s)) visit(s);
+        (n, top) => {
+          for (let s = 0; s < many.length; s++) if (accept(s)) top.push(s, sim(s, n));
         },
-        sim,
+        (s) => sim(s),
       );
       const best = (top: TopK) => {
         const out: [number, number][] = [];
@@ -213,6 +213,39 @@ describe('index and ranking', () => {
         return out;
       };
       expect(best(delta.nearest(q, 50, accept))).toEqual(best(bySlot));
+    }
+  });
+
+  it("finds a build's nearest neighbours with rows scored many per kernel call, as one by one", () => {
+    // 12,000 documents: no IVF, every row a candidate, coarse first; 3,000: exact.
+    const r = seededRandom(9);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    for (const n of [12_000, 3_000]) {
+      const built = SearchIndex.build(
+        Array.from({ length: n }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: i % 97 === 5 ? null : unit() })),
+        64,
+        100,
+      );
+      const q = unit();
+      const sim = built.similarityTo(q);
+      const quantised = built.vectorRow(0)?.rows.query(q) as (i: number, n?: number) => number;
+      for (const accept of [() => true, (i: number) => i % 4 !== 1]) {
+        const oneByOne = nearestOf(
+          n,
+          64,
+          40,
+          (dims, top) => {
+            for (let i = 0; i < n; i++) if (built.vectorRow(i) && accept(i)) top.push(i, quantised(i, dims) * (built.vectorRow(i)?.scale as number));
+          },
+          sim,
+        );
+        const best = (top: TopK) => {
+          const out: [number, number][] = [];
+          top.forEachBest((key, score) => out.push([key, score]));
+          return out;
+        };
+        expect(best(built.nearest(q, 40, accept)), `${n}`).toEqual(best(oneByOne));
+      }
     }
   });
 
