@@ -22,10 +22,12 @@ export interface Postings {
   start: number;
   end: number;
   /**
-   * A build's list: its arrays never change and `start` names it, so the saturated frequencies of
-   * its postings can be kept with the norms (`FieldNorms.saturated`). A delta's list is not.
+   * What names the list among those scored with the same norms, for keeping its postings'
+   * saturated frequencies with them (`FieldNorms.saturated`): a build's list its `start` (its
+   * arrays never change), a delta's list its entry (it only grows, and a new posting comes with a
+   * new slot, which makes new norms). Absent: not kept.
    */
-  built?: boolean;
+  keepAs?: number | object;
 }
 
 /**
@@ -37,10 +39,11 @@ export interface Postings {
  */
 export class FieldNorms {
   /**
-   * Per build posting list (by its start), each posting's saturated frequency under these norms.
-   * A build's norms are its own (`SearchIndex.norms`), so starts name the lists of one build.
+   * Per posting list (by its `keepAs`), each posting's saturated frequency under these norms. A
+   * build's norms are its own (`SearchIndex.norms`), so starts name the lists of one build; a
+   * delta's are its own too (`PreparedDelta.norms`).
    */
-  private readonly kept = new Map<number, Float32Array>();
+  private readonly kept = new Map<number | object, Float32Array>();
 
   private constructor(
     readonly avgLen: readonly number[],
@@ -49,21 +52,24 @@ export class FieldNorms {
   ) {}
 
   /**
-   * Each posting's saturated BM25F frequency of a build's list under these norms, once a query
-   * has scored the list (`scorePostings` fills it on the list's first use), kept while the
-   * statistics do not change (a new `FieldNorms` starts empty): a broad query's common words are
-   * then one read and one multiply a posting instead of three norm reads and a division (0.86 x
-   * the ranking time of queries of 3 words or more on the 100K catalog; docs/benchmarks.md).
-   * Bound: 4 bytes a posting of the build.
+   * Each posting's saturated BM25F frequency of a list under these norms, once a query has
+   * scored the list (`scorePostings` fills it on the list's first use), kept while the statistics
+   * do not change (a new `FieldNorms` starts empty): a broad query's common words are then one
+   * read and one multiply a posting instead of three norm reads and a division (0.86 x the
+   * ranking time of queries of 3 words or more on the 100K catalog; docs/benchmarks.md).
+   * Bound: 4 bytes a posting of the build or the delta.
    */
   saturated(p: Postings): Float32Array | undefined {
-    return this.kept.get(p.start);
+    if (p.keepAs === undefined) return undefined;
+    const kept = this.kept.get(p.keepAs);
+    return kept && kept.length === p.end - p.start ? kept : undefined;
   }
 
-  /** Room for a build list's saturated frequencies, kept from now on (`saturated`). */
-  keep(p: Postings): Float32Array {
+  /** Room for a list's saturated frequencies, kept from now on (`saturated`); undefined for a list that is not kept. */
+  keep(p: Postings): Float32Array | undefined {
+    if (p.keepAs === undefined) return undefined;
     const out = new Float32Array(p.end - p.start);
-    this.kept.set(p.start, out);
+    this.kept.set(p.keepAs, out);
     return out;
   }
 
@@ -110,9 +116,10 @@ function saturation(p: Postings, j: number, norms: FieldNorms): number {
  */
 export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
   const { docs, start } = p;
-  const kept = p.built ? norms.saturated(p) : undefined;
-  // A build's list scored for the first time under these norms: its values are kept as computed.
-  const keep = p.built && !kept && !live ? norms.keep(p) : undefined;
+  const kept = norms.saturated(p);
+  // A list scored for the first time under these norms: its values are kept as computed (a
+  // delta's replaced documents' left 0: a slot never comes back to life, and skipped).
+  const keep = kept ? undefined : norms.keep(p);
   for (let j = start; j < p.end; j++) {
     const i = docs[j] as number;
     if (live && !live[i]) continue;

@@ -383,7 +383,7 @@ export class PreparedDelta implements ExtraVocab {
   /** A term's posting list over the delta's slots (dead ones included: check `live`). */
   postingsOf(term: string): Postings | undefined {
     const p = this.postings.get(term);
-    return p ? { docs: p.docs, tfs: p.tfs, start: 0, end: p.docs.length } : undefined;
+    return p ? { docs: p.docs, tfs: p.tfs, start: 0, end: p.docs.length, keepAs: p } : undefined;
   }
 
   similarityTo(q: Float32Array): (slot: number, n?: number) => number {

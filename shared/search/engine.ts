@@ -121,7 +121,7 @@ export class SearchIndex {
   /** A term's posting list in the build, or undefined. */
   postingsOf(term: string): Postings | undefined {
     const p = this.posting(term);
-    return p ? { docs: this.parts.postingDocs, tfs: this.parts.postingTfs, start: p.start, end: p.end, built: true } : undefined;
+    return p ? { docs: this.parts.postingDocs, tfs: this.parts.postingTfs, start: p.start, end: p.end, keepAs: p.start } : undefined;
   }
 
   /** The query's terms and expansions against this build's vocabulary and the delta's (`QueryExpander.expand`). */

@@ -11,7 +11,7 @@ import { packSections, unpackSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
-import { scorePostings } from '../../shared/search/bm25f.ts';
+import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
 import { IntList } from '../../shared/search/int-list.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
@@ -401,9 +401,40 @@ describe("a build's saturated frequencies", () => {
     expect(other.saturated(p)).toBeUndefined();
     expect(score(other)).not.toEqual(first);
     expect(other.saturated(p)).not.toEqual(kept);
-    // Computed unkept (as the delta's lists are): the same bits as from the kept values.
-    expect(score(norms, { ...p, built: false })).toEqual(first);
+    // Computed unkept: the same bits as from the kept values.
+    expect(score(norms, { ...p, keepAs: undefined })).toEqual(first);
     expect(first.every((x) => x > 0)).toBe(true);
+  });
+
+  it("keeps a delta list's saturated frequencies while the delta's statistics stand, and computes them afresh once it changes", () => {
+    const delta = new PreparedDelta({ docs: [doc(1, 'Trail shoe', 'light trail runner'), doc(2, 'Road shoe'), doc(3, 'Trail map', 'trail trail')], masked: new Set() }, SearchIndex.build([], 64, 1));
+    const p = delta.postingsOf('trail') as Postings;
+    const norms = delta.norms();
+    const scores = (n: FieldNorms, list: Postings) => {
+      const out = new Float64Array(delta.slotCount + 1);
+      scorePostings(list, n, 0, 1.3, out, new IntList(), false, delta.live);
+      return [...out];
+    };
+    expect(norms.saturated(p)).toBeUndefined();
+    const first = scores(norms, p);
+    const kept = norms.saturated(p) as Float32Array;
+    expect(kept).toHaveLength(2);
+    expect(scores(norms, p)).toEqual(first);
+    expect(scores(norms, { ...p, keepAs: undefined })).toEqual(first);
+    expect(delta.norms()).toBe(norms);
+    // A change (a new version of 3, a new document): new norms, the lists' values computed afresh.
+    delta.apply([doc(3, 'Trail map', 'trail', { updated_at: 2 }), doc(4, 'Trail trail')], []);
+    const after = delta.norms();
+    expect(after).not.toBe(norms);
+    const p2 = delta.postingsOf('trail') as Postings;
+    expect(after.saturated(p2)).toBeUndefined();
+    // The list grew: what the old norms kept of it is not read for more postings than it has.
+    expect(p2.keepAs).toBe(p.keepAs);
+    expect(norms.saturated(p2)).toBeUndefined();
+    expect(scores(after, p2)).toEqual(scores(after, { ...p2, keepAs: undefined }));
+    expect(after.saturated(p2)).toHaveLength(4);
+    // The replaced version of 3 is skipped, kept or not.
+    expect(scores(after, p2)[2]).toBe(0);
   });
 });
 
