@@ -117,8 +117,8 @@ function saturation(p: Postings, j: number, norms: FieldNorms): number {
 export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
   const { docs, start } = p;
   const kept = norms.saturated(p);
-  // A list scored for the first time under these norms: its values are kept as computed (a
-  // delta's replaced documents' left 0: a slot never comes back to life, and skipped).
+  // A list scored for the first time under these norms: its values are kept as computed (those
+  // of a delta's replaced documents stay 0, skipped here as they are: a slot never comes back).
   const keep = kept ? undefined : norms.keep(p);
   for (let j = start; j < p.end; j++) {
     const i = docs[j] as number;

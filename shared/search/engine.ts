@@ -12,14 +12,14 @@ import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expa
 import { Int8Rows, quantisedQuery, type VectorRow } from './int8-vectors.ts';
 import { probeLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
+import { dequantise, quantisedRows } from './quantise.ts';
+import type { SearchDoc } from './types.ts';
+import type { TopK } from '../top-k.ts';
 
 /** Rows the first pass of a nearest-neighbour search scores per call of the kernel (`nearest`). */
 const SCAN_ROWS = 4096;
 /** The first pass's scores for a query without a direction. */
 const ZERO_SCAN = new Float64Array(SCAN_ROWS);
-import { dequantise, quantisedRows } from './quantise.ts';
-import type { SearchDoc } from './types.ts';
-import type { TopK } from '../top-k.ts';
 
 export type { SearchDoc, SearchMode, Hit, DocFilter } from './types.ts';
 export { NO_FILTER } from './types.ts';

@@ -49,7 +49,7 @@
         (local.set $out (i32.add (local.get $out) (i32.const 8)))
         (br $row))))
 
-;; out[r] = the dot product of row idx[r] (n int8 values at $v + idx[r]·$stride; idx is u32 at
+  ;; out[r] = the dot product of row idx[r] (n int8 values at $v + idx[r]·$stride; idx is u32 at
   ;; byte offset $idx) with the query at $q, for r < $count, as f64 at byte offset $out: `dots`
   ;; for rows picked out of order (an inverted list's).
   (func (export "dotsOf") (param $v i32) (param $q i32) (param $n i32) (param $idx i32) (param $count i32) (param $stride i32) (param $out i32)

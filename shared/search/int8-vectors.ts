@@ -134,6 +134,7 @@ export class Int8Rows {
    */
   scan(q: { q16: Int16Array; down: number }, first: number, count: number, n = this.dims): Float64Array {
     this.beforeScan(q, count);
+    if (first < 0 || (first + count) * this.dims > this.rows.length) throw new RangeError(`Rows ${first} to ${first + count - 1} of ${this.rows.length / this.dims}.`);
     this.dotsAt(this.base + first * this.dims, 0, Math.min(n, this.dims), count, this.dims, this.scannedAt);
     return this.scaled(count, q.down);
   }

@@ -71,6 +71,7 @@ describe('int8 SIMD dot kernel', () => {
       expect(Array.from(rows100.scanOf(quantised, picked, picked.length, n).subarray(0, picked.length))).toEqual(Array.from(picked, (i) => one(i, n)));
     }
     expect(() => rows100.scanOf(quantised, new Uint32Array(17), 17)).toThrow(RangeError);
+    expect(() => rows100.scan(quantised, 30, 11)).toThrow(RangeError);
     const rows = new Int8Rows(rowsOf(8, 4, next), 4, 4);
     const q = quantisedQuery(new Float32Array([1, 0, 0, 0])) as { q16: Int16Array; down: number };
     expect(() => rows.scan(q, 0, 5)).toThrow(RangeError);
