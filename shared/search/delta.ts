@@ -61,24 +61,16 @@ class DeltaVectors {
 
   /**
    * q · the vector of a slot (0 without one), for any number of slots; on the first n dimensions
-   * when n is given (the coarse pass's from their own rows: the same sums).
+   * when n is given (the same sums as `coarseScan`'s from its own rows).
    */
   similarityTo(q: Float32Array): (slot: number, n?: number) => number {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
     if (!quantised) return () => 0;
     const dots = this.blocks.map((b) => b.quantisedQuery(quantised));
-    const coarseQuery = this.coarseQuery(quantised);
-    const coarse = this.coarseBlocks.map((b) => b.quantisedQuery(coarseQuery));
     return (slot, n) => {
       const scale = this.scales[slot] ?? 0;
-      if (!scale) return 0;
-      const b = Math.floor(slot / BLOCK);
-      return n === this.coarseDims ? (coarse[b] as QueryDot)(slot % BLOCK) * scale : (dots[b] as QueryDot)(slot % BLOCK, n) * scale;
+      return scale ? (dots[Math.floor(slot / BLOCK)] as QueryDot)(slot % BLOCK, n) * scale : 0;
     };
-  }
-
-  private coarseQuery(quantised: { q16: Int16Array; down: number }): { q16: Int16Array; down: number } {
-    return { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
   }
 
   /**
@@ -89,7 +81,7 @@ class DeltaVectors {
    */
   coarseScan(q: Float32Array, count: number, take: (slot: number) => boolean, top: TopK): void {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
-    const coarseQuery = quantised && this.coarseQuery(quantised);
+    const coarseQuery = quantised && { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
     const { scales } = this;
     for (let b = 0; b * BLOCK < count; b++) {
       const first = b * BLOCK;

@@ -14,11 +14,14 @@ export const MAX_KERNEL_DIMS = 4096;
  */
 export type QueryDot = (i: number, n?: number) => number;
 
-/**
- * A float query in the kernel's int16 form (its largest component ±QUERY_MAX) and the factor its
- * dot products are scaled back by; undefined for a zero or non-finite query.
- */
-export function quantisedQuery(q: Float32Array): { q16: Int16Array; down: number } | undefined {
+/** A float query in the kernel's int16 form (its largest component ±QUERY_MAX) and the factor its dot products are scaled back by. */
+export interface QuantisedQuery {
+  q16: Int16Array;
+  down: number;
+}
+
+/** `q` in the kernel's int16 form; undefined for a zero or non-finite query. */
+export function quantisedQuery(q: Float32Array): QuantisedQuery | undefined {
   let max = 0;
   for (let k = 0; k < q.length; k++) max = Math.max(max, Math.abs(q[k] as number));
   if (!(max > 0) || !Number.isFinite(max)) return undefined;
@@ -98,7 +101,7 @@ export class Int8Rows {
    * A query quantised already (`quantisedQuery`, of these rows' size): the same dot products as
    * `query` gives for the float query it was made from.
    */
-  quantisedQuery(q: { q16: Int16Array; down: number }): QueryDot {
+  quantisedQuery(q: QuantisedQuery): QueryDot {
     return q.q16.length === this.dims ? this.prepared(q.q16, q.down) : () => 0;
   }
 
@@ -132,7 +135,7 @@ export class Int8Rows {
    * the kernel: element r is what `quantisedQuery(q)(first + r, n)` gives, to the bit. The array
    * is these rows' own, overwritten by the next scan: read it before.
    */
-  scan(q: { q16: Int16Array; down: number }, first: number, count: number, n = this.dims): Float64Array {
+  scan(q: QuantisedQuery, first: number, count: number, n = this.dims): Float64Array {
     this.beforeScan(q, count);
     if (first < 0 || (first + count) * this.dims > this.rows.length) throw new RangeError(`Rows ${first} to ${first + count - 1} of ${this.rows.length / this.dims}.`);
     this.dotsAt(this.base + first * this.dims, 0, Math.min(n, this.dims), count, this.dims, this.scannedAt);
@@ -140,14 +143,14 @@ export class Int8Rows {
   }
 
   /** `scan` of the rows listed in rows[0..count) (indexes, in any order; count at most `scanRows`). */
-  scanOf(q: { q16: Int16Array; down: number }, rows: Uint32Array, count: number, n = this.dims): Float64Array {
+  scanOf(q: QuantisedQuery, rows: Uint32Array, count: number, n = this.dims): Float64Array {
     this.beforeScan(q, count);
     this.picked.set(rows.subarray(0, count));
     this.dotsOfAt(this.base, 0, Math.min(n, this.dims), this.pickedAt, count, this.dims, this.scannedAt);
     return this.scaled(count, q.down);
   }
 
-  private beforeScan(q: { q16: Int16Array }, count: number): void {
+  private beforeScan(q: QuantisedQuery, count: number): void {
     if (q.q16.length !== this.dims) throw new RangeError(`A query of ${q.q16.length} dimensions for rows of ${this.dims}.`);
     if (count > this.scanRows) throw new RangeError(`A scan of ${count} rows; these rows scan at most ${this.scanRows}.`);
     this.hold(q.q16);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Int8Rows, MAX_KERNEL_DIMS, quantisedQuery } from '../../shared/search/int8-vectors.ts';
+import { Int8Rows, MAX_KERNEL_DIMS, type QuantisedQuery, quantisedQuery } from '../../shared/search/int8-vectors.ts';
 
 /** A deterministic pseudo-random sequence (xorshift32). */
 function random(seed: number) {
@@ -50,7 +50,7 @@ describe('int8 SIMD dot kernel', () => {
       const src = rowsOf(50, dims, next);
       const rows = new Int8Rows(src, dims, 64);
       const q = Float32Array.from({ length: dims }, () => next() * 2 - 1);
-      const quantised = quantisedQuery(q) as { q16: Int16Array; down: number };
+      const quantised = quantisedQuery(q) as QuantisedQuery;
       const one = rows.quantisedQuery(quantised);
       const many = Array.from(rows.scan(quantised, 0, 50).subarray(0, 50));
       expect(many).toEqual(Array.from({ length: 50 }, (_, i) => one(i)));
@@ -63,7 +63,7 @@ describe('int8 SIMD dot kernel', () => {
     // From a later row, on a prefix of the dimensions, and rows picked out of order.
     const src = rowsOf(40, 100, next);
     const rows100 = new Int8Rows(src, 100, 16);
-    const quantised = quantisedQuery(Float32Array.from({ length: 100 }, () => next() * 2 - 1)) as { q16: Int16Array; down: number };
+    const quantised = quantisedQuery(Float32Array.from({ length: 100 }, () => next() * 2 - 1)) as QuantisedQuery;
     const one = rows100.quantisedQuery(quantised);
     for (const n of [100, 25, 7]) {
       expect(Array.from(rows100.scan(quantised, 20, 16, n).subarray(0, 16))).toEqual(Array.from({ length: 16 }, (_, r) => one(20 + r, n)));
@@ -73,9 +73,9 @@ describe('int8 SIMD dot kernel', () => {
     expect(() => rows100.scanOf(quantised, new Uint32Array(17), 17)).toThrow(RangeError);
     expect(() => rows100.scan(quantised, 30, 11)).toThrow(RangeError);
     const rows = new Int8Rows(rowsOf(8, 4, next), 4, 4);
-    const q = quantisedQuery(new Float32Array([1, 0, 0, 0])) as { q16: Int16Array; down: number };
+    const q = quantisedQuery(new Float32Array([1, 0, 0, 0])) as QuantisedQuery;
     expect(() => rows.scan(q, 0, 5)).toThrow(RangeError);
-    expect(() => rows.scan(quantisedQuery(new Float32Array([1, 0, 0])) as { q16: Int16Array; down: number }, 0, 1)).toThrow(RangeError);
+    expect(() => rows.scan(quantisedQuery(new Float32Array([1, 0, 0])) as QuantisedQuery, 0, 1)).toThrow(RangeError);
   });
 
   it('does not overflow at the largest values and the largest size', () => {
