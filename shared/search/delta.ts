@@ -166,8 +166,12 @@ export class PreparedDelta implements ExtraVocab {
   ids: Float64Array = new Float64Array(64);
   /** Per slot, each field's length. */
   lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
-  /** Per term, its slots and their frequencies, and the term's string that slots refer to. */
-  private postings = new Map<string, { docs: number[]; tfs: number[]; term: string }>();
+  /**
+   * Per term of the delta's documents: its slots and their frequencies, the term's string that
+   * slots refer to, and how many live documents hold it (the term is dropped at 0). One entry
+   * per term, so adding a document looks each of its terms up once.
+   */
+  private postings = new Map<string, { docs: number[]; tfs: number[]; term: string; df: number }>();
   private vectors: DeltaVectors | null = null;
   private liveCount = 0;
   private readonly sumLen = [0, 0, 0];
@@ -178,9 +182,6 @@ export class PreparedDelta implements ExtraVocab {
    * ranking checks it for every keyword match of the build instead of looking the id up.
    */
   hiddenAt: Uint8Array = new Uint8Array(0);
-  /** Documents of the delta holding each term. */
-  readonly df = new Map<string, number>();
-  readonly terms = new Set<string>();
   /** The delta documents' words whose stem differs from them, with that stem and how many documents hold them. */
   readonly surfaces = new Map<string, { stem: string; n: number }>();
 
@@ -254,7 +255,7 @@ export class PreparedDelta implements ExtraVocab {
     this.cache.norms = undefined;
     // The sorted vocabularies follow a few new or gone words in place (a request's worth of
     // changes), and are sorted again, when next asked for, after more.
-    this.cache.sortedTerms = updateSorted(this.cache.sortedTerms, this.termsAdded, this.termsRemoved, this.terms);
+    this.cache.sortedTerms = updateSorted(this.cache.sortedTerms, this.termsAdded, this.termsRemoved, this.postings);
     this.cache.sortedSurfaces = updateSorted(this.cache.sortedSurfaces, this.surfacesAdded, this.surfacesRemoved, this.surfaces);
     this.termsAdded = [];
     this.termsRemoved = [];
@@ -280,14 +281,12 @@ export class PreparedDelta implements ExtraVocab {
     }
     for (let j = 0; j < terms.length; j++) {
       const t = terms[j] as string;
-      const n = this.df.get(t) ?? 0;
-      if (n === 0) {
-        this.terms.add(t);
+      let p = this.postings.get(t);
+      if (!p) {
+        this.postings.set(t, (p = { docs: [], tfs: [], term: t, df: 0 }));
         this.termsAdded.push(t);
       }
-      this.df.set(t, n + 1);
-      let p = this.postings.get(t);
-      if (!p) this.postings.set(t, (p = { docs: [], tfs: [], term: t }));
+      p.df += 1;
       terms[j] = p.term;
       p.docs.push(s);
       p.tfs.push(tfs[j * 3] as number, tfs[j * 3 + 1] as number, tfs[j * 3 + 2] as number);
@@ -315,11 +314,8 @@ export class PreparedDelta implements ExtraVocab {
     this.slots[s] = undefined;
     for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.len[f] as number);
     for (const t of old.terms) {
-      const n = (this.df.get(t) ?? 1) - 1;
-      if (n > 0) this.df.set(t, n);
-      else {
-        this.df.delete(t);
-        this.terms.delete(t);
+      const p = this.postings.get(t);
+      if (p && --p.df === 0) {
         this.postings.delete(t);
         this.termsRemoved.push(t);
       }
@@ -354,8 +350,6 @@ export class PreparedDelta implements ExtraVocab {
     this.postings = new Map();
     this.liveCount = 0;
     this.sumLen.fill(0);
-    this.df.clear();
-    this.terms.clear();
     this.surfaces.clear();
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
     for (const e of keep) this.add(e.doc, e);
@@ -419,7 +413,7 @@ export class PreparedDelta implements ExtraVocab {
     const stats: CollectionStats = {
       n,
       avgLen: averageLengths(sums, n),
-      df: (t) => (index?.df(t) ?? 0) - (hidden.df.get(t) ?? 0) + (this.df.get(t) ?? 0),
+      df: (t) => (index?.df(t) ?? 0) - (hidden.df.get(t) ?? 0) + (this.postings.get(t)?.df ?? 0),
     };
     this.cache.stats = stats;
     return stats;
@@ -430,12 +424,17 @@ export class PreparedDelta implements ExtraVocab {
     return (this.cache.norms = FieldNorms.of(this.lens, this.slots.length, this.stats().avgLen, this.cache.norms));
   }
 
+  /** The terms live documents of the delta hold. */
+  get terms(): ReadonlyMap<string, unknown> {
+    return this.postings;
+  }
+
   liveDf(term: string): number {
     return this.stats().df(term);
   }
 
   sortedTerms(): readonly string[] {
-    return (this.cache.sortedTerms ??= [...this.terms].sort(byTerm));
+    return (this.cache.sortedTerms ??= [...this.postings.keys()].sort(byTerm));
   }
 
   sortedSurfaces(): readonly string[] {

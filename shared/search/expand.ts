@@ -5,8 +5,8 @@ import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, word
 
 /** The vocabulary a search expands its words against besides the index's: the delta's. */
 export interface ExtraVocab {
-  /** Stemmed terms. */
-  terms: ReadonlySet<string>;
+  /** Stemmed terms (a set, or a map's keys). */
+  terms: Pick<ReadonlySet<string> | ReadonlyMap<string, unknown>, 'has' | 'keys'>;
   /** Words whose stem differs from them, with that stem (see `Analyzed.surface`). */
   surfaces: ReadonlyMap<string, { stem: string }>;
   /** The same terms and words in code-unit order, searched instead of scanned when given. */
@@ -98,7 +98,7 @@ export class QueryExpander {
     forEachWithPrefix(vocab, prefix, (t) => hits.add(t));
     forEachWithPrefix(surface, prefix, (_, i) => hits.add(vocab[surfaceStem[i] as number] as string));
     if (extra.sortedTerms) forEachWithPrefix(extra.sortedTerms(), prefix, (t) => hits.add(t));
-    else for (const x of extra.terms) if (x.startsWith(prefix)) hits.add(x);
+    else for (const x of extra.terms.keys()) if (x.startsWith(prefix)) hits.add(x);
     if (extra.sortedSurfaces) {
       forEachWithPrefix(extra.sortedSurfaces(), prefix, (w) => {
         const e = extra.surfaces.get(w);
@@ -134,7 +134,7 @@ export class QueryExpander {
     };
     if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), term, max, fresh);
     else {
-      for (const v of extra.terms) {
+      for (const v of extra.terms.keys()) {
         if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
         const d = editDistance(term, v, max);
         if (d <= max) fresh(v, d);

@@ -5,7 +5,7 @@
  * builds cursors were ranked on, while their pages are asked for.
  */
 import { nowMs } from '../clock.ts';
-import type { EventStore, ItemStore, ItemWithVector } from '../domain/types.ts';
+import type { EventStore, ItemChanges, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
 import { logger } from '../observability.ts';
 import type { BlobStore } from '../blob.ts';
@@ -98,11 +98,19 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
   }
   // Page on from the last change read, not from a time: a burst of more changes than a page
   // inside the skew margin would otherwise be read again and again.
-  let cursor: string | undefined = firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined;
+  const pageAfter = (cursor: string | undefined): Promise<ItemChanges> => {
+    const p = items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
+    // Awaited on the next turn; a failure meanwhile (while this page is applied) is not unhandled.
+    p.catch(() => undefined);
+    return p;
+  };
+  let next: Promise<ItemChanges> | undefined = pageAfter(firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined);
   let latest = st.latest;
   const read: string[] = [];
-  do {
-    const changes = await items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
+  while (next) {
+    const changes: ItemChanges = await next;
+    // The next page is read while this one is applied.
+    next = changes.cursor ? pageAfter(changes.cursor) : undefined;
     if (first) read.push(...changes.states);
     // Changes the build already holds (read again inside the clock-skew margin of its start) stay
     // out of the delta: there they would hide the index's copy and be scored on every request.
@@ -112,8 +120,7 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     );
     for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) latest = Math.max(latest, d.at);
-    cursor = changes.cursor;
-  } while (cursor);
+  }
   st.latest = latest;
   // Only once applied: a failed read leaves them unseen, to be read again. A first read marks
   // what it read (it listed nothing).

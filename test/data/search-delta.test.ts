@@ -2,12 +2,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { Item } from '../../shared/data/entities.ts';
 import type { ItemRecord, ItemStore } from '../../shared/domain/types.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { PreparedDelta } from '../../shared/search/delta.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
 import { runSearch } from '../../shared/search/service.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
@@ -77,6 +78,35 @@ describe('reading the changes since the build', () => {
     ({ delta } = await tenantView(deps, T));
     expect(delta.docs).toHaveLength(3);
     expect(calls).toEqual({ listed: 3, read: 2 });
+  });
+
+  it('asks for the next page of changes before applying the page it has, and applies the pages in order', async () => {
+    const T = 'paged-read';
+    const { items, events, blobs, embedder } = fixture();
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T,
+      ['Trail shoe', 'Camp stove', 'Rain jacket', 'Storm lantern', 'Sleeping bag'].map((name) => ({ name })),
+      now,
+    );
+    const order: string[] = [];
+    const paged: ItemStore = { ...items, changedSince: (...a) => (order.push('read'), items.changedSince(...a)) };
+    const apply = PreparedDelta.prototype.apply;
+    const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
+      if (docs.length > 0) order.push(`apply ${docs.length}`);
+      apply.call(this, docs, deleted);
+    });
+    const page = SEARCH_SETTINGS.deltaPage;
+    SEARCH_SETTINGS.deltaPage = 2;
+    try {
+      const { delta } = await tenantView({ items: paged, events, blobs, embedder }, T);
+      expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Rain jacket', 'Sleeping bag', 'Storm lantern', 'Trail shoe']);
+      // Pages of 2, 2 and 1: each next page is asked for as soon as the one before it arrives.
+      expect(order).toEqual(['read', 'read', 'apply 2', 'read', 'apply 2', 'apply 1']);
+    } finally {
+      SEARCH_SETTINGS.deltaPage = page;
+      spied.mockRestore();
+    }
   });
 
   it('finds an item that moved in the change index while the first read ran (found at neither key by it)', async () => {
