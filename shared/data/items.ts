@@ -38,11 +38,19 @@ const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
 
 /**
- * The query of a tenant's item changes after a time, or after a cursor: in the change index
- * (gsi2, whole items), or in its slim copy (gsi4, the change fields only: the same keys).
+ * The query of a tenant's item changes after a time, or after a cursor, and before a time when
+ * `before` is given: in the change index (gsi2, whole items), or in its slim copy (gsi4, the
+ * change fields only: the same keys). With `before`, the range is inclusive at the cursor: the
+ * reader drops the cursor's own row (no key equals a time's prefix, so the times are exact).
  */
-const changesAfter = (tenant: string, since: number, { after, index = changedSince }: { after?: string | undefined; index?: typeof changedSince | typeof changeKeys } = {}) =>
-  index.query({ tenant }, { gt: after ?? index.skPrefix({ changed_at: since }) });
+const changesAfter = (
+  tenant: string,
+  since: number,
+  { after, before, index = changedSince }: { after?: string | undefined; before?: number | undefined; index?: typeof changedSince | typeof changeKeys } = {},
+) => {
+  const from = after ?? index.skPrefix({ changed_at: since });
+  return index.query({ tenant }, before === undefined ? { gt: from } : { between: [from, index.skPrefix({ changed_at: before })] });
+};
 
 /** A change's `ChangeKey.state`: its key plus what tells two states of one item apart within the same second. */
 const changeState = (r: Row): string => [r[changedSince.skAttr], r.active, r.content_version, r.embedded_version, r.deleted_at].map(String).join('|');
@@ -214,9 +222,12 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges> {
-      // `after` (a cursor from an earlier incomplete answer) is the last change's sort key.
-      const rows = await queryUpTo(t, changesAfter(tenant, since, { after }), limit + 1);
+    async changedSince(tenant: string, since: number, limit: number, after?: string, before?: number): Promise<ItemChanges> {
+      // `after` (a cursor from an earlier incomplete answer) is the last change's sort key; a
+      // bounded range returns that row again, dropped here.
+      const again = after !== undefined && before !== undefined ? 1 : 0;
+      const found = await queryUpTo(t, changesAfter(tenant, since, { after, before }), limit + 1 + again);
+      const rows = again && found[0]?.[changedSince.skAttr] === after ? found.slice(1) : found.slice(0, limit + 1);
       const items: ItemWithVector[] = [];
       const deleted: { id: number; at: number }[] = [];
       const page = rows.slice(0, limit);
@@ -246,6 +257,14 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     countChangesSince: (tenant: string, since: number, upTo: number) => countUpTo(t, changesAfter(tenant, since, { index: changeKeys }), upTo),
+
+    async changeSpanSince(tenant: string, since: number): Promise<{ first: number; last: number } | undefined> {
+      const q = refine(changesAfter(tenant, since, { index: changeKeys }), { project: [changeKeys.skAttr] });
+      const at = (row: Row | undefined) => (row === undefined ? undefined : Number(changeKeys.parse(String(row[changeKeys.skAttr])).changed_at));
+      const [[first], [last]] = await Promise.all([queryUpTo(t, q, 1), queryUpTo(t, { ...q, ScanIndexForward: false }, 1)]);
+      const [from, to] = [at(first), at(last)];
+      return from === undefined || to === undefined ? undefined : { first: from, last: to };
+    },
 
     async forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void> {
       // Strongly consistent: an index build must hold every change committed before it began.

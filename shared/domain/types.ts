@@ -94,8 +94,13 @@ export interface ItemStore {
   /** false when the item does not exist. */
   delete(tenant: string, id: number, now: number): Promise<boolean>;
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
-  /** Items changed (content, activity, embedding) and items deleted at or after `since` (seconds). */
-  changedSince(tenant: string, since: number, limit: number, after?: string): Promise<ItemChanges>;
+  /**
+   * Items changed (content, activity, embedding) and items deleted at or after `since` (seconds),
+   * oldest first, and before `before` (seconds) when it is given.
+   */
+  changedSince(tenant: string, since: number, limit: number, after?: string, before?: number): Promise<ItemChanges>;
+  /** When the first and the last change at or after `since` were made (seconds); undefined when there is none. */
+  changeSpanSince(tenant: string, since: number): Promise<{ first: number; last: number } | undefined>;
   /**
    * The changes after `since`, oldest first, without item data (cheap to list again): `state`
    * differs whenever the item's state does; `cursor` goes to `changedSince` to read after it.

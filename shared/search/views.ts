@@ -79,6 +79,25 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
  */
 export const rereadFrom = (after: number, readAtMs: number): number => Math.max(0, Math.max(after, Math.floor(readAtMs / 1000)) - SEARCH_SETTINGS.skewSeconds);
 
+/** The ranges in time a first read of the changes reads at once. */
+const FIRST_READ_RANGES = 4;
+
+/**
+ * Where a first read of the changes from `since` splits: the time from its first change to its
+ * last cut into FIRST_READ_RANGES equal parts (fewer when it spans fewer seconds; none when there
+ * is no change, or all are in one second).
+ */
+async function cutsOf(items: ItemStore, tenant: string, since: number): Promise<number[]> {
+  const span = await items.changeSpanSince(tenant, since);
+  const cuts: number[] = [];
+  if (span === undefined) return cuts;
+  for (let i = 1; i < FIRST_READ_RANGES; i++) {
+    const at = Math.ceil(span.first + ((span.last - span.first) * i) / FIRST_READ_RANGES);
+    if (at > (cuts[cuts.length - 1] ?? span.first)) cuts.push(at);
+  }
+  return cuts;
+}
+
 /** Brings the delta up to date with the changes committed since the previous read (with a clock-skew margin). */
 async function readDelta(items: ItemStore, tenant: string, st: TenantState): Promise<void> {
   const startedAt = nowMs();
@@ -96,21 +115,9 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     st.readAt = startedAt;
     return;
   }
-  // Page on from the last change read, not from a time: a burst of more changes than a page
-  // inside the skew margin would otherwise be read again and again.
-  const pageAfter = (cursor: string | undefined): Promise<ItemChanges> => {
-    const p = items.changedSince(tenant, since, SEARCH_SETTINGS.deltaPage, cursor);
-    // Awaited on the next turn; a failure meanwhile (while this page is applied) is not unhandled.
-    p.catch(() => undefined);
-    return p;
-  };
-  let next: Promise<ItemChanges> | undefined = pageAfter(firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined);
   let latest = st.latest;
   const read: string[] = [];
-  while (next) {
-    const changes: ItemChanges = await next;
-    // The next page is read while this one is applied.
-    next = changes.cursor ? pageAfter(changes.cursor) : undefined;
+  const applyPage = (changes: ItemChanges) => {
     if (first) read.push(...changes.states);
     // Changes the build already holds (read again inside the clock-skew margin of its start) stay
     // out of the delta: there they would hide the index's copy and be scored on every request.
@@ -120,6 +127,46 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     );
     for (const i of changes.items) latest = Math.max(latest, i.updated_at, i.embedding_updated_at ?? 0);
     for (const d of changes.deleted) latest = Math.max(latest, d.at);
+  };
+  /**
+   * Reads the changes from time `from` (before `before`, when given) page by page, `onPage`
+   * called in their order; each next page is asked for as soon as the one before it arrives, so
+   * the database (or the network) works on it while that one is applied.
+   */
+  const readRange = async (from: number, before: number | undefined, cursor: string | undefined, onPage: (c: ItemChanges) => void): Promise<void> => {
+    const pageAfter = (c: string | undefined): Promise<ItemChanges> => {
+      const p = items.changedSince(tenant, from, SEARCH_SETTINGS.deltaPage, c, before);
+      // Awaited on the next turn; a failure meanwhile is not unhandled.
+      p.catch(() => undefined);
+      return p;
+    };
+    let next: Promise<ItemChanges> | undefined = pageAfter(cursor);
+    while (next) {
+      const changes: ItemChanges = await next;
+      next = changes.cursor ? pageAfter(changes.cursor) : undefined;
+      onPage(changes);
+    }
+  };
+  if (!first) {
+    // Page on from the last change read, not from a time: a burst of more changes than a page
+    // inside the skew margin would otherwise be read again and again.
+    await readRange(since, undefined, firstNew > 0 ? listed[firstNew - 1]?.cursor : undefined, applyPage);
+  } else {
+    // A first read may be a whole catalog (a bulk import not built yet): its ranges in time are
+    // read at once, so the database answers some while the pages of others are decoded and
+    // applied. They are applied in order of time, a range's pages kept until the ranges before it
+    // are in: an item that moved to a later range meanwhile ends as its later version.
+    const cuts = await cutsOf(items, tenant, since);
+    const starts = [since, ...cuts];
+    const kept = starts.map((): ItemChanges[] => []);
+    let applying = 0;
+    const reads = starts.map((from, i) => readRange(from, cuts[i], undefined, (c) => (i === applying ? applyPage(c) : kept[i]?.push(c))));
+    for (const r of reads) r.catch(() => undefined);
+    for (let i = 0; i < reads.length; i++) {
+      await reads[i];
+      applying = i + 1;
+      for (const c of kept[applying]?.splice(0) ?? []) applyPage(c);
+    }
   }
   st.latest = latest;
   // Only once applied: a failed read leaves them unseen, to be read again. A first read marks

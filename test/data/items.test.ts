@@ -80,6 +80,43 @@ describe('item store', () => {
     expect(await s.changeKeysSince('chg', F + 1500, { besideReads: true })).toEqual(after);
   });
 
+  it('reads the changes of a range of time a page at a time, and finds when the first and the last change after a time were made', async () => {
+    const s = db.stores.items;
+    // Stamps in the future, as above (a write is never stamped again for committing early).
+    const F = Math.floor(Date.now() / 1000) + 20_000;
+    const early = Array.from({ length: 5 }, (_, i) => `early ${i}`);
+    const late = Array.from({ length: 4 }, (_, i) => `late ${i}`);
+    await s.create(
+      'rng',
+      early.map((name) => ({ name })),
+      F + 100,
+    );
+    await s.create(
+      'rng',
+      late.map((name) => ({ name })),
+      F + 200,
+    );
+    expect(await s.changeSpanSince('rng', 0)).toEqual({ first: F + 100, last: F + 200 });
+    expect(await s.changeSpanSince('rng', F + 101)).toEqual({ first: F + 200, last: F + 200 });
+    expect(await s.changeSpanSince('rng', F + 201)).toBeUndefined();
+    const names = async (since: number, before: number | undefined, limit: number) => {
+      const out: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await s.changedSince('rng', since, limit, cursor, before);
+        out.push(...page.items.map((i) => i.name));
+        expect(page.complete).toBe(page.cursor === undefined);
+        cursor = page.cursor;
+      } while (cursor);
+      return out;
+    };
+    // `since` counts, `before` does not; pages read each change once, in order.
+    expect(await names(0, F + 200, 2)).toEqual(early);
+    expect(await names(F + 200, undefined, 2)).toEqual(late);
+    expect(await names(F + 100, F + 201, 3)).toEqual([...early, ...late]);
+    expect(await names(F + 101, F + 200, 2)).toEqual([]);
+  });
+
   it('lists changes from an index that holds no item data (gsi4: the change fields only)', async () => {
     const s = db.stores.items;
     const [a, b] = await s.create('slim', [{ name: 'with a vector', description: 'long text' }, { name: 'gone' }], 50);

@@ -109,6 +109,52 @@ describe('reading the changes since the build', () => {
     }
   });
 
+  it('reads the ranges in time of a first read at once, and applies them in order', async () => {
+    const T = 'ranges';
+    const { items, events, blobs, embedder } = fixture();
+    // Stamped in the future (never stamped again), 200 s apart: four ranges of 50 s, the
+    // first and the last with changes.
+    const t0 = Math.floor(Date.now() / 1000) + 30_000;
+    await items.create(
+      T,
+      ['Trail shoe', 'Camp stove', 'Rain jacket'].map((name) => ({ name })),
+      t0,
+    );
+    await items.create(
+      T,
+      ['Storm lantern', 'Sleeping bag', 'Tent pegs'].map((name) => ({ name })),
+      t0 + 200,
+    );
+    const order: string[] = [];
+    const ranges: ItemStore = {
+      ...items,
+      changedSince: (...a) => {
+        const [, since, , , before] = a;
+        order.push(`read ${since - t0} to ${before === undefined ? 'now' : before - t0}`);
+        return items.changedSince(...a);
+      },
+    };
+    const apply = PreparedDelta.prototype.apply;
+    const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
+      if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}`);
+      apply.call(this, docs, deleted);
+    });
+    const page = SEARCH_SETTINGS.deltaPage;
+    SEARCH_SETTINGS.deltaPage = 2;
+    try {
+      const { delta } = await tenantView({ items: ranges, events, blobs, embedder }, T);
+      expect(delta.docs).toHaveLength(6);
+      // Every range was asked for before anything was applied...
+      const firstApply = order.findIndex((e) => e.startsWith('apply'));
+      expect([...new Set(order.slice(0, firstApply))].sort()).toEqual([`read ${-t0} to 50`, 'read 100 to 150', 'read 150 to now', 'read 50 to 100']);
+      // ...and every page is applied in the order of time.
+      expect(order.filter((e) => e.startsWith('apply'))).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket', 'apply Storm lantern, Sleeping bag', 'apply Tent pegs']);
+    } finally {
+      SEARCH_SETTINGS.deltaPage = page;
+      spied.mockRestore();
+    }
+  });
+
   it('finds an item that moved in the change index while the first read ran (found at neither key by it)', async () => {
     const T = 'moving';
     const { items, events, blobs, embedder } = fixture();
