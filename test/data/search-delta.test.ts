@@ -53,6 +53,26 @@ describe('the changes search scores beside the index', () => {
   });
 });
 
+/**
+ * Runs `read` with the delta read in pages of `size`, each page applied to a delta logged in
+ * `order` ("apply" and the names it holds), then puts both back.
+ */
+async function inPagesOf<T>(size: number, order: string[], read: () => Promise<T>): Promise<T> {
+  const apply = PreparedDelta.prototype.apply;
+  const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
+    if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}`);
+    apply.call(this, docs, deleted);
+  });
+  const page = SEARCH_SETTINGS.deltaPage;
+  SEARCH_SETTINGS.deltaPage = size;
+  try {
+    return await read();
+  } finally {
+    SEARCH_SETTINGS.deltaPage = page;
+    spied.mockRestore();
+  }
+}
+
 describe('reading the changes since the build', () => {
   it('reads them all at once the first time, without listing them first, then lists the skew window once; then lists, and reads only what is new', async () => {
     const T = 'first-read';
@@ -91,22 +111,10 @@ describe('reading the changes since the build', () => {
     );
     const order: string[] = [];
     const paged: ItemStore = { ...items, changedSince: (...a) => (order.push('read'), items.changedSince(...a)) };
-    const apply = PreparedDelta.prototype.apply;
-    const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
-      if (docs.length > 0) order.push(`apply ${docs.length}`);
-      apply.call(this, docs, deleted);
-    });
-    const page = SEARCH_SETTINGS.deltaPage;
-    SEARCH_SETTINGS.deltaPage = 2;
-    try {
-      const { delta } = await tenantView({ items: paged, events, blobs, embedder }, T);
-      expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Rain jacket', 'Sleeping bag', 'Storm lantern', 'Trail shoe']);
-      // Pages of 2, 2 and 1: each next page is asked for as soon as the one before it arrives.
-      expect(order).toEqual(['read', 'read', 'apply 2', 'read', 'apply 2', 'apply 1']);
-    } finally {
-      SEARCH_SETTINGS.deltaPage = page;
-      spied.mockRestore();
-    }
+    const { delta } = await inPagesOf(2, order, () => tenantView({ items: paged, events, blobs, embedder }, T));
+    expect(delta.docs.map((d) => d.name).sort()).toEqual(['Camp stove', 'Rain jacket', 'Sleeping bag', 'Storm lantern', 'Trail shoe']);
+    // Pages of 2, 2 and 1: each next page is asked for as soon as the one before it arrives.
+    expect(order).toEqual(['read', 'read', 'apply Trail shoe, Camp stove', 'read', 'apply Rain jacket, Storm lantern', 'apply Sleeping bag']);
   });
 
   it('reads the ranges in time of a first read at once, and applies them in order', async () => {
@@ -134,25 +142,13 @@ describe('reading the changes since the build', () => {
         return items.changedSince(...a);
       },
     };
-    const apply = PreparedDelta.prototype.apply;
-    const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
-      if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}`);
-      apply.call(this, docs, deleted);
-    });
-    const page = SEARCH_SETTINGS.deltaPage;
-    SEARCH_SETTINGS.deltaPage = 2;
-    try {
-      const { delta } = await tenantView({ items: ranges, events, blobs, embedder }, T);
-      expect(delta.docs).toHaveLength(6);
-      // Every range was asked for before anything was applied...
-      const firstApply = order.findIndex((e) => e.startsWith('apply'));
-      expect([...new Set(order.slice(0, firstApply))].sort()).toEqual([`read ${-t0} to 50`, 'read 100 to 150', 'read 150 to now', 'read 50 to 100']);
-      // ...and every page is applied in the order of time.
-      expect(order.filter((e) => e.startsWith('apply'))).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket', 'apply Storm lantern, Sleeping bag', 'apply Tent pegs']);
-    } finally {
-      SEARCH_SETTINGS.deltaPage = page;
-      spied.mockRestore();
-    }
+    const { delta } = await inPagesOf(2, order, () => tenantView({ items: ranges, events, blobs, embedder }, T));
+    expect(delta.docs).toHaveLength(6);
+    // Every range was asked for before anything was applied...
+    const firstApply = order.findIndex((e) => e.startsWith('apply'));
+    expect([...new Set(order.slice(0, firstApply))].sort()).toEqual([`read ${-t0} to 50`, 'read 100 to 150', 'read 150 to now', 'read 50 to 100']);
+    // ...and every page is applied in the order of time.
+    expect(order.filter((e) => e.startsWith('apply'))).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket', 'apply Storm lantern, Sleeping bag', 'apply Tent pegs']);
   });
 
   it('finds an item that moved in the change index while the first read ran (found at neither key by it)', async () => {
