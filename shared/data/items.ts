@@ -61,6 +61,9 @@ function vectorBytes(v: Float32Array): Uint8Array {
 
 function vectorOf(raw: unknown): Float32Array | null {
   if (!(raw instanceof Uint8Array) || raw.byteLength % 4 !== 0) return null;
+  // Bytes that own their whole buffer (as decoded from the wire) are read in place; a view into
+  // a larger buffer is copied, so the vector does not keep the rest of it alive.
+  if (raw.byteOffset === 0 && raw.buffer.byteLength === raw.byteLength) return new Float32Array(raw.buffer);
   return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
 }
 
