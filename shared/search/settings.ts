@@ -21,6 +21,12 @@ export const SEARCH_SETTINGS = {
   maxIndexAgeSeconds,
   /** Changes read per page when bringing the delta up to date (it pages on until complete). */
   deltaPage: 5000,
+  /**
+   * Ranges of time a container's first read of the changes since a build reads at once (a
+   * bulk import not built yet is a whole catalog): one range's pages are answered while
+   * another's are applied.
+   */
+  firstReadRanges: 4,
   /** Clock skew allowance when reading changes since the build. */
   skewSeconds: 2,
   /**

@@ -79,20 +79,18 @@ async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex 
  */
 export const rereadFrom = (after: number, readAtMs: number): number => Math.max(0, Math.max(after, Math.floor(readAtMs / 1000)) - SEARCH_SETTINGS.skewSeconds);
 
-/** The ranges in time a first read of the changes reads at once. */
-const FIRST_READ_RANGES = 4;
-
 /**
  * Where a first read of the changes from `since` splits: the time from its first change to its
- * last cut into FIRST_READ_RANGES equal parts (fewer when it spans fewer seconds; none when there
+ * last cut into `firstReadRanges` equal parts (fewer when it spans fewer seconds; none when there
  * is no change, or all are in one second).
  */
 async function cutsOf(items: ItemStore, tenant: string, since: number): Promise<number[]> {
   const span = await items.changeSpanSince(tenant, since);
   const cuts: number[] = [];
   if (span === undefined) return cuts;
-  for (let i = 1; i < FIRST_READ_RANGES; i++) {
-    const at = Math.ceil(span.first + ((span.last - span.first) * i) / FIRST_READ_RANGES);
+  const parts = SEARCH_SETTINGS.firstReadRanges;
+  for (let i = 1; i < parts; i++) {
+    const at = Math.ceil(span.first + ((span.last - span.first) * i) / parts);
     if (at > (cuts[cuts.length - 1] ?? span.first)) cuts.push(at);
   }
   return cuts;
