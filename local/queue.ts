@@ -24,6 +24,11 @@ export interface LocalQueueOptions {
   deadLetterFile?: string;
   /** Batches delivered at once (Lambda runs several for a busy queue); default 1. */
   concurrency?: number;
+  /**
+   * Keep every body sent, in order, for `sent` (tests inspect it). Off by default: a stack that
+   * runs for days would keep every message it ever sent (an import of 100,000 items sends as many).
+   */
+  recordSent?: boolean;
 }
 
 /**
@@ -43,18 +48,26 @@ export class LocalQueue {
   private stopped = false;
   private waiters: (() => void)[] = [];
   readonly deadLetters: { id: string; body: string; receiveCount: number }[] = [];
-  /** Every body ever sent, in order (what tests and benchmarks inspect). */
-  readonly sent: string[] = [];
+  /** Every body sent, in order, when `recordSent`. */
+  private readonly log: string[] | undefined;
 
   constructor(
     readonly name: string,
     private readonly handler: SqsHandler | undefined,
     private readonly opts: LocalQueueOptions,
-  ) {}
+  ) {
+    this.log = opts.recordSent ? [] : undefined;
+  }
+
+  /** Every body sent, in order (what tests inspect); only a queue made with `recordSent` keeps them. */
+  get sent(): readonly string[] {
+    if (!this.log) throw new Error(`Queue ${this.name} keeps the messages sent only when made with recordSent`);
+    return this.log;
+  }
 
   send(bodies: string[]): void {
     const now = Date.now();
-    this.sent.push(...bodies);
+    this.log?.push(...bodies);
     for (const body of bodies) this.ready.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
     this.schedule(0);
   }

@@ -84,6 +84,8 @@ export interface StackOptions {
    * earlier start left half done), in the background, printing progress with `log`.
    */
   demo?: { size: DemoSize; log: (line: string) => void };
+  /** Each queue keeps the bodies sent on it (`LocalQueue.sent`, for tests); off for `npm start`. */
+  recordSentMessages?: boolean;
 }
 
 /**
@@ -156,6 +158,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
         // Embedding batches are I/O-bound: several at once, as Lambda scales a busy queue's
         // consumers; training runs one at a time.
         concurrency: name === 'embedding' ? 4 : 1,
+        recordSent: opts.recordSentMessages ?? false,
       }),
     );
   }

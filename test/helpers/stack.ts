@@ -79,7 +79,7 @@ export interface TestStack {
 
 /** Starts the real local stack (dynalite + handlers + HTTP) on a spare port in a fresh data directory. */
 export async function startTestStack(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'recsearch-test-'))): Promise<TestStack> {
-  const stack = await startLocalStack({ dataDir, port: 0, env });
+  const stack = await startLocalStack({ dataDir, port: 0, env, recordSentMessages: true });
   const base = `http://127.0.0.1:${stack.port}`;
   return {
     stack,

@@ -617,6 +617,17 @@ describe('SQS workers', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('locally: keeps the bodies sent only when asked (a long-running stack would keep them all)', () => {
+    const body = JSON.stringify({ type: 'embed', tenant: 't', item_id: 1 });
+    const kept = new LocalQueue('embedding', undefined, { batchSize: 10, maxReceiveCount: 3, retryDelayMs: 5, recordSent: true });
+    kept.send([body, body]);
+    expect(kept.sent).toEqual([body, body]);
+    const plain = new LocalQueue('embedding', undefined, { batchSize: 10, maxReceiveCount: 3, retryDelayMs: 5 });
+    plain.send([body]);
+    expect(plain.depth).toBe(1);
+    expect(() => plain.sent).toThrow(/recordSent/);
+  });
+
   it('locally: drains a large backlog in order, several batches at once but never more than asked', async () => {
     let running = 0;
     let most = 0;
