@@ -462,7 +462,7 @@ async function synthetic(n: number): Promise<void> {
       const token = await s.token();
       // Every handler thread reads the delta (every item) at its first search: the first one
       // alone is timed (a container's first search after a bulk import, before any build).
-      const probe = { query: bands.get('3-10 words')?.queries[0] ?? 'a', limit: 20 };
+      const probe = { query: bands.get('3-10 words')?.warmUp[0] ?? 'a', limit: 20 };
       const t = Date.now();
       await s.core('POST', '/v1/search', probe);
       firstSearchMs = Date.now() - t;
