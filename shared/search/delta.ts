@@ -1,6 +1,7 @@
 import type { TopK } from '../top-k.ts';
 import { analyze, averageLengths, type Analyzed } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
+import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QueryDot, type VectorRow } from './int8-vectors.ts';
@@ -193,7 +194,7 @@ export class PreparedDelta implements ExtraVocab {
   private termsRemoved: string[] = [];
   private surfacesAdded: string[] = [];
   private surfacesRemoved: string[] = [];
-  private cache: { docs?: SearchDoc[]; stats?: CollectionStats; norms?: FieldNorms; sortedTerms?: string[]; sortedSurfaces?: string[] } = {};
+  private cache: { docs?: SearchDoc[]; stats?: CollectionStats; norms?: FieldNorms; sortedTerms?: string[]; sortedSurfaces?: string[]; columns?: ColumnCache } = {};
 
   constructor(delta: Delta = { docs: [], masked: new Set() }, index?: SearchIndex) {
     if (index) this.bind(index);
@@ -253,6 +254,7 @@ export class PreparedDelta implements ExtraVocab {
     this.cache.docs = undefined;
     this.cache.stats = undefined;
     this.cache.norms = undefined;
+    this.cache.columns = undefined;
     // The sorted vocabularies follow a few new or gone words in place (a request's worth of
     // changes), and are sorted again, when next asked for, after more.
     this.cache.sortedTerms = updateSorted(this.cache.sortedTerms, this.termsAdded, this.termsRemoved, this.postings);
@@ -439,6 +441,11 @@ export class PreparedDelta implements ExtraVocab {
 
   sortedSurfaces(): readonly string[] {
     return (this.cache.sortedSurfaces ??= [...this.surfaces.keys()].sort(byTerm));
+  }
+
+  /** The live slots' metadata as columns, per key or field asked for (until the delta changes; dead slots hold none). */
+  columns(): ColumnCache {
+    return (this.cache.columns ??= new ColumnCache(this.slots.length, (s) => (this.live[s] === 1 ? this.slots[s]?.doc : undefined)));
   }
 
   /** The live documents. */

@@ -8,6 +8,7 @@ import { nowSeconds } from '../clock.ts';
 import { averageLengths } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
+import { ColumnCache } from './columns.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type VectorRow } from './int8-vectors.ts';
 import { probeLists, type Ivf } from './ivf.ts';
@@ -58,6 +59,8 @@ export class SearchIndex {
   /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
   readonly ids: Float64Array;
   readonly active: Uint8Array;
+  /** Metadata as columns for facets and sort by a field (columns.ts), made on first use. */
+  private columnCache: ColumnCache | undefined;
 
   constructor(built: IndexParts) {
     this.vectors = new Int8Rows(built.vectors, built.dims, SCAN_ROWS);
@@ -106,6 +109,11 @@ export class SearchIndex {
     // thousands of terms' counts.
     const k = this.termIndex.get(term);
     return k === undefined ? 0 : (this.parts.offsets[k + 1] as number) - (this.parts.offsets[k] as number);
+  }
+
+  /** The documents' metadata as columns, per key or field asked for (kept with the build). */
+  columns(): ColumnCache {
+    return (this.columnCache ??= new ColumnCache(this.docs.length, (i) => this.docs[i]));
   }
 
   /** The documents' field norms under these statistics' average lengths (kept until they change). */

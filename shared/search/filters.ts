@@ -1,6 +1,6 @@
 import type { Json } from '../domain/types.ts';
 import type { FilterClause, SearchBody, ShorthandFilters } from '../schemas/search.ts';
-import { NO_FILTER, type DocFilter, type SearchDoc } from './engine.ts';
+import { NO_FILTER, type DocFilter, type SearchDoc } from './types.ts';
 
 const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => v === w);
 

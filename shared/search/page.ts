@@ -7,10 +7,12 @@ export interface PageRequest {
   limit: number;
   after?: { score: number; id: number } | undefined;
   /**
-   * Sees every match with its score (facets, sort by a field: shared/search/service.ts). With
-   * it, no match is skipped by the shortcuts that only count matches that cannot enter the page.
+   * Sees every match by its ranking key (a build position, or the build's size plus a delta
+   * slot) with its score: facets and sort by a field (shared/search/service.ts) read their
+   * columns by it. With it, no match is skipped by the shortcuts that only count matches that
+   * cannot enter the page.
    */
-  visit?: ((doc: SearchDoc, score: number) => void) | undefined;
+  visit?: ((key: number, score: number) => void) | undefined;
 }
 
 /** The one order of results: score descending, then id ascending. Cursors follow it. */
@@ -26,12 +28,12 @@ export class ResultPage {
   }
 
   /** A match: `key` names it to `hits` (its ranking key), ties go to the lower item id. */
-  add(key: number, doc: SearchDoc, score: number): void {
+  add(key: number, id: number, score: number): void {
     this.total += 1;
-    this.page.visit?.(doc, score);
+    this.page.visit?.(key, score);
     const a = this.page.after;
-    if (a && !(score < a.score || (score === a.score && doc.id > a.id))) return;
-    this.top.push(key, score, doc.id);
+    if (a && !(score < a.score || (score === a.score && id > a.id))) return;
+    this.top.push(key, score, id);
   }
 
   /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */

@@ -163,8 +163,8 @@ function browse(keys: Keys, r: RankRequest, out: ResultPage): void {
   const taste = r.profile ? keys.similarity(r.profile) : undefined;
   for (let key = 0; key < keys.N + keys.S; key++) {
     if (!keys.accept(key)) continue;
-    const d = keys.docOf(key);
-    out.add(key, d, taste ? Math.max(0, taste(key)) + 1e-12 * d.id : d.id);
+    const id = keys.idOf(key);
+    out.add(key, id, taste ? Math.max(0, taste(key)) + 1e-12 * id : id);
   }
 }
 
@@ -444,7 +444,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
       const score = acc[key] as number;
       if (!(score > 0)) continue;
       if (out.full(score)) out.total += 1;
-      else out.add(key, keys.docOf(key), score);
+      else out.add(key, keys.idOf(key), score);
     }
     return;
   }
@@ -458,7 +458,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
       return;
     }
     if (taste) score *= 1 + RANKING.personalWeight * Math.max(0, taste(key));
-    out.add(key, keys.docOf(key), score);
+    out.add(key, keys.idOf(key), score);
   };
   for (const key of vec.keys()) emit(key);
   // The rest are keyword matches below the head, without a vector score: each scores at most

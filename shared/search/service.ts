@@ -100,8 +100,10 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const page = new SortedPage(req.sort, req.limit, after);
+  const sorted = page.over({ index, delta });
   const facets = facetCounter(req);
-  const visit = facets ? (d: SearchDoc, score: number) => (page.visit(d, score), facets.visit(d)) : page.visit;
+  const counted = facets?.over({ index, delta });
+  const visit = counted ? (key: number, score: number) => (sorted(key, score), counted(key)) : sorted;
   const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), { limit: 1, after: undefined, visit });
   const slice = page.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
@@ -143,7 +145,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const rankRequested = rankRequest(req, query, qv, index, profile);
   const pool = contextPool(req.limit);
   // One more hit than asked when there are more matches.
-  const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.visit });
+  const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.over({ index, delta }) });
   const top = ranked.hits[0]?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
   const candidates = (hits: readonly { doc: SearchDoc; score: number }[]) => hits.map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc }));
@@ -201,7 +203,11 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const facets = facetCounter(req);
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), { limit: req.limit, after: after ? { score: after.score, id: after.id } : undefined, visit: facets?.visit });
+  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), {
+    limit: req.limit,
+    after: after ? { score: after.score, id: after.id } : undefined,
+    visit: facets?.over({ index, delta }),
+  });
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;

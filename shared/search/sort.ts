@@ -1,13 +1,13 @@
 import { ValidationError } from '../errors.ts';
 import type { SearchDoc } from './engine.ts';
-import { fieldValue } from './filters.ts';
+import type { ColumnCache } from './columns.ts';
 
 /**
  * `sort: { field, order }`: the matches of a search in a numeric field's order instead of by
  * relevance. Items whose field is absent or not a number come after all others; ties (and those
  * items) go by item id ascending. Ranking's visitor (`PageRequest.visit`) hands every match to
- * `SortedPage.visit`, which keeps only the best `limit + 1` after the cursor: O(matches × log
- * limit) comparisons, no sort of the whole list.
+ * `SortedPage.over`'s visitor, which keeps only the best `limit + 1` after the cursor: O(matches ×
+ * log limit) comparisons, no sort of the whole list.
  */
 export interface SortSpec {
   field: string;
@@ -27,23 +27,34 @@ export interface SortedHit {
   value: number | null;
 }
 
-const numberOf = (d: SearchDoc, field: string): number | null => {
-  const v = fieldValue(d, field);
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
-};
+/** What sort reads of a ranking's view: the field's columns and the ids of the build and the delta, and their documents. */
+export interface SortView {
+  index: { docs: readonly SearchDoc[]; ids: ArrayLike<number>; columns(): ColumnCache };
+  delta: { ids: ArrayLike<number>; docAt(slot: number): SearchDoc; columns(): ColumnCache };
+}
 
-/** The order of sorted hits: negative when `a` comes first. */
-function compare(sort: SortSpec, a: { value: number | null; id: number }, b: { value: number | null; id: number }): number {
-  if (a.value !== b.value) {
-    if (a.value === null) return 1;
-    if (b.value === null) return -1;
-    return sort.order === 'asc' ? a.value - b.value : b.value - a.value;
+/** The order of sorted hits: negative when (aValue, aId) comes first. */
+function compare(sort: SortSpec, aValue: number | null, aId: number, bValue: number | null, bId: number): number {
+  if (aValue !== bValue) {
+    if (aValue === null) return 1;
+    if (bValue === null) return -1;
+    return sort.order === 'asc' ? aValue - bValue : bValue - aValue;
   }
-  return a.id - b.id;
+  return aId - bId;
+}
+
+interface Kept {
+  key: number;
+  id: number;
+  score: number;
+  value: number | null;
 }
 
 export class SortedPage {
-  readonly hits: SortedHit[] = [];
+  private readonly kept: Kept[] = [];
+  private docOf: (key: number) => SearchDoc = () => {
+    throw new Error('SortedPage: no ranking visited');
+  };
 
   constructor(
     private readonly sort: SortSpec,
@@ -51,23 +62,43 @@ export class SortedPage {
     private readonly after: SortCursor | undefined,
   ) {}
 
-  readonly visit = (doc: SearchDoc, score: number): void => {
-    const key = { value: numberOf(doc, this.sort.field), id: doc.id };
-    if (this.after && compare(this.sort, key, this.after) <= 0) return;
+  /**
+   * The visitor of one ranking over `view` (`PageRequest.visit`): each match by its ranking key
+   * (a build position, or the build's size plus a delta slot), its value read from the field's
+   * column (columns.ts; a finite number, else none).
+   */
+  over(view: SortView): (key: number, score: number) => void {
+    const { index, delta } = view;
+    const N = index.docs.length;
+    const built = index.columns().number(this.sort.field);
+    const fresh = delta.columns().number(this.sort.field);
+    this.docOf = (key) => (key < N ? (index.docs[key] as SearchDoc) : delta.docAt(key - N));
+    const { sort, after, kept } = this;
     const keep = this.limit + 1;
-    const hits = this.hits;
-    if (hits.length === keep && compare(this.sort, key, { value: (hits[keep - 1] as SortedHit).value, id: (hits[keep - 1] as SortedHit).doc.id }) >= 0) return;
-    let lo = 0;
-    let hi = hits.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const h = hits[mid] as SortedHit;
-      if (compare(this.sort, { value: h.value, id: h.doc.id }, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    hits.splice(lo, 0, { doc, score, value: key.value });
-    if (hits.length > keep) hits.pop();
-  };
+    return (key, score) => {
+      const v = (key < N ? built[key] : fresh[key - N]) as number;
+      const value = Number.isNaN(v) ? null : v;
+      const id = (key < N ? index.ids[key] : delta.ids[key - N]) as number;
+      if (after && compare(sort, value, id, after.value, after.id) <= 0) return;
+      const last = kept[keep - 1];
+      if (last && compare(sort, value, id, last.value, last.id) >= 0) return;
+      let lo = 0;
+      let hi = kept.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const h = kept[mid] as Kept;
+        if (compare(sort, h.value, h.id, value, id) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      kept.splice(lo, 0, { key, id, score, value });
+      if (kept.length > keep) kept.pop();
+    };
+  }
+
+  /** The best `limit + 1` matches after the cursor, in order, with their documents. */
+  get hits(): SortedHit[] {
+    return this.kept.map((h) => ({ doc: this.docOf(h.key), score: h.score, value: h.value }));
+  }
 }
 
 /** A sorted list's cursor names its sort, so a page of another order is refused, not misread. */

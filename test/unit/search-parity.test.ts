@@ -32,7 +32,7 @@ describe('ranking visitor (facets and sort over every match)', () => {
   for (const profile of [null, emb.embedOne('widget 3')]) {
     it(`hands every match to the visitor (${profile ? 'with' : 'without'} a taste profile)`, () => {
       const facets = new FacetCounter(['colour', 'size']);
-      const ranked = rank(index, delta, req(profile), { limit: 5, visit: facets.visit });
+      const ranked = rank(index, delta, req(profile), { limit: 5, visit: facets.over({ index, delta }) });
       expect(ranked.total).toBe(901);
       const f = facets.result();
       expect(f.colour?.values).toEqual([
@@ -53,7 +53,7 @@ describe('ranking visitor (facets and sort over every match)', () => {
     let after: { value: number | null; id: number; builtAt: number } | undefined;
     for (;;) {
       const page = new SortedPage({ field: 'metadata.size', order: 'desc' }, 100, after);
-      rank(index, delta, req(null), { limit: 1, visit: page.visit });
+      rank(index, delta, req(null), { limit: 1, visit: page.over({ index, delta }) });
       const slice = page.hits.slice(0, 100);
       seen.push(...slice.map((h) => h.doc.id));
       const last = slice[slice.length - 1];
@@ -61,6 +61,111 @@ describe('ranking visitor (facets and sort over every match)', () => {
       after = { value: last.value, id: last.doc.id, builtAt: 1 };
     }
     expect(seen).toEqual([901, ...Array.from({ length: 900 }, (_, i) => 900 - i)]);
+  });
+});
+
+describe('facets and sort read from columns', () => {
+  // Metadata of every shape facets and sort meet: strings, numbers, booleans, lists (with
+  // repeated and mixed elements), null, objects, a string "true" beside the boolean, keys named
+  // like Object.prototype's, and keys absent; split between a build and a delta that replaces
+  // and deletes some of the build's documents.
+  let seed = 11;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  const value = (): SearchDoc['metadata'][string] =>
+    pick([
+      () => pick(['red', 'blue', 'true', 'green']),
+      () => Math.round(rand() * 1000) / 10 - 20,
+      () => rand() < 0.5,
+      () => null,
+      () => ({ nested: 'x' }),
+      () => [pick(['red', 'blue']), pick(['red', 'blue']), true, 3, -7.5, { o: 1 }],
+      () => [],
+    ])();
+  const keys = ['a', 'b', 'constructor', 'missing'];
+  const metadata = () => Object.fromEntries(keys.slice(0, 3).flatMap((k) => (rand() < 0.8 ? [[k, value()]] : [])));
+  const docs = Array.from({ length: 700 }, (_, i) => ({ ...doc(i + 1, `widget ${pick(['one', 'two', 'three'])} ${i % 13}`, metadata()), created: Math.floor(rand() * 50) }));
+  const index = SearchIndex.build(docs, 64, 1);
+  const changed = Array.from({ length: 60 }, (_, i) => doc(i * 7 + 1, `widget ${pick(['one', 'two', 'fresh'])}`, metadata()));
+  const added = Array.from({ length: 40 }, (_, i) => doc(800 + i, `widget fresh ${i}`, metadata()));
+  const delta = new PreparedDelta({ docs: [...changed, ...added], masked: new Set([3, 5, 9]) }, index);
+  const N = index.docs.length;
+  const docOf = (key: number) => (key < N ? (index.docs[key] as SearchDoc) : delta.docAt(key - N));
+
+  /** Facets as counted from the documents themselves (the definition in facets.ts). */
+  function reference(matches: SearchDoc[], key: string) {
+    let count = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    const strings = new Map<string, number>();
+    let trues = 0;
+    let falses = 0;
+    const one = (x: unknown) => {
+      if (typeof x === 'string') strings.set(x, (strings.get(x) ?? 0) + 1);
+      else if (typeof x === 'number') {
+        min = Math.min(min, x);
+        max = Math.max(max, x);
+      } else if (x === true) trues += 1;
+      else if (x === false) falses += 1;
+    };
+    for (const d of matches) {
+      if (!Object.hasOwn(d.metadata, key)) continue;
+      const v = d.metadata[key];
+      if (v === null || v === undefined) continue;
+      count += 1;
+      for (const x of Array.isArray(v) ? new Set(v) : [v]) one(x);
+    }
+    const values: { value: string | boolean; count: number }[] = [...strings].map(([value, n]) => ({ value, count: n }));
+    if (trues) values.push({ value: true, count: trues });
+    if (falses) values.push({ value: false, count: falses });
+    values.sort((x, y) => y.count - x.count || (String(x.value) < String(y.value) ? -1 : String(x.value) > String(y.value) ? 1 : 0));
+    return { count, values, values_truncated: false, min: min === Infinity ? null : min, max: max === -Infinity ? null : max };
+  }
+
+  for (const query of ['widget', 'fresh', 'one 3', '']) {
+    it(`count what the documents hold, build and delta together ("${query}")`, () => {
+      const r = { query, mode: 'keyword' as const, filter: NO_FILTER, queryVector: null, profile: null };
+      const matched: SearchDoc[] = [];
+      rank(index, delta, r, { limit: 3, visit: (key) => matched.push(docOf(key)) });
+      expect(matched.length).toBeGreaterThan(0);
+      const facets = new FacetCounter(keys);
+      const ranked = rank(index, delta, r, { limit: 3, visit: facets.over({ index, delta }) });
+      expect(ranked.total).toBe(matched.length);
+      const got = facets.result();
+      for (const k of keys) expect(got[k]).toEqual(reference(matched, k));
+    });
+  }
+
+  it('follow the delta when it changes', () => {
+    const fresh = new PreparedDelta({ docs: [doc(901, 'gadget', { a: 'violet' })], masked: new Set() }, index);
+    const count = () => {
+      const facets = new FacetCounter(['a']);
+      rank(index, fresh, { query: 'gadget', mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 3, visit: facets.over({ index, delta: fresh }) });
+      return facets.result().a?.values;
+    };
+    expect(count()).toEqual([{ value: 'violet', count: 1 }]);
+    fresh.apply([doc(901, 'gadget', { a: 'indigo' }), doc(902, 'gadget two', { a: 'indigo' })], []);
+    expect(count()).toEqual([{ value: 'indigo', count: 2 }]);
+  });
+
+  it('sort every match by a field as its values order them, numbers only, then by id', () => {
+    const r = { query: 'widget', mode: 'keyword' as const, filter: NO_FILTER, queryVector: null, profile: null };
+    const matched: SearchDoc[] = [];
+    rank(index, delta, r, { limit: 3, visit: (key) => matched.push(docOf(key)) });
+    for (const [field, num] of [
+      ['metadata.a', (d: SearchDoc) => (typeof d.metadata.a === 'number' ? d.metadata.a : null)],
+      ['created', (d: SearchDoc) => d.created],
+    ] as const)
+      for (const order of ['asc', 'desc'] as const) {
+        const want = [...matched].sort((x, y) => {
+          const [a, b] = [num(x), num(y)];
+          if (a !== b) return a === null ? 1 : b === null ? -1 : order === 'asc' ? a - b : b - a;
+          return x.id - y.id;
+        });
+        const page = new SortedPage({ field, order }, 50, undefined);
+        rank(index, delta, r, { limit: 1, visit: page.over({ index, delta }) });
+        expect(page.hits.map((h) => [h.doc.id, h.value])).toEqual(want.slice(0, 51).map((d) => [d.id, num(d)]));
+      }
   });
 });
 
