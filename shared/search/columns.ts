@@ -102,7 +102,7 @@ const KEPT = 32;
 
 /**
  * The columns of one set of documents (a build's, or a delta's slots until it changes), made on
- * first use. Bound: KEPT facet columns (about 22 bytes a document each, plus the values) and KEPT
+ * first use. Bound: KEPT facet columns (about 25 bytes a document each, plus the values) and KEPT
  * number columns (8 bytes a document each); the oldest made is dropped first.
  */
 export class ColumnCache {
