@@ -7,7 +7,7 @@
  * Read from columns, it is a few array reads (docs/benchmarks.md, "Facets and sort by a field").
  */
 import type { Json } from '../domain/types.ts';
-import { fieldValue } from './filters.ts';
+import { fieldGetter } from './filters.ts';
 import type { SearchDoc } from './types.ts';
 
 /**
@@ -86,12 +86,10 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
 /** A field's finite numbers per document, as sort by a field orders them (NaN: none). */
 export function numberColumn(count: number, docAt: (i: number) => SearchDoc | undefined, field: string): Float64Array {
   const out = new Float64Array(count).fill(Number.NaN);
-  // A metadata key's own value (as `fieldValue` reads it), without parsing the field per document.
-  const key = field.startsWith('metadata.') ? field.slice('metadata.'.length) : undefined;
+  const get = fieldGetter(field);
   for (let i = 0; i < count; i++) {
     const d = docAt(i);
-    if (!d) continue;
-    const v = key === undefined ? fieldValue(d, field) : Object.hasOwn(d.metadata, key) ? d.metadata[key] : undefined;
+    const v = d ? get(d) : undefined;
     if (typeof v === 'number' && Number.isFinite(v)) out[i] = v;
   }
   return out;

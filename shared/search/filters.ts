@@ -33,27 +33,35 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
 }
 
 /** A document's value of a filter or sort field (`metadata.<key>` or a top-level field). */
-export function fieldValue(d: SearchDoc, field: string): Json | undefined {
+export const fieldValue = (d: SearchDoc, field: string): Json | undefined => fieldGetter(field)(d);
+
+/**
+ * How a filter or sort field is read from a document, worked out once per field: a filter reads
+ * it for every candidate of a query (tens of thousands for a broad one). A metadata key reads
+ * the document's own value; only a key that Object.prototype also has (`constructor`) needs the
+ * own-property check, as metadata are plain objects whose keys are all their own.
+ */
+export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
   if (field.startsWith('metadata.')) {
     const key = field.slice('metadata.'.length);
-    // Own keys only: `metadata.constructor` is not Object.prototype.constructor.
-    return Object.hasOwn(d.metadata, key) ? d.metadata[key] : undefined;
+    if (key in Object.prototype) return (d) => (Object.hasOwn(d.metadata, key) ? d.metadata[key] : undefined);
+    return (d) => d.metadata[key];
   }
   switch (field) {
     case 'id':
-      return d.id;
+      return (d) => d.id;
     case 'name':
-      return d.name;
+      return (d) => d.name;
     case 'description':
-      return d.description;
+      return (d) => d.description;
     case 'active':
-      return d.active;
+      return (d) => d.active;
     case 'created':
-      return d.created;
+      return (d) => d.created;
     case 'updated_at':
-      return d.updated_at;
+      return (d) => d.updated_at;
     default:
-      return undefined;
+      return () => undefined;
   }
 }
 
@@ -70,29 +78,53 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
     const value = Array.isArray(given) ? given.map(asId) : asId(given);
     const values = Array.isArray(value) ? value : [value];
     const n = typeof value === 'number' ? value : NaN;
-    return (d) => {
-      const v = fieldValue(d, field);
-      switch (op) {
-        case 'eq':
+    const get = fieldGetter(field);
+    // One predicate per operator, chosen once.
+    switch (op) {
+      case 'eq':
+        return (d) => {
+          const v = get(d);
           return v === value || (Array.isArray(v) && v.includes(value as Json));
-        case 'neq':
+        };
+      case 'neq':
+        return (d) => {
+          const v = get(d);
           return v !== value && !(Array.isArray(v) && v.includes(value as Json));
-        case 'in':
+        };
+      case 'in':
+        return (d) => {
+          const v = get(d);
           return values.some((x) => x === v || (Array.isArray(v) && v.includes(x as Json)));
-        case 'gt':
+        };
+      case 'gt':
+        return (d) => {
+          const v = get(d);
           return typeof v === 'number' && v > n;
-        case 'gte':
+        };
+      case 'gte':
+        return (d) => {
+          const v = get(d);
           return typeof v === 'number' && v >= n;
-        case 'lt':
+        };
+      case 'lt':
+        return (d) => {
+          const v = get(d);
           return typeof v === 'number' && v < n;
-        case 'lte':
+        };
+      case 'lte':
+        return (d) => {
+          const v = get(d);
           return typeof v === 'number' && v <= n;
-        case 'exists':
-          return value === false ? v === undefined : v !== undefined;
-      }
-    };
+        };
+      case 'exists':
+        return value === false ? (d) => get(d) === undefined : (d) => get(d) !== undefined;
+    }
   });
-  return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
+  if (checks.length === 0) return NO_FILTER;
+  return (d) => {
+    for (const c of checks) if (!c(d)) return false;
+    return true;
+  };
 }
 
 /** The Platform item-search filters. */

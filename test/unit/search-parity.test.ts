@@ -3,6 +3,8 @@ import { SearchView } from '../../shared/search/catalog.ts';
 import { HashingEmbedding, normalize } from '../../shared/search/embedding.ts';
 import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
+import { clauseFilter } from '../../shared/search/filters.ts';
+import type { FilterClause } from '../../shared/schemas/search.ts';
 import { DEFAULT_TAGS, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
@@ -166,6 +168,36 @@ describe('facets and sort read from columns', () => {
         rank(index, delta, r, { limit: 1, visit: page.over({ index, delta }) });
         expect(page.hits.map((h) => [h.doc.id, h.value])).toEqual(want.slice(0, 51).map((d) => [d.id, num(d)]));
       }
+  });
+});
+
+describe('filter clauses', () => {
+  const d = doc(1, 'widget', { brand: 'Acme', price: 120, tags: ['sale', 'new'], constructor: 'own', n: null });
+  const bare = doc(2, 'widget', { brand: 'Bolt' });
+  const holds = (clause: FilterClause, x = d) => clauseFilter([clause])(x);
+  it("read a document's own metadata only, also for keys Object.prototype has", () => {
+    expect(holds({ field: 'metadata.constructor', op: 'exists', value: true })).toBe(true);
+    expect(holds({ field: 'metadata.constructor', op: 'eq', value: 'own' })).toBe(true);
+    expect(holds({ field: 'metadata.constructor', op: 'exists', value: true }, bare)).toBe(false);
+    expect(holds({ field: 'metadata.toString', op: 'exists', value: false }, bare)).toBe(true);
+    expect(holds({ field: 'metadata.__proto__', op: 'exists', value: true }, bare)).toBe(false);
+    expect(holds({ field: 'metadata.hasOwnProperty', op: 'neq', value: 'x' }, bare)).toBe(true);
+  });
+  it('hold as each operator says', () => {
+    expect(holds({ field: 'metadata.price', op: 'lt', value: 121 })).toBe(true);
+    expect(holds({ field: 'metadata.price', op: 'gt', value: 120 })).toBe(false);
+    expect(holds({ field: 'metadata.tags', op: 'eq', value: 'new' })).toBe(true);
+    expect(holds({ field: 'metadata.tags', op: 'neq', value: 'new' })).toBe(false);
+    expect(holds({ field: 'metadata.brand', op: 'in', value: ['Bolt', 'Acme'] })).toBe(true);
+    expect(holds({ field: 'metadata.n', op: 'exists', value: true })).toBe(true);
+    expect(holds({ field: 'metadata.missing', op: 'exists', value: false })).toBe(true);
+    expect(holds({ field: 'created', op: 'gte', value: 1 })).toBe(true);
+    expect(
+      clauseFilter([
+        { field: 'metadata.price', op: 'gt', value: 100 },
+        { field: 'metadata.brand', op: 'eq', value: 'Bolt' },
+      ])(d),
+    ).toBe(false);
   });
 });
 
