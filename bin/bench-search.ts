@@ -20,7 +20,8 @@
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
  *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode; target p99 < 50
  *   ms), and latency by query-length band as for the collections (queries of 1 to 150 words of
- *   the catalog's text; the same two targets) right after the import and after the build.
+ *   the catalog's text; the same two targets) right after the import and after the build, then
+ *   facets, sort by a field, filter clauses and highlighting over the 1-2 word band's queries.
  * `npm run bench:search -- --typo-worst-case [--synthetic 100000] [<cranfield dir>]`
  *   In-process, no HTTP: the cost of typo expansion for 1,000-character queries of invented words
  *   (words of 4 letters, of 8-12, of the synthetic catalog's syllables, two-letter typos of the
@@ -435,6 +436,48 @@ function topValues(items: { metadata: Record<string, unknown> }[], key: string, 
     .map(([v]) => v);
 }
 
+/** Requests of each kind in `featureLatency`, and the unmeasured ones before them. */
+const FEATURE_QUERIES = 100;
+const FEATURE_WARM_UP = 10;
+
+/**
+ * Facets, sort by a field, filter clauses and highlighting, each over the same broad queries
+ * (the 1-2 word band's, whose words match most of the catalog) from one client: the parts of a
+ * search that see every match, not only the page. p50 / p99 and the mean number of matches.
+ */
+async function featureLatency(s: BenchStack, queries: string[], brands: string[]) {
+  const kinds: [label: string, extra: object][] = [
+    ['relevance only', {}],
+    ['four facets (category, brand, price, availability)', { facets: ['category', 'brand', 'price', 'availability'] }],
+    ['sorted by price', { sort: { field: 'metadata.price', order: 'desc' } }],
+    [
+      'two filter clauses (price lt 100, brand in two)',
+      {
+        filters: [
+          { field: 'metadata.price', op: 'lt', value: 100 },
+          { field: 'metadata.brand', op: 'in', value: brands.slice(0, 2) },
+        ],
+      },
+    ],
+    ['highlighted', { highlight: true }],
+  ];
+  const out: { request: string; p50_ms: number; p99_ms: number; mean_total: number }[] = [];
+  for (const [request, extra] of kinds) {
+    const lat: number[] = [];
+    let totals = 0;
+    for (let k = 0; k < FEATURE_WARM_UP + FEATURE_QUERIES; k++) {
+      const t = performance.now();
+      const r = await s.core('POST', '/v1/search', { query: queries[k % queries.length], limit: 10, ...extra });
+      if (r.status !== 200) throw new Error(`search failed: ${r.status} ${JSON.stringify(r.body)}`);
+      if (k < FEATURE_WARM_UP) continue;
+      lat.push(performance.now() - t);
+      totals += Number(r.body.total);
+    }
+    out.push({ request, p50_ms: Number(percentile(lat, 50).toFixed(1)), p99_ms: Number(percentile(lat, 99).toFixed(1)), mean_total: Math.round(totals / FEATURE_QUERIES) });
+  }
+  return out;
+}
+
 async function synthetic(n: number): Promise<void> {
   const connections = Number(values.connections);
   const duration = Number(values.duration);
@@ -487,6 +530,7 @@ async function synthetic(n: number): Promise<void> {
     // requests go to separate Lambda containers; here 8 share the handler thread(s) and 2 cores).
     const single = await searchLoad(s, token, 1, 10);
     const banded = await bandedLatency(s, token, ids, bands);
+    const features = await featureLatency(s, bands.get('1-2 words')?.queries ?? [], topValues(items, 'brand', 2));
     // The control plane: the same searches by users with events, without and with a context.
     const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: 'brand', values: topValues(items, 'brand', 16), eventType: 'view', itemIds: ids });
     const control = await sideBySide((ctx, d) => userSearchLoad(s, token, setup.users, ctx, connections, d), setup.contextId, duration, warmup);
@@ -533,6 +577,12 @@ async function synthetic(n: number): Promise<void> {
       '',
       ...bandRows.rows,
       '',
+      `Facets, sort by a field, filter clauses and highlighting over every match (after the build, 1 client, the 1-2 word band's first queries, which match most of the catalog: ${FEATURE_QUERIES} of each kind after ${FEATURE_WARM_UP} unmeasured):`,
+      '',
+      '| request | p50 ms | p99 ms | matches (mean) |',
+      '|---|---:|---:|---:|',
+      ...features.map((f) => `| ${f.request} | ${f.p50_ms} | ${f.p99_ms} | ${f.mean_total} |`),
+      '',
       ...sideBySideRows('Searches (hybrid, limit 20, with user_id)', control, connections),
     ].join('\n');
     write(
@@ -554,6 +604,7 @@ async function synthetic(n: number): Promise<void> {
           single_client: { p50_ms: restarted.single.latency.p50, p99_ms: restarted.single.latency.p99 },
         },
         by_query_length: { right_after_import: fresh, after_build: banded },
+        features,
         control_plane: control,
       },
       md,
