@@ -39,6 +39,7 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
   const codes: number[] = [];
   const values: (string | boolean)[] = [false, true];
   const byString = new Map<string, number>();
+  const get = fieldGetter(`metadata.${key}`);
   const codeOf = (v: Json): number => {
     if (v === false) return FALSE;
     if (v === true) return TRUE;
@@ -53,10 +54,8 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
   };
   for (let i = 0; i < count; i++) {
     start[i] = codes.length;
-    const m = docAt(i)?.metadata;
-    // Own keys only: `constructor` is not Object.prototype.constructor.
-    if (!m || !Object.hasOwn(m, key)) continue;
-    const v = m[key];
+    const d = docAt(i);
+    const v = d ? get(d) : undefined;
     if (v === null || v === undefined) continue;
     present[i] = 1;
     if (!Array.isArray(v)) {

@@ -29,17 +29,21 @@ export interface FacetView {
   delta: { columns(): ColumnCache };
 }
 
+/** A key's column of the build or of the delta, with the matches' counts by its codes. */
+interface Part {
+  col: FacetColumn;
+  counts: Int32Array;
+}
+
 interface Acc {
-  key: string;
   count: number;
   min: number;
   max: number;
-  /** The key's column of the build and of the delta, with counts by their codes. */
-  built: FacetColumn;
-  builtCounts: Int32Array;
-  fresh: FacetColumn;
-  freshCounts: Int32Array;
+  built: Part;
+  fresh: Part;
 }
+
+const partOf = (col: FacetColumn): Part => ({ col, counts: new Int32Array(col.values.length) });
 
 export class FacetCounter {
   private readonly keys: string[];
@@ -57,17 +61,12 @@ export class FacetCounter {
     const N = view.index.docs.length;
     const built = view.index.columns();
     const fresh = view.delta.columns();
-    const accs = (this.accs = this.keys.map((key) => {
-      const b = built.facet(key);
-      const f = fresh.facet(key);
-      return { key, count: 0, min: Infinity, max: -Infinity, built: b, builtCounts: new Int32Array(b.values.length), fresh: f, freshCounts: new Int32Array(f.values.length) };
-    }));
+    const accs = (this.accs = this.keys.map((key) => ({ count: 0, min: Infinity, max: -Infinity, built: partOf(built.facet(key)), fresh: partOf(fresh.facet(key)) })));
     return (key: number): void => {
+      const inBuild = key < N;
+      const i = inBuild ? key : key - N;
       for (const a of accs) {
-        const inBuild = key < N;
-        const col = inBuild ? a.built : a.fresh;
-        const counts = inBuild ? a.builtCounts : a.freshCounts;
-        const i = inBuild ? key : key - N;
+        const { col, counts } = inBuild ? a.built : a.fresh;
         if (col.present[i] === 0) continue;
         a.count += 1;
         const end = col.start[i + 1] as number;
@@ -84,17 +83,13 @@ export class FacetCounter {
 
   result(): Record<string, FacetResult> {
     const out: Record<string, FacetResult> = {};
-    for (const key of this.keys) {
-      const a = this.accs.find((x) => x.key === key);
+    this.keys.forEach((key, k) => {
+      // Counted in key order; none when no ranking was visited.
+      const a = this.accs[k];
       const strings = new Map<string, number>();
       let trues = 0;
       let falses = 0;
-      for (const [col, counts] of a
-        ? ([
-            [a.built, a.builtCounts],
-            [a.fresh, a.freshCounts],
-          ] as const)
-        : []) {
+      for (const { col, counts } of a ? [a.built, a.fresh] : []) {
         falses += counts[0] as number;
         trues += counts[1] as number;
         for (let c = 2; c < counts.length; c++) {
@@ -115,7 +110,7 @@ export class FacetCounter {
         min: !a || a.min === Infinity ? null : a.min,
         max: !a || a.max === -Infinity ? null : a.max,
       };
-    }
+    });
     return out;
   }
 }

@@ -32,11 +32,8 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
   return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }
 
-/** A document's value of a filter or sort field (`metadata.<key>` or a top-level field). */
-export const fieldValue = (d: SearchDoc, field: string): Json | undefined => fieldGetter(field)(d);
-
 /**
- * How a filter or sort field is read from a document, worked out once per field: a filter reads
+ * How a filter or sort field (`metadata.<key>` or a top-level field) is read from a document, worked out once per field: a filter reads
  * it for every candidate of a query (tens of thousands for a broad one). A metadata key reads
  * the document's own value; only a key that Object.prototype also has (`constructor`) needs the
  * own-property check, as metadata are plain objects whose keys are all their own.
