@@ -16,29 +16,77 @@ import type { SearchDoc } from './types.ts';
  */
 export interface FacetColumn {
   /** 1 where the document has the key with a value other than null. */
-  present: Uint8Array;
-  /** Document i's distinct string and boolean values: `codes[start[i]]` to `codes[start[i + 1] - 1]`. */
-  start: Int32Array;
-  codes: Int32Array;
+  present: Uint8Array<ArrayBuffer>;
+  /**
+   * Document i's distinct string and boolean values, where it has any (`present`):
+   * `codes[start[i]]` to `codes[start[i + 1] - 1]`.
+   */
+  start: Int32Array<ArrayBuffer>;
+  codes: Int32Array<ArrayBuffer>;
   /** The least and greatest of document i's numbers (NaN when it has none). */
-  min: Float64Array;
-  max: Float64Array;
+  min: Float64Array<ArrayBuffer>;
+  max: Float64Array<ArrayBuffer>;
   /** The value of each code: false (0), true (1), then the strings. */
   values: readonly (string | boolean)[];
+  /** The code of each string of `values`. */
+  codeOf: ReadonlyMap<string, number>;
 }
 
 /** Codes of booleans in every column; strings follow. */
 const FALSE = 0;
 const TRUE = 1;
 
-export function facetColumn(count: number, docAt: (i: number) => SearchDoc | undefined, key: string): FacetColumn {
-  const present = new Uint8Array(count);
-  const start = new Int32Array(count + 1);
-  const min = new Float64Array(count).fill(Number.NaN);
-  const max = new Float64Array(count).fill(Number.NaN);
-  const codes: number[] = [];
-  const values: (string | boolean)[] = [false, true];
-  const byString = new Map<string, number>();
+/** A column a new one starts from: the same key's over the first of its documents, some gone since. */
+export interface ColumnBase<C> {
+  column: C;
+  /** 1 for each of those documents still there (a delta's `live`). */
+  live: ArrayLike<number>;
+}
+
+type Typed = Uint8Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
+interface TypedOf<A extends Typed> {
+  new (buffer: ArrayBuffer, offset: number, length: number): A;
+  BYTES_PER_ELEMENT: number;
+}
+
+/**
+ * `a` (a view from the start of its buffer) lengthened to `length` in the same buffer when it has
+ * room, else copied into one with half as much again. Past `a`'s length the buffer was never
+ * written (views only lengthen): it holds zeros.
+ */
+function lengthened<A extends Typed>(C: TypedOf<A>, a: A | undefined, length: number): A {
+  const room = a ? a.buffer.byteLength / C.BYTES_PER_ELEMENT : 0;
+  if (a && length <= room) return new C(a.buffer, 0, length);
+  const out = new C(new ArrayBuffer(Math.max(length, Math.ceil(room * 1.5)) * C.BYTES_PER_ELEMENT), 0, length);
+  if (a) out.set(a);
+  return out;
+}
+
+/**
+ * `key`'s column over documents 0 to `count` − 1 (`docAt` undefined: none there). From a `base`
+ * (a delta's slots: a slot's document never changes, it only goes), the base column's arrays are
+ * taken over, lengthened in place where their buffers have room: the documents gone are cleared
+ * and only those past it are read. The base column is not to be read afterwards.
+ */
+export function facetColumn(count: number, docAt: (i: number) => SearchDoc | undefined, key: string, base?: ColumnBase<FacetColumn>): FacetColumn {
+  const from = base?.column;
+  const prefix = from ? from.present.length : 0;
+  const present = lengthened(Uint8Array, from?.present, count);
+  const start = lengthened(Int32Array, from?.start, count + 1);
+  const min = lengthened(Float64Array, from?.min, count);
+  const max = lengthened(Float64Array, from?.max, count);
+  let n = from ? from.codes.length : 0;
+  let codes = lengthened(Int32Array, from?.codes, Math.max(64, n + count - prefix));
+  const values: (string | boolean)[] = from ? (from.values as (string | boolean)[]) : [false, true];
+  const byString = from ? (from.codeOf as Map<string, number>) : new Map<string, number>();
+  if (base) {
+    const { live } = base;
+    for (let i = 0; i < prefix; i++) {
+      if (present[i] === 0 || live[i] === 1) continue;
+      present[i] = 0;
+      min[i] = max[i] = Number.NaN;
+    }
+  }
   const get = fieldGetter(`metadata.${key}`);
   const codeOf = (v: Json): number => {
     if (v === false) return FALSE;
@@ -52,8 +100,13 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
     }
     return c;
   };
-  for (let i = 0; i < count; i++) {
-    start[i] = codes.length;
+  const push = (c: number) => {
+    if (n === codes.length) codes = lengthened(Int32Array, codes, n * 2);
+    codes[n++] = c;
+  };
+  for (let i = prefix; i < count; i++) {
+    start[i] = n;
+    min[i] = max[i] = Number.NaN;
     const d = docAt(i);
     const v = d ? get(d) : undefined;
     if (v === null || v === undefined) continue;
@@ -62,11 +115,11 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
       if (typeof v === 'number') min[i] = max[i] = v;
       else {
         const c = codeOf(v);
-        if (c >= 0) codes.push(c);
+        if (c >= 0) push(c);
       }
       continue;
     }
-    const first = codes.length;
+    const first = n;
     for (const x of v) {
       if (typeof x === 'number') {
         if (!(x >= (min[i] as number))) min[i] = x;
@@ -75,21 +128,26 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
       }
       const c = codeOf(x);
       // A list's element counts once per document.
-      if (c >= 0 && codes.indexOf(c, first) < 0) codes.push(c);
+      if (c >= 0 && codes.subarray(first, n).indexOf(c) < 0) push(c);
     }
   }
-  start[count] = codes.length;
-  return { present, start, codes: Int32Array.from(codes), min, max, values };
+  start[count] = n;
+  return { present, start, codes: lengthened(Int32Array, codes, n), min, max, values, codeOf: byString };
 }
 
-/** A field's finite numbers per document, as sort by a field orders them (NaN: none). */
-export function numberColumn(count: number, docAt: (i: number) => SearchDoc | undefined, field: string): Float64Array {
-  const out = new Float64Array(count).fill(Number.NaN);
+/** A field's finite numbers per document, as sort by a field orders them (NaN: none); from a `base` as `facetColumn`. */
+export function numberColumn(count: number, docAt: (i: number) => SearchDoc | undefined, field: string, base?: ColumnBase<Float64Array<ArrayBuffer>>): Float64Array<ArrayBuffer> {
+  const prefix = base ? base.column.length : 0;
+  const out = lengthened(Float64Array, base?.column, count);
+  if (base) {
+    const { live } = base;
+    for (let i = 0; i < prefix; i++) if (live[i] !== 1) out[i] = Number.NaN;
+  }
   const get = fieldGetter(field);
-  for (let i = 0; i < count; i++) {
+  for (let i = prefix; i < count; i++) {
     const d = docAt(i);
     const v = d ? get(d) : undefined;
-    if (typeof v === 'number' && Number.isFinite(v)) out[i] = v;
+    out[i] = typeof v === 'number' && Number.isFinite(v) ? v : Number.NaN;
   }
   return out;
 }
@@ -99,25 +157,63 @@ const KEPT = 32;
 
 /**
  * The columns of one set of documents (a build's, or a delta's slots until it changes), made on
- * first use. Bound: KEPT facet columns (about 25 bytes a document each, plus the values) and KEPT
- * number columns (8 bytes a document each); the oldest made is dropped first.
+ * first use. A delta's next cache starts from its `previous` one's columns (made there, or carried
+ * through it and not yet asked for): its slots are those plus new ones, some gone since, so a
+ * key's column is the previous one taken over, cleared where documents went and lengthened by the
+ * new slots, instead of every slot's document read again after each change (6-10 ms a key with
+ * the 100K catalog in the delta; docs/benchmarks.md). Bound: KEPT facet columns (about 25 bytes a
+ * document each, plus the values) and KEPT number columns (8 bytes a document each) made, and as
+ * many carried; the oldest made is dropped first. A delta's columns keep up to half as much again
+ * room to lengthen into.
  */
 export class ColumnCache {
   private readonly facets = new Map<string, FacetColumn>();
-  private readonly numbers = new Map<string, Float64Array>();
+  private readonly numbers = new Map<string, Float64Array<ArrayBuffer>>();
+  /** The previous cache's columns (not the cache: no chain of caches is kept), taken as each key is asked for. */
+  private readonly carried: { facets: Map<string, FacetColumn>; numbers: Map<string, Float64Array<ArrayBuffer>> };
+  /** Which of the previous cache's documents are still there. */
+  private readonly live: ArrayLike<number> | undefined;
 
   constructor(
     readonly count: number,
     private readonly docAt: (i: number) => SearchDoc | undefined,
-  ) {}
+    /** The cache of the same slots before the last changes, and which of them are still there. */
+    previous?: { cache: ColumnCache; live: ArrayLike<number> },
+  ) {
+    const before = previous?.cache;
+    this.carried = { facets: carry(before?.carried.facets, before?.facets), numbers: carry(before?.carried.numbers, before?.numbers) };
+    this.live = previous?.live;
+  }
 
   facet(key: string): FacetColumn {
-    return kept(this.facets, key, () => facetColumn(this.count, this.docAt, key));
+    return kept(this.facets, key, () => facetColumn(this.count, this.docAt, key, this.base(this.carried.facets, key)));
   }
 
   number(field: string): Float64Array {
-    return kept(this.numbers, field, () => numberColumn(this.count, this.docAt, field));
+    return kept(this.numbers, field, () => numberColumn(this.count, this.docAt, field, this.base(this.carried.numbers, field)));
   }
+
+  /** The carried column of `key`, taken (it becomes this cache's). */
+  private base<C>(carried: Map<string, C>, key: string): ColumnBase<C> | undefined {
+    const column = carried.get(key);
+    if (column === undefined || !this.live) return undefined;
+    carried.delete(key);
+    return { column, live: this.live };
+  }
+}
+
+/** The columns a cache carries from its previous one: those it made, else those it carried; KEPT at most, the latest made. */
+function carry<T>(carried: ReadonlyMap<string, T> | undefined, made: ReadonlyMap<string, T> | undefined): Map<string, T> {
+  const out = new Map(carried);
+  for (const [k, v] of made ?? []) {
+    out.delete(k);
+    out.set(k, v);
+  }
+  for (const k of out.keys()) {
+    if (out.size <= KEPT) break;
+    out.delete(k);
+  }
+  return out;
 }
 
 function kept<T>(m: Map<string, T>, key: string, make: () => T): T {

@@ -195,6 +195,11 @@ export class PreparedDelta implements ExtraVocab {
   private surfacesAdded: string[] = [];
   private surfacesRemoved: string[] = [];
   private cache: { docs?: SearchDoc[]; stats?: CollectionStats; norms?: FieldNorms; sortedTerms?: string[]; sortedSurfaces?: string[]; columns?: ColumnCache } = {};
+  /**
+   * The columns of the slots before the last changes, which the next ones start from (until the
+   * slots are renumbered: `compact`).
+   */
+  private columnsBefore: ColumnCache | undefined;
 
   constructor(delta: Delta = { docs: [], masked: new Set() }, index?: SearchIndex) {
     if (index) this.bind(index);
@@ -216,6 +221,7 @@ export class PreparedDelta implements ExtraVocab {
       const e = this.slots[s];
       if (e && this.live[s]) this.vectors.set(s, e.doc.vector);
     }
+    this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache = {};
   }
 
@@ -254,6 +260,7 @@ export class PreparedDelta implements ExtraVocab {
     this.cache.docs = undefined;
     this.cache.stats = undefined;
     this.cache.norms = undefined;
+    this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache.columns = undefined;
     // The sorted vocabularies follow a few new or gone words in place (a request's worth of
     // changes), and are sorted again, when next asked for, after more.
@@ -356,6 +363,7 @@ export class PreparedDelta implements ExtraVocab {
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
     for (const e of keep) this.add(e.doc, e);
     this.cache = {};
+    this.columnsBefore = undefined;
   }
 
   /** Slots in use (live or dead): delta keys run from the build's size up to it. */
@@ -443,9 +451,18 @@ export class PreparedDelta implements ExtraVocab {
     return (this.cache.sortedSurfaces ??= [...this.surfaces.keys()].sort(byTerm));
   }
 
-  /** The live slots' metadata as columns, per key or field asked for (until the delta changes; dead slots hold none). */
+  /**
+   * The live slots' metadata as columns, per key or field asked for (until the delta changes;
+   * dead slots hold none), each made from the same key's column before the last changes when
+   * there is one.
+   */
   columns(): ColumnCache {
-    return (this.cache.columns ??= new ColumnCache(this.slots.length, (s) => (this.live[s] === 1 ? this.slots[s]?.doc : undefined)));
+    if (!this.cache.columns) {
+      const before = this.columnsBefore;
+      this.cache.columns = new ColumnCache(this.slots.length, (s) => (this.live[s] === 1 ? this.slots[s]?.doc : undefined), before && { cache: before, live: this.live });
+      this.columnsBefore = undefined;
+    }
+    return this.cache.columns;
   }
 
   /** The live documents. */

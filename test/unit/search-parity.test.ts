@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SearchView } from '../../shared/search/catalog.ts';
 import { HashingEmbedding, normalize } from '../../shared/search/embedding.ts';
 import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
@@ -148,6 +149,107 @@ describe('facets and sort read from columns', () => {
     expect(count()).toEqual([{ value: 'violet', count: 1 }]);
     fresh.apply([doc(901, 'gadget', { a: 'indigo' }), doc(902, 'gadget two', { a: 'indigo' })], []);
     expect(count()).toEqual([{ value: 'indigo', count: 2 }]);
+  });
+
+  it('are made again from the last ones as the delta changes, the same as made afresh', () => {
+    // One delta through many changes (replaced, deleted and new documents, a build bound anew),
+    // facets and sort asked for after some and not others, against a delta made from the final
+    // documents at once.
+    const live = new PreparedDelta({ docs: added.slice(0, 10), masked: new Set() }, index);
+    const current = new Map(added.slice(0, 10).map((d) => [d.id, d]));
+    const ask = (dl: PreparedDelta, facetKeys: string[]) => {
+      const facets = new FacetCounter(facetKeys);
+      const r = { query: 'widget', mode: 'keyword' as const, filter: NO_FILTER, queryVector: null, profile: null };
+      rank(index, dl, r, { limit: 3, visit: facets.over({ index, delta: dl }) });
+      const page = new SortedPage({ field: 'metadata.b', order: 'asc' }, 30, undefined);
+      rank(index, dl, r, { limit: 1, visit: page.over({ index, delta: dl }) });
+      return { facets: facets.result(), sorted: page.hits.map((h) => [h.doc.id, h.value]) };
+    };
+    for (let step = 0; step < 40; step++) {
+      const ids = [...current.keys()];
+      const changes = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => {
+        const id = rand() < 0.6 && ids.length ? pick(ids) : 1000 + Math.floor(rand() * 300);
+        return doc(id, `widget ${pick(['one', 'two'])}`, metadata());
+      });
+      // Once, more replacements than the delta holds, and new documents: its slots are renumbered,
+      // more of them than before.
+      if (step === 30)
+        changes.push(
+          ...Array.from({ length: 1100 }, (_, k) => doc(ids[k % ids.length] as number, 'widget', metadata())),
+          ...Array.from({ length: 200 }, (_, k) => doc(2000 + k, 'widget', metadata())),
+        );
+      const gone = rand() < 0.4 && ids.length ? [pick(ids)] : [];
+      live.apply(changes, gone);
+      for (const d of changes) current.set(d.id, d);
+      for (const id of gone) current.delete(id);
+      if (step === 20) live.bind(SearchIndex.build(docs.slice(0, 600), 64, 2));
+      live.bind(index);
+      if (rand() < 0.3) continue;
+      const asked = keys.filter(() => rand() < 0.7);
+      const afresh = new PreparedDelta({ docs: [...current.values()], masked: new Set() }, index);
+      expect(ask(live, asked)).toEqual(ask(afresh, asked));
+    }
+  });
+
+  it('of a delta read, after a change, the metadata of its new documents only', () => {
+    let reads = 0;
+    const counted = (d: SearchDoc): SearchDoc => ({ ...d, metadata: new Proxy(d.metadata, { get: (m, k) => (reads++, Reflect.get(m, k)) }) });
+    const dl = new PreparedDelta({ docs: Array.from({ length: 30 }, (_, i) => counted(doc(2000 + i, 'widget', metadata()))), masked: new Set() }, index);
+    const ask = () => {
+      new FacetCounter(['a', 'b']).over({ index, delta: dl });
+      new SortedPage({ field: 'metadata.b', order: 'asc' }, 5, undefined).over({ index, delta: dl });
+    };
+    ask();
+    expect(reads).toBeGreaterThanOrEqual(30 * 3);
+    // (Applying the changes reads them and compares the replaced one.)
+    dl.apply([counted(doc(2003, 'widget', metadata())), counted(doc(2100, 'widget', metadata()))], [2005]);
+    dl.bind(SearchIndex.build(docs.slice(0, 10), 64, 2));
+    reads = 0;
+    ask();
+    expect(reads).toBeLessThanOrEqual(2 * 3);
+    // Bound to another build, its slots are the same: nothing is read again.
+    reads = 0;
+    dl.bind(index);
+    ask();
+    expect(reads).toBe(0);
+  });
+
+  it('read only the documents past the column they start from', () => {
+    // The documents that go (every seventh from the fourth) have values the rest do not.
+    const before = Array.from({ length: 50 }, (_, i) => doc(i + 1, 'widget', i % 7 === 3 ? { a: [9999, 'gone'], b: -9999 } : metadata()));
+    const after = Array.from({ length: 20 }, (_, i) => doc(100 + i, 'widget', metadata()));
+    const live = Uint8Array.from({ length: 70 }, (_, i) => (i < 50 && i % 7 === 3 ? 0 : 1));
+    // The first 50 are the same documents, 7 of them gone since; their metadata must not be read.
+    const unread = (d: SearchDoc): SearchDoc => ({
+      ...d,
+      metadata: new Proxy({}, { get: () => expect.fail('read'), has: () => expect.fail('read'), getOwnPropertyDescriptor: () => expect.fail('read') }),
+    });
+    const docAt = (i: number) => (live[i] ? (i < 50 ? unread(before[i] as SearchDoc) : after[i - 50]) : undefined);
+    const all = (i: number) => (live[i] ? (i < 50 ? before[i] : after[i - 50]) : undefined);
+    const shape = (c: FacetColumn) => Array.from(c.present, (p, i) => (p ? [c.min[i], c.max[i], Array.from(c.codes.subarray(c.start[i], c.start[i + 1]), (x) => c.values[x])] : null));
+    const from = { column: facetColumn(50, (i) => before[i], 'a'), live };
+    expect(shape(facetColumn(70, docAt, 'a', from))).toEqual(shape(facetColumn(70, all, 'a')));
+    const fromNumbers = { column: numberColumn(50, (i) => before[i], 'metadata.b'), live };
+    expect(numberColumn(70, docAt, 'metadata.b', fromNumbers)).toEqual(numberColumn(70, all, 'metadata.b'));
+    // A delta's caches: each starts from the columns of the one before, made there or carried
+    // through it ('b' is not asked for in the second); the second's arrays are new (longer than
+    // the first's buffers), the third's the second's, lengthened in their buffers.
+    const first = new ColumnCache(50, (i) => before[i]);
+    first.facet('a');
+    first.facet('b');
+    first.number('metadata.b');
+    const second = new ColumnCache(60, docAt, { cache: first, live });
+    expect(shape(second.facet('a'))).toEqual(shape(facetColumn(60, all, 'a')));
+    expect(second.number('metadata.b')).toEqual(numberColumn(60, all, 'metadata.b'));
+    const third = new ColumnCache(70, docAt, { cache: second, live });
+    for (const k of ['a', 'b']) expect(shape(third.facet(k))).toEqual(shape(facetColumn(70, all, k)));
+    expect(third.number('metadata.b')).toEqual(numberColumn(70, all, 'metadata.b'));
+    // Documents without a number have no range, made afresh or from a base.
+    const two = [doc(1, 'w', { a: 'x' }), doc(2, 'w', { a: 5 }), doc(3, 'w', { a: true })];
+    const made = facetColumn(2, (i) => two[i], 'a');
+    expect([made.min[0], made.max[0], made.min[1], made.max[1]]).toEqual([Number.NaN, Number.NaN, 5, 5]);
+    const grown = facetColumn(3, (i) => two[i], 'a', { column: made, live: [1, 1, 1] });
+    expect([grown.min[2], grown.max[2], grown.present[2]]).toEqual([Number.NaN, Number.NaN, 1]);
   });
 
   it('sort every match by a field as its values order them, numbers only, then by id', () => {
