@@ -76,7 +76,7 @@ export class QueryExpander {
       const stop = STOP_WORDS.has(w);
       const t = stem(w);
       if (!stop && (qtf.has(t) || qtf.size < RANKING.maxQueryTerms)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
-      if (isLast && open && w.length >= 2) {
+      if (isLast && open) {
         // The last word may be half typed: every term it starts, or whose word it starts
         // ("runni" → running → run), most frequent first.
         for (const x of this.withPrefix(w, 30, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);

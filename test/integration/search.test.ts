@@ -142,6 +142,9 @@ describe('POST /v1/search', () => {
     expect(ids(await search({ query: 'runing sheo', mode: 'keyword' }))).toContain(shoe);
     expect(ids(await search({ query: 'waterprof', mode: 'keyword' }))).toContain(jacket);
     expect(ids(await search({ query: 'jack', mode: 'keyword' }))[0]).toBe(jacket);
+    // As typed into a search box: the first letter already finds what starts with it.
+    expect(ids(await search({ query: 'j', mode: 'keyword' }))).toEqual([jacket]);
+    expect(ids(await search({ query: 'j ', mode: 'keyword' }))).toEqual([]);
     expect(ids(await search({ query: 'merin', mode: 'keyword' }))[0]).toBe(socks);
     // Half-typed past the stem ("running" is indexed as "run", "hiking" as "hike"), and a swap.
     expect(ids(await search({ query: 'trail runni', mode: 'keyword' }))[0]).toBe(shoe);

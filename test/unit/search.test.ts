@@ -84,6 +84,7 @@ describe('index and ranking', () => {
   it('expands typos and the last word as a prefix', () => {
     expect(run(index, 'jaket')).toEqual([3]);
     expect(run(index, 'waterp')).toEqual([3]);
+    expect(run(index, 'j')).toEqual([3]);
     // Two letters swapped are one edit.
     expect(run(index, 'jakcet')).toEqual([3]);
     expect(run(index, 'sleeipng')).toEqual([]);
