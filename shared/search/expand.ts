@@ -20,6 +20,12 @@ export interface ExtraVocab {
 }
 export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 
+/** Terms a half-typed last word stands for at most (its completions, most frequent first). */
+const PREFIX_TERMS = 30;
+
+/** Edits a typo of `word` may have: 1, or 2 from 8 letters. */
+const typoEdits = (word: string): number => (word.length >= 8 ? 2 : 1);
+
 /**
  * Expanded query terms with their weights (`expand`): a query word's own term weighs by how often
  * the query repeats it; a prefix or typo expansion also names the word's term it stands in for.
@@ -79,13 +85,18 @@ export class QueryExpander {
       if (isLast && open) {
         // The last word may be half typed: every term it starts, or whose word it starts
         // ("runni" → running → run), most frequent first.
-        for (const x of this.withPrefix(w, 30, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
+        for (const x of this.withPrefix(w, PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
       }
       if (!stop && w.length >= 4 && qtf.has(t) && df(t) === 0 && typos < RANKING.maxTypoWords) {
         // Unknown term: likely a typo; take close vocabulary terms instead.
         typos++;
-        const max = w.length >= 8 ? 2 : 1;
-        for (const x of this.near(t, max, extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
+        for (const x of this.near(t, typoEdits(w), extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
+      }
+      if (isLast && open && !stop && w.length >= 4 && qtf.has(t) && df(t) === 0) {
+        // Half typed with a typo ("jakc" → jacket): an unknown last word also stands for the terms
+        // it starts within the typo rule's edits, weighed as both a prefix and a typo, below
+        // every exact prefix.
+        for (const x of this.withPrefixNear(w, typoEdits(w), PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight * RANKING.fuzzyWeight, t]);
       }
     });
     return weighted(qtf, variants, raw.length);
@@ -115,6 +126,41 @@ export class QueryExpander {
     }
     return counted
       .sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]))
+      .slice(0, limit)
+      .map(([t]) => t);
+  }
+
+  /**
+   * Terms (the build's and the delta's) that start with something within `max` edits of `word`,
+   * or whose word as written does (`forEachNear` with `prefix`): the `limit` closest, most
+   * frequent first (ties by term).
+   */
+  private withPrefixNear(word: string, max: number, limit: number, extra: ExtraVocab, df: (t: string) => number): string[] {
+    const least = new Map<string, number>();
+    const take = (t: string, d: number) => {
+      const before = least.get(t);
+      if (before === undefined || d < before) least.set(t, d);
+    };
+    const { vocab, surface, surfaceStem } = this.build;
+    this.typoWork += forEachNear(vocab, word, max, take, true);
+    this.typoWork += forEachNear(surface, word, max, (_, d, at) => take(vocab[surfaceStem[at] as number] as string, d), true);
+    const freshTerms = extra.sortedTerms ? extra.sortedTerms() : [...extra.terms.keys()].sort(byTerm);
+    this.typoWork += forEachNear(freshTerms, word, max, take, true);
+    const freshWords = extra.sortedSurfaces ? extra.sortedSurfaces() : [...extra.surfaces.keys()].sort(byTerm);
+    this.typoWork += forEachNear(
+      freshWords,
+      word,
+      max,
+      (w, d) => {
+        const e = extra.surfaces.get(w);
+        if (e) take(e.stem, d);
+      },
+      true,
+    );
+    return [...least]
+      .map(([t, d]): [string, number, number] => [t, d, df(t)])
+      .filter(([, , n]) => n > 0)
+      .sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0]))
       .slice(0, limit)
       .map(([t]) => t);
   }

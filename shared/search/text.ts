@@ -122,14 +122,17 @@ function pastPrefix(sorted: readonly string[], prefix: string, lo: number, hi: n
  * Calls `hit` with every term of `sorted` (in code-unit order, as the index keeps its vocabulary)
  * that starts with the same letter as `term`, is at most `max` letters longer or shorter, and is
  * within `max` edits of it by `editDistance`: the terms and distances a scan with `editDistance`
- * finds, in the same order, without a scan. The sorted terms are walked as a trie: terms that
- * share a prefix share its rows of the edit-distance table, and once two consecutive rows are
- * all over `max` every term with that prefix is skipped with a binary search. Only the band of
- * each row within `max` of the diagonal is computed (a cell off it is over `max` anyway), so a
- * row costs 2 × max + 1 cells whatever the length of `term`. Returns the rows computed (the work
- * done, for tests and benchmarks).
+ * finds, in the same order, without a scan (each with its position in `sorted`). With `prefix`, instead every term with the same first
+ * letter that starts with something within `max` edits of `term` (a half-typed word with a
+ * typo), with the least such distance. The sorted terms are walked as a trie: terms that share a
+ * prefix share its rows of the edit-distance table, and once two consecutive rows are all over
+ * `max` every term with that prefix is skipped with a binary search (or, with `prefix`, all of
+ * them are hits when one of their shared rows was). Only the band of each row within `max` of the
+ * diagonal is computed (a cell off it is over `max` anyway), so a row costs 2 × max + 1 cells
+ * whatever the length of `term`. Returns the rows computed (the work done, for tests and
+ * benchmarks).
  */
-export function forEachNear(sorted: readonly string[], term: string, max: number, hit: (t: string, d: number) => void): number {
+export function forEachNear(sorted: readonly string[], term: string, max: number, hit: (t: string, d: number, at: number) => void, prefix = false): number {
   const m = term.length;
   if (m === 0) return 0;
   const over = max + 1;
@@ -138,6 +141,9 @@ export function forEachNear(sorted: readonly string[], term: string, max: number
   const deepest = m + max;
   const rows = new Int32Array((deepest + 1) * width).fill(over);
   const mins = new Int32Array(deepest + 1);
+  /** Per row d, the least distance of `term` to a prefix of at most d letters (capped at `over`). */
+  const best = new Int32Array(deepest + 1);
+  best[0] = Math.min(m, over);
   for (let b = 1; b < width - 1; b++) {
     const j = b - max - 1;
     if (j >= 0 && j <= m) rows[b] = j;
@@ -182,6 +188,8 @@ export function forEachNear(sorted: readonly string[], term: string, max: number
         if (val < rowMin) rowMin = val;
       }
       mins[d] = rowMin;
+      const atEnd = m - d + max + 1;
+      best[d] = Math.min(best[d - 1] as number, atEnd >= 1 && atEnd < width - 1 ? (rows[o + atEnd] as number) : over);
       // A swap reaches back two rows: two rows over `max` and no longer term can come back under it.
       if (rowMin > max && (mins[d - 1] as number) > max) {
         dead = d;
@@ -192,15 +200,22 @@ export function forEachNear(sorted: readonly string[], term: string, max: number
     if (dead) {
       valid = dead - 1;
       // Most often the next term no longer has that prefix: look there before searching.
-      const prefix = v.slice(0, dead);
-      i = i + 1 < end && !(sorted[i + 1] as string).startsWith(prefix) ? i + 1 : pastPrefix(sorted, prefix, i + 1, end);
+      const shares = v.slice(0, dead);
+      const next = i + 1 < end && !(sorted[i + 1] as string).startsWith(shares) ? i + 1 : pastPrefix(sorted, shares, i + 1, end);
+      // Every term with that prefix has its rows: with `prefix`, they all start within `max` of
+      // `term` when one of those rows did.
+      const least = best[Math.min(dead, deepest)] as number;
+      if (prefix && least <= max) for (let k = i; k < next; k++) hit(sorted[k] as string, least, k);
+      i = next;
       continue;
     }
     valid = v.length;
     const n = v.length;
-    if (Math.abs(n - m) <= max) {
+    if (prefix) {
+      if ((best[n] as number) <= max) hit(v, best[n] as number, i);
+    } else if (Math.abs(n - m) <= max) {
       const dist = rows[n * width + m - n + max + 1] as number;
-      if (dist <= max) hit(v, dist);
+      if (dist <= max) hit(v, dist, i);
     }
     i++;
   }

@@ -150,6 +150,9 @@ describe('POST /v1/search', () => {
     expect(ids(await search({ query: 'trail runni', mode: 'keyword' }))[0]).toBe(shoe);
     expect(ids(await search({ query: 'hikin', mode: 'keyword' }))).toEqual([socks]);
     expect(ids(await search({ query: 'jakcet', mode: 'keyword' }))).toEqual([jacket]);
+    // Half typed with a typo.
+    expect(ids(await search({ query: 'jakc', mode: 'keyword' }))).toEqual([jacket]);
+    expect(ids(await search({ query: 'watrepr', mode: 'keyword' }))).toEqual([jacket]);
   });
 
   it('ranks in keyword, semantic and hybrid modes', async () => {
@@ -376,6 +379,56 @@ describe('pages across an index build', () => {
       expect(new Set(got), mode).toEqual(new Set(whole));
       if (mode === 'keyword') expect(new Set(got)).toEqual(want);
     }
+  });
+});
+
+describe('the changes since a build and the build rank alike', () => {
+  it('answer every mode, and typos, prefixes, long queries, browsing, filters, facets and sort, with the same items, scores and totals before and after a build', async () => {
+    // The second tenant's own catalog: 40 items from a few words, all in its changes (no build
+    // covers them), then all folded into a build.
+    const words = ['kettle', 'stove', 'lantern', 'camping', 'steel', 'titanium', 'folding', 'burner', 'compact', 'windproof', 'trail', 'mug'];
+    let seed = 5;
+    const pick = () => words[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % words.length] as string;
+    const text = (n: number) => Array.from({ length: n }, pick).join(' ');
+    const made = await other.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 40 }, (_, i) => ({ name: text(2 + (i % 3)), description: text(4 + (i % 9)), metadata: { category: ['cook', 'light', 'sleep'][i % 3], price: (i * 37) % 200 } })),
+    );
+    expect(made.status).toBe(201);
+    const status = () => other.platform('GET', '/api/search-index');
+    await until(status, (r) => r.body.items >= 40 && r.body.pending === 0, 10_000);
+    expect((await status()).body.changes_since_build).toBeGreaterThanOrEqual(40);
+    const bodies = [
+      { query: 'kettle stove' },
+      { query: 'steel kettl' },
+      { query: 'titanum burner' },
+      { query: 'windprf' },
+      { query: 'a compact folding camping lantern with a windproof burner and a steel mug for the trail' },
+      { query: '' },
+      { query: 'stove', filters: { metadata: { category: 'cook' } }, facets: ['category', 'price'] },
+      { query: 'lantern', sort: { field: 'metadata.price', order: 'desc' } },
+    ];
+    const answers = async () => {
+      const out: unknown[] = [];
+      for (const body of bodies)
+        for (const mode of ['keyword', 'semantic', 'hybrid']) {
+          if (body.sort && mode !== 'keyword') continue;
+          const r = await search({ ...body, mode, limit: 100 }, other);
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          out.push({ body, mode, total: r.body.total, facets: r.body.facets, hits: (r.body.data as { id: string; score: number }[]).map((h) => [h.id, h.score]) });
+        }
+      return out;
+    };
+    const before = await answers();
+    expect(before.filter((a) => (a as { total: number }).total > 0).length).toBeGreaterThan(15);
+    await new Promise((r) => setTimeout(r, 1100)); // a build in the same second as the last counts as covering it
+    const requested = await other.platform('POST', '/api/search-index/rebuild');
+    expect(requested.status).toBe(202);
+    await t.stack.workQueue.idle();
+    await until(status, (r) => r.body.index_built_at >= requested.body.requested_at && r.body.changes_since_build === 0, 10_000);
+    await new Promise((r) => setTimeout(r, 2100)); // INDEX_CHECK_SECONDS: searches now use the new build
+    expect(await answers()).toEqual(before);
   });
 });
 

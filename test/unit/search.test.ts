@@ -94,6 +94,18 @@ describe('index and ranking', () => {
     expect(run(index, 'cushione')).toEqual([2]);
   });
 
+  it('takes an unknown half-typed word for the terms it starts within a typo, below its exact completions', () => {
+    const idx = SearchIndex.build([doc(1, 'Jackal plush'), doc(2, 'Rain jacket'), doc(3, 'Waterproof boots')], 64, 1);
+    // "jakc" starts neither, but is one swap from "jack", which starts both.
+    expect(new Set(run(idx, 'jakc'))).toEqual(new Set([1, 2]));
+    // "jacke" starts "jacket"; "jackal" starts with "jack", one edit away: it comes after.
+    expect(run(idx, 'jacke')).toEqual([2, 1]);
+    expect(run(idx, 'watrepr')).toEqual([3]);
+    // Not the last word as typed (a space after it), or three letters: no completions.
+    expect(run(idx, 'jakc ')).toEqual([]);
+    expect(run(idx, 'jkc')).toEqual([]);
+  });
+
   it('expands a half-typed word to the 30 terms it starts that most documents hold, ties by term', () => {
     // 40 terms starting "qu", held by 1 to 5 documents (8 terms each): the 30 most frequent take
     // every term held by 3 or more and the first 6 (in term order) of those held by 2.

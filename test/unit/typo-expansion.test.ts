@@ -17,9 +17,21 @@ function scan(vocab: readonly string[], term: string, max: number): [string, num
   return out;
 }
 
-function walk(vocab: readonly string[], term: string, max: number): [string, number][] {
+function walk(vocab: readonly string[], term: string, max: number, prefix = false): [string, number][] {
   const out: [string, number][] = [];
-  forEachNear(vocab, term, max, (v, d) => out.push([v, d]));
+  forEachNear(vocab, term, max, (v, d) => out.push([v, d]), prefix);
+  return out;
+}
+
+/** What a scan finds as a half-typed word with typos: terms with the same first letter that start with something within `max` edits, with the least distance. */
+function scanPrefix(vocab: readonly string[], term: string, max: number): [string, number][] {
+  const out: [string, number][] = [];
+  for (const v of vocab) {
+    if (v[0] !== term[0]) continue;
+    let d = max + 1;
+    for (let k = 0; k <= v.length; k++) d = Math.min(d, editDistance(term, v.slice(0, k), max));
+    if (d <= max) out.push([v, d]);
+  }
   return out;
 }
 
@@ -39,11 +51,12 @@ function vocabulary(n: number, seed: number, alphabet: string[]): string[] {
 const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'ten', 'vor', 'ul', 'sa', 'dre', 'po', 'nix', 'ta', 'gel', 'bri', 'so', 'fa', 'a', 'e', 'st', 'ing'];
 
 describe('forEachNear (typo lookup over the sorted vocabulary)', () => {
-  it('finds exactly the terms and distances a scan finds, in vocabulary order', () => {
+  it('finds exactly the terms and distances a scan finds, in vocabulary order (whole words, and words as typed so far)', () => {
     const r = seededRandom(7);
     const alphabets = [SYLLABLES, ['a', 'b', 'ab', 'ba', 'c'], ['é', 'e', 'ü', 'ß', '日本', '𝔘', '\u{1F600}', 'x']];
     let compared = 0;
     let found = 0;
+    let foundStarting = 0;
     alphabets.forEach((alphabet, a) => {
       const vocab = vocabulary(a === 1 ? 200 : 3000, 100 + a, alphabet);
       for (let n = 0; n < 400; n++) {
@@ -65,11 +78,15 @@ describe('forEachNear (typo lookup over the sorted vocabulary)', () => {
           expect(walk(vocab, term, max), `${JSON.stringify(term)} within ${max}`).toEqual(expected);
           compared++;
           found += expected.length;
+          const starts = scanPrefix(vocab, term, max);
+          expect(walk(vocab, term, max, true), `${JSON.stringify(term)} starts within ${max}`).toEqual(starts);
+          foundStarting += starts.length;
         }
       }
     });
     expect(compared).toBe(4800);
     expect(found).toBeGreaterThan(2000);
+    expect(foundStarting).toBeGreaterThan(2 * found);
   });
 
   it('counts a swap of two adjacent letters as one edit, and handles the edges', () => {
