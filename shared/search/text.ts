@@ -122,15 +122,15 @@ function pastPrefix(sorted: readonly string[], prefix: string, lo: number, hi: n
  * Calls `hit` with every term of `sorted` (in code-unit order, as the index keeps its vocabulary)
  * that starts with the same letter as `term`, is at most `max` letters longer or shorter, and is
  * within `max` edits of it by `editDistance`: the terms and distances a scan with `editDistance`
- * finds, in the same order, without a scan (each with its position in `sorted`). With `prefix`, instead every term with the same first
- * letter that starts with something within `max` edits of `term` (a half-typed word with a
- * typo), with the least such distance. The sorted terms are walked as a trie: terms that share a
- * prefix share its rows of the edit-distance table, and once two consecutive rows are all over
- * `max` every term with that prefix is skipped with a binary search (or, with `prefix`, all of
- * them are hits when one of their shared rows was). Only the band of each row within `max` of the
- * diagonal is computed (a cell off it is over `max` anyway), so a row costs 2 × max + 1 cells
- * whatever the length of `term`. Returns the rows computed (the work done, for tests and
- * benchmarks).
+ * finds, in the same order, without a scan (each with its position in `sorted`). With `prefix`,
+ * instead every term with the same first letter that starts with something within `max` edits of
+ * `term` (a half-typed word with a typo), with the least such distance. The sorted terms are
+ * walked as a trie: terms that share a prefix share its rows of the edit-distance table, and once
+ * two consecutive rows are all over `max` every term with that prefix is skipped with a binary
+ * search (or, with `prefix`, all of them are hits when one of their shared rows was). Only the
+ * band of each row within `max` of the diagonal is computed (a cell off it is over `max` anyway),
+ * so a row costs 2 × max + 1 cells whatever the length of `term`. Returns the rows computed (the
+ * work done, for tests and benchmarks).
  */
 export function forEachNear(sorted: readonly string[], term: string, max: number, hit: (t: string, d: number, at: number) => void, prefix = false): number {
   const m = term.length;
