@@ -136,3 +136,25 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
     target[key] = max ? Math.max(before, c) : before + c;
   }
 }
+
+/**
+ * The position of document (or delta slot) `i` in a posting list, or -1. A list holds its
+ * documents in ascending order: a build's in index order, a delta's in slot order (slots only
+ * grow, and are renumbered in order).
+ */
+export function postingOf(p: Postings, i: number): number {
+  let lo = p.start;
+  let hi = p.end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((p.docs[mid] as number) < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < p.end && p.docs[lo] === i ? lo : -1;
+}
+
+/** `weightedIdf` × the saturated BM25F frequency of posting `j`: what `scorePostings` adds for it, to the bit. */
+export function postingScore(p: Postings, j: number, norms: FieldNorms, weightedIdf: number): number {
+  const kept = norms.saturated(p);
+  return weightedIdf * (kept ? (kept[j - p.start] as number) : saturation(p, j, norms));
+}

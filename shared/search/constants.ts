@@ -34,6 +34,18 @@ export const RANKING = {
   /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents (chosen on Cranfield). */
   feedbackDocs: 5,
   feedbackWeight: 1.0,
+  /**
+   * Term feedback in hybrid mode, for queries read as requests (`requestMinWords` or more words),
+   * from the documents both lists agree on: among the best `pool`
+   * of a first fusion, the first `docs` that are also among the `agree` best by keyword score and
+   * by similarity to the query as asked give their `terms` most informative terms (Bo1, Amati
+   * 2003, by document frequency), whose BM25F adds `weight` × its share of the largest to those
+   * `pool` documents. Feedback from the fusion's best alone lifts Cranfield and lowers CACM (the
+   * not-kept table in docs/benchmarks.md); agreement lifts both. `agree`, `docs` and `weight`
+   * chosen on CACM (pool and terms are Terrier's and the earlier trials'); the grid, and what
+   * Cranfield alone would choose, are in docs/benchmarks.md.
+   */
+  termFeedback: { pool: 100, agree: 5, docs: 2, terms: 10, weight: 0.5 },
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
   /** A result found only by vector similarity needs at least this share of the best similarity... */

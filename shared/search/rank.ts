@@ -6,7 +6,7 @@
  * browses instead (`browse`).
  */
 import { kthLargest, TopK } from '../top-k.ts';
-import { idfOf, scorePostings, type CollectionStats, type FieldNorms } from './bm25f.ts';
+import { idfOf, postingOf, postingScore, scorePostings, type CollectionStats, type FieldNorms } from './bm25f.ts';
 import { RANKING } from './constants.ts';
 import type { PreparedDelta } from './delta.ts';
 import { normalize } from './embedding.ts';
@@ -15,7 +15,8 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { byTerm, withoutRequestWords } from './text.ts';
+import { analyze, FIELD_NAMES, type Field } from './analyze.ts';
+import { byTerm, terms, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -63,6 +64,9 @@ const scratch = {
   kws: new Float64Array(0),
   /** The matches that can be in the hybrid head (`strongestKeywordMatches`). */
   headKeys: new IntList(),
+  /** Per key, the vector similarity to the query as asked, and what term feedback adds (cleared after each request). */
+  asked: new KeyScores(),
+  boost: new KeyScores(),
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
@@ -147,7 +151,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const vec = scratch.vec;
     vec.reserve(keys.N + keys.S);
     const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec) : undefined;
-    emitAll(keys, r, kw, vec, headFrom, out);
+    const boost = r.mode === 'hybrid' && r.queryVector && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec) : undefined;
+    emitAll(keys, r, kw, vec, headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
     // Zeroed key by key, or at once when a broad query touched much of the catalog.
@@ -155,6 +160,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     if (touched.length > size / 8) scratch.acc.fill(0, 0, size);
     else for (const key of touched.view()) scratch.acc[key] = 0;
     scratch.vec.clear();
+    scratch.asked.clear();
+    scratch.boost.clear();
   }
 }
 
@@ -303,6 +310,10 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
   const first = keys.similarity(queryVector);
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
   for (const key of head) if (!vec.has(key)) vec.set(key, first(key));
+  // The similarities to the query as asked, before feedback moves it (term feedback's vector list).
+  const asked = scratch.asked;
+  asked.reserve(keys.N + keys.S);
+  for (const key of vec.keys()) asked.set(key, vec.get(key) as number);
   if (RANKING.feedbackWeight > 0) {
     const q2 = feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
     if (q2) {
@@ -425,11 +436,101 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
 }
 
 /**
+ * Term feedback (hybrid; `RANKING.termFeedback`): the first documents of a first fusion that
+ * both lists rank among their best give their most informative terms (Bo1: a term's frequency in
+ * them against its document frequency), and the BM25F of those terms, as a share of the largest,
+ * is added to the fusion's best documents. Answers what it adds per key, or undefined when no
+ * document is agreed on. Every input is the same whether a document is in the build or the
+ * delta (the statistics of both, its analysed text, the one BM25F), so a document ranks the same
+ * in either.
+ */
+function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): KeyScores | undefined {
+  const { pool, agree, docs, terms: wanted, weight } = RANKING.termFeedback;
+  // Only a query read as a request (RANKING.requestMinWords): a short product query's best
+  // matches say less about what else is wanted, and a user's taste orders them instead.
+  if (kw.keys.length === 0 || words(r.query).length < RANKING.requestMinWords) return undefined;
+  // Every key that can be among the fusion's best has a vector score: the hybrid head, or every
+  // keyword match when they are few (vectorStage), and the neighbours.
+  const maxVec = vec.max(1e-9);
+  const first = new TopK(pool);
+  const byKeyword = new TopK(agree);
+  const byVector = new TopK(agree);
+  // The vector list's own judgement is the similarity to the query as asked, not to the query
+  // moved toward the fusion's best (vector feedback), which agrees with the fusion by design. The
+  // best keyword matches are among these keys too (the head holds the strongest).
+  const asked = scratch.asked;
+  for (const key of vec.keys()) {
+    const id = keys.idOf(key);
+    byVector.push(key, asked.get(key) ?? 0, id);
+    const k = kw.of(key);
+    if (k > 0) byKeyword.push(key, k, id);
+    const f = fused(r.mode, k, kw.max, vec.get(key), maxVec);
+    if (f !== null) first.push(key, f, id);
+  }
+  const inKeyword = new Set(byKeyword.keyView());
+  const inVector = new Set(byVector.keyView());
+  const agreed = first
+    .bestKeys()
+    .filter((key) => inKeyword.has(key) && inVector.has(key))
+    .slice(0, docs);
+  if (agreed.length === 0) return undefined;
+  // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
+  const stats = delta.stats();
+  const own = new Set(terms(r.query));
+  const boosts = FIELD_NAMES.map((f) => RANKING.fields[f as Field].boost);
+  const freq = new Map<string, number>();
+  for (const key of agreed) {
+    for (const [t, f] of analyze(keys.docOf(key)).tf) {
+      if (own.has(t)) continue;
+      freq.set(t, (freq.get(t) ?? 0) + f[0] * (boosts[0] as number) + f[1] * (boosts[1] as number) + f[2] * (boosts[2] as number));
+    }
+  }
+  const informative: [string, number][] = [];
+  for (const [t, f] of freq) {
+    const df = stats.df(t);
+    if (df === 0) continue;
+    const pn = df / stats.n;
+    informative.push([t, f * Math.log2((1 + pn) / pn) + Math.log2(1 + pn)]);
+  }
+  informative.sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]));
+  const chosen = informative.slice(0, wanted);
+  const top = chosen[0]?.[1];
+  if (!top) return undefined;
+  // Their BM25F for the fusion's best only: each one's posting found by binary search (a list
+  // holds its documents in order), scored as a full pass over the list would score it.
+  const best = first.bestKeys();
+  const sums = new Float64Array(best.length);
+  const indexNorms = index.norms(stats);
+  let deltaNorms: FieldNorms | undefined;
+  const { N } = keys;
+  for (const [t, w] of chosen) {
+    const widf = (w / top) * idfOf(stats.n, stats.df(t));
+    const p = index.postingsOf(t);
+    const q = delta.postingsOf(t);
+    best.forEach((key, k) => {
+      const list = key < N ? p : q;
+      const j = list ? postingOf(list, key < N ? key : key - N) : -1;
+      if (list && j >= 0) sums[k] = (sums[k] as number) + postingScore(list, j, key < N ? indexNorms : (deltaNorms ??= delta.norms()), widf);
+    });
+  }
+  let most = 0;
+  for (const f of sums) if (f > most) most = f;
+  if (!(most > 0)) return undefined;
+  const out = scratch.boost;
+  out.reserve(keys.N + keys.S);
+  best.forEach((key, k) => {
+    const f = sums[k] as number;
+    if (f > 0) out.set(key, (weight * f) / most);
+  });
+  return out;
+}
+
+/**
  * Hands every candidate's fused score (with the taste boost) to the page: the vector-scored
  * candidates first, which fill the page with strong hits, so most of a broad query's keyword
  * tail is dismissed by one comparison.
  */
-function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, headFrom: number | undefined, out: ResultPage): void {
+function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, headFrom: number | undefined, out: ResultPage, boost?: KeyScores): void {
   const maxVec = vec.max(1e-9);
   // The taste boost is at most (1 + personalWeight).
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
@@ -451,6 +552,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
   const emit = (key: number) => {
     let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
     if (score === null) return;
+    if (boost) score += boost.get(key) ?? 0;
     // Once the page is full, a match that cannot enter it even with the largest boost is only
     // counted: most of a broad query's matches leave here, without their document or taste.
     if (out.full(score * maxBoost)) {

@@ -451,6 +451,90 @@ describe("a build's saturated frequencies", () => {
   });
 });
 
+describe('term feedback (hybrid, a query read as a request)', () => {
+  // The two documents holding most of a long airship query are the best by keyword and by vector
+  // alike; their other words ("zeppelin", "gondola") raise the matches that hold them, and no
+  // other match changes.
+  const texts = [
+    'airship envelope hydrogen lift zeppelin',
+    'airship envelope hydrogen lift gondola zeppelin',
+    'airship zeppelin cells',
+    'airship mooring mast',
+    'airship history',
+    'boat hull sail',
+    'hydrogen fuel',
+    'sail boat history',
+  ];
+  const docs = texts.map((t, i) => doc(i + 1, t));
+  const query = 'how does an airship envelope hold hydrogen for lift';
+  const ranked = (index: SearchIndex, delta: PreparedDelta, q = query) =>
+    new Map(rank(index, delta, { query: q, mode: 'hybrid', filter: () => true, queryVector: emb.embedOne(q), profile: null }, { limit: 100 }).hits.map((h) => [h.doc.id, h.score]));
+  const withWeight = <T>(w: number, fn: () => T): T => {
+    const before = RANKING.termFeedback.weight;
+    RANKING.termFeedback.weight = w;
+    try {
+      return fn();
+    } finally {
+      RANKING.termFeedback.weight = before;
+    }
+  };
+  const index = SearchIndex.build(docs, 64, 1);
+
+  it("adds the agreed documents' informative terms to the best of the fusion, and nothing to the rest", () => {
+    const plain = withWeight(0, () => ranked(index, noDelta));
+    const fed = ranked(index, noDelta);
+    expect([...fed.keys()].sort()).toEqual([...plain.keys()].sort());
+    expect(fed.size).toBeGreaterThanOrEqual(5);
+    for (const [id, s] of fed) {
+      const text = texts[id - 1] as string;
+      if (/zeppelin|gondola/.test(text)) expect(s, text).toBeGreaterThan(plain.get(id) as number);
+      else expect(s, text).toBe(plain.get(id));
+    }
+    // "airship zeppelin cells" matches one query word, as the mast and the history do, and comes first of them.
+    const order = [...fed.keys()];
+    expect(order.indexOf(3)).toBeLessThan(Math.min(order.indexOf(4), order.indexOf(5)));
+  });
+
+  it('feeds back only documents both lists rank among their best', () => {
+    // The best keyword match has no vector yet: it is first of no vector list, so with one
+    // document per list nothing is agreed on; with two, the second document of each list is.
+    const some = [
+      doc(1, 'airship envelope hydrogen lift hold zeppelin', '', { vector: null }),
+      doc(2, 'airship envelope gondola'),
+      doc(3, 'airship zeppelin cells'),
+      doc(4, 'airship gondola mast'),
+      doc(5, 'boat'),
+    ];
+    const idx = SearchIndex.build(some, 64, 1);
+    const agreeing = (n: number) => {
+      const before = RANKING.termFeedback.agree;
+      RANKING.termFeedback.agree = n;
+      try {
+        return ranked(idx, noDelta);
+      } finally {
+        RANKING.termFeedback.agree = before;
+      }
+    };
+    const plain = withWeight(0, () => ranked(idx, noDelta));
+    expect(agreeing(1)).toEqual(plain);
+    expect(agreeing(2)).not.toEqual(plain);
+  });
+
+  it('leaves a short query as it is', () => {
+    const q = 'airship envelope';
+    expect(ranked(index, noDelta, q)).toEqual(withWeight(0, () => ranked(index, noDelta, q)));
+  });
+
+  it('ranks a document the same in the build and in the delta', () => {
+    const half = SearchIndex.build(docs.slice(0, 5), 64, 1);
+    const delta = new PreparedDelta({ docs: docs.slice(5), masked: new Set() }, half);
+    const fresh = new PreparedDelta({ docs, masked: new Set() }, SearchIndex.build([], 64, 1));
+    const built = ranked(index, noDelta);
+    expect(ranked(half, delta)).toEqual(built);
+    expect(ranked(SearchIndex.build([], 64, 1), fresh)).toEqual(built);
+  });
+});
+
 describe('the hybrid head', () => {
   it('gives vector scores to 500 keyword matches at most, ties to the lower ids, the same in a build and in its delta', () => {
     // 1,200 names of two words, one shared: every match of "compact" has the same keyword score.
