@@ -150,8 +150,12 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const kw = keywordMatches(index, delta, keys, r);
     const vec = scratch.vec;
     vec.reserve(keys.N + keys.S);
-    const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec) : undefined;
-    const boost = r.mode === 'hybrid' && r.queryVector && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec) : undefined;
+    // Term feedback: hybrid, for a query read as a request (RANKING.requestMinWords): a short
+    // product query's best matches say less about what else is wanted, and a user's taste orders
+    // them instead.
+    const feedback = r.mode === 'hybrid' && RANKING.termFeedback.weight > 0 && kw.keys.length > 0 && words(r.query).length >= RANKING.requestMinWords;
+    const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, feedback) : undefined;
+    const boost = feedback && r.queryVector ? termFeedback(index, delta, keys, r, kw, vec) : undefined;
     emitAll(keys, r, kw, vec, headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
@@ -299,10 +303,11 @@ export const rankingQuery = (query: string): string => withoutRequestWords(query
 /**
  * Vector scores into `vec`: the query's neighbours (unless hybrid has plenty of keyword matches)
  * and the head of the keyword matches, then scored again with the query moved toward its best
- * few documents (Rocchio feedback). Answers, for hybrid with many keyword matches, the keyword
+ * few documents (Rocchio feedback), keeping the first scores in `scratch.asked` when `keepAsked`
+ * (term feedback's vector list). Answers, for hybrid with many keyword matches, the keyword
  * score the vector-scored head starts at.
  */
-function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores): number | undefined {
+function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores, keepAsked: boolean): number | undefined {
   const { head, headFrom } = vectorHead(r.mode, keys, kw.keys);
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
@@ -310,10 +315,12 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
   const first = keys.similarity(queryVector);
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
   for (const key of head) if (!vec.has(key)) vec.set(key, first(key));
-  // The similarities to the query as asked, before feedback moves it (term feedback's vector list).
-  const asked = scratch.asked;
-  asked.reserve(keys.N + keys.S);
-  for (const key of vec.keys()) asked.set(key, vec.get(key) as number);
+  if (keepAsked) {
+    // The similarities to the query as asked, before feedback moves it (term feedback's vector list).
+    const asked = scratch.asked;
+    asked.reserve(keys.N + keys.S);
+    for (const key of vec.keys()) asked.set(key, vec.get(key) as number);
+  }
   if (RANKING.feedbackWeight > 0) {
     const q2 = feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
     if (q2) {
@@ -446,9 +453,6 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
  */
 function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): KeyScores | undefined {
   const { pool, agree, docs, terms: wanted, weight } = RANKING.termFeedback;
-  // Only a query read as a request (RANKING.requestMinWords): a short product query's best
-  // matches say less about what else is wanted, and a user's taste orders them instead.
-  if (kw.keys.length === 0 || words(r.query).length < RANKING.requestMinWords) return undefined;
   // Every key that can be among the fusion's best has a vector score: the hybrid head, or every
   // keyword match when they are few (vectorStage), and the neighbours.
   const maxVec = vec.max(1e-9);
