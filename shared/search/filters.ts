@@ -33,8 +33,9 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
 }
 
 /**
- * How a filter or sort field (`metadata.<key>` or a top-level field) is read from a document, worked out once per field: a filter reads
- * it for every candidate of a query (tens of thousands for a broad one). A metadata key reads
+ * How a filter or sort field (`metadata.<key>` or a top-level field) is read from a document,
+ * worked out once per field: a filter reads it for every candidate of a query (tens of thousands
+ * for a broad one). A metadata key reads
  * the document's own value; only a key that Object.prototype also has (`constructor`) needs the
  * own-property check, as metadata are plain objects whose keys are all their own.
  */

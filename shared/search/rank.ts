@@ -16,7 +16,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analyze, FIELD_NAMES, type Field } from './analyze.ts';
-import { byTerm, terms, withoutRequestWords, words } from './text.ts';
+import { byTerm, terms, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -153,7 +153,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     // Term feedback: hybrid, for a query read as a request (RANKING.requestMinWords): a short
     // product query's best matches say less about what else is wanted, and a user's taste orders
     // them instead.
-    const feedback = r.mode === 'hybrid' && RANKING.termFeedback.weight > 0 && kw.keys.length > 0 && words(r.query).length >= RANKING.requestMinWords;
+    const feedback = r.mode === 'hybrid' && RANKING.termFeedback.weight > 0 && kw.keys.length > 0 && kw.words >= RANKING.requestMinWords;
     const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, feedback) : undefined;
     const boost = feedback && r.queryVector ? termFeedback(index, delta, keys, r, kw, vec) : undefined;
     emitAll(keys, r, kw, vec, headFrom, out, boost);
@@ -185,6 +185,8 @@ interface KeywordMatches {
   max: number;
   /** A key's keyword score (0 without one). */
   of(key: number): number;
+  /** The query's words, stop words included (`Expansion.words`; 0 when not scored by keyword). */
+  words: number;
 }
 
 /** Scores the query's terms into `scratch.acc` and lists the accepted matches. */
@@ -195,7 +197,8 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     scratch.best = new Float64Array(scratch.acc.length);
   }
   scratch.touched.clear();
-  if (r.mode !== 'semantic') keywordScores(index, delta, index.expand(r.query, delta), delta.stats(), scratch.touched);
+  const expanded = r.mode !== 'semantic' ? index.expand(r.query, delta) : undefined;
+  if (expanded) keywordScores(index, delta, expanded, delta.stats(), scratch.touched);
   const acc = scratch.acc;
   const matched = scratch.matched;
   matched.clear();
@@ -208,7 +211,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
-  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0) };
+  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), words: expanded?.words ?? 0 };
 }
 
 /**
@@ -473,10 +476,8 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
   }
   const inKeyword = new Set(byKeyword.keyView());
   const inVector = new Set(byVector.keyView());
-  const agreed = first
-    .bestKeys()
-    .filter((key) => inKeyword.has(key) && inVector.has(key))
-    .slice(0, docs);
+  const best = first.bestKeys();
+  const agreed = best.filter((key) => inKeyword.has(key) && inVector.has(key)).slice(0, docs);
   if (agreed.length === 0) return undefined;
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
   const stats = delta.stats();
@@ -502,7 +503,6 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
   if (!top) return undefined;
   // Their BM25F for the fusion's best only: each one's posting found by binary search (a list
   // holds its documents in order), scored as a full pass over the list would score it.
-  const best = first.bestKeys();
   const sums = new Float64Array(best.length);
   const indexNorms = index.norms(stats);
   let deltaNorms: FieldNorms | undefined;
