@@ -31,21 +31,31 @@ export const RANKING = {
   fuzzyWeight: 0.5,
   /** Weight of the keyword score in hybrid fusion (the rest is vector similarity); chosen on CACM. */
   hybridAlpha: 0.6,
-  /** Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top documents (chosen on Cranfield). */
+  /**
+   * Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top
+   * documents (chosen on Cranfield), or toward the agreed documents (`agreement`) when a long
+   * hybrid query has any.
+   */
   feedbackDocs: 5,
   feedbackWeight: 1.0,
   /**
-   * Term feedback in hybrid mode, for queries read as requests (`requestMinWords` or more words),
-   * from the documents both lists agree on: among the best `pool`
-   * of a first fusion, the first `docs` that are also among the `agree` best by keyword score and
-   * by similarity to the query as asked give their `terms` most informative terms (Bo1, Amati
-   * 2003, by document frequency), whose BM25F adds `weight` × its share of the largest to those
-   * `pool` documents. Feedback from the fusion's best alone lifts Cranfield and lowers CACM (the
-   * not-kept table in docs/benchmarks.md); agreement lifts both. `agree`, `docs` and `weight`
-   * chosen on CACM (pool and terms are Terrier's and the earlier trials'); the grid, and what
-   * Cranfield alone would choose, are in docs/benchmarks.md.
+   * The documents both lists agree on, for hybrid queries read as requests (`requestMinWords` or
+   * more words): among the best `pool` of a first fusion, the first `docs` that are also among the
+   * `agree` best by keyword score and by similarity to the query as asked (before vector feedback
+   * moves it toward the fusion's best, with which it then agrees by design). They steer both
+   * feedbacks: the query vector moves toward them instead of the fusion's best, and they give
+   * `termFeedback` its terms. Feedback from the fusion's best alone lifts Cranfield and lowers
+   * CACM (the not-kept table in docs/benchmarks.md); agreement lifts both. `agree` and `docs`
+   * chosen on CACM (pool is Terrier's); the grid, and what Cranfield alone would choose, are in
+   * docs/benchmarks.md.
    */
-  termFeedback: { pool: 100, agree: 5, docs: 2, terms: 10, weight: 0.5 },
+  agreement: { pool: 100, agree: 5, docs: 2 },
+  /**
+   * Term feedback from the agreed documents: their `terms` most informative terms (Bo1, Amati
+   * 2003, by document frequency), whose BM25F adds `weight` × its share of the largest to the best
+   * `agreement.pool` documents of the fusion. `weight` chosen on CACM, `terms` is Terrier's.
+   */
+  termFeedback: { terms: 10, weight: 0.5 },
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
   /** A result found only by vector similarity needs at least this share of the best similarity... */

@@ -64,8 +64,7 @@ const scratch = {
   kws: new Float64Array(0),
   /** The matches that can be in the hybrid head (`strongestKeywordMatches`). */
   headKeys: new IntList(),
-  /** Per key, the vector similarity to the query as asked, and what term feedback adds (cleared after each request). */
-  asked: new KeyScores(),
+  /** Per key, what term feedback adds (cleared after each request). */
   boost: new KeyScores(),
 };
 
@@ -130,9 +129,10 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
 /**
  * Ranks the index plus the delta for one request: BM25F keyword scores, vector similarity,
  * their fusion (hybrid: a convex combination of max-normalised scores), pseudo-relevance
- * feedback in vector space (the query vector moves toward its best few documents and the vector
- * part is scored again), an optional taste boost from the user's profile, with filters and
- * activity applied to every candidate. Every score uses the build's and the delta's statistics
+ * feedback in vector space (the query vector moves toward its best few documents, or for a long
+ * hybrid query toward those both lists agree on, and the vector part is scored again), term
+ * feedback from those agreed documents, an optional taste boost from the user's profile, with
+ * filters and activity applied to every candidate. Every score uses the build's and the delta's statistics
  * together (`PreparedDelta.stats`), and the delta's vectors as a build quantises them: a
  * document ranks the same whether it is in the delta or in the next build. Returns one page in
  * `byRank` order and the number of matches.
@@ -150,13 +150,13 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const kw = keywordMatches(index, delta, keys, r);
     const vec = scratch.vec;
     vec.reserve(keys.N + keys.S);
-    // Term feedback: hybrid, for a query read as a request (RANKING.requestMinWords): a short
-    // product query's best matches say less about what else is wanted, and a user's taste orders
-    // them instead.
-    const feedback = r.mode === 'hybrid' && RANKING.termFeedback.weight > 0 && kw.keys.length > 0 && kw.words >= RANKING.requestMinWords;
-    const headFrom = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, feedback) : undefined;
-    const boost = feedback && r.queryVector ? termFeedback(index, delta, keys, r, kw, vec) : undefined;
-    emitAll(keys, r, kw, vec, headFrom, out, boost);
+    // Feedback from the documents both lists agree on: hybrid, for a query read as a request
+    // (RANKING.requestMinWords): a short product query's best matches say less about what else is
+    // wanted, and a user's taste orders them instead.
+    const agreeing = r.mode === 'hybrid' && kw.keys.length > 0 && kw.words >= RANKING.requestMinWords;
+    const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
+    const boost = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec, stage.agreed) : undefined;
+    emitAll(keys, r, kw, vec, stage?.headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
     // Zeroed key by key, or at once when a broad query touched much of the catalog.
@@ -164,7 +164,6 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     if (touched.length > size / 8) scratch.acc.fill(0, 0, size);
     else for (const key of touched.view()) scratch.acc[key] = 0;
     scratch.vec.clear();
-    scratch.asked.clear();
     scratch.boost.clear();
   }
 }
@@ -305,12 +304,21 @@ export const rankingQuery = (query: string): string => withoutRequestWords(query
 
 /**
  * Vector scores into `vec`: the query's neighbours (unless hybrid has plenty of keyword matches)
- * and the head of the keyword matches, then scored again with the query moved toward its best
- * few documents (Rocchio feedback), keeping the first scores in `scratch.asked` when `keepAsked`
- * (term feedback's vector list). Answers, for hybrid with many keyword matches, the keyword
- * score the vector-scored head starts at.
+ * and the head of the keyword matches, then scored again with the query moved (Rocchio feedback)
+ * toward the documents both lists agree on when `agreeing` finds any, else toward its best few.
+ * Answers the agreed documents and, for hybrid with many keyword matches, the keyword score the
+ * vector-scored head starts at.
  */
-function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores, keepAsked: boolean): number | undefined {
+function vectorStage(
+  index: SearchIndex,
+  delta: PreparedDelta,
+  keys: Keys,
+  r: RankRequest,
+  queryVector: Float32Array,
+  kw: KeywordMatches,
+  vec: KeyScores,
+  agreeing: boolean,
+): { headFrom: number | undefined; agreed: number[] } {
   const { head, headFrom } = vectorHead(r.mode, keys, kw.keys);
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
@@ -318,21 +326,47 @@ function vectorStage(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Ra
   const first = keys.similarity(queryVector);
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
   for (const key of head) if (!vec.has(key)) vec.set(key, first(key));
-  if (keepAsked) {
-    // The similarities to the query as asked, before feedback moves it (term feedback's vector list).
-    const asked = scratch.asked;
-    asked.reserve(keys.N + keys.S);
-    for (const key of vec.keys()) asked.set(key, vec.get(key) as number);
-  }
+  // Judged by the similarities to the query as asked, before feedback moves it.
+  const agreed = agreeing ? agreedDocuments(keys, r, kw, vec) : [];
   if (RANKING.feedbackWeight > 0) {
-    const q2 = feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
+    const q2 = movedToward(queryVector, agreed.map(keys.vectorOfKey)) ?? feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
     if (q2) {
       // The same documents, scored again with the moved query.
       const second = keys.similarity(q2);
       for (const key of vec.keys()) vec.set(key, second(key));
     }
   }
-  return headFrom;
+  return { headFrom, agreed };
+}
+
+/**
+ * The documents both lists agree on (`RANKING.agreement`): in the order of a first fusion's best,
+ * the first few that are also among the best by keyword score and by vector similarity. Every key
+ * that can be among the fusion's best has a vector score (the hybrid head, or every keyword match
+ * when they are few, and the neighbours), and the best keyword matches are among them (the head
+ * holds the strongest).
+ */
+function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): number[] {
+  const { pool, agree, docs } = RANKING.agreement;
+  const maxVec = vec.max(1e-9);
+  const first = new TopK(pool);
+  const byKeyword = new TopK(agree);
+  const byVector = new TopK(agree);
+  for (const key of vec.keys()) {
+    const id = keys.idOf(key);
+    const v = vec.get(key) as number;
+    byVector.push(key, v, id);
+    const k = kw.of(key);
+    if (k > 0) byKeyword.push(key, k, id);
+    const f = fused(r.mode, k, kw.max, v, maxVec);
+    if (f !== null) first.push(key, f, id);
+  }
+  const inKeyword = new Set(byKeyword.keyView());
+  const inVector = new Set(byVector.keyView());
+  return first
+    .bestKeys()
+    .filter((key) => inKeyword.has(key) && inVector.has(key))
+    .slice(0, docs);
 }
 
 /**
@@ -435,10 +469,12 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
   for (const key of candidates) consider(key);
   // In semantic mode the neighbours are the evidence; in hybrid only keyword matches are.
   if (r.mode === 'semantic' || kw.keys.length === 0) for (const key of vec.keys()) if (kw.of(key) === 0) consider(key);
-  const tops = top
-    .bestKeys()
-    .map(keys.vectorOfKey)
-    .filter((v): v is Float32Array => v !== null);
+  return movedToward(queryVector, top.bestKeys().map(keys.vectorOfKey));
+}
+
+/** Rocchio: the query vector plus `feedbackWeight` × the mean of the documents' vectors (those that have one), normalised; null when none has. */
+function movedToward(queryVector: Float32Array, vectors: (Float32Array | null)[]): Float32Array | null {
+  const tops = vectors.filter((v): v is Float32Array => v !== null);
   if (!tops.length) return null;
   const q2 = Float32Array.from(queryVector);
   for (const v of tops) for (let k = 0; k < q2.length; k++) q2[k] = (q2[k] as number) + (RANKING.feedbackWeight * (v[k] as number)) / tops.length;
@@ -446,39 +482,22 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
 }
 
 /**
- * Term feedback (hybrid; `RANKING.termFeedback`): the first documents of a first fusion that
- * both lists rank among their best give their most informative terms (Bo1: a term's frequency in
- * them against its document frequency), and the BM25F of those terms, as a share of the largest,
- * is added to the fusion's best documents. Answers what it adds per key, or undefined when no
- * document is agreed on. Every input is the same whether a document is in the build or the
- * delta (the statistics of both, its analysed text, the one BM25F), so a document ranks the same
- * in either.
+ * Term feedback (`RANKING.termFeedback`): the agreed documents' most informative terms (Bo1: a
+ * term's frequency in them against its document frequency), whose BM25F, as a share of the
+ * largest, is added to the fusion's best documents. Answers what it adds per key. Every input is
+ * the same whether a document is in the build or the delta (the statistics of both, its analysed
+ * text, the one BM25F), so a document ranks the same in either.
  */
-function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): KeyScores | undefined {
-  const { pool, agree, docs, terms: wanted, weight } = RANKING.termFeedback;
-  // Every key that can be among the fusion's best has a vector score: the hybrid head, or every
-  // keyword match when they are few (vectorStage), and the neighbours.
+function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, agreed: number[]): KeyScores | undefined {
+  const { terms: wanted, weight } = RANKING.termFeedback;
+  // The fusion's best, with the moved query's similarities: the documents the terms can lift.
   const maxVec = vec.max(1e-9);
-  const first = new TopK(pool);
-  const byKeyword = new TopK(agree);
-  const byVector = new TopK(agree);
-  // The vector list's own judgement is the similarity to the query as asked, not to the query
-  // moved toward the fusion's best (vector feedback), which agrees with the fusion by design. The
-  // best keyword matches are among these keys too (the head holds the strongest).
-  const asked = scratch.asked;
+  const first = new TopK(RANKING.agreement.pool);
   for (const key of vec.keys()) {
-    const id = keys.idOf(key);
-    byVector.push(key, asked.get(key) ?? 0, id);
-    const k = kw.of(key);
-    if (k > 0) byKeyword.push(key, k, id);
-    const f = fused(r.mode, k, kw.max, vec.get(key), maxVec);
-    if (f !== null) first.push(key, f, id);
+    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    if (f !== null) first.push(key, f, keys.idOf(key));
   }
-  const inKeyword = new Set(byKeyword.keyView());
-  const inVector = new Set(byVector.keyView());
   const best = first.bestKeys();
-  const agreed = best.filter((key) => inKeyword.has(key) && inVector.has(key)).slice(0, docs);
-  if (agreed.length === 0) return undefined;
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
   const stats = delta.stats();
   const own = new Set(terms(r.query));

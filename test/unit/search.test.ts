@@ -451,7 +451,7 @@ describe("a build's saturated frequencies", () => {
   });
 });
 
-describe('term feedback (hybrid, a query read as a request)', () => {
+describe('feedback from the documents both lists agree on (hybrid, a query read as a request)', () => {
   // The two documents holding most of a long airship query are the best by keyword and by vector
   // alike; their other words ("zeppelin", "gondola") raise the matches that hold them, and no
   // other match changes.
@@ -476,6 +476,15 @@ describe('term feedback (hybrid, a query read as a request)', () => {
       return fn();
     } finally {
       RANKING.termFeedback.weight = before;
+    }
+  };
+  const withAgreement = <T>(a: Partial<typeof RANKING.agreement>, fn: () => T): T => {
+    const before = { ...RANKING.agreement };
+    Object.assign(RANKING.agreement, a);
+    try {
+      return fn();
+    } finally {
+      Object.assign(RANKING.agreement, before);
     }
   };
   const index = SearchIndex.build(docs, 64, 1);
@@ -506,18 +515,27 @@ describe('term feedback (hybrid, a query read as a request)', () => {
       doc(5, 'boat'),
     ];
     const idx = SearchIndex.build(some, 64, 1);
-    const agreeing = (n: number) => {
-      const before = RANKING.termFeedback.agree;
-      RANKING.termFeedback.agree = n;
-      try {
-        return ranked(idx, noDelta);
-      } finally {
-        RANKING.termFeedback.agree = before;
-      }
-    };
-    const plain = withWeight(0, () => ranked(idx, noDelta));
-    expect(agreeing(1)).toEqual(plain);
-    expect(agreeing(2)).not.toEqual(plain);
+    const plain = withAgreement({ docs: 0 }, () => ranked(idx, noDelta));
+    expect(withAgreement({ agree: 1 }, () => ranked(idx, noDelta))).toEqual(plain);
+    expect(withAgreement({ agree: 2 }, () => ranked(idx, noDelta))).not.toEqual(plain);
+  });
+
+  it("moves the query vector toward the agreed documents, not toward the rest of the fusion's best", () => {
+    // Documents 1 and 2 hold most of the query and are agreed on; 3-5 match one word each and
+    // are among the fusion's best 5 too. Without term feedback, moving toward the agreed two
+    // alone brings the second closer and the one-word matches further than moving toward all five.
+    const some = [
+      doc(1, 'airship envelope hydrogen lift gas cells'),
+      doc(2, 'airship envelope hydrogen lift fabric frame'),
+      doc(3, 'frame bicycle steel tube welding'),
+      doc(4, 'fabric cotton weaving loom textile'),
+      doc(5, 'gas stove kitchen burner oven'),
+    ];
+    const idx = SearchIndex.build(some, 64, 1);
+    const q = 'airship envelope hydrogen lift gas cells fabric frame';
+    const [agreed, best5] = [{}, { docs: 0 }].map((a) => withWeight(0, () => withAgreement(a, () => ranked(idx, noDelta, q))));
+    expect(agreed?.get(2)).toBeGreaterThan(best5?.get(2) as number);
+    for (const id of [3, 4, 5]) expect(agreed?.get(id), String(id)).toBeLessThan(best5?.get(id) as number);
   });
 
   it('leaves a short query as it is', () => {
