@@ -32,12 +32,13 @@ export const RANKING = {
   /** Weight of the keyword score in hybrid fusion (the rest is vector similarity); chosen on CACM. */
   hybridAlpha: 0.6,
   /**
-   * Pseudo-relevance feedback in vector space (Rocchio): the query vector moves toward the top
-   * documents (chosen on Cranfield), or toward the agreed documents (`agreement`) when a long
-   * hybrid query has any.
+   * Pseudo-relevance feedback in vector space (Rocchio): the query vector plus `feedbackWeight` ×
+   * the mean vector of the top `feedbackDocs` documents, or of the agreed documents (`agreement`)
+   * when a long hybrid query has any. Both chosen on Cranfield (the weight on 2026-11-27 with the
+   * agreement, its best in hybrid and semantic mode alike; the grid is in docs/benchmarks.md).
    */
   feedbackDocs: 5,
-  feedbackWeight: 1.0,
+  feedbackWeight: 3,
   /**
    * The documents both lists agree on, for hybrid queries read as requests (`requestMinWords` or
    * more words): among the best `pool` of a first fusion, the first `docs` that are also among the
