@@ -87,12 +87,14 @@ export class QueryExpander {
         // ("runni" → running → run), most frequent first.
         for (const x of this.withPrefix(w, PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
       }
-      if (!stop && w.length >= 4 && qtf.has(t) && df(t) === 0 && typos < RANKING.maxTypoWords) {
-        // Unknown term: likely a typo; take close vocabulary terms instead.
+      // Unknown term: likely a typo.
+      const unknown = !stop && w.length >= 4 && qtf.has(t) && df(t) === 0;
+      if (unknown && typos < RANKING.maxTypoWords) {
+        // Take close vocabulary terms instead.
         typos++;
         for (const x of this.near(t, typoEdits(w), extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
       }
-      if (isLast && open && !stop && w.length >= 4 && qtf.has(t) && df(t) === 0) {
+      if (unknown && isLast && open) {
         // Half typed with a typo ("jakc" → jacket): an unknown last word also stands for the terms
         // it starts within the typo rule's edits, weighed as both a prefix and a typo, below
         // every exact prefix.

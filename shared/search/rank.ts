@@ -347,26 +347,34 @@ function vectorStage(
  * holds the strongest).
  */
 function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): number[] {
-  const { pool, agree, docs } = RANKING.agreement;
-  const maxVec = vec.max(1e-9);
-  const first = new TopK(pool);
+  const { agree, docs } = RANKING.agreement;
   const byKeyword = new TopK(agree);
   const byVector = new TopK(agree);
   for (const key of vec.keys()) {
     const id = keys.idOf(key);
-    const v = vec.get(key) as number;
-    byVector.push(key, v, id);
+    byVector.push(key, vec.get(key) as number, id);
     const k = kw.of(key);
     if (k > 0) byKeyword.push(key, k, id);
-    const f = fused(r.mode, k, kw.max, v, maxVec);
-    if (f !== null) first.push(key, f, id);
   }
   const inKeyword = new Set(byKeyword.keyView());
   const inVector = new Set(byVector.keyView());
-  return first
-    .bestKeys()
+  return fusionBest(keys, r, kw, vec)
     .filter((key) => inKeyword.has(key) && inVector.has(key))
     .slice(0, docs);
+}
+
+/**
+ * The best `RANKING.agreement.pool` keys of the fusion with the vector scores as they are (ties
+ * to the lower item id). Every key that can be among them has a vector score (`agreedDocuments`).
+ */
+function fusionBest(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): number[] {
+  const maxVec = vec.max(1e-9);
+  const first = new TopK(RANKING.agreement.pool);
+  for (const key of vec.keys()) {
+    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    if (f !== null) first.push(key, f, keys.idOf(key));
+  }
+  return first.bestKeys();
 }
 
 /**
@@ -491,13 +499,7 @@ function movedToward(queryVector: Float32Array, vectors: (Float32Array | null)[]
 function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, agreed: number[]): KeyScores | undefined {
   const { terms: wanted, weight } = RANKING.termFeedback;
   // The fusion's best, with the moved query's similarities: the documents the terms can lift.
-  const maxVec = vec.max(1e-9);
-  const first = new TopK(RANKING.agreement.pool);
-  for (const key of vec.keys()) {
-    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
-    if (f !== null) first.push(key, f, keys.idOf(key));
-  }
-  const best = first.bestKeys();
+  const best = fusionBest(keys, r, kw, vec);
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
   const stats = delta.stats();
   const own = new Set(terms(r.query));
