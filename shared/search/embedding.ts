@@ -45,8 +45,8 @@ export function normalize(v: Float32Array): Float32Array {
 
 /**
  * The local default: no network, no weights. A sparse random projection (count sketch, 4 signed
- * hashes per feature) of a bag of features: word stems, stem bigrams and character 3- and 4-grams
- * of each word. Cosine between two such vectors approximates the cosine between their feature
+ * hashes per feature) of a bag of features: word stems, stem bigrams (within a line) and
+ * character 3- and 4-grams of each word. Cosine between two such vectors approximates the cosine between their feature
  * bags, so it matches across inflections, compounds and misspellings where exact terms do not,
  * which is what it adds to BM25 in hybrid ranking (bench:search measures it).
  */
@@ -74,19 +74,23 @@ export class HashingEmbedding implements EmbeddingProvider {
       if (e) e[1] += 1;
       else counts.set(f, [w, 1]);
     };
-    let prev: string | undefined;
-    for (const w of words(text)) {
-      if (STOP_WORDS.has(w)) {
-        prev = undefined;
-        continue;
+    // A bigram pairs neighbours within a line: the last word of an item's name and the first of
+    // its description (itemText puts each field on its own line) are no phrase.
+    for (const line of text.split('\n')) {
+      let prev: string | undefined;
+      for (const w of words(line)) {
+        if (STOP_WORDS.has(w)) {
+          prev = undefined;
+          continue;
+        }
+        const s = stem(w);
+        const tw = termWeight ? termWeight(s) : 1;
+        bump(`w:${s}`, tw);
+        if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
+        prev = s;
+        const padded = `<${w}>`;
+        for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
       }
-      const s = stem(w);
-      const tw = termWeight ? termWeight(s) : 1;
-      bump(`w:${s}`, tw);
-      if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
-      prev = s;
-      const padded = `<${w}>`;
-      for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
     }
     // Sublinear term frequency, as in tf-idf weighting.
     for (const [f, [w, c]] of counts) this.add(v, f, w * (1 + Math.log(c)));
@@ -98,11 +102,10 @@ export class HashingEmbedding implements EmbeddingProvider {
   }
 }
 
-/** The text an item is embedded from: name, description and metadata values. */
+/** The text an item is embedded from: name, description and metadata values, each on a line of its own. */
 export function itemText(item: { name: string; description?: string; metadata: Record<string, unknown> }): string {
   const meta = Object.entries(item.metadata)
     .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
-    .map(([k, v]) => `${k} ${String(v)}`)
-    .join(' ');
-  return [item.name, item.description ?? '', meta].join('\n');
+    .map(([k, v]) => `${k} ${String(v)}`);
+  return [item.name, item.description ?? '', ...meta].join('\n');
 }

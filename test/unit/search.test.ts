@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
-import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { cosine, HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
 import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
@@ -64,6 +64,18 @@ describe('hashing embedding', () => {
     expect(dot(a as Float32Array, a as Float32Array)).toBeCloseTo(1, 5);
     expect(emb.embedOne('red running shoes')).toEqual(a);
     expect(dot(a as Float32Array, b as Float32Array)).toBeGreaterThan(dot(a as Float32Array, c as Float32Array) + 0.3);
+  });
+
+  it("pairs words into bigrams within a field, not across an item's fields", () => {
+    const wide = new HashingEmbedding(4096);
+    const item = { name: 'Trail runner', description: 'Shoe cleaning kit', metadata: { brand: 'Acme', colour: 'red' } };
+    expect(itemText(item)).toBe('Trail runner\nShoe cleaning kit\nbrand Acme\ncolour red');
+    // The same features as the words with a stop word between the fields (it ends a bigram, and
+    // has no features of its own): no bigram runner_shoe, kit_brand or acme_colour...
+    const together = wide.embedOne(itemText(item));
+    expect(together).toEqual(wide.embedOne('Trail runner the Shoe cleaning kit the brand Acme the colour red'));
+    // ...so a query of the two words across the fields matches it less than a name holding them side by side.
+    expect(cosine(wide.embedOne('runner shoe'), together)).toBeLessThan(cosine(wide.embedOne('runner shoe'), wide.embedOne('Trail runner shoe cleaning kit')));
   });
 });
 
