@@ -7,15 +7,6 @@ export interface EmbeddingProvider {
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
-function fnv1a(s: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
 /** Cosine of two unit vectors (their dot product); 0 when either is missing or the sizes differ. */
 export function cosine(a: Float32Array | null, b: Float32Array | null): number {
   if (!a || !b || a.length !== b.length) return 0;
@@ -43,6 +34,119 @@ export function normalize(v: Float32Array): Float32Array {
   return v;
 }
 
+/** FNV-1a's 4 seeded states (the count sketch's 4 hashes, as int32) after `prefix`. */
+function seeded(prefix: string): Int32Array {
+  const out = new Int32Array(4);
+  for (let k = 0; k < 4; k++) {
+    let h = (0x811c9dc5 ^ (k * 0x9e3779b1)) >>> 0;
+    for (let i = 0; i < prefix.length; i++) h = Math.imul(h ^ prefix.charCodeAt(i), 0x01000193) >>> 0;
+    out[k] = h;
+  }
+  return out;
+}
+const WORD = seeded('w:');
+const BIGRAM = seeded('b:');
+const GRAM = seeded('c:');
+const UNDERSCORE = 0x5f;
+const WORD_START = 0x3c;
+const WORD_END = 0x3e;
+
+/**
+ * The distinct features of one text, in their first occurrence's order, each with its 4 FNV-1a
+ * hashes, the weight of its first occurrence and its count. The feature names (`w:${stem}`,
+ * `b:${prev}_${stem}`, `c:${gram}`) are hashed a character at a time instead of built as strings,
+ * and counted in an open-addressing table of their hashes instead of a Map by name: a long query
+ * embeds in about a third of the time (docs/benchmarks.md). A feature is told by its 4 hashes
+ * (128 bits), which are all that place it in the vector.
+ */
+class FeatureBag {
+  /** Open addressing by the first hash: a feature's number + 1, 0 for an empty slot. */
+  private table = new Int32Array(2048);
+  hashes = new Int32Array(1024);
+  weights = new Float64Array(256);
+  counts = new Float64Array(256);
+  size = 0;
+  private h0 = 0;
+  private h1 = 0;
+  private h2 = 0;
+  private h3 = 0;
+
+  clear(): void {
+    this.table.fill(0);
+    this.size = 0;
+  }
+
+  begin(prefix: Int32Array): void {
+    this.h0 = prefix[0] as number;
+    this.h1 = prefix[1] as number;
+    this.h2 = prefix[2] as number;
+    this.h3 = prefix[3] as number;
+  }
+
+  char(code: number): void {
+    this.h0 = Math.imul(this.h0 ^ code, 0x01000193);
+    this.h1 = Math.imul(this.h1 ^ code, 0x01000193);
+    this.h2 = Math.imul(this.h2 ^ code, 0x01000193);
+    this.h3 = Math.imul(this.h3 ^ code, 0x01000193);
+  }
+
+  text(s: string): void {
+    for (let i = 0; i < s.length; i++) this.char(s.charCodeAt(i));
+  }
+
+  /** Counts the feature hashed since `begin`, with `weight` if it is new. */
+  end(weight: number): void {
+    const { table, hashes, h0, h1, h2, h3 } = this;
+    const mask = table.length - 1;
+    for (let at = h0 & mask; ; at = (at + 1) & mask) {
+      const f = (table[at] as number) - 1;
+      if (f < 0) {
+        const n = this.size++;
+        table[at] = n + 1;
+        this.store(n, weight);
+        // At most half full.
+        if (2 * this.size > table.length) this.rehash();
+        return;
+      }
+      if (hashes[4 * f] === h0 && hashes[4 * f + 1] === h1 && hashes[4 * f + 2] === h2 && hashes[4 * f + 3] === h3) {
+        this.counts[f] = (this.counts[f] as number) + 1;
+        return;
+      }
+    }
+  }
+
+  private store(n: number, weight: number): void {
+    if (n === this.weights.length) {
+      const hashes = new Int32Array(this.hashes.length * 2);
+      hashes.set(this.hashes);
+      this.hashes = hashes;
+      const weights = new Float64Array(this.weights.length * 2);
+      weights.set(this.weights);
+      this.weights = weights;
+      const counts = new Float64Array(this.counts.length * 2);
+      counts.set(this.counts);
+      this.counts = counts;
+    }
+    this.hashes[4 * n] = this.h0;
+    this.hashes[4 * n + 1] = this.h1;
+    this.hashes[4 * n + 2] = this.h2;
+    this.hashes[4 * n + 3] = this.h3;
+    this.weights[n] = weight;
+    this.counts[n] = 1;
+  }
+
+  private rehash(): void {
+    const table = new Int32Array(this.table.length * 2);
+    const mask = table.length - 1;
+    for (let f = 0; f < this.size; f++) {
+      let at = (this.hashes[4 * f] as number) & mask;
+      while (table[at] !== 0) at = (at + 1) & mask;
+      table[at] = f + 1;
+    }
+    this.table = table;
+  }
+}
+
 /**
  * The local default: no network, no weights. A sparse random projection (count sketch, 4 signed
  * hashes per feature) of a bag of features: word stems, stem bigrams (within a line) and
@@ -52,28 +156,16 @@ export function normalize(v: Float32Array): Float32Array {
  */
 export class HashingEmbedding implements EmbeddingProvider {
   readonly name = 'local-hashing-v1';
+  private readonly bag = new FeatureBag();
   constructor(readonly dimensions = 256) {}
-
-  private add(v: Float32Array, feature: string, weight: number): void {
-    for (let k = 0; k < 4; k++) {
-      const h = fnv1a(feature, k * 0x9e3779b1);
-      v[h % this.dimensions] = (v[h % this.dimensions] as number) + (h & 0x80000000 ? -weight : weight);
-    }
-  }
 
   /**
    * `termWeight` (query side) scales each word's features, e.g. by the index's IDF, so that
    * the similarity works like tf-idf instead of plain tf.
    */
   embedOne(text: string, termWeight?: (stem: string) => number): Float32Array {
-    const v = new Float32Array(this.dimensions);
-    // feature -> [type weight, count]
-    const counts = new Map<string, [number, number]>();
-    const bump = (f: string, w: number) => {
-      const e = counts.get(f);
-      if (e) e[1] += 1;
-      else counts.set(f, [w, 1]);
-    };
+    const bag = this.bag;
+    bag.clear();
     // A bigram pairs neighbours within a line: the last word of an item's name and the first of
     // its description (itemText puts each field on its own line) are no phrase.
     for (const line of text.split('\n')) {
@@ -85,15 +177,40 @@ export class HashingEmbedding implements EmbeddingProvider {
         }
         const s = stem(w);
         const tw = termWeight ? termWeight(s) : 1;
-        bump(`w:${s}`, tw);
-        if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
+        bag.begin(WORD);
+        bag.text(s);
+        bag.end(tw);
+        if (prev) {
+          bag.begin(BIGRAM);
+          bag.text(prev);
+          bag.char(UNDERSCORE);
+          bag.text(s);
+          bag.end(0.5 * tw);
+        }
         prev = s;
-        const padded = `<${w}>`;
-        for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
+        // The character 3- and 4-grams of the word between word marks: `<${w}>`.
+        const last = w.length + 1;
+        for (let n = 3; n <= 4; n++) {
+          for (let i = 0; i + n <= last + 1; i++) {
+            bag.begin(GRAM);
+            for (let j = i; j < i + n; j++) bag.char(j === 0 ? WORD_START : j === last ? WORD_END : w.charCodeAt(j - 1));
+            bag.end(0.25 * tw);
+          }
+        }
       }
     }
+    const v = new Float32Array(this.dimensions);
+    const dims = this.dimensions;
+    const mask = (dims & (dims - 1)) === 0 ? dims - 1 : -1;
     // Sublinear term frequency, as in tf-idf weighting.
-    for (const [f, [w, c]] of counts) this.add(v, f, w * (1 + Math.log(c)));
+    for (let f = 0; f < bag.size; f++) {
+      const weight = (bag.weights[f] as number) * (1 + Math.log(bag.counts[f] as number));
+      for (let k = 0; k < 4; k++) {
+        const h = bag.hashes[4 * f + k] as number;
+        const at = mask >= 0 ? h & mask : (h >>> 0) % dims;
+        v[at] = (v[at] as number) + (h < 0 ? -weight : weight);
+      }
+    }
     return normalize(v);
   }
 

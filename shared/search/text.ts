@@ -16,6 +16,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 );
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
+const ASCII = /^\p{ASCII}*$/u;
 
 /**
  * Words with which a long, question-like query asks for results instead of saying what they are
@@ -35,8 +36,11 @@ export const REQUEST_WORDS: ReadonlySet<string> = new Set(
 export function withoutRequestWords(query: string, minWords: number): string {
   const all = words(query);
   if (all.length < minWords || all.every((w) => REQUEST_WORDS.has(w))) return query;
+  // An ASCII word folds to its lower case (no marks to strip, nothing to decompose): a long
+  // query's words, folded one by one, were most of the time this took.
+  const folded = ASCII.test(query) ? (w: string) => w.toLowerCase() : fold;
   return query
-    .replace(TOKEN, (w) => (REQUEST_WORDS.has(fold(w)) ? '' : w))
+    .replace(TOKEN, (w) => (REQUEST_WORDS.has(folded(w)) ? '' : w))
     .replace(/\s+/g, ' ')
     .trim();
 }

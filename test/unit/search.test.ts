@@ -25,7 +25,7 @@ import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { setClock } from '../../shared/clock.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
-import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
+import { editDistance, REQUEST_WORDS, STOP_WORDS, stem, terms, withoutRequestWords, words } from '../../shared/search/text.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
@@ -64,6 +64,70 @@ describe('hashing embedding', () => {
     expect(dot(a as Float32Array, a as Float32Array)).toBeCloseTo(1, 5);
     expect(emb.embedOne('red running shoes')).toEqual(a);
     expect(dot(a as Float32Array, b as Float32Array)).toBeGreaterThan(dot(a as Float32Array, c as Float32Array) + 0.3);
+  });
+
+  it('is the count sketch of the named features, bit for bit, at any size of vector and for any text', () => {
+    // The features by name, hashed by name, counted in a Map: the definition embedOne computes
+    // from its features' hashes alone.
+    const fnv1a = (s: string, seed: number) => {
+      let h = (0x811c9dc5 ^ seed) >>> 0;
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+    const byName = (dims: number, text: string, termWeight?: (stem: string) => number) => {
+      const counts = new Map<string, [number, number]>();
+      const bump = (f: string, w: number) => {
+        const e = counts.get(f);
+        if (e) e[1] += 1;
+        else counts.set(f, [w, 1]);
+      };
+      for (const line of text.split('\n')) {
+        let prev: string | undefined;
+        for (const w of words(line)) {
+          if (STOP_WORDS.has(w)) {
+            prev = undefined;
+            continue;
+          }
+          const s = stem(w);
+          const tw = termWeight ? termWeight(s) : 1;
+          bump(`w:${s}`, tw);
+          if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
+          prev = s;
+          const padded = `<${w}>`;
+          for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
+        }
+      }
+      const v = new Float32Array(dims);
+      for (const [f, [w, c]] of counts) {
+        const weight = w * (1 + Math.log(c));
+        for (let k = 0; k < 4; k++) {
+          const h = fnv1a(f, k * 0x9e3779b1);
+          v[h % dims] = (v[h % dims] as number) + (h & 0x80000000 ? -weight : weight);
+        }
+      }
+      return normalize(v);
+    };
+    const random = seededRandom(5);
+    const vocabulary = ['shoe', 'shoes', 'running', 'run', 'trail', 'a', 'x9', 'Zürich', 'ＤＩＳＣＵＳＳ', 'naïve', '東京', '𝔘nicode', 'the', 'of', 'ab'];
+    // Enough repeated features to outgrow the first tables, and texts with no feature at all.
+    const texts = [
+      '',
+      'the of',
+      ...Array.from({ length: 40 }, (_, i) =>
+        Array.from(
+          { length: 1 + Math.floor(random() * 40 * (1 + (i % 5) * 10)) },
+          () => vocabulary[Math.floor(random() * vocabulary.length)] + (random() < 0.3 ? String(Math.floor(random() * 500)) : ''),
+        ).join(random() < 0.1 ? '\n' : ' '),
+      ),
+    ];
+    const idf = (t: string) => 1 + (t.length % 7) / 3;
+    for (const dims of [64, 100, 512]) {
+      const e = new HashingEmbedding(dims);
+      for (const t of texts) {
+        expect(Buffer.from(e.embedOne(t).buffer)).toEqual(Buffer.from(byName(dims, t).buffer));
+        expect(Buffer.from(e.embedOne(t, idf).buffer)).toEqual(Buffer.from(byName(dims, t, idf).buffer));
+      }
+    }
   });
 
   it("pairs words into bigrams within a field, not across an item's fields", () => {
@@ -810,6 +874,8 @@ describe('request words', () => {
     // Nothing but request words: kept, there would be no query left.
     expect(withoutRequestWords('papers articles documents papers articles documents papers articles', 8)).toBe('papers articles documents papers articles documents papers articles');
     expect(REQUEST_WORDS.has('paper')).toBe(true);
+    // A query with other than ASCII: its words folded one by one ("Pâpers", "ＤＩＳＣＵＳＳ").
+    expect(withoutRequestWords('Pâpers that ＤＩＳＣＵＳＳ the résumé of compiler optimisation café', 8)).toBe('that the résumé of compiler optimisation café');
   });
 });
 
