@@ -120,6 +120,27 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
   // A list scored for the first time under these norms: its values are kept as computed (those
   // of a delta's replaced documents stay 0, skipped here as they are: a slot never comes back).
   const keep = kept ? undefined : norms.keep(p);
+  if (kept && !live) {
+    // The common case, a build's list scored before under these norms: the same values without
+    // the general loop's per-posting branches (0.89-0.93 x the ranking time of the 100K catalog's
+    // build by band, docs/benchmarks.md).
+    if (max) {
+      for (let j = start; j < p.end; j++) {
+        const key = base + (docs[j] as number);
+        const before = target[key] as number;
+        if (before === 0) touched.push(key);
+        target[key] = Math.max(before, weightedIdf * (kept[j - start] as number));
+      }
+    } else {
+      for (let j = start; j < p.end; j++) {
+        const key = base + (docs[j] as number);
+        const before = target[key] as number;
+        if (before === 0) touched.push(key);
+        target[key] = before + weightedIdf * (kept[j - start] as number);
+      }
+    }
+    return;
+  }
   for (let j = start; j < p.end; j++) {
     const i = docs[j] as number;
     if (live && !live[i]) continue;
