@@ -122,7 +122,7 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
   const keep = kept ? undefined : norms.keep(p);
   if (kept && !live) {
     // The common case, a build's list scored before under these norms: the same values without
-    // the general loop's per-posting branches (0.89-0.93 x the ranking time of the 100K catalog's
+    // the general loop's per-posting branches (0.88-0.89 x the ranking time of the 100K catalog's
     // build by band, docs/benchmarks.md).
     if (max) {
       for (let j = start; j < p.end; j++) {

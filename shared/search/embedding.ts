@@ -50,6 +50,9 @@ const GRAM = seeded('c:');
 const UNDERSCORE = 0x5f;
 const WORD_START = 0x3c;
 const WORD_END = 0x3e;
+/** A feature bag's first sizes: a table at most half full holds 1,024 features (a text of about 70 words). */
+const TABLE_SIZE = 2048;
+const FEATURES = 256;
 
 /**
  * The distinct features of one text, in their first occurrence's order, each with its 4 FNV-1a
@@ -61,18 +64,28 @@ const WORD_END = 0x3e;
  */
 class FeatureBag {
   /** Open addressing by the first hash: a feature's number + 1, 0 for an empty slot. */
-  private table = new Int32Array(2048);
-  hashes = new Int32Array(1024);
-  weights = new Float64Array(256);
-  counts = new Float64Array(256);
+  private table = new Int32Array(TABLE_SIZE);
+  hashes = new Int32Array(4 * FEATURES);
+  weights = new Float64Array(FEATURES);
+  counts = new Float64Array(FEATURES);
   size = 0;
   private h0 = 0;
   private h1 = 0;
   private h2 = 0;
   private h3 = 0;
 
+  /**
+   * Empty for the next text. Bound: room for the features of the largest text since the last
+   * reset; a table grown past 4 times its first size (a text of several thousand words) is let
+   * go here, so that clearing it does not cost every later short text its size.
+   */
   clear(): void {
-    this.table.fill(0);
+    if (this.table.length > 4 * TABLE_SIZE) {
+      this.table = new Int32Array(TABLE_SIZE);
+      this.hashes = new Int32Array(4 * FEATURES);
+      this.weights = new Float64Array(FEATURES);
+      this.counts = new Float64Array(FEATURES);
+    } else this.table.fill(0);
     this.size = 0;
   }
 
@@ -150,12 +163,13 @@ class FeatureBag {
 /**
  * The local default: no network, no weights. A sparse random projection (count sketch, 4 signed
  * hashes per feature) of a bag of features: word stems, stem bigrams (within a line) and
- * character 3- and 4-grams of each word. Cosine between two such vectors approximates the cosine between their feature
- * bags, so it matches across inflections, compounds and misspellings where exact terms do not,
- * which is what it adds to BM25 in hybrid ranking (bench:search measures it).
+ * character 3- and 4-grams of each word. Cosine between two such vectors approximates the cosine
+ * between their feature bags, so it matches across inflections, compounds and misspellings where
+ * exact terms do not, which is what it adds to BM25 in hybrid ranking (bench:search measures it).
  */
 export class HashingEmbedding implements EmbeddingProvider {
   readonly name = 'local-hashing-v1';
+  /** Scratch of `embedOne`, which runs to its end without yielding: one text at a time. */
   private readonly bag = new FeatureBag();
   constructor(readonly dimensions = 256) {}
 

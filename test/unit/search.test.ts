@@ -110,7 +110,7 @@ describe('hashing embedding', () => {
     const random = seededRandom(5);
     const vocabulary = ['shoe', 'shoes', 'running', 'run', 'trail', 'a', 'x9', 'Zürich', 'ＤＩＳＣＵＳＳ', 'naïve', '東京', '𝔘nicode', 'the', 'of', 'ab'];
     // Enough repeated features to outgrow the first tables, and texts with no feature at all.
-    const texts = [
+    const texts: string[] = [
       '',
       'the of',
       ...Array.from({ length: 40 }, (_, i) =>
@@ -120,6 +120,8 @@ describe('hashing embedding', () => {
         ).join(random() < 0.1 ? '\n' : ' '),
       ),
     ];
+    // One of thousands of distinct words (its bag grows past the size it is let go at), then short ones.
+    texts.push(Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}q${(i * 7919).toString(36)}`).join(' '), 'trail shoe', 'shoe');
     const idf = (t: string) => 1 + (t.length % 7) / 3;
     for (const dims of [64, 100, 512]) {
       const e = new HashingEmbedding(dims);
