@@ -161,6 +161,28 @@ class FeatureBag {
 }
 
 /**
+ * The words the local embedding is made of, in order: each line's words without stop words,
+ * with the word's stem, its weight (`termWeight` of the stem, else 1) and the stem before it
+ * that it pairs with in a bigram. A bigram pairs neighbours within a line (undefined at a line's
+ * start or after a stop word): the last word of an item's name and the first of its description
+ * (itemText puts each field on its own line) are no phrase.
+ */
+export function forEachEmbeddedWord(text: string, termWeight: ((stem: string) => number) | undefined, visit: (word: string, stem: string, weight: number, prev: string | undefined) => void): void {
+  for (const line of text.split('\n')) {
+    let prev: string | undefined;
+    for (const w of words(line)) {
+      if (STOP_WORDS.has(w)) {
+        prev = undefined;
+        continue;
+      }
+      const s = stem(w);
+      visit(w, s, termWeight ? termWeight(s) : 1, prev);
+      prev = s;
+    }
+  }
+}
+
+/**
  * The local default: no network, no weights. A sparse random projection (count sketch, 4 signed
  * hashes per feature) of a bag of features: word stems, stem bigrams (within a line) and
  * character 3- and 4-grams of each word. Cosine between two such vectors approximates the cosine
@@ -180,39 +202,27 @@ export class HashingEmbedding implements EmbeddingProvider {
   embedOne(text: string, termWeight?: (stem: string) => number): Float32Array {
     const bag = this.bag;
     bag.clear();
-    // A bigram pairs neighbours within a line: the last word of an item's name and the first of
-    // its description (itemText puts each field on its own line) are no phrase.
-    for (const line of text.split('\n')) {
-      let prev: string | undefined;
-      for (const w of words(line)) {
-        if (STOP_WORDS.has(w)) {
-          prev = undefined;
-          continue;
-        }
-        const s = stem(w);
-        const tw = termWeight ? termWeight(s) : 1;
-        bag.begin(WORD);
+    forEachEmbeddedWord(text, termWeight, (w, s, tw, prev) => {
+      bag.begin(WORD);
+      bag.text(s);
+      bag.end(tw);
+      if (prev) {
+        bag.begin(BIGRAM);
+        bag.text(prev);
+        bag.char(UNDERSCORE);
         bag.text(s);
-        bag.end(tw);
-        if (prev) {
-          bag.begin(BIGRAM);
-          bag.text(prev);
-          bag.char(UNDERSCORE);
-          bag.text(s);
-          bag.end(0.5 * tw);
-        }
-        prev = s;
-        // The character 3- and 4-grams of the word between word marks: `<${w}>`.
-        const last = w.length + 1;
-        for (let n = 3; n <= 4; n++) {
-          for (let i = 0; i + n <= last + 1; i++) {
-            bag.begin(GRAM);
-            for (let j = i; j < i + n; j++) bag.char(j === 0 ? WORD_START : j === last ? WORD_END : w.charCodeAt(j - 1));
-            bag.end(0.25 * tw);
-          }
+        bag.end(0.5 * tw);
+      }
+      // The character 3- and 4-grams of the word between word marks: `<${w}>`.
+      const last = w.length + 1;
+      for (let n = 3; n <= 4; n++) {
+        for (let i = 0; i + n <= last + 1; i++) {
+          bag.begin(GRAM);
+          for (let j = i; j < i + n; j++) bag.char(j === 0 ? WORD_START : j === last ? WORD_END : w.charCodeAt(j - 1));
+          bag.end(0.25 * tw);
         }
       }
-    }
+    });
     const v = new Float32Array(this.dimensions);
     const dims = this.dimensions;
     const mask = (dims & (dims - 1)) === 0 ? dims - 1 : -1;

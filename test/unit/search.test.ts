@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
-import { cosine, HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
+import { cosine, forEachEmbeddedWord, HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
 import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
@@ -25,7 +25,7 @@ import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { setClock } from '../../shared/clock.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
-import { editDistance, REQUEST_WORDS, STOP_WORDS, stem, terms, withoutRequestWords, words } from '../../shared/search/text.ts';
+import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
@@ -67,8 +67,8 @@ describe('hashing embedding', () => {
   });
 
   it('is the count sketch of the named features, bit for bit, at any size of vector and for any text', () => {
-    // The features by name, hashed by name, counted in a Map: the definition embedOne computes
-    // from its features' hashes alone.
+    // The features by name (of the same words), hashed by name, counted in a Map: the definition
+    // embedOne computes from its features' hashes alone.
     const fnv1a = (s: string, seed: number) => {
       let h = (0x811c9dc5 ^ seed) >>> 0;
       for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
@@ -81,22 +81,12 @@ describe('hashing embedding', () => {
         if (e) e[1] += 1;
         else counts.set(f, [w, 1]);
       };
-      for (const line of text.split('\n')) {
-        let prev: string | undefined;
-        for (const w of words(line)) {
-          if (STOP_WORDS.has(w)) {
-            prev = undefined;
-            continue;
-          }
-          const s = stem(w);
-          const tw = termWeight ? termWeight(s) : 1;
-          bump(`w:${s}`, tw);
-          if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
-          prev = s;
-          const padded = `<${w}>`;
-          for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
-        }
-      }
+      forEachEmbeddedWord(text, termWeight, (w, s, tw, prev) => {
+        bump(`w:${s}`, tw);
+        if (prev) bump(`b:${prev}_${s}`, 0.5 * tw);
+        const padded = `<${w}>`;
+        for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) bump(`c:${padded.slice(i, i + n)}`, 0.25 * tw);
+      });
       const v = new Float32Array(dims);
       for (const [f, [w, c]] of counts) {
         const weight = w * (1 + Math.log(c));
