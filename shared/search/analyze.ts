@@ -43,5 +43,36 @@ export function analyze(d: SearchDoc): Analyzed {
   return { tf, len, surface };
 }
 
+/** Documents whose terms `analysedTerms` keeps: about 5 MB for abstracts of 150 words. */
+const TERMS_CACHE_DOCS = 1024;
+const termsCache = new Map<SearchDoc, AnalysedTerms>();
+
+export interface AnalysedTerms {
+  /** The document's terms, in `analyze`'s order. */
+  terms: string[];
+  /** Term i's frequency in field f (FIELD_NAMES order) at `tf[3 * i + f]`. */
+  tf: Float64Array;
+}
+
+/**
+ * `analyze(d).tf` in two arrays, kept for the TERMS_CACHE_DOCS documents asked for last (by
+ * object: a changed item is a new document). Term feedback reads the few documents a query's
+ * lists agree on, and the same documents agree for many queries: analysing them again was an
+ * eighth of a long query's ranking (docs/benchmarks.md, 2026-11-27 session 17).
+ */
+export function analysedTerms(d: SearchDoc): AnalysedTerms {
+  let e = termsCache.get(d);
+  if (e) termsCache.delete(d);
+  else {
+    const { tf } = analyze(d);
+    e = { terms: [...tf.keys()], tf: new Float64Array(3 * tf.size) };
+    let i = 0;
+    for (const f of tf.values()) e.tf.set(f, 3 * i++);
+    if (termsCache.size >= TERMS_CACHE_DOCS) termsCache.delete(termsCache.keys().next().value as SearchDoc);
+  }
+  termsCache.set(d, e);
+  return e;
+}
+
 /** Each field's average length over n documents from their total lengths (1 when there are none). */
 export const averageLengths = (sums: readonly number[], n: number): number[] => sums.map((sum) => (n ? sum / n : 0) || 1);

@@ -15,7 +15,7 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { analyze, FIELD_NAMES, type Field } from './analyze.ts';
+import { analysedTerms, FIELD_NAMES, type Field } from './analyze.ts';
 import { byTerm, terms, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
@@ -506,20 +506,31 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
   const boosts = FIELD_NAMES.map((f) => RANKING.fields[f as Field].boost);
   const freq = new Map<string, number>();
   for (const key of agreed) {
-    for (const [t, f] of analyze(keys.docOf(key)).tf) {
+    const { terms: ts, tf } = analysedTerms(keys.docOf(key));
+    for (let i = 0; i < ts.length; i++) {
+      const t = ts[i] as string;
       if (own.has(t)) continue;
-      freq.set(t, (freq.get(t) ?? 0) + f[0] * (boosts[0] as number) + f[1] * (boosts[1] as number) + f[2] * (boosts[2] as number));
+      freq.set(t, (freq.get(t) ?? 0) + (tf[3 * i] as number) * (boosts[0] as number) + (tf[3 * i + 1] as number) * (boosts[1] as number) + (tf[3 * i + 2] as number) * (boosts[2] as number));
     }
   }
-  const informative: [string, number][] = [];
+  // The `wanted` most informative, best first (ties to the term first in order): kept sorted as
+  // they come, instead of sorting every candidate (a long document pair has hundreds).
+  const chosen: [string, number][] = [];
+  const before = (a: [string, number], b: [string, number]) => a[1] > b[1] || (a[1] === b[1] && byTerm(a[0], b[0]) < 0);
   for (const [t, f] of freq) {
     const df = stats.df(t);
     if (df === 0) continue;
     const pn = df / stats.n;
-    informative.push([t, f * Math.log2((1 + pn) / pn) + Math.log2(1 + pn)]);
+    const c: [string, number] = [t, f * Math.log2((1 + pn) / pn) + Math.log2(1 + pn)];
+    if (chosen.length === wanted && !before(c, chosen[wanted - 1] as [string, number])) continue;
+    let at = Math.min(chosen.length, wanted - 1);
+    if (chosen.length < wanted) chosen.push(c);
+    while (at > 0 && before(c, chosen[at - 1] as [string, number])) {
+      chosen[at] = chosen[at - 1] as [string, number];
+      at--;
+    }
+    chosen[at] = c;
   }
-  informative.sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]));
-  const chosen = informative.slice(0, wanted);
   const top = chosen[0]?.[1];
   if (!top) return undefined;
   // Their BM25F for the fusion's best only: each one's posting found by binary search (a list

@@ -26,6 +26,7 @@ import { setClock } from '../../shared/clock.ts';
 import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
+import { analysedTerms, analyze } from '../../shared/search/analyze.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 const emb = new HashingEmbedding(64);
@@ -54,6 +55,37 @@ describe('text analysis', () => {
     expect(editDistance('abcdef', 'badcfe', 2)).toBe(3);
     expect(editDistance('abc', 'abd', 1)).toBe(1);
     expect(editDistance('abcdef', 'a', 1)).toBe(2);
+  });
+});
+
+describe("a document's analysed terms (term feedback reads them)", () => {
+  const asTf = (d: SearchDoc) => {
+    const { terms: ts, tf } = analysedTerms(d);
+    return new Map(ts.map((t, i) => [t, [tf[3 * i], tf[3 * i + 1], tf[3 * i + 2]]]));
+  };
+
+  it('are analyze’s term frequencies per field, kept per document object', () => {
+    const d = doc(1, 'Running shoes', 'Shoes for running on trails; trail shoes.', { metadata: { brand: 'Trail Co' } });
+    expect(asTf(d)).toEqual(analyze(d).tf);
+    expect(analysedTerms(d)).toBe(analysedTerms(d));
+    // A changed item is a new document: its own terms, not the ones kept for the old one.
+    const changed = { ...d, description: 'Boots for hiking.', metadata: {} };
+    expect(asTf(changed)).toEqual(analyze(changed).tf);
+    expect(asTf(changed).has('trail')).toBe(false);
+    expect(asTf(d).get('trail')).toEqual([0, 2, 1]);
+  });
+
+  it('keeps the last 1,024 documents asked for, the oldest dropped first', () => {
+    const first = doc(1, 'alpha');
+    const kept = analysedTerms(first);
+    for (let i = 2; i <= 1024; i++) analysedTerms(doc(i, `word${i}`));
+    expect(analysedTerms(first)).toBe(kept); // asked again: now the newest
+    for (let i = 0; i < 1023; i++) analysedTerms(doc(2000 + i, 'beta'));
+    expect(analysedTerms(first)).toBe(kept);
+    for (let i = 0; i < 1024; i++) analysedTerms(doc(4000 + i, 'gamma'));
+    const again = analysedTerms(first);
+    expect(again).not.toBe(kept);
+    expect(again).toEqual(kept);
   });
 });
 
