@@ -498,6 +498,7 @@ function movedToward(queryVector: Float32Array, vectors: (Float32Array | null)[]
  */
 function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, agreed: number[]): KeyScores | undefined {
   const { terms: wanted, weight } = RANKING.termFeedback;
+  if (wanted <= 0) return undefined;
   // The fusion's best, with the moved query's similarities: the documents the terms can lift.
   const best = fusionBest(keys, r, kw, vec);
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.

@@ -885,6 +885,22 @@ describe('TopK', () => {
       for (const [key, s] of kept) expect(scores[(key - 1) / 3]).toBe(s);
     }
   });
+
+  it('gives them best first, the same score to the lower tie-break, and leaves them kept', () => {
+    const rand = seededRandom(11);
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(rand() * 300);
+      const k = Math.floor(rand() * 120);
+      const pairs = Array.from({ length: n }, (_, i) => ({ key: i, score: Math.floor(rand() * 6), tie: Math.floor(rand() * 1e6) * n + i }));
+      const top = new TopK(k);
+      for (const p of pairs) top.push(p.key, p.score, p.tie);
+      const want = [...pairs].sort((a, b) => b.score - a.score || a.tie - b.tie).slice(0, k);
+      const got: [number, number][] = [];
+      top.forEachBest((key, score) => got.push([key, score]));
+      expect(got).toEqual(want.map((p) => [p.key, p.score]));
+      expect(top.bestKeys()).toEqual(want.map((p) => p.key));
+    }
+  });
 });
 
 describe('request words', () => {
