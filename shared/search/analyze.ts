@@ -43,32 +43,43 @@ export function analyze(d: SearchDoc): Analyzed {
   return { tf, len, surface };
 }
 
-/** Documents whose terms `analysedTerms` keeps: about 5 MB for abstracts of 150 words. */
-const TERMS_CACHE_DOCS = 1024;
+/**
+ * Terms `analysedTerms` keeps, over all the documents it keeps: about 20 bytes each (the term is
+ * the stemmer cache's string), 5 MB in all; about 2,000 abstracts of 150 words, or 250 of the
+ * longest descriptions an item can have.
+ */
+const TERMS_CACHE_TERMS = 1 << 18;
 const termsCache = new Map<SearchDoc, AnalysedTerms>();
+let termsCached = 0;
 
 export interface AnalysedTerms {
   /** The document's terms, in `analyze`'s order. */
   terms: string[];
   /** Term i's frequency in field f (FIELD_NAMES order) at `tf[3 * i + f]`. */
-  tf: Float64Array;
+  tf: Uint32Array;
 }
 
 /**
- * `analyze(d).tf` in two arrays, kept for the TERMS_CACHE_DOCS documents asked for last (by
- * object: a changed item is a new document). Term feedback reads the few documents a query's
- * lists agree on, and the same documents agree for many queries: analysing them again was an
- * eighth of a long query's ranking (docs/benchmarks.md, 2026-11-27 session 17).
+ * `analyze(d).tf` in two arrays, kept for the documents asked for last (by object: a changed
+ * item is a new document), the oldest dropped first beyond TERMS_CACHE_TERMS terms. Term feedback
+ * reads the few documents a query's lists agree on, and a query asked again (or another that
+ * agrees on the same documents) finds them analysed: analysing them was an eighth of a long
+ * query's ranking (docs/benchmarks.md, 2026-11-27 session 17).
  */
 export function analysedTerms(d: SearchDoc): AnalysedTerms {
   let e = termsCache.get(d);
   if (e) termsCache.delete(d);
   else {
     const { tf } = analyze(d);
-    e = { terms: [...tf.keys()], tf: new Float64Array(3 * tf.size) };
+    e = { terms: [...tf.keys()], tf: new Uint32Array(3 * tf.size) };
     let i = 0;
     for (const f of tf.values()) e.tf.set(f, 3 * i++);
-    if (termsCache.size >= TERMS_CACHE_DOCS) termsCache.delete(termsCache.keys().next().value as SearchDoc);
+    termsCached += e.terms.length;
+    for (const [old, kept] of termsCache) {
+      if (termsCached <= TERMS_CACHE_TERMS) break;
+      termsCache.delete(old);
+      termsCached -= kept.terms.length;
+    }
   }
   termsCache.set(d, e);
   return e;

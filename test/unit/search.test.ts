@@ -75,14 +75,18 @@ describe("a document's analysed terms (term feedback reads them)", () => {
     expect(asTf(d).get('trail')).toEqual([0, 2, 1]);
   });
 
-  it('keeps the last 1,024 documents asked for, the oldest dropped first', () => {
-    const first = doc(1, 'alpha');
+  it('keeps the documents asked for last, up to 262,144 terms in all, the oldest dropped first', () => {
+    // 4,096 terms each (numbers stem to themselves): 64 documents fill the cache.
+    const numbers = Array.from({ length: 4096 }, (_, i) => String(i)).join(' ');
+    const big = (id: number) => doc(id, '0', numbers);
+    const first = big(1);
     const kept = analysedTerms(first);
-    for (let i = 2; i <= 1024; i++) analysedTerms(doc(i, `word${i}`));
-    expect(analysedTerms(first)).toBe(kept); // asked again: now the newest
-    for (let i = 0; i < 1023; i++) analysedTerms(doc(2000 + i, 'beta'));
+    expect(kept.terms).toHaveLength(4096);
+    for (let i = 2; i <= 64; i++) analysedTerms(big(i));
+    expect(analysedTerms(first)).toBe(kept); // still kept, and now the newest
+    analysedTerms(big(65)); // drops the oldest, which is document 2
     expect(analysedTerms(first)).toBe(kept);
-    for (let i = 0; i < 1024; i++) analysedTerms(doc(4000 + i, 'gamma'));
+    for (let i = 66; i <= 129; i++) analysedTerms(big(i));
     const again = analysedTerms(first);
     expect(again).not.toBe(kept);
     expect(again).toEqual(kept);
