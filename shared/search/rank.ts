@@ -357,10 +357,26 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
     if (k > 0) byKeyword.push(key, k, id);
   }
   const inKeyword = new Set(byKeyword.keyView());
-  const inVector = new Set(byVector.keyView());
-  return fusionBest(keys, r, kw, vec)
-    .filter((key) => inKeyword.has(key) && inVector.has(key))
-    .slice(0, docs);
+  // In both lists' best (at most `agree` keys): those among the fusion's best `pool`, in its order.
+  // Each is there when fewer than `pool` keys rank above it, which one pass counts (instead of
+  // keeping the fusion's best `pool` to look them up).
+  const maxVec = vec.max(1e-9);
+  const both: { key: number; f: number; id: number; above: number }[] = [];
+  for (const key of byVector.keyView()) {
+    const f = inKeyword.has(key) ? fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec) : null;
+    if (f !== null) both.push({ key, f, id: keys.idOf(key), above: 0 });
+  }
+  if (both.length === 0) return [];
+  for (const key of vec.keys()) {
+    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    if (f === null) continue;
+    for (const c of both) if (f > c.f || (f === c.f && keys.idOf(key) < c.id)) c.above++;
+  }
+  return both
+    .filter((c) => c.above < RANKING.agreement.pool)
+    .sort((a, b) => b.f - a.f || a.id - b.id)
+    .slice(0, docs)
+    .map((c) => c.key);
 }
 
 /**
