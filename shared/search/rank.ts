@@ -360,15 +360,15 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   // In both lists' best (at most `agree` keys): those among the fusion's best `pool`, in its order.
   // Each is there when fewer than `pool` keys rank above it, which one pass counts (instead of
   // keeping the fusion's best `pool` to look them up).
-  const maxVec = vec.max(1e-9);
+  const fusedOf = fusion(r, kw, vec);
   const both: { key: number; f: number; id: number; above: number }[] = [];
   for (const key of byVector.keyView()) {
-    const f = inKeyword.has(key) ? fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec) : null;
+    const f = inKeyword.has(key) ? fusedOf(key) : null;
     if (f !== null) both.push({ key, f, id: keys.idOf(key), above: 0 });
   }
   if (both.length === 0) return [];
   for (const key of vec.keys()) {
-    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    const f = fusedOf(key);
     if (f === null) continue;
     for (const c of both) if (f > c.f || (f === c.f && keys.idOf(key) < c.id)) c.above++;
   }
@@ -384,10 +384,10 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
  * to the lower item id). Every key that can be among them has a vector score (`agreedDocuments`).
  */
 function fusionBest(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): number[] {
-  const maxVec = vec.max(1e-9);
+  const fusedOf = fusion(r, kw, vec);
   const first = new TopK(RANKING.agreement.pool);
   for (const key of vec.keys()) {
-    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    const f = fusedOf(key);
     if (f !== null) first.push(key, f, keys.idOf(key));
   }
   return first.bestKeys();
@@ -482,9 +482,9 @@ function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: 
  */
 function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw: KeywordMatches, vec: KeyScores, candidates: Iterable<number>): Float32Array | null {
   const top = new TopK(RANKING.feedbackDocs);
-  const maxVec = vec.max(1e-9);
+  const fusedOf = fusion(r, kw, vec);
   const consider = (key: number) => {
-    const f = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    const f = fusedOf(key);
     if (f !== null) top.push(key, f, keys.idOf(key));
   };
   // Below the head, a keyword match has no vector score and a keyword score no higher than any
@@ -584,7 +584,7 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
  * tail is dismissed by one comparison.
  */
 function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, headFrom: number | undefined, out: ResultPage, boost?: KeyScores): void {
-  const maxVec = vec.max(1e-9);
+  const fusedOf = fusion(r, kw, vec);
   // The taste boost is at most (1 + personalWeight).
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
   // The taste: the profile's similarity to a match through the int8 kernel, as browsing scores it
@@ -603,7 +603,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
     return;
   }
   const emit = (key: number) => {
-    let score = fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+    let score = fusedOf(key);
     if (score === null) return;
     if (boost) score += boost.get(key) ?? 0;
     // Once the page is full, a match that cannot enter it even with the largest boost is only
@@ -627,6 +627,12 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
   } else {
     for (const key of kw.keys) if (!vec.has(key)) emit(key);
   }
+}
+
+/** Each key's fused score over these lists, the vector scores over their best (`fused`). */
+function fusion(r: RankRequest, kw: KeywordMatches, vec: KeyScores): (key: number) => number | null {
+  const maxVec = vec.max(1e-9);
+  return (key) => fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
 }
 
 /** The fused score of a candidate, or null when it is no result. */
