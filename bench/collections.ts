@@ -7,6 +7,7 @@ import { miniSearch, plainBm25f, type Peer } from './peers.ts';
 import { HashingEmbedding, itemText } from '../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc, type SearchMode } from '../shared/search/engine.ts';
 import { PreparedDelta, rank, rankingQuery } from '../shared/search/rank.ts';
+import { STOP_WORDS, words } from '../shared/search/text.ts';
 
 /** A test collection as bench:search runs it: documents, judged queries and their relevant documents. */
 export interface Collection {
@@ -36,6 +37,26 @@ export function searchCollections(dataDir: string): Collection[] {
   if (existsSync(join(dataDir, 'cacm', 'cacm.all'))) add('CACM', loadCacm(join(dataDir, 'cacm')));
   return out;
 }
+
+/** A query as a title-style one: its first `n` words that are not stop words (the service's tokens). */
+export const firstContentWords = (text: string, n: number): string =>
+  words(text)
+    .filter((w) => !STOP_WORDS.has(w))
+    .slice(0, n)
+    .join(' ');
+
+/**
+ * The same collection in other shapes, for seeing whether a ranking change holds beyond the
+ * shape it was measured on (a collection kept for evaluation may have short queries or untitled
+ * documents): queries cut to their first 5 or 3 content words, documents without titles, titles
+ * moved into the text. Nothing is chosen on them (`--in-process --shapes`).
+ */
+export const SHAPES: Readonly<Record<string, (c: Collection) => Collection>> = {
+  'queries of 5 words': (c) => ({ ...c, queries: c.queries.map((q) => ({ ...q, text: firstContentWords(q.text, 5) })) }),
+  'queries of 3 words': (c) => ({ ...c, queries: c.queries.map((q) => ({ ...q, text: firstContentWords(q.text, 3) })) }),
+  'documents without titles': (c) => ({ ...c, docs: c.docs.map((d) => ({ ...d, title: '' })) }),
+  'titles in the text': (c) => ({ ...c, docs: c.docs.map((d) => ({ ...d, title: '', text: d.title ? `${d.title} ${d.text}` : d.text })) }),
+};
 
 /** A collection's document as an item: name the title (or "Document n"), description the text. */
 export const asItem = (d: CranDoc) => ({ name: d.title || `Document ${d.id}`, description: d.text });

@@ -16,6 +16,8 @@
  * `npm run bench:search -- --in-process [<data dir or collection dir>]`
  *   The same quality figures without HTTP (the service's ranking called in-process, seconds
  *   instead of minutes), for trying a ranking change on every collection at once. Prints only.
+ *   With `--shapes`, also each collection in other shapes (bench/collections.ts SHAPES: short
+ *   queries, untitled documents), which no constant is chosen on.
  * `npm run bench:search -- --synthetic 100000`
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
  *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode; target p99 < 50
@@ -33,7 +35,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { asItem, cutQuery, inProcessScores, peerScores, searchCollections, type Collection } from '../bench/collections.ts';
+import { asItem, cutQuery, inProcessScores, peerScores, SHAPES, searchCollections, type Collection } from '../bench/collections.ts';
 import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
@@ -52,6 +54,7 @@ const { values, positionals } = parseArgs({
     'api-threads': { type: 'string', default: DEFAULT_API_THREADS },
     'typo-worst-case': { type: 'boolean', default: false },
     'in-process': { type: 'boolean', default: false },
+    shapes: { type: 'boolean', default: false },
   },
 });
 
@@ -325,7 +328,7 @@ function collectionsIn(dir: string): Collection[] {
   return found;
 }
 
-function inProcess(dir: string): void {
+function inProcess(dir: string, shapes: boolean): void {
   const lines = ['| collection | state | keyword | semantic | hybrid | MiniSearch | BM25F | hybrid ÷ stronger peer |', '|---|---|---:|---:|---:|---:|---:|---:|'];
   for (const c of collectionsIn(dir)) {
     const [mini, bm25f] = peerScores(c).map((p) => p.ndcg10) as [number, number];
@@ -337,6 +340,21 @@ function inProcess(dir: string): void {
     }
   }
   console.log(lines.join('\n'));
+  if (shapes) console.log(`\n${shapesTable(dir).join('\n')}`);
+}
+
+/** Each collection in the other shapes of SHAPES (built), against the peers on the same shape. */
+function shapesTable(dir: string): string[] {
+  const lines = ['| collection | shape | keyword | hybrid | stronger peer | hybrid ÷ stronger peer | hybrid ÷ keyword |', '|---|---|---:|---:|---:|---:|---:|'];
+  for (const c0 of collectionsIn(dir)) {
+    for (const [shape, reshape] of Object.entries(SHAPES)) {
+      const c = reshape(c0);
+      const peer = Math.max(...peerScores(c).map((p) => p.ndcg10));
+      const r = inProcessScores(c, 'built');
+      lines.push(`| ${c.name} | ${shape} | ${r.keyword.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${peer.toFixed(4)} | ${(r.hybrid / peer).toFixed(3)} | ${(r.hybrid / r.keyword).toFixed(3)} |`);
+    }
+  }
+  return lines;
 }
 
 /**
@@ -695,5 +713,5 @@ function typoWorstCase(n: number, dir: string | undefined): void {
 
 if (values['typo-worst-case']) typoWorstCase(Number(values.synthetic ?? 100_000), positionals[0]);
 else if (values.synthetic) await synthetic(Number(values.synthetic));
-else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data');
+else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data', values.shapes);
 else await collections(positionals[0] ?? '../shared/data');

@@ -9,7 +9,10 @@ import { LocalQueue } from '../../local/queue.ts';
 import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
 import { cosine, forEachEmbeddedWord, HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
-import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, type SearchDoc } from '../../shared/search/engine.ts';
+import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, idfOf, type SearchDoc } from '../../shared/search/engine.ts';
+import { generateCatalog } from '../../shared/demo/catalog.ts';
+import { type Collection, SHAPES } from '../../bench/collections.ts';
+import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
 import { IntList } from '../../shared/search/int-list.ts';
@@ -656,6 +659,25 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
   });
 });
 
+describe('known-item search', () => {
+  it('finds each item of the demo shop first by its full name (hybrid, as the search route embeds the query)', () => {
+    // A shopper who types a product's name wants that product first, whatever feedback and
+    // similar items would add (docs/benchmarks.md: feedback for short queries, not kept).
+    const { items } = generateCatalog(seededRandom(21), DEMO_SIZES.small.items);
+    const e = new HashingEmbedding(512);
+    const docs: SearchDoc[] = items.map((it, i) => ({ id: i + 1, ...it, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: e.embedOne(itemText(it)) }));
+    const index = SearchIndex.build(docs, 512, 1);
+    const delta = new PreparedDelta({ docs: [], masked: new Set() }, index);
+    const stats = delta.stats();
+    const missed = items.filter((it, i) => {
+      const queryVector = e.embedOne(it.name, (t) => idfOf(stats.n, stats.df(t)));
+      const hits = rank(index, delta, { query: it.name, mode: 'hybrid', filter: NO_FILTER, queryVector, profile: null }, { limit: 1 }).hits;
+      return hits[0]?.doc.id !== i + 1;
+    });
+    expect(missed.map((it) => it.name)).toEqual([]);
+  });
+});
+
 describe('the hybrid head', () => {
   it('gives vector scores to 500 keyword matches at most, ties to the lower ids, the same in a build and in its delta', () => {
     // 1,200 names of two words, one shared: every match of "compact" has the same keyword score.
@@ -960,5 +982,36 @@ describe('similarity between documents (the diversity control)', () => {
     const none = similarityIn(bare, noDelta)({ doc: bare.docs[0] as SearchDoc });
     expect(none({ doc: bare.docs[1] as SearchDoc })).toBe(0);
     expect(similarityIn(bare, noDelta)({ doc: bare.docs[1] as SearchDoc })({ doc: doc(3, 'elsewhere') })).toBe(0);
+  });
+});
+
+describe('the collections in other shapes (bench:search --in-process --shapes)', () => {
+  const c: Collection = {
+    name: 'tiny',
+    docs: [
+      { id: 1, title: 'Swept wings', text: 'Heat transfer on swept wings.' },
+      { id: 2, title: '', text: 'Boundary layers.' },
+    ],
+    queries: [{ n: 1, text: 'What are the effects of heat-transfer on swept wings?' }],
+    qrels: new Map([[1, new Set([1])]]),
+  };
+  const shaped = (name: string) => (SHAPES[name] as (c: Collection) => Collection)(c);
+
+  it('cuts queries to their first content words, as the service reads words', () => {
+    expect(shaped('queries of 5 words').queries[0]?.text).toBe('effects heat transfer swept wings');
+    expect(shaped('queries of 3 words').queries[0]?.text).toBe('effects heat transfer');
+    expect(shaped('queries of 3 words').docs).toBe(c.docs);
+  });
+
+  it('takes the titles away, or moves them into the text', () => {
+    expect(shaped('documents without titles').docs.map((d) => [d.title, d.text])).toEqual([
+      ['', 'Heat transfer on swept wings.'],
+      ['', 'Boundary layers.'],
+    ]);
+    expect(shaped('titles in the text').docs.map((d) => [d.title, d.text])).toEqual([
+      ['', 'Swept wings Heat transfer on swept wings.'],
+      ['', 'Boundary layers.'],
+    ]);
+    expect(shaped('titles in the text').queries).toBe(c.queries);
   });
 });
