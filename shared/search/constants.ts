@@ -34,14 +34,15 @@ export const RANKING = {
   /**
    * Pseudo-relevance feedback in vector space (Rocchio): the query vector plus `feedbackWeight` ×
    * the mean vector of the top `feedbackDocs` documents, or of the agreed documents (`agreement`)
-   * when a long hybrid query has any. Both chosen on Cranfield (the weight on 2026-11-27 with the
+   * when a hybrid query has any. Both chosen on Cranfield (the weight on 2026-11-27 with the
    * agreement, its best in hybrid and semantic mode alike; the grid is in docs/benchmarks.md).
    */
   feedbackDocs: 5,
   feedbackWeight: 3,
   /**
-   * The documents both lists agree on, for hybrid queries read as requests (`requestMinWords` or
-   * more words): among the best `pool` of a first fusion, the first `docs` that are also among the
+   * The documents both lists agree on, for a hybrid query that names none of its `agree` best
+   * keyword matches (a product by its name: rank.ts `namedBy`), whatever its length: among the
+   * best `pool` of a first fusion, the first `docs` that are also among the
    * `agree` best by keyword score and by similarity to the query as asked (before vector feedback
    * moves it toward the fusion's best, with which it then agrees by design). They steer both
    * feedbacks: the query vector moves toward them instead of the fusion's best, and they give

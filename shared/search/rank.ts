@@ -150,10 +150,9 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const kw = keywordMatches(index, delta, keys, r);
     const vec = scratch.vec;
     vec.reserve(keys.N + keys.S);
-    // Feedback from the documents both lists agree on: hybrid, for a query read as a request
-    // (RANKING.requestMinWords): a short product query's best matches say less about what else is
-    // wanted, and a user's taste orders them instead.
-    const agreeing = r.mode === 'hybrid' && kw.keys.length > 0 && kw.words >= RANKING.requestMinWords;
+    // Feedback from the documents both lists agree on: hybrid, unless the query names one of its
+    // best matches (`agreedDocuments`).
+    const agreeing = r.mode === 'hybrid' && kw.keys.length > 0;
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
     const boost = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec, stage.agreed) : undefined;
     emitAll(keys, r, kw, vec, stage?.headFrom, out, boost);
@@ -184,8 +183,11 @@ interface KeywordMatches {
   max: number;
   /** A key's keyword score (0 without one). */
   of(key: number): number;
-  /** The query's words, stop words included (`Expansion.words`; 0 when not scored by keyword). */
-  words: number;
+  /**
+   * The query's words that the catalog holds (`df` > 0), each with its prefix and typo expansions:
+   * a document whose name holds a term of each is named by the query (`namedBy`).
+   */
+  known: readonly (readonly string[])[];
 }
 
 /** Scores the query's terms into `scratch.acc` and lists the accepted matches. */
@@ -210,7 +212,30 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
-  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), words: expanded?.words ?? 0 };
+  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), known: expanded ? knownWords(expanded, delta.stats()) : [] };
+}
+
+/** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */
+function knownWords(expanded: Expansion, stats: CollectionStats): string[][] {
+  const byWord = new Map<string, string[]>();
+  for (const t of expanded.keys()) {
+    if (!expanded.standsFor.has(t) && stats.df(t) > 0) byWord.set(t, [t]);
+  }
+  for (const [t, word] of expanded.standsFor) byWord.get(word)?.push(t);
+  return [...byWord.values()];
+}
+
+/**
+ * Whether the query names the document: its name holds every word of the query that the catalog
+ * holds (the word, or one of its prefix or typo expansions). Words the catalog does not hold (a
+ * typo, half a word, a word of no item) name nothing: the others decide.
+ */
+function namedBy(doc: SearchDoc, known: KeywordMatches['known']): boolean {
+  if (known.length === 0) return false;
+  const { terms: ts, tf } = analysedTerms(doc);
+  const inName = new Set<string>();
+  for (let i = 0; i < ts.length; i++) if ((tf[3 * i] as number) > 0) inName.add(ts[i] as string);
+  return known.every((word) => word.some((t) => inName.has(t)));
 }
 
 /**
@@ -356,6 +381,9 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
     const k = kw.of(key);
     if (k > 0) byKeyword.push(key, k, id);
   }
+  // A query that names one of its best keyword matches asks for that document (a product by its
+  // name), not for what its neighbours are about: no feedback may lift another above it.
+  for (const key of byKeyword.keyView()) if (namedBy(keys.docOf(key), kw.known)) return [];
   const inKeyword = new Set(byKeyword.keyView());
   // In both lists' best (at most `agree` keys): those among the fusion's best `pool`, in its order.
   // Each is there when fewer than `pool` keys rank above it, which one pass counts (instead of

@@ -572,7 +572,10 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
     'hydrogen fuel',
     'sail boat history',
   ];
-  const docs = texts.map((t, i) => doc(i + 1, t));
+  // The texts as descriptions, under names of one word found nowhere else: no name holds a
+  // query's words (`namedBy`), and no name's word is in every document.
+  const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+  const docs = texts.map((t, i) => doc(i + 1, names[i] as string, t));
   const query = 'how does an airship envelope hold hydrogen for lift';
   const ranked = (index: SearchIndex, delta: PreparedDelta, q = query) =>
     new Map(rank(index, delta, { query: q, mode: 'hybrid', filter: () => true, queryVector: emb.embedOne(q), profile: null }, { limit: 100 }).hits.map((h) => [h.doc.id, h.score]));
@@ -595,6 +598,11 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
     }
   };
   const index = SearchIndex.build(docs, 64, 1);
+  const named = SearchIndex.build(
+    texts.map((t, i) => doc(i + 1, t)),
+    64,
+    1,
+  );
 
   it("adds the agreed documents' informative terms to the best of the fusion, and nothing to the rest", () => {
     const plain = withWeight(0, () => ranked(index, noDelta));
@@ -615,11 +623,11 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
     // The best keyword match has no vector yet: it is first of no vector list, so with one
     // document per list nothing is agreed on; with two, the second document of each list is.
     const some = [
-      doc(1, 'airship envelope hydrogen lift hold zeppelin', '', { vector: null }),
-      doc(2, 'airship envelope gondola'),
-      doc(3, 'airship zeppelin cells'),
-      doc(4, 'airship gondola mast'),
-      doc(5, 'boat'),
+      doc(1, names[0] as string, 'airship envelope hydrogen lift hold zeppelin', { vector: null }),
+      doc(2, names[1] as string, 'airship envelope gondola'),
+      doc(3, names[2] as string, 'airship zeppelin cells'),
+      doc(4, names[3] as string, 'airship gondola mast'),
+      doc(5, names[4] as string, 'boat'),
     ];
     const idx = SearchIndex.build(some, 64, 1);
     const plain = withAgreement({ docs: 0 }, () => ranked(idx, noDelta));
@@ -644,9 +652,28 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
     for (const id of [3, 4, 5]) expect(agreed?.get(id), String(id)).toBeLessThan(best5?.get(id) as number);
   });
 
-  it('leaves a short query as it is', () => {
+  it('feeds back a short query too, unless it names one of its best matches', () => {
+    // Under their one-word names, the agreed documents' other words raise the matches that hold them.
     const q = 'airship envelope';
-    expect(ranked(index, noDelta, q)).toEqual(withWeight(0, () => ranked(index, noDelta, q)));
+    const plain = withWeight(0, () => ranked(index, noDelta, q));
+    const fed = ranked(index, noDelta, q);
+    expect([...fed.keys()].sort()).toEqual([...plain.keys()].sort());
+    for (const [id, s] of fed) {
+      const text = texts[id - 1] as string;
+      if (/hydrogen|lift|zeppelin|gondola/.test(text)) expect(s, text).toBeGreaterThan(plain.get(id) as number);
+      else expect(s, text).toBe(plain.get(id));
+    }
+    // With the texts as names, documents 1 and 2 are named by the query: no feedback.
+    expect(ranked(named, noDelta, q)).toEqual(withWeight(0, () => ranked(named, noDelta, q)));
+  });
+
+  it('reads a word the catalog lacks (a typo, half a word, a word of no document) as naming nothing', () => {
+    // "zepelin" (a typo) and "cel" (half of "cells") are no word of the catalog, nor is "blimp":
+    // "airship" and "zeppelin" decide, and document 3's name holds them.
+    for (const q of ['airship zepelin cel', 'airship zeppelin blimp']) {
+      expect(ranked(named, noDelta, q), q).toEqual(withWeight(0, () => ranked(named, noDelta, q)));
+      expect(ranked(index, noDelta, q), q).not.toEqual(withWeight(0, () => ranked(index, noDelta, q)));
+    }
   });
 
   it('ranks a document the same in the build and in the delta', () => {
@@ -660,7 +687,7 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
 });
 
 describe('known-item search', () => {
-  it('finds each item of the demo shop first by its full name (hybrid, as the search route embeds the query)', () => {
+  it('finds each item of the demo shop first by its name, whole or with its last word half typed (hybrid, as the search route embeds the query)', () => {
     // A shopper who types a product's name wants that product first, whatever feedback and
     // similar items would add (docs/benchmarks.md: feedback for short queries, not kept).
     const { items } = generateCatalog(seededRandom(21), DEMO_SIZES.small.items);
@@ -669,12 +696,16 @@ describe('known-item search', () => {
     const index = SearchIndex.build(docs, 512, 1);
     const delta = new PreparedDelta({ docs: [], masked: new Set() }, index);
     const stats = delta.stats();
-    const missed = items.filter((it, i) => {
-      const queryVector = e.embedOne(it.name, (t) => idfOf(stats.n, stats.df(t)));
-      const hits = rank(index, delta, { query: it.name, mode: 'hybrid', filter: NO_FILTER, queryVector, profile: null }, { limit: 1 }).hits;
-      return hits[0]?.doc.id !== i + 1;
-    });
-    expect(missed.map((it) => it.name)).toEqual([]);
+    // The full name, and the name with its last word half typed (as a search box sends it).
+    const halfTyped = (name: string) => name.replace(/(\S+)$/, (w) => w.slice(0, Math.max(2, Math.ceil(w.length * 0.6))));
+    const missed = items.flatMap((it, i) =>
+      [it.name, halfTyped(it.name)].filter((query) => {
+        const queryVector = e.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
+        const hits = rank(index, delta, { query, mode: 'hybrid', filter: NO_FILTER, queryVector, profile: null }, { limit: 1 }).hits;
+        return hits[0]?.doc.id !== i + 1;
+      }),
+    );
+    expect(missed).toEqual([]);
   });
 });
 
