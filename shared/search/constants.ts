@@ -42,9 +42,9 @@ export const RANKING = {
   /**
    * The documents both lists agree on, for a hybrid query that names none of its `agree` best
    * keyword matches (a product by its name: rank.ts `namedBy`), whatever its length: among the
-   * best `pool` of a first fusion, the first `docs` that are also among the
-   * `agree` best by keyword score and by similarity to the query as asked (before vector feedback
-   * moves it toward the fusion's best, with which it then agrees by design). They steer both
+   * best `pool` of a first fusion, the first `docs` that are also among the `agree` best by
+   * keyword score and by similarity to the query as asked (before vector feedback moves it toward
+   * the fusion's best, with which it then agrees by design). They steer both
    * feedbacks: the query vector moves toward them instead of the fusion's best, and they give
    * `termFeedback` its terms. Feedback from the fusion's best alone lifts Cranfield and lowers
    * CACM (the not-kept table in docs/benchmarks.md); agreement lifts both. `agree` and `docs`
