@@ -330,7 +330,8 @@ function collectionsIn(dir: string): Collection[] {
 
 function inProcess(dir: string, shapes: boolean): void {
   const lines = ['| collection | state | keyword | semantic | hybrid | MiniSearch | BM25F | hybrid ÷ stronger peer |', '|---|---|---:|---:|---:|---:|---:|---:|'];
-  for (const c of collectionsIn(dir)) {
+  const collections = collectionsIn(dir);
+  for (const c of collections) {
     const [mini, bm25f] = peerScores(c).map((p) => p.ndcg10) as [number, number];
     for (const state of ['fresh', 'built'] as const) {
       const r = inProcessScores(c, state);
@@ -340,13 +341,13 @@ function inProcess(dir: string, shapes: boolean): void {
     }
   }
   console.log(lines.join('\n'));
-  if (shapes) console.log(`\n${shapesTable(dir).join('\n')}`);
+  if (shapes) console.log(`\n${shapesTable(collections).join('\n')}`);
 }
 
 /** Each collection in the other shapes of SHAPES (built), against the peers on the same shape. */
-function shapesTable(dir: string): string[] {
+function shapesTable(collections: readonly Collection[]): string[] {
   const lines = ['| collection | shape | keyword | hybrid | stronger peer | hybrid ÷ stronger peer | hybrid ÷ keyword |', '|---|---|---:|---:|---:|---:|---:|'];
-  for (const c0 of collectionsIn(dir)) {
+  for (const c0 of collections) {
     for (const [shape, reshape] of Object.entries(SHAPES)) {
       const c = reshape(c0);
       const peer = Math.max(...peerScores(c).map((p) => p.ndcg10));

@@ -185,9 +185,10 @@ interface KeywordMatches {
   of(key: number): number;
   /**
    * The query's words that the catalog holds (`df` > 0), each with its prefix and typo expansions:
-   * a document whose name holds a term of each is named by the query (`namedBy`).
+   * a document whose name holds a term of each is named by the query (`namedBy`). Made when
+   * asked: only a hybrid query looking for agreed documents needs them.
    */
-  known: readonly (readonly string[])[];
+  known(): readonly (readonly string[])[];
 }
 
 /** Scores the query's terms into `scratch.acc` and lists the accepted matches. */
@@ -212,7 +213,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
-  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), known: expanded ? knownWords(expanded, delta.stats()) : [] };
+  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), known: () => (expanded ? knownWords(expanded, delta.stats()) : []) };
 }
 
 /** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */
@@ -230,7 +231,7 @@ function knownWords(expanded: Expansion, stats: CollectionStats): string[][] {
  * holds (the word, or one of its prefix or typo expansions). Words the catalog does not hold (a
  * typo, half a word, a word of no item) name nothing: the others decide.
  */
-function namedBy(doc: SearchDoc, known: KeywordMatches['known']): boolean {
+function namedBy(doc: SearchDoc, known: ReturnType<KeywordMatches['known']>): boolean {
   if (known.length === 0) return false;
   const { terms: ts, tf } = analysedTerms(doc);
   const inName = new Set<string>();
@@ -383,8 +384,9 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   }
   // A query that names one of its best keyword matches asks for that document (a product by its
   // name), not for what its neighbours are about: no feedback may lift another above it.
-  for (const key of byKeyword.keyView()) if (namedBy(keys.docOf(key), kw.known)) return [];
   const inKeyword = new Set(byKeyword.keyView());
+  const known = kw.known();
+  for (const key of inKeyword) if (namedBy(keys.docOf(key), known)) return [];
   // In both lists' best (at most `agree` keys): those among the fusion's best `pool`, in its order.
   // Each is there when fewer than `pool` keys rank above it, which one pass counts (instead of
   // keeping the fusion's best `pool` to look them up).
