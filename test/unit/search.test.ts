@@ -689,7 +689,8 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
 describe('known-item search', () => {
   it('finds each item of the demo shop first by its name, whole or with its last word half typed (hybrid, as the search route embeds the query)', () => {
     // A shopper who types a product's name wants that product first, whatever feedback and
-    // similar items would add (docs/benchmarks.md: feedback for short queries, not kept).
+    // similar items would add (docs/benchmarks.md: feedback for queries of every length, unless
+    // they name an item).
     const { items } = generateCatalog(seededRandom(21), DEMO_SIZES.small.items);
     const e = new HashingEmbedding(512);
     const docs: SearchDoc[] = items.map((it, i) => ({ id: i + 1, ...it, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: e.embedOne(itemText(it)) }));
