@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../../shared/random.ts';
 import { routes, type HttpMethod, type Route } from '../../shared/routes.ts';
+import { isConsoleFile } from '../../local/console-static.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -921,11 +922,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * the local server routes it); the console's session routes are on the Platform base.
  */
 export function apiOf(c: FuzzCase): 'core' | 'platform' | 'auth' {
-  const path = c.path.split('?')[0] as string;
+  const path = pathOf(c);
   // The token endpoint answers every method in its own (RFC 6749) envelope.
   if (path === '/oauth2/token') return 'auth';
   return path === '/api' || path.startsWith('/api/') || path.startsWith('/console/') ? 'platform' : 'core';
 }
+
+/**
+ * The path the server routes: the request target's path with its dot segments resolved, as the
+ * WHATWG URL parser (and the local server) reads it (`/console/session/..` is `/console/`).
+ */
+const pathOf = (c: FuzzCase): string => new URL(c.path, 'http://local').pathname;
 
 /** What is wrong with an answer (undefined: nothing). */
 export function problemWith(c: FuzzCase, a: Answer): string | undefined {
@@ -934,6 +941,8 @@ export function problemWith(c: FuzzCase, a: Answer): string | undefined {
   if (c.method === 'HEAD') return undefined;
   if (a.status < 400) {
     if (a.status === 204 || a.text === '') return undefined;
+    // The console's files (its page, scripts, styles) are what a GET of one answers.
+    if (c.method === 'GET' && isConsoleFile(pathOf(c)) && !String(a.headers['content-type'] ?? '').startsWith('application/json')) return undefined;
     try {
       JSON.parse(a.text);
       return undefined;
