@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // Each run's temporary files in one folder, removed at its end (test/helpers/run-tmpdir.ts).
+    globalSetup: ['test/helpers/run-tmpdir.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // DEMO=0: a server a test spawns (bin/server.ts) starts its demo tenant empty; the demo test seeds it itself.
