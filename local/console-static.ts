@@ -130,6 +130,8 @@ export function prepareConsole(): Promise<void> {
 }
 
 export const isConsolePath = (path: string): boolean => path === '/console' || path.startsWith('/console/');
+/** A path the Platform API answers when no route takes it (its 404/405 in the Platform envelope): `/api` and the console's paths. */
+export const isPlatformPath = (path: string): boolean => path === '/api' || path.startsWith('/api/') || isConsolePath(path);
 /** A path the console's files answer: under /console/ but not its API (`/console/session`, `/console/api/`), whose unknown paths are Platform 404s. */
 export const isConsoleFile = (path: string): boolean =>
   isConsolePath(path) && path !== '/console/session' && !path.startsWith('/console/session/') && path !== '/console/api' && !path.startsWith('/console/api/');

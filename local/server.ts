@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { compile, matchPath } from '../shared/http/route-match.ts';
 import { notFoundHandlers, routeKey, routes, type Route } from '../shared/routes.ts';
 import { startApiPool, type ApiPool } from './api-pool.ts';
-import { isConsoleFile, isConsolePath, serveConsole } from './console-static.ts';
+import { isConsoleFile, isPlatformPath, serveConsole } from './console-static.ts';
 import type { AccessEntry } from './access-log.ts';
 import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
 import { StartupError } from './lock.ts';
@@ -100,7 +100,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
         await serveConsole(req, res, path);
         return;
       }
-      const module = route ? route.handler : path.startsWith('/api/') || path === '/api' || isConsolePath(path) ? notFoundHandlers.platform : notFoundHandlers.core;
+      const module = route ? route.handler : isPlatformPath(path) ? notFoundHandlers.platform : notFoundHandlers.core;
       const event = toApiGatewayEvent(req, body, route ? routeKey(route) : '$default', route ? params : undefined);
       const context = lambdaContext(module.replace(/\//g, '-'));
       const result = await handlerOf(module)(event, context);

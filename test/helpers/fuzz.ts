@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../../shared/random.ts';
 import { routes, type HttpMethod, type Route } from '../../shared/routes.ts';
-import { isConsoleFile } from '../../local/console-static.ts';
+import { isConsoleFile, isPlatformPath } from '../../local/console-static.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -925,7 +925,7 @@ export function apiOf(c: FuzzCase): 'core' | 'platform' | 'auth' {
   const path = pathOf(c);
   // The token endpoint answers every method in its own (RFC 6749) envelope.
   if (path === '/oauth2/token') return 'auth';
-  return path === '/api' || path.startsWith('/api/') || path.startsWith('/console/') ? 'platform' : 'core';
+  return isPlatformPath(path) ? 'platform' : 'core';
 }
 
 /**

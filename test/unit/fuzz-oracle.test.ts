@@ -12,6 +12,8 @@ describe('the fuzzer reads a path as the server routes it', () => {
     expect(apiOf(caseOf('GET', '/v1/items/../../api/items'))).toBe('platform');
     expect(apiOf(caseOf('GET', '/api/items/../../v1/items'))).toBe('core');
     expect(apiOf(caseOf('POST', '/api/x/../../oauth2/token?grant_type=x'))).toBe('auth');
+    // As the server answers a path no route takes: `/console` itself is the Platform's too.
+    expect(apiOf(caseOf('DELETE', '/console'))).toBe('platform');
   });
 
   it("takes the console's page where the path resolves to it, and nowhere else", () => {
