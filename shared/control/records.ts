@@ -160,6 +160,8 @@ export async function getRule(c: ControlPorts, tenant: string, id: number): Prom
 }
 
 export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPageQuery) {
+  // Filtering by a context that is not the tenant's is 404, as naming it anywhere else is.
+  if (q.contextId) await needContext(c, tenant, q.contextId);
   const page = await c.page<Stored<Rule>>(tenant, 'rule', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
   return listOf(page.rows.map(shown), page.hasMore);
 }
@@ -315,6 +317,7 @@ export async function getExperiment(c: ControlPorts, tenant: string, id: number,
 }
 
 export async function listExperiments(c: ControlPorts, tenant: string, q: S.ContextPageQuery, results: ResultsOf) {
+  if (q.contextId) await needContext(c, tenant, q.contextId);
   const page = await c.page<Stored<Experiment>>(tenant, 'experiment', { limit: q.limit, after: q.starting_after, ...(q.contextId ? { where: { context_id: q.contextId } } : {}) });
   const data = await Promise.all(page.rows.map((e) => withResults(tenant, shown(e), results)));
   return listOf(data, page.hasMore);

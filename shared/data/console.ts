@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
 import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, Expect } from '../domain/console-records.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import {
@@ -55,6 +56,13 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number) {
   const prefix = primary.skPrefix();
   if (after !== undefined) return primary.query({ tenant }, { between: [primary.sk({ id: after + 1 }), primary.sk({ id: LAST_ID })] });
   return primary.query({ tenant }, prefix ? { beginsWith: prefix } : undefined);
+}
+
+/** A run log cursor (opaque: the last line's sort key, base64url) as the key to read after; anything else is 400. */
+function logLineAfter(cursor: string): string {
+  const sk = Buffer.from(cursor, 'base64url').toString();
+  if (!/^\d{1,16}#\d{6}#[0-9a-f]{8}$/.test(sk)) throw new InvalidInput('Invalid cursor.', { cursor: ['Not a cursor returned by this API.'] });
+  return sk;
 }
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
@@ -137,12 +145,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const rows: Row[] = lines.map((l) => ({ ...RunLogLine.key({ tenant, run: jobId, ms, seq: logClock.seq++, writer }), ...l }));
       await putAll(t, rows);
     },
-    async logs(tenant, jobId, after, limit) {
+    async logs(tenant, jobId, cursor, limit) {
+      const after = cursor === undefined ? undefined : logLineAfter(cursor);
       const out = await queryPage(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), Limit: limit, ConsistentRead: true });
       const last = out.items[out.items.length - 1];
       return {
         lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
-        cursor: out.lastKey && last ? String(last[RunLogLine.indexes.primary.skAttr]) : null,
+        cursor: out.lastKey && last ? Buffer.from(String(last[RunLogLine.indexes.primary.skAttr])).toString('base64url') : null,
       };
     },
   };

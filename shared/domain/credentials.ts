@@ -9,16 +9,19 @@ import { platformList } from './present.ts';
 
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/** A scope named twice is a mistake in the request, not a second grant: 400. */
+const onceEach = z.refine<string[]>((v) => new Set(v).size === v.length, 'scopes: name each scope once');
+
 export const createClientBody = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(256)),
-  scopes: z._default(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1)), [...CORE_SCOPES]),
+  scopes: z._default(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1), onceEach), [...CORE_SCOPES]),
 });
 export type CreateClientBody = z.output<typeof createClientBody>;
 
 export const createApiKeyBody = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(256)),
   environment: z._default(z.string().check(z.minLength(1), z.maxLength(64)), 'production'),
-  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1)),
+  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1), onceEach),
 });
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 

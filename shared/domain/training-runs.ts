@@ -115,7 +115,9 @@ export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: str
       if (j.storing_version !== undefined) throw new PreconditionFailed(`Training job ${name} is storing its new version and can no longer be stopped.`);
       if (!(await c.update(tenant, 'job', j.id, { status: 'Stopping' }, { status: 'InProgress', storing_version: undefined }))) continue;
       await c.appendLog(tenant, j.id, [{ ts: nowSeconds(), message: 'Stop requested' }]);
-    } else if (j.status !== 'Stopping' && j.status !== 'Stopped') {
+    } else if (j.status !== 'Stopping') {
+      // The spec's guard is "run in progress": an ended run (Stopped too) is refused; a repeated
+      // stop while one waits for the trainer answers the Stopping run.
       throw new PreconditionFailed(`Training job ${name} is ${j.status}; only a Queued or InProgress run can be stopped.`);
     }
     return trainingRunResource(c, tenant, name);

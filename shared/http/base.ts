@@ -157,6 +157,34 @@ export function jsonBody(): HttpMiddleware {
   };
 }
 
+/**
+ * A route that takes no body: none, a blank one or `{}` is fine; anything else is refused as a
+ * body with a field would be (unknown fields are 400, Stripe-style), not ignored, and a body that
+ * is not JSON is 400 `invalid_json`.
+ */
+export function noBody(): HttpMiddleware {
+  return {
+    before: (req) => {
+      const raw = rawBody(req.event);
+      if (raw === undefined || raw.trim() === '') return;
+      const max = config().maxBodyBytes;
+      if (Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw new InvalidJson();
+      }
+      if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+        const keys = Object.keys(body);
+        if (keys.length === 0) return;
+        throw new ValidationError('Invalid request body.', Object.fromEntries(keys.slice(0, 20).map((k) => [k, ['Unknown field.']])));
+      }
+      throw new ValidationError('Invalid request body.', { body: ['This route takes no request body.'] });
+    },
+  };
+}
+
 /** A middy chain that starts with Powertools (trace, log context, metrics flush) and the envelope. */
 export function baseChain(flavor: Flavor) {
   const chain = middy<HttpEvent, HttpResult, Error, ApiContext>();

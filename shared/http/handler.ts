@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { readOnly, routeFor } from '../routes.ts';
-import { baseChain, jsonBody } from './base.ts';
+import { baseChain, jsonBody, noBody } from './base.ts';
 import { coreAuth, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
 import type { IdPlan } from '../domain/types.ts';
@@ -61,7 +61,7 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
 ) {
   const h = baseChain(flavor);
   if (auth) h.use(auth);
-  if (opts.body) h.use(jsonBody());
+  h.use(opts.body ? jsonBody() : noBody());
   if (opts.idempotency) h.use(opts.idempotency(flavor));
   h.use(validate(opts, noQuery));
   const declared: DeclaredRequest = { body: opts.body, query: opts.query ?? noQuery, path: opts.path, idempotent: opts.idempotency !== undefined };

@@ -71,7 +71,7 @@ export const platformOperations: Record<string, OperationDoc> = {
     errors: [404],
     examples: { request: { name: 'no Bolt', context_id: 1, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0 } },
   }),
-  'GET /api/rules': op('listRules', CONTROL, "List rules (optionally one context's)", ok(K.ruleList, 'A page of rules.')),
+  'GET /api/rules': op('listRules', CONTROL, "List rules (optionally one context's)", ok(K.ruleList, 'A page of rules.'), { errors: [404] }),
   'GET /api/rules/{id}': op('getRule', CONTROL, 'Read a rule', ok(K.rule, 'The rule.')),
   'PATCH /api/rules/{id}': op('updateRule', CONTROL, 'Change a rule', ok(K.rule, 'The rule.'), { errors: [409] }),
   'DELETE /api/rules/{id}': op('deleteRule', CONTROL, 'Delete a rule', noContent('Deleted.'), { errors: [409] }),
@@ -95,7 +95,7 @@ export const platformOperations: Record<string, OperationDoc> = {
       },
     },
   }),
-  'GET /api/experiments': op('listExperiments', CONTROL, 'List experiments with their results', ok(K.experimentList, 'A page of experiments.')),
+  'GET /api/experiments': op('listExperiments', CONTROL, 'List experiments with their results', ok(K.experimentList, 'A page of experiments.'), { errors: [404] }),
   'GET /api/experiments/{id}': op('getExperiment', CONTROL, 'Read an experiment and its results per variant', ok(K.experimentWithResults, 'The experiment and its results.')),
   'PATCH /api/experiments/{id}': op('updateExperiment', CONTROL, 'Rename, edit, start or stop an experiment', ok(K.experiment, 'The experiment.'), {
     description: "Status moves Draft → Running → Stopped; starting needs the variants' endpoints and no other Running experiment in the context (else 409).",

@@ -1,12 +1,17 @@
 import * as z from 'zod/mini';
 import { between, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
 
 const name = z.string().check(z.minLength(1), z.maxLength(256));
 /** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
 export const idPath = z.object({ id: numericId('id') });
 
 export const eventTypeBody = z.strictObject({
-  name: z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
+  // The type string sent in events: what ingest accepts as an event's `type`, or no event could carry it.
+  name: z.string().check(
+    z.regex(EVENT_TYPE_PATTERN, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)'),
+    z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), `name may not be a field name of the event resource (${[...RESERVED_EVENT_FIELDS].join(', ')}): no event could carry it as its type`),
+  ),
   weight: z.int('weight must be an integer').check(...between('weight', 1, 100)),
 });
 export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(...between('weight', 1, 100)) });
@@ -24,9 +29,12 @@ const thresholds = z.strictObject({
  * A template's event types: `weight` multiplies the event type's own weight (1 to 100) in the
  * runs trained from it (default 1: the event type's weight as it is).
  */
-const templateEventTypes = z
-  .array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) }))
-  .check(z.minLength(1), z.maxLength(50));
+const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive()), weight: z.optional(storable('weight').check(...between('weight', 1, 100))) })).check(
+  z.minLength(1),
+  z.maxLength(50),
+  // One weight per event type: a second entry for the same type would leave which one counts to chance.
+  z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'event_types: name each event type once'),
+);
 
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),

@@ -164,14 +164,22 @@ export type SegmentPatch = z.output<typeof segmentPatch>;
 
 // Rerank controls
 
+/** A control left out or null is unset (GET shows an unset control as null). */
+const control = <T>(schema: z.ZodMiniType<T>) =>
+  z.optional(
+    z.pipe(
+      z.nullable(schema),
+      z.transform((v: T | null) => v ?? undefined),
+    ),
+  );
 const rerankFields = {
-  diversity: z.optional(num('diversity').check(...between('diversity', 0, 1))),
-  popularity_weight: z.optional(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
-  freshness_weight: z.optional(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
-  max_per_category: z.optional(z.int('max_per_category must be an integer').check(...between('max_per_category', 1, 100))),
-  exclude_seen: z.optional(z.boolean({ error: 'exclude_seen must be true or false' })),
+  diversity: control(num('diversity').check(...between('diversity', 0, 1))),
+  popularity_weight: control(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
+  freshness_weight: control(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
+  max_per_category: control(z.int('max_per_category must be an integer').check(...between('max_per_category', 1, 100))),
+  exclude_seen: control(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
-/** `PUT /api/rerank-controls`: the whole set (a control left out is unset). */
+/** `PUT /api/rerank-controls`: the whole set (a control left out or null is unset). */
 export const rerankBody = z.strictObject(rerankFields);
 export type RerankBody = z.output<typeof rerankBody>;
 export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId')) });

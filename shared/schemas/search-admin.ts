@@ -20,12 +20,14 @@ export const synonymBody = z.strictObject({
 });
 export type SynonymBody = z.output<typeof synonymBody>;
 
-/** `PATCH /api/synonyms/{id}`: the fields sent replace the set's. */
-export const synonymPatch = z.strictObject({
-  type: z.optional(type),
-  input: z.optional(z.nullable(phrase)),
-  synonyms: z.optional(phrases),
-});
+/** `PATCH /api/synonyms/{id}`: the fields sent replace the set's; at least one, as every Platform PATCH. */
+export const synonymPatch = z
+  .strictObject({
+    type: z.optional(type),
+    input: z.optional(z.nullable(phrase)),
+    synonyms: z.optional(phrases),
+  })
+  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.'));
 
 export const synonymsQuery = z.strictObject({ limit: limitParam, starting_after: z.optional(numericId('starting_after')) });
 

@@ -132,6 +132,9 @@ describe('training job logs', () => {
     } while (cursor);
     expect([...all].sort()).toEqual(['a1', 'a2', 'a3', 'b1']);
     expect(all.filter((m) => m.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    // A cursor the API did not hand out is refused, not read as a key to start after.
+    for (const bad of ['garbage', Buffer.from('9#000001#zz').toString('base64url')])
+      await expect(c.logs('logs', 1, bad, 2)).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
   });
 });
 

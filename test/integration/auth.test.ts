@@ -147,6 +147,15 @@ describe('Core API authentication and scopes', () => {
 
 describe('Platform API keys and clients', () => {
   it('creates, lists and deletes clients; secrets are shown once and never listed', async () => {
+    // A scope named twice is refused, on a client and on an API key.
+    for (const [path, scopes] of [
+      ['/api/clients', ['service-api/read', 'service-api/read']],
+      ['/api/api-keys', ['admin', 'admin']],
+    ] as const) {
+      const twice = await t.demo.platform('POST', path, { name: 'twice', scopes });
+      expect(twice.status, path).toBe(400);
+      expect(twice.body.error, path).toMatch(/each scope once/);
+    }
     const r = await t.demo.platform('POST', '/api/clients', { name: 'backend', scopes: ['service-api/read'] });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ client_id: expect.any(String), client_secret: expect.any(String), name: 'backend', scopes: ['service-api/read'], created: expect.any(Number) });

@@ -80,6 +80,9 @@ describe('rules', () => {
     expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(r);
     expect(ok(await P('GET', `/api/rules?contextId=${home}`)).data.map((x: { id: number }) => x.id)).toContain(r.id);
     expect(ok(await P('GET', `/api/rules?contextId=${pdp}`)).data.map((x: { id: number }) => x.id)).not.toContain(r.id);
+    // A context that is not the tenant's is 404 in a list filter too, as everywhere it is named.
+    expect(await P('GET', '/api/rules?contextId=9999')).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
+    expect(await P('GET', '/api/experiments?contextId=9999')).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
     const patched = ok(await P('PATCH', `/api/rules/${r.id}`, { enabled: false, boost: 0.5, starts_at: 100, ends_at: 200, context_id: pdp }));
     expect(patched).toMatchObject({ id: r.id, name: 'no acme', enabled: false, boost: 0.5, starts_at: 100, ends_at: 200, context_id: pdp, conditions: r.conditions });
     expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(patched);
@@ -358,6 +361,9 @@ describe('rerank controls', () => {
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(set);
     const replaced = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true, freshness_weight: 0 }));
     expect(replaced).toEqual({ ...unset, exclude_seen: true, freshness_weight: 0, updated_at: expect.any(Number) });
+    // A control sent as null is unset, as GET shows it: what a client read it may send back.
+    const { context_id: _c, updated_at: _u, ...controls } = replaced;
+    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { ...controls, exclude_seen: null }))).toEqual({ ...unset, freshness_weight: 0, updated_at: expect.any(Number) });
     expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, {}))).toEqual({ ...unset, updated_at: expect.any(Number) });
     // Another context's controls are its own.
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${home}`))).toEqual({ ...unset, context_id: home });

@@ -266,3 +266,28 @@ describe('search query length (issue 18, defect 8)', () => {
     expect(r.body.error.details.fieldErrors.query.join(' ')).toMatch(/required/);
   });
 });
+
+describe('a body sent to a route that takes none (docs/api.md: unknown fields are 400)', () => {
+  const platform = (method: string, path: string, rawBody: string) =>
+    request(t.base, method, path, { rawBody, headers: { authorization: `Bearer ${t.demo.creds.api_key}`, 'content-type': 'application/json' } });
+
+  it('a field is refused, naming it, on the Platform and the Core API', async () => {
+    const r = await platform('POST', '/api/search-index/rebuild', '{"force":true}');
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: expect.stringMatching(/force.*Unknown field/) });
+    const c = await coreRaw('DELETE', '/v1/items/999999', '{"cascade":true}');
+    expectCoreError(c, 400, 'invalid_request_error', 'validation_error');
+    expect(c.body.error.details.fieldErrors).toEqual({ cascade: ['Unknown field.'] });
+  });
+
+  it('text that is not JSON is invalid_json, and a list or a value is no body either', async () => {
+    expect(await platform('POST', '/api/search-index/rebuild', '{oops')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/JSON/) } });
+    expectCoreError(await coreRaw('DELETE', '/v1/items/999999', '[1]'), 400, 'invalid_request_error', 'validation_error');
+    expect((await platform('POST', '/api/search-index/rebuild', '"x"')).status).toBe(400);
+  });
+
+  it('none, a blank one or {} is as no body', async () => {
+    for (const raw of ['', '  ', '{}']) expect((await platform('POST', '/api/search-index/rebuild', raw)).status, JSON.stringify(raw)).toBe(202);
+    expectCoreError(await coreRaw('DELETE', '/v1/items/999999', '{}'), 404, 'not_found_error', 'item_not_found');
+  });
+});

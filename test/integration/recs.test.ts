@@ -56,6 +56,12 @@ describe('console records', () => {
     expect((await P('POST', '/api/event-types', { name: 'view', weight: 3 })).status).toBe(409);
     expect((await P('POST', '/api/event-types', { name: 'cart', weight: 101 })).status).toBe(400);
     expect((await P('POST', '/api/event-types', { name: 'cart', weight: 0 })).status).toBe(400);
+    // A name no event can carry as its type (ingest refuses the event resource's field names).
+    for (const name of ['metadata', 'user_id', 'type']) {
+      const refused = await P('POST', '/api/event-types', { name, weight: 3 });
+      expect(refused.status, name).toBe(400);
+      expect(refused.body.error, name).toMatch(/field name of the event resource/);
+    }
     const patched = await P('PATCH', `/api/event-types/${view}`, { weight: 2 });
     expect(patched.body).toMatchObject({ id: view, name: 'view', weight: 2 });
     expect((await P('PATCH', '/api/event-types/9999', { weight: 2 })).status).toBe(404);
@@ -81,6 +87,14 @@ describe('console records', () => {
     expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: view, weight: 0.5 }] })).status).toBe(400);
     expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'renamed' })).body.name).toBe('renamed');
     expect((await P('POST', '/api/events/templates', { name: 'x', event_types: [{ id: 999, weight: 1 }] })).status).toBe(400);
+    const twice = await P('POST', '/api/events/templates', {
+      name: 'x',
+      event_types: [
+        { id: view, weight: 1 },
+        { id: view, weight: 3 },
+      ],
+    });
+    expect(twice).toMatchObject({ status: 400, body: { error: expect.stringMatching(/each event type once/) } });
     const draftRun = await P('POST', '/api/training-jobs', { template_id: d.body.id });
     expect(draftRun.status).toBe(400);
     expect(draftRun.body.error).toMatch(/Draft/);
@@ -225,8 +239,11 @@ describe('training runs and versions', () => {
     q.resume();
     await t.stack.workQueue.idle();
     expect((await P('GET', `/api/training-jobs/${job.body.job_name}`)).body.status).toBe('Stopped');
+    // Stopped is an end state: a stop is for a run in progress (the spec's guard).
+    const again = await P('POST', `/api/training-jobs/${job.body.job_name}/stop`);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toMatch(/is Stopped; only a Queued or InProgress run can be stopped/);
     expect((await P('GET', '/api/models')).body.data.length).toBe(before);
-    expect((await P('POST', `/api/training-jobs/${job.body.job_name}/stop`)).status).toBe(200);
     expect((await P('GET', '/api/training-jobs/train-9999')).status).toBe(404);
   });
 });

@@ -354,6 +354,12 @@ describe('synonyms', () => {
     }
     expect((await P('PATCH', '/api/synonyms/999', { synonyms: ['a', 'b'] })).status).toBe(404);
     expect((await P('GET', '/api/synonyms/abc')).status).toBe(400);
+    // A PATCH that changes nothing is refused, as every Platform PATCH is.
+    const set = await P('POST', '/api/synonyms', { synonyms: ['a', 'b'] });
+    const empty = await P('PATCH', `/api/synonyms/${set.body.id}`, {});
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatch(/at least one field/);
+    expect((await P('DELETE', `/api/synonyms/${set.body.id}`)).status).toBe(204);
   });
 });
 

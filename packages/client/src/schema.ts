@@ -2817,6 +2817,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2857,11 +2858,11 @@ export interface operations {
                         endpoint_name: string;
                         traffic_percent: number;
                         rerank?: {
-                            diversity?: number;
-                            popularity_weight?: number;
-                            freshness_weight?: number;
-                            max_per_category?: number;
-                            exclude_seen?: boolean;
+                            diversity?: number | null;
+                            popularity_weight?: number | null;
+                            freshness_weight?: number | null;
+                            max_per_category?: number | null;
+                            exclude_seen?: boolean | null;
                         };
                     }[];
                     /** @default 86400 */
@@ -2939,11 +2940,11 @@ export interface operations {
                         endpoint_name: string;
                         traffic_percent: number;
                         rerank?: {
-                            diversity?: number;
-                            popularity_weight?: number;
-                            freshness_weight?: number;
-                            max_per_category?: number;
-                            exclude_seen?: boolean;
+                            diversity?: number | null;
+                            popularity_weight?: number | null;
+                            freshness_weight?: number | null;
+                            max_per_category?: number | null;
+                            exclude_seen?: boolean | null;
                         };
                     }[];
                 };
@@ -3357,11 +3358,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    diversity?: number;
-                    popularity_weight?: number;
-                    freshness_weight?: number;
-                    max_per_category?: number;
-                    exclude_seen?: boolean;
+                    diversity?: number | null;
+                    popularity_weight?: number | null;
+                    freshness_weight?: number | null;
+                    max_per_category?: number | null;
+                    exclude_seen?: boolean | null;
                 };
             };
         };
@@ -3412,6 +3413,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
