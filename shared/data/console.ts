@@ -51,9 +51,11 @@ const holding =
 const entityOf = (kind: ConsoleKind) => CONSOLE_RECORDS[kind];
 const recordKey = (tenant: string, kind: ConsoleKind, id: number) => entityOf(kind).key({ tenant, id });
 /** A kind's rows: its partition, within it only its sort-key prefix where it shares one. */
-function ofKind(tenant: string, kind: ConsoleKind, after?: number) {
+/** A kind's records by id: after `after` (ascending), or before it when `newestFirst`. */
+function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst = false) {
   const primary = entityOf(kind).indexes.primary;
   const prefix = primary.skPrefix();
+  if (after !== undefined && newestFirst) return primary.query({ tenant }, { between: [primary.sk({ id: 0 }), primary.sk({ id: Math.max(0, after - 1) })] });
   if (after !== undefined) return primary.query({ tenant }, { between: [primary.sk({ id: after + 1 }), primary.sk({ id: LAST_ID })] });
   return primary.query({ tenant }, prefix ? { beginsWith: prefix } : undefined);
 }
@@ -103,10 +105,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     async withdraw(tenant, kind, id) {
       await update(t, recordKey(tenant, kind, id), { set: { withdrawn: true } });
     },
-    async page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown> }) {
+    async page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean }) {
       const where = q.where ?? {};
-      const query = refine(ofKind(tenant, kind, q.after), { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) });
-      const rows = await queryUpTo(t, { ...query, ConsistentRead: true }, q.limit + 1);
+      const query = refine(ofKind(tenant, kind, q.after, q.newestFirst), { filter: (x) => x.and(x.absent('withdrawn'), ...Object.entries(where).map(([k, v]) => x.eq(k, v))) });
+      const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
     replace: (tenant, kind, rec, expect) => applied(() => put(t, { ...recordKey(tenant, kind, rec.id), ...rec }, expect === 'new' ? isNew : holding(expect))),

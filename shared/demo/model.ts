@@ -5,9 +5,9 @@
  */
 import type { ConsoleStore } from '../domain/console-records.ts';
 import { approveModel, promoteModel } from '../domain/model-versions.ts';
-import { createEndpoint, listEndpoints } from '../domain/endpoints.ts';
-import { createEventType, listEventTypes } from '../domain/event-types.ts';
-import { createTemplate, listTemplates, updateTemplate } from '../domain/templates.ts';
+import { createEndpoint, type Endpoint } from '../domain/endpoints.ts';
+import { createEventType, type EventType } from '../domain/event-types.ts';
+import { createTemplate, updateTemplate, type Template } from '../domain/templates.ts';
 import { getTrainingRun, startTraining, type TrainingRun } from '../domain/training-runs.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { endpointBody, eventTypeBody, templateBody, templatePatch, trainingJobBody } from '../schemas/console.ts';
@@ -38,16 +38,16 @@ export const pause = (ms: number, signal?: AbortSignal) =>
 
 /** The event types, a published template over them and a default endpoint, each unless it exists; answers the template's id. */
 export async function setUpTraining(c: ConsoleStore, tenant: string): Promise<number> {
-  const types = (await listEventTypes(c, tenant)).data;
+  const types = await c.list<EventType>(tenant, 'event_type');
   const ids: number[] = [];
   for (const name of DEMO_EVENT_TYPES) {
     const found = types.find((t) => t.name === name) ?? (await createEventType(c, tenant, eventTypeBody.parse({ name, weight: DEMO_EVENT_WEIGHTS[name] })));
     ids.push(found.id);
   }
-  let template = (await listTemplates(c, tenant)).data.find((t) => t.name === DEMO_TEMPLATE);
+  let template = (await c.list<Template>(tenant, 'template')).find((t) => t.name === DEMO_TEMPLATE);
   template ??= await createTemplate(c, tenant, templateBody.parse({ name: DEMO_TEMPLATE, event_types: ids.map((id) => ({ id })), thresholds: { per_signal_min: 10, total_min: 100 } }));
   if (template.status !== 'Published') await updateTemplate(c, tenant, template.id, templatePatch.parse({ status: 'Published' }));
-  if (!(await listEndpoints(c, tenant)).data.some((e) => e.endpoint_name === DEMO_ENDPOINT)) {
+  if (!(await c.list<Endpoint>(tenant, 'endpoint')).some((e) => e.endpoint_name === DEMO_ENDPOINT)) {
     await createEndpoint(c, tenant, endpointBody.parse({ endpoint_name: DEMO_ENDPOINT, is_default: true }));
   }
   return template.id;

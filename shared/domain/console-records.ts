@@ -1,5 +1,6 @@
 import type { ControlConfig } from '../control/types.ts';
 import { NotFound } from './errors.ts';
+import { platformList, type PlatformList } from './present.ts';
 
 /*
  * The console records' port: the Platform API's small per-tenant collections (event types,
@@ -74,9 +75,13 @@ export interface ConsoleStore {
   withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
   /**
    * One page of a kind's records in id order, those with ids above `after` whose fields equal
-   * `where`.
+   * `where`; with `newestFirst`, in descending id order, those below `after`.
    */
-  page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown> }): Promise<{ rows: T[]; hasMore: boolean }>;
+  page<T extends ConsoleRecord>(
+    tenant: string,
+    kind: ConsoleKind,
+    q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean },
+  ): Promise<{ rows: T[]; hasMore: boolean }>;
   /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
   replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
   /** Deletes a record (with `expect`, only if it holds); false when there was none or it did not hold. */
@@ -95,6 +100,23 @@ export interface ConsoleStore {
   auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
   logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
+}
+
+/**
+ * One page of a kind's records for a Platform list: `limit` of them after the cursor's id
+ * (before it, newest first), the next cursor the last one's (`cursorOf`, its id by default).
+ */
+export async function recordPage<T extends ConsoleRecord, V>(
+  c: ConsoleStore,
+  tenant: string,
+  kind: ConsoleKind,
+  q: { limit: number; after?: number | undefined; newestFirst?: boolean },
+  view: (r: T) => V,
+  cursorOf: (r: T) => string = (r) => String(r.id),
+): Promise<PlatformList<V>> {
+  const page = await c.page<T>(tenant, kind, { limit: q.limit, after: q.after, newestFirst: q.newestFirst ?? false });
+  const last = page.rows[page.rows.length - 1];
+  return platformList(page.rows.map(view), { hasMore: page.hasMore, cursor: last ? cursorOf(last) : null });
 }
 
 /** A console record not found: `<what>_not_found`, "No <what> <id>." */

@@ -1,8 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import type { ConsoleRecord, ConsoleStore } from './console-records.ts';
-import { platformList } from './present.ts';
+import { recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 
 /** Contexts: the places an app serves recommendations or search in (the control plane's rules and experiments attach to them). */
 
@@ -19,4 +18,4 @@ export async function createContext(c: ConsoleStore, tenant: string, b: z.output
   await c.put(tenant, 'context', rec);
   return rec;
 }
-export const listContexts = async (c: ConsoleStore, tenant: string) => platformList(await c.list<Context>(tenant, 'context'));
+export const listContexts = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'context', { limit: q.limit, after: q.starting_after }, (r: Context) => r);

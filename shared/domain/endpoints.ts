@@ -28,11 +28,20 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
   return rec;
 }
-/** The endpoints, exactly one of them the default (see `pickEndpoint`). */
-export async function listEndpoints(c: ConsoleStore, tenant: string) {
+/**
+ * A page of the endpoints, exactly one of them the default (see `pickEndpoint`): read whole, as
+ * the default is decided over all of them (a tenant has a few).
+ */
+export async function listEndpoints(c: ConsoleStore, tenant: string, q: S.RecordPageQuery) {
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   const d = pickEndpoint(all, undefined);
-  return platformList(all.map((e) => (e.is_default && e !== d ? { ...e, is_default: false } : e)));
+  const after = all.filter((e) => q.starting_after === undefined || e.id > q.starting_after).sort((a, b) => a.id - b.id);
+  const page = after.slice(0, q.limit);
+  const last = page[page.length - 1];
+  return platformList(
+    page.map((e) => (e.is_default && e !== d ? { ...e, is_default: false } : e)),
+    { hasMore: after.length > q.limit, cursor: last ? String(last.id) : null },
+  );
 }
 /**
  * The endpoint by name, or the default one when no name is given: the newest endpoint created

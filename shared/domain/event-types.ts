@@ -1,9 +1,8 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, putNamed, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
-import { platformList } from './present.ts';
 
 /** Event types: the kinds of interaction a tenant sends, each with the weight training gives it. */
 
@@ -20,7 +19,7 @@ export async function createEventType(c: ConsoleStore, tenant: string, b: z.outp
   await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists);
   return rec;
 }
-export const listEventTypes = async (c: ConsoleStore, tenant: string) => platformList(await c.list<EventType>(tenant, 'event_type'));
+export const listEventTypes = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'event_type', { limit: q.limit, after: q.starting_after }, (r: EventType) => r);
 export async function updateEventType(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.eventTypePatch>) {
   if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
   return (await c.get<EventType>(tenant, 'event_type', id)) as EventType;

@@ -1,10 +1,9 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { findEndpoint, type Endpoint } from './endpoints.ts';
 import { NotFound, PreconditionFailed } from './errors.ts';
-import { platformList } from './present.ts';
 
 /** Model versions: what a completed training run stored, compared, approved and promoted to an endpoint. */
 
@@ -46,9 +45,13 @@ export async function getModel(c: ConsoleStore, tenant: string, version: number)
   return m;
 }
 export const modelResource = async (c: ConsoleStore, tenant: string, version: number) => modelView(c, tenant, await getModel(c, tenant, version));
-export async function listModels(c: ConsoleStore, tenant: string) {
-  const [all, endpoints] = await Promise.all([c.list<ModelVersion>(tenant, 'model'), c.list<Endpoint>(tenant, 'endpoint')]);
-  return platformList(await Promise.all(all.sort((a, b) => b.version - a.version).map((m) => modelView(c, tenant, m, endpoints))));
+/** Newest first; `starting_after` names the last version of the page before. */
+export async function listModels(c: ConsoleStore, tenant: string, q: S.RecordPageQuery) {
+  const [page, endpoints] = await Promise.all([
+    recordPage(c, tenant, 'model', { limit: q.limit, after: q.starting_after, newestFirst: true }, (m: ModelVersion) => m),
+    c.list<Endpoint>(tenant, 'endpoint'),
+  ]);
+  return { ...page, data: await Promise.all(page.data.map((m) => modelView(c, tenant, m, endpoints))) };
 }
 
 /**

@@ -1,11 +1,10 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import * as S from '../schemas/console.ts';
-import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { findEndpoint } from './endpoints.ts';
 import { InvalidInput, PreconditionFailed } from './errors.ts';
 import type { EventType } from './event-types.ts';
-import { platformList } from './present.ts';
 
 /** Training templates: what a training run reads (event types and their weights, thresholds), when runs start by themselves, and whether their versions promote themselves. */
 
@@ -79,7 +78,7 @@ export async function createTemplate(c: ConsoleStore, tenant: string, b: z.outpu
   await c.put(tenant, 'template', rec);
   return templateView(rec);
 }
-export const listTemplates = async (c: ConsoleStore, tenant: string) => platformList((await c.list<Template>(tenant, 'template')).map(templateView));
+export const listTemplates = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'template', { limit: q.limit, after: q.starting_after }, templateView);
 export async function findTemplate(c: ConsoleStore, tenant: string, id: number) {
   const t = await c.get<Template>(tenant, 'template', id);
   if (!t) throw notFound('template', id);

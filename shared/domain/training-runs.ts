@@ -1,9 +1,9 @@
 import { nowSeconds } from '../clock.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
-import { PreconditionFailed } from './errors.ts';
-import { platformList } from './present.ts';
+import type { z } from 'zod/mini';
+import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { InvalidInput, PreconditionFailed } from './errors.ts';
 import { findTemplate, type Template } from './templates.ts';
 import type { ModelVersion } from './model-versions.ts';
 
@@ -97,7 +97,12 @@ export async function getTrainingRun(c: ConsoleStore, tenant: string, name: stri
   return j;
 }
 export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
-export const listTrainingRuns = async (c: ConsoleStore, tenant: string) => platformList((await c.list<TrainingRun>(tenant, 'job')).sort((a, b) => b.id - a.id).map(trainingRunView));
+/** Newest first; `starting_after` names the last run of the page before (its `job_name`). */
+export function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.output<typeof S.jobPageQuery>) {
+  const after = q.starting_after === undefined ? undefined : trainingRunIdOf(q.starting_after);
+  if (q.starting_after !== undefined && after === undefined) throw new InvalidInput('Invalid query parameters.', { starting_after: ['must be the job_name of a training job'] });
+  return recordPage(c, tenant, 'job', { limit: q.limit, after, newestFirst: true }, trainingRunView, (r: TrainingRun) => trainingRunName(r.id));
+}
 /**
  * Queued runs stop at once; running ones at the trainer's next check, leaving no version (the
  * trainer stores a version only if it marks the run before a stop does). Each change is

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { between, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { documentAs } from './doc.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
 
 const name = z.string().check(z.minLength(1), z.maxLength(256));
@@ -15,6 +16,16 @@ export const eventTypeBody = z.strictObject({
   weight: z.int('weight must be an integer').check(...between('weight', 1, 100)),
 });
 export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(...between('weight', 1, 100)) });
+
+/**
+ * A page of a console list (contexts, event types, templates, endpoints, training jobs, versions):
+ * `limit` 1–100, default 100 (these lists answered every record before they paged), and
+ * `starting_after`, the `next_cursor` of the page before (the last record's id, a job's name).
+ */
+const recordLimit = documentAs(z._default(z.optional(intParam(1, 100)), 100), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100));
+export const recordPageQuery = z.strictObject({ limit: recordLimit, starting_after: z.optional(numericId('starting_after')) });
+export type RecordPageQuery = z.output<typeof recordPageQuery>;
+export const jobPageQuery = z.strictObject({ limit: recordLimit, starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(100))) });
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
 

@@ -284,7 +284,7 @@ describe('Core and Platform helpers', () => {
     const rec = recorder();
     const p = platform(rec.fetch);
     const ctx = await p.contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
-    expect((await p.contexts.list()).data.some((x) => x.id === ctx.id)).toBe(true);
+    expect((await p.contexts.listPage()).data.some((x) => x.id === ctx.id)).toBe(true);
     const rule = await p.rules.create({ name: 'boost shoes', context_id: ctx.id, conditions: [{ field: 'metadata.category', op: 'eq', value: 'shoes' }], boost: 2 });
     expect((await p.rules.get(rule.id)).name).toBe('boost shoes');
     const rules = await p.rules.list({ contextId: String(ctx.id) }).toArray();
@@ -297,15 +297,15 @@ describe('Core and Platform helpers', () => {
     expect(controls.diversity).toBe(0.2);
     expect((await p.rerankControls.get(ctx.id)).max_per_category).toBe(2);
     const et = await p.eventTypes.create({ name: `sig_${randomUUID().slice(0, 8)}`, weight: 40 });
-    expect((await p.eventTypes.list()).data.map((x) => x.id)).toContain(et.id);
+    expect((await p.eventTypes.listPage()).data.map((x) => x.id)).toContain(et.id);
     const tpl = await p.templates.create({ name: `tpl-${randomUUID().slice(0, 8)}`, event_types: [{ id: et.id, weight: 1 }] });
     expect((await p.templates.get(tpl.id)).name).toBe(tpl.name);
     const keys = await p.apiKeys.list().toArray();
     expect(keys.length).toBeGreaterThan(0);
     const clients = await p.clients.list().toArray();
     expect(clients.map((x) => x.client_id)).toContain(t.demo.creds.client_id);
-    expect(Array.isArray((await p.models.list()).data)).toBe(true);
-    expect(Array.isArray((await p.endpoints.list()).data)).toBe(true);
+    expect(Array.isArray((await p.models.listPage()).data)).toBe(true);
+    expect(Array.isArray((await p.endpoints.listPage()).data)).toBe(true);
     expect(rec.log.every((e) => e.status < 400)).toBe(true);
   });
 });

@@ -142,7 +142,7 @@ describe('serving endpoints', () => {
   it('one default per tenant: a new default takes over, and of two created at once the newer is the default', async () => {
     const c = db.stores.console;
     const T = 'endpoints';
-    const defaults = async () => (await listEndpoints(c, T)).data.filter((e) => e.is_default).map((e) => e.endpoint_name);
+    const defaults = async () => (await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name);
     await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
     expect(await defaults()).toEqual(['main']); // the first is the default
     await createEndpoint(c, T, { endpoint_name: 'next', is_default: true });
@@ -185,6 +185,6 @@ describe('event type names', () => {
     hidden = true;
     const main = await createEndpoint(c, T, { endpoint_name: 'main', is_default: false });
     await expect(createEndpoint(racing, T, { endpoint_name: 'main', is_default: true })).rejects.toMatchObject({ code: 'endpoint_exists' });
-    expect((await listEndpoints(c, T)).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
+    expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
   });
 });

@@ -112,6 +112,12 @@ describe('control records in one partition', () => {
     const all = await c.page(T, 'rule', { limit: 100, after: 5 });
     expect([all.rows.map((r) => r.id), all.hasMore]).toEqual([[6, 7], false]);
     expect((await c.page(T, 'segment', { limit: 10 })).rows.map((r) => r.id)).toEqual([1]);
+    // Newest first: descending ids, below `after`.
+    const newest = await c.page(T, 'rule', { limit: 3, newestFirst: true });
+    expect([newest.rows.map((r) => r.id), newest.hasMore]).toEqual([[7, 6, 5], true]);
+    const older = await c.page(T, 'rule', { limit: 3, after: 5, newestFirst: true, where: { context_id: 1 } });
+    expect([older.rows.map((r) => r.id), older.hasMore]).toEqual([[3, 1], false]);
+    expect((await c.page(T, 'rule', { limit: 3, after: 1, newestFirst: true })).rows).toEqual([]);
   });
 
   it('replace and remove hold to their conditions', async () => {

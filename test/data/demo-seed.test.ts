@@ -94,9 +94,9 @@ describe('demo seed', () => {
     expect(sent.filter((j) => j.type === 'embed').length).toBeGreaterThanOrEqual(size.items);
     expect(sent.some((j) => j.type === 'build-index')).toBe(true);
 
-    const models = (await listModels(db.stores.console, T)).data;
+    const models = (await listModels(db.stores.console, T, { limit: 100 })).data;
     expect(models).toHaveLength(1);
     expect(models[0]).toMatchObject({ version: 1, status: 'Approved', endpoints: ['main'], metrics: { interactions: size.events } });
-    expect((await listEndpoints(db.stores.console, T)).data).toMatchObject([{ endpoint_name: 'main', is_default: true, model_version: 1 }]);
+    expect((await listEndpoints(db.stores.console, T, { limit: 100 })).data).toMatchObject([{ endpoint_name: 'main', is_default: true, model_version: 1 }]);
   }, 60_000);
 });

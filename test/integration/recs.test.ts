@@ -67,11 +67,36 @@ describe('console records', () => {
     expect((await P('PATCH', '/api/event-types/9999', { weight: 2 })).status).toBe(404);
   });
 
+  it('console lists page: by id with limit and starting_after, runs and versions newest first', async () => {
+    for (const name of ['page-a', 'page-b', 'page-c']) expect((await P('POST', '/api/contexts', { name })).status).toBe(201);
+    const all = (await P('GET', '/api/contexts')).body;
+    expect(all.has_more).toBe(false);
+    const ids = all.data.map((c: { id: number }) => c.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const seen: number[] = [];
+    let page = (await P('GET', '/api/contexts?limit=2')).body;
+    for (;;) {
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((c: { id: number }) => c.id));
+      if (!page.has_more) break;
+      expect(page.next_cursor).toBe(String(seen[seen.length - 1]));
+      page = (await P('GET', `/api/contexts?limit=2&starting_after=${page.next_cursor}`)).body;
+    }
+    expect(page.next_cursor).toBeNull();
+    expect(seen).toEqual(ids);
+    for (const path of ['/api/event-types', '/api/events/templates', '/api/model-endpoints', '/api/models']) {
+      const one = await P('GET', `${path}?limit=1`);
+      expect(one.status, path).toBe(200);
+      expect(one.body.data.length, path).toBeLessThanOrEqual(1);
+    }
+    for (const bad of ['limit=0', 'limit=101', 'starting_after=abc', 'cursor=1']) expect((await P('GET', `/api/contexts?${bad}`)).status, bad).toBe(400);
+  });
+
   it('contexts get numeric ids', async () => {
     const c = await P('POST', '/api/contexts', { name: 'home page', description: 'hero carousel' });
     expect(c.status).toBe(201);
     expect(c.body).toMatchObject({ id: expect.any(Number), name: 'home page' });
-    expect((await P('GET', '/api/contexts')).body.data).toHaveLength(1);
+    expect((await P('GET', '/api/contexts')).body.data.filter((x: { name: string }) => x.name === 'home page')).toEqual([c.body]);
   });
 
   it('templates start Draft, can be edited while Draft, published once, then frozen', async () => {
@@ -167,6 +192,15 @@ describe('training runs and versions', () => {
     const logs = await P('GET', `/api/training-jobs/logs/${first.body.job_name}`);
     expect(logs.body.lines.map((l: { message: string }) => l.message).join('\n')).toMatch(/Completed: version/);
     expect((await P('GET', '/api/training-jobs')).body.data.length).toBeGreaterThanOrEqual(2);
+    // Runs and versions page newest first; a run's cursor is its job_name.
+    const runs = (await P('GET', '/api/training-jobs')).body.data.map((j: { job_name: string }) => j.job_name);
+    const newest = (await P('GET', '/api/training-jobs?limit=1')).body;
+    expect(newest).toMatchObject({ data: [{ job_name: runs[0] }], has_more: true, next_cursor: runs[0] });
+    expect((await P('GET', `/api/training-jobs?limit=1&starting_after=${runs[0]}`)).body.data.map((j: { job_name: string }) => j.job_name)).toEqual([runs[1]]);
+    expect((await P('GET', '/api/training-jobs?starting_after=nope')).status).toBe(400);
+    const versions = (await P('GET', '/api/models?limit=1')).body;
+    expect(versions).toMatchObject({ data: [{ version: v2 }], has_more: true, next_cursor: String(v2) });
+    expect((await P('GET', `/api/models?limit=1&starting_after=${v2}`)).body.data.map((m: { version: number }) => m.version)).toEqual([v1]);
   });
 
   it('labels, refuses to promote an unapproved version, approves and promotes', async () => {

@@ -1,6 +1,7 @@
 import { consoleStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
+import { recordPageQuery } from '#shared/schemas/console';
 import { listContexts } from '#shared/domain/contexts';
 
-export const handler = platformHandler('platform/contexts/list', {}, async ({ tenant }) => ok(await listContexts(consoleStore(), tenant)));
+export const handler = platformHandler('platform/contexts/list', { query: recordPageQuery }, async ({ tenant, query }) => ok(await listContexts(consoleStore(), tenant, query)));

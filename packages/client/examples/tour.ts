@@ -54,7 +54,7 @@ try {
 }
 
 // Train from the demo's template 1, approve the new version and serve it on "main".
-if ((await platform.templates.list()).data.some((tpl) => tpl.id === 1)) {
+if ((await platform.templates.listPage()).data.some((tpl) => tpl.id === 1)) {
   let job = await platform.trainingJobs.create({ template_id: 1, options: { algorithm: 'ease' } });
   while (!['Completed', 'Failed', 'Stopped'].includes(job.status)) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -73,6 +73,6 @@ const ctx = await platform.contexts.create({ name: 'home page' });
 await platform.rules.create({ name: 'no Lanternworks', context_id: ctx.id, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Lanternworks' }], boost: 0 });
 await platform.rerankControls.put(ctx.id, { max_per_category: 1 });
 console.log((await core.search({ query: 'light', mode: 'keyword', limit: 6, context_id: ctx.id })).data.map((h) => h.name));
-console.log((await platform.models.list()).data.map((m) => `v${m.version} ${m.status} ${m.endpoints.join(',')}`));
+console.log((await platform.models.listPage()).data.map((m) => `v${m.version} ${m.status} ${m.endpoints.join(',')}`));
 
 await core.items.delete(shoe.id);

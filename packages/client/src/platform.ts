@@ -56,13 +56,15 @@ export class PlatformClient {
   };
 
   readonly eventTypes = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.eventTypes.listPage(q, o)),
     create: (body: RequestBody<'createEventType'>, o?: CallOptions) => unwrap(this.raw.POST('/api/event-types', { body, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
 
   readonly templates = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listTemplates'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listTemplates'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.templates.listPage(q, o)),
     create: (body: RequestBody<'createTemplate'>, o?: CallOptions) => unwrap(this.raw.POST('/api/events/templates', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateTemplate'>, o?: CallOptions) =>
@@ -70,7 +72,8 @@ export class PlatformClient {
   };
 
   readonly trainingJobs = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listTrainingJobs'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listTrainingJobs'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.trainingJobs.listPage(q, o)),
     /** Starts a run from a template; each run makes a new model version. */
     create: (body: RequestBody<'createTrainingJob'>, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs', { body, ...signalOf(o) }), 'platform'),
     get: (jobName: string, o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs/{jobName}', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
@@ -80,7 +83,8 @@ export class PlatformClient {
   };
 
   readonly models = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/models', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listModels'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/models', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listModels'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.models.listPage(q, o)),
     get: (version: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/models/{version}', { params: { path: { version: s(version) } }, ...signalOf(o) }), 'platform'),
     /** Label or describe a version. */
     update: (version: Id, body: RequestBody<'updateModel'>, o?: CallOptions) =>
@@ -93,12 +97,14 @@ export class PlatformClient {
   };
 
   readonly endpoints = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.endpoints.listPage(q, o)),
     create: (body: RequestBody<'createModelEndpoint'>, o?: CallOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, ...signalOf(o) }), 'platform'),
   };
 
   readonly contexts = {
-    list: (o?: CallOptions) => unwrap(this.raw.GET('/api/contexts', { ...signalOf(o) }), 'platform'),
+    listPage: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/contexts', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.contexts.listPage(q, o)),
     create: (body: RequestBody<'createContext'>, o?: CallOptions) => unwrap(this.raw.POST('/api/contexts', { body, ...signalOf(o) }), 'platform'),
   };
 

@@ -2396,14 +2396,17 @@ export interface operations {
     };
     listContexts: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every context. */
+            /** @description A page of contexts, by id. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2457,14 +2460,17 @@ export interface operations {
     };
     listEventTypes: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every event type. */
+            /** @description A page of event types, by id. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2560,14 +2566,17 @@ export interface operations {
     };
     listTemplates: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every template. */
+            /** @description A page of templates, by id. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3060,14 +3069,17 @@ export interface operations {
     };
     listModelEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every endpoint (exactly one the default). */
+            /** @description A page of endpoints, by id (exactly one of all the default). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3122,14 +3134,17 @@ export interface operations {
     };
     listModels: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every version. */
+            /** @description A page of versions, newest first. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3977,14 +3992,17 @@ export interface operations {
     };
     listTrainingJobs: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every run. */
+            /** @description A page of runs, newest first. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
