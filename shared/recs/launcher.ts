@@ -261,10 +261,12 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
  * saying what stopped the task. Answers the names of the runs ended.
  */
-export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'list' | 'get' | 'update' | 'appendLog'> }, tenant: string, taskRunner: TaskLauncher, now: number): Promise<string[]> {
+export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'> }, tenant: string, taskRunner: TaskLauncher, now: number): Promise<string[]> {
   const c = deps.console;
   const ended: string[] = [];
-  for (const job of await c.list<TrainingRun>(tenant, 'job')) {
+  // Every run, a page at a time, newest first: a tenant's history grows with every run (a whole
+  // read was capped, and past the cap its newest runs, the ones a task may still hold, were not read).
+  for await (const job of eachRun(c, tenant)) {
     const claim = job.task;
     if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
     const state = await taskRunner.inspect(claim.ref);
@@ -277,3 +279,14 @@ export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'list' |
   return ended;
 }
 const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgress', 'Stopping']);
+
+async function* eachRun(c: Pick<ConsoleStore, 'page'>, tenant: string): AsyncGenerator<TrainingRun> {
+  let after: number | undefined;
+  for (;;) {
+    const page = await c.page<TrainingRun>(tenant, 'job', { limit: 500, after, newestFirst: true });
+    yield* page.rows;
+    const last = page.rows[page.rows.length - 1];
+    if (!page.hasMore || !last) return;
+    after = last.id;
+  }
+}

@@ -27,8 +27,8 @@ function fakeConsole(job: TrainingRun, models: Record<number, object> = {}) {
     async get<T>(_t: string, kind: string, id: number) {
       return (kind === 'model' ? models[id] : structuredClone(rec)) as T;
     },
-    async list<T>() {
-      return [structuredClone(rec)] as T[];
+    async page<T>() {
+      return { rows: [structuredClone(rec)] as T[], hasMore: false };
     },
     async update(_t: string, _k: string, _id: number, set: Record<string, unknown>, expect: Record<string, unknown> = {}) {
       // As the table's conditions: scalars only, `a.b` naming field b of map a.
