@@ -30,6 +30,8 @@ export interface HistoryInput {
   userId: string | undefined;
   /** The user's events the model's artifact does not hold, newest first. */
   recent: readonly RecentEvent[];
+  /** More such events, whose items are seen (not part of the taste). */
+  alsoSeen?: readonly RecentEvent[];
   /** The user's history in the artifact is left out (erased after the model was trained). */
   historyErased: boolean;
   /** The weight of an event type (the model's as trained, else the current one). */
@@ -68,6 +70,10 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
     include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
   });
+  for (const e of x.alsoSeen ?? []) {
+    const id = catalogItemId(e.item_id);
+    if (id !== undefined) recentSeen.add(id);
+  }
   // Exactly the trained row: no anchor, every item of it still in the catalog, no latest event added.
   if (trained?.row !== undefined && anchorId === undefined && fromTrained === trained.items.length && h.docs.length === fromTrained) h.modelRow = trained.row;
   h.isSeen = (id: number) => {

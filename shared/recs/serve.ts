@@ -48,6 +48,12 @@ export interface RecsDeps {
  * (and all of a user's latest events without a model).
  */
 const HISTORY_LIMIT = 100;
+/**
+ * A user with more events than that since the model's artifact: the items of their latest this
+ * many are seen too (left out unless include_seen), read (id, item, type, time: one page) only
+ * then. Without it, an item interacted with more than 100 events ago, after training, came back.
+ */
+const SEEN_LIMIT = 5000;
 
 /**
  * Cache: per tenant and endpoint, the event id the last request read after (its model's
@@ -110,7 +116,10 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // personalised from their events up to the erasure's end, nor from a model artifact trained
   // before it (it holds their history); only from the events they send afterwards.
   const erasedTo = userId !== undefined ? erased.get(userId) : undefined;
-  const recent = erasedTo === undefined ? recentRead : recentRead.filter((e) => e.created > erasedTo);
+  const sinceErasure = (events: readonly RecentEvent[]) => (erasedTo === undefined ? events : events.filter((e) => e.created > erasedTo));
+  const recent = sinceErasure(recentRead);
+  // More events since the artifact than the taste reads: the rest are seen too.
+  const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];
   const historyErased = erasedTo !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, erasedTo);
 
   // A served model weighs the latest events as it was trained (a weight change takes effect at
@@ -119,7 +128,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const currentWeights = new Map(eventTypes.map((e) => [e.name, e.weight]));
   const trainedWeights = model?.typeWeights;
   const weightOf = (type: string) => trainedWeights?.get(type) ?? currentWeights.get(type) ?? 1;
-  const history = requestHistory({ catalog, model, anchorId, userId, recent, historyErased, weightOf });
+  const history = requestHistory({ catalog, model, anchorId, userId, recent, alsoSeen, historyErased, weightOf });
 
   const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
   const { ranked, strategy, reason } = await candidates(request);

@@ -12,6 +12,9 @@ const filterField = z
   .string()
   .check(z.regex(/^(id|name|description|active|created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'field must be id, name, description, active, created, updated_at or metadata.<key>'));
 
+/** The kind of value each of the item's own fields holds (metadata keys hold any). */
+const FIELD_KINDS: Readonly<Record<string, 'boolean' | 'number' | 'string'>> = { active: 'boolean', created: 'number', updated_at: 'number', name: 'string', description: 'string' };
+
 /** Ops that compare numbers: their value must be one. */
 const ORDERED_OPS: ReadonlySet<string> = new Set(['gt', 'gte', 'lt', 'lte']);
 
@@ -30,7 +33,16 @@ const filterClause = z
       message: 'value must be a list for op in, and a single string, number or boolean for the other ops',
       path: ['value'],
     }),
-    z.refine((f) => !ORDERED_OPS.has(f.op) || typeof f.value === 'number', { message: 'value must be a number for gt, gte, lt and lte', path: ['value'] }),
+    // An item ID's digits compare as the ID (checked below), with every op.
+    z.refine((f) => !ORDERED_OPS.has(f.op) || typeof f.value === 'number' || (f.field === 'id' && typeof f.value === 'string'), {
+      message: 'value must be a number for gt, gte, lt and lte',
+      path: ['value'],
+    }),
+    // The item's own fields have one kind each: another kind could never match, and is a mistake.
+    z.refine((f) => f.op === 'exists' || !(f.field in FIELD_KINDS) || [f.value].flat().every((v) => typeof v === FIELD_KINDS[f.field]), {
+      message: 'value is of the wrong kind for this field (active: true or false; created, updated_at: Unix seconds; name, description: a string)',
+      path: ['value'],
+    }),
     z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),
     z.refine(
       (f) =>

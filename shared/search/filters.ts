@@ -2,7 +2,9 @@ import type { Json } from '../domain/types.ts';
 import type { FilterClause, SearchBody, ShorthandFilters } from '../schemas/search.ts';
 import { NO_FILTER, type DocFilter, type SearchDoc } from './types.ts';
 
-const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => v === w);
+/** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
+const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
+const anyOf = (want: string | string[]) => (v: Json | undefined) => (Array.isArray(want) ? want : [want]).some((w) => holds(v, w));
 
 /** The Core search filters (api-decisions): the shorthand object or a list of clauses, as a predicate over documents. */
 export function coreFilter(f: SearchBody['filters']): DocFilter {
@@ -20,7 +22,10 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
     const m = anyOf(f.brand);
     checks.push((d) => m(d.metadata.brand));
   }
-  if (f.availability !== undefined) checks.push((d) => d.metadata.availability === f.availability);
+  if (f.availability !== undefined) {
+    const want = f.availability;
+    checks.push((d) => holds(d.metadata.availability, want));
+  }
   if (f.price) {
     const { gte, lte } = f.price;
     checks.push((d) => {
@@ -28,7 +33,12 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
       return typeof p === 'number' && (gte === undefined || p >= gte) && (lte === undefined || p <= lte);
     });
   }
-  if (f.metadata) for (const [k, v] of Object.entries(f.metadata)) checks.push((d) => d.metadata[k] === v);
+  if (f.metadata) {
+    for (const [k, v] of Object.entries(f.metadata)) {
+      const get = fieldGetter(`metadata.${k}`);
+      checks.push((d) => holds(get(d), v));
+    }
+  }
   return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
 }
 

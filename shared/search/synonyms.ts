@@ -59,13 +59,21 @@ const notFound = (id: number) => new NotFound('synonym_not_found', `No synonym s
 
 /** The set a create or change makes, checked as a whole: a two-way set has 2+ phrases and no input; a one-way set an input and 1+ synonyms. */
 function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: string[]): { type: 'two_way' | 'one_way'; input: string | null; synonyms: string[] } {
-  const distinct = [...new Set(synonyms.map((s) => s.trim()))];
+  // Phrases that are one at query time (case, accents, inflection: the words' stems) are one
+  // synonym, the first spelling kept; a one-way set's own input is no synonym of it.
+  const inputForm = input === null ? undefined : stemsOf(input).join(' ');
+  const byForm = new Map<string, string>();
+  for (const phrase of synonyms.map((s) => s.trim())) {
+    const form = stemsOf(phrase).join(' ');
+    if (form !== inputForm && !byForm.has(form)) byForm.set(form, phrase);
+  }
+  const distinct = [...byForm.values()];
   if (type === 'two_way') {
     if (input !== null) throw new InvalidInput('Invalid request body.', { input: ['a two_way set has no input: all its synonyms are equivalent'] });
     if (distinct.length < 2) throw new InvalidInput('Invalid request body.', { synonyms: ['a two_way set needs at least 2 different synonyms'] });
   } else {
     if (input === null) throw new InvalidInput('Invalid request body.', { input: ['a one_way set needs an input'] });
-    if (distinct.length < 1) throw new InvalidInput('Invalid request body.', { synonyms: ['a one_way set needs at least 1 synonym'] });
+    if (distinct.length < 1) throw new InvalidInput('Invalid request body.', { synonyms: ['a one_way set needs at least 1 synonym other than its input'] });
   }
   return { type, input: input === null ? null : input.trim(), synonyms: distinct };
 }

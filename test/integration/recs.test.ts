@@ -324,6 +324,18 @@ describe('recommendation behaviour', () => {
     expect(ids(after).filter((id) => cycling.has(id)).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('an item interacted with after training stays seen however many events follow', async () => {
+    const bought = (byGroup.cycling as string[])[5] as string;
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'late', item_id: bought }])).status).toBe(201);
+    // 100 more events since: the purchase is no longer among the latest 100 the taste reads.
+    const views = Array.from({ length: 100 }, () => ({ type: 'view', user_id: 'late', item_id: (byGroup.cycling as string[])[0] }));
+    expect((await t.demo.core('POST', '/v1/events', views)).status).toBe(201);
+    const r = await recs('user_id=late&limit=100');
+    expect(r.body.strategy).toBe('personalized');
+    expect(ids(r)).not.toContain(bought);
+    expect(ids(await recs('user_id=late&limit=100&include_seen=true'))).toContain(bought);
+  });
+
   it('a deactivated item disappears at once, and comes back', async () => {
     const r = await recs('user_id=u0&limit=5');
     const top = ids(r)[0] as string;

@@ -215,6 +215,11 @@ describe('filters on any metadata key', () => {
   it('keeps the shorthand object working', async () => {
     expect(await browse({ category: 'shoes', price: { lte: 80 } })).toEqual(of('sneaker', 'trainer'));
     expect(await browse({ metadata: { brand: 'Cog' } })).toEqual(of('runjacket', 'fish', 'sneaker'));
+    // A list-valued key matches when it holds the value, as clause eq does.
+    expect(await browse({ metadata: { tags: 'running' } })).toEqual(await browse([{ field: 'metadata.tags', op: 'eq', value: 'running' }]));
+    expect((await browse({ metadata: { tags: 'running' } })).has(id.trail as string)).toBe(true);
+    // A key Object.prototype also has is the item's own or absent.
+    expect(await browse({ metadata: { constructor: 'x' } })).toEqual(new Set());
   });
 
   it('refuses bad clauses with 400 naming the field, never 500', async () => {
@@ -354,6 +359,12 @@ describe('synonyms', () => {
     }
     expect((await P('PATCH', '/api/synonyms/999', { synonyms: ['a', 'b'] })).status).toBe(404);
     expect((await P('GET', '/api/synonyms/abc')).status).toBe(400);
+    // Phrases that are one at query time are one synonym: too few left is 400.
+    for (const body of [{ synonyms: ['Dup', 'dup'] }, { type: 'one_way', input: 'dup', synonyms: ['DUP'] }]) expect((await P('POST', '/api/synonyms', body)).status, JSON.stringify(body)).toBe(400);
+    const folded = await P('POST', '/api/synonyms', { synonyms: ['Running shoes', 'running shoe', 'sneaker'] });
+    expect(folded.body.synonyms).toEqual(['Running shoes', 'sneaker']);
+    expect((await P('DELETE', `/api/synonyms/${folded.body.id}`)).status).toBe(204);
+    expect(await P('GET', '/api/synonyms/999')).toMatchObject({ status: 404, body: { error: 'No synonym set 999.' } });
     // A PATCH that changes nothing is refused, as every Platform PATCH is.
     const set = await P('POST', '/api/synonyms', { synonyms: ['a', 'b'] });
     const empty = await P('PATCH', `/api/synonyms/${set.body.id}`, {});

@@ -493,7 +493,13 @@ describe('Platform item search', () => {
       { field: 'metadata.brand', op: 'exists', value: 'yes' },
       { field: 'id', op: 'eq', value: 'abc' },
       { field: 'id', op: 'in', value: [1, -2] },
+      { field: 'id', op: 'gt', value: 'abc' },
       { field: 'name', op: 'eq' },
+      // The item's own fields take values of their kind only.
+      { field: 'active', op: 'eq', value: 'yes' },
+      { field: 'created', op: 'eq', value: 'x' },
+      { field: 'updated_at', op: 'in', value: [1, 'x'] },
+      { field: 'name', op: 'eq', value: 5 },
     ]) {
       const r = await t.demo.platform('POST', '/api/items/search', { query: '', filters: [filter] });
       expect(r.status, JSON.stringify(filter)).toBe(400);
@@ -507,6 +513,13 @@ describe('Platform item search', () => {
     expect(await idsOf([{ field: 'id', op: 'eq', value: a }])).toEqual([String(a)]);
     expect(await idsOf([{ field: 'id', op: 'eq', value: String(a) }])).toEqual([String(a)]);
     expect(await idsOf([{ field: 'id', op: 'in', value: [a, String(b)] }])).toEqual([String(a), String(b)].sort());
+    // Digits with the ordered ops too.
+    expect(
+      await idsOf([
+        { field: 'id', op: 'gte', value: String(a) },
+        { field: 'id', op: 'lte', value: String(c) },
+      ]),
+    ).toEqual([a, b, c].map(String).sort());
     expect(
       await idsOf([
         { field: 'id', op: 'gte', value: a },
