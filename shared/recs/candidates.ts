@@ -85,6 +85,19 @@ export function bestEligible(scores: { forEach(fn: (score: number, id: number) =
   return out;
 }
 
+/**
+ * The newest eligible items after `ranked` (not already in it) to fill it up to `want`, each
+ * scored below every item before it: popularity's last resort, when the events are too few.
+ */
+export function withNewestFill(ranked: [number, number][], catalog: Pick<Catalog, 'newest'>, want: number, eligible: (id: number) => boolean): [number, number][] {
+  const have = new Set(ranked.map(([id]) => id));
+  const floor = ranked.reduce((m, [, s]) => Math.min(m, s), 1);
+  // Below the lowest score so far, descending, newest first.
+  const base = floor > 0 ? floor * 1e-3 : floor - 1;
+  const fill = catalog.newest(want - ranked.length, (id) => !have.has(id) && eligible(id));
+  return [...ranked, ...fill.map((id, k): [number, number] => [id, base - k * Math.abs(base) * 1e-3])];
+}
+
 /** Popular items after `ranked` to fill it up to `want` (eligible, not already in it), at a thousandth of their popularity. */
 export function withPopularFill(ranked: [number, number][], popular: ReadonlyMap<number, number>, want: number, eligible: (id: number) => boolean): [number, number][] {
   const have = new Set(ranked.map(([id]) => id));

@@ -19,7 +19,7 @@ import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, type ControlDeps, type ServingPlan } from '../control/serving.ts';
 import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
-import { bestEligible, personalCandidates, withPopularFill } from './candidates.ts';
+import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
 import { loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
 
@@ -200,11 +200,14 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   const popular = () => popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents);
   // From the personal candidates to their best, nothing awaits (the score table is shared).
   const scores = history.docs.length > 0 ? personalCandidates(catalog, r.model, history, q.include_seen === true) : undefined;
-  if (!scores || scores.size === 0) return { ranked: bestEligible(await popular(), want, eligible), strategy: 'popular', reason: 'popular right now' };
+  // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
+  // catalog with eligible items never answers an empty list.
+  const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
+  if (!scores || scores.size === 0) return { ranked: filled(bestEligible(await popular(), want, eligible)), strategy: 'popular', reason: 'popular right now' };
   const personal = anchorId !== undefined ? { strategy: 'similar', reason: `similar to item ${anchorId}` } : { strategy: 'personalized', reason: 'from your recent activity' };
   const ranked = bestEligible(scores, want, eligible);
   // Not enough personal candidates after filtering: fill with popular items.
-  return { ranked: ranked.length < want ? withPopularFill(ranked, await popular(), want, eligible) : ranked, ...personal };
+  return { ranked: ranked.length < want ? filled(withPopularFill(ranked, await popular(), want, eligible)) : ranked, ...personal };
 }
 
 /** The pipeline's popularity (only when the plan weighs it). */

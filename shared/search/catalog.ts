@@ -51,6 +51,18 @@ export class SearchView implements Catalog {
     both.forEachBest(visit);
   }
 
+  newest(k: number, accept: (id: number) => boolean): number[] {
+    const { index, delta } = this;
+    const top = new TopK(k);
+    // An id is its own score: `admits` turns most of a large catalog away before `accept` reads the item.
+    const consider = (id: number) => {
+      if (top.admits(id, -id) && accept(id)) top.push(id, id, -id);
+    };
+    for (let i = 0; i < index.ids.length; i++) if (delta.hiddenAt[i] === 0) consider(index.ids[i] as number);
+    for (let s = 0; s < delta.slotCount; s++) if (delta.live[s] === 1) consider(delta.ids[s] as number);
+    return top.bestKeys();
+  }
+
   addVectors(items: readonly SearchDoc[], weights: readonly number[], into: Float32Array): boolean {
     return addDocVectors(this.index, this.delta, items, weights, into);
   }

@@ -84,3 +84,18 @@ describe('tenant isolation', () => {
     expect((await t.demo.core('GET', '/v1/items')).status).toBe(200);
   });
 });
+
+describe('a new tenant', () => {
+  it('with items and no events yet gets its newest items recommended, never an empty list', async () => {
+    const fresh = new TenantClient(t.base, JSON.parse((await admin('tenant', 'create', 'fresh', '--json')).stdout));
+    const made = await fresh.core('POST', '/v1/items', [{ name: 'First lamp' }, { name: 'Second lamp' }, { name: 'Third lamp' }]);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const [first, second, third] = made.body.data.map((x: { id: string }) => x.id) as [string, string, string];
+    expect((await fresh.core('PATCH', `/v1/items/${third}`, { active: false })).status).toBe(200);
+    const r = await fresh.core('GET', '/v1/recommendations?user_id=nobody-yet&limit=10');
+    expect(r.status).toBe(200);
+    expect(r.body.strategy).toBe('popular');
+    // Newest first; an inactive item never.
+    expect(r.body.data.map((x: { item_id: string }) => x.item_id)).toEqual([second, first]);
+  }, 60_000);
+});
