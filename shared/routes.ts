@@ -174,6 +174,7 @@ const platformRoutes: PlatformRoute[] = [
   platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_WRITE, ['events']),
   platform('POST', '/api/model-endpoints', 'platform/endpoints/create', CONSOLE_WRITE),
   platform('GET', '/api/model-endpoints', 'platform/endpoints/list', CONSOLE_READ),
+  platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_WRITE),
   platform('POST', '/api/training-jobs', 'platform/training-runs/create', { ...CONSOLE_WRITE, queues: ['training'] }, ['events']),
   platform('GET', '/api/training-jobs', 'platform/training-runs/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),

@@ -50,8 +50,10 @@ const holding =
 
 const entityOf = (kind: ConsoleKind) => CONSOLE_RECORDS[kind];
 const recordKey = (tenant: string, kind: ConsoleKind, id: number) => entityOf(kind).key({ tenant, id });
-/** A kind's rows: its partition, within it only its sort-key prefix where it shares one. */
-/** A kind's records by id: after `after` (ascending), or before it when `newestFirst`. */
+/**
+ * A kind's rows: its partition, within it only its sort-key prefix where it shares one; by id
+ * after `after` (ascending), or before it when `newestFirst`.
+ */
 function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst = false) {
   const primary = entityOf(kind).indexes.primary;
   const prefix = primary.skPrefix();

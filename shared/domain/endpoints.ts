@@ -1,7 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
 import { platformList } from './present.ts';
 
@@ -13,6 +13,25 @@ export interface Endpoint extends ConsoleRecord {
   model_version: number | null;
   created: number;
   updated_at: number;
+  /**
+   * Internal: a number of the endpoint id counter taken when it was last made the default by
+   * `makeDefaultEndpoint` (absent: it became the default when created, as its id). Of the
+   * endpoints marked default, the one with the highest wins (`pickEndpoint`).
+   */
+  default_seq?: number;
+}
+
+/** When an endpoint last became the default, in the endpoint id counter's order. */
+const defaultRank = (e: Endpoint) => e.default_seq ?? e.id;
+
+/** An endpoint as the API shows it. */
+export const endpointView = ({ default_seq: _s, ...e }: Endpoint) => e;
+
+/** Clears `is_default` on each endpoint of `all` that became the default before `rank`, unless it changed since it was read. */
+async function clearOlderDefaults(c: ConsoleStore, tenant: string, all: readonly Endpoint[], rank: number, now: number): Promise<void> {
+  for (const e of all) {
+    if (e.is_default && defaultRank(e) < rank) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now }, { is_default: true, default_seq: e.default_seq });
+  }
 }
 
 export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>) {
@@ -25,8 +44,26 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   const rec: Endpoint = { id: await c.nextId(tenant, 'endpoint'), endpoint_name: b.endpoint_name, is_default: isDefault, model_version: null, created: now, updated_at: now };
   // Before it takes the default over: a create that loses its name changes nothing.
   await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
-  if (isDefault) for (const e of all.filter((x) => x.is_default)) await c.update(tenant, 'endpoint', e.id, { is_default: false, updated_at: now });
-  return rec;
+  if (isDefault) await clearOlderDefaults(c, tenant, all, rec.id, now);
+  return endpointView(rec);
+}
+
+/**
+ * Makes an existing endpoint the default (`PATCH /api/model-endpoints/{id}` `{ is_default: true }`):
+ * it takes a number of the endpoint id counter, so it ranks after every default made before it,
+ * then clears the older ones. Two moves at once end with the later number the default, as two
+ * creates do.
+ */
+export async function makeDefaultEndpoint(c: ConsoleStore, tenant: string, id: number) {
+  const cur = await c.get<Endpoint>(tenant, 'endpoint', id);
+  if (!cur) throw notFound('endpoint', id);
+  const all = await c.list<Endpoint>(tenant, 'endpoint');
+  if (pickEndpoint(all, undefined)?.id === id) return endpointView(cur);
+  const seq = await c.nextId(tenant, 'endpoint');
+  const now = nowSeconds();
+  if (!(await c.update(tenant, 'endpoint', id, { is_default: true, default_seq: seq, updated_at: now }, {}))) throw notFound('endpoint', id);
+  await clearOlderDefaults(c, tenant, await c.list<Endpoint>(tenant, 'endpoint'), seq, now);
+  return endpointView({ ...cur, is_default: true, default_seq: seq, updated_at: now });
 }
 /**
  * A page of the endpoints, exactly one of them the default (see `pickEndpoint`): read whole, as
@@ -39,19 +76,19 @@ export async function listEndpoints(c: ConsoleStore, tenant: string, q: S.Record
   const page = after.slice(0, q.limit);
   const last = page[page.length - 1];
   return platformList(
-    page.map((e) => (e.is_default && e !== d ? { ...e, is_default: false } : e)),
+    page.map((e) => endpointView(e.is_default && e !== d ? { ...e, is_default: false } : e)),
     { hasMore: after.length > q.limit, cursor: last ? String(last.id) : null },
   );
 }
 /**
- * The endpoint by name, or the default one when no name is given: the newest endpoint created
- * as default. Two defaults created at once both write `is_default` before either clears the
- * other's; the newer one is the default, as if they had come one after the other.
+ * The endpoint by name, or the default one when no name is given: of those marked default, the
+ * one made so last (`defaultRank`). Two defaults made at once both write `is_default` before
+ * either clears the other's; the later one is the default, as if they had come one after the other.
  */
 export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
   if (name !== undefined) return all.find((e) => e.endpoint_name === name);
   let d: Endpoint | undefined;
-  for (const e of all) if (e.is_default && (!d || e.id > d.id)) d = e;
+  for (const e of all) if (e.is_default && (!d || defaultRank(e) > defaultRank(d))) d = e;
   return d;
 }
 

@@ -50,6 +50,7 @@ export const platformOperations: Record<string, OperationDoc> = {
     description: 'A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule` and `auto_promote` (else 400 `invalid_state`).',
   }),
   'POST /api/model-endpoints': op('createModelEndpoint', MODELS, 'Create a serving endpoint', created(C.endpoint, 'The endpoint.'), { errors: [409] }),
+  'PATCH /api/model-endpoints/{id}': op('updateModelEndpoint', MODELS, 'Make an endpoint the default', ok(C.endpoint, 'The endpoint, now the default.')),
   'GET /api/model-endpoints': op('listModelEndpoints', MODELS, 'List serving endpoints', ok(C.endpointList, 'A page of endpoints, by id (exactly one of all the default).')),
   'POST /api/training-jobs': op('createTrainingJob', TRAINING, 'Start a training run from a Published template', accepted(C.job, 'The run, Queued.'), {
     examples: { request: { template_id: 1, options: { algorithm: 'ease', epochs: 5 } } },

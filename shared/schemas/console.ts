@@ -47,6 +47,11 @@ const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive
   z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'event_types: name each event type once'),
 );
 
+/** `PATCH /api/model-endpoints/{id}`: makes it the default (the default moves; it is never unset). */
+export const endpointPatch = z.strictObject({
+  is_default: z.literal(true, 'is_default can only be set to true: to move the default, make another endpoint the default'),
+});
+
 export const endpointBody = z.strictObject({
   endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
   is_default: z._default(z.optional(z.boolean()), false),

@@ -231,6 +231,17 @@ describe('the console in Chromium', () => {
     expect(await page.content()).not.toContain(t.stack.credentials.api_key);
   });
 
+  it('moves the default serving endpoint back to an existing one', async () => {
+    expect((await t.demo.platform('POST', '/api/model-endpoints', { endpoint_name: 'side', is_default: true })).status).toBe(201);
+    await go('Serving endpoints', 'Serving endpoints');
+    const table = page.getByRole('table', { name: 'Serving endpoints' });
+    const main = table.getByRole('row').filter({ has: page.getByRole('cell', { name: 'main', exact: true }) });
+    await main.getByRole('button', { name: 'Make default' }).click();
+    await visible(main.getByRole('cell', { name: 'default', exact: true }));
+    const listed = (await t.demo.platform('GET', '/api/model-endpoints')).body.data;
+    expect(listed.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name)).toEqual(['main']);
+  });
+
   it('renders the other pages without errors', async () => {
     for (const [link, heading, name] of [
       ['Events', 'Events', 'events'],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
-import { createEndpoint, findEndpoint, listEndpoints } from '../../shared/domain/endpoints.ts';
+import { createEndpoint, findEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { stopTrainingRun, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -139,6 +139,28 @@ describe('training job logs', () => {
 });
 
 describe('serving endpoints', () => {
+  it('the default moves back to an existing endpoint; of two moves at once the later is the default, never none', async () => {
+    const c = db.stores.console;
+    const T = 'moves';
+    const a = await createEndpoint(c, T, { endpoint_name: 'a', is_default: false });
+    const b = await createEndpoint(c, T, { endpoint_name: 'b', is_default: true });
+    const d = await createEndpoint(c, T, { endpoint_name: 'd', is_default: false });
+    const defaults = async () => (await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name);
+    expect(await defaults()).toEqual(['b']);
+    await makeDefaultEndpoint(c, T, a.id);
+    expect(await defaults()).toEqual(['a']);
+    expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe('a');
+    // Two at once: one wins, and the other's mark is cleared or outranked.
+    await Promise.all([makeDefaultEndpoint(c, T, b.id), makeDefaultEndpoint(c, T, d.id)]);
+    const now = await defaults();
+    expect(now).toHaveLength(1);
+    expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe(now[0]);
+    // A create made default after a move outranks it.
+    await createEndpoint(c, T, { endpoint_name: 'e', is_default: true });
+    expect(await defaults()).toEqual(['e']);
+    expect(Object.keys((await listEndpoints(c, T, { limit: 100 })).data[0] ?? {})).not.toContain('default_seq');
+  });
+
   it('one default per tenant: a new default takes over, and of two created at once the newer is the default', async () => {
     const c = db.stores.console;
     const T = 'endpoints';

@@ -136,7 +136,20 @@ describe('console records', () => {
     expect(b.body.is_default).toBe(false);
     expect((await P('POST', '/api/model-endpoints', { endpoint_name: 'main' })).status).toBe(409);
     const list = await P('GET', '/api/model-endpoints');
+    const defaults = async () => (await P('GET', '/api/model-endpoints')).body.data.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name);
     expect(list.body.data.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name)).toEqual(['main']);
+    // The default moves to a new endpoint, and back to an existing one.
+    const side = await P('POST', '/api/model-endpoints', { endpoint_name: 'side', is_default: true });
+    expect(await defaults()).toEqual(['side']);
+    const back = await P('PATCH', `/api/model-endpoints/${a.body.id}`, { is_default: true });
+    expect(back).toMatchObject({ status: 200, body: { id: a.body.id, endpoint_name: 'main', is_default: true } });
+    expect(Object.keys(back.body).sort()).toEqual(['created', 'endpoint_name', 'id', 'is_default', 'model_version', 'updated_at']);
+    expect(await defaults()).toEqual(['main']);
+    expect((await P('PATCH', `/api/model-endpoints/${a.body.id}`, { is_default: true })).body.is_default).toBe(true);
+    expect(await defaults()).toEqual(['main']);
+    // The default is never unset, only moved; an unknown endpoint is 404.
+    expect((await P('PATCH', `/api/model-endpoints/${side.body.id}`, { is_default: false })).status).toBe(400);
+    expect((await P('PATCH', '/api/model-endpoints/9999', { is_default: true })).status).toBe(404);
   });
 });
 

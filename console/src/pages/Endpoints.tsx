@@ -16,6 +16,12 @@ export function Endpoints({ session }: PageProps) {
       setName('');
       endpoints.reload();
     });
+  const makeDefault = (e: Endpoint) =>
+    a.run(async () => {
+      await api('PATCH', `/api/model-endpoints/${e.id}`, { is_default: true });
+      endpoints.reload();
+    });
+  const admin = isAdmin(session.role);
   return (
     <>
       <PageHeader title="Serving endpoints" />
@@ -28,13 +34,25 @@ export function Endpoints({ session }: PageProps) {
           empty="No endpoints yet."
           columns={[
             { header: 'Name', cell: (e) => e.endpoint_name },
-            { header: 'Default', cell: (e) => (e.is_default ? 'default' : '') },
+            {
+              header: 'Default',
+              cell: (e) =>
+                e.is_default ? (
+                  'default'
+                ) : admin ? (
+                  <button type="button" disabled={a.busy} onClick={() => void makeDefault(e)}>
+                    Make default
+                  </button>
+                ) : (
+                  ''
+                ),
+            },
             { header: 'Serves', cell: (e) => (e.model_version ? <a href="#/models">v{e.model_version}</a> : 'popular items (no version promoted)') },
             { header: 'Created', cell: (e) => when(e.created) },
           ]}
         />
       </Card>
-      {isAdmin(session.role) ? (
+      {admin ? (
         <Card title="New endpoint">
           <Form label="New serving endpoint" onSubmit={create} submit="Create endpoint" disabled={a.busy}>
             <Field label="Endpoint name" value={name} onChange={setName} required placeholder="main" />

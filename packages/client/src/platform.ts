@@ -100,6 +100,9 @@ export class PlatformClient {
     listPage: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.endpoints.listPage(q, o)),
     create: (body: RequestBody<'createModelEndpoint'>, o?: CallOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, ...signalOf(o) }), 'platform'),
+    /** Makes the endpoint the tenant's default (`{ is_default: true }`). */
+    update: (id: Id, body: RequestBody<'updateModelEndpoint'>, o?: CallOptions) =>
+      unwrap(this.raw.PATCH('/api/model-endpoints/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
 
   readonly contexts = {

@@ -398,6 +398,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/model-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Make an endpoint the default
+         * @description API key scopes: admin.
+         *
+         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
+         */
+        patch: operations["updateModelEndpoint"];
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -3127,6 +3149,43 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
+            413: components["responses"]["PlatformError413"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    updateModelEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    is_default: true;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint, now the default. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelEndpoint"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
