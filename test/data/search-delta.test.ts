@@ -165,8 +165,14 @@ describe('reading the changes since the build', () => {
       // The first read runs while the lantern's embedding is saved, which moves its change row:
       // the read finds the row at neither key (the old one deleted, the new one not yet put).
       changedSince: async (...a) => {
-        const changes = await items.changedSince(...a);
+        let changes = await items.changedSince(...a);
         if (reads++ > 0) return changes;
+        // The change index is a secondary index: on DynamoDB (Local too) a row written a moment
+        // ago can reach it a moment later, so this read waits until it holds the lantern.
+        for (let tries = 0; tries < 100 && !changes.items.some((i) => i.id === lantern.id); tries++) {
+          await new Promise((r) => setTimeout(r, 20));
+          changes = await items.changedSince(...a);
+        }
         expect(changes.items.map((i) => i.id)).toContain(lantern.id);
         expect(await embedItem(items, embedder, T, lantern.id)).toBe('embedded');
         return { ...changes, items: changes.items.filter((i) => i.id !== lantern.id), states: changes.states.filter((s) => !s.startsWith(`${before}|`)) };
