@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
+import { displayName } from '../schemas/common.ts';
 import { AuthenticationError } from '../errors.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
@@ -10,16 +11,16 @@ import { platformList } from './present.ts';
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** A scope named twice is a mistake in the request, not a second grant: 400. */
-const onceEach = z.refine<string[]>((v) => new Set(v).size === v.length, 'scopes: name each scope once');
+const onceEach = z.refine<string[]>((v) => new Set(v).size === v.length, 'name each scope once');
 
 export const createClientBody = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(256)),
+  name: displayName,
   scopes: z._default(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1), onceEach), [...CORE_SCOPES]),
 });
 export type CreateClientBody = z.output<typeof createClientBody>;
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(256)),
+  name: displayName,
   environment: z._default(z.string().check(z.minLength(1), z.maxLength(64)), 'production'),
   scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1), onceEach),
 });

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
-import { between, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs } from './doc.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
 
-const name = z.string().check(z.minLength(1), z.maxLength(256));
+const name = displayName;
 /** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
 export const idPath = z.object({ id: numericId('id') });
 
@@ -44,7 +44,7 @@ const templateEventTypes = z.array(z.strictObject({ id: z.int().check(z.positive
   z.minLength(1),
   z.maxLength(50),
   // One weight per event type: a second entry for the same type would leave which one counts to chance.
-  z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'event_types: name each event type once'),
+  z.refine((v) => new Set(v.map((e) => e.id)).size === v.length, 'name each event type once'),
 );
 
 /** `PATCH /api/model-endpoints/{id}`: makes it the default (the default moves; it is never unset). */
@@ -53,7 +53,7 @@ export const endpointPatch = z.strictObject({
 });
 
 export const endpointBody = z.strictObject({
-  endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
+  endpoint_name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -')),
   is_default: z._default(z.optional(z.boolean()), false),
 });
 
@@ -142,13 +142,13 @@ export const templatePatch = z
 export const compareQuery = z.strictObject({
   versions: z
     .pipe(
-      z.string({ error: 'versions is required (e.g. versions=3,4)' }).check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$/, 'versions: comma-separated version numbers, e.g. 3,4')),
+      z.string({ error: 'versions is required (e.g. versions=3,4)' }).check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$/, 'comma-separated version numbers, e.g. 3,4')),
       z.transform((s: string) => s.split(',').map(Number)),
     )
     .check(
-      z.refine((v) => v.length >= 2 && v.length <= 10, 'versions: name 2 to 10 versions'),
-      z.refine((v) => new Set(v).size === v.length, 'versions: name each version once'),
-      z.refine((v) => v.every((n) => n <= Number.MAX_SAFE_INTEGER), 'versions: out of range'),
+      z.refine((v) => v.length >= 2 && v.length <= 10, 'name 2 to 10 versions'),
+      z.refine((v) => new Set(v).size === v.length, 'name each version once'),
+      z.refine((v) => v.every((n) => n <= Number.MAX_SAFE_INTEGER), 'out of range'),
     ),
 });
 

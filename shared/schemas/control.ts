@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, limitParam, numericId, unstorable } from './common.ts';
+import { between, displayName, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs, named } from './doc.ts';
 import type { SegmentDefinition } from '../control/types.ts';
 
@@ -8,7 +8,7 @@ import type { SegmentDefinition } from '../control/types.ts';
  * controls and the audit trail. Field errors name the field (`conditions.0.op`).
  */
 
-const name = z.string({ error: 'name must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(256, 'name must be at most 256 characters'));
+const name = displayName;
 const description = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
 const positiveId = (field: string) => z.int(`${field} must be an integer`).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
 const seconds = (field: string) =>
@@ -188,8 +188,8 @@ export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 
 
 const hundredths = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6;
 const variant = z.strictObject({
-  name: z.string({ error: 'name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, 'name: 1-64 letters, digits, spaces, _, . or -')),
-  endpoint_name: z.string({ error: 'endpoint_name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint_name: 1-64 letters, digits, _ or -')),
+  name: z.string({ error: 'name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, '1-64 letters, digits, spaces, _, . or -')),
+  endpoint_name: z.string({ error: 'endpoint_name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -')),
   traffic_percent: z
     .number({ error: 'traffic_percent must be a number' })
     .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),

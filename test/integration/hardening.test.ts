@@ -291,3 +291,23 @@ describe('a body sent to a route that takes none (docs/api.md: unknown fields ar
     expectCoreError(await coreRaw('DELETE', '/v1/items/999999', '{}'), 404, 'not_found_error', 'item_not_found');
   });
 });
+
+describe('names a person gives records', () => {
+  it('are refused when only spaces, on contexts, keys, clients, templates and rules; the message names the field once', async () => {
+    const P = (method: string, path: string, body: unknown) => t.demo.platform(method, path, body);
+    for (const [path, body] of [
+      ['/api/contexts', { name: '   ' }],
+      ['/api/api-keys', { name: ' ', scopes: ['admin'] }],
+      ['/api/clients', { name: '\t' }],
+      ['/api/events/templates', { name: '  ', event_types: [{ id: 1 }] }],
+      ['/api/rules', { name: '  ', context_id: 1, conditions: [], boost: 2 }],
+    ] as const) {
+      const r = await P('POST', path, body);
+      expect(r.status, path).toBe(400);
+      expect(r.body.error, path).toMatch(/name: name must not be blank/);
+    }
+    const bad = await P('POST', '/api/model-endpoints', { endpoint_name: '-x' });
+    expect(bad.body.error).toMatch(/endpoint_name: 1-64 letters/);
+    expect(bad.body.error).not.toMatch(/endpoint_name: endpoint_name/);
+  });
+});
