@@ -7,10 +7,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
+  // What the data on screen was loaded for: a reload keeps it while it runs, another thing asked for does not.
+  const loadedFor = useRef<readonly unknown[]>(deps);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on (`deps`); `tick` is how `reload` asks again.
   useEffect(() => {
     let live = true;
     setLoading(true);
+    if (deps.length !== loadedFor.current.length || deps.some((d, k) => !Object.is(d, loadedFor.current[k]))) {
+      loadedFor.current = deps;
+      setData(undefined);
+    }
     load().then(
       (d) => {
         if (!live) return;
@@ -20,6 +26,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
       },
       (e: unknown) => {
         if (!live) return;
+        // Rows of what was asked before must not stand under what failed now.
+        setData(undefined);
         setError(e instanceof Error ? e.message : String(e));
         setLoading(false);
       },
@@ -44,7 +52,7 @@ export function useInterval(fn: () => void, ms: number, active: boolean): void {
 }
 
 /** An action button's state: busy while it runs, its error shown next to it. */
-export function useAction(): { busy: boolean; error: string | undefined; run: (fn: () => Promise<unknown>) => Promise<void> } {
+export function useAction(): { busy: boolean; error: string | undefined; run: (fn: () => Promise<unknown>) => Promise<void>; fail: (message: string) => void } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const run = useCallback(async (fn: () => Promise<unknown>) => {
@@ -58,7 +66,9 @@ export function useAction(): { busy: boolean; error: string | undefined; run: (f
       setBusy(false);
     }
   }, []);
-  return { busy, error, run };
+  /** Shows a problem found before anything was sent. */
+  const fail = useCallback((message: string) => setError(message), []);
+  return { busy, error, run, fail };
 }
 
 export function Problem({ error }: { error: string | undefined }) {

@@ -102,5 +102,5 @@ export function platformHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q 
 ) {
   const route = routeFor(handlerName);
   if (route.api !== 'platform') throw new Error(`${handlerName} is not a Platform API route`);
-  return httpHandler('platform', platformAuth(route.scopes), opts, fn);
+  return httpHandler('platform', platformAuth(route.scopes, { readOnly: readOnly(route) }), opts, fn);
 }

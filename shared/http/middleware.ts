@@ -85,15 +85,16 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
  * Platform API: resolves the API key (read on every request, so revocation is immediate) and checks its scopes.
  * Without an Authorization header, a console session (its cookie, read on every request) stands
  * in for the key: the session's tenant is the tenant; a request that changes something needs the
- * session's X-CSRF-Token; an `admin` user may call every route, a `viewer` only GET routes.
+ * session's X-CSRF-Token; an `admin` user may call every route, a `viewer` only GET routes and
+ * routes that change nothing (`readOnly`: the item search, a POST for its body).
  */
-export function platformAuth(allowed: readonly PlatformScope[]): HttpMiddleware {
+export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly: boolean } = { readOnly: false }): HttpMiddleware {
   return {
     before: async (req) => {
       const key = bearer(req.event);
       if (!key && header(req.event, 'authorization') === undefined && cookieOf(req.event, SESSION_COOKIE) !== undefined) {
         const method = req.event.requestContext.http.method;
-        const s = await requireSession(req.event, { writes: !isSafeMethod(method) });
+        const s = await requireSession(req.event, { writes: !isSafeMethod(method) && !opts.readOnly });
         req.context.state.tenant = s.tenant;
         req.context.state.scopes = s.role === 'admin' ? ['admin'] : [];
         req.context.state.actor = `console:${s.email}`;

@@ -131,6 +131,15 @@ describe('the console in Chromium', () => {
       return names.length === 9 && names.every((n) => n.includes('rain jacket'));
     });
     await shot('catalog');
+    // "Load more" goes on with the search on screen, not with what the form holds since.
+    await page.getByLabel('Search items').fill('');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await eventually('the first 25 of all', async () => (await page.getByRole('table', { name: 'Items' }).getByRole('row').count()) === 26);
+    await page.getByLabel('Search items').fill('jacket');
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await eventually('all 36, not 25 and jackets', async () => (await page.getByRole('table', { name: 'Items' }).getByRole('row').count()) === 37);
+    const ids = await page.getByRole('table', { name: 'Items' }).locator('tbody tr td:nth-child(1)').allTextContents();
+    expect(new Set(ids).size).toBe(36);
   });
 
   it('starts training runs and watches them finish, with the loss chart', async () => {

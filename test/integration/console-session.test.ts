@@ -106,6 +106,9 @@ describe('console sessions', () => {
     expect(keys.status).toBe(403);
     // The playground's search is a read: a viewer may run it.
     expect((await request(t.base, 'POST', '/console/api/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: '' } })).status).toBe(200);
+    // So is the catalog's item search, a POST only for its body; still not without the CSRF token.
+    expect((await request(t.base, 'POST', '/api/items/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: '', filters: [] } })).status).toBe(200);
+    expect((await request(t.base, 'POST', '/api/items/search', { headers: { cookie }, body: { query: '', filters: [] } })).status).toBe(403);
   });
 
   it('console routes run Core reads for the session, never for an API key or without CSRF', async () => {

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, qs, type AuditEntry, type Page } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, useLoad, when } from '../ui.tsx';
@@ -10,6 +10,18 @@ const json = (x: unknown) => <code className="json">{x === null || x === undefin
 export function Audit(_: PageProps) {
   const [draft, setDraft] = useState(fromHash());
   const [resource, setResource] = useState(fromHash());
+  // A link to another resource's history (the address changes while this page is shown) shows it.
+  useEffect(() => {
+    const follow = () => {
+      const r = fromHash();
+      if (r) {
+        setDraft(r);
+        setResource(r);
+      }
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
   const entries = useLoad(() => (resource ? api<Page<AuditEntry>>('GET', `/api/audit${qs({ resource, limit: 100 })}`) : Promise.resolve(undefined)), [resource]);
   return (
     <>

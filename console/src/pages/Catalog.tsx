@@ -2,17 +2,10 @@ import { useEffect, useState } from 'react';
 import { api, type ItemSearchResult, type SearchHit } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, Select, num, useAction, when } from '../ui.tsx';
+import { parseValue } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists'];
-
-/** Parses a filter value as typed: numbers, true/false, comma lists for `in`, else text. */
-function parseValue(op: string, raw: string): unknown {
-  const one = (s: string): unknown => (s === 'true' ? true : s === 'false' ? false : s !== '' && !Number.isNaN(Number(s)) ? Number(s) : s);
-  if (op === 'in') return raw.split(',').map((s) => one(s.trim()));
-  if (op === 'exists') return raw !== 'false';
-  return one(raw.trim());
-}
 
 export function Catalog(_: PageProps) {
   const [query, setQuery] = useState('');
@@ -21,16 +14,23 @@ export function Catalog(_: PageProps) {
   const [value, setValue] = useState('');
   const [result, setResult] = useState<ItemSearchResult>();
   const [pages, setPages] = useState<SearchHit[]>([]);
+  // The search on screen: "Load more" goes on with it, not with what the form holds since.
+  const [applied, setApplied] = useState<{ query: string; filters: unknown[] }>({ query: '', filters: [] });
   const a = useAction();
 
-  const search = (cursor?: string) =>
+  const run = (body: { query: string; filters: unknown[] }, cursor?: string) =>
     a.run(async () => {
-      const filters = field
-        ? [{ field: field.includes('.') || ['id', 'name', 'description', 'active', 'created', 'updated_at'].includes(field) ? field : `metadata.${field}`, op, value: parseValue(op, value) }]
-        : [];
-      const r = await api<ItemSearchResult>('POST', '/api/items/search', { query, filters, limit: 25, ...(cursor ? { cursor } : {}) });
+      const r = await api<ItemSearchResult>('POST', '/api/items/search', { ...body, limit: 25, ...(cursor ? { cursor } : {}) });
+      setApplied(body);
       setResult(r);
       setPages((p) => (cursor ? [...p, ...r.data] : r.data));
+    });
+  const search = () =>
+    run({
+      query,
+      filters: field
+        ? [{ field: field.includes('.') || ['id', 'name', 'description', 'active', 'created', 'updated_at'].includes(field) ? field : `metadata.${field}`, op, value: parseValue(op, value) }]
+        : [],
     });
   // First visit: list the catalog at once.
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit lists the catalog once; later searches are the user's.
@@ -44,7 +44,7 @@ export function Catalog(_: PageProps) {
           <Field label="Search items" value={query} onChange={setQuery} placeholder="empty: browse everything" />
           <Field label="Filter field" value={field} onChange={setField} placeholder="category, metadata.brand, active…" />
           <Select label="Operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />
-          <Field label="Value" value={value} onChange={setValue} placeholder="Shoes" />
+          <Field label="Value" value={value} onChange={setValue} placeholder='Shoes, 42, "42" (as text)' />
         </Form>
         <Problem error={a.error} />
       </Card>
@@ -57,7 +57,7 @@ export function Catalog(_: PageProps) {
             rows={pages}
             rowKey={(it) => it.id}
             empty="No items match."
-            more={result.has_more && result.next_cursor ? { busy: a.busy, load: () => void search(result.next_cursor ?? undefined) } : null}
+            more={result.has_more && result.next_cursor ? { busy: a.busy, load: () => void run(applied, result.next_cursor ?? undefined) } : null}
             columns={[
               { header: 'ID', cell: (it) => it.id },
               {

@@ -17,15 +17,18 @@ export function Events({ session }: PageProps) {
   const list = useAction();
   const [loaded, setLoaded] = useState(false);
 
-  const load = (after?: string) =>
+  // The filter on screen: "Load more" goes on with it, not with what the form holds since.
+  const [applied, setApplied] = useState({ user_id: '', type: '' });
+  const load = (filter: { user_id: string; type: string }, after?: string) =>
     list.run(async () => {
-      const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, user_id: userId, type, starting_after: after })}`);
+      const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, ...filter, starting_after: after })}`);
+      setApplied(filter);
       setRows((x) => (after ? [...x, ...r.data] : r.data));
       setCursor(r.has_more ? r.next_cursor : null);
       setLoaded(true);
     });
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit loads once; later loads are the user's (more, filters).
-  useEffect(() => void load(), []);
+  useEffect(() => void load({ user_id: '', type: '' }), []);
 
   const addType = () =>
     add.run(async () => {
@@ -67,8 +70,16 @@ export function Events({ session }: PageProps) {
                     defaultValue={t.weight}
                     disabled={!isAdmin(session.role)}
                     onBlur={(e) => {
-                      const w = Number(e.target.value);
-                      if (w !== t.weight && w >= 1 && w <= 100) void setTypeWeight(t, w);
+                      const input = e.target;
+                      const w = Number(input.value);
+                      if (input.value.trim() !== '' && w === t.weight) return;
+                      if (input.value.trim() === '' || !Number.isInteger(w) || w < 1 || w > 100) {
+                        // Not saved: say so, and show the weight that stands.
+                        add.fail(`The weight of ${t.name} must be a whole number from 1 to 100; it stays ${t.weight}.`);
+                        input.value = String(t.weight);
+                        return;
+                      }
+                      void setTypeWeight(t, w);
                     }}
                   />
                 </>
@@ -85,7 +96,7 @@ export function Events({ session }: PageProps) {
         <Problem error={add.error} />
       </Card>
       <Card title="Recent events">
-        <Form label="Filter events" onSubmit={() => load()} submit="Filter" plain>
+        <Form label="Filter events" onSubmit={() => load({ user_id: userId, type })} submit="Filter" plain>
           <Field label="User ID" value={userId} onChange={setUserId} />
           <Field label="Type" value={type} onChange={setType} />
         </Form>
@@ -97,7 +108,7 @@ export function Events({ session }: PageProps) {
           rows={rows}
           rowKey={(r) => r.id}
           empty={loaded ? 'No events.' : null}
-          more={cursor ? { busy: list.busy, load: () => void load(cursor) } : null}
+          more={cursor ? { busy: list.busy, load: () => void load(applied, cursor) } : null}
           columns={[
             { header: 'ID', cell: (r) => r.id },
             { header: 'Type', cell: (r) => r.type },

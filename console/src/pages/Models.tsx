@@ -15,7 +15,9 @@ const METRICS = [
 const SHOWN = ['ndcg_at_10', 'precision_at_10', 'recall_at_10', 'map_at_10', 'coverage'];
 
 function Promote({ m, endpoints, onDone }: { m: ModelVersion; endpoints: Endpoint[]; onDone: () => void }) {
-  const [endpoint, setEndpoint] = useState(endpoints.find((e) => e.is_default)?.endpoint_name ?? endpoints[0]?.endpoint_name ?? '');
+  // The choice made here, else the default endpoint (the list may arrive after this row is drawn).
+  const [chosen, setEndpoint] = useState('');
+  const endpoint = chosen || (endpoints.find((e) => e.is_default)?.endpoint_name ?? endpoints[0]?.endpoint_name ?? '');
   const a = useAction();
   if (!endpoints.length) return <span className="muted">Create a serving endpoint to promote to.</span>;
   return (

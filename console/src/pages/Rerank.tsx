@@ -21,6 +21,9 @@ export function RerankPage({ session }: PageProps) {
   const [excludeSeen, setExcludeSeen] = useState(false);
   const a = useAction();
   const [saved, setSaved] = useState(false);
+  // "Saved." belongs to the context it was said of.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: cleared whenever another context is shown.
+  useEffect(() => setSaved(false), [ctx]);
   useEffect(() => {
     const c = current.data;
     if (!c) return;

@@ -2,17 +2,10 @@ import { useState } from 'react';
 import { api, qs, type Page, type Rule } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, when } from '../ui.tsx';
-import { ContextPicker, NewContext, isAdmin, useContexts } from './common.tsx';
+import { ContextPicker, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
-
-function parseValue(op: string, raw: string): unknown {
-  const one = (s: string): unknown => (s !== '' && !Number.isNaN(Number(s)) ? Number(s) : s);
-  if (op === 'in') return raw.split(',').map((s) => one(s.trim()));
-  if (op === 'exists') return raw.trim() !== 'false';
-  return one(raw.trim());
-}
 
 export function Rules({ session }: PageProps) {
   const contexts = useContexts();
@@ -96,7 +89,7 @@ export function Rules({ session }: PageProps) {
             <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
             <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
             <Select label="Condition operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />
-            <Field label="Condition value" value={value} onChange={setValue} hint="a list for in: a, b, c" />
+            <Field label="Condition value" value={value} onChange={setValue} hint='a list for in: a, b, c; "42" in quotes is text' />
             <Field label="Boost" type="number" step="any" min={0} value={boost} onChange={setBoost} required />
           </Form>
         </Card>

@@ -73,8 +73,8 @@ export function Templates({ session }: PageProps) {
               empty="Add event types on the Events page first."
             />
             <div className="inline">
-              <Field label="Minimum events per signal" type="number" min={0} value={perSignal} onChange={setPerSignal} />
-              <Field label="Minimum events in total" type="number" min={0} value={total} onChange={setTotal} />
+              <Field label="Minimum events per signal" type="number" min={0} value={perSignal} onChange={setPerSignal} required />
+              <Field label="Minimum events in total" type="number" min={0} value={total} onChange={setTotal} required />
             </div>
           </Form>
         </Card>

@@ -39,3 +39,12 @@ export function NewContext({ onCreated, disabled }: { onCreated: (c: Context) =>
 }
 
 export const isAdmin = (role: string): boolean => role === 'admin';
+
+/** Parses a filter value as typed: numbers, true/false, comma lists for `in`, else text; in double quotes, always text ("42"). */
+export function parseValue(op: string, raw: string): unknown {
+  const one = (s: string): unknown =>
+    s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s === 'true' ? true : s === 'false' ? false : s !== '' && !Number.isNaN(Number(s)) ? Number(s) : s;
+  if (op === 'in') return raw.split(',').map((s) => one(s.trim()));
+  if (op === 'exists') return raw.trim() !== 'false';
+  return one(raw.trim());
+}
