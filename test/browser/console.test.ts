@@ -229,8 +229,14 @@ describe('the console in Chromium', () => {
     // The key works, server to server.
     expect((await t.demo.platform('GET', '/api/search-index', undefined, key)).status).toBe(200);
     await shot('api-keys');
-    await page.getByRole('button', { name: 'I have stored it' }).click();
-    await secret.waitFor({ state: 'detached' });
+    // A second key does not hide the first one's secret: each panel stays until dismissed.
+    await page.getByLabel('Key name').fill('nightly export');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    await eventually('two secrets shown', async () => (await page.getByTestId('secret-once').count()) === 2);
+    expect(await page.getByTestId('secret-once').allTextContents()).toContain(key);
+    await page.getByRole('button', { name: 'I have stored it' }).first().click();
+    await page.getByRole('button', { name: 'I have stored it' }).first().click();
+    await secret.first().waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(key);
     await visible(page.getByRole('table', { name: 'API keys' }).getByRole('cell', { name: 'catalog sync' }));
     await page.reload();

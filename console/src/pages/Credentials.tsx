@@ -18,7 +18,9 @@ export function Credentials({ session }: PageProps) {
   const [scopes, setScopes] = useState<Record<string, boolean>>({ items: true });
   const [clientName, setClientName] = useState('');
   const [clientScopes, setClientScopes] = useState<Record<string, boolean>>({ 'service-api/read': true });
-  const [secret, setSecret] = useState<{ label: string; value: string }>();
+  // Every secret created on this visit until its panel is dismissed: a second key does not hide the first's.
+  const [secrets, setSecrets] = useState<{ label: string; value: string }[]>([]);
+  const show = (label: string, value: string) => setSecrets((xs) => [{ label, value }, ...xs]);
   const a = useAction();
 
   if (!admin) {
@@ -35,14 +37,14 @@ export function Credentials({ session }: PageProps) {
   const createKey = () =>
     a.run(async () => {
       const k = await api<ApiKeyCreated>('POST', '/api/api-keys', { name: keyName, environment: env, scopes: picked(KEY_SCOPES, scopes) });
-      setSecret({ label: `API key ${k.prefix}`, value: k.key });
+      show(`API key ${k.prefix}`, k.key);
       setKeyName('');
       keys.reload();
     });
   const createClient = () =>
     a.run(async () => {
       const c = await api<ClientCreated>('POST', '/api/clients', { name: clientName, scopes: picked(CLIENT_SCOPES, clientScopes) });
-      setSecret({ label: `Client secret of ${c.client_id}`, value: c.client_secret });
+      show(`Client secret of ${c.client_id}`, c.client_secret);
       setClientName('');
       clients.reload();
     });
@@ -63,7 +65,9 @@ export function Credentials({ session }: PageProps) {
     <>
       <PageHeader title="API keys & clients" />
       <p className="muted">Keys and client secrets are for servers only. They are shown once, here, at creation; the service keeps only their hashes.</p>
-      {secret ? <ShownOnce label={secret.label} value={secret.value} onDone={() => setSecret(undefined)} /> : null}
+      {secrets.map((x) => (
+        <ShownOnce key={x.value} label={x.label} value={x.value} onDone={() => setSecrets((xs) => xs.filter((y) => y.value !== x.value))} />
+      ))}
       <Problem error={a.error} />
       <Card title="Platform API keys">
         <DataTable
