@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
 import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, Expect } from '../domain/console-records.ts';
-import { InvalidInput } from '../domain/errors.ts';
+import { sortKeyCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import {
@@ -62,12 +62,8 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
   return primary.query({ tenant }, prefix ? { beginsWith: prefix } : undefined);
 }
 
-/** A run log cursor (opaque: the last line's sort key, base64url) as the key to read after; anything else is 400. */
-function logLineAfter(cursor: string): string {
-  const sk = Buffer.from(cursor, 'base64url').toString();
-  if (!/^\d{1,16}#\d{6}#[0-9a-f]{8}$/.test(sk)) throw new InvalidInput('Invalid cursor.', { cursor: ['Not a cursor returned by this API.'] });
-  return sk;
-}
+/** A run log's cursor: its last line's sort key (ms#seq#writer). */
+const logCursors = sortKeyCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/);
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
@@ -150,12 +146,12 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       await putAll(t, rows);
     },
     async logs(tenant, jobId, cursor, limit) {
-      const after = cursor === undefined ? undefined : logLineAfter(cursor);
+      const after = cursor === undefined ? undefined : logCursors.decode(cursor);
       const out = await queryPage(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), Limit: limit, ConsistentRead: true });
       const last = out.items[out.items.length - 1];
       return {
         lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
-        cursor: out.lastKey && last ? Buffer.from(String(last[RunLogLine.indexes.primary.skAttr])).toString('base64url') : null,
+        cursor: out.lastKey && last ? logCursors.encode(String(last[RunLogLine.indexes.primary.skAttr])) : null,
       };
     },
   };

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
-import { Conflict, InvalidInput } from '../domain/errors.ts';
+import { Conflict } from '../domain/errors.ts';
+import { sortKeyCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { ApiKey, Client, Tenant } from './entities.ts';
 import type { QueryInput } from './entity.ts';
@@ -8,12 +9,7 @@ import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, ty
 /** A tenant's clients and API keys are listed on their `ofTenant` index, by creation time and id. */
 const LISTING_SK = Client.indexes.ofTenant.skAttr;
 
-const encodeCursor = (sk: string) => Buffer.from(sk).toString('base64url');
-function decodeCursor(c: string): string {
-  const sk = Buffer.from(c, 'base64url').toString();
-  if (!/^\d{16}#[A-Za-z0-9_-]+$/.test(sk)) throw new InvalidInput('Invalid cursor.', { cursor: ['Not a cursor returned by this API.'] });
-  return sk;
-}
+const cursors = sortKeyCursor(/^\d{16}#[A-Za-z0-9_-]+$/);
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
   async function putNew(item: Row, conflict: () => Error): Promise<void> {
@@ -26,12 +22,12 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     return row ? (stripKeys(row) as T) : undefined;
   }
   async function listOfTenant<T>(listing: (after: { gt: string } | undefined) => QueryInput, limit: number, cursor: string | undefined) {
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const after = cursor === undefined ? undefined : cursors.decode(cursor);
     const rows = await queryUpTo(t, listing(after ? { gt: after } : undefined), limit + 1);
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];
-    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? encodeCursor(String(last[LISTING_SK])) : null };
+    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(String(last[LISTING_SK])) : null };
   }
   function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
     return applied(() => remove(t, key, (x) => x.and(isStored(x), x.eq('tenant', tenant))));

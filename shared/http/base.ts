@@ -136,21 +136,25 @@ export function checkBodyShape(body: unknown): void {
   }
 }
 
+/** A request body within the size limit as JSON; undefined when there is none (absent or blank). */
+function parsedBody(raw: string | undefined): unknown {
+  const max = config().maxBodyBytes;
+  if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    // V8 parses iteratively: any depth that fits the size limit parses without overflowing.
+    return JSON.parse(raw);
+  } catch {
+    throw new InvalidJson();
+  }
+}
+
 /** Parses the JSON body (and checks its shape, see checkBodyShape); a route with a body schema requires one. */
 export function jsonBody(): HttpMiddleware {
   return {
     before: (req) => {
-      const raw = rawBody(req.event);
-      const max = config().maxBodyBytes;
-      if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
-      if (raw === undefined || raw.trim() === '') throw new ParameterMissing('A JSON request body is required.');
-      let body: unknown;
-      try {
-        // V8 parses iteratively: any depth that fits the size limit parses without overflowing.
-        body = JSON.parse(raw);
-      } catch {
-        throw new InvalidJson();
-      }
+      const body = parsedBody(rawBody(req.event));
+      if (body === undefined) throw new ParameterMissing('A JSON request body is required.');
       checkBodyShape(body);
       req.context.state.body = body;
     },
@@ -167,14 +171,7 @@ export function noBody(): HttpMiddleware {
     before: (req) => {
       const raw = rawBody(req.event);
       if (raw === undefined || raw.trim() === '') return;
-      const max = config().maxBodyBytes;
-      if (Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        throw new InvalidJson();
-      }
+      const body = parsedBody(raw);
       if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
         const keys = Object.keys(body);
         if (keys.length === 0) return;
