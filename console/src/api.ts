@@ -63,7 +63,7 @@ export const qs = (params: Record<string, string | number | boolean | undefined>
 
 // Shapes of what the console reads: the API's own, generated from its OpenAPI document and named
 // by the client package (type-only imports and exports: nothing of the package reaches the bundle).
-export type { ApiKey, ApiKeyCreated, Client, ClientCreated, Context, EventList, EventType, ModelVersion, Rule, SearchHit, Segment, Template } from '../../packages/client/src/types.ts';
+export type { ApiKey, ApiKeyCreated, Client, ClientCreated, Context, EventList, EventType, ModelVersion, Rule, SearchHit, Segment, SynonymSet, Template } from '../../packages/client/src/types.ts';
 export type {
   Event as EventRow,
   ItemSearchResults as ItemSearchResult,
@@ -86,6 +86,8 @@ export type Comparison = Schemas['ModelComparison'];
 /** An experiment as its list returns it: with the results so far. */
 export type Experiment = Schemas['ExperimentWithResults'];
 export type AuditEntry = Schemas['AuditEntry'];
+export type SynonymSetList = Schemas['SynonymSetList'];
+export type SearchAnalytics = Schemas['SearchAnalytics'];
 
 /** A page of a list: its rows and the cursor of the next page. */
 export interface Page<T> {

@@ -218,6 +218,44 @@ describe('the console in Chromium', () => {
     await shot('playground');
   });
 
+  it('adds a synonym set that Core search then uses, shows what people searched, and removes the set', async () => {
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    await visible(page.getByText('No synonym sets yet.'));
+    await page.getByLabel('Phrases').fill('beanie, toque');
+    await page.getByRole('button', { name: 'Add synonyms' }).click();
+    await visible(page.getByRole('table', { name: 'Synonym sets' }).getByRole('cell', { name: 'beanie = toque' }));
+    // Synonyms serve within 5 s (SYNONYMS_CACHE_MS): "toque" is in no item, the set finds the beanies.
+    let found: { body: { data: { id: string; name: string }[]; request_id: string } } | undefined;
+    await eventually(
+      'toque finding beanies',
+      async () => {
+        const r = await t.demo.core('POST', '/v1/search', { query: 'toque' });
+        if (!(r.body.data?.length > 0 && r.body.data.every((h: { name: string }) => h.name.includes('wool beanie')))) return false;
+        found = r;
+        return true;
+      },
+      20_000,
+    );
+    const hit = found?.body.data[0];
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'click', user_id: 'u1', item_id: hit?.id, request_id: found?.body.request_id, click: {} }])).status).toBe(201);
+    expect((await t.demo.core('POST', '/v1/search', { query: 'Xylophone' })).body.total).toBe(0);
+    await go('Search playground', 'Search playground');
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    const toque = page
+      .getByRole('table', { name: 'Top queries' })
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'toque', exact: true }) });
+    await visible(toque);
+    const searched = Number(await toque.getByRole('cell').nth(1).textContent());
+    const [clicks, rate] = [await toque.getByRole('cell').nth(3).textContent(), await toque.getByRole('cell').nth(4).textContent()];
+    expect([clicks, rate]).toEqual(['1', `${(100 / searched).toFixed(1)} %`]);
+    await visible(page.getByRole('table', { name: 'Queries without results' }).getByRole('cell', { name: 'xylophone', exact: true }));
+    await shot('search');
+    await page.getByRole('button', { name: 'Delete beanie = toque' }).click();
+    await visible(page.getByText('No synonym sets yet.'));
+    expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
+  });
+
   it('creates an API key and shows it once', async () => {
     await go('API keys & clients', 'API keys & clients');
     await page.getByLabel('Key name').fill('catalog sync');

@@ -10,6 +10,7 @@ import { Models } from './Models.tsx';
 import { Endpoints } from './Endpoints.tsx';
 import { Rules } from './Rules.tsx';
 import { Segments } from './Segments.tsx';
+import { Search } from './Search.tsx';
 import { Experiments } from './Experiments.tsx';
 import { RerankPage } from './Rerank.tsx';
 import { Credentials } from './Credentials.tsx';
@@ -28,6 +29,7 @@ export const PAGES = [
   { key: 'training', title: 'Training runs', component: Training },
   { key: 'models', title: 'Model versions', component: Models },
   { key: 'endpoints', title: 'Serving endpoints', component: Endpoints },
+  { key: 'search', title: 'Synonyms & analytics', component: Search },
   { key: 'rules', title: 'Rules', component: Rules },
   { key: 'segments', title: 'Segments', component: Segments },
   { key: 'experiments', title: 'Experiments', component: Experiments },

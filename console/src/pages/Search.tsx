@@ -1,0 +1,178 @@
+import { useState } from 'react';
+import { api, qs, type SearchAnalytics, type SynonymSet, type SynonymSetList } from '../api.ts';
+import { DataTable, Form, RowButton } from '../table.tsx';
+import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, when } from '../ui.tsx';
+import { isAdmin } from './common.tsx';
+import type { PageProps } from './index.tsx';
+
+/** The search settings a merchandiser tunes without a rebuild: synonym sets, and what people searched. */
+export function Search({ session }: PageProps) {
+  return (
+    <>
+      <PageHeader title="Synonyms & analytics" />
+      <Synonyms admin={isAdmin(session.role)} />
+      <Analytics />
+    </>
+  );
+}
+
+const phrases = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+
+function Synonyms({ admin }: { admin: boolean }) {
+  const [rows, setRows] = useState<SynonymSet[]>();
+  const [cursor, setCursor] = useState<string | null>(null);
+  const list = useLoad(async () => {
+    const first = await api<SynonymSetList>('GET', `/api/synonyms${qs({ limit: 100 })}`);
+    setRows(first.data);
+    setCursor(first.has_more ? first.next_cursor : null);
+    return first;
+  }, []);
+  const more = useAction();
+  const loadMore = (after: string) =>
+    more.run(async () => {
+      const next = await api<SynonymSetList>('GET', `/api/synonyms${qs({ limit: 100, starting_after: after })}`);
+      setRows((x) => [...(x ?? []), ...next.data]);
+      setCursor(next.has_more ? next.next_cursor : null);
+    });
+
+  const [type, setType] = useState<SynonymSet['type']>('two_way');
+  const [input, setInput] = useState('');
+  const [synonyms, setSynonyms] = useState('');
+  const a = useAction();
+  const create = () =>
+    a.run(async () => {
+      await api('POST', '/api/synonyms', type === 'one_way' ? { type, input, synonyms: phrases(synonyms) } : { synonyms: phrases(synonyms) });
+      setInput('');
+      setSynonyms('');
+      list.reload();
+    });
+  const remove = (s: SynonymSet) =>
+    a.run(async () => {
+      await api('DELETE', `/api/synonyms/${s.id}`);
+      list.reload();
+    });
+  const label = (s: SynonymSet) => (s.input ? `${s.input} → ${s.synonyms.join(', ')}` : s.synonyms.join(' = '));
+
+  return (
+    <>
+      <Card title="Synonyms">
+        <p className="muted">Applied to every Core search at query time, no rebuild: a change serves within seconds.</p>
+        <DataTable
+          label="Synonym sets"
+          error={list.error ?? more.error}
+          rows={rows}
+          rowKey={(s) => s.id}
+          empty="No synonym sets yet."
+          columns={[
+            { header: 'ID', cell: (s) => s.id },
+            { header: 'Type', cell: (s) => (s.type === 'one_way' ? 'one-way' : 'two-way') },
+            { header: 'Set', cell: label },
+            { header: 'Updated', cell: (s) => when(s.updated_at) },
+            { header: 'Actions', cell: (s) => (admin ? <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger /> : null) },
+          ]}
+          more={cursor ? { busy: more.busy, load: () => void loadMore(cursor) } : null}
+        />
+      </Card>
+      {admin ? (
+        <Card title="New synonym set">
+          <Form label="New synonym set" onSubmit={create} submit="Add synonyms" disabled={a.busy}>
+            <Select
+              label="Synonym type"
+              value={type}
+              onChange={(v) => setType(v === 'one_way' ? 'one_way' : 'two_way')}
+              options={[
+                { value: 'two_way', label: 'two-way: each phrase finds the others' },
+                { value: 'one_way', label: 'one-way: the input finds the synonyms' },
+              ]}
+            />
+            {type === 'one_way' ? <Field label="Input" value={input} onChange={setInput} required placeholder="jacket" /> : null}
+            <Field label="Phrases" value={synonyms} onChange={setSynonyms} required placeholder="sneaker, trainer, running shoe" hint="phrases separated by commas" />
+          </Form>
+        </Card>
+      ) : null}
+      <Problem error={a.error} />
+    </>
+  );
+}
+
+const RANGES = [7, 30, 90];
+const percent = (x: number): string => `${(100 * x).toFixed(1)} %`;
+/** The UTC day `days - 1` days before today: a range of `days` days up to today. */
+const dayFrom = (days: number): string => new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+const shown = (q: string) => (q === '' ? <em>(browse: no query)</em> : q);
+
+function Analytics() {
+  const [days, setDays] = useState('7');
+  const [clickType, setClickType] = useState('click');
+  const [conversionType, setConversionType] = useState('purchase');
+  // The types on screen: edits apply when the form is sent, not at each key.
+  const [applied, setApplied] = useState({ click_type: 'click', conversion_type: 'purchase' });
+  const report = useLoad(() => api<SearchAnalytics>('GET', `/api/analytics/searches${qs({ from: dayFrom(Number(days)), limit: 20, ...applied })}`), [days, applied]);
+  const r = report.data;
+  return (
+    <>
+      <Card title="Search analytics">
+        <Form label="Search analytics range" onSubmit={() => setApplied({ click_type: clickType.trim(), conversion_type: conversionType.trim() })} submit="Show" plain>
+          <Select label="Range" value={days} onChange={setDays} options={RANGES.map((d) => ({ value: String(d), label: `the last ${d} days` }))} />
+          <Field label="Clicks are events of type" value={clickType} onChange={setClickType} required />
+          <Field label="Conversions are events of type" value={conversionType} onChange={setConversionType} required />
+        </Form>
+        <Problem error={report.error} />
+        {r ? (
+          <>
+            <dl className="kv" aria-label="Search totals">
+              <dt>Searches</dt>
+              <dd>{r.totals.searches}</dd>
+              <dt>Distinct queries</dt>
+              <dd>{r.totals.queries}</dd>
+              <dt>Without results</dt>
+              <dd>{r.totals.no_results}</dd>
+              <dt>Click-through rate</dt>
+              <dd>{percent(r.totals.click_through_rate)}</dd>
+              <dt>Conversion rate</dt>
+              <dd>{percent(r.totals.conversion_rate)}</dd>
+            </dl>
+            <p className="muted">
+              {r.from} to {r.to} (UTC). Events count for a search when they carry its <code>request_id</code>.
+              {r.complete ? '' : ' The range held more rows than a report reads: these figures count part of it.'}
+            </p>
+          </>
+        ) : null}
+      </Card>
+      <Card title="Top queries">
+        <DataTable
+          label="Top queries"
+          rows={r?.top_queries}
+          rowKey={(q) => q.query}
+          empty={r ? 'No searches in this range.' : undefined}
+          columns={[
+            { header: 'Query', cell: (q) => shown(q.query) },
+            { header: 'Searches', cell: (q) => q.searches },
+            { header: 'Without results', cell: (q) => q.no_results },
+            { header: 'Clicks', cell: (q) => q.clicks },
+            { header: 'Click-through', cell: (q) => percent(q.click_through_rate) },
+            { header: 'Conversions', cell: (q) => q.conversions },
+            { header: 'Conversion rate', cell: (q) => percent(q.conversion_rate) },
+          ]}
+        />
+      </Card>
+      <Card title="Queries without results">
+        <DataTable
+          label="Queries without results"
+          rows={r?.no_result_queries}
+          rowKey={(q) => q.query}
+          empty={r ? 'Every search in this range found something.' : undefined}
+          columns={[
+            { header: 'Query', cell: (q) => shown(q.query) },
+            { header: 'Searches without results', cell: (q) => q.no_results },
+            { header: 'Searches', cell: (q) => q.searches },
+          ]}
+        />
+      </Card>
+    </>
+  );
+}
