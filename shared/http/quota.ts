@@ -57,6 +57,8 @@ interface TenantState {
   pending: Promise<void> | undefined;
   /** Requests waiting for that claim. */
   waiting: number;
+  /** Tokens the ledger has granted this container for the tenant, ever (waiters tell a fruitful claim by it). */
+  granted: number;
   /** Admissions per second here, exponentially weighted over about a second. */
   demand: number;
   demandAt: number;
@@ -105,8 +107,10 @@ export class TenantQuotas {
     if (s.leased > 0 && now < s.leaseUntil) {
       s.leased--;
       this.admitted(s, now);
-      // Claim the next lease while this one lasts (unless the tenant's bucket was empty when last seen).
-      if (!s.pending && s.leased <= this.leaseSize(s) / 2 && this.level(s, now) >= 1) this.claim(tenant, s, 0, this.leaseSize(s), now);
+      // Claim the next lease while this one lasts (unless the tenant's bucket was empty when last
+      // seen), for the requests waiting too: a claim sized to the traffic alone left a burst's
+      // waiters a few tokens a round, and most of them gave up (429 far below the quota).
+      if (!s.pending && s.leased <= this.leaseSize(s) / 2 && this.level(s, now) >= 1) this.claim(tenant, s, 0, Math.max(s.waiting, this.leaseSize(s)), now);
       return { ok: true, settled: s.pending ?? DONE };
     }
     s.leased = 0;
@@ -127,13 +131,17 @@ export class TenantQuotas {
   private async wait(tenant: string, s: TenantState): Promise<Admission> {
     s.waiting++;
     try {
-      // Each round either finds tokens or a refusal; the bound only guards against a ledger
-      // that keeps answering nothing useful.
-      for (let round = 0; round < 8; round++) {
+      // Each round either finds tokens or a refusal, or others waiting took what its claim
+      // brought. The bounds only guard against a ledger that keeps answering nothing useful (8
+      // claims in a row that brought no token) and against waiting past a lease's life.
+      const until = this.now() + this.leaseTtlMs;
+      for (let fruitless = 0; fruitless < 8 && this.now() < until; ) {
         if (!s.pending) this.claim(tenant, s, 0, Math.max(s.waiting, this.leaseSize(s)), this.now());
+        const granted = s.granted;
         await s.pending;
         const taken = this.take(tenant, s, this.now());
         if (taken) return taken;
+        if (s.granted === granted) fruitless++;
       }
       return this.refuse(1);
     } finally {
@@ -163,6 +171,7 @@ export class TenantQuotas {
         s.tat = after - back * T;
         if (back > 0) await this.ledger.refund(tenant, back * T, signal);
         s.leased += granted;
+        s.granted += granted;
         s.leaseUntil = this.now() + this.leaseTtlMs;
         // No token here: refuse from memory until the bucket holds a lease's worth again (about
         // 100 ms of this container's traffic, at least one token), so that a tenant at its quota
@@ -225,7 +234,21 @@ export class TenantQuotas {
     let s = this.tenants.get(tenant);
     if (!s) {
       if (this.tenants.size >= MAX_TENANTS) this.evictIdle(now);
-      s = { localTokens: this.burst, localAt: now, leased: 0, leaseUntil: 0, tat: 0, blockedUntil: 0, losses: 0, ledgerDownUntil: 0, pending: undefined, waiting: 0, demand: 0, demandAt: now };
+      s = {
+        localTokens: this.burst,
+        localAt: now,
+        leased: 0,
+        leaseUntil: 0,
+        tat: 0,
+        blockedUntil: 0,
+        losses: 0,
+        ledgerDownUntil: 0,
+        pending: undefined,
+        waiting: 0,
+        granted: 0,
+        demand: 0,
+        demandAt: now,
+      };
       this.tenants.set(tenant, s);
     }
     return s;
