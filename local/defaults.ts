@@ -17,4 +17,8 @@ const defaults: Record<string, string> = {
   TENANT_RATE_PER_SECOND: '20000',
   TENANT_BURST: '40000',
 };
-for (const [k, v] of Object.entries(defaults)) process.env[k] ??= v;
+/** Sets each default the environment leaves unset; an empty variable counts as unset, as everywhere (docs/configuration.md). */
+export function applyLocalDefaults(env: NodeJS.ProcessEnv): void {
+  for (const [k, v] of Object.entries(defaults)) if (env[k] === undefined || env[k] === '') env[k] = v;
+}
+applyLocalDefaults(process.env);

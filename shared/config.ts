@@ -278,10 +278,10 @@ function consoleAuth(env: Env): ConsoleConfig {
 
 function observability(env: Env): ObservabilityConfig {
   return {
-    serviceName: env.POWERTOOLS_SERVICE_NAME ?? 'recsearch',
-    metricsNamespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'recsearch',
-    metrics: env.POWERTOOLS_METRICS_DISABLED !== 'true',
-    tracing: env.POWERTOOLS_TRACE_ENABLED !== 'false',
+    serviceName: raw(env, 'POWERTOOLS_SERVICE_NAME') ?? 'recsearch',
+    metricsNamespace: raw(env, 'POWERTOOLS_METRICS_NAMESPACE') ?? 'recsearch',
+    metrics: raw(env, 'POWERTOOLS_METRICS_DISABLED') !== 'true',
+    tracing: raw(env, 'POWERTOOLS_TRACE_ENABLED') !== 'false',
   };
 }
 

@@ -383,7 +383,11 @@ export async function getRerank(c: ControlPorts, tenant: string, contextId: numb
 }
 
 /** Replaces the context's whole set of controls (a control left out is unset). */
-export async function putRerank(c: ControlPorts, who: Caller, contextId: number, b: S.RerankBody) {
+export async function putRerank(c: ControlPorts, who: Caller, contextId: number, body: S.RerankBody) {
+  // What GET answers may come back: its context (this one) and its time (the service's to set).
+  const { context_id, updated_at: _set, ...b } = body;
+  if (context_id !== undefined && context_id !== contextId)
+    throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);

@@ -179,8 +179,16 @@ const rerankFields = {
   max_per_category: control(z.int('max_per_category must be an integer').check(...between('max_per_category', 1, 100))),
   exclude_seen: control(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
-/** `PUT /api/rerank-controls`: the whole set (a control left out or null is unset). */
-export const rerankBody = z.strictObject(rerankFields);
+/**
+ * `PUT /api/rerank-controls`: the whole set (a control left out or null is unset). What GET
+ * answers may be sent back: its `context_id` (the query's, else 400) and `updated_at` (set by
+ * the service) are accepted beside the controls.
+ */
+export const rerankBody = z.strictObject({
+  ...rerankFields,
+  context_id: z.optional(positiveId('context_id')),
+  updated_at: z.optional(z.nullable(z.number({ error: 'updated_at must be a number (it is set by the service)' }))),
+});
 export type RerankBody = z.output<typeof rerankBody>;
 export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId')) });
 
@@ -193,7 +201,7 @@ const variant = z.strictObject({
   traffic_percent: z
     .number({ error: 'traffic_percent must be a number' })
     .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),
-  rerank: z.optional(rerankBody),
+  rerank: z.optional(z.strictObject(rerankFields)),
 });
 const variants = z.array(variant, { error: 'variants must be a list' }).check(
   z.minLength(2, 'an experiment has 2 to 10 variants'),

@@ -231,3 +231,12 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
   return relevanceSearch(deps, tenant, req, after);
 }
+
+/**
+ * The Platform item search (the console's): hybrid, inactive items included, with no context,
+ * so no experiment to name; its cursor parameter is `cursor`.
+ */
+export async function platformItemSearch(deps: SearchDeps, tenant: string, req: Pick<SearchRequest, 'query' | 'filter' | 'limit' | 'cursor'>) {
+  const { experiment: _none, ...answer } = await runSearch(deps, tenant, { ...req, mode: 'hybrid', includeInactive: true }, 'cursor');
+  return answer;
+}

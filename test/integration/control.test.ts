@@ -286,6 +286,7 @@ describe('experiments', () => {
     );
     invalid(await exp({ variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
     invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { diversity: 2 } }] }), 'variants.1.rerank.diversity');
+    invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { context_id: 1 } }] }), 'variants.1.rerank.context_id');
     invalid(await exp({ attribution_window_seconds: 59 }), 'attribution_window_seconds');
     invalid(await exp({ attribution_window_seconds: 2_592_001 }), 'attribution_window_seconds');
     invalid(await exp({ status: 'Running' }), 'status');
@@ -361,9 +362,11 @@ describe('rerank controls', () => {
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`))).toEqual(set);
     const replaced = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true, freshness_weight: 0 }));
     expect(replaced).toEqual({ ...unset, exclude_seen: true, freshness_weight: 0, updated_at: expect.any(Number) });
-    // A control sent as null is unset, as GET shows it: what a client read it may send back.
-    const { context_id: _c, updated_at: _u, ...controls } = replaced;
-    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { ...controls, exclude_seen: null }))).toEqual({ ...unset, freshness_weight: 0, updated_at: expect.any(Number) });
+    // A control sent as null is unset, as GET shows it: what a client read it may send back whole
+    // (its context_id and updated_at too, which PUT does not change).
+    const read = ok(await P('GET', `/api/rerank-controls?contextId=${ctx}`));
+    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, read))).toEqual({ ...replaced, updated_at: expect.any(Number) });
+    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { ...read, exclude_seen: null, updated_at: 1 }))).toEqual({ ...unset, freshness_weight: 0, updated_at: expect.any(Number) });
     expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, {}))).toEqual({ ...unset, updated_at: expect.any(Number) });
     // Another context's controls are its own.
     expect(ok(await P('GET', `/api/rerank-controls?contextId=${home}`))).toEqual({ ...unset, context_id: home });
@@ -377,6 +380,8 @@ describe('rerank controls', () => {
     invalid(await put({ max_per_category: 1.5 }), 'max_per_category');
     invalid(await put({ exclude_seen: 'yes' }), 'exclude_seen');
     invalid(await put({ boost: 2 }), 'boost');
+    invalid(await put({ context_id: Number(home) + 1000 }), 'context_id');
+    invalid(await put({ updated_at: 'now' }), 'updated_at');
     invalid(await put({}, ''), 'contextId');
     invalid(await put({}, 'contextId=abc'), 'contextId');
     invalid(await P('GET', '/api/rerank-controls'), 'contextId');

@@ -2,10 +2,10 @@ import { platformHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { platformSearchBody } from '#shared/schemas/search';
 import { platformFilter } from '#shared/search/filters';
-import { runSearch } from '#shared/search/service';
+import { platformItemSearch } from '#shared/search/service';
 import { searchDeps } from '#shared/search/deps';
 
 /** POST /api/items/search: the console's item search, inactive items included, `[{ field, op, value }]` filters. */
 export const handler = platformHandler('platform/items/search', { body: platformSearchBody }, async ({ tenant, body }) =>
-  ok(await runSearch(searchDeps(), tenant, { query: body.query, mode: 'hybrid', filter: platformFilter(body.filters), limit: body.limit, cursor: body.cursor, includeInactive: true }, 'cursor')),
+  ok(await platformItemSearch(searchDeps(), tenant, { query: body.query, filter: platformFilter(body.filters), limit: body.limit, cursor: body.cursor })),
 );

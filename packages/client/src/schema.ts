@@ -275,7 +275,7 @@ export interface paths {
         head?: never;
         /**
          * Edit or publish a training template
-         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule` and `auto_promote` (else 400 `invalid_state`).
+         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule` and `auto_promote` (else 400, the Platform error naming what it still takes).
          *
          *     API key scopes: admin, events.
          *
@@ -1536,7 +1536,6 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
             total: number;
-            experiment: null;
         };
         /** @description Any JSON value. */
         JsonValue: unknown;
@@ -3437,6 +3436,8 @@ export interface operations {
                     freshness_weight?: number | null;
                     max_per_category?: number | null;
                     exclude_seen?: boolean | null;
+                    context_id?: number;
+                    updated_at?: number | null;
                 };
             };
         };

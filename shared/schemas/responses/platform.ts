@@ -30,7 +30,7 @@ export const apiKeyList = named('ApiKeyList', platformPage(apiKey));
 
 export const platformSearchResults = named(
   'ItemSearchResults',
-  z.extend(platformPage(searchHit), { total: z.int(), experiment: z.null() }),
+  z.extend(platformPage(searchHit), { total: z.int() }),
   'Items matching the query and filters, inactive ones included; `next_cursor` goes back as `cursor`.',
 );
 

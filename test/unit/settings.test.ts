@@ -1,0 +1,28 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../shared/config.ts';
+
+// Importing the local defaults sets them on this process: they are taken back after the file.
+const before = { ...process.env };
+const { applyLocalDefaults } = await import('../../local/defaults.ts');
+afterAll(() => {
+  for (const k of Object.keys(process.env)) if (!(k in before)) delete process.env[k];
+  Object.assign(process.env, before);
+});
+
+// docs/configuration.md: "an empty variable counts as unset", for every setting, the local
+// stack's own defaults included.
+describe('settings', () => {
+  const base = { TABLE_NAME: 't', AUTH_ISSUER: 'x' };
+
+  it('reads an empty Powertools variable as unset', () => {
+    const o = readConfig({ ...base, POWERTOOLS_SERVICE_NAME: '', POWERTOOLS_METRICS_NAMESPACE: '', POWERTOOLS_METRICS_DISABLED: '', POWERTOOLS_TRACE_ENABLED: '' }).observability;
+    expect(o).toEqual({ serviceName: 'recsearch', metricsNamespace: 'recsearch', metrics: true, tracing: true });
+  });
+
+  it('gives the local stack its defaults where a variable is unset or empty, and keeps what is set', () => {
+    const env: NodeJS.ProcessEnv = { TENANT_RATE_PER_SECOND: '', TENANT_BURST: '7', POWERTOOLS_METRICS_DISABLED: '' };
+    applyLocalDefaults(env);
+    expect(env).toMatchObject({ TENANT_RATE_PER_SECOND: '20000', TENANT_BURST: '7', POWERTOOLS_METRICS_DISABLED: 'true', INDEX_MAX_AGE_SECONDS: '30' });
+    expect(readConfig({ ...base, ...env }).tenantQuota).toEqual({ ratePerSecond: 20000, burst: 7 });
+  });
+});
