@@ -1,3 +1,4 @@
+import { documentAs } from '../schemas/doc.ts';
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
@@ -27,7 +28,10 @@ export const createApiKeyBody = z.strictObject({
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 
 export const platformListQuery = z.strictObject({
-  limit: z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 100),
+  limit: documentAs(
+    z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 100),
+    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100),
+  ),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
 });
 export type PlatformListQuery = z.output<typeof platformListQuery>;

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { words } from '../search/text.ts';
 import { limitParam, numericId } from './common.ts';
+import { documentAs } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
 
@@ -37,13 +38,16 @@ const eventType = z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'an event t
 export const searchAnalyticsQuery = z.strictObject({
   from: z.optional(z.string()),
   to: z.optional(z.string()),
-  limit: z._default(
-    z.optional(
-      z
-        .pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number))
-        .check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100')),
+  limit: documentAs(
+    z._default(
+      z.optional(
+        z
+          .pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number))
+          .check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100')),
+      ),
+      10,
     ),
-    10,
+    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 10),
   ),
   click_type: z._default(z.optional(eventType), 'click'),
   conversion_type: z._default(z.optional(eventType), 'purchase'),

@@ -138,6 +138,9 @@ export type PlatformSearchBody = z.output<typeof platformSearchBody>;
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
-  limit: z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'limit must be an integer')), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 20),
+  limit: documentAs(
+    z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'limit must be an integer')), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 20),
+    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20),
+  ),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

@@ -177,6 +177,26 @@ describe('idempotent retries', () => {
     expect(attempts).toBe(1);
   });
 
+  it('a DELETE whose answer is lost is not repeated: the failure is reported, never a 404 for a delete that worked', async () => {
+    let deletes = 0;
+    const c = core({
+      retry: { baseDelayMs: 10 },
+      fetch: async (r) => {
+        const res = await fetch(r);
+        if (r.method !== 'DELETE') return res;
+        deletes++;
+        await res.text();
+        return new Response(JSON.stringify({ error: { type: 'api_error', code: 'timeout', message: 'simulated', request_id: randomUUID() } }), { status: 503 });
+      },
+    });
+    const item = await c.items.create({ name: 'deleted once' });
+    const err = await c.items.delete(item.id).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(503);
+    expect(deletes).toBe(1);
+    expect(((await c.items.get(item.id).catch((e: unknown) => e)) as ApiError).code).toBe('item_not_found');
+  });
+
   it('a 429 is retried after its Retry-After', async () => {
     let first = true;
     const c = core({
@@ -280,7 +300,7 @@ describe('Core and Platform helpers', () => {
     expect(del.deletedCount).toBe(1);
   });
 
-  it('Platform: contexts, rules, segments, rerank controls, event types, templates, keys, clients, models, endpoints', async () => {
+  it('Platform: contexts, rules, segments, rerank controls, event types, templates, keys, clients, models, endpoints, audit, analytics', async () => {
     const rec = recorder();
     const p = platform(rec.fetch);
     const ctx = await p.contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
@@ -306,6 +326,13 @@ describe('Core and Platform helpers', () => {
     expect(clients.map((x) => x.client_id)).toContain(t.demo.creds.client_id);
     expect(Array.isArray((await p.models.listPage()).data)).toBe(true);
     expect(Array.isArray((await p.endpoints.listPage()).data)).toBe(true);
+    // The audit trail of the rerank controls set above, and search analytics (a number of searches).
+    const trail = await p.audit.list({ resource: `rerank-controls/${ctx.id}`, limit: 1 }).toArray();
+    expect(trail.map((e) => [e.action, e.resource])).toEqual([['create', `rerank-controls/${ctx.id}`]]);
+    expect((await p.apiKeys.listPage({ limit: 1 })).data).toHaveLength(1);
+    const report = await p.analytics.searches({ limit: 5 });
+    expect(report.object).toBe('search_analytics');
+    expect(report.top_queries.length).toBeLessThanOrEqual(5);
     expect(rec.log.every((e) => e.status < 400)).toBe(true);
   });
 });

@@ -36,13 +36,14 @@ console.log(
   recs.data.map((r) => r.item.name),
 );
 
-// Events, with a key of your own (a retry of the same order is stored once).
+// Events, with a key of your own, made from what it records (a retry of the same order is stored
+// once; a key is remembered 24 h, so a fixed one would make a second run of the tour a 409).
 await core.events.send(
   [
     { type: 'view', user_id: 'u-42', item_id: shoe.id },
     { type: 'purchase', user_id: 'u-42', item_id: jacket?.id ?? shoe.id, purchase: { amount: 8900, currency: 'EUR' } },
   ],
-  { idempotencyKey: 'order-1001' },
+  { idempotencyKey: `order-${shoe.id}` },
 );
 
 // Typed errors: status, type, code, message, param, request_id.

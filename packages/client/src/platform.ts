@@ -154,6 +154,17 @@ export class PlatformClient {
     delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
+  readonly analytics = {
+    /** Search analytics over UTC days (`from`, `to`; default the last 7): totals, top queries, queries without results. */
+    searches: (query: QueryParams<'getSearchAnalytics'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/analytics/searches', { params: { query }, ...signalOf(o) }), 'platform'),
+  };
+
+  readonly audit = {
+    /** The change history of one resource (`rules/12`, `segments/3`, `experiments/2`, `rerank-controls/<context id>`), newest first. */
+    listPage: (query: QueryParams<'listAudit'>, o?: CallOptions) => unwrap(this.raw.GET('/api/audit', { params: { query }, ...signalOf(o) }), 'platform'),
+    list: (query: QueryParams<'listAudit'>, o?: CallOptions) => pages('starting_after', query, (q) => this.audit.listPage(q, o)),
+  };
+
   readonly itemSearch = {
     /** One page of the console's item search (`POST /api/items/search`). */
     page: (body: RequestBody<'searchItems'>, o?: CallOptions) => unwrap(this.raw.POST('/api/items/search', { body, ...signalOf(o) }), 'platform'),

@@ -2161,7 +2161,7 @@ export interface operations {
             query?: {
                 from?: string;
                 to?: string;
-                limit?: string;
+                limit?: number;
                 click_type?: string;
                 conversion_type?: string;
             };
@@ -2191,7 +2191,7 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
             };
             header?: never;
@@ -2322,7 +2322,7 @@ export interface operations {
     listClients: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
             };
             header?: never;
@@ -3005,7 +3005,7 @@ export interface operations {
         parameters: {
             query?: {
                 query?: string;
-                limit?: string;
+                limit?: number;
                 cursor?: string;
             };
             header?: never;
@@ -4146,7 +4146,7 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {

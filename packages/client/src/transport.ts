@@ -5,9 +5,10 @@
  * What is retried:
  * - 429: always (a 429 stores nothing), after `Retry-After` seconds when the answer gives them.
  * - Network errors, 500, 502, 503, 504: only when the request is safe to repeat: GET, HEAD,
- *   OPTIONS, PUT, DELETE, a request carrying an `Idempotency-Key` (the server answers a repeat with
+ *   OPTIONS, PUT, a request carrying an `Idempotency-Key` (the server answers a repeat with
  *   the first answer and writes nothing), or one the client marks safe (reads sent as POST, such
- *   as search). Never a POST or PATCH without a key.
+ *   as search). Never a POST or PATCH without a key, nor a DELETE: its first attempt may have
+ *   deleted, and a repeat would then answer 404 (or an erasure 0 events) for a call that worked.
  * - 409 `idempotency_key_in_use` (the first attempt is still running): retried, same key.
  * Every attempt of one call re-sends the same body and headers, so the same `Idempotency-Key`.
  */
@@ -37,7 +38,7 @@ export interface Authorizer {
 }
 
 const RETRY_STATUSES = new Set([500, 502, 503, 504]);
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT']);
 
 export const sleep = (ms: number, signal?: AbortSignal | null): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -82,9 +83,14 @@ export class Transport {
     return (req) => this.send(req, mode);
   }
 
+  /** The longest wait before retry `attempt` (0-based): the base doubled per attempt, at most the maximum. */
+  private cap(attempt: number): number {
+    return Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+  }
+
+  /** Full jitter: anywhere from 0 to the cap, so that clients failing together do not retry together. */
   private backoff(attempt: number): number {
-    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
-    return Math.round(cap / 2 + (Math.random() * cap) / 2);
+    return Math.round(Math.random() * this.cap(attempt));
   }
 
   async send(request: Request, mode: RetryMode = 'auto'): Promise<Response> {
@@ -128,7 +134,9 @@ export class Transport {
         const after = retryAfterMs(res.headers.get('retry-after'));
         if (after !== undefined) {
           if (after > this.maxRetryAfterMs) return res;
-          wait = after + Math.round(Math.random() * 250);
+          // Not before the server says; then spread as a backoff would be, so that clients
+          // refused together do not all come back in the same instant.
+          wait = after + this.backoff(attempt);
         }
       } else if (RETRY_STATUSES.has(res.status)) {
         retry = safe;
