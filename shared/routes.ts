@@ -231,6 +231,8 @@ const consoleRoutes: PlatformRoute[] = [
   ...(['POST', 'GET', 'DELETE'] as const).map((method) =>
     platform(method, '/console/session', 'console-session/session', { table: ['PutItem', 'DeleteItem'], cognito: ['AdminInitiateAuth', 'AdminRespondToAuthChallenge', 'AdminGetUser'] }),
   ),
+  // The catalog page's item edits (admins): the update of `POST /v1/items/{item_id}`, for the session's tenant.
+  platform('PATCH', '/console/api/items/{item_id}', 'console-session/items', { table: ['UpdateItem'], queues: ['embedding'] }),
   // The Core reads of the playground, events page and overview: one module.
   ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];

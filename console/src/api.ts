@@ -63,7 +63,22 @@ export const qs = (params: Record<string, string | number | boolean | undefined>
 
 // Shapes of what the console reads: the API's own, generated from its OpenAPI document and named
 // by the client package (type-only imports and exports: nothing of the package reaches the bundle).
-export type { ApiKey, ApiKeyCreated, Client, ClientCreated, Context, EventList, EventType, ModelVersion, Rule, SearchHit, Segment, SynonymSet, Template } from '../../packages/client/src/types.ts';
+export type {
+  ApiKey,
+  ApiKeyCreated,
+  Client,
+  ClientCreated,
+  Context,
+  EventList,
+  EventType,
+  Item,
+  ModelVersion,
+  Rule,
+  SearchHit,
+  Segment,
+  SynonymSet,
+  Template,
+} from '../../packages/client/src/types.ts';
 export type {
   Event as EventRow,
   ItemSearchResults as ItemSearchResult,

@@ -41,6 +41,12 @@ export const consoleOperations: Record<string, OperationDoc> = {
       ...NO_STORE,
     },
   }),
+  'PATCH /console/api/items/{item_id}': op('consoleUpdateItem', 'Console writes', 'Update an item (console catalog)', ok(R.item, 'The updated item (as `POST /v1/items/{item_id}` answers).'), {
+    description:
+      "What `POST /v1/items/{item_id}` does, for the session's tenant: same body (`name`, `description`, `metadata`, `active`: the fields sent replace the item's), same answer. The catalog page uses it to take an item out of recommendations and search (`active: false`) or put it back. Admins only; it needs the session's `X-CSRF-Token`. An unknown item is 404.",
+    errors: [401, 403, 404],
+    examples: { request: { active: false } },
+  }),
   'POST /console/api/search': op('consoleSearch', READS, 'Search the catalog (console playground)', ok(R.searchResults, 'A page of matching items, best first (as `POST /v1/search` answers).'), {
     description:
       "What `POST /v1/search` does, for the session's tenant: same body, same answer. A playground request is not traffic: no experiment exposure is counted, no search analytics recorded. A read, so a viewer may run it; as a POST it needs the session's `X-CSRF-Token`.",

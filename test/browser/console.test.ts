@@ -142,6 +142,24 @@ describe('the console in Chromium', () => {
     expect(new Set(ids).size).toBe(36);
   });
 
+  it('takes an item out of search from the catalog, and puts it back', async () => {
+    await go('Catalog', 'Catalog');
+    await page.getByLabel('Search items').fill('beanie');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const row = page.getByRole('table', { name: 'Items' }).getByRole('row').filter({ hasText: 'Acme wool beanie 4' });
+    await visible(row);
+    const id = ((await row.getByRole('cell').first().textContent()) ?? '').trim();
+    const hits = async () => ((await t.demo.core('POST', '/v1/search', { query: 'beanie' })).body.data as { id: string }[]).map((h) => h.id);
+    expect(await hits()).toContain(id);
+    await row.getByRole('button', { name: 'Deactivate Acme wool beanie 4' }).click();
+    await visible(row.getByRole('button', { name: 'Activate Acme wool beanie 4' }));
+    expect(await row.getByRole('cell', { name: 'no', exact: true }).count()).toBe(1);
+    expect(await hits()).not.toContain(id);
+    await row.getByRole('button', { name: 'Activate Acme wool beanie 4' }).click();
+    await visible(row.getByRole('button', { name: 'Deactivate Acme wool beanie 4' }));
+    expect(await hits()).toContain(id);
+  });
+
   it('starts training runs and watches them finish, with the loss chart', async () => {
     await go('Training runs', 'Training runs');
     await page.getByLabel('Algorithm').selectOption('bpr');

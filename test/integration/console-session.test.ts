@@ -109,6 +109,30 @@ describe('console sessions', () => {
     // So is the catalog's item search, a POST only for its body; still not without the CSRF token.
     expect((await request(t.base, 'POST', '/api/items/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: '', filters: [] } })).status).toBe(200);
     expect((await request(t.base, 'POST', '/api/items/search', { headers: { cookie }, body: { query: '', filters: [] } })).status).toBe(403);
+    // An item edit is a write: admins only.
+    const [item] = (await t.demo.core('POST', '/v1/items', [{ name: 'Viewer-proof lamp' }])).body.data;
+    expect((await request(t.base, 'PATCH', `/console/api/items/${item.id}`, { headers: { cookie, 'x-csrf-token': csrf }, body: { active: false } })).status).toBe(403);
+    expect((await t.demo.core('GET', `/v1/items/${item.id}`)).body.active).toBe(true);
+  });
+
+  it('an admin takes an item out of search and recommendations from the catalog page, and puts it back', async () => {
+    const [item] = (await t.demo.core('POST', '/v1/items', [{ name: 'Quartzite kettle', metadata: { category: 'kitchen' } }])).body.data;
+    const { cookie, csrf } = await demoLogin();
+    const patch = (body: unknown, headers: Record<string, string> = { cookie, 'x-csrf-token': csrf }, id = item.id) => request(t.base, 'PATCH', `/console/api/items/${id}`, { headers, body });
+    const found = async () => (await t.demo.core('POST', '/v1/search', { query: 'quartzite' })).body.data.map((h: { id: string }) => h.id);
+    expect(await found()).toEqual([item.id]);
+    const off = await patch({ active: false });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ id: item.id, name: 'Quartzite kettle', active: false });
+    expect(await found()).toEqual([]);
+    expect((await patch({ active: true, description: 'Stone grey, 1.2 l' })).body).toMatchObject({ active: true, description: 'Stone grey, 1.2 l' });
+    expect(await found()).toEqual([item.id]);
+    // In the Platform envelope: an unknown item, a bad body, no CSRF token, an API key.
+    expect(await patch({ active: false }, undefined, '999999999')).toMatchObject({ status: 404, body: { error: expect.any(String) } });
+    expect(await patch({ active: 'no' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('active') } });
+    expect((await patch({ active: false }, { cookie })).status).toBe(403);
+    expect((await patch({ active: false }, { authorization: `Bearer ${t.stack.credentials.api_key}` })).status).toBe(401);
+    expect((await t.demo.core('GET', `/v1/items/${item.id}`)).body.active).toBe(true);
   });
 
   it('console routes run Core reads for the session, never for an API key or without CSRF', async () => {

@@ -1,13 +1,13 @@
 import { useEffect, useState } from 'react';
-import { api, type ItemSearchResult, type SearchHit } from '../api.ts';
-import { DataTable, Form } from '../table.tsx';
+import { api, type Item, type ItemSearchResult, type SearchHit } from '../api.ts';
+import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, Select, num, useAction, when } from '../ui.tsx';
-import { parseValue } from './common.tsx';
+import { isAdmin, parseValue } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists'];
 
-export function Catalog(_: PageProps) {
+export function Catalog({ session }: PageProps) {
   const [query, setQuery] = useState('');
   const [field, setField] = useState('');
   const [op, setOp] = useState('eq');
@@ -32,6 +32,13 @@ export function Catalog(_: PageProps) {
         ? [{ field: field.includes('.') || ['id', 'name', 'description', 'active', 'created', 'updated_at'].includes(field) ? field : `metadata.${field}`, op, value: parseValue(op, value) }]
         : [],
     });
+  // An admin takes an item out of recommendations and search, or puts it back; the row shows the item as stored.
+  const edit = useAction();
+  const setActive = (it: SearchHit, active: boolean) =>
+    edit.run(async () => {
+      const stored = await api<Item>('PATCH', `/console/api/items/${encodeURIComponent(it.id)}`, { active });
+      setPages((p) => p.map((x) => (x.id === stored.id ? { ...x, ...stored } : x)));
+    });
   // First visit: list the catalog at once.
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit lists the catalog once; later searches are the user's.
   useEffect(() => void search(), []);
@@ -51,6 +58,7 @@ export function Catalog(_: PageProps) {
       <Loading show={a.busy && !result} />
       {result ? (
         <Card title={`${result.total.toLocaleString()} items`}>
+          <Problem error={edit.error} />
           <DataTable
             label="Items"
             wrap
@@ -75,6 +83,19 @@ export function Catalog(_: PageProps) {
               { header: 'Active', cell: (it) => (it.active ? 'yes' : 'no') },
               { header: 'Updated', cell: (it) => when(it.updated_at) },
               { header: 'Score', className: 'num', cell: (it) => num(it.score) },
+              ...(isAdmin(session.role)
+                ? [
+                    {
+                      header: 'Actions',
+                      cell: (it: SearchHit) =>
+                        it.active ? (
+                          <RowButton text="Deactivate" name={it.name} onClick={() => setActive(it, false)} danger />
+                        ) : (
+                          <RowButton text="Activate" name={it.name} onClick={() => setActive(it, true)} />
+                        ),
+                    },
+                  ]
+                : []),
             ]}
           />
         </Card>

@@ -932,6 +932,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an item (console catalog)
+         * @description What `POST /v1/items/{item_id}` does, for the session's tenant: same body (`name`, `description`, `metadata`, `active`: the fields sent replace the item's), same answer. The catalog page uses it to take an item out of recommendations and search (`active: false`) or put it back. Admins only; it needs the session's `X-CSRF-Token`. An unknown item is 404.
+         *
+         *     Console session (with its `X-CSRF-Token`): any role (`admin`, `viewer`); never an API key.
+         */
+        patch: operations["consoleUpdateItem"];
+        trace?: never;
+    };
     "/console/api/overview": {
         parameters: {
             query?: never;
@@ -4287,6 +4309,55 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    consoleUpdateItem: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The session's `csrf_token` (else 403). */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    metadata?: {
+                        [key: string]: components["schemas"]["JsonValue"];
+                    };
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The updated item (as `POST /v1/items/{item_id}` answers). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Item"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
