@@ -199,6 +199,15 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
   writeFileSync(p.stack, `${JSON.stringify(info, null, 2)}\n`);
   const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+  // Training runs a previous process had queued or was running: its in-memory queue is gone, where
+  // SQS would deliver their messages again (imported here: training code reads settings at import).
+  if (!fresh) {
+    const { recoverLocalRuns } = await import('../shared/recs/launcher.ts');
+    const all = storesFor(table);
+    for (const tenant of await all.credentials.listTenants()) {
+      for (const line of await recoverLocalRuns({ console: all.console, queue: workQueue }, tenant)) console.log(`training run ${tenant}/${line}: the server restarted while it was queued or running`);
+    }
+  }
   // Imported only when a seed runs: the demo pulls in search and training code, whose settings
   // are read at import (a test stack sets them after this module is loaded).
   const demo: DemoRun | undefined = opts.demo && (await import('../shared/demo/run.ts')).startDemo({ table, queue: workQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });

@@ -48,6 +48,8 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
 
     count: (tenant, upTo) => countUpTo(t, { ...ofTenant(tenant), ConsistentRead: true }, upTo),
 
+    countBefore: (tenant, id, upTo) => countUpTo(t, { ...Synonyms.indexes.primary.query({ tenant }, { lt: sortId(id) }), ConsistentRead: true }, upTo),
+
     replace: (tenant, s) => applied(() => put(t, { ...key(tenant, s.id), ...s }, isStored)),
 
     remove: (tenant, id) => applied(() => remove(t, key(tenant, id), isStored)),

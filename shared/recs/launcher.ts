@@ -15,6 +15,7 @@ import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import { endInterruptedRun, trainingRunId, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
+import type { WorkQueue } from '../queue/messages.ts';
 
 /**
  * What became of a task: still there (starting or running); stopped, with what stopped it; or
@@ -279,6 +280,32 @@ export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'page' |
   return ended;
 }
 const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgress', 'Stopping']);
+
+/**
+ * The local stack's start: its queues live in memory, so the training messages of a previous
+ * process (stopped while runs were queued or running) are gone, where SQS would deliver them
+ * again. A run not handed to a container task (those are `sweepTaskRuns`') that is still Queued
+ * is queued again; one InProgress or Stopping, whose worker was that process, is ended as far as
+ * it got (`endInterruptedRun`). Answers what became of each.
+ */
+export async function recoverLocalRuns(deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; queue: WorkQueue }, tenant: string): Promise<string[]> {
+  const done: string[] = [];
+  const queued: string[] = [];
+  for await (const job of eachRun(deps.console, tenant)) {
+    if (!ACTIVE.has(job.status) || job.task?.ref) continue;
+    if (job.status === 'Queued') queued.unshift(job.job_name);
+    else {
+      const ended = await endInterruptedRun(deps.console, tenant, job, 'the local server stopped while it ran');
+      if (ended) done.push(`${job.job_name} ${ended}`);
+    }
+  }
+  // Oldest first, as they were queued (the runs are read newest first).
+  for (const name of queued) {
+    await deps.queue.send('training', [{ type: 'train', tenant, job_name: name }]);
+    done.push(`${name} queued again`);
+  }
+  return done;
+}
 
 async function* eachRun(c: Pick<ConsoleStore, 'page'>, tenant: string): AsyncGenerator<TrainingRun> {
   let after: number | undefined;

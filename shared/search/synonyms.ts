@@ -38,6 +38,8 @@ export interface SynonymStore {
   /** Every set of the tenant (what search applies). */
   all(tenant: string): Promise<SynonymSet[]>;
   count(tenant: string, upTo: number): Promise<number>;
+  /** The sets with an id below `id` (up to `upTo`). */
+  countBefore(tenant: string, id: number, upTo: number): Promise<number>;
   /** Stores `s` over the set with its id; false when there is none. */
   replace(tenant: string, s: SynonymSet): Promise<boolean>;
   /** false when there was none. */
@@ -78,15 +80,27 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
   return { type, input: input === null ? null : input.trim(), synonyms: distinct };
 }
 
+/**
+ * Creates a set, within the tenant's MAX_SYNONYM_SETS. Creates at once all pass the first count,
+ * so each counts again once its set is written, and keeps it only when the tenant is within the
+ * cap then: the last set written sees every other, so none is left over the cap. Over it, the
+ * newest sets (highest ids) give way at once; an older one waits a little for them to go, and
+ * gives way too if they do not (they were kept by counts made before it was written).
+ */
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput): Promise<SynonymSet> {
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
-  if ((await store.count(tenant, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) {
-    throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${MAX_SYNONYM_SETS} synonym sets`] });
-  }
+  const tooMany = () => new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${MAX_SYNONYM_SETS} synonym sets`] });
+  if ((await store.count(tenant, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) throw tooMany();
   const t = now();
   const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
   await store.put(tenant, s);
-  return s;
+  for (let wait = 0; wait < 40; wait++) {
+    if ((await store.count(tenant, MAX_SYNONYM_SETS + 1)) <= MAX_SYNONYM_SETS) return s;
+    if ((await store.countBefore(tenant, s.id, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) break;
+    await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
+  }
+  await store.remove(tenant, s.id);
+  throw tooMany();
 }
 
 export async function getSynonymSet(store: SynonymStore, tenant: string, id: number): Promise<SynonymSet> {

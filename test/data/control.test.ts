@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createRule, createSegment, createExperiment, deleteSegment, updateExperiment, getRule } from '../../shared/control/records.ts';
+import { createRule, createSegment, createExperiment, deleteSegment, updateExperiment, updateRule, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
 import type { Experiment, Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
@@ -212,6 +212,41 @@ describe('races between changes', () => {
       [a.id, 'Running', 1],
       [b.id, 'Draft', null],
     ]);
+  });
+
+  it('of experiments started at once in one context, exactly one is Running, the others 409', async () => {
+    const c = db.stores.console;
+    const T = 'race-start';
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    for (let round = 0; round < 4; round++) {
+      const ctx = await createContext(c, T, { name: `ctx ${round}`, description: '' });
+      const body = {
+        name: 'e',
+        context_id: ctx.id,
+        attribution_window_seconds: 86_400,
+        variants: [
+          { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+          { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+        ],
+      };
+      const exps = [await createExperiment(c, { tenant: T }, body), await createExperiment(c, { tenant: T }, body), await createExperiment(c, { tenant: T }, body)];
+      const outcomes = await Promise.allSettled(exps.map((e) => updateExperiment(c, { tenant: T }, e.id, { status: 'Running' })));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'experiment_running' });
+      const running = (await c.controlConfig(T)).experiments.filter((e) => e.context_id === ctx.id && e.status === 'Running');
+      expect(running).toHaveLength(1);
+    }
+  });
+
+  it('edits of one rule made at once all land (each retried until its revision holds), none refused', async () => {
+    const c = db.stores.console;
+    const T = 'race-edit';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const r = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, enabled: true });
+    const names = Array.from({ length: 24 }, (_, k) => `name ${k}`);
+    const answers = await Promise.all(names.map((name) => updateRule(c, { tenant: T }, r.id, { name })));
+    expect(answers.map((a) => a.name)).toEqual(names);
+    expect(names).toContain((await getRule(c, T, r.id)).name);
   });
 });
 

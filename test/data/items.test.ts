@@ -206,6 +206,21 @@ describe('updating an item to the content it has', () => {
     // A is new content again after B: embedded anew.
     expect(r.embedding_updated_at).toBeNull();
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
+    // An update with the item's own values whose content keeps changing under it (every try) is
+    // written as a change in the end, embedded again: never refused.
+    queue.sent.length = 0;
+    let k = 0;
+    const churning = {
+      ...s,
+      update: async (...args: Parameters<typeof s.update>) => {
+        await s.update(T, id, { description: `churn ${k++}` }, now);
+        return s.update(...args);
+      },
+    };
+    const current = (await s.get(T, id))?.name as string;
+    const kept = await updateItem(churning, queue as never, T, id, { name: current });
+    expect(kept.name).toBe(current);
+    expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   childProcessLauncher,
   ecsLauncher,
   placeRun,
+  recoverLocalRuns,
   runsAsTask,
   sweepTaskRuns,
   TASK_SWEEP_GRACE_SECONDS,
@@ -309,5 +310,41 @@ describe('training settings', () => {
     expect(() => readConfig({ ...base, ...task, TRAINING_TASK_SUBNETS: '' })).toThrow(/TRAINING_TASK_SUBNETS/);
     expect(() => readConfig({ ...base, ...task, TRAINING_TASK_SUBNETS: 'a,,b' })).toThrow(/TRAINING_TASK_SUBNETS/);
     expect(() => readConfig({ ...base, TRAINING_TASK_DEFINITION: 'arn:td' })).toThrow(/TRAINING_TASK_CLUSTER/);
+  });
+});
+
+describe('a local restart', () => {
+  const sent: unknown[] = [];
+  const queue = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies) } as never;
+  it('queues a Queued run again (its message died with the process) and ends a running one as far as it got', async () => {
+    const waiting = fakeConsole(queued());
+    expect(await recoverLocalRuns({ console: waiting, queue }, 'acme')).toEqual(['job-7 queued again']);
+    expect(sent).toEqual([{ type: 'train', tenant: 'acme', job_name: 'job-7' }]);
+    expect(waiting.rec.status).toBe('Queued');
+
+    const running = fakeConsole({ ...queued(), status: 'InProgress', started_at: 1 });
+    expect(await recoverLocalRuns({ console: running, queue }, 'acme')).toEqual(['job-7 Failed']);
+    expect(running.rec.error).toBe('The run was interrupted before it stored a version (the local server stopped while it ran); nothing was stored. Start a new run.');
+
+    const storing = fakeConsole({ ...queued(), status: 'InProgress', started_at: 1, storing_version: 3 }, { 3: { id: 3, version: 3, metrics: { ndcg_at_10: 0.2 } } });
+    expect(await recoverLocalRuns({ console: storing, queue }, 'acme')).toEqual(['job-7 Completed']);
+    expect(storing.rec).toMatchObject({ status: 'Completed', model_version: 3 });
+
+    const stopping = fakeConsole({ ...queued(), status: 'Stopping', started_at: 1 });
+    expect(await recoverLocalRuns({ console: stopping, queue }, 'acme')).toEqual(['job-7 Stopped']);
+    expect(stopping.rec.status).toBe('Stopped');
+  });
+
+  it('leaves ended runs, and runs held by a container task (the task sweep judges those), alone', async () => {
+    sent.length = 0;
+    for (const job of [
+      { ...queued(), status: 'Completed' as const, model_version: 2 },
+      { ...queued(), status: 'InProgress' as const, started_at: 1, task: { runner: 'local-process', claimed_at: 1, ref: '4242' } },
+    ]) {
+      const c = fakeConsole(job);
+      expect(await recoverLocalRuns({ console: c, queue }, 'acme')).toEqual([]);
+      expect(c.rec.status).toBe(job.status);
+    }
+    expect(sent).toEqual([]);
   });
 });
