@@ -153,7 +153,7 @@ describe('the console in Chromium', () => {
     expect(await hits()).toContain(id);
     await row.getByRole('button', { name: 'Deactivate Acme wool beanie 4' }).click();
     await visible(row.getByRole('button', { name: 'Activate Acme wool beanie 4' }));
-    expect(await row.getByRole('cell', { name: 'no', exact: true }).count()).toBe(1);
+    await visible(row.getByRole('cell', { name: 'no', exact: true }));
     expect(await hits()).not.toContain(id);
     await row.getByRole('button', { name: 'Activate Acme wool beanie 4' }).click();
     await visible(row.getByRole('button', { name: 'Deactivate Acme wool beanie 4' }));
@@ -311,6 +311,24 @@ describe('the console in Chromium', () => {
     await visible(main.getByRole('cell', { name: 'default', exact: true }));
     const listed = (await t.demo.platform('GET', '/api/model-endpoints')).body.data;
     expect(listed.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name)).toEqual(['main']);
+  });
+
+  it('creates a segment, is told why one a rule names cannot be deleted, then deletes it', async () => {
+    await go('Segments', 'Segments');
+    await page.getByLabel('Segment name').fill('buyers');
+    await page.getByRole('button', { name: 'Create segment' }).click();
+    const table = page.getByRole('table', { name: 'Segments' });
+    await visible(table.getByRole('cell', { name: 'buyers', exact: true }));
+    const seg = (await t.demo.platform('GET', '/api/segments')).body.data.find((x: { name: string }) => x.name === 'buyers');
+    const ctx = (await t.demo.platform('GET', '/api/contexts')).body.data[0];
+    const rule = await t.demo.platform('POST', '/api/rules', { name: 'buyers first', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    expect(rule.status).toBe(201);
+    await table.getByRole('button', { name: 'Delete buyers' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: `Segment ${seg.id} is used by` }));
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 409/.test(p))); // the refused delete, on purpose
+    expect((await t.demo.platform('DELETE', `/api/rules/${rule.body.id}`)).status).toBe(204);
+    await table.getByRole('button', { name: 'Delete buyers' }).click();
+    await visible(page.getByText('No segments yet.'));
   });
 
   it('renders the other pages without errors', async () => {

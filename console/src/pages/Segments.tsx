@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, type Page, type Segment } from '../api.ts';
-import { DataTable, Form } from '../table.tsx';
+import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -18,6 +18,13 @@ export function Segments({ session }: PageProps) {
       setName('');
       segments.reload();
     });
+  // A segment a rule or experiment names is not deleted (409): the message says which.
+  const remove = (s: Segment) =>
+    a.run(async () => {
+      await api('DELETE', `/api/segments/${s.id}`);
+      segments.reload();
+    });
+  const admin = isAdmin(session.role);
   return (
     <>
       <PageHeader title="Segments" />
@@ -34,10 +41,19 @@ export function Segments({ session }: PageProps) {
             { header: 'Definition', cell: (s) => <code>{JSON.stringify(s.definition)}</code> },
             { header: 'Size (estimate)', cell: (s) => s.size_estimate ?? '–' },
             { header: 'Created', cell: (s) => when(s.created) },
+            {
+              header: 'Actions',
+              cell: (s) =>
+                admin ? (
+                  <>
+                    <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger /> <a href={`#/audit?resource=segments/${s.id}`}>History</a>
+                  </>
+                ) : null,
+            },
           ]}
         />
       </Card>
-      {isAdmin(session.role) ? (
+      {admin ? (
         <Card title="New segment">
           <Form label="New segment" onSubmit={create} submit="Create segment" disabled={a.busy}>
             <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
@@ -45,9 +61,9 @@ export function Segments({ session }: PageProps) {
             <Field label="At least (events)" type="number" min={1} max={500} value={minCount} onChange={setMinCount} />
             <Field label="Within (days)" type="number" min={1} max={365} value={days} onChange={setDays} />
           </Form>
-          <Problem error={a.error} />
         </Card>
       ) : null}
+      <Problem error={a.error} />
     </>
   );
 }
