@@ -106,11 +106,15 @@ export const readOnly = (r: Route): boolean =>
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
-/** Search: the index artifact, the fresh delta (gsi2), the user's events (gsi1), a rebuild request, the query embedding. */
+/**
+ * Search: the index artifact, the fresh delta (gsi2) and the span of its changes (gsi4), the
+ * user's events (gsi1), a rebuild request, the query embedding. Whatever reads a tenant's search
+ * view (`tenantView`) needs gsi2 and gsi4: search, recommendations (their catalog), the console's reads.
+ */
 /** Console records: read a collection, or also allocate ids and write records and job logs. */
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
-const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', embeds: true };
+const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true };
 /**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
@@ -139,7 +143,7 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
   core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true }),
-  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', exposures: true }),
+  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', exposures: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -161,7 +165,8 @@ const platformRoutes: PlatformRoute[] = [
   platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: ['DeleteItem'] }),
   platform('POST', '/api/items/search', 'platform/items/search', SEARCH, ['items']),
   platform('GET', '/api/items/search', 'platform/items/search-get', SEARCH, ['items']),
-  platform('GET', '/api/search-index', 'platform/search-index/status', { ...SEARCH, embeds: false }, ['items']),
+  // The index status also lists the changes since the build (gsi4) and counts the items waiting for an embedding (gsi3).
+  platform('GET', '/api/search-index', 'platform/search-index/status', { ...SEARCH, indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'], embeds: false }, ['items']),
   platform('POST', '/api/search-index/rebuild', 'platform/search-index/rebuild', { queues: ['embedding'] }),
   platform('POST', '/api/contexts', 'platform/contexts/create', CONSOLE_WRITE),
   platform('GET', '/api/contexts', 'platform/contexts/list', CONSOLE_READ),
@@ -236,7 +241,7 @@ const consoleRoutes: PlatformRoute[] = [
   // The Core reads of the playground, events page and overview: one module.
   ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2'], bucket: 'read', embeds: true });
+    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true });
   }),
 ];
 

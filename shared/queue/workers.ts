@@ -63,7 +63,8 @@ export const schedules = [
     timeoutSeconds: 60,
     access: {
       table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'],
-      indexes: ['gsi1', 'gsi2', 'gsi3'],
+      // gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
+      indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
       bucket: 'read',
       queues: ['embedding', 'training'],
       queueDepth: ['embedding'],

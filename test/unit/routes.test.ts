@@ -1,9 +1,38 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
+import { schedules } from '../../shared/queue/workers.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
+
+/**
+ * The functions that read the change index (gsi4), by what their module calls: a tenant's search
+ * view (its first read asks for the span of the changes there), the index status (lists them) and
+ * the maintenance sweep (counts them for a rebuild). On AWS a function may Query only the indexes
+ * its route declares; locally nothing enforces that, so a missing grant shows only when deployed.
+ */
+const READS_CHANGE_INDEX = /\b(runSearch|platformItemSearch|tenantView|indexStatus|sweep)\(/;
+
+describe('table grants', () => {
+  it('let every function that reads the change index (gsi4) Query it, and the index status the pending index (gsi3)', () => {
+    const all = [...routes.map((r) => ({ handler: r.handler, indexes: r.access.indexes ?? [] })), ...schedules.map((w) => ({ handler: w.handler, indexes: w.access.indexes ?? [] }))];
+    const readers = all.filter((f) => READS_CHANGE_INDEX.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
+    expect(new Set(readers.map((f) => f.handler))).toEqual(
+      new Set([
+        'core/search/search',
+        'core/recommendations/recommend',
+        'platform/items/search',
+        'platform/items/search-get',
+        'platform/search-index/status',
+        'console-session/reads',
+        'workers/maintain',
+      ]),
+    );
+    for (const f of readers) expect(f.indexes, f.handler).toContain('gsi4');
+    for (const f of all.filter((x) => x.handler === 'platform/search-index/status')) expect(f.indexes).toContain('gsi3');
+  });
+});
 
 describe('route table', () => {
   it('has one handler module per route that exports a handler', async () => {
