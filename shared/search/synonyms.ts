@@ -80,6 +80,9 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
   return { type, input: input === null ? null : input.trim(), synonyms: distinct };
 }
 
+/** How long a create at the cap waits for newer sets created at once to give way. */
+const WAIT_FOR_NEWER_MS = 10_000;
+
 /**
  * Creates a set, within the tenant's MAX_SYNONYM_SETS. Creates at once all pass the first count,
  * so each counts again once its set is written, and keeps it only when the tenant is within the
@@ -94,10 +97,14 @@ export async function createSynonymSet(store: SynonymStore, tenant: string, b: S
   const t = now();
   const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
   await store.put(tenant, s);
-  for (let wait = 0; wait < 40; wait++) {
-    if ((await store.count(tenant, MAX_SYNONYM_SETS + 1)) <= MAX_SYNONYM_SETS) return s;
-    if ((await store.countBefore(tenant, s.id, MAX_SYNONYM_SETS)) >= MAX_SYNONYM_SETS) break;
-    await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
+  // A set with the cap's worth of older ones gives way at once; an older one waits (at most
+  // WAIT_FOR_NEWER_MS) for the tenant to be within the cap.
+  if ((await store.countBefore(tenant, s.id, MAX_SYNONYM_SETS)) < MAX_SYNONYM_SETS) {
+    const until = Date.now() + WAIT_FOR_NEWER_MS;
+    do {
+      if ((await store.count(tenant, MAX_SYNONYM_SETS + 1)) <= MAX_SYNONYM_SETS) return s;
+      await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
+    } while (Date.now() < until);
   }
   await store.remove(tenant, s.id);
   throw tooMany();
