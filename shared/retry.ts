@@ -2,7 +2,8 @@
  * The one retry loop: attempts, a base delay doubling per attempt up to a cap, jitter, and which
  * failures are worth another attempt. Its users: the signed DynamoDB calls (shared/data/signed.ts), the
  * signed S3 calls (shared/aws/signed-fetch.ts), the BatchWriteItem loops of the data layer
- * (shared/data/ops.ts `batchWrite`), SendMessageBatch (shared/queue/messages.ts) and the local
+ * (shared/data/ops.ts `batchWrite`), SendMessageBatch (shared/queue/messages.ts), the
+ * revision-checked changes of control records (shared/control/records.ts) and the local
  * stack's data-directory lock (local/lock.ts, `withRetrySync`). Not a user: the local queue's
  * redelivery delay (local/queue.ts), which plays SQS's visibility timeout, not a retry of a call.
  */

@@ -4,6 +4,7 @@ import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import { platformList } from '../domain/present.ts';
 import { nowSeconds } from '../clock.ts';
+import { withRetry, type RetryPolicy } from '../retry.ts';
 import { Conflict, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
 import type * as S from '../schemas/control.ts';
 import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, Segment, Variant } from './types.ts';
@@ -38,13 +39,13 @@ interface Bookkeeping {
 type Stored<T> = T & Bookkeeping & ConsoleRecord;
 
 /**
- * How often a change tries when it keeps losing races to other changes of the same record, each
- * retry after a `pause`: 24 concurrent edits of one rule all land (5 attempts without a pause
- * left 14 of 24 with a 409).
+ * A change that keeps losing races to other changes of the same record tries again after a
+ * random pause that grows (full jitter, at most 100 ms), so that racing writers stop colliding:
+ * 24 concurrent edits of one rule all land (5 attempts without a pause left 14 of 24 with a 409).
  */
-const ATTEMPTS = 12;
-/** Before retry `attempt`: a random pause (full jitter) that grows, at most 100 ms, so that racing writers stop colliding. */
-const pause = (attempt: number): Promise<void> => new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 * 2 ** attempt)));
+const RACES: RetryPolicy = { attempts: 12, baseMs: 2, maxMs: 100, jitter: 'full' };
+/** Starts of experiments that gave way to each other (`updateExperiment`): longer pauses, as each try is several round trips. */
+const STARTS: RetryPolicy = { attempts: 12, baseMs: 8, maxMs: 100, jitter: 'full' };
 /**
  * How long a segment's deletion mark holds. A deletion takes milliseconds; a mark older than
  * this was left by one that died midway, and no longer counts.
@@ -108,7 +109,7 @@ async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec
 
 /**
  * Changes a record: reads it, computes the change (`fn` may throw), and writes it only if the
- * record is still at the revision read; when it was not, reads it again (up to ATTEMPTS times).
+ * record is still at the revision read; when it was not, reads it again (`RACES`).
  */
 async function change<T extends { id: number }>(
   c: ControlPorts,
@@ -118,14 +119,13 @@ async function change<T extends { id: number }>(
   id: number,
   fn: (cur: Stored<T>) => Promise<Partial<T>>,
 ): Promise<{ before: Stored<T>; after: Stored<T> }> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (attempt > 0) await pause(attempt);
+  return withRetry<{ before: Stored<T>; after: Stored<T> }>(RACES, async () => {
     const cur = await c.get<Stored<T>>(tenant, kind, id);
     if (!cur) throw notFound(what, id);
     const set = { ...defined(await fn(cur)), updated_at: nowSeconds(), _rev: cur._rev + 1 };
-    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { before: cur, after: { ...cur, ...set } };
-  }
-  throw busy(what, id);
+    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { value: { before: cur, after: { ...cur, ...set } } };
+    return { failure: busy(what, id), retryable: true };
+  });
 }
 
 /** Puts back the fields a change set (it lost a check made after its write), if nothing changed them since. */
@@ -192,16 +192,12 @@ export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.
 }
 
 export async function deleteRule(c: ControlPorts, who: Caller, id: number): Promise<void> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (attempt > 0) await pause(attempt);
+  const removed = await withRetry<Stored<Rule>>(RACES, async () => {
     const cur = await c.get<Stored<Rule>>(who.tenant, 'rule', id);
     if (!cur) throw notFound('rule', id);
-    if (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) {
-      await audit(c, who, 'delete', `rules/${id}`, shown(cur), null);
-      return;
-    }
-  }
-  throw busy('Rule', id);
+    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) ? { value: cur } : { failure: busy('Rule', id), retryable: true };
+  });
+  await audit(c, who, 'delete', `rules/${id}`, shown(removed), null);
 }
 
 // Segments
@@ -341,17 +337,15 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  * random pause, starts again unless the other is Running by then (409), so one of them is.
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
-  for (let attempt = 0; ; attempt++) {
-    const { before, after } = await changeExperiment(c, who, id, b);
-    const others = b.status === 'Running' ? await runningBesides(c, who.tenant, after) : [];
-    if (!others.length) {
-      await audit(c, who, 'update', `experiments/${id}`, shown(before), shown(after));
-      return shown(after);
-    }
-    await undo(c, who.tenant, 'experiment', id, before, after);
-    if (attempt + 1 >= ATTEMPTS) throw alreadyRunning(after.context_id, others);
-    await pause(attempt + 3);
-  }
+  const { before, after } = await withRetry<{ before: Stored<Experiment>; after: Stored<Experiment> }>(STARTS, async () => {
+    const changed = await changeExperiment(c, who, id, b);
+    const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
+    if (!others.length) return { value: changed };
+    await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
+    return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
+  });
+  await audit(c, who, 'update', `experiments/${id}`, shown(before), shown(after));
+  return shown(after);
 }
 
 /** One try of `updateExperiment`'s change (a start refused when another experiment of the context is Running already). */
@@ -404,17 +398,14 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
   if (context_id !== undefined && context_id !== contextId)
     throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (attempt > 0) await pause(attempt);
+  const { cur, rec } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord> }>(RACES, async () => {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
     const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
-    if (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new')) {
-      const after = rerankView(contextId, rec);
-      await audit(c, who, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
-      return after;
-    }
-  }
-  throw busy('Rerank controls of context', contextId);
+    return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new')) ? { value: { cur, rec } } : { failure: busy('Rerank controls of context', contextId), retryable: true };
+  });
+  const after = rerankView(contextId, rec);
+  await audit(c, who, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
+  return after;
 }
 
 // Audit trail

@@ -18,6 +18,7 @@ import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { coreList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
+import { sleep } from '../retry.ts';
 import { stem, words } from './text.ts';
 
 export interface SynonymSet {
@@ -103,7 +104,7 @@ export async function createSynonymSet(store: SynonymStore, tenant: string, b: S
     const until = Date.now() + WAIT_FOR_NEWER_MS;
     do {
       if ((await store.count(tenant, MAX_SYNONYM_SETS + 1)) <= MAX_SYNONYM_SETS) return s;
-      await new Promise((r) => setTimeout(r, 25 + Math.random() * 50));
+      await sleep(25 + Math.random() * 50);
     } while (Date.now() < until);
   }
   await store.remove(tenant, s.id);
