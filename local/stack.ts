@@ -181,7 +181,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   // LOCAL_API_THREADS > 0: API handlers run in that many threads, as concurrent Lambda containers.
   if (local.apiThreads > 0) await http.useThreads(local.apiThreads);
 
-  const store = storesFor(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1')).credentials;
+  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
+  const stores = storesFor(table);
+  const store = stores.credentials;
   let credentials: Credentials;
   const fresh = !existsSync(p.credentials);
   if (!fresh) {
@@ -194,18 +196,17 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
       throw new StartupError(`The demo tenant exists but ${p.credentials} is missing; remove ${dataDir} to start afresh.`);
     }
   }
-  credentials = { ...credentials, ...(await ensureDemoConsoleUser(makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1'), credentials.tenant, credentials)) };
+  credentials = { ...credentials, ...(await ensureDemoConsoleUser(table, credentials.tenant, credentials)) };
   writeFileSync(p.credentials, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
   writeFileSync(p.stack, `${JSON.stringify(info, null, 2)}\n`);
-  const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
   // Training runs a previous process had queued or was running: its in-memory queue is gone, where
   // SQS would deliver their messages again (imported here: training code reads settings at import).
   if (!fresh) {
     const { recoverLocalRuns } = await import('../shared/recs/launcher.ts');
-    const all = storesFor(table);
-    for (const tenant of await all.credentials.listTenants()) {
-      for (const line of await recoverLocalRuns({ console: all.console, queue: workQueue }, tenant)) console.log(`training run ${tenant}/${line}: the server restarted while it was queued or running`);
+    for (const tenant of await store.listTenants()) {
+      for (const line of await recoverLocalRuns({ console: stores.console, queue: workQueue }, tenant))
+        console.log(`training run ${tenant}/${line}: the server restarted while it was queued or running`);
     }
   }
   // Imported only when a seed runs: the demo pulls in search and training code, whose settings

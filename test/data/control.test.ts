@@ -146,6 +146,17 @@ describe('control records in one partition', () => {
   });
 });
 
+/** An experiment of two variants at 50/50 on the endpoint `main`, in the context. */
+const fiftyFifty = (contextId: number) => ({
+  name: 'e',
+  context_id: contextId,
+  attribution_window_seconds: 86_400,
+  variants: [
+    { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+    { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+  ],
+});
+
 describe('races between changes', () => {
   it('a rule created while its segment is being deleted is taken back (404), not left naming a deleted segment', async () => {
     const c = db.stores.console;
@@ -181,15 +192,7 @@ describe('races between changes', () => {
     const T = 'race-run';
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const body = {
-      name: 'e',
-      context_id: ctx.id,
-      attribution_window_seconds: 86_400,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
-      ],
-    };
+    const body = fiftyFifty(ctx.id);
     const a = await createExperiment(c, { tenant: T }, body);
     const b = await createExperiment(c, { tenant: T }, body);
     // A's start writes Running after B checked there was none, before B looks again.
@@ -220,15 +223,7 @@ describe('races between changes', () => {
     await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
     for (let round = 0; round < 4; round++) {
       const ctx = await createContext(c, T, { name: `ctx ${round}`, description: '' });
-      const body = {
-        name: 'e',
-        context_id: ctx.id,
-        attribution_window_seconds: 86_400,
-        variants: [
-          { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-          { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
-        ],
-      };
+      const body = fiftyFifty(ctx.id);
       const exps = [await createExperiment(c, { tenant: T }, body), await createExperiment(c, { tenant: T }, body), await createExperiment(c, { tenant: T }, body)];
       const outcomes = await Promise.allSettled(exps.map((e) => updateExperiment(c, { tenant: T }, e.id, { status: 'Running' })));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
