@@ -39,8 +39,8 @@ export interface Access {
    */
   exposures?: boolean;
   /**
-   * Records each search for search analytics (BatchWriteItem of the searches' rows, UpdateItem of
-   * the day-and-query counters, granted with the table actions) once the caller's credentials are
+   * Records each search for search analytics (BatchWriteItem of the searches' rows, UpdateItem to
+   * mark one without results, granted with the table actions) once the caller's credentials are
    * confirmed: like exposures, counting what was served, so the route still counts as read-only.
    */
   searchLog?: boolean;
@@ -125,9 +125,10 @@ const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
 const CONTROL_WRITE_DELETE: Access = { table: ['PutItem', 'UpdateItem', 'DeleteItem'] };
 /**
  * Search administration: synonym sets are read, counted and listed (Query), get ids (UpdateItem),
- * are put, replaced and deleted; search analytics reads its counters (Query).
+ * are put, replaced and deleted; search analytics reads how far searches are folded (GetItem), its
+ * counters (Query) and the searches not folded yet (Query of gsi1).
  */
-const SEARCH_ADMIN: Access = { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] };
+const SEARCH_ADMIN: Access = { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], indexes: ['gsi1'] };
 
 const R = 'service-api/read';
 const W = 'service-api/write';

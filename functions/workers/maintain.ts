@@ -2,24 +2,27 @@ import { blobs } from '#shared/blob';
 import { nowSeconds } from '#shared/clock';
 import { config } from '#shared/config';
 import { refreshSegmentSizes, PASS_EVENT_BUDGET } from '#shared/control/segment-size';
-import { segmentEvents, stores } from '#shared/data/index';
+import { searchLogStore, segmentEvents, stores } from '#shared/data/index';
 import { startDueRuns } from '#shared/domain/automation';
 import { sweepTaskRuns, taskLauncher } from '#shared/recs/launcher';
 import { workQueue } from '#shared/queue/messages';
 import { logger } from '#shared/observability';
+import { foldSearchCounts } from '#shared/search/analytics';
 import { sweep } from '#shared/search/indexer';
 
 /**
  * Scheduled (every minute on AWS; a timer locally): re-queues lagging embeddings, requests index
- * builds, refreshes segment size estimates, starts templates' scheduled training runs that are due,
- * and ends runs whose container task stopped without ending them.
+ * builds, refreshes segment size estimates, folds searches into the search analytics counters,
+ * starts templates' scheduled training runs that are due, and ends runs whose container task
+ * stopped without ending them.
  */
-export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; scheduled: string[]; interrupted: string[] }> => {
+export const handler = async (): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; folded: number; scheduled: string[]; interrupted: string[] }> => {
   const s = stores();
   const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: workQueue() }, config().maintenance.embedGraceSeconds);
   const budget = { events: PASS_EVENT_BUDGET };
   const now = nowSeconds();
   let segments = 0;
+  let folded = 0;
   const scheduled: string[] = [];
   const interrupted: string[] = [];
   for (const tenant of await s.credentials.listTenants()) {
@@ -34,8 +37,13 @@ export const handler = async (): Promise<{ requeued: number; rebuilds: string[];
     } catch (e) {
       logger.error('training task sweep failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }
+    try {
+      folded += (await foldSearchCounts(searchLogStore(), tenant, now)).searches;
+    } catch (e) {
+      logger.error('search analytics fold failed', { tenant, error: e instanceof Error ? e.message : String(e) });
+    }
     segments += await refreshSegmentSizes({ console: s.console, events: segmentEvents() }, tenant, now, budget);
   }
-  if (result.requeued || result.rebuilds.length || segments || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, scheduled, interrupted });
-  return { ...result, segments, scheduled, interrupted };
+  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted });
+  return { ...result, segments, folded, scheduled, interrupted };
 };

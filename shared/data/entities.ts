@@ -243,16 +243,31 @@ export const ExperimentTotals = entity({
 /** A search, by its request_id: events that name it are attributed to its query. */
 export const SearchRequest = entity({
   name: 'search_request',
-  attributes: ['query', 'day', 'served_at', 'ttl'],
-  indexes: { primary: { pk: 'TENANT#${tenant}#SRCHREQ#${request_id}', sk: '#SRCHREQ' } },
+  attributes: ['query', 'day', 'served_at', 'no_results', 'ttl'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#SRCHREQ#${request_id}', sk: '#SRCHREQ' },
+    /** A tenant's searches by the second they were served, on a random shard of SEARCH_COUNTER_SHARDS: folded into the counters, and a report's tail. */
+    byTime: { index: 'gsi1', pk: 'TENANT#${tenant}#SRCHLOG#${shard}', sk: '${served_at}#${request_id}' },
+  },
+  format: { shard: String, served_at: digits(12) },
 });
 
-/** One shard of a tenant's search counters, a row per UTC day and normalised query (`2026-11-25#running shoes`). */
+/**
+ * One shard of a tenant's search counters, a row per UTC day and normalised query (`2026-11-25#running shoes`).
+ * `folded_to`: the searches served before this second are in its counts (the fold's row of that day and query).
+ */
 export const SearchCounters = entity({
   name: 'search_counters',
-  attributes: ['searches', 'no_results', 'ttl'],
+  attributes: ['searches', 'no_results', 'folded_to', 'ttl'],
   indexes: { primary: { pk: 'TENANT#${tenant}#SRCHAGG#${shard}', sk: '${day}#${query}' } },
   format: { shard: String },
+});
+
+/** How far a tenant's searches are folded into its counters: every search served before `folded_to` (a second). */
+export const SearchFold = entity({
+  name: 'search_fold',
+  attributes: ['folded_to'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#SRCHFOLD', sk: '#SRCHFOLD' } },
 });
 
 /** A tenant's synonym sets, one partition read whole by search. */

@@ -1,21 +1,33 @@
-import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore, type SearchRecord } from '../search/analytics.ts';
+import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore } from '../search/analytics.ts';
+import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
-import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchRequest } from './entities.ts';
+import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from './entities.ts';
 import { prefixEnd } from './entity.ts';
-import { nonZero } from './expressions.ts';
+import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { getRow, markEventOnce, putAll, queryPage, update, type Row } from './ops.ts';
+import { applied, getRow, isStored, markEventOnce, putAll, queryPage, update, type QueryInput, type Row } from './ops.ts';
 
 /*
- * Search analytics storage. A search writes its row (by request_id, for attribution; kept for
- * the attribution window and a day) and adds to its day-and-query counters row (and, once ranked
- * without results, adds to `no_results` there) on one of
- * SEARCH_COUNTER_SHARDS shards (random per write: no key takes every search of a tenant).
- * Concurrent searches of a container are written together (GroupCommit): their rows in
- * BatchWriteItem (25 to a call), one counter addition per distinct (day, query) of the group.
+ * Search analytics storage. A search writes one row, nothing more: by request_id (for
+ * attribution) and in gsi1 by the second it was served, on a random one of SEARCH_COUNTER_SHARDS
+ * shards; kept for the attribution window and a day. Concurrent searches of a container write
+ * their rows together (GroupCommit: BatchWriteItem, 25 to a call). A search without results marks
+ * its row (UpdateItem).
+ *
+ * The maintenance pass folds those rows into counters, a row per UTC day and normalised query, a
+ * minute at a time: one addition per distinct day and query of the minute, however many searches
+ * it held. Minutes have fixed bounds, and the counters row of a day and query (always the same
+ * shard) keeps the end of the last minute added to it (`folded_to`, the addition's condition), so
+ * a fold run twice at once, or again after failing half-way, adds each minute to each row once.
+ * The tenant's fold row then records the minute's end: every row holds what was served before it.
+ * A report reads the counters and, from the searches' rows, those served since that point that
+ * their day and query's row does not hold yet: exact whenever it runs, and never more than a few
+ * minutes of rows.
+ *
  * An attributed event is recorded on its search's row under the event's id, conditionally, so it
  * counts once however often its ingest is retried; the search's first event of a type is told
- * apart the same way (`searches_with`).
+ * apart the same way (`searches_with`). It adds to a counters row of its day and query on a
+ * random shard (no key takes every event of a tenant).
  */
 
 /** Searches written in one group at most. */
@@ -23,51 +35,84 @@ const GROUP_MAX = 100;
 /** Counter rows are kept this long (a report reaches back at most this far). */
 const COUNTER_TTL_SECONDS = 400 * 86_400;
 const SEARCH_ROW_GRACE_SECONDS = 86_400;
+/** Searches are folded a minute at a time, minutes starting at multiples of this. */
+const FOLD_SECONDS = 60;
+/** A fold call stops after the minute that brought it past this many searches (a backlog is caught up over the next passes). */
+const FOLD_MAX_ROWS = 50_000;
+/** Counter additions in flight at once in a fold. */
+const FOLD_WRITES_AT_ONCE = 16;
 
 /** Attribute names of a counters row (event types match ^[a-z][a-z0-9_]{0,63}$). */
 const EVENTS = 'events:';
 const WITH = 'with:';
 
-const shard = () => Math.floor(Math.random() * SEARCH_COUNTER_SHARDS);
+const randomShard = () => Math.floor(Math.random() * SEARCH_COUNTER_SHARDS);
 
-interface Pending {
-  tenant: string;
-  s: SearchRecord;
-  /** Only one more search without results (the search itself is recorded already). */
-  noResults?: boolean;
+/** The shard of a day and query's folded counts: always the same, so that its `folded_to` guards every minute's addition. */
+function foldShard(day: string, query: string): number {
+  let h = 0x811c9dc5;
+  const s = `${day}#${query}`;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % SEARCH_COUNTER_SHARDS;
 }
 
-/** Adds to a (day, query) counters row on a random shard. */
-async function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>): Promise<void> {
+const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+const counterTtl = (day: string) => dayStart(day) + COUNTER_TTL_SECONDS;
+const dayQuery = (day: string, query: string) => `${day}\u0000${query}`;
+
+/** Adds to a (day, query) counters row: `shard` and `when` for a fold's addition, else a random shard. */
+async function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>, fold?: { shard: number; to: number }): Promise<boolean> {
   const a = nonZero(counts);
-  if (!a) return;
-  await update(t, SearchCounters.key({ tenant, shard: shard(), day, query }), { add: a, set: { ttl: Date.parse(`${day}T00:00:00Z`) / 1000 + COUNTER_TTL_SECONDS } });
+  if (!a) return false;
+  const key = SearchCounters.key({ tenant, shard: fold?.shard ?? randomShard(), day, query });
+  const set = { ttl: counterTtl(day), ...(fold ? { folded_to: fold.to } : {}) };
+  const when: Condition | undefined = fold ? (x) => x.or(x.absent('folded_to'), x.cmp('folded_to', '<', fold.to)) : undefined;
+  return applied(() => update(t, key, { add: a, set }, when ? { when } : {}));
 }
 
-/** What the search function needs: recording searches, group-committed (its bundle carries no more). */
+const byTime = SearchRequest.indexes.byTime;
+
+/** Queries of the searches' rows served in [from, to), one per shard. */
+function servedIn(tenant: string, from: number, to: number): QueryInput[] {
+  const between = [byTime.skPrefix({ served_at: from }), prefixEnd(byTime.skPrefix({ served_at: to - 1 }))] as const;
+  return Array.from({ length: SEARCH_COUNTER_SHARDS }, (_, shard) => byTime.query({ tenant, shard }, { between }));
+}
+
+/** Reads every row of the queries (all at once, page by page), stopping once `max` were read; whether every row was. */
+async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (row: Row) => void): Promise<boolean> {
+  let read = 0;
+  let complete = true;
+  await Promise.all(
+    inputs.map(async (input) => {
+      let start: Row | undefined;
+      do {
+        const page = await queryPage(t, { ...input, ...(start ? { ExclusiveStartKey: start } : {}) });
+        for (const row of page.items) each(row);
+        read += page.items.length;
+        start = page.lastKey;
+        if (start && read >= max) complete = false;
+      } while (start && complete);
+    }),
+  );
+  return complete;
+}
+
+/** What the search function needs: recording searches (its bundle carries no more). */
 export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record' | 'noResults'> {
-  async function write(group: Pending[]): Promise<void> {
-    const counters = new Map<string, { tenant: string; day: string; query: string; searches: number; no_results: number }>();
-    for (const { tenant, s, noResults } of group) {
-      const key = `${tenant}\u0000${s.day}\u0000${s.query}`;
-      let c = counters.get(key);
-      if (!c) counters.set(key, (c = { tenant, day: s.day, query: s.query, searches: 0, no_results: 0 }));
-      if (noResults) c.no_results += 1;
-      else c.searches += 1;
-    }
-    const rows: Row[] = group
-      .filter((p) => !p.noResults)
-      .map(({ tenant, s }) => ({
-        ...SearchRequest.key({ tenant, request_id: s.requestId }),
+  const rows = new GroupCommit<Row>((group) => putAll(t, group), GROUP_MAX);
+  return {
+    record: (tenant, s) =>
+      rows.add({
+        ...SearchRequest.keys({ tenant, request_id: s.requestId, shard: randomShard(), served_at: s.servedAt }),
         query: s.query,
         day: s.day,
         served_at: s.servedAt,
         ttl: s.servedAt + SEARCH_ATTRIBUTION_SECONDS + SEARCH_ROW_GRACE_SECONDS,
-      }));
-    await Promise.all([putAll(t, rows), ...[...counters.values()].map((c) => addCounts(t, c.tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }))]);
-  }
-  const commits = new GroupCommit<Pending>(write, GROUP_MAX);
-  return { record: (tenant, s) => commits.add({ tenant, s }), noResults: (tenant, s) => commits.add({ tenant, s, noResults: true }) };
+      }),
+    async noResults(tenant, s) {
+      await applied(() => update(t, SearchRequest.key({ tenant, request_id: s.requestId }), { set: { no_results: 1 } }, { when: isStored }));
+    },
+  };
 }
 
 export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
@@ -87,37 +132,81 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
       return true;
     },
 
+    async fold(tenant, upTo) {
+      const end = Math.floor(upTo / FOLD_SECONDS) * FOLD_SECONDS;
+      const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
+      let at = typeof state?.folded_to === 'number' ? state.folded_to : 0;
+      let searches = 0;
+      let queries = 0;
+      while (searches < FOLD_MAX_ROWS && at < end) {
+        // The next minute with a search (minutes without any are passed over in one read).
+        const firsts = await Promise.all(servedIn(tenant, at, end).map((q) => queryPage(t, { ...q, Limit: 1 })));
+        const next = Math.min(...firsts.flatMap((p) => p.items.map((r) => Number(r.served_at))));
+        if (!Number.isFinite(next)) break;
+        const minute = Math.floor(next / FOLD_SECONDS) * FOLD_SECONDS;
+        const to = minute + FOLD_SECONDS;
+        const sums = new Map<string, { day: string; query: string; searches: number; no_results: number }>();
+        await readAll(t, servedIn(tenant, minute, to), Infinity, (row) => {
+          const day = String(row.day);
+          const query = String(row.query);
+          const k = dayQuery(day, query);
+          let c = sums.get(k);
+          if (!c) sums.set(k, (c = { day, query, searches: 0, no_results: 0 }));
+          c.searches += 1;
+          if (row.no_results) c.no_results += 1;
+          searches += 1;
+        });
+        await eachAtMost([...sums.values()], FOLD_WRITES_AT_ONCE, async (c) => {
+          if (await addCounts(t, tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }, { shard: foldShard(c.day, c.query), to })) queries += 1;
+        });
+        await applied(() => update(t, SearchFold.key({ tenant }), { set: { folded_to: to } }, { when: (x) => x.or(x.absent('folded_to'), x.cmp('folded_to', '<', to)) }));
+        at = to;
+      }
+      return { searches, queries, foldedTo: at || undefined };
+    },
+
     async counts(tenant, from, to, maxRows) {
+      // How far every counters row holds the searches: read first, so that a fold running meanwhile
+      // leaves nothing between what the counters hold and what is read from the searches' rows.
+      const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
+      const foldedTo = typeof state?.folded_to === 'number' ? state.folded_to : 0;
+      const byQuery = new Map<string, QueryCounts>();
+      const of = (query: string) => {
+        let c = byQuery.get(query);
+        if (!c) byQuery.set(query, (c = { searches: 0, no_results: 0, events: {}, searches_with: {} }));
+        return c;
+      };
+      // Where the counters of a day and query hold that day's searches up to (the fold's row).
+      const foldedAt = new Map<string, number>();
       // The days `from`..`to` (YYYY-MM-DD), every query of each.
       const counters = SearchCounters.indexes.primary;
       const days = [counters.skPrefix({ day: from }), prefixEnd(counters.skPrefix({ day: to }))] as const;
-      const byQuery = new Map<string, QueryCounts>();
-      let read = 0;
-      let complete = true;
-      await Promise.all(
-        Array.from({ length: SEARCH_COUNTER_SHARDS }, async (_, sh) => {
-          let start: Row | undefined;
-          do {
-            const page = await queryPage(t, { ...counters.query({ tenant, shard: sh }, { between: days }), ...(start ? { ExclusiveStartKey: start } : {}) });
-            for (const row of page.items) {
-              const { query } = counters.parse(String(row.sk));
-              let c = byQuery.get(query);
-              if (!c) byQuery.set(query, (c = { searches: 0, no_results: 0, events: {}, searches_with: {} }));
-              for (const [k, n] of Object.entries(row)) {
-                if (typeof n !== 'number') continue;
-                if (k === 'searches') c.searches += n;
-                else if (k === 'no_results') c.no_results += n;
-                else if (k.startsWith(EVENTS)) c.events[k.slice(EVENTS.length)] = (c.events[k.slice(EVENTS.length)] ?? 0) + n;
-                else if (k.startsWith(WITH)) c.searches_with[k.slice(WITH.length)] = (c.searches_with[k.slice(WITH.length)] ?? 0) + n;
-              }
-            }
-            read += page.items.length;
-            start = page.lastKey;
-            if (start && read >= maxRows) complete = false;
-          } while (start && complete);
-        }),
-      );
-      return { byQuery, complete };
+      const inputs = Array.from({ length: SEARCH_COUNTER_SHARDS }, (_, shard) => counters.query({ tenant, shard }, { between: days }));
+      const countersComplete = await readAll(t, inputs, maxRows, (row) => {
+        const { day, query } = counters.parse(String(row.sk));
+        const c = of(query);
+        for (const [k, n] of Object.entries(row)) {
+          if (typeof n !== 'number') continue;
+          if (k === 'searches') c.searches += n;
+          else if (k === 'no_results') c.no_results += n;
+          else if (k === 'folded_to') foldedAt.set(dayQuery(day, query), Math.max(n, foldedAt.get(dayQuery(day, query)) ?? 0));
+          else if (k.startsWith(EVENTS)) c.events[k.slice(EVENTS.length)] = (c.events[k.slice(EVENTS.length)] ?? 0) + n;
+          else if (k.startsWith(WITH)) c.searches_with[k.slice(WITH.length)] = (c.searches_with[k.slice(WITH.length)] ?? 0) + n;
+        }
+      });
+      // The searches not folded yet: served since `foldedTo` within the days, unless their row holds them by now.
+      const since = Math.max(foldedTo, dayStart(from));
+      const until = dayStart(to) + 86_400;
+      const tailComplete =
+        since >= until ||
+        (await readAll(t, servedIn(tenant, since, until), maxRows, (row) => {
+          const query = String(row.query);
+          if (Number(row.served_at) < (foldedAt.get(dayQuery(String(row.day), query)) ?? 0)) return;
+          const c = of(query);
+          c.searches += 1;
+          if (row.no_results) c.no_results += 1;
+        }));
+      return { byQuery, complete: countersComplete && tailComplete };
     },
   };
 }

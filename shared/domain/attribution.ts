@@ -1,3 +1,4 @@
+import { eachAtMost } from '../concurrency.ts';
 import type { EventRecord } from './types.ts';
 
 /** Requests whose events one ingest attributes at once. */
@@ -17,9 +18,5 @@ export async function eachRequest(events: readonly EventRecord[], fn: (requestId
     if (list) list.push(e);
     else byRequest.set(e.request_id, [e]);
   }
-  const work = [...byRequest];
-  const worker = async () => {
-    for (let next = work.pop(); next; next = work.pop()) await fn(next[0], next[1]);
-  };
-  await Promise.all(Array.from({ length: Math.min(ATTRIBUTION_CONCURRENCY, work.length) }, worker));
+  await eachAtMost([...byRequest], ATTRIBUTION_CONCURRENCY, ([requestId, list]) => fn(requestId, list));
 }

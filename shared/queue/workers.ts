@@ -54,7 +54,8 @@ export const workers: readonly WorkerSpec[] = [
  * estimates (UpdateItem), start templates' scheduled training runs (claim the due time with
  * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`),
  * end runs whose container task stopped (GetItem the run and the version it was storing, ECS
- * DescribeTasks: lib/training-task.ts grants that).
+ * DescribeTasks: lib/training-task.ts grants that), fold searches into the analytics counters
+ * (GetItem and UpdateItem how far, Query of gsi1, UpdateItem of the counters).
  */
 export const schedules = [
   {
@@ -63,7 +64,7 @@ export const schedules = [
     timeoutSeconds: 60,
     access: {
       table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'],
-      // gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
+      // gsi1: tenants, searches to fold; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
       bucket: 'read',
       queues: ['embedding', 'training'],

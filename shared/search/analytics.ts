@@ -1,8 +1,10 @@
 /**
- * Search analytics: every Core search is recorded (its normalised query, how many results, its
- * request_id), and events sent with a search's `request_id` are attributed to that search's
- * query. Counts are kept per UTC day and query in sharded counters (shared/data/search-analytics.ts),
- * so `GET /api/analytics/searches` reads counters, never the event log.
+ * Search analytics: every Core search is recorded (its normalised query, whether it found
+ * anything, its request_id), and events sent with a search's `request_id` are attributed to that
+ * search's query. Counts are kept per UTC day and query in counters (shared/data/search-analytics.ts):
+ * the maintenance pass folds the searches into them a minute at a time, once no search of that
+ * minute can still be written, and a report adds the few minutes not folded yet from the searches'
+ * own rows. `GET /api/analytics/searches` never reads the event log.
  */
 import { nowSeconds } from '../clock.ts';
 import { eachRequest } from '../domain/attribution.ts';
@@ -33,15 +35,36 @@ export interface QueryCounts {
 }
 
 export interface SearchLogStore {
-  /** Records a search (group-committed with concurrent ones of the container): its row, and one more search of its query. */
+  /** Records a search: its row, by request_id and by the second it was served (group-committed with the container's concurrent searches). */
   record(tenant: string, s: SearchRecord): Promise<void>;
-  /** Counts a recorded search as one without results (group-committed too). */
+  /** Marks a recorded search as one without results. */
   noResults(tenant: string, s: SearchRecord): Promise<void>;
   search(tenant: string, requestId: string): Promise<SearchRecord | undefined>;
   /** Counts the event for the search's query unless it was counted before; whether it counted now. */
   attribute(tenant: string, s: SearchRecord, event: { id: number; type: string; created: number }): Promise<boolean>;
-  /** The counters of the days from..to, summed per query; `complete` false when more rows than `maxRows` were there. */
+  /**
+   * Folds the searches served before `upTo` (Unix seconds) into the counters, from where the last
+   * fold ended; what it folded (a long backlog is caught up over several calls). Safe to run twice
+   * at once, and again after a failure: each search counts once.
+   */
+  fold(tenant: string, upTo: number): Promise<{ searches: number; queries: number; foldedTo: number | undefined }>;
+  /**
+   * The counts of the days from..to, summed per query: the counters and the searches not folded
+   * yet; `complete` false when more rows than `maxRows` were there.
+   */
   counts(tenant: string, from: string, to: string, maxRows: number): Promise<{ byQuery: Map<string, QueryCounts>; complete: boolean }>;
+}
+
+/**
+ * Searches are folded into the counters only this long after they were served: a search writes its
+ * row while it is served (the search function's timeout on AWS is 29 s, lib/http-api.ts), so
+ * nothing served before `now - FOLD_LAG_SECONDS` can still be written.
+ */
+export const FOLD_LAG_SECONDS = 60;
+
+/** The maintenance pass's step: folds a tenant's searches into its counters as far as is safe. */
+export function foldSearchCounts(store: Pick<SearchLogStore, 'fold'>, tenant: string, now = nowSeconds()) {
+  return store.fold(tenant, now - FOLD_LAG_SECONDS);
 }
 
 export const dayOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 10);

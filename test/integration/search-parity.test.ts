@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nowMs, setClock } from '../../shared/clock.ts';
+import { FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
 import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
 
 /*
@@ -437,6 +439,20 @@ describe('search analytics', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect((await report(`?from=${today}&to=${today}`)).totals.searches).toBe(after.totals.searches);
     expect((await report(`?from=${Math.floor(Date.now() / 1000)}`)).totals.searches).toBe(after.totals.searches);
+
+    // The maintenance pass folds them into the counters once their minute is over by
+    // FOLD_LAG_SECONDS (its clock moved on here); the report counts the same.
+    const real = nowMs();
+    const restore = setClock({ nowMs: () => real + (FOLD_LAG_SECONDS + 61) * 1000 });
+    let pass: { folded?: number };
+    try {
+      pass = (await t.stack.maintain()) as { folded?: number };
+    } finally {
+      restore();
+    }
+    expect(pass.folded).toBeGreaterThanOrEqual(5);
+    expect(await report('?limit=100')).toEqual(after);
+    expect((await t.stack.maintain()) as { folded?: number }).toMatchObject({ folded: 0 });
   });
 
   it('refuses bad ranges and parameters with 400 in the Platform envelope', async () => {

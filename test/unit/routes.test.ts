@@ -32,6 +32,13 @@ describe('table grants', () => {
     for (const f of readers) expect(f.indexes, f.handler).toContain('gsi4');
     for (const f of all.filter((x) => x.handler === 'platform/search-index/status')) expect(f.indexes).toContain('gsi3');
   });
+
+  it("let every function that reads the searches by time (gsi1: the analytics report's unfolded searches, the fold) Query it", () => {
+    const all = [...routes.map((r) => ({ handler: r.handler, indexes: r.access.indexes ?? [] })), ...schedules.map((w) => ({ handler: w.handler, indexes: w.access.indexes ?? [] }))];
+    const readers = all.filter((f) => /\b(searchAnalytics|foldSearchCounts)\(/.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
+    expect(new Set(readers.map((f) => f.handler))).toEqual(new Set(['platform/search-admin/routes', 'workers/maintain']));
+    for (const f of readers) expect(f.indexes, f.handler).toContain('gsi1');
+  });
 });
 
 describe('route table', () => {

@@ -1,0 +1,105 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SearchFold } from '../../shared/data/entities.ts';
+import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
+import { dayOf, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+let store: SearchLogStore;
+beforeAll(async () => {
+  db = await testTable();
+  store = dynamoSearchLogStore(db.table);
+});
+afterAll(() => db.close());
+
+/** A minute's start (folds go a minute at a time), far from today so that nothing else is counted. */
+const T0 = 1_800_000_000;
+const DAY1 = dayOf(T0);
+const DAY2 = dayOf(T0 + 86_400);
+
+/** Records a search as the search function does: its row, then the mark of one without results. */
+async function searched(tenant: string, requestId: string, query: string, servedAt: number, found = true) {
+  const s = { requestId, query, day: dayOf(servedAt), servedAt };
+  await store.record(tenant, s);
+  if (!found) await store.noResults(tenant, s);
+  return s;
+}
+
+/** The report's counts of one query over the days, or undefined. */
+async function countsOf(tenant: string, query: string, from = DAY1, to = DAY2) {
+  const { byQuery, complete } = await store.counts(tenant, from, to, 1_000);
+  expect(complete).toBe(true);
+  return byQuery.get(query);
+}
+
+/** Every query's searches and no_results over both days. */
+async function report(tenant: string) {
+  const { byQuery } = await store.counts(tenant, DAY1, DAY2, 1_000);
+  return Object.fromEntries([...byQuery].map(([q, c]) => [q, [c.searches, c.no_results]]).sort());
+}
+
+const forgetFold = (tenant: string) => db.table.doc.send(new DeleteCommand({ TableName: db.table.tableName, Key: SearchFold.key({ tenant }) }));
+
+describe('search analytics: searches folded into counters', () => {
+  it('counts every search in a report before, during and after its fold, each once', async () => {
+    const T = `fold-${db.engine}`;
+    const first = await searched(T, 'r1', 'red shoe', T0 + 5);
+    await searched(T, 'r2', 'red shoe', T0 + 50);
+    await searched(T, 'r3', 'blue hat', T0 + 70, false);
+    await searched(T, 'r4', 'red shoe', T0 + 130);
+    await searched(T, 'r5', 'red shoe', T0 + 86_400 + 10, false);
+    const all = { 'blue hat': [1, 1], 'red shoe': [4, 1] };
+    // Nothing folded: the report reads the searches' rows.
+    expect(await report(T)).toEqual(all);
+
+    // Folding the first two minutes: one addition per day and query of each minute.
+    expect(await store.fold(T, T0 + 120 + 59)).toEqual({ searches: 3, queries: 2, foldedTo: T0 + 120 });
+    expect(await report(T)).toEqual(all);
+    // Again over the same minutes: nothing more.
+    expect(await store.fold(T, T0 + 120)).toEqual({ searches: 0, queries: 0, foldedTo: T0 + 120 });
+    expect(await report(T)).toEqual(all);
+
+    // Two folds at once over every minute (as two maintenance passes may overlap): each search once.
+    const both = await Promise.all([store.fold(T, T0 + 86_400 + 60), store.fold(T, T0 + 86_400 + 60)]);
+    expect(both.map((f) => f.foldedTo)).toEqual([T0 + 86_400 + 60, T0 + 86_400 + 60]);
+    expect(await report(T)).toEqual(all);
+    expect(await countsOf(T, 'red shoe', DAY2, DAY2)).toMatchObject({ searches: 1, no_results: 1 });
+
+    // A fold that stopped before recording how far it got (its row lost here) starts over from the
+    // first minute: the counters, which hold it already, take nothing twice, and the report does not
+    // count their searches again from the rows either.
+    await forgetFold(T);
+    expect(await report(T)).toEqual(all);
+    expect((await store.fold(T, T0 + 86_400 + 60)).queries).toBe(0);
+    expect(await report(T)).toEqual(all);
+
+    // A search later in a folded day is counted from its row until its minute is folded.
+    await searched(T, 'r6', 'red shoe', T0 + 86_400 + 200);
+    expect((await countsOf(T, 'red shoe'))?.searches).toBe(5);
+    expect(await store.fold(T, T0 + 86_400 + 300)).toMatchObject({ searches: 1, queries: 1 });
+    expect((await countsOf(T, 'red shoe'))?.searches).toBe(5);
+
+    // Events attributed to a folded search count beside its searches.
+    expect(await store.attribute(T, first, { id: 1, type: 'click', created: T0 + 6 })).toBe(true);
+    expect(await store.attribute(T, first, { id: 1, type: 'click', created: T0 + 6 })).toBe(false);
+    expect(await countsOf(T, 'red shoe')).toEqual({ searches: 5, no_results: 1, events: { click: 1 }, searches_with: { click: 1 } });
+    // The range counts its own days only.
+    expect((await countsOf(T, 'red shoe', DAY1, DAY1))?.searches).toBe(3);
+  });
+
+  it('folds only what no search can still be written to, and passes over minutes without searches', async () => {
+    const T = `lag-${db.engine}`;
+    await searched(T, 'a1', 'tent', T0 + 10);
+    await searched(T, 'a2', 'tent', T0 + 7 * 86_400);
+    // The maintenance pass folds up to FOLD_LAG_SECONDS ago: the minute of the second search is
+    // not over that long yet.
+    const now = T0 + 7 * 86_400 + 30;
+    expect(await foldSearchCounts(store, T, now)).toEqual({ searches: 1, queries: 1, foldedTo: T0 + 60 });
+    expect(await foldSearchCounts(store, T, T0 + 7 * 86_400 + 60 + FOLD_LAG_SECONDS)).toEqual({ searches: 1, queries: 1, foldedTo: T0 + 7 * 86_400 + 60 });
+    const { byQuery } = await store.counts(T, DAY1, dayOf(T0 + 7 * 86_400), 1_000);
+    expect(byQuery.get('tent')?.searches).toBe(2);
+    // A tenant without searches folds nothing and writes nothing.
+    expect(await foldSearchCounts(store, `none-${db.engine}`, now)).toEqual({ searches: 0, queries: 0, foldedTo: undefined });
+  });
+});
