@@ -7,7 +7,7 @@ import { startDueRuns } from '#shared/domain/automation';
 import { sweepTaskRuns, taskLauncher } from '#shared/recs/launcher';
 import { workQueue } from '#shared/queue/messages';
 import { logger } from '#shared/observability';
-import { foldSearchCounts } from '#shared/search/analytics';
+import { FOLD_PASS_BUDGET_MS, foldSearchCounts } from '#shared/search/analytics';
 import { sweep } from '#shared/search/indexer';
 
 /**
@@ -23,6 +23,7 @@ export const handler = async (): Promise<{ requeued: number; rebuilds: string[];
   const now = nowSeconds();
   let segments = 0;
   let folded = 0;
+  const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;
   const scheduled: string[] = [];
   const interrupted: string[] = [];
   for (const tenant of await s.credentials.listTenants()) {
@@ -38,7 +39,7 @@ export const handler = async (): Promise<{ requeued: number; rebuilds: string[];
       logger.error('training task sweep failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }
     try {
-      folded += (await foldSearchCounts(searchLogStore(), tenant, now)).searches;
+      folded += (await foldSearchCounts(searchLogStore(), tenant, now, foldUntil - performance.now())).searches;
     } catch (e) {
       logger.error('search analytics fold failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }

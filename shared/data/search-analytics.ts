@@ -37,8 +37,6 @@ const COUNTER_TTL_SECONDS = 400 * 86_400;
 const SEARCH_ROW_GRACE_SECONDS = 86_400;
 /** Searches are folded a minute at a time, minutes starting at multiples of this. */
 const FOLD_SECONDS = 60;
-/** A fold call stops after the minute that brought it past this many searches (a backlog is caught up over the next passes). */
-const FOLD_MAX_ROWS = 50_000;
 /** Counter additions in flight at once in a fold. */
 const FOLD_WRITES_AT_ONCE = 16;
 
@@ -132,13 +130,14 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
       return true;
     },
 
-    async fold(tenant, upTo) {
+    async fold(tenant, upTo, budgetMs) {
       const end = Math.floor(upTo / FOLD_SECONDS) * FOLD_SECONDS;
       const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
       let at = typeof state?.folded_to === 'number' ? state.folded_to : 0;
       let searches = 0;
       let queries = 0;
-      while (searches < FOLD_MAX_ROWS && at < end) {
+      const started = performance.now();
+      for (let first = true; at < end && (first || performance.now() - started < budgetMs); first = false) {
         // The next minute with a search (minutes without any are passed over in one read).
         const firsts = await Promise.all(servedIn(tenant, at, end).map((q) => queryPage(t, { ...q, Limit: 1 })));
         const next = Math.min(...firsts.flatMap((p) => p.items.map((r) => Number(r.served_at))));
@@ -181,7 +180,9 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
       // The days `from`..`to` (YYYY-MM-DD), every query of each.
       const counters = SearchCounters.indexes.primary;
       const days = [counters.skPrefix({ day: from }), prefixEnd(counters.skPrefix({ day: to }))] as const;
-      const inputs = Array.from({ length: SEARCH_COUNTER_SHARDS }, (_, shard) => counters.query({ tenant, shard }, { between: days }));
+      // Read consistently: a counters row read as it was before a fold added a minute to it would
+      // hold that minute nowhere, as the searches' rows are read from the fold's point on.
+      const inputs = Array.from({ length: SEARCH_COUNTER_SHARDS }, (_, shard) => ({ ...counters.query({ tenant, shard }, { between: days }), ConsistentRead: true }));
       const countersComplete = await readAll(t, inputs, maxRows, (row) => {
         const { day, query } = counters.parse(String(row.sk));
         const c = of(query);

@@ -44,10 +44,11 @@ export interface SearchLogStore {
   attribute(tenant: string, s: SearchRecord, event: { id: number; type: string; created: number }): Promise<boolean>;
   /**
    * Folds the searches served before `upTo` (Unix seconds) into the counters, from where the last
-   * fold ended; what it folded (a long backlog is caught up over several calls). Safe to run twice
-   * at once, and again after a failure: each search counts once.
+   * fold ended, a minute at a time, starting no new minute once `budgetMs` have passed (it always
+   * folds one); what it folded. Safe to run twice at once, and again after a failure: each search
+   * counts once.
    */
-  fold(tenant: string, upTo: number): Promise<{ searches: number; queries: number; foldedTo: number | undefined }>;
+  fold(tenant: string, upTo: number, budgetMs: number): Promise<{ searches: number; queries: number; foldedTo: number | undefined }>;
   /**
    * The counts of the days from..to, summed per query: the counters and the searches not folded
    * yet; `complete` false when more rows than `maxRows` were there.
@@ -62,9 +63,16 @@ export interface SearchLogStore {
  */
 export const FOLD_LAG_SECONDS = 60;
 
-/** The maintenance pass's step: folds a tenant's searches into its counters as far as is safe. */
-export function foldSearchCounts(store: Pick<SearchLogStore, 'fold'>, tenant: string, now = nowSeconds()) {
-  return store.fold(tenant, now - FOLD_LAG_SECONDS);
+/**
+ * How long one maintenance pass folds searches, over all tenants (it runs every minute, for at
+ * most a minute, with other work): a backlog, after the pass stopped a while, is caught up over the
+ * next passes whatever a minute holds, and each tenant folds at least a minute a pass.
+ */
+export const FOLD_PASS_BUDGET_MS = 20_000;
+
+/** The maintenance pass's step: folds a tenant's searches into its counters as far as is safe, for up to `budgetMs`. */
+export function foldSearchCounts(store: Pick<SearchLogStore, 'fold'>, tenant: string, now = nowSeconds(), budgetMs = FOLD_PASS_BUDGET_MS) {
+  return store.fold(tenant, now - FOLD_LAG_SECONDS, Math.max(0, budgetMs));
 }
 
 export const dayOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 10);

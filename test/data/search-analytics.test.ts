@@ -1,4 +1,5 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../../shared/data/client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchFold } from '../../shared/data/entities.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
@@ -7,6 +8,8 @@ import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 let store: SearchLogStore;
+/** A fold with time enough for every minute due. */
+const fold = (tenant: string, upTo: number, budgetMs = 60_000) => store.fold(tenant, upTo, budgetMs);
 beforeAll(async () => {
   db = await testTable();
   store = dynamoSearchLogStore(db.table);
@@ -54,14 +57,14 @@ describe('search analytics: searches folded into counters', () => {
     expect(await report(T)).toEqual(all);
 
     // Folding the first two minutes: one addition per day and query of each minute.
-    expect(await store.fold(T, T0 + 120 + 59)).toEqual({ searches: 3, queries: 2, foldedTo: T0 + 120 });
+    expect(await fold(T, T0 + 120 + 59)).toEqual({ searches: 3, queries: 2, foldedTo: T0 + 120 });
     expect(await report(T)).toEqual(all);
     // Again over the same minutes: nothing more.
-    expect(await store.fold(T, T0 + 120)).toEqual({ searches: 0, queries: 0, foldedTo: T0 + 120 });
+    expect(await fold(T, T0 + 120)).toEqual({ searches: 0, queries: 0, foldedTo: T0 + 120 });
     expect(await report(T)).toEqual(all);
 
     // Two folds at once over every minute (as two maintenance passes may overlap): each search once.
-    const both = await Promise.all([store.fold(T, T0 + 86_400 + 60), store.fold(T, T0 + 86_400 + 60)]);
+    const both = await Promise.all([fold(T, T0 + 86_400 + 60), fold(T, T0 + 86_400 + 60)]);
     expect(both.map((f) => f.foldedTo)).toEqual([T0 + 86_400 + 60, T0 + 86_400 + 60]);
     expect(await report(T)).toEqual(all);
     expect(await countsOf(T, 'red shoe', DAY2, DAY2)).toMatchObject({ searches: 1, no_results: 1 });
@@ -71,13 +74,13 @@ describe('search analytics: searches folded into counters', () => {
     // count their searches again from the rows either.
     await forgetFold(T);
     expect(await report(T)).toEqual(all);
-    expect((await store.fold(T, T0 + 86_400 + 60)).queries).toBe(0);
+    expect((await fold(T, T0 + 86_400 + 60)).queries).toBe(0);
     expect(await report(T)).toEqual(all);
 
     // A search later in a folded day is counted from its row until its minute is folded.
     await searched(T, 'r6', 'red shoe', T0 + 86_400 + 200);
     expect((await countsOf(T, 'red shoe'))?.searches).toBe(5);
-    expect(await store.fold(T, T0 + 86_400 + 300)).toMatchObject({ searches: 1, queries: 1 });
+    expect(await fold(T, T0 + 86_400 + 300)).toMatchObject({ searches: 1, queries: 1 });
     expect((await countsOf(T, 'red shoe'))?.searches).toBe(5);
 
     // Events attributed to a folded search count beside its searches.
@@ -86,6 +89,40 @@ describe('search analytics: searches folded into counters', () => {
     expect(await countsOf(T, 'red shoe')).toEqual({ searches: 5, no_results: 1, events: { click: 1 }, searches_with: { click: 1 } });
     // The range counts its own days only.
     expect((await countsOf(T, 'red shoe', DAY1, DAY1))?.searches).toBe(3);
+  });
+
+  it('catches up a backlog a minute at a time when its time is short, and all at once when not', async () => {
+    const T = `backlog-${db.engine}`;
+    for (let m = 0; m < 5; m++) for (let k = 0; k < 3; k++) await searched(T, `b${m}-${k}`, `q${k}`, T0 + m * 60 + k);
+    // No time left: one minute a call (never none), each call further on.
+    const folded: (number | undefined)[] = [];
+    for (let n = 0; n < 3; n++) folded.push((await fold(T, T0 + 300, 0)).foldedTo);
+    expect(folded).toEqual([T0 + 60, T0 + 120, T0 + 180]);
+    // Time enough: the rest of the backlog in one call.
+    expect(await fold(T, T0 + 300)).toEqual({ searches: 6, queries: 6, foldedTo: T0 + 300 });
+    expect(await report(T)).toEqual({ q0: [5, 0], q1: [5, 0], q2: [5, 0] });
+  });
+
+  it('reads the counters consistently: a report right after a fold does not miss the minute it folded', async () => {
+    const T = `replica-${db.engine}`;
+    for (let k = 0; k < 5; k++) await searched(T, `c${k}`, 'lamp', T0 + 10 + k);
+    // A replica that lags: an eventually consistent Query answers what it answered before the fold.
+    const before = new Map<string, unknown>();
+    const signed: TableRef['signed'] = {
+      ...db.table.signed,
+      query: async (input) => {
+        const key = JSON.stringify(input);
+        if (!input.ConsistentRead && before.has(key)) return before.get(key) as Awaited<ReturnType<TableRef['signed']['query']>>;
+        const out = await db.table.signed.query(input);
+        before.set(key, out);
+        return out;
+      },
+    };
+    const lagging = dynamoSearchLogStore({ ...db.table, signed });
+    const lampOf = async () => (await lagging.counts(T, DAY1, DAY1, 1_000)).byQuery.get('lamp')?.searches;
+    expect(await lampOf()).toBe(5);
+    await fold(T, T0 + 60);
+    expect(await lampOf()).toBe(5);
   });
 
   it('folds only what no search can still be written to, and passes over minutes without searches', async () => {
