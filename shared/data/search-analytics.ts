@@ -58,14 +58,25 @@ const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 const counterTtl = (day: string) => dayStart(day) + COUNTER_TTL_SECONDS;
 const dayQuery = (day: string, query: string) => `${day}\u0000${query}`;
 
+/** A row's `folded_to` is absent or before `to`: the minute ending at `to` is not in it yet. */
+const notFoldedTo =
+  (to: number): Condition =>
+  (x) =>
+    x.or(x.absent('folded_to'), x.cmp('folded_to', '<', to));
+
+/** Where the tenant's fold has got to: every search served before it is in the counters (0: nowhere yet). */
+async function foldPoint(t: TableRef, tenant: string): Promise<number> {
+  const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
+  return typeof state?.folded_to === 'number' ? state.folded_to : 0;
+}
+
 /** Adds to a (day, query) counters row: `shard` and `when` for a fold's addition, else a random shard. */
 async function addCounts(t: TableRef, tenant: string, day: string, query: string, counts: Record<string, number>, fold?: { shard: number; to: number }): Promise<boolean> {
   const a = nonZero(counts);
   if (!a) return false;
   const key = SearchCounters.key({ tenant, shard: fold?.shard ?? randomShard(), day, query });
   const set = { ttl: counterTtl(day), ...(fold ? { folded_to: fold.to } : {}) };
-  const when: Condition | undefined = fold ? (x) => x.or(x.absent('folded_to'), x.cmp('folded_to', '<', fold.to)) : undefined;
-  return applied(() => update(t, key, { add: a, set }, when ? { when } : {}));
+  return applied(() => update(t, key, { add: a, set }, fold ? { when: notFoldedTo(fold.to) } : {}));
 }
 
 const byTime = SearchRequest.indexes.byTime;
@@ -132,8 +143,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
 
     async fold(tenant, upTo, budgetMs) {
       const end = Math.floor(upTo / FOLD_SECONDS) * FOLD_SECONDS;
-      const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
-      let at = typeof state?.folded_to === 'number' ? state.folded_to : 0;
+      let at = await foldPoint(t, tenant);
       let searches = 0;
       let queries = 0;
       const started = performance.now();
@@ -158,7 +168,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
         await eachAtMost([...sums.values()], FOLD_WRITES_AT_ONCE, async (c) => {
           if (await addCounts(t, tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }, { shard: foldShard(c.day, c.query), to })) queries += 1;
         });
-        await applied(() => update(t, SearchFold.key({ tenant }), { set: { folded_to: to } }, { when: (x) => x.or(x.absent('folded_to'), x.cmp('folded_to', '<', to)) }));
+        await applied(() => update(t, SearchFold.key({ tenant }), { set: { folded_to: to } }, { when: notFoldedTo(to) }));
         at = to;
       }
       return { searches, queries, foldedTo: at || undefined };
@@ -167,8 +177,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
     async counts(tenant, from, to, maxRows) {
       // How far every counters row holds the searches: read first, so that a fold running meanwhile
       // leaves nothing between what the counters hold and what is read from the searches' rows.
-      const state = await getRow(t, SearchFold.key({ tenant }), { consistent: true });
-      const foldedTo = typeof state?.folded_to === 'number' ? state.folded_to : 0;
+      const foldedTo = await foldPoint(t, tenant);
       const byQuery = new Map<string, QueryCounts>();
       const of = (query: string) => {
         let c = byQuery.get(query);
@@ -190,8 +199,10 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
           if (typeof n !== 'number') continue;
           if (k === 'searches') c.searches += n;
           else if (k === 'no_results') c.no_results += n;
-          else if (k === 'folded_to') foldedAt.set(dayQuery(day, query), Math.max(n, foldedAt.get(dayQuery(day, query)) ?? 0));
-          else if (k.startsWith(EVENTS)) c.events[k.slice(EVENTS.length)] = (c.events[k.slice(EVENTS.length)] ?? 0) + n;
+          else if (k === 'folded_to') {
+            const dq = dayQuery(day, query);
+            foldedAt.set(dq, Math.max(n, foldedAt.get(dq) ?? 0));
+          } else if (k.startsWith(EVENTS)) c.events[k.slice(EVENTS.length)] = (c.events[k.slice(EVENTS.length)] ?? 0) + n;
           else if (k.startsWith(WITH)) c.searches_with[k.slice(WITH.length)] = (c.searches_with[k.slice(WITH.length)] ?? 0) + n;
         }
       });
