@@ -44,7 +44,7 @@ export async function benchConsole(runs: number, log: (s: string) => void = (s) 
 
   log('starting a local stack for the first-load runs...');
   const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-bench-console-'));
-  const stack = await startLocalStack({ dataDir, port: 0, env: { CONSOLE_BUILD: 'off' } });
+  const stack = await startLocalStack({ dataDir, port: 0, env: { CONSOLE_BUILD: 'off', LOCAL_IAM: 'off' } });
   const base = `http://127.0.0.1:${stack.port}`;
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   const times: number[] = [];

@@ -3,6 +3,7 @@ import { type CfnRoute, type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRoute
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { chargesQuota } from '../shared/grants.ts';
 import { deployedRoutes, notFoundHandlers, type Access } from '../shared/routes.ts';
 import { ServiceFunction, type ServiceResources, type TenantQuota } from './service-function.ts';
 
@@ -83,7 +84,7 @@ export class ServiceHttpApi extends Construct {
       const shared = r.api === 'public' ? props.publicFunctions?.get(r.handler) : undefined;
       const f = shared ?? fn(r.handler, r.access, r.api !== 'public');
       // Routes that authenticate a Core client (coreAuth) charge its tenant's quota.
-      if (props.tenantQuota && 'scope' in r && r.scope && !quotaBound.has(r.handler)) {
+      if (props.tenantQuota && chargesQuota(r) && !quotaBound.has(r.handler)) {
         f.bindQuota(props.resources.table, props.tenantQuota);
         quotaBound.add(r.handler);
       }

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { useWorkQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { lambdaContext, tenantOf } from './http-adapter.ts';
+import { asFunction } from './grants.ts';
 import { loadHandler } from './server.ts';
 import type { ApiThreadResult, ToApiThread } from './api-pool.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
@@ -43,7 +44,7 @@ port.on('message', async (m: ToApiThread) => {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);
     const context = lambdaContext(m.module.replace(/\//g, '-'));
-    const result = await handler(m.event, context);
+    const result = await asFunction(m.module, () => handler(m.event, context));
     port.postMessage({ type: 'result', id: m.id, ok: true, value: { result, tenant: tenantOf(context) } satisfies ApiThreadResult } satisfies FromHandlerThread);
   } catch (e) {
     port.postMessage({ type: 'result', id: m.id, ok: false, error: String(e) } satisfies FromHandlerThread);

@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
 import { dropLocalTransport, useLocalTransport, type LocalTransport } from '../shared/data/client.ts';
+import { deniedCall } from './grants.ts';
 
 type Reply = { id: number; status: number; headers: Record<string, string>; body: string } | { id: number; error: string };
 
@@ -42,6 +43,9 @@ export class PortHttpHandler implements LocalTransport {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(request.headers)) headers[k.toLowerCase()] = v;
     const body = utf8(request.body);
+    // What the calling function's IAM role would refuse (local/grants.ts).
+    const denied = deniedCall(headers['x-amz-target'], body);
+    if (denied) return Promise.resolve({ response: { statusCode: denied.status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(denied.body) } });
     return new Promise((resolve, reject) => {
       const id = this.next++;
       this.pending.set(id, { resolve, reject });

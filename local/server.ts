@@ -7,6 +7,7 @@ import { startApiPool, type ApiPool } from './api-pool.ts';
 import { isConsoleFile, isPlatformPath, serveConsole } from './console-static.ts';
 import type { AccessEntry } from './access-log.ts';
 import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
+import { asFunction } from './grants.ts';
 import { StartupError } from './lock.ts';
 
 /** Imports a handler module under functions/ (what Lambda would load). */
@@ -103,7 +104,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
       const module = route ? route.handler : isPlatformPath(path) ? notFoundHandlers.platform : notFoundHandlers.core;
       const event = toApiGatewayEvent(req, body, route ? routeKey(route) : '$default', route ? params : undefined);
       const context = lambdaContext(module.replace(/\//g, '-'));
-      const result = await handlerOf(module)(event, context);
+      const result = await asFunction(module, () => handlerOf(module)(event, context));
       tenant = tenantOf(context);
       const id = result.headers?.['x-request-id'];
       requestId = typeof id === 'string' ? id : undefined;

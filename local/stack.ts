@@ -15,6 +15,7 @@ import { useWorkQueue } from '../shared/queue/messages.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../shared/queue/workers.ts';
 import { connectLocalDynamo, ensureTable, startDynaliteThread } from './dynamo.ts';
 import { useDynamoPort } from './dynamo-port.ts';
+import { asFunction, enforceGrants } from './grants.ts';
 import { LocalQueue, LocalWorkQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
@@ -133,6 +134,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   });
   // Read now, once the stack's environment is applied (a process may start several stacks).
   const local = readLocalConfig();
+  enforceGrants(local.iam);
 
   // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.
   // Each worker runs in its own thread, as its own Lambda would: a long index build never
@@ -169,7 +171,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     useWorkQueue(undefined);
   });
   const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
-  const maintenance = setInterval(() => void maintainHandler().catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
+  const maintenance = setInterval(() => void asFunction('workers/maintain', maintainHandler).catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
   maintenance.unref();
   undo.push(() => clearInterval(maintenance));
   // The console web app: built now in the background if missing or stale (requests for it wait).

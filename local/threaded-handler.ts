@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectLocalDynamo } from './dynamo.ts';
+import { grantsEnforced } from './grants.ts';
 import type { SqsHandler } from './queue.ts';
 
 /** What a handler thread posts back: once `ready`, then one `result` per invocation id. */
@@ -28,7 +29,7 @@ export async function startHandlerThread<Req extends object, Res>(
   // The thread reaches the stack's dynalite over a port of its own, as the main thread does.
   const dynamo = connectLocalDynamo();
   const worker = new Worker(new URL('./worker-thread-entry.mjs', import.meta.url), {
-    workerData: { ...workerData, ...(dynamo ? { dynamo } : {}) },
+    workerData: { ...workerData, iam: grantsEnforced(), ...(dynamo ? { dynamo } : {}) },
     ...(dynamo ? { transferList: [dynamo.port] } : {}),
     env: { ...process.env },
   });
@@ -78,7 +79,7 @@ export interface ThreadedHandler {
 /** Runs an SQS worker module in its own thread (with its own module state, as its own Lambda would). */
 export async function threadedHandler(module: string): Promise<ThreadedHandler> {
   const modulePath = fileURLToPath(new URL(`../functions/${module}.ts`, import.meta.url));
-  const thread = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true });
+  const thread = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true });
   return {
     handler: async (event: SQSEvent) => (await thread.call({ event })) ?? undefined,
     close: () => thread.close(),

@@ -9,4 +9,6 @@ if (workerData?.dynamo) {
   const { useDynamoPort } = await import('./dynamo-port.ts');
   useDynamoPort(workerData.dynamo.endpoint, workerData.dynamo.port);
 }
+// LOCAL_IAM as the stack read it (local/grants.ts).
+if (workerData?.iam === false) (await import('./grants.ts')).enforceGrants(false);
 await import(new URL(workerData?.entry ?? './worker-thread.ts', import.meta.url).href);

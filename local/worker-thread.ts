@@ -5,16 +5,17 @@
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SQSEvent } from 'aws-lambda';
+import { asFunction } from './grants.ts';
 import { lambdaContext } from './http-adapter.ts';
 import type { SqsHandler } from './queue.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
 
-const { modulePath, name } = workerData as { modulePath: string; name: string };
+const { modulePath, name, module } = workerData as { modulePath: string; name: string; module: string };
 const mod = (await import(pathToFileURL(modulePath).href)) as { handler: SqsHandler };
 
 parentPort?.on('message', async (msg: { type: 'invoke'; id: number; event: SQSEvent }) => {
   try {
-    const res = await mod.handler(msg.event, lambdaContext(name, 900_000));
+    const res = await asFunction(module, () => mod.handler(msg.event, lambdaContext(name, 900_000)));
     parentPort?.postMessage({ type: 'result', id: msg.id, ok: true, value: res ?? null } satisfies FromHandlerThread);
   } catch (e) {
     parentPort?.postMessage({ type: 'result', id: msg.id, ok: false, error: String(e) } satisfies FromHandlerThread);

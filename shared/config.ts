@@ -380,6 +380,12 @@ export interface LocalConfig {
   apiThreads: number;
   /** CONSOLE_BUILD: `off` leaves the console web app unbuilt (tests, benchmarks); anything else builds it if stale. */
   consoleBuild: boolean;
+  /**
+   * LOCAL_IAM (default `on`): refuse a function's DynamoDB call that its deployed role would not
+   * allow (local/grants.ts). `off` for benchmarks: on Node 20 tracking which function calls costs
+   * the serving thread about a sixth of a search's CPU, which on AWS is DynamoDB's, not ours.
+   */
+  iam: boolean;
 }
 
 export function readLocalConfig(env: Env = process.env): LocalConfig {
@@ -388,5 +394,6 @@ export function readLocalConfig(env: Env = process.env): LocalConfig {
     maintenanceSeconds: positiveNumber(env, 'MAINTENANCE_SECONDS', 10),
     apiThreads: nonNegativeInt(env, 'LOCAL_API_THREADS', 0),
     consoleBuild: env.CONSOLE_BUILD !== 'off',
+    iam: oneOf(env, 'LOCAL_IAM', ['on', 'off'], 'on') === 'on',
   };
 }

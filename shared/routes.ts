@@ -33,9 +33,10 @@ export interface Access {
   /** Calls the embedding model (Bedrock, when that provider is chosen). */
   embeds?: boolean;
   /**
-   * Records experiment exposures (PutItem and UpdateItem on the table, granted with the table
-   * actions) once the caller's credentials are confirmed: counting what was served, not a
-   * change of tenant data, so the route still counts as read-only (`readOnly`).
+   * Records experiment exposures (PutItem of the user's first exposure, BatchWriteItem of a
+   * group's exposure rows, UpdateItem of the variant totals; granted with the table actions)
+   * once the caller's credentials are confirmed: counting what was served, not a change of
+   * tenant data, so the route still counts as read-only (`readOnly`).
    */
   exposures?: boolean;
   /**
@@ -48,7 +49,7 @@ export interface Access {
 
 /** The table actions a route's function is granted: its own, plus those of exposure counting. */
 export const tableActions = (a: Access): TableAction[] => [
-  ...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'UpdateItem'] as const) : []), ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : [])]),
+  ...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem'] as const) : []), ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : [])]),
 ];
 
 interface RouteBase {
@@ -139,7 +140,8 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/items/{item_id}', 'core/items/get', R, {}),
   core('POST', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
   core('PATCH', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
-  core('DELETE', '/v1/items/{item_id}', 'core/items/delete', W, { table: ['PutItem', 'DeleteItem'] }),
+  // UpdateItem: a tombstone written more than a second after its stamp is stamped again (items.ts `settle`).
+  core('DELETE', '/v1/items/{item_id}', 'core/items/delete', W, { table: ['PutItem', 'DeleteItem', 'UpdateItem'] }),
   core('POST', '/v1/events', 'core/events/ingest', W, CREATE),
   core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),

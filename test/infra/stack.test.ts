@@ -358,11 +358,12 @@ describe('operations', () => {
 });
 
 describe('experiment exposures', () => {
-  it('are granted (PutItem, UpdateItem) to the two serving routes, which still count as read-only', () => {
+  it('are granted (PutItem, BatchWriteItem, UpdateItem) to the two serving routes, which still count as read-only', () => {
     const served = deployedRoutes('core').filter((r) => r.access.exposures);
     expect(served.map((r) => r.handler).sort()).toEqual(['core/recommendations/recommend', 'core/search/search']);
     for (const r of served) {
-      expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'UpdateItem']));
+      // BatchWriteItem: a group's exposure rows (shared/data/experiments.ts); the local stack refuses the call without it (local/grants.ts).
+      expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'BatchWriteItem', 'UpdateItem']));
       expect(readOnly(r)).toBe(true);
     }
   });

@@ -3,14 +3,17 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
-import { schedules } from '../../shared/queue/workers.ts';
+import { tableGrants } from '../../shared/grants.ts';
+import { schedules, workers } from '../../shared/queue/workers.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
 
 /**
  * The functions that read the change index (gsi4), by what their module calls: a tenant's search
  * view (its first read asks for the span of the changes there), the index status (lists them) and
  * the maintenance sweep (counts them for a rebuild). On AWS a function may Query only the indexes
- * its route declares; locally nothing enforces that, so a missing grant shows only when deployed.
+ * its route declares; the local stack refuses the calls it makes without them (local/grants.ts,
+ * test/integration/local-grants.test.ts), but only those a test makes: these find the readers by
+ * what their module calls.
  */
 const READS_CHANGE_INDEX = /\b(runSearch|platformItemSearch|tenantView|indexStatus|sweep)\(/;
 
@@ -38,6 +41,20 @@ describe('table grants', () => {
     const readers = all.filter((f) => /\b(searchAnalytics|foldSearchCounts)\(/.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
     expect(new Set(readers.map((f) => f.handler))).toEqual(new Set(['platform/search-admin/routes', 'workers/maintain']));
     for (const f of readers) expect(f.indexes, f.handler).toContain('gsi1');
+  });
+
+  it("are one per function: a module's routes declare the same access (the stack binds a function with its first route's)", () => {
+    for (const r of routes) expect(routes.find((x) => x.handler === r.handler)?.access, routeKey(r)).toEqual(r.access);
+  });
+
+  it('are known locally for every function the local stack invokes (routes, workers, schedules), none for the token endpoint (Cognito on AWS)', () => {
+    const grants = tableGrants();
+    for (const m of [...routes.filter((r) => r.api !== 'auth').map((r) => r.handler), ...Object.values(notFoundHandlers), ...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)])
+      expect(grants.has(m), m).toBe(true);
+    expect(grants.has(routes.find((r) => r.api === 'auth')?.handler as string)).toBe(false);
+    // The quota rows: only functions of Core routes that authenticate a client.
+    expect(grants.get('core/items/get')?.quotaRows).toBe(true);
+    expect(grants.get('platform/items/search')?.quotaRows).toBe(false);
   });
 });
 

@@ -1,0 +1,93 @@
+/**
+ * The local stack's stand-in for the functions' IAM roles (local/grants.ts): a DynamoDB call a
+ * function's grant does not cover is refused as DynamoDB refuses it, on both of the data layer's
+ * paths (its signed requests and the SDK's commands), in the stack's own threads.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { keys } from '../../shared/data/keys.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
+import { asFunction } from '../../local/grants.ts';
+import { startTestStack, type TestStack } from '../helpers/stack.ts';
+
+let t: TestStack;
+let table: TableRef;
+beforeAll(async () => {
+  t = await startTestStack();
+  const endpoint = JSON.parse(readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  table = makeTable('recsearch-local', endpoint, 'us-east-1');
+}, 60_000);
+afterAll(() => t.stop());
+
+const denied = async (p: Promise<unknown>, action: string) => {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x as Error,
+  );
+  expect(e?.name).toBe('AccessDeniedException');
+  expect(e?.message).toContain(`is not authorized to perform: dynamodb:${action}`);
+};
+const changes = (index: string) => ({ IndexName: index, KeyConditionExpression: 'gsi2pk = :p', ExpressionAttributeValues: { ':p': 'TENANT#nobody' } });
+
+describe('local IAM', () => {
+  it('refuses what a function is not granted, on the signed path and the SDK path', async () => {
+    const item = keys.item('nobody', 1);
+    // The Core API's unmatched-path function reads nothing.
+    await denied(
+      asFunction('errors/not-found-core', () => getRow(table, item)),
+      'GetItem',
+    );
+    // The item GET reads items (and charges the quota): it writes no item.
+    await denied(
+      asFunction('core/items/get', () => put(table, { ...item, name: 'x' })),
+      'PutItem',
+    );
+    await denied(
+      asFunction('core/items/get', () => update(table, item, { set: { name: 'x' } })),
+      'UpdateItem',
+    );
+    // Indexes are granted one by one: the item list queries gsi1, not the change index.
+    await denied(
+      asFunction('core/items/list', () => queryPage(table, changes('gsi4'))),
+      'Query',
+    );
+  });
+
+  it('lets through what it is granted', async () => {
+    expect(await asFunction('core/items/get', () => getRow(table, keys.item('nobody', 1)))).toBeUndefined();
+    // Search reads the change index.
+    expect((await asFunction('core/search/search', () => queryPage(table, changes('gsi4')))).items).toEqual([]);
+    // A Core route's function updates its tenant's quota row (IAM's LeadingKeys condition), and only that.
+    await asFunction('core/items/get', () => update(table, keys.quota('nobody'), { add: { probe: 1 } }));
+    // Outside a function (the stack's own set-up) nothing is checked.
+    await put(table, { ...keys.item('nobody', 1), name: 'x' });
+    expect(await getRow(table, keys.item('nobody', 1))).toMatchObject({ name: 'x' });
+  });
+
+  it('grant each item write its slow path: a change stamped more than a second before it was written is stamped again (UpdateItem)', async () => {
+    const items = storesFor(table).items;
+    const now = Math.floor(Date.now() / 1000);
+    const [a, b] = await items.create('grants', [{ name: 'a' }, { name: 'b' }], now);
+    // Stamped a minute ago, as a write that took that long would be.
+    expect(await asFunction('core/items/update', () => items.update('grants', a?.id as number, { name: 'a2' }, now - 60))).toMatchObject({ name: 'a2' });
+    expect(await asFunction('core/items/delete', () => items.delete('grants', b?.id as number, now - 60))).toBe(true);
+  });
+
+  it('names the function and the grant it lacks where a developer looks', async () => {
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...a: unknown[]) => void errors.push(a.map(String).join(' '));
+    try {
+      await asFunction('errors/not-found-core', () => getRow(table, keys.item('nobody', 1))).catch(() => undefined);
+    } finally {
+      console.error = original;
+    }
+    expect(errors.join('\n')).toContain('functions/errors/not-found-core.ts is not granted dynamodb:GetItem');
+  });
+
+  it('knows every function the stack invokes', () => {
+    expect(() => asFunction('core/no-such-thing', () => undefined)).toThrow(/no grant is declared/);
+  });
+});
