@@ -1,6 +1,6 @@
 import { Names, Token, Validations, type App, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ARTIFACT_PREFIXES } from './service-function.ts';
+import { ARTIFACT_PREFIXES } from '../shared/grants.ts';
 import type { ServiceStack } from './stack.ts';
 
 /** Every cdk-nag AwsSolutions finding this design accepts, each with its reason. */

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keys } from '../shared/data/keys.ts';
+import { ARTIFACT_PREFIXES } from '../shared/grants.ts';
 import { tableActions, type Access } from '../shared/routes.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 
@@ -32,8 +33,6 @@ export interface TenantQuota {
   burst: number;
 }
 
-/** Object prefixes of the artifact bucket: search indexes and trained models. */
-export const ARTIFACT_PREFIXES = ['search', 'models'] as const;
 export const TITAN_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

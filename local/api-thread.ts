@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { useWorkQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { lambdaContext, tenantOf } from './http-adapter.ts';
-import { asFunction } from './grants.ts';
+import { asFunction, guardedQueue } from './grants.ts';
 import { loadHandler } from './server.ts';
 import type { ApiThreadResult, ToApiThread } from './api-pool.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
@@ -25,12 +25,14 @@ const queueCall = (op: 'send' | 'backlog', queue: QueueName, messages: WorkMessa
     calls.set(id, { resolve, reject });
     port.postMessage({ type: 'queue', id, op, queue, messages });
   });
-useWorkQueue({
-  send: async (queue, messages) => {
-    await queueCall('send', queue, messages);
-  },
-  backlog: (queue) => queueCall('backlog', queue),
-});
+useWorkQueue(
+  guardedQueue({
+    send: async (queue, messages) => {
+      await queueCall('send', queue, messages);
+    },
+    backlog: (queue) => queueCall('backlog', queue),
+  }),
+);
 
 port.on('message', async (m: ToApiThread) => {
   if (m.type === 'queue-done') {

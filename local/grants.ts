@@ -1,18 +1,22 @@
 /**
- * The local stand-in for the functions' IAM roles on the table: every DynamoDB call a handler
- * makes is checked against what the CDK stack grants its function (shared/grants.ts), and one it
- * does not grant is answered as DynamoDB answers it, 400 `AccessDeniedException`, instead of
- * succeeding locally and failing once deployed. Calls made outside a function (the local stack's
- * own set-up: the demo tenant, its seed) are not checked, as an administrator's would not be, nor
- * are the token endpoint's (Cognito's on AWS).
+ * The local stand-in for the functions' IAM roles: every DynamoDB call, queue send or backlog read
+ * and artifact read, write or delete a handler makes is checked against what the CDK stack grants
+ * its function (shared/grants.ts), and one it does not grant is refused as AWS refuses it
+ * (DynamoDB: 400 `AccessDeniedException`; the queue and the artifact folder: an `AccessDenied`
+ * error), instead of succeeding locally and failing once deployed. Calls made outside a function
+ * (the local stack's own set-up: the demo tenant, its seed) are not checked, as an
+ * administrator's would not be, nor are the token endpoint's (Cognito's on AWS). Cognito calls are
+ * not checked.
  *
  * The function is known from the invocation: each place the local stack invokes a handler runs
  * it inside `asFunction`, and what the handler starts (awaits, timers) inherits it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { localOnlyHandlers, refusal, tableGrants, type TableGrant } from '../shared/grants.ts';
+import { guardFolderBlobs } from '../shared/blob.ts';
+import { blobRefusal, grants as grantsOf, localOnlyHandlers, queueRefusal, tableRefusal, type Grant } from '../shared/grants.ts';
+import type { WorkQueue } from '../shared/queue/messages.ts';
 
-const grants = tableGrants();
+const grants = grantsOf();
 const unchecked = localOnlyHandlers();
 let enforced = true;
 
@@ -21,9 +25,9 @@ export function enforceGrants(on: boolean): void {
   enforced = on;
 }
 export const grantsEnforced = (): boolean => enforced;
-const current = new AsyncLocalStorage<{ module: string; grant: TableGrant }>();
+const current = new AsyncLocalStorage<{ module: string; grant: Grant }>();
 
-/** Runs `fn` as the function of handler module `module` (its DynamoDB calls are checked against its grant). */
+/** Runs `fn` as the function of handler module `module` (its calls are checked against its grant). */
 export function asFunction<T>(module: string, fn: () => T): T {
   // The token endpoint stands in for Cognito, which has no role to check.
   if (!enforced || unchecked.has(module)) return fn();
@@ -46,18 +50,17 @@ export function deniedCall(target: string | undefined, body: string): { status: 
   const index = operation === 'Query' || operation === 'Scan' ? INDEX.exec(body)?.[1] : undefined;
   const partitionKey = operation === 'UpdateItem' && !caller.grant.actions.has('UpdateItem') ? partitionKeyOf(body) : undefined;
   const table = `arn:aws:dynamodb:local:000000000000:table/${TABLE.exec(body)?.[1] ?? '?'}`;
-  const why = refusal(caller.grant, { operation, index, partitionKey }, table);
+  const why = tableRefusal(caller.grant, { operation, index, partitionKey }, table);
   if (!why) return undefined;
-  const message = `User: arn:aws:sts::000000000000:assumed-role/${caller.module.replace(/\//g, '-')}/local ${why} because no identity-based policy allows the dynamodb:${operation} action`;
-  // Said where a developer looks: the handler usually answers a plain 500.
-  console.error(
-    JSON.stringify({
-      level: 'ERROR',
-      message: `local IAM: functions/${caller.module}.ts is not granted dynamodb:${operation}${index ? ` on ${index}` : ''} (declare it in its Access)`,
-      detail: message,
-    }),
-  );
+  const message = refused(caller, `${why} because no identity-based policy allows the dynamodb:${operation} action`, `dynamodb:${operation}${index ? ` on ${index}` : ''}`);
   return { status: 400, body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }) };
+}
+
+/** IAM's message for `why`, also said where a developer looks (the handler usually answers a plain 500). */
+function refused(caller: { module: string }, why: string, action: string): string {
+  const message = `User: arn:aws:sts::000000000000:assumed-role/${caller.module.replace(/\//g, '-')}/local ${why}`;
+  console.error(JSON.stringify({ level: 'ERROR', message: `local IAM: functions/${caller.module}.ts is not granted ${action} (declare it in its Access)`, detail: message }));
+  return message;
 }
 
 function partitionKeyOf(body: string): string | undefined {
@@ -68,3 +71,31 @@ function partitionKeyOf(body: string): string | undefined {
     return undefined;
   }
 }
+
+/** An AccessDenied error for `why` (logged), or undefined without one. */
+function denial(why: string | undefined, caller: { module: string }, action: string): Error | undefined {
+  return why ? Object.assign(new Error(refused(caller, why, action)), { name: 'AccessDenied' }) : undefined;
+}
+
+/** `queue` with each send and backlog read checked against the calling function's grant. */
+export function guardedQueue(queue: WorkQueue): WorkQueue {
+  return {
+    send: (name, messages) => {
+      const caller = current.getStore();
+      const e = caller && denial(queueRefusal(caller.grant, 'send', name), caller, `sqs:SendMessage on ${name}`);
+      return e ? Promise.reject(e) : queue.send(name, messages);
+    },
+    backlog: (name) => {
+      const caller = current.getStore();
+      const e = caller && denial(queueRefusal(caller.grant, 'backlog', name), caller, `sqs:GetQueueAttributes on ${name}`);
+      return e ? Promise.reject(e) : queue.backlog(name);
+    },
+  };
+}
+
+// The artifact folder (BLOB_DIR), in every thread that loads this module.
+guardFolderBlobs((op, key) => {
+  const caller = current.getStore();
+  const e = caller && denial(blobRefusal(caller.grant, op, key), caller, `s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on ${key}`);
+  if (e) throw e;
+});

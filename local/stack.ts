@@ -15,7 +15,7 @@ import { useWorkQueue } from '../shared/queue/messages.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../shared/queue/workers.ts';
 import { connectLocalDynamo, ensureTable, startDynaliteThread } from './dynamo.ts';
 import { useDynamoPort } from './dynamo-port.ts';
-import { asFunction, enforceGrants } from './grants.ts';
+import { asFunction, enforceGrants, guardedQueue } from './grants.ts';
 import { LocalQueue, LocalWorkQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { loadHandler, startHttpServer } from './server.ts';
@@ -165,7 +165,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     );
   }
   const workQueue = new LocalWorkQueue(localQueues);
-  useWorkQueue(workQueue);
+  useWorkQueue(guardedQueue(workQueue));
   undo.push(() => {
     for (const q of localQueues.values()) q.stop();
     useWorkQueue(undefined);

@@ -11,26 +11,36 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
 }
 
+/**
+ * Locally, the check of each call against the calling function's grant (local/grants.ts sets
+ * it); on AWS S3 checks the role.
+ */
+let folderGuard: ((op: 'get' | 'put' | 'delete', key: string) => void) | undefined;
+export function guardFolderBlobs(guard: typeof folderGuard): void {
+  folderGuard = guard;
+}
+
 export class FolderBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
-  private path(key: string): string {
+  private path(key: string, op: 'get' | 'put' | 'delete'): string {
     if (key.split('/').some((p) => p === '..' || p === '')) throw new Error(`Bad blob key ${key}`);
+    folderGuard?.(op, key);
     return join(this.root, key);
   }
   async get(key: string): Promise<Uint8Array | undefined> {
-    const p = this.path(key);
+    const p = this.path(key, 'get');
     // A Buffer is a Uint8Array: no second copy of a large artifact.
     return existsSync(p) ? readFileSync(p) : undefined;
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
-    const p = this.path(key);
+    const p = this.path(key, 'put');
     mkdirSync(dirname(p), { recursive: true });
     // Write then rename: a reader never sees half an artifact.
     writeFileSync(`${p}.tmp`, body);
     renameSync(`${p}.tmp`, p);
   }
   async delete(key: string): Promise<void> {
-    rmSync(this.path(key), { force: true });
+    rmSync(this.path(key, 'delete'), { force: true });
   }
 }
 

@@ -1,36 +1,41 @@
 /**
- * What each function may do with the table, as the CDK stack grants it (lib/service-function.ts
- * `bindTable` and `bindQuota`), read from the same declarations: the route table's `Access` of
- * its routes, or its worker's or schedule's. The local stack refuses every other call a function
- * makes, as DynamoDB would (local/grants.ts), so a missing grant fails a local test instead of a
- * deployment.
+ * What each function may do with the table, the queues and the artifact bucket, as the CDK stack
+ * grants it (lib/service-function.ts `bindAccess` and `bindQuota`), read from the same
+ * declarations: the route table's `Access` of its routes, or its worker's or schedule's. The
+ * local stack refuses every other call a function makes, as AWS would (local/grants.ts), so a
+ * missing grant fails a local test instead of a deployment.
  */
 import { keys } from './data/keys.ts';
 import type { IndexName } from './data/table-schema.ts';
-import { schedules, workers } from './queue/workers.ts';
+import { schedules, workers, type QueueName } from './queue/workers.ts';
 import { notFoundHandlers, routes, tableActions, type Access, type Route, type TableAction } from './routes.ts';
+
+/** Object prefixes of the artifact bucket: search indexes and trained models. A function's bucket grant covers these only. */
+export const ARTIFACT_PREFIXES = ['search', 'models'] as const;
 
 /** Routes that authenticate a Core client charge its tenant's quota: their function may update the quota rows. */
 export const chargesQuota = (r: Route): boolean => r.api === 'core' && r.scope !== undefined;
 
-export interface TableGrant {
+export interface Grant {
   /** Actions on the table itself (a Query without an index). */
   actions: ReadonlySet<TableAction>;
   /** Indexes the function may Query. */
   indexes: ReadonlySet<IndexName>;
   /** UpdateItem on the quota rows (partition keys `QUOTA#…`), whatever `actions` holds. */
   quotaRows: boolean;
+  /** Its queues and bucket, as declared. */
+  access: Access;
 }
 
-const grantOf = (access: Access, quotaRows: boolean): TableGrant => ({ actions: new Set(tableActions(access)), indexes: new Set(access.indexes ?? []), quotaRows });
+const grantOf = (access: Access, quotaRows: boolean): Grant => ({ actions: new Set(tableActions(access)), indexes: new Set(access.indexes ?? []), quotaRows, access });
 
 /**
  * Each function's grant, by its handler module (`functions/<module>.ts`). A module's routes
  * share one `Access` (test/unit/routes.test.ts checks it): the stack binds a function once, with
  * its first route's.
  */
-export function tableGrants(): ReadonlyMap<string, TableGrant> {
-  const out = new Map<string, TableGrant>();
+export function grants(): ReadonlyMap<string, Grant> {
+  const out = new Map<string, Grant>();
   for (const r of routes) {
     // The token endpoint is Cognito's on AWS: no function of ours serves it.
     if (r.api === 'auth' || out.has(r.handler)) continue;
@@ -57,7 +62,7 @@ type Call = { operation: string; index?: string | undefined; partitionKey?: stri
  * Why `grant` does not cover `call`, in IAM's words, or undefined when it does. `table` names the
  * resource in the message.
  */
-export function refusal(grant: TableGrant, call: Call, table: string): string | undefined {
+export function tableRefusal(grant: Grant, call: Call, table: string): string | undefined {
   const action = call.operation as TableAction;
   if (call.index !== undefined) {
     if (call.operation === 'Query' && grant.indexes.has(call.index as IndexName)) return undefined;
@@ -66,4 +71,20 @@ export function refusal(grant: TableGrant, call: Call, table: string): string | 
   if (grant.actions.has(action)) return undefined;
   if (call.operation === 'UpdateItem' && grant.quotaRows && call.partitionKey?.startsWith(keys.quotaPkPrefix)) return undefined;
   return `is not authorized to perform: dynamodb:${call.operation} on resource: ${table}`;
+}
+
+/** Why `grant` does not cover sending to (SendMessage) or reading the backlog of (GetQueueAttributes) `queue`, or undefined. */
+export function queueRefusal(grant: Grant, op: 'send' | 'backlog', queue: QueueName): string | undefined {
+  const granted = op === 'send' ? grant.access.queues : grant.access.queueDepth;
+  if (granted?.includes(queue)) return undefined;
+  return `is not authorized to perform: sqs:${op === 'send' ? 'SendMessage' : 'GetQueueAttributes'} on resource: ${queue}`;
+}
+
+/** Why `grant` does not cover reading, writing or deleting the artifact `key`, or undefined. */
+export function blobRefusal(grant: Grant, op: 'get' | 'put' | 'delete', key: string): string | undefined {
+  const prefix = key.slice(0, key.indexOf('/')) as (typeof ARTIFACT_PREFIXES)[number];
+  const { bucket, bucketDeletes } = grant.access;
+  const ok = ARTIFACT_PREFIXES.includes(prefix) && (op === 'get' ? bucket !== undefined : op === 'put' ? bucket === 'readwrite' : (bucketDeletes?.includes(prefix) ?? false));
+  if (ok) return undefined;
+  return `is not authorized to perform: s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on resource: ${key}`;
 }

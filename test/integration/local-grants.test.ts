@@ -10,6 +10,8 @@ import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
 import { asFunction } from '../../local/grants.ts';
+import { blobs } from '../../shared/blob.ts';
+import { workQueue } from '../../shared/queue/messages.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;
@@ -85,6 +87,43 @@ describe('local IAM', () => {
       console.error = original;
     }
     expect(errors.join('\n')).toContain('functions/errors/not-found-core.ts is not granted dynamodb:GetItem');
+  });
+
+  it('holds queue sends and artifact reads, writes and deletes to the grant too', async () => {
+    const denied = async (p: Promise<unknown>, action: string) => {
+      const e = await p.then(
+        () => undefined,
+        (x: unknown) => x as Error,
+      );
+      expect(e?.name).toBe('AccessDenied');
+      expect(e?.message).toContain(`is not authorized to perform: ${action}`);
+    };
+    // The item GET sends nothing; item creation sends embedding jobs.
+    await denied(
+      asFunction('core/items/get', () => workQueue().send('embedding', [])),
+      'sqs:SendMessage',
+    );
+    await asFunction('core/items/create', () => workQueue().send('embedding', []));
+    // Search reads indexes and writes none; nothing is granted outside the artifact prefixes.
+    expect(await asFunction('core/search/search', () => blobs().get('search/nobody/none'))).toBeUndefined();
+    await denied(
+      asFunction('core/search/search', () => blobs().put('search/nobody/none', 'x')),
+      's3:PutObject',
+    );
+    await denied(
+      asFunction('core/search/search', () => blobs().get('elsewhere/x')),
+      's3:GetObject',
+    );
+    await denied(
+      asFunction('core/items/get', () => blobs().get('search/nobody/none')),
+      's3:GetObject',
+    );
+    // The embedding worker replaces index builds (deletes under search/), training deletes nothing.
+    await asFunction('workers/embed', () => blobs().delete('search/nobody/none'));
+    await denied(
+      asFunction('workers/train', () => blobs().delete('models/nobody/none')),
+      's3:DeleteObject',
+    );
   });
 
   it('knows every function the stack invokes', () => {

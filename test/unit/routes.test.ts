@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
-import { tableGrants } from '../../shared/grants.ts';
+import { grants as functionGrants } from '../../shared/grants.ts';
 import { schedules, workers } from '../../shared/queue/workers.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
 
@@ -48,7 +48,7 @@ describe('table grants', () => {
   });
 
   it('are known locally for every function the local stack invokes (routes, workers, schedules), none for the token endpoint (Cognito on AWS)', () => {
-    const grants = tableGrants();
+    const grants = functionGrants();
     for (const m of [...routes.filter((r) => r.api !== 'auth').map((r) => r.handler), ...Object.values(notFoundHandlers), ...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)])
       expect(grants.has(m), m).toBe(true);
     expect(grants.has(routes.find((r) => r.api === 'auth')?.handler as string)).toBe(false);
