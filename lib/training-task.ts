@@ -11,7 +11,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { DEFAULT_TASK_MIN_EVENTS } from '../shared/config.ts';
 import type { Construct } from 'constructs';
 import { tableActions } from '../shared/routes.ts';
-import { workers } from '../shared/queue/workers.ts';
+import { trainingTask } from '../shared/queue/workers.ts';
 import type { ServiceFunction } from './service-function.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -86,11 +86,11 @@ export class TrainingTask extends NestedStack {
       },
     });
 
-    // The task role: what runTraining does, nothing more.
-    const spec = workers.find((w) => w.handler === 'workers/train');
-    if (!spec) throw new Error('No workers/train in shared/queue/workers.ts');
-    this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: tableActions(spec.access).map((a) => `dynamodb:${a}`), resources: [props.table.tableArn] }));
-    this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [`${props.bucket.bucketArn}/models/*`] }));
+    // The task role: what runTraining does, nothing more (shared/queue/workers.ts `trainingTask`;
+    // the local stack checks the task's calls against the same, local/task-grants.ts).
+    const { access } = trainingTask;
+    this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: tableActions(access).map((a) => `dynamodb:${a}`), resources: [props.table.tableArn] }));
+    this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: access.bucketPuts.map((p) => `${props.bucket.bucketArn}/${p}/*`) }));
 
     // The worker starts it: RunTask of this definition in this cluster only, and the roles it passes.
     const w = props.worker;

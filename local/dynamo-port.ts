@@ -68,7 +68,7 @@ export class PortHttpHandler implements LocalTransport {
  * The request body as text. The SDK's JSON bodies are bytes whose `valueOf` is a (deprecated)
  * string view, which `Buffer.from(body)` would call: read the bytes in place instead.
  */
-function utf8(body: unknown): string {
+export function utf8(body: unknown): string {
   if (body === undefined || body === null) return '';
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');

@@ -25,15 +25,28 @@ export function enforceGrants(on: boolean): void {
   enforced = on;
 }
 export const grantsEnforced = (): boolean => enforced;
-const current = new AsyncLocalStorage<{ module: string; grant: Grant }>();
+type Caller = { module: string; grant: Grant };
+const current = new AsyncLocalStorage<Caller>();
+/** The function a whole process is (the training task's), when no invocation says otherwise. */
+let processCaller: Caller | undefined;
+const callerNow = (): Caller | undefined => current.getStore() ?? processCaller;
+
+function callerOf(module: string): Caller {
+  const grant = grants.get(module);
+  if (!grant) throw new Error(`local stack: no grant is declared for functions/${module}.ts (shared/routes.ts, shared/queue/workers.ts)`);
+  return { module, grant };
+}
 
 /** Runs `fn` as the function of handler module `module` (its calls are checked against its grant). */
 export function asFunction<T>(module: string, fn: () => T): T {
   // The token endpoint stands in for Cognito, which has no role to check.
   if (!enforced || unchecked.has(module)) return fn();
-  const grant = grants.get(module);
-  if (!grant) throw new Error(`local stack: no grant is declared for functions/${module}.ts (shared/routes.ts, shared/queue/workers.ts)`);
-  return current.run({ module, grant }, fn);
+  return current.run(callerOf(module), fn);
+}
+
+/** From now on every call of this process is `module`'s (a process that is one function: the training task). */
+export function asProcess(module: string): void {
+  processCaller = enforced ? callerOf(module) : undefined;
 }
 
 const INDEX = /"IndexName":"([^"]+)"/;
@@ -44,7 +57,7 @@ const TABLE = /"(?:TableName|RequestItems)":\{?"([^"]+)"/;
  * undefined when the calling function's grant covers it or no function is calling.
  */
 export function deniedCall(target: string | undefined, body: string): { status: number; body: string } | undefined {
-  const caller = current.getStore();
+  const caller = callerNow();
   if (!caller || !target) return undefined;
   const operation = target.slice(target.indexOf('.') + 1);
   const index = operation === 'Query' || operation === 'Scan' ? INDEX.exec(body)?.[1] : undefined;
@@ -81,12 +94,14 @@ function denial(why: string | undefined, caller: { module: string }, action: str
 export function guardedQueue(queue: WorkQueue): WorkQueue {
   return {
     send: (name, messages) => {
-      const caller = current.getStore();
+      const caller = callerNow();
+      // Nothing to send makes no request on AWS (SqsWorkQueue), so IAM is not asked.
+      if (messages.length === 0) return queue.send(name, messages);
       const e = caller && denial(queueRefusal(caller.grant, 'send', name), caller, `sqs:SendMessage on ${name}`);
       return e ? Promise.reject(e) : queue.send(name, messages);
     },
     backlog: (name) => {
-      const caller = current.getStore();
+      const caller = callerNow();
       const e = caller && denial(queueRefusal(caller.grant, 'backlog', name), caller, `sqs:GetQueueAttributes on ${name}`);
       return e ? Promise.reject(e) : queue.backlog(name);
     },
@@ -95,7 +110,7 @@ export function guardedQueue(queue: WorkQueue): WorkQueue {
 
 // The artifact folder (BLOB_DIR), in every thread that loads this module.
 guardFolderBlobs((op, key) => {
-  const caller = current.getStore();
+  const caller = callerNow();
   const e = caller && denial(blobRefusal(caller.grant, op, key), caller, `s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on ${key}`);
   if (e) throw e;
 });

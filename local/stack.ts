@@ -171,7 +171,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     useWorkQueue(undefined);
   });
   const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
-  const maintenance = setInterval(() => void asFunction('workers/maintain', maintainHandler).catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
+  // As its own function (the schedule's and a test's `maintain()` alike).
+  const maintain = () => asFunction('workers/maintain', maintainHandler);
+  const maintenance = setInterval(() => void maintain().catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
   maintenance.unref();
   undo.push(() => clearInterval(maintenance));
   // The console web app: built now in the background if missing or stale (requests for it wait).
@@ -219,7 +221,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     port: http.port,
     apiThreads: local.apiThreads,
     workQueue,
-    maintain: () => maintainHandler(),
+    maintain,
     dataDir,
     credentials,
     credentialsFile: p.credentials,

@@ -7,7 +7,7 @@
  */
 import { keys } from './data/keys.ts';
 import type { IndexName } from './data/table-schema.ts';
-import { schedules, workers, type QueueName } from './queue/workers.ts';
+import { schedules, trainingTask, workers, type QueueName } from './queue/workers.ts';
 import { notFoundHandlers, routes, tableActions, type Access, type Route, type TableAction } from './routes.ts';
 
 /** Object prefixes of the artifact bucket: search indexes and trained models. A function's bucket grant covers these only. */
@@ -48,7 +48,7 @@ export function grants(): ReadonlyMap<string, Grant> {
     );
   }
   for (const m of Object.values(notFoundHandlers)) out.set(m, grantOf({}, false));
-  for (const w of [...workers, ...schedules]) out.set(w.handler, grantOf(w.access, false));
+  for (const w of [...workers, ...schedules, trainingTask]) out.set(w.handler, grantOf(w.access, false));
   return out;
 }
 
@@ -83,8 +83,10 @@ export function queueRefusal(grant: Grant, op: 'send' | 'backlog', queue: QueueN
 /** Why `grant` does not cover reading, writing or deleting the artifact `key`, or undefined. */
 export function blobRefusal(grant: Grant, op: 'get' | 'put' | 'delete', key: string): string | undefined {
   const prefix = key.slice(0, key.indexOf('/')) as (typeof ARTIFACT_PREFIXES)[number];
-  const { bucket, bucketDeletes } = grant.access;
-  const ok = ARTIFACT_PREFIXES.includes(prefix) && (op === 'get' ? bucket !== undefined : op === 'put' ? bucket === 'readwrite' : (bucketDeletes?.includes(prefix) ?? false));
+  const { bucket, bucketDeletes, bucketPuts } = grant.access;
+  const ok =
+    ARTIFACT_PREFIXES.includes(prefix) &&
+    (op === 'get' ? bucket !== undefined : op === 'put' ? bucket === 'readwrite' || (bucketPuts?.includes(prefix) ?? false) : (bucketDeletes?.includes(prefix) ?? false));
   if (ok) return undefined;
   return `is not authorized to perform: s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on resource: ${key}`;
 }

@@ -26,6 +26,8 @@ export interface Access {
   bucket?: 'read' | 'readwrite';
   /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
   bucketDeletes?: readonly ('search' | 'models')[];
+  /** Artifact prefixes written to only (PutObject, without `bucket`'s reads): the training task's role (lib/training-task.ts). */
+  bucketPuts?: readonly ('search' | 'models')[];
   /** Queues the handler sends jobs to. */
   queues?: readonly QueueName[];
   /** Queues whose backlog (approximate depth) the handler reads. */

@@ -50,6 +50,16 @@ export const workers: readonly WorkerSpec[] = [
 ];
 
 /**
+ * The training run as a container task (functions/workers/train-task.ts, lib/training-task.ts;
+ * locally a child process): what runTraining does, nothing more. The table as the training
+ * worker's, and its model written, never read.
+ */
+export const trainingTask = {
+  handler: 'workers/train-task',
+  access: { table: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], bucketPuts: ['models'] },
+} as const satisfies { handler: string; access: Access };
+
+/**
  * Scheduled maintenance: re-queue lagging embeddings, request index builds, store segment size
  * estimates (UpdateItem), start templates' scheduled training runs (claim the due time with
  * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`),

@@ -117,6 +117,13 @@ export const taskRunSchema = z.object({ TRAINING_TENANT: z.string().check(z.minL
 
 /** The task's entry point, run by node with the tsx loader locally (the container runs its bundle). */
 export const TASK_ENTRY = fileURLToPath(new URL('../../functions/workers/train-task.ts', import.meta.url));
+/**
+ * Loaded first in the local task's process: it holds the task's calls to its role as the local
+ * stack holds its functions' (local/task-grants.ts; a path only, nothing of the local stack is
+ * imported here).
+ */
+const LOCAL_TASK_CHECKS = fileURLToPath(new URL('../../local/task-grants.ts', import.meta.url));
+
 /** The repository, where `--import tsx` resolves. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -132,7 +139,7 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
     async launch({ tenant, jobName, token }) {
       const known = started.get(token);
       if (known) return known;
-      const child = spawn(process.execPath, [`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', TASK_ENTRY], {
+      const child = spawn(process.execPath, [`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
         cwd: REPO_ROOT,
         env: { ...process.env, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName },
         stdio: ['ignore', 'inherit', 'inherit'],

@@ -100,7 +100,7 @@ describe('local IAM', () => {
     };
     // The item GET sends nothing; item creation sends embedding jobs.
     await denied(
-      asFunction('core/items/get', () => workQueue().send('embedding', [])),
+      asFunction('core/items/get', () => workQueue().send('embedding', [{ type: 'embed', tenant: 'nobody', item_id: 1 }])),
       'sqs:SendMessage',
     );
     await asFunction('core/items/create', () => workQueue().send('embedding', []));

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
 import { grants as functionGrants } from '../../shared/grants.ts';
-import { schedules, workers } from '../../shared/queue/workers.ts';
+import { schedules, trainingTask, workers } from '../../shared/queue/workers.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
 
 /**
@@ -47,9 +47,15 @@ describe('table grants', () => {
     for (const r of routes) expect(routes.find((x) => x.handler === r.handler)?.access, routeKey(r)).toEqual(r.access);
   });
 
-  it('are known locally for every function the local stack invokes (routes, workers, schedules), none for the token endpoint (Cognito on AWS)', () => {
+  it('are known locally for every function the local stack invokes (routes, workers, schedules, the training task), none for the token endpoint (Cognito on AWS)', () => {
     const grants = functionGrants();
-    for (const m of [...routes.filter((r) => r.api !== 'auth').map((r) => r.handler), ...Object.values(notFoundHandlers), ...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)])
+    for (const m of [
+      ...routes.filter((r) => r.api !== 'auth').map((r) => r.handler),
+      ...Object.values(notFoundHandlers),
+      ...workers.map((w) => w.handler),
+      ...schedules.map((s) => s.handler),
+      trainingTask.handler,
+    ])
       expect(grants.has(m), m).toBe(true);
     expect(grants.has(routes.find((r) => r.api === 'auth')?.handler as string)).toBe(false);
     // The quota rows: only functions of Core routes that authenticate a client.
