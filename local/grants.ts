@@ -9,7 +9,8 @@
  * not checked.
  *
  * The function is known from the invocation: each place the local stack invokes a handler runs
- * it inside `asFunction`, and what the handler starts (awaits, timers) inherits it.
+ * it inside `asFunction`, and what the handler starts (awaits, timers) inherits it. The training
+ * task's process is that one function throughout (`asProcess`, local/task-grants.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { guardFolderBlobs } from '../shared/blob.ts';
