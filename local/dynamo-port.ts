@@ -45,7 +45,7 @@ export class PortHttpHandler implements LocalTransport {
     const body = utf8(request.body);
     // What the calling function's IAM role would refuse (local/grants.ts).
     const denied = deniedCall(headers['x-amz-target'], body);
-    if (denied) return Promise.resolve({ response: { statusCode: denied.status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(denied.body) } });
+    if (denied) return Promise.resolve(denied);
     return new Promise((resolve, reject) => {
       const id = this.next++;
       this.pending.set(id, { resolve, reject });

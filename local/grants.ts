@@ -14,7 +14,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { guardFolderBlobs } from '../shared/blob.ts';
-import { blobRefusal, grants as grantsOf, localOnlyHandlers, queueRefusal, tableRefusal, type Grant } from '../shared/grants.ts';
+import type { HttpResponse } from '@smithy/types';
+import { blobRefusal, grants as grantsOf, localOnlyHandlers, queueRefusal, tableRefusal, type Grant, type Refusal } from '../shared/grants.ts';
 import type { WorkQueue } from '../shared/queue/messages.ts';
 
 const grants = grantsOf();
@@ -57,23 +58,26 @@ const TABLE = /"(?:TableName|RequestItems)":\{?"([^"]+)"/;
  * The refusal DynamoDB would answer a signed JSON request with (`x-amz-target` and its body), or
  * undefined when the calling function's grant covers it or no function is calling.
  */
-export function deniedCall(target: string | undefined, body: string): { status: number; body: string } | undefined {
+export function deniedCall(target: string | undefined, body: string): { response: HttpResponse } | undefined {
   const caller = callerNow();
   if (!caller || !target) return undefined;
   const operation = target.slice(target.indexOf('.') + 1);
   const index = operation === 'Query' || operation === 'Scan' ? INDEX.exec(body)?.[1] : undefined;
   const partitionKey = operation === 'UpdateItem' && !caller.grant.actions.has('UpdateItem') ? partitionKeyOf(body) : undefined;
   const table = `arn:aws:dynamodb:local:000000000000:table/${TABLE.exec(body)?.[1] ?? '?'}`;
-  const why = tableRefusal(caller.grant, { operation, index, partitionKey }, table);
-  if (!why) return undefined;
-  const message = refused(caller, `${why} because no identity-based policy allows the dynamodb:${operation} action`, `dynamodb:${operation}${index ? ` on ${index}` : ''}`);
-  return { status: 400, body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }) };
+  const refusal = tableRefusal(caller.grant, { operation, index, partitionKey }, table);
+  if (!refusal) return undefined;
+  const message = `${refused(caller, refusal)} because no identity-based policy allows the ${refusal.action} action`;
+  const answer = JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message });
+  return { response: { statusCode: 400, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(answer) } };
 }
 
-/** IAM's message for `why`, also said where a developer looks (the handler usually answers a plain 500). */
-function refused(caller: { module: string }, why: string, action: string): string {
-  const message = `User: arn:aws:sts::000000000000:assumed-role/${caller.module.replace(/\//g, '-')}/local ${why}`;
-  console.error(JSON.stringify({ level: 'ERROR', message: `local IAM: functions/${caller.module}.ts is not granted ${action} (declare it in its Access)`, detail: message }));
+/** IAM's message for `refusal`, also said where a developer looks (the handler usually answers a plain 500). */
+function refused(caller: { module: string }, refusal: Refusal): string {
+  const message = `User: arn:aws:sts::000000000000:assumed-role/${caller.module.replace(/\//g, '-')}/local is not authorized to perform: ${refusal.action} on resource: ${refusal.resource}`;
+  console.error(
+    JSON.stringify({ level: 'ERROR', message: `local IAM: functions/${caller.module}.ts is not granted ${refusal.action} on ${refusal.resource} (declare it in its Access)`, detail: message }),
+  );
   return message;
 }
 
@@ -86,9 +90,9 @@ function partitionKeyOf(body: string): string | undefined {
   }
 }
 
-/** An AccessDenied error for `why` (logged), or undefined without one. */
-function denial(why: string | undefined, caller: { module: string }, action: string): Error | undefined {
-  return why ? Object.assign(new Error(refused(caller, why, action)), { name: 'AccessDenied' }) : undefined;
+/** An AccessDenied error for `refusal` (logged), or undefined without one. */
+function denial(caller: { module: string }, refusal: Refusal | undefined): Error | undefined {
+  return refusal ? Object.assign(new Error(refused(caller, refusal)), { name: 'AccessDenied' }) : undefined;
 }
 
 /** `queue` with each send and backlog read checked against the calling function's grant. */
@@ -98,12 +102,12 @@ export function guardedQueue(queue: WorkQueue): WorkQueue {
       const caller = callerNow();
       // Nothing to send makes no request on AWS (SqsWorkQueue), so IAM is not asked.
       if (messages.length === 0) return queue.send(name, messages);
-      const e = caller && denial(queueRefusal(caller.grant, 'send', name), caller, `sqs:SendMessage on ${name}`);
+      const e = caller && denial(caller, queueRefusal(caller.grant, 'send', name));
       return e ? Promise.reject(e) : queue.send(name, messages);
     },
     backlog: (name) => {
       const caller = callerNow();
-      const e = caller && denial(queueRefusal(caller.grant, 'backlog', name), caller, `sqs:GetQueueAttributes on ${name}`);
+      const e = caller && denial(caller, queueRefusal(caller.grant, 'backlog', name));
       return e ? Promise.reject(e) : queue.backlog(name);
     },
   };
@@ -112,6 +116,6 @@ export function guardedQueue(queue: WorkQueue): WorkQueue {
 // The artifact folder (BLOB_DIR), in every thread that loads this module.
 guardFolderBlobs((op, key) => {
   const caller = callerNow();
-  const e = caller && denial(blobRefusal(caller.grant, op, key), caller, `s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on ${key}`);
+  const e = caller && denial(caller, blobRefusal(caller.grant, op, key));
   if (e) throw e;
 });

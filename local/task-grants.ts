@@ -23,7 +23,7 @@ if (endpoint && iam) {
     handle(request: HttpRequest, options?: HttpHandlerOptions) {
       const target = Object.entries(request.headers).find(([k]) => k.toLowerCase() === 'x-amz-target')?.[1];
       const denied = deniedCall(target, utf8(request.body));
-      if (denied) return Promise.resolve({ response: { statusCode: denied.status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(denied.body) } });
+      if (denied) return Promise.resolve(denied);
       // The SDK hands its own request class, which NodeHttpHandler's signature names.
       return http.handle(request as Parameters<NodeHttpHandler['handle']>[0], options);
     },

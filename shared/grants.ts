@@ -55,38 +55,42 @@ export function grants(): ReadonlyMap<string, Grant> {
 /** Handler modules that stand in locally for what is no function on AWS (the token endpoint: Cognito). */
 export const localOnlyHandlers = (): ReadonlySet<string> => new Set(routes.filter((r) => r.api === 'auth').map((r) => r.handler));
 
+/** A call a grant does not cover: the IAM action and the resource it was asked on. */
+export interface Refusal {
+  action: string;
+  resource: string;
+}
+
 /** DynamoDB's JSON operations this service makes, with what IAM checks for each. */
 type Call = { operation: string; index?: string | undefined; partitionKey?: string | undefined };
 
-/**
- * Why `grant` does not cover `call`, in IAM's words, or undefined when it does. `table` names the
- * resource in the message.
- */
-export function tableRefusal(grant: Grant, call: Call, table: string): string | undefined {
-  const action = call.operation as TableAction;
+/** What `grant` does not cover of `call` on `table` (its ARN), or undefined when it does. */
+export function tableRefusal(grant: Grant, call: Call, table: string): Refusal | undefined {
+  const action = `dynamodb:${call.operation}`;
   if (call.index !== undefined) {
     if (call.operation === 'Query' && grant.indexes.has(call.index as IndexName)) return undefined;
-    return `is not authorized to perform: dynamodb:${call.operation} on resource: ${table}/index/${call.index}`;
+    return { action, resource: `${table}/index/${call.index}` };
   }
-  if (grant.actions.has(action)) return undefined;
+  if (grant.actions.has(call.operation as TableAction)) return undefined;
   if (call.operation === 'UpdateItem' && grant.quotaRows && call.partitionKey?.startsWith(keys.quotaPkPrefix)) return undefined;
-  return `is not authorized to perform: dynamodb:${call.operation} on resource: ${table}`;
+  return { action, resource: table };
 }
 
-/** Why `grant` does not cover sending to (SendMessage) or reading the backlog of (GetQueueAttributes) `queue`, or undefined. */
-export function queueRefusal(grant: Grant, op: 'send' | 'backlog', queue: QueueName): string | undefined {
+/** What `grant` does not cover of sending to (SendMessage) or reading the backlog of (GetQueueAttributes) `queue`, or undefined. */
+export function queueRefusal(grant: Grant, op: 'send' | 'backlog', queue: QueueName): Refusal | undefined {
   const granted = op === 'send' ? grant.access.queues : grant.access.queueDepth;
   if (granted?.includes(queue)) return undefined;
-  return `is not authorized to perform: sqs:${op === 'send' ? 'SendMessage' : 'GetQueueAttributes'} on resource: ${queue}`;
+  return { action: op === 'send' ? 'sqs:SendMessage' : 'sqs:GetQueueAttributes', resource: queue };
 }
 
-/** Why `grant` does not cover reading, writing or deleting the artifact `key`, or undefined. */
-export function blobRefusal(grant: Grant, op: 'get' | 'put' | 'delete', key: string): string | undefined {
+const S3_ACTIONS = { get: 's3:GetObject', put: 's3:PutObject', delete: 's3:DeleteObject' } as const;
+
+/** What `grant` does not cover of reading, writing or deleting the artifact `key`, or undefined. */
+export function blobRefusal(grant: Grant, op: keyof typeof S3_ACTIONS, key: string): Refusal | undefined {
   const prefix = key.slice(0, key.indexOf('/')) as (typeof ARTIFACT_PREFIXES)[number];
   const { bucket, bucketDeletes, bucketPuts } = grant.access;
   const ok =
     ARTIFACT_PREFIXES.includes(prefix) &&
     (op === 'get' ? bucket !== undefined : op === 'put' ? bucket === 'readwrite' || (bucketPuts?.includes(prefix) ?? false) : (bucketDeletes?.includes(prefix) ?? false));
-  if (ok) return undefined;
-  return `is not authorized to perform: s3:${op === 'get' ? 'GetObject' : op === 'put' ? 'PutObject' : 'DeleteObject'} on resource: ${key}`;
+  return ok ? undefined : { action: S3_ACTIONS[op], resource: key };
 }

@@ -103,8 +103,8 @@ export async function createSynonymSet(store: SynonymStore, tenant: string, b: S
   // A set with the cap's worth of older ones gives way; an older one waits (at most
   // WAIT_FOR_NEWER_MS) for the tenant to be within the cap. Both are counted again each round: the
   // write of an older set can land after a newer one first counted the sets before it. A wait that
-  // runs out gives way too: the cap is never passed, though a store slow enough to stall the newer
-  // creates that long can leave it short of full.
+  // runs out gives way too: the cap is never passed, but a newer set kept by counts made before an
+  // older one's write landed makes the older ones wait in vain and give way, leaving places free.
   const until = Date.now() + WAIT_FOR_NEWER_MS;
   while ((await store.countBefore(tenant, s.id, cap)) < cap) {
     if ((await store.count(tenant, cap + 1)) <= cap) return s;
