@@ -30,6 +30,9 @@ export interface WorkerSpec {
   access: Access;
 }
 
+/** What a training run does with the table (runTraining), in the worker or in the container task. */
+const TRAINING_TABLE: Access['table'] = ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'];
+
 export const workers: readonly WorkerSpec[] = [
   {
     handler: 'workers/embed',
@@ -45,7 +48,7 @@ export const workers: readonly WorkerSpec[] = [
     batchSize: 1,
     timeoutSeconds: 900,
     memoryMb: 4096,
-    access: { table: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], bucket: 'readwrite' },
+    access: { table: TRAINING_TABLE, bucket: 'readwrite' },
   },
 ];
 
@@ -56,7 +59,7 @@ export const workers: readonly WorkerSpec[] = [
  */
 export const trainingTask = {
   handler: 'workers/train-task',
-  access: { table: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'], bucketPuts: ['models'] },
+  access: { table: TRAINING_TABLE, bucketPuts: ['models'] as const },
 } as const satisfies { handler: string; access: Access };
 
 /**
