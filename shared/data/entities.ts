@@ -277,5 +277,16 @@ export const SynonymSet = entity({
   indexes: { primary: { pk: 'TENANT#${tenant}#SYNONYMS', sk: '${id}' } },
 });
 
+/**
+ * One of a tenant's places for a synonym set (`slot` 0 up to the cap), claimed by a conditional put
+ * before the set is written and freed once it is deleted: a tenant never has more sets than
+ * places, however many creates run at once (dynalite, the local stand-in, has no transactions).
+ */
+export const SynonymSlot = entity({
+  name: 'synonym_slot',
+  attributes: ['slot', 'set_id', 'claimed_at'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#SYNSLOTS', sk: '${slot}' } },
+});
+
 /** A cursor's sort-key value for an id. */
 export const sortId = pad;

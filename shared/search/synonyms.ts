@@ -18,7 +18,6 @@ import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { coreList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { sleep } from '../retry.ts';
 import { stem, words } from './text.ts';
 
 export interface SynonymSet {
@@ -33,14 +32,15 @@ export interface SynonymSet {
 
 export interface SynonymStore {
   nextId(tenant: string): Promise<number>;
-  put(tenant: string, s: SynonymSet): Promise<void>;
+  /**
+   * Stores a new set unless the tenant has `cap` sets: false then. Exact under creates at once:
+   * never past the cap, and refused only when it was reached.
+   */
+  create(tenant: string, s: SynonymSet, cap: number): Promise<boolean>;
   get(tenant: string, id: number): Promise<SynonymSet | undefined>;
   page(tenant: string, q: { limit: number; after?: number | undefined }): Promise<{ rows: SynonymSet[]; hasMore: boolean }>;
   /** Every set of the tenant (what search applies). */
   all(tenant: string): Promise<SynonymSet[]>;
-  count(tenant: string, upTo: number): Promise<number>;
-  /** The sets with an id below `id` (up to `upTo`). */
-  countBefore(tenant: string, id: number, upTo: number): Promise<number>;
   /** Stores `s` over the set with its id; false when there is none. */
   replace(tenant: string, s: SynonymSet): Promise<boolean>;
   /** false when there was none. */
@@ -81,38 +81,16 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
   return { type, input: input === null ? null : input.trim(), synonyms: distinct };
 }
 
-/** How long a create at the cap waits for newer sets created at once to give way (under the search-admin function's 10 s timeout). */
-const WAIT_FOR_NEWER_MS = 8_000;
-
 /**
- * Creates a set, within the tenant's MAX_SYNONYM_SETS. Creates at once all pass the first count,
- * so each counts again once its set is written, and keeps it only when the tenant is within the
- * cap then: the last set written sees every other, so none is left over the cap. Over it, the
- * newest sets (highest ids) give way at once; an older one waits a little for them to go, and
- * gives way too if they do not (they were kept by counts made before it was written). `cap` is
- * MAX_SYNONYM_SETS but in tests, where a small one races creates without a thousand sets to
- * count each round.
+ * Creates a set, within the tenant's MAX_SYNONYM_SETS (`cap` but in tests): exact however many
+ * creates run at once (the store's `create`). A refused create has written nothing but its id.
  */
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS): Promise<SynonymSet> {
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
-  const tooMany = () => new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${cap} synonym sets`] });
-  if ((await store.count(tenant, cap)) >= cap) throw tooMany();
   const t = now();
   const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
-  await store.put(tenant, s);
-  // A set with the cap's worth of older ones gives way; an older one waits (at most
-  // WAIT_FOR_NEWER_MS) for the tenant to be within the cap. Both are counted again each round: the
-  // write of an older set can land after a newer one first counted the sets before it. A wait that
-  // runs out gives way too: the cap is never passed, but a newer set kept by counts made before an
-  // older one's write landed makes the older ones wait in vain and give way, leaving places free.
-  const until = Date.now() + WAIT_FOR_NEWER_MS;
-  while ((await store.countBefore(tenant, s.id, cap)) < cap) {
-    if ((await store.count(tenant, cap + 1)) <= cap) return s;
-    if (Date.now() >= until) break;
-    await sleep(25 + Math.random() * 50);
-  }
-  await store.remove(tenant, s.id);
-  throw tooMany();
+  if (!(await store.create(tenant, s, cap))) throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${cap} synonym sets`] });
+  return s;
 }
 
 export async function getSynonymSet(store: SynonymStore, tenant: string, id: number): Promise<SynonymSet> {
