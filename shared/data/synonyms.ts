@@ -33,10 +33,11 @@ export async function synonymSetsOf(t: TableRef, tenant: string): Promise<Synony
  * frees its place. A set is only ever written holding a place, so a tenant never has more sets
  * than the cap, however many creates run at once, and a create is refused only when a read of the
  * places found none free or the sets stored reached the cap. A create or delete that stops between
- * its two writes leaves a place held by no set: when the places are full with fewer sets stored,
- * those held longer than SLOT_GRACE_SECONDS by a set that does not exist are taken back (a create in flight holds its place for under a second). Sets
- * written before places existed are given one by the first create that finds more sets than
- * places held.
+ * its two writes leaves a place held by no set, as does a set write that failed (it keeps its
+ * place: it may have landed all the same). When the places are full with fewer sets stored, those
+ * held longer than SLOT_GRACE_SECONDS by a set that does not exist are taken back (a create in
+ * flight holds its place for under a second). Sets written before places existed are given one by
+ * the first create that finds more sets than places held.
  */
 
 /** How long a place may be held by a set not written yet before a full tenant takes it back (the search-admin function's timeout is 10 s). */
@@ -105,14 +106,23 @@ async function takeBack(t: TableRef, tenant: string, held: Place[]): Promise<boo
   return any;
 }
 
-/** Gives the sets stored without a place (written before places existed) one each, while places are free. */
-async function placeOlderSets(t: TableRef, tenant: string, held: Place[], cap: number): Promise<void> {
+/**
+ * Gives the sets stored without a place (written before places existed) one each, while places
+ * are free. The places are read after the sets: a set created since holds its place by then (it
+ * claims it before its write), so only older sets are given one. Each claim is checked against the
+ * set: one deleted meanwhile frees the place again (a delete reading the places after the claim
+ * frees it itself).
+ */
+async function placeOlderSets(t: TableRef, tenant: string, cap: number): Promise<void> {
+  const ids = await setIds(t, tenant);
+  const held = await places(t, tenant);
   const placed = new Set(held.map((p) => p.setId));
-  const unplaced = [...(await setIds(t, tenant))].filter((id) => !placed.has(id));
+  const unplaced = [...ids].filter((id) => !placed.has(id));
   const open = openPlaces(held, cap);
   await eachAtMost(unplaced, CLAIMS_AT_ONCE, async (id) => {
     const mine = open.splice(0, 1);
-    if (mine.length) await claimOne(t, tenant, mine, id);
+    const place = mine.length ? await claimOne(t, tenant, mine, id) : undefined;
+    if (place && !(await getRow(t, key(tenant, id), { consistent: true }))) await free(t, tenant, place);
   });
 }
 
@@ -127,7 +137,7 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         if (stored >= cap) return false;
         if (!migrated && stored > held.length) {
           migrated = true;
-          await placeOlderSets(t, tenant, held, cap);
+          await placeOlderSets(t, tenant, cap);
           continue;
         }
         const open = openPlaces(held, cap);
@@ -139,12 +149,9 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         const place = await claimOne(t, tenant, open, s.id);
         // Every free place was taken meanwhile: read them again.
         if (!place) continue;
-        try {
-          await put(t, { ...key(tenant, s.id), ...s });
-        } catch (e) {
-          await free(t, tenant, place).catch(() => false);
-          throw e;
-        }
+        // A write that fails keeps its place: it may have landed all the same. A set that did
+        // not land leaves the place to be taken back.
+        await put(t, { ...key(tenant, s.id), ...s });
         return true;
       }
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SynonymSet as Synonyms, SynonymSlot } from '../../shared/data/entities.ts';
+import type { TableRef } from '../../shared/data/client.ts';
 import { put } from '../../shared/data/ops.ts';
 import { dynamoSynonymStore } from '../../shared/data/synonyms.ts';
 import { createSynonymSet, deleteSynonymSet, MAX_SYNONYM_SETS } from '../../shared/search/synonyms.ts';
@@ -22,12 +23,44 @@ const create = async (store: Store, tenant: string, n: number, cap: number) => {
   return ids;
 };
 
-/** n sets written as they were before sets held places (the rows alone). */
+/** n sets written as they were before sets held places (the rows alone); their ids. */
 const writeOlder = async (store: Store, tenant: string, n: number) => {
+  const ids: number[] = [];
   for (let k = 0; k < n; k++) {
     const id = await store.nextId(tenant);
     await put(db.table, { ...Synonyms.key({ tenant, id }), id, type: 'two_way', input: null, synonyms: [`a${id}`, `b${id}`], created: 1, updated_at: 1 });
+    ids.push(id);
   }
+  return ids;
+};
+
+type Call = { kind: string; input: { Item?: Record<string, unknown>; Select?: string; ExpressionAttributeValues?: Record<string, unknown> } };
+/** The table with each call passing `before` first (which may hold it) and `after` once answered (which may fail it). */
+function hooked(t: TableRef, before: (c: Call) => unknown, after: (c: Call) => unknown = () => undefined): TableRef {
+  const wrap = async <R>(c: Call, call: () => Promise<R>): Promise<R> => {
+    await before(c);
+    const out = await call();
+    await after(c);
+    return out;
+  };
+  const doc = new Proxy(t.doc, {
+    get: (o, p) => (p === 'send' ? (cmd: { input: Call['input'] }) => wrap({ kind: cmd.constructor.name, input: cmd.input }, () => o.send(cmd as never)) : Reflect.get(o, p)),
+  });
+  const signed = new Proxy(t.signed, {
+    get: (o, p) => {
+      const f = Reflect.get(o, p);
+      return typeof f === 'function' ? (input: Call['input'], ...rest: unknown[]) => wrap({ kind: String(p), input }, () => f.call(o, input, ...rest)) : f;
+    },
+  });
+  return { ...t, doc, signed };
+}
+const isSetWrite = (c: Call) => c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNONYMS');
+const isPlaceClaim = (c: Call) => c.kind === 'PutCommand' && String(c.input.Item?.pk).endsWith('#SYNSLOTS');
+const isPlacesRead = (c: Call) => c.kind === 'query' && JSON.stringify(c.input.ExpressionAttributeValues ?? {}).includes('#SYNSLOTS');
+const opened = () => {
+  let open!: () => void;
+  const p = new Promise<void>((r) => (open = r));
+  return { p, open };
 };
 
 /** `n` creates at once: how many were created (each refused one refused as over the cap, every created one stored). */
@@ -89,6 +122,63 @@ describe('synonym sets', () => {
     await createSynonymSet(store, T, { synonyms: ['after', 'leak'] }, cap);
     await expect(createSynonymSet(store, T, { synonyms: ['one', 'more'] }, cap)).rejects.toMatchObject(TOO_MANY);
     expect((await store.all(T)).length).toBe(cap - 1);
+  }, 60_000);
+
+  it('leave no place held when a set from before places is deleted while a create gives it one', async () => {
+    const store = dynamoSynonymStore(db.table);
+    const T = 'syn-older-deleted';
+    const [older] = await writeOlder(store, T, 1);
+    const claim = opened();
+    const deleted = opened();
+    // A create gives the older set a place; the set is deleted (its places read) before the claim lands.
+    const creating = dynamoSynonymStore(
+      hooked(db.table, async (c) => {
+        if (isPlaceClaim(c) && c.input.Item?.set_id === older) {
+          claim.open();
+          await deleted.p;
+        }
+      }),
+    );
+    const made = createSynonymSet(creating, T, { synonyms: ['c', 'd'] }, 3);
+    await claim.p;
+    await deleteSynonymSet(store, T, older as number);
+    deleted.open();
+    await made;
+    // One set and every other place free: two more fit, at once.
+    expect(await race(store, T, 5, 3)).toBe(2);
+    expect((await store.all(T)).length).toBe(3);
+  }, 60_000);
+
+  it('keep the place of a set whose write failed after it landed', async () => {
+    const store = dynamoSynonymStore(db.table);
+    const T = 'syn-ambiguous';
+    await create(store, T, 2, 3);
+    // B counts the sets (2) before A's write lands, and reads the places once A has failed.
+    const aDone = opened();
+    const b = dynamoSynonymStore(
+      hooked(db.table, async (c) => {
+        if (isPlacesRead(c)) await aDone.p;
+      }),
+    );
+    const B = createSynonymSet(b, T, { synonyms: ['bb', 'cc'] }, 3).then(
+      () => 'created',
+      (e: Error) => e.message,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    // A's set write lands, then answers an error (a timeout after the write).
+    const a = dynamoSynonymStore(
+      hooked(
+        db.table,
+        () => undefined,
+        (c) => {
+          if (isSetWrite(c)) throw new Error('socket timeout');
+        },
+      ),
+    );
+    await expect(createSynonymSet(a, T, { synonyms: ['aa', 'dd'] }, 3)).rejects.toThrow('socket timeout');
+    aDone.open();
+    expect(await B).toBe('Too many synonym sets.');
+    expect((await store.all(T)).length).toBe(3);
   }, 60_000);
 
   it(`are at most ${MAX_SYNONYM_SETS} a tenant`, async () => {
