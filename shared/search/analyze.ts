@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { stem, STOP_WORDS, words } from './text.ts';
+import { stem, STOP_WORDS, terms, words } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -83,6 +83,63 @@ export function analysedTerms(d: SearchDoc): AnalysedTerms {
   }
   termsCache.set(d, e);
   return e;
+}
+
+/** Pairs `fieldPairs` keeps, over all the documents it keeps (4 bytes each). */
+const PAIRS_CACHE_PAIRS = 1 << 19;
+const pairsCache = new Map<SearchDoc, readonly [Int32Array, Int32Array]>();
+let pairsCached = 0;
+
+/** A pair of adjacent stems as a 32-bit code (FNV-1a over both, a separator between): what `fieldPairs` holds. */
+export function pairCode(a: string, b: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < a.length; i++) h = Math.imul(h ^ a.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ 0x1f, 0x01000193);
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+/** The codes of a text's adjacent stems (stop words out), sorted: a pair's frequency is its run's length. */
+function pairsOf(text: string): Int32Array {
+  const ts = terms(text);
+  const out = new Int32Array(Math.max(0, ts.length - 1));
+  for (let i = 0; i + 1 < ts.length; i++) out[i] = pairCode(ts[i] as string, ts[i + 1] as string);
+  return out.sort();
+}
+
+/**
+ * The adjacent stem pairs of a document's name and description (`pairsOf`), for term proximity
+ * (rank.ts `proximity`), kept for the documents asked for last (by object, as `analysedTerms`),
+ * the oldest dropped first beyond PAIRS_CACHE_PAIRS pairs.
+ */
+export function fieldPairs(d: SearchDoc): readonly [Int32Array, Int32Array] {
+  let e = pairsCache.get(d);
+  if (e) pairsCache.delete(d);
+  else {
+    e = [pairsOf(d.name), pairsOf(d.description ?? '')];
+    pairsCached += e[0].length + e[1].length;
+    for (const [old, kept] of pairsCache) {
+      if (pairsCached <= PAIRS_CACHE_PAIRS) break;
+      pairsCache.delete(old);
+      pairsCached -= kept[0].length + kept[1].length;
+    }
+  }
+  pairsCache.set(d, e);
+  return e;
+}
+
+/** How often `code` is in `sorted` (a run found by binary search). */
+export function countOf(sorted: Int32Array, code: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < code) lo = mid + 1;
+    else hi = mid;
+  }
+  let n = 0;
+  while (lo + n < sorted.length && sorted[lo + n] === code) n++;
+  return n;
 }
 
 /** Each field's average length over n documents from their total lengths (1 when there are none). */

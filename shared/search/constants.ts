@@ -58,6 +58,14 @@ export const RANKING = {
    * `agreement.pool` documents of the fusion. `weight` chosen on CACM, `terms` is Terrier's.
    */
   termFeedback: { terms: 10, weight: 0.5 },
+  /**
+   * Term proximity, the sequential dependence model's ordered pairs (Metzler and Croft 2005): each
+   * pair of adjacent query words found adjacent in a field of one of the `pool` best results adds
+   * to it (rank.ts `proximity`). `weight` is the model's published weight for that feature, not
+   * chosen on either collection; `pool` bounds the cost (twice a first page of ten; 20, 30 and 100
+   * rank both collections alike, docs/benchmarks.md).
+   */
+  proximity: { weight: 0.1, pool: 20 },
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
   /** A result found only by vector similarity needs at least this share of the best similarity... */

@@ -37,6 +37,8 @@ export class Expansion extends Map<string, number> {
   constructor(
     /** The query's words, stop words included (a long query's words are held to a budget: rank.ts). */
     readonly words: number,
+    /** The query's terms in the order of its words, stop words out (`terms` of the query): what term proximity pairs. */
+    readonly sequence: readonly string[] = [],
   ) {
     super();
   }
@@ -76,11 +78,13 @@ export class QueryExpander {
     const open = /[\p{L}\p{N}\p{M}]$/u.test(query);
     const qtf = new Map<string, number>();
     const variants = new Map<string, [weight: number, word: string]>();
+    const sequence: string[] = [];
     let typos = 0;
     raw.forEach((w, i) => {
       const isLast = i === raw.length - 1;
       const stop = STOP_WORDS.has(w);
       const t = stem(w);
+      if (!stop) sequence.push(t);
       if (!stop && (qtf.has(t) || qtf.size < RANKING.maxQueryTerms)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
       if (isLast && open) {
         // The last word may be half typed: every term it starts, or whose word it starts
@@ -101,7 +105,7 @@ export class QueryExpander {
         for (const x of this.withPrefixNear(w, typoEdits(w), PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight * RANKING.fuzzyWeight, t]);
       }
     });
-    return weighted(qtf, variants, raw.length);
+    return weighted(qtf, variants, raw.length, sequence);
   }
 
   /** Terms (the build's and the delta's) that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */
@@ -207,9 +211,9 @@ function forEachWithPrefix(xs: readonly string[], prefix: string, fn: (x: string
 }
 
 /** The query's own terms (k3-saturated) and their expansions, in term order. */
-function weighted(qtf: ReadonlyMap<string, number>, variants: ReadonlyMap<string, [weight: number, word: string]>, words: number): Expansion {
+function weighted(qtf: ReadonlyMap<string, number>, variants: ReadonlyMap<string, [weight: number, word: string]>, words: number, sequence: readonly string[]): Expansion {
   const k3 = RANKING.k3;
-  const out = new Expansion(words);
+  const out = new Expansion(words, sequence);
   const all = [...new Set([...qtf.keys(), ...variants.keys()])].sort(byTerm);
   for (const t of all) {
     const n = qtf.get(t);

@@ -15,8 +15,8 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { analysedTerms, FIELD_NAMES, type Field } from './analyze.ts';
-import { byTerm, terms, withoutRequestWords } from './text.ts';
+import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, pairCode, type Field } from './analyze.ts';
+import { byTerm, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -154,7 +154,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     // best matches (`agreedDocuments`).
     const agreeing = r.mode === 'hybrid' && kw.keys.length > 0;
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
-    const boost = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec, stage.agreed) : undefined;
+    const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec, stage.agreed) : undefined;
+    const boost = r.mode !== 'semantic' ? proximity(index, delta, keys, r, kw, vec, feedback) : feedback;
     emitAll(keys, r, kw, vec, stage?.headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
@@ -183,6 +184,8 @@ interface KeywordMatches {
   max: number;
   /** A key's keyword score (0 without one). */
   of(key: number): number;
+  /** The query's terms in the order of its words, stop words out (none in semantic mode). */
+  terms: readonly string[];
   /**
    * The query's words that the catalog holds (`df` > 0), each with its prefix and typo expansions:
    * a document whose name holds a term of each is named by the query (`namedBy`). Made when
@@ -213,7 +216,13 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     matched.push(key);
     if ((acc[key] as number) > max) max = acc[key] as number;
   }
-  return { keys: matched.view(), max, of: (key) => (key < acc.length ? (acc[key] as number) : 0), known: () => (expanded ? knownWords(expanded, delta.stats()) : []) };
+  return {
+    keys: matched.view(),
+    max,
+    of: (key) => (key < acc.length ? (acc[key] as number) : 0),
+    terms: expanded?.sequence ?? [],
+    known: () => (expanded ? knownWords(expanded, delta.stats()) : []),
+  };
 }
 
 /** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */
@@ -549,7 +558,7 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
   const best = fusionBest(keys, r, kw, vec);
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
   const stats = delta.stats();
-  const own = new Set(terms(r.query));
+  const own = new Set(kw.terms);
   const boosts = FIELD_NAMES.map((f) => RANKING.fields[f as Field].boost);
   const freq = new Map<string, number>();
   for (const key of agreed) {
@@ -609,6 +618,81 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
 }
 
 /**
+ * Term proximity (`RANKING.proximity`; the sequential dependence model's ordered pairs, Metzler
+ * and Croft 2005): among the `pool` best results so far (by their fused score with `boost`), each
+ * pair of adjacent query words (stems, stop words out) found adjacent in the name or description
+ * adds BM25F's saturated frequency of the pair (the fields' weights and norms of single words),
+ * times the IDF of its rarer word: a lower bound of the pair's own IDF (a document holding the
+ * pair holds both words; the index keeps no statistics of pairs). Each one's sum, as a share of the
+ * largest, adds `weight` × the best score: the order among those best changes, and no result
+ * beyond them can pass one of them. Read from each document's text (`fieldPairs`), so a document
+ * gets the same in a build and in the delta. Answers `boost` with these additions (or them alone).
+ */
+function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, boost: KeyScores | undefined): KeyScores | undefined {
+  const qs = kw.terms;
+  const { weight, pool } = RANKING.proximity;
+  if (weight <= 0) return boost;
+  // The query's adjacent pairs (distinct), as codes, each with its rarer word's IDF.
+  const codes: number[] = [];
+  const pairIdf: number[] = [];
+  const stats = delta.stats();
+  for (let i = 0; i + 1 < qs.length; i++) {
+    const a = qs[i] as string;
+    const b = qs[i + 1] as string;
+    const code = pairCode(a, b);
+    const df = Math.min(stats.df(a), stats.df(b));
+    if (a === b || df === 0 || codes.includes(code)) continue;
+    codes.push(code);
+    pairIdf.push(idfOf(stats.n, df));
+  }
+  if (pairIdf.length === 0) return boost;
+  // The best `pool` so far, ties to the lower item id (as the page orders them).
+  const best = new TopK(pool);
+  const offer = (key: number, score: number) => {
+    // Most of a broad query's matches are turned away by one comparison, without their id.
+    if (!best.full || score >= best.worstScore) best.push(key, score, keys.idOf(key));
+  };
+  if (r.mode === 'keyword') {
+    const acc = scratch.acc;
+    for (const key of kw.keys) offer(key, acc[key] as number);
+  } else {
+    const fusedOf = fusion(r, kw, vec);
+    for (const key of vec.keys()) {
+      const f = fusedOf(key);
+      if (f !== null) offer(key, f + (boost?.get(key) ?? 0));
+    }
+  }
+  const candidates: { key: number; score: number }[] = [];
+  best.forEach((key, score) => candidates.push({ key, score }));
+  if (candidates.length === 0) return boost;
+  const indexNorms = index.norms(stats);
+  let deltaNorms: FieldNorms | undefined;
+  let top = 0;
+  let most = 0;
+  const sums = candidates.map(({ key, score }) => {
+    if (score > top) top = score;
+    const [name, description] = fieldPairs(keys.docOf(key));
+    const [w0, w1] = (key < keys.N ? indexNorms : (deltaNorms ??= delta.norms())).w;
+    const i = key < keys.N ? key : key - keys.N;
+    let sum = 0;
+    codes.forEach((code, j) => {
+      const x = countOf(name, code) * (w0[i] as number) + countOf(description, code) * (w1[i] as number);
+      if (x > 0) sum += (pairIdf[j] as number) * (x / (RANKING.k1 + x));
+    });
+    if (sum > most) most = sum;
+    return sum;
+  });
+  if (!(most > 0)) return boost;
+  const out = boost ?? scratch.boost;
+  out.reserve(keys.N + keys.S);
+  candidates.forEach(({ key }, k) => {
+    const add = (weight * top * (sums[k] as number)) / most;
+    if (add > 0) out.set(key, (out.get(key) ?? 0) + add);
+  });
+  return out;
+}
+
+/**
  * Hands every candidate's fused score (with the taste boost) to the page: the vector-scored
  * candidates first, which fill the page with strong hits, so most of a broad query's keyword
  * tail is dismissed by one comparison.
@@ -625,7 +709,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
     // weakest turn away most of a broad query's tens of thousands of matches.
     const acc = scratch.acc;
     for (const key of kw.keys) {
-      const score = acc[key] as number;
+      const score = (acc[key] as number) + (boost?.get(key) ?? 0);
       if (!(score > 0)) continue;
       if (out.full(score)) out.total += 1;
       else out.add(key, keys.idOf(key), score);

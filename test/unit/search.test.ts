@@ -731,14 +731,37 @@ describe('the hybrid head', () => {
 });
 
 describe('the postings budget of a long query', () => {
+  it('ranks a document holding adjacent query words above one holding them apart (term proximity), the same in a build and in its delta', () => {
+    // The same words in both (the same BM25F), adjacent in 7 only; the lower id wins a tie.
+    const docs = [doc(3, 'gear', 'transfer of the boundary heat layer'), doc(7, 'gear', 'heat transfer in the boundary layer'), doc(9, 'other', 'nothing')];
+    const search = (query: string, index: SearchIndex, delta = noDelta) => rank(index, delta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 10 });
+    const built = SearchIndex.build(docs, 64, 1);
+    expect(search('heat transfer', built).hits.map((h) => h.doc.id)).toEqual([7, 3]);
+    // The pair in the other order, or words apart, adds nothing: the tie stands.
+    expect(search('transfer heat', built).hits.map((h) => h.doc.id)).toEqual([3, 7]);
+    expect(search('heat boundary', built).hits.map((h) => h.doc.id)).toEqual([3, 7]);
+    const inDelta = search('heat transfer', SearchIndex.build(docs.slice(2), 64, 1), new PreparedDelta({ docs: docs.slice(0, 2).reverse(), masked: new Set() }));
+    expect(inDelta.hits.map((h) => [h.doc.id, h.score])).toEqual(search('heat transfer', built).hits.map((h) => [h.doc.id, h.score]));
+    const weight = RANKING.proximity.weight;
+    try {
+      RANKING.proximity.weight = 0;
+      expect(search('heat transfer', built).hits.map((h) => h.doc.id)).toEqual([3, 7]);
+    } finally {
+      RANKING.proximity.weight = weight;
+    }
+  });
+
   it('leaves out the commonest words of a long query past it, the same in a build and in its delta; a short query keeps them', () => {
     const docs = [...Array.from({ length: 40 }, (_, k) => doc(100 + k, `common widget ${k}`)), doc(1, 'rare sprocket'), doc(2, 'rare flange common'), doc(3, 'gasket')];
     const search = (query: string, index: SearchIndex, delta = noDelta) => rank(index, delta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 100 });
     const long = 'rare sprocket flange gasket common bolts nuts screws';
     const built = SearchIndex.build(docs, 64, 1);
     const before = RANKING.maxPostings;
+    const proximity = RANKING.proximity.weight;
     try {
       RANKING.maxPostings = 40;
+      // Scores compared across queries whose words are in other orders: without term proximity.
+      RANKING.proximity.weight = 0;
       // 8 words: "common" (in 41 documents) does not fit after the rarer words (5 postings).
       const r = search(long, built);
       expect(r.hits.map((h) => h.doc.id).sort((a, b) => a - b)).toEqual([1, 2, 3]);
@@ -751,6 +774,7 @@ describe('the postings budget of a long query', () => {
       expect(search('rare sprocket common', built).total).toBe(42);
     } finally {
       RANKING.maxPostings = before;
+      RANKING.proximity.weight = proximity;
     }
     expect(search(long, built).total).toBe(43);
   });
