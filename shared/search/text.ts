@@ -46,6 +46,8 @@ export function withoutRequestWords(query: string, minWords: number): string {
 }
 
 export function fold(text: string): string {
+  // ASCII text has no marks to take off and is its own NFKD form (a tenth of a document's analysis).
+  if (ASCII.test(text)) return text.toLowerCase();
   return text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
