@@ -85,24 +85,35 @@ export function analysedTerms(d: SearchDoc): AnalysedTerms {
   return e;
 }
 
-/** Pairs `fieldPairs` keeps, over all the documents it keeps (4 bytes each). */
+/** Pairs `fieldPairs` keeps, over all the documents it keeps (8 bytes each). */
 const PAIRS_CACHE_PAIRS = 1 << 19;
-const pairsCache = new Map<SearchDoc, readonly [Int32Array, Int32Array]>();
+const pairsCache = new Map<SearchDoc, readonly [Float64Array, Float64Array]>();
 let pairsCached = 0;
 
-/** A pair of adjacent stems as a 32-bit code (FNV-1a over both, a separator between): what `fieldPairs` holds. */
+/**
+ * A pair of adjacent stems as a 53-bit code (an integer a double holds exactly): two 32-bit hashes
+ * of both stems with a separator between (FNV-1a, and a multiply-xorshift one), the first whole and
+ * 21 bits of the second. Two pairs of a query and a document share a code about once in 10^12
+ * (32 bits alone: "comput place" and "thu contract" do).
+ */
 export function pairCode(a: string, b: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < a.length; i++) h = Math.imul(h ^ a.charCodeAt(i), 0x01000193);
-  h = Math.imul(h ^ 0x1f, 0x01000193);
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b.charCodeAt(i), 0x01000193);
-  return h | 0;
+  let g = 0x9747b28c;
+  const mix = (c: number) => {
+    h = Math.imul(h ^ c, 0x01000193);
+    g = Math.imul(g ^ c, 0x5bd1e995);
+    g ^= g >>> 15;
+  };
+  for (let i = 0; i < a.length; i++) mix(a.charCodeAt(i));
+  mix(0x1f);
+  for (let i = 0; i < b.length; i++) mix(b.charCodeAt(i));
+  return (h >>> 0) * 2 ** 21 + (g >>> 11);
 }
 
 /** The codes of a text's adjacent stems (stop words out), sorted: a pair's frequency is its run's length. */
-function pairsOf(text: string): Int32Array {
+function pairsOf(text: string): Float64Array {
   const ts = terms(text);
-  const out = new Int32Array(Math.max(0, ts.length - 1));
+  const out = new Float64Array(Math.max(0, ts.length - 1));
   for (let i = 0; i + 1 < ts.length; i++) out[i] = pairCode(ts[i] as string, ts[i + 1] as string);
   return out.sort();
 }
@@ -112,7 +123,7 @@ function pairsOf(text: string): Int32Array {
  * (rank.ts `proximity`), kept for the documents asked for last (by object, as `analysedTerms`),
  * the oldest dropped first beyond PAIRS_CACHE_PAIRS pairs.
  */
-export function fieldPairs(d: SearchDoc): readonly [Int32Array, Int32Array] {
+export function fieldPairs(d: SearchDoc): readonly [Float64Array, Float64Array] {
   let e = pairsCache.get(d);
   if (e) pairsCache.delete(d);
   else {
@@ -129,7 +140,7 @@ export function fieldPairs(d: SearchDoc): readonly [Int32Array, Int32Array] {
 }
 
 /** How often `code` is in `sorted` (a run found by binary search). */
-export function countOf(sorted: Int32Array, code: number): number {
+export function countOf(sorted: Float64Array, code: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

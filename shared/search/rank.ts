@@ -656,8 +656,10 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     const acc = scratch.acc;
     for (const key of kw.keys) offer(key, acc[key] as number);
   } else {
+    // Hybrid's candidates for the best are the vector-scored ones, or the keyword matches when
+    // there is no query vector (nothing then has a vector score).
     const fusedOf = fusion(r, kw, vec);
-    for (const key of vec.keys()) {
+    for (const key of vec.size > 0 ? vec.keys() : kw.keys) {
       const f = fusedOf(key);
       if (f !== null) offer(key, f + (boost?.get(key) ?? 0));
     }

@@ -742,6 +742,11 @@ describe('the postings budget of a long query', () => {
     expect(search('heat boundary', built).hits.map((h) => h.doc.id)).toEqual([3, 7]);
     const inDelta = search('heat transfer', SearchIndex.build(docs.slice(2), 64, 1), new PreparedDelta({ docs: docs.slice(0, 2).reverse(), masked: new Set() }));
     expect(inDelta.hits.map((h) => [h.doc.id, h.score])).toEqual(search('heat transfer', built).hits.map((h) => [h.doc.id, h.score]));
+    // Hybrid without a query vector (an index of other dimensions) ranks its keyword matches alike.
+    expect(rank(built, noDelta, { query: 'heat transfer', mode: 'hybrid', filter: () => true, queryVector: null, profile: null }, { limit: 10 }).hits.map((h) => h.doc.id)).toEqual([7, 3]);
+    // Pairs are told apart by more than 32 bits: "thu contract" has the same FNV-1a hash as "comput place".
+    const twins = SearchIndex.build([doc(5, 'place for computing contract thus'), doc(8, 'place for computing thus contract')], 64, 1);
+    expect(search('computing place', twins).hits.map((h) => h.doc.id)).toEqual([5, 8]);
     const weight = RANKING.proximity.weight;
     try {
       RANKING.proximity.weight = 0;
