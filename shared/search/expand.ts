@@ -38,7 +38,7 @@ export class Expansion extends Map<string, number> {
     /** The query's words, stop words included (a long query's words are held to a budget: rank.ts). */
     readonly words: number,
     /** The query's terms in the order of its words, stop words out (`terms` of the query): what term proximity pairs. */
-    readonly sequence: readonly string[] = [],
+    readonly sequence: readonly string[],
   ) {
     super();
   }

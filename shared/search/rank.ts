@@ -2,8 +2,9 @@
  * Ranking one request over a build and its delta. Documents are keys: index position i, or
  * N + s for the delta's slot s. The steps: keyword scores (BM25F, `keywordMatches`), vector
  * scores of the neighbours and of the strongest keyword matches (`vectorStage`, with
- * pseudo-relevance feedback), their fusion (`fused`) and the page (`emitAll`); an empty query
- * browses instead (`browse`).
+ * pseudo-relevance feedback), their fusion (`fused`), term feedback (`termFeedback`) and term
+ * proximity (`proximity`) over the best, and the page (`emitAll`); an empty query browses instead
+ * (`browse`).
  */
 import { kthLargest, TopK } from '../top-k.ts';
 import { idfOf, postingOf, postingScore, scorePostings, type CollectionStats, type FieldNorms } from './bm25f.ts';
