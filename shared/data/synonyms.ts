@@ -4,7 +4,7 @@ import type { SynonymSet, SynonymStore } from '../search/synonyms.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { sortId, SynonymSet as Synonyms, SynonymSlot } from './entities.ts';
-import { applied, countUpTo, getRow, isNew, isStored, put, queryPage, queryUpTo, remove, stripKeys, type Row } from './ops.ts';
+import { applied, countUpTo, getRow, isNew, isStored, put, queryPage, queryUpTo, refine, remove, stripKeys, type Row } from './ops.ts';
 
 const ofTenant = (tenant: string, after?: number) => Synonyms.indexes.primary.query({ tenant }, after !== undefined ? { gt: sortId(after) } : undefined);
 const key = (tenant: string, id: number) => Synonyms.key({ tenant, id });
@@ -61,7 +61,7 @@ async function places(t: TableRef, tenant: string): Promise<Place[]> {
 
 /** The ids of every set stored. */
 async function setIds(t: TableRef, tenant: string): Promise<Set<number>> {
-  const rows = await queryUpTo(t, { ...ofTenant(tenant), ConsistentRead: true, ProjectionExpression: '#id', ExpressionAttributeNames: { '#id': 'id' } }, Infinity);
+  const rows = await queryUpTo(t, { ...refine(ofTenant(tenant), { project: ['id'] }), ConsistentRead: true }, Infinity);
   return new Set(rows.map((r) => Number(r.id)));
 }
 

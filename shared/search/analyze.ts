@@ -44,13 +44,42 @@ export function analyze(d: SearchDoc): Analyzed {
 }
 
 /**
+ * Per document, a value kept for the documents asked for last (by object: a changed item is a new
+ * document), the oldest dropped first once the values' sizes add up past `budget`.
+ */
+class KeptForLastAsked<V> {
+  private readonly kept = new Map<SearchDoc, V>();
+  private total = 0;
+
+  constructor(
+    private readonly budget: number,
+    private readonly size: (v: V) => number,
+    private readonly make: (d: SearchDoc) => V,
+  ) {}
+
+  get(d: SearchDoc): V {
+    let v = this.kept.get(d);
+    if (v !== undefined) this.kept.delete(d);
+    else {
+      v = this.make(d);
+      this.total += this.size(v);
+      for (const [old, k] of this.kept) {
+        if (this.total <= this.budget) break;
+        this.kept.delete(old);
+        this.total -= this.size(k);
+      }
+    }
+    this.kept.set(d, v);
+    return v;
+  }
+}
+
+/**
  * Terms `analysedTerms` keeps, over all the documents it keeps: about 20 bytes each (the term is
  * the stemmer cache's string), 5 MB in all; about 2,000 abstracts of 150 words, or 250 of the
  * longest descriptions an item can have.
  */
 const TERMS_CACHE_TERMS = 1 << 18;
-const termsCache = new Map<SearchDoc, AnalysedTerms>();
-let termsCached = 0;
 
 export interface AnalysedTerms {
   /** The document's terms, in `analyze`'s order. */
@@ -66,29 +95,21 @@ export interface AnalysedTerms {
  * agrees on the same documents) finds them analysed: analysing them was an eighth of a long
  * query's ranking (docs/benchmarks.md, 2026-11-27 session 17).
  */
-export function analysedTerms(d: SearchDoc): AnalysedTerms {
-  let e = termsCache.get(d);
-  if (e) termsCache.delete(d);
-  else {
+export const analysedTerms = (d: SearchDoc): AnalysedTerms => termsCache.get(d);
+const termsCache = new KeptForLastAsked<AnalysedTerms>(
+  TERMS_CACHE_TERMS,
+  (e) => e.terms.length,
+  (d) => {
     const { tf } = analyze(d);
-    e = { terms: [...tf.keys()], tf: new Uint32Array(3 * tf.size) };
+    const e = { terms: [...tf.keys()], tf: new Uint32Array(3 * tf.size) };
     let i = 0;
     for (const f of tf.values()) e.tf.set(f, 3 * i++);
-    termsCached += e.terms.length;
-    for (const [old, kept] of termsCache) {
-      if (termsCached <= TERMS_CACHE_TERMS) break;
-      termsCache.delete(old);
-      termsCached -= kept.terms.length;
-    }
-  }
-  termsCache.set(d, e);
-  return e;
-}
+    return e;
+  },
+);
 
 /** Pairs `fieldPairs` keeps, over all the documents it keeps (8 bytes each). */
 const PAIRS_CACHE_PAIRS = 1 << 19;
-const pairsCache = new Map<SearchDoc, readonly [Float64Array, Float64Array]>();
-let pairsCached = 0;
 
 /**
  * A pair of adjacent stems as a 53-bit code (an integer a double holds exactly): two 32-bit hashes
@@ -123,21 +144,12 @@ function pairsOf(text: string): Float64Array {
  * (rank.ts `proximity`), kept for the documents asked for last (by object, as `analysedTerms`),
  * the oldest dropped first beyond PAIRS_CACHE_PAIRS pairs.
  */
-export function fieldPairs(d: SearchDoc): readonly [Float64Array, Float64Array] {
-  let e = pairsCache.get(d);
-  if (e) pairsCache.delete(d);
-  else {
-    e = [pairsOf(d.name), pairsOf(d.description ?? '')];
-    pairsCached += e[0].length + e[1].length;
-    for (const [old, kept] of pairsCache) {
-      if (pairsCached <= PAIRS_CACHE_PAIRS) break;
-      pairsCache.delete(old);
-      pairsCached -= kept[0].length + kept[1].length;
-    }
-  }
-  pairsCache.set(d, e);
-  return e;
-}
+export const fieldPairs = (d: SearchDoc): readonly [Float64Array, Float64Array] => pairsCache.get(d);
+const pairsCache = new KeptForLastAsked<readonly [Float64Array, Float64Array]>(
+  PAIRS_CACHE_PAIRS,
+  (e) => e[0].length + e[1].length,
+  (d) => [pairsOf(d.name), pairsOf(d.description ?? '')],
+);
 
 /** How often `code` is in `sorted` (a run found by binary search). */
 export function countOf(sorted: Float64Array, code: number): number {
