@@ -1,19 +1,36 @@
 import type { Worker } from 'node:worker_threads';
-import type { Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../shared/http/types.ts';
+import { nowMs } from '../shared/clock.ts';
 import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { setTenant, type LambdaHttpHandler } from './http-adapter.ts';
-import { startHandlerThread } from './threaded-handler.ts';
+import { startHandlerThread, type HandlerThread } from './threaded-handler.ts';
 
-export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent } | { type: 'queue-done'; id: number; value?: number; error?: string };
-/** An invocation's answer, and the tenant its handler found (for the access log). */
+export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent | ScheduledEvent } | { type: 'queue-done'; id: number; value?: number; error?: string };
+/** An invocation's answer (an HttpResult for an API handler), and the tenant its handler found (for the access log). */
 export interface ApiThreadResult {
-  result: HttpResult;
+  result: unknown;
   tenant: string | undefined;
 }
 /** A handler's call on the main thread's queues. */
 type QueueCall = { type: 'queue'; id: number; op: 'send' | 'backlog'; queue: QueueName; messages: WorkMessage[] };
+
+/** A thread's queue call, answered from this thread's queues: a handler's send returns once they hold the messages. */
+function onQueueCall(m: { type?: string }, worker: Worker): void {
+  if (m.type !== 'queue') return;
+  const c = m as QueueCall;
+  (c.op === 'send'
+    ? workQueue()
+        .send(c.queue, c.messages)
+        .then(() => 0)
+    : workQueue().backlog(c.queue)
+  ).then(
+    (value) => worker.postMessage({ type: 'queue-done', id: c.id, value } satisfies ToApiThread),
+    (e: unknown) => worker.postMessage({ type: 'queue-done', id: c.id, error: String(e) } satisfies ToApiThread),
+  );
+}
 
 export interface ApiPool {
   /** The handler of `module`, run in the least busy thread. */
@@ -27,20 +44,6 @@ export interface ApiPool {
  * Each thread keeps its own caches (index, models), as each container does.
  */
 export async function startApiPool(size: number, modules: string[]): Promise<ApiPool> {
-  // The queues live in this thread: a handler's send returns once they hold the messages.
-  const onQueueCall = (m: { type?: string }, worker: Worker) => {
-    if (m.type !== 'queue') return;
-    const c = m as QueueCall;
-    (c.op === 'send'
-      ? workQueue()
-          .send(c.queue, c.messages)
-          .then(() => 0)
-      : workQueue().backlog(c.queue)
-    ).then(
-      (value) => worker.postMessage({ type: 'queue-done', id: c.id, value } satisfies ToApiThread),
-      (e: unknown) => worker.postMessage({ type: 'queue-done', id: c.id, error: String(e) } satisfies ToApiThread),
-    );
-  };
   const threads = await Promise.all(
     Array.from({ length: size }, (_, n) =>
       startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>({ entry: './api-thread.ts', modules, name: `api-${n}` }, { onOther: onQueueCall }),
@@ -56,10 +59,62 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
         for (const t of threads) if (t.inFlight < best.inFlight) best = t;
         const { result, tenant } = await best.call({ module, event });
         setTenant(context, tenant);
-        return result;
+        return result as HttpResult;
       },
     close: async () => {
       await Promise.all(threads.map((t) => t.close()));
     },
+  };
+}
+
+/** A scheduled function's invocations, in a thread of its own. */
+export interface ScheduledFunction {
+  /** One run, as its schedule starts it; answers the handler's result. */
+  invoke(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * A scheduled function (the maintenance pass) in a thread of its own, as it is a Lambda of its own
+ * on AWS: its work, a minute's searches folded into counters or the tenants' sweeps, never holds
+ * the API handlers' event loop (in the server's thread, the fold of a minute of 8 clients'
+ * searches held the requests in flight for up to 0.3 s: docs/benchmarks.md). The thread starts at
+ * the first run; its queue sends go to this thread's queues.
+ */
+export function scheduledFunction(module: string): ScheduledFunction {
+  let thread: Promise<HandlerThread<{ module: string; event: ScheduledEvent }, ApiThreadResult>> | undefined;
+  const start = () => {
+    const started = startHandlerThread<{ module: string; event: ScheduledEvent }, ApiThreadResult>(
+      { entry: './api-thread.ts', modules: [module], name: module.replace(/\//g, '-') },
+      { onOther: onQueueCall, unrefWhenIdle: true },
+    );
+    // A thread that failed to start is started again at the next run.
+    started.catch(() => {
+      if (thread === started) thread = undefined;
+    });
+    return started;
+  };
+  return {
+    invoke: async () => (await (await (thread ??= start())).call({ module, event: scheduledEvent() })).result,
+    close: async () => {
+      const t = thread;
+      thread = undefined;
+      await (await t?.catch(() => undefined))?.close();
+    },
+  };
+}
+
+/** The event an EventBridge schedule invokes its function with, at this thread's time (a test's `setClock` reaches the pass). */
+function scheduledEvent(): ScheduledEvent {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date(nowMs()).toISOString(),
+    region: 'us-east-1',
+    resources: [],
+    detail: {},
   };
 }

@@ -1,11 +1,13 @@
 /**
  * One API "container" of the local stack: a worker thread that has loaded every handler module
- * and runs the invocations the HTTP server hands it, as a warm Lambda container would. Messages
+ * and runs the invocations the HTTP server hands it, as a warm Lambda container would (or, with
+ * one module, the scheduled maintenance pass's container: api-pool.ts scheduledFunction). Messages
  * its handlers send go to the main thread's queues, and a send returns only once they are there.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { useWorkQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
+import type { HttpEvent } from '../shared/http/types.ts';
 import { lambdaContext, tenantOf } from './http-adapter.ts';
 import { asFunction, guardedQueue } from './grants.ts';
 import { loadHandler } from './server.ts';
@@ -46,7 +48,9 @@ port.on('message', async (m: ToApiThread) => {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);
     const context = lambdaContext(m.module.replace(/\//g, '-'));
-    const result = await asFunction(m.module, () => handler(m.event, context));
+    // An API handler gets its HTTP event; a scheduled function (api-pool.ts scheduledFunction) its
+    // schedule's, which the maintenance pass does not read.
+    const result = await asFunction(m.module, () => handler(m.event as HttpEvent, context));
     port.postMessage({ type: 'result', id: m.id, ok: true, value: { result, tenant: tenantOf(context) } satisfies ApiThreadResult } satisfies FromHandlerThread);
   } catch (e) {
     port.postMessage({ type: 'result', id: m.id, ok: false, error: String(e) } satisfies FromHandlerThread);

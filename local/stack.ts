@@ -15,10 +15,11 @@ import { useWorkQueue } from '../shared/queue/messages.ts';
 import { queues as queueSpecs, workers, type QueueName } from '../shared/queue/workers.ts';
 import { connectLocalDynamo, ensureTable, startDynaliteThread } from './dynamo.ts';
 import { useDynamoPort } from './dynamo-port.ts';
-import { asFunction, enforceGrants, guardedQueue } from './grants.ts';
+import { enforceGrants, guardedQueue } from './grants.ts';
 import { LocalQueue, LocalWorkQueue, type SqsHandler } from './queue.ts';
 import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
-import { loadHandler, startHttpServer } from './server.ts';
+import { startHttpServer } from './server.ts';
+import { scheduledFunction } from './api-pool.ts';
 import type { AccessEntry } from './access-log.ts';
 import { lockDataDir, StartupError } from './lock.ts';
 import { prepareConsole } from './console-static.ts';
@@ -170,9 +171,10 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     for (const q of localQueues.values()) q.stop();
     useWorkQueue(undefined);
   });
-  const maintainHandler = (await loadHandler('workers/maintain')) as unknown as () => Promise<unknown>;
-  // As its own function (the schedule's and a test's `maintain()` alike).
-  const maintain = () => asFunction('workers/maintain', maintainHandler);
+  // As its own function, in a thread of its own (the schedule's and a test's `maintain()` alike).
+  const maintenancePass = scheduledFunction('workers/maintain');
+  undo.push(() => maintenancePass.close());
+  const maintain = () => maintenancePass.invoke();
   const maintenance = setInterval(() => void maintain().catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
   maintenance.unref();
   undo.push(() => clearInterval(maintenance));

@@ -5,7 +5,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, getRow, isStored, markEventOnce, putAll, queryPage, update, type QueryInput, type Row } from './ops.ts';
+import { applied, getRow, isStored, markEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -37,6 +37,13 @@ const COUNTER_TTL_SECONDS = 400 * 86_400;
 const SEARCH_ROW_GRACE_SECONDS = 86_400;
 /** Searches are folded a minute at a time, minutes starting at multiples of this. */
 const FOLD_SECONDS = 60;
+/**
+ * A fold reads a minute's searches in pages of this many rows instead of DynamoDB's 1 MB (about
+ * 4,000 rows): a busy minute's fold is many small requests, none of which holds the database for
+ * long. Locally dynalite serves every thread's requests in one thread, and pages of 1 MB held the
+ * API's for up to about 0.1 s (docs/benchmarks.md); on AWS the same reads cost the same capacity.
+ */
+const FOLD_PAGE_ROWS = 100;
 /** Counter additions in flight at once in a fold. */
 const FOLD_WRITES_AT_ONCE = 16;
 
@@ -87,15 +94,18 @@ function servedIn(tenant: string, from: number, to: number): QueryInput[] {
   return Array.from({ length: SEARCH_COUNTER_SHARDS }, (_, shard) => byTime.query({ tenant, shard }, { between }));
 }
 
-/** Reads every row of the queries (all at once, page by page), stopping once `max` were read; whether every row was. */
-async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (row: Row) => void): Promise<boolean> {
+/**
+ * Reads every row of the queries (all at once, page by page: pages of `pageRows` rows, else of
+ * DynamoDB's 1 MB), stopping once `max` were read; whether every row was.
+ */
+async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (row: Row) => void, pageRows?: number): Promise<boolean> {
   let read = 0;
   let complete = true;
   await Promise.all(
     inputs.map(async (input) => {
       let start: Row | undefined;
       do {
-        const page = await queryPage(t, { ...input, ...(start ? { ExclusiveStartKey: start } : {}) });
+        const page = await queryPage(t, { ...input, ...(pageRows ? { Limit: pageRows } : {}), ...(start ? { ExclusiveStartKey: start } : {}) });
         for (const row of page.items) each(row);
         read += page.items.length;
         start = page.lastKey;
@@ -155,7 +165,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
         const minute = Math.floor(next / FOLD_SECONDS) * FOLD_SECONDS;
         const to = minute + FOLD_SECONDS;
         const sums = new Map<string, { day: string; query: string; searches: number; no_results: number }>();
-        await readAll(t, servedIn(tenant, minute, to), Infinity, (row) => {
+        const add = (row: Row) => {
           const day = String(row.day);
           const query = String(row.query);
           const k = dayQuery(day, query);
@@ -164,7 +174,10 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
           c.searches += 1;
           if (row.no_results) c.no_results += 1;
           searches += 1;
-        });
+        };
+        // Only what it counts (a row also holds the events attributed to it), in small pages.
+        const reads = servedIn(tenant, minute, to).map((q) => refine(q, { project: ['query', 'day', 'no_results'] }));
+        await readAll(t, reads, Infinity, add, FOLD_PAGE_ROWS);
         await eachAtMost([...sums.values()], FOLD_WRITES_AT_ONCE, async (c) => {
           if (await addCounts(t, tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }, { shard: foldShard(c.day, c.query), to })) queries += 1;
         });

@@ -125,6 +125,27 @@ describe('search analytics: searches folded into counters', () => {
     expect(await lampOf()).toBe(5);
   });
 
+  it('reads a busy minute in small pages, and counts each of its searches once', async () => {
+    const T = `busy-${db.engine}`;
+    const n = 1_200;
+    await Promise.all(Array.from({ length: n }, (_, k) => store.record(T, { requestId: `m${k}`, query: `q${k % 3}`, day: DAY1, servedAt: T0 + (k % 60) })));
+    // The rows of every page the fold is answered.
+    const pages: number[] = [];
+    const signed: TableRef['signed'] = {
+      ...db.table.signed,
+      query: async (input) => {
+        const out = await db.table.signed.query(input);
+        pages.push(out.Items?.length ?? 0);
+        return out;
+      },
+    };
+    const paged = dynamoSearchLogStore({ ...db.table, signed });
+    expect(await paged.fold(T, T0 + 60, 60_000)).toEqual({ searches: n, queries: 3, foldedTo: T0 + 60 });
+    // No page holds more than 100 rows; a shard holds about 150 here, so some pages are full.
+    expect(Math.max(...pages)).toBe(100);
+    expect(await report(T)).toEqual({ q0: [400, 0], q1: [400, 0], q2: [400, 0] });
+  });
+
   it('folds only what no search can still be written to, and passes over minutes without searches', async () => {
     const T = `lag-${db.engine}`;
     await searched(T, 'a1', 'tent', T0 + 10);
