@@ -38,14 +38,18 @@ const SEARCH_ROW_GRACE_SECONDS = 86_400;
 /** Searches are folded a minute at a time, minutes starting at multiples of this. */
 const FOLD_SECONDS = 60;
 /**
- * A fold reads a minute's searches in pages of this many rows instead of DynamoDB's 1 MB (about
- * 4,000 rows): a busy minute's fold is many small requests, none of which holds the database for
- * long. Locally dynalite serves every thread's requests in one thread, and pages of 1 MB held the
- * API's for up to about 0.1 s (docs/benchmarks.md); on AWS the same reads cost the same capacity.
+ * A fold reads a minute's searches one shard at a time, in pages of 100 rows, and adds to 4
+ * counters at a time: a busy minute's fold is a row of small requests, none of which holds the
+ * database long, instead of a burst. Locally dynalite serves every thread's requests in one
+ * thread: with all 8 shards read at once in pages of 1 MB and 16 additions in flight, the fold of
+ * a minute of 8 clients' searches (about 24,000) slowed the searches served meanwhile fourfold
+ * for 2 s (docs/benchmarks.md). On AWS it reads about 25,000 rows a second this way (a page in
+ * ~4 ms), a minute of 400 searches a second in ~1 s; the pass's budget (FOLD_PASS_BUDGET_MS)
+ * then keeps up with about 8,000 searches a second.
  */
 const FOLD_PAGE_ROWS = 100;
-/** Counter additions in flight at once in a fold. */
-const FOLD_WRITES_AT_ONCE = 16;
+const FOLD_READS_AT_ONCE = 1;
+const FOLD_WRITES_AT_ONCE = 4;
 
 /** Attribute names of a counters row (event types match ^[a-z][a-z0-9_]{0,63}$). */
 const EVENTS = 'events:';
@@ -95,24 +99,24 @@ function servedIn(tenant: string, from: number, to: number): QueryInput[] {
 }
 
 /**
- * Reads every row of the queries (all at once, page by page: pages of `pageRows` rows, else of
- * DynamoDB's 1 MB), stopping once `max` were read; whether every row was.
+ * Reads every row of the queries (page by page, all queries at once; or, with `paced`, `atOnce`
+ * queries at a time in pages of `pageRows` rows instead of DynamoDB's 1 MB), stopping once `max`
+ * were read; whether every row was.
  */
-async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (row: Row) => void, pageRows?: number): Promise<boolean> {
+async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (row: Row) => void, paced?: { atOnce: number; pageRows: number }): Promise<boolean> {
   let read = 0;
   let complete = true;
-  await Promise.all(
-    inputs.map(async (input) => {
-      let start: Row | undefined;
-      do {
-        const page = await queryPage(t, { ...input, ...(pageRows ? { Limit: pageRows } : {}), ...(start ? { ExclusiveStartKey: start } : {}) });
-        for (const row of page.items) each(row);
-        read += page.items.length;
-        start = page.lastKey;
-        if (start && read >= max) complete = false;
-      } while (start && complete);
-    }),
-  );
+  const pageRows = paced?.pageRows;
+  await eachAtMost(inputs, paced?.atOnce ?? inputs.length, async (input) => {
+    let start: Row | undefined;
+    do {
+      const page = await queryPage(t, { ...input, ...(pageRows ? { Limit: pageRows } : {}), ...(start ? { ExclusiveStartKey: start } : {}) });
+      for (const row of page.items) each(row);
+      read += page.items.length;
+      start = page.lastKey;
+      if (start && read >= max) complete = false;
+    } while (start && complete);
+  });
   return complete;
 }
 
@@ -177,7 +181,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
         };
         // Only what it counts (a row also holds the events attributed to it), in small pages.
         const reads = servedIn(tenant, minute, to).map((q) => refine(q, { project: ['query', 'day', 'no_results'] }));
-        await readAll(t, reads, Infinity, add, FOLD_PAGE_ROWS);
+        await readAll(t, reads, Infinity, add, { atOnce: FOLD_READS_AT_ONCE, pageRows: FOLD_PAGE_ROWS });
         await eachAtMost([...sums.values()], FOLD_WRITES_AT_ONCE, async (c) => {
           if (await addCounts(t, tenant, c.day, c.query, { searches: c.searches, no_results: c.no_results }, { shard: foldShard(c.day, c.query), to })) queries += 1;
         });

@@ -125,24 +125,31 @@ describe('search analytics: searches folded into counters', () => {
     expect(await lampOf()).toBe(5);
   });
 
-  it('reads a busy minute in small pages, and counts each of its searches once', async () => {
+  it('reads a busy minute in small pages, one at a time, and counts each of its searches once', async () => {
     const T = `busy-${db.engine}`;
     const n = 1_200;
     await Promise.all(Array.from({ length: n }, (_, k) => store.record(T, { requestId: `m${k}`, query: `q${k % 3}`, day: DAY1, servedAt: T0 + (k % 60) })));
-    // The rows of every page the fold is answered.
+    // The rows of every page the fold is answered, and how many of its reads are in flight at once.
     const pages: number[] = [];
+    let reading = 0;
+    let mostAtOnce = 0;
     const signed: TableRef['signed'] = {
       ...db.table.signed,
       query: async (input) => {
-        const out = await db.table.signed.query(input);
+        // The probes for the next minute with a search (a row each) are not counted.
+        if (input.Limit === 1) return db.table.signed.query(input);
+        mostAtOnce = Math.max(mostAtOnce, ++reading);
+        const out = await db.table.signed.query(input).finally(() => reading--);
         pages.push(out.Items?.length ?? 0);
         return out;
       },
     };
     const paged = dynamoSearchLogStore({ ...db.table, signed });
     expect(await paged.fold(T, T0 + 60, 60_000)).toEqual({ searches: n, queries: 3, foldedTo: T0 + 60 });
-    // No page holds more than 100 rows; a shard holds about 150 here, so some pages are full.
+    // No page holds more than 100 rows (a shard holds about 150 here, so some pages are full),
+    // and the shards are read one after another.
     expect(Math.max(...pages)).toBe(100);
+    expect(mostAtOnce).toBe(1);
     expect(await report(T)).toEqual({ q0: [400, 0], q1: [400, 0], q2: [400, 0] });
   });
 
