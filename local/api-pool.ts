@@ -94,9 +94,15 @@ export function scheduledFunction(module: string): ScheduledFunction {
     });
     return started;
   };
+  let closed = false;
   return {
-    invoke: async () => (await (await (thread ??= start())).call({ module, event: scheduledEvent() })).result,
+    invoke: async () => {
+      if (closed) throw new Error(`${module} is closed`);
+      return (await (await (thread ??= start())).call({ module, event: scheduledEvent() })).result;
+    },
+    // A run in progress is ended with an error.
     close: async () => {
+      closed = true;
       const t = thread;
       thread = undefined;
       await (await t?.catch(() => undefined))?.close();

@@ -49,7 +49,7 @@ port.on('message', async (m: ToApiThread) => {
     if (!handler) throw new Error(`no handler ${m.module}`);
     const context = lambdaContext(m.module.replace(/\//g, '-'));
     // An API handler gets its HTTP event; a scheduled function (api-pool.ts scheduledFunction) its
-    // schedule's, which the maintenance pass does not read.
+    // schedule's, whose time the maintenance pass goes by.
     const result = await asFunction(m.module, () => handler(m.event as HttpEvent, context));
     port.postMessage({ type: 'result', id: m.id, ok: true, value: { result, tenant: tenantOf(context) } satisfies ApiThreadResult } satisfies FromHandlerThread);
   } catch (e) {

@@ -232,6 +232,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
       // The seed stops between two of its steps first: it writes through this stack.
       await demo?.stop();
       clearInterval(maintenance);
+      await maintenancePass.close();
       for (const q of localQueues.values()) q.stop();
       await Promise.all(threads.map((t) => t.close()));
       useWorkQueue(undefined);

@@ -53,6 +53,11 @@ export async function startHandlerThread<Req extends object, Res>(
     for (const p of pending.values()) p.reject(e);
     pending.clear();
   });
+  // Ended (closed, or its code exited): what it had not answered never will be.
+  worker.on('exit', (code) => {
+    for (const p of pending.values()) p.reject(new Error(`the handler thread ended (exit code ${code})`));
+    pending.clear();
+  });
   return {
     worker,
     get inFlight() {

@@ -18,17 +18,16 @@ const scheduledEvent = z.object({ time: z.iso.datetime({ offset: true }) });
  * Scheduled (every minute on AWS; a timer locally): re-queues lagging embeddings, requests index
  * builds, refreshes segment size estimates, folds searches into the search analytics counters,
  * starts templates' scheduled training runs that are due, and ends runs whose container task
- * stopped without ending them. Due runs, folds and task sweeps go by the event's time (the
- * clock's without one).
+ * stopped without ending them. The whole pass goes by the event's time (the clock's without one).
  */
 export const handler = async (
   event?: unknown,
 ): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean; segments: number; folded: number; scheduled: string[]; interrupted: string[] }> => {
   const s = stores();
-  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: workQueue() }, config().maintenance.embedGraceSeconds);
-  const budget = { events: PASS_EVENT_BUDGET };
   const asOf = z.safeParse(scheduledEvent, event);
   const now = asOf.success ? Math.floor(Date.parse(asOf.data.time) / 1000) : nowSeconds();
+  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: blobs(), queue: workQueue() }, config().maintenance.embedGraceSeconds, now);
+  const budget = { events: PASS_EVENT_BUDGET };
   let segments = 0;
   let folded = 0;
   const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;

@@ -46,17 +46,19 @@ export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: numbe
  * `graceSeconds` (lost or failed messages), and request an index build for tenants whose
  * catalog changed since their index was built. While the embedding queue still holds messages
  * nothing is re-queued: a backlog (a bulk import) is not a lost message, and duplicates would
- * only lengthen it; a message lost meanwhile is re-queued once the queue has drained.
+ * only lengthen it; a message lost meanwhile is re-queued once the queue has drained. `at`: the
+ * pass's time.
  */
 export async function sweep(
   deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: WorkQueue },
   graceSeconds = 60,
+  at = now(),
 ): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean }> {
   let requeued = 0;
   const rebuilds: string[] = [];
   const backlogged = (await deps.queue.backlog('embedding')) > 0;
   for (const tenant of await deps.credentials.listTenants()) {
-    const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, now() - graceSeconds, 1000);
+    const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, at - graceSeconds, 1000);
     if (stale.length) {
       await deps.queue.send(
         'embedding',
@@ -67,8 +69,8 @@ export async function sweep(
     const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
     // Searches score changes since the build beside the index; rebuild when they pile up or age.
     const count = await deps.items.countChangesSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
-    if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && now() - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
-      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: now() }]);
+    if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
+      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
       rebuilds.push(tenant);
     }
   }

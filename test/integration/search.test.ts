@@ -4,7 +4,7 @@ import { onboardTenant } from '../../shared/domain/credentials.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import type { LocalQueue } from '../../local/queue.ts';
-import { resetConfig } from '../../shared/config.ts';
+import { nowMs, setClock } from '../../shared/clock.ts';
 
 let t: TestStack;
 let other: TenantClient;
@@ -81,8 +81,10 @@ describe('embedding refresh', () => {
         .slice(sentBefore)
         .map((b) => JSON.parse(b))
         .filter((j) => j.type === 'embed');
-    process.env.EMBED_GRACE_SECONDS = '-5';
-    resetConfig(); // settings are read once; this pass reads the new grace
+    // The passes run past the grace (EMBED_GRACE_SECONDS, 30 s locally): the pass goes by its
+    // schedule's time, which the stack takes from the clock.
+    const real = nowMs();
+    const restore = setClock({ nowMs: () => real + 60_000 });
     try {
       // Both messages still wait in the queue: a backlog, not a loss, so nothing is re-queued.
       await t.stack.maintain();
@@ -92,8 +94,7 @@ describe('embedding refresh', () => {
       await t.stack.maintain();
     } finally {
       q.resume();
-      process.env.EMBED_GRACE_SECONDS = '30';
-      resetConfig();
+      restore();
     }
     expect(embedsSince()).toEqual(
       expect.arrayContaining([

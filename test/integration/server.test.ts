@@ -65,6 +65,26 @@ describe('local server', () => {
     }
   }, 60_000);
 
+  it('ends its maintenance pass (a thread of its own) when it stops: a run in progress ends, none starts after', async () => {
+    const t = await startTestStack();
+    let stopped = false;
+    try {
+      // The pass's thread is up; a second run is under way when the stack stops.
+      expect(await t.stack.maintain()).toMatchObject({ folded: 0 });
+      const run = t.stack.maintain().then(
+        () => 'done',
+        () => 'ended',
+      );
+      await t.stop();
+      stopped = true;
+      const hung = new Promise((r) => setTimeout(() => r('hung'), 10_000).unref());
+      expect(await Promise.race([run, hung])).not.toBe('hung');
+      await expect(t.stack.maintain()).rejects.toThrow(/closed/);
+    } finally {
+      if (!stopped) await t.stop();
+    }
+  }, 60_000);
+
   it('keeps data, credentials and the signing key across a restart of the server process', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-restart-'));
     dirs.push(dataDir);
