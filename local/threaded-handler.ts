@@ -49,15 +49,13 @@ export async function startHandlerThread<Req extends object, Res>(
       if (opts.unrefWhenIdle && pending.size === 0) worker.unref();
     });
   });
-  worker.on('error', (e) => {
+  // Failed, or ended (closed, or its code exited): what it had not answered never will be.
+  const failPending = (e: Error) => {
     for (const p of pending.values()) p.reject(e);
     pending.clear();
-  });
-  // Ended (closed, or its code exited): what it had not answered never will be.
-  worker.on('exit', (code) => {
-    for (const p of pending.values()) p.reject(new Error(`the handler thread ended (exit code ${code})`));
-    pending.clear();
-  });
+  };
+  worker.on('error', failPending);
+  worker.on('exit', (code) => failPending(new Error(`the handler thread ended (exit code ${code})`)));
   return {
     worker,
     get inFlight() {
