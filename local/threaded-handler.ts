@@ -38,6 +38,8 @@ export async function startHandlerThread<Req extends object, Res>(
   let next = 0;
   await new Promise<void>((resolve, reject) => {
     worker.once('error', reject);
+    // A thread whose code ends it (process.exit in a module it loads) without an error never says ready.
+    worker.once('exit', (code) => reject(new Error(`the handler thread ended before it was ready (exit code ${code})`)));
     worker.on('message', (m: FromHandlerThread | { type?: string }) => {
       if (m.type === 'ready') return resolve();
       if (m.type !== 'result') return opts.onOther?.(m, worker);

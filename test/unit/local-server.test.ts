@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServerConfig } from '../../shared/config.ts';
 import { accessLine, batchedLines, messageLine } from '../../local/access-log.ts';
@@ -130,5 +131,19 @@ describe('data directory lock', () => {
     writeFileSync(lockFile(dir), JSON.stringify({ pid: 1 }));
     release();
     expect(JSON.parse(readFileSync(lockFile(dir), 'utf8')).pid).toBe(1);
+  });
+});
+
+describe('handler threads (local/threaded-handler.ts)', () => {
+  it('refuse to start when the thread ends before it is ready, with or without an error', async () => {
+    const { startHandlerThread } = await import('../../local/threaded-handler.ts');
+    const dir = tempDir();
+    const exits = join(dir, 'exits.mjs');
+    writeFileSync(exits, 'process.exit(3);\n');
+    const throws = join(dir, 'throws.mjs');
+    writeFileSync(throws, "throw new Error('no such handler');\n");
+    const start = (file: string) => startHandlerThread({ entry: pathToFileURL(file).href });
+    await expect(start(exits)).rejects.toThrow('the handler thread ended before it was ready (exit code 3)');
+    await expect(start(throws)).rejects.toThrow('no such handler');
   });
 });
