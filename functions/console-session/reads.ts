@@ -11,7 +11,7 @@ import type { DeclaredRequest } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { recommend } from '#shared/recs/serve';
-import { listEventsQuery } from '#shared/schemas/events';
+import { consoleEventsQuery } from '#shared/schemas/events';
 import { recommendationsQuery } from '#shared/schemas/recs';
 import { searchBody } from '#shared/schemas/search';
 import { coreSearchAnswer, coreSearchRequest, tenantSynonyms } from '#shared/search/core-search';
@@ -56,8 +56,8 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
     const deps = { console: consoleStore(), control: controlDeps(), exposures: notCounted, events: eventStore(), blobs: blobs(), catalog: (t: string) => tenantView(searchDeps(), t) };
     return ok(await recommend(deps, tenant, query, requestId));
   }),
-  /** The Core event list (`GET /v1/events`: same query and answer). */
-  'GET /console/api/events': consoleHandler(NAME, { query: listEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query))),
+  /** The Core event list (`GET /v1/events`: same query and answer), and `order=desc` for the newest first. */
+  'GET /console/api/events': consoleHandler(NAME, { query: consoleEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query))),
   /**
    * Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest
    * 5,000 events (`sampled`: whether that cut anything off).

@@ -2,7 +2,7 @@ import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, R
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { EVENT_SHARDS, Event, eventShard, sortId } from './entities.ts';
-import { deleteAll, forEachPartitionPage, getRow, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, stripKeys, type Row } from './ops.ts';
+import { deleteAll, forEachPartitionPage, getRow, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, stripKeys, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -88,25 +88,28 @@ export function dynamoEventStore(t: TableRef): EventStore {
 
     async list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>> {
       const want = q.limit + 1;
-      const after = q.after !== undefined ? { gt: sortId(q.after) } : undefined;
-      const byId = (r: Row) => Number(r.id);
+      // Newest first: each index read backwards from the cursor, the shards merged by id, largest first.
+      const desc = q.newestFirst === true;
+      const after = q.after === undefined ? undefined : desc ? { lt: sortId(q.after) } : { gt: sortId(q.after) };
+      const ordered = (input: QueryInput): QueryInput => (desc ? { ...input, ScanIndexForward: false } : input);
+      const byId = (r: Row) => (desc ? -Number(r.id) : Number(r.id));
       let rows: Row[];
       if (q.userId !== undefined) {
         const type = q.type;
         const ofUser = byUser.query({ tenant, user_id: q.userId }, after);
-        rows = await queryUpTo(t, type !== undefined ? refine(ofUser, { filter: (x) => x.eq('type', type) }) : ofUser, want);
+        rows = await queryUpTo(t, ordered(type !== undefined ? refine(ofUser, { filter: (x) => x.eq('type', type) }) : ofUser), want);
       } else if (q.type !== undefined) {
         const type = q.type;
         rows = await mergeShards(
           t,
-          shards.map((shard) => byType.query({ tenant, type, shard }, after)),
+          shards.map((shard) => ordered(byType.query({ tenant, type, shard }, after))),
           want,
           byId,
         );
       } else {
         rows = await mergeShards(
           t,
-          shards.map((shard) => primary.query({ tenant, shard }, after)),
+          shards.map((shard) => ordered(primary.query({ tenant, shard }, after))),
           want,
           byId,
         );

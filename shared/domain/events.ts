@@ -60,16 +60,22 @@ const IN_FLIGHT_SECONDS = 30;
  * pages on with `starting_after` would otherwise pass it for good. That page ends with
  * `has_more: false`, and the same cursor later reads on from the gap. (A gap that old is an
  * ingest that failed after taking its ids, and is passed.)
+ *
+ * With `order: 'desc'` (the console's), newest first, `starting_after` paging on to older ids. No
+ * gap stops it: an event still landing above the cursor is newer than the first page, where a
+ * reader looks for it.
  */
-export async function listEvents(store: EventStore, tenant: string, q: ListEventsQuery, now = nowSeconds()) {
+export async function listEvents(store: EventStore, tenant: string, q: ListEventsQuery & { order?: 'asc' | 'desc' | undefined }, now = nowSeconds()) {
+  const newestFirst = q.order === 'desc';
   const page = await store.list(tenant, {
     limit: q.limit,
     ...(q.starting_after !== undefined ? { after: q.starting_after } : {}),
     ...(q.user_id !== undefined ? { userId: q.user_id } : {}),
     ...(q.type !== undefined ? { type: q.type } : {}),
+    ...(newestFirst ? { newestFirst } : {}),
   });
   let { rows, hasMore } = page;
-  if (q.user_id === undefined && q.type === undefined) {
+  if (!newestFirst && q.user_id === undefined && q.type === undefined) {
     // A tenant's event ids start at 1.
     let prev = q.starting_after ?? 0;
     const gap = rows.findIndex((r) => {

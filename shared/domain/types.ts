@@ -146,8 +146,11 @@ export type RecentEvent = Pick<EventRecord, 'id' | 'item_id' | 'type' | 'created
 export type NewEvent = Omit<EventRecord, 'id' | 'created' | 'occurred_at'> & { occurred_at?: number };
 
 export interface EventListQuery {
+  /** The page after this id in the list's order (with `newestFirst`, older ids). */
   after?: number;
   limit: number;
+  /** Newest first (by id) instead of oldest first. */
+  newestFirst?: boolean;
   userId?: string;
   type?: string;
 }

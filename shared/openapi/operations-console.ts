@@ -64,7 +64,7 @@ export const consoleOperations: Record<string, OperationDoc> = {
     },
   ),
   'GET /console/api/events': op('consoleListEvents', READS, 'List events (console events page)', ok(R.eventList, 'A page of events (as `GET /v1/events` answers).'), {
-    description: "What `GET /v1/events` does, for the session's tenant: same query, same answer.",
+    description: "What `GET /v1/events` does, for the session's tenant: same query, same answer; `order=desc` lists the newest first (`starting_after` then pages on to older events).",
     errors: [401],
   }),
   'GET /console/api/overview': op('consoleOverview', READS, 'Events per day (console overview)', ok(S.consoleOverview, 'Events per UTC day over the last `days`.'), {

@@ -89,3 +89,13 @@ export const listEventsQuery = z.strictObject({
   type: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'type must match ^[a-z][a-z0-9_]{0,63}$'))),
 });
 export type ListEventsQuery = z.output<typeof listEventsQuery>;
+
+/**
+ * The console's event list: the Core list's query, and `order` (`asc` by default, as Core lists;
+ * `desc` for the newest first, `starting_after` then paging on to older events).
+ */
+export const consoleEventsQuery = z.strictObject({
+  ...listEventsQuery.shape,
+  order: z.optional(z.enum(['asc', 'desc'])),
+});
+export type ConsoleEventsQuery = z.output<typeof consoleEventsQuery>;

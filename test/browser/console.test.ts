@@ -331,6 +331,24 @@ describe('the console in Chromium', () => {
     await visible(page.getByText('No segments yet.'));
   });
 
+  it('lists the newest events first, and loads older ones below', async () => {
+    const ids: number[] = [];
+    for (let after = ''; ; ) {
+      const r = await t.demo.core('GET', `/v1/events?limit=100${after}`);
+      ids.push(...(r.body.data as { id: string }[]).map((e) => Number(e.id)));
+      if (!r.body.has_more) break;
+      after = `&starting_after=${r.body.next_cursor}`;
+    }
+    const latest = ids.sort((a, b) => b - a);
+    expect(latest.length).toBeGreaterThan(50);
+    await go('Events', 'Events');
+    const rows = page.getByRole('table', { name: 'Events' }).getByRole('row');
+    // Row 0 is the header.
+    await visible(rows.nth(1).getByRole('cell', { name: String(latest[0]), exact: true }));
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await visible(rows.nth(51).getByRole('cell', { name: String(latest[50]), exact: true }));
+  });
+
   it('renders the other pages without errors', async () => {
     for (const [link, heading, name] of [
       ['Events', 'Events', 'events'],

@@ -59,6 +59,34 @@ describe('event store', () => {
     expect(both.hasMore).toBe(true);
   });
 
+  it('lists newest first across write shards, paging on to older ids, with filters', async () => {
+    const s = db.stores.events;
+    const n = EVENT_SHARDS * 9 + 3;
+    await s.append(
+      'desc',
+      Array.from({ length: n }, (_, i) => ev(`u${i % 3}`, i % 2 ? 'odd' : 'even')),
+      1,
+    );
+    const all = Array.from({ length: n }, (_, i) => n - i);
+    const pages = async (q: { userId?: string; type?: string }) => {
+      const ids: number[] = [];
+      let after: number | undefined;
+      for (;;) {
+        const page = await s.list('desc', { limit: 4, newestFirst: true, ...q, ...(after ? { after } : {}) });
+        ids.push(...page.rows.map((r) => r.id));
+        if (!page.hasMore) return ids;
+        after = page.rows[page.rows.length - 1]?.id;
+      }
+    };
+    expect(await pages({})).toEqual(all);
+    expect(await pages({ userId: 'u1' })).toEqual(all.filter((id) => (id - 1) % 3 === 1));
+    expect(await pages({ type: 'odd' })).toEqual(all.filter((id) => (id - 1) % 2 === 1));
+    expect(await pages({ userId: 'u0', type: 'even' })).toEqual(all.filter((id) => (id - 1) % 3 === 0 && (id - 1) % 2 === 0));
+    const first = await s.list('desc', { limit: 3, newestFirst: true });
+    expect(first.rows.map((r) => r.id)).toEqual([n, n - 1, n - 2]);
+    expect(first.hasMore).toBe(true);
+  });
+
   it("reads a user's latest events newest first, only id, item, type and creation time, within the limit, after an id", async () => {
     const s = db.stores.events;
     await s.append(

@@ -136,7 +136,9 @@ describe('console sessions', () => {
   });
 
   it('console routes run Core reads for the session, never for an API key or without CSRF', async () => {
-    await t.demo.core('POST', '/v1/items', [{ name: 'Trail running shoe', metadata: { brand: 'Acme', category: 'shoes' } }]);
+    const shoe = await t.demo.core('POST', '/v1/items', [{ name: 'Trail running shoe', metadata: { brand: 'Acme', category: 'shoes' } }]);
+    const sent = Array.from({ length: 6 }, (_, i) => ({ type: 'click', user_id: `u${i}`, item_id: shoe.body.data[0].id, click: {} }));
+    expect((await t.demo.core('POST', '/v1/events', sent)).status).toBe(201);
     const { cookie, csrf } = await demoLogin();
     const s = await request(t.base, 'POST', '/console/api/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: 'running', facets: ['brand'], highlight: true, explain: true } });
     expect(s.status).toBe(200);
@@ -152,6 +154,20 @@ describe('console sessions', () => {
     expect(recs.body.object).toBe('list');
     const events = await request(t.base, 'GET', '/console/api/events?limit=5', { headers: { cookie } });
     expect(events.status).toBe(200);
+    // Oldest first as the Core list answers; `order=desc` the newest first, paging on to older ones.
+    const ids = (b: { data: { id: string }[] }) => b.data.map((e) => Number(e.id));
+    const stored: number[] = ids((await t.demo.core('GET', '/v1/events?limit=100')).body);
+    expect(stored.length).toBeGreaterThan(3);
+    expect(ids(events.body)).toEqual(stored.slice(0, 5));
+    const newest = await request(t.base, 'GET', '/console/api/events?limit=2&order=desc', { headers: { cookie } });
+    expect(newest.status).toBe(200);
+    const latest = [...stored].reverse();
+    expect(ids(newest.body)).toEqual(latest.slice(0, 2));
+    expect(newest.body.has_more).toBe(true);
+    const older = await request(t.base, 'GET', `/console/api/events?limit=2&order=desc&starting_after=${newest.body.next_cursor}`, { headers: { cookie } });
+    expect(ids(older.body)).toEqual(latest.slice(2, 4));
+    const bad = await request(t.base, 'GET', '/console/api/events?order=newest', { headers: { cookie } });
+    expect(bad.status).toBe(400);
     const overview = await request(t.base, 'GET', '/console/api/overview?days=7', { headers: { cookie } });
     expect(overview.status).toBe(200);
     expect(overview.body.events_per_day).toHaveLength(7);

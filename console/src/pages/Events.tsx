@@ -21,7 +21,7 @@ export function Events({ session }: PageProps) {
   const [applied, setApplied] = useState({ user_id: '', type: '' });
   const load = (filter: { user_id: string; type: string }, after?: string) =>
     list.run(async () => {
-      const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, ...filter, starting_after: after })}`);
+      const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, order: 'desc', ...filter, starting_after: after })}`);
       setApplied(filter);
       setRows((x) => (after ? [...x, ...r.data] : r.data));
       setCursor(r.has_more ? r.next_cursor : null);

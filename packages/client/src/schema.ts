@@ -919,7 +919,7 @@ export interface paths {
         };
         /**
          * List events (console events page)
-         * @description What `GET /v1/events` does, for the session's tenant: same query, same answer.
+         * @description What `GET /v1/events` does, for the session's tenant: same query, same answer; `order=desc` lists the newest first (`starting_after` then pages on to older events).
          *
          *     Console session: any role (`admin`, `viewer`); never an API key.
          */
@@ -4290,6 +4290,7 @@ export interface operations {
                 starting_after?: string;
                 user_id?: string;
                 type?: string;
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
