@@ -1,7 +1,7 @@
 import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
 import { nowSeconds } from '../clock.ts';
-import type { IngestEvent, IngestEventsBody, ListEventsQuery } from '../schemas/events.ts';
+import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
 import { EventNotFound } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
 import type { EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
@@ -63,9 +63,9 @@ const IN_FLIGHT_SECONDS = 30;
  *
  * With `order: 'desc'` (the console's), newest first, `starting_after` paging on to older ids. No
  * gap stops it: an event still landing above the cursor is newer than the first page, where a
- * reader looks for it.
+ * reader looks for it. `q` is the Core list's query, or the console's (with `order`).
  */
-export async function listEvents(store: EventStore, tenant: string, q: ListEventsQuery & { order?: 'asc' | 'desc' | undefined }, now = nowSeconds()) {
+export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds()) {
   const newestFirst = q.order === 'desc';
   const page = await store.list(tenant, {
     limit: q.limit,
