@@ -51,6 +51,13 @@ export interface PipelineHelpers {
   now: number;
   /** How many of the first positions the caller shows (diversity orders those; default 20). */
   depth?: number;
+  /**
+   * How many of the best candidates diversity chooses among (default max(2 × depth, 50)). A caller
+   * that shows one list a page at a time fixes it for every page: with the same candidates, the
+   * first positions diversity chooses do not depend on how many it chooses, so each page is the
+   * continuation of the one before.
+   */
+  diversityPool?: number;
 }
 
 /** Freshness halves every this many days of age (`created`). */
@@ -201,12 +208,19 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
   items.sort(byScore);
 
   const lambda = controls.diversity ?? 0;
-  if (lambda > 0 && helpers.similarity && items.length > 2) items = diversify(items, lambda, helpers.similarity, Math.min(DIVERSITY_MAX, helpers.depth ?? 20));
-
   const cap = controls.max_per_category;
-  if (cap !== undefined) items = withinCategoryCap(items, cap);
+  if (lambda > 0 && helpers.similarity && items.length > 2) {
+    const depth = Math.min(DIVERSITY_MAX, helpers.depth ?? 20);
+    items = diversify(items, lambda, helpers.similarity, depth, helpers.diversityPool ?? Math.max(2 * depth, 50), cap);
+  } else if (cap !== undefined) items = withinCategoryCap(items, cap);
   for (const it of items) it.explain.final_score = it.score;
   return items;
+}
+
+/** An item's category for `max_per_category` (a string `category` in its metadata). */
+function categoryOf(it: { doc: SearchDoc }): string | undefined {
+  const cat = it.doc.metadata.category;
+  return typeof cat === 'string' ? cat : undefined;
 }
 
 /**
@@ -215,10 +229,6 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
  */
 export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly T[], cap: number, before: readonly { doc: SearchDoc }[] = []): T[] {
   const counts = new Map<string, number>();
-  const categoryOf = (it: { doc: SearchDoc }) => {
-    const cat = it.doc.metadata.category;
-    return typeof cat === 'string' ? cat : undefined;
-  };
   for (const it of before) {
     const cat = categoryOf(it);
     if (cat !== undefined) counts.set(cat, (counts.get(cat) ?? 0) + 1);
@@ -245,15 +255,17 @@ export function presentExplain(e: Explanation): Explanation {
 }
 
 /**
- * Maximal marginal relevance: each of the first `depth` positions goes to the candidate that
- * maximises (1 − λ)·relevance − λ·(its highest cosine similarity to an item already chosen),
- * relevance scaled to 0-1 (see DIVERSITY_MAX). The rest follow in score order. Lazy greedy: a
- * candidate's similarity only grows as items are chosen, so its value only falls; a candidate is
- * compared with the items chosen since it was last looked at only when it leads (the same
- * choices as comparing every candidate at every step, at a fraction of the work).
+ * Maximal marginal relevance: each of the first `depth` positions goes to the candidate among the
+ * best `size` that maximises (1 − λ)·relevance − λ·(its highest cosine similarity to an item
+ * already chosen), relevance scaled to 0-1 (see DIVERSITY_MAX). The rest follow in score order.
+ * With `max_per_category` (`cap`), a candidate whose category is full is left out as it comes up,
+ * not chosen: the choices, and so every position, are the same whatever `depth` (a page further
+ * on extends the list, never reorders it). Lazy greedy: a candidate's similarity only grows as
+ * items are chosen, so its value only falls; a candidate is compared with the items chosen since
+ * it was last looked at only when it leads (the same choices as comparing every candidate at
+ * every step, at a fraction of the work).
  */
-function diversify(items: Served[], lambda: number, similarity: (a: Candidate) => (b: Candidate) => number, depth: number): Served[] {
-  const size = Math.max(2 * depth, 50);
+function diversify(items: Served[], lambda: number, similarity: (a: Candidate) => (b: Candidate) => number, depth: number, size: number, cap: number | undefined): Served[] {
   const pool = items.slice(0, size);
   const rest = items.slice(size);
   const max = Math.max(...pool.map((p) => p.score), 1e-12);
@@ -262,11 +274,16 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
   const maxSim = new Float64Array(pool.length);
   /** How many of the chosen items candidate k has been compared with. */
   const compared = new Int32Array(pool.length);
+  /** 1 chosen, 2 left out (its category was full when it led). */
   const taken = new Uint8Array(pool.length);
   const chosen: number[] = [];
   const out: Served[] = [];
-  const picks = Math.min(depth, pool.length);
-  while (out.length < picks) {
+  const perCategory = new Map<string, number>();
+  const full = (it: Served) => {
+    const cat = cap === undefined ? undefined : categoryOf(it);
+    return cat !== undefined && (perCategory.get(cat) ?? 0) >= (cap as number);
+  };
+  while (out.length < depth) {
     let bestK = -1;
     let bestV = -Infinity;
     for (let k = 0; k < pool.length; k++) {
@@ -276,6 +293,11 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
         bestV = v;
         bestK = k;
       }
+    }
+    if (bestK < 0) break;
+    if (full(pool[bestK] as Served)) {
+      taken[bestK] = 2;
+      continue;
     }
     if ((compared[bestK] as number) < chosen.length) {
       // Bring the leader up to date; it may fall behind another.
@@ -290,10 +312,13 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
     taken[bestK] = 1;
     chosen.push(bestK);
     const c = pool[bestK] as Served;
+    const cat = categoryOf(c);
+    if (cat !== undefined) perCategory.set(cat, (perCategory.get(cat) ?? 0) + 1);
     toChosen.push(similarity(c));
     if (bestK !== out.length) c.explain.rerank.push({ control: 'diversity', moved_from: bestK + 1, moved_to: out.length + 1 });
     out.push(c);
   }
-  // The candidates not picked, in score order, then the rest.
-  return [...out, ...pool.filter((_, k) => !taken[k]), ...rest];
+  // The candidates not picked, in score order, then the rest (within the cap, counting those picked).
+  const after = [...pool.filter((_, k) => !taken[k]), ...rest];
+  return [...out, ...(cap === undefined ? after : withinCategoryCap(after, cap, out))];
 }

@@ -154,6 +154,8 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const helpers = {
     now: nowSeconds(),
     depth: offset + req.limit,
+    // The same candidates for diversity on every page, so that each page continues the one before.
+    diversityPool: pool,
     seen: (id: number) => seen.has(id),
     ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
     similarity: view.similarity,

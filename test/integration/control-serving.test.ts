@@ -154,6 +154,23 @@ describe('rerank controls', () => {
 });
 
 describe('pages of a context list', () => {
+  it('with diversity and a category cap, page after page are the one list a single page shows', async () => {
+    const ctx = await context('diverse, two per category');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.3, max_per_category: 2 })).status).toBe(200);
+    const whole = hitIds(await search({ context_id: ctx, limit: 100 }));
+    expect(whole).toHaveLength(8); // four categories, two of each
+    for (const limit of [1, 3]) {
+      const paged: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Api = await search({ context_id: ctx, limit, ...(cursor ? { starting_after: cursor } : {}) });
+        paged.push(...hitIds(page));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      expect(paged).toEqual(whole);
+    }
+  });
+
   it('go on past the pool the plan orders, through its exclusions and category cap, to the last match', async () => {
     // 90 lanterns: more than the pool of a limit-10 list (60).
     const made = await t.demo.core(

@@ -178,6 +178,36 @@ describe('diversity', () => {
       expect(new Set(ids(got)).size).toBe(n);
     }
   });
+
+  it('with max_per_category, orders the same list whatever the depth (pages continue each other), within the cap', () => {
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let round = 0; round < 10; round++) {
+      const n = 60;
+      const pool = Array.from({ length: n }, (_, i) => {
+        const v = Array.from({ length: 8 }, () => rnd() - 0.5);
+        const norm = Math.hypot(...v);
+        return cand(
+          i + 1,
+          1 - i / n,
+          { category: ['shoes', 'hats', 'bags', 'socks', 'caps'][Math.floor(rnd() * 5)] },
+          NOW,
+          v.map((x) => x / norm),
+        );
+      });
+      const controls = { diversity: 0.2 + rnd() * 0.6, max_per_category: 3 };
+      const at = (depth: number) => ids(runPipeline(pool, [], controls, { now: NOW, depth, diversityPool: n, similarity }, null));
+      const whole = at(40);
+      expect(whole.length).toBe(15); // five categories, three of each
+      // A page at offset o of limit l shows positions o to o + l - 1 of the list ordered to depth o + l.
+      for (let depth = 1; depth < 40; depth++) {
+        const list = at(depth);
+        expect(list.slice(0, depth)).toEqual(whole.slice(0, depth));
+        // As many after it whatever the depth (has_more), each category within the cap.
+        expect(list.length).toBe(whole.length);
+      }
+    }
+  });
 });
 
 describe('the plan of a context', () => {
