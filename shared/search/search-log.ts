@@ -4,12 +4,25 @@ import { words } from './text.ts';
 /** The longest normalised query kept (longer ones are cut at a word boundary). */
 const MAX_QUERY_CHARS = 200;
 
-/** How a search's query is counted: folded, lower-cased words joined by one space ('' for a browse). */
+/**
+ * How a search's query is counted: folded, lower-cased words joined by one space ('' for a
+ * browse), at most MAX_QUERY_CHARS: the words that fit, and a first word longer than that cut
+ * (at a character, never inside one), so that no query with words counts as a browse.
+ */
 export function normaliseQuery(query: string): string {
   let out = '';
   for (const w of words(query)) {
-    if (out.length + w.length + 1 > MAX_QUERY_CHARS) break;
-    out = out ? `${out} ${w}` : w;
+    const room = MAX_QUERY_CHARS - out.length - (out ? 1 : 0);
+    if (w.length <= room) {
+      out = out ? `${out} ${w}` : w;
+      continue;
+    }
+    if (!out)
+      for (const ch of w) {
+        if (out.length + ch.length > MAX_QUERY_CHARS) break;
+        out += ch;
+      }
+    break;
   }
   return out;
 }

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { normaliseQuery } from '../../shared/search/search-log.ts';
+
+describe("a search's query as analytics counts it (normaliseQuery)", () => {
+  it('is the folded, lower-cased words joined by one space; a browse is empty', () => {
+    expect(normaliseQuery('  Trail  RUNNING, Shoes! ')).toBe('trail running shoes');
+    expect(normaliseQuery('')).toBe('');
+    expect(normaliseQuery('?!')).toBe('');
+  });
+
+  it('keeps the words that fit in 200 characters, up to exactly 200', () => {
+    const w = 'a'.repeat(99);
+    expect(normaliseQuery(`${w} ${w}`)).toBe(`${w} ${w}`); // 199
+    const fits = `${'b'.repeat(100)} ${'c'.repeat(99)}`; // 200
+    expect(normaliseQuery(fits)).toBe(fits);
+    expect(normaliseQuery(`${fits} d`)).toBe(fits);
+    expect(normaliseQuery(`${'b'.repeat(100)} ${'c'.repeat(100)}`)).toBe('b'.repeat(100));
+  });
+
+  it('cuts a first word longer than 200 characters instead of counting the search as a browse', () => {
+    expect(normaliseQuery('q'.repeat(200))).toBe('q'.repeat(200));
+    expect(normaliseQuery(`${'z'.repeat(250)} boots`)).toBe('z'.repeat(200));
+    // Never inside a character of two UTF-16 units.
+    const cut = normaliseQuery(`${'x'.repeat(199)}𠀀𠀀`);
+    expect(cut).toBe('x'.repeat(199));
+  });
+});
