@@ -82,7 +82,9 @@ export class FacetCounter {
   }
 
   result(): Record<string, FacetResult> {
-    const out: Record<string, FacetResult> = {};
+    // Keyed by what the request named: an object without a prototype, so that a key such as
+    // `__proto__` is a key of the answer like any other (on `{}` it would set the prototype).
+    const out: Record<string, FacetResult> = Object.create(null);
     this.keys.forEach((key, k) => {
       // Counted in key order; none when no ranking was visited.
       const a = this.accs[k];

@@ -77,8 +77,11 @@ export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
  * `[{ field, op, value }]` clauses (all must hold) as a predicate: the Platform item search's
  * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly (`neq` also
  * holds when the field is absent); `gt`, `gte`, `lt`, `lte` hold only for numbers; `exists`
- * true / false: the field is present / absent.
+ * true / false: the field is present / absent, a key whose value is null absent (as facets count
+ * it and as rule conditions test it).
  */
+const absent = (v: unknown) => v === undefined || v === null;
+
 export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
   const checks = filters.map(({ field, op, value: given }): DocFilter => {
     // Item IDs come as integers or as their digits (validated): compared as numbers.
@@ -125,7 +128,7 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
           return typeof v === 'number' && v <= n;
         };
       case 'exists':
-        return value === false ? (d) => get(d) === undefined : (d) => get(d) !== undefined;
+        return value === false ? (d) => absent(get(d)) : (d) => !absent(get(d));
     }
   });
   if (checks.length === 0) return NO_FILTER;

@@ -92,6 +92,10 @@ describe('facets', () => {
     expect(next.body.facets).toEqual(f);
     // Without facets asked for, none are answered.
     expect((await search({ query: 'running' })).body.facets).toBeUndefined();
+    // A key Object.prototype has is answered like any other.
+    const odd = await search({ query: 'running', limit: 1, facets: ['__proto__', 'category'] });
+    expect(Object.keys(odd.body.facets)).toEqual(['__proto__', 'category']);
+    expect(odd.body.facets.category).toEqual(f.category);
   });
 
   it('counts with the filters applied', async () => {

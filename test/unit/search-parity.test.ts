@@ -5,6 +5,7 @@ import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engi
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
+import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
 import { DEFAULT_TAGS, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
@@ -44,6 +45,11 @@ describe('ranking visitor (facets and sort over every match)', () => {
         { value: 'green', count: 300 },
       ]);
       expect(f.size).toMatchObject({ count: 901, min: 0, max: 5000 });
+      // Every key asked for is a key of the answer, those Object.prototype has too.
+      const odd = new FacetCounter(['__proto__', 'constructor', 'colour']);
+      rank(index, delta, req(profile), { limit: 5, visit: odd.over({ index, delta }) });
+      const none = { count: 0, values: [], values_truncated: false, min: null, max: null };
+      expect(JSON.parse(JSON.stringify(odd.result()))).toEqual({ ['__proto__']: none, constructor: none, colour: f.colour });
       // The page is the same with or without a visitor.
       const plain = rank(index, delta, req(profile), { limit: 5 });
       expect(ranked.hits.map((h) => h.doc.id)).toEqual(plain.hits.map((h) => h.doc.id));
@@ -291,7 +297,11 @@ describe('filter clauses', () => {
     expect(holds({ field: 'metadata.tags', op: 'eq', value: 'new' })).toBe(true);
     expect(holds({ field: 'metadata.tags', op: 'neq', value: 'new' })).toBe(false);
     expect(holds({ field: 'metadata.brand', op: 'in', value: ['Bolt', 'Acme'] })).toBe(true);
-    expect(holds({ field: 'metadata.n', op: 'exists', value: true })).toBe(true);
+    // A key whose value is null is absent, as facets count it and rule conditions test it.
+    expect(holds({ field: 'metadata.n', op: 'exists', value: true })).toBe(false);
+    expect(holds({ field: 'metadata.n', op: 'exists', value: false })).toBe(true);
+    expect(holds({ field: 'metadata.n', op: 'neq', value: 'x' })).toBe(true);
+    expect(matches(d, { field: 'metadata.n', op: 'exists', value: true })).toBe(false);
     expect(holds({ field: 'metadata.missing', op: 'exists', value: false })).toBe(true);
     expect(holds({ field: 'created', op: 'gte', value: 1 })).toBe(true);
     expect(
