@@ -361,7 +361,11 @@ function vectorStage(
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
   const first = keys.similarity(queryVector);
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
-  for (const key of head) if (!vec.has(key)) vec.set(key, first(key));
+  // Indexed loops here and below: a for-of over a typed array allocated an iterator result per key (heap profile).
+  for (let i = 0; i < head.length; i++) {
+    const key = head[i] as number;
+    if (!vec.has(key)) vec.set(key, first(key));
+  }
   // Judged by the similarities to the query as asked, before feedback moves it.
   const agreed = agreeing ? agreedDocuments(keys, r, kw, vec) : [];
   if (RANKING.feedbackWeight > 0) {
@@ -369,7 +373,8 @@ function vectorStage(
     if (q2) {
       // The same documents, scored again with the moved query.
       const second = keys.similarity(q2);
-      for (const key of vec.keys()) vec.set(key, second(key));
+      const scored = vec.keys();
+      for (let i = 0; i < scored.length; i++) vec.set(scored[i] as number, second(scored[i] as number));
     }
   }
   return { headFrom, agreed };
@@ -403,13 +408,13 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   const fusedOf = fusion(r, kw, vec);
   const both: { key: number; f: number; id: number; above: number }[] = [];
   for (const key of byVector.keyView()) {
-    const f = inKeyword.has(key) ? fusedOf(key) : null;
-    if (f !== null) both.push({ key, f, id: keys.idOf(key), above: 0 });
+    const f = inKeyword.has(key) ? fusedOf(key) : Number.NaN;
+    if (!Number.isNaN(f)) both.push({ key, f, id: keys.idOf(key), above: 0 });
   }
   if (both.length === 0) return [];
   for (const key of vec.keys()) {
     const f = fusedOf(key);
-    if (f === null) continue;
+    if (Number.isNaN(f)) continue;
     for (const c of both) if (f > c.f || (f === c.f && keys.idOf(key) < c.id)) c.above++;
   }
   return both
@@ -428,7 +433,7 @@ function fusionBest(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScor
   const first = new TopK(RANKING.agreement.pool);
   for (const key of vec.keys()) {
     const f = fusedOf(key);
-    if (f !== null) first.push(key, f, keys.idOf(key));
+    if (!Number.isNaN(f)) first.push(key, f, keys.idOf(key));
   }
   return first.bestKeys();
 }
@@ -525,7 +530,7 @@ function feedbackQuery(keys: Keys, r: RankRequest, queryVector: Float32Array, kw
   const fusedOf = fusion(r, kw, vec);
   const consider = (key: number) => {
     const f = fusedOf(key);
-    if (f !== null) top.push(key, f, keys.idOf(key));
+    if (!Number.isNaN(f)) top.push(key, f, keys.idOf(key));
   };
   // Below the head, a keyword match has no vector score and a keyword score no higher than any
   // head document's (tied ones have higher ids), so it cannot be among the best: only the head
@@ -662,7 +667,7 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     const fusedOf = fusion(r, kw, vec);
     for (const key of vec.size > 0 ? vec.keys() : kw.keys) {
       const f = fusedOf(key);
-      if (f !== null) offer(key, f + (boost?.get(key) ?? 0));
+      if (!Number.isNaN(f)) offer(key, f + (boost?.get(key) ?? 0));
     }
   }
   const candidates: { key: number; score: number }[] = [];
@@ -721,7 +726,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
   }
   const emit = (key: number) => {
     let score = fusedOf(key);
-    if (score === null) return;
+    if (Number.isNaN(score)) return;
     if (boost) score += boost.get(key) ?? 0;
     // Once the page is full, a match that cannot enter it even with the largest boost is only
     // counted: most of a broad query's matches leave here, without their document or taste.
@@ -747,20 +752,20 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
 }
 
 /** Each key's fused score over these lists, the vector scores over their best (`fused`). */
-function fusion(r: RankRequest, kw: KeywordMatches, vec: KeyScores): (key: number) => number | null {
+function fusion(r: RankRequest, kw: KeywordMatches, vec: KeyScores): (key: number) => number {
   const maxVec = vec.max(1e-9);
   return (key) => fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
 }
 
-/** The fused score of a candidate, or null when it is no result. */
-function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number): number | null {
-  if (mode === 'keyword') return kw > 0 ? kw : null;
+/** The fused score of a candidate, or NaN when it is no result: a number either way (a number-or-null answer was allocated per candidate, in a heap profile). */
+function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number): number {
+  if (mode === 'keyword') return kw > 0 ? kw : Number.NaN;
   const v = Math.max(0, vec ?? 0);
-  if (mode === 'semantic') return v > 0 ? v : null;
+  if (mode === 'semantic') return v > 0 ? v : Number.NaN;
   const k = kw / maxKw;
   const vn = v / maxVec;
   // Without a keyword match, only close neighbours count: weak similarity is noise, not a result.
-  if (k === 0 && (vn < RANKING.vectorOnlyMin || v < RANKING.vectorOnlyMinCosine)) return null;
+  if (k === 0 && (vn < RANKING.vectorOnlyMin || v < RANKING.vectorOnlyMinCosine)) return Number.NaN;
   const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
-  return score > 0 ? score : null;
+  return score > 0 ? score : Number.NaN;
 }
