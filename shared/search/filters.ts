@@ -73,6 +73,9 @@ export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
   }
 }
 
+/** A field without a value: not there, or null. */
+const absent = (v: unknown) => v === undefined || v === null;
+
 /**
  * `[{ field, op, value }]` clauses (all must hold) as a predicate: the Platform item search's
  * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly (`neq` also
@@ -80,8 +83,6 @@ export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
  * true / false: the field is present / absent, a key whose value is null absent (as facets count
  * it and as rule conditions test it).
  */
-const absent = (v: unknown) => v === undefined || v === null;
-
 export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
   const checks = filters.map(({ field, op, value: given }): DocFilter => {
     // Item IDs come as integers or as their digits (validated): compared as numbers.

@@ -1,7 +1,7 @@
 import { dayOf, type SearchLogStore, type SearchRecord } from './analytics.ts';
 import { words } from './text.ts';
 
-/** The longest normalised query kept (longer ones are cut at a word boundary). */
+/** The longest normalised query kept (longer ones are cut at a word boundary, a longer first word within it). */
 const MAX_QUERY_CHARS = 200;
 
 /**
