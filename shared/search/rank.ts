@@ -67,6 +67,13 @@ const scratch = {
   headKeys: new IntList(),
   /** Per key, what term feedback adds (cleared after each request). */
   boost: new KeyScores(),
+  /**
+   * Before vector feedback moves the query: each vector-only candidate's similarity to the query
+   * as asked, and the best of every candidate's (cleared after each request; `asked` unused while
+   * empty). Whether a vector-only candidate is a result is judged on these (`fused`).
+   */
+  asked: new KeyScores(),
+  askedMax: 0,
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
@@ -166,6 +173,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     else for (const key of touched.view()) scratch.acc[key] = 0;
     scratch.vec.clear();
     scratch.boost.clear();
+    scratch.asked.clear();
   }
 }
 
@@ -371,10 +379,21 @@ function vectorStage(
   if (RANKING.feedbackWeight > 0) {
     const q2 = movedToward(queryVector, agreed.map(keys.vectorOfKey)) ?? feedbackQuery(keys, r, queryVector, kw, vec, headFrom === undefined ? kw.keys : head);
     if (q2) {
-      // The same documents, scored again with the moved query.
+      // The same documents, scored again with the moved query; a vector-only one's similarity to
+      // the query as asked is kept: feedback orders the results, it does not make one. A match by
+      // similarity alone is then one whatever the filter: the documents feedback moves toward are
+      // among the filtered ones, so the moved query would depend on the filter (a facet's count
+      // over an unfiltered search would not be found by filtering to it).
       const second = keys.similarity(q2);
       const scored = vec.keys();
-      for (let i = 0; i < scored.length; i++) vec.set(scored[i] as number, second(scored[i] as number));
+      const asked = scratch.asked;
+      asked.reserve(keys.N + keys.S);
+      scratch.askedMax = vec.max(1e-9);
+      for (let i = 0; i < scored.length; i++) {
+        const key = scored[i] as number;
+        if (kw.of(key) === 0) asked.set(key, vec.get(key) as number);
+        vec.set(key, second(key));
+      }
     }
   }
   return { headFrom, agreed };
@@ -754,18 +773,24 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
 /** Each key's fused score over these lists, the vector scores over their best (`fused`). */
 function fusion(r: RankRequest, kw: KeywordMatches, vec: KeyScores): (key: number) => number {
   const maxVec = vec.max(1e-9);
-  return (key) => fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec);
+  const asked = scratch.asked.size > 0 ? scratch.asked : vec;
+  const askedMax = scratch.asked.size > 0 ? scratch.askedMax : maxVec;
+  return (key) => fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec, asked.get(key), askedMax);
 }
 
 /** The fused score of a candidate, or NaN when it is no result: a number either way (a number-or-null answer was allocated per candidate, in a heap profile). */
-function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number): number {
+function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number, asked: number | undefined, askedMax: number): number {
   if (mode === 'keyword') return kw > 0 ? kw : Number.NaN;
   const v = Math.max(0, vec ?? 0);
   if (mode === 'semantic') return v > 0 ? v : Number.NaN;
   const k = kw / maxKw;
   const vn = v / maxVec;
-  // Without a keyword match, only close neighbours count: weak similarity is noise, not a result.
-  if (k === 0 && (vn < RANKING.vectorOnlyMin || v < RANKING.vectorOnlyMinCosine)) return Number.NaN;
+  // Without a keyword match, only close neighbours of the query as asked count (before feedback
+  // moved it): weak similarity is noise, not a result.
+  if (k === 0) {
+    const a = Math.max(0, asked ?? 0);
+    if (a / askedMax < RANKING.vectorOnlyMin || a < RANKING.vectorOnlyMinCosine) return Number.NaN;
+  }
   const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
   return score > 0 ? score : Number.NaN;
 }

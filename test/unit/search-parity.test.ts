@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SearchView } from '../../shared/search/catalog.ts';
-import { HashingEmbedding, normalize } from '../../shared/search/embedding.ts';
-import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { HashingEmbedding, itemText, normalize } from '../../shared/search/embedding.ts';
+import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
@@ -369,5 +369,35 @@ describe('synonyms at query time', () => {
     expect(applySynonyms('smartphone', rules, known)).toBe('smartphone');
     expect(applySynonyms('phone cell', rules, known)).toBe('phone cell');
     expect(applySynonyms('', rules, known)).toBe('');
+  });
+});
+
+describe('a filtered hybrid search', () => {
+  // A small shop whose descriptions share words: a query's vector feedback moves it toward its
+  // keyword matches, whose neighbours are then close to it; filtering those matches away must not
+  // lose what the unfiltered search found (a facet's count leads to its items).
+  const e = new HashingEmbedding(512);
+  const kinds = ['Trail running shoe', 'Rain jacket', 'Wool cap', 'Classic sock'];
+  const cats = ['shoes', 'jackets', 'hats', 'socks'];
+  const docs: SearchDoc[] = Array.from({ length: 40 }, (_, i) => {
+    const name = `${kinds[i % 4]} ${i}`;
+    const description = i % 10 === 0 ? '' : `Item number ${i} <b>bold</b> & "quoted" for running and walking`;
+    const item = { name, description, metadata: { category: cats[i % 4] as string } };
+    return { id: i + 1, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: e.embedOne(itemText(item)) };
+  });
+  const index = SearchIndex.build(docs, 512, 1);
+  const delta = new PreparedDelta({ docs: [], masked: new Set() }, index);
+
+  it('finds every match of the unfiltered search that passes the filter, for each facet value', () => {
+    for (const query of ['jacket', 'wool', 'sock walking', 'rain']) {
+      const stats = delta.stats();
+      const req = (filter: typeof NO_FILTER) => ({ query, mode: 'hybrid' as const, filter, queryVector: e.embedOne(query, (t: string) => idfOf(stats.n, stats.df(t))), profile: null });
+      const facets = new FacetCounter(['category']);
+      rank(index, delta, req(NO_FILTER), { limit: 1, visit: facets.over({ index, delta }) });
+      for (const { value, count } of facets.result().category?.values ?? []) {
+        const filtered = rank(index, delta, req(clauseFilter([{ field: 'metadata.category', op: 'eq', value }])), { limit: 100 });
+        expect(filtered.total, `${query}: ${String(value)}`).toBeGreaterThanOrEqual(count);
+      }
+    }
   });
 });
