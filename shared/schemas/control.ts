@@ -49,7 +49,16 @@ const condition = z
       if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem, input: c.value });
     }),
   );
-const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'));
+/**
+ * What a rule's conditions, or a segment's definition, may take as JSON: each limit of their
+ * parts holds, yet 20 conditions of 100 values of 1,000 characters (or 10,000 segment leaves)
+ * would pass DynamoDB's 400 KB per item, and the audit trail keeps a record twice (before and
+ * after). 64 KB is hundreds of conditions' worth of ordinary values.
+ */
+export const MAX_RULE_PART_BYTES = 65_536;
+const jsonBytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
+const fitsRecord = (what: string) => z.refine((v: unknown) => jsonBytes(v) <= MAX_RULE_PART_BYTES, `${what} must serialise to at most 65,536 bytes of JSON`);
+const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'), fitsRecord('conditions'));
 const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
 type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
 const validity = (b: Window) => b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
@@ -149,7 +158,8 @@ export const segmentDefinition = documentAs(
     z.transform((v: unknown, ctx): SegmentDefinition => {
       const issues: { path: PropertyKey[]; message: string }[] = [];
       const def = checkDefinition(v, [], 0, issues);
-      if (def) return def;
+      if (def && jsonBytes(def) > MAX_RULE_PART_BYTES) issues.push({ path: [], message: 'definition must serialise to at most 65,536 bytes of JSON' });
+      else if (def) return def;
       for (const i of issues) ctx.issues.push({ code: 'custom', path: i.path, message: i.message, input: v });
       return z.NEVER;
     }),

@@ -136,6 +136,11 @@ describe('rules', () => {
       'conditions.1.value',
     );
     invalid(await P('GET', '/api/rules/abc'), 'id');
+    // Each part within its limits, the whole more than a record holds (DynamoDB's 400 KB): 400, not 500.
+    const big = Array.from({ length: 20 }, (_, k) => ({ field: 'metadata.brand', op: 'in', value: Array.from({ length: 100 }, (_, j) => `${k}-${j}-${'x'.repeat(230)}`) }));
+    invalid(await P('POST', '/api/rules', rule({ conditions: big })), 'conditions');
+    invalid(await P('PATCH', `/api/rules/${id}`, { conditions: big }), 'conditions');
+    expect((await P('POST', '/api/rules', rule({ conditions: big.slice(0, 2) }))).status).toBe(201);
   });
 
   it('a rule in a context or segment the tenant lacks is 404', async () => {
@@ -206,6 +211,10 @@ describe('segments', () => {
     const nest = (depth: number): unknown => (depth === 0 ? segDef : { all: [nest(depth - 1)] });
     expect((await seg(nest(4))).status).toBe(201);
     invalid(await seg(nest(5)), 'definition.all.0.all.0.all.0.all.0');
+    // 10,000 leaves, each part within its limits: more than a record holds, 400 rather than 500.
+    const wide = (depth: number): unknown => (depth === 0 ? segDef : { any: Array.from({ length: 10 }, () => wide(depth - 1)) });
+    invalid(await seg(wide(4)), 'definition');
+    expect((await seg(wide(2))).status).toBe(201);
     invalid(await P('POST', '/api/segments', { definition: segDef }), 'name');
     invalid(await P('PATCH', '/api/segments/1', {}), 'body');
   });
