@@ -175,7 +175,15 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const maintenancePass = scheduledFunction('workers/maintain');
   undo.push(() => maintenancePass.close());
   const maintain = () => maintenancePass.invoke();
-  const maintenance = setInterval(() => void maintain().catch((e: unknown) => console.error('maintenance failed', e)), local.maintenanceSeconds * 1000);
+  // A run the stack's close ends is not a failure to report.
+  let closing = false;
+  const maintenance = setInterval(
+    () =>
+      void maintain().catch((e: unknown) => {
+        if (!closing) console.error('maintenance failed', e);
+      }),
+    local.maintenanceSeconds * 1000,
+  );
   maintenance.unref();
   undo.push(() => clearInterval(maintenance));
   // The console web app: built now in the background if missing or stale (requests for it wait).
@@ -231,6 +239,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     close: async () => {
       // The seed stops between two of its steps first: it writes through this stack.
       await demo?.stop();
+      closing = true;
       clearInterval(maintenance);
       await maintenancePass.close();
       for (const q of localQueues.values()) q.stop();

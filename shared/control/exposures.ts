@@ -40,10 +40,12 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
 
 /**
  * A request's plan for its context, with the request recorded as served in the experiment that
- * assigns the user a variant: the write starts as soon as the variant is known and the caller is
- * confirmed (`authorized`), so it runs while segments are read and the request is ranked. The
- * caller answers only once `recorded` settles. Without `served` (a request naming its own
- * endpoint) nothing is recorded.
+ * assigns the user a variant. The write starts once the variant is known, the caller confirmed
+ * (`authorized`) and the request accepted (`accept()`, called by the caller once the request is
+ * valid: a request refused after its plan was made, an unknown item or a bad cursor, was not
+ * served and counts nothing), so it runs while the request is ranked. The caller answers only
+ * once `recorded` settles. Without `served` (a request naming its own endpoint) nothing is
+ * recorded.
  */
 export function planAndRecord(
   deps: ControlDeps,
@@ -53,19 +55,21 @@ export function planAndRecord(
   userId: string | undefined,
   now: number,
   served: { requestId: string; authorized: Promise<unknown> } | undefined,
-): { plan: Promise<ServingPlan>; recorded: Promise<void> } {
+): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void } {
+  let accept = () => {};
+  const accepted = new Promise<void>((resolve) => (accept = resolve));
   let recording: Promise<void> | undefined;
   const onAssigned =
     served && userId !== undefined
       ? (a: Assignment) => {
-          recording = served.authorized.then(() => recordServed(store, tenant, a, userId, served.requestId, now));
+          recording = Promise.all([served.authorized, accepted]).then(() => recordServed(store, tenant, a, userId, served.requestId, now));
           recording.catch(() => undefined);
         }
       : undefined;
   const plan = planFor(deps, tenant, contextId, userId, now, onAssigned);
   const recorded = plan.then(() => recording);
   for (const p of [plan, recorded]) p.catch(() => undefined);
-  return { plan, recorded };
+  return { plan, recorded, accept };
 }
 
 /**

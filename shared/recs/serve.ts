@@ -99,6 +99,8 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const [catalog, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
   const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
   if (q.item_id !== undefined && (anchorId === undefined || !catalog.isLive(anchorId))) throw new ItemNotFound(q.item_id);
+  // Valid: its exposure may be counted (a request naming its own endpoint records none).
+  planned?.accept();
 
   // A variant's endpoint removed since the experiment started: the default serves.
   const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);

@@ -263,10 +263,23 @@ describe('experiments', () => {
     expect(s.body.experiment).toEqual({ id: exp, variant: variantOf.get(users[0] as string) });
     served.push({ user: users[0] as string, variant: s.body.experiment.variant, requestId: s.body.request_id });
 
+    // Requests refused after their plan was made (an unknown item, a bad cursor) were not served: they count nothing, nor do events naming them.
+    const refused = [
+      await t.demo.core('GET', `/v1/recommendations?user_id=ab-refused-0&item_id=999999&context_id=${ctx}`),
+      await t.demo.core('POST', '/v1/search', { query: 'lamp', context_id: ctx, user_id: 'ab-refused-1', starting_after: 'garbage' }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([404, 400]);
+    const refusedIds = refused.map((r) => r.body.error.request_id as string);
+
     // Clicks for the first 60 requests, purchases for every 7th; one sent twice under one Idempotency-Key; one naming no experiment request.
     const clicks = served.slice(0, 60).map((x) => ({ type: 'click', user_id: x.user, item_id: items[0], request_id: x.requestId }));
     const buys = served.filter((_, k) => k % 7 === 0).map((x) => ({ type: 'purchase', user_id: x.user, item_id: items[1], request_id: x.requestId }));
-    const body = [...clicks, ...buys, { type: 'click', user_id: 'nobody', item_id: items[0], request_id: '00000000-0000-4000-8000-000000000000' }];
+    const body = [
+      ...clicks,
+      ...buys,
+      { type: 'click', user_id: 'nobody', item_id: items[0], request_id: '00000000-0000-4000-8000-000000000000' },
+      ...refusedIds.map((request_id, k) => ({ type: 'click', user_id: `ab-refused-${k}`, item_id: items[0], request_id })),
+    ];
     for (let k = 0; k < 2; k++) expect((await t.demo.core('POST', '/v1/events', body, { headers: { 'Idempotency-Key': 'ab-events' } })).status).toBe(201);
 
     const want = (variant: string, list: { request_id: string }[]) => list.filter((e) => served.find((x) => x.requestId === e.request_id)?.variant === variant).length;

@@ -15,7 +15,7 @@ export const handler = coreHandler('core/search/search', { body: searchBody }, a
   const now = nowSeconds();
   // The tenant's synonyms are read while the context's plan is made.
   const synonymsRead = tenantSynonyms(tenant, synonymSets());
-  // An experiment's exposure is counted once the caller is confirmed, while the search runs; answered only once counted.
+  // An experiment's exposure is counted once the caller is confirmed and the search accepted (valid, its cursor too), while it is ranked; answered only once counted.
   const planned = body.context_id !== undefined ? planAndRecord(controlDeps(), exposureStore(), tenant, Number(body.context_id), body.user_id, now, { requestId, authorized }) : undefined;
   const plan = await planned?.plan;
   const synonyms = await synonymsRead;
@@ -29,6 +29,7 @@ export const handler = coreHandler('core/search/search', { body: searchBody }, a
     plan,
     synonyms,
     accepted: () => {
+      planned?.accept();
       logged = authorized.then(() => counted(analytics.record()));
       logged.catch(() => undefined);
     },
