@@ -32,6 +32,13 @@ import { applied, getRow, isNew, isStored, put, putAll, queryPage, queryUpTo, re
 /** The millisecond of this process's latest log line, and the next sequence number within it (two numbers: no cache, no growth). */
 const logClock = { ms: 0, seq: 0 };
 
+/**
+ * How much of a partition that serving depends on is read: all of it. A cut (there was one, at
+ * 10,000 rows) would drop what sorts after it without a word: past 10,000 contexts, every rule,
+ * segment, experiment and rerank control of the tenant; past 10,000 erased users, the erasures.
+ */
+const WHOLE = Number.POSITIVE_INFINITY;
+
 /** A record not taken back (see `withdraw`). */
 const live = (r: Row) => r.withdrawn === undefined;
 
@@ -76,11 +83,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return row && live(row) ? (stripKeys(row) as T) : undefined;
     },
     async list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind) {
-      const rows = await queryUpTo(t, { ...ofKind(tenant, kind), ConsistentRead: true }, 10_000);
+      const rows = await queryUpTo(t, { ...ofKind(tenant, kind), ConsistentRead: true }, WHOLE);
       return rows.filter(live).map((r) => stripKeys(r) as T);
     },
     async servingConfig(tenant) {
-      const rows = await queryUpTo(t, { ...Endpoint.indexes.primary.query({ tenant }), ConsistentRead: true }, 10_000);
+      const rows = await queryUpTo(t, { ...Endpoint.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
       const out: { event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUserRecord[] } = { event_type: [], endpoint: [], erased_user: [] };
       for (const r of rows) {
         const kind = EventType.owns(r) ? out.event_type : Endpoint.owns(r) ? out.endpoint : undefined;
@@ -115,7 +122,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       await put(t, { ...ContextMarker.key({ tenant, id: contextId }), id: contextId });
     },
     async controlConfig(tenant) {
-      const rows = await queryUpTo(t, { ...ContextMarker.indexes.primary.query({ tenant }), ConsistentRead: true }, 10_000);
+      const rows = await queryUpTo(t, { ...ContextMarker.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
       const out: ControlConfig = { rules: [], segments: [], experiments: [], rerank: [], contexts: [] };
       for (const r of rows) {
         if (!live(r)) continue;

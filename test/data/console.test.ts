@@ -3,6 +3,8 @@ import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createEndpoint, findEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { stopTrainingRun, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
+import { ContextMarker } from '../../shared/data/entities.ts';
+import { putAll } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 
@@ -34,6 +36,19 @@ describe('console store', () => {
     expect((await c.servingConfig('sv')).event_type.map((e) => e.weight)).toEqual([1, 30]);
     expect(await c.servingConfig('none')).toEqual({ event_type: [], endpoint: [], erased_user: [] });
   });
+
+  it('reads the whole control partition for serving, past 10,000 contexts', async () => {
+    const c = db.stores.console;
+    // Context markers sort before every rule, segment, experiment and rerank record.
+    const markers = Array.from({ length: 10_050 }, (_, i) => ({ ...ContextMarker.key({ tenant: 'many', id: i + 1 }), id: i + 1 }));
+    await putAll(db.table, markers);
+    await c.put('many', 'rule', { id: 1, name: 'no acme', context_id: 10_050, conditions: [], boost: 0, segment_id: 7 });
+    await c.put('many', 'segment', { id: 7, name: 'regulars', definition: { event_type: 'view', min_count: 1, within_days: 30 } });
+    const cfg = await c.controlConfig('many');
+    expect(cfg.contexts).toHaveLength(10_050);
+    expect(cfg.rules.map((r) => r.id)).toEqual([1]);
+    expect(cfg.segments.map((r) => r.id)).toEqual([7]);
+  }, 120_000);
 });
 
 describe('conditions on a field of a map', () => {
