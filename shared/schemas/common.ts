@@ -15,6 +15,12 @@ export const POSITIVE_INT_PATTERN = /^[1-9][0-9]*$/;
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** A console context ID as Core requests name it (`context_id`): digits, at most the largest ID. */
+export const contextIdText = z.string().check(
+  z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'),
+  z.refine((s: string) => Number(s) <= MAX_ID, 'context_id is out of range'),
+);
+
 /** The two checks of a closed range, under one message that names the field and the range. */
 export const between = (field: string, min: number, max: number) => {
   const message = `${field} must be between ${min} and ${max}`;

@@ -1,12 +1,12 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, POSITIVE_INT_PATTERN, limitParam } from './common.ts';
+import { ID_PATTERN, contextIdText, limitParam } from './common.ts';
 
 /** `GET /v1/recommendations` query (api-decisions). */
 export const recommendationsQuery = z.strictObject({
   user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   item_id: z.optional(z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$'))),
   limit: limitParam,
-  context_id: z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'))),
+  context_id: z.optional(contextIdText),
   category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   endpoint: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint is a serving endpoint name'))),
   include_seen: z._default(

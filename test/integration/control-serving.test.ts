@@ -314,4 +314,12 @@ describe('contexts of another tenant', () => {
     }
     expect((await recs(`user_id=x&context_id=${ctx}`)).status).toBe(200);
   });
+
+  it('an id past the largest is 400 naming context_id, not a context looked up under a rounded id', async () => {
+    const big = '99999999999999999999';
+    for (const r of [await t.demo.core('GET', `/v1/recommendations?user_id=x&context_id=${big}`), await t.demo.core('POST', '/v1/search', { query: 'lamp', context_id: big })]) {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error', details: { fieldErrors: { context_id: ['context_id is out of range'] } } });
+    }
+  });
 });
