@@ -15,11 +15,15 @@ export const POSITIVE_INT_PATTERN = /^[1-9][0-9]*$/;
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
-/** A console context ID as Core requests name it (`context_id`): digits, at most the largest ID. */
-export const contextIdText = z.string().check(
-  z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'),
-  z.refine((s: string) => Number(s) <= MAX_ID, 'context_id is out of range'),
-);
+/**
+ * A positive integer id sent as digits, read by `as`, at most the largest id: its range checked
+ * only once the digits are (one message for "abc", not two).
+ */
+const idFrom = <T>(what: string, digitsMessage: string, as: (digits: string) => T) =>
+  z.pipe(z.string().check(z.regex(POSITIVE_INT_PATTERN, digitsMessage)), z.transform(as)).check(z.refine((id: T) => Number(id) <= MAX_ID, `${what} is out of range`));
+
+/** A console context ID as Core requests name it (`context_id`): digits, at most the largest ID, kept as text. */
+export const contextIdText = idFrom('context_id', 'context_id must be a numeric console context ID', (digits) => digits);
 
 /** The two checks of a closed range, under one message that names the field and the range. */
 export const between = (field: string, min: number, max: number) => {
@@ -28,13 +32,7 @@ export const between = (field: string, min: number, max: number) => {
 };
 
 /** A server-generated numeric id, as a path segment or cursor string. */
-export const numericId = (what: string) =>
-  z
-    .pipe(
-      z.string().check(z.regex(POSITIVE_INT_PATTERN, `${what} must be a positive integer`)),
-      z.transform((s: string) => Number(s)),
-    )
-    .check(z.refine((n) => n <= MAX_ID, `${what} is out of range`));
+export const numericId = (what: string) => idFrom(what, `${what} must be a positive integer`, Number);
 
 /** An integer query parameter. */
 export const intParam = (min: number, max: number = MAX_ID) =>

@@ -57,7 +57,8 @@ const condition = z
  */
 export const MAX_RULE_PART_BYTES = 65_536;
 const jsonBytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
-const fitsRecord = (what: string) => z.refine((v: unknown) => jsonBytes(v) <= MAX_RULE_PART_BYTES, `${what} must serialise to at most 65,536 bytes of JSON`);
+const tooLarge = (what: string) => `${what} must serialise to at most 65,536 bytes of JSON`;
+const fitsRecord = (what: string) => z.refine((v: unknown) => jsonBytes(v) <= MAX_RULE_PART_BYTES, tooLarge(what));
 const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'), fitsRecord('conditions'));
 const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
 type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
@@ -158,7 +159,7 @@ export const segmentDefinition = documentAs(
     z.transform((v: unknown, ctx): SegmentDefinition => {
       const issues: { path: PropertyKey[]; message: string }[] = [];
       const def = checkDefinition(v, [], 0, issues);
-      if (def && jsonBytes(def) > MAX_RULE_PART_BYTES) issues.push({ path: [], message: 'definition must serialise to at most 65,536 bytes of JSON' });
+      if (def && jsonBytes(def) > MAX_RULE_PART_BYTES) issues.push({ path: [], message: tooLarge('definition') });
       else if (def) return def;
       for (const i of issues) ctx.issues.push({ code: 'custom', path: i.path, message: i.message, input: v });
       return z.NEVER;

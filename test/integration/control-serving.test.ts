@@ -321,5 +321,8 @@ describe('contexts of another tenant', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(400);
       expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error', details: { fieldErrors: { context_id: ['context_id is out of range'] } } });
     }
+    // Not digits: that alone is said (the range is not checked on it).
+    const notDigits = await t.demo.core('GET', '/v1/recommendations?user_id=x&context_id=abc');
+    expect(notDigits.body.error.details.fieldErrors).toEqual({ context_id: ['context_id must be a numeric console context ID'] });
   });
 });
