@@ -31,6 +31,15 @@ export class KeyScores {
     return v === undefined || Number.isNaN(v) ? undefined : v;
   }
 
+  /**
+   * The key's score, or NaN without one: always a number, so a hot loop reading it allocates
+   * nothing (a number-or-undefined answer boxes the number when the call is not inlined).
+   */
+  scoreOf(key: number): number {
+    const v = this.score[key];
+    return v === undefined ? Number.NaN : v;
+  }
+
   has(key: number): boolean {
     return this.get(key) !== undefined;
   }

@@ -74,6 +74,8 @@ const scratch = {
    */
   asked: new KeyScores(),
   askedMax: 0,
+  /** The fused score of each vector-scored key, in `vec.keys()` order (`fusedScores`; the latest call's). */
+  fused: new Float64Array(0),
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
@@ -162,9 +164,10 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     // best matches (`agreedDocuments`).
     const agreeing = r.mode === 'hybrid' && kw.keys.length > 0;
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
-    const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, r, kw, vec, stage.agreed) : undefined;
-    const boost = r.mode !== 'semantic' ? proximity(index, delta, keys, r, kw, vec, feedback) : feedback;
-    emitAll(keys, r, kw, vec, stage?.headFrom, out, boost);
+    const fused = fusedScores(r, kw, vec);
+    const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, kw, fused, stage.agreed) : undefined;
+    const boost = r.mode !== 'semantic' ? proximity(index, delta, keys, r, kw, fused, feedback) : feedback;
+    emitAll(keys, r, kw, fused, stage?.headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
     // Zeroed key by key, or at once when a broad query touched much of the catalog.
@@ -391,7 +394,7 @@ function vectorStage(
       scratch.askedMax = vec.max(1e-9);
       for (let i = 0; i < scored.length; i++) {
         const key = scored[i] as number;
-        if (kw.of(key) === 0) asked.set(key, vec.get(key) as number);
+        if (kw.of(key) === 0) asked.set(key, vec.scoreOf(key));
         vec.set(key, second(key));
       }
     }
@@ -410,9 +413,11 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   const { agree, docs } = RANKING.agreement;
   const byKeyword = new TopK(agree);
   const byVector = new TopK(agree);
-  for (const key of vec.keys()) {
+  const scored = vec.keys();
+  for (let i = 0; i < scored.length; i++) {
+    const key = scored[i] as number;
     const id = keys.idOf(key);
-    byVector.push(key, vec.get(key) as number, id);
+    byVector.push(key, vec.scoreOf(key), id);
     const k = kw.of(key);
     if (k > 0) byKeyword.push(key, k, id);
   }
@@ -424,17 +429,19 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   // In both lists' best (at most `agree` keys): those among the fusion's best `pool`, in its order.
   // Each is there when fewer than `pool` keys rank above it, which one pass counts (instead of
   // keeping the fusion's best `pool` to look them up).
-  const fusedOf = fusion(r, kw, vec);
+  const fused = fusedScores(r, kw, vec);
   const both: { key: number; f: number; id: number; above: number }[] = [];
   for (const key of byVector.keyView()) {
-    const f = inKeyword.has(key) ? fusedOf(key) : Number.NaN;
+    const f = inKeyword.has(key) ? fused.of(key) : Number.NaN;
     if (!Number.isNaN(f)) both.push({ key, f, id: keys.idOf(key), above: 0 });
   }
   if (both.length === 0) return [];
-  for (const key of vec.keys()) {
-    const f = fusedOf(key);
+  const { scores } = fused;
+  for (let i = 0; i < scored.length; i++) {
+    const f = scores[i] as number;
     if (Number.isNaN(f)) continue;
-    for (const c of both) if (f > c.f || (f === c.f && keys.idOf(key) < c.id)) c.above++;
+    const id = keys.idOf(scored[i] as number);
+    for (const c of both) if (f > c.f || (f === c.f && id < c.id)) c.above++;
   }
   return both
     .filter((c) => c.above < RANKING.agreement.pool)
@@ -444,15 +451,15 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
 }
 
 /**
- * The best `RANKING.agreement.pool` keys of the fusion with the vector scores as they are (ties
- * to the lower item id). Every key that can be among them has a vector score (`agreedDocuments`).
+ * The best `RANKING.agreement.pool` keys of the final fusion (ties to the lower item id). Every
+ * key that can be among them has a vector score (`agreedDocuments`).
  */
-function fusionBest(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores): number[] {
-  const fusedOf = fusion(r, kw, vec);
+function fusionBest(keys: Keys, fused: FusedScores): number[] {
   const first = new TopK(RANKING.agreement.pool);
-  for (const key of vec.keys()) {
-    const f = fusedOf(key);
-    if (!Number.isNaN(f)) first.push(key, f, keys.idOf(key));
+  const { keys: scored, scores } = fused;
+  for (let i = 0; i < scored.length; i++) {
+    const f = scores[i] as number;
+    if (!Number.isNaN(f)) first.push(scored[i] as number, f, keys.idOf(scored[i] as number));
   }
   return first.bestKeys();
 }
@@ -576,11 +583,11 @@ function movedToward(queryVector: Float32Array, vectors: (Float32Array | null)[]
  * the same whether a document is in the build or the delta (the statistics of both, its analysed
  * text, the one BM25F), so a document ranks the same in either.
  */
-function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, agreed: number[]): KeyScores | undefined {
+function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, kw: KeywordMatches, fused: FusedScores, agreed: number[]): KeyScores | undefined {
   const { terms: wanted, weight } = RANKING.termFeedback;
   if (wanted <= 0) return undefined;
   // The fusion's best, with the moved query's similarities: the documents the terms can lift.
-  const best = fusionBest(keys, r, kw, vec);
+  const best = fusionBest(keys, fused);
   // Bo1 over the agreed documents' terms (each field's frequency by its boost), the query's own left out.
   const stats = delta.stats();
   const own = new Set(kw.terms);
@@ -653,7 +660,7 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: R
  * beyond them can pass one of them. Read from each document's text (`fieldPairs`), so a document
  * gets the same in a build and in the delta. Answers `boost` with these additions (or them alone).
  */
-function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, boost: KeyScores | undefined): KeyScores | undefined {
+function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
   const qs = kw.terms;
   const { weight, pool } = RANKING.proximity;
   if (weight <= 0) return boost;
@@ -683,10 +690,17 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
   } else {
     // Hybrid's candidates for the best are the vector-scored ones, or the keyword matches when
     // there is no query vector (nothing then has a vector score).
-    const fusedOf = fusion(r, kw, vec);
-    for (const key of vec.size > 0 ? vec.keys() : kw.keys) {
-      const f = fusedOf(key);
-      if (!Number.isNaN(f)) offer(key, f + (boost?.get(key) ?? 0));
+    const { keys: scored, scores } = fused;
+    if (scored.length > 0) {
+      for (let i = 0; i < scored.length; i++) {
+        const f = scores[i] as number;
+        if (!Number.isNaN(f)) offer(scored[i] as number, f + added(boost, scored[i] as number));
+      }
+    } else {
+      for (const key of kw.keys) {
+        const f = fused.of(key);
+        if (!Number.isNaN(f)) offer(key, f + added(boost, key));
+      }
     }
   }
   const candidates: { key: number; score: number }[] = [];
@@ -724,8 +738,7 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
  * candidates first, which fill the page with strong hits, so most of a broad query's keyword
  * tail is dismissed by one comparison.
  */
-function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores, headFrom: number | undefined, out: ResultPage, boost?: KeyScores): void {
-  const fusedOf = fusion(r, kw, vec);
+function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, headFrom: number | undefined, out: ResultPage, boost?: KeyScores): void {
   // The taste boost is at most (1 + personalWeight).
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
   // The taste: the profile's similarity to a match through the int8 kernel, as browsing scores it
@@ -736,17 +749,17 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
     // weakest turn away most of a broad query's tens of thousands of matches.
     const acc = scratch.acc;
     for (const key of kw.keys) {
-      const score = (acc[key] as number) + (boost?.get(key) ?? 0);
+      const score = (acc[key] as number) + added(boost, key);
       if (!(score > 0)) continue;
       if (out.full(score)) out.total += 1;
       else out.add(key, keys.idOf(key), score);
     }
     return;
   }
-  const emit = (key: number) => {
-    let score = fusedOf(key);
+  const emit = (key: number, fusedScore: number) => {
+    let score = fusedScore;
     if (Number.isNaN(score)) return;
-    if (boost) score += boost.get(key) ?? 0;
+    score += added(boost, key);
     // Once the page is full, a match that cannot enter it even with the largest boost is only
     // counted: most of a broad query's matches leave here, without their document or taste.
     if (out.full(score * maxBoost)) {
@@ -756,18 +769,51 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: KeyScores,
     if (taste) score *= 1 + RANKING.personalWeight * Math.max(0, taste(key));
     out.add(key, keys.idOf(key), score);
   };
-  for (const key of vec.keys()) emit(key);
+  const { keys: scored, scores, vec } = fused;
+  for (let i = 0; i < scored.length; i++) emit(scored[i] as number, scores[i] as number);
   // The rest are keyword matches below the head, without a vector score: each scores at most
   // alpha * headFrom / maxKw (times the largest taste boost). When that cannot enter the page,
   // they only count toward the total.
   const tailBound = headFrom === undefined ? Infinity : ((RANKING.hybridAlpha * headFrom) / kw.max) * maxBoost;
   if (out.full(tailBound)) {
     let scoredKw = 0;
-    for (const key of vec.keys()) if (kw.of(key) > 0) scoredKw += 1;
+    for (let i = 0; i < scored.length; i++) if (kw.of(scored[i] as number) > 0) scoredKw += 1;
     out.total += kw.keys.length - scoredKw;
   } else {
-    for (const key of kw.keys) if (!vec.has(key)) emit(key);
+    for (const key of kw.keys) if (!vec.has(key)) emit(key, fused.of(key));
   }
+}
+
+/** What `boost` adds to a key's score (0 without a boost). */
+function added(boost: KeyScores | undefined, key: number): number {
+  if (!boost) return 0;
+  const b = boost.scoreOf(key);
+  return Number.isNaN(b) ? 0 : b;
+}
+
+/** The fusion of the vector-scored keys as their scores stand (`fusedScores`). */
+interface FusedScores {
+  /** The vector-scored keys (`vec.keys()`) and each one's fused score (NaN: no result), in scratch memory. */
+  keys: Int32Array;
+  scores: Float64Array;
+  vec: KeyScores;
+  /** Any key's fused score (the keyword matches without a vector score too). */
+  of(key: number): number;
+}
+
+/**
+ * The fused score of every vector-scored key, computed once for each state of the vector scores
+ * (in scratch memory, which the next call reuses): agreement's first fusion, and after feedback
+ * (the vector scores do not change after it) term feedback's, proximity's candidates and the page
+ * all read the second, where each fused every key again.
+ */
+function fusedScores(r: RankRequest, kw: KeywordMatches, vec: KeyScores): FusedScores {
+  const of = fusion(r, kw, vec);
+  const scored = vec.keys();
+  if (scratch.fused.length < scored.length) scratch.fused = roomFor(scratch.fused, scored.length);
+  const scores = scratch.fused.subarray(0, scored.length);
+  for (let i = 0; i < scored.length; i++) scores[i] = of(scored[i] as number);
+  return { keys: scored, scores, vec, of };
 }
 
 /** Each key's fused score over these lists, the vector scores over their best (`fused`). */
@@ -775,20 +821,21 @@ function fusion(r: RankRequest, kw: KeywordMatches, vec: KeyScores): (key: numbe
   const maxVec = vec.max(1e-9);
   const asked = scratch.asked.size > 0 ? scratch.asked : vec;
   const askedMax = scratch.asked.size > 0 ? scratch.askedMax : maxVec;
-  return (key) => fused(r.mode, kw.of(key), kw.max, vec.get(key), maxVec, asked.get(key), askedMax);
+  return (key) => fused(r.mode, kw.of(key), kw.max, vec.scoreOf(key), maxVec, asked.scoreOf(key), askedMax);
 }
 
 /** The fused score of a candidate, or NaN when it is no result: a number either way (a number-or-null answer was allocated per candidate, in a heap profile). */
-function fused(mode: SearchMode, kw: number, maxKw: number, vec: number | undefined, maxVec: number, asked: number | undefined, askedMax: number): number {
+function fused(mode: SearchMode, kw: number, maxKw: number, vec: number, maxVec: number, asked: number, askedMax: number): number {
   if (mode === 'keyword') return kw > 0 ? kw : Number.NaN;
-  const v = Math.max(0, vec ?? 0);
+  // A vector score (or the query as asked's) that is absent (NaN) or negative counts as 0.
+  const v = Number.isNaN(vec) ? 0 : Math.max(0, vec);
   if (mode === 'semantic') return v > 0 ? v : Number.NaN;
   const k = kw / maxKw;
   const vn = v / maxVec;
   // Without a keyword match, only close neighbours of the query as asked count (before feedback
   // moved it): weak similarity is noise, not a result.
   if (k === 0) {
-    const a = Math.max(0, asked ?? 0);
+    const a = Number.isNaN(asked) ? 0 : Math.max(0, asked);
     if (a / askedMax < RANKING.vectorOnlyMin || a < RANKING.vectorOnlyMinCosine) return Number.NaN;
   }
   const score = RANKING.hybridAlpha * k + (1 - RANKING.hybridAlpha) * vn;
