@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { checkCsrf, clearedCookie, endSession, sessionCookie, sessionOf, sessionView } from '#shared/console-auth/session';
+import { checkCsrf, checkSignInRequest, clearedCookie, endSession, sessionCookie, sessionOf, sessionView } from '#shared/console-auth/session';
 import { signIn } from '#shared/console-auth/sign-in';
 import { AuthenticationError } from '#shared/errors';
 import { httpHandler, type DeclaredRequest } from '#shared/http/handler';
@@ -23,6 +23,7 @@ const NO_STORE = { 'cache-control': 'no-store' };
 export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
   /** Signs a console user in; the session id goes only into an HttpOnly cookie. */
   'POST /console/session': httpHandler('platform', undefined, { body: signInBody }, async ({ body, event }) => {
+    checkSignInRequest(event);
     const { id, session } = await signIn(body.email, body.password, body.mfa_code, event.requestContext.http.sourceIp);
     return { status: 200, body: sessionView(session), headers: { 'set-cookie': sessionCookie(id, session.expires_at - session.created), ...NO_STORE } };
   }),

@@ -3,6 +3,7 @@ import { sha256Hex } from '../auth/secrets.ts';
 import { config } from '../config.ts';
 import { table } from '../data/client.ts';
 import { dynamoConsoleSessionStore } from '../data/console-auth.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import { AuthenticationError, PermissionError } from '../errors.ts';
 import { header } from '../http/base.ts';
 import type { HttpEvent } from '../http/types.ts';
@@ -59,6 +60,21 @@ export async function endSession(event: HttpEvent): Promise<void> {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const isSafeMethod = (method: string): boolean => SAFE.has(method.toUpperCase());
+
+/**
+ * Sign-in must come from the console's own pages (or a client that is no browser): a JSON body
+ * (a cross-site HTML form can send `text/plain` with JSON-looking text, not `application/json`
+ * without a CORS preflight), and not from another site by the browser's own word
+ * (`Sec-Fetch-Site`). Otherwise any site could sign its visitors into an account of its choosing
+ * (login CSRF), which the session cookie's SameSite does not prevent: it governs sending cookies,
+ * not setting them on a top-level navigation.
+ */
+export function checkSignInRequest(event: HttpEvent): void {
+  const type = (header(event, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') throw new InvalidInput('Sign-in takes a JSON body: send Content-Type: application/json.');
+  const site = header(event, 'sec-fetch-site')?.toLowerCase();
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new PermissionError('Sign in from the console itself: this request came from another site.');
+}
 
 /** A request that may change something must carry the session's CSRF token. */
 export function checkCsrf(event: HttpEvent, s: ConsoleSession): void {

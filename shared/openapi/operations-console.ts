@@ -17,8 +17,8 @@ const SESSION_EXAMPLE = { email: 'admin@example.com', tenant: 'demo', role: 'adm
 /** The console's routes, by route key. */
 export const consoleOperations: Record<string, OperationDoc> = {
   'POST /console/session': op('createConsoleSession', SESSION, 'Sign in to the console', ok(S.consoleSession, 'Signed in: the session (with its CSRF token); its id is only in the cookie.'), {
-    description: `Checks the email and password (and, for a Cognito user with MFA, \`mfa_code\`) and opens a session: its id goes only into the HttpOnly cookie \`${SESSION_COOKIE}\` (\`Set-Cookie\`), never into the body. A wrong email or password is 401 (never which of the two); repeated failures from one address or for one email are 429 for a while. Needs no credential.`,
-    errors: [401, 429],
+    description: `Checks the email and password (and, for a Cognito user with MFA, \`mfa_code\`) and opens a session: its id goes only into the HttpOnly cookie \`${SESSION_COOKIE}\` (\`Set-Cookie\`), never into the body. A wrong email or password is 401 (never which of the two); repeated failures from one address or for one email are 429 for a while. Needs no credential. The body must be sent as \`Content-Type: application/json\` (else 400), and a browser request from another site (\`Sec-Fetch-Site\` other than \`same-origin\` or \`none\`) is 403: no other site can sign its visitors in.`,
+    errors: [400, 401, 403, 429],
     headers: {
       'Set-Cookie': {
         description: `The session: \`${SESSION_COOKIE}=<id>; Path=/; Max-Age=<seconds>; HttpOnly; Secure; SameSite=Strict\`.`,

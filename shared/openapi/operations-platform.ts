@@ -54,6 +54,7 @@ export const platformOperations: Record<string, OperationDoc> = {
   'PATCH /api/model-endpoints/{id}': op('updateModelEndpoint', MODELS, 'Make an endpoint the default', ok(C.endpoint, 'The endpoint, now the default.')),
   'GET /api/model-endpoints': op('listModelEndpoints', MODELS, 'List serving endpoints', ok(C.endpointList, 'A page of endpoints, by id (exactly one of all the default).')),
   'POST /api/training-jobs': op('createTrainingJob', TRAINING, 'Start a training run from a Published template', accepted(C.job, 'The run, Queued.'), {
+    errors: [404],
     examples: { request: { template_id: 1, options: { algorithm: 'ease', epochs: 5 } } },
   }),
   'GET /api/training-jobs': op('listTrainingJobs', TRAINING, 'List training runs, newest first', ok(C.jobList, 'A page of runs, newest first.')),

@@ -56,6 +56,24 @@ describe('console sessions', () => {
     expect(invalid.status).toBe(400);
   });
 
+  it('refuses a sign-in a cross-site form or page could send (login CSRF): a body not sent as JSON, a browser request from another site', async () => {
+    const email = t.stack.credentials.console_email as string;
+    const password = t.stack.credentials.console_password as string;
+    // What an HTML form with enctype="text/plain" sends: JSON-looking text, the last duplicate key winning.
+    const formBody = `{"password":"=","email":${JSON.stringify(email)},"password":${JSON.stringify(password)}}`;
+    const asForm = await request(t.base, 'POST', '/console/session', { rawBody: formBody, headers: { 'content-type': 'text/plain', origin: 'http://evil.example' } });
+    expect(asForm.status).toBe(400);
+    expect(asForm.body.error).toMatch(/Content-Type: application\/json/);
+    expect(asForm.headers.get('set-cookie')).toBeNull();
+    const crossSite = await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.headers.get('set-cookie')).toBeNull();
+    expect((await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'sec-fetch-site': 'same-site' } })).status).toBe(403);
+    // The console's own page (same origin), and clients that are no browser.
+    expect((await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(200);
+    expect((await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(200);
+  });
+
   it('slows down repeated failures for one email (429), and the right password still works for others', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await signIn('locked@example.com', `guess-${i}`)).r.status);

@@ -1037,7 +1037,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in to the console
-         * @description Checks the email and password (and, for a Cognito user with MFA, `mfa_code`) and opens a session: its id goes only into the HttpOnly cookie `rs_console_session` (`Set-Cookie`), never into the body. A wrong email or password is 401 (never which of the two); repeated failures from one address or for one email are 429 for a while. Needs no credential.
+         * @description Checks the email and password (and, for a Cognito user with MFA, `mfa_code`) and opens a session: its id goes only into the HttpOnly cookie `rs_console_session` (`Set-Cookie`), never into the body. A wrong email or password is 401 (never which of the two); repeated failures from one address or for one email are 429 for a while. Needs no credential. The body must be sent as `Content-Type: application/json` (else 400), and a browser request from another site (`Sec-Fetch-Site` other than `same-origin` or `none`) is 403: no other site can sign its visitors in.
          */
         post: operations["createConsoleSession"];
         /**
@@ -4159,6 +4159,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -4616,6 +4617,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
             429: components["responses"]["PlatformError429"];
             500: components["responses"]["PlatformError500"];
