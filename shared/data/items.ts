@@ -23,10 +23,15 @@ const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
  * `skewSeconds` (2) before the previous read began, so a change whose commit came later than
  * that after its stamp would be passed for good (by a delta read, or by an index build that
  * started meanwhile). Every write therefore checks, once it returns, how long after its stamp
- * it committed; past STAMP_LAG_MS it stamps its rows again with the time now (only rows still
- * at its stamp), and again until a stamp lands in time. So every change is committed at most a
- * second after its stamp, whatever the write cost, leaving a second of the readers' margin
- * for index propagation and clock skew.
+ * it committed; past STAMP_LAG_MS it stamps its rows again (only rows still at its stamp), and
+ * again until a stamp lands in time. So every change is committed at most a second after its
+ * stamp, whatever the write cost, leaving a second of the readers' margin for index propagation
+ * and clock skew. A new stamp is the time now plus as long as the last stamping took: a
+ * stamp later than the commit is as good as one on time (readers read every change after where
+ * they read before, less the margin, never up to a time they pass for good), whereas a stamp of
+ * the time now never landed in time while each write took over a second (the local stack under
+ * a flood of 1 MB imports: single creates looped until the function's timeout, answering 503 for
+ * rows they had written).
  */
 const STAMP_LAG_MS = 1000;
 
@@ -102,8 +107,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
   async function settle(rows: { key: Row; id: number }[], at: number): Promise<void> {
     let stamp = at;
     let pending = rows;
+    // How long the last stamping took (none yet): the next stamp allows as much.
+    let took = 0;
     while (pending.length > 0 && nowMs() - stamp * 1000 > STAMP_LAG_MS) {
-      const next = Math.max(stamp + 1, nowSeconds());
+      const started = nowMs();
+      const next = Math.max(stamp + 1, Math.ceil((started + took) / 1000));
       const prev = stamp;
       const moved = await Promise.all(
         pending.map(async (r) => {
@@ -115,6 +123,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         }),
       );
       pending = moved.filter((r): r is { key: Row; id: number } => r !== undefined);
+      took = nowMs() - started;
       stamp = next;
     }
   }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setClock } from '../../shared/clock.ts';
 import { Item } from '../../shared/data/entities.ts';
 import { queryPage } from '../../shared/data/ops.ts';
 import { CHANGE_FIELDS } from '../../shared/data/table-schema.ts';
@@ -116,6 +117,27 @@ describe('item store', () => {
     expect(await names(F + 100, F + 201, 3)).toEqual([...early, ...late]);
     expect(await names(F + 101, F + 200, 2)).toEqual([]);
   });
+
+  it('a write that commits over a second after its stamp is stamped again, and settles even when every write takes that long', async () => {
+    const s = db.stores.items;
+    // Every read of the clock is 1.5 s after the one before (the first 1.5 s after the stamp):
+    // each write, and each new stamp, commits over a second after it was taken. A new stamp of
+    // the time now never landed in time (the write looped until its function's timeout); one
+    // that allows as long as the last stamping took lands.
+    const base = Date.now() + 30_000_000;
+    let reads = 0;
+    const restore = setClock({ nowMs: () => base + 1500 * ++reads });
+    try {
+      const stamp = Math.floor(base / 1000);
+      const [made] = await s.create('late', [{ name: 'slow' }], stamp);
+      // Stamped again, later than its first stamp and than when it committed (2 s after at the
+      // least): a listing of the changes after that finds it; its own times are as written.
+      const keys = await s.changeKeysSince('late', stamp + 2);
+      expect(keys.map((k) => [k.id, k.at])).toEqual([[made?.id, stamp]]);
+    } finally {
+      restore();
+    }
+  }, 10_000);
 
   it('lists changes from an index that holds no item data (gsi4: the change fields only)', async () => {
     const s = db.stores.items;
