@@ -1,4 +1,4 @@
-import { nowMs, nowSeconds } from '../clock.ts';
+import { nowMs } from '../clock.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
