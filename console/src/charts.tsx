@@ -12,20 +12,34 @@ function ticks(min: number, max: number, n = 4): number[] {
   return Array.from({ length: n + 1 }, (_, i) => min + ((max - min) * i) / n);
 }
 
-/** Bars, one per label (events per day). */
+/**
+ * Whole-number ticks from 0 for counts up to `max`: a step of 1, 2 or 5 × 10^k giving at most
+ * `most` steps, the last tick at or above `max` (so each label is distinct and drawn at its height).
+ */
+export function countTicks(max: number, most = 4): number[] {
+  const top = Math.max(1, Math.ceil(max));
+  const raw = top / most;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = Math.max(1, [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag);
+  return Array.from({ length: Math.ceil(top / step) + 1 }, (_, i) => i * step);
+}
+
+/** Bars, one per label (events per day), on whole-number ticks. */
 export function BarChart({ title, data }: { title: string; data: { label: string; value: number }[] }) {
-  const max = Math.max(1, ...data.map((d) => d.value));
+  const scale = countTicks(Math.max(0, ...data.map((d) => d.value)));
+  // The axis ends at the last tick: bars and labels share one scale.
+  const max = scale[scale.length - 1] ?? 1;
   const iw = W - PAD.l - PAD.r;
   const ih = H - PAD.t - PAD.b;
   const bw = data.length ? iw / data.length : iw;
   return (
     <figure className="chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${data.map((d) => `${d.label} ${d.value}`).join(', ')}`}>
-        {ticks(0, max).map((t) => (
+        {scale.map((t) => (
           <g key={t}>
             <line x1={PAD.l} x2={W - PAD.r} y1={PAD.t + ih - (t / max) * ih} y2={PAD.t + ih - (t / max) * ih} className="grid" />
             <text x={PAD.l - 6} y={PAD.t + ih - (t / max) * ih + 4} textAnchor="end" className="axis">
-              {Math.round(t)}
+              {t.toLocaleString()}
             </text>
           </g>
         ))}

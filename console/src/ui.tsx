@@ -1,8 +1,11 @@
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { ApiFailure } from './api.ts';
+import { ApiFailure, type Page } from './api.ts';
 
 /** Loads data for a page; `reload` fetches again. Errors are shown by <Problem>. */
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data: T | undefined; error: string | undefined; loading: boolean; reload: () => void } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: readonly unknown[],
+): { data: T | undefined; error: string | undefined; loading: boolean; reload: () => void; update: (fn: (d: T | undefined) => T | undefined) => void } {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(true);
@@ -37,7 +40,52 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
     };
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, reload };
+  return { data, error, loading, reload, update: setData };
+}
+
+/**
+ * A list read a page at a time (`read(after)`: the page after that cursor, or undefined for none),
+ * with "Load more" for the next (`more`, for <DataTable>). A reload reads as many rows as are
+ * shown again, so a row loaded with "Load more" stays on screen after a change; other `deps` read
+ * the first page only.
+ */
+export function usePages<T>(
+  read: (after: string | undefined) => Promise<Page<T> | undefined>,
+  deps: readonly unknown[],
+): { rows: T[] | undefined; error: string | undefined; loading: boolean; reload: () => void; more: { busy: boolean; load: () => void } | null } {
+  const keep = useRef(0);
+  const list = useLoad(async () => {
+    const want = keep.current;
+    keep.current = 0;
+    const rows: T[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Page<T> | undefined = await read(cursor ?? undefined);
+      if (!page) return undefined;
+      rows.push(...page.data);
+      cursor = page.has_more ? page.next_cursor : null;
+    } while (cursor && rows.length < want);
+    return { rows, cursor };
+  }, deps);
+  const next = useAction();
+  const cursor = list.data?.cursor ?? null;
+  const loadMore = (after: string) =>
+    next.run(async () => {
+      const page = await read(after);
+      if (!page) return;
+      // Appended only to the list it follows (not to another one asked for meanwhile).
+      list.update((d) => (d && d.cursor === after ? { rows: [...d.rows, ...page.data], cursor: page.has_more ? page.next_cursor : null } : d));
+    });
+  return {
+    rows: list.data?.rows,
+    error: list.error ?? next.error,
+    loading: list.loading,
+    reload: () => {
+      keep.current = list.data?.rows.length ?? 0;
+      list.reload();
+    },
+    more: cursor ? { busy: next.busy || list.loading, load: () => void loadMore(cursor) } : null,
+  };
 }
 
 /** Runs `fn` every `ms` while `active`. */
@@ -69,6 +117,29 @@ export function useAction(): { busy: boolean; error: string | undefined; run: (f
   /** Shows a problem found before anything was sent. */
   const fail = useCallback((message: string) => setError(message), []);
   return { busy, error, run, fail };
+}
+
+/**
+ * A request whose answer is shown until the next one: `data` is the last answer, and a failure
+ * clears it, as `useLoad` does, so an earlier answer never stands under a later error.
+ */
+export function useResult<T>(): { data: T | undefined; busy: boolean; error: string | undefined; run: (fn: () => Promise<T>) => Promise<void> } {
+  const [data, setData] = useState<T>();
+  const a = useAction();
+  const { run: runAction } = a;
+  const run = useCallback(
+    (fn: () => Promise<T>) =>
+      runAction(async () => {
+        try {
+          setData(await fn());
+        } catch (e) {
+          setData(undefined);
+          throw e;
+        }
+      }),
+    [runAction],
+  );
+  return { data, busy: a.busy, error: a.error, run };
 }
 
 export function Problem({ error }: { error: string | undefined }) {

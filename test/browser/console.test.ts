@@ -269,6 +269,7 @@ describe('the console in Chromium', () => {
     expect([clicks, rate]).toEqual(['1', `${(100 / searched).toFixed(1)} %`]);
     await visible(page.getByRole('table', { name: 'Queries without results' }).getByRole('cell', { name: 'xylophone', exact: true }));
     await shot('search');
+    page.once('dialog', (d) => void d.accept()); // the delete is confirmed first
     await page.getByRole('button', { name: 'Delete beanie = toque' }).click();
     await visible(page.getByText('No synonym sets yet.'));
     expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
@@ -323,10 +324,12 @@ describe('the console in Chromium', () => {
     const ctx = (await t.demo.platform('GET', '/api/contexts')).body.data[0];
     const rule = await t.demo.platform('POST', '/api/rules', { name: 'buyers first', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
     expect(rule.status).toBe(201);
+    page.once('dialog', (d) => void d.accept()); // the delete is confirmed first
     await table.getByRole('button', { name: 'Delete buyers' }).click();
     await visible(page.getByRole('alert').filter({ hasText: `Segment ${seg.id} is used by` }));
     problems.splice(0, problems.length, ...problems.filter((p) => !/status of 409/.test(p))); // the refused delete, on purpose
     expect((await t.demo.platform('DELETE', `/api/rules/${rule.body.id}`)).status).toBe(204);
+    page.once('dialog', (d) => void d.accept());
     await table.getByRole('button', { name: 'Delete buyers' }).click();
     await visible(page.getByText('No segments yet.'));
   });

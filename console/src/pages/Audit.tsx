@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
-import { api, qs, type AuditEntry, type Page } from '../api.ts';
+import { listPage, type AuditEntry } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, useLoad, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, usePages, when } from '../ui.tsx';
 import type { PageProps } from './index.tsx';
 
 const fromHash = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('resource') ?? '';
@@ -22,7 +22,7 @@ export function Audit(_: PageProps) {
     window.addEventListener('hashchange', follow);
     return () => window.removeEventListener('hashchange', follow);
   }, []);
-  const entries = useLoad(() => (resource ? api<Page<AuditEntry>>('GET', `/api/audit${qs({ resource, limit: 100 })}`) : Promise.resolve(undefined)), [resource]);
+  const entries = usePages((after) => (resource ? listPage<AuditEntry>('/api/audit', after, { resource }) : Promise.resolve(undefined)), [resource]);
   return (
     <>
       <PageHeader title="Audit history" />
@@ -32,11 +32,12 @@ export function Audit(_: PageProps) {
         </Form>
       </Card>
       <Problem error={entries.error} />
-      {entries.data ? (
+      {entries.rows ? (
         <Card title={`History of ${resource}`}>
           <DataTable
             label="Audit entries"
-            rows={entries.data.data}
+            rows={entries.rows}
+            more={entries.more}
             rowKey={(e) => String(e.id)}
             empty="No changes recorded."
             columns={[

@@ -20,10 +20,20 @@ export function Catalog({ session }: PageProps) {
 
   const run = (body: { query: string; filters: unknown[] }, cursor?: string) =>
     a.run(async () => {
-      const r = await api<ItemSearchResult>('POST', '/api/items/search', { ...body, limit: 25, ...(cursor ? { cursor } : {}) });
-      setApplied(body);
-      setResult(r);
-      setPages((p) => (cursor ? [...p, ...r.data] : r.data));
+      try {
+        const r = await api<ItemSearchResult>('POST', '/api/items/search', { ...body, limit: 25, ...(cursor ? { cursor } : {}) });
+        setApplied(body);
+        setResult(r);
+        setPages((p) => (cursor ? [...p, ...r.data] : r.data));
+      } catch (e) {
+        // A search that failed shows its error alone: the items of the search before are not its answer.
+        // ("Load more" that failed keeps the rows of the search on screen, which they are.)
+        if (!cursor) {
+          setResult(undefined);
+          setPages([]);
+        }
+        throw e;
+      }
     });
   const search = () =>
     run({

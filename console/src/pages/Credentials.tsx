@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { api, type ApiKey, type ApiKeyCreated, type Client, type ClientCreated, type Page } from '../api.ts';
+import { api, listPage, type ApiKey, type ApiKeyCreated, type Client, type ClientCreated } from '../api.ts';
 import { Checks, DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, ShownOnce, useAction, useLoad, when } from '../ui.tsx';
+import { Card, Empty, Field, PageHeader, Problem, ShownOnce, useAction, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -11,8 +11,9 @@ const picked = (all: { value: string }[], chosen: Record<string, boolean>): stri
 
 export function Credentials({ session }: PageProps) {
   const admin = isAdmin(session.role);
-  const keys = useLoad(() => (admin ? api<Page<ApiKey>>('GET', '/api/api-keys') : Promise.resolve(undefined)), [admin]);
-  const clients = useLoad(() => (admin ? api<Page<Client>>('GET', '/api/clients') : Promise.resolve(undefined)), [admin]);
+  // These two lists take `cursor`, not `starting_after`.
+  const keys = usePages((after) => (admin ? listPage<ApiKey>('/api/api-keys', after, {}, 'cursor') : Promise.resolve(undefined)), [admin]);
+  const clients = usePages((after) => (admin ? listPage<Client>('/api/clients', after, {}, 'cursor') : Promise.resolve(undefined)), [admin]);
   const [keyName, setKeyName] = useState('');
   const [env, setEnv] = useState('production');
   const [scopes, setScopes] = useState<Record<string, boolean>>({ items: true });
@@ -73,7 +74,8 @@ export function Credentials({ session }: PageProps) {
         <DataTable
           label="API keys"
           error={keys.error}
-          rows={keys.data?.data}
+          rows={keys.rows}
+          more={keys.more}
           rowKey={(k) => k.id}
           empty="No keys."
           columns={[
@@ -95,7 +97,8 @@ export function Credentials({ session }: PageProps) {
         <DataTable
           label="OAuth clients"
           error={clients.error}
-          rows={clients.data?.data}
+          rows={clients.rows}
+          more={clients.more}
           rowKey={(c) => c.client_id}
           empty="No clients."
           columns={[

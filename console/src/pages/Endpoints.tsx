@@ -1,12 +1,12 @@
 import { useState } from 'react';
-import { api, type Endpoint, type Page } from '../api.ts';
+import { api, listAll, type Endpoint } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Check, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 export function Endpoints({ session }: PageProps) {
-  const endpoints = useLoad(() => api<Page<Endpoint>>('GET', '/api/model-endpoints'), []);
+  const endpoints = useLoad(() => listAll<Endpoint>('/api/model-endpoints'), []);
   const [name, setName] = useState('');
   const [isDefault, setIsDefault] = useState(false);
   const a = useAction();

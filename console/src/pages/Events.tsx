@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'react';
-import { api, qs, type EventList, type EventRow, type EventType, type Page } from '../api.ts';
+import { api, listAll, qs, type EventList, type EventRow, type EventType } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 export function Events({ session }: PageProps) {
-  const types = useLoad(() => api<Page<EventType>>('GET', '/api/event-types'), []);
+  const types = useLoad(() => listAll<EventType>('/api/event-types'), []);
   const [name, setName] = useState('');
   const [weight, setWeight] = useState('10');
   const add = useAction();
@@ -21,11 +21,21 @@ export function Events({ session }: PageProps) {
   const [applied, setApplied] = useState({ user_id: '', type: '' });
   const load = (filter: { user_id: string; type: string }, after?: string) =>
     list.run(async () => {
-      const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, order: 'desc', ...filter, starting_after: after })}`);
-      setApplied(filter);
-      setRows((x) => (after ? [...x, ...r.data] : r.data));
-      setCursor(r.has_more ? r.next_cursor : null);
-      setLoaded(true);
+      try {
+        const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, order: 'desc', ...filter, starting_after: after })}`);
+        setApplied(filter);
+        setRows((x) => (after ? [...x, ...r.data] : r.data));
+        setCursor(r.has_more ? r.next_cursor : null);
+        setLoaded(true);
+      } catch (e) {
+        // A filter that failed shows its error alone, as the Catalog's search does ("Load more" keeps the rows on screen).
+        if (!after) {
+          setRows([]);
+          setCursor(null);
+          setLoaded(false);
+        }
+        throw e;
+      }
     });
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit loads once; later loads are the user's (more, filters).
   useEffect(() => void load({ user_id: '', type: '' }), []);

@@ -1,8 +1,8 @@
 import { useState } from 'react';
-import { api, type Endpoint, type Experiment, type Page } from '../api.ts';
+import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { Form } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad } from '../ui.tsx';
+import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
 import { ContextPicker, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -74,9 +74,9 @@ function Results({ e }: { e: Experiment }) {
 }
 
 export function Experiments({ session }: PageProps) {
-  const experiments = useLoad(() => api<Page<Experiment>>('GET', '/api/experiments?limit=100'), []);
+  const experiments = usePages((after) => listPage<Experiment>('/api/experiments', after), []);
   const contexts = useContexts();
-  const endpoints = useLoad(() => api<Page<Endpoint>>('GET', '/api/model-endpoints'), []);
+  const endpoints = useLoad(() => listAll<Endpoint>('/api/model-endpoints'), []);
   const [name, setName] = useState('');
   const [contextId, setContextId] = useState('');
   const [a1, setA1] = useState('');
@@ -112,8 +112,8 @@ export function Experiments({ session }: PageProps) {
     <>
       <PageHeader title="Experiments" />
       <Problem error={experiments.error ?? a.error} />
-      {experiments.data?.data.length ? (
-        experiments.data.data.map((x) => (
+      {experiments.rows?.length ? (
+        experiments.rows.map((x) => (
           <Card key={x.id} title={`${x.name} · context #${x.context_id} · ${x.status}`}>
             <Results e={x} />
             {admin && x.status === 'Draft' ? (
@@ -133,6 +133,11 @@ export function Experiments({ session }: PageProps) {
           <Empty>No experiments yet.</Empty>
         </Card>
       )}
+      {experiments.more ? (
+        <button type="button" disabled={experiments.more.busy} onClick={experiments.more.load}>
+          Load more
+        </button>
+      ) : null}
       {admin ? (
         <Card title="New A/B experiment">
           <Form label="New experiment" onSubmit={create} submit="Create experiment" disabled={a.busy || !eps.length || !ctx}>

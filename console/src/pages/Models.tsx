@@ -1,8 +1,8 @@
 import { useState } from 'react';
-import { api, type Comparison, type Endpoint, type ModelVersion, type Page } from '../api.ts';
+import { api, listAll, listPage, type Comparison, type Endpoint, type ModelVersion } from '../api.ts';
 import { GroupedBars } from '../charts.tsx';
 import { DataTable, Form, type Column } from '../table.tsx';
-import { Card, PageHeader, Problem, Select, num, useAction, useLoad, when } from '../ui.tsx';
+import { Card, PageHeader, Problem, Select, num, useAction, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -41,8 +41,8 @@ function Promote({ m, endpoints, onDone }: { m: ModelVersion; endpoints: Endpoin
 }
 
 export function Models({ session }: PageProps) {
-  const models = useLoad(() => api<Page<ModelVersion>>('GET', '/api/models'), []);
-  const endpoints = useLoad(() => api<Page<Endpoint>>('GET', '/api/model-endpoints'), []);
+  const models = usePages((after) => listPage<ModelVersion>('/api/models', after), []);
+  const endpoints = useLoad(() => listAll<Endpoint>('/api/model-endpoints'), []);
   const [picked, setPicked] = useState<number[]>([]);
   const [comparison, setComparison] = useState<Comparison>();
   const a = useAction();
@@ -67,7 +67,8 @@ export function Models({ session }: PageProps) {
         <DataTable
           label="Model versions"
           wrap
-          rows={models.data?.data}
+          rows={models.rows}
+          more={models.more}
           rowKey={(m) => m.version}
           empty="No versions yet: start a training run."
           columns={[

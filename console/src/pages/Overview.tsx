@@ -42,7 +42,8 @@ export function Overview(_: PageProps) {
           <p className="muted">{overview.data?.sampled ? 'counted over the latest 5,000 events' : 'events ingested'}</p>
         </Card>
         <Card title="Models">
-          <p className="big">{models.data ? models.data.data.length : '…'}</p>
+          {/* The newest page of versions: past it, "100+". */}
+          <p className="big">{models.data ? `${models.data.data.length}${models.data.has_more ? '+' : ''}` : '…'}</p>
           <p className="muted">versions; {jobs.data ? jobs.data.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length : '…'} runs in progress</p>
         </Card>
       </div>

@@ -1,7 +1,7 @@
 import { Fragment, useState } from 'react';
 import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useAction } from '../ui.tsx';
+import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useResult } from '../ui.tsx';
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -56,36 +56,34 @@ export function Playground(_: PageProps) {
   const [facets, setFacets] = useState('category, brand, price');
   const [explain, setExplain] = useState(true);
   const [highlight, setHighlight] = useState(true);
-  const [search, setSearch] = useState<SearchResult>();
-  const [recs, setRecs] = useState<RecsResult>();
-  const a = useAction();
+  // Each tab shows its own last request: its answer, or its error alone (the answer before it is cleared).
+  const search = useResult<SearchResult>();
+  const recs = useResult<RecsResult>();
 
   const runSearch = () =>
-    a.run(async () => {
+    search.run(() => {
       const keys = facets
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      setSearch(
-        await api<SearchResult>('POST', '/console/api/search', {
-          query,
-          mode,
-          limit: 20,
-          explain,
-          highlight,
-          ...(keys.length ? { facets: keys } : {}),
-          ...(contextId ? { context_id: contextId } : {}),
-          ...(userId ? { user_id: userId } : {}),
-        }),
-      );
+      return api<SearchResult>('POST', '/console/api/search', {
+        query,
+        mode,
+        limit: 20,
+        explain,
+        highlight,
+        ...(keys.length ? { facets: keys } : {}),
+        ...(contextId ? { context_id: contextId } : {}),
+        ...(userId ? { user_id: userId } : {}),
+      });
     });
   const runRecs = () =>
-    a.run(async () => {
+    recs.run(() => {
       const p = new URLSearchParams({ limit: '20', explain: String(explain) });
       if (userId) p.set('user_id', userId);
       if (itemId) p.set('item_id', itemId);
       if (contextId) p.set('context_id', contextId);
-      setRecs(await api<RecsResult>('GET', `/console/api/recommendations?${p}`));
+      return api<RecsResult>('GET', `/console/api/recommendations?${p}`);
     });
 
   const ctx = <ContextPicker value={contextId} onChange={setContextId} allowNone contexts={contexts.data?.data ?? []} />;
@@ -104,7 +102,7 @@ export function Playground(_: PageProps) {
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
       {tab === 'search' ? (
         <Card>
-          <Form label="Search playground" search onSubmit={runSearch} submit="Search" disabled={a.busy}>
+          <Form label="Search playground" search onSubmit={runSearch} submit="Search" disabled={search.busy}>
             <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
             <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
             {ctx}
@@ -113,43 +111,47 @@ export function Playground(_: PageProps) {
             <Check label="Explain" checked={explain} onChange={setExplain} />
             <Check label="Highlight" checked={highlight} onChange={setHighlight} />
           </Form>
-          <Problem error={a.error} />
+          <Problem error={search.error} />
         </Card>
       ) : (
         <Card>
-          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" disabled={a.busy}>
+          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" disabled={recs.busy}>
             <Field label="User ID" value={userId} onChange={setUserId} />
             <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
             {ctx}
             <Check label="Explain" checked={explain} onChange={setExplain} />
           </Form>
-          <Problem error={a.error} />
+          <Problem error={recs.error} />
         </Card>
       )}
-      {tab === 'search' && search ? <SearchResults r={search} /> : null}
-      {tab === 'recs' && recs ? (
-        <Card title={`${recs.data.length} recommendations · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
-          {recs.data.length === 0 ? (
-            <Empty>Nothing to recommend.</Empty>
-          ) : (
-            <ol className="results" aria-label="Recommendations">
-              {recs.data.map((r) => (
-                <li key={r.item_id}>
-                  <div className="row">
-                    <strong>{r.item.name}</strong>
-                    <span className="score">score {num(r.score)}</span>
-                  </div>
-                  <div className="muted">
-                    #{r.item_id} · {String(r.item.metadata?.category ?? '')} · {String(r.item.metadata?.brand ?? '')} · {r.reason}
-                  </div>
-                  {r.explain ? <ExplainView e={r.explain} /> : null}
-                </li>
-              ))}
-            </ol>
-          )}
-        </Card>
-      ) : null}
+      {tab === 'search' && search.data ? <SearchResults r={search.data} /> : null}
+      {tab === 'recs' && recs.data ? <RecsResults r={recs.data} /> : null}
     </>
+  );
+}
+
+function RecsResults({ r: recs }: { r: RecsResult }) {
+  return (
+    <Card title={`${recs.data.length} recommendations · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
+      {recs.data.length === 0 ? (
+        <Empty>Nothing to recommend.</Empty>
+      ) : (
+        <ol className="results" aria-label="Recommendations">
+          {recs.data.map((r) => (
+            <li key={r.item_id}>
+              <div className="row">
+                <strong>{r.item.name}</strong>
+                <span className="score">score {num(r.score)}</span>
+              </div>
+              <div className="muted">
+                #{r.item_id} · {String(r.item.metadata?.category ?? '')} · {String(r.item.metadata?.brand ?? '')} · {r.reason}
+              </div>
+              {r.explain ? <ExplainView e={r.explain} /> : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </Card>
   );
 }
 

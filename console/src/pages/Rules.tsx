@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { api, qs, type Page, type Rule } from '../api.ts';
+import { api, listPage, type Rule } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, Select, useAction, usePages, when } from '../ui.tsx';
 import { ContextPicker, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -11,7 +11,7 @@ export function Rules({ session }: PageProps) {
   const contexts = useContexts();
   const [contextId, setContextId] = useState('');
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
-  const rules = useLoad(() => (ctx ? api<Page<Rule>>('GET', `/api/rules${qs({ contextId: ctx, limit: 100 })}`) : Promise.resolve(undefined)), [ctx]);
+  const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
   const [name, setName] = useState('');
   const [field, setField] = useState('metadata.brand');
   const [op, setOp] = useState('eq');
@@ -34,6 +34,7 @@ export function Rules({ session }: PageProps) {
     });
   const remove = (r: Rule) =>
     a.run(async () => {
+      if (!window.confirm(`Delete rule ${r.name} (#${r.id})? It stops applying at once and cannot be restored.`)) return;
       await api('DELETE', `/api/rules/${r.id}`);
       rules.reload();
     });
@@ -48,7 +49,7 @@ export function Rules({ session }: PageProps) {
             <NewContext
               disabled={false}
               onCreated={(c) => {
-                contexts.reload();
+                contexts.created(c);
                 setContextId(String(c.id));
               }}
             />
@@ -60,7 +61,8 @@ export function Rules({ session }: PageProps) {
         <DataTable
           label="Rules"
           error={rules.error}
-          rows={rules.data?.data}
+          rows={rules.rows}
+          more={rules.more}
           rowKey={(r) => r.id}
           empty={ctx ? 'No rules in this context.' : 'Create a context first.'}
           columns={[

@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import { api, qs, type SearchAnalytics, type SynonymSet, type SynonymSetList } from '../api.ts';
+import { api, listPage, qs, type SearchAnalytics, type SynonymSet } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -23,21 +23,7 @@ const phrases = (raw: string): string[] =>
     .filter((p) => p !== '');
 
 function Synonyms({ admin }: { admin: boolean }) {
-  const [rows, setRows] = useState<SynonymSet[]>();
-  const [cursor, setCursor] = useState<string | null>(null);
-  const list = useLoad(async () => {
-    const first = await api<SynonymSetList>('GET', `/api/synonyms${qs({ limit: 100 })}`);
-    setRows(first.data);
-    setCursor(first.has_more ? first.next_cursor : null);
-    return first;
-  }, []);
-  const more = useAction();
-  const loadMore = (after: string) =>
-    more.run(async () => {
-      const next = await api<SynonymSetList>('GET', `/api/synonyms${qs({ limit: 100, starting_after: after })}`);
-      setRows((x) => [...(x ?? []), ...next.data]);
-      setCursor(next.has_more ? next.next_cursor : null);
-    });
+  const list = usePages((after) => listPage<SynonymSet>('/api/synonyms', after), []);
 
   const [type, setType] = useState<SynonymSet['type']>('two_way');
   const [input, setInput] = useState('');
@@ -52,6 +38,7 @@ function Synonyms({ admin }: { admin: boolean }) {
     });
   const remove = (s: SynonymSet) =>
     a.run(async () => {
+      if (!window.confirm(`Delete the synonym set ${label(s)}? Searches stop using it within seconds; it cannot be restored.`)) return;
       await api('DELETE', `/api/synonyms/${s.id}`);
       list.reload();
     });
@@ -63,8 +50,8 @@ function Synonyms({ admin }: { admin: boolean }) {
         <p className="muted">Applied to every Core search at query time, no rebuild: a change serves within seconds.</p>
         <DataTable
           label="Synonym sets"
-          error={list.error ?? more.error}
-          rows={rows}
+          error={list.error}
+          rows={list.rows}
           rowKey={(s) => s.id}
           empty="No synonym sets yet."
           columns={[
@@ -74,7 +61,7 @@ function Synonyms({ admin }: { admin: boolean }) {
             { header: 'Updated', cell: (s) => when(s.updated_at) },
             { header: 'Actions', cell: (s) => (admin ? <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger /> : null) },
           ]}
-          more={cursor ? { busy: more.busy, load: () => void loadMore(cursor) } : null}
+          more={list.more}
         />
       </Card>
       {admin ? (

@@ -1,12 +1,12 @@
 import { useState } from 'react';
-import { api, type Page, type Segment } from '../api.ts';
+import { api, listPage, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, useAction, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 export function Segments({ session }: PageProps) {
-  const segments = useLoad(() => api<Page<Segment>>('GET', '/api/segments?limit=100'), []);
+  const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
   const [name, setName] = useState('');
   const [eventType, setEventType] = useState('purchase');
   const [minCount, setMinCount] = useState('1');
@@ -21,6 +21,7 @@ export function Segments({ session }: PageProps) {
   // A segment a rule or experiment names is not deleted (409): the message says which.
   const remove = (s: Segment) =>
     a.run(async () => {
+      if (!window.confirm(`Delete segment ${s.name} (#${s.id})? It cannot be restored.`)) return;
       await api('DELETE', `/api/segments/${s.id}`);
       segments.reload();
     });
@@ -32,7 +33,8 @@ export function Segments({ session }: PageProps) {
         <DataTable
           label="Segments"
           error={segments.error}
-          rows={segments.data?.data}
+          rows={segments.rows}
+          more={segments.more}
           rowKey={(s) => s.id}
           empty="No segments yet."
           columns={[

@@ -1,13 +1,13 @@
 import { useState } from 'react';
-import { api, type EventType, type Page, type Template } from '../api.ts';
+import { api, listAll, type EventType, type Template } from '../api.ts';
 import { Checks, DataTable, Form } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 export function Templates({ session }: PageProps) {
-  const templates = useLoad(() => api<Page<Template>>('GET', '/api/events/templates'), []);
-  const types = useLoad(() => api<Page<EventType>>('GET', '/api/event-types'), []);
+  const templates = useLoad(() => listAll<Template>('/api/events/templates'), []);
+  const types = useLoad(() => listAll<EventType>('/api/event-types'), []);
   const [name, setName] = useState('');
   const [chosen, setChosen] = useState<Record<string, boolean>>({});
   const [perSignal, setPerSignal] = useState('1');

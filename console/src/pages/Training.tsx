@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import { api, type Job, type JobLogs, type LogLine, type Page, type Template } from '../api.ts';
+import { api, listAll, listPage, type Job, type JobLogs, type LogLine, type Template } from '../api.ts';
 import { LineChart, type Series } from '../charts.tsx';
 import { DataTable, Form } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, when } from '../ui.tsx';
+import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -135,8 +135,8 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
 }
 
 export function Training({ session }: PageProps) {
-  const jobs = useLoad(() => api<Page<Job>>('GET', '/api/training-jobs'), []);
-  const templates = useLoad(() => api<Page<Template>>('GET', '/api/events/templates'), []);
+  const jobs = usePages((after) => listPage<Job>('/api/training-jobs', after), []);
+  const templates = useLoad(() => listAll<Template>('/api/events/templates'), []);
   const published = templates.data?.data.filter((t) => t.status === 'Published') ?? [];
   const [templateId, setTemplateId] = useState('');
   const [algorithm, setAlgorithm] = useState('auto');
@@ -146,7 +146,7 @@ export function Training({ session }: PageProps) {
   const [selected, setSelected] = useState<string>();
   const a = useAction();
   const admin = isAdmin(session.role);
-  const anyActive = jobs.data?.data.some((j) => ACTIVE.has(j.status)) ?? false;
+  const anyActive = jobs.rows?.some((j) => ACTIVE.has(j.status)) ?? false;
   useInterval(jobs.reload, 2000, anyActive);
 
   const start = () =>
@@ -186,7 +186,8 @@ export function Training({ session }: PageProps) {
           <DataTable
             label="Training runs"
             error={jobs.error}
-            rows={jobs.data?.data}
+            rows={jobs.rows}
+            more={jobs.more}
             rowKey={(j) => j.job_name}
             rowClassName={(j) => (j.job_name === selected ? 'selected' : undefined)}
             empty="No runs yet."

@@ -1,11 +1,17 @@
 import { useState } from 'react';
-import { api, type Context, type Page } from '../api.ts';
+import { api, listAll, type Context } from '../api.ts';
 import { Form } from '../table.tsx';
 import { Field, Select, useAction, useLoad } from '../ui.tsx';
 
-/** The tenant's contexts, a picker over them and (for admins) a way to add one. */
+/** The tenant's contexts, every page of them (a picker offers them all), a picker over them and (for admins) a way to add one. */
 export function useContexts() {
-  return useLoad(() => api<Page<Context>>('GET', '/api/contexts'), []);
+  const list = useLoad(() => listAll<Context>('/api/contexts'), []);
+  /** A context just created is an option at once (then the list is read again). */
+  const created = (c: Context) => {
+    list.update((d) => (d && !d.data.some((x) => x.id === c.id) ? { ...d, data: [...d.data, c] } : d));
+    list.reload();
+  };
+  return { ...list, created };
 }
 
 export function ContextPicker({ value, onChange, allowNone, contexts }: { value: string; onChange: (v: string) => void; allowNone?: boolean; contexts: Context[] }) {
@@ -17,6 +23,8 @@ export function ContextPicker({ value, onChange, allowNone, contexts }: { value:
       options={[
         ...(allowNone ? [{ value: '', label: 'None (no rules)' }] : contexts.length ? [] : [{ value: '', label: 'No contexts yet' }]),
         ...contexts.map((c) => ({ value: String(c.id), label: `${c.name} (#${c.id})` })),
+        // The context in use is always an option, so the picker never shows another than the one the page writes to.
+        ...(value && !contexts.some((c) => String(c.id) === value) ? [{ value, label: `#${value}` }] : []),
       ]}
     />
   );

@@ -1,0 +1,237 @@
+import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../helpers/stack.ts';
+
+// The console at its edges, in Debian's Chromium against the local stack (as console.test.ts):
+// lists longer than a page (a picker offers every context; a list loads more), deletes that are
+// confirmed first, a failed request that leaves no earlier answer on screen, and the Overview
+// chart's axis on small counts. Each test fails without the change it covers (a review's findings).
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let t: TestStack;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+/** Waits until `fn` holds (polling), failing with `what`. */
+async function eventually(what: string, fn: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await fn().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+const visible = (l: Locator, ms = 15_000) => l.first().waitFor({ state: 'visible', timeout: ms });
+
+async function go(link: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: link, exact: true }).click();
+  await visible(page.getByRole('heading', { level: 1, name: heading }));
+}
+
+/** Answers the next dialog (accept or dismiss) and tells what it asked; undefined while none came. */
+function answerNext(accept: boolean): () => string | undefined {
+  let asked: string | undefined;
+  page.once('dialog', (d) => {
+    asked = `${d.type()}: ${d.message()}`;
+    void (accept ? d.accept() : d.dismiss());
+  });
+  return () => asked;
+}
+
+/** The y-axis labels of the Overview's bar chart, bottom up, with the height of each one's grid line. */
+async function axis(): Promise<{ label: string; y: number }[]> {
+  const chart = page.getByRole('img', { name: /Events ingested per UTC day/ });
+  return chart.locator('g:has(> line.grid)').evaluateAll((gs) => gs.map((g) => ({ label: g.querySelector('text')?.textContent ?? '', y: Number(g.querySelector('line')?.getAttribute('y1')) })));
+}
+
+const post = async (path: string, body: unknown) => {
+  const r = await t.demo.platform('POST', path, body);
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body;
+};
+
+beforeAll(async () => {
+  t = await startTestStack();
+  // 20 lamps and 5 tents; no events yet (the chart's first look is at an empty tenant).
+  const items = [
+    ...Array.from({ length: 20 }, (_, i) => ({ name: `Desk lamp ${i + 1}`, description: 'A reading lamp with a warm light.', metadata: { category: 'lamps' } })),
+    ...Array.from({ length: 5 }, (_, i) => ({ name: `Dome tent ${i + 1}`, description: 'A two person tent for camping.', metadata: { category: 'tents' } })),
+  ];
+  expect((await t.demo.core('POST', '/v1/items', items)).status).toBe(201);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m: ConsoleMessage) => {
+    if (m.type() !== 'error') return;
+    if (/status of 401/.test(m.text()) && m.location().url.endsWith('/console/session')) return;
+    problems.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+describe('the console at its edges', () => {
+  it('signs in; on an empty tenant the chart axis reads 0 and 1 once each', async () => {
+    await page.goto(`${t.base}/console/`);
+    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
+    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
+    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
+    await visible(page.getByRole('img', { name: /Events ingested per UTC day/ }));
+    // Was 0, 0, 1, 1, 1 (five ticks at max x i/4, rounded).
+    expect((await axis()).map((a) => a.label)).toEqual(['0', '1']);
+  });
+
+  it('labels the axis with whole numbers at their heights when the busiest day has 2 events', async () => {
+    const ids = ((await t.demo.core('GET', '/v1/items?limit=3')).body.data as { id: string }[]).map((x) => x.id);
+    const events = [
+      { type: 'click', user_id: 'u-1', item_id: ids[0], click: {} },
+      { type: 'click', user_id: 'u-2', item_id: ids[1], click: {} },
+    ];
+    expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    await page.reload();
+    await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
+    const chart = page.getByRole('img', { name: /Events ingested per UTC day/ });
+    await eventually('2 events today', async () => (await chart.getAttribute('aria-label'))?.includes(' 2') ?? false);
+    const ticks = await axis();
+    // Was 0, 1, 1, 2, 2.
+    expect(ticks.map((a) => a.label)).toEqual(['0', '1', '2']);
+    // Evenly spaced, and today's bar of 2 reaches the line labelled 2.
+    const [zero, one, two] = ticks.map((a) => a.y) as [number, number, number];
+    expect(zero - one).toBeCloseTo(one - two, 6);
+    const bar = chart.locator('rect').filter({ has: page.locator('title', { hasText: /: 2$/ }) });
+    expect(Number(await bar.getAttribute('y'))).toBeCloseTo(two, 6);
+  });
+
+  it('offers every context past the first page, and selects one just added, which a new rule is stored under', async () => {
+    for (let i = 1; i <= 103; i++) await post('/api/contexts', { name: `placement ${i}` });
+    await go('Rules', 'Rules');
+    const picker = page.getByLabel('Context', { exact: true });
+    await eventually('103 contexts in the picker', async () => (await picker.locator('option').count()) === 103, 20_000);
+    await page.getByLabel('New context name').fill('checkout');
+    await page.getByRole('button', { name: 'Add context' }).click();
+    await eventually('104 contexts in the picker', async () => (await picker.locator('option').count()) === 104);
+    const chosen = picker.locator('option:checked');
+    await eventually('the new context chosen', async () => /^checkout \(#\d+\)$/.test((await chosen.textContent()) ?? ''));
+    const id = Number(await chosen.getAttribute('value'));
+    expect(await chosen.textContent()).toBe(`checkout (#${id})`);
+    await page.getByLabel('Rule name').fill('checkout rule');
+    await page.getByLabel('Condition value').fill('lamps');
+    await page.getByLabel('Condition field').fill('category');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await visible(page.getByRole('table', { name: 'Rules' }).getByRole('cell', { name: 'checkout rule' }));
+    const stored = (await t.demo.platform('GET', `/api/rules?contextId=${id}`)).body.data;
+    expect(stored.map((r: { name: string; context_id: number }) => [r.name, r.context_id])).toEqual([['checkout rule', id]]);
+    // The other pickers read the same whole list.
+    await go('Search playground', 'Search playground');
+    await eventually('every context and "None" in the playground', async () => (await page.getByLabel('Context', { exact: true }).locator('option').count()) === 105);
+  });
+
+  it('lists rules past 100 with "Load more", keeps them on screen after a change, and deletes one only when confirmed', async () => {
+    const first = (await t.demo.platform('GET', '/api/contexts?limit=1')).body.data[0];
+    for (let i = 1; i <= 101; i++) await post('/api/rules', { name: `rule ${i}`, context_id: first.id, conditions: [], boost: 2 });
+    await go('Rules', 'Rules');
+    await page.getByLabel('Context', { exact: true }).selectOption(String(first.id));
+    const rows = page.getByRole('table', { name: 'Rules' }).getByRole('row');
+    await eventually('the first 100 rules', async () => (await rows.count()) === 101); // and the header
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await eventually('all 101 rules', async () => (await rows.count()) === 102);
+    const last = rows.filter({ has: page.getByRole('cell', { name: 'rule 101', exact: true }) });
+    await last.getByRole('button', { name: 'Disable rule 101' }).click();
+    await visible(last.getByRole('cell', { name: 'no', exact: true }));
+    expect(await rows.count()).toBe(102);
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+
+    const ruleIds = async () => ((await t.demo.platform('GET', `/api/rules?contextId=${first.id}&limit=100`)).body.data as { name: string }[]).map((r) => r.name);
+    let asked = answerNext(false);
+    await rows
+      .filter({ has: page.getByRole('cell', { name: 'rule 1', exact: true }) })
+      .getByRole('button', { name: 'Delete rule 1' })
+      .click();
+    expect(asked()).toMatch(/^confirm: Delete rule rule 1 /);
+    await page.waitForTimeout(500);
+    expect(await ruleIds()).toContain('rule 1');
+    asked = answerNext(true);
+    await rows
+      .filter({ has: page.getByRole('cell', { name: 'rule 1', exact: true }) })
+      .getByRole('button', { name: 'Delete rule 1' })
+      .click();
+    expect(asked()).toMatch(/^confirm: /);
+    await eventually('rule 1 gone', async () => (await rows.count()) === 101);
+    expect(await ruleIds()).not.toContain('rule 1');
+  });
+
+  it('deletes a segment and a synonym set only when confirmed', async () => {
+    await post('/api/segments', { name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    await go('Segments', 'Segments');
+    const segments = page.getByRole('table', { name: 'Segments' });
+    await visible(segments.getByRole('cell', { name: 'buyers', exact: true }));
+    let asked = answerNext(false);
+    await segments.getByRole('button', { name: 'Delete buyers' }).click();
+    expect(asked()).toMatch(/^confirm: Delete segment buyers /);
+    await page.waitForTimeout(500);
+    expect((await t.demo.platform('GET', '/api/segments')).body.data).toHaveLength(1);
+    asked = answerNext(true);
+    await segments.getByRole('button', { name: 'Delete buyers' }).click();
+    expect(asked()).toMatch(/^confirm: /);
+    await visible(page.getByText('No segments yet.'));
+    expect((await t.demo.platform('GET', '/api/segments')).body.data).toEqual([]);
+
+    await post('/api/synonyms', { synonyms: ['lamp', 'light'] });
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    const sets = page.getByRole('table', { name: 'Synonym sets' });
+    await visible(sets.getByRole('cell', { name: 'lamp = light' }));
+    asked = answerNext(false);
+    await sets.getByRole('button', { name: 'Delete lamp = light' }).click();
+    expect(asked()).toMatch(/^confirm: Delete the synonym set lamp = light/);
+    await page.waitForTimeout(500);
+    expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toHaveLength(1);
+    asked = answerNext(true);
+    await sets.getByRole('button', { name: 'Delete lamp = light' }).click();
+    await visible(page.getByText('No synonym sets yet.'));
+    expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
+  });
+
+  it('shows no items of an earlier search under the error of a later one (Catalog)', async () => {
+    await go('Catalog', 'Catalog');
+    await page.getByLabel('Search items').fill('lamp');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await visible(page.getByRole('heading', { name: '20 items' }));
+    await page.getByLabel('Search items').fill('tent');
+    await page.getByLabel('Filter field').fill('bad field!');
+    await page.getByLabel('Value').fill('x');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await visible(page.getByRole('alert'));
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 400/.test(p))); // the refused filter, on purpose
+    expect(await page.getByRole('heading', { name: '20 items' }).count()).toBe(0);
+    expect(await page.getByRole('table', { name: 'Items' }).count()).toBe(0);
+    expect(await page.getByText('Desk lamp 1', { exact: true }).count()).toBe(0);
+  });
+
+  it('shows no earlier recommendations under the error of a later request (Playground)', async () => {
+    await go('Search playground', 'Search playground');
+    await page.getByRole('tab', { name: 'Recommendations' }).click();
+    await page.getByLabel('User ID', { exact: true }).fill('u-2');
+    await page.getByRole('button', { name: 'Recommend' }).click();
+    await visible(page.getByRole('heading', { name: / recommendations · / }));
+    await page.getByLabel('Similar to item ID').fill('99999');
+    await page.getByRole('button', { name: 'Recommend' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: 'No item with id 99999.' }));
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 404/.test(p))); // the unknown item, on purpose
+    expect(await page.getByRole('heading', { name: / recommendations · / }).count()).toBe(0);
+    // The search tab's own answer and error are its own: the recommendations' error is not shown there.
+    await page.getByRole('tab', { name: 'Search' }).click();
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('had no page errors and no console errors', () => {
+    expect(problems).toEqual([]);
+  });
+});
