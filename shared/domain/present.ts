@@ -55,10 +55,11 @@ export type ItemResource = ReturnType<typeof itemResource>;
 
 export function eventResource(r: EventRecord) {
   // Metadata sent with the event is kept; the keys the spec names (context_id, the type-named
-  // object) are the event's own.
+  // object) are the event's own: the type-named one is its payload, absent without one.
   const { metadata: sent, ...extra } = r.extra ?? {};
   const metadata: JsonObject = { ...(sent !== null && typeof sent === 'object' && !Array.isArray(sent) ? sent : {}), context_id: r.context_id };
   if (r.payload !== undefined) metadata[r.type] = r.payload;
+  else delete metadata[r.type];
   const typed: Record<string, Json> = r.payload !== undefined ? { [r.type]: r.payload } : {};
   return {
     ...extra,

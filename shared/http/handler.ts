@@ -51,7 +51,7 @@ export interface DeclaredRequest {
 
 /**
  * Builds a Lambda handler: Powertools, the envelope (its onError turns every error into the
- * flavor's envelope), then auth, JSON body, idempotency, validation, around one domain call.
+ * flavor's envelope), then auth, JSON body, validation, idempotency, around one domain call.
  */
 export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q extends z.ZodMiniType = z.ZodMiniUndefined, P extends z.ZodMiniType = z.ZodMiniUndefined>(
   flavor: Flavor,
@@ -62,8 +62,10 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
   const h = baseChain(flavor);
   if (auth) h.use(auth);
   h.use(opts.body ? jsonBody() : noBody());
-  if (opts.idempotency) h.use(opts.idempotency(flavor));
+  // Validation before idempotency: a request refused for its input is refused whatever its key
+  // (a replay answered `?x=1` with the first request's answer), and never claims one.
   h.use(validate(opts, noQuery));
+  if (opts.idempotency) h.use(opts.idempotency(flavor));
   const declared: DeclaredRequest = { body: opts.body, query: opts.query ?? noQuery, path: opts.path, idempotent: opts.idempotency !== undefined };
   const built = h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const s = context.state;

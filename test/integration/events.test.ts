@@ -66,6 +66,11 @@ describe('POST /v1/events', () => {
     expect(m.body.data[0].metadata).toEqual({ campaign: 'spring', context_id: '3', purchase: { amount: 5 } });
     expect(m.body.data[0].event_id).toBe(77);
     expect((await t.demo.core('GET', `/v1/events/${m.body.data[0].id}`)).body.metadata).toEqual(m.body.data[0].metadata);
+    // The type-named key of metadata is the event's payload: absent without one, whatever was sent there.
+    const n = await t.demo.core('POST', '/v1/events', [{ type: 'click', user_id: 'meta', item_id: '1', metadata: { click: 5, note: 'kept' } }]);
+    expect(n.status).toBe(201);
+    expect(n.body.data[0].metadata).toEqual({ note: 'kept', context_id: null });
+    expect((await t.demo.core('GET', `/v1/events/${n.body.data[0].id}`)).body.metadata).toEqual({ note: 'kept', context_id: null });
     expectCoreError(await t.demo.core('POST', '/v1/events', [ev({ id: '9' })]), 400, 'invalid_request_error', 'validation_error');
   });
 
@@ -95,6 +100,7 @@ describe('POST /v1/events', () => {
     ['occurred_at in milliseconds', { occurred_at: 1_700_000_000_000 }, 'occurred_at'],
     ['occurred_at as text', { occurred_at: 'yesterday' }, 'occurred_at'],
     ['a non-numeric context_id', { context_id: 'ctx' }, 'context_id'],
+    ['a context_id past the largest id', { context_id: '99999999999999999999' }, 'context_id'],
     ['a request_id that is not a uuid', { request_id: 'abc' }, 'request_id'],
     ['a type-named payload that is not an object', { click: 5 }, 'click'],
     ['a reserved type name', { type: 'metadata' }, 'type'],

@@ -247,6 +247,15 @@ describe('Idempotency-Key on POST /v1/items', () => {
     expectCoreError(retry, 400, 'invalid_request_error', 'validation_error');
   });
 
+  it('validates a replay as any request: an unknown query parameter is 400, not the first answer', async () => {
+    const key = `idem-query-${Date.now()}`;
+    expect((await t.demo.core('POST', '/v1/items', { name: 'k' }, { headers: { 'idempotency-key': key } })).status).toBe(201);
+    const withQuery = await t.demo.core('POST', '/v1/items?x=1', { name: 'k' }, { headers: { 'idempotency-key': key } });
+    expectCoreError(withQuery, 400, 'invalid_request_error', 'validation_error');
+    expect(withQuery.body.error.details.fieldErrors.x).toBeDefined();
+    expect(withQuery.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('rejects an over-long key', async () => {
     expectCoreError(await t.demo.core('POST', '/v1/items', { name: 'x' }, { headers: { 'idempotency-key': 'k'.repeat(256) } }), 400, 'invalid_request_error', 'validation_error');
   });
