@@ -2,7 +2,8 @@ import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, R
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { EVENT_SHARDS, Event, eventShard, sortId } from './entities.ts';
-import { deleteAll, forEachPartitionPage, getRow, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, stripKeys, type QueryInput, type Row } from './ops.ts';
+import { eachAtMost } from '../concurrency.ts';
+import { applied, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -123,6 +124,9 @@ export function dynamoEventStore(t: TableRef): EventStore {
       // event it had not found before (an index read is eventually consistent: an event stored
       // just before may show only then, one just deleted may still show).
       const erased = new Set<number>();
+      // Counted as each conditional delete finds its row: of two erasures at once, each counts
+      // only what it removed (a batch delete tells nothing of what was there).
+      let deleted = 0;
       for (let pass = 0; pass < ERASE_PASSES; pass++) {
         let found = false;
         let start: Row | undefined;
@@ -135,20 +139,21 @@ export function dynamoEventStore(t: TableRef): EventStore {
           const ids = page.items.map((r) => Number(r.id)).filter((id) => !erased.has(id));
           if (ids.length) {
             found = true;
-            await deleteAll(
-              t,
-              ids.map((id) => eventKey(tenant, id)),
-            );
+            await eachAtMost(ids, ERASE_DELETES_AT_ONCE, async (id) => {
+              if (await applied(() => remove(t, eventKey(tenant, id), isStored))) deleted++;
+            });
             ids.forEach((id) => erased.add(id));
           }
           start = page.lastKey;
         } while (start);
         if (!found) break;
       }
-      return erased.size;
+      return deleted;
     },
   };
 }
 
 /** Passes over a user's index an erasure makes at most (it stops at the first that finds nothing new). */
 const ERASE_PASSES = 5;
+/** An erasure's conditional deletes in flight at once. */
+const ERASE_DELETES_AT_ONCE = 25;

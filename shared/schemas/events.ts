@@ -18,7 +18,13 @@ const eventFields = z.catchall(
       z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
       z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
     ),
-    user_id: z.string({ error: 'user_id is required' }).check(z.minLength(1, 'user_id must not be empty'), z.maxLength(256, 'user_id must be at most 256 characters')),
+    user_id: z.string({ error: 'user_id is required' }).check(
+      z.minLength(1, 'user_id must not be empty'),
+      z.maxLength(256, 'user_id must be at most 256 characters'),
+      // A path segment of "." or ".." is resolved away by URL parsers (clients' and servers'), so
+      // `DELETE /api/users/{user_id}` could never name the user to erase them.
+      z.refine((u) => u !== '.' && u !== '..', 'user_id may not be "." or ".." (a URL path cannot name it, so the user could not be erased)'),
+    ),
     item_id: z.pipe(
       z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
       z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),

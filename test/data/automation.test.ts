@@ -361,4 +361,16 @@ describe('erasure', () => {
     expect((await eraseUser({ console: c, events }, 'er2', 'big')).deleted_events).toBe(1500);
     expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);
   });
+
+  it('erasures of one user at once each count only the events they removed', async () => {
+    const { events, console: c } = db.stores;
+    await events.append(
+      'er3',
+      Array.from({ length: 300 }, (_, i) => ev('twice', 'view', i + 1)),
+      100,
+    );
+    const answers = await Promise.all(Array.from({ length: 4 }, () => eraseUser({ console: c, events }, 'er3', 'twice')));
+    expect(answers.reduce((sum, a) => sum + a.deleted_events, 0)).toBe(300);
+    expect((await events.list('er3', { limit: 10, userId: 'twice' })).rows).toEqual([]);
+  });
 });

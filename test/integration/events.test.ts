@@ -101,6 +101,8 @@ describe('POST /v1/events', () => {
     ['occurred_at as text', { occurred_at: 'yesterday' }, 'occurred_at'],
     ['a non-numeric context_id', { context_id: 'ctx' }, 'context_id'],
     ['a context_id past the largest id', { context_id: '99999999999999999999' }, 'context_id'],
+    ['a user_id of ".." (no URL path names it: it could not be erased)', { user_id: '..' }, 'user_id'],
+    ['a user_id of "."', { user_id: '.' }, 'user_id'],
     ['a request_id that is not a uuid', { request_id: 'abc' }, 'request_id'],
     ['a type-named payload that is not an object', { click: 5 }, 'click'],
     ['a reserved type name', { type: 'metadata' }, 'type'],
