@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
@@ -29,21 +30,32 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/** The newest modification time of the console's sources (everything under console/ but dist). */
-function sourcesMtime(dir = CONSOLE_SRC): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === 'dist' || e.name === 'node_modules' || e.name.startsWith('.')) continue;
-    const p = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? sourcesMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
+/**
+ * What the console's sources (everything under console/ but dist) are: a digest of each file's
+ * path, size and modification time. Any change to it is a change, a file put back with an older
+ * time too (a newest-time stamp missed that, and served a build of the file's other version).
+ */
+function sourcesStamp(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.name === 'dist' || e.name === 'node_modules' || e.name.startsWith('.')) continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else {
+        const st = statSync(p);
+        hash.update(`${p}\0${st.size}\0${st.mtimeMs}\n`);
+      }
+    }
+  };
+  walk(CONSOLE_SRC);
+  return hash.digest('hex');
 }
 
-/** Whether console/dist is missing or older than a source. */
+/** Whether console/dist is missing or was built from other sources than these. */
 export function consoleBuildStale(): boolean {
   if (!existsSync(STAMP)) return true;
-  return Number(readFileSync(STAMP, 'utf8')) < sourcesMtime();
+  return readFileSync(STAMP, 'utf8') !== sourcesStamp();
 }
 
 /** The vite build of the console into `outDir`, as node's arguments. */
@@ -60,9 +72,9 @@ const viteArgs = (outDir: string) => [
 ];
 // Always a production build (React's development build is twice the size): test runners set NODE_ENV=test.
 const viteEnv = () => ({ ...process.env, NODE_ENV: 'production' });
-/** A build becomes console/dist, stamped with the sources' time it was built from. */
-function publish(out: string, started: number): void {
-  writeFileSync(join(out, '.built-from'), String(started));
+/** A build becomes console/dist, stamped with the sources it was built from (`sourcesStamp`). */
+function publish(out: string, started: string): void {
+  writeFileSync(join(out, '.built-from'), started);
   rmSync(CONSOLE_DIST, { recursive: true, force: true });
   renameSync(out, CONSOLE_DIST);
 }
@@ -97,7 +109,7 @@ export async function buildConsole(opts: { force?: boolean } = {}): Promise<void
     }
     try {
       if (!opts.force && !consoleBuildStale()) return;
-      const started = sourcesMtime();
+      const started = sourcesStamp();
       const out = `${CONSOLE_DIST}.tmp-${process.pid}`;
       await viteBuild(out);
       publish(out, started);
@@ -114,7 +126,7 @@ export async function buildConsole(opts: { force?: boolean } = {}): Promise<void
  */
 export function buildConsoleSync(): string {
   if (!consoleBuildStale()) return CONSOLE_DIST;
-  const started = sourcesMtime();
+  const started = sourcesStamp();
   const out = `${CONSOLE_DIST}.tmp-${process.pid}`;
   execFileSync(process.execPath, viteArgs(out), { cwd: root, env: viteEnv(), stdio: ['ignore', 'ignore', 'inherit'] });
   publish(out, started);

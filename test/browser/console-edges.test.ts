@@ -1,5 +1,6 @@
-import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, expected, go as goTo, openBrowser, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 // The console at its edges, in Debian's Chromium against the local stack (as console.test.ts):
@@ -7,28 +8,13 @@ import { startTestStack, type TestStack } from '../helpers/stack.ts';
 // confirmed first, a failed request that leaves no earlier answer on screen, and the Overview
 // chart's axis on small counts. Each test fails without the change it covers (a review's findings).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 let t: TestStack;
 let browser: Browser;
 let page: Page;
-const problems: string[] = [];
+let problems: string[] = [];
 
-/** Waits until `fn` holds (polling), failing with `what`. */
-async function eventually(what: string, fn: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn().catch(() => false)) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-const visible = (l: Locator, ms = 15_000) => l.first().waitFor({ state: 'visible', timeout: ms });
-
-async function go(link: string, heading: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: link, exact: true }).click();
-  await visible(page.getByRole('heading', { level: 1, name: heading }));
-}
+/** Follows a link of the console's navigation (on the one page). */
+const go = (link: string, heading: string): Promise<void> => goTo(page, link, heading);
 
 /** Answers the next dialog (accept or dismiss) and tells what it asked; undefined while none came. */
 function answerNext(accept: boolean): () => string | undefined {
@@ -60,15 +46,7 @@ beforeAll(async () => {
     ...Array.from({ length: 5 }, (_, i) => ({ name: `Dome tent ${i + 1}`, description: 'A two person tent for camping.', metadata: { category: 'tents' } })),
   ];
   expect((await t.demo.core('POST', '/v1/items', items)).status).toBe(201);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() !== 'error') return;
-    if (/status of 401/.test(m.text()) && m.location().url.endsWith('/console/session')) return;
-    problems.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
-  });
+  ({ browser, page, problems } = await openBrowser());
 }, 120_000);
 
 afterAll(async () => {
@@ -209,7 +187,7 @@ describe('the console at its edges', () => {
     await page.getByLabel('Value').fill('x');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await visible(page.getByRole('alert'));
-    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 400/.test(p))); // the refused filter, on purpose
+    expected(problems, /status of 400/); // the refused filter, on purpose
     expect(await page.getByRole('heading', { name: '20 items' }).count()).toBe(0);
     expect(await page.getByRole('table', { name: 'Items' }).count()).toBe(0);
     expect(await page.getByText('Desk lamp 1', { exact: true }).count()).toBe(0);
@@ -224,7 +202,7 @@ describe('the console at its edges', () => {
     await page.getByLabel('Similar to item ID').fill('99999');
     await page.getByRole('button', { name: 'Recommend' }).click();
     await visible(page.getByRole('alert').filter({ hasText: 'No item with id 99999.' }));
-    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 404/.test(p))); // the unknown item, on purpose
+    expected(problems, /status of 404/); // the unknown item, on purpose
     expect(await page.getByRole('heading', { name: / recommendations · / }).count()).toBe(0);
     // The search tab's own answer and error are its own: the recommendations' error is not shown there.
     await page.getByRole('tab', { name: 'Search' }).click();

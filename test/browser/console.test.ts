@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, expected, go as goTo, openBrowser, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 // Issue 21 item 3: the console in Debian's Chromium (never a downloaded browser) against the local
@@ -9,13 +10,12 @@ import { startTestStack, type TestStack } from '../helpers/stack.ts';
 // console error is collected and must be none. CONSOLE_SCREENSHOTS=1 also writes the main pages
 // to docs/screenshots/ (npm run screenshots).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs', 'screenshots') : undefined;
 
 let t: TestStack;
 let browser: Browser;
 let page: Page;
-const problems: string[] = [];
+let problems: string[] = [];
 
 const BRANDS = ['Acme', 'Bolt', 'Cirrus'];
 const KINDS = [
@@ -58,21 +58,8 @@ async function seed(): Promise<void> {
   expect((await t.demo.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true })).status).toBe(201);
 }
 
-/** Waits until `fn` holds (polling), failing with `what`. */
-async function eventually(what: string, fn: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await fn().catch(() => false)) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-const visible = (l: Locator, ms = 15_000) => l.first().waitFor({ state: 'visible', timeout: ms });
-
-async function go(link: string, heading: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: link, exact: true }).click();
-  await visible(page.getByRole('heading', { level: 1, name: heading }));
-}
+/** Follows a link of the console's navigation (on the one page). */
+const go = (link: string, heading: string): Promise<void> => goTo(page, link, heading);
 
 async function shot(name: string): Promise<void> {
   if (!SHOTS) return;
@@ -83,17 +70,7 @@ async function shot(name: string): Promise<void> {
 beforeAll(async () => {
   t = await startTestStack();
   await seed();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() !== 'error') return;
-    // The one expected failure: the first visit asks whether a session exists (401 before sign-in).
-    if (/status of 401/.test(m.text()) && m.location().url.endsWith('/console/session')) return;
-    problems.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
-  });
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  ({ browser, page, problems } = await openBrowser());
 }, 120_000);
 
 afterAll(async () => {
@@ -110,7 +87,7 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Password').fill('wrong password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await visible(page.getByRole('alert'));
-    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 401/.test(p))); // the wrong password's 401, on purpose
+    expected(problems, /status of 401/); // the wrong password's 401, on purpose
     await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
@@ -327,7 +304,7 @@ describe('the console in Chromium', () => {
     page.once('dialog', (d) => void d.accept()); // the delete is confirmed first
     await table.getByRole('button', { name: 'Delete buyers' }).click();
     await visible(page.getByRole('alert').filter({ hasText: `Segment ${seg.id} is used by` }));
-    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 409/.test(p))); // the refused delete, on purpose
+    expected(problems, /status of 409/); // the refused delete, on purpose
     expect((await t.demo.platform('DELETE', `/api/rules/${rule.body.id}`)).status).toBe(204);
     page.once('dialog', (d) => void d.accept());
     await table.getByRole('button', { name: 'Delete buyers' }).click();
