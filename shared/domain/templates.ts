@@ -54,7 +54,7 @@ async function automationFields(c: ConsoleStore, tenant: string, b: { schedule?:
   if (b.schedule !== undefined) Object.assign(out, { schedule: b.schedule, next_run_at: b.schedule ? firstRunAt(b.schedule, now) : null });
   if (b.auto_promote !== undefined) {
     if (b.auto_promote && !(await findEndpoint(c, tenant, b.auto_promote.endpoint_name))) {
-      throw new InvalidInput(`auto_promote.endpoint_name: no serving endpoint ${b.auto_promote.endpoint_name}.`, {
+      throw new InvalidInput('Invalid auto_promote.', {
         'auto_promote.endpoint_name': [`No serving endpoint ${b.auto_promote.endpoint_name}.`],
       });
     }

@@ -72,7 +72,9 @@ describe('schedules', () => {
     expect(later.next_run_at).toBeGreaterThanOrEqual(now() + 48);
     expect(later.next_run_at).toBeLessThanOrEqual(now() + 50);
     await expect(updateTemplate(c, 'sch0', t.id, { name: 'renamed' })).rejects.toThrow(/Published/);
-    await expect(updateTemplate(c, 'sch0', t.id, { auto_promote: { endpoint_name: 'nope', min_factor: 1 } })).rejects.toThrow(/no serving endpoint nope/);
+    await expect(updateTemplate(c, 'sch0', t.id, { auto_promote: { endpoint_name: 'nope', min_factor: 1 } })).rejects.toMatchObject({
+      fieldErrors: { 'auto_promote.endpoint_name': ['No serving endpoint nope.'] },
+    });
     expect(await updateTemplate(c, 'sch0', t.id, { schedule: null })).toMatchObject({ schedule: null, next_run_at: null });
   });
 
