@@ -177,6 +177,33 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
   });
 
+  it('stops a running experiment only when confirmed (a stopped one cannot run again)', async () => {
+    for (const endpoint_name of ['main', 'next']) await post('/api/model-endpoints', { endpoint_name });
+    const ctx = await post('/api/contexts', { name: 'experiment place' });
+    const e = await post('/api/experiments', {
+      name: 'blue vs green',
+      context_id: ctx.id,
+      variants: [
+        { name: 'blue', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'green', endpoint_name: 'next', traffic_percent: 50 },
+      ],
+    });
+    expect((await t.demo.platform('PATCH', `/api/experiments/${e.id}`, { status: 'Running' })).status).toBe(200);
+    await go('Experiments', 'Experiments');
+    const stop = page.getByRole('button', { name: 'Stop blue vs green' });
+    await visible(stop);
+    const status = async () => (await t.demo.platform('GET', `/api/experiments/${e.id}`)).body.status;
+    let asked = answerNext(false);
+    await stop.click();
+    expect(asked()).toMatch(/^confirm: Stop experiment blue vs green /);
+    await page.waitForTimeout(500);
+    expect(await status()).toBe('Running');
+    asked = answerNext(true);
+    await stop.click();
+    expect(asked()).toMatch(/^confirm: /);
+    await eventually('the experiment stopped', async () => (await status()) === 'Stopped');
+  });
+
   it('shows no items of an earlier search under the error of a later one (Catalog)', async () => {
     await go('Catalog', 'Catalog');
     await page.getByLabel('Search items').fill('lamp');

@@ -104,6 +104,8 @@ export function Experiments({ session }: PageProps) {
     });
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
+      // Stopping ends it for good (a stopped experiment does not run again).
+      if (status === 'Stopped' && !window.confirm(`Stop experiment ${x.name} (#${x.id})? It cannot be started again.`)) return;
       await api('PATCH', `/api/experiments/${x.id}`, { status });
       experiments.reload();
     });
