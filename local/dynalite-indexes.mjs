@@ -7,35 +7,71 @@ const require = createRequire(import.meta.url);
 const db = require(join(dirname(require.resolve('dynalite')), 'db'));
 
 /*
- * An update that changes an item's key in a secondary index moves its entry there. dynalite
- * deletes the old entry, then puts the new one, each a write of its own, so a Query in between
- * finds the item at neither key: an item whose embedding is being saved was missing from a
- * listing of the catalog's changes, and so from a search. AWS's DynamoDB Local never shows that
- * (test/data/items.test.ts runs on both). Here each index's puts and deletes for one write go in
- * one batch, which the store applies at once. The order between indexes, and the item's own row
- * after them, are dynalite's as before.
+ * One write, one LevelDB batch: an item's row and its secondary-index entries are written together,
+ * as DynamoDB applies them. dynalite writes each index entry, then the row, as writes of their own:
+ *   - an update that moves an item's key in an index deleted the old entry, then put the new one,
+ *     so a Query in between found the item at neither key (an item whose embedding was being saved
+ *     was missing from a listing of the catalog's changes, and so from a search; AWS's DynamoDB
+ *     Local never shows that: test/data/items.test.ts runs on both);
+ *   - a process that died between the entries and the row (kill -9, SIGTERM under load, a full
+ *     disk) left entries with no row: "ghost" items that every listing and the index status
+ *     counted, pending an embedding forever, which GET, PATCH and DELETE answered 404.
+ * All sub-databases are key prefixes of one LevelDB (dynalite's `getSubDb`), so the entries and
+ * the row go in one batch of the main database here, and the row's own write that dynalite then
+ * makes (under the same item lock) is answered as done. A store whose item databases are not
+ * wrapped here (one dynalite recreated) keeps writing its row itself, after the entries.
  */
+const WRITTEN = Symbol('rows written with their index entries');
+
+const subName = (type, table, index) => `index-${type.toLowerCase()}~${table}~${index}~`;
+
+const create = db.create;
+db.create = (options) => {
+  const store = create(options);
+  const getItemDb = store.getItemDb;
+  store.getItemDb = (name) => {
+    const sub = getItemDb(name);
+    if (!sub[WRITTEN]) {
+      // key -> the row written (null: deleted) by the batch of the write holding the key's lock.
+      const written = new Map();
+      sub[WRITTEN] = written;
+      const { put, del } = sub;
+      sub.put = (key, value, cb) => {
+        if (written.has(key) && written.get(key) === value) {
+          written.delete(key);
+          return process.nextTick(cb);
+        }
+        put(key, value, cb);
+      };
+      sub.del = (key, cb) => {
+        if (written.has(key) && written.get(key) === null) {
+          written.delete(key);
+          return process.nextTick(cb);
+        }
+        del(key, cb);
+      };
+    }
+    return sub;
+  };
+  return store;
+};
+
 db.updateIndexes = (store, table, existingItem, item, cb) => {
-  const batches = new Map();
+  if (!existingItem && !item) return cb();
+  const ops = [];
   for (const type of ['Local', 'Global']) {
     const { puts, deletes } = db.getIndexActions(table[`${type}SecondaryIndexes`] || [], existingItem, item, table);
-    const opsOf = (index) => {
-      const sub = store.getIndexDb(type, table.TableName, index);
-      if (!batches.has(sub)) batches.set(sub, []);
-      return batches.get(sub);
-    };
-    for (const a of puts) opsOf(a.index).push({ type: 'put', key: a.key, value: a.item });
-    for (const a of deletes) opsOf(a.index).push({ type: 'del', key: a.key });
+    for (const a of deletes) ops.push({ type: 'del', key: subName(type, table.TableName, a.index) + a.key });
+    for (const a of puts) ops.push({ type: 'put', key: subName(type, table.TableName, a.index) + a.key, value: a.item });
   }
-  let left = batches.size;
-  if (left === 0) return cb();
-  let failed = false;
-  for (const [sub, ops] of batches)
-    sub.batch(ops, (err) => {
-      if (failed) return;
-      if (err) {
-        failed = true;
-        cb(err);
-      } else if (--left === 0) cb();
-    });
+  const itemDb = store.getItemDb(table.TableName);
+  const written = itemDb[WRITTEN];
+  const key = written ? db.createKey(item ?? existingItem, table) : undefined;
+  if (written) ops.push(item ? { type: 'put', key: `item-${table.TableName}~${key}`, value: item } : { type: 'del', key: `item-${table.TableName}~${key}` });
+  if (ops.length === 0) return cb();
+  store.db.batch(ops, (err) => {
+    if (err) return cb(err);
+    if (written) written.set(key, item ?? null);
+    cb();
+  });
 };
