@@ -68,7 +68,9 @@ export async function sweep(
     }
     const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
     // Searches score changes since the build beside the index; rebuild when they pile up or age.
-    const count = await deps.items.countChangesSince(tenant, builtAt + 1, SEARCH_SETTINGS.rebuildAfterChanges);
+    // From the build's own second: a change of that second may have come after the build read the
+    // catalog (counted from the next second, such changes were never folded in).
+    const count = await deps.items.countChangesSince(tenant, builtAt, SEARCH_SETTINGS.rebuildAfterChanges);
     if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
       await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
       rebuilds.push(tenant);
