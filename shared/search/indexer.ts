@@ -25,11 +25,32 @@ export async function embedItem(items: ItemStore, embedder: EmbeddingProvider, t
   return (await items.saveEmbedding(tenant, id, cur.contentVersion, vector, now())) === 'saved' ? 'embedded' : 'changed-meanwhile';
 }
 
+/** Per tenant, the last build this container started or queued (`buildIndex`). */
+const builds = new Map<string, Promise<unknown>>();
+
 /**
  * Builds the tenant's index from every item and publishes it (`publishBuild`). Requests queued
- * while another build ran are covered by it and skipped (`requestedAt`).
+ * while another build ran are covered by it and skipped (`requestedAt`). A container builds a
+ * tenant's index once at a time: a request waits for the build before it, then is skipped if
+ * that build started after the request was made. Under load every maintenance pass asked for a
+ * build while one ran, and each started at once: three builds of one catalog ran side by side
+ * for five minutes where one takes seconds (a review).
  */
-export async function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
+export function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
+  const before = builds.get(tenant);
+  const mine = (before ?? Promise.resolve()).then(
+    () => buildOnce(items, blobs, dims, tenant, requestedAt),
+    () => buildOnce(items, blobs, dims, tenant, requestedAt),
+  );
+  builds.set(tenant, mine);
+  const forget = () => {
+    if (builds.get(tenant) === mine) builds.delete(tenant);
+  };
+  mine.then(forget, forget);
+  return mine;
+}
+
+async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt: number): Promise<IndexPointer & { skipped: boolean }> {
   const current = await readPointer(blobs, tenant);
   if (current && current.builtAt >= requestedAt) return { ...current, skipped: true };
   const builtAt = now();

@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
+import type { ItemStore } from '../../shared/domain/types.ts';
+import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
+import { buildIndex, sweep } from '../../shared/search/indexer.ts';
+import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+// Index builds: one at a time per tenant in a container, and asked for by the sweep. The sweep asks for an index build once the changes since the last one age past
+// INDEX_MAX_AGE_SECONDS. Changes made in the build's own second were never counted (it counted from
+// the second after), so they stayed beside the index for good: searches scored them as the delta
+// and the index status showed them, never folded in (a review, reproducing).
+
+let db: TestTable;
+let dir: string;
+beforeAll(async () => {
+  db = await testTable();
+  dir = mkdtempSync(join(tmpdir(), 'index-maintenance-'));
+});
+afterAll(async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the index sweep', () => {
+  it("asks for a build once changes age, those of the last build's own second too", async () => {
+    // Times in the future (a write is never stamped again for committing early).
+    const builtAt = Math.floor(Date.now() / 1000) + 40_000;
+    const tenant = 'sweep';
+    await db.stores.items.create(tenant, [{ name: 'changed as the build ran' }], builtAt);
+    const pointer = new TextEncoder().encode(JSON.stringify({ builtAt, key: 'unused' }));
+    const blobs: BlobStore = { get: async () => pointer, put: async () => undefined, delete: async () => undefined };
+    const sent: WorkMessage[] = [];
+    const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 1 };
+    const deps = { items: db.stores.items, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const at = builtAt + SEARCH_SETTINGS.maxIndexAgeSeconds;
+    expect((await sweep(deps, 60, at - 1)).rebuilds).toEqual([]);
+    expect((await sweep(deps, 60, at)).rebuilds).toEqual([tenant]);
+    expect(sent).toEqual([{ type: 'build-index', tenant, requested_at: at }]);
+  });
+
+  it("builds a tenant's index once at a time: requests made meanwhile wait, and those the build covers are skipped", async () => {
+    const tenant = 'one-at-a-time';
+    const now = Math.floor(Date.now() / 1000);
+    await db.stores.items.create(
+      tenant,
+      Array.from({ length: 20 }, (_, k) => ({ name: `Lamp ${k}` })),
+      now,
+    );
+    let reading = 0;
+    let most = 0;
+    let reads = 0;
+    // The catalog read slowly, as under load.
+    const items: ItemStore = {
+      ...db.stores.items,
+      forEachPage: async (t, fn) => {
+        reading++;
+        reads++;
+        most = Math.max(most, reading);
+        await new Promise((r) => setTimeout(r, 300));
+        try {
+          await db.stores.items.forEachPage(t, fn);
+        } finally {
+          reading--;
+        }
+      },
+    };
+    const blobs = new FolderBlobStore(dir);
+    // A request, and three more while its build runs (each maintenance pass asks again), made
+    // before that build started reading: it covers them.
+    const all = await Promise.all([now - 1, now, now, now].map((at) => buildIndex(items, blobs, 64, tenant, at)));
+    expect(most).toBe(1);
+    expect(reads).toBe(1);
+    expect(all.map((p) => p.skipped)).toEqual([false, true, true, true]);
+    // One made after it is built, after it.
+    const later = await buildIndex(items, blobs, 64, tenant, (all[0]?.builtAt as number) + 1);
+    expect(later.skipped).toBe(false);
+    expect(reads).toBe(2);
+  });
+});
