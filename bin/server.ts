@@ -38,6 +38,12 @@ try {
     port: cfg.port,
     host: cfg.host,
     accessLog: (e) => accessLines.line(accessLine(e, cfg.logFormat)),
+    // The database thread stopped (a full disk): say why and end, so that a supervisor (or the
+    // person watching) starts it again, instead of answering 500 to everything from then on.
+    onFatal: (message) => {
+      console.error(messageLine(`recsearch: ${message}`, cfg.logFormat, 'error'));
+      void stop(1);
+    },
     ...(cfg.demo ? { demo: { size: DEMO_SIZES.full, log: say } } : {}),
   });
 } catch (e) {
@@ -55,12 +61,12 @@ for (const line of [
 }
 
 let stopping = false;
-const stop = async () => {
+async function stop(code = 0): Promise<void> {
   // A second Ctrl-C does not wait.
   if (stopping) process.exit(1);
   stopping = true;
-  await stack.close();
-  process.exit(0);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+  await stack?.close().catch((e: unknown) => console.error(messageLine(`recsearch: stopping: ${String(e)}`, cfg.logFormat, 'error')));
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());

@@ -39,11 +39,17 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
  * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
-export async function startDynaliteThread(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
+export async function startDynaliteThread(opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
     worker.once('error', reject);
+  });
+  let closing = false;
+  let stopped = false;
+  watchThread(worker, (reason) => {
+    stopped = true;
+    if (!closing) opts.onStopped?.(reason);
   });
   /** The next message of the thread that has `key`. */
   const reply = <T>(key: string, message: unknown) =>
@@ -70,11 +76,26 @@ export async function startDynaliteThread(opts: { path?: string; port?: number }
     /** LevelDB iterators open in the thread (on disk only): none once every Query has answered. */
     openIterators: async () => (await reply<{ openIterators: number }>('stats', 'stats')).openIterators,
     close: async () => {
+      closing = true;
       if (running === self) running = undefined;
-      await reply('closed', 'close');
+      // A thread that stopped on its own answers nothing.
+      if (!stopped) await reply('closed', 'close');
       await worker.terminate();
     },
   };
+}
+
+/**
+ * Calls `onStopped` once when `worker` ends, with why: the error that ended it (a full disk's
+ * ENOSPC from a LevelDB write), else its exit code. Without it, the database thread of a running
+ * stack died in silence and every request failed from then on with "the connection closed".
+ */
+export function watchThread(worker: Worker, onStopped: (reason: string) => void): void {
+  let failure: string | undefined;
+  worker.on('error', (e: unknown) => {
+    failure = e instanceof Error ? e.message : String(e);
+  });
+  worker.once('exit', (code) => onStopped(failure ?? `its thread exited (code ${code})`));
 }
 
 /** Starts dynalite on loopback in this thread (tests, short-lived tools). */

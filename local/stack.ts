@@ -81,6 +81,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Called once per request answered (`npm start` prints it). */
   accessLog?: (e: AccessEntry) => void;
+  /** Called when the stack cannot go on (its database thread stopped): `npm start` says why and exits. */
+  onFatal?: (message: string) => void;
   /**
    * Seed the demo tenant with the demo shop when this start creates it (and finish a seed an
    * earlier start left half done), in the background, printing progress with `log`.
@@ -117,7 +119,14 @@ export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
 
 async function startStack(opts: StackOptions, dataDir: string, undo: (() => unknown)[]): Promise<LocalStack> {
   const p = paths(dataDir);
-  const dynamo = await startDynaliteThread({ path: p.dynamodb });
+  const dynamo = await startDynaliteThread({
+    path: p.dynamodb,
+    onStopped: (reason) => {
+      const message = `the local database (dynalite, ${p.dynamodb}) stopped: ${reason}${/ENOSPC/.test(reason) ? ' (the disk is full)' : ''}. Every request that needs it fails until the server is started again; what was acknowledged before is kept.`;
+      if (opts.onFatal) opts.onFatal(message);
+      else console.error(JSON.stringify({ level: 'ERROR', message }));
+    },
+  });
   undo.push(() => dynamo.close());
   await ensureTable(dynamo.endpoint, LOCAL_TABLE);
   // This thread's tables (handlers run here unless LOCAL_API_THREADS is set) use a port too.

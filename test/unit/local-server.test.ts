@@ -147,3 +147,19 @@ describe('handler threads (local/threaded-handler.ts)', () => {
     await expect(start(throws)).rejects.toThrow('no such handler');
   });
 });
+
+describe('the local database thread', () => {
+  it('says why it stopped (the error that ended it, else its exit code), once', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { watchThread } = await import('../../local/dynamo.ts');
+    const told = (code: string) =>
+      new Promise<string[]>((resolve) => {
+        const reasons: string[] = [];
+        const worker = new Worker(code, { eval: true });
+        watchThread(worker, (reason) => reasons.push(reason));
+        worker.once('exit', () => setImmediate(() => resolve(reasons)));
+      });
+    expect(await told("throw new Error('ENOSPC: no space left on device, write')")).toEqual(['ENOSPC: no space left on device, write']);
+    expect(await told('process.exit(4)')).toEqual(['its thread exited (code 4)']);
+  });
+});
