@@ -170,4 +170,48 @@ describe('tenant quota', () => {
       expect(ledger.calls - before).toBeLessThan(n / 5);
     }
   });
+
+  it('does not answer "quota used up" because the ledger is slow: a wait that runs out of time falls back to the container\'s own bucket', async () => {
+    // Every claim takes longer than a waiter waits (a database slow under load), and requests
+    // keep arriving while claims are in flight: the late ones found no token in time and were
+    // refused, far under the quota.
+    class SlowLedger extends MemoryLedger {
+      override async charge(tenant: string, inc: number, now: number): Promise<number> {
+        await new Promise((r) => setTimeout(r, 60));
+        return super.charge(tenant, inc, now);
+      }
+    }
+    const q = new TenantQuotas({ ratePerSecond: 20_000, burst: 40_000, ledger: new SlowLedger(), leaseTtlMs: 40 });
+    const all = await Promise.all(
+      Array.from({ length: 400 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, Math.floor(i / 4)));
+        const a = await q.admit('t');
+        await a.settled;
+        return a.ok;
+      }),
+    );
+    expect(all.filter((ok) => !ok)).toHaveLength(0);
+  });
+
+  it('still refuses a tenant whose bucket is empty when the ledger is slow', async () => {
+    class SlowLedger extends MemoryLedger {
+      override async charge(tenant: string, inc: number, now: number): Promise<number> {
+        await new Promise((r) => setTimeout(r, 60));
+        return super.charge(tenant, inc, now);
+      }
+    }
+    const q = new TenantQuotas({ ratePerSecond: 10, burst: 20, ledger: new SlowLedger(), leaseTtlMs: 40 });
+    const started = Date.now();
+    const all = await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        const a = await q.admit('t');
+        await a.settled;
+        return a.ok;
+      }),
+    );
+    // The burst (20) and what refills (10 a second) while the claims are in flight, no more.
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 10);
+    expect(all.filter((ok) => ok).length).toBeGreaterThanOrEqual(20);
+    expect(all.filter((ok) => ok).length).toBeLessThanOrEqual(20 + refilled + 1);
+  });
 });
