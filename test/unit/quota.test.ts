@@ -24,6 +24,16 @@ class MemoryLedger implements QuotaLedger {
   }
 }
 
+/** The same ledger `ms` away: each charge answers after that long (a round trip, or a database slow under load). */
+function slowLedger(ms: number): MemoryLedger {
+  return new (class extends MemoryLedger {
+    override async charge(tenant: string, inc: number, now: number): Promise<number> {
+      await new Promise((r) => setTimeout(r, ms));
+      return super.charge(tenant, inc, now);
+    }
+  })();
+}
+
 function clock(start = 1_750_000_000_000) {
   let t = start;
   return { now: () => t, advance: (ms: number) => (t += ms) };
@@ -148,13 +158,7 @@ describe('tenant quota', () => {
   it('admits a burst far under the quota however its requests arrive while claims are in flight', async () => {
     // A ledger a round trip away (2 ms), and 700 requests arriving 20 a millisecond: most of them
     // find a claim in flight, sized for the traffic before them, and wait for tokens.
-    class SlowLedger extends MemoryLedger {
-      override async charge(tenant: string, inc: number, now: number): Promise<number> {
-        await new Promise((r) => setTimeout(r, 2));
-        return super.charge(tenant, inc, now);
-      }
-    }
-    const ledger = new SlowLedger();
+    const ledger = slowLedger(2);
     const q = new TenantQuotas({ ratePerSecond: 20_000, burst: 40_000, ledger });
     for (const n of [100, 700]) {
       const before = ledger.calls;
@@ -175,13 +179,7 @@ describe('tenant quota', () => {
     // Every claim takes longer than a waiter waits (a database slow under load), and requests
     // keep arriving while claims are in flight: the late ones found no token in time and were
     // refused, far under the quota.
-    class SlowLedger extends MemoryLedger {
-      override async charge(tenant: string, inc: number, now: number): Promise<number> {
-        await new Promise((r) => setTimeout(r, 60));
-        return super.charge(tenant, inc, now);
-      }
-    }
-    const q = new TenantQuotas({ ratePerSecond: 20_000, burst: 40_000, ledger: new SlowLedger(), leaseTtlMs: 40 });
+    const q = new TenantQuotas({ ratePerSecond: 20_000, burst: 40_000, ledger: slowLedger(60), leaseTtlMs: 40 });
     const all = await Promise.all(
       Array.from({ length: 400 }, async (_, i) => {
         await new Promise((r) => setTimeout(r, Math.floor(i / 4)));
@@ -194,13 +192,7 @@ describe('tenant quota', () => {
   });
 
   it('still refuses a tenant whose bucket is empty when the ledger is slow', async () => {
-    class SlowLedger extends MemoryLedger {
-      override async charge(tenant: string, inc: number, now: number): Promise<number> {
-        await new Promise((r) => setTimeout(r, 60));
-        return super.charge(tenant, inc, now);
-      }
-    }
-    const q = new TenantQuotas({ ratePerSecond: 10, burst: 20, ledger: new SlowLedger(), leaseTtlMs: 40 });
+    const q = new TenantQuotas({ ratePerSecond: 10, burst: 20, ledger: slowLedger(60), leaseTtlMs: 40 });
     const started = Date.now();
     const all = await Promise.all(
       Array.from({ length: 200 }, async () => {
