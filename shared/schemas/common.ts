@@ -25,6 +25,9 @@ const idFrom = <T>(what: string, digitsMessage: string, as: (digits: string) => 
 /** A console context ID as Core requests name it (`context_id`): digits, at most the largest ID, kept as text. */
 export const contextIdText = idFrom('context_id', 'context_id must be a numeric console context ID', (digits) => digits);
 
+/** The same in a JSON body (a search, an event), where a positive integer is taken too: kept as text. */
+export const contextIdInBody = z.union([contextIdText, z.pipe(z.int().check(z.positive()), z.transform(String))]);
+
 /** The two checks of a closed range, under one message that names the field and the range. */
 export const between = (field: string, min: number, max: number) => {
   const message = `${field} must be between ${min} and ${max}`;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdText, ID_PATTERN, limitParam, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, limitParam, numericId, unstorable } from './common.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -29,8 +29,7 @@ const eventFields = z.catchall(
       z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
       z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
     ),
-    // Digits as Core requests take them (at most the largest id), or a positive integer; kept as text.
-    context_id: z.optional(z.nullable(z.union([contextIdText, z.pipe(z.int().check(z.positive()), z.transform(String))]))),
+    context_id: z.optional(z.nullable(contextIdInBody)),
     occurred_at: z.optional(
       z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
     ),

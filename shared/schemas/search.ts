@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdText, forwardIssues, POSITIVE_INT_PATTERN } from './common.ts';
+import { between, contextIdInBody, forwardIssues, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -101,7 +101,7 @@ export const searchBody = z
     starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
     mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
     user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
-    context_id: z.optional(z.pipe(z.union([contextIdText, z.int().check(z.positive())]), z.transform(String))),
+    context_id: z.optional(contextIdInBody),
     /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
     explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
     /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
