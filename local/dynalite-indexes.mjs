@@ -67,7 +67,9 @@ db.updateIndexes = (store, table, existingItem, item, cb) => {
   const itemDb = store.getItemDb(table.TableName);
   const written = itemDb[WRITTEN];
   const key = written ? db.createKey(item ?? existingItem, table) : undefined;
-  if (written) ops.push(item ? { type: 'put', key: `item-${table.TableName}~${key}`, value: item } : { type: 'del', key: `item-${table.TableName}~${key}` });
+  // The row's key in the main database (dynalite's item sub-database prefix).
+  const rowKey = `item-${table.TableName}~${key}`;
+  if (written) ops.push(item ? { type: 'put', key: rowKey, value: item } : { type: 'del', key: rowKey });
   if (ops.length === 0) return cb();
   store.db.batch(ops, (err) => {
     if (err) return cb(err);

@@ -37,11 +37,8 @@ const builds = new Map<string, Promise<unknown>>();
  * for five minutes where one takes seconds (a review).
  */
 export function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
-  const before = builds.get(tenant);
-  const mine = (before ?? Promise.resolve()).then(
-    () => buildOnce(items, blobs, dims, tenant, requestedAt),
-    () => buildOnce(items, blobs, dims, tenant, requestedAt),
-  );
+  // After the build before it, however that one ended.
+  const mine = (builds.get(tenant) ?? Promise.resolve()).catch(() => undefined).then(() => buildOnce(items, blobs, dims, tenant, requestedAt));
   builds.set(tenant, mine);
   const forget = () => {
     if (builds.get(tenant) === mine) builds.delete(tenant);
