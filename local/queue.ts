@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkMessage, WorkQueue } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
@@ -22,6 +22,13 @@ export interface LocalQueueOptions {
   retryDelayMs: number;
   /** Dead letters are appended here as JSON lines, so none is lost. */
   deadLetterFile?: string;
+  /**
+   * Every message sent is written here before `send` returns, and marked done once handled or
+   * dead-lettered: a queue made again on the same file (the stack started after a crash or a
+   * kill) delivers what was left, with its receive count, as SQS keeps a message until it is
+   * deleted. Without it, messages live in memory only.
+   */
+  journalFile?: string;
   /** Batches delivered at once (Lambda runs several for a busy queue); default 1. */
   concurrency?: number;
   /**
@@ -50,6 +57,7 @@ export class LocalQueue {
   readonly deadLetters: { id: string; body: string; receiveCount: number }[] = [];
   /** Every body sent, in order, when `recordSent`. */
   private readonly log: string[] | undefined;
+  private readonly journal: QueueJournal | undefined;
 
   constructor(
     readonly name: string,
@@ -57,6 +65,12 @@ export class LocalQueue {
     private readonly opts: LocalQueueOptions,
   ) {
     this.log = opts.recordSent ? [] : undefined;
+    if (opts.journalFile) {
+      this.journal = new QueueJournal(opts.journalFile);
+      const now = Date.now();
+      for (const m of this.journal.open.values()) this.ready.push({ ...m, visibleAt: now });
+      this.schedule(0);
+    }
   }
 
   /** Every body sent, in order (what tests inspect); only a queue made with `recordSent` keeps them. */
@@ -67,8 +81,11 @@ export class LocalQueue {
 
   send(bodies: string[]): void {
     const now = Date.now();
+    const messages = bodies.map((body) => ({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now }));
+    // Kept (or refused) before the sender hears it was sent.
+    this.journal?.sent(messages);
     this.log?.push(...bodies);
-    for (const body of bodies) this.ready.push({ id: randomUUID(), body, receiveCount: 0, visibleAt: now, sentAt: now });
+    this.ready.push(...messages);
     this.schedule(0);
   }
 
@@ -93,9 +110,11 @@ export class LocalQueue {
     this.schedule(0);
   }
 
-  /** Drops every undelivered message, as a crash of the local process would (tests of the sweep). */
+  /** Drops every undelivered message, as a lost message would be (tests of the sweep). */
   discardPending(): number {
-    const n = this.ready.length - this.head + this.delayed.length;
+    const dropped = [...this.ready.slice(this.head), ...this.delayed];
+    this.journal?.done(dropped.map((m) => m.id));
+    const n = dropped.length;
     this.ready = [];
     this.head = 0;
     this.delayed = [];
@@ -163,6 +182,7 @@ export class LocalQueue {
 
   private async deliver(batch: Message[]): Promise<void> {
     for (const m of batch) m.receiveCount += 1;
+    this.journal?.received(batch.map((m) => m.id));
     const event: SQSEvent = { Records: batch.map((m) => this.record(m)) };
     let failed: Set<string>;
     try {
@@ -171,16 +191,22 @@ export class LocalQueue {
     } catch {
       failed = new Set(batch.map((m) => m.id));
     }
+    const done: string[] = [];
     for (const m of batch) {
-      if (!failed.has(m.id)) continue;
+      if (!failed.has(m.id)) {
+        done.push(m.id);
+        continue;
+      }
       if (m.receiveCount >= this.opts.maxReceiveCount) {
         this.deadLetters.push({ id: m.id, body: m.body, receiveCount: m.receiveCount });
         if (this.opts.deadLetterFile) appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+        done.push(m.id);
       } else {
         m.visibleAt = Date.now() + this.opts.retryDelayMs * m.receiveCount;
         this.delayed.push(m);
       }
     }
+    this.journal?.done(done);
   }
 
   private record(m: Message): SQSRecord {
@@ -201,6 +227,105 @@ export class LocalQueue {
       awsRegion: 'local',
     };
   }
+}
+
+type Open = Pick<Message, 'id' | 'body' | 'receiveCount' | 'sentAt'>;
+/** A journal line: sent (id, time, body), received once more (ids), or done (ids). */
+type Line = ['s', string, number, string] | ['r', ...string[]] | ['d', ...string[]];
+
+/**
+ * A queue's messages on disk (JSON lines, appended): what is sent, each receive, and what is
+ * done. Read back when the queue is made again: the messages not done, in send order. Rewritten
+ * with only those when made, and whenever its lines of finished messages outnumber the open
+ * ones (so a long-running stack's file stays about the size of its backlog). A line cut short by
+ * a crash is skipped: its write had not returned, so nothing it held was acknowledged.
+ */
+class QueueJournal {
+  readonly open = new Map<string, Open>();
+  private lines = 0;
+  private failedDone = false;
+
+  constructor(private readonly file: string) {
+    if (existsSync(file)) {
+      for (const text of readFileSync(file, 'utf8').split('\n')) {
+        const line = parseLine(text);
+        if (line) this.apply(line);
+      }
+    }
+    this.rewrite();
+  }
+
+  sent(messages: readonly Message[]): void {
+    this.append(messages.map((m): Line => ['s', m.id, m.sentAt, m.body]));
+    for (const m of messages) this.open.set(m.id, { id: m.id, body: m.body, receiveCount: 0, sentAt: m.sentAt });
+  }
+
+  received(ids: readonly string[]): void {
+    this.settle(['r', ...ids]);
+  }
+
+  done(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.settle(['d', ...ids]);
+    if (this.lines > 10_000 && this.lines > 4 * this.open.size) this.rewrite();
+  }
+
+  /**
+   * A receive or a done that cannot be written (a full disk) is applied in memory only: at worst
+   * the message is delivered again after a restart, as SQS may deliver a message twice.
+   */
+  private settle(line: Line): void {
+    this.apply(line);
+    try {
+      this.append([line]);
+    } catch (e) {
+      if (!this.failedDone) console.error(JSON.stringify({ level: 'WARN', message: `local queue journal ${this.file}: ${String(e)}; messages may be delivered again after a restart` }));
+      this.failedDone = true;
+    }
+  }
+
+  private apply(line: Line): void {
+    if (line[0] === 's') {
+      this.open.set(line[1], { id: line[1], sentAt: line[2], body: line[3], receiveCount: 0 });
+      return;
+    }
+    for (const id of line.slice(1) as string[]) {
+      const m = this.open.get(id);
+      if (!m) continue;
+      if (line[0] === 'd') this.open.delete(id);
+      else m.receiveCount += 1;
+    }
+  }
+
+  private append(lines: readonly Line[]): void {
+    appendFileSync(this.file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    this.lines += lines.length;
+  }
+
+  private rewrite(): void {
+    const lines: Line[] = [];
+    for (const m of this.open.values()) {
+      lines.push(['s', m.id, m.sentAt, m.body]);
+      if (m.receiveCount > 0) lines.push(['r', ...Array.from({ length: m.receiveCount }, () => m.id)]);
+    }
+    const tmp = `${this.file}.tmp`;
+    writeFileSync(tmp, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    renameSync(tmp, this.file);
+    this.lines = lines.length;
+  }
+}
+
+function parseLine(text: string): Line | undefined {
+  if (text === '') return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!Array.isArray(v) || !v.slice(1).every((x, i) => (v[0] === 's' && i === 1 ? typeof x === 'number' : typeof x === 'string'))) return undefined;
+    if (v[0] === 's' && v.length === 4) return v as Line;
+    if (v[0] === 'r' || v[0] === 'd') return v as Line;
+  } catch {
+    // A line cut short by a crash.
+  }
+  return undefined;
 }
 
 /** The work queue the handlers see locally: one LocalQueue per queue name. */

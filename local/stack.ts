@@ -40,6 +40,7 @@ export const paths = (dataDir: string) => ({
   /** The demo seed's progress (shared/demo/progress.ts). */
   demo: join(dataDir, 'demo.json'),
   deadLetters: (queue: string) => join(dataDir, `dead-letters-${queue}.jsonl`),
+  queue: (queue: string) => join(dataDir, `queue-${queue}.jsonl`),
 });
 
 /** What a running local stack records about itself, so the admin CLI can reach it. */
@@ -167,6 +168,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
         maxReceiveCount: spec.maxReceiveCount,
         retryDelayMs: local.retryDelayMs,
         deadLetterFile: p.deadLetters(name),
+        journalFile: p.queue(name),
         // Embedding batches are I/O-bound: several at once, as Lambda scales a busy queue's
         // consumers; training runs one at a time.
         concurrency: name === 'embedding' ? 4 : 1,
@@ -223,8 +225,10 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   writeFileSync(p.credentials, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
   writeFileSync(p.stack, `${JSON.stringify(info, null, 2)}\n`);
-  // Training runs a previous process had queued or was running: its in-memory queue is gone, where
-  // SQS would deliver their messages again (imported here: training code reads settings at import).
+  // Training runs a previous process had queued or was running: a run it was running is ended as
+  // interrupted; a queued run's message is sent again (the queue's journal delivers it too, but a
+  // data folder from before the journals has none; a second message for a started run does
+  // nothing). Imported here: training code reads settings at import.
   if (!fresh) {
     const { recoverLocalRuns } = await import('../shared/recs/launcher.ts');
     for (const tenant of await store.listTenants()) {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until } from '../helpers/stack.ts';
+import type { LocalQueue } from '../../local/queue.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -110,6 +111,36 @@ describe('local server', () => {
       await second.stop();
     }
   }, 120_000);
+
+  it('delivers after a restart the embedding and the index build it acknowledged before it stopped (its queues are kept on disk, as SQS keeps them)', async () => {
+    // Handlers in a thread of their own (see above); no maintenance pass, which would re-queue them after its grace.
+    const first = await startTestStack({ LOCAL_API_THREADS: '1', MAINTENANCE_SECONDS: '3600' });
+    dirs.push(first.dataDir);
+    // Nothing is delivered before the stop: both messages wait in the queue.
+    (first.stack.workQueue.queues.get('embedding') as LocalQueue).stop();
+    const item = await first.demo.core('POST', '/v1/items', { name: 'Acknowledged before a restart' });
+    expect(item.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1100)); // a build in the item's second would count as covering it
+    const requested = await first.demo.platform('POST', '/api/search-index/rebuild');
+    expect(requested.status).toBe(202);
+    await first.stop({ keepData: true });
+    const again = await spawnServer(first.dataDir, { MAINTENANCE_SECONDS: '3600' });
+    try {
+      const client = new TenantClient(again.base, again.creds);
+      const embedded = await until(
+        () => client.core('GET', `/v1/items/${item.body.id}`),
+        (r) => r.body.embedding_updated_at !== null,
+      );
+      expect(embedded.body.embedding_updated_at).not.toBeNull();
+      const built = await until(
+        () => client.platform('GET', '/api/search-index'),
+        (r) => r.body.index_built_at >= requested.body.requested_at,
+      );
+      expect(built.body.index_built_at).toBeGreaterThanOrEqual(requested.body.requested_at);
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
 
   it('runs the handlers in worker threads with LOCAL_API_THREADS, jobs still reaching the queues', async () => {
     const t = await startTestStack({ LOCAL_API_THREADS: '2', MAINTENANCE_SECONDS: '1' });
