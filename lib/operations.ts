@@ -55,7 +55,16 @@ export class OperationsConstruct extends Construct {
       this.alarms.push(
         new cloudwatch.Alarm(this, `Throttles${g}`, {
           alarmDescription: `Invocations are being throttled in one of: ${group.map((f) => f.node.path).join(', ')}`,
-          metric: new cloudwatch.MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, label: `throttles ${g}`, period: Duration.minutes(5) }),
+          // Each term filled with 0: Lambda publishes no data point for a function not invoked in
+          // the period, and a sum of series has a value only where every series has one.
+          metric: new cloudwatch.MathExpression({
+            expression: Object.keys(usingMetrics)
+              .map((t) => `FILL(${t}, 0)`)
+              .join(' + '),
+            usingMetrics,
+            label: `throttles ${g}`,
+            period: Duration.minutes(5),
+          }),
           threshold: 0,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
           evaluationPeriods: 1,

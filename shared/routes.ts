@@ -162,7 +162,7 @@ const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))]
 }));
 
 const platformRoutes: PlatformRoute[] = [
-  platform('POST', '/api/clients', 'platform/clients/create', { table: ['PutItem'], cognito: ['CreateUserPoolClient'] }),
+  platform('POST', '/api/clients', 'platform/clients/create', { table: ['PutItem'], cognito: ['CreateUserPoolClient', 'DeleteUserPoolClient'] }),
   platform('GET', '/api/clients', 'platform/clients/list', { table: ['Query'], indexes: ['gsi1'] }),
   platform('DELETE', '/api/clients/{client_id}', 'platform/clients/delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
   platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: ['PutItem'] }),

@@ -8,6 +8,7 @@ import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
 import { InvalidInput, NotFound } from './errors.ts';
 import { platformList } from './present.ts';
+import { logger } from '../observability.ts';
 
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -82,8 +83,11 @@ export async function createClient(store: CredentialStore, tenant: string, body:
   try {
     await store.putClient(rec);
   } catch (e) {
-    // No mapping record, no client: an app client nobody can use must not linger in Cognito.
-    await provisioner.deprovision(clientId).catch(() => undefined);
+    // No mapping record, no client: an app client nobody can use must not linger in Cognito. If
+    // it cannot be removed either, say which, for an operator to delete (the request fails anyway).
+    await provisioner
+      .deprovision(clientId)
+      .catch((cause: unknown) => logger.error('an app client whose record could not be stored was not removed either', { client_id: clientId, cause: String(cause) }));
     throw e;
   }
   return { ...clientView(rec), client_secret: clientSecret };

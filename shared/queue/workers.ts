@@ -9,15 +9,19 @@ import type { Access } from '../routes.ts';
 export type QueueName = 'embedding' | 'training';
 
 export interface QueueSpec {
-  /** Seconds a received message stays invisible; at least the worker's timeout. */
+  /**
+   * Seconds a received message stays invisible: six times the worker's timeout (AWS's guidance for
+   * Lambda event sources, so that a throttled invocation is retried before the message reappears).
+   * A batch item the worker reports failed is retried after it.
+   */
   visibilityTimeoutSeconds: number;
   /** Receives before a message moves to the dead-letter queue. */
   maxReceiveCount: number;
 }
 
 export const queues: Record<QueueName, QueueSpec> = {
-  embedding: { visibilityTimeoutSeconds: 180, maxReceiveCount: 5 },
-  training: { visibilityTimeoutSeconds: 960, maxReceiveCount: 3 },
+  embedding: { visibilityTimeoutSeconds: 720, maxReceiveCount: 5 },
+  training: { visibilityTimeoutSeconds: 5400, maxReceiveCount: 3 },
 };
 
 export interface WorkerSpec {

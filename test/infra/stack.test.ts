@@ -5,7 +5,7 @@ import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
-import { queues } from '../../shared/queue/workers.ts';
+import { queues, workers } from '../../shared/queue/workers.ts';
 import { serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
@@ -143,6 +143,7 @@ describe('least privilege', () => {
       'cognito-idp:AdminInitiateAuth',
       'cognito-idp:AdminRespondToAuthChallenge', // console sign-in (test/infra/console.test.ts)
       'cognito-idp:CreateUserPoolClient',
+      'cognito-idp:DeleteUserPoolClient', // the client delete, and the create's rollback (test/unit/cognito-grants.test.ts)
       'cognito-idp:DeleteUserPoolClient',
     ]);
   });
@@ -320,6 +321,9 @@ describe('workers', () => {
       expect(q.Properties.RedrivePolicy.maxReceiveCount, id).toBeGreaterThan(0);
       expect(q.Properties.SqsManagedSseEnabled, id).toBe(true);
     }
+    // AWS's rule for SQS event sources: the visibility timeout at least six times the function's
+    // timeout, so that a batch whose invocation was throttled is retried before it reappears.
+    for (const w of workers) expect(queues[w.queue].visibilityTimeoutSeconds, w.handler).toBeGreaterThanOrEqual(6 * w.timeoutSeconds);
     expect(all).toHaveLength(2 * Object.keys(queues).length);
   });
 });
@@ -342,6 +346,12 @@ describe('operations', () => {
     );
     const throttleAlarms = alarms.filter(([, a]) => JSON.stringify(a.Properties.Metrics ?? []).includes('Throttles'));
     expect(throttleAlarms).toHaveLength(Math.ceil(ofType('AWS::Lambda::Function').length / 10));
+    // A function not invoked has no data point; without FILL the sum would have none either.
+    for (const [id, a] of throttleAlarms) {
+      const expression = (a.Properties.Metrics as any[]).find((m) => m.Expression)?.Expression as string;
+      const ids = (a.Properties.Metrics as any[]).filter((m) => m.MetricStat).map((m) => m.Id as string);
+      expect(expression, id).toBe(ids.map((t) => `FILL(${t}, 0)`).join(' + '));
+    }
   });
 
   it("stays inside CloudFormation's 500 resources per stack, with room for more routes", () => {
