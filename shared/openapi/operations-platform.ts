@@ -1,7 +1,7 @@
 import * as C from '../schemas/responses/console.ts';
 import * as K from '../schemas/responses/control.ts';
 import * as P from '../schemas/responses/platform.ts';
-import { accepted, created, noContent, ok, op, type OperationDoc } from './operation.ts';
+import { accepted, created, ok, op, type OperationDoc } from './operation.ts';
 
 const CREDENTIALS = 'Credentials';
 const ITEMS = 'Item search';
@@ -15,12 +15,12 @@ const CONTROL = 'Control plane';
 export const platformOperations: Record<string, OperationDoc> = {
   'POST /api/clients': op('createClient', CREDENTIALS, 'Create an OAuth client', created(P.clientCreated, 'The client, with its secret (shown once).')),
   'GET /api/clients': op('listClients', CREDENTIALS, 'List OAuth clients', ok(P.clientList, 'A page of clients (no secrets).')),
-  'DELETE /api/clients/{client_id}': op('deleteClient', CREDENTIALS, 'Delete an OAuth client (its tokens stop working at once)', noContent('Deleted.')),
+  'DELETE /api/clients/{client_id}': op('deleteClient', CREDENTIALS, 'Delete an OAuth client (its tokens stop working at once)', ok(P.clientDeleted, 'Deleted.')),
   'POST /api/api-keys': op('createApiKey', CREDENTIALS, 'Create a Platform API key', created(P.apiKeyCreated, 'The key record, with the key (shown once).'), {
     examples: { request: { name: 'ci', environment: 'production', scopes: ['items'] } },
   }),
   'GET /api/api-keys': op('listApiKeys', CREDENTIALS, 'List Platform API keys', ok(P.apiKeyList, 'A page of keys (never the keys themselves).')),
-  'DELETE /api/api-keys/{id}': op('deleteApiKey', CREDENTIALS, 'Revoke a Platform API key (at once, for good)', noContent('Revoked.')),
+  'DELETE /api/api-keys/{id}': op('deleteApiKey', CREDENTIALS, 'Revoke a Platform API key (at once, for good)', ok(P.apiKeyDeleted, 'Revoked.')),
   'POST /api/items/search': op('searchItems', ITEMS, 'Search items (inactive ones included)', ok(P.platformSearchResults, 'A page of matching items.'), {
     examples: { request: { query: 'shoe', filters: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], limit: 20 } },
   }),
@@ -77,14 +77,14 @@ export const platformOperations: Record<string, OperationDoc> = {
   'GET /api/rules': op('listRules', CONTROL, "List rules (optionally one context's)", ok(K.ruleList, 'A page of rules.'), { errors: [404] }),
   'GET /api/rules/{id}': op('getRule', CONTROL, 'Read a rule', ok(K.rule, 'The rule.')),
   'PATCH /api/rules/{id}': op('updateRule', CONTROL, 'Change a rule', ok(K.rule, 'The rule.'), { errors: [409] }),
-  'DELETE /api/rules/{id}': op('deleteRule', CONTROL, 'Delete a rule', noContent('Deleted.'), { errors: [409] }),
+  'DELETE /api/rules/{id}': op('deleteRule', CONTROL, 'Delete a rule', ok(P.recordDeleted, 'Deleted.'), { errors: [409] }),
   'POST /api/segments': op('createSegment', CONTROL, 'Create a segment', created(K.segment, 'The segment.'), {
     examples: { request: { name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } } },
   }),
   'GET /api/segments': op('listSegments', CONTROL, 'List segments', ok(K.segmentList, 'A page of segments.')),
   'GET /api/segments/{id}': op('getSegment', CONTROL, 'Read a segment', ok(K.segment, 'The segment.')),
   'PATCH /api/segments/{id}': op('updateSegment', CONTROL, 'Change a segment', ok(K.segment, 'The segment.'), { errors: [409] }),
-  'DELETE /api/segments/{id}': op('deleteSegment', CONTROL, 'Delete a segment nothing names', noContent('Deleted.'), { errors: [409] }),
+  'DELETE /api/segments/{id}': op('deleteSegment', CONTROL, 'Delete a segment nothing names', ok(P.recordDeleted, 'Deleted.'), { errors: [409] }),
   'POST /api/experiments': op('createExperiment', CONTROL, 'Create an experiment (Draft)', created(K.experiment, 'The experiment.'), {
     errors: [404],
     examples: {
@@ -116,6 +116,6 @@ export const platformOperations: Record<string, OperationDoc> = {
   'GET /api/synonyms': op('listSynonymSets', SEARCH_ADMIN, 'List synonym sets', ok(P.synonymList, 'A page of sets.')),
   'GET /api/synonyms/{id}': op('getSynonymSet', SEARCH_ADMIN, 'Read a synonym set', ok(P.synonymSet, 'The set.')),
   'PATCH /api/synonyms/{id}': op('updateSynonymSet', SEARCH_ADMIN, 'Change a synonym set', ok(P.synonymSet, 'The set.')),
-  'DELETE /api/synonyms/{id}': op('deleteSynonymSet', SEARCH_ADMIN, 'Delete a synonym set', noContent('Deleted.')),
+  'DELETE /api/synonyms/{id}': op('deleteSynonymSet', SEARCH_ADMIN, 'Delete a synonym set', ok(P.recordDeleted, 'Deleted.')),
   'GET /api/analytics/searches': op('getSearchAnalytics', SEARCH_ADMIN, 'Search analytics', ok(P.searchAnalytics, 'Totals, top queries and queries without results.')),
 };

@@ -309,10 +309,10 @@ describe('Core and Platform helpers', () => {
     expect((await p.rules.get(rule.id)).name).toBe('boost shoes');
     const rules = await p.rules.list({ contextId: String(ctx.id) }).toArray();
     expect(rules.map((r) => r.id)).toContain(rule.id);
-    await p.rules.delete(rule.id);
+    expect(await p.rules.delete(rule.id)).toEqual({ id: rule.id, deleted: true });
     const seg = await p.segments.create({ name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
     expect((await p.segments.update(seg.id, { description: 'bought once' })).description).toBe('bought once');
-    await p.segments.delete(seg.id);
+    expect(await p.segments.delete(seg.id)).toEqual({ id: seg.id, deleted: true });
     const controls = await p.rerankControls.put(ctx.id, { diversity: 0.2, max_per_category: 2 });
     expect(controls.diversity).toBe(0.2);
     expect((await p.rerankControls.get(ctx.id)).max_per_category).toBe(2);

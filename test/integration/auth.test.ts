@@ -132,8 +132,10 @@ describe('Core API authentication and scopes', () => {
     expect((await c.core('GET', '/v1/items')).status).toBe(200);
     expect((await c.core('POST', '/v1/search', { query: 'x' })).status).toBe(200);
     const deleted = await t.demo.platform('DELETE', `/api/clients/${c.creds.client_id}`);
-    expect(deleted.status).toBe(204);
-    expect(deleted.headers.get('content-type')).toBeNull();
+    // Each Platform response is a JSON object (the spec): a delete says what it deleted.
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers.get('content-type')).toBe('application/json');
+    expect(deleted.body).toEqual({ client_id: c.creds.client_id, deleted: true });
     // Read-only routes run while the client record is read back; their answer still waits for it,
     // and a gone client outranks any other error.
     expectCoreError(await c.core('GET', '/v1/items', undefined, { token }), 401, 'authentication_error');
@@ -165,7 +167,7 @@ describe('Platform API keys and clients', () => {
     const listed = list.body.data.find((c: { client_id: string }) => c.client_id === r.body.client_id);
     expect(listed).toEqual({ client_id: r.body.client_id, name: 'backend', scopes: ['service-api/read'], created: r.body.created });
     expect(JSON.stringify(list.body)).not.toContain(r.body.client_secret);
-    expect((await t.demo.platform('DELETE', `/api/clients/${r.body.client_id}`)).status).toBe(204);
+    expect(await t.demo.platform('DELETE', `/api/clients/${r.body.client_id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     expect((await t.demo.platform('DELETE', `/api/clients/${r.body.client_id}`)).status).toBe(404);
     expect((await t.demo.platform('POST', '/api/clients', { name: 'x', scopes: ['nope'] })).status).toBe(400);
   });
@@ -180,7 +182,7 @@ describe('Platform API keys and clients', () => {
     const list = await t.demo.platform('GET', '/api/api-keys');
     expect(JSON.stringify(list.body)).not.toContain(r.body.key);
     expect(list.body.data.some((k: { id: string }) => k.id === r.body.id)).toBe(true);
-    expect((await t.demo.platform('DELETE', `/api/api-keys/${r.body.id}`)).status).toBe(204);
+    expect(await t.demo.platform('DELETE', `/api/api-keys/${r.body.id}`)).toMatchObject({ status: 200, body: { id: r.body.id, deleted: true } });
     const after = await t.demo.platform('GET', '/api/clients', undefined, r.body.key);
     expect(after.status).toBe(401);
     expect(after.body).toEqual({ error: expect.any(String) });

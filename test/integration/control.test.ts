@@ -87,7 +87,7 @@ describe('rules', () => {
     expect(patched).toMatchObject({ id: r.id, name: 'no acme', enabled: false, boost: 0.5, starts_at: 100, ends_at: 200, context_id: pdp, conditions: r.conditions });
     expect(ok(await P('GET', `/api/rules/${r.id}`))).toEqual(patched);
     expect(ok(await P('PATCH', `/api/rules/${r.id}`, { starts_at: null }))).toMatchObject({ starts_at: null, ends_at: 200 });
-    expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/rules/${r.id}`)).toMatchObject({ status: 200, body: { id: r.id, deleted: true } });
     expect(await P('GET', `/api/rules/${r.id}`)).toMatchObject({ status: 404, body: { error: `No rule ${r.id}.` } });
     expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(404);
     expect((await P('PATCH', `/api/rules/${r.id}`, { boost: 1 })).status).toBe(404);
@@ -172,7 +172,7 @@ describe('segments', () => {
     const p = ok(await P('PATCH', `/api/segments/${s.id}`, { description: 'bought or browsed a lot', definition: nested }));
     expect(p).toMatchObject({ id: s.id, name: 'buyers', description: 'bought or browsed a lot', definition: nested });
     expect(ok(await P('GET', `/api/segments/${s.id}`))).toEqual(p);
-    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 200, body: { id: s.id, deleted: true } });
     expect(await P('GET', `/api/segments/${s.id}`)).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
     expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(404);
   });
@@ -231,7 +231,7 @@ describe('segments', () => {
     expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 409, body: { error: expect.stringContaining(`experiment(s) ${e.id}`) } });
     // A Stopped experiment keeps the segment id it ran with and does not hold the segment.
     ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
-    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     expect(await P('POST', '/api/rules', rule({ segment_id: s.id }))).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
   });
 });
@@ -437,7 +437,7 @@ describe('audit trail', () => {
     const ops = ok(await P('POST', '/api/api-keys', { name: 'ops', scopes: ['admin'] }), 201);
     const r = ok(await P('POST', '/api/rules', rule()), 201);
     const u = ok(await t.demo.platform('PATCH', `/api/rules/${r.id}`, { boost: 3 }, ops.key));
-    expect((await P('DELETE', `/api/rules/${r.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/rules/${r.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     const trail = ok(await P('GET', `/api/audit?resource=rules/${r.id}`));
     const me = prefixOf(t.demo.creds.api_key);
     expect(trail).toEqual({

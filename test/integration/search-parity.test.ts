@@ -333,13 +333,13 @@ describe('synonyms', () => {
     expect(new Set(ids(await search({ query: 'sneaker' })))).toEqual(new Set([id.sneaker, id.socks]));
 
     // Removed: gone from the next search.
-    expect((await P('DELETE', `/api/synonyms/${sid}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/synonyms/${sid}`)).toMatchObject({ status: 200, body: { id: sid, deleted: true } });
     expect(ids(await search({ query: 'sneaker' }))).toEqual([id.sneaker]);
     const gone = await P('GET', `/api/synonyms/${sid}`);
     expect(gone.status).toBe(404);
     expect(typeof gone.body.error).toBe('string');
     expect((await P('DELETE', `/api/synonyms/${sid}`)).status).toBe(404);
-    expect((await P('DELETE', `/api/synonyms/${oneWay.body.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/synonyms/${oneWay.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 
   it('take items and admin keys, refuse others, and refuse bad sets with 400', async () => {
@@ -348,7 +348,7 @@ describe('synonyms', () => {
     const made = await P('POST', '/api/synonyms', { synonyms: ['tee', 'shirt'] }, items);
     expect(made.status).toBe(201);
     expect((await P('GET', '/api/synonyms', undefined, events)).status).toBe(403);
-    expect((await P('DELETE', `/api/synonyms/${made.body.id}`, undefined, items)).status).toBe(204);
+    expect(await P('DELETE', `/api/synonyms/${made.body.id}`, undefined, items)).toMatchObject({ status: 200, body: { deleted: true } });
     for (const body of [
       { synonyms: ['only one'] },
       { synonyms: ['a', 'a'] },
@@ -369,14 +369,14 @@ describe('synonyms', () => {
     for (const body of [{ synonyms: ['Dup', 'dup'] }, { type: 'one_way', input: 'dup', synonyms: ['DUP'] }]) expect((await P('POST', '/api/synonyms', body)).status, JSON.stringify(body)).toBe(400);
     const folded = await P('POST', '/api/synonyms', { synonyms: ['Running shoes', 'running shoe', 'sneaker'] });
     expect(folded.body.synonyms).toEqual(['Running shoes', 'sneaker']);
-    expect((await P('DELETE', `/api/synonyms/${folded.body.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/synonyms/${folded.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     expect(await P('GET', '/api/synonyms/999')).toMatchObject({ status: 404, body: { error: 'No synonym set 999.' } });
     // A PATCH that changes nothing is refused, as every Platform PATCH is.
     const set = await P('POST', '/api/synonyms', { synonyms: ['a', 'b'] });
     const empty = await P('PATCH', `/api/synonyms/${set.body.id}`, {});
     expect(empty.status).toBe(400);
     expect(empty.body.error).toMatch(/at least one field/);
-    expect((await P('DELETE', `/api/synonyms/${set.body.id}`)).status).toBe(204);
+    expect(await P('DELETE', `/api/synonyms/${set.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 });
 

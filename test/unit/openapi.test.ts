@@ -45,6 +45,16 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(Object.keys(OPERATIONS).every((k) => routes.some((r) => routeKey(r) === k))).toBe(true);
   });
 
+  it('answers every Platform operation with a JSON object (the spec: "Each Platform response is a JSON object"), deletes included', () => {
+    const platform = routes.filter((r) => r.api === 'platform' && r.path.startsWith('/api/'));
+    expect(platform.length).toBeGreaterThan(40);
+    for (const r of platform) {
+      const ok = OPERATIONS[routeKey(r)]?.ok;
+      expect(ok?.status, routeKey(r)).not.toBe(204);
+      expect(ok?.schema, routeKey(r)).not.toBeNull();
+    }
+  });
+
   it('asks each API for its credential: Core scopes, Platform API keys or a console session, the session alone on console routes, Basic for tokens, nothing for public routes', () => {
     const doc = JSON.parse(committed) as Doc;
     const op = (method: string, path: string) => doc.paths[path]?.[method];

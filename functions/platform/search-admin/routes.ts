@@ -1,6 +1,6 @@
 import { searchLogStore, synonymStore } from '#shared/data/index';
 import { platformHandler, type DeclaredRequest } from '#shared/http/handler';
-import { created, noContent, ok } from '#shared/http/respond';
+import { created, deleted, ok } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { idPath } from '#shared/schemas/console';
 import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '#shared/schemas/search-admin';
@@ -22,7 +22,7 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) => ok(await updateSynonymSet(synonymStore(), tenant, params.id, body))),
   'DELETE /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => {
     await deleteSynonymSet(synonymStore(), tenant, params.id);
-    return noContent();
+    return deleted({ id: params.id });
   }),
   'GET /api/analytics/searches': platformHandler(NAME, { query: searchAnalyticsQuery }, async ({ tenant, query }) => ok(await searchAnalytics(searchLogStore(), tenant, query))),
 };

@@ -1,10 +1,10 @@
 import { consoleStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
-import { noContent } from '#shared/http/respond';
+import { deleted } from '#shared/http/respond';
 import { deleteSegment } from '#shared/control/records';
 import { idPath } from '#shared/schemas/console';
 
 export const handler = platformHandler('platform/segments/delete', { path: idPath }, async ({ tenant, actor, params }) => {
   await deleteSegment(consoleStore(), { tenant, actor }, params.id);
-  return noContent();
+  return deleted({ id: params.id });
 });

@@ -17,12 +17,6 @@ export async function unwrap<D>(call: Promise<Answer<D>>, source: ErrorSource): 
   return r.data;
 }
 
-/** For answers without a body (204). */
-export async function unwrapEmpty(call: Promise<Answer<unknown>>, source: ErrorSource): Promise<void> {
-  const r = await call;
-  if (!r.response.ok) throw ApiError.from(r.response, r.error, source);
-}
-
 /** Per-call options. */
 export interface CallOptions {
   signal?: AbortSignal;

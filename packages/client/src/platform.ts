@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { unwrap, unwrapEmpty, type CallOptions } from './call.ts';
+import { unwrap, type CallOptions } from './call.ts';
 import { Paginator, type Page } from './paginate.ts';
 import type { paths } from './schema.ts';
 import { Transport, type FetchLike, type RetryOptions } from './transport.ts';
@@ -44,7 +44,7 @@ export class PlatformClient {
     list: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.apiKeys.listPage(q, o)),
     /** The answer holds the key itself, shown this once. */
     create: (body: RequestBody<'createApiKey'>, o?: CallOptions) => unwrap(this.raw.POST('/api/api-keys', { body, ...signalOf(o) }), 'platform'),
-    revoke: (id: string, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/api-keys/{id}', { params: { path: { id } }, ...signalOf(o) }), 'platform'),
+    revoke: (id: string, o?: CallOptions) => unwrap(this.raw.DELETE('/api/api-keys/{id}', { params: { path: { id } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly clients = {
@@ -52,7 +52,7 @@ export class PlatformClient {
     list: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.clients.listPage(q, o)),
     /** The answer holds the client secret, shown this once. */
     create: (body: RequestBody<'createClient'>, o?: CallOptions) => unwrap(this.raw.POST('/api/clients', { body, ...signalOf(o) }), 'platform'),
-    delete: (clientId: string, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
+    delete: (clientId: string, o?: CallOptions) => unwrap(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly eventTypes = {
@@ -117,7 +117,7 @@ export class PlatformClient {
     create: (body: RequestBody<'createRule'>, o?: CallOptions) => unwrap(this.raw.POST('/api/rules', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
-    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly segments = {
@@ -126,7 +126,7 @@ export class PlatformClient {
     create: (body: RequestBody<'createSegment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/segments', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateSegment'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/segments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
-    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly experiments = {
@@ -151,7 +151,7 @@ export class PlatformClient {
     create: (body: RequestBody<'createSynonymSet'>, o?: CallOptions) => unwrap(this.raw.POST('/api/synonyms', { body, ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateSynonymSet'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/synonyms/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
-    delete: (id: Id, o?: CallOptions) => unwrapEmpty(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
+    delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly analytics = {

@@ -1265,6 +1265,12 @@ export interface components {
             created: number;
             key: string;
         };
+        /** @description The key revoked, by its id (the 8-character prefix). */
+        ApiKeyDeleted: {
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
             has_more: boolean;
@@ -1298,6 +1304,12 @@ export interface components {
             scopes: ("service-api/read" | "service-api/write")[];
             created: number;
             client_secret: string;
+        };
+        /** @description The client deleted: its tokens stop working at once. */
+        ClientDeleted: {
+            client_id: string;
+            /** @constant */
+            deleted: true;
         };
         ClientList: {
             data: components["schemas"]["Client"][];
@@ -1667,6 +1679,11 @@ export interface components {
                 variant: string;
             };
             strategy: string;
+        };
+        RecordDeleted: {
+            id: number;
+            /** @constant */
+            deleted: true;
         };
         /** @description A context's rerank controls: every control, null when unset. */
         RerankControls: {
@@ -2296,12 +2313,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Revoked. */
-            204: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ApiKeyDeleted"];
+                };
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
@@ -2422,12 +2441,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted. */
-            204: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ClientDeleted"];
+                };
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
@@ -3616,12 +3637,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted. */
-            204: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RecordDeleted"];
+                };
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
@@ -3848,12 +3871,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted. */
-            204: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RecordDeleted"];
+                };
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
@@ -4018,12 +4043,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted. */
-            204: {
+            200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RecordDeleted"];
+                };
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];

@@ -9,6 +9,7 @@ import { searchHit } from './core.ts';
 export const client = named('Client', z.strictObject({ client_id: z.string(), name: z.string(), scopes: z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])), created: seconds }));
 export const clientCreated = named('ClientCreated', z.extend(client, { client_secret: z.string() }), 'The secret is shown here once; only its hash is kept.');
 export const clientList = named('ClientList', platformPage(client));
+export const clientDeleted = named('ClientDeleted', z.strictObject({ client_id: z.string(), deleted: z.literal(true) }), 'The client deleted: its tokens stop working at once.');
 
 export const apiKey = named(
   'ApiKey',
@@ -27,6 +28,9 @@ export const apiKeyCreated = named(
   'The key (`svc_<prefix>_<token>`) is shown here once; only its SHA-256 is kept.',
 );
 export const apiKeyList = named('ApiKeyList', platformPage(apiKey));
+export const apiKeyDeleted = named('ApiKeyDeleted', z.strictObject({ id: z.string(), deleted: z.literal(true) }), 'The key revoked, by its id (the 8-character prefix).');
+/** A deleted console record (rule, segment, synonym set), by its numeric id. */
+export const recordDeleted = named('RecordDeleted', z.strictObject({ id: recordId, deleted: z.literal(true) }));
 
 export const platformSearchResults = named(
   'ItemSearchResults',
