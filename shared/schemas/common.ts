@@ -34,8 +34,22 @@ export const between = (field: string, min: number, max: number) => {
   return [z.gte(min, message), z.lte(max, message)] as const;
 };
 
-/** A server-generated numeric id, as a path segment or cursor string. */
-export const numericId = (what: string) => idFrom(what, `${what} must be a positive integer`, Number);
+/**
+ * A server-generated numeric id, as a path segment or cursor string: any positive integer (the
+ * spec's range is x >= 1). One past the largest id a record can have (ids count up from 1) names
+ * no record: a path throws `beyond`'s error (its 404, the digits as sent), a cursor reads as the
+ * largest id (an empty page).
+ */
+export const numericId = (what: string, beyond?: (digits: string) => Error) =>
+  z.pipe(
+    z.string().check(z.regex(POSITIVE_INT_PATTERN, `${what} must be a positive integer`)),
+    z.transform((digits: string) => {
+      const id = Number(digits);
+      if (id <= MAX_ID) return id;
+      if (beyond) throw beyond(digits);
+      return MAX_ID;
+    }),
+  );
 
 /** An integer query parameter. */
 export const intParam = (min: number, max: number = MAX_ID) =>

@@ -1,11 +1,12 @@
 import * as z from 'zod/mini';
 import { between, displayName, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs } from './doc.ts';
+import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
 
 const name = displayName;
 /** Ids past 2^53 - 1 are refused (as on the Core routes), not rounded to a neighbouring id. */
-export const idPath = z.object({ id: numericId('id') });
+export const idPath = z.object({ id: numericId('id', (digits) => new NotFound('not_found', `No record with id ${digits}.`)) });
 
 export const eventTypeBody = z.strictObject({
   // The type string sent in events: what ingest accepts as an event's `type`, or no event could carry it.
@@ -157,7 +158,7 @@ export const userPath = z.object({ user_id: z.string().check(z.minLength(1), z.m
 
 /** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getTrainingRun). */
 export const jobNamePath = z.object({ jobName: z.string().check(z.minLength(1)) });
-export const versionPath = z.object({ version: numericId('version') });
+export const versionPath = z.object({ version: numericId('version', (digits) => new NotFound('model_version_not_found', `No model version ${digits}.`)) });
 export const modelPatch = z
   .strictObject({
     label: z.optional(z.nullable(z.string().check(z.maxLength(256)))),

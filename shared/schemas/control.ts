@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { between, displayName, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs, named } from './doc.ts';
+import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
 
 /*
@@ -201,7 +202,9 @@ export const rerankBody = z.strictObject({
   updated_at: z.optional(z.nullable(z.number({ error: 'updated_at must be a number (it is set by the service)' }))),
 });
 export type RerankBody = z.output<typeof rerankBody>;
-export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId')) });
+/** A context id past any a record can have: the 404 an unknown context answers. */
+const noContext = (digits: string) => new NotFound('context_not_found', `No context ${digits}.`);
+export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId', noContext)) });
 
 // Experiments
 
@@ -256,7 +259,7 @@ const startingAfter = z.optional(numericId('starting_after'));
 export const pageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter });
 export type PageQuery = z.output<typeof pageQuery>;
 /** Rules and experiments: optionally one context's. */
-export const contextPageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter, contextId: z.optional(numericId('contextId')) });
+export const contextPageQuery = z.strictObject({ limit: limitParam, starting_after: startingAfter, contextId: z.optional(numericId('contextId', noContext)) });
 export type ContextPageQuery = z.output<typeof contextPageQuery>;
 
 export const AUDIT_RESOURCE = /^(rules|segments|experiments|rerank-controls)\/[1-9][0-9]{0,15}$/;

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { contextIdInBody, ID_PATTERN, limitParam, numericId, unstorable } from './common.ts';
+import { EventNotFound } from '../domain/errors.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -84,7 +85,7 @@ export const ingestEventsBody = z
 export type IngestEventsBody = z.output<typeof ingestEventsBody>;
 export type IngestEvent = IngestEventsBody[number];
 
-export const eventPath = z.object({ event_id: numericId('event_id') });
+export const eventPath = z.object({ event_id: numericId('event_id', (digits) => new EventNotFound(digits)) });
 
 export const listEventsQuery = z.strictObject({
   limit: limitParam,

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs } from './doc.ts';
+import { ItemNotFound } from '../domain/errors.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
 const MAX_METADATA_BYTES = 16_384;
@@ -51,7 +52,7 @@ export const updateItemBody = z
   .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one of name, description, metadata, active.'));
 export type UpdateItemBody = z.output<typeof updateItemBody>;
 
-export const itemPath = z.object({ item_id: numericId('item_id') });
+export const itemPath = z.object({ item_id: numericId('item_id', (digits) => new ItemNotFound(digits)) });
 
 export const listItemsQuery = z.strictObject({
   limit: limitParam,

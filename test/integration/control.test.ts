@@ -136,6 +136,10 @@ describe('rules', () => {
       'conditions.1.value',
     );
     invalid(await P('GET', '/api/rules/abc'), 'id');
+    // An id past any a record can have is well formed and names nothing: 404, the digits as sent; as a context, the same.
+    expect(await P('GET', '/api/rules/9007199254740992')).toMatchObject({ status: 404, body: { error: 'No record with id 9007199254740992.' } });
+    expect(await P('GET', '/api/rerank-controls?contextId=99999999999999999999')).toMatchObject({ status: 404, body: { error: 'No context 99999999999999999999.' } });
+    expect(await P('GET', '/api/rules?starting_after=99999999999999999999')).toMatchObject({ status: 200, body: { data: [], has_more: false } });
     // Each part within its limits, the whole more than a record holds (DynamoDB's 400 KB): 400, not 500.
     const big = Array.from({ length: 20 }, (_, k) => ({ field: 'metadata.brand', op: 'in', value: Array.from({ length: 100 }, (_, j) => `${k}-${j}-${'x'.repeat(230)}`) }));
     invalid(await P('POST', '/api/rules', rule({ conditions: big })), 'conditions');

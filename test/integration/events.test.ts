@@ -205,5 +205,10 @@ describe('GET /v1/events/{event_id}', () => {
   it('404 item_not_found for an absent event, 400 for a malformed id', async () => {
     expectCoreError(await t.demo.core('GET', '/v1/events/99999999'), 404, 'not_found_error', 'item_not_found');
     for (const bad of ['0', 'abc', '007']) expectCoreError(await t.demo.core('GET', `/v1/events/${bad}`), 400, 'invalid_request_error', 'validation_error');
+    // The spec's range is x >= 1: an id past any the service can give is well formed, and absent; as a cursor, nothing follows it.
+    const huge = await t.demo.core('GET', '/v1/events/9007199254740992');
+    expectCoreError(huge, 404, 'not_found_error', 'item_not_found');
+    expect(huge.body.error.message).toBe('No event with id 9007199254740992.');
+    expect((await t.demo.core('GET', '/v1/events?starting_after=99999999999999999999')).body).toMatchObject({ data: [], has_more: false });
   });
 });

@@ -86,8 +86,17 @@ describe('GET /v1/items/{item_id}', () => {
     expect(g.status).toBe(200);
     expect(content(g.body)).toEqual(content(c.body));
     expectCoreError(await t.demo.core('GET', '/v1/items/999999'), 404, 'not_found_error', 'item_not_found');
-    for (const bad of ['abc', '0', '-1', '01', '1.5', '99999999999999999999', '%ZZ', '1%']) {
+    for (const bad of ['abc', '0', '-1', '01', '1.5', '%ZZ', '1%']) {
       expectCoreError(await t.demo.core('GET', `/v1/items/${bad}`), 400, 'invalid_request_error', 'validation_error');
+    }
+    // The spec's range is x >= 1: an id past any the service can give is well formed, and absent.
+    for (const huge of ['9007199254740992', '99999999999999999999']) {
+      for (const method of ['GET', 'DELETE'] as const) {
+        const r = await t.demo.core(method, `/v1/items/${huge}`);
+        expectCoreError(r, 404, 'not_found_error', 'item_not_found');
+        expect(r.body.error.message).toBe(`No item with id ${huge}.`);
+      }
+      expectCoreError(await t.demo.core('PATCH', `/v1/items/${huge}`, { name: 'x' }), 404, 'not_found_error', 'item_not_found');
     }
     // Not valid percent-encoding, on a method the path does not take: still the envelope.
     expectCoreError(await t.demo.core('PUT', '/v1/items/%ZZ'), 405, 'invalid_request_error', 'method_not_allowed');
@@ -220,6 +229,9 @@ describe('GET /v1/items', () => {
   it('rejects a malformed cursor and unknown parameters', async () => {
     expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=!!'), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=abc'), 400, 'invalid_request_error', 'validation_error');
+    // A cursor past every id the service can give: nothing after it.
+    expect((await t.demo.core('GET', `/v1/items?starting_after=${'9'.repeat(128)}`)).body).toMatchObject({ data: [], has_more: false, next_cursor: null });
+    expectCoreError(await t.demo.core('GET', `/v1/items?starting_after=${'9'.repeat(129)}`), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('GET', '/v1/items?colour=red'), 400, 'invalid_request_error', 'validation_error');
   });
 });
