@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
@@ -35,9 +36,15 @@ const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
  */
 const STAMP_LAG_MS = 1000;
 
+/**
+ * An item's category in the category index (a string `metadata.category`; other values are kept
+ * and filter nothing): as it is up to 256 characters, longer ones by their SHA-256 (a key of the
+ * index holds at most 2,048 bytes), which a listing's `category` is looked up by alike.
+ */
+const categoryKey = (category: string): string => (category.length <= 256 ? category : `#sha256:${createHash('sha256').update(category).digest('hex')}`);
 const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
   const c = metadata?.category;
-  return typeof c === 'string' && c.length > 0 ? c : undefined;
+  return typeof c === 'string' && c.length > 0 ? categoryKey(c) : undefined;
 };
 
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
@@ -224,7 +231,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>> {
       const after = q.after !== undefined ? { gt: sortId(q.after) } : undefined;
-      const partition = q.category !== undefined ? byCategory.query({ tenant, category: q.category }, after) : Item.indexes.primary.query({ tenant }, after);
+      const partition = q.category !== undefined ? byCategory.query({ tenant, category: categoryKey(q.category) }, after) : Item.indexes.primary.query({ tenant }, after);
       const { createdAfter: ca, createdBefore: cb } = q;
       const filtered = ca !== undefined || cb !== undefined;
       const query = filtered

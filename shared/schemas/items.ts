@@ -13,7 +13,6 @@ const metadata = jsonObject.check(
     const problem = unstorable(m, 1);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }),
-  z.refine((m) => m.category === undefined || (typeof m.category === 'string' && m.category.length <= 256), 'metadata.category must be a string of at most 256 characters'),
 );
 
 const name = z.string({ error: 'name is required and must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(1000, 'name must be at most 1000 characters'));
@@ -57,7 +56,7 @@ export const itemPath = z.object({ item_id: numericId('item_id', (digits) => new
 export const listItemsQuery = z.strictObject({
   limit: limitParam,
   starting_after: z.optional(z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after'))),
-  category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  category: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES))),
   created_after: z.optional(intParam(1)),
   created_before: z.optional(intParam(1)),
 });

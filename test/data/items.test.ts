@@ -171,6 +171,24 @@ describe('item store', () => {
     expect(await s.update('other-tenant', id, { name: 'y' }, 40)).toBeUndefined();
   });
 
+  it('indexes a string category of any length (a long one by its digest: a key holds at most 2,048 bytes); other values filter nothing', async () => {
+    const s = db.stores.items;
+    const long = 'é'.repeat(1500); // 3,000 bytes
+    const made = await s.create(
+      'cats',
+      [
+        { name: 'long', metadata: { category: long } },
+        { name: 'number', metadata: { category: 5 } },
+      ],
+      10,
+    );
+    expect((await s.list('cats', { limit: 10, category: long })).rows.map((r) => r.name)).toEqual(['long']);
+    expect((await s.list('cats', { limit: 10, category: long.slice(1) })).rows).toEqual([]);
+    expect((await s.list('cats', { limit: 10, category: '5' })).rows).toEqual([]);
+    await s.update('cats', made[1]?.id as number, { metadata: { category: long } }, 20);
+    expect((await s.list('cats', { limit: 10, category: long })).rows.map((r) => r.name)).toEqual(['long', 'number']);
+  });
+
   it('deletes once', async () => {
     const s = db.stores.items;
     const [it1] = await s.create('del', [{ name: 'x' }], 1);

@@ -103,6 +103,28 @@ describe('GET /v1/items/{item_id}', () => {
   });
 });
 
+describe('metadata is an arbitrary JSON object (the spec), its category included', () => {
+  it('keeps a category of any type and length; a string category, however long, is filterable', async () => {
+    const long = `long-${'é'.repeat(1200)}`; // 2,405 bytes: more than a key of the index holds
+    const made = await t.demo.core('POST', '/v1/items', [
+      { name: 'numbered', metadata: { category: 5 } },
+      { name: 'nested', metadata: { category: { main: 'shoes', sub: ['trail'] } } },
+      { name: 'long', metadata: { category: long } },
+    ]);
+    expect(made.status).toBe(201);
+    expect(made.body.data.map((i: { metadata: unknown }) => i.metadata)).toEqual([{ category: 5 }, { category: { main: 'shoes', sub: ['trail'] } }, { category: long }]);
+    const listed = await t.demo.core('GET', `/v1/items?category=${encodeURIComponent(long)}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((i: { id: string }) => i.id)).toEqual([made.body.data[2].id]);
+    // Only a string is a category to filter on: "5" is not the number 5.
+    expect((await t.demo.core('GET', '/v1/items?category=5')).body.data).toEqual([]);
+    // An update that makes it short moves it in the index too.
+    await t.demo.core('PATCH', `/v1/items/${made.body.data[2].id}`, { metadata: { category: 'short-now' } });
+    expect((await t.demo.core('GET', `/v1/items?category=${encodeURIComponent(long)}`)).body.data).toEqual([]);
+    expect((await t.demo.core('GET', '/v1/items?category=short-now')).body.data.map((i: { id: string }) => i.id)).toEqual([made.body.data[2].id]);
+  });
+});
+
 describe('POST and PATCH /v1/items/{item_id}', () => {
   it.each(['POST', 'PATCH'])('%s replaces the given fields and bumps updated_at', async (method) => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'old', description: 'd', metadata: { category: 'old-cat' } });
