@@ -5,12 +5,17 @@ import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct } from 'constructs';
-import { CONSOLE_CSP } from '../shared/console-auth/headers.ts';
+import { CONSOLE_CSP, ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../shared/console-auth/headers.ts';
 import { buildConsoleSync } from '../local/console-static.ts';
 
 export interface ConsoleWebProps {
   /** The Platform API: `/api/*` and the console's own routes are forwarded to it, same origin as the app. */
   platformApi: HttpApi;
+  /**
+   * Sent to the Platform API in `x-origin-verify` with every request the distribution forwards:
+   * the sign-in function (CONSOLE_ORIGIN_VERIFY) then believes the `x-viewer-address` it sends.
+   */
+  originVerify: string;
   /** The built web app (default: console/dist, built now with Vite if missing or stale). */
   assetDir?: string;
 }
@@ -80,10 +85,21 @@ export class ConsoleWeb extends NestedStack {
 }`),
     });
 
+    // The browser's address for the API (API Gateway sees the edge server's): set here, so a
+    // value the browser sent is replaced; believed with the origin's secret (signInAddress).
+    const viewerAddress = new cloudfront.Function(this, 'ViewerAddress', {
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(`function handler(event) {
+  event.request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip };
+  return event.request;
+}`),
+    });
+
     // API Gateway answers on its own host name: the viewer's Host header is not forwarded.
     const apiDomain = Fn.select(2, Fn.split('/', props.platformApi.apiEndpoint));
     const api: cloudfront.BehaviorOptions = {
-      origin: new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY }),
+      origin: new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY, customHeaders: { [ORIGIN_VERIFY_HEADER]: props.originVerify } }),
+      functionAssociations: [{ function: viewerAddress, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
       allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
       cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,

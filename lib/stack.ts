@@ -1,4 +1,4 @@
-import { CfnOutput, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AuthConstruct } from './auth.ts';
 import { ConsoleWeb } from './console.ts';
@@ -81,8 +81,19 @@ export class ServiceStack extends Stack {
     this.platform = new ServiceHttpApi(this.platformStack, 'PlatformApi', { api: 'platform', resources, throttle, unmatchedThrottle, publicFunctions: this.core.functions });
     // The console web app, with the Platform API behind the same CloudFront origin; sign-in
     // checks passwords through the pool's console client.
-    this.console = new ConsoleWeb(this, 'Console', { platformApi: this.platform.httpApi, ...(props.consoleAssetDir ? { assetDir: props.consoleAssetDir } : {}) });
-    this.platform.functions.get('console-session/session')?.addEnvironment('CONSOLE_CLIENT_ID', this.auth.consoleClient.userPoolClientId);
+    // The distribution's secret for the Platform API, so that the sign-in function believes the
+    // viewer address only from it: the id of the Platform's nested stack (a UUID no one outside
+    // the account sees), which the function reads in its own stack (AWS::StackId) and the
+    // distribution from the nested stack's resource.
+    const uuidOf = (stackId: string) => Fn.select(2, Fn.split('/', stackId));
+    this.console = new ConsoleWeb(this, 'Console', {
+      platformApi: this.platform.httpApi,
+      originVerify: uuidOf(this.platformStack.stackId),
+      ...(props.consoleAssetDir ? { assetDir: props.consoleAssetDir } : {}),
+    });
+    const signIn = this.platform.functions.get('console-session/session');
+    signIn?.addEnvironment('CONSOLE_CLIENT_ID', this.auth.consoleClient.userPoolClientId);
+    signIn?.addEnvironment('CONSOLE_ORIGIN_VERIFY', uuidOf(Aws.STACK_ID));
     const limit = props.tokenEndpointLimit ?? { requests: 300, windowSeconds: 300 };
     this.firewall = new TokenEndpointFirewall(this, 'TokenEndpointFirewall', { userPool: this.auth.userPool, requestsPerAddress: limit.requests, windowSeconds: limit.windowSeconds });
 

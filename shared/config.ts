@@ -138,6 +138,12 @@ export interface ConsoleConfig {
   refillPerSecond: number;
   /** CONSOLE_CLIENT_ID: deployed, the pool's console app client (ADMIN_USER_PASSWORD_AUTH). */
   cognitoClientId: string | undefined;
+  /**
+   * CONSOLE_ORIGIN_VERIFY: deployed, the value the console's CloudFront distribution sends in
+   * `x-origin-verify`; a request carrying it came through CloudFront, whose `x-viewer-address`
+   * (the browser's address) then counts for the sign-in limits instead of the edge server's.
+   */
+  originVerify: string | undefined;
 }
 
 export interface ObservabilityConfig {
@@ -273,6 +279,7 @@ function consoleAuth(env: Env): ConsoleConfig {
     failuresPerEmail: positiveNumber(env, 'CONSOLE_LOGIN_EMAIL_BURST', 5),
     refillPerSecond: positiveNumber(env, 'CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),
     cognitoClientId: raw(env, 'CONSOLE_CLIENT_ID'),
+    originVerify: raw(env, 'CONSOLE_ORIGIN_VERIFY'),
   };
 }
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { checkCsrf, checkSignInRequest, clearedCookie, endSession, sessionCookie, sessionOf, sessionView } from '#shared/console-auth/session';
+import { checkCsrf, checkSignInRequest, clearedCookie, endSession, sessionCookie, sessionOf, sessionView, signInAddress } from '#shared/console-auth/session';
 import { signIn } from '#shared/console-auth/sign-in';
 import { AuthenticationError } from '#shared/errors';
 import { httpHandler, type DeclaredRequest } from '#shared/http/handler';
@@ -24,7 +24,7 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   /** Signs a console user in; the session id goes only into an HttpOnly cookie. */
   'POST /console/session': httpHandler('platform', undefined, { body: signInBody }, async ({ body, event }) => {
     checkSignInRequest(event);
-    const { id, session } = await signIn(body.email, body.password, body.mfa_code, event.requestContext.http.sourceIp);
+    const { id, session } = await signIn(body.email, body.password, body.mfa_code, signInAddress(event));
     return { status: 200, body: sessionView(session), headers: { 'set-cookie': sessionCookie(id, session.expires_at - session.created), ...NO_STORE } };
   }),
   /** Who is signed in (and the CSRF token), or 401. */

@@ -6,6 +6,7 @@ import { dynamoConsoleSessionStore } from '../data/console-auth.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { AuthenticationError, PermissionError } from '../errors.ts';
 import { header } from '../http/base.ts';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './headers.ts';
 import type { HttpEvent } from '../http/types.ts';
 import type { ConsoleSession, ConsoleSessionStore, ConsoleUser } from './types.ts';
 import { nowSeconds } from '../clock.ts';
@@ -76,12 +77,31 @@ export function checkSignInRequest(event: HttpEvent): void {
   if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new PermissionError('Sign in from the console itself: this request came from another site.');
 }
 
+const equalSecrets = (sent: string | undefined, expected: string): boolean => {
+  const a = Buffer.from(sent ?? '');
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/**
+ * The address a sign-in counts against: the browser's. Behind the console's CloudFront
+ * distribution API Gateway sees the edge server, which every user near it shares, so the
+ * distribution sends the viewer's address (set by its viewer-request function, whatever the
+ * browser sent) and its origin a secret (CONSOLE_ORIGIN_VERIFY): only a request carrying that
+ * secret is believed. Any other (the API's own URL called directly, the local server) counts by
+ * its source address.
+ */
+export function signInAddress(event: HttpEvent): string {
+  const secret = config().console.originVerify;
+  const viewer = header(event, VIEWER_ADDRESS_HEADER);
+  if (secret && viewer && equalSecrets(header(event, ORIGIN_VERIFY_HEADER), secret)) return viewer;
+  return event.requestContext.http.sourceIp;
+}
+
 /** A request that may change something must carry the session's CSRF token. */
 export function checkCsrf(event: HttpEvent, s: ConsoleSession): void {
   if (isSafeMethod(event.requestContext.http.method)) return;
-  const sent = Buffer.from(header(event, CSRF_HEADER) ?? '');
-  const expected = Buffer.from(s.csrf_token);
-  if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+  if (!equalSecrets(header(event, CSRF_HEADER), s.csrf_token)) {
     throw new PermissionError('Missing or wrong X-CSRF-Token header for this session.');
   }
 }

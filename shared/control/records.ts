@@ -42,8 +42,11 @@ type Stored<T> = T & Bookkeeping & ConsoleRecord;
  * A change that keeps losing races to other changes of the same record tries again after a
  * random pause that grows (full jitter, at most 100 ms), so that racing writers stop colliding:
  * 24 concurrent edits of one rule all land (5 attempts without a pause left 14 of 24 with a 409).
+ * Each round lets at least one of them through, so on a slow machine (the reads and writes of a
+ * round overlapping more) a writer may lose to most of the others: 32 attempts, about 3 s at
+ * worst, before a 409 (12 refused one of 24 in a CI run on two busy cores).
  */
-const RACES: RetryPolicy = { attempts: 12, baseMs: 2, maxMs: 100, jitter: 'full' };
+const RACES: RetryPolicy = { attempts: 32, baseMs: 2, maxMs: 100, jitter: 'full' };
 /** Starts of experiments that gave way to each other (`updateExperiment`): longer pauses, as each try is several round trips. */
 const STARTS: RetryPolicy = { attempts: 12, baseMs: 8, maxMs: 100, jitter: 'full' };
 /**

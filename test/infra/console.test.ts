@@ -1,7 +1,8 @@
-import { App } from 'aws-cdk-lib';
+import { App, type CfnResource } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS } from '../../lib/console.ts';
+import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/console-auth/headers.ts';
 import { applyNag } from '../../lib/nag.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { serviceTemplate } from '../helpers/template.ts';
@@ -15,13 +16,14 @@ let template: Template;
 let resources: Record<string, Resource>;
 let web: Template;
 let webResources: Record<string, Resource>;
+let stack: ServiceStack;
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const webOfType = (type: string) => Object.entries(webResources).filter(([, r]) => r.Type === type);
 
 beforeAll(() => {
   // Bundling skipped (synth.test.ts bundles for real); cdk-nag runs: synthesis throws on a finding nobody acknowledged.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ServiceStack(app, 'ConsoleTest', { env: { account: '123456789012', region: 'eu-west-1' } });
+  stack = new ServiceStack(app, 'ConsoleTest', { env: { account: '123456789012', region: 'eu-west-1' } });
   applyNag(app, stack);
   app.synth();
   template = serviceTemplate(stack);
@@ -80,6 +82,35 @@ describe('console hosting', () => {
 
   it('deploys the built app under console/ and invalidates it', () => {
     web.hasResourceProperties('Custom::CDKBucketDeployment', { DestinationBucketKeyPrefix: 'console/', DistributionPaths: ['/console/*'], Prune: true });
+  });
+});
+
+describe('sign-in limits count the browser, not the edge server', () => {
+  it("sends the viewer's address from a viewer-request function and the origin secret the sign-in function checks", () => {
+    const [fnId, fn] = webOfType('AWS::CloudFront::Function').find(([, f]) => String(f.Properties.FunctionCode).includes(VIEWER_ADDRESS_HEADER)) as [string, Resource];
+    expect(fn.Properties.FunctionCode).toContain('event.viewer.ip');
+    const [, dist] = webOfType('AWS::CloudFront::Distribution')[0] as [string, Resource];
+    const cfg = dist.Properties.DistributionConfig;
+    // Every API behavior replaces whatever address the browser sent; the app's files need none.
+    for (const b of cfg.CacheBehaviors as any[]) {
+      expect(b.FunctionAssociations, b.PathPattern).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [fnId, 'FunctionARN'] } }]);
+    }
+    const apiOrigin = (cfg.Origins as any[]).find((o) => o.CustomOriginConfig);
+    const sent = (apiOrigin.OriginCustomHeaders as any[]).find((h) => h.HeaderName === ORIGIN_VERIFY_HEADER);
+    expect(sent?.HeaderValue).toBeDefined();
+    // The same value reaches the sign-in function: the UUID of the Platform's nested stack, which
+    // the function reads as its own AWS::StackId and the distribution as the Ref of that stack's
+    // resource in the parent (both the stack's ARN, .../stack/<name>/<uuid>).
+    const uuidOf = (id: unknown) => ({ 'Fn::Select': [2, { 'Fn::Split': ['/', id] }] });
+    const platform = Template.fromStack(stack.platformStack).toJSON().Resources as Record<string, Resource>;
+    const signIn = Object.values(platform).find((f) => f.Type === 'AWS::Lambda::Function' && f.Properties.Description === 'functions/console-session/session.ts') as Resource;
+    expect(signIn.Properties.Environment.Variables.CONSOLE_ORIGIN_VERIFY).toEqual(uuidOf({ Ref: 'AWS::StackId' }));
+    const param = sent.HeaderValue['Fn::Select'][1]['Fn::Split'][1].Ref as string;
+    expect(sent.HeaderValue).toEqual(uuidOf({ Ref: param }));
+    const parent = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+    const platformId = stack.resolve((stack.platformStack.nestedStackResource as CfnResource).logicalId) as string;
+    const consoleResource = Object.values(parent).find((r) => r.Type === 'AWS::CloudFormation::Stack' && param in (r.Properties.Parameters ?? {})) as Resource;
+    expect(consoleResource.Properties.Parameters[param]).toEqual({ Ref: platformId });
   });
 });
 

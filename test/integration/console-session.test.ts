@@ -10,8 +10,10 @@ import { request, startTestStack, type Api, type TestStack } from '../helpers/st
 // API key never reaches a browser.
 
 let t: TestStack;
+/** What the console's CloudFront distribution sends in x-origin-verify (deployed: the stack's id). */
+const ORIGIN_SECRET = 'test-origin-secret';
 beforeAll(async () => {
-  t = await startTestStack({ CONSOLE_LOGIN_EMAIL_BURST: '3' });
+  t = await startTestStack({ CONSOLE_LOGIN_EMAIL_BURST: '3', CONSOLE_ORIGIN_VERIFY: ORIGIN_SECRET });
 });
 afterAll(() => t.stop());
 
@@ -72,6 +74,26 @@ describe('console sessions', () => {
     // The console's own page (same origin), and clients that are no browser.
     expect((await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(200);
     expect((await request(t.base, 'POST', '/console/session', { body: { email, password }, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(200);
+  });
+
+  it('counts failed sign-ins by the browser address the console distribution vouches for, not by the edge server every nearby user shares', async () => {
+    let n = 0;
+    const via = (viewer: string, secret?: string) =>
+      request(t.base, 'POST', '/console/session', {
+        body: { email: `nobody-${n++}@example.com`, password: 'wrong' },
+        headers: { 'x-viewer-address': viewer, ...(secret ? { 'x-origin-verify': secret } : {}) },
+      });
+    // One browser behind the distribution uses up its address's burst (10)...
+    const statuses: number[] = [];
+    for (let i = 0; i < 13; i++) statuses.push((await via('203.0.113.7', ORIGIN_SECRET)).status);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.at(-1)).toBe(429);
+    // ...while another browser at the same edge (the same source address here) is not slowed down.
+    expect((await via('198.51.100.9', ORIGIN_SECRET)).status).toBe(401);
+    // Without the distribution's secret (or with a wrong one) the claimed address is ignored: it
+    // counts by its own source address, whose bucket is not the exhausted one.
+    expect((await via('203.0.113.7')).status).toBe(401);
+    expect((await via('203.0.113.7', 'guessed')).status).toBe(401);
   });
 
   it('slows down repeated failures for one email (429), and the right password still works for others', async () => {
