@@ -5,10 +5,8 @@ import { applyNag } from '../lib/nag.ts';
 
 const app = new App();
 const domainPrefix = app.node.tryGetContext('authDomainPrefix') as string | undefined;
-const embeddings = app.node.tryGetContext('embeddingProvider') as 'local' | 'bedrock' | undefined;
 const stack = new ServiceStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'RecSearch', {
   ...(domainPrefix ? { authDomainPrefix: domainPrefix } : {}),
-  ...(embeddings ? { embeddingProvider: embeddings } : {}),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 applyNag(app, stack);

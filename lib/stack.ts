@@ -43,6 +43,22 @@ const positiveContext = (scope: Construct, name: string): number | undefined => 
   return n;
 };
 
+/** A true/false context value (`-c name=false`), `fallback` when absent; anything else fails synthesis. */
+export function booleanContext(scope: Construct, name: string, fallback: boolean): boolean {
+  const raw = scope.node.tryGetContext(name) as unknown;
+  if (raw === undefined) return fallback;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new Error(`Context ${name} must be true or false, got ${String(raw)}`);
+}
+
+/** The `embeddingProvider` context (`local` when absent); any other value fails synthesis. */
+function embeddingContext(scope: Construct): 'local' | 'bedrock' {
+  const raw = scope.node.tryGetContext('embeddingProvider') as unknown;
+  if (raw === undefined || raw === 'local' || raw === 'bedrock') return raw ?? 'local';
+  throw new Error(`Context embeddingProvider must be local or bedrock, got ${String(raw)}`);
+}
+
 export class ServiceStack extends Stack {
   readonly data: DataConstruct;
   readonly auth: AuthConstruct;
@@ -62,11 +78,11 @@ export class ServiceStack extends Stack {
     const unmatchedThrottle = props.unmatchedThrottle ?? { rateLimit: 50, burstLimit: 100 };
     const rate = positiveContext(this, 'tenantRatePerSecond') ?? 200;
     const tenantQuota = props.tenantQuota ?? { ratePerSecond: rate, burst: positiveContext(this, 'tenantBurst') ?? 2 * rate };
-    const reserve = props.reserveWorkerConcurrency ?? String(this.node.tryGetContext('reserveWorkerConcurrency') ?? 'true') !== 'false';
+    const reserve = props.reserveWorkerConcurrency ?? booleanContext(this, 'reserveWorkerConcurrency', true);
     this.data = new DataConstruct(this, 'Data');
     this.auth = new AuthConstruct(this, 'Auth', props.authDomainPrefix ? { domainPrefix: props.authDomainPrefix } : {});
     this.workers = new WorkersConstruct(this, 'Workers');
-    const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? 'local' };
+    const base = { table: this.data.table, userPool: this.auth.userPool, bucket: this.data.artifacts, embeddingProvider: props.embeddingProvider ?? embeddingContext(this) };
     this.workers.addFunctions(base, { reserve });
     const trainWorker = this.workers.functions.find((f) => f.module === 'workers/train');
     if (!trainWorker) throw new Error('No training worker (shared/queue/workers.ts workers/train)');

@@ -19,6 +19,9 @@ const defaults: Record<string, string> = {
 };
 /** Sets each default the environment leaves unset; an empty variable counts as unset, as everywhere (docs/configuration.md). */
 export function applyLocalDefaults(env: NodeJS.ProcessEnv): void {
-  for (const [k, v] of Object.entries(defaults)) if (env[k] === undefined || env[k] === '') env[k] = v;
+  const unset = (k: string) => env[k] === undefined || env[k] === '';
+  // A rate set without a burst gets the service's own default burst (twice the rate), not the laptop's.
+  const ownRate = !unset('TENANT_RATE_PER_SECOND');
+  for (const [k, v] of Object.entries(defaults)) if (unset(k) && !(ownRate && k === 'TENANT_BURST')) env[k] = v;
 }
 applyLocalDefaults(process.env);

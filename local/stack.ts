@@ -8,7 +8,7 @@ import type { DemoSize } from '../shared/demo/generate.ts';
 import type { DemoRun } from '../shared/demo/run.ts';
 import type { DemoSummary } from '../shared/demo/seed.ts';
 import { storesFor } from '../shared/data/index.ts';
-import { readLocalConfig } from '../shared/config.ts';
+import { readConfig, readLocalConfig } from '../shared/config.ts';
 import { Conflict } from '../shared/domain/errors.ts';
 import { onboardTenant, type ServiceUrls, type TenantCredentials } from '../shared/domain/credentials.ts';
 import { useWorkQueue } from '../shared/queue/messages.ts';
@@ -145,6 +145,9 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   });
   // Read now, once the stack's environment is applied (a process may start several stacks).
   const local = readLocalConfig();
+  // Every service setting read now: a bad value stops the start with the variable's name, where
+  // the handlers, which read each setting on its first use, would answer 500 to every request.
+  readConfig();
   enforceGrants(local.iam);
 
   // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.

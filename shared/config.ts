@@ -189,7 +189,6 @@ const nonNegativeInt = (env: Env, name: string, fallback: number): number => num
 const positiveNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isFinite(n) && n > 0, 'a positive number');
 /** Durations: fractions are allowed (they always were), 0 usually means "no caching". */
 const nonNegativeNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, (n) => Number.isFinite(n) && n >= 0, 'a non-negative number');
-const finiteNumber = (env: Env, name: string, fallback: number): number => numeric(env, name, fallback, Number.isFinite, 'a number');
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const v = raw(env, name);
@@ -222,10 +221,13 @@ function tenantQuota(env: Env): Config['tenantQuota'] {
  */
 export const DEFAULT_TASK_MIN_EVENTS = 200_000;
 
+/** The container task's settings: all or none (one set alone is an error naming the first missing). */
+const TASK_VARIABLES = ['TRAINING_TASK_CLUSTER', 'TRAINING_TASK_DEFINITION', 'TRAINING_TASK_CONTAINER', 'TRAINING_TASK_SUBNETS', 'TRAINING_TASK_SECURITY_GROUPS'] as const;
+
 /** TRAINING_TASK_MIN_EVENTS (default DEFAULT_TASK_MIN_EVENTS), and the task's TRAINING_TASK_* (all or none). */
 function training(env: Env): Config['training'] {
   const taskMinEvents = positiveInt(env, 'TRAINING_TASK_MIN_EVENTS', DEFAULT_TASK_MIN_EVENTS);
-  if (!env.TRAINING_TASK_DEFINITION) return { taskMinEvents, task: undefined };
+  if (TASK_VARIABLES.every((name) => raw(env, name) === undefined)) return { taskMinEvents, task: undefined };
   return {
     taskMinEvents,
     task: {
@@ -309,7 +311,7 @@ const readers: { [K in keyof Config]: (env: Env) => Config[K] } = {
   console: consoleAuth,
   storage: (env) => ({ artifactBucket: raw(env, 'ARTIFACT_BUCKET'), blobDir: raw(env, 'BLOB_DIR') }),
   queues: (env) => ({ embedding: raw(env, 'QUEUE_URL_EMBEDDING'), training: raw(env, 'QUEUE_URL_TRAINING') }),
-  maintenance: (env) => ({ embedGraceSeconds: finiteNumber(env, 'EMBED_GRACE_SECONDS', 60) }),
+  maintenance: (env) => ({ embedGraceSeconds: nonNegativeNumber(env, 'EMBED_GRACE_SECONDS', 60) }),
   observability,
 };
 const settingNames = Object.keys(readers) as (keyof Config)[];
@@ -381,11 +383,11 @@ export function readServerConfig(env: Env = process.env): ServerConfig {
 export interface LocalConfig {
   /** LOCAL_RETRY_DELAY_MS (default 1000): local queue, delay before a failed message is retried (× receive count). */
   retryDelayMs: number;
-  /** MAINTENANCE_SECONDS (default 10): how often the maintenance pass runs. */
+  /** MAINTENANCE_SECONDS (default 10, at most 2,147,483): how often the maintenance pass runs. */
   maintenanceSeconds: number;
   /** LOCAL_API_THREADS (default 0): API handlers run in this many worker threads (0: the server's own thread). */
   apiThreads: number;
-  /** CONSOLE_BUILD: `off` leaves the console web app unbuilt (tests, benchmarks); anything else builds it if stale. */
+  /** CONSOLE_BUILD (default on): `off` (or 0, false, no) leaves the console web app unbuilt (tests, benchmarks); on builds it if stale. */
   consoleBuild: boolean;
   /**
    * LOCAL_IAM (default `on`): refuse a function's DynamoDB call that its deployed role would not
@@ -395,12 +397,16 @@ export interface LocalConfig {
   iam: boolean;
 }
 
+/** The longest interval a Node timer takes, in whole seconds. */
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 export function readLocalConfig(env: Env = process.env): LocalConfig {
   return {
     retryDelayMs: nonNegativeNumber(env, 'LOCAL_RETRY_DELAY_MS', 1000),
-    maintenanceSeconds: positiveNumber(env, 'MAINTENANCE_SECONDS', 10),
+    // At most what a Node timer holds (2^31 - 1 ms): a longer interval would fire at once, again and again.
+    maintenanceSeconds: numeric(env, 'MAINTENANCE_SECONDS', 10, (n) => n > 0 && n <= MAX_TIMER_SECONDS, `a positive number of seconds up to ${MAX_TIMER_SECONDS}`),
     apiThreads: nonNegativeInt(env, 'LOCAL_API_THREADS', 0),
-    consoleBuild: env.CONSOLE_BUILD !== 'off',
+    consoleBuild: ['1', 'true', 'yes', 'on'].includes(oneOf(env, 'CONSOLE_BUILD', ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], 'on')),
     iam: oneOf(env, 'LOCAL_IAM', ['on', 'off'], 'on') === 'on',
   };
 }

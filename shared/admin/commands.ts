@@ -5,6 +5,7 @@ import {
   createClient,
   createClientBody,
   deleteClient,
+  existingTenant,
   listApiKeys,
   listClients,
   onboardTenant,
@@ -55,10 +56,23 @@ export async function runAdminCommand(conn: AdminConnection, a: AdminArgs): Prom
   });
 }
 
+/** Every page of a Platform list, as one list (the CLI prints them all). */
+async function everyPage<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; has_more: boolean; next_cursor: string | null }>): Promise<{ data: T[]; has_more: false; next_cursor: null }> {
+  const data: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const p = await page(cursor);
+    data.push(...p.data);
+    if (!p.has_more || !p.next_cursor) return { data, has_more: false, next_cursor: null };
+    cursor = p.next_cursor;
+  }
+}
+
 async function command(conn: AdminConnection, a: AdminArgs): Promise<AdminResult> {
   const [resource, action, arg] = a.command;
   const { store, provisioner } = conn;
-  const tenant = () => need(a.tenant, '--tenant');
+  // The tenant named, checked to exist: a typo would otherwise make clients and keys of a tenant nobody created.
+  const tenant = () => existingTenant(store, need(a.tenant, '--tenant'));
   const scopes = () =>
     a.scopes
       ?.split(',')
@@ -71,30 +85,32 @@ async function command(conn: AdminConnection, a: AdminArgs): Promise<AdminResult
     }
     case 'client create': {
       const body = parseOrThrow(createClientBody, { name: need(a.name, '--name'), ...(a.scopes ? { scopes: scopes() } : {}) }, 'client');
-      const c = await createClient(store, tenant(), body, provisioner);
+      const c = await createClient(store, await tenant(), body, provisioner);
       return { json: c, text: `client_id:     ${c.client_id}\nclient_secret: ${c.client_secret}\n(the secret is shown only now)` };
     }
     case 'client list': {
-      const l = await listClients(store, tenant(), { limit: 100 });
+      const t = await tenant();
+      const l = await everyPage((cursor) => listClients(store, t, { limit: 100, ...(cursor ? { cursor } : {}) }));
       return { json: l, text: l.data.map((c) => `${c.client_id}  ${c.scopes.join(' ')}  ${c.name}`).join('\n') || '(no clients)' };
     }
     case 'client delete': {
       const id = need(arg, '<client_id>');
-      await deleteClient(store, tenant(), id, provisioner);
+      await deleteClient(store, await tenant(), id, provisioner);
       return { json: { deleted: id }, text: `Client ${id} deleted; its tokens no longer work.` };
     }
     case 'api-key create': {
       const body = parseOrThrow(createApiKeyBody, { name: need(a.name, '--name'), scopes: scopes() ?? [], ...(a.environment ? { environment: a.environment } : {}) }, 'API key');
-      const k = await createApiKey(store, tenant(), body);
+      const k = await createApiKey(store, await tenant(), body);
       return { json: k, text: `id:  ${k.id}\nkey: ${k.key}\n(the key is shown only now)` };
     }
     case 'api-key list': {
-      const l = await listApiKeys(store, tenant(), { limit: 100 });
+      const t = await tenant();
+      const l = await everyPage((cursor) => listApiKeys(store, t, { limit: 100, ...(cursor ? { cursor } : {}) }));
       return { json: l, text: l.data.map((k) => `${k.id}  ${k.scopes.join(',')}  ${k.environment}  ${k.name}`).join('\n') || '(no API keys)' };
     }
     case 'api-key revoke': {
       const id = need(arg, '<id>');
-      await revokeApiKey(store, tenant(), id);
+      await revokeApiKey(store, await tenant(), id);
       return { json: { revoked: id }, text: `API key ${id} revoked.` };
     }
     default:

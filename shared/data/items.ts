@@ -293,7 +293,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     async getForEmbedding(tenant: string, id: number) {
       const row = await getRow(t, Item.key({ tenant, id }), { consistent: true });
       if (!row) return undefined;
-      return { item: fromRow(row), contentVersion: Number(row.content_version ?? 1), embeddedVersion: Number(row.embedded_version ?? 0) };
+      return { item: fromRow(row), contentVersion: Number(row.content_version ?? 1), embeddedVersion: Number(row.embedded_version ?? 0), dims: vectorOf(row.embedding)?.length ?? 0 };
     },
 
     async saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number) {

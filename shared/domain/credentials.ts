@@ -61,10 +61,17 @@ export const localProvisioner: ClientProvisioner = {
   deprovision: async () => {},
 };
 
+const badTenantId = () => new InvalidInput('Tenant ids are 1-63 lowercase letters, digits or dashes.');
+
+/** A tenant that exists (operators name it: the admin CLI's --tenant): its id, or why not. */
+export async function existingTenant(store: CredentialStore, tenant: string): Promise<string> {
+  if (!TENANT_PATTERN.test(tenant)) throw badTenantId();
+  if (!(await store.getTenant(tenant))) throw new NotFound('tenant_not_found', `No tenant ${tenant}: create it first (tenant create ${tenant}).`);
+  return tenant;
+}
+
 export async function createTenant(store: CredentialStore, tenant: string, name = tenant) {
-  if (!TENANT_PATTERN.test(tenant)) {
-    throw new InvalidInput('Tenant ids are 1-63 lowercase letters, digits or dashes.');
-  }
+  if (!TENANT_PATTERN.test(tenant)) throw badTenantId();
   const rec = { tenant, name, created: nowSeconds() };
   await store.createTenant(rec);
   return rec;

@@ -114,7 +114,8 @@ export interface ItemStore {
   /** Every item with its vector, a page at a time (index builds). */
   forEachPage(tenant: string, fn: (items: ItemWithVector[]) => void): Promise<void>;
   /** The item with its content version and the version its embedding is of. */
-  getForEmbedding(tenant: string, id: number): Promise<{ item: ItemRecord; contentVersion: number; embeddedVersion: number } | undefined>;
+  /** `dims`: the stored vector's width (0 without one). */
+  getForEmbedding(tenant: string, id: number): Promise<{ item: ItemRecord; contentVersion: number; embeddedVersion: number; dims: number } | undefined>;
   /** Stores a vector for that content version; 'stale' when the content changed meanwhile or the item is gone. */
   saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number): Promise<'saved' | 'stale'>;
   /** A tenant's items whose embedding has been behind their content since before `olderThan`. */

@@ -44,7 +44,8 @@ export const workers: readonly WorkerSpec[] = [
     batchSize: 10,
     timeoutSeconds: 120,
     memoryMb: 3008,
-    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketDeletes: ['search'], embeds: true },
+    // It sends embed messages for items embedded at another width (indexer.ts buildIndex).
+    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketDeletes: ['search'], embeds: true, queues: ['embedding'] },
   },
   {
     handler: 'workers/train',

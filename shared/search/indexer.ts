@@ -13,13 +13,14 @@ export type EmbedOutcome = 'embedded' | 'up-to-date' | 'missing' | 'changed-mean
 
 /**
  * Embeds an item's current content. Safe for stale and repeated messages: a deleted item or one
- * already embedded at its content version is left alone, and the vector is stored only if the
- * content did not change while it was computed (a newer message then does the work).
+ * already embedded at its content version, at the provider's width, is left alone, and the vector
+ * is stored only if the content did not change while it was computed (a newer message then does
+ * the work). A vector of another width (EMBEDDING_DIMENSIONS changed) is embedded again.
  */
 export async function embedItem(items: ItemStore, embedder: EmbeddingProvider, tenant: string, id: number): Promise<EmbedOutcome> {
   const cur = await items.getForEmbedding(tenant, id);
   if (!cur) return 'missing';
-  if (cur.embeddedVersion >= cur.contentVersion) return 'up-to-date';
+  if (cur.embeddedVersion >= cur.contentVersion && cur.dims === embedder.dimensions) return 'up-to-date';
   const [vector] = await embedder.embed([itemText(cur.item)]);
   if (!vector) throw new Error('the embedding provider returned nothing');
   return (await items.saveEmbedding(tenant, id, cur.contentVersion, vector, now())) === 'saved' ? 'embedded' : 'changed-meanwhile';
@@ -34,9 +35,11 @@ const builds = new Map<string, Promise<unknown>>();
  * tenant's index once at a time: a request waits for the build before it, then is skipped if
  * that build started after the request was made. Under load every maintenance pass asked for a
  * build while one ran, and each started at once: three builds of one catalog ran side by side
- * for five minutes where one takes seconds (a review).
+ * for five minutes where one takes seconds (a review). `otherWidth`: the items whose stored vector
+ * has another width than `dims` (EMBEDDING_DIMENSIONS changed), which the build leaves without
+ * one: the caller has them embedded again.
  */
-export function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean }> {
+export function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt = now()): Promise<IndexPointer & { skipped: boolean; otherWidth: number[] }> {
   // After the build before it, however that one ended.
   const mine = (builds.get(tenant) ?? Promise.resolve()).catch(() => undefined).then(() => buildOnce(items, blobs, dims, tenant, requestedAt));
   builds.set(tenant, mine);
@@ -47,16 +50,20 @@ export function buildIndex(items: ItemStore, blobs: BlobStore, dims: number, ten
   return mine;
 }
 
-async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt: number): Promise<IndexPointer & { skipped: boolean }> {
+async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenant: string, requestedAt: number): Promise<IndexPointer & { skipped: boolean; otherWidth: number[] }> {
   const current = await readPointer(blobs, tenant);
-  if (current && current.builtAt >= requestedAt) return { ...current, skipped: true };
+  if (current && current.builtAt >= requestedAt) return { ...current, skipped: true, otherWidth: [] };
   const builtAt = now();
   const docs: SearchDoc[] = [];
+  const otherWidth: number[] = [];
   await items.forEachPage(tenant, (page) => {
-    for (const i of page) docs.push({ ...i, vector: i.vector });
+    for (const i of page) {
+      docs.push({ ...i, vector: i.vector });
+      if (i.vector && i.vector.length !== dims) otherWidth.push(i.id);
+    }
   });
   const pointer = await publishBuild(blobs, tenant, current, buildIndexParts(docs, dims, builtAt));
-  return { ...pointer, skipped: false };
+  return { ...pointer, skipped: false, otherWidth };
 }
 
 /**

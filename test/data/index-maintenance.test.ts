@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
 import type { ItemStore } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
-import { buildIndex, sweep } from '../../shared/search/indexer.ts';
+import { buildIndex, embedItem, sweep } from '../../shared/search/indexer.ts';
+import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -79,5 +80,25 @@ describe('the index sweep', () => {
     const later = await buildIndex(items, blobs, 64, tenant, (all[0]?.builtAt as number) + 1);
     expect(later.skipped).toBe(false);
     expect(reads).toBe(2);
+  });
+});
+
+describe('a change of EMBEDDING_DIMENSIONS', () => {
+  it('has items embedded at another width embedded again: the build names them, and embedding them is not "up to date"', async () => {
+    const tenant = 'width';
+    const items = db.stores.items;
+    const [a, b] = await items.create(tenant, [{ name: 'old width' }, { name: 'new width' }], 100);
+    const narrow = new HashingEmbedding(64);
+    const wide = new HashingEmbedding(128);
+    expect(await embedItem(items, narrow, tenant, a?.id as number)).toBe('embedded');
+    expect(await embedItem(items, wide, tenant, b?.id as number)).toBe('embedded');
+    const blobs = new FolderBlobStore(join(dir, 'width'));
+    const built = await buildIndex(items, blobs, 128, tenant);
+    expect(built.otherWidth).toEqual([a?.id]);
+    // At its content version, but not at the provider's width: embedded again, at 128.
+    expect(await embedItem(items, wide, tenant, b?.id as number)).toBe('up-to-date');
+    expect(await embedItem(items, wide, tenant, a?.id as number)).toBe('embedded');
+    expect((await items.getForEmbedding(tenant, a?.id as number))?.dims).toBe(128);
+    expect((await buildIndex(items, blobs, 128, tenant, Math.floor(Date.now() / 1000) + 5)).otherWidth).toEqual([]);
   });
 });

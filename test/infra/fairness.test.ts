@@ -140,3 +140,14 @@ describe('worker concurrency', () => {
     for (const [, e] of ofType(r, 'AWS::Lambda::EventSourceMapping')) expect(e.Properties.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('context values', () => {
+  it('fails synthesis on a value it would misread, naming the context: a boolean other than true/false, an unknown embedding provider', () => {
+    const stackWith = (context: Record<string, unknown>) => () =>
+      new ServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'Ctx', { env: { account: '123456789012', region: 'eu-west-1' } });
+    expect(stackWith({ reserveWorkerConcurrency: 'no' })).toThrow(/Context reserveWorkerConcurrency must be true or false, got no/);
+    expect(stackWith({ embeddingProvider: 'foo' })).toThrow(/Context embeddingProvider must be local or bedrock, got foo/);
+    const bedrock = synth({}, { embeddingProvider: 'bedrock' });
+    expect(ofType(bedrock, 'AWS::IAM::Policy').some(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('bedrock:InvokeModel'))).toBe(true);
+  });
+});

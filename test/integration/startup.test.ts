@@ -92,6 +92,19 @@ describe('npm start: start-up errors', () => {
     expectOneLine(r.stderr);
     expect(r.stderr).toContain('LOG_FORMAT');
   }, 60_000);
+
+  it("an invalid setting of the service's own (read by the handlers on first use): refused at the start too, not a 500 on every request", async () => {
+    for (const [name, value] of [
+      ['TOKEN_BURST', 'many'],
+      ['TENANT_BURST', 'x'],
+      ['MAINTENANCE_SECONDS', '3000000'],
+    ]) {
+      const r = await failedStart(tempDir(), { [name as string]: value as string });
+      expect(r.code, name).toBe(1);
+      expectOneLine(r.stderr);
+      expect(r.stderr).toContain(`Environment variable ${name}`);
+    }
+  }, 120_000);
 });
 
 describe('npm start: access log', () => {

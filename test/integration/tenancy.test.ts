@@ -50,6 +50,33 @@ describe('admin CLI against the running stack', () => {
     await admin('api-key', 'revoke', '--tenant', 'acme', k.id);
     expect((await other.platform('GET', '/api/clients', undefined, k.key)).status).toBe(401);
   });
+
+  it('refuses a --tenant nobody created (a typo would make clients of a tenant that does not exist), or one no tenant could be named', async () => {
+    for (const args of [
+      ['client', 'create', '--tenant', 'ghost', '--name', 'x'],
+      ['client', 'list', '--tenant', 'ghost'],
+      ['api-key', 'create', '--tenant', 'ghost', '--name', 'x', '--scopes', 'items'],
+      ['api-key', 'list', '--tenant', 'ghost'],
+    ]) {
+      const failed = await admin(...args).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(failed?.code, args.join(' ')).toBe(1);
+      expect(failed?.stderr).toContain('No tenant ghost');
+    }
+    await expect(admin('client', 'create', '--tenant', 'Bad Name!', '--name', 'x')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('Tenant ids are') });
+    // The tenant can still be created afterwards: nothing was made in its name.
+    expect(JSON.parse((await admin('tenant', 'create', 'ghost', '--json')).stdout).tenant).toBe('ghost');
+  });
+
+  it('lists every client and key, past a page of 100', async () => {
+    await Promise.all(Array.from({ length: 101 }, (_, i) => other.platform('POST', '/api/clients', { name: `many-${i}`, scopes: ['service-api/read'] })));
+    const listed = JSON.parse((await admin('client', 'list', '--tenant', 'acme', '--json')).stdout);
+    expect(listed.data.length).toBeGreaterThanOrEqual(102);
+    expect(listed.has_more).toBe(false);
+    expect((await admin('client', 'list', '--tenant', 'acme')).stdout.trim().split('\n').length).toBe(listed.data.length);
+  });
 });
 
 describe('tenant isolation', () => {

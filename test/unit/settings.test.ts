@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { readConfig } from '../../shared/config.ts';
+import { readConfig, readLocalConfig } from '../../shared/config.ts';
 
 // Importing the local defaults sets them on this process: they are taken back after the file.
 const before = { ...process.env };
@@ -24,5 +24,23 @@ describe('settings', () => {
     applyLocalDefaults(env);
     expect(env).toMatchObject({ TENANT_RATE_PER_SECOND: '20000', TENANT_BURST: '7', POWERTOOLS_METRICS_DISABLED: 'true', INDEX_MAX_AGE_SECONDS: '30' });
     expect(readConfig({ ...base, ...env }).tenantQuota).toEqual({ ratePerSecond: 20000, burst: 7 });
+  });
+
+  it("leaves the burst to the service's own default (twice the rate) when only the rate is set", () => {
+    const env: NodeJS.ProcessEnv = { TENANT_RATE_PER_SECOND: '1' };
+    applyLocalDefaults(env);
+    expect(env.TENANT_BURST).toBeUndefined();
+    expect(readConfig({ ...base, ...env }).tenantQuota).toEqual({ ratePerSecond: 1, burst: 2 });
+  });
+
+  it('refuses values that would be misread: a negative grace, half the training task, a timer Node cannot hold, an unknown CONSOLE_BUILD', () => {
+    expect(() => readConfig({ ...base, EMBED_GRACE_SECONDS: '-3600' })).toThrow(/EMBED_GRACE_SECONDS/);
+    expect(() => readConfig({ ...base, TRAINING_TASK_CLUSTER: 'arn:aws:ecs:x' })).toThrow(/TRAINING_TASK_DEFINITION/);
+    expect(readConfig({ ...base }).training.task).toBeUndefined();
+    expect(() => readLocalConfig({ MAINTENANCE_SECONDS: '3000000' })).toThrow(/MAINTENANCE_SECONDS/);
+    expect(readLocalConfig({ MAINTENANCE_SECONDS: '2147483' }).maintenanceSeconds).toBe(2147483);
+    expect(() => readLocalConfig({ CONSOLE_BUILD: 'xyz' })).toThrow(/CONSOLE_BUILD/);
+    for (const off of ['off', 'false', '0', 'no', 'OFF']) expect(readLocalConfig({ CONSOLE_BUILD: off }).consoleBuild, off).toBe(false);
+    expect(readLocalConfig({}).consoleBuild).toBe(true);
   });
 });
