@@ -198,6 +198,10 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return lower as T;
 }
 
+/** A yes/no setting: 1, true, yes, on or 0, false, no, off (any case); anything else is an error naming it. */
+const flag = (env: Env, name: string, fallback: boolean): boolean =>
+  ['1', 'true', 'yes', 'on'].includes(oneOf(env, name, ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], fallback ? 'on' : 'off'));
+
 /** A comma-separated list, each entry non-empty. */
 function list(env: Env, name: string): string[] {
   const items = required(env, name)
@@ -371,7 +375,7 @@ export function readServerConfig(env: Env = process.env): ServerConfig {
     port,
     host: raw(env, 'HOST') ?? '127.0.0.1',
     logFormat: oneOf(env, 'LOG_FORMAT', ['text', 'json'], 'text'),
-    demo: ['1', 'true', 'yes', 'on'].includes(oneOf(env, 'DEMO', ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], '1')),
+    demo: flag(env, 'DEMO', true),
   };
 }
 
@@ -406,7 +410,7 @@ export function readLocalConfig(env: Env = process.env): LocalConfig {
     // At most what a Node timer holds (2^31 - 1 ms): a longer interval would fire at once, again and again.
     maintenanceSeconds: numeric(env, 'MAINTENANCE_SECONDS', 10, (n) => n > 0 && n <= MAX_TIMER_SECONDS, `a positive number of seconds up to ${MAX_TIMER_SECONDS}`),
     apiThreads: nonNegativeInt(env, 'LOCAL_API_THREADS', 0),
-    consoleBuild: ['1', 'true', 'yes', 'on'].includes(oneOf(env, 'CONSOLE_BUILD', ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], 'on')),
+    consoleBuild: flag(env, 'CONSOLE_BUILD', true),
     iam: oneOf(env, 'LOCAL_IAM', ['on', 'off'], 'on') === 'on',
   };
 }
