@@ -44,7 +44,7 @@ const positiveContext = (scope: Construct, name: string): number | undefined => 
 };
 
 /** A true/false context value (`-c name=false`), `fallback` when absent; anything else fails synthesis. */
-export function booleanContext(scope: Construct, name: string, fallback: boolean): boolean {
+function booleanContext(scope: Construct, name: string, fallback: boolean): boolean {
   const raw = scope.node.tryGetContext(name) as unknown;
   if (raw === undefined) return fallback;
   if (raw === true || raw === 'true') return true;

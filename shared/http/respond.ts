@@ -16,7 +16,6 @@ export interface Reply {
 export const ok = (body: unknown): Reply => ({ status: OK, body });
 export const created = (body: unknown): Reply => ({ status: CREATED, body });
 export const accepted = (body: unknown): Reply => ({ status: ACCEPTED, body });
-export const noContent = (): Reply => ({ status: NO_CONTENT });
 /**
  * A Platform delete's answer: 200 with what was deleted, by the id it was addressed by, and
  * `deleted: true` (the spec: each Platform response is a JSON object; Stripe answers its deletes so).
