@@ -385,7 +385,7 @@ export function readServerConfig(env: Env = process.env): ServerConfig {
  * different settings.
  */
 export interface LocalConfig {
-  /** LOCAL_RETRY_DELAY_MS (default 1000): local queue, delay before a failed message is retried (× receive count). */
+  /** LOCAL_RETRY_DELAY_MS (default 1000, at most an hour): local queue, delay before a failed message is retried (× receive count). */
   retryDelayMs: number;
   /** MAINTENANCE_SECONDS (default 10, at most 2,147,483): how often the maintenance pass runs. */
   maintenanceSeconds: number;
@@ -406,7 +406,8 @@ const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 export function readLocalConfig(env: Env = process.env): LocalConfig {
   return {
-    retryDelayMs: nonNegativeNumber(env, 'LOCAL_RETRY_DELAY_MS', 1000),
+    // Times a receive count (up to 5), under what a Node timer holds: an hour at most.
+    retryDelayMs: numeric(env, 'LOCAL_RETRY_DELAY_MS', 1000, (n) => n >= 0 && n <= 3_600_000, 'a number of milliseconds from 0 to 3600000'),
     // At most what a Node timer holds (2^31 - 1 ms): a longer interval would fire at once, again and again.
     maintenanceSeconds: numeric(env, 'MAINTENANCE_SECONDS', 10, (n) => n > 0 && n <= MAX_TIMER_SECONDS, `a positive number of seconds up to ${MAX_TIMER_SECONDS}`),
     apiThreads: nonNegativeInt(env, 'LOCAL_API_THREADS', 0),

@@ -39,6 +39,7 @@ describe('settings', () => {
     expect(readConfig({ ...base }).training.task).toBeUndefined();
     expect(() => readLocalConfig({ MAINTENANCE_SECONDS: '3000000' })).toThrow(/MAINTENANCE_SECONDS/);
     expect(readLocalConfig({ MAINTENANCE_SECONDS: '2147483' }).maintenanceSeconds).toBe(2147483);
+    expect(() => readLocalConfig({ LOCAL_RETRY_DELAY_MS: '1e12' })).toThrow(/LOCAL_RETRY_DELAY_MS/);
     expect(() => readLocalConfig({ CONSOLE_BUILD: 'xyz' })).toThrow(/CONSOLE_BUILD/);
     for (const off of ['off', 'false', '0', 'no', 'OFF']) expect(readLocalConfig({ CONSOLE_BUILD: off }).consoleBuild, off).toBe(false);
     expect(readLocalConfig({}).consoleBuild).toBe(true);
