@@ -236,14 +236,14 @@ type Line = ['s', string, number, string] | ['r', ...string[]] | ['d', ...string
 /**
  * A queue's messages on disk (JSON lines, appended): what is sent, each receive, and what is
  * done. Read back when the queue is made again: the messages not done, in send order. Rewritten
- * with only those when made, and whenever its lines of finished messages outnumber the open
- * ones (so a long-running stack's file stays about the size of its backlog). A line cut short by
+ * with only those when made, and once it holds over 10,000 lines and over four lines per open
+ * message (so a long-running stack's file stays about the size of its backlog). A line cut short by
  * a crash is skipped: its write had not returned, so nothing it held was acknowledged.
  */
 class QueueJournal {
   readonly open = new Map<string, Open>();
   private lines = 0;
-  private failedDone = false;
+  private warned = false;
 
   constructor(private readonly file: string) {
     if (existsSync(file)) {
@@ -279,8 +279,8 @@ class QueueJournal {
     try {
       this.append([line]);
     } catch (e) {
-      if (!this.failedDone) console.error(JSON.stringify({ level: 'WARN', message: `local queue journal ${this.file}: ${String(e)}; messages may be delivered again after a restart` }));
-      this.failedDone = true;
+      if (!this.warned) console.error(JSON.stringify({ level: 'WARN', message: `local queue journal ${this.file}: ${String(e)}; messages may be delivered again after a restart` }));
+      this.warned = true;
     }
   }
 
