@@ -16,14 +16,13 @@ export const POSITIVE_INT_PATTERN = /^[1-9][0-9]*$/;
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /**
- * A positive integer id sent as digits, read by `as`, at most the largest id: its range checked
- * only once the digits are (one message for "abc", not two).
+ * A console context ID as Core requests name it (`context_id`): digits, at most the largest ID,
+ * kept as text; its range checked only once the digits are (one message for "abc", not two).
  */
-const idFrom = <T>(what: string, digitsMessage: string, as: (digits: string) => T) =>
-  z.pipe(z.string().check(z.regex(POSITIVE_INT_PATTERN, digitsMessage)), z.transform(as)).check(z.refine((id: T) => Number(id) <= MAX_ID, `${what} is out of range`));
-
-/** A console context ID as Core requests name it (`context_id`): digits, at most the largest ID, kept as text. */
-export const contextIdText = idFrom('context_id', 'context_id must be a numeric console context ID', (digits) => digits);
+export const contextIdText = z.pipe(
+  z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID')),
+  z.string().check(z.refine((digits) => Number(digits) <= MAX_ID, 'context_id is out of range')),
+);
 
 /** The same in a JSON body (a search, an event), where a positive integer is taken too: kept as text. */
 export const contextIdInBody = z.union([contextIdText, z.pipe(z.int().check(z.positive()), z.transform(String))]);
