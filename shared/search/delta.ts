@@ -4,7 +4,7 @@ import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
-import { Int8Rows, quantisedQuery, type QueryDot, type VectorRow } from './int8-vectors.ts';
+import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
@@ -43,7 +43,7 @@ class DeltaVectors {
   set(slot: number, v: Float32Array | null): boolean {
     const { dims, coarseDims } = this;
     while (this.blocks.length * BLOCK <= slot) {
-      this.blocks.push(new Int8Rows(new Int8Array(BLOCK * dims), dims));
+      this.blocks.push(new Int8Rows(new Int8Array(BLOCK * dims), dims, BLOCK));
       this.coarseBlocks.push(new Int8Rows(new Int8Array(BLOCK * coarseDims), coarseDims, BLOCK));
     }
     const b = Math.floor(slot / BLOCK);
@@ -62,7 +62,7 @@ class DeltaVectors {
 
   /**
    * q · the vector of a slot (0 without one), for any number of slots; on the first n dimensions
-   * when n is given (the same sums as `coarseScan`'s from its own rows).
+   * when n is given (the same sums as a coarse `scan`'s from its own rows).
    */
   similarityTo(q: Float32Array): (slot: number, n?: number) => number {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
@@ -74,21 +74,60 @@ class DeltaVectors {
     };
   }
 
+  /** `similarityTo(q)` of many slots at once (`Similarities`), each block's in one call of the kernel. */
+  similaritiesTo(q: Float32Array): Similarities {
+    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
+    const { scales, blocks } = this;
+    return (slots, count, out) => {
+      // A query without a direction (zero) is 0 to every slot, as slot by slot.
+      if (!quantised) {
+        out.fill(0, 0, count);
+        return;
+      }
+      // The slots grouped by block (a counting sort), each group scored in one call.
+      const starts = new Uint32Array(blocks.length + 1);
+      for (let j = 0; j < count; j++) (starts[Math.floor((slots[j] as number) / BLOCK) + 1] as number)++;
+      for (let b = 0; b < blocks.length; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
+      const rows = new Uint32Array(count);
+      const at = new Uint32Array(count);
+      const next = starts.slice(0, blocks.length);
+      for (let j = 0; j < count; j++) {
+        const slot = slots[j] as number;
+        const b = Math.floor(slot / BLOCK);
+        const p = next[b] as number;
+        next[b] = p + 1;
+        rows[p] = slot % BLOCK;
+        at[p] = j;
+      }
+      for (let b = 0; b < blocks.length; b++) {
+        const from = starts[b] as number;
+        const n = (starts[b + 1] as number) - from;
+        if (n === 0) continue;
+        const sums = (blocks[b] as Int8Rows).scanOf(quantised, rows.subarray(from, from + n), n);
+        for (let r = 0; r < n; r++) {
+          const scale = scales[b * BLOCK + (rows[from + r] as number)] ?? 0;
+          out[at[from + r] as number] = scale ? (sums[r] as number) * scale : 0;
+        }
+      }
+    };
+  }
+
   /**
    * Pushes into `top` the slots below `count` that have a vector and that `take` accepts, with
-   * their similarity to q on the first `coarseDims` dimensions (what `similarityTo(q)(slot,
-   * coarseDims)` gives, to the bit), a block's rows scored in one call of the kernel; a slot `top`
-   * would not admit is not offered to `take`.
+   * their similarity to q on the first `coarseDims` dimensions when `coarse` (what
+   * `similarityTo(q)(slot, coarseDims)` gives, to the bit), else on all of them, a block's rows
+   * scored in one call of the kernel; a slot `top` would not admit is not offered to `take`.
    */
-  coarseScan(q: Float32Array, count: number, take: (slot: number) => boolean, top: TopK): void {
+  scan(q: Float32Array, coarse: boolean, count: number, take: (slot: number) => boolean, top: TopK): void {
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
-    const coarseQuery = quantised && { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down };
+    const query: QuantisedQuery | undefined = quantised && coarse ? { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down } : quantised;
+    const blocks = coarse ? this.coarseBlocks : this.blocks;
     const { scales } = this;
     for (let b = 0; b * BLOCK < count; b++) {
       const first = b * BLOCK;
       const rows = Math.min(BLOCK, count - first);
       // A query without a direction (zero) is 0 to every slot, as slot by slot.
-      const sums = coarseQuery ? (this.coarseBlocks[b] as Int8Rows).scan(coarseQuery, 0, rows) : new Float64Array(rows);
+      const sums = query ? (blocks[b] as Int8Rows).scan(query, 0, rows) : new Float64Array(rows);
       for (let r = 0; r < rows; r++) {
         const slot = first + r;
         const scale = scales[slot] ?? 0;
@@ -386,6 +425,11 @@ export class PreparedDelta implements ExtraVocab {
     return this.vectors ? this.vectors.similarityTo(q) : () => 0;
   }
 
+  /** `similarityTo(q)` of many slots at once (`Similarities`). */
+  similaritiesTo(q: Float32Array): Similarities {
+    return this.vectors ? this.vectors.similaritiesTo(q) : (_, count, out) => out.fill(0, 0, count);
+  }
+
   vectorOf(slot: number): Float32Array | null {
     return this.vectors?.vectorOf(slot) ?? null;
   }
@@ -401,13 +445,9 @@ export class PreparedDelta implements ExtraVocab {
     const vectors = this.vectors;
     const count = this.slots.length;
     const take = (s: number) => this.live[s] === 1 && accept(s);
-    const similarity = this.similarityTo(q);
-    // A coarse pass scans the compact rows a block at a time; an exact one goes slot by slot.
-    const firstPass = (n: number, top: TopK) => {
-      if (vectors && n < vectors.dims) vectors.coarseScan(q, count, take, top);
-      else for (let s = 0; s < count; s++) if (vectors?.has(s) && take(s)) top.push(s, similarity(s, n));
-    };
-    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, similarity);
+    // A pass scans the rows (the compact ones when coarse) a block at a time.
+    const firstPass = (n: number, top: TopK) => vectors?.scan(q, n < vectors.dims, count, take, top);
+    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
   }
 
   /**

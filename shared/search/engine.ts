@@ -10,7 +10,7 @@ import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { ColumnCache } from './columns.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
-import { Int8Rows, quantisedQuery, type VectorRow } from './int8-vectors.ts';
+import { Int8Rows, quantisedQuery, type QuantisedQuery, type Similarities, type VectorRow } from './int8-vectors.ts';
 import { probeLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows } from './quantise.ts';
@@ -178,6 +178,30 @@ export class SearchIndex {
     return (i) => (hasVector[i] ? dot(i) * (scales[i] as number) : 0);
   }
 
+  /** `similarityTo(q)` of many indexed documents at once (`Similarities`), SCAN_ROWS per call of the kernel. */
+  similaritiesTo(q: Float32Array): Similarities {
+    return this.similaritiesOf(q.length === this.dims ? quantisedQuery(q) : undefined);
+  }
+
+  private similaritiesOf(quantised: QuantisedQuery | undefined): Similarities {
+    const { hasVector, scales, vectors } = this;
+    return (rows, count, out) => {
+      // A query without a direction (zero) is 0 to every row, as row by row.
+      if (!quantised) {
+        out.fill(0, 0, count);
+        return;
+      }
+      for (let from = 0; from < count; from += SCAN_ROWS) {
+        const n = Math.min(SCAN_ROWS, count - from);
+        const sums = vectors.scanOf(quantised, rows.subarray(from, from + n), n);
+        for (let r = 0; r < n; r++) {
+          const i = rows[from + r] as number;
+          out[from + r] = hasVector[i] ? (sums[r] as number) * (scales[i] as number) : 0;
+        }
+      }
+    };
+  }
+
   /**
    * Approximate nearest neighbours by cosine among the documents `accept`ed: those of the IVF
    * lists closest to the query (`probeLists`; every document when there is no IVF), coarse then
@@ -194,7 +218,6 @@ export class SearchIndex {
       ({ probed, candidates } = probeLists(this.ivf.lists, (c) => toCentroid(c) * (centroidScales[c] as number), k, n));
     }
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
-    const dot = quantised ? this.vectors.quantisedQuery(quantised) : () => 0;
     // The first pass scores the candidates SCAN_ROWS at a time in one call of the kernel each (the
     // probed lists' rows picked out, or all rows in order), and offers `accept` only those that
     // would enter the top: the same neighbours and scores as one call per candidate.
@@ -225,6 +248,6 @@ export class SearchIndex {
         }
       }
     };
-    return nearestOf(candidates, this.dims, k, firstPass, (i) => dot(i) * (scales[i] as number));
+    return nearestOf(candidates, this.dims, k, firstPass, this.similaritiesOf(quantised));
   }
 }

@@ -96,6 +96,8 @@ interface Keys {
   vectorOfKey(key: number): Float32Array | null;
   /** q · the vector of any key (0 without one). */
   similarity(q: Float32Array): (key: number) => number;
+  /** The same of many keys at once: out[j] for keys[j], j < keys.length (to the bit). */
+  similarities(q: Float32Array): (keys: ArrayLike<number>, out: Float64Array) => void;
 }
 
 function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys {
@@ -132,6 +134,36 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       const indexed = index.similarityTo(q);
       const fresh = delta.similarityTo(q);
       return (key) => (key < N ? indexed(key) : fresh(key - N));
+    },
+    similarities: (q) => {
+      const indexed = index.similaritiesTo(q);
+      const fresh = delta.similaritiesTo(q);
+      return (list, out) => {
+        // The build's keys and the delta's, each scored in batches, then put back in order.
+        const count = list.length;
+        const rows = new Uint32Array(count);
+        const slots = new Uint32Array(count);
+        const rowAt = new Uint32Array(count);
+        const slotAt = new Uint32Array(count);
+        let nr = 0;
+        let ns = 0;
+        for (let j = 0; j < count; j++) {
+          const key = list[j] as number;
+          if (key < N) {
+            rows[nr] = key;
+            rowAt[nr++] = j;
+          } else {
+            slots[ns] = key - N;
+            slotAt[ns++] = j;
+          }
+        }
+        const got = new Float64Array(Math.max(nr, ns));
+        indexed(rows, nr, got);
+        for (let r = 0; r < nr; r++) out[rowAt[r] as number] = got[r] as number;
+        if (ns === 0) return;
+        fresh(slots, ns, got);
+        for (let r = 0; r < ns; r++) out[slotAt[r] as number] = got[r] as number;
+      };
     },
   };
 }
@@ -370,13 +402,13 @@ function vectorStage(
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
-  const first = keys.similarity(queryVector);
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
   // Indexed loops here and below: a for-of over a typed array allocated an iterator result per key (heap profile).
-  for (let i = 0; i < head.length; i++) {
-    const key = head[i] as number;
-    if (!vec.has(key)) vec.set(key, first(key));
-  }
+  const unscored: number[] = [];
+  for (let i = 0; i < head.length; i++) if (!vec.has(head[i] as number)) unscored.push(head[i] as number);
+  const first = new Float64Array(unscored.length);
+  keys.similarities(queryVector)(unscored, first);
+  for (let j = 0; j < unscored.length; j++) vec.set(unscored[j] as number, first[j] as number);
   // Judged by the similarities to the query as asked, before feedback moves it.
   const agreed = agreeing ? agreedDocuments(keys, r, kw, vec) : [];
   if (RANKING.feedbackWeight > 0) {
@@ -387,15 +419,16 @@ function vectorStage(
       // similarity alone is then one whatever the filter: the documents feedback moves toward are
       // among the filtered ones, so the moved query would depend on the filter (a facet's count
       // over an unfiltered search would not be found by filtering to it).
-      const second = keys.similarity(q2);
       const scored = vec.keys();
+      const second = new Float64Array(scored.length);
+      keys.similarities(q2)(scored, second);
       const asked = scratch.asked;
       asked.reserve(keys.N + keys.S);
       scratch.askedMax = vec.max(1e-9);
       for (let i = 0; i < scored.length; i++) {
         const key = scored[i] as number;
         if (kw.of(key) === 0) asked.set(key, vec.scoreOf(key));
-        vec.set(key, second(key));
+        vec.set(key, second[i] as number);
       }
     }
   }

@@ -20,7 +20,7 @@ import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
-import type { VectorRow } from '../../shared/search/int8-vectors.ts';
+import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
 import { normalize } from '../../shared/search/embedding.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { indexStatus } from '../../shared/search/status.ts';
@@ -48,6 +48,13 @@ const doc = (id: number, name: string, description = '', over: Partial<SearchDoc
 const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
 const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
   rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }, { limit: 1000 }).hits.map((h) => h.doc.id);
+
+/** One-row similarities as the batch form nearestOf takes (the reference the batched kernel calls are held to). */
+const oneAtATime =
+  (sim: (key: number) => number): Similarities =>
+  (keys, count, out) => {
+    for (let j = 0; j < count; j++) out[j] = sim(keys[j] as number);
+  };
 
 describe('text analysis', () => {
   it('folds, drops stop words and stems', () => {
@@ -325,7 +332,7 @@ describe('index and ranking', () => {
         (n, top) => {
           for (let s = 0; s < many.length; s++) if (accept(s)) top.push(s, sim(s, n));
         },
-        (s) => sim(s),
+        oneAtATime(sim),
       );
       const best = (top: TopK) => {
         const out: [number, number][] = [];
@@ -334,6 +341,31 @@ describe('index and ranking', () => {
       };
       expect(best(delta.nearest(q, 50, accept))).toEqual(best(bySlot));
     }
+  });
+
+  it('scores many keys per kernel call to the bit of one by one: a build, a delta across blocks, no vector, a zero query', () => {
+    const r = seededRandom(11);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const built = SearchIndex.build(
+      Array.from({ length: 5_000 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: i % 7 === 3 ? null : unit() })),
+      64,
+      100,
+    );
+    const fresh = new PreparedDelta({ docs: Array.from({ length: 2_500 }, (_, i) => doc(20_000 + i, `fresh ${i}`, '', { vector: i % 5 === 1 ? null : unit() })), masked: new Set() }, built);
+    // Out of order, repeated, across the delta's blocks of 1,024 slots, and more build rows than one scan holds.
+    const rows = Uint32Array.from({ length: 4_500 }, (_, j) => (j * 7919) % 5_000);
+    const slots = Uint32Array.from([2_499, 0, 1_024, 1, 1_023, 2_048, 1_024, 6, 2_000]);
+    for (const q of [unit(), new Float32Array(64)]) {
+      const one = built.similarityTo(q);
+      const outRows = new Float64Array(rows.length).fill(Number.NaN);
+      built.similaritiesTo(q)(rows, rows.length, outRows);
+      expect([...outRows]).toEqual([...rows].map((i) => one(i)));
+      const oneSlot = fresh.similarityTo(q);
+      const outSlots = new Float64Array(slots.length).fill(Number.NaN);
+      fresh.similaritiesTo(q)(slots, slots.length, outSlots);
+      expect([...outSlots]).toEqual([...slots].map((s) => oneSlot(s)));
+    }
+    expect(built.similarityTo(new Float32Array(64))(0)).toBe(0);
   });
 
   it("finds a build's nearest neighbours with rows scored many per kernel call, as one by one", () => {
@@ -357,7 +389,7 @@ describe('index and ranking', () => {
           (dims, top) => {
             for (let i = 0; i < n; i++) if (built.vectorRow(i) && accept(i)) top.push(i, quantised(i, dims) * (built.vectorRow(i)?.scale as number));
           },
-          sim,
+          oneAtATime(sim),
         );
         const best = (top: TopK) => {
           const out: [number, number][] = [];
