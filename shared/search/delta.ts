@@ -35,6 +35,8 @@ class DeltaVectors {
   private readonly coarseBlocks: Int8Rows[] = [];
   private readonly coarseDims: number;
   private readonly scales: number[] = [];
+  /** `similaritiesTo`'s working memory: the slots' rows grouped by block, and where each came from. */
+  private grouped = { rows: new Uint32Array(0), at: new Uint32Array(0) };
   constructor(readonly dims: number) {
     this.coarseDims = coarseDimsOf(dims);
   }
@@ -88,8 +90,8 @@ class DeltaVectors {
       const starts = new Uint32Array(blocks.length + 1);
       for (let j = 0; j < count; j++) (starts[Math.floor((slots[j] as number) / BLOCK) + 1] as number)++;
       for (let b = 0; b < blocks.length; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
-      const rows = new Uint32Array(count);
-      const at = new Uint32Array(count);
+      if (this.grouped.rows.length < count) this.grouped = { rows: new Uint32Array(count * 2), at: new Uint32Array(count * 2) };
+      const { rows, at } = this.grouped;
       const next = starts.slice(0, blocks.length);
       for (let j = 0; j < count; j++) {
         const slot = slots[j] as number;
@@ -103,7 +105,7 @@ class DeltaVectors {
         const from = starts[b] as number;
         const n = (starts[b + 1] as number) - from;
         if (n === 0) continue;
-        const sums = (blocks[b] as Int8Rows).scanOf(quantised, rows.subarray(from, from + n), n);
+        const sums = (blocks[b] as Int8Rows).scanOf(quantised, rows, n, this.dims, from);
         for (let r = 0; r < n; r++) {
           const scale = scales[b * BLOCK + (rows[from + r] as number)] ?? 0;
           out[at[from + r] as number] = scale ? (sums[r] as number) * scale : 0;

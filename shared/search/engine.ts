@@ -193,7 +193,7 @@ export class SearchIndex {
       }
       for (let from = 0; from < count; from += SCAN_ROWS) {
         const n = Math.min(SCAN_ROWS, count - from);
-        const sums = vectors.scanOf(quantised, rows.subarray(from, from + n), n);
+        const sums = vectors.scanOf(quantised, rows, n, this.dims, from);
         for (let r = 0; r < n; r++) {
           const i = rows[from + r] as number;
           out[from + r] = hasVector[i] ? (sums[r] as number) * (scales[i] as number) : 0;

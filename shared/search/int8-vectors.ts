@@ -21,7 +21,7 @@ export type QueryDot = (i: number, n?: number) => number;
  * JavaScript-to-WebAssembly wrapper) cost as much as the 512-dimension dot product it made
  * (profiled at 100,000 items, 2026-11-29).
  */
-export type Similarities = (rows: Uint32Array, count: number, out: Float64Array) => void;
+export type Similarities = (rows: ArrayLike<number>, count: number, out: Float64Array) => void;
 
 /** A float query in the kernel's int16 form (its largest component ±QUERY_MAX) and the factor its dot products are scaled back by. */
 export interface QuantisedQuery {
@@ -151,10 +151,11 @@ export class Int8Rows {
     return this.scaled(count, q.down);
   }
 
-  /** `scan` of the rows listed in rows[0..count) (indexes, in any order; count at most `scanRows`). */
-  scanOf(q: QuantisedQuery, rows: Uint32Array, count: number, n = this.dims): Float64Array {
+  /** `scan` of the rows listed in rows[from..from + count) (indexes, in any order; count at most `scanRows`). */
+  scanOf(q: QuantisedQuery, rows: ArrayLike<number>, count: number, n = this.dims, from = 0): Float64Array {
     this.beforeScan(q, count);
-    this.picked.set(rows.subarray(0, count));
+    const { picked } = this;
+    for (let r = 0; r < count; r++) picked[r] = rows[from + r] as number;
     this.dotsOfAt(this.base, 0, Math.min(n, this.dims), this.pickedAt, count, this.dims, this.scannedAt);
     return this.scaled(count, q.down);
   }

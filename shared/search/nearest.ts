@@ -24,7 +24,7 @@ export function nearestOf(candidates: number, dims: number, k: number, firstPass
   firstPass(coarseDims, coarse);
   if (coarseDims === dims) return coarse;
   const top = new TopK(k);
-  const keys = Uint32Array.from(coarse.keyView());
+  const keys = coarse.keyView();
   const exact = new Float64Array(keys.length);
   similarities(keys, keys.length, exact);
   for (let j = 0; j < keys.length; j++) top.push(keys[j] as number, exact[j] as number);

@@ -76,6 +76,11 @@ const scratch = {
   askedMax: 0,
   /** The fused score of each vector-scored key, in `vec.keys()` order (`fusedScores`; the latest call's). */
   fused: new Float64Array(0),
+  /** Keys to score by similarity, and their similarities (`vectorStage`). */
+  unscored: new IntList(),
+  similarities: new Float64Array(0),
+  /** `Keys.similarities` of a list of build and delta keys: each part's rows, where each came from, their similarities. */
+  split: { rows: new Uint32Array(0), slots: new Uint32Array(0), rowAt: new Uint32Array(0), slotAt: new Uint32Array(0), got: new Float64Array(0) },
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
@@ -139,12 +144,19 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       const indexed = index.similaritiesTo(q);
       const fresh = delta.similaritiesTo(q);
       return (list, out) => {
-        // The build's keys and the delta's, each scored in batches, then put back in order.
         const count = list.length;
-        const rows = new Uint32Array(count);
-        const slots = new Uint32Array(count);
-        const rowAt = new Uint32Array(count);
-        const slotAt = new Uint32Array(count);
+        let all = true;
+        for (let j = 0; j < count && all; j++) all = (list[j] as number) < N;
+        if (all) {
+          indexed(list, count, out);
+          return;
+        }
+        // The build's keys and the delta's, each scored in batches, then put back in order.
+        if (scratch.split.rows.length < count) {
+          const room = 2 * count;
+          scratch.split = { rows: new Uint32Array(room), slots: new Uint32Array(room), rowAt: new Uint32Array(room), slotAt: new Uint32Array(room), got: new Float64Array(room) };
+        }
+        const { rows, slots, rowAt, slotAt, got } = scratch.split;
         let nr = 0;
         let ns = 0;
         for (let j = 0; j < count; j++) {
@@ -157,7 +169,6 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
             slotAt[ns++] = j;
           }
         }
-        const got = new Float64Array(Math.max(nr, ns));
         indexed(rows, nr, got);
         for (let r = 0; r < nr; r++) out[rowAt[r] as number] = got[r] as number;
         if (ns === 0) return;
@@ -404,11 +415,14 @@ function vectorStage(
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
   if (probe) nearestOfBoth(index, delta, keys, queryVector, vec);
   // Indexed loops here and below: a for-of over a typed array allocated an iterator result per key (heap profile).
-  const unscored: number[] = [];
+  // Scored in batches (`Keys.similarities`), into scratch memory.
+  const unscored = scratch.unscored;
+  unscored.clear();
   for (let i = 0; i < head.length; i++) if (!vec.has(head[i] as number)) unscored.push(head[i] as number);
-  const first = new Float64Array(unscored.length);
-  keys.similarities(queryVector)(unscored, first);
-  for (let j = 0; j < unscored.length; j++) vec.set(unscored[j] as number, first[j] as number);
+  const first = (scratch.similarities = roomFor(scratch.similarities, Math.max(unscored.length, keys.N + keys.S)));
+  const firstKeys = unscored.view();
+  keys.similarities(queryVector)(firstKeys, first);
+  for (let j = 0; j < firstKeys.length; j++) vec.set(firstKeys[j] as number, first[j] as number);
   // Judged by the similarities to the query as asked, before feedback moves it.
   const agreed = agreeing ? agreedDocuments(keys, r, kw, vec) : [];
   if (RANKING.feedbackWeight > 0) {
@@ -420,7 +434,7 @@ function vectorStage(
       // among the filtered ones, so the moved query would depend on the filter (a facet's count
       // over an unfiltered search would not be found by filtering to it).
       const scored = vec.keys();
-      const second = new Float64Array(scored.length);
+      const second = scratch.similarities;
       keys.similarities(q2)(scored, second);
       const asked = scratch.asked;
       asked.reserve(keys.N + keys.S);
