@@ -18,6 +18,11 @@
  *   instead of minutes), for trying a ranking change on every collection at once. Prints only.
  *   With `--shapes`, also each collection in other shapes (bench/collections.ts SHAPES: short
  *   queries, untitled documents), which no constant is chosen on.
+ * `npm run bench:search -- --in-process --against <another checkout> [--rounds 10] [<data dir>]`
+ *   Ranking's CPU time per query in this checkout and the other, side by side in one process
+ *   (bench/side-by-side.ts): each collection built and fresh, the first 100 queries of each
+ *   latency band, the two alternating for `--rounds` rounds (medians), and whether both rank
+ *   every query alike. Prints only.
  * `npm run bench:search -- --synthetic 100000`
  *   A generated catalog of that many items: load, embedding, index build time, memory, artifact
  *   size, then search p50/p99 at 8 concurrent clients (autocannon, hybrid mode; target p99 < 50
@@ -41,6 +46,7 @@ import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
 import { DEFAULT_API_THREADS, percentile, startBenchStack, waitFor, type BenchStack } from '../bench/stack.ts';
 import { setUpContext, sideBySide, sideBySideRows } from '../bench/context.ts';
+import { rankingSideBySide } from '../bench/side-by-side.ts';
 import { SearchIndex, type SearchDoc } from '../shared/search/engine.ts';
 import { seededRandom } from '../shared/random.ts';
 
@@ -55,6 +61,8 @@ const { values, positionals } = parseArgs({
     'typo-worst-case': { type: 'boolean', default: false },
     'in-process': { type: 'boolean', default: false },
     shapes: { type: 'boolean', default: false },
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '10' },
   },
 });
 
@@ -714,5 +722,8 @@ function typoWorstCase(n: number, dir: string | undefined): void {
 
 if (values['typo-worst-case']) typoWorstCase(Number(values.synthetic ?? 100_000), positionals[0]);
 else if (values.synthetic) await synthetic(Number(values.synthetic));
-else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data', values.shapes);
+else if (values['in-process'] && values.against) {
+  const bands = (c: Collection) => [...bandQueries(c.docs.map((d) => `${d.title} ${d.text}`))].map(([label, b]): [string, string[]] => [label, b.queries.slice(0, 100)]);
+  console.log((await rankingSideBySide(collectionsIn(positionals[0] ?? '../shared/data'), values.against, bands, Number(values.rounds))).join('\n'));
+} else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data', values.shapes);
 else await collections(positionals[0] ?? '../shared/data');
