@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { stem, STOP_WORDS, terms, words } from './text.ts';
+import { stem, STOP_WORDS, terms, tokens } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -30,7 +30,7 @@ export function analyze(d: SearchDoc): Analyzed {
   const texts = [d.name, d.description ?? '', metaText(d.metadata)];
   const len: [number, number, number] = [0, 0, 0];
   texts.forEach((text, f) => {
-    for (const w of words(text)) {
+    for (const w of tokens(text)) {
       if (STOP_WORDS.has(w)) continue;
       const t = stem(w);
       if (t !== w) surface.set(w, t);

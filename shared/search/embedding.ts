@@ -1,4 +1,4 @@
-import { stem, STOP_WORDS, words } from './text.ts';
+import { stem, STOP_WORDS, tokens } from './text.ts';
 
 /** Turns texts into unit vectors. Implementations: local hashing (default), Amazon Bedrock Titan. */
 export interface EmbeddingProvider {
@@ -170,7 +170,7 @@ class FeatureBag {
 export function forEachEmbeddedWord(text: string, termWeight: ((stem: string) => number) | undefined, visit: (word: string, stem: string, weight: number, prev: string | undefined) => void): void {
   for (const line of text.split('\n')) {
     let prev: string | undefined;
-    for (const w of words(line)) {
+    for (const w of tokens(line)) {
       if (STOP_WORDS.has(w)) {
         prev = undefined;
         continue;

@@ -1,7 +1,7 @@
 /** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
 import { kthLargest } from '../top-k.ts';
 import { RANKING } from './constants.ts';
-import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, words } from './text.ts';
+import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, tokens } from './text.ts';
 
 /** The vocabulary a search expands its words against besides the index's: the delta's. */
 export interface ExtraVocab {
@@ -74,7 +74,7 @@ export class QueryExpander {
    */
   expand(query: string, extra: ExtraVocab = NO_EXTRA): Expansion {
     const df = extra.liveDf ? (t: string) => (extra.liveDf as (t: string) => number)(t) : (t: string) => this.build.df(t);
-    const raw = words(query);
+    const raw = tokens(query);
     const open = /[\p{L}\p{N}\p{M}]$/u.test(query);
     const qtf = new Map<string, number>();
     const variants = new Map<string, [weight: number, word: string]>();

@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { stem, words } from './text.ts';
+import { fold, isCjk, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -29,11 +29,38 @@ interface Token {
   hit: boolean;
 }
 
-function tokens(text: string, terms: ReadonlySet<string>): Token[] {
+/** A letter with the marks after it. */
+const LETTER = /[\p{L}\p{N}]\p{M}*/gu;
+
+function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
+  const matches = (t: string) => tokens(t).some((w) => terms.has(stem(w)));
   for (const m of text.matchAll(RUN)) {
-    const start = m.index;
-    out.push({ start, end: start + m[0].length, hit: words(m[0]).some((w) => terms.has(stem(w))) });
+    if (!isCjk(m[0])) {
+      out.push({ start: m.index, end: m.index + m[0].length, hit: matches(m[0]) });
+      continue;
+    }
+    // Chinese, Japanese and Korean runs are searched by character pairs (text.ts `tokens`): each
+    // letter is marked when a pair it is in matched (or, alone, the letter itself); other letters
+    // of the run go in runs of their own.
+    const letters = [...m[0].matchAll(LETTER)].map((l) => ({ start: m.index + l.index, end: m.index + l.index + l[0].length, cjk: isCjk(l[0]), text: l[0] }));
+    for (let i = 0; i < letters.length; ) {
+      const first = letters[i] as (typeof letters)[number];
+      let j = i;
+      while (j + 1 < letters.length && (letters[j + 1] as (typeof letters)[number]).cjk === first.cjk) j++;
+      if (!first.cjk) {
+        const end = (letters[j] as (typeof letters)[number]).end;
+        out.push({ start: first.start, end, hit: matches(text.slice(first.start, end)) });
+      } else {
+        const pair = (a: number) => terms.has(stem(fold((letters[a] as { text: string }).text + (letters[a + 1] as { text: string }).text)));
+        for (let k = i; k <= j; k++) {
+          const l = letters[k] as (typeof letters)[number];
+          const hit = i === j ? terms.has(stem(fold(l.text))) : (k > i && pair(k - 1)) || (k < j && pair(k));
+          out.push({ start: l.start, end: l.end, hit });
+        }
+      }
+      i = j + 1;
+    }
   }
   return out;
 }
@@ -42,17 +69,24 @@ function tokens(text: string, terms: ReadonlySet<string>): Token[] {
 function marked(text: string, toks: readonly Token[], from: number, to: number, tags: HighlightTags): string {
   let out = '';
   let at = from;
-  for (const t of toks) {
+  for (let i = 0; i < toks.length; i++) {
+    const t = toks[i] as Token;
     if (t.end <= from || t.start >= to || !t.hit) continue;
-    out += escapeHtml(text.slice(at, t.start)) + tags.pre + escapeHtml(text.slice(t.start, t.end)) + tags.post;
-    at = t.end;
+    // Matched letters that touch (of a Chinese, Japanese or Korean run) are marked as one.
+    let end = t.end;
+    for (let next = toks[i + 1]; next?.hit && next.start === end && next.end <= to; next = toks[i + 1]) {
+      end = next.end;
+      i++;
+    }
+    out += escapeHtml(text.slice(at, t.start)) + tags.pre + escapeHtml(text.slice(t.start, end)) + tags.post;
+    at = end;
   }
   return out + escapeHtml(text.slice(at, to));
 }
 
 /** The whole text, marked. */
 export function highlightText(text: string, terms: ReadonlySet<string>, tags: HighlightTags): string {
-  return marked(text, tokens(text, terms), 0, text.length, tags);
+  return marked(text, marks(text, terms), 0, text.length, tags);
 }
 
 /**
@@ -60,7 +94,7 @@ export function highlightText(text: string, terms: ReadonlySet<string>, tags: Hi
  * marked, with `…` where the text was cut.
  */
 export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS): string {
-  const toks = tokens(text, terms);
+  const toks = marks(text, terms);
   if (toks.length <= size) return marked(text, toks, 0, text.length, tags);
   let best = 0;
   let bestHits = -1;

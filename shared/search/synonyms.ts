@@ -18,7 +18,7 @@ import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { coreList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { stem, words } from './text.ts';
+import { stem, tokens, words } from './text.ts';
 
 export interface SynonymSet {
   id: number;
@@ -129,7 +129,7 @@ export interface SynonymRule {
   triggers: { stems: string[]; brings: string[] }[];
 }
 
-const stemsOf = (phrase: string) => words(phrase).map(stem);
+const stemsOf = (phrase: string) => tokens(phrase).map(stem);
 
 function compile(sets: readonly SynonymSet[]): SynonymRule[] {
   return sets.map((s) => {
@@ -164,9 +164,10 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
     for (const t of r.triggers) {
       if (!containsRun(q, t.stems)) continue;
       for (const w of t.brings) {
-        const s = stem(w);
-        if (have.has(s) || !known(s) || added.length >= MAX_ADDED_WORDS) continue;
-        have.add(s);
+        // A Chinese, Japanese or Korean word is its character pairs (text.ts `tokens`), each known.
+        const ss = stemsOf(w);
+        if (ss.every((s) => have.has(s)) || !ss.every(known) || added.length >= MAX_ADDED_WORDS) continue;
+        for (const s of ss) have.add(s);
         added.push(w);
       }
     }

@@ -2,7 +2,8 @@ import { stemmer } from 'stemmer';
 
 /**
  * Text analysis shared by indexing, querying and the local embedding: Unicode folding,
- * lower case, letter/digit runs, English stop words, Porter stemming.
+ * lower case, letter/digit runs (Chinese, Japanese and Korean ones as character pairs), English
+ * stop words, Porter stemming.
  */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
@@ -45,19 +46,58 @@ export function withoutRequestWords(query: string, minWords: number): string {
     .trim();
 }
 
+/**
+ * Marks taken off by folding ("é" → "e"): all but the kana voicing marks, which make another
+ * word ("ガス", gas, is not "カス"), and which the closing NFC puts back on their letter, as it
+ * puts Hangul syllables back together after NFKD took them apart into letters.
+ */
+const FOLDED_MARKS = /(?![\u3099\u309a])\p{M}/gu;
+
 export function fold(text: string): string {
   // ASCII text has no marks to take off and is its own NFKD form (normalising was about a third
   // of analysing a long ASCII document).
   if (ASCII.test(text)) return text.toLowerCase();
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
+  return text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC');
 }
 
-/** Raw lower-cased tokens, stop words included (prefix matching needs the raw last word). */
+/** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
 export function words(text: string): string[] {
   return fold(text).match(TOKEN) ?? [];
+}
+
+/** Scripts written without spaces between words (Hangul between phrases only). */
+const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]/u;
+const CJK_RUN = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]+/gu;
+
+/** Whether a character (or any of a text's) is Chinese, Japanese or Korean. */
+export const isCjk = (text: string): boolean => CJK.test(text);
+
+/**
+ * What is indexed and searched: `words`, with each run of Chinese, Japanese or Korean letters as
+ * its overlapping character pairs ("東京タワー" → 東京, 京タ, タワ, ワー; a lone character as
+ * itself), as Lucene's CJK analyzer does: without spaces there are no words to find, and a pair
+ * finds "ケース" (case) in "スマートフォンケース" where the whole run matched only itself.
+ */
+export function tokens(text: string): string[] {
+  const ws = words(text);
+  if (ASCII.test(text) || !ws.some(isCjk)) return ws;
+  const out: string[] = [];
+  for (const w of ws) {
+    if (!isCjk(w)) {
+      out.push(w);
+      continue;
+    }
+    let at = 0;
+    for (const m of w.matchAll(CJK_RUN)) {
+      if (m.index > at) out.push(w.slice(at, m.index));
+      const cs = Array.from(m[0]);
+      if (cs.length === 1) out.push(cs[0] as string);
+      for (let i = 0; i + 1 < cs.length; i++) out.push((cs[i] as string) + (cs[i + 1] as string));
+      at = m.index + m[0].length;
+    }
+    if (at < w.length) out.push(w.slice(at));
+  }
+  return out;
 }
 
 /** Cache: stems by word. Bound: 200,001 words; emptied when full. */
@@ -75,7 +115,7 @@ export function stem(word: string): string {
 /** Index terms: stemmed words without stop words. */
 export function terms(text: string): string[] {
   const out: string[] = [];
-  for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
+  for (const w of tokens(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
   return out;
 }
 

@@ -469,3 +469,27 @@ describe('search analytics', () => {
     expect((await P('GET', '/api/analytics/searches', undefined, events)).status).toBe(403);
   });
 });
+
+describe('Chinese, Japanese and Korean text', () => {
+  it('finds a word inside a run written without spaces, and marks it', async () => {
+    const r = await t.demo.core('POST', '/v1/items', [
+      { name: 'スマートフォンケース', description: 'iPhone用の耐衝撃ケース' },
+      { name: '東京タワーの夜景ポスター', description: '東京の夜景を写した大判ポスター' },
+      { name: '北京烤鸭礼盒', description: '正宗北京烤鸭' },
+      { name: '서울 여행 가이드북', description: '서울에서 가볼 만한 곳' },
+    ]);
+    expect(r.status).toBe(201);
+    const [phoneCase, tower, duck, seoul] = (r.body.data as { id: string }[]).map((i) => i.id);
+    // Before pairs, "ケース" (case) matched only an item whose whole run it was.
+    const found = await until(
+      () => search({ query: 'ケース', highlight: true }),
+      (x) => ids(x).includes(phoneCase as string),
+      20_000,
+    );
+    expect(ids(found)).toEqual([phoneCase]);
+    expect(hits(found)[0]?.highlight).toEqual({ name: 'スマートフォン<em>ケース</em>', description: 'iPhone用の耐衝撃<em>ケース</em>' });
+    expect(ids(await search({ query: '夜景' }))).toEqual([tower]);
+    expect(ids(await search({ query: '烤鸭', mode: 'hybrid' }))).toEqual([duck]);
+    expect(ids(await search({ query: '서울' }))).toEqual([seoul]);
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
+import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
+import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
+import { fold, terms, tokens, words } from '../../shared/search/text.ts';
+
+/*
+ * Chinese, Japanese and Korean text (written without spaces between words; Korean between
+ * phrases only) is searched by overlapping character pairs, as Lucene's CJK analyzer does.
+ */
+
+describe('Chinese, Japanese and Korean text analysis', () => {
+  it('splits runs of these scripts into character pairs, a lone character kept, other words as they were', () => {
+    expect(tokens('東京タワーの夜景')).toEqual(['東京', '京タ', 'タワ', 'ワー', 'ーの', 'の夜', '夜景']);
+    expect(tokens('iPhone用ケース 北京烤鸭')).toEqual(['iphone', '用ケ', 'ケー', 'ース', '北京', '京烤', '烤鸭']);
+    expect(tokens('서울에서 東 trail running')).toEqual(['서울', '울에', '에서', '東', 'trail', 'running']);
+    expect(tokens('Café au lait, 3 shoes')).toEqual(words('Café au lait, 3 shoes'));
+    // Characters beyond the basic plane are one character each.
+    expect(tokens('𠮷野家')).toEqual(['𠮷野', '野家']);
+    // Index terms (stop words out, stems) are the same pairs.
+    expect(terms('The 東京 shoes')).toEqual(['東京', 'shoe']);
+    // Words as a query is counted in search analytics stay whole.
+    expect(words('東京タワー 夜景')).toEqual(['東京タワー', '夜景']);
+  });
+
+  it('folds widths and accents but keeps kana voicing and Hangul syllables', () => {
+    expect(fold('ガス')).not.toBe(fold('カス'));
+    expect(fold('ｶﾞｽ')).toBe('ガス');
+    expect(fold('서울')).toBe('서울');
+    expect(fold('Café ÉTÉ')).toBe('cafe ete');
+    expect(fold('ＡＢＣ１２３')).toBe('abc123');
+  });
+});
+
+const emb = new HashingEmbedding(256);
+const doc = (id: number, name: string, description: string): SearchDoc => ({
+  id,
+  name,
+  description,
+  metadata: {},
+  active: true,
+  created: 1,
+  updated_at: 1,
+  embedding_updated_at: 1,
+  vector: emb.embedOne(itemText({ name, description, metadata: {} })),
+});
+const DOCS = [
+  doc(1, 'スマートフォンケース', 'iPhone用の耐衝撃ケース'),
+  doc(2, '東京タワーの夜景ポスター', '東京の夜景を写した大判ポスター'),
+  doc(3, '京都の寺院カレンダー', '京都の有名な寺院の写真'),
+  doc(4, '北京烤鸭礼盒', '正宗北京烤鸭'),
+  doc(5, '서울 여행 가이드북', '서울에서 가볼 만한 곳'),
+  doc(6, 'Running shoes', 'Light trail running shoes'),
+];
+
+function ranked(built: boolean, query: string, mode: 'keyword' | 'hybrid') {
+  const index = SearchIndex.build(built ? DOCS : [], 256, 1);
+  const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs: DOCS, masked: new Set() });
+  delta.bind(index);
+  const stats = delta.stats();
+  const queryVector = mode === 'keyword' ? null : emb.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
+  const r = rank(index, delta, { query, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
+  return { ids: r.hits.map((h) => h.doc.id), scores: r.hits.map((h) => h.score), total: r.total };
+}
+
+describe('Chinese, Japanese and Korean search', () => {
+  it('finds a word inside a run written without spaces, alike in the delta and in a build', () => {
+    const cases: [string, number][] = [
+      ['ケース', 1],
+      ['夜景', 2],
+      ['寺院', 3],
+      ['烤鸭', 4],
+      ['서울', 5],
+      ['東京 ポスター', 2],
+    ];
+    for (const [query, id] of cases) {
+      for (const mode of ['keyword', 'hybrid'] as const) {
+        const fresh = ranked(false, query, mode);
+        expect(fresh.ids[0], `${query} ${mode}`).toBe(id);
+        expect(ranked(true, query, mode), `${query} ${mode}`).toEqual(fresh);
+      }
+    }
+    // Kyoto (京都) is not Tokyo (東京), though both hold 京.
+    expect(ranked(true, '東京', 'keyword').ids).toEqual([2]);
+    // A first character typed finds the pairs it starts.
+    expect(ranked(true, '東', 'keyword').ids).toEqual([2]);
+  });
+
+  it('marks the matched letters of a run as one, HTML-escaped, and snippets a long run by letters', () => {
+    const index = SearchIndex.build(DOCS, 256, 1);
+    const matched = (q: string) => new Set(index.expand(q).keys());
+    expect(highlightText('スマートフォンケース <b>', matched('ケース'), DEFAULT_TAGS)).toBe('スマートフォン<em>ケース</em> &lt;b&gt;');
+    expect(highlightText('iPhone用の耐衝撃ケース', matched('iphone ケース'), DEFAULT_TAGS)).toBe('<em>iPhone</em>用の耐衝撃<em>ケース</em>');
+    expect(highlightText('北京烤鸭 & 서울에서', matched('烤鸭 서울'), { pre: '[', post: ']' })).toBe('北京[烤鸭] &amp; [서울]에서');
+    const long = `${'あ'.repeat(40)}夜景${'い'.repeat(40)}`;
+    expect(snippet(long, matched('夜景'), DEFAULT_TAGS, 6)).toBe('…ああああ<em>夜景</em>…');
+  });
+
+  it('applies synonyms written in these scripts', async () => {
+    const rules = await synonymRules('t-cjk', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['携帯', 'スマートフォン'], created: 1, updated_at: 1 }]);
+    const known = (t: string) => ['スマ', 'マー', 'ート', 'トフ', 'フォ', 'ォン', 'ケー', 'ース'].includes(t);
+    expect(applySynonyms('携帯ケース', rules, known)).toBe('スマートフォン 携帯ケース');
+    // A phrase whose pairs are not all in the vocabulary is not added.
+    expect(applySynonyms('スマートフォン', rules, known)).toBe('スマートフォン');
+  });
+});
