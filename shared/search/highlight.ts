@@ -32,6 +32,13 @@ interface Token {
 /** A letter with the marks after it. */
 const LETTER = /[\p{L}\p{N}]\p{M}*/gu;
 
+interface Letter {
+  start: number;
+  end: number;
+  text: string;
+  cjk: boolean;
+}
+
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
   const matches = (t: string) => tokens(t).some((w) => terms.has(stem(w)));
@@ -43,21 +50,16 @@ function marks(text: string, terms: ReadonlySet<string>): Token[] {
     // Chinese, Japanese and Korean runs are searched by character pairs (text.ts `tokens`): each
     // letter is marked when a pair it is in matched (or, alone, the letter itself); other letters
     // of the run go in runs of their own.
-    const letters = [...m[0].matchAll(LETTER)].map((l) => ({ start: m.index + l.index, end: m.index + l.index + l[0].length, cjk: isCjk(l[0]), text: l[0] }));
+    const letters: Letter[] = [...m[0].matchAll(LETTER)].map((l) => ({ start: m.index + l.index, end: m.index + l.index + l[0].length, text: l[0], cjk: isCjk(l[0]) }));
+    const at = (k: number) => letters[k] as Letter;
+    const known = (t: string) => terms.has(stem(fold(t)));
     for (let i = 0; i < letters.length; ) {
-      const first = letters[i] as (typeof letters)[number];
       let j = i;
-      while (j + 1 < letters.length && (letters[j + 1] as (typeof letters)[number]).cjk === first.cjk) j++;
-      if (!first.cjk) {
-        const end = (letters[j] as (typeof letters)[number]).end;
-        out.push({ start: first.start, end, hit: matches(text.slice(first.start, end)) });
-      } else {
-        const pair = (a: number) => terms.has(stem(fold((letters[a] as { text: string }).text + (letters[a + 1] as { text: string }).text)));
-        for (let k = i; k <= j; k++) {
-          const l = letters[k] as (typeof letters)[number];
-          const hit = i === j ? terms.has(stem(fold(l.text))) : (k > i && pair(k - 1)) || (k < j && pair(k));
-          out.push({ start: l.start, end: l.end, hit });
-        }
+      while (j + 1 < letters.length && at(j + 1).cjk === at(i).cjk) j++;
+      if (!at(i).cjk) out.push({ start: at(i).start, end: at(j).end, hit: matches(text.slice(at(i).start, at(j).end)) });
+      else {
+        const pair = (k: number) => known(at(k).text + at(k + 1).text);
+        for (let k = i; k <= j; k++) out.push({ start: at(k).start, end: at(k).end, hit: i === j ? known(at(k).text) : (k > i && pair(k - 1)) || (k < j && pair(k)) });
       }
       i = j + 1;
     }

@@ -45,10 +45,11 @@ const HYBRID_VECTOR_LIMIT = 500;
 
 /**
  * Ranking's working memory, reused by every request of the container: ranking is synchronous, so
- * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc` and `best`
- * grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when regrown), as
- * do `vec`, `kws` and `headKeys`, the lists to the most keyword matches of one query (4 or 8
- * bytes each); it holds nothing between requests.
+ * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc`, `best` and
+ * `similarities` grow to the largest build + delta ranked (8 bytes per document each, 1.5 × when
+ * regrown), as do `vec`, `kws` and `headKeys`, the lists to the most keyword matches of one query
+ * (4 or 8 bytes each), and `unscored` and `split` to twice the most keys one query scores by
+ * similarity; it holds nothing between requests.
  */
 const scratch = {
   /** Keyword score per key. */
