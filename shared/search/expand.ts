@@ -1,7 +1,7 @@
 /** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
 import { kthLargest } from '../top-k.ts';
 import { RANKING } from './constants.ts';
-import { byTerm, editDistance, firstAtLeast, forEachNear, stem, STOP_WORDS, tokens } from './text.ts';
+import { byTerm, editDistance, firstAtLeast, forEachNear, isCjk, stem, STOP_WORDS, tokens } from './text.ts';
 
 /** The vocabulary a search expands its words against besides the index's: the delta's. */
 export interface ExtraVocab {
@@ -92,7 +92,9 @@ export class QueryExpander {
         for (const x of this.withPrefix(w, PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
       }
       // Unknown term: likely a typo.
-      const unknown = !stop && w.length >= 4 && qtf.has(t) && df(t) === 0;
+      // (A Chinese, Japanese or Korean pair has no typos: two characters beyond the basic plane
+      // are 4 code units, one apart from many other pairs.)
+      const unknown = !stop && w.length >= 4 && !isCjk(w) && qtf.has(t) && df(t) === 0;
       if (unknown && typos < RANKING.maxTypoWords) {
         // Take close vocabulary terms instead.
         typos++;

@@ -20,8 +20,11 @@ export const SNIPPET_WORDS = 20;
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 
-/** Letters, digits and combining marks: the runs `words` takes its tokens from, before folding. */
-const RUN = /[\p{L}\p{N}\p{M}]+/gu;
+/**
+ * Letters, digits and combining marks: the runs `words` takes its tokens from, before folding;
+ * with the CJK symbols that fold into letters ("㍿" into 株式会社, "🈁" into ココ).
+ */
+const RUN = /[\p{L}\p{N}\p{M}\u3200-\u33ff\u{1f200}-\u{1f2ff}]+/gu;
 
 interface Token {
   start: number;
@@ -29,40 +32,105 @@ interface Token {
   hit: boolean;
 }
 
-/** A letter with the marks after it. */
-const LETTER = /[\p{L}\p{N}]\p{M}*/gu;
+/**
+ * Characters that are one character each and fold to one (an ASCII letter or digit lower-cased,
+ * the others to themselves): most Chinese, Japanese and Korean text, marked without segmenting or
+ * folding it character by character (which made highlighting long descriptions ten times slower).
+ */
+const PLAIN = /^[0-9A-Za-z\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30fe\u4e00-\u9fff\uac00-\ud7a3]*$/;
+const ASCII_WORD = /^[0-9a-z]$/;
+const LETTER = /^[\p{L}\p{N}]$/u;
+/**
+ * A piece of a run that folds on its own as it folds in the run (what NFC joins stays in one
+ * piece): a decomposed Hangul syllable (its leading consonants, vowels and final consonants), or
+ * any character, each with the combining marks and half-width voicing marks after it: about 8 x
+ * faster than `Intl.Segmenter`'s graphemes on 20,000 half-width kana (115 against 15 ms).
+ */
+const PIECE = /(?:[\u1100-\u115f\ua960-\ua97f]+[\u1160-\u11a7\ud7b0-\ud7c6]+[\u11a8-\u11ff\ud7cb-\ud7fb]*|[\s\S])[\p{M}\uff9e\uff9f]*/gu;
 
-interface Letter {
-  start: number;
-  end: number;
-  text: string;
-  cjk: boolean;
+/** What folding makes of a piece of a run: Chinese, Japanese or Korean letters, other letters and digits, or neither. */
+enum Kind {
+  Cjk,
+  Word,
+  None,
+}
+
+/**
+ * A run with Chinese, Japanese or Korean letters, as `tokens` reads it: its pieces (`PIECE`)
+ * folded, each into what folding makes of it (half-width
+ * "ﾊﾞ" into one letter, "㍿" into four, decomposed Hangul into one syllable), then the folded
+ * letters' pairs, and words of other letters, matched. A piece is marked when a pair or word
+ * it gave a letter to matched (a lone letter, when it matched alone).
+ */
+function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: Token[]): void {
+  const pieces: { start: number; end: number }[] = [];
+  const letters: string[] = [];
+  const kinds: Kind[] = [];
+  const pieceOf: number[] = [];
+  if (PLAIN.test(run)) {
+    for (let i = 0; i < run.length; i++) {
+      const c = (run[i] as string).toLowerCase();
+      pieces.push({ start: offset + i, end: offset + i + 1 });
+      letters.push(c);
+      kinds.push(c.charCodeAt(0) < 0x80 ? Kind.Word : Kind.Cjk);
+      pieceOf.push(i);
+    }
+  } else {
+    // Each piece folded once per run (a text repeats its characters).
+    const folded = new Map<string, [string[], Kind[]]>();
+    for (const g of run.matchAll(PIECE)) {
+      const p = pieces.length;
+      pieces.push({ start: offset + g.index, end: offset + g.index + g[0].length });
+      let f = folded.get(g[0]);
+      if (!f) {
+        const cs = Array.from(fold(g[0]));
+        f = [cs, cs.map((c) => (ASCII_WORD.test(c) ? Kind.Word : !LETTER.test(c) ? Kind.None : isCjk(c) ? Kind.Cjk : Kind.Word))];
+        folded.set(g[0], f);
+      }
+      const [cs, ks] = f;
+      for (let k = 0; k < cs.length; k++) {
+        letters.push(cs[k] as string);
+        kinds.push(ks[k] as Kind);
+        pieceOf.push(p);
+      }
+    }
+  }
+  const hit = new Array<boolean>(pieces.length).fill(false);
+  for (let i = 0; i < letters.length; ) {
+    let j = i;
+    while (j + 1 < letters.length && kinds[j + 1] === kinds[i]) j++;
+    if (kinds[i] === Kind.Cjk) {
+      if (i === j) hit[pieceOf[i] as number] ||= terms.has(letters[i] as string);
+      for (let k = i; k < j; k++) {
+        if (!terms.has((letters[k] as string) + (letters[k + 1] as string))) continue;
+        hit[pieceOf[k] as number] = true;
+        hit[pieceOf[k + 1] as number] = true;
+      }
+    } else if (kinds[i] === Kind.Word && terms.has(stem(letters.slice(i, j + 1).join('')))) {
+      for (let k = i; k <= j; k++) hit[pieceOf[k] as number] = true;
+    }
+    i = j + 1;
+  }
+  // A token per piece with a Chinese, Japanese or Korean letter; other pieces in a row, one token.
+  const cjkPiece = new Array<boolean>(pieces.length).fill(false);
+  letters.forEach((_, k) => {
+    if (kinds[k] === Kind.Cjk) cjkPiece[pieceOf[k] as number] = true;
+  });
+  for (let p = 0; p < pieces.length; ) {
+    let q = p;
+    if (!cjkPiece[p]) while (q + 1 < pieces.length && !cjkPiece[q + 1]) q++;
+    let any = false;
+    for (let k = p; k <= q; k++) any ||= hit[k] as boolean;
+    out.push({ start: (pieces[p] as { start: number }).start, end: (pieces[q] as { end: number }).end, hit: any });
+    p = q + 1;
+  }
 }
 
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
-  const matches = (t: string) => tokens(t).some((w) => terms.has(stem(w)));
   for (const m of text.matchAll(RUN)) {
-    if (!isCjk(m[0])) {
-      out.push({ start: m.index, end: m.index + m[0].length, hit: matches(m[0]) });
-      continue;
-    }
-    // Chinese, Japanese and Korean runs are searched by character pairs (text.ts `tokens`): each
-    // letter is marked when a pair it is in matched (or, alone, the letter itself); other letters
-    // of the run go in runs of their own.
-    const letters: Letter[] = [...m[0].matchAll(LETTER)].map((l) => ({ start: m.index + l.index, end: m.index + l.index + l[0].length, text: l[0], cjk: isCjk(l[0]) }));
-    const at = (k: number) => letters[k] as Letter;
-    const known = (t: string) => terms.has(stem(fold(t)));
-    for (let i = 0; i < letters.length; ) {
-      let j = i;
-      while (j + 1 < letters.length && at(j + 1).cjk === at(i).cjk) j++;
-      if (!at(i).cjk) out.push({ start: at(i).start, end: at(j).end, hit: matches(text.slice(at(i).start, at(j).end)) });
-      else {
-        const pair = (k: number) => known(at(k).text + at(k + 1).text);
-        for (let k = i; k <= j; k++) out.push({ start: at(k).start, end: at(k).end, hit: i === j ? known(at(k).text) : (k > i && pair(k - 1)) || (k < j && pair(k)) });
-      }
-      i = j + 1;
-    }
+    if (isCjk(m[0])) cjkMarks(m[0], m.index, terms, out);
+    else out.push({ start: m.index, end: m.index + m[0].length, hit: tokens(m[0]).some((w) => terms.has(stem(w))) });
   }
   return out;
 }

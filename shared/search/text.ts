@@ -49,15 +49,17 @@ export function withoutRequestWords(query: string, minWords: number): string {
 /**
  * Marks taken off by folding ("é" → "e"): all but the kana voicing marks, which make another
  * word ("ガス", gas, is not "カス"), and which the closing NFC puts back on their letter, as it
- * puts Hangul syllables back together after NFKD took them apart into letters.
+ * puts Hangul syllables back together after NFKD took them apart into letters; a voicing mark
+ * that joins no letter (after a letter that takes none) is then taken off too.
  */
 const FOLDED_MARKS = /(?![\u3099\u309a])\p{M}/gu;
+const VOICING_MARKS = /[\u3099\u309a]/g;
 
 export function fold(text: string): string {
   // ASCII text has no marks to take off and is its own NFKD form (normalising was about a third
   // of analysing a long ASCII document).
   if (ASCII.test(text)) return text.toLowerCase();
-  return text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC');
+  return text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC').replace(VOICING_MARKS, '');
 }
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
@@ -103,6 +105,9 @@ export function tokens(text: string): string[] {
 /** Cache: stems by word. Bound: 200,001 words; emptied when full. */
 const stemCache = new Map<string, string>();
 export function stem(word: string): string {
+  // Chinese, Japanese and Korean pairs are their own stems (and would only fill the cache); the
+  // first letter tells most words apart without the test.
+  if (word.charCodeAt(0) >= 0x1100 && isCjk(word)) return word;
   let s = stemCache.get(word);
   if (s === undefined) {
     s = /^\p{N}+$/u.test(word) ? word : stemmer(word);

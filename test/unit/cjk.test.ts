@@ -31,6 +31,9 @@ describe('Chinese, Japanese and Korean text analysis', () => {
     expect(fold('서울')).toBe('서울');
     expect(fold('Café ÉTÉ')).toBe('cafe ete');
     expect(fold('ＡＢＣ１２３')).toBe('abc123');
+    // A voicing mark that joins no letter is taken off, not left to split the word.
+    expect(tokens('か\u309aき')).toEqual(['かき']);
+    expect(tokens('e\u3099x')).toEqual(['ex']);
   });
 });
 
@@ -86,6 +89,14 @@ describe('Chinese, Japanese and Korean search', () => {
     expect(ranked(true, '東京', 'keyword').ids).toEqual([2]);
     // A first character typed finds the pairs it starts.
     expect(ranked(true, '東', 'keyword').ids).toEqual([2]);
+    // Pairs have no typos: two characters beyond the basic plane are four code units, one unit
+    // apart from many others.
+    const astral = [doc(7, '𩸽𩹉定食', '')];
+    const index = SearchIndex.build(astral, 256, 1);
+    const none = new PreparedDelta({ docs: [], masked: new Set() });
+    none.bind(index);
+    expect(rank(index, none, { query: '𩸽𩹊', mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 10 }).total).toBe(0);
+    expect(rank(index, none, { query: '𩸽𩹉', mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 10 }).total).toBe(1);
   });
 
   it('marks the matched letters of a run as one, HTML-escaped, and snippets a long run by letters', () => {
@@ -94,6 +105,12 @@ describe('Chinese, Japanese and Korean search', () => {
     expect(highlightText('スマートフォンケース <b>', matched('ケース'), DEFAULT_TAGS)).toBe('スマートフォン<em>ケース</em> &lt;b&gt;');
     expect(highlightText('iPhone用の耐衝撃ケース', matched('iphone ケース'), DEFAULT_TAGS)).toBe('<em>iPhone</em>用の耐衝撃<em>ケース</em>');
     expect(highlightText('北京烤鸭 & 서울에서', matched('烤鸭 서울'), { pre: '[', post: ']' })).toBe('北京[烤鸭] &amp; [서울]에서');
+    // Text that folds into other letters than it shows: half-width kana with their voicing
+    // marks, decomposed Hangul, a squared word.
+    expect(highlightText('ﾊﾞｯｸﾞ 革製', matched('バッグ'), DEFAULT_TAGS)).toBe('<em>ﾊﾞｯｸﾞ</em> 革製');
+    expect(highlightText('ｶﾞｽｺﾝﾛ用', matched('ガス'), DEFAULT_TAGS)).toBe('<em>ｶﾞｽ</em>ｺﾝﾛ用');
+    expect(highlightText('\u1109\u1165\u110b\u116e\u11af 여행', matched('서울'), DEFAULT_TAGS)).toBe('<em>\u1109\u1165\u110b\u116e\u11af</em> 여행');
+    expect(highlightText('㍿ 東京', matched('株式'), DEFAULT_TAGS)).toBe('<em>㍿</em> 東京');
     const long = `${'あ'.repeat(40)}夜景${'い'.repeat(40)}`;
     expect(snippet(long, matched('夜景'), DEFAULT_TAGS, 6)).toBe('…ああああ<em>夜景</em>…');
   });
