@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { stem, STOP_WORDS, terms, tokens } from './text.ts';
+import { cjkLetters, stem, STOP_WORDS, terms, tokens } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -38,6 +38,12 @@ export function analyze(d: SearchDoc): Analyzed {
       if (!e) tf.set(t, (e = [0, 0, 0]));
       e[f] = (e[f] as number) + 1;
       len[f] = (len[f] as number) + 1;
+    }
+    // Beside the pairs, their letters alone (what a one-character query finds), in no field's length.
+    for (const c of cjkLetters(text)) {
+      let e = tf.get(c);
+      if (!e) tf.set(c, (e = [0, 0, 0]));
+      e[f] = (e[f] as number) + 1;
     }
   });
   return { tf, len, surface };

@@ -60,7 +60,7 @@ enum Kind {
  * folded, each into what folding makes of it (half-width
  * "ﾊﾞ" into one letter, "㍿" into four, decomposed Hangul into one syllable), then the folded
  * letters' pairs, and words of other letters, matched. A piece is marked when a pair or word
- * it gave a letter to matched (a lone letter, when it matched alone).
+ * it gave a letter to matched, or the letter alone (a one-character query).
  */
 function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: Token[]): void {
   const pieces: { start: number; end: number }[] = [];
@@ -100,7 +100,8 @@ function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: 
     let j = i;
     while (j + 1 < letters.length && kinds[j + 1] === kinds[i]) j++;
     if (kinds[i] === Kind.Cjk) {
-      if (i === j) hit[pieceOf[i] as number] ||= terms.has(letters[i] as string);
+      // A letter alone (a one-character query), and the pairs.
+      for (let k = i; k <= j; k++) if (terms.has(letters[k] as string)) hit[pieceOf[k] as number] = true;
       for (let k = i; k < j; k++) {
         if (!terms.has((letters[k] as string) + (letters[k + 1] as string))) continue;
         hit[pieceOf[k] as number] = true;

@@ -102,6 +102,25 @@ export function tokens(text: string): string[] {
   return out;
 }
 
+/**
+ * The letters of a text's Chinese, Japanese and Korean runs of two letters or more, each alone
+ * (folded): indexed beside the pairs (`analyze`), so that a one-character query ("靴", shoes)
+ * finds the letter wherever it is ("ランニング靴", whose pair is グ靴), as Lucene's CJK bigram
+ * filter does with `outputUnigrams`. Queries of more characters search the pairs only.
+ */
+export function cjkLetters(text: string): string[] {
+  if (ASCII.test(text)) return [];
+  const out: string[] = [];
+  for (const w of words(text)) {
+    if (!isCjk(w)) continue;
+    for (const m of w.matchAll(CJK_RUN)) {
+      const cs = Array.from(m[0]);
+      if (cs.length > 1) out.push(...cs);
+    }
+  }
+  return out;
+}
+
 /** Cache: stems by word. Bound: 200,001 words; emptied when full. */
 const stemCache = new Map<string, string>();
 export function stem(word: string): string {

@@ -477,9 +477,10 @@ describe('Chinese, Japanese and Korean text', () => {
       { name: '東京タワーの夜景ポスター', description: '東京の夜景を写した大判ポスター' },
       { name: '北京烤鸭礼盒', description: '正宗北京烤鸭' },
       { name: '서울 여행 가이드북', description: '서울에서 가볼 만한 곳' },
+      { name: 'ランニング靴', description: '軽量' },
     ]);
     expect(r.status).toBe(201);
-    const [phoneCase, tower, duck, seoul] = (r.body.data as { id: string }[]).map((i) => i.id);
+    const [phoneCase, tower, duck, seoul, shoes] = (r.body.data as { id: string }[]).map((i) => i.id);
     // Before pairs, "ケース" (case) matched only an item whose whole run it was.
     const found = await until(
       () => search({ query: 'ケース', highlight: true }),
@@ -491,5 +492,7 @@ describe('Chinese, Japanese and Korean text', () => {
     expect(ids(await search({ query: '夜景' }))).toEqual([tower]);
     expect(ids(await search({ query: '烤鸭', mode: 'hybrid' }))).toEqual([duck]);
     expect(ids(await search({ query: '서울' }))).toEqual([seoul]);
+    // One character finds the letter wherever it is (here at a run's end).
+    expect(ids(await search({ query: '靴', highlight: true }))).toEqual([shoes]);
   });
 });

@@ -4,7 +4,7 @@ import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/sear
 import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
-import { fold, terms, tokens, words } from '../../shared/search/text.ts';
+import { cjkLetters, fold, terms, tokens, words } from '../../shared/search/text.ts';
 
 /*
  * Chinese, Japanese and Korean text (written without spaces between words; Korean between
@@ -19,8 +19,9 @@ describe('Chinese, Japanese and Korean text analysis', () => {
     expect(tokens('Café au lait, 3 shoes')).toEqual(words('Café au lait, 3 shoes'));
     // Characters beyond the basic plane are one character each.
     expect(tokens('𠮷野家')).toEqual(['𠮷野', '野家']);
-    // Index terms (stop words out, stems) are the same pairs.
+    // Index terms (stop words out, stems) are the same pairs; the letters of runs are indexed beside them.
     expect(terms('The 東京 shoes')).toEqual(['東京', 'shoe']);
+    expect(cjkLetters('The 東京 shoes 靴')).toEqual(['東', '京']);
     // Words as a query is counted in search analytics stay whole.
     expect(words('東京タワー 夜景')).toEqual(['東京タワー', '夜景']);
   });
@@ -58,9 +59,9 @@ const DOCS = [
   doc(6, 'Running shoes', 'Light trail running shoes'),
 ];
 
-function ranked(built: boolean, query: string, mode: 'keyword' | 'hybrid') {
-  const index = SearchIndex.build(built ? DOCS : [], 256, 1);
-  const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs: DOCS, masked: new Set() });
+function ranked(built: boolean, query: string, mode: 'keyword' | 'hybrid', docs = DOCS) {
+  const index = SearchIndex.build(built ? docs : [], 256, 1);
+  const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs, masked: new Set() });
   delta.bind(index);
   const stats = delta.stats();
   const queryVector = mode === 'keyword' ? null : emb.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
@@ -87,7 +88,15 @@ describe('Chinese, Japanese and Korean search', () => {
     }
     // Kyoto (京都) is not Tokyo (東京), though both hold 京.
     expect(ranked(true, '東京', 'keyword').ids).toEqual([2]);
-    // A first character typed finds the pairs it starts.
+    // One character finds the letter wherever it is, not only the pairs it starts.
+    const shoes = [doc(11, 'ランニング靴', '軽量'), doc(12, '靴下 3足組', ''), doc(13, '革の鞄', ''), doc(14, 'ランニングウェア', '')];
+    for (const built of [false, true]) {
+      expect(ranked(built, '靴', 'keyword', shoes).ids.sort()).toEqual([11, 12]);
+      expect(ranked(built, '鞄', 'keyword', shoes).ids).toEqual([13]);
+      // More characters search the pairs only: "ニン" is in both running items, "靴" alone no longer counts.
+      expect(ranked(built, 'ランニング靴', 'keyword', shoes).ids[0]).toBe(11);
+    }
+    expect(ranked(false, '靴', 'hybrid', shoes)).toEqual(ranked(true, '靴', 'hybrid', shoes));
     expect(ranked(true, '東', 'keyword').ids).toEqual([2]);
     // Pairs have no typos: two characters beyond the basic plane are four code units, one unit
     // apart from many others.
@@ -111,6 +120,8 @@ describe('Chinese, Japanese and Korean search', () => {
     expect(highlightText('ｶﾞｽｺﾝﾛ用', matched('ガス'), DEFAULT_TAGS)).toBe('<em>ｶﾞｽ</em>ｺﾝﾛ用');
     expect(highlightText('\u1109\u1165\u110b\u116e\u11af 여행', matched('서울'), DEFAULT_TAGS)).toBe('<em>\u1109\u1165\u110b\u116e\u11af</em> 여행');
     expect(highlightText('㍿ 東京', matched('株式'), DEFAULT_TAGS)).toBe('<em>㍿</em> 東京');
+    // One character marks the letter wherever it is, and the pairs it starts as a prefix (as `jack` marks "jacket").
+    expect(highlightText('東京タワーと夜の東', matched('東'), DEFAULT_TAGS)).toBe('<em>東京</em>タワーと夜の<em>東</em>');
     const long = `${'あ'.repeat(40)}夜景${'い'.repeat(40)}`;
     expect(snippet(long, matched('夜景'), DEFAULT_TAGS, 6)).toBe('…ああああ<em>夜景</em>…');
   });
