@@ -40,6 +40,7 @@ interface Token {
 const PLAIN = /^[0-9A-Za-z\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30fe\u4e00-\u9fff\uac00-\ud7a3]*$/;
 const ASCII_WORD = /^[0-9a-z]$/;
 const LETTER = /^[\p{L}\p{N}]$/u;
+
 /**
  * A piece of a run that folds on its own as it folds in the run (what NFC joins stays in one
  * piece): a decomposed Hangul syllable (its leading consonants, vowels and final consonants), or
@@ -56,11 +57,11 @@ enum Kind {
 }
 
 /**
- * A run with Chinese, Japanese or Korean letters, as `tokens` reads it: its pieces (`PIECE`)
- * folded, each into what folding makes of it (half-width
- * "ﾊﾞ" into one letter, "㍿" into four, decomposed Hangul into one syllable), then the folded
- * letters' pairs, and words of other letters, matched. A piece is marked when a pair or word
- * it gave a letter to matched, or the letter alone (a one-character query).
+ * A run with Chinese, Japanese or Korean letters, as `tokens` reads it: its pieces (`PIECE`) each
+ * folded into what folding makes of it (half-width "ﾊﾞ" into one letter, "㍿" into four,
+ * decomposed Hangul into one syllable), then the folded letters' pairs, and words of other
+ * letters, matched. A piece is marked when a pair or word it gave a letter to matched, or the
+ * letter alone (a one-character query).
  */
 function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: Token[]): void {
   const pieces: { start: number; end: number }[] = [];
