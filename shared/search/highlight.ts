@@ -39,7 +39,7 @@ interface Token {
  */
 const PLAIN = /^[0-9A-Za-z\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fc-\u30fe\u4e00-\u9fff\uac00-\ud7a3]*$/;
 const ASCII_WORD = /^[0-9a-z]$/;
-const LETTER = /^[\p{L}\p{N}]$/u;
+const LETTER = /^[\p{L}\p{N}\p{M}]$/u;
 
 /**
  * A piece of a run that folds on its own as it folds in the run (what NFC joins stays in one

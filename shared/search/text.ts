@@ -16,7 +16,8 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-const TOKEN = /[\p{L}\p{N}]+/gu;
+/** A letter or digit, then letters, digits and the marks folding keeps (`FOLDED_MARKS`). */
+const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
 const ASCII = /^\p{ASCII}*$/u;
 
 /**
@@ -47,12 +48,15 @@ export function withoutRequestWords(query: string, minWords: number): string {
 }
 
 /**
- * Marks taken off by folding ("é" → "e"): all but the kana voicing marks, which make another
- * word ("ガス", gas, is not "カス"), and which the closing NFC puts back on their letter, as it
- * puts Hangul syllables back together after NFKD took them apart into letters; a voicing mark
- * that joins no letter (after a letter that takes none) is then taken off too.
+ * Marks taken off by folding ("é" → "e", Arabic and Hebrew vowel points): all but the kana voicing
+ * marks, which make another word ("ガス", gas, is not "カス"), and which the closing NFC puts back
+ * on their letter, as it puts Hangul syllables back together after NFKD took them apart into
+ * letters (a voicing mark that joins no letter is then taken off too); and but the vowel signs of
+ * the Indic and Southeast Asian scripts, which are marks but spell the word ("कम", less, is not
+ * "काम", work: both were "कम").
  */
-const FOLDED_MARKS = /(?![\u3099\u309a])\p{M}/gu;
+const FOLDED_MARKS =
+  /(?![\u3099\u309a\p{sc=Deva}\p{sc=Beng}\p{sc=Guru}\p{sc=Gujr}\p{sc=Orya}\p{sc=Taml}\p{sc=Telu}\p{sc=Knda}\p{sc=Mlym}\p{sc=Sinh}\p{sc=Thai}\p{sc=Laoo}\p{sc=Tibt}\p{sc=Mymr}\p{sc=Khmr}])\p{M}/gu;
 const VOICING_MARKS = /[\u3099\u309a]/g;
 
 export function fold(text: string): string {

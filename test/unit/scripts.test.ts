@@ -7,8 +7,9 @@ import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
 import { cjkLetters, fold, terms, tokens, words } from '../../shared/search/text.ts';
 
 /*
- * Chinese, Japanese and Korean text (written without spaces between words; Korean between
- * phrases only) is searched by overlapping character pairs, as Lucene's CJK analyzer does.
+ * Text beyond ASCII. Chinese, Japanese and Korean text (written without spaces between words;
+ * Korean between phrases only) is searched by overlapping character pairs, as Lucene's CJK
+ * analyzer does; the vowel signs of Indic and Southeast Asian scripts are kept by folding.
  */
 
 describe('Chinese, Japanese and Korean text analysis', () => {
@@ -132,5 +133,25 @@ describe('Chinese, Japanese and Korean search', () => {
     expect(applySynonyms('携帯ケース', rules, known)).toBe('スマートフォン 携帯ケース');
     // A phrase whose pairs are not all in the vocabulary is not added.
     expect(applySynonyms('スマートフォン', rules, known)).toBe('スマートフォン');
+  });
+});
+
+describe('scripts whose vowels are marks', () => {
+  it('keeps Indic and Thai vowel signs, and still takes accents and Arabic and Hebrew points off', () => {
+    expect(words('किताब पढ़ना')).toEqual(['किताब', fold('पढ़ना')]);
+    expect(fold('काम')).not.toBe(fold('कम'));
+    expect(words('สวัสดีครับ')).toEqual(['สวัสดีครับ']);
+    expect(words('Café naïve مَرْحَبًا שָׁלוֹם')).toEqual(['cafe', 'naive', 'مرحبا', 'שלום']);
+    // Precomposed and decomposed forms fold alike.
+    expect(fold('\u095d')).toBe(fold('\u0922\u093c'));
+  });
+
+  it('finds and marks a Hindi word, and not the word its consonants spell without its vowels', () => {
+    const hindi = [doc(21, 'काम की किताब', 'घर का काम'), doc(22, 'कम दाम', '')];
+    expect(ranked(true, 'काम', 'keyword', hindi).ids).toEqual([21]);
+    expect(ranked(false, 'कम', 'keyword', hindi)).toEqual(ranked(true, 'कम', 'keyword', hindi));
+    expect(ranked(true, 'कम', 'keyword', hindi).ids).toEqual([22]);
+    const index = SearchIndex.build(hindi, 256, 1);
+    expect(highlightText('काम की किताब', new Set(index.expand('किताब ').keys()), DEFAULT_TAGS)).toBe('काम की <em>किताब</em>');
   });
 });
