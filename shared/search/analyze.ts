@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { cjkLetters, stem, STOP_WORDS, terms, tokens } from './text.ts';
+import { stem, STOP_WORDS, terms, tokens } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -30,7 +30,8 @@ export function analyze(d: SearchDoc): Analyzed {
   const texts = [d.name, d.description ?? '', metaText(d.metadata)];
   const len: [number, number, number] = [0, 0, 0];
   texts.forEach((text, f) => {
-    for (const w of tokens(text)) {
+    const letters: string[] = [];
+    for (const w of tokens(text, letters)) {
       if (STOP_WORDS.has(w)) continue;
       const t = stem(w);
       if (t !== w) surface.set(w, t);
@@ -40,7 +41,7 @@ export function analyze(d: SearchDoc): Analyzed {
       len[f] = (len[f] as number) + 1;
     }
     // Beside the pairs, their letters alone (what a one-character query finds), in no field's length.
-    for (const c of cjkLetters(text)) {
+    for (const c of letters) {
       let e = tf.get(c);
       if (!e) tf.set(c, (e = [0, 0, 0]));
       e[f] = (e[f] as number) + 1;

@@ -420,7 +420,7 @@ function vectorStage(
   const unscored = scratch.unscored;
   unscored.clear();
   for (let i = 0; i < head.length; i++) if (!vec.has(head[i] as number)) unscored.push(head[i] as number);
-  const first = (scratch.similarities = roomFor(scratch.similarities, Math.max(unscored.length, keys.N + keys.S)));
+  const first = (scratch.similarities = roomFor(scratch.similarities, keys.N + keys.S));
   const firstKeys = unscored.view();
   keys.similarities(queryVector)(firstKeys, first);
   for (let j = 0; j < firstKeys.length; j++) vec.set(firstKeys[j] as number, first[j] as number);

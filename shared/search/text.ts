@@ -83,8 +83,12 @@ export const isCjk = (text: string): boolean => CJK.test(text);
  * its overlapping character pairs ("東京タワー" → 東京, 京タ, タワ, ワー; a lone character as
  * itself), as Lucene's CJK analyzer does: without spaces there are no words to find, and a pair
  * finds "ケース" (case) in "スマートフォンケース" where the whole run matched only itself.
+ * `letters`, when given, also receives the letters of each such run of two letters or more, each
+ * alone: indexed beside the pairs (`analyze`), so that a one-character query ("靴", shoes) finds
+ * the letter wherever it is ("ランニング靴", whose pair is グ靴), as Lucene's CJK bigram filter
+ * does with `outputUnigrams`; queries of more characters search the pairs only.
  */
-export function tokens(text: string): string[] {
+export function tokens(text: string, letters?: string[]): string[] {
   const ws = words(text);
   if (ASCII.test(text) || !ws.some(isCjk)) return ws;
   const out: string[] = [];
@@ -98,29 +102,11 @@ export function tokens(text: string): string[] {
       if (m.index > at) out.push(w.slice(at, m.index));
       const cs = Array.from(m[0]);
       if (cs.length === 1) out.push(cs[0] as string);
+      else letters?.push(...cs);
       for (let i = 0; i + 1 < cs.length; i++) out.push((cs[i] as string) + (cs[i + 1] as string));
       at = m.index + m[0].length;
     }
     if (at < w.length) out.push(w.slice(at));
-  }
-  return out;
-}
-
-/**
- * The letters of a text's Chinese, Japanese and Korean runs of two letters or more, each alone
- * (folded): indexed beside the pairs (`analyze`), so that a one-character query ("靴", shoes)
- * finds the letter wherever it is ("ランニング靴", whose pair is グ靴), as Lucene's CJK bigram
- * filter does with `outputUnigrams`. Queries of more characters search the pairs only.
- */
-export function cjkLetters(text: string): string[] {
-  if (ASCII.test(text)) return [];
-  const out: string[] = [];
-  for (const w of words(text)) {
-    if (!isCjk(w)) continue;
-    for (const m of w.matchAll(CJK_RUN)) {
-      const cs = Array.from(m[0]);
-      if (cs.length > 1) out.push(...cs);
-    }
   }
   return out;
 }

@@ -1,4 +1,6 @@
 import type { TrainingRun } from '../../shared/domain/training-runs.ts';
+import { itemText } from '../../shared/search/embedding.ts';
+import type { SearchDoc } from '../../shared/search/types.ts';
 
 /**
  * A training run as the Platform API queues it: run `id`, named `train-<id>`, of template 1, one
@@ -20,4 +22,12 @@ export function queuedRun(id: number, options: Partial<TrainingRun['options']> =
     metrics: null,
     ...over,
   };
+}
+
+/**
+ * An active search document without metadata, every time 1, its vector `embed`ded from its text
+ * as an item's is (`itemText`); `over` sets any other field.
+ */
+export function searchDoc(embed: (text: string) => Float32Array, id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc {
+  return { id, name, description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: embed(itemText({ name, description, metadata: {} })), ...over };
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
+import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
-import { cjkLetters, fold, terms, tokens, words } from '../../shared/search/text.ts';
+import { fold, terms, tokens, words } from '../../shared/search/text.ts';
+import { searchDoc } from '../helpers/fixtures.ts';
 
 /*
  * Text beyond ASCII. Chinese, Japanese and Korean text (written without spaces between words;
@@ -22,7 +23,9 @@ describe('Chinese, Japanese and Korean text analysis', () => {
     expect(tokens('𠮷野家')).toEqual(['𠮷野', '野家']);
     // Index terms (stop words out, stems) are the same pairs; the letters of runs are indexed beside them.
     expect(terms('The 東京 shoes')).toEqual(['東京', 'shoe']);
-    expect(cjkLetters('The 東京 shoes 靴')).toEqual(['東', '京']);
+    const letters: string[] = [];
+    tokens('The 東京 shoes 靴', letters);
+    expect(letters).toEqual(['東', '京']);
     // Words as a query is counted in search analytics stay whole.
     expect(words('東京タワー 夜景')).toEqual(['東京タワー', '夜景']);
   });
@@ -40,17 +43,7 @@ describe('Chinese, Japanese and Korean text analysis', () => {
 });
 
 const emb = new HashingEmbedding(256);
-const doc = (id: number, name: string, description: string): SearchDoc => ({
-  id,
-  name,
-  description,
-  metadata: {},
-  active: true,
-  created: 1,
-  updated_at: 1,
-  embedding_updated_at: 1,
-  vector: emb.embedOne(itemText({ name, description, metadata: {} })),
-});
+const doc = (id: number, name: string, description: string): SearchDoc => searchDoc((t) => emb.embedOne(t), id, name, description);
 const DOCS = [
   doc(1, 'スマートフォンケース', 'iPhone用の耐衝撃ケース'),
   doc(2, '東京タワーの夜景ポスター', '東京の夜景を写した大判ポスター'),

@@ -31,20 +31,10 @@ import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
 import { analysedTerms, analyze } from '../../shared/search/analyze.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
+import { searchDoc } from '../helpers/fixtures.ts';
 
 const emb = new HashingEmbedding(64);
-const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => ({
-  id,
-  name,
-  description,
-  metadata: {},
-  active: true,
-  created: 1,
-  updated_at: 1,
-  embedding_updated_at: 1,
-  vector: emb.embedOne(`${name}\n${description}`),
-  ...over,
-});
+const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => searchDoc((t) => emb.embedOne(t), id, name, description, over);
 const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
 const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
   rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }, { limit: 1000 }).hits.map((h) => h.doc.id);
