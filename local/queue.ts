@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkMessage, WorkQueue } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
@@ -197,9 +197,7 @@ export class LocalQueue {
         done.push(m.id);
         continue;
       }
-      if (m.receiveCount >= this.opts.maxReceiveCount) {
-        this.deadLetters.push({ id: m.id, body: m.body, receiveCount: m.receiveCount });
-        if (this.opts.deadLetterFile) appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+      if (m.receiveCount >= this.opts.maxReceiveCount && this.deadLetter(m)) {
         done.push(m.id);
       } else {
         m.visibleAt = Date.now() + this.opts.retryDelayMs * m.receiveCount;
@@ -207,6 +205,25 @@ export class LocalQueue {
       }
     }
     this.journal?.done(done);
+  }
+
+  /**
+   * Keeps a message that failed its last receive; false when its dead-letter line cannot be written
+   * (a full disk): it then stays in the queue and is tried again, as on SQS a message whose
+   * redrive fails is not deleted.
+   */
+  private deadLetter(m: Message): boolean {
+    const { deadLetterFile } = this.opts;
+    if (deadLetterFile) {
+      try {
+        appendFileSync(deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+      } catch (e) {
+        console.error(JSON.stringify({ level: 'ERROR', message: `local queue ${this.name}: dead letter ${m.id} not written to ${deadLetterFile}: ${String(e)}; it stays in the queue` }));
+        return false;
+      }
+    }
+    this.deadLetters.push({ id: m.id, body: m.body, receiveCount: m.receiveCount });
+    return true;
   }
 
   private record(m: Message): SQSRecord {
@@ -229,6 +246,9 @@ export class LocalQueue {
   }
 }
 
+/** A journal is rewritten with only its open messages once it holds more lines than this. */
+const REWRITE_LINES = 10_000;
+
 type Open = Pick<Message, 'id' | 'body' | 'receiveCount' | 'sentAt'>;
 /** A journal line: sent (id, time, body), received once more (ids), or done (ids). */
 type Line = ['s', string, number, string] | ['r', ...string[]] | ['d', ...string[]];
@@ -238,12 +258,18 @@ type Line = ['s', string, number, string] | ['r', ...string[]] | ['d', ...string
  * done. Read back when the queue is made again: the messages not done, in send order. Rewritten
  * with only those when made, and once it holds over 10,000 lines and over four lines per open
  * message (so a long-running stack's file stays about the size of its backlog). A line cut short by
- * a crash is skipped: its write had not returned, so nothing it held was acknowledged.
+ * a crash is skipped: its write had not returned, so nothing it held was acknowledged. A write that
+ * fails within a run (a full disk) is cut back off the file, so what it left cannot join the next
+ * line (which replay would then skip with it).
  */
 class QueueJournal {
   readonly open = new Map<string, Open>();
   private lines = 0;
+  /** Rewritten once it holds more lines than this (and over four per open message). */
+  private rewriteAt = REWRITE_LINES;
   private warned = false;
+  /** The file's length after the last write that returned; undefined when a failed one could not be cut back. */
+  private size: number | undefined = 0;
 
   constructor(private readonly file: string) {
     if (existsSync(file)) {
@@ -267,7 +293,15 @@ class QueueJournal {
   done(ids: readonly string[]): void {
     if (ids.length === 0) return;
     this.settle(['d', ...ids]);
-    if (this.lines > 10_000 && this.lines > 4 * this.open.size) this.rewrite();
+    if (this.lines > this.rewriteAt && this.lines > 4 * this.open.size) {
+      try {
+        this.rewrite();
+      } catch (e) {
+        // Only a shorter file is lost: the journal as it stands holds every line. Tried again at twice the lines.
+        this.rewriteAt = 2 * this.lines;
+        this.warn(e);
+      }
+    }
   }
 
   /**
@@ -279,9 +313,13 @@ class QueueJournal {
     try {
       this.append([line]);
     } catch (e) {
-      if (!this.warned) console.error(JSON.stringify({ level: 'WARN', message: `local queue journal ${this.file}: ${String(e)}; messages may be delivered again after a restart` }));
-      this.warned = true;
+      this.warn(e);
     }
+  }
+
+  private warn(e: unknown): void {
+    if (!this.warned) console.error(JSON.stringify({ level: 'WARN', message: `local queue journal ${this.file}: ${String(e)}; messages may be delivered again after a restart` }));
+    this.warned = true;
   }
 
   private apply(line: Line): void {
@@ -298,8 +336,27 @@ class QueueJournal {
   }
 
   private append(lines: readonly Line[]): void {
-    appendFileSync(this.file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+    // After a failed write that could not be cut back, a newline ends whatever part of it is there.
+    const torn = this.size === undefined;
+    try {
+      appendFileSync(this.file, torn ? `\n${text}` : text);
+    } catch (e) {
+      this.cutBack();
+      throw e;
+    }
+    this.size = torn ? sizeOf(this.file) : (this.size as number) + Buffer.byteLength(text);
     this.lines += lines.length;
+  }
+
+  /** Takes a failed write's part off the file (truncating frees space, so it works on a full disk). */
+  private cutBack(): void {
+    if (this.size === undefined) return;
+    try {
+      truncateSync(this.file, this.size);
+    } catch {
+      this.size = undefined;
+    }
   }
 
   private rewrite(): void {
@@ -309,9 +366,25 @@ class QueueJournal {
       if (m.receiveCount > 0) lines.push(['r', ...Array.from({ length: m.receiveCount }, () => m.id)]);
     }
     const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+    try {
+      writeFileSync(tmp, text);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
     renameSync(tmp, this.file);
     this.lines = lines.length;
+    this.rewriteAt = REWRITE_LINES;
+    this.size = Buffer.byteLength(text);
+  }
+}
+
+function sizeOf(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch {
+    return undefined;
   }
 }
 

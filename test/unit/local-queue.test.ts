@@ -1,12 +1,40 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalQueue, type LocalQueueOptions } from '../../local/queue.ts';
+
+/** A full disk, on demand: the next appends to a file write only part of their text (or none) and fail; truncation may fail too. */
+const disk = vi.hoisted(() => ({ full: new Map<string, number>(), truncateFails: false }));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  return {
+    ...fs,
+    appendFileSync: (file: string, data: string) => {
+      const left = disk.full.get(file);
+      if (left === undefined) return fs.appendFileSync(file, data);
+      fs.appendFileSync(file, data.slice(0, left));
+      throw enospc();
+    },
+    writeFileSync: (file: string, data: string) => {
+      const left = disk.full.get(file);
+      if (left === undefined) return fs.writeFileSync(file, data);
+      fs.writeFileSync(file, data.slice(0, left));
+      throw enospc();
+    },
+    truncateSync: (file: string, len: number) => {
+      if (disk.truncateFails) throw Object.assign(new Error('EIO: i/o error, truncate'), { code: 'EIO' });
+      return fs.truncateSync(file, len);
+    },
+  };
+});
 
 const dirs: string[] = [];
 afterEach(() => {
+  disk.full.clear();
+  disk.truncateFails = false;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 function journal(): string {
@@ -97,6 +125,75 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
     rmSync(join(file, '..'), { recursive: true, force: true });
     expect(() => again.send([body(2)])).toThrow(/ENOENT/);
     expect(again.depth).toBe(1);
+  });
+
+  it('takes a failed write off the file, so the sends after it are not lost with it', () => {
+    const file = journal();
+    const q = new LocalQueue('embedding', undefined, opts(file));
+    q.send([body(1)]);
+    // The disk fills halfway through the next line: the send is refused, and what it wrote goes.
+    disk.full.set(file, 20);
+    expect(() => q.send([body(2), body(3)])).toThrow(/ENOSPC/);
+    disk.full.clear();
+    q.send([body(4)]);
+    const again = new LocalQueue('embedding', undefined, opts(file));
+    expect(again.depth).toBe(2);
+    expect(readFileSync(file, 'utf8')).not.toMatch(/item_id\\":2/);
+  });
+
+  it('ends a failed write that cannot be taken off with a newline, so the next line stands alone', () => {
+    const file = journal();
+    const q = new LocalQueue('embedding', undefined, opts(file));
+    disk.full.set(file, 20);
+    disk.truncateFails = true;
+    expect(() => q.send([body(1)])).toThrow(/ENOSPC/);
+    disk.full.clear();
+    q.send([body(2)]);
+    q.send([body(3)]);
+    const { got, handler } = recorder();
+    const again = new LocalQueue('embedding', handler, opts(file));
+    expect(again.depth).toBe(2);
+    return again.idle().then(() => expect(got.map((g) => g.id)).toEqual([2, 3]));
+  });
+
+  it('keeps a message whose dead letter cannot be written, and dead-letters it once the disk has room', async () => {
+    const file = journal();
+    const dlq = `${file}.dlq`;
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const { got, handler } = recorder(new Set([5]));
+    const q = new LocalQueue('embedding', handler, opts(file, { maxReceiveCount: 1, retryDelayMs: 5, deadLetterFile: dlq }));
+    disk.full.set(dlq, 0);
+    q.send([body(5)]);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(got.length).toBeGreaterThan(1);
+    expect(q.deadLetters).toEqual([]);
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/dead letter .* not written/));
+    disk.full.clear();
+    await q.idle();
+    errors.mockRestore();
+    expect(q.deadLetters.map((d) => JSON.parse(d.body).item_id)).toEqual([5]);
+    expect(readFileSync(dlq, 'utf8')).toMatch(/item_id\\":5/);
+    expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(0);
+  });
+
+  it('goes on when the disk is too full to rewrite it, and rewrites it later', async () => {
+    const file = journal();
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const { got, handler } = recorder();
+    const q = new LocalQueue('embedding', handler, opts(file));
+    disk.full.set(`${file}.tmp`, 100);
+    for (let i = 0; i < 12; i++) q.send(Array.from({ length: 1000 }, (_, k) => body(i * 1000 + k)));
+    await q.idle();
+    expect(got).toHaveLength(12_000);
+    expect(existsSync(`${file}.tmp`)).toBe(false);
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/ENOSPC/));
+    disk.full.clear();
+    for (let i = 12; i < 30; i++) q.send(Array.from({ length: 1000 }, (_, k) => body(i * 1000 + k)));
+    await q.idle();
+    errors.mockRestore();
+    expect(got).toHaveLength(30_000);
+    expect(readFileSync(file, 'utf8').split('\n').length).toBeLessThan(10_000);
+    expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(0);
   });
 
   it('stays about the size of its backlog: rewritten once finished messages outnumber the open ones', async () => {
