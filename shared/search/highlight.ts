@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { fold, isCjk, stem, tokens } from './text.ts';
+import { fold, isCjk, isSpaceless, SPACELESS_RUN, segmentsOf, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -128,11 +128,33 @@ function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: 
   }
 }
 
+/** A run's `text[start..end)` as one token, marked when any word `tokens` reads in it matched. */
+function word(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+  out.push({ start, end, hit: tokens(text.slice(start, end)).some((w) => terms.has(stem(w))) });
+}
+
+/**
+ * A run with Thai, Lao, Khmer or Burmese letters: a token for each of their dictionary words (as
+ * `words` segments them), and for each part of the run between them.
+ */
+function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+  const run = text.slice(start, end);
+  let at = 0;
+  for (const m of run.matchAll(SPACELESS_RUN)) {
+    if (m.index > at) word(text, start + at, start + m.index, terms, out);
+    for (const s of segmentsOf(m[0])) word(text, start + m.index + s.index, start + m.index + s.index + s.segment.length, terms, out);
+    at = m.index + m[0].length;
+  }
+  if (at < run.length) word(text, start + at, end, terms, out);
+}
+
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
   for (const m of text.matchAll(RUN)) {
+    const end = m.index + m[0].length;
     if (isCjk(m[0])) cjkMarks(m[0], m.index, terms, out);
-    else out.push({ start: m.index, end: m.index + m[0].length, hit: tokens(m[0]).some((w) => terms.has(stem(w))) });
+    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out);
+    else word(text, m.index, end, terms, out);
   }
   return out;
 }

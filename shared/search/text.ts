@@ -2,8 +2,8 @@ import { stemmer } from 'stemmer';
 
 /**
  * Text analysis shared by indexing, querying and the local embedding: Unicode folding,
- * lower case, letter/digit runs (Chinese, Japanese and Korean ones as character pairs), English
- * stop words, Porter stemming.
+ * lower case, letter/digit runs (Chinese, Japanese and Korean ones as character pairs, Thai, Lao,
+ * Khmer and Burmese ones as their dictionary words), English stop words, Porter stemming.
  */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
@@ -63,12 +63,38 @@ export function fold(text: string): string {
   // ASCII text has no marks to take off and is its own NFKD form (normalising was about a third
   // of analysing a long ASCII document).
   if (ASCII.test(text)) return text.toLowerCase();
-  return text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC').replace(VOICING_MARKS, '');
+  return foldOther(text);
+}
+
+const foldOther = (text: string): string => text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC').replace(VOICING_MARKS, '');
+
+/** Thai, Lao, Khmer and Burmese: written without spaces between words, and segmented into them by a dictionary (`spaced`). */
+const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
+export const SPACELESS_RUN = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]+/gu;
+/** ICU's word breaks: dictionaries for the scripts in `SPACELESS`, whatever the locale. */
+const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+
+/** Whether a text has Thai, Lao, Khmer or Burmese letters. */
+export const isSpaceless = (text: string): boolean => SPACELESS.test(text);
+
+/** The word segments of a run of `SPACELESS` letters, with where each starts in it. */
+export const segmentsOf = (run: string): Iterable<{ segment: string; index: number }> => segmenter.segment(run);
+
+/**
+ * The text with a space between the words of each run of Thai, Lao, Khmer or Burmese letters and
+ * around it (ICU's dictionary word breaks, as Lucene's Thai analyzer finds them): "ภาษาไทย" →
+ * "ภาษา ไทย", so that "ไทย" finds it. Segmented before folding, which would take Thai's "ำ" apart
+ * (NFKD) into letters the dictionary does not hold.
+ */
+function spaced(text: string): string {
+  // Spaces around the run too: "iPhoneราคา" is two words.
+  return text.replace(SPACELESS_RUN, (run) => ` ${Array.from(segmentsOf(run), (s) => s.segment).join(' ')} `);
 }
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
 export function words(text: string): string[] {
-  return fold(text).match(TOKEN) ?? [];
+  if (ASCII.test(text)) return text.toLowerCase().match(TOKEN) ?? [];
+  return foldOther(SPACELESS.test(text) ? spaced(text) : text).match(TOKEN) ?? [];
 }
 
 /** Scripts written without spaces between words (Hangul between phrases only). */

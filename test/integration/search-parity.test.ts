@@ -496,3 +496,25 @@ describe('Chinese, Japanese and Korean text', () => {
     expect(ids(await search({ query: '靴', highlight: true }))).toEqual([shoes]);
   });
 });
+
+describe('Thai, Lao, Khmer and Burmese text', () => {
+  it('finds a word inside a run written without spaces, and marks it', async () => {
+    const r = await t.demo.core('POST', '/v1/items', [
+      { name: 'หนังสือเรียนภาษาไทย', description: 'เรียนภาษาไทยง่ายนิดเดียว' },
+      { name: 'รองเท้าวิ่งน้ำหนักเบา', description: 'เหมาะสำหรับการวิ่ง' },
+      { name: 'ປຶ້ມພາສາລາວ' },
+    ]);
+    expect(r.status).toBe(201);
+    const [book, shoes, lao] = (r.body.data as { id: string }[]).map((i) => i.id);
+    const found = await until(
+      () => search({ query: 'ภาษาไทย', highlight: true }),
+      (x) => ids(x).includes(book as string),
+      20_000,
+    );
+    expect(ids(found)).toEqual([book]);
+    expect(hits(found)[0]?.highlight).toEqual({ name: 'หนังสือเรียน<em>ภาษาไทย</em>', description: 'เรียน<em>ภาษาไทย</em>ง่ายนิดเดียว' });
+    expect(ids(await search({ query: 'รองเท้า' }))).toEqual([shoes]);
+    expect(ids(await search({ query: 'วิ่ง', mode: 'hybrid' }))[0]).toBe(shoes);
+    expect(ids(await search({ query: 'ລາວ' }))).toEqual([lao]);
+  });
+});

@@ -10,7 +10,8 @@ import { searchDoc } from '../helpers/fixtures.ts';
 /*
  * Text beyond ASCII. Chinese, Japanese and Korean text (written without spaces between words;
  * Korean between phrases only) is searched by overlapping character pairs, as Lucene's CJK
- * analyzer does; the vowel signs of Indic and Southeast Asian scripts are kept by folding.
+ * analyzer does; Thai, Lao, Khmer and Burmese text by the words of ICU's dictionaries; the vowel
+ * signs of Indic and Southeast Asian scripts are kept by folding.
  */
 
 describe('Chinese, Japanese and Korean text analysis', () => {
@@ -133,7 +134,7 @@ describe('scripts whose vowels are marks', () => {
   it('keeps Indic and Thai vowel signs, and still takes accents and Arabic and Hebrew points off', () => {
     expect(words('किताब पढ़ना')).toEqual(['किताब', fold('पढ़ना')]);
     expect(fold('काम')).not.toBe(fold('कम'));
-    expect(words('สวัสดีครับ')).toEqual(['สวัสดีครับ']);
+    expect(words('สวัสดีครับ')).toEqual(['สวัสดี', 'ครับ']);
     expect(words('Café naïve مَرْحَبًا שָׁלוֹם')).toEqual(['cafe', 'naive', 'مرحبا', 'שלום']);
     // Precomposed and decomposed forms fold alike.
     expect(fold('\u095d')).toBe(fold('\u0922\u093c'));
@@ -146,5 +147,36 @@ describe('scripts whose vowels are marks', () => {
     expect(ranked(true, 'कम', 'keyword', hindi).ids).toEqual([22]);
     const index = SearchIndex.build(hindi, 256, 1);
     expect(highlightText('काम की किताब', new Set(index.expand('किताब ').keys()), DEFAULT_TAGS)).toBe('काम की <em>किताब</em>');
+  });
+});
+
+describe('Thai, Lao, Khmer and Burmese text', () => {
+  it('splits runs of these scripts into their words, before folding, and apart from the letters of other scripts', () => {
+    expect(words('ภาษาไทยง่ายนิดเดียว')).toEqual(['ภาษา', 'ไทย', 'ง่าย', 'นิด', 'เดียว']);
+    expect(words('ຂ້ອຍຮັກພາສາລາວ')).toEqual(['ຂ້ອຍ', 'ຮັກ', 'ພາສາ', 'ລາວ']);
+    expect(words('မြန်မာဘာသာစကား')).toEqual(['မြန်မာဘာသာ', 'စကား']);
+    expect(words('ខ្ញុំស្រលាញ់ភាសាខ្មែរ')).toEqual(['ខ្ញុំ', 'ស្រលាញ់', 'ភាសាខ្មែរ']);
+    expect(words('iPhoneราคาถูก 3ชิ้น')).toEqual(['iphone', 'ราคา', 'ถูก', '3', 'ชิ้น']);
+    // Folding takes "ำ" apart (NFKD) into letters the dictionary does not hold: "ทำงาน" (to work) is one word.
+    expect(words('ทำงานที่บ้าน')).toEqual([fold('ทำงาน'), 'ที่', 'บ้าน']);
+    expect(terms('ทำงาน')).toEqual([fold('ทำงาน')]);
+  });
+
+  it('finds a word inside a run, alike in the delta and in a build, and marks that word alone', () => {
+    const thai = [doc(31, 'หนังสือภาษาไทย', 'เรียนภาษาไทยง่ายนิดเดียว'), doc(32, 'รองเท้าวิ่ง', 'น้ำหนักเบา'), doc(33, 'ປຶ້ມພາສາລາວ', '')];
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      expect(ranked(true, 'ไทย', mode, thai).ids[0], mode).toBe(31);
+      expect(ranked(false, 'ไทย', mode, thai), mode).toEqual(ranked(true, 'ไทย', mode, thai));
+      expect(ranked(true, 'รองเท้า', mode, thai).ids[0], mode).toBe(32);
+      expect(ranked(true, 'ລາວ', mode, thai).ids[0], mode).toBe(33);
+    }
+    expect(ranked(true, 'ไทย', 'keyword', thai).ids).toEqual([31]);
+    const index = SearchIndex.build(thai, 256, 1);
+    const matched = (q: string) => new Set(index.expand(q).keys());
+    expect(highlightText('เรียนภาษาไทยง่าย & <b>', matched('ไทย '), DEFAULT_TAGS)).toBe('เรียนภาษา<em>ไทย</em>ง่าย &amp; &lt;b&gt;');
+    expect(highlightText('iPhoneราคาถูก', matched('iphone ถูก'), DEFAULT_TAGS)).toBe('<em>iPhone</em>ราคา<em>ถูก</em>');
+    // A snippet counts the words the dictionary finds.
+    const long = `${'ภาษาไทย'.repeat(20)}รองเท้า${'ภาษาไทย'.repeat(20)}`;
+    expect(snippet(long, matched('รองเท้า '), DEFAULT_TAGS, 5)).toBe('…ภาษาไทยภาษาไทย<em>รองเท้า</em>…');
   });
 });
