@@ -4,9 +4,10 @@ import { loadCacm } from './cacm.ts';
 import { loadCranfield, type CranDoc } from './cranfield.ts';
 import { mean, ndcgAt } from './metrics.ts';
 import { miniSearch, plainBm25f, type Peer } from './peers.ts';
-import { HashingEmbedding, itemText } from '../shared/search/embedding.ts';
-import { idfOf, NO_FILTER, SearchIndex, type SearchDoc, type SearchMode } from '../shared/search/engine.ts';
-import { PreparedDelta, rank, rankingQuery } from '../shared/search/rank.ts';
+import * as embedding from '../shared/search/embedding.ts';
+import * as engine from '../shared/search/engine.ts';
+import type { SearchDoc, SearchMode } from '../shared/search/engine.ts';
+import * as rank from '../shared/search/rank.ts';
 import { STOP_WORDS, words } from '../shared/search/text.ts';
 
 /** A test collection as bench:search runs it: documents, judged queries and their relevant documents. */
@@ -70,34 +71,52 @@ export function peerScores(c: Collection): { name: string; ndcg10: number }[] {
   }));
 }
 
+/** What in-process ranking reads from a checkout's shared/search: this one's, or another's (bench/side-by-side.ts). */
+export interface SearchModules {
+  engine: typeof engine;
+  rank: typeof rank;
+  embedding: typeof embedding;
+}
+export const THIS_CHECKOUT: SearchModules = { engine, rank, embedding };
+
+/** One query ranked in-process in a mode: a page of 10. */
+export type InProcessRanker = (query: string, mode: SearchMode) => ReturnType<typeof rank.rank>;
+
 /**
  * The service's ranking in-process, as the search route ranks (the same index, delta, query
- * vector and `rank`), without HTTP: for choosing constants quickly. `fresh` puts every document
- * in the delta over an empty build (right after an import), `built` in a build.
+ * vector and `rank`), without HTTP. `fresh` puts every document in the delta over an empty build
+ * (right after an import), `built` in a build.
  */
-export function inProcessScores(c: Collection, state: 'fresh' | 'built', dims = 512): Record<SearchMode, number> {
-  const emb = new HashingEmbedding(dims);
+export function inProcessRanker(m: SearchModules, c: Collection, state: 'fresh' | 'built', dims = 512): InProcessRanker {
+  const emb = new m.embedding.HashingEmbedding(dims);
   const docs: SearchDoc[] = c.docs.map((d) => {
     const item = { ...asItem(d), metadata: {} };
-    return { id: d.id, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(itemText(item)) };
+    return { id: d.id, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(m.embedding.itemText(item)) };
   });
-  const index = SearchIndex.build(state === 'built' ? docs : [], dims, 1);
-  const delta = new PreparedDelta(state === 'built' ? { docs: [], masked: new Set() } : { docs, masked: new Set() });
+  const index = m.engine.SearchIndex.build(state === 'built' ? docs : [], dims, 1);
+  const delta = new m.rank.PreparedDelta(state === 'built' ? { docs: [], masked: new Set() } : { docs, masked: new Set() });
   delta.bind(index);
   const stats = delta.stats();
+  return (text, mode) => {
+    // As the search route: the query without its request words, when long (rankingQuery); its vector IDF-weighted.
+    const query = m.rank.rankingQuery(text);
+    const queryVector = mode === 'keyword' ? null : emb.embedOne(query, (t) => m.engine.idfOf(stats.n, stats.df(t)));
+    return m.rank.rank(index, delta, { query, mode, filter: m.engine.NO_FILTER, queryVector, profile: null }, { limit: 10 });
+  };
+}
+
+/** nDCG@10 of each mode of the service's ranking in-process (`inProcessRanker`): for choosing constants quickly. */
+export function inProcessScores(c: Collection, state: 'fresh' | 'built', dims = 512): Record<SearchMode, number> {
+  const ranked = inProcessRanker(THIS_CHECKOUT, c, state, dims);
   const out = {} as Record<SearchMode, number>;
   for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
     out[mode] = mean(
-      c.queries.map((q) => {
-        // As the search route: the query without its request words, when long (rankingQuery).
-        const query = rankingQuery(q.text);
-        const queryVector = mode === 'keyword' ? null : emb.embedOne(query, (t) => idfOf(stats.n, stats.df(t)));
-        const r = rank(index, delta, { query, mode, filter: NO_FILTER, queryVector, profile: null }, { limit: 10 });
-        return ndcgAt(
-          r.hits.map((h) => h.doc.id),
+      c.queries.map((q) =>
+        ndcgAt(
+          ranked(q.text, mode).hits.map((h) => h.doc.id),
           c.qrels.get(q.n) as Set<number>,
-        );
-      }),
+        ),
+      ),
     );
   }
   return out;

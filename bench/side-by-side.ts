@@ -12,14 +12,7 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { asItem, type Collection } from './collections.ts';
-
-/** What this module reads from a checkout's shared/search. */
-interface SearchModules {
-  engine: typeof import('../shared/search/engine.ts');
-  rank: typeof import('../shared/search/rank.ts');
-  embedding: typeof import('../shared/search/embedding.ts');
-}
+import { type Collection, inProcessRanker, type SearchModules, THIS_CHECKOUT } from './collections.ts';
 
 async function modulesOf(root: string): Promise<SearchModules> {
   const load = (path: string) => import(pathToFileURL(join(root, 'shared/search', path)).href);
@@ -30,21 +23,10 @@ async function modulesOf(root: string): Promise<SearchModules> {
 /** One query ranked (hybrid, a page of 10): its result as text, to compare between checkouts. */
 type Ranker = (query: string) => string;
 
-function rankerOf(m: SearchModules, c: Collection, state: 'fresh' | 'built', dims = 512): Ranker {
-  const emb = new m.embedding.HashingEmbedding(dims);
-  const docs = c.docs.map((d) => {
-    const item = { ...asItem(d), metadata: {} };
-    return { id: d.id, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(m.embedding.itemText(item)) };
-  });
-  const index = m.engine.SearchIndex.build(state === 'built' ? docs : [], dims, 1);
-  const delta = new m.rank.PreparedDelta(state === 'built' ? { docs: [], masked: new Set() } : { docs, masked: new Set() });
-  delta.bind(index);
-  const stats = delta.stats();
+function rankerOf(m: SearchModules, c: Collection, state: 'fresh' | 'built'): Ranker {
+  const ranked = inProcessRanker(m, c, state);
   return (q) => {
-    // As the search route ranks: the query without its request words, its vector IDF-weighted.
-    const query = m.rank.rankingQuery(q);
-    const queryVector = emb.embedOne(query, (t) => m.engine.idfOf(stats.n, stats.df(t)));
-    const r = m.rank.rank(index, delta, { query, mode: 'hybrid', filter: m.engine.NO_FILTER, queryVector, profile: null }, { limit: 10 });
+    const r = ranked(q, 'hybrid');
     return `${r.total}:${r.hits.map((h) => `${h.doc.id}/${h.score}`).join(',')}`;
   };
 }
@@ -60,7 +42,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] a
  * `otherRoot`, their ratio, and whether every query ranked alike.
  */
 export async function rankingSideBySide(collections: readonly Collection[], otherRoot: string, bands: (c: Collection) => [label: string, queries: string[]][], rounds: number): Promise<string[]> {
-  const here = await modulesOf(join(import.meta.dirname, '..'));
+  const here = THIS_CHECKOUT;
   const there = await modulesOf(otherRoot);
   const rows = [`| collection | state | queries | ms per query, ${otherRoot} | ms per query, this checkout | this ÷ that | the same hits, scores and totals |`, '|---|---|---|---:|---:|---:|---|'];
   for (const c of collections) {
