@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { fold, isCjk, isSpaceless, SPACELESS_RUN, segmentsOf, stem, tokens } from './text.ts';
+import { fold, isCjk, isSpaceless, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -137,12 +137,21 @@ function word(text: string, start: number, end: number, terms: ReadonlySet<strin
  * A run with Thai, Lao, Khmer or Burmese letters: a token for each of their dictionary words (as
  * `words` segments them), and for each part of the run between them.
  */
-function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   const run = text.slice(start, end);
   let at = 0;
   for (const m of run.matchAll(SPACELESS_RUN)) {
     if (m.index > at) word(text, start + at, start + m.index, terms, out);
-    for (const s of segmentsOf(m[0])) word(text, start + m.index + s.index, start + m.index + s.index + s.segment.length, terms, out);
+    for (const s of segmentsOf(m[0])) {
+      const from = start + m.index + s.index;
+      // Each word folded once per text (a text repeats its words).
+      let hit = seen.get(s.segment);
+      if (hit === undefined) {
+        hit = segmentWords(s.segment).some((w) => terms.has(stem(w)));
+        seen.set(s.segment, hit);
+      }
+      out.push({ start: from, end: from + s.segment.length, hit });
+    }
     at = m.index + m[0].length;
   }
   if (at < run.length) word(text, start + at, end, terms, out);
@@ -150,10 +159,11 @@ function spacelessMarks(text: string, start: number, end: number, terms: Readonl
 
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
+  let seen: Map<string, boolean> | undefined;
   for (const m of text.matchAll(RUN)) {
     const end = m.index + m[0].length;
     if (isCjk(m[0])) cjkMarks(m[0], m.index, terms, out);
-    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out);
+    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
     else word(text, m.index, end, terms, out);
   }
   return out;

@@ -70,15 +70,19 @@ const foldOther = (text: string): string => text.normalize('NFKD').replace(FOLDE
 
 /** Thai, Lao, Khmer and Burmese: written without spaces between words, and segmented into them by a dictionary (`spaced`). */
 const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
-export const SPACELESS_RUN = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]+/gu;
+/** A run of their letters, digits and marks (their currency signs and punctuation end it, as they end a run of `TOKEN`). */
+export const SPACELESS_RUN = /(?:(?=[\p{L}\p{N}\p{M}])[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}])+/gu;
 /** ICU's word breaks: dictionaries for the scripts in `SPACELESS`, whatever the locale. */
 const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
 
 /** Whether a text has Thai, Lao, Khmer or Burmese letters. */
 export const isSpaceless = (text: string): boolean => SPACELESS.test(text);
 
-/** The word segments of a run of `SPACELESS` letters, with where each starts in it. */
+/** The word segments of a `SPACELESS_RUN`, with where each starts in it. */
 export const segmentsOf = (run: string): Iterable<{ segment: string; index: number }> => segmenter.segment(run);
+
+/** The words of one segment of `segmentsOf` (what `words` reads in it: it is not segmented again). */
+export const segmentWords = (segment: string): string[] => fold(segment).match(TOKEN) ?? [];
 
 /**
  * The text with a space between the words of each run of Thai, Lao, Khmer or Burmese letters and
