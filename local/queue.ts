@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { WorkMessage, WorkQueue } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
@@ -58,6 +58,7 @@ export class LocalQueue {
   /** Every body sent, in order, when `recordSent`. */
   private readonly log: string[] | undefined;
   private readonly journal: QueueJournal | undefined;
+  private readonly deadLetterFile: LineFile | undefined;
 
   constructor(
     readonly name: string,
@@ -65,6 +66,7 @@ export class LocalQueue {
     private readonly opts: LocalQueueOptions,
   ) {
     this.log = opts.recordSent ? [] : undefined;
+    this.deadLetterFile = opts.deadLetterFile ? new LineFile(opts.deadLetterFile) : undefined;
     if (opts.journalFile) {
       this.journal = new QueueJournal(opts.journalFile);
       const now = Date.now();
@@ -213,12 +215,12 @@ export class LocalQueue {
    * redrive fails is not deleted.
    */
   private deadLetter(m: Message): boolean {
-    const { deadLetterFile } = this.opts;
-    if (deadLetterFile) {
+    const file = this.deadLetterFile;
+    if (file) {
       try {
-        appendFileSync(deadLetterFile, `${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
+        file.append(`${JSON.stringify({ id: m.id, body: m.body, receiveCount: m.receiveCount, at: new Date().toISOString() })}\n`);
       } catch (e) {
-        console.error(JSON.stringify({ level: 'ERROR', message: `local queue ${this.name}: dead letter ${m.id} not written to ${deadLetterFile}: ${String(e)}; it stays in the queue` }));
+        console.error(JSON.stringify({ level: 'ERROR', message: `local queue ${this.name}: dead letter ${m.id} not written to ${file.path}: ${String(e)}; it stays in the queue` }));
         return false;
       }
     }
@@ -258,9 +260,8 @@ type Line = ['s', string, number, string] | ['r', ...string[]] | ['d', ...string
  * done. Read back when the queue is made again: the messages not done, in send order. Rewritten
  * with only those when made, and once it holds over 10,000 lines and over four lines per open
  * message (so a long-running stack's file stays about the size of its backlog). A line cut short by
- * a crash is skipped: its write had not returned, so nothing it held was acknowledged. A write that
- * fails within a run (a full disk) is cut back off the file, so what it left cannot join the next
- * line (which replay would then skip with it).
+ * a crash is skipped: its write had not returned, so nothing it held was acknowledged; nor can what
+ * a failed write left join the next line (`LineFile`).
  */
 class QueueJournal {
   readonly open = new Map<string, Open>();
@@ -268,8 +269,7 @@ class QueueJournal {
   /** Rewritten once it holds more lines than this (and over four per open message). */
   private rewriteAt = REWRITE_LINES;
   private warned = false;
-  /** The file's length after the last write that returned; undefined when a failed one could not be cut back. */
-  private size: number | undefined = 0;
+  private readonly out: LineFile;
 
   constructor(private readonly file: string) {
     if (existsSync(file)) {
@@ -278,7 +278,13 @@ class QueueJournal {
         if (line) this.apply(line);
       }
     }
-    this.rewrite();
+    try {
+      this.rewrite();
+    } catch (e) {
+      // A full disk: the journal as it stands holds every line (and is appended to).
+      this.warn(e);
+    }
+    this.out = new LineFile(file);
   }
 
   sent(messages: readonly Message[]): void {
@@ -336,27 +342,8 @@ class QueueJournal {
   }
 
   private append(lines: readonly Line[]): void {
-    const text = lines.map((l) => `${JSON.stringify(l)}\n`).join('');
-    // After a failed write that could not be cut back, a newline ends whatever part of it is there.
-    const torn = this.size === undefined;
-    try {
-      appendFileSync(this.file, torn ? `\n${text}` : text);
-    } catch (e) {
-      this.cutBack();
-      throw e;
-    }
-    this.size = torn ? sizeOf(this.file) : (this.size as number) + Buffer.byteLength(text);
+    this.out.append(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
     this.lines += lines.length;
-  }
-
-  /** Takes a failed write's part off the file (truncating frees space, so it works on a full disk). */
-  private cutBack(): void {
-    if (this.size === undefined) return;
-    try {
-      truncateSync(this.file, this.size);
-    } catch {
-      this.size = undefined;
-    }
   }
 
   private rewrite(): void {
@@ -376,7 +363,42 @@ class QueueJournal {
     renameSync(tmp, this.file);
     this.lines = lines.length;
     this.rewriteAt = REWRITE_LINES;
-    this.size = Buffer.byteLength(text);
+    // Unset while the constructor's rewrite runs: the file then ends as written.
+    this.out?.replaced();
+  }
+}
+
+/**
+ * A file of lines, appended to. A write that fails (a full disk) is cut back off the file to the
+ * length it had before (truncating frees space), or, when that fails too, the next write starts with
+ * a newline: what the failed write left cannot join the next line, which a reader would then skip
+ * with it. A file that ends in a line cut short (a crash) is treated the same way.
+ */
+class LineFile {
+  private torn: boolean;
+
+  constructor(readonly path: string) {
+    this.torn = !endsLines(path);
+  }
+
+  append(text: string): void {
+    const before = sizeOf(this.path) ?? 0;
+    try {
+      appendFileSync(this.path, this.torn ? `\n${text}` : text);
+    } catch (e) {
+      try {
+        truncateSync(this.path, before);
+      } catch {
+        this.torn = true;
+      }
+      throw e;
+    }
+    this.torn = false;
+  }
+
+  /** The file was written anew, whole. */
+  replaced(): void {
+    this.torn = false;
   }
 }
 
@@ -385,6 +407,20 @@ function sizeOf(file: string): number | undefined {
     return statSync(file).size;
   } catch {
     return undefined;
+  }
+}
+
+/** Whether a file is absent, empty, or ends with a newline. */
+function endsLines(file: string): boolean {
+  const size = sizeOf(file);
+  if (!size) return true;
+  const fd = openSync(file, 'r');
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,7 +1,7 @@
 /** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
 import { kthLargest } from '../top-k.ts';
 import { RANKING } from './constants.ts';
-import { byTerm, editDistance, firstAtLeast, forEachNear, isCjk, stem, STOP_WORDS, tokens } from './text.ts';
+import { byTerm, editDistance, firstAtLeast, forEachNear, isCjk, isSpaceless, lastRunWords, stem, STOP_WORDS, tokens } from './text.ts';
 
 /** The vocabulary a search expands its words against besides the index's: the delta's. */
 export interface ExtraVocab {
@@ -22,6 +22,9 @@ export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 
 /** Terms a half-typed last word stands for at most (its completions, most frequent first). */
 const PREFIX_TERMS = 30;
+
+/** The last words of a Thai, Lao, Khmer or Burmese run a half-typed word may have been split into at most. */
+const JOINED_WORDS = 4;
 
 /** Edits a typo of `word` may have: 1, or 2 from 8 letters. */
 const typoEdits = (word: string): number => (word.length >= 8 ? 2 : 1);
@@ -90,6 +93,13 @@ export class QueryExpander {
         // The last word may be half typed: every term it starts, or whose word it starts
         // ("runni" → running → run), most frequent first.
         for (const x of this.withPrefix(w, PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
+        // In Thai, Lao, Khmer or Burmese the dictionary may have split a half-typed word into
+        // others ("รองเท", half of รองเท้า, is รอง|เท): the run's last words joined (up to
+        // JOINED_WORDS of them) stand for the terms they start as well.
+        const run = isSpaceless(w) ? lastRunWords(query) : [];
+        if (run[run.length - 1] === w)
+          for (let j = run.length - 2; j >= Math.max(0, run.length - JOINED_WORDS); j--)
+            for (const x of this.withPrefix(run.slice(j).join(''), PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight, t]);
       }
       // Unknown term: likely a typo.
       // (A Chinese, Japanese or Korean pair has no typos: two characters beyond the basic plane

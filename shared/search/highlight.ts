@@ -128,20 +128,15 @@ function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: 
   }
 }
 
-/** A run's `text[start..end)` as one token, marked when any word `tokens` reads in it matched. */
-function word(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
-  out.push({ start, end, hit: tokens(text.slice(start, end)).some((w) => terms.has(stem(w))) });
-}
-
 /**
  * A run with Thai, Lao, Khmer or Burmese letters: a token for each of their dictionary words (as
- * `words` segments them), and for each part of the run between them.
+ * `words` segments them), and the parts of the run between them as other runs (`runMarks`).
  */
 function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   const run = text.slice(start, end);
   let at = 0;
   for (const m of run.matchAll(SPACELESS_RUN)) {
-    if (m.index > at) word(text, start + at, start + m.index, terms, out);
+    if (m.index > at) runMarks(text, start + at, start + m.index, terms, out);
     for (const s of segmentsOf(m[0])) {
       const from = start + m.index + s.index;
       // Each word folded once per text (a text repeats its words).
@@ -154,7 +149,14 @@ function spacelessMarks(text: string, start: number, end: number, terms: Readonl
     }
     at = m.index + m[0].length;
   }
-  if (at < run.length) word(text, start + at, end, terms, out);
+  if (at < run.length) runMarks(text, start + at, end, terms, out);
+}
+
+/** A run (or part of one) without Thai, Lao, Khmer or Burmese letters: its Chinese, Japanese or Korean letters, or one word. */
+function runMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+  const run = text.slice(start, end);
+  if (isCjk(run)) cjkMarks(run, start, terms, out);
+  else out.push({ start, end, hit: tokens(run).some((w) => terms.has(stem(w))) });
 }
 
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
@@ -162,9 +164,8 @@ function marks(text: string, terms: ReadonlySet<string>): Token[] {
   let seen: Map<string, boolean> | undefined;
   for (const m of text.matchAll(RUN)) {
     const end = m.index + m[0].length;
-    if (isCjk(m[0])) cjkMarks(m[0], m.index, terms, out);
-    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
-    else word(text, m.index, end, terms, out);
+    if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
+    else runMarks(text, m.index, end, terms, out);
   }
   return out;
 }

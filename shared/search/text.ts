@@ -70,29 +70,107 @@ const foldOther = (text: string): string => text.normalize('NFKD').replace(FOLDE
 
 /** Thai, Lao, Khmer and Burmese: written without spaces between words, and segmented into them by a dictionary (`spaced`). */
 const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
-/** A run of their letters, digits and marks (their currency signs and punctuation end it, as they end a run of `TOKEN`). */
-export const SPACELESS_RUN = /(?:(?=[\p{L}\p{N}\p{M}])[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}])+/gu;
+/** Their repetition and abbreviation marks (ๆ ฯ, Lao ໆ ຯ, Khmer ៗ): letters, but no part of a word ("ดีๆ" is ดี, "กรุงเทพฯ" กรุงเทพ). */
+const REPEAT_MARKS = /[\u0e2f\u0e46\u0eaf\u0ec6\u17d7]/g;
+const SPACELESS_SCRIPT_RUNS = ['Thai', 'Laoo', 'Khmr', 'Mymr'].map((sc) => `(?:(?=[\\p{L}\\p{M}])(?!${REPEAT_MARKS.source})\\p{sc=${sc}})+`).join('|');
+/**
+ * A run of one of these scripts' letters and marks, as the dictionary is given it: digits,
+ * punctuation, the repetition and abbreviation marks and another script end it ("ราคา๑๐๐บาท" is
+ * ราคา, ๑๐๐, บาท).
+ */
+export const SPACELESS_RUN = new RegExp(SPACELESS_SCRIPT_RUNS, 'gu');
 /** ICU's word breaks: dictionaries for the scripts in `SPACELESS`, whatever the locale. */
 const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+/**
+ * The letters of a run the dictionary is given at once at most: it takes time that grows faster
+ * than the run (a 20,000-letter Burmese run: 180 ms whole, 40 in pieces of 1,000), and a run that
+ * long is no natural text. A piece's last word is segmented again with what follows it.
+ */
+const SEGMENT_PIECE = 500;
+/** Thai's and Lao's "am" written as two characters (nikhahit, then aa): the dictionary knows only the one ("ทำงาน", to work, was split as ทํา|งาน). */
+const DECOMPOSED_AM = /\u0e4d\u0e32|\u0ecd\u0eb2/g;
 
 /** Whether a text has Thai, Lao, Khmer or Burmese letters. */
 export const isSpaceless = (text: string): boolean => SPACELESS.test(text);
 
-/** The word segments of a `SPACELESS_RUN`, with where each starts in it. */
-export const segmentsOf = (run: string): Iterable<{ segment: string; index: number }> => segmenter.segment(run);
+/**
+ * The dictionary words of a `SPACELESS_RUN`, each as written in the run and where it starts. The
+ * run is read with "am" in one character, as folding would not leave it (its NFKD takes "ำ" apart),
+ * so that the same text segments alike however its "am" is written, folded or not.
+ */
+export function segmentsOf(run: string): { segment: string; index: number }[] {
+  const composed = run.replace(DECOMPOSED_AM, (am) => (am === '\u0e4d\u0e32' ? '\u0e33' : '\u0eb3'));
+  // Where each character of the composed run is in the run (only when composing shortened it).
+  let at: number[] | undefined;
+  if (composed.length !== run.length) {
+    at = [];
+    for (let i = 0, j = 0; i <= composed.length; i++, j++) {
+      at.push(j);
+      if (composed[i] === '\u0e33' && run[j] === '\u0e4d') j++;
+      else if (composed[i] === '\u0eb3' && run[j] === '\u0ecd') j++;
+    }
+  }
+  const out: { segment: string; index: number }[] = [];
+  const push = (from: number, to: number) => {
+    const a = at ? (at[from] as number) : from;
+    out.push({ segment: run.slice(a, at ? (at[to] as number) : to), index: a });
+  };
+  for (let from = 0; from < composed.length; ) {
+    const end = Math.min(composed.length, from + SEGMENT_PIECE);
+    const segs = Array.from(segmenter.segment(composed.slice(from, end)));
+    // A piece cut short: its last word again with what follows.
+    const keep = end < composed.length && segs.length > 1 ? segs.length - 1 : segs.length;
+    for (let k = 0; k < keep; k++) {
+      const s = segs[k] as Intl.SegmentData;
+      push(from + s.index, from + s.index + s.segment.length);
+    }
+    from = keep < segs.length ? from + (segs[keep] as Intl.SegmentData).index : end;
+  }
+  return out;
+}
 
 /** The words of one segment of `segmentsOf` (what `words` reads in it: it is not segmented again). */
 export const segmentWords = (segment: string): string[] => fold(segment).match(TOKEN) ?? [];
 
+/** Texts segmented last (`spaced`): a document is analysed for its terms, its term pairs and its embedding in turn. */
+const spacedCache = new Map<string, string>();
+
 /**
  * The text with a space between the words of each run of Thai, Lao, Khmer or Burmese letters and
  * around it (ICU's dictionary word breaks, as Lucene's Thai analyzer finds them): "ภาษาไทย" →
- * "ภาษา ไทย", so that "ไทย" finds it. Segmented before folding, which would take Thai's "ำ" apart
- * (NFKD) into letters the dictionary does not hold.
+ * "ภาษา ไทย", so that "ไทย" finds it; the repetition and abbreviation marks become spaces.
+ * Segmented before folding, which would take Thai's "ำ" apart (NFKD) into letters the dictionary
+ * does not hold.
  */
 function spaced(text: string): string {
-  // Spaces around the run too: "iPhoneราคา" is two words.
-  return text.replace(SPACELESS_RUN, (run) => ` ${Array.from(segmentsOf(run), (s) => s.segment).join(' ')} `);
+  let out = spacedCache.get(text);
+  if (out === undefined) {
+    // Spaces around the run too: "iPhoneราคา" is two words.
+    out = text
+      .replace(
+        SPACELESS_RUN,
+        (run) =>
+          ` ${segmentsOf(run)
+            .map((s) => s.segment)
+            .join(' ')} `,
+      )
+      .replace(REPEAT_MARKS, ' ');
+    if (spacedCache.size >= 16) spacedCache.clear();
+    spacedCache.set(text, out);
+  }
+  return out;
+}
+
+/**
+ * A query's last run of Thai, Lao, Khmer or Burmese letters, when the query ends in it: its words
+ * (as `words` reads them); none otherwise. A half-typed word there may be split by the dictionary
+ * into other words ("รองเท", half of รองเท้า, is รอง|เท): query expansion reads their joins as
+ * prefixes too.
+ */
+export function lastRunWords(query: string): string[] {
+  let last: RegExpExecArray | undefined;
+  for (const m of query.matchAll(SPACELESS_RUN)) last = m;
+  return last && last.index + last[0].length === query.length ? words(last[0]) : [];
 }
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */

@@ -176,6 +176,45 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
     expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(0);
   });
 
+  it('writes each dead letter whole, though a full disk cut one short, with or without taking the part back', async () => {
+    for (const truncateFails of [false, true]) {
+      const file = journal();
+      const dlq = `${file}.dlq`;
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const q = new LocalQueue('embedding', recorder(new Set([5, 6])).handler, opts(file, { maxReceiveCount: 1, retryDelayMs: 5, deadLetterFile: dlq }));
+      disk.full.set(dlq, 20);
+      disk.truncateFails = truncateFails;
+      q.send([body(5)]);
+      await new Promise((r) => setTimeout(r, 30));
+      disk.full.clear();
+      disk.truncateFails = false;
+      q.send([body(6)]);
+      await q.idle();
+      errors.mockRestore();
+      const lines = readFileSync(dlq, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.endsWith('}'));
+      expect(lines.map((l) => JSON.parse(JSON.parse(l).body).item_id).sort(), `truncate fails: ${truncateFails}`).toEqual([5, 6]);
+      expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(0);
+    }
+  });
+
+  it('starts on a disk too full to rewrite its journal, and keeps what it acknowledges', () => {
+    const file = journal();
+    new LocalQueue('embedding', undefined, opts(file)).send([body(1)]);
+    // A crash cut the last line short, and the disk is full.
+    appendFileSync(file, '["s","cut-short",17');
+    disk.full.set(`${file}.tmp`, 10);
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const q = new LocalQueue('embedding', undefined, opts(file));
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/ENOSPC/));
+    errors.mockRestore();
+    expect(existsSync(`${file}.tmp`)).toBe(false);
+    disk.full.clear();
+    q.send([body(2)]);
+    expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(2);
+  });
+
   it('goes on when the disk is too full to rewrite it, and rewrites it later', async () => {
     const file = journal();
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});

@@ -4,6 +4,7 @@ import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/sear
 import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
+import { normaliseQuery } from '../../shared/search/search-log.ts';
 import { fold, terms, tokens, words } from '../../shared/search/text.ts';
 import { searchDoc } from '../helpers/fixtures.ts';
 
@@ -157,9 +158,22 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     expect(words('မြန်မာဘာသာစကား')).toEqual(['မြန်မာဘာသာ', 'စကား']);
     expect(words('ខ្ញុំស្រលាញ់ភាសាខ្មែរ')).toEqual(['ខ្ញុំ', 'ស្រលាញ់', 'ភាសាខ្មែរ']);
     expect(words('iPhoneราคาถูก 3ชิ้น')).toEqual(['iphone', 'ราคา', 'ถูก', '3', 'ชิ้น']);
-    // Folding takes "ำ" apart (NFKD) into letters the dictionary does not hold: "ทำงาน" (to work) is one word.
+    // Folding takes "ำ" apart (NFKD) into letters the dictionary does not hold: "ทำงาน" (to work) is
+    // one word, however its "am" is written, folded or not.
     expect(words('ทำงานที่บ้าน')).toEqual([fold('ทำงาน'), 'ที่', 'บ้าน']);
+    expect(words('ท\u0e4d\u0e32งานที่บ้าน')).toEqual(words('ทำงานที่บ้าน'));
+    expect(words(fold('ทำงานที่บ้าน'))).toEqual(words('ทำงานที่บ้าน'));
     expect(terms('ทำงาน')).toEqual([fold('ทำงาน')]);
+    // A query counted in search analytics reads the same words when it is sent again.
+    for (const q of ['ทำงานที่บ้าน', 'ທຳງານ', 'ภาษาไทย iPhone']) expect(normaliseQuery(normaliseQuery(q)), q).toBe(normaliseQuery(q));
+    // Digits, the repetition and abbreviation marks and another script end a word.
+    expect(words('ราคา๑๐๐บาท')).toEqual(['ราคา', '๑๐๐', 'บาท']);
+    expect(words('เด็กๆเล่นกัน กรุงเทพฯ ຊ້າໆ')).toEqual(['เด็ก', 'เล่น', 'กัน', 'กรุงเทพ', 'ຊ້າ']);
+    expect(words('ทำงานខ្មែរ')).toEqual([fold('ทำงาน'), 'ខ្មែរ']);
+    // A run longer than the dictionary is given at once reads as its words.
+    const long = words('ภาษาไทย'.repeat(300));
+    expect(long).toHaveLength(600);
+    expect(long.every((w, i) => w === (i % 2 ? 'ไทย' : 'ภาษา'))).toBe(true);
   });
 
   it('finds a word inside a run, alike in the delta and in a build, and marks that word alone', () => {
@@ -175,8 +189,34 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     const matched = (q: string) => new Set(index.expand(q).keys());
     expect(highlightText('เรียนภาษาไทยง่าย & <b>', matched('ไทย '), DEFAULT_TAGS)).toBe('เรียนภาษา<em>ไทย</em>ง่าย &amp; &lt;b&gt;');
     expect(highlightText('iPhoneราคาถูก', matched('iphone ถูก'), DEFAULT_TAGS)).toBe('<em>iPhone</em>ราคา<em>ถูก</em>');
+    // Beside Chinese, Japanese or Korean letters in one run; "am" written in two characters.
+    expect(highlightText('東京ภาษาไทย', matched('ไทย '), DEFAULT_TAGS)).toBe('東京ภาษา<em>ไทย</em>');
+    expect(ranked(true, 'ไทย', 'keyword', [doc(71, '東京ภาษาไทย', '')]).ids).toEqual([71]);
+    const work = [doc(41, 'ทำงานที่บ้าน', ''), doc(42, 'ท\u0e4d\u0e32งานที่บ้าน', '')];
+    expect(ranked(true, 'ทำงาน ', 'keyword', work).ids.sort()).toEqual([41, 42]);
+    expect(highlightText('ท\u0e4d\u0e32งานที่บ้าน', new Set(SearchIndex.build(work, 256, 1).expand('ทำงาน ').keys()), DEFAULT_TAGS)).toBe('<em>ท\u0e4d\u0e32งาน</em>ที่บ้าน');
     // A snippet counts the words the dictionary finds.
     const long = `${'ภาษาไทย'.repeat(20)}รองเท้า${'ภาษาไทย'.repeat(20)}`;
     expect(snippet(long, matched('รองเท้า '), DEFAULT_TAGS, 5)).toBe('…ภาษาไทยภาษาไทย<em>รองเท้า</em>…');
+  });
+
+  it('applies synonyms written in these scripts, whose words folding changes', async () => {
+    const rules = await synonymRules('t-thai', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['remote', 'ทำงานที่บ้าน'], created: 1, updated_at: 1 }]);
+    const known = (t: string) => ['remot', fold('ทำงาน'), 'ที่', 'บ้าน'].includes(t);
+    expect(words(applySynonyms('remote', rules, known))).toEqual(words('ทำงานที่บ้าน remote'));
+  });
+
+  it('finds a word as it is typed, though the dictionary splits the half typed into other words', () => {
+    const items = [doc(51, 'รองเท้าวิ่งน้ำหนักเบา', ''), doc(52, 'หนังสือเรียนภาษาไทย', ''), doc(53, 'မြန်မာဘာသာစကား', '')];
+    // "รองเท" (half of รองเท้า, shoes) is รอง|เท to the dictionary; "หนังส" (half of หนังสือ, book) หนัง|ส.
+    for (const typed of ['รองเท', 'รองเท้', 'รองเท้า']) expect(ranked(true, typed, 'keyword', items).ids[0], typed).toBe(51);
+    for (const typed of ['หนังส', 'หนังสื', 'หนังสือ']) expect(ranked(true, typed, 'keyword', items).ids[0], typed).toBe(52);
+    expect(ranked(true, 'မြန်မာဘ', 'keyword', items).ids[0]).toBe(53);
+    for (const typed of ['รองเท', 'หนังส']) expect(ranked(false, typed, 'hybrid', items), typed).toEqual(ranked(true, typed, 'hybrid', items));
+    // A whole word the half typed starts with still counts: หนัง (leather) finds the bag too.
+    const bag = [...items, doc(54, 'กระเป๋าหนัง', '')];
+    expect(ranked(true, 'หนังส', 'keyword', bag).ids.sort()).toEqual([52, 54]);
+    // Once the word is ended (a space), only whole words match: หนัง is the bag's alone.
+    expect(ranked(true, 'หนัง ', 'keyword', bag).ids).toEqual([54]);
   });
 });
