@@ -382,11 +382,13 @@ class LineFile {
   }
 
   append(text: string): void {
-    const before = sizeOf(this.path) ?? 0;
+    const before = sizeOf(this.path);
     try {
       appendFileSync(this.path, this.torn ? `\n${text}` : text);
     } catch (e) {
       try {
+        // A length that could not be read is no length to cut back to.
+        if (before === undefined) throw e;
         truncateSync(this.path, before);
       } catch {
         this.torn = true;
@@ -402,25 +404,30 @@ class LineFile {
   }
 }
 
+/** A file's length: 0 when it does not exist, undefined when it cannot be read. */
 function sizeOf(file: string): number | undefined {
   try {
     return statSync(file).size;
-  } catch {
-    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 0 : undefined;
   }
 }
 
-/** Whether a file is absent, empty, or ends with a newline. */
+/** Whether a file is absent, empty, or ends with a newline; a file that cannot be read is taken to (its writes will say why). */
 function endsLines(file: string): boolean {
   const size = sizeOf(file);
   if (!size) return true;
-  const fd = openSync(file, 'r');
   try {
-    const last = Buffer.alloc(1);
-    readSync(fd, last, 0, 1, size - 1);
-    return last[0] === 0x0a;
-  } finally {
-    closeSync(fd);
+    const fd = openSync(file, 'r');
+    try {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      return last[0] === 0x0a;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return true;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { fold, isCjk, isSpaceless, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
+import { fold, isCjk, isSpaceless, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -130,13 +130,14 @@ function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: 
 
 /**
  * A run with Thai, Lao, Khmer or Burmese letters: a token for each of their dictionary words (as
- * `words` segments them), and the parts of the run between them as other runs (`runMarks`).
+ * `words` segments them), and the parts of the run between them, without the repetition and
+ * abbreviation marks that end words there (`REPEAT_MARKS`), as other runs (`runMarks`).
  */
 function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   const run = text.slice(start, end);
   let at = 0;
   for (const m of run.matchAll(SPACELESS_RUN)) {
-    if (m.index > at) runMarks(text, start + at, start + m.index, terms, out);
+    if (m.index > at) betweenMarks(text, start + at, start + m.index, terms, out);
     for (const s of segmentsOf(m[0])) {
       const from = start + m.index + s.index;
       // Each word folded once per text (a text repeats its words).
@@ -149,7 +150,17 @@ function spacelessMarks(text: string, start: number, end: number, terms: Readonl
     }
     at = m.index + m[0].length;
   }
-  if (at < run.length) runMarks(text, start + at, end, terms, out);
+  if (at < run.length) betweenMarks(text, start + at, end, terms, out);
+}
+
+/** `text[start..end)` split at the repetition and abbreviation marks, each part a run (`runMarks`). */
+function betweenMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+  let at = start;
+  for (const m of text.slice(start, end).matchAll(REPEAT_MARKS)) {
+    if (start + m.index > at) runMarks(text, at, start + m.index, terms, out);
+    at = start + m.index + m[0].length;
+  }
+  if (end > at) runMarks(text, at, end, terms, out);
 }
 
 /** A run (or part of one) without Thai, Lao, Khmer or Burmese letters: its Chinese, Japanese or Korean letters, or one word. */

@@ -71,7 +71,7 @@ const foldOther = (text: string): string => text.normalize('NFKD').replace(FOLDE
 /** Thai, Lao, Khmer and Burmese: written without spaces between words, and segmented into them by a dictionary (`spaced`). */
 const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
 /** Their repetition and abbreviation marks (ๆ ฯ, Lao ໆ ຯ, Khmer ៗ): letters, but no part of a word ("ดีๆ" is ดี, "กรุงเทพฯ" กรุงเทพ). */
-const REPEAT_MARKS = /[\u0e2f\u0e46\u0eaf\u0ec6\u17d7]/g;
+export const REPEAT_MARKS = /[\u0e2f\u0e46\u0eaf\u0ec6\u17d7]/g;
 const SPACELESS_SCRIPT_RUNS = ['Thai', 'Laoo', 'Khmr', 'Mymr'].map((sc) => `(?:(?=[\\p{L}\\p{M}])(?!${REPEAT_MARKS.source})\\p{sc=${sc}})+`).join('|');
 /**
  * A run of one of these scripts' letters and marks, as the dictionary is given it: digits,
@@ -84,45 +84,65 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
 /**
  * The letters of a run the dictionary is given at once at most: it takes time that grows faster
  * than the run (a 20,000-letter Burmese run: 180 ms whole, 40 in pieces of 1,000), and a run that
- * long is no natural text. A piece's last word is segmented again with what follows it.
+ * long is no natural text. ICU reads a few words ahead, so a piece's last RESEGMENT_WORDS words are
+ * segmented again with what follows them (with 6, a review found a natural 1,000-letter paragraph
+ * of each script segmented as whole at every one of 300 offsets; with 1, at about half of them).
  */
 const SEGMENT_PIECE = 500;
-/** Thai's and Lao's "am" written as two characters (nikhahit, then aa): the dictionary knows only the one ("ทำงาน", to work, was split as ทํา|งาน). */
-const DECOMPOSED_AM = /\u0e4d\u0e32|\u0ecd\u0eb2/g;
+const RESEGMENT_WORDS = 6;
+/**
+ * Letters that folding (NFKD) writes as two and the dictionary knows as one: Thai's and Lao's
+ * "am" (nikhahit, then aa) and Lao's ໜ and ໝ (ຫ, then ນ or ມ). "ทำงาน" (to work) was split as
+ * ทํา|งาน, "ໝາ" (dog) as ຫ|ມາ.
+ */
+const TWO_LETTERS = /\u0e4d\u0e32|\u0ecd\u0eb2|\u0eab[\u0e99\u0ea1]/g;
+const ONE_LETTER: Readonly<Record<string, string>> = { '\u0e4d\u0e32': '\u0e33', '\u0ecd\u0eb2': '\u0eb3', '\u0eab\u0e99': '\u0edc', '\u0eab\u0ea1': '\u0edd' };
+
+/** A run with those letters written as one each, and where each of its characters is in the run (when that differs). */
+function composed(run: string): { text: string; at?: number[] } {
+  let text = '';
+  let at: number[] | undefined;
+  let j = 0;
+  for (const m of run.matchAll(TWO_LETTERS)) {
+    at ??= [];
+    for (; j < m.index; j++) {
+      text += run[j];
+      at.push(j);
+    }
+    text += ONE_LETTER[m[0]];
+    at.push(j);
+    j += 2;
+  }
+  if (!at) return { text: run };
+  for (; j < run.length; j++) {
+    text += run[j];
+    at.push(j);
+  }
+  at.push(run.length);
+  return { text, at };
+}
 
 /** Whether a text has Thai, Lao, Khmer or Burmese letters. */
 export const isSpaceless = (text: string): boolean => SPACELESS.test(text);
 
 /**
  * The dictionary words of a `SPACELESS_RUN`, each as written in the run and where it starts. The
- * run is read with "am" in one character, as folding would not leave it (its NFKD takes "ำ" apart),
- * so that the same text segments alike however its "am" is written, folded or not.
+ * run is read with the letters of `TWO_LETTERS` written as one, as folding does not leave them,
+ * so that the same text segments alike however they are written, folded or not.
  */
 export function segmentsOf(run: string): { segment: string; index: number }[] {
-  const composed = run.replace(DECOMPOSED_AM, (am) => (am === '\u0e4d\u0e32' ? '\u0e33' : '\u0eb3'));
-  // Where each character of the composed run is in the run (only when composing shortened it).
-  let at: number[] | undefined;
-  if (composed.length !== run.length) {
-    at = [];
-    for (let i = 0, j = 0; i <= composed.length; i++, j++) {
-      at.push(j);
-      if (composed[i] === '\u0e33' && run[j] === '\u0e4d') j++;
-      else if (composed[i] === '\u0eb3' && run[j] === '\u0ecd') j++;
-    }
-  }
+  const { text, at } = composed(run);
   const out: { segment: string; index: number }[] = [];
-  const push = (from: number, to: number) => {
-    const a = at ? (at[from] as number) : from;
-    out.push({ segment: run.slice(a, at ? (at[to] as number) : to), index: a });
-  };
-  for (let from = 0; from < composed.length; ) {
-    const end = Math.min(composed.length, from + SEGMENT_PIECE);
-    const segs = Array.from(segmenter.segment(composed.slice(from, end)));
-    // A piece cut short: its last word again with what follows.
-    const keep = end < composed.length && segs.length > 1 ? segs.length - 1 : segs.length;
+  for (let from = 0; from < text.length; ) {
+    const end = Math.min(text.length, from + SEGMENT_PIECE);
+    const segs = Array.from(segmenter.segment(text.slice(from, end)));
+    // A piece cut short: its last words again with what follows (at least one word kept: progress).
+    const keep = end < text.length ? Math.max(1, segs.length - RESEGMENT_WORDS) : segs.length;
     for (let k = 0; k < keep; k++) {
       const s = segs[k] as Intl.SegmentData;
-      push(from + s.index, from + s.index + s.segment.length);
+      const a = from + s.index;
+      const b = a + s.segment.length;
+      out.push(at ? { segment: run.slice(at[a] as number, at[b] as number), index: at[a] as number } : { segment: s.segment, index: a });
     }
     from = keep < segs.length ? from + (segs[keep] as Intl.SegmentData).index : end;
   }

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalQueue, type LocalQueueOptions } from '../../local/queue.ts';
 
 /** A full disk, on demand: the next appends to a file write only part of their text (or none) and fail; truncation may fail too. */
-const disk = vi.hoisted(() => ({ full: new Map<string, number>(), truncateFails: false }));
+const disk = vi.hoisted(() => ({ full: new Map<string, number>(), truncateFails: false, statFails: new Set<string>() }));
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
@@ -24,6 +24,10 @@ vi.mock('node:fs', async (importOriginal) => {
       fs.writeFileSync(file, data.slice(0, left));
       throw enospc();
     },
+    statSync: (file: string) => {
+      if (disk.statFails.has(file)) throw Object.assign(new Error('EIO: i/o error, stat'), { code: 'EIO' });
+      return fs.statSync(file);
+    },
     truncateSync: (file: string, len: number) => {
       if (disk.truncateFails) throw Object.assign(new Error('EIO: i/o error, truncate'), { code: 'EIO' });
       return fs.truncateSync(file, len);
@@ -35,6 +39,7 @@ const dirs: string[] = [];
 afterEach(() => {
   disk.full.clear();
   disk.truncateFails = false;
+  disk.statFails.clear();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 function journal(): string {
@@ -154,6 +159,19 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
     const again = new LocalQueue('embedding', handler, opts(file));
     expect(again.depth).toBe(2);
     return again.idle().then(() => expect(got.map((g) => g.id)).toEqual([2, 3]));
+  });
+
+  it('does not cut a failed write back to a length it could not read', () => {
+    const file = journal();
+    const q = new LocalQueue('embedding', undefined, opts(file));
+    q.send([body(1), body(2)]);
+    disk.statFails.add(file);
+    disk.full.set(file, 5);
+    expect(() => q.send([body(3)])).toThrow(/ENOSPC/);
+    disk.full.clear();
+    disk.statFails.clear();
+    q.send([body(4)]);
+    expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(3);
   });
 
   it('keeps a message whose dead letter cannot be written, and dead-letters it once the disk has room', async () => {

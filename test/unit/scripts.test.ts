@@ -5,7 +5,7 @@ import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highli
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
 import { normaliseQuery } from '../../shared/search/search-log.ts';
-import { fold, terms, tokens, words } from '../../shared/search/text.ts';
+import { fold, segmentWords, terms, tokens, words } from '../../shared/search/text.ts';
 import { searchDoc } from '../helpers/fixtures.ts';
 
 /*
@@ -170,10 +170,23 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     expect(words('ราคา๑๐๐บาท')).toEqual(['ราคา', '๑๐๐', 'บาท']);
     expect(words('เด็กๆเล่นกัน กรุงเทพฯ ຊ້າໆ')).toEqual(['เด็ก', 'เล่น', 'กัน', 'กรุงเทพ', 'ຊ້າ']);
     expect(words('ทำงานខ្មែរ')).toEqual([fold('ทำงาน'), 'ខ្មែរ']);
-    // A run longer than the dictionary is given at once reads as its words.
+    // Lao's ໜ and ໝ likewise, which folding writes as ຫນ and ຫມ ("ໝາ", dog, was ຫ|ມາ).
+    expect(words('ຫມາໃຫຍ່')).toEqual(words('ໝາໃຫຍ່'));
+    expect(words(fold('ທິດເໜືອ'))).toEqual(words('ທິດເໜືອ'));
+    expect(words('ໝາໃຫຍ່')).toEqual([fold('ໝາ'), 'ໃຫຍ່']);
+    // A run longer than the dictionary is given at once reads as its words, as it would whole.
     const long = words('ภาษาไทย'.repeat(300));
     expect(long).toHaveLength(600);
     expect(long.every((w, i) => w === (i % 2 ? 'ไทย' : 'ภาษา'))).toBe(true);
+    const paragraph = (
+      'ประเทศไทยมีประวัติศาสตร์ยาวนานและวัฒนธรรมที่หลากหลายการศึกษาเป็นสิ่งสำคัญสำหรับการพัฒนาประเทศเด็กควรได้รับการศึกษาที่ดีเพื่ออนาคตที่สดใส' +
+      'เศรษฐกิจของประเทศขึ้นอยู่กับการเกษตรและการท่องเที่ยวนักท่องเที่ยวจากทั่วโลกมาเยือนประเทศไทยทุกปีเพื่อชมความงามของธรรมชาติและวัดวาอาราม'
+    ).repeat(6);
+    const icu = new Intl.Segmenter('en', { granularity: 'word' });
+    for (let at = 0; at < 60; at += 3) {
+      const run = paragraph.slice(at, at + 1200);
+      expect(words(run), `from ${at}`).toEqual(Array.from(icu.segment(run)).flatMap((x) => segmentWords(x.segment)));
+    }
   });
 
   it('finds a word inside a run, alike in the delta and in a build, and marks that word alone', () => {
@@ -192,6 +205,9 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     // Beside Chinese, Japanese or Korean letters in one run; "am" written in two characters.
     expect(highlightText('東京ภาษาไทย', matched('ไทย '), DEFAULT_TAGS)).toBe('東京ภาษา<em>ไทย</em>');
     expect(ranked(true, 'ไทย', 'keyword', [doc(71, '東京ภาษาไทย', '')]).ids).toEqual([71]);
+    expect(highlightText('abcๆdef กรุงเทพฯ123', new Set(['def', '123']), DEFAULT_TAGS)).toBe('abcๆ<em>def</em> กรุงเทพฯ<em>123</em>');
+    const dogs = [doc(43, 'ໝາໃຫຍ່', ''), doc(44, 'ຫມາໃຫຍ່', '')];
+    for (const q of ['ໝາ ', 'ຫມາ ']) expect(ranked(true, q, 'keyword', dogs).ids.sort(), q).toEqual([43, 44]);
     const work = [doc(41, 'ทำงานที่บ้าน', ''), doc(42, 'ท\u0e4d\u0e32งานที่บ้าน', '')];
     expect(ranked(true, 'ทำงาน ', 'keyword', work).ids.sort()).toEqual([41, 42]);
     expect(highlightText('ท\u0e4d\u0e32งานที่บ้าน', new Set(SearchIndex.build(work, 256, 1).expand('ทำงาน ').keys()), DEFAULT_TAGS)).toBe('<em>ท\u0e4d\u0e32งาน</em>ที่บ้าน');
