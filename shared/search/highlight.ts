@@ -22,9 +22,10 @@ export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ES
 
 /**
  * Letters, digits and combining marks: the runs `words` takes its tokens from, before folding;
- * with the CJK symbols that fold into letters ("㍿" into 株式会社, "🈁" into ココ).
+ * with the CJK symbols that fold into letters ("㍿" into 株式会社, "🈁" into ココ), and the invisible
+ * characters folding takes out of a word (a soft hyphen: "Wash\u00ADable" is one word).
  */
-const RUN = /[\p{L}\p{N}\p{M}\u3200-\u33ff\u{1f200}-\u{1f2ff}]+/gu;
+const RUN = /[\p{L}\p{N}\p{M}\p{Cf}\u3200-\u33ff\u{1f200}-\u{1f2ff}]+/gu;
 
 interface Token {
   start: number;

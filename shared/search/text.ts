@@ -66,7 +66,67 @@ export function fold(text: string): string {
   return foldOther(text);
 }
 
-const foldOther = (text: string): string => text.normalize('NFKD').replace(FOLDED_MARKS, '').toLowerCase().normalize('NFC').replace(VOICING_MARKS, '');
+/**
+ * Symbols end words, as they end the highlighter's runs: NFKD would spell some as letters and
+ * join them to the word ("Nike™" was the term niketm, "40℃" 40 and c, "№5" no5). Not the squared
+ * and parenthesised CJK words (㍿, 🈁), which fold into the letters they stand for. And invisible
+ * characters inside a word (`\p{Cf}`) take no part in it: the soft hyphen, zero-width spaces and
+ * (non-)joiners, the BOM ("Wash\u00ADable" is washable). One pass for both.
+ */
+const SYMBOLS_AND_FORMAT = /\p{Cf}|(?![\u3200-\u33ff\u{1f200}-\u{1f2ff}])\p{S}/gu;
+const FORMAT = /\p{Cf}/u;
+/**
+ * Letters folded into others after lower-casing, as Lucene's ASCII, Arabic, Persian and Hindi
+ * folding does, where NFKD leaves them: letters with no accent to take off (ł æ œ þ ð đ ø ħ ŧ),
+ * Turkish dotless ı, ß as ss (capitals write SS), Greek final sigma as σ, Arabic tatweel (a
+ * stretch, no letter), Persian keheh and yeh, Arabic alef maksura and teh marbuta, the Devanagari
+ * nukta ("फ़ोन" is often typed "फोन").
+ */
+const LETTER_FOLDS: Readonly<Record<string, string>> = {
+  ł: 'l',
+  æ: 'ae',
+  œ: 'oe',
+  þ: 'th',
+  ð: 'd',
+  đ: 'd',
+  ø: 'o',
+  ħ: 'h',
+  ŧ: 't',
+  ı: 'i',
+  ß: 'ss',
+  ς: 'σ',
+  '\u0640': '',
+  '\u06a9': '\u0643',
+  '\u06cc': '\u064a',
+  '\u0649': '\u064a',
+  '\u0629': '\u0647',
+  '\u093c': '',
+};
+/** Those letters, and the decimal digits of other scripts ("١٥", "१५" are 15). */
+const FOLDED_LETTERS = new RegExp(`[${Object.keys(LETTER_FOLDS).join('')}\\p{Nd}]`, 'gu');
+/** A decimal digit's ASCII digit, by cache: Unicode encodes each script's digits 0 to 9 in a row, so it is the digit's distance from the row's start. */
+const digitCache = new Map<string, string>();
+function asciiDigit(d: string): string {
+  let out = digitCache.get(d);
+  if (out === undefined) {
+    const cp = d.codePointAt(0) as number;
+    let first = cp;
+    while (/\p{Nd}/u.test(String.fromCodePoint(first - 1))) first--;
+    out = String((cp - first) % 10);
+    digitCache.set(d, out);
+  }
+  return out;
+}
+
+const foldOther = (text: string): string =>
+  text
+    .replace(SYMBOLS_AND_FORMAT, (c) => (FORMAT.test(c) ? '' : ' '))
+    .normalize('NFKD')
+    .replace(FOLDED_MARKS, '')
+    .toLowerCase()
+    .normalize('NFC')
+    .replace(VOICING_MARKS, '')
+    .replace(FOLDED_LETTERS, (c) => LETTER_FOLDS[c] ?? (c <= '9' ? c : asciiDigit(c)));
 
 /** Thai, Lao, Khmer and Burmese: written without spaces between words, and segmented into them by a dictionary (`spaced`). */
 const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
