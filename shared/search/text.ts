@@ -255,9 +255,16 @@ export function lastRunWords(query: string): string[] {
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
 export function words(text: string): string[] {
-  if (ASCII.test(text)) return text.toLowerCase().match(TOKEN) ?? [];
-  return foldOther(SPACELESS.test(text) ? spaced(text) : text).match(TOKEN) ?? [];
+  const t = text.includes("'") || text.includes('\u2019') ? text.replace(POSSESSIVE, '') : text;
+  if (ASCII.test(t)) return t.toLowerCase().match(TOKEN) ?? [];
+  return foldOther(SPACELESS.test(t) ? spaced(t) : t).match(TOKEN) ?? [];
 }
+
+/**
+ * An English possessive's 's, as Lucene's English analyzer takes it off: "men's" is men (its "s"
+ * was a word of its own, and, last in a query, half typed: every word starting with s matched).
+ */
+const POSSESSIVE = /(?<=[\p{L}\p{N}])['\u2019]s(?![\p{L}\p{N}])/giu;
 
 /** Scripts written without spaces between words (Hangul between phrases only). */
 const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]/u;

@@ -299,3 +299,17 @@ describe('folding beyond accents', () => {
     expect(highlightText('iPhone ۱۵', matched('15 '), DEFAULT_TAGS)).toBe('iPhone <em>۱۵</em>');
   });
 });
+
+describe('English possessives', () => {
+  it("takes the 's off, so a query ending in one is not a half-typed s", () => {
+    expect(words("Men's shoes, WOMEN’S boots, O'Brien's")).toEqual(['men', 'shoes', 'women', 'boots', 'o', 'brien']);
+    const items = [doc(91, "Women's running shoe", ''), doc(92, 'Summer sandal', 'Something sporty'), doc(93, "Men's trail shoe", '')];
+    for (const built of [true, false]) {
+      // Was: "s", half typed, stood for every word starting with s (sandal, summer, something, sporty, shoe).
+      expect(ranked(built, "women's", 'keyword', items).ids, `built: ${built}`).toEqual([91]);
+      expect(ranked(built, 'women’s shoe', 'keyword', items).ids[0], `built: ${built}`).toBe(91);
+    }
+    const index = SearchIndex.build(items, 256, 1);
+    expect(highlightText("Men's trail shoe", new Set(index.expand("men's").keys()), DEFAULT_TAGS)).toBe('<em>Men</em>&#39;s trail shoe');
+  });
+});
