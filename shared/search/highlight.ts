@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { fold, isCjk, isSpaceless, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
+import { fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -22,10 +22,11 @@ export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ES
 
 /**
  * Letters, digits and combining marks: the runs `words` takes its tokens from, before folding;
- * with the CJK symbols that fold into letters ("㍿" into 株式会社, "🈁" into ココ), and the invisible
- * characters folding takes out of a word (a soft hyphen: "Wash\u00ADable" is one word).
+ * with the symbols that fold into letters (`LETTER_SYMBOLS`: "㍿" into 株式会社, "🈁" into ココ,
+ * "Ⓐ" into a), and the invisible characters folding takes out of a word (a soft hyphen:
+ * "Wash\u00ADable" is one word).
  */
-const RUN = /[\p{L}\p{N}\p{M}\p{Cf}\u3200-\u33ff\u{1f200}-\u{1f2ff}]+/gu;
+const RUN = new RegExp(`[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]+`, 'gu');
 
 interface Token {
   start: number;
@@ -176,7 +177,9 @@ function marks(text: string, terms: ReadonlySet<string>): Token[] {
   let seen: Map<string, boolean> | undefined;
   for (const m of text.matchAll(RUN)) {
     const end = m.index + m[0].length;
-    if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
+    // A possessive's "s", which the index does not hold (`words` takes it off).
+    if ((m[0] === 's' || m[0] === 'S') && isPossessiveS(text, m.index)) out.push({ start: m.index, end, hit: false });
+    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
     else runMarks(text, m.index, end, terms, out);
   }
   return out;

@@ -38,6 +38,9 @@ export const REQUEST_WORDS: ReadonlySet<string> = new Set(
 export function withoutRequestWords(query: string, minWords: number): string {
   const all = words(query);
   if (all.length < minWords || all.every((w) => REQUEST_WORDS.has(w))) return query;
+  // Read as `words` reads it: without possessives' 's (which would be left alone behind a request
+  // word: "the paper's findings") and invisible characters (a soft hyphen in "docu\u00ADments").
+  query = query.replace(POSSESSIVE, '').replace(ALL_FORMAT, '');
   // An ASCII word folds to its lower case (no marks to strip, nothing to decompose): a long
   // query's words, folded one by one, were most of the time this took.
   const folded = ASCII.test(query) ? (w: string) => w.toLowerCase() : fold;
@@ -68,13 +71,18 @@ export function fold(text: string): string {
 
 /**
  * Symbols end words, as they end the highlighter's runs: NFKD would spell some as letters and
- * join them to the word ("Nike™" was the term niketm, "40℃" 40 and c, "№5" no5). Not the squared
- * and parenthesised CJK words (㍿, 🈁), which fold into the letters they stand for. And invisible
- * characters inside a word (`\p{Cf}`) take no part in it: the soft hyphen, zero-width spaces and
- * (non-)joiners, the BOM ("Wash\u00ADable" is washable). One pass for both.
+ * join them to the word ("Nike™" was the term niketm, "40℃" 40 and c, "№5" no5). Not the symbols
+ * that stand for letters, which fold into them (`LETTER_SYMBOLS`: circled and parenthesised
+ * letters and digits, the Kangxi radicals of text copied from PDFs, kanbun marks, squared CJK
+ * words). And invisible characters inside a word (`\p{Cf}`) take no part in it: the soft hyphen,
+ * zero-width spaces and (non-)joiners, the BOM ("Wash\u00ADable" is washable). One pass for both.
  */
-const SYMBOLS_AND_FORMAT = /\p{Cf}|(?![\u3200-\u33ff\u{1f200}-\u{1f2ff}])\p{S}/gu;
+export const LETTER_SYMBOLS = '\\u2460-\\u24ff\\u2e80-\\u2fdf\\u3190-\\u319f\\u3200-\\u33ff\\u{1f100}-\\u{1f2ff}';
+const SYMBOLS_AND_FORMAT = new RegExp(`\\p{Cf}|[\\u06c0\\u06c1]|(?![${LETTER_SYMBOLS}])\\p{S}`, 'gu');
 const FORMAT = /\p{Cf}/u;
+const ALL_FORMAT = /\p{Cf}/gu;
+/** Before NFKD, which would write ۀ as ە and hamza: Persian heh with yeh above, and heh goal, are heh. */
+const PRE_FOLDS: Readonly<Record<string, string>> = { '\u06c0': '\u0647', '\u06c1': '\u0647' };
 /**
  * Letters folded into others after lower-casing, as Lucene's ASCII, Arabic, Persian and Hindi
  * folding does, where NFKD leaves them: letters with no accent to take off (ł æ œ þ ð đ ø ħ ŧ),
@@ -101,6 +109,10 @@ const LETTER_FOLDS: Readonly<Record<string, string>> = {
   '\u0649': '\u064a',
   '\u0629': '\u0647',
   '\u093c': '',
+  // The nukta letters NFC puts back together (the others are excluded from composition).
+  '\u0929': '\u0928',
+  '\u0931': '\u0930',
+  '\u0934': '\u0933',
 };
 /** Those letters, and the decimal digits of other scripts ("١٥", "१५" are 15). */
 const FOLDED_LETTERS = new RegExp(`[${Object.keys(LETTER_FOLDS).join('')}\\p{Nd}]`, 'gu');
@@ -120,7 +132,7 @@ function asciiDigit(d: string): string {
 
 const foldOther = (text: string): string =>
   text
-    .replace(SYMBOLS_AND_FORMAT, (c) => (FORMAT.test(c) ? '' : ' '))
+    .replace(SYMBOLS_AND_FORMAT, (c) => PRE_FOLDS[c] ?? (FORMAT.test(c) ? '' : ' '))
     .normalize('NFKD')
     .replace(FOLDED_MARKS, '')
     .toLowerCase()
@@ -255,7 +267,7 @@ export function lastRunWords(query: string): string[] {
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
 export function words(text: string): string[] {
-  const t = text.includes("'") || text.includes('\u2019') ? text.replace(POSSESSIVE, '') : text;
+  const t = text.includes("'") || text.includes('\u2019') || text.includes('\uff07') ? text.replace(POSSESSIVE, '') : text;
   if (ASCII.test(t)) return t.toLowerCase().match(TOKEN) ?? [];
   return foldOther(SPACELESS.test(t) ? spaced(t) : t).match(TOKEN) ?? [];
 }
@@ -264,7 +276,15 @@ export function words(text: string): string[] {
  * An English possessive's 's, as Lucene's English analyzer takes it off: "men's" is men (its "s"
  * was a word of its own, and, last in a query, half typed: every word starting with s matched).
  */
-const POSSESSIVE = /(?<=[\p{L}\p{N}])['\u2019]s(?![\p{L}\p{N}])/giu;
+const POSSESSIVE_SOURCE = "(?<=[\\p{L}\\p{N}\\p{M}\\p{Cf}\\p{S}])['\\u2019\\uff07]s(?![\\p{L}\\p{N}\\p{M}])";
+const POSSESSIVE = new RegExp(POSSESSIVE_SOURCE, 'giu');
+const POSSESSIVE_AT = new RegExp(POSSESSIVE_SOURCE, 'iuy');
+/** Whether `text[at]` is the "s" of a possessive `words` takes off (the highlighter's test: it reads runs, which apostrophes end). */
+export const isPossessiveS = (text: string, at: number): boolean => {
+  if (at < 1) return false;
+  POSSESSIVE_AT.lastIndex = at - 1;
+  return POSSESSIVE_AT.test(text);
+};
 
 /** Scripts written without spaces between words (Hangul between phrases only). */
 const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]/u;

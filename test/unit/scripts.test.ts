@@ -5,7 +5,7 @@ import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highli
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
 import { normaliseQuery } from '../../shared/search/search-log.ts';
-import { fold, segmentWords, terms, tokens, words } from '../../shared/search/text.ts';
+import { fold, segmentWords, terms, tokens, withoutRequestWords, words } from '../../shared/search/text.ts';
 import { searchDoc } from '../helpers/fixtures.ts';
 
 /*
@@ -257,8 +257,14 @@ describe('folding beyond accents', () => {
       ['फ़ोन', words('फोन')],
       // Other scripts' decimal digits are ASCII digits.
       ['١٥ ۱۵ १५ ๑๕ 𝟙𝟝', ['15', '15', '15', '15', '15']],
-      // The squared and parenthesised CJK words still fold into their letters.
+      // Symbols that stand for letters still fold into them: squared CJK words, Kangxi radicals
+      // (text copied from PDFs), circled and parenthesised letters.
       ['㍿', ['株式', '式会', '会社']],
+      ['\u2f47本', ['日本']],
+      ['Ⓐ🄰 ⒜', ['aa', 'a']],
+      // Nukta letters NFC puts back together; Persian heh with yeh above.
+      ['ऩ ऱ', words('न र')],
+      ['خانۀ', words('خانه')],
     ];
     for (const [text, expected] of cases) expect(tokens(text), text).toEqual(expected);
     // Folded text folds to itself.
@@ -303,6 +309,10 @@ describe('folding beyond accents', () => {
 describe('English possessives', () => {
   it("takes the 's off, so a query ending in one is not a half-typed s", () => {
     expect(words("Men's shoes, WOMEN’S boots, O'Brien's")).toEqual(['men', 'shoes', 'women', 'boots', 'o', 'brien']);
+    // After a mark, a symbol or an invisible character; the full-width apostrophe.
+    expect(words("Jose\u0301's Nike™'s Men\uff07s")).toEqual(['jose', 'nike', 'men']);
+    // A long query's request words go without leaving their 's behind.
+    expect(words(withoutRequestWords("the paper's findings about wing flutter in supersonic flow", 8))).toEqual(words('the findings about wing flutter in supersonic flow'));
     const items = [doc(91, "Women's running shoe", ''), doc(92, 'Summer sandal', 'Something sporty'), doc(93, "Men's trail shoe", '')];
     for (const built of [true, false]) {
       // Was: "s", half typed, stood for every word starting with s (sandal, summer, something, sporty, shoe).
@@ -311,5 +321,7 @@ describe('English possessives', () => {
     }
     const index = SearchIndex.build(items, 256, 1);
     expect(highlightText("Men's trail shoe", new Set(index.expand("men's").keys()), DEFAULT_TAGS)).toBe('<em>Men</em>&#39;s trail shoe');
+    // The possessive's "s" is not the word s.
+    expect(highlightText("Men's shirt size S", new Set(['size', 's']), DEFAULT_TAGS)).toBe('Men&#39;s shirt <em>size</em> <em>S</em>');
   });
 });
