@@ -23,6 +23,10 @@ export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 /** Terms a half-typed last word stands for at most (its completions, most frequent first). */
 const PREFIX_TERMS = 30;
 
+/** The ways an unknown query word is split into two known words at most (`split`). */
+const MAX_SPLITS = 2;
+const DIGIT = /\p{N}/u;
+
 /** The last words of a Thai, Lao, Khmer or Burmese run a half-typed word may have been split into at most. */
 const JOINED_WORDS = 4;
 
@@ -117,7 +121,39 @@ export class QueryExpander {
         for (const x of this.withPrefixNear(w, typoEdits(w), PREFIX_TERMS, extra, df)) if (x !== t && !variants.has(x)) variants.set(x, [RANKING.prefixWeight * RANKING.fuzzyWeight, t]);
       }
     });
+    this.split(raw, qtf, variants, df);
     return weighted(qtf, variants, raw.length, sequence);
+  }
+
+  /**
+   * An unknown word written without the hyphen or space the catalog has ("wifi" for "Wi-Fi"), as
+   * Algolia's word splitting: when it has no typo correction, it also stands for the two words of
+   * two letters or more it splits into, when the catalog holds both (`MAX_SPLITS` ways at most),
+   * at a word's own weight: the same letters in another spelling, not a guess. (The other way,
+   * "wi-fi" for "Wifi", would have a join stand for two query words, which an expansion cannot:
+   * standing for the first alone, measured on both collections, it lowered Cranfield.)
+   */
+  private split(raw: readonly string[], qtf: ReadonlyMap<string, number>, variants: Map<string, [number, string]>, df: (t: string) => number): void {
+    const plain = (w: string) => !STOP_WORDS.has(w) && !isCjk(w) && !isSpaceless(w);
+    const add = (x: string, t: string) => {
+      if (!qtf.has(x) && !variants.has(x)) variants.set(x, [1, t]);
+    };
+    let splitWords = 0;
+    for (const w of raw) {
+      const t = stem(w);
+      // Not a word a typo correction stands in for ("cones" is cone, not c|ones), nor a number.
+      if (w.length < 4 || !plain(w) || !qtf.has(t) || df(t) > 0 || DIGIT.test(w) || [...variants.values()].some(([, of]) => of === t)) continue;
+      if (splitWords++ >= RANKING.maxTypoWords) break;
+      let ways = 0;
+      // Parts of two letters or more: a letter alone is in many a vocabulary ("stop" is not s|top).
+      for (let k = 2; k + 2 <= w.length && ways < MAX_SPLITS; k++) {
+        const [a, b] = [w.slice(0, k), w.slice(k)];
+        if (STOP_WORDS.has(a) || STOP_WORDS.has(b) || df(stem(a)) === 0 || df(stem(b)) === 0) continue;
+        ways++;
+        add(stem(a), t);
+        add(stem(b), t);
+      }
+    }
   }
 
   /** Terms (the build's and the delta's) that start with `prefix`, or whose word does: the `limit` most frequent (ties by term). */

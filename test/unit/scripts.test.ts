@@ -325,3 +325,22 @@ describe('English possessives', () => {
     expect(highlightText("Men's shirt size S", new Set(['size', 's']), DEFAULT_TAGS)).toBe('Men&#39;s shirt <em>size</em> <em>S</em>');
   });
 });
+
+describe('a word written without the hyphen the catalog has', () => {
+  it('finds both halves, unless the word has a typo correction, a half shorter than two letters, or digits', () => {
+    const items = [doc(95, 'Wi-Fi router', ''), doc(96, 'Ice cone maker', ''), doc(97, 'Vitamin C tablets', ''), doc(98, 'Super-sonic jet', '')];
+    for (const built of [true, false]) {
+      expect(ranked(built, 'wifi ', 'keyword', items).ids, `built: ${built}`).toEqual([95]);
+      expect(ranked(built, 'supersonic ', 'keyword', items).ids, `built: ${built}`).toEqual([98]);
+    }
+    // A word with a typo correction is that word mistyped, not two words: "cones" (cone) is code,
+    // not co|nes.
+    const typo = [doc(101, 'Code book', ''), doc(102, 'Co nes tapas', '')];
+    expect(ranked(true, 'cones ', 'keyword', typo).ids).toEqual([101]);
+    // A half of one letter is not taken (c|jet).
+    expect(ranked(true, 'cones ', 'keyword', items).ids).toEqual([96]);
+    expect(ranked(true, 'cjet ', 'keyword', items).ids).toEqual([]);
+    const index = SearchIndex.build(items, 256, 1);
+    expect(highlightText('Wi-Fi router', new Set(index.expand('wifi ').keys()), DEFAULT_TAGS)).toBe('<em>Wi</em>-<em>Fi</em> router');
+  });
+});
