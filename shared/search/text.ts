@@ -144,7 +144,13 @@ const foldOther = (text: string): string =>
 const SPACELESS = /[\p{sc=Thai}\p{sc=Laoo}\p{sc=Khmr}\p{sc=Mymr}]/u;
 /** Their repetition and abbreviation marks (ๆ ฯ, Lao ໆ ຯ, Khmer ៗ): letters, but no part of a word ("ดีๆ" is ดี, "กรุงเทพฯ" กรุงเทพ). */
 export const REPEAT_MARKS = /[\u0e2f\u0e46\u0eaf\u0ec6\u17d7]/g;
-const SPACELESS_SCRIPT_RUNS = ['Thai', 'Laoo', 'Khmr', 'Mymr'].map((sc) => `(?:(?=[\\p{L}\\p{M}])(?!${REPEAT_MARKS.source})\\p{sc=${sc}})+`).join('|');
+const SPACELESS_SCRIPT_RUNS = ['Thai', 'Laoo', 'Khmr', 'Mymr']
+  .map((sc) => {
+    const letter = `(?:(?=[\\p{L}\\p{M}])(?!${REPEAT_MARKS.source})\\p{sc=${sc}})`;
+    // Invisible characters inside a run do not end it (folding drops them: a soft hyphen or a zero-width space).
+    return `${letter}(?:${letter}|\\p{Cf})*`;
+  })
+  .join('|');
 /**
  * A run of one of these scripts' letters and marks, as the dictionary is given it: digits,
  * punctuation, the repetition and abbreviation marks and another script end it ("ราคา๑๐๐บาท" is
@@ -169,21 +175,26 @@ const RESEGMENT_WORDS = 6;
  */
 const TWO_LETTERS = /\u0e4d\u0e32|\u0ecd\u0eb2|\u0eab[\u0e99\u0ea1]/g;
 const ONE_LETTER: Readonly<Record<string, string>> = { '\u0e4d\u0e32': '\u0e33', '\u0ecd\u0eb2': '\u0eb3', '\u0eab\u0e99': '\u0edc', '\u0eab\u0ea1': '\u0edd' };
+/** Those, and the invisible characters a run may hold, which the dictionary is not given. */
+const TWO_LETTERS_OR_FORMAT = new RegExp(`${TWO_LETTERS.source}|\\p{Cf}`, 'gu');
 
-/** A run with those letters written as one each, and where each of its characters is in the run (when that differs). */
+/** A run with those letters written as one each and without invisible characters, and where each of its characters is in the run (when that differs). */
 function composed(run: string): { text: string; at?: number[] } {
   let text = '';
   let at: number[] | undefined;
   let j = 0;
-  for (const m of run.matchAll(TWO_LETTERS)) {
+  for (const m of run.matchAll(TWO_LETTERS_OR_FORMAT)) {
     at ??= [];
     for (; j < m.index; j++) {
       text += run[j];
       at.push(j);
     }
-    text += ONE_LETTER[m[0]];
-    at.push(j);
-    j += 2;
+    const one = ONE_LETTER[m[0]];
+    if (one !== undefined) {
+      text += one;
+      at.push(j);
+    }
+    j += m[0].length;
   }
   if (!at) return { text: run };
   for (; j < run.length; j++) {

@@ -170,6 +170,11 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     expect(words('ราคา๑๐๐บาท')).toEqual(['ราคา', '100', 'บาท']);
     expect(words('เด็กๆเล่นกัน กรุงเทพฯ ຊ້າໆ')).toEqual(['เด็ก', 'เล่น', 'กัน', 'กรุงเทพ', 'ຊ້າ']);
     expect(words('ทำงานខ្មែរ')).toEqual([fold('ทำงาน'), 'ខ្មែរ']);
+    // Invisible characters inside a run take no part in its words, as elsewhere (a soft hyphen, a
+    // joiner); a zero-width space between words leaves them as they were.
+    expect(words('ภา\u00adษา မြန်\u200dမာ')).toEqual(words('ภาษา မြန်မာ'));
+    expect(words('ខ្ញុំ\u200bស្រលាញ់\u200bភាសាខ្មែរ')).toEqual(words('ខ្ញុំស្រលាញ់ភាសាខ្មែរ'));
+    expect(highlightText('เรียนภา\u00adษาไทย', new Set(words('ภาษา')), DEFAULT_TAGS)).toBe('เรียน<em>ภา\u00adษา</em>ไทย');
     // Lao's ໜ and ໝ likewise, which folding writes as ຫນ and ຫມ ("ໝາ", dog, was ຫ|ມາ).
     expect(words('ຫມາໃຫຍ່')).toEqual(words('ໝາໃຫຍ່'));
     expect(words(fold('ທິດເໜືອ'))).toEqual(words('ທິດເໜືອ'));
