@@ -278,13 +278,13 @@ class QueueJournal {
         if (line) this.apply(line);
       }
     }
+    this.out = new LineFile(file);
     try {
       this.rewrite();
     } catch (e) {
       // A full disk: the journal as it stands holds every line (and is appended to).
       this.warn(e);
     }
-    this.out = new LineFile(file);
   }
 
   sent(messages: readonly Message[]): void {
@@ -363,8 +363,7 @@ class QueueJournal {
     renameSync(tmp, this.file);
     this.lines = lines.length;
     this.rewriteAt = REWRITE_LINES;
-    // Unset while the constructor's rewrite runs: the file then ends as written.
-    this.out?.replaced();
+    this.out.replaced();
   }
 }
 

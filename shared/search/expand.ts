@@ -138,11 +138,13 @@ export class QueryExpander {
     const add = (x: string, t: string) => {
       if (!qtf.has(x) && !variants.has(x)) variants.set(x, [1, t]);
     };
+    // Words a typo correction (or a completion) stands in for: "cones" is cone mistyped, not co|nes.
+    const corrected = new Set([...variants.values()].map(([, of]) => of));
     let splitWords = 0;
     for (const w of raw) {
       const t = stem(w);
-      // Not a word a typo correction stands in for ("cones" is cone, not c|ones), nor a number.
-      if (w.length < 4 || !plain(w) || !qtf.has(t) || df(t) > 0 || DIGIT.test(w) || [...variants.values()].some(([, of]) => of === t)) continue;
+      // Nor a number.
+      if (w.length < 4 || !plain(w) || !qtf.has(t) || df(t) > 0 || DIGIT.test(w) || corrected.has(t)) continue;
       if (splitWords++ >= RANKING.maxTypoWords) break;
       let ways = 0;
       // Parts of two letters or more: a letter alone is in many a vocabulary ("stop" is not s|top).

@@ -169,14 +169,13 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
 const SEGMENT_PIECE = 500;
 const RESEGMENT_WORDS = 6;
 /**
- * Letters that folding (NFKD) writes as two and the dictionary knows as one: Thai's and Lao's
- * "am" (nikhahit, then aa) and Lao's ໜ and ໝ (ຫ, then ນ or ມ). "ทำงาน" (to work) was split as
- * ทํา|งาน, "ໝາ" (dog) as ຫ|ມາ.
+ * Letters that folding (NFKD) writes as two and the dictionary knows as one, with the one: Thai's
+ * and Lao's "am" (nikhahit, then aa) and Lao's ໜ and ໝ (ຫ, then ນ or ມ). "ทำงาน" (to work) was
+ * split as ทํา|งาน, "ໝາ" (dog) as ຫ|ມາ.
  */
-const TWO_LETTERS = /\u0e4d\u0e32|\u0ecd\u0eb2|\u0eab[\u0e99\u0ea1]/g;
 const ONE_LETTER: Readonly<Record<string, string>> = { '\u0e4d\u0e32': '\u0e33', '\u0ecd\u0eb2': '\u0eb3', '\u0eab\u0e99': '\u0edc', '\u0eab\u0ea1': '\u0edd' };
 /** Those, and the invisible characters a run may hold, which the dictionary is not given. */
-const TWO_LETTERS_OR_FORMAT = new RegExp(`${TWO_LETTERS.source}|\\p{Cf}`, 'gu');
+const TWO_LETTERS_OR_FORMAT = new RegExp(`${Object.keys(ONE_LETTER).join('|')}|\\p{Cf}`, 'gu');
 
 /** A run with those letters written as one each and without invisible characters, and where each of its characters is in the run (when that differs). */
 function composed(run: string): { text: string; at?: number[] } {
@@ -210,7 +209,7 @@ export const isSpaceless = (text: string): boolean => SPACELESS.test(text);
 
 /**
  * The dictionary words of a `SPACELESS_RUN`, each as written in the run and where it starts. The
- * run is read with the letters of `TWO_LETTERS` written as one, as folding does not leave them,
+ * run is read with the letters of `ONE_LETTER` written as one, as folding does not leave them,
  * so that the same text segments alike however they are written, folded or not.
  */
 export function segmentsOf(run: string): { segment: string; index: number }[] {
@@ -278,7 +277,7 @@ export function lastRunWords(query: string): string[] {
 
 /** Raw lower-cased words (letter and digit runs), stop words included (prefix matching needs the raw last word). */
 export function words(text: string): string[] {
-  const t = text.includes("'") || text.includes('\u2019') || text.includes('\uff07') ? text.replace(POSSESSIVE, '') : text;
+  const t = APOSTROPHE.test(text) ? text.replace(POSSESSIVE, '') : text;
   if (ASCII.test(t)) return t.toLowerCase().match(TOKEN) ?? [];
   return foldOther(SPACELESS.test(t) ? spaced(t) : t).match(TOKEN) ?? [];
 }
@@ -290,6 +289,8 @@ export function words(text: string): string[] {
 const POSSESSIVE_SOURCE = "(?<=[\\p{L}\\p{N}\\p{M}\\p{Cf}\\p{S}])['\\u2019\\uff07]s(?![\\p{L}\\p{N}\\p{M}])";
 const POSSESSIVE = new RegExp(POSSESSIVE_SOURCE, 'giu');
 const POSSESSIVE_AT = new RegExp(POSSESSIVE_SOURCE, 'iuy');
+/** The apostrophes `POSSESSIVE` reads: a text without them is not searched for it. */
+const APOSTROPHE = /['\u2019\uff07]/;
 /** Whether `text[at]` is the "s" of a possessive `words` takes off (the highlighter's test: it reads runs, which apostrophes end). */
 export const isPossessiveS = (text: string, at: number): boolean => {
   if (at < 1) return false;
