@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { stem, STOP_WORDS, terms, tokens } from './text.ts';
+import { compounds, stem, STOP_WORDS, terms, tokens } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -24,28 +24,37 @@ export interface Analyzed {
   surface: Map<string, string>;
 }
 
-export function analyze(d: SearchDoc): Analyzed {
+/** The terms of a text's compounds as one word each (`compounds`): "Wi-Fi" → wifi. */
+const joinedTerms = (text: string): string[] => Array.from(compounds(text), (c) => c.word).filter((w) => !STOP_WORDS.has(w));
+
+/**
+ * A document's terms by field. `joined`: with its compounds' joined words (what is indexed); without
+ * them, its words alone (what term feedback weighs: a joined word's letters are its words' again).
+ */
+export function analyze(d: SearchDoc, joined = true): Analyzed {
   const tf = new Map<string, [number, number, number]>();
   const surface = new Map<string, string>();
   const texts = [d.name, d.description ?? '', metaText(d.metadata)];
   const len: [number, number, number] = [0, 0, 0];
   texts.forEach((text, f) => {
-    const letters: string[] = [];
-    for (const w of tokens(text, letters)) {
-      if (STOP_WORDS.has(w)) continue;
+    const add = (w: string) => {
       const t = stem(w);
       if (t !== w) surface.set(w, t);
       let e = tf.get(t);
       if (!e) tf.set(t, (e = [0, 0, 0]));
       e[f] = (e[f] as number) + 1;
+    };
+    const letters: string[] = [];
+    for (const w of tokens(text, letters)) {
+      if (STOP_WORDS.has(w)) continue;
+      add(w);
       len[f] = (len[f] as number) + 1;
     }
-    // Beside the pairs, their letters alone (what a one-character query finds), in no field's length.
-    for (const c of letters) {
-      let e = tf.get(c);
-      if (!e) tf.set(c, (e = [0, 0, 0]));
-      e[f] = (e[f] as number) + 1;
-    }
+    // Beside the pairs, their letters alone (what a one-character query finds), and beside the
+    // words of a compound the compound as one word ("Wi-Fi" is also wifi), in no field's length:
+    // the same letters again, as Lucene leaves overlapping tokens out of a field's length.
+    for (const c of letters) add(c);
+    if (joined) for (const w of joinedTerms(text)) add(w);
   });
   return { tf, len, surface };
 }
@@ -91,12 +100,14 @@ const TERMS_CACHE_TERMS = 1 << 18;
 export interface AnalysedTerms {
   /** The document's terms, in `analyze`'s order. */
   terms: string[];
-  /** Term i's frequency in field f (FIELD_NAMES order) at `tf[3 * i + f]`. */
+  /** Term i's frequency in field f (FIELD_NAMES order) at `tf[3 * i + f]`, as a word of the text (not a compound's joined word). */
   tf: Uint32Array;
+  /** The name's compounds as one word each (`compounds`), stemmed: what else the name holds ("Wi-Fi" is also wifi). */
+  nameJoined: ReadonlySet<string>;
 }
 
 /**
- * `analyze(d).tf` in two arrays, kept for the documents asked for last (by object: a changed
+ * `analyze(d, false).tf` in two arrays, kept for the documents asked for last (by object: a changed
  * item is a new document), the oldest dropped first beyond TERMS_CACHE_TERMS terms. Term feedback
  * reads the few documents a query's lists agree on, and a query asked again (or another that
  * agrees on the same documents) finds them analysed: analysing them was an eighth of a long
@@ -107,8 +118,8 @@ const termsCache = new KeptForLastAsked<AnalysedTerms>(
   TERMS_CACHE_TERMS,
   (e) => e.terms.length,
   (d) => {
-    const { tf } = analyze(d);
-    const e = { terms: [...tf.keys()], tf: new Uint32Array(3 * tf.size) };
+    const { tf } = analyze(d, false);
+    const e = { terms: [...tf.keys()], tf: new Uint32Array(3 * tf.size), nameJoined: new Set(joinedTerms(d.name).map(stem)) };
     let i = 0;
     for (const f of tf.values()) e.tf.set(f, 3 * i++);
     return e;

@@ -276,7 +276,10 @@ export class PreparedDelta implements ExtraVocab {
     this.hidden.count += 1;
     const a = analyze(index.docs[i] as SearchDoc);
     for (let f = 0; f < 3; f++) this.hidden.len[f] = (this.hidden.len[f] as number) + (index.lens[f]?.[i] as number);
-    for (const t of a.tf.keys()) this.hidden.df.set(t, (this.hidden.df.get(t) ?? 0) + 1);
+    // The terms the build counted it under: a build made before a change of analysis counted
+    // others (its items' words are read anew at the next build), and a term it never counted
+    // would be taken below none, to a negative document frequency (an IDF of NaN).
+    for (const t of a.tf.keys()) if (index.indexedUnder(t, i)) this.hidden.df.set(t, (this.hidden.df.get(t) ?? 0) + 1);
   }
 
   /** Applies changed documents (newer versions replace older ones) and deletions. */

@@ -132,6 +132,24 @@ export class SearchIndex {
     return p ? { docs: this.parts.postingDocs, tfs: this.parts.postingTfs, start: p.start, end: p.end, keepAs: p.start } : undefined;
   }
 
+  /**
+   * Whether the build indexed document `i` under `term` (its posting list, in document order, holds
+   * it): what a document counted in a term's document frequency, whatever analysis reads its text now.
+   */
+  indexedUnder(term: string, i: number): boolean {
+    const p = this.posting(term);
+    if (!p) return false;
+    const docs = this.parts.postingDocs;
+    let lo = p.start;
+    let hi = p.end;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((docs[mid] as number) < i) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < p.end && docs[lo] === i;
+  }
+
   /** The query's terms and expansions against this build's vocabulary and the delta's (`QueryExpander.expand`). */
   expand(query: string, extra: ExtraVocab = NO_EXTRA): Expansion {
     return this.expander.expand(query, extra);

@@ -126,7 +126,8 @@ export class QueryExpander {
   }
 
   /**
-   * An unknown word written without the hyphen or space the catalog has ("wifi" for "Wi-Fi"), as
+   * An unknown word written without the space the catalog has ("supersonic" for "super sonic"; a
+   * hyphen's compound is also indexed joined, `compounds`, but not by a build made before), as
    * Algolia's word splitting: when it has no typo correction, it also stands for the two words of
    * two letters or more it splits into, when the catalog holds both (`MAX_SPLITS` ways at most),
    * at a word's own weight: the same letters in another spelling, not a guess. (The other way,

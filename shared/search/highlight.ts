@@ -1,5 +1,5 @@
 import type { SearchDoc } from './engine.ts';
-import { fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
+import { compounds, fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -175,8 +175,20 @@ function runMarks(text: string, start: number, end: number, terms: ReadonlySet<s
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
   let seen: Map<string, boolean> | undefined;
+  // Compounds the query matched as one word ("wifi" for "Wi-Fi"), marked as one.
+  const joined = Array.from(compounds(text)).filter((c) => terms.has(stem(c.word)));
+  let j = 0;
+  let marked: Token | undefined;
   for (const m of text.matchAll(RUN)) {
     const end = m.index + m[0].length;
+    while (j < joined.length && (joined[j] as { end: number }).end <= m.index) j++;
+    const c = joined[j];
+    if (c && c.start < end) {
+      // The runs of the compound, one token (a run may reach past it: "Ⓐb-c" holds the run Ⓐb).
+      if (marked && marked.start <= c.start && marked.end > c.start) marked.end = Math.max(marked.end, end);
+      else out.push((marked = { start: Math.min(c.start, m.index), end: Math.max(c.end, end), hit: true }));
+      continue;
+    }
     // A possessive's "s", which the index does not hold (`words` takes it off).
     if ((m[0] === 's' || m[0] === 'S') && isPossessiveS(text, m.index)) out.push({ start: m.index, end, hit: false });
     else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));

@@ -298,8 +298,8 @@ function knownWords(expanded: Expansion, stats: CollectionStats): string[][] {
  */
 function namedBy(doc: SearchDoc, known: ReturnType<KeywordMatches['known']>): boolean {
   if (known.length === 0) return false;
-  const { terms: ts, tf } = analysedTerms(doc);
-  const inName = new Set<string>();
+  const { terms: ts, tf, nameJoined } = analysedTerms(doc);
+  const inName = new Set<string>(nameJoined);
   for (let i = 0; i < ts.length; i++) if ((tf[3 * i] as number) > 0) inName.add(ts[i] as string);
   return known.every((word) => word.some((t) => inName.has(t)));
 }

@@ -298,6 +298,34 @@ export const isPossessiveS = (text: string, at: number): boolean => {
   return POSSESSIVE_AT.test(text);
 };
 
+/**
+ * Words written joined by a hyphen, an apostrophe or an ampersand, with no space: "Wi-Fi",
+ * "E-mail", "T-shirt", "L'Oréal", "H&M", "rock'n'roll", "iPhone-15". Their letters can be typed
+ * as one word. Their parts are the highlighter's runs (letters, digits, marks, invisible
+ * characters and the symbols that fold into letters).
+ */
+const COMPOUND_PART = `[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]+`;
+const COMPOUND = new RegExp(`${COMPOUND_PART}(?:[-'&\\u2010\\u2011\\u2019\\uff07]${COMPOUND_PART})+`, 'gu');
+/** Numbers joined by a hyphen are a range or a date ("3-4 person", "2024-01-15"), not a word. */
+const NUMBERS = /^[\p{N}\p{P}]+$/u;
+const JOINER = /[-'&\u2010\u2011\u2019\uff07]/;
+
+/**
+ * Each compound of a text (`COMPOUND`), where it starts and ends, as one word: its words
+ * (`words`: folded, a possessive's 's off) catenated: wifi, email, tshirt, loreal, hm. Indexed
+ * beside the words themselves (`analyze`), as Lucene's word delimiter filter catenates them
+ * (`catenateWords`), so that the word typed whole finds the compound ("email" finds "E-mail",
+ * where a query's split, `expand.ts`, takes no half of one letter). Not for Chinese, Japanese,
+ * Korean, Thai, Lao, Khmer or Burmese letters, which are indexed by pairs and dictionary words.
+ */
+export function* compounds(text: string): Generator<{ start: number; end: number; word: string }> {
+  if (!JOINER.test(text)) return;
+  for (const m of text.matchAll(COMPOUND)) {
+    const ws = words(m[0]);
+    if (ws.length > 1 && !isCjk(m[0]) && !isSpaceless(m[0]) && !NUMBERS.test(m[0])) yield { start: m.index, end: m.index + m[0].length, word: ws.join('') };
+  }
+}
+
 /** Scripts written without spaces between words (Hangul between phrases only). */
 const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]/u;
 const CJK_RUN = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{sc=Hangul}]+/gu;

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { analysedTerms, analyze } from '../../shared/search/analyze.ts';
+import { buildIndexParts } from '../../shared/search/build.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
 import { normaliseQuery } from '../../shared/search/search-log.ts';
-import { fold, segmentWords, terms, tokens, withoutRequestWords, words } from '../../shared/search/text.ts';
+import { compounds, fold, segmentWords, terms, tokens, withoutRequestWords, words } from '../../shared/search/text.ts';
 import { searchDoc } from '../helpers/fixtures.ts';
 
 /*
@@ -333,7 +335,7 @@ describe('English possessives', () => {
 
 describe('a word written without the hyphen the catalog has', () => {
   it('finds both halves, unless the word has a typo correction, a half shorter than two letters, or digits', () => {
-    const items = [doc(95, 'Wi-Fi router', ''), doc(96, 'Ice cone maker', ''), doc(97, 'Vitamin C tablets', ''), doc(98, 'Super-sonic jet', '')];
+    const items = [doc(95, 'Wi Fi router', ''), doc(96, 'Ice cone maker', ''), doc(97, 'Vitamin C tablets', ''), doc(98, 'Super sonic jet', '')];
     for (const built of [true, false]) {
       expect(ranked(built, 'wifi ', 'keyword', items).ids, `built: ${built}`).toEqual([95]);
       expect(ranked(built, 'supersonic ', 'keyword', items).ids, `built: ${built}`).toEqual([98]);
@@ -346,6 +348,80 @@ describe('a word written without the hyphen the catalog has', () => {
     expect(ranked(true, 'cones ', 'keyword', items).ids).toEqual([96]);
     expect(ranked(true, 'cjet ', 'keyword', items).ids).toEqual([]);
     const index = SearchIndex.build(items, 256, 1);
-    expect(highlightText('Wi-Fi router', new Set(index.expand('wifi ').keys()), DEFAULT_TAGS)).toBe('<em>Wi</em>-<em>Fi</em> router');
+    expect(highlightText('Wi Fi router', new Set(index.expand('wifi ').keys()), DEFAULT_TAGS)).toBe('<em>Wi</em> <em>Fi</em> router');
+  });
+});
+
+describe('words joined by a hyphen, an apostrophe or an ampersand', () => {
+  const items = [
+    doc(111, 'Wi-Fi router', 'Dual-band, for e-mail and video'),
+    doc(112, 'Organic cotton T-shirt', ''),
+    doc(113, "L'Oréal shampoo", 'By H&M? No: by L’Oréal Paris'),
+    doc(114, '3-4 person tent', 'Sleeps 3-4, packs to 2024-01 size'),
+    doc(115, 'Router stand', 'Holds any router'),
+  ];
+
+  it('are also indexed as one word, so the word typed whole finds them, alike in the delta and in a build', () => {
+    expect(Array.from(compounds("Wi-Fi, e\u2011mail, rock'n'roll, men's, L’Oréal, H&M, 3-4, 2024-01-15, 東京-タワー"), (c) => c.word)).toEqual(['wifi', 'email', 'rocknroll', 'loreal', 'hm']);
+    const cases: [string, number][] = [
+      ['wifi', 111],
+      ['email', 111],
+      ['dualband', 111],
+      ['tshirt', 112],
+      ['loreal', 113],
+      ['hm', 113],
+      // Half typed.
+      ['tshi', 112],
+    ];
+    for (const [query, id] of cases) {
+      for (const built of [true, false]) {
+        const r = ranked(built, query, 'keyword', items);
+        expect(r.ids, `${query}, built: ${built}`).toEqual([id]);
+        expect(r.scores.every(Number.isFinite)).toBe(true);
+        expect(ranked(built, query, 'hybrid', items).ids[0], `${query} hybrid, built: ${built}`).toBe(id);
+      }
+      expect(ranked(true, query, 'hybrid', items), query).toEqual(ranked(false, query, 'hybrid', items));
+    }
+    // Its words are found as before; numbers joined by a hyphen are a range or a date, not a word.
+    expect(ranked(true, 'wi fi', 'keyword', items).ids).toEqual([111]);
+    expect(ranked(true, '34', 'keyword', items).ids).toEqual([]);
+  });
+
+  it("take no part in a field's length nor in term feedback, and are marked as one", () => {
+    // The joined word is its words' letters again: a field is as long as without it.
+    const joined = analyze(doc(120, 'Wi-Fi router', ''));
+    const spaced = analyze(doc(121, 'Wi Fi router', ''));
+    expect(joined.len).toEqual(spaced.len);
+    expect(joined.tf.get('wifi')).toEqual([1, 0, 0]);
+    expect(spaced.tf.has('wifi')).toBe(false);
+    // Term feedback weighs a document's words; that the name holds the joined word still counts (a query naming it).
+    const kept = analysedTerms(doc(122, 'Wi-Fi router', 'for e-mail'));
+    expect(kept.terms).not.toContain('wifi');
+    expect(kept.terms).not.toContain('email');
+    expect([...kept.nameJoined]).toEqual(['wifi']);
+    const index = SearchIndex.build(items, 256, 1);
+    const marks = (query: string, text: string) => highlightText(text, new Set(index.expand(query).keys()), DEFAULT_TAGS);
+    expect(marks('wifi email', 'Wi-Fi router, for e-mail')).toBe('<em>Wi-Fi</em> router, for <em>e-mail</em>');
+    expect(marks('loreal', "L'Oréal shampoo")).toBe('<em>L&#39;Oréal</em> shampoo');
+    // A word of it alone marks that word (typed whole: half typed, wi is also a prefix of wifi).
+    expect(marks('wi ', 'Wi-Fi router')).toBe('<em>Wi</em>-Fi router');
+    expect(marks('wi', 'Wi-Fi router')).toBe('<em>Wi-Fi</em> router');
+    expect(snippet(`${'word '.repeat(30)}T-shirt and ${'more '.repeat(30)}`, new Set(index.expand('tshirt').keys()), DEFAULT_TAGS)).toContain('<em>T-shirt</em>');
+  });
+
+  it('leave a build made before them counting as it did when its items change', () => {
+    // A build whose analysis did not join words: its postings are those of "Wi Fi router", its
+    // stored item reads "Wi-Fi router" (the term wifi now). Deleting the item takes from each
+    // term's count only what the build counted: wifi is not taken below none (an IDF of NaN).
+    const parts = buildIndexParts([doc(131, 'Wi Fi router', ''), doc(132, 'Wifi extender', '')], 256, 1);
+    const old = new SearchIndex({ ...parts, docs: [doc(131, 'Wi-Fi router', ''), parts.docs[1] as SearchDoc] });
+    expect(old.indexedUnder('wifi', 1)).toBe(true);
+    expect(old.indexedUnder('wifi', 0)).toBe(false);
+    expect(old.indexedUnder('router', 0)).toBe(true);
+    const delta = new PreparedDelta({ docs: [], masked: new Set([131]) }, old);
+    expect(delta.stats().df('wifi')).toBe(1);
+    expect(delta.stats().df('router')).toBe(0);
+    const r = rank(old, delta, { query: 'wifi', mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 10 });
+    expect(r.hits.map((h) => [h.doc.id, Number.isFinite(h.score)])).toEqual([[132, true]]);
   });
 });

@@ -687,6 +687,13 @@ describe('feedback from the documents both lists agree on (hybrid, a query read 
     }
     // With the texts as names, documents 1 and 2 are named by the query: no feedback.
     expect(ranked(named, noDelta, q)).toEqual(withWeight(0, () => ranked(named, noDelta, q)));
+    // Also when a name holds a query word as a compound ("air-ship" is also airship).
+    const joined = SearchIndex.build(
+      texts.map((t, i) => doc(i + 1, t.replace('airship', 'air-ship'))),
+      64,
+      1,
+    );
+    expect(ranked(joined, noDelta, q)).toEqual(withWeight(0, () => ranked(joined, noDelta, q)));
   });
 
   it('reads a word the catalog lacks (a typo, half a word, a word of no document) as naming nothing', () => {
