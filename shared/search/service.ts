@@ -161,19 +161,21 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
     similarity: view.similarity,
   };
   let served = order(candidates(ranked.hits.slice(0, pool)), req.plan, helpers, experiment);
-  // A page past the pool (with one more to tell whether there is a next): the matches after the
-  // pool, ranked deeper until enough of them pass the plan's exclusions or none are left. Never
-  // deeper than the matches: a cursor's offset is the client's to send.
-  const need = offset + req.limit + 1 - served.length;
-  if (need > 0 && ranked.hits.length > pool && offset < ranked.total) {
-    for (let depth = Math.min(ranked.total, pool + Math.max(2 * need, pool)); ; depth = Math.min(ranked.total, 2 * depth)) {
-      const deeper = rank(index, delta, rankRequested, { limit: depth, after: undefined });
-      const after = orderAfter(served, candidates(deeper.hits.slice(pool, depth)), req.plan, helpers, experiment);
-      if (after.length >= need || deeper.hits.length <= depth) {
-        served = [...served, ...after];
-        break;
-      }
-    }
+  // Past the pool, the matches in chunks of doubling size (as many as the pool, then twice that,
+  // ...), each ordered by the plan's rules on its own and served after those before it: what is at
+  // a position does not depend on how deep the page asking for it is (ordering whatever a page
+  // reached at once let a deeper page's boosted matches move ahead of positions served already,
+  // which the next page then repeated), so pages neither repeat nor skip. As deep as the page needs,
+  // with one more to tell whether there is a next; never deeper than the matches: a cursor's
+  // offset is the client's to send.
+  let depth = pool;
+  let more = ranked.hits.length > pool && offset < ranked.total;
+  while (more && served.length <= offset + req.limit) {
+    const next = 2 * depth;
+    const deeper = rank(index, delta, rankRequested, { limit: next, after: undefined });
+    served = [...served, ...orderAfter(served, candidates(deeper.hits.slice(depth, next)), req.plan, helpers, experiment)];
+    more = deeper.hits.length > next;
+    depth = next;
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;

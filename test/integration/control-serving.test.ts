@@ -216,6 +216,31 @@ describe('pages of a context list', () => {
     expect((await P('PUT', `/api/rerank-controls?contextId=${capped}`, { max_per_category: 5 })).status).toBe(200);
     expect(await walk(capped)).toHaveLength(20);
   });
+
+  it('past the pool, serve every match once when a rule boosts some of them, however deep the page', async () => {
+    // 250 candles: deeper pages rank deeper past the pool (60 for limit 20), where the boosted
+    // brand's candles move ahead; pages must still be positions in one list.
+    for (let b = 0; b < 250; b += 100) {
+      const batch = Array.from({ length: Math.min(100, 250 - b) }, (_, k) => ({ name: `Candle ${b + k}`, description: `a candle${' wax'.repeat((b + k) % 7)}`, metadata: { brand: brands[(b + k) % 3] } }));
+      expect((await t.demo.core('POST', '/v1/items', batch)).status).toBe(201);
+    }
+    await until(
+      () => t.demo.core('POST', '/v1/search', { query: 'candle', mode: 'keyword', limit: 1 }),
+      (x) => x.body.total === 250,
+      20_000,
+    );
+    const ctx = await context('Bolt candles boosted');
+    await newRule({ context_id: ctx, boost: 3, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }] });
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Api = await search({ query: 'candle', mode: 'keyword', context_id: ctx, limit: 20, ...(cursor ? { starting_after: cursor } : {}) });
+      ids.push(...hitIds(page));
+      cursor = page.body.next_cursor;
+    } while (cursor && ids.length <= 300);
+    expect(ids).toHaveLength(250);
+    expect(new Set(ids).size).toBe(250);
+  });
 });
 
 describe('experiments', () => {
