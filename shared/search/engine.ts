@@ -222,18 +222,19 @@ export class SearchIndex {
 
   /**
    * Approximate nearest neighbours by cosine among the documents `accept`ed: those of the IVF
-   * lists closest to the query (`probeLists`; every document when there is no IVF), coarse then
-   * exact when they are many (`nearestOf`).
+   * lists closest to the query (`probeLists`, and further lists while fewer than k were accepted;
+   * every document when there is no IVF), coarse then exact when they are many (`nearestOf`).
    */
   nearest(q: Float32Array, k: number, accept: (i: number) => boolean): TopK {
     const n = this.docs.length;
     const { scales, hasVector } = this;
     let probed: Uint32Array[] | undefined;
+    let rest: Uint32Array[] = [];
     let candidates = n;
     if (this.ivf && this.centroids) {
       const toCentroid = this.centroids.rows.query(q);
       const centroidScales = this.centroids.scales;
-      ({ probed, candidates } = probeLists(this.ivf.lists, (c) => toCentroid(c) * (centroidScales[c] as number), k, n));
+      ({ probed, candidates, rest } = probeLists(this.ivf.lists, (c) => toCentroid(c) * (centroidScales[c] as number), k, n));
     }
     const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
     // The first pass scores the candidates SCAN_ROWS at a time in one call of the kernel each (the
@@ -253,11 +254,19 @@ export class SearchIndex {
         }
       };
       if (probed) {
-        for (const list of probed) {
+        const scanList = (list: Uint32Array) => {
           for (let from = 0; from < list.length; from += SCAN_ROWS) {
             const chunk = list.subarray(from, from + SCAN_ROWS);
             offer(scanOf(chunk, dims), chunk.length, (r) => chunk[r] as number);
           }
+        };
+        for (const list of probed) scanList(list);
+        // A filter that too few of the probed lists' documents pass: the next lists, closest
+        // first, until the top is full or every list is read (a filtered search finds the
+        // nearest documents that pass it, not only those of the unfiltered search's lists).
+        for (const list of rest) {
+          if (top.full) break;
+          scanList(list);
         }
       } else {
         for (let from = 0; from < n; from += SCAN_ROWS) {

@@ -70,9 +70,11 @@ function assigner(rows: Int8Rows, centroids: Float32Array, nlist: number, dims: 
 /**
  * The lists a query probes: those of the centroids closest to it (`toCentroid`: its similarity
  * to centroid c), the closest ~5 % but no more than about max(4k, n / 12) candidates (lists are
- * uneven, and one dense region can hold a tenth of a catalog). Also how many documents they hold.
+ * uneven, and one dense region can hold a tenth of a catalog). Also how many documents they hold,
+ * and the other lists, closest first: where a filtered search goes on while too few of the probed
+ * lists' documents pass its filter.
  */
-export function probeLists(lists: readonly Uint32Array[], toCentroid: (c: number) => number, k: number, n: number): { probed: Uint32Array[]; candidates: number } {
+export function probeLists(lists: readonly Uint32Array[], toCentroid: (c: number) => number, k: number, n: number): { probed: Uint32Array[]; candidates: number; rest: Uint32Array[] } {
   const nlist = lists.length;
   const sims = new Float64Array(nlist);
   for (let c = 0; c < nlist; c++) sims[c] = toCentroid(c);
@@ -81,11 +83,12 @@ export function probeLists(lists: readonly Uint32Array[], toCentroid: (c: number
   const budget = Math.max(k * 4, n / 12);
   const probed: Uint32Array[] = [];
   let candidates = 0;
-  for (const c of order) {
+  let at = 0;
+  for (; at < nlist; at++) {
     if (probed.length === probes || candidates >= budget) break;
-    const list = lists[c] as Uint32Array;
+    const list = lists[order[at] as number] as Uint32Array;
     probed.push(list);
     candidates += list.length;
   }
-  return { probed, candidates };
+  return { probed, candidates, rest: order.slice(at).map((c) => lists[c] as Uint32Array) };
 }

@@ -443,6 +443,16 @@ describe('index and ranking', () => {
     const top: number[] = [];
     big.nearest(q, 5, () => true).forEach((i) => top.push((big.docs[i] as SearchDoc).id));
     expect(top).toContain(1235);
+    // A filter that few documents pass, scattered over the lists: the search goes on past the
+    // lists it probes until it has k of them, or has read every list (it found none before).
+    const ids = (k: number, accept: (id: number) => boolean) => {
+      const out: number[] = [];
+      big.nearest(q, k, (i) => accept((big.docs[i] as SearchDoc).id)).forEach((i) => out.push((big.docs[i] as SearchDoc).id));
+      return out.sort((a, b) => a - b);
+    };
+    const scattered = [3, 4_001, 7_777, 12_345, 15_000, 18_888, 19_999];
+    expect(ids(10, (id) => scattered.includes(id))).toEqual(scattered);
+    expect(ids(5, (id) => id % 499 === 0)).toHaveLength(5);
   });
 
   it('sums document vectors as the catalog keeps them (build or delta rows), others left out', () => {
