@@ -6,11 +6,17 @@ import { documentAs } from './doc.ts';
 const MAX_QUERY_CHARS = 1000;
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
-const oneOrMany = z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]);
+// The lists' lengths are checked after their union, whose own error would only say "Invalid input".
+const oneOrMany = z
+  .union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))])
+  .check(z.refine((v) => typeof v === 'string' || v.length <= 100, 'at most 100 values'));
+
+/** `metadata.<key>`: any key an item's metadata can hold (one of its own, not a path), 1 to 1,000 characters. */
+const METADATA_KEY = 'metadata\\.[\\s\\S]{1,1000}';
 
 const filterField = z
   .string()
-  .check(z.regex(/^(id|name|description|active|created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'field must be id, name, description, active, created, updated_at or metadata.<key>'));
+  .check(z.regex(new RegExp(`^(id|name|description|active|created|updated_at|${METADATA_KEY})$`), 'field must be id, name, description, active, created, updated_at or metadata.<key>'));
 
 /** The kind of value each of the item's own fields holds (metadata keys hold any). */
 const FIELD_KINDS: Readonly<Record<string, 'boolean' | 'number' | 'string'>> = { active: 'boolean', created: 'number', updated_at: 'number', name: 'string', description: 'string' };
@@ -26,9 +32,10 @@ const filterClause = z
   .strictObject({
     field: filterField,
     op: z.enum(['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists']),
-    value: z.optional(z.union([scalar, z.array(scalar).check(z.maxLength(1000, 'at most 1000 values'))])),
+    value: z.optional(z.union([scalar, z.array(scalar)])),
   })
   .check(
+    z.refine((f) => !Array.isArray(f.value) || f.value.length <= 1000, { message: 'at most 1000 values', path: ['value'] }),
     z.refine((f) => (f.op === 'in' ? Array.isArray(f.value) : f.value !== undefined && !Array.isArray(f.value)), {
       message: 'value must be a list for op in, and a single string, number or boolean for the other ops',
       path: ['value'],
@@ -85,8 +92,11 @@ const coreFilters = documentAs(
 
 /** A facet: a metadata key, as `brand` or `metadata.brand`. */
 const facetKey = z.pipe(
-  z.string().check(z.regex(/^(metadata\.)?[A-Za-z0-9_-]{1,64}$/, 'a facet is a metadata key (letters, digits, _ and -, at most 64), optionally written metadata.<key>')),
-  z.transform((k: string) => (k.startsWith('metadata.') ? k.slice('metadata.'.length) : k)),
+  z.pipe(
+    z.string('a facet is a metadata key'),
+    z.transform((k: string) => (k.startsWith('metadata.') ? k.slice('metadata.'.length) : k)),
+  ),
+  z.string().check(z.minLength(1, 'a facet is a metadata key, optionally written metadata.<key>'), z.maxLength(1000, 'a facet key is at most 1000 characters')),
 );
 
 const tag = z.string('a highlight tag is a string').check(z.maxLength(100, 'a highlight tag is at most 100 characters'));
@@ -112,7 +122,7 @@ export const searchBody = z
     /** A numeric key's order instead of relevance. */
     sort: z.optional(
       z.strictObject({
-        field: z.string().check(z.regex(/^(created|updated_at|metadata\.[A-Za-z0-9_-]{1,64})$/, 'sort field must be metadata.<key>, created or updated_at')),
+        field: z.string().check(z.regex(new RegExp(`^(created|updated_at|${METADATA_KEY})$`), 'sort field must be metadata.<key>, created or updated_at')),
         order: z._default(z.optional(z.enum(['asc', 'desc'])), 'asc'),
       }),
     ),

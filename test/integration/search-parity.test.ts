@@ -137,9 +137,10 @@ describe('facets', () => {
   });
 
   it('refuses a facet that is no metadata key (400 in the envelope)', async () => {
-    const r = await t.demo.core('POST', '/v1/search', { query: 'x', facets: ['no spaces'] });
+    const r = await t.demo.core('POST', '/v1/search', { query: 'x', facets: ['brand', 'metadata.'] });
     expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
-    expect(Object.keys(r.body.error.details.fieldErrors)).toEqual(['facets.0']);
+    expect(Object.keys(r.body.error.details.fieldErrors)).toEqual(['facets.1']);
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', facets: [''] }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', facets: 'category' }), 400, 'invalid_request_error', 'validation_error');
   });
 });
@@ -516,5 +517,33 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
     expect(ids(await search({ query: 'รองเท้า' }))).toEqual([shoes]);
     expect(ids(await search({ query: 'วิ่ง', mode: 'hybrid' }))[0]).toBe(shoes);
     expect(ids(await search({ query: 'ລາວ' }))).toEqual([lao]);
+  });
+});
+
+describe('metadata keys of any spelling', () => {
+  it('are filtered on, counted and sorted by as items hold them (spaces, letters beyond ASCII, dots)', async () => {
+    const r = await t.demo.core('POST', '/v1/items', [
+      { name: 'Odd keys lamp', metadata: { 'sp ace': 'x', ünïcode: 'ja', 'a.b': 3, a: { b: 99 } } },
+      { name: 'Odd keys stool', metadata: { 'sp ace': 'y', ünïcode: 'ja', 'a.b': 1 } },
+    ]);
+    expect(r.status).toBe(201);
+    const [lamp, stool] = (r.body.data as { id: string }[]).map((i) => i.id);
+    await until(
+      () => search({ query: 'odd keys' }),
+      (x) => ids(x).length === 2,
+      20_000,
+    );
+    const q = (body: Record<string, unknown>) => search({ query: 'odd keys', ...body });
+    expect(ids(await q({ filters: [{ field: 'metadata.sp ace', op: 'eq', value: 'x' }] }))).toEqual([lamp]);
+    expect(ids(await q({ filters: [{ field: 'metadata.ünïcode', op: 'eq', value: 'ja' }] })).sort()).toEqual([lamp, stool].sort());
+    // "metadata.a.b" is the key "a.b", not a path into "a".
+    expect(ids(await q({ filters: [{ field: 'metadata.a.b', op: 'gte', value: 2 }] }))).toEqual([lamp]);
+    const faceted = await q({ facets: ['sp ace', 'metadata.a.b'] });
+    expect(faceted.body.facets['sp ace'].values).toEqual([
+      { value: 'x', count: 1 },
+      { value: 'y', count: 1 },
+    ]);
+    expect(faceted.body.facets['a.b']).toMatchObject({ count: 2, min: 1, max: 3 });
+    expect(ids(await q({ sort: { field: 'metadata.a.b', order: 'asc' } }))).toEqual([stool, lamp]);
   });
 });

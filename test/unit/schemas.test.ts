@@ -141,5 +141,12 @@ describe('validation messages', () => {
     ]);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u'.repeat(257), item_id: '1' }], 'body'))['0.user_id']).toEqual(['user_id must be at most 256 characters']);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: '1', occurred_at: -1 }], 'body'))['0.occurred_at']).toEqual(['occurred_at must not be negative']);
+    // A list too long inside a union of a value and a list (whose own error is "Invalid input").
+    const inList = (n: number) => [{ field: 'metadata.x', op: 'in', value: Array.from({ length: n }, (_, i) => i) }];
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: inList(1001) }, 'body'))['filters.0.value']).toEqual(['at most 1000 values']);
+    expect(searchBody.safeParse({ query: 'x', filters: inList(1000) }).success).toBe(true);
+    const categories = (n: number) => ({ category: Array.from({ length: n }, (_, i) => `c${i}`) });
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: categories(101) }, 'body'))['filters.category']).toEqual(['at most 100 values']);
+    expect(searchBody.safeParse({ query: 'x', filters: categories(100) }).success).toBe(true);
   });
 });
