@@ -17,7 +17,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, pairCode, type Field } from './analyze.ts';
-import { byTerm, withoutRequestWords } from './text.ts';
+import { byTerm, terms, withoutRequestWords } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -25,6 +25,12 @@ export { byRank, type PageRequest } from './page.ts';
 
 export interface RankRequest {
   query: string;
+  /**
+   * Phrases synonym sets bring for the query's words ("television set" for tv: `applySynonyms`):
+   * each scores, as one word of the query (the mean of its terms' scores), only the documents that
+   * hold all its terms.
+   */
+  phrases?: readonly string[] | undefined;
   mode: SearchMode;
   filter: DocFilter;
   queryVector: Float32Array | null;
@@ -59,6 +65,10 @@ const scratch = {
   /** Keys `acc` holds a score for; keys `best` does; keys matched and accepted. */
   touched: new IntList(),
   bestTouched: new IntList(),
+  /** Per key, a synonym phrase's term being scored, and how many of its terms a key holds so far (`phraseScores`). */
+  other: new Float64Array(0),
+  otherTouched: new IntList(),
+  hits: new Uint8Array(0),
   matched: new IntList(),
   /** Vector score per key (cleared after each request). */
   vec: new KeyScores(),
@@ -259,7 +269,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   }
   scratch.touched.clear();
   const expanded = r.mode !== 'semantic' ? index.expand(r.query, delta) : undefined;
-  if (expanded) keywordScores(index, delta, expanded, delta.stats(), scratch.touched);
+  if (expanded) keywordScores(index, delta, expanded, r.phrases ?? [], delta.stats(), scratch.touched);
   const acc = scratch.acc;
   const matched = scratch.matched;
   matched.clear();
@@ -310,7 +320,7 @@ function namedBy(doc: SearchDoc, known: ReturnType<KeywordMatches['known']>): bo
  * expansions adds the best of the word's own score and its expansions' (each at most its weight
  * times the word's IDF), never their sum; other terms add up.
  */
-function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, stats: CollectionStats, touched: IntList): void {
+function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expansion, phrases: readonly string[], stats: CollectionStats, touched: IntList): void {
   const N = index.docs.length;
   const { acc, best, bestTouched } = scratch;
   const standsFor = expanded.standsFor;
@@ -357,6 +367,47 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
       acc[key] = (acc[key] as number) + (best[key] as number);
       best[key] = 0;
     }
+  }
+  for (const phrase of phrases) phraseScores(phrase, stats, score, touched);
+}
+
+/**
+ * A synonym's phrase scored as one word of the query: the mean of its terms' BM25F scores, for the
+ * documents that hold all of them only ("television set" scores no "Cookware set"). Its terms go
+ * rarest first (the fewest documents carried from one to the next), the same wherever a document
+ * is, build or delta.
+ */
+function phraseScores(phrase: string, stats: CollectionStats, score: (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => void, touched: IntList): void {
+  const ts = [...new Set(terms(phrase))].sort((a, b) => stats.df(a) - stats.df(b) || byTerm(a, b));
+  const m = ts.length;
+  if (m === 0 || stats.df(ts[0] as string) === 0) return;
+  const size = scratch.acc.length;
+  if (scratch.other.length < size) {
+    scratch.other = new Float64Array(size);
+    scratch.hits = new Uint8Array(size);
+  }
+  const { acc, best, bestTouched, other, otherTouched, hits } = scratch;
+  bestTouched.clear();
+  score(ts[0] as string, idfIn(stats, ts[0] as string) / m, best, bestTouched, false);
+  for (const key of bestTouched.view()) hits[key] = 1;
+  for (let i = 1; i < m; i++) {
+    otherTouched.clear();
+    score(ts[i] as string, idfIn(stats, ts[i] as string) / m, other, otherTouched, false);
+    for (const key of otherTouched.view()) {
+      if (hits[key] === i) {
+        best[key] = (best[key] as number) + (other[key] as number);
+        hits[key] = i + 1;
+      }
+      other[key] = 0;
+    }
+  }
+  for (const key of bestTouched.view()) {
+    if (hits[key] === m) {
+      if (acc[key] === 0) touched.push(key);
+      acc[key] = (acc[key] as number) + (best[key] as number);
+    }
+    best[key] = 0;
+    hits[key] = 0;
   }
 }
 

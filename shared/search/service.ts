@@ -18,7 +18,7 @@ import { highlightDoc, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
-import { applySynonyms, type SynonymRule } from './synonyms.ts';
+import { applySynonyms, synonymText, type SynonymRule, type WithSynonyms } from './synonyms.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import { pagedView, type SearchDeps } from './views.ts';
 import type { Explanation } from '../control/pipeline.ts';
@@ -57,20 +57,28 @@ export interface SearchRequest {
  * The query ranking sees: the request's without its request words (a long query's "papers
  * about", rankingQuery), with the words of its synonyms the vocabulary (index or delta) holds.
  */
-function queryOf(req: SearchRequest, index: SearchIndex, delta: PreparedDelta): string {
+function queryOf(req: SearchRequest, index: SearchIndex, delta: PreparedDelta): WithSynonyms {
   const query = rankingQuery(req.query);
-  return req.synonyms?.length ? applySynonyms(query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : query;
+  return req.synonyms?.length ? applySynonyms(query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : { query, phrases: [] };
 }
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */
-function rankRequest(req: SearchRequest, query: string, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null): RankRequest {
-  return { query, mode: req.mode, filter: req.filter, queryVector: qv && qv.length === index.dims ? qv : null, profile, includeInactive: req.includeInactive ?? false };
+function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null): RankRequest {
+  return {
+    query: query.query,
+    phrases: query.phrases,
+    mode: req.mode,
+    filter: req.filter,
+    queryVector: qv && qv.length === index.dims ? qv : null,
+    profile,
+    includeInactive: req.includeInactive ?? false,
+  };
 }
 
 /** What a page's hits gain besides the item: highlighting. */
-function hitExtras(req: SearchRequest, query: string, index: SearchIndex, delta: PreparedDelta): (doc: SearchDoc) => { highlight?: ReturnType<typeof highlightDoc> } {
+function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, delta: PreparedDelta): (doc: SearchDoc) => { highlight?: ReturnType<typeof highlightDoc> } {
   if (!req.highlight) return () => ({});
-  const terms = new Set(index.expand(query, delta).keys());
+  const terms = new Set(index.expand(synonymText(query), delta).keys());
   const tags = req.highlight;
   return (doc) => ({ highlight: highlightDoc(doc, terms, tags) });
 }
@@ -97,7 +105,7 @@ function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, t
 async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, index, delta);
-  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const page = new SortedPage(req.sort, req.limit, after);
   const sorted = page.over({ index, delta });
@@ -132,7 +140,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
   const query = queryOf(req, index, delta);
-  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
   // The user's latest events, when the plan read them already (segments), serve the taste and `exclude_seen`.
@@ -204,7 +212,7 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
 async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, index, delta);
-  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, query, delta);
+  const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const facets = facetCounter(req);
   const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), {

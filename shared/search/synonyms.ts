@@ -18,7 +18,7 @@ import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { coreList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { stem, tokens, words } from './text.ts';
+import { stem, terms, tokens, words } from './text.ts';
 
 export interface SynonymSet {
   id: number;
@@ -49,7 +49,7 @@ export interface SynonymStore {
 
 /** Sets a tenant may have. */
 export const MAX_SYNONYM_SETS = 1000;
-/** Words one query gains from synonyms at most. */
+/** Words and phrases one query gains from synonyms at most. */
 const MAX_ADDED_WORDS = 32;
 
 export interface SynonymInput {
@@ -123,9 +123,9 @@ export async function deleteSynonymSet(store: SynonymStore, tenant: string, id: 
 
 // Query time
 
-/** A set as serving applies it: phrases as stem sequences, and the words each brings. */
+/** A set as serving applies it: phrases as stem sequences, and the phrases each brings. */
 export interface SynonymRule {
-  /** Phrases that trigger (stems), each with the words it brings. */
+  /** Phrases that trigger (stems), each with the phrases it brings (as written). */
   triggers: { stems: string[]; brings: string[] }[];
 }
 
@@ -133,12 +133,12 @@ const stemsOf = (phrase: string) => tokens(phrase).map(stem);
 
 function compile(sets: readonly SynonymSet[]): SynonymRule[] {
   return sets.map((s) => {
-    const phrases = s.synonyms.map((p) => ({ stems: stemsOf(p), words: words(p) })).filter((p) => p.stems.length > 0);
+    const phrases = s.synonyms.map((p) => ({ stems: stemsOf(p), text: words(p).join(' ') })).filter((p) => p.stems.length > 0);
     if (s.type === 'one_way') {
       const stems = stemsOf(s.input ?? '');
-      return { triggers: stems.length ? [{ stems, brings: phrases.flatMap((p) => p.words) }] : [] };
+      return { triggers: stems.length ? [{ stems, brings: phrases.map((p) => p.text) }] : [] };
     }
-    return { triggers: phrases.map((p, k) => ({ stems: p.stems, brings: phrases.filter((_, j) => j !== k).flatMap((o) => o.words) })) };
+    return { triggers: phrases.map((p, k) => ({ stems: p.stems, brings: phrases.filter((_, j) => j !== k).map((o) => o.text) })) };
   });
 }
 
@@ -151,29 +151,47 @@ function containsRun(hay: readonly string[], needle: readonly string[]): boolean
 }
 
 /**
- * The query with its synonyms' words put before it (those `known` to the vocabulary, by stem,
- * and not already in it), or the query itself when no set applies.
+ * A query with what its synonym sets bring: `query` with the one-word synonyms put before it, and
+ * the synonyms of more than one term (`phrases`: "television set" for tv, or a Chinese, Japanese or
+ * Korean word, which is its character pairs), which ranking scores only where all their terms are
+ * (`RankRequest.phrases`): their words alone ("set") would match what the phrase does not mean.
  */
-export function applySynonyms(query: string, rules: readonly SynonymRule[], known: (stem: string) => boolean): string {
-  if (rules.length === 0) return query;
+export interface WithSynonyms {
+  query: string;
+  phrases: string[];
+}
+
+/**
+ * The query with what its synonym sets bring (`WithSynonyms`): the phrases of the sets it holds a
+ * trigger of, those whose terms the vocabulary holds (`known`, by stem) and the query does not
+ * hold all of already; the query itself when no set applies.
+ */
+export function applySynonyms(query: string, rules: readonly SynonymRule[], known: (stem: string) => boolean): WithSynonyms {
+  const none = { query, phrases: [] };
+  if (rules.length === 0) return none;
   const q = stemsOf(query);
-  if (q.length === 0) return query;
+  if (q.length === 0) return none;
   const have = new Set(q);
   const added: string[] = [];
+  const phrases: string[] = [];
   for (const r of rules) {
     for (const t of r.triggers) {
       if (!containsRun(q, t.stems)) continue;
       for (const w of t.brings) {
-        // A Chinese, Japanese or Korean word is its character pairs (text.ts `tokens`), each known.
-        const ss = stemsOf(w);
-        if (ss.every((s) => have.has(s)) || !ss.every(known) || added.length >= MAX_ADDED_WORDS) continue;
-        for (const s of ss) have.add(s);
-        added.push(w);
+        // Its terms: stop words take no part ("house of cards" needs house and card).
+        const ts = terms(w);
+        if (ts.length === 0 || ts.every((s) => have.has(s)) || !ts.every(known) || added.length + phrases.length >= MAX_ADDED_WORDS) continue;
+        for (const s of ts) have.add(s);
+        if (new Set(ts).size > 1) phrases.push(w);
+        else added.push(w);
       }
     }
   }
-  return added.length ? `${added.join(' ')} ${query}` : query;
+  return { query: added.length ? `${added.join(' ')} ${query}` : query, phrases };
 }
+
+/** The text a query with its synonyms is embedded and highlighted by: the phrases' words too. */
+export const synonymText = (s: WithSynonyms): string => (s.phrases.length ? `${s.phrases.join(' ')} ${s.query}` : s.query);
 
 /** How long a container reuses a tenant's synonym sets (SYNONYMS_CACHE_MS). */
 export const SYNONYMS_CACHE_MS = config().search.synonymsCacheMs;

@@ -341,6 +341,15 @@ describe('synonyms', () => {
     expect(typeof gone.body.error).toBe('string');
     expect((await P('DELETE', `/api/synonyms/${sid}`)).status).toBe(404);
     expect(await P('DELETE', `/api/synonyms/${oneWay.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
+
+    // A phrase finds what holds all its words: "running shoe" for trainer finds the shoes (the
+    // road runner's description holds both words), not every item that says running.
+    const phrase = await P('POST', '/api/synonyms', { synonyms: ['trainer', 'running shoe'] });
+    expect(phrase.status).toBe(201);
+    const found = await search({ query: 'trainer', highlight: true });
+    expect(new Set(ids(found))).toEqual(new Set([id.trainer, id.trail, id.road]));
+    expect(hits(found).find((h) => h.id === id.trail)?.highlight?.name).toBe('Trail <em>running</em> <em>shoe</em>');
+    expect(await P('DELETE', `/api/synonyms/${phrase.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 
   it('take items and admin keys, refuse others, and refuse bad sets with 400', async () => {

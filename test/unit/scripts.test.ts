@@ -5,7 +5,7 @@ import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { DEFAULT_TAGS, highlightText, snippet } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
-import { applySynonyms, synonymRules } from '../../shared/search/synonyms.ts';
+import { applySynonyms, synonymRules, synonymText } from '../../shared/search/synonyms.ts';
 import { normaliseQuery } from '../../shared/search/search-log.ts';
 import { compounds, fold, segmentWords, terms, tokens, withoutRequestWords, words } from '../../shared/search/text.ts';
 import { searchDoc } from '../helpers/fixtures.ts';
@@ -127,9 +127,10 @@ describe('Chinese, Japanese and Korean search', () => {
   it('applies synonyms written in these scripts', async () => {
     const rules = await synonymRules('t-cjk', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['携帯', 'スマートフォン'], created: 1, updated_at: 1 }]);
     const known = (t: string) => ['スマ', 'マー', 'ート', 'トフ', 'フォ', 'ォン', 'ケー', 'ース'].includes(t);
-    expect(applySynonyms('携帯ケース', rules, known)).toBe('スマートフォン 携帯ケース');
+    // A word of several pairs is brought as a phrase: its pairs must all be there.
+    expect(applySynonyms('携帯ケース', rules, known)).toEqual({ query: '携帯ケース', phrases: ['スマートフォン'] });
     // A phrase whose pairs are not all in the vocabulary is not added.
-    expect(applySynonyms('スマートフォン', rules, known)).toBe('スマートフォン');
+    expect(applySynonyms('スマートフォン', rules, known)).toEqual({ query: 'スマートフォン', phrases: [] });
   });
 });
 
@@ -226,7 +227,7 @@ describe('Thai, Lao, Khmer and Burmese text', () => {
   it('applies synonyms written in these scripts, whose words folding changes', async () => {
     const rules = await synonymRules('t-thai', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['remote', 'ทำงานที่บ้าน'], created: 1, updated_at: 1 }]);
     const known = (t: string) => ['remot', fold('ทำงาน'), 'ที่', 'บ้าน'].includes(t);
-    expect(words(applySynonyms('remote', rules, known))).toEqual(words('ทำงานที่บ้าน remote'));
+    expect(words(synonymText(applySynonyms('remote', rules, known)))).toEqual(words('ทำงานที่บ้าน remote'));
   });
 
   it('finds a word as it is typed, though the dictionary splits the half typed into other words', () => {

@@ -359,16 +359,43 @@ describe('synonyms at query time', () => {
   ];
   const known = (t: string) => ['run', 'shoe', 'trainer', 'sneaker', 'smartphon'].includes(t);
 
-  it('puts the words of matching sets before the query, only those the vocabulary has', async () => {
+  it('puts the words of matching sets before the query, and their phrases beside it, only those the vocabulary has', async () => {
     const rules = await synonymRules('t-syn', async () => sets);
-    expect(applySynonyms('red sneakers', rules, known)).toBe('running shoe trainer red sneakers');
+    const none = (query: string) => ({ query, phrases: [] });
+    expect(applySynonyms('red sneakers', rules, known)).toEqual({ query: 'trainer red sneakers', phrases: ['running shoe'] });
     // A phrase matches as a run of stems, in either form.
-    expect(applySynonyms('Running Shoes', rules, known)).toBe('sneaker trainer Running Shoes');
-    expect(applySynonyms('cheap cell phones', rules, known)).toBe('smartphone cheap cell phones');
+    expect(applySynonyms('Running Shoes', rules, known)).toEqual(none('sneaker trainer Running Shoes'));
+    expect(applySynonyms('cheap cell phones', rules, known)).toEqual(none('smartphone cheap cell phones'));
     // One-way: not back; and nothing applies to other words.
-    expect(applySynonyms('smartphone', rules, known)).toBe('smartphone');
-    expect(applySynonyms('phone cell', rules, known)).toBe('phone cell');
-    expect(applySynonyms('', rules, known)).toBe('');
+    expect(applySynonyms('smartphone', rules, known)).toEqual(none('smartphone'));
+    expect(applySynonyms('phone cell', rules, known)).toEqual(none('phone cell'));
+    expect(applySynonyms('', rules, known)).toEqual(none(''));
+    // A phrase's stop words take no part: "house of cards" needs house and card.
+    const card = await synonymRules('t-syn-stop', async () => [{ id: 3, type: 'one_way', input: 'hoc', synonyms: ['house of cards'], created: 1, updated_at: 1 }]);
+    expect(applySynonyms('hoc', card, (t) => ['hous', 'card'].includes(t))).toEqual({ query: 'hoc', phrases: ['house of cards'] });
+  });
+
+  it('score a phrase as one word, only where all its words are, alike in the delta and in a build', () => {
+    // {tv, television set}: "set" alone (cookware) or "television" alone (a stand) is not the phrase.
+    const items = [doc(1, 'Sony TV 55 inch'), doc(2, 'Old television set'), doc(3, 'Television stand'), doc(4, 'Cookware set of 5 pots'), doc(5, 'Set of television set cables')];
+    const run = (built: boolean, phrases: string[]) => {
+      const index = SearchIndex.build(built ? items : [], 64, 1);
+      const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs: items, masked: new Set() }, index);
+      const r = rank(index, delta, { query: 'tv', phrases, mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 10 });
+      return r.hits.map((h) => [h.doc.id, h.score]);
+    };
+    const found = run(true, ['television set']);
+    expect(found.map(([id]) => id).sort()).toEqual([1, 2, 5]);
+    expect(run(false, ['television set'])).toEqual(found);
+    // As one word: the mean of its words' scores, not their sum.
+    const [tv, set] = [run(true, []), run(true, ['television set'])];
+    expect(tv.map(([id]) => id)).toEqual([1]);
+    const stats = new PreparedDelta(undefined, SearchIndex.build(items, 64, 1)).stats();
+    const phraseIdf = (idfOf(stats.n, stats.df('televis')) + idfOf(stats.n, stats.df('set'))) / 2;
+    const tvIdf = idfOf(stats.n, stats.df('tv'));
+    const [ratioTv, ratioPhrase] = [(tv[0]?.[1] as number) / tvIdf, (set.find(([id]) => id === 2)?.[1] as number) / phraseIdf];
+    expect(ratioPhrase).toBeGreaterThan(0.5 * ratioTv);
+    expect(ratioPhrase).toBeLessThan(1.5 * ratioTv);
   });
 });
 
