@@ -17,7 +17,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, pairCode, type Field } from './analyze.ts';
-import { byTerm, terms, withoutRequestWords } from './text.ts';
+import { byTerm, terms, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -205,7 +205,9 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
   delta.bind(index);
   const keys = keysOf(index, delta, r);
   const out = new ResultPage(page);
-  if (r.query.trim() === '') {
+  // A query without a word (empty, spaces, punctuation or symbols only: "!!!") browses, as
+  // search analytics counts it (`normaliseQuery`).
+  if (r.query.trim() === '' || words(r.query).length === 0) {
     browse(keys, r, out);
     return { hits: out.hits(keys.docOf), total: out.total };
   }

@@ -272,6 +272,8 @@ describe('POST /v1/search', () => {
     expect(r.body.total).toBe(25);
     const browse = await search({ query: '', limit: 25 });
     expect(ids(browse)).toEqual([...made].reverse());
+    // A query without a word browses too, in every mode.
+    for (const mode of ['keyword', 'semantic', 'hybrid']) expect(ids(await search({ query: ' !!! ™ ', mode, limit: 25 })), mode).toEqual(ids(browse));
   });
 
   it('drops request words ("papers that discuss") from a long query, and keeps every word of a short one', async () => {
