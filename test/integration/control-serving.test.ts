@@ -221,7 +221,11 @@ describe('pages of a context list', () => {
     // 250 candles: deeper pages rank deeper past the pool (60 for limit 20), where the boosted
     // brand's candles move ahead; pages must still be positions in one list.
     for (let b = 0; b < 250; b += 100) {
-      const batch = Array.from({ length: Math.min(100, 250 - b) }, (_, k) => ({ name: `Candle ${b + k}`, description: `a candle${' wax'.repeat((b + k) % 7)}`, metadata: { brand: brands[(b + k) % 3] } }));
+      const batch = Array.from({ length: Math.min(100, 250 - b) }, (_, k) => ({
+        name: `Candle ${b + k}`,
+        description: `a candle${' wax'.repeat((b + k) % 7)}`,
+        metadata: { brand: brands[(b + k) % 3] },
+      }));
       expect((await t.demo.core('POST', '/v1/items', batch)).status).toBe(201);
     }
     await until(
