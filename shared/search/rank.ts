@@ -17,7 +17,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, pairCode, type Field } from './analyze.ts';
-import { byTerm, terms, withoutRequestWords, words } from './text.ts';
+import { byTerm, phraseTerms, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -370,7 +370,17 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
       best[key] = 0;
     }
   }
-  for (const phrase of phrases) phraseScores(phrase, stats, score, touched);
+  // Phrases, cheapest first (their terms' postings), while they fit in the postings a long query's
+  // words are held to (RANKING.maxPostings), the cheapest always: 32 phrases of common words
+  // would otherwise read a large catalog's postings 32 times over.
+  const costed = phrases.map((p) => ({ p, ts: phraseTerms(p) })).map((c) => ({ ...c, cost: c.ts.reduce((n, t) => n + stats.df(t), 0) }));
+  costed.sort((a, b) => a.cost - b.cost || byTerm(a.p, b.p));
+  let spent = 0;
+  for (const { ts, cost } of costed) {
+    if (spent > 0 && spent + cost > RANKING.maxPostings) break;
+    spent += cost;
+    phraseScores(ts, stats, score, touched);
+  }
 }
 
 /**
@@ -379,8 +389,8 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
  * rarest first (the fewest documents carried from one to the next), the same wherever a document
  * is, build or delta.
  */
-function phraseScores(phrase: string, stats: CollectionStats, score: (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => void, touched: IntList): void {
-  const ts = [...new Set(terms(phrase))].sort((a, b) => stats.df(a) - stats.df(b) || byTerm(a, b));
+function phraseScores(terms: readonly string[], stats: CollectionStats, score: (t: string, widf: number, target: Float64Array, list: IntList, max: boolean) => void, touched: IntList): void {
+  const ts = [...terms].sort((a, b) => stats.df(a) - stats.df(b) || byTerm(a, b));
   const m = ts.length;
   if (m === 0 || stats.df(ts[0] as string) === 0) return;
   const size = scratch.acc.length;

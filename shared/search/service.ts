@@ -14,11 +14,11 @@ import { decodeCursor, encodeCursor, encodeOffsetCursor } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
-import { highlightDoc, type HighlightTags } from './highlight.ts';
+import { highlightDoc, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
-import { applySynonyms, synonymText, type SynonymRule, type WithSynonyms } from './synonyms.ts';
+import { synonymsIn, synonymText, type SynonymRule, type WithSynonyms } from './synonyms.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import { pagedView, type SearchDeps } from './views.ts';
 import type { Explanation } from '../control/pipeline.ts';
@@ -57,9 +57,9 @@ export interface SearchRequest {
  * The query ranking sees: the request's without its request words (a long query's "papers
  * about", rankingQuery), with the words of its synonyms the vocabulary (index or delta) holds.
  */
-function queryOf(req: SearchRequest, index: SearchIndex, delta: PreparedDelta): WithSynonyms {
+function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
   const query = rankingQuery(req.query);
-  return req.synonyms?.length ? applySynonyms(query, req.synonyms, (t) => index.has(t) || delta.terms.has(t)) : { query, phrases: [] };
+  return req.synonyms?.length ? synonymsIn(delta, query, req.synonyms) : { query, phrases: [] };
 }
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */
@@ -78,9 +78,9 @@ function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array |
 /** What a page's hits gain besides the item: highlighting. */
 function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, delta: PreparedDelta): (doc: SearchDoc) => { highlight?: ReturnType<typeof highlightDoc> } {
   if (!req.highlight) return () => ({});
-  const terms = new Set(index.expand(synonymText(query), delta).keys());
+  const terms = new Set(index.expand(query.query, delta).keys());
   const tags = req.highlight;
-  return (doc) => ({ highlight: highlightDoc(doc, terms, tags) });
+  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, query.phrases), tags) });
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */
@@ -104,7 +104,7 @@ function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, t
  */
 async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
-  const query = queryOf(req, index, delta);
+  const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const page = new SortedPage(req.sort, req.limit, after);
@@ -139,7 +139,7 @@ const SEEN_EVENTS = 100;
 async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
-  const query = queryOf(req, index, delta);
+  const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
@@ -211,7 +211,7 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
 /** A search by relevance: keyset pages, a cursor (score, id, build) after the last hit when more follow. */
 async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
-  const query = queryOf(req, index, delta);
+  const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
   const facets = facetCounter(req);

@@ -190,6 +190,13 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
   return { query: added.length ? `${added.join(' ')} ${query}` : query, phrases };
 }
 
+/**
+ * `applySynonyms` against a catalog as it is now: a term is known when an item holds it (the
+ * build's copy of a changed item holds its words no more), as a build of the same items counts
+ * it, so that the same query brings the same synonyms before and after the build.
+ */
+export const synonymsIn = (catalog: { liveDf(term: string): number }, query: string, rules: readonly SynonymRule[]): WithSynonyms => applySynonyms(query, rules, (t) => catalog.liveDf(t) > 0);
+
 /** The text a query with its synonyms is embedded and highlighted by: the phrases' words too. */
 export const synonymText = (s: WithSynonyms): string => (s.phrases.length ? `${s.phrases.join(' ')} ${s.query}` : s.query);
 

@@ -304,8 +304,13 @@ export const isPossessiveS = (text: string, at: number): boolean => {
  * as one word. Their parts are the highlighter's runs (letters, digits, marks, invisible
  * characters and the symbols that fold into letters).
  */
-const COMPOUND_PART = `[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]+`;
-const COMPOUND = new RegExp(`${COMPOUND_PART}(?:[-'&\\u2010\\u2011\\u2019\\uff07]${COMPOUND_PART})+`, 'gu');
+const COMPOUND_CHAR = `[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]`;
+// From the start of a run only: tried again inside a long run (one that ends in a lone hyphen,
+// "aaa…a-"), each start went back through the rest of the run, quadratic in its length.
+const COMPOUND = new RegExp(`(?<!${COMPOUND_CHAR})${COMPOUND_CHAR}+(?:[-'&\\u2010\\u2011\\u2019\\uff07]${COMPOUND_CHAR}+)+`, 'gu');
+/** A compound is joined of 8 words and 64 letters at most ("state-of-the-art" is 4 and 13): longer runs of joined words are no word a user types. */
+const MAX_COMPOUND_WORDS = 8;
+const MAX_COMPOUND_LENGTH = 64;
 /** Numbers joined by a hyphen are a range or a date ("3-4 person", "2024-01-15"), not a word. */
 const NUMBERS = /^[\p{N}\p{P}]+$/u;
 const JOINER = /[-'&\u2010\u2011\u2019\uff07]/;
@@ -322,7 +327,9 @@ export function* compounds(text: string): Generator<{ start: number; end: number
   if (!JOINER.test(text)) return;
   for (const m of text.matchAll(COMPOUND)) {
     const ws = words(m[0]);
-    if (ws.length > 1 && !isCjk(m[0]) && !isSpaceless(m[0]) && !NUMBERS.test(m[0])) yield { start: m.index, end: m.index + m[0].length, word: ws.join('') };
+    if (ws.length < 2 || ws.length > MAX_COMPOUND_WORDS || isCjk(m[0]) || isSpaceless(m[0]) || NUMBERS.test(m[0])) continue;
+    const word = ws.join('');
+    if (word.length <= MAX_COMPOUND_LENGTH) yield { start: m.index, end: m.index + m[0].length, word };
   }
 }
 
@@ -387,6 +394,9 @@ export function terms(text: string): string[] {
   for (const w of tokens(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
   return out;
 }
+
+/** A synonym phrase's distinct index terms (`RankRequest.phrases`). */
+export const phraseTerms = (phrase: string): string[] => [...new Set(terms(phrase))];
 
 /**
  * Edit distance counting an insertion, deletion, substitution or swap of two adjacent letters as

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SearchView } from '../../shared/search/catalog.ts';
+import { RANKING } from '../../shared/search/constants.ts';
 import { HashingEmbedding, itemText, normalize } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
@@ -7,10 +8,10 @@ import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
-import { DEFAULT_TAGS, snippet } from '../../shared/search/highlight.ts';
+import { DEFAULT_TAGS, highlightText, snippet, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
-import { applySynonyms, synonymRules, type SynonymSet } from '../../shared/search/synonyms.ts';
+import { applySynonyms, synonymRules, synonymsIn, type SynonymSet } from '../../shared/search/synonyms.ts';
 
 const emb = new HashingEmbedding(64);
 const doc = (id: number, name: string, metadata: SearchDoc['metadata'] = {}): SearchDoc => ({
@@ -375,6 +376,37 @@ describe('synonyms at query time', () => {
     expect(applySynonyms('hoc', card, (t) => ['hous', 'card'].includes(t))).toEqual({ query: 'hoc', phrases: ['house of cards'] });
   });
 
+  it('bring the same words before and after a build: a word only a changed item held is no more known', async () => {
+    const rules = await synonymRules('t-syn-live', async () => [
+      { id: 1, type: 'two_way', input: null, synonyms: ['sofa', 'couch'], created: 1, updated_at: 1 },
+      { id: 2, type: 'two_way', input: null, synonyms: ['tv', 'television screen'], created: 1, updated_at: 1 },
+    ]);
+    const before = [doc(1, 'Couch cover'), doc(2, 'Coach bag'), doc(3, 'Television screen cleaner'), doc(4, 'Sofa bed'), doc(6, 'TV stand')];
+    const after = [doc(1, 'Sofa cover'), doc(2, 'Coach bag'), doc(3, 'Monitor cleaner'), doc(4, 'Sofa bed'), doc(6, 'TV stand')];
+    const fresh = new PreparedDelta({ docs: [after[0] as SearchDoc, after[2] as SearchDoc], masked: new Set() }, SearchIndex.build(before, 64, 1));
+    const built = new PreparedDelta(undefined, SearchIndex.build(after, 64, 1));
+    for (const q of ['sofa', 'tv']) expect(synonymsIn(fresh, q, rules), q).toEqual(synonymsIn(built, q, rules));
+    expect(synonymsIn(fresh, 'sofa', rules)).toEqual({ query: 'sofa', phrases: [] });
+    // (Known while an item holds it: the couch of the build, before the change.)
+    expect(synonymsIn(new PreparedDelta(undefined, SearchIndex.build(before, 64, 1)), 'sofa', rules).query).toBe('couch sofa');
+  });
+
+  it('score phrases cheapest first while their postings fit in the budget of a long query, the cheapest always', () => {
+    const items = [doc(1, 'alpha beta'), doc(2, 'alpha beta'), ...Array.from({ length: 5 }, (_, i) => doc(3 + i, 'gamma delta'))];
+    const index = SearchIndex.build(items, 64, 1);
+    const matched = (phrases: string[]) =>
+      rank(index, new PreparedDelta(undefined, index), { query: 'omega', phrases, mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 10 }).total;
+    expect(matched(['gamma delta', 'alpha beta'])).toBe(7);
+    const before = RANKING.maxPostings;
+    RANKING.maxPostings = 4;
+    try {
+      expect(matched(['gamma delta', 'alpha beta'])).toBe(2);
+      expect(matched(['gamma delta'])).toBe(5);
+    } finally {
+      RANKING.maxPostings = before;
+    }
+  });
+
   it('score a phrase as one word, only where all its words are, alike in the delta and in a build', () => {
     // {tv, television set}: "set" alone (cookware) or "television" alone (a stand) is not the phrase.
     const items = [doc(1, 'Sony TV 55 inch'), doc(2, 'Old television set'), doc(3, 'Television stand'), doc(4, 'Cookware set of 5 pots'), doc(5, 'Set of television set cables')];
@@ -386,6 +418,15 @@ describe('synonyms at query time', () => {
     };
     const found = run(true, ['television set']);
     expect(found.map(([id]) => id).sort()).toEqual([1, 2, 5]);
+    // Highlighting marks a phrase's words in the items that hold it whole only.
+    const marks = (d: SearchDoc) => highlightText(d.name, withPhrasesHeld(new Set(['tv']), d, ['television set']), DEFAULT_TAGS);
+    expect(items.map(marks)).toEqual([
+      'Sony <em>TV</em> 55 inch',
+      'Old <em>television</em> <em>set</em>',
+      'Television stand',
+      'Cookware set of 5 pots',
+      '<em>Set</em> of <em>television</em> <em>set</em> cables',
+    ]);
     expect(run(false, ['television set'])).toEqual(found);
     // As one word: the mean of its words' scores, not their sum.
     const [tv, set] = [run(true, []), run(true, ['television set'])];
