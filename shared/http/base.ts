@@ -107,14 +107,25 @@ function pathOf(v: Visit): string {
 }
 
 /**
- * Walks a parsed body without recursion: too deep a nesting, or an object key `__proto__` (which
- * every object rebuilt by assignment, as zod does, turns into the prototype instead of a key) is
- * the 400 here, before anything walks the body recursively.
+ * Half of a UTF-16 surrogate pair alone, which JSON's escapes can write ("\ud800") but no text
+ * holds: stored as UTF-8 it becomes U+FFFD, so two user ids sent so would become one user.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const notText = (at: string) => {
+  const message = 'A string holds half of a UTF-16 surrogate pair alone (an escape \\ud800-\\udfff without its other half): it is no text.';
+  return new ValidationError(message, { [at]: [message] });
+};
+
+/**
+ * Walks a parsed body without recursion: too deep a nesting, an object key `__proto__` (which
+ * every object rebuilt by assignment, as zod does, turns into the prototype instead of a key) or
+ * a lone surrogate in a string or key is the 400 here, before anything walks the body recursively.
  */
 export function checkBodyShape(body: unknown): void {
   const stack: Visit[] = [{ value: body, level: 1, key: '', parent: undefined }];
   for (let v = stack.pop(); v; v = stack.pop()) {
     const { value, level } = v;
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw notText(pathOf(v));
     if (value === null || typeof value !== 'object') continue;
     if (level > MAX_BODY_DEPTH) {
       const message = `The request body nests more than ${MAX_BODY_DEPTH} levels deep.`;
@@ -125,6 +136,8 @@ export function checkBodyShape(body: unknown): void {
       continue;
     }
     const keys = Object.keys(value);
+    const odd = keys.find((k) => LONE_SURROGATE.test(k));
+    if (odd !== undefined) throw notText(pathOf({ value: undefined, level, key: odd, parent: v }));
     if (keys.includes('__proto__')) {
       const at = pathOf({ value: undefined, level, key: '__proto__', parent: v });
       throw new ValidationError('Invalid request body.', { [at]: ['__proto__ is not allowed as a field name.'] });

@@ -23,6 +23,8 @@ export interface HandlerInput<B, Q, P> {
   authorized: Promise<unknown>;
   /** Platform API: the API key's 8-character prefix (the audit trail's actor); undefined on the Core API. */
   actor: string | undefined;
+  /** The caller's scopes (Platform API: the API key's, or `admin` for a console admin). */
+  scopes: readonly string[];
 }
 
 export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
@@ -79,6 +81,7 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
       idPlan: s.idPlan,
       authorized: s.authConfirmed ?? Promise.resolve(),
       actor: s.actor,
+      scopes: s.scopes ?? [],
     });
     return toResult(flavor, s.requestId, reply);
   });

@@ -112,6 +112,14 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
   };
 }
 
+/**
+ * A part of a request that only `admin` may make, on a route other scopes may call (a template's
+ * `auto_promote`, which promotes versions: the docs make promotion `admin`'s): 403 for others.
+ */
+export function requireAdmin(scopes: readonly string[], what: string): void {
+  if (!scopes.includes('admin')) throw new PermissionError(`${what} needs the admin scope.`);
+}
+
 export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {
   body?: B;
   query?: Q;

@@ -92,6 +92,20 @@ let better: number;
 let worse: number;
 
 describe('auto-promotion', () => {
+  it("is admin's to set, as promotion is: an events key may write templates, not point one at an endpoint", async () => {
+    const eventsKey = (await P('POST', '/api/api-keys', { name: 'templates only', scopes: ['events'] })).body.key;
+    const policy = { auto_promote: { endpoint_name: 'main', min_factor: 0.001 } };
+    const refused = await P('POST', '/api/events/templates', { name: 'sneaky', event_types: eventTypes, ...policy }, eventsKey);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.error).toMatch(/auto_promote .*admin scope/);
+    const made = await P('POST', '/api/events/templates', { name: 'plain', event_types: eventTypes }, eventsKey);
+    expect(made.status).toBe(201);
+    expect((await P('PATCH', `/api/events/templates/${made.body.id}`, policy, eventsKey)).status).toBe(403);
+    // Clearing it, or any other change, stays open to the key; admin sets it.
+    expect((await P('PATCH', `/api/events/templates/${made.body.id}`, { auto_promote: null }, eventsKey)).status).toBe(200);
+    expect((await P('PATCH', `/api/events/templates/${made.body.id}`, policy)).status).toBe(200);
+  });
+
   it('refuses a policy naming an unknown endpoint', async () => {
     const r = await P('POST', '/api/events/templates', { name: 'x', event_types: eventTypes, auto_promote: { endpoint_name: 'nope' } });
     expect(r.status).toBe(400);

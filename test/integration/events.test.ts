@@ -107,6 +107,9 @@ describe('POST /v1/events', () => {
     ['a type-named payload that is not an object', { click: 5 }, 'click'],
     ['a reserved type name', { type: 'metadata' }, 'type'],
     ['a malformed item_id', { item_id: 'has space' }, 'item_id'],
+    // Stored as UTF-8, a lone surrogate becomes U+FFFD: "a\ud800" and "a\udfff" would be one user.
+    ['a user_id holding half a surrogate pair', { user_id: 'a\ud800' }, 'user_id'],
+    ['a payload key holding half a surrogate pair', { extra: { 'k\udfff': 1 } }, 'extra.k\udfff'],
   ])('rejects %s', async (_label, over, field) => {
     const r = await t.demo.core('POST', '/v1/events', [ev(over)]);
     expectCoreError(r, 400, 'invalid_request_error', 'validation_error');

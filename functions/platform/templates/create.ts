@@ -1,7 +1,11 @@
 import { consoleStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
+import { requireAdmin } from '#shared/http/middleware';
 import { created } from '#shared/http/respond';
 import { createTemplate } from '#shared/domain/templates';
 import { templateBody } from '#shared/schemas/console';
 
-export const handler = platformHandler('platform/templates/create', { body: templateBody }, async ({ tenant, body }) => created(await createTemplate(consoleStore(), tenant, body)));
+export const handler = platformHandler('platform/templates/create', { body: templateBody }, async ({ tenant, body, scopes }) => {
+  if (body.auto_promote) requireAdmin(scopes, 'auto_promote (it promotes versions to a serving endpoint)');
+  return created(await createTemplate(consoleStore(), tenant, body));
+});
