@@ -27,8 +27,10 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: 
   for (const [k, v] of Object.entries(req.headers)) {
     if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
   }
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  // Without a prototype, as API Gateway's JSON event parses: `?__proto__=1` is a parameter (an
+  // unknown one, 400), not the object's prototype, and `constructor` is not found in it unsent.
+  const query: Record<string, string> = Object.create(null);
+  for (const [k, v] of url.searchParams) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
   const now = new Date(nowMs());
   return {
     version: '2.0',

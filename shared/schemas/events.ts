@@ -2,6 +2,9 @@ import * as z from 'zod/mini';
 import { contextIdInBody, ID_PATTERN, limitParam, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 
+/** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */
+const missingOr = (missing: string, wrong: string) => (issue: { input?: unknown }) => (issue.input === undefined ? missing : wrong);
+
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 const MAX_EVENT_BYTES = 32_768;
@@ -15,11 +18,11 @@ const optionalText = z.optional(z.nullable(z.string().check(z.minLength(1), z.ma
 
 const eventFields = z.catchall(
   z.object({
-    type: z.string({ error: 'type is required' }).check(
+    type: z.string({ error: missingOr('type is required', 'type must be a string') }).check(
       z.regex(EVENT_TYPE_PATTERN, 'type must match ^[a-z][a-z0-9_]{0,63}$'),
       z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), 'type may not be a reserved field name'),
     ),
-    user_id: z.string({ error: 'user_id is required' }).check(
+    user_id: z.string({ error: missingOr('user_id is required', 'user_id must be a string') }).check(
       z.minLength(1, 'user_id must not be empty'),
       z.maxLength(256, 'user_id must be at most 256 characters'),
       // A path segment of "." or ".." is resolved away by URL parsers (clients' and servers'), so
@@ -27,7 +30,10 @@ const eventFields = z.catchall(
       z.refine((u) => u !== '.' && u !== '..', 'user_id may not be "." or ".." (a URL path cannot name it, so the user could not be erased)'),
     ),
     item_id: z.pipe(
-      z.pipe(z.union([z.string(), z.int().check(z.positive())], { error: 'item_id is required (string or integer)' }), z.transform(String)),
+      z.pipe(
+        z.union([z.string(), z.int().check(z.positive())], { error: missingOr('item_id is required (string or integer)', 'item_id must be a string or a positive integer') }),
+        z.transform(String),
+      ),
       z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
     ),
     context_id: z.optional(z.nullable(contextIdInBody)),

@@ -292,6 +292,17 @@ describe('a body sent to a route that takes none (docs/api.md: unknown fields ar
   });
 });
 
+describe('query parameters named as Object.prototype names its members', () => {
+  it('are parameters like any other: unknown ones are 400, on the Platform and the Core API', async () => {
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const r = await t.demo.platform('GET', `/api/contexts?${name}=1&limit=1`);
+      expect(r.status, name).toBe(400);
+      expect(r.body.error, name).toMatch(/Unknown field/);
+      expectCoreError(await t.demo.core('GET', `/v1/items?${name}=1`), 400, 'invalid_request_error', 'validation_error');
+    }
+  });
+});
+
 describe('names a person gives records', () => {
   it('are refused when only spaces, on contexts, keys, clients, templates and rules; the message names the field once', async () => {
     const P = (method: string, path: string, body: unknown) => t.demo.platform(method, path, body);

@@ -141,6 +141,13 @@ describe('validation messages', () => {
     ]);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u'.repeat(257), item_id: '1' }], 'body'))['0.user_id']).toEqual(['user_id must be at most 256 characters']);
     expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: '1', occurred_at: -1 }], 'body'))['0.occurred_at']).toEqual(['occurred_at must not be negative']);
+    // A field sent with the wrong type is not "required".
+    const event = (over: object) => fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: '1', ...over }], 'body'));
+    expect(event({ user_id: 5 })['0.user_id']).toEqual(['user_id must be a string']);
+    expect(event({ user_id: undefined })['0.user_id']).toEqual(['user_id is required']);
+    expect(event({ item_id: 1.5 })['0.item_id']).toEqual(['item_id must be a string or a positive integer']);
+    expect(event({ item_id: undefined })['0.item_id']).toEqual(['item_id is required (string or integer)']);
+    expect(event({ type: 7 })['0.type']).toEqual(['type must be a string']);
     // A list too long inside a union of a value and a list (whose own error is "Invalid input").
     const inList = (n: number) => [{ field: 'metadata.x', op: 'in', value: Array.from({ length: n }, (_, i) => i) }];
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: inList(1001) }, 'body'))['filters.0.value']).toEqual(['at most 1000 values']);
