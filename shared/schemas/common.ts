@@ -69,6 +69,12 @@ export const displayName = z
 
 export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
 
+/** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */
+export const missingOr =
+  (missing: string, wrong: string) =>
+  (issue: { input?: unknown }): string =>
+    issue.input === undefined ? missing : wrong;
+
 const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
 
 /**

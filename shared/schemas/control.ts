@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, limitParam, numericId, unstorable } from './common.ts';
+import { between, displayName, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { documentAs, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -31,11 +31,10 @@ const condition = z
       .string({ error: 'field must be a string' })
       .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
     op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
-    value: z.optional(
-      z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], {
-        error: 'value must be a string, number, boolean or a list of them',
-      }),
-    ),
+    // Every op takes one (`exists` true or false): required, as the OpenAPI document says.
+    value: z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], {
+      error: missingOr('value is required', 'value must be a string, number, boolean or a list of them'),
+    }),
   })
   .check(
     z.superRefine((c, ctx) => {

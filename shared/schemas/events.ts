@@ -1,9 +1,6 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, limitParam, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
-
-/** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */
-const missingOr = (missing: string, wrong: string) => (issue: { input?: unknown }) => (issue.input === undefined ? missing : wrong);
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;

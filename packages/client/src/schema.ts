@@ -3566,7 +3566,7 @@ export interface operations {
                         field: string;
                         /** @enum {string} */
                         op: "eq" | "neq" | "in" | "gte" | "lte" | "exists";
-                        value?: (string | number | boolean) | (string | number | boolean)[];
+                        value: (string | number | boolean) | (string | number | boolean)[];
                     }[];
                     boost: number;
                     segment_id?: number | null;
@@ -3673,7 +3673,7 @@ export interface operations {
                         field: string;
                         /** @enum {string} */
                         op: "eq" | "neq" | "in" | "gte" | "lte" | "exists";
-                        value?: (string | number | boolean) | (string | number | boolean)[];
+                        value: (string | number | boolean) | (string | number | boolean)[];
                     }[];
                     boost?: number;
                     segment_id?: number | null;
