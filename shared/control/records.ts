@@ -342,6 +342,12 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
   const { before, after } = await withRetry<{ before: Stored<Experiment>; after: Stored<Experiment> }>(STARTS, async () => {
     const changed = await changeExperiment(c, who, id, b);
+    // A segment newly named is checked again after the write, as a create does (see putNaming).
+    const { before: was, after: now } = changed;
+    if (now.segment_id !== null && now.segment_id !== was.segment_id && !(await segmentLive(c, who.tenant, now.segment_id))) {
+      await undo(c, who.tenant, 'experiment', id, was, now);
+      throw notFound('segment', now.segment_id);
+    }
     const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
     if (!others.length) return { value: changed };
     await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
@@ -360,6 +366,8 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
       );
     }
     if (b.variants && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its variants can be changed only while it is a Draft.`);
+    if (b.segment_id !== undefined && cur.status !== 'Draft') throw badState(`Experiment ${id} is ${cur.status}: its segment can be changed only while it is a Draft.`);
+    if (b.segment_id && b.segment_id !== cur.segment_id) await needSegment(c, who.tenant, b.segment_id);
     const variants = b.variants ? variantsOf(b.variants) : undefined;
     if (variants) await needEndpoints(c, who.tenant, variants);
     const now = nowSeconds();
@@ -372,6 +380,7 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
       name: b.name,
       attribution_window_seconds: b.attribution_window_seconds,
       variants,
+      segment_id: b.segment_id,
       status: b.status,
       ...(b.status === 'Running' ? { started_at: now } : {}),
       ...(b.status === 'Stopped' ? { stopped_at: now } : {}),

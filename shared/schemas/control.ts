@@ -248,6 +248,8 @@ export const experimentPatch = z
     status: z.optional(z.enum(['Running', 'Stopped'], { error: 'status must be Running or Stopped' })),
     attribution_window_seconds: z.optional(attributionWindow),
     variants: z.optional(variants),
+    /** While a Draft (as its variants): a segment, or null for everyone. */
+    segment_id: z.optional(z.nullable(positiveId('segment_id'))),
   })
   .check(atLeastOne);
 export type ExperimentPatch = z.output<typeof experimentPatch>;

@@ -238,6 +238,20 @@ describe('segments', () => {
     expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     expect(await P('POST', '/api/rules', rule({ segment_id: s.id }))).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
   });
+
+  it('a Draft experiment lets its segment go, as the 409 asks (a Running one keeps it)', async () => {
+    const s = ok(await P('POST', '/api/segments', { name: 'held by a draft', definition: segDef }), 201);
+    const other = ok(await P('POST', '/api/segments', { name: 'another', definition: segDef }), 201);
+    const e = ok(await P('POST', '/api/experiments', { name: 'draft', context_id: await context('draft segment'), segment_id: s.id, variants }), 201);
+    expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(409);
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { segment_id: other.id })).segment_id).toBe(other.id);
+    expect(await P('DELETE', `/api/segments/${s.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
+    expect(await P('PATCH', `/api/experiments/${e.id}`, { segment_id: s.id })).toMatchObject({ status: 404, body: { error: `No segment ${s.id}.` } });
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { segment_id: null })).segment_id).toBeNull();
+    ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
+    expect((await P('PATCH', `/api/experiments/${e.id}`, { segment_id: other.id })).status).toBe(400);
+    ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
+  });
 });
 
 describe('experiments', () => {

@@ -3020,6 +3020,7 @@ export interface operations {
                             exclude_seen?: boolean | null;
                         };
                     }[];
+                    segment_id?: number | null;
                 };
             };
         };
