@@ -13,6 +13,8 @@ export const eventTypeBody = z.strictObject({
   name: z.string().check(
     z.regex(EVENT_TYPE_PATTERN, 'name must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)'),
     z.refine((t) => !RESERVED_EVENT_FIELDS.has(t), `name may not be a field name of the event resource (${[...RESERVED_EVENT_FIELDS].join(', ')}): no event could carry it as its type`),
+    // An event's payload sits under its type, as an object key: one named constructor cannot be stored.
+    z.refine((t) => t !== 'constructor', 'name may not be constructor: an event carries its payload under its type, and no object key may be named constructor'),
   ),
   weight: z.int('weight must be an integer').check(...between('weight', 1, 100)),
 });

@@ -317,6 +317,14 @@ describe('names a person gives records', () => {
       expect(r.status, path).toBe(400);
       expect(r.body.error, path).toMatch(/name: name must not be blank/);
     }
+    // Control characters (NUL, line breaks): a name is one line a console shows.
+    for (const name of ['a\u0000b', 'two\nlines']) {
+      const r = await P('POST', '/api/contexts', { name });
+      expect(r.status, JSON.stringify(name)).toBe(400);
+      expect(r.body.error).toMatch(/name: name must not hold control characters/);
+    }
+    // An event type named constructor could never carry its payload (an object key items and events refuse).
+    expect(await P('POST', '/api/event-types', { name: 'constructor', weight: 1 })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/name may not be constructor/) } });
     const bad = await P('POST', '/api/model-endpoints', { endpoint_name: '-x' });
     expect(bad.body.error).toMatch(/endpoint_name: 1-64 letters/);
     expect(bad.body.error).not.toMatch(/endpoint_name: endpoint_name/);
