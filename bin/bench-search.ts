@@ -344,7 +344,7 @@ function inProcess(dir: string, shapes: boolean): void {
     for (const state of ['fresh', 'built'] as const) {
       const r = inProcessScores(c, state);
       lines.push(
-        `| ${c.name} | ${state} | ${r.keyword.toFixed(4)} | ${r.semantic.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${mini.toFixed(4)} | ${bm25f.toFixed(4)} | ${(r.hybrid / Math.max(mini, bm25f)).toFixed(3)} |`,
+        `| ${c.name} | ${state} | ${r.keyword.toFixed(4)} | ${r.semantic.toFixed(4)} | ${r.hybrid.toFixed(4)} | ${mini.toFixed(4)} | ${bm25f.toFixed(4)} | ${(r.hybrid / Math.max(mini, bm25f)).toFixed(4)} |`,
       );
     }
   }

@@ -1,6 +1,6 @@
 import { analyze } from './analyze.ts';
 import type { SearchDoc } from './engine.ts';
-import { compounds, fold, isCjk, phraseTerms, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
+import { compounds, fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -250,14 +250,14 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
 }
 
 /**
- * The terms to mark in a hit: the query's, and the terms of each synonym phrase the hit holds
+ * The terms to mark in a hit: the query's, and those of each synonym phrase (its `phraseTerms`) the hit holds
  * whole (`RankRequest.phrases`: ranking scores a phrase only there; "set" of "television set" is
  * not marked in "Cookware set").
  */
-export function withPhrasesHeld(terms: ReadonlySet<string>, doc: SearchDoc, phrases: readonly string[]): ReadonlySet<string> {
+export function withPhrasesHeld(terms: ReadonlySet<string>, doc: SearchDoc, phrases: readonly (readonly string[])[]): ReadonlySet<string> {
   if (phrases.length === 0) return terms;
   const held = analyze(doc).tf;
-  const whole = phrases.map(phraseTerms).filter((ts) => ts.length > 0 && ts.every((t) => held.has(t)));
+  const whole = phrases.filter((ts) => ts.length > 0 && ts.every((t) => held.has(t)));
   return whole.length ? new Set([...terms, ...whole.flat()]) : terms;
 }
 

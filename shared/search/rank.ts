@@ -373,7 +373,10 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
   // Phrases, cheapest first (their terms' postings), while they fit in the postings a long query's
   // words are held to (RANKING.maxPostings), the cheapest always: 32 phrases of common words
   // would otherwise read a large catalog's postings 32 times over.
-  const costed = phrases.map((p) => ({ p, ts: phraseTerms(p) })).map((c) => ({ ...c, cost: c.ts.reduce((n, t) => n + stats.df(t), 0) }));
+  const costed = phrases.map((p) => {
+    const ts = phraseTerms(p);
+    return { p, ts, cost: ts.reduce((n, t) => n + stats.df(t), 0) };
+  });
   costed.sort((a, b) => a.cost - b.cost || byTerm(a.p, b.p));
   let spent = 0;
   for (const { ts, cost } of costed) {

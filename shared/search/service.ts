@@ -19,6 +19,7 @@ import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
 import { synonymsIn, synonymText, type SynonymRule, type WithSynonyms } from './synonyms.ts';
+import { phraseTerms } from './text.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import { pagedView, type SearchDeps } from './views.ts';
 import type { Explanation } from '../control/pipeline.ts';
@@ -79,8 +80,9 @@ function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array |
 function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, delta: PreparedDelta): (doc: SearchDoc) => { highlight?: ReturnType<typeof highlightDoc> } {
   if (!req.highlight) return () => ({});
   const terms = new Set(index.expand(query.query, delta).keys());
+  const phrases = query.phrases.map(phraseTerms);
   const tags = req.highlight;
-  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, query.phrases), tags) });
+  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases), tags) });
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */

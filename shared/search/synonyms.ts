@@ -18,7 +18,7 @@ import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { coreList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { stem, terms, tokens, words } from './text.ts';
+import { phraseTerms, stem, tokens, words } from './text.ts';
 
 export interface SynonymSet {
   id: number;
@@ -179,10 +179,10 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
       if (!containsRun(q, t.stems)) continue;
       for (const w of t.brings) {
         // Its terms: stop words take no part ("house of cards" needs house and card).
-        const ts = terms(w);
+        const ts = phraseTerms(w);
         if (ts.length === 0 || ts.every((s) => have.has(s)) || !ts.every(known) || added.length + phrases.length >= MAX_ADDED_WORDS) continue;
         for (const s of ts) have.add(s);
-        if (new Set(ts).size > 1) phrases.push(w);
+        if (ts.length > 1) phrases.push(w);
         else added.push(w);
       }
     }

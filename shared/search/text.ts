@@ -305,15 +305,16 @@ export const isPossessiveS = (text: string, at: number): boolean => {
  * characters and the symbols that fold into letters).
  */
 const COMPOUND_CHAR = `[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]`;
+/** What joins a compound's words: hyphens (ASCII, U+2010, the non-breaking U+2011), apostrophes (ASCII, U+2019, full width) and the ampersand. */
+const JOINER = /[-'&\u2010\u2011\u2019\uff07]/;
 // From the start of a run only: tried again inside a long run (one that ends in a lone hyphen,
 // "aaa…a-"), each start went back through the rest of the run, quadratic in its length.
-const COMPOUND = new RegExp(`(?<!${COMPOUND_CHAR})${COMPOUND_CHAR}+(?:[-'&\\u2010\\u2011\\u2019\\uff07]${COMPOUND_CHAR}+)+`, 'gu');
+const COMPOUND = new RegExp(`(?<!${COMPOUND_CHAR})${COMPOUND_CHAR}+(?:${JOINER.source}${COMPOUND_CHAR}+)+`, 'gu');
 /** A compound is joined of 8 words and 64 letters at most ("state-of-the-art" is 4 and 13): longer runs of joined words are no word a user types. */
 const MAX_COMPOUND_WORDS = 8;
 const MAX_COMPOUND_LENGTH = 64;
 /** Numbers joined by a hyphen are a range or a date ("3-4 person", "2024-01-15"), not a word. */
 const NUMBERS = /^[\p{N}\p{P}]+$/u;
-const JOINER = /[-'&\u2010\u2011\u2019\uff07]/;
 
 /**
  * Each compound of a text (`COMPOUND`), where it starts and ends, as one word: its words

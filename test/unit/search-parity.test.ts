@@ -11,6 +11,7 @@ import type { FilterClause } from '../../shared/schemas/search.ts';
 import { DEFAULT_TAGS, highlightText, snippet, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
+import { phraseTerms } from '../../shared/search/text.ts';
 import { applySynonyms, synonymRules, synonymsIn, type SynonymSet } from '../../shared/search/synonyms.ts';
 
 const emb = new HashingEmbedding(64);
@@ -419,7 +420,7 @@ describe('synonyms at query time', () => {
     const found = run(true, ['television set']);
     expect(found.map(([id]) => id).sort()).toEqual([1, 2, 5]);
     // Highlighting marks a phrase's words in the items that hold it whole only.
-    const marks = (d: SearchDoc) => highlightText(d.name, withPhrasesHeld(new Set(['tv']), d, ['television set']), DEFAULT_TAGS);
+    const marks = (d: SearchDoc) => highlightText(d.name, withPhrasesHeld(new Set(['tv']), d, [phraseTerms('television set')]), DEFAULT_TAGS);
     expect(items.map(marks)).toEqual([
       'Sony <em>TV</em> 55 inch',
       'Old <em>television</em> <em>set</em>',
