@@ -112,7 +112,7 @@ export class QueryExpander {
       if (unknown && typos < RANKING.maxTypoWords) {
         // Take close vocabulary terms instead.
         typos++;
-        for (const x of this.near(t, typoEdits(w), extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
+        for (const x of this.near(w, t, typoEdits(w), extra, df)) if (!variants.has(x)) variants.set(x, [RANKING.fuzzyWeight, t]);
       }
       if (unknown && isLast && open) {
         // Half typed with a typo ("jakc" → jacket): an unknown last word also stands for the terms
@@ -222,28 +222,48 @@ export class QueryExpander {
       .map(([t]) => t);
   }
 
-  /** Terms (the build's and the delta's) within `max` edits of `term`: the 5 closest, most frequent first. */
-  private near(term: string, max: number, extra: ExtraVocab, df: (t: string) => number): string[] {
-    const hits: [string, number, number][] = [];
+  /**
+   * Terms (the build's and the delta's) within `max` edits of `term` (the unknown word's stem), or
+   * whose word as written is within `max` edits of `word` as typed: the 5 closest, most frequent
+   * first. Typos are made on words, not on stems: "pgrty" is one letter from "party" and two from
+   * its stem, parti; "estaitc" one swap from "estatic" and more from estat.
+   */
+  private near(word: string, term: string, max: number, extra: ExtraVocab, df: (t: string) => number): string[] {
+    const least = new Map<string, number>();
     const take = (v: string, d: number) => {
-      const n = df(v);
-      if (n > 0) hits.push([v, d, n]);
+      const before = least.get(v);
+      if (before === undefined || d < before) least.set(v, d);
     };
+    const { vocab, surface, surfaceStem } = this.build;
     // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned.
-    if (term.length - max <= this.longestTerm()) this.typoWork += forEachNear(this.build.vocab, term, max, take);
-    // The delta's new terms: walked the same way when sorted, else one by one.
+    const longest = this.longestTerm();
+    if (term.length - max <= longest) this.typoWork += forEachNear(vocab, term, max, take);
+    if (word !== term && word.length - max <= longest) this.typoWork += forEachNear(vocab, word, max, take);
+    this.typoWork += forEachNear(surface, word, max, (_, d, at) => take(vocab[surfaceStem[at] as number] as string, d));
+    // The delta's new terms and words: walked the same way when sorted, else one by one.
+    const near = (xs: Iterable<string>, q: string, fn: (x: string, d: number) => void) => {
+      for (const x of xs) {
+        if (Math.abs(x.length - q.length) > max || x[0] !== q[0]) continue;
+        const d = editDistance(q, x, max);
+        if (d <= max) fn(x, d);
+      }
+    };
     const fresh = (v: string, d: number) => {
       if (!this.build.has(v)) take(v, d);
     };
-    if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), term, max, fresh);
-    else {
-      for (const v of extra.terms.keys()) {
-        if (Math.abs(v.length - term.length) > max || v[0] !== term[0]) continue;
-        const d = editDistance(term, v, max);
-        if (d <= max) fresh(v, d);
-      }
+    const freshWord = (w: string, d: number) => {
+      const e = extra.surfaces.get(w);
+      if (e) take(e.stem, d);
+    };
+    for (const q of word === term ? [term] : [term, word]) {
+      if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), q, max, fresh);
+      else near(extra.terms.keys(), q, fresh);
     }
-    return hits
+    if (extra.sortedSurfaces) this.typoWork += forEachNear(extra.sortedSurfaces(), word, max, freshWord);
+    else near(extra.surfaces.keys(), word, freshWord);
+    return [...least]
+      .map(([v, d]): [string, number, number] => [v, d, df(v)])
+      .filter(([, , n]) => n > 0)
       .sort((a, b) => a[1] - b[1] || b[2] - a[2] || byTerm(a[0], b[0]))
       .slice(0, 5)
       .map(([v]) => v);

@@ -198,6 +198,21 @@ describe('index and ranking', () => {
     expect(run(index, 'cushione')).toEqual([2]);
   });
 
+  it('judges a typo on the word as typed, not only on its stem', () => {
+    // "pgrty" is one letter from "party" and two from its stem (parti); "estaitc" one swap from
+    // "estatic" and two edits from its stem (estat); "jsese" one swap from "jesse" (stem jess).
+    const idx = SearchIndex.build([doc(1, 'Party Ben'), doc(2, 'Estatic Fear'), doc(3, 'Jesse Cook'), doc(4, 'Pgr')], 64, 1);
+    expect(run(idx, 'pgrty ben ')).toEqual([1]);
+    expect(run(idx, 'pgrty ')).toEqual([1]);
+    expect(run(idx, 'estaitc fear ')).toEqual([2]);
+    expect(run(idx, 'jsese ')).toEqual([3]);
+    // The same when the items are in the delta (searchable before a build), and with both.
+    const items = [doc(1, 'Party Ben'), doc(2, 'Estatic Fear'), doc(3, 'Jesse Cook'), doc(4, 'Pgr')];
+    const empty = SearchIndex.build([], 64, 1);
+    const delta = new PreparedDelta({ docs: items, masked: new Set() });
+    for (const q of ['pgrty ', 'estaitc fear ', 'jsese ']) expect(run(empty, q, 'keyword', delta), q).toEqual(run(idx, q));
+  });
+
   it('takes an unknown half-typed word for the terms it starts within a typo, below its exact completions', () => {
     const idx = SearchIndex.build([doc(1, 'Jackal plush'), doc(2, 'Rain jacket'), doc(3, 'Waterproof boots')], 64, 1);
     // "jakc" starts neither, but is one swap from "jack", which starts both.
