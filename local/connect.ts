@@ -5,7 +5,7 @@ import { closeTable, makeTable, type TableRef } from '../shared/data/client.ts';
 import { dynamoCredentialStore } from '../shared/data/credentials.ts';
 import { localProvisioner } from '../shared/domain/credentials.ts';
 import { assertLocalEndpoint, ensureTable, startDynalite } from './dynamo.ts';
-import { alive, lockDataDir } from './lock.ts';
+import { lockDataDir, running } from './lock.ts';
 import { LOCAL_TABLE, paths, urlsFor, type StackInfo } from './stack.ts';
 
 export interface LocalConnection {
@@ -23,7 +23,7 @@ export async function connectLocal(dataDir: string, defaultPort: number): Promis
   const p = paths(resolve(dataDir));
   if (existsSync(p.stack)) {
     const info = JSON.parse(readFileSync(p.stack, 'utf8')) as StackInfo;
-    if (alive(info.pid)) {
+    if (running(info)) {
       assertLocalEndpoint(info.dynamodb_endpoint);
       return { table: makeTable(info.table, info.dynamodb_endpoint, 'us-east-1'), port: info.port, close: async () => {} };
     }

@@ -17,34 +17,59 @@ export function alive(pid: number): boolean {
   }
 }
 
+/**
+ * When a process started, as Linux counts it (clock ticks since boot, /proc/<pid>/stat's 22nd
+ * field), or undefined where there is no /proc or no such process: with its pid, it tells a
+ * process from a later one given the same pid (a container started again numbers its processes
+ * as before, so a killed server's pid is often the new server's own, or its parent's).
+ */
+export function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name, which is in parentheses and may hold spaces; the 3rd field is first.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's process still runs: its pid is alive and, where both are known, started when the lock says. */
+export function running(held: { pid: number; start?: string | undefined }): boolean {
+  if (!alive(held.pid)) return false;
+  const now = held.start === undefined ? undefined : startTimeOf(held.pid);
+  return now === undefined || now === held.start;
+}
+
 export const lockFile = (dataDir: string) => join(dataDir, 'server.lock');
 
 /** Who holds the data directory: a server (`npm start`) or an admin command that opened it itself. */
 export type LockRole = 'server' | 'admin command';
 
-function holder(file: string): { pid: number; role: LockRole } | undefined {
+function holder(file: string): { pid: number; start?: string | undefined; role: LockRole } | undefined {
   try {
-    const lock = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; role?: unknown };
+    const lock = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; start?: unknown; role?: unknown };
     const pid = Number(lock.pid);
-    return Number.isSafeInteger(pid) && pid > 0 ? { pid, role: lock.role === 'admin command' ? 'admin command' : 'server' } : undefined;
+    const start = typeof lock.start === 'string' ? lock.start : undefined;
+    return Number.isSafeInteger(pid) && pid > 0 ? { pid, start, role: lock.role === 'admin command' ? 'admin command' : 'server' } : undefined;
   } catch {
     return undefined; // gone meanwhile, or not a lock of ours
   }
 }
 
 /**
- * Takes the data directory for this process: `server.lock` holds its pid (the database's files
- * must not be opened by two processes). A lock whose process is gone (it was killed, or the
- * machine restarted) is taken over; one of a running process (this one included: a second
- * stack of this process on the same directory) is refused with a StartupError. Answers the
- * release, which removes the lock if it is still this process's.
+ * Takes the data directory for this process: `server.lock` holds its pid and start time (the
+ * database's files must not be opened by two processes). A lock whose process is gone (it was
+ * killed, or the machine or container restarted: the pid may then be another process's, this
+ * one's included, started later) is taken over; one of a running process (this one included: a
+ * second stack of this process on the same directory) is refused with a StartupError. Answers
+ * the release, which removes the lock if it is still this process's.
  */
 export function lockDataDir(dataDir: string, role: LockRole = 'server'): () => void {
   const file = lockFile(dataDir);
   // Written whole first, then linked into place (which fails if a lock exists): a lock is never
   // seen half written.
   const mine = `${file}.${process.pid}`;
-  writeFileSync(mine, `${JSON.stringify({ pid: process.pid, role, started_at: new Date().toISOString() })}\n`);
+  writeFileSync(mine, `${JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), role, started_at: new Date().toISOString() })}\n`);
   try {
     return takeLock(dataDir, file, mine);
   } finally {
@@ -62,14 +87,15 @@ function takeLock(dataDir: string, file: string, mine: string): () => void {
         value: () => {
           if (released) return;
           released = true;
-          if (holder(file)?.pid === process.pid) rmSync(file, { force: true });
+          const now = holder(file);
+          if (now?.pid === process.pid && now.start === startTimeOf(process.pid)) rmSync(file, { force: true });
         },
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const held = holder(file);
-    if (held && alive(held.pid)) {
+    if (held && running(held)) {
       throw new StartupError(`${dataDir} is in use by another ${held.role} (pid ${held.pid}). Stop that one first, or use another data directory (DATA_DIR=...).`);
     }
     // Stale: its process is gone. Removed unless another start replaced it meanwhile; whoever

@@ -36,6 +36,8 @@ export interface LocalQueueOptions {
    * runs for days would keep every message it ever sent (an import of 100,000 items sends as many).
    */
   recordSent?: boolean;
+  /** Delivers nothing until `resume()` (messages are taken and journaled meanwhile). */
+  held?: boolean;
 }
 
 /**
@@ -66,6 +68,7 @@ export class LocalQueue {
     private readonly opts: LocalQueueOptions,
   ) {
     this.log = opts.recordSent ? [] : undefined;
+    this.stopped = opts.held ?? false;
     this.deadLetterFile = opts.deadLetterFile ? new LineFile(opts.deadLetterFile) : undefined;
     if (opts.journalFile) {
       this.journal = new QueueJournal(opts.journalFile);

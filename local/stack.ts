@@ -1,6 +1,6 @@
 // First: the local defaults hold before any module below reads them as it loads.
 import './defaults.ts';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../shared/auth/signer.ts';
 import { makeTable } from '../shared/data/client.ts';
@@ -21,7 +21,7 @@ import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { startHttpServer } from './server.ts';
 import { scheduledFunction } from './api-pool.ts';
 import type { AccessEntry } from './access-log.ts';
-import { lockDataDir, StartupError } from './lock.ts';
+import { lockDataDir, StartupError, startTimeOf } from './lock.ts';
 import { prepareConsole } from './console-static.ts';
 import { ensureDemoConsoleUser, type ConsoleLogin } from './console-user.ts';
 
@@ -44,8 +44,23 @@ export const paths = (dataDir: string) => ({
 });
 
 /** What a running local stack records about itself, so the admin CLI can reach it. */
+/** Writes `file` whole or not at all: a temporary file, flushed to disk, then renamed over it. */
+function replaceFile(file: string, text: string, mode = 0o644): void {
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w', mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
 export interface StackInfo {
   pid: number;
+  /** The server's start time by its pid (`startTimeOf`), to tell it from a later process given the same pid. */
+  start?: string | undefined;
   port: number;
   base_url: string;
   dynamodb_endpoint: string;
@@ -153,6 +168,10 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   // SQS and its event sources: an in-process queue per queue, delivering to the same worker handlers.
   // Each worker runs in its own thread, as its own Lambda would: a long index build never
   // blocks the API.
+  // A data folder with credentials is a restart: its training runs are recovered (below) before
+  // the training queue delivers, or a run the journal delivers again would be started by this
+  // process and then ended as interrupted by the recovery.
+  const fresh = !existsSync(p.credentials);
   const localQueues = new Map<QueueName, LocalQueue>();
   const threads: ThreadedHandler[] = [];
   for (const [name, spec] of Object.entries(queueSpecs) as [QueueName, (typeof queueSpecs)[QueueName]][]) {
@@ -176,6 +195,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
         // consumers; training runs one at a time.
         concurrency: name === 'embedding' ? 4 : 1,
         recordSent: opts.recordSentMessages ?? false,
+        held: name === 'training' && !fresh,
       }),
     );
   }
@@ -213,7 +233,6 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const stores = storesFor(table);
   const store = stores.credentials;
   let credentials: Credentials;
-  const fresh = !existsSync(p.credentials);
   if (!fresh) {
     credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
   } else {
@@ -225,9 +244,11 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     }
   }
   credentials = { ...credentials, ...(await ensureDemoConsoleUser(table, credentials.tenant, credentials)) };
-  writeFileSync(p.credentials, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  const info: StackInfo = { pid: process.pid, port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
-  writeFileSync(p.stack, `${JSON.stringify(info, null, 2)}\n`);
+  // Replaced whole (the secrets in it are stored only hashed: a kill between truncating the file
+  // and writing it would lose them for good).
+  replaceFile(p.credentials, `${JSON.stringify(credentials, null, 2)}\n`, 0o600);
+  const info: StackInfo = { pid: process.pid, start: startTimeOf(process.pid), port: http.port, base_url: credentials.base_url, dynamodb_endpoint: dynamo.endpoint, table: LOCAL_TABLE };
+  replaceFile(p.stack, `${JSON.stringify(info, null, 2)}\n`);
   // Training runs a previous process had queued or was running: a run it was running is ended as
   // interrupted; a queued run's message is sent again (the queue's journal delivers it too, but a
   // data folder from before the journals has none; a second message for a started run does
@@ -238,6 +259,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
       for (const line of await recoverLocalRuns({ console: stores.console, queue: workQueue }, tenant))
         console.log(`training run ${tenant}/${line}: the server restarted while it was queued or running`);
     }
+    localQueues.get('training')?.resume();
   }
   // Imported only when a seed runs: the demo pulls in search and training code, whose settings
   // are read at import (a test stack sets them after this module is loaded).

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until } from '../helpers/stack.ts';
@@ -65,6 +65,49 @@ describe('local server', () => {
       await again.stop();
     }
   }, 60_000);
+
+  it('runs a training run queued before a restart to its end: recovery comes before the queue delivers it again', async () => {
+    // A crash review's find: the journal delivered the run as the queue was made, the worker set it
+    // going, and the restart's recovery (later in startup) then ended it as interrupted while it ran.
+    const t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50' });
+    dirs.push(t.dataDir);
+    const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
+    const items = await t.demo.core(
+      'POST',
+      '/v1/items',
+      Array.from({ length: 100 }, (_, i) => ({ name: `thing ${i}`, metadata: { category: `c${i % 5}` } })),
+    );
+    const ids = (items.body.data as { id: string }[]).map((x) => x.id);
+    for (let b = 0; b < 8; b++) {
+      const events = Array.from({ length: 500 }, (_, k) => ({ type: 'view', user_id: `u${(b * 500 + k) % 400}`, item_id: ids[(b * 37 + k * 13) % ids.length] }));
+      expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    }
+    const view = (await P('POST', '/api/event-types', { name: 'view', weight: 1 })).body.id;
+    const tpl = await P('POST', '/api/events/templates', { name: 'default', event_types: [{ id: view, weight: 1 }], thresholds: { per_signal_min: 1, total_min: 10 } });
+    await P('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
+    // As a kill right after the 202 would leave it: queued and journaled, never delivered.
+    (t.stack.workQueue.queues.get('training') as LocalQueue).stop();
+    const run = await P('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'bpr', epochs: 50, batch_size: 64 } });
+    expect(run.status).toBe(202);
+    await t.stop({ keepData: true });
+    const again = await spawnServer(t.dataDir);
+    try {
+      const client = new TenantClient(again.base, again.creds);
+      const ended = await until(
+        () => client.platform('GET', `/api/training-jobs/${run.body.job_name}`),
+        (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status),
+        60_000,
+      );
+      expect(ended.body.status, JSON.stringify(ended.body)).toBe('Completed');
+      // Its credentials, rewritten at each start, were replaced whole, and are still its owner's only.
+      expect(statSync(join(t.dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
+      expect(existsSync(join(t.dataDir, 'credentials.json.tmp'))).toBe(false);
+      const log = await client.platform('GET', `/api/training-jobs/logs/${run.body.job_name}`);
+      expect(log.body.lines.map((l: { message: string }) => l.message).join('\n')).not.toMatch(/interrupted/);
+    } finally {
+      await again.stop();
+    }
+  }, 120_000);
 
   it('ends its maintenance pass (a thread of its own) when it stops: a run in progress ends, none starts after', async () => {
     const t = await startTestStack();

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServerConfig } from '../../shared/config.ts';
 import { accessLine, batchedLines, messageLine } from '../../local/access-log.ts';
-import { lockDataDir, lockFile, StartupError } from '../../local/lock.ts';
+import { lockDataDir, lockFile, StartupError, startTimeOf } from '../../local/lock.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -123,6 +123,26 @@ describe('data directory lock', () => {
     writeFileSync(lockFile(dir), 'garbage');
     lockDataDir(dir)();
     expect(existsSync(lockFile(dir))).toBe(false);
+  });
+
+  it('is taken over when its pid now belongs to a later process, this one included (a container started again)', () => {
+    const dir = tempDir();
+    // A killed server's lock, whose pid is this process's in a new container: it started earlier.
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid, start: '1', role: 'server' }));
+    const release = lockDataDir(dir);
+    const taken = JSON.parse(readFileSync(lockFile(dir), 'utf8'));
+    expect(taken.start).toBe(startTimeOf(process.pid));
+    expect(taken.start).not.toBe('1');
+    // The same for another running process's pid (the parent's: npm's, in a container).
+    release();
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: process.ppid, start: '1' }));
+    lockDataDir(dir)();
+    // With its own start time it is that process's, running: refused.
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: process.ppid, start: startTimeOf(process.ppid) }));
+    expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by another server \\(pid ${process.ppid}\\)`));
+    // A lock written before start times (none): a running pid holds it, as before.
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: process.ppid }));
+    expect(() => lockDataDir(dir)).toThrow(StartupError);
   });
 
   it('is not removed by a release once another process took it over', () => {
