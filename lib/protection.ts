@@ -24,6 +24,9 @@ export interface TokenEndpointFirewallProps {
  * throttles, the `$default` route's own throttle (anonymous requests to unknown paths), token and
  * key checks that fail before any table read, and the per-tenant quota (see docs/api.md).
  */
+/** The blocked requests' answer (its key among the web ACL's custom response bodies). */
+const SLOW_DOWN = 'slow_down';
+
 export class TokenEndpointFirewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
 
@@ -35,11 +38,16 @@ export class TokenEndpointFirewall extends Construct {
       description: 'Cognito user pool token endpoint - requests per source address',
       defaultAction: { allow: {} },
       visibilityConfig: metric('token-endpoint'),
+      // The token endpoint's own rate limit answers as the local one does (api-decisions.md: 429
+      // `slow_down`, RFC 6749's envelope), not with WAF's default 403 page.
+      customResponseBodies: {
+        [SLOW_DOWN]: { contentType: 'APPLICATION_JSON', content: JSON.stringify({ error: 'slow_down', error_description: 'Too many requests from this address; retry later.' }) },
+      },
       rules: [
         {
           name: 'RequestsPerSourceAddress',
           priority: 0,
-          action: { block: {} },
+          action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: SLOW_DOWN } } },
           statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.requestsPerAddress, evaluationWindowSec: props.windowSeconds } },
           visibilityConfig: metric('token-endpoint-per-address'),
         },

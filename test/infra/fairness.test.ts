@@ -36,14 +36,17 @@ const statementsOf = (r: Record<string, Resource>, fn: Resource): any[] => {
 const quotaStatements = (r: Record<string, Resource>, fn: Resource) => statementsOf(r, fn).filter((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
 
 describe('token endpoint firewall (AWS WAF)', () => {
-  it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes', () => {
+  it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes, with 429 slow_down', () => {
     const acls = ofType(resources, 'AWS::WAFv2::WebACL');
     expect(acls).toHaveLength(1);
     const acl = acls[0]![1].Properties;
     expect(acl.Scope).toBe('REGIONAL');
     expect(acl.DefaultAction).toEqual({ Allow: {} });
     expect(acl.Rules).toHaveLength(1);
-    expect(acl.Rules[0].Action).toEqual({ Block: {} });
+    // Blocked with the token endpoint's own answer (api-decisions.md): 429 slow_down, not WAF's 403 page.
+    expect(acl.Rules[0].Action).toEqual({ Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'slow_down' } } });
+    expect(acl.CustomResponseBodies.slow_down.ContentType).toBe('APPLICATION_JSON');
+    expect(JSON.parse(acl.CustomResponseBodies.slow_down.Content)).toMatchObject({ error: 'slow_down' });
     expect(acl.Rules[0].Statement).toEqual({ RateBasedStatement: { AggregateKeyType: 'IP', Limit: 300, EvaluationWindowSec: 300 } });
     expect(acl.Rules[0].VisibilityConfig.CloudWatchMetricsEnabled).toBe(true);
   });
