@@ -23,6 +23,13 @@ export class TokenBucket {
     return ok;
   }
 
+  /** Whole seconds until `key` has a token again (at least 1): a refused request's Retry-After. */
+  retryAfter(key: string): number {
+    const b = this.buckets.get(key);
+    const tokens = b ? Math.min(this.burst, b.tokens + (this.now() - b.at) * this.ratePerSecond) : this.burst;
+    return Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond));
+  }
+
   /** Gives back one token taken from `key` (up to the burst): the request turned out not to count. */
   refund(key: string): void {
     const b = this.buckets.get(key);

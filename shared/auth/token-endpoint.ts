@@ -12,6 +12,16 @@ const oauthError = (code: string, message: string, status?: number) => {
   return new ApiError(type, code, message, status ? { status } : {});
 };
 
+/** A limit's 429 `slow_down`, with when to retry (Retry-After, in seconds). */
+const slowDown = (message: string, bucket: TokenBucket, key: string) =>
+  new ApiError('rate_limit_error', 'slow_down', message, { status: 429, headers: { 'retry-after': String(bucket.retryAfter(key)) } });
+
+/**
+ * The longest request body read (characters): a client-credentials request is a grant type and
+ * at most a few scopes. Longer ones are refused before they are parsed.
+ */
+const MAX_TOKEN_BODY = 8192;
+
 /** Tokens issued, per client: charged only once the client's secret verified. */
 let clientBucket: TokenBucket | undefined;
 /**
@@ -51,16 +61,17 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   // Every request holds one of its address's failed attempts until its secret verifies, so
   // concurrent guesses cannot overrun the limit; a verified request gives it back.
   const address = req.sourceIp;
-  if (!failureBucket.take(address)) throw oauthError('slow_down', 'Too many failed token requests from this address; retry later.', 429);
+  if (!failureBucket.take(address)) throw slowDown('Too many failed token requests from this address; retry later.', failureBucket, address);
   const creds = basicCredentials(req.authorization);
   if (!creds) throw oauthError('invalid_client', 'Send the client credentials as HTTP Basic authentication.');
   if (!/^application\/x-www-form-urlencoded\b/i.test(req.contentType ?? '')) {
     throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
   }
+  if (req.body.length > MAX_TOKEN_BODY) throw oauthError('invalid_request', `The request body is longer than ${MAX_TOKEN_BODY} characters.`);
   const form = new URLSearchParams(req.body);
   // RFC 6749 §3.1: a parameter sent more than once is an invalid request, not the first (or last) of them.
-  const names = [...form.keys()];
-  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  const seen = new Set<string>();
+  const repeated = [...form.keys()].find((n) => seen.size === seen.add(n).size);
   if (repeated !== undefined) throw oauthError('invalid_request', `${repeated.slice(0, 64)} may be sent only once.`);
   const grant = form.get('grant_type');
   if (!grant) throw oauthError('invalid_request', 'grant_type is required.');
@@ -69,7 +80,7 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   const client = CLIENT_ID_PATTERN.test(creds.id) ? await authenticateClient(store, creds.id, creds.secret) : undefined;
   if (!client) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
   failureBucket.refund(address);
-  if (!clientBucket.take(client.client_id)) throw oauthError('slow_down', 'Too many token requests; retry later.', 429);
+  if (!clientBucket.take(client.client_id)) throw slowDown('Too many token requests; retry later.', clientBucket, client.client_id);
   const requested = form.get('scope');
   let scopes: string[] = client.scopes;
   if (requested !== null) {

@@ -74,6 +74,7 @@ describe('POST /oauth2/token', () => {
     expect(codes).toContain(429);
     const limited = await c.fetchToken();
     expect(limited.body).toEqual({ error: 'slow_down', error_description: expect.any(String) });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Resource calls with an existing token keep working.
     for (let i = 0; i < 15; i++) expect((await c.core('GET', '/v1/items', undefined, { token })).status).toBe(200);
   });

@@ -23,9 +23,8 @@ interface Reply {
  * A token request sent from the loopback address given (all of 127.0.0.0/8 is this host on
  * Linux, so 127.0.0.2 is a second client address to a server on 127.0.0.1).
  */
-function tokenFrom(localAddress: string, id: string, secret: string): Promise<Reply> {
+function tokenFrom(localAddress: string, id: string, secret: string, body = 'grant_type=client_credentials'): Promise<Reply & { retryAfter: string | undefined }> {
   const url = new URL('/oauth2/token', t.base);
-  const body = 'grant_type=client_credentials';
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
@@ -43,7 +42,7 @@ function tokenFrom(localAddress: string, id: string, secret: string): Promise<Re
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Reply['body'] }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Reply['body'], retryAfter: res.headers['retry-after'] }));
       },
     );
     req.on('error', reject);
@@ -56,6 +55,28 @@ const B = '127.0.0.3';
 const C = '127.0.0.4';
 
 describe('token endpoint rate limits (issue 18, defect 3)', () => {
+  it('refuses a repeated parameter and a body no token request needs at once; a limited address is told when to retry', async () => {
+    const { client_id: id, client_secret: secret } = t.demo.creds;
+    const D = '127.0.0.6';
+    expect(await tokenFrom(D, id, secret, 'grant_type=client_credentials&scope=a&grant_type=x')).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'grant_type may be sent only once.' },
+    });
+    // A security review's find: the repeated-parameter check was quadratic, and 100,000
+    // parameters (0.9 MB) held the whole server 21 s.
+    const huge = Array.from({ length: 100_000 }, (_, i) => `a${i}=1`).join('&');
+    const started = Date.now();
+    expect(await tokenFrom(D, id, secret, huge)).toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: 'The request body is longer than 8192 characters.' } });
+    expect(Date.now() - started).toBeLessThan(2000);
+    const many = Array.from({ length: 900 }, (_, i) => `a${i}=1`).join('&');
+    expect((await tokenFrom(D, id, secret, `${many}&a0=2`)).body.error_description).toBe('a0 may be sent only once.');
+    // Wrong secrets until the address is limited: the 429 says when to retry.
+    let last = await tokenFrom(D, id, 'wrong');
+    for (let i = 0; i < 20 && last.status !== 429; i++) last = await tokenFrom(D, id, 'wrong');
+    expect(last.status).toBe(429);
+    expect(Number(last.retryAfter)).toBeGreaterThanOrEqual(1);
+  });
+
   it('30 wrong secrets for a client from one address do not stop that client getting tokens from another', async () => {
     const { client_id: id, client_secret: secret } = t.demo.creds;
     const statuses: number[] = [];
