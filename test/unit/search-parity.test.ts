@@ -8,7 +8,7 @@ import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
-import { DEFAULT_TAGS, highlightText, snippet, withPhrasesHeld } from '../../shared/search/highlight.ts';
+import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
 import { phraseTerms } from '../../shared/search/text.ts';
@@ -351,6 +351,18 @@ describe('snippets', () => {
     // Nothing matched: the opening.
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('w0 w1 w2…');
     expect(snippet('short & sweet', new Set(['sweet']), DEFAULT_TAGS)).toBe('short &amp; <em>sweet</em>');
+  });
+
+  it('chooses from the first 5,000 characters of a long text, cut after a space', () => {
+    const words = (n: number, w = 'word') => Array.from({ length: n }, () => w).join(' ');
+    // "word " is 5 characters: the shoe at character 4,000 is found, the boot at 15,000 is not looked for.
+    const text = `${words(800)} shoe ${words(2200)} boot ${words(1000)}`;
+    expect(text.length).toBeGreaterThan(4 * SNIPPET_SCAN);
+    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…word word <em>shoe</em>…');
+    expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('word word word…');
+    // Fewer words than a window in the part read: that part, and the ellipsis.
+    const one = `${'x'.repeat(SNIPPET_SCAN - 10)} shoe ${'y'.repeat(SNIPPET_SCAN)}`;
+    expect(snippet(one, new Set(['shoe']), DEFAULT_TAGS)).toBe(`${'x'.repeat(SNIPPET_SCAN - 10)} <em>shoe</em> …`);
   });
 });
 
