@@ -223,10 +223,11 @@ const platformRoutes: PlatformRoute[] = [
   platform('PUT', '/api/rerank-controls', 'platform/rerank/put', CONTROL_WRITE),
   platform('GET', '/api/audit', 'platform/audit/list', { table: ['Query'] }),
   // Search administration (synonym sets, search analytics): one module, so one function and
-  // one grant for all six routes.
+  // one grant for all six routes. Admin only: api-decisions.md lets `items` keys call item search
+  // and index status, and synonyms change every search's results.
   ...(['POST /api/synonyms', 'GET /api/synonyms', 'GET /api/synonyms/{id}', 'PATCH /api/synonyms/{id}', 'DELETE /api/synonyms/{id}', 'GET /api/analytics/searches'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'platform/search-admin/routes', SEARCH_ADMIN, ['items']);
+    return platform(method, path, 'platform/search-admin/routes', SEARCH_ADMIN);
   }),
 ];
 

@@ -352,13 +352,19 @@ describe('synonyms', () => {
     expect(await P('DELETE', `/api/synonyms/${phrase.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 
-  it('take items and admin keys, refuse others, and refuse bad sets with 400', async () => {
+  it('take admin keys only (api-decisions.md: items keys call item search and index status), and refuse bad sets with 400', async () => {
     const items = (await P('POST', '/api/api-keys', { name: 'merch', scopes: ['items'] })).body.key as string;
     const events = (await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] })).body.key as string;
-    const made = await P('POST', '/api/synonyms', { synonyms: ['tee', 'shirt'] }, items);
+    // A security review's find: an items key could change every search's results.
+    expect((await P('POST', '/api/synonyms', { synonyms: ['tee', 'shirt'] }, items)).status).toBe(403);
+    expect((await P('GET', '/api/analytics/searches', undefined, items)).status).toBe(403);
+    const made = await P('POST', '/api/synonyms', { synonyms: ['tee', 'shirt'] });
     expect(made.status).toBe(201);
-    expect((await P('GET', '/api/synonyms', undefined, events)).status).toBe(403);
-    expect(await P('DELETE', `/api/synonyms/${made.body.id}`, undefined, items)).toMatchObject({ status: 200, body: { deleted: true } });
+    for (const key of [items, events]) {
+      expect((await P('GET', '/api/synonyms', undefined, key)).status).toBe(403);
+      expect((await P('DELETE', `/api/synonyms/${made.body.id}`, undefined, key)).status).toBe(403);
+    }
+    expect(await P('DELETE', `/api/synonyms/${made.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
     for (const body of [
       { synonyms: ['only one'] },
       { synonyms: ['a', 'a'] },

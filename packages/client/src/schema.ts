@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Search analytics
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session: any role (`admin`, `viewer`).
          */
@@ -741,7 +741,7 @@ export interface paths {
         };
         /**
          * List synonym sets
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session: any role (`admin`, `viewer`).
          */
@@ -749,7 +749,7 @@ export interface paths {
         put?: never;
         /**
          * Create a synonym set
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
@@ -769,7 +769,7 @@ export interface paths {
         };
         /**
          * Read a synonym set
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session: any role (`admin`, `viewer`).
          */
@@ -778,7 +778,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a synonym set
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
@@ -787,7 +787,7 @@ export interface paths {
         head?: never;
         /**
          * Change a synonym set
-         * @description API key scopes: admin, items.
+         * @description API key scopes: admin.
          *
          *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
          */
