@@ -35,7 +35,9 @@ export const useConsoleIdentity = (i: ConsoleIdentity | undefined): void => {
 let failuresByAddress: TokenBucket | undefined;
 let failuresByEmail: TokenBucket | undefined;
 
-const slowDown = () => new ApiError('rate_limit_error', 'slow_down', 'Too many failed sign-ins; wait a minute and try again.');
+/** 429 with when the bucket that refused has a token again (Retry-After, in seconds). */
+const slowDown = (bucket: TokenBucket, key: string) =>
+  new ApiError('rate_limit_error', 'slow_down', 'Too many failed sign-ins; wait a minute and try again.', { headers: { 'retry-after': String(bucket.retryAfter(key)) } });
 
 /**
  * Checks email and password with the identity port and opens a session. Like the token endpoint,
@@ -47,10 +49,13 @@ export async function signIn(email: string, password: string, mfaCode: string | 
   failuresByAddress ??= new TokenBucket(s.refillPerSecond * 10, s.failuresPerAddress);
   failuresByEmail ??= new TokenBucket(s.refillPerSecond, s.failuresPerEmail);
   const who = email.toLowerCase();
-  if (!failuresByAddress.take(sourceIp)) throw slowDown();
+  if (!failuresByAddress.take(sourceIp)) throw slowDown(failuresByAddress, sourceIp);
+  // While an email's failures are used up its password is not checked at all, the right one
+  // included (as Cognito's own lockout does): guessing gets nothing from them, at the price that
+  // someone who knows the email can keep it refused by failing once per refill.
   if (!failuresByEmail.take(who)) {
     failuresByAddress.refund(sourceIp);
-    throw slowDown();
+    throw slowDown(failuresByEmail, who);
   }
   const user = await consoleIdentity().verify(who, password, mfaCode);
   if (!user) throw new AuthenticationError('Wrong email or password.');

@@ -97,10 +97,13 @@ describe('console sessions', () => {
   });
 
   it('slows down repeated failures for one email (429), and the right password still works for others', async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await signIn('locked@example.com', `guess-${i}`)).r.status);
+    const replies: Api[] = [];
+    for (let i = 0; i < 5; i++) replies.push((await signIn('locked@example.com', `guess-${i}`)).r);
+    const statuses = replies.map((r) => r.status);
     expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
     expect(statuses.slice(3)).toEqual([429, 429]);
+    // Told when to try again: the email's bucket refills one failure every 30 s here.
+    expect(Number(replies[4]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await demoLogin()).r.status).toBe(200);
   });
 
