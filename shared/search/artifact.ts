@@ -11,6 +11,8 @@ interface Header {
   /** Words whose stem differs from them (their stems' vocab indexes in section `surfaceStem`); absent in older artifacts. */
   surface?: string[];
   lists: number;
+  /** Whether section `surfaceDf` (documents per surface word) is there; absent in older artifacts. */
+  surfaceDf?: boolean;
 }
 
 export function packIndex(p: IndexParts): Uint8Array {
@@ -23,6 +25,7 @@ export function packIndex(p: IndexParts): Uint8Array {
     ['scales', p.scales],
     ['hasVector', p.hasVector],
     ['surfaceStem', p.surfaceStem],
+    ...(p.surfaceDf ? [['surfaceDf', p.surfaceDf] as [string, Typed]] : []),
     ...(p.ivf ? [['centroids', p.ivf.centroids] as [string, Typed], ...p.ivf.lists.map((l, i): [string, Typed] => [`list${i}`, l])] : []),
   ];
   const header: Header = {
@@ -33,6 +36,7 @@ export function packIndex(p: IndexParts): Uint8Array {
     vocab: p.vocab,
     surface: p.surface,
     lists: p.ivf?.lists.length ?? 0,
+    ...(p.surfaceDf ? { surfaceDf: true } : {}),
   };
   return packSections(header, arrays);
 }
@@ -60,6 +64,8 @@ export function unpackIndex(bytes: Uint8Array): IndexParts {
     // Artifacts built before words were kept match a half-typed word against stems only.
     surface: header.surface ?? [],
     surfaceStem: header.surface ? get<Uint32Array>('surfaceStem') : new Uint32Array(0),
+    // Artifacts built before it was kept take every surface word as held by a live document.
+    surfaceDf: header.surface && header.surfaceDf ? get<Uint32Array>('surfaceDf') : undefined,
     offsets: get<Uint32Array>('offsets'),
     postingDocs: get<Uint32Array>('postingDocs'),
     postingTfs: get<Uint16Array>('postingTfs'),

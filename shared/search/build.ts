@@ -13,6 +13,8 @@ export interface IndexParts {
   /** Words whose stem differs from them, sorted, and the vocab index of each one's stem. */
   surface: string[];
   surfaceStem: Uint32Array;
+  /** How many documents write each surface word (absent in older artifacts). */
+  surfaceDf?: Uint32Array | undefined;
   /** postings of vocab[k] are docs[offsets[k]..offsets[k+1]), tfs 3 per posting. */
   offsets: Uint32Array;
   postingDocs: Uint32Array;
@@ -31,9 +33,13 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
   const lens = FIELD_NAMES.map(() => new Float32Array(n));
   const tmp = new Map<string, number[]>();
   const surfaces = new Map<string, string>();
+  const surfaceCounts = new Map<string, number>();
   docs.forEach((d, i) => {
     const a = analyze(d);
-    for (const [w, t] of a.surface) surfaces.set(w, t);
+    for (const [w, t] of a.surface) {
+      surfaces.set(w, t);
+      surfaceCounts.set(w, (surfaceCounts.get(w) ?? 0) + 1);
+    }
     a.len.forEach((l, f) => ((lens[f] as Float32Array)[i] = l));
     for (const [t, tf] of a.tf) {
       let p = tmp.get(t);
@@ -45,10 +51,11 @@ export function buildIndexParts(docs: SearchDoc[], dims: number, builtAt: number
   const vocabIndex = new Map(vocab.map((t, k) => [t, k]));
   const surface = [...surfaces.keys()].sort();
   const surfaceStem = Uint32Array.from(surface, (w) => vocabIndex.get(surfaces.get(w) as string) as number);
+  const surfaceDf = Uint32Array.from(surface, (w) => surfaceCounts.get(w) as number);
   const { offsets, postingDocs, postingTfs } = packPostings(vocab, tmp);
   const { vectors, scales, hasVector } = quantiseDocs(docs, dims);
   const stored = docs.map((d) => ({ ...d, vector: null }));
-  return { docs: stored, dims, builtAt, vocab, surface, surfaceStem, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
+  return { docs: stored, dims, builtAt, vocab, surface, surfaceStem, surfaceDf, offsets, postingDocs, postingTfs, lens, vectors, scales, hasVector, ivf: buildIvf(vectors, scales, hasVector, dims) };
 }
 
 /** Each term's postings (doc, 3 term frequencies: 4 numbers each) as offsets into two typed arrays, in vocabulary order. */

@@ -229,7 +229,7 @@ export class PreparedDelta implements ExtraVocab {
 
   /** The build bound to, and what its copies of masked documents held (taken out of the statistics). */
   private index: SearchIndex | undefined;
-  private hidden = { count: 0, len: [0, 0, 0], df: new Map<string, number>() };
+  private hidden = { count: 0, len: [0, 0, 0], df: new Map<string, number>(), surfaces: new Map<string, number>() };
 
   private termsAdded: string[] = [];
   private termsRemoved: string[] = [];
@@ -254,7 +254,7 @@ export class PreparedDelta implements ExtraVocab {
   bind(index: SearchIndex): void {
     if (this.index === index) return;
     this.index = index;
-    this.hidden = { count: 0, len: [0, 0, 0], df: new Map() };
+    this.hidden = { count: 0, len: [0, 0, 0], df: new Map(), surfaces: new Map() };
     this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
     this.vectors = new DeltaVectors(index.dims);
@@ -280,6 +280,17 @@ export class PreparedDelta implements ExtraVocab {
     // others (its items' words are read anew at the next build), and a term it never counted
     // would be taken below none, to a negative document frequency (an IDF of NaN).
     for (const t of a.tf.keys()) if (index.indexedUnder(t, i)) this.hidden.df.set(t, (this.hidden.df.get(t) ?? 0) + 1);
+    // And the words it writes otherwise than their stems, which the build counted the same way.
+    const surface = index.parts.surface;
+    for (const [w] of a.surface) {
+      const at = firstAtLeast(surface, w);
+      if (surface[at] === w) this.hidden.surfaces.set(w, (this.hidden.surfaces.get(w) ?? 0) + 1);
+    }
+  }
+
+  /** How many of the build's documents the delta hides write each surface word (`ExtraVocab.hiddenSurfaces`). */
+  get hiddenSurfaces(): ReadonlyMap<string, number> {
+    return this.hidden.surfaces;
   }
 
   /** Applies changed documents (newer versions replace older ones) and deletions. */

@@ -71,7 +71,14 @@ export class SearchIndex {
     this.dims = parts.dims;
     this.builtAt = parts.builtAt;
     parts.vocab.forEach((t, k) => this.termIndex.set(t, k));
-    this.expander = new QueryExpander({ vocab: parts.vocab, surface: parts.surface, surfaceStem: parts.surfaceStem, has: (t) => this.termIndex.has(t), df: (t) => this.df(t) });
+    this.expander = new QueryExpander({
+      vocab: parts.vocab,
+      surface: parts.surface,
+      surfaceStem: parts.surfaceStem,
+      surfaceDf: parts.surfaceDf,
+      has: (t) => this.termIndex.has(t),
+      df: (t) => this.df(t),
+    });
     parts.docs.forEach((d, i) => this.byId.set(d.id, i));
     this.ids = Float64Array.from(parts.docs, (d) => d.id);
     this.active = Uint8Array.from(parts.docs, (d) => (d.active ? 1 : 0));

@@ -17,6 +17,12 @@ export interface ExtraVocab {
    * of changed or deleted documents left out. Without it, the build's own counts.
    */
   liveDf?(term: string): number;
+  /**
+   * How many of the build's documents that are changed or deleted since write each of the build's
+   * surface words: a word no live document writes any more stands for nothing (as after the next
+   * build), though another word keeps its stem live.
+   */
+  hiddenSurfaces?: ReadonlyMap<string, number>;
 }
 export const NO_EXTRA: ExtraVocab = { terms: new Set(), surfaces: new Map() };
 
@@ -58,6 +64,8 @@ export interface BuildVocab {
   /** Words whose stem differs from them, sorted, and the vocab index of each one's stem. */
   surface: readonly string[];
   surfaceStem: ArrayLike<number>;
+  /** How many documents write each surface word (unknown for older builds: every word counts as written). */
+  surfaceDf?: ArrayLike<number> | undefined;
   has(term: string): boolean;
   df(term: string): number;
 }
@@ -69,6 +77,13 @@ export class QueryExpander {
   typoWork = 0;
 
   constructor(private readonly build: BuildVocab) {}
+
+  /** Whether a live document still writes the build's surface word at `at` (`ExtraVocab.hiddenSurfaces`). */
+  private written(at: number, extra: ExtraVocab): boolean {
+    const df = this.build.surfaceDf;
+    if (!df) return true;
+    return (df[at] as number) - (extra.hiddenSurfaces?.get(this.build.surface[at] as string) ?? 0) > 0;
+  }
 
   /**
    * Query terms with their weights: a word's own term by how often the query repeats it (BM25's
@@ -164,7 +179,9 @@ export class QueryExpander {
     const hits = new Set<string>();
     const { vocab, surface, surfaceStem } = this.build;
     forEachWithPrefix(vocab, prefix, (t) => hits.add(t));
-    forEachWithPrefix(surface, prefix, (_, i) => hits.add(vocab[surfaceStem[i] as number] as string));
+    forEachWithPrefix(surface, prefix, (_, i) => {
+      if (this.written(i, extra)) hits.add(vocab[surfaceStem[i] as number] as string);
+    });
     if (extra.sortedTerms) forEachWithPrefix(extra.sortedTerms(), prefix, (t) => hits.add(t));
     else for (const x of extra.terms.keys()) if (x.startsWith(prefix)) hits.add(x);
     if (extra.sortedSurfaces) {
@@ -200,7 +217,7 @@ export class QueryExpander {
     };
     const { vocab, surface, surfaceStem } = this.build;
     this.typoWork += forEachNear(vocab, word, max, take, true);
-    this.typoWork += forEachNear(surface, word, max, (_, d, at) => take(vocab[surfaceStem[at] as number] as string, d), true);
+    this.typoWork += forEachNear(surface, word, max, (_, d, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, d), true);
     const freshTerms = extra.sortedTerms ? extra.sortedTerms() : [...extra.terms.keys()].sort(byTerm);
     this.typoWork += forEachNear(freshTerms, word, max, take, true);
     const freshWords = extra.sortedSurfaces ? extra.sortedSurfaces() : [...extra.surfaces.keys()].sort(byTerm);
@@ -239,7 +256,7 @@ export class QueryExpander {
     const longest = this.longestTerm();
     if (term.length - max <= longest) this.typoWork += forEachNear(vocab, term, max, take);
     if (word !== term && word.length - max <= longest) this.typoWork += forEachNear(vocab, word, max, take);
-    this.typoWork += forEachNear(surface, word, max, (_, d, at) => take(vocab[surfaceStem[at] as number] as string, d));
+    this.typoWork += forEachNear(surface, word, max, (_, d, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, d));
     // The delta's new terms and words: walked the same way when sorted, else one by one.
     const near = (xs: Iterable<string>, q: string, fn: (x: string, d: number) => void) => {
       for (const x of xs) {
@@ -261,6 +278,17 @@ export class QueryExpander {
     }
     if (extra.sortedSurfaces) this.typoWork += forEachNear(extra.sortedSurfaces(), word, max, freshWord);
     else near(extra.surfaces.keys(), word, freshWord);
+    // A typo in the first letter counts as two (as Meilisearch counts it): only a word allowed two
+    // edits may have one, as its only edit, and only when no candidate shares its first letter
+    // (the walks above keep to the first letter, which spares most of the vocabulary).
+    if (max >= 2 && ![...least.keys()].some((v) => df(v) > 0)) {
+      for (const q of word === term ? [term] : [term, word]) {
+        this.typoWork += firstLetterTypos(vocab, q, (v) => take(v, 2));
+        this.typoWork += firstLetterTypos(extra.sortedTerms?.() ?? [...extra.terms.keys()].sort(byTerm), q, (v) => take(v, 2));
+      }
+      this.typoWork += firstLetterTypos(surface, word, (_, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, 2));
+      this.typoWork += firstLetterTypos(extra.sortedSurfaces?.() ?? [...extra.surfaces.keys()].sort(byTerm), word, (w) => freshWord(w, 2));
+    }
     return [...least]
       .map(([v, d]): [string, number, number] => [v, d, df(v)])
       .filter(([, , n]) => n > 0)
@@ -274,6 +302,44 @@ export class QueryExpander {
     if (this.longest < 0) this.longest = this.build.vocab.reduce((n, t) => Math.max(n, t.length), 0);
     return this.longest;
   }
+}
+
+/**
+ * Each value of sorted `xs` that is `q` with its first letter alone edited: another first letter,
+ * a letter put before it, it left out, or it swapped with the second; with its position. Looked up
+ * once per first letter `xs` holds (a binary search each), not scanned. Answers the look-ups made.
+ */
+function firstLetterTypos(xs: readonly string[], q: string, fn: (x: string, at: number) => void): number {
+  const first = q.charCodeAt(0);
+  // A first letter of two code units (beyond the basic plane) is left alone.
+  if (q.length < 2 || (first >= 0xd800 && first <= 0xdfff)) return 0;
+  let work = 0;
+  const found = new Set<number>();
+  const exact = (x: string) => {
+    work++;
+    const at = firstAtLeast(xs, x);
+    if (xs[at] === x && !found.has(at)) {
+      found.add(at);
+      fn(x, at);
+    }
+  };
+  exact(q.slice(1));
+  if (q[0] !== q[1]) exact(`${q[1]}${q[0]}${q.slice(2)}`);
+  for (let i = 0; i < xs.length; ) {
+    const c = (xs[i] as string).charCodeAt(0);
+    // From U+3000 on: Chinese, Japanese and Korean (whose words take no typos: `expand`), and the
+    // rest beyond the basic plane; thousands of first letters there, each its own look-up.
+    if (!(c < 0x3000)) break;
+    const letter = String.fromCharCode(c);
+    if (c !== first) {
+      exact(letter + q.slice(1));
+      exact(letter + q);
+    }
+    // The next first letter: past every value that starts with this one.
+    work++;
+    i = firstAtLeast(xs, String.fromCharCode(c + 1));
+  }
+  return work;
 }
 
 /** Each value of sorted `xs` that starts with `prefix`, with its position. */

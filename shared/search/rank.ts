@@ -538,7 +538,8 @@ function agreedDocuments(keys: Keys, r: RankRequest, kw: KeywordMatches, vec: Ke
   // A query that names one of its best keyword matches asks for that document (a product by its
   // name), not for what its neighbours are about: none is agreed on, so no term feedback; the
   // query vector still moves toward the first fusion's best, as with no agreed document (without
-  // that move both collections and the known-item queries ranked worse: docs/benchmarks.md).
+  // that move both collections and Last.fm's known-item queries ranked worse, MovieLens's as well
+  // as with it: docs/benchmarks.md).
   const inKeyword = new Set(byKeyword.keyView());
   const known = kw.known();
   for (const key of inKeyword) if (namedBy(keys.docOf(key), known)) return [];

@@ -363,6 +363,12 @@ describe('snippets', () => {
     // Fewer words than a window in the part read: that part, and the ellipsis.
     const one = `${'x'.repeat(SNIPPET_SCAN - 10)} shoe ${'y'.repeat(SNIPPET_SCAN)}`;
     expect(snippet(one, new Set(['shoe']), DEFAULT_TAGS)).toBe(`${'x'.repeat(SNIPPET_SCAN - 10)} <em>shoe</em> …`);
+    // Words joined by commas: the cut falls after a comma, not inside "shoelace" (a review's find:
+    // its first half was marked as "shoe"), nor between a letter and its accent.
+    const commas = `${'w,'.repeat(2498)}shoelace,${'w,'.repeat(5000)}`;
+    expect(snippet(commas, new Set(['shoe']), DEFAULT_TAGS, 3)).not.toContain('<em>');
+    const accent = `${'w,'.repeat(2498)}cafe\u0301,${'w,'.repeat(5000)}`;
+    expect(snippet(accent, new Set(['cafe']), DEFAULT_TAGS, 3)).not.toContain('<em>cafe</em>…');
   });
 });
 

@@ -213,6 +213,29 @@ describe('index and ranking', () => {
     for (const q of ['pgrty ', 'estaitc fear ', 'jsese ']) expect(run(empty, q, 'keyword', delta), q).toEqual(run(idx, q));
   });
 
+  it('takes a typo in the first letter as two: for a word of 8+ letters, when nothing shares its first letter', () => {
+    const items = [doc(1, 'Telescope mount'), doc(2, 'Keyboard stand'), doc(3, 'Waterproof jacket'), doc(4, 'Hatchback cover')];
+    const idx = SearchIndex.build(items, 64, 1);
+    // Another first letter, one put before it, it left out, it swapped with the second.
+    expect(run(idx, 'felescope ')).toEqual([1]);
+    expect(run(idx, 'akeyboard ')).toEqual([2]);
+    expect(run(idx, 'aterproof ')).toEqual([3]);
+    expect(run(idx, 'ahtchback ')).toEqual([4]);
+    // Under 8 letters a word has one edit, which a first letter's exceeds.
+    expect(run(idx, 'facket ')).toEqual([]);
+    // Nor with a second edit.
+    expect(run(idx, 'felescopa ')).toEqual([]);
+    // A candidate with the same first letter is taken instead ("telescape" is one edit from it).
+    const both = SearchIndex.build([doc(1, 'Telescape'), doc(2, 'Kelescope')], 64, 1);
+    expect(run(both, 'kelescape ')).toEqual([2]);
+    // With no candidate of its first letter, the first-letter typo is found ("kelescope" is two edits more).
+    expect(run(both, 'gelescape ')).toEqual([1]);
+    // The same in the delta.
+    const delta = new PreparedDelta({ docs: items, masked: new Set() });
+    const empty = SearchIndex.build([], 64, 1);
+    for (const q of ['felescope ', 'akeyboard ', 'aterproof ', 'ahtchback ', 'facket ']) expect(run(empty, q, 'keyword', delta), q).toEqual(run(idx, q));
+  });
+
   it('takes an unknown half-typed word for the terms it starts within a typo, below its exact completions', () => {
     const idx = SearchIndex.build([doc(1, 'Jackal plush'), doc(2, 'Rain jacket'), doc(3, 'Waterproof boots')], 64, 1);
     // "jakc" starts neither, but is one swap from "jack", which starts both.
@@ -429,6 +452,30 @@ describe('index and ranking', () => {
     expect(back.builtAt).toBe(100);
     for (const mode of ['keyword', 'semantic', 'hybrid'] as const) expect(run(back, 'running shoe', mode), mode).toEqual(run(index, 'running shoe', mode));
     expect(new Set(run(back, 'runni'))).toEqual(new Set([1, 2]));
+    // With how many documents write each surface word; an artifact from before it reads as unknown.
+    expect(unpackIndex(bytes).surfaceDf).toEqual(buildIndexParts(docs, 64, 100).surfaceDf);
+    const { surfaceDf: _d, ...before } = buildIndexParts(docs, 64, 100);
+    expect(unpackIndex(packIndex(before)).surfaceDf).toBeUndefined();
+  });
+
+  it('takes no typo or completion through a word that only changed or deleted items wrote, as the next build would not', () => {
+    // A review's find: "pgrty" reached parti through "party", the word of a deleted item, while
+    // "Parties" kept the stem live; after a build nothing would be found.
+    const items = [doc(1, 'Party Ben'), doc(2, 'Parties Galore'), doc(3, 'Running shoe'), doc(4, 'Run club')];
+    const idx = SearchIndex.build(items, 64, 1);
+    const gone = new PreparedDelta({ docs: [], masked: new Set([1, 3]) });
+    const rebuilt = SearchIndex.build([items[1], items[3]] as SearchDoc[], 64, 1);
+    // Changed instead: the words are gone from them.
+    const changed = new PreparedDelta({ docs: [doc(1, 'Ben'), doc(3, 'Shoe')], masked: new Set() });
+    const rebuiltChanged = SearchIndex.build([doc(1, 'Ben'), items[1], doc(3, 'Shoe'), items[3]] as SearchDoc[], 64, 1);
+    for (const q of ['pgrty ', 'runni', 'parties ', 'run']) {
+      expect(run(idx, q, 'keyword', gone), q).toEqual(run(rebuilt, q));
+      expect(run(idx, q, 'keyword', changed), q).toEqual(run(rebuiltChanged, q));
+    }
+    expect(new Set(run(idx, 'pgrty '))).toEqual(new Set([1, 2]));
+    expect(run(idx, 'pgrty ', 'keyword', gone)).toEqual([]);
+    expect(new Set(run(idx, 'runni'))).toEqual(new Set([3, 4]));
+    expect(run(idx, 'runni', 'keyword', gone)).toEqual([]);
   });
 
   it('loads an artifact built before words were kept (prefixes then match stems only)', () => {
