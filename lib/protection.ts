@@ -10,6 +10,9 @@ export interface TokenEndpointFirewallProps {
   windowSeconds: 60 | 120 | 300 | 600;
 }
 
+/** The blocked requests' answer (its key among the web ACL's custom response bodies). */
+const SLOW_DOWN = 'slow_down';
+
 /**
  * A regional AWS WAF web ACL with a rate-based rule per source address, associated with the
  * Cognito user pool: it covers the pool's public endpoints, among them the token endpoint
@@ -24,9 +27,6 @@ export interface TokenEndpointFirewallProps {
  * throttles, the `$default` route's own throttle (anonymous requests to unknown paths), token and
  * key checks that fail before any table read, and the per-tenant quota (see docs/api.md).
  */
-/** The blocked requests' answer (its key among the web ACL's custom response bodies). */
-const SLOW_DOWN = 'slow_down';
-
 export class TokenEndpointFirewall extends Construct {
   readonly webAcl: wafv2.CfnWebACL;
 
@@ -47,7 +47,7 @@ export class TokenEndpointFirewall extends Construct {
         {
           name: 'RequestsPerSourceAddress',
           priority: 0,
-          action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: SLOW_DOWN } } },
+          action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: SLOW_DOWN, responseHeaders: [{ name: 'Retry-After', value: String(props.windowSeconds) }] } } },
           statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: props.requestsPerAddress, evaluationWindowSec: props.windowSeconds } },
           visibilityConfig: metric('token-endpoint-per-address'),
         },

@@ -36,6 +36,9 @@ export function startTimeOf(pid: number): string | undefined {
 /** Whether the lock's process still runs: its pid is alive and, where both are known, started when the lock says. */
 export function running(held: { pid: number; start?: string | undefined }): boolean {
   if (!alive(held.pid)) return false;
+  // This process's own pid with no start time: written by an earlier process given the same pid
+  // (before start times were recorded), since this one records its own.
+  if (held.pid === process.pid && held.start === undefined && startTimeOf(process.pid) !== undefined) return false;
   const now = held.start === undefined ? undefined : startTimeOf(held.pid);
   return now === undefined || now === held.start;
 }

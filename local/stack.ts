@@ -43,20 +43,31 @@ export const paths = (dataDir: string) => ({
   queue: (queue: string) => join(dataDir, `queue-${queue}.jsonl`),
 });
 
-/** What a running local stack records about itself, so the admin CLI can reach it. */
-/** Writes `file` whole or not at all: a temporary file, flushed to disk, then renamed over it. */
+/**
+ * Writes `file` whole or not at all: a temporary file, written to its last byte (a write on a
+ * nearly full disk can take part of it and not fail), flushed to disk, then renamed over it.
+ */
 function replaceFile(file: string, text: string, mode = 0o644): void {
   const tmp = `${file}.tmp`;
+  const bytes = Buffer.from(text);
   const fd = openSync(tmp, 'w', mode);
   try {
-    writeSync(fd, text);
+    for (let at = 0; at < bytes.length; ) {
+      const n = writeSync(fd, bytes, at);
+      if (n <= 0) throw new Error(`Could not write ${tmp}: no space left?`);
+      at += n;
+    }
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
+  closeSync(fd);
   renameSync(tmp, file);
 }
 
+/** What a running local stack records about itself, so the admin CLI can reach it. */
 export interface StackInfo {
   pid: number;
   /** The server's start time by its pid (`startTimeOf`), to tell it from a later process given the same pid. */

@@ -281,8 +281,8 @@ function embedding(env: Env): EmbeddingConfig {
 function consoleAuth(env: Env): ConsoleConfig {
   return {
     sessionSeconds: positiveNumber(env, 'CONSOLE_SESSION_SECONDS', 8 * 3600),
-    failuresPerAddress: positiveNumber(env, 'CONSOLE_LOGIN_BURST', 10),
-    failuresPerEmail: positiveNumber(env, 'CONSOLE_LOGIN_EMAIL_BURST', 5),
+    failuresPerAddress: positiveInt(env, 'CONSOLE_LOGIN_BURST', 10),
+    failuresPerEmail: positiveInt(env, 'CONSOLE_LOGIN_EMAIL_BURST', 5),
     refillPerSecond: positiveNumber(env, 'CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),
     cognitoClientId: raw(env, 'CONSOLE_CLIENT_ID'),
     originVerify: raw(env, 'CONSOLE_ORIGIN_VERIFY'),

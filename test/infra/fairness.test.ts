@@ -44,7 +44,7 @@ describe('token endpoint firewall (AWS WAF)', () => {
     expect(acl.DefaultAction).toEqual({ Allow: {} });
     expect(acl.Rules).toHaveLength(1);
     // Blocked with the token endpoint's own answer (api-decisions.md): 429 slow_down, not WAF's 403 page.
-    expect(acl.Rules[0].Action).toEqual({ Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'slow_down' } } });
+    expect(acl.Rules[0].Action).toEqual({ Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'slow_down', ResponseHeaders: [{ Name: 'Retry-After', Value: '300' }] } } });
     expect(acl.CustomResponseBodies.slow_down.ContentType).toBe('APPLICATION_JSON');
     expect(JSON.parse(acl.CustomResponseBodies.slow_down.Content)).toMatchObject({ error: 'slow_down' });
     expect(acl.Rules[0].Statement).toEqual({ RateBasedStatement: { AggregateKeyType: 'IP', Limit: 300, EvaluationWindowSec: 300 } });

@@ -140,9 +140,12 @@ describe('data directory lock', () => {
     // With its own start time it is that process's, running: refused.
     writeFileSync(lockFile(dir), JSON.stringify({ pid: process.ppid, start: startTimeOf(process.ppid) }));
     expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by another server \\(pid ${process.ppid}\\)`));
-    // A lock written before start times (none): a running pid holds it, as before.
+    // A lock written before start times (none): a running pid holds it, as before, unless that pid
+    // is this process's, which records its own start time.
     writeFileSync(lockFile(dir), JSON.stringify({ pid: process.ppid }));
     expect(() => lockDataDir(dir)).toThrow(StartupError);
+    writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid }));
+    lockDataDir(dir)();
   });
 
   it('is not removed by a release once another process took it over', () => {
