@@ -280,9 +280,12 @@ export class PreparedDelta implements ExtraVocab {
     // others (its items' words are read anew at the next build), and a term it never counted
     // would be taken below none, to a negative document frequency (an IDF of NaN).
     for (const t of a.tf.keys()) if (index.indexedUnder(t, i)) this.hidden.df.set(t, (this.hidden.df.get(t) ?? 0) + 1);
-    // And the words it writes otherwise than their stems, which the build counted the same way.
+    // And the words it writes otherwise than their stems, which the build counted the same way
+    // (those whose stem it counted it under, as above: read with today's analysis, a build's copy
+    // may write words the build never counted for it).
     const surface = index.parts.surface;
-    for (const [w] of a.surface) {
+    for (const [w, t] of a.surface) {
+      if (!index.indexedUnder(t, i)) continue;
       const at = firstAtLeast(surface, w);
       if (surface[at] === w) this.hidden.surfaces.set(w, (this.hidden.surfaces.get(w) ?? 0) + 1);
     }

@@ -304,10 +304,15 @@ export class QueryExpander {
   }
 }
 
+/** First letters a first-letter typo may put instead, on each side of the word's own in code-point order. */
+const NEAR_FIRST_LETTERS = 32;
+
 /**
  * Each value of sorted `xs` that is `q` with its first letter alone edited: another first letter,
- * a letter put before it, it left out, or it swapped with the second; with its position. Looked up
- * once per first letter `xs` holds (a binary search each), not scanned. Answers the look-ups made.
+ * a letter put before it, it left out, or it swapped with the second; with its position. Another
+ * letter is one of the `NEAR_FIRST_LETTERS` first letters `xs` holds nearest to the word's own on
+ * each side, in code-point order (its own script's, mostly: a catalog can hold thousands of first
+ * letters, each a look-up), looked up by binary search, not scanned. Answers the look-ups made.
  */
 function firstLetterTypos(xs: readonly string[], q: string, fn: (x: string, at: number) => void): number {
   const first = q.charCodeAt(0);
@@ -325,19 +330,26 @@ function firstLetterTypos(xs: readonly string[], q: string, fn: (x: string, at: 
   };
   exact(q.slice(1));
   if (q[0] !== q[1]) exact(`${q[1]}${q[0]}${q.slice(2)}`);
-  for (let i = 0; i < xs.length; ) {
-    const c = (xs[i] as string).charCodeAt(0);
-    // From U+3000 on: Chinese, Japanese and Korean (whose words take no typos: `expand`), and the
-    // rest beyond the basic plane; thousands of first letters there, each its own look-up.
-    if (!(c < 0x3000)) break;
+  const tryLetter = (c: number) => {
+    if (c === first) return;
     const letter = String.fromCharCode(c);
-    if (c !== first) {
-      exact(letter + q.slice(1));
-      exact(letter + q);
-    }
-    // The next first letter: past every value that starts with this one.
+    exact(letter + q.slice(1));
+    exact(letter + q);
+  };
+  const own = firstAtLeast(xs, q[0] as string);
+  // After the word's own first letter: each next first letter is past every value starting with the one before.
+  for (let i = own, n = 0; i < xs.length && n < NEAR_FIRST_LETTERS; n++) {
+    const c = (xs[i] as string).charCodeAt(0);
+    tryLetter(c);
     work++;
-    i = firstAtLeast(xs, String.fromCharCode(c + 1));
+    i = c === 0xffff ? xs.length : firstAtLeast(xs, String.fromCharCode(c + 1));
+  }
+  // Before it: each first letter is the one of the value just before the first value starting with the next.
+  for (let i = own, n = 0; i > 0 && n < NEAR_FIRST_LETTERS; n++) {
+    const c = (xs[i - 1] as string).charCodeAt(0);
+    tryLetter(c);
+    work++;
+    i = firstAtLeast(xs, String.fromCharCode(c));
   }
   return work;
 }

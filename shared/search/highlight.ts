@@ -259,17 +259,20 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
  * review's find), holding the server's thread.
  */
 export const SNIPPET_SCAN = 5000;
-/** A letter, digit or mark: what a cut must not fall between two of (it would make a word of part of one). */
-const WORDISH = /[\p{L}\p{N}\p{M}\p{Cf}]/u;
+/** A character of a run the highlighter reads as (part of) a word (`RUN`): what a cut must not follow. */
+const WORDISH = new RegExp(`^[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]$`, 'u');
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 function scannedLength(text: string): number {
   if (text.length <= SNIPPET_SCAN) return text.length;
   // After the last character that ends a word (a space, a comma, a line end, ...) in the second
-  // half; a run of letters longer than that is cut where it is, outside a surrogate pair.
+  // half, read whole (a letter beyond the basic plane is two code units); a run of letters longer
+  // than that is cut where it is, outside a surrogate pair.
   for (let at = SNIPPET_SCAN; at > SNIPPET_SCAN / 2; at--) {
-    if (!WORDISH.test(text[at - 1] as string) && !(text.charCodeAt(at) >= 0xdc00 && text.charCodeAt(at) <= 0xdfff)) return at;
+    if (isLow(text.charCodeAt(at))) continue;
+    const before = isLow(text.charCodeAt(at - 1)) ? text.slice(at - 2, at) : (text[at - 1] as string);
+    if (!WORDISH.test(before)) return at;
   }
-  const c = text.charCodeAt(SNIPPET_SCAN);
-  return c >= 0xdc00 && c <= 0xdfff ? SNIPPET_SCAN - 1 : SNIPPET_SCAN;
+  return isLow(text.charCodeAt(SNIPPET_SCAN)) ? SNIPPET_SCAN - 1 : SNIPPET_SCAN;
 }
 
 /**

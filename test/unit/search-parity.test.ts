@@ -367,6 +367,13 @@ describe('snippets', () => {
     // its first half was marked as "shoe"), nor between a letter and its accent.
     const commas = `${'w,'.repeat(2498)}shoelace,${'w,'.repeat(5000)}`;
     expect(snippet(commas, new Set(['shoe']), DEFAULT_TAGS, 3)).not.toContain('<em>');
+    // Nor inside a word of letters beyond the basic plane, or of circled letters (a second review's find).
+    for (const word of ['𝐬𝐡𝐨𝐞𝐥𝐚𝐜𝐞', 'ⓢⓗⓞⓔⓛⓐⓒⓔ']) {
+      const at = SNIPPET_SCAN - word.length / 2;
+      const t = `${'w,'.repeat(Math.floor(at / 2))}${at % 2 ? ',' : ''}${word},${'w,'.repeat(5000)}`;
+      expect(highlightText(t.slice(0, 12000), new Set(['shoe']), DEFAULT_TAGS), word).not.toContain('<em>');
+      expect(snippet(t, new Set(['shoe']), DEFAULT_TAGS, 3), word).not.toContain('<em>');
+    }
     const accent = `${'w,'.repeat(2498)}cafe\u0301,${'w,'.repeat(5000)}`;
     expect(snippet(accent, new Set(['cafe']), DEFAULT_TAGS, 3)).not.toContain('<em>cafe</em>…');
   });
