@@ -1,7 +1,7 @@
 /** Query expansion: a query's terms with their weights, plus prefix and typo expansions from the vocabulary. */
 import { kthLargest } from '../top-k.ts';
 import { RANKING } from './constants.ts';
-import { byTerm, editDistance, firstAtLeast, forEachNear, isCjk, isSpaceless, lastRunWords, stem, STOP_WORDS, tokens } from './text.ts';
+import { byTerm, firstAtLeast, forEachNear, isCjk, isSpaceless, lastRunWords, stem, STOP_WORDS, tokens } from './text.ts';
 
 /** The vocabulary a search expands its words against besides the index's: the delta's. */
 export interface ExtraVocab {
@@ -218,11 +218,9 @@ export class QueryExpander {
     const { vocab, surface, surfaceStem } = this.build;
     this.typoWork += forEachNear(vocab, word, max, take, true);
     this.typoWork += forEachNear(surface, word, max, (_, d, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, d), true);
-    const freshTerms = extra.sortedTerms ? extra.sortedTerms() : [...extra.terms.keys()].sort(byTerm);
-    this.typoWork += forEachNear(freshTerms, word, max, take, true);
-    const freshWords = extra.sortedSurfaces ? extra.sortedSurfaces() : [...extra.surfaces.keys()].sort(byTerm);
+    this.typoWork += forEachNear(sortedTermsOf(extra), word, max, take, true);
     this.typoWork += forEachNear(
-      freshWords,
+      sortedSurfacesOf(extra),
       word,
       max,
       (w, d) => {
@@ -252,19 +250,10 @@ export class QueryExpander {
       if (before === undefined || d < before) least.set(v, d);
     };
     const { vocab, surface, surfaceStem } = this.build;
-    // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned.
-    const longest = this.longestTerm();
-    if (term.length - max <= longest) this.typoWork += forEachNear(vocab, term, max, take);
-    if (word !== term && word.length - max <= longest) this.typoWork += forEachNear(vocab, word, max, take);
-    this.typoWork += forEachNear(surface, word, max, (_, d, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, d));
-    // The delta's new terms and words: walked the same way when sorted, else one by one.
-    const near = (xs: Iterable<string>, q: string, fn: (x: string, d: number) => void) => {
-      for (const x of xs) {
-        if (Math.abs(x.length - q.length) > max || x[0] !== q[0]) continue;
-        const d = editDistance(q, x, max);
-        if (d <= max) fn(x, d);
-      }
-    };
+    const freshTerms = sortedTermsOf(extra);
+    const freshWords = sortedSurfacesOf(extra);
+    // The stem, and the word as typed when it is another.
+    const asTyped = word === term ? [term] : [term, word];
     const fresh = (v: string, d: number) => {
       if (!this.build.has(v)) take(v, d);
     };
@@ -272,22 +261,25 @@ export class QueryExpander {
       const e = extra.surfaces.get(w);
       if (e) take(e.stem, d);
     };
-    for (const q of word === term ? [term] : [term, word]) {
-      if (extra.sortedTerms) this.typoWork += forEachNear(extra.sortedTerms(), q, max, fresh);
-      else near(extra.terms.keys(), q, fresh);
+    // The index's vocabulary (it can hold 100,000 terms) is walked as a trie, not scanned; the
+    // delta's new terms and words the same way.
+    const longest = this.longestTerm();
+    for (const q of asTyped) {
+      if (q.length - max <= longest) this.typoWork += forEachNear(vocab, q, max, take);
+      this.typoWork += forEachNear(freshTerms, q, max, fresh);
     }
-    if (extra.sortedSurfaces) this.typoWork += forEachNear(extra.sortedSurfaces(), word, max, freshWord);
-    else near(extra.surfaces.keys(), word, freshWord);
+    this.typoWork += forEachNear(surface, word, max, (_, d, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, d));
+    this.typoWork += forEachNear(freshWords, word, max, freshWord);
     // A typo in the first letter counts as two (as Meilisearch counts it): only a word allowed two
     // edits may have one, as its only edit, and only when no candidate shares its first letter
     // (the walks above keep to the first letter, which spares most of the vocabulary).
     if (max >= 2 && ![...least.keys()].some((v) => df(v) > 0)) {
-      for (const q of word === term ? [term] : [term, word]) {
+      for (const q of asTyped) {
         this.typoWork += firstLetterTypos(vocab, q, (v) => take(v, 2));
-        this.typoWork += firstLetterTypos(extra.sortedTerms?.() ?? [...extra.terms.keys()].sort(byTerm), q, (v) => take(v, 2));
+        this.typoWork += firstLetterTypos(freshTerms, q, (v) => take(v, 2));
       }
       this.typoWork += firstLetterTypos(surface, word, (_, at) => this.written(at, extra) && take(vocab[surfaceStem[at] as number] as string, 2));
-      this.typoWork += firstLetterTypos(extra.sortedSurfaces?.() ?? [...extra.surfaces.keys()].sort(byTerm), word, (w) => freshWord(w, 2));
+      this.typoWork += firstLetterTypos(freshWords, word, (w) => freshWord(w, 2));
     }
     return [...least]
       .map(([v, d]): [string, number, number] => [v, d, df(v)])
@@ -303,6 +295,11 @@ export class QueryExpander {
     return this.longest;
   }
 }
+
+/** The delta's terms in code-unit order (sorted here when it does not keep them so: an empty vocabulary, tests). */
+const sortedTermsOf = (extra: ExtraVocab): readonly string[] => extra.sortedTerms?.() ?? [...extra.terms.keys()].sort(byTerm);
+/** The delta's words as written, the same way. */
+const sortedSurfacesOf = (extra: ExtraVocab): readonly string[] => extra.sortedSurfaces?.() ?? [...extra.surfaces.keys()].sort(byTerm);
 
 /** First letters a first-letter typo may put instead, on each side of the word's own in code-point order. */
 const NEAR_FIRST_LETTERS = 32;
