@@ -1,3 +1,9 @@
+import { ApiError } from '../errors.ts';
+
+/** A limit's 429 `slow_down`, saying when `bucket` has a token for `key` again (Retry-After, in seconds). */
+export const slowDown = (message: string, bucket: TokenBucket, key: string): ApiError =>
+  new ApiError('rate_limit_error', 'slow_down', message, { headers: { 'retry-after': String(bucket.retryAfter(key)) } });
+
 /**
  * In-memory token bucket. The local token endpoint is one process, so its own limit lives
  * here; on AWS, Cognito rate-limits its token endpoint itself.

@@ -2,7 +2,7 @@ import { config, requireSetting } from '../config.ts';
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import { authenticateClient } from '../domain/credentials.ts';
 import { ApiError } from '../errors.ts';
-import { TokenBucket } from './rate-limit.ts';
+import { slowDown, TokenBucket } from './rate-limit.ts';
 import { CLIENT_ID_PATTERN } from './secrets.ts';
 import { loadSigningKey, signAccessToken, type SigningKey } from './signer.ts';
 
@@ -11,10 +11,6 @@ const oauthError = (code: string, message: string, status?: number) => {
   const type = code === 'invalid_client' ? 'authentication_error' : code === 'slow_down' ? 'rate_limit_error' : 'invalid_request_error';
   return new ApiError(type, code, message, status ? { status } : {});
 };
-
-/** A limit's 429 `slow_down`, with when to retry (Retry-After, in seconds). */
-const slowDown = (message: string, bucket: TokenBucket, key: string) =>
-  new ApiError('rate_limit_error', 'slow_down', message, { status: 429, headers: { 'retry-after': String(bucket.retryAfter(key)) } });
 
 /**
  * The longest request body read (characters): a client-credentials request is a grant type and

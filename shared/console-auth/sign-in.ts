@@ -1,9 +1,9 @@
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
-import { TokenBucket } from '../auth/rate-limit.ts';
+import { slowDown, TokenBucket } from '../auth/rate-limit.ts';
 import { config } from '../config.ts';
 import { table } from '../data/client.ts';
 import { dynamoConsoleUserStore } from '../data/console-auth.ts';
-import { ApiError, AuthenticationError } from '../errors.ts';
+import { AuthenticationError } from '../errors.ts';
 import { cognitoIdentity } from './cognito.ts';
 import { tableIdentity } from './identity.ts';
 import { openSession } from './session.ts';
@@ -35,9 +35,7 @@ export const useConsoleIdentity = (i: ConsoleIdentity | undefined): void => {
 let failuresByAddress: TokenBucket | undefined;
 let failuresByEmail: TokenBucket | undefined;
 
-/** 429 with when the bucket that refused has a token again (Retry-After, in seconds). */
-const slowDown = (bucket: TokenBucket, key: string) =>
-  new ApiError('rate_limit_error', 'slow_down', 'Too many failed sign-ins; wait a minute and try again.', { headers: { 'retry-after': String(bucket.retryAfter(key)) } });
+const TOO_MANY = 'Too many failed sign-ins; wait a minute and try again.';
 
 /**
  * Checks email and password with the identity port and opens a session. Like the token endpoint,
@@ -49,13 +47,13 @@ export async function signIn(email: string, password: string, mfaCode: string | 
   failuresByAddress ??= new TokenBucket(s.refillPerSecond * 10, s.failuresPerAddress);
   failuresByEmail ??= new TokenBucket(s.refillPerSecond, s.failuresPerEmail);
   const who = email.toLowerCase();
-  if (!failuresByAddress.take(sourceIp)) throw slowDown(failuresByAddress, sourceIp);
+  if (!failuresByAddress.take(sourceIp)) throw slowDown(TOO_MANY, failuresByAddress, sourceIp);
   // While an email's failures are used up its password is not checked at all, the right one
   // included (as Cognito's own lockout does): guessing gets nothing from them, at the price that
   // someone who knows the email can keep it refused by failing once per refill.
   if (!failuresByEmail.take(who)) {
     failuresByAddress.refund(sourceIp);
-    throw slowDown(failuresByEmail, who);
+    throw slowDown(TOO_MANY, failuresByEmail, who);
   }
   const user = await consoleIdentity().verify(who, password, mfaCode);
   if (!user) throw new AuthenticationError('Wrong email or password.');
