@@ -1,6 +1,6 @@
 // First: the local defaults hold before any module below reads them as it loads.
 import './defaults.ts';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../shared/auth/signer.ts';
 import { makeTable } from '../shared/data/client.ts';
@@ -44,26 +44,17 @@ export const paths = (dataDir: string) => ({
 });
 
 /**
- * Writes `file` whole or not at all: a temporary file, written to its last byte (a write on a
- * nearly full disk can take part of it and not fail), flushed to disk, then renamed over it.
+ * Writes `file` whole or not at all: a temporary file, written to its last byte (writeFileSync
+ * goes on after a write that took only part of it) and flushed to disk, then renamed over it.
  */
 function replaceFile(file: string, text: string, mode = 0o644): void {
   const tmp = `${file}.tmp`;
-  const bytes = Buffer.from(text);
-  const fd = openSync(tmp, 'w', mode);
   try {
-    for (let at = 0; at < bytes.length; ) {
-      const n = writeSync(fd, bytes, at);
-      if (n <= 0) throw new Error(`Could not write ${tmp}: no space left?`);
-      at += n;
-    }
-    fsyncSync(fd);
+    writeFileSync(tmp, text, { mode, flush: true });
   } catch (e) {
-    closeSync(fd);
     rmSync(tmp, { force: true });
     throw e;
   }
-  closeSync(fd);
   renameSync(tmp, file);
 }
 
