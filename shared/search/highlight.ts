@@ -136,11 +136,11 @@ function cjkMarks(run: string, offset: number, terms: ReadonlySet<string>, out: 
  * `words` segments them), and the parts of the run between them, without the repetition and
  * abbreviation marks that end words there (`REPEAT_MARKS`), as other runs (`runMarks`).
  */
-function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
+function spacelessMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>, seenRuns: Map<string, boolean>): void {
   const run = text.slice(start, end);
   let at = 0;
   for (const m of run.matchAll(SPACELESS_RUN)) {
-    if (m.index > at) betweenMarks(text, start + at, start + m.index, terms, out);
+    if (m.index > at) betweenMarks(text, start + at, start + m.index, terms, out, seenRuns);
     for (const s of segmentsOf(m[0])) {
       const from = start + m.index + s.index;
       // Each word folded once per text (a text repeats its words).
@@ -153,29 +153,39 @@ function spacelessMarks(text: string, start: number, end: number, terms: Readonl
     }
     at = m.index + m[0].length;
   }
-  if (at < run.length) betweenMarks(text, start + at, end, terms, out);
+  if (at < run.length) betweenMarks(text, start + at, end, terms, out, seenRuns);
 }
 
 /** `text[start..end)` split at the repetition and abbreviation marks, each part a run (`runMarks`). */
-function betweenMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+function betweenMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   let at = start;
   for (const m of text.slice(start, end).matchAll(REPEAT_MARKS)) {
-    if (start + m.index > at) runMarks(text, at, start + m.index, terms, out);
+    if (start + m.index > at) runMarks(text, at, start + m.index, terms, out, seen);
     at = start + m.index + m[0].length;
   }
-  if (end > at) runMarks(text, at, end, terms, out);
+  if (end > at) runMarks(text, at, end, terms, out, seen);
 }
 
-/** A run (or part of one) without Thai, Lao, Khmer or Burmese letters: its Chinese, Japanese or Korean letters, or one word. */
-function runMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[]): void {
+/**
+ * A run (or part of one) without Thai, Lao, Khmer or Burmese letters: its Chinese, Japanese or
+ * Korean letters, or one word (whether it matched read once per text: a text repeats its words).
+ */
+function runMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   const run = text.slice(start, end);
-  if (isCjk(run)) cjkMarks(run, start, terms, out);
-  else out.push({ start, end, hit: tokens(run).some((w) => terms.has(stem(w))) });
+  if (isCjk(run)) return cjkMarks(run, start, terms, out);
+  let hit = seen.get(run);
+  if (hit === undefined) {
+    hit = tokens(run).some((w) => terms.has(stem(w)));
+    seen.set(run, hit);
+  }
+  out.push({ start, end, hit });
 }
 
 function marks(text: string, terms: ReadonlySet<string>): Token[] {
   const out: Token[] = [];
-  let seen: Map<string, boolean> | undefined;
+  // Whether a word matched, by the word as written: of the other runs, and Thai, Lao, Khmer and Burmese words.
+  const seen = new Map<string, boolean>();
+  const seenSpaceless = new Map<string, boolean>();
   // Compounds the query matched as one word ("wifi" for "Wi-Fi"), marked as one.
   const joined = Array.from(compounds(text)).filter((c) => terms.has(stem(c.word)));
   let j = 0;
@@ -192,8 +202,8 @@ function marks(text: string, terms: ReadonlySet<string>): Token[] {
     }
     // A possessive's "s", which the index does not hold (`words` takes it off).
     if ((m[0] === 's' || m[0] === 'S') && isPossessiveS(text, m.index)) out.push({ start: m.index, end, hit: false });
-    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, (seen ??= new Map()));
-    else runMarks(text, m.index, end, terms, out);
+    else if (isSpaceless(m[0])) spacelessMarks(text, m.index, end, terms, out, seenSpaceless, seen);
+    else runMarks(text, m.index, end, terms, out, seen);
   }
   return out;
 }
@@ -226,8 +236,8 @@ export function highlightText(text: string, terms: ReadonlySet<string>, tags: Hi
  * The window of `SNIPPET_WORDS` words with the most matched words (the earliest of equals),
  * marked, with `…` where the text was cut.
  */
-export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS): string {
-  const scan = scannedLength(text);
+export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS, scanned = SNIPPET_SCAN): string {
+  const scan = scannedLength(text, scanned);
   const toks = marks(scan < text.length ? text.slice(0, scan) : text, terms);
   if (toks.length <= size) return marked(text, toks, 0, scan, tags) + (scan < text.length ? '…' : '');
   let best = 0;
@@ -259,20 +269,29 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
  * review's find), holding the server's thread.
  */
 export const SNIPPET_SCAN = 5000;
+/**
+ * The characters a page's snippets are chosen from together: a page of more than 20 hits (the
+ * default limit) chooses each from fewer than `SNIPPET_SCAN` (`snippetScan`: a page of 100 from
+ * 1,000 each), so that a page's highlighting costs at most what 20 long descriptions cost (a page
+ * of 100 Thai descriptions of 20,000 characters took 0.5 s, 0.1 s so).
+ */
+export const SNIPPET_PAGE_SCAN = 100_000;
+/** How much of each description a page of at most `limit` hits chooses its snippet from. */
+export const snippetScan = (limit: number): number => Math.min(SNIPPET_SCAN, Math.floor(SNIPPET_PAGE_SCAN / limit));
 /** A character of a run the highlighter reads as (part of) a word (`RUN`): what a cut must not follow. */
 const WORDISH = new RegExp(`^[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]$`, 'u');
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
-function scannedLength(text: string): number {
-  if (text.length <= SNIPPET_SCAN) return text.length;
+function scannedLength(text: string, most: number): number {
+  if (text.length <= most) return text.length;
   // After the last character that ends a word (a space, a comma, a line end, ...) in the second
   // half, read whole (a letter beyond the basic plane is two code units); a run of letters longer
   // than that is cut where it is, outside a surrogate pair.
-  for (let at = SNIPPET_SCAN; at > SNIPPET_SCAN / 2; at--) {
+  for (let at = most; at > most / 2; at--) {
     if (isLow(text.charCodeAt(at))) continue;
     const before = isLow(text.charCodeAt(at - 1)) ? text.slice(at - 2, at) : (text[at - 1] as string);
     if (!WORDISH.test(before)) return at;
   }
-  return isLow(text.charCodeAt(SNIPPET_SCAN)) ? SNIPPET_SCAN - 1 : SNIPPET_SCAN;
+  return isLow(text.charCodeAt(most)) ? most - 1 : most;
 }
 
 /**
@@ -287,10 +306,13 @@ export function withPhrasesHeld(terms: ReadonlySet<string>, doc: SearchDoc, phra
   return whole.length ? new Set([...terms, ...whole.flat()]) : terms;
 }
 
-/** A hit's `highlight`: its name marked, and a snippet of its description (null without one). */
-export function highlightDoc(doc: SearchDoc, terms: ReadonlySet<string>, tags: HighlightTags): { name: string; description: string | null } {
+/**
+ * A hit's `highlight`: its name marked, and a snippet of its description (null without one),
+ * chosen from its first `scanned` characters (`snippetScan`).
+ */
+export function highlightDoc(doc: SearchDoc, terms: ReadonlySet<string>, tags: HighlightTags, scanned = SNIPPET_SCAN): { name: string; description: string | null } {
   return {
     name: highlightText(doc.name, terms, tags),
-    description: doc.description === undefined ? null : snippet(doc.description, terms, tags),
+    description: doc.description === undefined ? null : snippet(doc.description, terms, tags, SNIPPET_WORDS, scanned),
   };
 }

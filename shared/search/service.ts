@@ -14,7 +14,7 @@ import { decodeCursor, encodeCursor, encodeOffsetCursor } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
-import { highlightDoc, withPhrasesHeld, type HighlightTags } from './highlight.ts';
+import { highlightDoc, snippetScan, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
@@ -82,7 +82,8 @@ function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, 
   const terms = new Set(index.expand(query.query, delta).keys());
   const phrases = query.phrases.map(phraseTerms);
   const tags = req.highlight;
-  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases), tags) });
+  const scanned = snippetScan(req.limit);
+  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases), tags, scanned) });
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */

@@ -182,6 +182,29 @@ describe('highlighting and snippets', () => {
     expect(hits(cap)[0]?.highlight).toEqual({ name: 'Running <em>cap</em>', description: null });
   });
 
+  it("chooses a snippet from a long description's first 5,000 characters, and from fewer on a page of more than 20 hits", async () => {
+    // The matched word at character 3,000: within a page of 20's 5,000 characters, not within a page of 100's 1,000.
+    const description = `${'fell '.repeat(600)}gaiter ${'fell '.repeat(400)}`;
+    const made = await t.demo.core('POST', '/v1/items', [{ name: 'Snow gaiter', description, metadata: { category: 'gaiters' } }]);
+    expect(made.status).toBe(201);
+    const gaiter = (made.body.data as { id: string }[])[0]?.id as string;
+    const snip = async (limit: number) => {
+      const r = await until(
+        () => t.demo.core('POST', '/v1/search', { mode: 'keyword', query: 'gaiter', highlight: true, limit }),
+        (x) => x.body.data?.length === 1,
+        20_000,
+      );
+      return (r.body.data as Hit[])[0]?.highlight?.description as string;
+    };
+    try {
+      expect(await snip(20)).toBe(`…${'fell '.repeat(19)}<em>gaiter</em>…`);
+      expect(await snip(100)).toBe(`${'fell '.repeat(19)}fell…`);
+      expect(await snip(25)).toBe(await snip(20));
+    } finally {
+      expect((await t.demo.core('DELETE', `/v1/items/${gaiter}`)).status).toBe(200);
+    }
+  });
+
   it('refuses tags without highlight, and tags that are not strings (400)', async () => {
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight_tags: { pre: '[', post: ']' } }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight: true, highlight_tags: { pre: 1, post: ']' } }), 400, 'invalid_request_error', 'validation_error');

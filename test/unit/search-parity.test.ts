@@ -8,7 +8,7 @@ import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
-import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, withPhrasesHeld } from '../../shared/search/highlight.ts';
+import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
 import { phraseTerms } from '../../shared/search/text.ts';
@@ -376,6 +376,14 @@ describe('snippets', () => {
     }
     const accent = `${'w,'.repeat(2498)}cafe\u0301,${'w,'.repeat(5000)}`;
     expect(snippet(accent, new Set(['cafe']), DEFAULT_TAGS, 3)).not.toContain('<em>cafe</em>…');
+  });
+
+  it('chooses from fewer characters on a page of more than 20 hits: 100,000 over the page', () => {
+    expect([1, 10, 20, 21, 25, 50, 100].map(snippetScan)).toEqual([5000, 5000, 5000, 4761, 4000, 2000, 1000]);
+    // The shoe at character 2,000.
+    const text = `${'word '.repeat(400)}shoe ${'word '.repeat(400)}`;
+    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3, snippetScan(40))).toBe('…word word <em>shoe</em>…');
+    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3, snippetScan(100))).toBe('word word word…');
   });
 });
 
