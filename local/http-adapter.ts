@@ -20,9 +20,18 @@ export async function readBody(req: IncomingMessage): Promise<Buffer | 'too_larg
   return Buffer.concat(chunks);
 }
 
+/**
+ * A request's target as a URL: its path as sent, also when it starts with two slashes
+ * (`//v1/items/1` is that path, not the host "v1", as a relative URL would read it).
+ */
+export function requestUrl(target: string | undefined): URL {
+  const t = target ?? '/';
+  return t.startsWith('/') ? new URL(`http://local${t}`) : new URL(t, 'http://local');
+}
+
 /** Turns a Node request into the API Gateway HTTP API (payload 2.0) event a Lambda receives. */
 export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters: Record<string, string> | undefined): HttpEvent {
-  const url = new URL(req.url ?? '/', 'http://local');
+  const url = requestUrl(req.url);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;

@@ -6,7 +6,7 @@ import { notFoundHandlers, routeKey, routes, type Route } from '../shared/routes
 import { startApiPool, type ApiPool } from './api-pool.ts';
 import { isConsoleFile, isPlatformPath, serveConsole } from './console-static.ts';
 import type { AccessEntry } from './access-log.ts';
-import { lambdaContext, readBody, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
+import { lambdaContext, readBody, requestUrl, tenantOf, toApiGatewayEvent, writeResult, type LambdaHttpHandler } from './http-adapter.ts';
 import { asFunction } from './grants.ts';
 import { StartupError } from './lock.ts';
 
@@ -31,7 +31,7 @@ export interface LocalServer {
 /** A request's path without its query (the access log leaves query strings out). */
 function pathOf(url: string | undefined): string {
   try {
-    return new URL(url ?? '/', 'http://local').pathname;
+    return requestUrl(url).pathname;
   } catch {
     return (url ?? '/').split('?')[0] as string;
   }
@@ -76,7 +76,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
     if (log)
       res.once('close', () => log({ time: new Date(), method: req.method ?? '-', path: pathOf(req.url), status: res.statusCode, ms: performance.now() - started, tenant, request_id: requestId }));
     try {
-      const path = new URL(req.url ?? '/', 'http://local').pathname;
+      const path = requestUrl(req.url).pathname;
       if (req.method === 'GET' && path === '/.well-known/jwks.json') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(readFileSync(opts.jwksFile));
         return;

@@ -20,7 +20,7 @@ export interface RuleApplied {
   name: string;
   boost: number;
 }
-export type RerankStep = { control: 'popularity_weight' | 'freshness_weight'; added: number } | { control: 'diversity'; moved_from: number; moved_to: number };
+export type RerankStep = { control: 'popularity_weight' | 'freshness_weight'; added: number } | { control: 'diversity' | 'max_per_category'; moved_from: number; moved_to: number };
 export interface Explanation {
   base_score: number;
   rules: RuleApplied[];
@@ -212,7 +212,7 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
   if (lambda > 0 && helpers.similarity && items.length > 2) {
     const depth = Math.min(DIVERSITY_MAX, helpers.depth ?? 20);
     items = diversify(items, lambda, helpers.similarity, depth, helpers.diversityPool ?? Math.max(2 * depth, 50), cap);
-  } else if (cap !== undefined) items = withinCategoryCap(items, cap);
+  } else if (cap !== undefined) items = explainedCap(items, cap);
   for (const it of items) it.explain.final_score = it.score;
   return items;
 }
@@ -241,6 +241,22 @@ export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly 
     counts.set(cat, n + 1);
     return true;
   });
+}
+
+/**
+ * `withinCategoryCap` over served items, after `before` (the positions above them): an item that
+ * moved up because items of full categories above it were left out says so in its explanation
+ * (`max_per_category`, from the position it had without the cap to its position).
+ */
+function explainedCap(items: Served[], cap: number, before: readonly Served[] = []): Served[] {
+  const kept = withinCategoryCap(items, cap, before);
+  if (kept.length === items.length) return kept;
+  let i = 0;
+  kept.forEach((it, j) => {
+    while (items[i] !== it) i++;
+    if (i !== j) it.explain.rerank.push({ control: 'max_per_category', moved_from: before.length + i + 1, moved_to: before.length + j + 1 });
+  });
+  return kept;
 }
 
 /** An explanation as shown: scores to 6 decimals (computed only for the items answered with `explain`). */
@@ -320,5 +336,5 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
   }
   // The candidates not picked, in score order, then the rest (within the cap, counting those picked).
   const after = [...pool.filter((_, k) => !taken[k]), ...rest];
-  return [...out, ...(cap === undefined ? after : withinCategoryCap(after, cap, out))];
+  return [...out, ...(cap === undefined ? after : explainedCap(after, cap, out))];
 }

@@ -134,6 +134,15 @@ describe('rerank controls', () => {
     expect(new Set(rc).size).toBe(4);
     const sc = (await search({ context_id: ctx })).body.data.map((x: Hit) => x.metadata.category);
     expect(new Set(sc).size).toBe(sc.length);
+    // Explain says which items moved up because others were left out, and from where.
+    const plain = hitIds(await search({ limit: 100 }));
+    const explained = (await search({ context_id: ctx, explain: true })).body.data as (Hit & { explain: { rerank: unknown[] } })[];
+    expect(explained.map((x) => x.metadata.category)).toEqual(sc);
+    explained.forEach((x, k) => {
+      const from = plain.indexOf(x.id) + 1;
+      expect(x.explain.rerank).toEqual(from === k + 1 ? [] : [{ control: 'max_per_category', moved_from: from, moved_to: k + 1 }]);
+    });
+    expect(explained.some((x) => x.explain.rerank.length > 0)).toBe(true);
   });
 
   it('exclude_seen leaves out of search what the user interacted with; pages of a context list do not repeat', async () => {

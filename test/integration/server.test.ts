@@ -15,6 +15,10 @@ describe('local server', () => {
     const t = await startTestStack();
     try {
       expectCoreError(await t.demo.core('GET', '/v1/nothing'), 404, 'not_found_error', 'route_not_found');
+      // A path that starts with two slashes (a base URL that ends in one) is that path, not a host.
+      const doubled = await t.demo.core('GET', '//v1/items/1');
+      expectCoreError(doubled, 404, 'not_found_error', 'route_not_found');
+      expect(doubled.body.error.message).toBe('No route GET //v1/items/1.');
       const wrong = await t.demo.core('PUT', '/v1/items');
       expect(wrong.status).toBe(405);
       expect(wrong.body.error.code).toBe('method_not_allowed');

@@ -118,7 +118,21 @@ describe('the pipeline', () => {
   });
 
   it('max_per_category leaves no two of one category; exclude_seen drops what the user saw', () => {
-    expect(ids(runPipeline(pool, [], { max_per_category: 1 }, none, null))).toEqual([1, 3]);
+    const capped = runPipeline(pool, [], { max_per_category: 1 }, none, null);
+    expect(ids(capped)).toEqual([1, 3]);
+    // Item 3 moved up from 3rd to 2nd: 2 was left out (category a full), and its explanation says so.
+    expect(capped.map((x) => x.explain.rerank)).toEqual([[], [{ control: 'max_per_category', moved_from: 3, moved_to: 2 }]]);
+    // After diversity's picks too: the rest, from where it stood after them.
+    const vec = (x: number) => [x, Math.sqrt(1 - x * x)];
+    const diverse = [
+      cand(1, 1.0, { category: 'a' }, NOW, vec(1)),
+      cand(2, 0.95, { category: 'a' }, NOW, vec(1)),
+      cand(3, 0.9, { category: 'b' }, NOW, vec(0)),
+      cand(4, 0.2, { category: 'c' }, NOW, vec(0.5)),
+    ];
+    const out = runPipeline(diverse, [], { max_per_category: 1, diversity: 0.5 }, { now: NOW, depth: 1, diversityPool: 4, similarity }, null);
+    expect(ids(out)).toEqual([1, 3, 4]);
+    expect(out.map((x) => x.explain.rerank)).toEqual([[], [{ control: 'max_per_category', moved_from: 3, moved_to: 2 }], [{ control: 'max_per_category', moved_from: 4, moved_to: 3 }]]);
     expect(ids(runPipeline(pool, [], { exclude_seen: true }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 3, 4]);
   });
 

@@ -1508,8 +1508,8 @@ export interface components {
                 control: "popularity_weight" | "freshness_weight";
                 added: number;
             } | {
-                /** @constant */
-                control: "diversity";
+                /** @enum {string} */
+                control: "diversity" | "max_per_category";
                 moved_from: number;
                 moved_to: number;
             })[];

@@ -56,7 +56,7 @@ export const explanation = named(
     rerank: z.array(
       z.union([
         z.strictObject({ control: z.enum(['popularity_weight', 'freshness_weight']), added: z.number() }),
-        z.strictObject({ control: z.literal('diversity'), moved_from: z.int(), moved_to: z.int() }),
+        z.strictObject({ control: z.enum(['diversity', 'max_per_category']), moved_from: z.int(), moved_to: z.int() }),
       ]),
     ),
     final_score: z.number(),
