@@ -73,8 +73,9 @@ export function planAndRecord(
 }
 
 /**
- * Attributes stored events that name a served request (by `request_id`): each to that request's
- * variant when it was ingested within the experiment's attribution window. Requests are worked
+ * Attributes stored events that name a served request (by `request_id`) and its user: each to
+ * that request's variant when it was ingested within the experiment's attribution window (the
+ * window the experiment had when the request was served). Requests are worked
  * through in parallel, the events of one request in order.
  */
 export async function attributeEvents(store: ExposureStore, tenant: string, events: readonly EventRecord[]): Promise<number> {
@@ -83,6 +84,8 @@ export async function attributeEvents(store: ExposureStore, tenant: string, even
     const x = await store.exposure(tenant, requestId);
     if (!x) return;
     for (const e of list) {
+      // Only the user the request was served to converts in its variant (another user's event that names it is not theirs).
+      if (e.user_id !== x.userId) continue;
       // A clock-skew second before the request is tolerated; after the window nothing counts.
       if (e.created < x.servedAt - 5 || e.created > x.attributeUntil) continue;
       if (await store.attribute(tenant, x, { id: e.id, type: e.type, created: e.created })) counted++;

@@ -153,6 +153,26 @@ export const inForce = (r: Rule, now: number): boolean => r.enabled && (r.starts
 
 const round = (x: number) => Number(x.toFixed(6));
 
+/** The most (and 1 over it the least) the boosts of an item's rules multiply its score by as they are. */
+const BOOST_RANGE = 1e200;
+
+/**
+ * Scores whose boosts' product left `BOOST_RANGE` (many rules of large or small boosts: 105 rules
+ * of boost 1,000 multiplied past the largest number, and every score became Infinity, then null in
+ * the answer, in id order): each item's boosts are divided by the largest product of them all, in
+ * logarithms, so no score leaves the range of numbers, the order is the one the boosts give, and a
+ * boost that every item has changes no order. Their scores (and `score_after_rules`) are then that
+ * common factor below the boosts' product.
+ */
+function withinNumbers(items: Served[], logBoosts: readonly number[]): void {
+  let most = -Infinity;
+  for (const l of logBoosts) most = Math.max(most, l);
+  items.forEach((it, k) => {
+    it.score = it.explain.base_score * Math.exp((logBoosts[k] as number) - most);
+    it.explain.score_after_rules = it.score;
+  });
+}
+
 /**
  * Orders `candidates` for a context: rules multiply the scores of the items they match (all
  * conditions must hold; boosts of several rules multiply; 0 excludes, however few remain), then
@@ -162,8 +182,12 @@ const round = (x: number) => Number(x.toFixed(6));
 export function runPipeline(candidates: readonly Candidate[], rules: readonly Rule[], controls: RerankControls, helpers: PipelineHelpers, experiment: Explanation['experiment']): Served[] {
   let items: Served[] = [];
   const tests = rules.map(ruleTest);
+  /** Per item kept, the natural log of its boosts' product (`withinNumbers`). */
+  const logBoosts: number[] = [];
+  let outOfRange = false;
   for (const c of candidates) {
-    let score = c.score;
+    let boost = 1;
+    let logBoost = 0;
     const applied: RuleApplied[] = [];
     let excluded = false;
     for (let k = 0; k < rules.length; k++) {
@@ -174,12 +198,17 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
         excluded = true;
         break;
       }
-      score *= r.boost;
+      boost *= r.boost;
+      logBoost += Math.log(r.boost);
     }
     if (excluded) continue;
     if (controls.exclude_seen && helpers.seen?.(c.id)) continue;
+    const score = c.score * boost;
+    outOfRange ||= !(boost <= BOOST_RANGE && boost >= 1 / BOOST_RANGE);
+    logBoosts.push(logBoost);
     items.push({ id: c.id, score, doc: c.doc, explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment } });
   }
+  if (outOfRange) withinNumbers(items, logBoosts);
   const byScore = (a: Served, b: Served) => b.score - a.score || a.id - b.id;
 
   const wp = controls.popularity_weight ?? 0;

@@ -4,7 +4,7 @@ import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import { platformList } from '../domain/present.ts';
 import { nowSeconds } from '../clock.ts';
-import { withRetry, type RetryPolicy } from '../retry.ts';
+import { sleep, withRetry, type RetryPolicy } from '../retry.ts';
 import { Conflict, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
 import type * as S from '../schemas/control.ts';
 import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, Segment, Variant } from './types.ts';
@@ -340,22 +340,50 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  * random pause, starts again unless the other is Running by then (409), so one of them is.
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
-  const { before, after } = await withRetry<{ before: Stored<Experiment>; after: Stored<Experiment> }>(STARTS, async () => {
-    const changed = await changeExperiment(c, who, id, b);
-    // A segment newly named is checked again after the write, as a create does (see putNaming).
-    const { before: was, after: now } = changed;
-    if (now.segment_id !== null && now.segment_id !== was.segment_id && !(await segmentLive(c, who.tenant, now.segment_id))) {
-      await undo(c, who.tenant, 'experiment', id, was, now);
-      throw notFound('segment', now.segment_id);
-    }
-    const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
-    if (!others.length) return { value: changed };
-    await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
-    return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
-  });
+  const { before, after } = await startsSettled(c, who.tenant, id, () =>
+    withRetry<{ before: Stored<Experiment>; after: Stored<Experiment> }>(STARTS, async () => {
+      const changed = await changeExperiment(c, who, id, b);
+      // A segment newly named is checked again after the write, as a create does (see putNaming).
+      const { before: was, after: now } = changed;
+      if (now.segment_id !== null && now.segment_id !== was.segment_id && !(await segmentLive(c, who.tenant, now.segment_id))) {
+        await undo(c, who.tenant, 'experiment', id, was, now);
+        throw notFound('segment', now.segment_id);
+      }
+      const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
+      if (!others.length) return { value: changed };
+      await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
+      return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
+    }),
+  );
   await audit(c, who, 'update', `experiments/${id}`, shown(before), shown(after));
   return shown(after);
 }
+
+/**
+ * A start refused because others were Running names the one Running once starts have settled:
+ * one seen Running may have been another start that undid itself meanwhile (four starts at once
+ * named Drafts as Running). Settled: the same one Running on two reads `SETTLE_MS` apart (a start
+ * undoes itself within milliseconds); else none is named.
+ */
+async function startsSettled<T>(c: ControlPorts, tenant: string, id: number, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (e) {
+    if (!(e instanceof Conflict) || e.code !== 'experiment_running') throw e;
+    const exp = await c.get<Stored<Experiment>>(tenant, 'experiment', id);
+    if (!exp) throw e;
+    let seen = '';
+    for (let read = 0; read < SETTLE_READS; read++) {
+      const running = await runningBesides(c, tenant, exp);
+      if (running.length === 1 && String(running[0]) === seen) throw alreadyRunning(exp.context_id, running);
+      seen = running.length === 1 ? String(running[0]) : '';
+      await sleep(SETTLE_MS);
+    }
+    throw new Conflict('experiment_running', `Another experiment of context ${exp.context_id} is starting at the same time; try again (one Running experiment per context).`);
+  }
+}
+const SETTLE_MS = 25;
+const SETTLE_READS = 6;
 
 /** One try of `updateExperiment`'s change (a start refused when another experiment of the context is Running already). */
 function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch) {

@@ -5,8 +5,8 @@ import type { EventRecord } from './types.ts';
 const ATTRIBUTION_CONCURRENCY = 16;
 
 /**
- * Attribution at ingest: the stored events that name a served request (by `request_id`),
- * grouped by it, each group handed to `fn` (the events of one request in order; at most
+ * Attribution at ingest: the stored events that name a served request (by `request_id`, in
+ * any case), grouped by it, each group handed to `fn` (the events of one request in order; at most
  * ATTRIBUTION_CONCURRENCY requests at once). Experiment exposures (shared/control/exposures.ts)
  * and search analytics (shared/search/analytics.ts) attribute through it.
  */
@@ -14,9 +14,11 @@ export async function eachRequest(events: readonly EventRecord[], fn: (requestId
   const byRequest = new Map<string, EventRecord[]>();
   for (const e of events) {
     if (typeof e.request_id !== 'string' || e.request_id.length === 0) continue;
-    const list = byRequest.get(e.request_id);
+    // Request ids are UUIDs, which are one whatever the letters' case (RFC 9562): answers give them in lower case.
+    const id = e.request_id.toLowerCase();
+    const list = byRequest.get(id);
     if (list) list.push(e);
-    else byRequest.set(e.request_id, [e]);
+    else byRequest.set(id, [e]);
   }
   await eachAtMost([...byRequest], ATTRIBUTION_CONCURRENCY, ([requestId, list]) => fn(requestId, list));
 }

@@ -23,6 +23,8 @@ const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at
 
 /** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
 export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
+const IN_EMPTY = 'an in list must not be empty';
+const IN_LONG = 'an in list holds at most 100 values';
 const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), num('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
 
 const condition = z
@@ -32,20 +34,32 @@ const condition = z
       .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
     op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
     // Every op takes one (`exists` true or false): required, as the OpenAPI document says.
-    value: z.union([scalar, z.array(scalar).check(z.minLength(1, 'an in list must not be empty'), z.maxLength(100, 'an in list holds at most 100 values'))], {
-      error: missingOr('value is required', 'value must be a string, number, boolean or a list of them'),
+    value: z.union([scalar, z.array(scalar).check(z.minLength(1, IN_EMPTY), z.maxLength(100, IN_LONG))], {
+      // A list of the wrong length is said so (the union's own message would name the kinds).
+      error: (issue) =>
+        Array.isArray(issue.input) && issue.input.length === 0
+          ? IN_EMPTY
+          : Array.isArray(issue.input) && issue.input.length > 100
+            ? IN_LONG
+            : missingOr('value is required', 'value must be a string, number, boolean or a list of them')(issue),
     }),
   })
   .check(
     z.superRefine((c, ctx) => {
+      // `created` is Unix seconds: a value of another kind could never match.
+      const numbers = c.field === 'created';
       const problem =
         c.op === 'in'
-          ? !Array.isArray(c.value) && 'value must be a list for op in'
+          ? !Array.isArray(c.value)
+            ? 'value must be a list for op in'
+            : numbers && c.value.some((v) => typeof v !== 'number') && 'the values of created must be numbers (Unix seconds)'
           : c.op === 'gte' || c.op === 'lte'
-            ? typeof c.value !== 'number' && `value must be a number for ${c.op}${c.field === 'created' ? ' (Unix seconds)' : ''}`
+            ? typeof c.value !== 'number' && `value must be a number for ${c.op}${numbers ? ' (Unix seconds)' : ''}`
             : c.op === 'exists'
               ? typeof c.value !== 'boolean' && 'value must be true or false for exists'
-              : (c.value === undefined || Array.isArray(c.value)) && `value must be a single string, number or boolean for ${c.op}`;
+              : c.value === undefined || Array.isArray(c.value)
+                ? `value must be a single string, number or boolean for ${c.op}`
+                : numbers && typeof c.value !== 'number' && `value must be a number for ${c.op} on created (Unix seconds)`;
       if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem, input: c.value });
     }),
   );

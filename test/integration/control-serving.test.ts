@@ -309,18 +309,21 @@ describe('experiments', () => {
     expect(refused.map((r) => r.status)).toEqual([404, 400]);
     const refusedIds = refused.map((r) => r.body.error.request_id as string);
 
-    // Clicks for the first 60 requests, purchases for every 7th; one sent twice under one Idempotency-Key; one naming no experiment request.
-    const clicks = served.slice(0, 60).map((x) => ({ type: 'click', user_id: x.user, item_id: items[0], request_id: x.requestId }));
+    // Clicks for the first 60 requests (the 61st's request_id in upper case: a UUID in either case),
+    // purchases for every 7th; one sent twice under one Idempotency-Key; one naming no experiment
+    // request; purchases by users other than the one a request was served to, naming it, which count for nobody.
+    const clicks = served.slice(0, 61).map((x, k) => ({ type: 'click', user_id: x.user, item_id: items[0], request_id: k === 60 ? x.requestId.toUpperCase() : x.requestId }));
     const buys = served.filter((_, k) => k % 7 === 0).map((x) => ({ type: 'purchase', user_id: x.user, item_id: items[1], request_id: x.requestId }));
     const body = [
       ...clicks,
       ...buys,
       { type: 'click', user_id: 'nobody', item_id: items[0], request_id: '00000000-0000-4000-8000-000000000000' },
       ...refusedIds.map((request_id, k) => ({ type: 'click', user_id: `ab-refused-${k}`, item_id: items[0], request_id })),
+      ...served.slice(1, 30).map((x) => ({ type: 'purchase', user_id: `${x.user}-friend`, item_id: items[1], request_id: x.requestId })),
     ];
     for (let k = 0; k < 2; k++) expect((await t.demo.core('POST', '/v1/events', body, { headers: { 'Idempotency-Key': 'ab-events' } })).status).toBe(201);
 
-    const want = (variant: string, list: { request_id: string }[]) => list.filter((e) => served.find((x) => x.requestId === e.request_id)?.variant === variant).length;
+    const want = (variant: string, list: { request_id: string }[]) => list.filter((e) => served.find((x) => x.requestId === e.request_id.toLowerCase())?.variant === variant).length;
     const res = await P('GET', `/api/experiments/${exp}`);
     expect(res.status).toBe(200);
     const results = res.body.results as {

@@ -110,6 +110,19 @@ describe('rules', () => {
       'conditions.1.value',
     );
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'created', op: 'gte', value: '2024' }] })), 'conditions.0.value');
+    // created is Unix seconds for every op (a string could never match), and an in list's length is said as such.
+    for (const [op, value] of [
+      ['eq', 'yesterday'],
+      ['neq', true],
+      ['in', [1, '2']],
+    ] as const) {
+      const r = await P('POST', '/api/rules', rule({ conditions: [{ field: 'created', op, value }] }));
+      invalid(r, 'conditions.0.value');
+      expect(r.body.error).toContain('Unix seconds');
+    }
+    const tooMany = await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: Array.from({ length: 101 }, (_, k) => `v${k}`) }] }));
+    expect(tooMany.body.error).toContain('conditions.0.value: an in list holds at most 100 values');
+    expect((await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: [] }] }))).body.error).toContain('conditions.0.value: an in list must not be empty');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'exists', value: 'yes' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'eq' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'price', op: 'eq', value: 1 }] })), 'conditions.0.field');

@@ -117,6 +117,23 @@ describe('the pipeline', () => {
     ]);
   });
 
+  it('keeps scores numbers and the order the boosts give however many rules multiply them', () => {
+    const many = (boost: number, n: number, over: Partial<Rule> = {}) => Array.from({ length: n }, (_, k) => rule({ id: 100 + k, boost, ...over }));
+    // 105 rules of boost 1,000 on every item (10^315): the order of the scores, every score a number.
+    const big = runPipeline(pool, many(1000, 105), {}, none, null);
+    expect(ids(big)).toEqual([1, 2, 3, 4]);
+    expect(big.map((x) => x.score)).toEqual([1, 0.9, 0.5, 0.4].map((s) => expect.closeTo(s, 9)));
+    expect(big.every((x) => x.explain.score_after_rules === x.score && x.explain.rules.length === 105)).toBe(true);
+    // 50 of boost 1e-7 (10^-350): the same.
+    expect(ids(runPipeline(pool, many(1e-7, 50), {}, none, null))).toEqual([1, 2, 3, 4]);
+    expect(runPipeline(pool, many(1e-7, 50), {}, none, null).every((x) => x.score > 0)).toBe(true);
+    // And a boost that only some items have still lifts them: brand Cog's 3rd item ahead.
+    const cog = rule({ id: 1, boost: 10, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Cog' }] });
+    const lifted = runPipeline(pool, [...many(1000, 105), cog], {}, none, null);
+    expect(ids(lifted)).toEqual([3, 1, 2, 4]);
+    expect(lifted.map((x) => x.score)).toEqual([0.5, 0.1, 0.09, 0.04].map((s) => expect.closeTo(s, 9)));
+  });
+
   it('max_per_category leaves no two of one category; exclude_seen drops what the user saw', () => {
     const capped = runPipeline(pool, [], { max_per_category: 1 }, none, null);
     expect(ids(capped)).toEqual([1, 3]);
