@@ -1,8 +1,9 @@
 // First: the local defaults hold before any module below reads them as it loads.
 import './defaults.ts';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../shared/auth/signer.ts';
+import { replaceFile } from '../shared/files.ts';
 import { makeTable } from '../shared/data/client.ts';
 import type { DemoSize } from '../shared/demo/generate.ts';
 import type { DemoRun } from '../shared/demo/run.ts';
@@ -42,21 +43,6 @@ export const paths = (dataDir: string) => ({
   deadLetters: (queue: string) => join(dataDir, `dead-letters-${queue}.jsonl`),
   queue: (queue: string) => join(dataDir, `queue-${queue}.jsonl`),
 });
-
-/**
- * Writes `file` whole or not at all: a temporary file, written to its last byte (writeFileSync
- * goes on after a write that took only part of it) and flushed to disk, then renamed over it.
- */
-function replaceFile(file: string, text: string, mode = 0o644): void {
-  const tmp = `${file}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode, flush: true });
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  renameSync(tmp, file);
-}
 
 /** What a running local stack records about itself, so the admin CLI can reach it. */
 export interface StackInfo {

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './aws/signed-fetch.ts';
 import { config } from './config.ts';
+import { replaceFile } from './files.ts';
 
 /** Where artifacts (search indexes, models) live: S3 on AWS, a folder locally. */
 export interface BlobStore {
@@ -35,9 +36,9 @@ export class FolderBlobStore implements BlobStore {
   async put(key: string, body: Uint8Array | string): Promise<void> {
     const p = this.path(key, 'put');
     mkdirSync(dirname(p), { recursive: true });
-    // Write then rename: a reader never sees half an artifact.
-    writeFileSync(`${p}.tmp`, body);
-    renameSync(`${p}.tmp`, p);
+    // Written whole, flushed, then renamed: a reader never sees half an artifact, nor a pointer
+    // to an artifact a crash of the machine emptied.
+    replaceFile(p, body);
   }
   async delete(key: string): Promise<void> {
     rmSync(this.path(key, 'delete'), { force: true });

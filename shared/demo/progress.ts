@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
+import { replaceFile } from '../files.ts';
 
 /**
  * The demo seed's record of itself (`$DATA_DIR/demo.json`): what it seeds, and how far it got.
@@ -33,8 +34,7 @@ export function readProgress(file: string): DemoProgress | undefined {
 
 /** Written whole to a new file, then renamed over the old one: a crash leaves one or the other. */
 export function writeProgress(file: string, p: DemoProgress): void {
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(p, null, 2)}\n`);
-  renameSync(`${file}.tmp`, file);
+  replaceFile(file, `${JSON.stringify(p, null, 2)}\n`);
 }
 
 export function newProgress(size: DemoProgress['size'], seed: number, now: number): DemoProgress {
