@@ -153,25 +153,15 @@ export const inForce = (r: Rule, now: number): boolean => r.enabled && (r.starts
 
 const round = (x: number) => Number(x.toFixed(6));
 
-/** The most (and 1 over it the least) the boosts of an item's rules multiply its score by as they are. */
-const BOOST_RANGE = 1e200;
-
 /**
- * Scores whose boosts' product left `BOOST_RANGE` (many rules of large or small boosts: 105 rules
- * of boost 1,000 multiplied past the largest number, and every score became Infinity, then null in
- * the answer, in id order): each item's boosts are divided by the largest product of them all, in
- * logarithms, so no score leaves the range of numbers, the order is the one the boosts give, and a
- * boost that every item has changes no order. Their scores (and `score_after_rules`) are then that
- * common factor below the boosts' product.
+ * The most an item's boosts multiply its score by together (and 1 over it the least): 105 rules of
+ * boost 1,000 multiplied past the largest number, and every score became Infinity, null in the
+ * answer, in id order; 50 of 1e-7 made them 0. Beyond it items are ordered by their score alone
+ * (their boosts all as much as this), so scores stay numbers, every answer (a pool and the pages
+ * after it alike) keeps one scale, and items with fewer boosts keep theirs.
  */
-function withinNumbers(items: Served[], logBoosts: readonly number[]): void {
-  let most = -Infinity;
-  for (const l of logBoosts) most = Math.max(most, l);
-  items.forEach((it, k) => {
-    it.score = it.explain.base_score * Math.exp((logBoosts[k] as number) - most);
-    it.explain.score_after_rules = it.score;
-  });
-}
+const BOOST_RANGE = 1e150;
+const LOG_BOOST_RANGE = Math.log(BOOST_RANGE);
 
 /**
  * Orders `candidates` for a context: rules multiply the scores of the items they match (all
@@ -182,9 +172,6 @@ function withinNumbers(items: Served[], logBoosts: readonly number[]): void {
 export function runPipeline(candidates: readonly Candidate[], rules: readonly Rule[], controls: RerankControls, helpers: PipelineHelpers, experiment: Explanation['experiment']): Served[] {
   let items: Served[] = [];
   const tests = rules.map(ruleTest);
-  /** Per item kept, the natural log of its boosts' product (`withinNumbers`). */
-  const logBoosts: number[] = [];
-  let outOfRange = false;
   for (const c of candidates) {
     let boost = 1;
     let logBoost = 0;
@@ -203,12 +190,11 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
     }
     if (excluded) continue;
     if (controls.exclude_seen && helpers.seen?.(c.id)) continue;
+    // Within the range as multiplied, else its bound (from the logarithms: the product may be Infinity or 0).
+    if (!(boost <= BOOST_RANGE && boost >= 1 / BOOST_RANGE)) boost = Math.exp(Math.max(-LOG_BOOST_RANGE, Math.min(LOG_BOOST_RANGE, logBoost)));
     const score = c.score * boost;
-    outOfRange ||= !(boost <= BOOST_RANGE && boost >= 1 / BOOST_RANGE);
-    logBoosts.push(logBoost);
     items.push({ id: c.id, score, doc: c.doc, explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment } });
   }
-  if (outOfRange) withinNumbers(items, logBoosts);
   const byScore = (a: Served, b: Served) => b.score - a.score || a.id - b.id;
 
   const wp = controls.popularity_weight ?? 0;
@@ -238,12 +224,28 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
 
   const lambda = controls.diversity ?? 0;
   const cap = controls.max_per_category;
+  const scored = items;
   if (lambda > 0 && helpers.similarity && items.length > 2) {
     const depth = Math.min(DIVERSITY_MAX, helpers.depth ?? 20);
     items = diversify(items, lambda, helpers.similarity, depth, helpers.diversityPool ?? Math.max(2 * depth, 50), cap);
-  } else if (cap !== undefined) items = explainedCap(items, cap);
+  } else if (cap !== undefined) items = withinCategoryCap(items, cap);
+  if (cap !== undefined) explainCap(scored, items);
   for (const it of items) it.explain.final_score = it.score;
   return items;
+}
+
+/**
+ * `max_per_category`'s step in the explanation of each item served above its place in the scored
+ * order (`scored`) that diversity did not choose: only the cap moves such an item up, by leaving out
+ * items of full categories above it. From that place (the base of diversity's steps too) to its own.
+ */
+function explainCap(scored: readonly Served[], served: readonly Served[]): void {
+  const at = new Map<Served, number>();
+  scored.forEach((it, i) => at.set(it, i));
+  served.forEach((it, j) => {
+    const i = at.get(it) as number;
+    if (j < i && !it.explain.rerank.some((s) => s.control === 'diversity')) it.explain.rerank.push({ control: 'max_per_category', moved_from: i + 1, moved_to: j + 1 });
+  });
 }
 
 /** An item's category for `max_per_category` (a string `category` in its metadata). */
@@ -270,22 +272,6 @@ export function withinCategoryCap<T extends { doc: SearchDoc }>(items: readonly 
     counts.set(cat, n + 1);
     return true;
   });
-}
-
-/**
- * `withinCategoryCap` over served items, after `before` (the positions above them): an item that
- * moved up because items of full categories above it were left out says so in its explanation
- * (`max_per_category`, from the position it had without the cap to its position).
- */
-function explainedCap(items: Served[], cap: number, before: readonly Served[] = []): Served[] {
-  const kept = withinCategoryCap(items, cap, before);
-  if (kept.length === items.length) return kept;
-  let i = 0;
-  kept.forEach((it, j) => {
-    while (items[i] !== it) i++;
-    if (i !== j) it.explain.rerank.push({ control: 'max_per_category', moved_from: before.length + i + 1, moved_to: before.length + j + 1 });
-  });
-  return kept;
 }
 
 /** An explanation as shown: scores to 6 decimals (computed only for the items answered with `explain`). */
@@ -365,5 +351,5 @@ function diversify(items: Served[], lambda: number, similarity: (a: Candidate) =
   }
   // The candidates not picked, in score order, then the rest (within the cap, counting those picked).
   const after = [...pool.filter((_, k) => !taken[k]), ...rest];
-  return [...out, ...(cap === undefined ? after : explainedCap(after, cap, out))];
+  return [...out, ...(cap === undefined ? after : withinCategoryCap(after, cap, out))];
 }

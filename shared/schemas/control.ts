@@ -23,8 +23,6 @@ const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at
 
 /** `category`, `name`, `created`, or `metadata.<key>` up to 8 keys deep. */
 export const CONDITION_FIELD = /^(category|name|created|metadata(\.[A-Za-z0-9_-]{1,64}){1,8})$/;
-const IN_EMPTY = 'an in list must not be empty';
-const IN_LONG = 'an in list holds at most 100 values';
 const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at most 1000 characters')), num('value'), z.boolean()], { error: 'value must be a string, number or boolean' });
 
 const condition = z
@@ -34,15 +32,11 @@ const condition = z
       .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
     op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
     // Every op takes one (`exists` true or false): required, as the OpenAPI document says.
-    value: z.union([scalar, z.array(scalar).check(z.minLength(1, IN_EMPTY), z.maxLength(100, IN_LONG))], {
-      // A list of the wrong length is said so (the union's own message would name the kinds).
-      error: (issue) =>
-        Array.isArray(issue.input) && issue.input.length === 0
-          ? IN_EMPTY
-          : Array.isArray(issue.input) && issue.input.length > 100
-            ? IN_LONG
-            : missingOr('value is required', 'value must be a string, number, boolean or a list of them')(issue),
-    }),
+    // A list's length is checked with the op below (a union's message would name the kinds only); documented as it is.
+    value: documentAs(
+      z.union([scalar, z.array(scalar)], { error: missingOr('value is required', 'value must be a string, number, boolean or a list of them') }),
+      z.union([scalar, z.array(scalar).check(z.minLength(1), z.maxLength(100))]),
+    ),
   })
   .check(
     z.superRefine((c, ctx) => {
@@ -52,7 +46,11 @@ const condition = z
         c.op === 'in'
           ? !Array.isArray(c.value)
             ? 'value must be a list for op in'
-            : numbers && c.value.some((v) => typeof v !== 'number') && 'the values of created must be numbers (Unix seconds)'
+            : c.value.length === 0
+              ? 'an in list must not be empty'
+              : c.value.length > 100
+                ? 'an in list holds at most 100 values'
+                : numbers && c.value.some((v) => typeof v !== 'number') && 'the values of created must be numbers (Unix seconds)'
           : c.op === 'gte' || c.op === 'lte'
             ? typeof c.value !== 'number' && `value must be a number for ${c.op}${numbers ? ' (Unix seconds)' : ''}`
             : c.op === 'exists'

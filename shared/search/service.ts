@@ -83,7 +83,7 @@ function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, 
   const phrases = query.phrases.map(phraseTerms);
   const tags = req.highlight;
   const scanned = snippetScan(req.limit);
-  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases), tags, scanned) });
+  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases, scanned), tags, scanned) });
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */

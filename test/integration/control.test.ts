@@ -123,6 +123,11 @@ describe('rules', () => {
     const tooMany = await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: Array.from({ length: 101 }, (_, k) => `v${k}`) }] }));
     expect(tooMany.body.error).toContain('conditions.0.value: an in list holds at most 100 values');
     expect((await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: [] }] }))).body.error).toContain('conditions.0.value: an in list must not be empty');
+    // A list for another op is said to be one, whatever its length.
+    for (const value of [[], Array.from({ length: 101 }, (_, k) => `v${k}`)]) {
+      const r = await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'neq', value }] }));
+      expect(r.body.error).toBe('Invalid request body. conditions.0.value: value must be a single string, number or boolean for neq');
+    }
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'exists', value: 'yes' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'eq' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'price', op: 'eq', value: 1 }] })), 'conditions.0.field');

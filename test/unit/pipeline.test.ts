@@ -117,21 +117,26 @@ describe('the pipeline', () => {
     ]);
   });
 
-  it('keeps scores numbers and the order the boosts give however many rules multiply them', () => {
+  it('keeps scores numbers and in order however many rules multiply them: boosts multiply by 10^150 at most, 10^-150 at least', () => {
     const many = (boost: number, n: number, over: Partial<Rule> = {}) => Array.from({ length: n }, (_, k) => rule({ id: 100 + k, boost, ...over }));
-    // 105 rules of boost 1,000 on every item (10^315): the order of the scores, every score a number.
+    const cog = { conditions: [{ field: 'metadata.brand', op: 'eq' as const, value: 'Cog' }] };
+    // 105 rules of boost 1,000 on every item (10^315): the order of the scores, each a number.
     const big = runPipeline(pool, many(1000, 105), {}, none, null);
     expect(ids(big)).toEqual([1, 2, 3, 4]);
-    expect(big.map((x) => x.score)).toEqual([1, 0.9, 0.5, 0.4].map((s) => expect.closeTo(s, 9)));
+    expect(big.map((x) => x.score / 1e150)).toEqual([1, 0.9, 0.5, 0.4].map((s) => expect.closeTo(s, 9)));
     expect(big.every((x) => x.explain.score_after_rules === x.score && x.explain.rules.length === 105)).toBe(true);
-    // 50 of boost 1e-7 (10^-350): the same.
+    // On one item only: it first, the others as they were.
+    const one = runPipeline(pool, many(1000, 110, cog), {}, none, null);
+    expect(ids(one)).toEqual([3, 1, 2, 4]);
+    expect(one.map((x) => x.score)).toEqual([0.5e150, 1, 0.9, 0.4].map((s) => expect.closeTo(s, 9 - Math.log10(s))));
+    // 50 of 1e-7 (10^-350) on one item: it last, above nothing, a number above 0; on all, the order of the scores.
+    const low = runPipeline(pool, many(1e-7, 50, cog), {}, none, null);
+    expect(ids(low)).toEqual([1, 2, 4, 3]);
+    expect(low[3]?.score).toBeCloseTo(0.5e-150, 160);
     expect(ids(runPipeline(pool, many(1e-7, 50), {}, none, null))).toEqual([1, 2, 3, 4]);
-    expect(runPipeline(pool, many(1e-7, 50), {}, none, null).every((x) => x.score > 0)).toBe(true);
-    // And a boost that only some items have still lifts them: brand Cog's 3rd item ahead.
-    const cog = rule({ id: 1, boost: 10, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Cog' }] });
-    const lifted = runPipeline(pool, [...many(1000, 105), cog], {}, none, null);
-    expect(ids(lifted)).toEqual([3, 1, 2, 4]);
-    expect(lifted.map((x) => x.score)).toEqual([0.5, 0.1, 0.09, 0.04].map((s) => expect.closeTo(s, 9)));
+    // Two items past the bound, demoted alike: ordered by their own scores still.
+    const twoLow = runPipeline(pool, many(1e-7, 50, { conditions: [{ field: 'metadata.category', op: 'eq', value: 'a' }] }), {}, none, null);
+    expect(ids(twoLow)).toEqual([3, 4, 1, 2]);
   });
 
   it('max_per_category leaves no two of one category; exclude_seen drops what the user saw', () => {
@@ -150,6 +155,11 @@ describe('the pipeline', () => {
     const out = runPipeline(diverse, [], { max_per_category: 1, diversity: 0.5 }, { now: NOW, depth: 1, diversityPool: 4, similarity }, null);
     expect(ids(out)).toEqual([1, 3, 4]);
     expect(out.map((x) => x.explain.rerank)).toEqual([[], [{ control: 'max_per_category', moved_from: 3, moved_to: 2 }], [{ control: 'max_per_category', moved_from: 4, moved_to: 3 }]]);
+    // Deeper than an item diversity left out as its category was full (2, at depth 2): places in the scored order, as diversity's steps.
+    const five = [...diverse.slice(0, 3), cand(4, 0.4, { category: 'b' }, NOW, vec(0)), cand(5, 0.3, { category: 'c' }, NOW, vec(0.5))];
+    const deep = runPipeline(five, [], { max_per_category: 1, diversity: 0.3 }, { now: NOW, depth: 2, diversityPool: 5, similarity }, null);
+    expect(ids(deep)).toEqual([1, 3, 5]);
+    expect(deep.map((x) => x.explain.rerank)).toEqual([[], [{ control: 'diversity', moved_from: 3, moved_to: 2 }], [{ control: 'max_per_category', moved_from: 5, moved_to: 3 }]]);
     expect(ids(runPipeline(pool, [], { exclude_seen: true }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 3, 4]);
   });
 

@@ -461,6 +461,11 @@ describe('synonyms at query time', () => {
       'Cookware set of 5 pots',
       '<em>Set</em> of <em>television</em> <em>set</em> cables',
     ]);
+    // Held in what highlighting shows: the name and the description's part a snippet is chosen from.
+    const far = { ...doc(6, 'Set top box'), description: `${'cable '.repeat(400)}television` };
+    const held = (scanned: number) => [...withPhrasesHeld(new Set(['tv']), far, [phraseTerms('television set')], scanned)];
+    expect(held(SNIPPET_SCAN)).toEqual(['tv', 'televis', 'set']);
+    expect(held(snippetScan(100))).toEqual(['tv']);
     expect(run(false, ['television set'])).toEqual(found);
     // As one word: the mean of its words' scores, not their sum.
     const [tv, set] = [run(true, []), run(true, ['television set'])];
