@@ -9,7 +9,7 @@ const route = (): PageKey => {
   return PAGES.some((p) => p.key === key) ? key : 'overview';
 };
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; notice?: string | undefined }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [mfa, setMfa] = useState('');
@@ -35,6 +35,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
     <main className="signin" id="main">
       <form onSubmit={(e) => void submit(e)} aria-labelledby="signin-title">
         <h1 id="signin-title">Sign in to the console</h1>
+        {notice ? (
+          <p className="notice" role="status">
+            {notice}
+          </p>
+        ) : null}
         <Field label="Email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
         <Field label="Password" type="password" value={password} onChange={setPassword} required autoComplete="current-password" />
         {needMfa ? <Field label="One-time code" value={mfa} onChange={setMfa} autoComplete="one-time-code" hint="6 digits from your authenticator app" /> : null}
@@ -50,16 +55,32 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [page, setPage] = useState<PageKey>(route());
+  /** Why the sign-in form shows, when it is not the first visit (the session ended elsewhere). */
+  const [notice, setNotice] = useState<string>();
+  /** The session could not be read (the service unreachable): not the same as signed out. */
+  const [unreachable, setUnreachable] = useState<string>();
+  const [signOutError, setSignOutError] = useState<string>();
 
-  useEffect(() => {
-    whenSignedOut(() => setSession(null));
+  const readSession = () => {
+    setUnreachable(undefined);
     api<Session>('GET', '/console/session').then(
       (s) => {
         setCsrfToken(s.csrf_token);
         setSession(s);
       },
-      () => setSession(null),
+      (e: unknown) => {
+        if (e instanceof ApiFailure && e.status === 401) setSession(null);
+        else setUnreachable(e instanceof Error ? e.message : String(e));
+      },
     );
+  };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, at load.
+  useEffect(() => {
+    whenSignedOut(() => {
+      setNotice('Your session has ended (signed out, or expired): sign in again. What you were typing was not sent.');
+      setSession(null);
+    });
+    readSession();
     const onHash = () => setPage(route());
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
@@ -73,12 +94,24 @@ export function App() {
     document.getElementById('page-title')?.focus();
   }, [page, session]);
 
-  if (session === undefined) return <p role="status">Loading…</p>;
+  if (session === undefined)
+    return unreachable ? (
+      <main className="signin" id="main">
+        <Problem error={`The console could not read your session: ${unreachable}`} />
+        <button type="button" onClick={readSession}>
+          Try again
+        </button>
+      </main>
+    ) : (
+      <p role="status">Loading…</p>
+    );
   if (session === null)
     return (
       <SignIn
+        notice={notice}
         onSignedIn={(s) => {
           setCsrfToken(s.csrf_token);
+          setNotice(undefined);
           setSession(s);
         }}
       />
@@ -86,8 +119,18 @@ export function App() {
 
   const Page = PAGES.find((p) => p.key === page)?.component ?? Overview;
   const signOut = async () => {
-    await api('DELETE', '/console/session').catch(() => undefined);
+    setSignOutError(undefined);
+    try {
+      await api('DELETE', '/console/session');
+    } catch (e) {
+      // Ended already (401): signed out. Anything else: the session may still stand, so say so and stay.
+      if (!(e instanceof ApiFailure && e.status === 401)) {
+        setSignOutError(`Not signed out: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+    }
     setCsrfToken('');
+    setNotice(undefined);
     setSession(null);
   };
   return (
@@ -125,6 +168,7 @@ export function App() {
           <button type="button" onClick={() => void signOut()}>
             Sign out
           </button>
+          <Problem error={signOutError} />
         </div>
       </nav>
       <main id="main" className="content">

@@ -21,6 +21,7 @@ let onSignedOut: (() => void) | undefined;
 export const setCsrfToken = (t: string): void => {
   csrfToken = t;
 };
+/** `fn` runs when a request finds the session over (401): the app shows sign-in. */
 export const whenSignedOut = (fn: () => void): void => {
   onSignedOut = fn;
 };
@@ -31,27 +32,53 @@ function messageOf(data: unknown, status: number): string {
     if (typeof e === 'string') return e;
     if (e && typeof e === 'object' && 'message' in e) return String((e as { message: unknown }).message);
   }
-  return `Request failed (HTTP ${status})`;
+  return status >= 500 ? `The service failed to answer (HTTP ${status}); try again in a moment.` : `Request failed (HTTP ${status})`;
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+/** What the service says of a change sent with another session's CSRF token (signed in again in another tab). */
+const STALE_CSRF = /X-CSRF-Token/;
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+async function send(method: Method, path: string, body: unknown): Promise<{ status: number; ok: boolean; data: unknown }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  if (res.status === 204) return undefined as T;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  } catch {
+    // The browser's own words ("Failed to fetch") say nothing to a user.
+    throw new ApiFailure(0, 'The service could not be reached: check the connection and that the service is running, then try again.');
+  }
+  if (res.status === 204) return { status: 204, ok: true, data: undefined };
   const text = await res.text();
   let data: unknown = text;
   try {
     data = text ? JSON.parse(text) : undefined;
   } catch {
-    /* not JSON */
+    /* not JSON (a proxy's error page) */
   }
-  if (!res.ok) {
-    if (res.status === 401 && path !== '/console/session') onSignedOut?.();
-    throw new ApiFailure(res.status, messageOf(data, res.status));
+  return { status: res.status, ok: res.ok, data };
+}
+
+export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  let r = await send(method, path, body);
+  // Signed in again in another tab: this tab's token is the old session's. The session (shared by
+  // the tabs' cookie) says the current one; the change is sent once more with it.
+  if (r.status === 403 && method !== 'GET' && STALE_CSRF.test(messageOf(r.data, r.status))) {
+    const current = await send('GET', '/console/session', undefined);
+    const token = current.ok ? (current.data as { csrf_token?: unknown } | undefined)?.csrf_token : undefined;
+    if (typeof token === 'string' && token !== csrfToken) {
+      csrfToken = token;
+      r = await send(method, path, body);
+    }
   }
-  return data as T;
+  if (!r.ok) {
+    if (r.status === 401 && path !== '/console/session') onSignedOut?.();
+    throw new ApiFailure(r.status, messageOf(r.data, r.status));
+  }
+  return r.data as T;
 }
 
 export const qs = (params: Record<string, string | number | boolean | undefined>): string => {

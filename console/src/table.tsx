@@ -25,8 +25,6 @@ export function DataTable<T>(props: {
   rowClassName?: (row: T) => string | undefined;
   empty?: ReactNode;
   error?: string;
-  /** Wrap the table in a horizontally scrolling box (wide tables). */
-  wrap?: boolean;
   /** The next page, when there is one. */
   more?: { busy: boolean; load: () => void } | null;
 }) {
@@ -58,7 +56,8 @@ export function DataTable<T>(props: {
   return (
     <>
       <Problem error={props.error} />
-      {table && props.wrap ? <div className="table-wrap">{table}</div> : table}
+      {/* In a box that scrolls across when the table is wider than the page, the page itself does not. */}
+      {table ? <div className="table-wrap">{table}</div> : null}
       {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
       {props.more ? (
         <button type="button" disabled={props.more.busy} onClick={props.more.load}>

@@ -71,7 +71,6 @@ export function Catalog({ session }: PageProps) {
           <Problem error={edit.error} />
           <DataTable
             label="Items"
-            wrap
             rows={pages}
             rowKey={(it) => it.id}
             empty="No items match."

@@ -73,6 +73,8 @@ export function Events({ session }: PageProps) {
                     Weight of {t.name}
                   </label>
                   <input
+                    // Made anew when the weight read changes (a reload after another change), so it shows what stands, and a blur without an edit sends nothing.
+                    key={`${t.id}:${t.weight}`}
                     id={`w-${t.id}`}
                     type="number"
                     min={1}
@@ -114,7 +116,6 @@ export function Events({ session }: PageProps) {
         <Loading show={list.busy && rows.length === 0} />
         <DataTable
           label="Events"
-          wrap
           rows={rows}
           rowKey={(r) => r.id}
           empty={loaded ? 'No events.' : null}

@@ -66,7 +66,6 @@ export function Models({ session }: PageProps) {
       <Card title="Versions">
         <DataTable
           label="Model versions"
-          wrap
           rows={models.rows}
           more={models.more}
           rowKey={(m) => m.version}

@@ -91,7 +91,14 @@ export function Rules({ session }: PageProps) {
             <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
             <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
             <Select label="Condition operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />
-            <Field label="Condition value" value={value} onChange={setValue} hint='a list for in: a, b, c; "42" in quotes is text' />
+            <Field
+              label="Condition value"
+              value={value}
+              onChange={setValue}
+              // Every operator but exists compares with a value: an empty one would make a rule that matches nothing.
+              required={op !== 'exists'}
+              hint={op === 'exists' ? 'true, or false for "absent"' : 'a list for in: a, b, c; "42" in quotes is text'}
+            />
             <Field label="Boost" type="number" step="any" min={0} value={boost} onChange={setBoost} required />
           </Form>
         </Card>

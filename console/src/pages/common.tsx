@@ -52,7 +52,13 @@ export const isAdmin = (role: string): boolean => role === 'admin';
 export function parseValue(op: string, raw: string): unknown {
   const one = (s: string): unknown =>
     s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s === 'true' ? true : s === 'false' ? false : s !== '' && !Number.isNaN(Number(s)) ? Number(s) : s;
-  if (op === 'in') return raw.split(',').map((s) => one(s.trim()));
+  // Empty parts ("a, , b", or nothing) are no values: the service says a list must hold one.
+  if (op === 'in')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map(one);
   if (op === 'exists') return raw.trim() !== 'false';
   return one(raw.trim());
 }
