@@ -325,6 +325,18 @@ describe('the console at its edges', () => {
     await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
     await visible(page.getByText('W'.repeat(256), { exact: true }));
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    // The context is kept in the address: Back from a rule's history returns to it (was: the first context).
+    await page
+      .getByRole('table', { name: 'Rules' })
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'clicked twice', exact: true }) })
+      .getByRole('link', { name: 'History' })
+      .click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Audit history' }));
+    await page.goBack();
+    await visible(page.getByRole('heading', { level: 1, name: 'Rules' }));
+    expect(await page.getByLabel('Context', { exact: true }).inputValue()).toBe(String(ctx.id));
+    await visible(page.getByText('W'.repeat(256), { exact: true }));
     // A rule's value is needed for every operator but exists: the form is not sent without one.
     await page.getByLabel('Rule name').fill('no value');
     await page.getByRole('button', { name: 'Create rule' }).click();

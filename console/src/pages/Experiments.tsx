@@ -3,7 +3,7 @@ import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.t
 import { IntervalBar } from '../charts.tsx';
 import { Form } from '../table.tsx';
 import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
-import { ContextPicker, isAdmin, useContexts } from './common.tsx';
+import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
@@ -78,7 +78,7 @@ export function Experiments({ session }: PageProps) {
   const contexts = useContexts();
   const endpoints = useLoad(() => listAll<Endpoint>('/api/model-endpoints'), []);
   const [name, setName] = useState('');
-  const [contextId, setContextId] = useState('');
+  const [contextId, setContextId] = useChosenContext();
   const [a1, setA1] = useState('');
   const [b1, setB1] = useState('');
   const [split, setSplit] = useState('50');

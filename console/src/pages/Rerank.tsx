@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, qs, type Rerank } from '../api.ts';
 import { Card, Check, Field, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
-import { ContextPicker, isAdmin, useContexts } from './common.tsx';
+import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const KEYS = ['diversity', 'popularity_weight', 'freshness_weight', 'max_per_category'] as const;
@@ -14,7 +14,7 @@ const LABELS: Record<(typeof KEYS)[number], string> = {
 
 export function RerankPage({ session }: PageProps) {
   const contexts = useContexts();
-  const [contextId, setContextId] = useState('');
+  const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const current = useLoad(() => (ctx ? api<Rerank>('GET', `/api/rerank-controls${qs({ contextId: ctx })}`) : Promise.resolve(undefined)), [ctx]);
   const [values, setValues] = useState<Record<string, string>>({});

@@ -2,14 +2,14 @@ import { useState } from 'react';
 import { api, listPage, type Rule } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, useAction, usePages, when } from '../ui.tsx';
-import { ContextPicker, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
+import { ContextPicker, useChosenContext, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
 
 export function Rules({ session }: PageProps) {
   const contexts = useContexts();
-  const [contextId, setContextId] = useState('');
+  const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
   const [name, setName] = useState('');

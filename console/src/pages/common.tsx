@@ -14,6 +14,26 @@ export function useContexts() {
   return { ...list, created };
 }
 
+/**
+ * The context a page works in, kept in its address (`#/rules?context=2`): Back from a rule's
+ * history, or a reload, returns to the same context instead of the first. '' until one is chosen.
+ */
+export function useChosenContext(): [string, (id: string) => void] {
+  const fromHash = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('context') ?? '';
+  const [id, setId] = useState(fromHash);
+  const choose = (next: string) => {
+    setId(next);
+    const [path, query] = window.location.hash.split('?');
+    const params = new URLSearchParams(query ?? '');
+    if (next) params.set('context', next);
+    else params.delete('context');
+    const q = params.toString();
+    // In place (no history entry of its own), and without a hashchange: the page stays.
+    window.history.replaceState(window.history.state, '', `${path}${q ? `?${q}` : ''}`);
+  };
+  return [id, choose];
+}
+
 export function ContextPicker({ value, onChange, allowNone, contexts }: { value: string; onChange: (v: string) => void; allowNone?: boolean; contexts: Context[] }) {
   return (
     <Select
