@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiFailure, setCsrfToken, whenSignedOut, type Session } from './api.ts';
+import { api, ApiFailure, holdSession, whenSignedOut, type Session } from './api.ts';
 import { Field, Problem } from './ui.tsx';
 import { PAGES, type PageKey } from './pages/index.tsx';
 import { Overview } from './pages/Overview.tsx';
@@ -65,7 +65,7 @@ export function App() {
     setUnreachable(undefined);
     api<Session>('GET', '/console/session').then(
       (s) => {
-        setCsrfToken(s.csrf_token);
+        holdSession(s);
         setSession(s);
       },
       (e: unknown) => {
@@ -76,8 +76,8 @@ export function App() {
   };
   // biome-ignore lint/correctness/useExhaustiveDependencies: once, at load.
   useEffect(() => {
-    whenSignedOut(() => {
-      setNotice('Your session has ended (signed out, or expired): sign in again. What you were typing was not sent.');
+    whenSignedOut((reason) => {
+      setNotice(reason ?? 'Your session has ended (signed out, or expired): sign in again. What you were typing was not sent.');
       setSession(null);
     });
     readSession();
@@ -110,7 +110,7 @@ export function App() {
       <SignIn
         notice={notice}
         onSignedIn={(s) => {
-          setCsrfToken(s.csrf_token);
+          holdSession(s);
           setNotice(undefined);
           setSession(s);
         }}
@@ -129,7 +129,7 @@ export function App() {
         return;
       }
     }
-    setCsrfToken('');
+    holdSession(null);
     setNotice(undefined);
     setSession(null);
   };

@@ -15,14 +15,22 @@ export class ApiFailure extends Error {
   }
 }
 
-let csrfToken = '';
-let onSignedOut: (() => void) | undefined;
+/** Who this tab is signed in as, and the session's CSRF token (null: signed out). */
+interface Held {
+  email: string;
+  tenant: string;
+  role: string;
+  csrf_token: string;
+}
+let held: Held | null = null;
+let onSignedOut: ((reason?: string) => void) | undefined;
 
-export const setCsrfToken = (t: string): void => {
-  csrfToken = t;
+/** The session this tab works in (what sign-in or the session read answered), or null once signed out. */
+export const holdSession = (s: Held | null): void => {
+  held = s ? { email: s.email, tenant: s.tenant, role: s.role, csrf_token: s.csrf_token } : null;
 };
-/** `fn` runs when a request finds the session over (401): the app shows sign-in. */
-export const whenSignedOut = (fn: () => void): void => {
+/** `fn` runs when a request finds this tab's session over (401, or another user's in its place): the app shows sign-in. */
+export const whenSignedOut = (fn: (reason?: string) => void): void => {
   onSignedOut = fn;
 };
 
@@ -40,10 +48,10 @@ const STALE_CSRF = /X-CSRF-Token/;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-async function send(method: Method, path: string, body: unknown): Promise<{ status: number; ok: boolean; data: unknown }> {
+async function send(method: Method, path: string, body: unknown, token: string): Promise<{ status: number; ok: boolean; data: unknown }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  if (method !== 'GET') headers['x-csrf-token'] = token;
   let res: Response;
   try {
     res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
@@ -62,16 +70,30 @@ async function send(method: Method, path: string, body: unknown): Promise<{ stat
   return { status: res.status, ok: res.ok, data };
 }
 
+/** The same user, tenant and role (a session read again after another tab signed in anew). */
+const sameUser = (a: Held, b: unknown): b is Held => {
+  const x = b as Partial<Held> | undefined;
+  return x?.email === a.email && x.tenant === a.tenant && x.role === a.role && typeof x.csrf_token === 'string';
+};
+
 export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
-  let r = await send(method, path, body);
+  const sentWith = held?.csrf_token ?? '';
+  let r = await send(method, path, body, sentWith);
   // Signed in again in another tab: this tab's token is the old session's. The session (shared by
-  // the tabs' cookie) says the current one; the change is sent once more with it.
-  if (r.status === 403 && method !== 'GET' && STALE_CSRF.test(messageOf(r.data, r.status))) {
-    const current = await send('GET', '/console/session', undefined);
-    const token = current.ok ? (current.data as { csrf_token?: unknown } | undefined)?.csrf_token : undefined;
-    if (typeof token === 'string' && token !== csrfToken) {
-      csrfToken = token;
-      r = await send(method, path, body);
+  // the tabs' cookie) is read again: the same user's, the change is sent once more with its token;
+  // another user's (or another tenant's), nothing is sent for them and this tab signs in anew.
+  if (r.status === 403 && method !== 'GET' && held && STALE_CSRF.test(messageOf(r.data, r.status))) {
+    const current = await send('GET', '/console/session', undefined, '');
+    if (current.ok && sameUser(held, current.data)) {
+      if (current.data.csrf_token !== sentWith) {
+        held.csrf_token = current.data.csrf_token;
+        r = await send(method, path, body, current.data.csrf_token);
+      }
+    } else {
+      held = null;
+      const why = current.ok ? 'Someone else signed in to the console in another tab of this browser' : 'Your session has ended';
+      onSignedOut?.(`${why}: sign in again. What you were doing here was not sent.`);
+      throw new ApiFailure(401, `${why}; nothing was sent.`);
     }
   }
   if (!r.ok) {

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
 import { Check, Empty, Problem } from './ui.tsx';
 
 /** One column of a <DataTable>: its header, what each row shows in it, and the class of both (e.g. `num`). */
@@ -128,10 +128,37 @@ export function Checks(props: {
 }
 
 /** A row's action button; the row's name follows its visible text for screen readers ("Delete <name>"). */
+/**
+ * A button whose action runs once at a time: disabled while its click's work (`onClick`'s promise)
+ * runs, and a second click meanwhile (a double-click on Publish, Start, Revoke, Delete or Disable)
+ * does nothing, instead of sending the change again and showing its refusal as an error. Other
+ * buttons stay free: each button waits for its own click only.
+ */
+export function ActionButton({ onClick, disabled, className, label, children }: { onClick: () => unknown; disabled?: boolean; className?: string | undefined; label?: string; children: ReactNode }) {
+  const running = useRef(false);
+  const [busy, setBusy] = useState(false);
+  const click = async () => {
+    if (running.current) return;
+    running.current = true;
+    setBusy(true);
+    try {
+      await onClick();
+    } finally {
+      running.current = false;
+      setBusy(false);
+    }
+  };
+  return (
+    <button type="button" className={className} aria-label={label} disabled={disabled || busy} onClick={() => void click()}>
+      {children}
+    </button>
+  );
+}
+
 export function RowButton({ text, name, onClick, danger }: { text: string; name: string; onClick: () => unknown; danger?: boolean }) {
   return (
-    <button type="button" className={danger ? 'danger' : undefined} onClick={() => void onClick()}>
+    <ActionButton className={danger ? 'danger' : undefined} onClick={onClick}>
       {text} <span className="sr-only">{name}</span>
-    </button>
+    </ActionButton>
   );
 }

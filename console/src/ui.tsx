@@ -99,18 +99,11 @@ export function useInterval(fn: () => void, ms: number, active: boolean): void {
   }, [ms, active]);
 }
 
-/**
- * An action button's state: busy while it runs, its error shown next to it. One run at a time: a
- * second click while the first runs (a double-click on Publish, Start, Revoke or Delete) does
- * nothing, instead of sending the change again and showing its refusal as an error.
- */
+/** An action's state: busy while it runs, its error shown next to it (a button that must not run twice at once is an <ActionButton>). */
 export function useAction(): { busy: boolean; error: string | undefined; run: (fn: () => Promise<unknown>) => Promise<void>; fail: (message: string) => void } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const running = useRef(false);
   const run = useCallback(async (fn: () => Promise<unknown>) => {
-    if (running.current) return;
-    running.current = true;
     setBusy(true);
     setError(undefined);
     try {
@@ -118,7 +111,6 @@ export function useAction(): { busy: boolean; error: string | undefined; run: (f
     } catch (e) {
       setError(e instanceof ApiFailure || e instanceof Error ? e.message : String(e));
     } finally {
-      running.current = false;
       setBusy(false);
     }
   }, []);

@@ -1,6 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expected, go as goTo, openBrowser, visible } from '../helpers/browser.ts';
+import { putLocalUser } from '../../shared/console-auth/identity.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { LOCAL_TABLE } from '../../local/stack.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 // The console at its edges, in Debian's Chromium against the local stack (as console.test.ts):
@@ -275,6 +279,40 @@ describe('the console at its edges', () => {
     expected(problems, /status of 401/); // the signed-out tab's session check
   });
 
+  it("sends nothing for another user signed in in another tab: this tab signs in anew (a change went to the other user's tenant)", async () => {
+    await putLocalUser(
+      dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
+      { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
+      'other-password-1',
+    );
+    await go('Events', 'Events');
+    const other = await page.context().newPage();
+    try {
+      await other.goto(`${t.base}/console/`);
+      await other.getByRole('button', { name: 'Sign out' }).click();
+      await other.getByLabel('Email').fill('admin@other.example.com');
+      await other.getByLabel('Password').fill('other-password-1');
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await visible(other.getByText('tenant other', { exact: false }));
+      await page.getByLabel('Type name').fill('made_in_tab_a');
+      await page.getByRole('button', { name: 'Add event type' }).click();
+      await visible(page.getByRole('status').filter({ hasText: 'Someone else signed in to the console in another tab' }));
+      expected(problems, /status of 403/);
+      const theirs = await other.evaluate(async () => ((await (await fetch('/api/event-types')).json()) as { data: { name: string }[] }).data.map((e) => e.name));
+      expect(theirs).not.toContain('made_in_tab_a');
+      expect(((await t.demo.platform('GET', '/api/event-types')).body.data as { name: string }[]).map((e) => e.name)).not.toContain('made_in_tab_a');
+      // The other user's session stands.
+      await other.reload();
+      await visible(other.getByText('tenant other', { exact: false }));
+    } finally {
+      await other.close();
+    }
+    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
+    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+  });
+
   it('says the session ended when a change finds it over, and that the service is unreachable rather than showing sign-in', async () => {
     await go('Events', 'Events');
     // Signed out elsewhere (the cookie's session deleted).
@@ -324,7 +362,7 @@ describe('the console at its edges', () => {
     await eventually('the new contexts in the picker', async () => (await page.getByLabel('Context', { exact: true }).locator(`option[value="${otherCtx.id}"]`).count()) === 1);
     await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
     await visible(page.getByText('W'.repeat(256), { exact: true }));
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     // The context is kept in the address: Back from a rule's history returns to it (was: the first context).
     await page
       .getByRole('table', { name: 'Rules' })
@@ -356,6 +394,21 @@ describe('the console at its edges', () => {
     await weight.blur();
     await page.waitForTimeout(500);
     expect((await t.demo.platform('GET', '/api/event-types')).body.data.find((e: { name: string }) => e.name === 'wishlist').weight).toBe(50);
+    // Two weights changed while the first change is on its way (a slow network): both are sent (one guard for the page dropped the second).
+    await page.route('**/api/event-types/*', async (r) => {
+      await new Promise((done) => setTimeout(done, 600));
+      await r.continue();
+    });
+    await weight.fill('7');
+    await weight.blur();
+    await page.getByLabel('Weight of share').fill('9');
+    await page.getByLabel('Weight of share').blur();
+    const weights = async () => Object.fromEntries(((await t.demo.platform('GET', '/api/event-types')).body.data as { name: string; weight: number }[]).map((e) => [e.name, e.weight]));
+    await eventually('both weights stored', async () => {
+      const w = await weights();
+      return w.wishlist === 7 && w.share === 9;
+    });
+    await page.unroute('**/api/event-types/*');
   });
 
   it('had no page errors and no console errors', () => {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
-import { Form } from '../table.tsx';
+import { ActionButton, Form } from '../table.tsx';
 import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
 import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -118,16 +118,8 @@ export function Experiments({ session }: PageProps) {
         experiments.rows.map((x) => (
           <Card key={x.id} title={`${x.name} · context #${x.context_id} · ${x.status}`}>
             <Results e={x} />
-            {admin && x.status === 'Draft' ? (
-              <button type="button" onClick={() => void setStatus(x, 'Running')}>
-                Start {x.name}
-              </button>
-            ) : null}
-            {admin && x.status === 'Running' ? (
-              <button type="button" onClick={() => void setStatus(x, 'Stopped')}>
-                Stop {x.name}
-              </button>
-            ) : null}
+            {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
+            {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}
           </Card>
         ))
       ) : (

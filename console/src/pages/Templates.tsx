@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, listAll, type EventType, type Template } from '../api.ts';
-import { Checks, DataTable, Form } from '../table.tsx';
+import { ActionButton, Checks, DataTable, Form } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
@@ -53,9 +53,9 @@ export function Templates({ session }: PageProps) {
               srOnly: true,
               cell: (t) =>
                 t.status === 'Draft' && isAdmin(session.role) ? (
-                  <button type="button" onClick={() => void publish(t)} aria-label={`Publish ${t.name}`}>
+                  <ActionButton onClick={() => publish(t)} label={`Publish ${t.name}`}>
                     Publish
-                  </button>
+                  </ActionButton>
                 ) : null,
             },
           ]}

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, listAll, type Context } from '../api.ts';
 import { Form } from '../table.tsx';
 import { Field, Select, useAction, useLoad } from '../ui.tsx';
@@ -21,6 +21,12 @@ export function useContexts() {
 export function useChosenContext(): [string, (id: string) => void] {
   const fromHash = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('context') ?? '';
   const [id, setId] = useState(fromHash);
+  // The address changed under the page (its link in the navigation, Back within the page): the picker follows it.
+  useEffect(() => {
+    const follow = () => setId(fromHash());
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
   const choose = (next: string) => {
     setId(next);
     const [path, query] = window.location.hash.split('?');
