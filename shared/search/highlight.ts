@@ -172,7 +172,10 @@ function betweenMarks(text: string, start: number, end: number, terms: ReadonlyS
  */
 function runMarks(text: string, start: number, end: number, terms: ReadonlySet<string>, out: Token[], seen: Map<string, boolean>): void {
   const run = text.slice(start, end);
-  if (isCjk(run)) return cjkMarks(run, start, terms, out);
+  if (isCjk(run)) {
+    cjkMarks(run, start, terms, out);
+    return;
+  }
   let hit = seen.get(run);
   if (hit === undefined) {
     hit = tokens(run).some((w) => terms.has(stem(w)));

@@ -14,16 +14,18 @@ export function useContexts() {
   return { ...list, created };
 }
 
+/** The context the address names (`#/rules?context=2`), or ''. */
+const contextInHash = (): string => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('context') ?? '';
+
 /**
  * The context a page works in, kept in its address (`#/rules?context=2`): Back from a rule's
  * history, or a reload, returns to the same context instead of the first. '' until one is chosen.
  */
 export function useChosenContext(): [string, (id: string) => void] {
-  const fromHash = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('context') ?? '';
-  const [id, setId] = useState(fromHash);
+  const [id, setId] = useState(contextInHash);
   // The address changed under the page (its link in the navigation, Back within the page): the picker follows it.
   useEffect(() => {
-    const follow = () => setId(fromHash());
+    const follow = () => setId(contextInHash());
     window.addEventListener('hashchange', follow);
     return () => window.removeEventListener('hashchange', follow);
   }, []);
