@@ -88,6 +88,38 @@ describe('tokens', () => {
     expect(rec.log.filter((e) => e.path === '/v1/items')).toHaveLength(2);
   });
 
+  it("a call's signal also ends its wait for a token (a token endpoint that hangs)", async () => {
+    const hang: FetchLike = async (r) => {
+      if (isToken(r)) await new Promise((done) => setTimeout(done, 8000));
+      return fetch(r);
+    };
+    const c = core({ fetch: hang });
+    const started = Date.now();
+    await expect(c.items.listPage({ limit: 1 }, { signal: AbortSignal.timeout(300) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    // Aborted before the call: no token request is waited for either.
+    await expect(c.items.listPage({ limit: 1 }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('a failed early refresh fails no call while the token in hand is accepted', async () => {
+    let failToken = false;
+    let tokenRequests = 0;
+    const flaky: FetchLike = async (r) => {
+      if (!isToken(r)) return fetch(r);
+      tokenRequests++;
+      return failToken ? new Response('{"error":"temporarily_unavailable"}', { status: 503, headers: { 'content-type': 'application/json' } }) : fetch(r);
+    };
+    // 5 s tokens, taken as good for 4 s, refreshed from 1 s on.
+    const c = core({ fetch: flaky, refreshMarginMs: 3000, retry: { maxRetries: 0 } });
+    await c.items.listPage({ limit: 1 });
+    await new Promise((done) => setTimeout(done, 1300));
+    failToken = true;
+    for (let k = 0; k < 3; k++) expect((await c.items.listPage({ limit: 1 })).data).toHaveLength(1);
+    // One refresh tried (and failed) for the three calls: the next not before 5 s.
+    await new Promise((done) => setTimeout(done, 200));
+    expect(tokenRequests).toBe(2);
+  });
+
   it('wrong client credentials are an ApiError from the token endpoint', async () => {
     const c = core({ clientSecret: 'wrong' });
     const err = await c.items.listPage().catch((e: unknown) => e);
@@ -295,6 +327,13 @@ describe('Core and Platform helpers', () => {
     const results = await c.search({ query: 'walkthrough jacket', limit: 5 });
     expect(results.url).toBe('/v1/search');
     const recs = await c.recommendations({ user_id: `u-${randomUUID()}`, limit: 3 });
+    // A context by its numeric ID and flags as booleans, as the console's records give them.
+    const ctx = await platform().contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
+    const inContext = await c.recommendations({ user_id: `u-${randomUUID()}`, limit: 3, context_id: ctx.id, include_seen: true, explain: false });
+    expect(inContext.object).toBe('list');
+    // An Idempotency-Key the API would refuse is said before anything is sent.
+    await expect(c.items.create({ name: 'x' }, { idempotencyKey: 'commande-✓' })).rejects.toThrow('idempotencyKey must be 1-255 visible ASCII characters');
+    await expect(c.items.create({ name: 'x' }, { idempotencyKey: '' })).rejects.toThrow(TypeError);
     expect(recs.url).toBe('/v1/recommendations');
     const del = await c.items.delete(item.id);
     expect(del.deletedCount).toBe(1);

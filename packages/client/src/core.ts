@@ -17,6 +17,7 @@ import type {
   ItemList,
   ItemListQuery,
   ItemUpdate,
+  QueryParams,
   RecommendationList,
   RecommendationQuery,
   SearchHit,
@@ -43,7 +44,14 @@ export interface CoreClientOptions {
 
 type PageQuery<Q> = Omit<Q, 'starting_after'> & { starting_after?: string };
 
-const idempotencyHeader = (o: CreateOptions | undefined) => ({ 'Idempotency-Key': o?.idempotencyKey ?? randomUUID() });
+/** An `Idempotency-Key` as the API takes it (docs/api.md): 1-255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const idempotencyHeader = (o: CreateOptions | undefined) => {
+  const key = o?.idempotencyKey ?? randomUUID();
+  // Said before anything is sent (a letter beyond ASCII failed in fetch as "Cannot convert argument to a ByteString").
+  if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`idempotencyKey must be 1-255 visible ASCII characters, not ${JSON.stringify(key.slice(0, 40))}`);
+  return { 'Idempotency-Key': key };
+};
 const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
 
 /**
@@ -127,7 +135,8 @@ export class CoreClient {
 
   /** `GET /v1/recommendations` (`user_id` and/or `item_id`). */
   recommendations(query: RecommendationQuery, o?: CallOptions): Promise<RecommendationList> {
-    return unwrap(this.raw.GET('/v1/recommendations', { params: { query }, ...signalOf(o) }), 'core');
+    // Numbers and booleans go as their text, which the generated (string) query type names.
+    return unwrap(this.raw.GET('/v1/recommendations', { params: { query: query as QueryParams<'getRecommendations'> }, ...signalOf(o) }), 'core');
   }
 }
 

@@ -33,9 +33,34 @@ interface Cached {
  * before they expire (per the spec: compute `expires_at` from `expires_in`, refresh before
  * expiry), one token request at a time however many calls wait for it.
  */
+/** How long after a failed early refresh the next is tried (the token in hand still works meanwhile). */
+const REFRESH_RETRY_MS = 5000;
+
+/** `p`, or the signal's reason as soon as it is aborted (`p` goes on). */
+function untilAborted<T>(p: Promise<T>, signal?: AbortSignal | null): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 export class TokenManager implements Authorizer {
   private cached: Cached | undefined;
   private pending: Promise<Cached> | undefined;
+  /** No early refresh before this (one failed: `REFRESH_RETRY_MS`). */
+  private retryRefreshAt = 0;
   private readonly now: () => number;
   /** How many tokens were fetched (for tests and metrics). */
   fetches = 0;
@@ -47,14 +72,35 @@ export class TokenManager implements Authorizer {
     this.now = opts.now ?? Date.now;
   }
 
-  async token(): Promise<string> {
+  /**
+   * The token to send. Past `refreshAt` a token still accepted is sent while a new one is fetched
+   * beside the call (a failed refresh fails no call: it is tried again `REFRESH_RETRY_MS` later,
+   * until the token expires); without one, callers wait for the one shared request, each as long as
+   * its own `signal` lets it (the request goes on for the others).
+   */
+  async token(signal?: AbortSignal | null): Promise<string> {
+    signal?.throwIfAborted();
     const c = this.cached;
-    if (c && this.now() < c.refreshAt) return c.token;
-    // Past refreshAt but still valid while a refresh runs: later callers wait for the shared request.
-    this.pending ??= this.fetchToken().finally(() => {
-      this.pending = undefined;
+    const now = this.now();
+    if (c && now < c.refreshAt) return c.token;
+    if (c && now < c.expiresAt) {
+      if (!this.pending && now >= this.retryRefreshAt) {
+        this.refresh().catch(() => {
+          this.retryRefreshAt = this.now() + REFRESH_RETRY_MS;
+        });
+      }
+      return c.token;
+    }
+    return (await untilAborted(this.pending ?? this.refresh(), signal)).token;
+  }
+
+  /** The one token request (shared by every caller while it runs). */
+  private refresh(): Promise<Cached> {
+    const p = this.fetchToken().finally(() => {
+      if (this.pending === p) this.pending = undefined;
     });
-    return (await this.pending).token;
+    this.pending = p;
+    return p;
   }
 
   /** Forgets a token the server refused; answers true when a retry with a new token makes sense. */

@@ -31,8 +31,8 @@ export interface RetryOptions {
 export type RetryMode = 'auto' | 'safe' | 'unsafe';
 
 export interface Authorizer {
-  /** The bearer credential to send. */
-  token(): Promise<string>;
+  /** The bearer credential to send; waiting for it ends when `signal` aborts. */
+  token(signal?: AbortSignal | null): Promise<string>;
   /** Called on a 401 with the token that was refused; answers whether a retry with a new token makes sense. */
   invalidate?(refused: string): boolean;
 }
@@ -105,7 +105,7 @@ export class Transport {
       const headers = new Headers(request.headers);
       let token: string | undefined;
       if (auth) {
-        token = await auth.token();
+        token = await auth.token(request.signal);
         headers.set('authorization', `Bearer ${token}`);
       }
       if (this.opts.userAgent && !headers.has('user-agent')) headers.set('user-agent', this.opts.userAgent);

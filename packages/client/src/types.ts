@@ -23,7 +23,12 @@ export type SearchResults = Schemas['SearchResults'];
 export type SearchHit = Schemas['SearchHit'];
 export type Recommendation = Schemas['Recommendation'];
 export type RecommendationList = Schemas['RecommendationList'];
-export type RecommendationQuery = QueryParams<'getRecommendations'>;
+/**
+ * A query as a caller writes it: flags also as booleans, a context also by its numeric ID (the
+ * console's `id`), both sent as their text.
+ */
+type Written<Q> = { [K in keyof Q]: Q[K] extends 'true' | 'false' | undefined ? Q[K] | boolean : K extends 'context_id' ? Q[K] | number : Q[K] };
+export type RecommendationQuery = Written<QueryParams<'getRecommendations'>>;
 export type CoreError = Schemas['CoreError'];
 export type PlatformError = Schemas['PlatformError'];
 
