@@ -23,6 +23,7 @@ export function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' 
     facets: body.facets,
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
     sort: body.sort,
+    listOf: JSON.stringify([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
   };
 }
 

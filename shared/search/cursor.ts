@@ -9,12 +9,14 @@ export interface Cursor {
   builtAt?: number | undefined;
   /** A cursor of a context's list: the position to go on from. */
   offset?: number;
+  /** The digest of what ordered the list (query, mode, filters, user), when the cursor names one. */
+  list?: string | undefined;
 }
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-/** A cursor after hit `h` of a list ranked on build `builtAt`. */
-export const encodeCursor = (h: Hit, builtAt: number): string => encode([h.score, h.doc.id, builtAt]);
+/** A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested). */
+export const encodeCursor = (h: Hit, builtAt: number, list?: string): string => encode(list === undefined ? [h.score, h.doc.id, builtAt] : [h.score, h.doc.id, builtAt, list]);
 
 /** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
 export const encodeOffsetCursor = (offset: number, builtAt: number): string => encode(['o', offset, builtAt]);
@@ -26,10 +28,14 @@ export function decodeCursor(c: string, field: string): Cursor {
     if (Array.isArray(v) && v.length === 3 && v[0] === 'o' && Number.isSafeInteger(v[1]) && (v[1] as number) > 0 && Number.isSafeInteger(v[2]) && (v[2] as number) >= 0) {
       return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number };
     }
-    // Cursors issued before they named their build (two elements) page on the current one.
-    if (Array.isArray(v) && (v.length === 2 || v.length === 3) && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+    // Cursors issued before they named their build (two elements) page on the current one; before
+    // they named their list (three), on any.
+    if (Array.isArray(v) && v.length >= 2 && v.length <= 4 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       const builtAt = v[2] as unknown;
-      if (builtAt === undefined || (Number.isSafeInteger(builtAt) && (builtAt as number) >= 0)) return { score: v[0], id: v[1] as number, builtAt: builtAt as number | undefined };
+      const list = v[3] as unknown;
+      if ((builtAt === undefined || (Number.isSafeInteger(builtAt) && (builtAt as number) >= 0)) && (list === undefined || (typeof list === 'string' && v.length === 4))) {
+        return { score: v[0], id: v[1] as number, builtAt: builtAt as number | undefined, ...(list === undefined ? {} : { list }) };
+      }
     }
   } catch {
     /* fall through */

@@ -28,10 +28,7 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
   }
   if (f.price) {
     const { gte, lte } = f.price;
-    checks.push((d) => {
-      const p = d.metadata.price;
-      return typeof p === 'number' && (gte === undefined || p >= gte) && (lte === undefined || p <= lte);
-    });
+    checks.push((d) => someNumber(d.metadata.price, (p) => (gte === undefined || p >= gte) && (lte === undefined || p <= lte)));
   }
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
@@ -73,13 +70,20 @@ export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
   }
 }
 
+/**
+ * Whether a field's number passes `test`, or one of the numbers of a list does (as `eq` and `in`
+ * match a list by its elements, and as facets take a list's numbers into a key's min and max).
+ */
+const someNumber = (v: Json | undefined, test: (x: number) => boolean): boolean => (typeof v === 'number' ? test(v) : Array.isArray(v) && v.some((x) => typeof x === 'number' && test(x)));
+
 /** A field without a value: not there, or null. */
 const absent = (v: unknown) => v === undefined || v === null;
 
 /**
  * `[{ field, op, value }]` clauses (all must hold) as a predicate: the Platform item search's
  * filters, and Core search's `filters` list. `eq`, `neq` and `in` compare exactly (`neq` also
- * holds when the field is absent); `gt`, `gte`, `lt`, `lte` hold only for numbers; `exists`
+ * holds when the field is absent); `gt`, `gte`, `lt`, `lte` hold only for numbers (a list's
+ * numbers each); `exists`
  * true / false: the field is present / absent, a key whose value is null absent (as facets count
  * it and as rule conditions test it).
  */
@@ -109,25 +113,13 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
           return values.some((x) => x === v || (Array.isArray(v) && v.includes(x as Json)));
         };
       case 'gt':
-        return (d) => {
-          const v = get(d);
-          return typeof v === 'number' && v > n;
-        };
+        return (d) => someNumber(get(d), (x) => x > n);
       case 'gte':
-        return (d) => {
-          const v = get(d);
-          return typeof v === 'number' && v >= n;
-        };
+        return (d) => someNumber(get(d), (x) => x >= n);
       case 'lt':
-        return (d) => {
-          const v = get(d);
-          return typeof v === 'number' && v < n;
-        };
+        return (d) => someNumber(get(d), (x) => x < n);
       case 'lte':
-        return (d) => {
-          const v = get(d);
-          return typeof v === 'number' && v <= n;
-        };
+        return (d) => someNumber(get(d), (x) => x <= n);
       case 'exists':
         return value === false ? (d) => absent(get(d)) : (d) => !absent(get(d));
     }

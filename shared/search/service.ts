@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * `POST /v1/search` and the Platform's item search: one request ranked over the tenant's view
  * (views.ts) and served through the serving pipeline (shared/serving/pipeline.ts), in one of
@@ -45,6 +46,12 @@ export interface SearchRequest {
   sort?: SortSpec | undefined;
   /** The tenant's synonym sets, applied to the query before ranking. */
   synonyms?: readonly SynonymRule[] | undefined;
+  /**
+   * What orders a relevance list besides the catalog (the query, mode, filters and user as sent):
+   * its cursors carry a digest of it, and one sent with another is refused (a cursor of a hybrid
+   * list sent with mode semantic repeated four of five hits).
+   */
+  listOf?: string | undefined;
   /** Called once the request is valid (its cursor too) and its view read, before ranking: search analytics records it meanwhile. */
   accepted?: (() => void) | undefined;
 }
@@ -226,9 +233,12 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const next = hasMore && last ? encodeCursor(last, index.builtAt) : null;
+  const next = hasMore && last ? encodeCursor(last, index.builtAt, listDigest(req)) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
+
+/** The digest of what orders a relevance list (`SearchRequest.listOf`) a cursor carries, if the caller said. */
+const listDigest = (req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : createHash('sha256').update(req.listOf).digest('base64url').slice(0, 12));
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
@@ -244,6 +254,11 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
   }
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
+  // A cursor of another list: its page would repeat and skip hits (older cursors name none).
+  const list = listDigest(req);
+  if (after?.list !== undefined && list !== undefined && after.list !== list) {
+    throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from another search: send the query, mode, filters and user_id it was made with.'] });
+  }
   return relevanceSearch(deps, tenant, req, after);
 }
 

@@ -306,6 +306,26 @@ describe('POST /v1/search', () => {
     expectCoreError(await search({ query: 'x', filters: { colour: 'red' } }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await search({ query: 'x', context_id: 'abc' }), 400, 'invalid_request_error', 'validation_error');
   });
+
+  it('refuses a cursor sent with another query, mode, filters or user_id (its page would repeat and skip hits); takes it with its own, and older cursors', async () => {
+    const first = await search({ query: 'lantern', limit: 2 });
+    expect(first.status).toBe(200);
+    const cursor = first.body.next_cursor as string;
+    expect(cursor).toEqual(expect.any(String));
+    for (const other of [{ mode: 'semantic' }, { query: 'lanterns' }, { filters: { category: 'camping' } }, { user_id: 'u-1' }]) {
+      const r = await search({ query: 'lantern', limit: 2, ...other, starting_after: cursor });
+      expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+      expect(r.body.error.details.fieldErrors.starting_after).toEqual(['This cursor is from another search: send the query, mode, filters and user_id it was made with.']);
+    }
+    const next = await search({ query: 'lantern', limit: 2, starting_after: cursor });
+    expect(next.status).toBe(200);
+    expect(ids(next).some((x) => ids(first).includes(x))).toBe(false);
+    // A cursor issued before cursors named their list (score, id, build) pages on as before.
+    const [score, id, builtAt] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [number, number, number];
+    const older = Buffer.from(JSON.stringify([score, id, builtAt])).toString('base64url');
+    expect(ids(await search({ query: 'lantern', limit: 2, mode: 'semantic', starting_after: older }))).toEqual(expect.any(Array));
+    expect(ids(await search({ query: 'lantern', limit: 2, starting_after: older }))).toEqual(ids(next));
+  });
 });
 
 describe('index builds', () => {

@@ -5,7 +5,7 @@ import { HashingEmbedding, itemText, normalize } from '../../shared/search/embed
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
-import { clauseFilter } from '../../shared/search/filters.ts';
+import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
 import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, withPhrasesHeld } from '../../shared/search/highlight.ts';
@@ -306,6 +306,12 @@ describe('filter clauses', () => {
     expect(matches(d, { field: 'metadata.n', op: 'exists', value: true })).toBe(false);
     expect(holds({ field: 'metadata.missing', op: 'exists', value: false })).toBe(true);
     expect(holds({ field: 'created', op: 'gte', value: 1 })).toBe(true);
+    // A list's numbers each, as a numeric facet's min and max take them (sizes [42, 43]: min 42, max 43).
+    const sized = doc(3, 'shoe', { size: [42, 43, '44'] });
+    expect(['gte', 'gt', 'lte', 'lt'].map((op) => holds({ field: 'metadata.size', op: op as FilterClause['op'], value: 43 }, sized))).toEqual([true, false, true, true]);
+    expect(holds({ field: 'metadata.size', op: 'gt', value: 43 }, sized)).toBe(false);
+    expect(coreFilter({ price: { gte: 10, lte: 20 } })(doc(4, 'x', { price: [5, 15] }))).toBe(true);
+    expect(coreFilter({ price: { gte: 10, lte: 20 } })(doc(4, 'x', { price: [5, 25] }))).toBe(false);
     expect(
       clauseFilter([
         { field: 'metadata.price', op: 'gt', value: 100 },
