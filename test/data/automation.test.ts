@@ -208,12 +208,16 @@ describe('auto-promotion', () => {
     expect(logs.lines.map((l) => l.message)).toContain('Auto-promotion to main: not promoted (validation nDCG@10 0.31 < 0.33 x 1.0 of version 3 serving main)');
   });
 
-  it('falls back to the holdout nDCG@10 without a validation figure, and promotes when nothing serves', async () => {
+  it('compares the holdout nDCG@10 of both when either lacks a validation figure, and promotes when nothing serves', async () => {
     const a = await setup('ap3', { endpoint_name: 'main', min_factor: 1 }, null);
     expect(await a.run(1, 0.2)).toMatchObject({ promoted: true, compared_with: null, reason: 'holdout nDCG@10 0.2; no version served main' });
     expect(await a.serving()).toBe(1);
     const b = await setup('ap4', { endpoint_name: 'main', min_factor: 1 }, { version: 1, holdout: 0.25 });
-    expect(await b.run(2, 0.2, 0.22)).toMatchObject({ promoted: false, reason: 'validation nDCG@10 0.22 < 0.25 (its holdout nDCG@10) x 1.0 of version 1 serving main' });
+    expect(await b.run(2, 0.2, 0.22)).toMatchObject({ promoted: false, reason: 'holdout nDCG@10 0.2 < 0.25 x 1.0 of version 1 serving main' });
+    // A review's case: an auto run's validation 0.4171 against a serving EASE version's holdout 0.2549 x 1.3 was promoted, its own holdout 0.2162.
+    const c = await setup('ap4b', { endpoint_name: 'main', min_factor: 1.3 }, { version: 2, holdout: 0.2549 });
+    expect(await c.run(10, 0.2162, 0.4171)).toMatchObject({ promoted: false, reason: 'holdout nDCG@10 0.2162 < 0.2549 x 1.3 of version 2 serving main' });
+    expect(await c.serving()).toBe(2);
   });
 
   it('decides again when the endpoint changed between the decision and the promotion (a promotion made meanwhile stands)', async () => {
