@@ -156,10 +156,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const after = cursor === undefined ? undefined : logCursors.decode(cursor);
       const out = await queryPage(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), Limit: limit, ConsistentRead: true });
       const last = out.items[out.items.length - 1];
-      return {
-        lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })),
-        cursor: out.lastKey && last ? logCursors.encode(String(last[RunLogLine.indexes.primary.skAttr])) : null,
-      };
+      const at = last ? logCursors.encode(String(last[RunLogLine.indexes.primary.skAttr])) : (cursor ?? null);
+      return { lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })), cursor: out.lastKey && last ? at : null, end: at };
     },
   };
 }

@@ -99,7 +99,11 @@ export interface ConsoleStore {
   /** A resource's history, newest first: entries with ids below `before`. */
   auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;
-  logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null }>;
+  /**
+   * A run's log lines after `after`: `cursor` when more follow now; `end`, after the last line
+   * read (or `after` when none was), to read on from once more are written.
+   */
+  logs(tenant: string, jobId: number, after: string | undefined, limit: number): Promise<{ lines: LogLine[]; cursor: string | null; end: string | null }>;
 }
 
 /**

@@ -155,8 +155,15 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);
   return ended.status;
 }
+/**
+ * A page of a run's log. While the run has not ended (Queued, InProgress, Stopping) the page
+ * that reaches the end still has a `next_cursor`, after its last line: a reader follows the log
+ * by asking with it again (it was null, and a reader could only start over from the first line).
+ * The status is read before the lines, so a run that ended meanwhile is read to its last line.
+ */
 export async function trainingRunLogs(c: ConsoleStore, tenant: string, name: string, cursor: string | undefined, limit: number) {
   const j = await getTrainingRun(c, tenant, name);
+  const running = j.status === 'Queued' || j.status === 'InProgress' || j.status === 'Stopping';
   const page = await c.logs(tenant, j.id, cursor, limit);
-  return { job_name: name, lines: page.lines, next_cursor: page.cursor };
+  return { job_name: name, lines: page.lines, next_cursor: page.cursor ?? (running ? page.end : null) };
 }

@@ -144,6 +144,13 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Start training' }).click();
     await eventually('the first run to complete', async () => (await page.getByTestId('run-status').textContent()) === 'Completed', 60_000);
     await visible(page.getByRole('img', { name: /Loss and validation while training: training loss/ }));
+    // The log, followed while the run went on (its cursor at the end), shows each line once, all of them.
+    const runs = (await t.demo.platform('GET', '/api/training-jobs?limit=1')).body.data as { job_name: string }[];
+    const logged = ((await t.demo.platform('GET', `/api/training-jobs/logs/${runs[0]?.job_name}?limit=1000`)).body.lines as { message: string }[]).map((l) => l.message);
+    await eventually('every log line shown once', async () => {
+      const shown = ((await page.locator('pre.log').textContent()) ?? '').split('\n').map((l) => l.replace(/^\S+(\s[AP]M)?\s\s/, ''));
+      return JSON.stringify(shown) === JSON.stringify(logged);
+    });
     await shot('training');
     await page.getByLabel('Algorithm').selectOption('ease');
     await page.getByRole('button', { name: 'Start training' }).click();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createEndpoint, findEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
-import { stopTrainingRun, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
+import { stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
 import { putAll } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -150,6 +150,23 @@ describe('training job logs', () => {
     // A cursor the API did not hand out is refused, not read as a key to start after.
     for (const bad of ['garbage', Buffer.from('9#000001#zz').toString('base64url')])
       await expect(c.logs('logs', 1, bad, 2)).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
+  });
+
+  it('is followed while its run goes on: the page that reaches the end has a cursor after its last line until the run ends (it was null, so a reader started over)', async () => {
+    const c = db.stores.console;
+    await c.put('follow', 'job', { ...queuedRun(1), status: 'InProgress' });
+    await c.appendLog('follow', 1, [{ ts: 1, message: 'one' }]);
+    await c.appendLog('follow', 1, [{ ts: 1, message: 'two' }]);
+    const first = await trainingRunLogs(c, 'follow', 'train-1', undefined, 100);
+    expect(first.lines.map((l) => l.message)).toEqual(['one', 'two']);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    // Nothing new yet: no lines, the same place.
+    const idle = await trainingRunLogs(c, 'follow', 'train-1', first.next_cursor as string, 100);
+    expect(idle).toMatchObject({ lines: [], next_cursor: first.next_cursor });
+    await c.appendLog('follow', 1, [{ ts: 2, message: 'three' }]);
+    await c.update('follow', 'job', 1, { status: 'Completed', model_version: 3 });
+    const rest = await trainingRunLogs(c, 'follow', 'train-1', first.next_cursor as string, 100);
+    expect(rest).toMatchObject({ lines: [{ ts: 2, message: 'three' }], next_cursor: null });
   });
 });
 

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, listAll, listPage, type Job, type JobLogs, type LogLine, type Template } from '../api.ts';
 import { LineChart, type Series } from '../charts.tsx';
 import { DataTable, Form } from '../table.tsx';
@@ -7,6 +7,8 @@ import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const ACTIVE = new Set(['Queued', 'InProgress', 'Stopping']);
+/** Log lines a request reads at most. */
+const LOG_PAGE = 1000;
 
 /** Loss and validation points, read from the run's log lines as the trainer writes them. */
 export function curves(lines: LogLine[]): Series[] {
@@ -29,18 +31,28 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
   const [error, setError] = useState<string>();
   const stop = useAction();
 
+  /** Where this run's log was read to: its cursor (null before the first line), and whether the run's log has ended. */
+  const read = useRef<{ name: string; after: string | null; ended: boolean }>({ name, after: null, ended: false });
   const poll = async () => {
     try {
       const j = await api<Job>('GET', `/api/training-jobs/${encodeURIComponent(name)}`);
-      // The log's cursor ends (null) at its last line, so each poll reads it from the start.
-      const all: LogLine[] = [];
-      let after: string | null = null;
-      do {
-        const page: JobLogs = await api('GET', `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=1000${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
-        all.push(...page.lines);
-        after = page.next_cursor;
-      } while (after);
-      setLines(all);
+      // The log followed: each poll reads on from where the last one stopped. While the run goes
+      // on, the page at the end has a cursor to ask with again; once it has ended, none.
+      const at = read.current;
+      const got: LogLine[] = [];
+      let after = at.after;
+      let ended = at.ended;
+      while (!ended) {
+        const page: JobLogs = await api('GET', `/api/training-jobs/logs/${encodeURIComponent(name)}?limit=${LOG_PAGE}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+        got.push(...page.lines);
+        // No cursor before any line was read is an empty log, to be read from its start again.
+        if (page.next_cursor === null) ended = after !== null || got.length > 0;
+        else after = page.next_cursor;
+        if (page.next_cursor === null || page.lines.length < LOG_PAGE) break;
+      }
+      if (read.current !== at || at.name !== name) return; // another run shown meanwhile
+      read.current = { name, after, ended };
+      if (got.length) setLines((prev) => [...prev, ...got]);
       setJob((prev) => {
         if (prev && prev.status !== j.status) onChanged();
         return j;
@@ -54,6 +66,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
   useEffect(() => {
     setJob(undefined);
     setLines([]);
+    read.current = { name, after: null, ended: false };
     void poll();
   }, [name]);
   useInterval(() => void poll(), 1000, !job || ACTIVE.has(job.status));
