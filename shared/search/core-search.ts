@@ -23,8 +23,21 @@ export function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' 
     facets: body.facets,
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
     sort: body.sort,
-    listOf: JSON.stringify([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
+    listOf: canonical([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
   };
+}
+
+/** JSON with every object's keys in order: the same filters sent with their keys in another order are the same list. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
 }
 
 /** The tenant's synonym sets (cached per container); a failed read serves the query without them. */
