@@ -1,3 +1,4 @@
+import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
@@ -42,17 +43,6 @@ export async function getItem(store: ItemStore, tenant: string, id: number) {
   return itemResource(r);
 }
 
-/** JSON with object keys sorted: two metadata objects are the same whatever their key order. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v);
-}
-
 /**
  * Updates an item. Name, description or metadata sent with the value they already have change
  * nothing (the spec: the embedding is refreshed when one of them changes); `updated_at` moves on
@@ -72,7 +62,7 @@ export async function updateItem(store: ItemStore, queue: WorkQueue, tenant: str
       attempt >= SAME_CONTENT_TRIES ||
       (patch.name !== undefined && patch.name !== item.name) ||
       (patch.description !== undefined && patch.description !== item.description) ||
-      (patch.metadata !== undefined && canonical(patch.metadata) !== canonical(item.metadata));
+      (patch.metadata !== undefined && canonicalJson(patch.metadata) !== canonicalJson(item.metadata));
     const r = await store.update(tenant, id, patch, nowSeconds(), changes ? {} : { sameContentAs: current.contentVersion });
     if (!r) {
       if (changes) throw new ItemNotFound(id);

@@ -2,6 +2,7 @@
  * Core search (`POST /v1/search`) as a request to `runSearch` and as an answer, in one place: the
  * Core handler and the console's playground (which answers exactly as Core does) both use them.
  */
+import { canonicalJson } from '../canonical-json.ts';
 import { coreList } from '../domain/present.ts';
 import { logger } from '../observability.ts';
 import type { SearchBody } from '../schemas/search.ts';
@@ -23,21 +24,8 @@ export function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' 
     facets: body.facets,
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
     sort: body.sort,
-    listOf: canonical([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
+    listOf: canonicalJson([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
   };
-}
-
-/** JSON with every object's keys in order: the same filters sent with their keys in another order are the same list. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
 }
 
 /** The tenant's synonym sets (cached per container); a failed read serves the query without them. */

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expected, go as goTo, openBrowser, visible } from '../helpers/browser.ts';
+import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
@@ -62,9 +62,7 @@ describe('the console at its edges', () => {
   it('signs in; on an empty tenant the chart axis reads 0 and 1 once each', async () => {
     await page.goto(`${t.base}/console/`);
     await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
-    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
     await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
     await visible(page.getByRole('img', { name: /Events ingested per UTC day/ }));
     // Was 0, 0, 1, 1, 1 (five ticks at max x i/4, rounded).
@@ -247,9 +245,7 @@ describe('the console at its edges', () => {
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }), 30_000);
       await other.getByRole('button', { name: 'Sign out' }).click();
       await visible(other.getByRole('heading', { name: 'Sign in to the console' }));
-      await other.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-      await other.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-      await other.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(other, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
       // This tab holds the first session's CSRF token: the change is sent again with the current one (was: "Missing or wrong X-CSRF-Token header").
       await go('Events', 'Events');
@@ -260,9 +256,7 @@ describe('the console at its edges', () => {
       expected(problems, /status of 403/); // the stale token's refusal, answered by the retry
       // Signed in again there once more, then out here: the session ends (was: the failure ignored, the session left standing).
       await other.getByRole('button', { name: 'Sign out' }).click();
-      await other.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-      await other.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-      await other.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(other, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
       await page.getByRole('button', { name: 'Sign out' }).click();
       await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
@@ -272,9 +266,7 @@ describe('the console at its edges', () => {
     } finally {
       await other.close();
     }
-    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
     expected(problems, /status of 401/); // the signed-out tab's session check
   });
@@ -290,9 +282,7 @@ describe('the console at its edges', () => {
     try {
       await other.goto(`${t.base}/console/`);
       await other.getByRole('button', { name: 'Sign out' }).click();
-      await other.getByLabel('Email').fill('admin@other.example.com');
-      await other.getByLabel('Password').fill('other-password-1');
-      await other.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(other, 'admin@other.example.com', 'other-password-1');
       await visible(other.getByText('tenant other', { exact: false }));
       await page.getByLabel('Type name').fill('made_in_tab_a');
       await page.getByRole('button', { name: 'Add event type' }).click();
@@ -307,9 +297,7 @@ describe('the console at its edges', () => {
     } finally {
       await other.close();
     }
-    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 
@@ -333,9 +321,7 @@ describe('the console at its edges', () => {
     await page.getByRole('button', { name: 'Try again' }).click();
     await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
     expected(problems, /status of 401/);
-    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-    await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expected, go as goTo, openBrowser, visible } from '../helpers/browser.ts';
+import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 // Issue 21 item 3: the console in Debian's Chromium (never a downloaded browser) against the local
@@ -83,9 +83,7 @@ describe('the console in Chromium', () => {
     await page.goto(`${t.base}/console/`);
     await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
     await shot('sign-in');
-    await page.getByLabel('Email').fill(t.stack.credentials.console_email as string);
-    await page.getByLabel('Password').fill('wrong password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, t.stack.credentials.console_email as string, 'wrong password');
     await visible(page.getByRole('alert'));
     expected(problems, /status of 401/); // the wrong password's 401, on purpose
     await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);

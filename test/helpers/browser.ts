@@ -47,3 +47,10 @@ export async function go(page: Page, link: string, heading: string): Promise<voi
   await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: link, exact: true }).click();
   await visible(page.getByRole('heading', { level: 1, name: heading }));
 }
+
+/** Fills the console's sign-in form with `email` and `password` and sends it. */
+export async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

@@ -2,9 +2,10 @@ import { useEffect, useState } from 'react';
 import { listPage, type AuditEntry } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, usePages, when } from '../ui.tsx';
+import { hashParam } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
-const fromHash = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('resource') ?? '';
+const fromHash = () => hashParam('resource');
 const json = (x: unknown) => <code className="json">{x === null || x === undefined ? '–' : JSON.stringify(x)}</code>;
 
 export function Audit(_: PageProps) {

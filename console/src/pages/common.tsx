@@ -14,8 +14,9 @@ export function useContexts() {
   return { ...list, created };
 }
 
-/** The context the address names (`#/rules?context=2`), or ''. */
-const contextInHash = (): string => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('context') ?? '';
+/** A parameter of the address after its page (`#/audit?resource=rules/1`), or ''. */
+export const hashParam = (name: string): string => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get(name) ?? '';
+const contextInHash = () => hashParam('context');
 
 /**
  * The context a page works in, kept in its address (`#/rules?context=2`): Back from a rule's
