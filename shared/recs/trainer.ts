@@ -158,6 +158,16 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   };
   const hooks: TrainHooks = { shouldStop: () => stopRequested };
   const poll = setInterval(() => void checkStop(), 1000);
+  // Messages and validation points go to the log as they come (an empty message only moves the
+  // fraction), written in order while training lets the event loop run; a failed write of
+  // progress does not fail the run. The run's last line waits for them, so it stays the last.
+  let written = Promise.resolve();
+  const later = (write: () => Promise<unknown>) => {
+    written = written.then(write).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
   try {
     const template = await c.get<Template>(tenant, 'template', job.template_id);
     if (!template) throw new ThresholdError(`Template ${job.template_id} no longer exists.`);
@@ -231,16 +241,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const evalSet = new Dataset(split.train, universe);
     await c.update(tenant, 'job', id, { progress: 0.1 });
     await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
-    // Messages and validation points go to the log as they come (an empty message only moves the
-    // fraction), written in order while training lets the event loop run; a failed write of
-    // progress does not fail the run.
-    let written = Promise.resolve();
-    const later = (write: () => Promise<unknown>) => {
-      written = written.then(write).then(
-        () => undefined,
-        () => undefined,
-      );
-    };
     const stage = (prefix: string, from: number): [TrainHooks, (p: CurvePoint) => void] => [
       {
         ...hooks,
@@ -314,6 +314,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics }, { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);
   } catch (e) {
+    await written;
     if (e instanceof Stopped) {
       await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
       await log('Stopped; no version was created');

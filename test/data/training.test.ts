@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
@@ -246,6 +246,45 @@ describe('stopping a run races its end', () => {
     await runTraining({ console: c, events, items, blobs }, T3, 'train-2');
     expect(await c.get<TrainingRun>(T3, 'job', 2)).toMatchObject({ status: 'Completed', model_version: 2 });
     expect((await c.list<ModelVersion>(T3, 'model')).map((m) => m.version)).toEqual([2]);
+  });
+
+  it("a run stopped while its progress lines are still being written ends its log with its end: no progress line after 'Stopped'", async () => {
+    const T6 = 'stl';
+    const { c, events, items, blobs, template } = await twoTastes(T6);
+    await c.put(T6, 'job', queuedRun(1, { algorithm: 'auto' }, { template_id: template, created: Math.floor(Date.now() / 1000) }));
+    // The trainer polls for a stop each second: that timer is this test's to fire.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let held: Promise<void> | undefined;
+    const stopped = async () => {
+      for (let k = 0; k < 100 && (await c.get<TrainingRun>(T6, 'job', 1))?.status !== 'Stopped'; k++) await new Promise((r) => setTimeout(r, 10));
+    };
+    // The first progress line is held (a slow write) while the run is stopped, until the run has
+    // ended Stopped (or 1 s, when the run waits for it as it should).
+    const slow: ConsoleStore = {
+      ...c,
+      async appendLog(tenant, id, lines) {
+        if (!held && lines.some((l) => l.message.startsWith('holdout: '))) {
+          held = (async () => {
+            await stopTrainingRun(c, T6, 'train-1');
+            vi.advanceTimersByTime(1000);
+            await stopped();
+          })();
+          await held;
+        }
+        return c.appendLog(tenant, id, lines);
+      },
+    };
+    try {
+      await runTraining({ console: slow, events, items, blobs }, T6, 'train-1');
+      await held;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(held).toBeDefined();
+    expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    const lines = (await logsOf(c, T6, 1)).split('\n');
+    expect(lines.filter((l) => l.startsWith('holdout: ')).length).toBeGreaterThan(0);
+    expect(lines.at(-1)).toBe('Stopped; no version was created');
   });
 
   it('a stop that comes once the run stores its version is refused (400 invalid_state) and the run completes', async () => {
