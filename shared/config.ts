@@ -328,7 +328,7 @@ export function readConfig(env: Env = process.env): Config {
 }
 
 /** The settings read so far in this container (a named cache; bounded by the settings' count). */
-let cached: Partial<Config> = {};
+const cached: Partial<Config> = {};
 
 function setting<K extends keyof Config>(k: K): Config[K] {
   if (!(k in cached)) cached[k] = readers[k](process.env);
@@ -340,15 +340,6 @@ const lazy = Object.defineProperties({}, Object.fromEntries(settingNames.map((k)
 
 export function config(): Config {
   return lazy;
-}
-
-/**
- * Forgets what was read, so the next use reads the environment again. Tests only: a deployed
- * container's environment never changes (a test that changes a variable between two passes of
- * the same stack calls this).
- */
-export function resetConfig(): void {
-  cached = {};
 }
 
 /**

@@ -5,7 +5,7 @@
  * the names code throws them by. The one error mapping (shared/http/error-mapping.ts) gives both
  * the response envelope of the API in question.
  */
-import { Conflict, NotFound, type FieldErrors } from './domain/errors.ts';
+import type { FieldErrors } from './domain/errors.ts';
 export { EventNotFound, ItemNotFound } from './domain/errors.ts';
 export type { FieldErrors };
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'rate_limit_error' | 'api_error';
@@ -81,24 +81,8 @@ export class PermissionError extends ApiError {
   }
 }
 
-/** The domain's NotFound as the HTTP surface names it, with its status (shared/control, shared/recs and shared/search throw it). */
-export class NotFoundError extends NotFound {
-  readonly type = 'not_found_error' as const;
-  get status(): number {
-    return 404;
-  }
-}
-
-/** The domain's Conflict as the HTTP surface names it, with its status. */
-export class ConflictError extends Conflict {
-  readonly type = 'conflict_error' as const;
-  get status(): number {
-    return 409;
-  }
-}
-
 export class RateLimitError extends ApiError {
-  constructor(message = 'Too many requests.') {
-    super('rate_limit_error', 'rate_limited', message);
+  constructor(message = 'Too many requests.', headers: Record<string, string> = {}) {
+    super('rate_limit_error', 'rate_limited', message, { headers });
   }
 }

@@ -7,9 +7,8 @@ import { planFor } from '#shared/control/serving';
 import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
 import { listEvents } from '#shared/domain/events';
 import { nowSeconds } from '#shared/clock';
-import type { DeclaredRequest } from '#shared/http/handler';
+import { byRouteKey, type RouteHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
-import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { recommend } from '#shared/recs/serve';
 import { consoleEventsQuery } from '#shared/schemas/events';
 import { recommendationsQuery } from '#shared/schemas/recs';
@@ -42,7 +41,7 @@ const overviewQuery = z.strictObject({
   days: z._default(z.optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,2}$/)), z.transform(Number))), 14),
 });
 
-export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+export const routeHandlers: Record<string, RouteHandler> = {
   /** Core search (`POST /v1/search`: same body and answer). */
   'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) => {
     const now = nowSeconds();
@@ -83,8 +82,4 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   }),
 };
 
-export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-  const h = routeHandlers[event.routeKey];
-  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
-  return h(event, context);
-};
+export const handler = byRouteKey(NAME, routeHandlers);

@@ -2,8 +2,7 @@ import * as z from 'zod/mini';
 import { checkCsrf, checkSignInRequest, clearedCookie, endSession, sessionCookie, sessionOf, sessionView, signInAddress } from '#shared/console-auth/session';
 import { signIn } from '#shared/console-auth/sign-in';
 import { AuthenticationError } from '#shared/errors';
-import { httpHandler, type DeclaredRequest } from '#shared/http/handler';
-import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
+import { byRouteKey, httpHandler, type RouteHandler } from '#shared/http/handler';
 
 /**
  * Console sign-in sessions, the three routes in one module (one function, the only one granted
@@ -20,7 +19,7 @@ const signInBody = z.strictObject({
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
-export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+export const routeHandlers: Record<string, RouteHandler> = {
   /** Signs a console user in; the session id goes only into an HttpOnly cookie. */
   'POST /console/session': httpHandler('platform', undefined, { body: signInBody }, async ({ body, event }) => {
     checkSignInRequest(event);
@@ -44,8 +43,4 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   }),
 };
 
-export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-  const h = routeHandlers[event.routeKey];
-  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
-  return h(event, context);
-};
+export const handler = byRouteKey(NAME, routeHandlers);

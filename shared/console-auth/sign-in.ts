@@ -26,10 +26,6 @@ export function consoleIdentity(): ConsoleIdentity {
   }
   return identity;
 }
-/** Tests: another identity port. */
-export const useConsoleIdentity = (i: ConsoleIdentity | undefined): void => {
-  identity = i;
-};
 
 /** Caches of one each: the failed sign-in buckets by address and by email (their keys bounded in TokenBucket). */
 let failuresByAddress: TokenBucket | undefined;

@@ -8,7 +8,7 @@
 import { nowMs } from '../clock.ts';
 import { config } from '../config.ts';
 import type { RecentEvent } from '../domain/types.ts';
-import { NotFoundError } from '../errors.ts';
+import { NotFound } from '../domain/errors.ts';
 import { inForce } from './pipeline.ts';
 import { variantFor } from './stats.ts';
 import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition } from './types.ts';
@@ -151,7 +151,7 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
   if (!cfg.contexts.includes(contextId)) {
     let known = entry.known.get(contextId);
     if (!known) entry.known.set(contextId, (known = deps.contextExists(tenant, contextId)));
-    if (!(await known)) throw new NotFoundError('context_not_found', `No context ${contextId}.`);
+    if (!(await known)) throw new NotFound('context_not_found', `No context ${contextId}.`);
   }
   const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
   const running = cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
@@ -202,9 +202,4 @@ function controlsOf(r: RerankControls | undefined): RerankControls {
   if (r.max_per_category != null) out.max_per_category = r.max_per_category;
   if (r.exclude_seen != null) out.exclude_seen = r.exclude_seen;
   return out;
-}
-
-/** Forgets cached control records (tests). */
-export function clearControlCache(): void {
-  cache.clear();
 }

@@ -1,7 +1,7 @@
 import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
-import { EVENT_SHARDS, Event, eventShard, sortId } from './entities.ts';
+import { Counter, EVENT_SHARDS, Event, eventShard, sortId } from './entities.ts';
 import { eachAtMost } from '../concurrency.ts';
 import { applied, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, type QueryInput, type Row } from './ops.ts';
 
@@ -119,6 +119,9 @@ export function dynamoEventStore(t: TableRef): EventStore {
     },
 
     async eraseUser(tenant: string, userId: string): Promise<number> {
+      // The events sent before the erasure began: ids up to the last the tenant's counter had
+      // handed out then. Those sent while it runs take later ids, and are kept.
+      const through = Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
       // The user's index (gsi1) names their events; each lives on its id's write shard, and its
       // index entries (user, type) go with it. The index is read again until a pass finds no
       // event it had not found before (an index read is eventually consistent: an event stored
@@ -136,7 +139,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
             Limit: 1000,
             ...(start ? { ExclusiveStartKey: start } : {}),
           });
-          const ids = page.items.map((r) => Number(r.id)).filter((id) => !erased.has(id));
+          const ids = page.items.map((r) => Number(r.id)).filter((id) => id <= through && !erased.has(id));
           if (ids.length) {
             found = true;
             await eachAtMost(ids, ERASE_DELETES_AT_ONCE, async (id) => {

@@ -17,7 +17,6 @@ export const DEMO_SIZES = {
   full: { items: 420, users: 3000, events: 40_000 },
   small: { items: 96, users: 200, events: 3_000 },
 } as const satisfies Record<string, DemoSize>;
-export type DemoSizeName = keyof typeof DEMO_SIZES;
 
 export const DEFAULT_DEMO_SEED = 21;
 

@@ -3,10 +3,9 @@ import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
 import { displayName } from '../schemas/common.ts';
-import { AuthenticationError } from '../errors.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
-import { InvalidInput, NotFound } from './errors.ts';
+import { InvalidInput, NotFound, Unauthenticated } from './errors.ts';
 import { platformList } from './present.ts';
 import { logger } from '../observability.ts';
 
@@ -138,7 +137,7 @@ export async function revokeApiKey(store: CredentialStore, tenant: string, id: s
 export async function authenticateApiKey(store: CredentialStore, presented: string): Promise<ApiKeyRecord> {
   const m = API_KEY_PATTERN.exec(presented);
   const rec = m?.[1] ? await store.getApiKey(m[1]) : undefined;
-  if (!rec || !matchesHash(presented, rec.key_hash)) throw new AuthenticationError('Invalid API key.');
+  if (!rec || !matchesHash(presented, rec.key_hash)) throw new Unauthenticated('Invalid API key.');
   return rec;
 }
 

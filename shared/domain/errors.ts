@@ -32,9 +32,24 @@ export class PreconditionFailed extends DomainError {
 /** The input cannot be used as it is (unknown ids it names, a cursor not handed out). */
 export class InvalidInput extends DomainError {
   readonly fieldErrors: FieldErrors | undefined;
-  constructor(message: string, fieldErrors?: FieldErrors) {
-    super('validation_error', message);
+  constructor(message: string, fieldErrors?: FieldErrors, code = 'validation_error') {
+    super(code, message);
     this.fieldErrors = fieldErrors;
+  }
+}
+
+/** Something the request must send is missing (the spec's `parameter_missing`). */
+export class MissingInput extends InvalidInput {
+  constructor(message: string, fieldErrors?: FieldErrors) {
+    super(message, fieldErrors, 'parameter_missing');
+  }
+}
+
+/** The caller's credential is not one this service issued, or no longer valid. */
+export class Unauthenticated extends DomainError {
+  constructor(message: string) {
+    // The spec's sample code for every missing or invalid credential.
+    super('unauthorized_no_client_id_in_jwt', message);
   }
 }
 

@@ -79,11 +79,16 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
         apiError = mapped ?? new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
       metrics.addMetric(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', MetricUnit.Count, 1);
-      const headers = { ...baseHeaders(flavor, requestId), ...apiError.headers };
-      if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
-      req.response = { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
+      req.response = errorResponse(flavor, apiError, requestId);
     },
   };
+}
+
+/** An error as the flavor's API answers it: its status, the envelope, and the headers it calls for. */
+export function errorResponse(flavor: Flavor, apiError: ApiError, requestId: string): HttpResult {
+  const headers = { ...baseHeaders(flavor, requestId), ...apiError.headers };
+  if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
+  return { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
 }
 
 /**

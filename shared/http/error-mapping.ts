@@ -1,11 +1,12 @@
-import { Conflict, DomainError, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
+import { Conflict, DomainError, InvalidInput, NotFound, PreconditionFailed, Unauthenticated } from '../domain/errors.ts';
 import { ApiError, type ErrorType } from '../errors.ts';
 
-/** The API's error type of each kind of domain error (its status follows: 404, 409, 400). */
+/** The API's error type of each kind of domain error (its status follows: 404, 409, 400, 401). */
 function typeOf(e: DomainError): ErrorType {
   if (e instanceof NotFound) return 'not_found_error';
   if (e instanceof Conflict) return 'conflict_error';
   if (e instanceof PreconditionFailed || e instanceof InvalidInput) return 'invalid_request_error';
+  if (e instanceof Unauthenticated) return 'authentication_error';
   return 'api_error';
 }
 

@@ -109,3 +109,18 @@ export function platformHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q 
   if (route.api !== 'platform') throw new Error(`${handlerName} is not a Platform API route`);
   return httpHandler('platform', platformAuth(route.scopes, { readOnly: readOnly(route) }), opts, fn);
 }
+
+/** One route's handler, with what it declares about its requests (the OpenAPI document reads it). */
+export type RouteHandler = ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest };
+
+/**
+ * One function serving several routes (its `routeHandlers`, by route key `METHOD /path`): the
+ * Lambda handler that dispatches each request to its route's handler.
+ */
+export function byRouteKey(name: string, routeHandlers: Record<string, RouteHandler>): (event: HttpEvent, context: ApiContext) => Promise<HttpResult> {
+  return (event, context) => {
+    const h = routeHandlers[event.routeKey];
+    if (!h) throw new Error(`${name} does not serve ${event.routeKey}`);
+    return h(event, context);
+  };
+}

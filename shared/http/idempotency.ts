@@ -2,7 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
 import type { IdempotencyStore } from '../domain/idempotency.ts';
-import { ConflictError, ValidationError } from '../errors.ts';
+import { Conflict } from '../domain/errors.ts';
+import { ValidationError } from '../errors.ts';
 import { statusOf } from './error-mapping.ts';
 import { logger } from '../observability.ts';
 import { header, rawBody } from './base.ts';
@@ -43,9 +44,9 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
           req.context.state.idPlan = claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first) => store().reserve(tenant, key, owner, first) };
           return;
         case 'mismatch':
-          throw new ConflictError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+          throw new Conflict('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
         case 'in_progress':
-          throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+          throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,

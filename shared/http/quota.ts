@@ -5,6 +5,7 @@ import { quotaLedger } from '../data/quota.ts';
 import type { QuotaLedger } from '../domain/quota.ts';
 import { RateLimitError } from '../errors.ts';
 import { logger, metrics } from '../observability.ts';
+import { errorResponse } from './base.ts';
 import { baseHeaders } from './respond.ts';
 import type { HttpRequest, HttpResult } from './types.ts';
 
@@ -281,17 +282,14 @@ function containerQuotas(): TenantQuotas {
 }
 
 /** The Core envelope's 429, with Retry-After (exposed to browsers too). */
-export function tooManyRequests(requestId: string, retryAfterSeconds: number): HttpResult {
+function tooManyRequests(requestId: string, retryAfterSeconds: number): HttpResult {
   const { ratePerSecond, burst } = config().tenantQuota;
-  const e = new RateLimitError(`This tenant's request quota (${ratePerSecond} requests per second, bursts of ${burst}) is used up; retry after ${retryAfterSeconds} s.`);
-  const headers = baseHeaders('core', requestId);
-  headers['retry-after'] = String(retryAfterSeconds);
-  headers['access-control-expose-headers'] = `${headers['access-control-expose-headers'] ?? 'X-Request-Id'}, Retry-After`;
-  return {
-    statusCode: e.status,
-    headers,
-    body: JSON.stringify({ error: { type: e.type, code: e.code, message: e.message, request_id: requestId } }),
-  };
+  const exposed = `${baseHeaders('core', requestId)['access-control-expose-headers'] ?? 'X-Request-Id'}, Retry-After`;
+  const e = new RateLimitError(`This tenant's request quota (${ratePerSecond} requests per second, bursts of ${burst}) is used up; retry after ${retryAfterSeconds} s.`, {
+    'retry-after': String(retryAfterSeconds),
+    'access-control-expose-headers': exposed,
+  });
+  return errorResponse('core', e, requestId);
 }
 
 /**

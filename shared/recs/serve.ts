@@ -12,9 +12,8 @@ import { pickEndpoint } from '../domain/endpoints.ts';
 import { artifactPredatesErasure } from '../domain/erasure.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
-import { ItemNotFound, NotFound } from '../domain/errors.ts';
+import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
-import { ParameterMissing } from '../errors.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, type ControlDeps, type ServingPlan } from '../control/serving.ts';
@@ -72,7 +71,7 @@ const readAfter = new Map<string, number>();
  */
 export async function recommend(deps: RecsDeps, tenant: string, q: RecommendationsQuery, requestId: string, authorized: Promise<unknown> = Promise.resolve()) {
   if (q.user_id === undefined && q.item_id === undefined) {
-    throw new ParameterMissing('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
+    throw new MissingInput('Send user_id (personalised), item_id (similar items) or both.', { user_id: ['Required unless item_id is sent.'] });
   }
   const userId = q.user_id;
   const now = nowSeconds();

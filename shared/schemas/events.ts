@@ -96,7 +96,6 @@ export const listEventsQuery = z.strictObject({
   user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   type: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'type must match ^[a-z][a-z0-9_]{0,63}$'))),
 });
-export type ListEventsQuery = z.output<typeof listEventsQuery>;
 
 /**
  * The console's event list: the Core list's query, and `order` (`asc` by default, as Core lists;

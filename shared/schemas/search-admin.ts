@@ -19,7 +19,6 @@ export const synonymBody = z.strictObject({
   input: z.optional(z.nullable(phrase)),
   synonyms: phrases,
 });
-export type SynonymBody = z.output<typeof synonymBody>;
 
 /** `PATCH /api/synonyms/{id}`: the fields sent replace the set's; at least one, as every Platform PATCH. */
 export const synonymPatch = z

@@ -143,7 +143,6 @@ export const platformSearchBody = z.strictObject({
   limit: z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });
-export type PlatformSearchBody = z.output<typeof platformSearchBody>;
 
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({

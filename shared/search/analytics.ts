@@ -9,7 +9,7 @@
 import { nowSeconds } from '../clock.ts';
 import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
-import { ValidationError } from '../errors.ts';
+import { InvalidInput } from '../domain/errors.ts';
 
 /** Events ingested this long after a search are attributed to it (and no later). */
 export const SEARCH_ATTRIBUTION_SECONDS = 86_400;
@@ -112,7 +112,7 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 function dayParam(v: string, field: string): string {
   if (/^\d{1,12}$/.test(v)) return dayOf(Number(v));
   if (DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v) return v;
-  throw new ValidationError('Invalid query parameters.', { [field]: ['must be a date YYYY-MM-DD (UTC) or Unix seconds'] });
+  throw new InvalidInput('Invalid query parameters.', { [field]: ['must be a date YYYY-MM-DD (UTC) or Unix seconds'] });
 }
 
 const rate = (n: number, of: number) => (of > 0 ? Number((n / of).toFixed(6)) : 0);
@@ -127,8 +127,8 @@ export async function searchAnalytics(store: SearchLogStore, tenant: string, q: 
   const to = q.to !== undefined ? dayParam(q.to, 'to') : dayOf(now);
   const from = q.from !== undefined ? dayParam(q.from, 'from') : dayOf(Date.parse(`${to}T00:00:00Z`) / 1000 - 6 * 86_400);
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-  if (days < 1) throw new ValidationError('Invalid query parameters.', { from: ['from must not be after to'] });
-  if (days > MAX_RANGE_DAYS) throw new ValidationError('Invalid query parameters.', { from: [`the range covers at most ${MAX_RANGE_DAYS} days`] });
+  if (days < 1) throw new InvalidInput('Invalid query parameters.', { from: ['from must not be after to'] });
+  if (days > MAX_RANGE_DAYS) throw new InvalidInput('Invalid query parameters.', { from: [`the range covers at most ${MAX_RANGE_DAYS} days`] });
 
   const { byQuery, complete } = await store.counts(tenant, from, to, MAX_COUNTER_ROWS);
   const counts = (c: QueryCounts) => ({

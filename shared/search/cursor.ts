@@ -1,5 +1,5 @@
 /** The cursors of relevance-ordered search results (a sorted search's are sort.ts's). */
-import { ValidationError } from '../errors.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import type { Hit } from './types.ts';
 
 /** A cursor: the last hit's score and id, and the index build the list is ranked on. */
@@ -40,5 +40,5 @@ export function decodeCursor(c: string, field: string): Cursor {
   } catch {
     /* fall through */
   }
-  throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
+  throw new InvalidInput('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
 }

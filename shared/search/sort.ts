@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.ts';
+import { InvalidInput } from '../domain/errors.ts';
 import type { SearchDoc } from './engine.ts';
 import type { ColumnCache } from './columns.ts';
 
@@ -122,9 +122,9 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
     Number.isSafeInteger(id) &&
     Number.isSafeInteger(builtAt) &&
     (builtAt as number) >= 0;
-  if (!valid) throw new ValidationError('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
+  if (!valid) throw new InvalidInput('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
   if (!sort || sort.field !== f || sort.order !== order) {
-    throw new ValidationError('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${f} ${order}; send the same sort.`] });
+    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${f} ${order}; send the same sort.`] });
   }
   return { value: value as number | null, id: id as number, builtAt: builtAt as number };
 }

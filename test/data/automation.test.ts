@@ -9,6 +9,8 @@ import type { NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { schedules } from '../../shared/queue/workers.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
+import type { TableRef } from '../../shared/data/client.ts';
+import { dynamoEventStore } from '../../shared/data/events.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 
@@ -366,6 +368,32 @@ describe('erasure', () => {
     await events.append('er2', [ev('other', 'view', 1)], 100);
     expect((await eraseUser({ console: c, events }, 'er2', 'big')).deleted_events).toBe(1500);
     expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);
+  });
+
+  it('keeps the events sent while it runs: those acknowledged after it began are neither deleted nor counted', async () => {
+    const { events, console: c } = db.stores;
+    await events.append(
+      'er4',
+      Array.from({ length: 30 }, (_, i) => ev('mid', 'view', i + 1)),
+      100,
+    );
+    // The user sends more once the erasure has begun: as it first reads their index.
+    let sentDuring: number[] = [];
+    const table = db.table;
+    const racing: TableRef = {
+      ...table,
+      signed: {
+        ...table.signed,
+        async query(input) {
+          if (!sentDuring.length && input.IndexName === 'gsi1') sentDuring = (await events.append('er4', [ev('mid', 'view', 31), ev('mid', 'buy', 32)], 200)).map((e) => e.id);
+          return table.signed.query(input);
+        },
+      },
+    };
+    expect((await eraseUser({ console: c, events: dynamoEventStore(racing) }, 'er4', 'mid')).deleted_events).toBe(30);
+    expect(sentDuring).toHaveLength(2);
+    expect((await events.list('er4', { limit: 100, userId: 'mid' })).rows.map((e) => e.id)).toEqual(sentDuring);
+    for (const id of sentDuring) expect(await events.get('er4', id)).toMatchObject({ user_id: 'mid' });
   });
 
   it('erasures of one user at once each count only the events they removed', async () => {

@@ -3,6 +3,7 @@ import { matches, runPipeline, type Candidate } from '../../shared/control/pipel
 import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
+import { NotFound } from '../../shared/domain/errors.ts';
 
 const NOW = 1_800_000_000;
 const doc = (id: number, metadata: Record<string, unknown> = {}, created = NOW - 86_400, vector: number[] | null = null): Candidate['doc'] => ({
@@ -321,7 +322,9 @@ describe('the plan of a context', () => {
     expect(member.controls).toEqual({ max_per_category: 2 });
     const other = await planFor(deps(cfg, [ev('click', 1)]), `${t}x`, 1, 'u2', NOW);
     expect(other.rules.map((r) => r.id)).toEqual([1]);
-    await expect(planFor(deps(cfg), `${t}y`, 77, 'u1', NOW)).rejects.toMatchObject({ status: 404 });
+    const missing = planFor(deps(cfg), `${t}y`, 77, 'u1', NOW);
+    await expect(missing).rejects.toBeInstanceOf(NotFound);
+    await expect(missing).rejects.toMatchObject({ code: 'context_not_found' });
     // A context from before the control plane (no marker) is found by a direct read.
     expect((await planFor(deps(cfg, [], true), `${t}z`, 77, 'u1', NOW)).rules).toEqual([]);
   });

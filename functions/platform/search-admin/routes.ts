@@ -1,7 +1,6 @@
 import { searchLogStore, synonymStore } from '#shared/data/index';
-import { platformHandler, type DeclaredRequest } from '#shared/http/handler';
+import { byRouteKey, platformHandler, type RouteHandler } from '#shared/http/handler';
 import { created, deleted, ok } from '#shared/http/respond';
-import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 import { idPath } from '#shared/schemas/console';
 import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '#shared/schemas/search-admin';
 import { searchAnalytics } from '#shared/search/analytics';
@@ -15,7 +14,7 @@ import { createSynonymSet, deleteSynonymSet, getSynonymSet, listSynonymSets, upd
  */
 const NAME = 'platform/search-admin/routes';
 /** Each route's handler, by route key (exported: the OpenAPI generator reads what each declares). */
-export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiContext) => Promise<HttpResult>) & { declared: DeclaredRequest }> = {
+export const routeHandlers: Record<string, RouteHandler> = {
   'POST /api/synonyms': platformHandler(NAME, { body: synonymBody }, async ({ tenant, body }) => created(await createSynonymSet(synonymStore(), tenant, body))),
   'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
   'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
@@ -27,8 +26,4 @@ export const routeHandlers: Record<string, ((event: HttpEvent, context: ApiConte
   'GET /api/analytics/searches': platformHandler(NAME, { query: searchAnalyticsQuery }, async ({ tenant, query }) => ok(await searchAnalytics(searchLogStore(), tenant, query))),
 };
 
-export const handler = (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
-  const h = routeHandlers[event.routeKey];
-  if (!h) throw new Error(`${NAME} does not serve ${event.routeKey}`);
-  return h(event, context);
-};
+export const handler = byRouteKey(NAME, routeHandlers);
