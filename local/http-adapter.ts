@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
@@ -67,8 +68,8 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: 
       time: now.toISOString(),
       timeEpoch: now.getTime(),
     },
-    ...(body.length ? { body: body.toString('utf8') } : {}),
-    isBase64Encoded: false,
+    // A body that is not UTF-8 text goes base64-encoded, as API Gateway passes a binary one.
+    ...(body.length ? (isUtf8(body) ? { body: body.toString('utf8'), isBase64Encoded: false } : { body: body.toString('base64'), isBase64Encoded: true }) : { isBase64Encoded: false }),
   };
 }
 

@@ -76,6 +76,13 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   const client = CLIENT_ID_PATTERN.test(creds.id) ? await authenticateClient(store, creds.id, creds.secret) : undefined;
   if (!client) throw oauthError('invalid_client', 'Unknown client or wrong secret.');
   failureBucket.refund(address);
+  // RFC 6749 §2.3: one way of authenticating the client per request. Basic is the one taken; a
+  // secret in the form too, or another client's id, is an invalid request, not ignored (once
+  // Basic verifies: it is no failed guess).
+  const formId = form.get('client_id');
+  if (form.has('client_secret') || (formId !== null && formId !== creds.id)) {
+    throw oauthError('invalid_request', 'Send the client credentials once, as HTTP Basic authentication: client_secret (or another client_id) in the form too is refused.');
+  }
   if (!clientBucket.take(client.client_id)) throw slowDown('Too many token requests; retry later.', clientBucket, client.client_id);
   const requested = form.get('scope');
   let scopes: string[] = client.scopes;

@@ -52,12 +52,17 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return out.items.map(toRecent);
     },
 
-    async latest(tenant: string, limit: number): Promise<RecentEvent[]> {
+    async latest(tenant: string, limit: number, below?: number): Promise<RecentEvent[]> {
       // Each shard read newest first a page at a time (pages of a shard's share of `limit`: ids
       // go round the shards), merged by id: reads little more than `limit` events (a page per
-      // shard at most), whatever the tenant's log holds.
+      // shard at most), whatever the tenant's log holds. Below an id, read consistently: what
+      // is stored by now.
       const pageSize = Math.max(1, Math.min(1000, Math.ceil(limit / EVENT_SHARDS)));
-      const heads = shards.map((shard) => ({ query: refine(primary.query({ tenant, shard }), { project: RECENT }), rows: [] as RecentEvent[], at: 0, next: undefined as Row | undefined }));
+      const query = (shard: number) => {
+        const q = refine(primary.query({ tenant, shard }, below === undefined ? undefined : { lt: sortId(below) }), { project: RECENT });
+        return below === undefined ? q : { ...q, ConsistentRead: true };
+      };
+      const heads = shards.map((shard) => ({ query: query(shard), rows: [] as RecentEvent[], at: 0, next: undefined as Row | undefined }));
       const fill = async (h: (typeof heads)[number]) => {
         const page = await queryPage(t, { ...h.query, ScanIndexForward: false, Limit: pageSize, ...(h.next ? { ExclusiveStartKey: h.next } : {}) });
         h.rows = page.items.map(toRecent);

@@ -2,7 +2,7 @@ import { documentAs } from '../schemas/doc.ts';
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
-import { displayName } from '../schemas/common.ts';
+import { displayName, oneLine } from '../schemas/common.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
 import { InvalidInput, NotFound, Unauthenticated } from './errors.ts';
@@ -22,7 +22,7 @@ export type CreateClientBody = z.output<typeof createClientBody>;
 
 export const createApiKeyBody = z.strictObject({
   name: displayName,
-  environment: z._default(z.string().check(z.minLength(1), z.maxLength(64)), 'production'),
+  environment: z._default(oneLine('environment', 64), 'production'),
   scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1), onceEach),
 });
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;

@@ -4,7 +4,7 @@ import { nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
 import { EventNotFound } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
-import type { EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
+import type { EventRecord, EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
 
@@ -55,11 +55,42 @@ export async function getEvent(store: EventStore, tenant: string, id: number) {
 const IN_FLIGHT_SECONDS = 30;
 
 /**
- * Lists events ascending by id. Unfiltered, the list stops before an id that is missing while a
- * later one was stored under `IN_FLIGHT_SECONDS` ago (its write may still land): a client that
- * pages on with `starting_after` would otherwise pass it for good. That page ends with
- * `has_more: false`, and the same cursor later reads on from the gap. (A gap that old is an
- * ingest that failed after taking its ids, and is passed.)
+ * How many of the tenant's latest events a filtered page reads to find the ids still being
+ * written below its recent events: past it (a tenant ingesting faster than this many events in
+ * `IN_FLIGHT_SECONDS`), the page ends before them until they are that old.
+ */
+const IN_FLIGHT_SCAN = 2000;
+
+/**
+ * The first id still being written (missing, with a later event stored under
+ * `IN_FLIGHT_SECONDS` ago) among the tenant's events below `below`, or Infinity when none is.
+ * Ids below an event stored longer ago than that were taken before it, so their writes have
+ * ended: the tenant's log is read back from `below` only until such an event. Past the scan's
+ * bound, `firstRecent` (the page's first recent event) stands for what was not read.
+ */
+async function firstInFlight(store: EventStore, tenant: string, below: number, firstRecent: number, now: number): Promise<number> {
+  const tail = await store.latest(tenant, IN_FLIGHT_SCAN, below);
+  let expected = below - 1;
+  let first = Infinity;
+  for (const e of tail) {
+    if (e.id < expected) first = e.id + 1;
+    expected = e.id - 1;
+    if (now - e.created >= IN_FLIGHT_SECONDS) return first;
+  }
+  // The scan reached its bound, or the first event (ids start at 1).
+  if (tail.length === IN_FLIGHT_SCAN) return Math.min(first, firstRecent);
+  return expected > 0 ? 1 : first;
+}
+
+/**
+ * Lists events ascending by id. The list stops before an id that is missing while a later one
+ * was stored under `IN_FLIGHT_SECONDS` ago (its write may still land): a client that pages on
+ * with `starting_after` would otherwise pass it for good. That page ends with `has_more: false`,
+ * and the same cursor later reads on from the gap. (A gap that old is an ingest that failed after
+ * taking its ids, and is passed.) Filtered by user or type, the page holds no gaps of its own
+ * (the other events are not its): it stops before the first id still being written in the
+ * tenant's whole log (`firstInFlight`), which it reads back only when its page holds events
+ * stored under `IN_FLIGHT_SECONDS` ago.
  *
  * With `order: 'desc'` (the console's), newest first, `starting_after` paging on to older ids. No
  * gap stops it: an event still landing above the cursor is newer than the first page, where a
@@ -75,18 +106,27 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(newestFirst ? { newestFirst } : {}),
   });
   let { rows, hasMore } = page;
-  if (!newestFirst && q.user_id === undefined && q.type === undefined) {
+  let gap = -1;
+  if (newestFirst) {
+    // No gap stops a newest-first list.
+  } else if (q.user_id === undefined && q.type === undefined) {
     // A tenant's event ids start at 1.
     let prev = q.starting_after ?? 0;
-    const gap = rows.findIndex((r) => {
+    gap = rows.findIndex((r) => {
       const missing = r.id !== prev + 1 && now - r.created < IN_FLIGHT_SECONDS;
       prev = r.id;
       return missing;
     });
-    if (gap >= 0) {
-      rows = rows.slice(0, gap);
-      hasMore = false;
+  } else {
+    const recent = rows.find((r) => now - r.created < IN_FLIGHT_SECONDS);
+    if (recent) {
+      const first = await firstInFlight(store, tenant, (rows[rows.length - 1] as EventRecord).id, recent.id, now);
+      gap = rows.findIndex((r) => r.id >= first);
     }
+  }
+  if (gap >= 0) {
+    rows = rows.slice(0, gap);
+    hasMore = false;
   }
   return listOf('/v1/events', rows.map(eventResource), hasMore);
 }

@@ -165,9 +165,10 @@ export interface EventStore {
   recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]>;
   /**
    * The tenant's latest events across every write shard, newest (highest id) first, up to
-   * `limit`: only their id, item, type and creation time.
+   * `limit`: only their id, item, type and creation time. With `below`, those with a lower id,
+   * read consistently.
    */
-  latest(tenant: string, limit: number): Promise<RecentEvent[]>;
+  latest(tenant: string, limit: number, below?: number): Promise<RecentEvent[]>;
   /** Every event of the tenant, a page at a time, in no particular order; `fn` returning false stops. */
   forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;

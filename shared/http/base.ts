@@ -23,16 +23,31 @@ export function header(event: HttpEvent, name: string): string | undefined {
   return event.headers?.[name.toLowerCase()];
 }
 
+/**
+ * The request body as text. A base64-encoded one (the gateway's way with a body it does not take
+ * for text) must be UTF-8: bytes that are not would each read as U+FFFD, and two user ids sent
+ * so would become one, so they are 400 `invalid_json` instead.
+ */
 export function rawBody(event: HttpEvent): string | undefined {
   if (event.body === undefined || event.body === null) return undefined;
-  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (!event.isBase64Encoded) return event.body;
+  try {
+    return utf8.decode(Buffer.from(event.body, 'base64'));
+  } catch {
+    throw new InvalidJson('The request body is not valid UTF-8 text.');
+  }
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function platformMessage(e: ApiError): string {
   if (!e.details) return e.message;
   const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.join(', ')}`);
   return `${e.message} ${parts.join('; ')}`;
 }
+
+/** The error codes of RFC 6749 §5.2 the token endpoint answers, and `slow_down` (RFC 8628's, as Cognito's). */
+const OAUTH_CODES = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down']);
 
 function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
   switch (flavor) {
@@ -44,8 +59,12 @@ function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
       return { error: platformMessage(e) };
     case 'oauth':
       // RFC 6749's codes: a failure of the server is `server_error`, or `temporarily_unavailable`
-      // when a retry may do (the codes §4.1.2.1 registers), not one of the Core API's codes.
-      return { error: e.status === 503 ? 'temporarily_unavailable' : e.status >= 500 ? 'server_error' : e.code, error_description: e.message };
+      // when a retry may do (the codes §4.1.2.1 registers), not one of the Core API's codes; a
+      // request refused before the endpoint read it (a body too large, not UTF-8) `invalid_request`.
+      return {
+        error: e.status === 503 ? 'temporarily_unavailable' : e.status >= 500 ? 'server_error' : OAUTH_CODES.has(e.code) ? e.code : 'invalid_request',
+        error_description: e.message,
+      };
   }
 }
 
@@ -87,7 +106,8 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
 /** An error as the flavor's API answers it: its status, the envelope, and the headers it calls for. */
 export function errorResponse(flavor: Flavor, apiError: ApiError, requestId: string): HttpResult {
   const headers = { ...baseHeaders(flavor, requestId), ...apiError.headers };
-  if (flavor === 'oauth' && apiError.status === 401) headers['www-authenticate'] = 'Basic realm="oauth2"';
+  // The challenge a 401 carries (RFC 7235): the token endpoint takes Basic, the APIs a Bearer token or key (RFC 6750 §3).
+  if (apiError.status === 401) headers['www-authenticate'] = flavor === 'oauth' ? 'Basic realm="oauth2"' : 'Bearer';
   return { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };
 }
 

@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { type AccessClaims, verifyAccessToken } from '../auth/jwt.ts';
 import { credentialStore } from '../data/index.ts';
 import { authenticateApiKey } from '../domain/credentials.ts';
-import { AuthenticationError, PermissionError } from '../errors.ts';
+import { AuthenticationError, PermissionError, ValidationError } from '../errors.ts';
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
@@ -127,9 +127,38 @@ export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
 }
 
 /** Validates body, query string and path parameters with their zod schemas. */
+/**
+ * What the gateway's decoded parameters hide: a parameter sent twice (API Gateway joins the
+ * values with a comma, so `category=a&category=b` would read as the category "a,b") and
+ * percent-encoding that is not UTF-8 (`%FF`, decoded as U+FFFD, so two values would read as
+ * one). Both are 400, naming the parameter.
+ */
+function checkRawQuery(raw: string | undefined): void {
+  if (!raw) return;
+  const seen = new Set<string>();
+  const errors = new Map<string, string[]>();
+  for (const part of raw.split('&')) {
+    if (!part) continue;
+    const at = part.indexOf('=');
+    const [k, v] = at < 0 ? [part, ''] : [part.slice(0, at), part.slice(at + 1)];
+    let name: string;
+    try {
+      name = decodeURIComponent(k.replace(/\+/g, ' '));
+      decodeURIComponent(v.replace(/\+/g, ' '));
+    } catch {
+      errors.set(k.slice(0, 64), ['Not valid percent-encoded UTF-8.']);
+      continue;
+    }
+    if (seen.has(name)) errors.set(name.slice(0, 64), ['Sent more than once: send each query parameter once.']);
+    seen.add(name);
+  }
+  if (errors.size) throw new ValidationError('Invalid query parameters.', Object.fromEntries(errors));
+}
+
 export function validate<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType>(s: Schemas<B, Q, P>, noQuery: z.ZodMiniType): HttpMiddleware {
   return {
     before: (req) => {
+      checkRawQuery(req.event.rawQueryString);
       if (s.body) req.context.state.body = parseOrThrow(s.body, req.context.state.body, 'request body');
       req.context.state.query = parseOrThrow(s.query ?? noQuery, req.event.queryStringParameters ?? {}, 'query parameters');
       if (s.path) req.context.state.params = parseOrThrow(s.path, req.event.pathParameters ?? {}, 'path parameter');

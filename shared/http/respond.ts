@@ -31,7 +31,8 @@ export function baseHeaders(flavor: Flavor, requestId: string): Record<string, s
     h['access-control-allow-origin'] = config().corsAllowOrigin;
     h['access-control-expose-headers'] = 'X-Request-Id, Idempotent-Replayed';
   }
-  if (flavor === 'oauth') h['cache-control'] = 'no-store';
+  // RFC 6749 §5.1: a token response is never cached (Pragma for HTTP/1.0 caches).
+  if (flavor === 'oauth') Object.assign(h, { 'cache-control': 'no-store', pragma: 'no-cache' });
   return h;
 }
 

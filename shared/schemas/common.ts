@@ -63,13 +63,17 @@ export const intParam = (min: number, max: number = MAX_ID) =>
   );
 
 /** A name a person gives a record (a context, a rule, an API key...): 1 to 256 characters, not only spaces. */
-export const displayName = z.string({ error: 'name must be a string' }).check(
-  z.minLength(1, 'name must not be empty'),
-  z.maxLength(256, 'name must be at most 256 characters'),
-  z.regex(/\S/, 'name must not be blank'),
-  // NUL, line breaks and other control characters: a name is one line a console shows.
-  z.refine((s) => !/\p{Cc}/u.test(s), 'name must not hold control characters (NUL, tab, line breaks, ...)'),
-);
+/** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
+export const oneLine = (field: string, max: number) =>
+  z.string({ error: `${field} must be a string` }).check(
+    z.minLength(1, `${field} must not be empty`),
+    z.maxLength(max, `${field} must be at most ${max} characters`),
+    z.regex(/\S/, `${field} must not be blank`),
+    // NUL, line breaks and other control characters: a name is one line a console shows.
+    z.refine((s) => !/\p{Cc}/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`),
+  );
+
+export const displayName = oneLine('name', 256);
 
 export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
 

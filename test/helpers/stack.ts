@@ -50,7 +50,7 @@ export class TenantClient {
   }
 }
 
-export async function request(base: string, method: string, path: string, opts: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<Api> {
+export async function request(base: string, method: string, path: string, opts: { body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<Api> {
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   const res = await fetch(base + path, {
     method,

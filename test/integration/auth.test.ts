@@ -25,6 +25,7 @@ describe('POST /oauth2/token', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600 });
     expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.headers.get('pragma')).toBe('no-cache');
     const claims = decode(r.body.access_token);
     expect(claims).toMatchObject({ client_id: t.stack.credentials.client_id, sub: t.stack.credentials.client_id, token_use: 'access', scope: 'service-api/read service-api/write' });
     expect(claims.iss).toMatch(/^http:\/\/localhost:\d+$/);
@@ -64,6 +65,15 @@ describe('POST /oauth2/token', () => {
     const json = await request(t.base, 'POST', '/oauth2/token', { rawBody: '{"grant_type":"client_credentials"}', headers: { ...form, 'content-type': 'application/json' } });
     expect(json.status).toBe(400);
     expect(json.body.error).toBe('invalid_request');
+    // One way of authenticating the client (RFC 6749 §2.3): Basic and a secret in the form, or
+    // Basic and another client's id in it, is an invalid request; the same id beside Basic is fine.
+    const grantType = 'grant_type=client_credentials';
+    const twice = await request(t.base, 'POST', '/oauth2/token', { rawBody: `${grantType}&client_id=${c.creds.client_id}&client_secret=${c.creds.client_secret}`, headers: form });
+    expect([twice.status, twice.body.error]).toEqual([400, 'invalid_request']);
+    const other = await request(t.base, 'POST', '/oauth2/token', { rawBody: `${grantType}&client_id=${t.stack.credentials.client_id}`, headers: form });
+    expect([other.status, other.body.error]).toEqual([400, 'invalid_request']);
+    const same = await request(t.base, 'POST', '/oauth2/token', { rawBody: `${grantType}&client_id=${c.creds.client_id}`, headers: form });
+    expect(same.status).toBe(200);
   });
 
   it('has its own rate limit (429 slow_down) that does not touch resource traffic', async () => {
@@ -82,7 +92,10 @@ describe('POST /oauth2/token', () => {
 
 describe('Core API authentication and scopes', () => {
   it('401 unauthorized_no_client_id_in_jwt for a missing, malformed, forged, expired or foreign token', async () => {
-    expectCoreError(await request(t.base, 'GET', '/v1/items'), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    const missing = await request(t.base, 'GET', '/v1/items');
+    expectCoreError(missing, 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
+    // The challenge a 401 carries (RFC 6750 §3).
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
     expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Bearer not.a.jwt' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
     expectCoreError(await request(t.base, 'GET', '/v1/items', { headers: { authorization: 'Basic abc' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
     expectCoreError(await request(t.base, 'POST', '/v1/search', { body: { query: 'x' } }), 401, 'authentication_error', 'unauthorized_no_client_id_in_jwt');
@@ -192,6 +205,7 @@ describe('Platform API keys and clients', () => {
   it('401 for a missing or wrong key, 403 for a key without the scope, in the Platform envelope', async () => {
     const none = await request(t.base, 'GET', '/api/clients');
     expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
     expect(Object.keys(none.body)).toEqual(['error']);
     const real = t.stack.credentials.api_key;
     const wrongSecret = `${real.slice(0, 13)}${'A'.repeat(43)}`;

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 /** A Core call with a raw JSON text body (what a careless or hostile client sends). */
-async function coreRaw(method: string, path: string, rawBody: string): Promise<Api> {
+async function coreRaw(method: string, path: string, rawBody: string | Uint8Array): Promise<Api> {
   const token = await t.demo.accessToken();
   return request(t.base, method, path, { rawBody, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
 }
@@ -292,6 +292,42 @@ describe('a body sent to a route that takes none (docs/api.md: unknown fields ar
   });
 });
 
+describe('text that is not what it seems (a Core review: two users read as one)', () => {
+  it('a body that is not UTF-8 is 400 invalid_json, not U+FFFD in its place', async () => {
+    const latin1 = (text: string) => Buffer.from(text, 'latin1');
+    for (const body of [latin1('[{"type":"click","user_id":"caf\u00e9","item_id":"1"}]'), latin1('[{"type":"click","user_id":"caf\u00e8","item_id":"1"}]')]) {
+      const r = await coreRaw('POST', '/v1/events', body);
+      expectCoreError(r, 400, 'invalid_request_error', 'invalid_json');
+      expect(r.body.error.message).toMatch(/not valid UTF-8/);
+    }
+    expectCoreError(await coreRaw('POST', '/v1/items', latin1('{"name":"caf\u00e9"}')), 400, 'invalid_request_error', 'invalid_json');
+    // The same text as UTF-8 is taken.
+    expect((await coreRaw('POST', '/v1/items', Buffer.from('{"name":"caf\u00e9"}', 'utf8'))).body).toMatchObject({ name: 'caf\u00e9' });
+    // The token endpoint answers in its own codes.
+    const basic = `Basic ${Buffer.from(`${t.stack.credentials.client_id}:${t.stack.credentials.client_secret}`).toString('base64')}`;
+    const token = await request(t.base, 'POST', '/oauth2/token', {
+      rawBody: latin1('grant_type=client_credentials&scope=caf\u00e9'),
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(token.status).toBe(400);
+    expect(token.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/not valid UTF-8/) });
+  });
+
+  it('a query parameter sent twice, or percent-encoded bytes that are not UTF-8, is 400 naming it', async () => {
+    const twice = await t.demo.core('GET', '/v1/items?category=hats&category=shoes');
+    expectCoreError(twice, 400, 'invalid_request_error', 'validation_error');
+    expect(twice.body.error.details.fieldErrors).toEqual({ category: [expect.stringMatching(/more than once/)] });
+    expectCoreError(await t.demo.core('GET', '/v1/recommendations?user_id=u1&user_id=u2'), 400, 'invalid_request_error', 'validation_error');
+    expect((await t.demo.platform('GET', '/api/contexts?limit=2&limit=3')).body.error).toMatch(/limit: Sent more than once/);
+    const bytes = await t.demo.core('GET', '/v1/events?user_id=caf%FF');
+    expectCoreError(bytes, 400, 'invalid_request_error', 'validation_error');
+    expect(bytes.body.error.details.fieldErrors).toEqual({ user_id: ['Not valid percent-encoded UTF-8.'] });
+    // Encoded as UTF-8, the same is taken; so are a list in one value and a key sent once.
+    expect((await t.demo.core('GET', '/v1/events?user_id=caf%C3%A9')).status).toBe(200);
+    expect((await t.demo.core('GET', '/v1/items?category=a%2Cb&limit=1')).status).toBe(200);
+  });
+});
+
 describe('query parameters named as Object.prototype names its members', () => {
   it('are parameters like any other: unknown ones are 400, on the Platform and the Core API', async () => {
     for (const name of ['__proto__', 'constructor', 'toString']) {
@@ -322,6 +358,16 @@ describe('names a person gives records', () => {
       const r = await P('POST', '/api/contexts', { name });
       expect(r.status, JSON.stringify(name)).toBe(400);
       expect(r.body.error).toMatch(/name: name must not hold control characters/);
+    }
+    // So is an API key's environment.
+    for (const [environment, message] of [
+      ['a\u0000b', /environment: environment must not hold control characters/],
+      ['prod\n', /environment: environment must not hold control characters/],
+      ['   ', /environment: environment must not be blank/],
+    ] as const) {
+      const r = await P('POST', '/api/api-keys', { name: 'k', environment, scopes: ['items'] });
+      expect(r.status, JSON.stringify(environment)).toBe(400);
+      expect(r.body.error).toMatch(message);
     }
     // An event type named constructor could never carry its payload (an object key items and events refuse).
     expect(await P('POST', '/api/event-types', { name: 'constructor', weight: 1 })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/name may not be constructor/) } });
