@@ -24,5 +24,7 @@ export function consoleHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q e
 ) {
   const route = routeFor(handlerName);
   if (route.api !== 'platform' || !route.path.startsWith('/console/')) throw new Error(`${handlerName} is not a console route`);
-  return httpHandler('platform', sessionAuth({ writes: opts.writes ?? false }), opts, fn);
+  const h = httpHandler('platform', sessionAuth({ writes: opts.writes ?? false }), opts, fn);
+  h.declared.adminOnly = opts.writes ?? false;
+  return h;
 }

@@ -1,4 +1,4 @@
-import { documentAs } from '../schemas/doc.ts';
+import { documentAs, documentChecks } from '../schemas/doc.ts';
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
@@ -16,14 +16,14 @@ const onceEach = z.refine<string[]>((v) => new Set(v).size === v.length, 'name e
 
 export const createClientBody = z.strictObject({
   name: displayName,
-  scopes: z._default(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1), onceEach), [...CORE_SCOPES]),
+  scopes: z._default(documentChecks(z.array(z.enum(CORE_SCOPES as [CoreScope, ...CoreScope[]])).check(z.minLength(1), onceEach), { uniqueItems: true }), [...CORE_SCOPES]),
 });
 export type CreateClientBody = z.output<typeof createClientBody>;
 
 export const createApiKeyBody = z.strictObject({
   name: displayName,
   environment: z._default(oneLine('environment', 64), 'production'),
-  scopes: z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1), onceEach),
+  scopes: documentChecks(z.array(z.enum(PLATFORM_SCOPES as [PlatformScope, ...PlatformScope[]])).check(z.minLength(1), onceEach), { uniqueItems: true }),
 });
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 

@@ -49,6 +49,8 @@ export interface DeclaredRequest {
   query: z.ZodMiniType;
   path: z.ZodMiniType | undefined;
   idempotent: boolean;
+  /** A console session needs the `admin` role (a viewer's is 403); Platform and console routes only. */
+  adminOnly?: boolean;
 }
 
 /**
@@ -107,7 +109,9 @@ export function platformHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q 
 ) {
   const route = routeFor(handlerName);
   if (route.api !== 'platform') throw new Error(`${handlerName} is not a Platform API route`);
-  return httpHandler('platform', platformAuth(route.scopes, { readOnly: readOnly(route) }), opts, fn);
+  const h = httpHandler('platform', platformAuth(route.scopes, { readOnly: readOnly(route) }), opts, fn);
+  h.declared.adminOnly = !readOnly(route);
+  return h;
 }
 
 /** One route's handler, with what it declares about its requests (the OpenAPI document reads it). */

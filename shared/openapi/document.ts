@@ -84,9 +84,16 @@ const IDEMPOTENCY_KEY: JsonSchema = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
 };
 
-/** The session's CSRF token, on the console's own routes that change something (or are POSTs). */
+/**
+ * The session's CSRF token, on the requests of a console session that change something (or are
+ * POSTs): required on the console's own routes; on the Platform API's, only when a session
+ * cookie stands for the caller instead of an API key.
+ */
 function csrfParameter(r: Route): JsonSchema[] {
-  if (!isConsoleRoute(r) || isSignIn(r) || isSafeMethod(r.method)) return [];
+  if (r.api !== 'platform' || isSignIn(r) || isSafeMethod(r.method)) return [];
+  if (!isConsoleRoute(r)) {
+    return [{ name: CSRF_HEADER_NAME, in: 'header', required: false, description: "With a console session instead of an API key: the session's `csrf_token` (else 403).", schema: { type: 'string' } }];
+  }
   return [
     {
       name: CSRF_HEADER_NAME,
@@ -117,11 +124,12 @@ function security(r: Route): JsonSchema[] {
 }
 
 /** Which credentials a Platform or console operation takes, in words. */
-function credentialsText(r: Route): string[] {
+function credentialsText(r: Route, declared: DeclaredRequest | undefined): string[] {
   if (r.api !== 'platform' || isSignIn(r)) return [];
   const csrf = isSafeMethod(r.method) ? '' : ` (with its \`${CSRF_HEADER_NAME}\`)`;
-  if (isConsoleRoute(r)) return [`Console session${csrf}: any role (\`admin\`, \`viewer\`); never an API key.`];
-  return [`API key scopes: ${r.scopes.join(', ')}.`, `Or a console session${csrf}: ${isSafeMethod(r.method) ? 'any role (`admin`, `viewer`)' : 'the `admin` role'}.`];
+  const roles = declared?.adminOnly ? 'the `admin` role' : 'any role (`admin`, `viewer`)';
+  if (isConsoleRoute(r)) return [`Console session${csrf}: ${roles}; never an API key.`];
+  return [`API key scopes: ${r.scopes.join(', ')}.`, `Or a console session${csrf}: ${roles}.`];
 }
 
 function operation(r: Route, declared: DeclaredRequest | undefined, converter: SchemaConverter): JsonSchema {
@@ -137,7 +145,12 @@ function operation(r: Route, declared: DeclaredRequest | undefined, converter: S
   const request = declared?.body ?? doc.form;
   const success: JsonSchema = {
     description: doc.ok.description,
-    headers: { 'X-Request-Id': headerRef('X-Request-Id'), ...(declared?.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}), ...doc.headers },
+    headers: {
+      'X-Request-Id': headerRef('X-Request-Id'),
+      ...(declared?.idempotent ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
+      ...(envelope === 'oauth' ? { 'Cache-Control': headerRef('Cache-Control'), Pragma: headerRef('Pragma') } : {}),
+      ...doc.headers,
+    },
     ...(doc.ok.schema
       ? { content: { 'application/json': { schema: converter.convert(doc.ok.schema, 'output'), ...(doc.examples?.response !== undefined ? { example: doc.examples.response } : {}) } } }
       : {}),
@@ -146,7 +159,7 @@ function operation(r: Route, declared: DeclaredRequest | undefined, converter: S
     operationId: doc.operationId,
     tags: [doc.tag],
     summary: doc.summary,
-    ...(doc.description || r.api === 'platform' ? { description: [doc.description, ...credentialsText(r)].filter(Boolean).join('\n\n') } : {}),
+    ...(doc.description || r.api === 'platform' ? { description: [doc.description, ...credentialsText(r, declared)].filter(Boolean).join('\n\n') } : {}),
     ...(r.api === 'platform' && !isConsoleRoute(r) ? { 'x-api-key-scopes': [...r.scopes] } : {}),
     security: security(r),
     ...(params.length ? { parameters: params } : {}),

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { between, displayName, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
-import { documentAs } from './doc.ts';
+import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
 
@@ -130,29 +130,35 @@ export const templateBody = z.strictObject({
 });
 /** Fields a Published template still takes: when it trains and what happens to its versions, not what they train on. */
 export const TEMPLATE_AUTOMATION_FIELDS = ['schedule', 'auto_promote'] as const;
-export const templatePatch = z
-  .strictObject({
-    name: z.optional(name),
-    event_types: z.optional(templateEventTypes),
-    thresholds: z.optional(thresholds),
-    status: z.optional(z.enum(['Draft', 'Published'])),
-    schedule: z.optional(z.nullable(schedule)),
-    auto_promote: z.optional(z.nullable(autoPromote)),
-  })
-  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.'));
+export const templatePatch = documentChecks(
+  z
+    .strictObject({
+      name: z.optional(name),
+      event_types: z.optional(templateEventTypes),
+      thresholds: z.optional(thresholds),
+      status: z.optional(z.enum(['Draft', 'Published'])),
+      schedule: z.optional(z.nullable(schedule)),
+      auto_promote: z.optional(z.nullable(autoPromote)),
+    })
+    .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.')),
+  { minProperties: 1 },
+);
 
 /** `?versions=3,4`: 2 to 10 distinct version numbers. */
 export const compareQuery = z.strictObject({
-  versions: z
-    .pipe(
-      z.string({ error: 'versions is required (e.g. versions=3,4)' }).check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$/, 'comma-separated version numbers, e.g. 3,4')),
-      z.transform((s: string) => s.split(',').map(Number)),
-    )
-    .check(
-      z.refine((v) => v.length >= 2 && v.length <= 10, 'name 2 to 10 versions'),
-      z.refine((v) => new Set(v).size === v.length, 'name each version once'),
-      z.refine((v) => v.every((n) => n <= Number.MAX_SAFE_INTEGER), 'out of range'),
-    ),
+  versions: documentAs(
+    z
+      .pipe(
+        z.string({ error: 'versions is required (e.g. versions=3,4)' }).check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$/, 'comma-separated version numbers, e.g. 3,4')),
+        z.transform((s: string) => s.split(',').map(Number)),
+      )
+      .check(
+        z.refine((v) => v.length >= 2 && v.length <= 10, 'name 2 to 10 versions'),
+        z.refine((v) => new Set(v).size === v.length, 'name each version once'),
+        z.refine((v) => v.every((n) => n <= Number.MAX_SAFE_INTEGER), 'out of range'),
+      ),
+    z.string().check(z.regex(/^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){1,9}$/)),
+  ),
 });
 
 /** A user id as events carry it (1 to 256 characters). */
@@ -161,12 +167,15 @@ export const userPath = z.object({ user_id: z.string().check(z.minLength(1), z.m
 /** A job name is opaque to a client: any name that is not one of the tenant's jobs is a 404 (see getTrainingRun). */
 export const jobNamePath = z.object({ jobName: z.string().check(z.minLength(1)) });
 export const versionPath = z.object({ version: numericId('version', (digits) => new NotFound('model_version_not_found', `No model version ${digits}.`)) });
-export const modelPatch = z
-  .strictObject({
-    label: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
-    description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
-  })
-  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply label or description.'));
+export const modelPatch = documentChecks(
+  z
+    .strictObject({
+      label: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
+      description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
+    })
+    .check(z.refine((b) => Object.keys(b).length > 0, 'Supply label or description.')),
+  { minProperties: 1 },
+);
 export const promoteBody = z.strictObject({ endpoint_name: endpointBody.shape.endpoint_name });
 export const logsQuery = z.strictObject({
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { between, displayName, limitParam, missingOr, numericId, unstorable } from './common.ts';
-import { documentAs, named } from './doc.ts';
+import { between, displayName, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, unstorable } from './common.ts';
+import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
 
@@ -89,18 +89,21 @@ const ruleFields = {
 };
 export const ruleBody = z.strictObject(ruleFields).check(validityCheck);
 export type RuleBody = z.output<typeof ruleBody>;
-export const rulePatch = z
-  .strictObject({
-    name: z.optional(ruleFields.name),
-    context_id: z.optional(ruleFields.context_id),
-    conditions: z.optional(conditions),
-    boost: z.optional(boost),
-    segment_id: ruleFields.segment_id,
-    starts_at: ruleFields.starts_at,
-    ends_at: ruleFields.ends_at,
-    enabled: ruleFields.enabled,
-  })
-  .check(atLeastOne, validityCheck);
+export const rulePatch = documentChecks(
+  z
+    .strictObject({
+      name: z.optional(ruleFields.name),
+      context_id: z.optional(ruleFields.context_id),
+      conditions: z.optional(conditions),
+      boost: z.optional(boost),
+      segment_id: ruleFields.segment_id,
+      starts_at: ruleFields.starts_at,
+      ends_at: ruleFields.ends_at,
+      enabled: ruleFields.enabled,
+    })
+    .check(atLeastOne, validityCheck),
+  { minProperties: 1 },
+);
 export type RulePatch = z.output<typeof rulePatch>;
 
 // Segments
@@ -182,7 +185,9 @@ export const segmentDefinition = documentAs(
 
 export const segmentBody = z.strictObject({ name, description: z.optional(description), definition: segmentDefinition });
 export type SegmentBody = z.output<typeof segmentBody>;
-export const segmentPatch = z.strictObject({ name: z.optional(name), description: z.optional(description), definition: z.optional(segmentDefinition) }).check(atLeastOne);
+export const segmentPatch = documentChecks(z.strictObject({ name: z.optional(name), description: z.optional(description), definition: z.optional(segmentDefinition) }).check(atLeastOne), {
+  minProperties: 1,
+});
 export type SegmentPatch = z.output<typeof segmentPatch>;
 
 // Rerank controls
@@ -215,7 +220,9 @@ export const rerankBody = z.strictObject({
 export type RerankBody = z.output<typeof rerankBody>;
 /** A context id past any a record can have: the 404 an unknown context answers. */
 const noContext = (digits: string) => new NotFound('context_not_found', `No context ${digits}.`);
-export const rerankQuery = z.strictObject({ contextId: z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId', noContext)) });
+export const rerankQuery = z.strictObject({
+  contextId: documentAs(z.pipe(z.string({ error: 'contextId is required: the numeric id of a context' }), numericId('contextId', noContext)), z.string().check(z.regex(POSITIVE_INT_PATTERN))),
+});
 
 // Experiments
 
@@ -254,16 +261,19 @@ export const experimentBody = z.strictObject({
   attribution_window_seconds: z._default(z.optional(attributionWindow), DEFAULT_ATTRIBUTION_WINDOW),
 });
 export type ExperimentBody = z.output<typeof experimentBody>;
-export const experimentPatch = z
-  .strictObject({
-    name: z.optional(name),
-    status: z.optional(z.enum(['Running', 'Stopped'], { error: 'status must be Running or Stopped' })),
-    attribution_window_seconds: z.optional(attributionWindow),
-    variants: z.optional(variants),
-    /** While a Draft (as its variants): a segment, or null for everyone. */
-    segment_id: z.optional(z.nullable(positiveId('segment_id'))),
-  })
-  .check(atLeastOne);
+export const experimentPatch = documentChecks(
+  z
+    .strictObject({
+      name: z.optional(name),
+      status: z.optional(z.enum(['Running', 'Stopped'], { error: 'status must be Running or Stopped' })),
+      attribution_window_seconds: z.optional(attributionWindow),
+      variants: z.optional(variants),
+      /** While a Draft (as its variants): a segment, or null for everyone. */
+      segment_id: z.optional(z.nullable(positiveId('segment_id'))),
+    })
+    .check(atLeastOne),
+  { minProperties: 1 },
+);
 export type ExperimentPatch = z.output<typeof experimentPatch>;
 
 // Lists and paths

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { contextIdInBody, ID_PATTERN, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
+import { documentAs } from './doc.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -26,12 +27,15 @@ const eventFields = z.catchall(
       // `DELETE /api/users/{user_id}` could never name the user to erase them.
       z.refine((u) => u !== '.' && u !== '..', 'user_id may not be "." or ".." (a URL path cannot name it, so the user could not be erased)'),
     ),
-    item_id: z.pipe(
+    item_id: documentAs(
       z.pipe(
-        z.union([z.string(), z.int().check(z.positive())], { error: missingOr('item_id is required (string or integer)', 'item_id must be a string or a positive integer') }),
-        z.transform(String),
+        z.pipe(
+          z.union([z.string(), z.int().check(z.positive())], { error: missingOr('item_id is required (string or integer)', 'item_id must be a string or a positive integer') }),
+          z.transform(String),
+        ),
+        z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
       ),
-      z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')),
+      z.union([z.string().check(z.regex(ID_PATTERN)), z.int().check(z.positive())]),
     ),
     context_id: z.optional(z.nullable(contextIdInBody)),
     occurred_at: z.optional(

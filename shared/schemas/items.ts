@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
-import { documentAs } from './doc.ts';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
+import { documentAs, documentChecks } from './doc.ts';
 import { ItemNotFound } from '../domain/errors.ts';
 
 export const MAX_ITEMS_PER_REQUEST = 100;
@@ -46,16 +46,23 @@ export const createItemsBody = documentAs(
 );
 export type CreateItemsBody = z.output<typeof createItemsBody>;
 
-export const updateItemBody = z
-  .strictObject({ name: z.optional(name), description: z.optional(description), metadata: z.optional(metadata), active: z.optional(z.boolean()) })
-  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one of name, description, metadata, active.'));
+export const updateItemBody = documentChecks(
+  z
+    .strictObject({ name: z.optional(name), description: z.optional(description), metadata: z.optional(metadata), active: z.optional(z.boolean()) })
+    .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one of name, description, metadata, active.')),
+  { minProperties: 1 },
+);
 export type UpdateItemBody = z.output<typeof updateItemBody>;
 
 export const itemPath = z.object({ item_id: numericId('item_id', (digits) => new ItemNotFound(digits)) });
 
 export const listItemsQuery = z.strictObject({
   limit: limitParam,
-  starting_after: z.optional(z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after'))),
+  // The spec's pattern first (its message for what no id matches), then an id as this API hands them out.
+  starting_after: documentAs(
+    z.optional(z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after'))),
+    z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN))),
+  ),
   category: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES))),
   created_after: z.optional(intParam(1)),
   created_before: z.optional(intParam(1)),

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { words } from '../search/text.ts';
 import { limitParam, numericId } from './common.ts';
-import { documentAs } from './doc.ts';
+import { documentAs, documentChecks } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
 
@@ -21,22 +21,29 @@ export const synonymBody = z.strictObject({
 });
 
 /** `PATCH /api/synonyms/{id}`: the fields sent replace the set's; at least one, as every Platform PATCH. */
-export const synonymPatch = z
-  .strictObject({
-    type: z.optional(type),
-    input: z.optional(z.nullable(phrase)),
-    synonyms: z.optional(phrases),
-  })
-  .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.'));
+export const synonymPatch = documentChecks(
+  z
+    .strictObject({
+      type: z.optional(type),
+      input: z.optional(z.nullable(phrase)),
+      synonyms: z.optional(phrases),
+    })
+    .check(z.refine((b) => Object.keys(b).length > 0, 'Supply at least one field.')),
+  { minProperties: 1 },
+);
 
 export const synonymsQuery = z.strictObject({ limit: limitParam, starting_after: z.optional(numericId('starting_after')) });
 
 const eventType = z.string().check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'an event type matches ^[a-z][a-z0-9_]{0,63}$'));
 
+/** A day (`YYYY-MM-DD`, UTC) or Unix seconds. */
+const DAY_OR_SECONDS = /^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,12})$/;
+
 /** `GET /api/analytics/searches?from=&to=&limit=&click_type=&conversion_type=`. */
 export const searchAnalyticsQuery = z.strictObject({
-  from: z.optional(z.string()),
-  to: z.optional(z.string()),
+  // Read by searchAnalytics (a date or Unix seconds; at most MAX_RANGE_DAYS apart): documented as such.
+  from: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
+  to: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
   limit: documentAs(
     z._default(
       z.optional(

@@ -101,4 +101,38 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(doc.paths['/v1/items/{item_id}']?.get.parameters[0]).toMatchObject({ name: 'item_id', in: 'path', required: true });
     expect(doc.paths['/api/segments']?.post.requestBody.content['application/json'].schema.properties.definition).toEqual({ $ref: '#/components/schemas/SegmentDefinition' });
   });
+
+  it('says what the server enforces (an OpenAPI review): roles, CSRF, patterns, checks past the type, the headers of errors', () => {
+    const doc = JSON.parse(committed) as { paths: Record<string, Record<string, any>>; components: { responses: Record<string, any> } };
+    const at = (method: string, path: string) => doc.paths[path]?.[method];
+    // A read a viewer's session may make (POST, but read-only grants), and a console write only an admin may.
+    expect(at('post', '/api/items/search').description).toContain('Or a console session (with its `X-CSRF-Token`): any role');
+    expect(at('post', '/api/contexts').description).toContain('Or a console session (with its `X-CSRF-Token`): the `admin` role');
+    expect(at('patch', '/console/api/items/{item_id}').description).toContain('Console session (with its `X-CSRF-Token`): the `admin` role');
+    expect(at('post', '/console/api/search').description).toContain('any role');
+    // The CSRF header on the Platform API, for a session instead of a key.
+    expect(at('post', '/api/contexts').parameters.find((p: { name: string }) => p.name === 'X-CSRF-Token')).toMatchObject({ in: 'header', required: false });
+    expect(at('get', '/api/contexts').parameters.find((p: { name: string }) => p.name === 'X-CSRF-Token')).toBeUndefined();
+    // Patterns the server checks after a transform.
+    const param = (method: string, path: string, name: string) => at(method, path).parameters.find((p: { name: string }) => p.name === name).schema;
+    expect(param('get', '/v1/items', 'starting_after')).toEqual({ type: 'string', pattern: '^[1-9][0-9]*$' });
+    expect(param('get', '/api/rerank-controls', 'contextId')).toEqual({ type: 'string', pattern: '^[1-9][0-9]*$' });
+    expect(param('get', '/api/analytics/searches', 'from').pattern).toBeDefined();
+    expect(param('get', '/api/models/compare', 'versions').pattern).toMatch(/\{1,9\}\$$/);
+    const event = at('post', '/v1/events').requestBody.content['application/json'].schema.items.properties.item_id;
+    expect(event.anyOf[0]).toMatchObject({ type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' });
+    // Checks past the type: a PATCH names a field at least; a scope once.
+    for (const path of ['/v1/items/{item_id}', '/api/rules/{id}', '/api/segments/{id}', '/api/experiments/{id}', '/api/synonyms/{id}', '/api/models/{version}', '/api/events/templates/{id}']) {
+      expect(at('patch', path).requestBody.content['application/json'].schema.minProperties, path).toBe(1);
+    }
+    expect(at('post', '/api/api-keys').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
+    expect(at('post', '/api/clients').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
+    // The headers of errors: every 401 its challenge, every 429 its Retry-After, the token endpoint's no caching.
+    for (const [name, r] of Object.entries(doc.components.responses)) {
+      if (name.endsWith('401')) expect(r.headers['WWW-Authenticate'], name).toBeDefined();
+      if (name.endsWith('429')) expect(r.headers['Retry-After'], name).toBeDefined();
+      if (name.startsWith('OAuth')) expect(r.headers.Pragma, name).toBeDefined();
+    }
+    expect(at('post', '/oauth2/token').responses['200'].headers['Cache-Control']).toBeDefined();
+  });
 });

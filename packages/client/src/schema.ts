@@ -15,7 +15,7 @@ export interface paths {
          * Search analytics
          * @description API key scopes: admin.
          *
-         *     Or a console session: any role (`admin`, `viewer`).
+         *     Or a console session: the `admin` role.
          */
         get: operations["getSearchAnalytics"];
         put?: never;
@@ -361,7 +361,7 @@ export interface paths {
          * Search items (inactive ones included)
          * @description API key scopes: admin, items.
          *
-         *     Or a console session (with its `X-CSRF-Token`): the `admin` role.
+         *     Or a console session (with its `X-CSRF-Token`): any role (`admin`, `viewer`).
          */
         post: operations["searchItems"];
         delete?: never;
@@ -743,7 +743,7 @@ export interface paths {
          * List synonym sets
          * @description API key scopes: admin.
          *
-         *     Or a console session: any role (`admin`, `viewer`).
+         *     Or a console session: the `admin` role.
          */
         get: operations["listSynonymSets"];
         put?: never;
@@ -771,7 +771,7 @@ export interface paths {
          * Read a synonym set
          * @description API key scopes: admin.
          *
-         *     Or a console session: any role (`admin`, `viewer`).
+         *     Or a console session: the `admin` role.
          */
         get: operations["getSynonymSet"];
         put?: never;
@@ -949,7 +949,7 @@ export interface paths {
          * Update an item (console catalog)
          * @description What `POST /v1/items/{item_id}` does, for the session's tenant: same body (`name`, `description`, `metadata`, `active`: the fields sent replace the item's), same answer. The catalog page uses it to take an item out of recommendations and search (`active: false`) or put it back. Admins only; it needs the session's `X-CSRF-Token`. An unknown item is 404.
          *
-         *     Console session (with its `X-CSRF-Token`): any role (`admin`, `viewer`); never an API key.
+         *     Console session (with its `X-CSRF-Token`): the `admin` role; never an API key.
          */
         patch: operations["consoleUpdateItem"];
         trace?: never;
@@ -1972,6 +1972,7 @@ export interface components {
         /** @description Missing or invalid credentials (`authentication_error`). */
         CoreError401: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2053,6 +2054,8 @@ export interface components {
         /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope`. */
         OAuthError400: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                Pragma: components["headers"]["Pragma"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2063,6 +2066,9 @@ export interface components {
         /** @description `invalid_client`: unknown client or wrong secret (with `WWW-Authenticate: Basic`). */
         OAuthError401: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                Pragma: components["headers"]["Pragma"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2073,6 +2079,9 @@ export interface components {
         /** @description `slow_down`: too many token requests (or failed attempts from this address). */
         OAuthError429: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                Pragma: components["headers"]["Pragma"];
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2083,6 +2092,8 @@ export interface components {
         /** @description Unexpected error. */
         OAuthError500: {
             headers: {
+                "Cache-Control": components["headers"]["Cache-Control"];
+                Pragma: components["headers"]["Pragma"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2103,6 +2114,7 @@ export interface components {
         /** @description Missing or invalid credentials: no valid API key, no live console session, or (signing in) a wrong email or password. */
         PlatformError401: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2153,6 +2165,7 @@ export interface components {
         /** @description Too many failed sign-ins from this address or for this email; wait a minute and try again. */
         PlatformError429: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2184,10 +2197,16 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description Holds `no-store`: a token answer is never cached (RFC 6749 §5.1). */
+        "Cache-Control": string;
         /** @description `true` when the answer is the stored one of an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description `no-cache`, for HTTP/1.0 caches (RFC 6749 §5.1). */
+        Pragma: string;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint. */
+        "WWW-Authenticate": string;
         /** @description The request's id (a UUID); Core errors repeat it as `error.request_id`. */
         "X-Request-Id": string;
     };
@@ -2259,7 +2278,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2304,7 +2326,10 @@ export interface operations {
     deleteApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2392,7 +2417,10 @@ export interface operations {
     createClient: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2432,7 +2460,10 @@ export interface operations {
     deleteClient: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 client_id: string;
             };
@@ -2490,7 +2521,10 @@ export interface operations {
     createContext: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2554,7 +2588,10 @@ export interface operations {
     createEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2595,7 +2632,10 @@ export interface operations {
     updateEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2660,7 +2700,10 @@ export interface operations {
     createTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2789,7 +2832,10 @@ export interface operations {
     updateTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -2898,7 +2944,10 @@ export interface operations {
     createExperiment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2995,7 +3044,10 @@ export interface operations {
     updateExperiment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3078,7 +3130,10 @@ export interface operations {
     searchItems: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3164,7 +3219,10 @@ export interface operations {
     createModelEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3200,7 +3258,10 @@ export interface operations {
     updateModelEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3324,7 +3385,10 @@ export interface operations {
     updateModel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 version: string;
             };
@@ -3361,7 +3425,10 @@ export interface operations {
     approveModel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 version: string;
             };
@@ -3390,7 +3457,10 @@ export interface operations {
     promoteModel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 version: string;
             };
@@ -3462,7 +3532,10 @@ export interface operations {
             query: {
                 contextId: string;
             };
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3540,7 +3613,10 @@ export interface operations {
     createRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3629,7 +3705,10 @@ export interface operations {
     deleteRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3659,7 +3738,10 @@ export interface operations {
     updateRule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3734,7 +3816,10 @@ export interface operations {
     rebuildSearchIndex: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3789,7 +3874,10 @@ export interface operations {
     createSegment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3863,7 +3951,10 @@ export interface operations {
     deleteSegment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3893,7 +3984,10 @@ export interface operations {
     updateSegment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -3961,7 +4055,10 @@ export interface operations {
     createSynonymSet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4035,7 +4132,10 @@ export interface operations {
     deleteSynonymSet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4064,7 +4164,10 @@ export interface operations {
     updateSynonymSet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4132,7 +4235,10 @@ export interface operations {
     createTrainingJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4257,7 +4363,10 @@ export interface operations {
     stopTrainingJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 jobName: string;
             };
@@ -4286,7 +4395,10 @@ export interface operations {
     eraseUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
+                "X-CSRF-Token"?: string;
+            };
             path: {
                 user_id: string;
             };
@@ -4731,6 +4843,8 @@ export interface operations {
             /** @description An access token (a JWT) for the Core API. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    Pragma: components["headers"]["Pragma"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
