@@ -1,4 +1,6 @@
+import type { BlobStore } from '../blob.ts';
 import { nowSeconds } from '../clock.ts';
+import { eraseFromModels } from '../recs/erase-from-models.ts';
 import type { ConsoleStore, ErasedUser } from './console-records.ts';
 import type { EventStore } from './types.ts';
 
@@ -12,14 +14,27 @@ import type { EventStore } from './types.ts';
  * events for a moment). Events the user sends later personalise as usual.
  */
 
-export async function eraseUser(deps: { console: ConsoleStore; events: EventStore }, tenant: string, userId: string) {
+export async function eraseUser(deps: { console: ConsoleStore; events: EventStore; blobs: BlobStore }, tenant: string, userId: string) {
   const requestedAt = nowSeconds();
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
-  // is safe: an erasure is idempotent).
+  // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: null });
   const deleted = await deps.events.eraseUser(tenant, userId);
+  const rewritten = await eraseFromModels(deps, tenant, userId);
   await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: nowSeconds() });
-  return { user_id: userId, deleted_events: deleted };
+  return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
+}
+
+/**
+ * The users a model trained from events read from `trainedBefore` on must not hold: those
+ * whose erasure had not ended when that read began (`artifactPredatesErasure`).
+ */
+export function erasedFrom(markers: readonly ErasedUser[], trainedBefore: number): (user: string) => boolean {
+  const until = erasedUntil(markers);
+  return (user) => {
+    const u = until.get(user);
+    return u !== undefined && artifactPredatesErasure(trainedBefore, u);
+  };
 }
 
 /**

@@ -152,6 +152,42 @@ export async function foldInUsers(m: Model, h: UserHistories, hooks: TrainHooks 
   m.userVectors = out;
 }
 
+/**
+ * The artifact without `drop`'s users: their history rows and their iALS user vectors (in every
+ * part of a blend) leave it, the other users' rows stay as they were. Undefined when it holds
+ * none of them. An erasure rewrites every stored version with it; a run about to store its
+ * artifact, with the users whose erasure began before it is done.
+ */
+export function withoutUsers(a: ModelArtifact, drop: (user: string) => boolean): ModelArtifact | undefined {
+  const h = a.histories;
+  if (!h) return undefined;
+  const keep: number[] = [];
+  for (let r = 0; r < h.users.length; r++) if (!drop(h.users[r] as string)) keep.push(r);
+  if (keep.length === h.users.length) return undefined;
+  const rowStart = new Uint32Array(keep.length + 1);
+  let size = 0;
+  for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (h.rowStart[r + 1] as number) - (h.rowStart[r] as number);
+  const items = new Uint32Array(size);
+  const weights = new Float32Array(size);
+  for (const [k, r] of keep.entries()) {
+    const [s, e] = [h.rowStart[r] as number, h.rowStart[r + 1] as number];
+    items.set(h.items.subarray(s, e), rowStart[k] as number);
+    weights.set(h.weights.subarray(s, e), rowStart[k] as number);
+  }
+  const vectorsKept = (m: Model): void => {
+    if (m instanceof BlendModel) m.parts.forEach(vectorsKept);
+    else if (m instanceof AlsModel && m.userVectors) {
+      const d = m.factors;
+      const from = m.userVectors;
+      const out = new Float32Array(keep.length * d);
+      for (const [k, r] of keep.entries()) out.set(from.subarray(r * d, (r + 1) * d), k * d);
+      m.userVectors = out;
+    }
+  };
+  vectorsKept(a.model);
+  return { ...a, histories: { ...h, users: keep.map((r) => h.users[r] as string), rowStart, items, weights } };
+}
+
 /** A Float64Array's bytes as 32-bit words (sections hold no 64-bit type), to store it exactly. */
 const words = (a: Float64Array) => new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
 

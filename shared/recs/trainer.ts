@@ -9,7 +9,8 @@ import type { Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
-import { foldInUsers, historiesOf, packModel } from './artifact.ts';
+import { foldInUsers, historiesOf, packModel, withoutUsers, type ModelArtifact } from './artifact.ts';
+import { erasedFrom } from '../domain/erasure.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
@@ -295,7 +296,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const version = await c.nextId(tenant, 'model');
     if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined }))) throw new Stopped('stopped');
     const key = modelArtifactKey(tenant, version);
-    await deps.blobs.put(key, packModel({ model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights }));
+    // Users whose erasure began before this run's read: their histories stay out of the artifact
+    // (serving would not read them: the erasure's marker), as an erasure rewrites stored ones.
+    const artifact: ModelArtifact = { model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights };
+    const erased = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
+    await deps.blobs.put(key, packModel(withoutUsers(artifact, erased) ?? artifact));
     const rec: ModelVersion = {
       id: version,
       version,

@@ -1,4 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../shared/blob.ts';
+import { historiesOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { Dataset } from '../../shared/recs/dataset.ts';
+import { trainPopularity } from '../../shared/recs/models.ts';
 import { CLAIM_GRACE_SECONDS, decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
 import { compareModels, type ModelVersion } from '../../shared/domain/model-versions.ts';
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
@@ -15,10 +22,17 @@ import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
+let blobDir: string;
+let blobStore: FolderBlobStore;
 beforeAll(async () => {
   db = await testTable();
+  blobDir = mkdtempSync(join(tmpdir(), 'automation-test-'));
+  blobStore = new FolderBlobStore(blobDir);
 });
-afterAll(() => db.close());
+afterAll(async () => {
+  await db.close();
+  rmSync(blobDir, { recursive: true, force: true });
+});
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -336,8 +350,31 @@ describe('erasure', () => {
     );
     const mine = stored.filter((e) => e.user_id === 'gone').map((e) => e.id);
     expect(mine).toHaveLength(20);
+    // A model version trained on them holds their history (and the others').
+    const ds = new Dataset(
+      stored.map((e) => ({ user: e.user_id, item: Number(e.item_id), weight: 1, at: e.created })),
+      stored.map((e) => Number(e.item_id)),
+    );
+    const artifactKey = 'models/er/v1.bin';
+    await blobStore.put(artifactKey, packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 100, ['view', 'buy'], 60) }));
+    await c.put('er', 'model', {
+      id: 1,
+      version: 1,
+      template_id: 1,
+      job_name: 'train-1',
+      created: 100,
+      algorithm: 'popularity',
+      metrics: {},
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: artifactKey,
+    });
+    const usersOf = async () => unpackModel((await blobStore.get(artifactKey)) as Uint8Array).histories?.users;
+    expect(await usersOf()).toEqual(['gone', 'keep0', 'keep1']);
     const t0 = now();
-    expect(await eraseUser({ console: c, events }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 20 });
+    expect(await eraseUser({ console: c, events, blobs: blobStore }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 20, model_versions_rewritten: 1 });
+    expect(await usersOf()).toEqual(['keep0', 'keep1']);
     for (const id of mine) expect(await events.get('er', id)).toBeUndefined();
     expect((await events.list('er', { limit: 100, userId: 'gone' })).rows).toEqual([]);
     expect((await events.list('er', { limit: 100, type: 'buy' })).rows.some((e) => e.user_id === 'gone')).toBe(false);
@@ -352,7 +389,7 @@ describe('erasure', () => {
     expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number) }]);
     expect(cfg.erased_user[0]?.completed_at).toBeGreaterThanOrEqual(t0);
     expect(cfg.endpoint).toEqual([]);
-    expect(await eraseUser({ console: c, events }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 0 });
+    expect(await eraseUser({ console: c, events, blobs: blobStore }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 0, model_versions_rewritten: 0 });
     expect((await c.servingConfig('er')).erased_user).toHaveLength(1);
     expect(await c.list('er', 'endpoint')).toEqual([]);
   });
@@ -366,7 +403,7 @@ describe('erasure', () => {
         100,
       );
     await events.append('er2', [ev('other', 'view', 1)], 100);
-    expect((await eraseUser({ console: c, events }, 'er2', 'big')).deleted_events).toBe(1500);
+    expect((await eraseUser({ console: c, events, blobs: blobStore }, 'er2', 'big')).deleted_events).toBe(1500);
     expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);
   });
 
@@ -390,7 +427,7 @@ describe('erasure', () => {
         },
       },
     };
-    expect((await eraseUser({ console: c, events: dynamoEventStore(racing) }, 'er4', 'mid')).deleted_events).toBe(30);
+    expect((await eraseUser({ console: c, events: dynamoEventStore(racing), blobs: blobStore }, 'er4', 'mid')).deleted_events).toBe(30);
     expect(sentDuring).toHaveLength(2);
     expect((await events.list('er4', { limit: 100, userId: 'mid' })).rows.map((e) => e.id)).toEqual(sentDuring);
     for (const id of sentDuring) expect(await events.get('er4', id)).toMatchObject({ user_id: 'mid' });
@@ -403,7 +440,7 @@ describe('erasure', () => {
       Array.from({ length: 300 }, (_, i) => ev('twice', 'view', i + 1)),
       100,
     );
-    const answers = await Promise.all(Array.from({ length: 4 }, () => eraseUser({ console: c, events }, 'er3', 'twice')));
+    const answers = await Promise.all(Array.from({ length: 4 }, () => eraseUser({ console: c, events, blobs: blobStore }, 'er3', 'twice')));
     expect(answers.reduce((sum, a) => sum + a.deleted_events, 0)).toBe(300);
     expect((await events.list('er3', { limit: 10, userId: 'twice' })).rows).toEqual([]);
   });

@@ -287,6 +287,18 @@ describe('stopping a run races its end', () => {
     expect(lines.at(-1)).toBe('Stopped; no version was created');
   });
 
+  it("a run leaves out the history of a user whose erasure began before its read (the erasure's rewrite may have passed its version by)", async () => {
+    const T7 = 'ers';
+    const { c, events, items, blobs, template } = await twoTastes(T7);
+    // u0's erasure is under way (its events not yet deleted): their history is not stored.
+    await c.putErasure(T7, { user_id: 'u0', requested_at: Math.floor(Date.now() / 1000), completed_at: null });
+    await c.put(T7, 'job', job(1, template));
+    await runTraining({ console: c, events, items, blobs }, T7, 'train-1');
+    const v = (await c.get<ModelVersion>(T7, 'model', 1)) as ModelVersion;
+    const users = unpackModel((await blobs.get(v.artifact)) as Uint8Array).histories?.users;
+    expect(users).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7', 'u8', 'u9']);
+  });
+
   it('a stop that comes once the run stores its version is refused (400 invalid_state) and the run completes', async () => {
     const T4 = 'stq';
     const { c, events, items, template } = await twoTastes(T4);

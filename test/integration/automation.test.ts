@@ -178,17 +178,20 @@ describe('erasure', () => {
     const eventsKey = (await P('POST', '/api/api-keys', { name: 'ev2', scopes: ['events'] })).body.key;
     expect((await P('DELETE', '/api/users/u0', undefined, eventsKey)).status).toBe(403);
 
+    const versions = (await P('GET', '/api/models')).body.data.length;
+    expect(versions).toBeGreaterThan(1);
     const erased = await P('DELETE', '/api/users/u0');
     expect(erased.status).toBe(200);
-    expect(erased.body).toEqual({ user_id: 'u0', deleted_events: 6 });
+    // Every version was trained on u0's events: each artifact is written again without them.
+    expect(erased.body).toEqual({ user_id: 'u0', deleted_events: 6, model_versions_rewritten: versions });
     expect((await t.demo.core('GET', '/v1/events?user_id=u0&limit=100')).body.data).toEqual([]);
     expect((await t.demo.core('GET', '/v1/events?limit=100')).body.data.some((e: { user_id: string }) => e.user_id === 'u0')).toBe(false);
-    // The served model still holds u0's history; it no longer personalises from it.
+    // The served model (as a warm container loaded it, with u0's history) no longer personalises from it.
     const after = await recs('user_id=u0&limit=5');
     expect(after.body).toMatchObject({ model: { version: better }, strategy: 'popular' });
     // Other users are as they were.
     expect((await recs('user_id=u3&limit=5')).body.strategy).toBe('personalized');
-    expect(await P('DELETE', '/api/users/u0')).toMatchObject({ status: 200, body: { user_id: 'u0', deleted_events: 0 } });
+    expect(await P('DELETE', '/api/users/u0')).toMatchObject({ status: 200, body: { user_id: 'u0', deleted_events: 0, model_versions_rewritten: 0 } });
     expect(await P('DELETE', '/api/users/nobody')).toMatchObject({ status: 200, body: { user_id: 'nobody', deleted_events: 0 } });
 
     // Events sent after the erasure personalise as usual (the erasure's second has passed).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldInUsers, historiesOf, historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { foldInUsers, historiesOf, historyOf, packModel, unpackModel, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
 import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
@@ -89,6 +89,36 @@ describe('artifacts of the default models: the loaded model scores exactly as th
     // Without histories (or with other ones), no vectors are stored; a spec naming them needs them.
     const bare = unpackModel(packModel({ model: blend, items: ds.items, popularity: Float32Array.from(ds.itemWeight) }));
     expect(((bare.model as BlendModel).parts[1] as AlsModel).userVectors).toBeUndefined();
+  });
+
+  it("an erased user leaves an artifact: their history row and iALS vector go, every other user's stay as they were", async () => {
+    const als = await trainIals(ds, { ...ALS_DEFAULTS, factors: 8, epochs: 2 });
+    const blend = new BlendModel([trainEaseDense(ds, { lambda: 50, maxItems: 30 }), als], [0.35, 0.65], 'ease+ials');
+    const h = historiesOf(ds, 5, ['view'], 9);
+    await foldInUsers(blend, h);
+    const bytes = packModel({ model: blend, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: h });
+    const gone = h.users[1] as string;
+    const before = unpackModel(bytes);
+    const after = withoutUsers(unpackModel(bytes), (u) => u === gone);
+    if (!after?.histories) throw new Error('the user was in the artifact');
+    // Stored and read back, as an erasure writes it.
+    const back = unpackModel(packModel(after));
+    const bh = back.histories as NonNullable<typeof back.histories>;
+    expect(bh.users).toEqual(h.users.filter((u) => u !== gone));
+    expect(historyOf(bh, gone)).toBeUndefined();
+    const vectors = (m: ModelArtifact) => ((m.model as BlendModel).parts[1] as AlsModel).userVectors as Float32Array;
+    expect(vectors(back).length).toBe(bh.users.length * 8);
+    for (const user of bh.users) {
+      const was = historyOf(before.histories as NonNullable<typeof before.histories>, user) as History;
+      const is = historyOf(bh, user) as History;
+      expect([Array.from(is.items), Array.from(is.weights)]).toEqual([Array.from(was.items), Array.from(was.weights)]);
+      expect(Array.from(vectors(back).subarray((is.row as number) * 8, (is.row as number) * 8 + 8))).toEqual(
+        Array.from(vectors(before).subarray((was.row as number) * 8, (was.row as number) * 8 + 8)),
+      );
+      expect(Array.from(back.model.score(is))).toEqual(Array.from(before.model.score(was)));
+    }
+    // Nobody of the artifact's: nothing to rewrite.
+    expect(withoutUsers(unpackModel(bytes), (u) => u === 'nobody')).toBeUndefined();
   });
 
   it('an artifact written before model specs (an item-item model in the old layout) still loads', () => {

@@ -1,3 +1,4 @@
+import { blobs } from '#shared/blob';
 import { consoleStore, eventStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
@@ -5,5 +6,5 @@ import { eraseUser } from '#shared/domain/erasure';
 import { userPath } from '#shared/schemas/console';
 
 export const handler = platformHandler('platform/users/erase', { path: userPath }, async ({ tenant, params }) =>
-  ok(await eraseUser({ console: consoleStore(), events: eventStore() }, tenant, params.user_id)),
+  ok(await eraseUser({ console: consoleStore(), events: eventStore(), blobs: blobs() }, tenant, params.user_id)),
 );

@@ -1939,6 +1939,7 @@ export interface components {
         UserErasure: {
             user_id: string;
             deleted_events: number;
+            model_versions_rewritten: number;
         };
     };
     responses: {

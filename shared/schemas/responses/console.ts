@@ -97,7 +97,7 @@ const sideBySide = z.strictObject({
 });
 export const modelComparison = named('ModelComparison', z.strictObject({ versions: z.array(recordId), models: z.array(modelVersion), metrics: z.array(sideBySide), validation: z.array(sideBySide) }));
 
-export const erasure = named('UserErasure', z.strictObject({ user_id: z.string(), deleted_events: z.int() }));
+export const erasure = named('UserErasure', z.strictObject({ user_id: z.string(), deleted_events: z.int(), model_versions_rewritten: z.int() }));
 
 export const eventTypeList = named('EventTypeList', platformPage(eventType));
 export const contextList = named('ContextList', platformPage(context));
