@@ -1,16 +1,15 @@
-import * as z from 'zod/mini';
 import { blobs } from '#shared/blob';
 import { consoleHandler } from '#shared/console-auth/handler';
 import { controlDeps } from '#shared/control/deps';
 import type { ExposureStore } from '#shared/control/exposures';
 import { planFor } from '#shared/control/serving';
 import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
-import { listEvents } from '#shared/domain/events';
+import { eventsPerDay, listEvents } from '#shared/domain/events';
 import { nowSeconds } from '#shared/clock';
 import { byRouteKey, type RouteHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { recommend } from '#shared/recs/serve';
-import { consoleEventsQuery } from '#shared/schemas/events';
+import { consoleEventsQuery, overviewQuery } from '#shared/schemas/events';
 import { recommendationsQuery } from '#shared/schemas/recs';
 import { searchBody } from '#shared/schemas/search';
 import { coreSearchAnswer, coreSearchRequest, tenantSynonyms } from '#shared/search/core-search';
@@ -34,13 +33,6 @@ const notCounted: ExposureStore = {
   totals: async () => new Map(),
 };
 
-/** How many of the latest events the overview's chart counts (a bounded read, whatever the tenant's size). */
-const SAMPLE = 5000;
-const DAY = 86_400;
-const overviewQuery = z.strictObject({
-  days: z._default(z.optional(z.pipe(z.string().check(z.regex(/^[0-9]{1,2}$/)), z.transform(Number))), 14),
-});
-
 export const routeHandlers: Record<string, RouteHandler> = {
   /** Core search (`POST /v1/search`: same body and answer). */
   'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) => {
@@ -61,25 +53,8 @@ export const routeHandlers: Record<string, RouteHandler> = {
    * Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest
    * 5,000 events (`sampled`: whether that cut anything off).
    */
-  'GET /console/api/overview': consoleHandler(NAME, { query: overviewQuery }, async ({ tenant, query }) => {
-    const days = Math.min(90, Math.max(1, query.days));
-    const now = nowSeconds();
-    const today = now - (now % DAY);
-    const from = today - (days - 1) * DAY;
-    const latest = await eventStore().latest(tenant, SAMPLE);
-    const counts = new Map<number, number>();
-    for (const e of latest) {
-      if (e.created < from) continue;
-      const day = e.created - (e.created % DAY);
-      counts.set(day, (counts.get(day) ?? 0) + 1);
-    }
-    const perDay = Array.from({ length: days }, (_, i) => {
-      const day = from + i * DAY;
-      return { day: new Date(day * 1000).toISOString().slice(0, 10), count: counts.get(day) ?? 0 };
-    });
-    const oldest = latest[latest.length - 1];
-    return ok({ events_per_day: perDay, sampled: latest.length === SAMPLE && oldest !== undefined && oldest.created >= from, latest_event_at: latest[0]?.created ?? null });
-  }),
+  /** Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest 5,000 events. */
+  'GET /console/api/overview': consoleHandler(NAME, { query: overviewQuery }, async ({ tenant, query }) => ok(await eventsPerDay(eventStore(), tenant, query.days))),
 };
 
 export const handler = byRouteKey(NAME, routeHandlers);

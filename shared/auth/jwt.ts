@@ -11,14 +11,9 @@ export interface AccessClaims {
 
 const hasExpiry = (payload: Record<string, unknown>): payload is Record<string, unknown> & { exp: number } => typeof payload.exp === 'number' && Number.isFinite(payload.exp);
 
-type Verifier = { verify(token: string): Promise<Record<string, unknown>> };
-/** Cache of one: the container's token verifier (its JWKS fetched or preloaded once). */
-let verifier: Verifier | undefined;
-
-function getVerifier(): Verifier {
-  if (verifier) return verifier;
+function createVerifier() {
   const { auth } = config();
-  const v = JwtVerifier.create({
+  return JwtVerifier.create({
     issuer: requireSetting(auth.issuer, 'AUTH_ISSUER'),
     jwksUri: auth.jwksUri,
     audience: null,
@@ -29,9 +24,18 @@ function getVerifier(): Verifier {
       if (!hasExpiry(payload)) throw new Error('no numeric exp in token');
     },
   });
+}
+type Verifier = ReturnType<typeof createVerifier>;
+/** Cache of one: the container's token verifier (its JWKS fetched or preloaded once). */
+let verifier: Verifier | undefined;
+
+function getVerifier(): Verifier {
+  if (verifier) return verifier;
+  const v = createVerifier();
   // Locally the JWKS is a file beside the signing key: preload it so verification never fetches.
-  if (auth.jwksFile) v.cacheJwks(JSON.parse(readFileSync(auth.jwksFile, 'utf8')) as Jwks);
-  verifier = v as unknown as Verifier;
+  const { jwksFile } = config().auth;
+  if (jwksFile) v.cacheJwks(JSON.parse(readFileSync(jwksFile, 'utf8')) as Jwks);
+  verifier = v;
   return verifier;
 }
 

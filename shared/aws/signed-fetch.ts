@@ -3,6 +3,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider, Checksum, HttpRequest, SourceData } from '@smithy/types';
 import { withRetry } from '../retry.ts';
+import { awsJsonError } from './json-error.ts';
 
 /**
  * A small SigV4 HTTP client for the S3 calls the functions make (GetObject, PutObject,
@@ -74,16 +75,8 @@ const RETRYABLE_CODES = new Set(['SlowDown', 'RequestTimeout', 'ServiceUnavailab
 /** The error code and message of a failed call, from S3's XML error body (or a JSON protocol's `__type` and `message`). */
 async function errorOf(res: Response): Promise<AwsHttpError> {
   const text = await res.text().catch(() => '');
-  if (text.startsWith('{')) {
-    try {
-      const body = JSON.parse(text) as { __type?: unknown; message?: unknown; Message?: unknown };
-      const code = typeof body.__type === 'string' ? (body.__type.split('#').pop() ?? '') : '';
-      const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : '';
-      return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);
-    } catch {
-      // Not JSON after all: read as XML below.
-    }
-  }
+  const json = text.startsWith('{') ? awsJsonError(text) : undefined;
+  if (json) return new AwsHttpError(res.status, json.code || `Http${res.status}`, json.message || res.statusText);
   const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? '';
   const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? '';
   return new AwsHttpError(res.status, code || `Http${res.status}`, message || res.statusText);

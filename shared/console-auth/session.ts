@@ -1,14 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../auth/secrets.ts';
 import { config } from '../config.ts';
-import { table } from '../data/client.ts';
-import { dynamoConsoleSessionStore } from '../data/console-auth.ts';
+import { consoleSessionStore } from '../data/index.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { AuthenticationError, PermissionError } from '../errors.ts';
 import { header } from '../http/base.ts';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './headers.ts';
 import type { HttpEvent } from '../http/types.ts';
-import type { ConsoleSession, ConsoleSessionStore, ConsoleUser } from './types.ts';
+import type { ConsoleSession, ConsoleUser } from './types.ts';
 import { nowSeconds } from '../clock.ts';
 
 /** The session cookie: HttpOnly, Secure, SameSite=Strict, whole origin. */
@@ -16,10 +15,6 @@ export const SESSION_COOKIE = 'rs_console_session';
 /** The header a session's mutating requests carry its CSRF token in. */
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
-
-/** Cache of one: the container's session store. */
-let sessions: ConsoleSessionStore | undefined;
-export const sessionStore = (): ConsoleSessionStore => (sessions ??= dynamoConsoleSessionStore(table()));
 
 /** The value of a cookie of the request (API Gateway v2 moves cookies to `event.cookies`). */
 export function cookieOf(event: HttpEvent, name: string): string | undefined {
@@ -41,7 +36,7 @@ export const sessionView = (s: ConsoleSession) => ({ email: s.email, tenant: s.t
 export async function openSession(user: ConsoleUser, now = nowSeconds()): Promise<{ id: string; session: ConsoleSession }> {
   const id = randomBytes(32).toString('base64url');
   const session: ConsoleSession = { ...user, csrf_token: randomBytes(32).toString('base64url'), created: now, expires_at: now + config().console.sessionSeconds };
-  await sessionStore().put(sha256Hex(id), session);
+  await consoleSessionStore().put(sha256Hex(id), session);
   return { id, session };
 }
 
@@ -49,14 +44,14 @@ export async function openSession(user: ConsoleUser, now = nowSeconds()): Promis
 export async function sessionOf(event: HttpEvent, now = nowSeconds()): Promise<ConsoleSession | undefined> {
   const id = cookieOf(event, SESSION_COOKIE);
   if (!id || !SESSION_ID.test(id)) return undefined;
-  const s = await sessionStore().get(sha256Hex(id));
+  const s = await consoleSessionStore().get(sha256Hex(id));
   return s && s.expires_at > now ? s : undefined;
 }
 
 /** Ends the request's session, if any. */
 export async function endSession(event: HttpEvent): Promise<void> {
   const id = cookieOf(event, SESSION_COOKIE);
-  if (id && SESSION_ID.test(id)) await sessionStore().delete(sha256Hex(id));
+  if (id && SESSION_ID.test(id)) await consoleSessionStore().delete(sha256Hex(id));
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -1,8 +1,7 @@
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { slowDown, TokenBucket } from '../auth/rate-limit.ts';
 import { config } from '../config.ts';
-import { table } from '../data/client.ts';
-import { dynamoConsoleUserStore } from '../data/console-auth.ts';
+import { consoleUserStore } from '../data/index.ts';
 import { AuthenticationError } from '../errors.ts';
 import { cognitoIdentity } from './cognito.ts';
 import { tableIdentity } from './identity.ts';
@@ -22,7 +21,7 @@ export function consoleIdentity(): ConsoleIdentity {
   if (!identity) {
     const { auth, region } = config();
     const clientId = config().console.cognitoClientId;
-    identity = auth.userPoolId && clientId ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId) : tableIdentity(dynamoConsoleUserStore(table()));
+    identity = auth.userPoolId && clientId ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId) : tableIdentity(consoleUserStore());
   }
   return identity;
 }

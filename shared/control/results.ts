@@ -4,7 +4,6 @@
  * and the relative lift of the per-user conversion rate over the first variant with its 95 %
  * interval; plus a sample-ratio-mismatch check of users against the configured split.
  */
-import { exposureStore } from '../data/index.ts';
 import type { ExposureStore, VariantTotals } from './exposures.ts';
 import { sampleRatioMismatch, twoProportionLift } from './stats.ts';
 import type { Experiment } from './types.ts';
@@ -13,7 +12,7 @@ const rate = (n: number, d: number) => (d > 0 ? Number((n / d).toFixed(6)) : nul
 const round = (x: number | null) => (x === null ? null : Number(x.toFixed(6)));
 const roundPair = (p: [number, number] | null) => (p === null ? null : ([round(p[0]), round(p[1])] as [number | null, number | null]));
 
-export async function experimentResults(tenant: string, exp: Experiment, store: ExposureStore = exposureStore()) {
+export async function experimentResults(store: ExposureStore, tenant: string, exp: Experiment) {
   const totals = await store.totals(tenant, exp.id);
   const empty: VariantTotals = { requests: 0, users: 0, events: {}, requestsWith: {}, usersWith: {} };
   const per = exp.variants.map((_, k) => totals.get(k) ?? empty);

@@ -98,6 +98,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
             user_id: String(r.user_id),
             requested_at: Number(r.requested_at),
             completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at),
+            ...(r.models_checked_through !== undefined ? { models_checked_through: Number(r.models_checked_through) } : {}),
+            ...(r.events_through !== undefined ? { events_through: Number(r.events_through) } : {}),
           });
         }
       }

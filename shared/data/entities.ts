@@ -166,7 +166,7 @@ export const Endpoint = record('endpoint', { pk: SERVING, sk: 'endpoint#${id}' }
  */
 export const ErasedUser = entity({
   name: 'erased_user',
-  attributes: ['user_id', 'requested_at', 'completed_at'],
+  attributes: ['user_id', 'requested_at', 'completed_at', 'models_checked_through', 'events_through'],
   indexes: { primary: { pk: SERVING, sk: 'erased_user#${user_id}' } },
 });
 export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context', sk: '${id}' });

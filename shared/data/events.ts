@@ -123,7 +123,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async eraseUser(tenant: string, userId: string): Promise<number> {
+    async eraseUser(tenant: string, userId: string): Promise<{ deleted: number; through: number }> {
       // The events sent before the erasure began: ids up to the last the tenant's counter had
       // handed out then. Those sent while it runs take later ids, and are kept.
       const through = Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
@@ -156,7 +156,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
         } while (start);
         if (!found) break;
       }
-      return deleted;
+      return { deleted, through };
     },
   };
 }

@@ -3,6 +3,7 @@ import type { CredentialStore } from '../domain/credentials-types.ts';
 import type { IdempotencyStore } from '../domain/idempotency.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { table, type TableRef } from './client.ts';
+import { dynamoConsoleSessionStore, dynamoConsoleUserStore } from './console-auth.ts';
 import { dynamoConsoleStore } from './console.ts';
 import { dynamoCredentialStore } from './credentials.ts';
 import { dynamoEventStore } from './events.ts';
@@ -52,6 +53,9 @@ export const synonymStore = /* @__PURE__ */ containerStore(dynamoSynonymStore);
 /** Search's side of these stores: recording searches, reading synonym sets. */
 export const searchRecorder = /* @__PURE__ */ containerStore(dynamoSearchRecorder);
 export const synonymSets = /* @__PURE__ */ containerStore((t) => (tenant: string) => synonymSetsOf(t, tenant));
+/** The console's sessions, and its users where the table holds them (locally; Cognito when deployed). */
+export const consoleSessionStore = /* @__PURE__ */ containerStore(dynamoConsoleSessionStore);
+export const consoleUserStore = /* @__PURE__ */ containerStore(dynamoConsoleUserStore);
 
 /** Every store of the container (the workers use most of them). */
 export function stores(): Stores {

@@ -22,6 +22,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createHash, createHmac } from 'node:crypto';
 import type { AwsCredentialIdentity, HttpRequest, HttpResponse } from '@smithy/types';
+import { awsJsonError } from '../aws/json-error.ts';
 import { withRetry } from '../retry.ts';
 
 /**
@@ -204,18 +205,11 @@ const KNOWN = {
 
 /** DynamoDB's JSON error body: `{"__type": "com.amazonaws.dynamodb.v20120810#Code", "message": ...}`. */
 function errorOf(status: number, text: string): DynamoDBServiceException {
-  let type = '';
-  let message = '';
-  try {
-    const b = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
-    type = b.__type ?? '';
-    message = b.message ?? b.Message ?? '';
-  } catch {
-    // Not JSON (a proxy's answer): the status speaks for it.
-  }
-  const code = type.slice(type.lastIndexOf('#') + 1) || `Http${status}`;
+  // Not JSON (a proxy's answer): the status speaks for it.
+  const body = awsJsonError(text);
+  const code = body?.code || `Http${status}`;
   const $metadata = { httpStatusCode: status };
-  message ||= `DynamoDB answered HTTP ${status}`;
+  const message = body?.message || `DynamoDB answered HTTP ${status}`;
   const Known = Object.hasOwn(KNOWN, code) ? KNOWN[code as keyof typeof KNOWN] : undefined;
   return Known ? new Known({ message, $metadata }) : new DynamoDBServiceException({ name: code, $fault: status >= 500 ? 'server' : 'client', $metadata, message });
 }

@@ -46,6 +46,10 @@ export interface ErasedUser {
   user_id: string;
   requested_at: number;
   completed_at: number | null;
+  /** The model versions up to this id are checked: their artifacts hold none of the user's history. */
+  models_checked_through?: number;
+  /** Once it ended: the user's events up to this id were the erasure's (later ones were sent after it began, and kept). */
+  events_through?: number;
 }
 
 export interface LogLine {

@@ -16,38 +16,17 @@ import type { EventStore } from './types.ts';
 
 export async function eraseUser(deps: { console: ConsoleStore; events: EventStore; blobs: BlobStore }, tenant: string, userId: string) {
   const requestedAt = nowSeconds();
+  // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
+  const earlier = (await deps.console.servingConfig(tenant)).erased_user.find((m) => m.user_id === userId);
+  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: earlier?.models_checked_through ?? 0 };
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
-  await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: null });
-  const deleted = await deps.events.eraseUser(tenant, userId);
-  const rewritten = await eraseFromModels(deps, tenant, userId);
-  await deps.console.putErasure(tenant, { user_id: userId, requested_at: requestedAt, completed_at: nowSeconds() });
+  await deps.console.putErasure(tenant, marker);
+  const { deleted, through } = await deps.events.eraseUser(tenant, userId);
+  const rewritten = await eraseFromModels(deps, tenant, marker.models_checked_through ?? 0, async (version) => {
+    marker = { ...marker, models_checked_through: version };
+    await deps.console.putErasure(tenant, marker);
+  });
+  await deps.console.putErasure(tenant, { ...marker, completed_at: nowSeconds(), events_through: through });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
 }
-
-/**
- * The users a model trained from events read from `trainedBefore` on must not hold: those
- * whose erasure had not ended when that read began (`artifactPredatesErasure`).
- */
-export function erasedFrom(markers: readonly ErasedUser[], trainedBefore: number): (user: string) => boolean {
-  const until = erasedUntil(markers);
-  return (user) => {
-    const u = until.get(user);
-    return u !== undefined && artifactPredatesErasure(trainedBefore, u);
-  };
-}
-
-/**
- * Per erased user, the time (unix seconds) up to which their data no longer personalises: the
- * end of their erasure, or Infinity while it runs.
- */
-export function erasedUntil(markers: readonly ErasedUser[]): ReadonlyMap<string, number> {
-  return new Map(markers.map((m) => [m.user_id, m.completed_at ?? Infinity]));
-}
-
-/**
- * Whether a model artifact may hold events of a user erased until `until`, from its
- * `trainedBefore` (the trainer reads the events from 60 s after it on): yes unless that read
- * began after the erasure ended.
- */
-export const artifactPredatesErasure = (trainedBefore: number, until: number): boolean => trainedBefore < until;

@@ -60,6 +60,8 @@ const IN_FLIGHT_SECONDS = 30;
  * `IN_FLIGHT_SECONDS`), the page ends before them until they are that old.
  */
 const IN_FLIGHT_SCAN = 2000;
+/** The first read of that scan (then 4 times as many each time). */
+const IN_FLIGHT_CHUNK = 32;
 
 /**
  * The first id still being written (missing, with a later event stored under
@@ -69,17 +71,21 @@ const IN_FLIGHT_SCAN = 2000;
  * bound, `firstRecent` (the page's first recent event) stands for what was not read.
  */
 async function firstInFlight(store: EventStore, tenant: string, below: number, firstRecent: number, now: number): Promise<number> {
-  const tail = await store.latest(tenant, IN_FLIGHT_SCAN, below);
   let expected = below - 1;
   let first = Infinity;
-  for (const e of tail) {
-    if (e.id < expected) first = e.id + 1;
-    expected = e.id - 1;
-    if (now - e.created >= IN_FLIGHT_SECONDS) return first;
+  // Read back a little at a time (a tenant's last 30 s are often a few events), at most the bound.
+  for (let read = 0, chunk = IN_FLIGHT_CHUNK; read < IN_FLIGHT_SCAN; read += chunk, chunk = Math.min(chunk * 4, IN_FLIGHT_SCAN - read)) {
+    const tail = await store.latest(tenant, chunk, expected + 1);
+    for (const e of tail) {
+      if (e.id < expected) first = e.id + 1;
+      expected = e.id - 1;
+      if (now - e.created >= IN_FLIGHT_SECONDS) return first;
+    }
+    // The first event (ids start at 1) was read.
+    if (tail.length < chunk) return expected > 0 ? 1 : first;
   }
-  // The scan reached its bound, or the first event (ids start at 1).
-  if (tail.length === IN_FLIGHT_SCAN) return Math.min(first, firstRecent);
-  return expected > 0 ? 1 : first;
+  // The bound: what was not read stands at the page's first recent event.
+  return Math.min(first, firstRecent);
 }
 
 /**
@@ -129,4 +135,30 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     hasMore = false;
   }
   return listOf('/v1/events', rows.map(eventResource), hasMore);
+}
+
+/** How many of the latest events the console's overview counts (a bounded read, whatever the tenant's size). */
+const OVERVIEW_SAMPLE = 5000;
+const DAY = 86_400;
+
+/**
+ * Events per UTC day over the last `days`, counted over the tenant's latest 5,000 events
+ * (`sampled`: whether that cut anything off): the console's overview chart.
+ */
+export async function eventsPerDay(store: EventStore, tenant: string, days: number, now = nowSeconds()) {
+  const today = now - (now % DAY);
+  const from = today - (days - 1) * DAY;
+  const latest = await store.latest(tenant, OVERVIEW_SAMPLE);
+  const counts = new Map<number, number>();
+  for (const e of latest) {
+    if (e.created < from) continue;
+    const day = e.created - (e.created % DAY);
+    counts.set(day, (counts.get(day) ?? 0) + 1);
+  }
+  const perDay = Array.from({ length: days }, (_, i) => {
+    const day = from + i * DAY;
+    return { day: new Date(day * 1000).toISOString().slice(0, 10), count: counts.get(day) ?? 0 };
+  });
+  const oldest = latest[latest.length - 1];
+  return { events_per_day: perDay, sampled: latest.length === OVERVIEW_SAMPLE && oldest !== undefined && oldest.created >= from, latest_event_at: latest[0]?.created ?? null };
 }

@@ -173,6 +173,9 @@ export interface EventStore {
   forEachPage(tenant: string, fn: (events: EventRecord[]) => void | boolean): Promise<void>;
   get(tenant: string, id: number): Promise<EventRecord | undefined>;
   list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>>;
-  /** Deletes every event of a user (on every write shard, with its index entries); answers how many went. */
-  eraseUser(tenant: string, userId: string): Promise<number>;
+  /**
+   * Deletes every event of a user (on every write shard, with its index entries) sent before it
+   * began: those of ids up to `through`, the last id handed out then. Answers how many went.
+   */
+  eraseUser(tenant: string, userId: string): Promise<{ deleted: number; through: number }>;
 }

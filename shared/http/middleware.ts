@@ -133,6 +133,9 @@ export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
  * percent-encoding that is not UTF-8 (`%FF`, decoded as U+FFFD, so two values would read as
  * one). Both are 400, naming the parameter.
  */
+/** A query string's part as URLSearchParams reads it (`+` a space, a `%` without two hex digits itself); throws on bytes that are not UTF-8. */
+const decodeQueryPart = (part: string): string => decodeURIComponent(part.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
+
 function checkRawQuery(raw: string | undefined): void {
   if (!raw) return;
   const seen = new Set<string>();
@@ -143,8 +146,8 @@ function checkRawQuery(raw: string | undefined): void {
     const [k, v] = at < 0 ? [part, ''] : [part.slice(0, at), part.slice(at + 1)];
     let name: string;
     try {
-      name = decodeURIComponent(k.replace(/\+/g, ' '));
-      decodeURIComponent(v.replace(/\+/g, ' '));
+      name = decodeQueryPart(k);
+      decodeQueryPart(v);
     } catch {
       errors.set(k.slice(0, 64), ['Not valid percent-encoded UTF-8.']);
       continue;

@@ -9,7 +9,7 @@ import { nowSeconds } from '../clock.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
-import { artifactPredatesErasure } from '../domain/erasure.ts';
+import { artifactPredatesErasure } from '../domain/erased-users.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
@@ -95,7 +95,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once; the user's latest events not when the plan read
   // them (segments): they likely hold every event the model has not seen.
-  const [catalog, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
+  const [catalog, { endpoints, eventTypes, erased, erasedEvents }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
   const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
   if (q.item_id !== undefined && (anchorId === undefined || !catalog.isLive(anchorId))) throw new ItemNotFound(q.item_id);
   // Valid: its exposure may be counted (a request naming its own endpoint records none).
@@ -114,10 +114,11 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
 
   // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
-  // personalised from their events up to the erasure's end, nor from a model artifact trained
-  // before it (it holds their history); only from the events they send afterwards.
+  // personalised from the events it erased, nor from a model artifact trained before its end
+  // (it may hold their history); only from the events they send afterwards.
   const erasedTo = userId !== undefined ? erased.get(userId) : undefined;
-  const sinceErasure = (events: readonly RecentEvent[]) => (erasedTo === undefined ? events : events.filter((e) => e.created > erasedTo));
+  const wasErased = userId !== undefined ? erasedEvents.get(userId) : undefined;
+  const sinceErasure = (events: readonly RecentEvent[]) => (wasErased === undefined ? events : events.filter((e) => !wasErased(e)));
   const recent = sinceErasure(recentRead);
   // More events since the artifact than the taste reads: the rest are seen too.
   const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];

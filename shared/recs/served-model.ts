@@ -4,7 +4,7 @@ import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
-import { erasedUntil } from '../domain/erasure.ts';
+import { erasedEvents, erasedUntil } from '../domain/erased-users.ts';
 import type { EventStore } from '../domain/types.ts';
 import { freshReads } from '../fresh-read.ts';
 import { topIndexes } from '../top-k.ts';
@@ -52,6 +52,8 @@ export interface ServingConfig {
   eventTypes: EventType[];
   /** Erased users and the end of each one's erasure (shared/domain/erasure.ts). */
   erased: ReadonlyMap<string, number>;
+  /** Per erased user, which of their events were the erasure's (shared/domain/erased-users.ts). */
+  erasedEvents: ReadonlyMap<string, (e: { id: number; created: number }) => boolean>;
 }
 
 /**
@@ -70,7 +72,7 @@ export function servingConfig(c: ConsoleStore, tenant: string): Promise<ServingC
   if (!read) {
     read = freshReads(async (t) => {
       const cfg = await c.servingConfig(t);
-      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: erasedUntil(cfg.erased_user) };
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: erasedUntil(cfg.erased_user), erasedEvents: erasedEvents(cfg.erased_user) };
     });
     servingReads.set(c, read);
   }

@@ -10,7 +10,8 @@ import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
 import { foldInUsers, historiesOf, packModel, withoutUsers, type ModelArtifact } from './artifact.ts';
-import { erasedFrom } from '../domain/erasure.ts';
+import { erasedFrom } from '../domain/erased-users.ts';
+import { withoutErased } from './erase-from-models.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
 import { Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type Model, type TrainHooks } from './models.ts';
@@ -300,7 +301,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // (serving would not read them: the erasure's marker), as an erasure rewrites stored ones.
     const artifact: ModelArtifact = { model, items: full.items, popularity: Float32Array.from(full.itemWeight), histories, typeWeights };
     const erased = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
-    await deps.blobs.put(key, packModel(withoutUsers(artifact, erased) ?? artifact));
+    const stored = withoutUsers(artifact, erased) ?? artifact;
+    await deps.blobs.put(key, packModel(stored));
     const rec: ModelVersion = {
       id: version,
       version,
@@ -316,6 +318,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       ...(validation ? { validation: storedValidation(validation) } : {}),
     };
     await c.put(tenant, 'model', rec);
+    // An erasure that began meanwhile may have listed the versions before this one was there:
+    // read the markers again now it is, and take out of the artifact whoever it still holds.
+    const holds = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
+    if (stored.histories?.users.some(holds)) await withoutErased(deps, tenant, key);
     await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics }, { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);
   } catch (e) {

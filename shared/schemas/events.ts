@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, limitParam, missingOr, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, intParam, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 import { documentAs } from './doc.ts';
 
@@ -110,3 +110,6 @@ export const consoleEventsQuery = z.strictObject({
   order: z.optional(z.enum(['asc', 'desc'])),
 });
 export type ConsoleEventsQuery = z.output<typeof consoleEventsQuery>;
+
+/** `GET /console/api/overview?days=`: 1 to 90 days (default 14). */
+export const overviewQuery = z.strictObject({ days: documentAs(z._default(z.optional(intParam(1, 90)), 14), z._default(z.optional(z.int().check(z.gte(1), z.lte(90))), 14)) });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
-import { historiesOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
+import { historiesOf, packModel, unpackModel, withoutUsers } from '../../shared/recs/artifact.ts';
+import { withoutErased } from '../../shared/recs/erase-from-models.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { CLAIM_GRACE_SECONDS, decideAutoPromotion, nextAfter, startDueRuns } from '../../shared/domain/automation.ts';
@@ -386,7 +387,7 @@ describe('erasure', () => {
     expect(read).toHaveLength(40);
     expect(read).not.toContain('gone');
     const cfg = await c.servingConfig('er');
-    expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number) }]);
+    expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number), models_checked_through: 1, events_through: 60 }]);
     expect(cfg.erased_user[0]?.completed_at).toBeGreaterThanOrEqual(t0);
     expect(cfg.endpoint).toEqual([]);
     expect(await eraseUser({ console: c, events, blobs: blobStore }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 0, model_versions_rewritten: 0 });
@@ -431,6 +432,80 @@ describe('erasure', () => {
     expect(sentDuring).toHaveLength(2);
     expect((await events.list('er4', { limit: 100, userId: 'mid' })).rows.map((e) => e.id)).toEqual(sentDuring);
     for (const id of sentDuring) expect(await events.get('er4', id)).toMatchObject({ user_id: 'mid' });
+  });
+
+  it("erasures of two users at once take both out of a version's artifact (each checks after it writes); a later one reads no version checked", async () => {
+    const { events, console: c } = db.stores;
+    const stored = await events.append(
+      'er5',
+      ['alice', 'bob', 'carol'].flatMap((u) => [ev(u, 'view', 1), ev(u, 'view', 2)]),
+      100,
+    );
+    const ds = new Dataset(
+      stored.map((e) => ({ user: e.user_id, item: Number(e.item_id), weight: 1, at: e.created })),
+      [1, 2],
+    );
+    const key = 'models/er5/v1.bin';
+    await blobStore.put(key, packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, ['view'], 6) }));
+    await c.put('er5', 'model', {
+      id: 1,
+      version: 1,
+      template_id: 1,
+      job_name: 'train-1',
+      created: 100,
+      algorithm: 'popularity',
+      metrics: {},
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: key,
+    });
+    // Writes land late (as an object store's can): each erasure reads the artifact before the other's write lands.
+    let reads = 0;
+    const slow: FolderBlobStore = Object.assign(Object.create(blobStore), {
+      get: (k: string) => (reads++, blobStore.get(k)),
+      put: async (k: string, body: Uint8Array | string) => {
+        await new Promise((r) => setTimeout(r, 150));
+        await blobStore.put(k, body);
+      },
+    });
+    const answers = await Promise.all(['alice', 'bob'].map((u) => eraseUser({ console: c, events, blobs: slow }, 'er5', u)));
+    expect(answers.map((a) => a.deleted_events)).toEqual([2, 2]);
+    expect(unpackModel((await blobStore.get(key)) as Uint8Array).histories?.users).toEqual(['carol']);
+    // Erased again: the version checked is not read again.
+    reads = 0;
+    expect(await eraseUser({ console: c, events, blobs: slow }, 'er5', 'alice')).toEqual({ user_id: 'alice', deleted_events: 0, model_versions_rewritten: 0 });
+    expect(reads).toBe(0);
+  });
+
+  it("a rewrite that lands over another erasure's takes that user out too (it checks after it writes)", async () => {
+    const { console: c } = db.stores;
+    const ds = new Dataset(
+      ['alice', 'bob', 'carol'].map((user) => ({ user, item: 1, weight: 1, at: 0 })),
+      [1],
+    );
+    const key = 'models/er6/v1.bin';
+    const pack = (users: string[]) => {
+      const a = { model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, ['view'], 3) };
+      return packModel(withoutUsers(a, (u) => !users.includes(u)) ?? a);
+    };
+    await blobStore.put(key, pack(['alice', 'bob', 'carol']));
+    await c.putErasure('er6', { user_id: 'alice', requested_at: 100, completed_at: null });
+    // This rewrite (alice out) read the artifact; before its write lands, bob's erasure begins and
+    // writes its own (alice and bob out). This write then lands over it, with bob in.
+    let first = true;
+    const raced: FolderBlobStore = Object.assign(Object.create(blobStore), {
+      put: async (k: string, body: Uint8Array | string) => {
+        if (first) {
+          first = false;
+          await c.putErasure('er6', { user_id: 'bob', requested_at: 101, completed_at: null });
+          await blobStore.put(k, pack(['carol']));
+        }
+        await blobStore.put(k, body);
+      },
+    });
+    expect(await withoutErased({ console: c, blobs: raced }, 'er6', key)).toBe(true);
+    expect(unpackModel((await blobStore.get(key)) as Uint8Array).histories?.users).toEqual(['carol']);
   });
 
   it('erasures of one user at once each count only the events they removed', async () => {

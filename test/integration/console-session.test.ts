@@ -214,6 +214,8 @@ describe('console sessions', () => {
     const overview = await request(t.base, 'GET', '/console/api/overview?days=7', { headers: { cookie } });
     expect(overview.status).toBe(200);
     expect(overview.body.events_per_day).toHaveLength(7);
+    // Days outside 1-90 are refused, not quietly moved into range.
+    for (const days of ['0', '91', 'x']) expect((await request(t.base, 'GET', `/console/api/overview?days=${days}`, { headers: { cookie } })).status, days).toBe(400);
   });
 
   it('signing out ends the session at once', async () => {

@@ -1,4 +1,4 @@
-import { consoleStore } from '#shared/data/index';
+import { consoleStore, exposureStore } from '#shared/data/index';
 import { platformHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { listExperiments } from '#shared/control/records';
@@ -6,5 +6,5 @@ import { experimentResults } from '#shared/control/results';
 import { contextPageQuery } from '#shared/schemas/control';
 
 export const handler = platformHandler('platform/experiments/list', { query: contextPageQuery }, async ({ tenant, query }) =>
-  ok(await listExperiments(consoleStore(), tenant, query, experimentResults)),
+  ok(await listExperiments(consoleStore(), tenant, query, (t, e) => experimentResults(exposureStore(), t, e))),
 );

@@ -4508,7 +4508,7 @@ export interface operations {
     consoleOverview: {
         parameters: {
             query?: {
-                days?: string;
+                days?: number;
             };
             header?: never;
             path?: never;

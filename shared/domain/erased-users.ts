@@ -1,0 +1,45 @@
+import type { ErasedUser } from './console-records.ts';
+
+/* Erased users as serving and training read their markers (shared/domain/erasure.ts writes them). */
+
+/**
+ * Per erased user, the time (unix seconds) up to which their data no longer personalises: the
+ * end of their erasure, or Infinity while it runs.
+ */
+export function erasedUntil(markers: readonly ErasedUser[]): ReadonlyMap<string, number> {
+  return new Map(markers.map((m) => [m.user_id, m.completed_at ?? Infinity]));
+}
+
+/**
+ * Per erased user, whether one of their events (its id, its creation time) was the erasure's:
+ * those sent before it began once it has ended (`events_through`), every one up to its end
+ * before that, or for markers written before the boundary was kept.
+ */
+export function erasedEvents(markers: readonly ErasedUser[]): ReadonlyMap<string, (e: { id: number; created: number }) => boolean> {
+  return new Map(
+    markers.map((m) => {
+      const through = m.events_through;
+      const until = m.completed_at ?? Infinity;
+      return [m.user_id, through !== undefined && m.completed_at !== null ? (e) => e.id <= through : (e) => e.created <= until];
+    }),
+  );
+}
+
+/**
+ * Whether a model artifact may hold events of a user erased until `until`, from its
+ * `trainedBefore` (the trainer reads the events from 60 s after it on): yes unless that read
+ * began after the erasure ended.
+ */
+export const artifactPredatesErasure = (trainedBefore: number, until: number): boolean => trainedBefore < until;
+
+/**
+ * The users a model trained from events read from `trainedBefore` on must not hold: those
+ * whose erasure had not ended when that read began (`artifactPredatesErasure`).
+ */
+export function erasedFrom(markers: readonly ErasedUser[], trainedBefore: number): (user: string) => boolean {
+  const until = erasedUntil(markers);
+  return (user) => {
+    const u = until.get(user);
+    return u !== undefined && artifactPredatesErasure(trainedBefore, u);
+  };
+}
