@@ -98,9 +98,16 @@ export function withNewestFill(ranked: [number, number][], catalog: Pick<Catalog
   return [...ranked, ...fill.map((id, k): [number, number] => [id, base - k * Math.abs(base) * 1e-3])];
 }
 
-/** Popular items after `ranked` to fill it up to `want` (eligible, not already in it), at a thousandth of their popularity. */
+/**
+ * Popular items after `ranked` to fill it up to `want` (eligible, not already in it), most
+ * popular first, each scored below every item before it (a fill outranking a weak personal
+ * candidate would break the order scores give).
+ */
 export function withPopularFill(ranked: [number, number][], popular: ReadonlyMap<number, number>, want: number, eligible: (id: number) => boolean): [number, number][] {
   const have = new Set(ranked.map(([id]) => id));
-  const fill = [...popular].filter(([id]) => !have.has(id) && eligible(id));
-  return [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, s * 1e-3])];
+  const fill = [...popular].filter(([id]) => !have.has(id) && eligible(id)).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  const floor = ranked.reduce((m, [, s]) => Math.min(m, s), 1);
+  // Below the lowest score so far: popularity (0-1) spreads the fill over the next half of its scale.
+  const base = floor > 0 ? floor * 1e-3 : floor - 1;
+  return [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, base - (1 - Math.min(1, Math.max(0, s))) * Math.abs(base) * 0.5])];
 }

@@ -152,7 +152,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     item_id: String(r.id),
     rank: k + 1,
     score: presentScore(r.score),
-    reason,
+    reason: reason(r.id),
     item: itemResource(r.doc),
     ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
   }));
@@ -182,13 +182,15 @@ interface Scoring {
   plan: ServingPlan | undefined;
 }
 
+const POPULAR_REASON = 'popular right now';
+
 /**
  * The candidates and score stages: personal candidates when the request has a history
  * (`personalCandidates`), popular items otherwise or when none is left; the best eligible
  * (active, not the anchor, unseen unless asked, in the category), filled up with popular items.
  * With a context, its rules and controls choose from a wider pool.
  */
-async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; strategy: string; reason: string }> {
+async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; strategy: string; reason: (id: number) => string }> {
   const { q, catalog, history, anchorId } = r;
   const eligible = (id: number) => {
     const d = catalog.get(id);
@@ -205,11 +207,14 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
   // catalog with eligible items never answers an empty list.
   const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
-  if (!scores || scores.size === 0) return { ranked: filled(bestEligible(await popular(), want, eligible)), strategy: 'popular', reason: 'popular right now' };
-  const personal = anchorId !== undefined ? { strategy: 'similar', reason: `similar to item ${anchorId}` } : { strategy: 'personalized', reason: 'from your recent activity' };
+  if (!scores || scores.size === 0) return { ranked: filled(bestEligible(await popular(), want, eligible)), strategy: 'popular', reason: () => POPULAR_REASON };
+  const personalReason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
   const ranked = bestEligible(scores, want, eligible);
+  // Each says why it is there: the personal candidates, and the popular items filling up after them.
+  const personal = new Set(ranked.map(([id]) => id));
+  const reason = (id: number) => (personal.has(id) ? personalReason : POPULAR_REASON);
   // Not enough personal candidates after filtering: fill with popular items.
-  return { ranked: ranked.length < want ? filled(withPopularFill(ranked, await popular(), want, eligible)) : ranked, ...personal };
+  return { ranked: ranked.length < want ? filled(withPopularFill(ranked, await popular(), want, eligible)) : ranked, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason };
 }
 
 /** The pipeline's popularity (only when the plan weighs it). */

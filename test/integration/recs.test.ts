@@ -304,6 +304,14 @@ describe('recommendation behaviour', () => {
     expect(ids(withSeen).some((id) => seen.has(id))).toBe(true);
     const baking = await recs('user_id=u1&limit=10&category=baking');
     expect(baking.body.data.every((x: { item: { metadata: { category: string } } }) => x.item.metadata.category === 'baking')).toBe(true);
+    // A category the user barely touched: scores in rank order, and any popular item filling up
+    // comes after the personal candidates, saying so (shared/recs/candidates.ts withPopularFill).
+    const cycling = await recs('user_id=u1&limit=10&category=cycling&include_seen=true');
+    const rows = cycling.body.data as { score: number; reason: string }[];
+    const reasons = rows.map((x) => x.reason);
+    const firstPopular = reasons.indexOf('popular right now');
+    if (firstPopular >= 0) expect(reasons.slice(firstPopular).every((x) => x === 'popular right now')).toBe(true);
+    for (let k = 1; k < rows.length; k++) expect((rows[k] as { score: number }).score).toBeLessThanOrEqual((rows[k - 1] as { score: number }).score);
   });
 
   it("a new event changes that user's next recommendations without retraining", async () => {

@@ -244,3 +244,31 @@ describe('event item ids', () => {
     expect(plain.docs.map((d) => d.id)).toEqual([7]);
   });
 });
+
+describe('popular items filling up a short personal list', () => {
+  it('come after it, each scored below every personal candidate, most popular first; only eligible ones, none twice', async () => {
+    const { withPopularFill } = await import('../../shared/recs/candidates.ts');
+    const popular = new Map([
+      [7, 0.2],
+      [8, 1],
+      [9, 0.6],
+      [1, 0.9],
+      [10, 0],
+    ]);
+    for (const personal of [
+      [
+        [1, 0.5],
+        [2, 0.000002],
+      ],
+      [
+        [1, -0.25],
+        [2, -2],
+      ],
+    ] as [number, number][][]) {
+      const out = withPopularFill(personal, popular, 6, (id) => id !== 9);
+      expect(out.map(([id]) => id)).toEqual([1, 2, 8, 7, 10]);
+      const scores = out.map(([, s]) => s);
+      for (let k = 1; k < scores.length; k++) expect(scores[k], JSON.stringify(out)).toBeLessThan(scores[k - 1] as number);
+    }
+  });
+});
