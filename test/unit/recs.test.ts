@@ -272,3 +272,49 @@ describe('popular items filling up a short personal list', () => {
     }
   });
 });
+
+describe('popularity without a model (the tenant latest events counted)', () => {
+  it('is counted again beside the requests past 30 s, the counts in hand served meanwhile; waited for only at first or past 10 minutes', async () => {
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    const { setClock } = await import('../../shared/clock.ts');
+    let now = 1_700_000_000_000;
+    const restore = setClock({ nowMs: () => now });
+    try {
+      let item = '1';
+      let reads = 0;
+      let release: () => void = () => undefined;
+      let gate: Promise<void> = Promise.resolve();
+      const events = {
+        async latest() {
+          reads++;
+          await gate;
+          return [{ id: reads, item_id: item, type: 'view', created: 0 }];
+        },
+      } as unknown as import('../../shared/domain/types.ts').EventStore;
+      const tenant = `trend-${Math.random()}`;
+      // The first count is waited for.
+      expect([...(await trendingScores(events, tenant))]).toEqual([[1, 1]]);
+      // Within 30 s: the same counts, nothing read.
+      now += 29_000;
+      item = '2';
+      expect([...(await trendingScores(events, tenant))]).toEqual([[1, 1]]);
+      expect(reads).toBe(1);
+      // Past 30 s: the counts in hand at once, one recount beside the requests (however many ask).
+      now += 2_000;
+      gate = new Promise((r) => (release = r));
+      const during = await Promise.all([trendingScores(events, tenant), trendingScores(events, tenant)]);
+      expect(during.map((s) => [...s])).toEqual([[[1, 1]], [[1, 1]]]);
+      expect(reads).toBe(2);
+      release();
+      await new Promise((r) => setTimeout(r, 0));
+      expect([...(await trendingScores(events, tenant))]).toEqual([[2, 1]]);
+      // Past 10 minutes: waited for.
+      now += 601_000;
+      item = '3';
+      expect([...(await trendingScores(events, tenant))]).toEqual([[3, 1]]);
+      expect(reads).toBe(3);
+    } finally {
+      restore();
+    }
+  });
+});
