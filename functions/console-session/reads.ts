@@ -2,19 +2,16 @@ import { blobs } from '#shared/blob';
 import { consoleHandler } from '#shared/console-auth/handler';
 import { controlDeps } from '#shared/control/deps';
 import type { ExposureStore } from '#shared/control/exposures';
-import { planFor } from '#shared/control/serving';
 import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
 import { eventsPerDay, listEvents } from '#shared/domain/events';
-import { nowSeconds } from '#shared/clock';
 import { byRouteKey, type RouteHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { recommend } from '#shared/recs/serve';
 import { consoleEventsQuery, overviewQuery } from '#shared/schemas/events';
 import { recommendationsQuery } from '#shared/schemas/recs';
 import { searchBody } from '#shared/schemas/search';
-import { coreSearchAnswer, coreSearchRequest, tenantSynonyms } from '#shared/search/core-search';
+import { serveSearch } from '#shared/search/core-search';
 import { searchDeps } from '#shared/search/deps';
-import { runSearch } from '#shared/search/service';
 import { tenantView } from '#shared/search/views';
 
 /**
@@ -35,13 +32,9 @@ const notCounted: ExposureStore = {
 
 export const routeHandlers: Record<string, RouteHandler> = {
   /** Core search (`POST /v1/search`: same body and answer). */
-  'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) => {
-    const now = nowSeconds();
-    const synonyms = await tenantSynonyms(tenant, synonymSets());
-    const plan = body.context_id !== undefined ? await planFor(controlDeps(), tenant, Number(body.context_id), body.user_id, now) : undefined;
-    const result = await runSearch(searchDeps(), tenant, { ...coreSearchRequest(body), plan, synonyms });
-    return ok(coreSearchAnswer(result, requestId));
-  }),
+  'POST /console/api/search': consoleHandler(NAME, { body: searchBody }, async ({ tenant, body, requestId }) =>
+    ok(await serveSearch({ search: searchDeps(), control: controlDeps(), synonymSets: synonymSets() }, tenant, body, requestId)),
+  ),
   /** Core recommendations (`GET /v1/recommendations`: same query and answer). */
   'GET /console/api/recommendations': consoleHandler(NAME, { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {
     const deps = { console: consoleStore(), control: controlDeps(), exposures: notCounted, events: eventStore(), blobs: blobs(), catalog: (t: string) => tenantView(searchDeps(), t) };

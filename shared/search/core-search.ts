@@ -1,18 +1,75 @@
 /**
- * Core search (`POST /v1/search`) as a request to `runSearch` and as an answer, in one place: the
- * Core handler and the console's playground (which answers exactly as Core does) both use them.
+ * Core search (`POST /v1/search`) in one place: the request to `runSearch`, the answer, and
+ * `serveSearch`, which the Core handler and the console's playground (which answers exactly as
+ * Core does, as no traffic) both call.
  */
 import { canonicalJson } from '../canonical-json.ts';
+import { nowSeconds } from '../clock.ts';
+import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
+import { planFor, type ControlDeps } from '../control/serving.ts';
 import { coreList } from '../domain/present.ts';
 import { logger } from '../observability.ts';
 import type { SearchBody } from '../schemas/search.ts';
+import type { SearchLogStore } from './analytics.ts';
 import { coreFilter } from './filters.ts';
 import { DEFAULT_TAGS } from './highlight.ts';
-import type { runSearch, SearchRequest } from './service.ts';
+import { searchRecording } from './search-log.ts';
+import { runSearch, type SearchRequest } from './service.ts';
 import { type SynonymRule, type SynonymSet, synonymRules } from './synonyms.ts';
+import type { SearchDeps } from './views.ts';
+
+export interface SearchServing {
+  search: SearchDeps;
+  control: ControlDeps;
+  synonymSets: (tenant: string) => Promise<SynonymSet[]>;
+  /**
+   * Core traffic: the context's experiment exposure and the search's analytics row, each recorded
+   * once the caller is confirmed (`authorized`) and the search accepted. The console's playground
+   * is no traffic: none.
+   */
+  traffic?: { exposures: ExposureStore; recorder: Pick<SearchLogStore, 'record' | 'noResults'>; authorized: Promise<unknown> } | undefined;
+}
+
+/**
+ * A Core search, answered as Core answers it. The synonyms are read while the context's plan is
+ * made; as traffic, the exposure and the analytics row are written while the search is ranked
+ * (after it is accepted: valid, its cursor too), and the answer waits for them; a failure to
+ * count for analytics does not fail the search.
+ */
+export async function serveSearch(deps: SearchServing, tenant: string, body: SearchBody, requestId: string, now = nowSeconds()) {
+  const synonymsRead = tenantSynonyms(tenant, deps.synonymSets);
+  const t = deps.traffic;
+  const contextId = body.context_id !== undefined ? Number(body.context_id) : undefined;
+  const planned =
+    contextId === undefined
+      ? undefined
+      : t
+        ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized })
+        : { plan: planFor(deps.control, tenant, contextId, body.user_id, now), recorded: Promise.resolve(), accept: () => {} };
+  const plan = await planned?.plan;
+  const synonyms = await synonymsRead;
+  const analytics = t ? searchRecording(t.recorder, tenant, { requestId, query: body.query, servedAt: now }) : undefined;
+  const counted = (p: Promise<void>) => p.catch((e: unknown) => logger.warn('search not recorded for analytics', { tenant, error: String(e) }));
+  let logged: Promise<unknown> = Promise.resolve();
+  const result = await runSearch(deps.search, tenant, {
+    ...coreSearchRequest(body),
+    plan,
+    synonyms,
+    accepted: () => {
+      planned?.accept();
+      if (!t || !analytics) return;
+      logged = t.authorized.then(() => counted(analytics.record()));
+      logged.catch(() => undefined);
+    },
+  });
+  await planned?.recorded;
+  await logged;
+  if (t && analytics) await t.authorized.then(() => counted(analytics.ranked(result.total)));
+  return coreSearchAnswer(result, requestId);
+}
 
 /** The ranking request a Core search body asks for (the plan, synonyms and `accepted` hook are the caller's). */
-export function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' | 'synonyms' | 'accepted'> {
+function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' | 'synonyms' | 'accepted'> {
   return {
     query: body.query,
     mode: body.mode,
@@ -29,7 +86,7 @@ export function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' 
 }
 
 /** The tenant's synonym sets (cached per container); a failed read serves the query without them. */
-export function tenantSynonyms(tenant: string, read: (tenant: string) => Promise<SynonymSet[]>): Promise<readonly SynonymRule[]> {
+function tenantSynonyms(tenant: string, read: (tenant: string) => Promise<SynonymSet[]>): Promise<readonly SynonymRule[]> {
   return synonymRules(tenant, read).catch((e: unknown) => {
     logger.warn('synonyms not read; searching without them', { tenant, error: String(e) });
     return [];
@@ -37,7 +94,7 @@ export function tenantSynonyms(tenant: string, read: (tenant: string) => Promise
 }
 
 /** The Core answer: the list envelope with `total`, `request_id`, and `experiment` and `facets` when there are any. */
-export function coreSearchAnswer(result: Awaited<ReturnType<typeof runSearch>>, requestId: string) {
+function coreSearchAnswer(result: Awaited<ReturnType<typeof runSearch>>, requestId: string) {
   return coreList(
     '/v1/search',
     result.data,

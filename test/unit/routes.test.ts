@@ -15,7 +15,7 @@ import { compile, matchPath } from '../../shared/http/route-match.ts';
  * test/integration/local-grants.test.ts), but only those a test makes: these find the readers by
  * what their module calls.
  */
-const READS_CHANGE_INDEX = /\b(runSearch|platformItemSearch|tenantView|indexStatus|sweep)\(/;
+const READS_CHANGE_INDEX = /\b(runSearch|serveSearch|platformItemSearch|tenantView|indexStatus|sweep)\(/;
 
 describe('table grants', () => {
   it('let every function that reads the change index (gsi4) Query it, and the index status the pending index (gsi3)', () => {
