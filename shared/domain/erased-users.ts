@@ -11,19 +11,18 @@ export function erasedUntil(markers: readonly ErasedUser[]): ReadonlyMap<string,
 }
 
 /**
- * Per erased user, whether one of their events (its id, its creation time) was the erasure's:
- * those sent before it began once it has ended (`events_through`), every one up to its end
- * before that, or for markers written before the boundary was kept.
+ * Whether one of an erased user's events (its id, its creation time) was the erasure's: those
+ * sent before it began once it has ended (`events_through`); while it runs, or for a marker
+ * written before the boundary was kept, every one created up to its end.
  */
-export function erasedEvents(markers: readonly ErasedUser[]): ReadonlyMap<string, (e: { id: number; created: number }) => boolean> {
-  return new Map(
-    markers.map((m) => {
-      const through = m.events_through;
-      const until = m.completed_at ?? Infinity;
-      return [m.user_id, through !== undefined && m.completed_at !== null ? (e) => e.id <= through : (e) => e.created <= until];
-    }),
-  );
+export function erasedEvent(m: ErasedUser): (e: { id: number; created: number }) => boolean {
+  const through = m.events_through;
+  const until = m.completed_at ?? Infinity;
+  return through !== undefined && m.completed_at !== null ? (e) => e.id <= through : (e) => e.created <= until;
 }
+
+/** The id after which an erased user's events are theirs again (0: none is known to be, read them all). */
+export const eventsAfterErasure = (m: ErasedUser): number => (m.completed_at !== null ? (m.events_through ?? 0) : 0);
 
 /**
  * Whether a model artifact may hold events of a user erased until `until`, from its

@@ -9,7 +9,7 @@ import { nowSeconds } from '../clock.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
-import { artifactPredatesErasure } from '../domain/erased-users.ts';
+import { artifactPredatesErasure, erasedEvent, eventsAfterErasure } from '../domain/erased-users.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
@@ -95,7 +95,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once; the user's latest events not when the plan read
   // them (segments): they likely hold every event the model has not seen.
-  const [catalog, { endpoints, eventTypes, erased, erasedEvents }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
+  const [catalog, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
   const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
   if (q.item_id !== undefined && (anchorId === undefined || !catalog.isLive(anchorId))) throw new ItemNotFound(q.item_id);
   // Valid: its exposure may be counted (a request naming its own endpoint records none).
@@ -106,23 +106,25 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   if (q.endpoint !== undefined && !endpoint) throw new NotFound('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
   const version = endpoint?.model_version ?? null;
   const model = version !== null ? await loadModel(deps.console, deps.blobs, tenant, version) : undefined;
-  // The events the model's artifact does not hold. Read after a lower id, they are the newest of
-  // those read; after a higher one (another model serves now), they are read again.
-  const through = model?.histories?.eventsThrough ?? 0;
-  if (readAfter.size > 1000) readAfter.clear();
-  readAfter.set(readKey, through);
-  const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
-
   // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
   // personalised from the events it erased, nor from a model artifact trained before its end
-  // (it may hold their history); only from the events they send afterwards.
-  const erasedTo = userId !== undefined ? erased.get(userId) : undefined;
-  const wasErased = userId !== undefined ? erasedEvents.get(userId) : undefined;
+  // (it may hold their history, or none of it: left out); only from the events they send
+  // once it began, which such an artifact does not hold either, so they are read from the table.
+  const marker = userId !== undefined ? erased.get(userId) : undefined;
+  const historyErased = marker !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, marker.completed_at ?? Infinity);
+  const wasErased = marker ? erasedEvent(marker) : undefined;
   const sinceErasure = (events: readonly RecentEvent[]) => (wasErased === undefined ? events : events.filter((e) => !wasErased(e)));
+
+  // The events the model's artifact does not hold. Read after a lower id, they are the newest of
+  // those read; after a higher one (another model serves now), they are read again.
+  const modelThrough = model?.histories?.eventsThrough ?? 0;
+  const through = historyErased ? Math.min(modelThrough, eventsAfterErasure(marker)) : modelThrough;
+  if (readAfter.size > 1000) readAfter.clear();
+  readAfter.set(readKey, modelThrough);
+  const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
   const recent = sinceErasure(recentRead);
   // More events since the artifact than the taste reads: the rest are seen too.
   const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];
-  const historyErased = erasedTo !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, erasedTo);
 
   // A served model weighs the latest events as it was trained (a weight change takes effect at
   // the next run); the current weights only for types it does not know, or when it stored none
@@ -183,6 +185,7 @@ interface Scoring {
 }
 
 const POPULAR_REASON = 'popular right now';
+const NEWEST_REASON = 'new in the catalog';
 
 /**
  * The candidates and score stages: personal candidates when the request has a history
@@ -207,14 +210,20 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
   // catalog with eligible items never answers an empty list.
   const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
-  if (!scores || scores.size === 0) return { ranked: filled(bestEligible(await popular(), want, eligible)), strategy: 'popular', reason: () => POPULAR_REASON };
+  // Each says why it is there: a personal candidate, a popular item, or one of the newest filling up.
+  const reasons = (personal: ReadonlySet<number>, personalReason: string, popularIds: ReadonlySet<number>) => (id: number) =>
+    personal.has(id) ? personalReason : popularIds.has(id) ? POPULAR_REASON : NEWEST_REASON;
   const personalReason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
-  const ranked = bestEligible(scores, want, eligible);
-  // Each says why it is there: the personal candidates, and the popular items filling up after them.
+  const ranked = scores && scores.size > 0 ? bestEligible(scores, want, eligible) : [];
   const personal = new Set(ranked.map(([id]) => id));
-  const reason = (id: number) => (personal.has(id) ? personalReason : POPULAR_REASON);
-  // Not enough personal candidates after filtering: fill with popular items.
-  return { ranked: ranked.length < want ? filled(withPopularFill(ranked, await popular(), want, eligible)) : ranked, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason };
+  if (ranked.length >= want) return { ranked, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason: () => personalReason };
+  // Not enough personal candidates after filtering (or none): popular items fill up after them.
+  const popularScores = await popular();
+  const withPopular = ranked.length ? withPopularFill(ranked, popularScores, want, eligible) : bestEligible(popularScores, want, eligible);
+  const popularIds = new Set(withPopular.filter(([id]) => !personal.has(id)).map(([id]) => id));
+  // Nothing personal left after the filters: the popular strategy.
+  const strategy = !ranked.length ? 'popular' : anchorId !== undefined ? 'similar' : 'personalized';
+  return { ranked: filled(withPopular), strategy, reason: reasons(personal, personalReason, popularIds) };
 }
 
 /** The pipeline's popularity (only when the plan weighs it). */

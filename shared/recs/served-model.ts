@@ -1,10 +1,9 @@
 /** What a recommendation request reads of the serving side: the endpoint's model (loaded once) and the tenant's serving config. */
 import type { BlobStore } from '../blob.ts';
-import type { ConsoleStore } from '../domain/console-records.ts';
+import type { ConsoleStore, ErasedUser } from '../domain/console-records.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
-import { erasedEvents, erasedUntil } from '../domain/erased-users.ts';
 import type { EventStore } from '../domain/types.ts';
 import { freshReads } from '../fresh-read.ts';
 import { topIndexes } from '../top-k.ts';
@@ -50,10 +49,8 @@ export async function popularity(events: EventStore, tenant: string, model: Serv
 export interface ServingConfig {
   endpoints: Endpoint[];
   eventTypes: EventType[];
-  /** Erased users and the end of each one's erasure (shared/domain/erasure.ts). */
-  erased: ReadonlyMap<string, number>;
-  /** Per erased user, which of their events were the erasure's (shared/domain/erased-users.ts). */
-  erasedEvents: ReadonlyMap<string, (e: { id: number; created: number }) => boolean>;
+  /** Erased users, each with their erasure's marker (shared/domain/erasure.ts). */
+  erased: ReadonlyMap<string, ErasedUser>;
 }
 
 /**
@@ -72,7 +69,7 @@ export function servingConfig(c: ConsoleStore, tenant: string): Promise<ServingC
   if (!read) {
     read = freshReads(async (t) => {
       const cfg = await c.servingConfig(t);
-      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: erasedUntil(cfg.erased_user), erasedEvents: erasedEvents(cfg.erased_user) };
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: new Map(cfg.erased_user.map((m) => [m.user_id, m])) };
     });
     servingReads.set(c, read);
   }

@@ -38,7 +38,7 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
   const age = nowMs() - c.at;
   if (age < FRESH_MS) return c.scores;
   if (!c.next) {
-    const next = countLatest(events, tenant, n).then(
+    const next = withinTime(countLatest(events, tenant, n), COUNT_TIMEOUT_MS).then(
       (scores) => {
         Object.assign(c, { at: nowMs(), scores, next: undefined });
         return scores;
@@ -55,6 +55,18 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
     c.next = next;
   }
   return age < STALE_MS ? c.scores : c.next;
+}
+
+/** A count that has not ended by then is given up (a read stalled across a frozen container would hold every request waiting for it). */
+const COUNT_TIMEOUT_MS = 20_000;
+
+function withinTime<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not counted within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 async function countLatest(events: EventStore, tenant: string, n: number): Promise<Map<number, number>> {

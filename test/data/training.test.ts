@@ -299,6 +299,28 @@ describe('stopping a run races its end', () => {
     expect(users).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7', 'u8', 'u9']);
   });
 
+  it('events a user sends while their erasure runs personalise once it has ended, though the model trained meanwhile left the user out', async () => {
+    const T8 = 'ert';
+    const { c, events, items, blobs, deps, template } = await twoTastes(T8);
+    const now = Math.floor(Date.now() / 1000);
+    // u0 (first taste) is being erased; meanwhile they buy a second-taste item, and a run trains.
+    await c.putErasure(T8, { user_id: 'u0', requested_at: now, completed_at: null });
+    const [sent] = await events.append(T8, [ev('u0', 'buy', 4)], now);
+    await c.put(T8, 'job', job(1, template));
+    await runTraining({ console: c, events, items, blobs }, T8, 'train-1');
+    const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T8, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    expect(v1.histories?.users).not.toContain('u0');
+    expect(v1.histories?.eventsThrough).toBeGreaterThanOrEqual(sent?.id as number);
+    await c.put(T8, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
+    // The erasure ends: it erased the events up to the one before u0's buy.
+    await c.putErasure(T8, { user_id: 'u0', requested_at: now, completed_at: now, events_through: (sent?.id as number) - 1 });
+    const r = await recommend(deps, T8, { user_id: 'u0', limit: 3, include_seen: false, explain: false }, 'req');
+    expect(r.strategy).toBe('personalized');
+    // The buy counts: its item is seen, and its taste is what comes.
+    expect(r.data.map((d) => d.item_id)).not.toContain('4');
+    expect(r.data.map((d) => d.item_id)).toEqual(expect.arrayContaining(['5', '6']));
+  });
+
   it('a stop that comes once the run stores its version is refused (400 invalid_state) and the run completes', async () => {
     const T4 = 'stq';
     const { c, events, items, template } = await twoTastes(T4);

@@ -124,5 +124,7 @@ describe('a new tenant', () => {
     expect(r.body.strategy).toBe('popular');
     // Newest first; an inactive item never.
     expect(r.body.data.map((x: { item_id: string }) => x.item_id)).toEqual([second, first]);
+    // Each says why: nothing is popular yet.
+    expect(r.body.data.map((x: { reason: string }) => x.reason)).toEqual(['new in the catalog', 'new in the catalog']);
   }, 60_000);
 });

@@ -318,3 +318,30 @@ describe('popularity without a model (the tenant latest events counted)', () => 
     }
   });
 });
+
+describe('a popularity count that never ends', () => {
+  it('is given up after 20 s: the requests waiting for it fail, and the next one counts again', async () => {
+    const { vi } = await import('vitest');
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    let reads = 0;
+    const events = {
+      latest: () => {
+        reads++;
+        return reads === 1 ? new Promise(() => undefined) : Promise.resolve([{ id: 1, item_id: '4', type: 'view', created: 0 }]);
+      },
+    } as unknown as import('../../shared/domain/types.ts').EventStore;
+    const tenant = `stall-${Math.random()}`;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const first = trendingScores(events, tenant);
+      const second = trendingScores(events, tenant);
+      vi.advanceTimersByTime(20_000);
+      await expect(first).rejects.toThrow(/not counted within/);
+      await expect(second).rejects.toThrow(/not counted within/);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect([...(await trendingScores(events, tenant))]).toEqual([[4, 1]]);
+    expect(reads).toBe(2);
+  });
+});
