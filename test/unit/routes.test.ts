@@ -15,7 +15,7 @@ import { compile, matchPath } from '../../shared/http/route-match.ts';
  * test/integration/local-grants.test.ts), but only those a test makes: these find the readers by
  * what their module calls.
  */
-const READS_CHANGE_INDEX = /\b(runSearch|serveSearch|platformItemSearch|tenantView|indexStatus|sweep)\(/;
+const READS_CHANGE_INDEX = /\b(runSearch|serveSearch|platformItemSearch|tenantView|indexStatus|sweep|maintenancePass)\(/;
 
 describe('table grants', () => {
   it('let every function that reads the change index (gsi4) Query it, and the index status the pending index (gsi3)', () => {
@@ -38,7 +38,7 @@ describe('table grants', () => {
 
   it("let every function that reads the searches by time (gsi1: the analytics report's unfolded searches, the fold) Query it", () => {
     const all = [...routes.map((r) => ({ handler: r.handler, indexes: r.access.indexes ?? [] })), ...schedules.map((w) => ({ handler: w.handler, indexes: w.access.indexes ?? [] }))];
-    const readers = all.filter((f) => /\b(searchAnalytics|foldSearchCounts)\(/.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
+    const readers = all.filter((f) => /\b(searchAnalytics|foldSearchCounts|maintenancePass)\(/.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
     expect(new Set(readers.map((f) => f.handler))).toEqual(new Set(['platform/search-admin/routes', 'workers/maintain']));
     for (const f of readers) expect(f.indexes, f.handler).toContain('gsi1');
   });

@@ -1,0 +1,60 @@
+import type { BlobStore } from './blob.ts';
+import { PASS_EVENT_BUDGET, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
+import type { Stores } from './data/index.ts';
+import { startDueRuns } from './domain/automation.ts';
+import { logger } from './observability.ts';
+import type { WorkQueue } from './queue/messages.ts';
+import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
+import { FOLD_PASS_BUDGET_MS, foldSearchCounts, type SearchLogStore } from './search/analytics.ts';
+import { sweep } from './search/indexer.ts';
+
+export interface MaintenanceDeps {
+  stores: Stores;
+  blobs: BlobStore;
+  queue: WorkQueue;
+  launcher: TaskLauncher;
+  searchLog: Pick<SearchLogStore, 'fold'>;
+  segmentEvents: SegmentSizeDeps['events'];
+  /** How long an item's embedding may lag before it is queued again. */
+  embedGraceSeconds: number;
+}
+
+/**
+ * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
+ * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
+ * search analytics counters, starts templates' scheduled training runs that are due, and ends
+ * runs whose container task stopped without ending them. One tenant's failure leaves the others'
+ * work alone.
+ */
+export async function maintenancePass(deps: MaintenanceDeps, now: number) {
+  const s = deps.stores;
+  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: deps.blobs, queue: deps.queue }, deps.embedGraceSeconds, now);
+  const budget = { events: PASS_EVENT_BUDGET };
+  let segments = 0;
+  let folded = 0;
+  const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;
+  const scheduled: string[] = [];
+  const interrupted: string[] = [];
+  const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
+  for (const tenant of await s.credentials.listTenants()) {
+    // A tenant's due runs that failed to start start at the next pass.
+    try {
+      for (const job of await startDueRuns({ console: s.console, queue: deps.queue }, tenant, now)) scheduled.push(`${tenant}/${job}`);
+    } catch (e) {
+      failed('scheduled runs failed', tenant, e);
+    }
+    try {
+      for (const job of await sweepTaskRuns({ console: s.console }, tenant, deps.launcher, now)) interrupted.push(`${tenant}/${job}`);
+    } catch (e) {
+      failed('training task sweep failed', tenant, e);
+    }
+    try {
+      folded += (await foldSearchCounts(deps.searchLog, tenant, now, foldUntil - performance.now())).searches;
+    } catch (e) {
+      failed('search analytics fold failed', tenant, e);
+    }
+    segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
+  }
+  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted });
+  return { ...result, segments, folded, scheduled, interrupted };
+}
