@@ -67,7 +67,8 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     const id = catalogItemId(e.item_id);
     if (id === undefined) return;
     recentSeen.add(id);
-    if (trainedOn && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
+    // In the trained history already (unless that is not read: the user's erasure came after).
+    if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
     include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
   });
   for (const e of x.alsoSeen ?? []) {

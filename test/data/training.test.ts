@@ -303,9 +303,10 @@ describe('stopping a run races its end', () => {
     const T8 = 'ert';
     const { c, events, items, blobs, deps, template } = await twoTastes(T8);
     const now = Math.floor(Date.now() / 1000);
-    // u0 (first taste) is being erased; meanwhile they buy a second-taste item, and a run trains.
-    await c.putErasure(T8, { user_id: 'u0', requested_at: now, completed_at: null });
-    const [sent] = await events.append(T8, [ev('u0', 'buy', 4)], now);
+    // u0 (first taste) is being erased, for minutes; meanwhile they buy a second-taste item, and
+    // a run trains (its read from a minute before it began: the buy is older than that).
+    await c.putErasure(T8, { user_id: 'u0', requested_at: now - 300, completed_at: null });
+    const [sent] = await events.append(T8, [ev('u0', 'buy', 4)], now - 120);
     await c.put(T8, 'job', job(1, template));
     await runTraining({ console: c, events, items, blobs }, T8, 'train-1');
     const v1 = unpackModel((await blobs.get(((await c.get<ModelVersion>(T8, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
