@@ -210,9 +210,6 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
   // catalog with eligible items never answers an empty list.
   const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
-  // Each says why it is there: a personal candidate, a popular item, or one of the newest filling up.
-  const reasons = (personal: ReadonlySet<number>, personalReason: string, popularIds: ReadonlySet<number>) => (id: number) =>
-    personal.has(id) ? personalReason : popularIds.has(id) ? POPULAR_REASON : NEWEST_REASON;
   const personalReason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
   const ranked = scores && scores.size > 0 ? bestEligible(scores, want, eligible) : [];
   const personal = new Set(ranked.map(([id]) => id));
@@ -223,7 +220,9 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   const popularIds = new Set(withPopular.filter(([id]) => !personal.has(id)).map(([id]) => id));
   // Nothing personal left after the filters: the popular strategy.
   const strategy = !ranked.length ? 'popular' : anchorId !== undefined ? 'similar' : 'personalized';
-  return { ranked: filled(withPopular), strategy, reason: reasons(personal, personalReason, popularIds) };
+  // Each says why it is there: a personal candidate, a popular item, or one of the newest filling up.
+  const reason = (id: number) => (personal.has(id) ? personalReason : popularIds.has(id) ? POPULAR_REASON : NEWEST_REASON);
+  return { ranked: filled(withPopular), strategy, reason };
 }
 
 /** The pipeline's popularity (only when the plan weighs it). */

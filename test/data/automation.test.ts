@@ -341,6 +341,26 @@ describe('version comparison', () => {
 
 const ev = (user: string, type: string, item: number): NewEvent => ({ type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
 
+/** A tenant's model version 1, a popularity model of `ds` with every user's history, trained before 200 on `types`: its artifact's key. */
+async function firstVersion(tenant: string, ds: Dataset, types: string[]): Promise<string> {
+  const key = `models/${tenant}/v1.bin`;
+  await blobStore.put(key, packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, types, ds.nnz) }));
+  await db.stores.console.put(tenant, 'model', {
+    id: 1,
+    version: 1,
+    template_id: 1,
+    job_name: 'train-1',
+    created: 100,
+    algorithm: 'popularity',
+    metrics: {},
+    label: null,
+    description: null,
+    status: 'Trained',
+    artifact: key,
+  });
+  return key;
+}
+
 describe('erasure', () => {
   it("deletes every event of the user on every write shard and index, nobody else's, and marks the user for serving; again, it deletes nothing", async () => {
     const { events, console: c } = db.stores;
@@ -356,21 +376,7 @@ describe('erasure', () => {
       stored.map((e) => ({ user: e.user_id, item: Number(e.item_id), weight: 1, at: e.created })),
       stored.map((e) => Number(e.item_id)),
     );
-    const artifactKey = 'models/er/v1.bin';
-    await blobStore.put(artifactKey, packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 100, ['view', 'buy'], 60) }));
-    await c.put('er', 'model', {
-      id: 1,
-      version: 1,
-      template_id: 1,
-      job_name: 'train-1',
-      created: 100,
-      algorithm: 'popularity',
-      metrics: {},
-      label: null,
-      description: null,
-      status: 'Trained',
-      artifact: artifactKey,
-    });
+    const artifactKey = await firstVersion('er', ds, ['view', 'buy']);
     const usersOf = async () => unpackModel((await blobStore.get(artifactKey)) as Uint8Array).histories?.users;
     expect(await usersOf()).toEqual(['gone', 'keep0', 'keep1']);
     const t0 = now();
@@ -445,21 +451,7 @@ describe('erasure', () => {
       stored.map((e) => ({ user: e.user_id, item: Number(e.item_id), weight: 1, at: e.created })),
       [1, 2],
     );
-    const key = 'models/er5/v1.bin';
-    await blobStore.put(key, packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, ['view'], 6) }));
-    await c.put('er5', 'model', {
-      id: 1,
-      version: 1,
-      template_id: 1,
-      job_name: 'train-1',
-      created: 100,
-      algorithm: 'popularity',
-      metrics: {},
-      label: null,
-      description: null,
-      status: 'Trained',
-      artifact: key,
-    });
+    const key = await firstVersion('er5', ds, ['view']);
     // Writes land late (as an object store's can): each erasure reads the artifact before the other's write lands.
     let reads = 0;
     const slow: FolderBlobStore = Object.assign(Object.create(blobStore), {

@@ -144,16 +144,16 @@ describe('event store', () => {
 });
 
 describe('listing events while writes are in flight', () => {
+  const ev = (user: string) => ({ type: 'view', user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+  const ids = (l: { data: { id: string }[] }) => l.data.map((e) => e.id);
   it('stops before a missing id whose successor is recent, and passes it once it is old', async () => {
     const { listEvents } = await import('../../shared/domain/events.ts');
     const s = db.stores.events;
     const T = 'inflight';
     const now = Math.floor(Date.now() / 1000);
-    const ev = (user: string) => ({ type: 'view', user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
     // Ids 1 and 2 stored, 3 taken by a write still under way, 4 stored.
     await s.append(T, [ev('a'), ev('b')], now);
     await s.append(T, [ev('d')], now, { reuse: 4 });
-    const ids = (l: { data: { id: string }[] }) => l.data.map((e) => e.id);
     const first = await listEvents(s, T, { limit: 20 }, now);
     expect(ids(first)).toEqual(['1', '2']);
     expect(first.has_more).toBe(false);
@@ -183,12 +183,10 @@ describe('listing events while writes are in flight', () => {
     const s = db.stores.events;
     const T = 'inflight2';
     const now = Math.floor(Date.now() / 1000);
-    const ev = (user: string) => ({ type: 'view', user_id: user, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
     // Id 2 never written (an ingest that failed long ago), 3 stored long ago, 4 just now.
     await s.append(T, [ev('a')], now - 100, { reuse: 1 });
     await s.append(T, [ev('b')], now - 100, { reuse: 3 });
     await s.append(T, [ev('a')], now, { reuse: 4 });
-    const ids = (l: { data: { id: string }[] }) => l.data.map((e) => e.id);
     expect(ids(await listEvents(s, T, { limit: 20, user_id: 'a' }, now))).toEqual(['1', '4']);
   });
 });
