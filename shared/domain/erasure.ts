@@ -18,12 +18,13 @@ export async function eraseUser(deps: { console: ConsoleStore; events: EventStor
   const requestedAt = nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
   const earlier = (await deps.console.servingConfig(tenant)).erased_user.find((m) => m.user_id === userId);
-  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: earlier?.models_checked_through ?? 0 };
+  const checkedThrough = earlier?.models_checked_through ?? 0;
+  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough };
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, marker);
   const { deleted, through } = await deps.events.eraseUser(tenant, userId);
-  const rewritten = await eraseFromModels(deps, tenant, marker.models_checked_through ?? 0, async (version) => {
+  const rewritten = await eraseFromModels(deps, tenant, checkedThrough, async (version) => {
     marker = { ...marker, models_checked_through: version };
     await deps.console.putErasure(tenant, marker);
   });

@@ -127,15 +127,15 @@ export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
 }
 
 /** Validates body, query string and path parameters with their zod schemas. */
+/** A query string's part as URLSearchParams reads it (`+` a space, a `%` without two hex digits itself); throws on bytes that are not UTF-8. */
+const decodeQueryPart = (part: string): string => decodeURIComponent(part.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
+
 /**
  * What the gateway's decoded parameters hide: a parameter sent twice (API Gateway joins the
  * values with a comma, so `category=a&category=b` would read as the category "a,b") and
  * percent-encoding that is not UTF-8 (`%FF`, decoded as U+FFFD, so two values would read as
  * one). Both are 400, naming the parameter.
  */
-/** A query string's part as URLSearchParams reads it (`+` a space, a `%` without two hex digits itself); throws on bytes that are not UTF-8. */
-const decodeQueryPart = (part: string): string => decodeURIComponent(part.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
-
 function checkRawQuery(raw: string | undefined): void {
   if (!raw) return;
   const seen = new Set<string>();

@@ -85,15 +85,20 @@ export function bestEligible(scores: { forEach(fn: (score: number, id: number) =
   return out;
 }
 
+/** A score below every one of `ranked`, where the items filling it up start (they go down from it). */
+function belowAll(ranked: [number, number][]): number {
+  const floor = ranked.reduce((m, [, s]) => Math.min(m, s), 1);
+  return floor > 0 ? floor * 1e-3 : floor - 1;
+}
+
 /**
  * The newest eligible items after `ranked` (not already in it) to fill it up to `want`, each
  * scored below every item before it: popularity's last resort, when the events are too few.
  */
 export function withNewestFill(ranked: [number, number][], catalog: Pick<Catalog, 'newest'>, want: number, eligible: (id: number) => boolean): [number, number][] {
   const have = new Set(ranked.map(([id]) => id));
-  const floor = ranked.reduce((m, [, s]) => Math.min(m, s), 1);
   // Below the lowest score so far, descending, newest first.
-  const base = floor > 0 ? floor * 1e-3 : floor - 1;
+  const base = belowAll(ranked);
   const fill = catalog.newest(want - ranked.length, (id) => !have.has(id) && eligible(id));
   return [...ranked, ...fill.map((id, k): [number, number] => [id, base - k * Math.abs(base) * 1e-3])];
 }
@@ -106,8 +111,7 @@ export function withNewestFill(ranked: [number, number][], catalog: Pick<Catalog
 export function withPopularFill(ranked: [number, number][], popular: ReadonlyMap<number, number>, want: number, eligible: (id: number) => boolean): [number, number][] {
   const have = new Set(ranked.map(([id]) => id));
   const fill = [...popular].filter(([id]) => !have.has(id) && eligible(id)).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  const floor = ranked.reduce((m, [, s]) => Math.min(m, s), 1);
   // Below the lowest score so far: popularity (0-1) spreads the fill over the next half of its scale.
-  const base = floor > 0 ? floor * 1e-3 : floor - 1;
+  const base = belowAll(ranked);
   return [...ranked, ...fill.slice(0, want - ranked.length).map(([id, s]): [number, number] => [id, base - (1 - Math.min(1, Math.max(0, s))) * Math.abs(base) * 0.5])];
 }

@@ -212,8 +212,8 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
   const personalReason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
   const ranked = scores && scores.size > 0 ? bestEligible(scores, want, eligible) : [];
-  const personal = new Set(ranked.map(([id]) => id));
   if (ranked.length >= want) return { ranked, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason: () => personalReason };
+  const personal = new Set(ranked.map(([id]) => id));
   // Not enough personal candidates after filtering (or none): popular items fill up after them.
   const popularScores = await popular();
   const withPopular = ranked.length ? withPopularFill(ranked, popularScores, want, eligible) : bestEligible(popularScores, want, eligible);

@@ -28,13 +28,7 @@ const trending = new Map<string, Counted>();
  * 10 minutes, is waited for, and concurrent requests wait for the same one.
  */
 export async function trendingScores(events: EventStore, tenant: string, n = TRENDING_EVENTS): Promise<Map<number, number>> {
-  let cached = trending.get(tenant);
-  if (!cached) {
-    if (trending.size > 1000) trending.clear();
-    cached = { at: -Infinity, scores: new Map() };
-    trending.set(tenant, cached);
-  }
-  const c = cached;
+  const c = trending.get(tenant) ?? uncounted(tenant);
   const age = nowMs() - c.at;
   if (age < FRESH_MS) return c.scores;
   if (!c.next) {
@@ -55,6 +49,14 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
     c.next = next;
   }
   return age < STALE_MS ? c.scores : c.next;
+}
+
+/** A tenant's entry before its first count (never fresh, so that count is waited for). */
+function uncounted(tenant: string): Counted {
+  if (trending.size > 1000) trending.clear();
+  const c: Counted = { at: -Infinity, scores: new Map() };
+  trending.set(tenant, c);
+  return c;
 }
 
 /** A count that has not ended by then is given up (a read stalled across a frozen container would hold every request waiting for it). */
