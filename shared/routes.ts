@@ -47,11 +47,24 @@ export interface Access {
    * confirmed: like exposures, counting what was served, so the route still counts as read-only.
    */
   searchLog?: boolean;
+  /**
+   * Serves popularity without a model (shared/recs/trending.ts): reads the tenant's stored
+   * popularity snapshot (GetItem) and stores its own counts there (PutItem, granted with the
+   * table actions): a count of the tenant's events, not a change of tenant data (stored without
+   * waiting for the caller's credentials to be confirmed: any request's count stores the same),
+   * so the route still counts as read-only.
+   */
+  popularity?: boolean;
 }
 
-/** The table actions a route's function is granted: its own, plus those of exposure counting. */
+/** The table actions a route's function is granted: its own, plus those of exposure counting, search logging and popularity snapshots. */
 export const tableActions = (a: Access): TableAction[] => [
-  ...new Set<TableAction>([...(a.table ?? []), ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem'] as const) : []), ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : [])]),
+  ...new Set<TableAction>([
+    ...(a.table ?? []),
+    ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem'] as const) : []),
+    ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : []),
+    ...(a.popularity ? (['GetItem', 'PutItem'] as const) : []),
+  ]),
 ];
 
 interface RouteBase {
@@ -147,8 +160,8 @@ const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/events', 'core/events/ingest', W, CREATE),
   core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
-  core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true }),
-  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', exposures: true }),
+  core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true, popularity: true }),
+  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', exposures: true, popularity: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -247,7 +260,7 @@ const consoleRoutes: PlatformRoute[] = [
   // The Core reads of the playground, events page and overview: one module.
   ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true });
+    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true, popularity: true });
   }),
 ];
 

@@ -2,7 +2,7 @@ import { blobs } from '#shared/blob';
 import { consoleHandler } from '#shared/console-auth/handler';
 import { controlDeps } from '#shared/control/deps';
 import type { ExposureStore } from '#shared/control/exposures';
-import { consoleStore, eventStore, synonymSets } from '#shared/data/index';
+import { consoleStore, eventStore, popularitySnapshots, synonymSets } from '#shared/data/index';
 import { eventsPerDay, listEvents } from '#shared/domain/events';
 import { byRouteKey, type RouteHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
@@ -37,7 +37,15 @@ export const routeHandlers: Record<string, RouteHandler> = {
   ),
   /** Core recommendations (`GET /v1/recommendations`: same query and answer). */
   'GET /console/api/recommendations': consoleHandler(NAME, { query: recommendationsQuery }, async ({ tenant, query, requestId }) => {
-    const deps = { console: consoleStore(), control: controlDeps(), exposures: notCounted, events: eventStore(), blobs: blobs(), catalog: (t: string) => tenantView(searchDeps(), t) };
+    const deps = {
+      console: consoleStore(),
+      control: controlDeps(),
+      exposures: notCounted,
+      events: eventStore(),
+      popularSnapshots: popularitySnapshots(),
+      blobs: blobs(),
+      catalog: (t: string) => tenantView(searchDeps(), t),
+    };
     return ok(await recommend(deps, tenant, query, requestId));
   }),
   /** The Core event list (`GET /v1/events`: same query and answer), and `order=desc` for the newest first. */

@@ -89,6 +89,17 @@ export const Event = entity({
   format: { shard: String },
 });
 
+/**
+ * A tenant's popularity snapshot (shared/recs/trending.ts): its latest `events` events counted at
+ * `counted_at` (ms), `top` the most named items with their counts, packed (popularity.ts). One
+ * row per tenant, read whole by a container that has no count of its own.
+ */
+export const PopularSnapshot = entity({
+  name: 'popular_snapshot',
+  attributes: ['counted_at', 'events', 'top'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#POPULAR', sk: '#POPULAR' } },
+});
+
 // Credentials
 
 export const Client = entity({

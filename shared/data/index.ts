@@ -10,6 +10,7 @@ import { dynamoEventStore } from './events.ts';
 import { dynamoExposureStore } from './experiments.ts';
 import { dynamoIdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
+import { dynamoPopularitySnapshots } from './popularity.ts';
 import { dynamoSearchLogStore, dynamoSearchRecorder } from './search-analytics.ts';
 import { dynamoSegmentEvents } from './segment-events.ts';
 import { dynamoSynonymStore, synonymSetsOf } from './synonyms.ts';
@@ -50,6 +51,8 @@ export const segmentEvents = /* @__PURE__ */ containerStore(dynamoSegmentEvents)
 export const exposureStore = /* @__PURE__ */ containerStore(dynamoExposureStore);
 export const searchLogStore = /* @__PURE__ */ containerStore(dynamoSearchLogStore);
 export const synonymStore = /* @__PURE__ */ containerStore(dynamoSynonymStore);
+/** Tenants' popularity snapshots (popularity without a model). */
+export const popularitySnapshots = /* @__PURE__ */ containerStore(dynamoPopularitySnapshots);
 /** Search's side of these stores: recording searches, reading synonym sets. */
 export const searchRecorder = /* @__PURE__ */ containerStore(dynamoSearchRecorder);
 export const synonymSets = /* @__PURE__ */ containerStore((t) => (tenant: string) => synonymSetsOf(t, tenant));

@@ -21,6 +21,7 @@ import { experimentOf, order, presentExplanation, presentScore, type Ordered } f
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
 import { loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
+import type { PopularitySnapshots } from './trending.ts';
 
 export { ScoreTable } from './score-table.ts';
 export { topPositive } from './candidates.ts';
@@ -39,6 +40,8 @@ export interface RecsDeps {
   catalog: (tenant: string) => Promise<Catalog>;
   /** How many of the tenant's latest events popularity without a model counts (default TRENDING_EVENTS, trending.ts). */
   trendingEvents?: number;
+  /** Tenants' stored popularity counts: a container's first popularity without a model is read there instead of counted. */
+  popularSnapshots?: PopularitySnapshots;
 }
 
 /**
@@ -204,7 +207,7 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
     return true;
   };
   const want = r.plan ? Math.max(CONTEXT_POOL, q.limit) : q.limit;
-  const popular = () => popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents);
+  const popular = () => popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents, r.deps.popularSnapshots);
   // From the personal candidates to their best, nothing awaits (the score table is shared).
   const scores = history.docs.length > 0 ? personalCandidates(catalog, r.model, history, q.include_seen === true) : undefined;
   // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
@@ -227,7 +230,7 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
 
 /** The pipeline's popularity (only when the plan weighs it). */
 async function popularHelper(r: Scoring): Promise<{ popularity: (id: number) => number }> {
-  const popular = await popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents);
+  const popular = await popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents, r.deps.popularSnapshots);
   return { popularity: (id: number) => popular.get(id) ?? 0 };
 }
 

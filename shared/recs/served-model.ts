@@ -8,7 +8,7 @@ import type { EventStore } from '../domain/types.ts';
 import { freshReads } from '../fresh-read.ts';
 import { topIndexes } from '../top-k.ts';
 import { unpackModel, type ModelArtifact } from './artifact.ts';
-import { trendingScores } from './trending.ts';
+import { trendingScores, type PopularitySnapshots } from './trending.ts';
 
 /** A loaded model with what every request derives from it, computed once. */
 export type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
@@ -41,9 +41,9 @@ function modelPopularity(a: ModelArtifact): Map<number, number> {
   return out;
 }
 
-/** Popular items: the model's training popularity, else the tenant's latest events (`trendingEvents` of them). */
-export async function popularity(events: EventStore, tenant: string, model: ServedModel | undefined, trendingEvents?: number): Promise<Map<number, number>> {
-  return model ? model.popular : trendingScores(events, tenant, trendingEvents);
+/** Popular items: the model's training popularity, else the tenant's latest events (`trendingEvents` of them; their stored count first, when `snapshots`). */
+export async function popularity(events: EventStore, tenant: string, model: ServedModel | undefined, trendingEvents?: number, snapshots?: PopularitySnapshots): Promise<Map<number, number>> {
+  return model ? model.popular : trendingScores(events, tenant, trendingEvents, snapshots);
 }
 
 export interface ServingConfig {

@@ -157,7 +157,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const [profile, recent, popular] = await Promise.all([
     req.userId ? profileOf(deps, tenant, req.userId, index, delta, latestFromPlan(req.plan, PROFILE_EVENTS)) : null,
     needSeen ? (latestFromPlan(req.plan, SEEN_EVENTS) ?? deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
-    controls.popularity_weight ? trendingScores(deps.events, tenant) : undefined,
+    controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
   ]);
   const facets = facetCounter(req);
   const rankRequested = rankRequest(req, query, qv, index, profile);

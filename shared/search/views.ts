@@ -12,6 +12,7 @@ import type { BlobStore } from '../blob.ts';
 import { PreparedDelta } from './delta.ts';
 import type { EmbeddingProvider } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
+import type { PopularitySnapshots } from '../recs/trending.ts';
 import { emptyIndex, loadBuild, loadBuildAt, readPointer } from './index-store.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
 import type { SearchDoc } from './types.ts';
@@ -22,6 +23,8 @@ export interface SearchDeps {
   events: EventStore;
   blobs: BlobStore;
   embedder: EmbeddingProvider;
+  /** Tenants' stored popularity counts (a context's popularity weight): read instead of counted by a container with none. */
+  popularSnapshots?: PopularitySnapshots;
 }
 
 interface TenantState {

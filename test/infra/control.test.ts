@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack } from '../../lib/stack.ts';
-import { deployedRoutes, routeKey } from '../../shared/routes.ts';
+import { deployedRoutes, readOnly, routeKey } from '../../shared/routes.ts';
 import { serviceTemplate } from '../helpers/template.ts';
 
 /* The control plane's routes and its maintenance grant, in the synthesised template. */
@@ -66,5 +66,13 @@ describe('control plane', () => {
     // (shared/domain/automation.ts); GetItem: a run, and the version it was storing, read again
     // before it is ended (shared/recs/launcher.ts sweepTaskRuns).
     expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']));
+  });
+});
+
+describe('popularity snapshots', () => {
+  it('are read and stored (GetItem, PutItem) by the functions that serve popularity without a model, whose Core routes still count as read-only', () => {
+    for (const m of ['core/recommendations/recommend', 'core/search/search', 'console-session/reads'])
+      expect(tableActionsOf(m), m).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem']));
+    for (const r of deployedRoutes('core').filter((x) => x.access.popularity)) expect(readOnly(r), routeKey(r)).toBe(true);
   });
 });

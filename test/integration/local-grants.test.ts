@@ -9,6 +9,7 @@ import { makeTable, type TableRef } from '../../shared/data/client.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
+import { dynamoPopularitySnapshots } from '../../shared/data/popularity.ts';
 import { asFunction } from '../../local/grants.ts';
 import { blobs } from '../../shared/blob.ts';
 import { workQueue } from '../../shared/queue/messages.ts';
@@ -66,6 +67,20 @@ describe('local IAM', () => {
     // Outside a function (the stack's own set-up) nothing is checked.
     await put(table, { ...keys.item('nobody', 1), name: 'x' });
     expect(await getRow(table, keys.item('nobody', 1))).toMatchObject({ name: 'x' });
+  });
+
+  it('let the functions that serve popularity without a model read and store the popularity snapshot, and no other Core function store it', async () => {
+    const snapshots = dynamoPopularitySnapshots(table);
+    let at = Date.now();
+    for (const m of ['core/recommendations/recommend', 'core/search/search', 'console-session/reads']) {
+      at++;
+      await asFunction(m, () => snapshots.write('grants', { countedAt: at, events: 20_000, top: [[1, 2]] }));
+      expect(await asFunction(m, () => snapshots.read('grants')), m).toEqual({ countedAt: at, events: 20_000, top: [[1, 2]] });
+    }
+    await denied(
+      asFunction('core/items/get', () => snapshots.write('grants', { countedAt: at + 1, events: 20_000, top: [] })),
+      'PutItem',
+    );
   });
 
   it('grant each item write its slow path: a change stamped more than a second before it was written is stamped again (UpdateItem)', async () => {

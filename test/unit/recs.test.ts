@@ -345,3 +345,83 @@ describe('a popularity count that never ends', () => {
     expect(reads).toBe(2);
   });
 });
+
+describe('popularity without a model, in a container with no count of its own', () => {
+  const snapshotOf = (countedAt: number, top: [number, number][], events = 20_000) => ({ countedAt, events, top });
+  it('serves the stored snapshot without listing events, counts beside the requests past 30 s, and stores counts at most every 5 minutes', async () => {
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    const { setClock } = await import('../../shared/clock.ts');
+    let now = 1_700_000_000_000;
+    const restore = setClock({ nowMs: () => now });
+    try {
+      let reads = 0;
+      const events = {
+        async latest() {
+          reads++;
+          return [{ id: reads, item_id: '9', type: 'view', created: 0 }];
+        },
+      } as unknown as import('../../shared/domain/types.ts').EventStore;
+      const written: number[] = [];
+      let snapshotReads = 0;
+      const snapshots = {
+        read: async () => (
+          snapshotReads++,
+          snapshotOf(now - 10_000, [
+            [1, 4],
+            [2, 1],
+          ])
+        ),
+        write: async (_t: string, s: { countedAt: number }) => void written.push(s.countedAt),
+      };
+      const tenant = `snap-${Math.random()}`;
+      const both = await Promise.all([trendingScores(events, tenant, undefined, snapshots), trendingScores(events, tenant, undefined, snapshots)]);
+      for (const s of both)
+        expect([...s]).toEqual([
+          [1, 1],
+          [2, 0.25],
+        ]);
+      expect([reads, snapshotReads]).toEqual([0, 1]);
+      // 35 s after it was counted: served, counted again beside the request; not stored (the snapshot is younger than 5 minutes).
+      now += 25_000;
+      expect([...(await trendingScores(events, tenant, undefined, snapshots))]).toEqual([
+        [1, 1],
+        [2, 0.25],
+      ]);
+      await new Promise((r) => setTimeout(r, 0));
+      expect([...(await trendingScores(events, tenant, undefined, snapshots))]).toEqual([[9, 1]]);
+      expect([reads, snapshotReads, written.length]).toEqual([1, 1, 0]);
+      // 6 minutes on: counted again, and stored.
+      now += 360_000;
+      await trendingScores(events, tenant, undefined, snapshots);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(reads).toBe(2);
+      expect(written).toEqual([now]);
+    } finally {
+      restore();
+    }
+  });
+
+  it('serves a snapshot older than 10 minutes at once as well (the count runs beside the request)', async () => {
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    let reads = 0;
+    const events = { latest: () => (reads++, new Promise(() => undefined)) } as unknown as import('../../shared/domain/types.ts').EventStore;
+    const snapshots = { read: async () => snapshotOf(Date.now() - 86_400_000, [[3, 2]]), write: async () => undefined };
+    const tenant = `old-${Math.random()}`;
+    expect([...(await trendingScores(events, tenant, undefined, snapshots))]).toEqual([[3, 1]]);
+    expect([...(await trendingScores(events, tenant, undefined, snapshots))]).toEqual([[3, 1]]);
+    expect(reads).toBe(1);
+  });
+
+  it('counts on the request time, as before, when there is no snapshot, it failed to read, or it counted another number of events', async () => {
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    for (const read of [async () => undefined, async () => Promise.reject(new Error('throttled')), async () => snapshotOf(Date.now(), [[3, 2]], 40)]) {
+      let reads = 0;
+      const events = { latest: async () => (reads++, [{ id: 1, item_id: '8', type: 'view', created: 0 }]) } as unknown as import('../../shared/domain/types.ts').EventStore;
+      const written: unknown[] = [];
+      const snapshots = { read, write: async (_t: string, s: unknown) => void written.push(s) };
+      expect([...(await trendingScores(events, `none-${Math.random()}`, undefined, snapshots))]).toEqual([[8, 1]]);
+      expect(reads).toBe(1);
+      expect(written).toEqual([{ countedAt: expect.any(Number), events: 20_000, top: [[8, 1]] }]);
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { notFoundHandlers, readOnly, routeKey, routes } from '../../shared/routes.ts';
+import { notFoundHandlers, readOnly, routeKey, routes, tableActions } from '../../shared/routes.ts';
 import { grants as functionGrants } from '../../shared/grants.ts';
 import { schedules, trainingTask, workers } from '../../shared/queue/workers.ts';
 import { compile, matchPath } from '../../shared/http/route-match.ts';
@@ -41,6 +41,16 @@ describe('table grants', () => {
     const readers = all.filter((f) => /\b(searchAnalytics|foldSearchCounts|maintenancePass)\(/.test(readFileSync(`functions/${f.handler}.ts`, 'utf8')));
     expect(new Set(readers.map((f) => f.handler))).toEqual(new Set(['platform/search-admin/routes', 'workers/maintain']));
     for (const f of readers) expect(f.indexes, f.handler).toContain('gsi1');
+  });
+
+  it('let every function that may serve popularity without a model read and store the popularity snapshot (GetItem, PutItem)', () => {
+    // Recommendations, and a Core search through a context's plan (its popularity weight).
+    const readers = routes.filter((r) => /\b(recommend|serveSearch)\(/.test(readFileSync(`functions/${r.handler}.ts`, 'utf8')));
+    expect(new Set(readers.map((r) => r.handler))).toEqual(new Set(['core/recommendations/recommend', 'core/search/search', 'console-session/reads']));
+    for (const r of readers) {
+      expect(r.access.popularity, r.handler).toBe(true);
+      expect(tableActions(r.access), r.handler).toEqual(expect.arrayContaining(['GetItem', 'PutItem']));
+    }
   });
 
   it("are one per function: a module's routes declare the same access (the stack binds a function with its first route's)", () => {
