@@ -213,8 +213,9 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/models/{version}/approve', 'platform/models/approve', CONSOLE_WRITE),
   platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_WRITE),
   // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
-  // user's erasure marker put in the serving partition.
-  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
+  // user's erasure marker put in the serving partition; the Idempotency-Key records of the
+  // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted.
+  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
   platform('POST', '/api/rules', 'platform/rules/create', CONTROL_WRITE_DELETE),

@@ -77,10 +77,14 @@ export const Tombstone = entity({
 
 // Events
 
-/** An event, on its id's write shard; a user's events and a type's (sharded) have their own index. */
+/**
+ * An event, on its id's write shard; a user's events and a type's (sharded) have their own index.
+ * `idempotency_key`: the Idempotency-Key of the request that wrote it, if any (an erasure of the
+ * user forgets the answer stored under it).
+ */
 export const Event = entity({
   name: 'event',
-  attributes: ['id', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id', 'placement', 'occurred_at', 'created', 'payload', 'extra'],
+  attributes: ['id', 'type', 'user_id', 'item_id', 'context_id', 'session_id', 'request_id', 'placement', 'occurred_at', 'created', 'payload', 'extra', 'idempotency_key'],
   indexes: {
     primary: { pk: 'TENANT#${tenant}#EVENTS#${shard}', sk: '${id}' },
     byUser: { index: 'gsi1', pk: 'TENANT#${tenant}#EVUSER#${user_id}', sk: '${id}' },
@@ -136,6 +140,11 @@ export const ConsoleSession = entity({
 
 // Idempotency, quota
 
+/**
+ * An Idempotency-Key's record: `state` pending, failed or done (with the stored answer), or
+ * erased (its request wrote events of a user erased since: nothing of the request is kept but
+ * its claim time and expiry).
+ */
 export const Idempotency = entity({
   name: 'idempotency',
   attributes: ['hash', 'state', 'owner', 'created', 'claimed', 'first_id', 'status', 'body', 'body_gz', 'chunks', 'ttl'],

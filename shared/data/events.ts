@@ -15,7 +15,8 @@ const { primary, byUser, byType } = Event.indexes;
 const eventKey = (tenant: string, id: number) => Event.key({ tenant, shard: eventShard(id), id });
 
 const fromRow = (row: Row): EventRecord => {
-  const r = stripKeys(row) as unknown as EventRecord;
+  // The Idempotency-Key it was written under is the erasure's (see `append`), not the event's.
+  const { idempotency_key: _key, ...r } = stripKeys(row) as unknown as EventRecord & { idempotency_key?: string };
   return { ...r, id: Number(r.id), occurred_at: Number(r.occurred_at), created: Number(r.created), extra: r.extra ?? {} };
 };
 
@@ -35,7 +36,9 @@ export function dynamoEventStore(t: TableRef): EventStore {
         occurred_at: e.occurred_at ?? now,
         created: now,
       }));
-      const rows = records.map((r) => ({ ...Event.keys({ tenant, shard: eventShard(r.id), id: r.id, user_id: r.user_id, type: r.type }), ...r }));
+      // Each row names the Idempotency-Key it came with: an erasure of its user finds the answer stored under it.
+      const key = ids?.idempotencyKey !== undefined ? { idempotency_key: ids.idempotencyKey } : {};
+      const rows = records.map((r) => ({ ...Event.keys({ tenant, shard: eventShard(r.id), id: r.id, user_id: r.user_id, type: r.type }), ...r, ...key }));
       // A retry under the ids its failed attempt reserved writes only the events that attempt did
       // not (they keep their ingest time) and answers them as stored.
       if (ids?.reuse !== undefined) return (await putMissing(t, rows, (row) => eventKey(tenant, Number(row.id)))).map(fromRow);
@@ -123,7 +126,7 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async eraseUser(tenant: string, userId: string): Promise<{ deleted: number; through: number }> {
+    async eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>): Promise<{ deleted: number; through: number }> {
       // The events sent before the erasure began: ids up to the last the tenant's counter had
       // handed out then. Those sent while it runs take later ids, and are kept.
       const through = Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
@@ -140,13 +143,19 @@ export function dynamoEventStore(t: TableRef): EventStore {
         let start: Row | undefined;
         do {
           const page = await queryPage(t, {
-            ...refine(byUser.query({ tenant, user_id: userId }), { project: ['id'] }),
+            ...refine(byUser.query({ tenant, user_id: userId }), { project: ['id', 'created', 'idempotency_key'] }),
             Limit: 1000,
             ...(start ? { ExclusiveStartKey: start } : {}),
           });
-          const ids = page.items.map((r) => Number(r.id)).filter((id) => id <= through && !erased.has(id));
+          const rows = page.items.filter((r) => Number(r.id) <= through && !erased.has(Number(r.id)));
+          const ids = rows.map((r) => Number(r.id));
           if (ids.length) {
             found = true;
+            // The answers stored under the keys these events came with hold them: forgotten
+            // first, so that an erasure cut off before it deleted the events finds them again.
+            const written = new Map<string, number>();
+            for (const r of rows) if (typeof r.idempotency_key === 'string') written.set(r.idempotency_key, Math.max(written.get(r.idempotency_key) ?? 0, Number(r.created)));
+            if (forget && written.size) await forget(written);
             await eachAtMost(ids, ERASE_DELETES_AT_ONCE, async (id) => {
               if (await applied(() => remove(t, eventKey(tenant, id), isStored))) deleted++;
             });

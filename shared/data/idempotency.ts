@@ -4,7 +4,7 @@ import { IdempotencyClaimLost, type IdempotencyStore } from '../domain/idempoten
 import type { TableRef } from './client.ts';
 import { Idempotency, IdempotencyChunk } from './entities.ts';
 import type { Change, Condition } from './expressions.ts';
-import { applied, getRow, isNew, put, remove, update } from './ops.ts';
+import { applied, getRow, isNew, isStored, put, queryPage, refine, remove, update, type Row } from './ops.ts';
 
 /*
  * Idempotency records (the IdempotencyStore of shared/domain/idempotency.ts): one row per key,
@@ -13,6 +13,9 @@ import { applied, getRow, isNew, put, remove, update } from './ops.ts';
 
 /** A claim still pending this long after it was taken belongs to a request that is gone (Lambda stops a request within 30 s). */
 const ABANDONED_AFTER_SECONDS = 120;
+
+/** How far another container's clock may be behind the one that claimed a key (`forget`). */
+const CLOCK_SLACK_SECONDS = 60;
 
 /**
  * A stored response is gzipped, and split over chunk rows beside the key's record when it is
@@ -41,6 +44,21 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
     return gunzipSync(Buffer.concat(parts)).toString('utf8');
   }
 
+  const chunks = IdempotencyChunk.indexes.primary;
+  /** Deletes the key's chunk rows: every attempt's, or only `owner`'s. */
+  async function dropChunks(tenant: string, key: string, owner?: string): Promise<void> {
+    let start: Row | undefined;
+    do {
+      const page = await queryPage(t, {
+        ...refine(chunks.query({ tenant, key }, { beginsWith: chunks.skPrefix(owner === undefined ? {} : { owner }) }), { project: [chunks.pkAttr, chunks.skAttr] }),
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      await Promise.all(page.items.map((row) => remove(t, { [chunks.pkAttr]: row[chunks.pkAttr], [chunks.skAttr]: row[chunks.skAttr] })));
+      start = page.lastKey;
+    } while (start);
+  }
+
   const store: IdempotencyStore = {
     async claim(tenant, key, hash, owner, now, ttlSeconds) {
       const k = Idempotency.key({ tenant, key });
@@ -49,6 +67,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       if (claimed) return { state: 'new' };
       const rec = await getRow(t, k, { consistent: true });
       if (!rec) return { state: 'in_progress' };
+      // Its request wrote events of a user erased since: it keeps no fingerprint to compare with.
+      if (rec.state === 'erased') return { state: 'erased' };
       if (rec.hash !== hash) return { state: 'mismatch' };
       const abandoned = rec.state === 'pending' && Number(rec.claimed ?? rec.created) <= now - ABANDONED_AFTER_SECONDS;
       if (rec.state === 'failed' || abandoned) {
@@ -86,7 +106,11 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
         ),
       );
       const stored = await asOwner(tenant, key, owner, { set: { state: 'done', status, ...(chunks ? { chunks } : { body_gz: gz }) } });
-      if (!stored) throw new IdempotencyClaimLost();
+      if (!stored) {
+        // Another attempt holds the key, or an erasure forgot it: the parts of this answer are nobody's.
+        if (chunks) await dropChunks(tenant, key, owner);
+        throw new IdempotencyClaimLost();
+      }
     },
     async reserve(tenant, key, owner, firstId) {
       const reserved = await asOwner(tenant, key, owner, { set: { first_id: firstId } }, (x) => x.and(x.eq('state', 'pending'), x.absent('first_id')));
@@ -100,6 +124,21 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       const freed = await applied(() => remove(t, Idempotency.key({ tenant, key }), (x) => x.and(x.eq('owner', owner), x.absent('first_id'))));
       // Ids were reserved under the key (or another attempt holds it): keep it for a retry.
       if (!freed) await store.fail(tenant, key, owner);
+    },
+    async forget(tenant, key, writtenAt) {
+      // Whatever its state: no attempt holds it any more (no owner), none can store its answer.
+      // Only the record of the request that wrote the events (claimed before them; a record
+      // claimed once that one expired is a day younger: the minute allows for a resuming
+      // container's clock).
+      await applied(() =>
+        update(
+          t,
+          Idempotency.key({ tenant, key }),
+          { set: { state: 'erased' }, remove: ['hash', 'owner', 'claimed', 'first_id', 'status', 'body', 'body_gz', 'chunks'] },
+          { when: (x) => x.and(isStored(x), x.cmp('created', '<=', writtenAt + CLOCK_SLACK_SECONDS)) },
+        ),
+      );
+      await dropChunks(tenant, key);
     },
   };
   return store;

@@ -2,6 +2,7 @@ import type { BlobStore } from '../blob.ts';
 import { nowSeconds } from '../clock.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
 import type { ConsoleStore, ErasedUser } from './console-records.ts';
+import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
 
 /*
@@ -11,10 +12,11 @@ import type { EventStore } from './types.ts';
  * the partition serving reads its endpoints and event types from (the same Query): from the
  * moment it is stored, serving personalises that user neither from an artifact trained before
  * the erasure ended nor from events created before it (an index read may still show deleted
- * events for a moment). Events the user sends later personalise as usual.
+ * events for a moment). Events the user sends later personalise as usual. The answers stored
+ * for replay under the Idempotency-Keys of the requests that sent their events are forgotten.
  */
 
-export async function eraseUser(deps: { console: ConsoleStore; events: EventStore; blobs: BlobStore }, tenant: string, userId: string) {
+export async function eraseUser(deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; blobs: BlobStore }, tenant: string, userId: string) {
   const requestedAt = nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
   const earlier = (await deps.console.servingConfig(tenant)).erased_user.find((m) => m.user_id === userId);
@@ -23,7 +25,11 @@ export async function eraseUser(deps: { console: ConsoleStore; events: EventStor
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, marker);
-  const { deleted, through } = await deps.events.eraseUser(tenant, userId);
+  // The answers stored under the Idempotency-Keys of requests that wrote their events hold those
+  // events: forgotten (each before its events are deleted), so a replay cannot answer them.
+  const { deleted, through } = await deps.events.eraseUser(tenant, userId, async (written) => {
+    for (const [key, writtenAt] of written) await deps.idempotency.forget(tenant, key, writtenAt);
+  });
   const rewritten = await eraseFromModels(deps, tenant, checkedThrough, async (version) => {
     marker = { ...marker, models_checked_through: version };
     await deps.console.putErasure(tenant, marker);

@@ -14,7 +14,12 @@ export type IdempotencyClaim =
   | { state: 'resume'; firstId: number | undefined }
   | { state: 'replay'; status: number; body: string }
   | { state: 'mismatch' }
-  | { state: 'in_progress' };
+  | { state: 'in_progress' }
+  /**
+   * The key's request wrote events of a user erased since (`forget`): its answer is gone, and
+   * the key answers nothing else until it expires.
+   */
+  | { state: 'erased' };
 
 /** The attempt no longer holds the key (a retry took it over): it must not write. */
 export class IdempotencyClaimLost extends Conflict {
@@ -42,4 +47,13 @@ export interface IdempotencyStore {
    * under it (an earlier attempt may have written under them): then it stays for a retry, as `fail`.
    */
   release(tenant: string, key: string, owner: string): Promise<void>;
+  /**
+   * An erasure found events of its user written under the key, the last at `writtenAt` (unix
+   * seconds): the key's record keeps nothing of its request (neither its answer nor its
+   * fingerprint) and claims of it answer `erased` until it expires; no attempt holds it any
+   * more, so one still running can neither store its answer nor write under its ids. A record
+   * claimed after `writtenAt` (the key used again once the first expired; a minute allowed for
+   * clocks) is another request's, and is left alone.
+   */
+  forget(tenant: string, key: string, writtenAt: number): Promise<void>;
 }

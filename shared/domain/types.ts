@@ -78,6 +78,11 @@ export interface IdPlan {
   reuse?: number | undefined;
   /** Called with the first id of fresh ones before any row is written. */
   reserved?: ((first: number) => Promise<void>) | undefined;
+  /**
+   * The request's Idempotency-Key: each event row written names it, so that an erasure of a
+   * user of the event finds the answer stored under the key (which holds the event) and forgets it.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export interface ItemStore {
@@ -176,6 +181,9 @@ export interface EventStore {
   /**
    * Deletes every event of a user (on every write shard, with its index entries) sent before it
    * began: those of ids up to `through`, the last id handed out then. Answers how many went.
+   * Before it deletes events written under an Idempotency-Key, it calls `forget` with each such
+   * key and the latest of those events' ingest times (unix seconds), so that an erasure cut
+   * off half way still finds, when repeated, the keys of the events it left.
    */
-  eraseUser(tenant: string, userId: string): Promise<{ deleted: number; through: number }>;
+  eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>): Promise<{ deleted: number; through: number }>;
 }

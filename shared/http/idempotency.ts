@@ -17,7 +17,10 @@ import { nowSeconds } from '../clock.ts';
  * A request refused before it wrote (4xx) frees its key. One that failed after it may have
  * written (5xx, timeout, or a process that vanished) leaves its key to the retry, which writes
  * the same rows under the same ids (the first id is recorded before any row is written), so a
- * create is stored once however often it is retried.
+ * create is stored once however often it is retried. An erasure of a user forgets the answers
+ * (and fingerprints) stored under the keys of requests that wrote their events: such a key
+ * answers 409 `idempotency_key_erased` until it expires, neither the erased events nor a second
+ * write of the request.
  */
 export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idempotencyStore): HttpMiddleware {
   return {
@@ -41,12 +44,17 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'resume':
           req.context.state.idempotencyKey = key;
           req.context.state.idempotencyOwner = owner;
-          req.context.state.idPlan = claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first) => store().reserve(tenant, key, owner, first) };
+          req.context.state.idPlan = {
+            ...(claim.state === 'resume' && claim.firstId !== undefined ? { reuse: claim.firstId } : { reserved: (first: number) => store().reserve(tenant, key, owner, first) }),
+            idempotencyKey: key,
+          };
           return;
         case 'mismatch':
           throw new Conflict('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
         case 'in_progress':
           throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+        case 'erased':
+          throw new Conflict('idempotency_key_erased', "This Idempotency-Key's request stored events of a user erased since; its answer is not kept. Send it with a new key to store it again.");
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,

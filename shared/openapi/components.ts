@@ -11,7 +11,7 @@ const CORE_ERRORS: Record<number, string> = {
   401: 'Missing or invalid credentials (`authentication_error`).',
   403: 'The token lacks the scope this route needs (`permission_error`, `insufficient_scope`).',
   404: 'Not found for this tenant (`not_found_error`, e.g. `item_not_found`).',
-  409: 'Conflict (`conflict_error`): an Idempotency-Key reused with another request or still in use, or a record changing meanwhile.',
+  409: 'Conflict (`conflict_error`): an Idempotency-Key reused with another request, still in use, or whose request sent events of a user erased since (`idempotency_key_erased`), or a record changing meanwhile.',
   413: 'The body is over 1 MiB (`invalid_request_error`, `body_too_large`).',
   429: "The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.",
   500: 'Unexpected error (`api_error`, `internal_error`); quote the `request_id`.',

@@ -112,4 +112,75 @@ describe('idempotency store', () => {
     await s.reserve('t', 'once', 'a', 1);
     await expect(s.reserve('t', 'once', 'a', 2)).rejects.toBeInstanceOf(IdempotencyClaimLost);
   });
+
+  it("forget (an erasure of a user of the key's request): the record keeps nothing of the request, whatever its state; its claims answer erased until it expires", async () => {
+    const { IdempotencyClaimLost } = await import('../../shared/domain/idempotency.ts');
+    const { Idempotency, IdempotencyChunk } = await import('../../shared/data/entities.ts');
+    const { getRow, queryPage } = await import('../../shared/data/ops.ts');
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    const stored = async (key: string) => {
+      const chunks = IdempotencyChunk.indexes.primary;
+      return {
+        record: await getRow(db.table, Idempotency.key({ tenant: 'fg', key }), { consistent: true }),
+        parts: (await queryPage(db.table, { ...chunks.query({ tenant: 'fg', key }, { beginsWith: chunks.skPrefix() }), ConsistentRead: true })).items,
+      };
+    };
+    const { randomBytes } = await import('node:crypto');
+    const large = JSON.stringify({ user_id: 'gone', data: randomBytes(400_000).toString('hex') });
+    // Done, its answer in parts.
+    expect(await s.claim('fg', 'done', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.complete('fg', 'done', 'a', 201, large, 600);
+    expect((await stored('done')).parts.length).toBeGreaterThan(0);
+    await s.forget('fg', 'done', now);
+    expect(await stored('done')).toEqual({ record: { ...Idempotency.key({ tenant: 'fg', key: 'done' }), state: 'erased', created: now, ttl: now + 600 }, parts: [] });
+    expect(await s.claim('fg', 'done', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
+    expect(await s.claim('fg', 'done', 'other', 'c', now + 1, 600)).toEqual({ state: 'erased' });
+    // Past its TTL the key is free again.
+    expect(await s.claim('fg', 'done', 'h', 'd', now + 601, 600)).toEqual({ state: 'new' });
+    // Still running: the attempt can no longer write under new ids nor store its answer (nor leave its parts).
+    expect(await s.claim('fg', 'running', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.forget('fg', 'running', now);
+    await expect(s.reserve('fg', 'running', 'a', 5)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+    await expect(s.complete('fg', 'running', 'a', 201, large, 600)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+    expect((await stored('running')).parts).toEqual([]);
+    expect(await s.claim('fg', 'running', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
+    // Failed after it reserved ids: a retry does not resume it (it would write the erased events again).
+    expect(await s.claim('fg', 'failed', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('fg', 'failed', 'a', 70);
+    await s.fail('fg', 'failed', 'a');
+    await s.forget('fg', 'failed', now);
+    expect(await s.claim('fg', 'failed', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
+    // A record claimed after the events were written is another request's (the key used again): left alone.
+    expect(await s.claim('fg', 'later', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.complete('fg', 'later', 'a', 201, '{"ok":1}', 600);
+    await s.forget('fg', 'later', now - 700);
+    expect(await s.claim('fg', 'later', 'h', 'b', now + 1, 600)).toEqual({ state: 'replay', status: 201, body: '{"ok":1}' });
+    // An absent key: nothing is made.
+    await s.forget('fg', 'never', now);
+    expect((await stored('never')).record).toBeUndefined();
+  });
+
+  it("events name the Idempotency-Key they were written under (not shown), and an erasure hands each of its user's keys to forget, with the last of their times, before it deletes them", async () => {
+    const { events } = db.stores;
+    const e = (user_id: string) => ({ type: 'view', user_id, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
+    const [a] = await events.append('fk', [e('gone'), e('kept')], 100, { idempotencyKey: 'k1' });
+    await events.append('fk', [e('gone')], 105, { idempotencyKey: 'k1' });
+    await events.append('fk', [e('gone')], 110, { idempotencyKey: 'k2' });
+    await events.append('fk', [e('gone')], 120);
+    expect(await events.get('fk', (a as { id: number }).id)).not.toHaveProperty('idempotency_key');
+    expect((await events.list('fk', { limit: 10 })).rows.some((r) => 'idempotency_key' in r)).toBe(false);
+    const handed: [string, number][] = [];
+    let left = -1;
+    const { deleted } = await events.eraseUser('fk', 'gone', async (written) => {
+      handed.push(...written);
+      left = (await events.list('fk', { limit: 10, userId: 'gone' })).rows.length;
+    });
+    expect(deleted).toBe(4);
+    expect(handed.sort()).toEqual([
+      ['k1', 105],
+      ['k2', 110],
+    ]);
+    expect(left).toBe(4);
+  });
 });

@@ -1,9 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreError, request, startTestStack, type TestStack } from '../helpers/stack.ts';
+import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { Idempotency, IdempotencyChunk } from '../../shared/data/entities.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { getRow, queryPage } from '../../shared/data/ops.ts';
+import { onboardTenant } from '../../shared/domain/credentials.ts';
+import { expectCoreError, request, startTestStack, TenantClient, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;
+let table: TableRef;
 beforeAll(async () => {
   t = await startTestStack();
+  const endpoint = JSON.parse(readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  table = makeTable('recsearch-local', endpoint, 'us-east-1');
 });
 afterAll(() => t.stop());
 
@@ -147,6 +157,71 @@ describe('POST /v1/events', () => {
     expect(again.headers.get('content-type')).toBe('application/json');
     expect(again.body).toEqual(first.body);
     expect(await countAll()).toBe(before + 500);
+  });
+});
+
+describe('Idempotency-Key and erasure', () => {
+  // A tenant of its own: the erased events' ids are gaps that hold the tenant's event list for 30 s.
+  let c: TenantClient;
+  beforeAll(async () => {
+    c = new TenantClient(t.base, await onboardTenant(storesFor(table).credentials, 'idem-erasure', { base_url: t.base, console_url: t.base, auth_url: t.base }));
+  });
+  /** What the table keeps under a key: its record and its answer's parts. */
+  const storedUnder = async (key: string) => {
+    const tenant = c.creds.tenant;
+    const record = await getRow(table, Idempotency.key({ tenant, key }), { consistent: true });
+    const chunks = IdempotencyChunk.indexes.primary;
+    const parts = await queryPage(table, { ...chunks.query({ tenant, key }, { beginsWith: chunks.skPrefix() }), ConsistentRead: true });
+    return { record, parts: parts.items };
+  };
+
+  it("an erasure forgets the answers stored under the keys of requests that sent the user's events: a replay is 409 idempotency_key_erased, and the table keeps nothing of them", async () => {
+    const stamp = Date.now();
+    const [single, batch, bystander] = ['single', 'batch', 'bystander'].map((k) => `erase-${k}-${stamp}`) as [string, string, string];
+    const erased = `erased-${stamp}`;
+    const post = (body: unknown, key: string) => c.core('POST', '/v1/events', body, { headers: { 'idempotency-key': key } });
+    const one = [ev({ user_id: erased, item_id: 'secret-item', type: 'purchase' })];
+    // Several users in one batch, its answer stored in parts (random text: over 300 KB gzipped).
+    const many = Array.from({ length: 500 }, (_, k) => ev(k === 250 ? { user_id: erased, item_id: 'secret-item-2' } : { user_id: `kept-${stamp}-${k}`, note: randomBytes(750).toString('base64') }));
+    const other = [ev({ user_id: `bystander-${stamp}` })];
+    const first = { single: await post(one, single), batch: await post(many, batch), bystander: await post(other, bystander) };
+    for (const r of Object.values(first)) expect(r.status).toBe(201);
+    // Before the erasure the answers replay, the batch's from its parts.
+    expect((await post(one, single)).body).toEqual(first.single.body);
+    expect((await storedUnder(batch)).parts.length).toBeGreaterThan(0);
+
+    expect(await c.platform('DELETE', `/api/users/${erased}`)).toMatchObject({ status: 200, body: { user_id: erased, deleted_events: 2 } });
+
+    for (const [key, body] of [
+      [single, one],
+      [batch, many],
+    ] as const) {
+      const replay = await post(body, key);
+      expectCoreError(replay, 409, 'conflict_error', 'idempotency_key_erased');
+      expect(replay.headers.get('idempotent-replayed')).toBeNull();
+      expect(JSON.stringify(replay.body)).not.toContain(erased);
+      expect(JSON.stringify(replay.body)).not.toContain('secret-item');
+      // Another body under the key: the same answer (the record keeps no fingerprint to compare).
+      expectCoreError(await post(other, key), 409, 'conflict_error', 'idempotency_key_erased');
+      // The key's record keeps neither the answer nor the request's fingerprint; no part is left.
+      const { record, parts } = await storedUnder(key);
+      expect(record).toMatchObject({ state: 'erased' });
+      for (const gone of ['body', 'body_gz', 'chunks', 'hash', 'owner', 'status', 'first_id']) expect(record).not.toHaveProperty(gone);
+      expect(parts).toEqual([]);
+    }
+    // The batch's other users' events stay.
+    expect((await c.core('GET', `/v1/events/${first.batch.body.data[0].id}`)).body).toEqual(first.batch.body.data[0]);
+    // Another user's request replays as before.
+    const again = await post(other, bystander);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.bystander.body);
+    // Sent again under a new key, the event is stored (as any event the user sends after the erasure).
+    const resent = await post(one, `${single}-new`);
+    expect(resent.status).toBe(201);
+    expect(resent.body.data[0]).toMatchObject({ user_id: erased, item_id: 'secret-item' });
+    // The next id after the bystander's: the refused replays wrote nothing (took no ids).
+    expect(Number(resent.body.data[0].id)).toBe(Number(first.bystander.body.data[0].id) + 1);
   });
 });
 

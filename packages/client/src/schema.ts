@@ -2001,7 +2001,7 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"];
             };
         };
-        /** @description Conflict (`conflict_error`): an Idempotency-Key reused with another request or still in use, or a record changing meanwhile. */
+        /** @description Conflict (`conflict_error`): an Idempotency-Key reused with another request, still in use, or whose request sent events of a user erased since (`idempotency_key_erased`), or a record changing meanwhile. */
         CoreError409: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
