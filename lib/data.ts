@@ -1,8 +1,17 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { projectionOf, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
+
+/**
+ * Days an artifact's earlier version stays in the versioned bucket once it was replaced or
+ * deleted: an index build the embedding worker deleted, a model an erasure wrote again without
+ * the erased users (docs/api.md, "Erasing a user"), a pointer replaced by each build. Without an
+ * expiry a versioned bucket keeps them all for good: the erased users' histories, and every
+ * index build a tenant ever had (one every few minutes while its catalog changes).
+ */
+export const ARTIFACT_NONCURRENT_DAYS = 7;
 
 /**
  * The single table (items, events, console records) and the artifact bucket (model and index
@@ -47,6 +56,9 @@ export class DataConstruct extends Construct {
       versioned: true,
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'artifacts/',
+      // Versioning is the undo of an overwrite or a delete for a week; then the earlier version
+      // goes, and the delete marker left alone after it.
+      lifecycleRules: [{ id: 'noncurrent-versions', noncurrentVersionExpiration: Duration.days(ARTIFACT_NONCURRENT_DAYS), expiredObjectDeleteMarker: true }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

@@ -2,6 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
+import { ARTIFACT_NONCURRENT_DAYS } from '../../lib/data.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
@@ -190,6 +191,17 @@ describe('data', () => {
     for (const [, p] of ofType('AWS::S3::BucketPolicy')) {
       expect(p.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]));
     }
+  });
+
+  it("expires the artifacts' replaced versions: deleted index builds, models an erasure wrote again", () => {
+    // Versioned, the bucket would keep every earlier version for good: an erased user's history
+    // in the model as it was before the erasure, and each index build the embedding worker deleted.
+    const [, artifacts] = ofType('AWS::S3::Bucket').find(([id]) => id.startsWith('DataArtifacts') && !id.startsWith('DataArtifactAccessLogs')) as [string, Resource];
+    expect(artifacts.Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(artifacts.Properties.LifecycleConfiguration?.Rules).toEqual([
+      expect.objectContaining({ Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: ARTIFACT_NONCURRENT_DAYS }, ExpiredObjectDeleteMarker: true }),
+    ]);
+    expect(ARTIFACT_NONCURRENT_DAYS).toBeLessThanOrEqual(30);
   });
 });
 
