@@ -13,6 +13,9 @@ import { projectionOf, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
  */
 export const ARTIFACT_NONCURRENT_DAYS = 7;
 
+/** Days the artifact bucket's access logs are kept. */
+export const ACCESS_LOG_DAYS = 90;
+
 /**
  * The single table (items, events, console records) and the artifact bucket (model and index
  * artifacts). Both are retained when the stack is deleted.
@@ -47,6 +50,9 @@ export class DataConstruct extends Construct {
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
+      // A line per artifact request (each search container reads the index pointer every
+      // INDEX_CHECK_SECONDS): kept 90 days, as the console's logs are.
+      lifecycleRules: [{ expiration: Duration.days(ACCESS_LOG_DAYS) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.artifacts = new s3.Bucket(this, 'Artifacts', {

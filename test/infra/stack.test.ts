@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
-import { ARTIFACT_NONCURRENT_DAYS } from '../../lib/data.ts';
+import { ACCESS_LOG_DAYS, ARTIFACT_NONCURRENT_DAYS } from '../../lib/data.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
@@ -202,6 +202,11 @@ describe('data', () => {
       expect.objectContaining({ Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: ARTIFACT_NONCURRENT_DAYS }, ExpiredObjectDeleteMarker: true }),
     ]);
     expect(ARTIFACT_NONCURRENT_DAYS).toBeLessThanOrEqual(30);
+  });
+
+  it("keeps the artifact bucket's access logs for a while, not for good", () => {
+    const [, logs] = ofType('AWS::S3::Bucket').find(([id]) => id.startsWith('DataArtifactAccessLogs')) as [string, Resource];
+    expect(logs.Properties.LifecycleConfiguration?.Rules).toEqual([expect.objectContaining({ Status: 'Enabled', ExpirationInDays: ACCESS_LOG_DAYS })]);
   });
 });
 
