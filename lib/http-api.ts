@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { type CfnRoute, type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -26,6 +27,32 @@ export interface HttpApiProps {
 }
 
 /**
+ * A stage's access log line, in the variables HTTP APIs have. CDK's default for an HTTP API
+ * stage is the REST APIs' Common Log Format, whose `$context.resourcePath`,
+ * `$context.identity.caller` and `$context.identity.user` HTTP APIs do not set (each line said
+ * `-` for the path). One JSON object a line: the request id (the answer's `x-amzn-requestid`,
+ * and the Lambda's), the route it matched, the path asked for, the status and the latencies,
+ * and why an integration failed.
+ */
+const HTTP_API_ACCESS_LOG = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTime',
+    httpMethod: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    path: '$context.path',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+    userAgent: '$context.identity.userAgent',
+  }),
+);
+
+/**
  * One HTTP API whose routes come from the route table: one function per handler module
  * (POST and PATCH item update share `core/items/update`; every Core path's OPTIONS shares
  * `cors/preflight`), plus a `$default` route answering 404/405 in the API's envelope.
@@ -46,7 +73,7 @@ export class ServiceHttpApi extends Construct {
       stageName: '$default',
       autoDeploy: true,
       throttle: props.throttle,
-      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: HTTP_API_ACCESS_LOG },
     });
 
     // One log group for the API's functions (Lambda names each stream after its function).

@@ -54,7 +54,6 @@ export const routeHandlers: Record<string, RouteHandler> = {
    * Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest
    * 5,000 events (`sampled`: whether that cut anything off).
    */
-  /** Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest 5,000 events. */
   'GET /console/api/overview': consoleHandler(NAME, { query: overviewQuery }, async ({ tenant, query }) => ok(await eventsPerDay(eventStore(), tenant, query.days))),
 };
 
