@@ -214,7 +214,8 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_WRITE),
   // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
   // user's erasure marker put in the serving partition; the Idempotency-Key records of the
-  // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted.
+  // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted; the
+  // tenant's experiments listed (Query) and the user's membership row in each deleted.
   platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).

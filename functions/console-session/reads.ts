@@ -28,6 +28,7 @@ const notCounted: ExposureStore = {
   exposure: async () => undefined,
   attribute: async () => false,
   totals: async () => new Map(),
+  forgetUser: async () => undefined,
 };
 
 export const routeHandlers: Record<string, RouteHandler> = {

@@ -28,9 +28,18 @@ export interface VariantTotals {
 export interface ExposureStore {
   recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number }): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
-  /** Counts the event for the exposure's variant unless it was counted before; whether it counted now. */
+  /**
+   * Counts the event for the exposure's variant unless it was counted before; whether it counted
+   * now. The user's first conversion of its type counts only while their membership row is there
+   * (not after an erasure deleted it).
+   */
   attribute(tenant: string, x: ExposureRecord, event: { id: number; type: string; created: number }): Promise<boolean>;
   totals(tenant: string, experimentId: number): Promise<Map<number, VariantTotals>>;
+  /**
+   * Deletes the user's membership row (first served, conversions by type) in each of these
+   * experiments, where there is one (a user's erasure). The totals keep what they counted.
+   */
+  forgetUser(tenant: string, userId: string, experimentIds: readonly number[]): Promise<void>;
 }
 
 /** Records a request served to `userId` under `a`. */

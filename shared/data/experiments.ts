@@ -1,9 +1,10 @@
 import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/exposures.ts';
+import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
 import { nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, getRow, isNew, markEventOnce, put, putAll, queryUpTo, update } from './ops.ts';
+import { applied, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -14,6 +15,9 @@ import { applied, getRow, isNew, markEventOnce, put, putAll, queryUpTo, update }
  * An attributed event is recorded on its request's exposure under the event's id, conditionally,
  * so an event counts once however often its ingest is retried; the request's and the user's
  * first conversion per event type are told apart the same way.
+ * A user's erasure deletes their rows in the tenant's experiments (forgetUser); a conversion
+ * attributed later to a request served before it counts for the request, not the user (whose row
+ * is gone, and is not written again by it).
  */
 
 /** Exposures are kept this long after their attribution window closes. */
@@ -36,6 +40,9 @@ const GROUP_MAX = 100;
  */
 const recorded = new Set<string>();
 const RECORDED_MAX = 100_000;
+
+/** DeleteItems of an erasure's membership rows in flight at once. */
+const FORGET_CONCURRENCY = 16;
 
 /** Attribute names of the totals (event types match ^[a-z][a-z0-9_]{0,63}$). */
 const EVENTS = 'events:';
@@ -102,14 +109,29 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
       const convertedAt = `converted:${event.type}`;
       const { counted, first: firstForRequest } = await markEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt);
       if (!counted) return false;
-      const old = await update(t, ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId }), { setIfAbsent: { [convertedAt]: event.created } }, { returnValues: 'UPDATED_OLD' });
-      const firstForUser = old?.[convertedAt] === undefined;
+      // The user's first conversion of the type: only on their row, if it is there. An erasure
+      // deleted it (the exposure stays until it expires): the event counts for its request, the
+      // user no longer counts, and no row is written back that holds their id without a membership.
+      let firstForUser = false;
+      await applied(async () => {
+        const old = await update(
+          t,
+          ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId }),
+          { setIfAbsent: { [convertedAt]: event.created } },
+          { when: isStored, returnValues: 'UPDATED_OLD' },
+        );
+        firstForUser = old?.[convertedAt] === undefined;
+      });
       await add(tenant, x.experimentId, x.variant, {
         [EVENTS + event.type]: 1,
         [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
         [CONVERTED_USERS + event.type]: firstForUser ? 1 : 0,
       });
       return true;
+    },
+
+    async forgetUser(tenant, userId, experimentIds) {
+      await eachAtMost([...new Set(experimentIds)], FORGET_CONCURRENCY, (experiment) => remove(t, ExperimentUser.key({ tenant, experiment, user_id: userId })));
     },
 
     async totals(tenant, experimentId) {

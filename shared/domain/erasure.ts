@@ -1,5 +1,6 @@
 import type { BlobStore } from '../blob.ts';
 import { nowSeconds } from '../clock.ts';
+import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
 import type { ConsoleStore, ErasedUser } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -13,10 +14,15 @@ import type { EventStore } from './types.ts';
  * moment it is stored, serving personalises that user neither from an artifact trained before
  * the erasure ended nor from events created before it (an index read may still show deleted
  * events for a moment). Events the user sends later personalise as usual. The answers stored
- * for replay under the Idempotency-Keys of the requests that sent their events are forgotten.
+ * for replay under the Idempotency-Keys of the requests that sent their events are forgotten, and
+ * their membership rows in the tenant's experiments (first served, conversions by type) deleted.
  */
 
-export async function eraseUser(deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; blobs: BlobStore }, tenant: string, userId: string) {
+export async function eraseUser(
+  deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'>; blobs: BlobStore },
+  tenant: string,
+  userId: string,
+) {
   const requestedAt = nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
   const earlier = (await deps.console.servingConfig(tenant)).erased_user.find((m) => m.user_id === userId);
@@ -30,6 +36,14 @@ export async function eraseUser(deps: { console: ConsoleStore; events: EventStor
   const { deleted, through } = await deps.events.eraseUser(tenant, userId, async (written) => {
     for (const [key, writtenAt] of written) await deps.idempotency.forget(tenant, key, writtenAt);
   });
+  // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
+  // keep what they counted; a conversion attributed later writes no row back).
+  const experiments = await deps.console.list(tenant, 'experiment');
+  await deps.exposures.forgetUser(
+    tenant,
+    userId,
+    experiments.map((e) => e.id),
+  );
   const rewritten = await eraseFromModels(deps, tenant, checkedThrough, async (version) => {
     marker = { ...marker, models_checked_through: version };
     await deps.console.putErasure(tenant, marker);

@@ -19,6 +19,7 @@ import { schedules } from '../../shared/queue/workers.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 
@@ -380,7 +381,11 @@ describe('erasure', () => {
     const usersOf = async () => unpackModel((await blobStore.get(artifactKey)) as Uint8Array).histories?.users;
     expect(await usersOf()).toEqual(['gone', 'keep0', 'keep1']);
     const t0 = now();
-    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: blobStore }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 20, model_versions_rewritten: 1 });
+    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er', 'gone')).toEqual({
+      user_id: 'gone',
+      deleted_events: 20,
+      model_versions_rewritten: 1,
+    });
     expect(await usersOf()).toEqual(['keep0', 'keep1']);
     for (const id of mine) expect(await events.get('er', id)).toBeUndefined();
     expect((await events.list('er', { limit: 100, userId: 'gone' })).rows).toEqual([]);
@@ -396,7 +401,11 @@ describe('erasure', () => {
     expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number), models_checked_through: 1, events_through: 60 }]);
     expect(cfg.erased_user[0]?.completed_at).toBeGreaterThanOrEqual(t0);
     expect(cfg.endpoint).toEqual([]);
-    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: blobStore }, 'er', 'gone')).toEqual({ user_id: 'gone', deleted_events: 0, model_versions_rewritten: 0 });
+    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er', 'gone')).toEqual({
+      user_id: 'gone',
+      deleted_events: 0,
+      model_versions_rewritten: 0,
+    });
     expect((await c.servingConfig('er')).erased_user).toHaveLength(1);
     expect(await c.list('er', 'endpoint')).toEqual([]);
   });
@@ -410,7 +419,7 @@ describe('erasure', () => {
         100,
       );
     await events.append('er2', [ev('other', 'view', 1)], 100);
-    expect((await eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: blobStore }, 'er2', 'big')).deleted_events).toBe(1500);
+    expect((await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er2', 'big')).deleted_events).toBe(1500);
     expect((await events.list('er2', { limit: 10 })).rows.map((e) => e.user_id)).toEqual(['other']);
   });
 
@@ -434,7 +443,9 @@ describe('erasure', () => {
         },
       },
     };
-    expect((await eraseUser({ console: c, idempotency: db.stores.idempotency, events: dynamoEventStore(racing), blobs: blobStore }, 'er4', 'mid')).deleted_events).toBe(30);
+    expect(
+      (await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events: dynamoEventStore(racing), blobs: blobStore }, 'er4', 'mid')).deleted_events,
+    ).toBe(30);
     expect(sentDuring).toHaveLength(2);
     expect((await events.list('er4', { limit: 100, userId: 'mid' })).rows.map((e) => e.id)).toEqual(sentDuring);
     for (const id of sentDuring) expect(await events.get('er4', id)).toMatchObject({ user_id: 'mid' });
@@ -461,12 +472,18 @@ describe('erasure', () => {
         await blobStore.put(k, body);
       },
     });
-    const answers = await Promise.all(['alice', 'bob'].map((u) => eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: slow }, 'er5', u)));
+    const answers = await Promise.all(
+      ['alice', 'bob'].map((u) => eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: slow }, 'er5', u)),
+    );
     expect(answers.map((a) => a.deleted_events)).toEqual([2, 2]);
     expect(unpackModel((await blobStore.get(key)) as Uint8Array).histories?.users).toEqual(['carol']);
     // Erased again: the version checked is not read again.
     reads = 0;
-    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: slow }, 'er5', 'alice')).toEqual({ user_id: 'alice', deleted_events: 0, model_versions_rewritten: 0 });
+    expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: slow }, 'er5', 'alice')).toEqual({
+      user_id: 'alice',
+      deleted_events: 0,
+      model_versions_rewritten: 0,
+    });
     expect(reads).toBe(0);
   });
 
@@ -507,7 +524,9 @@ describe('erasure', () => {
       Array.from({ length: 300 }, (_, i) => ev('twice', 'view', i + 1)),
       100,
     );
-    const answers = await Promise.all(Array.from({ length: 4 }, () => eraseUser({ console: c, idempotency: db.stores.idempotency, events, blobs: blobStore }, 'er3', 'twice')));
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er3', 'twice')),
+    );
     expect(answers.reduce((sum, a) => sum + a.deleted_events, 0)).toBe(300);
     expect((await events.list('er3', { limit: 10, userId: 'twice' })).rows).toEqual([]);
   });

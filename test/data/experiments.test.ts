@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExperimentUser } from '../../shared/data/entities.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -54,5 +56,43 @@ describe('experiment exposures', () => {
       requestsWith: { click: 2, purchase: 1 },
       usersWith: { click: 1, purchase: 1 },
     });
+  });
+
+  it("forgetUser deletes the user's rows in the experiments named (none there is no error); the totals stay; a conversion attributed later counts for its request, not the user, and writes no row", async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const row = (tenant: string, experiment: number, user_id: string) => getRow(db.table, ExperimentUser.key({ tenant, experiment, user_id }), { consistent: true });
+    for (const [tenant, experimentId, requestId, userId] of [
+      ['f1', 1, 'f-1', 'gone'],
+      ['f1', 2, 'f-2', 'gone'],
+      ['f1', 1, 'f-3', 'kept'],
+      ['f2', 1, 'f-4', 'gone'],
+    ] as const)
+      await store.recordExposure(tenant, { requestId, experimentId, variant: 0, userId, servedAt: now, windowSeconds: 600 });
+    const x = (id: string) => store.exposure('f1', id).then((r) => r!);
+    expect(await store.attribute('f1', await x('f-1'), { id: 1, type: 'click', created: now })).toBe(true);
+    const before = await store.totals('f1', 1);
+    expect(before.get(0)).toEqual({ requests: 2, users: 2, events: { click: 1 }, requestsWith: { click: 1 }, usersWith: { click: 1 } });
+    expect(await row('f1', 1, 'gone')).toMatchObject({ variant: 0, first_served_at: now, 'converted:click': now });
+
+    // Experiment 3 never served the user; an id named twice is deleted once.
+    await store.forgetUser('f1', 'gone', [1, 2, 3, 1]);
+    expect(await row('f1', 1, 'gone')).toBeUndefined();
+    expect(await row('f1', 2, 'gone')).toBeUndefined();
+    // Other users, and the user in another tenant, keep theirs.
+    expect(await row('f1', 1, 'kept')).toMatchObject({ first_served_at: now });
+    expect(await row('f2', 1, 'gone')).toMatchObject({ first_served_at: now });
+    expect(await store.totals('f1', 1)).toEqual(before);
+    // Again, or with no experiment: nothing to do.
+    await store.forgetUser('f1', 'gone', [1, 2]);
+    await store.forgetUser('f1', 'gone', []);
+
+    // A click again and a first purchase on the request served before: both count for the request's
+    // events, the purchase for the requests with one; neither counts the user (no row), nor writes one.
+    expect(await store.attribute('f1', await x('f-1'), { id: 2, type: 'click', created: now + 1 })).toBe(true);
+    expect(await store.attribute('f1', await x('f-1'), { id: 3, type: 'purchase', created: now + 1 })).toBe(true);
+    expect(await store.attribute('f1', await x('f-1'), { id: 3, type: 'purchase', created: now + 1 })).toBe(false);
+    expect((await store.totals('f1', 1)).get(0)).toEqual({ requests: 2, users: 2, events: { click: 2, purchase: 1 }, requestsWith: { click: 1, purchase: 1 }, usersWith: { click: 1 } });
+    expect(await row('f1', 1, 'gone')).toBeUndefined();
   });
 });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTable } from '../../shared/data/client.ts';
+import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { ExperimentUser } from '../../shared/data/entities.ts';
 import { storesFor } from '../../shared/data/index.ts';
+import { getRow } from '../../shared/data/ops.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
 import { startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
 
@@ -11,6 +13,7 @@ import { startTestStack, TenantClient, type Api, type TestStack, until } from '.
  */
 let t: TestStack;
 let other: TenantClient;
+let table: TableRef;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
 type Rec = { item_id: string; item: { metadata: Record<string, unknown> }; explain?: Record<string, unknown> };
 type Hit = { id: string; metadata: Record<string, unknown>; explain?: Record<string, unknown> };
@@ -57,7 +60,8 @@ beforeAll(async () => {
   for (let k = 0; k < 24; k++) for (let n = 0; n < 30 - k; n++) events.push({ type: 'view', user_id: `crowd-${n}`, item_id: items[k] });
   for (let i = 0; i < events.length; i += 500) expect((await t.demo.core('POST', '/v1/events', events.slice(i, i + 500))).status).toBe(201);
   const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
-  const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
+  table = makeTable('recsearch-local', endpoint, 'us-east-1');
+  const creds = await onboardTenant(storesFor(table).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
   other = new TenantClient(t.base, creds);
   // Searchable once embedded (the delta serves them).
   await until(
@@ -344,6 +348,74 @@ describe('experiments', () => {
     expect((await P('PATCH', `/api/experiments/${exp}`, { status: 'Stopped' })).status).toBe(200);
     expect((await recs(`user_id=ab-1&limit=3&context_id=${ctx}`)).body.experiment).toBeUndefined();
   }, 120_000);
+});
+
+describe("a user's erasure and experiments", () => {
+  it("deletes the user's membership row in each experiment, Running or Stopped; the results stay, and a later conversion on a request served before counts for the request, not the user", async () => {
+    const stamp = Date.now();
+    const [user, kept] = [`erased-member-${stamp}`, `kept-member-${stamp}`];
+    const tenant = t.demo.creds.tenant;
+    const member = (experiment: number, userId: string) => getRow(table, ExperimentUser.key({ tenant, experiment, user_id: userId }), { consistent: true });
+    for (const name of ['erase-a', 'erase-b']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name })).status).toBe(201);
+    const experiment = async (name: string) => {
+      const ctx = await context(name);
+      const r = await P('POST', '/api/experiments', {
+        name,
+        context_id: ctx,
+        variants: [
+          { name: 'a', endpoint_name: 'erase-a', traffic_percent: 50 },
+          { name: 'b', endpoint_name: 'erase-b', traffic_percent: 50 },
+        ],
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      expect((await P('PATCH', `/api/experiments/${r.body.id}`, { status: 'Running' })).status).toBe(200);
+      return { id: r.body.id as number, ctx };
+    };
+    const running = await experiment(`erase-running-${stamp}`);
+    const stopped = await experiment(`erase-stopped-${stamp}`);
+    const served = async (e: { id: number; ctx: number }, userId: string) => {
+      const r = await recs(`user_id=${userId}&limit=3&context_id=${e.ctx}`);
+      expect(r.body.experiment).toMatchObject({ id: e.id });
+      return r.body.request_id as string;
+    };
+    const before = await served(running, user);
+    await served(running, kept);
+    await served(stopped, user);
+    expect((await P('PATCH', `/api/experiments/${stopped.id}`, { status: 'Stopped' })).status).toBe(200);
+    // A click on the request: the user converted.
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'click', user_id: user, item_id: items[0], request_id: before }])).status).toBe(201);
+    for (const id of [running.id, stopped.id]) expect(await member(id, user)).toMatchObject({ first_served_at: expect.any(Number) });
+    const results = async (id: number) => {
+      const r = await P('GET', `/api/experiments/${id}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.results;
+    };
+    const was = { running: await results(running.id), stopped: await results(stopped.id) };
+    expect(was.running.variants.map((v: { users: number }) => v.users).reduce((a: number, b: number) => a + b)).toBe(2);
+
+    expect(await P('DELETE', `/api/users/${user}`)).toMatchObject({ status: 200, body: { user_id: user } });
+
+    // The rows are gone, in the Stopped experiment too; another member's stays.
+    expect(await member(running.id, user)).toBeUndefined();
+    expect(await member(stopped.id, user)).toBeUndefined();
+    expect(await member(running.id, kept)).toMatchObject({ first_served_at: expect.any(Number) });
+    // The results still answer, as they were: the totals keep what they counted.
+    expect(await results(running.id)).toEqual(was.running);
+    expect(await results(stopped.id)).toEqual(was.stopped);
+
+    // A purchase sent after the erasure naming the request served before it (its exposure is kept
+    // until it expires): counted for the request, not for the user, and no row is written back.
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: user, item_id: items[1], request_id: before }])).status).toBe(201);
+    const after = await results(running.id);
+    const purchases = after.variants.map((v: { events: Record<string, { events: number; requests_with_event: number; users_with_event: number }> }) => v.events.purchase);
+    expect(purchases.reduce((n: number, p: { events: number }) => n + p.events, 0)).toBe(1);
+    expect(purchases.reduce((n: number, p: { requests_with_event: number }) => n + p.requests_with_event, 0)).toBe(1);
+    expect(purchases.reduce((n: number, p: { users_with_event: number }) => n + p.users_with_event, 0)).toBe(0);
+    expect(after.variants.map((v: { users: number; events: { click: unknown } }) => [v.users, v.events.click])).toEqual(
+      was.running.variants.map((v: { users: number; events: { click: unknown } }) => [v.users, v.events.click]),
+    );
+    expect(await member(running.id, user)).toBeUndefined();
+  });
 });
 
 describe('contexts of another tenant', () => {
