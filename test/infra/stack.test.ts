@@ -70,11 +70,17 @@ describe('routes', () => {
     });
   });
 
-  it('logs each request in the variables an HTTP API sets (not the REST APIs\' Common Log Format)', () => {
+  it("logs each request in the variables an HTTP API sets (not the REST APIs' Common Log Format)", () => {
     for (const [id, stage] of ofType('AWS::ApiGatewayV2::Stage')) {
       const format = stage.Properties.AccessLogSettings.Format as string;
       const line = JSON.parse(format) as Record<string, string>;
-      expect(line, id).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', path: '$context.path', status: '$context.status', integrationError: '$context.integrationErrorMessage' });
+      expect(line, id).toMatchObject({
+        requestId: '$context.requestId',
+        routeKey: '$context.routeKey',
+        path: '$context.path',
+        status: '$context.status',
+        integrationError: '$context.integrationErrorMessage',
+      });
       // REST-only variables, which an HTTP API leaves empty.
       expect(format, id).not.toMatch(/\$context\.(resourcePath|identity\.caller|identity\.user)\b/);
     }
