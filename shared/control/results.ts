@@ -4,6 +4,7 @@
  * and the relative lift of the per-user conversion rate over the first variant with its 95 %
  * interval; plus a sample-ratio-mismatch check of users against the configured split.
  */
+import { countOf } from '../counts.ts';
 import type { ExposureStore, VariantTotals } from './exposures.ts';
 import { sampleRatioMismatch, twoProportionLift } from './stats.ts';
 import type { Experiment } from './types.ts';
@@ -22,15 +23,15 @@ export async function experimentResults(store: ExposureStore, tenant: string, ex
     const t = per[k] ?? empty;
     const events = Object.fromEntries(
       types.map((type) => {
-        const users = t.usersWith[type] ?? 0;
-        const lift = k === 0 ? null : twoProportionLift({ successes: control.usersWith[type] ?? 0, trials: control.users }, { successes: users, trials: t.users });
+        const users = countOf(t.usersWith, type);
+        const lift = k === 0 ? null : twoProportionLift({ successes: countOf(control.usersWith, type), trials: control.users }, { successes: users, trials: t.users });
         return [
           type,
           {
-            events: t.events[type] ?? 0,
-            events_per_request: rate(t.events[type] ?? 0, t.requests),
-            requests_with_event: t.requestsWith[type] ?? 0,
-            rate_per_request: rate(t.requestsWith[type] ?? 0, t.requests),
+            events: countOf(t.events, type),
+            events_per_request: rate(countOf(t.events, type), t.requests),
+            requests_with_event: countOf(t.requestsWith, type),
+            rate_per_request: rate(countOf(t.requestsWith, type), t.requests),
             users_with_event: users,
             rate_per_user: rate(users, t.users),
             lift: lift && { relative: round(lift.relative_lift), ci_95: roundPair(lift.relative_lift_ci), difference: round(lift.difference), difference_ci_95: roundPair(lift.difference_ci) },

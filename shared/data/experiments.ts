@@ -2,6 +2,7 @@ import type { ExposureRecord, ExposureStore, VariantTotals } from '../control/ex
 import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
+import { addCount } from '../counts.ts';
 import { nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
 import { applied, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
@@ -151,7 +152,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
           if (typeof n !== 'number') continue;
           const bump = (into: Record<string, number>, prefix: string) => {
             const type = k.slice(prefix.length);
-            into[type] = (into[type] ?? 0) + n;
+            addCount(into, type, n);
           };
           if (k.startsWith(EVENTS)) bump(tot.events, EVENTS);
           else if (k.startsWith(CONVERTED_REQUESTS)) bump(tot.requestsWith, CONVERTED_REQUESTS);

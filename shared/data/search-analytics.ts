@@ -1,5 +1,6 @@
 import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore } from '../search/analytics.ts';
 import { eachAtMost } from '../concurrency.ts';
+import { addCount } from '../counts.ts';
 import type { TableRef } from './client.ts';
 import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from './entities.ts';
 import { prefixEnd } from './entity.ts';
@@ -219,8 +220,8 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
           else if (k === 'folded_to') {
             const dq = dayQuery(day, query);
             foldedAt.set(dq, Math.max(n, foldedAt.get(dq) ?? 0));
-          } else if (k.startsWith(EVENTS)) c.events[k.slice(EVENTS.length)] = (c.events[k.slice(EVENTS.length)] ?? 0) + n;
-          else if (k.startsWith(WITH)) c.searches_with[k.slice(WITH.length)] = (c.searches_with[k.slice(WITH.length)] ?? 0) + n;
+          } else if (k.startsWith(EVENTS)) addCount(c.events, k.slice(EVENTS.length), n);
+          else if (k.startsWith(WITH)) addCount(c.searches_with, k.slice(WITH.length), n);
         }
       });
       // The searches not folded yet: served since `foldedTo` within the days, unless their row holds them by now.

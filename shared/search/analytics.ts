@@ -7,6 +7,7 @@
  * own rows. `GET /api/analytics/searches` never reads the event log.
  */
 import { nowSeconds } from '../clock.ts';
+import { addCount, countOf } from '../counts.ts';
 import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
 import { InvalidInput } from '../domain/errors.ts';
@@ -134,10 +135,10 @@ export async function searchAnalytics(store: SearchLogStore, tenant: string, q: 
   const counts = (c: QueryCounts) => ({
     searches: c.searches,
     no_results: c.no_results,
-    clicks: c.events[q.click_type] ?? 0,
-    conversions: c.events[q.conversion_type] ?? 0,
-    click_through_rate: rate(c.searches_with[q.click_type] ?? 0, c.searches),
-    conversion_rate: rate(c.searches_with[q.conversion_type] ?? 0, c.searches),
+    clicks: countOf(c.events, q.click_type),
+    conversions: countOf(c.events, q.conversion_type),
+    click_through_rate: rate(countOf(c.searches_with, q.click_type), c.searches),
+    conversion_rate: rate(countOf(c.searches_with, q.conversion_type), c.searches),
     events: c.events,
     searches_with: c.searches_with,
   });
@@ -145,8 +146,8 @@ export async function searchAnalytics(store: SearchLogStore, tenant: string, q: 
   for (const c of byQuery.values()) {
     total.searches += c.searches;
     total.no_results += c.no_results;
-    for (const [k, n] of Object.entries(c.events)) total.events[k] = (total.events[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(c.searches_with)) total.searches_with[k] = (total.searches_with[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(c.events)) addCount(total.events, k, n);
+    for (const [k, n] of Object.entries(c.searches_with)) addCount(total.searches_with, k, n);
   }
   const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   const entries = [...byQuery];
