@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
- * Defects a security review reproduced over HTTP, each kept fixed here.
+ * Event types named like an object's inherited members (`constructor`, `toString`, ...), which the
+ * spec's pattern allows: counted by type like any other.
  */
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
