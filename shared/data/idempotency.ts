@@ -130,7 +130,7 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       // Only the record of the request that wrote the events (claimed before them; a record
       // claimed once that one expired is a day younger: the minute allows for a resuming
       // container's clock).
-      await applied(() =>
+      const forgotten = await applied(() =>
         update(
           t,
           Idempotency.key({ tenant, key }),
@@ -138,7 +138,10 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
           { when: (x) => x.and(isStored(x), x.cmp('created', '<=', writtenAt + CLOCK_SLACK_SECONDS)) },
         ),
       );
-      await dropChunks(tenant, key);
+      // Only the parts of the record forgotten: a record left alone (claimed since, by the key's
+      // later request) keeps its answer's parts, or its replays would find them missing. A repeated
+      // erasure forgets the record again (it still matches), and drops what a cut-off one left.
+      if (forgotten) await dropChunks(tenant, key);
     },
   };
   return store;

@@ -161,6 +161,18 @@ describe('idempotency store', () => {
     expect((await stored('never')).record).toBeUndefined();
   });
 
+  it('forget leaves alone the answer parts of a record it does not forget (the key used again once the erased request expired): the later request still replays', async () => {
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    const { randomBytes } = await import('node:crypto');
+    // A later request under a key an erased user's events were written with a day and more before: its answer in parts.
+    const large = JSON.stringify({ data: randomBytes(400_000).toString('hex') });
+    expect(await s.claim('fl', 'reused', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.complete('fl', 'reused', 'a', 201, large, 600);
+    await s.forget('fl', 'reused', now - 90_000);
+    expect(await s.claim('fl', 'reused', 'h', 'b', now + 1, 600)).toEqual({ state: 'replay', status: 201, body: large });
+  });
+
   it("events name the Idempotency-Key they were written under (not shown), and an erasure hands each of its user's keys to forget, with the last of their times, before it deletes them", async () => {
     const { events } = db.stores;
     const e = (user_id: string) => ({ type: 'view', user_id, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
