@@ -91,7 +91,13 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
         return { state: 'resume', firstId: rec.first_id === undefined ? undefined : Number(rec.first_id) };
       }
       if (rec.state !== 'done') return { state: 'in_progress' };
-      return { state: 'replay', status: Number(rec.status), body: await bodyOf(tenant, key, rec) };
+      try {
+        return { state: 'replay', status: Number(rec.status), body: await bodyOf(tenant, key, rec) };
+      } catch (e) {
+        // An erasure forgot the key between the record's read and its parts' (it deleted them).
+        if ((await getRow(t, k, { consistent: true }))?.state === 'erased') return { state: 'erased' };
+        throw e;
+      }
     },
     async complete(tenant, key, owner, status, body, ttlSeconds) {
       const gz = gzipSync(body);

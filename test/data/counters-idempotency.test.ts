@@ -173,6 +173,36 @@ describe('idempotency store', () => {
     expect(await s.claim('fl', 'reused', 'h', 'b', now + 1, 600)).toEqual({ state: 'replay', status: 201, body: large });
   });
 
+  it('a replay that read the record just before an erasure forgot it answers erased, not a missing part', async () => {
+    const { dynamoIdempotencyStore } = await import('../../shared/data/idempotency.ts');
+    const { Idempotency } = await import('../../shared/data/entities.ts');
+    const s = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    const { randomBytes } = await import('node:crypto');
+    const large = JSON.stringify({ user_id: 'gone', data: randomBytes(400_000).toString('hex') });
+    expect(await s.claim('fr', 'raced', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.complete('fr', 'raced', 'a', 201, large, 600);
+    // The erasure forgets the key between the replay's read of the record (done) and of its parts.
+    const record = Idempotency.key({ tenant: 'fr', key: 'raced' });
+    let raced = false;
+    const racing = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        getItem: async (input: Parameters<typeof db.table.signed.getItem>[0]) => {
+          const out = await db.table.signed.getItem(input);
+          if (!raced && out.Item?.state?.S === 'done' && input.Key?.[Object.keys(record)[0] as string]?.S === Object.values(record)[0]) {
+            raced = true;
+            await s.forget('fr', 'raced', now);
+          }
+          return out;
+        },
+      },
+    };
+    expect(await dynamoIdempotencyStore(racing).claim('fr', 'raced', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
+    expect(raced).toBe(true);
+  });
+
   it("events name the Idempotency-Key they were written under (not shown), and an erasure hands each of its user's keys to forget, with the last of their times, before it deletes them", async () => {
     const { events } = db.stores;
     const e = (user_id: string) => ({ type: 'view', user_id, item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
