@@ -530,4 +530,31 @@ describe('erasure', () => {
     expect(answers.reduce((sum, a) => sum + a.deleted_events, 0)).toBe(300);
     expect((await events.list('er3', { limit: 10, userId: 'twice' })).rows).toEqual([]);
   });
+
+  it("forgets the Idempotency-Keys of the user's events several at once (a key per event is two calls each), each once", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const now = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < 60; i++) {
+      expect(await idempotency.claim('er6', `k${i}`, 'h', 'o', now, 600)).toEqual({ state: 'new' });
+      await events.append('er6', [ev('keyed', 'view', i + 1)], now, { idempotencyKey: `k${i}` });
+      await idempotency.complete('er6', `k${i}`, 'o', 201, '{}', 600);
+    }
+    let inFlight = 0;
+    let most = 0;
+    const forgotten: string[] = [];
+    const counting: typeof idempotency = {
+      ...idempotency,
+      forget: async (tenant, key, writtenAt) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        await idempotency.forget(tenant, key, writtenAt);
+        forgotten.push(key);
+        inFlight--;
+      },
+    };
+    expect((await eraseUser({ console: c, idempotency: counting, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er6', 'keyed')).deleted_events).toBe(60);
+    expect(forgotten.sort()).toEqual(Array.from({ length: 60 }, (_, i) => `k${i}`).sort());
+    expect(most).toBeGreaterThan(1);
+    expect(await idempotency.claim('er6', 'k7', 'h', 'x', now + 1, 600)).toEqual({ state: 'erased' });
+  });
 });
