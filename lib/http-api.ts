@@ -31,8 +31,9 @@ export interface HttpApiProps {
  * stage is the REST APIs' Common Log Format, whose `$context.resourcePath`,
  * `$context.identity.caller` and `$context.identity.user` HTTP APIs do not set (each line said
  * `-` for the path). One JSON object a line: the request id (the answer's `x-amzn-requestid`,
- * and the Lambda's), the route it matched, the path asked for, the status and the latencies,
- * and why an integration failed.
+ * and the Lambda's), the route it matched, the status and the latencies, and why an integration
+ * failed. The route key, not the path: a path can name a user (`DELETE /api/users/{user_id}`), and
+ * these logs are kept 3 months, past an erasure.
  */
 const HTTP_API_ACCESS_LOG = AccessLogFormat.custom(
   JSON.stringify({
@@ -41,7 +42,6 @@ const HTTP_API_ACCESS_LOG = AccessLogFormat.custom(
     requestTime: '$context.requestTime',
     httpMethod: '$context.httpMethod',
     routeKey: '$context.routeKey',
-    path: '$context.path',
     status: '$context.status',
     protocol: '$context.protocol',
     responseLength: '$context.responseLength',

@@ -54,7 +54,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'in_progress':
           throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
         case 'erased':
-          throw new Conflict('idempotency_key_erased', "This Idempotency-Key's request stored events of a user erased since; its answer is not kept. Send it with a new key to store it again.");
+          throw new Conflict('idempotency_key_erased', "This Idempotency-Key's request was stored, and a user it named was erased since: its answer is not kept. A new key stores its events again.");
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,

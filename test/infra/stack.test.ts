@@ -77,12 +77,11 @@ describe('routes', () => {
       expect(line, id).toMatchObject({
         requestId: '$context.requestId',
         routeKey: '$context.routeKey',
-        path: '$context.path',
         status: '$context.status',
         integrationError: '$context.integrationErrorMessage',
       });
-      // REST-only variables, which an HTTP API leaves empty.
-      expect(format, id).not.toMatch(/\$context\.(resourcePath|identity\.caller|identity\.user)\b/);
+      // REST-only variables, which an HTTP API leaves empty; and no path, which can name a user.
+      expect(format, id).not.toMatch(/\$context\.(resourcePath|identity\.caller|identity\.user|path)\b/);
     }
   });
 });
