@@ -25,10 +25,24 @@ export interface IndexPointer {
   superseded?: { key: string; builtAt: number; replacedAt: number }[];
 }
 
-/** The tenant's current pointer, or undefined before the first build. */
+/**
+ * The tenant's current pointer, or undefined before the first build, and when it cannot be read (a
+ * local stack's file damaged on disk): searches then rank every item as changes since no build,
+ * as before the first, and the next build (the sweep asks for one) writes a pointer again. Failing
+ * instead made every search, the index status and every build (which reads it first) fail until
+ * the file was removed by hand. The builds it listed as replaced are not deleted then.
+ */
 export async function readPointer(blobs: BlobStore, tenant: string): Promise<IndexPointer | undefined> {
   const raw = await blobs.get(pointerKey(tenant));
-  return raw ? (JSON.parse(new TextDecoder().decode(raw)) as IndexPointer) : undefined;
+  if (!raw) return undefined;
+  try {
+    const pointer = JSON.parse(new TextDecoder().decode(raw)) as Partial<IndexPointer> | null;
+    if (typeof pointer?.key === 'string' && typeof pointer.builtAt === 'number') return pointer as IndexPointer;
+  } catch {
+    // Logged below.
+  }
+  logger.error('the search index pointer cannot be read; searching without the build until the next one replaces it', { tenant, key: pointerKey(tenant) });
+  return undefined;
 }
 
 /** The index of a tenant with no build yet (`builtAt` 0). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import type { ItemStore } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { buildIndex, embedItem, sweep } from '../../shared/search/indexer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { readPointer } from '../../shared/search/index-store.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -80,6 +81,27 @@ describe('the index sweep', () => {
     const later = await buildIndex(items, blobs, 64, tenant, (all[0]?.builtAt as number) + 1);
     expect(later.skipped).toBe(false);
     expect(reads).toBe(2);
+  });
+});
+
+describe("a damaged index pointer (a local stack's current.json cut short on disk)", () => {
+  it('is read as no build: the sweep asks for one and the build writes a pointer again, where both failed for good', async () => {
+    const tenant = 'damaged';
+    const now = Math.floor(Date.now() / 1000);
+    await db.stores.items.create(tenant, [{ name: 'Desk lamp' }], now);
+    const root = join(dir, 'damaged');
+    mkdirSync(join(root, 'search', tenant), { recursive: true });
+    writeFileSync(join(root, 'search', tenant, 'current.json'), '{"key":"search/damaged/ind');
+    const blobs = new FolderBlobStore(root);
+    expect(await readPointer(blobs, tenant)).toBeUndefined();
+    const sent: WorkMessage[] = [];
+    const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 0 };
+    const deps = { items: db.stores.items, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const at = now + SEARCH_SETTINGS.maxIndexAgeSeconds;
+    expect((await sweep(deps, 60, at)).rebuilds).toEqual([tenant]);
+    const built = await buildIndex(db.stores.items, blobs, 64, tenant, at);
+    expect(built.skipped).toBe(false);
+    expect((await readPointer(blobs, tenant))?.key).toBe(built.key);
   });
 });
 
