@@ -31,7 +31,17 @@ const say = (line: string) => {
   console.log(messageLine(line, cfg.logFormat));
 };
 
-let stack: LocalStack;
+let stack: LocalStack | undefined;
+// Declared before the start: the database thread may stop while the stack starts (onFatal).
+let stopping = false;
+async function stop(code = 0): Promise<void> {
+  // A second Ctrl-C does not wait.
+  if (stopping) process.exit(1);
+  stopping = true;
+  await stack?.close().catch((e: unknown) => console.error(messageLine(`recsearch: stopping: ${String(e)}`, cfg.logFormat, 'error')));
+  process.exit(code);
+}
+
 try {
   stack = await startLocalStack({
     dataDir: cfg.dataDir,
@@ -60,13 +70,5 @@ for (const line of [
   say(line);
 }
 
-let stopping = false;
-async function stop(code = 0): Promise<void> {
-  // A second Ctrl-C does not wait.
-  if (stopping) process.exit(1);
-  stopping = true;
-  await stack?.close().catch((e: unknown) => console.error(messageLine(`recsearch: stopping: ${String(e)}`, cfg.logFormat, 'error')));
-  process.exit(code);
-}
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());

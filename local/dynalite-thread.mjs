@@ -61,7 +61,13 @@ ClassicLevel.prototype._open = function (options) {
       },
     });
   };
-  return open.call(this, options);
+  // Why it could not open (a full disk, a corrupted file) said first: the requests it fails
+  // then end the thread with only "Database is not open" (their error's cause is lost between
+  // threads).
+  return open.call(this, options).catch((e) => {
+    parentPort.postMessage({ failure: `LevelDB could not open ${this.location}: ${e instanceof Error ? e.message : String(e)}` });
+    throw e;
+  });
 };
 
 /*

@@ -41,15 +41,22 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
  */
 export async function startDynaliteThread(opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), { workerData: { path: opts.path, port: opts.port } });
-  const port = await new Promise<number>((resolve, reject) => {
-    worker.once('message', (m: { port?: number; error?: string }) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
-    worker.once('error', reject);
-  });
   let closing = false;
   let stopped = false;
+  // Watched from the start: LevelDB opens its folder while dynalite starts listening.
   watchThread(worker, (reason) => {
     stopped = true;
     if (!closing) opts.onStopped?.(reason);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const first = (m: { port?: number; error?: string }) => {
+      if (m.port === undefined && m.error === undefined) return;
+      worker.off('message', first);
+      if (m.port) resolve(m.port);
+      else reject(new Error(m.error));
+    };
+    worker.on('message', first);
+    worker.once('error', reject);
   });
   /** The next message of the thread that has `key`. */
   const reply = <T>(key: string, message: unknown) =>
@@ -86,14 +93,18 @@ export async function startDynaliteThread(opts: { path?: string; port?: number; 
 }
 
 /**
- * Calls `onStopped` once when `worker` ends, with why: the error that ended it (a full disk's
+ * Calls `onStopped` once when `worker` ends, with why: the failure it reported first (`{ failure }`
+ * message: LevelDB could not open its folder), else the error that ended it (a full disk's
  * ENOSPC from a LevelDB write), else its exit code. Without it, the database thread of a running
  * stack died in silence and every request failed from then on with "the connection closed".
  */
 export function watchThread(worker: Worker, onStopped: (reason: string) => void): void {
   let failure: string | undefined;
+  worker.on('message', (m: unknown) => {
+    if (typeof m === 'object' && m !== null && 'failure' in m && typeof m.failure === 'string') failure ??= m.failure;
+  });
   worker.on('error', (e: unknown) => {
-    failure = e instanceof Error ? e.message : String(e);
+    failure ??= e instanceof Error ? e.message : String(e);
   });
   worker.once('exit', (code) => onStopped(failure ?? `its thread exited (code ${code})`));
 }

@@ -45,6 +45,19 @@ export function running(held: { pid: number; start?: string | undefined }): bool
 
 export const lockFile = (dataDir: string) => join(dataDir, 'server.lock');
 
+/** Why a file system call on the data directory fails that a person can fix: a read-only or full disk, no permission, no such folder. */
+const UNWRITABLE = new Set(['EROFS', 'ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'ENOENT', 'ENOTDIR', 'EEXIST']);
+
+/**
+ * The data directory cannot be made or written: a StartupError that says so in one line (the
+ * server's first writes are the folder and its lock); any other error as it is.
+ */
+export function unwritableDataDir(dataDir: string, e: unknown): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === undefined || !UNWRITABLE.has(code)) return e;
+  return new StartupError(`The data directory ${dataDir} cannot be written (${(e as Error).message}). Free some space or make it writable, or use another one (DATA_DIR=...).`);
+}
+
 /** Who holds the data directory: a server (`npm start`) or an admin command that opened it itself. */
 export type LockRole = 'server' | 'admin command';
 
@@ -72,7 +85,12 @@ export function lockDataDir(dataDir: string, role: LockRole = 'server'): () => v
   // Written whole first, then linked into place (which fails if a lock exists): a lock is never
   // seen half written.
   const mine = `${file}.${process.pid}`;
-  writeFileSync(mine, `${JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), role, started_at: new Date().toISOString() })}\n`);
+  try {
+    writeFileSync(mine, `${JSON.stringify({ pid: process.pid, start: startTimeOf(process.pid), role, started_at: new Date().toISOString() })}\n`);
+  } catch (e) {
+    rmSync(mine, { force: true });
+    throw unwritableDataDir(dataDir, e);
+  }
   try {
     return takeLock(dataDir, file, mine);
   } finally {

@@ -22,7 +22,7 @@ import { threadedHandler, type ThreadedHandler } from './threaded-handler.ts';
 import { startHttpServer } from './server.ts';
 import { scheduledFunction } from './api-pool.ts';
 import type { AccessEntry } from './access-log.ts';
-import { lockDataDir, StartupError, startTimeOf } from './lock.ts';
+import { lockDataDir, StartupError, startTimeOf, unwritableDataDir } from './lock.ts';
 import { prepareConsole } from './console-static.ts';
 import { ensureDemoConsoleUser, type ConsoleLogin } from './console-user.ts';
 
@@ -97,13 +97,50 @@ export interface StackOptions {
 }
 
 /**
+ * The credentials an earlier start wrote (`credentials.json`). One that cannot be read, is not
+ * JSON or lacks a field (edited by hand, a disk error) stops the start: going on would write the
+ * file again without the secrets, which are stored only hashed and cannot be made again.
+ */
+function readCredentials(file: string, dataDir: string): Credentials {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new StartupError(`${file} cannot be read (${(e as Error).message}).`);
+  }
+  let value: unknown;
+  let problem: string | undefined;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    problem = `not JSON: ${(e as Error).message}`;
+  }
+  if (!problem && (typeof value !== 'object' || value === null || Array.isArray(value))) problem = 'not a JSON object';
+  const absent = problem ? [] : CREDENTIAL_FIELDS.filter((f) => typeof (value as Record<string, unknown>)[f] !== 'string' || (value as Record<string, unknown>)[f] === '');
+  if (absent.length) problem = `no ${absent.join(', ')}`;
+  if (problem) {
+    throw new StartupError(
+      `${file} is damaged (${problem}); the server stopped rather than write it again without its secrets. Put back a copy of it, or remove ${dataDir} to start afresh (new credentials for its data: npm run admin -- client create / api-key create, docs/configuration.md).`,
+    );
+  }
+  return value as Credentials;
+}
+
+/** What credentials.json must hold (the URLs are written again at each start). */
+const CREDENTIAL_FIELDS = ['tenant', 'client_id', 'client_secret', 'api_key'] as const;
+
+/**
  * Starts dynalite on the data directory, the handlers behind one HTTP port, and the demo tenant.
  * The data directory is locked to this stack (lock.ts) until it closes. A start that fails
  * stops what it had started, then throws (a StartupError says in one line what to do).
  */
 export async function startLocalStack(opts: StackOptions): Promise<LocalStack> {
   const dataDir = resolve(opts.dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (e) {
+    throw unwritableDataDir(dataDir, e);
+  }
   const release = lockDataDir(dataDir);
   const undo: (() => unknown)[] = [release];
   try {
@@ -160,6 +197,8 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   // the training queue delivers, or a run the journal delivers again would be started by this
   // process and then ended as interrupted by the recovery.
   const fresh = !existsSync(p.credentials);
+  // Read before anything starts: a file that is not the credentials stops the start, with what to do.
+  const kept = fresh ? undefined : readCredentials(p.credentials, dataDir);
   const localQueues = new Map<QueueName, LocalQueue>();
   const threads: ThreadedHandler[] = [];
   for (const [name, spec] of Object.entries(queueSpecs) as [QueueName, (typeof queueSpecs)[QueueName]][]) {
@@ -221,8 +260,8 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const stores = storesFor(table);
   const store = stores.credentials;
   let credentials: Credentials;
-  if (!fresh) {
-    credentials = { ...(JSON.parse(readFileSync(p.credentials, 'utf8')) as Credentials), ...urlsFor(http.port) };
+  if (kept) {
+    credentials = { ...kept, ...urlsFor(http.port) };
   } else {
     try {
       credentials = await onboardTenant(store, 'demo', urlsFor(http.port));

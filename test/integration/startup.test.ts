@@ -86,6 +86,40 @@ describe('npm start: start-up errors', () => {
     await again.stop();
   }, 90_000);
 
+  it('a damaged data directory (database files, credentials.json) or one that cannot be made: says what, in one line, exit 1, and changes nothing', async () => {
+    const dataDir = tempDir();
+    await (await startServer(dataDir)).stop();
+    // LevelDB's CURRENT cut short: the database thread stops while the stack starts. It crashed
+    // the server with a ReferenceError (its stop() was not declared yet) after "Database is not open".
+    const current = join(dataDir, 'dynamodb', 'CURRENT');
+    const kept = readFileSync(current);
+    writeFileSync(current, 'MANIFEST');
+    let r = await failedStart(dataDir);
+    expect(r.code).toBe(1);
+    expectOneLine(r.stderr);
+    expect(r.stderr).toMatch(/^recsearch: the local database .* could not open .*Corruption/);
+    writeFileSync(current, kept);
+    // credentials.json cut short, or without its secrets: it was a stack trace, or a start as
+    // tenant "undefined" that wrote the file again without them.
+    const credentials = join(dataDir, 'credentials.json');
+    const whole = readFileSync(credentials, 'utf8');
+    for (const damaged of [whole.slice(0, 40), JSON.stringify({ tenant: 'demo' })]) {
+      writeFileSync(credentials, damaged);
+      r = await failedStart(dataDir);
+      expect(r.code).toBe(1);
+      expectOneLine(r.stderr);
+      expect(r.stderr).toMatch(/^recsearch: .*credentials\.json is damaged/);
+      expect(readFileSync(credentials, 'utf8')).toBe(damaged);
+    }
+    writeFileSync(credentials, whole);
+    await (await startServer(dataDir)).stop();
+    // A data directory under a file (as under a read-only or full disk): one line, not a stack trace.
+    r = await failedStart(join(credentials, 'data'));
+    expect(r.code).toBe(1);
+    expectOneLine(r.stderr);
+    expect(r.stderr).toMatch(/^recsearch: The data directory .* cannot be written \(ENOTDIR/);
+  }, 120_000);
+
   it('an invalid setting: names the variable, exit 1', async () => {
     const r = await failedStart(tempDir(), { LOG_FORMAT: 'xml' });
     expect(r.code).toBe(1);

@@ -148,6 +148,10 @@ describe('data directory lock', () => {
     lockDataDir(dir)();
   });
 
+  it('says in one line that a data directory cannot be written', () => {
+    expect(() => lockDataDir(join(tempDir(), 'missing'))).toThrow(/^The data directory .* cannot be written \(ENOENT/);
+  });
+
   it('is not removed by a release once another process took it over', () => {
     const dir = tempDir();
     const release = lockDataDir(dir);
