@@ -33,9 +33,25 @@ export function startTimeOf(pid: number): string | undefined {
   }
 }
 
-/** Whether the lock's process still runs: its pid is alive and, where both are known, started when the lock says. */
+/**
+ * Whether the process has ended but not been reaped by its parent yet (a zombie, /proc/<pid>/stat's
+ * 3rd field `Z`; `X` while it goes): it answers signals as if it ran. A server killed with kill -9
+ * is one until its parent waits for it, which some never do soon (a container's first process, a
+ * script that started it and restarts it at once).
+ */
+export function ended(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the lock's process still runs: its pid is alive (not a zombie) and, where both are known, started when the lock says. */
 export function running(held: { pid: number; start?: string | undefined }): boolean {
-  if (!alive(held.pid)) return false;
+  if (!alive(held.pid) || ended(held.pid)) return false;
   // This process's own pid with no start time: written by an earlier process given the same pid
   // (before start times were recorded), since this one records its own.
   if (held.pid === process.pid && held.start === undefined && startTimeOf(process.pid) !== undefined) return false;

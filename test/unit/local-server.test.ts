@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readServerConfig } from '../../shared/config.ts';
 import { accessLine, batchedLines, messageLine } from '../../local/access-log.ts';
-import { lockDataDir, lockFile, StartupError, startTimeOf } from '../../local/lock.ts';
+import { ended, lockDataDir, lockFile, StartupError, startTimeOf } from '../../local/lock.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -146,6 +146,21 @@ describe('data directory lock', () => {
     expect(() => lockDataDir(dir)).toThrow(StartupError);
     writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid }));
     lockDataDir(dir)();
+  });
+
+  it('is taken over from a process that was killed but not reaped yet (a zombie answers signals as if it ran)', async () => {
+    const dir = tempDir();
+    // `sleep 0` ends at once; the shell, replaced by `sleep 30`, never waits for it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
+      for (let i = 0; i < 100 && !ended(pid); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(ended(pid)).toBe(true);
+      writeFileSync(lockFile(dir), JSON.stringify({ pid, start: startTimeOf(pid), role: 'server' }));
+      lockDataDir(dir)();
+    } finally {
+      parent.kill();
+    }
   });
 
   it('says in one line that a data directory cannot be written', () => {
