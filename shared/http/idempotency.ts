@@ -52,7 +52,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'mismatch':
           throw new Conflict('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
         case 'in_progress':
-          throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+          throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed (or was cut off less than 120 s ago); retry shortly.');
         case 'erased':
           throw new Conflict('idempotency_key_erased', "This Idempotency-Key's request was stored, and a user it named was erased since: its answer is not kept. A new key stores its events again.");
         case 'replay': {
