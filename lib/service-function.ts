@@ -163,6 +163,24 @@ export class ServiceFunction extends NodejsFunction {
     for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
     for (const q of access.queueDepth ?? []) this.bindQueueDepth(q, r.queues.get(q) as IQueue);
     if (access.embeds) this.bindEmbeddings(r.embeddingProvider);
+    if (access.consoleSessions) this.bindSessionRows(r.table);
+    return this;
+  }
+
+  /**
+   * A function that authenticates console sessions records its checks of a session's user
+   * (shared/console-auth/recheck.ts): UpdateItem on the console-session rows only (partition keys
+   * `CONSOLESESSION#...`), so a read-only route still writes no tenant data. Its AdminGetUser is
+   * declared in the route's `cognito` (bindUserPool).
+   */
+  bindSessionRows(table: ITable): this {
+    this.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.consoleSessionPkPrefix}*`] } },
+      }),
+    );
     return this;
   }
 

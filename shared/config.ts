@@ -130,6 +130,11 @@ export interface EmbeddingConfig {
 export interface ConsoleConfig {
   /** CONSOLE_SESSION_SECONDS (default 8 h): how long a session lasts from sign-in. */
   sessionSeconds: number;
+  /**
+   * CONSOLE_USER_CHECK_SECONDS (default 300): how old a session's last check of its user may be
+   * before a request reads the user again (demoted, disabled, deleted: shared/console-auth/recheck.ts); 0: every request.
+   */
+  userCheckSeconds: number;
   /** CONSOLE_LOGIN_BURST (default 10): failed sign-ins per address (burst) before slowing down. */
   failuresPerAddress: number;
   /** CONSOLE_LOGIN_EMAIL_BURST (default 5): failed sign-ins per email before it is locked for a while. */
@@ -281,6 +286,7 @@ function embedding(env: Env): EmbeddingConfig {
 function consoleAuth(env: Env): ConsoleConfig {
   return {
     sessionSeconds: positiveNumber(env, 'CONSOLE_SESSION_SECONDS', 8 * 3600),
+    userCheckSeconds: nonNegativeNumber(env, 'CONSOLE_USER_CHECK_SECONDS', 300),
     failuresPerAddress: positiveInt(env, 'CONSOLE_LOGIN_BURST', 10),
     failuresPerEmail: positiveInt(env, 'CONSOLE_LOGIN_EMAIL_BURST', 5),
     refillPerSecond: positiveNumber(env, 'CONSOLE_LOGIN_REFILL_PER_SECOND', 1 / 30),

@@ -69,9 +69,10 @@ export class PayloadTooLarge extends ApiError {
 }
 
 export class AuthenticationError extends ApiError {
-  constructor(message = 'Missing or invalid Bearer token.') {
+  /** `headers`: sent with the 401 (a console session ended by its check clears its cookie). */
+  constructor(message = 'Missing or invalid Bearer token.', headers?: Record<string, string>) {
     // The spec's sample code for every missing or invalid Core API token.
-    super('authentication_error', 'unauthorized_no_client_id_in_jwt', message);
+    super('authentication_error', 'unauthorized_no_client_id_in_jwt', message, headers ? { headers } : {});
   }
 }
 

@@ -23,11 +23,19 @@ export interface Grant {
   indexes: ReadonlySet<IndexName>;
   /** UpdateItem on the quota rows (partition keys `QUOTA#…`), whatever `actions` holds. */
   quotaRows: boolean;
+  /** UpdateItem on the console-session rows (partition keys `CONSOLESESSION#…`, `consoleSessions`), whatever `actions` holds. */
+  sessionRows: boolean;
   /** Its queues and bucket, as declared. */
   access: Access;
 }
 
-const grantOf = (access: Access, quotaRows: boolean): Grant => ({ actions: new Set(tableActions(access)), indexes: new Set(access.indexes ?? []), quotaRows, access });
+const grantOf = (access: Access, quotaRows: boolean): Grant => ({
+  actions: new Set(tableActions(access)),
+  indexes: new Set(access.indexes ?? []),
+  quotaRows,
+  sessionRows: access.consoleSessions ?? false,
+  access,
+});
 
 /**
  * Each function's grant, by its handler module (`functions/<module>.ts`). A module's routes
@@ -73,6 +81,7 @@ export function tableRefusal(grant: Grant, call: Call, table: string): Refusal |
   }
   if (grant.actions.has(call.operation as TableAction)) return undefined;
   if (call.operation === 'UpdateItem' && grant.quotaRows && call.partitionKey?.startsWith(keys.quotaPkPrefix)) return undefined;
+  if (call.operation === 'UpdateItem' && grant.sessionRows && call.partitionKey?.startsWith(keys.consoleSessionPkPrefix)) return undefined;
   return { action, resource: table };
 }
 

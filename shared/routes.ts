@@ -20,8 +20,20 @@ export interface Access {
   table?: readonly TableAction[];
   /** Global secondary indexes the handler queries. */
   indexes?: readonly IndexName[];
-  /** Cognito app-client administration on the service's user pool. */
+  /**
+   * Cognito calls on the service's user pool: app-client administration, console sign-in, and
+   * reading a console session's user again (AdminGetUser: `consoleSessions`).
+   */
   cognito?: readonly ('CreateUserPoolClient' | 'DeleteUserPoolClient' | 'AdminInitiateAuth' | 'AdminRespondToAuthChallenge' | 'AdminGetUser')[];
+  /**
+   * Authenticates console sessions (every Platform route: a session cookie stands in for an API
+   * key): reads the session's user again every CONSOLE_USER_CHECK_SECONDS (`cognito`
+   * AdminGetUser, which `platform` declares with it) and records that check on the session's row:
+   * UpdateItem on the console-session rows only (partition keys `CONSOLESESSION#…`), whatever
+   * `table` holds, as the quota's rows are granted. Changes no tenant data: the route still
+   * counts as read-only.
+   */
+  consoleSessions?: boolean;
   /** The artifact bucket (search indexes, models). */
   bucket?: 'read' | 'readwrite';
   /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
@@ -96,8 +108,11 @@ export interface PublicRoute extends RouteBase {
 }
 export type Route = CoreRoute | PlatformRoute | AuthRoute | PublicRoute;
 
-// Every Core call reads its client record (tenant, revocation); every Platform call its API key.
+// Every Core call reads its client record (tenant, revocation); every Platform call its API key
+// or console session.
 const withAuthRead = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>(['GetItem', ...(a.table ?? [])])] });
+// Every Platform call may come with a console session, whose user it reads again now and then.
+const withSessionCheck = (a: Access): Access => ({ ...a, cognito: [...new Set([...(a.cognito ?? []), 'AdminGetUser' as const])], consoleSessions: true });
 
 const core = (method: HttpMethod, path: string, handler: string, scope: CoreScope, access: Access): CoreRoute => ({
   api: 'core',
@@ -113,12 +128,19 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
   path,
   handler,
   scopes: ['admin', ...scopes],
-  access: withAuthRead(access),
+  access: withSessionCheck(withAuthRead(access)),
 });
 
-/** Whether a route's grants let it change nothing: only reads of the table, no queues, clients or artifacts. */
+/**
+ * Whether a route's grants let it change nothing: only reads of the table, no queues, clients or
+ * artifacts (reading a console session's user, AdminGetUser, and recording that check change none).
+ */
 export const readOnly = (r: Route): boolean =>
-  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') && !r.access.queues?.length && !r.access.cognito?.length && r.access.bucket !== 'readwrite' && !r.access.bucketDeletes?.length;
+  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') &&
+  !r.access.queues?.length &&
+  (r.access.cognito ?? []).every((a) => a === 'AdminGetUser') &&
+  r.access.bucket !== 'readwrite' &&
+  !r.access.bucketDeletes?.length;
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };

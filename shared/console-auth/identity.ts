@@ -24,6 +24,10 @@ export function tableIdentity(store: ConsoleUserStore): ConsoleIdentity {
       if (!rec || !ok || !isRole(rec.role)) return undefined;
       return { email: rec.email, tenant: rec.tenant, role: rec.role };
     },
+    async lookup(email) {
+      const rec = await store.get(email);
+      return rec && isRole(rec.role) ? { email: rec.email, tenant: rec.tenant, role: rec.role } : undefined;
+    },
   };
 }
 

@@ -9,6 +9,8 @@ import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './headers.ts';
 import type { HttpEvent } from '../http/types.ts';
 import type { ConsoleSession, ConsoleUser } from './types.ts';
 import { nowSeconds } from '../clock.ts';
+import { recheckSession } from './recheck.ts';
+import { consoleIdentity } from './users.ts';
 
 /** The session cookie: HttpOnly, Secure, SameSite=Strict, whole origin. */
 export const SESSION_COOKIE = 'rs_console_session';
@@ -40,12 +42,23 @@ export async function openSession(user: ConsoleUser, now = nowSeconds()): Promis
   return { id, session };
 }
 
-/** The live session the request's cookie names, or undefined (no cookie, unknown, expired). */
-export async function sessionOf(event: HttpEvent, now = nowSeconds()): Promise<ConsoleSession | undefined> {
+/**
+ * The live session the request's cookie names, or undefined (no cookie, unknown, expired).
+ * `check` (default): with its user read again when its last check is CONSOLE_USER_CHECK_SECONDS
+ * old (recheck.ts): its role as the user's now, or 401 with the cookie cleared when that ended it.
+ */
+export async function sessionOf(event: HttpEvent, opts: { check?: boolean; now?: number } = {}): Promise<ConsoleSession | undefined> {
+  const { check = true, now = nowSeconds() } = opts;
   const id = cookieOf(event, SESSION_COOKIE);
   if (!id || !SESSION_ID.test(id)) return undefined;
-  const s = await consoleSessionStore().get(sha256Hex(id));
-  return s && s.expires_at > now ? s : undefined;
+  const idHash = sha256Hex(id);
+  const sessions = consoleSessionStore();
+  const s = await sessions.get(idHash);
+  if (!s || s.expires_at <= now) return undefined;
+  if (!check) return s;
+  const live = await recheckSession(idHash, s, now, { identity: consoleIdentity, sessions, intervalSeconds: config().console.userCheckSeconds });
+  if (!live) throw new AuthenticationError('This console session has ended: its user was removed, disabled or moved to another tenant. Sign in again.', { 'set-cookie': clearedCookie() });
+  return live;
 }
 
 /** Ends the request's session, if any. */

@@ -1,30 +1,14 @@
-import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { slowDown, TokenBucket } from '../auth/rate-limit.ts';
 import { config } from '../config.ts';
-import { consoleUserStore } from '../data/index.ts';
 import { AuthenticationError } from '../errors.ts';
-import { cognitoIdentity } from './cognito.ts';
-import { tableIdentity } from './identity.ts';
 import { openSession } from './session.ts';
-import type { ConsoleIdentity } from './types.ts';
+import { consoleIdentity } from './users.ts';
 import { nowSeconds } from '../clock.ts';
 
 /*
- * Signing in (POST /console/session only: the other routes check sessions and never load the
- * Cognito client).
+ * Signing in (POST /console/session only). The other routes read a session's user again now and
+ * then (recheck.ts), through the same identity provider (users.ts).
  */
-
-/** Cache of one: the container's identity provider (Cognito, or the local users). */
-let identity: ConsoleIdentity | undefined;
-/** Cognito when deployed (USER_POOL_ID and CONSOLE_CLIENT_ID set), the table's console users locally. */
-export function consoleIdentity(): ConsoleIdentity {
-  if (!identity) {
-    const { auth, region } = config();
-    const clientId = config().console.cognitoClientId;
-    identity = auth.userPoolId && clientId ? cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, clientId) : tableIdentity(consoleUserStore());
-  }
-  return identity;
-}
 
 /** Caches of one each: the failed sign-in buckets by address and by email (their keys bounded in TokenBucket). */
 let failuresByAddress: TokenBucket | undefined;
@@ -50,7 +34,7 @@ export async function signIn(email: string, password: string, mfaCode: string | 
     failuresByAddress.refund(sourceIp);
     throw slowDown(TOO_MANY, failuresByEmail, who);
   }
-  const user = await consoleIdentity().verify(who, password, mfaCode);
+  const user = await (await consoleIdentity()).verify(who, password, mfaCode);
   if (!user) throw new AuthenticationError('Wrong email or password.');
   failuresByAddress.refund(sourceIp);
   failuresByEmail.refund(who);

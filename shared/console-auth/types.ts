@@ -20,6 +20,7 @@ export interface ConsoleUserRecord extends ConsoleUser {
 export interface ConsoleUserStore {
   put(u: ConsoleUserRecord): Promise<void>;
   get(email: string): Promise<ConsoleUserRecord | undefined>;
+  delete(email: string): Promise<void>;
 }
 
 /** A console session, stored under the SHA-256 of its id (the cookie's value). */
@@ -28,12 +29,23 @@ export interface ConsoleSession extends ConsoleUser {
   csrf_token: string;
   created: number;
   expires_at: number;
+  /**
+   * When its user was last read again (seconds; absent: at sign-in, `created`): a session's user
+   * is read again once this is `userCheckSeconds` old (shared/console-auth/recheck.ts).
+   */
+  checked_at?: number;
 }
 
 export interface ConsoleSessionStore {
   put(idHash: string, s: ConsoleSession): Promise<void>;
   get(idHash: string): Promise<ConsoleSession | undefined>;
   delete(idHash: string): Promise<void>;
+  /**
+   * Records a check of the session's user made at `checkedAt`: its role as read then, or the
+   * session ended (`end`: it expires at `checkedAt`). Only on a stored session whose last check
+   * is older (a check that started later, in another container, wins); false when not applied.
+   */
+  recordCheck(idHash: string, checkedAt: number, outcome: { role: ConsoleRole } | { end: true }): Promise<boolean>;
 }
 
 /**
@@ -42,4 +54,10 @@ export interface ConsoleSessionStore {
  */
 export interface ConsoleIdentity {
   verify(email: string, password: string, mfaCode?: string): Promise<ConsoleUser | undefined>;
+  /**
+   * The user as they are now, without a password (a session's check): undefined when they are
+   * gone, disabled or no console user any more (no tenant, no known role). Throws when the
+   * provider cannot answer (a Cognito outage).
+   */
+  lookup(email: string): Promise<ConsoleUser | undefined>;
 }

@@ -1,7 +1,7 @@
 import type { ConsoleSession as Session, ConsoleSessionStore, ConsoleUserRecord, ConsoleUserStore } from '../console-auth/types.ts';
 import type { TableRef } from './client.ts';
 import { ConsoleSession, ConsoleUser } from './entities.ts';
-import { getRow, put, remove, stripKeys } from './ops.ts';
+import { applied, getRow, isStored, put, remove, stripKeys, update } from './ops.ts';
 
 /*
  * Console sign-in records of the single table: local console users (the deployed stack keeps
@@ -18,6 +18,9 @@ export function dynamoConsoleUserStore(t: TableRef): ConsoleUserStore {
     get: async (email: string) => {
       const row = await getRow(t, userKey(email), { consistent: true });
       return row ? (stripKeys(row) as unknown as ConsoleUserRecord) : undefined;
+    },
+    delete: async (email: string) => {
+      await remove(t, userKey(email.toLowerCase()));
     },
   };
 }
@@ -36,5 +39,19 @@ export function dynamoConsoleSessionStore(t: TableRef): ConsoleSessionStore {
     delete: async (idHash: string) => {
       await remove(t, sessionKey(idHash));
     },
+    recordCheck: (idHash, checkedAt, outcome) =>
+      // UpdateItem on the session's row only (the `consoleSessions` grant of shared/routes.ts):
+      // on a stored row (an update never creates one: a session signed out meanwhile stays out),
+      // whose last check started earlier than this one.
+      applied(() =>
+        update(
+          t,
+          sessionKey(idHash),
+          { set: 'end' in outcome ? { checked_at: checkedAt, expires_at: checkedAt, ttl: checkedAt } : { checked_at: checkedAt, role: outcome.role } },
+          {
+            when: (x) => x.and(isStored(x), x.or(x.absent('checked_at'), x.cmp('checked_at', '<', checkedAt))),
+          },
+        ),
+      ),
   };
 }

@@ -134,7 +134,7 @@ export const ConsoleUser = entity({
 /** A console session, under the SHA-256 of its id, with a TTL. */
 export const ConsoleSession = entity({
   name: 'console_session',
-  attributes: ['email', 'tenant', 'role', 'csrf_token', 'created', 'expires_at', 'ttl'],
+  attributes: ['email', 'tenant', 'role', 'csrf_token', 'created', 'expires_at', 'checked_at', 'ttl'],
   indexes: { primary: { pk: 'CONSOLESESSION#${id_hash}', sk: '#CONSOLESESSION' } },
 });
 

@@ -109,7 +109,7 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
     name: SESSION_COOKIE,
     description: [
       `Console session: the HttpOnly cookie \`${SESSION_COOKIE}\` that \`POST /console/session\` (email and password) sets; the browser sends it, the console never sees its value. It authorises the console's own routes (\`/console/...\`) and, on the Platform API (\`/api/...\`), stands in for an API key when no \`Authorization\` header is sent (a request with one is judged by the key alone).`,
-      `Every request that changes something (any method but GET, HEAD, OPTIONS) must also send the session's CSRF token (\`csrf_token\` of the session) in the \`${headerName(CSRF_HEADER)}\` header, else 403. The session's tenant is the tenant; an \`admin\` user may call every Platform route, a \`viewer\` only GET routes (and the console's reads). Sessions last 8 hours from sign-in (CONSOLE_SESSION_SECONDS), or until \`DELETE /console/session\`.`,
+      `Every request that changes something (any method but GET, HEAD, OPTIONS) must also send the session's CSRF token (\`csrf_token\` of the session) in the \`${headerName(CSRF_HEADER)}\` header, else 403. The session's tenant is the tenant; an \`admin\` user may call every Platform route, a \`viewer\` only GET routes (and the console's reads). Sessions last 8 hours from sign-in (CONSOLE_SESSION_SECONDS), or until \`DELETE /console/session\`. The session's user is read again every 5 minutes (CONSOLE_USER_CHECK_SECONDS): a changed role applies from then on, and a user deleted, disabled or moved to another tenant ends the session (401, the cookie cleared).`,
     ].join('\n\n'),
   },
 };

@@ -5,6 +5,9 @@ import { API_PATHS } from '../../lib/console.ts';
 import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/console-auth/headers.ts';
 import { applyNag } from '../../lib/nag.ts';
 import { ServiceStack } from '../../lib/stack.ts';
+import { keys } from '../../shared/data/keys.ts';
+import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
+import { schedules, workers } from '../../shared/queue/workers.ts';
 import { serviceTemplate } from '../helpers/template.ts';
 
 // Issue 21 item 3: the console deployed by the stack (private bucket, CloudFront with origin
@@ -141,5 +144,53 @@ describe('console users in Cognito', () => {
     expect(grants[0]?.[1].Properties.Roles).toEqual([{ Ref: role }]);
     expect(signInId).toBeTruthy();
     template.hasOutput('ConsoleWebUrl', {});
+  });
+
+  it("lets every function that authenticates console sessions read a session's user again (AdminGetUser on the pool) and record that check on console-session rows only; no other function", () => {
+    const [poolId] = ofType('AWS::Cognito::UserPool')[0] as [string, Resource];
+    const fnOf = (module: string) => ofType('AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`)?.[1] as Resource;
+    const statementsOf = (fn: Resource): any[] => {
+      const roleId = fn.Properties.Role['Fn::GetAtt'][0] as string;
+      return ofType('AWS::IAM::Policy')
+        .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
+    };
+    const actions = (s: any): string[] => [s.Action].flat();
+    const sessionRows = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.consoleSessionPkPrefix}*`] } };
+    // Every Platform route accepts a session cookie instead of an API key; the console's routes only it.
+    const sessions = new Set(
+      deployedRoutes('platform')
+        .filter((r) => r.api === 'platform')
+        .map((r) => r.handler),
+    );
+    expect(sessions).toContain('console-session/session');
+    expect(sessions).toContain('console-session/reads');
+    expect(sessions).toContain('platform/contexts/list');
+    for (const m of sessions) {
+      const st = statementsOf(fnOf(m));
+      const getUser = st.filter((s) => actions(s).includes('cognito-idp:AdminGetUser'));
+      expect(getUser, m).toHaveLength(1);
+      expect(getUser[0].Resource, m).toEqual({ 'Fn::GetAtt': [poolId, 'Arn'] });
+      const rows = st.filter((s) => JSON.stringify(s.Condition ?? {}).includes(keys.consoleSessionPkPrefix));
+      expect(rows, m).toHaveLength(1);
+      expect(rows[0].Action, m).toBe('dynamodb:UpdateItem');
+      expect(rows[0].Condition, m).toEqual(sessionRows);
+      expect(JSON.stringify(rows[0].Resource), m).not.toContain('index');
+    }
+    const others = [
+      'cors/preflight',
+      notFoundHandlers.core,
+      notFoundHandlers.platform,
+      ...deployedRoutes('core').map((r) => r.handler),
+      ...workers.map((w) => w.handler),
+      ...schedules.map((s) => s.handler),
+    ];
+    for (const m of new Set(others)) {
+      const fn = fnOf(m);
+      if (!fn) continue;
+      const text = JSON.stringify(statementsOf(fn));
+      expect(text, m).not.toContain('cognito-idp:AdminGetUser');
+      expect(text, m).not.toContain(keys.consoleSessionPkPrefix);
+    }
   });
 });

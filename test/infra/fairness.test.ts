@@ -33,7 +33,9 @@ const statementsOf = (r: Record<string, Resource>, fn: Resource): any[] => {
     .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
 };
-const quotaStatements = (r: Record<string, Resource>, fn: Resource) => statementsOf(r, fn).filter((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
+// Statements limited to the quota rows (the console-session rows' are test/infra/console.test.ts's).
+const quotaStatements = (r: Record<string, Resource>, fn: Resource) =>
+  statementsOf(r, fn).filter((s) => (s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? []).some((k: string) => k.startsWith(keys.quotaPkPrefix)));
 
 describe('token endpoint firewall (AWS WAF)', () => {
   it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes, with 429 slow_down', () => {

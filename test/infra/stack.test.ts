@@ -154,8 +154,15 @@ describe('least privilege', () => {
 
   it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
-    expect(cognitoStatements.flatMap(({ s }) => actionsOf(s)).sort()).toEqual([
-      'cognito-idp:AdminGetUser',
+    const platformFunctions = new Set(
+      deployedRoutes('platform')
+        .filter((r) => r.api === 'platform')
+        .map((r) => r.handler),
+    ).size;
+    const actions = cognitoStatements.flatMap(({ s }) => actionsOf(s));
+    // A console session's check of its user, in every Platform function (test/infra/console.test.ts).
+    expect(actions.filter((a) => a === 'cognito-idp:AdminGetUser')).toHaveLength(platformFunctions);
+    expect(actions.filter((a) => a !== 'cognito-idp:AdminGetUser').sort()).toEqual([
       'cognito-idp:AdminInitiateAuth',
       'cognito-idp:AdminRespondToAuthChallenge', // console sign-in (test/infra/console.test.ts)
       'cognito-idp:CreateUserPoolClient',

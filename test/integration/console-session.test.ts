@@ -13,7 +13,8 @@ let t: TestStack;
 /** What the console's CloudFront distribution sends in x-origin-verify (deployed: the stack's id). */
 const ORIGIN_SECRET = 'test-origin-secret';
 beforeAll(async () => {
-  t = await startTestStack({ CONSOLE_LOGIN_EMAIL_BURST: '3', CONSOLE_ORIGIN_VERIFY: ORIGIN_SECRET });
+  // A session's user is read again once its last check is 1 s old (default 300 s).
+  t = await startTestStack({ CONSOLE_LOGIN_EMAIL_BURST: '3', CONSOLE_ORIGIN_VERIFY: ORIGIN_SECRET, CONSOLE_USER_CHECK_SECONDS: '1' });
 });
 afterAll(() => t.stop());
 
@@ -156,6 +157,45 @@ describe('console sessions', () => {
     const [item] = (await t.demo.core('POST', '/v1/items', [{ name: 'Viewer-proof lamp' }])).body.data;
     expect((await request(t.base, 'PATCH', `/console/api/items/${item.id}`, { headers: { cookie, 'x-csrf-token': csrf }, body: { active: false } })).status).toBe(403);
     expect((await t.demo.core('GET', `/v1/items/${item.id}`)).body.active).toBe(true);
+  });
+
+  it("a session follows its user: a demoted admin's next write is 403, a deleted user's or one moved to another tenant's session ends (401, cookie cleared)", async () => {
+    const users = dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1'));
+    const checkDue = () => new Promise((r) => setTimeout(r, 1100));
+    await putLocalUser(users, { email: 'demoted@example.com', tenant: 'demo', role: 'admin' }, 'admin-password-1');
+    const { cookie, csrf } = await signIn('demoted@example.com', 'admin-password-1');
+    const write = (name: string) => request(t.base, 'POST', '/api/contexts', { headers: { cookie, 'x-csrf-token': csrf }, body: { name } });
+    expect((await write('before')).status).toBe(201);
+    const [item] = (await t.demo.core('POST', '/v1/items', [{ name: 'Demotion lamp' }])).body.data;
+    // Demoted in the user store (as an administrator would in Cognito); the session's next check takes the new role.
+    await putLocalUser(users, { email: 'demoted@example.com', tenant: 'demo', role: 'viewer' }, 'admin-password-1');
+    await checkDue();
+    const refused = await write('after');
+    expect(refused.status).toBe(403);
+    expect(typeof refused.body.error).toBe('string');
+    expect((await request(t.base, 'PATCH', `/console/api/items/${item.id}`, { headers: { cookie, 'x-csrf-token': csrf }, body: { active: false } })).status).toBe(403);
+    // Still signed in, as a viewer: reads work, and the session says so.
+    expect((await request(t.base, 'GET', '/api/contexts', { headers: { cookie } })).status).toBe(200);
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie } })).body).toMatchObject({ email: 'demoted@example.com', role: 'viewer' });
+    // Deleted: the session ends at its next check, answered as an expired one, its cookie cleared.
+    await users.delete('demoted@example.com');
+    await checkDue();
+    const gone = await request(t.base, 'GET', '/api/contexts', { headers: { cookie } });
+    expect(gone.status).toBe(401);
+    expect(typeof gone.body.error).toBe('string');
+    expect(gone.headers.get('set-cookie')).toMatch(/^rs_console_session=;.*Max-Age=0/);
+    // Ended for good: the user coming back does not revive it.
+    await putLocalUser(users, { email: 'demoted@example.com', tenant: 'demo', role: 'admin' }, 'admin-password-1');
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie } })).status).toBe(401);
+    expect((await request(t.base, 'POST', '/console/api/search', { headers: { cookie, 'x-csrf-token': csrf }, body: { query: '' } })).status).toBe(401);
+    // Moved to another tenant: the session (of the old tenant) ends too.
+    const again = await signIn('demoted@example.com', 'admin-password-1');
+    expect(again.r.status).toBe(200);
+    await putLocalUser(users, { email: 'demoted@example.com', tenant: 'elsewhere', role: 'admin' }, 'admin-password-1');
+    await checkDue();
+    const moved = await request(t.base, 'GET', '/console/session', { headers: { cookie: again.cookie } });
+    expect(moved.status).toBe(401);
+    expect(moved.headers.get('set-cookie')).toContain('Max-Age=0');
   });
 
   it('an admin takes an item out of search and recommendations from the catalog page, and puts it back', async () => {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { dynamoConsoleSessionStore } from '../../shared/data/console-auth.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
@@ -90,6 +91,25 @@ describe('local IAM', () => {
     // Stamped a minute ago, as a write that took that long would be.
     expect(await asFunction('core/items/update', () => items.update('grants', a?.id as number, { name: 'a2' }, now - 60))).toMatchObject({ name: 'a2' });
     expect(await asFunction('core/items/delete', () => items.delete('grants', b?.id as number, now - 60))).toBe(true);
+  });
+
+  it("let every Platform function record its check of a console session's user on the session's row (UpdateItem on CONSOLESESSION# rows), and no Core function", async () => {
+    const sessions = dynamoConsoleSessionStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    await sessions.put('grants-probe', { email: 'a@example.com', tenant: 'grants', role: 'admin', csrf_token: 'x', created: now - 600, expires_at: now + 600 });
+    // A read-only Platform route's function, and a console route's.
+    expect(await asFunction('platform/contexts/list', () => sessions.recordCheck('grants-probe', now, { role: 'viewer' }))).toBe(true);
+    expect(await asFunction('console-session/reads', () => sessions.recordCheck('grants-probe', now + 1, { end: true }))).toBe(true);
+    expect(await sessions.get('grants-probe')).toMatchObject({ role: 'viewer', checked_at: now + 1, expires_at: now + 1 });
+    // The grant is the session rows only: the same function updates no other row.
+    await denied(
+      asFunction('platform/contexts/list', () => update(table, keys.item('grants', 1), { set: { name: 'x' } })),
+      'UpdateItem',
+    );
+    await denied(
+      asFunction('core/items/get', () => sessions.recordCheck('grants-probe', now + 2, { role: 'admin' })),
+      'UpdateItem',
+    );
   });
 
   it('names the function and the grant it lacks where a developer looks', async () => {

@@ -1,7 +1,11 @@
-import { CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand } from '@aws-sdk/client-cognito-identity-provider';
+import { AdminGetUserCommand, CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { cognitoProvisioner } from '../../shared/auth/cognito-provisioner.ts';
+import { cognitoIdentity } from '../../shared/console-auth/cognito.ts';
+import { recheckSession } from '../../shared/console-auth/recheck.ts';
+import type { ConsoleSessionStore } from '../../shared/console-auth/types.ts';
+import { routes } from '../../shared/routes.ts';
 import { createClient, deleteClient } from '../../shared/domain/credentials.ts';
 import type { CredentialStore } from '../../shared/domain/credentials-types.ts';
 import { grants } from '../../shared/grants.ts';
@@ -32,6 +36,27 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     await expect(createClient(failing, 't', { name: 'n', scopes: ['service-api/read'] }, provisioner)).rejects.toThrow('throttled');
     expect(cognitoActions(mock)).toEqual(['CreateUserPoolClient', 'DeleteUserPoolClient']);
     for (const action of cognitoActions(mock)) expect(granted('platform/clients/create')).toContain(action);
+    mock.restore();
+  });
+
+  it("a console session's check of its user, in every function that authenticates console sessions (every Platform route's)", async () => {
+    const mock = mockClient(CognitoIdentityProviderClient);
+    mock.on(AdminGetUserCommand).resolves({
+      Enabled: true,
+      UserAttributes: [
+        { Name: 'custom:tenant', Value: 't' },
+        { Name: 'custom:role', Value: 'viewer' },
+      ],
+    });
+    // The functions that check sessions have no console app client (only sign-in has CONSOLE_CLIENT_ID).
+    const identity = cognitoIdentity(new CognitoIdentityProviderClient({ region: 'us-east-1' }), 'pool', undefined);
+    const sessions = { recordCheck: async () => true } as unknown as ConsoleSessionStore;
+    const s = { email: 'a@example.com', tenant: 't', role: 'admin' as const, csrf_token: 'x', created: 0, expires_at: 10_000 };
+    expect(await recheckSession('h', s, 1_000, { identity: async () => identity, sessions, intervalSeconds: 300 })).toMatchObject({ role: 'viewer' });
+    expect(cognitoActions(mock)).toEqual(['AdminGetUser']);
+    const sessionFunctions = new Set(routes.filter((r) => r.api === 'platform').map((r) => r.handler));
+    expect(sessionFunctions.size).toBeGreaterThan(30);
+    for (const m of sessionFunctions) for (const action of cognitoActions(mock)) expect(granted(m), m).toContain(action);
     mock.restore();
   });
 

@@ -69,11 +69,27 @@ describe('Cognito console identity', () => {
     await expect(identity().verify('not an email', 'pw')).resolves.toBeUndefined();
     expect(cognito.calls()).toHaveLength(0);
   });
+
+  it("reads a session's user again with AdminGetUser: gone or disabled is no user, an outage is thrown", async () => {
+    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'viewer'), Enabled: true });
+    await expect(identity().lookup('ada@example.com')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer' });
+    expect(cognito.commandCalls(AdminGetUserCommand)[0]?.args[0].input).toEqual({ UserPoolId: POOL, Username: 'ada@example.com' });
+    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'admin'), Enabled: false });
+    await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
+    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'owner'), Enabled: true });
+    await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
+    cognito.on(AdminGetUserCommand).rejects(new UserNotFoundException({ message: 'User does not exist.', $metadata: {} }));
+    await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
+    cognito.on(AdminGetUserCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' }));
+    await expect(identity().lookup('ada@example.com')).rejects.toThrow('Rate exceeded');
+    // Never a password check.
+    expect(cognito.commandCalls(AdminInitiateAuthCommand)).toHaveLength(0);
+  });
 });
 
 describe('local console identity', () => {
   const rows = new Map<string, ConsoleUserRecord>();
-  const store: ConsoleUserStore = { put: async (u) => void rows.set(u.email, u), get: async (e) => rows.get(e.toLowerCase()) };
+  const store: ConsoleUserStore = { put: async (u) => void rows.set(u.email, u), get: async (e) => rows.get(e.toLowerCase()), delete: async (e) => void rows.delete(e.toLowerCase()) };
 
   it('stores an scrypt hash, never the password, and checks it', async () => {
     await putLocalUser(store, { email: 'Bo@Example.com', tenant: 'demo', role: 'admin' }, 'correct horse');
@@ -84,6 +100,16 @@ describe('local console identity', () => {
     await expect(id.verify('bo@example.com', 'correct horse')).resolves.toEqual({ email: 'bo@example.com', tenant: 'demo', role: 'admin' });
     await expect(id.verify('bo@example.com', 'wrong')).resolves.toBeUndefined();
     await expect(id.verify('nobody@example.com', 'correct horse')).resolves.toBeUndefined();
+  });
+
+  it("reads a session's user again without a password: the role now, or undefined once deleted", async () => {
+    await putLocalUser(store, { email: 'cy@example.com', tenant: 'demo', role: 'admin' }, 'pw-cy');
+    const id = tableIdentity(store);
+    await expect(id.lookup('cy@example.com')).resolves.toEqual({ email: 'cy@example.com', tenant: 'demo', role: 'admin' });
+    await putLocalUser(store, { email: 'cy@example.com', tenant: 'demo', role: 'viewer' }, 'pw-cy');
+    await expect(id.lookup('cy@example.com')).resolves.toMatchObject({ role: 'viewer' });
+    await store.delete('cy@example.com');
+    await expect(id.lookup('cy@example.com')).resolves.toBeUndefined();
   });
 
   it('rejects malformed hashes', async () => {
