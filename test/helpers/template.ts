@@ -1,5 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../lib/stack.ts';
+import { schedules, workers } from '../../shared/queue/workers.ts';
+import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -48,4 +50,34 @@ export function serviceTemplate(stack: ServiceStack): Template {
     resources[id] = r;
   }
   return Template.fromJSON({ ...root, Resources: resources });
+}
+
+/** A synthesized resource, as the template assertions read it. */
+type Resource = { Type: string; Properties: Record<string, any> };
+
+/** The function of a handler module (`functions/<module>.ts`, its description): its logical id and resource. */
+export function functionOf<R extends Resource>(resources: Record<string, R>, module: string): [string, R] {
+  const hit = Object.entries(resources).find(([, f]) => f.Type === 'AWS::Lambda::Function' && f.Properties.Description === `functions/${module}.ts`);
+  if (!hit) throw new Error(`no function for ${module}`);
+  return hit;
+}
+
+/** The statements of every policy attached to a function's role. */
+export function roleStatements(resources: Record<string, Resource>, fn: Resource): any[] {
+  const roleId = fn.Properties.Role['Fn::GetAtt'][0] as string;
+  return Object.values(resources)
+    .filter((p) => p.Type === 'AWS::IAM::Policy' && (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
+}
+
+/** The handler modules outside one API's routes: the preflight, both 404s, the other API's routes, the workers and the schedules. */
+export function modulesOutside(api: 'core' | 'platform'): Set<string> {
+  return new Set([
+    'cors/preflight',
+    notFoundHandlers.core,
+    notFoundHandlers.platform,
+    ...deployedRoutes(api === 'core' ? 'platform' : 'core').map((r) => r.handler),
+    ...workers.map((w) => w.handler),
+    ...schedules.map((s) => s.handler),
+  ]);
 }

@@ -6,9 +6,8 @@ import { ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../../shared/consol
 import { applyNag } from '../../lib/nag.ts';
 import { ServiceStack } from '../../lib/stack.ts';
 import { keys } from '../../shared/data/keys.ts';
-import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
-import { schedules, workers } from '../../shared/queue/workers.ts';
-import { serviceTemplate } from '../helpers/template.ts';
+import { deployedRoutes } from '../../shared/routes.ts';
+import { functionOf, modulesOutside, roleStatements, serviceTemplate } from '../helpers/template.ts';
 
 // Issue 21 item 3: the console deployed by the stack (private bucket, CloudFront with origin
 // access control and security headers, the Platform API on the same origin) and its Cognito users.
@@ -148,13 +147,7 @@ describe('console users in Cognito', () => {
 
   it("lets every function that authenticates console sessions read a session's user again (AdminGetUser on the pool) and record that check on console-session rows only; no other function", () => {
     const [poolId] = ofType('AWS::Cognito::UserPool')[0] as [string, Resource];
-    const fnOf = (module: string) => ofType('AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`)?.[1] as Resource;
-    const statementsOf = (fn: Resource): any[] => {
-      const roleId = fn.Properties.Role['Fn::GetAtt'][0] as string;
-      return ofType('AWS::IAM::Policy')
-        .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
-        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-    };
+    const statementsOf = (module: string) => roleStatements(resources, functionOf(resources, module)[1]);
     const actions = (s: any): string[] => [s.Action].flat();
     const sessionRows = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.consoleSessionPkPrefix}*`] } };
     // Every Platform route accepts a session cookie instead of an API key; the console's routes only it.
@@ -167,7 +160,7 @@ describe('console users in Cognito', () => {
     expect(sessions).toContain('console-session/reads');
     expect(sessions).toContain('platform/contexts/list');
     for (const m of sessions) {
-      const st = statementsOf(fnOf(m));
+      const st = statementsOf(m);
       const getUser = st.filter((s) => actions(s).includes('cognito-idp:AdminGetUser'));
       expect(getUser, m).toHaveLength(1);
       expect(getUser[0].Resource, m).toEqual({ 'Fn::GetAtt': [poolId, 'Arn'] });
@@ -177,18 +170,8 @@ describe('console users in Cognito', () => {
       expect(rows[0].Condition, m).toEqual(sessionRows);
       expect(JSON.stringify(rows[0].Resource), m).not.toContain('index');
     }
-    const others = [
-      'cors/preflight',
-      notFoundHandlers.core,
-      notFoundHandlers.platform,
-      ...deployedRoutes('core').map((r) => r.handler),
-      ...workers.map((w) => w.handler),
-      ...schedules.map((s) => s.handler),
-    ];
-    for (const m of new Set(others)) {
-      const fn = fnOf(m);
-      if (!fn) continue;
-      const text = JSON.stringify(statementsOf(fn));
+    for (const m of modulesOutside('platform')) {
+      const text = JSON.stringify(statementsOf(m));
       expect(text, m).not.toContain('cognito-idp:AdminGetUser');
       expect(text, m).not.toContain(keys.consoleSessionPkPrefix);
     }

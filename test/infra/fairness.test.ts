@@ -3,9 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack, type ServiceStackProps } from '../../lib/stack.ts';
 import { WORKER_CONCURRENCY } from '../../lib/workers.ts';
 import { keys } from '../../shared/data/keys.ts';
-import { deployedRoutes, notFoundHandlers } from '../../shared/routes.ts';
+import { deployedRoutes } from '../../shared/routes.ts';
 import { schedules, workers } from '../../shared/queue/workers.ts';
-import { serviceTemplate } from '../helpers/template.ts';
+import { functionOf, modulesOutside, roleStatements, serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
@@ -22,20 +22,9 @@ beforeAll(() => {
 });
 
 const ofType = (r: Record<string, Resource>, type: string) => Object.entries(r).filter(([, x]) => x.Type === type);
-const fnOf = (r: Record<string, Resource>, module: string) => {
-  const hit = ofType(r, 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`);
-  if (!hit) throw new Error(`no function for ${module}`);
-  return hit;
-};
-const statementsOf = (r: Record<string, Resource>, fn: Resource): any[] => {
-  const roleId = fn.Properties.Role['Fn::GetAtt'][0] as string;
-  return ofType(r, 'AWS::IAM::Policy')
-    .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-};
 // Statements limited to the quota rows (the console-session rows' are test/infra/console.test.ts's).
 const quotaStatements = (r: Record<string, Resource>, fn: Resource) =>
-  statementsOf(r, fn).filter((s) => (s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? []).some((k: string) => k.startsWith(keys.quotaPkPrefix)));
+  roleStatements(r, fn).filter((s) => (s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? []).some((k: string) => k.startsWith(keys.quotaPkPrefix)));
 
 describe('token endpoint firewall (AWS WAF)', () => {
   it('is a regional web ACL whose rate-based rule blocks a source address past 300 requests in 5 minutes, with 429 slow_down', () => {
@@ -87,7 +76,7 @@ describe('per-tenant quota', () => {
   it('configures every Core function that authenticates a client, with UpdateItem on QUOTA# rows only', () => {
     expect(authenticated.length).toBeGreaterThan(5);
     for (const m of authenticated) {
-      const [, fn] = fnOf(resources, m);
+      const [, fn] = functionOf(resources, m);
       expect(fn.Properties.Environment.Variables.TENANT_RATE_PER_SECOND, m).toBe('200');
       expect(fn.Properties.Environment.Variables.TENANT_BURST, m).toBe('400');
       const q = quotaStatements(resources, fn);
@@ -99,16 +88,8 @@ describe('per-tenant quota', () => {
   });
 
   it('is not granted where no Core client is authenticated (Platform API, preflight, 404s, workers)', () => {
-    const others = [
-      'cors/preflight',
-      notFoundHandlers.core,
-      notFoundHandlers.platform,
-      ...deployedRoutes('platform').map((r) => r.handler),
-      ...workers.map((w) => w.handler),
-      ...schedules.map((s) => s.handler),
-    ];
-    for (const m of new Set(others)) {
-      const [, fn] = fnOf(resources, m);
+    for (const m of modulesOutside('core')) {
+      const [, fn] = functionOf(resources, m);
       expect(quotaStatements(resources, fn), m).toEqual([]);
       expect(fn.Properties.Environment.Variables.TENANT_RATE_PER_SECOND, m).toBeUndefined();
     }
@@ -116,10 +97,10 @@ describe('per-tenant quota', () => {
 
   it('takes its rate and burst from stack props or the tenantRatePerSecond / tenantBurst context', () => {
     const viaContext = synth({}, { tenantRatePerSecond: '1000', tenantBurst: '1500' });
-    const [, fn] = fnOf(viaContext, 'core/items/get');
+    const [, fn] = functionOf(viaContext, 'core/items/get');
     expect(fn.Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '1000', TENANT_BURST: '1500' });
     const viaProps = synth({ tenantQuota: { ratePerSecond: 7, burst: 9 } });
-    expect(fnOf(viaProps, 'core/search/search')[1].Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '7', TENANT_BURST: '9' });
+    expect(functionOf(viaProps, 'core/search/search')[1].Properties.Environment.Variables).toMatchObject({ TENANT_RATE_PER_SECOND: '7', TENANT_BURST: '9' });
   });
 });
 
@@ -127,9 +108,9 @@ describe('worker concurrency', () => {
   it('reserves concurrency for each worker, caps its SQS event source at the same number, and for no API function', () => {
     const all = [...workers.map((w) => w.handler), ...schedules.map((s) => s.handler)];
     expect(Object.keys(WORKER_CONCURRENCY).sort()).toEqual([...all].sort());
-    for (const m of all) expect(fnOf(resources, m)[1].Properties.ReservedConcurrentExecutions, m).toBe(WORKER_CONCURRENCY[m]);
+    for (const m of all) expect(functionOf(resources, m)[1].Properties.ReservedConcurrentExecutions, m).toBe(WORKER_CONCURRENCY[m]);
     for (const w of workers) {
-      const [fnId] = fnOf(resources, w.handler);
+      const [fnId] = functionOf(resources, w.handler);
       const mapping = ofType(resources, 'AWS::Lambda::EventSourceMapping').find(([, e]) => e.Properties.FunctionName.Ref === fnId);
       expect(mapping?.[1].Properties.ScalingConfig, w.handler).toEqual({ MaximumConcurrency: WORKER_CONCURRENCY[w.handler] });
     }

@@ -7,7 +7,7 @@ import { ServiceStack } from '../../lib/stack.ts';
 import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
 import { queues, workers } from '../../shared/queue/workers.ts';
-import { serviceTemplate } from '../helpers/template.ts';
+import { functionOf, roleStatements, serviceTemplate } from '../helpers/template.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 let template: Template;
@@ -276,17 +276,8 @@ describe('auth', () => {
   });
 });
 
-const fnByModule = (module: string): Resource => {
-  const hit = ofType('AWS::Lambda::Function').find(([, f]) => f.Properties.Description === `functions/${module}.ts`);
-  if (!hit) throw new Error(`no function for ${module}`);
-  return hit[1];
-};
-const statementsOf = (fn: Resource): any[] => {
-  const roleId = refOf(fn.Properties.Role) as string;
-  return ofType('AWS::IAM::Policy')
-    .filter(([, p]) => (p.Properties.Roles as any[]).some((x) => x.Ref === roleId))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-};
+const fnByModule = (module: string): Resource => functionOf(resources, module)[1];
+const statementsOf = (fn: Resource): any[] => roleStatements(resources, fn);
 
 describe('search and embedding wiring', () => {
   it('lets search read index artifacts, nothing more on the bucket, and send no messages', () => {
