@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { startLocalStack, type Credentials, type LocalStack } from '../../local/stack.ts';
 import { recordExchange } from '../contract/recorder.ts';
 
@@ -168,6 +169,21 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
     if (ok(v) || Date.now() > end) return v;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A Running experiment `name` in context `contextId` splitting traffic 50/50 between variants `a` and `b` on the two endpoints: its id. */
+export async function runningExperiment(client: TenantClient, name: string, contextId: number, [a, b]: readonly [string, string]): Promise<number> {
+  const r = await client.platform('POST', '/api/experiments', {
+    name,
+    context_id: contextId,
+    variants: [
+      { name: 'a', endpoint_name: a, traffic_percent: 50 },
+      { name: 'b', endpoint_name: b, traffic_percent: 50 },
+    ],
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  expect((await client.platform('PATCH', `/api/experiments/${r.body.id}`, { status: 'Running' })).status).toBe(200);
+  return r.body.id as number;
 }
 
 /**

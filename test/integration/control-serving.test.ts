@@ -4,7 +4,7 @@ import { ExperimentUser } from '../../shared/data/entities.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
-import { startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
+import { runningExperiment, startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
 
 /*
  * What a context does to recommendations and search over real HTTP: rules, segments,
@@ -359,17 +359,7 @@ describe("a user's erasure and experiments", () => {
     for (const name of ['erase-a', 'erase-b']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name })).status).toBe(201);
     const experiment = async (name: string) => {
       const ctx = await context(name);
-      const r = await P('POST', '/api/experiments', {
-        name,
-        context_id: ctx,
-        variants: [
-          { name: 'a', endpoint_name: 'erase-a', traffic_percent: 50 },
-          { name: 'b', endpoint_name: 'erase-b', traffic_percent: 50 },
-        ],
-      });
-      expect(r.status, JSON.stringify(r.body)).toBe(201);
-      expect((await P('PATCH', `/api/experiments/${r.body.id}`, { status: 'Running' })).status).toBe(200);
-      return { id: r.body.id as number, ctx };
+      return { id: await runningExperiment(t.demo, name, ctx, ['erase-a', 'erase-b']), ctx };
     };
     const running = await experiment(`erase-running-${stamp}`);
     const stopped = await experiment(`erase-stopped-${stamp}`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../helpers/stack.ts';
+import { runningExperiment, startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
  * Event types named like an object's inherited members (`constructor`, `toString`, ...), which the
@@ -22,22 +22,13 @@ describe('an event of type constructor, attributed by request_id', () => {
   it('counts in experiment results like any other type', async () => {
     for (const name of ['main', 'next']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' })).status).toBe(201);
     const ctx = (await P('POST', '/api/contexts', { name: 'proto' })).body.id as number;
-    const exp = await P('POST', '/api/experiments', {
-      name: 'proto',
-      context_id: ctx,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
-      ],
-    });
-    expect(exp.status, JSON.stringify(exp.body)).toBe(201);
-    expect((await P('PATCH', `/api/experiments/${exp.body.id}`, { status: 'Running' })).status).toBe(200);
+    const exp = await runningExperiment(t.demo, 'proto', ctx, ['main', 'next']);
     const served = await t.demo.core('GET', `/v1/recommendations?user_id=proto-user&context_id=${ctx}`);
     expect(served.status).toBe(200);
     const ev = await t.demo.core('POST', '/v1/events', [{ type: 'constructor', user_id: 'proto-user', item_id: item, request_id: served.body.request_id }]);
     expect(ev.status, JSON.stringify(ev.body)).toBe(201);
 
-    const res = await P('GET', `/api/experiments/${exp.body.id}`);
+    const res = await P('GET', `/api/experiments/${exp}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const variants = res.body.results.variants as { name: string; events: Record<string, { events: number; users_with_event: number }> }[];
     for (const v of variants) {
