@@ -7,12 +7,14 @@ import { awsJsonError } from './json-error.ts';
 
 /**
  * A small SigV4 HTTP client for the S3 calls the functions make (GetObject, PutObject,
- * DeleteObject of artifacts) and the training worker's ECS RunTask (shared/recs/launcher.ts).
+ * DeleteObject of artifacts), the training worker's ECS RunTask (shared/recs/launcher.ts) and the
+ * console's Cognito user calls (shared/console-auth/cognito.ts).
  * It is not a second signer: it signs with the SDK's own SignatureV4 and credential chain, and
  * sends with `fetch`. It is kept because it pays in bundle size, which `npm run bench:bundle`
  * measures: the S3 client (its model, checksums and endpoint rules) is ≈ 130 KB minified
  * (docs/benchmarks.md, "Bundle size and init"), on functions of 239-299 KB whose largest sit
- * 1-4 KB under their size budget; every function that reads an index or a model would carry it.
+ * 1-4 KB under their size budget; every function that reads an index or a model would carry it;
+ * the Cognito client is as large, and every Platform function checks console sessions.
  * Every other service keeps its SDK client.
  */
 
@@ -70,7 +72,8 @@ export class AwsHttpError extends Error {
   }
 }
 
-const RETRYABLE_CODES = new Set(['SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError']);
+/** S3's codes for a call worth retrying, and the JSON protocols' throttling (ECS, Cognito: HTTP 400). */
+const RETRYABLE_CODES = new Set(['SlowDown', 'RequestTimeout', 'ServiceUnavailable', 'InternalError', 'ThrottlingException', 'TooManyRequestsException']);
 
 /** The error code and message of a failed call, from S3's XML error body (or a JSON protocol's `__type` and `message`). */
 async function errorOf(res: Response): Promise<AwsHttpError> {

@@ -1,14 +1,5 @@
-import {
-  AdminGetUserCommand,
-  AdminInitiateAuthCommand,
-  AdminRespondToAuthChallengeCommand,
-  NotAuthorizedException,
-  UserNotFoundException,
-  type AdminGetUserCommandOutput,
-  type AdminInitiateAuthCommandOutput,
-  type AdminRespondToAuthChallengeCommandOutput,
-  type CognitoIdentityProviderClient,
-} from '@aws-sdk/client-cognito-identity-provider';
+import * as z from 'zod/mini';
+import { type AwsCallOptions, AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
 import { AuthenticationError } from '../errors.ts';
 import { EMAIL_PATTERN, isRole, MfaRequired } from './identity.ts';
 import type { ConsoleIdentity, ConsoleUser } from './types.ts';
@@ -17,10 +8,41 @@ import type { ConsoleIdentity, ConsoleUser } from './types.ts';
 export const TENANT_ATTRIBUTE = 'custom:tenant';
 export const ROLE_ATTRIBUTE = 'custom:role';
 
-const rejected = (e: unknown) => e instanceof NotAuthorizedException || e instanceof UserNotFoundException;
+/*
+ * Cognito's user-pool API (JSON 1.1 over HTTPS) through the small SigV4 client
+ * (shared/aws/signed-fetch.ts), not the Cognito SDK: every Platform function checks console
+ * sessions (AdminGetUser), and the SDK's client would be ≈ 130 KB minified in each of them
+ * (bench:bundle, docs/benchmarks.md). Three calls, their answers checked with zod.
+ */
+
+const authAnswer = z.object({
+  ChallengeName: z.optional(z.string()),
+  Session: z.optional(z.string()),
+  AuthenticationResult: z.optional(z.looseObject({})),
+});
+const userAnswer = z.object({
+  Enabled: z.optional(z.boolean()),
+  UserAttributes: z.optional(z.array(z.object({ Name: z.string(), Value: z.optional(z.string()) }))),
+});
+type UserAnswer = z.infer<typeof userAnswer>;
+
+/** Cognito's user-pool API in `region`, signed as `cognito-idp` (`url`: a stand-in's, in tests). */
+export const cognitoClient = (region: string, { url = `https://cognito-idp.${region}.amazonaws.com`, ...options }: AwsCallOptions & { url?: string } = {}) =>
+  new AwsClient({ url, region, service: 'cognito-idp' }, options);
+
+async function call<T>(client: AwsClient, action: string, input: object, answer: z.ZodMiniType<T>): Promise<T> {
+  const res = await client.send('POST', '/', {
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': `AWSCognitoIdentityProviderService.${action}` },
+    body: JSON.stringify(input),
+  });
+  return z.parse(answer, await res.json());
+}
+
+/** Cognito's answer naming `codes` (a wrong password, an unknown user): the caller's "no such user". */
+const answered = (e: unknown, ...codes: string[]) => e instanceof AwsHttpError && codes.includes(e.code);
 
 /** The console user a pool user is: undefined without a tenant or a known role (no console user). */
-function consoleUserOf(user: AdminGetUserCommandOutput, email: string): ConsoleUser | undefined {
+function consoleUserOf(user: UserAnswer, email: string): ConsoleUser | undefined {
   const attr = (name: string) => user.UserAttributes?.find((a) => a.Name === name)?.Value;
   const tenant = attr(TENANT_ATTRIBUTE);
   const role = attr(ROLE_ATTRIBUTE);
@@ -34,37 +56,43 @@ function consoleUserOf(user: AdminGetUserCommandOutput, email: string): ConsoleU
  * The password is checked server-side (ADMIN_USER_PASSWORD_AUTH through the console app client),
  * then a TOTP code when the pool asks for one; Cognito's own lockout applies.
  */
-export function cognitoIdentity(client: CognitoIdentityProviderClient, userPoolId: string, clientId: string | undefined): ConsoleIdentity {
+export function cognitoIdentity(client: AwsClient, userPoolId: string, clientId: string | undefined): ConsoleIdentity {
+  const getUser = (email: string) => call(client, 'AdminGetUser', { UserPoolId: userPoolId, Username: email }, userAnswer);
   return {
     async verify(email, password, mfaCode) {
       if (!EMAIL_PATTERN.test(email)) return undefined;
       // Only the sign-in function is given the console app client (lib/stack.ts).
       if (!clientId) throw new Error("Console sign-in needs CONSOLE_CLIENT_ID (the pool's console app client).");
-      let auth: AdminInitiateAuthCommandOutput | AdminRespondToAuthChallengeCommandOutput;
+      let auth: z.infer<typeof authAnswer>;
       try {
-        auth = await client.send(
-          new AdminInitiateAuthCommand({ UserPoolId: userPoolId, ClientId: clientId, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: email, PASSWORD: password } }),
+        auth = await call(
+          client,
+          'AdminInitiateAuth',
+          { UserPoolId: userPoolId, ClientId: clientId, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: email, PASSWORD: password } },
+          authAnswer,
         );
         if (auth.ChallengeName === 'SOFTWARE_TOKEN_MFA') {
           if (!mfaCode) throw new MfaRequired();
-          auth = await client.send(
-            new AdminRespondToAuthChallengeCommand({
+          auth = await call(
+            client,
+            'AdminRespondToAuthChallenge',
+            {
               UserPoolId: userPoolId,
               ClientId: clientId,
               ChallengeName: 'SOFTWARE_TOKEN_MFA',
               Session: auth.Session,
               ChallengeResponses: { USERNAME: email, SOFTWARE_TOKEN_MFA_CODE: mfaCode },
-            }),
+            },
+            authAnswer,
           );
         }
       } catch (e) {
-        if (rejected(e)) return undefined;
+        if (answered(e, 'NotAuthorizedException', 'UserNotFoundException')) return undefined;
         throw e;
       }
       if (auth.ChallengeName) throw new AuthenticationError(`Finish setting up this account first (Cognito asks for ${auth.ChallengeName}).`);
       if (!auth.AuthenticationResult) return undefined;
-      const user = await client.send(new AdminGetUserCommand({ UserPoolId: userPoolId, Username: email }));
-      return consoleUserOf(user, email);
+      return consoleUserOf(await getUser(email), email);
     },
     /**
      * A session's check (every function that authenticates console sessions is granted
@@ -72,11 +100,11 @@ export function cognitoIdentity(client: CognitoIdentityProviderClient, userPoolI
      * Any other failure (Cognito unreachable, throttled) is thrown: the caller keeps the session.
      */
     async lookup(email) {
-      let user: AdminGetUserCommandOutput;
+      let user: UserAnswer;
       try {
-        user = await client.send(new AdminGetUserCommand({ UserPoolId: userPoolId, Username: email }));
+        user = await getUser(email);
       } catch (e) {
-        if (e instanceof UserNotFoundException) return undefined;
+        if (answered(e, 'UserNotFoundException')) return undefined;
         throw e;
       }
       return user.Enabled === false ? undefined : consoleUserOf(user, email);

@@ -1,5 +1,6 @@
 import { config } from '../config.ts';
 import { consoleUserStore } from '../data/index.ts';
+import { cognitoClient, cognitoIdentity } from './cognito.ts';
 import { tableIdentity } from './identity.ts';
 import type { ConsoleIdentity } from './types.ts';
 
@@ -9,8 +10,7 @@ let identity: Promise<ConsoleIdentity> | undefined;
 /**
  * Where console users are read, at sign-in and at a session's check: Cognito when deployed
  * (USER_POOL_ID set: every API function has it; only the sign-in function has CONSOLE_CLIENT_ID,
- * which checking a password needs), the table's console users locally. The Cognito client is
- * loaded on first use, so a function serving API keys only never loads it.
+ * which checking a password needs), the table's console users locally.
  */
 export function consoleIdentity(): Promise<ConsoleIdentity> {
   identity ??= load().catch((e: unknown) => {
@@ -23,6 +23,5 @@ export function consoleIdentity(): Promise<ConsoleIdentity> {
 async function load(): Promise<ConsoleIdentity> {
   const { auth, region } = config();
   if (!auth.userPoolId) return tableIdentity(consoleUserStore());
-  const [{ CognitoIdentityProviderClient }, { cognitoIdentity }] = await Promise.all([import('@aws-sdk/client-cognito-identity-provider'), import('./cognito.ts')]);
-  return cognitoIdentity(new CognitoIdentityProviderClient({ region }), auth.userPoolId, config().console.cognitoClientId);
+  return cognitoIdentity(cognitoClient(region), auth.userPoolId, config().console.cognitoClientId);
 }

@@ -1,4 +1,4 @@
-import { AdminGetUserCommand, CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand } from '@aws-sdk/client-cognito-identity-provider';
+import { CognitoIdentityProviderClient, CreateUserPoolClientCommand, DeleteUserPoolClientCommand } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { cognitoProvisioner } from '../../shared/auth/cognito-provisioner.ts';
@@ -9,6 +9,7 @@ import { routes } from '../../shared/routes.ts';
 import { createClient, deleteClient } from '../../shared/domain/credentials.ts';
 import type { CredentialStore } from '../../shared/domain/credentials-types.ts';
 import { grants } from '../../shared/grants.ts';
+import { cognitoStub } from '../helpers/cognito-stub.ts';
 
 /** The Cognito actions a test's calls performed (their command names without "Command"). */
 function cognitoActions(mock: ReturnType<typeof mockClient>): string[] {
@@ -40,24 +41,40 @@ describe('Cognito actions are granted to the functions that perform them', () =>
   });
 
   it("a console session's check of its user, in every function that authenticates console sessions (every Platform route's)", async () => {
-    const mock = mockClient(CognitoIdentityProviderClient);
-    mock.on(AdminGetUserCommand).resolves({
+    const cognito = await cognitoStub();
+    cognito.answers.AdminGetUser = {
       Enabled: true,
       UserAttributes: [
         { Name: 'custom:tenant', Value: 't' },
         { Name: 'custom:role', Value: 'viewer' },
       ],
-    });
+    };
     // The functions that check sessions have no console app client (only sign-in has CONSOLE_CLIENT_ID).
-    const identity = cognitoIdentity(new CognitoIdentityProviderClient({ region: 'us-east-1' }), 'pool', undefined);
+    const identity = cognitoIdentity(cognito.client(), 'pool', undefined);
     const sessions = { recordCheck: async () => true } as unknown as ConsoleSessionStore;
     const s = { email: 'a@example.com', tenant: 't', role: 'admin' as const, csrf_token: 'x', created: 0, expires_at: 10_000 };
     expect(await recheckSession('h', s, 1_000, { identity: async () => identity, sessions, intervalSeconds: 300 })).toMatchObject({ role: 'viewer' });
-    expect(cognitoActions(mock)).toEqual(['AdminGetUser']);
+    expect(cognito.actions()).toEqual(['AdminGetUser']);
     const sessionFunctions = new Set(routes.filter((r) => r.api === 'platform').map((r) => r.handler));
     expect(sessionFunctions.size).toBeGreaterThan(30);
-    for (const m of sessionFunctions) for (const action of cognitoActions(mock)) expect(granted(m), m).toContain(action);
-    mock.restore();
+    for (const m of sessionFunctions) for (const action of cognito.actions()) expect(granted(m), m).toContain(action);
+    await cognito.close();
+  });
+
+  it('a console sign-in with a TOTP code, in the sign-in function', async () => {
+    const cognito = await cognitoStub();
+    cognito.answers.AdminInitiateAuth = { ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 's' };
+    cognito.answers.AdminRespondToAuthChallenge = { AuthenticationResult: { AccessToken: 'a' } };
+    cognito.answers.AdminGetUser = {
+      UserAttributes: [
+        { Name: 'custom:tenant', Value: 't' },
+        { Name: 'custom:role', Value: 'admin' },
+      ],
+    };
+    expect(await cognitoIdentity(cognito.client(), 'pool', 'console-client').verify('a@example.com', 'pw', '123456')).toMatchObject({ role: 'admin' });
+    expect(cognito.actions()).toEqual(['AdminGetUser', 'AdminInitiateAuth', 'AdminRespondToAuthChallenge']);
+    for (const action of cognito.actions()) expect(granted('console-session/session')).toContain(action);
+    await cognito.close();
   });
 
   it('a client delete', async () => {

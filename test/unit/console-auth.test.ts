@@ -1,89 +1,113 @@
-import {
-  AdminGetUserCommand,
-  AdminInitiateAuthCommand,
-  AdminRespondToAuthChallengeCommand,
-  CognitoIdentityProviderClient,
-  NotAuthorizedException,
-  UserNotFoundException,
-} from '@aws-sdk/client-cognito-identity-provider';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cognitoIdentity } from '../../shared/console-auth/cognito.ts';
 import { MfaRequired, putLocalUser, tableIdentity } from '../../shared/console-auth/identity.ts';
 import { hashPassword, verifyPassword } from '../../shared/console-auth/password.ts';
 import { checkCsrf, cookieOf } from '../../shared/console-auth/session.ts';
 import type { ConsoleUserRecord, ConsoleUserStore } from '../../shared/console-auth/types.ts';
 import type { HttpEvent } from '../../shared/http/types.ts';
+import { type CognitoAnswer, cognitoStub } from '../helpers/cognito-stub.ts';
 
-// Console sign-in's identity port: scrypt-hashed local users, and Cognito users (never real AWS).
+// Console sign-in's identity port: scrypt-hashed local users, and Cognito users (a signed
+// stand-in of its API on loopback: never real AWS).
 
-const cognito = mockClient(CognitoIdentityProviderClient);
+let cognito: Awaited<ReturnType<typeof cognitoStub>>;
+beforeAll(async () => {
+  cognito = await cognitoStub();
+});
+afterAll(() => cognito.close());
 const POOL = 'eu-west-1_pool';
 const CLIENT = 'consoleclient';
-const identity = () => cognitoIdentity(new CognitoIdentityProviderClient({ region: 'eu-west-1' }), POOL, CLIENT);
+const identity = () => cognitoIdentity(cognito.client(), POOL, CLIENT);
 const attrs = (tenant: string | undefined, role: string | undefined) => ({
   UserAttributes: [{ Name: 'email', Value: 'Ada@Example.com' }, ...(tenant ? [{ Name: 'custom:tenant', Value: tenant }] : []), ...(role ? [{ Name: 'custom:role', Value: role }] : [])],
 });
+const inputs = (action: string) => cognito.calls.filter((c) => c.action === action).map((c) => c.input);
 
 describe('Cognito console identity', () => {
   beforeEach(() => cognito.reset());
 
   it('checks the password with ADMIN_USER_PASSWORD_AUTH and maps tenant and role from custom attributes', async () => {
-    cognito.on(AdminInitiateAuthCommand).resolves({ AuthenticationResult: { AccessToken: 'a', IdToken: 'i' } });
-    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'viewer'));
+    cognito.answers.AdminInitiateAuth = { AuthenticationResult: { AccessToken: 'a', IdToken: 'i' } };
+    cognito.answers.AdminGetUser = attrs('acme', 'viewer');
     await expect(identity().verify('ada@example.com', 'pw')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer' });
-    const call = cognito.commandCalls(AdminInitiateAuthCommand)[0]?.args[0].input;
-    expect(call).toEqual({ UserPoolId: POOL, ClientId: CLIENT, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'ada@example.com', PASSWORD: 'pw' } });
+    expect(inputs('AdminInitiateAuth')).toEqual([{ UserPoolId: POOL, ClientId: CLIENT, AuthFlow: 'ADMIN_USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'ada@example.com', PASSWORD: 'pw' } }]);
+    expect(inputs('AdminGetUser')).toEqual([{ UserPoolId: POOL, Username: 'ada@example.com' }]);
   });
 
   it('answers undefined for a wrong password or an unknown user', async () => {
-    cognito.on(AdminInitiateAuthCommand).rejects(new NotAuthorizedException({ message: 'Incorrect username or password.', $metadata: {} }));
+    cognito.answers.AdminInitiateAuth = { error: 'NotAuthorizedException', message: 'Incorrect username or password.' };
     await expect(identity().verify('ada@example.com', 'bad')).resolves.toBeUndefined();
-    cognito.on(AdminInitiateAuthCommand).rejects(new UserNotFoundException({ message: 'nope', $metadata: {} }));
+    cognito.answers.AdminInitiateAuth = { error: 'UserNotFoundException', message: 'nope' };
     await expect(identity().verify('ada@example.com', 'bad')).resolves.toBeUndefined();
-    expect(cognito.commandCalls(AdminGetUserCommand)).toHaveLength(0);
+    expect(cognito.actions()).toEqual(['AdminInitiateAuth']);
+  });
+
+  it('throws any other failure of the password check (the sign-in answers an error, not "wrong password")', async () => {
+    cognito.answers.AdminInitiateAuth = { error: 'InternalErrorException', status: 500 };
+    await expect(identity().verify('ada@example.com', 'pw')).rejects.toThrow(/InternalErrorException \(HTTP 500\)/);
+    cognito.answers.AdminInitiateAuth = { error: 'ResourceNotFoundException', message: 'User pool client consoleclient does not exist.' };
+    await expect(identity().verify('ada@example.com', 'pw')).rejects.toThrow(/ResourceNotFoundException/);
   });
 
   it('refuses a user without a tenant or with an unknown role', async () => {
-    cognito.on(AdminInitiateAuthCommand).resolves({ AuthenticationResult: { AccessToken: 'a' } });
-    cognito.on(AdminGetUserCommand).resolves(attrs(undefined, 'admin'));
+    cognito.answers.AdminInitiateAuth = { AuthenticationResult: { AccessToken: 'a' } };
+    cognito.answers.AdminGetUser = attrs(undefined, 'admin');
     await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
-    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'owner'));
+    cognito.answers.AdminGetUser = attrs('acme', 'owner');
     await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
   });
 
   it('asks for the TOTP code when the pool requires MFA, and answers the challenge with it', async () => {
-    cognito.on(AdminInitiateAuthCommand).resolves({ ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 'sess' });
+    cognito.answers.AdminInitiateAuth = { ChallengeName: 'SOFTWARE_TOKEN_MFA', Session: 'sess' };
     await expect(identity().verify('ada@example.com', 'pw')).rejects.toBeInstanceOf(MfaRequired);
-    cognito.on(AdminRespondToAuthChallengeCommand).resolves({ AuthenticationResult: { AccessToken: 'a' } });
-    cognito.on(AdminGetUserCommand).resolves(attrs('acme', 'admin'));
+    cognito.answers.AdminRespondToAuthChallenge = { AuthenticationResult: { AccessToken: 'a' } };
+    cognito.answers.AdminGetUser = attrs('acme', 'admin');
     await expect(identity().verify('ada@example.com', 'pw', '123456')).resolves.toMatchObject({ tenant: 'acme', role: 'admin' });
-    expect(cognito.commandCalls(AdminRespondToAuthChallengeCommand)[0]?.args[0].input).toMatchObject({
+    expect(inputs('AdminRespondToAuthChallenge')[0]).toMatchObject({
       ChallengeName: 'SOFTWARE_TOKEN_MFA',
       Session: 'sess',
       ChallengeResponses: { USERNAME: 'ada@example.com', SOFTWARE_TOKEN_MFA_CODE: '123456' },
     });
+    cognito.answers.AdminRespondToAuthChallenge = { error: 'CodeMismatchException' };
+    await expect(identity().verify('ada@example.com', 'pw', '000000')).rejects.toThrow(/CodeMismatchException/);
   });
 
   it('never calls Cognito for something that is no email', async () => {
     await expect(identity().verify('not an email', 'pw')).resolves.toBeUndefined();
-    expect(cognito.calls()).toHaveLength(0);
+    expect(cognito.calls).toHaveLength(0);
   });
 
   it("reads a session's user again with AdminGetUser: gone or disabled is no user, an outage is thrown", async () => {
-    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'viewer'), Enabled: true });
+    cognito.answers.AdminGetUser = { ...attrs('acme', 'viewer'), Enabled: true };
     await expect(identity().lookup('ada@example.com')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer' });
-    expect(cognito.commandCalls(AdminGetUserCommand)[0]?.args[0].input).toEqual({ UserPoolId: POOL, Username: 'ada@example.com' });
-    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'admin'), Enabled: false });
+    expect(inputs('AdminGetUser')).toEqual([{ UserPoolId: POOL, Username: 'ada@example.com' }]);
+    cognito.answers.AdminGetUser = { ...attrs('acme', 'admin'), Enabled: false };
     await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
-    cognito.on(AdminGetUserCommand).resolves({ ...attrs('acme', 'owner'), Enabled: true });
+    cognito.answers.AdminGetUser = { ...attrs('acme', 'owner'), Enabled: true };
     await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
-    cognito.on(AdminGetUserCommand).rejects(new UserNotFoundException({ message: 'User does not exist.', $metadata: {} }));
+    cognito.answers.AdminGetUser = { error: 'UserNotFoundException', message: 'User does not exist.' };
     await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
-    cognito.on(AdminGetUserCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' }));
+    cognito.answers.AdminGetUser = { error: 'TooManyRequestsException', message: 'Rate exceeded' };
     await expect(identity().lookup('ada@example.com')).rejects.toThrow('Rate exceeded');
+    cognito.answers.AdminGetUser = { error: 'InternalErrorException', status: 500 };
+    await expect(identity().lookup('ada@example.com')).rejects.toThrow(/HTTP 500/);
+    // An answer that is not a user's is no user to act as: thrown, not read as one.
+    cognito.answers.AdminGetUser = { UserAttributes: 'acme' };
+    await expect(identity().lookup('ada@example.com')).rejects.toThrow();
     // Never a password check.
-    expect(cognito.commandCalls(AdminInitiateAuthCommand)).toHaveLength(0);
+    expect(cognito.actions()).toEqual(['AdminGetUser']);
+  });
+
+  it('retries a throttled or failed call (Cognito throttles with HTTP 400 TooManyRequestsException) before giving up', async () => {
+    const answers: CognitoAnswer[] = [
+      { error: 'TooManyRequestsException', message: 'Rate exceeded' },
+      { error: 'InternalErrorException', status: 500 },
+      { ...attrs('acme', 'viewer'), Enabled: true },
+    ];
+    cognito.answers.AdminGetUser = () => answers.shift() ?? { error: 'InvalidParameterException' };
+    const patient = cognitoIdentity(cognito.client({ maxAttempts: 3 }), POOL, CLIENT);
+    await expect(patient.lookup('ada@example.com')).resolves.toMatchObject({ role: 'viewer' });
+    expect(cognito.calls).toHaveLength(3);
   });
 });
 

@@ -1,0 +1,51 @@
+import type { AwsCallOptions } from '../../shared/aws/signed-fetch.ts';
+import { cognitoClient } from '../../shared/console-auth/cognito.ts';
+import { serveLoopback } from './loopback.ts';
+import { credentials, region, verifySignature } from './sigv4.ts';
+
+/** An answer of the stand-in: a JSON body (200), or Cognito's error (`__type`, HTTP 400 unless given). */
+export type CognitoAnswer = object | { error: string; message?: string; status?: number };
+
+/**
+ * A stand-in for Cognito's user-pool API on loopback: checks each request's SigV4 signature
+ * (service `cognito-idp`) and JSON 1.1 headers, records the action (`X-Amz-Target`) and its
+ * input, and answers what `answers[action]` says (a function of the input, or a fixed answer);
+ * an action without an answer is a 400 `InvalidParameterException`.
+ */
+export async function cognitoStub() {
+  const calls: { action: string; input: Record<string, unknown> }[] = [];
+  const answers: Record<string, CognitoAnswer | ((input: Record<string, unknown>) => CognitoAnswer)> = {};
+  const server = await serveLoopback((req, body, res) => {
+    const reply = (status: number, value: object) => {
+      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify(value));
+    };
+    const bad = verifySignature(req, body, 'cognito-idp');
+    if (bad) return reply(400, { __type: 'InvalidSignatureException', message: bad });
+    const target = String(req.headers['x-amz-target'] ?? '');
+    if (!target.startsWith('AWSCognitoIdentityProviderService.') || req.headers['content-type'] !== 'application/x-amz-json-1.1')
+      return reply(400, { __type: 'UnknownOperationException', message: target });
+    const action = target.slice(target.indexOf('.') + 1);
+    const input = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    calls.push({ action, input });
+    const a = answers[action];
+    const answer = typeof a === 'function' ? a(input) : a;
+    if (!answer) return reply(400, { __type: 'InvalidParameterException', message: `no answer for ${action}` });
+    if ('error' in answer && typeof answer.error === 'string')
+      return reply((answer as { status?: number }).status ?? 400, { __type: `com.amazonaws.cognito#${answer.error}`, message: (answer as { message?: string }).message ?? answer.error });
+    reply(200, answer);
+  });
+  return {
+    /** A client of the stand-in, signed with the tests' credentials (one attempt unless `maxAttempts`). */
+    client: (options: AwsCallOptions = {}) => cognitoClient(region, { url: server.base, credentials, maxAttempts: 1, ...options }),
+    answers,
+    calls,
+    /** The actions called so far, each once, sorted. */
+    actions: () => [...new Set(calls.map((c) => c.action))].sort(),
+    reset() {
+      calls.length = 0;
+      for (const k of Object.keys(answers)) delete answers[k];
+    },
+    close: server.close,
+  };
+}
