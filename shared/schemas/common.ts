@@ -62,6 +62,22 @@ export const intParam = (min: number, max: number = MAX_ID) =>
     z.int().check(z.gte(min), z.lte(max)),
   );
 
+/**
+ * An integer query parameter bounded below only (the spec's `created_after`, `created_before`:
+ * integer >= 1). A value past the largest exact integer is well formed and reads as that integer:
+ * no stored time reaches it, so the answer is the one the value itself would give.
+ */
+export const atLeastParam = (min: number) =>
+  documentAs(
+    z
+      .pipe(
+        z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
+        z.transform((s: string) => Math.min(Number(s), MAX_ID)),
+      )
+      .check(z.refine((n) => n >= min, `must be an integer of at least ${min}`)),
+    z.int().check(z.gte(min)),
+  );
+
 /** A name a person gives a record (a context, a rule, an API key...): 1 to 256 characters, not only spaces. */
 /** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
 export const oneLine = (field: string, max: number) =>

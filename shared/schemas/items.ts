@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, POSITIVE_INT_PATTERN, forwardIssues, intParam, jsonObject, limitParam, numericId, unstorable } from './common.ts';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, atLeastParam, forwardIssues, jsonObject, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 import { ItemNotFound } from '../domain/errors.ts';
 
@@ -64,7 +64,7 @@ export const listItemsQuery = z.strictObject({
     z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN))),
   ),
   category: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES))),
-  created_after: z.optional(intParam(1)),
-  created_before: z.optional(intParam(1)),
+  created_after: z.optional(atLeastParam(1)),
+  created_before: z.optional(atLeastParam(1)),
 });
 export type ListItemsQuery = z.output<typeof listItemsQuery>;

@@ -248,6 +248,19 @@ describe('GET /v1/items', () => {
     }
   });
 
+  it('takes any integer >= 1 as created_after and created_before, past 2^53 - 1 too (the spec sets no maximum)', async () => {
+    for (const big of ['9007199254740992', '1'.padEnd(40, '0')]) {
+      const after = await t.demo.core('GET', `/v1/items?created_after=${big}`);
+      expect(after.status).toBe(200);
+      expect(after.body).toMatchObject({ data: [], has_more: false, next_cursor: null });
+      const before = await t.demo.core('GET', `/v1/items?created_before=${big}&limit=1`);
+      expect(before.status).toBe(200);
+      expect(before.body).toMatchObject({ has_more: true });
+      expect(before.body.data).toHaveLength(1);
+    }
+    expectCoreError(await t.demo.core('GET', `/v1/items?created_after=-${'9'.repeat(30)}`), 400, 'invalid_request_error', 'validation_error');
+  });
+
   it('rejects a malformed cursor and unknown parameters', async () => {
     expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=!!'), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('GET', '/v1/items?starting_after=abc'), 400, 'invalid_request_error', 'validation_error');
