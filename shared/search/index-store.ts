@@ -3,6 +3,7 @@
  * are kept in the blob store. The one owner of their keys: the builder publishes through it,
  * searchers read through it.
  */
+import * as z from 'zod/mini';
 import type { BlobStore } from '../blob.ts';
 import { logger } from '../observability.ts';
 import { packIndex, unpackIndex } from './artifact.ts';
@@ -13,17 +14,19 @@ import { SEARCH_SETTINGS } from './settings.ts';
 const pointerKey = (tenant: string) => `search/${tenant}/current.json`;
 const artifactKey = (tenant: string, builtAt: number) => `search/${tenant}/index-${builtAt}.bin`;
 
-export interface IndexPointer {
-  key: string;
-  builtAt: number;
-  items: number;
-  /**
-   * Earlier builds whose artifacts are still stored, and when a newer build replaced each: search
-   * cursors ranked on them page on through them; the builder deletes them once `retainSeconds`
-   * have passed since.
-   */
-  superseded?: { key: string; builtAt: number; replacedAt: number }[];
-}
+/**
+ * The pointer to a tenant's current build (its `current.json`). `superseded`: earlier builds whose
+ * artifacts are still stored, and when a newer build replaced each: search cursors ranked on them
+ * page on through them; the builder deletes them once `retainSeconds` have passed since.
+ */
+const indexPointer = z.object({
+  key: z.string(),
+  builtAt: z.number(),
+  /** The build's item count (not read back: a pointer written without it still names its build). */
+  items: z.optional(z.number()),
+  superseded: z.optional(z.array(z.object({ key: z.string(), builtAt: z.number(), replacedAt: z.number() }))),
+});
+export type IndexPointer = z.infer<typeof indexPointer>;
 
 /**
  * The tenant's current pointer, or undefined before the first build, and when it cannot be read (a
@@ -36,8 +39,8 @@ export async function readPointer(blobs: BlobStore, tenant: string): Promise<Ind
   const raw = await blobs.get(pointerKey(tenant));
   if (!raw) return undefined;
   try {
-    const pointer = JSON.parse(new TextDecoder().decode(raw)) as Partial<IndexPointer> | null;
-    if (typeof pointer?.key === 'string' && typeof pointer.builtAt === 'number') return pointer as IndexPointer;
+    const pointer = z.safeParse(indexPointer, JSON.parse(new TextDecoder().decode(raw)));
+    if (pointer.success) return pointer.data;
   } catch {
     // Logged below.
   }

@@ -94,6 +94,11 @@ describe("a damaged index pointer (a local stack's current.json cut short on dis
     writeFileSync(join(root, 'search', tenant, 'current.json'), '{"key":"search/damaged/ind');
     const blobs = new FolderBlobStore(root);
     expect(await readPointer(blobs, tenant)).toBeUndefined();
+    // JSON of another shape is as damaged: a time that is no number, replaced builds without their keys.
+    for (const other of ['{"key":"search/damaged/index-1.bin","builtAt":"1","items":1}', '{"key":"k","builtAt":1,"items":1,"superseded":[{"builtAt":0}]}', 'null']) {
+      writeFileSync(join(root, 'search', tenant, 'current.json'), other);
+      expect(await readPointer(blobs, tenant), other).toBeUndefined();
+    }
     const sent: WorkMessage[] = [];
     const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 0 };
     const deps = { items: db.stores.items, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
