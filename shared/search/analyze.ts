@@ -1,6 +1,6 @@
 /** Text analysis of a document: its fields' terms (stemmed, stop words out) and lengths. */
 import type { JsonObject } from '../domain/types.ts';
-import { compounds, stem, STOP_WORDS, terms, tokens } from './text.ts';
+import { compounds, stem, STOP_WORDS, terms, tokens, words } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** The fields BM25F scores, in the order of every per-field array (`lens`, term frequencies). */
@@ -89,6 +89,17 @@ class KeptForLastAsked<V> {
     return v;
   }
 }
+
+/**
+ * A document's name as `words` reads it, joined by single spaces (the exact criterion compares
+ * it with the query's), kept for the documents asked for last: up to about 1 MB of names.
+ */
+export const nameWords = (d: SearchDoc): string => namesCache.get(d);
+const namesCache = new KeptForLastAsked<string>(
+  1 << 19,
+  (v) => v.length + 16,
+  (d) => words(d.name).join(' '),
+);
 
 /**
  * Terms `analysedTerms` keeps, over all the documents it keeps: about 20 bytes each (the term is

@@ -66,6 +66,12 @@ export const RANKING = {
    * rank both collections alike, docs/benchmarks.md).
    */
   proximity: { weight: 0.1, pool: 20 },
+  /**
+   * Names first (rank.ts `namesFirst`): results among the `pool` best whose name is the query
+   * word for word rank first, those whose name begins with it next. No weight to choose (they go
+   * first); `pool` bounds the cost, as proximity's.
+   */
+  names: { pool: 20 },
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
   /** A result found only by vector similarity needs at least this share of the best similarity... */

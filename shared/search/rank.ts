@@ -16,7 +16,7 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, pairCode, type Field } from './analyze.ts';
+import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import { byTerm, phraseTerms, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
@@ -222,7 +222,7 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
     const fused = fusedScores(r, kw, vec);
     const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, kw, fused, stage.agreed) : undefined;
-    const boost = r.mode !== 'semantic' ? proximity(index, delta, keys, r, kw, fused, feedback) : feedback;
+    const boost = r.mode !== 'semantic' ? namesFirst(keys, r, kw, fused, proximity(index, delta, keys, r, kw, fused, feedback)) : feedback;
     emitAll(keys, r, kw, fused, stage?.headFrom, out, boost);
     return { hits: out.hits(keys.docOf), total: out.total };
   } finally {
@@ -795,33 +795,7 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     pairIdf.push(idfOf(stats.n, df));
   }
   if (pairIdf.length === 0) return boost;
-  // The best `pool` so far, ties to the lower item id (as the page orders them).
-  const best = new TopK(pool);
-  const offer = (key: number, score: number) => {
-    // Most of a broad query's matches are turned away by one comparison, without their id.
-    if (!best.full || score >= best.worstScore) best.push(key, score, keys.idOf(key));
-  };
-  if (r.mode === 'keyword') {
-    const acc = scratch.acc;
-    for (const key of kw.keys) offer(key, acc[key] as number);
-  } else {
-    // Hybrid's candidates for the best are the vector-scored ones, or the keyword matches when
-    // there is no query vector (nothing then has a vector score).
-    const { keys: scored, scores } = fused;
-    if (scored.length > 0) {
-      for (let i = 0; i < scored.length; i++) {
-        const f = scores[i] as number;
-        if (!Number.isNaN(f)) offer(scored[i] as number, f + added(boost, scored[i] as number));
-      }
-    } else {
-      for (const key of kw.keys) {
-        const f = fused.of(key);
-        if (!Number.isNaN(f)) offer(key, f + added(boost, key));
-      }
-    }
-  }
-  const candidates: { key: number; score: number }[] = [];
-  best.forEach((key, score) => candidates.push({ key, score }));
+  const candidates = bestSoFar(keys, r, kw, fused, boost, pool);
   if (candidates.length === 0) return boost;
   const indexNorms = index.norms(stats);
   let deltaNorms: FieldNorms | undefined;
@@ -847,6 +821,77 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     const add = (weight * top * (sums[k] as number)) / most;
     if (add > 0) out.set(key, (out.get(key) ?? 0) + add);
   });
+  return out;
+}
+
+/**
+ * The best `pool` results so far, by their fused score with `boost` (ties to the lower item id,
+ * as the page orders them), each with that score: in keyword mode the keyword matches; in hybrid
+ * the vector-scored keys, or the keyword matches when there is no query vector (nothing then has
+ * a vector score).
+ */
+function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined, pool: number): { key: number; score: number }[] {
+  const best = new TopK(pool);
+  const offer = (key: number, score: number) => {
+    // Most of a broad query's matches are turned away by one comparison, without their id.
+    if (!best.full || score >= best.worstScore) best.push(key, score, keys.idOf(key));
+  };
+  if (r.mode === 'keyword') {
+    const acc = scratch.acc;
+    for (const key of kw.keys) offer(key, (acc[key] as number) + added(boost, key));
+  } else {
+    const { keys: scored, scores } = fused;
+    if (scored.length > 0) {
+      for (let i = 0; i < scored.length; i++) {
+        const f = scores[i] as number;
+        if (!Number.isNaN(f)) offer(scored[i] as number, f + added(boost, scored[i] as number));
+      }
+    } else {
+      for (const key of kw.keys) {
+        const f = fused.of(key);
+        if (!Number.isNaN(f)) offer(key, f + added(boost, key));
+      }
+    }
+  }
+  const out: { key: number; score: number }[] = [];
+  best.forEach((key, score) => out.push({ key, score }));
+  return out;
+}
+
+/**
+ * Names first (Algolia's "exact" criterion, and its preference for matches at the start of an
+ * attribute; a search box's known item): among the `pool` best results so far
+ * (`RANKING.names`), those whose whole name is the query, word for word in its order (as `words`
+ * reads both: case, accents and punctuation folded, stop words kept), rank above every other
+ * result, and those whose name begins with the query's words come next. Each gets a multiple of
+ * the best score so far added, large enough that no taste boost can undo the order (the page
+ * multiplies scores by at most `maxBoost`), so they keep their own order among themselves. A
+ * query of a name ("Sweet", "The Pierces") or its first words ("Star Wars") otherwise ranked items
+ * whose names merely hold those words, or whose vectors are closer, first. Read from each
+ * document's name, so a document gets the same in a build and in the delta. Answers `boost` with
+ * these additions (or them alone).
+ */
+function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
+  const query = words(r.query).join(' ');
+  if (query === '' || RANKING.names.pool <= 0) return boost;
+  let top = 0;
+  const named: { key: number; tier: number }[] = [];
+  for (const { key, score } of bestSoFar(keys, r, kw, fused, boost, RANKING.names.pool)) {
+    if (score > top) top = score;
+    const name = nameWords(keys.docOf(key));
+    if (!name.startsWith(query)) continue;
+    // 3: the name is the query; 2: it begins with the query's words; 1: its last word half typed.
+    named.push({ key, tier: name.length === query.length ? 3 : name.charAt(query.length) === ' ' ? 2 : 1 });
+  }
+  if (named.length === 0 || !(top > 0)) return boost;
+  // Every other result scores at most top × maxBoost once the page applies the taste; one of a
+  // tier at least its addition, at most (top + it) × maxBoost, which the next tier's starts at.
+  const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
+  const adds = [0];
+  for (let tier = 1; tier <= 3; tier++) adds.push((top + (adds[tier - 1] as number)) * maxBoost);
+  const out = boost ?? scratch.boost;
+  out.reserve(keys.N + keys.S);
+  for (const n of named) out.set(n.key, (out.get(n.key) ?? 0) + (adds[n.tier] as number));
   return out;
 }
 

@@ -313,11 +313,18 @@ describe('index and ranking', () => {
     const bottles = SearchIndex.build([doc(1, 'Water bottle', 'waterproof lid'), doc(2, 'Waterproof shell'), doc(3, 'Rain hat')], 64, 100);
     const in2 = (query: string) =>
       new Map(rank(bottles, noDelta, { query, mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 1000 }).hits.map((h) => [h.doc.id, h.score]));
-    const water = in2('water.').get(1) as number;
-    const waterproof = in2('waterproof.').get(1) as number;
-    for (const query of ['wat', 'rain wat', 'hatt wat']) {
-      const got = in2(query).get(1) as number;
-      expect(got, query).toBeCloseTo(RANKING.prefixWeight * Math.max(water, waterproof), 12);
+    // Keyword scores alone: "water" is also the beginning of 1's name, which names first would add to.
+    const pool = RANKING.names.pool;
+    try {
+      RANKING.names.pool = 0;
+      const water = in2('water.').get(1) as number;
+      const waterproof = in2('waterproof.').get(1) as number;
+      for (const query of ['wat', 'rain wat', 'hatt wat']) {
+        const got = in2(query).get(1) as number;
+        expect(got, query).toBeCloseTo(RANKING.prefixWeight * Math.max(water, waterproof), 12);
+      }
+    } finally {
+      RANKING.names.pool = pool;
     }
   });
 
@@ -827,6 +834,57 @@ describe('known-item search', () => {
       }),
     );
     expect(missed).toEqual([]);
+  });
+});
+
+describe('names first', () => {
+  // "Sweet" is the whole name of 4 only; 2 and 7 begin with it; 1 and 5 say it more often, in
+  // longer names, and would rank above 4 by their words alone.
+  const docs = [
+    doc(1, 'The sweet sweet sound', 'sweet sweet sweet songs, sweet'),
+    doc(2, 'Sweet Dreams (Are Made of This)', 'sweet sweet sweet sweet synth pop, sweet sweet'),
+    doc(4, 'SWEET!', 'glam rock'),
+    doc(5, 'Very sweet, sweet sweet', 'sweet sweet sweet'),
+    doc(7, 'Sweet Home Alabama', 'southern rock'),
+    doc(9, 'Nothing here', 'quiet'),
+  ];
+  const order = (query: string, mode: 'keyword' | 'hybrid', index: SearchIndex, delta = noDelta, profile: Float32Array | null = null) =>
+    rank(index, delta, { query, mode, filter: () => true, queryVector: mode === 'hybrid' ? emb.embedOne(query) : null, profile }, { limit: 10 }).hits.map((h) => [h.doc.id, h.score] as const);
+  const built = SearchIndex.build(docs, 64, 1);
+
+  it('ranks the result named by the query first, then those whose name begins with its words, then with its last word half typed, the same in a build and in its delta', () => {
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      const ids = order('sweet', mode, built).map(([id]) => id);
+      expect(ids.slice(0, 3), mode).toEqual([4, ...ids.slice(1, 3).sort()]);
+      expect(ids.slice(1, 3).sort(), mode).toEqual([2, 7]);
+      // Case, accents and punctuation folded; stop words count: "the sweet" is no name's beginning but 1's.
+      expect(order('Sweet home, alabama', mode, built)[0]?.[0], mode).toBe(7);
+      expect(order('the sweet', mode, built)[0]?.[0], mode).toBe(1);
+      const inDelta = order('sweet', mode, SearchIndex.build(docs.slice(3), 64, 1), new PreparedDelta({ docs: docs.slice(0, 3).reverse(), masked: new Set() }));
+      expect(inDelta, mode).toEqual(order('sweet', mode, built));
+    }
+    // Its last word half typed (as a search box sends it): names beginning with the query's whole
+    // words rank above those where it is only the start of a longer word.
+    for (const mode of ['keyword', 'hybrid'] as const) expect(order('sweet ho', mode, built)[0]?.[0], mode).toBe(7);
+    const sweeter = SearchIndex.build([...docs, doc(3, 'Sweeter days', 'sweet sweet sweet sweet sweet sweet')], 64, 1);
+    expect(
+      order('sweet', 'keyword', sweeter)
+        .map(([id]) => id)
+        .slice(0, 4),
+    ).toEqual([4, 2, 7, 3]);
+    // A taste for another item does not undo it.
+    const taste = emb.embedOne('The sweet sweet sound sweet songs');
+    expect(order('sweet', 'hybrid', built, noDelta, taste)[0]?.[0]).toBe(4);
+  });
+
+  it('is what moves them: without it the longer names rank first', () => {
+    const pool = RANKING.names.pool;
+    try {
+      RANKING.names.pool = 0;
+      expect(order('sweet', 'keyword', built)[0]?.[0]).not.toBe(4);
+    } finally {
+      RANKING.names.pool = pool;
+    }
   });
 });
 
