@@ -64,7 +64,9 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
     throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
   }
   if (req.body.length > MAX_TOKEN_BODY) throw oauthError('invalid_request', `The request body is longer than ${MAX_TOKEN_BODY} characters.`);
-  const form = new URLSearchParams(req.body);
+  // RFC 6749 §3.1: a parameter sent without a value is treated as if it were omitted (`scope=`
+  // asks for the client's scopes, an empty `client_secret=` is no second credential).
+  const form = new URLSearchParams([...new URLSearchParams(req.body)].filter(([, value]) => value !== ''));
   // RFC 6749 §3.1: a parameter sent more than once is an invalid request, not the first (or last) of them.
   const seen = new Set<string>();
   const repeated = [...form.keys()].find((n) => seen.size === seen.add(n).size);

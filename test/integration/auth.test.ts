@@ -76,6 +76,20 @@ describe('POST /oauth2/token', () => {
     expect(same.status).toBe(200);
   });
 
+  it('treats a parameter sent without a value as omitted (RFC 6749 §3.1)', async () => {
+    const c = await newClient(['service-api/read', 'service-api/write']);
+    const basic = `Basic ${Buffer.from(`${c.creds.client_id}:${c.creds.client_secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic };
+    const token = (rawBody: string) => request(t.base, 'POST', '/oauth2/token', { rawBody, headers: form });
+    const scope = await token('grant_type=client_credentials&scope=');
+    expect(scope.status).toBe(200);
+    expect(decode(scope.body.access_token).scope).toBe('service-api/read service-api/write');
+    expect((await token('grant_type=client_credentials&client_secret=&client_id=')).status).toBe(200);
+    expect((await token('grant_type=&grant_type=client_credentials')).status).toBe(200);
+    const grant = await token('grant_type=');
+    expect([grant.status, grant.body.error]).toEqual([400, 'invalid_request']);
+  });
+
   it('has its own rate limit (429 slow_down) that does not touch resource traffic', async () => {
     const c = await newClient(['service-api/read']);
     const token = (await c.fetchToken()).body.access_token as string;
