@@ -21,7 +21,7 @@ import {
 } from './entities.ts';
 import { LAST_ID } from './entity.ts';
 import type { Condition } from './expressions.ts';
-import { applied, getRow, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
+import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 
 /*
  * Console records (the ConsoleStore of shared/domain/console-records.ts): each kind is an entity
@@ -156,10 +156,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async logs(tenant, jobId, cursor, limit) {
       const after = cursor === undefined ? undefined : logCursors.decode(cursor);
-      const out = await queryPage(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), Limit: limit, ConsistentRead: true });
-      const last = out.items[out.items.length - 1];
+      // One line more than asked: a page that ends at the log's last line has no cursor (DynamoDB's
+      // LastEvaluatedKey after exactly `limit` lines would give one, and then an empty page).
+      const rows = await queryUpTo(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), ConsistentRead: true }, limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
       const at = last ? logCursors.encode(String(last[RunLogLine.indexes.primary.skAttr])) : (cursor ?? null);
-      return { lines: out.items.map((r) => ({ ts: Number(r.ts), message: String(r.message) })), cursor: out.lastKey && last ? at : null, end: at };
+      return { lines: page.map((r) => ({ ts: Number(r.ts), message: String(r.message) })), cursor: rows.length > limit ? at : null, end: at };
     },
   };
 }

@@ -152,6 +152,18 @@ describe('training job logs', () => {
       await expect(c.logs('logs', 1, bad, 2)).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
   });
 
+  it("an ended run's log: the page that holds its last line has no cursor, also when the lines fill it exactly", async () => {
+    const c = db.stores.console;
+    await c.put('exact', 'job', { ...queuedRun(1), status: 'Completed' });
+    for (const message of ['one', 'two', 'three', 'four']) await c.appendLog('exact', 1, [{ ts: 1, message }]);
+    const first = await trainingRunLogs(c, 'exact', 'train-1', undefined, 2);
+    expect(first.lines.map((l) => l.message)).toEqual(['one', 'two']);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const last = await trainingRunLogs(c, 'exact', 'train-1', first.next_cursor as string, 2);
+    expect(last).toMatchObject({ lines: [{ message: 'three' }, { message: 'four' }], next_cursor: null });
+    expect((await trainingRunLogs(c, 'exact', 'train-1', undefined, 4)).next_cursor).toBeNull();
+  });
+
   it('is followed while its run goes on: the page that reaches the end has a cursor after its last line until the run ends (it was null, so a reader started over)', async () => {
     const c = db.stores.console;
     await c.put('follow', 'job', { ...queuedRun(1), status: 'InProgress' });
