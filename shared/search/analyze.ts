@@ -102,6 +102,20 @@ const namesCache = new KeptForLastAsked<string>(
 );
 
 /**
+ * The first word of a name as `words` reads it (`nameWords`'s first), from its first
+ * space-separated pieces only: what the index keys a name under for queries of stop words only
+ * (`SearchIndex.namesBeginning`), about 0.2 µs a name where reading a whole name with accents
+ * took 10.
+ */
+export function firstNameWord(name: string): string | undefined {
+  for (const piece of name.split(/\s+/, 8)) {
+    const first = words(piece)[0];
+    if (first !== undefined) return first;
+  }
+  return undefined;
+}
+
+/**
  * Terms `analysedTerms` keeps, over all the documents it keeps: about 20 bytes each (the term is
  * the stemmer cache's string), 5 MB in all; about 2,000 abstracts of 150 words, or 250 of the
  * longest descriptions an item can have.

@@ -1,5 +1,5 @@
 import type { TopK } from '../top-k.ts';
-import { analyze, averageLengths, type Analyzed } from './analyze.ts';
+import { analyze, averageLengths, firstNameWord, type Analyzed } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
@@ -219,6 +219,8 @@ export class PreparedDelta implements ExtraVocab {
   private readonly sumLen = [0, 0, 0];
 
   readonly masked = new Set<number>();
+  /** The live documents' ids by the first word of their names (`namesBeginning`). */
+  private readonly byFirstNameWord = new Map<string, Set<number>>();
   /**
    * Per position of the bound build, 1 when its document is masked (replaced or deleted here):
    * ranking checks it for every keyword match of the build instead of looking the id up.
@@ -336,6 +338,12 @@ export class PreparedDelta implements ExtraVocab {
     const { terms, tfs, len, surface } = contents;
     this.slots.push({ doc, terms, tfs, len, surface });
     this.slotOf.set(doc.id, s);
+    const first = firstNameWord(doc.name);
+    if (first !== undefined) {
+      const ids = this.byFirstNameWord.get(first);
+      if (ids) ids.add(doc.id);
+      else this.byFirstNameWord.set(first, new Set([doc.id]));
+    }
     if (s >= this.live.length) this.grow(s + 1);
     this.live[s] = 1;
     this.active[s] = doc.active ? 1 : 0;
@@ -376,6 +384,9 @@ export class PreparedDelta implements ExtraVocab {
     if (s === undefined) return;
     const old = this.slots[s] as Slot;
     this.slotOf.delete(id);
+    const first = firstNameWord(old.doc.name);
+    const named = first === undefined ? undefined : this.byFirstNameWord.get(first);
+    if (named?.delete(id) && named.size === 0) this.byFirstNameWord.delete(first as string);
     this.live[s] = 0;
     this.liveCount -= 1;
     this.slots[s] = undefined;
@@ -427,6 +438,16 @@ export class PreparedDelta implements ExtraVocab {
   /** Slots in use (live or dead): delta keys run from the build's size up to it. */
   get slotCount(): number {
     return this.slots.length;
+  }
+
+  /** The live slots whose documents' names begin with `word` (as `SearchIndex.namesBeginning`). */
+  namesBeginning(word: string): number[] {
+    const out: number[] = [];
+    for (const id of this.byFirstNameWord.get(word) ?? []) {
+      const s = this.slotOf.get(id);
+      if (s !== undefined) out.push(s);
+    }
+    return out;
   }
 
   /** The document of a live slot. */

@@ -5,7 +5,7 @@
  * quantisation (quantise.ts); ranking a request over it and its delta is rank.ts.
  */
 import { nowSeconds } from '../clock.ts';
-import { averageLengths } from './analyze.ts';
+import { averageLengths, firstNameWord } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { ColumnCache } from './columns.ts';
@@ -54,6 +54,8 @@ export class SearchIndex {
   /** The IVF centroids, quantised like the item vectors, to rank lists with the same kernel. */
   private readonly centroids: { rows: Int8Rows; scales: Float32Array } | null;
   readonly byId = new Map<number, number>();
+  /** The documents by the first word of their names (`namesBeginning`), made when first asked. */
+  private byFirstNameWord: Map<string, number[]> | undefined;
   /** The field norms of the latest statistics ranked with (`norms`). */
   private fieldNorms: FieldNorms | undefined;
   /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
@@ -61,6 +63,26 @@ export class SearchIndex {
   readonly active: Uint8Array;
   /** Metadata as columns for facets and sort by a field (columns.ts), made on first use. */
   private columnCache: ColumnCache | undefined;
+
+  /**
+   * The documents whose names' first word (as `words` reads it) is `word`: a query of stop words
+   * only, which no indexed word matches, looks its names up here (rank.ts `stopWordNames`). Made
+   * the first time one is asked for (a pass over every name's first word).
+   */
+  namesBeginning(word: string): readonly number[] {
+    if (!this.byFirstNameWord) {
+      const map = new Map<string, number[]>();
+      this.docs.forEach((d, i) => {
+        const first = firstNameWord(d.name);
+        if (first === undefined) return;
+        const list = map.get(first);
+        if (list) list.push(i);
+        else map.set(first, [i]);
+      });
+      this.byFirstNameWord = map;
+    }
+    return this.byFirstNameWord.get(word) ?? [];
+  }
 
   constructor(built: IndexParts) {
     this.vectors = new Int8Rows(built.vectors, built.dims, SCAN_ROWS);

@@ -17,7 +17,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
-import { byTerm, phraseTerms, withoutRequestWords, words } from './text.ts';
+import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
 import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
@@ -271,7 +271,10 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   }
   scratch.touched.clear();
   const expanded = r.mode !== 'semantic' ? index.expand(r.query, delta) : undefined;
-  if (expanded) keywordScores(index, delta, expanded, r.phrases ?? [], delta.stats(), scratch.touched);
+  if (expanded) {
+    keywordScores(index, delta, expanded, r.phrases ?? [], delta.stats(), scratch.touched);
+    stopWordNames(index, delta, keys, r.query, scratch.touched);
+  }
   const acc = scratch.acc;
   const matched = scratch.matched;
   matched.clear();
@@ -291,6 +294,36 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     terms: expanded?.sequence ?? [],
     known: () => (expanded ? knownWords(expanded, delta.stats()) : []),
   };
+}
+
+/**
+ * A query of stop words only ("The Who", "It", "Up") matches no indexed word (stop words are not
+ * indexed; its last word only completes to longer words): the items whose names begin with its
+ * words are its matches too, above its best keyword match's score (1 without one) by the share of
+ * the name the query is, and names first ranks them above the rest. Found by their names' first
+ * word (`namesBeginning`), in the build and in the delta alike (the build's copies the delta
+ * replaced are turned away with the other matches).
+ */
+function stopWordNames(index: SearchIndex, delta: PreparedDelta, keys: Keys, query: string, touched: IntList): void {
+  const asked = words(query);
+  const first = asked[0];
+  if (first === undefined || !asked.every((w) => STOP_WORDS.has(w))) return;
+  const phrase = asked.join(' ');
+  const acc = scratch.acc;
+  let best = 0;
+  for (const key of touched.view()) if ((acc[key] as number) > best) best = acc[key] as number;
+  if (!(best > 0)) best = 1;
+  const take = (key: number) => {
+    const name = nameWords(keys.docOf(key));
+    if (name !== phrase && !name.startsWith(`${phrase} `)) return;
+    // Above every completion of its last word ("Hercules" for "her"), the more so the larger the
+    // share of the name the query is: "Up (2009)" before "Up Close and Personal".
+    const score = best * (1 + asked.length / name.split(' ').length);
+    if (acc[key] === 0) touched.push(key);
+    if ((acc[key] as number) < score) acc[key] = score;
+  };
+  for (const i of index.namesBeginning(first)) take(i);
+  for (const slot of delta.namesBeginning(first)) take(keys.N + slot);
 }
 
 /** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */

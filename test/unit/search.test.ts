@@ -877,6 +877,35 @@ describe('names first', () => {
     expect(order('sweet', 'hybrid', built, noDelta, taste)[0]?.[0]).toBe(4);
   });
 
+  it('finds names of stop words only, which no indexed word matches, the same in a build and in its delta', () => {
+    const bands = [
+      doc(11, 'The Who', 'rock band'),
+      doc(12, 'The Whole Truth', 'drama'),
+      doc(13, 'Up (2009)', 'animation'),
+      doc(14, 'Up Close and Personal', 'romance'),
+      doc(15, 'Upside Down', 'science fiction'),
+      doc(16, 'It', 'horror'),
+      doc(17, 'Italian Job', 'heist'),
+    ];
+    const ids = (query: string, mode: 'keyword' | 'hybrid', index: SearchIndex, delta = noDelta) => order(query, mode, index, delta).map(([id]) => id);
+    const built = SearchIndex.build(bands, 64, 1);
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      expect(ids('The Who', mode, built)[0], mode).toBe(11);
+      // A whole word before its completions (by keyword score, the larger share of the name first).
+      const up = ids('up', mode, built);
+      expect(mode === 'keyword' ? up.slice(0, 3) : [...up.slice(0, 2).sort(), up[2]], mode).toEqual([13, 14, 15]);
+      expect(ids('it', mode, built)[0], mode).toBe(16);
+      const split = SearchIndex.build(bands.slice(3), 64, 1);
+      const delta = new PreparedDelta({ docs: bands.slice(0, 3).reverse(), masked: new Set() });
+      for (const query of ['The Who', 'up', 'it']) expect(order(query, mode, split, delta), `${mode} ${query}`).toEqual(order(query, mode, built));
+    }
+    // A build's copy replaced in the delta is found under its new name only; a deleted one not at all.
+    const changed = new PreparedDelta({ docs: [doc(11, 'The Guess Who', 'rock band')], masked: new Set([16]) }, built);
+    expect(ids('The Who', 'keyword', built, changed)).not.toContain(11);
+    expect(ids('it', 'keyword', built, changed)).not.toContain(16);
+    expect(ids('The Guess Who', 'keyword', built, changed)[0]).toBe(11);
+  });
+
   it('is what moves them: without it the longer names rank first', () => {
     const pool = RANKING.names.pool;
     try {
