@@ -44,6 +44,13 @@ describe('POST /oauth2/token', () => {
     expect(bad.body.error).toBe('invalid_scope');
     const readOnly = await newClient(['service-api/read']);
     expect((await readOnly.fetchToken('service-api/write')).body.error).toBe('invalid_scope');
+    // Several scopes are separated by spaces only; a scope parameter naming none is no subset.
+    const both = await c.fetchToken('service-api/read service-api/write');
+    expect(decode(both.body.access_token).scope).toBe('service-api/read service-api/write');
+    for (const scope of ['service-api/read,service-api/write', ' ']) {
+      const refused = await c.fetchToken(scope);
+      expect([refused.status, refused.body.error], scope).toEqual([400, 'invalid_scope']);
+    }
   });
 
   it('answers RFC 6749 errors', async () => {
