@@ -33,6 +33,12 @@ describe('settings', () => {
     expect(readConfig({ ...base, ...env }).tenantQuota).toEqual({ ratePerSecond: 1, burst: 2 });
   });
 
+  it('keeps an Idempotency-Key for 24 hours unless told otherwise (api-decisions: a retry within 24 h returns the first response)', () => {
+    expect(readConfig({ ...base }).idempotencyTtlSeconds).toBe(86_400);
+    expect(readConfig({ ...base, IDEMPOTENCY_TTL_SECONDS: '' }).idempotencyTtlSeconds).toBe(86_400);
+    expect(readConfig({ ...base, IDEMPOTENCY_TTL_SECONDS: '60' }).idempotencyTtlSeconds).toBe(60);
+  });
+
   it('refuses values that would be misread: a negative grace, half the training task, a timer Node cannot hold, an unknown CONSOLE_BUILD', () => {
     expect(() => readConfig({ ...base, EMBED_GRACE_SECONDS: '-3600' })).toThrow(/EMBED_GRACE_SECONDS/);
     expect(() => readConfig({ ...base, TRAINING_TASK_CLUSTER: 'arn:aws:ecs:x' })).toThrow(/TRAINING_TASK_DEFINITION/);
