@@ -257,6 +257,63 @@ describe('Platform API keys and clients', () => {
     expect(Object.keys(bad.body)).toEqual(['error']);
   });
 
+  it('lets events keys call the event-type, template and training routes, items keys item search and index status, and no other key scope the rest', async () => {
+    const keyOf = async (scope: string) => (await t.demo.platform('POST', '/api/api-keys', { name: `scope-${scope}`, scopes: [scope] })).body.key as string;
+    const [eventsKey, itemsKey] = [await keyOf('events'), await keyOf('items')];
+    // Each route named with a body it refuses (or nothing to find): an allowed key gets past the scope check to a 400 or 404, never a 403.
+    const eventsRoutes = [
+      ['POST', '/api/event-types', {}],
+      ['PATCH', '/api/event-types/999999', {}],
+      ['POST', '/api/events/templates', {}],
+      ['GET', '/api/events/templates', undefined],
+      ['GET', '/api/events/templates/999999', undefined],
+      ['PATCH', '/api/events/templates/999999', {}],
+      ['POST', '/api/training-jobs', {}],
+      ['GET', '/api/training-jobs/none-such', undefined],
+      ['POST', '/api/training-jobs/none-such/stop', undefined],
+      ['GET', '/api/training-jobs/logs/none-such', undefined],
+      ['GET', '/api/models/999999', undefined],
+    ] as const;
+    const itemsRoutes = [
+      ['POST', '/api/items/search', { query: 'x' }],
+      ['GET', '/api/items/search?query=x', undefined],
+      ['GET', '/api/search-index', undefined],
+    ] as const;
+    const adminRoutes = [
+      ['POST', '/api/rules', {}],
+      ['GET', '/api/rules', undefined],
+      ['POST', '/api/segments', {}],
+      ['PATCH', '/api/segments/999999', {}],
+      ['POST', '/api/experiments', {}],
+      ['GET', '/api/experiments', undefined],
+      ['PATCH', '/api/experiments/999999', {}],
+      ['GET', '/api/rerank-controls?contextId=1', undefined],
+      ['PUT', '/api/rerank-controls?contextId=1', {}],
+      ['POST', '/api/model-endpoints', {}],
+      ['POST', '/api/contexts', {}],
+      ['POST', '/api/search-index/rebuild', undefined],
+      ['POST', '/api/synonyms', {}],
+      ['GET', '/api/analytics/searches', undefined],
+      ['GET', '/api/audit', undefined],
+      ['DELETE', '/api/users/nobody', undefined],
+      ['POST', '/api/clients', {}],
+      ['POST', '/api/api-keys', {}],
+    ] as const;
+    const statusOf = async (key: string, [m, p, b]: readonly [string, string, unknown]) => (await t.demo.platform(m, p, b, key)).status;
+    for (const r of eventsRoutes) {
+      expect(await statusOf(eventsKey, r), `events key: ${r[0]} ${r[1]}`).not.toBe(403);
+      expect(await statusOf(itemsKey, r), `items key: ${r[0]} ${r[1]}`).toBe(403);
+    }
+    for (const r of itemsRoutes) {
+      expect(await statusOf(itemsKey, r), `items key: ${r[0]} ${r[1]}`).toBe(200);
+      expect(await statusOf(eventsKey, r), `events key: ${r[0]} ${r[1]}`).toBe(403);
+    }
+    for (const r of adminRoutes) {
+      expect(await statusOf(eventsKey, r), `events key: ${r[0]} ${r[1]}`).toBe(403);
+      expect(await statusOf(itemsKey, r), `items key: ${r[0]} ${r[1]}`).toBe(403);
+    }
+  });
+
   it('API keys are not accepted on the Core API, and access tokens not on the Platform API', async () => {
     expectCoreError(await t.demo.core('GET', '/v1/items', undefined, { token: t.stack.credentials.api_key }), 401, 'authentication_error');
     expect((await t.demo.platform('GET', '/api/clients', undefined, await t.demo.accessToken())).status).toBe(401);
