@@ -308,6 +308,7 @@ describe('experiments', () => {
   it('malformed experiments are 400 naming the field', async () => {
     const exp = (extra: Record<string, unknown>) => P('POST', '/api/experiments', { name: 'x', context_id: home, variants, ...extra });
     invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 60 }, variants[1]] }), 'variants');
+    invalid(await exp({ variants: [{ ...variants[0], traffic_percent: 40 }, variants[1]] }), 'variants');
     invalid(await exp({ variants: [variants[0]] }), 'variants');
     invalid(await exp({ variants: [variants[0], { ...variants[1], name: 'control' }] }), 'variants.1.name');
     invalid(
