@@ -124,7 +124,9 @@ describe('console records', () => {
     expect(draftRun.status).toBe(400);
     expect(draftRun.body.error).toMatch(/Draft/);
     expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { status: 'Published' })).body.status).toBe('Published');
-    expect((await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'again' })).status).toBe(400);
+    const frozen = await P('PATCH', `/api/events/templates/${d.body.id}`, { name: 'again' });
+    expect(frozen.status).toBe(400);
+    expect(frozen.body.error).toMatch(/Published/);
     expect((await P('GET', `/api/events/templates/${d.body.id}`)).body.name).toBe('renamed');
     expect((await P('GET', '/api/events/templates/9999')).status).toBe(404);
   });
