@@ -4,6 +4,7 @@ import { ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.t
 import { eventTypeBody, eventTypePatch, templateBody } from '../../shared/schemas/console.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { searchBody } from '../../shared/schemas/search.ts';
+import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
 import { ValidationError } from '../../shared/errors.ts';
 
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
@@ -155,5 +156,23 @@ describe('validation messages', () => {
     const categories = (n: number) => ({ category: Array.from({ length: n }, (_, i) => `c${i}`) });
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: categories(101) }, 'body'))['filters.category']).toEqual(['at most 100 values']);
     expect(searchBody.safeParse({ query: 'x', filters: categories(100) }).success).toBe(true);
+  });
+});
+
+describe('synonym set schemas', () => {
+  // docs/api.md: a phrase is at most 100 characters and 8 words; a set has at most 20 synonyms (a one-way set's input besides them).
+  const phrases = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`);
+  const words = (n: number) => phrases(n).join(' ');
+
+  it('takes a set of 20 phrases of 8 words and 100 characters, and no more', () => {
+    expect(synonymBody.safeParse({ synonyms: phrases(20) }).success).toBe(true);
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { synonyms: phrases(21) }, 'body')).synonyms).toEqual(['at most 20 synonyms in a set']);
+    expect(fieldErrors(() => parseOrThrow(synonymPatch, { synonyms: phrases(21) }, 'body')).synonyms).toEqual(['at most 20 synonyms in a set']);
+    expect(synonymBody.safeParse({ type: 'one_way', input: words(8), synonyms: phrases(20) }).success).toBe(true);
+    expect(synonymBody.safeParse({ synonyms: [words(8), 'x'] }).success).toBe(true);
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { synonyms: [words(9), 'x'] }, 'body'))['synonyms.0']).toEqual(['a synonym is at most 8 words']);
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { type: 'one_way', input: words(9), synonyms: ['x'] }, 'body')).input).toEqual(['a synonym is at most 8 words']);
+    expect(synonymBody.safeParse({ synonyms: ['a'.repeat(100), 'x'] }).success).toBe(true);
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { synonyms: ['a'.repeat(101), 'x'] }, 'body'))['synonyms.0']).toEqual(['a synonym is at most 100 characters']);
   });
 });
