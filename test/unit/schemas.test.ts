@@ -156,6 +156,10 @@ describe('validation messages', () => {
     const categories = (n: number) => ({ category: Array.from({ length: n }, (_, i) => `c${i}`) });
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: categories(101) }, 'body'))['filters.category']).toEqual(['at most 100 values']);
     expect(searchBody.safeParse({ query: 'x', filters: categories(100) }).success).toBe(true);
+    // At most 20 facets (docs/api.md).
+    const facets = (n: number) => ({ query: 'x', facets: Array.from({ length: n }, (_, i) => `k${i}`) });
+    expect(fieldErrors(() => parseOrThrow(searchBody, facets(21), 'body')).facets).toEqual(['at most 20 facets']);
+    expect(searchBody.safeParse(facets(20)).success).toBe(true);
   });
 });
 
