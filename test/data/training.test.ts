@@ -496,3 +496,47 @@ describe('the auto algorithm: validation in the version record, served as traine
     }
   });
 });
+
+describe('training thresholds', () => {
+  it('thresholds are minimums: a signal with exactly per_signal_min events is trained on, a run with exactly total_min usable events proceeds', async () => {
+    const T4 = 'thr';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T4,
+      Array.from({ length: 4 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    // 3 ratings and 2 views.
+    await events.append(T4, [ev('u1', 'rating', 1), ev('u2', 'rating', 2), ev('u3', 'rating', 3), ev('u1', 'view', 4), ev('u2', 'view', 1)], now - 1000);
+    await c.put(T4, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    await c.put(T4, 'event_type', { id: 2, name: 'view', weight: 1, created: now });
+    const template = (id: number, total_min: number): Template => ({
+      id,
+      name: `thresholds ${id}`,
+      event_types: [
+        { id: 1, weight: 1 },
+        { id: 2, weight: 1 },
+      ],
+      thresholds: { per_signal_min: 3, total_min },
+      status: 'Published',
+      created: now,
+      updated_at: now,
+    });
+    // Ratings (3 = per_signal_min) kept, views (2) left out: 3 usable events, total_min 3.
+    await c.put(T4, 'template', template(1, 3));
+    await c.put(T4, 'job', job(1, 1, 'popularity'));
+    await runTraining({ console: c, events, items, blobs }, T4, 'train-1');
+    expect(await c.get<TrainingRun>(T4, 'job', 1)).toMatchObject({ status: 'Completed', error: null });
+    expect(await logsOf(c, T4, 1)).toMatch(/left out: view \(2\)/);
+    // One more than the 3 usable events: the run fails, saying so.
+    await c.put(T4, 'template', template(2, 4));
+    await c.put(T4, 'job', job(2, 2, 'popularity'));
+    await runTraining({ console: c, events, items, blobs }, T4, 'train-2');
+    const failed = await c.get<TrainingRun>(T4, 'job', 2);
+    expect(failed?.status).toBe('Failed');
+    expect(failed?.error).toBe('Not enough events: 3 usable events after leaving out view (below per_signal_min 3), total_min is 4.');
+  });
+});
