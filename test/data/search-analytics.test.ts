@@ -3,7 +3,8 @@ import type { TableRef } from '../../shared/data/client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchFold } from '../../shared/data/entities.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
-import { dayOf, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
+import { attributeSearchEvents, dayOf, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
+import type { EventRecord } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -166,5 +167,30 @@ describe('search analytics: searches folded into counters', () => {
     expect(byQuery.get('tent')?.searches).toBe(2);
     // A tenant without searches folds nothing and writes nothing.
     expect(await foldSearchCounts(store, `none-${db.engine}`, now)).toEqual({ searches: 0, queries: 0, foldedTo: undefined });
+  });
+});
+
+describe('search analytics: events attributed to searches', () => {
+  /** An event as ingest stores it, naming a search by its request_id, ingested at `created`. */
+  const event = (id: number, requestId: string, created: number): EventRecord => ({
+    id,
+    type: 'click',
+    user_id: 'u1',
+    item_id: '1',
+    context_id: null,
+    session_id: null,
+    request_id: requestId,
+    placement: null,
+    occurred_at: created,
+    created,
+    extra: {},
+  });
+
+  it('counts an event ingested within a day (86,400 s) of its search, and not one later', async () => {
+    const T = `attr-${db.engine}`;
+    await searched(T, 'r1', 'green lamp', T0 + 10);
+    expect(await attributeSearchEvents(store, T, [event(1, 'r1', T0 + 10 + 86_400)])).toBe(1);
+    expect(await attributeSearchEvents(store, T, [event(2, 'r1', T0 + 10 + 86_401)])).toBe(0);
+    expect(await countsOf(T, 'green lamp')).toMatchObject({ searches: 1, events: { click: 1 }, searches_with: { click: 1 } });
   });
 });
