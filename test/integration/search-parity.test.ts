@@ -506,7 +506,11 @@ describe('search analytics', () => {
     }
     const events = (await P('POST', '/api/api-keys', { name: 'ev2', scopes: ['events'] })).body.key as string;
     expect((await P('GET', '/api/analytics/searches', undefined, events)).status).toBe(403);
+    // At most 92 days: 2026-01-01 to 2026-04-02 is 92 days, one day more is refused.
+    expect(await report('?from=2026-01-01&to=2026-04-02')).toMatchObject({ from: '2026-01-01', to: '2026-04-02' });
+    expect((await P('GET', '/api/analytics/searches?from=2026-01-01&to=2026-04-03')).status).toBe(400);
   });
+
 });
 
 describe('Chinese, Japanese and Korean text', () => {
