@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowMs, setClock } from '../../shared/clock.ts';
-import { FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
+import { dayOf, FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
 import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
 
 /*
@@ -511,6 +511,11 @@ describe('search analytics', () => {
     expect((await P('GET', '/api/analytics/searches?from=2026-01-01&to=2026-04-03')).status).toBe(400);
   });
 
+  it('counts the 7 days up to today by default', async () => {
+    const today = dayOf(Math.floor(nowMs() / 1000));
+    expect(await report()).toMatchObject({ from: dayOf(Math.floor(nowMs() / 1000) - 6 * 86_400), to: today });
+    expect(await report('?to=2026-03-01')).toMatchObject({ from: '2026-02-23', to: '2026-03-01' });
+  });
 });
 
 describe('Chinese, Japanese and Korean text', () => {
