@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { sha256Hex } from '../../shared/auth/secrets.ts';
+import { authenticateApiKey, createApiKey, createClient } from '../../shared/domain/credentials.ts';
 import { Conflict as ConflictError } from '../../shared/domain/errors.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -60,5 +63,19 @@ describe('credential reads', () => {
     expect(await s.getApiKey('gone')).toBeUndefined();
     expect(await s.getTenant('gone')).toBeUndefined();
     expect(sent.map((i) => i.ConsistentRead)).toEqual([true, true, true]);
+  });
+
+  it('keeps only a SHA-256 hash of an API key and of a client secret, never the key or secret itself', async () => {
+    const s = db.stores.credentials;
+    const created = await createApiKey(s, 'hashes', { name: 'ci', environment: 'dev', scopes: ['admin'] });
+    const client = await createClient(s, 'hashes', { name: 'backend', scopes: ['service-api/read'] });
+    const rows = JSON.stringify((await db.table.doc.send(new ScanCommand({ TableName: db.table.tableName }))).Items ?? []);
+    expect(rows).not.toContain(created.key);
+    expect(rows).not.toContain(created.key.split('_').pop());
+    expect(rows).not.toContain(client.client_secret);
+    expect(rows).toContain(sha256Hex(created.key));
+    expect(rows).toContain(sha256Hex(client.client_secret));
+    // The key still authenticates from its hash alone.
+    expect(await authenticateApiKey(s, created.key)).toMatchObject({ tenant: 'hashes', id: created.prefix });
   });
 });
