@@ -77,8 +77,13 @@ export class AuthenticationError extends ApiError {
 }
 
 export class PermissionError extends ApiError {
-  constructor(message: string) {
-    super('permission_error', 'insufficient_scope', message);
+  /**
+   * `scopes`: a Bearer token's or API key's refusal for want of a scope, which carries the challenge
+   * RFC 6750 §3.1 describes, `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`
+   * (the scopes that would do). A console session's refusals have none: they are no Bearer request.
+   */
+  constructor(message: string, scopes?: readonly string[]) {
+    super('permission_error', 'insufficient_scope', message, scopes ? { headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"` } } : {});
   }
 }
 

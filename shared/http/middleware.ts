@@ -61,7 +61,7 @@ export function coreAuth(scope: CoreScope, opts: { overlap?: boolean } = {}): Ht
         req.context.state.tenant = known;
       } else {
         req.context.state.tenant = await confirmClient(claims.clientId);
-        if (!scoped) throw new PermissionError(`This token lacks the ${scope} scope.`);
+        if (!scoped) throw new PermissionError(`This token lacks the ${scope} scope.`, [scope]);
       }
       req.context.state.scopes = claims.scopes;
       // The tenant's request quota: undefined when admitted, else the 429 answered at once.
@@ -103,7 +103,7 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
       if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
       const rec = await authenticateApiKey(credentialStore(), key);
       if (!rec.scopes.some((s) => allowed.includes(s))) {
-        throw new PermissionError(`This API key lacks a scope for this route (one of: ${allowed.join(', ')}).`);
+        throw new PermissionError(`This API key lacks a scope for this route (one of: ${allowed.join(', ')}).`, allowed);
       }
       req.context.state.tenant = rec.tenant;
       req.context.state.scopes = rec.scopes;
@@ -117,7 +117,7 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
  * `auto_promote`, which promotes versions: the docs make promotion `admin`'s): 403 for others.
  */
 export function requireAdmin(scopes: readonly string[], what: string): void {
-  if (!scopes.includes('admin')) throw new PermissionError(`${what} needs the admin scope.`);
+  if (!scopes.includes('admin')) throw new PermissionError(`${what} needs the admin scope.`, ['admin']);
 }
 
 export interface Schemas<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> {

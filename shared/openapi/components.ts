@@ -47,7 +47,11 @@ export const HEADERS: Record<string, JsonSchema> = {
   'X-Request-Id': { description: "The request's id (a UUID); Core errors repeat it as `error.request_id`.", schema: { type: 'string', format: 'uuid' } },
   'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
   'Idempotent-Replayed': { description: '`true` when the answer is the stored one of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
-  'WWW-Authenticate': { description: 'The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint.', schema: { type: 'string' } },
+  'WWW-Authenticate': {
+    description:
+      'The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session).',
+    schema: { type: 'string' },
+  },
   'Cache-Control': { description: 'Holds `no-store`: a token answer is never cached (RFC 6749 §5.1).', schema: { type: 'string' } },
   Pragma: { description: '`no-cache`, for HTTP/1.0 caches (RFC 6749 §5.1).', schema: { type: 'string' } },
 };
@@ -64,7 +68,7 @@ export function errorResponses(converter: SchemaConverter): Record<string, JsonS
         headers: {
           'X-Request-Id': headerRef('X-Request-Id'),
           ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
-          ...(status === '401' ? { 'WWW-Authenticate': headerRef('WWW-Authenticate') } : {}),
+          ...(status === '401' || (status === '403' && envelope !== 'oauth') ? { 'WWW-Authenticate': headerRef('WWW-Authenticate') } : {}),
           ...(envelope === 'oauth' ? { 'Cache-Control': headerRef('Cache-Control'), Pragma: headerRef('Pragma') } : {}),
         },
         content: { 'application/json': { schema: schemas[envelope], ...(envelope === 'core' && status === '400' ? { example: CORE_400_EXAMPLE } : {}) } },

@@ -153,7 +153,10 @@ describe('Core API authentication and scopes', () => {
     ] as const) {
       expectCoreError(await readOnly.core(m, p, b), 403, 'permission_error');
     }
+    // The challenge RFC 6750 §3.1 gives a token without the scope: which scope would do.
+    expect((await readOnly.core('DELETE', '/v1/items/1')).headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="service-api/write"');
     const writeOnly = await newClient(['service-api/write']);
+    expect((await writeOnly.core('GET', '/v1/items')).headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="service-api/read"');
     expect((await writeOnly.core('POST', '/v1/items', { name: 'w' })).status).toBe(201);
     for (const p of ['/v1/items', '/v1/items/1', '/v1/events', '/v1/events/1', '/v1/recommendations?user_id=u']) expectCoreError(await writeOnly.core('GET', p), 403, 'permission_error');
     expectCoreError(await writeOnly.core('POST', '/v1/search', { query: 'x' }), 403, 'permission_error');
@@ -236,6 +239,7 @@ describe('Platform API keys and clients', () => {
     const denied = await t.demo.platform('GET', '/api/clients', undefined, eventsKey.body.key);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ error: expect.any(String) });
+    expect(denied.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="admin"');
     // Console scopes as api-decisions gives them: events keys train and read the versions; what
     // is served (label, approve, promote) and endpoints are admin's; recommendations keys get 403.
     expect((await t.demo.platform('GET', '/api/event-types', undefined, eventsKey.body.key)).status).toBe(200);

@@ -146,6 +146,8 @@ describe('console sessions', () => {
     expect((await request(t.base, 'GET', '/api/model-endpoints', { headers: { cookie } })).status).toBe(200);
     const write = await request(t.base, 'POST', '/api/model-endpoints', { headers: { cookie, 'x-csrf-token': csrf }, body: { endpoint_name: 'x', is_default: false } });
     expect(write.status).toBe(403);
+    // A session is no Bearer request: no challenge.
+    expect(write.headers.get('www-authenticate')).toBeNull();
     const keys = await request(t.base, 'POST', '/api/api-keys', { headers: { cookie, 'x-csrf-token': csrf }, body: { name: 'k', scopes: ['admin'] } });
     expect(keys.status).toBe(403);
     // The playground's search is a read: a viewer may run it.

@@ -1984,6 +1984,7 @@ export interface components {
         /** @description The token lacks the scope this route needs (`permission_error`, `insufficient_scope`). */
         CoreError403: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2126,6 +2127,7 @@ export interface components {
         /** @description The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer's on a route that changes something. */
         PlatformError403: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2206,7 +2208,7 @@ export interface components {
         Pragma: string;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
-        /** @description The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint. */
+        /** @description The challenge of a 401 (RFC 7235): `Bearer` on the APIs (RFC 6750 §3), `Basic realm="oauth2"` on the token endpoint; and of a 403 for a token or API key without the scope: `Bearer error="insufficient_scope", scope="..."` with the scopes that would do (RFC 6750 §3.1; not for a console session). */
         "WWW-Authenticate": string;
         /** @description The request's id (a UUID); Core errors repeat it as `error.request_id`. */
         "X-Request-Id": string;
