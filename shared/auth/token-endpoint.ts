@@ -89,7 +89,8 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
   const requested = form.get('scope');
   let scopes: string[] = client.scopes;
   if (requested !== null) {
-    scopes = requested.split(' ').filter(Boolean);
+    // A set of scopes (RFC 6749 §3.3): one named twice is granted once.
+    scopes = [...new Set(requested.split(' ').filter(Boolean))];
     const allowed = new Set<string>(client.scopes);
     if (scopes.length === 0 || scopes.some((s) => !allowed.has(s))) {
       throw oauthError('invalid_scope', `scope must be a space-separated subset of: ${client.scopes.join(' ')}.`);

@@ -47,6 +47,8 @@ describe('POST /oauth2/token', () => {
     // Several scopes are separated by spaces only; a scope parameter naming none is no subset.
     const both = await c.fetchToken('service-api/read service-api/write');
     expect(decode(both.body.access_token).scope).toBe('service-api/read service-api/write');
+    // A scope is a set (RFC 6749 §3.3): one asked for twice is granted once.
+    expect(decode((await c.fetchToken('service-api/read  service-api/read')).body.access_token).scope).toBe('service-api/read');
     for (const scope of ['service-api/read,service-api/write', ' ']) {
       const refused = await c.fetchToken(scope);
       expect([refused.status, refused.body.error], scope).toEqual([400, 'invalid_scope']);
