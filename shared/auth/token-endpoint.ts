@@ -64,13 +64,15 @@ export async function issueToken(store: CredentialStore, req: TokenRequest) {
     throw oauthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
   }
   if (req.body.length > MAX_TOKEN_BODY) throw oauthError('invalid_request', `The request body is longer than ${MAX_TOKEN_BODY} characters.`);
-  // RFC 6749 §3.1: a parameter sent without a value is treated as if it were omitted (`scope=`
-  // asks for the client's scopes, an empty `client_secret=` is no second credential).
-  const form = new URLSearchParams([...new URLSearchParams(req.body)].filter(([, value]) => value !== ''));
-  // RFC 6749 §3.1: a parameter sent more than once is an invalid request, not the first (or last) of them.
+  // RFC 6749 §3.1: a parameter included more than once is an invalid request, not the first (or
+  // last) of them, with a value or without (`scope=&scope=x` too).
+  const sent = new URLSearchParams(req.body);
   const seen = new Set<string>();
-  const repeated = [...form.keys()].find((n) => seen.size === seen.add(n).size);
+  const repeated = [...sent.keys()].find((n) => seen.size === seen.add(n).size);
   if (repeated !== undefined) throw oauthError('invalid_request', `${repeated.slice(0, 64)} may be sent only once.`);
+  // And one sent without a value is treated as if it were omitted (`scope=` asks for the client's
+  // scopes, an empty `client_secret=` is no second credential).
+  const form = new URLSearchParams([...sent].filter(([, value]) => value !== ''));
   const grant = form.get('grant_type');
   if (!grant) throw oauthError('invalid_request', 'grant_type is required.');
   if (grant !== 'client_credentials') throw oauthError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.');

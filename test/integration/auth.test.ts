@@ -94,7 +94,7 @@ describe('POST /oauth2/token', () => {
     expect(scope.status).toBe(200);
     expect(decode(scope.body.access_token).scope).toBe('service-api/read service-api/write');
     expect((await token('grant_type=client_credentials&client_secret=&client_id=')).status).toBe(200);
-    expect((await token('grant_type=&grant_type=client_credentials')).status).toBe(200);
+    // Included twice is still a repeated parameter, with a value or without: hardening.test.ts.
     const grant = await token('grant_type=');
     expect([grant.status, grant.body.error]).toEqual([400, 'invalid_request']);
   });
