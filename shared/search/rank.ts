@@ -310,8 +310,11 @@ function stopWordNames(index: SearchIndex, delta: PreparedDelta, keys: Keys, que
   if (first === undefined || !asked.every((w) => STOP_WORDS.has(w))) return;
   const phrase = asked.join(' ');
   const acc = scratch.acc;
+  // Over the matches the request accepts only, as `KeywordMatches.max`: the build's copies the
+  // delta hides, filtered-out and inactive items would otherwise set these scores (a build of the
+  // same items has no hidden copies).
   let best = 0;
-  for (const key of touched.view()) if ((acc[key] as number) > best) best = acc[key] as number;
+  for (const key of touched.view()) if ((acc[key] as number) > best && keys.accept(key)) best = acc[key] as number;
   if (!(best > 0)) best = 1;
   const take = (key: number) => {
     const name = nameWords(keys.docOf(key));
