@@ -31,6 +31,11 @@ export interface RankRequest {
    * hold all its terms.
    */
   phrases?: readonly string[] | undefined;
+  /**
+   * The query as the user asked it, before synonyms added words to `query` (and a long query's
+   * request words were taken out): names first compares names with it. `query` when absent.
+   */
+  asked?: string | undefined;
   mode: SearchMode;
   filter: DocFilter;
   queryVector: Float32Array | null;
@@ -908,7 +913,7 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * these additions (or them alone).
  */
 function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
-  const query = words(r.query).join(' ');
+  const query = words(r.asked ?? r.query).join(' ');
   if (query === '' || RANKING.names.pool <= 0) return boost;
   let top = 0;
   const named: { key: number; tier: number }[] = [];

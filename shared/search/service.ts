@@ -74,6 +74,8 @@ function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
 function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null): RankRequest {
   return {
     query: query.query,
+    // Names first compares names with the query as asked: the synonyms' words go before `query`.
+    asked: req.query,
     phrases: query.phrases,
     mode: req.mode,
     filter: req.filter,

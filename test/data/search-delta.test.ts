@@ -11,6 +11,7 @@ import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { PreparedDelta } from '../../shared/search/delta.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
 import { runSearch } from '../../shared/search/service.ts';
+import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
@@ -377,4 +378,22 @@ describe('a write that commits long after its change stamp (held open across a b
     },
     20_000,
   );
+});
+
+describe('names first with synonyms', () => {
+  it('compares names with the query as asked, not with the words its synonyms put before it', async () => {
+    const T = 'names-syn';
+    const { items, events, blobs, embedder } = fixture();
+    const now = Math.floor(Date.now() / 1000);
+    const created = await items.create(T, [{ name: 'Couch' }, { name: 'Sofa couch covers, couch couch', description: 'couch couch cover' }, { name: 'Sofa' }], now);
+    for (const i of created) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T, now);
+    const deps = { items, events, blobs, embedder };
+    const synonyms = await synonymRules(T, async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['sofa', 'couch'], created: 1, updated_at: 1 }]);
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      const r = await runSearch(deps, T, { query: 'couch', mode, filter: NO_FILTER, limit: 3, synonyms });
+      // The item named "Couch" first, as without synonyms; "Sofa couch ..." only begins with the synonym.
+      expect(String(r.data[0]?.id), mode).toBe(String(created[0]?.id));
+    }
+  });
 });
