@@ -115,6 +115,13 @@ export function firstNameWord(name: string): string | undefined {
   return undefined;
 }
 
+/** Names whose first word is a stop word (`SearchIndex.namesBeginning`): keys, and each one's name as `nameWords` reads it. */
+export interface NamesBeginning {
+  keys: readonly number[];
+  names: readonly string[];
+}
+export const NO_NAMES: NamesBeginning = { keys: [], names: [] };
+
 /**
  * Terms `analysedTerms` keeps, over all the documents it keeps: about 20 bytes each (the term is
  * the stemmer cache's string), 5 MB in all; about 2,000 abstracts of 150 words, or 250 of the

@@ -69,9 +69,11 @@ export const RANKING = {
   /**
    * Names first (rank.ts `namesFirst`): results among the `pool` best whose name is the query
    * word for word rank first, those whose name begins with it next. No weight to choose (they go
-   * first); `pool` bounds the cost, as proximity's.
+   * first); `pool` bounds the cost, as proximity's. A query of stop words only matches the names
+   * beginning with it (`stopWordNames`) while they are at most `stopWordNames` (the hybrid head's
+   * 500), else only a name that is the query: a cost bound.
    */
-  names: { pool: 20 },
+  names: { pool: 20, stopWordNames: 500 },
   /** How many vector neighbours hybrid and semantic modes consider. */
   vectorCandidates: 300,
   /** A result found only by vector similarity needs at least this share of the best similarity... */

@@ -1,5 +1,5 @@
 import type { TopK } from '../top-k.ts';
-import { analyze, averageLengths, firstNameWord, type Analyzed } from './analyze.ts';
+import { analyze, averageLengths, firstNameWord, NO_NAMES, type Analyzed, type NamesBeginning } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
@@ -7,7 +7,7 @@ import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantiseInto } from './quantise.ts';
-import { byTerm, firstAtLeast } from './text.ts';
+import { byTerm, firstAtLeast, STOP_WORDS, words } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
@@ -219,8 +219,11 @@ export class PreparedDelta implements ExtraVocab {
   private readonly sumLen = [0, 0, 0];
 
   readonly masked = new Set<number>();
-  /** The live documents' ids by the first word of their names (`namesBeginning`). */
-  private readonly byFirstNameWord = new Map<string, Set<number>>();
+  /**
+   * The live documents' ids by the first word of their names, when a stop word, each with its
+   * name as `nameWords` reads it (`namesBeginning`).
+   */
+  private readonly byFirstNameWord = new Map<string, Map<number, string>>();
   /**
    * Per position of the bound build, 1 when its document is masked (replaced or deleted here):
    * ranking checks it for every keyword match of the build instead of looking the id up.
@@ -339,10 +342,10 @@ export class PreparedDelta implements ExtraVocab {
     this.slots.push({ doc, terms, tfs, len, surface });
     this.slotOf.set(doc.id, s);
     const first = firstNameWord(doc.name);
-    if (first !== undefined) {
-      const ids = this.byFirstNameWord.get(first);
-      if (ids) ids.add(doc.id);
-      else this.byFirstNameWord.set(first, new Set([doc.id]));
+    if (first !== undefined && STOP_WORDS.has(first)) {
+      let ids = this.byFirstNameWord.get(first);
+      if (!ids) this.byFirstNameWord.set(first, (ids = new Map()));
+      ids.set(doc.id, words(doc.name).join(' '));
     }
     if (s >= this.live.length) this.grow(s + 1);
     this.live[s] = 1;
@@ -441,13 +444,18 @@ export class PreparedDelta implements ExtraVocab {
   }
 
   /** The live slots whose documents' names begin with `word` (as `SearchIndex.namesBeginning`). */
-  namesBeginning(word: string): number[] {
-    const out: number[] = [];
-    for (const id of this.byFirstNameWord.get(word) ?? []) {
+  namesBeginning(word: string): NamesBeginning {
+    const named = this.byFirstNameWord.get(word);
+    if (!named) return NO_NAMES;
+    const keys: number[] = [];
+    const names: string[] = [];
+    for (const [id, name] of named) {
       const s = this.slotOf.get(id);
-      if (s !== undefined) out.push(s);
+      if (s === undefined) continue;
+      keys.push(s);
+      names.push(name);
     }
-    return out;
+    return { keys, names };
   }
 
   /** The document of a live slot. */

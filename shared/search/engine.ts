@@ -5,7 +5,8 @@
  * quantisation (quantise.ts); ranking a request over it and its delta is rank.ts.
  */
 import { nowSeconds } from '../clock.ts';
-import { averageLengths, firstNameWord } from './analyze.ts';
+import { averageLengths, firstNameWord, NO_NAMES, type NamesBeginning } from './analyze.ts';
+import { STOP_WORDS, words } from './text.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { ColumnCache } from './columns.ts';
@@ -54,8 +55,8 @@ export class SearchIndex {
   /** The IVF centroids, quantised like the item vectors, to rank lists with the same kernel. */
   private readonly centroids: { rows: Int8Rows; scales: Float32Array } | null;
   readonly byId = new Map<number, number>();
-  /** The documents by the first word of their names (`namesBeginning`), made when first asked. */
-  private byFirstNameWord: Map<string, number[]> | undefined;
+  /** The documents by the first word of their names, when a stop word (`namesBeginning`), made when first asked. */
+  private byFirstNameWord: Map<string, NamesBeginning> | undefined;
   /** The field norms of the latest statistics ranked with (`norms`). */
   private fieldNorms: FieldNorms | undefined;
   /** Per indexed document, its id and whether it is active: ranking checks them for every keyword match without touching the document. */
@@ -65,23 +66,26 @@ export class SearchIndex {
   private columnCache: ColumnCache | undefined;
 
   /**
-   * The documents whose names' first word (as `words` reads it) is `word`: a query of stop words
-   * only, which no indexed word matches, looks its names up here (rank.ts `stopWordNames`). Made
-   * the first time one is asked for (a pass over every name's first word).
+   * The documents whose names' first word (as `words` reads it) is `word`, a stop word, each with
+   * its name as `nameWords` reads it: a query of stop words only, which no indexed word matches,
+   * looks its names up here (rank.ts `stopWordNames`). Made the first time one is asked for (a
+   * pass over every name's first word); the names kept read once, not at every such query (tens
+   * of thousands of names begin with "the" in a large catalog).
    */
-  namesBeginning(word: string): readonly number[] {
+  namesBeginning(word: string): NamesBeginning {
     if (!this.byFirstNameWord) {
-      const map = new Map<string, number[]>();
+      const map = new Map<string, { keys: number[]; names: string[] }>();
       this.docs.forEach((d, i) => {
         const first = firstNameWord(d.name);
-        if (first === undefined) return;
-        const list = map.get(first);
-        if (list) list.push(i);
-        else map.set(first, [i]);
+        if (first === undefined || !STOP_WORDS.has(first)) return;
+        let list = map.get(first);
+        if (!list) map.set(first, (list = { keys: [], names: [] }));
+        list.keys.push(i);
+        list.names.push(words(d.name).join(' '));
       });
       this.byFirstNameWord = map;
     }
-    return this.byFirstNameWord.get(word) ?? [];
+    return this.byFirstNameWord.get(word) ?? NO_NAMES;
   }
 
   constructor(built: IndexParts) {

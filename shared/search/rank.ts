@@ -321,17 +321,25 @@ function stopWordNames(index: SearchIndex, delta: PreparedDelta, keys: Keys, que
   let best = 0;
   for (const key of touched.view()) if ((acc[key] as number) > best && keys.accept(key)) best = acc[key] as number;
   if (!(best > 0)) best = 1;
-  const take = (key: number) => {
-    const name = nameWords(keys.docOf(key));
-    if (name !== phrase && !name.startsWith(`${phrase} `)) return;
+  const found: { key: number; name: string }[] = [];
+  const look = (key: number, name: string) => {
+    if ((name === phrase || name.startsWith(`${phrase} `)) && keys.accept(key)) found.push({ key, name });
+  };
+  const built = index.namesBeginning(first);
+  for (let j = 0; j < built.keys.length; j++) look(built.keys[j] as number, built.names[j] as string);
+  const fresh = delta.namesBeginning(first);
+  for (let j = 0; j < fresh.keys.length; j++) look(keys.N + (fresh.keys[j] as number), fresh.names[j] as string);
+  // Stop words that begin more names than the bound ("the" alone, typed on the way to a name) name
+  // none of them: only a name that is the query counts then, which keeps the cost of such a query
+  // what it was without them.
+  const named = found.length > RANKING.names.stopWordNames ? found.filter((f) => f.name === phrase) : found;
+  for (const { key, name } of named) {
     // Above every completion of its last word ("Hercules" for "her"), the more so the larger the
     // share of the name the query is: "Up (2009)" before "Up Close and Personal".
     const score = best * (1 + asked.length / name.split(' ').length);
     if (acc[key] === 0) touched.push(key);
     if ((acc[key] as number) < score) acc[key] = score;
-  };
-  for (const i of index.namesBeginning(first)) take(i);
-  for (const slot of delta.namesBeginning(first)) take(keys.N + slot);
+  }
 }
 
 /** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */

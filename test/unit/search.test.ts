@@ -916,6 +916,20 @@ describe('names first', () => {
     for (const mode of ['keyword', 'hybrid'] as const) expect(order('The Who', mode, old, changed), mode).toEqual(order('The Who', mode, fresh));
   });
 
+  it('takes only the name that is the query when stop words begin more names than the bound (a cost bound)', () => {
+    const index = SearchIndex.build([doc(1, 'The Band'), doc(2, 'The'), doc(3, 'The Whole Story'), doc(4, 'Other')], 64, 1);
+    const search = () => rank(index, noDelta, { query: 'the', mode: 'keyword', filter: () => true, queryVector: null, profile: null }, { limit: 10 });
+    expect(search().hits.map((h) => h.doc.id)).toEqual([2, 1, 3]);
+    const bound = RANKING.names.stopWordNames;
+    try {
+      RANKING.names.stopWordNames = 2;
+      expect(search().hits.map((h) => h.doc.id)).toEqual([2]);
+      expect(search().total).toBe(1);
+    } finally {
+      RANKING.names.stopWordNames = bound;
+    }
+  });
+
   it('is what moves them: without it the longer names rank first', () => {
     const pool = RANKING.names.pool;
     try {
