@@ -921,8 +921,12 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * these additions (or them alone).
  */
 function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
-  const query = words(r.asked ?? r.query).join(' ');
+  const asked = r.asked ?? r.query;
+  const query = words(asked).join(' ');
   if (query === '' || RANKING.names.pool <= 0) return boost;
+  // Its last word is half typed only when the query ends in it (as query expansion reads it): "star."
+  // or "star " is the whole word, which "Stargate" does not begin with.
+  const open = /[\p{L}\p{N}\p{M}]$/u.test(asked);
   let top = 0;
   const named: { key: number; tier: number }[] = [];
   for (const { key, score } of bestSoFar(keys, r, kw, fused, boost, RANKING.names.pool)) {
@@ -930,7 +934,8 @@ function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: Fused
     const name = nameWords(keys.docOf(key));
     if (!name.startsWith(query)) continue;
     // 3: the name is the query; 2: it begins with the query's words; 1: its last word half typed.
-    named.push({ key, tier: name.length === query.length ? 3 : name.charAt(query.length) === ' ' ? 2 : 1 });
+    const tier = name.length === query.length ? 3 : name.charAt(query.length) === ' ' ? 2 : open ? 1 : 0;
+    if (tier > 0) named.push({ key, tier });
   }
   if (named.length === 0 || !(top > 0)) return boost;
   // Every other result scores at most top × maxBoost once the page applies the taste; one of a

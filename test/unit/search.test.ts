@@ -930,6 +930,14 @@ describe('names first', () => {
     }
   });
 
+  it('takes the last word as half typed only when the query ends in it: "star." and "star " are the whole word', () => {
+    const stars = SearchIndex.build([doc(1, 'Stargate', 'a star gate'), doc(2, 'Lone star', 'star star'), doc(3, 'Evening star', 'star')], 64, 1);
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      expect(order('star', mode, stars)[0]?.[0], mode).toBe(1);
+      for (const query of ['star.', 'star ']) expect(order(query, mode, stars)[0]?.[0], `${mode} ${query}`).not.toBe(1);
+    }
+  });
+
   it('is what moves them: without it the longer names rank first', () => {
     const pool = RANKING.names.pool;
     try {
