@@ -104,8 +104,8 @@ const namesCache = new KeptForLastAsked<string>(
 /**
  * The first word of a name as `words` reads it (`nameWords`'s first), from its first
  * space-separated pieces only: what the index keys a name under for queries of stop words only
- * (`SearchIndex.namesBeginning`), about 0.2 µs a name where reading a whole name with accents
- * took 10.
+ * (`SearchIndex.namesBeginning`), about a microsecond a name where reading a whole name with
+ * accents took 10.
  */
 export function firstNameWord(name: string): string | undefined {
   for (const piece of name.split(/\s+/, 8)) {

@@ -912,7 +912,8 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * attribute; a search box's known item): among the `pool` best results so far
  * (`RANKING.names`), those whose whole name is the query, word for word in its order (as `words`
  * reads both: case, accents and punctuation folded, stop words kept), rank above every other
- * result, and those whose name begins with the query's words come next. Each gets a multiple of
+ * result, those whose name begins with the query's words come next, then those where the query's
+ * last word, half typed, begins a longer one (only when the query ends in it). Each gets a multiple of
  * the best score so far added, large enough that no taste boost can undo the order (the page
  * multiplies scores by at most `maxBoost`), so they keep their own order among themselves. A
  * query of a name ("Sweet", "The Pierces") or its first words ("Star Wars") otherwise ranked items
