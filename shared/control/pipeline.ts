@@ -13,6 +13,13 @@ export interface Candidate {
   /** The base score (model, content or text relevance), higher is better. */
   score: number;
   doc: SearchDoc;
+  /**
+   * Lifted above every other candidate by its ranking (search's names first: its name is the
+   * query, or begins with it): popularity, freshness and diversity take the others' best score
+   * as the relevance of 1, so that whether a named item is there does not change how the others
+   * weigh against their popularity.
+   */
+  lifted?: boolean;
 }
 
 export interface RuleApplied {
@@ -35,6 +42,18 @@ export interface Served {
   score: number;
   doc: SearchDoc;
   explain: Explanation;
+  lifted?: boolean;
+}
+
+/** The score that counts as a relevance of 1: the best of the candidates not lifted (of all, when every one is). */
+function relevanceMax(items: readonly Served[]): number {
+  let max = 0;
+  let all = 0;
+  for (const it of items) {
+    if (it.score > all) all = it.score;
+    if (!it.lifted && it.score > max) max = it.score;
+  }
+  return max > 0 ? max : all;
 }
 
 export interface PipelineHelpers {
@@ -193,7 +212,13 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
     // Within the range as multiplied, else its bound (from the logarithms: the product may be Infinity or 0).
     if (!(boost <= BOOST_RANGE && boost >= 1 / BOOST_RANGE)) boost = Math.exp(Math.max(-LOG_BOOST_RANGE, Math.min(LOG_BOOST_RANGE, logBoost)));
     const score = c.score * boost;
-    items.push({ id: c.id, score, doc: c.doc, explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment } });
+    items.push({
+      id: c.id,
+      score,
+      doc: c.doc,
+      explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment },
+      ...(c.lifted ? { lifted: true } : {}),
+    });
   }
   const byScore = (a: Served, b: Served) => b.score - a.score || a.id - b.id;
 
@@ -201,8 +226,7 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
   const wf = controls.freshness_weight ?? 0;
   if ((wp > 0 && helpers.popularity) || wf > 0) {
     // Additive on the relevance scaled to 0-1, so a weight of 1 weighs as much as the best item's relevance.
-    let max = 0;
-    for (const it of items) max = Math.max(max, it.score);
+    const max = relevanceMax(items);
     const scale = max > 0 ? 1 / max : 1;
     for (const it of items) {
       let s = it.score * scale;
@@ -299,7 +323,7 @@ export function presentExplain(e: Explanation): Explanation {
 function diversify(items: Served[], lambda: number, similarity: (a: Candidate) => (b: Candidate) => number, depth: number, size: number, cap: number | undefined): Served[] {
   const pool = items.slice(0, size);
   const rest = items.slice(size);
-  const max = Math.max(...pool.map((p) => p.score), 1e-12);
+  const max = Math.max(relevanceMax(pool), 1e-12);
   /** Per item chosen, in order: the similarity of any candidate to it. */
   const toChosen: ((b: Candidate) => number)[] = [];
   const maxSim = new Float64Array(pool.length);

@@ -49,6 +49,8 @@ export interface Ranked {
   hits: Hit[];
   /** Every match of the query and filters. */
   total: number;
+  /** When names first lifted results (`namesFirst`): every lifted result scores above it, every other one at most it. */
+  namedAbove?: number;
 }
 
 /** Keyword matches beyond this many (by keyword score) are not given a vector score in hybrid mode. */
@@ -227,9 +229,9 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
     const fused = fusedScores(r, kw, vec);
     const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, kw, fused, stage.agreed) : undefined;
-    const boost = r.mode !== 'semantic' ? namesFirst(keys, r, kw, fused, proximity(index, delta, keys, r, kw, fused, feedback)) : feedback;
-    emitAll(keys, r, kw, fused, stage?.headFrom, out, boost);
-    return { hits: out.hits(keys.docOf), total: out.total };
+    const named = r.mode !== 'semantic' ? namesFirst(keys, r, kw, fused, proximity(index, delta, keys, r, kw, fused, feedback)) : { boost: feedback, above: undefined };
+    emitAll(keys, r, kw, fused, stage?.headFrom, out, named.boost);
+    return { hits: out.hits(keys.docOf), total: out.total, ...(named.above !== undefined ? { namedAbove: named.above } : {}) };
   } finally {
     // Zeroed key by key, or at once when a broad query touched much of the catalog.
     const size = keys.N + keys.S;
@@ -919,12 +921,13 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * query of a name ("Sweet", "The Pierces") or its first words ("Star Wars") otherwise ranked items
  * whose names merely hold those words, or whose vectors are closer, first. Read from each
  * document's name, so a document gets the same in a build and in the delta. Answers `boost` with
- * these additions (or them alone).
+ * these additions (or them alone), and the score the lifted results score above (`Ranked.namedAbove`).
  */
-function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
+function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): { boost: KeyScores | undefined; above: number | undefined } {
+  const unchanged = { boost, above: undefined };
   const asked = r.asked ?? r.query;
   const query = words(asked).join(' ');
-  if (query === '' || RANKING.names.pool <= 0) return boost;
+  if (query === '' || RANKING.names.pool <= 0) return unchanged;
   // Its last word is half typed only when the query ends in it (as query expansion reads it): "star."
   // or "star " is the whole word, which "Stargate" does not begin with.
   const open = /[\p{L}\p{N}\p{M}]$/u.test(asked);
@@ -938,7 +941,7 @@ function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: Fused
     const tier = name.length === query.length ? 3 : name.charAt(query.length) === ' ' ? 2 : open ? 1 : 0;
     if (tier > 0) named.push({ key, tier });
   }
-  if (named.length === 0 || !(top > 0)) return boost;
+  if (named.length === 0 || !(top > 0)) return unchanged;
   // Every other result scores at most top × maxBoost once the page applies the taste; one of a
   // tier at least its addition, at most (top + it) × maxBoost, which the next tier's starts at.
   const maxBoost = r.profile ? 1 + RANKING.personalWeight : 1;
@@ -947,7 +950,7 @@ function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: Fused
   const out = boost ?? scratch.boost;
   out.reserve(keys.N + keys.S);
   for (const n of named) out.set(n.key, (out.get(n.key) ?? 0) + (adds[n.tier] as number));
-  return out;
+  return { boost: out, above: top * maxBoost };
 }
 
 /**

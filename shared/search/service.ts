@@ -166,9 +166,12 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   const pool = contextPool(req.limit);
   // One more hit than asked when there are more matches.
   const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.over({ index, delta }) });
-  const top = ranked.hits[0]?.score ?? 0;
+  // Relevance 1 is the best result names first did not lift (those it lifted stay above it, and
+  // a plan's popularity, freshness and diversity weigh the others as when none is there).
+  const lifted = (score: number) => ranked.namedAbove !== undefined && score > ranked.namedAbove;
+  const top = (ranked.hits.find((h) => !lifted(h.score)) ?? ranked.hits[0])?.score ?? 0;
   const scale = top > 0 ? 1 / top : 1;
-  const candidates = (hits: readonly { doc: SearchDoc; score: number }[]) => hits.map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc }));
+  const candidates = (hits: readonly { doc: SearchDoc; score: number }[]) => hits.map((h) => ({ id: h.doc.id, score: h.score * scale, doc: h.doc, ...(lifted(h.score) ? { lifted: true } : {}) }));
   const seen = new Set(recent.flatMap((e) => catalogItemId(e.item_id) ?? []));
   const experiment = experimentOf(req.plan.assignment);
   const helpers = {

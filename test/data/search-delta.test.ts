@@ -396,4 +396,37 @@ describe('names first with synonyms', () => {
       expect(String(r.data[0]?.id), mode).toBe(String(created[0]?.id));
     }
   });
+
+  it("an item lifted by names first is no measure of the others' relevance in a plan's popularity weighting", async () => {
+    const T = 'names-pop';
+    const { items, events, blobs, embedder } = fixture();
+    const now = Math.floor(Date.now() / 1000);
+    const [candy, chocolate] = await items.create(
+      T,
+      [
+        { name: 'Candy, sweet and sour', description: 'sweet sweet candy' },
+        { name: 'Chocolate bar', description: 'a sweet treat' },
+      ],
+      now,
+    );
+    // The chocolate bar is the popular one.
+    await events.append(
+      T,
+      Array.from({ length: 6 }, (_, k) => ({ type: 'purchase', user_id: `u${k}`, item_id: String(chocolate?.id), context_id: null, session_id: null, request_id: null, placement: null, extra: {} })),
+      now,
+    );
+    const deps = { items, events, blobs, embedder };
+    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 0.3 }, assignment: null };
+    const order = async () => {
+      for (const i of (await items.list(T, { limit: 100 })).rows) await embedItem(items, embedder, T, i.id);
+      await buildIndex(items, blobs, embedder.dimensions, T, Math.floor(Date.now() / 1000) + 1);
+      const r = await runSearch(deps, T, { query: 'sweet', mode: 'keyword', filter: NO_FILTER, limit: 3, plan });
+      return r.data.map((h) => Number(h.id));
+    };
+    const before = await order();
+    expect(before).toEqual(expect.arrayContaining([candy?.id, chocolate?.id]));
+    // An item named by the query goes first; the other two keep their order.
+    const [named] = await items.create(T, [{ name: 'Sweet' }], now);
+    expect(await order()).toEqual([named?.id, ...before]);
+  });
 });

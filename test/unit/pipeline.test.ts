@@ -173,6 +173,19 @@ describe('the pipeline', () => {
     expect(ids(pop)[0]).toBe(4);
   });
 
+  it("a candidate lifted by its ranking (search's names first) is no measure of the others' relevance", () => {
+    // 2 is more relevant, 3 more popular: popularity at 0.3 leaves 2 first...
+    const two = [cand(2, 1.0), cand(3, 0.8)];
+    const popular = { ...none, popularity: (id: number) => (id === 3 ? 0.5 : 0) };
+    expect(ids(runPipeline(two, [], { popularity_weight: 0.3 }, popular, null))).toEqual([2, 3]);
+    // ...whether or not an item named by the query, lifted far above them, is there.
+    const named = { ...cand(1, 4.0), lifted: true };
+    expect(ids(runPipeline([named, ...two], [], { popularity_weight: 0.3 }, popular, null))).toEqual([1, 2, 3]);
+    // Diversity as well: 2 and 3 keep their order behind it.
+    const near = [{ ...cand(1, 4.0, {}, NOW, [1, 0]), lifted: true }, cand(2, 1.0, {}, NOW, [0, 1]), cand(3, 0.95, {}, NOW, [1, 1])];
+    expect(ids(runPipeline(near, [], { diversity: 0.3 }, { ...none, similarity }, null))).toEqual([1, 2, 3]);
+  });
+
   it('diversity picks a dissimilar second item (maximal marginal relevance)', () => {
     const near = [cand(1, 1.0, {}, NOW, [1, 0]), cand(2, 0.95, {}, NOW, [1, 0]), cand(3, 0.8, {}, NOW, [0, 1])];
     expect(ids(runPipeline(near, [], {}, { ...none, similarity }, null))).toEqual([1, 2, 3]);
