@@ -98,19 +98,22 @@ export const nameWords = (d: SearchDoc): string => namesCache.get(d);
 const namesCache = new KeptForLastAsked<string>(
   1 << 19,
   (v) => v.length + 16,
-  (d) => words(d.name).join(' '),
+  (d) => foldedName(d.name),
 );
 
+/** A name as `words` reads it, joined by single spaces (`nameWords`, uncached). */
+export const foldedName = (name: string): string => words(name).join(' ');
+
 /**
- * The first word of a name as `words` reads it (`nameWords`'s first), from its first
- * space-separated pieces only: what the index keys a name under for queries of stop words only
- * (`SearchIndex.namesBeginning`), about a microsecond a name where reading a whole name with
+ * The stop word a name begins with (as `words` reads it), or undefined: what the build and the
+ * delta key a name under for queries of stop words only (`namesBeginning`). Read from the name's
+ * first space-separated pieces only, about a microsecond a name where reading a whole name with
  * accents took 10.
  */
-export function firstNameWord(name: string): string | undefined {
+export function stopWordOpening(name: string): string | undefined {
   for (const piece of name.split(/\s+/, 8)) {
     const first = words(piece)[0];
-    if (first !== undefined) return first;
+    if (first !== undefined) return STOP_WORDS.has(first) ? first : undefined;
   }
   return undefined;
 }

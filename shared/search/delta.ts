@@ -1,5 +1,5 @@
 import type { TopK } from '../top-k.ts';
-import { analyze, averageLengths, firstNameWord, NO_NAMES, type Analyzed, type NamesBeginning } from './analyze.ts';
+import { analyze, averageLengths, foldedName, NO_NAMES, stopWordOpening, type Analyzed, type NamesBeginning } from './analyze.ts';
 import { FieldNorms, type CollectionStats, type Postings } from './bm25f.ts';
 import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
@@ -7,7 +7,7 @@ import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantiseInto } from './quantise.ts';
-import { byTerm, firstAtLeast, STOP_WORDS, words } from './text.ts';
+import { byTerm, firstAtLeast } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
@@ -341,11 +341,11 @@ export class PreparedDelta implements ExtraVocab {
     const { terms, tfs, len, surface } = contents;
     this.slots.push({ doc, terms, tfs, len, surface });
     this.slotOf.set(doc.id, s);
-    const first = firstNameWord(doc.name);
-    if (first !== undefined && STOP_WORDS.has(first)) {
+    const first = stopWordOpening(doc.name);
+    if (first !== undefined) {
       let ids = this.byFirstNameWord.get(first);
       if (!ids) this.byFirstNameWord.set(first, (ids = new Map()));
-      ids.set(doc.id, words(doc.name).join(' '));
+      ids.set(doc.id, foldedName(doc.name));
     }
     if (s >= this.live.length) this.grow(s + 1);
     this.live[s] = 1;
@@ -387,7 +387,7 @@ export class PreparedDelta implements ExtraVocab {
     if (s === undefined) return;
     const old = this.slots[s] as Slot;
     this.slotOf.delete(id);
-    const first = firstNameWord(old.doc.name);
+    const first = stopWordOpening(old.doc.name);
     const named = first === undefined ? undefined : this.byFirstNameWord.get(first);
     if (named?.delete(id) && named.size === 0) this.byFirstNameWord.delete(first as string);
     this.live[s] = 0;

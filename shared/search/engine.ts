@@ -5,8 +5,7 @@
  * quantisation (quantise.ts); ranking a request over it and its delta is rank.ts.
  */
 import { nowSeconds } from '../clock.ts';
-import { averageLengths, firstNameWord, NO_NAMES, type NamesBeginning } from './analyze.ts';
-import { STOP_WORDS, words } from './text.ts';
+import { averageLengths, foldedName, NO_NAMES, stopWordOpening, type NamesBeginning } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
 import { ColumnCache } from './columns.ts';
@@ -76,12 +75,12 @@ export class SearchIndex {
     if (!this.byFirstNameWord) {
       const map = new Map<string, { keys: number[]; names: string[] }>();
       this.docs.forEach((d, i) => {
-        const first = firstNameWord(d.name);
-        if (first === undefined || !STOP_WORDS.has(first)) return;
+        const first = stopWordOpening(d.name);
+        if (first === undefined) return;
         let list = map.get(first);
         if (!list) map.set(first, (list = { keys: [], names: [] }));
         list.keys.push(i);
-        list.names.push(words(d.name).join(' '));
+        list.names.push(foldedName(d.name));
       });
       this.byFirstNameWord = map;
     }
