@@ -20,6 +20,11 @@ export class TopK {
     this.ties = new Float64Array(capacity);
   }
 
+  /** Forgets every pair kept. */
+  clear(): void {
+    this.size = 0;
+  }
+
   /** Whether k pairs are kept: a new one enters only by beating the worst. */
   get full(): boolean {
     return this.size >= this.k;

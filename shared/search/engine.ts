@@ -254,10 +254,11 @@ export class SearchIndex {
 
   /**
    * Approximate nearest neighbours by cosine among the documents `accept`ed: those of the IVF
-   * lists closest to the query (`probeLists`, and further lists while fewer than k were accepted;
-   * every document when there is no IVF), coarse then exact when they are many (`nearestOf`).
+   * lists closest to the query (`probeLists`, and further lists while fewer than k were accepted,
+   * or every row a selective filter may pass; every document when there is no IVF), coarse then
+   * exact when they are many (`nearestOf`).
    */
-  nearest(q: Float32Array, k: number, accept: (i: number) => boolean): TopK {
+  nearest(q: Float32Array, k: number, accept: (i: number) => boolean, passing?: () => Uint32Array | undefined): TopK {
     const n = this.docs.length;
     const { scales, hasVector } = this;
     let probed: Uint32Array[] | undefined;
@@ -293,9 +294,19 @@ export class SearchIndex {
           }
         };
         for (const list of probed) scanList(list);
+        if (top.full || rest.length === 0) return;
         // A filter that too few of the probed lists' documents pass: the next lists, closest
         // first, until the top is full or every list is read (a filtered search finds the
         // nearest documents that pass it, not only those of the unfiltered search's lists).
+        // When the filter's columns tell which m rows may pass (`passing`) and they are fewer
+        // than the lists would read (about (k - found) × n / m rows to find the rest of the k),
+        // every one of them is scored instead: a rare brand's few hundred rows, not most lists.
+        const rows = passing?.();
+        if (rows && rows.length * rows.length <= (top.k - top.size) * n) {
+          top.clear();
+          scanList(rows);
+          return;
+        }
         for (const list of rest) {
           if (top.full) break;
           scanList(list);

@@ -1,6 +1,7 @@
 import type { Json } from '../domain/types.ts';
 import type { FilterClause, SearchBody, ShorthandFilters } from '../schemas/search.ts';
-import { NO_FILTER, type DocFilter, type SearchDoc } from './types.ts';
+import type { ColumnCache } from './columns.ts';
+import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
 const holds = (v: Json | undefined, want: Json) => v === want || (Array.isArray(v) && v.includes(want));
@@ -14,29 +15,35 @@ export function coreFilter(f: SearchBody['filters']): DocFilter {
 
 function shorthandFilter(f: ShorthandFilters): DocFilter {
   const checks: DocFilter[] = [];
+  const columns: ColumnCheck[] = [];
   if (f.category !== undefined) {
     const m = anyOf(f.category);
     checks.push((d) => m(d.metadata.category));
+    columns.push(valuesCheck('category', [f.category].flat(), false));
   }
   if (f.brand !== undefined) {
     const m = anyOf(f.brand);
     checks.push((d) => m(d.metadata.brand));
+    columns.push(valuesCheck('brand', [f.brand].flat(), false));
   }
   if (f.availability !== undefined) {
     const want = f.availability;
     checks.push((d) => holds(d.metadata.availability, want));
+    columns.push(valuesCheck('availability', [want], false));
   }
   if (f.price) {
     const { gte, lte } = f.price;
     checks.push((d) => someNumber(d.metadata.price, (p) => (gte === undefined || p >= gte) && (lte === undefined || p <= lte)));
+    columns.push(rangeCheck('price', gte ?? Number.NEGATIVE_INFINITY, lte ?? Number.POSITIVE_INFINITY));
   }
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
       const get = fieldGetter(`metadata.${k}`);
       checks.push((d) => holds(get(d), v));
+      columns.push(valuesCheck(k, [v], false));
     }
   }
-  return checks.length ? (d) => checks.every((c) => c(d)) : NO_FILTER;
+  return checks.length ? withColumns((d) => checks.every((c) => c(d)), columns) : NO_FILTER;
 }
 
 /**
@@ -125,11 +132,144 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
     }
   });
   if (checks.length === 0) return NO_FILTER;
-  return (d) => {
+  return withColumns((d) => {
     for (const c of checks) if (!c(d)) return false;
     return true;
-  };
+  }, filters.map(clauseColumns));
 }
 
 /** The Platform item-search filters. */
 export const platformFilter = clauseFilter;
+
+/**
+ * A filter's clause read from a document set's metadata columns (columns.ts): its verdict on
+ * document i of the set, `FAILS`, `ASK` (the document decides) or `PASSES`.
+ */
+type ColumnCheck = (columns: ColumnCache) => (i: number) => number;
+
+/**
+ * `predicate`, which can also be read from columns (`DocFilter.over`). A broad filtered query
+ * tests tens of thousands of documents (each keyword match, and the vector neighbours a
+ * selective filter makes it look for): read from its objects, a document costs a few cache
+ * misses per clause (its metadata, the value, a list's elements), 100-200 ns; from columns, a few
+ * array reads (docs/benchmarks.md, "Filters read from columns"). All clauses must hold: the
+ * verdict is the least of theirs.
+ */
+function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly ColumnCheck[]): DocFilter {
+  const over = (columns: ColumnCache): ((i: number) => number) => {
+    const each = checks.map((check) => check(columns));
+    if (each.length === 1) return each[0] as (i: number) => number;
+    return (i) => {
+      let verdict = PASSES;
+      for (const c of each) {
+        const v = c(i);
+        if (v === FAILS) return FAILS;
+        if (v < verdict) verdict = v;
+      }
+      return verdict;
+    };
+  };
+  return Object.assign(predicate, { over });
+}
+
+/** A clause as a column check: a metadata key's from its facet column; the item's own fields are left to the document. */
+function clauseColumns({ field, op, value }: FilterClause): ColumnCheck {
+  if (!field.startsWith('metadata.')) return () => () => ASK;
+  const key = field.slice('metadata.'.length);
+  switch (op) {
+    case 'eq':
+    case 'in':
+    case 'neq':
+      return valuesCheck(key, [value ?? []].flat(), op === 'neq');
+    case 'exists':
+      return existsCheck(key, value !== false);
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return orderedCheck(key, op, typeof value === 'number' ? value : Number.NaN);
+  }
+}
+
+/**
+ * `eq` / `in` (a document whose value is one of `values`, or whose list holds one) and `neq` (not
+ * so: an absent or null value passes). Strings and booleans are answered by the column's codes;
+ * a number by the document's numbers' range (its least and greatest it holds, none outside it),
+ * a number strictly between them by the document.
+ */
+function valuesCheck(key: string, values: readonly Json[], negate: boolean): ColumnCheck {
+  return (columns) => {
+    const { present, start, codes, min, max, values: coded, codeOf } = columns.facet(key);
+    const wanted = new Uint8Array(coded.length);
+    const numbers: number[] = [];
+    for (const v of values) {
+      if (typeof v === 'number') numbers.push(v);
+      else if (typeof v === 'boolean') wanted[v ? 1 : 0] = 1;
+      else if (typeof v === 'string') {
+        const code = codeOf.get(v);
+        if (code !== undefined) wanted[code] = 1;
+      }
+    }
+    const hit = negate ? FAILS : PASSES;
+    const miss = negate ? PASSES : FAILS;
+    return (i) => {
+      if (present[i] !== 1) return miss;
+      const end = start[i + 1] as number;
+      for (let j = start[i] as number; j < end; j++) if (wanted[codes[j] as number] === 1) return hit;
+      let verdict = miss;
+      // The least and greatest are numbers the document holds; one between them may be too.
+      for (const n of numbers) {
+        if (n === min[i] || n === max[i]) return hit;
+        if (n > (min[i] as number) && n < (max[i] as number)) verdict = ASK;
+      }
+      return verdict;
+    };
+  };
+}
+
+/** `exists`: the key has a value other than null (`present`), or not. */
+function existsCheck(key: string, wanted: boolean): ColumnCheck {
+  return (columns) => {
+    const { present } = columns.facet(key);
+    const want = wanted ? 1 : 0;
+    return (i) => (present[i] === want ? PASSES : FAILS);
+  };
+}
+
+/**
+ * `gt`, `gte`, `lt`, `lte`: one of the document's numbers compares so, which its numbers' range
+ * tells exactly. NaN (no number) compares false: the document fails, as `someNumber` has it.
+ */
+function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): ColumnCheck {
+  return (columns) => {
+    const { min, max } = columns.facet(key);
+    switch (op) {
+      case 'gt':
+        return (i) => ((max[i] as number) > n ? PASSES : FAILS);
+      case 'gte':
+        return (i) => ((max[i] as number) >= n ? PASSES : FAILS);
+      case 'lt':
+        return (i) => ((min[i] as number) < n ? PASSES : FAILS);
+      case 'lte':
+        return (i) => ((min[i] as number) <= n ? PASSES : FAILS);
+    }
+  };
+}
+
+/**
+ * The shorthand `price: { gte, lte }`: one of the document's numbers within both bounds. Its
+ * numbers' range tells when it is one number, lies outside the bounds, or has an end within
+ * them; a list with numbers on both sides of the bounds and none seen within is left to the
+ * document.
+ */
+function rangeCheck(key: string, gte: number, lte: number): ColumnCheck {
+  return (columns) => {
+    const { min, max } = columns.facet(key);
+    return (i) => {
+      const lo = min[i] as number;
+      const hi = max[i] as number;
+      // NaN (no number): neither end is within, and `hi >= gte` is false: it fails.
+      return (lo >= gte && lo <= lte) || (hi >= gte && hi <= lte) ? PASSES : hi >= gte && lo <= lte ? ASK : FAILS;
+    };
+  };
+}

@@ -9,6 +9,7 @@
 import { kthLargest, TopK } from '../top-k.ts';
 import { idfOf, postingOf, postingScore, scorePostings, type CollectionStats, type FieldNorms } from './bm25f.ts';
 import { RANKING } from './constants.ts';
+import type { ColumnCache } from './columns.ts';
 import type { PreparedDelta } from './delta.ts';
 import { normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
@@ -18,7 +19,7 @@ import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
-import { NO_FILTER, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
+import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
 export { byRank, type PageRequest } from './page.ts';
@@ -116,6 +117,8 @@ interface Keys {
   acceptIndexed(i: number): boolean;
   acceptSlot(s: number): boolean;
   accept(key: number): boolean;
+  /** With a filter its columns read: the build's rows it may accept, in order (made when asked). */
+  passingRows: (() => Uint32Array | undefined) | undefined;
   vectorOfKey(key: number): Float32Array | null;
   /** q · the vector of any key (0 without one). */
   similarity(q: Float32Array): (key: number) => number;
@@ -125,28 +128,58 @@ interface Keys {
 
 function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys {
   const N = index.docs.length;
-  const eligible = (d: SearchDoc) => (d.active || r.includeInactive === true) && r.filter(d);
   const unfiltered = r.filter === NO_FILTER;
   const anyMasked = delta.masked.size > 0;
+  const inactiveToo = r.includeInactive === true;
   const { active } = index;
   const { hiddenAt } = delta;
+  const built = unfiltered
+    ? undefined
+    : filterReader(
+        r.filter,
+        N,
+        () => index.columns(),
+        (i) => index.docs[i] as SearchDoc,
+      );
+  const fresh = unfiltered
+    ? undefined
+    : filterReader(
+        r.filter,
+        delta.slotCount,
+        () => delta.columns(),
+        (s) => delta.docAt(s),
+      );
   // The common case (no filter, active items only) reads typed arrays: a broad query accepts tens
   // of thousands of keyword matches this way.
-  const acceptIndexed =
-    unfiltered && r.includeInactive !== true
-      ? anyMasked
+  const acceptIndexed = !built
+    ? inactiveToo
+      ? (i: number) => hiddenAt[i] !== 1
+      : anyMasked
         ? (i: number) => active[i] === 1 && hiddenAt[i] === 0
         : (i: number) => active[i] === 1
-      : (i: number) => {
-          if (hiddenAt[i] === 1) return false;
-          return unfiltered ? r.includeInactive === true || active[i] === 1 : eligible(index.docs[i] as SearchDoc);
-        };
+    : (i: number) => hiddenAt[i] !== 1 && (inactiveToo || active[i] === 1) && built.test(i);
   // The same for the delta's slots: a large delta (right after an import) is as broad.
   const { live, active: activeSlot } = delta;
-  const acceptSlot = unfiltered && r.includeInactive !== true ? (s: number) => live[s] === 1 && activeSlot[s] === 1 : (s: number) => live[s] === 1 && eligible(delta.docAt(s));
+  const acceptSlot = !fresh
+    ? inactiveToo
+      ? (s: number) => live[s] === 1
+      : (s: number) => live[s] === 1 && activeSlot[s] === 1
+    : (s: number) => live[s] === 1 && (inactiveToo || activeSlot[s] === 1) && fresh.test(s);
+  // The build's rows a filter may pass, when its columns tell: a selective filter's neighbours are
+  // among them (`SearchIndex.nearest`).
+  const passingRows = built
+    ? () => {
+        const maybe = built.maybe();
+        if (!maybe) return undefined;
+        const rows = new IntList();
+        for (let i = 0; i < N; i++) if (hiddenAt[i] !== 1 && (inactiveToo || active[i] === 1) && maybe(i)) rows.push(i);
+        return Uint32Array.from(rows.view());
+      }
+    : undefined;
   return {
     N,
     S: delta.slotCount,
+    passingRows,
     docOf: (key) => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc,
     idOf: (key) => (key < N ? index.ids[key] : delta.ids[key - N]) as number,
     acceptIndexed,
@@ -193,6 +226,36 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         fresh(slots, ns, got);
         for (let r = 0; r < ns; r++) out[slotAt[r] as number] = got[r] as number;
       };
+    },
+  };
+}
+
+/**
+ * A request's filter over one document set (a build's positions or a delta's slots): `test`, and
+ * `maybe`, whether the columns leave a document a chance to pass (none without them). Its first
+ * tests read the documents; once it has tested a 64th of the set (a key's column, made the first
+ * time it is asked for and kept with the set, costs about as much as reading every document
+ * once), it reads its verdicts from the columns instead (`DocFilter.over`), asking the document
+ * only where they cannot tell. A narrow query tests a few documents, a broad or selective one
+ * tens of thousands (docs/benchmarks.md, "Filters read from columns").
+ */
+function filterReader(filter: DocFilter, count: number, columns: () => ColumnCache, docAt: (i: number) => SearchDoc): { test(i: number): boolean; maybe(): ((i: number) => boolean) | undefined } {
+  let verdictOf: ((i: number) => number) | undefined;
+  let tested = 0;
+  const over = filter.over;
+  return {
+    test: (i) => {
+      if (verdictOf === undefined) {
+        if (over === undefined || ++tested <= count >> 6) return filter(docAt(i));
+        verdictOf = over(columns());
+      }
+      const v = verdictOf(i);
+      return v === PASSES || (v === ASK && filter(docAt(i)));
+    },
+    maybe: () => {
+      if (over === undefined) return undefined;
+      const of = (verdictOf ??= over(columns()));
+      return (i) => of(i) !== FAILS;
     },
   };
 }
@@ -701,7 +764,7 @@ export function strongestKeywordMatches(acc: Float64Array, kwKeys: Int32Array, k
 function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: Float32Array, m: KeyScores): void {
   const { N, S } = keys;
   const k = RANKING.vectorCandidates;
-  const fromIndex = index.nearest(q, k, keys.acceptIndexed);
+  const fromIndex = index.nearest(q, k, keys.acceptIndexed, keys.passingRows);
   const fromDelta = S ? delta.nearest(q, k, keys.acceptSlot) : undefined;
   if (fromIndex.size + (fromDelta?.size ?? 0) <= k) {
     fromIndex.forEach((i, s) => m.set(i, s));

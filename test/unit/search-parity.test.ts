@@ -3,6 +3,8 @@ import { SearchView } from '../../shared/search/catalog.ts';
 import { RANKING } from '../../shared/search/constants.ts';
 import { HashingEmbedding, itemText, normalize } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { ASK, PASSES } from '../../shared/search/types.ts';
+import type { Json } from '../../shared/domain/types.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
@@ -318,6 +320,94 @@ describe('filter clauses', () => {
         { field: 'metadata.brand', op: 'eq', value: 'Bolt' },
       ])(d),
     ).toBe(false);
+  });
+});
+
+describe('filters read from columns', () => {
+  // Values of every kind a key can hold: absent, null, strings, booleans, numbers, lists mixing
+  // them (numbers on both sides of a bound), objects; a key Object.prototype also has.
+  const values: (Json | undefined)[] = [undefined, null, 'a', 'b', 'A', true, false, 0, 5, 10, 15, 20, 25, [5, 25], [5, 15, 25], [10], ['a', 5], ['b', true], [], [null], { x: 1 }, '5', 'true'];
+  const docs = values.flatMap((v, i) =>
+    values.map((w, j) => {
+      const metadata: SearchDoc['metadata'] = {};
+      if (v !== undefined) metadata.k = v;
+      if (w !== undefined) Object.assign(metadata, { constructor: w });
+      return doc(i * values.length + j + 1, `widget ${i} ${j}`, metadata);
+    }),
+  );
+  const columns = new ColumnCache(docs.length, (i) => docs[i]);
+  const scalars = ['a', 'b', 'c', true, false, 0, 5, 10, 12, 15, 25, 30] as const;
+  const clauses: FilterClause[] = ['metadata.k', 'metadata.constructor'].flatMap((field) => [
+    ...scalars.flatMap((value) => (['eq', 'neq'] as const).map((op) => ({ field, op, value }))),
+    ...scalars.filter((v) => typeof v === 'number').flatMap((value) => (['gt', 'gte', 'lt', 'lte'] as const).map((op) => ({ field, op, value }))),
+    { field, op: 'in', value: ['b', 12] },
+    { field, op: 'in', value: [true, 'a', 25] },
+    { field, op: 'in', value: [] },
+    { field, op: 'exists', value: true },
+    { field, op: 'exists', value: false },
+  ]);
+  const verdictsAgree = (f: ReturnType<typeof clauseFilter>) => {
+    const verdictOf = f.over?.(columns);
+    if (!verdictOf) throw new Error('no column reading');
+    let asked = 0;
+    docs.forEach((d, i) => {
+      const v = verdictOf(i);
+      if (v === ASK) asked++;
+      else expect([i, v === PASSES]).toEqual([i, f(d)]);
+    });
+    return asked;
+  };
+  it('agree with the documents on every operator, and leave to them only numbers between a list’s least and greatest', () => {
+    let asked = 0;
+    for (const clause of clauses) asked += verdictsAgree(clauseFilter([clause]));
+    // Only eq / neq / in of a number strictly inside a list's range ([5, 25], [5, 15, 25]) are asked.
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThan((clauses.length * docs.length) / 20);
+    for (let j = 0; j + 1 < clauses.length; j += 3) verdictsAgree(clauseFilter([clauses[j] as FilterClause, clauses[j + 1] as FilterClause]));
+  });
+  it('agree for the shorthand filters, a price range within a list’s numbers included', () => {
+    const shorthand = values.flatMap((v, i) =>
+      values.map((w, j) => {
+        const metadata: SearchDoc['metadata'] = {};
+        if (v !== undefined) Object.assign(metadata, { category: v, availability: v, price: v });
+        if (w !== undefined) metadata.brand = w;
+        return doc(i * values.length + j + 1, 'widget', metadata);
+      }),
+    );
+    const cols = new ColumnCache(shorthand.length, (i) => shorthand[i]);
+    for (const f of [
+      coreFilter({ category: 'a' }),
+      coreFilter({ brand: ['b', 'a'] }),
+      coreFilter({ availability: 'A' }),
+      coreFilter({ price: { gte: 10, lte: 20 } }),
+      coreFilter({ price: { gte: 12 } }),
+      coreFilter({ price: { lte: 5 } }),
+      coreFilter({ metadata: { k: 5 } }),
+      coreFilter({ metadata: { brand: true } }),
+      coreFilter({ category: 'a', price: { gte: 0, lte: 30 } }),
+    ]) {
+      const verdictOf = f.over?.(cols);
+      if (!verdictOf) throw new Error('no column reading');
+      shorthand.forEach((d, i) => {
+        const v = verdictOf(i);
+        if (v !== ASK) expect([i, v === PASSES]).toEqual([i, f(d)]);
+      });
+    }
+    // [5, 25] holds no number within 10..20, [5, 15, 25] does: neither end tells, the document does.
+    expect(coreFilter({ price: { gte: 10, lte: 20 } }).over?.(cols)(shorthand.findIndex((d) => JSON.stringify(d.metadata.price) === '[5,25]'))).toBe(ASK);
+  });
+  it('rank as the documents do, past the tests after which ranking reads the columns', () => {
+    // Every widget matches: the filter is tested on all of them, far past a 64th of the set.
+    const index = SearchIndex.build(docs.slice(0, 300), 64, 1);
+    const delta = new PreparedDelta({ docs: docs.slice(300), masked: new Set() }, index);
+    for (const clause of clauses.slice(0, 40)) {
+      const columnar = clauseFilter([clause]);
+      const byDocument = (d: SearchDoc) => columnar(d);
+      const req = (filter: typeof NO_FILTER) => ({ query: 'widget', mode: 'keyword' as const, filter, queryVector: null, profile: null });
+      const a = rank(index, delta, req(columnar), { limit: 100 });
+      const b = rank(index, delta, req(byDocument), { limit: 100 });
+      expect([clause, a.total, a.hits.map((h) => h.doc.id)]).toEqual([clause, b.total, b.hits.map((h) => h.doc.id)]);
+    }
   });
 });
 

@@ -541,6 +541,21 @@ describe('index and ranking', () => {
     const scattered = [3, 4_001, 7_777, 12_345, 15_000, 18_888, 19_999];
     expect(ids(10, (id) => scattered.includes(id))).toEqual(scattered);
     expect(ids(5, (id) => id % 499 === 0)).toHaveLength(5);
+    // Told which rows a selective filter may pass, it scores each of them instead: the exact
+    // nearest among them. Asked only once the probed lists leave the top short.
+    const rare = Array.from({ length: big.docs.length }, (_, i) => i).filter((i) => (big.docs[i] as SearchDoc).id % 499 === 0);
+    let asked = 0;
+    const passing = () => {
+      asked++;
+      return Uint32Array.from(rare);
+    };
+    const similarity = big.similarityTo(q);
+    const exact = [...rare].sort((a, b) => similarity(b) - similarity(a) || a - b).slice(0, 5);
+    const found: number[] = [];
+    big.nearest(q, 5, (i) => rare.includes(i), passing).forEachBest((i) => found.push(i));
+    expect([found, asked]).toEqual([exact, 1]);
+    big.nearest(q, 5, () => true, passing);
+    expect(asked).toBe(1);
   });
 
   it('sums document vectors as the catalog keeps them (build or delta rows), others left out', () => {
