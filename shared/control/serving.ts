@@ -134,6 +134,17 @@ export function decides(def: SegmentDefinition, events: readonly RecentEvent[], 
 }
 
 /**
+ * The number of a Core request's `context_id` (a positive integer's digits, as its schema keeps
+ * them). One past the largest id a context can have names none: 404 `context_not_found` naming the
+ * digits as sent, as for any absent context, never a context looked up under a rounded id.
+ */
+export function contextNumber(digits: string): number {
+  const id = Number(digits);
+  if (!Number.isSafeInteger(id)) throw new NotFound('context_not_found', `No context ${digits}.`);
+  return id;
+}
+
+/**
  * The plan for a request naming `contextId` (404 when the tenant has no such context). Without
  * a user, segment-scoped rules do not apply and no experiment assigns a variant. `onAssigned`
  * hears the user's variant as soon as it is known: before the segments are read when the

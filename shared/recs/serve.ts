@@ -16,7 +16,7 @@ import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
-import { afterFromPlan, type ControlDeps, type ServingPlan } from '../control/serving.ts';
+import { afterFromPlan, contextNumber, type ControlDeps, type ServingPlan } from '../control/serving.ts';
 import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
@@ -84,7 +84,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // ranked; answered only once counted.
   const planned =
     q.context_id !== undefined
-      ? planAndRecord(required(deps.control), required(deps.exposures), tenant, Number(q.context_id), userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined)
+      ? planAndRecord(required(deps.control), required(deps.exposures), tenant, contextNumber(q.context_id), userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined)
       : undefined;
   // The catalog and the serving config do not depend on the plan: read while it is made.
   const catalogRead = deps.catalog(tenant);

@@ -6,7 +6,7 @@
 import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
-import { planFor, type ControlDeps } from '../control/serving.ts';
+import { contextNumber, planFor, type ControlDeps } from '../control/serving.ts';
 import { coreList } from '../domain/present.ts';
 import { logger } from '../observability.ts';
 import type { SearchBody } from '../schemas/search.ts';
@@ -37,9 +37,9 @@ export interface SearchServing {
  * count for analytics does not fail the search.
  */
 export async function serveSearch(deps: SearchServing, tenant: string, body: SearchBody, requestId: string, now = nowSeconds()) {
+  const contextId = body.context_id !== undefined ? contextNumber(body.context_id) : undefined;
   const synonymsRead = tenantSynonyms(tenant, deps.synonymSets);
   const t = deps.traffic;
-  const contextId = body.context_id !== undefined ? Number(body.context_id) : undefined;
   const planned =
     contextId === undefined
       ? undefined
