@@ -79,10 +79,16 @@ function sideBySide(versions: number[], records: (Record<string, unknown> | null
     return { name, higher_is_better: better === null ? null : better === 'higher', values, best };
   });
 }
-/** `GET /api/models/compare?versions=3,4`: the versions, their holdout metrics and validation figures side by side. */
-export async function compareModels(c: ConsoleStore, tenant: string, versions: number[]) {
-  const [found, endpoints] = await Promise.all([Promise.all(versions.map((v) => c.get<ModelVersion>(tenant, 'model', v))), c.list<Endpoint>(tenant, 'endpoint')]);
-  const missing = versions.filter((_, i) => !found[i]);
+/**
+ * `GET /api/models/compare?versions=3,4`: the versions, their holdout metrics and validation
+ * figures side by side. A version given as its digits past the largest exact integer is one the
+ * tenant does not have (named as sent, never looked up rounded).
+ */
+export async function compareModels(c: ConsoleStore, tenant: string, asked: readonly (number | string)[]) {
+  const versions = asked.map(Number);
+  const lookup = (v: number) => (Number.isSafeInteger(v) ? c.get<ModelVersion>(tenant, 'model', v) : Promise.resolve(undefined));
+  const [found, endpoints] = await Promise.all([Promise.all(versions.map(lookup)), c.list<Endpoint>(tenant, 'endpoint')]);
+  const missing = asked.filter((_, i) => !found[i]);
   if (missing.length) throw new NotFound('model_version_not_found', `No model version ${missing.join(', ')}.`);
   const models = found as ModelVersion[];
   return {

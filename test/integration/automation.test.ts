@@ -163,6 +163,11 @@ describe('version comparison', () => {
     const missing = await P('GET', `/api/models/compare?versions=${better},99999`);
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: 'No model version 99999.' });
+    // Past the largest exact integer: well formed and absent (as /api/models/{version} answers it),
+    // each named as sent, never rounded to another version.
+    const beyond = await P('GET', `/api/models/compare?versions=${better},99999,99999999999999999999,9007199254740993`);
+    expect(beyond.status, JSON.stringify(beyond.body)).toBe(404);
+    expect(beyond.body).toEqual({ error: 'No model version 99999, 99999999999999999999, 9007199254740993.' });
     for (const q of [`versions=${better}`, 'versions=1,2,3,4,5,6,7,8,9,10,11', `versions=${better},${better}`, 'versions=a,b', '', `versions=${better},${worse}&x=1`]) {
       expect((await P('GET', `/api/models/compare?${q}`)).status, q).toBe(400);
     }
