@@ -38,6 +38,9 @@ export interface HistoryInput {
   weightOf(type: string): number;
 }
 
+/** With an anchor, the share of its weight the user's whole history weighs at most. */
+const USER_SHARE = 0.3;
+
 /**
  * The anchor item and the user's interactions, weighted by event type (and, for the latest
  * events, recency): those training saw, from the artifact, plus the latest events it did not
@@ -53,11 +56,13 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     h.weights.push(w);
     if (modelIndex !== undefined) h.modelItems.push(modelIndex), h.modelWeights.push(w);
   };
-  const userScale = anchorId !== undefined ? 0.3 : 1;
   if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
+  // The user's entries start here: with an anchor they are scaled down together below.
+  const userDocs = h.docs.length;
+  const userModelItems = h.modelItems.length;
   const trainedOn = model?.histories;
   const trained = trainedOn && x.userId !== undefined && !x.historyErased ? historyOf(trainedOn, x.userId) : undefined;
-  if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, userScale * (trained.weights[k] as number), trained.items[k]);
+  if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, trained.weights[k] as number, trained.items[k]);
   const fromTrained = h.modelItems.length;
   // Everything the user interacted with counts as seen: the trained history (by model index, its
   // rows ascending) and the latest events.
@@ -69,11 +74,23 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     recentSeen.add(id);
     // In the trained history already (unless that is not read: the user's erasure came after).
     if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
-    include(id, userScale * (x.weightOf(e.type) / (1 + k / 25)), model?.itemIndex.get(id));
+    include(id, x.weightOf(e.type) / (1 + k / 25), model?.itemIndex.get(id));
   });
   for (const e of x.alsoSeen ?? []) {
     const id = catalogItemId(e.item_id);
     if (id !== undefined) recentSeen.add(id);
+  }
+  // Similar items for a user (an anchor and a user): the user's history tilts the anchor's
+  // neighbours, never outweighs them. Its weights together are at most USER_SHARE of the anchor's
+  // (each event at most that share), however long the history: weighed per event, a user's
+  // whole history (tens of events, purchases at 10) buried the anchor, and the answer was the
+  // user's own recommendations, each "similar to item <anchor>".
+  if (anchorId !== undefined) {
+    let sum = 0;
+    for (let i = userDocs; i < h.weights.length; i++) sum += h.weights[i] as number;
+    const scale = USER_SHARE / Math.max(1, sum);
+    for (let i = userDocs; i < h.weights.length; i++) h.weights[i] = (h.weights[i] as number) * scale;
+    for (let i = userModelItems; i < h.modelWeights.length; i++) h.modelWeights[i] = (h.modelWeights[i] as number) * scale;
   }
   // Exactly the trained row: no anchor, every item of it still in the catalog, no latest event added.
   if (trained?.row !== undefined && anchorId === undefined && fromTrained === trained.items.length && h.docs.length === fromTrained) h.modelRow = trained.row;

@@ -381,6 +381,17 @@ describe('recommendation behaviour', () => {
     expect(ids(r).filter((id) => baking.has(id)).length).toBeGreaterThanOrEqual(3);
   });
 
+  it("similar items for item_id and user_id: the item's neighbours, tilted by the user's taste, not the user's own recommendations", async () => {
+    // u0 likes camping (a purchase and five views); the anchor is a baking item.
+    const anchor = (byGroup.baking as string[])[2] as string;
+    const r = await recs(`item_id=${anchor}&user_id=u0&limit=5`);
+    expect(r.body.strategy).toBe('similar');
+    expect(ids(r)).not.toContain(anchor);
+    const baking = new Set(byGroup.baking);
+    expect(ids(r).filter((id) => baking.has(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
+    expect(r.body.data.every((x: { reason: string }) => x.reason === `similar to item ${anchor}` || x.reason === 'popular right now')).toBe(true);
+  });
+
   it('an item created after the last training can be recommended (content similarity)', async () => {
     const created = await t.demo.core('POST', '/v1/items', { name: 'camping gear deluxe', description: 'camping equipment for camping fans', metadata: { category: 'camping' } });
     await until(
