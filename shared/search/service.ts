@@ -223,8 +223,8 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
   return view;
 }
 
-/** A search by relevance: keyset pages, a cursor (score, id, build) after the last hit when more follow. */
-async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined) {
+/** A search by relevance: keyset pages, a cursor (score, id, build, and `list`: listDigest's) after the last hit when more follow. */
+async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined, list: string | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
@@ -238,7 +238,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const next = hasMore && last ? encodeCursor(last, index.builtAt, listDigest(req)) : null;
+  const next = hasMore && last ? encodeCursor(last, index.builtAt, list) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -264,7 +264,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   if (after?.list !== undefined && list !== undefined && after.list !== list) {
     throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from another search: send the query, mode, filters and user_id it was made with.'] });
   }
-  return relevanceSearch(deps, tenant, req, after);
+  return relevanceSearch(deps, tenant, req, after, list);
 }
 
 /**
