@@ -90,6 +90,9 @@ const coreFilters = documentAs(
   z.union([shorthandFilters, filterClauses]),
 );
 
+/** The most facets a search asks for. */
+export const MAX_FACETS = 20;
+
 /** A facet: a metadata key, as `brand` or `metadata.brand`. */
 const facetKey = z.pipe(
   z.pipe(
@@ -115,7 +118,7 @@ export const searchBody = z
     /** Adds to each hit why it is there: base score, rules applied, rerank steps, experiment variant. */
     explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
     /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
-    facets: z.optional(z.array(facetKey).check(z.maxLength(20, 'at most 20 facets'))),
+    facets: z.optional(z.array(facetKey).check(z.maxLength(MAX_FACETS, `at most ${MAX_FACETS} facets`))),
     /** Adds `highlight: { name, description }` to each hit, the matched words marked. */
     highlight: z._default(z.optional(z.boolean('highlight must be true or false')), false),
     highlight_tags: z.optional(z.strictObject({ pre: tag, post: tag })),

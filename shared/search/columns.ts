@@ -152,8 +152,8 @@ export function numberColumn(count: number, docAt: (i: number) => SearchDoc | un
   return out;
 }
 
-/** Columns kept per document set: the most recently made ones, at most this many of each kind. */
-const KEPT = 32;
+/** Columns kept per document set: the most recently asked for, at most this many of each kind. */
+export const KEPT = 32;
 
 /**
  * The columns of one set of documents (a build's, or a delta's slots until it changes), made on
@@ -163,8 +163,8 @@ const KEPT = 32;
  * new slots, instead of every slot's document read again after each change (6-10 ms a key with
  * the 100K catalog in the delta; docs/benchmarks.md). Bound: KEPT facet columns (about 25 bytes a
  * document each, plus the values) and KEPT number columns (8 bytes a document each) made, and as
- * many carried; the oldest made is dropped first. A delta's columns keep up to half as much again
- * room to lengthen into.
+ * many carried; the one asked for least recently is dropped first. A delta's columns keep up to
+ * half as much again room to lengthen into.
  */
 export class ColumnCache {
   private readonly facets = new Map<string, FacetColumn>();
@@ -202,7 +202,7 @@ export class ColumnCache {
   }
 }
 
-/** The columns a cache carries from its previous one: those it made, else those it carried; KEPT at most, the latest made. */
+/** The columns a cache carries from its previous one: those it made, else those it carried; KEPT at most, the latest asked for. */
 function carry<T>(carried: ReadonlyMap<string, T> | undefined, made: ReadonlyMap<string, T> | undefined): Map<string, T> {
   const out = new Map(carried);
   for (const [k, v] of made ?? []) {
@@ -216,12 +216,18 @@ function carry<T>(carried: ReadonlyMap<string, T> | undefined, made: ReadonlyMap
   return out;
 }
 
+/**
+ * `key`'s column of `m`, made when it has none. A column asked for becomes the latest (the map's
+ * last), so the one dropped is the one asked for least recently: a request asking for up to KEPT
+ * keys (its filter's and its facets', some of them twice) never drops one it has read and makes it
+ * again.
+ */
 function kept<T>(m: Map<string, T>, key: string, make: () => T): T {
   let v = m.get(key);
   if (v === undefined) {
     if (m.size >= KEPT) m.delete(m.keys().next().value as string);
     v = make();
-    m.set(key, v);
-  }
+  } else m.delete(key);
+  m.set(key, v);
   return v;
 }

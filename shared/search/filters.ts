@@ -1,6 +1,6 @@
 import type { Json } from '../domain/types.ts';
-import type { FilterClause, SearchBody, ShorthandFilters } from '../schemas/search.ts';
-import type { ColumnCache } from './columns.ts';
+import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
+import { KEPT, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
@@ -16,34 +16,40 @@ export function coreFilter(f: SearchBody['filters']): DocFilter {
 function shorthandFilter(f: ShorthandFilters): DocFilter {
   const checks: DocFilter[] = [];
   const columns: ColumnCheck[] = [];
+  const keys = new Set<string>();
   if (f.category !== undefined) {
     const m = anyOf(f.category);
     checks.push((d) => m(d.metadata.category));
     columns.push(valuesCheck('category', [f.category].flat(), false));
+    keys.add('category');
   }
   if (f.brand !== undefined) {
     const m = anyOf(f.brand);
     checks.push((d) => m(d.metadata.brand));
     columns.push(valuesCheck('brand', [f.brand].flat(), false));
+    keys.add('brand');
   }
   if (f.availability !== undefined) {
     const want = f.availability;
     checks.push((d) => holds(d.metadata.availability, want));
     columns.push(valuesCheck('availability', [want], false));
+    keys.add('availability');
   }
   if (f.price) {
     const { gte, lte } = f.price;
     checks.push((d) => someNumber(d.metadata.price, (p) => (gte === undefined || p >= gte) && (lte === undefined || p <= lte)));
     columns.push(rangeCheck('price', gte ?? Number.NEGATIVE_INFINITY, lte ?? Number.POSITIVE_INFINITY));
+    keys.add('price');
   }
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
       const get = fieldGetter(`metadata.${k}`);
       checks.push((d) => holds(get(d), v));
       columns.push(valuesCheck(k, [v], false));
+      keys.add(k);
     }
   }
-  return checks.length ? withColumns((d) => checks.every((c) => c(d)), columns) : NO_FILTER;
+  return checks.length ? withColumns((d) => checks.every((c) => c(d)), columns, keys.size) : NO_FILTER;
 }
 
 /**
@@ -132,10 +138,14 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
     }
   });
   if (checks.length === 0) return NO_FILTER;
-  return withColumns((d) => {
-    for (const c of checks) if (!c(d)) return false;
-    return true;
-  }, filters.map(clauseColumns));
+  return withColumns(
+    (d) => {
+      for (const c of checks) if (!c(d)) return false;
+      return true;
+    },
+    filters.map(clauseColumns),
+    new Set(filters.filter((c) => c.field.startsWith('metadata.')).map((c) => c.field)).size,
+  );
 }
 
 /** The Platform item-search filters. */
@@ -155,7 +165,12 @@ type ColumnCheck = (columns: ColumnCache) => (i: number) => number;
  * array reads (docs/benchmarks.md, "Filters read from columns"). All clauses must hold: the
  * verdict is the least of theirs.
  */
-function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly ColumnCheck[]): DocFilter {
+function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly ColumnCheck[], keys: number): DocFilter {
+  // A filter's columns and a request's facets are at most the columns a cache keeps: none is dropped
+  // and made again while the request reads them. A filter of more keys (a shorthand `metadata` of
+  // many) tests each document, which its first failing key answers, instead of making every key's
+  // column over the whole set again at each request.
+  if (keys > KEPT - MAX_FACETS) return predicate;
   const over = (columns: ColumnCache): ((i: number) => number) => {
     const each = checks.map((check) => check(columns));
     if (each.length === 1) return each[0] as (i: number) => number;

@@ -409,6 +409,61 @@ describe('filters read from columns', () => {
       expect([clause, a.total, a.hits.map((h) => h.doc.id)]).toEqual([clause, b.total, b.hits.map((h) => h.doc.id)]);
     }
   });
+  it('make no column again when a request asks for more keys than a cache keeps (filter and facets)', () => {
+    // Forty keys, each read through a counting proxy; k0 is 'x' in one document in fifty, so a
+    // document's test mostly ends at its first key.
+    let reads = 0;
+    const keys = Array.from({ length: 40 }, (_, j) => `k${j}`);
+    const many = Array.from({ length: 2000 }, (_, i) => {
+      const raw = Object.fromEntries(keys.map((k) => [k, k === 'k0' && i % 50 !== 0 ? 'y' : 'x']));
+      const counted = new Proxy(raw, {
+        get: (t, p) => {
+          reads++;
+          return Reflect.get(t, p);
+        },
+      });
+      return doc(i + 1, `widget ${i}`, counted);
+    });
+    const index = SearchIndex.build(many, 64, 1);
+    const delta = new PreparedDelta({ docs: [], masked: new Set() }, index);
+    const readsOf = (filter: typeof NO_FILTER, facetKeys: string[]) => {
+      reads = 0;
+      const facets = new FacetCounter(facetKeys);
+      const ranked = rank(index, delta, { query: 'widget', mode: 'keyword', filter, queryVector: null, profile: null }, { limit: 10, visit: facets.over({ index, delta }) });
+      return { reads, total: ranked.total };
+    };
+    // Twenty clauses and twenty facets (the most a request takes), and a shorthand metadata of forty keys.
+    const clauses = clauseFilter(keys.slice(0, 20).map((k) => ({ field: `metadata.${k}`, op: 'eq' as const, value: 'x' })));
+    const shorthand = coreFilter({ metadata: Object.fromEntries(keys.map((k) => [k, 'x'])) });
+    for (const [filter, facetKeys] of [
+      [clauses, keys.slice(20)],
+      [shorthand, []],
+    ] as const) {
+      readsOf(filter, [...facetKeys]);
+      const repeated = readsOf(filter, [...facetKeys]);
+      const byDocument = readsOf((d) => filter(d), [...facetKeys]);
+      // A repeated request reads no more than testing each document does (not every key's column
+      // over the whole set made again: 40 × 2,000 reads).
+      expect([repeated.total, repeated.reads <= byDocument.reads]).toEqual([40, true]);
+    }
+  });
+  it('keep a column asked for again within a request (least recently asked for dropped first)', () => {
+    let reads = 0;
+    const few = Array.from({ length: 100 }, (_, i) => doc(i + 1, 'widget', { brand: 'b' }));
+    const cache = new ColumnCache(few.length, (i) => {
+      reads++;
+      return few[i];
+    });
+    // brand made first, then 31 other keys: the cache holds 32, brand the oldest made.
+    const brand = cache.facet('brand');
+    for (let j = 0; j < 31; j++) cache.facet(`other${j}`);
+    // A request's facets read brand, and another key; its filter reads brand again.
+    reads = 0;
+    expect(cache.facet('brand')).toBe(brand);
+    cache.facet('fresh');
+    expect(cache.facet('brand')).toBe(brand);
+    expect(reads).toBe(few.length);
+  });
 });
 
 describe("the catalog's nearest items (recommendations' content candidates)", () => {
