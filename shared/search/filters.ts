@@ -170,7 +170,9 @@ function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly Colu
   // and made again while the request reads them. A filter of more keys (a shorthand `metadata` of
   // many) tests each document, which its first failing key answers, instead of making every key's
   // column over the whole set again at each request.
-  if (keys > KEPT - MAX_FACETS) return predicate;
+  // A filter of the item's own fields only (name, active, ...) has no column to read: every
+  // verdict would be "ask the document".
+  if (keys === 0 || keys > KEPT - MAX_FACETS) return predicate;
   const over = (columns: ColumnCache): ((i: number) => number) => {
     const each = checks.map((check) => check(columns));
     if (each.length === 1) return each[0] as (i: number) => number;

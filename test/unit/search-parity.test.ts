@@ -357,6 +357,21 @@ describe('filters read from columns', () => {
     });
     return asked;
   };
+  it('are not read for a filter of the item’s own fields only (no column would tell)', () => {
+    expect(clauseFilter([{ field: 'active', op: 'eq', value: true }]).over).toBeUndefined();
+    expect(
+      clauseFilter([
+        { field: 'name', op: 'eq', value: 'widget' },
+        { field: 'created', op: 'gte', value: 1 },
+      ]).over,
+    ).toBeUndefined();
+    expect(
+      clauseFilter([
+        { field: 'active', op: 'eq', value: true },
+        { field: 'metadata.k', op: 'eq', value: 'a' },
+      ]).over,
+    ).toBeDefined();
+  });
   it('agree with the documents on every operator, and leave to them only numbers between a list’s least and greatest', () => {
     let asked = 0;
     for (const clause of clauses) asked += verdictsAgree(clauseFilter([clause]));
