@@ -530,6 +530,15 @@ describe('audit trail', () => {
     invalid(await P('GET', '/api/audit?resource=rules/0'), 'resource');
     expect(ok(await P('GET', '/api/audit?resource=segments/9999'))).toEqual({ data: [], has_more: false, next_cursor: null });
   });
+
+  it('takes an id past the largest as well formed and absent: an empty trail (docs/api.md, Path IDs)', async () => {
+    for (const id of ['9007199254740992', '99999999999999999', '99999999999999999999', '9'.repeat(2000)]) {
+      for (const kind of ['rules', 'segments', 'experiments', 'rerank-controls']) {
+        expect(ok(await P('GET', `/api/audit?resource=${kind}/${id}`))).toEqual({ data: [], has_more: false, next_cursor: null });
+      }
+    }
+    invalid(await P('GET', '/api/audit?resource=rules/099999999999999999'), 'resource');
+  });
 });
 
 describe('tenancy and scopes', () => {
