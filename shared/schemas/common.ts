@@ -23,8 +23,18 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
  */
 export const contextIdText = z.string().check(z.regex(POSITIVE_INT_PATTERN, 'context_id must be a numeric console context ID'));
 
-/** The same in a JSON body (a search, an event), where a positive integer is taken too: kept as text. */
-export const contextIdInBody = z.union([contextIdText, z.pipe(z.int().check(z.positive()), z.transform(String))]);
+/**
+ * The same in a JSON body (a search, an event), where a positive integer is taken too: kept as text.
+ * A JSON number past the largest exact integer has been rounded by the time it is parsed, so its
+ * digits as sent are lost: neither looked up nor stored rounded, it is 400 asking for the digits as a
+ * string (which search answers 404 and an event stores, as above), as item metadata's numbers are.
+ */
+export const contextIdInBody = z.union([contextIdText, z.pipe(z.int().check(z.positive()), z.transform(String))], {
+  error: (issue) =>
+    typeof issue.input === 'number' && Number.isInteger(issue.input) && issue.input > MAX_ID
+      ? `context_id past ${MAX_ID} must be sent as a string of its digits (a JSON number that large is not exact)`
+      : 'context_id must be a numeric console context ID (a positive integer, or its digits as a string)',
+});
 
 /** The two checks of a closed range, under one message that names the field and the range. */
 export const between = (field: string, min: number, max: number) => {

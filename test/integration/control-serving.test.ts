@@ -4,7 +4,7 @@ import { ExperimentUser } from '../../shared/data/entities.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
-import { runningExperiment, startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
+import { request, runningExperiment, startTestStack, TenantClient, type Api, type TestStack, until } from '../helpers/stack.ts';
 
 /*
  * What a context does to recommendations and search over real HTTP: rules, segments,
@@ -429,5 +429,33 @@ describe('contexts of another tenant', () => {
     // Not digits: 400 naming context_id.
     const notDigits = await t.demo.core('GET', '/v1/recommendations?user_id=x&context_id=abc');
     expect(notDigits.body.error.details.fieldErrors).toEqual({ context_id: ['context_id must be a numeric console context ID'] });
+  });
+
+  it('a context_id sent as a JSON number that is no positive integer, or past the largest, is 400 saying what to send', async () => {
+    const notId = 'context_id must be a numeric console context ID (a positive integer, or its digits as a string)';
+    for (const bad of [0, -3, 1.5, true]) {
+      const r = await t.demo.core('POST', '/v1/search', { query: 'lamp', context_id: bad });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error', details: { fieldErrors: { context_id: [notId] } } });
+    }
+    // Past 2^53-1 a JSON number arrives rounded (9007199254740993 parses as ...992): its digits as
+    // sent are lost, so it is neither looked up nor stored as another id. Sent as digits it is 404,
+    // as GET /v1/recommendations answers it.
+    const big = 'context_id past 9007199254740991 must be sent as a string of its digits (a JSON number that large is not exact)';
+    for (const raw of ['9007199254740993', '1e300']) {
+      const r = await request(t.base, 'POST', '/v1/search', { rawBody: `{"query":"lamp","context_id":${raw}}`, headers: { authorization: `Bearer ${await t.demo.accessToken()}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'invalid_request_error', code: 'validation_error', details: { fieldErrors: { context_id: [big] } } });
+      const ev = await request(t.base, 'POST', '/v1/events', {
+        rawBody: `[{"type":"click","user_id":"u","item_id":"1","context_id":${raw}}]`,
+        headers: { authorization: `Bearer ${await t.demo.accessToken()}` },
+      });
+      expect(ev.status, JSON.stringify(ev.body)).toBe(400);
+      expect(ev.body.error.details.fieldErrors).toEqual({ '0.context_id': [big] });
+    }
+    expect((await t.demo.core('POST', '/v1/search', { query: 'lamp', context_id: '9007199254740993' })).body.error).toMatchObject({
+      code: 'context_not_found',
+      message: 'No context 9007199254740993.',
+    });
   });
 });
