@@ -104,7 +104,8 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // Valid: its exposure may be counted (a request naming its own endpoint records none).
   planned?.accept();
 
-  // A variant's endpoint removed since the experiment started: the default serves.
+  // A variant names an existing endpoint (checked when it is set), and endpoints are never deleted
+  // or renamed; should it still be missing, the default serves rather than nothing.
   const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);
   if (q.endpoint !== undefined && !endpoint) throw new NotFound('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
   const version = endpoint?.model_version ?? null;
