@@ -100,6 +100,13 @@ export const oneLine = (field: string, max: number) =>
 
 export const displayName = oneLine('name', 256);
 
+/**
+ * What a person writes about a record (a context, a segment): at most 2,000 characters. Always a
+ * string: one created without it answers `""` (a model version's label and description, set only
+ * by PATCH, are null until then).
+ */
+export const recordDescription = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
+
 export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
 
 /** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intParam, numericId, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intParam, numericId, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -30,7 +30,7 @@ export const recordPageQuery = z.strictObject({ limit: recordLimit, starting_aft
 export type RecordPageQuery = z.output<typeof recordPageQuery>;
 export const jobPageQuery = z.strictObject({ limit: recordLimit, starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(100))) });
 
-export const contextBody = z.strictObject({ name, description: z._default(z.optional(z.string().check(z.maxLength(2000))), '') });
+export const contextBody = z.strictObject({ name, description: z._default(z.optional(recordDescription), '') });
 
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
 const storable = (field: string) =>

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, unstorable } from './common.ts';
+import { between, displayName, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
 import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -10,7 +10,7 @@ import type { SegmentDefinition } from '../control/types.ts';
  */
 
 const name = displayName;
-const description = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
+const description = recordDescription;
 const positiveId = (field: string) => z.int(`${field} must be an integer`).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
 const seconds = (field: string) =>
   z.int(`${field} must be an integer (Unix seconds)`).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));

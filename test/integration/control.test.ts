@@ -175,6 +175,21 @@ describe('rules', () => {
   });
 });
 
+describe('descriptions', () => {
+  it('a context or segment created without one answers "" (always a string); null or a number is 400 saying so, alike for both', async () => {
+    const c = ok(await P('POST', '/api/contexts', { name: 'undescribed' }), 201);
+    expect(c.description).toBe('');
+    expect(ok(await P('GET', '/api/contexts?limit=100')).data.find((x: { id: number }) => x.id === c.id)).toEqual(c);
+    const s = ok(await P('POST', '/api/segments', { name: 'undescribed', definition: segDef }), 201);
+    expect(ok(await P('GET', `/api/segments/${s.id}`)).description).toBe('');
+    const create = (path: string, description: unknown) => P('POST', path, { name: 'd', description, ...(path === '/api/segments' ? { definition: segDef } : {}) });
+    for (const path of ['/api/contexts', '/api/segments']) {
+      for (const bad of [null, 5]) expect((await create(path, bad)).body, `${path} ${bad}`).toEqual({ error: 'Invalid request body. description: description must be a string' });
+      expect((await create(path, 'x'.repeat(2001))).body).toEqual({ error: 'Invalid request body. description: description must be at most 2000 characters' });
+    }
+  });
+});
+
 describe('segments', () => {
   it('create, get with its size estimate, list, patch, delete', async () => {
     const s = ok(await P('POST', '/api/segments', { name: 'buyers', definition: segDef }), 201);
