@@ -16,7 +16,7 @@
  */
 import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
-import { coreList } from '../domain/present.ts';
+import { platformList } from '../domain/present.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { phraseTerms, stem, tokens, words } from './text.ts';
 
@@ -102,8 +102,8 @@ export async function getSynonymSet(store: SynonymStore, tenant: string, id: num
 export async function listSynonymSets(store: SynonymStore, tenant: string, q: { limit: number; starting_after?: number | undefined }) {
   const { rows, hasMore } = await store.page(tenant, { limit: q.limit, after: q.starting_after });
   const last = rows[rows.length - 1];
-  // The Core envelope (`object`, `url`) on a Platform route, as this route has always answered.
-  return coreList('/api/synonyms', rows, { hasMore, cursor: hasMore && last ? String(last.id) : null }, {});
+  // The Platform list envelope, as every Platform list answers (api-decisions: `{ data, has_more, next_cursor }`).
+  return platformList(rows, { hasMore, cursor: last ? String(last.id) : null });
 }
 
 /** A change: the fields sent replace the set's (a type change must bring what the new type needs). */

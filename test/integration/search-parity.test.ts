@@ -348,7 +348,8 @@ describe('synonyms', () => {
     expect(ids(await search({ query: 'jacket' }))).not.toContain(id.parka);
 
     const list = await P('GET', '/api/synonyms?limit=1');
-    expect(list.body).toMatchObject({ data: [{ id: sid }], has_more: true, next_cursor: String(sid) });
+    // The Platform list envelope, as every Platform list (no Core `object` or `url`).
+    expect(list.body).toEqual({ data: [created.body], has_more: true, next_cursor: String(sid) });
     expect((await P('GET', `/api/synonyms?starting_after=${sid}`)).body.data.map((s: { id: number }) => s.id)).toEqual([oneWay.body.id]);
 
     // Changed: the set now maps sneaker to nothing the catalog has but trainer... and a new word.

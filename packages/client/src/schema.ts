@@ -1853,13 +1853,9 @@ export interface components {
             updated_at: number;
         };
         SynonymSetList: {
-            /** @constant */
-            object: "list";
             data: components["schemas"]["SynonymSet"][];
             has_more: boolean;
             next_cursor: string | null;
-            /** @constant */
-            url: "/api/synonyms";
         };
         Template: {
             id: number;

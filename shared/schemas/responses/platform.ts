@@ -57,10 +57,7 @@ export const synonymSet = named(
   'SynonymSet',
   z.strictObject({ id: recordId, type: z.enum(['two_way', 'one_way']), input: z.nullable(z.string()), synonyms: z.array(z.string()), created: seconds, updated_at: seconds }),
 );
-export const synonymList = named(
-  'SynonymSetList',
-  z.strictObject({ object: z.literal('list'), data: z.array(synonymSet), has_more: z.boolean(), next_cursor: z.nullable(z.string()), url: z.literal('/api/synonyms') }),
-);
+export const synonymList = named('SynonymSetList', z.strictObject({ data: z.array(synonymSet), has_more: z.boolean(), next_cursor: z.nullable(z.string()) }));
 
 const counts = {
   searches: z.int(),
