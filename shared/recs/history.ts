@@ -91,6 +91,11 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     const scale = USER_SHARE / Math.max(1, sum);
     for (let i = userDocs; i < h.weights.length; i++) h.weights[i] = (h.weights[i] as number) * scale;
     for (let i = userModelItems; i < h.modelWeights.length; i++) h.modelWeights[i] = (h.modelWeights[i] as number) * scale;
+    // An anchor the model never saw (created after training) has no neighbours there: the
+    // model would score the user's history alone, its best scaled to 1 however little it
+    // weighs, and answer the user's own recommendations. Its neighbours are then content's, the
+    // user's history tilting the taste vector only.
+    if (userModelItems === 0) (h.modelItems.length = 0), (h.modelWeights.length = 0);
   }
   // Exactly the trained row: no anchor, every item of it still in the catalog, no latest event added.
   if (trained?.row !== undefined && anchorId === undefined && fromTrained === trained.items.length && h.docs.length === fromTrained) h.modelRow = trained.row;

@@ -403,6 +403,24 @@ describe('recommendation behaviour', () => {
     expect(ids(r)).toContain(created.body.id);
   });
 
+  it("similar items for item_id and user_id, the item created after the last training: still the item's neighbours, not the user's own recommendations", async () => {
+    // The model never saw the anchor: only the user's history (u0: camping) reaches the model.
+    const created = await t.demo.core('POST', '/v1/items', { name: 'baking gear deluxe', description: 'baking equipment for baking fans', metadata: { category: 'baking' } });
+    await until(
+      () => t.demo.core('GET', `/v1/items/${created.body.id}`),
+      (r) => r.body.embedding_updated_at !== null,
+      20_000,
+    );
+    const baking = new Set(byGroup.baking);
+    const alone = await recs(`item_id=${created.body.id}&limit=5`);
+    expect(alone.body.strategy).toBe('similar');
+    expect(ids(alone).filter((id) => baking.has(id)).length, JSON.stringify(ids(alone))).toBeGreaterThanOrEqual(3);
+    const r = await recs(`item_id=${created.body.id}&user_id=u0&limit=5`);
+    expect(r.body.strategy).toBe('similar');
+    expect(ids(r)).not.toContain(created.body.id);
+    expect(ids(r).filter((id) => baking.has(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
+  });
+
   it('never shows deleted items', async () => {
     const r = await recs('user_id=u3&limit=5');
     const gone = ids(r)[0] as string;
