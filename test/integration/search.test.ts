@@ -164,6 +164,33 @@ describe('POST /v1/search', () => {
     }
   });
 
+  it('semantic: nearness alone decides, an item with no feature of the query is a match (docs/api.md, Semantic)', async () => {
+    // None of these shares a word or a character 3- or 4-gram with "zorbo".
+    const names = ['Stove', 'Tent', 'Bike helmet', 'Whisk', 'Kettle', 'Desk lamp brass', 'Garden hose', 'Oven mitt', 'Yoga mat', 'Lamp shade'];
+    const made = await t.demo.core(
+      'POST',
+      '/v1/items',
+      names.map((name) => ({ name, metadata: { category: 'no-feature' } })),
+    );
+    try {
+      for (const id of ids(made))
+        await until(
+          () => t.demo.core('GET', `/v1/items/${id}`),
+          (r) => r.body.embedding_updated_at !== null,
+          20_000,
+        );
+      const r = await search({ query: 'zorbo', mode: 'semantic', filters: { category: 'no-feature' }, limit: 20 });
+      expect(r.status).toBe(200);
+      expect(r.body.total).toBeGreaterThan(0);
+      expect(new Set(ids(r))).toEqual(new Set(ids(made)));
+      // Keyword search finds none of them.
+      expect((await search({ query: 'zorbo', mode: 'keyword', filters: { category: 'no-feature' } })).body.total).toBe(0);
+    } finally {
+      // Out of the other tests' catalog.
+      for (const id of ids(made)) await t.demo.core('DELETE', `/v1/items/${id}`);
+    }
+  });
+
   it('applies filters', async () => {
     expect(ids(await search({ query: '', filters: { category: 'socks' } }))).toEqual([socks]);
     expect(new Set(ids(await search({ query: '', filters: { brand: ['Acme'] } })))).toEqual(new Set([shoe, socks]));
