@@ -542,7 +542,8 @@ describe('index and ranking', () => {
     expect(ids(10, (id) => scattered.includes(id))).toEqual(scattered);
     expect(ids(5, (id) => id % 499 === 0)).toHaveLength(5);
     // Told which rows a selective filter may pass, it scores each of them instead: the exact
-    // nearest among them. Asked only once the probed lists leave the top short.
+    // nearest among them. Asked only once the probed lists leave the top short, and when scoring
+    // those rows (and a verdict of every row) costs less than reading lists until k are found.
     const rare = Array.from({ length: big.docs.length }, (_, i) => i).filter((i) => (big.docs[i] as SearchDoc).id % 499 === 0);
     let asked = 0;
     const passing = () => {
@@ -550,11 +551,13 @@ describe('index and ranking', () => {
       return Uint32Array.from(rare);
     };
     const similarity = big.similarityTo(q);
-    const exact = [...rare].sort((a, b) => similarity(b) - similarity(a) || a - b).slice(0, 5);
+    const exact = [...rare].sort((a, b) => similarity(b) - similarity(a) || a - b).slice(0, 30);
     const found: number[] = [];
-    big.nearest(q, 5, (i) => rare.includes(i), passing).forEachBest((i) => found.push(i));
+    big.nearest(q, 30, (i) => rare.includes(i), passing).forEachBest((i) => found.push(i));
     expect([found, asked]).toEqual([exact, 1]);
-    big.nearest(q, 5, () => true, passing);
+    // Not when the lists are cheaper: every row passes, or the few still wanted are near.
+    big.nearest(q, 30, () => true, passing);
+    big.nearest(q, 5, (i) => rare.includes(i), passing);
     expect(asked).toBe(1);
   });
 
