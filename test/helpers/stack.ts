@@ -171,6 +171,15 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
   }
 }
 
+/** Polls the item until its embedding is saved (`embedding_updated_at` set), or `ms` pass; answers the last GET either way. */
+export function untilEmbedded(client: Pick<TenantClient, 'core'>, id: string, ms?: number): Promise<Api> {
+  return until(
+    () => client.core('GET', `/v1/items/${id}`),
+    (r) => r.body.embedding_updated_at !== null,
+    ms,
+  );
+}
+
 /** A Running experiment `name` in context `contextId` splitting traffic 50/50 between variants `a` and `b` on the two endpoints: its id. */
 export async function runningExperiment(client: TenantClient, name: string, contextId: number, [a, b]: readonly [string, string]): Promise<number> {
   const r = await client.platform('POST', '/api/experiments', {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalQueue } from '../../local/queue.ts';
-import { createGroupItems, expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
+import { createGroupItems, expectCoreError, startTestStack, type TestStack, until, untilEmbedded } from '../helpers/stack.ts';
 
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
@@ -394,11 +394,7 @@ describe('recommendation behaviour', () => {
 
   it('an item created after the last training can be recommended (content similarity)', async () => {
     const created = await t.demo.core('POST', '/v1/items', { name: 'camping gear deluxe', description: 'camping equipment for camping fans', metadata: { category: 'camping' } });
-    await until(
-      () => t.demo.core('GET', `/v1/items/${created.body.id}`),
-      (r) => r.body.embedding_updated_at !== null,
-      20_000,
-    );
+    await untilEmbedded(t.demo, created.body.id, 20_000);
     const r = await recs('user_id=u0&limit=10');
     expect(ids(r)).toContain(created.body.id);
   });
@@ -406,11 +402,7 @@ describe('recommendation behaviour', () => {
   it("similar items for item_id and user_id, the item created after the last training: still the item's neighbours, not the user's own recommendations", async () => {
     // The model never saw the anchor: only the user's history (u0: camping) reaches the model.
     const created = await t.demo.core('POST', '/v1/items', { name: 'baking gear deluxe', description: 'baking equipment for baking fans', metadata: { category: 'baking' } });
-    await until(
-      () => t.demo.core('GET', `/v1/items/${created.body.id}`),
-      (r) => r.body.embedding_updated_at !== null,
-      20_000,
-    );
+    await untilEmbedded(t.demo, created.body.id, 20_000);
     const baking = new Set(byGroup.baking);
     const alone = await recs(`item_id=${created.body.id}&limit=5`);
     expect(alone.body.strategy).toBe('similar');

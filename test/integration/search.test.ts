@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TenantClient, expectCoreError, startTestStack, type TestStack, until } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, startTestStack, type TestStack, until, untilEmbedded } from '../helpers/stack.ts';
 import { onboardTenant } from '../../shared/domain/credentials.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { makeTable } from '../../shared/data/client.ts';
@@ -35,10 +35,7 @@ describe('embedding refresh', () => {
   it('embeds a new item, re-embeds on each content change and not on a change of active alone', async () => {
     const c = await t.demo.core('POST', '/v1/items', { name: 'Embedded thing', metadata: { category: 'misc' } });
     expect(c.body.embedding_updated_at).toBeNull();
-    const embedded = await until(
-      () => t.demo.core('GET', `/v1/items/${c.body.id}`),
-      (r) => r.body.embedding_updated_at !== null,
-    );
+    const embedded = await untilEmbedded(t.demo, c.body.id);
     expect(embedded.body.embedding_updated_at).toBeGreaterThanOrEqual(c.body.created);
 
     for (const patch of [{ name: 'Renamed thing' }, { description: 'now described' }, { metadata: { category: 'other' } }]) {
@@ -50,10 +47,7 @@ describe('embedding refresh', () => {
           .sent.slice(before)
           .map((b) => JSON.parse(b)),
       ).toEqual([{ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) }]);
-      const again = await until(
-        () => t.demo.core('GET', `/v1/items/${c.body.id}`),
-        (r) => r.body.embedding_updated_at !== null,
-      );
+      const again = await untilEmbedded(t.demo, c.body.id);
       expect(again.body.embedding_updated_at).not.toBeNull();
     }
 
@@ -103,10 +97,7 @@ describe('embedding refresh', () => {
       ]),
     );
     expect(q.sent.slice(sentBefore).map((b) => JSON.parse(b))).toContainEqual({ type: 'embed', tenant: 'demo', item_id: Number(c.body.id) });
-    const done = await until(
-      () => t.demo.core('GET', `/v1/items/${c.body.id}`),
-      (r) => r.body.embedding_updated_at !== null,
-    );
+    const done = await untilEmbedded(t.demo, c.body.id);
     expect(done.body.embedding_updated_at).not.toBeNull();
   });
 });
@@ -173,12 +164,7 @@ describe('POST /v1/search', () => {
       names.map((name) => ({ name, metadata: { category: 'no-feature' } })),
     );
     try {
-      for (const id of ids(made))
-        await until(
-          () => t.demo.core('GET', `/v1/items/${id}`),
-          (r) => r.body.embedding_updated_at !== null,
-          20_000,
-        );
+      for (const id of ids(made)) await untilEmbedded(t.demo, id, 20_000);
       const r = await search({ query: 'zorbo', mode: 'semantic', filters: { category: 'no-feature' }, limit: 20 });
       expect(r.status).toBe(200);
       expect(r.body.total).toBeGreaterThan(0);
@@ -247,10 +233,7 @@ describe('POST /v1/search', () => {
       { name: 'Red ceramic teapot', metadata: { category: 'kitchen' } },
     ]);
     const [mug, cap, teapot] = ids(made) as [string, string, string];
-    await until(
-      () => t.demo.core('GET', `/v1/items/${teapot}`),
-      (r) => r.body.embedding_updated_at !== null,
-    );
+    await untilEmbedded(t.demo, teapot);
     await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'potter', item_id: teapot }]);
     const plain = ids(await search({ query: 'blue' }));
     expect(plain).toEqual(expect.arrayContaining([mug, cap]));

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until } from '../helpers/stack.ts';
+import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until, untilEmbedded } from '../helpers/stack.ts';
 import type { LocalQueue } from '../../local/queue.ts';
 
 const dirs: string[] = [];
@@ -174,10 +174,7 @@ describe('local server', () => {
     const again = await spawnServer(first.dataDir, { MAINTENANCE_SECONDS: '3600' });
     try {
       const client = new TenantClient(again.base, again.creds);
-      const embedded = await until(
-        () => client.core('GET', `/v1/items/${item.body.id}`),
-        (r) => r.body.embedding_updated_at !== null,
-      );
+      const embedded = await untilEmbedded(client, item.body.id);
       expect(embedded.body.embedding_updated_at).not.toBeNull();
       const built = await until(
         () => client.platform('GET', '/api/search-index'),
