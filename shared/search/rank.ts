@@ -149,6 +149,8 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         () => delta.columns(),
         (s) => delta.docAt(s),
       );
+  // A build row the request may take before its filter: not replaced or deleted by the delta, active unless inactive ones count.
+  const rowEligible = (i: number) => hiddenAt[i] !== 1 && (inactiveToo || active[i] === 1);
   // The common case (no filter, active items only) reads typed arrays: a broad query accepts tens
   // of thousands of keyword matches this way.
   const acceptIndexed = !built
@@ -157,7 +159,7 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       : anyMasked
         ? (i: number) => active[i] === 1 && hiddenAt[i] === 0
         : (i: number) => active[i] === 1
-    : (i: number) => hiddenAt[i] !== 1 && (inactiveToo || active[i] === 1) && built.test(i);
+    : (i: number) => rowEligible(i) && built.test(i);
   // The same for the delta's slots: a large delta (right after an import) is as broad.
   const { live, active: activeSlot } = delta;
   const acceptSlot = !fresh
@@ -172,7 +174,7 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         const maybe = built.maybe();
         if (!maybe) return undefined;
         const rows = new IntList();
-        for (let i = 0; i < N; i++) if (hiddenAt[i] !== 1 && (inactiveToo || active[i] === 1) && maybe(i)) rows.push(i);
+        for (let i = 0; i < N; i++) if (rowEligible(i) && maybe(i)) rows.push(i);
         return Uint32Array.from(rows.view());
       }
     : undefined;
