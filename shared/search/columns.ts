@@ -135,6 +135,52 @@ export function facetColumn(count: number, docAt: (i: number) => SearchDoc | und
   return { present, start, codes: lengthened(Int32Array, codes, n), min, max, values, codeOf: byString };
 }
 
+/**
+ * The documents holding each code of a column (`rows[first[c]]` to `rows[first[c + 1] - 1]`, in
+ * order): an `eq` or `in` filter's passing documents are the rows of its values, read in time
+ * proportional to them instead of a pass over every document's codes (docs/benchmarks.md,
+ * "Filter verdicts in one pass"). Made once per column, the first time a filter asks (a counting
+ * pass over its codes); only documents with the key (`present`) are listed.
+ */
+export interface RowsByCode {
+  first: Int32Array<ArrayBuffer>;
+  rows: Int32Array<ArrayBuffer>;
+}
+
+const rowLists = new WeakMap<FacetColumn, RowsByCode>();
+
+export function rowsByCode(column: FacetColumn): RowsByCode {
+  let made = rowLists.get(column);
+  if (made) return made;
+  const { present, start, codes, values } = column;
+  const count = present.length;
+  const first = new Int32Array(values.length + 1);
+  for (let i = 0; i < count; i++) {
+    if (present[i] !== 1) continue;
+    const end = start[i + 1] as number;
+    for (let j = start[i] as number; j < end; j++) {
+      const c = (codes[j] as number) + 1;
+      first[c] = (first[c] as number) + 1;
+    }
+  }
+  for (let c = 0; c < values.length; c++) first[c + 1] = (first[c + 1] as number) + (first[c] as number);
+  const rows = new Int32Array(first[values.length] as number);
+  const at = first.slice(0, values.length);
+  for (let i = 0; i < count; i++) {
+    if (present[i] !== 1) continue;
+    const end = start[i + 1] as number;
+    for (let j = start[i] as number; j < end; j++) {
+      const c = codes[j] as number;
+      const k = at[c] as number;
+      rows[k] = i;
+      at[c] = k + 1;
+    }
+  }
+  made = { first, rows };
+  rowLists.set(column, made);
+  return made;
+}
+
 /** A field's finite numbers per document, as sort by a field orders them (NaN: none); from a `base` as `facetColumn`. */
 export function numberColumn(count: number, docAt: (i: number) => SearchDoc | undefined, field: string, base?: ColumnBase<Float64Array<ArrayBuffer>>): Float64Array<ArrayBuffer> {
   const prefix = base ? base.column.length : 0;

@@ -1,6 +1,6 @@
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
-import { KEPT, type ColumnCache } from './columns.ts';
+import { KEPT, rowsByCode, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
@@ -152,10 +152,13 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
 export const platformFilter = clauseFilter;
 
 /**
- * A filter's clause read from a document set's metadata columns (columns.ts): its verdict on
- * document i of the set, `FAILS`, `ASK` (the document decides) or `PASSES`.
+ * A filter's clause read from a document set's metadata columns (columns.ts): lowers `out[i]`, the
+ * verdict so far on document i of the set, to the clause's where that is lower: `FAILS`, `ASK`
+ * (the document decides) or `PASSES`. One pass over the set in typed arrays, a few nanoseconds a
+ * document (a closure per document and clause cost 20-40: docs/benchmarks.md, "Filter verdicts in
+ * one pass").
  */
-type ColumnCheck = (columns: ColumnCache) => (i: number) => number;
+type ColumnCheck = (columns: ColumnCache, out: Uint8Array) => void;
 
 /**
  * `predicate`, which can also be read from columns (`DocFilter.over`). A broad filtered query
@@ -173,25 +176,17 @@ function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly Colu
   // A filter of the item's own fields only (name, active, ...) has no column to read: every
   // verdict would be "ask the document".
   if (keys === 0 || keys > KEPT - MAX_FACETS) return predicate;
-  const over = (columns: ColumnCache): ((i: number) => number) => {
-    const each = checks.map((check) => check(columns));
-    if (each.length === 1) return each[0] as (i: number) => number;
-    return (i) => {
-      let verdict = PASSES;
-      for (const c of each) {
-        const v = c(i);
-        if (v === FAILS) return FAILS;
-        if (v < verdict) verdict = v;
-      }
-      return verdict;
-    };
+  const over = (columns: ColumnCache): Uint8Array => {
+    const out = new Uint8Array(columns.count).fill(PASSES);
+    for (const check of checks) check(columns, out);
+    return out;
   };
   return Object.assign(predicate, { over });
 }
 
 /** A clause as a column check: a metadata key's from its facet column; the item's own fields are left to the document. */
 function clauseColumns({ field, op, value }: FilterClause): ColumnCheck {
-  if (!field.startsWith('metadata.')) return () => () => ASK;
+  if (!field.startsWith('metadata.')) return askDocuments;
   const key = field.slice('metadata.'.length);
   switch (op) {
     case 'eq':
@@ -208,48 +203,92 @@ function clauseColumns({ field, op, value }: FilterClause): ColumnCheck {
   }
 }
 
+/** A clause no column tells (a field of the item's own): every document not failed yet is asked. */
+const askDocuments: ColumnCheck = (_columns, out) => {
+  for (let i = 0; i < out.length; i++) if (out[i] === PASSES) out[i] = ASK;
+};
+
 /**
  * `eq` / `in` (a document whose value is one of `values`, or whose list holds one) and `neq` (not
  * so: an absent or null value passes). Strings and booleans are answered by the column's codes;
  * a number by the document's numbers' range (its least and greatest it holds, none outside it),
  * a number strictly between them by the document.
  */
+/** `valuesCheck`'s verdicts of the rows it keeps, reused (a new array of a 100K set costs more than the rows it holds). */
+let keptScratch = new Uint8Array(0);
+
 function valuesCheck(key: string, values: readonly Json[], negate: boolean): ColumnCheck {
-  return (columns) => {
-    const { present, start, codes, min, max, values: coded, codeOf } = columns.facet(key);
+  return (columns, out) => {
+    const column = columns.facet(key);
+    const { present, start, codes, min, max, values: coded, codeOf } = column;
     const wanted = new Uint8Array(coded.length);
+    const wantedCodes: number[] = [];
     const numbers: number[] = [];
     for (const v of values) {
+      let code: number | undefined;
       if (typeof v === 'number') numbers.push(v);
-      else if (typeof v === 'boolean') wanted[v ? 1 : 0] = 1;
-      else if (typeof v === 'string') {
-        const code = codeOf.get(v);
-        if (code !== undefined) wanted[code] = 1;
+      else if (typeof v === 'boolean') code = v ? 1 : 0;
+      else if (typeof v === 'string') code = codeOf.get(v);
+      if (code !== undefined && wanted[code] === 0) {
+        wanted[code] = 1;
+        wantedCodes.push(code);
       }
+    }
+    if (numbers.length === 0) {
+      // Strings and booleans only: the documents holding one of them are the rows of their codes,
+      // the only ones that pass (eq, in) or the only ones that fail (neq).
+      const { first, rows } = rowsByCode(column);
+      if (negate) {
+        for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) out[rows[k] as number] = FAILS;
+        return;
+      }
+      if (keptScratch.length < out.length) keptScratch = new Uint8Array(Math.max(out.length, Math.ceil(keptScratch.length * 1.5)));
+      const kept = keptScratch.subarray(0, out.length);
+      kept.fill(FAILS);
+      for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) kept[rows[k] as number] = out[rows[k] as number] as number;
+      out.set(kept);
+      return;
     }
     const hit = negate ? FAILS : PASSES;
     const miss = negate ? PASSES : FAILS;
-    return (i) => {
-      if (present[i] !== 1) return miss;
-      const end = start[i + 1] as number;
-      for (let j = start[i] as number; j < end; j++) if (wanted[codes[j] as number] === 1) return hit;
+    const count = out.length;
+    for (let i = 0; i < count; i++) {
+      const before = out[i] as number;
+      if (before === FAILS) continue;
       let verdict = miss;
-      // The least and greatest are numbers the document holds; one between them may be too.
-      for (const n of numbers) {
-        if (n === min[i] || n === max[i]) return hit;
-        if (n > (min[i] as number) && n < (max[i] as number)) verdict = ASK;
+      if (present[i] === 1) {
+        let found = false;
+        const end = start[i + 1] as number;
+        for (let j = start[i] as number; j < end; j++)
+          if (wanted[codes[j] as number] === 1) {
+            found = true;
+            break;
+          }
+        if (found) verdict = hit;
+        else {
+          // The least and greatest are numbers the document holds; one between them may be too.
+          const lo = min[i] as number;
+          const hi = max[i] as number;
+          for (const n of numbers) {
+            if (n === lo || n === hi) {
+              verdict = hit;
+              break;
+            }
+            if (n > lo && n < hi) verdict = ASK;
+          }
+        }
       }
-      return verdict;
-    };
+      if (verdict < before) out[i] = verdict;
+    }
   };
 }
 
 /** `exists`: the key has a value other than null (`present`), or not. */
 function existsCheck(key: string, wanted: boolean): ColumnCheck {
-  return (columns) => {
+  return (columns, out) => {
     const { present } = columns.facet(key);
     const want = wanted ? 1 : 0;
-    return (i) => (present[i] === want ? PASSES : FAILS);
+    for (let i = 0; i < out.length; i++) if (present[i] !== want) out[i] = FAILS;
   };
 }
 
@@ -258,17 +297,22 @@ function existsCheck(key: string, wanted: boolean): ColumnCheck {
  * tells exactly. NaN (no number) compares false: the document fails, as `someNumber` has it.
  */
 function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): ColumnCheck {
-  return (columns) => {
+  return (columns, out) => {
     const { min, max } = columns.facet(key);
+    const count = out.length;
     switch (op) {
       case 'gt':
-        return (i) => ((max[i] as number) > n ? PASSES : FAILS);
+        for (let i = 0; i < count; i++) if (!((max[i] as number) > n)) out[i] = FAILS;
+        return;
       case 'gte':
-        return (i) => ((max[i] as number) >= n ? PASSES : FAILS);
+        for (let i = 0; i < count; i++) if (!((max[i] as number) >= n)) out[i] = FAILS;
+        return;
       case 'lt':
-        return (i) => ((min[i] as number) < n ? PASSES : FAILS);
+        for (let i = 0; i < count; i++) if (!((min[i] as number) < n)) out[i] = FAILS;
+        return;
       case 'lte':
-        return (i) => ((min[i] as number) <= n ? PASSES : FAILS);
+        for (let i = 0; i < count; i++) if (!((min[i] as number) <= n)) out[i] = FAILS;
+        return;
     }
   };
 }
@@ -280,13 +324,16 @@ function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): 
  * document.
  */
 function rangeCheck(key: string, gte: number, lte: number): ColumnCheck {
-  return (columns) => {
+  return (columns, out) => {
     const { min, max } = columns.facet(key);
-    return (i) => {
+    for (let i = 0; i < out.length; i++) {
       const lo = min[i] as number;
       const hi = max[i] as number;
       // NaN (no number): neither end is within, and `hi >= gte` is false: it fails.
-      return (lo >= gte && lo <= lte) || (hi >= gte && hi <= lte) ? PASSES : hi >= gte && lo <= lte ? ASK : FAILS;
-    };
+      if ((lo >= gte && lo <= lte) || (hi >= gte && hi <= lte)) continue;
+      if (hi >= gte && lo <= lte) {
+        if (out[i] === PASSES) out[i] = ASK;
+      } else out[i] = FAILS;
+    }
   };
 }

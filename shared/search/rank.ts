@@ -171,10 +171,10 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
   // among them (`SearchIndex.nearest`).
   const passingRows = built
     ? () => {
-        const maybe = built.maybe();
-        if (!maybe) return undefined;
+        const verdicts = built.maybe();
+        if (!verdicts) return undefined;
         const rows = new IntList();
-        for (let i = 0; i < N; i++) if (rowEligible(i) && maybe(i)) rows.push(i);
+        for (let i = 0; i < N; i++) if (verdicts[i] !== FAILS && rowEligible(i)) rows.push(i);
         return Uint32Array.from(rows.view());
       }
     : undefined;
@@ -234,30 +234,32 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
 
 /**
  * A request's filter over one document set (a build's positions or a delta's slots): `test`, and
- * `maybe`, whether the columns leave a document a chance to pass (none without them). Its first
- * tests read the documents; once it has tested a 64th of the set (a key's column, made the first
- * time it is asked for and kept with the set, costs about as much as reading every document
- * once), it reads its verdicts from the columns instead (`DocFilter.over`), asking the document
- * only where they cannot tell. A narrow query tests a few documents, a broad or selective one
- * tens of thousands (docs/benchmarks.md, "Filters read from columns").
+ * `maybe`, the columns' verdicts on every document of the set (`FAILS`: no chance to pass; none
+ * without columns). Its first tests read the documents; once it has tested a 64th of the set (a
+ * key's column, made the first time it is asked for and kept with the set, costs about as much
+ * as reading every document once), it takes the verdicts of the whole set from the columns
+ * (`DocFilter.over`: a pass of typed arrays per clause, or the rows of the values an `eq` / `in`
+ * names) and asks the document only where they cannot tell. A narrow query tests a few
+ * documents, a broad or selective one tens of thousands (docs/benchmarks.md, "Filters read from
+ * columns").
  */
-function filterReader(filter: DocFilter, count: number, columns: () => ColumnCache, docAt: (i: number) => SearchDoc): { test(i: number): boolean; maybe(): ((i: number) => boolean) | undefined } {
-  let verdictOf: ((i: number) => number) | undefined;
+function filterReader(filter: DocFilter, count: number, columns: () => ColumnCache, docAt: (i: number) => SearchDoc): { test(i: number): boolean; maybe(): Uint8Array | undefined } {
+  let verdicts: Uint8Array | undefined;
   let tested = 0;
   const over = filter.over;
   return {
     test: (i) => {
-      if (verdictOf === undefined) {
+      if (verdicts === undefined) {
         if (over === undefined || ++tested <= count >> 6) return filter(docAt(i));
-        verdictOf = over(columns());
+        verdicts = over(columns());
       }
-      const v = verdictOf(i);
+      const v = verdicts[i];
       return v === PASSES || (v === ASK && filter(docAt(i)));
     },
     maybe: () => {
       if (over === undefined) return undefined;
-      const of = (verdictOf ??= over(columns()));
-      return (i) => of(i) !== FAILS;
+      verdicts ??= over(columns());
+      return verdicts;
     },
   };
 }

@@ -22,6 +22,6 @@ export const PASSES = 2;
  * columns.ts), its verdict on document i of that set: `FAILS`, `PASSES`, or `ASK` (the predicate
  * decides: a field without a column, a number a column cannot tell).
  */
-export type DocFilter = ((d: SearchDoc) => boolean) & { readonly over?: (columns: ColumnCache) => (i: number) => number };
+export type DocFilter = ((d: SearchDoc) => boolean) & { readonly over?: (columns: ColumnCache) => Uint8Array };
 /** The filter of a request without filters: ranking recognises it and reads no document for it. */
 export const NO_FILTER: DocFilter = () => true;

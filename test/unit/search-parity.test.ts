@@ -3,7 +3,7 @@ import { SearchView } from '../../shared/search/catalog.ts';
 import { RANKING } from '../../shared/search/constants.ts';
 import { HashingEmbedding, itemText, normalize } from '../../shared/search/embedding.ts';
 import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
-import { ASK, PASSES } from '../../shared/search/types.ts';
+import { ASK, FAILS, PASSES } from '../../shared/search/types.ts';
 import type { Json } from '../../shared/domain/types.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
@@ -254,6 +254,25 @@ describe('facets and sort read from columns', () => {
     const third = new ColumnCache(70, docAt, { cache: second, live });
     for (const k of ['a', 'b']) expect(shape(third.facet(k))).toEqual(shape(facetColumn(70, all, k)));
     expect(third.number('metadata.b')).toEqual(numberColumn(70, all, 'metadata.b'));
+    // Filter verdicts from the carried columns: a gone document keeps its codes in the arrays
+    // (only `present` is cleared), so the rows of a value ('gone') must not list it.
+    const filters: FilterClause[] = [
+      { field: 'metadata.a', op: 'eq', value: 'gone' },
+      { field: 'metadata.a', op: 'in', value: ['gone', 'red', true] },
+      { field: 'metadata.a', op: 'neq', value: 'gone' },
+      { field: 'metadata.a', op: 'neq', value: 'blue' },
+    ];
+    for (const clause of filters) {
+      const f = clauseFilter([clause]);
+      const verdicts = f.over?.(third);
+      if (!verdicts) throw new Error('no column reading');
+      for (let i = 0; i < 70; i++) {
+        const d = all(i);
+        if (d) {
+          if (verdicts[i] !== ASK) expect([clause, i, verdicts[i] === PASSES]).toEqual([clause, i, f(d)]);
+        } else expect([clause, i, verdicts[i]]).toEqual([clause, i, clause.op === 'neq' ? PASSES : FAILS]);
+      }
+    }
     // Documents without a number have no range, made afresh or from a base.
     const two = [doc(1, 'w', { a: 'x' }), doc(2, 'w', { a: 5 }), doc(3, 'w', { a: true })];
     const made = facetColumn(2, (i) => two[i], 'a');
@@ -347,11 +366,12 @@ describe('filters read from columns', () => {
     { field, op: 'exists', value: false },
   ]);
   const verdictsAgree = (f: ReturnType<typeof clauseFilter>) => {
-    const verdictOf = f.over?.(columns);
-    if (!verdictOf) throw new Error('no column reading');
+    const verdicts = f.over?.(columns);
+    if (!verdicts) throw new Error('no column reading');
+    expect(verdicts.length).toBe(docs.length);
     let asked = 0;
     docs.forEach((d, i) => {
-      const v = verdictOf(i);
+      const v = verdicts[i];
       if (v === ASK) asked++;
       else expect([i, v === PASSES]).toEqual([i, f(d)]);
     });
@@ -379,6 +399,12 @@ describe('filters read from columns', () => {
     expect(asked).toBeGreaterThan(0);
     expect(asked).toBeLessThan((clauses.length * docs.length) / 20);
     for (let j = 0; j + 1 < clauses.length; j += 3) verdictsAgree(clauseFilter([clauses[j] as FilterClause, clauses[j + 1] as FilterClause]));
+    // A clause of strings and booleans only (read from its values' rows) after one that failed or
+    // left to the documents some of them: it keeps their verdicts.
+    const before = clauses.filter((c) => c.field === 'metadata.k' && (c.op === 'eq' || c.op === 'gt' || c.op === 'exists') && c.value !== 'a');
+    const rowsRead = clauses.filter((c) => c.field === 'metadata.constructor' && ['eq', 'in', 'neq'].includes(c.op) && [c.value].flat().every((v) => typeof v !== 'number'));
+    expect(before.length * rowsRead.length).toBeGreaterThan(100);
+    for (const first of before) for (const second of rowsRead) verdictsAgree(clauseFilter([first, second]));
   });
   it('agree for the shorthand filters, a price range within a list’s numbers included', () => {
     const shorthand = values.flatMap((v, i) =>
@@ -401,15 +427,15 @@ describe('filters read from columns', () => {
       coreFilter({ metadata: { brand: true } }),
       coreFilter({ category: 'a', price: { gte: 0, lte: 30 } }),
     ]) {
-      const verdictOf = f.over?.(cols);
-      if (!verdictOf) throw new Error('no column reading');
+      const verdicts = f.over?.(cols);
+      if (!verdicts) throw new Error('no column reading');
       shorthand.forEach((d, i) => {
-        const v = verdictOf(i);
+        const v = verdicts[i];
         if (v !== ASK) expect([i, v === PASSES]).toEqual([i, f(d)]);
       });
     }
     // [5, 25] holds no number within 10..20, [5, 15, 25] does: neither end tells, the document does.
-    expect(coreFilter({ price: { gte: 10, lte: 20 } }).over?.(cols)(shorthand.findIndex((d) => JSON.stringify(d.metadata.price) === '[5,25]'))).toBe(ASK);
+    expect(coreFilter({ price: { gte: 10, lte: 20 } }).over?.(cols)[shorthand.findIndex((d) => JSON.stringify(d.metadata.price) === '[5,25]')]).toBe(ASK);
   });
   it('rank as the documents do, past the tests after which ranking reads the columns', () => {
     // Every widget matches: the filter is tested on all of them, far past a 64th of the set.
