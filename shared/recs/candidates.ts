@@ -4,6 +4,7 @@ import { normalize } from '../search/embedding.ts';
 import { TopK } from '../top-k.ts';
 import type { RequestHistory } from './history.ts';
 import { ScoreTable } from './score-table.ts';
+import { scoreSimilar } from './similar.ts';
 import type { ServedModel } from './served-model.ts';
 
 /**
@@ -49,7 +50,11 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
   // The lowest of the model's candidates' scores.
   let floor = 0;
   if (model && h.modelItems.length) {
-    const s = model.model.score({ items: h.modelItems, weights: h.modelWeights, ...(h.modelRow !== undefined ? { row: h.modelRow } : {}) }, scratchScores(model.model.itemCount));
+    const scores = scratchScores(model.model.itemCount);
+    const all = { items: h.modelItems, weights: h.modelWeights, ...(h.modelRow !== undefined ? { row: h.modelRow } : {}) };
+    // Similar items for a user: in each part of the model the user's history tilts the anchor's
+    // neighbours, at most by its share of the anchor's best score there (similar.ts).
+    const s = h.anchored && h.modelItems.length > 1 ? scoreSimilar(model.model, { items: h.modelItems.slice(0, 1), weights: h.modelWeights.slice(0, 1) }, all, scores) : model.model.score(all, scores);
     let max = 1e-9;
     for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
     // However long the history, as many candidates of the model remain (seen items are left out
@@ -63,7 +68,10 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
     }
   }
   const taste = new Float32Array(catalog.dims);
-  if (catalog.addVectors(h.docs, h.weights, taste)) {
+  // Similar items for a user, the anchor without a vector (not embedded yet): the taste would be
+  // the user's history alone, its neighbours the user's own taste, not the anchor's: none.
+  const anchorUnembedded = h.anchored && h.docs.length > 1 && !catalog.addVectors(h.docs.slice(0, 1), h.weights.slice(0, 1), new Float32Array(catalog.dims));
+  if (!anchorUnembedded && catalog.addVectors(h.docs, h.weights, taste)) {
     normalize(taste);
     const contentWeight = (id: number) => (!model?.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
     catalog.nearest(taste, 200, (id, s) => {

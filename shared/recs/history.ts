@@ -18,6 +18,11 @@ export interface RequestHistory {
   modelRow?: number;
   docs: ItemWithVector[];
   weights: number[];
+  /**
+   * A similar-items request's: `docs[0]` is the anchor item at weight 1 and so is `modelItems[0]`
+   * when `modelItems` has any (the anchor is then known to the model); the rest is the user's history.
+   */
+  anchored: boolean;
   /** Whether the user interacted with the item: the trained history or the latest events. */
   isSeen(id: number): boolean;
 }
@@ -48,7 +53,7 @@ const USER_SHARE = 0.3;
  */
 export function requestHistory(x: HistoryInput): RequestHistory {
   const { catalog, model, anchorId } = x;
-  const h: RequestHistory = { modelItems: [], modelWeights: [], docs: [], weights: [], isSeen: () => false };
+  const h: RequestHistory = { modelItems: [], modelWeights: [], docs: [], weights: [], anchored: false, isSeen: () => false };
   const include = (id: number, w: number, modelIndex: number | undefined) => {
     const d = catalog.get(id);
     if (!d) return;
@@ -57,6 +62,7 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     if (modelIndex !== undefined) h.modelItems.push(modelIndex), h.modelWeights.push(w);
   };
   if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
+  h.anchored = h.docs.length > 0;
   // The user's entries start here: with an anchor they are scaled down together below.
   const userDocs = h.docs.length;
   const userModelItems = h.modelItems.length;
@@ -84,7 +90,8 @@ export function requestHistory(x: HistoryInput): RequestHistory {
   // neighbours, never outweighs them. Its weights together are at most USER_SHARE of the anchor's
   // (each event at most that share), however long the history: weighed per event, a user's
   // whole history (tens of events, purchases at 10) buried the anchor, and the answer was the
-  // user's own recommendations, each "similar to item <anchor>".
+  // user's own recommendations, each "similar to item <anchor>". That bounds the weights; the
+  // scores of each part of the model are bounded alike where it is scored (similar.ts).
   if (anchorId !== undefined) {
     let sum = 0;
     for (let i = userDocs; i < h.weights.length; i++) sum += h.weights[i] as number;

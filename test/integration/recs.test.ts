@@ -413,6 +413,28 @@ describe('recommendation behaviour', () => {
     expect(ids(r).filter((id) => baking.has(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
   });
 
+  it("similar items for item_id and user_id, an item the model knows without neighbours (item-kNN, no co-occurrence): not the user's own recommendations", async () => {
+    // One user took the anchor and nothing else: item-kNN knows it, with no neighbour, and
+    // scored u0's history (camping) alone, its best scaled to 1.
+    const created = await t.demo.core('POST', '/v1/items', { name: 'baking gear solo', description: 'baking equipment for baking fans', metadata: { category: 'baking' } });
+    await untilEmbedded(t.demo, created.body.id, 20_000);
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'solo', item_id: created.body.id }])).status).toBe(201);
+    const run = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm: 'item_knn' } });
+    const done = await finished(run.body.job_name);
+    expect(done.body.status).toBe('Completed');
+    const version = done.body.model_version;
+    expect((await P('POST', `/api/models/${version}/approve`)).body.status).toBe('Approved');
+    expect((await P('POST', '/api/model-endpoints', { endpoint_name: 'knn', is_default: false })).status).toBe(201);
+    expect((await P('POST', `/api/models/${version}/promote`, { endpoint_name: 'knn' })).body.endpoints).toEqual(['knn']);
+    const baking = new Set(byGroup.baking);
+    const alone = await recs(`item_id=${created.body.id}&endpoint=knn&limit=5`);
+    expect(alone.body).toMatchObject({ model: { endpoint: 'knn', version }, strategy: 'similar' });
+    expect(ids(alone).filter((id) => baking.has(id)).length, JSON.stringify(ids(alone))).toBeGreaterThanOrEqual(3);
+    const r = await recs(`item_id=${created.body.id}&user_id=u0&endpoint=knn&limit=5`);
+    expect(r.body).toMatchObject({ model: { endpoint: 'knn', version }, strategy: 'similar' });
+    expect(ids(r).filter((id) => baking.has(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
+  });
+
   it('never shows deleted items', async () => {
     const r = await recs('user_id=u3&limit=5');
     const gone = ids(r)[0] as string;
