@@ -35,12 +35,6 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
     columns.push(valuesCheck('availability', [want], false));
     keys.add('availability');
   }
-  if (f.price) {
-    const { gte, lte } = f.price;
-    checks.push((d) => someNumber(d.metadata.price, (p) => (gte === undefined || p >= gte) && (lte === undefined || p <= lte)));
-    columns.push(rangeCheck('price', gte ?? Number.NEGATIVE_INFINITY, lte ?? Number.POSITIVE_INFINITY));
-    keys.add('price');
-  }
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
       const get = fieldGetter(`metadata.${k}`);
@@ -48,6 +42,13 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
       columns.push(valuesCheck(k, [v], false));
       keys.add(k);
     }
+  }
+  // Last: a range's pass over the set skips the documents the values' clauses failed (`withColumns`).
+  if (f.price) {
+    const { gte, lte } = f.price;
+    checks.push((d) => someNumber(d.metadata.price, (p) => (gte === undefined || p >= gte) && (lte === undefined || p <= lte)));
+    columns.push(rangeCheck('price', gte ?? Number.NEGATIVE_INFINITY, lte ?? Number.POSITIVE_INFINITY));
+    keys.add('price');
   }
   return checks.length ? withColumns((d) => checks.every((c) => c(d)), columns, keys.size) : NO_FILTER;
 }
@@ -143,7 +144,8 @@ export function clauseFilter(filters: readonly FilterClause[]): DocFilter {
       for (const c of checks) if (!c(d)) return false;
       return true;
     },
-    filters.map(clauseColumns),
+    // The values' clauses first: their rows fail the rest of the set, which the others then skip.
+    [...filters].sort((a, b) => Number(!byValues(a)) - Number(!byValues(b))).map(clauseColumns),
     new Set(filters.filter((c) => c.field.startsWith('metadata.')).map((c) => c.field)).size,
   );
 }
@@ -183,6 +185,9 @@ function withColumns(predicate: (d: SearchDoc) => boolean, checks: readonly Colu
   };
   return Object.assign(predicate, { over });
 }
+
+/** An `eq`, `in` or `neq` clause of a metadata key: read from its values' rows when they are strings or booleans (`valuesCheck`). */
+const byValues = (c: FilterClause) => c.field.startsWith('metadata.') && (c.op === 'eq' || c.op === 'in' || c.op === 'neq');
 
 /** A clause as a column check: a metadata key's from its facet column; the item's own fields are left to the document. */
 function clauseColumns({ field, op, value }: FilterClause): ColumnCheck {
@@ -302,16 +307,16 @@ function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): 
     const count = out.length;
     switch (op) {
       case 'gt':
-        for (let i = 0; i < count; i++) if (!((max[i] as number) > n)) out[i] = FAILS;
+        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) > n)) out[i] = FAILS;
         return;
       case 'gte':
-        for (let i = 0; i < count; i++) if (!((max[i] as number) >= n)) out[i] = FAILS;
+        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) >= n)) out[i] = FAILS;
         return;
       case 'lt':
-        for (let i = 0; i < count; i++) if (!((min[i] as number) < n)) out[i] = FAILS;
+        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) < n)) out[i] = FAILS;
         return;
       case 'lte':
-        for (let i = 0; i < count; i++) if (!((min[i] as number) <= n)) out[i] = FAILS;
+        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) <= n)) out[i] = FAILS;
         return;
     }
   };
@@ -327,6 +332,7 @@ function rangeCheck(key: string, gte: number, lte: number): ColumnCheck {
   return (columns, out) => {
     const { min, max } = columns.facet(key);
     for (let i = 0; i < out.length; i++) {
+      if (out[i] === FAILS) continue;
       const lo = min[i] as number;
       const hi = max[i] as number;
       // NaN (no number): neither end is within, and `hi >= gte` is false: it fails.
