@@ -302,9 +302,11 @@ export class SearchIndex {
         // scored instead, if that costs less: the probed lists passed `found` of `candidates`,
         // so about m = found × n / candidates rows pass, and the lists would read about
         // (k - found) × n / m more rows to find the rest of the k, where the passing rows cost m
-        // rows scored plus a verdict of every row, about a quarter of a row's scoring each
-        // (measured on the 100K catalog: 1-4 ms for 100,000 verdicts of one or two clauses, 9-13
-        // ms for 100,000 rows scored). A rare brand's few hundred rows, not most lists.
+        // rows scored plus a verdict of every row and their list, at most about a quarter of a
+        // row's scoring each (measured on the 100K catalog, in one process: 0.3 ms for 100,000
+        // rows' verdicts and list of one brand, 0.7-1.2 ms with a range clause, whose pass reads
+        // every row; 4.3-6.6 ms for 100,000 rows scored). A rare brand's few hundred rows, not
+        // most lists.
         const m = (top.size * n) / candidates;
         const rows = passing && m * m + (m * n) / 4 <= (top.k - top.size) * n ? passing() : undefined;
         if (rows) {
