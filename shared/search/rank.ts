@@ -296,7 +296,8 @@ export function rank(index: SearchIndex, delta: PreparedDelta, r: RankRequest, p
     const stage = r.mode !== 'keyword' && r.queryVector ? vectorStage(index, delta, keys, r, r.queryVector, kw, vec, agreeing) : undefined;
     const fused = fusedScores(r, kw, vec);
     const feedback = stage?.agreed.length && RANKING.termFeedback.weight > 0 ? termFeedback(index, delta, keys, kw, fused, stage.agreed) : undefined;
-    const named = r.mode !== 'semantic' ? namesFirst(keys, r, kw, fused, proximity(index, delta, keys, r, kw, fused, feedback)) : { boost: feedback, above: undefined };
+    const near = r.mode !== 'semantic' ? proximity(index, delta, keys, r, kw, fused, feedback) : undefined;
+    const named = near ? namesFirst(keys, r, kw, fused, near.boost, near.best) : { boost: feedback, above: undefined };
     emitAll(keys, r, kw, fused, stage?.headFrom, out, named.boost);
     return { hits: out.hits(keys.docOf), total: out.total, ...(named.above !== undefined ? { namedAbove: named.above } : {}) };
   } finally {
@@ -895,10 +896,10 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, kw: 
  * beyond them can pass one of them. Read from each document's text (`fieldPairs`), so a document
  * gets the same in a build and in the delta. Answers `boost` with these additions (or them alone).
  */
-function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): KeyScores | undefined {
+function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): { boost: KeyScores | undefined; best?: Candidate[] } {
   const qs = kw.terms;
   const { weight, pool } = RANKING.proximity;
-  if (weight <= 0) return boost;
+  if (weight <= 0) return { boost };
   // The query's adjacent pairs (distinct), as codes, each with its rarer word's IDF.
   const codes: number[] = [];
   const pairIdf: number[] = [];
@@ -912,9 +913,11 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     codes.push(code);
     pairIdf.push(idfOf(stats.n, df));
   }
-  if (pairIdf.length === 0) return boost;
+  if (pairIdf.length === 0) return { boost };
   const candidates = bestSoFar(keys, r, kw, fused, boost, pool);
-  if (candidates.length === 0) return boost;
+  // Names first looks at the same best results (when its pool is this one's), with these additions.
+  const same = pool === RANKING.names.pool;
+  if (candidates.length === 0) return { boost, ...(same ? { best: candidates } : {}) };
   const indexNorms = index.norms(stats);
   let deltaNorms: FieldNorms | undefined;
   let top = 0;
@@ -932,14 +935,23 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
     if (sum > most) most = sum;
     return sum;
   });
-  if (!(most > 0)) return boost;
+  if (!(most > 0)) return { boost, ...(same ? { best: candidates } : {}) };
   const out = boost ?? scratch.boost;
   out.reserve(keys.N + keys.S);
   candidates.forEach(({ key }, k) => {
     const add = (weight * top * (sums[k] as number)) / most;
     if (add > 0) out.set(key, (out.get(key) ?? 0) + add);
   });
-  return out;
+  // Their scores as `bestSoFar` would read them now, to the bit; no other result passes them
+  // (each only rose, and one tied with the last of them lost to it by its higher id before).
+  return { boost: out, ...(same ? { best: candidates.map(({ key, base }) => ({ key, base, score: base + added(out, key) })) } : {}) };
+}
+
+/** One of the best results so far: its score with the boost, and before it (`base`). */
+interface Candidate {
+  key: number;
+  score: number;
+  base: number;
 }
 
 /**
@@ -948,14 +960,16 @@ function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: Rank
  * the vector-scored keys, or the keyword matches when there is no query vector (nothing then has
  * a vector score).
  */
-function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined, pool: number): { key: number; score: number }[] {
+function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined, pool: number): Candidate[] {
   const best = new TopK(pool);
+  // A key's score before the boost: the keyword score, or the fused one.
+  const acc = scratch.acc;
+  const baseOf = r.mode === 'keyword' ? (key: number) => acc[key] as number : (key: number) => fused.of(key);
   const offer = (key: number, score: number) => {
     // Most of a broad query's matches are turned away by one comparison, without their id.
     if (!best.full || score >= best.worstScore) best.push(key, score, keys.idOf(key));
   };
   if (r.mode === 'keyword') {
-    const acc = scratch.acc;
     for (const key of kw.keys) offer(key, (acc[key] as number) + added(boost, key));
   } else {
     const { keys: scored, scores } = fused;
@@ -971,8 +985,8 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
       }
     }
   }
-  const out: { key: number; score: number }[] = [];
-  best.forEach((key, score) => out.push({ key, score }));
+  const out: Candidate[] = [];
+  best.forEach((key, score) => out.push({ key, score, base: baseOf(key) }));
   return out;
 }
 
@@ -990,7 +1004,7 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * document's name, so a document gets the same in a build and in the delta. Answers `boost` with
  * these additions (or them alone), and the score the lifted results score above (`Ranked.namedAbove`).
  */
-function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): { boost: KeyScores | undefined; above: number | undefined } {
+function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined, best?: readonly Candidate[]): { boost: KeyScores | undefined; above: number | undefined } {
   const unchanged = { boost, above: undefined };
   const asked = r.asked ?? r.query;
   const query = words(asked).join(' ');
@@ -1000,7 +1014,7 @@ function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: Fused
   const open = /[\p{L}\p{N}\p{M}]$/u.test(asked);
   let top = 0;
   const named: { key: number; tier: number }[] = [];
-  for (const { key, score } of bestSoFar(keys, r, kw, fused, boost, RANKING.names.pool)) {
+  for (const { key, score } of best ?? bestSoFar(keys, r, kw, fused, boost, RANKING.names.pool)) {
     if (score > top) top = score;
     const name = nameWords(keys.docOf(key));
     if (!name.startsWith(query)) continue;
