@@ -145,7 +145,7 @@ export class SearchIndex {
 
   /** The documents' metadata as columns, per key or field asked for (kept with the build). */
   columns(): ColumnCache {
-    return (this.columnCache ??= new ColumnCache(this.docs.length, (i) => this.docs[i]));
+    return (this.columnCache ??= new ColumnCache(this.docs.length, (i) => this.docs[i], undefined, true));
   }
 
   /** The documents' field norms under these statistics' average lengths (kept until they change). */

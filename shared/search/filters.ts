@@ -1,6 +1,6 @@
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
-import { KEPT, rowsByCode, type ColumnCache } from './columns.ts';
+import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
 /** Whether a field's value is `want`, or holds it when the field is a list (as clause `eq` matches). */
@@ -214,14 +214,47 @@ const askDocuments: ColumnCheck = (_columns, out) => {
 };
 
 /**
+ * Cache: the verdicts a check keeps of the rows it reads (the rest fail), copied over its set's
+ * afterwards; reused, as a new array of a 100K set costs more than the rows it holds, and never
+ * handed out. Bound: one byte per document of the largest set filtered.
+ */
+let keptScratch = new Uint8Array(0);
+
+/** `keptScratch` for a set of `count` documents, every verdict `FAILS`. */
+function keptFor(count: number): Uint8Array {
+  if (keptScratch.length < count) keptScratch = new Uint8Array(Math.max(count, Math.ceil(keptScratch.length * 1.5)));
+  return keptScratch.subarray(0, count).fill(FAILS);
+}
+
+/**
+ * Keeps `out`'s verdicts of the documents in buckets `from` to `to` of `lists` (those of a bucket
+ * `edge` says its bound falls in only where `passes`), every other document failing.
+ */
+function keepBuckets(out: Uint8Array, lists: { first: Int32Array; rows: Int32Array }, from: number, to: number, edge: (b: number) => boolean, passes: (i: number) => boolean): void {
+  const kept = keptFor(out.length);
+  const { first, rows } = lists;
+  for (let b = from; b <= to; b++) {
+    const end = first[b + 1] as number;
+    if (edge(b)) {
+      for (let k = first[b] as number; k < end; k++) {
+        const i = rows[k] as number;
+        if (passes(i)) kept[i] = out[i] as number;
+      }
+    } else
+      for (let k = first[b] as number; k < end; k++) {
+        const i = rows[k] as number;
+        kept[i] = out[i] as number;
+      }
+  }
+  out.set(kept);
+}
+
+/**
  * `eq` / `in` (a document whose value is one of `values`, or whose list holds one) and `neq` (not
  * so: an absent or null value passes). Strings and booleans are answered by the column's codes;
  * a number by the document's numbers' range (its least and greatest it holds, none outside it),
  * a number strictly between them by the document.
  */
-/** `valuesCheck`'s verdicts of the rows it keeps, reused (a new array of a 100K set costs more than the rows it holds). */
-let keptScratch = new Uint8Array(0);
-
 function valuesCheck(key: string, values: readonly Json[], negate: boolean): ColumnCheck {
   return (columns, out) => {
     const column = columns.facet(key);
@@ -239,17 +272,15 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
         wantedCodes.push(code);
       }
     }
-    if (numbers.length === 0) {
-      // Strings and booleans only: the documents holding one of them are the rows of their codes,
-      // the only ones that pass (eq, in) or the only ones that fail (neq).
+    if (numbers.length === 0 && columns.lasting) {
+      // Strings and booleans only, of a build: the documents holding one of them are the rows of
+      // their codes, the only ones that pass (eq, in) or the only ones that fail (neq).
       const { first, rows } = rowsByCode(column);
       if (negate) {
         for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) out[rows[k] as number] = FAILS;
         return;
       }
-      if (keptScratch.length < out.length) keptScratch = new Uint8Array(Math.max(out.length, Math.ceil(keptScratch.length * 1.5)));
-      const kept = keptScratch.subarray(0, out.length);
-      kept.fill(FAILS);
+      const kept = keptFor(out.length);
       for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) kept[rows[k] as number] = out[rows[k] as number] as number;
       out.set(kept);
       return;
@@ -299,25 +330,48 @@ function existsCheck(key: string, wanted: boolean): ColumnCheck {
 
 /**
  * `gt`, `gte`, `lt`, `lte`: one of the document's numbers compares so, which its numbers' range
- * tells exactly. NaN (no number) compares false: the document fails, as `someNumber` has it.
+ * tells exactly: its greatest for `gt` / `gte`, its least for `lt` / `lte`. A build's columns are
+ * read from the buckets of those numbers (`rowsByNumber`): the buckets wholly on the passing side
+ * pass, the one the bound falls in is read document by document; a delta's in one pass. NaN (no number) compares false: the document fails, as
+ * `someNumber` has it.
  */
 function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): ColumnCheck {
   return (columns, out) => {
-    const { min, max } = columns.facet(key);
-    const count = out.length;
+    const column = columns.facet(key);
+    if (Number.isNaN(n)) {
+      out.fill(FAILS);
+      return;
+    }
+    const { min, max } = column;
+    if (!columns.lasting) {
+      const count = out.length;
+      switch (op) {
+        case 'gt':
+          for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) > n)) out[i] = FAILS;
+          return;
+        case 'gte':
+          for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) >= n)) out[i] = FAILS;
+          return;
+        case 'lt':
+          for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) < n)) out[i] = FAILS;
+          return;
+        case 'lte':
+          for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) <= n)) out[i] = FAILS;
+          return;
+      }
+    }
+    const { buckets, bucketOf, byMin, byMax } = rowsByNumber(column);
+    const at = bucketOf(n);
+    const edge = (b: number) => b === at;
     switch (op) {
       case 'gt':
-        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) > n)) out[i] = FAILS;
-        return;
+        return keepBuckets(out, byMax, at, buckets - 1, edge, (i) => (max[i] as number) > n);
       case 'gte':
-        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((max[i] as number) >= n)) out[i] = FAILS;
-        return;
+        return keepBuckets(out, byMax, at, buckets - 1, edge, (i) => (max[i] as number) >= n);
       case 'lt':
-        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) < n)) out[i] = FAILS;
-        return;
+        return keepBuckets(out, byMin, 0, at, edge, (i) => (min[i] as number) < n);
       case 'lte':
-        for (let i = 0; i < count; i++) if (out[i] !== FAILS && !((min[i] as number) <= n)) out[i] = FAILS;
-        return;
+        return keepBuckets(out, byMin, 0, at, edge, (i) => (min[i] as number) <= n);
     }
   };
 }
@@ -330,7 +384,24 @@ function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): 
  */
 function rangeCheck(key: string, gte: number, lte: number): ColumnCheck {
   return (columns, out) => {
-    const { min, max } = columns.facet(key);
+    const column = columns.facet(key);
+    const { min, max } = column;
+    const numbers = columns.lasting ? rowsByNumber(column) : undefined;
+    if (numbers?.single) {
+      // One number a document: it passes when that number is within the bounds, else fails; the
+      // buckets between the bounds' pass whole.
+      const from = numbers.bucketOf(gte);
+      const to = numbers.bucketOf(lte);
+      keepBuckets(
+        out,
+        numbers.byMin,
+        from,
+        to,
+        (b) => b === from || b === to,
+        (i) => (min[i] as number) >= gte && (min[i] as number) <= lte,
+      );
+      return;
+    }
     for (let i = 0; i < out.length; i++) {
       if (out[i] === FAILS) continue;
       const lo = min[i] as number;

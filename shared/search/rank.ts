@@ -896,7 +896,15 @@ function termFeedback(index: SearchIndex, delta: PreparedDelta, keys: Keys, kw: 
  * beyond them can pass one of them. Read from each document's text (`fieldPairs`), so a document
  * gets the same in a build and in the delta. Answers `boost` with these additions (or them alone).
  */
-function proximity(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined): { boost: KeyScores | undefined; best?: Candidate[] } {
+function proximity(
+  index: SearchIndex,
+  delta: PreparedDelta,
+  keys: Keys,
+  r: RankRequest,
+  kw: KeywordMatches,
+  fused: FusedScores,
+  boost: KeyScores | undefined,
+): { boost: KeyScores | undefined; best?: Candidate[] } {
   const qs = kw.terms;
   const { weight, pool } = RANKING.proximity;
   if (weight <= 0) return { boost };
@@ -1004,7 +1012,14 @@ function bestSoFar(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedS
  * document's name, so a document gets the same in a build and in the delta. Answers `boost` with
  * these additions (or them alone), and the score the lifted results score above (`Ranked.namedAbove`).
  */
-function namesFirst(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedScores, boost: KeyScores | undefined, best?: readonly Candidate[]): { boost: KeyScores | undefined; above: number | undefined } {
+function namesFirst(
+  keys: Keys,
+  r: RankRequest,
+  kw: KeywordMatches,
+  fused: FusedScores,
+  boost: KeyScores | undefined,
+  best?: readonly Candidate[],
+): { boost: KeyScores | undefined; above: number | undefined } {
   const unchanged = { boost, above: undefined };
   const asked = r.asked ?? r.query;
   const query = words(asked).join(' ');

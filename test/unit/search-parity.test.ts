@@ -6,6 +6,7 @@ import { idfOf, NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/sear
 import { ASK, FAILS, PASSES } from '../../shared/search/types.ts';
 import type { Json } from '../../shared/domain/types.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
+import { seededRandom } from '../../shared/random.ts';
 import { FacetCounter } from '../../shared/search/facets.ts';
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
@@ -354,7 +355,9 @@ describe('filters read from columns', () => {
       return doc(i * values.length + j + 1, `widget ${i} ${j}`, metadata);
     }),
   );
+  // A delta's columns are read in one pass, a build's (lasting) from their values' rows and buckets.
   const columns = new ColumnCache(docs.length, (i) => docs[i]);
+  const lasting = new ColumnCache(docs.length, (i) => docs[i], undefined, true);
   const scalars = ['a', 'b', 'c', true, false, 0, 5, 10, 12, 15, 25, 30] as const;
   const clauses: FilterClause[] = ['metadata.k', 'metadata.constructor'].flatMap((field) => [
     ...scalars.flatMap((value) => (['eq', 'neq'] as const).map((op) => ({ field, op, value }))),
@@ -366,15 +369,18 @@ describe('filters read from columns', () => {
     { field, op: 'exists', value: false },
   ]);
   const verdictsAgree = (f: ReturnType<typeof clauseFilter>) => {
-    const verdicts = f.over?.(columns);
-    if (!verdicts) throw new Error('no column reading');
-    expect(verdicts.length).toBe(docs.length);
     let asked = 0;
-    docs.forEach((d, i) => {
-      const v = verdicts[i];
-      if (v === ASK) asked++;
-      else expect([i, v === PASSES]).toEqual([i, f(d)]);
-    });
+    for (const cache of [lasting, columns]) {
+      const verdicts = f.over?.(cache);
+      if (!verdicts) throw new Error('no column reading');
+      expect(verdicts.length).toBe(docs.length);
+      asked = 0;
+      docs.forEach((d, i) => {
+        const v = verdicts[i];
+        if (v === ASK) asked++;
+        else expect([cache.lasting, i, v === PASSES]).toEqual([cache.lasting, i, f(d)]);
+      });
+    }
     return asked;
   };
   it('are not read for a filter of the item’s own fields only (no column would tell)', () => {
@@ -416,6 +422,7 @@ describe('filters read from columns', () => {
       }),
     );
     const cols = new ColumnCache(shorthand.length, (i) => shorthand[i]);
+    const built = new ColumnCache(shorthand.length, (i) => shorthand[i], undefined, true);
     for (const f of [
       coreFilter({ category: 'a' }),
       coreFilter({ brand: ['b', 'a'] }),
@@ -427,16 +434,59 @@ describe('filters read from columns', () => {
       coreFilter({ metadata: { brand: true } }),
       coreFilter({ category: 'a', price: { gte: 0, lte: 30 } }),
     ]) {
-      const verdicts = f.over?.(cols);
-      if (!verdicts) throw new Error('no column reading');
-      shorthand.forEach((d, i) => {
-        const v = verdicts[i];
-        if (v !== ASK) expect([i, v === PASSES]).toEqual([i, f(d)]);
-      });
+      for (const cache of [cols, built]) {
+        const verdicts = f.over?.(cache);
+        if (!verdicts) throw new Error('no column reading');
+        shorthand.forEach((d, i) => {
+          const v = verdicts[i];
+          if (v !== ASK) expect([cache.lasting, i, v === PASSES]).toEqual([cache.lasting, i, f(d)]);
+        });
+      }
     }
     // [5, 25] holds no number within 10..20, [5, 15, 25] does: neither end tells, the document does.
     expect(coreFilter({ price: { gte: 10, lte: 20 } }).over?.(cols)[shorthand.findIndex((d) => JSON.stringify(d.metadata.price) === '[5,25]')]).toBe(ASK);
   });
+  it('of a build read numbers from buckets: every bound, at a bucket edge or not, agrees with the documents', () => {
+    // Few distinct values (ties at every edge), negatives and fractions; a single-number key, a
+    // key with lists (least and greatest differ), a key spanning more than a double can subtract,
+    // and a key of one value.
+    const rand = seededRandom(5);
+    const pickOf = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)] as T;
+    const steps = [-7.5, -1, 0, 0.25, 1, 2, 3, 10, 64, 65, 99.5, 100, 1000];
+    const many = Array.from({ length: 2000 }, (_, i) =>
+      doc(i + 1, 'widget', {
+        ...(rand() < 0.9 ? { one: pickOf(steps) } : {}),
+        ...(rand() < 0.9 ? { list: rand() < 0.5 ? pickOf(steps) : [pickOf(steps), pickOf(steps), 'x'] } : {}),
+        ...(rand() < 0.5 ? { wide: pickOf([-1e308, 0, 1e308]) } : {}),
+        same: 4,
+      }),
+    );
+    const built = new ColumnCache(many.length, (i) => many[i], undefined, true);
+    const bounds = [-1e308, -100, ...steps, ...steps.map((x) => x + 0.125), 5000, 1e308];
+    let passed = 0;
+    const wrong: unknown[] = [];
+    const agree = (f: ReturnType<typeof clauseFilter>, set: SearchDoc[], cache: ColumnCache, what: unknown[]) => {
+      const verdicts = f.over?.(cache);
+      if (!verdicts) throw new Error('no column reading');
+      set.forEach((d, i) => {
+        const v = verdicts[i];
+        if (v !== ASK && (v === PASSES) !== f(d)) wrong.push([...what, i, v]);
+        if (v === PASSES) passed++;
+      });
+    };
+    for (const key of ['one', 'list', 'wide', 'same']) {
+      // The shorthand's range reads `price`: the same numbers under that key.
+      const priced = many.map((d) => doc(d.id, 'widget', d.metadata[key] === undefined ? {} : { price: d.metadata[key] as Json }));
+      const pricedCache = new ColumnCache(priced.length, (i) => priced[i], undefined, true);
+      for (const value of bounds) {
+        for (const op of ['gt', 'gte', 'lt', 'lte'] as const) agree(clauseFilter([{ field: `metadata.${key}`, op, value }]), many, built, [key, op, value]);
+        for (const price of [{ gte: value }, { lte: value }, { gte: value, lte: value + 50 }, { gte: value, lte: value }]) agree(coreFilter({ price }), priced, pricedCache, [key, price]);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(passed).toBeGreaterThan(50_000);
+  });
+
   it('rank as the documents do, past the tests after which ranking reads the columns', () => {
     // Every widget matches: the filter is tested on all of them, far past a 64th of the set.
     const index = SearchIndex.build(docs.slice(0, 300), 64, 1);
