@@ -397,6 +397,21 @@ describe('the console at its edges', () => {
     await page.unroute('**/api/event-types/*');
   });
 
+  it("shows the Overview's event count as a lower bound when only the latest 5,000 events were counted, and the catalog size with inactive items", async () => {
+    const ids = ((await t.demo.core('GET', '/v1/items?limit=2')).body.data as { id: string }[]).map((x) => x.id);
+    // 5,000 more events today: the overview reads the latest 5,000 only, all of today, so older ones of the period go uncounted.
+    for (let b = 0; b < 10; b++) {
+      const events = Array.from({ length: 500 }, (_, i) => ({ type: 'view', user_id: `bulk-${b}-${i}`, item_id: ids[i % 2] }));
+      expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    }
+    await go('Overview', 'Overview');
+    // Was "5,000" over "counted over the latest 5,000 events": the tenant has more than that in the period.
+    await eventually('a lower bound', async () => (await page.getByTestId('events-total').textContent()) === '5,000+');
+    await visible(page.getByText('at least: only the latest 5,000 events are counted'));
+    // Was "searchable items": the count holds inactive items, which Core search leaves out.
+    await visible(page.getByText('items, inactive ones included'));
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

@@ -18,7 +18,8 @@ export function Overview(_: PageProps) {
           <p className="big" data-testid="catalog-size">
             {i ? i.items.toLocaleString() : '…'}
           </p>
-          <p className="muted">searchable items</p>
+          {/* The index status's count holds inactive items too, which Core search leaves out. */}
+          <p className="muted">items, inactive ones included</p>
         </Card>
         <Card title="Index status">
           {i ? (
@@ -38,8 +39,11 @@ export function Overview(_: PageProps) {
           <Problem error={index.error} />
         </Card>
         <Card title="Events, last 14 days">
-          <p className="big">{total.toLocaleString()}</p>
-          <p className="muted">{overview.data?.sampled ? 'counted over the latest 5,000 events' : 'events ingested'}</p>
+          {/* Sampled: the latest 5,000 events all fall in the period, so older ones of it went uncounted: a lower bound. */}
+          <p className="big" data-testid="events-total">
+            {overview.data ? `${total.toLocaleString()}${overview.data.sampled ? '+' : ''}` : '…'}
+          </p>
+          <p className="muted">{overview.data?.sampled ? 'at least: only the latest 5,000 events are counted' : 'events ingested'}</p>
         </Card>
         <Card title="Models">
           {/* The newest page of versions: past it, "100+". */}
