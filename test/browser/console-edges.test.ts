@@ -425,6 +425,28 @@ describe('the console at its edges', () => {
     expect(scroll).toBeLessThanOrEqual(client);
   });
 
+  it("words the playground's rerank explanations instead of showing their JSON", async () => {
+    const ctx = (await post('/api/contexts', { name: 'one per category' })).id as number;
+    expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${ctx}`, { max_per_category: 1 })).status).toBe(200);
+    await go('Search playground', 'Search playground');
+    await page.getByLabel('Context').selectOption({ label: `one per category (#${ctx})` });
+    await page.getByLabel('Query').fill('');
+    const moved = page.getByText(/max per category: moved from \d+ to \d+/);
+    // Control changes serve within 5 s (CONTROL_CACHE_MS): search again until the cap applies.
+    await eventually(
+      'a result moved up by the cap',
+      async () => {
+        await page.getByRole('button', { name: 'Search', exact: true }).click();
+        await page.waitForTimeout(300);
+        for (const s of await page.getByText('Why this score').all()) await s.click();
+        return (await moved.count()) > 0;
+      },
+      20_000,
+    );
+    // Was the API's JSON: {"control":"max_per_category","moved_from":…,"moved_to":…}.
+    expect(await page.getByRole('list', { name: 'Search results' }).textContent()).not.toContain('{"control"');
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

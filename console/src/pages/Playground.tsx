@@ -25,6 +25,12 @@ function Highlighted({ text }: { text: string }) {
   return <>{parts.map(({ p, start }) => (p.startsWith('<em>') ? <mark key={start}>{unescapeHtml(p.slice(4, -5))}</mark> : <Fragment key={start}>{unescapeHtml(p)}</Fragment>))}</>;
 }
 
+/** One rerank step in words: what a control added to the score, or where it moved the result. */
+function rerankStep(r: Explain['rerank'][number]): string {
+  const control = r.control.replace(/_/g, ' ');
+  return 'added' in r ? `${control} +${num(r.added)}` : `${control}: moved from ${r.moved_from} to ${r.moved_to}`;
+}
+
 function ExplainView({ e }: { e: Explain }) {
   return (
     <details>
@@ -37,7 +43,7 @@ function ExplainView({ e }: { e: Explain }) {
         <dt>After rules</dt>
         <dd>{num(e.score_after_rules)}</dd>
         <dt>Rerank</dt>
-        <dd>{e.rerank.length ? e.rerank.map((r) => JSON.stringify(r)).join('; ') : 'none'}</dd>
+        <dd>{e.rerank.length ? e.rerank.map(rerankStep).join('; ') : 'none'}</dd>
         <dt>Final</dt>
         <dd>{num(e.final_score)}</dd>
       </dl>
