@@ -65,6 +65,7 @@ for (const line of [
   `  Core API      ${c.base_url}/v1`,
   `  Platform API  ${c.console_url}/api`,
   `  Token         ${c.auth_url}/oauth2/token`,
+  ...(c.console_email ? [`  Console       ${c.console_url}/console/ (sign in with console_email and console_password of the file below)`] : []),
   `Demo tenant "${c.tenant}" credentials: ${stack.credentialsFile}`,
 ]) {
   say(line);

@@ -145,6 +145,14 @@ describe('npm start: access log', () => {
   it('one readable line per request: method, path, status, ms, tenant, request_id', async () => {
     const s = await startServer(tempDir());
     try {
+      // The start-up lines name the console and how to sign in to it (they named the three APIs only).
+      const consoleLine = await waitFor(() =>
+        s
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('Demo tenant') || l.includes('/console/')),
+      );
+      expect(consoleLine).toMatch(/^ {2}Console {7}http:\/\/localhost:\d+\/console\/ \(sign in with console_email and console_password of the file below\)$/);
       const client = new TenantClient(s.base, s.creds);
       const r = await client.core('GET', '/v1/items?limit=1');
       expect(r.status).toBe(200);
