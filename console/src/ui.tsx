@@ -246,6 +246,8 @@ export function Check({ label, checked, onChange }: { label: string; checked: bo
 }
 
 export const when = (s: number | null | undefined): string => (s ? new Date(s * 1000).toLocaleString() : '–');
+/** A count with its noun, singular for 1: "1 match", "3 matches". */
+export const count = (n: number, one: string, many: string): string => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 export const num = (x: number | null | undefined, digits = 4): string => (x === null || x === undefined ? '–' : Number.isInteger(x) ? String(x) : x.toFixed(digits));
 
 /** A list's empty state. */

@@ -447,6 +447,22 @@ describe('the console at its edges', () => {
     expect(await page.getByRole('list', { name: 'Search results' }).textContent()).not.toContain('{"control"');
   });
 
+  it("counts one result in the singular, and says when no match has a facet's key (Playground, Catalog)", async () => {
+    await go('Search playground', 'Search playground');
+    await page.getByLabel('Context').selectOption({ index: 0 });
+    await page.getByLabel('Query').fill('sturdy');
+    await page.getByRole('textbox', { name: 'Facets' }).fill('category, color');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    // Was "1 matches", and a "color" heading with nothing under it.
+    await visible(page.getByRole('heading', { name: '1 match', exact: true }));
+    await visible(page.getByRole('region', { name: 'Facet color' }).getByText('No match has this key.'));
+    expect(await page.getByRole('region', { name: 'Facet category' }).getByText('No match has this key.').count()).toBe(0);
+    await go('Catalog', 'Catalog');
+    await page.getByLabel('Search items').fill('sturdy');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await visible(page.getByRole('heading', { name: '1 item', exact: true }));
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

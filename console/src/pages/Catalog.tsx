@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, type Item, type ItemSearchResult, type SearchHit } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, Loading, PageHeader, Problem, Select, num, useAction, when } from '../ui.tsx';
+import { Card, Field, Loading, PageHeader, Problem, Select, count, num, useAction, when } from '../ui.tsx';
 import { isAdmin, parseValue } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -67,7 +67,7 @@ export function Catalog({ session }: PageProps) {
       </Card>
       <Loading show={a.busy && !result} />
       {result ? (
-        <Card title={`${result.total.toLocaleString()} items`}>
+        <Card title={count(result.total, 'item', 'items')}>
           <Problem error={edit.error} />
           <DataTable
             label="Items"

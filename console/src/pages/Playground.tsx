@@ -1,7 +1,7 @@
 import { Fragment, useState } from 'react';
 import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Card, Check, Empty, Field, PageHeader, Problem, Select, num, useResult } from '../ui.tsx';
+import { Card, Check, Empty, Field, PageHeader, Problem, Select, count, num, useResult } from '../ui.tsx';
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -138,7 +138,7 @@ export function Playground(_: PageProps) {
 
 function RecsResults({ r: recs }: { r: RecsResult }) {
   return (
-    <Card title={`${recs.data.length} recommendations · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
+    <Card title={`${count(recs.data.length, 'recommendation', 'recommendations')} · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
       {recs.data.length === 0 ? (
         <Empty>Nothing to recommend.</Empty>
       ) : (
@@ -164,7 +164,7 @@ function RecsResults({ r: recs }: { r: RecsResult }) {
 function SearchResults({ r }: { r: SearchResult }) {
   return (
     <div className="split">
-      <Card title={`${r.total.toLocaleString()} matches${r.experiment ? ` · experiment ${r.experiment.id} variant ${r.experiment.variant}` : ''}`}>
+      <Card title={`${count(r.total, 'match', 'matches')}${r.experiment ? ` · experiment ${r.experiment.id} variant ${r.experiment.variant}` : ''}`}>
         {r.data.length === 0 ? (
           <Empty>No results.</Empty>
         ) : (
@@ -203,6 +203,7 @@ function SearchResults({ r }: { r: SearchResult }) {
                   ))}
                 </ul>
               ) : null}
+              {f.count === 0 ? <p className="muted">No match has this key.</p> : null}
               {f.min !== null ? (
                 <p className="muted">
                   {f.min} – {f.max}
