@@ -18,6 +18,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; noti
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    if (busy) return;
     setBusy(true);
     setError(undefined);
     try {
@@ -44,7 +45,8 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; noti
         <Field label="Password" type="password" value={password} onChange={setPassword} required autoComplete="current-password" />
         {needMfa ? <Field label="One-time code" value={mfa} onChange={setMfa} autoComplete="one-time-code" hint="6 digits from your authenticator app" /> : null}
         <Problem error={error} />
-        <button type="submit" className="primary" disabled={busy}>
+        {/* aria-disabled, not disabled: a disabled button drops the keyboard focus, so a wrong password would send it to the page's start. */}
+        <button type="submit" className="primary" aria-disabled={busy || undefined}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>

@@ -93,11 +93,12 @@ export function Form(props: {
       aria-label={props.label}
       onSubmit={(e) => {
         e.preventDefault();
-        void props.onSubmit();
+        if (!props.disabled) void props.onSubmit();
       }}
     >
       {props.children}
-      <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled}>
+      {/* aria-disabled, not disabled: a submit button disabled while its request runs drops the keyboard focus to the page's start. */}
+      <button type="submit" className={props.plain ? undefined : 'primary'} aria-disabled={props.disabled || undefined}>
         {props.submit}
       </button>
       <Problem error={props.error} />
@@ -129,7 +130,7 @@ export function Checks(props: {
 
 /** A row's action button; the row's name follows its visible text for screen readers ("Delete <name>"). */
 /**
- * A button whose action runs once at a time: disabled while its click's work (`onClick`'s promise)
+ * A button whose action runs once at a time: aria-disabled while its click's work (`onClick`'s promise)
  * runs, and a second click meanwhile (a double-click on Publish, Start, Revoke, Delete or Disable)
  * does nothing, instead of sending the change again and showing its refusal as an error. Other
  * buttons stay free: each button waits for its own click only.
@@ -149,7 +150,8 @@ export function ActionButton({ onClick, disabled, className, label, children }: 
     }
   };
   return (
-    <button type="button" className={className} aria-label={label} disabled={disabled || busy} onClick={() => void click()}>
+    // While its own click runs it is aria-disabled, not disabled: a disabled button drops the keyboard focus to the page's start.
+    <button type="button" className={className} aria-label={label} disabled={disabled} aria-disabled={busy || undefined} onClick={() => void click()}>
       {children}
     </button>
   );

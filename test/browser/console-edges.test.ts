@@ -463,6 +463,39 @@ describe('the console at its edges', () => {
     await visible(page.getByRole('heading', { name: '1 item', exact: true }));
   });
 
+  it('keeps the keyboard focus on a button while its action runs (a row action, and a failed sign-in)', async () => {
+    await go('Catalog', 'Catalog');
+    await page.getByLabel('Search items').fill('sturdy');
+    const answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
+    await page.getByRole('button', { name: 'Search' }).click();
+    await answered;
+    const deactivate = page.getByRole('button', { name: 'Deactivate Long lamp' });
+    await deactivate.focus();
+    await page.keyboard.press('Enter');
+    const focused = () => page.evaluate('document.activeElement?.textContent');
+    await visible(page.getByRole('button', { name: 'Activate Long lamp', exact: true }));
+    // Was the page's body: the button, disabled while its request ran, dropped the focus.
+    await eventually('the focus on Activate', async () => (await focused()) === 'Activate Long lamp');
+    await page.keyboard.press('Enter');
+    await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
+    await eventually('the focus on Deactivate', async () => (await focused()) === 'Deactivate Long lamp');
+
+    const other = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    try {
+      const p = await other.newPage();
+      await p.goto(`${t.base}/console/`);
+      await visible(p.getByRole('heading', { name: 'Sign in to the console' }));
+      await p.getByLabel('Email').fill(t.stack.credentials.console_email as string);
+      await p.getByLabel('Password').fill('not the password');
+      await p.getByRole('button', { name: 'Sign in' }).focus();
+      await p.keyboard.press('Enter');
+      await visible(p.getByRole('alert').getByText('Wrong email or password.'));
+      await eventually('the focus on Sign in', async () => (await p.evaluate('document.activeElement?.textContent')) === 'Sign in');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });
