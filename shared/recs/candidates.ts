@@ -16,13 +16,14 @@ import type { ServedModel } from './served-model.ts';
 const table = new ScoreTable();
 
 /**
- * Cache: the container's working array for a model's scores, grown to the largest model and
- * reused (read without awaiting). Bound: 4 bytes per item of the largest model served.
+ * Cache: the container's working arrays for a model's scores (and, for similar items for a user,
+ * the anchor's alone), grown to the largest model and reused (read without awaiting). Bound: 8
+ * bytes per item of the largest model served.
  */
-const scratch = { scores: new Float32Array(0) };
-function scratchScores(n: number): Float32Array {
-  if (scratch.scores.length < n) scratch.scores = new Float32Array(n);
-  return scratch.scores.subarray(0, n);
+const scratch = { scores: new Float32Array(0), anchor: new Float32Array(0) };
+function scratchScores(n: number, key: keyof typeof scratch = 'scores'): Float32Array {
+  if (scratch[key].length < n) scratch[key] = new Float32Array(n);
+  return scratch[key].subarray(0, n);
 }
 
 /**
@@ -54,12 +55,20 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
     const all = { items: h.modelItems, weights: h.modelWeights, ...(h.modelRow !== undefined ? { row: h.modelRow } : {}) };
     // Similar items for a user: in each part of the model the user's history tilts the anchor's
     // neighbours, at most by its share of the anchor's best score there (similar.ts).
-    const s = h.anchored && h.modelItems.length > 1 ? scoreSimilar(model.model, { items: h.modelItems.slice(0, 1), weights: h.modelWeights.slice(0, 1) }, all, scores) : model.model.score(all, scores);
+    const similar = h.anchored && h.modelItems.length > 1;
+    const anchorScores = similar ? scratchScores(model.model.itemCount, 'anchor') : undefined;
+    const s = similar ? scoreSimilar(model.model, { items: h.modelItems.slice(0, 1), weights: h.modelWeights.slice(0, 1) }, all, scores, anchorScores) : model.model.score(all, scores);
     let max = 1e-9;
     for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
     // However long the history, as many candidates of the model remain (seen items are left out
     // later, unless asked for).
     for (const i of topPositive(s, 500 + (includeSeen ? 0 : h.modelItems.length))) {
+      // Similar items for a user: an item only the user's history brought (the anchor alone does
+      // not score it, in any part) is no neighbour of the anchor, and no candidate of the model:
+      // scored at most 0.3 of the anchor's best, such items set the floor the anchor's neighbours
+      // by content go below and, an anchor with few neighbours, were the answer (the user's own
+      // list). Like any item the model does not rank, it may come by content.
+      if (anchorScores && !((anchorScores[i] as number) > 0)) continue;
       const id = model.items[i] as number;
       const v = (s[i] as number) / max;
       table.add(id, v);

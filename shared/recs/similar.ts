@@ -30,20 +30,30 @@ function scratch(key: keyof typeof work, n: number): Float32Array {
  * of N its idea of the user's taste is no answer to that. With no part knowing any, the model
  * has no candidates, and N's neighbours by content (and then popular items) answer, as for an
  * item the model never saw.
+ *
+ * With `anchorInto`, the model's scores for the anchor alone are written there too (as
+ * `model.score(anchor)` scores them: each part's, scaled as the blend scales them), scored here
+ * anyway: the candidates tell the anchor's neighbours from the items only the history brought.
  */
-export function scoreSimilar(model: Model, anchor: History, h: History, into: Float32Array): Float32Array {
+export function scoreSimilar(model: Model, anchor: History, h: History, into: Float32Array, anchorInto?: Float32Array): Float32Array {
   const anchorWeight = sum(anchor.weights);
   const share = anchorWeight > 0 ? Math.max(0, sum(h.weights) - anchorWeight) / anchorWeight : 0;
   const n = model.itemCount;
-  if (!(model instanceof BlendModel)) return tilted(model, anchor, h, share, into, scratch('alone', n));
+  if (!(model instanceof BlendModel)) return tilted(model, anchor, h, share, into, anchorInto ?? scratch('alone', n));
   // As BlendModel.score: each part scaled by its own best score, weighted.
   const s = into.fill(0);
+  anchorInto?.fill(0);
   model.parts.forEach((m, k) => {
     const w = model.weights[k] as number;
     if (w === 0) return;
-    const part = tilted(m, anchor, h, share, scratch('withUser', n), scratch('alone', n));
+    const alone = scratch('alone', n);
+    const part = tilted(m, anchor, h, share, scratch('withUser', n), alone);
     const scale = w / maxOf(part);
     for (let i = 0; i < s.length; i++) s[i] = (s[i] as number) + scale * (part[i] as number);
+    if (anchorInto) {
+      const aloneScale = w / maxOf(alone);
+      for (let i = 0; i < anchorInto.length; i++) anchorInto[i] = (anchorInto[i] as number) + aloneScale * (alone[i] as number);
+    }
   });
   return s;
 }

@@ -435,6 +435,27 @@ describe('recommendation behaviour', () => {
     expect(ids(r).filter((id) => baking.has(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
   });
 
+  it("similar items for item_id and user_id, an item-kNN item with one neighbour, which the user has seen: its neighbours by content, not the user's own recommendations", async () => {
+    // One user took the anchor and baking item 0 (u0's stray item, seen): item-kNN's one neighbour
+    // of the anchor is left out for u0, and the items u0's history brought (at most 0.3 of that
+    // neighbour's score) ranked above every neighbour by content: u0's own list, in its order.
+    const baking = byGroup.baking as string[];
+    const created = await t.demo.core('POST', '/v1/items', { name: 'baking gear duo', description: 'baking equipment for baking fans', metadata: { category: 'baking' } });
+    await untilEmbedded(t.demo, created.body.id, 20_000);
+    const events = [created.body.id, baking[0]].map((item_id) => ({ type: 'view', user_id: 'duo', item_id }));
+    expect((await t.demo.core('POST', '/v1/events', events)).status).toBe(201);
+    const run = await P('POST', '/api/training-jobs', { template_id: template, options: { algorithm: 'item_knn' } });
+    const done = await finished(run.body.job_name);
+    expect(done.body.status).toBe('Completed');
+    const version = done.body.model_version;
+    expect((await P('POST', `/api/models/${version}/approve`)).body.status).toBe('Approved');
+    expect((await P('POST', `/api/models/${version}/promote`, { endpoint_name: 'knn' })).body.endpoints).toEqual(['knn']);
+    const r = await recs(`item_id=${created.body.id}&user_id=u0&endpoint=knn&limit=5`);
+    expect(r.body).toMatchObject({ model: { endpoint: 'knn', version }, strategy: 'similar' });
+    expect(ids(r)).not.toContain(baking[0]);
+    expect(ids(r).filter((id) => baking.includes(id)).length, JSON.stringify(ids(r))).toBeGreaterThanOrEqual(3);
+  });
+
   it('never shows deleted items', async () => {
     const r = await recs('user_id=u3&limit=5');
     const gone = ids(r)[0] as string;

@@ -88,6 +88,12 @@ describe('scoreSimilar: the history moves each part at most its share of the anc
     const blend = new BlendModel([knows, knows], [0.5, 0.5]);
     expect(scoreSimilar(knows, anchor, withUser, new Float32Array(n))).toEqual(knows.score(withUser));
     expect(scoreSimilar(blend, anchor, withUser, new Float32Array(n))).toEqual(blend.score(withUser));
+    // The anchor's scores alone, when asked for: as the model scores it.
+    for (const m of [knows, blend, new BlendModel([blind, knows], [0.6, 0.4])]) {
+      const alone = new Float32Array(n).fill(7);
+      scoreSimilar(m, anchor, withUser, new Float32Array(n), alone);
+      expect(alone).toEqual(m.score(anchor));
+    }
   });
 });
 
@@ -185,6 +191,29 @@ describe("similar items for a user, through the request's history and candidates
       personalCandidates(catalog, model, h, true).forEach((score, id) => got.set(id, score));
       expect(got).toEqual(expected);
     }
+  });
+
+  it("an anchor with one neighbour (item-kNN): its content neighbours next, not the user's own recommendations the bounded tilt brought", () => {
+    // Item-kNN by model index: the anchor 50 co-occurs with item 1 alone; the user's items (second
+    // taste) with the rest of the second taste. Vectors: the first taste and 50 alike, the second apart.
+    const at = (id: number) => ds.itemIndex.get(id) as number;
+    const second = [11, 12, 13, 14, 15, 16, 17, 18, 19, 20];
+    const rows: Record<number, [number, number][]> = { [at(50)]: [[at(1), 0.5]] };
+    for (const u of [11, 13]) rows[at(u)] = second.filter((x) => x !== u).map((x) => [at(x), 0.8]);
+    const knn = itemItem(ds.items.length, rows);
+    const model: ServedModel = { model: knn, items: ds.items, popularity: Float32Array.from(ds.itemWeight), itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
+    const vectors = new Map<number, [number, number]>(ds.items.map((id) => [id, id <= 10 || id === 50 ? [1, 0.1] : [0.1, 1]]));
+    const catalog = catalogOf(vectors);
+    const alone = similarFor(model, catalog, 50, []);
+    expect(firstTaste(alone), JSON.stringify(alone)).toBe(5);
+    // The user's history tilts; the items it alone brought (the second taste, at most 0.3 of the
+    // neighbour's score) do not push the anchor's neighbours by content below them.
+    const tilted = similarFor(model, catalog, 50, [11, 13]);
+    expect(tilted[0]).toBe(1);
+    expect(firstTaste(tilted), JSON.stringify(tilted)).toBe(5);
+    // The neighbour seen by the user: still the anchor's neighbours by content, not the user's own list.
+    const seenNeighbour = similarFor(model, catalog, 50, [1, 11, 13]);
+    expect(firstTaste(seenNeighbour), JSON.stringify(seenNeighbour)).toBe(5);
   });
 
   it("an anchor without a vector (not embedded yet) the model never saw: no content neighbours from the user's taste alone", () => {
