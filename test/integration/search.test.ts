@@ -282,6 +282,8 @@ describe('POST /v1/search', () => {
     expect(r.body.total).toBe(25);
     const browse = await search({ query: '', limit: 25 });
     expect(ids(browse)).toEqual([...made].reverse());
+    // A browse ranks no relevance: its score is the order key, the item's id (docs/api.md).
+    expect((browse.body.data as { id: string; score: number }[]).map((h) => h.score)).toEqual([...made].reverse().map(Number));
     // A query without a word browses too, in every mode.
     for (const mode of ['keyword', 'semantic', 'hybrid']) expect(ids(await search({ query: ' !!! ™ ', mode, limit: 25 })), mode).toEqual(ids(browse));
   });
