@@ -189,6 +189,9 @@ export interface AlsOptions {
   seed?: number;
 }
 
+/** Single items' folded-in vectors an iALS model keeps (`AlsModel.anchors`). */
+const ANCHORS_KEPT = 4096;
+
 /**
  * iALS item factors, users folded in: a user's vector is solved from their history against the
  * item factors exactly as training solves it (argmin Σ_h w (1 − uᵀq)² + α0 Σ_all (uᵀq)² + reg),
@@ -221,11 +224,29 @@ export class AlsModel implements Model {
    */
   userVectors: Float32Array | undefined;
 
-  /** The user's vector: stored for a trained history's row, else folded in. */
+  /**
+   * Cache: single items folded in at weight 1, by item: an anchor (similar items), which a
+   * request with an anchor and a user folds in too, alone (similar.ts); the least recently used
+   * dropped past ANCHORS_KEPT. A fold-in is a d × d solve, about 0.9 ms at 128 factors against
+   * 0.2 ms to score every item of ml-latest-small. Bound: ANCHORS_KEPT × factors × 4 bytes
+   * (2 MB at 128 factors). The vectors are only read.
+   */
+  private readonly anchors = new Map<number, Float32Array>();
+
+  /** The user's vector: stored for a trained history's row, a single item's as kept, else folded in. */
   vectorOf(h: History): Float32Array {
     const d = this.factors;
     if (h.row !== undefined && this.userVectors && (h.row + 1) * d <= this.userVectors.length) return this.userVectors.subarray(h.row * d, (h.row + 1) * d);
-    return this.userVector(h);
+    if (h.items.length !== 1 || h.weights[0] !== 1) return this.userVector(h);
+    const item = h.items[0] as number;
+    let v = this.anchors.get(item);
+    if (v) this.anchors.delete(item);
+    else {
+      v = this.userVector(h);
+      if (this.anchors.size >= ANCHORS_KEPT) this.anchors.delete(this.anchors.keys().next().value as number);
+    }
+    this.anchors.set(item, v);
+    return v;
   }
 
   /**

@@ -37,6 +37,33 @@ const roundTrip = (model: Model, ds: Dataset) =>
 /** Every user's history, an empty one and one item alone. */
 const histories = (ds: Dataset): History[] => [...ds.users.map((_, u) => ds.row(u)), { items: [], weights: [] }, { items: [3], weights: [2.5] }];
 
+describe('iALS serving', () => {
+  it('keeps a single item folded in at weight 1 (an anchor), the same vector as folding it in again', async () => {
+    const ds = new Dataset(synthetic());
+    const als = await trainIals(ds, { ...ALS_DEFAULTS, factors: 16, epochs: 3 });
+    let folds = 0;
+    const fold = als.userVector.bind(als);
+    als.userVector = (h: History) => {
+      folds++;
+      return fold(h);
+    };
+    const anchor: History = { items: [4], weights: [1] };
+    const first = Array.from(als.score(anchor));
+    expect(folds).toBe(1);
+    expect(Array.from(als.score({ items: [4], weights: [1] }))).toEqual(first);
+    expect(folds).toBe(1);
+    expect(Array.from(als.vectorOf(anchor))).toEqual(Array.from(fold(anchor)));
+    // Another weight, another item, or a longer history are folded in each time.
+    als.score({ items: [4], weights: [2] });
+    als.score({ items: [4], weights: [2] });
+    als.score({ items: [4, 5], weights: [1, 1] });
+    expect(folds).toBe(4);
+    als.score({ items: [5], weights: [1] });
+    als.score({ items: [5], weights: [1] });
+    expect(folds).toBe(5);
+  });
+});
+
 describe('artifacts of the default models: the loaded model scores exactly as the trained one', () => {
   const ds = new Dataset(synthetic());
 
