@@ -332,8 +332,8 @@ function existsCheck(key: string, wanted: boolean): ColumnCheck {
  * `gt`, `gte`, `lt`, `lte`: one of the document's numbers compares so, which its numbers' range
  * tells exactly: its greatest for `gt` / `gte`, its least for `lt` / `lte`. A build's columns are
  * read from the buckets of those numbers (`rowsByNumber`): the buckets wholly on the passing side
- * pass, the one the bound falls in is read document by document; a delta's in one pass. NaN (no number) compares false: the document fails, as
- * `someNumber` has it.
+ * pass, the one the bound falls in is read document by document; a delta's in one pass. NaN (no
+ * number) compares false: the document fails, as `someNumber` has it.
  */
 function orderedCheck(key: string, op: 'gt' | 'gte' | 'lt' | 'lte', n: number): ColumnCheck {
   return (columns, out) => {
@@ -389,7 +389,7 @@ function rangeCheck(key: string, gte: number, lte: number): ColumnCheck {
     const numbers = columns.lasting ? rowsByNumber(column) : undefined;
     if (numbers?.single) {
       // One number a document: it passes when that number is within the bounds, else fails; the
-      // buckets between the bounds' pass whole.
+      // buckets between the two the bounds fall in pass whole.
       const from = numbers.bucketOf(gte);
       const to = numbers.bucketOf(lte);
       keepBuckets(
