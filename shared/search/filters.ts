@@ -287,6 +287,9 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
     }
     const hit = negate ? FAILS : PASSES;
     const miss = negate ? PASSES : FAILS;
+    // Sorted, each document's least and greatest are looked up (two binary searches), not compared
+    // with every number: an `in` of a thousand numbers over a 100K set was 100 million comparisons.
+    const sorted = Float64Array.from(numbers).sort();
     const count = out.length;
     for (let i = 0; i < count; i++) {
       const before = out[i] as number;
@@ -303,20 +306,33 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
         if (found) verdict = hit;
         else {
           // The least and greatest are numbers the document holds; one between them may be too.
+          // `next`: the least of the numbers at least `lo` (NaN: none; with no number, NaN, neither test holds).
           const lo = min[i] as number;
           const hi = max[i] as number;
-          for (const n of numbers) {
-            if (n === lo || n === hi) {
-              verdict = hit;
-              break;
-            }
-            if (n > lo && n < hi) verdict = ASK;
+          const at = firstAtLeast(sorted, lo);
+          const next = at < sorted.length ? (sorted[at] as number) : Number.NaN;
+          if (next === lo || next === hi) verdict = hit;
+          else if (next < hi) {
+            const up = firstAtLeast(sorted, hi);
+            verdict = up < sorted.length && sorted[up] === hi ? hit : ASK;
           }
         }
       }
       if (verdict < before) out[i] = verdict;
     }
   };
+}
+
+/** The index of the first of ascending `sorted` at least `x` (its length when none is; 0 for NaN, which no number equals or exceeds). */
+function firstAtLeast(sorted: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** `exists`: the key has a value other than null (`present`), or not. */

@@ -364,6 +364,10 @@ describe('filters read from columns', () => {
     ...scalars.filter((v) => typeof v === 'number').flatMap((value) => (['gt', 'gte', 'lt', 'lte'] as const).map((op) => ({ field, op, value }))),
     { field, op: 'in', value: ['b', 12] },
     { field, op: 'in', value: [true, 'a', 25] },
+    // Many numbers (looked up among them sorted): the ends of a list's range, within it, beside it.
+    { field, op: 'in', value: [30, 25, -3, 12, 0, 7.5, 20, 1e9] },
+    { field, op: 'in', value: [11, 13, 17, 4, 26] },
+    { field, op: 'in', value: [25, -0, 100] },
     { field, op: 'in', value: [] },
     { field, op: 'exists', value: true },
     { field, op: 'exists', value: false },
