@@ -1050,6 +1050,16 @@ function namesFirst(
 }
 
 /**
+ * A result's taste boost from its similarity to the user's profile: 1 + personalWeight × the
+ * similarity within [0, 1]. The int8 kernel's similarity of two unit vectors can exceed 1 a little
+ * (0.3 % at 64 dimensions); unclamped, the boost passed 1 + personalWeight, the most the page's
+ * dismissal of weak matches and names first's tiers allow for.
+ */
+export function tasteBoost(similarity: number): number {
+  return 1 + RANKING.personalWeight * Math.min(1, Math.max(0, similarity));
+}
+
+/**
  * Hands every candidate's fused score (with the taste boost) to the page: the vector-scored
  * candidates first, which fill the page with strong hits, so most of a broad query's keyword
  * tail is dismissed by one comparison.
@@ -1082,7 +1092,7 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
       out.total += 1;
       return;
     }
-    if (taste) score *= 1 + RANKING.personalWeight * Math.max(0, taste(key));
+    if (taste) score *= tasteBoost(taste(key));
     out.add(key, keys.idOf(key), score);
   };
   const { keys: scored, scores, vec } = fused;

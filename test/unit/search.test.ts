@@ -18,7 +18,7 @@ import { type FieldNorms, type Postings, scorePostings } from '../../shared/sear
 import { IntList } from '../../shared/search/int-list.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
-import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
 import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
 import { normalize } from '../../shared/search/embedding.ts';
@@ -599,6 +599,23 @@ function only<T extends object>(methods: Partial<T>): T {
           },
   }) as T;
 }
+
+describe('the taste boost', () => {
+  it('is at most 1 + personalWeight, though the int8 similarity of an item to its own vector exceeds 1', () => {
+    const emb = new HashingEmbedding(64);
+    const names = ['red widget', 'blue widget box', 'green gadget', 'widget tool', 'big red widget crate'];
+    const docs = names.map((name, i): SearchDoc => {
+      const item = { name, description: 'widget', metadata: {} };
+      return { id: i + 1, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(itemText(item)) };
+    });
+    const index = SearchIndex.build(docs, 64, 1);
+    const sims = docs.map((d, i) => index.similarityTo(d.vector as Float32Array)(i));
+    expect(Math.max(...sims)).toBeGreaterThan(1);
+    for (const s of sims) expect(tasteBoost(s)).toBeLessThanOrEqual(1 + RANKING.personalWeight);
+    expect(tasteBoost(-0.4)).toBe(1);
+    expect(tasteBoost(0.5)).toBeCloseTo(1 + RANKING.personalWeight / 2, 12);
+  });
+});
 
 describe('scores a cursor can rely on', () => {
   it('are the same to the last bit when the delta re-reads its documents in another order', () => {
