@@ -224,7 +224,10 @@ export function rowsByNumber(column: FacetColumn): RowsByNumber {
     if (a !== b) single = false;
   }
   const span = hi - lo;
-  const buckets = numbered > 0 && span > 0 && Number.isFinite(span) ? Math.min(MAX_BUCKETS, Math.max(1, Math.ceil(numbered / PER_BUCKET))) : 1;
+  const asked = numbered > 0 && span > 0 && Number.isFinite(span) ? Math.min(MAX_BUCKETS, Math.max(1, Math.ceil(numbered / PER_BUCKET))) : 1;
+  // A span of a few subnormal steps divides to a width of 0, and (v - lo) / 0 is NaN at lo (no
+  // bucket): one bucket then.
+  const buckets = asked > 1 && span / asked > 0 ? asked : 1;
   const width = buckets > 1 ? span / buckets : 1;
   const bucketOf = buckets > 1 ? (v: number) => Math.min(buckets - 1, Math.max(0, Math.floor((v - lo) / width))) : () => 0;
   const lists = (values: Float64Array) => {

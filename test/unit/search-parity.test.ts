@@ -491,6 +491,29 @@ describe('filters read from columns', () => {
     expect(passed).toBeGreaterThan(50_000);
   });
 
+  it('of a build read numbers from buckets also when a span is too small to divide (subnormal numbers)', () => {
+    // 200 documents of 0 and 5e-324 (the least double above 0): four buckets of a span of one
+    // subnormal step, whose width (span / 4) rounds to 0.
+    const tiny = Array.from({ length: 200 }, (_, i) => doc(i + 1, 'widget', { k: i % 2 ? 5e-324 : 0, price: i % 2 ? 5e-324 : 0 }));
+    const built = new ColumnCache(tiny.length, (i) => tiny[i], undefined, true);
+    const wrong: unknown[] = [];
+    for (const value of [-1, -0, 0, 5e-324, 1e-323, 1]) {
+      const filters = [
+        ...(['gt', 'gte', 'lt', 'lte'] as const).map((op) => clauseFilter([{ field: 'metadata.k', op, value }])),
+        ...[{ gte: value }, { lte: value }, { gte: value, lte: value }].map((price) => coreFilter({ price })),
+      ];
+      for (const f of filters) {
+        const verdicts = f.over?.(built);
+        if (!verdicts) throw new Error('no column reading');
+        tiny.forEach((d, i) => {
+          const v = verdicts[i];
+          if (v !== ASK && (v === PASSES) !== f(d)) wrong.push([value, i, v]);
+        });
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('rank as the documents do, past the tests after which ranking reads the columns', () => {
     // Every widget matches: the filter is tested on all of them, far past a 64th of the set.
     const index = SearchIndex.build(docs.slice(0, 300), 64, 1);
