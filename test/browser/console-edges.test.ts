@@ -496,6 +496,40 @@ describe('the console at its edges', () => {
     }
   });
 
+  it('shows an item as stored after Deactivate when a search sent before it answers after it (Catalog)', async () => {
+    await go('Catalog', 'Catalog');
+    await page.getByLabel('Search items').fill('sturdy');
+    let answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
+    await page.getByRole('button', { name: 'Search' }).click();
+    await answered;
+    await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
+    // The next search is served at once (the lamp still active) but its answer reaches the page
+    // only after the lamp is deactivated.
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    await page.route('**/api/items/search', async (r) => {
+      const response = await r.fetch();
+      await held;
+      await r.fulfill({ response });
+    });
+    answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForTimeout(300);
+    const patched = page.waitForResponse((r) => r.url().includes('/console/api/items/') && r.request().method() === 'PATCH');
+    await page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }).click();
+    await patched;
+    await visible(page.getByRole('button', { name: 'Activate Long lamp', exact: true }));
+    release();
+    await answered;
+    await page.unroute('**/api/items/search');
+    await page.waitForTimeout(300);
+    // Was Deactivate again: the search's answer put the lamp back as it was when served.
+    await visible(page.getByRole('button', { name: 'Activate Long lamp', exact: true }));
+    expect(await page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Activate Long lamp', exact: true }).click();
+    await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

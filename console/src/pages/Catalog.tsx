@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, type Item, type ItemSearchResult, type SearchHit } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, Select, count, num, useAction, when } from '../ui.tsx';
@@ -17,14 +17,25 @@ export function Catalog({ session }: PageProps) {
   // The search on screen: "Load more" goes on with it, not with what the form holds since.
   const [applied, setApplied] = useState<{ query: string; filters: unknown[] }>({ query: '', filters: [] });
   const a = useAction();
+  // Items an admin changed here, each with the count of changes made when it was stored: a search
+  // sent before a change may answer after it with the item as it was, and its row shows the item
+  // as stored instead.
+  const changes = useRef({ made: 0, items: new Map<string, { at: number; item: Item }>() });
+  const asStored = (rows: SearchHit[], since: number): SearchHit[] =>
+    rows.map((x) => {
+      const c = changes.current.items.get(x.id);
+      return c && c.at > since ? { ...x, ...c.item } : x;
+    });
 
   const run = (body: { query: string; filters: unknown[] }, cursor?: string) =>
     a.run(async () => {
       try {
+        const since = changes.current.made;
         const r = await api<ItemSearchResult>('POST', '/api/items/search', { ...body, limit: 25, ...(cursor ? { cursor } : {}) });
+        const rows = asStored(r.data, since);
         setApplied(body);
         setResult(r);
-        setPages((p) => (cursor ? [...p, ...r.data] : r.data));
+        setPages((p) => (cursor ? [...p, ...rows] : rows));
       } catch (e) {
         // A search that failed shows its error alone: the items of the search before are not its answer.
         // ("Load more" that failed keeps the rows of the search on screen, which they are.)
@@ -47,6 +58,8 @@ export function Catalog({ session }: PageProps) {
   const setActive = (it: SearchHit, active: boolean) =>
     edit.run(async () => {
       const stored = await api<Item>('PATCH', `/console/api/items/${encodeURIComponent(it.id)}`, { active });
+      changes.current.made += 1;
+      changes.current.items.set(stored.id, { at: changes.current.made, item: stored });
       setPages((p) => p.map((x) => (x.id === stored.id ? { ...x, ...stored } : x)));
     });
   // First visit: list the catalog at once.
