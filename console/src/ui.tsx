@@ -192,6 +192,8 @@ export function Field(props: {
   max?: number;
   step?: string;
   hint?: string;
+  /** Values offered as the user types (a datalist); any other value may still be typed. */
+  suggestions?: readonly string[];
 }) {
   const id = useId();
   return (
@@ -199,6 +201,7 @@ export function Field(props: {
       <label htmlFor={id}>{props.label}</label>
       <input
         id={id}
+        list={props.suggestions ? `${id}-suggestions` : undefined}
         type={props.type ?? 'text'}
         value={props.value}
         required={props.required}
@@ -210,6 +213,13 @@ export function Field(props: {
         aria-describedby={props.hint ? `${id}-hint` : undefined}
         onChange={(e) => props.onChange(e.target.value)}
       />
+      {props.suggestions ? (
+        <datalist id={`${id}-suggestions`}>
+          {props.suggestions.map((v) => (
+            <option key={v} value={v} />
+          ))}
+        </datalist>
+      ) : null}
       {props.hint ? (
         <small id={`${id}-hint`} className="muted">
           {props.hint}

@@ -253,6 +253,15 @@ describe('the console in Chromium', () => {
     const [clicks, rate] = [await toque.getByRole('cell').nth(3).textContent(), await toque.getByRole('cell').nth(4).textContent()];
     expect([clicks, rate]).toEqual(['1', `${(100 / searched).toFixed(1)} %`]);
     await visible(page.getByRole('table', { name: 'Queries without results' }).getByRole('cell', { name: 'xylophone', exact: true }));
+    // Both event type fields offer the tenant's event types, and say which they are.
+    // The input's datalist (the DOM's types are not this project's: read through a shape of its own).
+    type Listed = { list: { options: ArrayLike<{ value: string }> } | null };
+    const offered = (label: string): Promise<string[]> => page.getByLabel(label).evaluate((el) => Array.from((el as unknown as Listed).list?.options ?? [], (o) => o.value));
+    const names = ((await t.demo.platform('GET', '/api/event-types?limit=100')).body.data as { name: string }[]).map((e) => e.name);
+    expect(names).toContain('click');
+    await eventually('the event types offered', async () => JSON.stringify(await offered('Clicks are events of type')) === JSON.stringify(names));
+    expect(await offered('Conversions are events of type')).toEqual(names);
+    await visible(page.getByText(`This tenant's event types: ${names.join(', ')}.`));
     await shot('search');
     page.once('dialog', (d) => void d.accept()); // the delete is confirmed first
     await page.getByRole('button', { name: 'Delete beanie = toque' }).click();

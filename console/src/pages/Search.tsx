@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, listPage, qs, type SearchAnalytics, type SynonymSet } from '../api.ts';
+import { api, listAll, listPage, qs, type EventType, type SearchAnalytics, type SynonymSet } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
@@ -99,14 +99,18 @@ function Analytics() {
   // The types on screen: edits apply when the form is sent, not at each key.
   const [applied, setApplied] = useState({ click_type: 'click', conversion_type: 'purchase' });
   const report = useLoad(() => api<SearchAnalytics>('GET', `/api/analytics/searches${qs({ from: dayFrom(Number(days)), limit: 20, ...applied })}`), [days, applied]);
+  // The tenant's event types, offered for both fields (the defaults, click and purchase, may be none of them).
+  const types = useLoad(() => listAll<EventType>('/api/event-types'), []);
+  const typeNames = types.data?.data.map((t) => t.name) ?? [];
+  const hint = types.data ? (typeNames.length ? `This tenant's event types: ${typeNames.join(', ')}.` : 'This tenant has no event types yet.') : undefined;
   const r = report.data;
   return (
     <>
       <Card title="Search analytics">
         <Form label="Search analytics range" onSubmit={() => setApplied({ click_type: clickType.trim(), conversion_type: conversionType.trim() })} submit="Show" plain>
           <Select label="Range" value={days} onChange={setDays} options={RANGES.map((d) => ({ value: String(d), label: `the last ${d} days` }))} />
-          <Field label="Clicks are events of type" value={clickType} onChange={setClickType} required />
-          <Field label="Conversions are events of type" value={conversionType} onChange={setConversionType} required />
+          <Field label="Clicks are events of type" value={clickType} onChange={setClickType} required suggestions={typeNames} hint={hint} />
+          <Field label="Conversions are events of type" value={conversionType} onChange={setConversionType} required suggestions={typeNames} />
         </Form>
         <Problem error={report.error} />
         {r ? (
