@@ -238,10 +238,11 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
  * without columns). Its first tests read the documents; once it has tested a 64th of the set (a
  * key's column, made the first time it is asked for and kept with the set, costs about as much
  * as reading every document once), it takes the verdicts of the whole set from the columns
- * (`DocFilter.over`: a pass of typed arrays per clause, or the rows of the values an `eq` / `in`
- * names) and asks the document only where they cannot tell. A narrow query tests a few
- * documents, a broad or selective one tens of thousands (docs/benchmarks.md, "Filters read from
- * columns").
+ * (`DocFilter.over`: a pass of typed arrays per clause, or on a build's columns the rows of the
+ * values an `eq` / `in` names and the buckets of a comparison's numbers) and asks the document
+ * only where they cannot tell. A narrow query tests a few documents, a broad or selective one
+ * tens of thousands (docs/benchmarks.md, "Filters read from columns", "Filter verdicts in one
+ * pass").
  */
 function filterReader(filter: DocFilter, count: number, columns: () => ColumnCache, docAt: (i: number) => SearchDoc): { test(i: number): boolean; maybe(): Uint8Array | undefined } {
   let verdicts: Uint8Array | undefined;
