@@ -70,12 +70,17 @@ export function DataTable<T>(props: {
 
 /**
  * A form that submits without leaving the page: its controls, then its submit button (primary
- * unless `plain`), then `error` when given.
+ * unless `plain`), then `error` when given. While `busy` (its request runs) the button is
+ * aria-disabled and keeps the keyboard focus, and a submit does nothing; while `disabled` (something
+ * it needs is missing: an experiment without serving endpoints) the button is disabled.
  */
 export function Form(props: {
   label: string;
   onSubmit: () => unknown;
   submit: ReactNode;
+  /** Its request runs: a submit meanwhile (a second Enter or click) does nothing. */
+  busy?: boolean;
+  /** It cannot be sent at all (not while a request runs: that is `busy`). */
   disabled?: boolean;
   /** The form's class; `inline` unless given (empty: none). */
   className?: string;
@@ -93,12 +98,12 @@ export function Form(props: {
       aria-label={props.label}
       onSubmit={(e) => {
         e.preventDefault();
-        if (!props.disabled) void props.onSubmit();
+        if (!props.busy && !props.disabled) void props.onSubmit();
       }}
     >
       {props.children}
-      {/* aria-disabled, not disabled: a submit button disabled while its request runs drops the keyboard focus to the page's start. */}
-      <button type="submit" className={props.plain ? undefined : 'primary'} aria-disabled={props.disabled || undefined}>
+      {/* aria-disabled, not disabled, while busy: a submit button disabled while its request runs drops the keyboard focus to the page's start. */}
+      <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled} aria-disabled={props.busy || undefined}>
         {props.submit}
       </button>
       <Problem error={props.error} />

@@ -69,6 +69,38 @@ describe('the console at its edges', () => {
     expect((await axis()).map((a) => a.label)).toEqual(['0', '1']);
   });
 
+  it('keeps a form that cannot be sent disabled (an experiment without endpoints), and sends a busy form once on a second Enter', async () => {
+    // The empty tenant has no serving endpoint: an experiment cannot be created.
+    await go('Experiments', 'Experiments');
+    const create = page.getByRole('button', { name: 'Create experiment' });
+    await visible(create);
+    // Was aria-disabled only, as while a request runs: focusable, and a click asked for the name, then did nothing.
+    expect(await create.evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+
+    // A second Enter while the create runs sends nothing (the button is aria-disabled, not disabled, while busy).
+    await go('Segments', 'Segments');
+    let sent = 0;
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    await page.route('**/api/segments', async (r) => {
+      if (r.request().method() !== 'POST') return r.fallback();
+      sent += 1;
+      await held;
+      // Answered here: the tenant keeps no segment (a later test counts them).
+      await r.fulfill({ status: 201, json: { id: 1, name: 'twice' } });
+    });
+    await page.getByLabel('Segment name').fill('twice');
+    await page.getByLabel('Segment name').press('Enter');
+    await eventually('the create sent', async () => sent === 1);
+    await page.getByLabel('Segment name').press('Enter');
+    await page.waitForTimeout(300);
+    release();
+    await eventually('the name cleared', async () => (await page.getByLabel('Segment name').inputValue()) === '');
+    await page.unroute('**/api/segments');
+    expect(sent).toBe(1);
+    await go('Overview', 'Overview'); // where the next test reloads
+  });
+
   it('labels the axis with whole numbers at their heights when the busiest day has 2 events', async () => {
     const ids = ((await t.demo.core('GET', '/v1/items?limit=3')).body.data as { id: string }[]).map((x) => x.id);
     const events = [

@@ -70,7 +70,7 @@ export function Catalog({ session }: PageProps) {
     <>
       <PageHeader title="Catalog" />
       <Card>
-        <Form label="Browse the catalog" search onSubmit={() => search()} submit="Search" disabled={a.busy}>
+        <Form label="Browse the catalog" search onSubmit={() => search()} submit="Search" busy={a.busy}>
           <Field label="Search items" value={query} onChange={setQuery} placeholder="empty: browse everything" />
           <Field label="Filter field" value={field} onChange={setField} placeholder="category, metadata.brand, active…" />
           <Select label="Operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />

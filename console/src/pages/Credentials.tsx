@@ -87,7 +87,7 @@ export function Credentials({ session }: PageProps) {
             { header: 'Actions', cell: (k) => <RowButton text="Revoke" name={k.name} onClick={() => revokeKey(k)} danger /> },
           ]}
         />
-        <Form label="New API key" onSubmit={createKey} submit="Create API key" disabled={a.busy}>
+        <Form label="New API key" onSubmit={createKey} submit="Create API key" busy={a.busy}>
           <Field label="Key name" value={keyName} onChange={setKeyName} required placeholder="catalog sync" />
           <Field label="Environment" value={env} onChange={setEnv} required />
           <Checks legend="Scopes" className="inline" options={KEY_SCOPES} chosen={scopes} onChange={setScopes} />
@@ -109,7 +109,7 @@ export function Credentials({ session }: PageProps) {
             { header: 'Actions', cell: (c) => <RowButton text="Delete" name={c.name} onClick={() => deleteClient(c)} danger /> },
           ]}
         />
-        <Form label="New OAuth client" onSubmit={createClient} submit="Create client" disabled={a.busy}>
+        <Form label="New OAuth client" onSubmit={createClient} submit="Create client" busy={a.busy}>
           <Field label="Client name" value={clientName} onChange={setClientName} required placeholder="storefront backend" />
           <Checks legend="Client scopes" className="inline" options={CLIENT_SCOPES} chosen={clientScopes} onChange={setClientScopes} />
         </Form>

@@ -54,7 +54,7 @@ export function Endpoints({ session }: PageProps) {
       </Card>
       {admin ? (
         <Card title="New endpoint">
-          <Form label="New serving endpoint" onSubmit={create} submit="Create endpoint" disabled={a.busy}>
+          <Form label="New serving endpoint" onSubmit={create} submit="Create endpoint" busy={a.busy}>
             <Field label="Endpoint name" value={name} onChange={setName} required placeholder="main" />
             <Check label="Default endpoint" checked={isDefault} onChange={setIsDefault} />
           </Form>

@@ -100,7 +100,7 @@ export function Events({ session }: PageProps) {
           ]}
         />
         {isAdmin(session.role) ? (
-          <Form label="New event type" onSubmit={addType} submit="Add event type" disabled={add.busy} plain>
+          <Form label="New event type" onSubmit={addType} submit="Add event type" busy={add.busy} plain>
             <Field label="Type name" value={name} onChange={setName} required placeholder="purchase" />
             <Field label="Weight" type="number" min={1} max={100} value={weight} onChange={setWeight} required />
           </Form>

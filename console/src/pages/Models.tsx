@@ -25,7 +25,7 @@ function Promote({ m, endpoints, onDone }: { m: ModelVersion; endpoints: Endpoin
       label={`Promote version ${m.version}`}
       className="inline compact"
       plain
-      disabled={a.busy}
+      busy={a.busy}
       submit={`Promote v${m.version}`}
       error={a.error}
       onSubmit={() =>

@@ -108,7 +108,7 @@ export function Playground(_: PageProps) {
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
       {tab === 'search' ? (
         <Card>
-          <Form label="Search playground" search onSubmit={runSearch} submit="Search" disabled={search.busy}>
+          <Form label="Search playground" search onSubmit={runSearch} submit="Search" busy={search.busy}>
             <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
             <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
             {ctx}
@@ -121,7 +121,7 @@ export function Playground(_: PageProps) {
         </Card>
       ) : (
         <Card>
-          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" disabled={recs.busy}>
+          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" busy={recs.busy}>
             <Field label="User ID" value={userId} onChange={setUserId} />
             <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
             {ctx}

@@ -87,7 +87,7 @@ export function Rules({ session }: PageProps) {
       </Card>
       {admin && ctx ? (
         <Card title="New rule">
-          <Form label="New rule" onSubmit={create} submit="Create rule" disabled={a.busy}>
+          <Form label="New rule" onSubmit={create} submit="Create rule" busy={a.busy}>
             <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
             <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
             <Select label="Condition operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />

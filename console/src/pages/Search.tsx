@@ -66,7 +66,7 @@ function Synonyms({ admin }: { admin: boolean }) {
       </Card>
       {admin ? (
         <Card title="New synonym set">
-          <Form label="New synonym set" onSubmit={create} submit="Add synonyms" disabled={a.busy}>
+          <Form label="New synonym set" onSubmit={create} submit="Add synonyms" busy={a.busy}>
             <Select
               label="Synonym type"
               value={type}

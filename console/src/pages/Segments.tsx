@@ -57,7 +57,7 @@ export function Segments({ session }: PageProps) {
       </Card>
       {admin ? (
         <Card title="New segment">
-          <Form label="New segment" onSubmit={create} submit="Create segment" disabled={a.busy}>
+          <Form label="New segment" onSubmit={create} submit="Create segment" busy={a.busy}>
             <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
             <Field label="Event type" value={eventType} onChange={setEventType} required />
             <Field label="At least (events)" type="number" min={1} max={500} value={minCount} onChange={setMinCount} />

@@ -63,7 +63,7 @@ export function Templates({ session }: PageProps) {
       </Card>
       {isAdmin(session.role) ? (
         <Card title="New template">
-          <Form label="New template" onSubmit={create} submit="Create template" disabled={a.busy} className="">
+          <Form label="New template" onSubmit={create} submit="Create template" busy={a.busy} className="">
             <Field label="Template name" value={name} onChange={setName} required />
             <Checks
               legend="Event types"

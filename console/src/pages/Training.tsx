@@ -176,7 +176,7 @@ export function Training({ session }: PageProps) {
       {admin ? (
         <Card title="Start a run">
           {published.length ? (
-            <Form label="Start a training run" onSubmit={start} submit="Start training" disabled={a.busy}>
+            <Form label="Start a training run" onSubmit={start} submit="Start training" busy={a.busy}>
               <Select
                 label="Template"
                 value={templateId || String(published[0]?.id ?? '')}

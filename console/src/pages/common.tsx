@@ -69,7 +69,7 @@ export function NewContext({ onCreated, disabled }: { onCreated: (c: Context) =>
       onCreated(c);
     });
   return (
-    <Form label="New context" onSubmit={submit} submit="Add context" plain disabled={disabled || a.busy} error={a.error}>
+    <Form label="New context" onSubmit={submit} submit="Add context" plain busy={a.busy} disabled={disabled} error={a.error}>
       <Field label="New context name" value={name} onChange={setName} required placeholder="home page" />
     </Form>
   );
