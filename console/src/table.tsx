@@ -28,7 +28,7 @@ export function DataTable<T>(props: {
   /** The next page, when there is one. */
   more?: { busy: boolean; load: () => void } | null;
 }) {
-  const { columns, rows } = props;
+  const { columns, rows, more } = props;
   const table = rows?.length ? (
     <table aria-label={props.label}>
       <thead>
@@ -59,8 +59,9 @@ export function DataTable<T>(props: {
       {/* In a box that scrolls across when the table is wider than the page, the page itself does not. */}
       {table ? <div className="table-wrap">{table}</div> : null}
       {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
-      {props.more ? (
-        <button type="button" disabled={props.more.busy} onClick={props.more.load}>
+      {/* aria-disabled, not disabled, while the page loads: a disabled button drops the keyboard focus to the page's start. */}
+      {more ? (
+        <button type="button" aria-disabled={more.busy || undefined} onClick={() => more.busy || more.load()}>
           Load more
         </button>
       ) : null}

@@ -562,6 +562,17 @@ describe('the console at its edges', () => {
     await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
   });
 
+  it('keeps the keyboard focus on Save controls (Rerank) while the save runs', async () => {
+    await go('Rerank controls', 'Rerank controls');
+    const save = page.getByRole('button', { name: 'Save controls' });
+    await visible(save);
+    await save.focus();
+    await page.keyboard.press('Enter');
+    await visible(page.getByText('Saved.', { exact: true }));
+    // Was the page's body: the button, disabled while the save ran, dropped the focus (7d662c2 left this one out).
+    await eventually('the focus on Save controls', async () => (await page.evaluate('document.activeElement?.textContent')) === 'Save controls');
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

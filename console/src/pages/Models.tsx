@@ -58,7 +58,7 @@ export function Models({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Model versions">
-        <button type="button" className="primary" disabled={picked.length < 2 || a.busy} onClick={() => void compare()}>
+        <button type="button" className="primary" disabled={picked.length < 2} aria-disabled={a.busy || undefined} onClick={() => void (a.busy || compare())}>
           Compare {picked.length >= 2 ? `${picked.length} versions` : '(pick 2 or more)'}
         </button>
       </PageHeader>
@@ -148,12 +148,15 @@ function ApproveButton({ version, onDone }: { version: number; onDone: () => voi
     <>
       <button
         type="button"
-        disabled={a.busy}
+        aria-disabled={a.busy || undefined}
         onClick={() =>
-          void a.run(async () => {
-            await api('POST', `/api/models/${version}/approve`);
-            onDone();
-          })
+          void (
+            a.busy ||
+            a.run(async () => {
+              await api('POST', `/api/models/${version}/approve`);
+              onDone();
+            })
+          )
         }
       >
         Approve v{version}

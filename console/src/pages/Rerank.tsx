@@ -33,6 +33,7 @@ export function RerankPage({ session }: PageProps) {
 
   const save = (e: FormEvent) => {
     e.preventDefault();
+    if (a.busy) return;
     setSaved(false);
     void a.run(async () => {
       const body: Record<string, unknown> = {};
@@ -60,7 +61,8 @@ export function RerankPage({ session }: PageProps) {
               <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} />
             </div>
             {isAdmin(session.role) ? (
-              <button type="submit" className="primary" disabled={a.busy}>
+              // aria-disabled, not disabled, while the save runs: a disabled button drops the keyboard focus to the page's start.
+              <button type="submit" className="primary" aria-disabled={a.busy || undefined}>
                 Save controls
               </button>
             ) : null}

@@ -111,7 +111,11 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
             ) : null}
           </dl>
           {admin && (job.status === 'Queued' || job.status === 'InProgress') ? (
-            <button type="button" disabled={stop.busy} onClick={() => void stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll))}>
+            <button
+              type="button"
+              aria-disabled={stop.busy || undefined}
+              onClick={() => void (stop.busy || stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll)))}
+            >
               Stop run
             </button>
           ) : null}
