@@ -573,6 +573,17 @@ describe('the console at its edges', () => {
     await eventually('the focus on Save controls', async () => (await page.evaluate('document.activeElement?.textContent')) === 'Save controls');
   });
 
+  it("says when the tenant's event types, offered to the analytics' event type fields, could not be read", async () => {
+    await page.route('**/api/event-types*', (r) =>
+      r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message: 'Event types unavailable.' } } }) : r.fallback(),
+    );
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    // Was no hint at all: the fields offered nothing, and nothing said why.
+    await visible(page.getByText("This tenant's event types could not be read: Event types unavailable.", { exact: true }));
+    await page.unroute('**/api/event-types*');
+    expected(problems, /status of 500/); // the refused list, on purpose
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

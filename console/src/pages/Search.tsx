@@ -102,7 +102,14 @@ function Analytics() {
   // The tenant's event types, offered for both fields (the defaults, click and purchase, may be none of them).
   const types = useLoad(() => listAll<EventType>('/api/event-types'), []);
   const typeNames = types.data?.data.map((t) => t.name) ?? [];
-  const hint = types.data ? (typeNames.length ? `This tenant's event types: ${typeNames.join(', ')}.` : 'This tenant has no event types yet.') : undefined;
+  // Unread, it says so: the fields offering nothing would not tell why.
+  const hint = types.data
+    ? typeNames.length
+      ? `This tenant's event types: ${typeNames.join(', ')}.`
+      : 'This tenant has no event types yet.'
+    : types.error
+      ? `This tenant's event types could not be read: ${types.error}`
+      : undefined;
   const r = report.data;
   return (
     <>
