@@ -204,15 +204,21 @@ const pairsCache = new KeptForLastAsked<readonly [Float64Array, Float64Array]>(
   (d) => [pairsOf(d.name), pairsOf(d.description ?? '')],
 );
 
-/** How often `code` is in `sorted` (a run found by binary search). */
-export function countOf(sorted: Float64Array, code: number): number {
+/** The index of the first of ascending `sorted` at least `x` (its length when none is; 0 for NaN, which no number equals or exceeds). */
+export function firstAtLeast(sorted: Float64Array, x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < code) lo = mid + 1;
+    if ((sorted[mid] as number) < x) lo = mid + 1;
     else hi = mid;
   }
+  return lo;
+}
+
+/** How often `code` is in `sorted` (a run found by binary search). */
+export function countOf(sorted: Float64Array, code: number): number {
+  const lo = firstAtLeast(sorted, code);
   let n = 0;
   while (lo + n < sorted.length && sorted[lo + n] === code) n++;
   return n;

@@ -1,5 +1,6 @@
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
+import { firstAtLeast } from './analyze.ts';
 import { KEPT, rowsByCode, rowsByNumber, type ColumnCache } from './columns.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type SearchDoc } from './types.ts';
 
@@ -321,18 +322,6 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
       if (verdict < before) out[i] = verdict;
     }
   };
-}
-
-/** The index of the first of ascending `sorted` at least `x` (its length when none is; 0 for NaN, which no number equals or exceeds). */
-function firstAtLeast(sorted: Float64Array, x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** `exists`: the key has a value other than null (`present`), or not. */
