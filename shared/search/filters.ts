@@ -227,25 +227,32 @@ function keptFor(count: number): Uint8Array {
   return keptScratch.subarray(0, count).fill(FAILS);
 }
 
+type Lists = { first: Int32Array; rows: Int32Array };
+
+/** Copies `out`'s verdicts of the documents in group `g` of `lists` into `kept`. */
+function keepGroup(kept: Uint8Array, out: Uint8Array, { first, rows }: Lists, g: number): void {
+  for (let k = first[g] as number, end = first[g + 1] as number; k < end; k++) {
+    const i = rows[k] as number;
+    kept[i] = out[i] as number;
+  }
+}
+
 /**
  * Keeps `out`'s verdicts of the documents in buckets `from` to `to` of `lists` (those of a bucket
  * `edge` says its bound falls in only where `passes`), every other document failing.
  */
-function keepBuckets(out: Uint8Array, lists: { first: Int32Array; rows: Int32Array }, from: number, to: number, edge: (b: number) => boolean, passes: (i: number) => boolean): void {
+function keepBuckets(out: Uint8Array, lists: Lists, from: number, to: number, edge: (b: number) => boolean, passes: (i: number) => boolean): void {
   const kept = keptFor(out.length);
   const { first, rows } = lists;
   for (let b = from; b <= to; b++) {
-    const end = first[b + 1] as number;
-    if (edge(b)) {
-      for (let k = first[b] as number; k < end; k++) {
-        const i = rows[k] as number;
-        if (passes(i)) kept[i] = out[i] as number;
-      }
-    } else
-      for (let k = first[b] as number; k < end; k++) {
-        const i = rows[k] as number;
-        kept[i] = out[i] as number;
-      }
+    if (!edge(b)) {
+      keepGroup(kept, out, lists, b);
+      continue;
+    }
+    for (let k = first[b] as number, end = first[b + 1] as number; k < end; k++) {
+      const i = rows[k] as number;
+      if (passes(i)) kept[i] = out[i] as number;
+    }
   }
   out.set(kept);
 }
@@ -276,13 +283,14 @@ function valuesCheck(key: string, values: readonly Json[], negate: boolean): Col
     if (numbers.length === 0 && columns.lasting) {
       // Strings and booleans only, of a build: the documents holding one of them are the rows of
       // their codes, the only ones that pass (eq, in) or the only ones that fail (neq).
-      const { first, rows } = rowsByCode(column);
+      const lists = rowsByCode(column);
       if (negate) {
+        const { first, rows } = lists;
         for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) out[rows[k] as number] = FAILS;
         return;
       }
       const kept = keptFor(out.length);
-      for (const c of wantedCodes) for (let k = first[c] as number, end = first[c + 1] as number; k < end; k++) kept[rows[k] as number] = out[rows[k] as number] as number;
+      for (const c of wantedCodes) keepGroup(kept, out, lists, c);
       out.set(kept);
       return;
     }
