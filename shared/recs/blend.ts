@@ -466,12 +466,16 @@ export class BlendModel implements Model {
     this.parts.forEach((m, k) => {
       const w = this.weights[k] as number;
       if (w === 0) return;
-      const part = m.score(h, this.scratch);
-      const scale = w / maxOf(part);
-      for (let i = 0; i < s.length; i++) s[i] = (s[i] as number) + scale * (part[i] as number);
+      addScaled(s, m.score(h, this.scratch), w);
     });
     return s;
   }
+}
+
+/** Adds a part's scores to a blend's `into`, scaled by `weight` over the part's largest score (as `BlendModel.score` sums its parts). */
+export function addScaled(into: Float32Array, part: Float32Array, weight: number): void {
+  const scale = weight / maxOf(part);
+  for (let i = 0; i < into.length; i++) into[i] = (into[i] as number) + scale * (part[i] as number);
 }
 
 /** The largest score, or 1 when none is positive (so scaling never flips or blows up). */

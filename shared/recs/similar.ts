@@ -1,5 +1,5 @@
 /** Similar items for a user: an anchor item's neighbours in each part of the model, tilted by the user's history. */
-import { BlendModel, maxOf } from './blend.ts';
+import { addScaled, BlendModel } from './blend.ts';
 import type { History, Model } from './models.ts';
 
 /**
@@ -47,13 +47,8 @@ export function scoreSimilar(model: Model, anchor: History, h: History, into: Fl
     const w = model.weights[k] as number;
     if (w === 0) return;
     const alone = scratch('alone', n);
-    const part = tilted(m, anchor, h, share, scratch('withUser', n), alone);
-    const scale = w / maxOf(part);
-    for (let i = 0; i < s.length; i++) s[i] = (s[i] as number) + scale * (part[i] as number);
-    if (anchorInto) {
-      const aloneScale = w / maxOf(alone);
-      for (let i = 0; i < anchorInto.length; i++) anchorInto[i] = (anchorInto[i] as number) + aloneScale * (alone[i] as number);
-    }
+    addScaled(s, tilted(m, anchor, h, share, scratch('withUser', n), alone), w);
+    if (anchorInto) addScaled(anchorInto, alone, w);
   });
   return s;
 }
