@@ -20,6 +20,15 @@ let problems: string[] = [];
 /** Follows a link of the console's navigation (on the one page). */
 const go = (link: string, heading: string): Promise<void> => goTo(page, link, heading);
 
+/** The Catalog page searched for `query`, its answer come. */
+async function searchCatalog(query: string): Promise<void> {
+  await go('Catalog', 'Catalog');
+  await page.getByLabel('Search items').fill(query);
+  const answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
+  await page.getByRole('button', { name: 'Search' }).click();
+  await answered;
+}
+
 /** Answers the next dialog (accept or dismiss) and tells what it asked; undefined while none came. */
 function answerNext(accept: boolean): () => string | undefined {
   let asked: string | undefined;
@@ -489,18 +498,12 @@ describe('the console at its edges', () => {
     await visible(page.getByRole('heading', { name: '1 match', exact: true }));
     await visible(page.getByRole('region', { name: 'Facet color' }).getByText('No match has this key.'));
     expect(await page.getByRole('region', { name: 'Facet category' }).getByText('No match has this key.').count()).toBe(0);
-    await go('Catalog', 'Catalog');
-    await page.getByLabel('Search items').fill('sturdy');
-    await page.getByRole('button', { name: 'Search' }).click();
+    await searchCatalog('sturdy');
     await visible(page.getByRole('heading', { name: '1 item', exact: true }));
   });
 
   it('keeps the keyboard focus on a button while its action runs (a row action, and a failed sign-in)', async () => {
-    await go('Catalog', 'Catalog');
-    await page.getByLabel('Search items').fill('sturdy');
-    const answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
-    await page.getByRole('button', { name: 'Search' }).click();
-    await answered;
+    await searchCatalog('sturdy');
     const deactivate = page.getByRole('button', { name: 'Deactivate Long lamp' });
     await deactivate.focus();
     await page.keyboard.press('Enter');
@@ -529,11 +532,7 @@ describe('the console at its edges', () => {
   });
 
   it('shows an item as stored after Deactivate when a search sent before it answers after it (Catalog)', async () => {
-    await go('Catalog', 'Catalog');
-    await page.getByLabel('Search items').fill('sturdy');
-    let answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
-    await page.getByRole('button', { name: 'Search' }).click();
-    await answered;
+    await searchCatalog('sturdy');
     await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
     // The next search is served at once (the lamp still active) but its answer reaches the page
     // only after the lamp is deactivated.
@@ -544,7 +543,7 @@ describe('the console at its edges', () => {
       await held;
       await r.fulfill({ response });
     });
-    answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
+    const answered = page.waitForResponse((r) => r.url().endsWith('/api/items/search'));
     await page.getByRole('button', { name: 'Search' }).click();
     await page.waitForTimeout(300);
     const patched = page.waitForResponse((r) => r.url().includes('/console/api/items/') && r.request().method() === 'PATCH');
