@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../shared/http/types.ts';
+import { SERVING_SEMI_SPACE_MB } from '../shared/aws/young-generation.ts';
 import { nowMs } from '../shared/clock.ts';
 import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
@@ -46,7 +47,10 @@ export interface ApiPool {
 export async function startApiPool(size: number, modules: string[]): Promise<ApiPool> {
   const threads = await Promise.all(
     Array.from({ length: size }, (_, n) =>
-      startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>({ entry: './api-thread.ts', modules, name: `api-${n}` }, { onOther: onQueueCall }),
+      startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>(
+        { entry: './api-thread.ts', modules, name: `api-${n}` },
+        { onOther: onQueueCall, youngGenerationMb: 3 * SERVING_SEMI_SPACE_MB },
+      ),
     ),
   );
   let turn = 0;

@@ -20,11 +20,12 @@ export interface HandlerThread<Req, Res> {
 /**
  * A worker thread (started through worker-thread-entry.mjs with `workerData`) that answers
  * invocations by id; messages of any other type go to `onOther`. With `unrefWhenIdle` the thread
- * does not keep the process alive while nothing is in flight.
+ * does not keep the process alive while nothing is in flight; `youngGenerationMb` sets its V8
+ * young generation (Node's default when absent).
  */
 export async function startHandlerThread<Req extends object, Res>(
   workerData: Record<string, unknown>,
-  opts: { unrefWhenIdle?: boolean; onOther?: (message: { type?: string }, worker: Worker) => void } = {},
+  opts: { unrefWhenIdle?: boolean; onOther?: (message: { type?: string }, worker: Worker) => void; youngGenerationMb?: number } = {},
 ): Promise<HandlerThread<Req, Res>> {
   // The thread reaches the stack's dynalite over a port of its own, as the main thread does.
   const dynamo = connectLocalDynamo();
@@ -32,6 +33,7 @@ export async function startHandlerThread<Req extends object, Res>(
     workerData: { ...workerData, iam: grantsEnforced(), ...(dynamo ? { dynamo } : {}) },
     ...(dynamo ? { transferList: [dynamo.port] } : {}),
     env: { ...process.env },
+    ...(opts.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: opts.youngGenerationMb } } : {}),
   });
   if (opts.unrefWhenIdle) worker.unref();
   const pending = new Map<number, { resolve: (r: Res) => void; reject: (e: Error) => void }>();
