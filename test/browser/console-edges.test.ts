@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
@@ -581,6 +581,25 @@ describe('the console at its edges', () => {
     await visible(page.getByText("This tenant's event types could not be read: Event types unavailable.", { exact: true }));
     await page.unroute('**/api/event-types*');
     expected(problems, /status of 500/); // the refused list, on purpose
+  });
+
+  it("says which of the Overview's figures could not be read, instead of loading them forever", async () => {
+    const refuse = (message: string) => (r: Route) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message } } }) : r.fallback());
+    await page.route('**/console/api/overview*', refuse('Overview unavailable.'));
+    await page.route('**/api/models', refuse('Models unavailable.'));
+    await go('Catalog', 'Catalog');
+    await go('Overview', 'Overview');
+    // Were "…" for good: the events and models tiles looked still loading, and nothing said the models had failed.
+    await eventually('the events tile unread', async () => (await page.getByTestId('events-total').textContent()) === '—');
+    await visible(page.getByText('Not read: see Events per day.', { exact: true }));
+    await eventually('the models tile unread', async () => (await page.getByTestId('model-versions').textContent()) === '—');
+    await visible(page.getByText('Models unavailable.', { exact: true }));
+    await visible(page.getByText('Overview unavailable.', { exact: true }));
+    // The chart's card said "Loading…" under the error, for good.
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    await page.unroute('**/console/api/overview*');
+    await page.unroute('**/api/models');
+    expected(problems, /status of 500/); // the refused reads, on purpose
   });
 
   it('had no page errors and no console errors', () => {

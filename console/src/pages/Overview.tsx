@@ -3,6 +3,12 @@ import { BarChart } from '../charts.tsx';
 import { Card, Loading, PageHeader, Problem, useLoad, when } from '../ui.tsx';
 import type { PageProps } from './index.tsx';
 
+/** A tile's figure: "…" while it loads, "—" when it could not be read (the reason is said beside it). */
+function figure<T>(l: { data: T | undefined; error: string | undefined }, show: (d: T) => string | number): string | number {
+  if (l.data !== undefined) return show(l.data);
+  return l.error ? '—' : '…';
+}
+
 export function Overview(_: PageProps) {
   const index = useLoad(() => api<IndexStatus>('GET', '/api/search-index'), []);
   const overview = useLoad(() => api<OverviewData>('GET', '/console/api/overview?days=14'), []);
@@ -16,10 +22,11 @@ export function Overview(_: PageProps) {
       <div className="tiles">
         <Card title="Catalog size">
           <p className="big" data-testid="catalog-size">
-            {i ? i.items.toLocaleString() : '…'}
+            {figure(index, (d) => d.items.toLocaleString())}
           </p>
           {/* The index status's count holds inactive items too, which Core search leaves out. */}
           <p className="muted">items, inactive ones included</p>
+          {index.error && <p className="muted">Not read: see Index status.</p>}
         </Card>
         <Card title="Index status">
           {i ? (
@@ -41,19 +48,22 @@ export function Overview(_: PageProps) {
         <Card title="Events, last 14 days">
           {/* Sampled: the latest 5,000 events all fall in the period, so older ones of it went uncounted: a lower bound. */}
           <p className="big" data-testid="events-total">
-            {overview.data ? `${total.toLocaleString()}${overview.data.sampled ? '+' : ''}` : '…'}
+            {figure(overview, (d) => `${total.toLocaleString()}${d.sampled ? '+' : ''}`)}
           </p>
-          <p className="muted">{overview.data?.sampled ? 'at least: only the latest 5,000 events are counted' : 'events ingested'}</p>
+          <p className="muted">{overview.error ? 'Not read: see Events per day.' : overview.data?.sampled ? 'at least: only the latest 5,000 events are counted' : 'events ingested'}</p>
         </Card>
         <Card title="Models">
           {/* The newest page of versions: past it, "100+". */}
-          <p className="big">{models.data ? `${models.data.data.length}${models.data.has_more ? '+' : ''}` : '…'}</p>
-          <p className="muted">versions; {jobs.data ? jobs.data.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length : '…'} runs in progress</p>
+          <p className="big" data-testid="model-versions">
+            {figure(models, (d) => `${d.data.length}${d.has_more ? '+' : ''}`)}
+          </p>
+          <p className="muted">versions; {figure(jobs, (d) => d.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length)} runs in progress</p>
+          <Problem error={models.error ?? jobs.error} />
         </Card>
       </div>
       <Card title="Events per day">
         <Problem error={overview.error} />
-        {overview.data ? <BarChart title="Events ingested per UTC day" data={overview.data.events_per_day.map((d) => ({ label: d.day, value: d.count }))} /> : <Loading show />}
+        {overview.data ? <BarChart title="Events ingested per UTC day" data={overview.data.events_per_day.map((d) => ({ label: d.day, value: d.count }))} /> : <Loading show={overview.loading} />}
       </Card>
     </>
   );
