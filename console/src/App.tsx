@@ -46,7 +46,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; noti
         {needMfa ? <Field label="One-time code" value={mfa} onChange={setMfa} autoComplete="one-time-code" hint="6 digits from your authenticator app" /> : null}
         <Problem error={error} />
         {/* aria-disabled, not disabled: a disabled button drops the keyboard focus, so a wrong password would send it to the page's start. */}
-        <button type="submit" className="primary" aria-disabled={busy || undefined}>
+        <button type="submit" className="primary" aria-disabled={busy || undefined} aria-busy={busy || undefined}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>

@@ -511,8 +511,21 @@ describe('the console at its edges', () => {
     await visible(page.getByRole('button', { name: 'Activate Long lamp', exact: true }));
     // Was the page's body: the button, disabled while its request ran, dropped the focus.
     await eventually('the focus on Activate', async () => (await focused()) === 'Activate Long lamp');
+    // While its request runs the button says it is busy (aria-busy), not only that it cannot be pressed.
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    await page.route('**/console/api/items/*', async (r) => {
+      await held;
+      await r.fallback();
+    });
     await page.keyboard.press('Enter');
+    const busy = page.getByRole('button', { name: 'Activate Long lamp', exact: true });
+    await eventually('Activate busy', async () => (await busy.getAttribute('aria-busy')) === 'true');
+    expect(await busy.getAttribute('aria-disabled')).toBe('true');
+    release();
+    await page.unroute('**/console/api/items/*');
     await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
+    expect(await page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }).getAttribute('aria-busy')).toBeNull();
     await eventually('the focus on Deactivate', async () => (await focused()) === 'Deactivate Long lamp');
 
     const other = await browser.newContext({ viewport: { width: 1440, height: 900 } });
