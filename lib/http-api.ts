@@ -4,7 +4,6 @@ import { type CfnRoute, type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRoute
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { SERVING_SEMI_SPACE_MB } from '../shared/aws/young-generation.ts';
 import { chargesQuota } from '../shared/grants.ts';
 import { deployedRoutes, notFoundHandlers, type Access } from '../shared/routes.ts';
 import { ServiceFunction, type ServiceResources, type TenantQuota } from './service-function.ts';
@@ -86,10 +85,8 @@ export class ServiceHttpApi extends Construct {
         f = new ServiceFunction(this, module.replace(/[^A-Za-z0-9]/g, '-'), {
           handler: module,
           timeout: Duration.seconds(heavy ? 29 : 10),
-          // Search holds the tenant's index in memory: more memory, and more CPU with it, and a
-          // young generation its requests' objects die in (shared/aws/young-generation.ts).
+          // Search holds the tenant's index in memory: more memory, and more CPU with it.
           memorySize: heavy ? 3008 : 1024,
-          ...(heavy ? { semiSpaceMb: SERVING_SEMI_SPACE_MB } : {}),
           embeddingProvider: props.resources.embeddingProvider,
           logGroup: functionLogs,
         });

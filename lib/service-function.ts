@@ -74,8 +74,6 @@ export interface ServiceFunctionProps {
   environment?: Record<string, string>;
   timeout?: Duration;
   memorySize?: number;
-  /** V8's `--max-semi-space-size` (MB) in NODE_OPTIONS; Node's default when absent. */
-  semiSpaceMb?: number;
   logRetention?: RetentionDays;
   /**
    * A log group shared with other functions (each API's functions share one: a stack has at
@@ -118,7 +116,7 @@ export class ServiceFunction extends NodejsFunction {
       projectRoot: root,
       depsLockFilePath: join(root, 'package-lock.json'),
       environment: {
-        NODE_OPTIONS: `--enable-source-maps${props.semiSpaceMb ? ` --max-semi-space-size=${props.semiSpaceMb}` : ''}`,
+        NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: 'recsearch',
         POWERTOOLS_METRICS_NAMESPACE: 'recsearch',
         ...props.environment,

@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../shared/http/types.ts';
-import { SERVING_SEMI_SPACE_MB } from '../shared/aws/young-generation.ts';
+import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 import { nowMs } from '../shared/clock.ts';
 import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';

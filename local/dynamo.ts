@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import './dynalite-indexes.mjs';
-import { SERVING_SEMI_SPACE_MB } from '../shared/aws/young-generation.ts';
+import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
 
@@ -41,8 +41,8 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
 export async function startDynaliteThread(opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
-  // Its young generation as the API threads' (shared/aws/young-generation.ts): the database's
-  // collections pause every request waiting on it.
+  // Its young generation as the API threads' (young-generation.ts): the database's collections
+  // pause every request waiting on it.
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), {
     workerData: { path: opts.path, port: opts.port },
     resourceLimits: { maxYoungGenerationSizeMb: 3 * SERVING_SEMI_SPACE_MB },

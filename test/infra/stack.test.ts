@@ -4,7 +4,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { POWERTOOLS_VERSION } from '../../lib/service-function.ts';
 import { ACCESS_LOG_DAYS, ARTIFACT_NONCURRENT_DAYS } from '../../lib/data.ts';
 import { ServiceStack } from '../../lib/stack.ts';
-import { SERVING_SEMI_SPACE_MB } from '../../shared/aws/young-generation.ts';
 import { projectionOf, TABLE_SCHEMA } from '../../shared/data/table-schema.ts';
 import { deployedRoutes, notFoundHandlers, readOnly, routeKey, tableActions } from '../../shared/routes.ts';
 import { queues, workers } from '../../shared/queue/workers.ts';
@@ -95,15 +94,10 @@ describe('functions', () => {
       expect(f.Properties.Runtime, id).toBe('nodejs22.x');
       expect(f.Properties.Architectures, id).toEqual(['arm64']);
       expect(f.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
-      expect(f.Properties.Environment.Variables.NODE_OPTIONS, id).toMatch(new RegExp(`^--enable-source-maps( --max-semi-space-size=${SERVING_SEMI_SPACE_MB})?$`));
+      expect(f.Properties.Environment.Variables.NODE_OPTIONS, id).toBe('--enable-source-maps');
       expect(f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, id).toBe('recsearch');
       expect(f.Properties.LoggingConfig?.LogGroup, id).toBeDefined();
     }
-    // The API functions that hold an index or models with a larger young generation (shared/aws/young-generation.ts), the others with Node's.
-    const nodeOptions = (module: string) => fnByModule(module).Properties.Environment.Variables.NODE_OPTIONS;
-    expect(nodeOptions('core/search/search')).toContain('--max-semi-space-size=');
-    expect(nodeOptions('core/recommendations/recommend')).toContain('--max-semi-space-size=');
-    expect(nodeOptions('core/items/get')).toBe('--enable-source-maps');
   });
 
   it('load Powertools from the AWS layer of exactly the installed version', () => {
