@@ -59,7 +59,7 @@ export function DataTable<T>(props: {
       {/* In a box that scrolls across when the table is wider than the page, the page itself does not. */}
       {table ? <div className="table-wrap">{table}</div> : null}
       {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
-      {/* aria-disabled, not disabled, while the page loads: a disabled button drops the keyboard focus to the page's start; aria-busy says why. */}
+      {/* aria-disabled, not disabled, while the page loads: a disabled button drops the keyboard focus to the page's start; aria-busy marks it busy. */}
       {more ? (
         <button type="button" aria-disabled={more.busy || undefined} aria-busy={more.busy || undefined} onClick={() => more.busy || more.load()}>
           Load more
@@ -103,7 +103,7 @@ export function Form(props: {
       }}
     >
       {props.children}
-      {/* aria-disabled, not disabled, while busy: a submit button disabled while its request runs drops the keyboard focus to the page's start; aria-busy says why. */}
+      {/* aria-disabled, not disabled, while busy: a submit button disabled while its request runs drops the keyboard focus to the page's start; aria-busy marks it busy. */}
       <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled} aria-disabled={props.busy || undefined} aria-busy={props.busy || undefined}>
         {props.submit}
       </button>
@@ -156,7 +156,7 @@ export function ActionButton({ onClick, disabled, className, label, children }: 
     }
   };
   return (
-    // While its own click runs it is aria-disabled, not disabled: a disabled button drops the keyboard focus to the page's start; aria-busy says why.
+    // While its own click runs it is aria-disabled, not disabled: a disabled button drops the keyboard focus to the page's start; aria-busy marks it busy.
     <button type="button" className={className} aria-label={label} disabled={disabled} aria-disabled={busy || undefined} aria-busy={busy || undefined} onClick={() => void click()}>
       {children}
     </button>

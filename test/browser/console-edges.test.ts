@@ -518,12 +518,15 @@ describe('the console at its edges', () => {
       await held;
       await r.fallback();
     });
-    await page.keyboard.press('Enter');
-    const busy = page.getByRole('button', { name: 'Activate Long lamp', exact: true });
-    await eventually('Activate busy', async () => (await busy.getAttribute('aria-busy')) === 'true');
-    expect(await busy.getAttribute('aria-disabled')).toBe('true');
-    release();
-    await page.unroute('**/console/api/items/*');
+    try {
+      await page.keyboard.press('Enter');
+      const busy = page.getByRole('button', { name: 'Activate Long lamp', exact: true });
+      await eventually('Activate busy', async () => (await busy.getAttribute('aria-busy')) === 'true');
+      expect(await busy.getAttribute('aria-disabled')).toBe('true');
+    } finally {
+      release();
+      await page.unroute('**/console/api/items/*');
+    }
     await visible(page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }));
     expect(await page.getByRole('button', { name: 'Deactivate Long lamp', exact: true }).getAttribute('aria-busy')).toBeNull();
     await eventually('the focus on Deactivate', async () => (await focused()) === 'Deactivate Long lamp');
@@ -600,18 +603,21 @@ describe('the console at its edges', () => {
     const refuse = (message: string) => (r: Route) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message } } }) : r.fallback());
     await page.route('**/console/api/overview*', refuse('Overview unavailable.'));
     await page.route('**/api/models', refuse('Models unavailable.'));
-    await go('Catalog', 'Catalog');
-    await go('Overview', 'Overview');
-    // Were "…" for good: the events and models tiles looked still loading, and nothing said the models had failed.
-    await eventually('the events tile unread', async () => (await page.getByTestId('events-total').textContent()) === '—');
-    await visible(page.getByText('Not read: see Events per day.', { exact: true }));
-    await eventually('the models tile unread', async () => (await page.getByTestId('model-versions').textContent()) === '—');
-    await visible(page.getByText('Models unavailable.', { exact: true }));
-    await visible(page.getByText('Overview unavailable.', { exact: true }));
-    // The chart's card said "Loading…" under the error, for good.
-    expect(await page.getByText('Loading…').count()).toBe(0);
-    await page.unroute('**/console/api/overview*');
-    await page.unroute('**/api/models');
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Overview', 'Overview');
+      // Were "…" for good: the events and models tiles looked still loading, and nothing said the models had failed.
+      await eventually('the events tile unread', async () => (await page.getByTestId('events-total').textContent()) === '—not read');
+      await visible(page.getByText('Not read: see Events per day.', { exact: true }));
+      await eventually('the models tile unread', async () => (await page.getByTestId('model-versions').textContent()) === '—not read');
+      await visible(page.getByText('Versions: Models unavailable.', { exact: true }));
+      await visible(page.getByText('Overview unavailable.', { exact: true }));
+      // The chart's card said "Loading…" under the error, for good.
+      expect(await page.getByText('Loading…').count()).toBe(0);
+    } finally {
+      await page.unroute('**/console/api/overview*');
+      await page.unroute('**/api/models');
+    }
     expected(problems, /status of 500/); // the refused reads, on purpose
   });
 

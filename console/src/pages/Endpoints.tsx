@@ -40,7 +40,7 @@ export function Endpoints({ session }: PageProps) {
                 e.is_default ? (
                   'default'
                 ) : admin ? (
-                  <button type="button" aria-disabled={a.busy || undefined} onClick={() => void (a.busy || makeDefault(e))}>
+                  <button type="button" aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined} onClick={() => void (a.busy || makeDefault(e))}>
                     Make default
                   </button>
                 ) : (

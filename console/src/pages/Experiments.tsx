@@ -128,7 +128,7 @@ export function Experiments({ session }: PageProps) {
         </Card>
       )}
       {experiments.more ? (
-        <button type="button" aria-disabled={experiments.more.busy || undefined} onClick={() => experiments.more?.busy || experiments.more?.load()}>
+        <button type="button" aria-disabled={experiments.more.busy || undefined} aria-busy={experiments.more.busy || undefined} onClick={() => experiments.more?.busy || experiments.more?.load()}>
           Load more
         </button>
       ) : null}

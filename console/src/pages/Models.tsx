@@ -58,7 +58,7 @@ export function Models({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Model versions">
-        <button type="button" className="primary" disabled={picked.length < 2} aria-disabled={a.busy || undefined} onClick={() => void (a.busy || compare())}>
+        <button type="button" className="primary" disabled={picked.length < 2} aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined} onClick={() => void (a.busy || compare())}>
           Compare {picked.length >= 2 ? `${picked.length} versions` : '(pick 2 or more)'}
         </button>
       </PageHeader>
@@ -149,6 +149,7 @@ function ApproveButton({ version, onDone }: { version: number; onDone: () => voi
       <button
         type="button"
         aria-disabled={a.busy || undefined}
+        aria-busy={a.busy || undefined}
         onClick={() =>
           void (
             a.busy ||

@@ -1,12 +1,19 @@
+import type { ReactNode } from 'react';
 import { api, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
 import { BarChart } from '../charts.tsx';
 import { Card, Loading, PageHeader, Problem, useLoad, when } from '../ui.tsx';
 import type { PageProps } from './index.tsx';
 
-/** A tile's figure: "…" while it loads, "—" when it could not be read (the reason is said beside it). */
-function figure<T>(l: { data: T | undefined; error: string | undefined }, show: (d: T) => string | number): string | number {
+/** A tile's figure: "…" while it loads, "—" (read out "not read") when it could not be read, the reason said beside it. */
+function figure<T>(l: { data: T | undefined; error: string | undefined }, show: (d: T) => string | number): ReactNode {
   if (l.data !== undefined) return show(l.data);
-  return l.error ? '—' : '…';
+  if (!l.error) return '…';
+  return (
+    <>
+      <span aria-hidden="true">—</span>
+      <span className="sr-only">not read</span>
+    </>
+  );
 }
 
 export function Overview(_: PageProps) {
@@ -25,8 +32,7 @@ export function Overview(_: PageProps) {
             {figure(index, (d) => d.items.toLocaleString())}
           </p>
           {/* The index status's count holds inactive items too, which Core search leaves out. */}
-          <p className="muted">items, inactive ones included</p>
-          {index.error && <p className="muted">Not read: see Index status.</p>}
+          <p className="muted">{index.error ? 'Not read: see Index status.' : 'items, inactive ones included'}</p>
         </Card>
         <Card title="Index status">
           {i ? (
@@ -58,7 +64,8 @@ export function Overview(_: PageProps) {
             {figure(models, (d) => `${d.data.length}${d.has_more ? '+' : ''}`)}
           </p>
           <p className="muted">versions; {figure(jobs, (d) => d.data.filter((j) => j.status === 'InProgress' || j.status === 'Queued').length)} runs in progress</p>
-          <Problem error={models.error ?? jobs.error} />
+          <Problem error={models.error && `Versions: ${models.error}`} />
+          <Problem error={jobs.error && `Runs: ${jobs.error}`} />
         </Card>
       </div>
       <Card title="Events per day">

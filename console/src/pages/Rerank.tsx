@@ -62,7 +62,7 @@ export function RerankPage({ session }: PageProps) {
             </div>
             {isAdmin(session.role) ? (
               // aria-disabled, not disabled, while the save runs: a disabled button drops the keyboard focus to the page's start.
-              <button type="submit" className="primary" aria-disabled={a.busy || undefined}>
+              <button type="submit" className="primary" aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined}>
                 Save controls
               </button>
             ) : null}

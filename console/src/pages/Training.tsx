@@ -114,6 +114,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
             <button
               type="button"
               aria-disabled={stop.busy || undefined}
+              aria-busy={stop.busy || undefined}
               onClick={() => void (stop.busy || stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll)))}
             >
               Stop run
