@@ -2,12 +2,12 @@ import type { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../shared/http/types.ts';
-import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 import { nowMs } from '../shared/clock.ts';
 import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { setTenant, type LambdaHttpHandler } from './http-adapter.ts';
 import { startHandlerThread, type HandlerThread } from './threaded-handler.ts';
+import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 
 export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent | ScheduledEvent } | { type: 'queue-done'; id: number; value?: number; error?: string };
 /** An invocation's answer (an HttpResult for an API handler), and the tenant its handler found (for the access log). */

@@ -15,9 +15,9 @@ import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import './dynalite-indexes.mjs';
-import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
+import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
 
 export interface LocalDynamo {
   endpoint: string;
