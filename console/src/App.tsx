@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, ApiFailure, holdSession, whenSignedOut, type Session } from './api.ts';
-import { Field, Problem } from './ui.tsx';
+import { BusyButton, Field, Problem } from './ui.tsx';
 import { PAGES, type PageKey } from './pages/index.tsx';
 import { Overview } from './pages/Overview.tsx';
 
@@ -45,10 +45,10 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; noti
         <Field label="Password" type="password" value={password} onChange={setPassword} required autoComplete="current-password" />
         {needMfa ? <Field label="One-time code" value={mfa} onChange={setMfa} autoComplete="one-time-code" hint="6 digits from your authenticator app" /> : null}
         <Problem error={error} />
-        {/* aria-disabled, not disabled: a disabled button drops the keyboard focus, so a wrong password would send it to the page's start. */}
-        <button type="submit" className="primary" aria-disabled={busy || undefined} aria-busy={busy || undefined}>
+        {/* Not disabled while busy (BusyButton): a wrong password would send the keyboard focus to the page's start. */}
+        <BusyButton type="submit" className="primary" busy={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        </BusyButton>
       </form>
     </main>
   );

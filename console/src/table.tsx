@@ -1,5 +1,5 @@
 import { useRef, useState, type ReactNode } from 'react';
-import { Check, Empty, Problem } from './ui.tsx';
+import { BusyButton, Check, Empty, Problem } from './ui.tsx';
 
 /** One column of a <DataTable>: its header, what each row shows in it, and the class of both (e.g. `num`). */
 export interface Column<T> {
@@ -59,11 +59,10 @@ export function DataTable<T>(props: {
       {/* In a box that scrolls across when the table is wider than the page, the page itself does not. */}
       {table ? <div className="table-wrap">{table}</div> : null}
       {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
-      {/* aria-disabled, not disabled, while the page loads: a disabled button drops the keyboard focus to the page's start; aria-busy marks it busy. */}
       {more ? (
-        <button type="button" aria-disabled={more.busy || undefined} aria-busy={more.busy || undefined} onClick={() => more.busy || more.load()}>
+        <BusyButton busy={more.busy} onClick={more.load}>
           Load more
-        </button>
+        </BusyButton>
       ) : null}
     </>
   );
@@ -103,10 +102,9 @@ export function Form(props: {
       }}
     >
       {props.children}
-      {/* aria-disabled, not disabled, while busy: a submit button disabled while its request runs drops the keyboard focus to the page's start; aria-busy marks it busy. */}
-      <button type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled} aria-disabled={props.busy || undefined} aria-busy={props.busy || undefined}>
+      <BusyButton type="submit" className={props.plain ? undefined : 'primary'} disabled={props.disabled} busy={props.busy ?? false}>
         {props.submit}
-      </button>
+      </BusyButton>
       <Problem error={props.error} />
     </form>
   );
@@ -156,10 +154,9 @@ export function ActionButton({ onClick, disabled, className, label, children }: 
     }
   };
   return (
-    // While its own click runs it is aria-disabled, not disabled: a disabled button drops the keyboard focus to the page's start; aria-busy marks it busy.
-    <button type="button" className={className} aria-label={label} disabled={disabled} aria-disabled={busy || undefined} aria-busy={busy || undefined} onClick={() => void click()}>
+    <BusyButton className={className} aria-label={label} disabled={disabled} busy={busy} onClick={click}>
       {children}
-    </button>
+    </BusyButton>
   );
 }
 

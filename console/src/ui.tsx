@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type ReactNode } from 'react';
 import { ApiFailure, type Page } from './api.ts';
 
 /** Loads data for a page; `reload` fetches again. Errors are shown by <Problem>. */
@@ -140,6 +140,15 @@ export function useResult<T>(): { data: T | undefined; busy: boolean; error: str
     [runAction],
   );
   return { data, busy: a.busy, error: a.error, run };
+}
+
+/**
+ * A button that does nothing while `busy` (its request runs): aria-disabled, not disabled, so it
+ * keeps the keyboard focus (a disabled button drops it to the page's start), and aria-busy marks
+ * it busy. A submit button (`type="submit"`, no `onClick`) leaves the check to its form's submit.
+ */
+export function BusyButton({ busy, onClick, ...button }: { busy: boolean; onClick?: () => unknown } & Omit<ButtonHTMLAttributes<HTMLButtonElement>, 'onClick' | 'aria-disabled' | 'aria-busy'>) {
+  return <button type="button" {...button} aria-disabled={busy || undefined} aria-busy={busy || undefined} onClick={onClick && (() => void (busy || onClick()))} />;
 }
 
 export function Problem({ error }: { error: string | undefined }) {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listAll, type Endpoint } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
-import { Card, Check, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
+import { BusyButton, Card, Check, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -40,9 +40,9 @@ export function Endpoints({ session }: PageProps) {
                 e.is_default ? (
                   'default'
                 ) : admin ? (
-                  <button type="button" aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined} onClick={() => void (a.busy || makeDefault(e))}>
+                  <BusyButton busy={a.busy} onClick={() => makeDefault(e)}>
                     Make default
-                  </button>
+                  </BusyButton>
                 ) : (
                   ''
                 ),

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
+import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
 import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -128,9 +128,9 @@ export function Experiments({ session }: PageProps) {
         </Card>
       )}
       {experiments.more ? (
-        <button type="button" aria-disabled={experiments.more.busy || undefined} aria-busy={experiments.more.busy || undefined} onClick={() => experiments.more?.busy || experiments.more?.load()}>
+        <BusyButton busy={experiments.more.busy} onClick={experiments.more.load}>
           Load more
-        </button>
+        </BusyButton>
       ) : null}
       {admin ? (
         <Card title="New A/B experiment">

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, type Comparison, type Endpoint, type ModelVersion } from '../api.ts';
 import { GroupedBars } from '../charts.tsx';
 import { DataTable, Form, type Column } from '../table.tsx';
-import { Card, PageHeader, Problem, Select, num, useAction, useLoad, usePages, when } from '../ui.tsx';
+import { BusyButton, Card, PageHeader, Problem, Select, num, useAction, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -58,9 +58,9 @@ export function Models({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Model versions">
-        <button type="button" className="primary" disabled={picked.length < 2} aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined} onClick={() => void (a.busy || compare())}>
+        <BusyButton className="primary" disabled={picked.length < 2} busy={a.busy} onClick={compare}>
           Compare {picked.length >= 2 ? `${picked.length} versions` : '(pick 2 or more)'}
-        </button>
+        </BusyButton>
       </PageHeader>
       <Problem error={models.error ?? a.error} />
       <Card title="Versions">
@@ -146,22 +146,17 @@ function ApproveButton({ version, onDone }: { version: number; onDone: () => voi
   const a = useAction();
   return (
     <>
-      <button
-        type="button"
-        aria-disabled={a.busy || undefined}
-        aria-busy={a.busy || undefined}
+      <BusyButton
+        busy={a.busy}
         onClick={() =>
-          void (
-            a.busy ||
-            a.run(async () => {
-              await api('POST', `/api/models/${version}/approve`);
-              onDone();
-            })
-          )
+          a.run(async () => {
+            await api('POST', `/api/models/${version}/approve`);
+            onDone();
+          })
         }
       >
         Approve v{version}
-      </button>
+      </BusyButton>
       <Problem error={a.error} />
     </>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, qs, type Rerank } from '../api.ts';
-import { Card, Check, Field, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
+import { BusyButton, Card, Check, Field, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
 import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -61,10 +61,9 @@ export function RerankPage({ session }: PageProps) {
               <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} />
             </div>
             {isAdmin(session.role) ? (
-              // aria-disabled, not disabled, while the save runs: a disabled button drops the keyboard focus to the page's start.
-              <button type="submit" className="primary" aria-disabled={a.busy || undefined} aria-busy={a.busy || undefined}>
+              <BusyButton type="submit" className="primary" busy={a.busy}>
                 Save controls
-              </button>
+              </BusyButton>
             ) : null}
             <Problem error={a.error} />
             {saved ? <p role="status">Saved.</p> : null}

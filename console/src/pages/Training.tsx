@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, listAll, listPage, type Job, type JobLogs, type LogLine, type Template } from '../api.ts';
 import { LineChart, type Series } from '../charts.tsx';
 import { DataTable, Form } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, usePages, when } from '../ui.tsx';
+import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -111,14 +111,9 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
             ) : null}
           </dl>
           {admin && (job.status === 'Queued' || job.status === 'InProgress') ? (
-            <button
-              type="button"
-              aria-disabled={stop.busy || undefined}
-              aria-busy={stop.busy || undefined}
-              onClick={() => void (stop.busy || stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll)))}
-            >
+            <BusyButton busy={stop.busy} onClick={() => stop.run(() => api('POST', `/api/training-jobs/${encodeURIComponent(name)}/stop`).then(poll))}>
               Stop run
-            </button>
+            </BusyButton>
           ) : null}
           {series.length ? (
             <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} />
