@@ -1,12 +1,16 @@
 import { consoleStore, eventStore } from '../data/index.ts';
+import type { ConsoleStore } from '../domain/console-records.ts';
+import type { EventStore } from '../domain/types.ts';
 import type { ControlDeps } from './serving.ts';
 
 /** The control plane as the serving functions read it, over the container's table. */
-export function controlDeps(): ControlDeps {
-  const c = consoleStore();
+export const controlDeps = (): ControlDeps => controlDepsOf({ console: consoleStore(), events: eventStore() });
+
+/** The control plane as serving reads it, over these stores (the demo seed's, on its own table). */
+export function controlDepsOf(s: { console: ConsoleStore; events: EventStore }): ControlDeps {
   return {
-    config: (tenant) => c.controlConfig(tenant),
-    contextExists: async (tenant, id) => (await c.get(tenant, 'context', id)) !== undefined,
-    userEvents: (tenant, userId, limit) => eventStore().recentByUser(tenant, userId, limit),
+    config: (tenant) => s.console.controlConfig(tenant),
+    contextExists: async (tenant, id) => (await s.console.get(tenant, 'context', id)) !== undefined,
+    userEvents: (tenant, userId, limit) => s.events.recentByUser(tenant, userId, limit),
   };
 }

@@ -21,6 +21,8 @@ const progressSchema = z.object({
   events: z.record(z.string(), batch),
   job_name: z.nullable(z.string()),
   model_version: z.nullable(z.int()),
+  /** Whether the shoppers' searches (searches.ts) were made; absent in records of seeds from before them. */
+  searched: z.optional(z.boolean()),
   seconds: z.nullable(z.number()),
 });
 export type DemoProgress = z.output<typeof progressSchema>;

@@ -1,6 +1,11 @@
 import type { TableRef } from '../data/client.ts';
+import { blobs } from '../blob.ts';
+import { controlDepsOf } from '../control/deps.ts';
 import { dynamoExposureStore } from '../data/experiments.ts';
 import { storesFor } from '../data/index.ts';
+import { dynamoSearchLogStore } from '../data/search-analytics.ts';
+import { synonymSetsOf } from '../data/synonyms.ts';
+import { embeddingProvider } from '../search/providers.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type { DemoSize } from './generate.ts';
 import { demoStatus, planDemo, seedDemo, type DemoSummary } from './seed.ts';
@@ -28,7 +33,15 @@ export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: str
   }
   const abort = new AbortController();
   const stores = storesFor(opts.table);
-  const deps = { stores, exposures: dynamoExposureStore(opts.table), queue: opts.queue, tenant: opts.tenant };
+  const exposures = dynamoExposureStore(opts.table);
+  const searchLog = dynamoSearchLogStore(opts.table);
+  const serving = {
+    search: { items: stores.items, events: stores.events, blobs: blobs(), embedder: embeddingProvider() },
+    control: controlDepsOf(stores),
+    synonymSets: (tenant: string) => synonymSetsOf(opts.table, tenant),
+    traffic: { exposures, recorder: searchLog, authorized: Promise.resolve() },
+  };
+  const deps = { stores, exposures, queue: opts.queue, tenant: opts.tenant, searching: { serving, log: searchLog } };
   // From the next turn of the event loop: the stack's start is reported first.
   const done = new Promise((r) => setImmediate(r))
     .then(() => seedDemo(deps, { file, log: (line) => log(`demo: ${line}`), signal: abort.signal }))

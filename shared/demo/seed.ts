@@ -1,7 +1,7 @@
 /**
  * Seeds a tenant with the demo shop through the service's own domain layer (the calls the Core
  * and Platform API handlers make, bodies parsed by their schemas): items, events, a trained,
- * approved and promoted model, and a search index build. Progress is recorded in a file
+ * approved and promoted model, a search index build, and the shoppers' searches (searches.ts). Progress is recorded in a file
  * (progress.ts), so a restart resumes an interrupted seed and never repeats a finished one.
  */
 import type { ExposureStore } from '../control/exposures.ts';
@@ -10,6 +10,7 @@ import { ingestEvents } from '../domain/events.ts';
 import { createItems, nowSeconds } from '../domain/items.ts';
 import type { IdPlan } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
+import { seededRandom } from '../random.ts';
 import { ingestEventsBody, MAX_EVENTS_PER_REQUEST } from '../schemas/events.ts';
 import { createItemsBody, MAX_ITEMS_PER_REQUEST } from '../schemas/items.ts';
 import { requestIndexBuild } from '../search/status.ts';
@@ -17,6 +18,7 @@ import type { DemoItem } from './catalog.ts';
 import { DEFAULT_DEMO_SEED, generateDemo, type DemoShop, type DemoSize } from './generate.ts';
 import { approveAndPromote, DEMO_ENDPOINT, DemoStopped, pause, setUpTraining, train } from './model.ts';
 import { newProgress, readProgress, writeProgress, type DemoProgress } from './progress.ts';
+import { searchAsShoppers, type DemoSearching, type DemoSearchSummary } from './searches.ts';
 import { SHOWCASE_USER, type DemoEvent } from './shoppers.ts';
 
 export interface DemoDeps {
@@ -24,6 +26,8 @@ export interface DemoDeps {
   exposures: ExposureStore;
   queue: WorkQueue;
   tenant: string;
+  /** Core search and the search log, for the shoppers' searches (searches.ts). */
+  searching: DemoSearching;
 }
 
 export interface DemoOptions {
@@ -42,11 +46,15 @@ export interface DemoSummary {
   users: number;
   events: number;
   modelVersion: number;
+  /** The shoppers' searches this start made (none when an earlier start made them). */
+  searches: DemoSearchSummary | undefined;
   seconds: number;
 }
 
 /** Event batches stored at once. */
 const CONCURRENCY = 3;
+/** Shoppers per search the seed makes (3,000 shoppers: 375 searches). */
+const SHOPPERS_PER_SEARCH = 8;
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -201,11 +209,23 @@ export async function seedDemo(deps: DemoDeps, opts: DemoOptions): Promise<DemoS
     const waiting = await embedded(deps, opts.embedWaitMs ?? 60_000, signal);
     await requestIndexBuild(deps.queue, deps.tenant);
     log(waiting ? `${count(waiting)} items still waiting for their embedding; search index build requested` : `every item embedded; search index build requested`);
+    let searches: DemoSearchSummary | undefined;
+    if (!p.searched) {
+      if (signal?.aborted) throw new DemoStopped('stopped');
+      const n = Math.max(20, Math.round(shop.users.length / SHOPPERS_PER_SEARCH));
+      searches = await searchAsShoppers(deps.searching, deps.tenant, shop.users, seededRandom(p.seed + 1), n, nowSeconds());
+      p.searched = true;
+      save();
+      const e = searches.events;
+      log(
+        `${count(searches.searches)} searches made as the shoppers would (${count(searches.withoutResults)} without results), ${count(e.view)} followed by a view, ${count(e.add_to_cart)} by an add to cart, ${count(e.purchase)} by a purchase: GET /api/analytics/searches?click_type=view counts them (${elapsed()})`,
+      );
+    }
     p.status = 'done';
     p.seconds = Math.round((performance.now() - started) / 100) / 10;
     save();
     log(`ready in ${elapsed()}: try GET /v1/recommendations?user_id=${SHOWCASE_USER.id} (README.md walks through it)`);
-    return { items: shop.items.length, users: shop.users.length, events: shop.events.length, modelVersion: version, seconds: p.seconds };
+    return { items: shop.items.length, users: shop.users.length, events: shop.events.length, modelVersion: version, searches, seconds: p.seconds };
   } catch (e) {
     if (e instanceof DemoStopped || signal?.aborted) return undefined;
     throw e;

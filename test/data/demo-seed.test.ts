@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { controlDepsOf } from '../../shared/control/deps.ts';
+import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
+import { dayOf } from '../../shared/search/analytics.ts';
+import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { listEndpoints } from '../../shared/domain/endpoints.ts';
 import { listModels } from '../../shared/domain/model-versions.ts';
 import { DEMO_SIZES } from '../../shared/demo/generate.ts';
@@ -35,7 +39,15 @@ beforeAll(async () => {
     },
     backlog: async () => 0,
   };
-  deps = { stores: db.stores, exposures: dynamoExposureStore(db.table), queue, tenant: T };
+  const exposures = dynamoExposureStore(db.table);
+  const log = dynamoSearchLogStore(db.table);
+  const serving = {
+    search: { items: db.stores.items, events: db.stores.events, blobs, embedder: new HashingEmbedding(512) },
+    control: controlDepsOf(db.stores),
+    synonymSets: async () => [],
+    traffic: { exposures, recorder: log, authorized: Promise.resolve() },
+  };
+  deps = { stores: db.stores, exposures, queue, tenant: T, searching: { serving, log } };
 });
 afterAll(async () => {
   await db.close();
@@ -87,9 +99,23 @@ describe('demo seed', () => {
 
     const items = await db.stores.items.list(T, { limit: 100 });
     expect(items.rows.map((i) => i.id)).toEqual(Array.from({ length: size.items }, (_, i) => i + 1));
+    // The shoppers' searches (one per 8 shoppers), some followed by events carrying their request_id.
+    const searched = summary?.searches;
+    expect(searched).toMatchObject({ searches: 25 });
+    const followed = Object.values(searched?.events ?? {}).reduce((a, b) => a + b, 0);
+    expect(searched?.events.view).toBeGreaterThan(0);
+    expect(searched?.withoutResults).toBeGreaterThan(0);
     const events = await countEvents();
-    expect(events.all).toBe(size.events);
-    expect(events.ids.size).toBe(size.events);
+    expect(events.all).toBe(size.events + followed);
+    expect(events.ids.size).toBe(size.events + followed);
+    // Search analytics counts them: every search, those without results, the views attributed.
+    const today = dayOf(Date.now() / 1000);
+    const { byQuery } = await deps.searching.log.counts(T, today, today, 10_000);
+    const sum = (f: (c: { searches: number; no_results: number; events: Record<string, number> }) => number) => [...byQuery.values()].reduce((a, c) => a + f(c), 0);
+    expect(sum((c) => c.searches)).toBe(25);
+    expect(sum((c) => c.no_results)).toBe(searched?.withoutResults);
+    expect(sum((c) => c.events.view ?? 0)).toBe(searched?.events.view);
+    expect(sum((c) => c.events.purchase ?? 0)).toBe(searched?.events.purchase);
     // Each item was sent to be embedded (once per attempt that stored it), then an index build asked for.
     expect(sent.filter((j) => j.type === 'embed').length).toBeGreaterThanOrEqual(size.items);
     expect(sent.some((j) => j.type === 'build-index')).toBe(true);

@@ -67,6 +67,17 @@ describe('the demo shop (npm start on a fresh data directory)', () => {
       const personal = await client.core('POST', '/v1/search', { query: '', user_id: 'u-1', limit: 5 });
       expect(personal.body.data.length).toBe(5);
 
+      // The shoppers' searches (one per 8 shoppers) and the events that followed some of them, in search analytics.
+      const searched = summary?.searches;
+      expect(searched?.searches).toBe(25);
+      expect(first.lines.some((l) => /^demo: 25 searches made as the shoppers would/.test(l))).toBe(true);
+      const analytics = await client.platform('GET', '/api/analytics/searches?click_type=view&limit=100');
+      expect(analytics.status).toBe(200);
+      // The two searches above count too.
+      expect(analytics.body.totals).toMatchObject({ searches: 27, no_results: searched?.withoutResults, clicks: searched?.events.view, conversions: searched?.events.purchase });
+      expect(analytics.body.top_queries.length).toBeGreaterThan(3);
+      expect(analytics.body.no_result_queries.length).toBeGreaterThan(0);
+
       await first.stack.close();
       closed = true;
       // The next start seeds nothing, and the data are as they were.

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_SIZES, generateDemo, type DemoShop } from '../../shared/demo/generate.ts';
+import { demoQueries, NOT_SOLD } from '../../shared/demo/searches.ts';
 import { DEMO_EVENT_TYPES, SHOWCASE_USER } from '../../shared/demo/shoppers.ts';
+import { seededRandom } from '../../shared/random.ts';
 import { CATEGORIES } from '../../shared/demo/vocabulary.ts';
 import { createItemsBody } from '../../shared/schemas/items.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
@@ -124,5 +126,23 @@ describe('demo shop generator', () => {
     expect(history.length).toBeLessThanOrEqual(25);
     for (const e of history) expect(['coffee', 'running']).toContain(full.items[e.item]?.metadata.category);
     expect(history.some((e) => full.items[e.item]?.metadata.category === 'camping')).toBe(false);
+  });
+
+  it("makes the shoppers' queries: distinct, product kinds first in a random order, categories, brands, typos and half-typed words, and things the shop does not sell", () => {
+    const queries = demoQueries(seededRandom(22));
+    expect(new Set(queries).size).toBe(queries.length);
+    for (const q of NOT_SOLD) expect(queries).toContain(q);
+    for (const c of CATEGORIES) {
+      expect(queries).toContain(c.category);
+      for (const b of c.brands) expect(queries).toContain(b.toLowerCase());
+    }
+    const kinds = new Set(CATEGORIES.flatMap((c) => c.products.map((p) => p.name.toLowerCase())));
+    const known = new Set([...kinds, ...CATEGORIES.flatMap((c) => [c.category, ...c.brands.map((b) => b.toLowerCase())]), ...NOT_SOLD]);
+    // Not a kind, category or brand as written: a kind with two letters swapped, or cut short.
+    const typed = queries.filter((q) => !known.has(q) && ![...kinds].some((k) => k.endsWith(` ${q}`)));
+    expect(typed.length).toBeGreaterThan(0);
+    for (const q of typed) expect([...kinds].some((k) => k.startsWith(q) || (k.length === q.length && [...k].filter((ch, i) => ch !== q[i]).length === 2))).toBe(true);
+    // Another seed, another order.
+    expect(demoQueries(seededRandom(23))).not.toEqual(queries);
   });
 });
