@@ -599,6 +599,36 @@ describe('the console at its edges', () => {
     expected(problems, /status of 500/); // the refused list, on purpose
   });
 
+  it('counts views as clicks in search analytics on a tenant with views and no click events (as the demo shop), until another type is sent', async () => {
+    // The tenant's event types with its click type as view: the demo shop's kind.
+    const body = (await t.demo.platform('GET', '/api/event-types?limit=100')).body as { data: { name: string }[]; has_more: boolean };
+    expect(body.has_more).toBe(false);
+    const kept = body.data.filter((e) => e.name !== 'click' && e.name !== 'view');
+    body.data = [...kept, { ...(kept[0] as { name: string }), name: 'view' }];
+    await page.route('**/api/event-types*', (r) => (r.request().method() === 'GET' ? r.fulfill({ json: body }) : r.fallback()));
+    const asked: string[] = [];
+    await page.route('**/api/analytics/searches*', (r) => {
+      asked.push(new URL(r.request().url()).searchParams.get('click_type') ?? '');
+      return r.fallback();
+    });
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Synonyms & analytics', 'Synonyms & analytics');
+      // Was click, an event type this tenant does not have: no click-through at all.
+      await eventually('views as clicks', async () => (await page.getByLabel('Clicks are events of type').inputValue()) === 'view');
+      await visible(page.locator('dl[aria-label="Search totals"]'));
+      // Asked for once, once the types were read: not with click first.
+      expect(asked).toEqual(['view']);
+      await page.getByLabel('Clicks are events of type').fill('add_to_cart');
+      await page.getByRole('button', { name: 'Show', exact: true }).click();
+      await eventually('the type sent', async () => asked.at(-1) === 'add_to_cart');
+      expect(await page.getByLabel('Clicks are events of type').inputValue()).toBe('add_to_cart');
+    } finally {
+      await page.unroute('**/api/event-types*');
+      await page.unroute('**/api/analytics/searches*');
+    }
+  });
+
   it("says which of the Overview's figures could not be read, instead of loading them forever", async () => {
     const refuse = (message: string) => (r: Route) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message } } }) : r.fallback());
     await page.route('**/console/api/overview*', refuse('Overview unavailable.'));

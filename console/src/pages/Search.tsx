@@ -92,16 +92,30 @@ const percent = (x: number): string => `${(100 * x).toFixed(1)} %`;
 const dayFrom = (days: number): string => new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
 const shown = (q: string) => (q === '' ? <em>(browse: no query)</em> : q);
 
+/**
+ * Which event type counts as a click until the user names one: `click`, unless the tenant has no
+ * such type but has `view` (a shop that records views of what a search showed, as the demo shop).
+ */
+const defaultClickType = (names: readonly string[]): string => (names.includes('click') || !names.includes('view') ? 'click' : 'view');
+
 function Analytics() {
   const [days, setDays] = useState('7');
-  const [clickType, setClickType] = useState('click');
-  const [conversionType, setConversionType] = useState('purchase');
-  // The types on screen: edits apply when the form is sent, not at each key.
-  const [applied, setApplied] = useState({ click_type: 'click', conversion_type: 'purchase' });
-  const report = useLoad(() => api<SearchAnalytics>('GET', `/api/analytics/searches${qs({ from: dayFrom(Number(days)), limit: 20, ...applied })}`), [days, applied]);
   // The tenant's event types, offered for both fields (the defaults, click and purchase, may be none of them).
   const types = useLoad(() => listAll<EventType>('/api/event-types'), []);
   const typeNames = types.data?.data.map((t) => t.name) ?? [];
+  const settled = types.data !== undefined || types.error !== undefined;
+  const defaults = { click_type: settled ? defaultClickType(typeNames) : 'click', conversion_type: 'purchase' };
+  // The fields as edited (undefined: not yet, the defaults show); the types on screen, once sent
+  // (edits apply when the form is sent, not at each key).
+  const [clickType, setClickType] = useState<string>();
+  const [conversionType, setConversionType] = useState<string>();
+  const [sent, setSent] = useState<{ click_type: string; conversion_type: string }>();
+  // Until one is sent: the defaults, once the event types are read (or could not be), so the report is asked for once.
+  const applied = sent ?? (settled ? defaults : undefined);
+  const report = useLoad(
+    () => (applied ? api<SearchAnalytics>('GET', `/api/analytics/searches${qs({ from: dayFrom(Number(days)), limit: 20, ...applied })}`) : new Promise<SearchAnalytics>(() => {})),
+    [days, applied?.click_type, applied?.conversion_type],
+  );
   // Unread, it says so: the fields offering nothing would not tell why.
   const hint = types.data
     ? typeNames.length
@@ -114,10 +128,15 @@ function Analytics() {
   return (
     <>
       <Card title="Search analytics">
-        <Form label="Search analytics range" onSubmit={() => setApplied({ click_type: clickType.trim(), conversion_type: conversionType.trim() })} submit="Show" plain>
+        <Form
+          label="Search analytics range"
+          onSubmit={() => setSent({ click_type: (clickType ?? defaults.click_type).trim(), conversion_type: (conversionType ?? defaults.conversion_type).trim() })}
+          submit="Show"
+          plain
+        >
           <Select label="Range" value={days} onChange={setDays} options={RANGES.map((d) => ({ value: String(d), label: `the last ${d} days` }))} />
-          <Field label="Clicks are events of type" value={clickType} onChange={setClickType} required suggestions={typeNames} hint={hint} />
-          <Field label="Conversions are events of type" value={conversionType} onChange={setConversionType} required suggestions={typeNames} />
+          <Field label="Clicks are events of type" value={clickType ?? defaults.click_type} onChange={setClickType} required suggestions={typeNames} hint={hint} />
+          <Field label="Conversions are events of type" value={conversionType ?? defaults.conversion_type} onChange={setConversionType} required suggestions={typeNames} />
         </Form>
         <Problem error={report.error} />
         {r ? (
