@@ -108,10 +108,17 @@ export interface AnalyticsQuery {
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** The last Unix second of 9999-12-31, the last day written YYYY-MM-DD. */
+const LAST_DAY_SECONDS = 253_402_300_799;
 
 /** A `from` / `to` parameter (YYYY-MM-DD, or Unix seconds) as its UTC day. */
 function dayParam(v: string, field: string): string {
-  if (/^\d{1,12}$/.test(v)) return dayOf(Number(v));
+  if (/^\d{1,12}$/.test(v)) {
+    // Twelve digits reach the year 33658, whose ISO string is "+033658-..."; past 9999-12-31 no
+    // second names a YYYY-MM-DD day (it named "+033658-09", and the range's checks read NaN).
+    if (Number(v) > LAST_DAY_SECONDS) throw new InvalidInput('Invalid query parameters.', { [field]: ['Unix seconds of a day up to 9999-12-31 (at most 253402300799)'] });
+    return dayOf(Number(v));
+  }
   if (DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v) return v;
   throw new InvalidInput('Invalid query parameters.', { [field]: ['must be a date YYYY-MM-DD (UTC) or Unix seconds'] });
 }
