@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { InvalidInput } from '../domain/errors.ts';
 import type { SearchDoc } from './engine.ts';
 import type { ColumnCache } from './columns.ts';
@@ -101,9 +102,18 @@ export class SortedPage {
   }
 }
 
+/**
+ * How a sorted list's cursor names its field: as written when that is short, else by a digest
+ * (`#` and 16 characters of its SHA-256; no field starts with `#`). A field is up to 1,009
+ * characters (`metadata.` and a key of 1,000), and a cursor is at most 200 (`starting_after`):
+ * a key of 110 or more gave a `next_cursor` the next page refused.
+ */
+const FIELD_AS_WRITTEN_BYTES = 64;
+const cursorField = (field: string): string => (Buffer.byteLength(JSON.stringify(field)) <= FIELD_AS_WRITTEN_BYTES ? field : `#${createHash('sha256').update(field).digest('base64url').slice(0, 16)}`);
+
 /** A sorted list's cursor names its sort, so a page of another order is refused, not misread. */
 export const encodeSortCursor = (sort: SortSpec, last: SortedHit, builtAt: number) =>
-  Buffer.from(JSON.stringify(['s', sort.field, sort.order, last.value, last.doc.id, builtAt])).toString('base64url');
+  Buffer.from(JSON.stringify(['s', cursorField(sort.field), sort.order, last.value, last.doc.id, builtAt])).toString('base64url');
 
 /** The sort cursor in `c`, undefined when `c` is no sort cursor, a 400 when it is one of another sort. */
 export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: string): SortCursor | undefined {
@@ -123,8 +133,9 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
     Number.isSafeInteger(builtAt) &&
     (builtAt as number) >= 0;
   if (!valid) throw new InvalidInput('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
-  if (!sort || sort.field !== f || sort.order !== order) {
-    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${f} ${order}; send the same sort.`] });
+  if (!sort || (sort.field !== f && cursorField(sort.field) !== f) || sort.order !== order) {
+    const by = (f as string).startsWith('#') ? `another field (${order})` : `${f} ${order}`;
+    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${by}; send the same sort.`] });
   }
   return { value: value as number | null, id: id as number, builtAt: builtAt as number };
 }

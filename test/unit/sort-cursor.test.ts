@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { searchBody } from '../../shared/schemas/search.ts';
+import type { SearchDoc } from '../../shared/search/engine.ts';
+import { decodeSortCursor, encodeSortCursor, type SortSpec } from '../../shared/search/sort.ts';
+
+/** The last hit of a page, as a sorted search's cursor is made from it (the worst case of its numbers). */
+const last = { doc: { id: 9_007_199_254_740_991 } as SearchDoc, score: 1, value: -1.2345678901234567e308 };
+const BUILT = 1_796_047_738;
+
+/** A cursor as the next request sends it back: through the body's schema, then decoded. */
+function sentBack(sort: SortSpec, cursor: string) {
+  const body = searchBody.safeParse({ query: '', sort, starting_after: cursor });
+  expect(body.success, JSON.stringify(body.error?.issues)).toBe(true);
+  return decodeSortCursor(cursor, sort, 'starting_after');
+}
+
+describe("a sorted search's next_cursor", () => {
+  it('is taken back as starting_after whatever the length of the metadata key sorted by (1 to 1,000 characters)', () => {
+    for (const key of ['k', 'k'.repeat(110), 'k'.repeat(1000), 'ü'.repeat(1000), '\u0001'.repeat(1000)]) {
+      const sort: SortSpec = { field: `metadata.${key}`, order: 'desc' };
+      const cursor = encodeSortCursor(sort, last, BUILT);
+      expect(cursor.length).toBeLessThanOrEqual(200);
+      expect(sentBack(sort, cursor)).toEqual({ value: last.value, id: last.doc.id, builtAt: BUILT });
+    }
+  });
+
+  it('is still refused by a request with another sort, a long field as a short one', () => {
+    const long: SortSpec = { field: `metadata.${'k'.repeat(500)}`, order: 'asc' };
+    const cursor = encodeSortCursor(long, last, BUILT);
+    expect(() => decodeSortCursor(cursor, { field: `metadata.${'k'.repeat(499)}`, order: 'asc' }, 'starting_after')).toThrow('Invalid cursor.');
+    expect(() => decodeSortCursor(cursor, { ...long, order: 'desc' }, 'starting_after')).toThrow('Invalid cursor.');
+    expect(() => decodeSortCursor(cursor, undefined, 'starting_after')).toThrow('Invalid cursor.');
+    const short = encodeSortCursor({ field: 'metadata.price', order: 'asc' }, last, BUILT);
+    expect(() => decodeSortCursor(short, { field: 'created', order: 'asc' }, 'starting_after')).toThrow('Invalid cursor.');
+  });
+});
