@@ -93,7 +93,7 @@ export async function searchAsShoppers(deps: DemoSearching, tenant: string, user
     const body = searchBody.parse({ query, limit: 10, ...(rand() < 0.5 ? { user_id: user.id } : {}) });
     const answer = await serveSearch(deps.serving, tenant, body, requestId, now);
     summary.searches++;
-    const hits = answer.data as { id: string; metadata: Record<string, unknown> }[];
+    const hits = answer.data;
     if (hits.length === 0) {
       summary.withoutResults++;
       continue;
@@ -103,7 +103,8 @@ export async function searchAsShoppers(deps: DemoSearching, tenant: string, user
     let r = rand() * hits.reduce((s, _, k) => s + 1 / (k + 1), 0);
     let k = 0;
     while (k < hits.length - 1 && (r -= 1 / (k + 1)) > 0) k++;
-    const hit = hits[k] as { id: string; metadata: Record<string, unknown> };
+    const hit = hits[k];
+    if (!hit) continue;
     const event = (type: 'view' | 'add_to_cart' | 'purchase', payload: object = {}) => {
       summary.events[type]++;
       follow.push({ type, user_id: user.id, item_id: hit.id, request_id: requestId, occurred_at: now, ...payload });
