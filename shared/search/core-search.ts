@@ -64,7 +64,10 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
   });
   await planned?.recorded;
   await logged;
-  if (t && analytics) await t.authorized.then(() => counted(analytics.ranked(result.total)));
+  // Without results: nothing matched, or a first page the context's rules and controls left empty
+  // (its `total` counts the matches before them).
+  const servedNothing = result.total === 0 || (body.starting_after === undefined && result.data.length === 0);
+  if (t && analytics) await t.authorized.then(() => counted(analytics.ranked(servedNothing)));
   return coreSearchAnswer(result, requestId);
 }
 

@@ -29,13 +29,13 @@ export function normaliseQuery(query: string): string {
 
 /**
  * Records a Core search for analytics once it is accepted (valid, its cursor too), while it is
- * ranked; `ranked(total)` then counts it as one without results when it found nothing. Both
- * writes are group-committed with the container's concurrent searches.
+ * ranked; `ranked(servedNothing)` then counts it as one without results when it showed nothing.
+ * Both writes are group-committed with the container's concurrent searches.
  */
 export function searchRecording(store: Pick<SearchLogStore, 'record' | 'noResults'>, tenant: string, s: { requestId: string; query: string; servedAt: number }) {
   const rec: SearchRecord = { requestId: s.requestId, query: normaliseQuery(s.query), day: dayOf(s.servedAt), servedAt: s.servedAt };
   return {
     record: () => store.record(tenant, rec),
-    ranked: (total: number) => (total === 0 ? store.noResults(tenant, rec) : Promise.resolve()),
+    ranked: (servedNothing: boolean) => (servedNothing ? store.noResults(tenant, rec) : Promise.resolve()),
   };
 }

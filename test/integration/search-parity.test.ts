@@ -427,6 +427,33 @@ describe('search analytics', () => {
     return r.body;
   };
 
+  // Before the test below, whose maintenance pass folds the minutes up to two minutes from now.
+  it("counts a first page a context's rules left empty as a search without results (its total counts the matches before them)", async () => {
+    expect((await t.demo.core('POST', '/v1/items', { name: 'Zephyrine kettle', metadata: { category: 'zz-kettles' } })).status).toBe(201);
+    const ctx = (await P('POST', '/api/contexts', { name: 'no kettles' })).body.id as number;
+    expect((await P('POST', '/api/rules', { name: 'no zz-kettles', context_id: ctx, conditions: [{ field: 'category', op: 'eq', value: 'zz-kettles' }], boost: 0 })).status).toBe(201);
+    await until(
+      () => search({ query: 'zephyrine' }),
+      (x) => x.body.data?.length === 1,
+    );
+    const before = await report('?limit=100');
+    // Control changes serve within seconds: search with the context until the rule applies.
+    let n = 0;
+    const emptied = await until(
+      () => {
+        n++;
+        return search({ query: 'zephyrine', context_id: ctx });
+      },
+      (x) => x.body.data?.length === 0,
+    );
+    expect(emptied.body.total).toBe(1);
+    // The searches before the rule applied served the kettle: no searches without results.
+    const after = await report('?limit=100');
+    expect(after.totals.searches - before.totals.searches).toBe(n);
+    expect(after.totals.no_results - before.totals.no_results).toBe(1);
+    expect(after.no_result_queries).toContainEqual(expect.objectContaining({ query: 'zephyrine', no_results: 1 }));
+  });
+
   it('counts searches, searches without results, and clicks and conversions per query from events with the request_id', async () => {
     const sent: Record<string, string[]> = { quasar: [], nebulaxx: [] };
     const created = await t.demo.core('POST', '/v1/items', { name: 'Quasar lamp', metadata: { category: 'lamps' } });
