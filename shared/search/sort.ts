@@ -6,7 +6,8 @@ import type { ColumnCache } from './columns.ts';
 /**
  * `sort: { field, order }`: the matches of a search in a numeric field's order instead of by
  * relevance. Items whose field is absent or not a number come after all others; ties (and those
- * items) go by item id ascending. Ranking's visitor (`PageRequest.visit`) hands every match to
+ * items) go by item id in the sort's order (ids grow with creation: `created` descending lists
+ * items created in the same second newest first too). Ranking's visitor (`PageRequest.visit`) hands every match to
  * `SortedPage.over`'s visitor, which keeps only the best `limit + 1` after the cursor: O(matches ×
  * log limit) comparisons, no sort of the whole list.
  */
@@ -41,7 +42,7 @@ function compare(sort: SortSpec, aValue: number | null, aId: number, bValue: num
     if (bValue === null) return -1;
     return sort.order === 'asc' ? aValue - bValue : bValue - aValue;
   }
-  return aId - bId;
+  return sort.order === 'asc' ? aId - bId : bId - aId;
 }
 
 interface Kept {

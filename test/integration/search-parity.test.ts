@@ -291,8 +291,8 @@ describe('sort by a numeric key', () => {
     const asc = await pages({ sort: { field: 'metadata.price', order: 'asc' } });
     expect(asc.map((h) => h.id)).toEqual([id.socks, id.sneaker, id.trainer, id.road, id.trail, id.runjacket, id.rain, id.parka, id.cap, id.fish].map(String));
     const desc = await pages({ sort: { field: 'metadata.price', order: 'desc' } });
-    expect(desc.map((h) => h.id)).toEqual([id.parka, id.rain, id.runjacket, id.trail, id.road, id.trainer, id.sneaker, id.socks, id.cap, id.fish].map(String));
-    // Items without the key come last in id order (the cap before the tee: lower id).
+    expect(desc.map((h) => h.id)).toEqual([id.parka, id.rain, id.runjacket, id.trail, id.road, id.trainer, id.sneaker, id.socks, id.fish, id.cap].map(String));
+    // Items without the key come last in id order, the sort's: the cap (lower id) before the tee ascending, after it descending.
     expect(Number(id.cap)).toBeLessThan(Number(id.fish));
   });
 

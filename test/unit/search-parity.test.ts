@@ -282,7 +282,7 @@ describe('facets and sort read from columns', () => {
     expect([grown.min[2], grown.max[2], grown.present[2]]).toEqual([Number.NaN, Number.NaN, 1]);
   });
 
-  it('sort every match by a field as its values order them, numbers only, then by id', () => {
+  it("sort every match by a field as its values order them, numbers only, then by id in the sort's order", () => {
     const r = { query: 'widget', mode: 'keyword' as const, filter: NO_FILTER, queryVector: null, profile: null };
     const matched: SearchDoc[] = [];
     rank(index, delta, r, { limit: 3, visit: (key) => matched.push(docOf(key)) });
@@ -294,7 +294,7 @@ describe('facets and sort read from columns', () => {
         const want = [...matched].sort((x, y) => {
           const [a, b] = [num(x), num(y)];
           if (a !== b) return a === null ? 1 : b === null ? -1 : order === 'asc' ? a - b : b - a;
-          return x.id - y.id;
+          return order === 'asc' ? x.id - y.id : y.id - x.id;
         });
         const page = new SortedPage({ field, order }, 50, undefined);
         rank(index, delta, r, { limit: 1, visit: page.over({ index, delta }) });
