@@ -1,6 +1,7 @@
 /** A recommendation request's history: the anchor item and the user's interactions, as the model and the taste vector read them. */
 import type { Catalog } from '../domain/catalog.ts';
 import type { ItemWithVector, RecentEvent } from '../domain/types.ts';
+import { normalize } from '../search/embedding.ts';
 import { historyOf } from './artifact.ts';
 import type { History } from './models.ts';
 import type { ServedModel } from './served-model.ts';
@@ -45,6 +46,14 @@ export interface HistoryInput {
 
 /** With an anchor, the share of its weight the user's whole history weighs at most. */
 const USER_SHARE = 0.3;
+/**
+ * The model's items that stand in for the user's latest events on items it never saw (created
+ * since its training): the nearest by content it knows, this many, among this many nearest of the
+ * catalog. A count of stand-ins, not fitted: no benchmark protocol has such events (every test
+ * item was known at training), so no figure of bench:recs depends on it.
+ */
+const STAND_INS = 5;
+const STAND_IN_SEARCH = 50;
 
 /**
  * The anchor item and the user's interactions, weighted by event type (and, for the latest
@@ -74,14 +83,28 @@ export function requestHistory(x: HistoryInput): RequestHistory {
   // rows ascending) and the latest events.
   const recentSeen = new Set<number>();
   const trainedTypes = new Set(trainedOn?.trainedTypes);
+  // The latest events on items the model never saw: content stands in for them in the model (below).
+  const unseenDocs: ItemWithVector[] = [];
+  const unseenWeights: number[] = [];
   x.recent.forEach((e, k) => {
     const id = catalogItemId(e.item_id);
     if (id === undefined) return;
     recentSeen.add(id);
     // In the trained history already (unless that is not read: the user's erasure came after).
     if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
-    include(id, x.weightOf(e.type) / (1 + k / 25), model?.itemIndex.get(id));
+    const w = x.weightOf(e.type) / (1 + k / 25);
+    const modelIndex = model?.itemIndex.get(id);
+    include(id, w, modelIndex);
+    // (An item not embedded yet has no neighbours by content: nothing stands in for it.)
+    const d = model && modelIndex === undefined ? catalog.get(id) : undefined;
+    if (d?.vector) unseenDocs.push(d), unseenWeights.push(w);
   });
+  // An event on an item the model never saw changed nothing the model scores, so for a user it
+  // knows the next recommendations were its own as before (only items new since training moved,
+  // by content). The model's items nearest by content to those items stand in for them, with
+  // their weight shared by cosine: the model then weighs the event as it weighs one on an item it
+  // knows, on its own scale. The stand-ins are not seen (they may be recommended).
+  if (model && unseenDocs.length) standIns(catalog, model, unseenDocs, unseenWeights, (i, w) => (h.modelItems.push(i), h.modelWeights.push(w)));
   for (const e of x.alsoSeen ?? []) {
     const id = catalogItemId(e.item_id);
     if (id !== undefined) recentSeen.add(id);
@@ -112,6 +135,27 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     return i !== undefined && sortedHas((trained as History).items, i);
   };
   return h;
+}
+
+/**
+ * The model's STAND_INS items nearest by content to the weighted mean of `docs` (items it never
+ * saw), each with the docs' total weight times its share of their cosines; none when the docs
+ * have no vectors or nothing the model knows is near.
+ */
+function standIns(catalog: Catalog, model: ServedModel, docs: readonly ItemWithVector[], weights: readonly number[], add: (modelIndex: number, weight: number) => void): void {
+  const mean = new Float32Array(catalog.dims);
+  if (!catalog.addVectors(docs, weights, mean)) return;
+  normalize(mean);
+  const found: [number, number][] = [];
+  catalog.nearest(mean, STAND_IN_SEARCH, (id, cosine) => {
+    const i = model.itemIndex.get(id);
+    if (i !== undefined && cosine > 0 && found.length < STAND_INS) found.push([i, cosine]);
+  });
+  let cosines = 0;
+  for (const [, c] of found) cosines += c;
+  let total = 0;
+  for (const w of weights) total += w;
+  for (const [i, c] of found) add(i, (total * c) / cosines);
 }
 
 /** Whether ascending `xs` holds `x` (binary search). */

@@ -399,6 +399,20 @@ describe('recommendation behaviour', () => {
     expect(ids(r)).toContain(created.body.id);
   });
 
+  it("a trained user's event on an item created after the training moves the model's own recommendations toward it (its nearest known items stand in for it)", async () => {
+    // u9 likes camping; it buys a new cycling item the model never saw.
+    const created = await t.demo.core('POST', '/v1/items', { name: 'cycling kit supreme', description: 'cycling equipment for cycling fans', metadata: { category: 'cycling' } });
+    await untilEmbedded(t.demo, created.body.id, 20_000);
+    const cycling = new Set(byGroup.cycling);
+    const before = ids(await recs('user_id=u9&limit=5'));
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'u9', item_id: created.body.id }])).status).toBe(201);
+    const after = await recs('user_id=u9&limit=5');
+    expect(after.body.strategy).toBe('personalized');
+    // Was the same list: the model scored u9's history as before, and no other new item is about cycling.
+    expect(ids(after).filter((id) => cycling.has(id)).length, JSON.stringify({ before, after: ids(after) })).toBeGreaterThan(before.filter((id) => cycling.has(id)).length);
+    expect(ids(after)).not.toContain(created.body.id);
+  });
+
   it("similar items for item_id and user_id, the item created after the last training: still the item's neighbours, not the user's own recommendations", async () => {
     // The model never saw the anchor: only the user's history (u0: camping) reaches the model.
     const created = await t.demo.core('POST', '/v1/items', { name: 'baking gear deluxe', description: 'baking equipment for baking fans', metadata: { category: 'baking' } });

@@ -146,6 +146,48 @@ describe('recommendation models', () => {
     expect(of({ recent: [event(7, 150)] })).toBeUndefined();
   });
 
+  it("lets the model's items nearest by content stand in for a latest event on an item it never saw, sharing its weight by cosine; none for an item it knows or one not embedded", () => {
+    const histories = historiesOf(ds, 100, ['view'], 12);
+    const artifact = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
+    const model: ServedModel = { ...artifact, itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
+    const NEW = 500;
+    const UNEMBEDDED = 42;
+    // The catalog's nearest to any vector: the new item itself, the model's 6, 7 and 2, and 999, which the model does not know.
+    const nearest: [number, number][] = [
+      [NEW, 1],
+      [6, 0.9],
+      [999, 0.8],
+      [7, 0.6],
+      [2, 0.3],
+    ];
+    const catalog = {
+      dims: 2,
+      get: (id: number) => ({ id, vector: id === UNEMBEDDED ? null : Float32Array.of(1, 0) }) as unknown as ItemWithVector,
+      addVectors: (items: readonly ItemWithVector[], weights: readonly number[], into: Float32Array) => {
+        items.forEach((d, j) => {
+          if (d.vector) into[0] = (into[0] as number) + (weights[j] as number) * (d.vector[0] as number);
+        });
+        return items.some((d) => d.vector);
+      },
+      nearest: (_q: Float32Array, k: number, visit: (id: number, cosine: number) => void) => {
+        for (const [id, c] of nearest.slice(0, k)) visit(id, c);
+      },
+    } as unknown as Catalog;
+    const event = (item: number): RecentEvent => ({ id: 99, item_id: String(item), type: 'purchase', created: 150 });
+    const of = (item: number) => requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [event(item)], historyErased: false, weightOf: () => 10 });
+    const trained = (historyOf(histories, 'u3') as History).items.length;
+    const h = of(NEW);
+    expect(h.modelItems.slice(trained)).toEqual([6, 7, 2].map(idx));
+    const shares = h.modelWeights.slice(trained);
+    [5, 10 / 3, 5 / 3].forEach((w, k) => expect(shares[k]).toBeCloseTo(w, 12));
+    expect(h.isSeen(NEW)).toBe(true);
+    expect(h.isSeen(6)).toBe(false);
+    expect(h.docs.map((d) => d.id)).toContain(NEW);
+    // An event on an item the model knows is that item in the model; one on an item not embedded yet, nothing.
+    expect(of(6).modelItems.slice(trained)).toEqual([idx(6)]);
+    expect(of(UNEMBEDDED).modelItems).toHaveLength(trained);
+  });
+
   it('stores the event type weights the model was trained with; older artifacts have none', () => {
     const typeWeights = new Map([
       ['view', 2],
