@@ -236,8 +236,9 @@ export function highlightText(text: string, terms: ReadonlySet<string>, tags: Hi
 }
 
 /**
- * The window of `SNIPPET_WORDS` words with the most matched words (the earliest of equals),
- * marked, with `…` where the text was cut.
+ * The window of `SNIPPET_WORDS` words with the most matched words (the earliest of equals), its
+ * matched words in the middle (as many words before the first as after the last, where the text
+ * has them), marked, with `…` where the text was cut.
  */
 export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS, scanned = SNIPPET_SCAN): string {
   const scan = scannedLength(text, scanned);
@@ -256,6 +257,17 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
   }
   // A window that matches nothing more than the opening does: start at the top.
   if (bestHits === 0) best = 0;
+  else {
+    // The earliest window of the most matches ends at its last match: the words around the matches
+    // are the context a reader wants, so it moves to have them on both sides (it holds the same
+    // matches: a window holding more would have been the one found).
+    let firstHit = best;
+    while (!(toks[firstHit] as Token).hit) firstHit++;
+    let lastHit = best + size - 1;
+    while (!(toks[lastHit] as Token).hit) lastHit--;
+    const slack = size - (lastHit - firstHit + 1);
+    best = Math.max(0, Math.min(toks.length - size, firstHit - Math.floor(slack / 2)));
+  }
   const first = toks[best] as Token;
   const last = toks[best + size - 1] as Token;
   const from = best === 0 ? 0 : first.start;

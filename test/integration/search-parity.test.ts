@@ -197,7 +197,8 @@ describe('highlighting and snippets', () => {
       return (r.body.data as Hit[])[0]?.highlight?.description as string;
     };
     try {
-      expect(await snip(20)).toBe(`…${'fell '.repeat(19)}<em>gaiter</em>…`);
+      // The match in the middle of its 20 words: 9 before it, 10 after.
+      expect(await snip(20)).toBe(`…${'fell '.repeat(9)}<em>gaiter</em>${' fell'.repeat(10)}…`);
       expect(await snip(100)).toBe(`${'fell '.repeat(19)}fell…`);
       expect(await snip(25)).toBe(await snip(20));
     } finally {

@@ -613,10 +613,16 @@ describe("the catalog's nearest items (recommendations' content candidates)", ()
 });
 
 describe('snippets', () => {
-  it('takes the window with the most matched words, cut with an ellipsis on each cut side', () => {
+  it('takes the window with the most matched words, those in its middle, cut with an ellipsis on each cut side', () => {
     const text = `${Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ')} shoe shoe ${Array.from({ length: 30 }, (_, i) => `v${i}`).join(' ')}.`;
     const s = snippet(text, new Set(['shoe']), DEFAULT_TAGS, 10);
-    expect(s).toBe('…w22 w23 w24 w25 w26 w27 w28 w29 <em>shoe</em> <em>shoe</em>…');
+    // As many words before the matches as after them (was: the window ending at the matches, no context after).
+    expect(s).toBe('…w26 w27 w28 w29 <em>shoe</em> <em>shoe</em> v0 v1 v2 v3…');
+    // Near the start or the end, the window stops at the text's edge.
+    expect(snippet('shoe a b c d e f g', new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('<em>shoe</em> a b…');
+    expect(snippet('a b c d e f g shoe', new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…f g <em>shoe</em>');
+    // Matches spread over the window keep it where it is.
+    expect(snippet('a b shoe c shoe d e', new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…<em>shoe</em> c <em>shoe</em>…');
     // Nothing matched: the opening.
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('w0 w1 w2…');
     expect(snippet('short & sweet', new Set(['sweet']), DEFAULT_TAGS)).toBe('short &amp; <em>sweet</em>');
@@ -627,7 +633,7 @@ describe('snippets', () => {
     // "word " is 5 characters: the shoe at character 4,000 is found, the boot at 15,000 is not looked for.
     const text = `${words(800)} shoe ${words(2200)} boot ${words(1000)}`;
     expect(text.length).toBeGreaterThan(4 * SNIPPET_SCAN);
-    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…word word <em>shoe</em>…');
+    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…word <em>shoe</em> word…');
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('word word word…');
     // Fewer words than a window in the part read: that part, and the ellipsis.
     const one = `${'x'.repeat(SNIPPET_SCAN - 10)} shoe ${'y'.repeat(SNIPPET_SCAN)}`;
@@ -651,7 +657,7 @@ describe('snippets', () => {
     expect([1, 10, 20, 21, 25, 50, 100].map(snippetScan)).toEqual([5000, 5000, 5000, 4761, 4000, 2000, 1000]);
     // The shoe at character 2,000.
     const text = `${'word '.repeat(400)}shoe ${'word '.repeat(400)}`;
-    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3, snippetScan(40))).toBe('…word word <em>shoe</em>…');
+    expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3, snippetScan(40))).toBe('…word <em>shoe</em> word…');
     expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3, snippetScan(100))).toBe('word word word…');
   });
 });
