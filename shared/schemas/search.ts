@@ -32,7 +32,12 @@ const filterClause = z
   .strictObject({
     field: filterField,
     op: z.enum(['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists']),
-    value: z.optional(z.union([scalar, z.array(scalar)])),
+    value: z.optional(
+      z.union([scalar, z.array(scalar)], {
+        // Its own error would only say "Invalid input" (a null or an object value).
+        error: 'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
+      }),
+    ),
   })
   .check(
     z.refine((f) => !Array.isArray(f.value) || f.value.length <= 1000, { message: 'at most 1000 values', path: ['value'] }),

@@ -153,6 +153,12 @@ describe('validation messages', () => {
     const inList = (n: number) => [{ field: 'metadata.x', op: 'in', value: Array.from({ length: n }, (_, i) => i) }];
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: inList(1001) }, 'body'))['filters.0.value']).toEqual(['at most 1000 values']);
     expect(searchBody.safeParse({ query: 'x', filters: inList(1000) }).success).toBe(true);
+    // A null or an object value says what to send instead (was "Invalid input").
+    for (const value of [null, { a: 1 }, [null]]) {
+      expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: [{ field: 'metadata.x', op: 'eq', value }] }, 'body'))['filters.0.value'], JSON.stringify(value)).toEqual([
+        'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
+      ]);
+    }
     const categories = (n: number) => ({ category: Array.from({ length: n }, (_, i) => `c${i}`) });
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters: categories(101) }, 'body'))['filters.category']).toEqual(['at most 100 values']);
     expect(searchBody.safeParse({ query: 'x', filters: categories(100) }).success).toBe(true);
