@@ -128,7 +128,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const slice = page.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
-  const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt) : null;
+  const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, listDigest(req)) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -248,7 +248,7 @@ const listDigest = (req: SearchRequest): string | undefined => (req.listOf === u
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
   // A cursor of a sorted list goes only with the same sort; other cursors only without one.
-  const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField) : undefined;
+  const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField, listDigest(req)) : undefined;
   if (req.sort && !req.plan) {
     if (req.cursor && !sortAfter) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without sort; send it without sort.'] });
     return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter);

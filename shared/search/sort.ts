@@ -112,12 +112,20 @@ export class SortedPage {
 const FIELD_AS_WRITTEN_BYTES = 64;
 const cursorField = (field: string): string => (Buffer.byteLength(JSON.stringify(field)) <= FIELD_AS_WRITTEN_BYTES ? field : `#${createHash('sha256').update(field).digest('base64url').slice(0, 16)}`);
 
-/** A sorted list's cursor names its sort, so a page of another order is refused, not misread. */
-export const encodeSortCursor = (sort: SortSpec, last: SortedHit, builtAt: number) =>
-  Buffer.from(JSON.stringify(['s', cursorField(sort.field), sort.order, last.value, last.doc.id, builtAt])).toString('base64url');
+/**
+ * A sorted list's cursor names its sort, so a page of another order is refused, not misread, and
+ * the digest of what else makes the list (`list`: query, mode, filters, user, as a relevance
+ * cursor holds it), so a page of another search is refused too. At most 194 characters: a field
+ * of 64 bytes, a value of 24 characters, an id of 16 digits.
+ */
+export const encodeSortCursor = (sort: SortSpec, last: SortedHit, builtAt: number, list: string | undefined) =>
+  Buffer.from(JSON.stringify(['s', cursorField(sort.field), sort.order, last.value, last.doc.id, builtAt, ...(list === undefined ? [] : [list])])).toString('base64url');
 
-/** The sort cursor in `c`, undefined when `c` is no sort cursor, a 400 when it is one of another sort. */
-export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: string): SortCursor | undefined {
+/**
+ * The sort cursor in `c`, undefined when `c` is no sort cursor, a 400 when it is one of another
+ * sort or (both naming one) of another list.
+ */
+export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: string, list?: string): SortCursor | undefined {
   let v: unknown;
   try {
     v = JSON.parse(Buffer.from(c, 'base64url').toString());
@@ -125,9 +133,10 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
     return undefined;
   }
   if (!Array.isArray(v) || v[0] !== 's') return undefined;
-  const [, f, order, value, id, builtAt] = v as unknown[];
+  const [, f, order, value, id, builtAt, of] = v as unknown[];
   const valid =
     typeof f === 'string' &&
+    (of === undefined || typeof of === 'string') &&
     (order === 'asc' || order === 'desc') &&
     (value === null || (typeof value === 'number' && Number.isFinite(value))) &&
     Number.isSafeInteger(id) &&
@@ -137,6 +146,10 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
   if (!sort || (sort.field !== f && cursorField(sort.field) !== f) || sort.order !== order) {
     const by = (f as string).startsWith('#') ? `another field (${order})` : `${f} ${order}`;
     throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${by}; send the same sort.`] });
+  }
+  // Cursors made before they named their list name none.
+  if (of !== undefined && list !== undefined && of !== list) {
+    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters and user_id it was made with.'] });
   }
   return { value: value as number | null, id: id as number, builtAt: builtAt as number };
 }

@@ -315,6 +315,11 @@ describe('sort by a numeric key', () => {
       'validation_error',
     );
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: '', limit: 2, starting_after: cursor }), 400, 'invalid_request_error', 'validation_error');
+    // The same sort, another search: its page would be another list's (was answered).
+    const other = await t.demo.core('POST', '/v1/search', { mode: 'keyword', query: 'running', limit: 2, sort: { field: 'metadata.price', order: 'asc' }, starting_after: cursor });
+    expectCoreError(other, 400, 'invalid_request_error', 'validation_error');
+    expect(JSON.stringify(other.body)).toContain('This cursor is from another search');
+    expect((await search({ query: '', limit: 2, sort: { field: 'metadata.price', order: 'asc' }, starting_after: cursor })).status).toBe(200);
     const relevance = await search({ query: '', limit: 2 });
     expectCoreError(
       await t.demo.core('POST', '/v1/search', { query: '', limit: 2, sort: { field: 'metadata.price' }, starting_after: relevance.body.next_cursor }),
