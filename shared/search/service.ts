@@ -1,4 +1,8 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.ts';
+import type { FilterClause } from '../schemas/search.ts';
+import { NO_FILTER } from './engine.ts';
+import { platformFilter } from './filters.ts';
 /**
  * `POST /v1/search` and the Platform's item search: one request ranked over the tenant's view
  * (views.ts) and served through the serving pipeline (shared/serving/pipeline.ts), in one of
@@ -271,7 +275,10 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
  * The Platform item search (the console's): hybrid, inactive items included, with no context,
  * so no experiment to name; its cursor parameter is `cursor`.
  */
-export async function platformItemSearch(deps: SearchDeps, tenant: string, req: Pick<SearchRequest, 'query' | 'filter' | 'limit' | 'cursor'>) {
-  const { experiment: _none, ...answer } = await runSearch(deps, tenant, { ...req, mode: 'hybrid', includeInactive: true }, 'cursor');
+export async function platformItemSearch(deps: SearchDeps, tenant: string, req: Pick<SearchRequest, 'query' | 'limit' | 'cursor'> & { filters?: FilterClause[] | undefined }) {
+  const { filters, ...rest } = req;
+  // Its cursors name their list (query and filters), as Core's do: a cursor of another search is a 400, not that list's page.
+  const listOf = canonicalJson(['platform', req.query, filters?.length ? filters : null]);
+  const { experiment: _none, ...answer } = await runSearch(deps, tenant, { ...rest, filter: filters?.length ? platformFilter(filters) : NO_FILTER, mode: 'hybrid', includeInactive: true, listOf }, 'cursor');
   return answer;
 }

@@ -511,6 +511,14 @@ describe('Platform item search', () => {
     const second = await t.demo.platform('GET', `/api/items/search?query=lantern&limit=10&cursor=${first.body.next_cursor}`);
     const overlap = second.body.data.filter((i: { id: string }) => first.body.data.some((j: { id: string }) => j.id === i.id));
     expect(overlap).toEqual([]);
+    // The same list by POST takes the cursor; another query's or other filters' cursor is a 400 (was another list's page, or an empty one).
+    const posted = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: first.body.next_cursor });
+    expect(posted.body.data.map((i: { id: string }) => i.id)).toEqual(second.body.data.map((i: { id: string }) => i.id));
+    const other = await t.demo.platform('GET', `/api/items/search?query=tent&limit=10&cursor=${first.body.next_cursor}`);
+    expect(other.status).toBe(400);
+    expect(JSON.stringify(other.body)).toContain('This cursor is from another search');
+    const filtered = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: first.body.next_cursor, filters: [{ field: 'active', op: 'eq', value: true }] });
+    expect(filtered.status).toBe(400);
   });
 
   it('is open to items and admin keys, and validates', async () => {

@@ -2,10 +2,9 @@ import { platformHandler } from '#shared/http/handler';
 import { ok } from '#shared/http/respond';
 import { platformSearchQuery } from '#shared/schemas/search';
 import { searchDeps } from '#shared/search/deps';
-import { NO_FILTER } from '#shared/search/engine';
 import { platformItemSearch } from '#shared/search/service';
 
 /** GET /api/items/search?query=&limit=&cursor= */
 export const handler = platformHandler('platform/items/search-get', { query: platformSearchQuery }, async ({ tenant, query }) =>
-  ok(await platformItemSearch(searchDeps(), tenant, { query: query.query, filter: NO_FILTER, limit: query.limit, cursor: query.cursor })),
+  ok(await platformItemSearch(searchDeps(), tenant, { query: query.query, limit: query.limit, cursor: query.cursor })),
 );
