@@ -279,6 +279,11 @@ export async function platformItemSearch(deps: SearchDeps, tenant: string, req: 
   const { filters, ...rest } = req;
   // Its cursors name their list (query and filters), as Core's do: a cursor of another search is a 400, not that list's page.
   const listOf = canonicalJson(['platform', req.query, filters?.length ? filters : null]);
-  const { experiment: _none, ...answer } = await runSearch(deps, tenant, { ...rest, filter: filters?.length ? platformFilter(filters) : NO_FILTER, mode: 'hybrid', includeInactive: true, listOf }, 'cursor');
+  const { experiment: _none, ...answer } = await runSearch(
+    deps,
+    tenant,
+    { ...rest, filter: filters?.length ? platformFilter(filters) : NO_FILTER, mode: 'hybrid', includeInactive: true, listOf },
+    'cursor',
+  );
   return answer;
 }
