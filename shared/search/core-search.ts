@@ -84,7 +84,8 @@ function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' | 'syno
     facets: body.facets,
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
     sort: body.sort,
-    listOf: canonicalJson([body.query, body.mode, body.filters ?? null, body.user_id ?? null]),
+    // With a context, its id too (appended: the lists without one keep the digests their cursors hold).
+    listOf: canonicalJson([body.query, body.mode, body.filters ?? null, body.user_id ?? null, ...(body.context_id === undefined ? [] : [String(body.context_id)])]),
   };
 }
 

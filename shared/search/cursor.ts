@@ -18,15 +18,24 @@ const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64
 /** A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested). */
 export const encodeCursor = (h: Hit, builtAt: number, list?: string): string => encode(list === undefined ? [h.score, h.doc.id, builtAt] : [h.score, h.doc.id, builtAt, list]);
 
-/** A cursor into a list a context ordered: the position after the last hit, and the build it was ranked on. */
-export const encodeOffsetCursor = (offset: number, builtAt: number): string => encode(['o', offset, builtAt]);
+/** A cursor into a list a context ordered: the position after the last hit, the build it was ranked on, and what ordered it (digested). */
+export const encodeOffsetCursor = (offset: number, builtAt: number, list?: string): string => encode(list === undefined ? ['o', offset, builtAt] : ['o', offset, builtAt, list]);
 
 /** The cursor in `c`; a 400 naming `field` when it is none this API issued. */
 export function decodeCursor(c: string, field: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
-    if (Array.isArray(v) && v.length === 3 && v[0] === 'o' && Number.isSafeInteger(v[1]) && (v[1] as number) > 0 && Number.isSafeInteger(v[2]) && (v[2] as number) >= 0) {
-      return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number };
+    // Offset cursors issued before they named their list (three elements) page on any.
+    if (
+      Array.isArray(v) &&
+      (v.length === 3 || (v.length === 4 && typeof v[3] === 'string')) &&
+      v[0] === 'o' &&
+      Number.isSafeInteger(v[1]) &&
+      (v[1] as number) > 0 &&
+      Number.isSafeInteger(v[2]) &&
+      (v[2] as number) >= 0
+    ) {
+      return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number, ...(v.length === 4 ? { list: v[3] as string } : {}) };
     }
     // Cursors issued before they named their build (two elements) page on the current one; before
     // they named their list (three), on any.

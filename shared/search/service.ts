@@ -206,7 +206,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt) : null;
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, listDigest(req)) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
@@ -258,16 +258,20 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
     return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter);
   }
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
+  // A cursor of another list: its page would repeat and skip hits (older cursors name none).
+  const list = listDigest(req);
+  const otherList = () => {
+    if (after?.list !== undefined && list !== undefined && after.list !== list) {
+      throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
+    }
+  };
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
+    otherList();
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
   }
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
-  // A cursor of another list: its page would repeat and skip hits (older cursors name none).
-  const list = listDigest(req);
-  if (after?.list !== undefined && list !== undefined && after.list !== list) {
-    throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from another search: send the query, mode, filters and user_id it was made with.'] });
-  }
+  otherList();
   return relevanceSearch(deps, tenant, req, after, list);
 }
 

@@ -149,7 +149,7 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
   }
   // Cursors made before they named their list name none.
   if (of !== undefined && list !== undefined && of !== list) {
-    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters and user_id it was made with.'] });
+    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
   }
   return { value: value as number | null, id: id as number, builtAt: builtAt as number };
 }

@@ -225,6 +225,15 @@ describe('pages of a context list', () => {
     const [tag, , builtAt] = JSON.parse(Buffer.from(first.body.next_cursor, 'base64url').toString());
     const far: Api = await search({ query: 'lantern', context_id: noBolt, limit: 10, starting_after: Buffer.from(JSON.stringify([tag, 1e12, builtAt])).toString('base64url') });
     expect(far.body).toMatchObject({ data: [], has_more: false, next_cursor: null });
+    // The cursor of this list sent with another query or another context is a 400 (was a page of that list).
+    for (const other of [
+      { query: 'candle', context_id: noBolt },
+      { query: 'lantern', context_id: await context('another placement') },
+    ]) {
+      const r = await t.demo.core('POST', '/v1/search', { mode: 'keyword', limit: 10, ...other, starting_after: first.body.next_cursor });
+      expect(r.status, JSON.stringify(other)).toBe(400);
+      expect(r.body.error.details.fieldErrors.starting_after).toEqual(['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.']);
+    }
     const capped = await context('five lanterns a category');
     expect((await P('PUT', `/api/rerank-controls?contextId=${capped}`, { max_per_category: 5 })).status).toBe(200);
     expect(await walk(capped)).toHaveLength(20);

@@ -327,7 +327,7 @@ describe('POST /v1/search', () => {
     for (const other of [{ mode: 'semantic' }, { query: 'lanterns' }, { filters: { category: 'camping' } }, { user_id: 'u-1' }]) {
       const r = await search({ query: 'lantern', limit: 2, ...other, starting_after: cursor });
       expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
-      expect(r.body.error.details.fieldErrors.starting_after).toEqual(['This cursor is from another search: send the query, mode, filters and user_id it was made with.']);
+      expect(r.body.error.details.fieldErrors.starting_after).toEqual(['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.']);
     }
     const next = await search({ query: 'lantern', limit: 2, starting_after: cursor });
     expect(next.status).toBe(200);
