@@ -16,7 +16,8 @@ import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, 
  *
  * Bookkeeping fields, never shown: `_rev` (the record's revision: every change is conditional on
  * the one it read, so concurrent changes neither get lost nor leave an audit entry whose
- * `before` is not what they changed) and `_deleting` (a segment being deleted, see deleteSegment).
+ * `before` is not what they changed), `_deleting` (a segment being deleted, see deleteSegment) and
+ * `_starting` (an experiment's start being checked, see updateExperiment).
  */
 
 /** What the control plane needs of storage. */
@@ -35,6 +36,11 @@ interface Bookkeeping {
   _rev: number;
   /** When a segment's deletion began (null or absent: none under way). */
   _deleting?: number | null;
+  /**
+   * An experiment written Running whose start is still being checked against the context's others
+   * (updateExperiment): it may yet undo itself. Cleared once the start holds (null or absent).
+   */
+  _starting?: boolean | null;
 }
 type Stored<T> = T & Bookkeeping & ConsoleRecord;
 
@@ -282,11 +288,12 @@ async function needEndpoints(c: ControlPorts, tenant: string, variants: readonly
 const variantsOf = (vs: S.ExperimentBody['variants']): Variant[] =>
   vs.map((v) => ({ name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, ...(v.rerank ? { rerank: defined(v.rerank) } : {}) }));
 
-/** Other experiments of the context that are Running. */
-async function runningBesides(c: ControlPorts, tenant: string, exp: Experiment): Promise<number[]> {
+/** Other experiments of the context that are Running (those whose start is still being checked too). */
+async function runningOthers(c: ControlPorts, tenant: string, exp: Experiment): Promise<Stored<Experiment>[]> {
   const all = await c.list<Stored<Experiment>>(tenant, 'experiment');
-  return all.filter((e) => e.context_id === exp.context_id && e.status === 'Running' && e.id !== exp.id).map((e) => e.id);
+  return all.filter((e) => e.context_id === exp.context_id && e.status === 'Running' && e.id !== exp.id);
 }
+const runningBesides = async (c: ControlPorts, tenant: string, exp: Experiment): Promise<number[]> => (await runningOthers(c, tenant, exp)).map((e) => e.id);
 const alreadyRunning = (contextId: number, ids: number[]) =>
   new Conflict('experiment_running', `Experiment ${ids.join(', ')} is already Running in context ${contextId}: stop it first (one Running experiment per context).`);
 
@@ -350,7 +357,7 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
         throw notFound('segment', now.segment_id);
       }
       const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
-      if (!others.length) return { value: changed };
+      if (!others.length) return { value: b.status === 'Running' ? { before: changed.before, after: await started(c, who.tenant, changed.after) } : changed };
       await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
       return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
     }),
@@ -360,10 +367,25 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
 }
 
 /**
+ * A start that held: its `_starting` mark cleared (on the record as it is now, should something
+ * else have changed it meanwhile; a record no longer Running keeps what it has).
+ */
+async function started(c: ControlPorts, tenant: string, after: Stored<Experiment>): Promise<Stored<Experiment>> {
+  let cur: Stored<Experiment> | undefined = after;
+  for (let tries = 0; cur && cur.status === 'Running' && cur._starting && tries < 5; tries++) {
+    const set = { _starting: null, _rev: cur._rev + 1 };
+    if (await c.update(tenant, 'experiment', cur.id, set, { _rev: cur._rev })) return { ...cur, ...set };
+    cur = await c.get<Stored<Experiment>>(tenant, 'experiment', cur.id);
+  }
+  return cur ?? after;
+}
+
+/**
  * A start refused because others were Running names the one Running once starts have settled:
- * one seen Running may have been another start that undid itself meanwhile (four starts at once
- * named Drafts as Running). Settled: the same one Running on two reads `SETTLE_MS` apart (a start
- * undoes itself within milliseconds); else none is named.
+ * one seen Running may be another start that undoes itself meanwhile (four starts at once named
+ * Drafts as Running; a wait of 25 ms, as before, was not enough on a loaded machine). Settled:
+ * exactly one Running whose start held (`_starting` cleared); while one is still being checked,
+ * read again `SETTLE_MS` later; else none is named.
  */
 async function startsSettled<T>(c: ControlPorts, tenant: string, id: number, start: () => Promise<T>): Promise<T> {
   try {
@@ -372,11 +394,9 @@ async function startsSettled<T>(c: ControlPorts, tenant: string, id: number, sta
     if (!(e instanceof Conflict) || e.code !== 'experiment_running') throw e;
     const exp = await c.get<Stored<Experiment>>(tenant, 'experiment', id);
     if (!exp) throw e;
-    let seen = '';
     for (let read = 0; read < SETTLE_READS; read++) {
-      const running = await runningBesides(c, tenant, exp);
-      if (running.length === 1 && String(running[0]) === seen) throw alreadyRunning(exp.context_id, running);
-      seen = running.length === 1 ? String(running[0]) : '';
+      const running = await runningOthers(c, tenant, exp);
+      if (running.length === 1 && !running[0]?._starting) throw alreadyRunning(exp.context_id, [running[0]?.id as number]);
       await sleep(SETTLE_MS);
     }
     throw new Conflict('experiment_running', `Another experiment of context ${exp.context_id} is starting at the same time; try again (one Running experiment per context).`);
@@ -410,7 +430,7 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
       variants,
       segment_id: b.segment_id,
       status: b.status,
-      ...(b.status === 'Running' ? { started_at: now } : {}),
+      ...(b.status === 'Running' ? { started_at: now, _starting: true } : {}),
       ...(b.status === 'Stopped' ? { stopped_at: now } : {}),
     };
   });

@@ -217,6 +217,36 @@ describe('races between changes', () => {
     ]);
   });
 
+  it('names no experiment as Running whose own start is still being checked, however long that takes (it may undo itself)', async () => {
+    const c = db.stores.console;
+    const T = 'race-slow';
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    // A's start, written and being checked (on a loaded machine, for longer than two reads 25 ms
+    // apart: the wait that named the Running one before), then undone.
+    const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(T, 'experiment', a.id)) as Experiment & { _rev: number };
+    expect(await c.update(T, 'experiment', a.id, { status: 'Running', started_at: 1, _starting: true, _rev: cur._rev + 1 }, { _rev: cur._rev })).toBe(true);
+    const undone = new Promise<void>((resolve) =>
+      setTimeout(async () => {
+        await c.update(T, 'experiment', a.id, { status: 'Draft', started_at: null, _starting: null, _rev: cur._rev + 2 }, { _rev: cur._rev + 1 });
+        resolve();
+      }, 100),
+    );
+    const refused = updateExperiment(c, { tenant: T }, b.id, { status: 'Running' });
+    await expect(refused).rejects.toMatchObject({ code: 'experiment_running', message: expect.stringMatching(/^Another experiment of context \d+ is starting at the same time/) });
+    await undone;
+    expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Draft'],
+    ]);
+    // A start that held is named: its mark is cleared.
+    await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' });
+    expect((await c.get<Experiment & ConsoleRecord & { _starting?: boolean | null }>(T, 'experiment', a.id))?._starting ?? null).toBeNull();
+    await expect(updateExperiment(c, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^Experiment ${a.id} is already Running`)) });
+  });
+
   it('of experiments started at once in one context, exactly one is Running, the others 409', async () => {
     const c = db.stores.console;
     const T = 'race-start';
