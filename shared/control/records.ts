@@ -357,7 +357,10 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
         throw notFound('segment', now.segment_id);
       }
       const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
-      if (!others.length) return { value: b.status === 'Running' ? { before: changed.before, after: await started(c, who.tenant, changed.after) } : changed };
+      if (!others.length) {
+        if (b.status === 'Running') await started(c, who.tenant, changed.after);
+        return { value: changed };
+      }
       await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
       return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
     }),
@@ -370,14 +373,12 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
  * A start that held: its `_starting` mark cleared (on the record as it is now, should something
  * else have changed it meanwhile; a record no longer Running keeps what it has).
  */
-async function started(c: ControlPorts, tenant: string, after: Stored<Experiment>): Promise<Stored<Experiment>> {
+async function started(c: ControlPorts, tenant: string, after: Stored<Experiment>): Promise<void> {
   let cur: Stored<Experiment> | undefined = after;
   for (let tries = 0; cur && cur.status === 'Running' && cur._starting && tries < 5; tries++) {
-    const set = { _starting: null, _rev: cur._rev + 1 };
-    if (await c.update(tenant, 'experiment', cur.id, set, { _rev: cur._rev })) return { ...cur, ...set };
+    if (await c.update(tenant, 'experiment', cur.id, { _starting: null, _rev: cur._rev + 1 }, { _rev: cur._rev })) return;
     cur = await c.get<Stored<Experiment>>(tenant, 'experiment', cur.id);
   }
-  return cur ?? after;
 }
 
 /**

@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../canonical-json.ts';
-import type { FilterClause } from '../schemas/search.ts';
-import { NO_FILTER } from './engine.ts';
-import { platformFilter } from './filters.ts';
 /**
  * `POST /v1/search` and the Platform's item search: one request ranked over the tenant's view
  * (views.ts) and served through the serving pipeline (shared/serving/pipeline.ts), in one of
  * three ways: by relevance (keyset pages), sorted by a field (sort.ts), or ordered by a context's
  * plan (offset pages over its pool).
  */
+import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
@@ -17,8 +14,9 @@ import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
 import { decodeCursor, encodeCursor, encodeOffsetCursor } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
-import type { SearchIndex } from './engine.ts';
+import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
+import { platformFilter } from './filters.ts';
 import { highlightDoc, snippetScan, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
@@ -27,6 +25,7 @@ import { synonymsIn, synonymText, type SynonymRule, type WithSynonyms } from './
 import { phraseTerms } from './text.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import { pagedView, type SearchDeps } from './views.ts';
+import type { FilterClause } from '../schemas/search.ts';
 import type { Explanation } from '../control/pipeline.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 
