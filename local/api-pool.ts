@@ -7,7 +7,7 @@ import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
 import type { QueueName } from '../shared/queue/workers.ts';
 import { setTenant, type LambdaHttpHandler } from './http-adapter.ts';
 import { startHandlerThread, type HandlerThread } from './threaded-handler.ts';
-import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
+import { SERVING_YOUNG_GENERATION_MB } from './young-generation.ts';
 
 export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent | ScheduledEvent } | { type: 'queue-done'; id: number; value?: number; error?: string };
 /** An invocation's answer (an HttpResult for an API handler), and the tenant its handler found (for the access log). */
@@ -49,7 +49,7 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
     Array.from({ length: size }, (_, n) =>
       startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>(
         { entry: './api-thread.ts', modules, name: `api-${n}` },
-        { onOther: onQueueCall, youngGenerationMb: 3 * SERVING_SEMI_SPACE_MB },
+        { onOther: onQueueCall, youngGenerationMb: SERVING_YOUNG_GENERATION_MB },
       ),
     ),
   );

@@ -17,7 +17,7 @@ import dynalite from 'dynalite';
 import './dynalite-indexes.mjs';
 import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
-import { SERVING_SEMI_SPACE_MB } from './young-generation.ts';
+import { SERVING_YOUNG_GENERATION_MB } from './young-generation.ts';
 
 export interface LocalDynamo {
   endpoint: string;
@@ -45,7 +45,7 @@ export async function startDynaliteThread(opts: { path?: string; port?: number; 
   // pause every request waiting on it.
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), {
     workerData: { path: opts.path, port: opts.port },
-    resourceLimits: { maxYoungGenerationSizeMb: 3 * SERVING_SEMI_SPACE_MB },
+    resourceLimits: { maxYoungGenerationSizeMb: SERVING_YOUNG_GENERATION_MB },
   });
   let closing = false;
   let stopped = false;

@@ -1,8 +1,8 @@
 /**
  * V8's semi-space (half of the young generation: where new objects are made, and most die) of
  * the local stack's API threads (the stand-in for the Lambdas that hold a tenant's index or
- * models) and of its database thread: `resourceLimits.maxYoungGenerationSizeMb` of those workers
- * is three semi-spaces.
+ * models) and of its database thread; `SERVING_YOUNG_GENERATION_MB`, three semi-spaces, is the
+ * `resourceLimits.maxYoungGenerationSizeMb` of those workers.
  *
  * At Node's default (16 MB) the young generation filled every few requests: a request in flight at
  * a scavenge had its objects copied, at a second one moved to the old generation, whose
@@ -21,3 +21,5 @@
  * (the old generation falling to V8's default, about a quarter of the function's memory).
  */
 export const SERVING_SEMI_SPACE_MB = 64;
+/** The young generation those workers get (`resourceLimits.maxYoungGenerationSizeMb`): V8's is three semi-spaces. */
+export const SERVING_YOUNG_GENERATION_MB = 3 * SERVING_SEMI_SPACE_MB;
