@@ -21,6 +21,17 @@ export const encodeCursor = (h: Hit, builtAt: number, list?: string): string => 
 /** A cursor into a list a context ordered: the position after the last hit, the build it was ranked on, and what ordered it (digested). */
 export const encodeOffsetCursor = (offset: number, builtAt: number, list?: string): string => encode(list === undefined ? ['o', offset, builtAt] : ['o', offset, builtAt, list]);
 
+/**
+ * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
+ * cursor holds one) is not the request's (`list`); cursors made before they named their list, and
+ * requests that name none, pass.
+ */
+export function sameList(of: string | undefined, list: string | undefined, field: string): void {
+  if (of !== undefined && list !== undefined && of !== list) {
+    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
+  }
+}
+
 /** The cursor in `c`; a 400 naming `field` when it is none this API issued. */
 export function decodeCursor(c: string, field: string): Cursor {
   try {

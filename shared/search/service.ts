@@ -12,7 +12,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
-import { decodeCursor, encodeCursor, encodeOffsetCursor } from './cursor.ts';
+import { decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
@@ -117,7 +117,7 @@ function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, t
  * cursor is kept, in the field's order; the same build and delta page after page (the cursor
  * names the build, as relevance cursors do).
  */
-async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined) {
+async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined, list: string | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
@@ -131,7 +131,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const slice = page.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
-  const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, listDigest(req)) : null;
+  const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, list) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -151,7 +151,7 @@ const SEEN_EVENTS = 100;
  * go through the context's pipeline (shared/serving/pipeline.ts), and pages are positions in
  * the order that comes out, ranked on the same build page after page.
  */
-async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined) {
+async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined, list: string | undefined) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
   const query = queryOf(req, delta);
@@ -205,7 +205,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, listDigest(req)) : null;
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
@@ -250,27 +250,22 @@ const listDigest = (req: SearchRequest): string | undefined => (req.listOf === u
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
+  // A cursor of another list: its page would repeat and skip hits (every kind of cursor names its list).
+  const list = listDigest(req);
   // A cursor of a sorted list goes only with the same sort; other cursors only without one.
-  const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField, listDigest(req)) : undefined;
+  const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField, list) : undefined;
   if (req.sort && !req.plan) {
     if (req.cursor && !sortAfter) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without sort; send it without sort.'] });
-    return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter);
+    return sortedSearch(deps, tenant, { ...req, sort: req.sort }, sortAfter, list);
   }
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
-  // A cursor of another list: its page would repeat and skip hits (older cursors name none).
-  const list = listDigest(req);
-  const otherList = () => {
-    if (after?.list !== undefined && list !== undefined && after.list !== list) {
-      throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
-    }
-  };
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
-    otherList();
-    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt);
+    sameList(after?.list, list, cursorField);
+    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list);
   }
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
-  otherList();
+  sameList(after?.list, list, cursorField);
   return relevanceSearch(deps, tenant, req, after, list);
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInput } from '../domain/errors.ts';
+import { sameList } from './cursor.ts';
 import type { SearchDoc } from './engine.ts';
 import type { ColumnCache } from './columns.ts';
 
@@ -147,9 +148,6 @@ export function decodeSortCursor(c: string, sort: SortSpec | undefined, field: s
     const by = (f as string).startsWith('#') ? `another field (${order})` : `${f} ${order}`;
     throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from a search sorted by ${by}; send the same sort.`] });
   }
-  // Cursors made before they named their list name none.
-  if (of !== undefined && list !== undefined && of !== list) {
-    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
-  }
+  sameList(of as string | undefined, list, field);
   return { value: value as number | null, id: id as number, builtAt: builtAt as number };
 }
