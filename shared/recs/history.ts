@@ -63,12 +63,14 @@ const STAND_IN_SEARCH = 50;
 export function requestHistory(x: HistoryInput): RequestHistory {
   const { catalog, model, anchorId } = x;
   const h: RequestHistory = { modelItems: [], modelWeights: [], docs: [], weights: [], anchored: false, isSeen: () => false };
-  const include = (id: number, w: number, modelIndex: number | undefined) => {
+  /** Adds the item (when still in the catalog) to the history; answers its current version. */
+  const include = (id: number, w: number, modelIndex: number | undefined): ItemWithVector | undefined => {
     const d = catalog.get(id);
-    if (!d) return;
+    if (!d) return undefined;
     h.docs.push(d);
     h.weights.push(w);
     if (modelIndex !== undefined) h.modelItems.push(modelIndex), h.modelWeights.push(w);
+    return d;
   };
   if (anchorId !== undefined) include(anchorId, 1, model?.itemIndex.get(anchorId));
   h.anchored = h.docs.length > 0;
@@ -94,10 +96,9 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
     const w = x.weightOf(e.type) / (1 + k / 25);
     const modelIndex = model?.itemIndex.get(id);
-    include(id, w, modelIndex);
+    const d = include(id, w, modelIndex);
     // (An item not embedded yet has no neighbours by content: nothing stands in for it.)
-    const d = model && modelIndex === undefined ? catalog.get(id) : undefined;
-    if (d?.vector) unseenDocs.push(d), unseenWeights.push(w);
+    if (model && modelIndex === undefined && d?.vector) unseenDocs.push(d), unseenWeights.push(w);
   });
   // An event on an item the model never saw changed nothing the model scores, so for a user it
   // knows the next recommendations were its own as before (only items new since training moved,
