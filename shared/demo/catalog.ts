@@ -21,6 +21,18 @@ export interface CatalogEntry {
 
 export const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)] as T;
 
+/** Picks by weight (the weights need not sum to 1; `k` is the element's index). */
+export function weighted<T>(rand: Random, list: readonly T[], weight: (t: T, k: number) => number): T {
+  let total = 0;
+  list.forEach((t, k) => (total += weight(t, k)));
+  let r = rand() * total;
+  for (let k = 0; k < list.length; k++) {
+    r -= weight(list[k] as T, k);
+    if (r < 0) return list[k] as T;
+  }
+  return list[list.length - 1] as T;
+}
+
 /** The list in a random order (Fisher-Yates). */
 export function shuffled<T>(rand: Random, list: readonly T[]): T[] {
   const out = [...list];

@@ -14,7 +14,7 @@ import { ingestEventsBody, MAX_EVENTS_PER_REQUEST } from '../schemas/events.ts';
 import { searchBody } from '../schemas/search.ts';
 import type { SearchLogStore } from '../search/analytics.ts';
 import { serveSearch, type SearchServing } from '../search/core-search.ts';
-import { pick, shuffled, type Random } from './catalog.ts';
+import { pick, shuffled, weighted, type Random } from './catalog.ts';
 import type { DemoUser } from './shoppers.ts';
 import { CATEGORIES } from './vocabulary.ts';
 
@@ -51,17 +51,8 @@ export function demoQueries(rand: Random): string[] {
   return out;
 }
 
-/** `count` searches drawn from `queries`, the k-th searched in proportion to 1 / (k + 1) (Zipf). */
-function drawSearches(rand: Random, queries: readonly string[], count: number): string[] {
-  const cumulative: number[] = [];
-  let sum = 0;
-  queries.forEach((_, k) => cumulative.push((sum += 1 / (k + 1))));
-  return Array.from({ length: count }, () => {
-    const r = rand() * sum;
-    const k = cumulative.findIndex((c) => c > r);
-    return queries[k < 0 ? queries.length - 1 : k] as string;
-  });
-}
+/** The k-th of a list in proportion to 1 / (k + 1) (Zipf): searched, or looked at among results. */
+const zipf = <T>(rand: Random, list: readonly T[]): T => weighted(rand, list, (_, k) => 1 / (k + 1));
 
 export interface DemoSearching {
   /** Core search as its handler serves it, recorded as traffic (`traffic` set). */
@@ -84,7 +75,8 @@ export interface DemoSearchSummary {
  * searches stay counted).
  */
 export async function searchAsShoppers(deps: DemoSearching, tenant: string, users: readonly DemoUser[], rand: Random, count: number, now: number): Promise<DemoSearchSummary> {
-  const queries = drawSearches(rand, demoQueries(rand), count);
+  const distinct = demoQueries(rand);
+  const queries = Array.from({ length: count }, () => zipf(rand, distinct));
   const summary: DemoSearchSummary = { searches: 0, withoutResults: 0, events: { view: 0, add_to_cart: 0, purchase: 0 } };
   const follow: unknown[] = [];
   for (const query of queries) {
@@ -100,11 +92,7 @@ export async function searchAsShoppers(deps: DemoSearching, tenant: string, user
     }
     if (rand() >= 0.45) continue;
     // The first results are looked at most.
-    let r = rand() * hits.reduce((s, _, k) => s + 1 / (k + 1), 0);
-    let k = 0;
-    while (k < hits.length - 1 && (r -= 1 / (k + 1)) > 0) k++;
-    const hit = hits[k];
-    if (!hit) continue;
+    const hit = zipf(rand, hits);
     const event = (type: 'view' | 'add_to_cart' | 'purchase', payload: object = {}) => {
       summary.events[type]++;
       follow.push({ type, user_id: user.id, item_id: hit.id, request_id: requestId, occurred_at: now, ...payload });

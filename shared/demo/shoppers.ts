@@ -1,4 +1,4 @@
-import { pick, type CatalogEntry, type Random } from './catalog.ts';
+import { pick, weighted, type CatalogEntry, type Random } from './catalog.ts';
 import { CATEGORIES } from './vocabulary.ts';
 
 export const DEMO_EVENT_TYPES = ['view', 'add_to_cart', 'purchase'] as const;
@@ -36,18 +36,6 @@ const BRAND_BOOST = 5;
 const DAY = 86_400;
 /** Events span this many days before `now`. */
 const SPAN_DAYS = 60;
-
-/** Picks by weight (the weights need not sum to 1). */
-function weighted<T>(rand: Random, list: readonly T[], weight: (t: T) => number): T {
-  let total = 0;
-  for (const t of list) total += weight(t);
-  let r = rand() * total;
-  for (const t of list) {
-    r -= weight(t);
-    if (r < 0) return t;
-  }
-  return list[list.length - 1] as T;
-}
 
 function drawUser(rand: Random, id: string): DemoUser {
   const count = rand() < 0.4 ? 1 : rand() < 0.67 ? 2 : 3;
