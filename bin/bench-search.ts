@@ -17,7 +17,9 @@
  *   The same quality figures without HTTP (the service's ranking called in-process, seconds
  *   instead of minutes), for trying a ranking change on every collection at once. Prints only.
  *   With `--shapes`, also each collection in other shapes (bench/collections.ts SHAPES: short
- *   queries, untitled documents), which no constant is chosen on.
+ *   queries, untitled documents), which no constant is chosen on. With `--seeds N`, also each
+ *   collection's figures over N realizations of the local embedding (seed 0 is the service's):
+ *   their mean is what a collection nothing was chosen on can expect, seed 0's alone may be luck.
  * `npm run bench:search -- --in-process --against <another checkout> [--rounds 10] [<data dir>]`
  *   Ranking's CPU time per query in this checkout and the other, side by side in one process
  *   (bench/side-by-side.ts): each collection built and fresh, the first 100 queries of each
@@ -40,7 +42,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { asItem, cutQuery, inProcessScores, peerScores, SHAPES, searchCollections, type Collection } from '../bench/collections.ts';
+import { asItem, cutQuery, inProcessScores, peerScores, SHAPES, searchCollections, seedSpread, type Collection } from '../bench/collections.ts';
 import { loadCranfield } from '../bench/cranfield.ts';
 import { syntheticCatalog } from '../bench/synthetic.ts';
 import { mean, ndcgAt } from '../bench/metrics.ts';
@@ -61,10 +63,18 @@ const { values, positionals } = parseArgs({
     'typo-worst-case': { type: 'boolean', default: false },
     'in-process': { type: 'boolean', default: false },
     shapes: { type: 'boolean', default: false },
+    seeds: { type: 'string' },
     against: { type: 'string' },
     rounds: { type: 'string', default: '10' },
   },
 });
+
+/** `--seeds`: 2 to 64 realizations. */
+function seedCount(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 2 || n > 64) throw new Error(`--seeds takes a whole number from 2 to 64, not ${text}`);
+  return n;
+}
 
 const meta = () => ({ date: new Date().toISOString(), node: process.version });
 function write(name: string, json: object, md: string): void {
@@ -336,7 +346,7 @@ function collectionsIn(dir: string): Collection[] {
   return found;
 }
 
-function inProcess(dir: string, shapes: boolean): void {
+function inProcess(dir: string, shapes: boolean, seeds: number | undefined): void {
   const lines = ['| collection | state | keyword | semantic | hybrid | MiniSearch | BM25F | hybrid ÷ stronger peer |', '|---|---|---:|---:|---:|---:|---:|---:|'];
   const collections = collectionsIn(dir);
   for (const c of collections) {
@@ -350,7 +360,38 @@ function inProcess(dir: string, shapes: boolean): void {
   }
   console.log(lines.join('\n'));
   if (shapes) console.log(`\n${shapesTable(collections).join('\n')}`);
+  if (seeds !== undefined) console.log(`\n${seedsTable(collections, seeds).lines.join('\n')}`);
 }
+
+/** Each collection (built) over `seeds` realizations of the local embedding: hybrid ÷ the stronger peer, seed 0's and their spread. */
+function seedsTable(collections: readonly Collection[], seeds: number): { lines: string[]; json: Record<string, unknown>[] } {
+  const lines = [
+    `Over ${seeds} realizations of the local embedding (seeds 0-${seeds - 1}; the service's is 0), built:`,
+    '',
+    '| collection | semantic mean (min-max) | hybrid: seed 0 | mean | min | max | other seeds below seed 0 | hybrid ÷ stronger peer: seed 0 / mean / min |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const json: Record<string, unknown>[] = [];
+  for (const c of collections) {
+    const peer = Math.max(...peerScores(c).map((p) => p.ndcg10));
+    const s = seedSpread(c, seeds);
+    const zero = (s.bySeed[0] as { hybrid: number }).hybrid;
+    lines.push(
+      `| ${c.name} | ${s.mean.semantic.toFixed(4)} (${s.min.semantic.toFixed(4)}-${s.max.semantic.toFixed(4)}) | ${zero.toFixed(4)} | ${s.mean.hybrid.toFixed(4)} | ${s.min.hybrid.toFixed(4)} | ${s.max.hybrid.toFixed(4)} | ${s.belowSeedZero} of ${seeds - 1} | ${(zero / peer).toFixed(4)} / ${(s.mean.hybrid / peer).toFixed(4)} / ${(s.min.hybrid / peer).toFixed(4)} |`,
+    );
+    const over = (x: number) => Number((x / peer).toFixed(4));
+    json.push({
+      collection: c.name,
+      seeds,
+      hybrid_over_stronger: { seed_0: over(zero), mean: over(s.mean.hybrid), min: over(s.min.hybrid), max: over(s.max.hybrid) },
+      other_seeds_below_seed_0: s.belowSeedZero,
+    });
+  }
+  return { lines, json };
+}
+
+/** Seeds the HTTP run's in-process spread covers (`seedsTable`). */
+const RUN_SEEDS = 12;
 
 /** Each collection in the other shapes of SHAPES (built), against the peers on the same shape. */
 function shapesTable(collections: readonly Collection[]): string[] {
@@ -434,7 +475,10 @@ async function collections(dir: string): Promise<void> {
       await s.stop();
     }
   }
-  write('search-collections', { ...meta(), command: `npm run bench:search -- ${dir}`, collections: json }, md.join('\n'));
+  // The embedding's other realizations, in-process (the service's, seed 0, is the one measured over HTTP above).
+  const spread = seedsTable(found, RUN_SEEDS);
+  md.push(...spread.lines, '');
+  write('search-collections', { ...meta(), command: `npm run bench:search -- ${dir}`, collections: json, embedding_seeds: spread.json }, md.join('\n'));
   if (!met) process.exitCode = 1;
 }
 
@@ -729,5 +773,5 @@ else if (values.synthetic) await synthetic(Number(values.synthetic));
 else if (values['in-process'] && values.against) {
   const bands = (c: Collection) => [...bandQueries(c.docs.map((d) => `${d.title} ${d.text}`))].map(([label, b]): [string, string[]] => [label, b.queries.slice(0, 100)]);
   console.log((await rankingSideBySide(collectionsIn(positionals[0] ?? '../shared/data'), values.against, bands, Number(values.rounds))).join('\n'));
-} else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data', values.shapes);
+} else if (values['in-process']) inProcess(positionals[0] ?? '../shared/data', values.shapes, values.seeds === undefined ? undefined : seedCount(values.seeds));
 else await collections(positionals[0] ?? '../shared/data');

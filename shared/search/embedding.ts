@@ -34,19 +34,19 @@ export function normalize(v: Float32Array): Float32Array {
   return v;
 }
 
-/** FNV-1a's 4 seeded states (the count sketch's 4 hashes, as int32) after `prefix`. */
-function seeded(prefix: string): Int32Array {
+/**
+ * FNV-1a's 4 seeded states (the count sketch's 4 hashes, as int32) after `prefix`. `seed` picks
+ * another realization of the sketch (0: the service's; bench:search `--seeds` measures others).
+ */
+function seeded(prefix: string, seed: number): Int32Array {
   const out = new Int32Array(4);
   for (let k = 0; k < 4; k++) {
-    let h = (0x811c9dc5 ^ (k * 0x9e3779b1)) >>> 0;
+    let h = (0x811c9dc5 ^ (k * 0x9e3779b1) ^ Math.imul(seed, 0x85ebca6b)) >>> 0;
     for (let i = 0; i < prefix.length; i++) h = Math.imul(h ^ prefix.charCodeAt(i), 0x01000193) >>> 0;
     out[k] = h;
   }
   return out;
 }
-const WORD = seeded('w:');
-const BIGRAM = seeded('b:');
-const GRAM = seeded('c:');
 const UNDERSCORE = 0x5f;
 const WORD_START = 0x3c;
 const WORD_END = 0x3e;
@@ -190,10 +190,27 @@ export function forEachEmbeddedWord(text: string, termWeight: ((stem: string) =>
  * exact terms do not, which is what it adds to BM25 in hybrid ranking (bench:search measures it).
  */
 export class HashingEmbedding implements EmbeddingProvider {
-  readonly name = 'local-hashing-v1';
+  readonly name: string;
   /** Scratch of `embedOne`, which runs to its end without yielding: one text at a time. */
   private readonly bag = new FeatureBag();
-  constructor(readonly dimensions = 256) {}
+  /** The hashes' starting states for word stems, stem bigrams and character grams. */
+  private readonly word: Int32Array;
+  private readonly bigram: Int32Array;
+  private readonly gram: Int32Array;
+  /**
+   * `seed`: which random realization of the sketch; the service always uses 0 (its stored
+   * vectors are of that one). Others are for measuring how much a ranking's quality owes to the
+   * one realization (bench:search `--in-process --seeds`).
+   */
+  constructor(
+    readonly dimensions = 256,
+    seed = 0,
+  ) {
+    this.name = seed === 0 ? 'local-hashing-v1' : `local-hashing-v1-seed-${seed}`;
+    this.word = seeded('w:', seed);
+    this.bigram = seeded('b:', seed);
+    this.gram = seeded('c:', seed);
+  }
 
   /**
    * `termWeight` (query side) scales each word's features, e.g. by the index's IDF, so that
@@ -203,11 +220,11 @@ export class HashingEmbedding implements EmbeddingProvider {
     const bag = this.bag;
     bag.clear();
     forEachEmbeddedWord(text, termWeight, (w, s, tw, prev) => {
-      bag.begin(WORD);
+      bag.begin(this.word);
       bag.text(s);
       bag.end(tw);
       if (prev) {
-        bag.begin(BIGRAM);
+        bag.begin(this.bigram);
         bag.text(prev);
         bag.char(UNDERSCORE);
         bag.text(s);
@@ -217,7 +234,7 @@ export class HashingEmbedding implements EmbeddingProvider {
       const last = w.length + 1;
       for (let n = 3; n <= 4; n++) {
         for (let i = 0; i + n <= last + 1; i++) {
-          bag.begin(GRAM);
+          bag.begin(this.gram);
           for (let j = i; j < i + n; j++) bag.char(j === 0 ? WORD_START : j === last ? WORD_END : w.charCodeAt(j - 1));
           bag.end(0.25 * tw);
         }

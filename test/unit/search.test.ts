@@ -110,7 +110,7 @@ describe('hashing embedding', () => {
       for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
       return h;
     };
-    const byName = (dims: number, text: string, termWeight?: (stem: string) => number) => {
+    const byName = (dims: number, text: string, termWeight?: (stem: string) => number, seed = 0) => {
       const counts = new Map<string, [number, number]>();
       const bump = (f: string, w: number) => {
         const e = counts.get(f);
@@ -127,7 +127,7 @@ describe('hashing embedding', () => {
       for (const [f, [w, c]] of counts) {
         const weight = w * (1 + Math.log(c));
         for (let k = 0; k < 4; k++) {
-          const h = fnv1a(f, k * 0x9e3779b1);
+          const h = fnv1a(f, (k * 0x9e3779b1) ^ Math.imul(seed, 0x85ebca6b));
           v[h % dims] = (v[h % dims] as number) + (h & 0x80000000 ? -weight : weight);
         }
       }
@@ -156,6 +156,22 @@ describe('hashing embedding', () => {
         expect(Buffer.from(e.embedOne(t, idf).buffer)).toEqual(Buffer.from(byName(dims, t, idf).buffer));
       }
     }
+    // Another seed is another realization of the same sketch (its hashes start elsewhere); seed 0 is the default's.
+    for (const seed of [0, 7]) {
+      const e = new HashingEmbedding(100, seed);
+      for (const t of texts.slice(0, 12)) expect(Buffer.from(e.embedOne(t, idf).buffer)).toEqual(Buffer.from(byName(100, t, idf, seed).buffer));
+    }
+  });
+
+  it('has other realizations (seeds), for measuring what a ranking owes to the one the service uses', () => {
+    const zero = new HashingEmbedding(512);
+    const one = new HashingEmbedding(512, 1);
+    expect(new HashingEmbedding(512, 0).embedOne('red running shoes')).toEqual(zero.embedOne('red running shoes'));
+    expect(one.embedOne('red running shoes')).not.toEqual(zero.embedOne('red running shoes'));
+    expect([zero.name, one.name]).toEqual(['local-hashing-v1', 'local-hashing-v1-seed-1']);
+    // Each realization keeps what the sketch is for: related texts closer than unrelated ones.
+    for (const e of [zero, one])
+      expect(cosine(e.embedOne('red running shoes'), e.embedOne('running shoe in red'))).toBeGreaterThan(cosine(e.embedOne('red running shoes'), e.embedOne('quarterly tax report')) + 0.3);
   });
 
   it("pairs words into bigrams within a field, not across an item's fields", () => {
