@@ -36,6 +36,11 @@ export class ResultPage {
     this.top.push(key, score, id);
   }
 
+  /** A match that `full` says cannot enter the page: it only counts toward the total. */
+  count(): void {
+    this.total += 1;
+  }
+
   /** True when no score up to `bound` can enter the page any more (it only counts toward the total). */
   full(bound: number): boolean {
     if (this.page.visit) return false;
