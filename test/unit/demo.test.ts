@@ -5,6 +5,9 @@ import { DEMO_EVENT_TYPES, SHOWCASE_USER } from '../../shared/demo/shoppers.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { CATEGORIES } from '../../shared/demo/vocabulary.ts';
 import { createItemsBody } from '../../shared/schemas/items.ts';
+import { HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
+import { idfOf, NO_FILTER, SearchIndex } from '../../shared/search/engine.ts';
+import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { ingestEventsBody } from '../../shared/schemas/events.ts';
 
 const NOW = 1_790_000_000;
@@ -61,6 +64,22 @@ describe('demo shop generator', () => {
     expect(perCategory.size).toBe(CATEGORIES.length);
     for (const n of perCategory.values()) expect(n).toBe(full.items.length / CATEGORIES.length);
     for (let i = 0; i < full.items.length; i += 100) expect(createItemsBody.safeParse(full.items.slice(i, i + 100)).success).toBe(true);
+  });
+
+  it("reads as a shop's copy does: a search for a category's name shows that category's items first", () => {
+    // Searched as the service searches (hybrid); a category whose items only their metadata called
+    // by its name ranked under books that mention the word ("coffee": twelve books first).
+    const emb = new HashingEmbedding(512);
+    const docs = full.items.map((item, i) => ({ id: i + 1, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(itemText(item)) }));
+    const index = SearchIndex.build(docs, 512, 1);
+    const delta = new PreparedDelta({ docs: [], masked: new Set() });
+    delta.bind(index);
+    const stats = delta.stats();
+    for (const { category } of CATEGORIES) {
+      const queryVector = emb.embedOne(category, (t) => idfOf(stats.n, stats.df(t)));
+      const { hits } = rank(index, delta, { query: category, mode: 'hybrid', filter: NO_FILTER, queryVector, profile: null }, { limit: 5 });
+      expect(hits.slice(0, 5).map((h) => h.doc.metadata.category)).toEqual(Array(5).fill(category));
+    }
   });
 
   it('makes events of the demo types, in time order, within the 60 days before now, purchases after a cart', () => {
