@@ -87,7 +87,6 @@ export const atLeastParam = (min: number) =>
     z.int().check(z.gte(min)),
   );
 
-/** A name a person gives a record (a context, a rule, an API key...): 1 to 256 characters, not only spaces. */
 /** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
 export const oneLine = (field: string, max: number) =>
   z.string({ error: `${field} must be a string` }).check(
