@@ -1,4 +1,5 @@
 /** The cursors of relevance-ordered search results (a sorted search's are sort.ts's). */
+import { createHash } from 'node:crypto';
 import { InvalidInput } from '../domain/errors.ts';
 import type { Hit } from './types.ts';
 
@@ -12,6 +13,9 @@ export interface Cursor {
   /** The digest of what ordered the list (query, mode, filters, user), when the cursor names one. */
   list?: string | undefined;
 }
+
+/** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
+export const cursorDigest = (text: string, chars: number): string => createHash('sha256').update(text).digest('base64url').slice(0, chars);
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 

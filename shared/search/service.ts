@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 /**
  * `POST /v1/search` and the Platform's item search: one request ranked over the tenant's view
  * (views.ts) and served through the serving pipeline (shared/serving/pipeline.ts), in one of
@@ -12,7 +11,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
-import { decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
+import { cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
@@ -246,7 +245,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
 }
 
 /** The digest of what orders a relevance list (`SearchRequest.listOf`) a cursor carries, if the caller said. */
-const listDigest = (req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : createHash('sha256').update(req.listOf).digest('base64url').slice(0, 12));
+const listDigest = (req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : cursorDigest(req.listOf, 12));
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { InvalidInput } from '../domain/errors.ts';
-import { sameList } from './cursor.ts';
+import { cursorDigest, sameList } from './cursor.ts';
 import type { SearchDoc } from './engine.ts';
 import type { ColumnCache } from './columns.ts';
 
@@ -111,7 +110,7 @@ export class SortedPage {
  * a key of 110 or more gave a `next_cursor` the next page refused.
  */
 const FIELD_AS_WRITTEN_BYTES = 64;
-const cursorField = (field: string): string => (Buffer.byteLength(JSON.stringify(field)) <= FIELD_AS_WRITTEN_BYTES ? field : `#${createHash('sha256').update(field).digest('base64url').slice(0, 16)}`);
+const cursorField = (field: string): string => (Buffer.byteLength(JSON.stringify(field)) <= FIELD_AS_WRITTEN_BYTES ? field : `#${cursorDigest(field, 16)}`);
 
 /**
  * A sorted list's cursor names its sort, so a page of another order is refused, not misread, and
