@@ -5,8 +5,9 @@ import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
+import { type CentroidDots, IVF_MIN, probeLists, trainIvf } from './ivf.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
-import { dequantise, quantiseInto } from './quantise.ts';
+import { dequantise, quantisedRows, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
 import type { SearchDoc } from './types.ts';
 
@@ -29,14 +30,16 @@ class DeltaVectors {
   private readonly blocks: Int8Rows[] = [];
   /**
    * The same rows' first `coarseDims` values side by side, for the coarse pass of a nearest
-   * neighbour search (`nearestOf`): a large delta is scanned whole (it has no IVF), and reading
-   * 128 bytes a row in a row is several times faster than the first 128 of every 512.
+   * neighbour search (`nearestOf`) over many candidates (a delta below IVF_MIN vectors is scanned
+   * whole): reading 128 bytes a row in a row is several times faster than the first 128 of every 512.
    */
   private readonly coarseBlocks: Int8Rows[] = [];
   private readonly coarseDims: number;
   private readonly scales: number[] = [];
-  /** `similaritiesTo`'s working memory: the slots' rows grouped by block, and where each came from. */
+  /** `byBlock`'s working memory: the slots' rows grouped by block, and where each came from. */
   private grouped = { rows: new Uint32Array(0), at: new Uint32Array(0) };
+  /** The inverted file of a large delta (`train`), which lists each slot given a vector after it too. */
+  ivf: DeltaIvf | null = null;
   constructor(readonly dims: number) {
     this.coarseDims = coarseDimsOf(dims);
   }
@@ -55,7 +58,31 @@ class DeltaVectors {
     const scale = Math.fround(v && v.length === dims ? quantiseInto(v, 0, dims, block.rows, at) : 0);
     (this.coarseBlocks[b] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
     this.scales[slot] = scale;
+    if (scale !== 0) this.ivf?.add(slot, block.rows.subarray(at, at + dims));
     return scale !== 0;
+  }
+
+  /**
+   * An inverted file over the slots `withVec` (those live with a vector), trained as a build
+   * trains its own on the same int8 vectors (ivf.ts: the same slots in the same order give the
+   * build's IVF); a slot given a vector later is listed under its closest centroid as it is set.
+   */
+  train(withVec: readonly number[]): void {
+    const { dims, blocks, scales } = this;
+    const at = (slot: number, d: number) => ((blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows[(slot % BLOCK) * dims + d] as number) * (scales[slot] as number);
+    const dots: CentroidDots = (centroid, slots, out) => {
+      const quantised = quantisedQuery(centroid);
+      if (!quantised) {
+        out.fill(0, 0, slots.length);
+        return;
+      }
+      this.byBlock(slots, slots.length, (b, rows, where, from, n) => {
+        const sums = (blocks[b] as Int8Rows).scanOf(quantised, rows, n, dims, from);
+        for (let r = 0; r < n; r++) out[where[from + r] as number] = sums[r] as number;
+      });
+    };
+    const trained = trainIvf(withVec, dims, at, dots);
+    this.ivf = new DeltaIvf(trained.centroids, dims, trained.lists, withVec.length);
   }
 
   has(slot: number): boolean {
@@ -86,32 +113,74 @@ class DeltaVectors {
         out.fill(0, 0, count);
         return;
       }
-      // The slots grouped by block (a counting sort), each group scored in one call.
-      const starts = new Uint32Array(blocks.length + 1);
-      for (let j = 0; j < count; j++) (starts[Math.floor((slots[j] as number) / BLOCK) + 1] as number)++;
-      for (let b = 0; b < blocks.length; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
-      if (this.grouped.rows.length < count) this.grouped = { rows: new Uint32Array(count * 2), at: new Uint32Array(count * 2) };
-      const { rows, at } = this.grouped;
-      const next = starts.slice(0, blocks.length);
-      for (let j = 0; j < count; j++) {
-        const slot = slots[j] as number;
-        const b = Math.floor(slot / BLOCK);
-        const p = next[b] as number;
-        next[b] = p + 1;
-        rows[p] = slot % BLOCK;
-        at[p] = j;
-      }
-      for (let b = 0; b < blocks.length; b++) {
-        const from = starts[b] as number;
-        const n = (starts[b + 1] as number) - from;
-        if (n === 0) continue;
+      this.byBlock(slots, count, (b, rows, at, from, n) => {
         const sums = (blocks[b] as Int8Rows).scanOf(quantised, rows, n, this.dims, from);
         for (let r = 0; r < n; r++) {
           const scale = scales[b * BLOCK + (rows[from + r] as number)] ?? 0;
           out[at[from + r] as number] = scale ? (sums[r] as number) * scale : 0;
         }
-      }
+      });
     };
+  }
+
+  /**
+   * The slots slots[0..count) grouped by block (a counting sort): `each(b, rows, at, from, n)` for
+   * each block b holding any, rows[from..from + n) their rows in it and at[...] where in `slots`
+   * each came from.
+   */
+  private byBlock(slots: ArrayLike<number>, count: number, each: (b: number, rows: Uint32Array, at: Uint32Array, from: number, n: number) => void): void {
+    const { blocks } = this;
+    const starts = new Uint32Array(blocks.length + 1);
+    for (let j = 0; j < count; j++) (starts[Math.floor((slots[j] as number) / BLOCK) + 1] as number)++;
+    for (let b = 0; b < blocks.length; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
+    if (this.grouped.rows.length < count) this.grouped = { rows: new Uint32Array(count * 2), at: new Uint32Array(count * 2) };
+    const { rows, at } = this.grouped;
+    const next = starts.slice(0, blocks.length);
+    for (let j = 0; j < count; j++) {
+      const slot = slots[j] as number;
+      const b = Math.floor(slot / BLOCK);
+      const p = next[b] as number;
+      next[b] = p + 1;
+      rows[p] = slot % BLOCK;
+      at[p] = j;
+    }
+    for (let b = 0; b < blocks.length; b++) {
+      const from = starts[b] as number;
+      const n = (starts[b + 1] as number) - from;
+      if (n > 0) each(b, rows, at, from, n);
+    }
+  }
+
+  /**
+   * As `scan`, over the slots listed (an IVF's lists; each at most once), with q as `queryFor`
+   * gives it: their rows scored a block's at a time, in one call of the kernel each.
+   */
+  scanSlots(query: QuantisedQuery | undefined, coarse: boolean, slots: ArrayLike<number>, take: (slot: number) => boolean, top: TopK): void {
+    if (!query) {
+      for (let j = 0; j < slots.length; j++) {
+        const slot = slots[j] as number;
+        if ((this.scales[slot] ?? 0) !== 0 && top.admits(0, slot) && take(slot)) top.push(slot, 0);
+      }
+      return;
+    }
+    const blocks = coarse ? this.coarseBlocks : this.blocks;
+    const { scales } = this;
+    this.byBlock(slots, slots.length, (b, rows, _at, from, n) => {
+      const sums = (blocks[b] as Int8Rows).scanOf(query, rows, n, query.q16.length, from);
+      for (let r = 0; r < n; r++) {
+        const slot = b * BLOCK + (rows[from + r] as number);
+        const scale = scales[slot] ?? 0;
+        if (scale === 0) continue;
+        const similarity = (sums[r] as number) * scale;
+        if (top.admits(similarity, slot) && take(slot)) top.push(slot, similarity);
+      }
+    });
+  }
+
+  /** q in the kernel's form, cut to the coarse pass's dimensions when `coarse` (undefined for a zero query or one of another size). */
+  queryFor(q: Float32Array, coarse: boolean): QuantisedQuery | undefined {
+    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
+    return quantised && coarse ? { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down } : quantised;
   }
 
   /**
@@ -121,8 +190,7 @@ class DeltaVectors {
    * scored in one call of the kernel; a slot `top` would not admit is not offered to `take`.
    */
   scan(q: Float32Array, coarse: boolean, count: number, take: (slot: number) => boolean, top: TopK): void {
-    const quantised = q.length === this.dims ? quantisedQuery(q) : undefined;
-    const query: QuantisedQuery | undefined = quantised && coarse ? { q16: quantised.q16.slice(0, this.coarseDims), down: quantised.down } : quantised;
+    const query = this.queryFor(q, coarse);
     const blocks = coarse ? this.coarseBlocks : this.blocks;
     const { scales } = this;
     for (let b = 0; b * BLOCK < count; b++) {
@@ -151,6 +219,58 @@ class DeltaVectors {
     const scale = this.scales[slot] ?? 0;
     if (!scale) return null;
     return dequantise((this.blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows, slot % BLOCK, this.dims, scale);
+  }
+}
+
+/**
+ * A large delta's inverted file (ivf.ts), so that its nearest neighbours are found as a build's
+ * are (the lists closest to the query) instead of by reading every vector: centroids, quantised
+ * as a build's are, and per centroid the slots listed under it (a dead slot stays listed until
+ * the slots are renumbered: callers skip it).
+ */
+class DeltaIvf {
+  readonly lists: number[][];
+  private readonly nlist: number;
+  private readonly rows: Int8Rows;
+  private readonly scales: Float32Array;
+
+  /** Trained (`trainIvf`) on `trainedOn` vectors; `lists` as trained. */
+  constructor(
+    centroids: Float32Array,
+    dims: number,
+    lists: readonly Uint32Array[],
+    readonly trainedOn: number,
+  ) {
+    this.nlist = lists.length;
+    // Quantised as a build quantises its centroids, to rank lists alike; a scan scores them all.
+    ({ rows: this.rows, scales: this.scales } = quantisedRows(centroids, dims, this.nlist));
+    this.lists = lists.map((l) => Array.from(l));
+  }
+
+  /** The centroid closest to an int8 vector (of the highest dot product; ties: the lower centroid), every centroid scored in one call of the kernel. */
+  closest(row: Int8Array): number {
+    const sums = this.rows.scan({ q16: Int16Array.from(row), down: 1 }, 0, this.nlist);
+    let best = 0;
+    let bestScore = -Infinity;
+    for (let c = 0; c < this.nlist; c++) {
+      const score = (sums[c] as number) * (this.scales[c] as number);
+      if (score > bestScore) {
+        bestScore = score;
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  /** Lists a slot under its closest centroid. */
+  add(slot: number, row: Int8Array): void {
+    (this.lists[this.closest(row)] as number[]).push(slot);
+  }
+
+  /** A query's similarity to each centroid (as a build ranks its lists). */
+  toCentroid(q: Float32Array): (c: number) => number {
+    const dot = this.rows.query(q);
+    return (c) => dot(c) * (this.scales[c] as number);
   }
 }
 
@@ -216,6 +336,8 @@ export class PreparedDelta implements ExtraVocab {
   private postings = new Map<string, { docs: number[]; tfs: number[]; term: string; df: number }>();
   private vectors: DeltaVectors | null = null;
   private liveCount = 0;
+  /** Live slots with a vector. */
+  private liveVectors = 0;
   private readonly sumLen = [0, 0, 0];
 
   readonly masked = new Set<number>();
@@ -263,9 +385,10 @@ export class PreparedDelta implements ExtraVocab {
     this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
     this.vectors = new DeltaVectors(index.dims);
+    this.liveVectors = 0;
     for (let s = 0; s < this.slots.length; s++) {
       const e = this.slots[s];
-      if (e && this.live[s]) this.vectors.set(s, e.doc.vector);
+      if (e && this.live[s] && this.vectors.set(s, e.doc.vector)) this.liveVectors += 1;
     }
     this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache = {};
@@ -379,7 +502,7 @@ export class PreparedDelta implements ExtraVocab {
         this.surfacesAdded.push(w);
       }
     }
-    this.vectors?.set(s, doc.vector);
+    if (this.vectors?.set(s, doc.vector)) this.liveVectors += 1;
   }
 
   private remove(id: number): void {
@@ -392,6 +515,7 @@ export class PreparedDelta implements ExtraVocab {
     if (named?.delete(id) && named.size === 0) this.byFirstNameWord.delete(first as string);
     this.live[s] = 0;
     this.liveCount -= 1;
+    if (this.vectors?.has(s)) this.liveVectors -= 1;
     this.slots[s] = undefined;
     for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.len[f] as number);
     for (const t of old.terms) {
@@ -430,12 +554,18 @@ export class PreparedDelta implements ExtraVocab {
     this.lens = [new Float64Array(this.live.length), new Float64Array(this.live.length), new Float64Array(this.live.length)];
     this.postings = new Map();
     this.liveCount = 0;
+    this.liveVectors = 0;
     this.sumLen.fill(0);
     this.surfaces.clear();
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
     for (const e of keep) this.add(e.doc, e);
     this.cache = {};
     this.columnsBefore = undefined;
+  }
+
+  /** Whether any slot is dead (its document replaced or deleted since it was added): their postings stay until the slots are renumbered. */
+  get hasDeadSlots(): boolean {
+    return this.liveCount < this.slots.length;
   }
 
   /** Slots in use (live or dead): delta keys run from the build's size up to it. */
@@ -488,14 +618,43 @@ export class PreparedDelta implements ExtraVocab {
     return s === undefined || this.slots[s]?.doc !== doc ? undefined : this.vectors?.vectorRow(s);
   }
 
-  /** The k live slots with a vector nearest to q among those `accept`ed: exact, or coarse then exact as a build does over as many. */
+  /**
+   * The k live slots with a vector nearest to q among those `accept`ed, found as a build finds
+   * them among as many: below IVF_MIN vectors every one is a candidate (exact, or coarse then
+   * exact: `nearestOf`); from IVF_MIN, those of the lists closest to the query in the delta's own
+   * inverted file (trained at the first search that needs it, and again once the vectors have
+   * doubled), and further lists while fewer than k were accepted.
+   */
   nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
     const vectors = this.vectors;
-    const count = this.slots.length;
     const take = (s: number) => this.live[s] === 1 && accept(s);
-    // A pass scans the rows (the compact ones when coarse) a block at a time.
-    const firstPass = (n: number, top: TopK) => vectors?.scan(q, n < vectors.dims, count, take, top);
-    return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
+    if (!vectors || this.liveVectors < IVF_MIN) {
+      const count = this.slots.length;
+      // A pass scans the rows (the compact ones when coarse) a block at a time.
+      const firstPass = (n: number, top: TopK) => vectors?.scan(q, n < vectors.dims, count, take, top);
+      return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
+    }
+    if (!vectors.ivf || this.liveVectors >= 2 * vectors.ivf.trainedOn) vectors.train(this.slotsWithVectors());
+    const ivf = vectors.ivf as DeltaIvf;
+    const { probed, candidates, rest } = probeLists(ivf.lists, ivf.toCentroid(q), k, this.liveCount);
+    const firstPass = (n: number, top: TopK) => {
+      const coarse = n < vectors.dims;
+      const query = vectors.queryFor(q, coarse);
+      for (const list of probed) vectors.scanSlots(query, coarse, list, take, top);
+      // A filter that too few of the probed lists' slots pass: the next lists, closest first.
+      for (const list of rest) {
+        if (top.full) break;
+        vectors.scanSlots(query, coarse, list, take, top);
+      }
+    };
+    return nearestOf(candidates, vectors.dims, k, firstPass, this.similaritiesTo(q));
+  }
+
+  /** The live slots with a vector. */
+  private slotsWithVectors(): number[] {
+    const out: number[] = [];
+    for (let s = 0; s < this.slots.length; s++) if (this.live[s] === 1 && this.vectors?.has(s)) out.push(s);
+    return out;
   }
 
   /**

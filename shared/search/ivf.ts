@@ -8,16 +8,36 @@ export interface Ivf {
   lists: Uint32Array[];
 }
 
-/** Below this many vectors a build has no IVF: nearest neighbours are exact. */
-const IVF_MIN = 20_000;
+/** Below this many vectors a build (or a delta: delta.ts) has no IVF: nearest neighbours are exact. */
+export const IVF_MIN = 20_000;
+
+/**
+ * The dot products of items with one centroid: out[j] is that of item items[j] (j < items.length)
+ * with `centroid`, a float vector (quantised for the kernel as a query is: 0 for a zero one).
+ */
+export type CentroidDots = (centroid: Float32Array, items: readonly number[], out: Float64Array) => void;
 
 /** The IVF of a build's int8 vectors (null below IVF_MIN vectors): six rounds of k-means on a deterministic sample. */
 export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Array, dims: number): Ivf | null {
-  const at = (i: number, d: number) => (q8[i * dims + d] as number) * (scales[i] as number);
   const withVec: number[] = [];
   for (let i = 0; i < hasVector.length; i++) if (hasVector[i]) withVec.push(i);
   // Up to IVF_MIN vectors every search compares the query with each (exact, and ≈ 1 ms).
   if (withVec.length < IVF_MIN) return null;
+  // Assignments score every centroid against every item with the SIMD kernel (a copy of the rows).
+  const rows = new Int8Rows(q8, dims);
+  const dots: CentroidDots = (centroid, items, out) => {
+    const dot = rows.query(centroid);
+    for (let j = 0; j < items.length; j++) out[j] = dot(items[j] as number);
+  };
+  return trainIvf(withVec, dims, (i, d) => (q8[i * dims + d] as number) * (scales[i] as number), dots);
+}
+
+/**
+ * An IVF over the vectors `withVec` (keys; `at(i, d)` is component d of vector i, `dots` their
+ * dot products with a centroid): six rounds of k-means on a deterministic sample of them, then
+ * each listed under its centroid. The same keys, values and dot products give the same IVF.
+ */
+export function trainIvf(withVec: readonly number[], dims: number, at: (i: number, d: number) => number, dots: CentroidDots): Ivf {
   const nlist = Math.max(8, Math.round(Math.sqrt(withVec.length) / 2));
   // Deterministic sample for training the centroids.
   let seed = 12345;
@@ -28,8 +48,7 @@ export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Ar
     const s = sample[Math.floor(rand() * sample.length)] as number;
     for (let d = 0; d < dims; d++) centroids[c * dims + d] = at(s, d);
   }
-  // Assignments score every centroid against every item with the SIMD kernel (a copy of the rows).
-  const assign = assigner(new Int8Rows(q8, dims), centroids, nlist, dims);
+  const assign = (items: readonly number[]) => closestCentroids(dots, centroids, nlist, dims, items);
   for (let iter = 0; iter < 6; iter++) {
     const sums = new Float32Array(nlist * dims);
     const of = assign(sample);
@@ -48,23 +67,22 @@ export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Ar
   return { centroids, lists: lists.map((l) => Uint32Array.from(l)) };
 }
 
-/** For each item, the centroid of the highest dot product (ties: the lower centroid); reads the centroids as they are at each call. */
-function assigner(rows: Int8Rows, centroids: Float32Array, nlist: number, dims: number): (items: number[]) => Int32Array {
-  return (items) => {
-    const best = new Int32Array(items.length);
-    const bestScore = new Float64Array(items.length).fill(-Infinity);
-    for (let c = 0; c < nlist; c++) {
-      const dot = rows.query(centroids.subarray(c * dims, (c + 1) * dims));
-      for (let j = 0; j < items.length; j++) {
-        const score = dot(items[j] as number);
-        if (score > (bestScore[j] as number)) {
-          bestScore[j] = score;
-          best[j] = c;
-        }
+/** For each item, the centroid of the highest dot product (ties: the lower centroid). */
+function closestCentroids(dots: CentroidDots, centroids: Float32Array, nlist: number, dims: number, items: readonly number[]): Int32Array {
+  const best = new Int32Array(items.length);
+  const bestScore = new Float64Array(items.length).fill(-Infinity);
+  const scores = new Float64Array(items.length);
+  for (let c = 0; c < nlist; c++) {
+    dots(centroids.subarray(c * dims, (c + 1) * dims), items, scores);
+    for (let j = 0; j < items.length; j++) {
+      const score = scores[j] as number;
+      if (score > (bestScore[j] as number)) {
+        bestScore[j] = score;
+        best[j] = c;
       }
     }
-    return best;
-  };
+  }
+  return best;
 }
 
 /**
@@ -74,21 +92,21 @@ function assigner(rows: Int8Rows, centroids: Float32Array, nlist: number, dims: 
  * and the other lists, closest first: where a filtered search goes on while too few of the probed
  * lists' documents pass its filter.
  */
-export function probeLists(lists: readonly Uint32Array[], toCentroid: (c: number) => number, k: number, n: number): { probed: Uint32Array[]; candidates: number; rest: Uint32Array[] } {
+export function probeLists<L extends ArrayLike<number>>(lists: readonly L[], toCentroid: (c: number) => number, k: number, n: number): { probed: L[]; candidates: number; rest: L[] } {
   const nlist = lists.length;
   const sims = new Float64Array(nlist);
   for (let c = 0; c < nlist; c++) sims[c] = toCentroid(c);
   const order = Array.from({ length: nlist }, (_, c) => c).sort((a, b) => (sims[b] as number) - (sims[a] as number));
   const probes = Math.max(4, Math.ceil(nlist / 20));
   const budget = Math.max(k * 4, n / 12);
-  const probed: Uint32Array[] = [];
+  const probed: L[] = [];
   let candidates = 0;
   let at = 0;
   for (; at < nlist; at++) {
     if (probed.length === probes || candidates >= budget) break;
-    const list = lists[order[at] as number] as Uint32Array;
+    const list = lists[order[at] as number] as L;
     probed.push(list);
     candidates += list.length;
   }
-  return { probed, candidates, rest: order.slice(at).map((c) => lists[c] as Uint32Array) };
+  return { probed, candidates, rest: order.slice(at).map((c) => lists[c] as L) };
 }

@@ -14,11 +14,11 @@ export function quantiseInto(values: ArrayLike<number>, from: number, dims: numb
   return scale;
 }
 
-/** Float rows as int8 rows with one scale each, for the kernel. */
-export function quantisedRows(values: Float32Array, dims: number): { rows: Int8Rows; scales: Float32Array } {
+/** Float rows as int8 rows with one scale each, for the kernel (`scanRows`: the most rows one `scan` of them scores). */
+export function quantisedRows(values: Float32Array, dims: number, scanRows = 0): { rows: Int8Rows; scales: Float32Array } {
   const q8 = new Int8Array(values.length);
   const scales = Float32Array.from({ length: dims ? values.length / dims : 0 }, (_, r) => quantiseInto(values, r * dims, dims, q8, r * dims));
-  return { rows: new Int8Rows(q8, dims), scales };
+  return { rows: new Int8Rows(q8, dims, scanRows), scales };
 }
 
 /** The dequantised vector of int8 row `row` (dims values from row × dims) at `scale`. */

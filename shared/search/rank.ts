@@ -478,7 +478,9 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     const p = index.postingsOf(t);
     if (p) scorePostings(p, indexNorms, 0, widf, target, list, max);
     const q = delta.postingsOf(t);
-    if (q) scorePostings(q, (deltaNorms ??= delta.norms()), N, widf, target, list, max, delta.live);
+    // Its dead slots (replaced documents) are skipped while there are any: a list of none scores
+    // its kept values without a check per posting (every match is accepted by its live slot later).
+    if (q) scorePostings(q, (deltaNorms ??= delta.norms()), N, widf, target, list, max, delta.hasDeadSlots ? delta.live : undefined);
   };
   for (const [word, ts] of ordered) {
     if (!expandedWord(ts)) {

@@ -20,6 +20,7 @@ import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
+import { IVF_MIN } from '../../shared/search/ivf.ts';
 import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
 import { normalize } from '../../shared/search/embedding.ts';
 import { seededRandom } from '../../shared/random.ts';
@@ -411,6 +412,59 @@ describe('index and ranking', () => {
       };
       expect(best(delta.nearest(q, 50, accept))).toEqual(best(bySlot));
     }
+  });
+
+  it("finds a large delta's nearest neighbours through an inverted file of its own, trained as a build's: the same as a build of the same items", () => {
+    // From IVF_MIN vectors a delta (right after an import) probes the lists closest to the query,
+    // as a build does, instead of reading every vector; trained on the same vectors in the same
+    // order, its lists are the build's, so are the neighbours and their scores.
+    const r = seededRandom(5);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const many = Array.from({ length: IVF_MIN + 500 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: i % 101 === 7 ? null : unit() }));
+    const built = SearchIndex.build(many, 64, 1);
+    expect(built.parts.ivf).not.toBeNull();
+    const delta = new PreparedDelta({ docs: many, masked: new Set() }, SearchIndex.build([], 64, 1));
+    const found = (top: TopK, idOf: (key: number) => number) => {
+      const out: [number, number][] = [];
+      top.forEachBest((key, score) => out.push([idOf(key), score]));
+      return out;
+    };
+    const fromBuild = (q: Float32Array, k: number, accept: (id: number) => boolean) =>
+      found(
+        built.nearest(q, k, (i) => accept((built.docs[i] as SearchDoc).id)),
+        (i) => (built.docs[i] as SearchDoc).id,
+      );
+    const fromDelta = (q: Float32Array, k: number, accept: (id: number) => boolean) =>
+      found(
+        delta.nearest(q, k, (s) => accept(delta.docAt(s).id)),
+        (s) => delta.docAt(s).id,
+      );
+    // Unfiltered, a filter most pass, and one so rare that the search reads lists past those it probes.
+    const filters: [number, (id: number) => boolean][] = [
+      [10, () => true],
+      [30, (id) => id % 3 === 0],
+      [8, (id) => id % 997 === 0],
+    ];
+    for (let t = 0; t < 4; t++) {
+      const q = unit();
+      for (const [k, accept] of filters) {
+        const expected = fromBuild(q, k, accept);
+        expect(expected).toHaveLength(k);
+        expect(fromDelta(q, k, accept)).toEqual(expected);
+      }
+    }
+    // Not every vector read: an item's own vector finds it first, and its list is not all of them.
+    const target = many[4321] as SearchDoc;
+    expect(fromDelta(target.vector as Float32Array, 5, () => true)[0]?.[0]).toBe(target.id);
+    // Changed after the lists were made: a new item is listed as it comes (found by its own
+    // vector), a replaced version's vector is no longer found, a deleted item neither.
+    const fresh = doc(50_000, 'fresh item', '', { vector: unit() });
+    const moved = { ...(many[100] as SearchDoc), updated_at: 2, vector: unit() };
+    delta.apply([fresh, moved], [many[200]?.id as number]);
+    expect(fromDelta(fresh.vector as Float32Array, 3, () => true)[0]?.[0]).toBe(50_000);
+    expect(fromDelta(moved.vector as Float32Array, 3, () => true)[0]?.[0]).toBe(moved.id);
+    expect(fromDelta(many[100]?.vector as Float32Array, 50, () => true).map(([id]) => id)).not.toContain(moved.id);
+    expect(fromDelta(many[200]?.vector as Float32Array, 50, () => true).map(([id]) => id)).not.toContain(many[200]?.id);
   });
 
   it('scores many keys per kernel call to the bit of one by one: a build, a delta across blocks, no vector, a zero query', () => {
