@@ -13,6 +13,7 @@ import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
 import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
+import { IVF_MIN } from '../../shared/search/ivf.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
 import { phraseTerms } from '../../shared/search/text.ts';
 import { applySynonyms, synonymRules, synonymsIn, type SynonymSet } from '../../shared/search/synonyms.ts';
@@ -836,5 +837,33 @@ describe('browsing (an empty query)', () => {
     // Best taste first (ties to the lower id), as a sort of every match would have them.
     const scores = a.hits.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((x, y) => y - x));
+  });
+});
+
+describe('a catalog of 20,000 items or more, all changed since the build (right after an import)', () => {
+  // Both sides have an IVF for their nearest neighbours (a build's, and the delta's own, trained
+  // alike on the same vectors), so every mode ranks alike, the semantic lists and `total` too.
+  const words = ['trail', 'running', 'shoe', 'rain', 'jacket', 'camp', 'stove', 'steel', 'kettle', 'green', 'tea', 'wool', 'sock', 'light', 'tent'];
+  const random = seededRandom(77);
+  const docs = Array.from({ length: IVF_MIN + 200 }, (_, i) => doc(i + 1, Array.from({ length: 3 + (i % 4) }, () => words[Math.floor(random() * words.length)]).join(' ') + ` ${i}`));
+  const built = SearchIndex.build(docs, 64, 1);
+  const empty = SearchIndex.build([], 64, 1);
+  const fresh = new PreparedDelta({ docs, masked: new Set() });
+  fresh.bind(empty);
+  const none = new PreparedDelta({ docs: [], masked: new Set() });
+  none.bind(built);
+
+  it('are ranked the same in every mode before and after the build: the same hits, scores and total', () => {
+    expect(built.parts.ivf).not.toBeNull();
+    for (const query of ['trail shoe', 'green tea kettle', 'wool', 'camp stove for rain', 'zorbo']) {
+      for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+        const req = { query, mode, filter: NO_FILTER, queryVector: emb.embedOne(query), profile: null };
+        const seen = (r: ReturnType<typeof rank>) => ({ total: r.total, hits: r.hits.map((h) => [h.doc.id, h.score]) });
+        const after = seen(rank(built, none, req, { limit: 20 }));
+        // Every list has hits but the keyword one of a word no item has.
+        expect(after.hits.length > 0, `${mode} "${query}"`).toBe(mode !== 'keyword' || query !== 'zorbo');
+        expect(seen(rank(empty, fresh, req, { limit: 20 })), `${mode} "${query}"`).toEqual(after);
+      }
+    }
   });
 });
