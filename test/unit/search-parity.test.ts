@@ -845,7 +845,7 @@ describe('a catalog of 20,000 items or more, all changed since the build (right 
   // alike on the same vectors), so every mode ranks alike, the semantic lists and `total` too.
   const words = ['trail', 'running', 'shoe', 'rain', 'jacket', 'camp', 'stove', 'steel', 'kettle', 'green', 'tea', 'wool', 'sock', 'light', 'tent'];
   const random = seededRandom(77);
-  const docs = Array.from({ length: IVF_MIN + 200 }, (_, i) => doc(i + 1, Array.from({ length: 3 + (i % 4) }, () => words[Math.floor(random() * words.length)]).join(' ') + ` ${i}`));
+  const docs = Array.from({ length: IVF_MIN + 200 }, (_, i) => doc(i + 1, `${Array.from({ length: 3 + (i % 4) }, () => words[Math.floor(random() * words.length)]).join(' ')} ${i}`));
   const built = SearchIndex.build(docs, 64, 1);
   const empty = SearchIndex.build([], 64, 1);
   const fresh = new PreparedDelta({ docs, masked: new Set() });
