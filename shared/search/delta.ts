@@ -392,6 +392,7 @@ export class PreparedDelta implements ExtraVocab {
     }
     this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache = {};
+    this.keepIvf();
   }
 
   /** Takes the build's copy of `id` out of the statistics (once). */
@@ -457,6 +458,19 @@ export class PreparedDelta implements ExtraVocab {
     this.surfacesAdded = [];
     this.surfacesRemoved = [];
     if (this.slots.length - this.liveCount > Math.max(BLOCK, this.liveCount)) this.compact();
+    this.keepIvf();
+  }
+
+  /**
+   * Trains the inverted file of a delta of IVF_MIN vectors or more (`nearest`), and again once
+   * they have doubled since (the lists of the changes after a training are made by its centroids):
+   * as the changes are applied, so that it costs the read that brought them (right after a bulk
+   * import, a container's first read of every item), not a search of its own.
+   */
+  private keepIvf(): void {
+    const vectors = this.vectors;
+    if (!vectors || this.liveVectors < IVF_MIN) return;
+    if (!vectors.ivf || this.liveVectors >= 2 * vectors.ivf.trainedOn) vectors.train(this.slotsWithVectors());
   }
 
   private add(doc: SearchDoc, contents: Contents): void {
@@ -622,20 +636,18 @@ export class PreparedDelta implements ExtraVocab {
    * The k live slots with a vector nearest to q among those `accept`ed, found as a build finds
    * them among as many: below IVF_MIN vectors every one is a candidate (exact, or coarse then
    * exact: `nearestOf`); from IVF_MIN, those of the lists closest to the query in the delta's own
-   * inverted file (trained at the first search that needs it, and again once the vectors have
-   * doubled), and further lists while fewer than k were accepted.
+   * inverted file (`keepIvf`), and further lists while fewer than k were accepted.
    */
   nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
     const vectors = this.vectors;
     const take = (s: number) => this.live[s] === 1 && accept(s);
-    if (!vectors || this.liveVectors < IVF_MIN) {
+    const ivf = vectors?.ivf;
+    if (!vectors || !ivf || this.liveVectors < IVF_MIN) {
       const count = this.slots.length;
       // A pass scans the rows (the compact ones when coarse) a block at a time.
       const firstPass = (n: number, top: TopK) => vectors?.scan(q, n < vectors.dims, count, take, top);
       return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
     }
-    if (!vectors.ivf || this.liveVectors >= 2 * vectors.ivf.trainedOn) vectors.train(this.slotsWithVectors());
-    const ivf = vectors.ivf as DeltaIvf;
     const { probed, candidates, rest } = probeLists(ivf.lists, ivf.toCentroid(q), k, this.liveCount);
     const firstPass = (n: number, top: TopK) => {
       const coarse = n < vectors.dims;

@@ -467,6 +467,36 @@ describe('index and ranking', () => {
     expect(fromDelta(many[200]?.vector as Float32Array, 50, () => true).map(([id]) => id)).not.toContain(many[200]?.id);
   });
 
+  it('trains the inverted file of a large delta again once its vectors have doubled: the same neighbours as a build of them all', () => {
+    const r = seededRandom(6);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const all = Array.from({ length: 2 * IVF_MIN + 10 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: unit() }));
+    const delta = new PreparedDelta({ docs: all.slice(0, IVF_MIN), masked: new Set() }, SearchIndex.build([], 64, 1));
+    // Changes that come in after the first training (those past IVF_MIN), in two reads.
+    delta.apply(all.slice(IVF_MIN, IVF_MIN + 5_000), []);
+    delta.apply(all.slice(IVF_MIN + 5_000), []);
+    const built = SearchIndex.build(all, 64, 1);
+    for (let t = 0; t < 3; t++) {
+      const q = unit();
+      const ids = (top: TopK, idOf: (key: number) => number) => {
+        const out: [number, number][] = [];
+        top.forEachBest((key, score) => out.push([idOf(key), score]));
+        return out;
+      };
+      expect(
+        ids(
+          delta.nearest(q, 10, () => true),
+          (s) => delta.docAt(s).id,
+        ),
+      ).toEqual(
+        ids(
+          built.nearest(q, 10, () => true),
+          (i) => (built.docs[i] as SearchDoc).id,
+        ),
+      );
+    }
+  });
+
   it('scores many keys per kernel call to the bit of one by one: a build, a delta across blocks, no vector, a zero query', () => {
     const r = seededRandom(11);
     const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
