@@ -54,8 +54,8 @@ class DeltaVectors {
     const b = Math.floor(slot / BLOCK);
     const block = this.blocks[b] as Int8Rows;
     const at = (slot % BLOCK) * dims;
-    // Kept as a build keeps it (float32).
-    const scale = Math.fround(v && v.length === dims ? quantiseInto(v, 0, dims, block.rows, at) : 0);
+    // Kept as a build keeps it (float32); a vector holding NaN is none, as in a build (`hasVector`).
+    const scale = Math.fround(v && v.length === dims ? quantiseInto(v, 0, dims, block.rows, at) : 0) || 0;
     (this.coarseBlocks[b] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
     this.scales[slot] = scale;
     if (scale !== 0) this.ivf?.add(slot, block.rows.subarray(at, at + dims));
@@ -87,6 +87,11 @@ class DeltaVectors {
 
   has(slot: number): boolean {
     return (this.scales[slot] ?? 0) !== 0;
+  }
+
+  /** A slot's document left (replaced or deleted): out of the inverted file's lists. */
+  unlist(slot: number): void {
+    this.ivf?.remove(slot);
   }
 
   /**
@@ -225,11 +230,13 @@ class DeltaVectors {
 /**
  * A large delta's inverted file (ivf.ts), so that its nearest neighbours are found as a build's
  * are (the lists closest to the query) instead of by reading every vector: centroids, quantised
- * as a build's are, and per centroid the slots listed under it (a dead slot stays listed until
- * the slots are renumbered: callers skip it).
+ * as a build's are, and per centroid the live slots listed under it (a slot whose document is
+ * replaced or deleted leaves its list: a query's probes count live slots only).
  */
 class DeltaIvf {
   readonly lists: number[][];
+  /** Per slot listed, its list. */
+  private readonly listOf: number[] = [];
   private readonly nlist: number;
   private readonly rows: Int8Rows;
   private readonly scales: Float32Array;
@@ -245,6 +252,9 @@ class DeltaIvf {
     // Quantised as a build quantises its centroids, to rank lists alike; a scan scores them all.
     ({ rows: this.rows, scales: this.scales } = quantisedRows(centroids, dims, this.nlist));
     this.lists = lists.map((l) => Array.from(l));
+    this.lists.forEach((list, c) => {
+      for (const slot of list) this.listOf[slot] = c;
+    });
   }
 
   /** The centroid closest to an int8 vector (of the highest dot product; ties: the lower centroid), every centroid scored in one call of the kernel. */
@@ -264,7 +274,21 @@ class DeltaIvf {
 
   /** Lists a slot under its closest centroid. */
   add(slot: number, row: Int8Array): void {
-    (this.lists[this.closest(row)] as number[]).push(slot);
+    const c = this.closest(row);
+    (this.lists[c] as number[]).push(slot);
+    this.listOf[slot] = c;
+  }
+
+  /** Takes a slot out of its list (the last of the list takes its place), if listed. */
+  remove(slot: number): void {
+    const c = this.listOf[slot];
+    if (c === undefined || c < 0) return;
+    this.listOf[slot] = -1;
+    const list = this.lists[c] as number[];
+    const at = list.lastIndexOf(slot);
+    if (at < 0) return;
+    const last = list.pop() as number;
+    if (at < list.length) list[at] = last;
   }
 
   /** A query's similarity to each centroid (as a build ranks its lists). */
@@ -529,7 +553,10 @@ export class PreparedDelta implements ExtraVocab {
     if (named?.delete(id) && named.size === 0) this.byFirstNameWord.delete(first as string);
     this.live[s] = 0;
     this.liveCount -= 1;
-    if (this.vectors?.has(s)) this.liveVectors -= 1;
+    if (this.vectors?.has(s)) {
+      this.liveVectors -= 1;
+      this.vectors.unlist(s);
+    }
     this.slots[s] = undefined;
     for (let f = 0; f < 3; f++) this.sumLen[f] = (this.sumLen[f] as number) - (old.len[f] as number);
     for (const t of old.terms) {
@@ -636,9 +663,10 @@ export class PreparedDelta implements ExtraVocab {
    * The k live slots with a vector nearest to q among those `accept`ed, found as a build finds
    * them among as many: below IVF_MIN vectors every one is a candidate (exact, or coarse then
    * exact: `nearestOf`); from IVF_MIN, those of the lists closest to the query in the delta's own
-   * inverted file (`keepIvf`), and further lists while fewer than k were accepted.
+   * inverted file (`keepIvf`), and while fewer than k were accepted, further lists, or the slots a
+   * selective filter may pass (`passing`) when scoring those costs less (as `SearchIndex.nearest`).
    */
-  nearest(q: Float32Array, k: number, accept: (slot: number) => boolean): TopK {
+  nearest(q: Float32Array, k: number, accept: (slot: number) => boolean, passing?: () => Uint32Array | undefined): TopK {
     const vectors = this.vectors;
     const take = (s: number) => this.live[s] === 1 && accept(s);
     const ivf = vectors?.ivf;
@@ -648,12 +676,23 @@ export class PreparedDelta implements ExtraVocab {
       const firstPass = (n: number, top: TopK) => vectors?.scan(q, n < vectors.dims, count, take, top);
       return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
     }
-    const { probed, candidates, rest } = probeLists(ivf.lists, ivf.toCentroid(q), k, this.liveCount);
-    const firstPass = (n: number, top: TopK) => {
-      const coarse = n < vectors.dims;
+    const n = this.liveCount;
+    const { probed, candidates, rest } = probeLists(ivf.lists, ivf.toCentroid(q), k, n);
+    const firstPass = (dims: number, top: TopK) => {
+      const coarse = dims < vectors.dims;
       const query = vectors.queryFor(q, coarse);
       for (const list of probed) vectors.scanSlots(query, coarse, list, take, top);
-      // A filter that too few of the probed lists' slots pass: the next lists, closest first.
+      if (top.full || rest.length === 0) return;
+      // A filter that too few of the probed lists' slots pass: the slots it may pass, scored
+      // instead when that costs less (the same estimate as a build's), else the next lists,
+      // closest first.
+      const m = (top.size * n) / candidates;
+      const slots = passing && m * m + (m * n) / 4 <= (top.k - top.size) * n ? passing() : undefined;
+      if (slots) {
+        top.clear();
+        vectors.scanSlots(query, coarse, slots, take, top);
+        return;
+      }
       for (const list of rest) {
         if (top.full) break;
         vectors.scanSlots(query, coarse, list, take, top);

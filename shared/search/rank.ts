@@ -119,6 +119,8 @@ interface Keys {
   accept(key: number): boolean;
   /** With a filter its columns read: the build's rows it may accept, in order (made when asked). */
   passingRows: (() => Uint32Array | undefined) | undefined;
+  /** The same of the delta's live slots. */
+  passingSlots: (() => Uint32Array | undefined) | undefined;
   vectorOfKey(key: number): Float32Array | null;
   /** q · the vector of any key (0 without one). */
   similarity(q: Float32Array): (key: number) => number;
@@ -178,10 +180,20 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         return Uint32Array.from(rows.view());
       }
     : undefined;
+  const passingSlots = fresh
+    ? () => {
+        const verdicts = fresh.maybe();
+        if (!verdicts) return undefined;
+        const slots = new IntList();
+        for (let s = 0; s < delta.slotCount; s++) if (verdicts[s] !== FAILS && live[s] === 1 && (inactiveToo || activeSlot[s] === 1)) slots.push(s);
+        return Uint32Array.from(slots.view());
+      }
+    : undefined;
   return {
     N,
     S: delta.slotCount,
     passingRows,
+    passingSlots,
     docOf: (key) => (key < N ? index.docs[key] : delta.docAt(key - N)) as SearchDoc,
     idOf: (key) => (key < N ? index.ids[key] : delta.ids[key - N]) as number,
     acceptIndexed,
@@ -784,7 +796,7 @@ function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: 
   const { N, S } = keys;
   const k = RANKING.vectorCandidates;
   const fromIndex = index.nearest(q, k, keys.acceptIndexed, keys.passingRows);
-  const fromDelta = S ? delta.nearest(q, k, keys.acceptSlot) : undefined;
+  const fromDelta = S ? delta.nearest(q, k, keys.acceptSlot, keys.passingSlots) : undefined;
   if (fromIndex.size + (fromDelta?.size ?? 0) <= k) {
     fromIndex.forEach((i, s) => m.set(i, s));
     fromDelta?.forEach((slot, s) => m.set(N + slot, s));

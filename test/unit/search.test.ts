@@ -497,6 +497,54 @@ describe('index and ranking', () => {
     }
   });
 
+  it("lists only a large delta's live slots with a vector in its inverted file, through replacements and deletions, and takes a vector holding NaN for none, as a build does", () => {
+    const r = seededRandom(8);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    // Every 500th vector holds a NaN: no vector (a build's `hasVector` is 0 for it).
+    const nan = (v: Float32Array) => {
+      v[3] = Number.NaN;
+      return v;
+    };
+    const many = Array.from({ length: IVF_MIN + 300 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: i % 500 === 0 ? nan(unit()) : unit() }));
+    const built = SearchIndex.build(many, 64, 1);
+    const delta = new PreparedDelta({ docs: many, masked: new Set() }, SearchIndex.build([], 64, 1));
+    const listed = () => {
+      const lists = (delta as unknown as { vectors: { ivf: { lists: number[][] } | null } }).vectors.ivf?.lists ?? [];
+      return lists.flat().sort((a, b) => a - b);
+    };
+    const liveWithVector = () => {
+      const out: number[] = [];
+      for (let s = 0; s < delta.slotCount; s++) if (delta.live[s] === 1 && delta.vectorRowOf(delta.docAt(s))) out.push(s);
+      return out;
+    };
+    const ids = (top: TopK, idOf: (key: number) => number) => {
+      const out: [number, number][] = [];
+      top.forEachBest((key, score) => out.push([idOf(key), score]));
+      return out;
+    };
+    expect(listed()).toEqual(liveWithVector());
+    expect(liveWithVector()).toHaveLength(built.parts.hasVector.reduce((a, x) => a + x, 0));
+    for (let t = 0; t < 3; t++) {
+      const q = unit();
+      expect(
+        ids(
+          delta.nearest(q, 10, () => true),
+          (s) => delta.docAt(s).id,
+        ),
+      ).toEqual(
+        ids(
+          built.nearest(q, 10, () => true),
+          (i) => (built.docs[i] as SearchDoc).id,
+        ),
+      );
+    }
+    // Replaced (a new vector, or none) and deleted items leave their lists; their new versions join.
+    const replaced = many.slice(1, 3001).map((d, k) => ({ ...d, updated_at: 2, vector: k % 3 === 0 ? null : unit() }));
+    delta.apply(replaced, [many[5000]?.id as number, many[5001]?.id as number]);
+    expect(delta.hasDeadSlots).toBe(true);
+    expect(listed()).toEqual(liveWithVector());
+  });
+
   it('scores many keys per kernel call to the bit of one by one: a build, a delta across blocks, no vector, a zero query', () => {
     const r = seededRandom(11);
     const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
