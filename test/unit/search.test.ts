@@ -40,6 +40,27 @@ const noDelta = new PreparedDelta({ docs: [], masked: new Set() });
 const run = (index: SearchIndex, query: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword', delta = noDelta) =>
   rank(index, delta, { query, mode, filter: () => true, queryVector: emb.embedOne(query), profile: null }, { limit: 1000 }).hits.map((h) => h.doc.id);
 
+/** A top-k's keys (as ids, through `idOf`) and scores, best first. */
+const bestOf = (top: TopK, idOf: (key: number) => number): [number, number][] => {
+  const out: [number, number][] = [];
+  top.forEachBest((key, score) => out.push([idOf(key), score]));
+  return out;
+};
+
+/** A delta's k nearest to q and a build's of the same items: the same ids, the same scores. */
+const neighboursAlike = (delta: PreparedDelta, built: SearchIndex, q: Float32Array, k: number) =>
+  expect(
+    bestOf(
+      delta.nearest(q, k, () => true),
+      (s) => delta.docAt(s).id,
+    ),
+  ).toEqual(
+    bestOf(
+      built.nearest(q, k, () => true),
+      (i) => (built.docs[i] as SearchDoc).id,
+    ),
+  );
+
 /** One-row similarities as the batch form nearestOf takes (the reference the batched kernel calls are held to). */
 const oneAtATime =
   (sim: (key: number) => number): Similarities =>
@@ -424,18 +445,13 @@ describe('index and ranking', () => {
     const built = SearchIndex.build(many, 64, 1);
     expect(built.parts.ivf).not.toBeNull();
     const delta = new PreparedDelta({ docs: many, masked: new Set() }, SearchIndex.build([], 64, 1));
-    const found = (top: TopK, idOf: (key: number) => number) => {
-      const out: [number, number][] = [];
-      top.forEachBest((key, score) => out.push([idOf(key), score]));
-      return out;
-    };
     const fromBuild = (q: Float32Array, k: number, accept: (id: number) => boolean) =>
-      found(
+      bestOf(
         built.nearest(q, k, (i) => accept((built.docs[i] as SearchDoc).id)),
         (i) => (built.docs[i] as SearchDoc).id,
       );
     const fromDelta = (q: Float32Array, k: number, accept: (id: number) => boolean) =>
-      found(
+      bestOf(
         delta.nearest(q, k, (s) => accept(delta.docAt(s).id)),
         (s) => delta.docAt(s).id,
       );
@@ -478,22 +494,7 @@ describe('index and ranking', () => {
     const built = SearchIndex.build(all, 64, 1);
     for (let t = 0; t < 3; t++) {
       const q = unit();
-      const ids = (top: TopK, idOf: (key: number) => number) => {
-        const out: [number, number][] = [];
-        top.forEachBest((key, score) => out.push([idOf(key), score]));
-        return out;
-      };
-      expect(
-        ids(
-          delta.nearest(q, 10, () => true),
-          (s) => delta.docAt(s).id,
-        ),
-      ).toEqual(
-        ids(
-          built.nearest(q, 10, () => true),
-          (i) => (built.docs[i] as SearchDoc).id,
-        ),
-      );
+      neighboursAlike(delta, built, q, 10);
     }
   });
 
@@ -517,26 +518,11 @@ describe('index and ranking', () => {
       for (let s = 0; s < delta.slotCount; s++) if (delta.live[s] === 1 && delta.vectorRowOf(delta.docAt(s))) out.push(s);
       return out;
     };
-    const ids = (top: TopK, idOf: (key: number) => number) => {
-      const out: [number, number][] = [];
-      top.forEachBest((key, score) => out.push([idOf(key), score]));
-      return out;
-    };
     expect(listed()).toEqual(liveWithVector());
     expect(liveWithVector()).toHaveLength(built.parts.hasVector.reduce((a, x) => a + x, 0));
     for (let t = 0; t < 3; t++) {
       const q = unit();
-      expect(
-        ids(
-          delta.nearest(q, 10, () => true),
-          (s) => delta.docAt(s).id,
-        ),
-      ).toEqual(
-        ids(
-          built.nearest(q, 10, () => true),
-          (i) => (built.docs[i] as SearchDoc).id,
-        ),
-      );
+      neighboursAlike(delta, built, q, 10);
     }
     // Replaced (a new vector, or none) and deleted items leave their lists; their new versions join.
     const replaced = many.slice(1, 3001).map((d, k) => ({ ...d, updated_at: 2, vector: k % 3 === 0 ? null : unit() }));
