@@ -237,6 +237,8 @@ class DeltaIvf {
   readonly lists: number[][];
   /** Per slot listed, its list. */
   private readonly listOf: number[] = [];
+  /** Slots listed since training (`add`): by centroids trained on other vectors. */
+  addedSince = 0;
   private readonly nlist: number;
   private readonly rows: Int8Rows;
   private readonly scales: Float32Array;
@@ -277,6 +279,7 @@ class DeltaIvf {
     const c = this.closest(row);
     (this.lists[c] as number[]).push(slot);
     this.listOf[slot] = c;
+    this.addedSince += 1;
   }
 
   /** Takes a slot out of its list (the last of the list takes its place), if listed. */
@@ -487,14 +490,16 @@ export class PreparedDelta implements ExtraVocab {
 
   /**
    * Trains the inverted file of a delta of IVF_MIN vectors or more (`nearest`), and again once
-   * they have doubled since (the lists of the changes after a training are made by its centroids):
-   * as the changes are applied, so that it costs the read that brought them (right after a bulk
-   * import, a container's first read of every item), not a search of its own.
+   * they have doubled since, or as many vectors as it was trained on came since (new items or
+   * new versions, listed by centroids trained on others): as the changes are applied, so that it
+   * costs the read that brought them (right after a bulk import, a container's first read of
+   * every item), not a search of its own.
    */
   private keepIvf(): void {
     const vectors = this.vectors;
     if (!vectors || this.liveVectors < IVF_MIN) return;
-    if (!vectors.ivf || this.liveVectors >= 2 * vectors.ivf.trainedOn) vectors.train(this.slotsWithVectors());
+    const ivf = vectors.ivf;
+    if (!ivf || this.liveVectors >= 2 * ivf.trainedOn || ivf.addedSince >= ivf.trainedOn) vectors.train(this.slotsWithVectors());
   }
 
   private add(doc: SearchDoc, contents: Contents): void {

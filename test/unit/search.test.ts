@@ -498,6 +498,19 @@ describe('index and ranking', () => {
     }
   });
 
+  it('trains the inverted file of a large delta again once as many vectors came since as it was trained on (every item replaced): the same neighbours as a build of the latest versions', () => {
+    const r = seededRandom(9);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const first = Array.from({ length: IVF_MIN + 100 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: unit() }));
+    const delta = new PreparedDelta({ docs: first, masked: new Set() }, SearchIndex.build([], 64, 1));
+    // A new version of every item, in two reads (the vectors never double).
+    const latest = first.map((d) => ({ ...d, updated_at: 2, vector: unit() }));
+    delta.apply(latest.slice(0, 10_000), []);
+    delta.apply(latest.slice(10_000), []);
+    const built = SearchIndex.build(latest, 64, 1);
+    for (let t = 0; t < 3; t++) neighboursAlike(delta, built, unit(), 10);
+  });
+
   it("lists only a large delta's live slots with a vector in its inverted file, through replacements and deletions, and takes a vector holding NaN for none, as a build does", () => {
     const r = seededRandom(8);
     const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
