@@ -161,25 +161,27 @@ class DeltaVectors {
    * gives it: their rows scored a block's at a time, in one call of the kernel each.
    */
   scanSlots(query: QuantisedQuery | undefined, coarse: boolean, slots: ArrayLike<number>, take: (slot: number) => boolean, top: TopK): void {
-    if (!query) {
-      for (let j = 0; j < slots.length; j++) {
-        const slot = slots[j] as number;
-        if ((this.scales[slot] ?? 0) !== 0 && top.admits(0, slot) && take(slot)) top.push(slot, 0);
-      }
-      return;
-    }
     const blocks = coarse ? this.coarseBlocks : this.blocks;
-    const { scales } = this;
     this.byBlock(slots, slots.length, (b, rows, _at, from, n) => {
-      const sums = (blocks[b] as Int8Rows).scanOf(query, rows, n, query.q16.length, from);
-      for (let r = 0; r < n; r++) {
-        const slot = b * BLOCK + (rows[from + r] as number);
-        const scale = scales[slot] ?? 0;
-        if (scale === 0) continue;
-        const similarity = (sums[r] as number) * scale;
-        if (top.admits(similarity, slot) && take(slot)) top.push(slot, similarity);
-      }
+      // A query without a direction (zero) is 0 to every slot, as slot by slot.
+      const sums = query ? (blocks[b] as Int8Rows).scanOf(query, rows, n, query.q16.length, from) : new Float64Array(n);
+      this.offer(sums, n, (r) => b * BLOCK + (rows[from + r] as number), take, top);
     });
+  }
+
+  /**
+   * Offers `top` the slots slotAt(0..n) that have a vector, each with its kernel sum in `sums`
+   * scaled to a similarity; a slot `top` would not admit is not offered to `take`.
+   */
+  private offer(sums: Float64Array, n: number, slotAt: (r: number) => number, take: (slot: number) => boolean, top: TopK): void {
+    const { scales } = this;
+    for (let r = 0; r < n; r++) {
+      const slot = slotAt(r);
+      const scale = scales[slot] ?? 0;
+      if (scale === 0) continue;
+      const similarity = (sums[r] as number) * scale;
+      if (top.admits(similarity, slot) && take(slot)) top.push(slot, similarity);
+    }
   }
 
   /** q in the kernel's form, cut to the coarse pass's dimensions when `coarse` (undefined for a zero query or one of another size). */
@@ -197,19 +199,12 @@ class DeltaVectors {
   scan(q: Float32Array, coarse: boolean, count: number, take: (slot: number) => boolean, top: TopK): void {
     const query = this.queryFor(q, coarse);
     const blocks = coarse ? this.coarseBlocks : this.blocks;
-    const { scales } = this;
     for (let b = 0; b * BLOCK < count; b++) {
       const first = b * BLOCK;
       const rows = Math.min(BLOCK, count - first);
       // A query without a direction (zero) is 0 to every slot, as slot by slot.
       const sums = query ? (blocks[b] as Int8Rows).scan(query, 0, rows) : new Float64Array(rows);
-      for (let r = 0; r < rows; r++) {
-        const slot = first + r;
-        const scale = scales[slot] ?? 0;
-        if (scale === 0) continue;
-        const similarity = (sums[r] as number) * scale;
-        if (top.admits(similarity, slot) && take(slot)) top.push(slot, similarity);
-      }
+      this.offer(sums, rows, (r) => first + r, take, top);
     }
   }
 
