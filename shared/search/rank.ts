@@ -169,26 +169,10 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       ? (s: number) => live[s] === 1
       : (s: number) => live[s] === 1 && activeSlot[s] === 1
     : (s: number) => live[s] === 1 && (inactiveToo || activeSlot[s] === 1) && fresh.test(s);
-  // The build's rows a filter may pass, when its columns tell: a selective filter's neighbours are
-  // among them (`SearchIndex.nearest`).
-  const passingRows = built
-    ? () => {
-        const verdicts = built.maybe();
-        if (!verdicts) return undefined;
-        const rows = new IntList();
-        for (let i = 0; i < N; i++) if (verdicts[i] !== FAILS && rowEligible(i)) rows.push(i);
-        return Uint32Array.from(rows.view());
-      }
-    : undefined;
-  const passingSlots = fresh
-    ? () => {
-        const verdicts = fresh.maybe();
-        if (!verdicts) return undefined;
-        const slots = new IntList();
-        for (let s = 0; s < delta.slotCount; s++) if (verdicts[s] !== FAILS && live[s] === 1 && (inactiveToo || activeSlot[s] === 1)) slots.push(s);
-        return Uint32Array.from(slots.view());
-      }
-    : undefined;
+  // The build's rows and the delta's slots a filter may pass, when its columns tell: a selective
+  // filter's neighbours are among them (`SearchIndex.nearest`, `PreparedDelta.nearest`).
+  const passingRows = passingKeys(built, N, rowEligible);
+  const passingSlots = passingKeys(fresh, delta.slotCount, (s) => live[s] === 1 && (inactiveToo || activeSlot[s] === 1));
   return {
     N,
     S: delta.slotCount,
@@ -241,6 +225,18 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         for (let r = 0; r < ns; r++) out[slotAt[r] as number] = got[r] as number;
       };
     },
+  };
+}
+
+/** The keys below `count` that are `eligible` and that a filter's columns may pass (made when asked; undefined when its columns cannot tell). */
+function passingKeys(reader: ReturnType<typeof filterReader> | undefined, count: number, eligible: (key: number) => boolean): (() => Uint32Array | undefined) | undefined {
+  if (!reader) return undefined;
+  return () => {
+    const verdicts = reader.maybe();
+    if (!verdicts) return undefined;
+    const keys = new IntList();
+    for (let k = 0; k < count; k++) if (verdicts[k] !== FAILS && eligible(k)) keys.push(k);
+    return Uint32Array.from(keys.view());
   };
 }
 
