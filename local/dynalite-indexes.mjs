@@ -2,6 +2,7 @@
 // its effect by every place that starts dynalite: dynamo.ts, dynalite-thread.mjs).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { written as moved } from './dynalite-query-cache.mjs';
 
 const require = createRequire(import.meta.url);
 const db = require(join(dirname(require.resolve('dynalite')), 'db'));
@@ -36,19 +37,27 @@ db.create = (options) => {
       const written = new Map();
       sub[WRITTEN] = written;
       const { put, del } = sub;
+      // A row dynalite writes itself moves the table's kept Query answers (dynalite-query-cache.mjs).
+      const rowWrite = (write, cb) => {
+        moved(name);
+        write((err) => {
+          moved(name);
+          cb(err);
+        });
+      };
       sub.put = (key, value, cb) => {
         if (written.has(key) && written.get(key) === value) {
           written.delete(key);
           return process.nextTick(cb);
         }
-        put(key, value, cb);
+        rowWrite((done) => put(key, value, done), cb);
       };
       sub.del = (key, cb) => {
         if (written.has(key) && written.get(key) === null) {
           written.delete(key);
           return process.nextTick(cb);
         }
-        del(key, cb);
+        rowWrite((done) => del(key, done), cb);
       };
     }
     return sub;
@@ -59,10 +68,13 @@ db.create = (options) => {
 db.updateIndexes = (store, table, existingItem, item, cb) => {
   if (!existingItem && !item) return cb();
   const ops = [];
+  /** The indexes whose entries this write puts or deletes. */
+  const indexes = new Set();
   for (const type of ['Local', 'Global']) {
     const { puts, deletes } = db.getIndexActions(table[`${type}SecondaryIndexes`] || [], existingItem, item, table);
     for (const a of deletes) ops.push({ type: 'del', key: subName(type, table.TableName, a.index) + a.key });
     for (const a of puts) ops.push({ type: 'put', key: subName(type, table.TableName, a.index) + a.key, value: a.item });
+    for (const a of [...deletes, ...puts]) indexes.add(a.index);
   }
   const itemDb = store.getItemDb(table.TableName);
   const written = itemDb[WRITTEN];
@@ -71,7 +83,11 @@ db.updateIndexes = (store, table, existingItem, item, cb) => {
   const rowKey = `item-${table.TableName}~${key}`;
   if (written) ops.push(item ? { type: 'put', key: rowKey, value: item } : { type: 'del', key: rowKey });
   if (ops.length === 0) return cb();
+  // Kept Query answers of the table's rows and of these indexes no longer hold, from now until
+  // the batch is applied (dynalite-query-cache.mjs).
+  moved(table.TableName, [...indexes]);
   store.db.batch(ops, (err) => {
+    moved(table.TableName, [...indexes]);
     if (err) return cb(err);
     if (written) written.set(key, item ?? null);
     cb();

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
+import { lookUp, queryCacheStats, watchTables } from './dynalite-query-cache.mjs';
 import { cacheTableDescriptions } from './table-descriptions.mjs';
 import './dynalite-indexes.mjs';
 
@@ -79,6 +80,7 @@ const createStore = db.create;
 db.create = (options) => {
   const store = createStore(options);
   cacheTableDescriptions(store.tableDb);
+  watchTables(store);
   return store;
 };
 
@@ -89,12 +91,21 @@ server.listen(workerData.port ?? 0, '127.0.0.1', () => parentPort.postMessage({ 
 parentPort.on('message', (m) => {
   if (m === 'close') server.close(() => parentPort.postMessage({ closed: true }));
   else if (m?.type === 'connect') serve(m.port);
-  else if (m === 'stats') parentPort.postMessage({ stats: { openIterators } });
+  else if (m === 'stats') parentPort.postMessage({ stats: { openIterators, queryCache: queryCacheStats() } });
 });
 
-/** One request as dynalite's handler reads it (method, url, lower-case headers, body events). */
+/**
+ * One request as dynalite's handler reads it (method, url, lower-case headers, body events); a
+ * Query asked before with nothing it read written since is answered from memory
+ * (dynalite-query-cache.mjs).
+ */
 function serve(port) {
   port.on('message', ({ id, method, path, headers, body }) => {
+    const cached = lookUp(method, headers, body);
+    if (cached?.answer) {
+      port.postMessage({ id, ...cached.answer });
+      return;
+    }
     const req = new EventEmitter();
     Object.assign(req, { method, url: path, headers });
     const out = {};
@@ -103,7 +114,11 @@ function serve(port) {
       setHeader: (name, value) => {
         out[name.toLowerCase()] = String(value);
       },
-      end: (data) => port.postMessage({ id, status: res.statusCode, headers: out, body: data === undefined ? '' : String(data) }),
+      end: (data) => {
+        const answer = data === undefined ? '' : String(data);
+        cached?.keep(res.statusCode, out, answer);
+        port.postMessage({ id, status: res.statusCode, headers: out, body: answer });
+      },
     };
     try {
       handle(req, res);

@@ -35,12 +35,21 @@ export function connectLocalDynamo(): { endpoint: string; port: MessagePort } | 
   return running && { endpoint: running.endpoint, port: running.connect() };
 }
 
+/** How the thread's Queries were answered (local/dynalite-query-cache.mjs): from memory, by dynalite, and the answers kept. */
+export interface QueryCacheStats {
+  hits: number;
+  misses: number;
+  kept: number;
+}
+
 /**
  * Starts dynalite on loopback in a thread of its own (the local stack's database); with `path`,
  * data persists in that folder (LevelDB). Besides its TCP endpoint, threads of this process
  * reach it over MessagePorts (`connectLocalDynamo`, dynamo-port.ts).
  */
-export async function startDynaliteThread(opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {}): Promise<LocalDynamo & { openIterators(): Promise<number> }> {
+export async function startDynaliteThread(
+  opts: { path?: string; port?: number; onStopped?: (reason: string) => void } = {},
+): Promise<LocalDynamo & { openIterators(): Promise<number>; queryCache(): Promise<QueryCacheStats> }> {
   // Its young generation as the API threads' (young-generation.ts): the database's collections
   // pause every request waiting on it.
   const worker = new Worker(new URL('./dynalite-thread.mjs', import.meta.url), {
@@ -88,6 +97,7 @@ export async function startDynaliteThread(opts: { path?: string; port?: number; 
     endpoint: self.endpoint,
     /** LevelDB iterators open in the thread (on disk only): none once every Query has answered. */
     openIterators: async () => (await reply<{ openIterators: number }>('stats', 'stats')).openIterators,
+    queryCache: async () => (await reply<{ queryCache: QueryCacheStats }>('stats', 'stats')).queryCache,
     close: async () => {
       closing = true;
       if (running === self) running = undefined;

@@ -179,3 +179,93 @@ describe('table descriptions kept in the local DynamoDB thread', () => {
     }
   });
 });
+
+describe('Query answers kept in the local DynamoDB thread', () => {
+  it('answers a repeated Query from memory until a write touches the rows or the index it read, never with less than was acknowledged', async () => {
+    const { DeleteCommand, UpdateCommand, BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
+    const db = await startDynaliteThread();
+    try {
+      await ensureTable(db.endpoint, 'kept-test');
+      const conn = connectLocalDynamo();
+      if (!conn) throw new Error('no local dynalite thread');
+      useDynamoPort(conn.endpoint, conn.port);
+      const t = makeTable('kept-test', conn.endpoint, 'us-east-1');
+      const put = (row: Record<string, unknown>) => t.doc.send(new PutCommand({ TableName: t.tableName, Item: row }));
+      // A change-index read as a search makes it (gsi4), a read of the table's rows, and one of another index.
+      const changes = async () =>
+        (await queryPage(t, { IndexName: 'gsi4', KeyConditionExpression: 'gsi2pk = :p AND gsi2sk > :s', ExpressionAttributeValues: { ':p': 'c', ':s': '0' } })).items.map((r) => r.sk);
+      const rows = async () => (await queryPage(t, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'p' } })).items.map((r) => r.sk);
+      const stats = () => db.queryCache();
+
+      await put({ pk: 'p', sk: 'a', gsi2pk: 'c', gsi2sk: '1' });
+      expect(await changes()).toEqual(['a']);
+      const first = await stats();
+      expect(await changes()).toEqual(['a']);
+      expect(await changes()).toEqual(['a']);
+      expect((await stats()).hits).toBe(first.hits + 2);
+
+      // A row of another index only (as a search's analytics row, in gsi1): the change index's
+      // answer stands, the table's rows are read again.
+      expect(await rows()).toEqual(['a']);
+      await put({ pk: 'p', sk: 'b', gsi1pk: 'x', gsi1sk: '1' });
+      const before = await stats();
+      expect(await changes()).toEqual(['a']);
+      expect(await rows()).toEqual(['a', 'b']);
+      const after = await stats();
+      expect(after.hits).toBe(before.hits + 1);
+      expect(after.misses).toBe(before.misses + 1);
+
+      // Every kind of write that moves an index entry is seen by the next read.
+      await put({ pk: 'p', sk: 'c', gsi2pk: 'c', gsi2sk: '2' });
+      expect(await changes()).toEqual(['a', 'c']);
+      await t.doc.send(new UpdateCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 'a' }, UpdateExpression: 'SET gsi2sk = :s', ExpressionAttributeValues: { ':s': '3' } }));
+      expect(await changes()).toEqual(['c', 'a']);
+      await t.doc.send(new UpdateCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 'c' }, UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
+      expect(await changes()).toEqual(['a']);
+      await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 'a' } }));
+      expect(await changes()).toEqual([]);
+      await t.doc.send(
+        new BatchWriteCommand({
+          RequestItems: { [t.tableName]: [{ PutRequest: { Item: { pk: 'p', sk: 'd', gsi2pk: 'c', gsi2sk: '4' } } }, { PutRequest: { Item: { pk: 'p', sk: 'e', gsi2pk: 'c', gsi2sk: '5' } } }] },
+        }),
+      );
+      expect(await changes()).toEqual(['d', 'e']);
+      expect(await rows()).toEqual(['b', 'c', 'd', 'e']);
+
+      // Reads racing writes: each write, once acknowledged, is in every read sent after it.
+      const written: string[] = ['d', 'e'];
+      await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          const sk = `w${String(i).padStart(2, '0')}`;
+          const reading = changes();
+          await put({ pk: 'p', sk, gsi2pk: 'c', gsi2sk: `6${sk}` });
+          written.push(sk);
+          const seen = await changes();
+          expect(seen).toContain(sk);
+          await reading;
+        }),
+      );
+      expect((await changes()).sort()).toEqual(written.sort());
+
+      // A table deleted and made again answers from its new rows only.
+      const { DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+      const client = new DynamoDBClient({ endpoint: db.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      await client.send(new DeleteTableCommand({ TableName: t.tableName }));
+      client.destroy();
+      for (let i = 0; i < 200; i++) {
+        const gone = await changes().then(
+          () => false,
+          () => true,
+        );
+        if (gone) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await ensureTable(db.endpoint, 'kept-test');
+      expect(await changes()).toEqual([]);
+      expect(await rows()).toEqual([]);
+      closeTable(t);
+    } finally {
+      await db.close();
+    }
+  });
+});

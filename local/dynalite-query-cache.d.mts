@@ -1,0 +1,16 @@
+/** A Query's answer as the dynalite thread posts it back. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function written(table: string, indexes?: string[]): void;
+export function tablesChanged(): void;
+export function lookUp(
+  method: string,
+  headers: Record<string, string | undefined>,
+  body: string,
+): { answer: KeptAnswer; keep?: undefined } | { answer?: undefined; keep(status: number, headers: Record<string, string>, body: string): void } | undefined;
+export function queryCacheStats(): { hits: number; misses: number; kept: number };
+export function watchTables(store: unknown): void;
