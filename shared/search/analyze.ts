@@ -224,5 +224,38 @@ export function countOf(sorted: Float64Array, code: number): number {
   return n;
 }
 
+/**
+ * Adds to `counts[at[k]]` how many times each of the ascending distinct `codes` occurs in
+ * ascending `sorted`: `countOf` for each code, in one pass over both when that reads fewer values
+ * than a binary search per code (a long query's pairs against a document's: about half the time
+ * of the searches for 51-150 word queries), else by `countOf`.
+ */
+export function addCounts(sorted: Float64Array, codes: Float64Array, at: Int32Array, counts: Float64Array): void {
+  const n = sorted.length;
+  const m = codes.length;
+  if (n === 0 || m === 0) return;
+  if (m * Math.log2(n + 1) < n + m) {
+    for (let k = 0; k < m; k++) {
+      const c = countOf(sorted, codes[k] as number);
+      const j = at[k] as number;
+      if (c > 0) counts[j] = (counts[j] as number) + c;
+    }
+    return;
+  }
+  let i = 0;
+  let k = 0;
+  while (i < n && k < m) {
+    const x = sorted[i] as number;
+    const code = codes[k] as number;
+    if (x < code) i++;
+    else if (x > code) k++;
+    else {
+      const j = at[k] as number;
+      counts[j] = (counts[j] as number) + 1;
+      i++;
+    }
+  }
+}
+
 /** Each field's average length over n documents from their total lengths (1 when there are none). */
 export const averageLengths = (sums: readonly number[], n: number): number[] => sums.map((sum) => (n ? sum / n : 0) || 1);

@@ -17,7 +17,7 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
-import { analysedTerms, countOf, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
+import { addCounts, analysedTerms, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
@@ -952,16 +952,25 @@ function proximity(
   let deltaNorms: FieldNorms | undefined;
   let top = 0;
   let most = 0;
+  // The codes ascending (`at`: each one's place in `codes`), to count them against a document's in one pass.
+  const at = Int32Array.from(codes.keys()).sort((x, y) => (codes[x] as number) - (codes[y] as number));
+  const ascending = Float64Array.from(at, (j) => codes[j] as number);
+  const inName = new Float64Array(codes.length);
+  const inDescription = new Float64Array(codes.length);
   const sums = candidates.map(({ key, score }) => {
     if (score > top) top = score;
     const [name, description] = fieldPairs(keys.docOf(key));
     const [w0, w1] = (key < keys.N ? indexNorms : (deltaNorms ??= delta.norms())).w;
     const i = key < keys.N ? key : key - keys.N;
+    inName.fill(0);
+    inDescription.fill(0);
+    addCounts(name, ascending, at, inName);
+    addCounts(description, ascending, at, inDescription);
     let sum = 0;
-    codes.forEach((code, j) => {
-      const x = countOf(name, code) * (w0[i] as number) + countOf(description, code) * (w1[i] as number);
+    for (let j = 0; j < codes.length; j++) {
+      const x = (inName[j] as number) * (w0[i] as number) + (inDescription[j] as number) * (w1[i] as number);
       if (x > 0) sum += (pairIdf[j] as number) * (x / (RANKING.k1 + x));
-    });
+    }
     if (sum > most) most = sum;
     return sum;
   });

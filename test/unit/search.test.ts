@@ -16,6 +16,7 @@ import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
 import { IntList } from '../../shared/search/int-list.ts';
+import { addCounts, countOf } from '../../shared/search/analyze.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
@@ -1174,6 +1175,25 @@ describe('the postings budget of a long query', () => {
       expect(search('heat transfer', built).hits.map((h) => h.doc.id)).toEqual([3, 7]);
     } finally {
       RANKING.proximity.weight = weight;
+    }
+  });
+
+  it("counts a query's pairs in a document's as a binary search per pair does, in one pass when that reads less (term proximity)", () => {
+    const r = seededRandom(5);
+    const draw = (n: number, range: number) => Float64Array.from({ length: n }, () => Math.floor(r() * range) * 2 ** 21 + 7).sort();
+    for (let round = 0; round < 300; round++) {
+      // Few pairs against a long document (searched) and many against a short one (one pass), with repeats.
+      const doc = draw(Math.floor(r() * 200), 40 + Math.floor(r() * 200));
+      const codes = [...new Set(draw(1 + Math.floor(r() * 120), 60 + Math.floor(r() * 200)))].sort(() => r() - 0.5);
+      const at = Int32Array.from(codes.keys()).sort((x, y) => (codes[x] as number) - (codes[y] as number));
+      const counts = new Float64Array(codes.length).fill(1);
+      addCounts(
+        doc,
+        Float64Array.from(at, (j) => codes[j] as number),
+        at,
+        counts,
+      );
+      expect([...counts]).toEqual(codes.map((c) => 1 + countOf(doc, c)));
     }
   });
 
