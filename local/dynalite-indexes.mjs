@@ -2,7 +2,7 @@
 // its effect by every place that starts dynalite: dynamo.ts, dynalite-thread.mjs).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { written as moved } from './dynalite-query-cache.mjs';
+import { writeBegins } from './dynalite-query-cache.mjs';
 
 const require = createRequire(import.meta.url);
 const db = require(join(dirname(require.resolve('dynalite')), 'db'));
@@ -39,9 +39,9 @@ db.create = (options) => {
       const { put, del } = sub;
       // A row dynalite writes itself moves the table's kept Query answers (dynalite-query-cache.mjs).
       const rowWrite = (write, cb) => {
-        moved(name);
+        const ended = writeBegins(name);
         write((err) => {
-          moved(name);
+          ended();
           cb(err);
         });
       };
@@ -85,9 +85,9 @@ db.updateIndexes = (store, table, existingItem, item, cb) => {
   if (ops.length === 0) return cb();
   // Kept Query answers of the table's rows and of these indexes no longer hold, from now until
   // the batch is applied (dynalite-query-cache.mjs).
-  moved(table.TableName, [...indexes]);
+  const ended = writeBegins(table.TableName, [...indexes]);
   store.db.batch(ops, (err) => {
-    moved(table.TableName, [...indexes]);
+    ended();
     if (err) return cb(err);
     if (written) written.set(key, item ?? null);
     cb();

@@ -5,10 +5,11 @@ export interface KeptAnswer {
   body: string;
 }
 
-export function written(table: string, indexes?: string[]): void;
-export function tablesChanged(): void;
+export function writeBegins(table: string, indexes?: string[]): () => void;
+export function tableChangeBegins(): () => void;
 export function lookUp(
   method: string,
+  path: string,
   headers: Record<string, string | undefined>,
   body: string,
 ): { answer: KeptAnswer; keep?: undefined } | { answer?: undefined; keep(status: number, headers: Record<string, string>, body: string): void } | undefined;

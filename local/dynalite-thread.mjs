@@ -101,7 +101,7 @@ parentPort.on('message', (m) => {
  */
 function serve(port) {
   port.on('message', ({ id, method, path, headers, body }) => {
-    const cached = lookUp(method, headers, body);
+    const cached = lookUp(method, path, headers, body);
     if (cached?.answer) {
       port.postMessage({ id, ...cached.answer });
       return;

@@ -268,4 +268,157 @@ describe('Query answers kept in the local DynamoDB thread', () => {
       await db.close();
     }
   });
+
+  it("answers from memory exactly what dynalite answers (but the request id) after writes of every kind and changes of tables, whatever the table's indexes project", async () => {
+    // After every write, each Query answered over the port (dynalite's answer kept, then the kept
+    // one) is compared with dynalite's own answer over TCP, which nothing keeps.
+    const db = await startDynaliteThread();
+    try {
+      await ensureTable(db.endpoint, 'ooo');
+      const conn = connectLocalDynamo();
+      if (!conn) throw new Error('no thread');
+      let next = 0;
+      const headers = (target: string) => ({
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${target}`,
+        authorization: 'AWS4-HMAC-SHA256 Credential=local/20261130/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=abc',
+        'x-amz-date': '20261130T000000Z',
+      });
+      const viaPort = (target: string, body: unknown) =>
+        new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve) => {
+          const id = next++;
+          const on = (m: { id: number; status: number; headers: Record<string, string>; body: string }) => {
+            if (m.id !== id) return;
+            conn.port.off('message', on);
+            resolve(m);
+          };
+          conn.port.on('message', on);
+          conn.port.postMessage({ id, method: 'POST', path: '/', headers: headers(target), body: JSON.stringify(body) });
+        });
+      const viaTcp = async (target: string, body: unknown) => {
+        const r = await fetch(db.endpoint, { method: 'POST', headers: headers(target), body: JSON.stringify(body) });
+        const h: Record<string, string> = {};
+        r.headers.forEach((v, k) => (h[k] = v));
+        return { status: r.status, headers: h, body: await r.text() };
+      };
+      const strip = (h: Record<string, string>) => {
+        const { 'x-amzn-requestid': _, date: _d, connection: _c, 'keep-alive': _k, ...rest } = h;
+        return rest;
+      };
+      let n = 0;
+      const write = (target: string, body: unknown) => (n++ % 2 ? viaPort(target, body) : viaTcp(target, body)).then((r) => expect(r.status, r.body).toBe(200));
+      const str = (s: string) => ({ S: s });
+      const queries: unknown[] = [];
+      const check = async (label: string) => {
+        for (const q of queries) {
+          for (let k = 0; k < 2; k++) {
+            const p = await viaPort('Query', q);
+            const d = await viaTcp('Query', q);
+            expect({ label, status: p.status, headers: strip(p.headers), body: p.body }).toEqual({ label, status: d.status, headers: strip(d.headers), body: d.body });
+          }
+        }
+      };
+      // The project's table: gsi4 (INCLUDE), gsi3 (KEYS_ONLY), gsi2 (ALL), the rows.
+      const gsi = (IndexName: string, extra = {}) => ({ TableName: 'ooo', IndexName, KeyConditionExpression: 'gsi2pk = :p', ExpressionAttributeValues: { ':p': str('c') }, ...extra });
+      queries.push(
+        gsi('gsi4'),
+        gsi('gsi2'),
+        gsi('gsi4', { ReturnConsumedCapacity: 'INDEXES', ProjectionExpression: 'sk, active, secret' }),
+        gsi('gsi4', { Select: 'COUNT', ScanIndexForward: false, Limit: 1 }),
+        { TableName: 'ooo', IndexName: 'gsi3', KeyConditionExpression: 'gsi3pk = :p', ExpressionAttributeValues: { ':p': str('k') } },
+        { TableName: 'ooo', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': str('p') }, ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' },
+        { TableName: 'ooo', KeyConditionExpression: 'pk = :p', FilterExpression: 'secret = :s', ExpressionAttributeValues: { ':p': str('p'), ':s': str('2') } },
+      );
+      await check('empty');
+      await write('PutItem', { TableName: 'ooo', Item: { pk: str('p'), sk: str('a'), gsi2pk: str('c'), gsi2sk: str('1'), gsi3pk: str('k'), gsi3sk: str('1'), active: str('yes'), secret: str('1') } });
+      await check('put');
+      await write('UpdateItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('a') }, UpdateExpression: 'SET active = :a', ExpressionAttributeValues: { ':a': str('no') } });
+      await check('projected attribute, keys unchanged');
+      await write('UpdateItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('a') }, UpdateExpression: 'SET secret = :a', ExpressionAttributeValues: { ':a': str('2') } });
+      await check('unprojected attribute');
+      await write('UpdateItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('a') }, UpdateExpression: 'SET big = :a', ExpressionAttributeValues: { ':a': str('x'.repeat(9000)) } });
+      await check('size only (consumed capacity)');
+      await write('BatchWriteItem', {
+        RequestItems: { ooo: [{ PutRequest: { Item: { pk: str('p'), sk: str('b'), gsi2pk: str('c'), gsi2sk: str('2') } } }, { DeleteRequest: { Key: { pk: str('p'), sk: str('a') } } }] },
+      });
+      await check('batch');
+      await write('DeleteItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('b') } });
+      await check('delete');
+      await write('DeleteItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('nothing') } });
+      await check('delete of nothing');
+
+      // A table with an LSI of KEYS_ONLY read with Select ALL_ATTRIBUTES: dynalite reads the rows too.
+      await viaTcp('CreateTable', {
+        TableName: 'lll',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+          { AttributeName: 'l', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        LocalSecondaryIndexes: [
+          {
+            IndexName: 'lsi',
+            KeySchema: [
+              { AttributeName: 'pk', KeyType: 'HASH' },
+              { AttributeName: 'l', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      queries.push(
+        { TableName: 'lll', IndexName: 'lsi', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': str('p') }, Select: 'ALL_ATTRIBUTES', ReturnConsumedCapacity: 'INDEXES' },
+        { TableName: 'lll', IndexName: 'lsi', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': str('p') }, ConsistentRead: true, Select: 'ALL_ATTRIBUTES' },
+      );
+      await write('PutItem', { TableName: 'lll', Item: { pk: str('p'), sk: str('a'), l: str('1'), v: str('one') } });
+      await check('lsi put');
+      await write('UpdateItem', { TableName: 'lll', Key: { pk: str('p'), sk: str('a') }, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': str('two') } });
+      await check('lsi row attribute only');
+      await write('PutItem', { TableName: 'lll', Item: { pk: str('p'), sk: str('b'), v: str('not in the lsi') } });
+      await check('row outside the lsi');
+      await write('UpdateTable', { TableName: 'lll', BillingMode: 'PROVISIONED', ProvisionedThroughput: { ReadCapacityUnits: 5, WriteCapacityUnits: 5 } });
+      await check('update table');
+      await write('DeleteTable', { TableName: 'lll' });
+      await check('deleted');
+      await new Promise((r) => setTimeout(r, 50));
+      await check('gone');
+      await viaTcp('CreateTable', {
+        TableName: 'lll',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+          { AttributeName: 'l', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        LocalSecondaryIndexes: [
+          {
+            IndexName: 'lsi',
+            KeySchema: [
+              { AttributeName: 'pk', KeyType: 'HASH' },
+              { AttributeName: 'l', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      await check('created again (ALL)');
+      await new Promise((r) => setTimeout(r, 50));
+      await write('PutItem', { TableName: 'lll', Item: { pk: str('p'), sk: str('c'), l: str('0'), v: str('three') } });
+      await check('created again, a row');
+      // Most of those answers came from memory.
+      expect((await db.queryCache()).hits).toBeGreaterThan(100);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { lookUp, queryCacheStats, tablesChanged, written } from '../../local/dynalite-query-cache.mjs';
+import { lookUp, queryCacheStats, tableChangeBegins, writeBegins } from '../../local/dynalite-query-cache.mjs';
 
 // The local DynamoDB thread keeps Query answers until a write touches what they read
 // (local/dynalite-query-cache.mjs). These sequences are the races a test over real writes can
 // only hit by luck: a read that overlaps a write, in each order.
 
-const headers = (target = 'DynamoDB_20120810.Query') => ({
+const headers = (target = 'DynamoDB_20120810.Query'): Record<string, string | undefined> => ({
   'x-amz-target': target,
+  'content-type': 'application/x-amz-json-1.0',
   authorization: 'AWS4-HMAC-SHA256 Credential=local/20261130/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc',
   'x-amz-date': '20261130T000000Z',
 });
@@ -14,14 +15,15 @@ let n = 0;
 /** A Query of `index` of table `t` with a body of its own. */
 const query = (index?: string) =>
   JSON.stringify({ TableName: 't', ...(index ? { IndexName: index } : {}), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: String(n++) } } });
-const ask = (body: string) => lookUp('POST', headers(), body);
-const answer = (text: string) => ({ status: 200, headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'R' }, body: text });
+const ask = (body: string) => lookUp('POST', '/', headers(), body);
 /** dynalite answers `body` with `text`. */
 const answered = (body: string, text: string) => {
   const miss = ask(body);
   if (!miss?.keep) throw new Error('expected a miss');
-  miss.keep(200, answer(text).headers, text);
+  miss.keep(200, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'R' }, text);
 };
+/** A whole write of `indexes` of table `t`. */
+const write = (indexes: string[], table = 't') => writeBegins(table, indexes)();
 
 describe('Query answers kept in the local DynamoDB thread', () => {
   it('answers again from memory, with a request id of its own', () => {
@@ -34,21 +36,32 @@ describe('Query answers kept in the local DynamoDB thread', () => {
     expect(ask(q)?.answer?.headers['x-amzn-requestid']).not.toBe(hit?.answer?.headers['x-amzn-requestid']);
   });
 
-  it('does not keep an answer read while a write of what it read was under way, nor one a write began during', () => {
-    // Read after a write began, kept before it ended: the write ending moves it out.
+  it('keeps no answer read while a write of what it read was under way, nor one a write began during', () => {
+    // Read after a write began: not kept (it may hold the write or not), however it ends.
     const q1 = query('gsi4');
-    written('t', ['gsi4']);
-    answered(q1, 'before the write');
-    expect(ask(q1)?.answer?.body).toBe('before the write');
-    written('t', ['gsi4']);
+    answered(q1, 'before');
+    const ended = writeBegins('t', ['gsi4']);
     expect(ask(q1)?.answer).toBeUndefined();
+    answered(q1, 'while writing');
+    expect(ask(q1)?.answer).toBeUndefined();
+    ended();
+    answered(q1, 'after');
+    expect(ask(q1)?.answer?.body).toBe('after');
     // A write that began while the read ran: the answer is not kept.
     const q2 = query('gsi4');
     const miss = ask(q2);
-    written('t', ['gsi4']);
+    const ends = writeBegins('t', ['gsi4']);
+    ends();
     miss?.keep?.(200, {}, 'maybe before the write');
-    written('t', ['gsi4']);
     expect(ask(q2)?.answer).toBeUndefined();
+    // Two writes under way: none is kept until both are applied.
+    const [a, b] = [writeBegins('t', ['gsi4']), writeBegins('t', ['gsi4'])];
+    a();
+    answered(q2, 'between');
+    expect(ask(q2)?.answer).toBeUndefined();
+    b();
+    answered(q2, 'both applied');
+    expect(ask(q2)?.answer?.body).toBe('both applied');
   });
 
   it("keeps an index's answers through writes of the table's other indexes, not through a write of its rows for a read of the rows", () => {
@@ -56,27 +69,40 @@ describe('Query answers kept in the local DynamoDB thread', () => {
     const ofRows = query();
     answered(ofIndex, 'index');
     answered(ofRows, 'rows');
-    written('t', ['gsi1']);
-    written('t', ['gsi1']);
+    write(['gsi1']);
     expect(ask(ofIndex)?.answer?.body).toBe('index');
     expect(ask(ofRows)?.answer).toBeUndefined();
-    written('other', ['gsi4']);
+    write(['gsi4'], 'other');
     expect(ask(ofIndex)?.answer?.body).toBe('index');
-    tablesChanged();
+    const changing = tableChangeBegins();
     expect(ask(ofIndex)?.answer).toBeUndefined();
+    answered(ofIndex, 'while the table changes');
+    expect(ask(ofIndex)?.answer).toBeUndefined();
+    changing();
+    answered(ofIndex, 'after');
+    expect(ask(ofIndex)?.answer?.body).toBe('after');
   });
 
-  it('answers nothing but signed Queries, keeps only answers of 200 up to 64 KB, and at most 512 of them', () => {
+  it('answers only Queries as the SDK sends them (dynalite answers the rest by their headers too), keeps only answers of 200 up to 64 KB to requests up to 8 KB, and at most 512', () => {
     const q = query('gsi4');
-    expect(lookUp('POST', headers('DynamoDB_20120810.Scan'), q)).toBeUndefined();
-    expect(lookUp('POST', { ...headers(), authorization: undefined }, q)).toBeUndefined();
-    expect(lookUp('POST', { ...headers(), 'x-amz-date': undefined }, q)).toBeUndefined();
-    expect(lookUp('POST', headers(), 'not json')).toBeUndefined();
-    ask(q)?.keep?.(400, {}, '{"__type":"ValidationException"}');
-    expect(ask(q)?.answer).toBeUndefined();
-    ask(q)?.keep?.(200, {}, 'x'.repeat(64 * 1024 + 1));
-    expect(ask(q)?.answer).toBeUndefined();
-    tablesChanged();
+    answered(q, 'kept');
+    expect(lookUp('POST', '/', headers('DynamoDB_20120810.Scan'), q)).toBeUndefined();
+    for (const other of [
+      { authorization: undefined },
+      { 'x-amz-date': undefined },
+      { authorization: 'AWS4-HMAC-SHA256 Credential=, SignedHeaders=host, Signature=abc' },
+      { 'content-type': 'application/json' },
+      { origin: 'http://localhost' },
+    ])
+      expect(lookUp('POST', '/', { ...headers(), ...other }, q)).toBeUndefined();
+    expect(lookUp('POST', '/?X-Amz-Algorithm=AWS4-HMAC-SHA256', headers(), q)).toBeUndefined();
+    expect(lookUp('POST', '/', headers(), 'not json')).toBeUndefined();
+    expect(ask(JSON.stringify({ TableName: 't', FilterExpression: 'x'.repeat(8 * 1024) }))).toBeUndefined();
+    const other = query('gsi4');
+    ask(other)?.keep?.(400, {}, '{"__type":"ValidationException"}');
+    expect(ask(other)?.answer).toBeUndefined();
+    ask(other)?.keep?.(200, {}, 'x'.repeat(64 * 1024 + 1));
+    expect(ask(other)?.answer).toBeUndefined();
     const bodies = Array.from({ length: 513 }, () => query('gsi4'));
     for (const b of bodies) answered(b, b);
     expect(queryCacheStats().kept).toBe(512);
