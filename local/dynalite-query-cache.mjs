@@ -17,8 +17,8 @@ import { randomBytes } from 'node:crypto';
  * generation. A Query whose generation has not moved since an answer was kept gets that answer;
  * one that overlapped a write, or ran while one was under way, is answered by dynalite and not
  * kept. So an answer from memory is what dynalite would answer at that moment (but for its request
- * id): it never lacks a write acknowledged before it was asked, nor one a read before it saw. Writes to other indexes (a search's analytics row) leave the
- * change index's answers standing.
+ * id): it never lacks a write acknowledged before it was asked, nor one a read before it saw.
+ * Writes to other indexes (a search's analytics row) leave the change index's answers standing.
  */
 
 /** Answers kept at most (the least recently used let go first), the largest kept, and the largest request kept by. */

@@ -226,9 +226,9 @@ export function countOf(sorted: Float64Array, code: number): number {
 
 /**
  * Adds to `counts[at[k]]` how many times each of the ascending distinct `codes` occurs in
- * ascending `sorted`: `countOf` for each code, in one pass over both when that reads fewer values
- * than a binary search per code (a long query's pairs against a document's: about half the time
- * of the searches for 51-150 word queries), else by `countOf`.
+ * ascending `sorted`, as `countOf` for each code would: in one pass over both when that reads
+ * fewer values than a binary search per code (a long query's pairs against a document's), else
+ * by `countOf`.
  */
 export function addCounts(sorted: Float64Array, codes: Float64Array, at: Int32Array, counts: Float64Array): void {
   const n = sorted.length;
