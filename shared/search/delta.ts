@@ -5,7 +5,7 @@ import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
-import { type CentroidDots, IVF_MIN, probeLists, trainIvf } from './ivf.ts';
+import { type CentroidDots, IVF_MIN, probeLists, scanLists, trainIvf } from './ivf.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
@@ -677,28 +677,14 @@ export class PreparedDelta implements ExtraVocab {
       return nearestOf(this.liveCount, vectors?.dims ?? 0, k, firstPass, this.similaritiesTo(q));
     }
     const n = this.liveCount;
-    const { probed, candidates, rest } = probeLists(ivf.lists, ivf.toCentroid(q), k, n);
+    const lists = probeLists(ivf.lists, ivf.toCentroid(q), k, n);
     const firstPass = (dims: number, top: TopK) => {
       const coarse = dims < vectors.dims;
       const query = vectors.queryFor(q, coarse);
-      for (const list of probed) vectors.scanSlots(query, coarse, list, take, top);
-      if (top.full || rest.length === 0) return;
-      // A filter that too few of the probed lists' slots pass: the slots it may pass, scored
-      // instead when that costs less (the same estimate as a build's), else the next lists,
-      // closest first.
-      const m = (top.size * n) / candidates;
-      const slots = passing && m * m + (m * n) / 4 <= (top.k - top.size) * n ? passing() : undefined;
-      if (slots) {
-        top.clear();
-        vectors.scanSlots(query, coarse, slots, take, top);
-        return;
-      }
-      for (const list of rest) {
-        if (top.full) break;
-        vectors.scanSlots(query, coarse, list, take, top);
-      }
+      // The probed lists, then the slots a selective filter may pass or further lists, as a build's (`scanLists`).
+      scanLists(lists, n, top, passing, (list) => vectors.scanSlots(query, coarse, list, take, top));
     };
-    return nearestOf(candidates, vectors.dims, k, firstPass, this.similaritiesTo(q));
+    return nearestOf(lists.candidates, vectors.dims, k, firstPass, this.similaritiesTo(q));
   }
 
   /** The live slots with a vector. */

@@ -11,7 +11,7 @@ import { buildIndexParts, type IndexParts } from './build.ts';
 import { ColumnCache } from './columns.ts';
 import { NO_EXTRA, QueryExpander, type Expansion, type ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type Similarities, type VectorRow } from './int8-vectors.ts';
-import { probeLists, type Ivf } from './ivf.ts';
+import { probeLists, scanLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows } from './quantise.ts';
 import type { SearchDoc } from './types.ts';
@@ -293,31 +293,7 @@ export class SearchIndex {
             offer(scanOf(chunk, dims), chunk.length, (r) => chunk[r] as number);
           }
         };
-        for (const list of probed) scanList(list);
-        if (top.full || rest.length === 0) return;
-        // A filter that too few of the probed lists' documents pass: the next lists, closest
-        // first, until the top is full or every list is read (a filtered search finds the
-        // nearest documents that pass it, not only those of the unfiltered search's lists).
-        // When the filter's columns can tell which rows may pass (`passing`), each of them is
-        // scored instead, if that costs less: the probed lists passed `found` of `candidates`,
-        // so about m = found × n / candidates rows pass, and the lists would read about
-        // (k - found) × n / m more rows to find the rest of the k, where the passing rows cost m
-        // rows scored plus a verdict of every row and their list, at most about a quarter of a
-        // row's scoring each (measured on the 100K catalog, in one process: 0.3 ms for 100,000
-        // rows' verdicts and list of one brand, 0.7-1.2 ms with a range clause, whose pass reads
-        // every row; 4.3-6.6 ms for 100,000 rows scored). A rare brand's few hundred rows, not
-        // most lists.
-        const m = (top.size * n) / candidates;
-        const rows = passing && m * m + (m * n) / 4 <= (top.k - top.size) * n ? passing() : undefined;
-        if (rows) {
-          top.clear();
-          scanList(rows);
-          return;
-        }
-        for (const list of rest) {
-          if (top.full) break;
-          scanList(list);
-        }
+        scanLists({ probed, candidates, rest }, n, top, passing, scanList);
       } else {
         for (let from = 0; from < n; from += SCAN_ROWS) {
           const count = Math.min(SCAN_ROWS, n - from);

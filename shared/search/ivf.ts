@@ -1,4 +1,5 @@
 /** The inverted file over unit vectors (k-means centroids, one list of documents per centroid). */
+import type { TopK } from '../top-k.ts';
 import { normalize } from './embedding.ts';
 import { Int8Rows } from './int8-vectors.ts';
 
@@ -109,4 +110,40 @@ export function probeLists<L extends ArrayLike<number>>(lists: readonly L[], toC
     candidates += list.length;
   }
   return { probed, candidates, rest: order.slice(at).map((c) => lists[c] as L) };
+}
+
+/**
+ * Scores a query's probed lists (`probeLists`) into `top` with `scan`; then, while `top` is not
+ * full (a filter that too few of the probed lists' documents pass), the next lists, closest
+ * first, until it is full or every list is read (a filtered search finds the nearest documents
+ * that pass it, not only those of the unfiltered search's lists). When the filter's columns can
+ * tell which of the n documents may pass (`passing`), each of them is scored instead, if that
+ * costs less: the probed lists passed `found` of `candidates`, so about m = found × n /
+ * candidates pass, and the lists would read about (k - found) × n / m more to find the rest of
+ * the k, where the passing ones cost m scored plus a verdict of every document and their list, at
+ * most about a quarter of a document's scoring each (measured on the 100K catalog, in one
+ * process: 0.3 ms for 100,000 rows' verdicts and list of one brand, 0.7-1.2 ms with a range
+ * clause, whose pass reads every row; 4.3-6.6 ms for 100,000 rows scored). A rare brand's few
+ * hundred rows, not most lists. A build and a delta search their lists alike through this.
+ */
+export function scanLists<L extends ArrayLike<number>>(
+  { probed, candidates, rest }: { probed: L[]; candidates: number; rest: L[] },
+  n: number,
+  top: TopK,
+  passing: (() => Uint32Array | undefined) | undefined,
+  scan: (list: L | Uint32Array) => void,
+): void {
+  for (const list of probed) scan(list);
+  if (top.full || rest.length === 0) return;
+  const m = (top.size * n) / candidates;
+  const passed = passing && m * m + (m * n) / 4 <= (top.k - top.size) * n ? passing() : undefined;
+  if (passed) {
+    top.clear();
+    scan(passed);
+    return;
+  }
+  for (const list of rest) {
+    if (top.full) break;
+    scan(list);
+  }
 }
