@@ -72,9 +72,14 @@ db.updateIndexes = (store, table, existingItem, item, cb) => {
   const indexes = new Set();
   for (const type of ['Local', 'Global']) {
     const { puts, deletes } = db.getIndexActions(table[`${type}SecondaryIndexes`] || [], existingItem, item, table);
-    for (const a of deletes) ops.push({ type: 'del', key: subName(type, table.TableName, a.index) + a.key });
-    for (const a of puts) ops.push({ type: 'put', key: subName(type, table.TableName, a.index) + a.key, value: a.item });
-    for (const a of [...deletes, ...puts]) indexes.add(a.index);
+    for (const a of deletes) {
+      ops.push({ type: 'del', key: subName(type, table.TableName, a.index) + a.key });
+      indexes.add(a.index);
+    }
+    for (const a of puts) {
+      ops.push({ type: 'put', key: subName(type, table.TableName, a.index) + a.key, value: a.item });
+      indexes.add(a.index);
+    }
   }
   const itemDb = store.getItemDb(table.TableName);
   const written = itemDb[WRITTEN];

@@ -347,8 +347,8 @@ describe('Query answers kept in the local DynamoDB thread', () => {
       await write('DeleteItem', { TableName: 'ooo', Key: { pk: str('p'), sk: str('nothing') } });
       await check('delete of nothing');
 
-      // A table with an LSI of KEYS_ONLY read with Select ALL_ATTRIBUTES: dynalite reads the rows too.
-      await viaTcp('CreateTable', {
+      /** A table with a local index on l of this projection. */
+      const lsiTable = (ProjectionType: 'KEYS_ONLY' | 'ALL') => ({
         TableName: 'lll',
         AttributeDefinitions: [
           { AttributeName: 'pk', AttributeType: 'S' },
@@ -366,11 +366,13 @@ describe('Query answers kept in the local DynamoDB thread', () => {
               { AttributeName: 'pk', KeyType: 'HASH' },
               { AttributeName: 'l', KeyType: 'RANGE' },
             ],
-            Projection: { ProjectionType: 'KEYS_ONLY' },
+            Projection: { ProjectionType },
           },
         ],
         BillingMode: 'PAY_PER_REQUEST',
       });
+      // Its index KEYS_ONLY, read with Select ALL_ATTRIBUTES: dynalite reads the rows too.
+      await viaTcp('CreateTable', lsiTable('KEYS_ONLY'));
       await new Promise((r) => setTimeout(r, 50));
       queries.push(
         { TableName: 'lll', IndexName: 'lsi', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': str('p') }, Select: 'ALL_ATTRIBUTES', ReturnConsumedCapacity: 'INDEXES' },
@@ -388,29 +390,7 @@ describe('Query answers kept in the local DynamoDB thread', () => {
       await check('deleted');
       await new Promise((r) => setTimeout(r, 50));
       await check('gone');
-      await viaTcp('CreateTable', {
-        TableName: 'lll',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-          { AttributeName: 'l', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        LocalSecondaryIndexes: [
-          {
-            IndexName: 'lsi',
-            KeySchema: [
-              { AttributeName: 'pk', KeyType: 'HASH' },
-              { AttributeName: 'l', KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
-        BillingMode: 'PAY_PER_REQUEST',
-      });
+      await viaTcp('CreateTable', lsiTable('ALL'));
       await check('created again (ALL)');
       await new Promise((r) => setTimeout(r, 50));
       await write('PutItem', { TableName: 'lll', Item: { pk: str('p'), sk: str('c'), l: str('0'), v: str('three') } });
