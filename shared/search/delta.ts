@@ -305,6 +305,21 @@ interface Slot extends Contents {
   doc: SearchDoc;
 }
 
+/**
+ * A term's postings in the delta: its first `n` slots and their frequencies (three each), in
+ * typed arrays that double as slots come, as a build holds its postings. Right after an import
+ * the delta holds every item's postings: as arrays of numbers they were 85 MB of the 197 MB of
+ * JavaScript heap a delta of the 100K catalog held; as typed arrays, 32 MB outside it
+ * (docs/benchmarks.md).
+ */
+interface DeltaPostings {
+  docs: Uint32Array;
+  tfs: Uint16Array;
+  n: number;
+  term: string;
+  df: number;
+}
+
 interface Contents {
   /** The document's terms (the delta's one copy of each string), and their frequencies per field, three each (16 bits, as a build stores them). */
   terms: string[];
@@ -355,7 +370,7 @@ export class PreparedDelta implements ExtraVocab {
    * slots refer to, and how many live documents hold it (the term is dropped at 0). One entry
    * per term, so adding a document looks each of its terms up once.
    */
-  private postings = new Map<string, { docs: number[]; tfs: number[]; term: string; df: number }>();
+  private postings = new Map<string, DeltaPostings>();
   private vectors: DeltaVectors | null = null;
   private liveCount = 0;
   /** Live slots with a vector. */
@@ -522,13 +537,18 @@ export class PreparedDelta implements ExtraVocab {
       const t = terms[j] as string;
       let p = this.postings.get(t);
       if (!p) {
-        this.postings.set(t, (p = { docs: [], tfs: [], term: t, df: 0 }));
+        this.postings.set(t, (p = { docs: new Uint32Array(2), tfs: new Uint16Array(6), n: 0, term: t, df: 0 }));
         this.termsAdded.push(t);
       }
       p.df += 1;
       terms[j] = p.term;
-      p.docs.push(s);
-      p.tfs.push(tfs[j * 3] as number, tfs[j * 3 + 1] as number, tfs[j * 3 + 2] as number);
+      if (p.n === p.docs.length) {
+        p.docs = copyInto(new Uint32Array(2 * p.n), p.docs);
+        p.tfs = copyInto(new Uint16Array(6 * p.n), p.tfs);
+      }
+      p.docs[p.n] = s;
+      for (let f = 0; f < 3; f++) p.tfs[p.n * 3 + f] = tfs[j * 3 + f] as number;
+      p.n += 1;
     }
     for (let k = 0; k < surface.length; k += 2) {
       const w = surface[k] as string;
@@ -637,7 +657,7 @@ export class PreparedDelta implements ExtraVocab {
   /** A term's posting list over the delta's slots (dead ones included: check `live`). */
   postingsOf(term: string): Postings | undefined {
     const p = this.postings.get(term);
-    return p ? { docs: p.docs, tfs: p.tfs, start: 0, end: p.docs.length, keepAs: p } : undefined;
+    return p ? { docs: p.docs, tfs: p.tfs, start: 0, end: p.n, keepAs: p } : undefined;
   }
 
   similarityTo(q: Float32Array): (slot: number, n?: number) => number {
@@ -792,7 +812,7 @@ function same(a: SearchDoc | undefined, b: SearchDoc): boolean {
 }
 
 /** `to`, with `from` copied into its start (a slot array grown). */
-function copyInto<A extends Uint8Array | Float64Array>(to: A, from: A): A {
+function copyInto<A extends Uint8Array | Uint16Array | Uint32Array | Float64Array>(to: A, from: A): A {
   to.set(from);
   return to;
 }
