@@ -22,6 +22,17 @@ export interface Delta {
 const BLOCK = 1024;
 
 /**
+ * What a document the delta holds has for its vector once the delta's int8 rows hold it, its
+ * float values let go (2 KB an item: 200 MB right after an import of 100,000 items): a vector,
+ * as far as anything asks of the document (not null), whose values are read from the rows
+ * (`vectorOf`, `vectorRowOf`), as a build's are from its own. A build's documents keep none
+ * either. A vector of another width than the rows' is kept as it came (it is none in them). Such
+ * a document is not given to another delta (its values are in this one's rows): each reads its own
+ * from the database.
+ */
+const IN_ROWS = new Float32Array(0);
+
+/**
  * The delta's vectors, quantised as a build quantises them and scored by the same int8 kernel, in
  * blocks of BLOCK rows that are added as the delta grows: an item's similarity is the same to the
  * last bit in the delta and in a build.
@@ -46,17 +57,34 @@ class DeltaVectors {
 
   /** Stores slot's vector (or its absence); true when it has one. */
   set(slot: number, v: Float32Array | null): boolean {
+    const { block, at } = this.rowOf(slot);
+    // Kept as a build keeps it (float32); a vector holding NaN is none, as in a build (`hasVector`).
+    return this.placed(slot, Math.fround(v && v.length === this.dims ? quantiseInto(v, 0, this.dims, block.rows, at) : 0) || 0);
+  }
+
+  /** Stores the vector `from` holds for its slot `fromSlot` (of the same width) as slot's, to the bit; true when there is one. */
+  copy(slot: number, from: DeltaVectors, fromSlot: number): boolean {
+    const { block, at } = this.rowOf(slot);
+    const source = from.vectorRow(fromSlot);
+    if (source) block.rows.set(source.rows.rows.subarray(source.row * this.dims, (source.row + 1) * this.dims), at);
+    return this.placed(slot, source?.scale ?? 0);
+  }
+
+  /** Where slot's row is, its block made when new. */
+  private rowOf(slot: number): { block: Int8Rows; at: number } {
     const { dims, coarseDims } = this;
     while (this.blocks.length * BLOCK <= slot) {
       this.blocks.push(new Int8Rows(new Int8Array(BLOCK * dims), dims, BLOCK));
       this.coarseBlocks.push(new Int8Rows(new Int8Array(BLOCK * coarseDims), coarseDims, BLOCK));
     }
-    const b = Math.floor(slot / BLOCK);
-    const block = this.blocks[b] as Int8Rows;
-    const at = (slot % BLOCK) * dims;
-    // Kept as a build keeps it (float32); a vector holding NaN is none, as in a build (`hasVector`).
-    const scale = Math.fround(v && v.length === dims ? quantiseInto(v, 0, dims, block.rows, at) : 0) || 0;
-    (this.coarseBlocks[b] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
+    return { block: this.blocks[Math.floor(slot / BLOCK)] as Int8Rows, at: (slot % BLOCK) * dims };
+  }
+
+  /** Records slot's row as written, with its scale (0: no vector): its coarse copy, and its list. */
+  private placed(slot: number, scale: number): boolean {
+    const { block, at } = this.rowOf(slot);
+    const { dims, coarseDims } = this;
+    (this.coarseBlocks[Math.floor(slot / BLOCK)] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
     this.scales[slot] = scale;
     if (scale !== 0) this.ivf?.add(slot, block.rows.subarray(at, at + dims));
     return scale !== 0;
@@ -421,11 +449,12 @@ export class PreparedDelta implements ExtraVocab {
     this.hidden = { count: 0, len: [0, 0, 0], df: new Map(), surfaces: new Map() };
     this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
+    const before = this.vectors;
     this.vectors = new DeltaVectors(index.dims);
     this.liveVectors = 0;
     for (let s = 0; s < this.slots.length; s++) {
       const e = this.slots[s];
-      if (e && this.live[s] && this.vectors.set(s, e.doc.vector)) this.liveVectors += 1;
+      if (e && this.live[s]) this.placeVector(e, s, before, s);
     }
     this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache = {};
@@ -512,10 +541,15 @@ export class PreparedDelta implements ExtraVocab {
     if (!ivf || this.liveVectors >= 2 * ivf.trainedOn || ivf.addedSince >= ivf.trainedOn) vectors.train(this.slotsWithVectors());
   }
 
-  private add(doc: SearchDoc, contents: Contents): void {
+  /**
+   * Adds a document in the next slot, with its analysed contents; its vector is that of `from`'s
+   * slot `fromSlot` when the document's is already in rows (renumbered slots).
+   */
+  private add(doc: SearchDoc, contents: Contents, from?: DeltaVectors, fromSlot = 0): void {
     const s = this.slots.length;
     const { terms, tfs, len, surface } = contents;
-    this.slots.push({ doc, terms, tfs, len, surface });
+    const slot: Slot = { doc, terms, tfs, len, surface };
+    this.slots.push(slot);
     this.slotOf.set(doc.id, s);
     const first = stopWordOpening(doc.name);
     if (first !== undefined) {
@@ -560,7 +594,21 @@ export class PreparedDelta implements ExtraVocab {
         this.surfacesAdded.push(w);
       }
     }
-    if (this.vectors?.set(s, doc.vector)) this.liveVectors += 1;
+    this.placeVector(slot, s, from, fromSlot);
+  }
+
+  /**
+   * Puts the vector of the document in `slot` (slot number `s`) in the delta's rows, when the delta
+   * has them (once bound): from its float values, which it then lets go (`IN_ROWS`), or, when they
+   * are gone already, from `from`'s rows of the same width (its slot `fromSlot`).
+   */
+  private placeVector(slot: Slot, s: number, from: DeltaVectors | null | undefined, fromSlot: number): void {
+    const vectors = this.vectors;
+    if (!vectors) return;
+    const v = slot.doc.vector;
+    const has = v === IN_ROWS ? from?.dims === vectors.dims && vectors.copy(s, from, fromSlot) : vectors.set(s, v);
+    if (has) this.liveVectors += 1;
+    if (v !== null && v !== IN_ROWS && v.length === vectors.dims) slot.doc = { ...slot.doc, vector: IN_ROWS };
   }
 
   private remove(id: number): void {
@@ -606,7 +654,11 @@ export class PreparedDelta implements ExtraVocab {
 
   /** Renumbers the live documents' slots from 0 (the dead ones dropped). */
   private compact(): void {
-    const keep = this.slots.filter((e): e is Slot => e !== undefined);
+    // Each live slot, and its number before (where its vector is).
+    const keep: [Slot, number][] = [];
+    this.slots.forEach((e, s) => {
+      if (e) keep.push([e, s]);
+    });
     this.slotOf.clear();
     this.slots = [];
     this.live = new Uint8Array(Math.max(64, keep.length));
@@ -618,8 +670,9 @@ export class PreparedDelta implements ExtraVocab {
     this.liveVectors = 0;
     this.sumLen.fill(0);
     this.surfaces.clear();
+    const before = this.vectors ?? undefined;
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
-    for (const e of keep) this.add(e.doc, e);
+    for (const [e, s] of keep) this.add(e.doc, e, before, s);
     this.cache = {};
     this.columnsBefore = undefined;
   }
@@ -673,7 +726,7 @@ export class PreparedDelta implements ExtraVocab {
     return this.vectors?.vectorOf(slot) ?? null;
   }
 
-  /** Where the int8 vector of the delta's current version of `doc` is (undefined when `doc` is not that version or has no vector). */
+  /** Where the int8 vector of the delta's current version of `doc` is (undefined when `doc` is not that version, the object `get` gives, or has no vector). */
   vectorRowOf(doc: SearchDoc): VectorRow | undefined {
     const s = this.slotOf.get(doc.id);
     return s === undefined || this.slots[s]?.doc !== doc ? undefined : this.vectors?.vectorRow(s);

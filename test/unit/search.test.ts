@@ -397,6 +397,45 @@ describe('index and ranking', () => {
     }
   });
 
+  it("lets go of a delta document's float vector once its int8 row holds it, and keeps the row through a rebind and a renumbering of the slots", () => {
+    const r = seededRandom(11);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const many = Array.from({ length: 1500 }, (_, i) => doc(20_000 + i, `item ${i}`, '', { vector: i === 3 ? new Float32Array(3).fill(1) : unit() }));
+    const built = SearchIndex.build(many, 64, 1);
+    // Made before any build is bound (the floats kept until then), then bound to one.
+    const delta = new PreparedDelta({ docs: many, masked: new Set() });
+    delta.bind(index);
+    const held = (i: number) => delta.get((many[i] as SearchDoc).id) as SearchDoc;
+    const q = unit();
+    const sims = () => many.map((d) => delta.similarityTo(q)(delta.slotCount - many.length + many.indexOf(d)));
+    const expected = many.map((_, i) => built.similarityTo(q)(i));
+    expect(sims()).toEqual(expected);
+    // Let go: the document still has a vector (not null), none of its float values.
+    expect(held(0).vector).not.toBeNull();
+    expect(held(0).vector).toHaveLength(0);
+    expect(held(0).vector).not.toBe((many[0] as SearchDoc).vector);
+    // A vector of another width is none in the rows, and kept as it came.
+    expect(held(3).vector).toBe((many[3] as SearchDoc).vector);
+    // Bound to another build of the same width: the same rows.
+    delta.bind(SearchIndex.build([], 64, 2));
+    expect(sims()).toEqual(expected);
+    expect(delta.vectorRowOf(held(7))?.scale).toBe(built.vectorRow(7)?.scale);
+    // Every document but the last 200 replaced twice by one without a vector: more dead slots
+    // than live ones, so the slots are renumbered, the last 200 keeping their rows in new slots.
+    for (const at of [2, 3]) {
+      delta.apply(
+        many.slice(0, 1300).map((d) => ({ ...d, updated_at: at, vector: null })),
+        [],
+      );
+    }
+    expect(delta.slotCount).toBe(1500);
+    expect(delta.docAt(0).id).toBe((many[1300] as SearchDoc).id);
+    for (let i = 1300; i < 1500; i++) {
+      const s = [...Array(delta.slotCount).keys()].find((k) => delta.docAt(k).id === (many[i] as SearchDoc).id) as number;
+      expect(delta.similarityTo(q)(s)).toBe(expected[i]);
+    }
+  });
+
   it("scores a large delta's coarse pass from rows of its own, to the same sums, and finds an item's own vector first", () => {
     // Over 10,000 slots a nearest-neighbour search scans the delta coarsely first (nearestOf).
     const r = seededRandom(7);
@@ -407,7 +446,7 @@ describe('index and ranking', () => {
     const q = unit();
     const sim = delta.similarityTo(q);
     for (const slot of [0, 1, 1023, 1024, 5000, 11_999]) {
-      const row = delta.vectorRowOf(many[slot] as SearchDoc) as VectorRow;
+      const row = delta.vectorRowOf(delta.get((many[slot] as SearchDoc).id) as SearchDoc) as VectorRow;
       // The kernel over the first `coarse` values of the item's full row: what the coarse pass scored before it had rows of its own.
       expect(sim(slot, coarse)).toBe(row.rows.query(q)(row.row, coarse) * row.scale);
       expect(sim(slot)).toBe(row.rows.query(q)(row.row) * row.scale);
@@ -717,7 +756,7 @@ describe('index and ranking', () => {
     const got = addDocVectors(
       index,
       delta,
-      [fresh, indexed, undefined, doc(10, 'x', '', { vector: new Float32Array(3) }), doc(1, 'stale copy', '', { vector: null }), doc(11, 'in neither')],
+      [delta.get(9), indexed, undefined, doc(10, 'x', '', { vector: new Float32Array(3) }), doc(1, 'stale copy', '', { vector: null }), doc(11, 'in neither')],
       [2, 0.5, 1, 1, 1, 1],
       sum,
     );
