@@ -190,18 +190,7 @@ export class QueryExpander {
         if (e) hits.add(e.stem);
       });
     } else for (const [word, { stem: x }] of extra.surfaces) if (word.startsWith(prefix)) hits.add(x);
-    let counted = [...hits].map((t): [string, number] => [t, df(t)]).filter(([, n]) => n > 0);
-    if (counted.length > limit) {
-      // A short prefix starts thousands of terms: only those at least as frequent as the
-      // limit-th are sorted.
-      const dfs = Float64Array.from(counted, ([, n]) => n);
-      const least = kthLargest(dfs, limit);
-      counted = counted.filter(([, n]) => n >= least);
-    }
-    return counted
-      .sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]))
-      .slice(0, limit)
-      .map(([t]) => t);
+    return mostFrequent(hits, limit, df);
   }
 
   /**
@@ -349,6 +338,45 @@ function firstLetterTypos(xs: readonly string[], q: string, fn: (x: string, at: 
     i = firstAtLeast(xs, String.fromCharCode(c));
   }
   return work;
+}
+
+/** `mostFrequent`'s counts, and a copy to select from (reused: a short prefix starts thousands of terms). */
+let counts = new Float64Array(1024);
+let selecting = new Float64Array(1024);
+
+/**
+ * The `limit` terms of `terms` that most documents hold (ties by term), none that no document
+ * holds. A short prefix starts thousands of terms: their counts are read into one array and only
+ * those at least as frequent as the limit-th are paired with their terms and sorted.
+ */
+function mostFrequent(terms: ReadonlySet<string>, limit: number, df: (t: string) => number): string[] {
+  if (counts.length < terms.size) {
+    counts = new Float64Array(Math.max(terms.size, 2 * counts.length));
+    selecting = new Float64Array(counts.length);
+  }
+  const all = [...terms];
+  let held = 0;
+  for (let j = 0; j < all.length; j++) {
+    const n = df(all[j] as string);
+    counts[j] = n > 0 ? n : 0;
+    if (n > 0) held++;
+  }
+  // The limit-th largest count among those held (of a copy: quickselect reorders it), or any held.
+  let least = 1;
+  if (held > limit) {
+    const copy = selecting.subarray(0, all.length);
+    copy.set(counts.subarray(0, all.length));
+    least = kthLargest(copy, limit);
+  }
+  const chosen: [string, number][] = [];
+  for (let j = 0; j < all.length; j++) {
+    const n = counts[j] as number;
+    if (n > 0 && n >= least) chosen.push([all[j] as string, n]);
+  }
+  return chosen
+    .sort((a, b) => b[1] - a[1] || byTerm(a[0], b[0]))
+    .slice(0, limit)
+    .map(([t]) => t);
 }
 
 /** Each value of sorted `xs` that starts with `prefix`, with its position. */
