@@ -358,8 +358,11 @@ function mostFrequent(terms: ReadonlySet<string>, limit: number, df: (t: string)
   let held = 0;
   for (let j = 0; j < all.length; j++) {
     const n = df(all[j] as string);
-    counts[j] = n > 0 ? n : 0;
-    if (n > 0) held++;
+    // Not held (or not a count): 0, which no held term's count is.
+    if (n > 0) {
+      counts[j] = n;
+      held++;
+    } else counts[j] = 0;
   }
   // The limit-th largest count among those held (of a copy: quickselect reorders it), or any held.
   let least = 1;
