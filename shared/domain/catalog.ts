@@ -20,6 +20,8 @@ export interface Catalog {
   nearest(q: Float32Array, k: number, visit: (id: number, cosine: number) => void): void;
   /** The ids of the `k` newest live items (highest ids: ids grow with creation) that `accept` takes, newest first. */
   newest(k: number, accept: (id: number) => boolean): number[];
+  /** Whether the catalog holds a vector of its size for an item of it (as `get` gives it), wherever it keeps the item. */
+  hasVector(item: ItemWithVector): boolean;
   /** into += Σ weights[j] × the vector of items[j] (items of this catalog); false when none has a vector of its size. */
   addVectors(items: readonly ItemWithVector[], weights: readonly number[], into: Float32Array): boolean;
   /** Cosine similarity to one item, for any number of others (0 without vectors): the shape the serving pipeline's diversity asks for. */

@@ -97,8 +97,9 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     const w = x.weightOf(e.type) / (1 + k / 25);
     const modelIndex = model?.itemIndex.get(id);
     const d = include(id, w, modelIndex);
-    // (An item not embedded yet has no neighbours by content: nothing stands in for it.)
-    if (model && modelIndex === undefined && d?.vector) unseenDocs.push(d), unseenWeights.push(w);
+    // (An item not embedded yet has no neighbours by content: nothing stands in for it. Asked of
+    // the catalog, which keeps a build's vectors as rows, not on its documents.)
+    if (model && modelIndex === undefined && d && catalog.hasVector(d)) unseenDocs.push(d), unseenWeights.push(w);
   });
   // An event on an item the model never saw changed nothing the model scores, so for a user it
   // knows the next recommendations were its own as before (only items new since training moved,

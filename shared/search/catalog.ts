@@ -4,7 +4,20 @@ import { TopK } from '../top-k.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
 import type { SearchDoc } from './types.ts';
-import { addDocVectors, similarityIn } from './vectors.ts';
+import { addDocVectors, holdsVector, similarityIn } from './vectors.ts';
+
+/**
+ * An item's current version in a build and its delta, as one build of the same items would hold
+ * it: the delta's when the item changed since the build (with a vector or not), none when it was
+ * deleted since, else the build's.
+ */
+export function currentVersion(index: SearchIndex, delta: PreparedDelta, id: number): SearchDoc | undefined {
+  const fresh = delta.get(id);
+  if (fresh) return fresh;
+  if (delta.masked.has(id)) return undefined;
+  const i = index.byId.get(id);
+  return i === undefined ? undefined : index.docs[i];
+}
 
 /** A tenant's index build and its delta, as one request sees them (`tenantView`). */
 export class SearchView implements Catalog {
@@ -24,11 +37,7 @@ export class SearchView implements Catalog {
   }
 
   get(id: number): SearchDoc | undefined {
-    const fresh = this.delta.get(id);
-    if (fresh) return fresh;
-    if (this.delta.masked.has(id)) return undefined;
-    const i = this.index.byId.get(id);
-    return i === undefined ? undefined : this.index.docs[i];
+    return currentVersion(this.index, this.delta, id);
   }
 
   isLive(id: number): boolean {
@@ -61,6 +70,10 @@ export class SearchView implements Catalog {
     for (let i = 0; i < index.ids.length; i++) if (delta.hiddenAt[i] === 0) consider(index.ids[i] as number);
     for (let s = 0; s < delta.slotCount; s++) if (delta.live[s] === 1) consider(delta.ids[s] as number);
     return top.bestKeys();
+  }
+
+  hasVector(item: SearchDoc): boolean {
+    return holdsVector(this.index, this.delta, item);
   }
 
   addVectors(items: readonly SearchDoc[], weights: readonly number[], into: Float32Array): boolean {

@@ -26,7 +26,8 @@ const BLOCK = 1024;
  * float values let go (2 KB an item: 200 MB right after an import of 100,000 items): a vector,
  * as far as anything asks of the document (not null), whose values are read from the rows
  * (`vectorOf`, `vectorRowOf`), as a build's are from its own. A build's documents keep none
- * either. A vector of another width than the rows' is kept as it came (it is none in them). Such
+ * either. A vector of another width than the rows' is kept as it came (it is none in them), and
+ * rows of a width the delta was bound to before stay (`otherWidths`). Such
  * a document is not given to another delta (its values are in this one's rows): each reads its own
  * from the database.
  */
@@ -400,6 +401,12 @@ export class PreparedDelta implements ExtraVocab {
    */
   private postings = new Map<string, DeltaPostings>();
   private vectors: DeltaVectors | null = null;
+  /**
+   * The rows of the widths the delta was bound to before a build of another width: a document
+   * whose float values were let go keeps its row of that width here, should the delta be bound to
+   * a build of that width again (as its floats would have given it).
+   */
+  private otherWidths = new Map<number, DeltaVectors>();
   private liveCount = 0;
   /** Live slots with a vector. */
   private liveVectors = 0;
@@ -450,11 +457,14 @@ export class PreparedDelta implements ExtraVocab {
     this.hiddenAt = new Uint8Array(index.docs.length);
     for (const id of this.masked) this.hide(id);
     const before = this.vectors;
+    if (before && before.dims !== index.dims) this.otherWidths.set(before.dims, before);
+    const from = before?.dims === index.dims ? before : this.otherWidths.get(index.dims);
+    this.otherWidths.delete(index.dims);
     this.vectors = new DeltaVectors(index.dims);
     this.liveVectors = 0;
     for (let s = 0; s < this.slots.length; s++) {
       const e = this.slots[s];
-      if (e && this.live[s]) this.placeVector(e, s, before, s);
+      if (e && this.live[s]) this.placeVector(e, s, from, s);
     }
     this.columnsBefore = this.cache.columns ?? this.columnsBefore;
     this.cache = {};
@@ -673,6 +683,12 @@ export class PreparedDelta implements ExtraVocab {
     const before = this.vectors ?? undefined;
     if (this.index) this.vectors = new DeltaVectors(this.index.dims);
     for (const [e, s] of keep) this.add(e.doc, e, before, s);
+    // The rows kept of other widths follow the slots' new numbers.
+    for (const [dims, old] of this.otherWidths) {
+      const renumbered = new DeltaVectors(dims);
+      keep.forEach(([, s], to) => renumbered.copy(to, old, s));
+      this.otherWidths.set(dims, renumbered);
+    }
     this.cache = {};
     this.columnsBefore = undefined;
   }

@@ -5,6 +5,7 @@ import { HashingEmbedding, normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import { idfOf } from './bm25f.ts';
 import { addDocVectors } from './vectors.ts';
+import { currentVersion } from './catalog.ts';
 import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 
@@ -40,12 +41,11 @@ export async function profileOf(deps: SearchDeps, tenant: string, userId: string
   const recent = known ? known.slice(0, PROFILE_EVENTS) : await deps.events.recentByUser(tenant, userId, PROFILE_EVENTS);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
+  // Each item's current version, as one build of the catalog would hold it: one changed since the
+  // build without a vector, or deleted since, adds nothing (not the build's earlier copy).
   const docs = recent.map((e) => {
     const id = catalogItemId(e.item_id);
-    if (id === undefined) return undefined;
-    const fresh = delta.get(id);
-    const i = index.byId.get(id);
-    return fresh?.vector ? fresh : i === undefined ? undefined : index.docs[i];
+    return id === undefined ? undefined : currentVersion(index, delta, id);
   });
   return addDocVectors(
     index,

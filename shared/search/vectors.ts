@@ -10,6 +10,9 @@ function rowIn(index: SearchIndex, delta: PreparedDelta, d: SearchDoc): VectorRo
   return i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
 }
 
+/** Whether the catalog keeps an int8 vector for `d` (its build's or its delta's current version). */
+export const holdsVector = (index: SearchIndex, delta: PreparedDelta, d: SearchDoc): boolean => rowIn(index, delta, d) !== undefined;
+
 /**
  * Adds Σ weights[j] × the vector of docs[j] to `into`, each read in place where the catalog keeps
  * it (an int8 row of the build or of the delta, quantised alike), in order through the same

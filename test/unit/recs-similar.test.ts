@@ -127,6 +127,7 @@ function catalogOf(vectors: Map<number, [number, number]> = new Map()): Catalog 
     isLive: (id) => docs.has(id),
     newest: () => [],
     similarity: () => () => 0,
+    hasVector: (d) => d.vector !== null,
     addVectors(items, weights, into) {
       let any = false;
       items.forEach((d, j) => {

@@ -8,6 +8,10 @@ import { requestHistory, type HistoryInput } from '../../shared/recs/history.ts'
 import { catalogItemId } from '../../shared/domain/item-ids.ts';
 import type { ServedModel } from '../../shared/recs/served-model.ts';
 import type { Catalog } from '../../shared/domain/catalog.ts';
+import { SearchView } from '../../shared/search/catalog.ts';
+import { SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { PreparedDelta } from '../../shared/search/rank.ts';
+import { HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
 import type { ItemWithVector, RecentEvent } from '../../shared/domain/types.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { invertSpd, Stopped, trainBprFoldIn, trainEase, trainItemKnn, trainPopularity, type History } from '../../shared/recs/models.ts';
@@ -163,6 +167,7 @@ describe('recommendation models', () => {
     const catalog = {
       dims: 2,
       get: (id: number) => ({ id, vector: id === UNEMBEDDED ? null : Float32Array.of(1, 0) }) as unknown as ItemWithVector,
+      hasVector: (d: ItemWithVector) => d.vector !== null,
       addVectors: (items: readonly ItemWithVector[], weights: readonly number[], into: Float32Array) => {
         items.forEach((d, j) => {
           if (d.vector) into[0] = (into[0] as number) + (weights[j] as number) * (d.vector[0] as number);
@@ -186,6 +191,29 @@ describe('recommendation models', () => {
     // An event on an item the model knows is that item in the model; one on an item not embedded yet, nothing.
     expect(of(6).modelItems.slice(trained)).toEqual([idx(6)]);
     expect(of(UNEMBEDDED).modelItems).toHaveLength(trained);
+  });
+
+  it('lets the same items stand in for an item the model never saw whether the search build holds it or it changed since', () => {
+    const histories = historiesOf(ds, 100, ['view'], 12);
+    const artifact = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
+    const model: ServedModel = { ...artifact, itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
+    const emb = new HashingEmbedding(64);
+    const NEW = 500;
+    const docOf = (id: number): SearchDoc => {
+      const item = { name: `item ${id % 7} tea`, description: `kettle ${id % 5}`, metadata: {} };
+      return { id, ...item, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: emb.embedOne(itemText(item)) };
+    };
+    const known = ds.items.map(docOf);
+    const built = SearchIndex.build([...known, docOf(NEW)], 64, 1);
+    const before = SearchIndex.build(known, 64, 1);
+    const views = [new SearchView(built, new PreparedDelta(undefined, built)), new SearchView(before, new PreparedDelta({ docs: [docOf(NEW)], masked: new Set() }, before))];
+    const of = (catalog: Catalog) =>
+      requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [{ id: 99, item_id: String(NEW), type: 'purchase', created: 150 }], historyErased: false, weightOf: () => 10 });
+    const [inBuild, inDelta] = views.map(of) as [ReturnType<typeof of>, ReturnType<typeof of>];
+    const trained = (historyOf(histories, 'u3') as History).items.length;
+    expect(inDelta.modelItems.length).toBeGreaterThan(trained);
+    expect(inBuild.modelItems).toEqual(inDelta.modelItems);
+    expect(inBuild.modelWeights).toEqual(inDelta.modelWeights);
   });
 
   it('stores the event type weights the model was trained with; older artifacts have none', () => {

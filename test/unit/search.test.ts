@@ -20,6 +20,8 @@ import { addCounts, countOf } from '../../shared/search/analyze.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
+import { profileOf } from '../../shared/search/profiles.ts';
+import type { SearchDeps } from '../../shared/search/views.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
 import { IVF_MIN } from '../../shared/search/ivf.ts';
 import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
@@ -28,7 +30,7 @@ import { seededRandom } from '../../shared/random.ts';
 import { indexStatus } from '../../shared/search/status.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { setClock } from '../../shared/clock.ts';
-import type { ChangeKey, EventStore, ItemStore } from '../../shared/domain/types.ts';
+import type { ChangeKey, EventStore, ItemStore, RecentEvent } from '../../shared/domain/types.ts';
 import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
 import { analysedTerms, analyze } from '../../shared/search/analyze.ts';
@@ -436,6 +438,29 @@ describe('index and ranking', () => {
     }
   });
 
+  it('keeps the rows of a width through a build of another width and back, slots renumbered meanwhile, as a delta of the floats would have them', () => {
+    const r = seededRandom(13);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const first = Array.from({ length: 300 }, (_, i) => doc(30_000 + i, `item ${i}`, '', { vector: unit() }));
+    const delta = new PreparedDelta({ docs: first, masked: new Set() }, SearchIndex.build([], 64, 1));
+    delta.bind(SearchIndex.build([], 32, 2));
+    // Bound to the other width, 200 of them replaced six times (their vectors, of the first width,
+    // kept as floats): more dead slots than the bound, so the slots are renumbered.
+    let current = first;
+    for (let round = 1; round <= 6; round++) {
+      current = current.map((d, i) => (i < 200 ? { ...d, updated_at: round + 1, vector: unit() } : d));
+      delta.apply(current.slice(0, 200), []);
+    }
+    expect(delta.slotCount).toBeLessThan(1300);
+    const back = SearchIndex.build([], 64, 3);
+    delta.bind(back);
+    const fresh = new PreparedDelta({ docs: current, masked: new Set() }, back);
+    const q = unit();
+    const sims = (d: PreparedDelta) => current.map((x) => d.similarityTo(q)([...Array(d.slotCount).keys()].find((s) => d.live[s] === 1 && d.docAt(s).id === x.id) as number));
+    expect(sims(delta)).toEqual(sims(fresh));
+    expect(sims(delta).every((x) => x !== 0)).toBe(true);
+  });
+
   it("scores a large delta's coarse pass from rows of its own, to the same sums, and finds an item's own vector first", () => {
     // Over 10,000 slots a nearest-neighbour search scans the delta coarsely first (nearestOf).
     const r = seededRandom(7);
@@ -801,6 +826,19 @@ describe('the taste boost', () => {
     for (const s of sims) expect(tasteBoost(s)).toBeLessThanOrEqual(1 + RANKING.personalWeight);
     expect(tasteBoost(-0.4)).toBe(1);
     expect(tasteBoost(0.5)).toBeCloseTo(1 + RANKING.personalWeight / 2, 12);
+  });
+
+  it("is made of the items' current versions, the same before and after a build: none of a deleted item, nor of one changed to no vector", async () => {
+    const items = [doc(1, 'green tea'), doc(2, 'camp stove'), doc(3, 'steel kettle')];
+    const built = SearchIndex.build(items, 64, 1);
+    // Item 1 changed to a version without a vector, item 2 deleted, since the build.
+    const changed = { ...(items[0] as SearchDoc), updated_at: 2, vector: null };
+    const delta = new PreparedDelta({ docs: [changed], masked: new Set([2]) }, built);
+    const rebuilt = SearchIndex.build([changed, items[2] as SearchDoc], 64, 2);
+    const events = (ids: number[]): RecentEvent[] => ids.map((id, k) => ({ id: k + 1, item_id: String(id), type: 'view', created: 1 }));
+    const taste = (index: SearchIndex, d: PreparedDelta, ids: number[]) => profileOf({} as SearchDeps, 't', 'u', index, d, events(ids));
+    for (const ids of [[1], [2], [1, 2], [1, 2, 3], [3, 1]]) expect(await taste(built, delta, ids)).toEqual(await taste(rebuilt, new PreparedDelta(undefined, rebuilt), ids));
+    expect(await taste(built, delta, [1, 2])).toBeNull();
   });
 });
 
