@@ -60,7 +60,7 @@ class DeltaVectors {
   set(slot: number, v: Float32Array | null): boolean {
     const { block, at } = this.rowOf(slot);
     // Kept as a build keeps it (float32); a vector holding NaN is none, as in a build (`hasVector`).
-    return this.placed(slot, Math.fround(v && v.length === this.dims ? quantiseInto(v, 0, this.dims, block.rows, at) : 0) || 0);
+    return this.placed(slot, block, at, Math.fround(v && v.length === this.dims ? quantiseInto(v, 0, this.dims, block.rows, at) : 0) || 0);
   }
 
   /** Stores the vector `from` holds for its slot `fromSlot` (of the same width) as slot's, to the bit; true when there is one. */
@@ -68,7 +68,7 @@ class DeltaVectors {
     const { block, at } = this.rowOf(slot);
     const source = from.vectorRow(fromSlot);
     if (source) block.rows.set(source.rows.rows.subarray(source.row * this.dims, (source.row + 1) * this.dims), at);
-    return this.placed(slot, source?.scale ?? 0);
+    return this.placed(slot, block, at, source?.scale ?? 0);
   }
 
   /** Where slot's row is, its block made when new. */
@@ -81,9 +81,8 @@ class DeltaVectors {
     return { block: this.blocks[Math.floor(slot / BLOCK)] as Int8Rows, at: (slot % BLOCK) * dims };
   }
 
-  /** Records slot's row as written, with its scale (0: no vector): its coarse copy, and its list. */
-  private placed(slot: number, scale: number): boolean {
-    const { block, at } = this.rowOf(slot);
+  /** Records slot's row (`rowOf`) as written, with its scale (0: no vector): its coarse copy, and its list. */
+  private placed(slot: number, block: Int8Rows, at: number, scale: number): boolean {
     const { dims, coarseDims } = this;
     (this.coarseBlocks[Math.floor(slot / BLOCK)] as Int8Rows).rows.set(block.rows.subarray(at, at + coarseDims), (slot % BLOCK) * coarseDims);
     this.scales[slot] = scale;
