@@ -124,21 +124,25 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
     // The common case, a build's list scored before under these norms: the same values without
     // the general loop's per-posting branches (0.88-0.89 x the ranking time of the 100K catalog's
     // build by band, docs/benchmarks.md).
+    // New keys go straight into the list's buffer (room for every posting made first).
+    const out = touched.room(p.end - start);
+    let n = touched.length;
     if (max) {
       for (let j = start; j < p.end; j++) {
         const key = base + (docs[j] as number);
         const before = target[key] as number;
-        if (before === 0) touched.push(key);
+        if (before === 0) out[n++] = key;
         target[key] = Math.max(before, weightedIdf * (kept[j - start] as number));
       }
     } else {
       for (let j = start; j < p.end; j++) {
         const key = base + (docs[j] as number);
         const before = target[key] as number;
-        if (before === 0) touched.push(key);
+        if (before === 0) out[n++] = key;
         target[key] = before + weightedIdf * (kept[j - start] as number);
       }
     }
+    touched.length = n;
     return;
   }
   for (let j = start; j < p.end; j++) {

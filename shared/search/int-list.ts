@@ -19,6 +19,22 @@ export class IntList {
     this.buf[this.length++] = v;
   }
 
+  /**
+   * The list's buffer with room for `extra` more values past `length`: a hot loop writes them at
+   * `length`, `length + 1`, ... and sets `length` after (no call and no capacity check a value).
+   */
+  room(extra: number): Int32Array {
+    const need = this.length + extra;
+    if (need > this.buf.length) {
+      let size = this.buf.length * 2;
+      while (size < need) size *= 2;
+      const grown = new Int32Array(size);
+      grown.set(this.buf.subarray(0, this.length));
+      this.buf = grown;
+    }
+    return this.buf;
+  }
+
   /** The values, as a view (valid until the next push or clear). */
   view(): Int32Array {
     return this.buf.subarray(0, this.length);

@@ -344,6 +344,8 @@ function browse(keys: Keys, r: RankRequest, out: ResultPage): void {
 /** The accepted keyword matches (views of scratch memory) and the highest keyword score. */
 interface KeywordMatches {
   keys: Int32Array;
+  /** Of many matches, those at or above a sampled floor, in their order (`strongestKeywordMatches`); undefined for few. */
+  above: Int32Array | undefined;
   max: number;
   /** A key's keyword score (0 without one). */
   of(key: number): number;
@@ -375,15 +377,26 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   matched.clear();
   let max = 1e-9;
   const touched = scratch.touched.view();
+  // Hybrid's head (`vectorHead`) is found among the matches at or above a floor that a sample of
+  // them sets: listed here, while each match's score is read anyway, instead of in a second pass.
+  const floor = r.mode === 'hybrid' ? (sampledFloor(acc, touched, HYBRID_VECTOR_LIMIT) ?? Infinity) : Infinity;
+  const above = scratch.headKeys;
+  above.clear();
   const { N, acceptIndexed, acceptSlot } = keys;
+  const into = matched.room(touched.length);
+  let count = 0;
   for (let j = 0; j < touched.length; j++) {
     const key = touched[j] as number;
     if (!(key < N ? acceptIndexed(key) : acceptSlot(key - N))) continue;
-    matched.push(key);
-    if ((acc[key] as number) > max) max = acc[key] as number;
+    into[count++] = key;
+    const score = acc[key] as number;
+    if (score > max) max = score;
+    if (score >= floor) above.push(key);
   }
+  matched.length = count;
   return {
     keys: matched.view(),
+    above: floor === Infinity ? undefined : above.view(),
     max,
     of: (key) => (key < acc.length ? (acc[key] as number) : 0),
     terms: expanded?.sequence ?? [],
@@ -617,7 +630,7 @@ function vectorStage(
   vec: KeyScores,
   agreeing: boolean,
 ): { headFrom: number | undefined; agreed: number[] } {
-  const { head, headFrom } = vectorHead(r.mode, keys, kw.keys);
+  const { head, headFrom } = vectorHead(r.mode, keys, kw.keys, kw.above);
   // With plenty of keyword matches, hybrid scores their strongest with vectors instead of also
   // probing the vector index for documents without a keyword match.
   const probe = r.mode === 'semantic' || kw.keys.length < HYBRID_VECTOR_LIMIT;
@@ -728,10 +741,10 @@ function fusionBest(keys: Keys, fused: FusedScores): number[] {
  * whatever the query: a one-word query over a catalog whose names are all equally long ties
  * thousands of matches, which would otherwise all be scored twice.
  */
-function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
+function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array, above: Int32Array | undefined): { head: ArrayLike<number> & Iterable<number>; headFrom: number | undefined } {
   if (mode === 'hybrid' && kwKeys.length > HYBRID_VECTOR_LIMIT) {
     const acc = scratch.acc;
-    const { keys: candidates, threshold } = strongestKeywordMatches(acc, kwKeys, HYBRID_VECTOR_LIMIT);
+    const { keys: candidates, threshold } = strongestKeywordMatches(acc, kwKeys, HYBRID_VECTOR_LIMIT, above);
     const strongest: number[] = [];
     const tied: number[] = [];
     for (const key of candidates) {
@@ -756,35 +769,45 @@ function vectorHead(mode: SearchMode, keys: Keys, kwKeys: Int32Array): { head: A
 const HEAD_SAMPLE = 2048;
 
 /**
+ * Of more than 8 × HEAD_SAMPLE keys, the score that about 3k of them are expected to reach, read
+ * from an evenly spaced sample of HEAD_SAMPLE; undefined for fewer keys.
+ */
+function sampledFloor(acc: Float64Array, keys: Int32Array, k: number): number | undefined {
+  const n = keys.length;
+  if (n <= 8 * HEAD_SAMPLE) return undefined;
+  const sample = (scratch.kws = roomFor(scratch.kws, HEAD_SAMPLE)).subarray(0, HEAD_SAMPLE);
+  const step = n / HEAD_SAMPLE;
+  for (let j = 0; j < HEAD_SAMPLE; j++) sample[j] = acc[keys[Math.floor(j * step)] as number] as number;
+  return kthLargest(sample, Math.ceil((3 * k * HEAD_SAMPLE) / n));
+}
+
+/**
  * The k-th largest keyword score of the matches (`threshold`) and, in their order, the matches
  * that can score at least that (a superset of those that do): every match when they are few.
- * Of many, an evenly spaced sample first bounds the threshold from below: the sample's score
- * that about 3k of all matches are expected to reach. Only matches at or above it are kept and
- * searched; when fewer than k reach it (a sample far off), all of them are. The threshold is
- * exact either way: a broad query's 90,000 matches are copied and searched as about 1,500.
+ * Of many, a sampled floor (`sampledFloor`) first bounds the threshold from below: only matches
+ * at or above it are kept and searched, `above` when the caller listed them already (in the
+ * matches' order); when fewer than k reach it (a sample far off), all of them are. The threshold
+ * is exact either way: a broad query's 90,000 matches are copied and searched as about 1,500.
  */
-export function strongestKeywordMatches(acc: Float64Array, kwKeys: Int32Array, k: number): { keys: Int32Array; threshold: number } {
+export function strongestKeywordMatches(acc: Float64Array, kwKeys: Int32Array, k: number, above?: Int32Array): { keys: Int32Array; threshold: number } {
   const n = kwKeys.length;
-  const kws = (scratch.kws = roomFor(scratch.kws, n));
-  if (n > 8 * HEAD_SAMPLE) {
-    const sample = kws.subarray(0, HEAD_SAMPLE);
-    const step = n / HEAD_SAMPLE;
-    for (let j = 0; j < HEAD_SAMPLE; j++) sample[j] = acc[kwKeys[Math.floor(j * step)] as number] as number;
-    const floor = kthLargest(sample, Math.ceil((3 * k * HEAD_SAMPLE) / n));
-    const kept = scratch.headKeys;
-    kept.clear();
-    for (let j = 0; j < n; j++) {
-      const key = kwKeys[j] as number;
-      if ((acc[key] as number) >= floor) kept.push(key);
-    }
-    if (kept.length >= k) {
-      const keys = kept.view();
-      for (let j = 0; j < keys.length; j++) kws[j] = acc[keys[j] as number] as number;
-      return { keys, threshold: kthLargest(kws.subarray(0, keys.length), k) };
+  let kept = above;
+  if (!kept || kept.length < k) {
+    const floor = sampledFloor(acc, kwKeys, k);
+    if (floor !== undefined) {
+      const list = scratch.headKeys;
+      list.clear();
+      for (let j = 0; j < n; j++) {
+        const key = kwKeys[j] as number;
+        if ((acc[key] as number) >= floor) list.push(key);
+      }
+      kept = list.view();
     }
   }
-  for (let j = 0; j < n; j++) kws[j] = acc[kwKeys[j] as number] as number;
-  return { keys: kwKeys, threshold: kthLargest(kws.subarray(0, n), k) };
+  const keys = kept && kept.length >= k ? kept : kwKeys;
+  const kws = (scratch.kws = roomFor(scratch.kws, keys.length));
+  for (let j = 0; j < keys.length; j++) kws[j] = acc[keys[j] as number] as number;
+  return { keys, threshold: kthLargest(kws.subarray(0, keys.length), k) };
 }
 
 /** Adds to `m` the nearest of the build's and of the delta's documents: together, the nearest of both. */

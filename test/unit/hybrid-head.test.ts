@@ -47,6 +47,27 @@ describe("hybrid's head threshold over many keyword matches", () => {
     expect(check(scores, keys, 500)).toBe(n);
   });
 
+  it('searches the matches the caller listed at or above a floor, when at least k are', () => {
+    const r = seededRandom(9);
+    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    // As ranking lists them while accepting matches: at or above a floor, in the matches' order.
+    const above = keys.filter((key) => (scores[key] as number) >= 9.9);
+    expect(above.length).toBeGreaterThan(500);
+    const { keys: kept, threshold } = strongestKeywordMatches(scores, keys, 500, above);
+    expect(kept).toBe(above);
+    expect(threshold).toBe(exact(scores, keys, 500));
+  });
+
+  it('is exact when the listed matches are fewer than k (it samples the matches itself)', () => {
+    const r = seededRandom(10);
+    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    const above = keys.filter((key) => (scores[key] as number) >= 9.99);
+    expect(above.length).toBeLessThan(500);
+    const { keys: kept, threshold } = strongestKeywordMatches(scores, keys, 500, above);
+    expect(threshold).toBe(exact(scores, keys, 500));
+    expect([...kept].filter((key) => (scores[key] as number) >= threshold).length).toBeGreaterThanOrEqual(500);
+  });
+
   it('agrees with a quickselect over every match on a small list (no sampling)', () => {
     const r = seededRandom(8);
     const few = Int32Array.from({ length: 3000 }, (_, j) => j * 2);

@@ -904,6 +904,24 @@ describe("a build's saturated frequencies", () => {
     // Computed unkept: the same bits as from the kept values.
     expect(score(norms, { ...p, keepAs: undefined })).toEqual(first);
     expect(first.every((x) => x > 0)).toBe(true);
+    // From kept values, each key is listed once, when it first holds a score.
+    const touched = new IntList();
+    touched.push(7);
+    const out = new Float64Array(3);
+    scorePostings(p, norms, 0, 1, out, touched, false);
+    scorePostings(p, norms, 0, 1, out, touched, true);
+    expect([...touched.view()]).toEqual([7, 0, 1, 2]);
+  });
+
+  it("IntList's room keeps the values and makes room for as many more as asked", () => {
+    const list = new IntList();
+    for (let v = 0; v < 1000; v++) list.push(v);
+    const buf = list.room(5000);
+    expect(buf.length).toBeGreaterThanOrEqual(6000);
+    for (let v = 1000; v < 6000; v++) buf[v] = v;
+    list.length = 6000;
+    expect([...list.view()]).toEqual(Array.from({ length: 6000 }, (_, v) => v));
+    expect(list.room(0)).toBe(buf);
   });
 
   it("keeps a delta list's saturated frequencies while the delta's statistics stand, and computes them afresh once it changes", () => {
