@@ -131,14 +131,16 @@ export function scorePostings(p: Postings, norms: FieldNorms, base: number, weig
       for (let j = start; j < p.end; j++) {
         const key = base + (docs[j] as number);
         const before = target[key] as number;
-        if (before === 0) out[n++] = key;
+        out[n] = key;
+        n += ((before === 0) as unknown as number) | 0;
         target[key] = Math.max(before, weightedIdf * (kept[j - start] as number));
       }
     } else {
       for (let j = start; j < p.end; j++) {
         const key = base + (docs[j] as number);
         const before = target[key] as number;
-        if (before === 0) out[n++] = key;
+        out[n] = key;
+        n += ((before === 0) as unknown as number) | 0;
         target[key] = before + weightedIdf * (kept[j - start] as number);
       }
     }
