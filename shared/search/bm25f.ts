@@ -114,7 +114,7 @@ function saturation(p: Postings, j: number, norms: FieldNorms): number {
  * not), so that an item scores the same to the last bit in either. `live` (the delta's) skips
  * replaced documents.
  */
-export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float64Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
+export function scorePostings(p: Postings, norms: FieldNorms, base: number, weightedIdf: number, target: Float32Array, touched: IntList, max: boolean, live?: ArrayLike<number>): void {
   const { docs, start } = p;
   const kept = norms.saturated(p);
   // A list scored for the first time under these norms: its values are kept as computed (those

@@ -4,12 +4,12 @@ import { strongestKeywordMatches } from '../../shared/search/rank.ts';
 import { kthLargest } from '../../shared/top-k.ts';
 
 /** The k-th largest score over `keys`, by sorting all of them. */
-function exact(scores: Float64Array, keys: Int32Array, k: number): number {
+function exact(scores: Float32Array, keys: Int32Array, k: number): number {
   return [...keys].map((key) => scores[key] as number).sort((a, b) => b - a)[k - 1] as number;
 }
 
 /** Checks the answer: the exact threshold, and every key reaching it kept, in the matches' order. */
-function check(scores: Float64Array, keys: Int32Array, k: number): number {
+function check(scores: Float32Array, keys: Int32Array, k: number): number {
   const { keys: kept, threshold } = strongestKeywordMatches(scores, keys, k);
   expect(threshold).toBe(exact(scores, keys, k));
   const reaching = [...keys].filter((key) => (scores[key] as number) >= threshold);
@@ -27,21 +27,21 @@ describe("hybrid's head threshold over many keyword matches", () => {
 
   it('is exact and keeps a few times k of 60,000 random scores', () => {
     const r = seededRandom(5);
-    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    const scores = Float32Array.from({ length: n }, () => r() * 10);
     expect(check(scores, keys, 500)).toBeLessThan(5000);
   });
 
   it('is exact when most scores tie', () => {
     const r = seededRandom(6);
-    const scores = Float64Array.from({ length: n }, () => (r() < 0.99 ? 1 : 2 + r()));
+    const scores = Float32Array.from({ length: n }, () => (r() < 0.99 ? 1 : 2 + r()));
     check(scores, keys, 500);
-    check(new Float64Array(n).fill(3), keys, 500);
+    check(new Float32Array(n).fill(3), keys, 500);
   });
 
   it('is exact when the evenly spaced sample overrates the matches (it falls back to all of them)', () => {
     // The sampled positions (every n / 2048-th match) score highest, the rest lower.
     const r = seededRandom(7);
-    const scores = Float64Array.from({ length: n }, () => r() * 1000);
+    const scores = Float32Array.from({ length: n }, () => r() * 1000);
     const step = n / 2048;
     for (let j = 0; j < 2048; j++) scores[keys[Math.floor(j * step)] as number] = 1000 + j;
     expect(check(scores, keys, 500)).toBe(n);
@@ -49,7 +49,7 @@ describe("hybrid's head threshold over many keyword matches", () => {
 
   it('searches the matches the caller listed at or above a floor, when at least k are', () => {
     const r = seededRandom(9);
-    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    const scores = Float32Array.from({ length: n }, () => r() * 10);
     // As ranking lists them while accepting matches: at or above a floor, in the matches' order.
     const above = keys.filter((key) => (scores[key] as number) >= 9.9);
     expect(above.length).toBeGreaterThan(500);
@@ -60,7 +60,7 @@ describe("hybrid's head threshold over many keyword matches", () => {
 
   it('is exact when the listed matches are fewer than k (it samples the matches itself)', () => {
     const r = seededRandom(10);
-    const scores = Float64Array.from({ length: n }, () => r() * 10);
+    const scores = Float32Array.from({ length: n }, () => r() * 10);
     const above = keys.filter((key) => (scores[key] as number) >= 9.99);
     expect(above.length).toBeLessThan(500);
     const { keys: kept, threshold } = strongestKeywordMatches(scores, keys, 500, above);
@@ -71,7 +71,7 @@ describe("hybrid's head threshold over many keyword matches", () => {
   it('agrees with a quickselect over every match on a small list (no sampling)', () => {
     const r = seededRandom(8);
     const few = Int32Array.from({ length: 3000 }, (_, j) => j * 2);
-    const scores = Float64Array.from({ length: 6000 }, () => r());
+    const scores = Float32Array.from({ length: 6000 }, () => r());
     const { keys: kept, threshold } = strongestKeywordMatches(scores, few, 500);
     expect(threshold).toBe(
       kthLargest(
