@@ -111,12 +111,20 @@ export const foldedName = (name: string): string => words(name).join(' ');
  * accents took 10.
  */
 export function stopWordOpening(name: string): string | undefined {
-  for (const piece of name.split(/\s+/, 8)) {
-    const first = words(piece)[0];
+  PIECE.lastIndex = 0;
+  for (let k = 0; k < 8; k++) {
+    const piece = PIECE.exec(name)?.[0];
+    if (piece === undefined) return undefined;
+    // A piece of lower-case ASCII letters is its own word (most names' first piece): no regex.
+    const first = LOWER_ASCII.test(piece) ? piece : words(piece)[0];
     if (first !== undefined) return STOP_WORDS.has(first) ? first : undefined;
   }
   return undefined;
 }
+
+/** A name's space-separated pieces, read one at a time (`stopWordOpening` stops at the first with a word). */
+const PIECE = /\S+/g;
+const LOWER_ASCII = /^[a-z]+$/;
 
 /** Names whose first word is a stop word (`SearchIndex.namesBeginning`): keys, and each one's name as `nameWords` reads it. */
 export interface NamesBeginning {

@@ -16,7 +16,7 @@ import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { TopK } from '../../shared/top-k.ts';
 import { type FieldNorms, type Postings, scorePostings } from '../../shared/search/bm25f.ts';
 import { IntList } from '../../shared/search/int-list.ts';
-import { addCounts, countOf } from '../../shared/search/analyze.ts';
+import { addCounts, countOf, stopWordOpening } from '../../shared/search/analyze.ts';
 import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
@@ -80,6 +80,24 @@ describe('text analysis', () => {
     expect(editDistance('abcdef', 'badcfe', 2)).toBe(3);
     expect(editDistance('abc', 'abd', 1)).toBe(1);
     expect(editDistance('abcdef', 'a', 1)).toBe(2);
+  });
+
+  it('reads the stop word a name begins with from its first piece that holds a word', () => {
+    expect(stopWordOpening('The Who')).toBe('the');
+    expect(stopWordOpening('  the  who')).toBe('the');
+    expect(stopWordOpening('Up (2009)')).toBe('up');
+    expect(stopWordOpening('— It Follows')).toBe('it');
+    expect(stopWordOpening("it's a wonderful life")).toBe('it');
+    expect(stopWordOpening('À bout de souffle')).toBe('a');
+    expect(stopWordOpening('(500) Days of Summer')).toBeUndefined();
+    expect(stopWordOpening('theater kit')).toBeUndefined();
+    expect(stopWordOpening('sofa')).toBeUndefined();
+    expect(stopWordOpening('')).toBeUndefined();
+    expect(stopWordOpening('- - - - - - - - the end')).toBeUndefined();
+    expect(stopWordOpening('- - - - - - - the end')).toBe('the');
+    // Called again after a name with more pieces: each call reads its own name from the start.
+    expect(stopWordOpening('premium tanix table dre')).toBeUndefined();
+    expect(stopWordOpening('THE END')).toBe('the');
   });
 });
 
