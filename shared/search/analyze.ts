@@ -112,7 +112,9 @@ export const foldedName = (name: string): string => words(name).join(' ');
  */
 export function stopWordOpening(name: string): string | undefined {
   PIECE.lastIndex = 0;
-  for (let k = 0; k < 8; k++) {
+  // Eight pieces as a split on spaces would give, the empty one before leading spaces counted.
+  const pieces = LEADING_SPACE.test(name) ? 7 : 8;
+  for (let k = 0; k < pieces; k++) {
     const piece = PIECE.exec(name)?.[0];
     if (piece === undefined) return undefined;
     // A piece of lower-case ASCII letters is its own word (most names' first piece): no regex.
@@ -125,6 +127,7 @@ export function stopWordOpening(name: string): string | undefined {
 /** A name's space-separated pieces, read one at a time (`stopWordOpening` stops at the first with a word). */
 const PIECE = /\S+/g;
 const LOWER_ASCII = /^[a-z]+$/;
+const LEADING_SPACE = /^\s/;
 
 /** Names whose first word is a stop word (`SearchIndex.namesBeginning`): keys, and each one's name as `nameWords` reads it. */
 export interface NamesBeginning {

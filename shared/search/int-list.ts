@@ -35,7 +35,7 @@ export class IntList {
     return this.buf;
   }
 
-  /** The values, as a view (valid until the next push or clear). */
+  /** The values, as a view (valid until the next push, `room` or clear). */
   view(): Int32Array {
     return this.buf.subarray(0, this.length);
   }

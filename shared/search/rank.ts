@@ -61,16 +61,16 @@ const HYBRID_VECTOR_LIMIT = 500;
  * Ranking's working memory, reused by every request of the container: ranking is synchronous, so
  * one request uses it at a time, and it leaves the accumulators zeroed. Bound: `acc`, `best`,
  * `other` and `similarities` grow to the largest build + delta ranked (4, 4, 4 and 8 bytes per
- * document, 1.5 × when regrown), as do `vec`, `kws` and `headKeys`, the lists to the most keyword matches of one query
- * (4 or 8 bytes each), and `unscored` and `split` to twice the most keys one query scores by
- * similarity; it holds nothing between requests.
+ * document, 1.5 × when regrown), as do `vec`, `kws` and `headKeys`, the lists to the most keyword
+ * matches of one query (4 or 8 bytes each), and `unscored` and `split` to twice the most keys one
+ * query scores by similarity; it holds nothing between requests.
  */
 const scratch = {
   /**
    * Keyword score per key, added up in single precision as Lucene's scores are: half the memory a
-   * broad query's scoring reads and writes at random (0.85-0.97 x the ranking time of the 100K
-   * catalog by band, side by side; both collections' nDCG@10 in-process the same to the fourth decimal,
-   * docs/benchmarks.md).
+   * broad query's scoring reads and writes at random (0.82-0.97 x the ranking time of the 100K
+   * catalog by band, side by side; both collections' nDCG@10 the same to the fourth decimal in
+   * process and to the last over HTTP, docs/benchmarks.md).
    */
   acc: new Float32Array(0),
   /** Per key, the best of one query word and its expansions while that word is scored. */

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../shared/random.ts';
-import { strongestKeywordMatches } from '../../shared/search/rank.ts';
+import { HashingEmbedding } from '../../shared/search/embedding.ts';
+import { NO_FILTER, SearchIndex, type SearchDoc } from '../../shared/search/engine.ts';
+import { PreparedDelta, rank, strongestKeywordMatches } from '../../shared/search/rank.ts';
+import { searchDoc } from '../helpers/fixtures.ts';
 import { kthLargest } from '../../shared/top-k.ts';
 
 /** The k-th largest score over `keys`, by sorting all of them. */
@@ -80,5 +83,29 @@ describe("hybrid's head threshold over many keyword matches", () => {
       ),
     );
     expect([...kept]).toEqual([...few]);
+  });
+});
+
+const emb = new HashingEmbedding(64);
+const doc = (id: number, name: string, over: Partial<SearchDoc> = {}): SearchDoc => searchDoc((t) => emb.embedOne(t), id, name, '', over);
+
+describe("hybrid's head over more than 8 × 2048 keys scored (its floor sampled before the matches are accepted)", () => {
+  // The strongest keyword matches (short names) are inactive or filtered out; 17,000 keys touched.
+  const docs = Array.from({ length: 17_000 }, (_, i) => (i < 1_000 ? doc(i + 1, 'widget', { active: i % 2 === 0 }) : doc(i + 1, `widget alpha beta ${i}`)));
+  const index = SearchIndex.build(docs, 64, 1);
+  const delta = new PreparedDelta({ docs: [], masked: new Set() });
+  const q = emb.embedOne('widget');
+  const ranked = (filter = NO_FILTER) => rank(index, delta, { query: 'widget', mode: 'hybrid', filter, queryVector: q, profile: null }, { limit: 50 });
+
+  it('never holds an inactive item', () => {
+    const r = ranked();
+    expect(r.total).toBe(16_000 + 500);
+    for (const h of r.hits) expect(h.doc.active, `${h.doc.id}`).toBe(true);
+  });
+
+  it('never holds a filtered-out item', () => {
+    const r = ranked((d) => d.id > 1_000);
+    expect(r.total).toBe(16_000);
+    for (const h of r.hits) expect(h.doc.id).toBeGreaterThan(1_000);
   });
 });

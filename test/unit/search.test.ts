@@ -95,6 +95,9 @@ describe('text analysis', () => {
     expect(stopWordOpening('')).toBeUndefined();
     expect(stopWordOpening('- - - - - - - - the end')).toBeUndefined();
     expect(stopWordOpening('- - - - - - - the end')).toBe('the');
+    // Leading spaces count as a first, empty piece.
+    expect(stopWordOpening(' - - - - - - - the end')).toBeUndefined();
+    expect(stopWordOpening(' - - - - - - the end')).toBe('the');
     // Called again after a name with more pieces: each call reads its own name from the start.
     expect(stopWordOpening('premium tanix table dre')).toBeUndefined();
     expect(stopWordOpening('THE END')).toBe('the');
