@@ -108,8 +108,10 @@ const scratch = {
 };
 
 /** `a` when it holds `size` values, else a new zeroed array of at least 1.5 × its length (scratch grows rarely). */
-function roomFor(a: Float64Array<ArrayBuffer>, size: number): Float64Array<ArrayBuffer> {
-  return a.length >= size ? a : new Float64Array(Math.max(size, Math.ceil(a.length * 1.5)));
+function roomFor<A extends Float32Array<ArrayBuffer> | Float64Array<ArrayBuffer>>(a: A, size: number): A {
+  if (a.length >= size) return a;
+  const length = Math.max(size, Math.ceil(a.length * 1.5));
+  return (a instanceof Float32Array ? new Float32Array(length) : new Float64Array(length)) as A;
 }
 
 /** How one request sees the build and the delta as keys. */
@@ -368,7 +370,7 @@ interface KeywordMatches {
 function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r: RankRequest): KeywordMatches {
   const size = keys.N + keys.S;
   if (scratch.acc.length < size) {
-    scratch.acc = new Float32Array(Math.max(size, Math.ceil(scratch.acc.length * 1.5)));
+    scratch.acc = roomFor(scratch.acc, size);
     scratch.best = new Float32Array(scratch.acc.length);
   }
   scratch.touched.clear();
