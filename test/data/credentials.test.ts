@@ -71,7 +71,10 @@ describe('credential reads', () => {
     const client = await createClient(s, 'hashes', { name: 'backend', scopes: ['service-api/read'] });
     const rows = JSON.stringify((await db.table.doc.send(new ScanCommand({ TableName: db.table.tableName }))).Items ?? []);
     expect(rows).not.toContain(created.key);
-    expect(rows).not.toContain(created.key.split('_').pop());
+    // The secret is all after `svc_<prefix>_`: base64url may itself hold '_', so no split.
+    const secret = created.key.slice(`svc_${created.prefix}_`.length);
+    expect(secret).toHaveLength(43);
+    expect(rows).not.toContain(secret);
     expect(rows).not.toContain(client.client_secret);
     expect(rows).toContain(sha256Hex(created.key));
     expect(rows).toContain(sha256Hex(client.client_secret));
