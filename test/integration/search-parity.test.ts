@@ -25,7 +25,10 @@ const LONG =
   'This shoe was built for a long season of hard miles on every kind of ground you can imagine and then some more after that when the running gets serious on steep muddy hills far from any road';
 
 let id: Record<string, string> = {};
+/** When this file's first search could have been served (Unix seconds): the analytics tests count every search since. */
+let startedAt = 0;
 beforeAll(async () => {
+  startedAt = Math.floor(nowMs() / 1000);
   t = await startTestStack({ LOCAL_RETRY_DELAY_MS: '50', SYNONYMS_CACHE_MS: '0' });
   const items = [
     { key: 'trail', name: 'Trail running shoe', description: 'Light shoe for rough ground', metadata: { category: 'shoes', brand: 'Acme', price: 129, tags: ['outdoor', 'running'] } },
@@ -513,9 +516,11 @@ describe('search analytics', () => {
     expect((await report('?limit=1')).top_queries).toHaveLength(1);
     const empty = await report('?from=2020-01-01&to=2020-01-31');
     expect(empty).toMatchObject({ from: '2020-01-01', to: '2020-01-31', totals: { searches: 0 }, top_queries: [], no_result_queries: [] });
-    const today = new Date().toISOString().slice(0, 10);
-    expect((await report(`?from=${today}&to=${today}`)).totals.searches).toBe(after.totals.searches);
-    expect((await report(`?from=${Math.floor(Date.now() / 1000)}`)).totals.searches).toBe(after.totals.searches);
+    // Every search of this file was served from the day it started to today: the same day unless
+    // the run crossed midnight UTC (then a report of today alone would miss yesterday's searches).
+    const today = dayOf(Math.floor(nowMs() / 1000));
+    expect((await report(`?from=${dayOf(startedAt)}&to=${today}`)).totals.searches).toBe(after.totals.searches);
+    expect((await report(`?from=${startedAt}`)).totals.searches).toBe(after.totals.searches);
 
     // The maintenance pass folds them into the counters once their minute is over by
     // FOLD_LAG_SECONDS (its clock moved on here); the report counts the same.
@@ -528,7 +533,8 @@ describe('search analytics', () => {
       restore();
     }
     expect(pass.folded).toBeGreaterThanOrEqual(5);
-    expect(await report('?limit=100')).toEqual(after);
+    // The same counts (its default range moves on a day if midnight UTC passed since `after`).
+    expect(await report('?limit=100')).toEqual({ ...after, from: expect.any(String), to: expect.any(String) });
     expect((await t.stack.maintain()) as { folded?: number }).toMatchObject({ folded: 0 });
   });
 
@@ -546,8 +552,12 @@ describe('search analytics', () => {
   });
 
   it('counts the 7 days up to today by default', async () => {
-    const today = dayOf(Math.floor(nowMs() / 1000));
-    expect(await report()).toMatchObject({ from: dayOf(Math.floor(nowMs() / 1000) - 6 * 86_400), to: today });
+    // Today as read before and after the request: the server's is one of them (both, but at midnight UTC).
+    const before = Math.floor(nowMs() / 1000);
+    const r = await report();
+    const after = Math.floor(nowMs() / 1000);
+    const today = dayOf(after) === r.to ? after : before;
+    expect(r).toMatchObject({ from: dayOf(today - 6 * 86_400), to: dayOf(today) });
     expect(await report('?to=2026-03-01')).toMatchObject({ from: '2026-02-23', to: '2026-03-01' });
   });
 });
