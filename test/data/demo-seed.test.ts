@@ -92,6 +92,7 @@ describe('demo seed', () => {
     writeFileSync(file, JSON.stringify(progress));
 
     const again: string[] = [];
+    const resumedAt = Date.now() / 1000;
     const summary = await seedDemo(deps, { file, embedWaitMs: 0, log: (l) => again.push(l) });
     expect(again[0]).toMatch(/^resuming the seed of the demo shop/);
     expect(summary).toMatchObject({ items: size.items, users: size.users, events: size.events, modelVersion: 1 });
@@ -109,8 +110,8 @@ describe('demo seed', () => {
     expect(events.all).toBe(size.events + followed);
     expect(events.ids.size).toBe(size.events + followed);
     // Search analytics counts them: every search, those without results, the views attributed.
-    const today = dayOf(Date.now() / 1000);
-    const { byQuery } = await deps.searching.log.counts(T, today, today, 10_000);
+    // From the day the resumed seed began (its searches' day) to today: one day, or two if the run crossed midnight UTC.
+    const { byQuery } = await deps.searching.log.counts(T, dayOf(resumedAt), dayOf(Date.now() / 1000), 10_000);
     const sum = (f: (c: { searches: number; no_results: number; events: Record<string, number> }) => number) => [...byQuery.values()].reduce((a, c) => a + f(c), 0);
     expect(sum((c) => c.searches)).toBe(25);
     expect(sum((c) => c.no_results)).toBe(searched?.withoutResults);
