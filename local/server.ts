@@ -132,17 +132,17 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
     },
     close: async () => {
       // No new connections; idle ones close now, the rest once their requests are answered
-      // (at most 10 s), before the caller stops the database.
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
-        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
-        void settled.then(() => {
-          clearTimeout(timer);
-          server.closeAllConnections();
-        });
-      });
+      // (at most 10 s), before the caller stops the database. A request whose client has gone
+      // (its connection closed) is still answered before the handler threads end: its handler
+      // may be half way through writes.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([settled, new Promise<void>((r) => (timer = setTimeout(r, 10_000)))]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
       await pool?.close();
     },
   };
