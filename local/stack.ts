@@ -306,11 +306,13 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
       await demo?.stop();
       closing = true;
       clearInterval(maintenance);
+      // The requests in flight are answered while the queues still take what they send (a
+      // write's embedding request, a training run's message: journaled for the next start).
+      await http.close();
       await maintenancePass.close();
       for (const q of localQueues.values()) q.stop();
       await Promise.all(threads.map((t) => t.close()));
       useWorkQueue(undefined);
-      await http.close();
       await dynamo.close();
       rmSync(p.stack, { force: true });
     },
