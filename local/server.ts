@@ -66,6 +66,7 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   // Requests being handled: closing waits for them, so none loses its database mid-write.
   let inFlight = 0;
   let drained: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
   const server = createServer(async (req, res) => {
     inFlight++;
     const started = performance.now();
@@ -130,20 +131,24 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
     useThreads: async (size) => {
       pool = await startApiPool(size, [...modules]);
     },
-    close: async () => {
-      // No new connections; idle ones close now, the rest once their requests are answered
-      // (at most 10 s), before the caller stops the database. A request whose client has gone
-      // (its connection closed) is still answered before the handler threads end: its handler
-      // may be half way through writes.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([settled, new Promise<void>((r) => (timer = setTimeout(r, 10_000)))]);
-      clearTimeout(timer);
-      server.closeAllConnections();
-      await closed;
-      await pool?.close();
-    },
+    // Every call answers once the one close is done (a second call waiting on `drained` of its
+    // own would leave the first to its 10 s timer).
+    close: () => (closing ??= closeServer()),
   };
+
+  async function closeServer(): Promise<void> {
+    // No new connections; idle ones close now, the rest once their requests are answered
+    // (at most 10 s), before the caller stops the database. A request whose client has gone
+    // (its connection closed) is still answered before the handler threads end: its handler
+    // may be half way through writes.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const settled = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([settled, new Promise<void>((r) => (timer = setTimeout(r, 10_000)))]);
+    clearTimeout(timer);
+    server.closeAllConnections();
+    await closed;
+    await pool?.close();
+  }
 }

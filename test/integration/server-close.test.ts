@@ -1,18 +1,25 @@
 import { describe, expect, it, vi } from 'vitest';
 import { startHttpServer } from '../../local/server.ts';
 
-// The item GET's handler, held until the test lets it answer.
+// The item GET's handler, held until the test lets it answer (`next()`: hold the next request too).
 const held = vi.hoisted(() => {
-  let release: () => void = () => {};
-  let entered: () => void = () => {};
-  const inHandler = new Promise<void>((r) => (entered = r));
-  const released = new Promise<void>((r) => (release = r));
-  return { inHandler, released, enter: () => entered(), release: () => release(), answered: false };
+  const deferred = () => {
+    let resolve: () => void = () => {};
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  };
+  const h = {
+    entered: deferred(),
+    released: deferred(),
+    answered: false,
+    next: () => Object.assign(h, { entered: deferred(), released: deferred(), answered: false }),
+  };
+  return h;
 });
 vi.mock('../../functions/core/items/get.ts', () => ({
   handler: async () => {
-    held.enter();
-    await held.released;
+    held.entered.resolve();
+    await held.released.promise;
     held.answered = true;
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
   },
@@ -23,7 +30,7 @@ describe('the local server stopping', () => {
     const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
     const gone = new AbortController();
     const sent = fetch(`http://127.0.0.1:${s.port}/v1/items/1`, { signal: gone.signal }).catch((e: Error) => e.name);
-    await held.inHandler;
+    await held.entered.promise;
     gone.abort();
     expect(await sent).toBe('AbortError');
     let closed = false;
@@ -31,8 +38,22 @@ describe('the local server stopping', () => {
     // The client's connection is gone; the handler has not answered, so the server has not closed.
     await new Promise((r) => setTimeout(r, 200));
     expect(closed).toBe(false);
-    held.release();
+    held.released.resolve();
     await closing;
     expect(held.answered).toBe(true);
+  });
+
+  it('ends every call of close() once the requests in flight are answered (a second call does not leave the first waiting 10 s)', async () => {
+    held.next();
+    const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
+    const answer = fetch(`http://127.0.0.1:${s.port}/v1/items/1`).then((r) => r.status);
+    await held.entered.promise;
+    const ended: string[] = [];
+    const first = s.close().then(() => ended.push('first'));
+    const second = s.close().then(() => ended.push('second'));
+    held.released.resolve();
+    expect(await answer).toBe(200);
+    await Promise.race([Promise.all([first, second]), new Promise((r) => setTimeout(r, 5_000))]);
+    expect(ended.sort()).toEqual(['first', 'second']);
   });
 });
