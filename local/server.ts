@@ -82,7 +82,14 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
         res.writeHead(200, { 'content-type': 'application/json' }).end(readFileSync(opts.jwksFile));
         return;
       }
-      const body = await readBody(req);
+      let body: Awaited<ReturnType<typeof readBody>>;
+      try {
+        body = await readBody(req);
+      } catch (e) {
+        // The client went away before all of its body arrived: no request to handle, nobody to answer.
+        if (req.destroyed) return;
+        throw e;
+      }
       if (body === 'too_large') {
         res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Request Entity Too Large' }));
         return;

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { startHttpServer } from '../../local/server.ts';
 
@@ -55,5 +56,21 @@ describe('the local server stopping', () => {
     expect(await answer).toBe(200);
     await Promise.race([Promise.all([first, second]), new Promise((r) => setTimeout(r, 5_000))]);
     expect(ended.sort()).toEqual(['first', 'second']);
+  });
+
+  it('drops a request whose client went away before all of its body arrived, without calling it a crash', async () => {
+    const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const socket = connect(s.port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /v1/search HTTP/1.1\r\nhost: local\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"query":');
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      await s.close();
+      expect(errors.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('handler crashed'))).toEqual([]);
+    } finally {
+      errors.mockRestore();
+    }
   });
 });
