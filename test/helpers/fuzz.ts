@@ -1296,12 +1296,16 @@ export async function verifyWrites(base: string, creds: Credentials, writes: Wri
     // A created resource another case removed by other means (a stopped job, say) still reads.
     if (a.status !== 200) problems.push(`GET ${path} (created by ${by}): ${a.status} ${a.text.slice(0, 300)}`);
   }
+  const specs = await routeSpecs();
   for (const [list, ids] of writes.listed) {
     const seen = new Set<string>();
+    // The list's own cursor parameter (`starting_after` or `cursor`).
+    const listSpec = specs.find((x) => x.route.method === 'GET' && x.route.path === list);
+    const field = (listSpec && cursorField(listSpec)?.name) ?? 'cursor';
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const a = await get(`${list}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, 'platform');
+      const a = await get(`${list}${cursor ? `?${field}=${encodeURIComponent(cursor)}` : ''}`, 'platform');
       if (a.status !== 200) {
         problems.push(`GET ${list} page ${pages + 1}: ${a.status} ${a.text.slice(0, 300)}`);
         break;
