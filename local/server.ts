@@ -123,7 +123,13 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: 'Internal Server Error' }));
     } finally {
-      if (--inFlight === 0) drained?.();
+      // Counted until its answer has left (handed to the OS) or its client has gone: a stop
+      // closes the connections only then, so it does not cut off an answer the client is still reading.
+      const done = () => {
+        if (--inFlight === 0) drained?.();
+      };
+      if (res.writableFinished || res.destroyed) done();
+      else res.once('close', done);
     }
   });
   server.keepAliveTimeout = 65_000;

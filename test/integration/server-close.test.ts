@@ -13,6 +13,7 @@ const held = vi.hoisted(() => {
     entered: deferred(),
     released: deferred(),
     answered: false,
+    body: '{}',
     next: () => Object.assign(h, { entered: deferred(), released: deferred(), answered: false }),
   };
   return h;
@@ -22,7 +23,7 @@ vi.mock('../../functions/core/items/get.ts', () => ({
     held.entered.resolve();
     await held.released.promise;
     held.answered = true;
-    return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+    return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: held.body };
   },
 }));
 
@@ -72,5 +73,32 @@ describe('the local server stopping', () => {
     } finally {
       errors.mockRestore();
     }
+  });
+
+  it('lets an answer its client has not read yet leave whole before it closes the connection', async () => {
+    const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
+    held.next();
+    // More than the socket buffers hold: most of it waits in the server until the client reads.
+    held.body = JSON.stringify({ pad: 'x'.repeat(8_000_000) });
+    const socket = connect(s.port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.pause();
+    socket.write('GET /v1/items/1 HTTP/1.1\r\nhost: local\r\n\r\n');
+    await held.entered.promise;
+    const closing = s.close();
+    held.released.resolve();
+    // The client reads only once the handler has answered and the server is closing.
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    await new Promise((r) => socket.once('close', r));
+    await closing;
+    held.body = '{}';
+    const text = Buffer.concat(chunks).toString('latin1');
+    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+    // Every byte of the pad, and the chunked answer's end.
+    expect(text.length - text.replaceAll('x', '').length).toBe(8_000_000);
+    expect(text.endsWith('"}\r\n0\r\n\r\n')).toBe(true);
   });
 });
