@@ -32,9 +32,20 @@ export const platformListQuery = z.strictObject({
     z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 100),
     z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100),
   ),
+  /** The `next_cursor` of the previous page, as the other Platform lists and the spec's list envelope take it. */
+  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
+  /** The same, under the name these two lists first took it by (still accepted). */
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
 });
 export type PlatformListQuery = z.output<typeof platformListQuery>;
+
+/** The page a list query asks for: `starting_after` or `cursor` (400 when both are sent and differ). */
+function pageAfter(q: PlatformListQuery): string | undefined {
+  if (q.starting_after !== undefined && q.cursor !== undefined && q.starting_after !== q.cursor) {
+    throw new InvalidInput('Invalid query parameters.', { starting_after: ['send starting_after or cursor, not two different cursors'] });
+  }
+  return q.starting_after ?? q.cursor;
+}
 
 const clientView = (c: ClientRecord) => ({ client_id: c.client_id, name: c.name, scopes: c.scopes, created: c.created });
 const apiKeyView = (k: ApiKeyRecord) => ({
@@ -100,7 +111,7 @@ export async function createClient(store: CredentialStore, tenant: string, body:
 }
 
 export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
-  const page = await store.listClients(tenant, q.limit, q.cursor);
+  const page = await store.listClients(tenant, q.limit, pageAfter(q));
   return platformList(page.rows.map(clientView), page);
 }
 
@@ -125,7 +136,7 @@ export async function createApiKey(store: CredentialStore, tenant: string, body:
 }
 
 export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {
-  const page = await store.listApiKeys(tenant, q.limit, q.cursor);
+  const page = await store.listApiKeys(tenant, q.limit, pageAfter(q));
   return platformList(page.rows.map(apiKeyView), page);
 }
 

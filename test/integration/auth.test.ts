@@ -212,6 +212,24 @@ describe('Platform API keys and clients', () => {
     expect((await t.demo.platform('POST', '/api/clients', { name: 'x', scopes: ['nope'] })).status).toBe(400);
   });
 
+  it('pages the key and client lists by next_cursor, sent as starting_after (as every Platform list takes it) or as cursor', async () => {
+    for (const name of ['page-a', 'page-b', 'page-c']) expect((await t.demo.platform('POST', '/api/api-keys', { name, scopes: ['items'] })).status).toBe(201);
+    const first = await t.demo.platform('GET', '/api/api-keys?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+    const next = encodeURIComponent(first.body.next_cursor);
+    const byStartingAfter = await t.demo.platform('GET', `/api/api-keys?limit=2&starting_after=${next}`);
+    const byCursor = await t.demo.platform('GET', `/api/api-keys?limit=2&cursor=${next}`);
+    expect(byStartingAfter.status).toBe(200);
+    expect(byStartingAfter.body).toEqual(byCursor.body);
+    const ids = (b: { data: { id: string }[] }) => b.data.map((k) => k.id);
+    expect(ids(byStartingAfter.body).some((id) => ids(first.body).includes(id))).toBe(false);
+    expect((await t.demo.platform('GET', `/api/api-keys?starting_after=${next}&cursor=${next}`)).status).toBe(200);
+    const both = await t.demo.platform('GET', `/api/clients?starting_after=${next}&cursor=other`);
+    expect(both.status).toBe(400);
+    expect(both.body.error).toMatch(/starting_after/);
+  });
+
   it('creates keys shaped svc_<8>_<token>, never lists them, and revokes immediately', async () => {
     const r = await t.demo.platform('POST', '/api/api-keys', { name: 'ci', environment: 'staging', scopes: ['admin'] });
     expect(r.status).toBe(201);

@@ -2249,6 +2249,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                starting_after?: string;
                 cursor?: string;
             };
             header?: never;
@@ -2388,6 +2389,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                starting_after?: string;
                 cursor?: string;
             };
             header?: never;
