@@ -11,12 +11,9 @@ export class IntList {
   }
 
   push(v: number): void {
-    if (this.length === this.buf.length) {
-      const grown = new Int32Array(this.buf.length * 2);
-      grown.set(this.buf);
-      this.buf = grown;
-    }
-    this.buf[this.length++] = v;
+    // A full buffer grows as `room` grows it (to twice its size).
+    const buf = this.length < this.buf.length ? this.buf : this.room(1);
+    buf[this.length++] = v;
   }
 
   /**
