@@ -160,18 +160,15 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-/**
- * The Platform's lists page with `limit` (at most 100) and a cursor: `starting_after` for most,
- * `cursor` for API keys and clients. One page of one, after the cursor given.
- */
-export const listPage = <T>(path: string, after?: string, params: Record<string, string | number | undefined> = {}, cursorParam = 'starting_after'): Promise<Page<T>> =>
-  api<Page<T>>('GET', `${path}${qs({ limit: 100, ...params, [cursorParam]: after })}`);
+/** The Platform's lists page with `limit` (at most 100) and `starting_after`: one page of one, after the cursor given. */
+export const listPage = <T>(path: string, after?: string, params: Record<string, string | number | undefined> = {}): Promise<Page<T>> =>
+  api<Page<T>>('GET', `${path}${qs({ limit: 100, ...params, starting_after: after })}`);
 
 /** A whole list, page after page: what a picker offers (contexts, endpoints, templates, event types) is never cut at a page. */
-export async function listAll<T>(path: string, params: Record<string, string | number | undefined> = {}, cursorParam = 'starting_after'): Promise<Page<T>> {
+export async function listAll<T>(path: string, params: Record<string, string | number | undefined> = {}): Promise<Page<T>> {
   const data: T[] = [];
   for (let after: string | undefined; ; ) {
-    const page = await listPage<T>(path, after, params, cursorParam);
+    const page = await listPage<T>(path, after, params);
     data.push(...page.data);
     if (!page.has_more || !page.next_cursor) return { data, has_more: false, next_cursor: null };
     after = page.next_cursor;

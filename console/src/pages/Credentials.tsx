@@ -12,8 +12,8 @@ const picked = (all: { value: string }[], chosen: Record<string, boolean>): stri
 export function Credentials({ session }: PageProps) {
   const admin = isAdmin(session.role);
   // These two lists take `cursor`, not `starting_after`.
-  const keys = usePages((after) => (admin ? listPage<ApiKey>('/api/api-keys', after, {}, 'cursor') : Promise.resolve(undefined)), [admin]);
-  const clients = usePages((after) => (admin ? listPage<Client>('/api/clients', after, {}, 'cursor') : Promise.resolve(undefined)), [admin]);
+  const keys = usePages((after) => (admin ? listPage<ApiKey>('/api/api-keys', after) : Promise.resolve(undefined)), [admin]);
+  const clients = usePages((after) => (admin ? listPage<Client>('/api/clients', after) : Promise.resolve(undefined)), [admin]);
   const [keyName, setKeyName] = useState('');
   const [env, setEnv] = useState('production');
   const [scopes, setScopes] = useState<Record<string, boolean>>({ items: true });
