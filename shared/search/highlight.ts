@@ -313,12 +313,14 @@ function scannedLength(text: string, most: number): number {
  * The terms to mark in a hit: the query's, and those of each synonym phrase (its `phraseTerms`) the hit holds
  * whole (`RankRequest.phrases`: ranking scores a phrase only there; "set" of "television set" is
  * not marked in "Cookware set") in what highlighting shows: the name and the description's first
- * `scanned` characters (`snippetScan`: analysing whole descriptions cost a page of 100 long Thai
+ * `scanned` characters, not the metadata (`snippetScan`: analysing whole descriptions cost a page of 100 long Thai
  * ones 0.5 s, where its snippets cost 0.1 s).
  */
 export function withPhrasesHeld(terms: ReadonlySet<string>, doc: SearchDoc, phrases: readonly (readonly string[])[], scanned = SNIPPET_SCAN): ReadonlySet<string> {
   if (phrases.length === 0) return terms;
-  const shown = doc.description === undefined ? doc : { ...doc, description: doc.description.slice(0, scannedLength(doc.description, scanned)) };
+  // Without the metadata, which highlighting does not show: a phrase whose words only it completes
+  // ("Cookware set" of brand "Television") is not in the text, whose "set" was marked for `tv`.
+  const shown = { ...doc, metadata: {}, ...(doc.description === undefined ? {} : { description: doc.description.slice(0, scannedLength(doc.description, scanned)) }) };
   const held = analyze(shown).tf;
   const whole = phrases.filter((ts) => ts.length > 0 && ts.every((t) => held.has(t)));
   return whole.length ? new Set([...terms, ...whole.flat()]) : terms;

@@ -742,6 +742,10 @@ describe('synonyms at query time', () => {
     const held = (scanned: number) => [...withPhrasesHeld(new Set(['tv']), far, [phraseTerms('television set')], scanned)];
     expect(held(SNIPPET_SCAN)).toEqual(['tv', 'televis', 'set']);
     expect(held(snippetScan(100))).toEqual(['tv']);
+    // Not in the metadata, which highlighting does not show: ranking finds the phrase there (any
+    // field), but "set" alone is all the name holds of it.
+    const branded = doc(7, 'Cookware set', { brand: 'Television' });
+    expect(marks(branded)).toBe('Cookware set');
     expect(run(false, ['television set'])).toEqual(found);
     // As one word: the mean of its words' scores, not their sum.
     const [tv, set] = [run(true, []), run(true, ['television set'])];
