@@ -11,7 +11,6 @@ const picked = (all: { value: string }[], chosen: Record<string, boolean>): stri
 
 export function Credentials({ session }: PageProps) {
   const admin = isAdmin(session.role);
-  // These two lists take `cursor`, not `starting_after`.
   const keys = usePages((after) => (admin ? listPage<ApiKey>('/api/api-keys', after) : Promise.resolve(undefined)), [admin]);
   const clients = usePages((after) => (admin ? listPage<Client>('/api/clients', after) : Promise.resolve(undefined)), [admin]);
   const [keyName, setKeyName] = useState('');
