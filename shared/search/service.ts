@@ -244,13 +244,17 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
-/** The digest of what orders a relevance list (`SearchRequest.listOf`) a cursor carries, if the caller said. */
-const listDigest = (req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : cursorDigest(req.listOf, 12));
+/**
+ * The digest of what orders a relevance list (`SearchRequest.listOf`) a cursor carries, if the caller
+ * said, with the tenant's name: another tenant's cursor of the same search is refused, not read as a
+ * position in this tenant's list.
+ */
+const listDigest = (tenant: string, req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : cursorDigest(JSON.stringify([tenant, req.listOf]), 12));
 
 /** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
 export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
   // A cursor of another list: its page would repeat and skip hits (every kind of cursor names its list).
-  const list = listDigest(req);
+  const list = listDigest(tenant, req);
   // A cursor of a sorted list goes only with the same sort; other cursors only without one.
   const sortAfter = req.cursor ? decodeSortCursor(req.cursor, req.sort, cursorField, list) : undefined;
   if (req.sort && !req.plan) {

@@ -469,6 +469,25 @@ describe('the changes since a build and the build rank alike', () => {
     await new Promise((r) => setTimeout(r, 2100)); // INDEX_CHECK_SECONDS: searches now use the new build
     expect(await answers()).toEqual(before);
   });
+
+  it("refuses another tenant's cursor of the same search (it would read as a position in this tenant's list and skip its hits)", async () => {
+    await other.core('POST', '/v1/items', [{ name: 'Signal lantern' }, { name: 'Storm lantern' }, { name: 'Paper lantern' }]);
+    const body = { query: 'signal storm paper lantern', mode: 'keyword', limit: 1 };
+    const theirs = await until(
+      () => search(body, other),
+      (r) => r.body.has_more === true,
+      3000,
+    );
+    const mine = await search(body);
+    expect(mine.body.next_cursor).toEqual(expect.any(String));
+    const crossed = await search({ ...body, starting_after: mine.body.next_cursor }, other);
+    expectCoreError(crossed, 400, 'invalid_request_error', 'validation_error');
+    expect(crossed.body.error.details.fieldErrors.starting_after).toEqual(['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.']);
+    // Its own cursor pages on.
+    const next = await search({ ...body, starting_after: theirs.body.next_cursor }, other);
+    expect(next.status).toBe(200);
+    expect(ids(next)).not.toEqual(ids(theirs));
+  });
 });
 
 describe('index status', () => {
