@@ -128,7 +128,7 @@ interface Visit {
 function pathOf(v: Visit): string {
   const keys: string[] = [];
   for (let at: Visit | undefined = v; at?.parent; at = at.parent) keys.push(at.key);
-  return keys.reverse().join('.') || 'body';
+  return keys.length === 0 ? 'body' : keys.reverse().join('.');
 }
 
 /**

@@ -160,7 +160,8 @@ export function fieldErrorsOf(error: z.core.$ZodError): FieldErrors {
   // A Map, not an object: a path may be `constructor` or `__proto__`, which an object already "has".
   const out = new Map<string, string[]>();
   for (const { path, message } of flatIssues(error)) {
-    const at = path.map(String).join('.') || 'body';
+    // A key may be empty (`?=5`): named as sent, not as the body.
+    const at = path.length === 0 ? 'body' : path.map(String).join('.');
     const messages = out.get(at);
     if (messages) messages.push(message);
     else out.set(at, [message]);

@@ -339,6 +339,12 @@ describe('query parameters named as Object.prototype names its members', () => {
       expectCoreError(await t.demo.core('GET', `/v1/items?${name}=1`), 400, 'invalid_request_error', 'validation_error');
     }
   });
+
+  it('a parameter with an empty name is named as sent (empty), not as the body', async () => {
+    const r = await t.demo.core('GET', '/v1/items?=5');
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(r.body.error.details.fieldErrors).toEqual({ '': ['Unknown field.'] });
+  });
 });
 
 describe('names a person gives records', () => {

@@ -167,6 +167,13 @@ describe('validation messages', () => {
     expect(fieldErrors(() => parseOrThrow(searchBody, facets(21), 'body')).facets).toEqual(['at most 20 facets']);
     expect(searchBody.safeParse(facets(20)).success).toBe(true);
   });
+
+  it('name a field whose name is empty under its own (empty) name, not under body', () => {
+    expect(fieldErrors(() => parseOrThrow(listItemsQuery, { '': '5' }, 'query'))).toEqual({ '': ['Unknown field.'] });
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', '': 1 }, 'body'))).toEqual({ '': ['Unknown field.'] });
+    // An issue with the whole value is still the body's.
+    expect(Object.keys(fieldErrors(() => parseOrThrow(searchBody, [], 'body')))).toEqual(['body']);
+  });
 });
 
 describe('synonym set schemas', () => {
