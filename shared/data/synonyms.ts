@@ -4,7 +4,12 @@ import type { SynonymSet, SynonymStore } from '../search/synonyms.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import { sortId, SynonymSet as Synonyms, SynonymSlot } from './entities.ts';
+import { Conflict } from '../domain/errors.ts';
+import { withRetry, type RetryPolicy } from '../retry.ts';
 import { applied, countUpTo, getRow, isNew, isStored, put, queryPage, queryUpTo, refine, remove, stripKeys, type Row } from './ops.ts';
+
+/** Changes of one set that keep losing to others try again after a growing random pause (as the control records' do). */
+const CHANGE_RACES: RetryPolicy = { attempts: 32, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 const ofTenant = (tenant: string, after?: number) => Synonyms.indexes.primary.query({ tenant }, after !== undefined ? { gt: sortId(after) } : undefined);
 const key = (tenant: string, id: number) => Synonyms.key({ tenant, id });
@@ -169,7 +174,17 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
 
     all: (tenant) => synonymSetsOf(t, tenant),
 
-    replace: (tenant, s) => applied(() => put(t, { ...key(tenant, s.id), ...s }, isStored)),
+    // Each change is conditional on the set's revision as read (`rev`, absent before its first
+    // change): a change made meanwhile is read again, never overwritten with the fields it did not set.
+    change: (tenant, id, next) =>
+      withRetry<SynonymSet | undefined>(CHANGE_RACES, async () => {
+        const row = await getRow(t, key(tenant, id), { consistent: true });
+        if (!row) return { value: undefined };
+        const rev = typeof row.rev === 'number' ? row.rev : undefined;
+        const s = next(fromRow(row));
+        const stored = await applied(() => put(t, { ...key(tenant, id), ...s, rev: (rev ?? 0) + 1 }, (x) => x.and(isStored(x), ...x.fields({ rev }))));
+        return stored ? { value: s } : { failure: new Conflict('changed_meanwhile', `Synonym set ${id} kept changing meanwhile; retry.`), retryable: true };
+      }),
 
     async remove(tenant, id) {
       if (!(await applied(() => remove(t, key(tenant, id), isStored)))) return false;

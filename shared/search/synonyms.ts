@@ -41,8 +41,12 @@ export interface SynonymStore {
   page(tenant: string, q: { limit: number; after?: number | undefined }): Promise<{ rows: SynonymSet[]; hasMore: boolean }>;
   /** Every set of the tenant (what search applies). */
   all(tenant: string): Promise<SynonymSet[]>;
-  /** Stores `s` over the set with its id; false when there is none. */
-  replace(tenant: string, s: SynonymSet): Promise<boolean>;
+  /**
+   * Changes a set: `next` computes it from the set as stored (it may throw), and it is stored only
+   * if the set is still as read (else read again and `next` called again). The set stored, or
+   * undefined when there is none.
+   */
+  change(tenant: string, id: number, next: (cur: SynonymSet) => SynonymSet): Promise<SynonymSet | undefined>;
   /** false when there was none. */
   remove(tenant: string, id: number): Promise<boolean>;
 }
@@ -106,14 +110,18 @@ export async function listSynonymSets(store: SynonymStore, tenant: string, q: { 
   return platformList(rows, { hasMore, cursor: last ? String(last.id) : null });
 }
 
-/** A change: the fields sent replace the set's (a type change must bring what the new type needs). */
+/**
+ * A change: the fields sent replace the set's (a type change must bring what the new type needs);
+ * the fields not sent keep what the set holds when it is written, so two changes at once both land.
+ */
 export async function updateSynonymSet(store: SynonymStore, tenant: string, id: number, b: SynonymInput): Promise<SynonymSet> {
-  const cur = await getSynonymSet(store, tenant, id);
-  const type = b.type ?? cur.type;
-  // Switching to two_way drops the input unless one is sent (and refused then).
-  const input = b.input !== undefined ? b.input : type === 'two_way' && b.type !== undefined ? null : cur.input;
-  const next: SynonymSet = { ...cur, ...checked(type, input, b.synonyms ?? cur.synonyms), updated_at: now() };
-  if (!(await store.replace(tenant, next))) throw notFound(id);
+  const next = await store.change(tenant, id, (cur) => {
+    const type = b.type ?? cur.type;
+    // Switching to two_way drops the input unless one is sent (and refused then).
+    const input = b.input !== undefined ? b.input : type === 'two_way' && b.type !== undefined ? null : cur.input;
+    return { ...cur, ...checked(type, input, b.synonyms ?? cur.synonyms), updated_at: now() };
+  });
+  if (!next) throw notFound(id);
   return next;
 }
 

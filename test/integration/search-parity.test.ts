@@ -385,6 +385,19 @@ describe('synonyms', () => {
     expect(await P('DELETE', `/api/synonyms/${phrase.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 
+  it('keep both of two changes made at once to different fields of a set (neither answered 200 and then lost)', async () => {
+    for (let n = 0; n < 5; n++) {
+      const made = await P('POST', '/api/synonyms', { synonyms: ['qoph', 'qophs set'] });
+      expect(made.status).toBe(201);
+      const at = `/api/synonyms/${made.body.id}`;
+      const [a, b] = await Promise.all([P('PATCH', at, { synonyms: ['alef', 'bet', 'gimel'] }), P('PATCH', at, { type: 'one_way', input: 'zayin' })]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      // Whichever came first, the other kept its fields: until 2026-12-02 the later write put back the fields it had read.
+      expect((await P('GET', at)).body).toMatchObject({ type: 'one_way', input: 'zayin', synonyms: ['alef', 'bet', 'gimel'] });
+      expect((await P('DELETE', at)).status).toBe(200);
+    }
+  });
+
   it('take admin keys only (api-decisions.md: items keys call item search and index status), and refuse bad sets with 400', async () => {
     const items = (await P('POST', '/api/api-keys', { name: 'merch', scopes: ['items'] })).body.key as string;
     const events = (await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] })).body.key as string;
