@@ -152,6 +152,25 @@ describe('training job logs', () => {
       await expect(c.logs('logs', 1, bad, 2)).rejects.toMatchObject({ code: 'validation_error', message: 'Invalid cursor.' });
   });
 
+  it("refuses a cursor of another run's log, of this tenant or another (it was read as a time in this log: 200 with its lines skipped)", async () => {
+    const c = db.stores.console;
+    for (const [tenant, id] of [
+      ['cross', 1],
+      ['cross', 2],
+      ['cross-other', 1],
+    ] as const) {
+      await c.put(tenant, 'job', { ...queuedRun(id), status: 'Completed' });
+      for (const message of ['one', 'two', 'three']) await c.appendLog(tenant, id, [{ ts: 1, message }]);
+    }
+    // Run 2's lines were written after run 1's: its cursor, read as a time, skipped all of run 1's.
+    const ofRun2 = (await trainingRunLogs(c, 'cross', 'train-2', undefined, 1)).next_cursor as string;
+    const ofRun1 = (await trainingRunLogs(c, 'cross', 'train-1', undefined, 1)).next_cursor as string;
+    const refused = { code: 'validation_error', message: 'Invalid cursor.', fieldErrors: { cursor: ["This cursor is from another training job's log."] } };
+    await expect(trainingRunLogs(c, 'cross', 'train-1', ofRun2, 10)).rejects.toMatchObject(refused);
+    await expect(trainingRunLogs(c, 'cross-other', 'train-1', ofRun1, 10)).rejects.toMatchObject(refused);
+    expect((await trainingRunLogs(c, 'cross', 'train-1', ofRun1, 10)).lines.map((l) => l.message)).toEqual(['two', 'three']);
+  });
+
   it("an ended run's log: the page that holds its last line has no cursor, also when the lines fill it exactly", async () => {
     const c = db.stores.console;
     await c.put('exact', 'job', { ...queuedRun(1), status: 'Completed' });
