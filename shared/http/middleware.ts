@@ -158,13 +158,39 @@ function checkRawQuery(raw: string | undefined): void {
   if (errors.size) throw new ValidationError('Invalid query parameters.', Object.fromEntries(errors));
 }
 
+/**
+ * The same for path parameters: a segment whose percent-encoding is not UTF-8 (`%FF`) was taken
+ * as sent (locally; the gateway's decoding hides it too), so `DELETE /api/users/%FF` erased a user
+ * named `%FF`, not the one meant, and answered 200. 400, naming the parameter.
+ */
+function checkRawPath(routeKey: string | undefined, rawPath: string | undefined): void {
+  if (!routeKey || !rawPath) return;
+  const names = (routeKey.split(' ')[1] ?? '').split('/');
+  const segments = rawPath.split('/');
+  if (names.length !== segments.length) return;
+  const errors: Record<string, string[]> = {};
+  names.forEach((n, i) => {
+    const param = /^\{([A-Za-z_]+)\}$/.exec(n)?.[1];
+    if (!param) return;
+    try {
+      decodeURIComponent(segments[i] as string);
+    } catch {
+      errors[param] = ['Not valid percent-encoded UTF-8.'];
+    }
+  });
+  if (Object.keys(errors).length) throw new ValidationError('Invalid path parameter.', errors);
+}
+
 export function validate<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType>(s: Schemas<B, Q, P>, noQuery: z.ZodMiniType): HttpMiddleware {
   return {
     before: (req) => {
       checkRawQuery(req.event.rawQueryString);
       if (s.body) req.context.state.body = parseOrThrow(s.body, req.context.state.body, 'request body');
       req.context.state.query = parseOrThrow(s.query ?? noQuery, req.event.queryStringParameters ?? {}, 'query parameters');
-      if (s.path) req.context.state.params = parseOrThrow(s.path, req.event.pathParameters ?? {}, 'path parameter');
+      if (s.path) {
+        checkRawPath(req.event.routeKey, req.event.rawPath);
+        req.context.state.params = parseOrThrow(s.path, req.event.pathParameters ?? {}, 'path parameter');
+      }
     },
   };
 }

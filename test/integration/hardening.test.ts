@@ -250,6 +250,21 @@ describe('job names that are not a job of the tenant (issue 18, defect 7)', () =
   });
 });
 
+describe('a path parameter whose percent-encoding is not UTF-8', () => {
+  it('is 400 naming it, not taken as sent: DELETE /api/users/%FF erased the user named "%FF" and answered 200', async () => {
+    const named = await t.demo.core('POST', '/v1/events', [{ type: 'click', user_id: '%FF', item_id: '1' }]);
+    expect(named.status, JSON.stringify(named.body)).toBe(201);
+    const r = await t.demo.platform('DELETE', '/api/users/%FF');
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body).toEqual({ error: 'Invalid path parameter. user_id: Not valid percent-encoded UTF-8.' });
+    expect((await t.demo.core('GET', `/v1/events?user_id=${encodeURIComponent('%FF')}`)).body.data).toHaveLength(1);
+    // The user named "%FF", addressed as that name encoded, is erased.
+    expect((await t.demo.platform('DELETE', `/api/users/${encodeURIComponent('%FF')}`)).body).toMatchObject({ user_id: '%FF', deleted_events: 1 });
+    expectCoreError(await t.demo.core('GET', '/v1/items/%FF'), 400, 'invalid_request_error', 'validation_error');
+    expect((await t.demo.platform('GET', '/api/training-jobs/train-1%FF')).status).toBe(400);
+  });
+});
+
 describe('search query length (issue 18, defect 8)', () => {
   it('a query over 1,000 characters is refused with the limit in the message', async () => {
     const r = await t.demo.core('POST', '/v1/search', { query: 'a'.repeat(1001) });
