@@ -15,13 +15,14 @@ export interface Endpoint extends ConsoleRecord {
   updated_at: number;
   /**
    * Internal: a number of the endpoint id counter taken when it was last made the default by
-   * `makeDefaultEndpoint` (absent: it became the default when created, as its id). Of the
-   * endpoints marked default, the one with the highest wins (`pickEndpoint`).
+   * `makeDefaultEndpoint` (absent: it became the default when created, as its id; 0: it became
+   * the default as the tenant's first endpoint, without asking to). Of the endpoints marked
+   * default, the one with the highest wins (`pickEndpoint`).
    */
   default_seq?: number;
 }
 
-/** When an endpoint last became the default, in the endpoint id counter's order. */
+/** When an endpoint last became the default, in the endpoint id counter's order (0: by being the first, below any asked for). */
 const defaultRank = (e: Endpoint) => e.default_seq ?? e.id;
 
 /** An endpoint as the API shows it. */
@@ -39,12 +40,24 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw exists();
   const now = nowSeconds();
-  // One default per tenant: the first endpoint is the default; a new default takes over.
-  const isDefault = b.is_default || all.length === 0;
-  const rec: Endpoint = { id: await c.nextId(tenant, 'endpoint'), endpoint_name: b.endpoint_name, is_default: isDefault, model_version: null, created: now, updated_at: now };
+  // One default per tenant: the first endpoint is the default; a new default takes over. Being
+  // the first ranks below any default asked for (0): of creates at once on a tenant with none,
+  // one sent with `is_default: true` keeps it, whenever the others were written.
+  const first = !b.is_default && all.length === 0;
+  const rec: Endpoint = {
+    id: await c.nextId(tenant, 'endpoint'),
+    endpoint_name: b.endpoint_name,
+    is_default: b.is_default || first,
+    model_version: null,
+    created: now,
+    updated_at: now,
+    ...(first ? { default_seq: 0 } : {}),
+  };
   // Before it takes the default over: a create that loses its name changes nothing.
   await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
-  if (isDefault) await clearOlderDefaults(c, tenant, all, rec.id, now);
+  if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
+  // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).
+  if (first) return endpointView({ ...rec, is_default: (await findEndpoint(c, tenant, undefined))?.id === rec.id });
   return endpointView(rec);
 }
 
@@ -88,7 +101,8 @@ export async function listEndpoints(c: ConsoleStore, tenant: string, q: S.Record
 export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
   if (name !== undefined) return all.find((e) => e.endpoint_name === name);
   let d: Endpoint | undefined;
-  for (const e of all) if (e.is_default && (!d || defaultRank(e) > defaultRank(d))) d = e;
+  // Of equal ranks (first endpoints created at once), the later.
+  for (const e of all) if (e.is_default && (!d || defaultRank(e) > defaultRank(d) || (defaultRank(e) === defaultRank(d) && e.id > d.id))) d = e;
   return d;
 }
 

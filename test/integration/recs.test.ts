@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalQueue } from '../../local/queue.ts';
-import { createGroupItems, expectCoreError, startTestStack, type TestStack, until, untilEmbedded } from '../helpers/stack.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { onboardTenant } from '../../shared/domain/credentials.ts';
+import { createGroupItems, expectCoreError, startTestStack, TenantClient, type TestStack, until, untilEmbedded } from '../helpers/stack.ts';
 
 let t: TestStack;
 const P = (m: string, p: string, b?: unknown) => t.demo.platform(m, p, b);
@@ -152,6 +155,23 @@ describe('console records', () => {
     // The default is never unset, only moved; an unknown endpoint is 404.
     expect((await P('PATCH', `/api/model-endpoints/${side.body.id}`, { is_default: false })).status).toBe(400);
     expect((await P('PATCH', '/api/model-endpoints/9999', { is_default: true })).status).toBe(404);
+  });
+
+  it('of the first endpoints created at once, the one sent with is_default: true is the default (it was not lost to one that was first by chance)', async () => {
+    const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+    const credentials = storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials;
+    for (let n = 0; n < 12; n++) {
+      // A tenant with no endpoint yet: each create reads none, so the one not asking is the first too.
+      const c = new TenantClient(t.base, await onboardTenant(credentials, `first-endpoints-${n}`, { base_url: t.base, console_url: t.base, auth_url: t.base }));
+      const [asked, first] = await Promise.all([
+        c.platform('POST', '/api/model-endpoints', { endpoint_name: 'asked', is_default: true }),
+        c.platform('POST', '/api/model-endpoints', { endpoint_name: 'first' }),
+      ]);
+      expect([asked.status, asked.body.is_default, first.status]).toEqual([201, true, 201]);
+      // Until 2026-12-02 the later of the two ids was the default: 'first' whenever its id came second (12 of 12).
+      const defaults = (await c.platform('GET', '/api/model-endpoints')).body.data.filter((e: { is_default: boolean }) => e.is_default).map((e: { endpoint_name: string }) => e.endpoint_name);
+      expect(defaults).toEqual(['asked']);
+    }
   });
 });
 
