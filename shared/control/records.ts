@@ -254,23 +254,41 @@ export async function updateSegment(c: ControlPorts, who: Caller, id: number, b:
  * Deletes a segment no rule and no Draft or Running experiment names (409 otherwise; a Stopped
  * experiment keeps the id it ran with). The segment is marked first, then the records naming
  * it are looked for: a rule or experiment stored meanwhile either is seen here or sees the mark
- * and is taken back (see putNaming), so none is left naming a deleted segment.
+ * and is taken back (see putNaming), so none is left naming a deleted segment. The removal is
+ * conditional on the revision marked: a change of the segment made meanwhile (or one that came
+ * before the mark) is not lost, and the deletion tried again on the segment as it is (`RACES`),
+ * as another deletion under way is waited for.
  */
 export async function deleteSegment(c: ControlPorts, who: Caller, id: number): Promise<void> {
-  const cur = await c.get<Stored<Segment>>(who.tenant, 'segment', id);
-  if (!cur) throw notFound('segment', id);
-  const marked = cur._rev + 1;
-  if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: nowSeconds(), _rev: marked }, { _rev: cur._rev }))) throw busy('Segment', id);
-  const cfg = await c.controlConfig(who.tenant);
-  const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
-  const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
-  if (rules.length || experiments.length || !(await c.remove(who.tenant, 'segment', id, { _rev: marked }))) {
-    await c.update(who.tenant, 'segment', id, { _deleting: null, _rev: marked + 1 }, { _rev: marked });
-    if (!rules.length && !experiments.length) throw busy('Segment', id);
+  const removed = await withRetry<Stored<Segment>>(RACES, async () => {
+    const cur = await c.get<Stored<Segment>>(who.tenant, 'segment', id);
+    if (!cur) throw notFound('segment', id);
+    const mark = nowSeconds();
+    const marked = cur._rev + 1;
+    if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: mark, _rev: marked }, { _rev: cur._rev }))) return { failure: busy('Segment', id), retryable: true };
+    const cfg = await c.controlConfig(who.tenant);
+    const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
+    const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
+    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }))) return { value: cur };
+    await unmark(c, who.tenant, id, mark);
+    if (!rules.length && !experiments.length) return { failure: busy('Segment', id), retryable: true };
     const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');
     throw new Conflict('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
-  }
-  await audit(c, who, 'delete', `segments/${id}`, shown(cur), null);
+  });
+  await audit(c, who, 'delete', `segments/${id}`, shown(removed), null);
+}
+
+/**
+ * Takes a deletion's mark (`mark`, its time) off the segment as it is now: a change made since the
+ * mark (a PATCH) moved its revision on, and a clear conditional on the marked one left it marked,
+ * so that for a minute it named no segment to rules and experiments, and could not be deleted.
+ */
+async function unmark(c: ControlPorts, tenant: string, id: number, mark: number): Promise<void> {
+  await withRetry<void>(RACES, async () => {
+    const cur = await c.get<Stored<Segment>>(tenant, 'segment', id);
+    if (!cur || cur._deleting !== mark) return { value: undefined };
+    return (await c.update(tenant, 'segment', id, { _deleting: null, _rev: cur._rev + 1 }, { _rev: cur._rev })) ? { value: undefined } : { failure: busy('Segment', id), retryable: true };
+  });
 }
 
 // Experiments

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createRule, createSegment, createExperiment, deleteSegment, updateExperiment, updateRule, getRule } from '../../shared/control/records.ts';
+import { createRule, createSegment, createExperiment, deleteSegment, getSegment, updateExperiment, updateRule, updateSegment, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
 import type { Experiment, Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
@@ -185,6 +185,37 @@ describe('races between changes', () => {
     await expect(deleteSegment(c, { tenant: T }, seg.id)).rejects.toMatchObject({ code: 'segment_in_use' });
     // Still usable at once: the deletion's mark is gone.
     await expect(createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).resolves.toMatchObject({ segment_id: seg.id });
+  });
+
+  it('a segment changed while its deletion looks for records naming it is not left marked, nor the change lost', async () => {
+    const c = db.stores.console;
+    const T = 'race-del-change';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const used = await createSegment(c, { tenant: T }, { name: 'used', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const unused = await createSegment(c, { tenant: T }, { name: 'unused', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: used.id });
+    // A PATCH of the segment lands after the deletion's mark, before it looks for records naming it.
+    const changing = (id: number): ConsoleStore => {
+      let raced = false;
+      return {
+        ...c,
+        async controlConfig(tenant) {
+          if (!raced) {
+            raced = true;
+            await updateSegment(c, { tenant }, id, { description: 'changed' });
+          }
+          return c.controlConfig(tenant);
+        },
+      };
+    };
+    // Until 2026-12-02 the unmark, conditional on the revision marked, failed: 409 'kept changing
+    // meanwhile', and the segment stayed marked (a rule naming it was 404 for a minute).
+    await expect(deleteSegment(changing(used.id), { tenant: T }, used.id)).rejects.toMatchObject({ code: 'segment_in_use' });
+    await expect(createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: used.id })).resolves.toMatchObject({ segment_id: used.id });
+    expect((await getSegment(c, T, used.id)).description).toBe('changed');
+    // Named by none: deleted, after the change.
+    await deleteSegment(changing(unused.id), { tenant: T }, unused.id);
+    await expect(getSegment(c, T, unused.id)).rejects.toMatchObject({ code: 'segment_not_found' });
   });
 
   it('of two experiments started at once in one context, neither is left Running beside the other', async () => {

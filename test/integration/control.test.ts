@@ -214,6 +214,30 @@ describe('segments', () => {
     expect((await P('DELETE', `/api/segments/${s.id}`)).status).toBe(404);
   });
 
+  it('a segment changed while it is deleted is deleted all the same (the change not lost before it), and one in use is left usable', async () => {
+    // The change sent first, the deletion right behind it: until 2026-12-02 a deletion that found
+    // the change landed answered 409 'kept changing meanwhile' (14 of 15), and one whose mark the
+    // change landed after left the segment marked: for a minute no rule could name it, nor could it be deleted.
+    const raced = (at: string, n: number) => Promise.all([new Promise((r) => setTimeout(r, 0)).then(() => P('DELETE', at)), P('PATCH', at, { description: `changed ${n}` })]);
+    for (let n = 0; n < 15; n++) {
+      const s = ok(await P('POST', '/api/segments', { name: `raced ${n}`, definition: segDef }), 201);
+      const [d, p] = await raced(`/api/segments/${s.id}`, n);
+      expect(d.status, JSON.stringify(d.body)).toBe(200);
+      expect([200, 404]).toContain(p.status);
+      expect((await P('GET', `/api/segments/${s.id}`)).status).toBe(404);
+    }
+    for (let n = 0; n < 10; n++) {
+      const s = ok(await P('POST', '/api/segments', { name: `used ${n}`, definition: segDef }), 201);
+      const r = ok(await P('POST', '/api/rules', rule({ segment_id: s.id })), 201);
+      const [d, p] = await raced(`/api/segments/${s.id}`, n);
+      expect([d.status, d.body.error]).toEqual([409, `Segment ${s.id} is used by rule(s) ${r.id}; remove it from them first.`]);
+      expect(p.status).toBe(200);
+      const again = ok(await P('POST', '/api/rules', rule({ segment_id: s.id })), 201);
+      for (const id of [r.id, again.id]) ok(await P('DELETE', `/api/rules/${id}`));
+      ok(await P('DELETE', `/api/segments/${s.id}`));
+    }
+  });
+
   it("the maintenance pass estimates each segment's size, again after its definition changes", async () => {
     const events = [
       ...['a', 'a', 'b', 'c'].map((u) => ({ type: 'purchase', user_id: `size-${u}`, item_id: '1' })),
