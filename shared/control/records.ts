@@ -137,11 +137,27 @@ async function change<T extends { id: number }>(
   });
 }
 
-/** Puts back the fields a change set (it lost a check made after its write), if nothing changed them since. */
+/**
+ * Puts back the fields a change set (it lost a check made after its write), on the record as it
+ * is now: each field that still holds what the change wrote (a change made since keeps its own),
+ * conditional on the revision read, else read again (`RACES`). Conditional on the revision the
+ * change wrote, as it was until 2026-12-02, a change made in between left it undone: a start that
+ * found another experiment Running stayed Running beside it.
+ */
 async function undo<T extends object>(c: ControlPorts, tenant: string, kind: ConsoleKind, id: number, before: Stored<T>, after: Stored<T>): Promise<void> {
-  const back: Record<string, unknown> = { _rev: after._rev + 1 };
-  for (const k of Object.keys(after)) if (k !== '_rev' && (after as Record<string, unknown>)[k] !== (before as Record<string, unknown>)[k]) back[k] = (before as Record<string, unknown>)[k] ?? null;
-  await c.update(tenant, kind, id, back, { _rev: after._rev });
+  const was = before as Record<string, unknown>;
+  const wrote = after as Record<string, unknown>;
+  const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+  await withRetry<void>(RACES, async () => {
+    const cur = await c.get<Stored<T>>(tenant, kind, id);
+    if (!cur) return { value: undefined };
+    const now = cur as Record<string, unknown>;
+    const back: Record<string, unknown> = {};
+    for (const k of Object.keys(wrote)) if (k !== '_rev' && !same(wrote[k], was[k]) && same(now[k], wrote[k])) back[k] = was[k] ?? null;
+    if (!Object.keys(back).length) return { value: undefined };
+    if (await c.update(tenant, kind, id, { ...back, _rev: cur._rev + 1 }, { _rev: cur._rev })) return { value: undefined };
+    return { failure: busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, id), retryable: true };
+  });
 }
 
 // Rules

@@ -248,6 +248,38 @@ describe('races between changes', () => {
     ]);
   });
 
+  it('a start that finds another Running undoes itself on the experiment as changed meanwhile: neither left Running beside the other, nor the change lost', async () => {
+    const c = db.stores.console;
+    const T = 'race-run-edit';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    // Once B's start is written: A starts, and B is renamed, before B's start looks for others.
+    let raced = false;
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        const done = await c.update(tenant, kind, id, set, expect);
+        if (!raced && kind === 'experiment' && id === b.id && set.status === 'Running') {
+          raced = true;
+          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', a.id)) as Experiment & { _rev: number };
+          await c.update(tenant, 'experiment', a.id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
+          await updateExperiment(c, { tenant: T }, b.id, { name: 'renamed' });
+        }
+        return done;
+      },
+    };
+    // Until 2026-12-02 the undo, conditional on the revision B's start wrote, failed: B stayed
+    // Running beside A, and its next try answered 400 (B "is Running").
+    await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
+    expect(raced).toBe(true);
+    expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.name, e.status])).toEqual([
+      [a.id, a.name, 'Running'],
+      [b.id, 'renamed', 'Draft'],
+    ]);
+  });
+
   it('names no experiment as Running whose own start is still being checked, however long that takes (it may undo itself)', async () => {
     const c = db.stores.console;
     const T = 'race-slow';
