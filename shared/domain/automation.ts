@@ -132,18 +132,10 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
         );
       }
     }
-    // Only if the endpoint still serves what was compared with: else decide again.
+    // Only if the endpoint still serves what was compared with (none: null, as a promotion made by
+    // hand within the second of its updated_at leaves that as it was): else decide again.
     if (decision.promoted && endpoint && serving !== version) {
-      if (
-        !(await c.update(
-          tenant,
-          'endpoint',
-          endpoint.id,
-          { model_version: version, updated_at: nowSeconds() },
-          { updated_at: endpoint.updated_at, ...(serving !== null ? { model_version: serving } : {}) },
-        ))
-      )
-        continue;
+      if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: nowSeconds() }, { updated_at: endpoint.updated_at, model_version: serving }))) continue;
     }
     // Approved with the decision that promoted it (a refused version stays as it was).
     if (!(await c.update(tenant, 'model', version, { promotion: decision, ...(decision.promoted ? { status: 'Approved' } : {}) }, { promotion: undefined }))) continue;

@@ -191,7 +191,7 @@ describe('auto-promotion', () => {
       await c.put(tenant, 'model', { ...model(serving.version, serving.holdout, serving.validation), status: 'Approved' });
       await c.update(tenant, 'endpoint', 1, { model_version: serving.version });
     }
-    const run = async (version: number, holdout: number, validation?: number) => {
+    const run = async (version: number, holdout: number, validation?: number, wrap: (store: typeof c) => typeof c = (store) => store) => {
       await c.put(tenant, 'model', model(version, holdout, validation));
       const job: TrainingRun = queuedRun(
         version,
@@ -199,7 +199,7 @@ describe('auto-promotion', () => {
         { template_id: t.id, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), model_version: version, metrics: { ndcg_at_10: holdout } },
       );
       await c.put(tenant, 'job', job);
-      return decideAutoPromotion(c, tenant, job.job_name);
+      return decideAutoPromotion(wrap(c), tenant, job.job_name);
     };
     return { c, run, serving: async () => (await c.get<Endpoint>(tenant, 'endpoint', 1))?.model_version };
   }
@@ -294,6 +294,44 @@ describe('auto-promotion', () => {
     expect(raced).toBe(true);
     expect(await serving()).toBe(5);
     expect((await c.get<ModelVersion>('ap6', 'model', 4))?.status).toBe('Trained');
+  });
+
+  it('does not overwrite a promotion made by hand in the same second to an endpoint that served nothing', async () => {
+    const { c, run, serving } = await setup('ap7', { endpoint_name: 'main', min_factor: 1 }, null);
+    await c.put('ap7', 'model', {
+      id: 5,
+      version: 5,
+      template_id: 1,
+      job_name: 'train-5',
+      created: now(),
+      algorithm: 'ease',
+      metrics: { ndcg_at_10: 0.4 },
+      label: null,
+      description: null,
+      status: 'Approved',
+      artifact: 'x',
+      validation: { ndcg_at_10: 0.4 },
+    });
+    // Version 5 is promoted by hand just before this run's promotion writes the endpoint, within
+    // the second the endpoint was last changed in (its updated_at stays as it was).
+    const racing = (c2: typeof c): typeof c => {
+      let raced = false;
+      return {
+        ...c2,
+        update: async (tenant, kind, id, set, expect) => {
+          if (kind === 'endpoint' && !raced) {
+            raced = true;
+            const e = (await c2.get<Endpoint>(tenant, 'endpoint', 1)) as Endpoint;
+            await c2.update(tenant, 'endpoint', 1, { model_version: 5, updated_at: e.updated_at });
+          }
+          return c2.update(tenant, kind, id, set, expect);
+        },
+      };
+    };
+    const d = await run(4, 0.32, 0.32, racing);
+    // Until 2026-12-02 the write held (it checked updated_at only, as nothing served): version 4 replaced 5.
+    expect(await serving()).toBe(5);
+    expect(d).toMatchObject({ promoted: false, compared_with: 5 });
   });
 
   it('does nothing for a template without a policy, or a run not Completed', async () => {
