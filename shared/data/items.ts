@@ -222,7 +222,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async delete(tenant: string, id: number, now: number): Promise<boolean> {
       const key = Item.key({ tenant, id });
-      if (!(await getRow(t, key, { projection: 'pk' }))) return false;
+      // Strongly consistent: an item created a moment ago is found (an eventual read could answer 404 and leave it).
+      if (!(await getRow(t, key, { consistent: true, projection: 'pk' }))) return false;
       // The tombstone first: search must never show an item that is already gone.
       await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
       await settle([{ key: Tombstone.key({ tenant, id }), id }], now);

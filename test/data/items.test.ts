@@ -197,6 +197,17 @@ describe('item store', () => {
     expect(await s.get('del', it1?.id as number)).toBeUndefined();
   });
 
+  it('a delete right after a create finds the item: its read is strongly consistent (on DynamoDB an eventual one may not see it yet)', async () => {
+    const { dynamoItemStore } = await import('../../shared/data/items.ts');
+    // A replica that has not seen the create yet: an eventually consistent read finds nothing.
+    const signed = { ...db.table.signed, getItem: (input: Parameters<typeof db.table.signed.getItem>[0]) => (input.ConsistentRead ? db.table.signed.getItem(input) : Promise.resolve({})) };
+    const s = dynamoItemStore({ ...db.table, signed: signed as typeof db.table.signed });
+    const [made] = await s.create('del-fresh', [{ name: 'x' }], 1);
+    // Until 2026-12-02 this was 404 (false) with the item left in place.
+    expect(await s.delete('del-fresh', made?.id as number, 2)).toBe(true);
+    expect(await db.stores.items.get('del-fresh', made?.id as number)).toBeUndefined();
+  });
+
   it('lists in id order with cursor, category and created filters', async () => {
     const s = db.stores.items;
     for (let i = 0; i < 12; i++) await s.create('lst', [{ name: `i${i}`, metadata: { category: i % 2 ? 'odd' : 'even' } }], 1000 + i);
