@@ -3,6 +3,7 @@ import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore } from '../do
 import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import { platformList } from '../domain/present.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import { sleep, withRetry, type RetryPolicy } from '../retry.ts';
 import { Conflict, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
@@ -147,7 +148,8 @@ async function change<T extends { id: number }>(
 async function undo<T extends object>(c: ControlPorts, tenant: string, kind: ConsoleKind, id: number, before: Stored<T>, after: Stored<T>): Promise<void> {
   const was = before as Record<string, unknown>;
   const wrote = after as Record<string, unknown>;
-  const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+  // Whatever their keys' order (a map read back need not list them as written).
+  const same = (x: unknown, y: unknown) => canonicalJson(x ?? null) === canonicalJson(y ?? null);
   await withRetry<void>(RACES, async () => {
     const cur = await c.get<Stored<T>>(tenant, kind, id);
     if (!cur) return { value: undefined };
