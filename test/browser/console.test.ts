@@ -156,6 +156,9 @@ describe('the console in Chromium', () => {
     await page.getByLabel('Algorithm').selectOption('ease');
     await page.getByRole('button', { name: 'Start training' }).click();
     await eventually('the second run to complete', async () => (await page.getByTestId('run-status').textContent()) === 'Completed', 60_000);
+    // EASE reports no loss: a finished run says so rather than promising a chart that never comes.
+    await visible(page.getByText('No chart: this run reported no loss or validation points'));
+    expect(await page.getByText('The chart fills in as the run reports').count()).toBe(0);
     await eventually('two completed runs', async () => (await page.getByRole('table', { name: 'Training runs' }).getByText('Completed').count()) === 2);
   });
 

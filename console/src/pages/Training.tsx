@@ -117,8 +117,10 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
           ) : null}
           {series.length ? (
             <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} />
-          ) : (
+          ) : ACTIVE.has(job.status) ? (
             <p className="muted">The chart fills in as the run reports loss and validation points.</p>
+          ) : (
+            <p className="muted">No chart: this run reported no loss or validation points (ease, item_knn and popularity fit without them).</p>
           )}
           {job.metrics ? (
             <table aria-label="Holdout metrics">
