@@ -132,7 +132,7 @@ export class ServiceHttpApi extends Construct {
     cfnStage.routeSettings = {
       [HttpRouteKey.DEFAULT.key]: { ThrottlingRateLimit: props.unmatchedThrottle.rateLimit, ThrottlingBurstLimit: props.unmatchedThrottle.burstLimit },
     };
-    cfnStage.addDependency(defaultRoute.node.defaultChild as CfnRoute);
+    cfnStage.addResourceDependency(defaultRoute.node.defaultChild as CfnRoute);
   }
 
   get url(): string {
