@@ -201,7 +201,7 @@ describe('auto-promotion', () => {
       await c.put(tenant, 'job', job);
       return decideAutoPromotion(wrap(c), tenant, job.job_name);
     };
-    return { c, run, serving: async () => (await c.get<Endpoint>(tenant, 'endpoint', 1))?.model_version };
+    return { c, run, model, serving: async () => (await c.get<Endpoint>(tenant, 'endpoint', 1))?.model_version };
   }
 
   it('promotes a version whose validation nDCG@10 reaches the serving one times the factor, approving it and saying it was automatic', async () => {
@@ -297,21 +297,8 @@ describe('auto-promotion', () => {
   });
 
   it('does not overwrite a promotion made by hand in the same second to an endpoint that served nothing', async () => {
-    const { c, run, serving } = await setup('ap7', { endpoint_name: 'main', min_factor: 1 }, null);
-    await c.put('ap7', 'model', {
-      id: 5,
-      version: 5,
-      template_id: 1,
-      job_name: 'train-5',
-      created: now(),
-      algorithm: 'ease',
-      metrics: { ndcg_at_10: 0.4 },
-      label: null,
-      description: null,
-      status: 'Approved',
-      artifact: 'x',
-      validation: { ndcg_at_10: 0.4 },
-    });
+    const { c, run, model, serving } = await setup('ap7', { endpoint_name: 'main', min_factor: 1 }, null);
+    await c.put('ap7', 'model', { ...model(5, 0.4, 0.4), status: 'Approved' });
     // Version 5 is promoted by hand just before this run's promotion writes the endpoint, within
     // the second the endpoint was last changed in (its updated_at stays as it was).
     const racing = (c2: typeof c): typeof c => {

@@ -157,6 +157,28 @@ const fiftyFifty = (contextId: number) => ({
   ],
 });
 
+/** The store, with `meanwhile` run once, right after experiment `id`'s start (Running) is written, before that start looks for others Running. */
+function onceStarting(c: ConsoleStore, id: number, meanwhile: (tenant: string) => Promise<void>): ConsoleStore {
+  let done = false;
+  return {
+    ...c,
+    async update(tenant, kind, at, set, expect) {
+      const written = await c.update(tenant, kind, at, set, expect);
+      if (!done && kind === 'experiment' && at === id && set.status === 'Running') {
+        done = true;
+        await meanwhile(tenant);
+      }
+      return written;
+    },
+  };
+}
+
+/** Experiment `id` written Running (started at 1) behind the domain's back, as another start landing meanwhile would. */
+async function startBehind(c: ConsoleStore, tenant: string, id: number): Promise<void> {
+  const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', id)) as Experiment & { _rev: number };
+  await c.update(tenant, 'experiment', id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
+}
+
 describe('races between changes', () => {
   it('a rule created while its segment is being deleted is taken back (404), not left naming a deleted segment', async () => {
     const c = db.stores.console;
@@ -227,19 +249,7 @@ describe('races between changes', () => {
     const a = await createExperiment(c, { tenant: T }, body);
     const b = await createExperiment(c, { tenant: T }, body);
     // A's start writes Running after B checked there was none, before B looks again.
-    let raced = false;
-    const racing: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, id, set, expect) {
-        const done = await c.update(tenant, kind, id, set, expect);
-        if (!raced && kind === 'experiment' && id === b.id && set.status === 'Running') {
-          raced = true;
-          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', a.id)) as Experiment & { _rev: number };
-          await c.update(tenant, 'experiment', a.id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
-        }
-        return done;
-      },
-    };
+    const racing = onceStarting(c, b.id, (tenant) => startBehind(c, tenant, a.id));
     await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
     const after = (await c.controlConfig(T)).experiments;
     expect(after.map((e) => [e.id, e.status, e.started_at])).toEqual([
@@ -257,19 +267,11 @@ describe('races between changes', () => {
     const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
     // Once B's start is written: A starts, and B is renamed, before B's start looks for others.
     let raced = false;
-    const racing: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, id, set, expect) {
-        const done = await c.update(tenant, kind, id, set, expect);
-        if (!raced && kind === 'experiment' && id === b.id && set.status === 'Running') {
-          raced = true;
-          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', a.id)) as Experiment & { _rev: number };
-          await c.update(tenant, 'experiment', a.id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
-          await updateExperiment(c, { tenant: T }, b.id, { name: 'renamed' });
-        }
-        return done;
-      },
-    };
+    const racing = onceStarting(c, b.id, async (tenant) => {
+      raced = true;
+      await startBehind(c, tenant, a.id);
+      await updateExperiment(c, { tenant }, b.id, { name: 'renamed' });
+    });
     // Until 2026-12-02 the undo, conditional on the revision B's start wrote, failed: B stayed
     // Running beside A, and its next try answered 400 (B "is Running").
     await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
