@@ -10,7 +10,6 @@ import { workMessageSchema, type WorkMessage } from './messages.ts';
  * error text still say "job", as they did: log queries may look for them.)
  */
 export function sqsWorker(handle: (message: WorkMessage, record: SQSRecord) => Promise<void>) {
-  const processor = new BatchProcessor(EventType.SQS);
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
     processPartialResponse(
       event,
@@ -24,7 +23,12 @@ export function sqsWorker(handle: (message: WorkMessage, record: SQSRecord) => P
           throw e;
         }
       },
-      processor,
+      // A processor per invocation: it keeps the batch's records and failures on itself (outside
+      // Lambda's InvokeStore), and the local stack runs batches of one queue at once in one thread
+      // (the embedding queue, 4): with one processor a batch's failure was reported in another's
+      // answer (another tenant's batch retried, and dead-lettered in the end, or the failed
+      // message taken for done).
+      new BatchProcessor(EventType.SQS),
       { context },
     );
 }

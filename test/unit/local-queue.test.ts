@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalQueue, type LocalQueueOptions } from '../../local/queue.ts';
+import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
 
 /** A full disk, on demand: the next appends to a file write only part of their text (or none) and fail; truncation may fail too. */
 const disk = vi.hoisted(() => ({ full: new Map<string, number>(), truncateFails: false, statFails: new Set<string>() }));
@@ -265,5 +266,26 @@ describe('the local queue keeps what it acknowledged (its journal)', () => {
     expect(new LocalQueue('embedding', undefined, opts(file)).depth).toBe(0);
     expect(statSync(file).size).toBe(0);
     expect(existsSync(`${file}.tmp`)).toBe(false);
+  });
+});
+
+describe('batches delivered at once to one SQS worker (the embedding queue runs 4 in one thread)', () => {
+  it("keep their own failures: one tenant's failing message neither fails another tenant's batch nor is lost in it", async () => {
+    // Tenant a's message always fails, quickly; tenant b's succeeds, later, while a's has failed.
+    // With one batch processor for the worker, b's batch answered a's failure as its own: it was
+    // failed whole (b handled again, then dead-lettered) or, another time, a's failure was lost.
+    const handled: string[] = [];
+    const handler = sqsWorker(async (job) => {
+      if (job.type !== 'embed') return;
+      handled.push(job.tenant);
+      await new Promise((r) => setTimeout(r, job.tenant === 'a' ? 5 : 30));
+      if (job.tenant === 'a') throw new Error('a poison message');
+    });
+    const q = new LocalQueue('embedding', handler, { batchSize: 1, concurrency: 2, maxReceiveCount: 2, retryDelayMs: 100 });
+    q.send([JSON.stringify({ type: 'embed', tenant: 'a', item_id: 1 }), JSON.stringify({ type: 'embed', tenant: 'b', item_id: 1 })]);
+    await q.idle();
+    expect(handled.filter((t) => t === 'b')).toHaveLength(1);
+    expect(handled.filter((t) => t === 'a')).toHaveLength(2);
+    expect(q.deadLetters.map((d) => JSON.parse(d.body).tenant)).toEqual(['a']);
   });
 });
