@@ -53,7 +53,11 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('search analytics fold failed', tenant, e);
     }
-    segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
+    try {
+      segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
+    } catch (e) {
+      failed('segment sizes failed', tenant, e);
+    }
   }
   if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted });
   return { ...result, segments, folded, scheduled, interrupted };

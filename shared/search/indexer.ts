@@ -6,6 +6,7 @@ import { nowSeconds as now } from '../clock.ts';
 import { buildIndexParts } from './build.ts';
 import { itemText, type EmbeddingProvider } from './embedding.ts';
 import { publishBuild, readPointer, type IndexPointer } from './index-store.ts';
+import { logger } from '../observability.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
 import type { SearchDoc } from './types.ts';
 
@@ -83,22 +84,27 @@ export async function sweep(
   const rebuilds: string[] = [];
   const backlogged = (await deps.queue.backlog('embedding')) > 0;
   for (const tenant of await deps.credentials.listTenants()) {
-    const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, at - graceSeconds, 1000);
-    if (stale.length) {
-      await deps.queue.send(
-        'embedding',
-        stale.map((item_id) => ({ type: 'embed', tenant, item_id })),
-      );
-      requeued += stale.length;
-    }
-    const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
-    // Searches score changes since the build beside the index; rebuild when they pile up or age.
-    // From the build's own second: a change of that second may have come after the build read the
-    // catalog (counted from the next second, such changes were never folded in).
-    const count = await deps.items.countChangesSince(tenant, builtAt, SEARCH_SETTINGS.rebuildAfterChanges);
-    if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
-      await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
-      rebuilds.push(tenant);
+    // One tenant's failure (a throttled read) leaves the others' embeddings and builds to them.
+    try {
+      const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, at - graceSeconds, 1000);
+      if (stale.length) {
+        await deps.queue.send(
+          'embedding',
+          stale.map((item_id) => ({ type: 'embed', tenant, item_id })),
+        );
+        requeued += stale.length;
+      }
+      const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
+      // Searches score changes since the build beside the index; rebuild when they pile up or age.
+      // From the build's own second: a change of that second may have come after the build read the
+      // catalog (counted from the next second, such changes were never folded in).
+      const count = await deps.items.countChangesSince(tenant, builtAt, SEARCH_SETTINGS.rebuildAfterChanges);
+      if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
+        await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
+        rebuilds.push(tenant);
+      }
+    } catch (e) {
+      logger.error('embedding and index sweep failed', { tenant, error: e instanceof Error ? e.message : String(e) });
     }
   }
   return { requeued, rebuilds, backlogged };

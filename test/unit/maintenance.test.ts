@@ -1,0 +1,69 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Stores } from '../../shared/data/index.ts';
+import { maintenancePass, type MaintenanceDeps } from '../../shared/maintenance.ts';
+import { logger } from '../../shared/observability.ts';
+import type { WorkMessage } from '../../shared/queue/messages.ts';
+
+/**
+ * The maintenance pass over two tenants, `a` first, whose reads of `failing` kind fail (a
+ * throttled Query): what the pass still did for tenant `b`.
+ */
+async function passWith(failing: 'items' | 'segments') {
+  const boom = () => Promise.reject(new Error(`tenant a: ${failing} read throttled`));
+  const folded: string[] = [];
+  const segmentsRead: string[] = [];
+  const sent: WorkMessage[] = [];
+  const stores = {
+    credentials: { listTenants: async () => ['a', 'b'] },
+    items: {
+      pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [7]),
+      countChangesSince: async () => 1,
+    },
+    console: {
+      list: async (tenant: string, kind: string) => {
+        if (kind !== 'segment') return [];
+        segmentsRead.push(tenant);
+        return tenant === 'a' && failing === 'segments' ? boom() : [];
+      },
+      page: async () => ({ rows: [], hasMore: false }),
+    },
+  } as unknown as Stores;
+  const deps: MaintenanceDeps = {
+    stores,
+    blobs: { get: async () => undefined, put: async () => undefined, delete: async () => undefined },
+    queue: { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 0 },
+    launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
+    searchLog: {
+      fold: async (tenant) => {
+        folded.push(tenant);
+        return { searches: 0, queries: 0, foldedTo: undefined };
+      },
+    },
+    segmentEvents: { countByUser: async () => ({ counts: new Map(), read: 0, capped: false }) },
+    embedGraceSeconds: 60,
+  };
+  const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+  try {
+    const result = await maintenancePass(deps, 1_800_000_000);
+    return { result, folded, segmentsRead, sent, errors: errors.mock.calls.map((c) => c[0]) };
+  } finally {
+    errors.mockRestore();
+  }
+}
+
+describe("the maintenance pass: one tenant's failure leaves the others' work alone", () => {
+  it('a tenant whose segment sizes fail: the tenants after it still get their folds and segment sizes, and the pass ends', async () => {
+    const p = await passWith('segments');
+    expect(p.folded).toEqual(['a', 'b']);
+    expect(p.segmentsRead).toEqual(['a', 'b']);
+    expect(p.errors).toContain('segment sizes failed');
+  });
+
+  it('a tenant whose embedding sweep fails: the tenants after it still get theirs (re-queued embeddings, index builds), and every other step', async () => {
+    const p = await passWith('items');
+    expect(p.sent.filter((m) => m.tenant === 'b').map((m) => m.type)).toEqual(['embed', 'build-index']);
+    expect(p.result.rebuilds).toEqual(['b']);
+    expect(p.folded).toEqual(['a', 'b']);
+    expect(p.errors).toContain('embedding and index sweep failed');
+  });
+});
