@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
-import { Conflict } from '../domain/errors.ts';
+import { Conflict, InvalidInput } from '../domain/errors.ts';
 import { sortKeyCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { ApiKey, Client, Tenant } from './entities.ts';
@@ -9,7 +10,23 @@ import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, ty
 /** A tenant's clients and API keys are listed on their `ofTenant` index, by creation time and id. */
 const LISTING_SK = Client.indexes.ofTenant.skAttr;
 
-const cursors = sortKeyCursor(/^\d{16}#[A-Za-z0-9_-]+$/);
+/**
+ * A list's cursor: its last row's listing key (creation time and id), then `@` and a digest of the
+ * tenant and the list it is of: another tenant's cursor (or one of the other list) is refused, not
+ * read as a time in this tenant's list, which skipped its clients or keys created before it.
+ */
+const cursors = sortKeyCursor(/^\d{16}#[A-Za-z0-9_-]+@[A-Za-z0-9_-]{12}$/);
+type Listing = 'clients' | 'api_keys';
+const listOf = (tenant: string, list: Listing) =>
+  createHash('sha256')
+    .update(JSON.stringify([tenant, list]))
+    .digest('base64url')
+    .slice(0, 12);
+function listAfter(tenant: string, list: Listing, cursor: string): string {
+  const [sk, of] = cursors.decode(cursor).split('@') as [string, string];
+  if (of !== listOf(tenant, list)) throw new InvalidInput('Invalid cursor.', { cursor: ["This cursor is from another tenant's or another kind's list."] });
+  return sk;
+}
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
   async function putNew(item: Row, conflict: () => Error): Promise<void> {
@@ -21,13 +38,13 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     const row = await getRow(t, key, { consistent: true });
     return row ? (stripKeys(row) as T) : undefined;
   }
-  async function listOfTenant<T>(listing: (after: { gt: string } | undefined) => QueryInput, limit: number, cursor: string | undefined) {
-    const after = cursor === undefined ? undefined : cursors.decode(cursor);
+  async function listOfTenant<T>(tenant: string, list: Listing, listing: (after: { gt: string } | undefined) => QueryInput, limit: number, cursor: string | undefined) {
+    const after = cursor === undefined ? undefined : listAfter(tenant, list, cursor);
     const rows = await queryUpTo(t, listing(after ? { gt: after } : undefined), limit + 1);
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];
-    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(String(last[LISTING_SK])) : null };
+    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(`${String(last[LISTING_SK])}@${listOf(tenant, list)}`) : null };
   }
   function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
     return applied(() => remove(t, key, (x) => x.and(isStored(x), x.eq('tenant', tenant))));
@@ -44,12 +61,12 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     putClient: (c: ClientRecord) =>
       putNew({ ...Client.keys({ client_id: c.client_id, tenant: c.tenant, created: c.created }), ...c }, () => new Conflict('client_exists', `Client ${c.client_id} already exists.`)),
     getClient: (clientId: string) => get<ClientRecord>(Client.key({ client_id: clientId })),
-    listClients: (tenant: string, limit: number, cursor?: string) => listOfTenant<ClientRecord>((after) => Client.indexes.ofTenant.query({ tenant }, after), limit, cursor),
+    listClients: (tenant: string, limit: number, cursor?: string) => listOfTenant<ClientRecord>(tenant, 'clients', (after) => Client.indexes.ofTenant.query({ tenant }, after), limit, cursor),
     deleteClient: (tenant: string, clientId: string) => deleteOwned(Client.key({ client_id: clientId }), tenant),
 
     putApiKey: (k: ApiKeyRecord) => putNew({ ...ApiKey.keys({ id: k.id, tenant: k.tenant, created: k.created }), ...k }, () => new Conflict('api_key_exists', `API key ${k.id} already exists.`)),
     getApiKey: (prefix: string) => get<ApiKeyRecord>(ApiKey.key({ id: prefix })),
-    listApiKeys: (tenant: string, limit: number, cursor?: string) => listOfTenant<ApiKeyRecord>((after) => ApiKey.indexes.ofTenant.query({ tenant }, after), limit, cursor),
+    listApiKeys: (tenant: string, limit: number, cursor?: string) => listOfTenant<ApiKeyRecord>(tenant, 'api_keys', (after) => ApiKey.indexes.ofTenant.query({ tenant }, after), limit, cursor),
     deleteApiKey: (tenant: string, id: string) => deleteOwned(ApiKey.key({ id }), tenant),
   };
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { sha256Hex } from '../../shared/auth/secrets.ts';
 import { authenticateApiKey, createApiKey, createClient } from '../../shared/domain/credentials.ts';
-import { Conflict as ConflictError } from '../../shared/domain/errors.ts';
+import { Conflict as ConflictError, InvalidInput } from '../../shared/domain/errors.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -34,6 +34,31 @@ describe('credential store', () => {
     expect(await s.deleteClient('b', 'c0')).toBe(false);
     expect(await s.deleteClient('a', 'c0')).toBe(true);
     expect(await s.getClient('c0')).toBeUndefined();
+  });
+
+  it("refuses another tenant's cursor, and one of the other list, rather than read it as a time in this tenant's list", async () => {
+    const s = db.stores.credentials;
+    // Tenant x's clients were created after y's first and before its second (and x has a key).
+    for (const [id, tenant, created] of [
+      ['y0', 'y', 50],
+      ['x0', 'x', 100],
+      ['x1', 'x', 101],
+      ['y1', 'y', 200],
+    ] as const) {
+      await s.putClient({ client_id: id, tenant, name: id, scopes: ['service-api/read'], secret_hash: 'ab', created });
+    }
+    await s.putApiKey({ id: 'xkey0001', tenant: 'x', name: 'k', environment: 'dev', scopes: ['admin'], key_hash: 'ff', created: 100 });
+    await s.putApiKey({ id: 'xkey0002', tenant: 'x', name: 'k', environment: 'dev', scopes: ['admin'], key_hash: 'ff', created: 300 });
+    const xs = await s.listClients('x', 1);
+    expect(xs.cursor).toEqual(expect.any(String));
+    // Read as a time, x's cursor answered y's clients after it: y1, y0 skipped.
+    await expect(s.listClients('y', 10, xs.cursor as string)).rejects.toMatchObject({ fieldErrors: { cursor: [expect.stringMatching(/another tenant's/)] } });
+    await expect(s.listApiKeys('x', 10, xs.cursor as string)).rejects.toBeInstanceOf(InvalidInput);
+    const keys = await s.listApiKeys('x', 1);
+    await expect(s.listClients('x', 10, keys.cursor as string)).rejects.toBeInstanceOf(InvalidInput);
+    // Its own list pages on.
+    expect((await s.listClients('x', 10, xs.cursor as string)).rows.map((c) => c.client_id)).toEqual(['x1']);
+    expect((await s.listApiKeys('x', 10, keys.cursor as string)).rows.map((k) => k.id)).toEqual(['xkey0002']);
   });
 
   it('stores API keys by prefix and deletes only the owner', async () => {
