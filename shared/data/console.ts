@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
-import { InvalidInput } from '../domain/errors.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
 import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, Expect } from '../domain/console-records.ts';
-import { sortKeyCursor } from './cursor.ts';
+import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import {
@@ -71,21 +70,10 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
 }
 
 /**
- * A run log's cursor: its last line's sort key (ms#seq#writer), then `@` and a digest of the
- * tenant and run it is of: another run's cursor (of this tenant or another) is refused, not read
- * as a time in this run's log (which skipped its lines, or all of them).
+ * A run log's cursor: its last line's sort key (ms#seq#writer), naming the tenant and run it is of:
+ * another run's cursor (of this tenant or another) is refused, not read as a time in this run's log.
  */
-const logCursors = sortKeyCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}@[A-Za-z0-9_-]{12}$/);
-const logOf = (tenant: string, jobId: number) =>
-  createHash('sha256')
-    .update(JSON.stringify([tenant, jobId]))
-    .digest('base64url')
-    .slice(0, 12);
-function logAfter(tenant: string, jobId: number, cursor: string): string {
-  const [sk, of] = logCursors.decode(cursor).split('@') as [string, string];
-  if (of !== logOf(tenant, jobId)) throw new InvalidInput('Invalid cursor.', { cursor: ["This cursor is from another training job's log."] });
-  return sk;
-}
+const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is from another training job's log.");
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
@@ -170,13 +158,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       await putAll(t, rows);
     },
     async logs(tenant, jobId, cursor, limit) {
-      const after = cursor === undefined ? undefined : logAfter(tenant, jobId, cursor);
+      const after = cursor === undefined ? undefined : logCursors.decode(cursor, [tenant, jobId]);
       // One line more than asked: a page that ends at the log's last line has no cursor (DynamoDB's
       // LastEvaluatedKey after exactly `limit` lines would give one, and then an empty page).
       const rows = await queryUpTo(t, { ...RunLogLine.indexes.primary.query({ tenant, run: jobId }, after ? { gt: after } : undefined), ConsistentRead: true }, limit + 1);
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
-      const at = last ? logCursors.encode(`${String(last[RunLogLine.indexes.primary.skAttr])}@${logOf(tenant, jobId)}`) : (cursor ?? null);
+      const at = last ? logCursors.encode(String(last[RunLogLine.indexes.primary.skAttr]), [tenant, jobId]) : (cursor ?? null);
       return { lines: page.map((r) => ({ ts: Number(r.ts), message: String(r.message) })), cursor: rows.length > limit ? at : null, end: at };
     },
   };

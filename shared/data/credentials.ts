@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ApiKeyRecord, ClientRecord, CredentialStore, TenantRecord } from '../domain/credentials-types.ts';
-import { Conflict, InvalidInput } from '../domain/errors.ts';
-import { sortKeyCursor } from './cursor.ts';
+import { Conflict } from '../domain/errors.ts';
+import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { ApiKey, Client, Tenant } from './entities.ts';
 import type { QueryInput } from './entity.ts';
@@ -11,22 +10,12 @@ import { applied, getRow, isNew, isStored, put, queryUpTo, remove, stripKeys, ty
 const LISTING_SK = Client.indexes.ofTenant.skAttr;
 
 /**
- * A list's cursor: its last row's listing key (creation time and id), then `@` and a digest of the
- * tenant and the list it is of: another tenant's cursor (or one of the other list) is refused, not
- * read as a time in this tenant's list, which skipped its clients or keys created before it.
+ * A list's cursor: its last row's listing key (creation time and id), naming the tenant and the list
+ * it is of: another tenant's cursor (or one of the other list) is refused, not read as a time in this
+ * tenant's list.
  */
-const cursors = sortKeyCursor(/^\d{16}#[A-Za-z0-9_-]+@[A-Za-z0-9_-]{12}$/);
+const cursors = scopedCursor(/^\d{16}#[A-Za-z0-9_-]+$/, "This cursor is from another tenant's or another kind's list.");
 type Listing = 'clients' | 'api_keys';
-const listOf = (tenant: string, list: Listing) =>
-  createHash('sha256')
-    .update(JSON.stringify([tenant, list]))
-    .digest('base64url')
-    .slice(0, 12);
-function listAfter(tenant: string, list: Listing, cursor: string): string {
-  const [sk, of] = cursors.decode(cursor).split('@') as [string, string];
-  if (of !== listOf(tenant, list)) throw new InvalidInput('Invalid cursor.', { cursor: ["This cursor is from another tenant's or another kind's list."] });
-  return sk;
-}
 
 export function dynamoCredentialStore(t: TableRef): CredentialStore {
   async function putNew(item: Row, conflict: () => Error): Promise<void> {
@@ -39,12 +28,12 @@ export function dynamoCredentialStore(t: TableRef): CredentialStore {
     return row ? (stripKeys(row) as T) : undefined;
   }
   async function listOfTenant<T>(tenant: string, list: Listing, listing: (after: { gt: string } | undefined) => QueryInput, limit: number, cursor: string | undefined) {
-    const after = cursor === undefined ? undefined : listAfter(tenant, list, cursor);
+    const after = cursor === undefined ? undefined : cursors.decode(cursor, [tenant, list]);
     const rows = await queryUpTo(t, listing(after ? { gt: after } : undefined), limit + 1);
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];
-    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(`${String(last[LISTING_SK])}@${listOf(tenant, list)}`) : null };
+    return { rows: page.map((r) => stripKeys(r) as T), hasMore, cursor: hasMore && last ? cursors.encode(String(last[LISTING_SK]), [tenant, list]) : null };
   }
   function deleteOwned(key: { pk: string; sk: string }, tenant: string): Promise<boolean> {
     return applied(() => remove(t, key, (x) => x.and(isStored(x), x.eq('tenant', tenant))));
