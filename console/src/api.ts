@@ -3,7 +3,8 @@ import type { TrainingJob, TrainingJobLogs } from '../../packages/client/src/typ
 
 /**
  * The console's only way to the service: same-origin fetches with the session cookie (HttpOnly,
- * never seen here) and, on every request that changes something, the session's CSRF token.
+ * never seen here) and, on every request, the CSRF token of the session this tab signed in with
+ * (the service refuses a read that sends another session's: the cookie is one for all tabs).
  * No API key or Core token ever reaches the browser.
  */
 export class ApiFailure extends Error {
@@ -43,7 +44,7 @@ function messageOf(data: unknown, status: number): string {
   return status >= 500 ? `The service failed to answer (HTTP ${status}); try again in a moment.` : `Request failed (HTTP ${status})`;
 }
 
-/** What the service says of a change sent with another session's CSRF token (signed in again in another tab). */
+/** What the service says of a request sent with another session's CSRF token (signed in again in another tab). */
 const STALE_CSRF = /X-CSRF-Token/;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -51,7 +52,8 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 async function send(method: Method, path: string, body: unknown, token: string): Promise<{ status: number; ok: boolean; data: unknown }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = token;
+  // Reads too: they must not be answered from a session other than the one this tab shows.
+  if (token) headers['x-csrf-token'] = token;
   let res: Response;
   try {
     res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
@@ -80,9 +82,9 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   const sentWith = held?.csrf_token ?? '';
   let r = await send(method, path, body, sentWith);
   // Signed in again in another tab: this tab's token is the old session's. The session (shared by
-  // the tabs' cookie) is read again: the same user's, the change is sent once more with its token;
-  // another user's (or another tenant's), nothing is sent for them and this tab signs in anew.
-  if (r.status === 403 && method !== 'GET' && held && STALE_CSRF.test(messageOf(r.data, r.status))) {
+  // the tabs' cookie) is read again: the same user's, the request is sent once more with its token;
+  // another user's (or another tenant's), nothing is sent or read for them and this tab signs in anew.
+  if (r.status === 403 && held && STALE_CSRF.test(messageOf(r.data, r.status))) {
     const current = await send('GET', '/console/session', undefined, '');
     if (current.ok && sameUser(held, current.data)) {
       if (current.data.csrf_token !== sentWith) {
@@ -92,8 +94,9 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
     } else {
       held = null;
       const why = current.ok ? 'Someone else signed in to the console in another tab of this browser' : 'Your session has ended';
-      onSignedOut?.(`${why}: sign in again. What you were doing here was not sent.`);
-      throw new ApiFailure(401, `${why}; nothing was sent.`);
+      const what = method === 'GET' ? 'Nothing of theirs is shown here.' : 'What you were doing here was not sent.';
+      onSignedOut?.(`${why}: sign in again. ${what}`);
+      throw new ApiFailure(401, `${why}; ${method === 'GET' ? 'nothing was read' : 'nothing was sent'}.`);
     }
   }
   if (!r.ok) {

@@ -14,7 +14,7 @@ import { consoleIdentity } from './users.ts';
 
 /** The session cookie: HttpOnly, Secure, SameSite=Strict, whole origin. */
 export const SESSION_COOKIE = 'rs_console_session';
-/** The header a session's mutating requests carry its CSRF token in. */
+/** The header a session's mutating requests carry its CSRF token in (a read may: then it must be the session's). */
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -106,10 +106,22 @@ export function signInAddress(event: HttpEvent): string {
   return event.requestContext.http.sourceIp;
 }
 
-/** A request that may change something must carry the session's CSRF token. */
+/**
+ * A request that may change something must carry the session's CSRF token. A read need not, but
+ * one that sends a token must send this session's: the console sends the token of the session its
+ * tab signed in with on every request, so a tab whose session another tab replaced (the cookie is
+ * the browser's, one for all tabs) is refused, not answered with the other session's data under
+ * its own user's and tenant's name.
+ */
 export function checkCsrf(event: HttpEvent, s: ConsoleSession): void {
-  if (isSafeMethod(event.requestContext.http.method)) return;
-  if (!equalSecrets(header(event, CSRF_HEADER), s.csrf_token)) {
+  const sent = header(event, CSRF_HEADER);
+  if (isSafeMethod(event.requestContext.http.method)) {
+    if (sent !== undefined && !equalSecrets(sent, s.csrf_token)) {
+      throw new PermissionError("This X-CSRF-Token is not this session's: the console was signed in anew (in another tab?) since it was given. Read the session again (GET /console/session).");
+    }
+    return;
+  }
+  if (!equalSecrets(sent, s.csrf_token)) {
     throw new PermissionError('Missing or wrong X-CSRF-Token header for this session.');
   }
 }

@@ -21,7 +21,7 @@ const CORE_ERRORS: Record<number, string> = {
 const PLATFORM_ERRORS: Record<number, string> = {
   400: 'Invalid request: a field, parameter or state (the message names them).',
   401: 'Missing or invalid credentials: no valid API key, no live console session, or (signing in) a wrong email or password.',
-  403: "The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer's on a route that changes something.",
+  403: "The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or another session's on a read, or is a viewer's on a route that changes something.",
   404: 'Not found for this tenant.',
   409: 'Conflict: the name is taken, or the record changed meanwhile.',
   413: 'The body is over 1 MiB.',
@@ -113,7 +113,7 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
     name: SESSION_COOKIE,
     description: [
       `Console session: the HttpOnly cookie \`${SESSION_COOKIE}\` that \`POST /console/session\` (email and password) sets; the browser sends it, the console never sees its value. It authorises the console's own routes (\`/console/...\`) and, on the Platform API (\`/api/...\`), stands in for an API key when no \`Authorization\` header is sent (a request with one is judged by the key alone).`,
-      `Every request that changes something (any method but GET, HEAD, OPTIONS) must also send the session's CSRF token (\`csrf_token\` of the session) in the \`${headerName(CSRF_HEADER)}\` header, else 403. The session's tenant is the tenant; an \`admin\` user may call every Platform route, a \`viewer\` only GET routes (and the console's reads). Sessions last 8 hours from sign-in (CONSOLE_SESSION_SECONDS), or until \`DELETE /console/session\`. The session's user is read again every 5 minutes (CONSOLE_USER_CHECK_SECONDS): a changed role applies from then on, and a user deleted, disabled or moved to another tenant ends the session (401, the cookie cleared).`,
+      `Every request that changes something (any method but GET, HEAD, OPTIONS) must also send the session's CSRF token (\`csrf_token\` of the session) in the \`${headerName(CSRF_HEADER)}\` header, else 403. A read may send it too (the console sends it on every request, so that a tab whose session another tab replaced is refused, not answered with that session's data); if it does, it must be the session's, else 403 (\`GET /console/session\` excepted). The session's tenant is the tenant; an \`admin\` user may call every Platform route, a \`viewer\` only GET routes (and the console's reads). Sessions last 8 hours from sign-in (CONSOLE_SESSION_SECONDS), or until \`DELETE /console/session\`. The session's user is read again every 5 minutes (CONSOLE_USER_CHECK_SECONDS): a changed role applies from then on, and a user deleted, disabled or moved to another tenant ends the session (401, the cookie cleared).`,
     ].join('\n\n'),
   },
 };

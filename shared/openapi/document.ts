@@ -27,6 +27,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = { ...coreOpera
 export const isConsoleRoute = (r: Route): boolean => r.api === 'platform' && r.path.startsWith('/console/');
 /** Signing in: the one console route that needs no session. */
 const isSignIn = (r: Route): boolean => isConsoleRoute(r) && r.method === 'POST' && r.path === '/console/session';
+/** Reading the session: checks no CSRF token (it is how a tab learns the session's). */
+const isSessionRead = (r: Route): boolean => isConsoleRoute(r) && r.method === 'GET' && r.path === '/console/session';
 /** Signing out: ends a live session (with its CSRF token), else only clears the cookie; never 401. */
 const isSignOut = (r: Route): boolean => isConsoleRoute(r) && r.method === 'DELETE' && r.path === '/console/session';
 
@@ -52,9 +54,10 @@ function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: Ope
 
 /**
  * A console route's own errors: 401 is the operation's to list (signing out never answers it);
- * 403 where the session's CSRF token is needed (every method but GET, bar signing in).
+ * 403 where the session's CSRF token is checked: needed on every method but GET, and on a GET
+ * that sends one (bar signing in and the session read, which check none).
  */
-const consoleBase = (r: Route): number[] => [400, 500, 503, ...(!isSignIn(r) && !isSafeMethod(r.method) ? [403] : [])];
+const consoleBase = (r: Route): number[] => [400, 500, 503, ...(!isSignIn(r) && !isSessionRead(r) ? [403] : [])];
 
 /** The properties of an object schema as parameters. */
 function parameters(where: 'path' | 'query', schema: JsonSchema): JsonSchema[] {

@@ -342,6 +342,50 @@ describe('the console at its edges', () => {
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 
+  it("shows no other tenant's data under this tab's user and tenant when another tab signs in as another tenant's user: this tab says so and signs in anew", async () => {
+    await putLocalUser(
+      dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
+      { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
+      'other-password-1',
+    );
+    await go('Catalog', 'Catalog');
+    await visible(page.getByText('tenant demo', { exact: false }));
+    const other = await page.context().newPage();
+    try {
+      await other.goto(`${t.base}/console/`);
+      await other.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(other, 'admin@other.example.com', 'other-password-1');
+      await visible(other.getByText('tenant other', { exact: false }));
+      // Something only the other tenant has, which this tab's Events page would list.
+      const added = await other.evaluate(async () => {
+        const s = (await (await fetch('/console/session')).json()) as { csrf_token: string };
+        const r = await fetch('/api/event-types', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrf_token },
+          body: JSON.stringify({ name: 'only_in_other', weight: 1 }),
+        });
+        return r.status;
+      });
+      expect(added).toBe(201);
+      // This tab, still labelled with the demo admin and tenant, reads on: it must not show the other tenant's event types (was: listed under "tenant demo").
+      await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: 'Events', exact: true }).click();
+      await visible(page.getByRole('status').filter({ hasText: 'Someone else signed in to the console in another tab' }));
+      await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
+      expect(await page.getByText('only_in_other').count()).toBe(0);
+      expect(await page.getByText('tenant demo', { exact: false }).count()).toBe(0);
+      expected(problems, /status of 403/); // the reads refused for the replaced session's token
+      // The other tab's session stands.
+      await other.reload();
+      await visible(other.getByText('tenant other', { exact: false }));
+    } finally {
+      await other.close();
+    }
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+    await visible(page.getByText('tenant demo', { exact: false }));
+    expect(await page.getByText('only_in_other').count()).toBe(0);
+  });
+
   it('says the session ended when a change finds it over, and that the service is unreachable rather than showing sign-in', async () => {
     await go('Events', 'Events');
     // Signed out elsewhere (the cookie's session deleted).

@@ -138,6 +138,29 @@ describe('console sessions', () => {
     expect(audit.body.data[0].actor).toBe(`console:${t.stack.credentials.console_email}`);
   });
 
+  it("refuses a read sent with another session's CSRF token (a tab whose session another tab replaced), never answering the current session's data", async () => {
+    const table = makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1');
+    await putLocalUser(dynamoConsoleUserStore(table), { email: 'admin@tenant-b.example.com', tenant: 'tenant-b', role: 'admin' }, 'tenant-b-password-1');
+    // Tab A signed in as the demo admin; tab B then signed in as tenant-b's, replacing the cookie both tabs send.
+    const a = await demoLogin();
+    const b = await signIn('admin@tenant-b.example.com', 'tenant-b-password-1');
+    expect(b.r.status).toBe(200);
+    const cookie = b.cookie;
+    for (const path of ['/api/contexts', '/console/api/overview?days=7', '/console/api/events?limit=5']) {
+      const stale = await request(t.base, 'GET', path, { headers: { cookie, 'x-csrf-token': a.csrf } });
+      expect(stale.status, path).toBe(403);
+      expect(stale.body.error, path).toMatch(/X-CSRF-Token is not this session's/);
+      expect(stale.body.data, path).toBeUndefined();
+      // With the session's own token, or none (a client that is no console tab), the read is answered.
+      expect((await request(t.base, 'GET', path, { headers: { cookie, 'x-csrf-token': b.csrf } })).status, path).toBe(200);
+      expect((await request(t.base, 'GET', path, { headers: { cookie } })).status, path).toBe(200);
+    }
+    // The session read answers whatever token is sent: it is how the tab learns whose session it is.
+    const me = await request(t.base, 'GET', '/console/session', { headers: { cookie, 'x-csrf-token': a.csrf } });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ email: 'admin@tenant-b.example.com', tenant: 'tenant-b', csrf_token: b.csrf });
+  });
+
   it('a viewer may only read', async () => {
     const table = makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1');
     await putLocalUser(dynamoConsoleUserStore(table), { email: 'Viewer@Example.com', tenant: 'demo', role: 'viewer' }, 'viewer-password-1');

@@ -159,4 +159,10 @@ describe('session cookie and CSRF', () => {
     expect(() => checkCsrf(event('DELETE', { 'x-csrf-token': 'token-124' }), session)).toThrow(/CSRF/);
     expect(() => checkCsrf(event('PATCH', { 'x-csrf-token': 'token-123' }), session)).not.toThrow();
   });
+
+  it("refuses a read that sends another session's X-CSRF-Token (a console tab whose session another tab replaced)", () => {
+    expect(() => checkCsrf(event('GET', { 'x-csrf-token': 'token-124' }), session)).toThrow(/not this session's/);
+    expect(() => checkCsrf(event('HEAD', { 'x-csrf-token': 'token-124' }), session)).toThrow(/not this session's/);
+    expect(() => checkCsrf(event('GET', { 'x-csrf-token': 'token-123' }), session)).not.toThrow();
+  });
 });

@@ -2120,7 +2120,7 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"];
             };
         };
-        /** @description The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or is a viewer's on a route that changes something. */
+        /** @description The API key lacks a scope this route allows; or a console session sent no (or a wrong) `X-CSRF-Token` on a request that changes something, or another session's on a read, or is a viewer's on a route that changes something. */
         PlatformError403: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -4452,6 +4452,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4544,6 +4545,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4578,6 +4580,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
