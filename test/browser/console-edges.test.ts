@@ -20,6 +20,34 @@ let problems: string[] = [];
 /** Follows a link of the console's navigation (on the one page). */
 const go = (link: string, heading: string): Promise<void> => goTo(page, link, heading);
 
+/**
+ * `meanwhile`, with another tab of this browser signed in as the other tenant's admin (the session
+ * the tabs share, one cookie, replaced under this tab); then that tab's session still stands, the
+ * tab is closed, and this one signs in again as the demo admin, landing on Events.
+ */
+async function withOtherTenantTab(meanwhile: (other: Page) => Promise<void>): Promise<void> {
+  await putLocalUser(
+    dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
+    { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
+    'other-password-1',
+  );
+  const other = await page.context().newPage();
+  try {
+    await other.goto(`${t.base}/console/`);
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(other, 'admin@other.example.com', 'other-password-1');
+    await visible(other.getByText('tenant other', { exact: false }));
+    await meanwhile(other);
+    // The other tab's session stands.
+    await other.reload();
+    await visible(other.getByText('tenant other', { exact: false }));
+  } finally {
+    await other.close();
+  }
+  await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+  await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+}
+
 /** The Catalog page searched for `query`, its answer come. */
 async function searchCatalog(query: string): Promise<void> {
   await go('Catalog', 'Catalog');
@@ -313,18 +341,8 @@ describe('the console at its edges', () => {
   });
 
   it("sends nothing for another user signed in in another tab: this tab signs in anew (a change went to the other user's tenant)", async () => {
-    await putLocalUser(
-      dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
-      { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
-      'other-password-1',
-    );
     await go('Events', 'Events');
-    const other = await page.context().newPage();
-    try {
-      await other.goto(`${t.base}/console/`);
-      await other.getByRole('button', { name: 'Sign out' }).click();
-      await signIn(other, 'admin@other.example.com', 'other-password-1');
-      await visible(other.getByText('tenant other', { exact: false }));
+    await withOtherTenantTab(async (other) => {
       await page.getByLabel('Type name').fill('made_in_tab_a');
       await page.getByRole('button', { name: 'Add event type' }).click();
       await visible(page.getByRole('status').filter({ hasText: 'Someone else signed in to the console in another tab' }));
@@ -332,30 +350,13 @@ describe('the console at its edges', () => {
       const theirs = await other.evaluate(async () => ((await (await fetch('/api/event-types')).json()) as { data: { name: string }[] }).data.map((e) => e.name));
       expect(theirs).not.toContain('made_in_tab_a');
       expect(((await t.demo.platform('GET', '/api/event-types')).body.data as { name: string }[]).map((e) => e.name)).not.toContain('made_in_tab_a');
-      // The other user's session stands.
-      await other.reload();
-      await visible(other.getByText('tenant other', { exact: false }));
-    } finally {
-      await other.close();
-    }
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
-    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+    });
   });
 
   it("shows no other tenant's data under this tab's user and tenant when another tab signs in as another tenant's user: this tab says so and signs in anew", async () => {
-    await putLocalUser(
-      dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
-      { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
-      'other-password-1',
-    );
     await go('Catalog', 'Catalog');
     await visible(page.getByText('tenant demo', { exact: false }));
-    const other = await page.context().newPage();
-    try {
-      await other.goto(`${t.base}/console/`);
-      await other.getByRole('button', { name: 'Sign out' }).click();
-      await signIn(other, 'admin@other.example.com', 'other-password-1');
-      await visible(other.getByText('tenant other', { exact: false }));
+    await withOtherTenantTab(async (other) => {
       // Something only the other tenant has, which this tab's Events page would list.
       const added = await other.evaluate(async () => {
         const s = (await (await fetch('/console/session')).json()) as { csrf_token: string };
@@ -374,14 +375,7 @@ describe('the console at its edges', () => {
       expect(await page.getByText('only_in_other').count()).toBe(0);
       expect(await page.getByText('tenant demo', { exact: false }).count()).toBe(0);
       expected(problems, /status of 403/); // the reads refused for the replaced session's token
-      // The other tab's session stands.
-      await other.reload();
-      await visible(other.getByText('tenant other', { exact: false }));
-    } finally {
-      await other.close();
-    }
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
-    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+    });
     await visible(page.getByText('tenant demo', { exact: false }));
     expect(await page.getByText('only_in_other').count()).toBe(0);
   });
