@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { InvalidInput } from '../domain/errors.ts';
+import { cursorDigest } from '../search/cursor.ts';
 
-/** 12 characters of the SHA-256 (base64url) of what a cursor is of. */
-const digestOf = (of: readonly unknown[]): string => createHash('sha256').update(JSON.stringify(of)).digest('base64url').slice(0, 12);
+/** What a cursor is of, digested as search cursors digest their list. */
+const digestOf = (of: readonly unknown[]): string => cursorDigest(JSON.stringify(of), 12);
 const DIGEST = /^[A-Za-z0-9_-]{12}$/;
 
 /**
