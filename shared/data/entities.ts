@@ -94,6 +94,18 @@ export const Event = entity({
 });
 
 /**
+ * Events ingested per UTC day (`2026-12-02`), one shard of them (the shard of the first id of each
+ * ingest request that added to it): what the console's overview charts, exact however many there
+ * are, without reading the log. `ttl`: the row goes a while after the overview can reach its day.
+ */
+export const EventDay = entity({
+  name: 'event_day',
+  attributes: ['count', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#EVDAY#${shard}', sk: '${day}' } },
+  format: { shard: String },
+});
+
+/**
  * A tenant's popularity snapshot (shared/recs/trending.ts): its latest `events` events counted at
  * `counted_at` (ms), `top` the most named items with their counts, packed (popularity.ts). One
  * row per tenant, read whole by a container that has no count of its own.

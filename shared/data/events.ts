@@ -1,9 +1,10 @@
 import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
-import { Counter, EVENT_SHARDS, Event, eventShard, sortId } from './entities.ts';
+import { Counter, EVENT_SHARDS, Event, EventDay, eventShard, sortId } from './entities.ts';
+import { logger } from '../observability.ts';
 import { eachAtMost } from '../concurrency.ts';
-import { applied, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, type QueryInput, type Row } from './ops.ts';
+import { applied, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -21,6 +22,25 @@ const fromRow = (row: Row): EventRecord => {
 };
 
 const shards = Array.from({ length: EVENT_SHARDS }, (_, i) => i);
+const dayCounts = EventDay.indexes.primary;
+
+/** The overview's counts are kept this long (it reaches back 90 days at most). */
+const EVENT_DAY_TTL_SECONDS = 400 * 86_400;
+
+/**
+ * Adds `n` events ingested at `created` to the count of their UTC day, on the shard of `firstId`.
+ * The events are stored by then: a count that cannot be added is logged, and the ingest answered.
+ */
+async function countIngested(t: TableRef, tenant: string, created: number, n: number, firstId: number): Promise<void> {
+  if (n === 0) return;
+  const day = new Date(created * 1000).toISOString().slice(0, 10);
+  const ttl = created - (created % 86_400) + EVENT_DAY_TTL_SECONDS;
+  try {
+    await update(t, EventDay.key({ tenant, shard: eventShard(firstId), day }), { add: { count: n }, set: { ttl } });
+  } catch (e) {
+    logger.error('events ingested, their day count not added', { tenant, day, events: n, error: e instanceof Error ? e.message : String(e) });
+  }
+}
 
 // A few short attributes instead of whole events: most of a read's volume.
 const RECENT = ['id', 'item_id', 'type', 'created'];
@@ -41,9 +61,37 @@ export function dynamoEventStore(t: TableRef): EventStore {
       const rows = records.map((r) => ({ ...Event.keys({ tenant, shard: eventShard(r.id), id: r.id, user_id: r.user_id, type: r.type }), ...r, ...key }));
       // A retry under the ids its failed attempt reserved writes only the events that attempt did
       // not (they keep their ingest time) and answers them as stored.
-      if (ids?.reuse !== undefined) return (await putMissing(t, rows, (row) => eventKey(tenant, Number(row.id)))).map(fromRow);
+      if (ids?.reuse !== undefined) {
+        let wrote = 0;
+        const stored = await putMissing(
+          t,
+          rows,
+          (row) => eventKey(tenant, Number(row.id)),
+          undefined,
+          () => wrote++,
+        );
+        await countIngested(t, tenant, now, wrote, first);
+        return stored.map(fromRow);
+      }
       await putAll(t, rows);
+      await countIngested(t, tenant, now, rows.length, first);
       return records;
+    },
+
+    async ingestedPerDay(tenant: string, from: string, to: string) {
+      const [counted, firsts, oldest] = await Promise.all([
+        Promise.all(shards.map((shard) => queryUpTo(t, dayCounts.query({ tenant, shard }, { between: [dayCounts.skPrefix({ day: from }), dayCounts.skPrefix({ day: to })] }), Infinity))),
+        Promise.all(shards.map((shard) => queryPage(t, { ...dayCounts.query({ tenant, shard }), Limit: 1 }))),
+        Promise.all(shards.map((shard) => queryPage(t, { ...refine(primary.query({ tenant, shard }), { project: ['created'] }), Limit: 1 }))),
+      ]);
+      const perDay = new Map<string, number>();
+      for (const row of counted.flat()) {
+        const { day } = dayCounts.parse(String(row.sk));
+        perDay.set(day, (perDay.get(day) ?? 0) + Number(row.count));
+      }
+      const firstDays = firsts.flatMap((p) => p.items.map((row) => dayCounts.parse(String(row.sk)).day)).sort();
+      const created = oldest.flatMap((p) => p.items.map((row) => Number(row.created)));
+      return { perDay, firstCounted: firstDays[0] ?? null, oldestEventAt: created.length ? Math.min(...created) : null };
     },
 
     async recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]> {

@@ -40,8 +40,9 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
  * in order, the row as stored: the one written, or the one already there (or, for a row `gone`
  * says was removed since, the row as given, not written). A retry of a create
  * writes what its failed attempt did not, and leaves what it did (and anything done to it since).
+ * `written` is called with each row this call wrote.
  */
-export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row, gone?: (row: Row) => Promise<boolean>): Promise<Row[]> {
+export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Row, gone?: (row: Row) => Promise<boolean>, written?: (row: Row) => void): Promise<Row[]> {
   const out: Row[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i += 25) {
     await Promise.all(
@@ -51,8 +52,10 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
           out[i + k] = row;
           return;
         }
-        const written = await applied(() => put(t, row, isNew));
-        out[i + k] = written ? row : ((await getRow(t, key(row), { consistent: true })) ?? row);
+        if (await applied(() => put(t, row, isNew))) {
+          out[i + k] = row;
+          written?.(row);
+        } else out[i + k] = (await getRow(t, key(row), { consistent: true })) ?? row;
       }),
     );
   }

@@ -137,28 +137,24 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
   return listOf('/v1/events', rows.map(eventResource), hasMore);
 }
 
-/** How many of the latest events the console's overview counts (a bounded read, whatever the tenant's size). */
-const OVERVIEW_SAMPLE = 5000;
 const DAY = 86_400;
+const dayOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().slice(0, 10);
 
 /**
- * Events per UTC day over the last `days`, counted over the tenant's latest 5,000 events
- * (`sampled`: whether that cut anything off): the console's overview chart.
+ * Events ingested per UTC day over the last `days` (every one, from the counts each ingest adds
+ * to), the console's overview chart, and the newest event's time. `counted_from`: null when every
+ * stored event is in the counts; else the first day whose count is whole (events stored before
+ * the counts were kept, by an earlier version, are in none).
  */
 export async function eventsPerDay(store: EventStore, tenant: string, days: number, now = nowSeconds()) {
-  const today = now - (now % DAY);
-  const from = today - (days - 1) * DAY;
-  const latest = await store.latest(tenant, OVERVIEW_SAMPLE);
-  const counts = new Map<number, number>();
-  for (const e of latest) {
-    if (e.created < from) continue;
-    const day = e.created - (e.created % DAY);
-    counts.set(day, (counts.get(day) ?? 0) + 1);
-  }
-  const perDay = Array.from({ length: days }, (_, i) => {
-    const day = from + i * DAY;
-    return { day: new Date(day * 1000).toISOString().slice(0, 10), count: counts.get(day) ?? 0 };
+  const from = now - (now % DAY) - (days - 1) * DAY;
+  const [{ perDay, firstCounted, oldestEventAt }, latest] = await Promise.all([store.ingestedPerDay(tenant, dayOf(from), dayOf(now)), store.latest(tenant, 1)]);
+  const events_per_day = Array.from({ length: days }, (_, i) => {
+    const day = dayOf(from + i * DAY);
+    return { day, count: perDay.get(day) ?? 0 };
   });
-  const oldest = latest[latest.length - 1];
-  return { events_per_day: perDay, sampled: latest.length === OVERVIEW_SAMPLE && oldest !== undefined && oldest.created >= from, latest_event_at: latest[0]?.created ?? null };
+  // Events older than the first count: that day's count began part way through, the next day's is whole (tomorrow's, when nothing is counted yet).
+  const uncounted = oldestEventAt !== null && (firstCounted === null || dayOf(oldestEventAt) < firstCounted);
+  const counted_from = uncounted ? dayOf((firstCounted === null ? now : Date.parse(`${firstCounted}T00:00:00Z`) / 1000) + DAY) : null;
+  return { events_per_day, counted_from, latest_event_at: latest[0]?.created ?? null };
 }

@@ -162,7 +162,15 @@ export interface EventListQuery {
 }
 
 export interface EventStore {
+  /** Stores the events (each ingest also adds them to their UTC day's count, `ingestedPerDay`). */
   append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan): Promise<EventRecord[]>;
+  /**
+   * Events ingested per UTC day (`YYYY-MM-DD`) from `from` to `to`, both included: days without
+   * events are absent. Events stored before the counts were kept are in none: `firstCounted`, the
+   * first day anything was counted (null: nothing yet), and `oldestEventAt`, the ingest time of
+   * the oldest event stored (null: none), tell whether there are such.
+   */
+  ingestedPerDay(tenant: string, from: string, to: string): Promise<{ perDay: ReadonlyMap<string, number>; firstCounted: string | null; oldestEventAt: number | null }>;
   /**
    * A user's latest events, newest first: only their id, item, type and creation time (all that
    * serving reads); with `afterId`, only events with a higher id.

@@ -68,7 +68,8 @@ export const consoleOperations: Record<string, OperationDoc> = {
     errors: [401],
   }),
   'GET /console/api/overview': op('consoleOverview', READS, 'Events per day (console overview)', ok(S.consoleOverview, 'Events per UTC day over the last `days`.'), {
-    description: "Events per UTC day over the last `days` (1 to 90, default 14; values outside are clamped), counted over the tenant's latest 5,000 events (`sampled`: whether that cut any off).",
+    description:
+      "Events ingested per UTC day over the last `days` (1 to 90, default 14; another value is 400), every one of them: each ingest adds its events to its day's count, so the answer reads a few rows whatever the tenant's log holds.",
     errors: [401],
     examples: {
       response: {
@@ -76,7 +77,7 @@ export const consoleOperations: Record<string, OperationDoc> = {
           { day: '2026-01-01', count: 12 },
           { day: '2026-01-02', count: 0 },
         ],
-        sampled: false,
+        counted_from: null,
         latest_event_at: 1767280000,
       },
     },

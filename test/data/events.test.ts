@@ -141,6 +141,33 @@ describe('event store', () => {
     expect((await s.latest('lat', 4)).map((e) => e.id)).toEqual([n + 12, n + 4, n, n - 1]);
     expect(await s.latest('none', 10)).toEqual([]);
   });
+
+  it('counts the events ingested per UTC day, every one, on any shard, and a retry only what it wrote', async () => {
+    const s = dynamoEventStore(db.table);
+    const day = (d: number) => Date.UTC(2026, 10, d) / 1000;
+    expect(await s.ingestedPerDay('cnt', '2026-11-01', '2026-11-30')).toEqual({ perDay: new Map(), firstCounted: null, oldestEventAt: null });
+    // Requests whose first ids fall on different shards, two on the 3rd (the last second of it among them), one on the 5th.
+    await s.append('cnt', [ev('a', 'view'), ev('b', 'view'), ev('c', 'buy')], day(3));
+    await s.append('cnt', [ev('a', 'view')], day(4) - 1);
+    await s.append(
+      'cnt',
+      Array.from({ length: 30 }, (_, i) => ev(`u${i}`, 'view')),
+      day(5) + 7,
+    );
+    // A retry under the ids of an attempt that wrote 2 of its 3 events (ids 35-37) adds the one it writes.
+    const first = await allocateIds(db.table, 'cnt', 'event', 3);
+    await s.append('cnt', [ev('r1', 'view'), ev('r2', 'view')], day(5) + 60, { reuse: first });
+    await s.append('cnt', [ev('r1', 'view'), ev('r2', 'view'), ev('r3', 'view')], day(5) + 90, { reuse: first });
+    // And one that finds all of them written adds nothing.
+    await s.append('cnt', [ev('r1', 'view'), ev('r2', 'view'), ev('r3', 'view')], day(5) + 95, { reuse: first });
+    const all = await s.ingestedPerDay('cnt', '2026-11-01', '2026-11-30');
+    expect(Object.fromEntries(all.perDay)).toEqual({ '2026-11-03': 4, '2026-11-05': 33 });
+    expect(all).toMatchObject({ firstCounted: '2026-11-03', oldestEventAt: day(3) });
+    // Only the days asked for (both ends included); the first counted day whatever the range.
+    expect(await s.ingestedPerDay('cnt', '2026-11-04', '2026-11-05')).toEqual({ perDay: new Map([['2026-11-05', 33]]), firstCounted: '2026-11-03', oldestEventAt: day(3) });
+    expect(Object.fromEntries((await s.ingestedPerDay('cnt', '2026-11-03', '2026-11-03')).perDay)).toEqual({ '2026-11-03': 4 });
+    expect((await s.ingestedPerDay('other', '2026-11-01', '2026-11-30')).perDay.size).toBe(0);
+  });
 });
 
 describe('listing events while writes are in flight', () => {

@@ -279,6 +279,22 @@ describe('console sessions', () => {
     const overview = await request(t.base, 'GET', '/console/api/overview?days=7', { headers: { cookie } });
     expect(overview.status).toBe(200);
     expect(overview.body.events_per_day).toHaveLength(7);
+    // Every event ingested, by its UTC day: today's count grows by what is sent now.
+    const today = () => request(t.base, 'GET', '/console/api/overview?days=7', { headers: { cookie } }).then((r) => r.body.events_per_day[6] as { day: string; count: number });
+    const was = await today();
+    expect(was.day).toBe(new Date().toISOString().slice(0, 10));
+    expect(
+      (
+        await t.demo.core(
+          'POST',
+          '/v1/events',
+          [1, 2, 3].map((i) => ({ type: 'view', user_id: `overview-${i}`, item_id: '1' })),
+        )
+      ).status,
+    ).toBe(201);
+    expect((await today()).count).toBe(was.count + 3);
+    // Every event stored was counted.
+    expect(overview.body.counted_from).toBeNull();
     // Days outside 1-90 are refused, not quietly moved into range.
     for (const days of ['0', '91', 'x']) expect((await request(t.base, 'GET', `/console/api/overview?days=${days}`, { headers: { cookie } })).status, days).toBe(400);
   });

@@ -23,6 +23,9 @@ export function Overview(_: PageProps) {
   const models = useLoad(() => api<Page<ModelVersion>>('GET', '/api/models'), []);
   const i = index.data;
   const total = overview.data?.events_per_day.reduce((n, d) => n + d.count, 0) ?? 0;
+  // Events kept from before the counts (an earlier version's data): counted in full from a day within the period on.
+  const from = overview.data?.counted_from;
+  const countedFrom = from && from > (overview.data?.events_per_day[0]?.day ?? '') ? from : undefined;
   return (
     <>
       <PageHeader title="Overview" />
@@ -52,11 +55,10 @@ export function Overview(_: PageProps) {
           <Problem error={index.error} />
         </Card>
         <Card title="Events, last 14 days">
-          {/* Sampled: the latest 5,000 events all fall in the period, so older ones of it went uncounted: a lower bound. */}
           <p className="big" data-testid="events-total">
-            {figure(overview, (d) => `${total.toLocaleString()}${d.sampled ? '+' : ''}`)}
+            {figure(overview, () => total.toLocaleString())}
           </p>
-          <p className="muted">{overview.error ? 'Not read: see Events per day.' : overview.data?.sampled ? 'at least: only the latest 5,000 events are counted' : 'events ingested'}</p>
+          <p className="muted">{overview.error ? 'Not read: see Events per day.' : countedFrom ? `events ingested; counted in full from ${countedFrom}` : 'events ingested'}</p>
         </Card>
         <Card title="Models">
           {/* The newest page of versions: past it, "100+". */}

@@ -963,7 +963,7 @@ export interface paths {
         };
         /**
          * Events per day (console overview)
-         * @description Events per UTC day over the last `days` (1 to 90, default 14; values outside are clamped), counted over the tenant's latest 5,000 events (`sampled`: whether that cut any off).
+         * @description Events ingested per UTC day over the last `days` (1 to 90, default 14; another value is 400), every one of them: each ingest adds its events to its day's count, so the answer reads a few rows whatever the tenant's log holds.
          *
          *     Console session: any role (`admin`, `viewer`); never an API key.
          */
@@ -1316,14 +1316,14 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
-        /** @description Events per UTC day (oldest first, one entry per day asked for), counted over the tenant's latest 5,000 events; `sampled`: whether that cut older events of the period off. `latest_event_at`: the newest event's time, or null without events. */
+        /** @description Events ingested per UTC day (oldest first, one entry per day asked for), every one of them. `counted_from`: null when every stored event is counted; else the first day whose count is whole (events stored before this version kept its counts, by an earlier one, are in none). `latest_event_at`: the newest event's time, or null without events. */
         ConsoleOverview: {
             events_per_day: {
                 /** Format: date */
                 day: string;
                 count: number;
             }[];
-            sampled: boolean;
+            counted_from: string | null;
             latest_event_at: number | null;
         };
         /** @description A signed-in console user: the tenant they work in, their role (`admin` may call every route, `viewer` only reads), the CSRF token to send as `X-CSRF-Token` on every request that changes something, and when the session ends (Unix seconds). */
@@ -4536,7 +4536,7 @@ export interface operations {
                      *           "count": 0
                      *         }
                      *       ],
-                     *       "sampled": false,
+                     *       "counted_from": null,
                      *       "latest_event_at": 1767280000
                      *     }
                      */

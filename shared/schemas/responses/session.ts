@@ -25,8 +25,8 @@ export const consoleOverview = named(
   'ConsoleOverview',
   z.strictObject({
     events_per_day: z.array(z.strictObject({ day: z.iso.date(), count: z.int().check(z.nonnegative()) })),
-    sampled: z.boolean(),
+    counted_from: z.nullable(z.iso.date()),
     latest_event_at: z.nullable(seconds),
   }),
-  "Events per UTC day (oldest first, one entry per day asked for), counted over the tenant's latest 5,000 events; `sampled`: whether that cut older events of the period off. `latest_event_at`: the newest event's time, or null without events.",
+  "Events ingested per UTC day (oldest first, one entry per day asked for), every one of them. `counted_from`: null when every stored event is counted; else the first day whose count is whole (events stored before this version kept its counts, by an earlier one, are in none). `latest_event_at`: the newest event's time, or null without events.",
 );
