@@ -53,7 +53,19 @@ export const trainingRunId = (name: string) => Number(name.slice('train-'.length
 export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody) {
   const t = await findTemplate(c, tenant, b.template_id);
   if (t.status !== 'Published') throw new PreconditionFailed(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
-  return queueRun(c, queue, tenant, t, await c.nextId(tenant, 'job'), b.options);
+  const id = await c.nextId(tenant, 'job');
+  try {
+    return await queueRun(c, queue, tenant, t, id, b.options);
+  } catch (e) {
+    // Stored but not sent (the request answers 500): no message would ever start it, and nothing
+    // sends one again (a scheduled run's next pass does, a started one's nothing), so it would
+    // stay Queued for good. Failed, saying why, unless a message did get through and it started.
+    const error = 'The run could not be queued for training; nothing was trained. Start a new run.';
+    if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: nowSeconds(), error }, { status: 'Queued' })) {
+      await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Failed: ${error}` }]).catch(() => undefined);
+    }
+    throw e;
+  }
 }
 /**
  * Stores run `id` of a template as Queued (unless a record with that id exists: a scheduled run

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
-import { stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { startTraining, stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ModelVersion } from '../../shared/domain/model-versions.ts';
@@ -538,5 +539,25 @@ describe('training thresholds', () => {
     const failed = await c.get<TrainingRun>(T4, 'job', 2);
     expect(failed?.status).toBe('Failed');
     expect(failed?.error).toBe('Not enough events: 3 usable events after leaving out view (below per_signal_min 3), total_min is 4.');
+  });
+});
+
+describe('a run started while the training queue refuses its message', () => {
+  it('ends Failed, saying so, instead of staying Queued for good (nothing would ever send its message again)', async () => {
+    const T5 = 'trn-unsent';
+    const c = db.stores.console;
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T5, 'template', { id: 1, name: 'unsent', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    const down = {
+      send: async () => {
+        throw new Error('SQS refused 1 messages for training');
+      },
+      backlog: async () => 0,
+    } as WorkQueue;
+    await expect(startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } })).rejects.toThrow(/SQS refused/);
+    const [run] = await c.list<TrainingRun>(T5, 'job');
+    expect(run).toMatchObject({ status: 'Failed', error: expect.stringMatching(/could not be queued/) });
+    expect(run?.finished_at).toEqual(expect.any(Number));
+    expect(await logsOf(c, T5, (run as TrainingRun).id)).toMatch(/Failed: The run could not be queued/);
   });
 });
