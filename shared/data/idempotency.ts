@@ -67,6 +67,9 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       if (claimed) return { state: 'new' };
       const rec = await getRow(t, k, { consistent: true });
       if (!rec) return { state: 'in_progress' };
+      // This attempt's own claim: the put landed, its answer was lost, and the SDK sent it again
+      // (which found the row). Without this the key stayed held by nobody for 120 s.
+      if (rec.owner === owner && rec.state === 'pending') return { state: 'new' };
       // Its request wrote events of a user erased since: it keeps no fingerprint to compare with.
       if (rec.state === 'erased') return { state: 'erased' };
       if (rec.hash !== hash) return { state: 'mismatch' };
@@ -87,7 +90,9 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
             },
           ),
         );
-        if (!takenOver) return { state: 'in_progress' };
+        // Not applied: another retry took it over first, or this one's update landed and the
+        // SDK sent it again (its answer lost): then the record names this attempt.
+        if (!takenOver && (await getRow(t, k, { consistent: true }))?.owner !== owner) return { state: 'in_progress' };
         return { state: 'resume', firstId: rec.first_id === undefined ? undefined : Number(rec.first_id) };
       }
       if (rec.state !== 'done') return { state: 'in_progress' };
@@ -119,7 +124,8 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       }
     },
     async reserve(tenant, key, owner, firstId) {
-      const reserved = await asOwner(tenant, key, owner, { set: { first_id: firstId } }, (x) => x.and(x.eq('state', 'pending'), x.absent('first_id')));
+      // The same first id again is this reservation sent again (the SDK's retry of one that landed).
+      const reserved = await asOwner(tenant, key, owner, { set: { first_id: firstId } }, (x) => x.and(x.eq('state', 'pending'), x.or(x.absent('first_id'), x.eq('first_id', firstId))));
       if (!reserved) throw new IdempotencyClaimLost();
     },
     async fail(tenant, key, owner) {

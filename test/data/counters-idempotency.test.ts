@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../../shared/data/client.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
+import { dynamoIdempotencyStore } from '../../shared/data/idempotency.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -111,6 +114,29 @@ describe('idempotency store', () => {
     expect(await s.claim('t', 'once', 'h', 'a', now, 600)).toEqual({ state: 'new' });
     await s.reserve('t', 'once', 'a', 1);
     await expect(s.reserve('t', 'once', 'a', 2)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+  });
+
+  it("a write of the attempt's that landed, its answer lost, and was sent again (the SDK's retry, which finds the row) is the attempt's own: it holds the key", async () => {
+    // Every write sent twice: the first lands, its answer is lost; the second's answer is the one heard.
+    const t = db.table;
+    const twice: TableRef = {
+      ...t,
+      doc: { send: async (c: Parameters<DynamoDBDocumentClient['send']>[0]) => (await t.doc.send(c).catch(() => undefined), t.doc.send(c)) } as unknown as DynamoDBDocumentClient,
+      signed: { ...t.signed, updateItem: async (input, signal) => (await t.signed.updateItem(input, signal).catch(() => undefined), t.signed.updateItem(input, signal)) },
+    };
+    const s = dynamoIdempotencyStore(twice);
+    const plain = db.stores.idempotency;
+    const now = Math.floor(Date.now() / 1000);
+    // The claim's put: the attempt's own, not one "still being processed" for 120 s.
+    expect(await s.claim('t', 'sent-twice', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    expect(await plain.claim('t', 'sent-twice', 'h', 'x', now, 600)).toEqual({ state: 'in_progress' });
+    // Its reservation of ids.
+    await s.reserve('t', 'sent-twice', 'a', 7);
+    await plain.fail('t', 'sent-twice', 'a');
+    // A retry's takeover: it resumes under the ids reserved.
+    expect(await s.claim('t', 'sent-twice', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: 7 });
+    await plain.complete('t', 'sent-twice', 'b', 201, '{"from":"b"}', 600);
+    expect(await plain.claim('t', 'sent-twice', 'h', 'c', now + 2, 600)).toEqual({ state: 'replay', status: 201, body: '{"from":"b"}' });
   });
 
   it("forget (an erasure of a user of the key's request): the record keeps nothing of the request, whatever its state; its claims answer erased until it expires", async () => {
