@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.ts';
 import { nowMs } from '../clock.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
@@ -170,7 +171,14 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       if (records.length === 1 && only) {
         // A single create can afford the guard that the freshly allocated id is unused.
         const written = await applied(() => put(t, toRow(tenant, only), isNew));
-        if (!written) throw new Conflict('item_exists', `An item with id ${only.id} already exists.`);
+        // Not applied: the row is this create's own when it holds what it wrote (its put landed,
+        // the answer was lost, and the SDK's retry found the row), another's only if the id was
+        // handed out twice. Answered 409 item_exists for an item it had stored.
+        const own = async () => {
+          const row = await getRow(t, Item.key({ tenant, id: only.id }), { consistent: true });
+          return row !== undefined && canonicalJson(fromRow(row)) === canonicalJson(only);
+        };
+        if (!written && !(await own())) throw new Conflict('item_exists', `An item with id ${only.id} already exists.`);
       } else {
         await putAll(
           t,

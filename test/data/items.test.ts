@@ -1,4 +1,8 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Conflict } from '../../shared/domain/errors.ts';
+import { dynamoItemStore } from '../../shared/data/items.ts';
+import type { TableRef } from '../../shared/data/client.ts';
 import { setClock } from '../../shared/clock.ts';
 import { Item } from '../../shared/data/entities.ts';
 import { queryPage } from '../../shared/data/ops.ts';
@@ -187,6 +191,25 @@ describe('item store', () => {
     expect((await s.list('cats', { limit: 10, category: '5' })).rows).toEqual([]);
     await s.update('cats', made[1]?.id as number, { metadata: { category: long } }, 20);
     expect((await s.list('cats', { limit: 10, category: long })).rows.map((r) => r.name)).toEqual(['long', 'number']);
+  });
+
+  it('a single create whose put landed, its answer lost and sent again by the SDK (which then finds the row), is stored, not 409 item_exists', async () => {
+    // Every put sent twice: the first lands, its answer is lost; the second's answer is the one heard.
+    const t = db.table;
+    const twice: TableRef = {
+      ...t,
+      doc: { send: async (c: Parameters<DynamoDBDocumentClient['send']>[0]) => (await t.doc.send(c).catch(() => undefined), t.doc.send(c)) } as unknown as DynamoDBDocumentClient,
+    };
+    const [one] = await dynamoItemStore(twice).create('resent', [{ name: 'lamp', description: 'd', metadata: { category: 'c', n: 1 } }], 7);
+    expect(one).toMatchObject({ id: 1, name: 'lamp' });
+    expect(await db.stores.items.get('resent', 1)).toEqual(one);
+    // A row of another item under the id (the id handed out twice) is still the conflict.
+    await db.stores.items.create('resent', [{ name: 'other' }], 8);
+    const { Counter } = await import('../../shared/data/entities.ts');
+    const { update } = await import('../../shared/data/ops.ts');
+    await update(t, Counter.key({ tenant: 'resent', counter: 'item' }), { set: { value: 1 } });
+    await expect(db.stores.items.create('resent', [{ name: 'third' }], 9)).rejects.toBeInstanceOf(Conflict);
+    expect((await db.stores.items.get('resent', 2))?.name).toBe('other');
   });
 
   it('deletes once', async () => {
