@@ -53,8 +53,8 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
  * (`authorized`) and the request accepted (`accept()`, called by the caller once the request is
  * valid: a request refused after its plan was made, an unknown item or a bad cursor, was not
  * served and counts nothing), so it runs while the request is ranked. The caller answers only
- * once `recorded` settles. Without `served` (a request naming its own endpoint) nothing is
- * recorded.
+ * once `recorded` settles. Without `served` (a request naming its own endpoint) the experiment
+ * is bypassed: no variant is assigned (nor its rerank controls applied) and nothing is recorded.
  */
 export function planAndRecord(
   deps: ControlDeps,
@@ -75,7 +75,7 @@ export function planAndRecord(
           recording.catch(() => undefined);
         }
       : undefined;
-  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned);
+  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned, { experiment: served !== undefined });
   const recorded = plan.then(() => recording);
   for (const p of [plan, recorded]) p.catch(() => undefined);
   return { plan, recorded, accept };

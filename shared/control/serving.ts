@@ -146,11 +146,20 @@ export function contextNumber(digits: string): number {
 
 /**
  * The plan for a request naming `contextId` (404 when the tenant has no such context). Without
- * a user, segment-scoped rules do not apply and no experiment assigns a variant. `onAssigned`
- * hears the user's variant as soon as it is known: before the segments are read when the
- * experiment is not scoped to a segment.
+ * a user, segment-scoped rules do not apply and no experiment assigns a variant; nor does one
+ * with `experiment: false` (a recommendation request naming its own endpoint bypasses the
+ * experiment, its variants' rerank controls too). `onAssigned` hears the user's variant as soon
+ * as it is known: before the segments are read when the experiment is not scoped to a segment.
  */
-export async function planFor(deps: ControlDeps, tenant: string, contextId: number, userId: string | undefined, now: number, onAssigned?: (a: Assignment) => void): Promise<ServingPlan> {
+export async function planFor(
+  deps: ControlDeps,
+  tenant: string,
+  contextId: number,
+  userId: string | undefined,
+  now: number,
+  onAssigned?: (a: Assignment) => void,
+  opts: { experiment?: boolean } = {},
+): Promise<ServingPlan> {
   let entry = cachedConfig(deps, tenant);
   let cfg = await entry.value;
   if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {
@@ -165,7 +174,7 @@ export async function planFor(deps: ControlDeps, tenant: string, contextId: numb
     if (!(await known)) throw new NotFound('context_not_found', `No context ${contextId}.`);
   }
   const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
-  const running = cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
+  const running = opts.experiment === false ? undefined : cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
   const assign = (e: Experiment, user: string): Assignment => {
     const { index, variant } = variantFor(e.id, user, e.variants);
     const a = { experiment: e, index, variant: variant.name, endpoint: variant.endpoint_name };

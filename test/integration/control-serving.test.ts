@@ -357,6 +357,32 @@ describe('experiments', () => {
     expect((await P('PATCH', `/api/experiments/${exp}`, { status: 'Stopped' })).status).toBe(200);
     expect((await recs(`user_id=ab-1&limit=3&context_id=${ctx}`)).body.experiment).toBeUndefined();
   }, 120_000);
+
+  it("an explicit endpoint bypasses the experiment: its variant's rerank controls do not apply either", async () => {
+    for (const name of ['pinned-a', 'pinned-b']) expect((await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: false })).status).toBe(201);
+    const ctx = await context('pinned');
+    const created = await P('POST', '/api/experiments', {
+      name: 'one per category in every variant',
+      context_id: ctx,
+      variants: [
+        { name: 'a', endpoint_name: 'pinned-a', traffic_percent: 50, rerank: { max_per_category: 1 } },
+        { name: 'b', endpoint_name: 'pinned-b', traffic_percent: 50, rerank: { max_per_category: 1 } },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await P('PATCH', `/api/experiments/${created.body.id}`, { status: 'Running' })).status).toBe(200);
+    // In the experiment: the variant's cap, one lamp.
+    const assigned = await recs(`user_id=pinned-user&category=lamps&limit=5&context_id=${ctx}`);
+    expect(assigned.body.experiment).toMatchObject({ id: created.body.id });
+    expect(recIds(assigned)).toHaveLength(1);
+    // Naming the endpoint: no variant, so none of its controls (the context has none of its own).
+    const pinned = await recs(`user_id=pinned-user&category=lamps&limit=5&context_id=${ctx}&endpoint=pinned-a`);
+    expect(pinned.body.experiment).toBeUndefined();
+    expect(pinned.body.model).toBeNull();
+    // Until 2026-12-02 the variant's max_per_category still applied: one lamp of five.
+    expect(recIds(pinned)).toHaveLength(5);
+    expect(recIds(pinned)).toEqual(recIds(await recs('user_id=pinned-user&category=lamps&limit=5&endpoint=pinned-a')));
+  });
 });
 
 describe("a user's erasure and experiments", () => {
