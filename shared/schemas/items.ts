@@ -56,6 +56,12 @@ export type UpdateItemBody = z.output<typeof updateItemBody>;
 
 export const itemPath = z.object({ item_id: numericId('item_id', (digits) => new ItemNotFound(digits)) });
 
+/**
+ * A `category` query parameter: any string an item's `metadata.category` can be (metadata is at
+ * most MAX_METADATA_BYTES), matched exactly. Item listing and recommendations take it alike.
+ */
+export const categoryParam = z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES)));
+
 export const listItemsQuery = z.strictObject({
   limit: limitParam,
   // The spec's pattern first (its message for what no id matches), then an id as this API hands them out.
@@ -63,7 +69,7 @@ export const listItemsQuery = z.strictObject({
     z.optional(z.pipe(z.string().check(z.regex(ID_PATTERN, 'starting_after must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$')), numericId('starting_after'))),
     z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN))),
   ),
-  category: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_METADATA_BYTES))),
+  category: categoryParam,
   created_after: z.optional(atLeastParam(1)),
   created_before: z.optional(atLeastParam(1)),
 });

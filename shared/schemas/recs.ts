@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ID_PATTERN, contextIdText, limitParam } from './common.ts';
+import { categoryParam } from './items.ts';
 
 /** `GET /v1/recommendations` query (api-decisions). */
 export const recommendationsQuery = z.strictObject({
@@ -7,7 +8,7 @@ export const recommendationsQuery = z.strictObject({
   item_id: z.optional(z.string().check(z.regex(ID_PATTERN, 'item_id must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$'))),
   limit: limitParam,
   context_id: z.optional(contextIdText),
-  category: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  category: categoryParam,
   endpoint: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'endpoint is a serving endpoint name'))),
   include_seen: z._default(
     z.optional(

@@ -189,6 +189,17 @@ describe('recommendations before any model', () => {
     expectCoreError(await recs('user_id=x&include_seen=maybe'), 400, 'invalid_request_error', 'validation_error');
     expect((await recs('user_id=x&endpoint=nope')).status).toBe(404);
   });
+
+  it('filter on any string category an item can have, as the item listing does (not only those up to 256 characters)', async () => {
+    const category = `long-${'x'.repeat(995)}`;
+    const created = await t.demo.core('POST', '/v1/items', { name: 'item of a long category', metadata: { category } });
+    expect(created.status).toBe(201);
+    expect((await t.demo.core('GET', `/v1/items?category=${category}`)).body.data.map((x: { id: string }) => x.id)).toEqual([created.body.id]);
+    // Until 2026-12-02: 400, category at most 256 characters.
+    const r = await recs(`user_id=stranger&category=${category}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(ids(r)).toEqual([created.body.id]);
+  });
 });
 
 describe('training runs and versions', () => {
