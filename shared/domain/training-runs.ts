@@ -168,6 +168,17 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   return ended.status;
 }
 /**
+ * The last delivery of a run's training message failed (its queue dead-letters it now): a run
+ * that never started, nor had a task launched for it (the task sweep follows those), ends Failed,
+ * or Stopped when asked to stop, instead of staying Queued for good. A run InProgress is left to
+ * its invocation (a redelivery past its time limit ends it, `runTraining`).
+ */
+export async function endUndeliveredRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string): Promise<TrainingRunStatus | null> {
+  const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));
+  if (!job || !(job.status === 'Stopping' || (job.status === 'Queued' && job.task === undefined))) return null;
+  return endInterruptedRun(c, tenant, job, why);
+}
+/**
  * A page of a run's log. While the run has not ended (Queued, InProgress, Stopping) the page
  * that reaches the end still has a `next_cursor`, after its last line: a reader follows the log
  * by asking with it again (it was null, and a reader could only start over from the first line).

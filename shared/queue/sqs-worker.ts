@@ -2,6 +2,10 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { logger } from '../observability.ts';
 import { workMessageSchema, type WorkMessage } from './messages.ts';
+import { queues, type QueueName } from './workers.ts';
+
+/** Whether this is the last delivery of `record` from `queue`: failing it, the queue dead-letters the message. */
+export const lastDelivery = (record: SQSRecord, queue: QueueName): boolean => Number(record.attributes?.ApproximateReceiveCount) >= queues[queue].maxReceiveCount;
 
 /**
  * An SQS worker: every record is parsed as a work message (./messages.ts) and handled on its

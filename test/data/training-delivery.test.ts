@@ -1,0 +1,85 @@
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { assertLocalEndpoint, ensureTable, startDynalite } from '../../local/dynamo.ts';
+import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
+import { storesFor } from '../../shared/data/index.ts';
+import { endUndeliveredRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { lastDelivery } from '../../shared/queue/sqs-worker.ts';
+import { queues } from '../../shared/queue/workers.ts';
+import { queuedRun } from '../helpers/fixtures.ts';
+
+/*
+ * A training message whose every delivery fails is dead-lettered by its queue; a run it was to
+ * start would stay Queued for good. Its last delivery ends it (the training worker, through the
+ * handler as Lambda calls it, on a table of its own).
+ */
+
+// Every delivery fails before the run starts (as a table that throttles the first reads would).
+vi.mock('../../shared/recs/launcher.ts', async (actual) => ({
+  ...(await actual<typeof import('../../shared/recs/launcher.ts')>()),
+  placeRun: vi.fn(async () => {
+    throw new Error('ProvisionedThroughputExceededException: rate of requests exceeds the allowed throughput');
+  }),
+}));
+
+let table: TableRef;
+let stop: () => Promise<void>;
+beforeAll(async () => {
+  const external = process.env.DDB_ENDPOINT;
+  const dyn = external ? undefined : await startDynalite();
+  const endpoint = external ?? (dyn?.endpoint as string);
+  assertLocalEndpoint(endpoint);
+  const name = `t-delivery-${Date.now()}`;
+  await ensureTable(endpoint, name);
+  table = makeTable(name, endpoint, 'us-east-1');
+  // The worker's container settings, read at its first message.
+  process.env.TABLE_NAME = name;
+  process.env.DYNAMODB_ENDPOINT = endpoint;
+  stop = async () => {
+    closeTable(table);
+    await dyn?.close();
+  };
+});
+afterAll(() => stop());
+
+const T = 'delivery';
+const record = (jobName: string, receives: number): SQSRecord =>
+  ({ messageId: `m-${jobName}-${receives}`, body: JSON.stringify({ type: 'train', tenant: T, job_name: jobName }), attributes: { ApproximateReceiveCount: String(receives) } }) as unknown as SQSRecord;
+
+describe("a training message's last delivery", () => {
+  it('is the one the queue dead-letters after', () => {
+    const max = queues.training.maxReceiveCount;
+    expect(lastDelivery(record('train-1', max - 1), 'training')).toBe(false);
+    expect(lastDelivery(record('train-1', max), 'training')).toBe(true);
+    expect(lastDelivery(record('train-1', max + 1), 'training')).toBe(true);
+  });
+
+  it('failing, ends the run it never started (Failed, saying why) instead of leaving it Queued for good; earlier ones leave it Queued', async () => {
+    const c = storesFor(table).console;
+    await c.put(T, 'job', queuedRun(1));
+    const { handler } = await import('../../functions/workers/train.ts');
+    // A batch of one that fails is thrown back to Lambda whole (Powertools' FullBatchFailureError): the message is received again.
+    const deliver = (receives: number) => expect(handler({ Records: [record('train-1', receives)] } as SQSEvent, {} as Context)).rejects.toThrow(/All records failed/);
+    const max = queues.training.maxReceiveCount;
+    for (let n = 1; n < max; n++) {
+      await deliver(n);
+      expect((await c.get<TrainingRun>(T, 'job', 1))?.status, `delivery ${n}`).toBe('Queued');
+    }
+    // Was still Queued after the last one, with the message in the dead-letter queue.
+    await deliver(max);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringMatching(/failed 3 times: ProvisionedThroughputExceededException/) });
+  });
+
+  it('leaves a run that started, or whose task was launched, to what runs it; a run asked to stop ends Stopped', async () => {
+    const c = storesFor(table).console;
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T, 'job', { ...queuedRun(2), status: 'InProgress', started_at: now });
+    await c.put(T, 'job', { ...queuedRun(3), task: { runner: 'ecs', claimed_at: now, ref: 'arn:task/3' } });
+    await c.put(T, 'job', { ...queuedRun(4), status: 'Stopping' });
+    for (const id of [2, 3, 4]) await endUndeliveredRun(c, T, `train-${id}`, 'its training message failed');
+    expect((await c.get<TrainingRun>(T, 'job', 2))?.status).toBe('InProgress');
+    expect((await c.get<TrainingRun>(T, 'job', 3))?.status).toBe('Queued');
+    expect((await c.get<TrainingRun>(T, 'job', 4))?.status).toBe('Stopped');
+    expect(await endUndeliveredRun(c, T, 'train-99', 'none such')).toBeNull();
+  });
+});
