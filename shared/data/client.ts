@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
 import { config } from '../config.ts';
+import { deadlineSignal } from '../deadline.ts';
 import { signedCalls, type SignedCalls } from './signed.ts';
 
 export interface TableRef {
@@ -48,6 +49,14 @@ export function makeTable(tableName: string, endpoint: string | undefined, regio
   // The SDK's logger middleware walks every input and output to redact it for a logger this
   // service never gives it (a no-op logger still gets the walk): a Query of 200 events paid for it.
   client.middlewareStack.remove('loggerMiddleware');
+  // Each attempt (inside the retry middleware) is refused once its request's deadline passed (shared/deadline.ts).
+  client.middlewareStack.add(
+    (next) => (args) => {
+      deadlineSignal()?.throwIfAborted();
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'requestDeadline' },
+  );
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

@@ -23,6 +23,7 @@ import {
 import { createHash, createHmac } from 'node:crypto';
 import type { AwsCredentialIdentity, HttpRequest, HttpResponse } from '@smithy/types';
 import { awsJsonError } from '../aws/json-error.ts';
+import { deadlineSignal } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
 
 /**
@@ -83,7 +84,10 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
   };
   let clockOffset = 0;
 
-  async function call<T>(operation: 'GetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, signal?: AbortSignal): Promise<T> {
+  async function call<T>(operation: 'GetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, callSignal?: AbortSignal): Promise<T> {
+    // A request's deadline (shared/deadline.ts) refuses the call, and its retries, once it passed.
+    const deadline = deadlineSignal();
+    const signal = callSignal && deadline ? AbortSignal.any([callSignal, deadline]) : (callSignal ?? deadline);
     const { url, region, maxAttempts } = await (setup ??= resolve().catch((e: unknown) => {
       setup = undefined;
       throw e;

@@ -4,6 +4,7 @@ import { baseChain, jsonBody, noBody } from './base.ts';
 import { coreAuth, platformAuth, validate, type Schemas } from './middleware.ts';
 import { toResult, type Reply } from './respond.ts';
 import type { IdPlan } from '../domain/types.ts';
+import { withinDeadline } from '../deadline.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
 
 export interface HandlerInput<B, Q, P> {
@@ -33,11 +34,24 @@ export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P ext
    * ./idempotency.ts (its own module, so other bundles leave it out).
    */
   idempotency?: (flavor: Flavor) => HttpMiddleware;
+  /**
+   * Stop the domain call's table calls at the function's time limit (shared/deadline.ts;
+   * default true). Core reads, search and recommendations among them, leave it off: what they
+   * write late (an analytics row) undoes nothing, and on Lambda the async context it needs costs
+   * every promise of the function something.
+   */
+  deadline?: boolean;
 }
 
 export type DomainCall<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> = (input: HandlerInput<z.output<B>, z.output<Q>, z.output<P>>) => Promise<Reply>;
 
 const noQuery = z.strictObject({});
+
+/**
+ * How long before the function's time limit the domain call's writes stop: before middy answers
+ * 503 (its `timeoutEarlyInMillis`, 5 ms before the limit), so nothing is written after the answer.
+ */
+const DEADLINE_MARGIN_MS = 10;
 
 /**
  * What a handler declares about its requests: the schemas it validates them with, and whether it
@@ -73,18 +87,22 @@ export function httpHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
   const declared: DeclaredRequest = { body: opts.body, query: opts.query ?? noQuery, path: opts.path, idempotent: opts.idempotency !== undefined };
   const built = h.handler(async (event: HttpEvent, context: ApiContext): Promise<HttpResult> => {
     const s = context.state;
-    const reply = await fn({
-      tenant: s.tenant,
-      body: s.body as z.output<B>,
-      query: s.query as z.output<Q>,
-      params: s.params as z.output<P>,
-      requestId: s.requestId,
-      event,
-      idPlan: s.idPlan,
-      authorized: s.authConfirmed ?? Promise.resolve(),
-      actor: s.actor,
-      scopes: s.scopes ?? [],
-    });
+    // Past middy's answer at the time limit (5 ms before Lambda's), the domain call writes nothing more (shared/deadline.ts).
+    const left = opts.deadline === false ? undefined : context.getRemainingTimeInMillis?.();
+    const reply = await withinDeadline(left === undefined ? undefined : left - DEADLINE_MARGIN_MS, () =>
+      fn({
+        tenant: s.tenant,
+        body: s.body as z.output<B>,
+        query: s.query as z.output<Q>,
+        params: s.params as z.output<P>,
+        requestId: s.requestId,
+        event,
+        idPlan: s.idPlan,
+        authorized: s.authConfirmed ?? Promise.resolve(),
+        actor: s.actor,
+        scopes: s.scopes ?? [],
+      }),
+    );
     return toResult(flavor, s.requestId, reply);
   });
   return Object.assign(built, { declared });
@@ -98,7 +116,7 @@ export function coreHandler<B extends z.ZodMiniType = z.ZodMiniUndefined, Q exte
 ) {
   const route = routeFor(handlerName);
   if (route.api !== 'core' || !route.scope) throw new Error(`${handlerName} is not a Core API route`);
-  return httpHandler('core', coreAuth(route.scope, { overlap: readOnly(route) }), opts, fn);
+  return httpHandler('core', coreAuth(route.scope, { overlap: readOnly(route) }), { deadline: route.scope === 'service-api/write', ...opts }, fn);
 }
 
 /** A Platform API handler; the key scopes it allows come from the route table. */

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeadlinePassed, deadlineSignal, withinDeadline } from '../../shared/deadline.ts';
+import { getRow, put, putAll, update } from '../../shared/data/ops.ts';
+import type { ApiContext } from '../../shared/http/types.ts';
+import { apiEvent } from '../helpers/api-event.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+/*
+ * A handler's writes stop at its deadline: middy answers 503 at the time limit while the domain
+ * call goes on (locally for real, on Lambda at the next thaw), and a write of it landing after a
+ * client's retry took over and changed the item would undo the change.
+ */
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+  // Config for the handler chain; these handlers make no call of their own to the container's table.
+  process.env.TABLE_NAME ??= 'unit';
+});
+afterAll(() => db.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const row = (id: string, v = 1) => ({ pk: 'DEADLINE', sk: id, v });
+const stored = async (id: string) => (await getRow(db.table, { pk: 'DEADLINE', sk: id }, { consistent: true }))?.v;
+
+describe('a deadline', () => {
+  it('aborts its signal when it passes, for what runs within it only', async () => {
+    expect(deadlineSignal()).toBeUndefined();
+    let seen: AbortSignal | undefined;
+    await withinDeadline(30, async () => {
+      await sleep(5);
+      seen = deadlineSignal();
+      expect(seen?.aborted).toBe(false);
+    });
+    expect(deadlineSignal()).toBeUndefined();
+    await sleep(60);
+    // Cleared once its call ended in time: never aborted.
+    expect(seen?.aborted).toBe(false);
+    const late = withinDeadline(20, async () => {
+      await sleep(50);
+      return deadlineSignal();
+    });
+    const s = await late;
+    expect(s?.aborted).toBe(true);
+    expect(s?.reason).toBeInstanceOf(DeadlinePassed);
+  });
+
+  it('refuses the table calls made after it passed, signed and through the SDK, and lets those before it land', async () => {
+    const work = withinDeadline(100, async () => {
+      await putAll(db.table, [row('before')]);
+      await sleep(200);
+      const refused: string[] = [];
+      for (const [name, call] of [
+        ['BatchWriteItem', () => putAll(db.table, [row('after-batch')])],
+        ['UpdateItem', () => update(db.table, { pk: 'DEADLINE', sk: 'before' }, { set: { v: 2 } })],
+        ['PutItem (SDK)', () => put(db.table, row('after-put'))],
+        ['GetItem', () => getRow(db.table, { pk: 'DEADLINE', sk: 'before' })],
+      ] as const) {
+        await call().then(
+          () => undefined,
+          (e: unknown) => e instanceof DeadlinePassed && refused.push(name),
+        );
+      }
+      return refused;
+    });
+    expect(await work).toEqual(['BatchWriteItem', 'UpdateItem', 'PutItem (SDK)', 'GetItem']);
+    expect(await stored('before')).toBe(1);
+    expect(await stored('after-batch')).toBeUndefined();
+    expect(await stored('after-put')).toBeUndefined();
+  });
+
+  it("is a handler's time limit: what its domain call would write after the 503 is never written", async () => {
+    const { httpHandler } = await import('../../shared/http/handler.ts');
+    let done: (v: unknown) => void = () => {};
+    const finished = new Promise((r) => (done = r));
+    const handler = httpHandler('core', undefined, {}, async () => {
+      await putAll(db.table, [row('first-chunk')]);
+      // A backoff, a slow chunk: past the limit.
+      await sleep(300);
+      try {
+        await putAll(db.table, [row('late-chunk')]);
+        done('written');
+      } catch (e) {
+        done(e);
+      }
+      return { status: 201, body: {} };
+    });
+    const started = Date.now();
+    const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000002', getRemainingTimeInMillis: () => Math.max(0, 150 - (Date.now() - started)) } as unknown as ApiContext;
+    const res = await handler(apiEvent('POST', '/v1/items', '/v1/items', { body: '{}', headers: { 'content-type': 'application/json' } }), context);
+    expect(res.statusCode).toBe(503);
+    // Was 'written', after the answer.
+    expect(await finished).toBeInstanceOf(DeadlinePassed);
+    expect(await stored('first-chunk')).toBe(1);
+    expect(await stored('late-chunk')).toBeUndefined();
+  });
+});
