@@ -8,6 +8,7 @@ import { apiErrorOf } from './error-mapping.ts';
 import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge, ValidationError } from '../errors.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger, metrics, tracer } from '../observability.ts';
+import { DeadlinePassed } from '../deadline.ts';
 import { baseHeaders } from './respond.ts';
 import type { ApiContext, Flavor, HttpEvent, HttpMiddleware, HttpResult } from './types.ts';
 
@@ -88,7 +89,8 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
       const requestId = req.context.state?.requestId ?? randomUUID();
       const e = req.error;
       let apiError: ApiError;
-      if (isMiddyTimeout(e)) {
+      // A table call refused at the deadline (shared/deadline.ts), in the few ms before middy's own answer: the same timeout.
+      if (isMiddyTimeout(e) || e instanceof DeadlinePassed) {
         // The function's time ran out (middy stops just before Lambda would): a clear, retryable error.
         logger.warn('request timed out', { requestId });
         apiError = new ApiError('api_error', 'timeout', 'The request took too long and was stopped. Retry it; if it persists, quote the request_id.', { status: 503 });

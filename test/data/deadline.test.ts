@@ -94,4 +94,15 @@ describe('a deadline', () => {
     expect(await stored('first-chunk')).toBe(1);
     expect(await stored('late-chunk')).toBeUndefined();
   });
+
+  it('refusing a call in the few ms before middy answers, is answered as the timeout it is (503), not a 500', async () => {
+    const { httpHandler } = await import('../../shared/http/handler.ts');
+    const handler = httpHandler('core', undefined, {}, async () => {
+      throw new DeadlinePassed();
+    });
+    const context = { awsRequestId: '9f1c2a3b-0000-4000-8000-000000000003', getRemainingTimeInMillis: () => 5_000 } as unknown as ApiContext;
+    const res = await handler(apiEvent('POST', '/v1/items', '/v1/items', { body: '{}', headers: { 'content-type': 'application/json' } }), context);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(res.body as string).error).toMatchObject({ type: 'api_error', code: 'timeout' });
+  });
 });
