@@ -1,3 +1,4 @@
+import { cleanupMiddlewares } from '@aws-lambda-powertools/commons';
 import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
@@ -63,6 +64,11 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
           // The stored JSON answer, as first sent.
           replay.body = claim.body;
           replay.headers = { ...replay.headers, 'content-type': 'application/json' };
+          // middy skips every later step of a response returned early: what they would await
+          // (the quota's write, so nothing runs on once Lambda freezes) is awaited here, and
+          // Powertools' cleanup (metrics flush, log and trace context) runs, as for a 429.
+          await req.context.state.quotaSettled;
+          await cleanupMiddlewares(req);
           req.earlyResponse = replay;
           return replay;
         }
