@@ -13,22 +13,33 @@ import { trendingScores, type PopularitySnapshots } from './trending.ts';
 /** A loaded model with what every request derives from it, computed once. */
 export type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popular: Map<number, number> };
 
-/** Cache: loaded models by tenant and version. Bound: 21 models; emptied when full. */
+/**
+ * Cache: loaded models by tenant and version, the least recently served let go first. Bound:
+ * MODELS_KEPT models. (It was emptied when full: each model past the 21st let the busiest go too,
+ * and each of them was loaded again at its next request.)
+ */
 const models = new Map<string, ServedModel>();
+export const MODELS_KEPT = 21;
 
-/** The endpoint's artifact, loaded once per container and version. */
+/** The endpoint's artifact, loaded once per container and version (again only once let go). */
 export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<ServedModel | undefined> {
   const key = `${tenant}/${version}`;
   let m = models.get(key);
-  if (!m) {
+  if (m) {
+    // The most recently served last: a Map keeps insertion order.
+    models.delete(key);
+  } else {
     const rec = await console.get<ModelVersion>(tenant, 'model', version);
     const bytes = rec ? await blobs.get(rec.artifact) : undefined;
     if (!bytes) return undefined;
     const a = unpackModel(bytes);
     m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) };
-    if (models.size > 20) models.clear();
-    models.set(key, m);
+    for (const oldest of models.keys()) {
+      if (models.size < MODELS_KEPT) break;
+      models.delete(oldest);
+    }
   }
+  models.set(key, m);
   return m;
 }
 
