@@ -1,10 +1,10 @@
-import { Duration, Fn, NestedStack, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Duration, Fn, Lazy, Names, NestedStack, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import { CONSOLE_CSP, ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from '../shared/console-auth/headers.ts';
 import { buildConsoleSync } from '../local/console-static.ts';
 
@@ -55,7 +55,14 @@ export class ConsoleWeb extends NestedStack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const headers = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+    // CloudFront takes each response headers policy and origin access control name once per
+    // account, and CDK names them after the stack and construct only: the same stack in a second
+    // region of the account failed on them. With the region, as CDK names CloudFront functions;
+    // still after the construct, so that a resource replaced under a new id gets a new name.
+    const regionalName = (of: () => IConstruct) => Lazy.string({ produce: () => `${Names.uniqueResourceName(of(), { maxLength: 48 })}-${Stack.of(this).region}` });
+
+    const headers: cloudfront.ResponseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      responseHeadersPolicyName: regionalName(() => headers),
       comment: 'Console security headers (shared/console-auth/headers.ts)',
       securityHeadersBehavior: {
         contentSecurityPolicy: { contentSecurityPolicy: CONSOLE_CSP, override: true },
@@ -107,10 +114,13 @@ export class ConsoleWeb extends NestedStack {
       responseHeadersPolicy: headers,
     };
 
+    const siteAccess: cloudfront.S3OriginAccessControl = new cloudfront.S3OriginAccessControl(this, 'SiteAccess', { originAccessControlName: regionalName(() => siteAccess) });
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'RecSearch console',
       defaultBehavior: {
-        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket, {
+          originAccessControl: siteAccess,
+        }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,

@@ -85,6 +85,27 @@ describe('console hosting', () => {
   it('deploys the built app under console/ and invalidates it', () => {
     web.hasResourceProperties('Custom::CDKBucketDeployment', { DestinationBucketKeyPrefix: 'console/', DistributionPaths: ['/console/*'], Prune: true });
   });
+
+  it('names its account-wide CloudFront resources per region, so the same stack deploys in a second region of the account', () => {
+    // CloudFront takes each response headers policy, origin access control and function name once
+    // per account, whatever the region; stack names are per region.
+    const names = (t: Template) =>
+      Object.values(t.toJSON().Resources as Record<string, Resource>).flatMap((r) => {
+        const p = r.Properties;
+        if (r.Type === 'AWS::CloudFront::ResponseHeadersPolicy') return [p.ResponseHeadersPolicyConfig.Name];
+        if (r.Type === 'AWS::CloudFront::OriginAccessControl') return [p.OriginAccessControlConfig.Name];
+        if (r.Type === 'AWS::CloudFront::Function') return [p.Name];
+        return [];
+      });
+    const here = names(web);
+    expect(here).toHaveLength(4);
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const elsewhere = names(Template.fromStack(new ServiceStack(app, 'ConsoleTest', { env: { account: '123456789012', region: 'us-east-1' } }).console));
+    for (const name of here) expect(elsewhere, name).not.toContain(name);
+    // Within CloudFront's limits: 64 characters for an origin access control, 128 for a policy.
+    for (const [, r] of webOfType('AWS::CloudFront::OriginAccessControl')) expect(r.Properties.OriginAccessControlConfig.Name.length).toBeLessThanOrEqual(64);
+    for (const [, r] of webOfType('AWS::CloudFront::ResponseHeadersPolicy')) expect(r.Properties.ResponseHeadersPolicyConfig.Name.length).toBeLessThanOrEqual(128);
+  }, 60_000);
 });
 
 describe('sign-in limits count the browser, not the edge server', () => {
