@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -49,12 +49,17 @@ export class OperationsConstruct extends Construct {
     }
     // Throttles of every function, ten to an alarm (an alarm's math expression takes at most 10
     // metrics): a stack holds at most 500 resources, and an alarm per function was 60 of them.
+    // Each function named by its path below the stack: with the stack's name (up to 128
+    // characters) ten times over, a description passed CloudWatch's 1,024 characters and the
+    // deploy failed for stack names past about 50.
+    const stackPath = `${Stack.of(this).node.path}/`;
+    const nameOf = (f: IFunction) => (f.node.path.startsWith(stackPath) ? f.node.path.slice(stackPath.length) : f.node.path);
     for (let g = 0; g * THROTTLE_GROUP < props.functions.length; g++) {
       const group = props.functions.slice(g * THROTTLE_GROUP, (g + 1) * THROTTLE_GROUP);
       const usingMetrics = Object.fromEntries(group.map((f, k) => [`t${k}`, f.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' })]));
       this.alarms.push(
         new cloudwatch.Alarm(this, `Throttles${g}`, {
-          alarmDescription: `Invocations are being throttled in one of: ${group.map((f) => f.node.path).join(', ')}`,
+          alarmDescription: `Invocations are being throttled in one of: ${group.map(nameOf).join(', ')}`,
           // Each term filled with 0: Lambda publishes no data point for a function not invoked in
           // the period, and a sum of series has a value only where every series has one.
           metric: new cloudwatch.MathExpression({

@@ -384,6 +384,15 @@ describe('operations', () => {
     }
   });
 
+  it("keeps every alarm description inside CloudWatch's 1,024 characters, whatever the stack's name", () => {
+    // A throttle alarm names its ten functions; a stack name may be 128 characters (CloudFormation's most).
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const long = new ServiceStack(app, `R${'x'.repeat(127)}`, { env: { account: '123456789012', region: 'eu-west-1' } });
+    const alarms = Object.entries(Template.fromStack(long).toJSON().Resources as Record<string, Resource>).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(5);
+    for (const [id, a] of alarms) expect((a.Properties.AlarmDescription as string).length, id).toBeLessThanOrEqual(1024);
+  }, 60_000);
+
   it("stays inside CloudFormation's 500 resources per stack, with room for more routes", () => {
     // The service stack, and the nested stack of the Platform API.
     for (const t of [Template.fromStack(stack), Template.fromStack(stack.platformStack)]) expect(Object.keys(t.toJSON().Resources).length).toBeLessThanOrEqual(400);
