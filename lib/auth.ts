@@ -1,9 +1,16 @@
-import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { CORE_SCOPES } from '../shared/routes.ts';
 
 export const RESOURCE_SERVER = 'service-api';
+
+/**
+ * Cognito's rule for a prefix domain (CreateUserPoolDomain): 1 to 63 lowercase letters, digits
+ * and hyphens, a hyphen neither first nor last. CDK checks only the characters, so a prefix that
+ * broke the rest failed the deploy, after the retained table, buckets and pool were made.
+ */
+const DOMAIN_PREFIX = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * Cognito issues the Core API's client-credentials tokens, and holds the console's users
@@ -20,6 +27,9 @@ export class AuthConstruct extends Construct {
 
   constructor(scope: Construct, id: string, props: { domainPrefix?: string } = {}) {
     super(scope, id);
+    if (props.domainPrefix !== undefined && !Token.isUnresolved(props.domainPrefix) && !DOMAIN_PREFIX.test(props.domainPrefix)) {
+      throw new Error(`authDomainPrefix must be 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen (Cognito's rule), got ${props.domainPrefix}`);
+    }
     this.userPool = new cognito.UserPool(this, 'Pool', {
       selfSignUpEnabled: false,
       signInAliases: { username: true },

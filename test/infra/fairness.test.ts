@@ -133,6 +133,11 @@ describe('context values', () => {
       new ServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'Ctx', { env: { account: '123456789012', region: 'eu-west-1' } });
     expect(stackWith({ reserveWorkerConcurrency: 'no' })).toThrow(/Context reserveWorkerConcurrency must be true or false, got no/);
     expect(stackWith({ embeddingProvider: 'foo' })).toThrow(/Context embeddingProvider must be local or bedrock, got foo/);
+    // A Cognito domain prefix Cognito would refuse at deploy (CDK checks only its characters).
+    const withPrefix = (authDomainPrefix: string) => () =>
+      new ServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Ctx', { authDomainPrefix, env: { account: '123456789012', region: 'eu-west-1' } });
+    for (const bad of ['recsearch-', '-recsearch', 'r'.repeat(64)]) expect(withPrefix(bad), bad).toThrow(/authDomainPrefix must be 1 to 63 lowercase letters/);
+    expect(withPrefix(`recsearch-${'9'.repeat(53)}`)).not.toThrow();
     const bedrock = synth({}, { embeddingProvider: 'bedrock' });
     expect(ofType(bedrock, 'AWS::IAM::Policy').some(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('bedrock:InvokeModel'))).toBe(true);
   });
