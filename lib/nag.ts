@@ -25,6 +25,11 @@ export const ACKNOWLEDGED: readonly { id: string; reason: string }[] = [
       "The pool's users are the console's people, created by an admin (no self sign-up), with TOTP MFA required and a WAF rate rule on the pool; Plus-tier threat protection would add per-user cost for sign-ins those already guard. Its machine app clients (client credentials) are not sign-ins.",
   },
   { id: 'AwsSolutions-COG4', reason: 'No API Gateway Cognito authorizer: tokens are verified in the handlers (see APIG4).' },
+  {
+    id: 'AwsSolutions-SNS2',
+    reason:
+      "The alarm topic: CloudWatch alarms cannot publish to a topic encrypted with SNS's AWS-managed key, and its messages hold alarm names and metric values only (no tenant data); a customer-managed key for them would cost more than the topic.",
+  },
 ];
 
 /** Object-prefix grants on the artifact bucket (`<bucket>/search/*`, `<bucket>/models/*`). */

@@ -1,5 +1,8 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -8,12 +11,21 @@ import { Construct } from 'constructs';
 /** Functions whose throttles one alarm sums. */
 const THROTTLE_GROUP = 10;
 
-/** Alarms: any message in a dead-letter queue, 5xx rate per API, Lambda throttles. */
+/**
+ * Alarms: any message in a dead-letter queue, 5xx rate per API, Lambda throttles. Each notifies
+ * the alarm topic when it goes into alarm and when it recovers; `alarmEmail` subscribes an
+ * address to it (AWS mails a confirmation first), and anything else can subscribe to the topic
+ * (its ARN is the stack's `AlarmTopicArn` output).
+ */
 export class OperationsConstruct extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
+  readonly topic: sns.Topic;
 
-  constructor(scope: Construct, id: string, props: { apis: Record<string, HttpApi>; dlqs: Record<string, IQueue>; functions: IFunction[] }) {
+  constructor(scope: Construct, id: string, props: { apis: Record<string, HttpApi>; dlqs: Record<string, IQueue>; functions: IFunction[]; alarmEmail?: string }) {
     super(scope, id);
+    // Not encrypted with SNS's AWS-managed key: CloudWatch cannot publish to a topic under it (lib/nag.ts).
+    this.topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'RecSearch alarms', enforceSSL: true });
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     for (const [name, dlq] of Object.entries(props.dlqs)) {
       this.alarms.push(
         new cloudwatch.Alarm(this, `${name}DlqDepth`, {
@@ -76,6 +88,11 @@ export class OperationsConstruct extends Construct {
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
         }),
       );
+    }
+    const notify = new SnsAction(this.topic);
+    for (const a of this.alarms) {
+      a.addAlarmAction(notify);
+      a.addOkAction(notify);
     }
   }
 }

@@ -11,7 +11,7 @@ import type { TenantQuota } from './service-function.ts';
 import { WorkersConstruct } from './workers.ts';
 
 export interface ServiceStackProps extends StackProps {
-  /** Cognito domain prefix (globally unique); default `recsearch-<account id>`. */
+  /** Cognito domain prefix (unique in its region); default `recsearch-<account id>`. */
   authDomainPrefix?: string;
   /** Steady-state requests per second and burst per API stage. */
   throttle?: { rateLimit: number; burstLimit: number };
@@ -33,6 +33,16 @@ export interface ServiceStackProps extends StackProps {
   consoleAssetDir?: string;
   /** Reserve the workers' concurrency (lib/workers.ts); default true, context `reserveWorkerConcurrency=false` turns it off. */
   reserveWorkerConcurrency?: boolean;
+  /** An address the alarms mail (context `alarmEmail`); default none: subscribe to the `AlarmTopicArn` output's topic. */
+  alarmEmail?: string;
+}
+
+/** The `alarmEmail` context: an email address, or absent. */
+function emailContext(scope: Construct): string | undefined {
+  const raw = scope.node.tryGetContext('alarmEmail') as unknown;
+  if (raw === undefined) return undefined;
+  if (typeof raw === 'string' && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw)) return raw;
+  throw new Error(`Context alarmEmail must be an email address, got ${String(raw)}`);
 }
 
 const positiveContext = (scope: Construct, name: string): number | undefined => {
@@ -113,10 +123,12 @@ export class ServiceStack extends Stack {
     const limit = props.tokenEndpointLimit ?? { requests: 300, windowSeconds: 300 };
     this.firewall = new TokenEndpointFirewall(this, 'TokenEndpointFirewall', { userPool: this.auth.userPool, requestsPerAddress: limit.requests, windowSeconds: limit.windowSeconds });
 
-    new OperationsConstruct(this, 'Operations', {
+    const alarmEmail = props.alarmEmail ?? emailContext(this);
+    const operations = new OperationsConstruct(this, 'Operations', {
       apis: { core: this.core.httpApi, platform: this.platform.httpApi },
       dlqs: Object.fromEntries([...this.workers.queues].map(([name, pair]) => [name, pair.dlq])),
       functions: [...this.core.functions.values(), ...this.platform.functions.values(), ...this.workers.functions],
+      ...(alarmEmail ? { alarmEmail } : {}),
     });
 
     // CloudFormation output keys are alphanumeric: BaseUrl is base_url, and so on.
@@ -126,6 +138,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'AuthUrl', { value: this.auth.authUrl, description: 'auth_url: the token endpoint is {auth_url}/oauth2/token' });
     new CfnOutput(this, 'UserPoolId', { value: this.auth.userPool.userPoolId, description: 'Cognito user pool of the OAuth clients' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'The single DynamoDB table' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: operations.topic.topicArn, description: 'The SNS topic every alarm notifies (subscribe to it, or deploy with -c alarmEmail=...)' });
     new CfnOutput(this, 'ArtifactBucket', { value: this.data.artifacts.bucketName, description: 'Model and index artifacts' });
   }
 }

@@ -384,6 +384,27 @@ describe('operations', () => {
     }
   });
 
+  it('notifies one SNS topic (SSL only, an output) when any alarm goes off and when it recovers; alarmEmail subscribes an address', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    const [topic, ...others] = ofType('AWS::SNS::Topic');
+    expect(others).toHaveLength(0);
+    const [topicId] = topic as [string, Resource];
+    // Was: no action on any alarm (nobody heard of a dead-lettered message or a 5xx spike).
+    for (const [id, a] of alarms) {
+      expect((a.Properties.AlarmActions as unknown[]).map(refOf), id).toEqual([topicId]);
+      expect((a.Properties.OKActions as unknown[]).map(refOf), id).toEqual([topicId]);
+    }
+    const policy = ofType('AWS::SNS::TopicPolicy').find(([, p]) => JSON.stringify(p.Properties.Topics).includes(topicId));
+    expect(JSON.stringify(policy?.[1].Properties.PolicyDocument)).toContain('aws:SecureTransport');
+    expect(refOf(Template.fromStack(stack).toJSON().Outputs.AlarmTopicArn.Value)).toBe(topicId);
+    expect(ofType('AWS::SNS::Subscription')).toHaveLength(0);
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@example.com' } });
+    const mailed = new ServiceStack(app, 'Mailed', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const subs = Object.values(Template.fromStack(mailed).toJSON().Resources as Record<string, Resource>).filter((r) => r.Type === 'AWS::SNS::Subscription');
+    expect(subs.map((r) => [r.Properties.Protocol, r.Properties.Endpoint])).toEqual([['email', 'ops@example.com']]);
+    expect(() => new ServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'not an address' } }), 'Bad')).toThrow(/alarmEmail must be an email address/);
+  }, 60_000);
+
   it("keeps every alarm description inside CloudWatch's 1,024 characters, whatever the stack's name", () => {
     // A throttle alarm names its ten functions; a stack name may be 128 characters (CloudFormation's most).
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
