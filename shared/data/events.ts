@@ -94,9 +94,10 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { perDay, firstCounted: firstDays[0] ?? null, oldestEventAt: created.length ? Math.min(...created) : null };
     },
 
-    async recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]> {
+    async recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number): Promise<RecentEvent[]> {
+      const range = afterId ? { gt: sortId(afterId) } : below !== undefined ? { lt: sortId(below) } : undefined;
       const out = await queryPage(t, {
-        ...refine(byUser.query({ tenant, user_id: userId }, afterId ? { gt: sortId(afterId) } : undefined), { project: RECENT }),
+        ...refine(byUser.query({ tenant, user_id: userId }, range), { project: RECENT }),
         ScanIndexForward: false,
         Limit: limit,
       });

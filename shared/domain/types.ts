@@ -173,9 +173,10 @@ export interface EventStore {
   ingestedPerDay(tenant: string, from: string, to: string): Promise<{ perDay: ReadonlyMap<string, number>; firstCounted: string | null; oldestEventAt: number | null }>;
   /**
    * A user's latest events, newest first: only their id, item, type and creation time (all that
-   * serving reads); with `afterId`, only events with a higher id.
+   * serving reads); with `afterId`, only events with a higher id; with `below` (and no `afterId`),
+   * only those with a lower id.
    */
-  recentByUser(tenant: string, userId: string, limit: number, afterId?: number): Promise<RecentEvent[]>;
+  recentByUser(tenant: string, userId: string, limit: number, afterId?: number, below?: number): Promise<RecentEvent[]>;
   /**
    * The tenant's latest events across every write shard, newest (highest id) first, up to
    * `limit`: only their id, item, type and creation time. With `below`, those with a lower id,

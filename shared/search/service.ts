@@ -11,7 +11,7 @@ import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
-import { cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
+import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { FacetCounter } from './facets.ts';
@@ -150,19 +150,33 @@ const SEEN_EVENTS = 100;
  * go through the context's pipeline (shared/serving/pipeline.ts), and pages are positions in
  * the order that comes out, ranked on the same build page after page.
  */
-async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { plan: ServingPlan }, offset: number, builtAt: number | undefined, list: string | undefined) {
+async function plannedSearch(
+  deps: SearchDeps,
+  tenant: string,
+  req: SearchRequest & { plan: ServingPlan },
+  offset: number,
+  builtAt: number | undefined,
+  list: string | undefined,
+  asOf: number | undefined,
+) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const { controls } = req.plan;
   const needSeen = controls.exclude_seen === true && req.userId !== undefined;
-  // The user's latest events, when the plan read them already (segments), serve the taste and `exclude_seen`.
-  const [profile, recent, popular] = await Promise.all([
-    req.userId ? profileOf(deps, tenant, req.userId, index, delta, latestFromPlan(req.plan, PROFILE_EVENTS)) : null,
-    needSeen ? (latestFromPlan(req.plan, SEEN_EVENTS) ?? deps.events.recentByUser(tenant, req.userId as string, SEEN_EVENTS)) : [],
+  // The user's latest events (the plan's read, when it has them: segments) make the taste and what
+  // `exclude_seen` leaves out; on a later page, those up to the newest the first page read
+  // (`asOf`): the events the user sent since (a click on a hit) move nothing across the positions.
+  const latest = (userId: string, n: number) =>
+    asOf !== undefined ? deps.events.recentByUser(tenant, userId, n, undefined, asOf + 1) : (latestFromPlan(req.plan, n) ?? deps.events.recentByUser(tenant, userId, n));
+  const [events, popular] = await Promise.all([
+    req.userId ? latest(req.userId, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
   ]);
+  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta, events) : null;
+  const recent = needSeen ? events : [];
+  const tasteAsOf = req.userId ? (asOf ?? events[0]?.id ?? 0) : undefined;
   const facets = facetCounter(req);
   const rankRequested = rankRequest(req, query, qv, index, profile);
   const pool = contextPool(req.limit);
@@ -204,7 +218,7 @@ async function plannedSearch(deps: SearchDeps, tenant: string, req: SearchReques
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list) : null;
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
@@ -225,12 +239,19 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
   return view;
 }
 
-/** A search by relevance: keyset pages, a cursor (score, id, build, and `list`: listDigest's) after the last hit when more follow. */
-async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: { score: number; id: number; builtAt?: number | undefined } | undefined, list: string | undefined) {
+/**
+ * A search by relevance: keyset pages, a cursor (score, id, build, and `list`: listDigest's) after
+ * the last hit when more follow. A personalised list's cursor also names the newest of the user's
+ * events its taste was made of: later pages make the taste of the events up to it, so the events
+ * the user sends between pages (a click on a hit) do not move hits across the cursor.
+ */
+async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: Cursor | undefined, list: string | undefined) {
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
-  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
+  const events = req.userId ? await deps.events.recentByUser(tenant, req.userId, PROFILE_EVENTS, undefined, after?.asOf === undefined ? undefined : after.asOf + 1) : [];
+  const asOf = req.userId ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
+  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta, events) : null;
   const facets = facetCounter(req);
   const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), {
     limit: req.limit,
@@ -240,7 +261,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const next = hasMore && last ? encodeCursor(last, index.builtAt, list) : null;
+  const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -265,7 +286,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
     sameList(after?.list, list, cursorField);
-    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list);
+    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf);
   }
   if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
   sameList(after?.list, list, cursorField);

@@ -112,6 +112,10 @@ describe('event store', () => {
     expect((await s.recentByUser('rec', 'u', 10, 1)).map((e) => e.id)).toEqual([4, 3]);
     expect((await s.recentByUser('rec', 'u', 10, 3)).map((e) => e.id)).toEqual([4]);
     expect(await s.recentByUser('rec', 'u', 10, 4)).toEqual([]);
+    // Only the events before an id (the taste a personalised search's first page was ranked with).
+    expect((await s.recentByUser('rec', 'u', 10, undefined, 4)).map((e) => e.id)).toEqual([3, 1]);
+    expect((await s.recentByUser('rec', 'u', 1, undefined, 5)).map((e) => e.id)).toEqual([4]);
+    expect(await s.recentByUser('rec', 'u', 10, undefined, 1)).toEqual([]);
     expect(await s.recentByUser('rec', 'nobody', 5)).toEqual([]);
     expect(await s.recentByUser('other', 'u', 5)).toEqual([]);
   });

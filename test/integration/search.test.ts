@@ -248,6 +248,72 @@ describe('POST /v1/search', () => {
     expect(hatLover.indexOf(cap)).toBeLessThan(hatLover.indexOf(mug));
   });
 
+  it("pages a personalised list on the taste its first page had: the user's events between pages neither repeat nor skip a hit", async () => {
+    const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+    const c = new TenantClient(
+      t.base,
+      await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'taste-pages', { base_url: t.base, console_url: t.base, auth_url: t.base }),
+    );
+    const names = [
+      'Blue ceramic mug',
+      'Blue denim cap',
+      'Blue wool hat',
+      'Blue glass teapot',
+      'Blue cotton shirt',
+      'Blue leather boot',
+      'Blue steel kettle',
+      'Blue silk scarf',
+      'Blue plastic bowl',
+      'Blue canvas bag',
+      'Red ceramic teapot',
+      'Green wool cap',
+    ];
+    const made = ids(
+      await c.core(
+        'POST',
+        '/v1/items',
+        names.map((name) => ({ name })),
+      ),
+    );
+    for (const id of made) await untilEmbedded(c, id);
+    const teapot = made[10] as string;
+    const cap = made[11] as string;
+    // With a context too: its pages are positions in the order its controls gave (here leaving out what the user saw).
+    const context = (await c.platform('POST', '/api/contexts', { name: 'search box', description: '' })).body.id as number;
+    expect((await c.platform('PUT', `/api/rerank-controls?contextId=${context}`, { exclude_seen: true })).status).toBe(200);
+    for (const [k, [mode, query, contextId]] of (
+      [
+        ['keyword', 'blue'],
+        ['hybrid', 'blue'],
+        ['hybrid', ''],
+        ['keyword', 'blue', context],
+        ['hybrid', '', context],
+      ] as const
+    ).entries()) {
+      const shopper = `shopper-${k}`;
+      await c.core('POST', '/v1/events', [{ type: 'purchase', user_id: shopper, item_id: teapot }]);
+      const body = { query, mode, user_id: shopper, ...(contextId ? { context_id: contextId } : {}) };
+      const whole = ids(await search({ ...body, limit: 100 }, c));
+      const first = await search({ ...body, limit: 4 }, c);
+      // The shopper acts between pages (buys something else, clicks hits of the next pages): their
+      // taste changes, and what they have seen.
+      await c.core('POST', '/v1/events', [
+        { type: 'purchase', user_id: shopper, item_id: cap },
+        { type: 'click', user_id: shopper, item_id: whole[5] },
+        { type: 'click', user_id: shopper, item_id: whole[6] },
+      ]);
+      const paged = ids(first);
+      let cursor: string | null = first.body.next_cursor;
+      while (cursor) {
+        const r = await search({ ...body, limit: 4, starting_after: cursor }, c);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        paged.push(...ids(r));
+        cursor = r.body.next_cursor;
+      }
+      expect(paged, `${mode} ${JSON.stringify(query)} ${contextId ?? ''}`).toEqual(whole);
+    }
+  });
+
   it('isolates tenants', async () => {
     expect(ids(await search({ query: 'running shoe' }, other))).toEqual([]);
     await other.core('POST', '/v1/items', { name: 'Other tenant running shoe' });
