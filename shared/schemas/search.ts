@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdInBody, forwardIssues, POSITIVE_INT_PATTERN } from './common.ts';
+import { between, contextIdInBody, forwardIssues, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -112,7 +112,9 @@ const tag = z.string('a highlight tag is a string').check(z.maxLength(100, 'a hi
 /** Core `POST /v1/search` body (api-decisions). */
 export const searchBody = z
   .strictObject({
-    query: z.string({ error: 'query is required (may be empty to browse)' }).check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
+    query: z
+      .string({ error: missingOr('query is required (may be empty to browse)', 'query must be a string (may be empty to browse)') })
+      .check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
     /** The shorthand object, or a list of `{ field, op, value }` clauses. */
     filters: z.optional(coreFilters),
     limit: z._default(z.optional(z.int('limit must be an integer').check(...between('limit', 1, 100))), 20),

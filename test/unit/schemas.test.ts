@@ -133,6 +133,11 @@ describe('validation messages', () => {
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 101 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
+    // A query sent, of another type, is not "required" (it was sent): the message says what it must be.
+    expect(fieldErrors(() => parseOrThrow(searchBody, {}, 'body')).query).toEqual(['query is required (may be empty to browse)']);
+    for (const query of [5, null, ['shoe'], { text: 'shoe' }, true]) {
+      expect(fieldErrors(() => parseOrThrow(searchBody, { query }, 'body')).query, JSON.stringify(query)).toEqual(['query must be a string (may be empty to browse)']);
+    }
     expect(fieldErrors(() => parseOrThrow(eventTypeBody, { name: 'click', weight: 0 }, 'body')).weight).toEqual(['weight must be between 1 and 100']);
     expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body')).weight).toEqual(['weight must be between 1 and 100']);
     const template = (over: object) => ({ name: 't', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1, total_min: 1 }, ...over });
