@@ -6,10 +6,12 @@ import { documentAs } from './doc.ts';
 const MAX_QUERY_CHARS = 1000;
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
-// The lists' lengths are checked after their union, whose own error would only say "Invalid input".
-const oneOrMany = z
-  .union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))])
-  .check(z.refine((v) => typeof v === 'string' || v.length <= 100, 'at most 100 values'));
+// The lists' lengths are checked after their union, whose own error would only say "Invalid input"
+// (documented as the union with the bound on the list).
+const oneOrMany = documentAs(
+  z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))]).check(z.refine((v) => typeof v === 'string' || v.length <= 100, 'at most 100 values')),
+  z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]),
+);
 
 /** `metadata.<key>`: any key an item's metadata can hold (one of its own, not a path), 1 to 1,000 characters. */
 const METADATA_KEY = 'metadata\\.[\\s\\S]{1,1000}';
@@ -33,10 +35,14 @@ const filterClause = z
     field: filterField,
     op: z.enum(['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists']),
     value: z.optional(
-      z.union([scalar, z.array(scalar)], {
-        // Its own error would only say "Invalid input" (a null or an object value).
-        error: 'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
-      }),
+      documentAs(
+        z.union([scalar, z.array(scalar)], {
+          // Its own error would only say "Invalid input" (a null or an object value).
+          error: 'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
+        }),
+        // The list's bound is checked with the clause (below), documented here.
+        z.union([scalar, z.array(scalar).check(z.maxLength(1000))]),
+      ),
     ),
   })
   .check(

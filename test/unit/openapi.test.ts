@@ -125,6 +125,12 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     for (const path of ['/v1/items/{item_id}', '/api/rules/{id}', '/api/segments/{id}', '/api/experiments/{id}', '/api/synonyms/{id}', '/api/models/{version}', '/api/events/templates/{id}']) {
       expect(at('patch', path).requestBody.content['application/json'].schema.minProperties, path).toBe(1);
     }
+    // The bounds of search's lists, checked after their unions (docs/api.md: 100 categories or brands, 1,000 values of `in`).
+    const searchFilters = at('post', '/v1/search').requestBody.content['application/json'].schema.properties.filters.anyOf;
+    expect(searchFilters[0].properties.category.anyOf[1].maxItems).toBe(100);
+    expect(searchFilters[0].properties.brand.anyOf[1].maxItems).toBe(100);
+    expect(searchFilters[1].items.properties.value.anyOf[1].maxItems).toBe(1000);
+    expect(at('post', '/api/items/search').requestBody.content['application/json'].schema.properties.filters.items.properties.value.anyOf[1].maxItems).toBe(1000);
     expect(at('post', '/api/api-keys').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
     expect(at('post', '/api/clients').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
     // The headers of errors: every 401 its challenge, every 429 its Retry-After, the token endpoint's no caching.
