@@ -9,7 +9,9 @@ const scalar = z.union([z.string(), z.number(), z.boolean()]);
 // The lists' lengths are checked after their union, whose own error would only say "Invalid input"
 // (documented as the union with the bound on the list).
 const oneOrMany = documentAs(
-  z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))]).check(z.refine((v) => typeof v === 'string' || v.length <= 100, 'at most 100 values')),
+  z
+    .union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))], { error: 'a string, or a list of 1 to 100 strings' })
+    .check(z.refine((v) => typeof v === 'string' || v.length <= 100, 'at most 100 values')),
   z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]),
 );
 
@@ -80,7 +82,15 @@ const shorthandFilters = z.strictObject({
   brand: z.optional(oneOrMany),
   availability: z.optional(z.string().check(z.minLength(1))),
   price: z.optional(z.strictObject({ gte: z.optional(z.number()), lte: z.optional(z.number()) })),
-  metadata: z.optional(z.record(z.string(), scalar)),
+  metadata: z.optional(
+    z.record(
+      z.string(),
+      z.union([z.string(), z.number(), z.boolean()], {
+        // Its own error would only say "Invalid input" (a null, a list or an object value).
+        error: 'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
+      }),
+    ),
+  ),
 });
 export type ShorthandFilters = z.output<typeof shorthandFilters>;
 

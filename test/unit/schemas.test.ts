@@ -133,6 +133,15 @@ describe('validation messages', () => {
     expect(fieldErrors(() => parseOrThrow(createItemsBody, { name: 'a'.repeat(1001) }, 'body')).name).toEqual(['name must be at most 1000 characters']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 0 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
     expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', limit: 101 }, 'body')).limit).toEqual(['limit must be between 1 and 100']);
+    // The shorthand filters' values of another kind say what they must be, not only "Invalid input".
+    const filterError = (filters: object, at: string) => fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters }, 'body'))[at];
+    expect(filterError({ category: 5 }, 'filters.category')).toEqual(['a string, or a list of 1 to 100 strings']);
+    expect(filterError({ brand: { name: 'Acme' } }, 'filters.brand')).toEqual(['a string, or a list of 1 to 100 strings']);
+    for (const value of [null, ['a'], { a: 1 }]) {
+      expect(filterError({ metadata: { colour: value } }, 'filters.metadata.colour'), JSON.stringify(value)).toEqual([
+        'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
+      ]);
+    }
     // A query sent, of another type, is not "required" (it was sent): the message says what it must be.
     expect(fieldErrors(() => parseOrThrow(searchBody, {}, 'body')).query).toEqual(['query is required (may be empty to browse)']);
     for (const query of [5, null, ['shoe'], { text: 'shoe' }, true]) {
