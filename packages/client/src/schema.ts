@@ -1798,7 +1798,7 @@ export interface components {
             index_built_at: number | null;
             changes_since_build: number;
         };
-        /** @description `total`: how many items match (may be an estimate for large results). */
+        /** @description `total`: how many items match the query and filters, counted exactly (api-decisions allows an estimate; this service counts every match). */
         SearchResults: {
             /** @constant */
             object: "list";

@@ -118,7 +118,7 @@ export const searchResults = named(
     experiment: z.optional(experimentRef),
     facets: z.optional(z.record(z.string(), facet)),
   }),
-  '`total`: how many items match (may be an estimate for large results).',
+  '`total`: how many items match the query and filters, counted exactly (api-decisions allows an estimate; this service counts every match).',
 );
 
 export const tokenResponse = named('AccessToken', z.strictObject({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.int().check(z.positive()) }));
