@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { words } from '../search/text.ts';
+import { phraseTerms, words } from '../search/text.ts';
 import { limitParam, numericId } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
@@ -8,6 +8,8 @@ import { documentAs, documentChecks } from './doc.ts';
 const phrase = z.string('a synonym is a string').check(
   z.maxLength(100, 'a synonym is at most 100 characters'),
   z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
+  // Search leaves stop words out of queries and documents: such a synonym would never apply (it was stored, 201).
+  z.refine((s) => words(s).length === 0 || phraseTerms(s).length > 0, 'a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'),
   z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
 );
 const phrases = z.array(phrase, 'synonyms is a list of strings').check(z.minLength(1, 'synonyms must not be empty'), z.maxLength(20, 'at most 20 synonyms in a set'));

@@ -206,4 +206,13 @@ describe('synonym set schemas', () => {
     expect(synonymBody.safeParse({ synonyms: ['a'.repeat(100), 'x'] }).success).toBe(true);
     expect(fieldErrors(() => parseOrThrow(synonymBody, { synonyms: ['a'.repeat(101), 'x'] }, 'body'))['synonyms.0']).toEqual(['a synonym is at most 100 characters']);
   });
+
+  it('refuses a synonym of stop words only, which search ignores (it was stored, and never applied)', () => {
+    const stopWordsOnly = ['a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'];
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { synonyms: ['tv', 'the'] }, 'body'))['synonyms.1']).toEqual(stopWordsOnly);
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { type: 'one_way', input: 'of the', synonyms: ['tv'] }, 'body')).input).toEqual(stopWordsOnly);
+    expect(fieldErrors(() => parseOrThrow(synonymPatch, { synonyms: ['and', 'couch'] }, 'body'))['synonyms.0']).toEqual(stopWordsOnly);
+    // A stop word within a phrase is fine.
+    expect(synonymBody.safeParse({ synonyms: ['house of cards', 'tv'] }).success).toBe(true);
+  });
 });
