@@ -10,7 +10,7 @@ import * as z from 'zod/mini';
  * JSON Schema metadata: `id` makes a schema a named component of the document; the rest is
  * written into the schema's JSON Schema as it is (what a refinement checks and JSON Schema can say).
  */
-export const docs = z.registry<{ id?: string; description?: string; minProperties?: number; uniqueItems?: boolean }>();
+export const docs = z.registry<{ id?: string; description?: string; minProperties?: number; maxProperties?: number; uniqueItems?: boolean }>();
 
 /** `schema`, documented as the component `id`. */
 export function named<S extends z.ZodMiniType>(id: string, schema: S, description?: string): S {
@@ -18,8 +18,8 @@ export function named<S extends z.ZodMiniType>(id: string, schema: S, descriptio
   return schema;
 }
 
-/** `schema`, documented with what its refinements check too (`minProperties`, `uniqueItems`): merged with its name, if any. */
-export function documentChecks<S extends z.ZodMiniType>(schema: S, checks: { minProperties?: number; uniqueItems?: boolean }): S {
+/** `schema`, documented with what its refinements check too (`minProperties`, `maxProperties`, `uniqueItems`): merged with its name, if any. */
+export function documentChecks<S extends z.ZodMiniType>(schema: S, checks: { minProperties?: number; maxProperties?: number; uniqueItems?: boolean }): S {
   docs.add(schema, { ...docs.get(schema), ...checks });
   return schema;
 }

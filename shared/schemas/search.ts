@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { between, contextIdInBody, forwardIssues, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
-import { documentAs } from './doc.ts';
+import { documentAs, documentChecks } from './doc.ts';
 
 /** The longest query either search route takes. */
 const MAX_QUERY_CHARS = 1000;
@@ -83,12 +83,19 @@ const shorthandFilters = z.strictObject({
   availability: z.optional(z.string().check(z.minLength(1))),
   price: z.optional(z.strictObject({ gte: z.optional(z.number()), lte: z.optional(z.number()) })),
   metadata: z.optional(
-    z.record(
-      z.string(),
-      z.union([z.string(), z.number(), z.boolean()], {
-        // Its own error would only say "Invalid input" (a null, a list or an object value).
-        error: 'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
-      }),
+    // At most as many keys as the clause form has clauses (it had no bound).
+    documentChecks(
+      z
+        .record(
+          z.string(),
+          z.union([z.string(), z.number(), z.boolean()], {
+            // Its own error would only say "Invalid input" (a null, a list or an object value).
+            error:
+              'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
+          }),
+        )
+        .check(z.refine((o) => Object.keys(o).length <= 20, 'at most 20 metadata filters')),
+      { maxProperties: 20 },
     ),
   ),
 });

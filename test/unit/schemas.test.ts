@@ -142,6 +142,10 @@ describe('validation messages', () => {
         'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
       ]);
     }
+    // As many shorthand metadata filters as the clause form takes clauses (they had no bound).
+    const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+    expect(searchBody.safeParse({ query: 'x', filters: { metadata: keys(20) } }).success).toBe(true);
+    expect(filterError({ metadata: keys(21) }, 'filters.metadata')).toEqual(['at most 20 metadata filters']);
     // A query sent, of another type, is not "required" (it was sent): the message says what it must be.
     expect(fieldErrors(() => parseOrThrow(searchBody, {}, 'body')).query).toEqual(['query is required (may be empty to browse)']);
     for (const query of [5, null, ['shoe'], { text: 'shoe' }, true]) {
