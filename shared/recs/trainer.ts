@@ -159,7 +159,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     return stopRequested;
   };
   const hooks: TrainHooks = { shouldStop: () => stopRequested };
-  const poll = setInterval(() => void checkStop(), 1000);
+  // A read that fails here is tried again at the next tick: left unhandled, its rejection would
+  // end the process (the Lambda invocation, the container task, `npm start`) and the run with it.
+  const poll = setInterval(() => void checkStop().catch(() => undefined), 1000);
   // Messages and validation points go to the log as they come (an empty message only moves the
   // fraction), written in order while training lets the event loop run; a failed write of
   // progress does not fail the run. The run's last line waits for them, so it stays the last.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
+import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
 import { startTraining, stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
@@ -342,6 +343,46 @@ describe('stopping a run races its end', () => {
     const done = await c.get<TrainingRun>(T4, 'job', 1);
     expect(done).toMatchObject({ status: 'Completed', model_version: 1 });
     expect((await c.list<ModelVersion>(T4, 'model')).map((m) => m.version)).toEqual([1]);
+  });
+
+  it("a read of the run that fails in the trainer's stop poll fails nothing: no unhandled rejection (which ends the process), and the run completes", async () => {
+    const T8 = 'stp-poll';
+    const { c, events, items, blobs, template } = await twoTastes(T8);
+    await c.put(T8, 'job', job(1, template));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    // The trainer polls for a stop each second: that timer is this test's to fire, once a second has passed.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let skew = 0;
+    const restore = setClock({ nowMs: () => Date.now() + skew });
+    let failNext = false;
+    const flaky: ConsoleStore = {
+      ...racing(c, async () => {
+        failNext = true;
+        skew += 2000;
+        vi.advanceTimersByTime(1000);
+        await new Promise((r) => setTimeout(r, 50));
+      }),
+      async get(tenant, kind, id) {
+        if (failNext && kind === 'job') {
+          failNext = false;
+          throw new Error('ProvisionedThroughputExceededException');
+        }
+        return c.get(tenant, kind, id);
+      },
+    };
+    try {
+      await runTraining({ console: flaky, events, items, blobs }, T8, 'train-1');
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      restore();
+      vi.useRealTimers();
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(failNext).toBe(false);
+    expect(unhandled).toEqual([]);
+    expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 });
 
