@@ -166,6 +166,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // fraction), written in order while training lets the event loop run; a failed write of
   // progress does not fail the run. The run's last line waits for them, so it stays the last.
   let written = Promise.resolve();
+  // The version record once stored: from then on the run has made its version, whatever fails after.
+  let storedVersion: ModelVersion | undefined;
   const later = (write: () => Promise<unknown>) => {
     written = written.then(write).then(
       () => undefined,
@@ -320,6 +322,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       ...(validation ? { validation: storedValidation(validation) } : {}),
     };
     await c.put(tenant, 'model', rec);
+    storedVersion = rec;
     // An erasure that began meanwhile may have listed the versions before this one was there:
     // read the markers again now it is, and take out of the artifact whoever it still holds.
     const holds = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
@@ -334,6 +337,16 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       return;
     }
     const message = e instanceof Error ? e.message : String(e);
+    if (storedVersion) {
+      // Its version is listed: the run is Completed with it (as endInterruptedRun ends a run that
+      // stored its version), not Failed beside it; what failed after is logged and thrown.
+      const v = storedVersion;
+      const ended = { status: 'Completed', progress: 1, finished_at: now(), model_version: v.version, metrics: v.metrics };
+      const completed = await c.update(tenant, 'job', id, ended, { status: 'InProgress', storing_version: v.version });
+      await log(`After storing version ${v.version}: ${message}`);
+      if (completed) await log(`Completed: version ${v.version}`);
+      throw e;
+    }
     // A run that ended meanwhile keeps its end.
     const failed = { status: 'Failed', finished_at: now(), error: message };
     if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' }))) await c.update(tenant, 'job', id, failed, { status: 'Stopping' });

@@ -345,6 +345,28 @@ describe('stopping a run races its end', () => {
     expect((await c.list<ModelVersion>(T4, 'model')).map((m) => m.version)).toEqual([1]);
   });
 
+  it('a run whose version record is stored is Completed with it, though a step after that fails: never Failed beside a version it made', async () => {
+    const T9 = 'stored-then';
+    const { c, events, items, blobs, template } = await twoTastes(T9);
+    await c.put(T9, 'job', job(1, template));
+    // The read of the erased users after the version record is stored (the trainer's second) fails.
+    let reads = 0;
+    const flaky: ConsoleStore = {
+      ...c,
+      async servingConfig(tenant) {
+        if (++reads === 2) throw new Error('ProvisionedThroughputExceededException');
+        return c.servingConfig(tenant);
+      },
+    };
+    await runTraining({ console: flaky, events, items, blobs }, T9, 'train-1').catch(() => undefined);
+    expect(reads).toBe(2);
+    expect((await c.list<ModelVersion>(T9, 'model')).map((m) => m.version)).toEqual([1]);
+    const run = await c.get<TrainingRun>(T9, 'job', 1);
+    expect(run).toMatchObject({ status: 'Completed', model_version: 1, error: null, progress: 1 });
+    expect(run?.metrics).toEqual((await c.get<ModelVersion>(T9, 'model', 1))?.metrics);
+    expect(await logsOf(c, T9, 1)).toMatch(/Completed: version 1$/);
+  });
+
   it("a read of the run that fails in the trainer's stop poll fails nothing: no unhandled rejection (which ends the process), and the run completes", async () => {
     const T8 = 'stp-poll';
     const { c, events, items, blobs, template } = await twoTastes(T8);
