@@ -1,7 +1,7 @@
 import { seededRandom } from '../random.ts';
 import type { Dataset } from './dataset.ts';
 import { F32Rows } from './f32-rows.ts';
-import { invertSpd, Stopped, type History, type Model, type TrainHooks } from './models.ts';
+import { invertSpd, Stopped, tick, type History, type Model, type TrainHooks } from './models.ts';
 
 /**
  * EASE with every weight of its head kept: B (m × m, row-major, zero diagonal) over the `head`
@@ -379,8 +379,7 @@ function solveSide(
 /** After each epoch: the epoch (1-based), the training loss per observed interaction, and the model so far. */
 export type EpochHook = (epoch: number, loss: number, model: AlsModel) => void;
 
-/** Lets the event loop run (log writes, a stop's poll) between steps of a long training. */
-export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+export { tick };
 
 /**
  * iALS (Hu et al. 2008, with Rendle et al. 2021's weighting and frequency-scaled regularisation),

@@ -306,6 +306,12 @@ export class FactorModel implements Model {
   }
 }
 
+/** Lets the event loop run (log writes, a stop's poll) between steps of a long training. */
+export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** How long a training loop runs before it lets the event loop run (`tick`): a stop's poll is heard within about a second. */
+const YIELD_EVERY_MS = 50;
+
 export interface GradientOptions {
   epochs: number;
   batchSize: number;
@@ -320,7 +326,7 @@ export interface GradientOptions {
  * history (so serving needs no per-user state, and a new event changes the next answer).
  * Each mini-batch holds `batchSize` (user, positive, sampled negative) triples.
  */
-export function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHooks = {}): Model {
+export async function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHooks = {}): Promise<Model> {
   const F = o.factors ?? 64;
   const n = ds.items.length;
   const rand = seededRandom(o.seed ?? 7);
@@ -345,9 +351,16 @@ export function trainBprFoldIn(ds: Dataset, o: GradientOptions, hooks: TrainHook
     if (!g) gq.set(i, (g = new Float32Array(F)));
     for (let f = 0; f < F; f++) g[f] = (g[f] as number) + scale * (vec[f] as number);
   };
+  // The event loop runs every YIELD_EVERY_MS: the stop's poll (a read of the run, shared/recs/trainer.ts)
+  // sets the flag `shouldStop` reads only then. (It ran every epoch to the end: a stop of 50 epochs waited for all of them.)
+  let ranSince = performance.now();
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     let loss = 0;
     for (let step = 0; step < stepsPerEpoch; step++) {
+      if (performance.now() - ranSince >= YIELD_EVERY_MS) {
+        await tick();
+        ranSince = performance.now();
+      }
       if (hooks.shouldStop?.()) throw new Stopped('stopped');
       gq.clear();
       gb.clear();

@@ -51,7 +51,7 @@ export async function trainAlgorithm(
     case 'item_knn':
       return { model: trainItemKnn(ds, hooks, 200) };
     case 'bpr':
-      return { model: trainBprFoldIn(ds, { epochs: options.epochs, batchSize: options.batch_size, learningRate: options.learning_rate }, hooks) };
+      return { model: await trainBprFoldIn(ds, { epochs: options.epochs, batchSize: options.batch_size, learningRate: options.learning_rate }, hooks) };
     default:
       return { model: trainEase(ds, { maxItems: 2500 }, hooks) };
   }

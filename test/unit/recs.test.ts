@@ -82,12 +82,24 @@ describe('recommendation models', () => {
     expect(topK(trainPopularity(ds).score({ items: [], weights: [] }), 1, new Set()).map((i) => ds.items[i])).toEqual([11]);
   });
 
-  it('BPR honours epochs, batch size and learning rate, and can be stopped', () => {
+  it('BPR honours epochs, batch size and learning rate, and can be stopped', async () => {
     const seen: string[] = [];
-    trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { progress: (_f, m) => seen.push(m) });
+    await trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { progress: (_f, m) => seen.push(m) });
     expect(seen).toHaveLength(3);
     expect(seen[2]).toMatch(/^epoch 3\/3 loss /);
-    expect(() => trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { shouldStop: () => true })).toThrow(Stopped);
+    await expect(trainBprFoldIn(ds, { epochs: 3, batchSize: 64, learningRate: 0.01 }, { shouldStop: () => true })).rejects.toThrow(Stopped);
+  });
+
+  it("BPR lets the event loop run while it trains, so a stop set by a timer (as the run's poll sets it) is heard", async () => {
+    // Epochs enough for seconds of work; the flag set 100 ms in, as the trainer's once-a-second poll would.
+    let stop = false;
+    setTimeout(() => (stop = true), 100);
+    const started = performance.now();
+    const seen: string[] = [];
+    await expect(trainBprFoldIn(ds, { epochs: 100_000, batchSize: 64, learningRate: 0.01 }, { shouldStop: () => stop, progress: (_f, m) => seen.push(m) })).rejects.toThrow(Stopped);
+    // Was: every epoch to the end (the timer could not fire while the loop ran).
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(seen.length).toBeLessThan(100_000);
   });
 
   it('evaluates binary relevance at 10 with seen items removed', () => {
@@ -98,8 +110,8 @@ describe('recommendation models', () => {
     expect(m.coverage).toBeGreaterThan(0);
   });
 
-  it('round-trips models through the artifact format', () => {
-    for (const model of [trainEase(ds), trainBprFoldIn(ds, { epochs: 1, batchSize: 64, learningRate: 0.01 }), trainPopularity(ds)]) {
+  it('round-trips models through the artifact format', async () => {
+    for (const model of [trainEase(ds), await trainBprFoldIn(ds, { epochs: 1, batchSize: 64, learningRate: 0.01 }), trainPopularity(ds)]) {
       const back = unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight) }));
       const h = { items: [idx(1)], weights: [1] };
       expect(Array.from(back.model.score(h)), model.algorithm).toEqual(Array.from(model.score(h)));
