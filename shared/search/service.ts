@@ -288,7 +288,12 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
     sameList(after?.list, list, cursorField);
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf);
   }
-  if (after?.offset !== undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search with a context; send the same context_id.'] });
+  if (after?.offset !== undefined) {
+    // Platform item search (its cursor field is `cursor`) takes no context: the cursor is a Core search's.
+    const why =
+      cursorField === 'starting_after' ? 'This cursor is from a search with a context; send the same context_id.' : 'This cursor is from a Core search with a context, not from this item search.';
+    throw new InvalidInput('Invalid cursor.', { [cursorField]: [why] });
+  }
   sameList(after?.list, list, cursorField);
   return relevanceSearch(deps, tenant, req, after, list);
 }

@@ -604,6 +604,11 @@ describe('Platform item search', () => {
     expect(JSON.stringify(other.body)).toContain('This cursor is from another search');
     const filtered = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: first.body.next_cursor, filters: [{ field: 'active', op: 'eq', value: true }] });
     expect(filtered.status).toBe(400);
+    // A Core search's cursor of a context: refused saying so (was "send the same context_id", which this route does not take).
+    const context = (await t.demo.platform('POST', '/api/contexts', { name: 'cursor check', description: '' })).body.id as number;
+    const inContext = await t.demo.core('POST', '/v1/search', { query: 'lantern', limit: 2, context_id: context });
+    const crossed = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: inContext.body.next_cursor });
+    expect(crossed).toMatchObject({ status: 400, body: { error: expect.stringContaining('This cursor is from a Core search with a context, not from this item search.') } });
   });
 
   it('is open to items and admin keys, and validates', async () => {
