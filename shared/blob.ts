@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AwsClient, AwsHttpError, encodeKeyPath, type AwsCallOptions } from './aws/signed-fetch.ts';
 import { config } from './config.ts';
+import { deadlineSignal } from './deadline.ts';
 import { replaceFile } from './files.ts';
 
 /** Where artifacts (search indexes, models) live: S3 on AWS, a folder locally. */
@@ -35,13 +36,17 @@ export class FolderBlobStore implements BlobStore {
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
     const p = this.path(key, 'put');
+    // Not once the request's deadline passed (shared/deadline.ts), as the table's calls.
+    deadlineSignal()?.throwIfAborted();
     mkdirSync(dirname(p), { recursive: true });
     // Written whole, flushed, then renamed: a reader never sees half an artifact, nor a pointer
     // to an artifact a crash of the machine emptied.
     replaceFile(p, body);
   }
   async delete(key: string): Promise<void> {
-    rmSync(this.path(key, 'delete'), { force: true });
+    const p = this.path(key, 'delete');
+    deadlineSignal()?.throwIfAborted();
+    rmSync(p, { force: true });
   }
 }
 
@@ -67,11 +72,12 @@ export class S3BlobStore implements BlobStore {
     }
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
-    await this.client.send('PUT', encodeKeyPath(key), { body, headers: { 'content-type': 'application/octet-stream' } });
+    // Each attempt refused once the request's deadline passed (shared/deadline.ts), as the table's calls.
+    await this.client.send('PUT', encodeKeyPath(key), { body, headers: { 'content-type': 'application/octet-stream' }, signal: deadlineSignal() });
   }
   /** DeleteObject: S3 answers 204 whether or not the key was there. */
   async delete(key: string): Promise<void> {
-    await this.client.send('DELETE', encodeKeyPath(key));
+    await this.client.send('DELETE', encodeKeyPath(key), { signal: deadlineSignal() });
   }
 }
 

@@ -6,8 +6,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * a chunk not sent yet). A client then retries (an Idempotency-Key's retry takes the attempt
  * over at once) and changes what it created; a write of the first attempt landing after that
  * would undo the change. So once the deadline passes, the table refuses the rest of the
- * handler's calls (shared/data/signed.ts and the SDK client, shared/data/client.ts): what was
- * not sent by the answer is never sent. The middlewares around the handler (an Idempotency-Key
+ * handler's calls (shared/data/signed.ts and the SDK client, shared/data/client.ts), and the
+ * artifact store its writes (shared/blob.ts: an erasure's rewrite of a model landing after its
+ * 503 would put back a user another erasure took out meanwhile, its check after the write
+ * refused): what was not sent by the answer is never sent. The middlewares around the handler (an Idempotency-Key
  * marked failed, so a retry takes over) run outside it.
  */
 

@@ -111,11 +111,17 @@ export class AwsClient {
 
   /**
    * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
-   * network failures; any other non-2xx answer throws an AwsHttpError.
+   * network failures; any other non-2xx answer throws an AwsHttpError. Once `signal` is aborted
+   * no attempt (a retry included) is sent: its reason is thrown.
    */
-  async send(method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, init: { headers?: Record<string, string>; body?: Uint8Array | string } = {}): Promise<Response> {
+  async send(
+    method: 'GET' | 'PUT' | 'DELETE' | 'POST',
+    path: string,
+    init: { headers?: Record<string, string>; body?: Uint8Array | string; signal?: AbortSignal | undefined } = {},
+  ): Promise<Response> {
     const body = typeof init.body === 'string' ? new TextEncoder().encode(init.body) : init.body;
     return withRetry<Response>({ attempts: this.maxAttempts, baseMs: 100, jitter: 'full' }, async () => {
+      init.signal?.throwIfAborted();
       const request: HttpRequest = {
         method,
         protocol: this.base.protocol,

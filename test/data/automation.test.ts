@@ -22,6 +22,7 @@ import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 
 let db: TestTable;
 let blobDir: string;
@@ -539,6 +540,41 @@ describe('erasure', () => {
       },
     });
     expect(await withoutErased({ console: c, blobs: raced }, 'er6', key)).toBe(true);
+    expect(unpackModel((await blobStore.get(key)) as Uint8Array).histories?.users).toEqual(['carol']);
+  });
+
+  it("a rewrite cut off by its request's time limit (503) writes no artifact after it: that late write, with no check after it, put back a user another erasure had taken out", async () => {
+    const { console: c } = db.stores;
+    const ds = new Dataset(
+      ['alice', 'bob', 'carol'].map((user) => ({ user, item: 1, weight: 1, at: 0 })),
+      [1],
+    );
+    const key = 'models/er7/v1.bin';
+    const a = { model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 200, ['view'], 3) };
+    await blobStore.put(key, packModel(a));
+    await c.putErasure('er7', { user_id: 'alice', requested_at: 100, completed_at: null });
+    // Alice's erasure (a request with a time limit) reads the artifact; its time runs out before it writes.
+    let read: () => void = () => {};
+    const hasRead = new Promise<void>((r) => (read = r));
+    let resume: () => void = () => {};
+    const resumed = new Promise<void>((r) => (resume = r));
+    const held: FolderBlobStore = Object.assign(Object.create(blobStore), {
+      get: async (k: string) => {
+        const bytes = await blobStore.get(k);
+        read();
+        await resumed;
+        return bytes;
+      },
+    });
+    const cutOff = withinDeadline(500, () => withoutErased({ console: c, blobs: held }, 'er7', key)).catch((e: unknown) => e);
+    await hasRead;
+    // Meanwhile bob's erasure takes alice and bob out, and finds neither after its write: done.
+    await c.putErasure('er7', { user_id: 'bob', requested_at: 101, completed_at: null });
+    expect(await withoutErased({ console: c, blobs: blobStore }, 'er7', key)).toBe(true);
+    await new Promise((r) => setTimeout(r, 600));
+    resume();
+    expect(await cutOff).toBeInstanceOf(DeadlinePassed);
+    // Was ['bob', 'carol']: the late write (alice out, bob in) landed, and the table calls of its check were refused.
     expect(unpackModel((await blobStore.get(key)) as Uint8Array).histories?.users).toEqual(['carol']);
   });
 

@@ -2,6 +2,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsHttpError, encodeKeyPath } from '../../shared/aws/signed-fetch.ts';
 import { S3BlobStore } from '../../shared/blob.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import { serveLoopback } from '../helpers/loopback.ts';
 import { credentials, region, verifySignature } from '../helpers/sigv4.ts';
 
@@ -94,6 +95,16 @@ describe('S3 blob store over signed fetch', () => {
     expect(e).toBeInstanceOf(AwsHttpError);
     expect(e).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' });
     expect(seen).toHaveLength(1);
+  });
+
+  it("sends no put or delete once its request's deadline passed (an erasure's rewrite landing after its 503)", async () => {
+    const s = store();
+    const late = await withinDeadline(20, async () => {
+      await new Promise((r) => setTimeout(r, 60));
+      return Promise.all([s.put('models/t3/v1.bin', 'x').catch((e: unknown) => e), s.delete('models/t3/v0.bin').catch((e: unknown) => e)]);
+    });
+    expect(late.map((e) => e instanceof DeadlinePassed)).toEqual([true, true]);
+    expect(seen).toEqual([]);
   });
 
   it('encodes each key segment once, RFC 3986 style', () => {
