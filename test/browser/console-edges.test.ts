@@ -694,6 +694,21 @@ describe('the console at its edges', () => {
     expected(problems, /status of 500/); // the refused reads, on purpose
   });
 
+  it("says when the tenant's contexts could not be read, instead of 'No contexts yet' and 'Create a context first.' (Rules)", async () => {
+    await page.route('**/api/contexts*', (r) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message: 'Contexts unavailable.' } } }) : r.fallback()));
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Rules', 'Rules');
+      // Was no word of it: the picker said "No contexts yet" and the rules "Create a context first.", and an admin made one again.
+      await visible(page.getByText('The contexts could not be read: Contexts unavailable.', { exact: true }));
+      expect(await page.getByText('Create a context first.').count()).toBe(0);
+      expect(await page.getByLabel('Context', { exact: true }).locator('option', { hasText: 'No contexts yet' }).count()).toBe(0);
+    } finally {
+      await page.unroute('**/api/contexts*');
+    }
+    expected(problems, /status of 500/); // the refused list, on purpose
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

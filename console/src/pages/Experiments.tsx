@@ -136,7 +136,7 @@ export function Experiments({ session }: PageProps) {
         <Card title="New A/B experiment">
           <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={a.busy} disabled={!eps.length || !ctx}>
             <Field label="Experiment name" value={name} onChange={setName} required />
-            <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
+            <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
             <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
             <Select
               label="Treatment endpoint"

@@ -92,7 +92,7 @@ export function Playground(_: PageProps) {
       return api<RecsResult>('GET', `/console/api/recommendations?${p}`);
     });
 
-  const ctx = <ContextPicker value={contextId} onChange={setContextId} allowNone contexts={contexts.data?.data ?? []} />;
+  const ctx = <ContextPicker value={contextId} onChange={setContextId} allowNone contexts={contexts.data?.data ?? []} error={contexts.error} />;
   return (
     <>
       <PageHeader title="Search playground">

@@ -48,7 +48,7 @@ export function RerankPage({ session }: PageProps) {
     <>
       <PageHeader title="Rerank controls" />
       <Card>
-        <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
+        <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
         <Problem error={current.error} />
       </Card>
       {ctx ? (

@@ -44,7 +44,7 @@ export function Rules({ session }: PageProps) {
       <PageHeader title="Rules" />
       <Card>
         <div className="inline">
-          <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} />
+          <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
           {admin ? (
             <NewContext
               disabled={false}
@@ -64,7 +64,8 @@ export function Rules({ session }: PageProps) {
           rows={rules.rows}
           more={rules.more}
           rowKey={(r) => r.id}
-          empty={ctx ? 'No rules in this context.' : 'Create a context first.'}
+          // Not while the contexts are read, or could not be (the picker says so).
+          empty={ctx ? 'No rules in this context.' : contexts.data ? 'Create a context first.' : null}
           columns={[
             { header: 'ID', cell: (r) => r.id },
             { header: 'Name', cell: (r) => r.name },

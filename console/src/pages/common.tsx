@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, listAll, type Context } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Field, Select, useAction, useLoad } from '../ui.tsx';
+import { Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
 
 /** The tenant's contexts, every page of them (a picker offers them all), a picker over them and (for admins) a way to add one. */
 export function useContexts() {
@@ -43,19 +43,23 @@ export function useChosenContext(): [string, (id: string) => void] {
   return [id, choose];
 }
 
-export function ContextPicker({ value, onChange, allowNone, contexts }: { value: string; onChange: (v: string) => void; allowNone?: boolean; contexts: Context[] }) {
+/** The picker of a context; `error`: the contexts could not be read (said so, not "No contexts yet"). */
+export function ContextPicker({ value, onChange, allowNone, contexts, error }: { value: string; onChange: (v: string) => void; allowNone?: boolean; contexts: Context[]; error?: string | undefined }) {
   return (
-    <Select
-      label="Context"
-      value={value}
-      onChange={onChange}
-      options={[
-        ...(allowNone ? [{ value: '', label: 'None (no rules)' }] : contexts.length ? [] : [{ value: '', label: 'No contexts yet' }]),
-        ...contexts.map((c) => ({ value: String(c.id), label: `${c.name} (#${c.id})` })),
-        // The context in use is always an option, so the picker never shows another than the one the page writes to.
-        ...(value && !contexts.some((c) => String(c.id) === value) ? [{ value, label: `#${value}` }] : []),
-      ]}
-    />
+    <>
+      <Select
+        label="Context"
+        value={value}
+        onChange={onChange}
+        options={[
+          ...(allowNone ? [{ value: '', label: 'None (no rules)' }] : contexts.length ? [] : [{ value: '', label: error ? 'Contexts not read' : 'No contexts yet' }]),
+          ...contexts.map((c) => ({ value: String(c.id), label: `${c.name} (#${c.id})` })),
+          // The context in use is always an option, so the picker never shows another than the one the page writes to.
+          ...(value && !contexts.some((c) => String(c.id) === value) ? [{ value, label: `#${value}` }] : []),
+        ]}
+      />
+      <Problem error={error && `The contexts could not be read: ${error}`} />
+    </>
   );
 }
 
