@@ -709,6 +709,21 @@ describe('the console at its edges', () => {
     expected(problems, /status of 500/); // the refused list, on purpose
   });
 
+  it('counts the values a facet leaves out of its first 8 (Playground)', async () => {
+    const colours = ['amber', 'beige', 'coral', 'denim', 'ebony', 'fawn', 'gold', 'hazel', 'ivory', 'jade', 'khaki'];
+    const swatches = colours.map((c) => ({ name: `Swatch ${c}`, description: 'A fabric swatch.', metadata: { category: 'swatches', colour: c } }));
+    expect((await t.demo.core('POST', '/v1/items', swatches)).status).toBe(201);
+    await go('Search playground', 'Search playground');
+    await page.getByLabel('Query').fill('swatch');
+    await page.getByRole('textbox', { name: 'Facets' }).fill('colour');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const facet = page.getByRole('region', { name: 'Facet colour' });
+    await visible(facet.getByText('amber', { exact: false }));
+    expect(await facet.getByRole('listitem').count()).toBe(8);
+    // Was the first 8 alone: 3 colours out of sight, and nothing said so.
+    await visible(facet.getByText('and 3 other values', { exact: true }));
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

@@ -203,6 +203,13 @@ function SearchResults({ r }: { r: SearchResult }) {
                   ))}
                 </ul>
               ) : null}
+              {/* The first 8 are listed: the others are counted, not left unsaid (a shop's 13 categories showed as 8). */}
+              {f.values.length > 8 ? (
+                <p className="muted">
+                  and {count(f.values.length - 8, 'other value', 'other values')}
+                  {f.values_truncated ? ', and others past the 100 most frequent' : ''}
+                </p>
+              ) : null}
               {f.count === 0 ? <p className="muted">No match has this key.</p> : null}
               {f.min !== null ? (
                 <p className="muted">
