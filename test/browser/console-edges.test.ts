@@ -724,6 +724,25 @@ describe('the console at its edges', () => {
     await visible(facet.getByText('and 3 other values', { exact: true }));
   });
 
+  it('says when the templates, or the event types a new template offers, could not be read (Training runs, Templates)', async () => {
+    const refuse = (message: string) => (r: Route) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message } } }) : r.fallback());
+    await page.route('**/api/events/templates*', refuse('Templates unavailable.'));
+    await page.route('**/api/event-types*', refuse('Event types unavailable.'));
+    try {
+      await go('Training runs', 'Training runs');
+      // Was "Publish a template first (Templates page).", and on Templates "Add event types on the Events page first.": nothing said the lists had failed.
+      await visible(page.getByText('The templates could not be read: Templates unavailable.', { exact: true }));
+      expect(await page.getByText('Publish a template first').count()).toBe(0);
+      await go('Templates', 'Templates');
+      await visible(page.getByText('The event types could not be read: Event types unavailable.', { exact: true }));
+      expect(await page.getByText('Add event types on the Events page first.').count()).toBe(0);
+    } finally {
+      await page.unroute('**/api/events/templates*');
+      await page.unroute('**/api/event-types*');
+    }
+    expected(problems, /status of 500/); // the refused lists, on purpose
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });

@@ -70,8 +70,10 @@ export function Templates({ session }: PageProps) {
               options={(types.data?.data ?? []).map((t) => ({ value: String(t.id), label: `${t.name} (weight ${t.weight})` }))}
               chosen={chosen}
               onChange={setChosen}
-              empty="Add event types on the Events page first."
+              // Unread, the event types are not said to be none.
+              empty={types.data ? 'Add event types on the Events page first.' : undefined}
             />
+            <Problem error={types.error && `The event types could not be read: ${types.error}`} />
             <div className="inline">
               <Field label="Minimum events per signal" type="number" min={0} value={perSignal} onChange={setPerSignal} required />
               <Field label="Minimum events in total" type="number" min={0} value={total} onChange={setTotal} required />

@@ -190,9 +190,11 @@ export function Training({ session }: PageProps) {
               <Select label="Batch size" value={batch} onChange={setBatch} options={['64', '128', '256', '512'].map((x) => ({ value: x, label: x }))} />
               <Field label="Learning rate" type="number" step="any" value={rate} onChange={setRate} />
             </Form>
-          ) : (
+          ) : templates.data ? (
             <Empty>Publish a template first (Templates page).</Empty>
-          )}
+          ) : null}
+          {/* Unread, the templates are not said to be none. */}
+          <Problem error={templates.error && `The templates could not be read: ${templates.error}`} />
           <Problem error={a.error} />
         </Card>
       ) : null}
