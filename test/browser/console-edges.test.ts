@@ -743,6 +743,27 @@ describe('the console at its edges', () => {
     expected(problems, /status of 500/); // the refused lists, on purpose
   });
 
+  it("keeps the Overview's index status inside its card in a 1280-pixel window", async () => {
+    const built = Math.floor(Date.UTC(2026, 11, 2, 9, 33, 41) / 1000);
+    await page.route('**/api/search-index', (r) => r.fulfill({ json: { items: 420, embedded: 420, pending: 0, updated_at: built, index_built_at: built, changes_since_build: 0 } }));
+    await page.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Overview', 'Overview');
+      const card = page.getByRole('region', { name: 'Index status' });
+      await visible(card.getByText('Changes since build'));
+      // Was past the card's right edge (the date beside "Changes since build", a column as wide as its longest label).
+      const out = await card.evaluate((c) => {
+        const edge = c.getBoundingClientRect().right;
+        return [...c.querySelectorAll('dd')].filter((d) => d.getBoundingClientRect().right > edge - 1).map((d) => d.textContent);
+      });
+      expect(out).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.unroute('**/api/search-index');
+    }
+  });
+
   it('had no page errors and no console errors', () => {
     expect(problems).toEqual([]);
   });
