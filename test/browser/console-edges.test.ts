@@ -177,7 +177,8 @@ describe('the console at its edges', () => {
     await page.getByRole('button', { name: 'Create rule' }).click();
     await visible(page.getByRole('table', { name: 'Rules' }).getByRole('cell', { name: 'checkout rule' }));
     const stored = (await t.demo.platform('GET', `/api/rules?contextId=${id}`)).body.data;
-    expect(stored.map((r: { name: string; context_id: number }) => [r.name, r.context_id])).toEqual([['checkout rule', id]]);
+    // Its boost left as the form offers it: 2, a promotion (was 0, which excluded every lamp from the context's answers).
+    expect(stored.map((r: { name: string; context_id: number; boost: number }) => [r.name, r.context_id, r.boost])).toEqual([['checkout rule', id, 2]]);
     // The other pickers read the same whole list.
     await go('Search playground', 'Search playground');
     await eventually('every context and "None" in the playground', async () => (await page.getByLabel('Context', { exact: true }).locator('option').count()) === 105);

@@ -16,7 +16,8 @@ export function Rules({ session }: PageProps) {
   const [field, setField] = useState('metadata.brand');
   const [op, setOp] = useState('eq');
   const [value, setValue] = useState('');
-  const [boost, setBoost] = useState('0');
+  // A rule as made promotes what it matches until its boost is chosen (it started at 0, which takes those items out of every answer).
+  const [boost, setBoost] = useState('2');
   const a = useAction();
   const admin = isAdmin(session.role);
 
