@@ -47,7 +47,7 @@ export function Overview(_: PageProps) {
               <dt>Index built</dt>
               <dd>{when(i.index_built_at)}</dd>
               <dt>Changes since build</dt>
-              <dd>{i.changes_since_build}</dd>
+              <dd>{i.changes_since_build.toLocaleString()}</dd>
             </dl>
           ) : (
             <Loading show={index.loading} />

@@ -143,11 +143,11 @@ function Analytics() {
           <>
             <dl className="kv" aria-label="Search totals">
               <dt>Searches</dt>
-              <dd>{r.totals.searches}</dd>
+              <dd>{r.totals.searches.toLocaleString()}</dd>
               <dt>Distinct queries</dt>
-              <dd>{r.totals.queries}</dd>
+              <dd>{r.totals.queries.toLocaleString()}</dd>
               <dt>Without results</dt>
-              <dd>{r.totals.no_results}</dd>
+              <dd>{r.totals.no_results.toLocaleString()}</dd>
               <dt>Click-through rate</dt>
               <dd>{percent(r.totals.click_through_rate)}</dd>
               <dt>Conversion rate</dt>
