@@ -17,6 +17,12 @@ export const nowMs = (): number => current.nowMs();
 /** Whole seconds since the epoch (the unit of every timestamp the API shows). */
 export const nowSeconds = (): number => Math.floor(current.nowMs() / 1000);
 
+/** The UTC day (`YYYY-MM-DD`) of a time in Unix seconds. */
+export const dayOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 10);
+
+/** The first second (Unix) of a UTC day `YYYY-MM-DD`. */
+export const dayStart = (day: string): number => Date.parse(`${day}T00:00:00Z`) / 1000;
+
 /**
  * Replaces the clock (tests only); returns a function that restores the previous one.
  * `setClock({ nowMs: () => 1_700_000_000_000 })`.

@@ -1,5 +1,6 @@
 import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
+import { dayOf, dayStart } from '../clock.ts';
 import { idsFor } from './counters.ts';
 import { Counter, EVENT_SHARDS, Event, EventDay, eventShard, sortId } from './entities.ts';
 import { logger } from '../observability.ts';
@@ -33,8 +34,8 @@ const EVENT_DAY_TTL_SECONDS = 400 * 86_400;
  */
 async function countIngested(t: TableRef, tenant: string, created: number, n: number, firstId: number): Promise<void> {
   if (n === 0) return;
-  const day = new Date(created * 1000).toISOString().slice(0, 10);
-  const ttl = created - (created % 86_400) + EVENT_DAY_TTL_SECONDS;
+  const day = dayOf(created);
+  const ttl = dayStart(day) + EVENT_DAY_TTL_SECONDS;
   try {
     await update(t, EventDay.key({ tenant, shard: eventShard(firstId), day }), { add: { count: n }, set: { ttl } });
   } catch (e) {

@@ -1,4 +1,5 @@
 import { SEARCH_ATTRIBUTION_SECONDS, type QueryCounts, type SearchLogStore } from '../search/analytics.ts';
+import { dayStart } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import { addCount } from '../counts.ts';
 import type { TableRef } from './client.ts';
@@ -66,7 +67,6 @@ function foldShard(day: string, query: string): number {
   return (h >>> 0) % SEARCH_COUNTER_SHARDS;
 }
 
-const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
 const counterTtl = (day: string) => dayStart(day) + COUNTER_TTL_SECONDS;
 const dayQuery = (day: string, query: string) => `${day}\u0000${query}`;
 

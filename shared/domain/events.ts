@@ -1,6 +1,6 @@
 import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
-import { nowSeconds } from '../clock.ts';
+import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
 import { EventNotFound } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
@@ -138,7 +138,6 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
 }
 
 const DAY = 86_400;
-const dayOf = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().slice(0, 10);
 
 /**
  * Events ingested per UTC day over the last `days` (every one, from the counts each ingest adds
@@ -155,6 +154,6 @@ export async function eventsPerDay(store: EventStore, tenant: string, days: numb
   });
   // Events older than the first count: that day's count began part way through, the next day's is whole (tomorrow's, when nothing is counted yet).
   const uncounted = oldestEventAt !== null && (firstCounted === null || dayOf(oldestEventAt) < firstCounted);
-  const counted_from = uncounted ? dayOf((firstCounted === null ? now : Date.parse(`${firstCounted}T00:00:00Z`) / 1000) + DAY) : null;
+  const counted_from = uncounted ? dayOf((firstCounted === null ? now : dayStart(firstCounted)) + DAY) : null;
   return { events_per_day, counted_from, latest_event_at: latest[0]?.created ?? null };
 }

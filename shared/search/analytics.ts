@@ -6,7 +6,7 @@
  * minute can still be written, and a report adds the few minutes not folded yet from the searches'
  * own rows. `GET /api/analytics/searches` never reads the event log.
  */
-import { nowSeconds } from '../clock.ts';
+import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import { addCount, countOf } from '../counts.ts';
 import { eachRequest } from '../domain/attribution.ts';
 import type { EventRecord } from '../domain/types.ts';
@@ -76,8 +76,6 @@ export function foldSearchCounts(store: Pick<SearchLogStore, 'fold'>, tenant: st
   return store.fold(tenant, now - FOLD_LAG_SECONDS, Math.max(0, budgetMs));
 }
 
-export const dayOf = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString().slice(0, 10);
-
 /**
  * Attributes stored events that name a recorded search (by `request_id`) to its query, each
  * event once, when ingested within SEARCH_ATTRIBUTION_SECONDS of the search. One read per
@@ -133,7 +131,7 @@ const rate = (n: number, of: number) => (of > 0 ? Number((n / of).toFixed(6)) : 
  */
 export async function searchAnalytics(store: SearchLogStore, tenant: string, q: AnalyticsQuery, now = nowSeconds()) {
   const to = q.to !== undefined ? dayParam(q.to, 'to') : dayOf(now);
-  const from = q.from !== undefined ? dayParam(q.from, 'from') : dayOf(Date.parse(`${to}T00:00:00Z`) / 1000 - 6 * 86_400);
+  const from = q.from !== undefined ? dayParam(q.from, 'from') : dayOf(dayStart(to) - 6 * 86_400);
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
   if (days < 1) throw new InvalidInput('Invalid query parameters.', { from: ['from must not be after to'] });
   if (days > MAX_RANGE_DAYS) throw new InvalidInput('Invalid query parameters.', { from: [`the range covers at most ${MAX_RANGE_DAYS} days`] });

@@ -1,4 +1,5 @@
-import { dayOf, type SearchLogStore, type SearchRecord } from './analytics.ts';
+import { dayOf } from '../clock.ts';
+import type { SearchLogStore, SearchRecord } from './analytics.ts';
 import { words } from './text.ts';
 
 /** The longest normalised query kept (longer ones are cut at a word boundary, a longer first word within it). */

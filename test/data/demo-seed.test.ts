@@ -6,7 +6,7 @@ import { FolderBlobStore } from '../../shared/blob.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { controlDepsOf } from '../../shared/control/deps.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
-import { dayOf } from '../../shared/search/analytics.ts';
+import { dayOf } from '../../shared/clock.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { listEndpoints } from '../../shared/domain/endpoints.ts';
 import { listModels } from '../../shared/domain/model-versions.ts';

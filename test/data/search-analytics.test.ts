@@ -3,7 +3,8 @@ import type { TableRef } from '../../shared/data/client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SearchFold } from '../../shared/data/entities.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
-import { attributeSearchEvents, dayOf, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
+import { dayOf } from '../../shared/clock.ts';
+import { attributeSearchEvents, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
 import type { EventRecord } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 

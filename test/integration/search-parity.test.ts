@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowMs, setClock } from '../../shared/clock.ts';
-import { dayOf, FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
+import { dayOf } from '../../shared/clock.ts';
+import { FOLD_LAG_SECONDS } from '../../shared/search/analytics.ts';
 import { expectCoreError, startTestStack, type Api, type TestStack, until } from '../helpers/stack.ts';
 
 /*
