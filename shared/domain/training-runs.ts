@@ -141,6 +141,9 @@ export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: str
   }
   throw new PreconditionFailed(`Training job ${name} kept changing; retry.`);
 }
+/** A run's update once its version `v` is stored: Completed with it (by the trainer, or by whatever ends a run that stored one). */
+export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => ({ status: 'Completed', progress: 1, finished_at: nowSeconds(), model_version: v.version, metrics: v.metrics }) as const;
+
 /**
  * Ends a run whose worker or container task is gone without ending it, as far as it got: a run
  * asked to stop is Stopped; one that had stored its version (`storing_version` names a version
@@ -159,9 +162,7 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   const v = job.storing_version;
   const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
   const error = `The run was interrupted before it stored a version (${why}); nothing was stored. Start a new run.`;
-  const ended = stored
-    ? { status: 'Completed' as const, progress: 1, finished_at: nowSeconds(), model_version: stored.version, metrics: stored.metrics }
-    : { status: 'Failed' as const, finished_at: nowSeconds(), error };
+  const ended = stored ? completedWith(stored) : { status: 'Failed' as const, finished_at: nowSeconds(), error };
   const expect = job.status === 'Queued' ? { status: 'Queued', 'task.ref': job.task?.ref } : { status: 'InProgress', storing_version: v };
   if (!(await c.update(tenant, 'job', job.id, ended, expect))) return null;
   await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);

@@ -2,7 +2,7 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { endInterruptedRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { completedWith, endInterruptedRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { Template } from '../domain/templates.ts';
@@ -327,7 +327,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // read the markers again now it is, and take out of the artifact whoever it still holds.
     const holds = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
     if (stored.histories?.users.some(holds)) await withoutErased(deps, tenant, key);
-    await c.update(tenant, 'job', id, { status: 'Completed', progress: 1, finished_at: now(), model_version: version, metrics }, { status: 'InProgress', storing_version: version });
+    await c.update(tenant, 'job', id, completedWith(rec), { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);
   } catch (e) {
     await written;
@@ -341,8 +341,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       // Its version is listed: the run is Completed with it (as endInterruptedRun ends a run that
       // stored its version), not Failed beside it; what failed after is logged and thrown.
       const v = storedVersion;
-      const ended = { status: 'Completed', progress: 1, finished_at: now(), model_version: v.version, metrics: v.metrics };
-      const completed = await c.update(tenant, 'job', id, ended, { status: 'InProgress', storing_version: v.version });
+      const completed = await c.update(tenant, 'job', id, completedWith(v), { status: 'InProgress', storing_version: v.version });
       await log(`After storing version ${v.version}: ${message}`);
       if (completed) await log(`Completed: version ${v.version}`);
       throw e;
