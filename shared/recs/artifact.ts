@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { packSections, unpackSections, type Typed } from '../sections.ts';
-import { AlsModel, BlendModel, DenseHeadModel, tick } from './blend.ts';
+import { AlsModel, BlendModel, DenseHeadModel } from './blend.ts';
 import type { Dataset } from './dataset.ts';
-import { FactorModel, ItemItemModel, popularityModel, Stopped, type History, type Model, type TrainHooks } from './models.ts';
+import { FactorModel, ItemItemModel, popularityModel, Stopped, tick, type History, type Model, type TrainHooks } from './models.ts';
 
 /** A trained model as stored: algorithm and item ids in the header, the model's arrays as sections. */
 interface Header {

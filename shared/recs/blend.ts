@@ -379,8 +379,6 @@ function solveSide(
 /** After each epoch: the epoch (1-based), the training loss per observed interaction, and the model so far. */
 export type EpochHook = (epoch: number, loss: number, model: AlsModel) => void;
 
-export { tick };
-
 /**
  * iALS (Hu et al. 2008, with Rendle et al. 2021's weighting and frequency-scaled regularisation),
  * trained by alternating conjugate-gradient solves; interaction weights are confidences. Between

@@ -1,9 +1,9 @@
 import { seededRandom } from '../random.ts';
 import { TopK, topIndexes } from '../top-k.ts';
-import { type AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, offDiagonalShare, tick, trainIals, type AlsOptions, type SessionWeighting } from './blend.ts';
+import { type AlsModel, BlendModel, EASE_MAX_ITEMS, easeFromGram, headGram, headItems, maxOf, offDiagonalShare, trainIals, type AlsOptions, type SessionWeighting } from './blend.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { relevantItems, sampleUsers } from './evaluate.ts';
-import { Stopped, type Model, type TrainHooks } from './models.ts';
+import { Stopped, tick, type Model, type TrainHooks } from './models.ts';
 
 /** The λ values EASE is tried with (the grid); the run keeps the best on validation. */
 export const EASE_LAMBDAS = [100, 250, 500, 1000] as const;
