@@ -13,6 +13,8 @@
  * The local server and the local stack have their own small readers below (`readServerConfig`,
  * `readLocalConfig`): they are not service settings, and a process may start several stacks.
  */
+import { getHeapStatistics } from 'node:v8';
+
 export interface Config {
   tableName: string;
   /** Set only for local stand-ins (dynalite, DynamoDB Local). */
@@ -113,6 +115,12 @@ export interface SearchConfig {
   synonymsCacheMs: number;
   /** VECTOR_ONLY_MIN_COSINE (default 0.3, from -1 to 1): the least cosine to the query of a result found only by vector similarity. */
   vectorOnlyMinCosine: number;
+  /**
+   * SEARCH_MEMORY_MB (default half the Lambda function's memory; elsewhere half of V8's heap
+   * limit) in bytes: the most memory, as estimated, a container keeps tenants' search views in
+   * (views.ts); past it the least recently served are let go, and read again when next searched.
+   */
+  memoryBytes: number;
 }
 
 export interface EmbeddingConfig {
@@ -163,6 +171,8 @@ export interface ObservabilityConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+const MB = 1024 * 1024;
 
 /** The variable's value, or undefined when unset or empty (an empty variable means "not set"). */
 const raw = (env: Env, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
@@ -273,6 +283,9 @@ function search(env: Env): SearchConfig {
     retainSeconds: nonNegativeNumber(env, 'INDEX_RETAIN_SECONDS', 3600),
     synonymsCacheMs: nonNegativeNumber(env, 'SYNONYMS_CACHE_MS', 5000),
     vectorOnlyMinCosine: numeric(env, 'VECTOR_ONLY_MIN_COSINE', 0.3, (n) => n >= -1 && n <= 1, 'a cosine from -1 to 1'),
+    // On Lambda, half the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, which Lambda sets);
+    // elsewhere half of V8's heap limit.
+    memoryBytes: positiveNumber(env, 'SEARCH_MEMORY_MB', positiveNumber(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', getHeapStatistics().heap_size_limit / MB) / 2) * MB,
   };
 }
 

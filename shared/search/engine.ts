@@ -87,7 +87,14 @@ export class SearchIndex {
     return this.byFirstNameWord.get(word) ?? NO_NAMES;
   }
 
-  constructor(built: IndexParts) {
+  /**
+   * `artifactBytes`: the size of the artifact it was read from (0 when built in this process):
+   * what a container's memory budget for search views estimates a build by (views.ts).
+   */
+  constructor(
+    built: IndexParts,
+    readonly artifactBytes = 0,
+  ) {
     this.vectors = new Int8Rows(built.vectors, built.dims, SCAN_ROWS);
     // The parts (serialised by the index builder) hold the kernel's copy, not a second one.
     const parts = { ...built, vectors: this.vectors.rows };

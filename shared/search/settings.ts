@@ -4,7 +4,7 @@
  */
 import { config } from '../config.ts';
 
-const { pointerCheckMs, deltaTtlMs, rebuildAfterChanges, maxIndexAgeSeconds, pinnedTtlMs, retainSeconds } = config().search;
+const { pointerCheckMs, deltaTtlMs, rebuildAfterChanges, maxIndexAgeSeconds, pinnedTtlMs, retainSeconds, memoryBytes } = config().search;
 
 export const SEARCH_SETTINGS = {
   /** How often a container looks for a newer index artifact (INDEX_CHECK_SECONDS). */
@@ -41,4 +41,9 @@ export const SEARCH_SETTINGS = {
    * (INDEX_RETAIN_SECONDS).
    */
   retainSeconds,
+  /**
+   * The most memory, as estimated, a container keeps tenants' search views in; past it the least
+   * recently served tenants' views are let go (SEARCH_MEMORY_MB; default half the Lambda function's memory, elsewhere half of V8's heap limit).
+   */
+  memoryBytes,
 };

@@ -40,7 +40,11 @@ interface TenantState {
   seen: Set<string>;
 }
 
-/** Cache: each tenant's current build and delta. Bound: one entry per tenant this container serves (a build's memory each). */
+/**
+ * Cache: each tenant's current build and delta, the least recently served first. Bound: what
+ * `SEARCH_SETTINGS.memoryBytes` holds by `heldBytes` (`fitBudget`), and always the tenant being
+ * served.
+ */
 const states = new Map<string, TenantState>();
 /** A pointer check (and index load) in flight per tenant: concurrent requests share it. Bound: one per tenant, removed when settled. */
 const loading = new Map<string, Promise<TenantState>>();
@@ -53,6 +57,8 @@ const loading = new Map<string, Promise<TenantState>>();
  */
 interface PinnedBuild {
   state: Promise<TenantState | undefined>;
+  /** The state, once loaded (what the memory budget counts). */
+  loaded?: TenantState;
   usedAt: number;
   /** Settled: whether the build was found missing (undefined while it loads). */
   missing?: boolean;
@@ -275,7 +281,8 @@ function pinBuild(deps: SearchDeps, tenant: string, builtAt: number, tenantBuild
     // Loaded: over the limit, the least recently used other loaded build is let go.
     if (current()) keepNewest((e) => e.missing === false, PINNED_PER_TENANT - 1);
     entry.missing = false;
-    return newState(deps, tenant, index, now);
+    entry.loaded = newState(deps, tenant, index, now);
+    return entry.loaded;
   })();
   return entry;
 }
@@ -287,6 +294,50 @@ function dropStalePins(tenant: string): void {
   const now = nowMs();
   for (const [b, e] of builds) if (now - e.usedAt > SEARCH_SETTINGS.pinnedTtlMs) builds.delete(b);
   if (builds.size === 0) pinned.delete(tenant);
+}
+
+/**
+ * The memory a state holds, estimated: a loaded build about 1.55 x its artifact (measured at
+ * 20,000 and 100,000 items of bench/synthetic.ts, 512 dimensions), counted as twice it for what
+ * it makes on first use (metadata columns, names by their first word); each slot of the delta
+ * its float vector and int8 row and 1 KB besides (3.4 KB measured per changed item at 512
+ * dimensions, the estimate 3.6).
+ */
+export const heldBytes = (st: { index: SearchIndex; delta: PreparedDelta }): number => 2 * st.index.artifactBytes + st.delta.slotCount * (5 * st.index.dims + 1024);
+
+/**
+ * Marks the tenant's view as the most recently served, then keeps the views within the memory
+ * budget: the least recently served tenants' (their builds, deltas and pinned builds) are let go
+ * until the rest fit, and read again when next searched. The tenant being served always stays,
+ * whatever its size.
+ */
+function fitBudget(tenant: string): void {
+  const served = states.get(tenant);
+  if (served) {
+    states.delete(tenant);
+    states.set(tenant, served);
+  }
+  const held = (t: string, st: TenantState) => {
+    let bytes = heldBytes(st);
+    for (const p of pinned.get(t)?.values() ?? []) if (p.loaded) bytes += heldBytes(p.loaded);
+    return bytes;
+  };
+  let total = 0;
+  for (const [t, st] of states) total += held(t, st);
+  for (const [t, st] of states) {
+    if (total <= SEARCH_SETTINGS.memoryBytes) return;
+    if (t === tenant) continue;
+    const bytes = held(t, st);
+    states.delete(t);
+    pinned.delete(t);
+    total -= bytes;
+    logger.info('let go of a tenant search view to stay within the memory budget (SEARCH_MEMORY_MB); its next search reads it again', {
+      tenant: t,
+      estimatedMb: Math.round(bytes / 1e6),
+      keptMb: Math.round(total / 1e6),
+      budgetMb: Math.round(SEARCH_SETTINGS.memoryBytes / 1e6),
+    });
+  }
 }
 
 /** Brings a state's delta up to date (unless the container may reuse what it read). */
@@ -302,7 +353,9 @@ async function refreshed(st: TenantState): Promise<SearchView> {
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<SearchView> {
   dropStalePins(tenant);
-  return refreshed(await currentState(deps, tenant));
+  const view = await refreshed(await currentState(deps, tenant));
+  fitBudget(tenant);
+  return view;
 }
 
 /**
@@ -311,14 +364,20 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<Sear
  */
 export async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<SearchView> {
   dropStalePins(tenant);
+  const view = await refreshed(await stateFor(deps, tenant, builtAt));
+  fitBudget(tenant);
+  return view;
+}
+
+/** The state a page ranked on the build of `builtAt` (the current one when undefined) ranks on. */
+async function stateFor(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<TenantState> {
   let st = await currentState(deps, tenant);
-  if (builtAt === undefined || st.index.builtAt === builtAt) return refreshed(st);
+  if (builtAt === undefined || st.index.builtAt === builtAt) return st;
   if (builtAt > st.index.builtAt) {
     // Ranked on a build this container has not seen yet: look for it now.
     st.pointerCheckedAt = 0;
     st = await currentState(deps, tenant);
-    if (st.index.builtAt === builtAt) return refreshed(st);
+    if (st.index.builtAt === builtAt) return st;
   }
-  const old = await pinnedState(deps, tenant, builtAt);
-  return refreshed(old ?? st);
+  return (await pinnedState(deps, tenant, builtAt)) ?? st;
 }

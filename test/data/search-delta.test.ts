@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { Item } from '../../shared/data/entities.ts';
 import type { ItemRecord, ItemStore } from '../../shared/domain/types.ts';
-import { FolderBlobStore } from '../../shared/blob.ts';
+import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { PreparedDelta } from '../../shared/search/delta.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
 import { runSearch } from '../../shared/search/service.ts';
 import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
-import { tenantView } from '../../shared/search/views.ts';
+import { heldBytes, tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -428,5 +428,60 @@ describe('names first with synonyms', () => {
     // An item named by the query goes first; the other two keep their order.
     const [named] = await items.create(T, [{ name: 'Sweet' }], now);
     expect(await order()).toEqual([named?.id, ...before]);
+  });
+});
+
+describe("a container's search views within its memory budget", () => {
+  it('lets go of the least recently served tenants past it, reads them again when next searched, and always keeps the one being served', async () => {
+    const { items, events, embedder } = fixture();
+    const folder = new FolderBlobStore(dir);
+    /** The index builds read, by tenant (not the pointers). */
+    const buildsRead: string[] = [];
+    const blobs: BlobStore = {
+      get: (key) => {
+        const build = /^search\/([^/]+)\/index-/.exec(key);
+        if (build) buildsRead.push(build[1] as string);
+        return folder.get(key);
+      },
+      put: (key, body) => folder.put(key, body),
+      delete: (key) => folder.delete(key),
+    };
+    const deps = { items, events, blobs, embedder };
+    const now = Math.floor(Date.now() / 1000);
+    const [A, B, C] = ['budget-a', 'budget-b', 'budget-c'] as const;
+    for (const T of [A, B, C]) {
+      const created = await items.create(T, [{ name: 'Trail shoe' }, { name: 'Camp stove' }, { name: 'Rain jacket' }], now - 10);
+      for (const i of created) await embedItem(items, embedder, T, i.id);
+      await buildIndex(items, folder, embedder.dimensions, T);
+    }
+    const reads = async (T: string) => {
+      const before = buildsRead.length;
+      const view = await tenantView(deps, T);
+      expect(view.index.docs, T).toHaveLength(3);
+      return buildsRead.slice(before).length;
+    };
+    const budget = SEARCH_SETTINGS.memoryBytes;
+    try {
+      const one = heldBytes(await tenantView(deps, A));
+      expect(one).toBeGreaterThan(0);
+      // Room for two of these tenants, not three.
+      SEARCH_SETTINGS.memoryBytes = 2.5 * one;
+      await reads(B);
+      expect(await reads(A)).toBe(0);
+      // C is the third: B, the least recently served, is let go; A stays.
+      expect(await reads(C)).toBe(1);
+      expect(await reads(A)).toBe(0);
+      // B back in: C, now the least recently served, is let go.
+      expect(await reads(B)).toBe(1);
+      expect(await reads(A)).toBe(0);
+      expect(await reads(C)).toBe(1);
+      // A tenant over the whole budget is still served, and kept while it is the one served.
+      SEARCH_SETTINGS.memoryBytes = 1;
+      expect(await reads(C)).toBe(0);
+      expect(await reads(C)).toBe(0);
+      expect(await reads(A)).toBe(1);
+    } finally {
+      SEARCH_SETTINGS.memoryBytes = budget;
+    }
   });
 });

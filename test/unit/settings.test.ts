@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readConfig, readLocalConfig } from '../../shared/config.ts';
 
@@ -37,6 +38,13 @@ describe('settings', () => {
     expect(readConfig({ ...base }).idempotencyTtlSeconds).toBe(86_400);
     expect(readConfig({ ...base, IDEMPOTENCY_TTL_SECONDS: '' }).idempotencyTtlSeconds).toBe(86_400);
     expect(readConfig({ ...base, IDEMPOTENCY_TTL_SECONDS: '60' }).idempotencyTtlSeconds).toBe(60);
+  });
+
+  it("keeps search views in half the Lambda function's memory (elsewhere half of V8's heap limit) unless SEARCH_MEMORY_MB says otherwise", () => {
+    expect(readConfig({ ...base }).search.memoryBytes).toBe(getHeapStatistics().heap_size_limit / 2);
+    expect(readConfig({ ...base, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '3008' }).search.memoryBytes).toBe(1504 * 1024 * 1024);
+    expect(readConfig({ ...base, SEARCH_MEMORY_MB: '512' }).search.memoryBytes).toBe(512 * 1024 * 1024);
+    for (const bad of ['0', '-1', 'lots']) expect(() => readConfig({ ...base, SEARCH_MEMORY_MB: bad }), bad).toThrow(/SEARCH_MEMORY_MB/);
   });
 
   it('refuses values that would be misread: a negative grace, half the training task, a timer Node cannot hold, an unknown CONSOLE_BUILD', () => {
