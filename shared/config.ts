@@ -52,6 +52,14 @@ export interface Config {
   training: { taskMinEvents: number; task: TrainingTaskSettings | undefined };
   /** Search serving and index maintenance (shared/search/). */
   search: SearchConfig;
+  /** Recommendation serving (shared/recs/served-model.ts). */
+  recs: {
+    /**
+     * MODEL_MEMORY_MB (default a quarter of the Lambda function's memory; elsewhere a quarter of
+     * V8's heap limit) in bytes: the most memory, as estimated, a container keeps loaded models in.
+     */
+    modelMemoryBytes: number;
+  };
   /** Control records (rules, experiments, segments; shared/control/serving.ts). */
   control: {
     /** CONTROL_CACHE_MS (default 5000; 0: read on every request): how long a container reuses a tenant's control records. */
@@ -226,6 +234,14 @@ function list(env: Env, name: string): string[] {
   return items;
 }
 
+/**
+ * A cache's memory budget in bytes: the variable `name` in MB, or by default `fraction` of the
+ * Lambda function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, which Lambda sets), elsewhere of
+ * V8's heap limit.
+ */
+const memoryShare = (env: Env, name: string, fraction: number): number =>
+  positiveNumber(env, name, positiveNumber(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', getHeapStatistics().heap_size_limit / MB) * fraction) * MB;
+
 /** TENANT_RATE_PER_SECOND (default 200) and TENANT_BURST (default twice the rate). */
 function tenantQuota(env: Env): Config['tenantQuota'] {
   const ratePerSecond = positiveInt(env, 'TENANT_RATE_PER_SECOND', 200);
@@ -283,9 +299,7 @@ function search(env: Env): SearchConfig {
     retainSeconds: nonNegativeNumber(env, 'INDEX_RETAIN_SECONDS', 3600),
     synonymsCacheMs: nonNegativeNumber(env, 'SYNONYMS_CACHE_MS', 5000),
     vectorOnlyMinCosine: numeric(env, 'VECTOR_ONLY_MIN_COSINE', 0.3, (n) => n >= -1 && n <= 1, 'a cosine from -1 to 1'),
-    // On Lambda, half the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, which Lambda sets);
-    // elsewhere half of V8's heap limit.
-    memoryBytes: positiveNumber(env, 'SEARCH_MEMORY_MB', positiveNumber(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', getHeapStatistics().heap_size_limit / MB) / 2) * MB,
+    memoryBytes: memoryShare(env, 'SEARCH_MEMORY_MB', 1 / 2),
   };
 }
 
@@ -329,6 +343,7 @@ const readers: { [K in keyof Config]: (env: Env) => Config[K] } = {
   tenantQuota,
   training,
   search,
+  recs: (env) => ({ modelMemoryBytes: memoryShare(env, 'MODEL_MEMORY_MB', 1 / 4) }),
   control: (env) => ({ cacheMs: nonNegativeNumber(env, 'CONTROL_CACHE_MS', 5000) }),
   embedding,
   console: consoleAuth,

@@ -5,6 +5,7 @@ import type { Endpoint } from '../domain/endpoints.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { EventStore } from '../domain/types.ts';
+import { config } from '../config.ts';
 import { freshReads } from '../fresh-read.ts';
 import { topIndexes } from '../top-k.ts';
 import { unpackModel, type ModelArtifact } from './artifact.ts';
@@ -15,11 +16,24 @@ export type ServedModel = ModelArtifact & { itemIndex: Map<number, number>; popu
 
 /**
  * Cache: loaded models by tenant and version, the least recently served let go first. Bound:
- * MODELS_KEPT models. (It was emptied when full: each model past the 21st let the busiest go too,
- * and each of them was loaded again at its next request.)
+ * MODELS_KEPT models, and what `MODEL_SETTINGS.memoryBytes` holds by each one's estimate
+ * (`bytes`); the model being served always stays. (It was emptied when full: each model past
+ * the 21st let the busiest go too, and each of them was loaded again at its next request.)
  */
-const models = new Map<string, ServedModel>();
+const models = new Map<string, { model: ServedModel; bytes: number }>();
 export const MODELS_KEPT = 21;
+/** The estimated memory of the models in `models`. */
+let modelBytes = 0;
+
+export const MODEL_SETTINGS = {
+  /**
+   * The most memory, as estimated, a container keeps loaded models in (MODEL_MEMORY_MB; default
+   * a quarter of the Lambda function's memory, elsewhere of V8's heap limit). A model is
+   * estimated at twice its artifact: its arrays are views of the artifact's bytes, and its item
+   * and user lists and the maps made from them come besides.
+   */
+  memoryBytes: config().recs.modelMemoryBytes,
+};
 
 /** The endpoint's artifact, loaded once per container and version (again only once let go). */
 export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<ServedModel | undefined> {
@@ -32,15 +46,22 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
     const rec = await console.get<ModelVersion>(tenant, 'model', version);
     const bytes = rec ? await blobs.get(rec.artifact) : undefined;
     if (!bytes) return undefined;
-    const a = unpackModel(bytes);
-    m = { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) };
-    for (const oldest of models.keys()) {
-      if (models.size < MODELS_KEPT) break;
-      models.delete(oldest);
+    // Loaded meanwhile by a request that arrived with this one: that copy is kept.
+    m = models.get(key);
+    if (m) models.delete(key);
+    else {
+      const a = unpackModel(bytes);
+      m = { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };
+      modelBytes += m.bytes;
+      for (const [oldest, o] of models) {
+        if (models.size < MODELS_KEPT && modelBytes <= MODEL_SETTINGS.memoryBytes) break;
+        models.delete(oldest);
+        modelBytes -= o.bytes;
+      }
     }
   }
   models.set(key, m);
-  return m;
+  return m.model;
 }
 
 /** The model's 1,000 most popular items in training, scaled to 0-1. */

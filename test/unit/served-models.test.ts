@@ -4,7 +4,7 @@ import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { packModel } from '../../shared/recs/artifact.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
-import { loadModel, MODELS_KEPT } from '../../shared/recs/served-model.ts';
+import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
 
 describe("a serving container's loaded models", () => {
   it('lets the least recently served go when full, never the ones in use', async () => {
@@ -34,5 +34,45 @@ describe("a serving container's loaded models", () => {
     expect(loads).toHaveLength(MODELS_KEPT + 1);
     await serve('lru', 2);
     expect(loads.slice(MODELS_KEPT + 1)).toEqual(['models/t/v2.bin']);
+  });
+
+  it('keeps within the memory budget, the least recently served let go first, and always the one served', async () => {
+    const ds = new Dataset([
+      { user: 'a', item: 1, weight: 1, at: 1 },
+      { user: 'b', item: 2, weight: 1, at: 1 },
+    ]);
+    const bytes = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
+    const loads: string[] = [];
+    const console = { get: async (_t: string, _k: string, version: number) => ({ artifact: `models/t/v${version}.bin` }) } as unknown as ConsoleStore;
+    const blobs = {
+      get: async (key: string) => {
+        loads.push(key);
+        return bytes;
+      },
+    } as unknown as BlobStore;
+    const loadsOf = async (v: number) => {
+      const before = loads.length;
+      expect(await loadModel(console, blobs, 'budget', v)).toBeDefined();
+      return loads.length - before;
+    };
+    const budget = MODEL_SETTINGS.memoryBytes;
+    try {
+      // Room for two of these models (each estimated at twice its artifact), not three.
+      MODEL_SETTINGS.memoryBytes = 2 * 2 * bytes.byteLength + 1;
+      expect(await loadsOf(1)).toBe(1);
+      expect(await loadsOf(2)).toBe(1);
+      expect(await loadsOf(1)).toBe(0);
+      // The third lets version 2 go, the least recently served.
+      expect(await loadsOf(3)).toBe(1);
+      expect(await loadsOf(1)).toBe(0);
+      expect(await loadsOf(2)).toBe(1);
+      // A model over the whole budget is still served, and kept while it is the one served.
+      MODEL_SETTINGS.memoryBytes = 1;
+      expect(await loadsOf(4)).toBe(1);
+      expect(await loadsOf(4)).toBe(0);
+      expect(await loadsOf(1)).toBe(1);
+    } finally {
+      MODEL_SETTINGS.memoryBytes = budget;
+    }
   });
 });

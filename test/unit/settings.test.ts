@@ -47,6 +47,13 @@ describe('settings', () => {
     for (const bad of ['0', '-1', 'lots']) expect(() => readConfig({ ...base, SEARCH_MEMORY_MB: bad }), bad).toThrow(/SEARCH_MEMORY_MB/);
   });
 
+  it("keeps loaded models in a quarter of the Lambda function's memory (elsewhere of V8's heap limit) unless MODEL_MEMORY_MB says otherwise", () => {
+    expect(readConfig({ ...base }).recs.modelMemoryBytes).toBe(getHeapStatistics().heap_size_limit / 4);
+    expect(readConfig({ ...base, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '3008' }).recs.modelMemoryBytes).toBe(752 * 1024 * 1024);
+    expect(readConfig({ ...base, MODEL_MEMORY_MB: '100' }).recs.modelMemoryBytes).toBe(100 * 1024 * 1024);
+    expect(() => readConfig({ ...base, MODEL_MEMORY_MB: '0' })).toThrow(/MODEL_MEMORY_MB/);
+  });
+
   it('refuses values that would be misread: a negative grace, half the training task, a timer Node cannot hold, an unknown CONSOLE_BUILD', () => {
     expect(() => readConfig({ ...base, EMBED_GRACE_SECONDS: '-3600' })).toThrow(/EMBED_GRACE_SECONDS/);
     expect(() => readConfig({ ...base, TRAINING_TASK_CLUSTER: 'arn:aws:ecs:x' })).toThrow(/TRAINING_TASK_DEFINITION/);
