@@ -6,21 +6,27 @@ import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
 
+/** A model version's store whose every version is one small model, with the artifacts read listed in `loads`. */
+function store() {
+  const ds = new Dataset([
+    { user: 'a', item: 1, weight: 1, at: 1 },
+    { user: 'b', item: 2, weight: 1, at: 1 },
+  ]);
+  const bytes = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
+  const loads: string[] = [];
+  const console = { get: async (_t: string, _k: string, version: number) => ({ artifact: `models/t/v${version}.bin` }) } as unknown as ConsoleStore;
+  const blobs = {
+    get: async (key: string) => {
+      loads.push(key);
+      return bytes;
+    },
+  } as unknown as BlobStore;
+  return { bytes, loads, console, blobs };
+}
+
 describe("a serving container's loaded models", () => {
   it('lets the least recently served go when full, never the ones in use', async () => {
-    const ds = new Dataset([
-      { user: 'a', item: 1, weight: 1, at: 1 },
-      { user: 'b', item: 2, weight: 1, at: 1 },
-    ]);
-    const bytes = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
-    const loads: string[] = [];
-    const console = { get: async (_t: string, _k: string, version: number) => ({ artifact: `models/t/v${version}.bin` }) } as unknown as ConsoleStore;
-    const blobs = {
-      get: async (key: string) => {
-        loads.push(key);
-        return bytes;
-      },
-    } as unknown as BlobStore;
+    const { loads, console, blobs } = store();
     const serve = (tenant: string, v: number) => loadModel(console, blobs, tenant, v);
     for (let v = 1; v <= MODELS_KEPT; v++) expect(await serve('lru', v)).toBeDefined();
     expect(loads).toHaveLength(MODELS_KEPT);
@@ -37,19 +43,7 @@ describe("a serving container's loaded models", () => {
   });
 
   it('keeps within the memory budget, the least recently served let go first, and always the one served', async () => {
-    const ds = new Dataset([
-      { user: 'a', item: 1, weight: 1, at: 1 },
-      { user: 'b', item: 2, weight: 1, at: 1 },
-    ]);
-    const bytes = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
-    const loads: string[] = [];
-    const console = { get: async (_t: string, _k: string, version: number) => ({ artifact: `models/t/v${version}.bin` }) } as unknown as ConsoleStore;
-    const blobs = {
-      get: async (key: string) => {
-        loads.push(key);
-        return bytes;
-      },
-    } as unknown as BlobStore;
+    const { bytes, loads, console, blobs } = store();
     const loadsOf = async (v: number) => {
       const before = loads.length;
       expect(await loadModel(console, blobs, 'budget', v)).toBeDefined();
