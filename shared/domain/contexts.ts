@@ -1,7 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 
 /** Contexts: the places an app serves recommendations or search in (the control plane's rules and experiments attach to them). */
 
@@ -19,3 +19,8 @@ export async function createContext(c: ConsoleStore, tenant: string, b: z.output
   return rec;
 }
 export const listContexts = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'context', { limit: q.limit, after: q.starting_after }, (r: Context) => r);
+export async function getContext(c: ConsoleStore, tenant: string, id: number): Promise<Context> {
+  const r = await c.get<Context>(tenant, 'context', id);
+  if (!r) throw notFound('context', id);
+  return r;
+}

@@ -78,6 +78,14 @@ export async function makeDefaultEndpoint(c: ConsoleStore, tenant: string, id: n
   await clearOlderDefaults(c, tenant, await c.list<Endpoint>(tenant, 'endpoint'), seq, now);
   return endpointView({ ...cur, is_default: true, default_seq: seq, updated_at: now });
 }
+/** One endpoint, `is_default` as the list shows it (of those marked default, only the one `pickEndpoint` picks). */
+export async function getEndpoint(c: ConsoleStore, tenant: string, id: number) {
+  const all = await c.list<Endpoint>(tenant, 'endpoint');
+  const e = all.find((x) => x.id === id);
+  if (!e) throw notFound('endpoint', id);
+  return endpointView(e.is_default && pickEndpoint(all, undefined) !== e ? { ...e, is_default: false } : e);
+}
+
 /**
  * A page of the endpoints, exactly one of them the default (see `pickEndpoint`): read whole, as
  * the default is decided over all of them (a tenant has a few).

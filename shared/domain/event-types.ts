@@ -20,6 +20,11 @@ export async function createEventType(c: ConsoleStore, tenant: string, b: z.outp
   return rec;
 }
 export const listEventTypes = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'event_type', { limit: q.limit, after: q.starting_after }, (r: EventType) => r);
+export async function getEventType(c: ConsoleStore, tenant: string, id: number): Promise<EventType> {
+  const r = await c.get<EventType>(tenant, 'event_type', id);
+  if (!r) throw notFound('event type', id);
+  return r;
+}
 export async function updateEventType(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.eventTypePatch>) {
   if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
   return (await c.get<EventType>(tenant, 'event_type', id)) as EventType;

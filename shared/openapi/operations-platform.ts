@@ -29,8 +29,10 @@ export const platformOperations: Record<string, OperationDoc> = {
   'POST /api/search-index/rebuild': op('rebuildSearchIndex', ITEMS, 'Build a new search index now', accepted(P.indexRebuild, 'The build is queued; poll GET /api/search-index.')),
   'POST /api/contexts': op('createContext', CONSOLE, 'Create a context', created(C.context, 'The context, with its numeric id.')),
   'GET /api/contexts': op('listContexts', CONSOLE, 'List contexts', ok(C.contextList, 'A page of contexts, by id.')),
+  'GET /api/contexts/{id}': op('getContext', CONSOLE, 'Read a context', ok(C.context, 'The context.')),
   'POST /api/event-types': op('createEventType', CONSOLE, 'Create an event type', created(C.eventType, 'The event type.'), { errors: [409], examples: { request: { name: 'purchase', weight: 80 } } }),
   'GET /api/event-types': op('listEventTypes', CONSOLE, 'List event types', ok(C.eventTypeList, 'A page of event types, by id.')),
+  'GET /api/event-types/{id}': op('getEventType', CONSOLE, 'Read an event type', ok(C.eventType, 'The event type.')),
   'PATCH /api/event-types/{id}': op('updateEventType', CONSOLE, "Change an event type's weight", ok(C.eventType, 'The event type.')),
   'POST /api/events/templates': op('createTemplate', TRAINING, 'Create a training template (Draft)', created(C.template, 'The template.'), {
     examples: {
@@ -53,6 +55,7 @@ export const platformOperations: Record<string, OperationDoc> = {
   'POST /api/model-endpoints': op('createModelEndpoint', MODELS, 'Create a serving endpoint', created(C.endpoint, 'The endpoint.'), { errors: [409] }),
   'PATCH /api/model-endpoints/{id}': op('updateModelEndpoint', MODELS, 'Make an endpoint the default', ok(C.endpoint, 'The endpoint, now the default.')),
   'GET /api/model-endpoints': op('listModelEndpoints', MODELS, 'List serving endpoints', ok(C.endpointList, 'A page of endpoints, by id (exactly one of all the default).')),
+  'GET /api/model-endpoints/{id}': op('getModelEndpoint', MODELS, 'Read a serving endpoint', ok(C.endpoint, 'The endpoint (`is_default` as the list shows it).')),
   'POST /api/training-jobs': op('createTrainingJob', TRAINING, 'Start a training run from a Published template', accepted(C.job, 'The run, Queued.'), {
     errors: [404],
     examples: { request: { template_id: 1, options: { algorithm: 'ease', epochs: 5 } } },

@@ -580,6 +580,33 @@ describe('audit trail', () => {
   });
 });
 
+describe('contexts, event types and serving endpoints, each read by id', () => {
+  it('answer the record as created and listed; an unknown id is 404, a malformed one 400, and another tenant sees none of them', async () => {
+    const ctx = ok(await P('POST', '/api/contexts', { name: 'by id', description: 'read alone' }), 201);
+    expect(ok(await P('GET', `/api/contexts/${ctx.id}`))).toEqual(ctx);
+    const type = ok(await P('POST', '/api/event-types', { name: 'wishlist_by_id', weight: 7 }), 201);
+    expect(ok(await P('GET', `/api/event-types/${type.id}`))).toEqual(type);
+    ok(await P('PATCH', `/api/event-types/${type.id}`, { weight: 9 }));
+    expect(ok(await P('GET', `/api/event-types/${type.id}`))).toMatchObject({ id: type.id, weight: 9 });
+    // Endpoints as the list shows them: exactly one default.
+    const side = ok(await P('POST', '/api/model-endpoints', { endpoint_name: 'by-id', is_default: false }), 201);
+    const listed = ok(await P('GET', '/api/model-endpoints?limit=100')).data as { id: number; is_default: boolean }[];
+    for (const e of listed) expect(ok(await P('GET', `/api/model-endpoints/${e.id}`)), String(e.id)).toEqual(e);
+    expect(listed.filter((e) => e.is_default)).toHaveLength(1);
+    expect(ok(await P('GET', `/api/model-endpoints/${side.id}`))).toMatchObject({ endpoint_name: 'by-id', is_default: false });
+
+    for (const [path, what] of [
+      ['contexts', 'context'],
+      ['event-types', 'event type'],
+      ['model-endpoints', 'endpoint'],
+    ] as const) {
+      expect(await P('GET', `/api/${path}/999999`), path).toMatchObject({ status: 404, body: { error: `No ${what} 999999.` } });
+      invalid(await P('GET', `/api/${path}/abc`), 'id');
+    }
+    for (const p of [`/api/contexts/${ctx.id}`, `/api/event-types/${type.id}`, `/api/model-endpoints/${side.id}`]) expect((await other.platform('GET', p)).status, p).toBe(404);
+  });
+});
+
 describe('tenancy and scopes', () => {
   it("another tenant's contexts, rules, segments, experiments, controls and history are 404 or absent", async () => {
     const seg = ok(await P('POST', '/api/segments', { name: 'mine', definition: segDef }), 201);

@@ -176,6 +176,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/contexts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a context
+         * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
+         */
+        get: operations["getContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/event-types": {
         parameters: {
             query?: never;
@@ -211,7 +233,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read an event type
+         * @description API key scopes: admin, events.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
+         */
+        get: operations["getEventType"];
         put?: never;
         post?: never;
         delete?: never;
@@ -405,7 +433,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read a serving endpoint
+         * @description API key scopes: admin.
+         *
+         *     Or a console session: any role (`admin`, `viewer`).
+         */
+        get: operations["getModelEndpoint"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2557,6 +2591,35 @@ export interface operations {
             503: components["responses"]["PlatformError503"];
         };
     };
+    getContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The context. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Context"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
     listEventTypes: {
         parameters: {
             query?: {
@@ -2626,6 +2689,35 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    getEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event type. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventType"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3252,6 +3344,35 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            500: components["responses"]["PlatformError500"];
+            503: components["responses"]["PlatformError503"];
+        };
+    };
+    getModelEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint (`is_default` as the list shows it). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelEndpoint"];
+                };
+            };
+            400: components["responses"]["PlatformError400"];
+            401: components["responses"]["PlatformError401"];
+            403: components["responses"]["PlatformError403"];
+            404: components["responses"]["PlatformError404"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
