@@ -343,6 +343,7 @@ describe('Core and Platform helpers', () => {
     const rec = recorder();
     const p = platform(rec.fetch);
     const ctx = await p.contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
+    expect(await p.contexts.get(ctx.id)).toEqual(ctx);
     expect((await p.contexts.listPage()).data.some((x) => x.id === ctx.id)).toBe(true);
     const rule = await p.rules.create({ name: 'boost shoes', context_id: ctx.id, conditions: [{ field: 'metadata.category', op: 'eq', value: 'shoes' }], boost: 2 });
     expect((await p.rules.get(rule.id)).name).toBe('boost shoes');
@@ -357,6 +358,7 @@ describe('Core and Platform helpers', () => {
     expect((await p.rerankControls.get(ctx.id)).max_per_category).toBe(2);
     const et = await p.eventTypes.create({ name: `sig_${randomUUID().slice(0, 8)}`, weight: 40 });
     expect((await p.eventTypes.listPage()).data.map((x) => x.id)).toContain(et.id);
+    expect(await p.eventTypes.get(et.id)).toEqual(et);
     const tpl = await p.templates.create({ name: `tpl-${randomUUID().slice(0, 8)}`, event_types: [{ id: et.id, weight: 1 }] });
     expect((await p.templates.get(tpl.id)).name).toBe(tpl.name);
     const keys = await p.apiKeys.list().toArray();
@@ -364,7 +366,8 @@ describe('Core and Platform helpers', () => {
     const clients = await p.clients.list().toArray();
     expect(clients.map((x) => x.client_id)).toContain(t.demo.creds.client_id);
     expect(Array.isArray((await p.models.listPage()).data)).toBe(true);
-    expect(Array.isArray((await p.endpoints.listPage()).data)).toBe(true);
+    const endpoints = (await p.endpoints.listPage()).data;
+    for (const e of endpoints) expect(await p.endpoints.get(e.id)).toEqual(e);
     // The audit trail of the rerank controls set above, and search analytics (a number of searches).
     const trail = await p.audit.list({ resource: `rerank-controls/${ctx.id}`, limit: 1 }).toArray();
     expect(trail.map((e) => [e.action, e.resource])).toEqual([['create', `rerank-controls/${ctx.id}`]]);

@@ -59,6 +59,7 @@ export class PlatformClient {
     listPage: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.eventTypes.listPage(q, o)),
     create: (body: RequestBody<'createEventType'>, o?: CallOptions) => unwrap(this.raw.POST('/api/event-types', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/event-types/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
 
@@ -100,6 +101,7 @@ export class PlatformClient {
     listPage: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.endpoints.listPage(q, o)),
     create: (body: RequestBody<'createModelEndpoint'>, o?: CallOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     /** Makes the endpoint the tenant's default (`{ is_default: true }`). */
     update: (id: Id, body: RequestBody<'updateModelEndpoint'>, o?: CallOptions) =>
       unwrap(this.raw.PATCH('/api/model-endpoints/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
@@ -109,6 +111,7 @@ export class PlatformClient {
     listPage: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/contexts', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.contexts.listPage(q, o)),
     create: (body: RequestBody<'createContext'>, o?: CallOptions) => unwrap(this.raw.POST('/api/contexts', { body, ...signalOf(o) }), 'platform'),
+    get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/contexts/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly rules = {
