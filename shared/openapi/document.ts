@@ -130,7 +130,10 @@ function security(r: Route): JsonSchema[] {
 function credentialsText(r: Route, declared: DeclaredRequest | undefined): string[] {
   if (r.api !== 'platform' || isSignIn(r)) return [];
   const csrf = isSafeMethod(r.method) ? '' : ` (with its \`${CSRF_HEADER_NAME}\`)`;
-  const roles = declared?.adminOnly ? 'the `admin` role' : 'any role (`admin`, `viewer`)';
+  // A Platform route's session needs `admin` for a request that changes something: not a GET, even
+  // of a function whose grants write (the search administration's reads share its writes' function).
+  const adminOnly = declared?.adminOnly === true && (isConsoleRoute(r) || !isSafeMethod(r.method));
+  const roles = adminOnly ? 'the `admin` role' : 'any role (`admin`, `viewer`)';
   if (isConsoleRoute(r)) return [`Console session${csrf}: ${roles}; never an API key.`];
   return [`API key scopes: ${r.scopes.join(', ')}.`, `Or a console session${csrf}: ${roles}.`];
 }

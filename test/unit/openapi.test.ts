@@ -110,6 +110,9 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(at('post', '/api/contexts').description).toContain('Or a console session (with its `X-CSRF-Token`): the `admin` role');
     expect(at('patch', '/console/api/items/{item_id}').description).toContain('Console session (with its `X-CSRF-Token`): the `admin` role');
     expect(at('post', '/console/api/search').description).toContain('any role');
+    // A viewer's session reads the search administration (GET), as every GET route; its changes are admin's.
+    for (const path of ['/api/synonyms', '/api/synonyms/{id}', '/api/analytics/searches']) expect(at('get', path).description, path).toContain('Or a console session: any role');
+    expect(at('patch', '/api/synonyms/{id}').description).toContain('Or a console session (with its `X-CSRF-Token`): the `admin` role');
     // The CSRF header on the Platform API, for a session instead of a key.
     expect(at('post', '/api/contexts').parameters.find((p: { name: string }) => p.name === 'X-CSRF-Token')).toMatchObject({ in: 'header', required: false });
     expect(at('get', '/api/contexts').parameters.find((p: { name: string }) => p.name === 'X-CSRF-Token')).toBeUndefined();

@@ -15,7 +15,7 @@ export interface paths {
          * Search analytics
          * @description API key scopes: admin.
          *
-         *     Or a console session: the `admin` role.
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSearchAnalytics"];
         put?: never;
@@ -777,7 +777,7 @@ export interface paths {
          * List synonym sets
          * @description API key scopes: admin.
          *
-         *     Or a console session: the `admin` role.
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["listSynonymSets"];
         put?: never;
@@ -805,7 +805,7 @@ export interface paths {
          * Read a synonym set
          * @description API key scopes: admin.
          *
-         *     Or a console session: the `admin` role.
+         *     Or a console session: any role (`admin`, `viewer`).
          */
         get: operations["getSynonymSet"];
         put?: never;
