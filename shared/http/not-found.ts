@@ -24,7 +24,8 @@ export function notFoundHandler(api: 'core' | 'platform') {
   const handler = baseChain(api).handler(async (event: HttpEvent): Promise<HttpResult> => {
     const { method, path } = event.requestContext.http;
     // Public routes are on both APIs.
-    const allowed = compiled.filter((c) => (c.route.api === api || c.route.api === 'public') && matchPath(c, path)).map((c) => c.route.method);
+    // Each method once: a path two routes match (`/api/models/compare` is also a `{version}`) takes GET once.
+    const allowed = [...new Set(compiled.filter((c) => (c.route.api === api || c.route.api === 'public') && matchPath(c, path)).map((c) => c.route.method))];
     if (allowed.length > 0) throw methodNotAllowed('method_not_allowed', method, path, allowed);
     throw new ApiError('not_found_error', 'route_not_found', `No route ${method} ${path}.`);
   });

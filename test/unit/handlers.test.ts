@@ -22,6 +22,15 @@ describe('handlers without a token (no I/O)', () => {
     expect(res.headers?.['access-control-allow-origin']).toBe('*');
   });
 
+  it('a 405 names each allowed method once, also on a path two routes match', async () => {
+    const { handler } = await import('../../functions/errors/not-found-platform.ts');
+    // `/api/models/compare` is its own GET route and a `{version}` of GET and PATCH /api/models/{version}.
+    const res = await handler(apiEvent('DELETE', '/api/models/compare', '$default'), context);
+    expect(res.statusCode).toBe(405);
+    expect(res.headers?.allow).toBe('GET, PATCH');
+    expect(JSON.parse(res.body as string)).toEqual({ error: 'DELETE is not allowed on /api/models/compare; use GET, PATCH.' });
+  });
+
   it('answer 401 in the Platform envelope', async () => {
     const { handler } = await import('../../functions/platform/clients/list.ts');
     const res = await handler(apiEvent('GET', '/api/clients', '/api/clients'), context);
