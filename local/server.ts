@@ -77,7 +77,15 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
     if (log)
       res.once('close', () => log({ time: new Date(), method: req.method ?? '-', path: pathOf(req.url), status: res.statusCode, ms: performance.now() - started, tenant, request_id: requestId }));
     try {
-      const path = requestUrl(req.url).pathname;
+      let path: string;
+      try {
+        path = requestUrl(req.url).pathname;
+      } catch {
+        // A request target that is no URL (`http://[::1/api`, a port past 65535): a bad request, as
+        // Node's parser answers other malformed targets (400, no body), not a crashed handler.
+        res.writeHead(400, { connection: 'close' }).end();
+        return;
+      }
       if (req.method === 'GET' && path === '/.well-known/jwks.json') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(readFileSync(opts.jwksFile));
         return;

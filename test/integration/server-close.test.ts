@@ -75,6 +75,26 @@ describe('the local server stopping', () => {
     }
   });
 
+  it("answers a request target that is no URL with 400, not a crashed handler's 500", async () => {
+    const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const target of ['http://[::1/api/models', 'http://local:99999/v1/items']) {
+        const socket = connect(s.port, '127.0.0.1');
+        await new Promise((r) => socket.once('connect', r));
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.write(`GET ${target} HTTP/1.1\r\nhost: local\r\n\r\n`);
+        await new Promise((r) => socket.once('close', r));
+        expect(Buffer.concat(chunks).toString('latin1'), target).toMatch(/^HTTP\/1\.1 400 /);
+      }
+      expect(errors.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('handler crashed'))).toEqual([]);
+    } finally {
+      errors.mockRestore();
+      await s.close();
+    }
+  });
+
   it('lets an answer its client has not read yet leave whole before it closes the connection', async () => {
     const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
     held.next();
