@@ -42,13 +42,17 @@ const pascal = (path: string): string =>
     .join('');
 const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z_]+)\}/g)].map((m) => m[1] as string);
 
-/** The error statuses an operation can answer: its API's, 404 where a path names a record, 413 where it takes a body, and its own. */
+/**
+ * The error statuses an operation can answer: its API's, 404 where a path names a record, 413
+ * wherever its handler reads the body (also a route that takes none: a body over the limit is
+ * refused before it is parsed), and its own.
+ */
 function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
   const base =
     r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
   const out = new Set([...base, ...(doc.errors ?? [])]);
   if (r.api !== 'public' && r.path.includes('{')) out.add(404);
-  if (declared?.body) out.add(413);
+  if (declared) out.add(413);
   return [...out].sort((a, b) => a - b);
 }
 

@@ -136,6 +136,10 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(at('post', '/api/items/search').requestBody.content['application/json'].schema.properties.filters.items.properties.value.anyOf[1].maxItems).toBe(1000);
     expect(at('post', '/api/api-keys').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
     expect(at('post', '/api/clients').requestBody.content['application/json'].schema.properties.scopes.uniqueItems).toBe(true);
+    // A body over 1 MiB is 413 on every route that reads one, a route that takes none too (it is refused before it is parsed).
+    for (const [method, path] of Object.entries({ post: '/api/search-index/rebuild', get: '/api/event-types', delete: '/api/api-keys/{id}' })) {
+      expect(Object.keys(at(method, path).responses), `${method} ${path}`).toContain('413');
+    }
     // The headers of errors: every 401 its challenge, every 429 its Retry-After, the token endpoint's no caching.
     for (const [name, r] of Object.entries(doc.components.responses)) {
       if (name.endsWith('401')) expect(r.headers['WWW-Authenticate'], name).toBeDefined();

@@ -2275,6 +2275,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2305,6 +2306,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2385,6 +2387,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2415,6 +2418,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2445,6 +2449,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2520,6 +2525,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2549,6 +2555,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2645,6 +2652,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2786,6 +2794,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2918,6 +2927,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3030,6 +3040,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3130,6 +3141,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3216,6 +3228,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3305,6 +3318,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3442,6 +3456,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3471,6 +3486,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3500,6 +3516,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3572,6 +3589,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3645,6 +3663,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3728,6 +3747,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3820,6 +3840,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3853,6 +3874,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3931,6 +3953,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3960,6 +3983,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3989,6 +4013,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4066,6 +4091,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4099,6 +4125,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4170,6 +4197,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4247,6 +4275,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4279,6 +4308,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4350,6 +4380,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4449,6 +4480,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4478,6 +4510,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4510,6 +4543,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4542,6 +4576,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4574,6 +4609,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4667,6 +4703,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4703,6 +4740,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4830,6 +4868,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4915,6 +4954,7 @@ export interface operations {
             };
             400: components["responses"]["PlatformError400"];
             403: components["responses"]["PlatformError403"];
+            413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -5041,6 +5081,7 @@ export interface operations {
             400: components["responses"]["CoreError400"];
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
@@ -5166,6 +5207,7 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
@@ -5228,6 +5270,7 @@ export interface operations {
             400: components["responses"]["CoreError400"];
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
@@ -5382,6 +5425,7 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
@@ -5460,6 +5504,7 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
@@ -5569,6 +5614,7 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
+            413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
