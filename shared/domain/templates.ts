@@ -92,8 +92,11 @@ export const getTemplate = async (c: ConsoleStore, tenant: string, id: number) =
  */
 export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
   const t = await findTemplate(c, tenant, id);
-  const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k));
+  // Publishing a Published template again (a retried PATCH) changes nothing: taken as the automation fields are, not refused.
+  const republish = t.status === 'Published' && b.status === 'Published';
+  const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish));
   if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
+  if (republish && Object.keys(b).length === 1) return templateView(t);
   const now = nowSeconds();
   const { schedule, auto_promote, ...rest } = b;
   const set = {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createEndpoint, findEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
+import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
 import { stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
 import { putAll } from '../../shared/data/ops.ts';
@@ -13,6 +14,21 @@ beforeAll(async () => {
   db = await testTable();
 });
 afterAll(() => db.close());
+
+describe('training templates', () => {
+  it('a Published template takes status Published again (a retried publish) and its automation fields; any other change, or Draft, is 400', async () => {
+    const c = db.stores.console;
+    await createEventType(c, 'tp', { name: 'view', weight: 1 });
+    const t = await createTemplate(c, 'tp', { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: null, auto_promote: null });
+    expect((await updateTemplate(c, 'tp', t.id, { status: 'Published' })).status).toBe('Published');
+    const published = await getTemplate(c, 'tp', t.id);
+    expect(await updateTemplate(c, 'tp', t.id, { status: 'Published' })).toEqual(published);
+    expect((await updateTemplate(c, 'tp', t.id, { status: 'Published', auto_promote: null })).status).toBe('Published');
+    await expect(updateTemplate(c, 'tp', t.id, { status: 'Draft' })).rejects.toThrow(/is Published/);
+    await expect(updateTemplate(c, 'tp', t.id, { status: 'Published', name: 'other' })).rejects.toThrow(/is Published/);
+    expect((await getTemplate(c, 'tp', t.id)).name).toBe('shop');
+  });
+});
 
 describe('console store', () => {
   it("reads a tenant's event types and endpoints together, and each kind alone, without other kinds or tenants", async () => {

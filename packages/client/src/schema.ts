@@ -303,7 +303,7 @@ export interface paths {
         head?: never;
         /**
          * Edit or publish a training template
-         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule` and `auto_promote` (else 400, the Platform error naming what it still takes).
+         * @description A Draft template can be edited and published (`{"status":"Published"}`); a Published one only takes `schedule`, `auto_promote` and `status: "Published"` again (a retried publish changes nothing; else 400, the Platform error naming what it still takes).
          *
          *     API key scopes: admin, events.
          *
