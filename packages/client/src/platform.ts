@@ -19,10 +19,16 @@ type Id = string | number;
 const s = (id: Id) => String(id);
 const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
 
-/** Follows `next_cursor` through a list whose cursor parameter is `name`. */
-function pages<P extends Page<unknown>, Q extends object>(name: 'cursor' | 'starting_after', query: Q, fetchPage: (q: Q) => Promise<P>): Paginator<P['data'][number], P> {
-  const start = (query as Record<string, unknown>)[name];
-  return new Paginator<P['data'][number], P>((cursor) => fetchPage({ ...query, ...(cursor ? { [name]: cursor } : {}) }), typeof start === 'string' ? start : undefined);
+/**
+ * Follows `next_cursor` through a list whose cursor parameter is `name`. `alias`: another name the
+ * list takes its cursor by (the key and client lists' `cursor`), read as the start and left out of
+ * the later pages: sent beside `name` with another cursor, the API refuses both (400).
+ */
+function pages<P extends Page<unknown>, Q extends object>(name: 'cursor' | 'starting_after', query: Q, fetchPage: (q: Q) => Promise<P>, alias?: 'cursor'): Paginator<P['data'][number], P> {
+  const q = query as Record<string, unknown>;
+  const start = q[name] ?? (alias ? q[alias] : undefined);
+  const rest = Object.fromEntries(Object.entries(q).filter(([k]) => k !== alias)) as Q;
+  return new Paginator<P['data'][number], P>((cursor) => fetchPage(cursor ? { ...rest, [name]: cursor } : query), typeof start === 'string' ? start : undefined);
 }
 
 /**
@@ -41,7 +47,7 @@ export class PlatformClient {
 
   readonly apiKeys = {
     listPage: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/api-keys', { params: { query }, ...signalOf(o) }), 'platform'),
-    list: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.apiKeys.listPage(q, o)),
+    list: (query: QueryParams<'listApiKeys'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.apiKeys.listPage(q, o), 'cursor'),
     /** The answer holds the key itself, shown this once. */
     create: (body: RequestBody<'createApiKey'>, o?: CallOptions) => unwrap(this.raw.POST('/api/api-keys', { body, ...signalOf(o) }), 'platform'),
     revoke: (id: string, o?: CallOptions) => unwrap(this.raw.DELETE('/api/api-keys/{id}', { params: { path: { id } }, ...signalOf(o) }), 'platform'),
@@ -49,7 +55,7 @@ export class PlatformClient {
 
   readonly clients = {
     listPage: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/clients', { params: { query }, ...signalOf(o) }), 'platform'),
-    list: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.clients.listPage(q, o)),
+    list: (query: QueryParams<'listClients'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.clients.listPage(q, o), 'cursor'),
     /** The answer holds the client secret, shown this once. */
     create: (body: RequestBody<'createClient'>, o?: CallOptions) => unwrap(this.raw.POST('/api/clients', { body, ...signalOf(o) }), 'platform'),
     delete: (clientId: string, o?: CallOptions) => unwrap(this.raw.DELETE('/api/clients/{client_id}', { params: { path: { client_id: clientId } }, ...signalOf(o) }), 'platform'),
