@@ -17,6 +17,12 @@ export interface Cursor {
    * later pages rank with the taste the first had, not with the events the user sent since.
    */
   asOf?: number | undefined;
+  /**
+   * The largest item id the first page could rank (item ids only grow): later pages leave out
+   * items created since, which would otherwise move every position (a new best match rescales
+   * every hybrid score, and feedback moves toward it), so pages repeated or skipped hits.
+   */
+  upTo?: number | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -24,19 +30,22 @@ export const cursorDigest = (text: string, chars: number): string => createHash(
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
+/** What a cursor holds after its position: [builtAt, list or null, asOf or null, upTo]. */
+const tail = (builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number) => [builtAt, list ?? null, asOf ?? null, upTo];
+
 /**
  * A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested;
- * `asOf`: a personalised list's newest event of its taste).
+ * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked).
  */
-export const encodeCursor = (h: Hit, builtAt: number, list?: string, asOf?: number): string =>
-  encode(list === undefined ? [h.score, h.doc.id, builtAt] : asOf === undefined ? [h.score, h.doc.id, builtAt, list] : [h.score, h.doc.id, builtAt, list, asOf]);
+export const encodeCursor = (h: Hit, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number): string => encode([h.score, h.doc.id, ...tail(builtAt, list, asOf, upTo)]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
- * on, what ordered it (digested), and a personalised list's newest event of its taste (`asOf`).
+ * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), and
+ * the largest item id it ranked (`upTo`).
  */
-export const encodeOffsetCursor = (offset: number, builtAt: number, list?: string, asOf?: number): string =>
-  encode(list === undefined ? ['o', offset, builtAt] : asOf === undefined ? ['o', offset, builtAt, list] : ['o', offset, builtAt, list, asOf]);
+export const encodeOffsetCursor = (offset: number, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number): string =>
+  encode(['o', offset, ...tail(builtAt, list, asOf, upTo)]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -49,35 +58,40 @@ export function sameList(of: string | undefined, list: string | undefined, field
   }
 }
 
+const wholeAtLeast = (v: unknown, min: number): v is number => Number.isSafeInteger(v) && (v as number) >= min;
+
+/**
+ * The fields after a cursor's position (`rest`, from its third element), in the form this API
+ * issues ([builtAt, list or null, asOf or null, upTo]) or an earlier one ([builtAt], [builtAt,
+ * list], [builtAt, list, asOf], or nothing: cursors issued before they named their build);
+ * undefined when they are none of these.
+ */
+function tailOf(rest: readonly unknown[]): Pick<Cursor, 'builtAt' | 'list' | 'asOf' | 'upTo'> | undefined {
+  const [builtAt, list, asOf, upTo] = rest;
+  if (rest.length === 4) {
+    if (!wholeAtLeast(builtAt, 0) || !(list === null || typeof list === 'string') || !(asOf === null || wholeAtLeast(asOf, 0)) || !wholeAtLeast(upTo, 0)) return undefined;
+    return { builtAt, ...(list === null ? {} : { list }), ...(asOf === null ? {} : { asOf }), upTo };
+  }
+  if (rest.length > 3) return undefined;
+  if (builtAt !== undefined && !wholeAtLeast(builtAt, 0)) return undefined;
+  if (list !== undefined && typeof list !== 'string') return undefined;
+  if (asOf !== undefined && !wholeAtLeast(asOf, 0)) return undefined;
+  return { builtAt: builtAt as number | undefined, ...(list === undefined ? {} : { list }), ...(asOf === undefined ? {} : { asOf }) };
+}
+
 /** The cursor in `c`; a 400 naming `field` when it is none this API issued. */
 export function decodeCursor(c: string, field: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
-    // Offset cursors issued before they named their list (three elements) page on any.
-    if (
-      Array.isArray(v) &&
-      (v.length === 3 || (v.length === 4 && typeof v[3] === 'string') || (v.length === 5 && typeof v[3] === 'string' && Number.isSafeInteger(v[4]) && (v[4] as number) >= 0)) &&
-      v[0] === 'o' &&
-      Number.isSafeInteger(v[1]) &&
-      (v[1] as number) > 0 &&
-      Number.isSafeInteger(v[2]) &&
-      (v[2] as number) >= 0
-    ) {
-      return { score: 0, id: 0, offset: v[1] as number, builtAt: v[2] as number, ...(v.length >= 4 ? { list: v[3] as string } : {}), ...(v.length === 5 ? { asOf: v[4] as number } : {}) };
-    }
-    // Cursors issued before they named their build (two elements) page on the current one; before
-    // they named their list (three), on any; a personalised list's (five) names its taste's events.
-    if (Array.isArray(v) && v.length >= 2 && v.length <= 5 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
-      const builtAt = v[2] as unknown;
-      const list = v[3] as unknown;
-      const asOf = v[4] as unknown;
-      if (
-        (builtAt === undefined || (Number.isSafeInteger(builtAt) && (builtAt as number) >= 0)) &&
-        (list === undefined || (typeof list === 'string' && v.length >= 4)) &&
-        (asOf === undefined || (Number.isSafeInteger(asOf) && (asOf as number) >= 0))
-      ) {
-        return { score: v[0], id: v[1] as number, builtAt: builtAt as number | undefined, ...(list === undefined ? {} : { list }), ...(asOf === undefined ? {} : { asOf: asOf as number }) };
-      }
+    if (Array.isArray(v) && v[0] === 'o') {
+      // Offset cursors issued before they named their list (three elements) page on any.
+      const t = v.length >= 3 ? tailOf(v.slice(2)) : undefined;
+      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined) return { score: 0, id: 0, offset: v[1], ...t };
+    } else if (Array.isArray(v) && v.length >= 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+      // Cursors issued before they named their build (two elements) page on the current one; before
+      // they named their list (three), on any; before they named the items they ranked, on every one.
+      const t = tailOf(v.slice(2));
+      if (t) return { score: v[0], id: v[1] as number, ...t };
     }
   } catch {
     /* fall through */

@@ -124,6 +124,17 @@ export class SearchIndex {
     this.centroids = parts.ivf ? quantisedRows(parts.ivf.centroids, parts.dims) : null;
   }
 
+  private largest: number | undefined;
+  /** The largest item id the build holds (0: none), read once. */
+  get largestId(): number {
+    if (this.largest === undefined) {
+      let max = 0;
+      for (let i = 0; i < this.ids.length; i++) if ((this.ids[i] as number) > max) max = this.ids[i] as number;
+      this.largest = max;
+    }
+    return this.largest;
+  }
+
   static build(docs: SearchDoc[], dims: number, builtAt = nowSeconds()): SearchIndex {
     return new SearchIndex(buildIndexParts(docs, dims, builtAt));
   }

@@ -43,6 +43,12 @@ export interface RankRequest {
   profile: Float32Array | null;
   /** The Platform's item search also finds inactive items; Core search never does. */
   includeInactive?: boolean;
+  /**
+   * A later page's: the largest item id its first page ranked (`Cursor.upTo`). Items created
+   * since (all in the delta) are no match: a new best match would rescale every hybrid score and
+   * move feedback, and the cursor's position with them.
+   */
+  upTo?: number | undefined;
 }
 
 export interface Ranked {
@@ -170,7 +176,10 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         : (i: number) => active[i] === 1
     : (i: number) => rowEligible(i) && built.test(i);
   // The same for the delta's slots: a large delta (right after an import) is as broad.
-  const { live, active: activeSlot } = delta;
+  const { active: activeSlot } = delta;
+  // A slot of an item created after a first page is none of its later pages' (`upTo`).
+  const { upTo } = r;
+  const live = upTo === undefined ? delta.live : rankedUpTo(delta, upTo);
   const acceptSlot = !fresh
     ? inactiveToo
       ? (s: number) => live[s] === 1
@@ -233,6 +242,14 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       };
     },
   };
+}
+
+/** The delta's live slots, less those of items of ids above `upTo`. */
+function rankedUpTo(delta: PreparedDelta, upTo: number): Uint8Array {
+  const { live, ids, slotCount } = delta;
+  const out = live.slice(0, slotCount);
+  for (let s = 0; s < slotCount; s++) if ((ids[s] as number) > upTo) out[s] = 0;
+  return out;
 }
 
 /** The keys below `count` that are `eligible` and that a filter's columns may pass (made when asked; undefined when its columns cannot tell). */

@@ -73,7 +73,15 @@ function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
 }
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */
-function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null): RankRequest {
+/** The largest item id a view ranks: a first page's cursor holds it (`Cursor.upTo`; item ids only grow). */
+function largestItemId(index: SearchIndex, delta: PreparedDelta): number {
+  let max = index.largestId;
+  const { ids, slotCount } = delta;
+  for (let s = 0; s < slotCount; s++) if ((ids[s] as number) > max) max = ids[s] as number;
+  return max;
+}
+
+function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null, upTo: number | undefined): RankRequest {
   return {
     query: query.query,
     // Names first compares names with the query as asked: the synonyms' words go before `query`.
@@ -84,6 +92,7 @@ function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array |
     queryVector: qv && qv.length === index.dims ? qv : null,
     profile,
     includeInactive: req.includeInactive ?? false,
+    upTo,
   };
 }
 
@@ -126,7 +135,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const facets = facetCounter(req);
   const counted = facets?.over({ index, delta });
   const visit = counted ? (key: number, score: number) => (sorted(key, score), counted(key)) : sorted;
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), { limit: 1, after: undefined, visit });
+  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile, undefined), { limit: 1, after: undefined, visit });
   const slice = page.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
@@ -158,6 +167,7 @@ async function plannedSearch(
   builtAt: number | undefined,
   list: string | undefined,
   asOf: number | undefined,
+  upTo: number | undefined,
 ) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
@@ -178,7 +188,7 @@ async function plannedSearch(
   const recent = needSeen ? events : [];
   const tasteAsOf = req.userId ? (asOf ?? events[0]?.id ?? 0) : undefined;
   const facets = facetCounter(req);
-  const rankRequested = rankRequest(req, query, qv, index, profile);
+  const rankRequested = rankRequest(req, query, qv, index, profile, upTo);
   const pool = contextPool(req.limit);
   // One more hit than asked when there are more matches.
   const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.over({ index, delta }) });
@@ -218,7 +228,7 @@ async function plannedSearch(
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf) : null;
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta)) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
@@ -253,7 +263,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const asOf = req.userId ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
   const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta, events) : null;
   const facets = facetCounter(req);
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile), {
+  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile, after?.upTo), {
     limit: req.limit,
     after: after ? { score: after.score, id: after.id } : undefined,
     visit: facets?.over({ index, delta }),
@@ -261,7 +271,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf) : null;
+  const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf, after?.upTo ?? largestItemId(index, delta)) : null;
   return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -286,7 +296,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
     sameList(after?.list, list, cursorField);
-    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf);
+    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf, after?.upTo);
   }
   if (after?.offset !== undefined) {
     // Platform item search (its cursor field is `cursor`) takes no context: the cursor is a Core search's.

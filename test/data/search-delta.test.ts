@@ -232,6 +232,48 @@ describe('pages ranked on the build their first page was ranked on', () => {
   });
 });
 
+describe('pages of a list while items are created', () => {
+  it('neither repeat nor skip the items the first page ranked: an item created since is left out of the later pages, which it would otherwise rescale (hybrid), with or without a context', async () => {
+    const T = 'grow-between-pages';
+    const { items, events, blobs, embedder } = fixture();
+    const deps = { items, events, blobs, embedder };
+    const now = Math.floor(Date.now() / 1000) - 5;
+    const made = await items.create(
+      T,
+      Array.from({ length: 9 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter for ${k + 1} people, tent pegs included` })),
+      now,
+    );
+    for (const i of made) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T, now + 1);
+    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 0 }, assignment: null };
+    // (Keyword mode without a context still pages by raw BM25 scores, which the created item's
+    // share of the collection statistics moves: not covered here.)
+    for (const [label, extra] of [
+      ['hybrid', {}],
+      ['hybrid with a context', { plan }],
+      ['keyword with a context', { plan, mode: 'keyword' as const }],
+    ] as const) {
+      const req = { query: 'tent', mode: 'hybrid' as const, filter: NO_FILTER, limit: 3, listOf: label, ...extra };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      expect(all, label).toHaveLength(made.length);
+      const first = await runSearch(deps, T, req);
+      // The best match of all, created after the first page (and embedded: in the delta with its vector).
+      const [best] = await items.create(T, [{ name: 'Tent', description: 'tent tent tent, the tent' }], Math.floor(Date.now() / 1000));
+      await embedItem(items, embedder, T, best?.id as number);
+      expect((await runSearch(deps, T, req)).data[0]?.id, label).toBe(String(best?.id));
+      const served = first.data.map((h) => String(h.id));
+      let cursor = first.next_cursor;
+      while (cursor) {
+        const page = await runSearch(deps, T, { ...req, cursor });
+        served.push(...page.data.map((h) => String(h.id)));
+        cursor = page.next_cursor;
+      }
+      expect(served, label).toEqual(all);
+      await items.delete(T, best?.id as number, Math.floor(Date.now() / 1000));
+    }
+  });
+});
+
 describe('replaced index builds', () => {
   it('stay stored for retainSeconds after they were replaced, listed in the pointer, then are deleted', async () => {
     const T = 'retain';
