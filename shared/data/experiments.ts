@@ -24,6 +24,16 @@ import { applied, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo
 /** Exposures are kept this long after their attribution window closes. */
 const EXPOSURE_GRACE_SECONDS = 86_400;
 
+/**
+ * Events attributed to one served request at most (each is marked on its exposure row, so that a
+ * retried ingest counts it once). A response many people are shown under one user id (a cached
+ * page for a shared guest id) gathers every click on it: at about 5,000 to 16,000 marks the row
+ * passed DynamoDB's 400 KB item limit, and from then on every ingest holding an event that named
+ * the request failed (500) after storing its events. Past this many, its events count for nothing.
+ * 1,000 marks of the longest event type are under 90 KB.
+ */
+export const EVENTS_PER_REQUEST_MAX = 1_000;
+
 const shard = () => Math.floor(Math.random() * EXPERIMENT_SHARDS);
 
 interface Pending {
@@ -50,7 +60,9 @@ const EVENTS = 'events:';
 const CONVERTED_REQUESTS = 'requests_with:';
 const CONVERTED_USERS = 'users_with:';
 
-export function dynamoExposureStore(t: TableRef): ExposureStore {
+/** `eventsPerRequest`: EVENTS_PER_REQUEST_MAX unless a test asks for fewer. */
+export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: number } = {}): ExposureStore {
+  const eventsPerRequest = opts.eventsPerRequest ?? EVENTS_PER_REQUEST_MAX;
   const add = async (tenant: string, experimentId: number, variant: number, counts: Record<string, number>) => {
     const a = nonZero(counts);
     if (a) await update(t, ExperimentTotals.key({ tenant, experiment: experimentId, shard: shard(), variant }), { add: a });
@@ -108,7 +120,7 @@ export function dynamoExposureStore(t: TableRef): ExposureStore {
 
     async attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
-      const { counted, first: firstForRequest } = await markEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt);
+      const { counted, first: firstForRequest } = await markEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt, eventsPerRequest);
       if (!counted) return false;
       // The user's first conversion of the type: only on their row, if it is there. An erasure
       // deleted it (the exposure stays until it expires): the event counts for its request, the

@@ -256,14 +256,21 @@ export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
 /**
  * Records an attributed event on the row of the request it names (an experiment exposure, a
  * search), once: its id on the row is the guard, so a retried ingest counts nothing new.
- * `counted`: it counted now (false when it had before, or the row is gone); `first`: it is the
- * row's first event under `firstAttr` (the row keeps that event's time there).
+ * `counted`: it counted now (false when it had before, or the row is gone, or `cap` events are
+ * marked on it already); `first`: it is the row's first event under `firstAttr` (the row keeps
+ * that event's time there). With `cap`, the row counts its marks (`marked`) and takes no more
+ * than that many: each mark makes the row longer, and past DynamoDB's 400 KB a write of it fails.
  */
-export async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string): Promise<{ counted: boolean; first: boolean }> {
+export async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string, cap?: number): Promise<{ counted: boolean; first: boolean }> {
   let first = false;
   const mark = `event:${event.id}`;
   const counted = await applied(async () => {
-    const old = await update(t, key, { set: { [mark]: event.type }, setIfAbsent: { [firstAttr]: event.created } }, { when: (x) => x.and(isStored(x), x.absent(mark)), returnValues: 'UPDATED_OLD' });
+    const old = await update(
+      t,
+      key,
+      { set: { [mark]: event.type }, setIfAbsent: { [firstAttr]: event.created }, ...(cap !== undefined ? { add: { marked: 1 } } : {}) },
+      { when: (x) => x.and(isStored(x), x.absent(mark), ...(cap !== undefined ? [x.or(x.absent('marked'), x.cmp('marked', '<', cap))] : [])), returnValues: 'UPDATED_OLD' },
+    );
     first = old?.[firstAttr] === undefined;
   });
   return { counted, first };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExperimentUser } from '../../shared/data/entities.ts';
-import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
+import { dynamoExposureStore, EVENTS_PER_REQUEST_MAX } from '../../shared/data/experiments.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -94,5 +94,30 @@ describe('experiment exposures', () => {
     expect(await store.attribute('f1', await x('f-1'), { id: 3, type: 'purchase', created: now + 1 })).toBe(false);
     expect((await store.totals('f1', 1)).get(0)).toEqual({ requests: 2, users: 2, events: { click: 2, purchase: 1 }, requestsWith: { click: 1, purchase: 1 }, usersWith: { click: 1 } });
     expect(await row('f1', 1, 'gone')).toBeUndefined();
+  });
+});
+
+describe('events attributed to one request', () => {
+  it('count up to a bound and no more, so that its exposure row never outgrows what DynamoDB stores (past ~5,000 marks every ingest naming it failed)', async () => {
+    // The bound's worst row: a mark per event of the longest type (and a first conversion per type) stays far below 400 KB.
+    expect(EVENTS_PER_REQUEST_MAX * (`event:${Number.MAX_SAFE_INTEGER}`.length + 64) * 2).toBeLessThan(400_000);
+    const cap = 40;
+    const store = dynamoExposureStore(db.table, { eventsPerRequest: cap });
+    const now = Math.floor(Date.now() / 1000);
+    // A response cached for a shared guest id: everyone's clicks name its request_id under that one user.
+    await store.recordExposure('cap', { requestId: 'cached', experimentId: 1, variant: 0, userId: 'guest', servedAt: now, windowSeconds: 3600 });
+    const x = (await store.exposure('cap', 'cached'))!;
+    const click = (id: number) => store.attribute('cap', x, { id, type: 'click', created: now });
+    expect(await Promise.all(Array.from({ length: cap }, (_, k) => click(1 + k)))).not.toContain(false);
+    // Past the bound: not counted, nor marked on the row; one counted before still counts once.
+    expect(await click(cap + 1)).toBe(false);
+    expect(await store.attribute('cap', x, { id: cap + 2, type: 'purchase', created: now })).toBe(false);
+    expect(await click(1)).toBe(false);
+    const row = await getRow(db.table, Exposure.key({ tenant: 'cap', request_id: 'cached' }), { consistent: true });
+    expect(Object.keys(row!).filter((k) => k.startsWith('event:'))).toHaveLength(cap);
+    expect((await store.totals('cap', 1)).get(0)).toEqual({ requests: 1, users: 1, events: { click: cap }, requestsWith: { click: 1 }, usersWith: { click: 1 } });
+    // Another request of the same user counts on.
+    await store.recordExposure('cap', { requestId: 'next', experimentId: 1, variant: 0, userId: 'guest', servedAt: now, windowSeconds: 3600 });
+    expect(await store.attribute('cap', (await store.exposure('cap', 'next'))!, { id: 500, type: 'click', created: now })).toBe(true);
   });
 });
