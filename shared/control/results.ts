@@ -12,6 +12,14 @@ import type { Experiment } from './types.ts';
 const rate = (n: number, d: number) => (d > 0 ? Number((n / d).toFixed(6)) : null);
 const round = (x: number | null) => (x === null ? null : Number(x.toFixed(6)));
 const roundPair = (p: [number, number] | null) => (p === null ? null : ([round(p[0]), round(p[1])] as [number | null, number | null]));
+/**
+ * An arm of the lift: users with the event out of the variant's users. The two are counted by
+ * separate writes, so they can disagree: a user whose membership row was written but whose count
+ * in `users` was not (the serving request cut off, or the totals' write failing, in between; their
+ * later requests find the row and count them no more) still converts. Such a user counts as one of
+ * the variant's users here, rather than the lift refusing the counts (a 500 for the whole list).
+ */
+const arm = (successes: number, trials: number) => ({ successes, trials: Math.max(trials, successes) });
 
 export async function experimentResults(store: ExposureStore, tenant: string, exp: Experiment) {
   const totals = await store.totals(tenant, exp.id);
@@ -24,7 +32,7 @@ export async function experimentResults(store: ExposureStore, tenant: string, ex
     const events = Object.fromEntries(
       types.map((type) => {
         const users = countOf(t.usersWith, type);
-        const lift = k === 0 ? null : twoProportionLift({ successes: countOf(control.usersWith, type), trials: control.users }, { successes: users, trials: t.users });
+        const lift = k === 0 ? null : twoProportionLift(arm(countOf(control.usersWith, type), control.users), arm(users, t.users));
         return [
           type,
           {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { ExposureStore, VariantTotals } from '../../shared/control/exposures.ts';
+import { experimentResults } from '../../shared/control/results.ts';
 import { bucketOf, chiSquarePValue, sampleRatioMismatch, twoProportionLift, variantFor } from '../../shared/control/stats.ts';
+import type { Experiment } from '../../shared/control/types.ts';
 
 /** The first synthetic user id (`u<n>`) that lands in `bucket` of experiment `exp`. */
 function userInBucket(exp: number, bucket: number): string {
@@ -288,5 +291,42 @@ describe('sampleRatioMismatch', () => {
     expect(() => sampleRatioMismatch([1, 2], [1])).toThrow(RangeError);
     expect(() => sampleRatioMismatch([-1, 2], [1, 1])).toThrow(RangeError);
     expect(() => sampleRatioMismatch([1, 2], [0, 0])).toThrow(RangeError);
+  });
+});
+
+describe('experimentResults', () => {
+  const exp: Experiment = {
+    id: 1,
+    name: 'e',
+    context_id: 1,
+    segment_id: null,
+    variants: [
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
+    ],
+    status: 'Running',
+    attribution_window_seconds: 86_400,
+    started_at: 1,
+    stopped_at: null,
+    created: 1,
+    updated_at: 1,
+  };
+  const storeOf = (totals: Map<number, VariantTotals>) => ({ totals: async () => totals }) as unknown as ExposureStore;
+
+  it('answers when a variant counts more users with an event than users (a membership row written, its users count lost): no 500 for the list', async () => {
+    // Variant b: a user's row was written by a request cut off before the totals' write, and they converted.
+    const totals = new Map<number, VariantTotals>([
+      [0, { requests: 10, users: 4, events: { click: 2 }, requestsWith: { click: 2 }, usersWith: { click: 2 } }],
+      [1, { requests: 3, users: 0, events: { click: 1 }, requestsWith: { click: 1 }, usersWith: { click: 1 } }],
+    ]);
+    const r = await experimentResults(storeOf(totals), 't', exp);
+    const b = r.variants[1]!;
+    expect(b).toMatchObject({ requests: 3, users: 0 });
+    expect(b.events.click).toMatchObject({ events: 1, users_with_event: 1, rate_per_user: null });
+    // The lift takes the converted user as one of b's: 1 of 1 against 2 of 4.
+    expect(b.events.click!.lift).toMatchObject({ relative: 1, difference: 0.5 });
+    // Consistent counts are as before.
+    totals.set(1, { requests: 3, users: 2, events: { click: 1 }, requestsWith: { click: 1 }, usersWith: { click: 1 } });
+    expect((await experimentResults(storeOf(totals), 't', exp)).variants[1]!.events.click!.lift).toMatchObject({ relative: 0, difference: 0 });
   });
 });
