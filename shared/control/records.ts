@@ -22,7 +22,7 @@ import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, 
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'appendAudit' | 'auditPage'>;
+export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {
@@ -85,8 +85,14 @@ function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-async function audit(c: ControlPorts, who: Caller, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
-  await c.appendAudit(who.tenant, { at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after });
+/**
+ * Adds a change to the audit trail under `id`: taken (auditId) after the change read the record
+ * and before it wrote it, so the trail lists changes in the order they were written. An id taken
+ * when the entry is stored, as until 2026-12-02, listed two changes at once the other way round
+ * when the first one's entry was stored last: the newest entry's `after` was not the record.
+ */
+async function audit(c: ControlPorts, who: Caller, id: number, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
+  await c.appendAudit(who.tenant, { at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after }, id);
 }
 
 async function needContext(c: ControlPorts, tenant: string, id: number): Promise<void> {
@@ -128,12 +134,13 @@ async function change<T extends { id: number }>(
   what: string,
   id: number,
   fn: (cur: Stored<T>) => Promise<Partial<T>>,
-): Promise<{ before: Stored<T>; after: Stored<T> }> {
-  return withRetry<{ before: Stored<T>; after: Stored<T> }>(RACES, async () => {
+): Promise<{ before: Stored<T>; after: Stored<T>; auditId: number }> {
+  return withRetry<{ before: Stored<T>; after: Stored<T>; auditId: number }>(RACES, async () => {
     const cur = await c.get<Stored<T>>(tenant, kind, id);
     if (!cur) throw notFound(what, id);
     const set = { ...defined(await fn(cur)), updated_at: nowSeconds(), _rev: cur._rev + 1 };
-    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { value: { before: cur, after: { ...cur, ...set } } };
+    const auditId = await c.auditId(tenant);
+    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { value: { before: cur, after: { ...cur, ...set }, auditId } };
     return { failure: busy(what, id), retryable: true };
   });
 }
@@ -182,8 +189,9 @@ export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody): P
     updated_at: now,
     _rev: 1,
   };
+  const auditId = await c.auditId(who.tenant);
   await putNaming(c, who.tenant, 'rule', rec);
-  await audit(c, who, 'create', `rules/${rec.id}`, null, shown(rec));
+  await audit(c, who, auditId, 'create', `rules/${rec.id}`, null, shown(rec));
   return shown(rec);
 }
 
@@ -201,7 +209,7 @@ export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPag
 }
 
 export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.RulePatch): Promise<Rule> {
-  const { before, after } = await change<Rule>(c, who.tenant, 'rule', 'rule', id, async (cur) => {
+  const { before, after, auditId } = await change<Rule>(c, who.tenant, 'rule', 'rule', id, async (cur) => {
     const starts = b.starts_at !== undefined ? b.starts_at : cur.starts_at;
     const ends = b.ends_at !== undefined ? b.ends_at : cur.ends_at;
     if (starts !== null && ends !== null && ends <= starts) throw new InvalidInput('Invalid request body.', { ends_at: [`ends_at must be after starts_at (${starts})`] });
@@ -214,17 +222,18 @@ export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.
     await undo(c, who.tenant, 'rule', id, before, after);
     throw notFound('segment', after.segment_id);
   }
-  await audit(c, who, 'update', `rules/${id}`, shown(before), shown(after));
+  await audit(c, who, auditId, 'update', `rules/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
 export async function deleteRule(c: ControlPorts, who: Caller, id: number): Promise<void> {
-  const removed = await withRetry<Stored<Rule>>(RACES, async () => {
+  const { removed, auditId } = await withRetry<{ removed: Stored<Rule>; auditId: number }>(RACES, async () => {
     const cur = await c.get<Stored<Rule>>(who.tenant, 'rule', id);
     if (!cur) throw notFound('rule', id);
-    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) ? { value: cur } : { failure: busy('Rule', id), retryable: true };
+    const auditId = await c.auditId(who.tenant);
+    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) ? { value: { removed: cur, auditId } } : { failure: busy('Rule', id), retryable: true };
   });
-  await audit(c, who, 'delete', `rules/${id}`, shown(removed), null);
+  await audit(c, who, auditId, 'delete', `rules/${id}`, shown(removed), null);
 }
 
 // Segments
@@ -242,8 +251,9 @@ export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBo
     updated_at: now,
     _rev: 1,
   };
+  const auditId = await c.auditId(who.tenant);
   await c.put(who.tenant, 'segment', rec);
-  await audit(c, who, 'create', `segments/${rec.id}`, null, shown(rec));
+  await audit(c, who, auditId, 'create', `segments/${rec.id}`, null, shown(rec));
   return shown(rec);
 }
 
@@ -259,12 +269,12 @@ export async function listSegments(c: ControlPorts, tenant: string, q: S.PageQue
 }
 
 export async function updateSegment(c: ControlPorts, who: Caller, id: number, b: S.SegmentPatch): Promise<Segment> {
-  const { before, after } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async () => ({
+  const { before, after, auditId } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async () => ({
     ...b,
     // The estimate was of the old definition: none until the next maintenance pass.
     ...(b.definition ? { size_estimate: null, size_computed_at: null } : {}),
   }));
-  await audit(c, who, 'update', `segments/${id}`, shown(before), shown(after));
+  await audit(c, who, auditId, 'update', `segments/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
@@ -278,22 +288,23 @@ export async function updateSegment(c: ControlPorts, who: Caller, id: number, b:
  * as another deletion under way is waited for.
  */
 export async function deleteSegment(c: ControlPorts, who: Caller, id: number): Promise<void> {
-  const removed = await withRetry<Stored<Segment>>(RACES, async () => {
+  const { removed, auditId } = await withRetry<{ removed: Stored<Segment>; auditId: number }>(RACES, async () => {
     const cur = await c.get<Stored<Segment>>(who.tenant, 'segment', id);
     if (!cur) throw notFound('segment', id);
+    const auditId = await c.auditId(who.tenant);
     const mark = nowSeconds();
     const marked = cur._rev + 1;
     if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: mark, _rev: marked }, { _rev: cur._rev }))) return { failure: busy('Segment', id), retryable: true };
     const cfg = await c.controlConfig(who.tenant);
     const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
     const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
-    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }))) return { value: cur };
+    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }))) return { value: { removed: cur, auditId } };
     await unmark(c, who.tenant, id, mark);
     if (!rules.length && !experiments.length) return { failure: busy('Segment', id), retryable: true };
     const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');
     throw new Conflict('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
   });
-  await audit(c, who, 'delete', `segments/${id}`, shown(removed), null);
+  await audit(c, who, auditId, 'delete', `segments/${id}`, shown(removed), null);
 }
 
 /**
@@ -353,8 +364,9 @@ export async function createExperiment(c: ControlPorts, who: Caller, b: S.Experi
     updated_at: now,
     _rev: 1,
   };
+  const auditId = await c.auditId(who.tenant);
   await putNaming(c, who.tenant, 'experiment', rec);
-  await audit(c, who, 'create', `experiments/${rec.id}`, null, shown(rec));
+  await audit(c, who, auditId, 'create', `experiments/${rec.id}`, null, shown(rec));
   return shown(rec);
 }
 
@@ -383,8 +395,8 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  * random pause, starts again unless the other is Running by then (409), so one of them is.
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
-  const { before, after } = await startsSettled(c, who.tenant, id, () =>
-    withRetry<{ before: Stored<Experiment>; after: Stored<Experiment> }>(STARTS, async () => {
+  const { before, after, auditId } = await startsSettled(c, who.tenant, id, () =>
+    withRetry<{ before: Stored<Experiment>; after: Stored<Experiment>; auditId: number }>(STARTS, async () => {
       const changed = await changeExperiment(c, who, id, b);
       // A segment newly named is checked again after the write, as a create does (see putNaming).
       const { before: was, after: now } = changed;
@@ -401,7 +413,7 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
       return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
     }),
   );
-  await audit(c, who, 'update', `experiments/${id}`, shown(before), shown(after));
+  await audit(c, who, auditId, 'update', `experiments/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
@@ -495,13 +507,16 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
   if (context_id !== undefined && context_id !== contextId)
     throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
-  const { cur, rec } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord> }>(RACES, async () => {
+  const { cur, rec, auditId } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord>; auditId: number }>(RACES, async () => {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
     const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
-    return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new')) ? { value: { cur, rec } } : { failure: busy('Rerank controls of context', contextId), retryable: true };
+    const auditId = await c.auditId(who.tenant);
+    return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new'))
+      ? { value: { cur, rec, auditId } }
+      : { failure: busy('Rerank controls of context', contextId), retryable: true };
   });
   const after = rerankView(contextId, rec);
-  await audit(c, who, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
+  await audit(c, who, auditId, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
   return after;
 }
 

@@ -139,8 +139,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       }
       return out;
     },
-    async appendAudit(tenant, entry) {
-      const rec: AuditEntry = { id: await allocateIds(t, tenant, 'audit', 1), ...entry };
+    auditId: (tenant) => allocateIds(t, tenant, 'audit', 1),
+    async appendAudit(tenant, entry, id) {
+      const rec: AuditEntry = { id: id ?? (await allocateIds(t, tenant, 'audit', 1)), ...entry };
       await put(t, { ...Audit.key({ tenant, resource: entry.resource, id: rec.id }), ...rec });
       return rec;
     },

@@ -98,8 +98,14 @@ export interface ConsoleStore {
    * left out.
    */
   controlConfig(tenant: string): Promise<ControlConfig>;
-  /** Adds an entry to a control resource's history (its id allocated here). */
-  appendAudit(tenant: string, entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry>;
+  /**
+   * An id for an audit entry, taken once the record it changes is read and before the change is
+   * written: a change written after another read the record after that one was written, so its id
+   * is the higher, and the trail lists changes in the order they were written.
+   */
+  auditId(tenant: string): Promise<number>;
+  /** Adds an entry to a control resource's history, under `id` (one of auditId's; else one allocated here). */
+  appendAudit(tenant: string, entry: Omit<AuditEntry, 'id'>, id?: number): Promise<AuditEntry>;
   /** A resource's history, newest first: entries with ids below `before`. */
   auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;

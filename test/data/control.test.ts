@@ -339,6 +339,47 @@ describe('races between changes', () => {
     const answers = await Promise.all(names.map((name) => updateRule(c, { tenant: T }, r.id, { name })));
     expect(answers.map((a) => a.name)).toEqual(names);
     expect(names).toContain((await getRule(c, T, r.id)).name);
+    // The trail lists them in the order they were written: each entry's before is the after of the one below it.
+    const trail = (await c.auditPage(T, `rules/${r.id}`, { limit: 100 })).rows;
+    expect(trail).toHaveLength(25);
+    trail.slice(0, -1).forEach((e, k) => expect(e.before, `entry ${e.id}`).toEqual(trail[k + 1]?.after));
+    expect(trail[0]?.after).toEqual(await getRule(c, T, r.id));
+  });
+
+  it("lists changes in the audit trail in the order they were written, whichever change's entry is stored first", async () => {
+    const c = db.stores.console;
+    const T = 'race-audit';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const r = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1 });
+    // The first change's entry is stored late: the second change is written, and its entry stored, meanwhile.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let written = () => {};
+    const firstWritten = new Promise<void>((resolve) => (written = resolve));
+    const slow: ConsoleStore = {
+      ...c,
+      async appendAudit(tenant, entry, id) {
+        if ((entry.after as { name?: string } | null)?.name === 'first') {
+          written();
+          await held;
+        }
+        return c.appendAudit(tenant, entry, id);
+      },
+    };
+    const first = updateRule(slow, { tenant: T }, r.id, { name: 'first' });
+    await firstWritten;
+    await updateRule(c, { tenant: T }, r.id, { name: 'second' });
+    release();
+    await first;
+    expect((await getRule(c, T, r.id)).name).toBe('second');
+    // Newest first: the second change, then the first (until 2026-12-02 the other way round, the
+    // newest entry's after naming 'first' while the rule was 'second').
+    const trail = (await c.auditPage(T, `rules/${r.id}`, { limit: 10 })).rows;
+    expect(trail.map((e) => [e.action, (e.before as { name?: string } | null)?.name ?? null, (e.after as { name?: string } | null)?.name])).toEqual([
+      ['update', 'first', 'second'],
+      ['update', 'r', 'first'],
+      ['create', null, 'r'],
+    ]);
   });
 });
 
