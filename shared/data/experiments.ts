@@ -5,7 +5,7 @@ import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from '.
 import { addCount } from '../counts.ts';
 import { nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
+import { applied, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -23,16 +23,6 @@ import { applied, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo
 
 /** Exposures are kept this long after their attribution window closes. */
 const EXPOSURE_GRACE_SECONDS = 86_400;
-
-/**
- * Events attributed to one served request at most (each is marked on its exposure row, so that a
- * retried ingest counts it once). A response many people are shown under one user id (a cached
- * page for a shared guest id) gathers every click on it: at about 5,000 to 16,000 marks the row
- * passed DynamoDB's 400 KB item limit, and from then on every ingest holding an event that named
- * the request failed (500) after storing its events. Past this many, its events count for nothing.
- * 1,000 marks of the longest event type are under 90 KB.
- */
-export const EVENTS_PER_REQUEST_MAX = 1_000;
 
 const shard = () => Math.floor(Math.random() * EXPERIMENT_SHARDS);
 

@@ -254,6 +254,17 @@ export const isNew: Condition = (x) => x.absent(TABLE_SCHEMA.partitionKey);
 export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
 
 /**
+ * Events attributed to one served request at most: an experiment's exposure or a search's row
+ * (each event is marked on it, so that a retried ingest counts it once). A response many people
+ * are shown under one user id (a cached page for a shared guest id), or a cached search page,
+ * gathers every click on it: at about 5,000 to 16,000 marks the row passed DynamoDB's 400 KB item
+ * limit, and from then on every ingest holding an event that named the request failed (500) after
+ * storing its events. Past this many, its events count for nothing. 1,000 marks of the longest
+ * event type are under 90 KB.
+ */
+export const EVENTS_PER_REQUEST_MAX = 1_000;
+
+/**
  * Records an attributed event on the row of the request it names (an experiment exposure, a
  * search), once: its id on the row is the guard, so a retried ingest counts nothing new.
  * `counted`: it counted now (false when it had before, or the row is gone, or `cap` events are

@@ -7,7 +7,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, getRow, isStored, markEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
+import { applied, EVENTS_PER_REQUEST_MAX, getRow, isStored, markEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -139,7 +139,9 @@ export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record'
   };
 }
 
-export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
+/** `eventsPerRequest`: EVENTS_PER_REQUEST_MAX unless a test asks for fewer. */
+export function dynamoSearchLogStore(t: TableRef, opts: { eventsPerRequest?: number } = {}): SearchLogStore {
+  const eventsPerRequest = opts.eventsPerRequest ?? EVENTS_PER_REQUEST_MAX;
   return {
     ...dynamoSearchRecorder(t),
 
@@ -150,7 +152,7 @@ export function dynamoSearchLogStore(t: TableRef): SearchLogStore {
     },
 
     async attribute(tenant, s, event) {
-      const { counted, first } = await markEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`);
+      const { counted, first } = await markEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`, eventsPerRequest);
       if (!counted) return false;
       await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
       return true;

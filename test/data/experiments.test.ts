@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
-import { dynamoExposureStore, EVENTS_PER_REQUEST_MAX } from '../../shared/data/experiments.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 

@@ -194,4 +194,16 @@ describe('search analytics: events attributed to searches', () => {
     expect(await attributeSearchEvents(store, T, [event(2, 'r1', T0 + 10 + 86_401)])).toBe(0);
     expect(await countsOf(T, 'green lamp')).toMatchObject({ searches: 1, events: { click: 1 }, searches_with: { click: 1 } });
   });
+
+  it('counts up to a bound of events for one search and no more, so that its row never outgrows what DynamoDB stores', async () => {
+    const T = `attr-cap-${db.engine}`;
+    const cap = 30;
+    const capped = dynamoSearchLogStore(db.table, { eventsPerRequest: cap });
+    await searched(T, 'cached', 'guest page', T0 + 10);
+    // A cached results page: everyone's clicks name its request_id.
+    const clicks = Array.from({ length: cap + 5 }, (_, k) => event(1 + k, 'cached', T0 + 20));
+    expect(await attributeSearchEvents(capped, T, clicks)).toBe(cap);
+    expect(await attributeSearchEvents(capped, T, [event(999, 'cached', T0 + 30)])).toBe(0);
+    expect(await countsOf(T, 'guest page')).toMatchObject({ searches: 1, events: { click: cap }, searches_with: { click: 1 } });
+  });
 });
