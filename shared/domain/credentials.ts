@@ -47,6 +47,17 @@ function pageAfter(q: PlatformListQuery): string | undefined {
   return q.starting_after ?? q.cursor;
 }
 
+/** A page of a list, its bad cursor's 400 naming the parameter the caller sent it by (the store's says `cursor`). */
+async function listPage<T>(q: PlatformListQuery, read: (after: string | undefined) => Promise<T>): Promise<T> {
+  try {
+    return await read(pageAfter(q));
+  } catch (e) {
+    const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
+    if (why && q.cursor === undefined) throw new InvalidInput(e instanceof Error ? e.message : 'Invalid cursor.', { starting_after: why });
+    throw e;
+  }
+}
+
 const clientView = (c: ClientRecord) => ({ client_id: c.client_id, name: c.name, scopes: c.scopes, created: c.created });
 const apiKeyView = (k: ApiKeyRecord) => ({
   id: k.id,
@@ -111,7 +122,7 @@ export async function createClient(store: CredentialStore, tenant: string, body:
 }
 
 export async function listClients(store: CredentialStore, tenant: string, q: PlatformListQuery) {
-  const page = await store.listClients(tenant, q.limit, pageAfter(q));
+  const page = await listPage(q, (after) => store.listClients(tenant, q.limit, after));
   return platformList(page.rows.map(clientView), page);
 }
 
@@ -136,7 +147,7 @@ export async function createApiKey(store: CredentialStore, tenant: string, body:
 }
 
 export async function listApiKeys(store: CredentialStore, tenant: string, q: PlatformListQuery) {
-  const page = await store.listApiKeys(tenant, q.limit, pageAfter(q));
+  const page = await listPage(q, (after) => store.listApiKeys(tenant, q.limit, after));
   return platformList(page.rows.map(apiKeyView), page);
 }
 

@@ -16,6 +16,8 @@ export interface Reply {
 export const ok = (body: unknown): Reply => ({ status: OK, body });
 export const created = (body: unknown): Reply => ({ status: CREATED, body });
 export const accepted = (body: unknown): Reply => ({ status: ACCEPTED, body });
+/** A create whose answer holds a secret shown once (an API key, a client secret): no cache may keep it. */
+export const createdSecret = (body: unknown): Reply => ({ status: CREATED, body, headers: { 'cache-control': 'no-store' } });
 /**
  * A Platform delete's answer: 200 with what was deleted, by the id it was addressed by, and
  * `deleted: true` (the spec: each Platform response is a JSON object; Stripe answers its deletes so).

@@ -17,6 +17,9 @@ export interface OperationDoc {
   headers?: Readonly<Record<string, { description: string; schema: Readonly<Record<string, unknown>> }>>;
 }
 
+/** The `Cache-Control: no-store` of an answer no cache may keep (a session, a secret shown once). */
+export const NO_STORE = { 'Cache-Control': { description: '`no-store`.', schema: { type: 'string', enum: ['no-store'] } } } as const;
+
 type Ok = OperationDoc['ok'];
 export const ok = (schema: z.ZodMiniType | null, description: string): Ok => ({ status: schema ? 200 : 204, schema, description });
 export const created = (schema: z.ZodMiniType, description: string): Ok => ({ status: 201, schema, description });

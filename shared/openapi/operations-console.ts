@@ -1,7 +1,7 @@
 import * as R from '../schemas/responses/core.ts';
 import * as S from '../schemas/responses/session.ts';
 import { SESSION_COOKIE } from '../console-auth/session.ts';
-import { noContent, ok, op, type OperationDoc } from './operation.ts';
+import { NO_STORE, noContent, ok, op, type OperationDoc } from './operation.ts';
 
 /*
  * The console's own routes (on the Platform base, authorised by the console session cookie, see
@@ -11,7 +11,6 @@ import { noContent, ok, op, type OperationDoc } from './operation.ts';
 const SESSION = 'Console session';
 const READS = 'Console reads';
 
-const NO_STORE = { 'Cache-Control': { description: '`no-store`.', schema: { type: 'string', enum: ['no-store'] } } } as const;
 const SESSION_EXAMPLE = { email: 'admin@example.com', tenant: 'demo', role: 'admin', csrf_token: 'q9Zc1v0m2Xr7b3KfJt8WnL4yPa6Hs5DgUe0oRi1TxYw', expires_at: 1767254400 };
 
 /** The console's routes, by route key. */

@@ -17,6 +17,8 @@ const EXAMPLE_ITEM = {
 /** The token endpoint's form (RFC 6749 §4.4): the client itself authenticates with HTTP Basic. */
 export const tokenForm = z.strictObject({
   grant_type: z.literal('client_credentials'),
+  // The Basic client's own id may be sent again (RFC 6749 §2.3.1); another id is 400.
+  client_id: z.optional(z.string()),
   scope: z.optional(z.string().check(z.regex(/^\S+( \S+)*$/))),
 });
 
@@ -68,7 +70,7 @@ export const coreOperations: Record<string, OperationDoc> = {
   }),
   'POST /oauth2/token': op('createToken', 'Auth', 'Exchange client credentials for an access token', ok(R.tokenResponse, 'An access token (a JWT) for the Core API.'), {
     description:
-      "OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client's scopes. Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.",
+      "OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client's scopes; `client_id`, if sent, must be the Basic client's own (another id, or `client_secret` in the form, is 400 `invalid_request`). Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.",
     form: tokenForm,
     examples: { request: { grant_type: 'client_credentials', scope: 'service-api/read' }, response: { access_token: 'eyJraWQiOi...', token_type: 'Bearer', expires_in: 3600 } },
   }),

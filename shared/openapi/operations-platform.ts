@@ -1,7 +1,7 @@
 import * as C from '../schemas/responses/console.ts';
 import * as K from '../schemas/responses/control.ts';
 import * as P from '../schemas/responses/platform.ts';
-import { accepted, created, ok, op, type OperationDoc } from './operation.ts';
+import { accepted, created, NO_STORE, ok, op, type OperationDoc } from './operation.ts';
 
 const CREDENTIALS = 'Credentials';
 const ITEMS = 'Item search';
@@ -13,10 +13,11 @@ const CONTROL = 'Control plane';
 
 /** The Platform API, by route key. */
 export const platformOperations: Record<string, OperationDoc> = {
-  'POST /api/clients': op('createClient', CREDENTIALS, 'Create an OAuth client', created(P.clientCreated, 'The client, with its secret (shown once).')),
+  'POST /api/clients': op('createClient', CREDENTIALS, 'Create an OAuth client', created(P.clientCreated, 'The client, with its secret (shown once).'), { headers: NO_STORE }),
   'GET /api/clients': op('listClients', CREDENTIALS, 'List OAuth clients', ok(P.clientList, 'A page of clients (no secrets).')),
   'DELETE /api/clients/{client_id}': op('deleteClient', CREDENTIALS, 'Delete an OAuth client (its tokens stop working at once)', ok(P.clientDeleted, 'Deleted.')),
   'POST /api/api-keys': op('createApiKey', CREDENTIALS, 'Create a Platform API key', created(P.apiKeyCreated, 'The key record, with the key (shown once).'), {
+    headers: NO_STORE,
     examples: { request: { name: 'ci', environment: 'production', scopes: ['items'] } },
   }),
   'GET /api/api-keys': op('listApiKeys', CREDENTIALS, 'List Platform API keys', ok(P.apiKeyList, 'A page of keys (never the keys themselves).')),

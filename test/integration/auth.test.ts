@@ -201,6 +201,8 @@ describe('Platform API keys and clients', () => {
     const r = await t.demo.platform('POST', '/api/clients', { name: 'backend', scopes: ['service-api/read'] });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ client_id: expect.any(String), client_secret: expect.any(String), name: 'backend', scopes: ['service-api/read'], created: expect.any(Number) });
+    // The secret, shown this once, is in no cache.
+    expect(r.headers.get('cache-control')).toBe('no-store');
     const list = await t.demo.platform('GET', '/api/clients');
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ has_more: false, next_cursor: null });
@@ -228,6 +230,12 @@ describe('Platform API keys and clients', () => {
     const both = await t.demo.platform('GET', `/api/clients?starting_after=${next}&cursor=other`);
     expect(both.status).toBe(400);
     expect(both.body.error).toMatch(/starting_after/);
+    // A cursor of another list is refused under the name it was sent by.
+    for (const name of ['starting_after', 'cursor']) {
+      const wrong = await t.demo.platform('GET', `/api/clients?${name}=${next}`);
+      expect(wrong.status, name).toBe(400);
+      expect(wrong.body.error, name).toMatch(new RegExp(`^Invalid cursor\\. ${name}:`));
+    }
   });
 
   it('creates keys shaped svc_<8>_<token>, never lists them, and revokes immediately', async () => {
@@ -235,6 +243,8 @@ describe('Platform API keys and clients', () => {
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ id: expect.any(String), prefix: expect.any(String), key: expect.any(String), name: 'ci', environment: 'staging', scopes: ['admin'], created: expect.any(Number) });
     expect(r.body.key).toMatch(/^svc_[a-z0-9]{8}_[A-Za-z0-9_-]+$/);
+    // The key, shown this once, is in no cache.
+    expect(r.headers.get('cache-control')).toBe('no-store');
     expect(r.body.key.slice(4, 12)).toBe(r.body.prefix);
     expect((await t.demo.platform('GET', '/api/clients', undefined, r.body.key)).status).toBe(200);
     const list = await t.demo.platform('GET', '/api/api-keys');

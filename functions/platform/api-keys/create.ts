@@ -1,6 +1,6 @@
 import { credentialStore } from '#shared/data/index';
 import { createApiKey, createApiKeyBody } from '#shared/domain/credentials';
 import { platformHandler } from '#shared/http/handler';
-import { created } from '#shared/http/respond';
+import { createdSecret } from '#shared/http/respond';
 
-export const handler = platformHandler('platform/api-keys/create', { body: createApiKeyBody }, async ({ tenant, body }) => created(await createApiKey(credentialStore(), tenant, body)));
+export const handler = platformHandler('platform/api-keys/create', { body: createApiKeyBody }, async ({ tenant, body }) => createdSecret(await createApiKey(credentialStore(), tenant, body)));

@@ -2,6 +2,8 @@ import { provisioner } from '#shared/auth/provisioner';
 import { credentialStore } from '#shared/data/index';
 import { createClient, createClientBody } from '#shared/domain/credentials';
 import { platformHandler } from '#shared/http/handler';
-import { created } from '#shared/http/respond';
+import { createdSecret } from '#shared/http/respond';
 
-export const handler = platformHandler('platform/clients/create', { body: createClientBody }, async ({ tenant, body }) => created(await createClient(credentialStore(), tenant, body, provisioner())));
+export const handler = platformHandler('platform/clients/create', { body: createClientBody }, async ({ tenant, body }) =>
+  createdSecret(await createClient(credentialStore(), tenant, body, provisioner())),
+);

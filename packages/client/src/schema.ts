@@ -1117,7 +1117,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange client credentials for an access token
-         * @description OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client's scopes. Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.
+         * @description OAuth 2.0 client credentials (RFC 6749 §4.4): the client ID and secret as HTTP Basic authentication, a form body. `scope`, if sent, is a space-separated subset of the client's scopes; `client_id`, if sent, must be the Basic client's own (another id, or `client_secret` in the form, is 400 `invalid_request`). Served by Cognito on AWS (`{auth_url}`), by the local stack at the same path.
          */
         post: operations["createToken"];
         delete?: never;
@@ -2344,6 +2344,8 @@ export interface operations {
             /** @description The key record, with the key (shown once). */
             201: {
                 headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: "no-store";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2482,6 +2484,8 @@ export interface operations {
             /** @description The client, with its secret (shown once). */
             201: {
                 headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: "no-store";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5003,6 +5007,7 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     /** @constant */
                     grant_type: "client_credentials";
+                    client_id?: string;
                     scope?: string;
                 };
             };
