@@ -100,7 +100,9 @@ export async function searchAsShoppers(deps: DemoSearching, tenant: string, user
     event('view');
     if (rand() >= 0.3) continue;
     event('add_to_cart', { add_to_cart: { quantity: 1 } });
-    if (rand() < 0.5) event('purchase', { purchase: { amount: hit.metadata.price, currency: hit.metadata.currency } });
+    // A hit may be an item of the tenant's own (made while the seed ran) without a price or currency.
+    const { price, currency } = hit.metadata;
+    if (rand() < 0.5) event('purchase', { purchase: { ...(price !== undefined ? { amount: price } : {}), ...(currency !== undefined ? { currency } : {}) } });
   }
   for (let i = 0; i < follow.length; i += MAX_EVENTS_PER_REQUEST) {
     await ingestEvents(deps.serving.search.events, deps.serving.traffic.exposures, tenant, ingestEventsBody.parse(follow.slice(i, i + MAX_EVENTS_PER_REQUEST)), undefined, deps.log);
