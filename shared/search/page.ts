@@ -32,7 +32,9 @@ export class ResultPage {
     this.total += 1;
     this.page.visit?.(key, score);
     const a = this.page.after;
-    if (a && !(score < a.score || (score === a.score && id > a.id))) return;
+    // The cursor's own item is never after it, even when the statistics moved its score a little
+    // since (an item created or changed between pages): it was the last of the page before.
+    if (a && (id === a.id || !(score < a.score || (score === a.score && id > a.id)))) return;
     this.top.push(key, score, id);
   }
 

@@ -144,10 +144,14 @@ interface Keys {
 function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys {
   const N = index.docs.length;
   const unfiltered = r.filter === NO_FILTER;
-  const anyMasked = delta.masked.size > 0;
   const inactiveToo = r.includeInactive === true;
   const { active } = index;
-  const { hiddenAt } = delta;
+  const { upTo } = r;
+  // A later page ranked on a newer build than its first page's (that one gone): the build's items
+  // created after the first page are hidden as the delta's are (below).
+  const newerBuild = upTo !== undefined && upTo < index.largestId;
+  const hiddenAt = newerBuild ? hiddenUpTo(index, delta.hiddenAt, upTo) : delta.hiddenAt;
+  const anyMasked = delta.masked.size > 0 || newerBuild;
   const built = unfiltered
     ? undefined
     : filterReader(
@@ -178,7 +182,6 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
   // The same for the delta's slots: a large delta (right after an import) is as broad.
   const { active: activeSlot } = delta;
   // A slot of an item created after a first page is none of its later pages' (`upTo`).
-  const { upTo } = r;
   const live = upTo === undefined ? delta.live : rankedUpTo(delta, upTo);
   const acceptSlot = !fresh
     ? inactiveToo
@@ -242,6 +245,13 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
       };
     },
   };
+}
+
+/** The build's rows the delta hides (`hiddenAt`), and those of items of ids above `upTo`. */
+function hiddenUpTo(index: SearchIndex, hiddenAt: Uint8Array, upTo: number): Uint8Array {
+  const out = hiddenAt.slice(0, index.docs.length);
+  for (let i = 0; i < index.docs.length; i++) if ((index.ids[i] as number) > upTo) out[i] = 1;
+  return out;
 }
 
 /** The delta's live slots, less those of items of ids above `upTo`. */

@@ -72,7 +72,6 @@ function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
   return req.synonyms?.length ? synonymsIn(delta, query, req.synonyms) : { query, phrases: [] };
 }
 
-/** What ranking is asked for this request (its query vector only when of the index's size). */
 /** The largest item id a view ranks: a first page's cursor holds it (`Cursor.upTo`; item ids only grow). */
 function largestItemId(index: SearchIndex, delta: PreparedDelta): number {
   let max = index.largestId;
@@ -81,6 +80,7 @@ function largestItemId(index: SearchIndex, delta: PreparedDelta): number {
   return max;
 }
 
+/** What ranking is asked for this request (its query vector only when of the index's size). */
 function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null, upTo: number | undefined): RankRequest {
   return {
     query: query.query,

@@ -272,6 +272,46 @@ describe('pages of a list while items are created', () => {
       await items.delete(T, best?.id as number, Math.floor(Date.now() / 1000));
     }
   });
+
+  it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {
+    const T = 'grow-then-build';
+    const { items, events, blobs, embedder } = fixture();
+    const deps = { items, events, blobs, embedder };
+    const now = Math.floor(Date.now() / 1000) - 5;
+    const made = await items.create(
+      T,
+      Array.from({ length: 7 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
+      now,
+    );
+    for (const i of made) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T, now + 1);
+    const req = { query: 'tent', mode: 'hybrid' as const, filter: NO_FILTER, limit: 3, listOf: 'gone' };
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    const [best] = await items.create(T, [{ name: 'Tent', description: 'tent tent tent, the tent' }], Math.floor(Date.now() / 1000));
+    await embedItem(items, embedder, T, best?.id as number);
+    await new Promise((r) => setTimeout(r, 1100));
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    // The first page's build named as one that is gone: the pages rank on the newer build (which
+    // this container looks for at once).
+    const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
+    cursor[2] = 12345;
+    const served = first.data.map((h) => String(h.id));
+    let next: string | null = Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    const checkMs = SEARCH_SETTINGS.pointerCheckMs;
+    SEARCH_SETTINGS.pointerCheckMs = 0;
+    try {
+      while (next) {
+        const page = await runSearch(deps, T, { ...req, cursor: next });
+        expect(JSON.parse(Buffer.from((page.next_cursor ?? next) as string, 'base64url').toString())[2]).not.toBe(cursor[2]);
+        served.push(...page.data.map((h) => String(h.id)));
+        next = page.next_cursor;
+      }
+    } finally {
+      SEARCH_SETTINGS.pointerCheckMs = checkMs;
+    }
+    expect(served).toEqual(all);
+  });
 });
 
 describe('replaced index builds', () => {
