@@ -38,11 +38,12 @@ function pages<P extends Page<unknown>, Q extends object>(name: 'cursor' | 'star
 export class PlatformClient {
   /** The typed openapi-fetch client, with the API key and retries. */
   readonly raw: Client<paths>;
+  private readonly transport: Transport;
 
   constructor(opts: PlatformClientOptions) {
     const apiKey = opts.apiKey;
-    const transport = new Transport({ fetch: opts.fetch, retry: opts.retry, auth: { token: async () => apiKey } });
-    this.raw = createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/+$/, ''), fetch: transport.fetch });
+    this.transport = new Transport({ fetch: opts.fetch, retry: opts.retry, auth: { token: async () => apiKey } });
+    this.raw = createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/+$/, ''), fetch: this.transport.fetch });
   }
 
   readonly apiKeys = {
@@ -175,8 +176,8 @@ export class PlatformClient {
   };
 
   readonly itemSearch = {
-    /** One page of the console's item search (`POST /api/items/search`). */
-    page: (body: RequestBody<'searchItems'>, o?: CallOptions) => unwrap(this.raw.POST('/api/items/search', { body, ...signalOf(o) }), 'platform'),
+    /** One page of the console's item search (`POST /api/items/search`; a read that changes nothing, so retried like one). */
+    page: (body: RequestBody<'searchItems'>, o?: CallOptions) => unwrap(this.raw.POST('/api/items/search', { body, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'platform'),
     /** Every hit, following `cursor`. */
     all: (body: RequestBody<'searchItems'>, o?: CallOptions) => pages('cursor', body, (b) => this.itemSearch.page(b, o)),
   };
