@@ -105,6 +105,9 @@ export class CoreClient {
     /** Updates fields (`POST /v1/items/{id}`; the same body twice sets the same values, so it is retried). */
     update: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Item> =>
       unwrap(this.raw.POST('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core'),
+    /** The same update as `PATCH /v1/items/{id}` (the API's alias of the POST; retried as `update` is). */
+    patch: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Item> =>
+      unwrap(this.raw.PATCH('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core'),
     delete: (itemId: string, o?: CallOptions): Promise<ItemDeleted> => unwrap(this.raw.DELETE('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
     /** One page. */
     listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<ItemList> => unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),

@@ -180,6 +180,10 @@ export class PlatformClient {
     page: (body: RequestBody<'searchItems'>, o?: CallOptions) => unwrap(this.raw.POST('/api/items/search', { body, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'platform'),
     /** Every hit, following `cursor`. */
     all: (body: RequestBody<'searchItems'>, o?: CallOptions) => pages('cursor', body, (b) => this.itemSearch.page(b, o)),
+    /** One page of the query-string form (`GET /api/items/search?query=&limit=&cursor=`). */
+    getPage: (query: QueryParams<'searchItemsGet'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/items/search', { params: { query }, ...signalOf(o) }), 'platform'),
+    /** Every hit of the query-string form, following `cursor`. */
+    getAll: (query: QueryParams<'searchItemsGet'> = {}, o?: CallOptions) => pages('cursor', query, (q) => this.itemSearch.getPage(q, o)),
   };
 
   readonly searchIndex = {
