@@ -391,6 +391,8 @@ export class PreparedDelta implements ExtraVocab {
    */
   active: Uint8Array = new Uint8Array(64);
   ids: Float64Array = new Float64Array(64);
+  /** The largest item id any slot has held (0: none): what a search's cursor names (`Cursor.upTo`). */
+  largestId = 0;
   /** Per slot, each field's length. */
   lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
   /**
@@ -570,6 +572,7 @@ export class PreparedDelta implements ExtraVocab {
     this.live[s] = 1;
     this.active[s] = doc.active ? 1 : 0;
     this.ids[s] = doc.id;
+    if (doc.id > this.largestId) this.largestId = doc.id;
     this.liveCount += 1;
     for (let f = 0; f < 3; f++) {
       const l = len[f] as number;

@@ -182,7 +182,7 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
   // The same for the delta's slots: a large delta (right after an import) is as broad.
   const { active: activeSlot } = delta;
   // A slot of an item created after a first page is none of its later pages' (`upTo`).
-  const live = upTo === undefined ? delta.live : rankedUpTo(delta, upTo);
+  const live = upTo === undefined || delta.largestId <= upTo ? delta.live : rankedUpTo(delta, upTo);
   const acceptSlot = !fresh
     ? inactiveToo
       ? (s: number) => live[s] === 1

@@ -73,12 +73,7 @@ function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
 }
 
 /** The largest item id a view ranks: a first page's cursor holds it (`Cursor.upTo`; item ids only grow). */
-function largestItemId(index: SearchIndex, delta: PreparedDelta): number {
-  let max = index.largestId;
-  const { ids, slotCount } = delta;
-  for (let s = 0; s < slotCount; s++) if ((ids[s] as number) > max) max = ids[s] as number;
-  return max;
-}
+const largestItemId = (index: SearchIndex, delta: PreparedDelta): number => Math.max(index.largestId, delta.largestId);
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */
 function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null, upTo: number | undefined): RankRequest {
