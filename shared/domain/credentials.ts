@@ -53,7 +53,7 @@ async function listPage<T>(q: PlatformListQuery, read: (after: string | undefine
     return await read(pageAfter(q));
   } catch (e) {
     const why = e instanceof InvalidInput ? e.fieldErrors?.cursor : undefined;
-    if (why && q.cursor === undefined) throw new InvalidInput(e instanceof Error ? e.message : 'Invalid cursor.', { starting_after: why });
+    if (e instanceof InvalidInput && why && q.cursor === undefined) throw new InvalidInput(e.message, { starting_after: why });
     throw e;
   }
 }

@@ -233,18 +233,41 @@ describe('pages ranked on the build their first page was ranked on', () => {
 });
 
 describe('pages of a list while items are created', () => {
-  it('neither repeat nor skip the items the first page ranked: an item created since is left out of the later pages, which it would otherwise rescale (hybrid), with or without a context', async () => {
-    const T = 'grow-between-pages';
+  /** A tenant of `n` tents of ever more words, embedded and built, with its search deps. */
+  async function tents(T: string, n: number, description: (k: number) => string) {
     const { items, events, blobs, embedder } = fixture();
-    const deps = { items, events, blobs, embedder };
     const now = Math.floor(Date.now() / 1000) - 5;
     const made = await items.create(
       T,
-      Array.from({ length: 9 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter for ${k + 1} people, tent pegs included` })),
+      Array.from({ length: n }, (_, k) => ({ name: `Camping tent ${k}`, description: description(k) })),
       now,
     );
     for (const i of made) await embedItem(items, embedder, T, i.id);
     await buildIndex(items, blobs, embedder.dimensions, T, now + 1);
+    /** The best match of all, created now (and embedded: in the delta with its vector). */
+    const createBest = async () => {
+      const [best] = await items.create(T, [{ name: 'Tent', description: 'tent tent tent, the tent' }], Math.floor(Date.now() / 1000));
+      await embedItem(items, embedder, T, best?.id as number);
+      return best?.id as number;
+    };
+    return { deps: { items, events, blobs, embedder }, made, createBest };
+  }
+  type Req = Parameters<typeof runSearch>[2];
+  /** The ids `first` served, then those of every page after it from `cursor` on, each page checked by `check`. */
+  async function pagedIds(deps: Parameters<typeof runSearch>[0], T: string, req: Req, first: { data: { id: string }[] }, cursor: string | null, check = (_next: string | null) => {}) {
+    const served = first.data.map((h) => String(h.id));
+    while (cursor) {
+      const page = await runSearch(deps, T, { ...req, cursor });
+      check(page.next_cursor);
+      served.push(...page.data.map((h) => String(h.id)));
+      cursor = page.next_cursor;
+    }
+    return served;
+  }
+
+  it('neither repeat nor skip the items the first page ranked: an item created since is left out of the later pages, which it would otherwise rescale (hybrid), with or without a context', async () => {
+    const T = 'grow-between-pages';
+    const { deps, made, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter for ${k + 1} people, tent pegs included`);
     const plan = { contextId: 1, rules: [], controls: { popularity_weight: 0 }, assignment: null };
     // (Keyword mode without a context still pages by raw BM25 scores, which the created item's
     // share of the collection statistics moves: not covered here.)
@@ -257,60 +280,38 @@ describe('pages of a list while items are created', () => {
       const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
       expect(all, label).toHaveLength(made.length);
       const first = await runSearch(deps, T, req);
-      // The best match of all, created after the first page (and embedded: in the delta with its vector).
-      const [best] = await items.create(T, [{ name: 'Tent', description: 'tent tent tent, the tent' }], Math.floor(Date.now() / 1000));
-      await embedItem(items, embedder, T, best?.id as number);
-      expect((await runSearch(deps, T, req)).data[0]?.id, label).toBe(String(best?.id));
-      const served = first.data.map((h) => String(h.id));
-      let cursor = first.next_cursor;
-      while (cursor) {
-        const page = await runSearch(deps, T, { ...req, cursor });
-        served.push(...page.data.map((h) => String(h.id)));
-        cursor = page.next_cursor;
-      }
-      expect(served, label).toEqual(all);
-      await items.delete(T, best?.id as number, Math.floor(Date.now() / 1000));
+      const best = await createBest();
+      expect((await runSearch(deps, T, req)).data[0]?.id, label).toBe(String(best));
+      expect(await pagedIds(deps, T, req, first, first.next_cursor), label).toEqual(all);
+      await deps.items.delete(T, best, Math.floor(Date.now() / 1000));
     }
   });
 
   it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {
     const T = 'grow-then-build';
-    const { items, events, blobs, embedder } = fixture();
-    const deps = { items, events, blobs, embedder };
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await items.create(
-      T,
-      Array.from({ length: 7 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
-      now,
-    );
-    for (const i of made) await embedItem(items, embedder, T, i.id);
-    await buildIndex(items, blobs, embedder.dimensions, T, now + 1);
+    const { deps, createBest } = await tents(T, 7, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
     const req = { query: 'tent', mode: 'hybrid' as const, filter: NO_FILTER, limit: 3, listOf: 'gone' };
     const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
     const first = await runSearch(deps, T, req);
-    const [best] = await items.create(T, [{ name: 'Tent', description: 'tent tent tent, the tent' }], Math.floor(Date.now() / 1000));
-    await embedItem(items, embedder, T, best?.id as number);
+    await createBest();
     await new Promise((r) => setTimeout(r, 1100));
-    await buildIndex(items, blobs, embedder.dimensions, T);
+    await buildIndex(deps.items, deps.blobs, deps.embedder.dimensions, T);
     // The first page's build named as one that is gone: the pages rank on the newer build (which
     // this container looks for at once).
     const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
     cursor[2] = 12345;
-    const served = first.data.map((h) => String(h.id));
-    let next: string | null = Buffer.from(JSON.stringify(cursor)).toString('base64url');
+    const gone = Buffer.from(JSON.stringify(cursor)).toString('base64url');
     const checkMs = SEARCH_SETTINGS.pointerCheckMs;
     SEARCH_SETTINGS.pointerCheckMs = 0;
     try {
-      while (next) {
-        const page = await runSearch(deps, T, { ...req, cursor: next });
-        expect(JSON.parse(Buffer.from((page.next_cursor ?? next) as string, 'base64url').toString())[2]).not.toBe(cursor[2]);
-        served.push(...page.data.map((h) => String(h.id)));
-        next = page.next_cursor;
-      }
+      // Each later page's cursor names the newer build.
+      const served = await pagedIds(deps, T, req, first, gone, (next) => {
+        if (next) expect(JSON.parse(Buffer.from(next, 'base64url').toString())[2]).not.toBe(cursor[2]);
+      });
+      expect(served).toEqual(all);
     } finally {
       SEARCH_SETTINGS.pointerCheckMs = checkMs;
     }
-    expect(served).toEqual(all);
   });
 });
 
