@@ -37,7 +37,10 @@ export type IndexPointer = z.infer<typeof indexPointer>;
  */
 export async function readPointer(blobs: BlobStore, tenant: string): Promise<IndexPointer | undefined> {
   const raw = await blobs.get(pointerKey(tenant));
-  if (!raw) return undefined;
+  return raw && parsePointer(raw, tenant);
+}
+
+function parsePointer(raw: Uint8Array, tenant: string): IndexPointer | undefined {
   try {
     const pointer = z.safeParse(indexPointer, JSON.parse(new TextDecoder().decode(raw)));
     if (pointer.success) return pointer.data;
@@ -65,31 +68,49 @@ export async function loadBuild(blobs: BlobStore, tenant: string, key: string, d
 /** The build of time `builtAt`, while it is stored (a cursor's), or undefined. */
 export const loadBuildAt = (blobs: BlobStore, tenant: string, builtAt: number, dims: number): Promise<SearchIndex | undefined> => loadBuild(blobs, tenant, artifactKey(tenant, builtAt), dims);
 
+/** How many times a build reads the pointer again when another build replaced it meanwhile. */
+const PUBLISH_ATTEMPTS = 5;
+
 /**
- * Publishes a build: artifact first, then the pointer. The build it replaces (`current`) stays
- * stored for `retainSeconds` (cursors ranked on it page on through it); builds replaced longer
- * ago are deleted.
+ * Publishes a build: artifact first, then the pointer, replaced only if no other build replaced it
+ * since it was read (`putIfUnchanged`). Builds of one tenant may run at once in two containers
+ * (two build requests, workers at concurrency 10); the last to write its pointer used to win
+ * whatever its age, so an older build could replace a newer one, and the newer one's artifact was
+ * then listed nowhere and never deleted. Now a build that finds a build of its second or later
+ * published is not published: its artifact (never served) is deleted and the newer pointer is
+ * answered, `published` false. The build it replaces stays stored for `retainSeconds` (cursors
+ * ranked on it page on through it); builds replaced longer ago are deleted.
  */
-export async function publishBuild(blobs: BlobStore, tenant: string, current: IndexPointer | undefined, parts: IndexParts): Promise<IndexPointer> {
+export async function publishBuild(blobs: BlobStore, tenant: string, parts: IndexParts): Promise<{ pointer: IndexPointer; published: boolean }> {
   const { builtAt } = parts;
   const key = artifactKey(tenant, builtAt);
   await blobs.put(key, packIndex(parts));
-  const earlier = [...(current?.superseded ?? []), ...(current && current.key !== key ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
-  // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
-  // the next build, and does not hold this one back.
   const deleted = new Set<string>();
-  await Promise.all(
-    earlier
-      .filter((b) => builtAt - b.replacedAt >= SEARCH_SETTINGS.retainSeconds)
-      .map((b) =>
-        blobs.delete(b.key).then(
-          () => deleted.add(b.key),
-          (e: unknown) => logger.warn('could not delete a replaced index build; the next build tries again', { tenant, key: b.key, error: String(e) }),
+  for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
+    const stored = await blobs.getTagged(pointerKey(tenant));
+    const current = stored && parsePointer(stored.body, tenant);
+    if (current && current.builtAt >= builtAt) {
+      if (current.key !== key) {
+        await blobs.delete(key).catch((e: unknown) => logger.warn('could not delete an index build a newer one made useless', { tenant, key, error: String(e) }));
+      }
+      return { pointer: current, published: false };
+    }
+    const earlier = [...(current?.superseded ?? []), ...(current ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
+    // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
+    // the next build, and does not hold this one back.
+    await Promise.all(
+      earlier
+        .filter((b) => !deleted.has(b.key) && builtAt - b.replacedAt >= SEARCH_SETTINGS.retainSeconds)
+        .map((b) =>
+          blobs.delete(b.key).then(
+            () => deleted.add(b.key),
+            (e: unknown) => logger.warn('could not delete a replaced index build; the next build tries again', { tenant, key: b.key, error: String(e) }),
+          ),
         ),
-      ),
-  );
-  const superseded = earlier.filter((b) => !deleted.has(b.key));
-  const pointer: IndexPointer = { key, builtAt, items: parts.docs.length, ...(superseded.length ? { superseded } : {}) };
-  await blobs.put(pointerKey(tenant), JSON.stringify(pointer));
-  return pointer;
+    );
+    const superseded = earlier.filter((b) => !deleted.has(b.key));
+    const pointer: IndexPointer = { key, builtAt, items: parts.docs.length, ...(superseded.length ? { superseded } : {}) };
+    if (await blobs.putIfUnchanged(pointerKey(tenant), JSON.stringify(pointer), stored?.tag ?? null)) return { pointer, published: true };
+  }
+  throw new Error(`The search index pointer of ${tenant} kept changing while build ${builtAt} was published`);
 }

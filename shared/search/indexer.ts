@@ -63,8 +63,8 @@ async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenan
       if (i.vector && i.vector.length !== dims) otherWidth.push(i.id);
     }
   });
-  const pointer = await publishBuild(blobs, tenant, current, buildIndexParts(docs, dims, builtAt));
-  return { ...pointer, skipped: false, otherWidth };
+  const { pointer, published } = await publishBuild(blobs, tenant, buildIndexParts(docs, dims, builtAt));
+  return { ...pointer, skipped: !published, otherWidth: published ? otherWidth : [] };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -6,15 +6,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { Item } from '../../shared/data/entities.ts';
 import type { ItemRecord, ItemStore } from '../../shared/domain/types.ts';
-import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
+import { FolderBlobStore } from '../../shared/blob.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { PreparedDelta } from '../../shared/search/delta.ts';
+import { buildIndexParts } from '../../shared/search/build.ts';
 import { buildIndex, embedItem } from '../../shared/search/indexer.ts';
+import { publishBuild, readPointer } from '../../shared/search/index-store.ts';
 import { runSearch } from '../../shared/search/service.ts';
 import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { heldBytes, tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
+import { blobsOver } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -340,7 +343,7 @@ describe('replaced index builds', () => {
       // A deletion that fails holds no build back: the new one is published, the old one stays listed.
       SEARCH_SETTINGS.retainSeconds = 0;
       await new Promise((r) => setTimeout(r, 1100));
-      const failing = { get: (k: string) => blobs.get(k), put: (k: string, v: Uint8Array | string) => blobs.put(k, v), delete: () => Promise.reject(new Error('AccessDenied')) };
+      const failing = blobsOver(blobs, { delete: () => Promise.reject(new Error('AccessDenied')) });
       const d = await buildIndex(items, failing, dims, T);
       expect(d.skipped).toBe(false);
       expect(d.superseded?.map((x) => x.key)).toEqual([b.key, c.key]);
@@ -348,6 +351,45 @@ describe('replaced index builds', () => {
     } finally {
       SEARCH_SETTINGS.retainSeconds = retain;
     }
+  });
+  it('are never replaced by an older build two containers made at once: that one is not published, and its artifact is deleted', async () => {
+    const T = 'raced-builds';
+    const folder = new FolderBlobStore(dir);
+    const dims = new HashingEmbedding().dimensions;
+    const t0 = Math.floor(Date.now() / 1000);
+    const parts = (at: number) => buildIndexParts([], dims, at);
+    /** The blob store of a container that, once, finds the pointer replaced by a build of time `at` right after reading it. */
+    const racedBy = (at: number, tenant = T) => {
+      let once = true;
+      return blobsOver(folder, {
+        getTagged: async (key) => {
+          const read = await folder.getTagged(key);
+          if (once) {
+            once = false;
+            await publishBuild(folder, tenant, parts(at));
+          }
+          return read;
+        },
+      });
+    };
+    const first = await publishBuild(folder, T, parts(t0));
+    // The older build (t0 + 10) read the pointer, then a newer one (t0 + 20) was published.
+    const older = await publishBuild(racedBy(t0 + 20), T, parts(t0 + 10));
+    expect(older).toMatchObject({ published: false, pointer: { builtAt: t0 + 20 } });
+    expect(await readPointer(folder, T)).toEqual({
+      key: `search/${T}/index-${t0 + 20}.bin`,
+      builtAt: t0 + 20,
+      items: 0,
+      superseded: [{ key: first.pointer.key, builtAt: t0, replacedAt: t0 + 20 }],
+    });
+    expect(existsSync(join(dir, 'search', T, `index-${t0 + 10}.bin`))).toBe(false);
+    // A newer build (t0 + 30) that read the pointer before an older one (t0 + 25) landed: published over it, listing every build it replaced.
+    expect(await publishBuild(racedBy(t0 + 25), T, parts(t0 + 30))).toMatchObject({ published: true, pointer: { builtAt: t0 + 30 } });
+    expect((await readPointer(folder, T))?.superseded?.map((b) => b.builtAt)).toEqual([t0, t0 + 20, t0 + 25]);
+    // The build worker says a build a newer one overtook was skipped, and has nothing of its own embedded again.
+    const skipped = await buildIndex(db.stores.items, racedBy(t0 + 60, `${T}-2`), dims, `${T}-2`);
+    expect(skipped).toMatchObject({ skipped: true, builtAt: t0 + 60, otherWidth: [] });
+    expect(readdirSync(join(dir, 'search', `${T}-2`)).sort()).toEqual(['current.json', `index-${t0 + 60}.bin`]);
   });
 });
 
@@ -357,11 +399,7 @@ describe('older builds kept for cursors', () => {
     const { items, events } = db.stores;
     const folder = new FolderBlobStore(dir);
     const loads: string[] = [];
-    const blobs = {
-      get: (k: string) => (k.includes('/index-') && loads.push(k), folder.get(k)),
-      put: (k: string, v: Uint8Array | string) => folder.put(k, v),
-      delete: (k: string) => folder.delete(k),
-    };
+    const blobs = blobsOver(folder, { get: (k: string) => (k.includes('/index-') && loads.push(k), folder.get(k)) });
     const embedder = new HashingEmbedding();
     const deps = { items, events, blobs, embedder };
     await items.create(
@@ -391,7 +429,7 @@ describe('older builds kept for cursors', () => {
     const { items, events } = db.stores;
     const folder = new FolderBlobStore(dir);
     let failNext = false;
-    const blobs = {
+    const blobs = blobsOver(folder, {
       get: async (k: string) => {
         if (failNext && k.includes('/index-')) {
           failNext = false;
@@ -399,9 +437,7 @@ describe('older builds kept for cursors', () => {
         }
         return folder.get(k);
       },
-      put: (k: string, v: Uint8Array | string) => folder.put(k, v),
-      delete: (k: string) => folder.delete(k),
-    };
+    });
     const embedder = new HashingEmbedding();
     const deps = { items, events, blobs, embedder };
     await items.create(
@@ -520,15 +556,13 @@ describe("a container's search views within its memory budget", () => {
     const folder = new FolderBlobStore(dir);
     /** The index builds read, by tenant (not the pointers). */
     const buildsRead: string[] = [];
-    const blobs: BlobStore = {
+    const blobs = blobsOver(folder, {
       get: (key) => {
         const build = /^search\/([^/]+)\/index-/.exec(key);
         if (build) buildsRead.push(build[1] as string);
         return folder.get(key);
       },
-      put: (key, body) => folder.put(key, body),
-      delete: (key) => folder.delete(key),
-    };
+    });
     const deps = { items, events, blobs, embedder };
     const now = Math.floor(Date.now() / 1000);
     const [A, B, C] = ['budget-a', 'budget-b', 'budget-c'] as const;

@@ -24,7 +24,7 @@ import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
-import { queuedRun } from '../helpers/fixtures.ts';
+import { blobsOver, queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
 let dir: string;
@@ -330,14 +330,12 @@ describe('stopping a run races its end', () => {
     const blobs = new FolderBlobStore(dir);
     await c.put(T4, 'job', job(1, template));
     let refused: unknown;
-    const racedBlobs = {
-      get: (k: string) => blobs.get(k),
-      delete: (k: string) => blobs.delete(k),
+    const racedBlobs = blobsOver(blobs, {
       async put(k: string, body: Uint8Array | string) {
         refused = await stopTrainingRun(c, T4, 'train-1').catch((e: unknown) => e);
         await blobs.put(k, body);
       },
-    };
+    });
     await runTraining({ console: c, events, items, blobs: racedBlobs }, T4, 'train-1');
     expect(refused).toMatchObject({ code: 'invalid_state', message: expect.stringMatching(/storing its new version/) });
     const done = await c.get<TrainingRun>(T4, 'job', 1);

@@ -1,3 +1,4 @@
+import type { BlobStore } from '../../shared/blob.ts';
 import type { TrainingRun } from '../../shared/domain/training-runs.ts';
 import { itemText } from '../../shared/search/embedding.ts';
 import type { SearchDoc } from '../../shared/search/types.ts';
@@ -30,4 +31,9 @@ export function queuedRun(id: number, options: Partial<TrainingRun['options']> =
  */
 export function searchDoc(embed: (text: string) => Float32Array, id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc {
   return { id, name, description, metadata: {}, active: true, created: 1, updated_at: 1, embedding_updated_at: 1, vector: embed(itemText({ name, description, metadata: {} })), ...over };
+}
+
+/** A blob store that answers as `base` except for the calls `over` replaces (to count reads, fail one, hold one). */
+export function blobsOver(base: BlobStore, over: Partial<BlobStore>): BlobStore {
+  return Object.assign(Object.create(base) as BlobStore, over);
 }

@@ -3,6 +3,7 @@ import type { Stores } from '../../shared/data/index.ts';
 import { maintenancePass, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
+import type { BlobStore } from '../../shared/blob.ts';
 
 /**
  * The maintenance pass over two tenants, `a` first, whose reads of `failing` kind fail (a
@@ -30,7 +31,7 @@ async function passWith(failing: 'items' | 'segments') {
   } as unknown as Stores;
   const deps: MaintenanceDeps = {
     stores,
-    blobs: { get: async () => undefined, put: async () => undefined, delete: async () => undefined },
+    blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
     queue: { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 0 },
     launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
     searchLog: {

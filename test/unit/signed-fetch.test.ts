@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AwsHttpError, encodeKeyPath } from '../../shared/aws/signed-fetch.ts';
@@ -11,6 +12,7 @@ let base = '';
 const objects = new Map<string, Buffer>();
 const seen: { method: string; url: string; body: string; problem?: string }[] = [];
 let failNext: number[] = [];
+const etagOf = (body: Buffer) => `"${createHash('md5').update(body).digest('hex')}"`;
 
 beforeAll(async () => {
   server = await serveLoopback((req, body, res) => {
@@ -22,8 +24,16 @@ beforeAll(async () => {
     if (status) return void res.writeHead(status, { 'content-type': 'application/xml' }).end('<Error><Code>InternalError</Code><Message>try again</Message></Error>');
     const key = decodeURIComponent(url.split('?')[0] as string);
     if (req.method === 'PUT') {
+      // S3's conditional writes: If-None-Match: * (only where there is none), If-Match: <ETag>.
+      const held = objects.get(key);
+      const ifMatch = req.headers['if-match'];
+      if ((req.headers['if-none-match'] === '*' && held) || (ifMatch !== undefined && (!held || etagOf(held) !== ifMatch))) {
+        return void res
+          .writeHead(412, { 'content-type': 'application/xml' })
+          .end('<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>');
+      }
       objects.set(key, body);
-      return void res.writeHead(200, { etag: '"x"' }).end();
+      return void res.writeHead(200, { etag: etagOf(body) }).end();
     }
     if (req.method === 'DELETE') {
       objects.delete(key);
@@ -31,7 +41,7 @@ beforeAll(async () => {
     }
     const found = objects.get(key);
     if (!found) return void res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length }).end(found);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': found.length, etag: etagOf(found) }).end(found);
   });
   base = server.base;
 });
@@ -105,6 +115,27 @@ describe('S3 blob store over signed fetch', () => {
     });
     expect(late.map((e) => e instanceof DeadlinePassed)).toEqual([true, true]);
     expect(seen).toEqual([]);
+  });
+
+  it('writes conditionally on the ETag it read (If-Match), or on there being none (If-None-Match), and answers false when another write came first', async () => {
+    const s = store();
+    const key = 'search/t 4/current.json';
+    expect(await s.getTagged(key)).toBeUndefined();
+    expect(await s.putIfUnchanged(key, '{"builtAt":1}', null)).toBe(true);
+    expect(await s.putIfUnchanged(key, '{"builtAt":2}', null)).toBe(false);
+    const read = await s.getTagged(key);
+    expect(new TextDecoder().decode(read?.body)).toBe('{"builtAt":1}');
+    expect(read?.tag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(await s.putIfUnchanged(key, '{"builtAt":3}', read?.tag as string)).toBe(true);
+    expect(await s.putIfUnchanged(key, '{"builtAt":2}', read?.tag as string)).toBe(false);
+    expect(new TextDecoder().decode(await s.get(key))).toBe('{"builtAt":3}');
+    // Signed with its condition, and a refusal is not retried.
+    const puts = seen.filter((x) => x.method === 'PUT');
+    expect(puts.map((x) => x.problem)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(puts).toHaveLength(4);
+    // Any other failure is retried as a plain write's, then thrown: not taken for a lost race.
+    failNext = [500, 500, 500];
+    await expect(s.putIfUnchanged(key, 'x', read?.tag as string)).rejects.toMatchObject({ status: 500 });
   });
 
   it('encodes each key segment once, RFC 3986 style', () => {
