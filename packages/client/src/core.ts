@@ -40,6 +40,8 @@ export interface CoreClientOptions {
   fetch?: FetchLike;
   /** Retry policy, or `false` for none. */
   retry?: RetryOptions | false;
+  /** How long one attempt may take, answer read included, before it is dropped (and retried when safe): default 60,000 ms; 0 for no limit. */
+  timeoutMs?: number;
 }
 
 type PageQuery<Q> = Omit<Q, 'starting_after'> & { starting_after?: string };
@@ -71,7 +73,7 @@ export class CoreClient {
 
   constructor(opts: CoreClientOptions) {
     const baseUrl = opts.baseUrl.replace(/\/+$/, '');
-    const tokenTransport = new Transport({ fetch: opts.fetch, retry: opts.retry });
+    const tokenTransport = new Transport({ fetch: opts.fetch, retry: opts.retry, timeoutMs: opts.timeoutMs });
     this.tokens = new TokenManager(tokenTransport, {
       tokenUrl: opts.tokenUrl ?? `${baseUrl}/oauth2/token`,
       clientId: opts.clientId,
@@ -79,7 +81,7 @@ export class CoreClient {
       scope: opts.scope,
       refreshMarginMs: opts.refreshMarginMs,
     });
-    this.transport = new Transport({ fetch: opts.fetch, retry: opts.retry, auth: this.tokens });
+    this.transport = new Transport({ fetch: opts.fetch, retry: opts.retry, timeoutMs: opts.timeoutMs, auth: this.tokens });
     this.raw = createClient<paths>({ baseUrl, fetch: this.transport.fetch });
   }
 

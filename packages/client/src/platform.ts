@@ -13,6 +13,8 @@ export interface PlatformClientOptions {
   fetch?: FetchLike;
   /** Retry policy, or `false` for none. Platform creates carry no `Idempotency-Key`, so they are retried only on 429. */
   retry?: RetryOptions | false;
+  /** How long one attempt may take, answer read included, before it is dropped (and retried when safe): default 60,000 ms; 0 for no limit. */
+  timeoutMs?: number;
 }
 
 type Id = string | number;
@@ -42,7 +44,7 @@ export class PlatformClient {
 
   constructor(opts: PlatformClientOptions) {
     const apiKey = opts.apiKey;
-    this.transport = new Transport({ fetch: opts.fetch, retry: opts.retry, auth: { token: async () => apiKey } });
+    this.transport = new Transport({ fetch: opts.fetch, retry: opts.retry, timeoutMs: opts.timeoutMs, auth: { token: async () => apiKey } });
     this.raw = createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/+$/, ''), fetch: this.transport.fetch });
   }
 

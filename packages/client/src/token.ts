@@ -1,6 +1,6 @@
 import { ApiError } from './errors.ts';
 import type { components } from './schema.ts';
-import type { Authorizer, Transport } from './transport.ts';
+import { untilAborted, type Authorizer, type Transport } from './transport.ts';
 
 type AccessToken = components['schemas']['AccessToken'];
 
@@ -35,26 +35,6 @@ interface Cached {
  */
 /** How long after a failed early refresh the next is tried (the token in hand still works meanwhile). */
 const REFRESH_RETRY_MS = 5000;
-
-/** `p`, or the signal's reason as soon as it is aborted (`p` goes on). */
-function untilAborted<T>(p: Promise<T>, signal?: AbortSignal | null): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
 
 export class TokenManager implements Authorizer {
   private cached: Cached | undefined;

@@ -11,10 +11,18 @@
  *   deleted, and a repeat would then answer 404 (or an erasure 0 events) for a call that worked.
  * - 409 `idempotency_key_in_use` (the first attempt is still running): retried, same key.
  * Every attempt of one call re-sends the same body and headers, so the same `Idempotency-Key`.
+ * A `Retry-After` longer than `maxRetryAfterMs` is not waited for: the answer is returned.
+ *
+ * Each attempt ends after `timeoutMs` (default 60 s) without a complete answer: a connection that
+ * hangs is then treated as a network error (retried when safe), and the last attempt's timeout is
+ * thrown as a `TimeoutError` (a `DOMException`, as `AbortSignal.timeout` raises it).
  */
 
 /** The fetch the client needs (`globalThis.fetch` fits; a test may wrap it). */
 export type FetchLike = (input: Request) => Promise<Response>;
+
+/** How long one attempt may take, answer read included, unless the client says otherwise (Stripe's clients wait 80 s). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 3; 0 turns retries off). */
@@ -68,13 +76,26 @@ export class Transport {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
+  private readonly timeoutMs: number;
 
-  constructor(private readonly opts: { fetch?: FetchLike | undefined; retry?: RetryOptions | false | undefined; auth?: Authorizer | undefined; userAgent?: string }) {
+  constructor(
+    private readonly opts: {
+      fetch?: FetchLike | undefined;
+      retry?: RetryOptions | false | undefined;
+      auth?: Authorizer | undefined;
+      userAgent?: string;
+      /** Each attempt's limit in milliseconds, answer read included (default 60 s; 0: none). */
+      timeoutMs?: number | undefined;
+    },
+  ) {
     const r = opts.retry === false ? { maxRetries: 0 } : (opts.retry ?? {});
     this.maxRetries = r.maxRetries ?? 3;
     this.baseDelayMs = r.baseDelayMs ?? 250;
     this.maxDelayMs = r.maxDelayMs ?? 8000;
     this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) throw new TypeError(`timeoutMs must be a finite number of milliseconds, 0 or more (0: no limit), not ${timeoutMs}`);
+    this.timeoutMs = timeoutMs;
     this.fetch = (req) => this.send(req, 'auto');
   }
 
@@ -109,13 +130,18 @@ export class Transport {
         headers.set('authorization', `Bearer ${token}`);
       }
       if (this.opts.userAgent && !headers.has('user-agent')) headers.set('user-agent', this.opts.userAgent);
-      const init: RequestInit = { method: request.method, headers, signal: request.signal, redirect: request.redirect };
+      // The attempt's own limit beside the caller's signal; the timer does not keep the process alive.
+      const timeout = this.timeoutMs > 0 ? AbortSignal.timeout(this.timeoutMs) : undefined;
+      const signal = timeout ? AbortSignal.any([request.signal, timeout]) : request.signal;
+      const init: RequestInit = { method: request.method, headers, signal, redirect: request.redirect };
       if (body !== undefined) init.body = body;
       let res: Response;
       try {
-        res = await impl(new Request(request.url, init));
+        res = await untilAborted(impl(new Request(request.url, init)), signal);
       } catch (err) {
-        if (request.signal.aborted || !safe || attempt >= this.maxRetries) throw err;
+        if (request.signal.aborted) throw err;
+        const failure = timeout?.aborted ? new DOMException(`${request.method} ${new URL(request.url).pathname}: no answer within ${this.timeoutMs} ms (timeoutMs)`, 'TimeoutError') : err;
+        if (!safe || attempt >= this.maxRetries) throw failure;
         await sleep(this.backoff(attempt), request.signal);
         continue;
       }
@@ -141,7 +167,11 @@ export class Transport {
       } else if (RETRY_STATUSES.has(res.status)) {
         retry = safe;
         const after = retryAfterMs(res.headers.get('retry-after'));
-        if (retry && after !== undefined && after <= this.maxRetryAfterMs) wait = Math.max(wait, after);
+        // As for a 429: a server that asks for a longer wait than the client takes gets its answer back, not an early retry.
+        if (retry && after !== undefined) {
+          if (after > this.maxRetryAfterMs) return res;
+          wait = Math.max(wait, after);
+        }
       } else if (res.status === 409 && keyed) {
         retry = await isKeyInUse(res);
       }
@@ -150,6 +180,26 @@ export class Transport {
       await sleep(wait, request.signal);
     }
   }
+}
+
+/** `p`, or the signal's reason as soon as it is aborted (`p` goes on): a fetch given as an option, or a token request, may not heed the signal. */
+export function untilAborted<T>(p: Promise<T>, signal?: AbortSignal | null): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 async function isKeyInUse(res: Response): Promise<boolean> {
