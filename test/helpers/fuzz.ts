@@ -8,15 +8,11 @@
  *
  * Used by test/integration/fuzz.test.ts (a few thousand cases) and bin/fuzz.ts (longer runs).
  */
-import { readFileSync } from 'node:fs';
 import { Agent, type ClientRequest, request as httpRequest } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../../shared/random.ts';
+import { loadDeclared } from '../../shared/openapi/declared.ts';
 import { routes, type HttpMethod, type Route } from '../../shared/routes.ts';
 import { isConsoleFile, isPlatformPath } from '../../local/console-static.ts';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 type Rand = () => number;
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -307,7 +303,7 @@ export function sample(s: Schema, r: Rand, depth = 0, hint = ''): unknown {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What each route takes: the schemas its handler module passes, found in its source.
+// What each route takes: the schemas its handler was built with, as the OpenAPI document reads them.
 
 export interface RouteSpec {
   route: Route;
@@ -316,39 +312,24 @@ export interface RouteSpec {
   path?: Schema;
 }
 
-/** Reads `{ body: x, query: y, path: z }` out of the handler module and imports the schemas it names. */
-async function specOf(route: Route): Promise<RouteSpec> {
-  const spec: RouteSpec = { route };
-  let source: string;
-  try {
-    source = readFileSync(join(ROOT, 'functions', `${route.handler}.ts`), 'utf8');
-  } catch {
-    return spec;
-  }
-  const imports = new Map<string, string>();
-  for (const m of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'#shared\/([^']+)'/g)) {
-    for (const name of (m[1] as string)
-      .split(',')
-      .map((x) => x.trim().replace(/^type\s+/, ''))
-      .filter(Boolean))
-      imports.set(name, m[2] as string);
-  }
-  const opts = /Handler\(\s*'[^']*'\s*,\s*\{([^}]*)\}/.exec(source)?.[1] ?? '';
-  for (const part of opts.split(',')) {
-    const [key, value] = part.split(':').map((x) => x.trim());
-    if (key !== 'body' && key !== 'query' && key !== 'path') continue;
-    const name = value ?? key;
-    const from = imports.get(name);
-    if (!from) continue;
-    const mod = (await import(join(ROOT, 'shared', `${from}.ts`))) as Record<string, unknown>;
-    const schema = mod[name];
-    if (isSchema(schema)) spec[key] = schema;
-  }
-  return spec;
-}
+/** Whether a schema is an object schema without fields (a route that takes no query parameters). */
+const isEmptyObject = (s: Schema): boolean => defOf(s).type === 'object' && Object.keys(defOf(s).shape as object).length === 0;
 
+/**
+ * Each route's schemas, from what its handler declares (shared/openapi/declared.ts): also those
+ * of a module serving several routes (the synonym and search analytics routes) and of schemas a
+ * handler module defines itself (a path's), which reading the handler's source missed.
+ */
 export async function routeSpecs(): Promise<RouteSpec[]> {
-  return Promise.all(routes.map(specOf));
+  const declaredOf = await loadDeclared();
+  return routes.map((route) => {
+    const d = declaredOf(route);
+    const spec: RouteSpec = { route };
+    if (d?.body && isSchema(d.body)) spec.body = d.body;
+    if (d?.query && isSchema(d.query) && !isEmptyObject(d.query)) spec.query = d.query;
+    if (d?.path && isSchema(d.path)) spec.path = d.path;
+    return spec;
+  });
 }
 
 /** Up to `max` characters of invented words (typo expansion's worst case), sometimes not Latin. */
@@ -419,6 +400,24 @@ const EXAMPLES: Record<string, (r: Rand) => { body?: unknown; query?: Record<str
   },
   'PUT /api/rerank-controls': (r) => ({ query: { contextId: String(int(r, 1, 3)) }, body: { diversity: int(r, 0, 10) / 10, max_per_category: int(r, 1, 10), exclude_seen: r() < 0.5 } }),
   'GET /api/rerank-controls': (r) => ({ query: { contextId: String(int(r, 1, 3)) } }),
+  'POST /api/synonyms': (r) => {
+    const words = ['sneaker', 'trainer', 'jumper', 'sweater', 'hoodie', 'tee shirt', 'raincoat', 'café au lait', '東京'];
+    const a = pick(r, words);
+    const b = pick(
+      r,
+      words.filter((w) => w !== a),
+    );
+    return { body: r() < 0.6 ? { synonyms: [a, b] } : { type: 'one_way', input: a, synonyms: [b] } };
+  },
+  'GET /api/analytics/searches': (r) => {
+    // Days around now (the run's clock), as dates or Unix seconds, never reversed, at most 92 apart.
+    const now = Math.floor(Date.now() / 1000);
+    const from = now - int(r, 0, 60) * 86_400;
+    const to = Math.min(now + int(r, 0, 30) * 86_400, from + 91 * 86_400);
+    const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
+    const form = (s: number) => (r() < 0.5 ? day(s) : String(s));
+    return { query: r() < 0.3 ? {} : { from: form(from), to: form(to), ...(r() < 0.3 ? { limit: String(int(r, 1, 100)), click_type: 'click', conversion_type: 'purchase' } : {}) } };
+  },
   'GET /api/audit': (r) => ({ query: { resource: `${pick(r, ['rules', 'segments', 'experiments', 'rerank-controls'])}/${int(r, 1, 3)}` } }),
   'POST /api/training-jobs': (r) => ({ body: { template_id: 1, ...(r() < 0.5 ? { options: { algorithm: pick(r, ['ease', 'item_knn', 'popularity']) } } : {}) } }),
   'GET /v1/recommendations': (r): { query: Record<string, string> } => ({ query: r() < 0.5 ? { user_id: `u-${int(r, 1, 10)}` } : { item_id: String(int(r, 1, 12)), limit: String(int(r, 1, 100)) } }),
