@@ -25,7 +25,13 @@ export async function getEventType(c: ConsoleStore, tenant: string, id: number):
   if (!r) throw notFound('event type', id);
   return r;
 }
+/**
+ * Sets an event type's weight, its one field that changes, and answers the record as this request
+ * wrote it. Read back after the write, two PATCHes at once could each answer the other's weight,
+ * and a DELETE in between left nothing to answer.
+ */
 export async function updateEventType(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.eventTypePatch>) {
+  const cur = await getEventType(c, tenant, id);
   if (!(await c.update(tenant, 'event_type', id, { weight: b.weight }))) throw notFound('event type', id);
-  return (await c.get<EventType>(tenant, 'event_type', id)) as EventType;
+  return { ...cur, weight: b.weight };
 }

@@ -418,6 +418,8 @@ describe('synonyms', () => {
       { type: 'one_way', synonyms: ['x'] },
       { type: 'two_way', input: 'x', synonyms: ['b', 'c'] },
       { synonyms: ['!!!', 'b'] },
+      { synonyms: ['tee\u0000shirt', 'b'] },
+      { type: 'one_way', input: 'tee\nshirt', synonyms: ['b'] },
       { synonyms: 'a,b' },
       { synonyms: ['b', 'c'], extra: true },
       { type: 'three_way', synonyms: ['b', 'c'] },
@@ -426,6 +428,7 @@ describe('synonyms', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(typeof r.body.error, JSON.stringify(r.body)).toBe('string');
     }
+    expect((await P('POST', '/api/synonyms', { synonyms: ['tee\u0000shirt', 'b'] })).body.error).toMatch(/control characters/);
     expect((await P('PATCH', '/api/synonyms/999', { synonyms: ['b', 'c'] })).status).toBe(404);
     expect((await P('GET', '/api/synonyms/abc')).status).toBe(400);
     // Phrases that are one at query time are one synonym: too few left is 400.
