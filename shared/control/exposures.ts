@@ -4,6 +4,7 @@
  * attribution window is attributed to the variant, once.
  */
 import { eachRequest } from '../domain/attribution.ts';
+import type { ErasedUser } from '../domain/console-records.ts';
 import type { EventRecord } from '../domain/types.ts';
 import { planFor, type Assignment, type ControlDeps, type ServingPlan } from './serving.ts';
 
@@ -55,6 +56,7 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
  * served and counts nothing), so it runs while the request is ranked. The caller answers only
  * once `recorded` settles. Without `served` (a request naming its own endpoint) the experiment
  * is bypassed: no variant is assigned (nor its rerank controls applied) and nothing is recorded.
+ * `erased`: the tenant's erased users, when the caller reads them anyway (`planFor`).
  */
 export function planAndRecord(
   deps: ControlDeps,
@@ -64,6 +66,7 @@ export function planAndRecord(
   userId: string | undefined,
   now: number,
   served: { requestId: string; authorized: Promise<unknown> } | undefined,
+  erased?: Promise<ReadonlyMap<string, ErasedUser>>,
 ): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void } {
   let accept = () => {};
   const accepted = new Promise<void>((resolve) => (accept = resolve));
@@ -75,7 +78,7 @@ export function planAndRecord(
           recording.catch(() => undefined);
         }
       : undefined;
-  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned, { experiment: served !== undefined });
+  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned, { experiment: served !== undefined, erased });
   const recorded = plan.then(() => recording);
   for (const p of [plan, recorded]) p.catch(() => undefined);
   return { plan, recorded, accept };

@@ -3,10 +3,14 @@
  * the variant of its running experiment the user is assigned to. The tenant's control records
  * come from one small Query, cached per container for CONTROL_CACHE_MS (the staleness bound:
  * a change made in the Platform API serves within 5 s); a user's segment membership is decided
- * from their latest events, read once per request and only when a segment is involved.
+ * from their latest events, read once per request and only when a segment is involved, without
+ * those an erasure of the user covers (its marker, read for that request as recommendations
+ * read it: an erased user stops being a member at once, not once the deletion has ended).
  */
 import { nowMs } from '../clock.ts';
 import { config } from '../config.ts';
+import type { ErasedUser } from '../domain/console-records.ts';
+import { withoutErased } from '../domain/erased-users.ts';
 import type { RecentEvent } from '../domain/types.ts';
 import { NotFound } from '../domain/errors.ts';
 import { inForce } from './pipeline.ts';
@@ -35,6 +39,12 @@ export interface ControlDeps {
   contextExists(tenant: string, id: number): Promise<boolean>;
   /** The user's latest events, newest first. */
   userEvents(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
+  /**
+   * The tenant's erased users, each with their erasure's marker (shared/domain/erasure.ts), as
+   * recommendations read them (`servingConfig`: a read that began after the call, shared by
+   * concurrent requests). Read only when a segment is decided and the caller has no read of its own.
+   */
+  erasedUsers(tenant: string): Promise<ReadonlyMap<string, ErasedUser>>;
 }
 
 export interface Assignment {
@@ -150,6 +160,9 @@ export function contextNumber(digits: string): number {
  * with `experiment: false` (a recommendation request naming its own endpoint bypasses the
  * experiment, its variants' rerank controls too). `onAssigned` hears the user's variant as soon
  * as it is known: before the segments are read when the experiment is not scoped to a segment.
+ * Segments are decided on the user's events without those their erasure covers (`withoutErased`),
+ * by the tenant's erased users `opts.erased` when the caller reads them anyway (recommendations,
+ * with their serving config), else read here (`ControlDeps.erasedUsers`), beside the events.
  */
 export async function planFor(
   deps: ControlDeps,
@@ -158,8 +171,10 @@ export async function planFor(
   userId: string | undefined,
   now: number,
   onAssigned?: (a: Assignment) => void,
-  opts: { experiment?: boolean } = {},
+  opts: { experiment?: boolean; erased?: Promise<ReadonlyMap<string, ErasedUser>> | undefined } = {},
 ): Promise<ServingPlan> {
+  // The caller's read, awaited only when a segment is decided: its failure then fails the plan, and only then.
+  opts.erased?.catch(() => undefined);
   let entry = cachedConfig(deps, tenant);
   let cfg = await entry.value;
   if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {
@@ -192,10 +207,16 @@ export async function planFor(
   if (segmentIds.size > 0 && userId !== undefined) {
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
     const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
-    let read = await deps.userEvents(tenant, userId, first);
+    const [firstRead, erased] = await Promise.all([deps.userEvents(tenant, userId, first), opts.erased ?? deps.erasedUsers(tenant)]);
+    const kept = withoutErased(erased.get(userId));
+    let raw = firstRead;
+    let read = kept(raw);
     let limit = first;
-    if (read.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) read = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS));
-    events = { events: read, all: read.length < limit };
+    if (raw.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) {
+      raw = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS));
+      read = kept(raw);
+    }
+    events = { events: [...read], all: raw.length < limit };
     members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);

@@ -21,6 +21,16 @@ export function erasedEvent(m: ErasedUser): (e: { id: number; created: number })
   return through !== undefined && m.completed_at !== null ? (e) => e.id <= through : (e) => e.created <= until;
 }
 
+/**
+ * A user's events without those their erasure covers (`erasedEvent`), in their order: all of
+ * them for a user without a marker. What every read of a user's events for serving keeps.
+ */
+export function withoutErased(m: ErasedUser | undefined): <E extends { id: number; created: number }>(events: readonly E[]) => readonly E[] {
+  if (m === undefined) return (events) => events;
+  const erased = erasedEvent(m);
+  return (events) => events.filter((e) => !erased(e));
+}
+
 /** The id after which an erased user's events are theirs again (0: none is known to be, read them all). */
 export const eventsAfterErasure = (m: ErasedUser): number => (m.completed_at !== null ? (m.events_through ?? 0) : 0);
 

@@ -9,7 +9,7 @@ import { nowSeconds } from '../clock.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
-import { artifactPredatesErasure, erasedEvent, eventsAfterErasure } from '../domain/erased-users.ts';
+import { artifactPredatesErasure, eventsAfterErasure, withoutErased } from '../domain/erased-users.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
@@ -82,14 +82,26 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // variant of its running experiment, whose endpoint then serves.
   // Its experiment's exposure is counted once the caller is confirmed, while the request is
   // ranked; answered only once counted.
-  const planned =
-    q.context_id !== undefined
-      ? planAndRecord(required(deps.control), required(deps.exposures), tenant, contextNumber(q.context_id), userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined)
-      : undefined;
-  // The catalog and the serving config do not depend on the plan: read while it is made.
+  const contextId = q.context_id !== undefined ? contextNumber(q.context_id) : undefined;
+  // The catalog and the serving config do not depend on the plan: read while it is made. The
+  // plan decides segments on the user's events without those an erasure covers: by this read's
+  // erased users (no second read).
   const catalogRead = deps.catalog(tenant);
   const serving = servingConfig(deps.console, tenant);
   for (const p of [catalogRead, serving]) p.catch(() => undefined);
+  const planned =
+    contextId !== undefined
+      ? planAndRecord(
+          required(deps.control),
+          required(deps.exposures),
+          tenant,
+          contextId,
+          userId,
+          now,
+          q.endpoint === undefined ? { requestId, authorized } : undefined,
+          serving.then((s) => s.erased),
+        )
+      : undefined;
   const plan = planned ? await planned.plan : undefined;
   const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
   const endpointName = q.endpoint ?? assignment?.endpoint;
@@ -116,8 +128,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // once it began, which such an artifact does not hold either, so they are read from the table.
   const marker = userId !== undefined ? erased.get(userId) : undefined;
   const historyErased = marker !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, marker.completed_at ?? Infinity);
-  const wasErased = marker ? erasedEvent(marker) : undefined;
-  const sinceErasure = (events: readonly RecentEvent[]) => (wasErased === undefined ? events : events.filter((e) => !wasErased(e)));
+  const sinceErasure = withoutErased(marker);
 
   // The events the model's artifact does not hold. Read after a lower id, they are the newest of
   // those read; after a higher one (another model serves now), they are read again.
