@@ -39,13 +39,18 @@ export interface SearchServing {
 export async function serveSearch(deps: SearchServing, tenant: string, body: SearchBody, requestId: string, now = nowSeconds()) {
   const contextId = body.context_id !== undefined ? contextNumber(body.context_id) : undefined;
   const synonymsRead = tenantSynonyms(tenant, deps.synonymSets);
+  // A personalised search: the tenant's erased users, read at once (one Query, shared by the
+  // container's concurrent requests: recommendations' read), for its taste and its segments.
+  const user = body.user_id !== undefined ? { id: body.user_id, erased: deps.control.erasedUsers(tenant) } : undefined;
+  const erased = user?.erased;
+  erased?.catch(() => undefined);
   const t = deps.traffic;
   const planned =
     contextId === undefined
       ? undefined
       : t
-        ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized })
-        : { plan: planFor(deps.control, tenant, contextId, body.user_id, now), recorded: Promise.resolve(), accept: () => {} };
+        ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized }, erased)
+        : { plan: planFor(deps.control, tenant, contextId, body.user_id, now, undefined, { erased }), recorded: Promise.resolve(), accept: () => {} };
   const plan = await planned?.plan;
   const synonyms = await synonymsRead;
   const analytics = t ? searchRecording(t.recorder, tenant, { requestId, query: body.query, servedAt: now }) : undefined;
@@ -53,6 +58,7 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
   let logged: Promise<unknown> = Promise.resolve();
   const result = await runSearch(deps.search, tenant, {
     ...coreSearchRequest(body),
+    user,
     plan,
     synonyms,
     accepted: () => {
@@ -71,15 +77,14 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
   return coreSearchAnswer(result, requestId);
 }
 
-/** The ranking request a Core search body asks for (the plan, synonyms and `accepted` hook are the caller's). */
-function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'plan' | 'synonyms' | 'accepted'> {
+/** The ranking request a Core search body asks for (the user with the erased users, the plan, synonyms and `accepted` hook are the caller's). */
+function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'user' | 'plan' | 'synonyms' | 'accepted'> {
   return {
     query: body.query,
     mode: body.mode,
     filter: coreFilter(body.filters),
     limit: body.limit,
     cursor: body.starting_after,
-    userId: body.user_id,
     explain: body.explain,
     facets: body.facets,
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,

@@ -36,9 +36,12 @@ export async function queryVector(deps: SearchDeps, index: SearchIndex, query: s
   return v ?? null;
 }
 
-/** The user's taste: recency-weighted mean vector of the items of their latest events (read, or `known`, newest first). */
-export async function profileOf(deps: SearchDeps, tenant: string, userId: string, index: SearchIndex, delta: PreparedDelta, known?: readonly RecentEvent[]): Promise<Float32Array | null> {
-  const recent = known ? known.slice(0, PROFILE_EVENTS) : await deps.events.recentByUser(tenant, userId, PROFILE_EVENTS);
+/**
+ * The user's taste: recency-weighted mean vector of the items of their latest events (newest
+ * first, the first PROFILE_EVENTS of them; read by the caller, without those an erasure covers).
+ */
+export function profileOf(index: SearchIndex, delta: PreparedDelta, events: readonly RecentEvent[]): Float32Array | null {
+  const recent = events.slice(0, PROFILE_EVENTS);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
   // Each item's current version, as one build of the catalog would hold it: one changed since the

@@ -9,6 +9,9 @@ import { nowSeconds } from '../clock.ts';
 import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
+import type { ErasedUser } from '../domain/console-records.ts';
+import { withoutErased } from '../domain/erased-users.ts';
+import type { RecentEvent } from '../domain/types.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
 import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
@@ -34,7 +37,8 @@ export interface SearchRequest {
   filter: DocFilter;
   limit: number;
   cursor?: string | undefined;
-  userId?: string | undefined;
+  /** The user a search is personalised for (their taste, a context's `exclude_seen`). */
+  user?: SearchUser | undefined;
   includeInactive?: boolean;
   /** A context's plan (rules, rerank controls, experiment variant): the pipeline orders the best matches. */
   plan?: ServingPlan | undefined;
@@ -56,6 +60,25 @@ export interface SearchRequest {
   listOf?: string | undefined;
   /** Called once the request is valid (its cursor too) and its view read, before ranking: search analytics records it meanwhile. */
   accepted?: (() => void) | undefined;
+}
+
+/**
+ * A search's user, with the tenant's erased users (`ControlDeps.erasedUsers`, read for the
+ * request): the events an erasure of the user covers make no taste and are not seen.
+ */
+export interface SearchUser {
+  id: string;
+  erased: Promise<ReadonlyMap<string, ErasedUser>>;
+}
+
+/**
+ * The user's latest `n` events that may personalise, newest first (with `below`, those with a
+ * lower id): read beside the tenant's erased users, without those the user's erasure covers
+ * (`withoutErased`, as recommendations leave them out), from the moment its marker is stored.
+ */
+async function userEvents(deps: SearchDeps, tenant: string, user: SearchUser, n: number, below?: number): Promise<readonly RecentEvent[]> {
+  const [events, erased] = await Promise.all([deps.events.recentByUser(tenant, user.id, n, undefined, below), user.erased]);
+  return withoutErased(erased.get(user.id))(events);
 }
 
 /*
@@ -124,7 +147,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
-  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta) : null;
+  const profile = req.user ? profileOf(index, delta, await userEvents(deps, tenant, req.user, PROFILE_EVENTS)) : null;
   const page = new SortedPage(req.sort, req.limit, after);
   const sorted = page.over({ index, delta });
   const facets = facetCounter(req);
@@ -169,19 +192,19 @@ async function plannedSearch(
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const { controls } = req.plan;
-  const needSeen = controls.exclude_seen === true && req.userId !== undefined;
+  const needSeen = controls.exclude_seen === true && req.user !== undefined;
   // The user's latest events (the plan's read, when it has them: segments) make the taste and what
   // `exclude_seen` leaves out; on a later page, those up to the newest the first page read
   // (`asOf`): the events the user sent since (a click on a hit) move nothing across the positions.
-  const latest = (userId: string, n: number) =>
-    asOf !== undefined ? deps.events.recentByUser(tenant, userId, n, undefined, asOf + 1) : (latestFromPlan(req.plan, n) ?? deps.events.recentByUser(tenant, userId, n));
+  // Those an erasure of the user covers, neither (the plan's read is without them too).
+  const latest = (user: SearchUser, n: number) => (asOf !== undefined ? userEvents(deps, tenant, user, n, asOf + 1) : (latestFromPlan(req.plan, n) ?? userEvents(deps, tenant, user, n)));
   const [events, popular] = await Promise.all([
-    req.userId ? latest(req.userId, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
+    req.user ? latest(req.user, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
   ]);
-  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta, events) : null;
+  const profile = req.user ? profileOf(index, delta, events) : null;
   const recent = needSeen ? events : [];
-  const tasteAsOf = req.userId ? (asOf ?? events[0]?.id ?? 0) : undefined;
+  const tasteAsOf = req.user ? (asOf ?? events[0]?.id ?? 0) : undefined;
   const facets = facetCounter(req);
   const rankRequested = rankRequest(req, query, qv, index, profile, upTo);
   const pool = contextPool(req.limit);
@@ -254,9 +277,9 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
-  const events = req.userId ? await deps.events.recentByUser(tenant, req.userId, PROFILE_EVENTS, undefined, after?.asOf === undefined ? undefined : after.asOf + 1) : [];
-  const asOf = req.userId ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
-  const profile = req.userId ? await profileOf(deps, tenant, req.userId, index, delta, events) : null;
+  const events = req.user ? await userEvents(deps, tenant, req.user, PROFILE_EVENTS, after?.asOf === undefined ? undefined : after.asOf + 1) : [];
+  const asOf = req.user ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
+  const profile = req.user ? profileOf(index, delta, events) : null;
   const facets = facetCounter(req);
   const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile, after?.upTo), {
     limit: req.limit,

@@ -12,6 +12,7 @@ import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import { recommendationsQuery } from '../../shared/schemas/recs.ts';
 import { searchBody } from '../../shared/schemas/search.ts';
 import { serveSearch } from '../../shared/search/core-search.ts';
+import { embedItem } from '../../shared/search/indexer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView, type SearchDeps } from '../../shared/search/views.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -28,6 +29,7 @@ let dir: string;
 let search: SearchDeps;
 let recs: RecsDeps;
 let contextId: number;
+let seenContextId: number;
 /** The id of the buyer's latest event (before the erasure). */
 let buyerEvents: number;
 const T = 'ers-seg';
@@ -40,11 +42,13 @@ beforeAll(async () => {
   const { items, events, console: c } = db.stores;
   const blobs = new FolderBlobStore(dir);
   // Items 1-3 tents, 4-6 ovens.
-  await items.create(
+  const created = await items.create(
     T,
     Array.from({ length: 6 }, (_, i) => ({ name: `${i < 3 ? 'tent' : 'oven'} ${i + 1}`, description: i < 3 ? 'camping tent' : 'baking oven', metadata: { category: i < 3 ? 'tent' : 'oven' } })),
     now - 2000,
   );
+  search = { items, events, blobs, embedder: new HashingEmbedding() };
+  for (const i of created) await embedItem(items, search.embedder, T, i.id);
   buyerEvents = (await events.append(T, [ev('buyer', 'purchase', 1), ev('other', 'purchase', 2)], now - 1000))[0]?.id as number;
   contextId = (await createContext(c, T, { name: 'home', description: '' })).id;
   // Buyers (a purchase within 30 days) see no ovens in this context.
@@ -74,7 +78,9 @@ beforeAll(async () => {
     updated_at: now,
     _rev: 1,
   });
-  search = { items, events, blobs, embedder: new HashingEmbedding() };
+  // A context that leaves out what the user has seen (its plan reads no segment).
+  seenContextId = (await createContext(c, T, { name: 'unseen', description: '' })).id;
+  await c.put(T, 'rerank', { id: seenContextId, context_id: seenContextId, exclude_seen: true, updated_at: now, _rev: 1 });
   recs = { console: c, control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table), events, blobs, catalog: (t: string) => tenantView(search, t) };
 });
 afterAll(async () => {
@@ -121,5 +127,33 @@ describe('segment membership of an erased user', () => {
     expect(await inSegment('again')).toEqual(outsider);
     await db.stores.events.append(T, [ev('again', 'purchase', 3)], now - 400);
     expect(await inSegment('again')).toEqual(member);
+  });
+});
+
+/** The names a search browsing for the user (an empty query: by their taste, else newest first) answers, in order, in a context if named. */
+async function browse(user: string, context?: number): Promise<string[]> {
+  const body = searchBody.parse({ query: '', user_id: user, limit: 6, ...(context !== undefined ? { context_id: String(context) } : {}) });
+  const found = await serveSearch({ search, control: controlDepsOf(db.stores), synonymSets: async () => [] }, T, body, 'req');
+  return (found.data as { name: string }[]).map((h) => h.name);
+}
+
+describe('personalised search for an erased user', () => {
+  it('ranks by no taste of the events their erasure covers, nor leaves them out as seen, from the moment its marker is stored', async () => {
+    const [viewed] = await db.stores.events.append(T, [ev('camper', 'view', 2)], now - 900);
+    // Their taste (a tent) first; in the context leaving out the seen, not the tent they viewed.
+    expect((await browse('camper'))[0]).toMatch(/^tent/);
+    expect(await browse('camper', seenContextId)).not.toContain('tent 2');
+    await db.stores.console.putErasure(T, { user_id: 'camper', requested_at: now, completed_at: null });
+    // No taste: newest first (oven 6); the viewed tent is served again.
+    expect((await browse('camper'))[0]).toBe('oven 6');
+    expect(await browse('camper', seenContextId)).toContain('tent 2');
+    // Ended (its events still returned by the index): the same.
+    await db.stores.console.putErasure(T, { user_id: 'camper', requested_at: now, completed_at: now, events_through: viewed?.id as number });
+    expect((await browse('camper'))[0]).toBe('oven 6');
+    expect(await browse('camper', seenContextId)).toContain('tent 2');
+    // A view sent after it makes a taste again.
+    await db.stores.events.append(T, [ev('camper', 'view', 3)], now);
+    expect((await browse('camper'))[0]).toMatch(/^tent/);
+    expect(await browse('camper', seenContextId)).not.toContain('tent 3');
   });
 });

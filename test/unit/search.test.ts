@@ -21,7 +21,6 @@ import { addDocVectors } from '../../shared/search/vectors.ts';
 import { BedrockTitanEmbedding, TITAN_V2 } from '../../shared/search/providers.ts';
 import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
 import { profileOf } from '../../shared/search/profiles.ts';
-import type { SearchDeps } from '../../shared/search/views.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
 import { IVF_MIN } from '../../shared/search/ivf.ts';
 import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
@@ -858,9 +857,9 @@ describe('the taste boost', () => {
     const delta = new PreparedDelta({ docs: [changed], masked: new Set([2]) }, built);
     const rebuilt = SearchIndex.build([changed, items[2] as SearchDoc], 64, 2);
     const events = (ids: number[]): RecentEvent[] => ids.map((id, k) => ({ id: k + 1, item_id: String(id), type: 'view', created: 1 }));
-    const taste = (index: SearchIndex, d: PreparedDelta, ids: number[]) => profileOf({} as SearchDeps, 't', 'u', index, d, events(ids));
-    for (const ids of [[1], [2], [1, 2], [1, 2, 3], [3, 1]]) expect(await taste(built, delta, ids)).toEqual(await taste(rebuilt, new PreparedDelta(undefined, rebuilt), ids));
-    expect(await taste(built, delta, [1, 2])).toBeNull();
+    const taste = (index: SearchIndex, d: PreparedDelta, ids: number[]) => profileOf(index, d, events(ids));
+    for (const ids of [[1], [2], [1, 2], [1, 2, 3], [3, 1]]) expect(taste(built, delta, ids)).toEqual(taste(rebuilt, new PreparedDelta(undefined, rebuilt), ids));
+    expect(taste(built, delta, [1, 2])).toBeNull();
   });
 });
 
