@@ -14,7 +14,8 @@ import type { EventStore } from './types.ts';
  * the partition serving reads its endpoints and event types from (the same Query): from the
  * moment it is stored, serving personalises that user neither from an artifact trained before
  * the erasure ended nor from events created before it (an index read may still show deleted
- * events for a moment). Events the user sends later personalise as usual. The answers stored
+ * events for a moment): recommendations, segment membership (shared/control/serving.ts) and
+ * personalised search (shared/search/service.ts) alike, by `withoutErased` (erased-users.ts). Events the user sends later personalise as usual. The answers stored
  * for replay under the Idempotency-Keys of the requests that sent their events are forgotten, and
  * their membership rows in the tenant's experiments (first served, conversions by type) deleted.
  */
