@@ -137,6 +137,23 @@ async function browse(user: string, context?: number): Promise<string[]> {
   return (found.data as { name: string }[]).map((h) => h.name);
 }
 
+describe('reading the markers', () => {
+  it('costs a recommendation no read of its own, and a personalised search one, shared by its plan and its taste', async () => {
+    let reads = 0;
+    const c = db.stores.console;
+    const counted = { ...c, servingConfig: (t: string) => (reads++, c.servingConfig(t)) };
+    const control = controlDepsOf({ console: counted, events: db.stores.events });
+    await recommend({ ...recs, console: counted, control }, T, recommendationsQuery.parse({ user_id: 'other', context_id: String(contextId) }), 'req');
+    expect(reads).toBe(1);
+    reads = 0;
+    await serveSearch({ search, control, synonymSets: async () => [] }, T, searchBody.parse({ query: '', user_id: 'other', context_id: String(contextId) }), 'req');
+    expect(reads).toBe(1);
+    reads = 0;
+    await serveSearch({ search, control, synonymSets: async () => [] }, T, searchBody.parse({ query: 'tent' }), 'req');
+    expect(reads).toBe(0);
+  });
+});
+
 describe('personalised search for an erased user', () => {
   it('ranks by no taste of the events their erasure covers, nor leaves them out as seen, from the moment its marker is stored', async () => {
     const [viewed] = await db.stores.events.append(T, [ev('camper', 'view', 2)], now - 900);
