@@ -76,9 +76,10 @@ const PUBLISH_ATTEMPTS = 5;
  * since it was read (`putIfUnchanged`). Builds of one tenant may run at once in two containers
  * (two build requests, workers at concurrency 10); the last to write its pointer used to win
  * whatever its age, so an older build could replace a newer one, and the newer one's artifact was
- * then listed nowhere and never deleted. Now a build that finds a build of its second or later
+ * then listed nowhere and never deleted. Now a build that finds a build of a later second
  * published is not published: its artifact (never served) is deleted and the newer pointer is
- * answered, `published` false. The build it replaces stays stored for `retainSeconds` (cursors
+ * answered, `published` false. (A build of the same second writes the same artifact key, as
+ * before: the later one's replaces it, and its pointer is written.) The build it replaces stays stored for `retainSeconds` (cursors
  * ranked on it page on through it); builds replaced longer ago are deleted.
  */
 export async function publishBuild(blobs: BlobStore, tenant: string, parts: IndexParts): Promise<{ pointer: IndexPointer; published: boolean }> {
@@ -89,13 +90,13 @@ export async function publishBuild(blobs: BlobStore, tenant: string, parts: Inde
   for (let attempt = 1; attempt <= PUBLISH_ATTEMPTS; attempt++) {
     const stored = await blobs.getTagged(pointerKey(tenant));
     const current = stored && parsePointer(stored.body, tenant);
-    if (current && current.builtAt >= builtAt) {
-      if (current.key !== key) {
-        await blobs.delete(key).catch((e: unknown) => logger.warn('could not delete an index build a newer one made useless', { tenant, key, error: String(e) }));
-      }
+    if (current && current.builtAt > builtAt) {
+      await blobs.delete(key).catch((e: unknown) => logger.warn('could not delete an index build a newer one made useless', { tenant, key, error: String(e) }));
       return { pointer: current, published: false };
     }
-    const earlier = [...(current?.superseded ?? []), ...(current ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [])];
+    // A build of the same second shares the key: this one's artifact replaced it, and the pointer is written again.
+    const replaced = current && current.key !== key ? [{ key: current.key, builtAt: current.builtAt, replacedAt: builtAt }] : [];
+    const earlier = [...(current?.superseded ?? []), ...replaced];
     // Deleted before the pointer stops listing them; one that could not be deleted stays listed for
     // the next build, and does not hold this one back.
     await Promise.all(
