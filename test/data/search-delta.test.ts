@@ -386,6 +386,9 @@ describe('replaced index builds', () => {
     // A newer build (t0 + 30) that read the pointer before an older one (t0 + 25) landed: published over it, listing every build it replaced.
     expect(await publishBuild(racedBy(t0 + 25), T, parts(t0 + 30))).toMatchObject({ published: true, pointer: { builtAt: t0 + 30 } });
     expect((await readPointer(folder, T))?.superseded?.map((b) => b.builtAt)).toEqual([t0, t0 + 20, t0 + 25]);
+    // A build of the same second writes the same artifact key: published again, listing no build twice nor itself.
+    expect(await publishBuild(folder, T, parts(t0 + 30))).toMatchObject({ published: true, pointer: { builtAt: t0 + 30 } });
+    expect((await readPointer(folder, T))?.superseded?.map((b) => b.builtAt)).toEqual([t0, t0 + 20, t0 + 25]);
     // The build worker says a build a newer one overtook was skipped, and has nothing of its own embedded again.
     const skipped = await buildIndex(db.stores.items, racedBy(t0 + 60, `${T}-2`), dims, `${T}-2`);
     expect(skipped).toMatchObject({ skipped: true, builtAt: t0 + 60, otherWidth: [] });
