@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 
 /*
  * A request's deadline for its writes. At its time limit middy answers 503 and the handler's own
@@ -30,6 +31,9 @@ const scope = new AsyncLocalStorage<AbortSignal>();
 export function withinDeadline<T>(ms: number | undefined, fn: () => Promise<T>): Promise<T> {
   if (ms === undefined) return fn();
   const ctl = new AbortController();
+  // Every table call in flight listens to it (an erasure's or a batch's many at once): no
+  // "possible memory leak" warning past 10; each call removes its listener when it ends.
+  setMaxListeners(0, ctl.signal);
   const timer = setTimeout(() => ctl.abort(new DeadlinePassed()), Math.max(0, ms));
   timer.unref();
   return scope.run(ctl.signal, fn).finally(() => clearTimeout(timer));
