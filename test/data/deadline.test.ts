@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeadlinePassed, deadlineSignal, withinDeadline } from '../../shared/deadline.ts';
 import { getRow, put, putAll, update } from '../../shared/data/ops.ts';
@@ -43,6 +44,26 @@ describe('a deadline', () => {
     const s = await late;
     expect(s?.aborted).toBe(true);
     expect(s?.reason).toBeInstanceOf(DeadlinePassed);
+  });
+
+  it('takes 20 table reads at once without a "possible memory leak" warning (an erasure runs 16), each leaving no listener behind', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      await put(db.table, row('many'));
+      const { read, left } = await withinDeadline(10_000, async () => {
+        const read = await Promise.all(Array.from({ length: 20 }, () => getRow(db.table, { pk: 'DEADLINE', sk: 'many' })));
+        await sleep(20);
+        return { read, left: getEventListeners(deadlineSignal() as AbortSignal, 'abort').length };
+      });
+      expect(left).toBe(0);
+      expect(read.every((r) => r?.v === 1)).toBe(true);
+      await sleep(10);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
   });
 
   it('refuses the table calls made after it passed, signed and through the SDK, and lets those before it land', async () => {
