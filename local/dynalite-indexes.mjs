@@ -59,11 +59,49 @@ db.create = (options) => {
         }
         rowWrite((done) => del(key, done), cb);
       };
+      readsUnderLockInPlace(store, sub, `item-${name}~`);
     }
     return sub;
   };
   return store;
 };
+
+/*
+ * A write's read of the row it replaces, in place. dynalite's PutItem, UpdateItem and DeleteItem
+ * (a BatchWriteItem's puts and deletes too) read the row under its key's lock before writing it
+ * (its old index entries, the condition, the old values). Through LevelDB's asynchronous get that
+ * read is a round trip through libuv's thread pool: about 25 µs of this thread's CPU and 45 µs of
+ * the process's for a row that is not there (a search's analytics row, always new), against 1 µs
+ * read in place (`getSync`; classic-level 3 and memory-level, measured alone). Reads outside a
+ * lock (GetItem, Query, Scan) keep dynalite's own path. The row read is the same: no other write
+ * of the key can run under its lock, and the callback still comes after the call returns.
+ */
+function readsUnderLockInPlace(store, sub, prefix) {
+  const main = store.db;
+  if (!main.supports?.getSync) return;
+  const { lock, get } = sub;
+  let locked = 0;
+  sub.lock = (key, exec) =>
+    lock(key, (release) => {
+      locked++;
+      try {
+        exec(release);
+      } finally {
+        locked--;
+      }
+    });
+  sub.get = (key, cb) => {
+    if (locked === 0) return get(key, cb);
+    let value;
+    try {
+      value = main.getSync(prefix + key);
+    } catch (e) {
+      // As dynalite's get answers a closed database.
+      return setImmediate(cb, e?.code === 'LEVEL_DATABASE_NOT_OPEN' ? new Error('Database is closed') : e);
+    }
+    process.nextTick(cb, null, value);
+  };
+}
 
 db.updateIndexes = (store, table, existingItem, item, cb) => {
   if (!existingItem && !item) return cb();
@@ -91,10 +129,43 @@ db.updateIndexes = (store, table, existingItem, item, cb) => {
   // Kept Query answers of the table's rows and of these indexes no longer hold, from now until
   // the batch is applied (dynalite-query-cache.mjs).
   const ended = writeBegins(table.TableName, [...indexes]);
-  store.db.batch(ops, (err) => {
+  batchSoon(store.db, ops, (err) => {
     ended();
     if (err) return cb(err);
     if (written) written.set(key, item ?? null);
     cb();
   });
 };
+
+/*
+ * The batches of the writes that reach this point in one turn of the event loop (a
+ * BatchWriteItem's puts, whose reads are in place: readsUnderLockInPlace) applied as one LevelDB
+ * batch at its end: one round trip through libuv's thread pool instead of one per write (about
+ * 50 µs of the process's CPU each, measured alone). Each write's operations stay together and in
+ * order, so each is applied whole, as before; writes of one key never meet in a batch (the second
+ * waits for the first under the key's lock, which the first holds until its batch is applied).
+ * Every write is told the batch's outcome.
+ */
+const pending = new Map();
+
+function batchSoon(main, ops, done) {
+  let group = pending.get(main);
+  if (!group) {
+    group = { ops: [], done: [] };
+    pending.set(main, group);
+    setImmediate(() => {
+      pending.delete(main);
+      const { ops: all, done: each } = group;
+      const settle = (err) => {
+        for (const d of each) d(err);
+      };
+      try {
+        main.batch(all, settle);
+      } catch (e) {
+        settle(e);
+      }
+    });
+  }
+  for (const op of ops) group.ops.push(op);
+  group.done.push(done);
+}

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import '../../local/dynalite-indexes.mjs';
 import { lookUp } from '../../local/dynalite-query-cache.mjs';
 
@@ -98,5 +98,45 @@ describe('the local DynamoDB stand-in', () => {
     const itemDb = store.getItemDb('t');
     await new Promise<void>((resolve, reject) => itemDb.put(db.createKey(item, table), { ...item, g: { S: 'z' } }, (e) => (e ? reject(e) : resolve())));
     expect(lookUp('POST', '/', signed, ofRows)?.answer).toBeUndefined();
+  });
+
+  it("writes a BatchWriteItem's puts with their index entries in one LevelDB batch, each reading the row it replaces in place, with dynalite's answers", async () => {
+    const store = db.create({ createTableMs: 0 }) as Store & {
+      db: Store['db'] & { batch: (...a: unknown[]) => unknown; getSync: (...a: unknown[]) => unknown; get: (...a: unknown[]) => unknown };
+      getTable(name: string, cb: (err: Error | null, t?: { TableStatus: string }) => void): void;
+    };
+    const action =
+      (name: string) =>
+      (data: object): Promise<unknown> =>
+        new Promise((resolve, reject) => require(join(dirname(require.resolve('dynalite')), 'actions', name))(store, data, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))));
+    await action('createTable')({ ...table, BillingMode: 'PAY_PER_REQUEST' });
+    await expect.poll(() => new Promise((resolve) => store.getTable('t', (_e, t) => resolve(t?.TableStatus)))).toBe('ACTIVE');
+    const put = (pk: string, g: string) => ({ PutRequest: { Item: { pk: { S: pk }, sk: { S: '1' }, g: { S: g } } } });
+    await action('batchWriteItem')({ RequestItems: { t: [put('a', 'x'), put('b', 'x')] } });
+    const batches = vi.spyOn(store.db, 'batch');
+    const inPlace = vi.spyOn(store.db, 'getSync');
+    const reads = vi.spyOn(store.db, 'get');
+    // Two rows replaced (their entries move from x to y) and two new ones.
+    await action('batchWriteItem')({ RequestItems: { t: [put('a', 'y'), put('b', 'y'), put('c', 'y'), put('d', 'x')] } });
+    expect(batches).toHaveBeenCalledTimes(1);
+    expect(inPlace).toHaveBeenCalledTimes(4);
+    // (The table's description is read as before.)
+    const rowReads = () => reads.mock.calls.filter(([k]) => String(k).startsWith('item-'));
+    expect(rowReads()).toEqual([]);
+    const all = await keys(store);
+    expect(all.filter((k) => k.startsWith('item-t~'))).toHaveLength(4);
+    const entries = all.filter((k) => k.startsWith('index-global~t~gsi~'));
+    expect(entries).toHaveLength(4);
+    // A replaced row's old entry is gone: three entries under y, one under x.
+    const values = await Promise.all(entries.map((k) => store.db.get(k) as Promise<Item>));
+    expect(values.map((v) => `${v.pk?.S}${v.g?.S}`).sort()).toEqual(['ay', 'by', 'cy', 'dx']);
+    // A condition reads the row it replaces: the put of a row that is there fails, one that is not succeeds.
+    const conditional = (pk: string) => action('putItem')({ TableName: 't', Item: { pk: { S: pk }, sk: { S: '1' }, g: { S: 'z' } }, Expected: { pk: { Exists: false } } });
+    await expect(conditional('a')).rejects.toMatchObject({ body: { message: 'The conditional request failed' } });
+    await conditional('e');
+    // A GetItem reads as dynalite does (no lock held).
+    reads.mockClear();
+    expect(await action('getItem')({ TableName: 't', Key: { pk: { S: 'e' }, sk: { S: '1' } } })).toMatchObject({ Item: { g: { S: 'z' } } });
+    expect(rowReads()).toHaveLength(1);
   });
 });
