@@ -112,6 +112,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       await put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker });
     },
     update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect) })),
+    async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {
+      let row: Row | undefined;
+      const wrote = await applied(async () => {
+        row = await update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect), returnValues: 'ALL_NEW' });
+      });
+      return wrote && row ? (stripKeys(row) as T) : undefined;
+    },
     async withdraw(tenant, kind, id) {
       await update(t, recordKey(tenant, kind, id), { set: { withdrawn: true } });
     },

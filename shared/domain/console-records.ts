@@ -73,6 +73,13 @@ export interface ConsoleStore {
    */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
   /**
+   * `update`, answering the record as this write left it (returned by the write itself, so no
+   * change made after it shows), or undefined when the write did not apply. What a change answers
+   * when it shows the whole record: read back after the write, a change of the same fields made
+   * meanwhile was answered as this one's (or nothing, had the record gone).
+   */
+  updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<T | undefined>;
+  /**
    * Takes back a record just created that lost a race (a name another record took first): from
    * then on it is as if it had never been written (get, list and update skip it).
    */

@@ -104,22 +104,40 @@ export async function compareModels(c: ConsoleStore, tenant: string, asked: read
     ),
   };
 }
+/**
+ * Sets a version's label or description, and answers the version as this request left it: read
+ * back after the write, two PATCHes at once could each answer the other's label.
+ */
 export async function updateModel(c: ConsoleStore, tenant: string, version: number, b: z.output<typeof S.modelPatch>) {
   await getModel(c, tenant, version);
-  await c.update(tenant, 'model', version, b);
-  return modelResource(c, tenant, version);
+  const m = await c.updated<ModelVersion>(tenant, 'model', version, b);
+  if (!m) throw notFound('model version', version);
+  return modelView(c, tenant, m);
 }
 export async function approveModel(c: ConsoleStore, tenant: string, version: number) {
   await getModel(c, tenant, version);
   await c.update(tenant, 'model', version, { status: 'Approved' });
   return modelResource(c, tenant, version);
 }
-/** Only an approved version can serve; the endpoint serves it from its next request. */
+/** Tries of a promotion whose endpoint was taken back (a create that lost its name) between its read and its write. */
+const PROMOTE_TRIES = 3;
+/**
+ * Only an approved version can serve; the endpoint serves it from its next request. Answers the
+ * version with the endpoint serving it as this request left it: read back after the write, a
+ * promotion of another version to the endpoint made meanwhile answered this one as not served
+ * there. An endpoint taken back before the write (the second of two creates of its name) is looked
+ * for again by name (the one that kept it), not answered as promoted.
+ */
 export async function promoteModel(c: ConsoleStore, tenant: string, version: number, endpointName: string) {
   const m = await getModel(c, tenant, version);
   if (m.status !== 'Approved') throw new PreconditionFailed(`Version ${version} is not approved: approve it before promoting it.`);
-  const e = await findEndpoint(c, tenant, endpointName);
-  if (!e) throw notFound('endpoint', endpointName);
-  await c.update(tenant, 'endpoint', e.id, { model_version: version, updated_at: nowSeconds() });
-  return modelResource(c, tenant, version);
+  for (let attempt = 0; attempt < PROMOTE_TRIES; attempt++) {
+    const e = await findEndpoint(c, tenant, endpointName);
+    if (!e) break;
+    const wrote = await c.updated<Endpoint>(tenant, 'endpoint', e.id, { model_version: version, updated_at: nowSeconds() });
+    if (!wrote) continue;
+    const [now, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
+    return modelView(c, tenant, now, [...all.filter((x) => x.id !== wrote.id), wrote]);
+  }
+  throw notFound('endpoint', endpointName);
 }

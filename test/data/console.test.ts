@@ -67,6 +67,21 @@ describe('console store', () => {
   }, 120_000);
 });
 
+describe('a change answered as written (updated)', () => {
+  it('answers the record as the write left it, as get reads it (no keys), or undefined when it is gone, withdrawn or the condition fails', async () => {
+    const c = db.stores.console;
+    await c.put('upd', 'template', { id: 1, name: 'shop', status: 'Draft', event_types: [{ id: 1, weight: 2 }], _unsent_job: null });
+    const wrote = await c.updated('upd', 'template', 1, { name: 'shoes', updated_at: 5 }, { status: 'Draft' });
+    expect(wrote).toEqual({ id: 1, name: 'shoes', status: 'Draft', event_types: [{ id: 1, weight: 2 }], _unsent_job: null, updated_at: 5 });
+    expect(wrote).toEqual(await c.get('upd', 'template', 1));
+    expect(await c.updated('upd', 'template', 1, { name: 'x' }, { status: 'Published' })).toBeUndefined();
+    expect(await c.updated('upd', 'template', 2, { name: 'x' })).toBeUndefined();
+    expect(await c.get('upd', 'template', 2)).toBeUndefined();
+    await c.withdraw('upd', 'template', 1);
+    expect(await c.updated('upd', 'template', 1, { name: 'x' })).toBeUndefined();
+  });
+});
+
 describe('conditions on a field of a map', () => {
   it('hold field by field (a.b), absent fields included; a whole map is refused, not silently never equal', async () => {
     const c = db.stores.console;

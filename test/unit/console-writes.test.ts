@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
+import { NotFound } from '../../shared/domain/errors.ts';
+import { promoteModel, updateModel } from '../../shared/domain/model-versions.ts';
+
+/*
+ * Platform writes of console records under concurrent requests: a fake ConsoleStore whose hooks let
+ * "another request" act at a given point (right after a write lands, before it answers; or between
+ * a request's read and its write), as test/unit/event-types.test.ts does for event types.
+ */
+
+interface Hooks {
+  /** Runs once, right after the next write that applies, before that write answers. */
+  afterWrite?: () => void;
+  /** Runs once, when the next id is taken (between a request's reads and its write). */
+  onNextId?: () => void;
+  /** Runs once, right after the next list of this kind answers. */
+  afterList?: { kind: ConsoleKind; run: () => void };
+}
+
+function fakeStore(seed: { kind: ConsoleKind; rec: ConsoleRecord }[]) {
+  const rows = new Map<string, { kind: ConsoleKind; rec: ConsoleRecord }>();
+  const key = (kind: ConsoleKind, id: number) => `${kind}#${id}`;
+  const set = (kind: ConsoleKind, rec: ConsoleRecord) => rows.set(key(kind, rec.id), { kind, rec });
+  for (const s of seed) set(s.kind, s.rec);
+  const hooks: Hooks = {};
+  let ids = 100;
+  const once = <K extends 'afterWrite' | 'onNextId'>(k: K) => {
+    const f = hooks[k];
+    delete hooks[k];
+    f?.();
+  };
+  /** What the table's conditional UpdateItem does: the record as written, or undefined when it is gone or `expect` does not hold. */
+  const write = (kind: ConsoleKind, id: number, fields: Record<string, unknown>, expect: Record<string, unknown> = {}) => {
+    const cur = rows.get(key(kind, id))?.rec;
+    if (!cur || !Object.entries(expect).every(([f, v]) => cur[f] === v)) return undefined;
+    const next = { ...cur, ...fields };
+    set(kind, next);
+    return structuredClone(next);
+  };
+  const c = {
+    get: async <T extends ConsoleRecord>(_t: string, kind: ConsoleKind, id: number) => structuredClone(rows.get(key(kind, id))?.rec) as T | undefined,
+    list: async <T extends ConsoleRecord>(_t: string, kind: ConsoleKind) => {
+      const out = [...rows.values()]
+        .filter((r) => r.kind === kind)
+        .map((r) => structuredClone(r.rec) as T)
+        .sort((a, b) => a.id - b.id);
+      if (hooks.afterList?.kind === kind) {
+        const f = hooks.afterList.run;
+        delete hooks.afterList;
+        f();
+      }
+      return out;
+    },
+    nextId: async () => {
+      once('onNextId');
+      return ++ids;
+    },
+    update: async (_t: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>, expect?: Record<string, unknown>) => {
+      const w = write(kind, id, fields, expect);
+      if (w) once('afterWrite');
+      return w !== undefined;
+    },
+    updated: async <T extends ConsoleRecord>(_t: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>, expect?: Record<string, unknown>) => {
+      const w = write(kind, id, fields, expect);
+      if (w) once('afterWrite');
+      return w as T | undefined;
+    },
+  } as Partial<ConsoleStore> as ConsoleStore;
+  return {
+    c,
+    hooks,
+    rec: <T extends ConsoleRecord>(kind: ConsoleKind, id: number) => rows.get(key(kind, id))?.rec as T | undefined,
+    /** Another request's change, made directly on the stored record. */
+    change: (kind: ConsoleKind, id: number, fields: Record<string, unknown>) => write(kind, id, fields),
+    drop: (kind: ConsoleKind, id: number) => rows.delete(key(kind, id)),
+    add: set,
+  };
+}
+
+const model = (version: number, status: 'Trained' | 'Approved' = 'Trained'): ConsoleRecord => ({
+  id: version,
+  version,
+  template_id: 1,
+  job_name: `train-${version}`,
+  created: 1,
+  algorithm: 'popularity',
+  metrics: {},
+  label: null,
+  description: null,
+  status,
+  artifact: `models/t/v${version}.bin`,
+});
+
+describe('PATCH /api/models/{version}', () => {
+  it('answers the label this request wrote, though another PATCH of it landed right after', async () => {
+    const s = fakeStore([{ kind: 'model', rec: model(3) }]);
+    s.hooks.afterWrite = () => s.change('model', 3, { label: 'theirs' });
+    expect(await updateModel(s.c, 't', 3, { label: 'mine' })).toMatchObject({ version: 3, label: 'mine', endpoints: [] });
+    expect(s.rec('model', 3)?.label).toBe('theirs');
+  });
+});
+
+const endpoint = (id: number, name: string, model_version: number | null = null): ConsoleRecord => ({ id, endpoint_name: name, is_default: false, model_version, created: 1, updated_at: 1 });
+
+describe('POST /api/models/{version}/promote', () => {
+  it('answers the version as served by the endpoint, though a promotion of another version to it landed right after', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'model', rec: model(4, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(1, 'prod') },
+    ]);
+    s.hooks.afterWrite = () => s.change('endpoint', 1, { model_version: 4 });
+    expect(await promoteModel(s.c, 't', 3, 'prod')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.rec('endpoint', 1)?.model_version).toBe(4);
+  });
+
+  it('an endpoint taken back before the write (the second create of its name) is looked for again: the one that kept the name is promoted, not a 200 for nothing', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(6, 'prod') },
+    ]);
+    // The create of endpoint 5, the same name with a lower id, is stored; endpoint 6 is withdrawn.
+    s.hooks.afterList = {
+      kind: 'endpoint',
+      run: () => {
+        s.add('endpoint', endpoint(5, 'prod'));
+        s.drop('endpoint', 6);
+      },
+    };
+    expect(await promoteModel(s.c, 't', 3, 'prod')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.rec('endpoint', 5)?.model_version).toBe(3);
+  });
+
+  it('an endpoint gone with none left of its name is 404', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(6, 'prod') },
+    ]);
+    s.hooks.afterList = { kind: 'endpoint', run: () => s.drop('endpoint', 6) };
+    await expect(promoteModel(s.c, 't', 3, 'prod')).rejects.toBeInstanceOf(NotFound);
+  });
+});
