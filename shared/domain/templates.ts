@@ -105,6 +105,8 @@ export async function updateTemplate(c: ConsoleStore, tenant: string, id: number
     ...(await automationFields(c, tenant, { schedule, auto_promote }, now)),
     updated_at: now,
   };
-  if (!(await c.update(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' }))) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
-  return getTemplate(c, tenant, id);
+  // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.
+  const written = await c.updated<Template>(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' });
+  if (!written) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
+  return templateView(written);
 }

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
 import { promoteModel, updateModel } from '../../shared/domain/model-versions.ts';
+import { templatePatch } from '../../shared/schemas/console.ts';
+import { templateView, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 
 /*
  * Platform writes of console records under concurrent requests: a fake ConsoleStore whose hooks let
@@ -139,5 +141,41 @@ describe('POST /api/models/{version}/promote', () => {
     ]);
     s.hooks.afterList = { kind: 'endpoint', run: () => s.drop('endpoint', 6) };
     await expect(promoteModel(s.c, 't', 3, 'prod')).rejects.toBeInstanceOf(NotFound);
+  });
+});
+
+const template = (id: number): ConsoleRecord => ({
+  id,
+  name: 'shop',
+  event_types: [],
+  thresholds: { per_signal_min: 0, total_min: 0 },
+  status: 'Draft',
+  created: 1,
+  updated_at: 1,
+  schedule: null,
+  next_run_at: null,
+  last_scheduled_run: null,
+  auto_promote: null,
+});
+
+describe('PATCH /api/events/templates/{id}', () => {
+  it('answers the name this request wrote, though another PATCH of it landed right after', async () => {
+    const s = fakeStore([{ kind: 'template', rec: template(2) }]);
+    s.hooks.afterWrite = () => s.change('template', 2, { name: 'theirs' });
+    expect(await updateTemplate(s.c, 't', 2, { name: 'mine' })).toMatchObject({ id: 2, name: 'mine', status: 'Draft' });
+    expect(s.rec('template', 2)?.name).toBe('theirs');
+  });
+
+  it('answers a publish made between its read and its write with the schedule it set (the template as its write left it)', async () => {
+    const s = fakeStore([{ kind: 'template', rec: template(2) }]);
+    const get = s.c.get;
+    s.c.get = async <T extends ConsoleRecord>(t: string, kind: ConsoleKind, id: number) => {
+      const r = await get<T>(t, kind, id);
+      s.change('template', 2, { status: 'Published' });
+      return r;
+    };
+    const out = await updateTemplate(s.c, 't', 2, templatePatch.parse({ schedule: { every: 'daily' } }));
+    expect(out).toMatchObject({ status: 'Published', schedule: { every: 'daily' } });
+    expect(out).toEqual(templateView(s.rec<Template>('template', 2) as Template));
   });
 });
