@@ -74,9 +74,11 @@ export async function makeDefaultEndpoint(c: ConsoleStore, tenant: string, id: n
   if (pickEndpoint(all, undefined)?.id === id) return endpointView(cur);
   const seq = await c.nextId(tenant, 'endpoint');
   const now = nowSeconds();
-  if (!(await c.update(tenant, 'endpoint', id, { is_default: true, default_seq: seq, updated_at: now }, {}))) throw notFound('endpoint', id);
+  // Answered as this write left it: the endpoint as read before, a promotion made meanwhile was answered undone.
+  const written = await c.updated<Endpoint>(tenant, 'endpoint', id, { is_default: true, default_seq: seq, updated_at: now }, {});
+  if (!written) throw notFound('endpoint', id);
   await clearOlderDefaults(c, tenant, await c.list<Endpoint>(tenant, 'endpoint'), seq, now);
-  return endpointView({ ...cur, is_default: true, default_seq: seq, updated_at: now });
+  return endpointView(written);
 }
 /** One endpoint, `is_default` as the list shows it (of those marked default, only the one `pickEndpoint` picks). */
 export async function getEndpoint(c: ConsoleStore, tenant: string, id: number) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
+import { endpointView, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
 import { promoteModel, updateModel } from '../../shared/domain/model-versions.ts';
 import { templatePatch } from '../../shared/schemas/console.ts';
@@ -177,5 +178,19 @@ describe('PATCH /api/events/templates/{id}', () => {
     const out = await updateTemplate(s.c, 't', 2, templatePatch.parse({ schedule: { every: 'daily' } }));
     expect(out).toMatchObject({ status: 'Published', schedule: { every: 'daily' } });
     expect(out).toEqual(templateView(s.rec<Template>('template', 2) as Template));
+  });
+});
+
+describe('PATCH /api/model-endpoints/{id}', () => {
+  it('answers the version the endpoint serves when it is made the default, though a promotion to it landed between the read and the write', async () => {
+    const s = fakeStore([
+      { kind: 'endpoint', rec: { ...endpoint(1, 'main'), is_default: true } },
+      { kind: 'endpoint', rec: endpoint(2, 'canary') },
+    ]);
+    s.hooks.onNextId = () => s.change('endpoint', 2, { model_version: 7 });
+    const out = await makeDefaultEndpoint(s.c, 't', 2);
+    expect(out).toMatchObject({ id: 2, endpoint_name: 'canary', is_default: true, model_version: 7 });
+    expect(out).toEqual(endpointView(s.rec<Endpoint>('endpoint', 2) as Endpoint));
+    expect(s.rec('endpoint', 1)?.is_default).toBe(false);
   });
 });
