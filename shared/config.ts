@@ -108,6 +108,11 @@ export interface SearchConfig {
    * very next search.
    */
   deltaTtlMs: number;
+  /**
+   * SEARCH_READ_WAIT_MS (default 2000, positive): the longest a search waits for its container's
+   * read of the changes since the build; past it, it is served from what the read has applied.
+   */
+  readWaitMs: number;
   /** INDEX_REBUILD_AFTER_CHANGES (default 500): above this many changes since the build, the maintenance sweep requests a rebuild. */
   rebuildAfterChanges: number;
   /** INDEX_MAX_AGE_SECONDS (default 600; 30 locally): changes older than this are folded into a new index by the sweep. */
@@ -293,6 +298,7 @@ function search(env: Env): SearchConfig {
   return {
     pointerCheckMs: nonNegativeNumber(env, 'INDEX_CHECK_SECONDS', 30) * 1000,
     deltaTtlMs: nonNegativeNumber(env, 'SEARCH_DELTA_TTL_MS', 0),
+    readWaitMs: positiveNumber(env, 'SEARCH_READ_WAIT_MS', 2000),
     rebuildAfterChanges: positiveInt(env, 'INDEX_REBUILD_AFTER_CHANGES', 500),
     maxIndexAgeSeconds: nonNegativeNumber(env, 'INDEX_MAX_AGE_SECONDS', 600),
     pinnedTtlMs: nonNegativeNumber(env, 'SEARCH_CURSOR_PIN_SECONDS', 300) * 1000,

@@ -4,7 +4,7 @@
  */
 import { config } from '../config.ts';
 
-const { pointerCheckMs, deltaTtlMs, rebuildAfterChanges, maxIndexAgeSeconds, pinnedTtlMs, retainSeconds, memoryBytes } = config().search;
+const { pointerCheckMs, deltaTtlMs, readWaitMs, rebuildAfterChanges, maxIndexAgeSeconds, pinnedTtlMs, retainSeconds, memoryBytes } = config().search;
 
 export const SEARCH_SETTINGS = {
   /** How often a container looks for a newer index artifact (INDEX_CHECK_SECONDS). */
@@ -15,6 +15,13 @@ export const SEARCH_SETTINGS = {
    * very next search.
    */
   deltaTtlMs,
+  /**
+   * The longest a search waits for its container's read of the changes since the build
+   * (SEARCH_READ_WAIT_MS): a read that takes longer (a first read of a bulk import no build holds
+   * yet) goes on, and the search is served from the build and the changes applied so far (up to
+   * a time: they are applied in order of time). Every read of a few changes ends well within it.
+   */
+  readWaitMs,
   /** Above this many changes since the build, the maintenance sweep requests a rebuild (INDEX_REBUILD_AFTER_CHANGES). */
   rebuildAfterChanges,
   /** Changes older than this are folded into a new index by the sweep (INDEX_MAX_AGE_SECONDS). */

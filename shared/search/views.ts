@@ -38,6 +38,8 @@ interface TenantState {
   refresh: FreshRead<void>;
   /** Keys of the changes inside the clock-skew margin already applied (re-listed, not re-read). */
   seen: Set<string>;
+  /** Whether the last search served it before its read ended (`refreshed`: logged once a time). */
+  behind: boolean;
 }
 
 /**
@@ -230,6 +232,7 @@ function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedA
     latest: index.builtAt,
     refresh: new FreshRead(() => readDelta(deps.items, tenant, st)),
     seen: new Set(),
+    behind: false,
   };
   return st;
 }
@@ -340,9 +343,38 @@ function fitBudget(tenant: string): void {
   }
 }
 
-/** Brings a state's delta up to date (unless the container may reuse what it read). */
-async function refreshed(st: TenantState): Promise<SearchView> {
-  if (st.readAt === 0 || nowMs() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) await st.refresh.get();
+/**
+ * Whether `p` settled within `ms` (true; its rejection if it was rejected), or not (false). A
+ * rejection after that is handled (by the race): a read that failed is read again next time.
+ */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([p.then(() => true), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Brings a state's delta up to date (unless the container may reuse what it read), waiting for
+ * that read at most `readWaitMs`: a read still running then goes on for the searches after this
+ * one, and this one is served from the build and the changes applied so far (a prefix in time:
+ * pages are applied in order). So a search's cost is bounded whatever the state of the index: a
+ * container's first read of a bulk import no build holds yet is a whole catalog (12-20 s for
+ * 100,000 items locally; on AWS it could outlast API Gateway's 29 s, and the read, its table
+ * calls refused past that request's deadline, started over at the container's next search).
+ */
+async function refreshed(tenant: string, st: TenantState): Promise<SearchView> {
+  if (st.readAt === 0 || nowMs() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) {
+    const done = await settledWithin(st.refresh.get(), SEARCH_SETTINGS.readWaitMs);
+    if (!done && !st.behind)
+      logger.warn('search served before its container read every change since the index build (a large change not built yet); the read goes on', {
+        tenant,
+        waitedMs: SEARCH_SETTINGS.readWaitMs,
+        changesApplied: st.delta.slotCount,
+      });
+    st.behind = !done;
+  }
   return new SearchView(st.index, st.delta);
 }
 
@@ -353,7 +385,7 @@ async function refreshed(st: TenantState): Promise<SearchView> {
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<SearchView> {
   dropStalePins(tenant);
-  const view = await refreshed(await currentState(deps, tenant));
+  const view = await refreshed(tenant, await currentState(deps, tenant));
   fitBudget(tenant);
   return view;
 }
@@ -364,7 +396,7 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<Sear
  */
 export async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<SearchView> {
   dropStalePins(tenant);
-  const view = await refreshed(await stateFor(deps, tenant, builtAt));
+  const view = await refreshed(tenant, await stateFor(deps, tenant, builtAt));
   fitBudget(tenant);
   return view;
 }

@@ -605,3 +605,77 @@ describe("a container's search views within its memory budget", () => {
     }
   });
 });
+
+describe('a search waits for a long read of the changes since the build at most SEARCH_READ_WAIT_MS', () => {
+  const names = ['Trail shoe', 'Camp stove', 'Rain jacket', 'Storm lantern', 'Sleeping bag'];
+  /** Runs `fn` with the wait set to `ms`. */
+  async function waitingAtMost<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+    const wait = SEARCH_SETTINGS.readWaitMs;
+    SEARCH_SETTINGS.readWaitMs = ms;
+    try {
+      return await fn();
+    } finally {
+      SEARCH_SETTINGS.readWaitMs = wait;
+    }
+  }
+
+  it('is then served from the build and the changes applied so far, and the read goes on for the searches after it', async () => {
+    const T = 'long-read';
+    const { items, events, blobs, embedder } = fixture();
+    await items.create(
+      T,
+      names.map((name) => ({ name })),
+      Math.floor(Date.now() / 1000),
+    );
+    // The first read's second page answers a second later.
+    let reads = 0;
+    const slow: ItemStore = {
+      ...items,
+      changedSince: async (...a) => {
+        reads += 1;
+        if (reads === 2) await new Promise((r) => setTimeout(r, 1000));
+        return items.changedSince(...a);
+      },
+    };
+    const deps = { items: slow, events, blobs, embedder };
+    const started = Date.now();
+    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(first.delta.docs.map((d) => d.name)).toEqual(['Trail shoe', 'Camp stove']);
+    // The next search waits for that read (and one of its own): every change, read once.
+    const next = await waitingAtMost(10_000, () => tenantView(deps, T));
+    expect(next.delta.docs.map((d) => d.name).sort()).toEqual([...names].sort());
+    expect(reads).toBe(3);
+  });
+
+  it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
+    const T = 'failed-long-read';
+    const { items, events, blobs, embedder } = fixture();
+    await items.create(
+      T,
+      names.map((name) => ({ name })),
+      Math.floor(Date.now() / 1000),
+    );
+    let reads = 0;
+    let failed!: () => void;
+    const failure = new Promise<void>((r) => (failed = r));
+    const failing: ItemStore = {
+      ...items,
+      changedSince: async (...a) => {
+        reads += 1;
+        if (reads === 2) {
+          await new Promise((r) => setTimeout(r, 200));
+          failed();
+          throw new Error('throttled');
+        }
+        return items.changedSince(...a);
+      },
+    };
+    const deps = { items: failing, events, blobs, embedder };
+    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
+    expect(first.delta.docs).toHaveLength(2);
+    await failure;
+    const next = await waitingAtMost(10_000, () => tenantView(deps, T));
+    expect(next.delta.docs.map((d) => d.name).sort()).toEqual([...names].sort());
+  });
+});
