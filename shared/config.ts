@@ -110,7 +110,8 @@ export interface SearchConfig {
   deltaTtlMs: number;
   /**
    * SEARCH_READ_WAIT_MS (default 2000, positive): the longest a search waits for its container's
-   * read of the changes since the build; past it, it is served from what the read has applied.
+   * read of the changes since the build; past it, it is served from what the read has applied
+   * (recommendations wait for the whole read).
    */
   readWaitMs: number;
   /** INDEX_REBUILD_AFTER_CHANGES (default 500): above this many changes since the build, the maintenance sweep requests a rebuild. */

@@ -26,6 +26,11 @@ export class SearchView implements Catalog {
   constructor(
     readonly index: SearchIndex,
     readonly delta: PreparedDelta,
+    /**
+     * Served before the container's read of the changes since the build ended (a search's bounded
+     * wait, views.ts): the build may still hold items deleted or deactivated since.
+     */
+    readonly behind = false,
   ) {
     // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
     delta.bind(index);

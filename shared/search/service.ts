@@ -26,6 +26,7 @@ import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type S
 import { synonymsIn, synonymText, type SynonymRule, type WithSynonyms } from './synonyms.ts';
 import { phraseTerms } from './text.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
+import type { SearchView } from './catalog.ts';
 import { pagedView, type SearchDeps } from './views.ts';
 import type { FilterClause } from '../schemas/search.ts';
 import type { Explanation } from '../control/pipeline.ts';
@@ -132,6 +133,22 @@ function presentHits(req: SearchRequest, hits: readonly { doc: SearchDoc; score:
   return hits.map((h) => ({ ...itemResource(h.doc), score: presentScore(h.score), ...(req.explain ? { explain: presentExplanation(h, experiment) } : {}), ...extras(h.doc) }));
 }
 
+/**
+ * A page's hits whose items the table still holds (active, unless the request includes inactive
+ * ones), when the view was served before its read of the changes since the build ended
+ * (`SearchView.behind`): its build may still hold items deleted or deactivated since, which a
+ * search never shows. The page may then hold fewer hits than asked for; its cursor is its last
+ * ranked hit's as usual. Otherwise the hits as they are (no read).
+ */
+async function stillLive<T extends { doc: SearchDoc }>(deps: SearchDeps, tenant: string, req: SearchRequest, view: SearchView, hits: readonly T[]): Promise<readonly T[]> {
+  if (!view.behind) return hits;
+  const live = await Promise.all(hits.map((h) => deps.items.get(tenant, h.doc.id)));
+  return hits.filter((_, i) => {
+    const item = live[i];
+    return item !== undefined && (req.includeInactive === true || item.active);
+  });
+}
+
 /** A search's answer around its page of hits. */
 function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, total: number, experiment: ServedExperiment, facets: FacetCounter | undefined) {
   // The Platform list (the Core search handler wraps it in the Core envelope); `next` is null unless hasMore.
@@ -144,7 +161,8 @@ function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, t
  * names the build, as relevance cursors do).
  */
 async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest & { sort: SortSpec }, after: SortCursor | undefined, list: string | undefined) {
-  const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
+  const view = await acceptedView(deps, tenant, req, after?.builtAt);
+  const { index, delta } = view;
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const profile = req.user ? profileOf(index, delta, await userEvents(deps, tenant, req.user, PROFILE_EVENTS)) : null;
@@ -158,7 +176,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
   const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, list) : null;
-  return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
 /**
@@ -247,7 +265,7 @@ async function plannedSearch(
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
   const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta)) : null;
-  return answer(presentHits(req, slice, hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
+  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
 /**
@@ -274,7 +292,8 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
  * the user sends between pages (a click on a hit) do not move hits across the cursor.
  */
 async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequest, after: Cursor | undefined, list: string | undefined) {
-  const { index, delta } = await acceptedView(deps, tenant, req, after?.builtAt);
+  const view = await acceptedView(deps, tenant, req, after?.builtAt);
+  const { index, delta } = view;
   const query = queryOf(req, delta);
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const events = req.user ? await userEvents(deps, tenant, req.user, PROFILE_EVENTS, after?.asOf === undefined ? undefined : after.asOf + 1) : [];
@@ -290,7 +309,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
   const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf, after?.upTo ?? largestItemId(index, delta)) : null;
-  return answer(presentHits(req, slice, hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
 /**

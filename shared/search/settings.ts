@@ -19,7 +19,8 @@ export const SEARCH_SETTINGS = {
    * The longest a search waits for its container's read of the changes since the build
    * (SEARCH_READ_WAIT_MS): a read that takes longer (a first read of a bulk import no build holds
    * yet) goes on, and the search is served from the build and the changes applied so far (up to
-   * a time: they are applied in order of time). Every read of a few changes ends well within it.
+   * a time: they are applied in order of time), its page's hits checked against the table. Every
+   * read of a few changes ends well within it. Recommendations wait for the whole read.
    */
   readWaitMs,
   /** Above this many changes since the build, the maintenance sweep requests a rebuild (INDEX_REBUILD_AFTER_CHANGES). */

@@ -38,7 +38,7 @@ interface TenantState {
   refresh: FreshRead<void>;
   /** Keys of the changes inside the clock-skew margin already applied (re-listed, not re-read). */
   seen: Set<string>;
-  /** Whether the last search served it before its read ended (`refreshed`: logged once a time). */
+  /** Whether the last search was served before this state's read ended (`refreshed`: logged once each time it falls behind). */
   behind: boolean;
 }
 
@@ -356,32 +356,38 @@ function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 /**
- * Brings a state's delta up to date (unless the container may reuse what it read), waiting for
- * that read at most `readWaitMs`: a read still running then goes on for the searches after this
- * one, and this one is served from the build and the changes applied so far (a prefix in time:
- * pages are applied in order). So a search's cost is bounded whatever the state of the index: a
- * container's first read of a bulk import no build holds yet is a whole catalog (12-20 s for
- * 100,000 items locally; on AWS it could outlast API Gateway's 29 s, and the read, its table
- * calls refused past that request's deadline, started over at the container's next search).
+ * Brings a state's delta up to date (unless the container may reuse what it read). With
+ * `waitMs` (a search's), waits for that read at most that long: a read still running then goes on
+ * for the searches after this one, and this one is served from the build and the changes applied
+ * so far (a prefix in time: pages are applied in order), the view marked `behind`. So a search's
+ * cost is bounded whatever the state of the index: a container's first read of a bulk import no
+ * build holds yet is a whole catalog (12-20 s for 100,000 items locally; on AWS it could outlast
+ * API Gateway's 29 s, and the read, its table calls refused past that request's deadline, started
+ * over at the container's next search).
  */
-async function refreshed(tenant: string, st: TenantState): Promise<SearchView> {
+async function refreshed(tenant: string, st: TenantState, waitMs?: number): Promise<SearchView> {
+  let done = true;
   if (st.readAt === 0 || nowMs() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) {
-    const done = await settledWithin(st.refresh.get(), SEARCH_SETTINGS.readWaitMs);
+    const read = st.refresh.get();
+    if (waitMs === undefined) await read;
+    else done = await settledWithin(read, waitMs);
     if (!done && !st.behind)
       logger.warn('search served before its container read every change since the index build (a large change not built yet); the read goes on', {
         tenant,
-        waitedMs: SEARCH_SETTINGS.readWaitMs,
+        waitedMs: waitMs,
         changesApplied: st.delta.slotCount,
       });
     st.behind = !done;
   }
-  return new SearchView(st.index, st.delta);
+  return new SearchView(st.index, st.delta, !done);
 }
 
 /**
  * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
  * delta: the changes since the build, brought up to date for each request by reading only the
- * changes committed since the previous read. Also the tenant's catalog port (`SearchView`).
+ * changes committed since the previous read, however long that read takes (recommendations' and
+ * the console's catalog: an item imported a moment ago exists for them). Also the tenant's catalog
+ * port (`SearchView`).
  */
 export async function tenantView(deps: SearchDeps, tenant: string): Promise<SearchView> {
   dropStalePins(tenant);
@@ -391,12 +397,14 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<Sear
 }
 
 /**
- * The view a later page of a result list is ranked on: the build its first page was ranked on
- * (scores depend on the index's statistics, and a cursor is a score), with the changes since it.
+ * The view a search ranks on: the current build, or for a later page of a result list the build
+ * its first page was ranked on (scores depend on the index's statistics, and a cursor is a
+ * score), with the changes since it, waiting for their read at most SEARCH_READ_WAIT_MS
+ * (`refreshed`: past it the view is `behind`).
  */
 export async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<SearchView> {
   dropStalePins(tenant);
-  const view = await refreshed(tenant, await stateFor(deps, tenant, builtAt));
+  const view = await refreshed(tenant, await stateFor(deps, tenant, builtAt), SEARCH_SETTINGS.readWaitMs);
   fitBudget(tenant);
   return view;
 }

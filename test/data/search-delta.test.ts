@@ -15,7 +15,7 @@ import { publishBuild, readPointer } from '../../shared/search/index-store.ts';
 import { runSearch } from '../../shared/search/service.ts';
 import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
-import { heldBytes, tenantView } from '../../shared/search/views.ts';
+import { heldBytes, pagedView, tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
 import { blobsOver } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -618,6 +618,15 @@ describe('a search waits for a long read of the changes since the build at most 
       SEARCH_SETTINGS.readWaitMs = wait;
     }
   }
+  /** The item store with the first read's page `page` answering `ms` later. */
+  const slowPage = (items: ItemStore, page: number, ms: number, calls = { reads: 0 }): ItemStore => ({
+    ...items,
+    changedSince: async (...a) => {
+      calls.reads += 1;
+      if (calls.reads === page) await new Promise((r) => setTimeout(r, ms));
+      return items.changedSince(...a);
+    },
+  });
 
   it('is then served from the build and the changes applied so far, and the read goes on for the searches after it', async () => {
     const T = 'long-read';
@@ -627,25 +636,55 @@ describe('a search waits for a long read of the changes since the build at most 
       names.map((name) => ({ name })),
       Math.floor(Date.now() / 1000),
     );
-    // The first read's second page answers a second later.
-    let reads = 0;
-    const slow: ItemStore = {
-      ...items,
-      changedSince: async (...a) => {
-        reads += 1;
-        if (reads === 2) await new Promise((r) => setTimeout(r, 1000));
-        return items.changedSince(...a);
-      },
-    };
-    const deps = { items: slow, events, blobs, embedder };
+    const calls = { reads: 0 };
+    const deps = { items: slowPage(items, 2, 1000, calls), events, blobs, embedder };
     const started = Date.now();
-    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
+    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined)));
     expect(Date.now() - started).toBeLessThan(900);
+    expect(first.behind).toBe(true);
     expect(first.delta.docs.map((d) => d.name)).toEqual(['Trail shoe', 'Camp stove']);
     // The next search waits for that read (and one of its own): every change, read once.
-    const next = await waitingAtMost(10_000, () => tenantView(deps, T));
+    const next = await waitingAtMost(10_000, () => pagedView(deps, T, undefined));
+    expect(next.behind).toBe(false);
     expect(next.delta.docs.map((d) => d.name).sort()).toEqual([...names].sort());
-    expect(reads).toBe(3);
+    expect(calls.reads).toBe(3);
+  });
+
+  it('recommendations and the console (the catalog port) wait for the whole read: an item imported a moment ago exists for them', async () => {
+    const T = 'long-read-catalog';
+    const { items, events, blobs, embedder } = fixture();
+    await items.create(
+      T,
+      names.map((name) => ({ name })),
+      Math.floor(Date.now() / 1000),
+    );
+    const deps = { items: slowPage(items, 2, 300), events, blobs, embedder };
+    const view = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
+    expect(view.behind).toBe(false);
+    expect(view.delta.docs.map((d) => d.name).sort()).toEqual([...names].sort());
+  });
+
+  it('never shows an item deleted or deactivated since the build before the read reaches its change', async () => {
+    const T = 'long-read-gone';
+    const { items, events, blobs, embedder } = fixture();
+    const now = Math.floor(Date.now() / 1000);
+    const created = await items.create(
+      T,
+      ['Trail lantern', 'Camp lantern', 'Storm lantern'].map((name) => ({ name })),
+      now,
+    );
+    for (const i of created) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    const [gone, off] = created as [ItemRecord, ItemRecord];
+    await items.delete(T, gone.id, now + 1);
+    await items.update(T, off.id, { active: false }, now + 1);
+    // A container that has not read anything yet: its first read's first page answers late.
+    const deps = { items: slowPage(items, 1, 1000), events, blobs, embedder };
+    const search = () => runSearch(deps, T, { query: 'lantern', mode: 'keyword', filter: NO_FILTER, limit: 10 });
+    const behind = await waitingAtMost(50, search);
+    expect(behind.data.map((h) => h.name)).toEqual(['Storm lantern']);
+    // Once read, the same.
+    expect((await waitingAtMost(10_000, search)).data.map((h) => h.name)).toEqual(['Storm lantern']);
   });
 
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
@@ -672,10 +711,10 @@ describe('a search waits for a long read of the changes since the build at most 
       },
     };
     const deps = { items: failing, events, blobs, embedder };
-    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
+    const first = await waitingAtMost(50, () => inPagesOf(2, [], () => pagedView(deps, T, undefined)));
     expect(first.delta.docs).toHaveLength(2);
     await failure;
-    const next = await waitingAtMost(10_000, () => tenantView(deps, T));
+    const next = await waitingAtMost(10_000, () => pagedView(deps, T, undefined));
     expect(next.delta.docs.map((d) => d.name).sort()).toEqual([...names].sort());
   });
 });
