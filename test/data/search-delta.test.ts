@@ -121,6 +121,41 @@ describe('reading the changes since the build', () => {
     expect(order).toEqual(['read', 'read', 'apply Trail shoe, Camp stove', 'read', 'apply Rain jacket, Storm lantern', 'apply Sleeping bag']);
   });
 
+  it("applies a page a few changes at a time, the thread's other work served in between", async () => {
+    const T = 'chunked-read';
+    const { items, events, blobs, embedder } = fixture();
+    await items.create(
+      T,
+      ['Trail shoe', 'Camp stove', 'Rain jacket', 'Storm lantern', 'Sleeping bag'].map((name) => ({ name })),
+      Math.floor(Date.now() / 1000),
+    );
+    const order: string[] = [];
+    const chunk = SEARCH_SETTINGS.applyChunk;
+    SEARCH_SETTINGS.applyChunk = 2;
+    // Other work of the thread: a turn of the event loop logged while the read goes on.
+    let reading = true;
+    const tick = () => {
+      if (!reading) return;
+      order.push('tick');
+      setImmediate(tick);
+    };
+    try {
+      const read = inPagesOf(5, order, () => tenantView({ items, events, blobs, embedder }, T));
+      setImmediate(tick);
+      const { delta } = await read;
+      expect(delta.docs).toHaveLength(5);
+    } finally {
+      reading = false;
+      SEARCH_SETTINGS.applyChunk = chunk;
+    }
+    const applies = order.filter((e) => e.startsWith('apply'));
+    expect(applies).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket, Storm lantern', 'apply Sleeping bag']);
+    // Between each two, the thread's other work ran.
+    const at = applies.map((a) => order.indexOf(a));
+    expect(order.slice(at[0], at[1])).toContain('tick');
+    expect(order.slice(at[1], at[2])).toContain('tick');
+  });
+
   it('reads the ranges in time of a first read at once, and applies them in order', async () => {
     const T = 'ranges';
     const { items, events, blobs, embedder } = fixture();
