@@ -5,7 +5,7 @@ import { ColumnCache } from './columns.ts';
 import type { SearchIndex } from './engine.ts';
 import type { ExtraVocab } from './expand.ts';
 import { Int8Rows, quantisedQuery, type QuantisedQuery, type QueryDot, type Similarities, type VectorRow } from './int8-vectors.ts';
-import { type CentroidDots, IVF_MIN, probeLists, scanLists, trainIvf } from './ivf.ts';
+import { type CentroidDots, IVF_MIN, probeLists, scanLists, trainIvf, trainIvfInTurns } from './ivf.ts';
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
@@ -96,6 +96,18 @@ class DeltaVectors {
    * build's IVF); a slot given a vector later is listed under its closest centroid as it is set.
    */
   train(withVec: readonly number[]): void {
+    const trained = trainIvf(withVec, this.dims, ...this.trainingReads());
+    this.ivf = new DeltaIvf(trained.centroids, this.dims, trained.lists, withVec.length);
+  }
+
+  /** `train` in turns of a few milliseconds (`trainIvfInTurns`): the same inverted file. */
+  async trainInTurns(withVec: readonly number[]): Promise<void> {
+    const trained = await trainIvfInTurns(withVec, this.dims, ...this.trainingReads());
+    this.ivf = new DeltaIvf(trained.centroids, this.dims, trained.lists, withVec.length);
+  }
+
+  /** What training reads of the slots: a component of one's vector, and their dot products with a centroid. */
+  private trainingReads(): [at: (slot: number, d: number) => number, dots: CentroidDots] {
     const { dims, blocks, scales } = this;
     const at = (slot: number, d: number) => ((blocks[Math.floor(slot / BLOCK)] as Int8Rows).rows[(slot % BLOCK) * dims + d] as number) * (scales[slot] as number);
     const dots: CentroidDots = (centroid, slots, out) => {
@@ -109,8 +121,7 @@ class DeltaVectors {
         for (let r = 0; r < n; r++) out[where[from + r] as number] = sums[r] as number;
       });
     };
-    const trained = trainIvf(withVec, dims, at, dots);
-    this.ivf = new DeltaIvf(trained.centroids, dims, trained.lists, withVec.length);
+    return [at, dots];
   }
 
   has(slot: number): boolean {
@@ -502,8 +513,11 @@ export class PreparedDelta implements ExtraVocab {
     return this.hidden.surfaces;
   }
 
-  /** Applies changed documents (newer versions replace older ones) and deletions. */
-  apply(docs: SearchDoc[], deleted: number[]): void {
+  /**
+   * Applies changed documents (newer versions replace older ones) and deletions. `trainLater`:
+   * an inverted file the changes make due is trained by the caller (`keepIvfInTurns`), not here.
+   */
+  apply(docs: SearchDoc[], deleted: number[], trainLater = false): void {
     let changed = deleted.length > 0;
     for (const d of docs) {
       // Re-reads of an unchanged document (the clock-skew margin) cost nothing.
@@ -535,7 +549,7 @@ export class PreparedDelta implements ExtraVocab {
     this.surfacesAdded = [];
     this.surfacesRemoved = [];
     if (this.slots.length - this.liveCount > Math.max(BLOCK, this.liveCount)) this.compact();
-    this.keepIvf();
+    if (!trainLater) this.keepIvf();
   }
 
   /**
@@ -546,10 +560,24 @@ export class PreparedDelta implements ExtraVocab {
    * every item), not a search of its own.
    */
   private keepIvf(): void {
+    if (this.ivfDue()) this.vectors?.train(this.slotsWithVectors());
+  }
+
+  /**
+   * `keepIvf` in turns of a few milliseconds (`trainIvfInTurns`), for changes applied with
+   * `trainLater`: searches served meanwhile use the inverted file as it was (or scan, before the
+   * first). The caller applies nothing meanwhile: the slots trained on are those of the call.
+   */
+  async keepIvfInTurns(): Promise<void> {
+    if (this.ivfDue()) await this.vectors?.trainInTurns(this.slotsWithVectors());
+  }
+
+  /** Whether the inverted file is due: IVF_MIN vectors or more, and none yet, or doubled or as many changed since it was trained. */
+  private ivfDue(): boolean {
     const vectors = this.vectors;
-    if (!vectors || this.liveVectors < IVF_MIN) return;
+    if (!vectors || this.liveVectors < IVF_MIN) return false;
     const ivf = vectors.ivf;
-    if (!ivf || this.liveVectors >= 2 * ivf.trainedOn || ivf.addedSince >= ivf.trainedOn) vectors.train(this.slotsWithVectors());
+    return !ivf || this.liveVectors >= 2 * ivf.trainedOn || ivf.addedSince >= ivf.trainedOn;
   }
 
   /**

@@ -63,9 +63,9 @@ describe('the changes search scores beside the index', () => {
  */
 async function inPagesOf<T>(size: number, order: string[], read: () => Promise<T>): Promise<T> {
   const apply = PreparedDelta.prototype.apply;
-  const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted) {
-    if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}`);
-    apply.call(this, docs, deleted);
+  const spied = vi.spyOn(PreparedDelta.prototype, 'apply').mockImplementation(function (this: PreparedDelta, docs, deleted, trainLater) {
+    if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}${trainLater ? '' : ' (inverted file trained at once)'}`);
+    apply.call(this, docs, deleted, trainLater);
   });
   const page = SEARCH_SETTINGS.deltaPage;
   SEARCH_SETTINGS.deltaPage = size;
@@ -148,6 +148,7 @@ describe('reading the changes since the build', () => {
       reading = false;
       SEARCH_SETTINGS.applyChunk = chunk;
     }
+    // (An inverted file the changes make due is trained in turns too: keepIvfInTurns, after each.)
     const applies = order.filter((e) => e.startsWith('apply'));
     expect(applies).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket, Storm lantern', 'apply Sleeping bag']);
     // Between each two, the thread's other work ran.

@@ -521,6 +521,44 @@ describe('index and ranking', () => {
     }
   });
 
+  it("trains a large delta's inverted file in turns when asked (a read of the changes does), other work served meanwhile: the same one as at once", async () => {
+    const r = seededRandom(6);
+    const unit = () => normalize(Float32Array.from({ length: 64 }, () => r() - 0.5));
+    const many = Array.from({ length: IVF_MIN + 300 }, (_, i) => doc(i + 1, `item ${i}`, '', { vector: unit() }));
+    const empty = SearchIndex.build([], 64, 1);
+    const atOnce = new PreparedDelta(undefined, empty);
+    atOnce.apply(many, []);
+    const inTurns = new PreparedDelta(undefined, empty);
+    inTurns.apply(many, [], true);
+    let ticks = 0;
+    let training = true;
+    const tick = () => {
+      if (!training) return;
+      ticks += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await inTurns.keepIvfInTurns();
+    training = false;
+    expect(ticks).toBeGreaterThan(5);
+    const nearestOf = (delta: PreparedDelta, q: Float32Array, k: number, accept: (id: number) => boolean) =>
+      bestOf(
+        delta.nearest(q, k, (s) => accept(delta.docAt(s).id)),
+        (s) => delta.docAt(s).id,
+      );
+    for (let t = 0; t < 4; t++) {
+      const q = unit();
+      for (const [k, accept] of [
+        [10, () => true],
+        [8, (id: number) => id % 997 === 0],
+      ] as const) {
+        const expected = nearestOf(atOnce, q, k, accept);
+        expect(expected).toHaveLength(k);
+        expect(nearestOf(inTurns, q, k, accept)).toEqual(expected);
+      }
+    }
+  });
+
   it("finds a large delta's nearest neighbours through an inverted file of its own, trained as a build's: the same as a build of the same items", () => {
     // From IVF_MIN vectors a delta (right after an import) probes the lists closest to the query,
     // as a build does, instead of reading every vector; trained on the same vectors in the same
