@@ -225,16 +225,23 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
 
 /** The tenant's current index build (no older than the pointer check interval), without its delta. */
 export async function currentIndex(deps: SearchDeps, tenant: string): Promise<SearchIndex> {
-  return (await currentState(deps, tenant)).index;
+  return (await currentState(deps, tenant, true)).index;
 }
 
-/** The tenant's state with an index no older than the pointer check interval. */
-async function currentState(deps: SearchDeps, tenant: string): Promise<TenantState> {
+/**
+ * The tenant's state, its index no older than the pointer check interval. A container that
+ * serves the tenant already goes on serving the build it has (with the changes since it, which
+ * every request reads) while it looks for a newer one and loads it, unless `wait`: the two rank
+ * alike, and a 100,000-item build is a 113 MB download and 1.1-1.2 s of decoding, which every
+ * request of the tenant waited for at each container's first pointer check after a build. A
+ * look that fails is logged and tried again at the next check.
+ */
+async function currentState(deps: SearchDeps, tenant: string, wait = false): Promise<TenantState> {
   const st = states.get(tenant);
   if (st && nowMs() - st.pointerCheckedAt <= SEARCH_SETTINGS.pointerCheckMs) return st;
   let p = loading.get(tenant);
   if (!p) {
-    p = (async () => {
+    const looking = (async () => {
       const index = await loadIndex(deps, tenant, st?.index);
       const checkedAt = nowMs();
       if (st && st.index === index) {
@@ -245,9 +252,15 @@ async function currentState(deps: SearchDeps, tenant: string): Promise<TenantSta
       states.set(tenant, fresh);
       return fresh;
     })().finally(() => loading.delete(tenant));
-    loading.set(tenant, p);
+    if (st)
+      looking.catch((e: unknown) => {
+        st.pointerCheckedAt = nowMs();
+        logger.warn('could not look for a newer index build; serving the one loaded', { tenant, builtAt: st.index.builtAt, error: String(e) });
+      });
+    loading.set(tenant, looking);
+    p = looking;
   }
-  return p;
+  return st && !wait ? st : p;
 }
 
 function newState(deps: SearchDeps, tenant: string, index: SearchIndex, checkedAt: number): TenantState {
@@ -441,9 +454,9 @@ async function stateFor(deps: SearchDeps, tenant: string, builtAt: number | unde
   let st = await currentState(deps, tenant);
   if (builtAt === undefined || st.index.builtAt === builtAt) return st;
   if (builtAt > st.index.builtAt) {
-    // Ranked on a build this container has not seen yet: look for it now.
+    // Ranked on a build this container has not seen yet: look for it now, and wait for it.
     st.pointerCheckedAt = 0;
-    st = await currentState(deps, tenant);
+    st = await currentState(deps, tenant, true);
     if (st.index.builtAt === builtAt) return st;
   }
   return (await pinnedState(deps, tenant, builtAt)) ?? st;

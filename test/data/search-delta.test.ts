@@ -354,6 +354,53 @@ describe('pages of a list while items are created', () => {
   });
 });
 
+describe('a newer index build', () => {
+  it('is loaded while the container goes on serving the build it has (the two rank alike)', async () => {
+    const T = 'serve-while-loading';
+    const { items, events, blobs, embedder } = fixture();
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T,
+      Array.from({ length: 6 }, (_, k) => ({ name: `Lamp ${k}` })),
+      now,
+    );
+    const first = await buildIndex(items, blobs, embedder.dimensions, T, now);
+    // Artifacts read from now on arrive half a second late.
+    let slow = false;
+    const slowBlobs = blobsOver(blobs, {
+      get: async (key: string) => {
+        if (slow && key.endsWith('.bin')) await new Promise((r) => setTimeout(r, 500));
+        return blobs.get(key);
+      },
+    });
+    const deps = { items, events, blobs: slowBlobs, embedder };
+    const req = { query: 'lamp', mode: 'keyword' as const, filter: NO_FILTER, limit: 2 };
+    const builtOn = (r: { next_cursor: string | null }) => (JSON.parse(Buffer.from(r.next_cursor as string, 'base64url').toString()) as number[])[2];
+    expect(builtOn(await runSearch(deps, T, req))).toBe(first.builtAt);
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = await buildIndex(items, blobs, embedder.dimensions, T);
+    slow = true;
+    const checkMs = SEARCH_SETTINGS.pointerCheckMs;
+    SEARCH_SETTINGS.pointerCheckMs = 0;
+    try {
+      const started = Date.now();
+      const during = await runSearch(deps, T, req);
+      expect(Date.now() - started).toBeLessThan(400);
+      expect(builtOn(during)).toBe(first.builtAt);
+      // Once loaded, the newer one serves.
+      let after = await runSearch(deps, T, req);
+      for (let k = 0; k < 50 && builtOn(after) !== second.builtAt; k++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await runSearch(deps, T, req);
+      }
+      expect(builtOn(after)).toBe(second.builtAt);
+      expect(after.data.map((h) => h.id)).toEqual(during.data.map((h) => h.id));
+    } finally {
+      SEARCH_SETTINGS.pointerCheckMs = checkMs;
+    }
+  });
+});
+
 describe('replaced index builds', () => {
   it('stay stored for retainSeconds after they were replaced, listed in the pointer, then are deleted', async () => {
     const T = 'retain';
