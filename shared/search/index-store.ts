@@ -6,7 +6,7 @@
 import * as z from 'zod/mini';
 import type { BlobStore } from '../blob.ts';
 import { logger } from '../observability.ts';
-import { packIndex, unpackIndex } from './artifact.ts';
+import { packIndex, unpackIndexInTurns } from './artifact.ts';
 import type { IndexParts } from './build.ts';
 import { SearchIndex } from './engine.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
@@ -58,7 +58,7 @@ export const emptyIndex = (dims: number): SearchIndex => SearchIndex.build([], d
 export async function loadBuild(blobs: BlobStore, tenant: string, key: string, dims: number): Promise<SearchIndex | undefined> {
   const bytes = await blobs.get(key);
   if (!bytes) return undefined;
-  const parts = unpackIndex(bytes);
+  const parts = await unpackIndexInTurns(bytes);
   if (parts.dims !== dims) {
     logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: dims });
   }

@@ -6,7 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { LocalQueue } from '../../local/queue.ts';
-import { packIndex, unpackIndex } from '../../shared/search/artifact.ts';
+import { packIndex, unpackIndex, unpackIndexInTurns } from '../../shared/search/artifact.ts';
 import { packSections, unpackSections } from '../../shared/sections.ts';
 import { cosine, forEachEmbeddedWord, HashingEmbedding, itemText } from '../../shared/search/embedding.ts';
 import { NO_FILTER, RANKING, SearchIndex, buildIndexParts, idfOf, type SearchDoc } from '../../shared/search/engine.ts';
@@ -755,6 +755,26 @@ describe('index and ranking', () => {
     expect(unpackIndex(packIndex(before)).surfaceDf).toBeUndefined();
   });
 
+  it("decodes an artifact's documents a section at a time when loading, the thread's other work served between: the same parts", async () => {
+    const many = Array.from({ length: 4500 }, (_, i) => doc(i + 1, `lamp ${i}`, i % 2 ? 'brass' : 'steel', { metadata: { n: i } }));
+    const bytes = packIndex(buildIndexParts(many, 64, 7));
+    let ticks = 0;
+    let loading = true;
+    const tick = () => {
+      if (!loading) return;
+      ticks += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const inTurns = await unpackIndexInTurns(bytes);
+    loading = false;
+    // 4,500 documents: three sections, other work between each two.
+    expect(ticks).toBeGreaterThanOrEqual(2);
+    expect(inTurns).toEqual(unpackIndex(bytes));
+    expect(inTurns.docs.map((d) => d.id)).toEqual(many.map((d) => d.id));
+    expect(inTurns.docs[4499]).toEqual({ ...many[4499], vector: null });
+  });
+
   it('takes no typo or completion through a word that only changed or deleted items wrote, as the next build would not', () => {
     // A review's find: "pgrty" reached parti through "party", the word of a deleted item, while
     // "Parties" kept the stem live; after a build nothing would be found.
@@ -778,12 +798,13 @@ describe('index and ranking', () => {
   it('loads an artifact built before words were kept (prefixes then match stems only)', () => {
     const { surface: _s, surfaceStem: _t, ...older } = buildIndexParts(docs, 64, 100);
     const { header, get } = unpackSections<Record<string, unknown>>(packIndex({ ...older, surface: [], surfaceStem: new Uint32Array(0) }));
-    const { surface: _h, ...oldHeader } = header;
+    // As artifacts were then: the documents in the header, not in sections of their own.
+    const { surface: _h, docChunks: _c, ...oldHeader } = header;
     const names = ['offsets', 'postingDocs', 'postingTfs', 'lens0', 'lens1', 'lens2', 'vectors', 'scales', 'hasVector'];
     const back = new SearchIndex(
       unpackIndex(
         packSections(
-          oldHeader,
+          { ...oldHeader, docs: older.docs.map(({ vector: _v, ...d }) => d) },
           names.map((n) => [n, get(n)]),
         ),
       ),
