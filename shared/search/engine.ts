@@ -87,6 +87,13 @@ export class SearchIndex {
     return this.byFirstNameWord.get(word) ?? NO_NAMES;
   }
 
+  /** A loaded build's index, its vectors copied into the kernel's memory in turns (`Int8Rows.inTurns`). */
+  static async inTurns(built: IndexParts, artifactBytes: number): Promise<SearchIndex> {
+    const rows = await Int8Rows.inTurns(built.vectors, built.dims, SCAN_ROWS);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return new SearchIndex(built, artifactBytes, rows);
+  }
+
   /**
    * `artifactBytes`: the size of the artifact it was read from (0 when built in this process):
    * what a container's memory budget for search views estimates a build by (views.ts).
@@ -94,8 +101,10 @@ export class SearchIndex {
   constructor(
     built: IndexParts,
     readonly artifactBytes = 0,
+    /** The vectors already in the kernel's memory (`inTurns`). */
+    rows?: Int8Rows,
   ) {
-    this.vectors = new Int8Rows(built.vectors, built.dims, SCAN_ROWS);
+    this.vectors = rows ?? new Int8Rows(built.vectors, built.dims, SCAN_ROWS);
     // The parts (serialised by the index builder) hold the kernel's copy, not a second one.
     const parts = { ...built, vectors: this.vectors.rows };
     this.parts = parts;

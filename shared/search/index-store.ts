@@ -62,7 +62,7 @@ export async function loadBuild(blobs: BlobStore, tenant: string, key: string, d
   if (parts.dims !== dims) {
     logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: dims });
   }
-  return new SearchIndex(parts, bytes.byteLength);
+  return SearchIndex.inTurns(parts, bytes.byteLength);
 }
 
 /** The build of time `builtAt`, while it is stored (a cursor's), or undefined. */

@@ -23,7 +23,7 @@ import { PreparedDelta, rank, tasteBoost } from '../../shared/search/rank.ts';
 import { profileOf } from '../../shared/search/profiles.ts';
 import { coarseDimsOf, nearestOf } from '../../shared/search/nearest.ts';
 import { IVF_MIN } from '../../shared/search/ivf.ts';
-import type { Similarities, VectorRow } from '../../shared/search/int8-vectors.ts';
+import { Int8Rows, type Similarities, type VectorRow } from '../../shared/search/int8-vectors.ts';
 import { normalize } from '../../shared/search/embedding.ts';
 import { seededRandom } from '../../shared/random.ts';
 import { indexStatus } from '../../shared/search/status.ts';
@@ -753,6 +753,27 @@ describe('index and ranking', () => {
     expect(unpackIndex(bytes).surfaceDf).toEqual(buildIndexParts(docs, 64, 100).surfaceDf);
     const { surfaceDf: _d, ...before } = buildIndexParts(docs, 64, 100);
     expect(unpackIndex(packIndex(before)).surfaceDf).toBeUndefined();
+  });
+
+  it("copies a loaded build's vectors into the kernel's memory a few MB at a time, the thread's other work served between: the same index", async () => {
+    const src = Int8Array.from({ length: 10 * 2 ** 20 }, (_, i) => ((i * 37) % 255) - 127);
+    let ticks = 0;
+    let copying = true;
+    const tick = () => {
+      if (!copying) return;
+      ticks += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const rows = await Int8Rows.inTurns(src, 64, 16);
+    copying = false;
+    // 10 MB: three turns of 4 MB, other work between each two.
+    expect(ticks).toBeGreaterThanOrEqual(2);
+    const same = Buffer.from(rows.rows.buffer, rows.rows.byteOffset, rows.rows.byteLength).equals(Buffer.from(src.buffer, src.byteOffset, src.byteLength));
+    expect(same).toBe(true);
+    const bytes = packIndex(buildIndexParts(docs, 64, 100));
+    const loaded = await SearchIndex.inTurns(unpackIndex(bytes), bytes.byteLength);
+    for (const mode of ['keyword', 'semantic', 'hybrid'] as const) expect(run(loaded, 'running shoe', mode), mode).toEqual(run(index, 'running shoe', mode));
   });
 
   it("decodes an artifact's documents a section at a time when loading, the thread's other work served between: the same parts", async () => {
