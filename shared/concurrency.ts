@@ -1,3 +1,5 @@
+import { setImmediate } from 'node:timers/promises';
+
 /** Runs `fn` over the list in order, with at most `n` calls in flight; resolves when every call has. */
 export async function eachAtMost<T>(list: readonly T[], n: number, fn: (x: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -5,4 +7,40 @@ export async function eachAtMost<T>(list: readonly T[], n: number, fn: (x: T) =>
     while (next < list.length) await fn(list[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(n, list.length) }, worker));
+}
+
+/** The next turn of the event loop: what waited for the thread (other requests' I/O and timers) runs first. */
+export const nextTurn = (): Promise<void> => setImmediate();
+
+/**
+ * Whether `p` settled within `ms` (true; its rejection when it was rejected), or not (false). A
+ * rejection after that is handled (by the race). The timer keeps no process alive.
+ */
+export function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p.then(() => true), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Long synchronous work written once as a generator that pauses (`yield`) between steps of a few
+ * milliseconds: `runNow` runs it to its end at once, `runInTurns` with the thread's other work
+ * served at each pause. Both return what it returns.
+ */
+export function runNow<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+export async function runInTurns<T>(steps: Generator<void, T, void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+  }
 }

@@ -1,4 +1,5 @@
 import { nowMs } from '../clock.ts';
+import { settledWithin } from '../concurrency.ts';
 import type { EventStore } from '../domain/types.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import { logger } from '../observability.ts';
@@ -121,13 +122,9 @@ function store(c: Counted, snapshots: PopularitySnapshots, tenant: string, s: Po
 /** A count that has not ended by then is given up (a read stalled across a frozen container would hold every request waiting for it). */
 const COUNT_TIMEOUT_MS = 20_000;
 
-function withinTime<T>(p: Promise<T>, ms: number, what = 'counted'): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not ${what} within ${ms} ms`)), ms);
-    timer.unref?.();
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+async function withinTime<T>(p: Promise<T>, ms: number, what = 'counted'): Promise<T> {
+  if (!(await settledWithin(p, ms))) throw new Error(`not ${what} within ${ms} ms`);
+  return p;
 }
 
 /** How many of the tenant's latest `n` events name each item. */

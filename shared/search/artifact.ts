@@ -1,3 +1,4 @@
+import { runInTurns, runNow } from '../concurrency.ts';
 import { packSections, unpackSections, type Typed } from '../sections.ts';
 import type { IndexParts, SearchDoc } from './engine.ts';
 
@@ -62,21 +63,12 @@ export function packIndex(p: IndexParts): Uint8Array {
 
 /** An index artifact's parts, decoded at once. */
 export function unpackIndex(bytes: Uint8Array): IndexParts {
-  const steps = unpacking(bytes);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runNow(unpacking(bytes));
 }
 
 /** `unpackIndex` a section of documents at a time, the thread's other work served between. */
-export async function unpackIndexInTurns(bytes: Uint8Array): Promise<IndexParts> {
-  const steps = unpacking(bytes);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+export function unpackIndexInTurns(bytes: Uint8Array): Promise<IndexParts> {
+  return runInTurns(unpacking(bytes));
 }
 
 // One object shape for every document (fields in a fixed order): ranking reads `id` and

@@ -5,6 +5,7 @@
  * quantisation (quantise.ts); ranking a request over it and its delta is rank.ts.
  */
 import { nowSeconds } from '../clock.ts';
+import { nextTurn } from '../concurrency.ts';
 import { averageLengths, foldedName, NO_NAMES, stopWordOpening, type NamesBeginning } from './analyze.ts';
 import { FieldNorms, idfOf, type CollectionStats, type Postings } from './bm25f.ts';
 import { buildIndexParts, type IndexParts } from './build.ts';
@@ -90,7 +91,7 @@ export class SearchIndex {
   /** A loaded build's index, its vectors copied into the kernel's memory in turns (`Int8Rows.inTurns`). */
   static async inTurns(built: IndexParts, artifactBytes: number): Promise<SearchIndex> {
     const rows = await Int8Rows.inTurns(built.vectors, built.dims, SCAN_ROWS);
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     return new SearchIndex(built, artifactBytes, rows);
   }
 

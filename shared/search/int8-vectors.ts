@@ -1,4 +1,5 @@
 import { INT8_DOT_WASM } from './int8-dot.ts';
+import { nextTurn } from '../concurrency.ts';
 
 /** The dot-product kernel (int8-dot.wat), compiled once per container. */
 const kernel = new WebAssembly.Module(Buffer.from(INT8_DOT_WASM, 'base64'));
@@ -113,7 +114,7 @@ export class Int8Rows {
   static async inTurns(src: Int8Array, dims: number, scanRows = 0): Promise<Int8Rows> {
     const out = new Int8Rows(src, dims, scanRows, false);
     for (let at = 0; at < src.length; at += COPY_PER_TURN) {
-      if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (at > 0) await nextTurn();
       out.rows.set(src.subarray(at, at + COPY_PER_TURN), at);
     }
     return out;

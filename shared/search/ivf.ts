@@ -1,4 +1,5 @@
 /** The inverted file over unit vectors (k-means centroids, one list of documents per centroid). */
+import { runInTurns, runNow } from '../concurrency.ts';
 import type { TopK } from '../top-k.ts';
 import { normalize } from './embedding.ts';
 import { Int8Rows } from './int8-vectors.ts';
@@ -39,24 +40,15 @@ export function buildIvf(q8: Int8Array, scales: Float32Array, hasVector: Uint8Ar
  * each listed under its centroid. The same keys, values and dot products give the same IVF.
  */
 export function trainIvf(withVec: readonly number[], dims: number, at: (i: number, d: number) => number, dots: CentroidDots): Ivf {
-  const steps = ivfTraining(withVec, dims, at, dots);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runNow(ivfTraining(withVec, dims, at, dots));
 }
 
 /**
  * `trainIvf` in turns of a few milliseconds, the thread's other work served between them (0.4-1.9
  * s in one go for a delta of 20,000 to 80,000 vectors, right after a bulk import): the same IVF.
  */
-export async function trainIvfInTurns(withVec: readonly number[], dims: number, at: (i: number, d: number) => number, dots: CentroidDots): Promise<Ivf> {
-  const steps = ivfTraining(withVec, dims, at, dots);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+export function trainIvfInTurns(withVec: readonly number[], dims: number, at: (i: number, d: number) => number, dots: CentroidDots): Promise<Ivf> {
+  return runInTurns(ivfTraining(withVec, dims, at, dots));
 }
 
 /** Multiply-adds (items x dimensions) of centroid dot products between two turns of `ivfTraining`: about 2-5 ms. */

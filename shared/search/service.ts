@@ -6,6 +6,7 @@
  */
 import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
+import { nextTurn } from '../concurrency.ts';
 import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
@@ -280,7 +281,7 @@ async function acceptedView(deps: SearchDeps, tenant: string, req: SearchRequest
   const view = await pagedView(deps, tenant, builtAt);
   if (req.accepted) {
     req.accepted();
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
   return view;
 }

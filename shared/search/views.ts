@@ -5,6 +5,7 @@
  * builds cursors were ranked on, while their pages are asked for.
  */
 import { nowMs } from '../clock.ts';
+import { nextTurn, settledWithin } from '../concurrency.ts';
 import type { EventStore, ItemChanges, ItemStore, ItemWithVector } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
 import { logger } from '../observability.ts';
@@ -141,7 +142,7 @@ async function readDelta(items: ItemStore, tenant: string, st: TenantState): Pro
     for (; docs.length - at > chunk; at += chunk) {
       st.delta.apply(docs.slice(at, at + chunk), [], true);
       await st.delta.keepIvfInTurns();
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     st.delta.apply(
       docs.slice(at),
@@ -381,18 +382,6 @@ function fitBudget(tenant: string): void {
       budgetMb: Math.round(SEARCH_SETTINGS.memoryBytes / 1e6),
     });
   }
-}
-
-/**
- * Whether `p` settled within `ms` (true; its rejection if it was rejected), or not (false). A
- * rejection after that is handled (by the race): a read that failed is read again next time.
- */
-function settledWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([p.then(() => true), late]).finally(() => clearTimeout(timer));
 }
 
 /**
