@@ -17,7 +17,7 @@ import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { heldBytes, pagedView, tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
-import { blobsOver } from '../helpers/fixtures.ts';
+import { blobsOver, turnsDuring } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -57,6 +57,17 @@ describe('the changes search scores beside the index', () => {
   });
 });
 
+/** Runs `fn` with search setting `key` at `value`, then puts it back. */
+async function withSetting<K extends keyof typeof SEARCH_SETTINGS, T>(key: K, value: (typeof SEARCH_SETTINGS)[K], fn: () => Promise<T>): Promise<T> {
+  const before = SEARCH_SETTINGS[key];
+  SEARCH_SETTINGS[key] = value;
+  try {
+    return await fn();
+  } finally {
+    SEARCH_SETTINGS[key] = before;
+  }
+}
+
 /**
  * Runs `read` with the delta read in pages of `size`, each page applied to a delta logged in
  * `order` ("apply" and the names it holds), then puts both back.
@@ -67,12 +78,9 @@ async function inPagesOf<T>(size: number, order: string[], read: () => Promise<T
     if (docs.length > 0) order.push(`apply ${docs.map((d) => d.name).join(', ')}${trainLater ? '' : ' (inverted file trained at once)'}`);
     apply.call(this, docs, deleted, trainLater);
   });
-  const page = SEARCH_SETTINGS.deltaPage;
-  SEARCH_SETTINGS.deltaPage = size;
   try {
-    return await read();
+    return await withSetting('deltaPage', size, read);
   } finally {
-    SEARCH_SETTINGS.deltaPage = page;
     spied.mockRestore();
   }
 }
@@ -130,24 +138,14 @@ describe('reading the changes since the build', () => {
       Math.floor(Date.now() / 1000),
     );
     const order: string[] = [];
-    const chunk = SEARCH_SETTINGS.applyChunk;
-    SEARCH_SETTINGS.applyChunk = 2;
     // Other work of the thread: a turn of the event loop logged while the read goes on.
-    let reading = true;
-    const tick = () => {
-      if (!reading) return;
-      order.push('tick');
-      setImmediate(tick);
-    };
-    try {
-      const read = inPagesOf(5, order, () => tenantView({ items, events, blobs, embedder }, T));
-      setImmediate(tick);
-      const { delta } = await read;
-      expect(delta.docs).toHaveLength(5);
-    } finally {
-      reading = false;
-      SEARCH_SETTINGS.applyChunk = chunk;
-    }
+    const { value: view } = await withSetting('applyChunk', 2, () =>
+      turnsDuring(
+        () => inPagesOf(5, order, () => tenantView({ items, events, blobs, embedder }, T)),
+        () => order.push('tick'),
+      ),
+    );
+    expect(view.delta.docs).toHaveLength(5);
     // (An inverted file the changes make due is trained in turns too: keepIvfInTurns, after each.)
     const applies = order.filter((e) => e.startsWith('apply'));
     expect(applies).toEqual(['apply Trail shoe, Camp stove', 'apply Rain jacket, Storm lantern', 'apply Sleeping bag']);
@@ -224,14 +222,8 @@ describe('reading the changes since the build', () => {
     };
     // One range: a lantern stamped again a second after the stove would otherwise be read in a
     // later range than the first, which this read stands for.
-    const ranges = SEARCH_SETTINGS.firstReadRanges;
-    SEARCH_SETTINGS.firstReadRanges = 1;
-    try {
-      const { delta } = await tenantView({ items: moving, events, blobs, embedder }, T);
-      expect(delta.docs.map((d) => [d.name, d.embedding_updated_at !== null])).toEqual([['Storm lantern', true]]);
-    } finally {
-      SEARCH_SETTINGS.firstReadRanges = ranges;
-    }
+    const { delta } = await withSetting('firstReadRanges', 1, () => tenantView({ items: moving, events, blobs, embedder }, T));
+    expect(delta.docs.map((d) => [d.name, d.embedding_updated_at !== null])).toEqual([['Storm lantern', true]]);
   });
 });
 
@@ -340,17 +332,13 @@ describe('pages of a list while items are created', () => {
     const cursor = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString()) as unknown[];
     cursor[2] = 12345;
     const gone = Buffer.from(JSON.stringify(cursor)).toString('base64url');
-    const checkMs = SEARCH_SETTINGS.pointerCheckMs;
-    SEARCH_SETTINGS.pointerCheckMs = 0;
-    try {
-      // Each later page's cursor names the newer build.
-      const served = await pagedIds(deps, T, req, first, gone, (next) => {
+    // Each later page's cursor names the newer build.
+    const served = await withSetting('pointerCheckMs', 0, () =>
+      pagedIds(deps, T, req, first, gone, (next) => {
         if (next) expect(JSON.parse(Buffer.from(next, 'base64url').toString())[2]).not.toBe(cursor[2]);
-      });
-      expect(served).toEqual(all);
-    } finally {
-      SEARCH_SETTINGS.pointerCheckMs = checkMs;
-    }
+      }),
+    );
+    expect(served).toEqual(all);
   });
 });
 
@@ -380,9 +368,7 @@ describe('a newer index build', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const second = await buildIndex(items, blobs, embedder.dimensions, T);
     slow = true;
-    const checkMs = SEARCH_SETTINGS.pointerCheckMs;
-    SEARCH_SETTINGS.pointerCheckMs = 0;
-    try {
+    await withSetting('pointerCheckMs', 0, async () => {
       const started = Date.now();
       const during = await runSearch(deps, T, req);
       expect(Date.now() - started).toBeLessThan(400);
@@ -395,9 +381,7 @@ describe('a newer index build', () => {
       }
       expect(builtOn(after)).toBe(second.builtAt);
       expect(after.data.map((h) => h.id)).toEqual(during.data.map((h) => h.id));
-    } finally {
-      SEARCH_SETTINGS.pointerCheckMs = checkMs;
-    }
+    });
   });
 });
 
@@ -692,15 +676,17 @@ describe("a container's search views within its memory budget", () => {
 describe('a search waits for a long read of the changes since the build at most SEARCH_READ_WAIT_MS', () => {
   const names = ['Trail shoe', 'Camp stove', 'Rain jacket', 'Storm lantern', 'Sleeping bag'];
   /** Runs `fn` with the wait set to `ms`. */
-  async function waitingAtMost<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-    const wait = SEARCH_SETTINGS.readWaitMs;
-    SEARCH_SETTINGS.readWaitMs = ms;
-    try {
-      return await fn();
-    } finally {
-      SEARCH_SETTINGS.readWaitMs = wait;
-    }
-  }
+  const waitingAtMost = <T>(ms: number, fn: () => Promise<T>): Promise<T> => withSetting('readWaitMs', ms, fn);
+  /** A search container's stores, with the items of `names` created in tenant `T` now. */
+  const withNames = async (T: string) => {
+    const stores = fixture();
+    await stores.items.create(
+      T,
+      names.map((name) => ({ name })),
+      Math.floor(Date.now() / 1000),
+    );
+    return stores;
+  };
   /** The item store with the first read's page `page` answering `ms` later. */
   const slowPage = (items: ItemStore, page: number, ms: number, calls = { reads: 0 }): ItemStore => ({
     ...items,
@@ -713,12 +699,7 @@ describe('a search waits for a long read of the changes since the build at most 
 
   it('is then served from the build and the changes applied so far, and the read goes on for the searches after it', async () => {
     const T = 'long-read';
-    const { items, events, blobs, embedder } = fixture();
-    await items.create(
-      T,
-      names.map((name) => ({ name })),
-      Math.floor(Date.now() / 1000),
-    );
+    const { items, events, blobs, embedder } = await withNames(T);
     const calls = { reads: 0 };
     const deps = { items: slowPage(items, 2, 1000, calls), events, blobs, embedder };
     const started = Date.now();
@@ -735,12 +716,7 @@ describe('a search waits for a long read of the changes since the build at most 
 
   it('recommendations and the console (the catalog port) wait for the whole read: an item imported a moment ago exists for them', async () => {
     const T = 'long-read-catalog';
-    const { items, events, blobs, embedder } = fixture();
-    await items.create(
-      T,
-      names.map((name) => ({ name })),
-      Math.floor(Date.now() / 1000),
-    );
+    const { items, events, blobs, embedder } = await withNames(T);
     const deps = { items: slowPage(items, 2, 300), events, blobs, embedder };
     const view = await waitingAtMost(50, () => inPagesOf(2, [], () => tenantView(deps, T)));
     expect(view.behind).toBe(false);
@@ -772,12 +748,7 @@ describe('a search waits for a long read of the changes since the build at most 
 
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
     const T = 'failed-long-read';
-    const { items, events, blobs, embedder } = fixture();
-    await items.create(
-      T,
-      names.map((name) => ({ name })),
-      Math.floor(Date.now() / 1000),
-    );
+    const { items, events, blobs, embedder } = await withNames(T);
     let reads = 0;
     let failed!: () => void;
     const failure = new Promise<void>((r) => (failed = r));

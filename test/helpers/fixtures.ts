@@ -37,3 +37,24 @@ export function searchDoc(embed: (text: string) => Float32Array, id: number, nam
 export function blobsOver(base: BlobStore, over: Partial<BlobStore>): BlobStore {
   return Object.assign(Object.create(base) as BlobStore, over);
 }
+
+/**
+ * Runs `fn`, and meanwhile, at every turn of the event loop the thread gives other work, calls
+ * `onTurn` (a callback that sets itself again with setImmediate until `fn` ends); how many turns.
+ */
+export async function turnsDuring<T>(fn: () => Promise<T>, onTurn: () => void = () => {}): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const turn = () => {
+    if (!running) return;
+    turns += 1;
+    onTurn();
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  try {
+    return { value: await fn(), turns };
+  } finally {
+    running = false;
+  }
+}

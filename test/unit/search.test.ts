@@ -34,7 +34,7 @@ import type { BlobStore } from '../../shared/blob.ts';
 import { editDistance, REQUEST_WORDS, terms, withoutRequestWords } from '../../shared/search/text.ts';
 import { analysedTerms, analyze } from '../../shared/search/analyze.ts';
 import { sqsWorker } from '../../shared/queue/sqs-worker.ts';
-import { searchDoc } from '../helpers/fixtures.ts';
+import { searchDoc, turnsDuring } from '../helpers/fixtures.ts';
 
 const emb = new HashingEmbedding(64);
 const doc = (id: number, name: string, description = '', over: Partial<SearchDoc> = {}): SearchDoc => searchDoc((t) => emb.embedOne(t), id, name, description, over);
@@ -530,17 +530,8 @@ describe('index and ranking', () => {
     atOnce.apply(many, []);
     const inTurns = new PreparedDelta(undefined, empty);
     inTurns.apply(many, [], true);
-    let ticks = 0;
-    let training = true;
-    const tick = () => {
-      if (!training) return;
-      ticks += 1;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    await inTurns.keepIvfInTurns();
-    training = false;
-    expect(ticks).toBeGreaterThan(5);
+    const { turns } = await turnsDuring(() => inTurns.keepIvfInTurns());
+    expect(turns).toBeGreaterThan(5);
     const nearestOf = (delta: PreparedDelta, q: Float32Array, k: number, accept: (id: number) => boolean) =>
       bestOf(
         delta.nearest(q, k, (s) => accept(delta.docAt(s).id)),
@@ -757,18 +748,9 @@ describe('index and ranking', () => {
 
   it("copies a loaded build's vectors into the kernel's memory a few MB at a time, the thread's other work served between: the same index", async () => {
     const src = Int8Array.from({ length: 10 * 2 ** 20 }, (_, i) => ((i * 37) % 255) - 127);
-    let ticks = 0;
-    let copying = true;
-    const tick = () => {
-      if (!copying) return;
-      ticks += 1;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const rows = await Int8Rows.inTurns(src, 64, 16);
-    copying = false;
+    const { value: rows, turns } = await turnsDuring(() => Int8Rows.inTurns(src, 64, 16));
     // 10 MB: three turns of 4 MB, other work between each two.
-    expect(ticks).toBeGreaterThanOrEqual(2);
+    expect(turns).toBeGreaterThanOrEqual(2);
     const same = Buffer.from(rows.rows.buffer, rows.rows.byteOffset, rows.rows.byteLength).equals(Buffer.from(src.buffer, src.byteOffset, src.byteLength));
     expect(same).toBe(true);
     const bytes = packIndex(buildIndexParts(docs, 64, 100));
@@ -779,18 +761,9 @@ describe('index and ranking', () => {
   it("decodes an artifact's documents a section at a time when loading, the thread's other work served between: the same parts", async () => {
     const many = Array.from({ length: 4500 }, (_, i) => doc(i + 1, `lamp ${i}`, i % 2 ? 'brass' : 'steel', { metadata: { n: i } }));
     const bytes = packIndex(buildIndexParts(many, 64, 7));
-    let ticks = 0;
-    let loading = true;
-    const tick = () => {
-      if (!loading) return;
-      ticks += 1;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const inTurns = await unpackIndexInTurns(bytes);
-    loading = false;
+    const { value: inTurns, turns } = await turnsDuring(() => unpackIndexInTurns(bytes));
     // 4,500 documents: three sections, other work between each two.
-    expect(ticks).toBeGreaterThanOrEqual(2);
+    expect(turns).toBeGreaterThanOrEqual(2);
     expect(inTurns).toEqual(unpackIndex(bytes));
     expect(inTurns.docs.map((d) => d.id)).toEqual(many.map((d) => d.id));
     expect(inTurns.docs[4499]).toEqual({ ...many[4499], vector: null });
