@@ -9,6 +9,12 @@ export async function eachAtMost<T>(list: readonly T[], n: number, fn: (x: T) =>
   await Promise.all(Array.from({ length: Math.min(n, list.length) }, worker));
 }
 
+/**
+ * Bytes a copy done in turns copies between two turns (artifact sections, a loaded build's vectors
+ * into the kernel's memory): about 10-25 ms each on this machine.
+ */
+export const BYTES_PER_TURN = 4 * 2 ** 20;
+
 /** The next turn of the event loop: what waited for the thread (other requests' I/O and timers) runs first. */
 export const nextTurn = (): Promise<void> => setImmediate();
 

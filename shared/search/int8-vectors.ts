@@ -1,5 +1,5 @@
 import { INT8_DOT_WASM } from './int8-dot.ts';
-import { nextTurn } from '../concurrency.ts';
+import { BYTES_PER_TURN, nextTurn } from '../concurrency.ts';
 
 /** The dot-product kernel (int8-dot.wat), compiled once per container. */
 const kernel = new WebAssembly.Module(Buffer.from(INT8_DOT_WASM, 'base64'));
@@ -43,8 +43,6 @@ export function quantisedQuery(q: Float32Array): QuantisedQuery | undefined {
 
 /** A byte size rounded up to whole 64-byte lines. */
 const lines = (bytes: number) => Math.ceil(bytes / 64) * 64;
-/** Bytes of rows `Int8Rows.inTurns` copies between two turns (about 15-25 ms). */
-const COPY_PER_TURN = 4 * 2 ** 20;
 
 /** Where one vector is: its int8 row in a kernel's rows, and the scale that dequantises it. */
 export interface VectorRow {
@@ -113,9 +111,9 @@ export class Int8Rows {
    */
   static async inTurns(src: Int8Array, dims: number, scanRows = 0): Promise<Int8Rows> {
     const out = new Int8Rows(src, dims, scanRows, false);
-    for (let at = 0; at < src.length; at += COPY_PER_TURN) {
+    for (let at = 0; at < src.length; at += BYTES_PER_TURN) {
       if (at > 0) await nextTurn();
-      out.rows.set(src.subarray(at, at + COPY_PER_TURN), at);
+      out.rows.set(src.subarray(at, at + BYTES_PER_TURN), at);
     }
     return out;
   }

@@ -758,6 +758,31 @@ describe('index and ranking', () => {
     for (const mode of ['keyword', 'semantic', 'hybrid'] as const) expect(run(loaded, 'running shoe', mode), mode).toEqual(run(index, 'running shoe', mode));
   });
 
+  it("makes a loaded build's lookups (terms, ids, states) in turns, the thread's other work served between: the same index", async () => {
+    // No vectors (a few hundred KB of zeros, copied in one turn): the turns are the lookups'.
+    const many = Array.from({ length: 60_000 }, (_, i) => searchDoc(() => new Float32Array(0), i + 1, `lamp ${i % 7}`, '', { active: i % 3 > 0, vector: null }));
+    const parts = buildIndexParts(many, 8, 1);
+    const { value: loaded, turns } = await turnsDuring(() => SearchIndex.inTurns(parts, 0));
+    // One turn after the vectors' copy; the terms, then 60,000 documents in three steps of 25,000.
+    expect(turns).toBeGreaterThanOrEqual(3);
+    const atOnce = new SearchIndex(parts);
+    expect([...loaded.byId]).toEqual([...atOnce.byId]);
+    expect(Buffer.from(loaded.ids.buffer).equals(Buffer.from(atOnce.ids.buffer))).toBe(true);
+    expect(Array.from(loaded.active)).toEqual(many.map((d) => (d.active ? 1 : 0)));
+    expect(run(loaded, 'lamp 3')).toEqual(run(atOnce, 'lamp 3'));
+    expect(run(loaded, 'lamp 3').length).toBeGreaterThan(0);
+  });
+
+  it("reads an artifact's vectors in place (the index copies them into the kernel's memory) and copies its other sections", () => {
+    const bytes = packIndex(buildIndexParts(docs, 64, 100));
+    const parts = unpackIndex(bytes);
+    expect(parts.vectors.buffer === bytes.buffer).toBe(true);
+    for (const a of [parts.postingDocs, parts.postingTfs, parts.scales, parts.offsets]) expect(a.buffer === bytes.buffer).toBe(false);
+    const index = new SearchIndex(parts);
+    expect(index.parts.vectors.buffer === bytes.buffer).toBe(false);
+    expect(Array.from(index.parts.vectors)).toEqual(Array.from(parts.vectors));
+  });
+
   it("decodes an artifact's documents a section at a time when loading, the thread's other work served between: the same parts", async () => {
     const many = Array.from({ length: 4500 }, (_, i) => doc(i + 1, `lamp ${i}`, i % 2 ? 'brass' : 'steel', { metadata: { n: i } }));
     const bytes = packIndex(buildIndexParts(many, 64, 7));
