@@ -3,11 +3,23 @@
  * build and the changes since, shared/search/catalog.ts); recommendations use it for existence,
  * activity and content vectors, without knowing how search stores them.
  */
-import type { ItemWithVector } from './types.ts';
+import type { ItemRecord, ItemWithVector } from './types.ts';
 
 export interface Catalog {
   /** Dimensions of the item vectors. */
   readonly dims: number;
+  /**
+   * Served before its container read every change since the index build (a large change not built
+   * yet, read for longer than a request waits: shared/search/views.ts): it may still hold items
+   * deleted, deactivated or changed since, and lack items created or changed since. `current`
+   * then reads the items' versions from the table.
+   */
+  readonly behind: boolean;
+  /**
+   * These items' current versions (undefined: deleted or unknown): read from the table when the
+   * catalog is `behind`, else its own (no read).
+   */
+  current(ids: readonly number[]): Promise<(ItemRecord | undefined)[]>;
   /** An item's current version (active or not); undefined when it is deleted or unknown. */
   get(id: number): ItemWithVector | undefined;
   /** Whether the item exists now (active or not). */

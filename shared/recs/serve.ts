@@ -11,7 +11,7 @@ import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
 import { artifactPredatesErasure, eventsAfterErasure, withoutErased } from '../domain/erased-users.ts';
 import { coreList, itemResource } from '../domain/present.ts';
-import type { EventStore, ItemWithVector, RecentEvent } from '../domain/types.ts';
+import type { EventStore, ItemRecord, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
@@ -36,8 +36,12 @@ export interface RecsDeps {
   exposures?: ExposureStore;
   events: EventStore;
   blobs: BlobStore;
-  /** The tenant's live catalog (the catalog port, which search offers): existence, activity, vectors. */
-  catalog: (tenant: string) => Promise<Catalog>;
+  /**
+   * The tenant's live catalog (the catalog port, which search offers): existence, activity,
+   * vectors. `bounded`: served after waiting for its container's read of the changes since the
+   * index build at most SEARCH_READ_WAIT_MS, so possibly `behind`; otherwise after all of it.
+   */
+  catalog: (tenant: string, bounded?: boolean) => Promise<Catalog>;
   /** How many of the tenant's latest events popularity without a model counts (default TRENDING_EVENTS, trending.ts). */
   trendingEvents?: number;
   /** Tenants' stored popularity counts: a container's first popularity without a model is read there instead of counted. */
@@ -86,7 +90,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // The catalog and the serving config do not depend on the plan: read while it is made. The
   // plan decides segments on the user's events without those an erasure covers: by this read's
   // erased users (no second read).
-  const catalogRead = deps.catalog(tenant);
+  const catalogRead = deps.catalog(tenant, true);
   const serving = servingConfig(deps.console, tenant);
   for (const p of [catalogRead, serving]) p.catch(() => undefined);
   const planned =
@@ -110,9 +114,9 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once; the user's latest events not when the plan read
   // them (segments): they likely hold every event the model has not seen.
-  const [catalog, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
+  const [served, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
   const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
-  if (q.item_id !== undefined && (anchorId === undefined || !catalog.isLive(anchorId))) throw new ItemNotFound(q.item_id);
+  const catalog = q.item_id !== undefined ? await anchoredCatalog(deps, tenant, served, q.item_id, anchorId) : served;
   // Valid: its exposure may be counted (a request naming its own endpoint records none).
   planned?.accept();
 
@@ -152,7 +156,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
   const { ranked, strategy, reason } = await candidates(request);
   const experiment = experimentOf(assignment);
-  const served = order(
+  const ordered = order(
     ranked.map(([id, score]) => ({ id, score, doc: catalog.get(id) as ItemWithVector })),
     plan,
     {
@@ -164,13 +168,14 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     },
     experiment,
   );
-  const data = served.slice(0, q.limit).map((r: Ordered, k) => ({
+  const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category);
+  const data = shown.map(({ r, item }, k) => ({
     object: 'recommendation' as const,
     item_id: String(r.id),
     rank: k + 1,
     score: presentScore(r.score),
     reason: reason(r.id),
-    item: itemResource(r.doc),
+    item: itemResource(item),
     ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
   }));
   await planned?.recorded;
@@ -185,6 +190,35 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       strategy,
     },
   );
+}
+
+/**
+ * The catalog a similar-items request ranks on, once its item (`anchorId`, of `itemId` as sent) is
+ * known to exist: the one served within the bounded wait, checked against the table when it is
+ * `behind` (it may hold an item deleted since); or, when it is behind and lacks the item (created
+ * since the build, not read yet), the catalog once its container's whole read ended.
+ */
+async function anchoredCatalog(deps: RecsDeps, tenant: string, served: Catalog, itemId: string, anchorId: number | undefined): Promise<Catalog> {
+  if (anchorId === undefined) throw new ItemNotFound(itemId);
+  const catalog = served.behind && !served.isLive(anchorId) ? await deps.catalog(tenant) : served;
+  const live = catalog.behind ? (await catalog.current([anchorId]))[0] !== undefined : catalog.isLive(anchorId);
+  if (!live) throw new ItemNotFound(itemId);
+  return catalog;
+}
+
+/**
+ * The page's recommendations with the versions of their items shown: the catalog's; or, when it
+ * is `behind` (served before its container read every change since the index build), the
+ * table's, leaving out items deleted, deactivated or moved out of the category asked for since,
+ * which recommendations never show. The page may then hold fewer than `limit`.
+ */
+async function stillEligible(catalog: Catalog, page: readonly Ordered[], category: string | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
+  if (!catalog.behind) return page.map((r) => ({ r, item: r.doc }));
+  const now = await catalog.current(page.map((r) => r.id));
+  return page.flatMap((r, i) => {
+    const item = now[i];
+    return item?.active && (category === undefined || item.metadata.category === category) ? [{ r, item }] : [];
+  });
 }
 
 /** What scoring a request's candidates reads. */

@@ -1,5 +1,6 @@
 /** What search offers as the catalog port (shared/domain/catalog.ts): its build and delta as one live catalog. */
 import type { Catalog } from '../domain/catalog.ts';
+import type { ItemRecord, ItemStore } from '../domain/types.ts';
 import { TopK } from '../top-k.ts';
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
@@ -27,10 +28,10 @@ export class SearchView implements Catalog {
     readonly index: SearchIndex,
     readonly delta: PreparedDelta,
     /**
-     * Served before the container's read of the changes since the build ended (a search's bounded
-     * wait, views.ts): the build may still hold items deleted or deactivated since.
+     * Where the items are read from when the view was served before the container's read of the
+     * changes since the build ended (a bounded wait, views.ts): then `behind`.
      */
-    readonly behind = false,
+    private readonly table?: { items: Pick<ItemStore, 'get'>; tenant: string },
   ) {
     // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
     delta.bind(index);
@@ -39,6 +40,16 @@ export class SearchView implements Catalog {
 
   get dims(): number {
     return this.index.dims;
+  }
+
+  get behind(): boolean {
+    return this.table !== undefined;
+  }
+
+  current(ids: readonly number[]): Promise<(ItemRecord | undefined)[]> {
+    const { table } = this;
+    if (!table) return Promise.resolve(ids.map((id) => this.get(id)));
+    return Promise.all(ids.map((id) => table.items.get(table.tenant, id)));
   }
 
   get(id: number): SearchDoc | undefined {

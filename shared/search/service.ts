@@ -141,9 +141,9 @@ function presentHits(req: SearchRequest, hits: readonly { doc: SearchDoc; score:
  * search never shows. The page may then hold fewer hits than asked for; its cursor is its last
  * ranked hit's as usual. Otherwise the hits as they are (no read).
  */
-async function stillLive<T extends { doc: SearchDoc }>(deps: SearchDeps, tenant: string, req: SearchRequest, view: SearchView, hits: readonly T[]): Promise<readonly T[]> {
+async function stillLive<T extends { doc: SearchDoc }>(req: SearchRequest, view: SearchView, hits: readonly T[]): Promise<readonly T[]> {
   if (!view.behind) return hits;
-  const live = await Promise.all(hits.map((h) => deps.items.get(tenant, h.doc.id)));
+  const live = await view.current(hits.map((h) => h.doc.id));
   return hits.filter((_, i) => {
     const item = live[i];
     return item !== undefined && (req.includeInactive === true || item.active);
@@ -177,7 +177,7 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
   const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, list) : null;
-  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
 /**
@@ -266,7 +266,7 @@ async function plannedSearch(
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
   const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta)) : null;
-  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
+  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
 /**
@@ -310,7 +310,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
   const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf, after?.upTo ?? largestItemId(index, delta)) : null;
-  return answer(presentHits(req, await stillLive(deps, tenant, req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
 /**

@@ -386,41 +386,43 @@ function fitBudget(tenant: string): void {
 
 /**
  * Brings a state's delta up to date (unless the container may reuse what it read). With
- * `waitMs` (a search's), waits for that read at most that long: a read still running then goes on
- * for the searches after this one, and this one is served from the build and the changes applied
- * so far (a prefix in time: pages are applied in order), the view marked `behind`. So a search's
- * cost is bounded whatever the state of the index: a container's first read of a bulk import no
- * build holds yet is a whole catalog (12-20 s for 100,000 items locally; on AWS it could outlast
- * API Gateway's 29 s, and the read, its table calls refused past that request's deadline, started
- * over at the container's next search).
+ * `waitMs` (a search's, a recommendation's), waits for that read at most that long: a read still
+ * running then goes on for the requests after this one, and this one is served from the build
+ * and the changes applied so far (a prefix in time: pages are applied in order), the view
+ * `behind` (its `current` reads items from the table). So a request's cost is bounded whatever
+ * the state of the index: a container's first read of a bulk import no build holds yet is a
+ * whole catalog (12-20 s for 100,000 items locally; on AWS it could outlast API Gateway's 29 s,
+ * and the read, its table calls refused past that request's deadline, started over at the
+ * container's next request).
  */
-async function refreshed(tenant: string, st: TenantState, waitMs?: number): Promise<SearchView> {
+async function refreshed(deps: SearchDeps, tenant: string, st: TenantState, waitMs?: number): Promise<SearchView> {
   let done = true;
   if (st.readAt === 0 || nowMs() - st.readAt >= SEARCH_SETTINGS.deltaTtlMs) {
     const read = st.refresh.get();
     if (waitMs === undefined) await read;
     else done = await settledWithin(read, waitMs);
     if (!done && !st.behind)
-      logger.warn('search served before its container read every change since the index build (a large change not built yet); the read goes on', {
+      logger.warn('request served before its container read every change since the index build (a large change not built yet); the read goes on', {
         tenant,
         waitedMs: waitMs,
         changesApplied: st.delta.slotCount,
       });
     st.behind = !done;
   }
-  return new SearchView(st.index, st.delta, !done);
+  return new SearchView(st.index, st.delta, done ? undefined : { items: deps.items, tenant });
 }
 
 /**
  * The tenant's index (loaded once per container, refreshed when a newer build appears) and its
  * delta: the changes since the build, brought up to date for each request by reading only the
- * changes committed since the previous read, however long that read takes (recommendations' and
- * the console's catalog: an item imported a moment ago exists for them). Also the tenant's catalog
- * port (`SearchView`).
+ * changes committed since the previous read. Also the tenant's catalog port (`SearchView`).
+ * `bounded` (recommendations): waiting for that read at most SEARCH_READ_WAIT_MS (`refreshed`);
+ * otherwise however long it takes (the console's reads, and recommendations for an item the
+ * view served by then lacks: an item imported a moment ago exists for them).
  */
-export async function tenantView(deps: SearchDeps, tenant: string): Promise<SearchView> {
+export async function tenantView(deps: SearchDeps, tenant: string, bounded = false): Promise<SearchView> {
   dropStalePins(tenant);
-  const view = await refreshed(tenant, await currentState(deps, tenant));
+  const view = await refreshed(deps, tenant, await currentState(deps, tenant), bounded ? SEARCH_SETTINGS.readWaitMs : undefined);
   fitBudget(tenant);
   return view;
 }
@@ -433,7 +435,7 @@ export async function tenantView(deps: SearchDeps, tenant: string): Promise<Sear
  */
 export async function pagedView(deps: SearchDeps, tenant: string, builtAt: number | undefined): Promise<SearchView> {
   dropStalePins(tenant);
-  const view = await refreshed(tenant, await stateFor(deps, tenant, builtAt), SEARCH_SETTINGS.readWaitMs);
+  const view = await refreshed(deps, tenant, await stateFor(deps, tenant, builtAt), SEARCH_SETTINGS.readWaitMs);
   fitBudget(tenant);
   return view;
 }

@@ -17,6 +17,9 @@ import { synonymRules } from '../../shared/search/synonyms.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { heldBytes, pagedView, tenantView } from '../../shared/search/views.ts';
 import { NO_FILTER } from '../../shared/search/engine.ts';
+import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
+import type { RecommendationsQuery } from '../../shared/schemas/recs.ts';
+import { ItemNotFound } from '../../shared/domain/errors.ts';
 import { blobsOver, turnsDuring } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -687,6 +690,20 @@ describe('a search waits for a long read of the changes since the build at most 
     );
     return stores;
   };
+  /** A search container's stores, with items of these names created in tenant `T` now, embedded and built. */
+  const built = async (T: string, names: string[]) => {
+    const stores = fixture();
+    const { items, blobs, embedder } = stores;
+    const now = Math.floor(Date.now() / 1000);
+    const created = await items.create(
+      T,
+      names.map((name) => ({ name })),
+      now,
+    );
+    for (const i of created) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    return { stores, created, now };
+  };
   /** The item store with the first read's page `page` answering `ms` later. */
   const slowPage = (items: ItemStore, page: number, ms: number, calls = { reads: 0 }): ItemStore => ({
     ...items,
@@ -714,7 +731,7 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(calls.reads).toBe(3);
   });
 
-  it('recommendations and the console (the catalog port) wait for the whole read: an item imported a moment ago exists for them', async () => {
+  it("the console's reads (the catalog port, unbounded) wait for the whole read: an item imported a moment ago exists for them", async () => {
     const T = 'long-read-catalog';
     const { items, events, blobs, embedder } = await withNames(T);
     const deps = { items: slowPage(items, 2, 300), events, blobs, embedder };
@@ -725,15 +742,8 @@ describe('a search waits for a long read of the changes since the build at most 
 
   it('never shows an item deleted or deactivated since the build before the read reaches its change', async () => {
     const T = 'long-read-gone';
-    const { items, events, blobs, embedder } = fixture();
-    const now = Math.floor(Date.now() / 1000);
-    const created = await items.create(
-      T,
-      ['Trail lantern', 'Camp lantern', 'Storm lantern'].map((name) => ({ name })),
-      now,
-    );
-    for (const i of created) await embedItem(items, embedder, T, i.id);
-    await buildIndex(items, blobs, embedder.dimensions, T);
+    const { stores, created, now } = await built(T, ['Trail lantern', 'Camp lantern', 'Storm lantern']);
+    const { items, events, blobs, embedder } = stores;
     const [gone, off] = created as [ItemRecord, ItemRecord];
     await items.delete(T, gone.id, now + 1);
     await items.update(T, off.id, { active: false }, now + 1);
@@ -744,6 +754,50 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(behind.data.map((h) => h.name)).toEqual(['Storm lantern']);
     // Once read, the same.
     expect((await waitingAtMost(10_000, search)).data.map((h) => h.name)).toEqual(['Storm lantern']);
+  });
+
+  /** Recommendations as a container serves them, its item store `items`. */
+  const recsOver = (items: ItemStore, base: ReturnType<typeof fixture>): RecsDeps => {
+    const search = { ...base, items };
+    return { console: db.stores.console, events: base.events, blobs: base.blobs, catalog: (t, bounded) => tenantView(search, t, bounded) };
+  };
+  const recsQuery = (q: Partial<RecommendationsQuery>): RecommendationsQuery => ({ limit: 10, include_seen: false, explain: false, ...q });
+
+  it('recommendations are served within it too, and never show an item deleted, deactivated or changed since the build at its old version', async () => {
+    const T = 'long-read-recs';
+    const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern', 'Storm lantern']);
+    const { items } = base;
+    const [gone, off, renamed] = created as [ItemRecord, ItemRecord, ItemRecord];
+    await items.delete(T, gone.id, now + 1);
+    await items.update(T, off.id, { active: false }, now + 1);
+    await items.update(T, renamed.id, { name: 'Storm lantern XL' }, now + 1);
+    // A container that has not read anything yet: its first read's first page answers late.
+    const deps = recsOver(slowPage(items, 1, 1000), base);
+    const started = Date.now();
+    const behind = await waitingAtMost(50, () => recommend(deps, T, recsQuery({ user_id: 'someone' }), 'req-1'));
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(behind.data.map((r) => [r.item_id, r.item.name, r.rank])).toEqual([[String(renamed.id), 'Storm lantern XL', 1]]);
+    // Once read, the same.
+    const read = await waitingAtMost(10_000, () => recommend(deps, T, recsQuery({ user_id: 'someone' }), 'req-2'));
+    expect(read.data.map((r) => [r.item_id, r.item.name])).toEqual([[String(renamed.id), 'Storm lantern XL']]);
+  });
+
+  it('similar items to an item deleted since the build are not found before the read reaches its change; to one created since, wait for the read', async () => {
+    const T = 'long-read-anchor';
+    const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern']);
+    const { items, embedder } = base;
+    const [gone, kept] = created as [ItemRecord, ItemRecord];
+    await items.delete(T, gone.id, now + 1);
+    const [fresh] = (await items.create(T, [{ name: 'Glow lantern' }], now + 1)) as [ItemRecord];
+    await embedItem(items, embedder, T, fresh.id);
+    const deps = recsOver(slowPage(items, 1, 1000), base);
+    const started = Date.now();
+    await expect(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: String(gone.id) }), 'req-1'))).rejects.toBeInstanceOf(ItemNotFound);
+    expect(Date.now() - started).toBeLessThan(900);
+    // Not in what was read by then: served once the read ends.
+    const similar = await waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: String(fresh.id) }), 'req-2'));
+    expect(similar.data.map((r) => [r.item_id, r.reason])).toEqual([[String(kept.id), `similar to item ${fresh.id}`]]);
+    expect(similar.strategy).toBe('similar');
   });
 
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {

@@ -123,6 +123,8 @@ function catalogOf(vectors: Map<number, [number, number]> = new Map()): Catalog 
   );
   return {
     dims: 2,
+    behind: false,
+    current: async (ids) => ids.map((id) => docs.get(id)),
     get: (id) => docs.get(id),
     isLive: (id) => docs.has(id),
     newest: () => [],

@@ -16,7 +16,7 @@ export const handler = coreHandler('core/recommendations/recommend', { query: re
     events: eventStore(),
     popularSnapshots: popularitySnapshots(),
     blobs: blobs(),
-    catalog: (t: string) => tenantView(searchDeps(), t),
+    catalog: (t: string, bounded?: boolean) => tenantView(searchDeps(), t, bounded),
   };
   return ok(await recommend(deps, tenant, query, requestId, authorized));
 });
