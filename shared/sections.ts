@@ -36,6 +36,8 @@ export function packSections(header: object, arrays: [string, Typed][]): Uint8Ar
 
 export interface Sections<H> {
   header: H;
+  /** The sections' names, in the artifact's order. */
+  names: readonly string[];
   /** A section, copied into a buffer of its own. */
   get<T extends Typed>(name: string): T;
   /**
@@ -74,6 +76,7 @@ export function unpackSections<H>(bytes: Uint8Array): Sections<H> {
   }
   return {
     header,
+    names: header.sections.map((s) => s.name),
     get: (name) => runNow(copying(name)),
     copying,
     view<T extends Typed>(name: string): T {

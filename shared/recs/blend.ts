@@ -23,12 +23,13 @@ export class DenseHeadModel implements Model {
     readonly algorithm: string,
     readonly itemCount: number,
     readonly head: Uint32Array,
-    b: Float32Array,
+    /** The head's weights (head × head), or already in the kernel's memory (a loaded artifact's: `F32Rows.filling`). */
+    b: Float32Array | F32Rows,
   ) {
     this.local = new Int32Array(itemCount).fill(-1);
     head.forEach((i, k) => (this.local[i] = k));
     this.acc = new Float32Array(head.length);
-    this.rows = new F32Rows(b, head.length, head.length);
+    this.rows = b instanceof F32Rows ? b : new F32Rows(b, head.length, head.length);
     this.b = this.rows.rows;
   }
 
@@ -206,13 +207,14 @@ export class AlsModel implements Model {
   constructor(
     readonly itemCount: number,
     readonly factors: number,
-    q: Float32Array,
+    /** The item factors (items × factors), or already in the kernel's memory (a loaded artifact's: `F32Rows.filling`). */
+    q: Float32Array | F32Rows,
     /** QᵀQ, d × d. */
     readonly gram: Float64Array,
     readonly alpha0: number,
     readonly lambda: number,
   ) {
-    this.rows = new F32Rows(q, itemCount, factors);
+    this.rows = q instanceof F32Rows ? q : new F32Rows(q, itemCount, factors);
     this.q = this.rows.rows;
   }
 

@@ -8,7 +8,7 @@ import type { EventStore } from '../domain/types.ts';
 import { config } from '../config.ts';
 import { freshReads } from '../fresh-read.ts';
 import { topIndexes } from '../top-k.ts';
-import { unpackModel, type ModelArtifact } from './artifact.ts';
+import { unpackModelInTurns, type ModelArtifact } from './artifact.ts';
 import { trendingScores, type PopularitySnapshots } from './trending.ts';
 
 /** A loaded model with what every request derives from it, computed once. */
@@ -29,7 +29,7 @@ export const MODEL_SETTINGS = {
   /**
    * The most memory, as estimated, a container keeps loaded models in (MODEL_MEMORY_MB; default
    * a quarter of the Lambda function's memory, elsewhere of V8's heap limit). A model is
-   * estimated at twice its artifact: its arrays are views of the artifact's bytes, and its item
+   * estimated at twice its artifact: its arrays are copies of the artifact's sections, and its item
    * and user lists and the maps made from them come besides.
    */
   memoryBytes: config().recs.modelMemoryBytes,
@@ -46,11 +46,12 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
     const rec = await console.get<ModelVersion>(tenant, 'model', version);
     const bytes = rec ? await blobs.get(rec.artifact) : undefined;
     if (!bytes) return undefined;
+    // Made in turns: other requests of the container are served meanwhile.
+    const a = await unpackModelInTurns(bytes);
     // Loaded meanwhile by a request that arrived with this one: that copy is kept.
     m = models.get(key);
     if (m) models.delete(key);
     else {
-      const a = unpackModel(bytes);
       m = { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };
       modelBytes += m.bytes;
       for (const [oldest, o] of models) {

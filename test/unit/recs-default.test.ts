@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { foldInUsers, historiesOf, historyOf, packModel, unpackModel, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
+import { foldInUsers, historiesOf, historyOf, packModel, unpackModel, unpackModelInTurns, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
+import { F32Rows } from '../../shared/recs/f32-rows.ts';
+import { turnsDuring } from '../helpers/fixtures.ts';
 import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
@@ -36,6 +38,46 @@ const roundTrip = (model: Model, ds: Dataset) =>
   unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: historiesOf(ds, 5, ['view'], 9), typeWeights: new Map([['view', 2]]) }));
 /** Every user's history, an empty one and one item alone. */
 const histories = (ds: Dataset): History[] => [...ds.users.map((_, u) => ds.row(u)), { items: [], weights: [] }, { items: [3], weights: [2.5] }];
+
+describe('loading a model artifact', () => {
+  it("copies its sections a few MB at a time, its factors and EASE's head straight into the kernels' memory, the thread's other work served between: the same model", async () => {
+    // 20,000 items × 128 factors (10 MB) and a head of 1,600 (10 MB): more than a step each.
+    const n = 20_000;
+    const rand = seededRandom(5);
+    const values = (length: number) => Float32Array.from({ length }, () => rand() - 0.5);
+    const als = new AlsModel(n, 128, values(n * 128), new Float64Array(128 * 128).fill(0.01), 0.1, 0.01);
+    const ease = new DenseHeadModel(
+      'ease',
+      n,
+      Uint32Array.from({ length: 1600 }, (_, i) => i * 12),
+      values(1600 * 1600),
+    );
+    const blend = new BlendModel([ease, als], [0.4, 0.6], 'ease+ials');
+    const bytes = packModel({ model: blend, items: Array.from({ length: n }, (_, i) => i + 1), popularity: values(n) });
+    const { value: loaded, turns } = await turnsDuring(() => unpackModelInTurns(bytes));
+    expect(turns).toBeGreaterThanOrEqual(4);
+    const atOnce = unpackModel(bytes);
+    for (const h of [
+      { items: [0, 12, 24], weights: [1, 2, 1] },
+      { items: [7, 19_999], weights: [3, 1] },
+    ]) {
+      const want = Array.from(blend.score(h));
+      expect(Array.from(loaded.model.score(h))).toEqual(want);
+      expect(Array.from(atOnce.model.score(h))).toEqual(want);
+    }
+  });
+
+  it("fills a kernel's rows a few MB at a time (F32Rows.filling): the same rows as at once", () => {
+    const src = Float32Array.from({ length: 3 * 2 ** 20 }, (_, i) => (i % 1000) / 7);
+    const steps = F32Rows.filling(src, 3 * 2 ** 13, 128);
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses += 1;
+    // 12 MB: three copies of 4 MB, a pause between each two.
+    expect(pauses).toBe(2);
+    expect(Buffer.from(step.value.rows.buffer, step.value.rows.byteOffset, step.value.rows.byteLength).equals(Buffer.from(src.buffer))).toBe(true);
+  });
+});
 
 describe('iALS serving', () => {
   it('keeps a single item folded in at weight 1 (an anchor), the same vector as folding it in again', async () => {

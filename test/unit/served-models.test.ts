@@ -5,6 +5,8 @@ import { packModel } from '../../shared/recs/artifact.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
+import { AlsModel } from '../../shared/recs/blend.ts';
+import { turnsDuring } from '../helpers/fixtures.ts';
 
 /** A model version's store whose every version is one small model, with the artifacts read listed in `loads`. */
 function store() {
@@ -25,6 +27,19 @@ function store() {
 }
 
 describe("a serving container's loaded models", () => {
+  it("are made in turns, the container's other requests served meanwhile; two requests that load one at once keep one copy", async () => {
+    // 20,000 items × 128 factors: 10 MB, more than a step.
+    const n = 20_000;
+    const als = new AlsModel(n, 128, new Float32Array(n * 128).fill(0.1), new Float64Array(128 * 128), 0.1, 0.01);
+    const bytes = packModel({ model: als, items: Array.from({ length: n }, (_, i) => i + 1), popularity: new Float32Array(n) });
+    const console = { get: async () => ({ artifact: 'models/big/v1.bin' }) } as unknown as ConsoleStore;
+    const blobs = { get: async () => bytes } as unknown as BlobStore;
+    const { value, turns } = await turnsDuring(() => Promise.all([loadModel(console, blobs, 'big', 1), loadModel(console, blobs, 'big', 1)]));
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(value[0]).toBeDefined();
+    expect(value[1]).toBe(value[0]);
+  });
+
   it('lets the least recently served go when full, never the ones in use', async () => {
     const { loads, console, blobs } = store();
     const serve = (tenant: string, v: number) => loadModel(console, blobs, tenant, v);
