@@ -15,6 +15,20 @@ export async function eachAtMost<T>(list: readonly T[], n: number, fn: (x: T) =>
  */
 export const BYTES_PER_TURN = 4 * 2 ** 20;
 
+/** The bytes of a typed array (a view of its memory, no copy). */
+export const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/**
+ * Copies `src` into `dst` (from its start) BYTES_PER_TURN bytes at a time, pausing (`yield`)
+ * between (run by `runNow` or `runInTurns`, or within another such generator).
+ */
+export function* copyingBytes(dst: Uint8Array, src: Uint8Array): Generator<void, void, void> {
+  for (let at = 0; at < src.length; at += BYTES_PER_TURN) {
+    if (at > 0) yield;
+    dst.set(src.subarray(at, at + BYTES_PER_TURN), at);
+  }
+}
+
 /** The next turn of the event loop: what waited for the thread (other requests' I/O and timers) runs first. */
 export const nextTurn = (): Promise<void> => setImmediate();
 

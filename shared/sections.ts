@@ -5,7 +5,7 @@
  * (`get`, or `copying` a few MB per step); a section copied elsewhere at once (a search index's
  * vectors, into the SIMD kernel's memory) can be read in place instead (`view`).
  */
-import { BYTES_PER_TURN, runNow } from './concurrency.ts';
+import { copyingBytes, runNow } from './concurrency.ts';
 
 const CTORS = { Uint32Array, Uint16Array, Float32Array, Int8Array, Uint8Array } as const;
 export type Typed = Uint32Array | Uint16Array | Float32Array | Int8Array | Uint8Array;
@@ -41,7 +41,7 @@ export interface Sections<H> {
   /** A section, copied into a buffer of its own. */
   get<T extends Typed>(name: string): T;
   /**
-   * As `get`, the copy made BYTES_PER_TURN bytes at a time, pausing (`yield`) between (run by
+   * As `get`, the copy made a few MB at a time, pausing (`yield`) between (`copyingBytes`; run by
    * `runNow` or `runInTurns`): a 100,000-item index's postings are 10-16 MB a section.
    */
   copying<T extends Typed>(name: string): Generator<void, T, void>;
@@ -68,10 +68,7 @@ export function unpackSections<H>(bytes: Uint8Array): Sections<H> {
   function* copying<T extends Typed>(name: string): Generator<void, T, void> {
     const { Ctor, start, end } = locate(name);
     const out = new Uint8Array(end - start);
-    for (let at = start; at < end; at += BYTES_PER_TURN) {
-      if (at > start) yield;
-      out.set(bytes.subarray(at, Math.min(end, at + BYTES_PER_TURN)), at - start);
-    }
+    yield* copyingBytes(out, bytes.subarray(start, end));
     return new Ctor(out.buffer) as T;
   }
   return {

@@ -1,4 +1,4 @@
-import { BYTES_PER_TURN } from '../concurrency.ts';
+import { bytesOf, copyingBytes } from '../concurrency.ts';
 import { F32_KERNEL_WASM } from './f32-kernel.ts';
 
 /** The float32 kernels (f32-kernel.wat), compiled once per container. */
@@ -45,17 +45,12 @@ export class F32Rows {
   }
 
   /**
-   * As the constructor, copying BYTES_PER_TURN bytes at a time, pausing (`yield`) between (run by
-   * `runNow` or `runInTurns`): the first writes to fresh memory cost about 3 ms a MB here, 85 ms
+   * As the constructor, copying a few MB at a time, pausing (`yield`) between (`copyingBytes`): the first writes to fresh memory cost about 3 ms a MB here, 85 ms
    * in one step for iALS's 50,000 items × 128 factors.
    */
   static *filling(src: Float32Array, count: number, dims: number): Generator<void, F32Rows, void> {
     const out = new F32Rows(src, count, dims, false);
-    const step = BYTES_PER_TURN / Float32Array.BYTES_PER_ELEMENT;
-    for (let at = 0; at < src.length; at += step) {
-      if (at > 0) yield;
-      out.rows.set(src.subarray(at, at + step), at);
-    }
+    yield* copyingBytes(bytesOf(out.rows), bytesOf(src));
     return out;
   }
 

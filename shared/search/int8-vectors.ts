@@ -1,5 +1,5 @@
 import { INT8_DOT_WASM } from './int8-dot.ts';
-import { BYTES_PER_TURN, nextTurn } from '../concurrency.ts';
+import { bytesOf, copyingBytes, runInTurns } from '../concurrency.ts';
 
 /** The dot-product kernel (int8-dot.wat), compiled once per container. */
 const kernel = new WebAssembly.Module(Buffer.from(INT8_DOT_WASM, 'base64'));
@@ -111,10 +111,7 @@ export class Int8Rows {
    */
   static async inTurns(src: Int8Array, dims: number, scanRows = 0): Promise<Int8Rows> {
     const out = new Int8Rows(src, dims, scanRows, false);
-    for (let at = 0; at < src.length; at += BYTES_PER_TURN) {
-      if (at > 0) await nextTurn();
-      out.rows.set(src.subarray(at, at + BYTES_PER_TURN), at);
-    }
+    await runInTurns(copyingBytes(bytesOf(out.rows), bytesOf(src)));
     return out;
   }
 
