@@ -184,14 +184,15 @@ const PAIRS_CACHE_PAIRS = 1 << 19;
 export function pairCode(a: string, b: string): number {
   let h = 0x811c9dc5;
   let g = 0x9747b28c;
-  const mix = (c: number) => {
+  // The characters of a, 0x1f, then those of b, in one loop: a closure per call (the mixing step)
+  // kept h and g in a context object and cost 3.5 % of a 100K catalog's ranking.
+  const n = a.length + 1 + b.length;
+  for (let i = 0; i < n; i++) {
+    const c = i < a.length ? a.charCodeAt(i) : i === a.length ? 0x1f : b.charCodeAt(i - a.length - 1);
     h = Math.imul(h ^ c, 0x01000193);
     g = Math.imul(g ^ c, 0x5bd1e995);
     g ^= g >>> 15;
-  };
-  for (let i = 0; i < a.length; i++) mix(a.charCodeAt(i));
-  mix(0x1f);
-  for (let i = 0; i < b.length; i++) mix(b.charCodeAt(i));
+  }
   return (h >>> 0) * 2 ** 21 + (g >>> 11);
 }
 
