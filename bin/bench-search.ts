@@ -578,6 +578,7 @@ async function synthetic(n: number): Promise<void> {
     const bands = bandQueries(items.map((it) => `${it.name} ${it.description}`));
     let fresh: Omit<StateFigures, 'quality'> | undefined;
     let firstSearchMs = 0;
+    let firstRecsMs = 0;
     let allReadMs = 0;
     // Large catalogs are polled every 30 s (their embedded / indexed times are to that poll).
     const ready = await waitIndexed(s, n, 3_600_000, n > 20_000 ? 30_000 : 5000, async () => {
@@ -591,6 +592,11 @@ async function synthetic(n: number): Promise<void> {
       const t = Date.now();
       await s.core('POST', '/v1/search', probe);
       firstSearchMs = Date.now() - t;
+      // Then a recommendation, that thread's read still going: it waits for the read as long.
+      const tr = Date.now();
+      const recs = await s.core('GET', '/v1/recommendations?user_id=bench-first-visitor&limit=10');
+      if (recs.status !== 200) throw new Error(`first recommendation answered ${recs.status}: ${JSON.stringify(recs.body)}`);
+      firstRecsMs = Date.now() - tr;
       const browse = () => s.core('POST', '/v1/search', { query: '', limit: 1 }).then((r) => (r.body as { total?: number }).total);
       while (!(await Promise.all(Array.from({ length: connections }, browse))).every((total) => total === n)) await new Promise((r) => setTimeout(r, 200));
       allReadMs = Date.now() - t;
@@ -642,6 +648,7 @@ async function synthetic(n: number): Promise<void> {
       `| index build of ${n} items (request to new index served) | ${(ready.buildMs / 1000).toFixed(1)} s |`,
       `| index status calls while waiting for the embeddings and the build: answered other than 200 / slowest | ${ready.status.calls}: ${ready.status.failed} / ${(ready.status.slowestMs / 1000).toFixed(1)} s |`,
       `| first search after the import, every item embedded, none built (its thread begins to read all ${n} into its delta, and serves it what it has read within SEARCH_READ_WAIT_MS) | ${(firstSearchMs / 1000).toFixed(1)} s |`,
+      `| then a recommendation (a user without events), that read still going: it waits for it as long | ${(firstRecsMs / 1000).toFixed(1)} s |`,
       `| from that search until every item is found by browsing, from ${connections} connections at once (every thread's read done) | ${(allReadMs / 1000).toFixed(1)} s |`,
       `| index artifact size | ${artifactMb.toFixed(1)} MB |`,
       `| server RSS before load / with index loaded | ${rssStart.toFixed(0)} MB / ${rssLoaded.toFixed(0)} MB |`,
@@ -676,6 +683,7 @@ async function synthetic(n: number): Promise<void> {
         load_ms: loadMs,
         ...ready,
         first_search_after_import_ms: firstSearchMs,
+        first_recommendation_after_import_ms: firstRecsMs,
         first_read_done_after_ms: allReadMs,
         artifact_mb: Number(artifactMb.toFixed(1)),
         rss_mb: { start: rssStart, loaded: rssLoaded },
