@@ -144,15 +144,18 @@ export const readOnly = (r: Route): boolean =>
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
-/**
- * Search: the index artifact, the fresh delta (gsi2) and the span of its changes (gsi4), the
- * user's events (gsi1), a rebuild request, the query embedding. Whatever reads a tenant's search
- * view (`tenantView`) needs gsi2 and gsi4: search, recommendations (their catalog), the console's reads.
- */
 /** Console records: read a collection, or also allocate ids and write records and job logs. */
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
-const SEARCH: Access = { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true };
+/**
+ * Whatever reads a tenant's search view (`tenantView`, `pagedView`): the index artifact, the
+ * changes since it (gsi2) and their span (gsi4), and the items of a page served before the
+ * container read all of those (GetItem: the view `behind`). Search, recommendations (their
+ * catalog), the console's playground.
+ */
+const VIEW: Access = { table: ['GetItem', 'Query'], indexes: ['gsi2', 'gsi4'], bucket: 'read' };
+/** Search: the view, the user's events (gsi1), a rebuild request, the query embedding. */
+const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: true };
 /**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
@@ -183,7 +186,7 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
   core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true, popularity: true }),
-  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', exposures: true, popularity: true }),
+  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], exposures: true, popularity: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -287,7 +290,7 @@ const consoleRoutes: PlatformRoute[] = [
   // The Core reads of the playground, events page and overview: one module.
   ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'console-session/reads', { table: ['Query'], indexes: ['gsi1', 'gsi2', 'gsi4'], bucket: 'read', embeds: true, popularity: true });
+    return platform(method, path, 'console-session/reads', { ...SEARCH, popularity: true });
   }),
 ];
 

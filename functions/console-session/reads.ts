@@ -45,7 +45,7 @@ export const routeHandlers: Record<string, RouteHandler> = {
       events: eventStore(),
       popularSnapshots: popularitySnapshots(),
       blobs: blobs(),
-      catalog: (t: string) => tenantView(searchDeps(), t),
+      catalog: (t: string, bounded?: boolean) => tenantView(searchDeps(), t, bounded),
     };
     return ok(await recommend(deps, tenant, query, requestId));
   }),

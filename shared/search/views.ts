@@ -417,8 +417,8 @@ async function refreshed(deps: SearchDeps, tenant: string, st: TenantState, wait
  * delta: the changes since the build, brought up to date for each request by reading only the
  * changes committed since the previous read. Also the tenant's catalog port (`SearchView`).
  * `bounded` (recommendations): waiting for that read at most SEARCH_READ_WAIT_MS (`refreshed`);
- * otherwise however long it takes (the console's reads, and recommendations for an item the
- * view served by then lacks: an item imported a moment ago exists for them).
+ * otherwise however long it takes (a similar-items request for an item the view served by then
+ * lacks: an item imported a moment ago exists for it).
  */
 export async function tenantView(deps: SearchDeps, tenant: string, bounded = false): Promise<SearchView> {
   dropStalePins(tenant);

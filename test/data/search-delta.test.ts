@@ -731,7 +731,7 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(calls.reads).toBe(3);
   });
 
-  it("the console's reads (the catalog port, unbounded) wait for the whole read: an item imported a moment ago exists for them", async () => {
+  it('the catalog port unbounded (a similar-items request for an item not read yet) waits for the whole read: an item imported a moment ago exists for it', async () => {
     const T = 'long-read-catalog';
     const { items, events, blobs, embedder } = await withNames(T);
     const deps = { items: slowPage(items, 2, 300), events, blobs, embedder };
