@@ -200,9 +200,16 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
  */
 async function anchoredCatalog(deps: RecsDeps, tenant: string, served: Catalog, itemId: string, anchorId: number | undefined): Promise<Catalog> {
   if (anchorId === undefined) throw new ItemNotFound(itemId);
-  const catalog = served.behind && !served.isLive(anchorId) ? await deps.catalog(tenant) : served;
-  const live = catalog.behind ? (await catalog.current([anchorId]))[0] !== undefined : catalog.isLive(anchorId);
-  if (!live) throw new ItemNotFound(itemId);
+  if (!served.behind) {
+    if (!served.isLive(anchorId)) throw new ItemNotFound(itemId);
+    return served;
+  }
+  // Behind, the table says whether it exists: one it does not hold (deleted since, or never
+  // created) is not found at once, not after the container's whole read.
+  if ((await served.current([anchorId]))[0] === undefined) throw new ItemNotFound(itemId);
+  if (served.isLive(anchorId)) return served;
+  const catalog = await deps.catalog(tenant);
+  if (!catalog.isLive(anchorId)) throw new ItemNotFound(itemId);
   return catalog;
 }
 

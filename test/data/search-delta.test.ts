@@ -800,6 +800,17 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(similar.strategy).toBe('similar');
   });
 
+  it('similar items to an item that never existed are not found at once, without waiting for the read', async () => {
+    const T = 'long-read-unknown-anchor';
+    const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern']);
+    const { items } = base;
+    await items.delete(T, (created[0] as ItemRecord).id, now + 1);
+    const deps = recsOver(slowPage(items, 1, 3000), base);
+    const started = Date.now();
+    await expect(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: '987654' }), 'req-1'))).rejects.toBeInstanceOf(ItemNotFound);
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
     const T = 'failed-long-read';
     const { items, events, blobs, embedder } = await withNames(T);
