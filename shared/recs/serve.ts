@@ -17,6 +17,7 @@ import { catalogItemId } from '../domain/item-ids.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, contextNumber, type ControlDeps, type ServingPlan } from '../control/serving.ts';
+import { matches, withinCategoryCap } from '../control/pipeline.ts';
 import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
@@ -168,7 +169,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     },
     experiment,
   );
-  const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category);
+  const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
   const data = shown.map(({ r, item }, k) => ({
     object: 'recommendation' as const,
     item_id: String(r.id),
@@ -219,13 +220,21 @@ async function anchoredCatalog(deps: RecsDeps, tenant: string, served: Catalog, 
  * table's, leaving out items deleted, deactivated or moved out of the category asked for since,
  * which recommendations never show. The page may then hold fewer than `limit`.
  */
-async function stillEligible(catalog: Catalog, page: readonly Ordered[], category: string | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
+async function stillEligible(catalog: Catalog, page: readonly Ordered[], category: string | undefined, plan: ServingPlan | undefined): Promise<{ r: Ordered; item: ItemRecord }[]> {
   if (!catalog.behind) return page.map((r) => ({ r, item: r.doc }));
   const now = await catalog.current(page.map((r) => r.id));
-  return page.flatMap((r, i) => {
+  // A context's rules ran on the versions ranked: one of boost 0 (an exclusion) that matches the
+  // version shown leaves it out too, and `max_per_category` counts the categories shown.
+  const exclusions = plan?.rules.filter((rule) => rule.boost === 0) ?? [];
+  const excluded = (doc: ItemWithVector) => exclusions.some((rule) => rule.conditions.every((c) => matches(doc, c)));
+  const shown = page.flatMap((r, i) => {
     const item = now[i];
-    return item?.active && (category === undefined || item.metadata.category === category) ? [{ r, item }] : [];
+    if (!item?.active || (category !== undefined && item.metadata.category !== category)) return [];
+    const doc: ItemWithVector = { ...item, vector: null };
+    return excluded(doc) ? [] : [{ r, item, doc }];
   });
+  const cap = plan?.controls.max_per_category;
+  return cap === undefined ? shown : withinCategoryCap(shown, cap);
 }
 
 /** What scoring a request's candidates reads. */

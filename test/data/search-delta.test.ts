@@ -20,6 +20,9 @@ import { NO_FILTER } from '../../shared/search/engine.ts';
 import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import type { RecommendationsQuery } from '../../shared/schemas/recs.ts';
 import { ItemNotFound } from '../../shared/domain/errors.ts';
+import { controlDepsOf } from '../../shared/control/deps.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { createContext } from '../../shared/domain/contexts.ts';
 import { blobsOver, turnsDuring } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -809,6 +812,65 @@ describe('a search waits for a long read of the changes since the build at most 
     const started = Date.now();
     await expect(waitingAtMost(50, () => recommend(deps, T, recsQuery({ item_id: '987654' }), 'req-1'))).rejects.toBeInstanceOf(ItemNotFound);
     expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it("a context's exclusion rule holds for an item changed since the build, shown as it is now", async () => {
+    const T = 'long-read-rule';
+    const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern']);
+    const { items } = base;
+    const [recalled, kept] = created as [ItemRecord, ItemRecord];
+    const c = db.stores.console;
+    const contextId = (await createContext(c, T, { name: 'home', description: '' })).id;
+    await c.put(T, 'rule', {
+      id: 1,
+      name: 'no recalled items',
+      context_id: contextId,
+      conditions: [{ field: 'metadata.recalled', op: 'eq', value: true }],
+      boost: 0,
+      segment_id: null,
+      starts_at: null,
+      ends_at: null,
+      enabled: true,
+      created: now,
+      updated_at: now,
+      _rev: 1,
+    });
+    await items.update(T, recalled.id, { metadata: { recalled: true } }, now + 1);
+    const deps: RecsDeps = { ...recsOver(slowPage(items, 1, 1000), base), control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table) };
+    const q = recsQuery({ user_id: 'someone', context_id: String(contextId) });
+    const behind = await waitingAtMost(50, () => recommend(deps, T, q, 'req-1'));
+    expect(behind.data.map((r) => [r.item_id, r.item.metadata, r.rank])).toEqual([[String(kept.id), {}, 1]]);
+    const read = await waitingAtMost(10_000, () => recommend(deps, T, q, 'req-2'));
+    expect(read.data.map((r) => r.item_id)).toEqual([String(kept.id)]);
+  });
+
+  it("a context's max_per_category holds for the categories shown, of items moved since the build", async () => {
+    const T = 'long-read-cap';
+    const base = fixture();
+    const { items, embedder } = base;
+    const now = Math.floor(Date.now() / 1000);
+    const created = await items.create(
+      T,
+      [
+        { name: 'Trail lantern', metadata: { category: 'lights' } },
+        { name: 'Camp lantern', metadata: { category: 'stoves' } },
+      ],
+      now,
+    );
+    for (const i of created) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, base.blobs, embedder.dimensions, T);
+    const c = db.stores.console;
+    const contextId = (await createContext(c, T, { name: 'one each', description: '' })).id;
+    await c.put(T, 'rerank', { id: contextId, context_id: contextId, max_per_category: 1, updated_at: now, _rev: 1 });
+    const moved = created[1] as ItemRecord;
+    await items.update(T, moved.id, { metadata: { category: 'lights' } }, now + 1);
+    const deps: RecsDeps = { ...recsOver(slowPage(items, 1, 1000), base), control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table) };
+    const q = recsQuery({ user_id: 'someone', context_id: String(contextId) });
+    const behind = await waitingAtMost(50, () => recommend(deps, T, q, 'req-1'));
+    expect(behind.data.map((r) => r.item.metadata.category)).toEqual(['lights']);
+    expect(behind.data.map((r) => r.rank)).toEqual([1]);
+    const read = await waitingAtMost(10_000, () => recommend(deps, T, q, 'req-2'));
+    expect(read.data.map((r) => r.item.metadata.category)).toEqual(['lights']);
   });
 
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
