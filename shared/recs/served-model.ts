@@ -24,6 +24,8 @@ const models = new Map<string, { model: ServedModel; bytes: number }>();
 export const MODELS_KEPT = 21;
 /** The estimated memory of the models in `models`. */
 let modelBytes = 0;
+/** A model being loaded (`readModel`), per tenant and version: requests asking for it meanwhile share it. Bound: one per model loading, removed once settled. */
+const loadingModels = new Map<string, Promise<{ model: ServedModel; bytes: number } | undefined>>();
 
 export const MODEL_SETTINGS = {
   /**
@@ -43,16 +45,20 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
     // The most recently served last: a Map keeps insertion order.
     models.delete(key);
   } else {
-    const rec = await console.get<ModelVersion>(tenant, 'model', version);
-    const bytes = rec ? await blobs.get(rec.artifact) : undefined;
-    if (!bytes) return undefined;
-    // Made in turns: other requests of the container are served meanwhile.
-    const a = await unpackModelInTurns(bytes);
-    // Loaded meanwhile by a request that arrived with this one: that copy is kept.
+    // Requests that ask for it while it loads share that load: it is made in turns, other
+    // requests served meanwhile, and each of those that asked for it made a copy of its own.
+    let p = loadingModels.get(key);
+    if (!p) {
+      p = readModel(console, blobs, tenant, version).finally(() => loadingModels.delete(key));
+      loadingModels.set(key, p);
+    }
+    const loaded = await p;
+    if (!loaded) return undefined;
+    // Kept already by a request that shared this load (the first to go on keeps it).
     m = models.get(key);
     if (m) models.delete(key);
     else {
-      m = { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };
+      m = loaded;
       modelBytes += m.bytes;
       for (const [oldest, o] of models) {
         if (models.size < MODELS_KEPT && modelBytes <= MODEL_SETTINGS.memoryBytes) break;
@@ -63,6 +69,15 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
   }
   models.set(key, m);
   return m.model;
+}
+
+/** A version's model read from its artifact (undefined: no such version or artifact), made in turns. */
+async function readModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<{ model: ServedModel; bytes: number } | undefined> {
+  const rec = await console.get<ModelVersion>(tenant, 'model', version);
+  const bytes = rec ? await blobs.get(rec.artifact) : undefined;
+  if (!bytes) return undefined;
+  const a = await unpackModelInTurns(bytes);
+  return { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };
 }
 
 /** The model's 1,000 most popular items in training, scaled to 0-1. */

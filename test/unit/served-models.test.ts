@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { BlobStore } from '../../shared/blob.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { packModel } from '../../shared/recs/artifact.ts';
@@ -6,6 +6,7 @@ import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
 import { AlsModel } from '../../shared/recs/blend.ts';
+import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
 
 /** A model version's store whose every version is one small model, with the artifacts read listed in `loads`. */
@@ -38,6 +39,23 @@ describe("a serving container's loaded models", () => {
     expect(turns).toBeGreaterThanOrEqual(2);
     expect(value[0]).toBeDefined();
     expect(value[1]).toBe(value[0]);
+  });
+
+  it('are made once for requests that load one at once: each does not make a copy of its own meanwhile', async () => {
+    const n = 20_000;
+    const als = new AlsModel(n, 128, new Float32Array(n * 128).fill(0.1), new Float64Array(128 * 128), 0.1, 0.01);
+    const bytes = packModel({ model: als, items: Array.from({ length: n }, (_, i) => i + 1), popularity: new Float32Array(n) });
+    const console = { get: async () => ({ artifact: 'models/burst/v1.bin' }) } as unknown as ConsoleStore;
+    const blobs = { get: async () => bytes } as unknown as BlobStore;
+    const filled = vi.spyOn(F32Rows, 'filling');
+    try {
+      const loaded = await Promise.all(Array.from({ length: 4 }, () => loadModel(console, blobs, 'burst', 1)));
+      for (const m of loaded) expect(m).toBe(loaded[0]);
+      // iALS's item factors, made into a kernel's rows once.
+      expect(filled).toHaveBeenCalledTimes(1);
+    } finally {
+      filled.mockRestore();
+    }
   });
 
   it('lets the least recently served go when full, never the ones in use', async () => {
