@@ -157,8 +157,15 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
   const { ranked, strategy, reason } = await candidates(request);
   const experiment = experimentOf(assignment);
+  // The catalog's read of the changes goes on while the request ranks (the rest of it, when the
+  // catalog is `behind`; another request's, otherwise): an item deleted or deactivated by a page
+  // applied while candidates awaited (popularity's read) is left out, not ranked without its item.
+  const current = ranked.flatMap(([id, score]) => {
+    const doc = catalog.get(id);
+    return doc?.active ? [{ id, score, doc }] : [];
+  });
   const ordered = order(
-    ranked.map(([id, score]) => ({ id, score, doc: catalog.get(id) as ItemWithVector })),
+    current,
     plan,
     {
       now,

@@ -873,6 +873,37 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(read.data.map((r) => r.item.metadata.category)).toEqual(['lights']);
   });
 
+  it('a request served behind ranks on while the read goes on: an item its read deletes meanwhile is left out, not a failure', async () => {
+    const T = 'long-read-race';
+    const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern', 'Storm lantern']);
+    const { items, events } = base;
+    const [gone, viewed, kept] = created as [ItemRecord, ItemRecord, ItemRecord];
+    await items.delete(T, gone.id, now + 1);
+    await events.append(T, [{ type: 'view', user_id: 'someone', item_id: String(viewed.id), context_id: null, session_id: null, request_id: null, placement: null, extra: {} }], now + 1);
+    const c = db.stores.console;
+    const contextId = (await createContext(c, T, { name: 'lanterns first', description: '' })).id;
+    await c.put(T, 'rule', {
+      id: 1,
+      name: 'lanterns first',
+      context_id: contextId,
+      conditions: [{ field: 'category', op: 'eq', value: 'lanterns' }],
+      boost: 2,
+      segment_id: null,
+      starts_at: null,
+      ends_at: null,
+      enabled: true,
+      created: now,
+      updated_at: now,
+      _rev: 1,
+    });
+    // Popularity's read of the latest events answers after the container's read has ended.
+    const slowLatest = { ...events, latest: async (...a: Parameters<typeof events.latest>) => (await new Promise((r) => setTimeout(r, 1500)), events.latest(...a)) };
+    const deps: RecsDeps = { ...recsOver(slowPage(items, 1, 1000), base), events: slowLatest, control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table) };
+    const q = recsQuery({ user_id: 'someone', context_id: String(contextId) });
+    const behind = await waitingAtMost(50, () => recommend(deps, T, q, 'req-1'));
+    expect(behind.data.map((r) => r.item_id)).toEqual([String(kept.id)]);
+  });
+
   it('a read that fails after the search it kept waiting was served is read again by the next search', async () => {
     const T = 'failed-long-read';
     const { items, events, blobs, embedder } = await withNames(T);
