@@ -693,20 +693,23 @@ describe('a search waits for a long read of the changes since the build at most 
     );
     return stores;
   };
-  /** A search container's stores, with items of these names created in tenant `T` now, embedded and built. */
-  const built = async (T: string, names: string[]) => {
+  /** A search container's stores, with these items (or items of these names) created in tenant `T` now, embedded and built. */
+  const built = async (T: string, list: (string | { name: string; metadata: Record<string, string> })[]) => {
     const stores = fixture();
     const { items, blobs, embedder } = stores;
     const now = Math.floor(Date.now() / 1000);
     const created = await items.create(
       T,
-      names.map((name) => ({ name })),
+      list.map((x) => (typeof x === 'string' ? { name: x } : x)),
       now,
     );
     for (const i of created) await embedItem(items, embedder, T, i.id);
     await buildIndex(items, blobs, embedder.dimensions, T);
     return { stores, created, now };
   };
+  /** Rule 1 of tenant `T`'s context, enabled, for everyone, always. */
+  const putRule = (T: string, contextId: number, rule: { name: string; conditions: { field: string; op: string; value: unknown }[]; boost: number }, now: number) =>
+    db.stores.console.put(T, 'rule', { id: 1, ...rule, context_id: contextId, segment_id: null, starts_at: null, ends_at: null, enabled: true, created: now, updated_at: now, _rev: 1 });
   /** The item store with the first read's page `page` answering `ms` later. */
   const slowPage = (items: ItemStore, page: number, ms: number, calls = { reads: 0 }): ItemStore => ({
     ...items,
@@ -821,20 +824,7 @@ describe('a search waits for a long read of the changes since the build at most 
     const [recalled, kept] = created as [ItemRecord, ItemRecord];
     const c = db.stores.console;
     const contextId = (await createContext(c, T, { name: 'home', description: '' })).id;
-    await c.put(T, 'rule', {
-      id: 1,
-      name: 'no recalled items',
-      context_id: contextId,
-      conditions: [{ field: 'metadata.recalled', op: 'eq', value: true }],
-      boost: 0,
-      segment_id: null,
-      starts_at: null,
-      ends_at: null,
-      enabled: true,
-      created: now,
-      updated_at: now,
-      _rev: 1,
-    });
+    await putRule(T, contextId, { name: 'no recalled items', conditions: [{ field: 'metadata.recalled', op: 'eq', value: true }], boost: 0 }, now);
     await items.update(T, recalled.id, { metadata: { recalled: true } }, now + 1);
     const deps: RecsDeps = { ...recsOver(slowPage(items, 1, 1000), base), control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table) };
     const q = recsQuery({ user_id: 'someone', context_id: String(contextId) });
@@ -846,19 +836,15 @@ describe('a search waits for a long read of the changes since the build at most 
 
   it("a context's max_per_category holds for the categories shown, of items moved since the build", async () => {
     const T = 'long-read-cap';
-    const base = fixture();
-    const { items, embedder } = base;
-    const now = Math.floor(Date.now() / 1000);
-    const created = await items.create(
-      T,
-      [
-        { name: 'Trail lantern', metadata: { category: 'lights' } },
-        { name: 'Camp lantern', metadata: { category: 'stoves' } },
-      ],
+    const {
+      stores: base,
+      created,
       now,
-    );
-    for (const i of created) await embedItem(items, embedder, T, i.id);
-    await buildIndex(items, base.blobs, embedder.dimensions, T);
+    } = await built(T, [
+      { name: 'Trail lantern', metadata: { category: 'lights' } },
+      { name: 'Camp lantern', metadata: { category: 'stoves' } },
+    ]);
+    const { items } = base;
     const c = db.stores.console;
     const contextId = (await createContext(c, T, { name: 'one each', description: '' })).id;
     await c.put(T, 'rerank', { id: contextId, context_id: contextId, max_per_category: 1, updated_at: now, _rev: 1 });
@@ -882,20 +868,7 @@ describe('a search waits for a long read of the changes since the build at most 
     await events.append(T, [{ type: 'view', user_id: 'someone', item_id: String(viewed.id), context_id: null, session_id: null, request_id: null, placement: null, extra: {} }], now + 1);
     const c = db.stores.console;
     const contextId = (await createContext(c, T, { name: 'lanterns first', description: '' })).id;
-    await c.put(T, 'rule', {
-      id: 1,
-      name: 'lanterns first',
-      context_id: contextId,
-      conditions: [{ field: 'category', op: 'eq', value: 'lanterns' }],
-      boost: 2,
-      segment_id: null,
-      starts_at: null,
-      ends_at: null,
-      enabled: true,
-      created: now,
-      updated_at: now,
-      _rev: 1,
-    });
+    await putRule(T, contextId, { name: 'lanterns first', conditions: [{ field: 'category', op: 'eq', value: 'lanterns' }], boost: 2 }, now);
     // Popularity's read of the latest events answers after the container's read has ended.
     const slowLatest = { ...events, latest: async (...a: Parameters<typeof events.latest>) => (await new Promise((r) => setTimeout(r, 1500)), events.latest(...a)) };
     const deps: RecsDeps = { ...recsOver(slowPage(items, 1, 1000), base), events: slowLatest, control: controlDepsOf(db.stores), exposures: dynamoExposureStore(db.table) };
