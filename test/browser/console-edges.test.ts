@@ -676,7 +676,7 @@ describe('the console at its edges', () => {
   it("says which of the Overview's figures could not be read, instead of loading them forever", async () => {
     const refuse = (message: string) => (r: Route) => (r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message } } }) : r.fallback());
     await page.route('**/console/api/overview*', refuse('Overview unavailable.'));
-    await page.route('**/api/models', refuse('Models unavailable.'));
+    await page.route('**/api/models*', refuse('Models unavailable.'));
     try {
       await go('Catalog', 'Catalog');
       await go('Overview', 'Overview');
@@ -690,7 +690,7 @@ describe('the console at its edges', () => {
       expect(await page.getByText('Loading…').count()).toBe(0);
     } finally {
       await page.unroute('**/console/api/overview*');
-      await page.unroute('**/api/models');
+      await page.unroute('**/api/models*');
     }
     expected(problems, /status of 500/); // the refused reads, on purpose
   });
@@ -763,6 +763,98 @@ describe('the console at its edges', () => {
       await page.setViewportSize({ width: 1440, height: 900 });
       await page.unroute('**/api/search-index');
     }
+  });
+
+  it('keeps the page as wide as the window with names and values without spaces (Playground results and facets, an experiment)', async () => {
+    const long = { name: `Quilt${'Q'.repeat(400)}`, description: 'A warm quilt.', metadata: { category: 'quilts', brand: 'B'.repeat(300) } };
+    expect((await t.demo.core('POST', '/v1/items', long)).status).toBe(201);
+    const ctx = (await t.demo.platform('GET', '/api/contexts?limit=1')).body.data[0].id as number;
+    await post('/api/experiments', {
+      name: 'X'.repeat(200),
+      context_id: ctx,
+      variants: [
+        { name: 'blue', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'green', endpoint_name: 'next', traffic_percent: 50 },
+      ],
+    });
+    const wide = () => page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await go('Search playground', 'Search playground');
+      await page.getByLabel('Context').selectOption({ index: 0 });
+      await page.getByLabel('Query').fill('quilt');
+      await page.getByRole('textbox', { name: 'Facets' }).fill('brand');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await visible(page.getByRole('list', { name: 'Search results' }).getByText(long.name, { exact: true }));
+      await visible(page.getByRole('region', { name: 'Facet brand' }).getByText(long.metadata.brand, { exact: false }));
+      // Was 4,200 pixels wider than the window: a long name ran out of its card, and a facet's value out of the Facets card.
+      expect(await wide()).toBe(0);
+      await go('Experiments', 'Experiments');
+      await visible(page.getByRole('heading', { name: /^X{200} · / }));
+      // Was 1,500 pixels wider: the experiment's card title and its Start button did not wrap.
+      expect(await wide()).toBe(0);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
+  });
+
+  it("counts the model versions on the Overview up to 100, not '20+' past the list's default page of 20", async () => {
+    // 30 versions, listed as the API lists them: 20 a page unless a limit is asked for.
+    const versions = Array.from({ length: 30 }, (_, i) => ({ version: 30 - i }));
+    await page.route('**/api/models*', (r) => {
+      const limit = Number(new URL(r.request().url()).searchParams.get('limit') ?? 20);
+      return r.fulfill({ json: { data: versions.slice(0, limit), has_more: limit < versions.length, next_cursor: limit < versions.length ? String(30 - limit + 1) : null } });
+    });
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Overview', 'Overview');
+      await eventually('the versions counted', async () => (await page.getByTestId('model-versions').textContent()) !== '…');
+      expect(await page.getByTestId('model-versions').textContent()).toBe('30');
+    } finally {
+      await page.unroute('**/api/models*');
+    }
+  });
+
+  it("shows the filter's events alone when a filter is sent while 'Load more' of the list before it runs (Events)", async () => {
+    await go('Events', 'Events');
+    const rows = page.getByRole('table', { name: 'Events' }).getByRole('row');
+    await eventually('the first 50 events', async () => (await rows.count()) === 51);
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    let more = 0;
+    await page.route('**/console/api/events*', async (r) => {
+      if (!r.request().url().includes('starting_after=')) return r.fallback();
+      more += 1;
+      await held;
+      await r.fallback();
+    });
+    try {
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await eventually('Load more sent', async () => more === 1);
+      await page.getByLabel('User ID', { exact: true }).fill('u-1');
+      await page.getByRole('button', { name: 'Filter', exact: true }).click();
+      await eventually("u-1's event alone", async () => (await rows.count()) === 2);
+      release();
+      await page.waitForTimeout(800);
+      // Was u-1's event and, under it, the next 50 events of everyone (the earlier list's page, appended to the filter's).
+      expect(await rows.count()).toBe(2);
+      expect(await page.getByRole('table', { name: 'Events' }).getByRole('cell', { name: 'u-1', exact: true }).count()).toBe(1);
+    } finally {
+      release();
+      await page.unroute('**/console/api/events*');
+    }
+  });
+
+  it('keeps the chosen playground tab readable under the pointer', async () => {
+    await go('Search playground', 'Search playground');
+    const tab = page.getByRole('tab', { name: 'Search', exact: true });
+    await tab.hover();
+    const colours = await tab.evaluate((b) => {
+      const s = (globalThis as unknown as { getComputedStyle: (e: unknown) => { color: string; backgroundColor: string } }).getComputedStyle(b);
+      return { color: s.color, background: s.backgroundColor };
+    });
+    // Was white text on the hover's near-white background (#eef2f7): the chosen tab's name vanished.
+    expect(colours).toEqual({ color: 'rgb(255, 255, 255)', background: 'rgb(29, 78, 216)' });
   });
 
   it('had no page errors and no console errors', () => {

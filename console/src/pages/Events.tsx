@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, listAll, qs, type EventList, type EventRow, type EventType } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
 import { Card, Field, Loading, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
@@ -19,15 +19,22 @@ export function Events({ session }: PageProps) {
 
   // The filter on screen: "Load more" goes on with it, not with what the form holds since.
   const [applied, setApplied] = useState({ user_id: '', type: '' });
+  // The latest load: an earlier one answering after it (a "Load more" of the list before a filter sent meanwhile) is not shown.
+  const latest = useRef(0);
   const load = (filter: { user_id: string; type: string }, after?: string) =>
     list.run(async () => {
+      const mine = ++latest.current;
+      // A new filter replaces the list: no "Load more" of the one it replaces meanwhile.
+      if (!after) setCursor(null);
       try {
         const r = await api<EventList>('GET', `/console/api/events${qs({ limit: 50, order: 'desc', ...filter, starting_after: after })}`);
+        if (mine !== latest.current) return;
         setApplied(filter);
         setRows((x) => (after ? [...x, ...r.data] : r.data));
         setCursor(r.has_more ? r.next_cursor : null);
         setLoaded(true);
       } catch (e) {
+        if (mine !== latest.current) return;
         // A filter that failed shows its error alone, as the Catalog's search does ("Load more" keeps the rows on screen).
         if (!after) {
           setRows([]);
