@@ -167,6 +167,9 @@ function ruleTest(r: Rule): (doc: SearchDoc) => boolean {
 
 export const matches = (doc: SearchDoc, c: Condition): boolean => testOf(c)(doc);
 
+/** Whether every condition of `r` holds for `doc` (the rule's cached test, as the pipeline applies it). */
+export const ruleMatches = (r: Rule, doc: SearchDoc): boolean => ruleTest(r)(doc);
+
 /** A rule in force at `now` (enabled, inside its window); segment membership is the caller's. */
 export const inForce = (r: Rule, now: number): boolean => r.enabled && (r.starts_at === null || now >= r.starts_at) && (r.ends_at === null || now < r.ends_at);
 

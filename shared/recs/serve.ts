@@ -17,7 +17,7 @@ import { catalogItemId } from '../domain/item-ids.ts';
 import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, contextNumber, type ControlDeps, type ServingPlan } from '../control/serving.ts';
-import { matches, withinCategoryCap } from '../control/pipeline.ts';
+import { ruleMatches, withinCategoryCap } from '../control/pipeline.ts';
 import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
@@ -233,16 +233,19 @@ async function stillEligible(catalog: Catalog, page: readonly Ordered[], categor
   // A context's rules ran on the versions ranked: one of boost 0 (an exclusion) that matches the
   // version shown leaves it out too, and `max_per_category` counts the categories shown.
   const exclusions = plan?.rules.filter((rule) => rule.boost === 0) ?? [];
-  const excluded = (doc: ItemWithVector) => exclusions.some((rule) => rule.conditions.every((c) => matches(doc, c)));
+  const excluded = (doc: ItemWithVector) => exclusions.some((rule) => ruleMatches(rule, doc));
   const shown = page.flatMap((r, i) => {
     const item = now[i];
-    if (!item?.active || (category !== undefined && item.metadata.category !== category)) return [];
+    if (!item?.active || !inCategory(item, category)) return [];
     const doc: ItemWithVector = { ...item, vector: null };
     return excluded(doc) ? [] : [{ r, item, doc }];
   });
   const cap = plan?.controls.max_per_category;
   return cap === undefined ? shown : withinCategoryCap(shown, cap);
 }
+
+/** Whether an item is in the category a request asks for (any, without one). */
+const inCategory = (item: ItemRecord, category: string | undefined): boolean => category === undefined || item.metadata.category === category;
 
 /** What scoring a request's candidates reads. */
 interface Scoring {
@@ -272,7 +275,7 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
     if (!d?.active) return false;
     if (id === anchorId) return false;
     if (!q.include_seen && history.isSeen(id)) return false;
-    if (q.category !== undefined && d.metadata.category !== q.category) return false;
+    if (!inCategory(d, q.category)) return false;
     return true;
   };
   const want = r.plan ? Math.max(CONTEXT_POOL, q.limit) : q.limit;

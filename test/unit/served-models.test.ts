@@ -9,13 +9,24 @@ import { AlsModel } from '../../shared/recs/blend.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
 
-/** A model version's store whose every version is one small model, with the artifacts read listed in `loads`. */
-function store() {
+/** A small model's artifact (popularity over two items). */
+function smallModel(): Uint8Array {
   const ds = new Dataset([
     { user: 'a', item: 1, weight: 1, at: 1 },
     { user: 'b', item: 2, weight: 1, at: 1 },
   ]);
-  const bytes = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
+  return packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight) });
+}
+
+/** An iALS model's artifact of 20,000 items × 128 factors: 10 MB, more than a step of a load in turns. */
+function largeModel(): Uint8Array {
+  const n = 20_000;
+  const als = new AlsModel(n, 128, new Float32Array(n * 128).fill(0.1), new Float64Array(128 * 128), 0.1, 0.01);
+  return packModel({ model: als, items: Array.from({ length: n }, (_, i) => i + 1), popularity: new Float32Array(n) });
+}
+
+/** A model version's store whose every version is the model `bytes`, with the artifacts read listed in `loads`. */
+function store(bytes = smallModel()) {
   const loads: string[] = [];
   const console = { get: async (_t: string, _k: string, version: number) => ({ artifact: `models/t/v${version}.bin` }) } as unknown as ConsoleStore;
   const blobs = {
@@ -29,12 +40,7 @@ function store() {
 
 describe("a serving container's loaded models", () => {
   it("are made in turns, the container's other requests served meanwhile; two requests that load one at once keep one copy", async () => {
-    // 20,000 items × 128 factors: 10 MB, more than a step.
-    const n = 20_000;
-    const als = new AlsModel(n, 128, new Float32Array(n * 128).fill(0.1), new Float64Array(128 * 128), 0.1, 0.01);
-    const bytes = packModel({ model: als, items: Array.from({ length: n }, (_, i) => i + 1), popularity: new Float32Array(n) });
-    const console = { get: async () => ({ artifact: 'models/big/v1.bin' }) } as unknown as ConsoleStore;
-    const blobs = { get: async () => bytes } as unknown as BlobStore;
+    const { console, blobs } = store(largeModel());
     const { value, turns } = await turnsDuring(() => Promise.all([loadModel(console, blobs, 'big', 1), loadModel(console, blobs, 'big', 1)]));
     expect(turns).toBeGreaterThanOrEqual(2);
     expect(value[0]).toBeDefined();
@@ -42,11 +48,7 @@ describe("a serving container's loaded models", () => {
   });
 
   it('are made once for requests that load one at once: each does not make a copy of its own meanwhile', async () => {
-    const n = 20_000;
-    const als = new AlsModel(n, 128, new Float32Array(n * 128).fill(0.1), new Float64Array(128 * 128), 0.1, 0.01);
-    const bytes = packModel({ model: als, items: Array.from({ length: n }, (_, i) => i + 1), popularity: new Float32Array(n) });
-    const console = { get: async () => ({ artifact: 'models/burst/v1.bin' }) } as unknown as ConsoleStore;
-    const blobs = { get: async () => bytes } as unknown as BlobStore;
+    const { console, blobs } = store(largeModel());
     const filled = vi.spyOn(F32Rows, 'filling');
     try {
       const loaded = await Promise.all(Array.from({ length: 4 }, () => loadModel(console, blobs, 'burst', 1)));
