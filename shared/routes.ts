@@ -14,7 +14,7 @@ export const CORE_SCOPES: readonly CoreScope[] = ['service-api/read', 'service-a
 export const PLATFORM_SCOPES: readonly PlatformScope[] = ['admin', 'events', 'items', 'recommendations'];
 
 /** DynamoDB actions a handler performs: its function is granted exactly these. */
-export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchWriteItem';
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchWriteItem';
 /** What a handler touches besides its own logs; the CDK stack grants exactly this. */
 export interface Access {
   table?: readonly TableAction[];
@@ -131,12 +131,15 @@ const platform = (method: HttpMethod, path: string, handler: string, access: Acc
   access: withSessionCheck(withAuthRead(access)),
 });
 
+/** The table actions that change nothing. */
+const READS: ReadonlySet<TableAction> = new Set(['GetItem', 'BatchGetItem', 'Query']);
+
 /**
  * Whether a route's grants let it change nothing: only reads of the table, no queues, clients or
  * artifacts (reading a console session's user, AdminGetUser, and recording that check change none).
  */
 export const readOnly = (r: Route): boolean =>
-  (r.access.table ?? []).every((a) => a === 'GetItem' || a === 'Query') &&
+  (r.access.table ?? []).every((a) => READS.has(a)) &&
   !r.access.queues?.length &&
   (r.access.cognito ?? []).every((a) => a === 'AdminGetUser') &&
   r.access.bucket !== 'readwrite' &&
@@ -150,10 +153,10 @@ const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'Batch
 /**
  * Whatever reads a tenant's search view (`tenantView`, `pagedView`): the index artifact, the
  * changes since it (gsi2) and their span (gsi4), and the items of a page served before the
- * container read all of those (GetItem: the view `behind`). Search, recommendations (their
+ * container read all of those (BatchGetItem: the view `behind`). Search, recommendations (their
  * catalog), the console's playground.
  */
-const VIEW: Access = { table: ['GetItem', 'Query'], indexes: ['gsi2', 'gsi4'], bucket: 'read' };
+const VIEW: Access = { table: ['GetItem', 'BatchGetItem', 'Query'], indexes: ['gsi2', 'gsi4'], bucket: 'read' };
 /** Search: the view, the user's events (gsi1), a rebuild request, the query embedding. */
 const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: true };
 /**

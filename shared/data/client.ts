@@ -10,7 +10,7 @@ export interface TableRef {
   /** Everything but `signed`'s operations, through lib-dynamodb's document client. */
   doc: DynamoDBDocumentClient;
   /**
-   * GetItem, Query, BatchWriteItem and UpdateItem as plain signed requests with the same client's
+   * GetItem, BatchGetItem, Query, BatchWriteItem and UpdateItem as plain signed requests with the same client's
    * configuration (signed.ts): a sixth of an SDK call's CPU, on the serving path. `getRow`,
    * `queryPage`, `putAll`, `deleteAll` and `update` in ops.ts marshal themselves.
    */

@@ -8,7 +8,25 @@ import { idsFor } from './counters.ts';
 import { Item, sortId, Tombstone } from './entities.ts';
 import { CHANGE_FIELDS } from './table-schema.ts';
 import type { Change } from './expressions.ts';
-import { applied, countUpTo, forEachPartitionPage, getRow, isConditionFailure, isNew, isStored, put, putAll, putMissing, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
+import {
+  applied,
+  countUpTo,
+  forEachPartitionPage,
+  getRow,
+  getRows,
+  isConditionFailure,
+  isNew,
+  isStored,
+  put,
+  putAll,
+  putMissing,
+  queryUpTo,
+  refine,
+  remove,
+  stripKeys,
+  update,
+  type Row,
+} from './ops.ts';
 
 /*
  * Items (the Item entity of entities.ts): by id, by category, by change time (the search
@@ -195,6 +213,14 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     async get(tenant: string, id: number): Promise<ItemRecord | undefined> {
       const row = await getRow(t, Item.key({ tenant, id }));
       return row ? fromRow(row) : undefined;
+    },
+
+    async getMany(tenant: string, ids: readonly number[]): Promise<(ItemRecord | undefined)[]> {
+      const rows = await getRows(
+        t,
+        ids.map((id) => Item.key({ tenant, id })),
+      );
+      return rows.map((row) => (row ? fromRow(row) : undefined));
     },
 
     async update(tenant: string, id: number, patch: ItemPatch, now: number, opts: { sameContentAs?: number } = {}): Promise<ItemRecord | undefined> {

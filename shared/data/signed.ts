@@ -10,6 +10,8 @@ import {
   ThrottlingException,
   TransactionConflictException,
   type AttributeValue,
+  type BatchGetItemCommandInput,
+  type BatchGetItemCommandOutput,
   type BatchWriteItemCommandInput,
   type BatchWriteItemCommandOutput,
   type DynamoDBClient,
@@ -27,7 +29,7 @@ import { deadlineSignal } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
 
 /**
- * The serving path's calls (GetItem, Query, and the writes a serving request makes: BatchWriteItem,
+ * The serving path's calls (GetItem, BatchGetItem, Query, and the writes a serving request makes: BatchWriteItem,
  * UpdateItem) as the plain signed JSON requests they are on the wire: the body DynamoDB's JSON
  * protocol defines, signed with SigV4 (`signRequest`) with the SDK client's own credential chain,
  * region, endpoint rules and HTTP handler (sockets shared with its other calls), and retried as
@@ -42,6 +44,7 @@ import { withRetry } from '../retry.ts';
 export interface SignedCalls {
   getItem(input: GetItemCommandInput): Promise<Omit<GetItemCommandOutput, '$metadata'>>;
   query(input: QueryCommandInput): Promise<Omit<QueryCommandOutput, '$metadata'>>;
+  batchGetItem(input: BatchGetItemCommandInput): Promise<Omit<BatchGetItemCommandOutput, '$metadata'>>;
   batchWriteItem(input: BatchWriteItemCommandInput): Promise<Omit<BatchWriteItemCommandOutput, '$metadata'>>;
   /** An aborted `signal` ends the call with the handler's abort error, not retried. */
   updateItem(input: UpdateItemCommandInput, signal?: AbortSignal): Promise<Omit<UpdateItemCommandOutput, '$metadata'>>;
@@ -84,7 +87,7 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
   };
   let clockOffset = 0;
 
-  async function call<T>(operation: 'GetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, callSignal?: AbortSignal): Promise<T> {
+  async function call<T>(operation: 'GetItem' | 'BatchGetItem' | 'Query' | 'BatchWriteItem' | 'UpdateItem', input: object, callSignal?: AbortSignal): Promise<T> {
     // A request's deadline (shared/deadline.ts) refuses the call, and its retries, once it passed.
     const deadline = deadlineSignal();
     const signal = callSignal && deadline ? AbortSignal.any([callSignal, deadline]) : (callSignal ?? deadline);
@@ -140,6 +143,7 @@ export function signedCalls(client: DynamoDBClient, requestHandler: SignedReques
   return {
     getItem: (input) => call('GetItem', input),
     query: (input) => call('Query', input),
+    batchGetItem: (input) => call('BatchGetItem', input),
     batchWriteItem: (input) => call('BatchWriteItem', input),
     updateItem: (input, signal) => call('UpdateItem', input, signal),
   };

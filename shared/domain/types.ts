@@ -87,8 +87,10 @@ export interface IdPlan {
 
 export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]>;
-  get(tenant: string, id: number): Promise<ItemRecord | undefined>;
   /** undefined when the item does not exist. */
+  get(tenant: string, id: number): Promise<ItemRecord | undefined>;
+  /** Items by id in one round trip (BatchGetItem), in the ids' order: undefined where none. */
+  getMany(tenant: string, ids: readonly number[]): Promise<(ItemRecord | undefined)[]>;
   /**
    * Sets the given fields. Name, description or metadata among them mark the embedding behind,
    * unless `sameContentAs` says they equal the content of that content version: then they are

@@ -31,7 +31,7 @@ export class SearchView implements Catalog {
      * Where the items are read from when the view was served before the container's read of the
      * changes since the build ended (a bounded wait, views.ts): then `behind`.
      */
-    private readonly table?: { items: Pick<ItemStore, 'get'>; tenant: string },
+    private readonly table?: { items: Pick<ItemStore, 'getMany'>; tenant: string },
   ) {
     // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
     delta.bind(index);
@@ -49,7 +49,7 @@ export class SearchView implements Catalog {
   current(ids: readonly number[]): Promise<(ItemRecord | undefined)[]> {
     const { table } = this;
     if (!table) return Promise.resolve(ids.map((id) => this.get(id)));
-    return Promise.all(ids.map((id) => table.items.get(table.tenant, id)));
+    return table.items.getMany(table.tenant, ids);
   }
 
   get(id: number): SearchDoc | undefined {

@@ -30,6 +30,52 @@ describe('item store', () => {
     expect(await s.get('t2', 2)).toBeUndefined();
   });
 
+  it('reads items by id in one BatchGetItem per 100, in the order asked, undefined for those that do not exist or were deleted', async () => {
+    const s = db.stores.items;
+    const created = await s.create(
+      'many',
+      Array.from({ length: 150 }, (_, i) => ({ name: `m${i}`, metadata: { i } })),
+      7,
+    );
+    await s.delete('many', 3, 8);
+    await s.create('many-other', [{ name: 'theirs' }], 7);
+    const calls: number[] = [];
+    const { signed } = db.table;
+    const counted = dynamoItemStore({
+      ...db.table,
+      signed: { ...signed, batchGetItem: (input) => (calls.push(Object.values(input.RequestItems ?? {})[0]?.Keys?.length ?? 0), signed.batchGetItem(input)) },
+    });
+    const ids = [150, 3, 1, 999, 1, ...created.slice(4, 130).map((r) => r.id), 2];
+    const got = await counted.getMany('many', ids);
+    expect(got.map((r) => r?.name)).toEqual(ids.map((id) => (id === 3 || id === 999 ? undefined : `m${id - 1}`)));
+    expect(got[0]).toEqual(await s.get('many', 150));
+    // 132 ids: two calls, the first 100 ids (the repeated 1 asked once: DynamoDB refuses a key
+    // asked twice in one request) and the other 32.
+    expect(calls.sort((a, b) => a - b)).toEqual([32, 99]);
+    expect(await counted.getMany('many-other', [1, 2])).toEqual([expect.objectContaining({ name: 'theirs' }), undefined]);
+    expect(await counted.getMany('many', [])).toEqual([]);
+  });
+
+  it('reads again the keys a BatchGetItem leaves unprocessed, until none is left', async () => {
+    const s = db.stores.items;
+    await s.create('unprocessed', [{ name: 'a' }, { name: 'b' }, { name: 'c' }], 7);
+    const { signed } = db.table;
+    const sent: number[] = [];
+    // DynamoDB answers the first request's first key and leaves the others unprocessed (over its
+    // read capacity, or its 16 MB answer limit).
+    const batchGetItem: typeof signed.batchGetItem = async (input) => {
+      const [table, ask] = Object.entries(input.RequestItems ?? {})[0] ?? [];
+      const keys = ask?.Keys ?? [];
+      sent.push(keys.length);
+      if (sent.length > 1 || !table || !ask) return signed.batchGetItem(input);
+      const out = await signed.batchGetItem({ RequestItems: { [table]: { ...ask, Keys: keys.slice(0, 1) } } });
+      return { ...out, UnprocessedKeys: { [table]: { ...ask, Keys: keys.slice(1) } } };
+    };
+    const got = await dynamoItemStore({ ...db.table, signed: { ...signed, batchGetItem } }).getMany('unprocessed', [3, 1, 2]);
+    expect(got.map((r) => r?.name)).toEqual(['c', 'a', 'b']);
+    expect(sent).toEqual([3, 2]);
+  });
+
   it('writes a batch of 100 (BatchWriteItem chunks) completely', async () => {
     const s = db.stores.items;
     const created = await s.create(

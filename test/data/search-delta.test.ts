@@ -754,10 +754,14 @@ describe('a search waits for a long read of the changes since the build at most 
     await items.delete(T, gone.id, now + 1);
     await items.update(T, off.id, { active: false }, now + 1);
     // A container that has not read anything yet: its first read's first page answers late.
-    const deps = { items: slowPage(items, 1, 1000), events, blobs, embedder };
+    const reads = { get: 0, getMany: 0 };
+    const counted: ItemStore = { ...slowPage(items, 1, 1000), get: (...a) => (reads.get++, items.get(...a)), getMany: (...a) => (reads.getMany++, items.getMany(...a)) };
+    const deps = { items: counted, events, blobs, embedder };
     const search = () => runSearch(deps, T, { query: 'lantern', mode: 'keyword', filter: NO_FILTER, limit: 10 });
     const behind = await waitingAtMost(50, search);
     expect(behind.data.map((h) => h.name)).toEqual(['Storm lantern']);
+    // The page's items read from the table in one round trip.
+    expect(reads).toEqual({ get: 0, getMany: 1 });
     // Once read, the same.
     expect((await waitingAtMost(10_000, search)).data.map((h) => h.name)).toEqual(['Storm lantern']);
   });
