@@ -147,6 +147,12 @@ export const readOnly = (r: Route): boolean =>
 
 /** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
 const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
+/**
+ * A Platform create that honours Idempotency-Key (shared/http/idempotency.ts): `a`, and the key's
+ * record claimed (PutItem), its id reserved and its answer stored (UpdateItem), freed when the
+ * request is refused (DeleteItem).
+ */
+const idempotent = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>([...(a.table ?? []), 'PutItem', 'UpdateItem', 'DeleteItem'])] });
 /** Console records: read a collection, or also allocate ids and write records and job logs. */
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
@@ -214,22 +220,22 @@ const platformRoutes: PlatformRoute[] = [
   // The index status also lists the changes since the build (gsi4) and counts the items waiting for an embedding (gsi3).
   platform('GET', '/api/search-index', 'platform/search-index/status', { ...SEARCH, indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'], embeds: false }, ['items']),
   platform('POST', '/api/search-index/rebuild', 'platform/search-index/rebuild', { queues: ['embedding'] }),
-  platform('POST', '/api/contexts', 'platform/contexts/create', CONSOLE_WRITE),
+  platform('POST', '/api/contexts', 'platform/contexts/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/contexts', 'platform/contexts/list', CONSOLE_READ),
   platform('GET', '/api/contexts/{id}', 'platform/contexts/get', CONSOLE_READ),
-  platform('POST', '/api/event-types', 'platform/event-types/create', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/event-types', 'platform/event-types/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/event-types', 'platform/event-types/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/event-types/{id}', 'platform/event-types/get', CONSOLE_READ, ['events']),
   platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/events/templates', 'platform/templates/create', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/events/templates', 'platform/templates/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/events/templates', 'platform/templates/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_READ, ['events']),
   platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_WRITE, ['events']),
-  platform('POST', '/api/model-endpoints', 'platform/endpoints/create', CONSOLE_WRITE),
+  platform('POST', '/api/model-endpoints', 'platform/endpoints/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/model-endpoints', 'platform/endpoints/list', CONSOLE_READ),
   platform('GET', '/api/model-endpoints/{id}', 'platform/endpoints/get', CONSOLE_READ),
   platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_WRITE),
-  platform('POST', '/api/training-jobs', 'platform/training-runs/create', { ...CONSOLE_WRITE, queues: ['training'] }, ['events']),
+  platform('POST', '/api/training-jobs', 'platform/training-runs/create', idempotent({ ...CONSOLE_WRITE, queues: ['training'] }), ['events']),
   platform('GET', '/api/training-jobs', 'platform/training-runs/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
   platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', CONSOLE_WRITE, ['events']),
@@ -250,17 +256,17 @@ const platformRoutes: PlatformRoute[] = [
   platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
-  platform('POST', '/api/rules', 'platform/rules/create', CONTROL_WRITE_DELETE),
+  platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_WRITE_DELETE)),
   platform('GET', '/api/rules', 'platform/rules/list', { table: ['Query'] }),
   platform('GET', '/api/rules/{id}', 'platform/rules/get', {}),
   platform('PATCH', '/api/rules/{id}', 'platform/rules/update', CONTROL_WRITE),
   platform('DELETE', '/api/rules/{id}', 'platform/rules/delete', CONTROL_WRITE_DELETE),
-  platform('POST', '/api/segments', 'platform/segments/create', CONTROL_WRITE),
+  platform('POST', '/api/segments', 'platform/segments/create', idempotent(CONTROL_WRITE)),
   platform('GET', '/api/segments', 'platform/segments/list', { table: ['Query'] }),
   platform('GET', '/api/segments/{id}', 'platform/segments/get', {}),
   platform('PATCH', '/api/segments/{id}', 'platform/segments/update', CONTROL_WRITE),
   platform('DELETE', '/api/segments/{id}', 'platform/segments/delete', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
-  platform('POST', '/api/experiments', 'platform/experiments/create', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  platform('POST', '/api/experiments', 'platform/experiments/create', idempotent({ table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] })),
   // With each experiment its results: the variants' running totals (a Query per shard).
   platform('GET', '/api/experiments', 'platform/experiments/list', { table: ['Query'] }),
   platform('GET', '/api/experiments/{id}', 'platform/experiments/get', { table: ['Query'] }),

@@ -1,5 +1,6 @@
 // Over 400 lines: the four control records (rules, segments, experiments, rerank) share one revision-checked write path and audit trail; split, each would re-import it for ~90 lines.
-import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore } from '../domain/console-records.ts';
+import { newId, storedBefore, type AuditEntry, type ConsoleKind, type ConsoleRecord, type ConsoleStore } from '../domain/console-records.ts';
+import type { IdPlan } from '../domain/types.ts';
 import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import { platformList } from '../domain/present.ts';
@@ -171,12 +172,14 @@ async function undo<T extends object>(c: ControlPorts, tenant: string, kind: Con
 
 // Rules
 
-export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody): Promise<Rule> {
+export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, ids?: IdPlan): Promise<Rule> {
+  const done = await storedBefore<Stored<Rule>>(c, who.tenant, 'rule', ids);
+  if (done) return shown(done);
   await needContext(c, who.tenant, b.context_id);
   if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
   const now = nowSeconds();
   const rec: Stored<Rule> = {
-    id: await c.nextId(who.tenant, 'rule'),
+    id: await newId(() => c.nextId(who.tenant, 'rule'), ids),
     name: b.name,
     context_id: b.context_id,
     conditions: b.conditions.map((x) => defined(x) as Rule['conditions'][number]),
@@ -238,10 +241,12 @@ export async function deleteRule(c: ControlPorts, who: Caller, id: number): Prom
 
 // Segments
 
-export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBody): Promise<Segment> {
+export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBody, ids?: IdPlan): Promise<Segment> {
+  const done = await storedBefore<Stored<Segment>>(c, who.tenant, 'segment', ids);
+  if (done) return shown(done);
   const now = nowSeconds();
   const rec: Stored<Segment> = {
-    id: await c.nextId(who.tenant, 'segment'),
+    id: await newId(() => c.nextId(who.tenant, 'segment'), ids),
     name: b.name,
     description: b.description ?? '',
     definition: b.definition,
@@ -344,14 +349,16 @@ const runningBesides = async (c: ControlPorts, tenant: string, exp: Experiment):
 const alreadyRunning = (contextId: number, ids: number[]) =>
   new Conflict('experiment_running', `Experiment ${ids.join(', ')} is already Running in context ${contextId}: stop it first (one Running experiment per context).`);
 
-export async function createExperiment(c: ControlPorts, who: Caller, b: S.ExperimentBody): Promise<Experiment> {
+export async function createExperiment(c: ControlPorts, who: Caller, b: S.ExperimentBody, ids?: IdPlan): Promise<Experiment> {
+  const done = await storedBefore<Stored<Experiment>>(c, who.tenant, 'experiment', ids);
+  if (done) return shown(done);
   await needContext(c, who.tenant, b.context_id);
   if (b.segment_id) await needSegment(c, who.tenant, b.segment_id);
   const variants = variantsOf(b.variants);
   await needEndpoints(c, who.tenant, variants);
   const now = nowSeconds();
   const rec: Stored<Experiment> = {
-    id: await c.nextId(who.tenant, 'experiment'),
+    id: await newId(() => c.nextId(who.tenant, 'experiment'), ids),
     name: b.name,
     context_id: b.context_id,
     segment_id: b.segment_id ?? null,

@@ -1,6 +1,7 @@
 import type { ControlConfig } from '../control/types.ts';
 import { NotFound } from './errors.ts';
 import { platformList, type PlatformList } from './present.ts';
+import type { IdPlan } from './types.ts';
 
 /*
  * The console records' port: the Platform API's small per-tenant collections (event types,
@@ -55,6 +56,27 @@ export interface ErasedUser {
 export interface LogLine {
   ts: number;
   message: string;
+}
+
+/**
+ * What a Platform create sent with an Idempotency-Key stored before (`ids`, the HTTP layer's plan,
+ * shared/http/idempotency.ts): when it retries an attempt that failed after it may have written,
+ * the record that attempt wrote under its id, if it got that far. The create then answers it as it
+ * is stored and writes nothing.
+ */
+export function storedBefore<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'get'>, tenant: string, kind: ConsoleKind, ids: IdPlan | undefined): Promise<T | undefined> {
+  return ids?.reuse === undefined ? Promise.resolve(undefined) : c.get<T>(tenant, kind, ids.reuse);
+}
+
+/**
+ * The id a Platform create writes under: that of the failed attempt it retries (`storedBefore`),
+ * else a new one (`next`), recorded under the request's Idempotency-Key before anything is written.
+ */
+export async function newId(next: () => Promise<number>, ids: IdPlan | undefined): Promise<number> {
+  if (ids?.reuse !== undefined) return ids.reuse;
+  const id = await next();
+  await ids?.reserved?.(id);
+  return id;
 }
 
 /** Generic console records: small per-tenant collections read whole, updated conditionally. */

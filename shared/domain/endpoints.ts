@@ -1,9 +1,10 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, putNamed, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
 import { platformList } from './present.ts';
+import type { IdPlan } from './types.ts';
 
 /** Serving endpoints: named slots that serve one model version each; one of them is the tenant's default. */
 
@@ -35,7 +36,9 @@ async function clearOlderDefaults(c: ConsoleStore, tenant: string, all: readonly
   }
 }
 
-export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>) {
+export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.output<typeof S.endpointBody>, ids?: IdPlan) {
+  const done = await storedBefore<Endpoint>(c, tenant, 'endpoint', ids);
+  if (done) return endpointView(done);
   const exists = () => new Conflict('endpoint_exists', `Endpoint ${b.endpoint_name} exists.`);
   const all = await c.list<Endpoint>(tenant, 'endpoint');
   if (all.some((e) => e.endpoint_name === b.endpoint_name)) throw exists();
@@ -45,7 +48,7 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   // one sent with `is_default: true` keeps it, whenever the others were written.
   const first = !b.is_default && all.length === 0;
   const rec: Endpoint = {
-    id: await c.nextId(tenant, 'endpoint'),
+    id: await newId(() => c.nextId(tenant, 'endpoint'), ids),
     endpoint_name: b.endpoint_name,
     is_default: b.is_default || first,
     model_version: null,

@@ -1,7 +1,8 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { notFound, putNamed, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import type { IdPlan } from './types.ts';
 import { Conflict } from './errors.ts';
 
 /** Event types: the kinds of interaction a tenant sends, each with the weight training gives it. */
@@ -12,10 +13,12 @@ export interface EventType extends ConsoleRecord {
   created: number;
 }
 
-export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>) {
+export async function createEventType(c: ConsoleStore, tenant: string, b: z.output<typeof S.eventTypeBody>, ids?: IdPlan) {
+  const done = await storedBefore<EventType>(c, tenant, 'event_type', ids);
+  if (done) return done;
   const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
   if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
-  const rec: EventType = { id: await c.nextId(tenant, 'event_type'), name: b.name, weight: b.weight, created: nowSeconds() };
+  const rec: EventType = { id: await newId(() => c.nextId(tenant, 'event_type'), ids), name: b.name, weight: b.weight, created: nowSeconds() };
   await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists);
   return rec;
 }

@@ -1,10 +1,11 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import * as S from '../schemas/console.ts';
-import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { findEndpoint } from './endpoints.ts';
 import { InvalidInput, PreconditionFailed } from './errors.ts';
 import type { EventType } from './event-types.ts';
+import type { IdPlan } from './types.ts';
 
 /** Training templates: what a training run reads (event types and their weights, thresholds), when runs start by themselves, and whether their versions promote themselves. */
 
@@ -70,11 +71,22 @@ export const templateView = ({ _unsent_job: _u, _unsent_since: _s, ...t }: Templ
   last_scheduled_run: t.last_scheduled_run ?? null,
   auto_promote: t.auto_promote ?? null,
 });
-export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>) {
+export async function createTemplate(c: ConsoleStore, tenant: string, b: z.output<typeof S.templateBody>, ids?: IdPlan) {
+  const done = await storedBefore<Template>(c, tenant, 'template', ids);
+  if (done) return templateView(done);
   const eventTypes = await checkEventTypes(c, tenant, b.event_types);
   const now = nowSeconds();
   const automation = await automationFields(c, tenant, b, now);
-  const rec: Template = { id: await c.nextId(tenant, 'template'), name: b.name, event_types: eventTypes, thresholds: b.thresholds, status: 'Draft', created: now, updated_at: now, ...automation };
+  const rec: Template = {
+    id: await newId(() => c.nextId(tenant, 'template'), ids),
+    name: b.name,
+    event_types: eventTypes,
+    thresholds: b.thresholds,
+    status: 'Draft',
+    created: now,
+    updated_at: now,
+    ...automation,
+  };
   await c.put(tenant, 'template', rec);
   return templateView(rec);
 }

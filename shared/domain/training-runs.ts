@@ -2,10 +2,11 @@ import { nowSeconds } from '../clock.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
-import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { InvalidInput, PreconditionFailed } from './errors.ts';
 import { findTemplate, type Template } from './templates.ts';
 import type { ModelVersion } from './model-versions.ts';
+import type { IdPlan } from './types.ts';
 
 /*
  * Training runs of a template: queued, run by the training worker, stopped on request. The API
@@ -50,10 +51,12 @@ export interface RunTask {
 export const trainingRunName = (id: number) => `train-${id}`;
 export const trainingRunId = (name: string) => Number(name.slice('train-'.length));
 
-export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody) {
+export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody, ids?: IdPlan) {
+  const done = await storedBefore<TrainingRun>(c, tenant, 'job', ids);
+  if (done) return done;
   const t = await findTemplate(c, tenant, b.template_id);
   if (t.status !== 'Published') throw new PreconditionFailed(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
-  const id = await c.nextId(tenant, 'job');
+  const id = await newId(() => c.nextId(tenant, 'job'), ids);
   try {
     return await queueRun(c, queue, tenant, t, id, b.options);
   } catch (e) {

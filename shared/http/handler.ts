@@ -30,8 +30,9 @@ export interface HandlerInput<B, Q, P> {
 
 export interface Options<B extends z.ZodMiniType, Q extends z.ZodMiniType, P extends z.ZodMiniType> extends Schemas<B, Q, P> {
   /**
-   * Honour the Idempotency-Key header: the two Core create routes pass `idempotency` from
-   * ./idempotency.ts (its own module, so other bundles leave it out).
+   * Honour the Idempotency-Key header: the Core and Platform create routes pass `idempotency`
+   * from ./idempotency.ts (its own module, so other bundles leave it out); their route grants the
+   * key's record (`idempotent` in routes.ts, CREATE for the Core's).
    */
   idempotency?: (flavor: Flavor) => HttpMiddleware;
   /**

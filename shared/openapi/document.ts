@@ -45,7 +45,7 @@ const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z
 /**
  * The error statuses an operation can answer: its API's, 404 where a path names a record, 413
  * wherever its handler reads the body (also a route that takes none: a body over the limit is
- * refused before it is parsed), and its own.
+ * refused before it is parsed), 409 where it honours Idempotency-Key, and its own.
  */
 function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
   const base =
@@ -53,6 +53,7 @@ function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: Ope
   const out = new Set([...base, ...(doc.errors ?? [])]);
   if (r.api !== 'public' && r.path.includes('{')) out.add(404);
   if (declared) out.add(413);
+  if (declared?.idempotent) out.add(409);
   return [...out].sort((a, b) => a - b);
 }
 

@@ -17,6 +17,8 @@
 import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { platformList } from '../domain/present.ts';
+import { newId } from '../domain/console-records.ts';
+import type { IdPlan } from '../domain/types.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { phraseTerms, stem, tokens, words } from './text.ts';
 
@@ -89,10 +91,13 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
  * Creates a set, within the tenant's MAX_SYNONYM_SETS (`cap` but in tests): exact however many
  * creates run at once (the store's `create`). A refused create has written nothing but its id.
  */
-export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS): Promise<SynonymSet> {
+export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan): Promise<SynonymSet> {
+  // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored.
+  const done = ids?.reuse === undefined ? undefined : await store.get(tenant, ids.reuse);
+  if (done) return done;
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
   const t = now();
-  const s: SynonymSet = { id: await store.nextId(tenant), ...body, created: t, updated_at: t };
+  const s: SynonymSet = { id: await newId(() => store.nextId(tenant), ids), ...body, created: t, updated_at: t };
   if (!(await store.create(tenant, s, cap))) throw new InvalidInput('Too many synonym sets.', { synonyms: [`a tenant has at most ${cap} synonym sets`] });
   return s;
 }

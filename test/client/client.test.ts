@@ -192,6 +192,36 @@ describe('idempotent retries', () => {
     expect(listed.map((e) => e.id)).toEqual(sent.map((e) => e.id));
   });
 
+  it('a Platform create (a rule) whose response is lost is retried with the same Idempotency-Key and stored once; an API key create is not retried', async () => {
+    const attempts: { path: string; key: string | null; replayed: string | null }[] = [];
+    const watched = ['/api/rules', '/api/api-keys'];
+    const dropFirst = new Set(watched);
+    const p = platform(async (r) => {
+      const res = await fetch(r);
+      const path = new URL(r.url).pathname;
+      if (r.method === 'POST' && watched.includes(path)) {
+        attempts.push({ path, key: r.headers.get('idempotency-key'), replayed: res.headers.get('idempotent-replayed') });
+        if (dropFirst.delete(path)) {
+          await res.text(); // the server handled it; its answer never arrives
+          throw new TypeError('fetch failed (dropped by the test)');
+        }
+      }
+      return res;
+    });
+    const ctx = await p.contexts.create({ name: `ctx-${randomUUID().slice(0, 8)}` });
+    const name = `rule-${randomUUID().slice(0, 8)}`;
+    const rule = await p.rules.create({ name, context_id: ctx.id, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0 });
+    const rules = attempts.filter((a) => a.path === '/api/rules');
+    expect(rules).toHaveLength(2);
+    expect(rules[0]!.key).toMatch(UUID_RE);
+    expect(rules[1]).toEqual({ path: '/api/rules', key: rules[0]!.key, replayed: 'true' });
+    expect((await p.rules.list({ contextId: String(ctx.id) }).toArray()).filter((r) => r.name === name).map((r) => r.id)).toEqual([rule.id]);
+    // An API key's answer holds the key, which the API does not keep: no Idempotency-Key, no retry.
+    const err = await p.apiKeys.create({ name: `k-${randomUUID().slice(0, 8)}`, scopes: ['items'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect(attempts.filter((a) => a.path === '/api/api-keys')).toEqual([{ path: '/api/api-keys', key: null, replayed: null }]);
+  });
+
   it('a POST without an Idempotency-Key is never retried after a network error', async () => {
     let attempts = 0;
     const c = core({

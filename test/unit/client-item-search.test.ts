@@ -4,7 +4,7 @@ import { PlatformClient, type FetchLike } from '../../packages/client/src/index.
 /**
  * The Platform item search (`POST /api/items/search`) is a read that changes nothing (docs/api.md:
  * a console viewer may call it), so the client repeats it after a 5xx or a network error, as it
- * does Core search; Platform creates (POSTs without a key) are still sent once.
+ * does Core search; a Platform create without an Idempotency-Key (API keys, clients) is still sent once.
  */
 describe('PlatformClient item search retries', () => {
   const hit = { data: [{ id: '1', name: 'a', score: 1 }], has_more: false, next_cursor: null, total: 1 };
@@ -36,9 +36,12 @@ describe('PlatformClient item search retries', () => {
     });
   }
 
-  it('a Platform create answered 503 is still not repeated', async () => {
+  it('a Platform create without an Idempotency-Key (an API key) answered 503 is not repeated; one with a key (a context) is, under the same key', async () => {
     const { client, calls } = api(503);
-    await expect(client.contexts.create({ name: 'x' })).rejects.toMatchObject({ status: 503 });
-    expect(calls).toEqual(['POST /api/contexts']);
+    await expect(client.apiKeys.create({ name: 'x', scopes: ['items'] })).rejects.toMatchObject({ status: 503 });
+    expect(calls).toEqual(['POST /api/api-keys']);
+    const keyed = api(503);
+    expect(await keyed.client.contexts.create({ name: 'x' }, { idempotencyKey: 'ctx-x' })).toMatchObject({ id: 1 });
+    expect(keyed.calls).toEqual(['POST /api/contexts', 'POST /api/contexts']);
   });
 });

@@ -42,7 +42,7 @@ describe("the client's per-attempt timeout", () => {
         return never();
       },
     });
-    expect(await p.contexts.create({ name: 'c' }).catch((e: unknown) => (e as Error).name)).toBe('TimeoutError');
+    expect(await p.apiKeys.create({ name: 'c', scopes: ['items'] }).catch((e: unknown) => (e as Error).name)).toBe('TimeoutError');
     expect(posts).toBe(1);
   });
 

@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../shared/openapi/document.ts';
 import { DOCUMENT_PATH, generateDocument } from '../../shared/openapi/generate.ts';
 import { SESSION_COOKIE } from '../../shared/console-auth/session.ts';
-import { routeKey, routes } from '../../shared/routes.ts';
+import { routeKey, routes, tableActions } from '../../shared/routes.ts';
+import { loadDeclared } from '../../shared/openapi/declared.ts';
 
 type Doc = { paths: Record<string, Record<string, { operationId?: string; security?: unknown[]; responses: Record<string, unknown> }>> };
 
@@ -147,5 +148,26 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
       if (name.startsWith('OAuth')) expect(r.headers.Pragma, name).toBeDefined();
     }
     expect(at('post', '/oauth2/token').responses['200'].headers['Cache-Control']).toBeDefined();
+  });
+
+  it("each route whose handler honours Idempotency-Key is granted the key record's writes (claim, reserve and store, free)", async () => {
+    const declaredOf = await loadDeclared();
+    const keyed = routes.filter((r) => declaredOf(r)?.idempotent);
+    expect(keyed.map(routeKey).sort()).toEqual(
+      [
+        'POST /api/contexts',
+        'POST /api/event-types',
+        'POST /api/events/templates',
+        'POST /api/experiments',
+        'POST /api/model-endpoints',
+        'POST /api/rules',
+        'POST /api/segments',
+        'POST /api/synonyms',
+        'POST /api/training-jobs',
+        'POST /v1/events',
+        'POST /v1/items',
+      ].sort(),
+    );
+    for (const r of keyed) expect(tableActions(r.access), routeKey(r)).toEqual(expect.arrayContaining(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem']));
   });
 });

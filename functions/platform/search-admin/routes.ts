@@ -1,5 +1,6 @@
 import { searchLogStore, synonymStore } from '#shared/data/index';
 import { byRouteKey, platformHandler, type RouteHandler } from '#shared/http/handler';
+import { idempotency } from '#shared/http/idempotency';
 import { created, deleted, ok } from '#shared/http/respond';
 import { idPath } from '#shared/schemas/console';
 import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '#shared/schemas/search-admin';
@@ -15,7 +16,7 @@ import { createSynonymSet, deleteSynonymSet, getSynonymSet, listSynonymSets, upd
 const NAME = 'platform/search-admin/routes';
 /** Each route's handler, by route key (exported: the OpenAPI generator reads what each declares). */
 export const routeHandlers: Record<string, RouteHandler> = {
-  'POST /api/synonyms': platformHandler(NAME, { body: synonymBody }, async ({ tenant, body }) => created(await createSynonymSet(synonymStore(), tenant, body))),
+  'POST /api/synonyms': platformHandler(NAME, { body: synonymBody, idempotency }, async ({ tenant, body, idPlan }) => created(await createSynonymSet(synonymStore(), tenant, body, undefined, idPlan))),
   'GET /api/synonyms': platformHandler(NAME, { query: synonymsQuery }, async ({ tenant, query }) => ok(await listSynonymSets(synonymStore(), tenant, query))),
   'GET /api/synonyms/{id}': platformHandler(NAME, { path: idPath }, async ({ tenant, params }) => ok(await getSynonymSet(synonymStore(), tenant, params.id))),
   'PATCH /api/synonyms/{id}': platformHandler(NAME, { path: idPath, body: synonymPatch }, async ({ tenant, params, body }) => ok(await updateSynonymSet(synonymStore(), tenant, params.id, body))),

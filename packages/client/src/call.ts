@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApiError, type ErrorSource } from './errors.ts';
 
 /** What openapi-fetch answers (its success/error union, loosened to what `unwrap` reads). */
@@ -26,3 +27,13 @@ export interface CallOptions {
 export interface CreateOptions extends CallOptions {
   idempotencyKey?: string;
 }
+
+/** An `Idempotency-Key` as the API takes it (docs/api.md): 1-255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** A create's `Idempotency-Key` header: `o.idempotencyKey`, or a new random UUID for this call (every attempt of it sends the same). */
+export const idempotencyHeader = (o: CreateOptions | undefined) => {
+  const key = o?.idempotencyKey ?? randomUUID();
+  // Said before anything is sent (a letter beyond ASCII failed in fetch as "Cannot convert argument to a ByteString").
+  if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`idempotencyKey must be 1-255 visible ASCII characters, not ${JSON.stringify(key.slice(0, 40))}`);
+  return { 'Idempotency-Key': key };
+};

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
-import { unwrap, type CallOptions, type CreateOptions } from './call.ts';
+import { idempotencyHeader, unwrap, type CallOptions, type CreateOptions } from './call.ts';
 import { ApiError } from './errors.ts';
 import { Paginator } from './paginate.ts';
 import type { paths } from './schema.ts';
@@ -46,14 +45,6 @@ export interface CoreClientOptions {
 
 type PageQuery<Q> = Omit<Q, 'starting_after'> & { starting_after?: string };
 
-/** An `Idempotency-Key` as the API takes it (docs/api.md): 1-255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const idempotencyHeader = (o: CreateOptions | undefined) => {
-  const key = o?.idempotencyKey ?? randomUUID();
-  // Said before anything is sent (a letter beyond ASCII failed in fetch as "Cannot convert argument to a ByteString").
-  if (!IDEMPOTENCY_KEY.test(key)) throw new TypeError(`idempotencyKey must be 1-255 visible ASCII characters, not ${JSON.stringify(key.slice(0, 40))}`);
-  return { 'Idempotency-Key': key };
-};
 const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
 
 /**

@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { unwrap, type CallOptions } from './call.ts';
+import { idempotencyHeader, unwrap, type CallOptions, type CreateOptions } from './call.ts';
 import { Paginator, type Page } from './paginate.ts';
 import type { paths } from './schema.ts';
 import { Transport, type FetchLike, type RetryOptions } from './transport.ts';
@@ -11,7 +11,11 @@ export interface PlatformClientOptions {
   /** A Platform API key, `svc_<prefix>_<token>`. */
   apiKey: string;
   fetch?: FetchLike;
-  /** Retry policy, or `false` for none. Platform creates carry no `Idempotency-Key`, so they are retried only on 429. */
+  /**
+   * Retry policy, or `false` for none. The creates that honour `Idempotency-Key` send one (a random
+   * UUID per call unless given) and are retried as reads are; API keys and app clients (their answer
+   * holds a secret, which the API does not keep) are retried only on 429.
+   */
   retry?: RetryOptions | false;
   /** How long one attempt may take, answer read included, before it is dropped (and retried when safe): default 60,000 ms; 0 for no limit. */
   timeoutMs?: number;
@@ -67,7 +71,7 @@ export class PlatformClient {
   readonly eventTypes = {
     listPage: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/event-types', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listEventTypes'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.eventTypes.listPage(q, o)),
-    create: (body: RequestBody<'createEventType'>, o?: CallOptions) => unwrap(this.raw.POST('/api/event-types', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createEventType'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/event-types', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/event-types/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateEventType'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/event-types/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
   };
@@ -75,7 +79,7 @@ export class PlatformClient {
   readonly templates = {
     listPage: (query: QueryParams<'listTemplates'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listTemplates'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.templates.listPage(q, o)),
-    create: (body: RequestBody<'createTemplate'>, o?: CallOptions) => unwrap(this.raw.POST('/api/events/templates', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createTemplate'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/events/templates', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/events/templates/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateTemplate'>, o?: CallOptions) =>
       unwrap(this.raw.PATCH('/api/events/templates/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
@@ -85,7 +89,7 @@ export class PlatformClient {
     listPage: (query: QueryParams<'listTrainingJobs'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listTrainingJobs'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.trainingJobs.listPage(q, o)),
     /** Starts a run from a template; each run makes a new model version. */
-    create: (body: RequestBody<'createTrainingJob'>, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createTrainingJob'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/training-jobs', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (jobName: string, o?: CallOptions) => unwrap(this.raw.GET('/api/training-jobs/{jobName}', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
     stop: (jobName: string, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs/{jobName}/stop', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
     logsPage: (jobName: string, query: QueryParams<'getTrainingJobLogs'> = {}, o?: CallOptions) =>
@@ -109,7 +113,7 @@ export class PlatformClient {
   readonly endpoints = {
     listPage: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listModelEndpoints'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.endpoints.listPage(q, o)),
-    create: (body: RequestBody<'createModelEndpoint'>, o?: CallOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createModelEndpoint'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/model-endpoints', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/model-endpoints/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     /** Makes the endpoint the tenant's default (`{ is_default: true }`). */
     update: (id: Id, body: RequestBody<'updateModelEndpoint'>, o?: CallOptions) =>
@@ -119,14 +123,14 @@ export class PlatformClient {
   readonly contexts = {
     listPage: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/contexts', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listContexts'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.contexts.listPage(q, o)),
-    create: (body: RequestBody<'createContext'>, o?: CallOptions) => unwrap(this.raw.POST('/api/contexts', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createContext'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/contexts', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/contexts/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly rules = {
     listPage: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/rules', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.rules.listPage(q, o)),
-    create: (body: RequestBody<'createRule'>, o?: CallOptions) => unwrap(this.raw.POST('/api/rules', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createRule'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/rules', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
@@ -135,7 +139,7 @@ export class PlatformClient {
   readonly segments = {
     listPage: (query: QueryParams<'listSegments'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/segments', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listSegments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.segments.listPage(q, o)),
-    create: (body: RequestBody<'createSegment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/segments', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createSegment'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/segments', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateSegment'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/segments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/segments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
@@ -144,7 +148,7 @@ export class PlatformClient {
   readonly experiments = {
     listPage: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.experiments.listPage(q, o)),
-    create: (body: RequestBody<'createExperiment'>, o?: CallOptions) => unwrap(this.raw.POST('/api/experiments', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createExperiment'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/experiments', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     /** The experiment with its results. */
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateExperiment'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/experiments/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
@@ -160,7 +164,7 @@ export class PlatformClient {
   readonly synonyms = {
     listPage: (query: QueryParams<'listSynonymSets'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms', { params: { query }, ...signalOf(o) }), 'platform'),
     list: (query: QueryParams<'listSynonymSets'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.synonyms.listPage(q, o)),
-    create: (body: RequestBody<'createSynonymSet'>, o?: CallOptions) => unwrap(this.raw.POST('/api/synonyms', { body, ...signalOf(o) }), 'platform'),
+    create: (body: RequestBody<'createSynonymSet'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/synonyms', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateSynonymSet'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/synonyms/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
     delete: (id: Id, o?: CallOptions) => unwrap(this.raw.DELETE('/api/synonyms/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),

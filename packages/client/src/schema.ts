@@ -2568,6 +2568,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -2587,6 +2589,7 @@ export interface operations {
             /** @description The context, with its numeric id. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2597,6 +2600,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -2666,6 +2670,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -2690,6 +2696,7 @@ export interface operations {
             /** @description The event type. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2809,6 +2816,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -2893,6 +2902,7 @@ export interface operations {
             /** @description The template. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2903,6 +2913,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -3055,6 +3066,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -3106,6 +3119,7 @@ export interface operations {
             /** @description The experiment. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3117,6 +3131,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -3333,6 +3348,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -3352,6 +3369,7 @@ export interface operations {
             /** @description The endpoint. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3763,6 +3781,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -3806,6 +3826,7 @@ export interface operations {
             /** @description The rule. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3817,6 +3838,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -4029,6 +4051,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -4058,6 +4082,7 @@ export interface operations {
             /** @description The segment. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4068,6 +4093,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -4213,6 +4239,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -4242,6 +4270,7 @@ export interface operations {
             /** @description The set. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4252,6 +4281,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -4396,6 +4426,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes the request safe to retry: a repeat with the same key and body within 24 h answers the first response (`Idempotent-Replayed: true`) and writes nothing; the same key with another body is 409. */
+                "Idempotency-Key"?: string;
                 /** @description With a console session instead of an API key: the session's `csrf_token` (else 403). */
                 "X-CSRF-Token"?: string;
             };
@@ -4443,6 +4475,7 @@ export interface operations {
             /** @description The run, Queued. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4454,6 +4487,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];

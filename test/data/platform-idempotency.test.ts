@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoSynonymStore } from '../../shared/data/synonyms.ts';
+import { createContext } from '../../shared/domain/contexts.ts';
+import type { IdPlan } from '../../shared/domain/types.ts';
+import { startTraining } from '../../shared/domain/training-runs.ts';
+import { createTemplate } from '../../shared/domain/templates.ts';
+import { createEventType } from '../../shared/domain/event-types.ts';
+import { createRule } from '../../shared/control/records.ts';
+import { templateBody } from '../../shared/schemas/console.ts';
+import { createSynonymSet } from '../../shared/search/synonyms.ts';
+import type { WorkQueue } from '../../shared/queue/messages.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+/*
+ * A Platform create under an Idempotency-Key (the HTTP layer's IdPlan, shared/http/idempotency.ts):
+ * a first attempt records its id before it writes anything; a retry of an attempt that failed
+ * after it may have written answers the record that attempt stored, writing nothing, or writes
+ * the record under that attempt's id if it never got that far.
+ */
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+/** A first attempt's plan: the id it reserves, and whether a record with it existed then. */
+function firstAttempt(exists: (id: number) => Promise<boolean>) {
+  const seen: { id: number; stored: boolean }[] = [];
+  const plan: IdPlan = { reserved: async (id) => void seen.push({ id, stored: await exists(id) }) };
+  return { plan, seen };
+}
+
+describe('a Platform create under an Idempotency-Key', () => {
+  it('records its id before it writes the record; a retry of it answers the record as stored, writing nothing (no second audit entry, no id spent)', async () => {
+    const T = 'idem-rules';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const body = { name: 'no acme', context_id: ctx.id, conditions: [{ field: 'metadata.brand', op: 'eq' as const, value: 'Acme' }], boost: 0 };
+    const { plan, seen } = firstAttempt(async (id) => (await c.get(T, 'rule', id)) !== undefined);
+    const first = await createRule(c, { tenant: T, actor: 'abcd1234' }, body, plan);
+    expect(seen).toEqual([{ id: first.id, stored: false }]);
+    // The first attempt's answer was lost (a 5xx after its write): its retry resumes under its id.
+    await c.update(T, 'rule', first.id, { enabled: false, _rev: 2 });
+    const retried = await createRule(c, { tenant: T, actor: 'abcd1234' }, body, { reuse: first.id });
+    expect(retried).toEqual({ ...first, enabled: false });
+    expect((await c.list(T, 'rule')).map((r) => r.id)).toEqual([first.id]);
+    expect((await c.auditPage(T, `rules/${first.id}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['create']);
+    // No id was spent on the retry.
+    expect((await createRule(c, { tenant: T, actor: 'abcd1234' }, { ...body, name: 'next' })).id).toBe(first.id + 1);
+  });
+
+  it('a retry of an attempt that failed before it wrote its record writes it under that id, with its audit entry', async () => {
+    const T = 'idem-rules-unwritten';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    // The failed attempt reserved id 7 and stopped there.
+    const rule = await createRule(c, { tenant: T, actor: undefined }, { name: 'late', context_id: ctx.id, conditions: [], boost: 2 }, { reuse: 7 });
+    expect(rule.id).toBe(7);
+    expect(await c.get(T, 'rule', 7)).toMatchObject({ name: 'late', boost: 2 });
+    expect((await c.auditPage(T, 'rules/7', { limit: 10 })).rows.map((e) => e.action)).toEqual(['create']);
+  });
+
+  it('a context, a synonym set and a training run resume the same way', async () => {
+    const T = 'idem-kinds';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' }, { reserved: async () => undefined });
+    expect(await createContext(c, T, { name: 'home', description: '' }, { reuse: ctx.id })).toEqual(ctx);
+    expect((await c.list(T, 'context')).map((r) => r.id)).toEqual([ctx.id]);
+
+    const synonyms = dynamoSynonymStore(db.table);
+    const { plan, seen } = firstAttempt(async (id) => (await synonyms.get(T, id)) !== undefined);
+    const set = await createSynonymSet(synonyms, T, { synonyms: ['sofa', 'couch'] }, undefined, plan);
+    expect(seen).toEqual([{ id: set.id, stored: false }]);
+    expect(await createSynonymSet(synonyms, T, { synonyms: ['sofa', 'couch'] }, undefined, { reuse: set.id })).toEqual(set);
+    expect((await synonyms.all(T)).map((s) => s.id)).toEqual([set.id]);
+
+    const sent: unknown[] = [];
+    const queue = { send: async (_name: string, messages: unknown[]) => void sent.push(...messages) } as unknown as WorkQueue;
+    const type = await createEventType(c, T, { name: 'like', weight: 1 });
+    const template = await createTemplate(c, T, templateBody.parse({ name: 't', event_types: [{ id: type.id }], thresholds: { per_signal_min: 1, total_min: 1 } }));
+    await c.update(T, 'template', template.id, { status: 'Published' });
+    const options = { algorithm: 'popularity' as const, epochs: 5, batch_size: 256 as const, learning_rate: 0.001 };
+    const run = await startTraining(c, queue, T, { template_id: template.id, options }, { reserved: async () => undefined });
+    expect(sent).toHaveLength(1);
+    const again = await startTraining(c, queue, T, { template_id: template.id, options }, { reuse: run.id });
+    expect(again).toEqual(await c.get(T, 'job', run.id));
+    expect((await c.list(T, 'job')).map((r) => r.id)).toEqual([run.id]);
+  });
+});
