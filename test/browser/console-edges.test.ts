@@ -632,6 +632,49 @@ describe('the console at its edges', () => {
     await eventually('the focus on Save controls', async () => (await page.evaluate('document.activeElement?.textContent')) === 'Save controls');
   });
 
+  it("saves no context's rerank controls to another whose own are being read, or could not be read (Rerank)", async () => {
+    const tuned = (await post('/api/contexts', { name: 'tuned' })).id as number;
+    const untuned = (await post('/api/contexts', { name: 'untuned' })).id as number;
+    expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${tuned}`, { diversity: 0.5, max_per_category: 3 })).status).toBe(200);
+    // The untuned context's controls answer late, and then fail; what is saved is counted.
+    const saves: string[] = [];
+    let asked = 0;
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    await page.route('**/api/rerank-controls*', async (r) => {
+      if (r.request().method() === 'PUT') saves.push(r.request().url());
+      if (r.request().method() !== 'GET' || new URL(r.request().url()).searchParams.get('contextId') !== String(untuned)) return r.fallback();
+      asked += 1;
+      await held;
+      await r.fulfill({ status: 500, json: { error: { code: 'internal', message: 'Controls unavailable.' } } });
+    });
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Rerank controls', 'Rerank controls');
+      const picker = page.getByLabel('Context', { exact: true });
+      const diversity = page.getByLabel('Diversity (0–1)');
+      const save = page.getByRole('button', { name: 'Save controls' });
+      await picker.selectOption(String(tuned));
+      await eventually("the tuned context's diversity", async () => (await diversity.inputValue()) === '0.5');
+      await picker.selectOption(String(untuned));
+      await eventually("the untuned context's controls asked for", async () => asked === 1);
+      // Was the tuned context's values under the untuned one, and Save controls, which put them to it.
+      expect(await diversity.count()).toBe(0);
+      expect(await save.count()).toBe(0);
+      await visible(page.getByText('Loading…', { exact: true }));
+      release();
+      await visible(page.getByRole('alert').filter({ hasText: 'Controls unavailable.' }));
+      expect(await diversity.count()).toBe(0);
+      expect(await save.count()).toBe(0);
+    } finally {
+      release();
+      await page.unroute('**/api/rerank-controls*');
+    }
+    expected(problems, /status of 500/); // the refused read, on purpose
+    expect(saves).toEqual([]);
+    expect((await t.demo.platform('GET', `/api/rerank-controls?contextId=${untuned}`)).body).toMatchObject({ diversity: null, max_per_category: null });
+  });
+
   it("says when the tenant's event types, offered to the analytics' event type fields, could not be read", async () => {
     await page.route('**/api/event-types*', (r) =>
       r.request().method() === 'GET' ? r.fulfill({ status: 500, json: { error: { code: 'internal', message: 'Event types unavailable.' } } }) : r.fallback(),

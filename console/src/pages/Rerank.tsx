@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, qs, type Rerank } from '../api.ts';
-import { BusyButton, Card, Check, Field, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
+import { BusyButton, Card, Check, Field, Loading, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
 import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -12,24 +12,19 @@ const LABELS: Record<(typeof KEYS)[number], string> = {
   max_per_category: 'Max items per category',
 };
 
-export function RerankPage({ session }: PageProps) {
-  const contexts = useContexts();
-  const [contextId, setContextId] = useChosenContext();
-  const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
-  const current = useLoad(() => (ctx ? api<Rerank>('GET', `/api/rerank-controls${qs({ contextId: ctx })}`) : Promise.resolve(undefined)), [ctx]);
-  const [values, setValues] = useState<Record<string, string>>({});
-  const [excludeSeen, setExcludeSeen] = useState(false);
+const shown = (c: Rerank) => Object.fromEntries(KEYS.map((k) => [k, c[k] === null || c[k] === undefined ? '' : String(c[k])]));
+
+/** The controls of one context as read, and (for admins) saved to it: made anew for each context (`key`), so no other context's values are shown or saved. */
+function ControlsForm({ ctx, controls, admin, onSaved }: { ctx: string; controls: Rerank; admin: boolean; onSaved: () => void }) {
+  const [values, setValues] = useState<Record<string, string>>(() => shown(controls));
+  const [excludeSeen, setExcludeSeen] = useState(Boolean(controls.exclude_seen));
   const a = useAction();
   const [saved, setSaved] = useState(false);
-  // "Saved." belongs to the context it was said of.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: cleared whenever another context is shown.
-  useEffect(() => setSaved(false), [ctx]);
+  // Read again after a save: the form shows what is stored.
   useEffect(() => {
-    const c = current.data;
-    if (!c) return;
-    setValues(Object.fromEntries(KEYS.map((k) => [k, c[k] === null || c[k] === undefined ? '' : String(c[k])])));
-    setExcludeSeen(Boolean(c.exclude_seen));
-  }, [current.data]);
+    setValues(shown(controls));
+    setExcludeSeen(Boolean(controls.exclude_seen));
+  }, [controls]);
 
   const save = (e: FormEvent) => {
     e.preventDefault();
@@ -41,33 +36,48 @@ export function RerankPage({ session }: PageProps) {
       if (excludeSeen) body.exclude_seen = true;
       await api('PUT', `/api/rerank-controls${qs({ contextId: ctx })}`, body);
       setSaved(true);
-      current.reload();
+      onSaved();
     });
   };
+  return (
+    <form onSubmit={save} aria-label="Rerank controls">
+      <div className="inline">
+        {KEYS.map((k) => (
+          <Field key={k} label={LABELS[k]} type="number" step="any" min={0} value={values[k] ?? ''} onChange={(v) => setValues((x) => ({ ...x, [k]: v }))} hint="empty: unset" />
+        ))}
+        <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} />
+      </div>
+      {admin ? (
+        <BusyButton type="submit" className="primary" busy={a.busy}>
+          Save controls
+        </BusyButton>
+      ) : null}
+      <Problem error={a.error} />
+      {saved ? <p role="status">Saved.</p> : null}
+    </form>
+  );
+}
+
+export function RerankPage({ session }: PageProps) {
+  const contexts = useContexts();
+  const [contextId, setContextId] = useChosenContext();
+  const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
+  const current = useLoad(() => (ctx ? api<Rerank>('GET', `/api/rerank-controls${qs({ contextId: ctx })}`) : Promise.resolve(undefined)), [ctx]);
   return (
     <>
       <PageHeader title="Rerank controls" />
       <Card>
         <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
-        <Problem error={current.error} />
       </Card>
       {ctx ? (
         <Card title="Controls of this context">
-          <form onSubmit={save} aria-label="Rerank controls">
-            <div className="inline">
-              {KEYS.map((k) => (
-                <Field key={k} label={LABELS[k]} type="number" step="any" min={0} value={values[k] ?? ''} onChange={(v) => setValues((x) => ({ ...x, [k]: v }))} hint="empty: unset" />
-              ))}
-              <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} />
-            </div>
-            {isAdmin(session.role) ? (
-              <BusyButton type="submit" className="primary" busy={a.busy}>
-                Save controls
-              </BusyButton>
-            ) : null}
-            <Problem error={a.error} />
-            {saved ? <p role="status">Saved.</p> : null}
-          </form>
+          {/* Only once this context's controls are read: until then, or when they could not be, no other context's values stand to be saved to it. */}
+          {current.data?.context_id === Number(ctx) ? (
+            <ControlsForm key={ctx} ctx={ctx} controls={current.data} admin={isAdmin(session.role)} onSaved={current.reload} />
+          ) : (
+            <Loading show={current.loading} />
+          )}
+          <Problem error={current.error} />
         </Card>
       ) : null}
     </>
