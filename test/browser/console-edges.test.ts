@@ -106,13 +106,16 @@ describe('the console at its edges', () => {
     expect((await axis()).map((a) => a.label)).toEqual(['0', '1']);
   });
 
-  it('keeps a form that cannot be sent disabled (an experiment without endpoints), and sends a busy form once on a second Enter', async () => {
-    // The empty tenant has no serving endpoint: an experiment cannot be created.
-    await go('Experiments', 'Experiments');
-    const create = page.getByRole('button', { name: 'Create experiment' });
-    await visible(create);
-    // Was aria-disabled only, as while a request runs: focusable, and a click asked for the name, then did nothing.
-    expect(await create.evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+  it('says where to create a context on a tenant without any (Experiments, Rerank controls), and sends a busy form once on a second Enter', async () => {
+    for (const link of ['Experiments', 'Rerank controls']) {
+      await go(link, link);
+      // Was a picker with "No contexts yet" its one option (on Experiments, in a form that could not be sent).
+      await visible(page.getByText('Create a context first (Rules page).', { exact: true }));
+      expect(await page.getByLabel('Context', { exact: true }).count()).toBe(0);
+    }
+    await page.getByRole('link', { name: 'Rules page', exact: true }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Rules' }));
+    await visible(page.getByRole('button', { name: 'Add context' }));
 
     // A second Enter while the create runs sends nothing (the button is aria-disabled, not disabled, while busy).
     await go('Segments', 'Segments');
@@ -249,7 +252,14 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
   });
 
-  it('stops a running experiment only when confirmed (a stopped one cannot run again)', async () => {
+  it('keeps a form that cannot be sent disabled (an experiment without endpoints), and stops a running experiment only when confirmed (a stopped one cannot run again)', async () => {
+    // The tenant has no serving endpoint yet: an experiment cannot be created.
+    await go('Experiments', 'Experiments');
+    const create = page.getByRole('button', { name: 'Create experiment' });
+    await visible(create);
+    // Was aria-disabled only, as while a request runs: focusable, and a click asked for the name, then did nothing.
+    expect(await create.evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+
     for (const endpoint_name of ['main', 'next']) await post('/api/model-endpoints', { endpoint_name });
     const ctx = await post('/api/contexts', { name: 'experiment place' });
     const e = await post('/api/experiments', {
@@ -261,6 +271,7 @@ describe('the console at its edges', () => {
       ],
     });
     expect((await t.demo.platform('PATCH', `/api/experiments/${e.id}`, { status: 'Running' })).status).toBe(200);
+    await go('Catalog', 'Catalog');
     await go('Experiments', 'Experiments');
     const stop = page.getByRole('button', { name: 'Stop blue vs green' });
     await visible(stop);

@@ -3,7 +3,7 @@ import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.t
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
 import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
-import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
+import { ContextPicker, useChosenContext, isAdmin, NoContexts, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
@@ -134,18 +134,23 @@ export function Experiments({ session }: PageProps) {
       ) : null}
       {admin ? (
         <Card title="New A/B experiment">
-          <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={a.busy} disabled={!eps.length || !ctx}>
-            <Field label="Experiment name" value={name} onChange={setName} required />
-            <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
-            <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
-            <Select
-              label="Treatment endpoint"
-              value={b1 || eps[1]?.endpoint_name || eps[0]?.endpoint_name || ''}
-              onChange={setB1}
-              options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
-            />
-            <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
-          </Form>
+          {/* An experiment runs in a context: without one, where to make it (not a picker with nothing to pick). */}
+          {!ctx && contexts.data ? (
+            <NoContexts />
+          ) : (
+            <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={a.busy} disabled={!eps.length || !ctx}>
+              <Field label="Experiment name" value={name} onChange={setName} required />
+              <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
+              <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
+              <Select
+                label="Treatment endpoint"
+                value={b1 || eps[1]?.endpoint_name || eps[0]?.endpoint_name || ''}
+                onChange={setB1}
+                options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
+              />
+              <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
+            </Form>
+          )}
         </Card>
       ) : null}
     </>

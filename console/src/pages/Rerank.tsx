@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, qs, type Rerank } from '../api.ts';
 import { BusyButton, Card, Check, Field, Loading, PageHeader, Problem, useAction, useLoad } from '../ui.tsx';
-import { ContextPicker, useChosenContext, isAdmin, useContexts } from './common.tsx';
+import { ContextPicker, useChosenContext, isAdmin, NoContexts, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const KEYS = ['diversity', 'popularity_weight', 'freshness_weight', 'max_per_category'] as const;
@@ -66,9 +66,7 @@ export function RerankPage({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Rerank controls" />
-      <Card>
-        <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
-      </Card>
+      <Card>{!ctx && contexts.data ? <NoContexts /> : <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />}</Card>
       {ctx ? (
         <Card title="Controls of this context">
           {/* Only once this context's controls are read: until then, or when they could not be, no other context's values stand to be saved to it. */}

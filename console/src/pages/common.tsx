@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, listAll, type Context } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
+import { Empty, Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
 
 /** The tenant's contexts, every page of them (a picker offers them all), a picker over them and (for admins) a way to add one. */
 export function useContexts() {
@@ -60,6 +60,15 @@ export function ContextPicker({ value, onChange, allowNone, contexts, error }: {
       />
       <Problem error={error && `The contexts could not be read: ${error}`} />
     </>
+  );
+}
+
+/** In place of a context's picker and what needs one while the tenant has none: where contexts are made. */
+export function NoContexts() {
+  return (
+    <Empty>
+      Create a context first (<a href="#/rules">Rules page</a>).
+    </Empty>
   );
 }
 
