@@ -1,4 +1,4 @@
-import type { Browser, Page, Route } from 'playwright-core';
+import type { Browser, Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
@@ -909,6 +909,41 @@ describe('the console at its edges', () => {
     });
     // Was white text on the hover's near-white background (#eef2f7): the chosen tab's name vanished.
     expect(colours).toEqual({ color: 'rgb(255, 255, 255)', background: 'rgb(29, 78, 216)' });
+  });
+
+  it('marks a filter busy while its request runs (Events, Audit history, Search analytics)', async () => {
+    /** `submit` pressed with the requests to `url` held: busy until they answer. */
+    const busyWhileSent = async (url: string, submit: Locator) => {
+      let release = () => {};
+      const held = new Promise<void>((done) => (release = done));
+      await page.route(url, async (r) => {
+        await held;
+        await r.fallback();
+      });
+      try {
+        const answered = page.waitForResponse((r) => r.url().includes(url.replaceAll('*', '')));
+        await submit.click();
+        // Was neither: the button showed nothing of the request on its way, and took a second press meanwhile.
+        await eventually(`${url} busy`, async () => (await submit.getAttribute('aria-busy')) === 'true');
+        expect(await submit.getAttribute('aria-disabled')).toBe('true');
+        release();
+        await answered;
+        await eventually(`${url} answered`, async () => (await submit.getAttribute('aria-busy')) === null);
+      } finally {
+        release();
+        await page.unroute(url);
+      }
+    };
+    await go('Events', 'Events');
+    await page.getByLabel('User ID', { exact: true }).fill('u-2');
+    await busyWhileSent('**/console/api/events*', page.getByRole('button', { name: 'Filter', exact: true }));
+    await go('Audit history', 'Audit history');
+    await page.getByRole('textbox', { name: 'Resource' }).fill('rules/1');
+    await busyWhileSent('**/api/audit*', page.getByRole('button', { name: 'Show history', exact: true }));
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    await visible(page.locator('dl[aria-label="Search totals"]'));
+    await page.getByLabel('Clicks are events of type').fill('wishlist');
+    await busyWhileSent('**/api/analytics/searches*', page.getByRole('button', { name: 'Show', exact: true }));
   });
 
   it('had no page errors and no console errors', () => {

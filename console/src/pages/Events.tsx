@@ -44,8 +44,11 @@ export function Events({ session }: PageProps) {
         throw e;
       }
     });
+  // A filter's load, the first visit's included: its form is busy while it runs (not while "Load more" does: a filter sent then goes).
+  const filtering = useAction();
+  const filter = (f: { user_id: string; type: string }) => filtering.run(() => load(f));
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first visit loads once; later loads are the user's (more, filters).
-  useEffect(() => void load({ user_id: '', type: '' }), []);
+  useEffect(() => void filter({ user_id: '', type: '' }), []);
 
   const addType = () =>
     add.run(async () => {
@@ -115,7 +118,7 @@ export function Events({ session }: PageProps) {
         <Problem error={add.error} />
       </Card>
       <Card title="Recent events">
-        <Form label="Filter events" onSubmit={() => load({ user_id: userId, type })} submit="Filter" plain>
+        <Form label="Filter events" onSubmit={() => filter({ user_id: userId, type })} submit="Filter" busy={filtering.busy} plain>
           <Field label="User ID" value={userId} onChange={setUserId} />
           <Field label="Type" value={type} onChange={setType} />
         </Form>

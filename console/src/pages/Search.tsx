@@ -132,6 +132,7 @@ function Analytics() {
           label="Search analytics range"
           onSubmit={() => setSent({ click_type: (clickType ?? defaults.click_type).trim(), conversion_type: (conversionType ?? defaults.conversion_type).trim() })}
           submit="Show"
+          busy={report.loading}
           plain
         >
           <Select label="Range" value={days} onChange={setDays} options={RANGES.map((d) => ({ value: String(d), label: `the last ${d} days` }))} />
