@@ -1,5 +1,6 @@
 /**
  * `npm run bench:recs [-- <data dir>] [--skip-http] [--connections 8] [--api-threads N] [--warmup 10]`
+ * `npm run bench:recs -- --context-only [--algorithm ease] [--rounds 2]`
  *
  * Every data set of ../shared/data with interactions (ml-latest-small and lastfm), or the one
  * directory given, under the protocol of ../shared/data/README.md: each item's interactions split
@@ -26,6 +27,12 @@
  * version), promoted, and the same latency measurement, and the control plane's (a context with
  * rules, rerank controls and an experiment) side by side; last, the same after restarting the
  * local stack on the same data (as bench:search does).
+ * `--context-only`: only the control plane's side by side, on the data sets with a context
+ * (ml-latest-small): the items, the training events and one training run (`--algorithm`, default
+ * `auto`; `ease` trains in seconds) promoted to both variants' endpoints, then the same load
+ * without and with the context alternated `--rounds` times (default 2). No in-process algorithms,
+ * no quality, no other latency; its table as the full run prints it, written to
+ * bench-results/recs-context.json and .md (a full run's recs.json and .md are left as they are).
  * `--synthetic N`: training at scale instead (bench/recs-scale.ts says what it measures); with
  * `--end-to-end`, the N-item catalog through the service (bench/recs-scale-e2e.ts).
  * Targets: the default >= 1.05 x the best plain EASE (its λ chosen afterwards on the test split)
@@ -67,6 +74,12 @@ const { values, positionals } = parseArgs({
     'skip-lastfm': { type: 'boolean', default: false },
     /** With --synthetic: the catalog through the service instead (bench/recs-scale-e2e.ts). */
     'end-to-end': { type: 'boolean', default: false },
+    /** Only the control plane's side by side (see above). */
+    'context-only': { type: 'boolean', default: false },
+    /** The training runs' algorithm (the service's default, `auto`, unless told). */
+    algorithm: { type: 'string', default: 'auto' },
+    /** Rounds of the control plane's side by side (each side measured once a round). */
+    rounds: { type: 'string', default: '2' },
   },
 });
 
@@ -205,8 +218,11 @@ interface Http extends ReturnType<typeof fmt> {
   control_plane?: SideBySide;
 }
 
-/** The default end to end over HTTP; with `latency`, the latency and control-plane measurements too. */
-async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promise<Http> {
+/**
+ * The default end to end over HTTP; with `latency`, the latency and control-plane measurements too;
+ * with `contextOnly`, the control plane's only (no quality, no other latency).
+ */
+async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean, contextOnly = false): Promise<Http> {
   // API handlers in worker threads (default 1 on 2 cores): concurrent requests run side by side, as in separate Lambda containers.
   const stackEnv = { MAINTENANCE_SECONDS: '30', LOCAL_API_THREADS: String(values['api-threads']) };
   const s = await startBenchStack(stackEnv);
@@ -238,7 +254,8 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     await s.platform('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
     await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true });
     const tt = Date.now();
-    const job = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
+    const trainingBody = { template_id: tpl.body.id, ...(values.algorithm !== 'auto' ? { options: { algorithm: values.algorithm } } : {}) };
+    const job = await s.platform('POST', '/api/training-jobs', trainingBody);
     const done = await waitFor(
       'training',
       () => s.platform('GET', `/api/training-jobs/${job.body.job_name}`),
@@ -310,10 +327,23 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
       const m = await load(10);
       return { p50_ms: m.latency.p50, p99_ms: m.latency.p99, rps: Math.round(m.requests.average), errors: m.errors + m.timeouts + m.non2xx };
     };
+    // The control plane: the same requests without and with a context whose experiment splits
+    // users between two endpoints serving one version (`measured`).
+    const controlPlane = async (measured: number) => {
+      if (!set.control) return;
+      await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'next' });
+      await s.platform('POST', `/api/models/${measured}/promote`, { endpoint_name: 'next' });
+      const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: set.control.key, values: set.control.values, eventType: set.eventType, itemIds: [...itemIds.values()], users });
+      http.control_plane = await sideBySide((ctx, d) => loadOn(s, token, ctx)(d), setup.contextId, 10, Number(values.warmup), Number(values.rounds));
+    };
+    if (contextOnly) {
+      await controlPlane(version);
+      return http;
+    }
     // 1. The model trained right after the import.
     http.latency_after_import = { version, ...(await latency(loadOn(s, token))) };
     // 2. As a scheduled retraining would: train again (a new version) and promote it.
-    const again = await s.platform('POST', '/api/training-jobs', { template_id: tpl.body.id });
+    const again = await s.platform('POST', '/api/training-jobs', trainingBody);
     const retrainRun = await waitFor(
       'retraining',
       () => s.platform('GET', `/api/training-jobs/${again.body.job_name}`),
@@ -327,14 +357,7 @@ async function endToEnd(set: BenchSet, ds: Dataset, latencyToo: boolean): Promis
     const serving = await s.core('GET', `/v1/recommendations?user_id=${encodeURIComponent(users[0] as string)}&limit=10`);
     if ((serving.body.model as { version?: number } | null)?.version !== retrainedVersion) throw new Error(`version ${retrainedVersion} is not serving`);
     http.latency_after_retraining = { version: retrainedVersion, ...(await latency(loadOn(s, token))) };
-    // The control plane: the same requests without and with a context whose experiment splits
-    // users between two endpoints serving this version.
-    if (set.control) {
-      await s.platform('POST', '/api/model-endpoints', { endpoint_name: 'next' });
-      await s.platform('POST', `/api/models/${retrainedVersion}/promote`, { endpoint_name: 'next' });
-      const setup = await setUpContext(s, { endpoints: ['main', 'next'], key: set.control.key, values: set.control.values, eventType: set.eventType, itemIds: [...itemIds.values()], users });
-      http.control_plane = await sideBySide((ctx, d) => loadOn(s, token, ctx)(d), setup.contextId, 10, Number(values.warmup));
-    }
+    await controlPlane(retrainedVersion);
     // 3. Again after restarting the local stack on the same data: fresh containers loading the
     //    model, and dynalite reopening its LevelDB after the bulk ingest (whose background
     //    compaction may still run before the restart; DynamoDB has no such phase). All three
@@ -388,6 +411,31 @@ const sets = dirs.map((dir) => ({ dir, set: loadSet(dir) })).filter((x): x is { 
 if (!sets.length) {
   console.error(`usage: npm run bench:recs [-- <data dir>]  (no data set with interactions in ${dirs.join(', ')})`);
   process.exit(2);
+}
+
+if (values['context-only']) {
+  // The control plane's side by side alone, written beside (not over) a full run's results.
+  const measured = sets.filter((x) => x.set.control !== undefined);
+  if (!measured.length) {
+    console.error(`--context-only: no data set with a context's rules in ${dirs.join(', ')} (ml-latest-small has them)`);
+    process.exit(2);
+  }
+  const command = `npm run bench:recs -- ${process.argv.slice(2).join(' ')}`;
+  const out: Record<string, unknown> = {};
+  const lines: string[] = [`${command}  (${new Date().toISOString()}, node ${process.version}, training algorithm ${values.algorithm})`, ''];
+  for (const { dir, set } of measured) {
+    const ds = new Dataset(set.train, set.universe);
+    const http = await endToEnd(set, ds, true, true);
+    out[set.name] = { dir, version: http.version, train_s: http.train_s, control_plane: http.control_plane ?? null };
+    console.error(`${set.name} control plane: ${JSON.stringify(http.control_plane)}`);
+    if (http.control_plane) lines.push(`## ${set.name}`, '', ...sideBySideRows(`Recommendations (limit 10, v${http.version})`, http.control_plane, Number(values.connections)), '');
+  }
+  const text = lines.join('\n');
+  console.log(`\n${text}\n`);
+  mkdirSync('bench-results', { recursive: true });
+  writeFileSync('bench-results/recs-context.json', `${JSON.stringify({ command, date: new Date().toISOString(), node: process.version, algorithm: values.algorithm, datasets: out }, null, 2)}\n`);
+  writeFileSync('bench-results/recs-context.md', `${text}\n`);
+  process.exit(0);
 }
 
 const EASE_TARGET = 1.05;
