@@ -13,7 +13,7 @@
  * `--profile-only`: only this checkout's server, warmed up, then one load with the context for
  * `--duration` s (start it with BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=...").
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -184,4 +184,6 @@ try {
   }
 } finally {
   for (const x of servers) await x.s.stop();
+  // The data seeded here (each server ran on a copy; `--save` kept another).
+  if (!values.seeded) rmSync(seeded.dataDir, { recursive: true, force: true });
 }
