@@ -869,6 +869,30 @@ describe('the console at its edges', () => {
     }
   });
 
+  it('counts the runs in progress on the Overview past the newest page of runs (and past 100 runs)', async () => {
+    // 130 runs, newest first, listed as the API lists them: 20 a page unless a limit is asked for, after the cursor given.
+    const runs = Array.from({ length: 130 }, (_, i) => ({ job_name: `run-${130 - i}`, status: i === 25 || i === 120 ? 'InProgress' : i === 60 ? 'Queued' : 'Completed' }));
+    await page.route('**/api/training-jobs*', (r) => {
+      const q = new URL(r.request().url()).searchParams;
+      const limit = Number(q.get('limit') ?? 20);
+      const after = q.get('starting_after');
+      const from = after ? runs.findIndex((j) => j.job_name === after) + 1 : 0;
+      const data = runs.slice(from, from + limit);
+      const more = from + limit < runs.length;
+      return r.fulfill({ json: { data, has_more: more, next_cursor: more ? data.at(-1)?.job_name : null } });
+    });
+    try {
+      await go('Catalog', 'Catalog');
+      await go('Overview', 'Overview');
+      const tile = page.getByText(/ runs in progress$/);
+      await eventually('the runs counted', async () => !(await tile.textContent())?.includes('…'));
+      // Was 0: only the newest 20 runs were read, and the runs in progress were older.
+      expect(await tile.textContent()).toBe('versions; 3 runs in progress');
+    } finally {
+      await page.unroute('**/api/training-jobs*');
+    }
+  });
+
   it("shows the filter's events alone when a filter is sent while 'Load more' of the list before it runs (Events)", async () => {
     await go('Events', 'Events');
     const rows = page.getByRole('table', { name: 'Events' }).getByRole('row');

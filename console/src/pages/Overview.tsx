@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { api, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
+import { api, listAll, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
 import { BarChart } from '../charts.tsx';
 import { Card, Loading, PageHeader, Problem, useLoad, when } from '../ui.tsx';
 import type { PageProps } from './index.tsx';
@@ -19,7 +19,8 @@ function figure<T>(l: { data: T | undefined; error: string | undefined }, show: 
 export function Overview(_: PageProps) {
   const index = useLoad(() => api<IndexStatus>('GET', '/api/search-index'), []);
   const overview = useLoad(() => api<OverviewData>('GET', '/console/api/overview?days=14'), []);
-  const jobs = useLoad(() => api<Page<Job>>('GET', '/api/training-jobs'), []);
+  // Every run, page after page: a run still in progress can be older than the newest page's (the list has no status filter).
+  const jobs = useLoad(() => listAll<Job>('/api/training-jobs'), []);
   const models = useLoad(() => api<Page<ModelVersion>>('GET', '/api/models?limit=100'), []);
   const i = index.data;
   const total = overview.data?.events_per_day.reduce((n, d) => n + d.count, 0) ?? 0;
