@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ButtonHTMLAttributes, type KeyboardEvent, type ReactNode } from 'react';
 import { ApiFailure, type Page } from './api.ts';
 
 /** Loads data for a page; `reload` fetches again. Errors are shown by <Problem>. */
@@ -185,6 +185,32 @@ export function Card({ title, children, className }: { title?: string; children:
       {title ? <h2>{title}</h2> : null}
       {children}
     </section>
+  );
+}
+
+/**
+ * A tablist, as the WAI-ARIA tabs pattern has it: the chosen tab alone is in the page's Tab order
+ * (tabIndex 0, the others -1); ArrowLeft and ArrowRight choose the tab before or after it (round
+ * from the last to the first), Home and End the first and the last, and the tab chosen takes the focus.
+ */
+export function Tabs<T extends string>({ label, tabs, value, onChange }: { label: string; tabs: { value: T; label: string }[]; value: T; onChange: (v: T) => void }) {
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const at = tabs.findIndex((t) => t.value === value);
+    const to = ({ ArrowLeft: at - 1 + tabs.length, ArrowRight: at + 1, Home: 0, End: tabs.length - 1 } as Partial<Record<string, number>>)[e.key];
+    const tab = to === undefined ? undefined : tabs[to % tabs.length];
+    if (!tab) return;
+    e.preventDefault();
+    onChange(tab.value);
+    e.currentTarget.querySelectorAll<HTMLButtonElement>('[role="tab"]')[tabs.indexOf(tab)]?.focus();
+  };
+  return (
+    <div role="tablist" aria-label={label} className="tabs" onKeyDown={onKeyDown}>
+      {tabs.map((t) => (
+        <button key={t.value} type="button" role="tab" aria-selected={t.value === value} tabIndex={t.value === value ? 0 : -1} onClick={() => onChange(t.value)}>
+          {t.label}
+        </button>
+      ))}
+    </div>
   );
 }
 

@@ -935,6 +935,37 @@ describe('the console at its edges', () => {
     expect(colours).toEqual({ color: 'rgb(255, 255, 255)', background: 'rgb(29, 78, 216)' });
   });
 
+  it('moves between the playground tabs with the arrow keys, Home and End, the chosen tab alone in the Tab order', async () => {
+    await go('Search playground', 'Search playground');
+    const tabs = page.getByRole('tablist', { name: 'Playground mode' }).getByRole('tab');
+    /** Each tab's name, whether it is chosen, and its tabIndex; and the name of the focused element. */
+    const state = async () => ({
+      tabs: await tabs.evaluateAll((bs) => bs.map((b) => `${b.textContent} ${b.getAttribute('aria-selected')} ${b.getAttribute('tabindex')}`)),
+      focused: await page.evaluate('document.activeElement?.textContent'),
+    });
+    const search = { tabs: ['Search true 0', 'Recommendations false -1'], focused: 'Search' };
+    const recs = { tabs: ['Search false -1', 'Recommendations true 0'], focused: 'Recommendations' };
+    await page.getByRole('tab', { name: 'Search', exact: true }).focus();
+    // Was: no tabIndex on either tab (both in the Tab order), and the arrow keys, Home and End did nothing.
+    expect(await state()).toEqual(search);
+    for (const [key, then] of [
+      ['ArrowRight', recs],
+      ['ArrowRight', search],
+      ['ArrowLeft', recs],
+      ['ArrowLeft', search],
+      ['End', recs],
+      ['Home', search],
+    ] as const) {
+      await page.keyboard.press(key);
+      expect(await state(), key).toEqual(then);
+    }
+    await page.keyboard.press('End');
+    await visible(page.getByRole('form', { name: 'Recommendations playground' }));
+    // Tab goes from the chosen tab past the other one, to the first field of the chosen tab's form.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.labels?.[0]?.textContent')).toBe('User ID');
+  });
+
   it('marks a filter busy while its request runs (Events, Audit history, Search analytics)', async () => {
     /** `submit` pressed with the requests to `url` held: busy until they answer. */
     const busyWhileSent = async (url: string, submit: Locator) => {

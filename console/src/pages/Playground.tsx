@@ -1,7 +1,7 @@
 import { Fragment, useState } from 'react';
 import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Card, Check, Empty, Field, PageHeader, Problem, Select, count, num, useResult } from '../ui.tsx';
+import { Card, Check, Empty, Field, PageHeader, Problem, Select, Tabs, count, num, useResult } from '../ui.tsx';
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -96,14 +96,15 @@ export function Playground(_: PageProps) {
   return (
     <>
       <PageHeader title="Search playground">
-        <div role="tablist" aria-label="Playground mode" className="tabs">
-          <button type="button" role="tab" aria-selected={tab === 'search'} onClick={() => setTab('search')}>
-            Search
-          </button>
-          <button type="button" role="tab" aria-selected={tab === 'recs'} onClick={() => setTab('recs')}>
-            Recommendations
-          </button>
-        </div>
+        <Tabs
+          label="Playground mode"
+          tabs={[
+            { value: 'search', label: 'Search' },
+            { value: 'recs', label: 'Recommendations' },
+          ]}
+          value={tab}
+          onChange={setTab}
+        />
       </PageHeader>
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
       {tab === 'search' ? (
