@@ -319,6 +319,29 @@ describe('the console at its edges', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
   });
 
+  it('leaves no empty gap for a brand an item lacks (Playground recommendations and search results)', async () => {
+    // The lamps and tents have a category and no brand.
+    await go('Search playground', 'Search playground');
+    await page.getByRole('tab', { name: 'Recommendations' }).click();
+    await page.getByLabel('User ID', { exact: true }).fill('u-2');
+    await page.getByLabel('Similar to item ID').fill('');
+    await page.getByRole('button', { name: 'Recommend' }).click();
+    const recs = page.getByRole('list', { name: 'Recommendations' }).locator('li > .muted');
+    await eventually('the recommendations', async () => (await recs.count()) > 0);
+    /** The lines with an empty part: two dots side by side, or one at the end. */
+    const gaps = async (lines: Locator) => (await lines.allTextContents()).filter((l) => / · ( ·|$)/.test(l));
+    // Was "#1 · lamps ·  · popular" (an empty brand between the category and the reason).
+    expect(await gaps(recs)).toEqual([]);
+    await page.getByRole('tab', { name: 'Search', exact: true }).click();
+    await page.getByLabel('Query').fill('lamp');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const hits = page.getByTestId('search-hit').locator('> .muted');
+    await eventually('the search results', async () => (await hits.count()) > 0);
+    // Was "#1 · lamps · " and an empty brand element.
+    expect(await gaps(hits)).toEqual([]);
+    expect(await page.getByTestId('item-brand').count()).toBe(0);
+  });
+
   it('a change after signing in again in another tab goes through, and signing out from either ends the session', async () => {
     const other = await page.context().newPage();
     try {

@@ -183,7 +183,7 @@ describe('the console in Chromium', () => {
   it('creates a rule and sees its effect in the playground', async () => {
     await go('Search playground', 'Search playground');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
-    const brands = () => page.getByTestId('hit-brand').allTextContents();
+    const brands = () => page.getByTestId('item-brand').allTextContents();
     await eventually('Bolt among the results', async () => (await brands()).includes('Bolt'));
     await visible(page.getByRole('region', { name: 'Facet brand' }));
 

@@ -137,6 +137,23 @@ export function Playground(_: PageProps) {
   );
 }
 
+/** A result's id, category and brand (and why it was recommended) between dots: those it has, no empty gap for one it lacks. */
+function ItemLine({ id, metadata, reason }: { id: string | number; metadata?: Record<string, unknown> | null; reason?: string }) {
+  const category = String(metadata?.category ?? '');
+  const brand = String(metadata?.brand ?? '');
+  const parts = [
+    <Fragment key="id">#{id}</Fragment>,
+    category ? <Fragment key="category">{category}</Fragment> : null,
+    brand ? (
+      <span key="brand" data-testid="item-brand">
+        {brand}
+      </span>
+    ) : null,
+    reason ? <Fragment key="reason">{reason}</Fragment> : null,
+  ].filter((p) => p !== null);
+  return <div className="muted">{parts.flatMap((p, i) => (i ? [' · ', p] : [p]))}</div>;
+}
+
 function RecsResults({ r: recs }: { r: RecsResult }) {
   return (
     <Card title={`${count(recs.data.length, 'recommendation', 'recommendations')} · ${recs.strategy}${recs.model ? ` · ${recs.model.endpoint} v${recs.model.version}` : ''}`}>
@@ -150,9 +167,7 @@ function RecsResults({ r: recs }: { r: RecsResult }) {
                 <strong>{r.item.name}</strong>
                 <span className="score">score {num(r.score)}</span>
               </div>
-              <div className="muted">
-                #{r.item_id} · {String(r.item.metadata?.category ?? '')} · {String(r.item.metadata?.brand ?? '')} · {r.reason}
-              </div>
+              <ItemLine id={r.item_id} metadata={r.item.metadata} reason={r.reason} />
               {r.explain ? <ExplainView e={r.explain} /> : null}
             </li>
           ))}
@@ -176,9 +191,7 @@ function SearchResults({ r }: { r: SearchResult }) {
                   <strong>{h.highlight ? <Highlighted text={h.highlight.name} /> : h.name}</strong>
                   <span className="score">score {num(h.score)}</span>
                 </div>
-                <div className="muted">
-                  #{h.id} · {String(h.metadata?.category ?? '')} · <span data-testid="hit-brand">{String(h.metadata?.brand ?? '')}</span>
-                </div>
+                <ItemLine id={h.id} metadata={h.metadata} />
                 {h.highlight?.description ? (
                   <p className="snippet">
                     <Highlighted text={h.highlight.description} />
