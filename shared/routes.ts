@@ -110,7 +110,11 @@ export type Route = CoreRoute | PlatformRoute | AuthRoute | PublicRoute;
 
 // Every Core call reads its client record (tenant, revocation); every Platform call its API key
 // or console session.
-const withAuthRead = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>(['GetItem', ...(a.table ?? [])])] });
+const withAuthRead = (a: Access): Access => granting(a, ['GetItem']);
+/** `a` with the table actions `actions` too (each once). */
+function granting(a: Access, actions: readonly TableAction[]): Access {
+  return { ...a, table: [...new Set<TableAction>([...actions, ...(a.table ?? [])])] };
+}
 // Every Platform call may come with a console session, whose user it reads again now and then.
 const withSessionCheck = (a: Access): Access => ({ ...a, cognito: [...new Set([...(a.cognito ?? []), 'AdminGetUser' as const])], consoleSessions: true });
 
@@ -152,7 +156,7 @@ const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'Del
  * record claimed (PutItem), its id reserved and its answer stored (UpdateItem), freed when the
  * request is refused (DeleteItem).
  */
-const idempotent = (a: Access): Access => ({ ...a, table: [...new Set<TableAction>([...(a.table ?? []), 'PutItem', 'UpdateItem', 'DeleteItem'])] });
+const idempotent = (a: Access): Access => granting(a, ['PutItem', 'UpdateItem', 'DeleteItem']);
 /** Console records: read a collection, or also allocate ids and write records and job logs. */
 const CONSOLE_READ: Access = { table: ['Query'] };
 const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };

@@ -65,7 +65,12 @@ export interface LogLine {
  * is stored and writes nothing.
  */
 export function storedBefore<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'get'>, tenant: string, kind: ConsoleKind, ids: IdPlan | undefined): Promise<T | undefined> {
-  return ids?.reuse === undefined ? Promise.resolve(undefined) : c.get<T>(tenant, kind, ids.reuse);
+  return createdBefore(ids, (id) => c.get<T>(tenant, kind, id));
+}
+
+/** `storedBefore` for a create whose records are not console records: `get` reads one by id. */
+export function createdBefore<T>(ids: IdPlan | undefined, get: (id: number) => Promise<T | undefined>): Promise<T | undefined> {
+  return ids?.reuse === undefined ? Promise.resolve(undefined) : get(ids.reuse);
 }
 
 /**

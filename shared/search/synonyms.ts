@@ -17,7 +17,7 @@
 import { config } from '../config.ts';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import { platformList } from '../domain/present.ts';
-import { newId } from '../domain/console-records.ts';
+import { createdBefore, newId } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { phraseTerms, stem, tokens, words } from './text.ts';
@@ -93,7 +93,7 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
  */
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan): Promise<SynonymSet> {
   // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored.
-  const done = ids?.reuse === undefined ? undefined : await store.get(tenant, ids.reuse);
+  const done = await createdBefore(ids, (id) => store.get(tenant, id));
   if (done) return done;
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
   const t = now();
