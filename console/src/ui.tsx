@@ -192,8 +192,10 @@ export function Card({ title, children, className }: { title?: string; children:
  * A tablist, as the WAI-ARIA tabs pattern has it: the chosen tab alone is in the page's Tab order
  * (tabIndex 0, the others -1); ArrowLeft and ArrowRight choose the tab before or after it (round
  * from the last to the first), Home and End the first and the last, and the tab chosen takes the focus.
+ * The chosen tab controls its panel, a `TabPanel` given the same `id` (only the chosen one is shown,
+ * so the other tabs name no panel).
  */
-export function Tabs<T extends string>({ label, tabs, value, onChange }: { label: string; tabs: { value: T; label: string }[]; value: T; onChange: (v: T) => void }) {
+export function Tabs<T extends string>({ id, label, tabs, value, onChange }: { id: string; label: string; tabs: { value: T; label: string }[]; value: T; onChange: (v: T) => void }) {
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     const at = tabs.findIndex((t) => t.value === value);
     const to = ({ ArrowLeft: at - 1 + tabs.length, ArrowRight: at + 1, Home: 0, End: tabs.length - 1 } as Partial<Record<string, number>>)[e.key];
@@ -206,10 +208,31 @@ export function Tabs<T extends string>({ label, tabs, value, onChange }: { label
   return (
     <div role="tablist" aria-label={label} className="tabs" onKeyDown={onKeyDown}>
       {tabs.map((t) => (
-        <button key={t.value} type="button" role="tab" aria-selected={t.value === value} tabIndex={t.value === value ? 0 : -1} onClick={() => onChange(t.value)}>
+        <button
+          key={t.value}
+          type="button"
+          role="tab"
+          id={tabId(id, t.value)}
+          aria-selected={t.value === value}
+          aria-controls={t.value === value ? panelId(id, t.value) : undefined}
+          tabIndex={t.value === value ? 0 : -1}
+          onClick={() => onChange(t.value)}
+        >
           {t.label}
         </button>
       ))}
+    </div>
+  );
+}
+
+const tabId = (id: string, value: string) => `${id}-tab-${value}`;
+const panelId = (id: string, value: string) => `${id}-panel-${value}`;
+
+/** The chosen tab's panel of the `Tabs` with the same `id`, named by that tab. */
+export function TabPanel({ id, value, children }: { id: string; value: string; children: ReactNode }) {
+  return (
+    <div role="tabpanel" id={panelId(id, value)} aria-labelledby={tabId(id, value)}>
+      {children}
     </div>
   );
 }

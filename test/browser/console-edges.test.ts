@@ -984,6 +984,12 @@ describe('the console at its edges', () => {
     }
     await page.keyboard.press('End');
     await visible(page.getByRole('form', { name: 'Recommendations playground' }));
+    // The chosen tab controls the panel that holds its form, a tabpanel named by that tab (was: no
+    // tabpanel, no aria-controls); the tab not chosen names no panel (none is shown for it).
+    const panel = page.getByRole('tabpanel', { name: 'Recommendations' });
+    await visible(panel.getByRole('form', { name: 'Recommendations playground' }));
+    expect(await page.getByRole('tab', { name: 'Recommendations' }).getAttribute('aria-controls')).toBe(await panel.getAttribute('id'));
+    expect(await page.getByRole('tab', { name: 'Search', exact: true }).getAttribute('aria-controls')).toBeNull();
     // Tab goes from the chosen tab past the other one, to the first field of the chosen tab's form.
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.labels?.[0]?.textContent')).toBe('User ID');

@@ -1,7 +1,7 @@
-import { Fragment, useState } from 'react';
+import { Fragment, useId, useState } from 'react';
 import { api, type Explain, type RecsResult, type SearchHit, type SearchResult } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Card, Check, Empty, Field, PageHeader, Problem, Select, Tabs, count, num, useResult } from '../ui.tsx';
+import { Card, Check, Empty, Field, PageHeader, Problem, Select, TabPanel, Tabs, count, num, useResult } from '../ui.tsx';
 import { ContextPicker, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -54,6 +54,7 @@ function ExplainView({ e }: { e: Explain }) {
 export function Playground(_: PageProps) {
   const contexts = useContexts();
   const [tab, setTab] = useState<'search' | 'recs'>('search');
+  const tabs = useId();
   const [query, setQuery] = useState('');
   const [mode, setMode] = useState('hybrid');
   const [contextId, setContextId] = useState('');
@@ -97,6 +98,7 @@ export function Playground(_: PageProps) {
     <>
       <PageHeader title="Search playground">
         <Tabs
+          id={tabs}
           label="Playground mode"
           tabs={[
             { value: 'search', label: 'Search' },
@@ -107,32 +109,34 @@ export function Playground(_: PageProps) {
         />
       </PageHeader>
       <p className="muted">Runs Core search and recommendations for this tenant on the server. Playground requests are not counted in experiments or search analytics.</p>
-      {tab === 'search' ? (
-        <Card>
-          <Form label="Search playground" search onSubmit={runSearch} submit="Search" busy={search.busy}>
-            <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
-            <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
-            {ctx}
-            <Field label="User ID (personalise)" value={userId} onChange={setUserId} />
-            <Field label="Facets" value={facets} onChange={setFacets} hint="metadata keys, comma separated" />
-            <Check label="Explain" checked={explain} onChange={setExplain} />
-            <Check label="Highlight" checked={highlight} onChange={setHighlight} />
-          </Form>
-          <Problem error={search.error} />
-        </Card>
-      ) : (
-        <Card>
-          <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" busy={recs.busy}>
-            <Field label="User ID" value={userId} onChange={setUserId} />
-            <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
-            {ctx}
-            <Check label="Explain" checked={explain} onChange={setExplain} />
-          </Form>
-          <Problem error={recs.error} />
-        </Card>
-      )}
-      {tab === 'search' && search.data ? <SearchResults r={search.data} /> : null}
-      {tab === 'recs' && recs.data ? <RecsResults r={recs.data} /> : null}
+      <TabPanel id={tabs} value={tab}>
+        {tab === 'search' ? (
+          <Card>
+            <Form label="Search playground" search onSubmit={runSearch} submit="Search" busy={search.busy}>
+              <Field label="Query" value={query} onChange={setQuery} placeholder="running shoes" />
+              <Select label="Mode" value={mode} onChange={setMode} options={['hybrid', 'keyword', 'semantic'].map((m) => ({ value: m, label: m }))} />
+              {ctx}
+              <Field label="User ID (personalise)" value={userId} onChange={setUserId} />
+              <Field label="Facets" value={facets} onChange={setFacets} hint="metadata keys, comma separated" />
+              <Check label="Explain" checked={explain} onChange={setExplain} />
+              <Check label="Highlight" checked={highlight} onChange={setHighlight} />
+            </Form>
+            <Problem error={search.error} />
+          </Card>
+        ) : (
+          <Card>
+            <Form label="Recommendations playground" onSubmit={runRecs} submit="Recommend" busy={recs.busy}>
+              <Field label="User ID" value={userId} onChange={setUserId} />
+              <Field label="Similar to item ID" value={itemId} onChange={setItemId} />
+              {ctx}
+              <Check label="Explain" checked={explain} onChange={setExplain} />
+            </Form>
+            <Problem error={recs.error} />
+          </Card>
+        )}
+        {tab === 'search' && search.data ? <SearchResults r={search.data} /> : null}
+        {tab === 'recs' && recs.data ? <RecsResults r={recs.data} /> : null}
+      </TabPanel>
     </>
   );
 }
