@@ -451,7 +451,7 @@ describe('the console at its edges', () => {
     await row.getByRole('button', { name: 'Disable clicked twice' }).dblclick();
     await visible(row.getByRole('cell', { name: 'no', exact: true }));
     await page.waitForTimeout(500);
-    const audit = (await t.demo.platform('GET', `/api/audit?resource=rules/${rule.id}`)).body.data as { action: string }[];
+    const audit = (await t.demo.platform('GET', `/api/audit?resource=rules/${rule.id}`)).body.data as { action: string; actor: string }[];
     expect(audit.map((a) => a.action)).toEqual(['update', 'create']);
     expect(await page.getByRole('alert').count()).toBe(0);
     // A long name without spaces wraps, or its table scrolls in its own box: the page stays as wide as the window (was 6,842 px at 1,280).
@@ -471,6 +471,11 @@ describe('the console at its edges', () => {
       .getByRole('link', { name: 'History' })
       .click();
     await visible(page.getByRole('heading', { level: 1, name: 'Audit history' }));
+    // Who made each change, in words: the console user by email, the API key by its prefix (was the raw actor, 'console:<email>').
+    const byKey = audit[1]?.actor as string;
+    const whoCells = page.getByRole('table', { name: 'Audit entries' }).getByRole('row').locator('td:nth-child(2)');
+    await eventually('the history shown', async () => (await whoCells.count()) === 2);
+    expect(await whoCells.allTextContents()).toEqual([`${t.stack.credentials.console_email} (console)`, `API key ${byKey}`]);
     await page.goBack();
     await visible(page.getByRole('heading', { level: 1, name: 'Rules' }));
     expect(await page.getByLabel('Context', { exact: true }).inputValue()).toBe(String(ctx.id));

@@ -6,6 +6,8 @@ import { hashParam } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const fromHash = () => hashParam('resource');
+/** Who made a change, in words: a console user by their email, else the API key by its prefix. */
+const who = (actor: string | null) => (actor === null ? '–' : actor.startsWith('console:') ? `${actor.slice('console:'.length)} (console)` : `API key ${actor}`);
 const json = (x: unknown) => <code className="json">{x === null || x === undefined ? '–' : JSON.stringify(x)}</code>;
 
 export function Audit(_: PageProps) {
@@ -43,7 +45,7 @@ export function Audit(_: PageProps) {
             empty="No changes recorded."
             columns={[
               { header: 'When', cell: (e) => when(e.at) },
-              { header: 'Who', cell: (e) => e.actor ?? '–' },
+              { header: 'Who', cell: (e) => who(e.actor) },
               { header: 'Action', cell: (e) => e.action },
               { header: 'Before', cell: (e) => json(e.before) },
               { header: 'After', cell: (e) => json(e.after) },
