@@ -121,6 +121,9 @@ const coreFilters = documentAs(
 /** The most facets a search asks for. */
 export const MAX_FACETS = 20;
 
+/** The most disjunctive facets a search asks for: each one its filters name costs a ranking of its own. */
+export const MAX_DISJUNCTIVE_FACETS = 5;
+
 /** A facet: a metadata key, as `brand` or `metadata.brand`. */
 const facetKey = z.pipe(
   z.pipe(
@@ -149,6 +152,11 @@ export const searchBody = z
     explain: z._default(z.optional(z.boolean('explain must be true or false')), false),
     /** Metadata keys whose values are counted over all matches (strings), or whose range is given (numbers). */
     facets: z.optional(z.array(facetKey).check(z.maxLength(MAX_FACETS, `at most ${MAX_FACETS} facets`))),
+    /**
+     * Facets counted without the filters on their own key (a multi-select facet list: how many
+     * matches each other value would add), the others applied; answered in `facets` beside those.
+     */
+    disjunctive_facets: z.optional(z.array(facetKey).check(z.maxLength(MAX_DISJUNCTIVE_FACETS, `at most ${MAX_DISJUNCTIVE_FACETS} disjunctive facets`))),
     /** Adds `highlight: { name, description }` to each hit, the matched words marked. */
     highlight: z._default(z.optional(z.boolean('highlight must be true or false')), false),
     highlight_tags: z.optional(z.strictObject({ pre: tag, post: tag })),
@@ -162,6 +170,10 @@ export const searchBody = z
   })
   .check(
     z.refine((b) => b.highlight_tags === undefined || b.highlight, { message: 'highlight_tags needs highlight: true', path: ['highlight_tags'] }),
+    z.refine((b) => new Set([...(b.facets ?? []), ...(b.disjunctive_facets ?? [])]).size <= MAX_FACETS, {
+      message: `at most ${MAX_FACETS} facets in all (facets and disjunctive_facets)`,
+      path: ['disjunctive_facets'],
+    }),
     z.refine((b) => b.sort === undefined || b.context_id === undefined, {
       message: 'sort cannot be combined with context_id: a context orders its results by its rules and rerank controls',
       path: ['sort'],

@@ -11,7 +11,7 @@ import { coreList } from '../domain/present.ts';
 import { logger } from '../observability.ts';
 import type { SearchBody } from '../schemas/search.ts';
 import type { SearchLogStore } from './analytics.ts';
-import { coreFilter } from './filters.ts';
+import { coreFilter, filtersWithout } from './filters.ts';
 import { DEFAULT_TAGS } from './highlight.ts';
 import { searchRecording } from './search-log.ts';
 import { runSearch, type SearchRequest } from './service.ts';
@@ -86,11 +86,28 @@ function coreSearchRequest(body: SearchBody): Omit<SearchRequest, 'user' | 'plan
     limit: body.limit,
     cursor: body.starting_after,
     explain: body.explain,
-    facets: body.facets,
+    ...facetsAsked(body),
     highlight: body.highlight ? (body.highlight_tags ?? DEFAULT_TAGS) : undefined,
     sort: body.sort,
     // With a context, its id too (appended: the lists without one keep the digests their cursors hold).
     listOf: canonicalJson([body.query, body.mode, body.filters ?? null, body.user_id ?? null, ...(body.context_id === undefined ? [] : [String(body.context_id)])]),
+  };
+}
+
+/**
+ * The facets a Core search body asks for: `facets`, then the `disjunctive_facets` not among them;
+ * each disjunctive one its filters name with the filters without it (the others count as facets do).
+ */
+function facetsAsked(body: SearchBody): Pick<SearchRequest, 'facets' | 'disjunctive'> {
+  const disjunctive = body.disjunctive_facets ?? [];
+  const keys = [...new Set([...(body.facets ?? []), ...disjunctive])];
+  if (!keys.length) return {};
+  return {
+    facets: keys,
+    disjunctive: [...new Set(disjunctive)].flatMap((key) => {
+      const others = filtersWithout(body.filters, key);
+      return others === undefined ? [] : [{ key, filter: coreFilter(others) }];
+    }),
   };
 }
 

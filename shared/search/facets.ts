@@ -1,4 +1,5 @@
 import type { ColumnCache, FacetColumn } from './columns.ts';
+import type { DocFilter } from './types.ts';
 
 /**
  * Facets of a search: for each requested metadata key, over every match of the query and
@@ -113,6 +114,55 @@ export class FacetCounter {
         max: !a || a.max === -Infinity ? null : a.max,
       };
     });
+    return out;
+  }
+}
+
+/** A facet counted disjunctively: over the matches of the search's filters without those on its own key (`filter`). */
+export interface DisjunctiveFacet {
+  key: string;
+  filter: DocFilter;
+}
+
+/**
+ * The facets of one search, in the order asked: most counted by the search's own ranking (its
+ * visitor, `over`); a disjunctive facet whose key the filters name counted apart, by a ranking of
+ * its own with that filter (`countApart`), as a multi-select facet list shows how many matches
+ * each other value would add. A disjunctive key the filters do not name counts as any other.
+ */
+export class SearchFacets {
+  private readonly own: FacetCounter;
+  private readonly apart: readonly DisjunctiveFacet[];
+  private readonly counted: Record<string, FacetResult> = Object.create(null);
+
+  constructor(
+    private readonly keys: readonly string[],
+    disjunctive: readonly DisjunctiveFacet[],
+  ) {
+    const named = new Set(disjunctive.map((d) => d.key));
+    this.apart = disjunctive;
+    this.own = new FacetCounter(keys.filter((k) => !named.has(k)));
+  }
+
+  /** The visitor of the search's own ranking over `view`. */
+  over(view: FacetView): (key: number) => void {
+    return this.own.over(view);
+  }
+
+  /** Counts each disjunctive facet over the matches `rankWith` visits for its filter (a ranking each). */
+  countApart(view: FacetView, rankWith: (filter: DocFilter, visit: (key: number) => void) => void): void {
+    for (const d of this.apart) {
+      const counter = new FacetCounter([d.key]);
+      rankWith(d.filter, counter.over(view));
+      this.counted[d.key] = counter.result()[d.key] as FacetResult;
+    }
+  }
+
+  result(): Record<string, FacetResult> {
+    const own = this.own.result();
+    // Keyed by what the request named, without a prototype (as FacetCounter's).
+    const out: Record<string, FacetResult> = Object.create(null);
+    for (const key of new Set(this.keys)) out[key] = (this.counted[key] ?? own[key]) as FacetResult;
     return out;
   }
 }

@@ -14,6 +14,32 @@ export function coreFilter(f: SearchBody['filters']): DocFilter {
   return Array.isArray(f) ? clauseFilter(f) : shorthandFilter(f);
 }
 
+/**
+ * The filters without those on the metadata key `key` (a clause on `metadata.<key>`; in the
+ * shorthand, `category`, `brand`, `availability` and `price` are their metadata keys, and
+ * `metadata.<key>`), or undefined when none is on it: a disjunctive facet's filter.
+ */
+export function filtersWithout(f: SearchBody['filters'], key: string): SearchBody['filters'] | undefined {
+  if (!f) return undefined;
+  if (Array.isArray(f)) {
+    const kept = f.filter((c) => c.field !== `metadata.${key}`);
+    return kept.length === f.length ? undefined : kept;
+  }
+  const own = (SHORTHAND_KEYS as readonly string[]).includes(key) && f[key as (typeof SHORTHAND_KEYS)[number]] !== undefined;
+  const inMetadata = f.metadata !== undefined && Object.hasOwn(f.metadata, key);
+  if (!own && !inMetadata) return undefined;
+  const out: ShorthandFilters = { ...f };
+  if (own) delete out[key as (typeof SHORTHAND_KEYS)[number]];
+  if (inMetadata && f.metadata) {
+    const { [key]: _, ...rest } = f.metadata;
+    out.metadata = rest;
+  }
+  return out;
+}
+
+/** The shorthand's fields that stand for the metadata key of their name. */
+const SHORTHAND_KEYS = ['category', 'brand', 'availability', 'price'] as const;
+
 function shorthandFilter(f: ShorthandFilters): DocFilter {
   const checks: DocFilter[] = [];
   const columns: ColumnCheck[] = [];

@@ -18,7 +18,7 @@ import { experimentOf, order, orderAfter, presentExplanation, presentScore, type
 import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
-import { FacetCounter } from './facets.ts';
+import { type DisjunctiveFacet, SearchFacets } from './facets.ts';
 import { platformFilter } from './filters.ts';
 import { highlightDoc, snippetScan, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
@@ -48,6 +48,8 @@ export interface SearchRequest {
   explain?: boolean | undefined;
   /** Metadata keys counted over every match (the answer's `facets`). */
   facets?: readonly string[] | undefined;
+  /** Of those, the keys counted without the filters on themselves (disjunctive), each with that filter. */
+  disjunctive?: readonly DisjunctiveFacet[] | undefined;
   /** Each hit's name and a snippet of its description with the matched words marked by these tags. */
   highlight?: HighlightTags | undefined;
   /** A numeric field's order instead of relevance (not with a plan: its pipeline orders). */
@@ -127,7 +129,17 @@ function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, 
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */
-const facetCounter = (req: SearchRequest) => (req.facets?.length ? new FacetCounter(req.facets) : undefined);
+const facetCounter = (req: SearchRequest) => (req.facets?.length ? new SearchFacets(req.facets, req.disjunctive ?? []) : undefined);
+
+/**
+ * The disjunctive facets of a search ranked as `request`: each counted over the matches of the
+ * same ranking with its own filter instead (every match visited, as the search's own facets are).
+ */
+function countApart(facets: SearchFacets | undefined, index: SearchIndex, delta: PreparedDelta, request: RankRequest): void {
+  facets?.countApart({ index, delta }, (filter, visit) => {
+    rank(index, delta, { ...request, filter }, { limit: 1, after: undefined, visit });
+  });
+}
 
 /** The present stage of a search: a served hit as the answer shows it. */
 function presentHits(req: SearchRequest, hits: readonly { doc: SearchDoc; score: number; explain?: Explanation }[], extras: ReturnType<typeof hitExtras>, experiment: ServedExperiment) {
@@ -151,7 +163,7 @@ async function stillLive<T extends { doc: SearchDoc }>(req: SearchRequest, view:
 }
 
 /** A search's answer around its page of hits. */
-function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, total: number, experiment: ServedExperiment, facets: FacetCounter | undefined) {
+function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, total: number, experiment: ServedExperiment, facets: SearchFacets | undefined) {
   // The Platform list (the Core search handler wraps it in the Core envelope); `next` is null unless hasMore.
   return { ...platformList(data, { hasMore: page.hasMore, cursor: page.next }), total, experiment, ...(facets ? { facets: facets.result() } : {}) };
 }
@@ -172,7 +184,9 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const facets = facetCounter(req);
   const counted = facets?.over({ index, delta });
   const visit = counted ? (key: number, score: number) => (sorted(key, score), counted(key)) : sorted;
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile, undefined), { limit: 1, after: undefined, visit });
+  const request = rankRequest(req, query, qv, index, profile, undefined);
+  const ranked = rank(index, delta, request, { limit: 1, after: undefined, visit });
+  countApart(facets, index, delta, request);
   const slice = page.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
@@ -229,6 +243,7 @@ async function plannedSearch(
   const pool = contextPool(req.limit);
   // One more hit than asked when there are more matches.
   const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.over({ index, delta }) });
+  countApart(facets, index, delta, rankRequested);
   // Relevance 1 is the best result names first did not lift (those it lifted stay above it, and
   // a plan's popularity, freshness and diversity weigh the others as when none is there).
   const lifted = (score: number) => ranked.namedAbove !== undefined && score > ranked.namedAbove;
@@ -301,11 +316,13 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const asOf = req.user ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
   const profile = req.user ? profileOf(index, delta, events) : null;
   const facets = facetCounter(req);
-  const ranked = rank(index, delta, rankRequest(req, query, qv, index, profile, after?.upTo), {
+  const request = rankRequest(req, query, qv, index, profile, after?.upTo);
+  const ranked = rank(index, delta, request, {
     limit: req.limit,
     after: after ? { score: after.score, id: after.id } : undefined,
     visit: facets?.over({ index, delta }),
   });
+  countApart(facets, index, delta, request);
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;

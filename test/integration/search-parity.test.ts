@@ -140,6 +140,69 @@ describe('facets', () => {
     expect(hits(r).some((h) => h.highlight?.name.includes('<em>'))).toBe(true);
   });
 
+  it('counts a disjunctive facet without the filters on its own key, the others applied (a multi-select facet list)', async () => {
+    const brands = [
+      { value: 'Bolt', count: 2 },
+      { value: 'Cog', count: 2 },
+      { value: 'Acme', count: 1 },
+    ];
+    const body = { query: 'running', limit: 1, facets: ['category'], disjunctive_facets: ['brand'], filters: { brand: ['Bolt'] } };
+    const r = await search(body);
+    // The hits, total and other facets keep the brand filter; brand counts every brand the query matches.
+    expect(r.body.total).toBe(2);
+    expect(Object.keys(r.body.facets)).toEqual(['category', 'brand']);
+    expect(r.body.facets.category.values).toEqual([
+      { value: 'hats', count: 1 },
+      { value: 'shoes', count: 1 },
+    ]);
+    expect(r.body.facets.brand.values).toEqual(brands);
+    expect(r.body.facets.brand.count).toBe(5);
+    // The next page, a context's search and a sorted one answer the same facets.
+    expect((await search({ ...body, starting_after: r.body.next_cursor })).body.facets).toEqual(r.body.facets);
+    const ctx = (await P('POST', '/api/contexts', { name: 'disjunctive facets' })).body.id as number;
+    expect((await search({ ...body, context_id: ctx })).body.facets).toEqual(r.body.facets);
+    expect((await search({ ...body, sort: { field: 'metadata.price' } })).body.facets).toEqual(r.body.facets);
+    // Clauses: each disjunctive key drops its own clause and keeps the other's.
+    const both = await search({
+      query: 'running',
+      disjunctive_facets: ['brand', 'category'],
+      filters: [
+        { field: 'metadata.brand', op: 'in', value: ['Bolt'] },
+        { field: 'metadata.category', op: 'neq', value: 'hats' },
+      ],
+    });
+    expect(ids(both)).toEqual([id.road]);
+    expect(both.body.facets.brand.values).toEqual([
+      { value: 'Cog', count: 2 },
+      { value: 'Acme', count: 1 },
+      { value: 'Bolt', count: 1 },
+    ]);
+    expect(both.body.facets.category.values).toEqual([
+      { value: 'hats', count: 1 },
+      { value: 'shoes', count: 1 },
+    ]);
+    // A disjunctive key no filter names counts as a facet does; so does one without filters at all.
+    const plain = await search({ query: 'running', disjunctive_facets: ['category'], filters: { brand: ['Bolt'] } });
+    expect(plain.body.facets.category).toEqual(r.body.facets.category);
+    expect((await search({ query: 'running', disjunctive_facets: ['brand'] })).body.facets.brand.values).toEqual(brands);
+    // In the shorthand's metadata object too.
+    const inMetadata = await search({ query: 'running', disjunctive_facets: ['brand'], filters: { metadata: { brand: 'Cog' } } });
+    expect(inMetadata.body.total).toBe(2);
+    expect(inMetadata.body.facets.brand.values).toEqual(brands);
+  });
+
+  it('refuses more than 5 disjunctive facets, or more than 20 facets in all (400 in the envelope)', async () => {
+    const six = await t.demo.core('POST', '/v1/search', { query: 'x', disjunctive_facets: ['a', 'b', 'c', 'd', 'e', 'f'] });
+    expectCoreError(six, 400, 'invalid_request_error', 'validation_error');
+    expect(Object.keys(six.body.error.details.fieldErrors)).toEqual(['disjunctive_facets']);
+    const keys = Array.from({ length: 20 }, (_, k) => `k${k}`);
+    expect((await t.demo.core('POST', '/v1/search', { query: 'x', facets: keys, disjunctive_facets: ['k0', 'k1'] })).status).toBe(200);
+    const many = await t.demo.core('POST', '/v1/search', { query: 'x', facets: keys, disjunctive_facets: ['k20'] });
+    expectCoreError(many, 400, 'invalid_request_error', 'validation_error');
+    expect(Object.keys(many.body.error.details.fieldErrors)).toEqual(['disjunctive_facets']);
+    expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', disjunctive_facets: ['metadata.'] }), 400, 'invalid_request_error', 'validation_error');
+  });
+
   it('refuses a facet that is no metadata key (400 in the envelope)', async () => {
     const r = await t.demo.core('POST', '/v1/search', { query: 'x', facets: ['brand', 'metadata.'] });
     expectCoreError(r, 400, 'invalid_request_error', 'validation_error');

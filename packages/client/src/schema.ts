@@ -4840,6 +4840,7 @@ export interface operations {
                     /** @default false */
                     explain?: boolean;
                     facets?: string[];
+                    disjunctive_facets?: string[];
                     /** @default false */
                     highlight?: boolean;
                     highlight_tags?: {
@@ -5742,6 +5743,7 @@ export interface operations {
                     /** @default false */
                     explain?: boolean;
                     facets?: string[];
+                    disjunctive_facets?: string[];
                     /** @default false */
                     highlight?: boolean;
                     highlight_tags?: {
