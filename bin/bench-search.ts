@@ -535,6 +535,17 @@ async function featureLatency(s: BenchStack, queries: string[], brands: string[]
         ],
       },
     ],
+    [
+      'the same two clauses, brand and price counted disjunctively, category as a facet',
+      {
+        facets: ['category'],
+        disjunctive_facets: ['brand', 'price'],
+        filters: [
+          { field: 'metadata.price', op: 'lt', value: 100 },
+          { field: 'metadata.brand', op: 'in', value: brands.slice(0, 2) },
+        ],
+      },
+    ],
     ['highlighted', { highlight: true }],
     // Every item matches an empty query: the catalog's first page, newest first.
     ['an empty query (browsing the catalog)', { query: '' }],
