@@ -40,7 +40,7 @@ const similarity = (a: Candidate) => (b: Candidate) => {
 };
 
 describe('rule conditions', () => {
-  const d = doc(1, { category: 'shoes', brand: 'Acme', price: 120, tags: ['sale', 'new'], spec: { size: { eu: 42 } } }, NOW - 100);
+  const d = doc(1, { category: 'shoes', brand: 'Acme', price: 120, sku: '200', gone: null, tags: ['sale', 'new'], spec: { size: { eu: 42 } } }, NOW - 100);
   it.each([
     [{ field: 'category', op: 'eq', value: 'shoes' }, true],
     [{ field: 'metadata.category', op: 'eq', value: 'shoes' }, true],
@@ -49,6 +49,16 @@ describe('rule conditions', () => {
     [{ field: 'metadata.brand', op: 'in', value: ['Bolt', 'Acme'] }, true],
     [{ field: 'metadata.price', op: 'gte', value: 120 }, true],
     [{ field: 'metadata.price', op: 'lte', value: 119 }, false],
+    // gte and lte include their bound (an exclusive lte would leave out the item priced at it).
+    [{ field: 'metadata.price', op: 'lte', value: 120 }, true],
+    [{ field: 'metadata.price', op: 'gte', value: 121 }, false],
+    // Numbers only: a string of digits is no number (JavaScript's "200" >= 100 would match it), nor is null.
+    [{ field: 'metadata.sku', op: 'gte', value: 100 }, false],
+    [{ field: 'metadata.sku', op: 'lte', value: 300 }, false],
+    [{ field: 'metadata.gone', op: 'gte', value: 0 }, false],
+    // A key whose value is null is absent (as the search filters and facets have it).
+    [{ field: 'metadata.gone', op: 'exists', value: true }, false],
+    [{ field: 'metadata.gone', op: 'exists', value: false }, true],
     [{ field: 'metadata.brand', op: 'gte', value: 1 }, false],
     [{ field: 'metadata.tags', op: 'eq', value: 'sale' }, true],
     [{ field: 'metadata.spec.size.eu', op: 'eq', value: 42 }, true],
