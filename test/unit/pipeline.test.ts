@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
+import { FRESHNESS_HALF_LIFE_DAYS, inForce, matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
 import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
@@ -172,6 +172,51 @@ describe('the pipeline', () => {
     expect(ids(deep)).toEqual([1, 3, 5]);
     expect(deep.map((x) => x.explain.rerank)).toEqual([[], [{ control: 'diversity', moved_from: 3, moved_to: 2 }], [{ control: 'max_per_category', moved_from: 5, moved_to: 3 }]]);
     expect(ids(runPipeline(pool, [], { exclude_seen: true }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 3, 4]);
+  });
+
+  it('a rule is in force from its starts_at (inclusive) to its ends_at (exclusive), and only when enabled', () => {
+    // starts_at <= now < ends_at (docs/api.md): a rule starting this second applies, one ending this second does not.
+    expect(inForce(rule({ starts_at: NOW }), NOW)).toBe(true);
+    expect(inForce(rule({ starts_at: NOW + 1 }), NOW)).toBe(false);
+    expect(inForce(rule({ ends_at: NOW + 1 }), NOW)).toBe(true);
+    expect(inForce(rule({ ends_at: NOW }), NOW)).toBe(false);
+    expect(inForce(rule({ starts_at: NOW - 10, ends_at: NOW + 10 }), NOW)).toBe(true);
+    expect(inForce(rule({ enabled: false }), NOW)).toBe(false);
+  });
+
+  it('max_per_category does not limit items without a category', () => {
+    const mixed = [cand(1, 1.0, { category: 'a' }), cand(2, 0.9, {}), cand(3, 0.8, { category: 'a' }), cand(4, 0.7, {}), cand(5, 0.6, {})];
+    expect(ids(runPipeline(mixed, [], { max_per_category: 1 }, none, null))).toEqual([1, 2, 4, 5]);
+  });
+
+  it('exclude_seen unset keeps the items the user saw (an unset control changes nothing)', () => {
+    expect(ids(runPipeline(pool, [], {}, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 2, 3, 4]);
+    expect(ids(runPipeline(pool, [], { exclude_seen: false }, { ...none, seen: (id) => id === 2 }, null))).toEqual([1, 2, 3, 4]);
+  });
+
+  it('freshness halves every 14 days of age, adds at most its weight, and weighs against relevance scaled so the best is 1', () => {
+    expect(FRESHNESS_HALF_LIFE_DAYS).toBe(14);
+    const aged = runPipeline([cand(1, 1.0, {}, NOW - 14 * 86_400), cand(2, 0.5, {}, NOW - 28 * 86_400)], [], { freshness_weight: 2 }, none, null);
+    expect(aged.map((x) => x.explain.rerank)).toEqual([[{ control: 'freshness_weight', added: expect.closeTo(1, 9) }], [{ control: 'freshness_weight', added: expect.closeTo(0.5, 9) }]]);
+    // An item created a moment after now (another container's clock) is as fresh as one created now, no fresher.
+    const ahead = runPipeline([cand(1, 1.0, {}, NOW + 86_400)], [], { freshness_weight: 1 }, none, null);
+    expect(ahead[0]?.explain.rerank).toEqual([{ control: 'freshness_weight', added: 1 }]);
+    // Base scores of 10 and 8 count as 1 and 0.8: a weight of 1 lifts the fresh one above the old one
+    // (unscaled, 10 against 8 + 1 would keep the old one first).
+    const scaled = runPipeline([cand(1, 10, {}, NOW - 100 * 86_400), cand(2, 8, {}, NOW)], [], { freshness_weight: 1 }, none, null);
+    expect(ids(scaled)).toEqual([2, 1]);
+    expect(scaled[0]?.score).toBeCloseTo(1.8, 9);
+  });
+
+  it('diversity orders the first 100 positions at most; the rest follow in score order', () => {
+    const oneHot = (d: number) => Array.from({ length: 101 }, (_, k) => (k === d ? 1 : 0));
+    // 100 dissimilar items, then A (more relevant, but like the first item) and B (less relevant, like none).
+    const many = Array.from({ length: 100 }, (_, k) => cand(k + 1, 1 - k / 1000, {}, NOW, oneHot(k)));
+    const a = cand(201, 0.5, {}, NOW, oneHot(0));
+    const b = cand(202, 0.45, {}, NOW, oneHot(100));
+    const out = runPipeline([...many, a, b], [], { diversity: 0.5 }, { ...none, similarity, depth: 102 }, null);
+    // Diversity at position 101 would choose B; past the 100th position, A keeps its place by score.
+    expect(ids(out).slice(100)).toEqual([201, 202]);
   });
 
   it('freshness and popularity add to relevance scaled to 0-1, and say so', () => {
