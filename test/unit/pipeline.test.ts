@@ -370,6 +370,34 @@ describe('the plan of a context', () => {
     return d;
   };
 
+  it('counts an event received exactly within_days ago as inside the window, in the first read and the full one alike', () => {
+    const def = { event_type: 'purchase', min_count: 1, within_days: 30 };
+    const edge: RecentEvent[] = [{ id: 1, item_id: '1', type: 'purchase', created: NOW - 30 * 86_400 }];
+    const past: RecentEvent[] = [{ id: 1, item_id: '1', type: 'purchase', created: NOW - 30 * 86_400 - 1 }];
+    // A member decided on the latest events must stay one when decided on all of them (and the other way round).
+    expect(isMember(def, edge, NOW)).toBe(true);
+    expect(decides(def, edge, NOW, true)).toBe(true);
+    expect(isMember(def, past, NOW)).toBe(false);
+    expect(decides(def, past, NOW, true)).toBe(false);
+  });
+
+  it("applies a segment-scoped rule by that rule's own segment, not by the user's membership of another", async () => {
+    const seg = (id: number, event_type: string): ControlConfig['segments'][number] => ({
+      id,
+      name: `s${id}`,
+      description: '',
+      definition: { event_type, min_count: 1, within_days: 30 },
+      size_estimate: null,
+      size_computed_at: null,
+      created: NOW,
+      updated_at: NOW,
+    });
+    const cfg = config({ rules: [rule({ id: 1, segment_id: 9 }), rule({ id: 2, segment_id: 10 })], segments: [seg(9, 'purchase'), seg(10, 'add_to_cart')] });
+    // A buyer who never added to a cart: the buyers' rule only.
+    const plan = await planFor(deps(cfg, [ev('purchase', 1)]), `plan-${Math.random()}`, 1, 'u1', NOW);
+    expect(plan.rules.map((r) => r.id)).toEqual([1]);
+  });
+
   it('keeps the rules of its context in force, segment-scoped ones for members only; 404 for a context the tenant lacks', async () => {
     const cfg = config({
       rules: [
