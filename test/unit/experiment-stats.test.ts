@@ -94,6 +94,17 @@ describe('variantFor', () => {
     expect(variantFor(9, userInBucket(9, 1234), variants).index).toBe(1);
   });
 
+  it('gives a percent its whole buckets where the product in floating point falls just short or just past: 0.29 % owns 0..28, 0.07 % owns 0..6', () => {
+    // 0.29 × 100 is 28.999999999999996: truncating it (floor) would give that variant 28 buckets, not 29.
+    const short = [{ traffic_percent: 0.29 }, { traffic_percent: 99.71 }];
+    expect(variantFor(9, userInBucket(9, 28), short).index).toBe(0);
+    expect(variantFor(9, userInBucket(9, 29), short).index).toBe(1);
+    // 0.07 × 100 is 7.000000000000001: rounding it up (ceil) would give that variant 8 buckets, not 7.
+    const past = [{ traffic_percent: 0.07 }, { traffic_percent: 99.93 }];
+    expect(variantFor(9, userInBucket(9, 6), past).index).toBe(0);
+    expect(variantFor(9, userInBucket(9, 7), past).index).toBe(1);
+  });
+
   it('lets the last variant absorb rounding (33.33 × 3 leaves bucket 9999 to the last)', () => {
     const variants = [{ traffic_percent: 33.33 }, { traffic_percent: 33.33 }, { traffic_percent: 33.33 }];
     expect(variantFor(9, userInBucket(9, 9998), variants).index).toBe(2);
