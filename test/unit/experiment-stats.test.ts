@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ExposureStore, VariantTotals } from '../../shared/control/exposures.ts';
+import { attributeEvents, type ExposureRecord, type ExposureStore, type VariantTotals } from '../../shared/control/exposures.ts';
 import { experimentResults } from '../../shared/control/results.ts';
 import { bucketOf, chiSquarePValue, sampleRatioMismatch, twoProportionLift, variantFor } from '../../shared/control/stats.ts';
 import type { Experiment } from '../../shared/control/types.ts';
+import type { EventRecord } from '../../shared/domain/types.ts';
 
 /** The first synthetic user id (`u<n>`) that lands in `bucket` of experiment `exp`. */
 function userInBucket(exp: number, bucket: number): string {
@@ -339,5 +340,57 @@ describe('experimentResults', () => {
     // Consistent counts are as before.
     totals.set(1, { requests: 3, users: 2, events: { click: 1 }, requestsWith: { click: 1 }, usersWith: { click: 1 } });
     expect((await experimentResults(storeOf(totals), 't', exp)).variants[1]!.events.click!.lift).toMatchObject({ relative: 0, difference: 0 });
+  });
+});
+
+describe('attributeEvents', () => {
+  const SERVED = 1_800_000_000;
+  const exposure: ExposureRecord = { requestId: 'aaaaaaaa-0000-4000-8000-000000000001', experimentId: 1, variant: 1, userId: 'u1', servedAt: SERVED, attributeUntil: SERVED + 3600 };
+  /** A store holding the one exposure, recording which event ids it was asked to count. */
+  const storeOf = () => {
+    const counted: number[] = [];
+    const store = {
+      exposure: async (_t: string, id: string) => (id === exposure.requestId ? exposure : undefined),
+      attribute: async (_t: string, _x: ExposureRecord, e: { id: number }) => {
+        counted.push(e.id);
+        return true;
+      },
+    } as unknown as ExposureStore;
+    return { store, counted };
+  };
+  const event = (id: number, created: number, over: Partial<EventRecord> = {}): EventRecord => ({
+    id,
+    type: 'click',
+    user_id: 'u1',
+    item_id: '1',
+    context_id: null,
+    session_id: null,
+    request_id: exposure.requestId,
+    placement: null,
+    occurred_at: created,
+    created,
+    extra: {},
+    ...over,
+  });
+
+  it('counts the events of the user served that were ingested within the attribution window, and no others', async () => {
+    const { store, counted } = storeOf();
+    const n = await attributeEvents(store, 't', [
+      event(1, SERVED + 10),
+      // The window's last second counts; the one after it does not (docs/api.md: ingested within attribution_window_seconds).
+      event(2, SERVED + 3600),
+      event(3, SERVED + 3601),
+      event(4, SERVED + 86_400 * 30),
+      // Long before the request was served: no response it followed.
+      event(5, SERVED - 3600),
+      // Another user naming the request counts for nobody.
+      event(6, SERVED + 10, { user_id: 'u2' }),
+      // The request id in upper case is the same request.
+      event(7, SERVED + 20, { request_id: exposure.requestId.toUpperCase() }),
+      // A request served in no experiment.
+      event(8, SERVED + 10, { request_id: 'bbbbbbbb-0000-4000-8000-000000000002' }),
+    ]);
+    expect(counted).toEqual([1, 2, 7]);
+    expect(n).toBe(3);
   });
 });
