@@ -463,6 +463,43 @@ describe('the plan of a context', () => {
     expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
   });
 
+  it("serves the context's own rerank controls, each replaced by the Running variant's where it sets one; a request bypassing the experiment keeps the context's", async () => {
+    const exp = {
+      id: 5,
+      name: 'ab',
+      context_id: 1,
+      segment_id: null,
+      status: 'Running' as const,
+      attribution_window_seconds: 86_400,
+      started_at: NOW,
+      stopped_at: null,
+      created: NOW,
+      updated_at: NOW,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 100, rerank: { diversity: 0.1, freshness_weight: 0.7 } },
+        { name: 'b', endpoint_name: 'next', traffic_percent: 0 },
+      ],
+    };
+    const own = { exclude_seen: true, popularity_weight: 0.2, freshness_weight: 0.1, diversity: 0.5, max_per_category: 3 };
+    const cfg = config({
+      // A Draft experiment of the context (listed first) assigns nobody; another context's controls are not this one's.
+      experiments: [{ ...exp, id: 4, status: 'Draft' as const }, exp],
+      rerank: [
+        { id: 2, context_id: 2, updated_at: NOW, popularity_weight: 9 },
+        { id: 1, context_id: 1, updated_at: NOW, ...own },
+      ],
+    });
+    const t = `controls-${Math.random()}`;
+    const p = await planFor(deps(cfg), t, 1, 'u1', NOW);
+    expect(p.assignment).toMatchObject({ experiment: { id: 5 }, variant: 'a' });
+    // Every control of the context comes through; the variant's two replace the context's.
+    expect(p.controls).toEqual({ ...own, diversity: 0.1, freshness_weight: 0.7 });
+    // An explicit endpoint (experiment: false): no variant, the context's controls as they are.
+    const bypass = await planFor(deps(cfg), t, 1, 'u1', NOW, undefined, { experiment: false });
+    expect(bypass.assignment).toBeNull();
+    expect(bypass.controls).toEqual(own);
+  });
+
   it('tells the variant before reading segments when the experiment is not scoped to one, after when it is', async () => {
     const exp = {
       id: 5,
