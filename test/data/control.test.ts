@@ -442,6 +442,29 @@ describe('segment size estimates', () => {
     expect([queries(), reader.countByUser.mock.calls.length]).toEqual([1, 0]);
   });
 
+  it('count for an `all` of three leaves only the users in every one, read each leaf from now less its within_days, and leave segments past a spent budget to the next pass', async () => {
+    const c = db.stores.console;
+    const T = 'sizes-all3';
+    const users: Record<string, string[]> = { a: ['u1', 'u2', 'u3'], b: ['u1', 'u2'], c: ['u1', 'u3'] };
+    const since = new Map<string, number>();
+    const reader = {
+      countByUser: async (_t: string, type: string, from: number) => {
+        since.set(type, from);
+        return { counts: new Map((users[type] ?? []).map((u) => [u, 1])), read: 5, capped: false };
+      },
+    };
+    const leaf = (event_type: string, within_days: number) => ({ event_type, min_count: 1, within_days });
+    const three = await createSegment(c, { tenant: T }, { name: 'x', definition: { all: [leaf('a', 30), leaf('b', 7), leaf('c', 30)] } });
+    const next = await createSegment(c, { tenant: T }, { name: 'y', definition: leaf('d', 1) });
+    // A budget of one event: the first segment is computed (its reads overspend it), the second waits.
+    expect(await refreshSegmentSizes({ console: c, events: reader }, T, NOW, { events: 1 })).toBe(1);
+    // u1 alone is in a, b and c (u2 is in a and b, u3 in a and c: any two of three is not all).
+    expect((await c.get<StoredSegment>(T, 'segment', three.id))?.size_estimate).toBe(1);
+    expect((await c.get<StoredSegment>(T, 'segment', next.id))?.size_estimate).toBeNull();
+    // As serving decides membership: events at or after now - within_days days.
+    expect(Object.fromEntries(since)).toEqual({ a: NOW - 30 * DAY, b: NOW - 7 * DAY, c: NOW - 30 * DAY });
+  });
+
   it('drop an estimate when the segment changed while it was computed', async () => {
     const c = db.stores.console;
     const T = 'sizes-race';
