@@ -863,6 +863,28 @@ describe('a search waits for a long read of the changes since the build at most 
     expect(read.data.map((r) => r.item.metadata.category)).toEqual(['lights']);
   });
 
+  it('recommendations of a category served behind leave out an item moved out of it since the build', async () => {
+    const T = 'long-read-category';
+    const {
+      stores: base,
+      created,
+      now,
+    } = await built(T, [
+      { name: 'Trail lantern', metadata: { category: 'lights' } },
+      { name: 'Camp lantern', metadata: { category: 'lights' } },
+    ]);
+    const { items } = base;
+    const moved = created[1] as ItemRecord;
+    await items.update(T, moved.id, { metadata: { category: 'stoves' } }, now + 1);
+    const deps = recsOver(slowPage(items, 1, 1000), base);
+    const q = recsQuery({ user_id: 'someone', category: 'lights' });
+    // Ranked on the build (both lights), shown as they are now: the moved one is no light any more.
+    const behind = await waitingAtMost(50, () => recommend(deps, T, q, 'req-1'));
+    expect(behind.data.map((r) => [r.item_id, r.item.metadata.category])).toEqual([[String((created[0] as ItemRecord).id), 'lights']]);
+    const read = await waitingAtMost(10_000, () => recommend(deps, T, q, 'req-2'));
+    expect(read.data.map((r) => r.item.metadata.category)).toEqual(['lights']);
+  });
+
   it('a request served behind ranks on while the read goes on: an item its read deletes meanwhile is left out, not a failure', async () => {
     const T = 'long-read-race';
     const { stores: base, created, now } = await built(T, ['Trail lantern', 'Camp lantern', 'Storm lantern']);
