@@ -166,6 +166,21 @@ describe('rerank controls', () => {
   });
 });
 
+describe('exclude_seen in search', () => {
+  it("leaves out the items of the user's latest 100 events, not those of older ones", async () => {
+    const ctx = await context('unseen-100');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true })).status).toBe(200);
+    const view = (item: string | undefined, n = 1) => Array.from({ length: n }, () => ({ type: 'view', user_id: 'hundred', item_id: item }));
+    // Oldest first: items[5] (the 101st latest), items[6] (the 100th), then 99 views of items[7].
+    for (const batch of [view(items[5]), view(items[6]), view(items[7], 99)]) expect((await t.demo.core('POST', '/v1/events', batch)).status).toBe(201);
+    const ids = hitIds(await search({ context_id: ctx, user_id: 'hundred' }));
+    // 100 events for search (docs/api.md): one fewer would show items[6]; one more would leave out items[5].
+    expect(ids).toContain(items[5]);
+    expect(ids).not.toContain(items[6]);
+    expect(ids).not.toContain(items[7]);
+  });
+});
+
 describe('pages of a context list', () => {
   it('with diversity and a category cap, page after page are the one list a single page shows', async () => {
     const ctx = await context('diverse, two per category');
