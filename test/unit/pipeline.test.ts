@@ -208,6 +208,25 @@ describe('the pipeline', () => {
     expect(scaled[0]?.score).toBeCloseTo(1.8, 9);
   });
 
+  it('explains only the controls set, and ends each explanation with the score served', () => {
+    // Popularity alone: no freshness step (an unset control changes nothing, in the explanation too).
+    const pop = runPipeline(pool, [], { popularity_weight: 1 }, { ...none, popularity: (id) => (id === 4 ? 1 : 0) }, null);
+    expect(pop.map((x) => x.explain.rerank.map((r) => r.control))).toEqual([['popularity_weight'], ['popularity_weight'], ['popularity_weight'], ['popularity_weight']]);
+    expect(pop.every((x) => x.explain.final_score === x.score)).toBe(true);
+    expect(pop[0]?.explain.final_score).toBeCloseTo(1.4, 9);
+  });
+
+  it('scales relevance by the best of all candidates when every one is lifted', () => {
+    // Two named items only: 4 and 2 count as 1 and 0.5, so the fresh one (+1) leads the old one (+~0).
+    const named = [
+      { ...cand(1, 4, {}, NOW - 365 * 86_400), lifted: true },
+      { ...cand(2, 2, {}, NOW), lifted: true },
+    ];
+    const out = runPipeline(named, [], { freshness_weight: 1 }, none, null);
+    expect(ids(out)).toEqual([2, 1]);
+    expect(out[0]?.score).toBeCloseTo(1.5, 9);
+  });
+
   it('diversity orders the first 100 positions at most; the rest follow in score order', () => {
     const oneHot = (d: number) => Array.from({ length: 101 }, (_, k) => (k === d ? 1 : 0));
     // 100 dissimilar items, then A (more relevant, but like the first item) and B (less relevant, like none).
