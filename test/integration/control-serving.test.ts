@@ -212,12 +212,12 @@ describe('pages of a context list', () => {
       (x) => x.body.total === 90,
       20_000,
     );
-    const walk = async (ctx: number) => {
+    const walk = async (ctx: number, extra: Record<string, unknown> = {}) => {
       const ids: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: Api = await search({ query: 'lantern', context_id: ctx, limit: 10, ...(cursor ? { starting_after: cursor } : {}) });
+        const page: Api = await search({ query: 'lantern', context_id: ctx, limit: 10, ...extra, ...(cursor ? { starting_after: cursor } : {}) });
         ids.push(...hitIds(page));
         expect(page.body.has_more).toBe(page.body.next_cursor !== null);
         cursor = page.body.next_cursor;
@@ -252,6 +252,21 @@ describe('pages of a context list', () => {
     const capped = await context('five lanterns a category');
     expect((await P('PUT', `/api/rerank-controls?contextId=${capped}`, { max_per_category: 5 })).status).toBe(200);
     expect(await walk(capped)).toHaveLength(20);
+    // exclude_seen past the pool too: a user who saw 80 lanterns (within their latest 100; more than the pool of 60 holds,
+    // however their taste ranks them) is served the other 10 only.
+    const unseen = await context('lanterns not seen');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${unseen}`, { exclude_seen: true })).status).toBe(200);
+    const seenOnes = lanterns.filter((_, i) => i % 9 !== 0).map((l) => l.id);
+    const views = seenOnes.map((item_id) => ({ type: 'view', user_id: 'lantern-looker', item_id }));
+    expect((await t.demo.core('POST', '/v1/events', views)).status).toBe(201);
+    const notSeen = await walk(unseen, { user_id: 'lantern-looker' });
+    expect(new Set(notSeen).size).toBe(notSeen.length);
+    expect([...notSeen].sort()).toEqual(
+      lanterns
+        .filter((_, i) => i % 9 === 0)
+        .map((l) => l.id)
+        .sort(),
+    );
   });
 
   it('past the pool, serve every match once when a rule boosts some of them, however deep the page', async () => {
