@@ -166,6 +166,20 @@ describe('rerank controls', () => {
   });
 });
 
+describe('exclude_seen in recommendations', () => {
+  it("a context's exclude_seen leaves seen items out even of a request with include_seen=true", async () => {
+    const ctx = await context('unseen recs');
+    expect((await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { exclude_seen: true })).status).toBe(200);
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'rec-looker', item_id: items[0] }])).status).toBe(201);
+    // Without the context, include_seen=true shows the item the user viewed...
+    expect(recIds(await recs('user_id=rec-looker&limit=100&include_seen=true'))).toContain(items[0]);
+    // ...the context's control wins over the request (docs/api.md, Rerank controls).
+    const inContext = recIds(await recs(`user_id=rec-looker&limit=100&include_seen=true&context_id=${ctx}`));
+    expect(inContext.length).toBeGreaterThan(0);
+    expect(inContext).not.toContain(items[0]);
+  });
+});
+
 describe('exclude_seen in search', () => {
   it("leaves out the items of the user's latest 100 events, not those of older ones", async () => {
     const ctx = await context('unseen-100');
