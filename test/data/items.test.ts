@@ -342,6 +342,26 @@ describe('updating an item to the content it has', () => {
     expect(kept.name).toBe(current);
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
+
+  it('compares metadata whatever its key order: the same object in another order keeps the embedding', async () => {
+    // docs/api.md: metadata is compared whatever its key order; a comparison of the JSON text
+    // as sent would take a reordered object for a change and embed the item again.
+    const { updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'same-metadata';
+    const queue = { sent: [] as unknown[], send: async (_q: string, jobs: unknown[]) => void queue.sent.push(...jobs) };
+    const now = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'A', metadata: { category: 'c', brand: 'b', tags: { x: 1, y: 2 } } }], now);
+    const id = (item as { id: number }).id;
+    await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), now);
+    const same = await updateItem(s, queue as never, T, id, { metadata: { tags: { y: 2, x: 1 }, brand: 'b', category: 'c' } });
+    expect(same.embedding_updated_at).not.toBeNull();
+    expect(queue.sent).toEqual([]);
+    // A value changed deep inside is a change.
+    const changed = await updateItem(s, queue as never, T, id, { metadata: { tags: { y: 3, x: 1 }, brand: 'b', category: 'c' } });
+    expect(changed.embedding_updated_at).toBeNull();
+    expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
+  });
 });
 
 describe('the change index while an update moves an item in it', () => {
