@@ -343,6 +343,32 @@ describe('updating an item to the content it has', () => {
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
 
+  it('compares again after up to two races, and takes the update as a change after the third (docs/api.md: "after three such races")', async () => {
+    // Fewer tries would re-embed an item sent with its own name after one or two races; more
+    // would keep comparing after the third.
+    const { updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'three-races';
+    const queue = { sent: [] as unknown[], send: async (_q: string, jobs: unknown[]) => void queue.sent.push(...jobs) };
+    const now = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'A' }], now);
+    const id = (item as { id: number }).id;
+    const racingTimes = (n: number) => {
+      let k = 0;
+      return {
+        ...s,
+        update: async (...args: Parameters<typeof s.update>) => {
+          if (k < n) await s.update(T, id, { description: `race ${n}.${k++}` }, now);
+          return s.update(...args);
+        },
+      };
+    };
+    await updateItem(racingTimes(2), queue as never, T, id, { name: 'A' });
+    expect(queue.sent).toEqual([]);
+    await updateItem(racingTimes(3), queue as never, T, id, { name: 'A' });
+    expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
+  });
+
   it('compares metadata whatever its key order: the same object in another order keeps the embedding', async () => {
     // docs/api.md: metadata is compared whatever its key order; a comparison of the JSON text
     // as sent would take a reordered object for a change and embed the item again.
