@@ -220,4 +220,48 @@ describe('listing events while writes are in flight', () => {
     await s.append(T, [ev('a')], now, { reuse: 4 });
     expect(ids(await listEvents(s, T, { limit: 20, user_id: 'a' }, now))).toEqual(['1', '4']);
   });
+
+  it('holds a gap while its successor was stored under 30 s ago, passes it at 30 s, and a page it ends says has_more: false', async () => {
+    // docs/api.md: "stored under 30 s ago ... the page ends there with has_more: false". A page
+    // cut at the gap that kept the store's has_more would send a client on past the gap.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const T = 'inflight3';
+    const now = Math.floor(Date.now() / 1000);
+    // Id 2 still being written; 1, 3 and 4 stored at `now`.
+    await s.append(T, [ev('a')], now, { reuse: 1 });
+    await s.append(T, [ev('c'), ev('d')], now, { reuse: 3 });
+    const cut = await listEvents(s, T, { limit: 2 }, now);
+    expect(ids(cut)).toEqual(['1']);
+    expect(cut.has_more).toBe(false);
+    expect(ids(await listEvents(s, T, { limit: 20 }, now + 29))).toEqual(['1']);
+    const passed = await listEvents(s, T, { limit: 2 }, now + 30);
+    expect(ids(passed)).toEqual(['1', '3']);
+    expect(passed.has_more).toBe(true);
+  });
+
+  it('a filtered page: the first id missing holds it, the read-back ends at an event stored 30 s ago, and reads on past its first 32 events', async () => {
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const now = Math.floor(Date.now() / 1000);
+    // Id 1 still being written (the tenant's first id): a page of the user's later event stops before it.
+    await s.append('inflight4', [ev('a')], now, { reuse: 2 });
+    expect(ids(await listEvents(s, 'inflight4', { limit: 20, user_id: 'a' }, now))).toEqual([]);
+    // At 30 s the page holds no recent event and reads nothing back.
+    expect(ids(await listEvents(s, 'inflight4', { limit: 20, user_id: 'a' }, now + 30))).toEqual(['2']);
+    // Id 2 never written, 3 stored exactly 30 s ago (so 2's write has ended), 4 just now: 4 is listed.
+    await s.append('inflight5', [ev('a')], now - 100, { reuse: 1 });
+    await s.append('inflight5', [ev('b')], now - 30, { reuse: 3 });
+    await s.append('inflight5', [ev('a')], now, { reuse: 4 });
+    expect(ids(await listEvents(s, 'inflight5', { limit: 20, user_id: 'a' }, now))).toEqual(['1', '4']);
+    // 40 events stored just now, none missing: the read-back below id 40 takes a first chunk of
+    // 32, then the rest, and finds no gap (a full first chunk is not the start of the log).
+    await s.append(
+      'inflight6',
+      Array.from({ length: 40 }, () => ev('a')),
+      now,
+      { reuse: 1 },
+    );
+    expect(ids(await listEvents(s, 'inflight6', { limit: 20, user_id: 'a', starting_after: 30 }, now))).toEqual(Array.from({ length: 10 }, (_, i) => String(31 + i)));
+  });
 });
