@@ -270,6 +270,23 @@ describe('serving endpoints', () => {
     expect(await defaults()).toEqual(['b']);
     expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe('b');
   });
+
+  it('list a page by limit, then from starting_after, has_more true only while endpoints are left', async () => {
+    // The endpoint list pages as every console list does: a page of exactly the remaining
+    // endpoints says has_more false, and the cursor's own endpoint is not listed again.
+    const c = db.stores.console;
+    const T = 'endpoint-pages';
+    for (const name of ['p1', 'p2', 'p3']) await createEndpoint(c, T, { endpoint_name: name, is_default: false });
+    const names = (l: { data: { endpoint_name: string }[] }) => l.data.map((e) => e.endpoint_name);
+    const first = await listEndpoints(c, T, { limit: 2 });
+    expect([names(first), first.has_more]).toEqual([['p1', 'p2'], true]);
+    const cursor = Number(first.next_cursor);
+    expect(cursor).toBe(first.data[1]?.id);
+    const rest = await listEndpoints(c, T, { limit: 2, starting_after: cursor });
+    expect([names(rest), rest.has_more, rest.next_cursor]).toEqual([['p3'], false, null]);
+    const whole = await listEndpoints(c, T, { limit: 3 });
+    expect([names(whole), whole.has_more, whole.next_cursor]).toEqual([['p1', 'p2', 'p3'], false, null]);
+  });
 });
 
 describe('event type names', () => {
