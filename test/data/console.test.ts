@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
-import { createEndpoint, findEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
+import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
 import { stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
@@ -269,6 +269,9 @@ describe('serving endpoints', () => {
     await c.put(T, 'endpoint', { id: 11, endpoint_name: 'b', is_default: true, model_version: null, created: now, updated_at: now });
     expect(await defaults()).toEqual(['b']);
     expect((await findEndpoint(c, T, undefined))?.endpoint_name).toBe('b');
+    // Read by id, each answers is_default as the list shows it (docs/api.md): 'a', still marked
+    // default in its record, is not the default; a read of the record as stored would say it is.
+    expect([(await getEndpoint(c, T, 10)).is_default, (await getEndpoint(c, T, 11)).is_default]).toEqual([false, true]);
   });
 
   it('list a page by limit, then from starting_after, has_more true only while endpoints are left', async () => {
