@@ -230,6 +230,27 @@ describe('training job logs', () => {
     const rest = await trainingRunLogs(c, 'follow', 'train-1', first.next_cursor as string, 100);
     expect(rest).toMatchObject({ lines: [{ ts: 2, message: 'three' }], next_cursor: null });
   });
+
+  it('a Queued run stops at once (Stopped, finished, its log saying so); a Stopping one is followed until it ends, and a repeated stop answers it', async () => {
+    // docs/api.md: a Queued run ends Stopped at once; while a run has not ended (Queued,
+    // InProgress, Stopping) the page reaching the end of its log has a next_cursor; a stop
+    // repeated while the run is Stopping answers it as it is.
+    const c = db.stores.console;
+    await c.put('stop-q', 'job', queuedRun(1));
+    await c.appendLog('stop-q', 1, [{ ts: 1, message: 'Queued' }]); // as queueRun writes it
+    expect((await trainingRunLogs(c, 'stop-q', 'train-1', undefined, 10)).next_cursor).toEqual(expect.any(String));
+    const stopped = await stopTrainingRun(c, 'stop-q', 'train-1');
+    expect(stopped.status).toBe('Stopped');
+    expect(stopped.finished_at).toEqual(expect.any(Number));
+    const log = await trainingRunLogs(c, 'stop-q', 'train-1', undefined, 10);
+    expect(log).toMatchObject({ lines: [{ message: 'Queued' }, { message: 'Stopped before it started' }], next_cursor: null });
+    await c.put('stop-s', 'job', { ...queuedRun(1), status: 'InProgress' });
+    expect((await stopTrainingRun(c, 'stop-s', 'train-1')).status).toBe('Stopping');
+    expect((await stopTrainingRun(c, 'stop-s', 'train-1')).status).toBe('Stopping');
+    const following = await trainingRunLogs(c, 'stop-s', 'train-1', undefined, 10);
+    expect(following.lines.map((l) => l.message)).toEqual(['Stop requested']);
+    expect(following.next_cursor).toEqual(expect.any(String));
+  });
 });
 
 describe('serving endpoints', () => {
