@@ -28,6 +28,27 @@ describe('training templates', () => {
     await expect(updateTemplate(c, 'tp', t.id, { status: 'Published', name: 'other' })).rejects.toThrow(/is Published/);
     expect((await getTemplate(c, 'tp', t.id)).name).toBe('shop');
   });
+
+  it('an edit of a Draft that is published between its read and its write is refused: the Published template stays as published', async () => {
+    // A Published template is frozen (the spec): an edit's write holds only while the template is
+    // still a Draft, else a name or event types sent to the Draft would change what runs train on.
+    const c = db.stores.console;
+    await createEventType(c, 'tp-race', { name: 'view', weight: 1 });
+    const t = await createTemplate(c, 'tp-race', { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: null, auto_promote: null });
+    let published = false;
+    const publishing: ConsoleStore = {
+      ...c,
+      async updated(tenant, kind, id, set, expect) {
+        if (!published && kind === 'template') {
+          published = true;
+          await c.update(tenant, 'template', id, { status: 'Published' });
+        }
+        return c.updated(tenant, kind, id, set, expect);
+      },
+    } as ConsoleStore;
+    await expect(updateTemplate(publishing, 'tp-race', t.id, { name: 'renamed' })).rejects.toThrow(/changed meanwhile/);
+    expect(await getTemplate(c, 'tp-race', t.id)).toMatchObject({ name: 'shop', status: 'Published' });
+  });
 });
 
 describe('console store', () => {
