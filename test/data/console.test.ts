@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import { setClock } from '../../shared/clock.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
@@ -22,7 +23,14 @@ describe('training templates', () => {
     const t = await createTemplate(c, 'tp', { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: null, auto_promote: null });
     expect((await updateTemplate(c, 'tp', t.id, { status: 'Published' })).status).toBe('Published');
     const published = await getTemplate(c, 'tp', t.id);
-    expect(await updateTemplate(c, 'tp', t.id, { status: 'Published' })).toEqual(published);
+    // A retried publish a second later changes nothing, its updated_at included.
+    const restore = setClock({ nowMs: () => (published.updated_at + 5) * 1000 });
+    try {
+      expect(await updateTemplate(c, 'tp', t.id, { status: 'Published' })).toEqual(published);
+      expect(await getTemplate(c, 'tp', t.id)).toEqual(published);
+    } finally {
+      restore();
+    }
     expect((await updateTemplate(c, 'tp', t.id, { status: 'Published', auto_promote: null })).status).toBe('Published');
     await expect(updateTemplate(c, 'tp', t.id, { status: 'Draft' })).rejects.toThrow(/is Published/);
     await expect(updateTemplate(c, 'tp', t.id, { status: 'Published', name: 'other' })).rejects.toThrow(/is Published/);
