@@ -4,7 +4,7 @@ import { setClock } from '../../shared/clock.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
-import { stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
+import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
 import { putAll } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -178,6 +178,22 @@ describe('stopping a training job while the trainer moves it', () => {
     expect(await c.update('stop', 'job', 4, { storing_version: 1 }, { status: 'InProgress', storing_version: undefined })).toBe(true);
     expect(await c.update('stop', 'job', 4, { storing_version: 2 }, { status: 'InProgress', storing_version: undefined })).toBe(false);
     expect((await c.get<TrainingRun>('stop', 'job', 4))?.storing_version).toBe(1);
+  });
+});
+
+describe('training jobs listed and read', () => {
+  it('list newest first, a page on from its last job_name; a name is only ever the exact train-<id> of a run', async () => {
+    // docs/api.md: training jobs are listed newest first, a job's cursor its job_name; a
+    // job_name is opaque: any name that is not one of the tenant's runs is not found.
+    const c = db.stores.console;
+    for (const id of [1, 2, 3]) await c.put('runs-list', 'job', queuedRun(id));
+    const names = (l: { data: { job_name: string }[] }) => l.data.map((j) => j.job_name);
+    const first = await listTrainingRuns(c, 'runs-list', { limit: 2 });
+    expect([names(first), first.has_more, first.next_cursor]).toEqual([['train-3', 'train-2'], true, 'train-2']);
+    const rest = await listTrainingRuns(c, 'runs-list', { limit: 2, starting_after: 'train-2' });
+    expect([names(rest), rest.has_more]).toEqual([['train-1'], false]);
+    expect((await getTrainingRun(c, 'runs-list', 'train-1')).id).toBe(1);
+    for (const name of ['train-01', 'train-1.0', 'train-+1', 'train-1e0']) await expect(getTrainingRun(c, 'runs-list', name), name).rejects.toThrow(/not found|No training job/i);
   });
 });
 
