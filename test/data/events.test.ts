@@ -240,6 +240,18 @@ describe('listing events while writes are in flight', () => {
     expect(passed.has_more).toBe(true);
   });
 
+  it('a filtered page of a tenant storing over 2,000 events in 30 s stops before its recent events (the read-back bound)', async () => {
+    // docs/api.md: the read-back reads at most 2,000 events; a tenant ingesting faster than that
+    // holds its filtered pages before their last 30 s of events, the page's first recent one included.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const now = Math.floor(Date.now() / 1000);
+    await s.append('inflight7', Array.from({ length: 2100 }, () => ev('a')), now, { reuse: 1 });
+    const held = await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now);
+    expect([ids(held), held.has_more]).toEqual([[], false]);
+    expect(ids(await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now + 30))).toHaveLength(10);
+  });
+
   it('a filtered page: the first id missing holds it, the read-back ends at an event stored 30 s ago, and reads on past its first 32 events', async () => {
     const { listEvents } = await import('../../shared/domain/events.ts');
     const s = db.stores.events;
