@@ -246,7 +246,12 @@ describe('listing events while writes are in flight', () => {
     const { listEvents } = await import('../../shared/domain/events.ts');
     const s = db.stores.events;
     const now = Math.floor(Date.now() / 1000);
-    await s.append('inflight7', Array.from({ length: 2100 }, () => ev('a')), now, { reuse: 1 });
+    await s.append(
+      'inflight7',
+      Array.from({ length: 2100 }, () => ev('a')),
+      now,
+      { reuse: 1 },
+    );
     const held = await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now);
     expect([ids(held), held.has_more]).toEqual([[], false]);
     expect(ids(await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now + 30))).toHaveLength(10);
