@@ -339,6 +339,21 @@ describe('diversity', () => {
   });
 });
 
+/** A Running experiment in context 1 (not scoped to a segment) with these variants. */
+const runningExperiment = <V>(variants: V[]) => ({
+  id: 5,
+  name: 'ab',
+  context_id: 1,
+  segment_id: null as number | null,
+  status: 'Running' as const,
+  attribution_window_seconds: 86_400,
+  started_at: NOW,
+  stopped_at: null,
+  created: NOW,
+  updated_at: NOW,
+  variants,
+});
+
 describe('the plan of a context', () => {
   // Lists are built newest first: each event made has a lower id than the one before.
   let nextId = 1_000_000;
@@ -446,22 +461,10 @@ describe('the plan of a context', () => {
   });
 
   it('assigns a running experiment variant stickily, with its rerank override; reads the config once within the cache window', async () => {
-    const exp = {
-      id: 5,
-      name: 'ab',
-      context_id: 1,
-      segment_id: null,
-      status: 'Running' as const,
-      attribution_window_seconds: 86_400,
-      started_at: NOW,
-      stopped_at: null,
-      created: NOW,
-      updated_at: NOW,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } },
-      ],
-    };
+    const exp = runningExperiment([
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } },
+    ]);
     const d = deps(config({ experiments: [exp, { ...exp, id: 6, context_id: 2 }] }));
     const t = `exp-${Math.random()}`;
     const seen = new Map<string, string>();
@@ -483,22 +486,10 @@ describe('the plan of a context', () => {
   });
 
   it("serves the context's own rerank controls, each replaced by the Running variant's where it sets one; a request bypassing the experiment keeps the context's", async () => {
-    const exp = {
-      id: 5,
-      name: 'ab',
-      context_id: 1,
-      segment_id: null,
-      status: 'Running' as const,
-      attribution_window_seconds: 86_400,
-      started_at: NOW,
-      stopped_at: null,
-      created: NOW,
-      updated_at: NOW,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 100, rerank: { diversity: 0.1, freshness_weight: 0.7 } },
-        { name: 'b', endpoint_name: 'next', traffic_percent: 0 },
-      ],
-    };
+    const exp = runningExperiment([
+      { name: 'a', endpoint_name: 'main', traffic_percent: 100, rerank: { diversity: 0.1, freshness_weight: 0.7 } },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 0 },
+    ]);
     const own = { exclude_seen: true, popularity_weight: 0.2, freshness_weight: 0.1, diversity: 0.5, max_per_category: 3 };
     const cfg = config({
       // A Draft experiment of the context (listed first) assigns nobody; another context's controls are not this one's.
@@ -520,22 +511,10 @@ describe('the plan of a context', () => {
   });
 
   it('tells the variant before reading segments when the experiment is not scoped to one, after when it is', async () => {
-    const exp = {
-      id: 5,
-      name: 'ab',
-      context_id: 1,
-      segment_id: null as number | null,
-      status: 'Running' as const,
-      attribution_window_seconds: 86_400,
-      started_at: NOW,
-      stopped_at: null,
-      created: NOW,
-      updated_at: NOW,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
-      ],
-    };
+    const exp = runningExperiment([
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
+    ]);
     const segment = {
       id: 9,
       name: 'buyers',
