@@ -686,6 +686,20 @@ describe('synonyms at query time', () => {
     expect(applySynonyms('hoc', card, (t) => ['hous', 'card'].includes(t))).toEqual({ query: 'hoc', phrases: ['house of cards'] });
   });
 
+  it('bring nothing the query holds already, each phrase once, and at most 32 words and phrases', async () => {
+    const rules = await synonymRules('t-syn-once', async () => sets);
+    // Both words of a two-way set in the query: neither is added again, and "running shoe", which both bring, once.
+    expect(applySynonyms('sneaker trainer', rules, known)).toEqual({ query: 'sneaker trainer', phrases: ['running shoe'] });
+    // Three sets of 20 synonyms for "hat" bring 57 words: 32 are added (docs/api.md: "at most 32").
+    const many = await synonymRules('t-syn-cap', async () =>
+      [0, 1, 2].map((k) => ({ id: k + 1, type: 'two_way' as const, input: null, synonyms: ['hat', ...Array.from({ length: 19 }, (_, i) => `cap${k}x${i}`)], created: 1, updated_at: 1 })),
+    );
+    const out = applySynonyms('hat', many, () => true);
+    expect(out.phrases).toEqual([]);
+    expect(out.query.split(' ')).toHaveLength(33);
+    expect(out.query.endsWith(' hat')).toBe(true);
+  });
+
   it('bring the same words before and after a build: a word only a changed item held is no more known', async () => {
     const rules = await synonymRules('t-syn-live', async () => [
       { id: 1, type: 'two_way', input: null, synonyms: ['sofa', 'couch'], created: 1, updated_at: 1 },
