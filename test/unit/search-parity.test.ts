@@ -629,6 +629,15 @@ describe('snippets', () => {
     expect(snippet('short & sweet', new Set(['sweet']), DEFAULT_TAGS)).toBe('short &amp; <em>sweet</em>');
   });
 
+  it('escapes all of & < > " \' outside the tags, after the last match too, and keeps the earliest window of equals whole', () => {
+    // A dropped escape would let a description's quote or angle bracket into the page's HTML.
+    expect(highlightText(`Kid's "tee" <b>&`, new Set(['tee']), DEFAULT_TAGS)).toBe('Kid&#39;s &quot;<em>tee</em>&quot; &lt;b&gt;&amp;');
+    // Two windows of one match each: the earliest, without the match after its end.
+    expect(snippet('shoe a b c d shoe', new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('<em>shoe</em> a b…');
+    // A window at the text's end keeps what follows its last word (no ellipsis: nothing was cut).
+    expect(snippet('a b c d e f g shoe.', new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…f g <em>shoe</em>.');
+  });
+
   it('chooses from the first 5,000 characters of a long text, cut after a space', () => {
     const words = (n: number, w = 'word') => Array.from({ length: n }, () => w).join(' ');
     // "word " is 5 characters: the shoe at character 4,000 is found, the boot at 15,000 is not looked for.
