@@ -37,6 +37,16 @@ describe("a sorted search's next_cursor", () => {
     expect(() => decodeSortCursor(short, { field: 'created', order: 'asc' }, 'starting_after')).toThrow('Invalid cursor.');
   });
 
+  it('is refused when forged: a builtAt below 0, an id or value of another kind, an unknown order', () => {
+    // A forged cursor must be a 400 naming the field, not a page read from a build that never was.
+    const sort: SortSpec = { field: 'metadata.price', order: 'asc' };
+    const forged = (...v: unknown[]) => Buffer.from(JSON.stringify(['s', 'metadata.price', ...v])).toString('base64url');
+    expect(decodeSortCursor(forged('asc', 5, 7, 0), sort, 'starting_after')).toEqual({ value: 5, id: 7, builtAt: 0 });
+    for (const bad of [forged('asc', 5, 7, -1), forged('asc', 5, 7.5, 0), forged('asc', '5', 7, 0), forged('up', 5, 7, 0), forged('asc', 5, 7, 0, 3)]) {
+      expect(() => decodeSortCursor(bad, sort, 'starting_after'), bad).toThrow('Invalid cursor.');
+    }
+  });
+
   it('is refused by another search (another query, mode, filters or user), as a relevance cursor is; one that names no list is taken', () => {
     const sort: SortSpec = { field: 'metadata.price', order: 'asc' };
     const cursor = encodeSortCursor(sort, last, BUILT, LIST);
