@@ -7,7 +7,7 @@ import { ASK, FAILS, PASSES } from '../../shared/search/types.ts';
 import type { Json } from '../../shared/domain/types.ts';
 import { ColumnCache, facetColumn, numberColumn, type FacetColumn } from '../../shared/search/columns.ts';
 import { seededRandom } from '../../shared/random.ts';
-import { FacetCounter } from '../../shared/search/facets.ts';
+import { FACET_VALUES, FacetCounter, SearchFacets } from '../../shared/search/facets.ts';
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
@@ -898,5 +898,47 @@ describe('a catalog of 20,000 items or more, all changed since the build (right 
           expect(after.hits.length > 0, `${mode} "${query}" ${name}`).toBe(query !== 'zorbo' || mode === 'semantic' || (mode === 'hybrid' && name === 'unfiltered'));
           expect(seen(rank(empty, fresh, req, { limit: 20 })), `${mode} "${query}" ${name}`).toEqual(after);
         }
+  });
+});
+
+describe('facet values', () => {
+  /** Every item of `docs` visited, as a ranking that matches them all does. */
+  const countAll = (docs: SearchDoc[], keys: string[]) => {
+    const index = SearchIndex.build(docs, 64, 1);
+    const facets = new FacetCounter(keys);
+    const visit = facets.over({ index, delta: new PreparedDelta(undefined, index) });
+    for (let k = 0; k < docs.length; k++) visit(k);
+    return facets.result();
+  };
+
+  it('lists at most 100 values, most frequent first, equals by value, values_truncated only past 100', () => {
+    const tagged = (n: number) => Array.from({ length: n }, (_, i) => doc(i + 1, `item ${i}`, { tag: `t${String(n - i).padStart(3, '0')}` }));
+    expect(FACET_VALUES).toBe(100);
+    const exactly = countAll(tagged(100), ['tag']).tag;
+    expect(exactly?.values).toHaveLength(100);
+    expect(exactly?.values_truncated).toBe(false);
+    // Equal counts: by value, whatever order the items came in (they came t100 first).
+    expect(exactly?.values.slice(0, 2)).toEqual([
+      { value: 't001', count: 1 },
+      { value: 't002', count: 1 },
+    ]);
+    const over = countAll(tagged(101), ['tag']).tag;
+    expect(over?.values).toHaveLength(100);
+    expect(over?.values_truncated).toBe(true);
+  });
+
+  it("answers a disjunctive facet with the counts of its own ranking, not those of the query's filters", () => {
+    const docs = [doc(1, 'a', { brand: 'acme' }), doc(2, 'b', { brand: 'bolt' }), doc(3, 'c', { brand: 'bolt' })];
+    const index = SearchIndex.build(docs, 64, 1);
+    const view = { index, delta: new PreparedDelta(undefined, index) };
+    const facets = new SearchFacets(['brand'], [{ key: 'brand', filter: NO_FILTER }]);
+    // The query (filtered on brand acme) matched item 1 only; the facet's own ranking (without that filter) all three.
+    const visit = facets.over(view);
+    visit(0);
+    facets.countApart(view, (_filter, v) => [0, 1, 2].forEach((k) => v(k)));
+    expect(facets.result().brand?.values).toEqual([
+      { value: 'bolt', count: 2 },
+      { value: 'acme', count: 1 },
+    ]);
   });
 });
