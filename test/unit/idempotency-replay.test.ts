@@ -27,4 +27,27 @@ describe('an Idempotency-Key replay', () => {
     // Was ['answered', 'quota settled']: the metrics of a replay never flushed.
     expect(seen).toEqual(['quota settled', 'metrics flushed', 'answered']);
   });
+
+  it('fingerprints method, path and exact body: the same key and body sent to another path is another request (409 idempotency_key_reused there), not a replay', async () => {
+    const hashes: string[] = [];
+    const store = {
+      claim: async (_t: string, _k: string, hash: string) => {
+        hashes.push(hash);
+        return { state: 'new' };
+      },
+    } as unknown as IdempotencyStore;
+    const send = (method: string, path: string, body: string) =>
+      idempotency('core', () => store).before?.({
+        event: apiEvent(method, path, path, { body, headers: { 'idempotency-key': 'k-1', 'content-type': 'application/json' } }),
+        context: { state: { requestId: '9f1c2a3b-0000-4000-8000-000000000005', tenant: 't', scopes: [] } },
+      } as unknown as HttpRequest);
+    await send('POST', '/v1/items', '{"name":"x"}');
+    await send('POST', '/v1/items', '{"name":"x"}');
+    await send('POST', '/v1/events', '{"name":"x"}');
+    await send('PUT', '/v1/items', '{"name":"x"}');
+    await send('POST', '/v1/items', '{"name": "x"}');
+    // Without the method and path in it, a key reused on another route would replay the first route's answer.
+    expect(hashes[1]).toBe(hashes[0]);
+    expect(new Set(hashes).size).toBe(4);
+  });
 });
