@@ -5,7 +5,7 @@ import { SearchFold } from '../../shared/data/entities.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { attributeSearchEvents, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
-import type { EventRecord } from '../../shared/domain/types.ts';
+import { storedEvent } from '../helpers/fixtures.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -173,19 +173,7 @@ describe('search analytics: searches folded into counters', () => {
 
 describe('search analytics: events attributed to searches', () => {
   /** An event as ingest stores it, naming a search by its request_id, ingested at `created`. */
-  const event = (id: number, requestId: string, created: number): EventRecord => ({
-    id,
-    type: 'click',
-    user_id: 'u1',
-    item_id: '1',
-    context_id: null,
-    session_id: null,
-    request_id: requestId,
-    placement: null,
-    occurred_at: created,
-    created,
-    extra: {},
-  });
+  const event = (id: number, requestId: string, created: number) => storedEvent(id, requestId, created);
 
   it('counts an event ingested within a day (86,400 s) of its search, and not one later', async () => {
     const T = `attr-${db.engine}`;

@@ -1,5 +1,6 @@
 import type { BlobStore } from '../../shared/blob.ts';
 import type { TrainingRun } from '../../shared/domain/training-runs.ts';
+import type { EventRecord } from '../../shared/domain/types.ts';
 import { itemText } from '../../shared/search/embedding.ts';
 import type { SearchDoc } from '../../shared/search/types.ts';
 
@@ -57,4 +58,12 @@ export async function turnsDuring<T>(fn: () => Promise<T>, onTurn: () => void = 
   } finally {
     running = false;
   }
+}
+
+/**
+ * An event as ingest stores it: a click of user u1 on item 1 naming the search or recommendation
+ * `requestId`, which happened and was ingested at `created`; `over` sets any other field.
+ */
+export function storedEvent(id: number, requestId: string, created: number, over: Partial<EventRecord> = {}): EventRecord {
+  return { id, type: 'click', user_id: 'u1', item_id: '1', context_id: null, session_id: null, request_id: requestId, placement: null, occurred_at: created, created, extra: {}, ...over };
 }

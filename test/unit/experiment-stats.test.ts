@@ -4,6 +4,7 @@ import { experimentResults } from '../../shared/control/results.ts';
 import { bucketOf, chiSquarePValue, sampleRatioMismatch, twoProportionLift, variantFor } from '../../shared/control/stats.ts';
 import type { Experiment } from '../../shared/control/types.ts';
 import type { EventRecord } from '../../shared/domain/types.ts';
+import { storedEvent } from '../helpers/fixtures.ts';
 
 /** The first synthetic user id (`u<n>`) that lands in `bucket` of experiment `exp`. */
 function userInBucket(exp: number, bucket: number): string {
@@ -358,20 +359,7 @@ describe('attributeEvents', () => {
     } as unknown as ExposureStore;
     return { store, counted };
   };
-  const event = (id: number, created: number, over: Partial<EventRecord> = {}): EventRecord => ({
-    id,
-    type: 'click',
-    user_id: 'u1',
-    item_id: '1',
-    context_id: null,
-    session_id: null,
-    request_id: exposure.requestId,
-    placement: null,
-    occurred_at: created,
-    created,
-    extra: {},
-    ...over,
-  });
+  const event = (id: number, created: number, over: Partial<EventRecord> = {}) => storedEvent(id, exposure.requestId, created, over);
 
   it('counts the events of the user served that were ingested within the attribution window, and no others', async () => {
     const { store, counted } = storeOf();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { attributeSearchEvents, type QueryCounts, type SearchLogStore, searchAnalytics } from '../../shared/search/analytics.ts';
-import type { EventRecord } from '../../shared/domain/types.ts';
+import { storedEvent } from '../helpers/fixtures.ts';
 
 /** A store with no searches: the range's validation and the days it names are under test. */
 const empty: SearchLogStore = {
@@ -89,8 +89,7 @@ describe('search analytics: the report over the counters', () => {
         return true;
       },
     };
-    const ev = (id: number, created: number) =>
-      ({ id, type: 'click', user_id: 'u', item_id: 'i', context_id: null, session_id: null, request_id: 'r', placement: null, occurred_at: created, created }) as EventRecord;
+    const ev = (id: number, created: number) => storedEvent(id, 'r', created);
     const n = await attributeSearchEvents(s, 't', [ev(1, SERVED), ev(2, SERVED + 86_400), ev(3, SERVED + 86_401), ev(4, SERVED - 3_600)]);
     expect(counted).toEqual([1, 2]);
     expect(n).toBe(2);
