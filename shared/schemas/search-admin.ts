@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { MAX_SYNONYMS_PER_SET } from '../search/synonyms.ts';
 import { phraseTerms, words } from '../search/text.ts';
 import { limitParam, numericId } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
@@ -14,7 +15,9 @@ const phrase = z.string('a synonym is a string').check(
   z.refine((s) => words(s).length === 0 || phraseTerms(s).length > 0, 'a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'),
   z.refine((s) => words(s).length <= 8, 'a synonym is at most 8 words'),
 );
-const phrases = z.array(phrase, 'synonyms is a list of strings').check(z.minLength(1, 'synonyms must not be empty'), z.maxLength(20, 'at most 20 synonyms in a set'));
+const phrases = z
+  .array(phrase, 'synonyms is a list of strings')
+  .check(z.minLength(1, 'synonyms must not be empty'), z.maxLength(MAX_SYNONYMS_PER_SET, `at most ${MAX_SYNONYMS_PER_SET} synonyms in a set`));
 const type = z.enum(['two_way', 'one_way'], 'type must be two_way or one_way');
 
 /** `POST /api/synonyms`: a two-way set `{ synonyms }` or a one-way set `{ type: "one_way", input, synonyms }`. */

@@ -55,6 +55,8 @@ export interface SynonymStore {
 
 /** Sets a tenant may have. */
 export const MAX_SYNONYM_SETS = 1000;
+/** Synonyms a set holds at most (a one-way set's input besides them): the body schema's cap, and a type change's. */
+export const MAX_SYNONYMS_PER_SET = 20;
 /** Words and phrases one query gains from synonyms at most. */
 const MAX_ADDED_WORDS = 32;
 
@@ -77,6 +79,8 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
     if (form !== inputForm && !byForm.has(form)) byForm.set(form, phrase);
   }
   const distinct = [...byForm.values()];
+  if (distinct.length > MAX_SYNONYMS_PER_SET)
+    throw new InvalidInput('Invalid request body.', { synonyms: [`at most ${MAX_SYNONYMS_PER_SET} synonyms in a set (a one_way set's input counts as one when it becomes two_way)`] });
   if (type === 'two_way') {
     if (input !== null) throw new InvalidInput('Invalid request body.', { input: ['a two_way set has no input: all its synonyms are equivalent'] });
     if (distinct.length < 2) throw new InvalidInput('Invalid request body.', { synonyms: ['a two_way set needs at least 2 different synonyms'] });
@@ -122,9 +126,13 @@ export async function listSynonymSets(store: SynonymStore, tenant: string, q: { 
 export async function updateSynonymSet(store: SynonymStore, tenant: string, id: number, b: SynonymInput): Promise<SynonymSet> {
   const next = await store.change(tenant, id, (cur) => {
     const type = b.type ?? cur.type;
-    // Switching to two_way drops the input unless one is sent (and refused then).
-    const input = b.input !== undefined ? b.input : type === 'two_way' && b.type !== undefined ? null : cur.input;
-    return { ...cur, ...checked(type, input, b.synonyms ?? cur.synonyms), updated_at: now() };
+    // A one-way set made two-way: its input has no place of its own (one sent is refused), so unless
+    // the change sends the synonyms or `input: null`, the input becomes the first of them: "parka" →
+    // jacket, coat turns into parka = jacket = coat. Until 2026-12-03 the input was dropped unsaid.
+    const toTwoWay = type === 'two_way' && cur.type === 'one_way';
+    const input = b.input !== undefined ? b.input : toTwoWay ? null : cur.input;
+    const kept = toTwoWay && b.input === undefined && cur.input !== null ? [cur.input, ...cur.synonyms] : cur.synonyms;
+    return { ...cur, ...checked(type, input, b.synonyms ?? kept), updated_at: now() };
   });
   if (!next) throw notFound(id);
   return next;

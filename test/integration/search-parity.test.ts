@@ -462,6 +462,31 @@ describe('synonyms', () => {
     }
   });
 
+  it("keep a one-way set's input as a synonym when a PATCH makes the set two-way (unless the change sends the synonyms or input: null)", async () => {
+    const oneWay = async (synonyms: string[]) => {
+      const r = await P('POST', '/api/synonyms', { type: 'one_way', input: 'parka', synonyms });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return `/api/synonyms/${r.body.id}`;
+    };
+    const at = await oneWay(['anorak', 'windcheater']);
+    // Until 2026-12-03 this answered 200 with ["anorak", "windcheater"]: "parka" was gone unsaid.
+    expect(await P('PATCH', at, { type: 'two_way' })).toMatchObject({ status: 200, body: { type: 'two_way', input: null, synonyms: ['parka', 'anorak', 'windcheater'] } });
+    expect((await P('GET', at)).body).toMatchObject({ type: 'two_way', input: null, synonyms: ['parka', 'anorak', 'windcheater'] });
+    expect((await P('DELETE', at)).status).toBe(200);
+    // The synonyms sent replace the set's, and `input: null` says the input goes.
+    const sent = await oneWay(['anorak', 'windcheater']);
+    expect(await P('PATCH', sent, { type: 'two_way', synonyms: ['anorak', 'cagoule'] })).toMatchObject({ status: 200, body: { input: null, synonyms: ['anorak', 'cagoule'] } });
+    const dropped = await oneWay(['anorak', 'windcheater']);
+    expect(await P('PATCH', dropped, { type: 'two_way', input: null })).toMatchObject({ status: 200, body: { input: null, synonyms: ['anorak', 'windcheater'] } });
+    // An input beside 20 synonyms would be a 21st: refused, the set as it was.
+    const full = await oneWay('alfa bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango'.split(' '));
+    const over = await P('PATCH', full, { type: 'two_way' });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatch(/at most 20 synonyms in a set/);
+    expect((await P('GET', full)).body).toMatchObject({ type: 'one_way', input: 'parka' });
+    for (const path of [sent, dropped, full]) expect((await P('DELETE', path)).status).toBe(200);
+  });
+
   it('take admin keys only (api-decisions.md: items keys call item search and index status), and refuse bad sets with 400', async () => {
     const items = (await P('POST', '/api/api-keys', { name: 'merch', scopes: ['items'] })).body.key as string;
     const events = (await P('POST', '/api/api-keys', { name: 'ev', scopes: ['events'] })).body.key as string;
