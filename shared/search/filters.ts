@@ -37,30 +37,22 @@ export function filtersWithout(f: SearchBody['filters'], key: string): SearchBod
   return out;
 }
 
-/** The shorthand's fields that stand for the metadata key of their name. */
-const SHORTHAND_KEYS = ['category', 'brand', 'availability', 'price'] as const;
+/** The shorthand's fields that match the metadata key of their name against one value or any of several. */
+const SHORTHAND_VALUE_KEYS = ['category', 'brand', 'availability'] as const;
+/** The shorthand's fields that stand for the metadata key of their name (`price` a range of it). */
+const SHORTHAND_KEYS = [...SHORTHAND_VALUE_KEYS, 'price'] as const;
 
 function shorthandFilter(f: ShorthandFilters): DocFilter {
   const checks: DocFilter[] = [];
   const columns: ColumnCheck[] = [];
   const keys = new Set<string>();
-  if (f.category !== undefined) {
-    const m = anyOf(f.category);
-    checks.push((d) => m(d.metadata.category));
-    columns.push(valuesCheck('category', [f.category].flat(), false));
-    keys.add('category');
-  }
-  if (f.brand !== undefined) {
-    const m = anyOf(f.brand);
-    checks.push((d) => m(d.metadata.brand));
-    columns.push(valuesCheck('brand', [f.brand].flat(), false));
-    keys.add('brand');
-  }
-  if (f.availability !== undefined) {
-    const want = f.availability;
-    checks.push((d) => holds(d.metadata.availability, want));
-    columns.push(valuesCheck('availability', [want], false));
-    keys.add('availability');
+  for (const key of SHORTHAND_VALUE_KEYS) {
+    const want = f[key];
+    if (want === undefined) continue;
+    const m = anyOf(want);
+    checks.push((d) => m(d.metadata[key]));
+    columns.push(valuesCheck(key, [want].flat(), false));
+    keys.add(key);
   }
   if (f.metadata) {
     for (const [k, v] of Object.entries(f.metadata)) {
