@@ -2,16 +2,13 @@ import type * as z from 'zod/mini';
 import { routeFor } from '../routes.ts';
 import { httpHandler, type DomainCall, type Options } from '../http/handler.ts';
 import type { HttpMiddleware } from '../http/types.ts';
-import { requireSession } from './session.ts';
+import { requireSession, sessionCaller } from './session.ts';
 
 /** Console routes: the session cookie (with its CSRF token on writes) stands for the caller; never an API key. */
 export function sessionAuth(opts: { writes: boolean }): HttpMiddleware {
   return {
     before: async (req) => {
-      const s = await requireSession(req.event, opts);
-      req.context.state.tenant = s.tenant;
-      req.context.state.scopes = s.role === 'admin' ? ['admin'] : [];
-      req.context.state.actor = `console:${s.email}`;
+      Object.assign(req.context.state, sessionCaller(await requireSession(req.event, opts)));
     },
   };
 }

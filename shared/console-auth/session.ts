@@ -32,6 +32,13 @@ export const sessionCookie = (id: string, maxAge: number): string => `${SESSION_
 export const clearedCookie = (): string => `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`;
 
 /** What the console learns about its session (never the session id: that stays in the cookie). */
+/**
+ * Who a console session acts as, for the request's state: its tenant, `admin` for an admin (a
+ * viewer no scope), and the audit trail's actor `console:<email>` (docs/api.md; the console's
+ * Audit page reads that prefix).
+ */
+export const sessionCaller = (s: ConsoleSession) => ({ tenant: s.tenant, scopes: s.role === 'admin' ? ['admin'] : [], actor: `console:${s.email}` });
+
 export const sessionView = (s: ConsoleSession) => ({ email: s.email, tenant: s.tenant, role: s.role, csrf_token: s.csrf_token, expires_at: s.expires_at });
 
 /** A new session for `user`: its id (the cookie's value) and the stored record. */

@@ -6,7 +6,7 @@ import { AuthenticationError, PermissionError, ValidationError } from '../errors
 import { freshReads } from '../fresh-read.ts';
 import type { CoreScope, PlatformScope } from '../routes.ts';
 import { parseOrThrow } from '../schemas/common.ts';
-import { cookieOf, isSafeMethod, requireSession, SESSION_COOKIE } from '../console-auth/session.ts';
+import { cookieOf, isSafeMethod, requireSession, SESSION_COOKIE, sessionCaller } from '../console-auth/session.ts';
 import { header } from './base.ts';
 import { admitRequest } from './quota.ts';
 import type { HttpEvent, HttpMiddleware } from './types.ts';
@@ -94,10 +94,7 @@ export function platformAuth(allowed: readonly PlatformScope[], opts: { readOnly
       const key = bearer(req.event);
       if (!key && header(req.event, 'authorization') === undefined && cookieOf(req.event, SESSION_COOKIE) !== undefined) {
         const method = req.event.requestContext.http.method;
-        const s = await requireSession(req.event, { writes: !isSafeMethod(method) && !opts.readOnly });
-        req.context.state.tenant = s.tenant;
-        req.context.state.scopes = s.role === 'admin' ? ['admin'] : [];
-        req.context.state.actor = `console:${s.email}`;
+        Object.assign(req.context.state, sessionCaller(await requireSession(req.event, { writes: !isSafeMethod(method) && !opts.readOnly })));
         return;
       }
       if (!key) throw new AuthenticationError('Missing API key: send Authorization: Bearer <API_KEY>.');
