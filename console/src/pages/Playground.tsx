@@ -215,7 +215,8 @@ function SearchResults({ r }: { r: SearchResult }) {
               {f.values.length ? (
                 <ul>
                   {f.values.slice(0, 8).map((v) => (
-                    <li key={String(v.value)}>
+                    // Keyed by type and text: a string "true" and the boolean true are two values of one key.
+                    <li key={`${typeof v.value}:${String(v.value)}`}>
                       {String(v.value)} <span className="muted">{v.count}</span>
                     </li>
                   ))}
