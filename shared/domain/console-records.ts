@@ -152,17 +152,18 @@ export interface ConsoleStore {
 
 /**
  * One page of a kind's records for a Platform list: `limit` of them after the cursor's id
- * (before it, newest first), the next cursor the last one's (`cursorOf`, its id by default).
+ * (before it, newest first), those whose fields equal `where` when given, the next cursor the
+ * last one's (`cursorOf`, its id by default).
  */
 export async function recordPage<T extends ConsoleRecord, V>(
   c: ConsoleStore,
   tenant: string,
   kind: ConsoleKind,
-  q: { limit: number; after?: number | undefined; newestFirst?: boolean },
+  q: { limit: number; after?: number | undefined; newestFirst?: boolean; where?: Record<string, unknown> | undefined },
   view: (r: T) => V,
   cursorOf: (r: T) => string = (r) => String(r.id),
 ): Promise<PlatformList<V>> {
-  const page = await c.page<T>(tenant, kind, { limit: q.limit, after: q.after, newestFirst: q.newestFirst ?? false });
+  const page = await c.page<T>(tenant, kind, { limit: q.limit, after: q.after, newestFirst: q.newestFirst ?? false, ...(q.where ? { where: q.where } : {}) });
   const last = page.rows[page.rows.length - 1];
   return platformList(page.rows.map(view), { hasMore: page.hasMore, cursor: last ? cursorOf(last) : null });
 }

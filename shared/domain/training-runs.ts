@@ -13,7 +13,7 @@ import type { IdPlan } from './types.ts';
  * calls a run a training job (`job_name`, /api/training-jobs) and stores it as kind `job`.
  */
 
-export type TrainingRunStatus = 'Queued' | 'InProgress' | 'Stopping' | 'Stopped' | 'Completed' | 'Failed';
+export type TrainingRunStatus = (typeof S.JOB_STATUSES)[number];
 export interface TrainingRun extends ConsoleRecord {
   job_name: string;
   template_id: number;
@@ -112,11 +112,16 @@ export async function getTrainingRun(c: ConsoleStore, tenant: string, name: stri
   return j;
 }
 export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
-/** Newest first; `starting_after` names the last run of the page before (its `job_name`). */
+/**
+ * Newest first; `starting_after` names the last run of the page before (its `job_name`); with
+ * `status`, only the runs in it (read in one query, so counting the runs in progress takes a page
+ * or two where it took every run's).
+ */
 export function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.output<typeof S.jobPageQuery>) {
   const after = q.starting_after === undefined ? undefined : trainingRunIdOf(q.starting_after);
   if (q.starting_after !== undefined && after === undefined) throw new InvalidInput('Invalid query parameters.', { starting_after: ['must be the job_name of a training job'] });
-  return recordPage(c, tenant, 'job', { limit: q.limit, after, newestFirst: true }, trainingRunView, (r: TrainingRun) => trainingRunName(r.id));
+  const where = q.status === undefined ? undefined : { status: q.status };
+  return recordPage(c, tenant, 'job', { limit: q.limit, after, newestFirst: true, where }, trainingRunView, (r: TrainingRun) => trainingRunName(r.id));
 }
 /**
  * Queued runs stop at once; running ones at the trainer's next check, leaving no version (the

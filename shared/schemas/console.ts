@@ -28,7 +28,14 @@ export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an 
 const recordLimit = documentAs(z._default(z.optional(intParam(1, 100)), 100), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100));
 export const recordPageQuery = z.strictObject({ limit: recordLimit, starting_after: z.optional(numericId('starting_after')) });
 export type RecordPageQuery = z.output<typeof recordPageQuery>;
-export const jobPageQuery = z.strictObject({ limit: recordLimit, starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(100))) });
+/** A training run's status (api-decisions), each run in one. */
+export const JOB_STATUSES = ['Queued', 'InProgress', 'Stopping', 'Stopped', 'Completed', 'Failed'] as const;
+/** `GET /api/training-jobs`: a page, newest first, of every run or (`status`) of the runs in one status. */
+export const jobPageQuery = z.strictObject({
+  limit: recordLimit,
+  starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
+  status: z.optional(z.enum(JOB_STATUSES, `status must be one of ${JOB_STATUSES.join(', ')}`)),
+});
 
 export const contextBody = z.strictObject({ name, description: z._default(z.optional(recordDescription), '') });
 

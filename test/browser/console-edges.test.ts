@@ -897,16 +897,19 @@ describe('the console at its edges', () => {
     }
   });
 
-  it('counts the runs in progress on the Overview past the newest page of runs (and past 100 runs)', async () => {
-    // 130 runs, newest first, listed as the API lists them: 20 a page unless a limit is asked for, after the cursor given.
-    const runs = Array.from({ length: 130 }, (_, i) => ({ job_name: `run-${130 - i}`, status: i === 25 || i === 120 ? 'InProgress' : i === 60 ? 'Queued' : 'Completed' }));
+  it('counts the runs in progress on the Overview past the newest page of runs (and past 100 runs), asking the list for those statuses only', async () => {
+    // 230 runs, newest first, listed as the API lists them: 20 a page unless a limit is asked for, after the cursor given, in the status asked for.
+    const runs = Array.from({ length: 230 }, (_, i) => ({ job_name: `run-${230 - i}`, status: i === 25 || i === 120 || i === 200 ? 'InProgress' : i === 60 ? 'Queued' : 'Completed' }));
+    const asked: (string | null)[] = [];
     await page.route('**/api/training-jobs*', (r) => {
       const q = new URL(r.request().url()).searchParams;
+      asked.push(q.get('status'));
       const limit = Number(q.get('limit') ?? 20);
       const after = q.get('starting_after');
-      const from = after ? runs.findIndex((j) => j.job_name === after) + 1 : 0;
-      const data = runs.slice(from, from + limit);
-      const more = from + limit < runs.length;
+      const listed = runs.filter((j) => q.get('status') === null || j.status === q.get('status'));
+      const from = after ? listed.findIndex((j) => j.job_name === after) + 1 : 0;
+      const data = listed.slice(from, from + limit);
+      const more = from + limit < listed.length;
       return r.fulfill({ json: { data, has_more: more, next_cursor: more ? data.at(-1)?.job_name : null } });
     });
     try {
@@ -915,7 +918,9 @@ describe('the console at its edges', () => {
       const tile = page.getByText(/ runs in progress$/);
       await eventually('the runs counted', async () => !(await tile.textContent())?.includes('…'));
       // Was 0: only the newest 20 runs were read, and the runs in progress were older.
-      expect(await tile.textContent()).toBe('versions; 3 runs in progress');
+      expect(await tile.textContent()).toBe('versions; 4 runs in progress');
+      // One page per status: until 2026-12-03 every run was read, 100 a page (3 requests here, 1 per 100 runs of a tenant).
+      expect(asked.sort()).toEqual(['InProgress', 'Queued']);
     } finally {
       await page.unroute('**/api/training-jobs*');
     }

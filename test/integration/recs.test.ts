@@ -329,6 +329,39 @@ describe('training runs and versions', () => {
     expect((await P('GET', '/api/models')).body.data.length).toBe(before);
     expect((await P('GET', '/api/training-jobs/train-9999')).status).toBe(404);
   });
+
+  it('lists the runs in one status with ?status=, newest first and paged within it', async () => {
+    const q = t.stack.workQueue.queues.get('training') as LocalQueue;
+    q.stop();
+    const names = (body: { data: { job_name: string; status: string }[] }) => body.data.map((j) => j.job_name);
+    const a = (await P('POST', '/api/training-jobs', { template_id: template })).body.job_name as string;
+    const b = (await P('POST', '/api/training-jobs', { template_id: template })).body.job_name as string;
+    const c = (await P('POST', '/api/training-jobs', { template_id: template })).body.job_name as string;
+    expect((await P('POST', `/api/training-jobs/${b}/stop`)).body.status).toBe('Stopped');
+    try {
+      const queued = await P('GET', '/api/training-jobs?status=Queued');
+      expect(queued.status).toBe(200);
+      expect(queued.body).toMatchObject({ has_more: false, next_cursor: null });
+      expect(names(queued.body)).toEqual([c, a]);
+      // Paged within the status: the page after c skips b (Stopped) for a.
+      expect(await P('GET', '/api/training-jobs?status=Queued&limit=1')).toMatchObject({ body: { data: [{ job_name: c }], has_more: true, next_cursor: c } });
+      expect(names((await P('GET', `/api/training-jobs?status=Queued&limit=1&starting_after=${c}`)).body)).toEqual([a]);
+      const stopped = (await P('GET', '/api/training-jobs?status=Stopped')).body as { data: { job_name: string; status: string }[] };
+      expect(names(stopped)).toContain(b);
+      expect(stopped.data.every((j) => j.status === 'Stopped')).toBe(true);
+      const done = (await P('GET', '/api/training-jobs?status=Completed')).body as { data: { status: string }[] };
+      expect(done.data.length).toBeGreaterThan(0);
+      expect(done.data.every((j) => j.status === 'Completed')).toBe(true);
+      for (const bad of ['running', 'queued', '']) {
+        const r = await P('GET', `/api/training-jobs?status=${bad}`);
+        expect(r.status, bad).toBe(400);
+        expect(r.body.error, bad).toMatch(/status must be one of Queued, InProgress, Stopping, Stopped, Completed, Failed/);
+      }
+    } finally {
+      q.resume();
+      await t.stack.workQueue.idle();
+    }
+  });
 });
 
 describe('recommendation behaviour', () => {

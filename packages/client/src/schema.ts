@@ -4397,6 +4397,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 starting_after?: string;
+                status?: "Queued" | "InProgress" | "Stopping" | "Stopped" | "Completed" | "Failed";
             };
             header?: never;
             path?: never;

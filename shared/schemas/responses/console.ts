@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ALGORITHMS } from '../console.ts';
+import { ALGORITHMS, JOB_STATUSES } from '../console.ts';
 import { named } from '../doc.ts';
 import { platformPage, recordId, seconds } from './common.ts';
 
@@ -39,7 +39,6 @@ export const endpoint = named(
   z.strictObject({ id: recordId, endpoint_name: z.string(), is_default: z.boolean(), model_version: z.nullable(recordId), created: seconds, updated_at: seconds }),
 );
 
-export const JOB_STATUSES = ['Queued', 'InProgress', 'Stopping', 'Stopped', 'Completed', 'Failed'] as const;
 export const job = named(
   'TrainingJob',
   z.strictObject({
