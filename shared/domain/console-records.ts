@@ -1,4 +1,5 @@
 import type { ControlConfig } from '../control/types.ts';
+import { sleep } from '../retry.ts';
 import { NotFound } from './errors.ts';
 import { platformList, type PlatformList } from './present.ts';
 import type { IdPlan } from './types.ts';
@@ -172,13 +173,31 @@ export async function recordPage<T extends ConsoleRecord, V>(
 export const notFound = (what: string, id: number | string) => new NotFound(`${what.replace(/ /g, '_')}_not_found`, `No ${what} ${id}.`);
 
 /**
+ * How long a create that finds only later creates of its name (higher ids) waits for them to take
+ * their records back before it takes its own back: a later create that checks after this one's
+ * write sees it and goes within a read and a write.
+ */
+const NAME_SETTLE_MS = 200;
+
+/**
  * Stores a new record whose name is unique in its kind (the caller has checked it is free). Two
- * creates of one name at once both pass that check; the one with the lower id keeps the name,
- * the other takes its record back and answers 409 (`exists`) as if it had come second.
+ * creates of one name at once both pass that check, and each checks again after its write: one
+ * that finds an earlier create of the name (a lower id) takes its record back and answers 409
+ * (`exists`) as if it had come second. One that finds only later creates waits NAME_SETTLE_MS for
+ * them to do so; one still there checked before this write and kept the name (it answered 201),
+ * so this one takes its record back. Until 2026-12-03 it kept its record too: two records of one
+ * name, both answered 201. At most one create of a name keeps it; rarely (both check after both
+ * writes, and the later one's check outlasts the wait) neither does, and both answer 409.
  */
 export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error): Promise<void> {
   await c.put(tenant, kind, rec);
-  if ((await c.list<T>(tenant, kind)).some((r) => sameName(r) && r.id < rec.id)) {
+  const others = async () => (await c.list<T>(tenant, kind)).filter((r) => sameName(r) && r.id !== rec.id);
+  let rivals = await others();
+  if (rivals.length > 0 && rivals.every((r) => r.id > rec.id)) {
+    await sleep(NAME_SETTLE_MS);
+    rivals = await others();
+  }
+  if (rivals.length > 0) {
     await c.withdraw(tenant, kind, rec.id);
     throw exists();
   }

@@ -389,4 +389,91 @@ describe('event type names', () => {
     await expect(createEndpoint(racing, T, { endpoint_name: 'main', is_default: true })).rejects.toMatchObject({ code: 'endpoint_exists' });
     expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
   });
+
+  /** A step one racing create waits for another to reach. */
+  const signal = () => {
+    let open: () => void = () => undefined;
+    const p = new Promise<void>((r) => {
+      open = r;
+    });
+    return { p, open };
+  };
+  /** A create's record, or what it threw. */
+  const settle = (p: Promise<EventType>) =>
+    p.then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+
+  it('of two creates of one name at once, one answers 409 though the one with the higher id wrote and checked before the other wrote', async () => {
+    const c = db.stores.console;
+    const T = 'names-late';
+    // The first create takes its id, then its write waits until the second create has answered.
+    const [took, answered] = [signal(), signal()];
+    const slow: ConsoleStore = {
+      ...c,
+      async nextId(tenant, kind) {
+        const id = await c.nextId(tenant, kind);
+        took.open();
+        return id;
+      },
+      async put(tenant, kind, rec) {
+        await answered.p;
+        return c.put(tenant, kind, rec);
+      },
+    } as ConsoleStore;
+    const first = settle(createEventType(slow, T, { name: 'view', weight: 1 }));
+    await took.p;
+    const second = await settle(createEventType(c, T, { name: 'view', weight: 5 }));
+    answered.open();
+    // Both answered 201 until 2026-12-03: the lower id saw only a higher one and kept its record too.
+    expect(await first).toMatchObject({ code: 'event_type_exists' });
+    const live = (await c.list<EventType>(T, 'event_type')).filter((e) => e.name === 'view');
+    expect(live.map((e) => [e.id, e.weight])).toEqual([[(second as EventType).id, 5]]);
+  });
+
+  it('of two creates of one name that both wrote before either checked, the earlier keeps it (it waits for the later one to take its record back)', async () => {
+    const c = db.stores.console;
+    const T = 'names-both';
+    const [aTook, aWrote, bWrote] = [signal(), signal(), signal()];
+    // A takes the lower id and writes, then checks only once B has written too.
+    const a: ConsoleStore = {
+      ...c,
+      async nextId(tenant, kind) {
+        const id = await c.nextId(tenant, kind);
+        aTook.open();
+        return id;
+      },
+      async put(tenant, kind, rec) {
+        await c.put(tenant, kind, rec);
+        aWrote.open();
+        await bWrote.p;
+      },
+    } as ConsoleStore;
+    // B's first check ran before A wrote; it takes the next id and writes after A.
+    let checked = false;
+    const b: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (!checked) {
+          checked = true;
+          return [];
+        }
+        return c.list(tenant, kind);
+      },
+      async nextId(tenant, kind) {
+        await aTook.p;
+        return c.nextId(tenant, kind);
+      },
+      async put(tenant, kind, rec) {
+        await aWrote.p;
+        await c.put(tenant, kind, rec);
+        bWrote.open();
+      },
+    } as ConsoleStore;
+    const [first, second] = await Promise.all([settle(createEventType(a, T, { name: 'view', weight: 1 })), settle(createEventType(b, T, { name: 'view', weight: 5 }))]);
+    expect(second).toMatchObject({ code: 'event_type_exists' });
+    const live = (await c.list<EventType>(T, 'event_type')).filter((e) => e.name === 'view');
+    expect(live.map((e) => [e.id, e.weight])).toEqual([[(first as EventType).id, 1]]);
+  });
 });
