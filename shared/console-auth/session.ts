@@ -31,7 +31,6 @@ export function cookieOf(event: HttpEvent, name: string): string | undefined {
 export const sessionCookie = (id: string, maxAge: number): string => `${SESSION_COOKIE}=${id}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`;
 export const clearedCookie = (): string => `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict`;
 
-/** What the console learns about its session (never the session id: that stays in the cookie). */
 /**
  * Who a console session acts as, for the request's state: its tenant, `admin` for an admin (a
  * viewer no scope), and the audit trail's actor `console:<email>` (docs/api.md; the console's
@@ -39,6 +38,7 @@ export const clearedCookie = (): string => `${SESSION_COOKIE}=; Path=/; Max-Age=
  */
 export const sessionCaller = (s: ConsoleSession) => ({ tenant: s.tenant, scopes: s.role === 'admin' ? ['admin'] : [], actor: `console:${s.email}` });
 
+/** What the console learns about its session (never the session id: that stays in the cookie). */
 export const sessionView = (s: ConsoleSession) => ({ email: s.email, tenant: s.tenant, role: s.role, csrf_token: s.csrf_token, expires_at: s.expires_at });
 
 /** A new session for `user`: its id (the cookie's value) and the stored record. */
