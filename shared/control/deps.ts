@@ -1,7 +1,7 @@
 import { consoleStore, eventStore } from '../data/index.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { EventStore } from '../domain/types.ts';
-import { servingConfig } from '../recs/served-model.ts';
+import { erasedUser } from '../recs/served-model.ts';
 import type { ControlDeps } from './serving.ts';
 
 /** The control plane as the serving functions read it, over the container's table. */
@@ -13,7 +13,7 @@ export function controlDepsOf(s: { console: ConsoleStore; events: EventStore }):
     config: (tenant) => s.console.controlConfig(tenant),
     contextExists: async (tenant, id) => (await s.console.get(tenant, 'context', id)) !== undefined,
     userEvents: (tenant, userId, limit) => s.events.recentByUser(tenant, userId, limit),
-    // The read recommendations make (one Query of the serving partition, shared by a container's concurrent requests).
-    erasedUsers: async (tenant) => (await servingConfig(s.console, tenant)).erased,
+    // The read recommendations make (the marker's key, shared by a container's concurrent requests).
+    erasedUser: (tenant, userId) => erasedUser(s.console, tenant, userId),
   };
 }

@@ -56,7 +56,7 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
  * served and counts nothing), so it runs while the request is ranked. The caller answers only
  * once `recorded` settles. Without `served` (a request naming its own endpoint) the experiment
  * is bypassed: no variant is assigned (nor its rerank controls applied) and nothing is recorded.
- * `erased`: the tenant's erased users, when the caller reads them anyway (`planFor`).
+ * `erased`: the user's erasure marker, when the caller reads it anyway (`planFor`).
  */
 export function planAndRecord(
   deps: ControlDeps,
@@ -66,7 +66,7 @@ export function planAndRecord(
   userId: string | undefined,
   now: number,
   served: { requestId: string; authorized: Promise<unknown> } | undefined,
-  erased?: Promise<ReadonlyMap<string, ErasedUser>>,
+  erased?: Promise<ErasedUser | undefined>,
 ): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void } {
   let accept = () => {};
   const accepted = new Promise<void>((resolve) => (accept = resolve));

@@ -40,11 +40,11 @@ export interface ControlDeps {
   /** The user's latest events, newest first. */
   userEvents(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
   /**
-   * The tenant's erased users, each with their erasure's marker (shared/domain/erasure.ts), as
-   * recommendations read them (`servingConfig`: a read that began after the call, shared by
-   * concurrent requests). Read only when a segment is decided and the caller has no read of its own.
+   * The user's erasure marker (shared/domain/erasure.ts), or undefined when never erased, as
+   * recommendations read it (`erasedUser`: a read that began after the call, shared by concurrent
+   * requests). Read only when a segment is decided and the caller has no read of its own.
    */
-  erasedUsers(tenant: string): Promise<ReadonlyMap<string, ErasedUser>>;
+  erasedUser(tenant: string, userId: string): Promise<ErasedUser | undefined>;
 }
 
 export interface Assignment {
@@ -161,8 +161,8 @@ export function contextNumber(digits: string): number {
  * experiment, its variants' rerank controls too). `onAssigned` hears the user's variant as soon
  * as it is known: before the segments are read when the experiment is not scoped to a segment.
  * Segments are decided on the user's events without those their erasure covers (`withoutErased`),
- * by the tenant's erased users `opts.erased` when the caller reads them anyway (recommendations,
- * with their serving config), else read here (`ControlDeps.erasedUsers`), beside the events.
+ * by the user's erasure marker `opts.erased` when the caller reads it anyway (recommendations,
+ * personalised search), else read here (`ControlDeps.erasedUser`), beside the events.
  */
 export async function planFor(
   deps: ControlDeps,
@@ -171,7 +171,7 @@ export async function planFor(
   userId: string | undefined,
   now: number,
   onAssigned?: (a: Assignment) => void,
-  opts: { experiment?: boolean; erased?: Promise<ReadonlyMap<string, ErasedUser>> | undefined } = {},
+  opts: { experiment?: boolean; erased?: Promise<ErasedUser | undefined> | undefined } = {},
 ): Promise<ServingPlan> {
   // The caller's read, awaited only when a segment is decided: its failure then fails the plan, and only then.
   opts.erased?.catch(() => undefined);
@@ -207,8 +207,8 @@ export async function planFor(
   if (segmentIds.size > 0 && userId !== undefined) {
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
     const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
-    const [firstRead, erased] = await Promise.all([deps.userEvents(tenant, userId, first), opts.erased ?? deps.erasedUsers(tenant)]);
-    const kept = withoutErased(erased.get(userId));
+    const [firstRead, marker] = await Promise.all([deps.userEvents(tenant, userId, first), opts.erased ?? deps.erasedUser(tenant, userId)]);
+    const kept = withoutErased(marker);
     let raw = firstRead;
     let read = kept(raw);
     let limit = first;

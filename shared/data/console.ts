@@ -75,6 +75,15 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
  */
 const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is from another training job's log.");
 
+/** An erasure marker as stored (`completed_at` null while the erasure runs). */
+const erasureMarker = (r: Row): ErasedUserRecord => ({
+  user_id: String(r.user_id),
+  requested_at: Number(r.requested_at),
+  completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at),
+  ...(r.models_checked_through !== undefined ? { models_checked_through: Number(r.models_checked_through) } : {}),
+  ...(r.events_through !== undefined ? { events_through: Number(r.events_through) } : {}),
+});
+
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
     nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
@@ -96,17 +105,22 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         const kind = EventType.owns(r) ? out.event_type : Endpoint.owns(r) ? out.endpoint : undefined;
         if (kind) {
           if (live(r)) kind.push(stripKeys(r) as ConsoleRecord);
-        } else if (ErasedUser.owns(r)) {
-          out.erased_user.push({
-            user_id: String(r.user_id),
-            requested_at: Number(r.requested_at),
-            completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at),
-            ...(r.models_checked_through !== undefined ? { models_checked_through: Number(r.models_checked_through) } : {}),
-            ...(r.events_through !== undefined ? { events_through: Number(r.events_through) } : {}),
-          });
-        }
+        } else if (ErasedUser.owns(r)) out.erased_user.push(erasureMarker(r));
       }
       return out;
+    },
+    async servingRecords(tenant) {
+      // The markers sort between the two kinds (endpoint# < erased_user# < event_type#): a Query of each kind's keys leaves them out.
+      const [endpoint, event_type] = await Promise.all(
+        (['endpoint', 'event_type'] as const).map(async (kind) =>
+          (await queryUpTo(t, { ...ofKind(tenant, kind), ConsistentRead: true }, WHOLE)).filter(live).map((r) => stripKeys(r) as ConsoleRecord),
+        ),
+      );
+      return { endpoint: endpoint ?? [], event_type: event_type ?? [] };
+    },
+    async erasedUser(tenant, userId) {
+      const row = await getRow(t, ErasedUser.key({ tenant, user_id: userId }), { consistent: true });
+      return row ? erasureMarker(row) : undefined;
     },
     async putErasure(tenant, marker) {
       await put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker });

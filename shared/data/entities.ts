@@ -182,8 +182,9 @@ export const Quota = entity({
 
 /**
  * A console record's partition: a partition per kind, except the kinds every recommendation
- * reads (event types and endpoints, with erased users), which share the SERVING partition so
- * that one Query returns them all, and the control plane's (rules, segments, experiments,
+ * reads (event types and endpoints, with the erased users' markers), which share the SERVING
+ * partition (serving Queries each kind's keys, and reads the user's marker by its key; training
+ * and erasure read them all at once), and the control plane's (rules, segments, experiments,
  * rerank controls, with a marker row per context), which share CONTROL.
  */
 const SERVING = 'TENANT#${tenant}#CONSOLE#SERVING';
@@ -193,8 +194,9 @@ const record = <P extends string, S extends string>(name: string, primary: { pk:
 export const EventType = record('event_type', { pk: SERVING, sk: 'event_type#${id}' });
 export const Endpoint = record('endpoint', { pk: SERVING, sk: 'endpoint#${id}' });
 /**
- * A user whose events were erased (DELETE /api/users/{user_id}), in the serving partition: the
- * Query every recommendation makes of its endpoints and event types returns it too.
+ * A user whose events were erased (DELETE /api/users/{user_id}), in the serving partition, between
+ * the endpoints and the event types (`erased_user#` sorts between their keys): serving reads one
+ * user's by its key, and its Queries of those two kinds do not read any.
  */
 export const ErasedUser = entity({
   name: 'erased_user',

@@ -91,8 +91,15 @@ export interface ConsoleStore {
   put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
-  /** The tenant's event types, endpoints and erased users, in one read (what every recommendation needs). */
+  /** The tenant's event types, endpoints and erased users, in one read (training and erasure read every marker). */
   servingConfig(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[]; erased_user: ErasedUser[] }>;
+  /**
+   * The tenant's event types and endpoints without the erasure markers beside them (what every
+   * recommendation reads): its cost does not grow with the users erased.
+   */
+  servingRecords(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] }>;
+  /** One user's erasure marker (read by its key), or undefined when the user was never erased. */
+  erasedUser(tenant: string, userId: string): Promise<ErasedUser | undefined>;
   /** Stores a user's erasure marker (one per user: a later erasure replaces it). */
   putErasure(tenant: string, marker: ErasedUser): Promise<void>;
   /**

@@ -30,7 +30,7 @@ export async function eraseUser(
 ) {
   const requestedAt = nowSeconds();
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
-  const earlier = (await deps.console.servingConfig(tenant)).erased_user.find((m) => m.user_id === userId);
+  const earlier = await deps.console.erasedUser(tenant, userId);
   const checkedThrough = earlier?.models_checked_through ?? 0;
   let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough };
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it

@@ -21,7 +21,7 @@ import { ruleMatches, withinCategoryCap } from '../control/pipeline.ts';
 import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
-import { loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
+import { erasedUser, loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
 import type { PopularitySnapshots } from './trending.ts';
 
 export { ScoreTable } from './score-table.ts';
@@ -88,24 +88,16 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // Its experiment's exposure is counted once the caller is confirmed, while the request is
   // ranked; answered only once counted.
   const contextId = q.context_id !== undefined ? contextNumber(q.context_id) : undefined;
-  // The catalog and the serving config do not depend on the plan: read while it is made. The
-  // plan decides segments on the user's events without those an erasure covers: by this read's
-  // erased users (no second read).
+  // The catalog, the serving config and the user's erasure marker do not depend on the plan: read
+  // while it is made. The plan decides segments on the user's events without those an erasure
+  // covers: by this read's marker (no second read).
   const catalogRead = deps.catalog(tenant, true);
   const serving = servingConfig(deps.console, tenant);
-  for (const p of [catalogRead, serving]) p.catch(() => undefined);
+  const markerRead = userId !== undefined ? erasedUser(deps.console, tenant, userId) : Promise.resolve(undefined);
+  for (const p of [catalogRead, serving, markerRead]) p.catch(() => undefined);
   const planned =
     contextId !== undefined
-      ? planAndRecord(
-          required(deps.control),
-          required(deps.exposures),
-          tenant,
-          contextId,
-          userId,
-          now,
-          q.endpoint === undefined ? { requestId, authorized } : undefined,
-          serving.then((s) => s.erased),
-        )
+      ? planAndRecord(required(deps.control), required(deps.exposures), tenant, contextId, userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined, markerRead)
       : undefined;
   const plan = planned ? await planned.plan : undefined;
   const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
@@ -115,7 +107,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   const guess = readAfter.get(readKey) ?? 0;
   // The request's independent reads, at once; the user's latest events not when the plan read
   // them (segments): they likely hold every event the model has not seen.
-  const [served, { endpoints, eventTypes, erased }, guessed] = await Promise.all([catalogRead, serving, plan?.userEvents ? undefined : recentAfter(guess)]);
+  const [served, { endpoints, eventTypes }, marker, guessed] = await Promise.all([catalogRead, serving, markerRead, plan?.userEvents ? undefined : recentAfter(guess)]);
   const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
   const catalog = q.item_id !== undefined ? await anchoredCatalog(deps, tenant, served, q.item_id, anchorId) : served;
   // Valid: its exposure may be counted (a request naming its own endpoint records none).
@@ -131,7 +123,6 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // personalised from the events it erased, nor from a model artifact trained before its end
   // (it may hold their history, or none of it: left out); only from the events they send
   // once it began, which such an artifact does not hold either, so they are read from the table.
-  const marker = userId !== undefined ? erased.get(userId) : undefined;
   const historyErased = marker !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, marker.completed_at ?? Infinity);
   const sinceErasure = withoutErased(marker);
 

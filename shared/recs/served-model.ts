@@ -97,8 +97,6 @@ export async function popularity(events: EventStore, tenant: string, model: Serv
 export interface ServingConfig {
   endpoints: Endpoint[];
   eventTypes: EventType[];
-  /** Erased users, each with their erasure's marker (shared/domain/erasure.ts). */
-  erased: ReadonlyMap<string, ErasedUser>;
 }
 
 /**
@@ -108,18 +106,38 @@ export interface ServingConfig {
 const servingReads = new WeakMap<ConsoleStore, (tenant: string) => Promise<ServingConfig>>();
 
 /**
- * The tenant's endpoints and event types (one read), read for every request (a promotion serves
- * at once) but shared by concurrent requests: each gets a read that began after it arrived.
- * The same read has the tenant's erased users.
+ * The tenant's endpoints and event types, read for every request (a promotion serves at once)
+ * but shared by concurrent requests: each gets a read that began after it arrived.
  */
 export function servingConfig(c: ConsoleStore, tenant: string): Promise<ServingConfig> {
   let read = servingReads.get(c);
   if (!read) {
     read = freshReads(async (t) => {
-      const cfg = await c.servingConfig(t);
-      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[], erased: new Map(cfg.erased_user.map((m) => [m.user_id, m])) };
+      const cfg = await c.servingRecords(t);
+      return { endpoints: cfg.endpoint as Endpoint[], eventTypes: cfg.event_type as EventType[] };
     });
     servingReads.set(c, read);
   }
   return read(tenant);
+}
+
+/** Cache: per console store, the shared reader of users' erasure markers. Bound: as `servingReads` (reads in flight only). */
+const markerReads = new WeakMap<ConsoleStore, (key: string) => Promise<ErasedUser | undefined>>();
+
+/**
+ * A user's erasure marker (shared/domain/erasure.ts), or undefined when the user was never
+ * erased: read by its key for every request that personalises (an erased user stops being
+ * personalised at once), shared as `servingConfig` is. Until 2026-12-03 every request read every
+ * marker of the tenant with the endpoints, a read that grew by a unit for every ~25 users erased.
+ */
+export function erasedUser(c: ConsoleStore, tenant: string, userId: string): Promise<ErasedUser | undefined> {
+  let read = markerReads.get(c);
+  if (!read) {
+    read = freshReads((key) => {
+      const at = key.indexOf('\u0000');
+      return c.erasedUser(key.slice(0, at), key.slice(at + 1));
+    });
+    markerReads.set(c, read);
+  }
+  return read(`${tenant}\u0000${userId}`);
 }

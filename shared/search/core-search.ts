@@ -39,9 +39,9 @@ export interface SearchServing {
 export async function serveSearch(deps: SearchServing, tenant: string, body: SearchBody, requestId: string, now = nowSeconds()) {
   const contextId = body.context_id !== undefined ? contextNumber(body.context_id) : undefined;
   const synonymsRead = tenantSynonyms(tenant, deps.synonymSets);
-  // A personalised search: the tenant's erased users, read at once (one Query, shared by the
+  // A personalised search: the user's erasure marker, read at once (by its key, shared by the
   // container's concurrent requests: recommendations' read), for its taste and its segments.
-  const user = body.user_id !== undefined ? { id: body.user_id, erased: deps.control.erasedUsers(tenant) } : undefined;
+  const user = body.user_id !== undefined ? { id: body.user_id, erased: deps.control.erasedUser(tenant, body.user_id) } : undefined;
   const erased = user?.erased;
   erased?.catch(() => undefined);
   const t = deps.traffic;

@@ -67,22 +67,22 @@ export interface SearchRequest {
 }
 
 /**
- * A search's user, with the tenant's erased users (`ControlDeps.erasedUsers`, read for the
- * request): the events an erasure of the user covers make no taste and are not seen.
+ * A search's user, with their erasure marker (`ControlDeps.erasedUser`, read for the request):
+ * the events an erasure of the user covers make no taste and are not seen.
  */
 export interface SearchUser {
   id: string;
-  erased: Promise<ReadonlyMap<string, ErasedUser>>;
+  erased: Promise<ErasedUser | undefined>;
 }
 
 /**
  * The user's latest `n` events that may personalise, newest first (with `below`, those with a
- * lower id): read beside the tenant's erased users, without those the user's erasure covers
+ * lower id): read beside the user's erasure marker, without those the user's erasure covers
  * (`withoutErased`, as recommendations leave them out), from the moment its marker is stored.
  */
 async function userEvents(deps: SearchDeps, tenant: string, user: SearchUser, n: number, below?: number): Promise<readonly RecentEvent[]> {
-  const [events, erased] = await Promise.all([deps.events.recentByUser(tenant, user.id, n, undefined, below), user.erased]);
-  return withoutErased(erased.get(user.id))(events);
+  const [events, marker] = await Promise.all([deps.events.recentByUser(tenant, user.id, n, undefined, below), user.erased]);
+  return withoutErased(marker)(events);
 }
 
 /*

@@ -5,6 +5,7 @@ import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEn
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
 import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
+import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import { ContextMarker } from '../../shared/data/entities.ts';
 import { putAll } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -80,6 +81,37 @@ describe('console store', () => {
     expect(await c.update('sv', 'event_type', 2, { weight: 30 }, { weight: 20 })).toBe(true);
     expect((await c.servingConfig('sv')).event_type.map((e) => e.weight)).toEqual([1, 30]);
     expect(await c.servingConfig('none')).toEqual({ event_type: [], endpoint: [], erased_user: [] });
+  });
+
+  it("reads serving's event types and endpoints without the erasure markers beside them, and one user's marker by its key", async () => {
+    // Rows the serving reads' Queries read: the markers' count must not add to them.
+    let scanned = 0;
+    const c = dynamoConsoleStore({
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        query: async (input) => {
+          const out = await db.table.signed.query(input);
+          scanned += out.ScannedCount ?? 0;
+          return out;
+        },
+      },
+    });
+    await c.put('er', 'event_type', { id: 1, name: 'view', weight: 1 });
+    await c.put('er', 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: null });
+    for (let i = 0; i < 60; i++) await c.putErasure('er', { user_id: `gone-${i}`, requested_at: 10, completed_at: 20, events_through: 5 });
+    scanned = 0;
+    expect(await c.servingRecords('er')).toEqual({
+      event_type: [{ id: 1, name: 'view', weight: 1 }],
+      endpoint: [{ id: 1, endpoint_name: 'main', is_default: true, model_version: null }],
+    });
+    // Until 2026-12-03 serving read every marker with them (62 rows here; a read unit more per ~25 erased users).
+    expect(scanned).toBe(2);
+    expect(await c.erasedUser('er', 'gone-7')).toEqual({ user_id: 'gone-7', requested_at: 10, completed_at: 20, events_through: 5 });
+    expect(await c.erasedUser('er', 'kept')).toBeUndefined();
+    expect(await c.erasedUser('other', 'gone-7')).toBeUndefined();
+    // Training and erasure still read every marker.
+    expect((await c.servingConfig('er')).erased_user).toHaveLength(60);
   });
 
   it('reads the whole control partition for serving, past 10,000 contexts', async () => {

@@ -138,10 +138,11 @@ async function browse(user: string, context?: number): Promise<string[]> {
 }
 
 describe('reading the markers', () => {
-  it('costs a recommendation no read of its own, and a personalised search one, shared by its plan and its taste', async () => {
+  it("reads the user's marker once for a recommendation and once for a personalised search (shared by its plan and its taste), never every marker", async () => {
     let reads = 0;
+    let all = 0;
     const c = db.stores.console;
-    const counted = { ...c, servingConfig: (t: string) => (reads++, c.servingConfig(t)) };
+    const counted = { ...c, erasedUser: (t: string, u: string) => (reads++, c.erasedUser(t, u)), servingConfig: (t: string) => (all++, c.servingConfig(t)) };
     const control = controlDepsOf({ console: counted, events: db.stores.events });
     await recommend({ ...recs, console: counted, control }, T, recommendationsQuery.parse({ user_id: 'other', context_id: String(contextId) }), 'req');
     expect(reads).toBe(1);
@@ -151,6 +152,7 @@ describe('reading the markers', () => {
     reads = 0;
     await serveSearch({ search, control, synonymSets: async () => [] }, T, searchBody.parse({ query: 'tent' }), 'req');
     expect(reads).toBe(0);
+    expect(all).toBe(0);
   });
 });
 

@@ -399,7 +399,7 @@ describe('the plan of a context', () => {
       },
       contextExists: async () => exists,
       userEvents: async () => events,
-      erasedUsers: async () => new Map(),
+      erasedUser: async () => undefined,
     };
     return d;
   };
@@ -530,7 +530,7 @@ describe('the plan of a context', () => {
       config: async () => c,
       contextExists: async () => false,
       userEvents: async () => (order.push('read'), events),
-      erasedUsers: async () => new Map(),
+      erasedUser: async () => undefined,
     });
     const rules = [rule({ id: 1, context_id: 1, segment_id: 9 })];
     const open = await planFor(traced(config({ rules, segments: [segment], experiments: [exp] }), [ev('purchase', 1)]), `early-${Math.random()}`, 1, 'u', NOW, (a) =>
@@ -571,7 +571,7 @@ describe('the plan of a context', () => {
       config: async () => c,
       contextExists: async () => false,
       userEvents: async (_t, _u, limit) => (limits.push(limit), many.slice(0, limit)),
-      erasedUsers: async () => new Map(),
+      erasedUser: async () => undefined,
     });
     // Decided by the first read (4 x min_count, at least 10): handed on, but too few for a caller wanting more of the latest.
     const decided = await planFor(reading(cfg(def('purchase', 3, 30))), `seg-${Math.random()}`, 1, 'u', NOW);
@@ -589,7 +589,7 @@ describe('the plan of a context', () => {
     await planFor(reading(cfg({ any: [def('purchase', 1, 30), def('view', 30, 30)] })), `seg-${Math.random()}`, 1, 'u', NOW);
     expect(limits).toEqual([SEGMENT_FIRST_READ]);
     // A user with fewer events than read: all of them, handed on.
-    const few: ControlDeps = { config: async () => cfg(def('purchase', 3, 30)), contextExists: async () => false, userEvents: async () => hundred.slice(0, 4), erasedUsers: async () => new Map() };
+    const few: ControlDeps = { config: async () => cfg(def('purchase', 3, 30)), contextExists: async () => false, userEvents: async () => hundred.slice(0, 4), erasedUser: async () => undefined };
     const all = await planFor(few, `seg-${Math.random()}`, 1, 'u', NOW);
     expect(all.userEvents).toEqual({ events: hundred.slice(0, 4), all: true });
     expect(latestFromPlan(all, 50)).toHaveLength(4);
@@ -608,7 +608,7 @@ describe('the plan of a context', () => {
       config: async () => (++reads === 1 ? config({}) : config({ contexts: [1, 2, 3], rules: [rule({ id: 9, context_id: 3 })] })),
       contextExists: async () => false,
       userEvents: async () => [],
-      erasedUsers: async () => new Map(),
+      erasedUser: async () => undefined,
     };
     const t = `new-${Math.random()}`;
     expect((await planFor(live, t, 1, 'u', NOW)).rules).toEqual([]);
