@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.ts';
-import { nowMs } from '../clock.ts';
+import { nowMs, nowSeconds } from '../clock.ts';
+import { sleep } from '../retry.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
@@ -67,6 +68,13 @@ const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
 };
 
 const CONTENT_FIELDS = ['name', 'description', 'metadata'] as const;
+
+/**
+ * How long a create retried under its ids that finds an item it wrote deleted meanwhile (a
+ * tombstone there now, none when it looked) waits for the delete to remove the row: a delete
+ * that found this write removes it itself within a write or two.
+ */
+const DELETE_SETTLE_MS = 200;
 
 /**
  * The query of a tenant's item changes after a time, or after a cursor, and before a time when
@@ -154,6 +162,17 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     }
   }
 
+  /** Deletes an item: false when there was none (or another delete removed it first). */
+  async function removeItem(tenant: string, id: number, now: number): Promise<boolean> {
+    const key = Item.key({ tenant, id });
+    // Strongly consistent: an item created a moment ago is found (an eventual read could answer 404 and leave it).
+    if (!(await getRow(t, key, { consistent: true, projection: 'pk' }))) return false;
+    // The tombstone first: search must never show an item that is already gone.
+    await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
+    await settle([{ key: Tombstone.key({ tenant, id }), id }], now);
+    return applied(() => remove(t, key, isStored));
+  }
+
   return {
     async create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]> {
       const first = await idsFor(t, tenant, 'item', items.length, ids);
@@ -172,18 +191,29 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
         // answers what it did as stored (changed since, perhaps).
         const deleted = async (row: Row) => (await getRow(t, Tombstone.key({ tenant, id: Number(row.id) }), { consistent: true, projection: 'pk' })) !== undefined;
+        const wrote: Row[] = [];
         const stored = (
           await putMissing(
             t,
             records.map((r) => toRow(tenant, r)),
             (row) => Item.key({ tenant, id: Number(row.id) }),
             deleted,
+            (row) => wrote.push(row),
           )
         ).map(fromRow);
         await settle(
           records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
           now,
         );
+        // A delete between a row's look for its tombstone and its write removed the row the failed
+        // attempt wrote, and this write stored it again: the item is deleted again (as it was until
+        // 2026-12-03, it was back, the delete answered 200). A delete that found this write removes
+        // the row itself; one still there once it had the time to is taken out here.
+        const undeleted = (await Promise.all(wrote.map(async (row) => ((await deleted(row)) ? Number(row.id) : undefined)))).filter((id) => id !== undefined);
+        if (undeleted.length) {
+          await sleep(DELETE_SETTLE_MS);
+          await Promise.all(undeleted.map((id) => removeItem(tenant, id, Math.max(now, nowSeconds()))));
+        }
         return stored;
       }
       if (records.length === 1 && only) {
@@ -254,15 +284,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       }
     },
 
-    async delete(tenant: string, id: number, now: number): Promise<boolean> {
-      const key = Item.key({ tenant, id });
-      // Strongly consistent: an item created a moment ago is found (an eventual read could answer 404 and leave it).
-      if (!(await getRow(t, key, { consistent: true, projection: 'pk' }))) return false;
-      // The tombstone first: search must never show an item that is already gone.
-      await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
-      await settle([{ key: Tombstone.key({ tenant, id }), id }], now);
-      return applied(() => remove(t, key, isStored));
-    },
+    delete: removeItem,
 
     async list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>> {
       const after = q.after !== undefined ? { gt: sortId(q.after) } : undefined;

@@ -4,8 +4,10 @@ import { Conflict } from '../../shared/domain/errors.ts';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { setClock } from '../../shared/clock.ts';
-import { Item } from '../../shared/data/entities.ts';
+import { Item, Tombstone } from '../../shared/data/entities.ts';
 import { queryPage } from '../../shared/data/ops.ts';
+import { allocateIds } from '../../shared/data/counters.ts';
+import { DeleteCommand, type PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CHANGE_FIELDS } from '../../shared/data/table-schema.ts';
 import type { ChangeKey } from '../../shared/domain/types.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -291,6 +293,86 @@ describe('item store', () => {
     expect(window.rows.map((r) => r.created)).toEqual([1003, 1004]);
     expect(window.hasMore).toBe(true);
     expect((await s.list('lst', { limit: 10, createdAfter: 1011 })).rows.map((r) => r.id)).toEqual([12]);
+  });
+});
+
+describe('a create retried under its ids while one of its items is deleted', () => {
+  /** A step one racing call waits for another to reach. */
+  const signal = () => {
+    let open: () => void = () => undefined;
+    const p = new Promise<void>((r) => {
+      open = r;
+    });
+    return { p, open };
+  };
+
+  it('leaves the item deleted when the delete lands between the retry\'s look for its tombstone and its write (docs/api.md: "stays deleted")', async () => {
+    const s = db.stores.items;
+    const T = 'retry-vs-delete';
+    const now = Math.floor(Date.now() / 1000);
+    // The failed attempt reserved the id and wrote the item.
+    const [item] = await s.create(T, [{ name: 'gone soon' }], now);
+    const id = (item as { id: number }).id;
+    // The retry looks for the item's tombstone (none yet), then waits for the delete to answer.
+    const [looked, deleted] = [signal(), signal()];
+    const { signed } = db.table;
+    const getItem: typeof signed.getItem = async (input) => {
+      const out = await signed.getItem(input);
+      if (input.Key?.pk && 'S' in input.Key.pk && input.Key.pk.S === Tombstone.key({ tenant: T, id }).pk) {
+        looked.open();
+        await deleted.p;
+      }
+      return out;
+    };
+    const retry = dynamoItemStore({ ...db.table, signed: { ...signed, getItem } }).create(T, [{ name: 'gone soon' }], now, { reuse: id });
+    await looked.p;
+    expect(await s.delete(T, id, now + 1)).toBe(true);
+    deleted.open();
+    await retry;
+    // Until 2026-12-03 the retry's write found no row (the delete had removed it) and stored the item again.
+    expect(await s.get(T, id)).toBeUndefined();
+    expect((await s.list(T, { limit: 10 })).rows).toEqual([]);
+  });
+
+  it('leaves a delete of the item it wrote to that delete: the delete answers 200, not 404 (the retry waits for it to remove the row)', async () => {
+    const T = 'retry-then-delete';
+    const now = Math.floor(Date.now() / 1000);
+    // The failed attempt reserved the id and stopped before its write.
+    const id = await allocateIds(db.table, T, 'item', 1);
+    const [wrote, sawTombstone, tombstoned] = [signal(), signal(), signal()];
+    const { signed } = db.table;
+    let looks = 0;
+    // The retry's second look for the tombstone (after its write) finds the delete's: it reads once the delete wrote it.
+    const getItem: typeof signed.getItem = async (input) => {
+      const tomb = input.Key?.pk && 'S' in input.Key.pk && input.Key.pk.S === Tombstone.key({ tenant: T, id }).pk;
+      if (tomb && ++looks === 2) {
+        wrote.open();
+        await tombstoned.p;
+      }
+      const out = await signed.getItem(input);
+      if (tomb && looks === 2) sawTombstone.open();
+      return out;
+    };
+    // The delete removes the row only once the retry has seen its tombstone, and some time after (its tombstone's stamp settled, say).
+    const doc = {
+      send: async (command: { input: object }) => {
+        if (command instanceof DeleteCommand) {
+          await sawTombstone.p;
+          await new Promise((r) => setTimeout(r, 50));
+        } else if ('Item' in command.input && String((command.input.Item as Record<string, unknown>).pk).endsWith('#TOMBSTONES')) {
+          const done = await db.table.doc.send(command as PutCommand);
+          tombstoned.open();
+          return done;
+        }
+        return db.table.doc.send(command as PutCommand);
+      },
+    } as unknown as TableRef['doc'];
+    const retry = dynamoItemStore({ ...db.table, signed: { ...signed, getItem } }).create(T, [{ name: 'mine' }], now, { reuse: id });
+    await wrote.p;
+    const del = dynamoItemStore({ ...db.table, doc }).delete(T, id, now + 1);
+    expect((await retry).map((i) => i.id)).toEqual([id]);
+    expect(await del).toBe(true);
+    expect(await db.stores.items.get(T, id)).toBeUndefined();
   });
 });
 
