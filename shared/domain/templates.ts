@@ -103,22 +103,29 @@ export const getTemplate = async (c: ConsoleStore, tenant: string, id: number) =
  * and what happens to its versions, not what they train on.
  */
 export async function updateTemplate(c: ConsoleStore, tenant: string, id: number, b: z.output<typeof S.templatePatch>) {
-  const t = await findTemplate(c, tenant, id);
-  // Publishing a Published template again (a retried PATCH) changes nothing: taken as the automation fields are, not refused.
-  const republish = t.status === 'Published' && b.status === 'Published';
-  const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish));
-  if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
-  if (republish && Object.keys(b).length === 1) return templateView(t);
-  const now = nowSeconds();
-  const { schedule, auto_promote, ...rest } = b;
-  const set = {
-    ...rest,
-    ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
-    ...(await automationFields(c, tenant, { schedule, auto_promote }, now)),
-    updated_at: now,
-  };
-  // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.
-  const written = await c.updated<Template>(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' });
-  if (!written) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
-  return templateView(written);
+  // A publish (with automation fields at most) whose template was published meanwhile is decided
+  // again on it as Published: the retried publish it now is (two publishes at once, a client's
+  // retry of one still in flight, say). Until 2026-12-03 the second was refused, "changed meanwhile".
+  for (let attempt = 0; ; attempt++) {
+    const t = await findTemplate(c, tenant, id);
+    // Publishing a Published template again (a retried PATCH) changes nothing: taken as the automation fields are, not refused.
+    const republish = t.status === 'Published' && b.status === 'Published';
+    const automationOnly = Object.keys(b).every((k) => (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k) || (k === 'status' && republish));
+    if (t.status === 'Published' && !automationOnly) throw new PreconditionFailed(`Template ${id} is Published and can no longer be changed (except its schedule and auto_promote).`);
+    if (republish && Object.keys(b).length === 1) return templateView(t);
+    const now = nowSeconds();
+    const { schedule, auto_promote, ...rest } = b;
+    const set = {
+      ...rest,
+      ...(b.event_types ? { event_types: await checkEventTypes(c, tenant, b.event_types) } : {}),
+      ...(await automationFields(c, tenant, { schedule, auto_promote }, now)),
+      updated_at: now,
+    };
+    // Answered as this write left it: read back after it, a PATCH made meanwhile answered its own name or event types for this one's.
+    const written = await c.updated<Template>(tenant, 'template', id, set, automationOnly ? {} : { status: 'Draft' });
+    if (written) return templateView(written);
+    // Written only while a Draft: any other change of a Draft published meanwhile is refused.
+    const publishOnly = b.status === 'Published' && Object.keys(b).every((k) => k === 'status' || (S.TEMPLATE_AUTOMATION_FIELDS as readonly string[]).includes(k));
+    if (attempt > 0 || !publishOnly) throw new PreconditionFailed(`Template ${id} changed meanwhile; retry.`);
+  }
 }

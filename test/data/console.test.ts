@@ -60,6 +60,29 @@ describe('training templates', () => {
   });
 });
 
+describe('training templates published twice at once', () => {
+  it('a publish whose template is published by another between its read and its write answers 200 with the Published template, as a retried publish does', async () => {
+    const c = db.stores.console;
+    const T = 'tp-twice';
+    await createEventType(c, T, { name: 'view', weight: 1 });
+    const t = await createTemplate(c, T, { name: 'shop', event_types: [{ id: 1 }], thresholds: { per_signal_min: 0, total_min: 0 }, schedule: null, auto_promote: null });
+    // The other publish (a retry of this one sent at once, say) runs to its answer between this one's read and its write.
+    let other: unknown;
+    const racing: ConsoleStore = {
+      ...c,
+      async updated(tenant, kind, id, set, expect) {
+        if (other === undefined && kind === 'template') other = await updateTemplate(c, T, t.id, { status: 'Published' });
+        return c.updated(tenant, kind, id, set, expect);
+      },
+    } as ConsoleStore;
+    // Until 2026-12-03 it was refused (400 "changed meanwhile; retry"), though the template is as it asked.
+    const mine = await updateTemplate(racing, T, t.id, { status: 'Published' });
+    expect(other).toMatchObject({ status: 'Published' });
+    expect(mine).toEqual(await getTemplate(c, T, t.id));
+    expect(mine.status).toBe('Published');
+  });
+});
+
 describe('console store', () => {
   it("reads a tenant's event types and endpoints together, and each kind alone, without other kinds or tenants", async () => {
     const c = db.stores.console;
