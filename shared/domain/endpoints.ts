@@ -1,5 +1,6 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
+import { sleep } from '../retry.ts';
 import type * as S from '../schemas/console.ts';
 import { newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
@@ -17,8 +18,9 @@ export interface Endpoint extends ConsoleRecord {
   /**
    * Internal: a number of the endpoint id counter taken when it was last made the default by
    * `makeDefaultEndpoint` (absent: it became the default when created, as its id; 0: it became
-   * the default as the tenant's first endpoint, without asking to). Of the endpoints marked
-   * default, the one with the highest wins (`pickEndpoint`).
+   * the default as the tenant's first endpoint, without asking to; -1: such a first that gave way
+   * to an earlier first created at once, see `firstKept`). Of the endpoints marked default, the one
+   * with the highest wins (`pickEndpoint`).
    */
   default_seq?: number;
 }
@@ -60,8 +62,44 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
   await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
   if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
   // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).
-  if (first) return endpointView({ ...rec, is_default: (await findEndpoint(c, tenant, undefined))?.id === rec.id });
+  if (first) return endpointView({ ...rec, is_default: await firstKept(c, tenant, rec, now) });
   return endpointView(rec);
+}
+
+/**
+ * How long a first endpoint that finds an earlier first still marked default after its write waits
+ * for it to take its mark off: an earlier first that checks after this one's write sees it, and
+ * does so within a read and a write.
+ */
+const FIRST_SETTLE_MS = 200;
+
+/** A first endpoint (rank 0, marked default as no other endpoint was there) still marked so. */
+const markedFirst = (e: Endpoint) => e.is_default && e.default_seq === 0;
+
+/**
+ * Whether a first endpoint (created without asking to be the default, on a tenant with none) is
+ * the default, once written. Of firsts created at once, the later (higher id) is; an earlier one
+ * that finds it takes its own mark off and answers false. A later one that finds an earlier first
+ * still marked waits FIRST_SETTLE_MS for it to do so; one still marked then checked before this
+ * write and answered that it is the default, so this one ranks itself below it (-1, still marked:
+ * there is never no default) and answers false. Until 2026-12-03 it answered true as well, and
+ * took the default from a first that had answered 201 with `is_default: true` before it was even
+ * written. At most one first answers true; rarely (the earlier one's check outlasts the wait) none does.
+ */
+async function firstKept(c: ConsoleStore, tenant: string, rec: Endpoint, now: number): Promise<boolean> {
+  let all = await c.list<Endpoint>(tenant, 'endpoint');
+  if (pickEndpoint(all, undefined)?.id !== rec.id) {
+    // A later first, or a default asked for: this one's mark off, so that a later first that finds it waits no longer.
+    await c.update(tenant, 'endpoint', rec.id, { is_default: false, updated_at: now }, { is_default: true, default_seq: 0 });
+    return false;
+  }
+  const earlier = (list: readonly Endpoint[]) => list.some((e) => e.id < rec.id && markedFirst(e));
+  if (!earlier(all)) return true;
+  await sleep(FIRST_SETTLE_MS);
+  all = await c.list<Endpoint>(tenant, 'endpoint');
+  if (!earlier(all)) return pickEndpoint(all, undefined)?.id === rec.id;
+  await c.update(tenant, 'endpoint', rec.id, { default_seq: -1, updated_at: now }, { is_default: true, default_seq: 0 });
+  return false;
 }
 
 /**
@@ -114,7 +152,7 @@ export async function listEndpoints(c: ConsoleStore, tenant: string, q: S.Record
 export function pickEndpoint(all: readonly Endpoint[], name: string | undefined): Endpoint | undefined {
   if (name !== undefined) return all.find((e) => e.endpoint_name === name);
   let d: Endpoint | undefined;
-  // Of equal ranks (first endpoints created at once), the later.
+  // Of equal ranks (first endpoints created at once, see `firstKept`), the later.
   for (const e of all) if (e.is_default && (!d || defaultRank(e) > defaultRank(d) || (defaultRank(e) === defaultRank(d) && e.id > d.id))) d = e;
   return d;
 }

@@ -395,6 +395,107 @@ describe('serving endpoints', () => {
     expect([(await getEndpoint(c, T, 10)).is_default, (await getEndpoint(c, T, 11)).is_default]).toEqual([false, true]);
   });
 
+  describe('first endpoints created at once (each read the tenant as having none)', () => {
+    /** A step one racing create waits for another to reach. */
+    const signal = () => {
+      let open: () => void = () => undefined;
+      const p = new Promise<void>((r) => {
+        open = r;
+      });
+      return { p, open };
+    };
+    /** The endpoints the list shows as the default, and the one serving picks. */
+    const defaultOf = async (c: ConsoleStore, T: string) => ({
+      listed: (await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name),
+      picked: (await findEndpoint(c, T, undefined))?.endpoint_name,
+    });
+    /** A store whose first read of the endpoints finds none (it was made before another create's write). */
+    const readNoneFirst = (c: ConsoleStore): ConsoleStore => {
+      let checked = false;
+      return {
+        ...c,
+        async list(tenant, kind) {
+          if (!checked && kind === 'endpoint') {
+            checked = true;
+            return [];
+          }
+          return c.list(tenant, kind);
+        },
+      } as ConsoleStore;
+    };
+
+    it('one created once the other had answered is_default: true leaves it the default, and answers false', async () => {
+      const c = db.stores.console;
+      const T = 'firsts-after';
+      const a = await createEndpoint(c, T, { endpoint_name: 'a', is_default: false });
+      // Until 2026-12-03 b answered true too, and took the default a had answered (the later id wins a tie), unasked.
+      const b = await createEndpoint(readNoneFirst(c), T, { endpoint_name: 'b', is_default: false });
+      expect([a.is_default, b.is_default]).toEqual([true, false]);
+      expect(await defaultOf(c, T)).toEqual({ listed: ['a'], picked: 'a' });
+    });
+
+    it('one that wrote and answered before the earlier id was written keeps the default; the earlier answers false', async () => {
+      const c = db.stores.console;
+      const T = 'firsts-late';
+      const [took, answered] = [signal(), signal()];
+      const slow: ConsoleStore = {
+        ...c,
+        async nextId(tenant, kind) {
+          const id = await c.nextId(tenant, kind);
+          took.open();
+          return id;
+        },
+        async put(tenant, kind, rec) {
+          await answered.p;
+          return c.put(tenant, kind, rec);
+        },
+      } as ConsoleStore;
+      const first = createEndpoint(slow, T, { endpoint_name: 'a', is_default: false });
+      await took.p;
+      const b = await createEndpoint(readNoneFirst(c), T, { endpoint_name: 'b', is_default: false });
+      answered.open();
+      const a = await first;
+      expect([a.is_default, b.is_default]).toEqual([false, true]);
+      expect(a.id).toBeLessThan(b.id);
+      expect(await defaultOf(c, T)).toEqual({ listed: ['b'], picked: 'b' });
+    });
+
+    it('of two that both wrote before either checked, the later keeps the default (it waits for the earlier one to take its mark off)', async () => {
+      const c = db.stores.console;
+      const T = 'firsts-both';
+      const [aTook, aWrote, bWrote] = [signal(), signal(), signal()];
+      const a: ConsoleStore = {
+        ...c,
+        async nextId(tenant, kind) {
+          const id = await c.nextId(tenant, kind);
+          aTook.open();
+          return id;
+        },
+        async put(tenant, kind, rec) {
+          await c.put(tenant, kind, rec);
+          aWrote.open();
+          await bWrote.p;
+        },
+      } as ConsoleStore;
+      const bStore = readNoneFirst(c);
+      const b: ConsoleStore = {
+        ...bStore,
+        async nextId(tenant, kind) {
+          await aTook.p;
+          return c.nextId(tenant, kind);
+        },
+        async put(tenant, kind, rec) {
+          await aWrote.p;
+          await c.put(tenant, kind, rec);
+          bWrote.open();
+        },
+      } as ConsoleStore;
+      const [ra, rb] = await Promise.all([createEndpoint(a, T, { endpoint_name: 'a', is_default: false }), createEndpoint(b, T, { endpoint_name: 'b', is_default: false })]);
+      expect([ra.is_default, rb.is_default]).toEqual([false, true]);
+      expect(await defaultOf(c, T)).toEqual({ listed: ['b'], picked: 'b' });
+    });
+  });
+
   it('list a page by limit, then from starting_after, has_more true only while endpoints are left', async () => {
     // The endpoint list pages as every console list does: a page of exactly the remaining
     // endpoints says has_more false, and the cursor's own endpoint is not listed again.
