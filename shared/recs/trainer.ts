@@ -10,7 +10,7 @@ import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
 import { foldInUsers, historiesOf, packModel, withoutUsers, type ModelArtifact } from './artifact.ts';
-import { erasedFrom } from '../domain/erased-users.ts';
+import { erasedEvent, erasedFrom } from '../domain/erased-users.ts';
 import { withoutErased } from './erase-from-models.ts';
 import { Dataset, type Interaction } from './dataset.ts';
 import { evaluate } from './evaluate.ts';
@@ -207,10 +207,19 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // arrival (occurred_at = created), which says when it was imported, not when it happened:
     // its time is unknown (NaN) to training, so a bulk import's order weighs nothing.
     const timeOf = (e: { occurred_at: number; created: number }) => (e.occurred_at === e.created ? Number.NaN : e.occurred_at);
+    // Events an erasure covers that are still in the table (an ingest in flight when it began, or
+    // one retried under its key after it, wrote them as it deleted the user's events) are not
+    // training data: each user's marker says which are the erasure's, as serving reads them.
+    const erasedBy = new Map((await c.servingConfig(tenant)).erased_user.map((m) => [m.user_id, erasedEvent(m)]));
+    let leftOut = 0;
     await deps.events.forEachPage(tenant, (page) => {
       for (const e of page) {
         readIds.push(e.id);
         readCreated.push(e.created);
+        if (erasedBy.get(e.user_id)?.(e)) {
+          leftOut++;
+          continue;
+        }
         const item = catalogItemId(e.item_id);
         // Events for items that do not exist are not training data.
         if (item === undefined || !items.has(item)) continue;
@@ -224,6 +233,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       }
     });
     const eventsThrough = eventsThroughOf(readIds, readCreated, trainedBefore - 30);
+    if (leftOut) await log(`Left out ${leftOut} events of erased users that their erasure covers (still in the table: written as it ran)`);
     await log(
       `Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`,
     );

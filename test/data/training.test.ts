@@ -301,6 +301,26 @@ describe('stopping a run races its end', () => {
     expect(users).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7', 'u8', 'u9']);
   });
 
+  it("a run leaves out the events an ended erasure covers that are still in the table (written as it ran), and keeps the user's later ones", async () => {
+    const T9 = 'erl';
+    const { c, events, items, blobs, template } = await twoTastes(T9);
+    const now = Math.floor(Date.now() / 1000);
+    // u0's erasure deleted their events, but an ingest in flight as it began (its id taken, so
+    // covered: events_through) wrote one more of u0's events (a buy of item 1) after it had looked.
+    await events.eraseUser(T9, 'u0');
+    const [late] = await events.append(T9, [ev('u0', 'buy', 1)], now - 700);
+    await c.putErasure(T9, { user_id: 'u0', requested_at: now - 600, completed_at: now - 600, events_through: late?.id as number });
+    // Then u0 views item 5, after the erasure: theirs again.
+    await events.append(T9, [ev('u0', 'view', 5)], now - 300);
+    await c.put(T9, 'job', job(1, template));
+    await runTraining({ console: c, events, items, blobs }, T9, 'train-1');
+    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T9, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    const row = historyOf(artifact.histories as NonNullable<typeof artifact.histories>, 'u0');
+    // Until 2026-12-03 the run trained on the late buy of item 1, and stored it in u0's history.
+    expect(Array.from(row?.items ?? [], (i) => artifact.items[i])).toEqual([5]);
+    expect(await logsOf(c, T9, 1)).toMatch(/Left out 1 events of erased users/);
+  });
+
   it('events a user sends while their erasure runs personalise once it has ended, though the model trained meanwhile left the user out', async () => {
     const T8 = 'ert';
     const { c, events, items, blobs, deps, template } = await twoTastes(T8);
@@ -347,17 +367,18 @@ describe('stopping a run races its end', () => {
     const T9 = 'stored-then';
     const { c, events, items, blobs, template } = await twoTastes(T9);
     await c.put(T9, 'job', job(1, template));
-    // The read of the erased users after the version record is stored (the trainer's second) fails.
+    // The read of the erased users after the version record is stored (the trainer's third: the
+    // first leaves the events their erasures cover out of its read, the second their histories) fails.
     let reads = 0;
     const flaky: ConsoleStore = {
       ...c,
       async servingConfig(tenant) {
-        if (++reads === 2) throw new Error('ProvisionedThroughputExceededException');
+        if (++reads === 3) throw new Error('ProvisionedThroughputExceededException');
         return c.servingConfig(tenant);
       },
     };
     await runTraining({ console: flaky, events, items, blobs }, T9, 'train-1').catch(() => undefined);
-    expect(reads).toBe(2);
+    expect(reads).toBe(3);
     expect((await c.list<ModelVersion>(T9, 'model')).map((m) => m.version)).toEqual([1]);
     const run = await c.get<TrainingRun>(T9, 'job', 1);
     expect(run).toMatchObject({ status: 'Completed', model_version: 1, error: null, progress: 1 });
