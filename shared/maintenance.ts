@@ -2,6 +2,7 @@ import type { BlobStore } from './blob.ts';
 import { PASS_EVENT_BUDGET, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
 import type { Stores } from './data/index.ts';
 import { startDueRuns } from './domain/automation.ts';
+import { sweepErasures } from './domain/erasure.ts';
 import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
 import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
@@ -22,8 +23,9 @@ export interface MaintenanceDeps {
 /**
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
- * search analytics counters, starts templates' scheduled training runs that are due, and ends
- * runs whose container task stopped without ending them. One tenant's failure leaves the others'
+ * search analytics counters, starts templates' scheduled training runs that are due, ends
+ * runs whose container task stopped without ending them, and sweeps ended erasures (a second
+ * look at the user's events, `sweepErasures`). One tenant's failure leaves the others'
  * work alone.
  */
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
@@ -35,6 +37,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;
   const scheduled: string[] = [];
   const interrupted: string[] = [];
+  let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
   for (const tenant of await s.credentials.listTenants()) {
     // A tenant's due runs that failed to start start at the next pass.
@@ -54,11 +57,17 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('search analytics fold failed', tenant, e);
     }
     try {
+      swept += await sweepErasures(s, tenant, now);
+    } catch (e) {
+      failed('erasure sweep failed', tenant, e);
+    }
+    try {
       segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
     } catch (e) {
       failed('segment sizes failed', tenant, e);
     }
   }
-  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length) logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted });
-  return { ...result, segments, folded, scheduled, interrupted };
+  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length || swept)
+    logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted, swept });
+  return { ...result, segments, folded, scheduled, interrupted, swept };
 }

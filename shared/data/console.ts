@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
-import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, Expect } from '../domain/console-records.ts';
+import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, ErasureSweep as ErasureSweepRecord, Expect } from '../domain/console-records.ts';
 import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
@@ -11,6 +11,7 @@ import {
   ContextMarker,
   Endpoint,
   ErasedUser,
+  ErasureSweep,
   EventType,
   Experiment as ExperimentRecord,
   Rerank,
@@ -124,6 +125,16 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async putErasure(tenant, marker) {
       await put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker });
+    },
+    async putErasureSweep(tenant, sweep) {
+      await put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep });
+    },
+    async erasureSweeps(tenant) {
+      const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
+      return rows.map((r): ErasureSweepRecord => ({ user_id: String(r.user_id), due_at: Number(r.due_at), events_through: Number(r.events_through) }));
+    },
+    async removeErasureSweep(tenant, sweep) {
+      await applied(() => remove(t, ErasureSweep.key({ tenant, user_id: sweep.user_id }), (x) => x.and(...x.fields({ due_at: sweep.due_at }))));
     },
     update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect) })),
     async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {

@@ -203,6 +203,15 @@ export const ErasedUser = entity({
   attributes: ['user_id', 'requested_at', 'completed_at', 'models_checked_through', 'events_through'],
   indexes: { primary: { pk: SERVING, sk: 'erased_user#${user_id}' } },
 });
+/**
+ * An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`):
+ * due once the ingests it may have raced have ended; one row per user (a later erasure replaces it).
+ */
+export const ErasureSweep = entity({
+  name: 'erasure_sweep',
+  attributes: ['user_id', 'due_at', 'events_through'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#CONSOLE#ERASURE_SWEEP', sk: '${user_id}' } },
+});
 export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context', sk: '${id}' });
 export const Template = record('template', { pk: 'TENANT#${tenant}#CONSOLE#template', sk: '${id}' });
 /** A training run (the kind keeps its first name, `job`, in its keys). */

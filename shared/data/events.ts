@@ -176,10 +176,10 @@ export function dynamoEventStore(t: TableRef): EventStore {
       return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
     },
 
-    async eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>): Promise<{ deleted: number; through: number }> {
+    async eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, upTo?: number): Promise<{ deleted: number; through: number }> {
       // The events sent before the erasure began: ids up to the last the tenant's counter had
-      // handed out then. Those sent while it runs take later ids, and are kept.
-      const through = Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
+      // handed out then (or `upTo`, an ended erasure's, for its sweep). Those sent while it runs take later ids, and are kept.
+      const through = upTo ?? Number((await getRow(t, Counter.key({ tenant, counter: 'event' }), { consistent: true }))?.value ?? 0);
       // The user's index (gsi1) names their events; each lives on its id's write shard, and its
       // index entries (user, type) go with it. The index is read again until a pass finds no
       // event it had not found before (an index read is eventually consistent: an event stored

@@ -44,6 +44,15 @@ export interface ConsoleRecord {
  * personalises from what a model's artifact holds of them, nor from their events created up to
  * `completed_at` (null while the erasure runs: none of them).
  */
+/** An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`). */
+export interface ErasureSweep {
+  user_id: string;
+  /** When it is due (unix seconds). */
+  due_at: number;
+  /** The erasure's `events_through`: the user's events up to this id are the erasure's. */
+  events_through: number;
+}
+
 export interface ErasedUser {
   user_id: string;
   requested_at: number;
@@ -102,6 +111,12 @@ export interface ConsoleStore {
   erasedUser(tenant: string, userId: string): Promise<ErasedUser | undefined>;
   /** Stores a user's erasure marker (one per user: a later erasure replaces it). */
   putErasure(tenant: string, marker: ErasedUser): Promise<void>;
+  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it). */
+  putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
+  /** The tenant's erasure sweeps, due or not. */
+  erasureSweeps(tenant: string): Promise<ErasureSweep[]>;
+  /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */
+  removeErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /**
    * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
    * only if the field is absent; scalars only, `a.b` naming field b of map a). false when that failed.

@@ -10,9 +10,8 @@ import type { EventStore } from './types.ts';
 /*
  * Erasure of a user (DELETE /api/users/{user_id}). Their events are deleted from the table, so
  * no later training reads them; but a model already trained holds their history in its
- * artifact, and serving reads it from there. So the tenant keeps a marker per erased user in
- * the partition serving reads its endpoints and event types from (the same Query): from the
- * moment it is stored, serving personalises that user neither from an artifact trained before
+ * artifact, and serving reads it from there. So the tenant keeps a marker per erased user, which
+ * serving reads by its key with every request that personalises: from the moment it is stored, serving personalises that user neither from an artifact trained before
  * the erasure ended nor from events created before it (an index read may still show deleted
  * events for a moment): recommendations, segment membership (shared/control/serving.ts) and
  * personalised search (shared/search/service.ts) alike, by `withoutErased` (erased-users.ts). Events the user sends later personalise as usual. The answers stored
@@ -40,9 +39,7 @@ export async function eraseUser(
   // events: forgotten (each before its events are deleted), so a replay cannot answer them.
   // Several at once, as the events are deleted: a user who sent each event under its own key has
   // as many keys as events (two calls each), which one at a time took most of the function's time.
-  const { deleted, through } = await deps.events.eraseUser(tenant, userId, (written) =>
-    eachAtMost([...written], FORGETS_AT_ONCE, ([key, writtenAt]) => deps.idempotency.forget(tenant, key, writtenAt)),
-  );
+  const { deleted, through } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant));
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
   // keep what they counted; a conversion attributed later writes no row back).
   const experiments = await deps.console.list(tenant, 'experiment');
@@ -55,6 +52,38 @@ export async function eraseUser(
     marker = { ...marker, models_checked_through: version };
     await deps.console.putErasure(tenant, marker);
   });
-  await deps.console.putErasure(tenant, { ...marker, completed_at: nowSeconds(), events_through: through });
+  const completedAt = nowSeconds();
+  await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
+  // A second look once the ingests it may have raced have ended (`sweepErasures`).
+  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
+}
+
+/** Forgets the answers stored under the Idempotency-Keys the events about to be deleted came with, several at once. */
+const forgetting = (idempotency: IdempotencyStore, tenant: string) => (written: ReadonlyMap<string, number>) =>
+  eachAtMost([...written], FORGETS_AT_ONCE, ([key, writtenAt]) => idempotency.forget(tenant, key, writtenAt));
+
+/**
+ * How long after an erasure ends its sweep is due: an ingest request ends within 30 s (the
+ * events list's in-flight bound), so by then every ingest that raced the erasure has written.
+ */
+export const ERASURE_SWEEP_DELAY_SECONDS = 60;
+
+/**
+ * The second look of each ended erasure that is due (the maintenance pass, every minute): an
+ * ingest in flight as the erasure began (its ids taken, so the erasure's) or retried under its
+ * Idempotency-Key as it ran can write one of the user's events after the erasure looked for them;
+ * the sweep deletes the user's events up to the erasure's `events_through` again (forgetting the
+ * answers stored under their keys first), then its row. Until 2026-12-03 such an event stayed in
+ * the table (training left it out, serving never read it, `GET /v1/events` listed it). Returns the
+ * events deleted.
+ */
+export async function sweepErasures(deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore }, tenant: string, now: number): Promise<number> {
+  let deleted = 0;
+  for (const sweep of await deps.console.erasureSweeps(tenant)) {
+    if (sweep.due_at > now) continue;
+    deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
+    await deps.console.removeErasureSweep(tenant, sweep);
+  }
+  return deleted;
 }

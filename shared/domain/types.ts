@@ -196,5 +196,9 @@ export interface EventStore {
    * key and the latest of those events' ingest times (unix seconds), so that an erasure cut
    * off half way still finds, when repeated, the keys of the events it left.
    */
-  eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>): Promise<{ deleted: number; through: number }>;
+  /**
+   * Deletes the user's events with ids up to `through` (by default the last id the tenant had
+   * handed out when it began), each answer stored under their keys forgotten first (`forget`).
+   */
+  eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, through?: number): Promise<{ deleted: number; through: number }>;
 }

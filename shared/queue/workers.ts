@@ -73,7 +73,9 @@ export const trainingTask = {
  * UpdateItem, allocate the job id, put the job record and its log lines, send it to `training`),
  * end runs whose container task stopped (GetItem the run and the version it was storing, ECS
  * DescribeTasks: lib/training-task.ts grants that), fold searches into the analytics counters
- * (GetItem and UpdateItem how far, Query of gsi1, UpdateItem of the counters).
+ * (GetItem and UpdateItem how far, Query of gsi1, UpdateItem of the counters), sweep ended
+ * erasures (Query their rows and the user's events on gsi1, forget the answers stored under the
+ * events' keys and delete the events and the sweep's row: DeleteItem).
  */
 export const schedules = [
   {
@@ -81,8 +83,8 @@ export const schedules = [
     everyMinutes: 1,
     timeoutSeconds: 60,
     access: {
-      table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'],
-      // gsi1: tenants, searches to fold; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
+      table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+      // gsi1: tenants, searches to fold, an erased user's events; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
       bucket: 'read',
       queues: ['embedding', 'training'],

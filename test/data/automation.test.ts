@@ -12,7 +12,9 @@ import { compareModels, type ModelVersion } from '../../shared/domain/model-vers
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
-import { eraseUser } from '../../shared/domain/erasure.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
+import { allocateIds } from '../../shared/data/counters.ts';
+import { nowSeconds } from '../../shared/clock.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { schedules } from '../../shared/queue/workers.ts';
@@ -475,6 +477,31 @@ describe('erasure', () => {
     expect(sentDuring).toHaveLength(2);
     expect((await events.list('er4', { limit: 100, userId: 'mid' })).rows.map((e) => e.id)).toEqual(sentDuring);
     for (const id of sentDuring) expect(await events.get('er4', id)).toMatchObject({ user_id: 'mid' });
+  });
+
+  it("sweeps an ended erasure once due: deletes the user's event an ingest in flight as it began wrote after it looked, and keeps the later ones", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    await events.append('er6', [ev('late', 'view', 1), ev('late', 'view', 2), ev('other', 'view', 1)], 100);
+    // An ingest takes its id before the erasure begins, and writes its row after it has deleted the others.
+    const inFlight = await allocateIds(db.table, 'er6', 'event', 1);
+    expect((await eraseUser({ console: c, idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er6', 'late')).deleted_events).toBe(2);
+    const ended = nowSeconds();
+    await events.append('er6', [ev('late', 'buy', 3)], 150, { reuse: inFlight });
+    // The user's event after the erasure: theirs, kept.
+    const [after] = await events.append('er6', [ev('late', 'view', 4)], 200);
+    const ids = async () => (await events.list('er6', { limit: 100, userId: 'late' })).rows.map((e) => e.id);
+    expect(await ids()).toEqual([inFlight, after?.id]);
+    // Not due yet: nothing deleted.
+    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', ended)).toBe(0);
+    expect(await ids()).toEqual([inFlight, after?.id]);
+    // Due: the in-flight event goes (until 2026-12-03 it stayed, listed), the later one stays, and the sweep is done.
+    const due = ended + ERASURE_SWEEP_DELAY_SECONDS + 1;
+    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', due)).toBe(1);
+    expect(await ids()).toEqual([after?.id]);
+    expect(await events.get('er6', inFlight)).toBeUndefined();
+    expect(await c.erasureSweeps('er6')).toEqual([]);
+    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', due + 60)).toBe(0);
+    expect((await events.list('er6', { limit: 100, userId: 'other' })).rows).toHaveLength(1);
   });
 
   it("erasures of two users at once take both out of a version's artifact (each checks after it writes); a later one reads no version checked", async () => {

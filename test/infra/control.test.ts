@@ -63,12 +63,17 @@ describe('control plane', () => {
     expect(tableActionsOf('platform/segments/update')).not.toContain('dynamodb:DeleteItem');
   });
 
-  it('lets the maintenance pass store segment size estimates, start scheduled runs and end runs whose task stopped, and never delete from the table', () => {
+  it('lets the maintenance pass store segment size estimates, start scheduled runs, end runs whose task stopped and sweep ended erasures', () => {
     // UpdateItem: segment estimates, a template's claimed due time, an interrupted run's ending;
     // PutItem and BatchWriteItem: the scheduled run's job record and its log lines
     // (shared/domain/automation.ts); GetItem: a run, and the version it was storing, read again
-    // before it is ended (shared/recs/launcher.ts sweepTaskRuns).
-    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']));
+    // before it is ended (shared/recs/launcher.ts sweepTaskRuns); DeleteItem: an ended erasure's
+    // sweep deletes the user's events an ingest that raced it wrote, the answers stored under
+    // their keys, and its own row (shared/domain/erasure.ts sweepErasures; until 2026-12-03 the
+    // pass never deleted).
+    expect(new Set(tableActionsOf('workers/maintain'))).toEqual(
+      new Set(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem']),
+    );
   });
 });
 

@@ -14,7 +14,17 @@ async function passWith(failing: 'items' | 'segments') {
   const folded: string[] = [];
   const segmentsRead: string[] = [];
   const sent: WorkMessage[] = [];
+  const erased: [string, string, number | undefined][] = [];
+  const sweepsDone: string[] = [];
   const stores = {
+    // Tenant b has an ended erasure's sweep due (shared/domain/erasure.ts sweepErasures), and one not yet due.
+    events: {
+      eraseUser: async (tenant: string, user: string, _forget: unknown, through?: number) => {
+        erased.push([tenant, user, through]);
+        return { deleted: 2, through: through ?? 0 };
+      },
+    },
+    idempotency: {},
     credentials: { listTenants: async () => ['a', 'b'] },
     items: {
       pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [7]),
@@ -27,6 +37,14 @@ async function passWith(failing: 'items' | 'segments') {
         return tenant === 'a' && failing === 'segments' ? boom() : [];
       },
       page: async () => ({ rows: [], hasMore: false }),
+      erasureSweeps: async (tenant: string) =>
+        tenant === 'b'
+          ? [
+              { user_id: 'gone', due_at: 1_800_000_000, events_through: 9 },
+              { user_id: 'later', due_at: 1_800_000_001, events_through: 12 },
+            ]
+          : [],
+      removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => void sweepsDone.push(`${tenant}/${sweep.user_id}`),
     },
   } as unknown as Stores;
   const deps: MaintenanceDeps = {
@@ -46,7 +64,7 @@ async function passWith(failing: 'items' | 'segments') {
   const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   try {
     const result = await maintenancePass(deps, 1_800_000_000);
-    return { result, folded, segmentsRead, sent, errors: errors.mock.calls.map((c) => c[0]) };
+    return { result, folded, segmentsRead, sent, erased, sweepsDone, errors: errors.mock.calls.map((c) => c[0]) };
   } finally {
     errors.mockRestore();
   }
@@ -58,6 +76,14 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
     expect(p.folded).toEqual(['a', 'b']);
     expect(p.segmentsRead).toEqual(['a', 'b']);
     expect(p.errors).toContain('segment sizes failed');
+  });
+
+  it("sweeps each tenant's ended erasures that are due, up to each one's events_through, and counts the events deleted", async () => {
+    const p = await passWith('segments');
+    expect(p.erased).toEqual([['b', 'gone', 9]]);
+    expect(p.sweepsDone).toEqual(['b/gone']);
+    expect(p.result.swept).toBe(2);
+    expect(p.errors).not.toContain('erasure sweep failed');
   });
 
   it('a tenant whose embedding sweep fails: the tenants after it still get theirs (re-queued embeddings, index builds), and every other step', async () => {
