@@ -295,6 +295,18 @@ describe('trainDefault: chooses on a validation split of its own training data, 
   });
 });
 
+describe("EASE's head (headItems)", () => {
+  it('holds the items with most interactions, ties by lower index, and never an item without any (a catalog item no one took)', () => {
+    const x = (user: string, item: number): Interaction => ({ user, item, weight: 1, at: 0 });
+    // Items 5 and 6 in the universe only; 1 taken three times, 2, 3 and 4 twice each.
+    const ds = new Dataset([x('a', 1), x('b', 1), x('c', 1), x('a', 4), x('b', 4), x('a', 3), x('c', 3), x('b', 2), x('c', 2)], [5, 4, 3, 2, 1, 6]);
+    const ids = (head: Uint32Array) => Array.from(head, (i) => ds.items[i]);
+    expect(ids(headItems(ds, 10))).toEqual([1, 4, 3, 2]);
+    // A cut among equals keeps the lower indexes (the universe's order: 4 before 3 before 2).
+    expect(ids(headItems(ds, 3))).toEqual([1, 4, 3]);
+  });
+});
+
 describe('co-occurrence weighted by time (sessions)', () => {
   const at = (user: string, item: number, t: number): Interaction => ({ user, item, weight: 1, at: t });
   const DAY = 86_400;
