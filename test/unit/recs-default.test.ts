@@ -104,6 +104,35 @@ describe('iALS serving', () => {
     als.score({ items: [5], weights: [1] });
     expect(folds).toBe(5);
   });
+
+  it("folds a history in as training solves a user: α0·QᵀQ + Σ w·q·qᵀ + λ·(the history's length + α0·items) on the diagonal, against Σ w·q", () => {
+    // Three items, two factors; a history of items 0 (weight 2) and 2 (weight 1).
+    const q = Float32Array.from([1, 0, 0.5, 0.5, 0, 1]);
+    const gram = new Float64Array(4);
+    for (let i = 0; i < 3; i++) for (let x = 0; x < 2; x++) for (let y = 0; y < 2; y++) gram[x * 2 + y] = (gram[x * 2 + y] as number) + (q[i * 2 + x] as number) * (q[i * 2 + y] as number);
+    const alpha0 = 0.1;
+    const lambda = 0.5;
+    const als = new AlsModel(3, 2, q, gram, alpha0, lambda);
+    const items = [0, 2];
+    const weights = [2, 1];
+    const h: History = { items, weights };
+    const reg = lambda * (2 + alpha0 * 3);
+    const a = [0, 1, 2, 3].map((k) => alpha0 * (gram[k] as number));
+    const b = [0, 0];
+    items.forEach((item, t) => {
+      const w = weights[t] as number;
+      for (let x = 0; x < 2; x++) {
+        b[x] = (b[x] as number) + w * (q[item * 2 + x] as number);
+        for (let y = 0; y < 2; y++) a[x * 2 + y] = (a[x * 2 + y] as number) + w * (q[item * 2 + x] as number) * (q[item * 2 + y] as number);
+      }
+    });
+    const [a00, a01, a10, a11] = [(a[0] as number) + reg, a[1] as number, a[2] as number, (a[3] as number) + reg];
+    const det = a00 * a11 - a01 * a10;
+    const expected = [(a11 * (b[0] as number) - a01 * (b[1] as number)) / det, (a00 * (b[1] as number) - a10 * (b[0] as number)) / det];
+    const v = als.userVector(h);
+    expect(v[0]).toBeCloseTo(expected[0] as number, 6);
+    expect(v[1]).toBeCloseTo(expected[1] as number, 6);
+  });
 });
 
 describe('artifacts of the default models: the loaded model scores exactly as the trained one', () => {
