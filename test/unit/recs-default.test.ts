@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldInUsers, historiesOf, historyOf, packModel, unpackModel, unpackModelInTurns, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
-import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
+import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, offDiagonalShare, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
 import { Dataset, type Interaction } from '../../shared/recs/dataset.ts';
 import { ItemItemModel, type History, type Model } from '../../shared/recs/models.ts';
 import { ALS_DEFAULTS, BLEND_WEIGHTS, EASE_LAMBDAS, SESSION_WEIGHTINGS, canonical, interactionsOf, trainDefault, validationSplit, type CurvePoint } from '../../shared/recs/tuning.ts';
@@ -364,6 +364,15 @@ describe('co-occurrence weighted by time (sessions)', () => {
     // Without timestamps (every interaction at the same moment) nothing changes.
     const flat = new Dataset([at('a', 1, 7), at('a', 2, 7), at('a', 3, 7)], [1, 2, 3]);
     expect(Array.from(headGram(flat, head, session))).toEqual(Array.from(headGram(flat, head)));
+  });
+
+  it("measures the share of the pairs' mass a weighting keeps; without any pair (no user took two head items) the weighting changed nothing: 1", () => {
+    const ds = new Dataset([at('a', 1, 0), at('a', 2, DAY), at('b', 1, 0), at('b', 2, 0)], [1, 2]);
+    const head = Uint32Array.from([0, 1]);
+    const w = (dt: number) => 0.1 + 0.9 * Math.exp(-dt / 300);
+    expect(offDiagonalShare(headGram(ds, head, { seconds: 300, floor: 0.1 }), headGram(ds, head), 2)).toBeCloseTo((1 + w(DAY)) / 2, 12);
+    const alone = new Dataset([at('a', 1, 0), at('b', 2, DAY)], [1, 2]);
+    expect(offDiagonalShare(headGram(alone, head, { seconds: 300, floor: 0.1 }), headGram(alone, head), 2)).toBe(1);
   });
 
   it('keeps the latest time of a repeated interaction, and carries times through a split', () => {
