@@ -116,10 +116,10 @@ async function servedBlend(): Promise<ServedModel> {
   return { model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
 }
 
-/** A catalog of the dataset's items, with 2-dimensional vectors for those in `vectors`. */
-function catalogOf(vectors: Map<number, [number, number]> = new Map()): Catalog {
+/** A catalog of the dataset's items (and `extra` ones, unknown to its models), with 2-dimensional vectors for those in `vectors`. */
+function catalogOf(vectors: Map<number, [number, number]> = new Map(), extra: number[] = []): Catalog {
   const docs = new Map(
-    ds.items.map((id) => [id, { id, active: true, metadata: {}, vector: vectors.has(id) ? Float32Array.from(vectors.get(id) as [number, number]) : null } as unknown as ItemWithVector]),
+    [...ds.items, ...extra].map((id) => [id, { id, active: true, metadata: {}, vector: vectors.has(id) ? Float32Array.from(vectors.get(id) as [number, number]) : null } as unknown as ItemWithVector]),
   );
   return {
     dims: 2,
@@ -228,5 +228,68 @@ describe("similar items for a user, through the request's history and candidates
     vectors.set(50, [1, 0]);
     const withVector = similarFor(undefined, catalogOf(vectors), 50, [11, 13]);
     expect(firstTaste(withVector), JSON.stringify(withVector)).toBe(5);
+  });
+});
+
+describe("personal candidates: the model's best, then content for what it does not rank", () => {
+  const at = (id: number) => ds.itemIndex.get(id) as number;
+  const served = (model: Model, items: readonly number[] = ds.items): ServedModel => ({
+    model,
+    items: [...items],
+    popularity: new Float32Array(items.length),
+    itemIndex: new Map(items.map((id, i) => [id, i])),
+    popular: new Map(),
+  });
+  const scoresFor = (model: ServedModel, catalog: Catalog, seen: number[]) => {
+    const recent: RecentEvent[] = seen.map((item, j) => ({ id: j + 1, item_id: String(item), type: 'view', created: 0 }));
+    const h = requestHistory({ catalog, model, anchorId: undefined, userId: 'b', recent, historyErased: false, weightOf: () => 1 });
+    const got = new Map<number, number>();
+    personalCandidates(catalog, model, h, true).forEach((score, id) => got.set(id, score));
+    return got;
+  };
+
+  it("scores the model's candidates on its 0-1 scale alone; content adds items it never saw (by cosine), and items it knows but does not rank at half its lowest candidate's score; never an item content finds unlike the taste", () => {
+    // The user's item 1: the model's neighbours 2 (0.8) and 3 (0.4), scaled to 1 and 0.5.
+    const model = served(
+      itemItem(ds.items.length, {
+        [at(1)]: [
+          [at(2), 0.8],
+          [at(3), 0.4],
+        ],
+      }),
+    );
+    // Item 99 is new since training. Item 5 points away from the taste (a negative cosine).
+    const vectors = new Map<number, [number, number]>([
+      [1, [1, 0]],
+      [2, [1, 0]],
+      [4, [1, 1]],
+      [5, [-1, 0.2]],
+      [99, [0.6, 0.8]],
+    ]);
+    const got = scoresFor(model, catalogOf(vectors, [99]), [1]);
+    const expected = new Map([
+      [2, 1],
+      [3, 0.5],
+      [1, 0.25],
+      [4, 0.25 * Math.SQRT1_2],
+      [99, 0.6],
+    ]);
+    expect([...got.keys()].sort((a, b) => a - b)).toEqual([...expected.keys()].sort((a, b) => a - b));
+    for (const [id, score] of expected) expect(got.get(id), `item ${id}`).toBeCloseTo(score, 6);
+  });
+
+  it('gives items the model knows 0.15 of their cosine when it has no candidate for the history', () => {
+    // The user's item 1 has no neighbours in the model.
+    const model = served(itemItem(ds.items.length, { [at(2)]: [[at(3), 0.8]] }));
+    const vectors = new Map<number, [number, number]>([
+      [1, [1, 0]],
+      [4, [1, 1]],
+      [99, [0.6, 0.8]],
+    ]);
+    const got = scoresFor(model, catalogOf(vectors, [99]), [1]);
+    expect([...got.keys()].sort((a, b) => a - b)).toEqual([1, 4, 99]);
+    expect(got.get(1)).toBeCloseTo(0.15, 6);
+    expect(got.get(4)).toBeCloseTo(0.15 * Math.SQRT1_2, 6);
+    expect(got.get(99)).toBeCloseTo(0.6, 6);
   });
 });
