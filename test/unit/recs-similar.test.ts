@@ -292,4 +292,25 @@ describe("personal candidates: the model's best, then content for what it does n
     expect(got.get(4)).toBeCloseTo(0.15 * Math.SQRT1_2, 6);
     expect(got.get(99)).toBeCloseTo(0.6, 6);
   });
+
+  it("keeps 500 of the model's candidates besides the history's own items, however long the history (they are left out later unless include_seen)", () => {
+    // 600 items; the history's items 0-9 each rank every other item, the lower the index the higher.
+    const n = 600;
+    const rows: Record<number, [number, number][]> = {};
+    for (let i = 0; i < 10; i++) rows[i] = Array.from({ length: n }, (_, j): [number, number] => [j, (n - j) / n]).filter(([j]) => j !== i);
+    const items = Array.from({ length: n }, (_, i) => 1000 + i);
+    const model = served(itemItem(n, rows), items);
+    const catalog: Catalog = { ...catalogOf(), addVectors: () => false };
+    const history = Array.from({ length: 10 }, (_, i) => i);
+    const h = { modelItems: history, modelWeights: history.map(() => 1), docs: [], weights: [], anchored: false, isSeen: (id: number) => id < 1010 };
+    for (const [includeSeen, want] of [
+      [false, 510],
+      [true, 500],
+    ] as const) {
+      const ids: number[] = [];
+      personalCandidates(catalog, model, h, includeSeen).forEach((_, id) => ids.push(id));
+      expect(ids.length, `include_seen ${includeSeen}`).toBe(want);
+      if (!includeSeen) expect(ids.filter((id) => !h.isSeen(id)).length).toBe(500);
+    }
+  });
 });
