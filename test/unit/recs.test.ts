@@ -355,6 +355,27 @@ describe('popular items filling up a short personal list', () => {
   });
 });
 
+describe('the newest items filling up a list popularity could not fill', () => {
+  it('come after it, newest first, each scored below every item before it; only eligible ones not already in it', async () => {
+    const { withNewestFill } = await import('../../shared/recs/candidates.ts');
+    const asked: number[] = [];
+    // Newest first: 9, 3, 1, 7, 5.
+    const catalog = {
+      newest: (k: number, accept: (id: number) => boolean) => {
+        asked.push(k);
+        return [9, 3, 1, 7, 5].filter(accept).slice(0, k);
+      },
+    };
+    for (const ranked of [[[1, 0.5]], [[1, -0.25]], []] as [number, number][][]) {
+      const out = withNewestFill(ranked, catalog, 4, (id) => id !== 3);
+      expect(out.map(([id]) => id)).toEqual([...ranked.map(([id]) => id), ...(ranked.length ? [9, 7, 5] : [9, 1, 7, 5])]);
+      const scores = out.map(([, s]) => s);
+      for (let k = 1; k < scores.length; k++) expect(scores[k], JSON.stringify(out)).toBeLessThan(scores[k - 1] as number);
+    }
+    expect(asked).toEqual([3, 3, 4]);
+  });
+});
+
 describe('popularity without a model (the tenant latest events counted)', () => {
   it('is counted again beside the requests past 30 s, the counts in hand served meanwhile; waited for only at first or past 10 minutes', async () => {
     const { trendingScores } = await import('../../shared/recs/trending.ts');
