@@ -203,6 +203,10 @@ describe('recommendation models', () => {
     // An event on an item the model knows is that item in the model; one on an item not embedded yet, nothing.
     expect(of(6).modelItems.slice(trained)).toEqual([idx(6)]);
     expect(of(UNEMBEDDED).modelItems).toHaveLength(trained);
+    // Beside an event on an item not embedded yet, the stand-ins share only the embedded item's weight.
+    const both = requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [event(NEW), event(UNEMBEDDED)], historyErased: false, weightOf: () => 10 });
+    expect(both.modelItems.slice(trained)).toEqual([6, 7, 2].map(idx));
+    [5, 10 / 3, 5 / 3].forEach((w, k) => expect(both.modelWeights[trained + k]).toBeCloseTo(w, 12));
   });
 
   it('lets the same items stand in for an item the model never saw whether the search build holds it or it changed since', () => {
