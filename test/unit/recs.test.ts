@@ -162,6 +162,19 @@ describe('recommendation models', () => {
     expect(of({ recent: [event(7, 150)] })).toBeUndefined();
   });
 
+  it("counts every item of a trained user's history as seen (found in the artifact's row), and no other", () => {
+    const histories = historiesOf(ds, 100, ['view'], 12);
+    const artifact = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
+    const model: ServedModel = { ...artifact, itemIndex: new Map(ds.items.map((id, i) => [id, i])), popular: new Map() };
+    const catalog = { get: (id: number) => ({ id }) as unknown as ItemWithVector } as unknown as Catalog;
+    for (const user of ['u0', 'u3', 'u12']) {
+      const trained = new Set(Array.from((historyOf(histories, user) as History).items, (i) => ds.items[i] as number));
+      expect(trained.size, user).toBeGreaterThan(2);
+      const h = requestHistory({ catalog, model, anchorId: undefined, userId: user, recent: [], historyErased: false, weightOf: () => 1 });
+      for (const id of ds.items) expect(h.isSeen(id), `${user}: item ${id}`).toBe(trained.has(id));
+    }
+  });
+
   it("lets the model's items nearest by content stand in for a latest event on an item it never saw, sharing its weight by cosine; none for an item it knows or one not embedded", () => {
     const histories = historiesOf(ds, 100, ['view'], 12);
     const artifact = unpackModel(packModel({ model: trainEase(ds), items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories }));
