@@ -110,6 +110,36 @@ describe('recommendation models', () => {
     expect(m.coverage).toBeGreaterThan(0);
   });
 
+  it('measures nDCG, precision, recall and MAP at 10 exactly, per user then averaged, coverage over the catalog; held-out items or users training never saw are left out', () => {
+    // Items 1-15 (indexes 0-14); a model that ranks them by index, whatever the history.
+    const train = new Dataset(
+      [
+        { user: 'a', item: 1, weight: 1, at: 0 },
+        { user: 'b', item: 2, weight: 1, at: 0 },
+      ],
+      Array.from({ length: 15 }, (_, i) => i + 1),
+    );
+    const byIndex = { algorithm: 'fixed', itemCount: 15, score: () => Float32Array.from({ length: 15 }, (_, i) => 15 - i) };
+    const held = (user: string, items: number[]): Interaction[] => items.map((item) => ({ user, item, weight: 1, at: 0 }));
+    // a: its own item 1 left out, top 10 = items 2-11; relevant 3, 12, 13 (999 and user z unknown to training).
+    // b: its own item 2 left out, top 10 = items 1, 3-11; relevant 3-14 (12 items, more than 10).
+    const m = evaluate(byIndex, train, [...held('a', [3, 12, 13, 999]), ...held('b', [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]), ...held('z', [3])]);
+    const g = (r: number) => 1 / Math.log2(r + 2);
+    const sum = (rs: number[]) => rs.reduce((t, r) => t + g(r), 0);
+    const ranks = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
+    const ndcgA = g(1) / sum([0, 1, 2]);
+    const ndcgB = sum(ranks(1, 9)) / sum(ranks(0, 9));
+    const apB = ranks(1, 9).reduce((t, r) => t + r / (r + 1), 0);
+    expect(m.users).toBe(2);
+    expect(m.ndcg_at_10).toBeCloseTo((ndcgA + ndcgB) / 2, 12);
+    expect(m.precision_at_10).toBeCloseTo((1 / 10 + 9 / 10) / 2, 12);
+    expect(m.recall_at_10).toBeCloseTo((1 / 3 + 9 / 12) / 2, 12);
+    expect(m.map_at_10).toBeCloseTo((1 / 2 / 3 + apB / 10) / 2, 12);
+    expect(m.coverage).toBeCloseTo(11 / 15, 12);
+    // No held-out user: every metric 0, not NaN.
+    expect(evaluate(byIndex, train, [])).toEqual({ ndcg_at_10: 0, precision_at_10: 0, recall_at_10: 0, map_at_10: 0, coverage: 0, users: 0 });
+  });
+
   it('round-trips models through the artifact format', async () => {
     for (const model of [trainEase(ds), await trainBprFoldIn(ds, { epochs: 1, batchSize: 64, learningRate: 0.01 }), trainPopularity(ds)]) {
       const back = unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight) }));
