@@ -42,5 +42,9 @@ describe('validation at scale ranks exactly as before', () => {
     expect(s.size).toBe(20);
     expect([...s.keys()]).toEqual([...s.keys()].sort((x, y) => x - y));
     expect([...sampleUsers(rel, 20).keys()]).toEqual([...s.keys()]);
+    // A sample of all of them, not the first 20 (nor those of another seed).
+    expect([...s.keys()]).not.toEqual([...rel.keys()].slice(0, 20));
+    expect(Math.max(...s.keys())).toBeGreaterThan(40);
+    expect([...sampleUsers(rel, 20, 7).keys()]).not.toEqual([...s.keys()]);
   });
 });
