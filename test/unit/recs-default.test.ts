@@ -375,6 +375,20 @@ describe('co-occurrence weighted by time (sessions)', () => {
     expect(offDiagonalShare(headGram(alone, head, { seconds: 300, floor: 0.1 }), headGram(alone, head), 2)).toBe(1);
   });
 
+  it("sums a repeated interaction's weights; an item's count is of users who took it, its weight the sum of theirs", () => {
+    const ds = new Dataset([
+      { user: 'a', item: 1, weight: 2, at: 10 },
+      { user: 'a', item: 1, weight: 3, at: 50 },
+      { user: 'b', item: 1, weight: 5, at: 0 },
+      { user: 'a', item: 2, weight: 1, at: 20 },
+    ]);
+    expect(Array.from(ds.row(0).weights)).toEqual([5, 1]);
+    const one = ds.itemIndex.get(1) as number;
+    expect(ds.itemWeight[one]).toBe(10);
+    expect(ds.itemCount[one]).toBe(2);
+    expect(ds.nnz).toBe(3);
+  });
+
   it('keeps the latest time of a repeated interaction, and carries times through a split', () => {
     const ds = new Dataset([at('a', 1, 10), at('a', 1, 50), at('a', 2, 20)], [1, 2]);
     expect(Array.from(ds.row(0).times)).toEqual([50, 20]);
