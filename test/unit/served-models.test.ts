@@ -104,4 +104,19 @@ describe("a serving container's loaded models", () => {
       MODEL_SETTINGS.memoryBytes = budget;
     }
   });
+
+  it('fill the memory budget exactly: models whose estimates add up to it all stay', async () => {
+    const { bytes, loads, console, blobs } = store();
+    const budget = MODEL_SETTINGS.memoryBytes;
+    try {
+      MODEL_SETTINGS.memoryBytes = 2 * 2 * bytes.byteLength;
+      await loadModel(console, blobs, 'exact', 1);
+      await loadModel(console, blobs, 'exact', 2);
+      const before = loads.length;
+      await loadModel(console, blobs, 'exact', 1);
+      expect(loads.length).toBe(before);
+    } finally {
+      MODEL_SETTINGS.memoryBytes = budget;
+    }
+  });
 });
