@@ -120,3 +120,19 @@ describe("a serving container's loaded models", () => {
     }
   });
 });
+
+describe("a loaded model's popular items", () => {
+  it('are its 1,000 most popular items in training, scaled so the most popular is 1', async () => {
+    const n = 1200;
+    const ids = Array.from({ length: n }, (_, i) => i + 1);
+    const ds = new Dataset([{ user: 'a', item: 1, weight: 1, at: 1 }], ids);
+    // Item id k has popularity k: the 1,000 most popular are 201-1200.
+    const artifact = packModel({ model: trainPopularity(ds), items: ds.items, popularity: Float32Array.from(ids) });
+    const { console, blobs } = store(artifact);
+    const m = await loadModel(console, blobs, 'popular', 1);
+    expect(m?.popular.size).toBe(1000);
+    expect(Math.min(...(m?.popular.keys() ?? []))).toBe(201);
+    expect(m?.popular.get(1200)).toBe(1);
+    expect(m?.popular.get(600)).toBeCloseTo(0.5, 6);
+  });
+});
