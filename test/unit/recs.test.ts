@@ -562,6 +562,24 @@ describe('popularity without a model, in a container with no count of its own', 
     expect(reads).toBe(1);
   });
 
+  it('gives up a snapshot read that has not answered in 2 s: the request counts as without one', async () => {
+    const { vi } = await import('vitest');
+    const { trendingScores } = await import('../../shared/recs/trending.ts');
+    const events = { latest: async () => [{ id: 1, item_id: '8', type: 'view', created: 0 }] } as unknown as import('../../shared/domain/types.ts').EventStore;
+    const snapshots = { read: () => new Promise<undefined>(() => undefined), write: async () => undefined };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const settled = vi.fn();
+      void trendingScores(events, `stalled-snapshot-${Math.random()}`, undefined, snapshots).then(settled);
+      await vi.advanceTimersByTimeAsync(1_999);
+      expect(settled).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toHaveBeenCalledWith(new Map([[8, 1]]));
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('counts on the request time, as before, when there is no snapshot, it failed to read, or it counted another number of events', async () => {
     const { trendingScores } = await import('../../shared/recs/trending.ts');
     for (const read of [async () => undefined, async () => Promise.reject(new Error('throttled')), async () => snapshotOf(Date.now(), [[3, 2]], 40)]) {
