@@ -9,7 +9,7 @@ import type { BlobStore } from '../../shared/blob.ts';
  * The maintenance pass over two tenants, `a` first, whose reads of `failing` kind fail (a
  * throttled Query): what the pass still did for tenant `b`.
  */
-async function passWith(failing: 'items' | 'segments') {
+async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | 'fold') {
   const boom = () => Promise.reject(new Error(`tenant a: ${failing} read throttled`));
   const folded: string[] = [];
   const segmentsRead: string[] = [];
@@ -32,11 +32,12 @@ async function passWith(failing: 'items' | 'segments') {
     },
     console: {
       list: async (tenant: string, kind: string) => {
+        if (kind === 'template' && tenant === 'a' && failing === 'templates') return boom();
         if (kind !== 'segment') return [];
         segmentsRead.push(tenant);
         return tenant === 'a' && failing === 'segments' ? boom() : [];
       },
-      page: async () => ({ rows: [], hasMore: false }),
+      page: async (tenant: string) => (tenant === 'a' && failing === 'runs' ? boom() : { rows: [], hasMore: false }),
       erasureSweeps: async (tenant: string) =>
         tenant === 'b'
           ? [
@@ -55,7 +56,9 @@ async function passWith(failing: 'items' | 'segments') {
     searchLog: {
       fold: async (tenant) => {
         folded.push(tenant);
-        return { searches: 0, queries: 0, foldedTo: undefined };
+        if (tenant === 'a' && failing === 'fold') return boom();
+        // Tenant a has 2 searches to fold, b 3.
+        return { searches: tenant === 'a' ? 2 : 3, queries: 1, foldedTo: undefined };
       },
     },
     segmentEvents: { countByUser: async () => ({ counts: new Map(), read: 0, capped: false }) },
@@ -92,5 +95,24 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
     expect(p.result.rebuilds).toEqual(['b']);
     expect(p.folded).toEqual(['a', 'b']);
     expect(p.errors).toContain('embedding and index sweep failed');
+  });
+
+  it('a tenant whose scheduled runs, task sweep or search fold fail: the tenants after it still get every step, and the pass ends', async () => {
+    for (const [failing, error] of [
+      ['templates', 'scheduled runs failed'],
+      ['runs', 'training task sweep failed'],
+      ['fold', 'search analytics fold failed'],
+    ] as const) {
+      const p = await passWith(failing);
+      expect(p.errors, failing).toEqual([error]);
+      expect(p.folded, failing).toEqual(['a', 'b']);
+      expect(p.segmentsRead, failing).toEqual(['a', 'b']);
+      expect(
+        p.sent.filter((m) => m.tenant === 'b').map((m) => m.type),
+        failing,
+      ).toEqual(['embed', 'build-index']);
+      // The searches folded, summed over the tenants (a's lost when its fold failed).
+      expect(p.result.folded, failing).toBe(failing === 'fold' ? 3 : 5);
+    }
   });
 });
