@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { SqsWorkQueue, type WorkMessage } from '../../shared/queue/messages.ts';
+import { SqsWorkQueue, workMessageSchema, type WorkMessage } from '../../shared/queue/messages.ts';
 
 type Entry = { Id: string; MessageBody: string };
 
@@ -60,5 +60,26 @@ describe('SqsWorkQueue: backlog', () => {
     expect(await new SqsWorkQueue(both.client, { embedding: 'u' }).backlog('embedding')).toBe(7);
     const none = fakeSqs(undefined, {});
     expect(await new SqsWorkQueue(none.client, { embedding: 'u' }).backlog('embedding')).toBe(0);
+  });
+});
+
+describe('work messages on the wire (workMessageSchema)', () => {
+  const valid = (m: unknown) => workMessageSchema.safeParse(m).success;
+  it('embed: a tenant and a positive integer item id', () => {
+    expect(valid({ type: 'embed', tenant: 't', item_id: 1 })).toBe(true);
+    for (const item_id of [0, -1, 1.5, '1']) expect(valid({ type: 'embed', tenant: 't', item_id }), String(item_id)).toBe(false);
+    expect(valid({ type: 'embed', tenant: '', item_id: 1 })).toBe(false);
+  });
+
+  it('build-index: requested_at in whole seconds, 0 included', () => {
+    expect(valid({ type: 'build-index', tenant: 't', requested_at: 0 })).toBe(true);
+    expect(valid({ type: 'build-index', tenant: 't', requested_at: 1_800_000_000 })).toBe(true);
+    for (const requested_at of [-1, 0.5]) expect(valid({ type: 'build-index', tenant: 't', requested_at }), String(requested_at)).toBe(false);
+  });
+
+  it('train: names a run (a non-empty job_name); an unknown type is refused', () => {
+    expect(valid({ type: 'train', tenant: 't', job_name: 'run-1' })).toBe(true);
+    expect(valid({ type: 'train', tenant: 't', job_name: '' })).toBe(false);
+    expect(valid({ type: 'reindex', tenant: 't' })).toBe(false);
   });
 });
