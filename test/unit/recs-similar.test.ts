@@ -161,6 +161,18 @@ function similarFor(model: ServedModel | undefined, catalog: Catalog, anchorId: 
     .map(([id]) => id);
 }
 
+describe("similar items for a user: the request's history", () => {
+  it("weighs the user's whole history at most 0.3 of the anchor, and each event at most that share (a lighter history is not scaled up)", () => {
+    const catalog = catalogOf();
+    const view = (item: number, id: number): RecentEvent => ({ id, item_id: String(item), type: 'view', created: 0 });
+    const heavy = requestHistory({ catalog, model: undefined, anchorId: 3, userId: 'b', recent: [view(11, 2), view(13, 1)], historyErased: false, weightOf: () => 1 });
+    expect(heavy.weights[0]).toBe(1);
+    expect((heavy.weights[1] as number) + (heavy.weights[2] as number)).toBeCloseTo(0.3, 12);
+    const light = requestHistory({ catalog, model: undefined, anchorId: 3, userId: 'b', recent: [view(11, 1)], historyErased: false, weightOf: () => 0.5 });
+    expect(light.weights).toEqual([1, expect.closeTo(0.15, 12)]);
+  });
+});
+
 describe("similar items for a user, through the request's history and candidates", () => {
   const firstTaste = (ids: number[]) => ids.filter((id) => id >= 1 && id <= 10).length;
 
