@@ -26,6 +26,37 @@ describe('token bucket', () => {
     now = 100;
     expect([b.take('a'), b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, true, false]);
   });
+
+  it('says in whole seconds, rounded up and at least 1, when a refused key has a token again (Retry-After)', () => {
+    let now = 0;
+    const b = new TokenBucket(0.25, 2, () => now);
+    expect([b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, false]);
+    expect(b.retryAfter('a')).toBe(4);
+    // 0.375 tokens refilled: 2.5 s to go is 3, not 2 (nor the 4 of a bucket not refilled since).
+    now = 1.5;
+    expect(b.retryAfter('a')).toBe(3);
+    now = 3.9;
+    expect(b.retryAfter('a')).toBe(1);
+    expect(b.retryAfter('never-seen')).toBe(1);
+  });
+
+  it('gives back a refunded token, never past the burst', () => {
+    const b = new TokenBucket(1, 2, () => 0);
+    expect([b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, false]);
+    b.refund('a');
+    expect([b.take('a'), b.take('a')]).toEqual([true, false]);
+    b.refund('a');
+    b.refund('a');
+    b.refund('a');
+    expect([b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, false]);
+  });
+
+  it('past 10,000 keys forgets only full buckets: an emptied one stays empty', () => {
+    const b = new TokenBucket(1, 2, () => 0);
+    expect([b.take('a'), b.take('a'), b.take('a')]).toEqual([true, true, false]);
+    for (let i = 0; i < 10_001; i++) b.take(`k${i}`);
+    expect(b.take('a')).toBe(false);
+  });
 });
 
 describe('config', () => {
