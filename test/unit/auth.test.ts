@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TokenBucket } from '../../shared/auth/rate-limit.ts';
-import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, sha256Hex } from '../../shared/auth/secrets.ts';
+import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../../shared/auth/secrets.ts';
 import { readConfig } from '../../shared/config.ts';
 
 describe('secrets', () => {
@@ -12,6 +12,19 @@ describe('secrets', () => {
     expect(matchesHash(`${key}x`, sha256Hex(key))).toBe(false);
     expect(matchesHash(key, 'zz')).toBe(false);
     expect(newClientId()).toMatch(/^[a-z0-9]{26}$/);
+  });
+
+  it('makes client secrets and API key tokens of 256 random bits (docs/api.md, Token endpoint)', () => {
+    expect(Buffer.from(newClientSecret(), 'base64url')).toHaveLength(32);
+    expect(newClientSecret()).not.toBe(newClientSecret());
+    const token = newApiKey().key.split('_').slice(2).join('_');
+    expect(Buffer.from(token, 'base64url')).toHaveLength(32);
+  });
+
+  it('draws client ids from all 36 lowercase alphanumerics', () => {
+    // 52,000 characters: the chance that any one of the 36 is missing by luck is below 1e-300.
+    const seen = new Set(Array.from({ length: 2000 }, () => newClientId()).join(''));
+    expect(seen.size).toBe(36);
   });
 });
 
