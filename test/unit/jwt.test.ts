@@ -1,3 +1,4 @@
+import { createSign } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,5 +38,34 @@ describe('access token verification', () => {
     await expect(verifyAccessToken(forged)).rejects.toThrow();
     const otherIssuer = signAccessToken(key, { issuer: 'http://elsewhere', clientId: 'c2', scope: 'recsearch/read', lifetimeSeconds: 60 });
     await expect(verifyAccessToken(otherIssuer)).rejects.toThrow();
+  });
+});
+
+describe('claims an access token must carry', () => {
+  /** A token with a valid signature over exactly these claims. */
+  function signed(claims: Record<string, unknown>): string {
+    const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const body = `${b64({ kid: key.kid, alg: 'RS256' })}.${b64(claims)}`;
+    return `${body}.${createSign('RSA-SHA256').update(body).sign(key.key).toString('base64url')}`;
+  }
+  const now = () => Math.floor(Date.now() / 1000);
+  const claims = (extra: Record<string, unknown> = {}) => ({ iss: issuer, token_use: 'access', client_id: 'c3', scope: 'recsearch/read', iat: now(), exp: now() + 60, ...extra });
+
+  it.each([
+    ['an id token', { token_use: 'id' }],
+    ['no token_use', { token_use: undefined }],
+    ['no client_id', { client_id: undefined }],
+    ['an empty client_id', { client_id: '' }],
+    ['a numeric client_id', { client_id: 7 }],
+  ])('refuses %s although its signature verifies', async (_what, extra) => {
+    await expect(verifyAccessToken(signed(claims(extra)))).rejects.toThrow();
+  });
+
+  it('grants no scope for a missing or blank scope claim, and refuses a non-string one', async () => {
+    for (const scope of [undefined, '', ' ']) {
+      expect(await verifyAccessToken(signed(claims({ scope }))), JSON.stringify(scope)).toEqual({ clientId: 'c3', scopes: [] });
+    }
+    for (const scope of [['recsearch/write'], 7]) await expect(verifyAccessToken(signed(claims({ scope })))).rejects.toThrow();
+    expect((await verifyAccessToken(signed(claims({ scope: ' recsearch/read  recsearch/write ' })))).scopes).toEqual(['recsearch/read', 'recsearch/write']);
   });
 });
