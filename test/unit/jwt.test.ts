@@ -1,5 +1,5 @@
 import { createSign } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -67,5 +67,38 @@ describe('claims an access token must carry', () => {
     }
     for (const scope of [['recsearch/write'], 7]) await expect(verifyAccessToken(signed(claims({ scope })))).rejects.toThrow();
     expect((await verifyAccessToken(signed(claims({ scope: ' recsearch/read  recsearch/write ' })))).scopes).toEqual(['recsearch/read', 'recsearch/write']);
+  });
+});
+
+describe('the local signing key', () => {
+  it('is kept across restarts (the same key and JWKS), readable by its owner only, and made again whole when a file is lost', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'jwt-keep-'));
+    const [keyFile, jwksFile] = [join(dir, 'key.json'), join(dir, 'jwks.json')];
+    ensureSigningKey(keyFile, jwksFile);
+    const [firstKey, firstJwks] = [readFileSync(keyFile, 'utf8'), readFileSync(jwksFile, 'utf8')];
+    ensureSigningKey(keyFile, jwksFile);
+    expect([readFileSync(keyFile, 'utf8'), readFileSync(jwksFile, 'utf8')]).toEqual([firstKey, firstJwks]);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    rmSync(jwksFile);
+    ensureSigningKey(keyFile, jwksFile);
+    const { kid } = loadSigningKey(keyFile);
+    expect(JSON.parse(readFileSync(jwksFile, 'utf8')).keys).toEqual([expect.objectContaining({ kid, alg: 'RS256', use: 'sig', kty: 'RSA' })]);
+  });
+
+  it('signs Cognito-shaped access token claims', () => {
+    const token = signAccessToken(key, { issuer, clientId: 'c4', scope: 'recsearch/read', lifetimeSeconds: 60 });
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString());
+    expect(payload).toEqual({
+      sub: 'c4',
+      client_id: 'c4',
+      token_use: 'access',
+      scope: 'recsearch/read',
+      iss: issuer,
+      iat: expect.any(Number),
+      auth_time: payload.iat,
+      exp: payload.iat + 60,
+      version: 2,
+      jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 });
