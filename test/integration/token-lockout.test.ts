@@ -10,20 +10,26 @@ let t: TestStack;
 beforeAll(async () => {
   // Burst 10 at 1 a second: the tests send their requests in a few dozen milliseconds, and
   // allow for a slow machine refilling a token or two meanwhile.
-  t = await startTestStack({ TOKEN_RATE_PER_SECOND: '1', TOKEN_BURST: '10' });
+  t = await startTestStack({ TOKEN_RATE_PER_SECOND: '1', TOKEN_BURST: '10', TOKEN_LIFETIME_SECONDS: '900' });
 });
 afterAll(() => t.stop());
 
 interface Reply {
   status: number;
-  body: { error?: string; error_description?: string; access_token?: string };
+  body: { error?: string; error_description?: string; access_token?: string; expires_in?: number };
 }
 
 /**
  * A token request sent from the loopback address given (all of 127.0.0.0/8 is this host on
  * Linux, so 127.0.0.2 is a second client address to a server on 127.0.0.1).
  */
-function tokenFrom(localAddress: string, id: string, secret: string, body = 'grant_type=client_credentials'): Promise<Reply & { retryAfter: string | undefined }> {
+function tokenFrom(
+  localAddress: string,
+  id: string,
+  secret: string,
+  body = 'grant_type=client_credentials',
+  headers: Record<string, string> = {},
+): Promise<Reply & { retryAfter: string | undefined }> {
   const url = new URL('/oauth2/token', t.base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -36,6 +42,7 @@ function tokenFrom(localAddress: string, id: string, secret: string, body = 'gra
           authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
           'content-length': Buffer.byteLength(body),
+          ...headers,
         },
       },
       (res) => {
@@ -114,5 +121,37 @@ describe('token endpoint rate limits (issue 18, defect 3)', () => {
     expect(ok.slice(10)).toContain(429);
     // Its empty bucket is not an answer to a wrong secret: that is still invalid_client.
     expect((await tokenFrom(D, id, 'wrong')).status).toBe(401);
+  });
+});
+
+describe('token requests as RFC 6749 has them', () => {
+  const E = '127.0.0.7';
+  /** Every byte of `s` percent-encoded, as a client may send either part of Basic (RFC 6749 §2.3.1). */
+  const percentEncoded = (s: string) => [...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+
+  it('reads Basic case-insensitively and both its parts form-urlencoded, takes a body of exactly 8,192 characters, and only the form media type', async () => {
+    const { client_id: id, client_secret: secret } = t.demo.creds;
+    const encoded = await tokenFrom(E, percentEncoded(id), percentEncoded(secret));
+    expect(encoded.status, JSON.stringify(encoded.body)).toBe(200);
+    const padded = (length: number) => {
+      const start = 'grant_type=client_credentials&pad=';
+      return `${start}${'x'.repeat(length - start.length)}`;
+    };
+    expect((await tokenFrom(E, id, secret, padded(8192))).status).toBe(200);
+    expect(await tokenFrom(E, id, secret, padded(8193))).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    const notForm = await tokenFrom(E, id, secret, 'grant_type=client_credentials', { 'content-type': 'text/plain; charset=application/x-www-form-urlencoded' });
+    expect(notForm).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    // The scheme's name is case-insensitive (RFC 9110 §11.1); an empty client id is no client.
+    const lower = await tokenFrom(E, id, secret, 'grant_type=client_credentials', { authorization: `basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
+    expect(lower.status).toBe(200);
+    expect(await tokenFrom(E, '', secret)).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+  });
+
+  it('issues tokens of TOKEN_LIFETIME_SECONDS', async () => {
+    const r = await tokenFrom(E, t.demo.creds.client_id, t.demo.creds.client_secret);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ expires_in: 900 });
+    const claims = JSON.parse(Buffer.from((r.body.access_token as string).split('.')[1] as string, 'base64url').toString());
+    expect(claims.exp - claims.iat).toBe(900);
   });
 });
