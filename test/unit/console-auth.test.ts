@@ -141,6 +141,27 @@ describe('local console identity', () => {
     expect(await verifyPassword('x', 'scrypt$0$8$1$aa$bb')).toBe(false);
     expect(await verifyPassword('x', await hashPassword('x'))).toBe(true);
   });
+
+  it('answers false, never throws, for a hash of another scheme, shape or cost, and salts every hash', async () => {
+    const stored = await hashPassword('x');
+    const [, n, r, p, salt, key] = stored.split('$') as [string, string, string, string, string, string];
+    const variants = {
+      'another scheme': ['bcrypt', n, r, p, salt, key],
+      'a seventh part': ['scrypt', n, r, p, salt, key, key],
+      // Node's scrypt would take 0 for its default (r 8, p 1): the very parameters of this hash.
+      'r of 0': ['scrypt', n, '0', p, salt, key],
+      'p of 0': ['scrypt', n, r, '0', salt, key],
+      'N past 2^20': ['scrypt', String(2 ** 30), r, p, salt, key],
+      'a truncated key': ['scrypt', n, r, p, salt, key.slice(0, 20)],
+    };
+    for (const [what, parts] of Object.entries(variants)) expect(await verifyPassword('x', parts.join('$')), what).toBe(false);
+    expect(await hashPassword('x')).not.toBe(stored);
+  });
+
+  it('compares passwords in Unicode normal form NFKC', async () => {
+    // é as one code point and as e with a combining accent: one password.
+    expect(await verifyPassword('caf\u0065\u0301', await hashPassword('caf\u00e9'))).toBe(true);
+  });
 });
 
 describe('session cookie and CSRF', () => {
