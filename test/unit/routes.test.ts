@@ -142,4 +142,14 @@ describe('path matching', () => {
     expect(matchPath(c, '/v1/items/42/x')).toBeUndefined();
     expect(matchPath(c, '/v1/items/')).toBeUndefined();
   });
+
+  it('matches a path literally but for its parameters, every one of them, and passes on a segment that is no percent-encoding as sent', () => {
+    const meta = compile({ api: 'public', method: 'GET', path: '/openapi.json', handler: 'meta/openapi', access: {} });
+    expect(matchPath(meta, '/openapi.json')).toEqual({});
+    expect(matchPath(meta, '/openapiXjson')).toBeUndefined();
+    const two = compile({ api: 'platform', method: 'GET', path: '/api/a/{first}/b/{second}', handler: 'platform/x', scopes: ['admin'], access: {} });
+    expect(matchPath(two, '/api/a/1/b/2')).toEqual({ first: '1', second: '2' });
+    const item = compile({ api: 'core', method: 'GET', path: '/v1/items/{item_id}', handler: 'core/items/get', scope: 'service-api/read', access: {} });
+    expect(matchPath(item, '/v1/items/%ZZ')).toEqual({ item_id: '%ZZ' });
+  });
 });
