@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { Conflict, DomainError, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
+import { ApiError } from '../../shared/errors.ts';
+import { apiErrorOf, statusOf } from '../../shared/http/error-mapping.ts';
+
+// The one error mapping: each domain error's type and status as docs/api.md's error table has them.
+
+describe('the error mapping', () => {
+  it.each([
+    ['a missing thing', new ItemNotFound(7), 'not_found_error', 404, 'item_not_found'],
+    ['a clash', new Conflict('item_exists', 'taken'), 'conflict_error', 409, 'item_exists'],
+    ['a state that forbids it', new PreconditionFailed('Published'), 'invalid_request_error', 400, 'invalid_state'],
+    ['unusable input', new InvalidInput('bad'), 'invalid_request_error', 400, 'validation_error'],
+    ['missing input', new MissingInput('need it'), 'invalid_request_error', 400, 'parameter_missing'],
+    ['a credential not issued here', new Unauthenticated('who?'), 'authentication_error', 401, 'unauthorized_no_client_id_in_jwt'],
+    ['a domain error of no known kind', new DomainError('odd', 'odd'), 'api_error', 500, 'odd'],
+  ])('answers %s with its type, status and code, and its message', (_what, e, type, status, code) => {
+    expect(apiErrorOf(e)).toMatchObject({ type, status, code, message: e.message });
+    expect(statusOf(e)).toBe(status);
+  });
+
+  it('keeps the field errors of unusable input, and an ApiError as it is', () => {
+    expect(apiErrorOf(new InvalidInput('bad', { name: ['is required'] }))?.details).toEqual({ fieldErrors: { name: ['is required'] } });
+    expect(apiErrorOf(new InvalidInput('bad'))?.details).toBeUndefined();
+    const api = new ApiError('invalid_request_error', 'body_too_large', 'big', { status: 413 });
+    expect(apiErrorOf(api)).toBe(api);
+    expect(statusOf(api)).toBe(413);
+  });
+
+  it('leaves an error nobody anticipated to the 500 that leaks nothing', () => {
+    expect(apiErrorOf(new Error('boom'))).toBeUndefined();
+    expect(apiErrorOf('boom')).toBeUndefined();
+    expect(statusOf(new TypeError('x'))).toBe(500);
+  });
+});
