@@ -75,6 +75,21 @@ describe('tenant quota', () => {
     expect([...r.retryAfter]).toEqual([1]);
   });
 
+  it('says in its Retry-After, rounded up, when the next token is due: a request sent then is admitted', async () => {
+    // One token every 2.5 s: a refusal just after the burst is spent says 3 s, not 2.
+    const c = clock();
+    const q = new TenantQuotas({ ratePerSecond: 0.4, burst: 1, ledger: new MemoryLedger(), now: c.now });
+    const first = await q.admit('a');
+    await first.settled;
+    expect(first.ok).toBe(true);
+    const refused = await q.admit('a');
+    expect(refused).toMatchObject({ ok: false, retryAfterSeconds: 3 });
+    c.advance(3000);
+    const again = await q.admit('a');
+    await again.settled;
+    expect(again.ok).toBe(true);
+  });
+
   it('holds across containers sharing the ledger (four of them, each flooded)', async () => {
     const c = clock();
     const ledger = new MemoryLedger();
