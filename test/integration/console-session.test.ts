@@ -108,6 +108,18 @@ describe('console sessions', () => {
     expect((await demoLogin()).r.status).toBe(200);
   });
 
+  it("counts an email's failures whatever its case: spelling it otherwise gets no more guesses", async () => {
+    // From a browser address of its own (vouched for by the distribution's secret), so that only the email's bucket (3) can answer 429.
+    const guess = (email: string) =>
+      request(t.base, 'POST', '/console/session', {
+        body: { email, password: 'wrong' },
+        headers: { 'x-viewer-address': '192.0.2.44', 'x-origin-verify': ORIGIN_SECRET },
+      });
+    const statuses: number[] = [];
+    for (const email of ['Cased@Example.com', 'cased@example.com', 'CASED@EXAMPLE.COM', 'cAsEd@eXample.com']) statuses.push((await guess(email)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
   it('GET /console/session answers the session (and its CSRF token) or 401', async () => {
     const { cookie, csrf } = await demoLogin();
     const me = await request(t.base, 'GET', '/console/session', { headers: { cookie } });
