@@ -356,9 +356,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       if (completed) await log(`Completed: version ${v.version}`);
       throw e;
     }
-    // A run that ended meanwhile keeps its end.
+    // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
+    // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
     const failed = { status: 'Failed', finished_at: now(), error: message };
-    if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' }))) await c.update(tenant, 'job', id, failed, { status: 'Stopping' });
+    if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' })) && (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' }))) {
+      await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
+      if (!(e instanceof ThresholdError)) throw e;
+      return;
+    }
     await log(`Failed: ${message}`);
     if (!(e instanceof ThresholdError)) throw e;
   } finally {

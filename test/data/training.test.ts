@@ -363,6 +363,25 @@ describe('stopping a run races its end', () => {
     expect((await c.list<ModelVersion>(T4, 'model')).map((m) => m.version)).toEqual([1]);
   });
 
+  it('a run asked to stop that then fails ends Stopped (a stop answered Stopping always ends so), its failure logged', async () => {
+    const T10 = 'stop-fail';
+    const { c, events, items, blobs, template } = await twoTastes(T10);
+    await c.put(T10, 'job', job(1, template));
+    // The stop lands as the trainer reads the erased users, and that read then fails.
+    const flaky: ConsoleStore = {
+      ...c,
+      async servingConfig() {
+        expect((await stopTrainingRun(c, T10, 'train-1')).status).toBe('Stopping');
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    };
+    await expect(runTraining({ console: flaky, events, items, blobs }, T10, 'train-1')).rejects.toThrow(/ProvisionedThroughputExceededException/);
+    // Until 2026-12-03 it ended Failed.
+    expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect(await logsOf(c, T10, 1)).toMatch(/Stopped; no version was created \(it failed as it stopped: ProvisionedThroughputExceededException\)$/);
+    expect(await c.list<ModelVersion>(T10, 'model')).toEqual([]);
+  });
+
   it('a run whose version record is stored is Completed with it, though a step after that fails: never Failed beside a version it made', async () => {
     const T9 = 'stored-then';
     const { c, events, items, blobs, template } = await twoTastes(T9);
