@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
@@ -353,6 +353,65 @@ describe('training job logs', () => {
   });
 });
 
+/** A step one racing create waits for another to reach. */
+function signal() {
+  let open: () => void = () => undefined;
+  const p = new Promise<void>((r) => {
+    open = r;
+  });
+  return { p, open };
+}
+
+/** A store whose first read of `kind` finds none (it was made before another create's write). */
+function readsNoneFirst(c: ConsoleStore, kind: ConsoleKind): ConsoleStore {
+  let checked = false;
+  return {
+    ...c,
+    async list(tenant, k) {
+      if (!checked && k === kind) {
+        checked = true;
+        return [];
+      }
+      return c.list(tenant, k);
+    },
+  } as ConsoleStore;
+}
+
+/**
+ * Two creates of `kind` that both write before either checks after its write: A takes the lower
+ * id and writes, then checks only once B has written; B's first read ran before A wrote, and it
+ * takes the next id and writes after A.
+ */
+function bothWriteFirst(c: ConsoleStore, kind: ConsoleKind): { a: ConsoleStore; b: ConsoleStore } {
+  const [aTook, aWrote, bWrote] = [signal(), signal(), signal()];
+  const a = {
+    ...c,
+    async nextId(tenant: string, k: ConsoleKind) {
+      const id = await c.nextId(tenant, k);
+      aTook.open();
+      return id;
+    },
+    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
+      await c.put(tenant, k, rec);
+      aWrote.open();
+      await bWrote.p;
+    },
+  } as ConsoleStore;
+  const b = {
+    ...readsNoneFirst(c, kind),
+    async nextId(tenant: string, k: ConsoleKind) {
+      await aTook.p;
+      return c.nextId(tenant, k);
+    },
+    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
+      await aWrote.p;
+      await c.put(tenant, k, rec);
+      bWrote.open();
+    },
+  } as ConsoleStore;
+  return { a, b };
+}
+
 describe('serving endpoints', () => {
   it('the default moves back to an existing endpoint; of two moves at once the later is the default, never none', async () => {
     const c = db.stores.console;
@@ -396,33 +455,12 @@ describe('serving endpoints', () => {
   });
 
   describe('first endpoints created at once (each read the tenant as having none)', () => {
-    /** A step one racing create waits for another to reach. */
-    const signal = () => {
-      let open: () => void = () => undefined;
-      const p = new Promise<void>((r) => {
-        open = r;
-      });
-      return { p, open };
-    };
     /** The endpoints the list shows as the default, and the one serving picks. */
     const defaultOf = async (c: ConsoleStore, T: string) => ({
       listed: (await listEndpoints(c, T, { limit: 100 })).data.filter((e) => e.is_default).map((e) => e.endpoint_name),
       picked: (await findEndpoint(c, T, undefined))?.endpoint_name,
     });
-    /** A store whose first read of the endpoints finds none (it was made before another create's write). */
-    const readNoneFirst = (c: ConsoleStore): ConsoleStore => {
-      let checked = false;
-      return {
-        ...c,
-        async list(tenant, kind) {
-          if (!checked && kind === 'endpoint') {
-            checked = true;
-            return [];
-          }
-          return c.list(tenant, kind);
-        },
-      } as ConsoleStore;
-    };
+    const readNoneFirst = (c: ConsoleStore) => readsNoneFirst(c, 'endpoint');
 
     it('one created once the other had answered is_default: true leaves it the default, and answers false', async () => {
       const c = db.stores.console;
@@ -463,33 +501,7 @@ describe('serving endpoints', () => {
     it('of two that both wrote before either checked, the later keeps the default (it waits for the earlier one to take its mark off)', async () => {
       const c = db.stores.console;
       const T = 'firsts-both';
-      const [aTook, aWrote, bWrote] = [signal(), signal(), signal()];
-      const a: ConsoleStore = {
-        ...c,
-        async nextId(tenant, kind) {
-          const id = await c.nextId(tenant, kind);
-          aTook.open();
-          return id;
-        },
-        async put(tenant, kind, rec) {
-          await c.put(tenant, kind, rec);
-          aWrote.open();
-          await bWrote.p;
-        },
-      } as ConsoleStore;
-      const bStore = readNoneFirst(c);
-      const b: ConsoleStore = {
-        ...bStore,
-        async nextId(tenant, kind) {
-          await aTook.p;
-          return c.nextId(tenant, kind);
-        },
-        async put(tenant, kind, rec) {
-          await aWrote.p;
-          await c.put(tenant, kind, rec);
-          bWrote.open();
-        },
-      } as ConsoleStore;
+      const { a, b } = bothWriteFirst(c, 'endpoint');
       const [ra, rb] = await Promise.all([createEndpoint(a, T, { endpoint_name: 'a', is_default: false }), createEndpoint(b, T, { endpoint_name: 'b', is_default: false })]);
       expect([ra.is_default, rb.is_default]).toEqual([false, true]);
       expect(await defaultOf(c, T)).toEqual({ listed: ['b'], picked: 'b' });
@@ -546,14 +558,6 @@ describe('event type names', () => {
     expect((await listEndpoints(c, T, { limit: 100 })).data.map((e) => [e.id, e.endpoint_name, e.is_default])).toEqual([[main.id, 'main', true]]);
   });
 
-  /** A step one racing create waits for another to reach. */
-  const signal = () => {
-    let open: () => void = () => undefined;
-    const p = new Promise<void>((r) => {
-      open = r;
-    });
-    return { p, open };
-  };
   /** A create's record, or what it threw. */
   const settle = (p: Promise<EventType>) =>
     p.then(
@@ -591,42 +595,7 @@ describe('event type names', () => {
   it('of two creates of one name that both wrote before either checked, the earlier keeps it (it waits for the later one to take its record back)', async () => {
     const c = db.stores.console;
     const T = 'names-both';
-    const [aTook, aWrote, bWrote] = [signal(), signal(), signal()];
-    // A takes the lower id and writes, then checks only once B has written too.
-    const a: ConsoleStore = {
-      ...c,
-      async nextId(tenant, kind) {
-        const id = await c.nextId(tenant, kind);
-        aTook.open();
-        return id;
-      },
-      async put(tenant, kind, rec) {
-        await c.put(tenant, kind, rec);
-        aWrote.open();
-        await bWrote.p;
-      },
-    } as ConsoleStore;
-    // B's first check ran before A wrote; it takes the next id and writes after A.
-    let checked = false;
-    const b: ConsoleStore = {
-      ...c,
-      async list(tenant, kind) {
-        if (!checked) {
-          checked = true;
-          return [];
-        }
-        return c.list(tenant, kind);
-      },
-      async nextId(tenant, kind) {
-        await aTook.p;
-        return c.nextId(tenant, kind);
-      },
-      async put(tenant, kind, rec) {
-        await aWrote.p;
-        await c.put(tenant, kind, rec);
-        bWrote.open();
-      },
-    } as ConsoleStore;
+    const { a, b } = bothWriteFirst(c, 'event_type');
     const [first, second] = await Promise.all([settle(createEventType(a, T, { name: 'view', weight: 1 })), settle(createEventType(b, T, { name: 'view', weight: 5 }))]);
     expect(second).toMatchObject({ code: 'event_type_exists' });
     const live = (await c.list<EventType>(T, 'event_type')).filter((e) => e.name === 'view');
