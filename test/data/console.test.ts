@@ -377,6 +377,24 @@ function readsNoneFirst(c: ConsoleStore, kind: ConsoleKind): ConsoleStore {
   } as ConsoleStore;
 }
 
+/** A store whose create takes its id (`took`), then writes only once `answered` is opened (another create has answered meanwhile). */
+function writesLate(c: ConsoleStore) {
+  const [took, answered] = [signal(), signal()];
+  const slow = {
+    ...c,
+    async nextId(tenant: string, k: ConsoleKind) {
+      const id = await c.nextId(tenant, k);
+      took.open();
+      return id;
+    },
+    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
+      await answered.p;
+      return c.put(tenant, k, rec);
+    },
+  } as ConsoleStore;
+  return { slow, took, answered };
+}
+
 /**
  * Two creates of `kind` that both write before either checks after its write: A takes the lower
  * id and writes, then checks only once B has written; B's first read ran before A wrote, and it
@@ -475,19 +493,7 @@ describe('serving endpoints', () => {
     it('one that wrote and answered before the earlier id was written keeps the default; the earlier answers false', async () => {
       const c = db.stores.console;
       const T = 'firsts-late';
-      const [took, answered] = [signal(), signal()];
-      const slow: ConsoleStore = {
-        ...c,
-        async nextId(tenant, kind) {
-          const id = await c.nextId(tenant, kind);
-          took.open();
-          return id;
-        },
-        async put(tenant, kind, rec) {
-          await answered.p;
-          return c.put(tenant, kind, rec);
-        },
-      } as ConsoleStore;
+      const { slow, took, answered } = writesLate(c);
       const first = createEndpoint(slow, T, { endpoint_name: 'a', is_default: false });
       await took.p;
       const b = await createEndpoint(readNoneFirst(c), T, { endpoint_name: 'b', is_default: false });
@@ -569,19 +575,7 @@ describe('event type names', () => {
     const c = db.stores.console;
     const T = 'names-late';
     // The first create takes its id, then its write waits until the second create has answered.
-    const [took, answered] = [signal(), signal()];
-    const slow: ConsoleStore = {
-      ...c,
-      async nextId(tenant, kind) {
-        const id = await c.nextId(tenant, kind);
-        took.open();
-        return id;
-      },
-      async put(tenant, kind, rec) {
-        await answered.p;
-        return c.put(tenant, kind, rec);
-      },
-    } as ConsoleStore;
+    const { slow, took, answered } = writesLate(c);
     const first = settle(createEventType(slow, T, { name: 'view', weight: 1 }));
     await took.p;
     const second = await settle(createEventType(c, T, { name: 'view', weight: 5 }));
