@@ -38,7 +38,7 @@ describe('recommend: the items shown are current', () => {
       },
     } as unknown as EventStore;
     const deps = {
-      console: { servingConfig: async () => ({ endpoint: [], event_type: [], erased_user: [] }) } as unknown as ConsoleStore,
+      console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
       events,
       blobs: {} as BlobStore,
       catalog: async () => catalog,
