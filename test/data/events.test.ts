@@ -240,7 +240,7 @@ describe('listing events while writes are in flight', () => {
     expect(passed.has_more).toBe(true);
   });
 
-  it('a filtered page of a tenant storing over 2,000 events in 30 s stops before its recent events (the read-back bound)', async () => {
+  it('a filtered page of a tenant storing over 2,000 events in 30 s stops before its recent events (the read-back bound), and reads on when the start of the log is within it', async () => {
     // docs/api.md: the read-back reads at most 2,000 events; a tenant ingesting faster than that
     // holds its filtered pages before their last 30 s of events, the page's first recent one included.
     const { listEvents } = await import('../../shared/domain/events.ts');
@@ -255,6 +255,10 @@ describe('listing events while writes are in flight', () => {
     const held = await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now);
     expect([ids(held), held.has_more]).toEqual([[], false]);
     expect(ids(await listEvents(s, 'inflight7', { limit: 20, user_id: 'a', starting_after: 2090 }, now + 30))).toHaveLength(10);
+    // Within the bound it reads on: below a page ending at id 2000 the read-back reaches the log's
+    // first event after 1,999 reads (32 + 128 + 512 + the rest), and finds no gap.
+    const within = await listEvents(s, 'inflight7', { limit: 10, user_id: 'a', starting_after: 1990 }, now);
+    expect(ids(within)).toEqual(Array.from({ length: 10 }, (_, i) => String(1991 + i)));
   });
 
   it('a filtered page: the first id missing holds it, the read-back ends at an event stored 30 s ago, and reads on past its first 32 events', async () => {
