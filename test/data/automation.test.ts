@@ -324,6 +324,20 @@ describe('auto-promotion', () => {
     expect(d).toMatchObject({ promoted: false, compared_with: 5 });
   });
 
+  it('promotes a version when what serves has no nDCG@10 to compare with', async () => {
+    // docs/api.md: promoted "if nothing serves there yet (or what serves has no nDCG@10)".
+    const { c, run, model, serving } = await setup('ap8', { endpoint_name: 'main', min_factor: 1 }, null);
+    await c.put('ap8', 'model', { ...model(3, 0), metrics: { holdout_users: 0 }, status: 'Approved' });
+    await c.update('ap8', 'endpoint', 1, { model_version: 3 });
+    expect(await run(4, 0.2, 0.25)).toMatchObject({
+      promoted: true,
+      compared_with: 3,
+      reason: 'validation nDCG@10 0.25; version 3 serving main has no nDCG@10 to compare with',
+    });
+    expect(await serving()).toBe(4);
+    expect((await c.get<ModelVersion>('ap8', 'model', 4))?.status).toBe('Approved');
+  });
+
   it('does nothing for a template without a policy, or a run not Completed', async () => {
     const { c, run, serving } = await setup('ap5', null, { version: 3, validation: 0.1, holdout: 0.1 });
     expect(await run(4, 0.9, 0.9)).toBeUndefined();
