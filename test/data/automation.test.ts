@@ -338,6 +338,29 @@ describe('auto-promotion', () => {
     expect((await c.get<ModelVersion>('ap8', 'model', 4))?.status).toBe('Approved');
   });
 
+  it('leaves a version without an nDCG@10 Trained, and decides without a serving endpoint (its endpoint deleted since)', async () => {
+    const a = await setup('ap9', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.3 });
+    const noFigure = async (version: number) => {
+      await a.c.put('ap9', 'model', { ...a.model(version, 0), metrics: { holdout_users: 0 } });
+      const tpl = (await a.c.list<Template>('ap9', 'template'))[0] as Template;
+      const job = queuedRun(
+        version,
+        { ...DEFAULT_TRAINING_OPTIONS },
+        { template_id: tpl.id, status: 'Completed', progress: 1, created: now(), started_at: now(), finished_at: now(), model_version: version, metrics: {} },
+      );
+      await a.c.put('ap9', 'job', job);
+      return decideAutoPromotion(a.c, 'ap9', job.job_name);
+    };
+    expect(await noFigure(4)).toMatchObject({ promoted: false, compared_with: 3, reason: 'version 4 has no nDCG@10 to compare' });
+    expect(await a.serving()).toBe(3);
+    expect((await a.c.get<ModelVersion>('ap9', 'model', 4))?.status).toBe('Trained');
+    // The policy's endpoint is gone: the decision says so, and nothing is promoted.
+    const b = await setup('ap10', { endpoint_name: 'main', min_factor: 1 }, null);
+    await b.c.remove('ap10', 'endpoint', 1);
+    expect(await b.run(4, 0.2, 0.25)).toMatchObject({ promoted: false, compared_with: null, reason: 'no serving endpoint main' });
+    expect(await b.c.get<ModelVersion>('ap10', 'model', 4)).toMatchObject({ status: 'Trained', promotion: { promoted: false } });
+  });
+
   it('does nothing for a template without a policy, or a run not Completed', async () => {
     const { c, run, serving } = await setup('ap5', null, { version: 3, validation: 0.1, holdout: 0.1 });
     expect(await run(4, 0.9, 0.9)).toBeUndefined();
