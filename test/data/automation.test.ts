@@ -361,6 +361,15 @@ describe('auto-promotion', () => {
     expect(await b.c.get<ModelVersion>('ap10', 'model', 4)).toMatchObject({ status: 'Trained', promotion: { promoted: false } });
   });
 
+  it('a decider that changed the endpoint and stopped finds its version serving when the message comes again, and records that', async () => {
+    // The endpoint already serves the run's version (min_factor 1.05: compared with itself it would not clear).
+    const { c, run, serving } = await setup('ap11', { endpoint_name: 'main', min_factor: 1.05 }, { version: 4, validation: 0.3, holdout: 0.3 });
+    await c.update('ap11', 'model', 4, { status: 'Trained' });
+    expect(await run(4, 0.3, 0.3)).toMatchObject({ promoted: true, compared_with: 4, reason: 'version 4 already serves main' });
+    expect(await serving()).toBe(4);
+    expect((await c.get<ModelVersion>('ap11', 'model', 4))?.status).toBe('Approved');
+  });
+
   it('does nothing for a template without a policy, or a run not Completed', async () => {
     const { c, run, serving } = await setup('ap5', null, { version: 3, validation: 0.1, holdout: 0.1 });
     expect(await run(4, 0.9, 0.9)).toBeUndefined();
