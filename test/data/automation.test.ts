@@ -370,6 +370,29 @@ describe('auto-promotion', () => {
     expect((await c.get<ModelVersion>('ap11', 'model', 4))?.status).toBe('Approved');
   });
 
+  it('a decision recorded by another decider meanwhile stands: this one is not written over it', async () => {
+    const { c, run, serving } = await setup('ap12', { endpoint_name: 'main', min_factor: 1 }, { version: 3, validation: 0.3, holdout: 0.3 });
+    const theirs = { automatic: true, promoted: false, endpoint_name: 'main', compared_with: 3, reason: 'decided first', at: 1 };
+    // Another delivery of the message records its decision just before this one writes the version.
+    const racing = (store: typeof c): typeof c => {
+      let raced = false;
+      return {
+        ...store,
+        update: async (tenant, kind, id, set, expect) => {
+          if (kind === 'model' && !raced) {
+            raced = true;
+            await store.update(tenant, 'model', id, { promotion: theirs });
+          }
+          return store.update(tenant, kind, id, set, expect);
+        },
+      };
+    };
+    // Worse than what serves: this decider would record promoted: false with its own reason.
+    expect(await run(4, 0.2, 0.2, racing)).toEqual(theirs);
+    expect((await c.get<ModelVersion>('ap12', 'model', 4))?.promotion).toEqual(theirs);
+    expect(await serving()).toBe(3);
+  });
+
   it('does nothing for a template without a policy, or a run not Completed', async () => {
     const { c, run, serving } = await setup('ap5', null, { version: 3, validation: 0.1, holdout: 0.1 });
     expect(await run(4, 0.9, 0.9)).toBeUndefined();
