@@ -168,6 +168,37 @@ describe('schedules', () => {
     expect(await c.get<Template>('sch4', 'template', t.id)).toMatchObject({ _unsent_job: null, _unsent_since: null });
     expect(CLAIM_GRACE_SECONDS).toBeGreaterThanOrEqual(2 * schedules[0].timeoutSeconds);
   });
+
+  it('a pass finishing an old claim clears only that claim: a newer one made meanwhile stays for a later pass to deliver', async () => {
+    const c = db.stores.console;
+    const claimed = now() - CLAIM_GRACE_SECONDS - 5;
+    const t = await template('sch5', {
+      schedule: { every: 'hourly', options: { ...DEFAULT_TRAINING_OPTIONS } },
+      next_run_at: claimed + 3600,
+      last_scheduled_run: { job_name: 'train-7', due_at: claimed },
+      _unsent_job: 7,
+      _unsent_since: claimed,
+    });
+    // While this pass delivers train-7, another claims the next due time (train-8) and stops before delivering it.
+    let raced = false;
+    const racing: typeof c = {
+      ...c,
+      update: async (tenant, kind, id, set, expect) => {
+        if (kind === 'template' && set._unsent_job === null && !raced) {
+          raced = true;
+          await c.update(tenant, 'template', id, { last_scheduled_run: { job_name: 'train-8', due_at: claimed + 3600 }, _unsent_job: 8, _unsent_since: now() });
+        }
+        return c.update(tenant, kind, id, set, expect);
+      },
+    };
+    const q = new FakeQueue();
+    expect(await startDueRuns({ console: racing, queue: q }, 'sch5', now())).toEqual(['train-7']);
+    expect(raced).toBe(true);
+    expect(await c.get<Template>('sch5', 'template', t.id)).toMatchObject({ _unsent_job: 8 });
+    // Once that claim is old, a pass delivers train-8 too.
+    expect(await startDueRuns({ console: c, queue: q }, 'sch5', now() + CLAIM_GRACE_SECONDS)).toEqual(['train-8']);
+    expect(q.sent.map((j) => (j.type === 'train' ? j.job_name : ''))).toEqual(['train-7', 'train-8']);
+  });
 });
 
 describe('auto-promotion', () => {
