@@ -470,6 +470,24 @@ describe('updating an item to the content it has', () => {
     expect(changed.embedding_updated_at).toBeNull();
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
+
+  it('a description sent as it is keeps the embedding; a new one embeds the item again', async () => {
+    // docs/api.md: embedding_updated_at is null from the moment an item's name, description or metadata changes.
+    const { updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'same-description';
+    const queue = { sent: [] as unknown[], send: async (_q: string, jobs: unknown[]) => void queue.sent.push(...jobs) };
+    const now = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'A', description: 'd' }], now);
+    const id = (item as { id: number }).id;
+    await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), now);
+    const same = await updateItem(s, queue as never, T, id, { description: 'd' });
+    expect(same.embedding_updated_at).not.toBeNull();
+    expect(queue.sent).toEqual([]);
+    const changed = await updateItem(s, queue as never, T, id, { description: 'e' });
+    expect(changed).toMatchObject({ description: 'e', embedding_updated_at: null });
+    expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
+  });
 });
 
 describe('the change index while an update moves an item in it', () => {
