@@ -471,6 +471,23 @@ describe('updating an item to the content it has', () => {
     expect(queue.sent).toEqual([{ type: 'embed', tenant: T, item_id: id }]);
   });
 
+  it('a create or a content change whose embedding request cannot be queued still succeeds: the item stays marked for the sweep', async () => {
+    // The comment on requestEmbeddings, and docs/api.md: the maintenance sweep re-queues items whose embedding is behind, so a lost message only delays.
+    const { createItems, updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'queue-down';
+    const queue = {
+      send: async () => {
+        throw new Error('queue unreachable');
+      },
+    };
+    const created = await createItems(s, queue as never, T, { name: 'A' });
+    expect(created).toMatchObject({ name: 'A', embedding_updated_at: null });
+    const id = Number((created as { id: string }).id);
+    expect((await s.get(T, id))?.name).toBe('A');
+    expect(await updateItem(s, queue as never, T, id, { name: 'B' })).toMatchObject({ name: 'B', embedding_updated_at: null });
+  });
+
   it('a description sent as it is keeps the embedding; a new one embeds the item again', async () => {
     // docs/api.md: embedding_updated_at is null from the moment an item's name, description or metadata changes.
     const { updateItem } = await import('../../shared/domain/items.ts');
