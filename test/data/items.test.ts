@@ -206,6 +206,11 @@ describe('item store', () => {
     expect(rows[0]).toMatchObject({ embedded_version: 1, embedding_updated_at: 51 });
     expect(rows[1]).toMatchObject({ deleted_at: 52 });
     expect(await s.changeKeysSince('slim', 0)).toEqual(await s.changeKeysSince('slim', 0, { besideReads: true }));
+    // When each changed: the embedding's save (after the content's update), the deletion.
+    expect((await s.changeKeysSince('slim', 0)).map((k) => [k.id, k.deleted, k.at])).toEqual([
+      [a?.id, false, 51],
+      [b?.id, true, 52],
+    ]);
     expect(await s.countChangesSince('slim', 0, 100)).toBe(2);
   });
 
