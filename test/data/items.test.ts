@@ -214,6 +214,25 @@ describe('item store', () => {
     expect(await s.countChangesSince('slim', 0, 100)).toBe(2);
   });
 
+  it('saves an embedding only for the content it was made from, and takes the item out of the pending index', async () => {
+    // docs/api.md: the worker stores the vector only if the content did not change meanwhile; the
+    // sweep re-queues items whose embedding is behind (the sparse pending index).
+    const s = db.stores.items;
+    const T = 'embed-save';
+    const [item] = await s.create(T, [{ name: 'A' }], 100);
+    const id = item?.id as number;
+    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([id]);
+    // The content changes (version 2) while version 1 is being embedded: that vector is stale.
+    await s.update(T, id, { name: 'B' }, 101);
+    expect(await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), 102)).toBe('stale');
+    expect((await s.get(T, id))?.embedding_updated_at).toBeNull();
+    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([id]);
+    expect(await s.saveEmbedding(T, id, 2, new Float32Array([0, 1]), 103)).toBe('saved');
+    expect((await s.get(T, id))?.embedding_updated_at).toBe(103);
+    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([]);
+    expect(await s.pendingCount(T)).toBe(0);
+  });
+
   it('updates only given fields and moves the category index with the metadata', async () => {
     const s = db.stores.items;
     const [it1] = await s.create('upd', [{ name: 'x', metadata: { category: 'old' } }], 10);
