@@ -50,6 +50,9 @@ describe('event store', () => {
       after = page.rows[page.rows.length - 1]?.id;
     }
     expect(ids).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    // A page that ends at the last event says so (has_more: false, not an empty page more to read).
+    expect((await s.list('lst', { limit: n })).hasMore).toBe(false);
+    expect((await s.list('lst', { limit: n - 1 })).hasMore).toBe(true);
     const byUser = await s.list('lst', { limit: 100, userId: 'u1' });
     expect(byUser.rows.map((r) => r.id)).toEqual(ids.filter((id) => (id - 1) % 3 === 1));
     const byType = await s.list('lst', { limit: 100, type: 'odd' });
