@@ -175,6 +175,23 @@ describe('event store', () => {
     expect(Object.fromEntries((await s.ingestedPerDay('cnt', '2026-11-03', '2026-11-03')).perDay)).toEqual({ '2026-11-03': 4 });
     expect((await s.ingestedPerDay('other', '2026-11-01', '2026-11-30')).perDay.size).toBe(0);
   });
+
+  it('finds the first counted day whichever write shard holds it', async () => {
+    const s = dynamoEventStore(db.table);
+    const day = (d: number) => Date.UTC(2026, 10, d) / 1000;
+    // Id 1 (shard 1) on the 3rd; ids 2 and 3 taken by requests that stored nothing; id 4 (shard 0) on the 5th.
+    await s.append('cnt2', [ev('a', 'view')], day(3));
+    await allocateIds(db.table, 'cnt2', 'event', 2);
+    await s.append('cnt2', [ev('b', 'view')], day(5));
+    expect(await s.ingestedPerDay('cnt2', '2026-11-01', '2026-11-30')).toEqual({
+      perDay: new Map([
+        ['2026-11-03', 1],
+        ['2026-11-05', 1],
+      ]),
+      firstCounted: '2026-11-03',
+      oldestEventAt: day(3),
+    });
+  });
 });
 
 describe('listing events while writes are in flight', () => {
