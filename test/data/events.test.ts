@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
+import type { TableRef } from '../../shared/data/client.ts';
 import { EVENT_SHARDS } from '../../shared/data/keys.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -174,6 +175,26 @@ describe('event store', () => {
     expect(await s.ingestedPerDay('cnt', '2026-11-04', '2026-11-05')).toEqual({ perDay: new Map([['2026-11-05', 33]]), firstCounted: '2026-11-03', oldestEventAt: day(3) });
     expect(Object.fromEntries((await s.ingestedPerDay('cnt', '2026-11-03', '2026-11-03')).perDay)).toEqual({ '2026-11-03': 4 });
     expect((await s.ingestedPerDay('other', '2026-11-01', '2026-11-30')).perDay.size).toBe(0);
+  });
+
+  it('answers an ingest whose day count cannot be added: the events are stored by then', async () => {
+    // The comment on countIngested: a count that cannot be added is logged, and the ingest answered
+    // (an error would have the client send again events already stored).
+    const failing: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        updateItem: async (input, signal) => {
+          if (Object.values(input.ExpressionAttributeNames ?? {}).includes('count')) throw new Error('throttled');
+          return db.table.signed.updateItem(input, signal);
+        },
+      },
+    };
+    const s = dynamoEventStore(failing);
+    const out = await s.append('uncounted', [ev('a', 'view'), ev('b', 'view')], 1000);
+    expect(out.map((e) => e.id)).toEqual([1, 2]);
+    expect((await s.get('uncounted', 2))?.user_id).toBe('b');
+    expect((await s.ingestedPerDay('uncounted', '1970-01-01', '1970-01-01')).perDay.size).toBe(0);
   });
 
   it('finds the first counted day whichever write shard holds it', async () => {
