@@ -4,6 +4,7 @@ import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVEN
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
+import { order, orderAfter } from '../../shared/serving/pipeline.ts';
 
 const NOW = 1_800_000_000;
 const doc = (id: number, metadata: Record<string, unknown> = {}, created = NOW - 86_400, vector: number[] | null = null): Candidate['doc'] => ({
@@ -615,5 +616,18 @@ describe('the plan of a context', () => {
     expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
     expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
     expect(reads).toBe(2);
+  });
+});
+
+describe('the matches past the pool (orderAfter)', () => {
+  it('applies the plan exclude_seen but not popularity: it orders the pool only (docs/api.md)', () => {
+    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 1, exclude_seen: true }, assignment: null };
+    const helpers = { now: NOW, popularity: (id: number) => (id === 3 ? 1 : 0), seen: (id: number) => id === 2 };
+    const matches = [cand(1, 0.9), cand(2, 0.8), cand(3, 0.7)];
+    // In the pool, popularity puts item 3 first; past it the matches keep their relevance order.
+    expect(ids([...order(matches, plan, helpers, null)])).toEqual([3, 1]);
+    const after = orderAfter([], matches, plan, helpers, null);
+    expect(ids([...after])).toEqual([1, 3]);
+    expect(after.map((x) => x.explain?.rerank)).toEqual([[], []]);
   });
 });
