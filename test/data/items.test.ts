@@ -5,7 +5,7 @@ import { dynamoItemStore } from '../../shared/data/items.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { setClock } from '../../shared/clock.ts';
 import { Item, Tombstone } from '../../shared/data/entities.ts';
-import { queryPage } from '../../shared/data/ops.ts';
+import { queryPage, update } from '../../shared/data/ops.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { DeleteCommand, type PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CHANGE_FIELDS } from '../../shared/data/table-schema.ts';
@@ -510,6 +510,22 @@ describe('updating an item to the content it has', () => {
     const id = Number((created as { id: string }).id);
     expect((await s.get(T, id))?.name).toBe('A');
     expect(await updateItem(s, queue as never, T, id, { name: 'B' })).toMatchObject({ name: 'B', embedding_updated_at: null });
+  });
+
+  it('keeps the embedding of an item stored before content versions were kept (no content_version: version 1)', async () => {
+    const { updateItem } = await import('../../shared/domain/items.ts');
+    const s = db.stores.items;
+    const T = 'no-content-version';
+    const queue = { sent: [] as unknown[], send: async (_q: string, jobs: unknown[]) => void queue.sent.push(...jobs) };
+    const now = Math.floor(Date.now() / 1000);
+    const [item] = await s.create(T, [{ name: 'A' }], now);
+    const id = (item as { id: number }).id;
+    await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), now);
+    await update(db.table, Item.key({ tenant: T, id }), { remove: ['content_version'] });
+    expect((await s.getForEmbedding(T, id))?.contentVersion).toBe(1);
+    const same = await updateItem(s, queue as never, T, id, { name: 'A' });
+    expect(same.embedding_updated_at).not.toBeNull();
+    expect(queue.sent).toEqual([]);
   });
 
   it('a description sent as it is keeps the embedding; a new one embeds the item again', async () => {
