@@ -176,7 +176,9 @@ describe('item store', () => {
     // each write, and each new stamp, commits over a second after it was taken. A new stamp of
     // the time now never landed in time (the write looped until its function's timeout); one
     // that allows as long as the last stamping took lands.
-    const base = Date.now() + 30_000_000;
+    // 900 ms into a second: a new stamp of the time now (rounded up to the second) would then
+    // always commit 1.4 s after it; at under 500 ms into one it landed in time.
+    const base = Math.floor(Date.now() / 1000) * 1000 + 30_000_900;
     let reads = 0;
     const restore = setClock({ nowMs: () => base + 1500 * ++reads });
     try {
