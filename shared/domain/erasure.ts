@@ -11,12 +11,15 @@ import type { EventStore } from './types.ts';
  * Erasure of a user (DELETE /api/users/{user_id}). Their events are deleted from the table, so
  * no later training reads them; but a model already trained holds their history in its
  * artifact, and serving reads it from there. So the tenant keeps a marker per erased user, which
- * serving reads by its key with every request that personalises: from the moment it is stored, serving personalises that user neither from an artifact trained before
- * the erasure ended nor from events created before it (an index read may still show deleted
- * events for a moment): recommendations, segment membership (shared/control/serving.ts) and
- * personalised search (shared/search/service.ts) alike, by `withoutErased` (erased-users.ts). Events the user sends later personalise as usual. The answers stored
- * for replay under the Idempotency-Keys of the requests that sent their events are forgotten, and
- * their membership rows in the tenant's experiments (first served, conversions by type) deleted.
+ * serving reads by its key with every request that personalises: from the moment it is stored,
+ * serving personalises that user neither from an artifact trained before the erasure ended nor
+ * from events created before it (an index read may still show deleted events for a moment):
+ * recommendations, segment membership (shared/control/serving.ts) and personalised search
+ * (shared/search/service.ts) alike, by `withoutErased` (erased-users.ts). Events the user sends
+ * later personalise as usual. The answers stored for replay under the Idempotency-Keys of the
+ * requests that sent their events are forgotten, and their membership rows in the tenant's
+ * experiments (first served, conversions by type) deleted. A minute after it ends, the erasure
+ * looks again for events of the user an ingest that raced it wrote (`sweepErasures`).
  */
 
 /** Idempotency-Key records an erasure forgets at once. */
