@@ -5,6 +5,10 @@ import type { IndexParts, SearchDoc } from './engine.ts';
 /**
  * The index artifact: the vocabulary in the header, documents as JSON sections of DOC_CHUNK each
  * (in the header in artifacts made before 2026-12-03), postings and vectors as sections.
+ * Readers read every older artifact. A change that the code before it would misread (a field it
+ * needs moved or given another meaning) takes a new `format`: that code refuses the artifact
+ * (`UnreadableBuild`) and serves an older build with the changes since it (shared/search/views.ts
+ * `loadIndex`), as its containers do while a deploy replaces them.
  */
 interface Header {
   format: 'recsearch-index-v1';

@@ -54,15 +54,36 @@ function parsePointer(raw: Uint8Array, tenant: string): IndexPointer | undefined
 /** The index of a tenant with no build yet (`builtAt` 0). */
 export const emptyIndex = (dims: number): SearchIndex => SearchIndex.build([], dims, 0);
 
-/** The build stored under `key` (a pointer's), or undefined when there is none. */
+/**
+ * A build that was read but cannot be decoded by this code: an artifact of a format it does not
+ * know (a newer version of the service published it, as during a deploy, while containers of the
+ * older code still serve), or a damaged one. Reading it again gives the same answer.
+ */
+export class UnreadableBuild extends Error {
+  constructor(
+    readonly key: string,
+    cause: unknown,
+  ) {
+    super(`The index build ${key} cannot be read by this code: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/**
+ * The build stored under `key` (a pointer's), or undefined when there is none; `UnreadableBuild`
+ * when it is stored but cannot be decoded (a failed read throws as it failed).
+ */
 export async function loadBuild(blobs: BlobStore, tenant: string, key: string, dims: number): Promise<SearchIndex | undefined> {
   const bytes = await blobs.get(key);
   if (!bytes) return undefined;
-  const parts = await unpackIndexInTurns(bytes);
-  if (parts.dims !== dims) {
-    logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: dims });
+  try {
+    const parts = await unpackIndexInTurns(bytes);
+    if (parts.dims !== dims) {
+      logger.warn('index dimensions differ from the embedding provider; vectors ignored until rebuilt', { tenant, index: parts.dims, provider: dims });
+    }
+    return await SearchIndex.inTurns(parts, bytes.byteLength);
+  } catch (e) {
+    throw new UnreadableBuild(key, e);
   }
-  return SearchIndex.inTurns(parts, bytes.byteLength);
 }
 
 /** The build of time `builtAt`, while it is stored (a cursor's), or undefined. */

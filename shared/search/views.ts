@@ -14,7 +14,7 @@ import { PreparedDelta } from './delta.ts';
 import type { EmbeddingProvider } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import type { PopularitySnapshots } from '../recs/trending.ts';
-import { emptyIndex, loadBuild, loadBuildAt, readPointer } from './index-store.ts';
+import { emptyIndex, loadBuild, loadBuildAt, readPointer, UnreadableBuild } from './index-store.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
 import type { SearchDoc } from './types.ts';
 import { SearchView } from './catalog.ts';
@@ -77,11 +77,49 @@ const MISSING_PER_TENANT = 16;
 
 const toDoc = (i: ItemWithVector): SearchDoc => ({ ...i, vector: i.vector });
 
+/**
+ * Cache: per tenant, the key of the current build this code found it cannot read
+ * (`UnreadableBuild`), so that each pointer check does not download it again while the pointer
+ * names it. Bound: 1,001 tenants; emptied when full.
+ */
+const unreadable = new Map<string, string>();
+const UNREADABLE = Symbol('unreadable');
+
+/** The build under `key`; undefined when it is not stored, UNREADABLE when this code cannot read it (logged). */
+async function readableBuild(deps: SearchDeps, tenant: string, key: string): Promise<SearchIndex | undefined | typeof UNREADABLE> {
+  try {
+    return await loadBuild(deps.blobs, tenant, key, deps.embedder.dimensions);
+  } catch (e) {
+    if (!(e instanceof UnreadableBuild)) throw e;
+    logger.warn('an index build this code cannot read (made by a newer version of the service, or damaged); serving an older build and the changes since it', { tenant, key, error: e.message });
+    return UNREADABLE;
+  }
+}
+
+/**
+ * The build the pointer names, loaded unless it is `current`'s. When this code cannot read it (a
+ * newer version of the service published it while a deploy replaces this one's containers), the
+ * container keeps serving the build it has, or, with none yet, the newest of the replaced builds
+ * still stored (`superseded`) that it can read, else none: the changes since that build are read
+ * beside it, so every item is searched either way, at the cost of a larger delta.
+ */
 async function loadIndex(deps: SearchDeps, tenant: string, current: SearchIndex | undefined): Promise<SearchIndex> {
+  const empty = () => emptyIndex(deps.embedder.dimensions);
   const pointer = await readPointer(deps.blobs, tenant);
-  if (!pointer) return current ?? emptyIndex(deps.embedder.dimensions);
+  if (!pointer) return current ?? empty();
   if (current && current.builtAt === pointer.builtAt) return current;
-  return (await loadBuild(deps.blobs, tenant, pointer.key, deps.embedder.dimensions)) ?? current ?? emptyIndex(deps.embedder.dimensions);
+  if (unreadable.get(tenant) !== pointer.key) {
+    const loaded = await readableBuild(deps, tenant, pointer.key);
+    if (loaded !== UNREADABLE) return loaded ?? current ?? empty();
+    if (unreadable.size > 1000) unreadable.clear();
+    unreadable.set(tenant, pointer.key);
+  }
+  if (current) return current;
+  for (const older of [...(pointer.superseded ?? [])].sort((a, b) => b.builtAt - a.builtAt)) {
+    const loaded = await readableBuild(deps, tenant, older.key);
+    if (loaded && loaded !== UNREADABLE) return loaded;
+  }
+  return empty();
 }
 
 /**
@@ -311,10 +349,13 @@ function pinBuild(deps: SearchDeps, tenant: string, builtAt: number, tenantBuild
     try {
       index = builtAt === 0 ? emptyIndex(deps.embedder.dimensions) : await loadBuildAt(deps.blobs, tenant, builtAt, deps.embedder.dimensions);
     } catch (e) {
-      // Not known to be missing: not remembered, the next page tries again.
+      // One this code cannot read is as good as missing (remembered below); after another error,
+      // not known to be missing: not remembered, the next page tries again.
       logger.warn('could not load the index build a cursor was ranked on; ranking on the current one', { tenant, builtAt, error: String(e) });
-      if (current()) tenantBuilds.delete(builtAt);
-      return undefined;
+      if (!(e instanceof UnreadableBuild)) {
+        if (current()) tenantBuilds.delete(builtAt);
+        return undefined;
+      }
     }
     if (!index || index.builtAt !== builtAt) {
       entry.missing = true;

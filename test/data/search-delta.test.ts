@@ -7,6 +7,7 @@ import { dynamoItemStore } from '../../shared/data/items.ts';
 import { Item } from '../../shared/data/entities.ts';
 import type { ItemRecord, ItemStore } from '../../shared/domain/types.ts';
 import { FolderBlobStore } from '../../shared/blob.ts';
+import { packSections } from '../../shared/sections.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { PreparedDelta } from '../../shared/search/delta.ts';
 import { buildIndexParts } from '../../shared/search/build.ts';
@@ -533,6 +534,73 @@ describe('older builds kept for cursors', () => {
     expect(decode((await runSearch(deps, T, { ...req, cursor })).next_cursor)[2]).not.toBe(a.builtAt);
     // ...and the next one on the build its cursor names, read again.
     expect(decode((await runSearch(deps, T, { ...req, cursor })).next_cursor)[2]).toBe(a.builtAt);
+  });
+});
+
+describe('an index build this code cannot read (a newer version of the service published it, as during a deploy)', () => {
+  /**
+   * A tenant of five kettles: build `a` of four, then build `b` holding the fifth too, whose
+   * artifact is then replaced by one of a format this code does not know. Its blob reads of builds
+   * are counted by key.
+   */
+  const twoBuilds = async (T: string) => {
+    const { items, events } = db.stores;
+    const folder = new FolderBlobStore(dir);
+    const reads: string[] = [];
+    const blobs = blobsOver(folder, { get: (k: string) => (k.includes('/index-') && reads.push(k), folder.get(k)) });
+    const embedder = new HashingEmbedding();
+    const deps = { items, events, blobs, embedder };
+    await items.create(
+      T,
+      Array.from({ length: 4 }, (_, k) => ({ name: `Kettle ${k}` })),
+      Math.floor(Date.now() / 1000),
+    );
+    const a = await buildIndex(items, blobs, embedder.dimensions, T);
+    const newest = async () => {
+      await new Promise((r) => setTimeout(r, 1100));
+      const [fifth] = await items.create(T, [{ name: 'Kettle 4' }], Math.floor(Date.now() / 1000));
+      const b = await buildIndex(items, blobs, embedder.dimensions, T);
+      await folder.put(b.key, packSections({ format: 'recsearch-index-v2', dims: embedder.dimensions, builtAt: b.builtAt }, []));
+      return { b, fifth: String((fifth as ItemRecord).id) };
+    };
+    return { deps, a, newest, reads };
+  };
+  const req = { query: 'kettle', mode: 'keyword' as const, filter: NO_FILTER, limit: 10 };
+  const builtOn = (r: { next_cursor: string | null }) => (JSON.parse(Buffer.from(r.next_cursor as string, 'base64url').toString()) as number[])[2];
+  const cursorOn = (builtAt: number) => Buffer.from(JSON.stringify([1, 1, builtAt])).toString('base64url');
+
+  it('a container with no build yet serves the newest replaced build it can read, with the changes since it, and reads the new one once', async () => {
+    const { deps, a, newest, reads } = await twoBuilds('unreadable-cold');
+    const { b, fifth } = await newest();
+    reads.length = 0;
+    await withSetting('pointerCheckMs', 0, async () => {
+      for (let k = 0; k < 3; k++) {
+        const all = await runSearch(deps, 'unreadable-cold', req);
+        expect(all.data).toHaveLength(5);
+        expect(all.data.map((h) => h.id)).toContain(fifth);
+        expect(builtOn(await runSearch(deps, 'unreadable-cold', { ...req, limit: 2 }))).toBe(a.builtAt);
+      }
+    });
+    expect(reads.filter((k) => k === b.key)).toHaveLength(1);
+    expect(reads.filter((k) => k === a.key)).toHaveLength(1);
+  });
+
+  it('a container serving a build keeps serving it, with the changes since it, and reads the new one once, also for cursors that name it', async () => {
+    const { deps, a, newest, reads } = await twoBuilds('unreadable-warm');
+    expect(builtOn(await runSearch(deps, 'unreadable-warm', { ...req, limit: 2 }))).toBe(a.builtAt);
+    const { b, fifth } = await newest();
+    reads.length = 0;
+    await withSetting('pointerCheckMs', 0, async () => {
+      for (let k = 0; k < 3; k++) {
+        const all = await runSearch(deps, 'unreadable-warm', req);
+        expect(all.data.map((h) => h.id)).toContain(fifth);
+        expect(builtOn(await runSearch(deps, 'unreadable-warm', { ...req, limit: 2 }))).toBe(a.builtAt);
+      }
+      // A cursor of the new build (from a container of the newer code): it cannot be read here,
+      // so it counts as gone, and is not read again page after page.
+      for (let k = 0; k < 3; k++) expect(builtOn(await runSearch(deps, 'unreadable-warm', { ...req, limit: 2, cursor: cursorOn(b.builtAt) }))).toBe(a.builtAt);
+    });
+    expect(reads).toEqual([b.key, b.key]);
   });
 });
 
