@@ -184,7 +184,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     { hasMore: false, cursor: null },
     {
       request_id: requestId,
-      model: version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
+      model: model && version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
       ...(experiment ? { experiment } : {}),
       strategy,
     },

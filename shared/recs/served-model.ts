@@ -7,6 +7,7 @@ import type { ModelVersion } from '../domain/model-versions.ts';
 import type { EventStore } from '../domain/types.ts';
 import { config } from '../config.ts';
 import { freshReads } from '../fresh-read.ts';
+import { logger } from '../observability.ts';
 import { topIndexes } from '../top-k.ts';
 import { unpackModelInTurns, type ModelArtifact } from './artifact.ts';
 import { trendingScores, type PopularitySnapshots } from './trending.ts';
@@ -40,6 +41,7 @@ export const MODEL_SETTINGS = {
 /** The endpoint's artifact, loaded once per container and version (again only once let go). */
 export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<ServedModel | undefined> {
   const key = `${tenant}/${version}`;
+  if (unreadableModels.has(key)) return undefined;
   let m = models.get(key);
   if (m) {
     // The most recently served last: a Map keeps insertion order.
@@ -71,12 +73,32 @@ export async function loadModel(console: ConsoleStore, blobs: BlobStore, tenant:
   return m.model;
 }
 
-/** A version's model read from its artifact (undefined: no such version or artifact), made in turns. */
+/**
+ * Cache: versions (tenant and version) whose artifact this code cannot read, served as without a
+ * model and not read again. Bound: 1,001 versions; emptied when full.
+ */
+const unreadableModels = new Set<string>();
+
+/**
+ * A version's model read from its artifact, made in turns; undefined when there is no such version
+ * or artifact, or when this code cannot read it: a format a newer version of the service wrote
+ * (promoted while a deploy replaces this one's containers) or a damaged artifact. Such a version
+ * is logged and remembered (`unreadableModels`): its requests are served as without a model
+ * (`model: null`), where each of them failed and downloaded it again.
+ */
 async function readModel(console: ConsoleStore, blobs: BlobStore, tenant: string, version: number): Promise<{ model: ServedModel; bytes: number } | undefined> {
   const rec = await console.get<ModelVersion>(tenant, 'model', version);
   const bytes = rec ? await blobs.get(rec.artifact) : undefined;
   if (!bytes) return undefined;
-  const a = await unpackModelInTurns(bytes);
+  let a: ModelArtifact;
+  try {
+    a = await unpackModelInTurns(bytes);
+  } catch (e) {
+    logger.error('a model version this code cannot read (made by a newer version of the service, or damaged); its endpoint serves as without a model', { tenant, version, error: String(e) });
+    if (unreadableModels.size > 1000) unreadableModels.clear();
+    unreadableModels.add(`${tenant}/${version}`);
+    return undefined;
+  }
   return { model: { ...a, itemIndex: new Map(a.items.map((id, i) => [id, i])), popular: modelPopularity(a) }, bytes: 2 * bytes.byteLength };
 }
 

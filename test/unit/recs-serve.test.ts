@@ -4,6 +4,7 @@ import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
 import { recommend } from '../../shared/recs/serve.ts';
+import { packSections } from '../../shared/sections.ts';
 
 describe('recommend: the items shown are current', () => {
   it('leaves out a personal candidate deactivated while the request awaited popularity (the catalog read changes meanwhile)', async () => {
@@ -46,5 +47,39 @@ describe('recommend: the items shown are current', () => {
     const r = await recommend(deps, `race-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false }, 'req');
     expect(r.strategy).toBe('personalized');
     expect(r.data.map((x) => x.item_id)).toEqual(['3']);
+  });
+});
+
+describe('recommend: a promoted version this code cannot read', () => {
+  it('is served as no model (model null, popular items), not a failure, its artifact read once', async () => {
+    const docs = new Map([1, 2].map((id) => [id, { id, name: `item ${id}`, metadata: {}, active: true, created: 0, updated_at: 0, vector: null } as unknown as ItemWithVector]));
+    const catalog = {
+      dims: 2,
+      behind: false,
+      get: (id: number) => docs.get(id),
+      isLive: (id: number) => docs.has(id),
+      newest: () => [...docs.values()],
+      similarity: () => () => 0,
+      hasVector: () => false,
+    } as unknown as Catalog;
+    const reads: string[] = [];
+    const deps = {
+      console: {
+        servingRecords: async () => ({ endpoint: [{ endpoint_name: 'main', is_default: true, model_version: 3 }], event_type: [] }),
+        erasedUser: async () => undefined,
+        get: async () => ({ version: 3, artifact: 'models/t/3.bin' }),
+      } as unknown as ConsoleStore,
+      events: { recentByUser: async () => [], latest: async () => [{ id: 1, item_id: '2', user_id: 'x', type: 'view', created: 0 }] } as unknown as EventStore,
+      // An artifact of a format a newer version of the service writes.
+      blobs: { get: async (key: string) => (reads.push(key), packSections({ format: 'recsearch-model-v2' }, [])) } as unknown as BlobStore,
+      catalog: async () => catalog,
+    };
+    for (let k = 0; k < 2; k++) {
+      const r = await recommend(deps, 'unreadable-model', { user_id: 'u', limit: 2, include_seen: false, explain: false }, 'req');
+      expect(r.model).toBeNull();
+      expect(r.strategy).toBe('popular');
+      expect(r.data.map((x) => x.item_id)[0]).toBe('2');
+    }
+    expect(reads).toEqual(['models/t/3.bin']);
   });
 });

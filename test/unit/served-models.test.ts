@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { BlobStore } from '../../shared/blob.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { packModel } from '../../shared/recs/artifact.ts';
+import { packSections } from '../../shared/sections.ts';
 import { Dataset } from '../../shared/recs/dataset.ts';
 import { trainPopularity } from '../../shared/recs/models.ts';
 import { loadModel, MODEL_SETTINGS, MODELS_KEPT } from '../../shared/recs/served-model.ts';
@@ -103,6 +104,17 @@ describe("a serving container's loaded models", () => {
     } finally {
       MODEL_SETTINGS.memoryBytes = budget;
     }
+  });
+
+  it('a version whose artifact this code cannot read (a newer format, or damaged) is served as no model, and not read again', async () => {
+    const newer = packSections({ format: 'recsearch-model-v2', items: [1, 2] }, []);
+    const { loads, console, blobs } = store(newer);
+    for (let k = 0; k < 3; k++) expect(await loadModel(console, blobs, 'newer', 1)).toBeUndefined();
+    expect(loads).toEqual(['models/t/v1.bin']);
+    const damaged = store(smallModel().slice(0, 40));
+    expect(await loadModel(damaged.console, damaged.blobs, 'damaged', 1)).toBeUndefined();
+    // Another version of the tenant is read as usual.
+    expect(await loadModel(console, store().blobs, 'newer', 2)).toBeDefined();
   });
 
   it('fill the memory budget exactly: models whose estimates add up to it all stay', async () => {
