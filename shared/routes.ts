@@ -172,11 +172,16 @@ const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: tru
 /**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
- * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem). A create
- * that names a segment takes its record back (DeleteItem) if the segment went meanwhile.
+ * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem).
  */
 const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
-const CONTROL_WRITE_DELETE: Access = { table: ['PutItem', 'UpdateItem', 'DeleteItem'] };
+/**
+ * Creating or deleting a rule or segment, which hold the tenant's places (shared/data/places.ts):
+ * the places and the records are read and counted (Query), a place claimed (PutItem) and freed
+ * (DeleteItem); a create that names a segment takes its record back (DeleteItem) if the segment
+ * went meanwhile.
+ */
+const CONTROL_PLACED: Access = { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] };
 /**
  * Search administration: synonym sets are read, counted and listed (Query), get ids (UpdateItem),
  * are put, replaced and deleted; search analytics reads how far searches are folded (GetItem), its
@@ -260,16 +265,16 @@ const platformRoutes: PlatformRoute[] = [
   platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
-  platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_WRITE_DELETE)),
+  platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_PLACED)),
   platform('GET', '/api/rules', 'platform/rules/list', { table: ['Query'] }),
   platform('GET', '/api/rules/{id}', 'platform/rules/get', {}),
   platform('PATCH', '/api/rules/{id}', 'platform/rules/update', CONTROL_WRITE),
-  platform('DELETE', '/api/rules/{id}', 'platform/rules/delete', CONTROL_WRITE_DELETE),
-  platform('POST', '/api/segments', 'platform/segments/create', idempotent(CONTROL_WRITE)),
+  platform('DELETE', '/api/rules/{id}', 'platform/rules/delete', CONTROL_PLACED),
+  platform('POST', '/api/segments', 'platform/segments/create', idempotent(CONTROL_PLACED)),
   platform('GET', '/api/segments', 'platform/segments/list', { table: ['Query'] }),
   platform('GET', '/api/segments/{id}', 'platform/segments/get', {}),
   platform('PATCH', '/api/segments/{id}', 'platform/segments/update', CONTROL_WRITE),
-  platform('DELETE', '/api/segments/{id}', 'platform/segments/delete', { table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] }),
+  platform('DELETE', '/api/segments/{id}', 'platform/segments/delete', CONTROL_PLACED),
   platform('POST', '/api/experiments', 'platform/experiments/create', idempotent({ table: ['Query', 'PutItem', 'UpdateItem', 'DeleteItem'] })),
   // With each experiment its results: the variants' running totals (a Query per shard).
   platform('GET', '/api/experiments', 'platform/experiments/list', { table: ['Query'] }),

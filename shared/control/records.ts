@@ -23,7 +23,7 @@ import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, 
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'>;
+export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {
@@ -63,6 +63,15 @@ const STARTS: RetryPolicy = { attempts: 12, baseMs: 8, maxMs: 100, jitter: 'full
  */
 const DELETING_SECONDS = 60;
 const beingDeleted = (s: Bookkeeping) => typeof s._deleting === 'number' && nowSeconds() - s._deleting < DELETING_SECONDS;
+
+/**
+ * How many rules and segments a tenant has at most, exactly however many creates run at once (each
+ * holds one of the tenant's places: ConsoleStore.create). Serving reads every one of them with
+ * each read of the tenant's control records (controlConfig), a rule up to 64 KB.
+ */
+export const MAX_RULES = 1000;
+export const MAX_SEGMENTS = 100;
+const tooMany = (what: string, cap: number) => new InvalidInput(`Too many ${what}.`, { [what]: [`a tenant has at most ${cap} ${what}`] });
 
 const notFound = (what: string, id: number) => new NotFound(`${what}_not_found`, `No ${what} ${id}.`);
 const badState = (message: string) => new PreconditionFailed(message);
@@ -111,13 +120,15 @@ async function needSegment(c: ControlPorts, tenant: string, id: number): Promise
 }
 
 /**
- * Stores a new record that names a segment: the segment is checked again once the record is
- * stored, and the record taken back (404) if the segment went meanwhile. A segment's deletion
- * marks it first, then looks for records naming it (see deleteSegment): either it sees this
- * record (and the deletion is refused), or this check sees the mark.
+ * Stores a new record that names a segment (within `cap` of its kind, when given: 400 past it): the
+ * segment is checked again once the record is stored, and the record taken back (404) if the
+ * segment went meanwhile. A segment's deletion marks it first, then looks for records naming it
+ * (see deleteSegment): either it sees this record (and the deletion is refused), or this check
+ * sees the mark.
  */
-async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>): Promise<void> {
-  await c.put(tenant, kind, rec);
+async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, cap?: { n: number; what: string }): Promise<void> {
+  if (!cap) await c.put(tenant, kind, rec);
+  else if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap.what, cap.n);
   if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
     await c.remove(tenant, kind, rec.id);
     throw notFound('segment', rec.segment_id);
@@ -172,7 +183,8 @@ async function undo<T extends object>(c: ControlPorts, tenant: string, kind: Con
 
 // Rules
 
-export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, ids?: IdPlan): Promise<Rule> {
+/** Creates a rule, within the tenant's MAX_RULES (`cap` but in tests). */
+export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, ids?: IdPlan, cap = MAX_RULES): Promise<Rule> {
   const done = await storedBefore<Stored<Rule>>(c, who.tenant, 'rule', ids);
   if (done) return shown(done);
   await needContext(c, who.tenant, b.context_id);
@@ -193,7 +205,7 @@ export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, id
     _rev: 1,
   };
   const auditId = await c.auditId(who.tenant);
-  await putNaming(c, who.tenant, 'rule', rec);
+  await putNaming(c, who.tenant, 'rule', rec, { n: cap, what: 'rules' });
   await audit(c, who, auditId, 'create', `rules/${rec.id}`, null, shown(rec));
   return shown(rec);
 }
@@ -241,7 +253,8 @@ export async function deleteRule(c: ControlPorts, who: Caller, id: number): Prom
 
 // Segments
 
-export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBody, ids?: IdPlan): Promise<Segment> {
+/** Creates a segment, within the tenant's MAX_SEGMENTS (`cap` but in tests). */
+export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBody, ids?: IdPlan, cap = MAX_SEGMENTS): Promise<Segment> {
   const done = await storedBefore<Stored<Segment>>(c, who.tenant, 'segment', ids);
   if (done) return shown(done);
   const now = nowSeconds();
@@ -257,7 +270,7 @@ export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBo
     _rev: 1,
   };
   const auditId = await c.auditId(who.tenant);
-  await c.put(who.tenant, 'segment', rec);
+  if (!(await c.create(who.tenant, 'segment', rec, cap))) throw tooMany('segments', cap);
   await audit(c, who, auditId, 'create', `segments/${rec.id}`, null, shown(rec));
   return shown(rec);
 }

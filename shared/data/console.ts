@@ -8,6 +8,7 @@ import { allocateIds } from './counters.ts';
 import {
   AuditEntry as Audit,
   CONSOLE_RECORDS,
+  ConsolePlace,
   ContextMarker,
   Endpoint,
   ErasedUser,
@@ -23,6 +24,7 @@ import {
 import { LAST_ID } from './entity.ts';
 import type { Condition } from './expressions.ts';
 import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
+import { placesOf, type Places } from './places.ts';
 
 /*
  * Console records (the ConsoleStore of shared/domain/console-records.ts): each kind is an entity
@@ -39,6 +41,9 @@ const logClock = { ms: 0, seq: 0 };
  * segment, experiment and rerank control of the tenant; past 10,000 erased users, the erasures.
  */
 const WHOLE = Number.POSITIVE_INFINITY;
+
+/** The kinds created within a cap (`create`, shared/control/records.ts): each record holds a place until `remove`. */
+const CAPPED: ReadonlySet<ConsoleKind> = new Set(['rule', 'segment']);
 
 /** A record not taken back (see `withdraw`). */
 const live = (r: Row) => r.withdrawn === undefined;
@@ -86,11 +91,28 @@ const erasureMarker = (r: Row): ErasedUserRecord => ({
 });
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  /** The places of each kind with a cap (CAPPED). */
+  const placed = new Map<ConsoleKind, Places>();
+  const placesOfKind = (kind: ConsoleKind): Places => {
+    let p = placed.get(kind);
+    if (!p) {
+      if (!CAPPED.has(kind)) throw new Error(`console records of kind ${kind} have no cap`);
+      p = placesOf(t, {
+        records: (tenant) => ofKind(tenant, kind),
+        recordKey: (tenant, id) => recordKey(tenant, kind, id),
+        places: (tenant) => ConsolePlace.indexes.primary.query({ tenant, kind }),
+        placeKey: (tenant, slot) => ConsolePlace.key({ tenant, kind, slot }),
+      });
+      placed.set(kind, p);
+    }
+    return p;
+  };
   return {
     nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
     async put(tenant, kind, rec) {
       await put(t, { ...recordKey(tenant, kind, rec.id), ...rec });
     },
+    create: (tenant, kind, rec, cap) => placesOfKind(kind).create(tenant, rec.id, cap, () => put(t, { ...recordKey(tenant, kind, rec.id), ...rec })),
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
       const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
       return row && live(row) ? (stripKeys(row) as T) : undefined;
@@ -154,7 +176,12 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
     replace: (tenant, kind, rec, expect) => applied(() => put(t, { ...recordKey(tenant, kind, rec.id), ...rec }, expect === 'new' ? isNew : holding(expect))),
-    remove: (tenant, kind, id, expect = {}) => applied(() => remove(t, recordKey(tenant, kind, id), holding(expect))),
+    async remove(tenant, kind, id, expect = {}) {
+      if (!(await applied(() => remove(t, recordKey(tenant, kind, id), holding(expect))))) return false;
+      // The place it held, if its kind has a cap (`create`).
+      if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
+      return true;
+    },
     async putContextMarker(tenant, contextId) {
       await put(t, { ...ContextMarker.key({ tenant, id: contextId }), id: contextId });
     },

@@ -331,5 +331,17 @@ export const SynonymSlot = entity({
   indexes: { primary: { pk: 'TENANT#${tenant}#SYNSLOTS', sk: '${slot}' } },
 });
 
+/**
+ * One of a tenant's places for a console record of a kind with a cap (rules, segments: `slot` 0
+ * up to the cap), claimed before the record is written and freed once it is deleted, as a synonym
+ * set's (shared/data/places.ts). Their own partition per kind, outside the control partition that
+ * serving reads whole.
+ */
+export const ConsolePlace = entity({
+  name: 'console_place',
+  attributes: ['slot', 'set_id', 'claimed_at'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#PLACES#${kind}', sk: '${slot}' } },
+});
+
 /** A cursor's sort-key value for an id. */
 export const sortId = pad;

@@ -98,6 +98,12 @@ export async function newId(next: () => Promise<number>, ids: IdPlan | undefined
 export interface ConsoleStore {
   nextId(tenant: string, kind: ConsoleKind): Promise<number>;
   put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
+  /**
+   * Stores a new record unless the tenant has `cap` records of its kind: false then, and nothing
+   * stored. Exact however many creates run at once: each record so created holds one of the
+   * tenant's `cap` places for its kind until `remove` deletes it.
+   */
+  create(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, cap: number): Promise<boolean>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
   /** The tenant's event types, endpoints and erased users, in one read (training and erasure read every marker). */
@@ -145,7 +151,7 @@ export interface ConsoleStore {
   ): Promise<{ rows: T[]; hasMore: boolean }>;
   /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
   replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
-  /** Deletes a record (with `expect`, only if it holds); false when there was none or it did not hold. */
+  /** Deletes a record (with `expect`, only if it holds), freeing its place (`create`); false when there was none or it did not hold. */
   remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
   /** Notes a context in the control partition, so `controlConfig` lists it. */
   putContextMarker(tenant: string, contextId: number): Promise<void>;

@@ -188,9 +188,9 @@ describe('races between changes', () => {
     // The deletion marks the segment right after the rule's first check of it, then finds no rule.
     const racing: ConsoleStore = {
       ...c,
-      async put(tenant, kind, rec) {
+      async create(tenant, kind, rec, cap) {
         if (kind === 'rule') await c.update(tenant, 'segment', seg.id, { _deleting: Math.floor(Date.now() / 1000) });
-        return c.put(tenant, kind, rec);
+        return c.create(tenant, kind, rec, cap);
       },
     };
     await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });

@@ -238,6 +238,25 @@ describe('segments', () => {
     }
   });
 
+  it('a tenant has at most 100: the create past them is 400, a deletion makes room', async () => {
+    const O = (m: string, p: string, b?: unknown) => other.platform(m, p, b);
+    const have = ok(await O('GET', '/api/segments?limit=100')).data.length as number;
+    const ids: number[] = [];
+    for (let k = have; k < 100; k += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, 100 - k) }, (_, n) => O('POST', '/api/segments', { name: `cap ${k + n}`, definition: segDef })));
+      for (const r of batch) ids.push(ok(r, 201).id);
+    }
+    expect(await O('POST', '/api/segments', { name: 'one too many', definition: segDef })).toMatchObject({
+      status: 400,
+      body: { error: 'Too many segments. segments: a tenant has at most 100 segments' },
+    });
+    ok(await O('DELETE', `/api/segments/${ids[0]}`));
+    ids[0] = ok(await O('POST', '/api/segments', { name: 'in its place', definition: segDef }), 201).id;
+    expect((await O('POST', '/api/segments', { name: 'one too many', definition: segDef })).status).toBe(400);
+    // The other tenant as it was (its list is checked for emptiness below).
+    for (const r of await Promise.all(ids.map((id) => O('DELETE', `/api/segments/${id}`)))) ok(r);
+  }, 60_000);
+
   it("the maintenance pass estimates each segment's size, again after its definition changes", async () => {
     const events = [
       ...['a', 'a', 'b', 'c'].map((u) => ({ type: 'purchase', user_id: `size-${u}`, item_id: '1' })),

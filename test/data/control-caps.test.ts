@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRule, createSegment, deleteRule, deleteSegment, MAX_RULES, MAX_SEGMENTS } from '../../shared/control/records.ts';
+import { ConsolePlace, Rule, Segment } from '../../shared/data/entities.ts';
+import { put, putAll, queryUpTo } from '../../shared/data/ops.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import { createContext } from '../../shared/domain/contexts.ts';
+import { nowSeconds } from '../../shared/clock.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+const TOO_MANY_RULES = { message: 'Too many rules.', fieldErrors: { rules: [`a tenant has at most 5 rules`] } };
+const definition = { event_type: 'buy', min_count: 1, within_days: 7 };
+
+/** The places held for a kind: what each holds. */
+const placesHeld = async (tenant: string, kind: 'rule' | 'segment') =>
+  (await queryUpTo(db.table, { ...ConsolePlace.indexes.primary.query({ tenant, kind }), ConsistentRead: true }, Infinity)).map((r) => Number(r.set_id));
+
+/** `n` rule creates at once within `cap`: how many were created (each refused one refused as over the cap). */
+async function raceRules(c: ConsoleStore, tenant: string, contextId: number, n: number, cap: number): Promise<number> {
+  const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, k) => createRule(c, { tenant }, { name: `x${k}`, context_id: contextId, conditions: [], boost: 2 }, undefined, cap)));
+  let created = 0;
+  for (const o of outcomes) {
+    if (o.status === 'rejected') expect(o.reason).toMatchObject({ message: 'Too many rules.' });
+    else created++;
+  }
+  return created;
+}
+
+describe('rules and segments per tenant', () => {
+  it('a tenant has at most the cap of rules, exactly, when creates come at once; a delete frees a place', async () => {
+    const c = db.stores.console;
+    const T = 'cap-rules';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const first = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 5);
+    await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 5);
+    // Three places for 16 creates at once: three created, the rest refused (400), nothing left behind.
+    expect(await raceRules(c, T, ctx.id, 16, 5)).toBe(3);
+    const rules = (await c.controlConfig(T)).rules;
+    expect(rules).toHaveLength(5);
+    expect((await placesHeld(T, 'rule')).sort((a, b) => a - b)).toEqual(rules.map((r) => r.id).sort((a, b) => a - b));
+    await expect(createRule(c, { tenant: T }, { name: 'more', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 5)).rejects.toMatchObject(TOO_MANY_RULES);
+
+    await deleteRule(c, { tenant: T }, first.id);
+    expect(await placesHeld(T, 'rule')).not.toContain(first.id);
+    await createRule(c, { tenant: T }, { name: 'again', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 5);
+    await expect(createRule(c, { tenant: T }, { name: 'more', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 5)).rejects.toMatchObject(TOO_MANY_RULES);
+  }, 60_000);
+
+  it('a rule taken back because its segment went meanwhile frees its place', async () => {
+    const c = db.stores.console;
+    const T = 'cap-taken-back';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition });
+    const racing: ConsoleStore = {
+      ...c,
+      async create(tenant, kind, rec, cap) {
+        if (kind === 'rule') await c.update(tenant, 'segment', seg.id, { _deleting: nowSeconds() });
+        return c.create(tenant, kind, rec, cap);
+      },
+    };
+    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id }, undefined, 1)).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await placesHeld(T, 'rule')).toEqual([]);
+    // Its one place is free: the next rule (no segment) is created.
+    await createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 1);
+  });
+
+  it('segments: the cap, a deletion frees a place, and segments stored before places existed count', async () => {
+    const c = db.stores.console;
+    const T = 'cap-segments';
+    // Two written as before 2026-12-04 (rows without places).
+    for (const id of [await c.nextId(T, 'segment'), await c.nextId(T, 'segment')])
+      await put(db.table, { ...Segment.key({ tenant: T, id }), id, name: `old${id}`, description: '', definition, size_estimate: null, size_computed_at: null, created: 1, updated_at: 1, _rev: 1 });
+    const made = await createSegment(c, { tenant: T }, { name: 'new', definition }, undefined, 3);
+    await expect(createSegment(c, { tenant: T }, { name: 'past', definition }, undefined, 3)).rejects.toMatchObject({
+      message: 'Too many segments.',
+      fieldErrors: { segments: ['a tenant has at most 3 segments'] },
+    });
+    expect(await placesHeld(T, 'segment')).toHaveLength(3);
+    await deleteSegment(c, { tenant: T }, made.id);
+    expect(await placesHeld(T, 'segment')).toHaveLength(2);
+    await createSegment(c, { tenant: T }, { name: 'in its place', definition }, undefined, 3);
+    expect((await c.controlConfig(T)).segments).toHaveLength(3);
+  });
+
+  it('a place held by no rule (a create or delete cut off between its writes) is taken back once old', async () => {
+    const c = db.stores.console;
+    const T = 'cap-leak';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'rule', slot: 0 }), slot: 0, set_id: 900_000, claimed_at: nowSeconds() - 120 });
+    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'rule', slot: 1 }), slot: 1, set_id: 900_001, claimed_at: nowSeconds() });
+    await createRule(c, { tenant: T }, { name: 'a', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 3);
+    // Full: the old one is taken back, the recent one (a create under way) is not.
+    await createRule(c, { tenant: T }, { name: 'b', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 3);
+    await expect(createRule(c, { tenant: T }, { name: 'c', context_id: ctx.id, conditions: [], boost: 2 }, undefined, 3)).rejects.toMatchObject({ message: 'Too many rules.' });
+    expect((await c.controlConfig(T)).rules).toHaveLength(2);
+  });
+
+  it('the real caps: 1,000 rules and 100 segments', async () => {
+    expect([MAX_RULES, MAX_SEGMENTS]).toEqual([1000, 100]);
+    const c = db.stores.console;
+    const T = 'cap-real';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    // Written as createRule leaves them, each holding its place (in batches, to keep this short).
+    const rows = [];
+    for (let k = 0; k < MAX_RULES; k++) {
+      const id = await c.nextId(T, 'rule');
+      rows.push({
+        ...Rule.key({ tenant: T, id }),
+        id,
+        name: `r${id}`,
+        context_id: ctx.id,
+        conditions: [],
+        boost: 2,
+        segment_id: null,
+        starts_at: null,
+        ends_at: null,
+        enabled: true,
+        created: 1,
+        updated_at: 1,
+        _rev: 1,
+      });
+      rows.push({ ...ConsolePlace.key({ tenant: T, kind: 'rule', slot: k }), slot: k, set_id: id, claimed_at: 1 });
+    }
+    await putAll(db.table, rows);
+    await expect(createRule(c, { tenant: T }, { name: 'one more', context_id: ctx.id, conditions: [], boost: 2 })).rejects.toMatchObject({
+      fieldErrors: { rules: ['a tenant has at most 1000 rules'] },
+    });
+    for (let k = 0; k < MAX_SEGMENTS; k++) await createSegment(c, { tenant: T }, { name: `s${k}`, definition });
+    await expect(createSegment(c, { tenant: T }, { name: 'one more', definition })).rejects.toMatchObject({ fieldErrors: { segments: ['a tenant has at most 100 segments'] } });
+    const cfg = await c.controlConfig(T);
+    expect([cfg.rules.length, cfg.segments.length]).toEqual([MAX_RULES, MAX_SEGMENTS]);
+    expect(await queryUpTo(db.table, Rule.indexes.primary.query({ tenant: T }, { beginsWith: 'rule#' }), Infinity)).toHaveLength(MAX_RULES);
+  }, 120_000);
+});
