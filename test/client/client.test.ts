@@ -155,6 +155,33 @@ describe('idempotent retries', () => {
     expect(attempts[1]!.replayed).toBe('true');
     const listed = await c.items.list({ category, limit: 100 }).toArray();
     expect(listed.map((i) => i.id)).toEqual([item.id]);
+    // What the answer said beside its body: the retry's, a replay of the stored 201.
+    expect(item.lastResponse).toMatchObject({ statusCode: 201, idempotentReplayed: true, requestId: expect.stringMatching(UUID_RE) });
+  });
+
+  it("every answer carries its lastResponse (request id, status, replayed), left out of the record's own fields", async () => {
+    const c = core();
+    const key = randomUUID();
+    const first = await c.items.create({ name: 'answered' }, { idempotencyKey: key });
+    expect(first.lastResponse).toMatchObject({ statusCode: 201, idempotentReplayed: false });
+    expect(first.lastResponse.requestId).toMatch(UUID_RE);
+    expect(first.lastResponse.headers.get('x-request-id')).toBe(first.lastResponse.requestId);
+    // Not one of the item's fields: JSON, keys and spreads do not show it.
+    expect(Object.keys(first)).not.toContain('lastResponse');
+    expect(JSON.parse(JSON.stringify(first))).not.toHaveProperty('lastResponse');
+    const again = await c.items.create({ name: 'answered' }, { idempotencyKey: key });
+    expect(again.lastResponse).toMatchObject({ statusCode: 201, idempotentReplayed: true });
+    expect(again.lastResponse.requestId).not.toBe(first.lastResponse.requestId);
+    const got = await c.items.get(first.id);
+    expect(got.lastResponse).toMatchObject({ statusCode: 200, idempotentReplayed: false });
+    // A method answering a list's elements alone carries the answer's too.
+    const many = await c.items.createMany([{ name: 'a' }, { name: 'b' }]);
+    expect(many.lastResponse.statusCode).toBe(201);
+    const events = await c.events.send([{ type: 'view', user_id: `u-${randomUUID()}`, item_id: String(first.id) }]);
+    expect(events.lastResponse.requestId).toMatch(UUID_RE);
+    expect((await c.search({ query: 'answered' })).lastResponse.statusCode).toBe(200);
+    const ctx = await platform().contexts.create({ name: `answered-${randomUUID().slice(0, 8)}` });
+    expect(ctx.lastResponse).toMatchObject({ statusCode: 201, requestId: expect.stringMatching(UUID_RE) });
   });
 
   it('a 503 after the server stored a batch of events: the retry answers the same events, stored once', async () => {

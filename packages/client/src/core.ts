@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { idempotencyHeader, unwrap, type CallOptions, type CreateOptions } from './call.ts';
+import { answeredPart, idempotencyHeader, unwrap, type Answered, type CallOptions, type CreateOptions } from './call.ts';
 import { ApiError } from './errors.ts';
 import { Paginator } from './paginate.ts';
 import type { paths } from './schema.ts';
@@ -83,27 +83,27 @@ export class CoreClient {
 
   readonly items = {
     /** Creates one item (`POST /v1/items`, with an `Idempotency-Key`). */
-    create: async (item: ItemCreate, o?: CreateOptions): Promise<Item> => {
+    create: async (item: ItemCreate, o?: CreateOptions): Promise<Answered<Item>> => {
       const r = await unwrap(this.raw.POST('/v1/items', { body: item, headers: idempotencyHeader(o), ...signalOf(o) }), 'core');
       if (r.object !== 'item') throw unexpected('item', r.object);
       return r;
     },
     /** Creates 1 to 100 items in one request; answers them in order. */
-    createMany: async (items: ItemCreate[], o?: CreateOptions): Promise<Item[]> => {
+    createMany: async (items: ItemCreate[], o?: CreateOptions): Promise<Answered<Item[]>> => {
       const r = await unwrap(this.raw.POST('/v1/items', { body: items, headers: idempotencyHeader(o), ...signalOf(o) }), 'core');
       if (r.object !== 'list') throw unexpected('list', r.object);
-      return r.data;
+      return answeredPart(r.data, r);
     },
-    get: (itemId: string, o?: CallOptions): Promise<Item> => unwrap(this.raw.GET('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
+    get: (itemId: string, o?: CallOptions): Promise<Answered<Item>> => unwrap(this.raw.GET('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
     /** Updates fields (`POST /v1/items/{id}`; the same body twice sets the same values, so it is retried). */
-    update: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Item> =>
+    update: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Answered<Item>> =>
       unwrap(this.raw.POST('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core'),
     /** The same update as `PATCH /v1/items/{id}` (the API's alias of the POST; retried as `update` is). */
-    patch: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Item> =>
+    patch: (itemId: string, patch: ItemUpdate, o?: CallOptions): Promise<Answered<Item>> =>
       unwrap(this.raw.PATCH('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, body: patch, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core'),
-    delete: (itemId: string, o?: CallOptions): Promise<ItemDeleted> => unwrap(this.raw.DELETE('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
+    delete: (itemId: string, o?: CallOptions): Promise<Answered<ItemDeleted>> => unwrap(this.raw.DELETE('/v1/items/{item_id}', { params: { path: { item_id: itemId } }, ...signalOf(o) }), 'core'),
     /** One page. */
-    listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<ItemList> => unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),
+    listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<Answered<ItemList>> => unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),
     /** Every item (lazily, page by page): `for await (const item of core.items.list({ limit: 100 }))`. */
     list: (query: PageQuery<ItemListQuery> = {}, o?: CallOptions): Paginator<Item, ItemList> =>
       new Paginator((cursor) => this.items.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
@@ -111,16 +111,18 @@ export class CoreClient {
 
   readonly events = {
     /** Sends 1 to 500 events in one request (all or nothing, with an `Idempotency-Key`); answers the stored events. */
-    send: async (events: EventInput[], o?: CreateOptions): Promise<Event[]> =>
-      (await unwrap(this.raw.POST('/v1/events', { body: events, headers: idempotencyHeader(o), ...signalOf(o) }), 'core')).data,
-    get: (eventId: string, o?: CallOptions): Promise<Event> => unwrap(this.raw.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(o) }), 'core'),
-    listPage: (query: EventListQuery = {}, o?: CallOptions): Promise<EventList> => unwrap(this.raw.GET('/v1/events', { params: { query }, ...signalOf(o) }), 'core'),
+    send: async (events: EventInput[], o?: CreateOptions): Promise<Answered<Event[]>> => {
+      const r = await unwrap(this.raw.POST('/v1/events', { body: events, headers: idempotencyHeader(o), ...signalOf(o) }), 'core');
+      return answeredPart(r.data, r);
+    },
+    get: (eventId: string, o?: CallOptions): Promise<Answered<Event>> => unwrap(this.raw.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(o) }), 'core'),
+    listPage: (query: EventListQuery = {}, o?: CallOptions): Promise<Answered<EventList>> => unwrap(this.raw.GET('/v1/events', { params: { query }, ...signalOf(o) }), 'core'),
     list: (query: PageQuery<EventListQuery> = {}, o?: CallOptions): Paginator<Event, EventList> =>
       new Paginator((cursor) => this.events.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
   };
 
   /** One page of search results (`POST /v1/search`; a read, so retried like one). */
-  search(body: SearchRequest, o?: CallOptions): Promise<SearchResults> {
+  search(body: SearchRequest, o?: CallOptions): Promise<Answered<SearchResults>> {
     return unwrap(this.raw.POST('/v1/search', { body, fetch: this.transport.fetchWith('safe'), ...signalOf(o) }), 'core');
   }
 
@@ -130,7 +132,7 @@ export class CoreClient {
   }
 
   /** `GET /v1/recommendations` (`user_id` and/or `item_id`). */
-  recommendations(query: RecommendationQuery, o?: CallOptions): Promise<RecommendationList> {
+  recommendations(query: RecommendationQuery, o?: CallOptions): Promise<Answered<RecommendationList>> {
     // Numbers and booleans go as their text, which the generated (string) query type names.
     return unwrap(this.raw.GET('/v1/recommendations', { params: { query: query as QueryParams<'getRecommendations'> }, ...signalOf(o) }), 'core');
   }

@@ -9,6 +9,6 @@ export { ApiError, typeForStatus, type CoreErrorType, type ErrorSource } from '.
 export { Paginator, type Page } from './paginate.ts';
 export { TokenManager, type TokenOptions } from './token.ts';
 export { Transport, retryAfterMs, type FetchLike, type RetryOptions, type RetryMode, type Authorizer } from './transport.ts';
-export type { CallOptions, CreateOptions } from './call.ts';
+export type { Answered, CallOptions, CreateOptions, ResponseInfo } from './call.ts';
 export type * from './types.ts';
 export type { paths, components, operations } from './schema.ts';
