@@ -1,5 +1,6 @@
 import type { BlobStore } from './blob.ts';
 import { PASS_EVENT_BUDGET, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
+import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
 import { startDueRuns } from './domain/automation.ts';
 import { sweepErasures } from './domain/erasure.ts';
@@ -15,6 +16,8 @@ export interface MaintenanceDeps {
   queue: WorkQueue;
   launcher: TaskLauncher;
   searchLog: Pick<SearchLogStore, 'fold'>;
+  /** An erasure's sweep deletes again the user's experiment memberships a request in flight wrote. */
+  exposures: Pick<ExposureStore, 'forgetUser'>;
   segmentEvents: SegmentSizeDeps['events'];
   /** How long an item's embedding may lag before it is queued again. */
   embedGraceSeconds: number;
@@ -57,7 +60,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('search analytics fold failed', tenant, e);
     }
     try {
-      swept += await sweepErasures(s, tenant, now);
+      swept += await sweepErasures({ ...s, exposures: deps.exposures }, tenant, now);
     } catch (e) {
       failed('erasure sweep failed', tenant, e);
     }

@@ -1,7 +1,7 @@
 import { blobs } from '#shared/blob';
 import { nowSeconds } from '#shared/clock';
 import { config } from '#shared/config';
-import { searchLogStore, segmentEvents, stores } from '#shared/data/index';
+import { exposureStore, searchLogStore, segmentEvents, stores } from '#shared/data/index';
 import { maintenancePass } from '#shared/maintenance';
 import { workQueue } from '#shared/queue/messages';
 import { taskLauncher } from '#shared/recs/launcher';
@@ -20,6 +20,7 @@ export const handler = async (event?: unknown) => {
     queue: workQueue(),
     launcher: taskLauncher(),
     searchLog: searchLogStore(),
+    exposures: exposureStore(),
     segmentEvents: segmentEvents(),
     embedGraceSeconds: config().maintenance.embedGraceSeconds,
   };

@@ -27,7 +27,12 @@ export interface VariantTotals {
 }
 
 export interface ExposureStore {
-  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number }): Promise<void>;
+  /**
+   * `erasedAt`: when the user's latest erasure began (their marker's `requested_at`), when the
+   * caller read it: a membership this container recorded before then was deleted by it, and is
+   * written again.
+   */
+  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number; erasedAt?: number }): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
   /**
    * Counts the event for the exposure's variant unless it was counted before; whether it counted
@@ -38,14 +43,24 @@ export interface ExposureStore {
   totals(tenant: string, experimentId: number): Promise<Map<number, VariantTotals>>;
   /**
    * Deletes the user's membership row (first served, conversions by type) in each of these
-   * experiments, where there is one (a user's erasure). The totals keep what they counted.
+   * experiments, where there is one (a user's erasure); with `servedThrough`, only a row whose
+   * user was first served by then (an erasure's sweep: a row a request served before the erasure
+   * ended wrote after it looked). The totals keep what they counted.
    */
-  forgetUser(tenant: string, userId: string, experimentIds: readonly number[]): Promise<void>;
+  forgetUser(tenant: string, userId: string, experimentIds: readonly number[], servedThrough?: number): Promise<void>;
 }
 
-/** Records a request served to `userId` under `a`. */
-export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number): Promise<void> {
-  return store.recordExposure(tenant, { requestId, experimentId: a.experiment.id, variant: a.index, userId, servedAt: now, windowSeconds: a.experiment.attribution_window_seconds });
+/** Records a request served to `userId` under `a`; `erasedAt` as `ExposureStore.recordExposure` takes it. */
+export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number, erasedAt?: number): Promise<void> {
+  return store.recordExposure(tenant, {
+    requestId,
+    experimentId: a.experiment.id,
+    variant: a.index,
+    userId,
+    servedAt: now,
+    windowSeconds: a.experiment.attribution_window_seconds,
+    ...(erasedAt !== undefined ? { erasedAt } : {}),
+  });
 }
 
 /**
@@ -74,7 +89,12 @@ export function planAndRecord(
   const onAssigned =
     served && userId !== undefined
       ? (a: Assignment) => {
-          recording = Promise.all([served.authorized, accepted]).then(() => recordServed(store, tenant, a, userId, served.requestId, now));
+          // The user's erasure marker, when read: a failed read only costs the membership's write its shortcut.
+          const erasedAt = erased?.then(
+            (m) => m?.requested_at,
+            () => undefined,
+          );
+          recording = Promise.all([served.authorized, accepted, erasedAt]).then(([, , at]) => recordServed(store, tenant, a, userId, served.requestId, now, at));
           recording.catch(() => undefined);
         }
       : undefined;

@@ -3,7 +3,7 @@ import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
 import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from './entities.ts';
 import { addCount } from '../counts.ts';
-import { nonZero } from './expressions.ts';
+import { nonZero, type Condition } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
 import { applied, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
 
@@ -16,9 +16,10 @@ import { applied, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, markEventOnce
  * An attributed event is recorded on its request's exposure under the event's id, conditionally,
  * so an event counts once however often its ingest is retried; the request's and the user's
  * first conversion per event type are told apart the same way.
- * A user's erasure deletes their rows in the tenant's experiments (forgetUser); a conversion
- * attributed later to a request served before it counts for the request, not the user (whose row
- * is gone, and is not written again by it).
+ * A user's erasure deletes their rows in the tenant's experiments (forgetUser), and its sweep
+ * again those a request served before it ended wrote after; a conversion attributed later to a
+ * request served before it counts for the request, not the user (whose row is gone, and is not
+ * written again by it).
  */
 
 /** Exposures are kept this long after their attribution window closes. */
@@ -35,11 +36,13 @@ interface Pending {
 const GROUP_MAX = 100;
 
 /**
- * Users this container has recorded in an experiment already (tenant, experiment, user): their
- * later requests skip the user row, so a returning user's request costs two writes, not three.
+ * Users this container has recorded in an experiment already (tenant, experiment, user), with the
+ * time of the request that did: their later requests skip the user row, so a returning user's
+ * request costs two writes, not three; unless the user's erasure began since (the request's
+ * `erasedAt`), which deleted the row: then it is written again.
  * Bound: RECORDED_MAX entries; emptied when full.
  */
-const recorded = new Set<string>();
+const recorded = new Map<string, number>();
 const RECORDED_MAX = 100_000;
 
 /** DeleteItems of an erasure's membership rows in flight at once. */
@@ -63,11 +66,12 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
     const newUsers = await Promise.all(
       group.map(async ({ tenant, e }) => {
         const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
-        if (recorded.has(seenKey)) return false;
+        const seenAt = recorded.get(seenKey);
+        if (seenAt !== undefined && (e.erasedAt === undefined || seenAt > e.erasedAt)) return false;
         // The user's first request in the experiment creates the row; only that one counts the user.
         const created = await applied(() => put(t, { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt }, isNew));
         if (recorded.size >= RECORDED_MAX) recorded.clear();
-        recorded.add(seenKey);
+        recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
         return created;
       }),
     );
@@ -133,8 +137,10 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       return true;
     },
 
-    async forgetUser(tenant, userId, experimentIds) {
-      await eachAtMost([...new Set(experimentIds)], FORGET_CONCURRENCY, (experiment) => remove(t, ExperimentUser.key({ tenant, experiment, user_id: userId })));
+    async forgetUser(tenant, userId, experimentIds, servedThrough) {
+      const when: Condition | undefined = servedThrough === undefined ? undefined : (x) => x.cmp('first_served_at', '<=', servedThrough);
+      // A row that is not there, or (with `servedThrough`) of a user first served later, fails the condition: nothing to delete.
+      await eachAtMost([...new Set(experimentIds)], FORGET_CONCURRENCY, (experiment) => applied(() => remove(t, ExperimentUser.key({ tenant, experiment, user_id: userId }), when)));
     },
 
     async totals(tenant, experimentId) {

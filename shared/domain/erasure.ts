@@ -78,14 +78,24 @@ export const ERASURE_SWEEP_DELAY_SECONDS = 60;
  * Idempotency-Key as it ran can write one of the user's events after the erasure looked for them;
  * the sweep deletes the user's events up to the erasure's `events_through` again (forgetting the
  * answers stored under their keys first), then its row. Until 2026-12-03 such an event stayed in
- * the table (training left it out, serving never read it, `GET /v1/events` listed it). Returns the
- * events deleted.
+ * the table (training left it out, serving never read it, `GET /v1/events` listed it). Likewise a
+ * request served in an experiment as the erasure ran can write the user's membership row after
+ * the erasure deleted it: the sweep deletes again every membership row of the user first served
+ * by the time the erasure ended (a later one is a new membership, kept). Until 2026-12-04 such a
+ * row stayed. Returns the events deleted.
  */
-export async function sweepErasures(deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore }, tenant: string, now: number): Promise<number> {
+export async function sweepErasures(
+  deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'> },
+  tenant: string,
+  now: number,
+): Promise<number> {
   let deleted = 0;
+  let experiments: number[] | undefined;
   for (const sweep of await deps.console.erasureSweeps(tenant)) {
     if (sweep.due_at > now) continue;
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
+    experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
+    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweep.due_at - ERASURE_SWEEP_DELAY_SECONDS);
     await deps.console.removeErasureSweep(tenant, sweep);
   }
   return deleted;

@@ -22,6 +22,8 @@ import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { ExperimentUser } from '../../shared/data/entities.ts';
+import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
@@ -592,16 +594,39 @@ describe('erasure', () => {
     const ids = async () => (await events.list('er6', { limit: 100, userId: 'late' })).rows.map((e) => e.id);
     expect(await ids()).toEqual([inFlight, after?.id]);
     // Not due yet: nothing deleted.
-    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', ended)).toBe(0);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', ended)).toBe(0);
     expect(await ids()).toEqual([inFlight, after?.id]);
     // Due: the in-flight event goes (until 2026-12-03 it stayed, listed), the later one stays, and the sweep is done.
     const due = ended + ERASURE_SWEEP_DELAY_SECONDS + 1;
-    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', due)).toBe(1);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', due)).toBe(1);
     expect(await ids()).toEqual([after?.id]);
     expect(await events.get('er6', inFlight)).toBeUndefined();
     expect(await c.erasureSweeps('er6')).toEqual([]);
-    expect(await sweepErasures({ console: c, events, idempotency }, 'er6', due + 60)).toBe(0);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures: dynamoExposureStore(db.table) }, 'er6', due + 60)).toBe(0);
     expect((await events.list('er6', { limit: 100, userId: 'other' })).rows).toHaveLength(1);
+  });
+
+  it("sweeps an ended erasure's experiment memberships: a request served as it ran that wrote the user's row after the erasure deleted it; a membership first served after it ended stays", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    for (const id of [1, 2])
+      await c.put('er7', 'experiment', { id, name: `e${id}`, context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
+    const member = (experiment: number) => getRow(db.table, ExperimentUser.key({ tenant: 'er7', experiment, user_id: 'racing' }), { consistent: true });
+    const served = (requestId: string, experimentId: number, servedAt: number, erasedAt?: number) =>
+      exposures.recordExposure('er7', { requestId, experimentId, variant: 0, userId: 'racing', servedAt, windowSeconds: 60, ...(erasedAt !== undefined ? { erasedAt } : {}) });
+    await served('before', 1, nowSeconds() - 5);
+    await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, 'er7', 'racing');
+    const ended = nowSeconds();
+    expect(await member(1)).toBeUndefined();
+    // A request served as the erasure ran (it read the user's marker) writes the membership after the erasure deleted it.
+    await served('in-flight', 1, ended, (await c.erasedUser('er7', 'racing'))?.requested_at);
+    expect(await member(1)).toMatchObject({ first_served_at: ended });
+    // The user served in the other experiment after the erasure ended: a new member.
+    await served('after', 2, ended + 1);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures }, 'er7', ended + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(0);
+    expect(await member(1)).toBeUndefined();
+    expect(await member(2)).toMatchObject({ first_served_at: ended + 1 });
+    expect(await c.erasureSweeps('er7')).toEqual([]);
   });
 
   it("erasures of two users at once take both out of a version's artifact (each checks after it writes); a later one reads no version checked", async () => {

@@ -96,6 +96,38 @@ describe('experiment exposures', () => {
     expect((await store.totals('f1', 1)).get(0)).toEqual({ requests: 2, users: 2, events: { click: 2, purchase: 1 }, requestsWith: { click: 1, purchase: 1 }, usersWith: { click: 1 } });
     expect(await row('f1', 1, 'gone')).toBeUndefined();
   });
+  it("a container that recorded the user before their erasure writes their membership again once the user's marker says it began since; not before, nor after", async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const row = () => getRow(db.table, ExperimentUser.key({ tenant: 'f3', experiment: 1, user_id: 'back' }), { consistent: true });
+    const served = (requestId: string, servedAt: number, erasedAt?: number) =>
+      store.recordExposure('f3', { requestId, experimentId: 1, variant: 0, userId: 'back', servedAt, windowSeconds: 600, ...(erasedAt !== undefined ? { erasedAt } : {}) });
+    await served('b-1', now);
+    await store.forgetUser('f3', 'back', [1]);
+    // Without the marker (or one older than the container's record), the container trusts what it remembers: no row.
+    await served('b-2', now + 1);
+    await served('b-3', now + 1, now - 10);
+    expect(await row()).toBeUndefined();
+    // The erasure began after this container recorded the user: the row is written again, and the user counted as a new member.
+    await served('b-4', now + 2, now);
+    expect(await row()).toMatchObject({ first_served_at: now + 2 });
+    expect((await store.totals('f3', 1)).get(0)).toMatchObject({ requests: 4, users: 2 });
+    // Recorded since that erasure: the next request skips the row again.
+    await store.forgetUser('f3', 'back', [1]);
+    await served('b-5', now + 3, now);
+    expect(await row()).toBeUndefined();
+  });
+
+  it('forgetUser with servedThrough deletes only a membership first served by then', async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const row = (experiment: number) => getRow(db.table, ExperimentUser.key({ tenant: 'f4', experiment, user_id: 'u' }), { consistent: true });
+    await store.recordExposure('f4', { requestId: 'g-1', experimentId: 1, variant: 0, userId: 'u', servedAt: now, windowSeconds: 600 });
+    await store.recordExposure('f4', { requestId: 'g-2', experimentId: 2, variant: 0, userId: 'u', servedAt: now + 1, windowSeconds: 600 });
+    await store.forgetUser('f4', 'u', [1, 2, 3], now);
+    expect(await row(1)).toBeUndefined();
+    expect(await row(2)).toMatchObject({ first_served_at: now + 1 });
+  });
 });
 
 describe('events attributed to one request', () => {

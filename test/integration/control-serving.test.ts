@@ -430,7 +430,7 @@ describe('experiments', () => {
 });
 
 describe("a user's erasure and experiments", () => {
-  it("deletes the user's membership row in each experiment, Running or Stopped; the results stay, and a later conversion on a request served before counts for the request, not the user", async () => {
+  it("deletes the user's membership row in each experiment, Running or Stopped; the results stay, and a later conversion on a request served before counts for the request, not the user; served again, the user is a new member, even by the container that recorded them before", async () => {
     const stamp = Date.now();
     const [user, kept] = [`erased-member-${stamp}`, `kept-member-${stamp}`];
     const tenant = t.demo.creds.tenant;
@@ -484,6 +484,13 @@ describe("a user's erasure and experiments", () => {
       was.running.variants.map((v: { users: number; events: { click: unknown } }) => [v.users, v.events.click]),
     );
     expect(await member(running.id, user)).toBeUndefined();
+
+    // Served again after the erasure by the container that recorded them before it: by their
+    // erasure marker it writes their membership again, and they count among the users anew.
+    const usersOf = (r: { variants: { users: number }[] }) => r.variants.reduce((n, v) => n + v.users, 0);
+    await served(running, user);
+    expect(await member(running.id, user)).toMatchObject({ first_served_at: expect.any(Number) });
+    expect(usersOf(await results(running.id))).toBe(3);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS } from '../../shared/domain/erasure.ts';
 import { maintenancePass, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
@@ -16,6 +17,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
   const sent: WorkMessage[] = [];
   const erased: [string, string, number | undefined][] = [];
   const sweepsDone: string[] = [];
+  const forgotten: [string, string, readonly number[], number | undefined][] = [];
   const stores = {
     // Tenant b has an ended erasure's sweep due (shared/domain/erasure.ts sweepErasures), and one not yet due.
     events: {
@@ -33,6 +35,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
     console: {
       list: async (tenant: string, kind: string) => {
         if (kind === 'template' && tenant === 'a' && failing === 'templates') return boom();
+        if (kind === 'experiment') return tenant === 'b' ? [{ id: 4 }, { id: 6 }] : [];
         if (kind !== 'segment') return [];
         segmentsRead.push(tenant);
         return tenant === 'a' && failing === 'segments' ? boom() : [];
@@ -62,12 +65,13 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
       },
     },
     segmentEvents: { countByUser: async () => ({ counts: new Map(), read: 0, capped: false }) },
+    exposures: { forgetUser: async (tenant, user, experiments, servedThrough) => void forgotten.push([tenant, user, experiments, servedThrough]) },
     embedGraceSeconds: 60,
   };
   const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   try {
     const result = await maintenancePass(deps, 1_800_000_000);
-    return { result, folded, segmentsRead, sent, erased, sweepsDone, errors: errors.mock.calls.map((c) => c[0]) };
+    return { result, folded, segmentsRead, sent, erased, sweepsDone, forgotten, errors: errors.mock.calls.map((c) => c[0]) };
   } finally {
     errors.mockRestore();
   }
@@ -84,6 +88,8 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
   it("sweeps each tenant's ended erasures that are due, up to each one's events_through, and counts the events deleted", async () => {
     const p = await passWith('segments');
     expect(p.erased).toEqual([['b', 'gone', 9]]);
+    // Its experiment memberships too: those first served by the time the erasure ended (due_at - ERASURE_SWEEP_DELAY_SECONDS).
+    expect(p.forgotten).toEqual([['b', 'gone', [4, 6], 1_800_000_000 - ERASURE_SWEEP_DELAY_SECONDS]]);
     expect(p.sweepsDone).toEqual(['b/gone']);
     expect(p.result.swept).toBe(2);
     expect(p.errors).not.toContain('erasure sweep failed');
