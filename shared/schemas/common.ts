@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
-import { documentAs } from './doc.ts';
+import { documentAs, named } from './doc.ts';
 
 // zod/mini ships no locale and no cycle-safe memoizer; install what classic zod installs by default,
 // so messages stay English and parsing behaves as before. Every schema module imports this one, and
@@ -125,6 +125,8 @@ const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
  */
 export function unstorable(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'number') {
+    // Infinity (a number JSON.parse could not hold) is `jsonValue`'s to report, where it stands.
+    if (!Number.isFinite(value)) return undefined;
     const a = Math.abs(value);
     if (a !== 0 && (a < 1e-130 || a > Number.MAX_SAFE_INTEGER))
       return `the number ${value} cannot be stored: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)`;
@@ -142,7 +144,24 @@ export function unstorable(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
-export const jsonObject = z.record(z.string(), z.json());
+/** Whether a value JSON.parse gave holds only finite numbers (down to `unstorable`'s 32 levels: deeper, it refuses the nesting). */
+function finiteNumbers(value: unknown, depth = 0): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object' || depth >= 32) return true;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) if (!finiteNumbers(v, depth + 1)) return false;
+  return true;
+}
+
+/**
+ * Any JSON value of a parsed body. `z.json()` alone refuses a number JSON.parse could not hold
+ * (`1e400` parses as Infinity) with zod's bare "Invalid input": this says what is wrong.
+ */
+export const jsonValue = documentAs(
+  z.pipe(z.unknown().check(z.refine(finiteNumbers, 'a number is out of range: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)')), z.json()),
+  named('JsonValue', z.json(), 'Any JSON value.'),
+);
+
+export const jsonObject = z.record(z.string(), jsonValue);
 
 /** Each issue as (path, message), an unknown-keys issue once per key. */
 function* flatIssues(error: z.core.$ZodError): Generator<{ path: PropertyKey[]; message: string }> {

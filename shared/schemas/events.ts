@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, intParam, limitParam, missingOr, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, intParam, jsonValue, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 import { documentAs } from './doc.ts';
 
@@ -45,7 +45,7 @@ const eventFields = z.catchall(
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),
     placement: optionalText,
   }),
-  z.json(),
+  jsonValue,
 );
 
 const event = eventFields.check(

@@ -80,6 +80,15 @@ describe('event schemas', () => {
     expect(Object.keys(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ ...ok, deep: nest(31) }], 'body')))).toContain('0');
   });
 
+  it('says a number is out of range where JSON.parse could not hold it (1e400 parses as Infinity): in item metadata, an event payload or another property', () => {
+    const outOfRange = ['a number is out of range: numbers must be 0 or of magnitude 1e-130 to 9007199254740991 (send larger ones as strings)'];
+    expect(fieldErrors(() => parseOrThrow(createItemsBody, JSON.parse('{"name":"x","metadata":{"p":1e400}}'), 'body'))).toEqual({ 'metadata.p': outOfRange });
+    expect(fieldErrors(() => parseOrThrow(createItemsBody, JSON.parse('{"name":"x","metadata":{"p":{"q":[1,-1e400]}}}'), 'body'))).toEqual({ 'metadata.p': outOfRange });
+    const event = (extra: string) => JSON.parse(`[{"type":"click","user_id":"u","item_id":7,${extra}}]`);
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, event('"n":1e400'), 'body'))).toEqual({ '0.n': outOfRange });
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, event('"click":{"amount":1e999}'), 'body'))).toEqual({ '0.click': outOfRange });
+  });
+
   it('refuses what the server sets (id, object, created), a non-object metadata and a non-integer event_id', () => {
     for (const [f, v] of [
       ['id', '5'],
