@@ -23,7 +23,10 @@ import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, 
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'>;
+export type ControlPorts = Pick<
+  ConsoleStore,
+  'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'
+>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {

@@ -25,6 +25,7 @@ import { LAST_ID } from './entity.ts';
 import type { Condition } from './expressions.ts';
 import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
+import { removedRecords, type RemovedRecords } from './removed.ts';
 
 /*
  * Console records (the ConsoleStore of shared/domain/console-records.ts): each kind is an entity
@@ -42,7 +43,10 @@ const logClock = { ms: 0, seq: 0 };
  */
 const WHOLE = Number.POSITIVE_INFINITY;
 
-/** The kinds created within a cap (`create`, shared/control/records.ts): each record holds a place until `remove`. */
+/**
+ * The kinds created within a cap (`create`, shared/control/records.ts), the kinds that can be
+ * deleted: each record holds a place until `remove`, and is kept a while after it (`removed`).
+ */
 const CAPPED: ReadonlySet<ConsoleKind> = new Set(['rule', 'segment']);
 
 /** A record not taken back (see `withdraw`). */
@@ -91,6 +95,8 @@ const erasureMarker = (r: Row): ErasedUserRecord => ({
 });
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  /** The deleted records of each kind that can be deleted (CAPPED: rules and segments). */
+  const removedOfKind = (kind: ConsoleKind): RemovedRecords => removedRecords(t, kind);
   /** The places of each kind with a cap (CAPPED). */
   const placed = new Map<ConsoleKind, Places>();
   const placesOfKind = (kind: ConsoleKind): Places => {
@@ -177,10 +183,19 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     replace: (tenant, kind, rec, expect) => applied(() => put(t, { ...recordKey(tenant, kind, rec.id), ...rec }, expect === 'new' ? isNew : holding(expect))),
     async remove(tenant, kind, id, expect = {}) {
+      if (CAPPED.has(kind)) {
+        // Kept as it is first (`removed`): a copy of a record that then stays (its change since
+        // failed the condition) is read by nothing, as the record is there.
+        const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
+        if (row && live(row)) await removedOfKind(kind).keep(tenant, id, row);
+      }
       if (!(await applied(() => remove(t, recordKey(tenant, kind, id), holding(expect))))) return false;
       // The place it held, if its kind has a cap (`create`).
       if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
       return true;
+    },
+    async removed<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
+      return CAPPED.has(kind) ? ((await removedOfKind(kind).get(tenant, id)) as T | undefined) : undefined;
     },
     async putContextMarker(tenant, contextId) {
       await put(t, { ...ContextMarker.key({ tenant, id: contextId }), id: contextId });

@@ -343,5 +343,16 @@ export const ConsolePlace = entity({
   indexes: { primary: { pk: 'TENANT#${tenant}#PLACES#${kind}', sk: '${slot}' } },
 });
 
+/**
+ * A deleted record of a kind that can be deleted (a rule, a segment, a synonym set), as it was
+ * stored, kept while a retry of the create that stored it can still come (an Idempotency-Key's
+ * life and an hour): the retry answers it instead of storing it again (`removed`).
+ */
+export const RemovedRecord = entity({
+  name: 'removed_record',
+  attributes: ['record', 'removed_at', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#REMOVED#${kind}', sk: '${id}' } },
+});
+
 /** A cursor's sort-key value for an id. */
 export const sortId = pad;

@@ -6,6 +6,7 @@ import { Conflict } from '../domain/errors.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
 import { applied, getRow, isStored, put, queryPage, queryUpTo, remove, stripKeys, type Row } from './ops.ts';
 import { placesOf } from './places.ts';
+import { removedRecords } from './removed.ts';
 
 /** Changes of one set that keep losing to others try again after a growing random pause (as the control records' do). */
 const CHANGE_RACES: RetryPolicy = { attempts: 32, baseMs: 2, maxMs: 100, jitter: 'full' };
@@ -42,6 +43,7 @@ const synonymPlaces = (t: TableRef) =>
 
 export function dynamoSynonymStore(t: TableRef): SynonymStore {
   const places = synonymPlaces(t);
+  const removed = removedRecords(t, 'synonym');
   return {
     nextId: (tenant) => allocateIds(t, tenant, 'synonym', 1),
 
@@ -73,9 +75,18 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
       }),
 
     async remove(tenant, id) {
+      // Kept as it is first (`removed`), for a retry of the create that stored it.
+      const row = await getRow(t, key(tenant, id), { consistent: true });
+      if (!row) return false;
+      await removed.keep(tenant, id, row);
       if (!(await applied(() => remove(t, key(tenant, id), isStored)))) return false;
       await places.release(tenant, id);
       return true;
+    },
+
+    async removed(tenant, id) {
+      const r = await removed.get(tenant, id);
+      return r ? fromRow(r) : undefined;
     },
   };
 }

@@ -71,11 +71,12 @@ export interface LogLine {
 /**
  * What a Platform create sent with an Idempotency-Key stored before (`ids`, the HTTP layer's plan,
  * shared/http/idempotency.ts): when it retries an attempt that failed after it may have written,
- * the record that attempt wrote under its id, if it got that far. The create then answers it as it
- * is stored and writes nothing.
+ * the record that attempt wrote under its id, if it got that far: as it is stored, or, deleted
+ * since, as it was when deleted (`removed`). The create then answers it and writes nothing (until
+ * 2026-12-04 a rule or segment deleted in between was stored again).
  */
-export function storedBefore<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'get'>, tenant: string, kind: ConsoleKind, ids: IdPlan | undefined): Promise<T | undefined> {
-  return createdBefore(ids, (id) => c.get<T>(tenant, kind, id));
+export function storedBefore<T extends ConsoleRecord>(c: Pick<ConsoleStore, 'get' | 'removed'>, tenant: string, kind: ConsoleKind, ids: IdPlan | undefined): Promise<T | undefined> {
+  return createdBefore(ids, async (id) => (await c.get<T>(tenant, kind, id)) ?? (await c.removed<T>(tenant, kind, id)));
 }
 
 /** `storedBefore` for a create whose records are not console records: `get` reads one by id. */
@@ -151,8 +152,16 @@ export interface ConsoleStore {
   ): Promise<{ rows: T[]; hasMore: boolean }>;
   /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
   replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
-  /** Deletes a record (with `expect`, only if it holds), freeing its place (`create`); false when there was none or it did not hold. */
+  /**
+   * Deletes a record (with `expect`, only if it holds), freeing its place (`create`); false when
+   * there was none or it did not hold. A rule or segment is kept as it was for `removed`.
+   */
   remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
+  /**
+   * A rule or segment `remove` deleted, as it was stored then, while a retry of the create that
+   * stored it can come (the Idempotency-Key's life and an hour); undefined for any other.
+   */
+  removed<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   /** Notes a context in the control partition, so `controlConfig` lists it. */
   putContextMarker(tenant: string, contextId: number): Promise<void>;
   /**

@@ -49,8 +49,10 @@ export interface SynonymStore {
    * undefined when there is none.
    */
   change(tenant: string, id: number, next: (cur: SynonymSet) => SynonymSet): Promise<SynonymSet | undefined>;
-  /** false when there was none. */
+  /** false when there was none. A set deleted is kept as it was for `removed`. */
   remove(tenant: string, id: number): Promise<boolean>;
+  /** A set `remove` deleted, as it was then, while a retry of the create that stored it can come (the Idempotency-Key's life and an hour). */
+  removed(tenant: string, id: number): Promise<SynonymSet | undefined>;
 }
 
 /** Sets a tenant may have. */
@@ -96,8 +98,9 @@ function checked(type: 'two_way' | 'one_way', input: string | null, synonyms: st
  * creates run at once (the store's `create`). A refused create has written nothing but its id.
  */
 export async function createSynonymSet(store: SynonymStore, tenant: string, b: SynonymInput, cap = MAX_SYNONYM_SETS, ids?: IdPlan): Promise<SynonymSet> {
-  // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored.
-  const done = await createdBefore(ids, (id) => store.get(tenant, id));
+  // A retry (same Idempotency-Key) of an attempt that stored its set: that set, as stored, or as
+  // it was when deleted since (until 2026-12-04 the retry stored it again).
+  const done = await createdBefore(ids, async (id) => (await store.get(tenant, id)) ?? (await store.removed(tenant, id)));
   if (done) return done;
   const body = checked(b.type ?? 'two_way', b.input ?? null, b.synonyms ?? []);
   const t = now();

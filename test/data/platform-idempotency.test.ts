@@ -5,9 +5,9 @@ import type { IdPlan } from '../../shared/domain/types.ts';
 import { startTraining } from '../../shared/domain/training-runs.ts';
 import { createTemplate } from '../../shared/domain/templates.ts';
 import { createEventType } from '../../shared/domain/event-types.ts';
-import { createRule } from '../../shared/control/records.ts';
+import { createRule, createSegment, deleteRule, deleteSegment } from '../../shared/control/records.ts';
 import { templateBody } from '../../shared/schemas/console.ts';
-import { createSynonymSet } from '../../shared/search/synonyms.ts';
+import { createSynonymSet, deleteSynonymSet } from '../../shared/search/synonyms.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -85,5 +85,35 @@ describe('a Platform create under an Idempotency-Key', () => {
     const again = await startTraining(c, queue, T, { template_id: template.id, options }, { reuse: run.id });
     expect(again).toEqual(await c.get(T, 'job', run.id));
     expect((await c.list(T, 'job')).map((r) => r.id)).toEqual([run.id]);
+  });
+
+  it('a rule, segment or synonym set deleted between the failed attempt that stored it and its retry stays deleted: the retry answers it as it was, and stores nothing', async () => {
+    const T = 'idem-deleted';
+    const c = db.stores.console;
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const ruleBody = { name: 'gone', context_id: ctx.id, conditions: [], boost: 2 };
+    const rule = await createRule(c, who, ruleBody, { reserved: async () => undefined });
+    await deleteRule(c, who, rule.id);
+    expect(await createRule(c, who, ruleBody, { reuse: rule.id })).toEqual(rule);
+    expect(await c.get(T, 'rule', rule.id)).toBeUndefined();
+    expect((await c.auditPage(T, `rules/${rule.id}`, { limit: 10 })).rows.map((e) => e.action)).toEqual(['delete', 'create']);
+
+    const segmentBody = { name: 'buyers', definition: { event_type: 'buy', min_count: 1, within_days: 7 } };
+    const segment = await createSegment(c, who, segmentBody, { reserved: async () => undefined });
+    await deleteSegment(c, who, segment.id);
+    expect(await createSegment(c, who, segmentBody, { reuse: segment.id })).toEqual(segment);
+    expect(await c.get(T, 'segment', segment.id)).toBeUndefined();
+    expect((await c.controlConfig(T)).segments).toEqual([]);
+
+    const synonyms = dynamoSynonymStore(db.table);
+    const set = await createSynonymSet(synonyms, T, { synonyms: ['sofa', 'couch'] }, undefined, { reserved: async () => undefined });
+    await deleteSynonymSet(synonyms, T, set.id);
+    expect(await createSynonymSet(synonyms, T, { synonyms: ['sofa', 'couch'] }, undefined, { reuse: set.id })).toEqual(set);
+    expect(await synonyms.all(T)).toEqual([]);
+
+    // A retry of an attempt that stopped before it wrote (nothing stored, nothing deleted) still writes.
+    expect((await createRule(c, who, ruleBody, { reuse: rule.id + 100 })).id).toBe(rule.id + 100);
+    expect(await c.get(T, 'rule', rule.id + 100)).toMatchObject({ name: 'gone' });
   });
 });
