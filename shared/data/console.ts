@@ -152,10 +152,12 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return row ? erasureMarker(row) : undefined;
     },
     async putErasure(tenant, marker) {
-      await put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker });
+      // Not over a later erasure's marker: an earlier erasure of the user ending while it runs would mark it ended.
+      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at))));
     },
     async putErasureSweep(tenant, sweep) {
-      await put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep });
+      // Not over a later erasure's sweep (one that covers more of the user's events).
+      await applied(() => put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep }, (x) => x.or(isNew(x), x.cmp('events_through', '<=', sweep.events_through))));
     },
     async erasureSweeps(tenant) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);

@@ -116,9 +116,13 @@ export interface ConsoleStore {
   servingRecords(tenant: string): Promise<{ event_type: ConsoleRecord[]; endpoint: ConsoleRecord[] }>;
   /** One user's erasure marker (read by its key), or undefined when the user was never erased. */
   erasedUser(tenant: string, userId: string): Promise<ErasedUser | undefined>;
-  /** Stores a user's erasure marker (one per user: a later erasure replaces it). */
+  /**
+   * Stores a user's erasure marker (one per user: a later erasure replaces it), unless the marker
+   * stored is of a later erasure (`requested_at`): an earlier one still running does not change it
+   * (until 2026-12-04 its end marked the later one ended while it ran).
+   */
   putErasure(tenant: string, marker: ErasedUser): Promise<void>;
-  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it). */
+  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more events (`events_through`). */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /** The tenant's erasure sweeps, due or not. */
   erasureSweeps(tenant: string): Promise<ErasureSweep[]>;

@@ -137,6 +137,26 @@ describe('console store', () => {
     expect((await c.servingConfig('er')).erased_user).toHaveLength(60);
   });
 
+  it("keeps a later erasure's marker and sweep when an earlier erasure of the same user writes its own after them (it ended while the later one ran)", async () => {
+    const c = db.stores.console;
+    // B began at 200 while A (begun at 100) still ran; A ends after B's marker is stored.
+    await c.putErasure('er2', { user_id: 'twice', requested_at: 100, completed_at: null, models_checked_through: 0 });
+    await c.putErasure('er2', { user_id: 'twice', requested_at: 200, completed_at: null, models_checked_through: 0 });
+    await c.putErasure('er2', { user_id: 'twice', requested_at: 100, completed_at: 150, models_checked_through: 3, events_through: 40 });
+    // Serving still reads B's marker: running, so none of the user's events personalise (until 2026-12-04 A's end said all was done).
+    expect(await c.erasedUser('er2', 'twice')).toEqual({ user_id: 'twice', requested_at: 200, completed_at: null, models_checked_through: 0 });
+    await c.putErasure('er2', { user_id: 'twice', requested_at: 200, completed_at: 260, models_checked_through: 3, events_through: 55 });
+    expect(await c.erasedUser('er2', 'twice')).toMatchObject({ requested_at: 200, completed_at: 260, events_through: 55 });
+    // The same second, or a later erasure: replaced.
+    await c.putErasure('er2', { user_id: 'twice', requested_at: 300, completed_at: null, models_checked_through: 3 });
+    expect(await c.erasedUser('er2', 'twice')).toMatchObject({ requested_at: 300, completed_at: null });
+
+    // Sweeps: B's (up to event 55) stays when A's (up to 40) is stored after it.
+    await c.putErasureSweep('er2', { user_id: 'twice', due_at: 320, events_through: 55 });
+    await c.putErasureSweep('er2', { user_id: 'twice', due_at: 210, events_through: 40 });
+    expect(await c.erasureSweeps('er2')).toEqual([{ user_id: 'twice', due_at: 320, events_through: 55 }]);
+  });
+
   it('reads the whole control partition for serving, past 10,000 contexts', async () => {
     const c = db.stores.console;
     // Context markers sort before every rule, segment, experiment and rerank record.
