@@ -28,11 +28,13 @@ export interface VariantTotals {
 
 export interface ExposureStore {
   /**
-   * `erasedAt`: when the user's latest erasure began (their marker's `requested_at`), when the
-   * caller read it: a membership this container recorded before then was deleted by it, and is
-   * written again.
+   * `erasedThrough`: when the user's latest erasure ended (their marker's `completed_at`; Infinity
+   * while it runs, or when the marker could not be read), when the caller read it. A membership
+   * first served by then is the erasure's to delete (it, or its sweep a minute after it ends): a
+   * container that recorded the user by then writes their row again, and a request served after
+   * it writes a new row in place of such a one.
    */
-  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number; erasedAt?: number }): Promise<void>;
+  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number; erasedThrough?: number }): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
   /**
    * Counts the event for the exposure's variant unless it was counted before; whether it counted
@@ -50,8 +52,11 @@ export interface ExposureStore {
   forgetUser(tenant: string, userId: string, experimentIds: readonly number[], servedThrough?: number): Promise<void>;
 }
 
-/** Records a request served to `userId` under `a`; `erasedAt` as `ExposureStore.recordExposure` takes it. */
-export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number, erasedAt?: number): Promise<void> {
+/** `ExposureStore.recordExposure`'s `erasedThrough` from the user's erasure marker: its end, Infinity while it runs; undefined for a user never erased. */
+export const erasedThroughOf = (m: ErasedUser | undefined): number | undefined => (m === undefined ? undefined : (m.completed_at ?? Number.POSITIVE_INFINITY));
+
+/** Records a request served to `userId` under `a`; `erasedThrough` as `ExposureStore.recordExposure` takes it. */
+export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number, erasedThrough?: number): Promise<void> {
   return store.recordExposure(tenant, {
     requestId,
     experimentId: a.experiment.id,
@@ -59,7 +64,7 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
     userId,
     servedAt: now,
     windowSeconds: a.experiment.attribution_window_seconds,
-    ...(erasedAt !== undefined ? { erasedAt } : {}),
+    ...(erasedThrough !== undefined ? { erasedThrough } : {}),
   });
 }
 
@@ -90,11 +95,8 @@ export function planAndRecord(
     served && userId !== undefined
       ? (a: Assignment) => {
           // The user's erasure marker, when read: a failed read only costs the membership's write its shortcut.
-          const erasedAt = erased?.then(
-            (m) => m?.requested_at,
-            () => undefined,
-          );
-          recording = Promise.all([served.authorized, accepted, erasedAt]).then(([, , at]) => recordServed(store, tenant, a, userId, served.requestId, now, at));
+          const erasedThrough = erased?.then(erasedThroughOf, () => Number.POSITIVE_INFINITY);
+          recording = Promise.all([served.authorized, accepted, erasedThrough]).then(([, , through]) => recordServed(store, tenant, a, userId, served.requestId, now, through));
           recording.catch(() => undefined);
         }
       : undefined;

@@ -249,7 +249,7 @@ export async function deleteRule(c: ControlPorts, who: Caller, id: number): Prom
     const cur = await c.get<Stored<Rule>>(who.tenant, 'rule', id);
     if (!cur) throw notFound('rule', id);
     const auditId = await c.auditId(who.tenant);
-    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev })) ? { value: { removed: cur, auditId } } : { failure: busy('Rule', id), retryable: true };
+    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev }, { kept: true })) ? { value: { removed: cur, auditId } } : { failure: busy('Rule', id), retryable: true };
   });
   await audit(c, who, auditId, 'delete', `rules/${id}`, shown(removed), null);
 }
@@ -319,7 +319,7 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
     const cfg = await c.controlConfig(who.tenant);
     const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
     const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
-    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }))) return { value: { removed: cur, auditId } };
+    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }, { kept: true }))) return { value: { removed: cur, auditId } };
     await unmark(c, who.tenant, id, mark);
     if (!rules.length && !experiments.length) return { failure: busy('Segment', id), retryable: true };
     const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');

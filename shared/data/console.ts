@@ -92,6 +92,7 @@ const erasureMarker = (r: Row): ErasedUserRecord => ({
   completed_at: r.completed_at === null || r.completed_at === undefined ? null : Number(r.completed_at),
   ...(r.models_checked_through !== undefined ? { models_checked_through: Number(r.models_checked_through) } : {}),
   ...(r.events_through !== undefined ? { events_through: Number(r.events_through) } : {}),
+  ...(r.order !== undefined ? { order: Number(r.order) } : {}),
 });
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
@@ -153,7 +154,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async putErasure(tenant, marker) {
       // Not over a later erasure's marker: an earlier erasure of the user ending while it runs would mark it ended.
-      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at))));
+      const order = marker.order;
+      const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at)) : (x) => x.or(isNew(x), x.absent('order'), x.cmp('order', '<=', order));
+      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
       // Not over a later erasure's sweep (one that covers more of the user's events).
@@ -184,8 +187,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
     replace: (tenant, kind, rec, expect) => applied(() => put(t, { ...recordKey(tenant, kind, rec.id), ...rec }, expect === 'new' ? isNew : holding(expect))),
-    async remove(tenant, kind, id, expect = {}) {
-      if (CAPPED.has(kind)) {
+    async remove(tenant, kind, id, expect = {}, opts = {}) {
+      if (opts.kept && CAPPED.has(kind)) {
         // Kept as it is first (`removed`): a copy of a record that then stays (its change since
         // failed the condition) is read by nothing, as the record is there.
         const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });

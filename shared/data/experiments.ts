@@ -37,9 +37,10 @@ const GROUP_MAX = 100;
 
 /**
  * Users this container has recorded in an experiment already (tenant, experiment, user), with the
- * time of the request that did: their later requests skip the user row, so a returning user's
- * request costs two writes, not three; unless the user's erasure began since (the request's
- * `erasedAt`), which deleted the row: then it is written again.
+ * time of the latest request that did: their later requests skip the user row, so a returning
+ * user's request costs two writes, not three; unless that request was served by the end of the
+ * user's latest erasure (the request's `erasedThrough`), which deletes such a row: then it is
+ * written again.
  * Bound: RECORDED_MAX entries; emptied when full.
  */
 const recorded = new Map<string, number>();
@@ -67,9 +68,13 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       group.map(async ({ tenant, e }) => {
         const seenKey = `${tenant}\u0000${e.experimentId}\u0000${e.userId}`;
         const seenAt = recorded.get(seenKey);
-        if (seenAt !== undefined && (e.erasedAt === undefined || seenAt > e.erasedAt)) return false;
+        if (seenAt !== undefined && (e.erasedThrough === undefined || seenAt > e.erasedThrough)) return false;
         // The user's first request in the experiment creates the row; only that one counts the user.
-        const created = await applied(() => put(t, { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt }, isNew));
+        // Served after the user's erasure ended, a row first served by its end (a request served
+        // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
+        const ended = e.erasedThrough !== undefined && e.servedAt > e.erasedThrough ? e.erasedThrough : undefined;
+        const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt };
+        const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
         if (recorded.size >= RECORDED_MAX) recorded.clear();
         recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
         return created;

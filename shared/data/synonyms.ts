@@ -74,15 +74,21 @@ export function dynamoSynonymStore(t: TableRef): SynonymStore {
         return stored ? { value: s } : { failure: new Conflict('changed_meanwhile', `Synonym set ${id} kept changing meanwhile; retry.`), retryable: true };
       }),
 
-    async remove(tenant, id) {
-      // Kept as it is first (`removed`), for a retry of the create that stored it.
-      const row = await getRow(t, key(tenant, id), { consistent: true });
-      if (!row) return false;
-      await removed.keep(tenant, id, row);
-      if (!(await applied(() => remove(t, key(tenant, id), isStored)))) return false;
-      await places.release(tenant, id);
-      return true;
-    },
+    // Kept as it is first (`removed`), for a retry of the create that stored it; deleted only if
+    // still that revision, so what is kept is what was deleted (a change landing between them is
+    // read again).
+    remove: (tenant, id) =>
+      withRetry<boolean>(CHANGE_RACES, async () => {
+        const row = await getRow(t, key(tenant, id), { consistent: true });
+        if (!row) return { value: false };
+        const rev = typeof row.rev === 'number' ? row.rev : undefined;
+        await removed.keep(tenant, id, row);
+        if (!(await applied(() => remove(t, key(tenant, id), (x) => x.and(isStored(x), ...x.fields({ rev })))))) {
+          return { failure: new Conflict('changed_meanwhile', `Synonym set ${id} kept changing meanwhile; retry.`), retryable: true };
+        }
+        await places.release(tenant, id);
+        return { value: true };
+      }),
 
     async removed(tenant, id) {
       const r = await removed.get(tenant, id);

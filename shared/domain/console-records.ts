@@ -39,11 +39,6 @@ export interface ConsoleRecord {
   [k: string]: unknown;
 }
 
-/**
- * A user whose events were erased: from `requested_at` (unix seconds) serving no longer
- * personalises from what a model's artifact holds of them, nor from their events created up to
- * `completed_at` (null while the erasure runs: none of them).
- */
 /** An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`). */
 export interface ErasureSweep {
   user_id: string;
@@ -53,10 +48,21 @@ export interface ErasureSweep {
   events_through: number;
 }
 
+/**
+ * A user whose events were erased: from `requested_at` (unix seconds) serving no longer
+ * personalises from what a model's artifact holds of them, nor from their events created up to
+ * `completed_at` (null while the erasure runs: none of them).
+ */
 export interface ErasedUser {
   user_id: string;
   requested_at: number;
   completed_at: number | null;
+  /**
+   * Which of the user's erasures began last, for those begun in the same second too (the
+   * millisecond it began × 1,000, plus a random tie-break): its marker is the one kept
+   * (`putErasure`). Absent on markers stored before 2026-12-04, which `requested_at` orders.
+   */
+  order?: number;
   /** The model versions up to this id are checked: their artifacts hold none of the user's history. */
   models_checked_through?: number;
   /** Once it ended: the user's events up to this id were the erasure's (later ones were sent after it began, and kept). */
@@ -118,8 +124,8 @@ export interface ConsoleStore {
   erasedUser(tenant: string, userId: string): Promise<ErasedUser | undefined>;
   /**
    * Stores a user's erasure marker (one per user: a later erasure replaces it), unless the marker
-   * stored is of a later erasure (`requested_at`): an earlier one still running does not change it
-   * (until 2026-12-04 its end marked the later one ended while it ran).
+   * stored is of a later erasure (`order`, else `requested_at`): an earlier one still running does
+   * not change it (until 2026-12-04 its end marked the later one ended while it ran).
    */
   putErasure(tenant: string, marker: ErasedUser): Promise<void>;
   /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more events (`events_through`). */
@@ -158,9 +164,11 @@ export interface ConsoleStore {
   replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
   /**
    * Deletes a record (with `expect`, only if it holds), freeing its place (`create`); false when
-   * there was none or it did not hold. A rule or segment is kept as it was for `removed`.
+   * there was none or it did not hold. A rule or segment deleted by its owner (`kept`) is kept as
+   * it was for `removed`; one a create takes back (it lost a check after its write, and answered
+   * 4xx) is not: the create's retry is refused as it was, not answered with it.
    */
-  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect): Promise<boolean>;
+  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect, opts?: { kept?: boolean }): Promise<boolean>;
   /**
    * A rule or segment `remove` deleted, as it was stored then, while a retry of the create that
    * stored it can come (the Idempotency-Key's life and an hour); undefined for any other.

@@ -1,5 +1,6 @@
+import { randomInt } from 'node:crypto';
 import type { BlobStore } from '../blob.ts';
-import { nowSeconds } from '../clock.ts';
+import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
@@ -34,7 +35,9 @@ export async function eraseUser(
   // The model versions an earlier erasure of the user (or this one, cut off) checked hold none of them.
   const earlier = await deps.console.erasedUser(tenant, userId);
   const checkedThrough = earlier?.models_checked_through ?? 0;
-  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough };
+  // Of erasures of the user begun in the same second, the one begun last keeps its marker.
+  const order = nowMs() * 1000 + randomInt(1000);
+  let marker: ErasedUser = { user_id: userId, requested_at: requestedAt, completed_at: null, models_checked_through: checkedThrough, order };
   // The marker first: serving stops at once, even if the deletion fails half way (retrying it
   // is safe: an erasure is idempotent), and a run storing its model from now on leaves the user out.
   await deps.console.putErasure(tenant, marker);

@@ -528,7 +528,9 @@ describe('erasure', () => {
     expect(read).toHaveLength(40);
     expect(read).not.toContain('gone');
     const cfg = await c.servingConfig('er');
-    expect(cfg.erased_user).toEqual([{ user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number), models_checked_through: 1, events_through: 60 }]);
+    expect(cfg.erased_user).toEqual([
+      { user_id: 'gone', requested_at: expect.any(Number), completed_at: expect.any(Number), models_checked_through: 1, events_through: 60, order: expect.any(Number) },
+    ]);
     expect(cfg.erased_user[0]?.completed_at).toBeGreaterThanOrEqual(t0);
     expect(cfg.endpoint).toEqual([]);
     expect(await eraseUser({ console: c, idempotency: db.stores.idempotency, exposures: dynamoExposureStore(db.table), events, blobs: blobStore }, 'er', 'gone')).toEqual({
@@ -612,14 +614,14 @@ describe('erasure', () => {
     for (const id of [1, 2])
       await c.put('er7', 'experiment', { id, name: `e${id}`, context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
     const member = (experiment: number) => getRow(db.table, ExperimentUser.key({ tenant: 'er7', experiment, user_id: 'racing' }), { consistent: true });
-    const served = (requestId: string, experimentId: number, servedAt: number, erasedAt?: number) =>
-      exposures.recordExposure('er7', { requestId, experimentId, variant: 0, userId: 'racing', servedAt, windowSeconds: 60, ...(erasedAt !== undefined ? { erasedAt } : {}) });
+    const served = (requestId: string, experimentId: number, servedAt: number, erasedThrough?: number) =>
+      exposures.recordExposure('er7', { requestId, experimentId, variant: 0, userId: 'racing', servedAt, windowSeconds: 60, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
     await served('before', 1, nowSeconds() - 5);
     await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, 'er7', 'racing');
     const ended = nowSeconds();
     expect(await member(1)).toBeUndefined();
-    // A request served as the erasure ran (it read the user's marker) writes the membership after the erasure deleted it.
-    await served('in-flight', 1, ended, (await c.erasedUser('er7', 'racing'))?.requested_at);
+    // A request served as the erasure ran (it read the user's marker, not yet ended) writes the membership after the erasure deleted it.
+    await served('in-flight', 1, ended, Number.POSITIVE_INFINITY);
     expect(await member(1)).toMatchObject({ first_served_at: ended });
     // The user served in the other experiment after the erasure ended: a new member.
     await served('after', 2, ended + 1);

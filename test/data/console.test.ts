@@ -151,6 +151,14 @@ describe('console store', () => {
     await c.putErasure('er2', { user_id: 'twice', requested_at: 300, completed_at: null, models_checked_through: 3 });
     expect(await c.erasedUser('er2', 'twice')).toMatchObject({ requested_at: 300, completed_at: null });
 
+    // Two erasures begun in the same second are told apart by their order (the millisecond and a tie-break): A's end does not replace B's marker.
+    await c.putErasure('er2', { user_id: 'same', requested_at: 400, completed_at: null, models_checked_through: 0, order: 400_000_123 });
+    await c.putErasure('er2', { user_id: 'same', requested_at: 400, completed_at: null, models_checked_through: 0, order: 400_480_007 });
+    await c.putErasure('er2', { user_id: 'same', requested_at: 400, completed_at: 401, models_checked_through: 0, events_through: 9, order: 400_000_123 });
+    expect(await c.erasedUser('er2', 'same')).toEqual({ user_id: 'same', requested_at: 400, completed_at: null, models_checked_through: 0, order: 400_480_007 });
+    await c.putErasure('er2', { user_id: 'same', requested_at: 400, completed_at: 402, models_checked_through: 0, events_through: 12, order: 400_480_007 });
+    expect(await c.erasedUser('er2', 'same')).toMatchObject({ completed_at: 402, events_through: 12 });
+
     // Sweeps: B's (up to event 55) stays when A's (up to 40) is stored after it.
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 320, events_through: 55 });
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 210, events_through: 40 });

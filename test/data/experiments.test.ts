@@ -96,26 +96,48 @@ describe('experiment exposures', () => {
     expect((await store.totals('f1', 1)).get(0)).toEqual({ requests: 2, users: 2, events: { click: 2, purchase: 1 }, requestsWith: { click: 1, purchase: 1 }, usersWith: { click: 1 } });
     expect(await row('f1', 1, 'gone')).toBeUndefined();
   });
-  it("a container that recorded the user before their erasure writes their membership again once the user's marker says it began since; not before, nor after", async () => {
+  it('a container that recorded the user by the end of their erasure writes their membership again after it; not before, nor once recorded since', async () => {
     const store = dynamoExposureStore(db.table);
     const now = Math.floor(Date.now() / 1000);
     const row = () => getRow(db.table, ExperimentUser.key({ tenant: 'f3', experiment: 1, user_id: 'back' }), { consistent: true });
-    const served = (requestId: string, servedAt: number, erasedAt?: number) =>
-      store.recordExposure('f3', { requestId, experimentId: 1, variant: 0, userId: 'back', servedAt, windowSeconds: 600, ...(erasedAt !== undefined ? { erasedAt } : {}) });
+    const served = (requestId: string, servedAt: number, erasedThrough?: number) =>
+      store.recordExposure('f3', { requestId, experimentId: 1, variant: 0, userId: 'back', servedAt, windowSeconds: 600, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
     await served('b-1', now);
     await store.forgetUser('f3', 'back', [1]);
-    // Without the marker (or one older than the container's record), the container trusts what it remembers: no row.
+    // Without the marker, or with one of an erasure that ended before the container's record, the container trusts what it remembers: no row.
     await served('b-2', now + 1);
     await served('b-3', now + 1, now - 10);
     expect(await row()).toBeUndefined();
-    // The erasure began after this container recorded the user: the row is written again, and the user counted as a new member.
-    await served('b-4', now + 2, now);
+    // An erasure that ended after this container recorded the user (at now + 1): the row is written again, the user counted as a new member.
+    await served('b-4', now + 2, now + 1);
     expect(await row()).toMatchObject({ first_served_at: now + 2 });
     expect((await store.totals('f3', 1)).get(0)).toMatchObject({ requests: 4, users: 2 });
-    // Recorded since that erasure: the next request skips the row again.
+    // Recorded since that erasure ended: the next request skips the row again.
     await store.forgetUser('f3', 'back', [1]);
-    await served('b-5', now + 3, now);
+    await served('b-5', now + 3, now + 1);
     expect(await row()).toBeUndefined();
+  });
+
+  it('a user served while their erasure runs, then after it ends: the row the erasure (or its sweep) deletes is replaced by a new membership, which stays', async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    const row = () => getRow(db.table, ExperimentUser.key({ tenant: 'f5', experiment: 1, user_id: 'during' }), { consistent: true });
+    const served = (requestId: string, servedAt: number, erasedThrough?: number) =>
+      store.recordExposure('f5', { requestId, experimentId: 1, variant: 0, userId: 'during', servedAt, windowSeconds: 600, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
+    // While the erasure runs (its marker not ended: Infinity), every request writes the row if it is not there: none is remembered.
+    await served('d-1', now, Number.POSITIVE_INFINITY);
+    expect(await row()).toMatchObject({ first_served_at: now });
+    await store.forgetUser('f5', 'during', [1]);
+    await served('d-2', now + 1, Number.POSITIVE_INFINITY);
+    expect(await row()).toMatchObject({ first_served_at: now + 1 });
+    // The erasure ended at now + 2 without deleting that row (the sweep will): the first request after it replaces the row.
+    await served('d-3', now + 5, now + 2);
+    expect(await row()).toMatchObject({ first_served_at: now + 5 });
+    // The sweep deletes rows first served by the end: this one stays, and the container serves the user on without writing.
+    await store.forgetUser('f5', 'during', [1], now + 2);
+    expect(await row()).toMatchObject({ first_served_at: now + 5 });
+    await served('d-4', now + 6, now + 2);
+    expect((await store.totals('f5', 1)).get(0)).toMatchObject({ requests: 4, users: 3 });
   });
 
   it('forgetUser with servedThrough deletes only a membership first served by then', async () => {

@@ -1,4 +1,6 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoSynonymStore } from '../../shared/data/synonyms.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
 import type { IdPlan } from '../../shared/domain/types.ts';
@@ -7,8 +9,9 @@ import { createTemplate } from '../../shared/domain/templates.ts';
 import { createEventType } from '../../shared/domain/event-types.ts';
 import { createRule, createSegment, deleteRule, deleteSegment } from '../../shared/control/records.ts';
 import { templateBody } from '../../shared/schemas/console.ts';
-import { createSynonymSet, deleteSynonymSet } from '../../shared/search/synonyms.ts';
+import { createSynonymSet, deleteSynonymSet, updateSynonymSet } from '../../shared/search/synonyms.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 /*
@@ -115,5 +118,49 @@ describe('a Platform create under an Idempotency-Key', () => {
     // A retry of an attempt that stopped before it wrote (nothing stored, nothing deleted) still writes.
     expect((await createRule(c, who, ruleBody, { reuse: rule.id + 100 })).id).toBe(rule.id + 100);
     expect(await c.get(T, 'rule', rule.id + 100)).toMatchObject({ name: 'gone' });
+  });
+
+  it('a rule create refused 404 (its segment deleted as it ran: the rule taken back) is refused again by its retry, not answered with the rule it took back', async () => {
+    const T = 'idem-takeback';
+    const c = db.stores.console;
+    const who = { tenant: T, actor: 'abcd1234' };
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, who, { name: 'buyers', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    // The segment's deletion runs between the create's check of the segment and its write (it sees no rule naming it).
+    const racing: ConsoleStore = Object.create(c);
+    racing.create = async (tenant, kind, rec, cap) => {
+      if (kind === 'rule') await deleteSegment(c, who, seg.id);
+      return c.create(tenant, kind, rec, cap);
+    };
+    let reserved: number | undefined;
+    const body = { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id };
+    await expect(createRule(racing, who, body, { reserved: async (id) => void (reserved = id) })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await c.get(T, 'rule', reserved as number)).toBeUndefined();
+    // The key keeps the reserved id, so a retry reuses it: refused as the attempt was (a reviewer found it answered 201 with the rule taken back).
+    await expect(createRule(c, who, body, { reuse: reserved as number })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(await c.get(T, 'rule', reserved as number)).toBeUndefined();
+  });
+
+  it("a synonym set changed between its delete's read and its DeleteItem is kept as deleted: the retry of its create answers that version", async () => {
+    const T = 'idem-syn-race';
+    const real = dynamoSynonymStore(db.table);
+    const set = await createSynonymSet(real, T, { synonyms: ['sofa', 'couch'] }, undefined, { reserved: async () => undefined });
+    let patched = false;
+    const doc = new Proxy(db.table.doc, {
+      get(target, prop, recv) {
+        if (prop !== 'send') return Reflect.get(target, prop, recv);
+        return async (cmd: unknown, ...rest: unknown[]) => {
+          if (cmd instanceof DeleteCommand && !patched) {
+            patched = true;
+            await updateSynonymSet(real, T, set.id, { synonyms: ['sofa', 'couch', 'settee'] });
+          }
+          return (target.send as (...a: unknown[]) => unknown).call(target, cmd, ...rest);
+        };
+      },
+    });
+    await deleteSynonymSet(dynamoSynonymStore({ ...db.table, doc } as TableRef), T, set.id);
+    expect(patched).toBe(true);
+    expect(await real.all(T)).toEqual([]);
+    expect((await createSynonymSet(real, T, { synonyms: ['sofa', 'couch'] }, undefined, { reuse: set.id })).synonyms).toEqual(['sofa', 'couch', 'settee']);
   });
 });
