@@ -156,7 +156,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       // Not over a later erasure's marker: an earlier erasure of the user ending while it runs would mark it ended.
       const order = marker.order;
       const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at)) : (x) => x.or(isNew(x), x.absent('order'), x.cmp('order', '<=', order));
-      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
+      return applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
       // Not over a later erasure's sweep (one that covers more of the user's events).

@@ -125,9 +125,10 @@ export interface ConsoleStore {
   /**
    * Stores a user's erasure marker (one per user: a later erasure replaces it), unless the marker
    * stored is of a later erasure (`order`, else `requested_at`): an earlier one still running does
-   * not change it (until 2026-12-04 its end marked the later one ended while it ran).
+   * not change it (until 2026-12-04 its end marked the later one ended while it ran). Whether it
+   * was stored.
    */
-  putErasure(tenant: string, marker: ErasedUser): Promise<void>;
+  putErasure(tenant: string, marker: ErasedUser): Promise<boolean>;
   /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more events (`events_through`). */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /** The tenant's erasure sweeps, due or not. */

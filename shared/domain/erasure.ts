@@ -47,21 +47,27 @@ export async function eraseUser(
   // as many keys as events (two calls each), which one at a time took most of the function's time.
   const { deleted, through } = await deps.events.eraseUser(tenant, userId, forgetting(deps.idempotency, tenant));
   // Their membership row in every experiment of the tenant, Draft, Running or Stopped (the totals
-  // keep what they counted; a conversion attributed later writes no row back).
+  // keep what they counted; a conversion attributed later writes no row back): those first served
+  // before it began; those of requests served as it runs, its sweep's (`sweepErasures`). Not every
+  // row: of two erasures of the user at once, the later one may have ended already, and a row
+  // first served since is a new membership.
   const experiments = await deps.console.list(tenant, 'experiment');
   await deps.exposures.forgetUser(
     tenant,
     userId,
     experiments.map((e) => e.id),
+    requestedAt,
   );
   const rewritten = await eraseFromModels(deps, tenant, checkedThrough, async (version) => {
     marker = { ...marker, models_checked_through: version };
     await deps.console.putErasure(tenant, marker);
   });
   const completedAt = nowSeconds();
-  await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
-  // A second look once the ingests it may have raced have ended (`sweepErasures`).
-  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through });
+  // A second look once the ingests it may have raced have ended (`sweepErasures`): unless a later
+  // erasure of the user keeps the marker (its own sweep covers as much, and is kept).
+  if (await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through })) {
+    await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through });
+  }
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
 }
 
@@ -81,11 +87,11 @@ export const ERASURE_SWEEP_DELAY_SECONDS = 60;
  * Idempotency-Key as it ran can write one of the user's events after the erasure looked for them;
  * the sweep deletes the user's events up to the erasure's `events_through` again (forgetting the
  * answers stored under their keys first), then its row. Until 2026-12-03 such an event stayed in
- * the table (training left it out, serving never read it, `GET /v1/events` listed it). Likewise a
- * request served in an experiment as the erasure ran can write the user's membership row after
- * the erasure deleted it: the sweep deletes again every membership row of the user first served
- * by the time the erasure ended (a later one is a new membership, kept). Until 2026-12-04 such a
- * row stayed. Returns the events deleted.
+ * the table (training left it out, serving never read it, `GET /v1/events` listed it). Likewise
+ * the user's experiment memberships begun as the erasure ran (the erasure deleted those begun
+ * before it): the sweep deletes every membership row of the user first served by the time the
+ * erasure ended (a later one is a new membership, kept). Until 2026-12-04 such a row stayed.
+ * Returns the events deleted.
  */
 export async function sweepErasures(
   deps: { console: ConsoleStore; events: EventStore; idempotency: IdempotencyStore; exposures: Pick<ExposureStore, 'forgetUser'> },

@@ -15,13 +15,14 @@ import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { nowSeconds } from '../../shared/clock.ts';
-import type { NewEvent } from '../../shared/domain/types.ts';
+import type { EventStore, NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { schedules } from '../../shared/queue/workers.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { erasedThroughOf } from '../../shared/control/exposures.ts';
 import { ExperimentUser } from '../../shared/data/entities.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -629,6 +630,50 @@ describe('erasure', () => {
     expect(await member(1)).toBeUndefined();
     expect(await member(2)).toMatchObject({ first_served_at: ended + 1 });
     expect(await c.erasureSweeps('er7')).toEqual([]);
+  });
+
+  it('two erasures of one user at once, the later one ending first: a membership first served after its end stays (the earlier one neither deletes it nor leaves a sweep that would)', async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    await c.put('er8', 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
+    const member = () => getRow(db.table, ExperimentUser.key({ tenant: 'er8', experiment: 1, user_id: 'u' }), { consistent: true });
+    // A is slow deleting the user's events; B begins after it and ends first.
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = () => {};
+    const inA = new Promise<void>((r) => (entered = r));
+    const slowEvents: EventStore = Object.create(events);
+    slowEvents.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
+      const out = await events.eraseUser(...args);
+      entered();
+      await gate;
+      return out;
+    };
+    const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, 'er8', 'u');
+    await inA;
+    await new Promise((r) => setTimeout(r, 5));
+    await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, 'er8', 'u');
+    const ended = await c.erasedUser('er8', 'u');
+    expect(ended?.completed_at).not.toBeNull();
+    // The next second, the user is served: a new member.
+    await new Promise((r) => setTimeout(r, 1100));
+    const s = nowSeconds();
+    const served = async (requestId: string, servedAt: number) => {
+      const through = erasedThroughOf(await c.erasedUser('er8', 'u'));
+      await exposures.recordExposure('er8', { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, ...(through !== undefined ? { erasedThrough: through } : {}) });
+    };
+    await served('r1', s);
+    expect(await member()).toMatchObject({ first_served_at: s });
+    release();
+    await a;
+    // B's marker stands, and only B's sweep: A's deletes and sweep leave the new membership alone.
+    expect(await c.erasedUser('er8', 'u')).toEqual(ended);
+    expect(await member()).toMatchObject({ first_served_at: s });
+    expect(await c.erasureSweeps('er8')).toHaveLength(1);
+    await sweepErasures({ console: c, events, idempotency, exposures }, 'er8', s + ERASURE_SWEEP_DELAY_SECONDS + 5);
+    expect(await member()).toMatchObject({ first_served_at: s });
+    await served('r2', s + 1);
+    expect((await exposures.totals('er8', 1)).get(0)).toMatchObject({ requests: 2, users: 1 });
   });
 
   it("erasures of two users at once take both out of a version's artifact (each checks after it writes); a later one reads no version checked", async () => {

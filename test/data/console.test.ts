@@ -159,6 +159,11 @@ describe('console store', () => {
     await c.putErasure('er2', { user_id: 'same', requested_at: 400, completed_at: 402, models_checked_through: 0, events_through: 12, order: 400_480_007 });
     expect(await c.erasedUser('er2', 'same')).toMatchObject({ completed_at: 402, events_through: 12 });
 
+    // A marker stored before markers had an order (by an earlier version) is replaced by a new erasure's.
+    await c.putErasure('er2', { user_id: 'legacy', requested_at: 500, completed_at: 510, models_checked_through: 0, events_through: 3 });
+    await c.putErasure('er2', { user_id: 'legacy', requested_at: 500, completed_at: null, models_checked_through: 0, order: 500_900_001 });
+    expect(await c.erasedUser('er2', 'legacy')).toMatchObject({ completed_at: null, order: 500_900_001 });
+
     // Sweeps: B's (up to event 55) stays when A's (up to 40) is stored after it.
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 320, events_through: 55 });
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 210, events_through: 40 });

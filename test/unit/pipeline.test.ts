@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FRESHNESS_HALF_LIFE_DAYS, inForce, matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
 import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
+import { planAndRecord, type ExposureStore } from '../../shared/control/exposures.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
 import { order, orderAfter } from '../../shared/serving/pipeline.ts';
@@ -601,6 +602,26 @@ describe('the plan of a context', () => {
     expect(limits).toEqual([SEGMENT_FIRST_READ, SEGMENT_EVENTS]);
     expect(more.rules.map((r) => r.id)).toEqual([1]);
     expect(more.userEvents?.events).toHaveLength(SEGMENT_EVENTS);
+  });
+
+  it("records a request served in the experiment with the user's erasure's end: undefined never erased, the end once ended, Infinity while it runs or when the marker cannot be read", async () => {
+    const exp = runningExperiment([{ name: 'a', endpoint_name: 'main', traffic_percent: 100 }]);
+    const d = deps(config({ experiments: [exp] }));
+    const t = `rec-${Math.random()}`;
+    const recorded: (number | undefined)[] = [];
+    const store = { recordExposure: async (_t: string, e: { erasedThrough?: number }) => void recorded.push(e.erasedThrough) } as unknown as ExposureStore;
+    for (const erased of [
+      Promise.resolve(undefined),
+      Promise.resolve({ user_id: 'u', requested_at: NOW - 20, completed_at: NOW - 10, models_checked_through: 0 }),
+      Promise.resolve({ user_id: 'u', requested_at: NOW - 20, completed_at: null, models_checked_through: 0 }),
+      Promise.reject(new Error('marker read throttled')),
+    ]) {
+      const p = planAndRecord(d, store, t, 1, 'u', NOW, { requestId: `r-${recorded.length}`, authorized: Promise.resolve() }, erased);
+      await p.plan;
+      p.accept();
+      await p.recorded;
+    }
+    expect(recorded).toEqual([undefined, NOW - 10, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY]);
   });
 
   it('reads the records again at once for a context newer than its cached read', async () => {
