@@ -159,12 +159,23 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
-      // Not over a later erasure's sweep (one that covers more of the user's events).
-      await applied(() => put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep }, (x) => x.or(isNew(x), x.cmp('events_through', '<=', sweep.events_through))));
+      // Not over a later erasure's sweep (one that covers more of the user's events or memberships).
+      await applied(() =>
+        put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep }, (x) =>
+          x.or(isNew(x), x.and(x.cmp('events_through', '<=', sweep.events_through), x.or(x.absent('members_through'), x.cmp('members_through', '<=', sweep.members_through ?? sweep.due_at)))),
+        ),
+      );
     },
     async erasureSweeps(tenant) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
-      return rows.map((r): ErasureSweepRecord => ({ user_id: String(r.user_id), due_at: Number(r.due_at), events_through: Number(r.events_through) }));
+      return rows.map(
+        (r): ErasureSweepRecord => ({
+          user_id: String(r.user_id),
+          due_at: Number(r.due_at),
+          events_through: Number(r.events_through),
+          ...(r.members_through !== undefined ? { members_through: Number(r.members_through) } : {}),
+        }),
+      );
     },
     async removeErasureSweep(tenant, sweep) {
       await applied(() => remove(t, ErasureSweep.key({ tenant, user_id: sweep.user_id }), (x) => x.and(...x.fields({ due_at: sweep.due_at }))));

@@ -46,6 +46,12 @@ export interface ErasureSweep {
   due_at: number;
   /** The erasure's `events_through`: the user's events up to this id are the erasure's. */
   events_through: number;
+  /**
+   * The user's experiment memberships first served up to this time (unix seconds) are the
+   * erasure's: its end, or a later erasure's that ended first. Absent on sweeps stored before
+   * 2026-12-04: the erasure's end (`due_at` less the delay).
+   */
+  members_through?: number;
 }
 
 /**
@@ -129,7 +135,7 @@ export interface ConsoleStore {
    * was stored.
    */
   putErasure(tenant: string, marker: ErasedUser): Promise<boolean>;
-  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more events (`events_through`). */
+  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more (`events_through`, `members_through`). */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /** The tenant's erasure sweeps, due or not. */
   erasureSweeps(tenant: string): Promise<ErasureSweep[]>;

@@ -63,11 +63,17 @@ export async function eraseUser(
     await deps.console.putErasure(tenant, marker);
   });
   const completedAt = nowSeconds();
-  // A second look once the ingests it may have raced have ended (`sweepErasures`): unless a later
-  // erasure of the user keeps the marker (its own sweep covers as much, and is kept).
-  if (await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through })) {
-    await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through });
+  // A second look once the ingests it may have raced have ended (`sweepErasures`), also when a
+  // later erasure of the user keeps the marker (it may fail, and leave no sweep of its own; of two
+  // sweeps of the user the one that covers more is kept). Its memberships: those first served by
+  // its end, or by the later erasure's if that one ended first (one served since is new).
+  let membersThrough = completedAt;
+  if (!(await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through }))) {
+    // A later erasure's marker stands.
+    const standing = await deps.console.erasedUser(tenant, userId);
+    if (standing?.completed_at != null) membersThrough = Math.min(membersThrough, standing.completed_at);
   }
+  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through, members_through: membersThrough });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
 }
 
@@ -90,7 +96,8 @@ export const ERASURE_SWEEP_DELAY_SECONDS = 60;
  * the table (training left it out, serving never read it, `GET /v1/events` listed it). Likewise
  * the user's experiment memberships begun as the erasure ran (the erasure deleted those begun
  * before it): the sweep deletes every membership row of the user first served by the time the
- * erasure ended (a later one is a new membership, kept). Until 2026-12-04 such a row stayed.
+ * erasure ended (its `members_through`; a later one is a new membership, kept). Until 2026-12-04
+ * such a row stayed.
  * Returns the events deleted.
  */
 export async function sweepErasures(
@@ -104,7 +111,7 @@ export async function sweepErasures(
     if (sweep.due_at > now) continue;
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
-    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweep.due_at - ERASURE_SWEEP_DELAY_SECONDS);
+    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweep.members_through ?? sweep.due_at - ERASURE_SWEEP_DELAY_SECONDS);
     await deps.console.removeErasureSweep(tenant, sweep);
   }
   return deleted;

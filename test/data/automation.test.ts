@@ -676,6 +676,47 @@ describe('erasure', () => {
     expect((await exposures.totals('er8', 1)).get(0)).toMatchObject({ requests: 2, users: 1 });
   });
 
+  it('an erasure that ends while a later one of the same user (begun, then failed) holds the marker still leaves its sweep: what raced it is swept', async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er9';
+    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
+    const member = () => getRow(db.table, ExperimentUser.key({ tenant: T, experiment: 1, user_id: 'u' }), { consistent: true });
+    await events.append(T, [ev('u', 'view', 1)], 100);
+    // An ingest in flight as A begins: its id taken before, its row written after A looked.
+    const inFlight = await allocateIds(db.table, T, 'event', 1);
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = () => {};
+    const inA = new Promise<void>((r) => (entered = r));
+    const slowEvents: EventStore = Object.create(events);
+    slowEvents.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
+      const out = await events.eraseUser(...args);
+      entered();
+      await gate;
+      return out;
+    };
+    const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, T, 'u');
+    await inA;
+    await new Promise((r) => setTimeout(r, 1100));
+    // A request served while A runs writes the user's membership; the in-flight event lands.
+    await exposures.recordExposure(T, { requestId: 'during-a', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 60, erasedThrough: Number.POSITIVE_INFINITY });
+    await events.append(T, [ev('u', 'buy', 2)], 150, { reuse: inFlight });
+    // B begins later and fails after its start marker: A's end marker is refused (B's stands).
+    const failing: EventStore = Object.create(events);
+    failing.eraseUser = async () => {
+      throw new Error('ProvisionedThroughputExceeded');
+    };
+    await expect(eraseUser({ console: c, idempotency, exposures, events: failing, blobs: blobStore }, T, 'u')).rejects.toThrow();
+    release();
+    await a;
+    expect((await c.erasedUser(T, 'u'))?.completed_at).toBeNull();
+    expect(await c.erasureSweeps(T)).toHaveLength(1);
+    expect(await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1)).toBe(1);
+    expect(await member()).toBeUndefined();
+    expect(await events.get(T, inFlight)).toBeUndefined();
+  });
+
   it("erasures of two users at once take both out of a version's artifact (each checks after it writes); a later one reads no version checked", async () => {
     const { events, console: c } = db.stores;
     const stored = await events.append(

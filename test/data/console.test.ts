@@ -164,6 +164,11 @@ describe('console store', () => {
     await c.putErasure('er2', { user_id: 'legacy', requested_at: 500, completed_at: null, models_checked_through: 0, order: 500_900_001 });
     expect(await c.erasedUser('er2', 'legacy')).toMatchObject({ completed_at: null, order: 500_900_001 });
 
+    // Of two sweeps covering the same events, the one whose memberships reach later stays (a quiet tenant: no event between the erasures).
+    await c.putErasureSweep('er2q', { user_id: 'quiet', due_at: 280, events_through: 5, members_through: 220 });
+    await c.putErasureSweep('er2q', { user_id: 'quiet', due_at: 220, events_through: 5, members_through: 160 });
+    expect(await c.erasureSweeps('er2q')).toEqual([{ user_id: 'quiet', due_at: 280, events_through: 5, members_through: 220 }]);
+
     // Sweeps: B's (up to event 55) stays when A's (up to 40) is stored after it.
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 320, events_through: 55 });
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 210, events_through: 40 });
