@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
-import type { AuditEntry, ConsoleKind, ConsoleRecord, ConsoleStore, ErasedUser as ErasedUserRecord, ErasureSweep as ErasureSweepRecord, Expect } from '../domain/console-records.ts';
+import {
+  sweepMembersThrough,
+  type AuditEntry,
+  type ConsoleKind,
+  type ConsoleRecord,
+  type ConsoleStore,
+  type ErasedUser as ErasedUserRecord,
+  type ErasureSweep as ErasureSweepRecord,
+  type Expect,
+} from '../domain/console-records.ts';
 import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
@@ -95,6 +104,16 @@ const erasureMarker = (r: Row): ErasedUserRecord => ({
   ...(r.order !== undefined ? { order: Number(r.order) } : {}),
 });
 
+const erasureSweep = (r: Row): ErasureSweepRecord => ({
+  user_id: String(r.user_id),
+  due_at: Number(r.due_at),
+  events_through: Number(r.events_through),
+  ...(r.members_through !== undefined ? { members_through: Number(r.members_through) } : {}),
+});
+
+/** Merges of an erasure's sweep into the one stored that may meet others at once, at most. */
+const SWEEP_MERGES = 16;
+
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   /** The deleted records of each kind that can be deleted (CAPPED: rules and segments). */
   const removedOfKind = (kind: ConsoleKind): RemovedRecords => removedRecords(t, kind);
@@ -159,26 +178,38 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
-      // Not over a later erasure's sweep (one that covers more of the user's events or memberships).
-      await applied(() =>
-        put(t, { ...ErasureSweep.key({ tenant, user_id: sweep.user_id }), ...sweep }, (x) =>
-          x.or(isNew(x), x.and(x.cmp('events_through', '<=', sweep.events_through), x.or(x.absent('members_through'), x.cmp('members_through', '<=', sweep.members_through ?? sweep.due_at)))),
-        ),
-      );
+      // Merged with the sweep stored (conditional on it as read, read again when it changed meanwhile).
+      const key = ErasureSweep.key({ tenant, user_id: sweep.user_id });
+      for (let attempt = 0; attempt < SWEEP_MERGES; attempt++) {
+        const row = await getRow(t, key, { consistent: true });
+        if (!row) {
+          if (await applied(() => put(t, { ...key, ...sweep }, isNew))) return;
+          continue;
+        }
+        const stored = erasureSweep(row);
+        const merged: ErasureSweepRecord = {
+          user_id: sweep.user_id,
+          due_at: Math.max(stored.due_at, sweep.due_at),
+          events_through: Math.max(stored.events_through, sweep.events_through),
+          members_through: Math.max(sweepMembersThrough(stored), sweepMembersThrough(sweep)),
+        };
+        if (merged.due_at === stored.due_at && merged.events_through === stored.events_through && merged.members_through === stored.members_through) return;
+        const asRead = { due_at: stored.due_at, events_through: stored.events_through, members_through: stored.members_through };
+        if (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) return;
+      }
+      throw new Error(`The erasure sweep of user ${sweep.user_id} kept changing; not stored.`);
     },
     async erasureSweeps(tenant) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
-      return rows.map(
-        (r): ErasureSweepRecord => ({
-          user_id: String(r.user_id),
-          due_at: Number(r.due_at),
-          events_through: Number(r.events_through),
-          ...(r.members_through !== undefined ? { members_through: Number(r.members_through) } : {}),
-        }),
-      );
+      return rows.map(erasureSweep);
     },
     async removeErasureSweep(tenant, sweep) {
-      await applied(() => remove(t, ErasureSweep.key({ tenant, user_id: sweep.user_id }), (x) => x.and(...x.fields({ due_at: sweep.due_at }))));
+      // Not one merged with another's since it was read (it covers what this pass did not).
+      await applied(() =>
+        remove(t, ErasureSweep.key({ tenant, user_id: sweep.user_id }), (x) =>
+          x.and(...x.fields({ due_at: sweep.due_at, events_through: sweep.events_through, members_through: sweep.members_through })),
+        ),
+      );
     },
     update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect) })),
     async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {

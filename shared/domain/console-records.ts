@@ -39,6 +39,15 @@ export interface ConsoleRecord {
   [k: string]: unknown;
 }
 
+/**
+ * How long after an erasure ends its sweep is due: an ingest request ends within 30 s (the
+ * events list's in-flight bound), so by then every ingest that raced the erasure has written.
+ */
+export const ERASURE_SWEEP_DELAY_SECONDS = 60;
+
+/** The memberships a sweep covers: `members_through`, or for a sweep stored without it, its erasure's end. */
+export const sweepMembersThrough = (s: Pick<ErasureSweep, 'due_at' | 'members_through'>): number => s.members_through ?? s.due_at - ERASURE_SWEEP_DELAY_SECONDS;
+
 /** An ended erasure's second look at the user's events (shared/domain/erasure.ts `sweepErasures`). */
 export interface ErasureSweep {
   user_id: string;
@@ -135,7 +144,11 @@ export interface ConsoleStore {
    * was stored.
    */
   putErasure(tenant: string, marker: ErasedUser): Promise<boolean>;
-  /** Stores an ended erasure's sweep (one per user: a later erasure replaces it), unless the sweep stored covers more (`events_through`, `members_through`). */
+  /**
+   * Stores an ended erasure's sweep (one per user), merged with the one stored, if any, which it
+   * has not run yet: the later due time, and the most of the user's events and memberships either
+   * covers (of two erasures of the user at once, each may cover more of one).
+   */
   putErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /** The tenant's erasure sweeps, due or not. */
   erasureSweeps(tenant: string): Promise<ErasureSweep[]>;

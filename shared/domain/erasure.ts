@@ -4,7 +4,7 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
-import type { ConsoleStore, ErasedUser } from './console-records.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, sweepMembersThrough, type ConsoleStore, type ErasedUser } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
 
@@ -64,8 +64,8 @@ export async function eraseUser(
   });
   const completedAt = nowSeconds();
   // A second look once the ingests it may have raced have ended (`sweepErasures`), also when a
-  // later erasure of the user keeps the marker (it may fail, and leave no sweep of its own; of two
-  // sweeps of the user the one that covers more is kept). Its memberships: those first served by
+  // later erasure of the user keeps the marker (it may fail, and leave no sweep of its own; two
+  // sweeps of the user are merged). Its memberships: those first served by
   // its end, or by the later erasure's if that one ended first (one served since is new).
   let membersThrough = completedAt;
   if (!(await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through }))) {
@@ -81,11 +81,7 @@ export async function eraseUser(
 const forgetting = (idempotency: IdempotencyStore, tenant: string) => (written: ReadonlyMap<string, number>) =>
   eachAtMost([...written], FORGETS_AT_ONCE, ([key, writtenAt]) => idempotency.forget(tenant, key, writtenAt));
 
-/**
- * How long after an erasure ends its sweep is due: an ingest request ends within 30 s (the
- * events list's in-flight bound), so by then every ingest that raced the erasure has written.
- */
-export const ERASURE_SWEEP_DELAY_SECONDS = 60;
+export { ERASURE_SWEEP_DELAY_SECONDS };
 
 /**
  * The second look of each ended erasure that is due (the maintenance pass, every minute): an
@@ -111,7 +107,7 @@ export async function sweepErasures(
     if (sweep.due_at > now) continue;
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
-    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweep.members_through ?? sweep.due_at - ERASURE_SWEEP_DELAY_SECONDS);
+    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweepMembersThrough(sweep));
     await deps.console.removeErasureSweep(tenant, sweep);
   }
   return deleted;

@@ -169,10 +169,19 @@ describe('console store', () => {
     await c.putErasureSweep('er2q', { user_id: 'quiet', due_at: 220, events_through: 5, members_through: 160 });
     expect(await c.erasureSweeps('er2q')).toEqual([{ user_id: 'quiet', due_at: 280, events_through: 5, members_through: 220 }]);
 
-    // Sweeps: B's (up to event 55) stays when A's (up to 40) is stored after it.
+    // Sweeps: B's (up to event 55) keeps what it covers when A's (up to 40) is stored after it (merged).
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 320, events_through: 55 });
     await c.putErasureSweep('er2', { user_id: 'twice', due_at: 210, events_through: 40 });
-    expect(await c.erasureSweeps('er2')).toEqual([{ user_id: 'twice', due_at: 320, events_through: 55 }]);
+    expect(await c.erasureSweeps('er2')).toEqual([{ user_id: 'twice', due_at: 320, events_through: 55, members_through: 260 }]);
+    // Neither covers all the other does (A read the event counter after B, B ended after A): merged, the most of each.
+    await c.putErasureSweep('er2m', { user_id: 'both', due_at: 107, events_through: 2, members_through: 47 });
+    await c.putErasureSweep('er2m', { user_id: 'both', due_at: 109, events_through: 1, members_through: 49 });
+    expect(await c.erasureSweeps('er2m')).toEqual([{ user_id: 'both', due_at: 109, events_through: 2, members_through: 49 }]);
+    // A pass that read the sweep before the merge does not remove the merged one.
+    await c.removeErasureSweep('er2m', { user_id: 'both', due_at: 109, events_through: 1, members_through: 49 });
+    expect(await c.erasureSweeps('er2m')).toHaveLength(1);
+    await c.removeErasureSweep('er2m', { user_id: 'both', due_at: 109, events_through: 2, members_through: 49 });
+    expect(await c.erasureSweeps('er2m')).toEqual([]);
   });
 
   it('reads the whole control partition for serving, past 10,000 contexts', async () => {
