@@ -76,7 +76,9 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
         const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt };
         const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
         if (recorded.size >= RECORDED_MAX) recorded.clear();
-        recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
+        // Not when the erasure's end was unknown (Infinity: it runs, or its marker could not be
+        // read): the write could not replace a row first served by that end.
+        if (e.erasedThrough !== Number.POSITIVE_INFINITY) recorded.set(seenKey, Math.max(seenAt ?? 0, e.servedAt));
         return created;
       }),
     );

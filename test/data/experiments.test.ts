@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
-import { getRow } from '../../shared/data/ops.ts';
+import { getRow, put } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -138,6 +138,19 @@ describe('experiment exposures', () => {
     expect(await row()).toMatchObject({ first_served_at: now + 5 });
     await served('d-4', now + 6, now + 2);
     expect((await store.totals('f5', 1)).get(0)).toMatchObject({ requests: 4, users: 3 });
+  });
+
+  it('a request served after the erasure ended whose marker read failed (Infinity) leaves the next one to replace a row served as it ran: the membership survives the sweep', async () => {
+    const store = dynamoExposureStore(db.table);
+    const key = ExperimentUser.key({ tenant: 'f6', experiment: 1, user_id: 'u' });
+    const served = (requestId: string, servedAt: number, erasedThrough: number) =>
+      store.recordExposure('f6', { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, erasedThrough });
+    // Another container served the user as the erasure ran (first served 999); it ended at 1000.
+    await put(db.table, { ...key, variant: 0, first_served_at: 999 });
+    await served('after-1', 1001, Number.POSITIVE_INFINITY);
+    await served('after-2', 1002, 1000);
+    await store.forgetUser('f6', 'u', [1], 1000);
+    expect(await getRow(db.table, key, { consistent: true })).toMatchObject({ first_served_at: 1002 });
   });
 
   it('forgetUser with servedThrough deletes only a membership first served by then', async () => {
