@@ -34,6 +34,7 @@ import { LAST_ID } from './entity.ts';
 import type { Condition } from './expressions.ts';
 import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
+import { withRetry, type RetryPolicy } from '../retry.ts';
 import { removedRecords, type RemovedRecords } from './removed.ts';
 
 /*
@@ -111,8 +112,8 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
   ...(r.members_through !== undefined ? { members_through: Number(r.members_through) } : {}),
 });
 
-/** Merges of an erasure's sweep into the one stored that may meet others at once, at most. */
-const SWEEP_MERGES = 16;
+/** An erasure's sweep merged into the one stored, which others may change at once: tried again after a growing random pause (as the control records' changes are). */
+const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   /** The deleted records of each kind that can be deleted (CAPPED: rules and segments). */
@@ -180,12 +181,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     async putErasureSweep(tenant, sweep) {
       // Merged with the sweep stored (conditional on it as read, read again when it changed meanwhile).
       const key = ErasureSweep.key({ tenant, user_id: sweep.user_id });
-      for (let attempt = 0; attempt < SWEEP_MERGES; attempt++) {
+      const changed = { failure: new Error(`The erasure sweep of user ${sweep.user_id} kept changing; not stored.`), retryable: true };
+      await withRetry<void>(SWEEP_MERGES, async () => {
         const row = await getRow(t, key, { consistent: true });
-        if (!row) {
-          if (await applied(() => put(t, { ...key, ...sweep }, isNew))) return;
-          continue;
-        }
+        if (!row) return (await applied(() => put(t, { ...key, ...sweep }, isNew))) ? { value: undefined } : changed;
         const stored = erasureSweep(row);
         const merged: ErasureSweepRecord = {
           user_id: sweep.user_id,
@@ -193,11 +192,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
           events_through: Math.max(stored.events_through, sweep.events_through),
           members_through: Math.max(sweepMembersThrough(stored), sweepMembersThrough(sweep)),
         };
-        if (merged.due_at === stored.due_at && merged.events_through === stored.events_through && merged.members_through === stored.members_through) return;
+        if (merged.due_at === stored.due_at && merged.events_through === stored.events_through && merged.members_through === stored.members_through) return { value: undefined };
         const asRead = { due_at: stored.due_at, events_through: stored.events_through, members_through: stored.members_through };
-        if (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) return;
-      }
-      throw new Error(`The erasure sweep of user ${sweep.user_id} kept changing; not stored.`);
+        return (await applied(() => put(t, { ...key, ...merged }, (x) => x.and(...x.fields(asRead))))) ? { value: undefined } : changed;
+      });
     },
     async erasureSweeps(tenant) {
       const rows = await queryUpTo(t, { ...ErasureSweep.indexes.primary.query({ tenant }), ConsistentRead: true }, WHOLE);
