@@ -471,6 +471,25 @@ describe('version comparison', () => {
   });
 });
 
+/**
+ * `events` whose erasure of a user holds once it has deleted the user's events (an erasure slow
+ * past that step), until `release`; `inA` settles when it gets there.
+ */
+function heldAfterDeleting(events: EventStore): { events: EventStore; inA: Promise<void>; release: () => void } {
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  let entered = () => {};
+  const inA = new Promise<void>((r) => (entered = r));
+  const held: EventStore = Object.create(events);
+  held.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
+    const out = await events.eraseUser(...args);
+    entered();
+    await gate;
+    return out;
+  };
+  return { events: held, inA, release };
+}
+
 const ev = (user: string, type: string, item: number): NewEvent => ({ type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
 
 /** A tenant's model version 1, a popularity model of `ds` with every user's history, trained before 200 on `types`: its artifact's key. */
@@ -638,17 +657,7 @@ describe('erasure', () => {
     await c.put('er8', 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
     const member = () => getRow(db.table, ExperimentUser.key({ tenant: 'er8', experiment: 1, user_id: 'u' }), { consistent: true });
     // A is slow deleting the user's events; B begins after it and ends first.
-    let release = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    let entered = () => {};
-    const inA = new Promise<void>((r) => (entered = r));
-    const slowEvents: EventStore = Object.create(events);
-    slowEvents.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
-      const out = await events.eraseUser(...args);
-      entered();
-      await gate;
-      return out;
-    };
+    const { events: slowEvents, inA, release } = heldAfterDeleting(events);
     const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, 'er8', 'u');
     await inA;
     await new Promise((r) => setTimeout(r, 5));
@@ -685,17 +694,7 @@ describe('erasure', () => {
     await events.append(T, [ev('u', 'view', 1)], 100);
     // An ingest in flight as A begins: its id taken before, its row written after A looked.
     const inFlight = await allocateIds(db.table, T, 'event', 1);
-    let release = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    let entered = () => {};
-    const inA = new Promise<void>((r) => (entered = r));
-    const slowEvents: EventStore = Object.create(events);
-    slowEvents.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
-      const out = await events.eraseUser(...args);
-      entered();
-      await gate;
-      return out;
-    };
+    const { events: slowEvents, inA, release } = heldAfterDeleting(events);
     const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, T, 'u');
     await inA;
     await new Promise((r) => setTimeout(r, 1100));

@@ -11,6 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
+/** Records requests served to `userId` in experiment 1 of `tenant` (variant 0), with the user's erasure's end as the request read it. */
+const servedIn = (store: ReturnType<typeof dynamoExposureStore>, tenant: string, userId: string) => (requestId: string, servedAt: number, erasedThrough?: number) =>
+  store.recordExposure(tenant, { requestId, experimentId: 1, variant: 0, userId, servedAt, windowSeconds: 600, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
+
 describe('experiment exposures', () => {
   it('counts every request once and every user once, however many are written together, and each is findable when its promise settles', async () => {
     const store = dynamoExposureStore(db.table);
@@ -100,8 +104,7 @@ describe('experiment exposures', () => {
     const store = dynamoExposureStore(db.table);
     const now = Math.floor(Date.now() / 1000);
     const row = () => getRow(db.table, ExperimentUser.key({ tenant: 'f3', experiment: 1, user_id: 'back' }), { consistent: true });
-    const served = (requestId: string, servedAt: number, erasedThrough?: number) =>
-      store.recordExposure('f3', { requestId, experimentId: 1, variant: 0, userId: 'back', servedAt, windowSeconds: 600, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
+    const served = servedIn(store, 'f3', 'back');
     await served('b-1', now);
     await store.forgetUser('f3', 'back', [1]);
     // Without the marker, or with one of an erasure that ended before the container's record, the container trusts what it remembers: no row.
@@ -122,8 +125,7 @@ describe('experiment exposures', () => {
     const store = dynamoExposureStore(db.table);
     const now = Math.floor(Date.now() / 1000);
     const row = () => getRow(db.table, ExperimentUser.key({ tenant: 'f5', experiment: 1, user_id: 'during' }), { consistent: true });
-    const served = (requestId: string, servedAt: number, erasedThrough?: number) =>
-      store.recordExposure('f5', { requestId, experimentId: 1, variant: 0, userId: 'during', servedAt, windowSeconds: 600, ...(erasedThrough !== undefined ? { erasedThrough } : {}) });
+    const served = servedIn(store, 'f5', 'during');
     // While the erasure runs (its marker not ended: Infinity), every request writes the row if it is not there: none is remembered.
     await served('d-1', now, Number.POSITIVE_INFINITY);
     expect(await row()).toMatchObject({ first_served_at: now });
@@ -143,8 +145,7 @@ describe('experiment exposures', () => {
   it('a request served after the erasure ended whose marker read failed (Infinity) leaves the next one to replace a row served as it ran: the membership survives the sweep', async () => {
     const store = dynamoExposureStore(db.table);
     const key = ExperimentUser.key({ tenant: 'f6', experiment: 1, user_id: 'u' });
-    const served = (requestId: string, servedAt: number, erasedThrough: number) =>
-      store.recordExposure('f6', { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, erasedThrough });
+    const served = servedIn(store, 'f6', 'u');
     // Another container served the user as the erasure ran (first served 999); it ended at 1000.
     await put(db.table, { ...key, variant: 0, first_served_at: 999 });
     await served('after-1', 1001, Number.POSITIVE_INFINITY);
