@@ -176,7 +176,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       // Not over a later erasure's marker: an earlier erasure of the user ending while it runs would mark it ended.
       const order = marker.order;
       const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at)) : (x) => x.or(isNew(x), x.absent('order'), x.cmp('order', '<=', order));
-      return applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
+      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
       // Merged with the sweep stored (conditional on it as read, read again when it changed meanwhile).

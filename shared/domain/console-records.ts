@@ -140,10 +140,9 @@ export interface ConsoleStore {
   /**
    * Stores a user's erasure marker (one per user: a later erasure replaces it), unless the marker
    * stored is of a later erasure (`order`, else `requested_at`): an earlier one still running does
-   * not change it (until 2026-12-04 its end marked the later one ended while it ran). Whether it
-   * was stored.
+   * not change it (until 2026-12-04 its end marked the later one ended while it ran).
    */
-  putErasure(tenant: string, marker: ErasedUser): Promise<boolean>;
+  putErasure(tenant: string, marker: ErasedUser): Promise<void>;
   /**
    * Stores an ended erasure's sweep (one per user), merged with the one stored, if any, which it
    * has not run yet: the later due time, and the most of the user's events and memberships either

@@ -4,7 +4,7 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { ExposureStore } from '../control/exposures.ts';
 import { eraseFromModels } from '../recs/erase-from-models.ts';
-import { ERASURE_SWEEP_DELAY_SECONDS, sweepMembersThrough, type ConsoleStore, type ErasedUser } from './console-records.ts';
+import { ERASURE_SWEEP_DELAY_SECONDS, sweepMembersThrough, type ConsoleStore, type ErasedUser, type ErasureSweep } from './console-records.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { EventStore } from './types.ts';
 
@@ -63,17 +63,13 @@ export async function eraseUser(
     await deps.console.putErasure(tenant, marker);
   });
   const completedAt = nowSeconds();
+  // Unless a later erasure of the user holds the marker (its own stands: `putErasure`).
+  await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through });
   // A second look once the ingests it may have raced have ended (`sweepErasures`), also when a
-  // later erasure of the user keeps the marker (it may fail, and leave no sweep of its own; two
-  // sweeps of the user are merged). Its memberships: those first served by
-  // its end, or by the later erasure's if that one ended first (one served since is new).
-  let membersThrough = completedAt;
-  if (!(await deps.console.putErasure(tenant, { ...marker, completed_at: completedAt, events_through: through }))) {
-    // A later erasure's marker stands.
-    const standing = await deps.console.erasedUser(tenant, userId);
-    if (standing?.completed_at != null) membersThrough = Math.min(membersThrough, standing.completed_at);
-  }
-  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through, members_through: membersThrough });
+  // later erasure of the user holds the marker (it may fail, and leave no sweep of its own; two
+  // sweeps of the user are merged). Its memberships: those first served by its end (the sweep
+  // cuts them back to a later erasure's end if that one ended first).
+  await deps.console.putErasureSweep(tenant, { user_id: userId, due_at: completedAt + ERASURE_SWEEP_DELAY_SECONDS, events_through: through, members_through: completedAt });
   return { user_id: userId, deleted_events: deleted, model_versions_rewritten: rewritten };
 }
 
@@ -107,8 +103,19 @@ export async function sweepErasures(
     if (sweep.due_at > now) continue;
     deleted += (await deps.events.eraseUser(tenant, sweep.user_id, forgetting(deps.idempotency, tenant), sweep.events_through)).deleted;
     experiments ??= (await deps.console.list(tenant, 'experiment')).map((e) => e.id);
-    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, sweepMembersThrough(sweep));
+    await deps.exposures.forgetUser(tenant, sweep.user_id, experiments, membersSwept(sweep, await deps.console.erasedUser(tenant, sweep.user_id)));
     await deps.console.removeErasureSweep(tenant, sweep);
   }
   return deleted;
+}
+
+/**
+ * The memberships a due sweep deletes: those first served by its `members_through`, or by the end
+ * of the user's erasure that holds the marker, if that one ended first. Of two erasures of the
+ * user at once, the later (by order) can end first, and its end marker land only after the earlier
+ * ended: a membership first served between the two ends is new (serving read the later erasure as
+ * ended, or will), not one that raced an erasure. A marker of an erasure still running cuts nothing.
+ */
+export function membersSwept(sweep: Pick<ErasureSweep, 'due_at' | 'members_through'>, marker: Pick<ErasedUser, 'completed_at'> | undefined): number {
+  return Math.min(sweepMembersThrough(sweep), marker?.completed_at ?? Number.POSITIVE_INFINITY);
 }

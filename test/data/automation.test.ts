@@ -12,6 +12,7 @@ import { compareModels, type ModelVersion } from '../../shared/domain/model-vers
 import { createTemplate, firstRunAt, getTemplate, updateTemplate, type Template } from '../../shared/domain/templates.ts';
 import { trainingRunResource, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { nowSeconds } from '../../shared/clock.ts';
@@ -22,7 +23,7 @@ import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
-import { erasedThroughOf } from '../../shared/control/exposures.ts';
+import { erasedThroughOf, type ExposureStore } from '../../shared/control/exposures.ts';
 import { ExperimentUser } from '../../shared/data/entities.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -490,6 +491,12 @@ function heldAfterDeleting(events: EventStore): { events: EventStore; inA: Promi
   return { events: held, inA, release };
 }
 
+/** User u served in experiment 1 at `servedAt`, passing their erasure marker as serving reads it. */
+async function servedAsServingReads(c: ConsoleStore, exposures: ExposureStore, tenant: string, requestId: string, servedAt: number) {
+  const through = erasedThroughOf(await c.erasedUser(tenant, 'u'));
+  await exposures.recordExposure(tenant, { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, ...(through !== undefined ? { erasedThrough: through } : {}) });
+}
+
 const ev = (user: string, type: string, item: number): NewEvent => ({ type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
 
 /** A tenant's model version 1, a popularity model of `ds` with every user's history, trained before 200 on `types`: its artifact's key. */
@@ -667,10 +674,7 @@ describe('erasure', () => {
     // The next second, the user is served: a new member.
     await new Promise((r) => setTimeout(r, 1100));
     const s = nowSeconds();
-    const served = async (requestId: string, servedAt: number) => {
-      const through = erasedThroughOf(await c.erasedUser('er8', 'u'));
-      await exposures.recordExposure('er8', { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, ...(through !== undefined ? { erasedThrough: through } : {}) });
-    };
+    const served = (requestId: string, servedAt: number) => servedAsServingReads(c, exposures, 'er8', requestId, servedAt);
     await served('r1', s);
     expect(await member()).toMatchObject({ first_served_at: s });
     release();
@@ -683,6 +687,50 @@ describe('erasure', () => {
     expect(await member()).toMatchObject({ first_served_at: s });
     await served('r2', s + 1);
     expect((await exposures.totals('er8', 1)).get(0)).toMatchObject({ requests: 2, users: 1 });
+  });
+
+  it("two erasures of one user at once, the later one ending first but its end marker landing after the earlier one's end: a membership first served between the two ends stays", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er10';
+    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
+    const member = () => getRow(db.table, ExperimentUser.key({ tenant: T, experiment: 1, user_id: 'u' }), { consistent: true });
+    const served = (requestId: string) => servedAsServingReads(c, exposures, T, requestId, nowSeconds());
+    // A is slow deleting the user's events; B begins after it, ends first, and its end marker is held back.
+    const { events: slowEvents, inA, release } = heldAfterDeleting(events);
+    const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, T, 'u');
+    await inA;
+    await new Promise((r) => setTimeout(r, 5));
+    let landB = () => {};
+    const bLands = new Promise<void>((r) => (landB = r));
+    let bEnded = () => {};
+    const bEnd = new Promise<void>((r) => (bEnded = r));
+    const lateEnd: ConsoleStore = Object.create(c);
+    lateEnd.putErasure = async (tenant, marker) => {
+      if (marker.completed_at !== null) {
+        bEnded();
+        await bLands;
+      }
+      return c.putErasure(tenant, marker);
+    };
+    const b = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
+    await bEnd;
+    // The next second, the user is served while B's marker still reads as running; then A ends.
+    await new Promise((r) => setTimeout(r, 1100));
+    await served('r1');
+    const firstServed = (await member())?.first_served_at;
+    release();
+    await a;
+    landB();
+    await b;
+    const marker = await c.erasedUser(T, 'u');
+    expect(marker?.completed_at).toBeLessThan(firstServed as number);
+    // Served again once B's end marker stands: the row stays as first served (a new membership).
+    await served('r2');
+    expect(await member()).toMatchObject({ first_served_at: firstServed });
+    await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    expect(await member()).toMatchObject({ first_served_at: firstServed });
+    expect(await c.erasureSweeps(T)).toEqual([]);
   });
 
   it('an erasure that ends while a later one of the same user (begun, then failed) holds the marker still leaves its sweep: what raced it is swept', async () => {

@@ -48,6 +48,8 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
               { user_id: 'later', due_at: 1_800_000_001, events_through: 12 },
             ]
           : [],
+      // The user's marker as the sweep reads it: ended with the sweep's erasure (nothing cut back).
+      erasedUser: async () => ({ completed_at: 1_799_999_940 }),
       removeErasureSweep: async (tenant: string, sweep: { user_id: string }) => void sweepsDone.push(`${tenant}/${sweep.user_id}`),
     },
   } as unknown as Stores;
