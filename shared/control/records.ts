@@ -1,5 +1,5 @@
 // Over 400 lines: the four control records (rules, segments, experiments, rerank) share one revision-checked write path and audit trail; split, each would re-import it for ~90 lines.
-import { newId, storedBefore, type AuditEntry, type ConsoleKind, type ConsoleRecord, type ConsoleStore } from '../domain/console-records.ts';
+import { newId, storedBefore, tooMany, type AuditEntry, type Cap, type ConsoleKind, type ConsoleRecord, type ConsoleStore } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
 import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
@@ -74,7 +74,6 @@ const beingDeleted = (s: Bookkeeping) => typeof s._deleting === 'number' && nowS
  */
 export const MAX_RULES = 1000;
 export const MAX_SEGMENTS = 100;
-const tooMany = (what: string, cap: number) => new InvalidInput(`Too many ${what}.`, { [what]: [`a tenant has at most ${cap} ${what}`] });
 
 const notFound = (what: string, id: number) => new NotFound(`${what}_not_found`, `No ${what} ${id}.`);
 const badState = (message: string) => new PreconditionFailed(message);
@@ -129,9 +128,9 @@ async function needSegment(c: ControlPorts, tenant: string, id: number): Promise
  * (see deleteSegment): either it sees this record (and the deletion is refused), or this check
  * sees the mark.
  */
-async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, cap?: { n: number; what: string }): Promise<void> {
+async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, cap?: Cap): Promise<void> {
   if (!cap) await c.put(tenant, kind, rec);
-  else if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap.what, cap.n);
+  else if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap);
   if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
     await c.remove(tenant, kind, rec.id);
     throw notFound('segment', rec.segment_id);
@@ -273,7 +272,7 @@ export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBo
     _rev: 1,
   };
   const auditId = await c.auditId(who.tenant);
-  if (!(await c.create(who.tenant, 'segment', rec, cap))) throw tooMany('segments', cap);
+  if (!(await c.create(who.tenant, 'segment', rec, cap))) throw tooMany({ n: cap, what: 'segments' });
   await audit(c, who, auditId, 'create', `segments/${rec.id}`, null, shown(rec));
   return shown(rec);
 }

@@ -54,10 +54,11 @@ const logClock = { ms: 0, seq: 0 };
 const WHOLE = Number.POSITIVE_INFINITY;
 
 /**
- * The kinds created within a cap (`create`, shared/control/records.ts), the kinds that can be
- * deleted: each record holds a place until `remove`, and is kept a while after it (`removed`).
+ * The kinds created within a cap (`create`): each record holds a place until `remove` deletes it
+ * or `withdraw` takes it back. Of them, rules and segments can be deleted, and a deleted one is
+ * kept a while (`remove` with `kept`, `removed`).
  */
-const CAPPED: ReadonlySet<ConsoleKind> = new Set(['rule', 'segment']);
+const CAPPED: ReadonlySet<ConsoleKind> = new Set(['rule', 'segment', 'endpoint', 'event_type']);
 
 /** A record not taken back (see `withdraw`). */
 const live = (r: Row) => r.withdrawn === undefined;
@@ -116,7 +117,7 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
 const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
-  /** The deleted records of each kind that can be deleted (CAPPED: rules and segments). */
+  /** The deleted records of each kind that can be deleted (rules and segments). */
   const removedOfKind = (kind: ConsoleKind): RemovedRecords => removedRecords(t, kind);
   /** The places of each kind with a cap (CAPPED). */
   const placed = new Map<ConsoleKind, Places>();
@@ -126,6 +127,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       if (!CAPPED.has(kind)) throw new Error(`console records of kind ${kind} have no cap`);
       p = placesOf(t, {
         records: (tenant) => ofKind(tenant, kind),
+        counts: (x) => x.absent('withdrawn'),
         recordKey: (tenant, id) => recordKey(tenant, kind, id),
         places: (tenant) => ConsolePlace.indexes.primary.query({ tenant, kind }),
         placeKey: (tenant, slot) => ConsolePlace.key({ tenant, kind, slot }),
@@ -219,6 +221,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     },
     async withdraw(tenant, kind, id) {
       await update(t, recordKey(tenant, kind, id), { set: { withdrawn: true } });
+      // The place it held, if its kind has a cap (a withdrawn record does not count: `create`).
+      if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
     },
     async page<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean }) {
       const where = q.where ?? {};

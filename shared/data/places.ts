@@ -1,6 +1,7 @@
 import { nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
+import type { Condition } from './expressions.ts';
 import { applied, countUpTo, getRow, isNew, put, type QueryInput, queryUpTo, refine, remove } from './ops.ts';
 
 /*
@@ -29,6 +30,8 @@ const AT_ONCE = 16;
 export interface PlacedKind {
   /** Every record of the tenant's kind (rows with a numeric `id`). */
   records(tenant: string): QueryInput;
+  /** Which of those rows count as records (a record taken back does not), when not all do. */
+  counts?: Condition;
   /** One record's key. */
   recordKey(tenant: string, id: number): Record<string, string>;
   /** Every place of the tenant's kind: rows of their own partition. */
@@ -63,7 +66,7 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
 
   /** The ids of every record stored. */
   const storedIds = async (tenant: string): Promise<Set<number>> => {
-    const rows = await queryUpTo(t, { ...refine(kind.records(tenant), { project: ['id'] }), ConsistentRead: true }, Infinity);
+    const rows = await queryUpTo(t, { ...refine(kind.records(tenant), { ...(kind.counts ? { filter: kind.counts } : {}), project: ['id'] }), ConsistentRead: true }, Infinity);
     return new Set(rows.map((r) => Number(r.id)));
   };
 
@@ -134,7 +137,10 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
     async create(tenant, id, cap, write) {
       let migrated = false;
       for (;;) {
-        const [places, stored] = await Promise.all([held(tenant), countUpTo(t, { ...kind.records(tenant), ConsistentRead: true }, cap)]);
+        const [places, stored] = await Promise.all([
+          held(tenant),
+          countUpTo(t, { ...(kind.counts ? refine(kind.records(tenant), { filter: kind.counts }) : kind.records(tenant)), ConsistentRead: true }, cap),
+        ]);
         if (stored >= cap) return false;
         if (!migrated && stored > places.length) {
           migrated = true;

@@ -1,6 +1,6 @@
 import type { ControlConfig } from '../control/types.ts';
 import { sleep } from '../retry.ts';
-import { NotFound } from './errors.ts';
+import { InvalidInput, NotFound } from './errors.ts';
 import { platformList, type PlatformList } from './present.ts';
 import type { IdPlan } from './types.ts';
 
@@ -123,7 +123,7 @@ export interface ConsoleStore {
   /**
    * Stores a new record unless the tenant has `cap` records of its kind: false then, and nothing
    * stored. Exact however many creates run at once: each record so created holds one of the
-   * tenant's `cap` places for its kind until `remove` deletes it.
+   * tenant's `cap` places for its kind until `remove` deletes it or `withdraw` takes it back.
    */
   create(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, cap: number): Promise<boolean>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
@@ -240,6 +240,25 @@ export async function recordPage<T extends ConsoleRecord, V>(
 /** A console record not found: `<what>_not_found`, "No <what> <id>." */
 export const notFound = (what: string, id: number | string) => new NotFound(`${what.replace(/ /g, '_')}_not_found`, `No ${what} ${id}.`);
 
+/** A kind's cap on how many records a tenant has, the kind as its error names it (`rules`), and the field that error is under (`what`, unless given). */
+export interface Cap {
+  n: number;
+  what: string;
+  field?: string;
+}
+
+/** A create past its kind's cap: 400, `Too many rules.`, naming the cap. */
+export const tooMany = (cap: Cap) => new InvalidInput(`Too many ${cap.what}.`, { [cap.field ?? cap.what]: [`a tenant has at most ${cap.n} ${cap.what}`] });
+
+/**
+ * How many serving endpoints and event types a tenant has at most, exactly however many creates
+ * run at once (`ConsoleStore.create`): every recommendation reads all of them (servingConfig), so
+ * their number bounds what a request costs. Until 2026-12-04 there was no cap. Neither can be
+ * deleted, so the caps are far above what a tenant configures (a few of each).
+ */
+export const ENDPOINTS: Cap = { n: 100, what: 'endpoints' };
+export const EVENT_TYPES: Cap = { n: 100, what: 'event types', field: 'event_types' };
+
 /**
  * How long a create that finds only later creates of its name (higher ids) waits for them to take
  * their records back before it takes its own back: a later create that checks after this one's
@@ -255,10 +274,11 @@ const NAME_SETTLE_MS = 200;
  * them to do so; one still there checked before this write and kept the name (it answered 201),
  * so this one takes its record back. Until 2026-12-03 it kept its record too: two records of one
  * name, both answered 201. At most one create of a name keeps it; rarely (both check after both
- * writes, and the later one's check outlasts the wait) neither does, and both answer 409.
+ * writes, and the later one's check outlasts the wait) neither does, and both answer 409. Within
+ * the kind's `cap` (a record taken back frees its place).
  */
-export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error): Promise<void> {
-  await c.put(tenant, kind, rec);
+export async function putNamed<T extends ConsoleRecord>(c: ConsoleStore, tenant: string, kind: ConsoleKind, rec: T, sameName: (r: T) => boolean, exists: () => Error, cap: Cap): Promise<void> {
+  if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap);
   const others = async () => (await c.list<T>(tenant, kind)).filter((r) => sameName(r) && r.id !== rec.id);
   let rivals = await others();
   if (rivals.length > 0 && rivals.every((r) => r.id > rec.id)) {

@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import type * as S from '../schemas/console.ts';
-import { newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { ENDPOINTS, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import { Conflict } from './errors.ts';
 import { platformList } from './present.ts';
 import type { IdPlan } from './types.ts';
@@ -59,7 +59,7 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
     ...(first ? { default_seq: 0 } : {}),
   };
   // Before it takes the default over: a create that loses its name changes nothing.
-  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists);
+  await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists, ENDPOINTS);
   if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
   // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).
   if (first) return endpointView({ ...rec, is_default: await firstKept(c, tenant, rec, now) });

@@ -1,7 +1,7 @@
 import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
-import { newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { EVENT_TYPES, newId, notFound, putNamed, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
 import type { IdPlan } from './types.ts';
 import { Conflict } from './errors.ts';
 
@@ -19,7 +19,7 @@ export async function createEventType(c: ConsoleStore, tenant: string, b: z.outp
   const exists = () => new Conflict('event_type_exists', `Event type ${b.name} exists.`);
   if ((await c.list<EventType>(tenant, 'event_type')).some((e) => e.name === b.name)) throw exists();
   const rec: EventType = { id: await newId(() => c.nextId(tenant, 'event_type'), ids), name: b.name, weight: b.weight, created: nowSeconds() };
-  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists);
+  await putNamed(c, tenant, 'event_type', rec, (e) => e.name === b.name, exists, EVENT_TYPES);
   return rec;
 }
 export const listEventTypes = (c: ConsoleStore, tenant: string, q: S.RecordPageQuery) => recordPage(c, tenant, 'event_type', { limit: q.limit, after: q.starting_after }, (r: EventType) => r);

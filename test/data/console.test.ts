@@ -434,9 +434,9 @@ function writesLate(c: ConsoleStore) {
       took.open();
       return id;
     },
-    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
+    async create(tenant: string, k: ConsoleKind, rec: ConsoleRecord, cap: number) {
       await answered.p;
-      return c.put(tenant, k, rec);
+      return c.create(tenant, k, rec, cap);
     },
   } as ConsoleStore;
   return { slow, took, answered };
@@ -456,10 +456,11 @@ function bothWriteFirst(c: ConsoleStore, kind: ConsoleKind): { a: ConsoleStore; 
       aTook.open();
       return id;
     },
-    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
-      await c.put(tenant, k, rec);
+    async create(tenant: string, k: ConsoleKind, rec: ConsoleRecord, cap: number) {
+      const created = await c.create(tenant, k, rec, cap);
       aWrote.open();
       await bWrote.p;
+      return created;
     },
   } as ConsoleStore;
   const b = {
@@ -468,10 +469,11 @@ function bothWriteFirst(c: ConsoleStore, kind: ConsoleKind): { a: ConsoleStore; 
       await aTook.p;
       return c.nextId(tenant, k);
     },
-    async put(tenant: string, k: ConsoleKind, rec: ConsoleRecord) {
+    async create(tenant: string, k: ConsoleKind, rec: ConsoleRecord, cap: number) {
       await aWrote.p;
-      await c.put(tenant, k, rec);
+      const created = await c.create(tenant, k, rec, cap);
       bWrote.open();
+      return created;
     },
   } as ConsoleStore;
   return { a, b };

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRule, createSegment, deleteRule, deleteSegment, MAX_RULES, MAX_SEGMENTS } from '../../shared/control/records.ts';
-import { ConsolePlace, Rule, Segment } from '../../shared/data/entities.ts';
+import { ConsolePlace, Endpoint, EventType, Rule, Segment } from '../../shared/data/entities.ts';
 import { put, putAll, queryUpTo } from '../../shared/data/ops.ts';
-import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import { ENDPOINTS, EVENT_TYPES, type ConsoleKind, type ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
+import { createEndpoint } from '../../shared/domain/endpoints.ts';
+import { createEventType } from '../../shared/domain/event-types.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -17,7 +19,7 @@ const TOO_MANY_RULES = { message: 'Too many rules.', fieldErrors: { rules: [`a t
 const definition = { event_type: 'buy', min_count: 1, within_days: 7 };
 
 /** The places held for a kind: what each holds. */
-const placesHeld = async (tenant: string, kind: 'rule' | 'segment') =>
+const placesHeld = async (tenant: string, kind: ConsoleKind) =>
   (await queryUpTo(db.table, { ...ConsolePlace.indexes.primary.query({ tenant, kind }), ConsistentRead: true }, Infinity)).map((r) => Number(r.set_id));
 
 /** `n` rule creates at once within `cap`: how many were created (each refused one refused as over the cap). */
@@ -136,4 +138,67 @@ describe('rules and segments per tenant', () => {
     expect([cfg.rules.length, cfg.segments.length]).toEqual([MAX_RULES, MAX_SEGMENTS]);
     expect(await queryUpTo(db.table, Rule.indexes.primary.query({ tenant: T }, { beginsWith: 'rule#' }), Infinity)).toHaveLength(MAX_RULES);
   }, 120_000);
+});
+
+/**
+ * `n` records of a kind stored as a create leaves them, each holding its place (in one batch, to
+ * keep this short): `row` makes the record of id `id`. Their ids.
+ */
+async function stored(c: ConsoleStore, tenant: string, kind: ConsoleKind, n: number, row: (id: number) => Record<string, unknown>): Promise<number[]> {
+  const rows = [];
+  const ids: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const id = await c.nextId(tenant, kind);
+    ids.push(id);
+    rows.push(row(id), { ...ConsolePlace.key({ tenant, kind, slot: k }), slot: k, set_id: id, claimed_at: 1 });
+  }
+  await putAll(db.table, rows);
+  return ids;
+}
+
+const eventTypeRow = (tenant: string) => (id: number) => ({ ...EventType.key({ tenant, id }), id, name: `t${id}`, weight: 1, created: 1 });
+
+describe('endpoints and event types per tenant (neither can be deleted)', () => {
+  it('the real caps: 100 endpoints and 100 event types; the create past one is 400 and stores nothing', async () => {
+    expect([ENDPOINTS.n, EVENT_TYPES.n]).toEqual([100, 100]);
+    const c = db.stores.console;
+    const T = 'cap-kinds';
+    await stored(c, T, 'endpoint', ENDPOINTS.n, (id) => ({ ...Endpoint.key({ tenant: T, id }), id, endpoint_name: `ep${id}`, is_default: false, model_version: null, created: 1, updated_at: 1 }));
+    await expect(createEndpoint(c, T, { endpoint_name: 'one-more', is_default: false })).rejects.toMatchObject({
+      message: 'Too many endpoints.',
+      fieldErrors: { endpoints: ['a tenant has at most 100 endpoints'] },
+    });
+    await stored(c, T, 'event_type', EVENT_TYPES.n, eventTypeRow(T));
+    await expect(createEventType(c, T, { name: 'one_more', weight: 1 })).rejects.toMatchObject({
+      message: 'Too many event types.',
+      fieldErrors: { event_types: ['a tenant has at most 100 event types'] },
+    });
+    const serving = await c.servingConfig(T);
+    expect([serving.endpoint.length, serving.event_type.length]).toEqual([ENDPOINTS.n, EVENT_TYPES.n]);
+  });
+
+  it('exactly the cap when creates come at once: 3 places left, 16 event types created at once, 3 created', async () => {
+    const c = db.stores.console;
+    const T = 'cap-event-types';
+    await stored(c, T, 'event_type', EVENT_TYPES.n - 3, eventTypeRow(T));
+    const outcomes = await Promise.allSettled(Array.from({ length: 16 }, (_, k) => createEventType(c, T, { name: `racing_${k}`, weight: 1 })));
+    for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ message: 'Too many event types.' });
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    const live = (await c.list(T, 'event_type')).map((e) => e.id).sort((a, b) => a - b);
+    expect(live).toHaveLength(EVENT_TYPES.n);
+    expect((await placesHeld(T, 'event_type')).sort((a, b) => a - b)).toEqual(live);
+  }, 60_000);
+
+  it('a record taken back (its create lost its name to another) frees its place and does not count', async () => {
+    const c = db.stores.console;
+    const T = 'cap-withdrawn';
+    await stored(c, T, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(T));
+    // A create that wrote its record and then found an earlier create of its name (putNamed) takes it back.
+    const lost = await c.nextId(T, 'event_type');
+    expect(await c.create(T, 'event_type', { id: lost, name: 'view', weight: 1, created: 1 }, EVENT_TYPES.n)).toBe(true);
+    await c.withdraw(T, 'event_type', lost);
+    expect(await placesHeld(T, 'event_type')).not.toContain(lost);
+    await createEventType(c, T, { name: 'click', weight: 1 });
+    await expect(createEventType(c, T, { name: 'buy', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
+  });
 });

@@ -25,6 +25,12 @@ const invalid = (r: Api, ...fields: string[]) => {
 };
 const context = async (name: string, client = t.demo): Promise<number> => ok(await client.platform('POST', '/api/contexts', { name }), 201).id;
 
+/** A new tenant of the stack, onboarded in its table: its client. */
+async function onboarded(tenant: string): Promise<TenantClient> {
+  const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+  return new TenantClient(t.base, await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, tenant, { base_url: t.base, console_url: t.base, auth_url: t.base }));
+}
+
 let home: number;
 let pdp: number;
 const rule = (extra: Record<string, unknown> = {}) => ({ name: 'no acme', context_id: home, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Acme' }], boost: 0, ...extra });
@@ -36,9 +42,7 @@ const variants = [
 
 beforeAll(async () => {
   t = await startTestStack();
-  const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
-  const creds = await onboardTenant(storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials, 'other', { base_url: t.base, console_url: t.base, auth_url: t.base });
-  other = new TenantClient(t.base, creds);
+  other = await onboarded('other');
   home = await context('home');
   pdp = await context('product page');
   for (const name of ['main', 'next']) ok(await P('POST', '/api/model-endpoints', { endpoint_name: name, is_default: name === 'main' }), 201);
@@ -624,6 +628,23 @@ describe('contexts, event types and serving endpoints, each read by id', () => {
     }
     for (const p of [`/api/contexts/${ctx.id}`, `/api/event-types/${type.id}`, `/api/model-endpoints/${side.id}`]) expect((await other.platform('GET', p)).status, p).toBe(404);
   });
+});
+
+describe('event types and serving endpoints per tenant', () => {
+  it('a tenant has at most 100 of each (they cannot be deleted): the create past them is 400 and stores nothing', async () => {
+    const capped = await onboarded('capped');
+    const C = (m: string, p: string, b?: unknown) => capped.platform(m, p, b);
+    for (const [path, body, error] of [
+      ['/api/event-types', (k: number) => ({ name: `type_${k}`, weight: 1 }), 'Too many event types. event_types: a tenant has at most 100 event types'],
+      ['/api/model-endpoints', (k: number) => ({ endpoint_name: `ep-${k}`, is_default: k === 0 }), 'Too many endpoints. endpoints: a tenant has at most 100 endpoints'],
+    ] as const) {
+      for (let k = 0; k < 100; k += 10) for (const r of await Promise.all(Array.from({ length: 10 }, (_, n) => C('POST', path, body(k + n))))) ok(r, 201);
+      expect(await C('POST', path, body(100)), path).toMatchObject({ status: 400, body: { error } });
+      const listed = [...ok(await C('GET', `${path}?limit=100`)).data];
+      expect(listed, path).toHaveLength(100);
+      expect(ok(await C('GET', `${path}?limit=100&starting_after=${listed[99].id}`)).data, path).toEqual([]);
+    }
+  }, 60_000);
 });
 
 describe('tenancy and scopes', () => {
