@@ -177,7 +177,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     async putErasure(tenant, marker) {
       // Not over a later erasure's marker: an earlier erasure of the user ending while it runs would mark it ended.
       const order = marker.order;
-      const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), x.cmp('requested_at', '<=', marker.requested_at)) : (x) => x.or(isNew(x), x.absent('order'), x.cmp('order', '<=', order));
+      // A marker stored without an order (before 2026-12-04) is ordered by when it began, as it ordered markers.
+      const byStart: Condition = (x) => x.cmp('requested_at', '<=', marker.requested_at);
+      const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), byStart(x)) : (x) => x.or(isNew(x), x.and(x.absent('order'), byStart(x)), x.cmp('order', '<=', order));
       await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {

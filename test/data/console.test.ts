@@ -163,6 +163,10 @@ describe('console store', () => {
     await c.putErasure('er2', { user_id: 'legacy', requested_at: 500, completed_at: 510, models_checked_through: 0, events_through: 3 });
     await c.putErasure('er2', { user_id: 'legacy', requested_at: 500, completed_at: null, models_checked_through: 0, order: 500_900_001 });
     expect(await c.erasedUser('er2', 'legacy')).toMatchObject({ completed_at: null, order: 500_900_001 });
+    // But not one still running that began later (an erasure of the earlier version in flight as the new one ends).
+    await c.putErasure('er2', { user_id: 'in-flight', requested_at: 600, completed_at: null, models_checked_through: 0 });
+    await c.putErasure('er2', { user_id: 'in-flight', requested_at: 590, completed_at: 605, models_checked_through: 0, events_through: 4, order: 590_000_001 });
+    expect(await c.erasedUser('er2', 'in-flight')).toEqual({ user_id: 'in-flight', requested_at: 600, completed_at: null, models_checked_through: 0 });
 
     // Of two sweeps covering the same events, the one whose memberships reach later stays (a quiet tenant: no event between the erasures).
     await c.putErasureSweep('er2q', { user_id: 'quiet', due_at: 280, events_through: 5, members_through: 220 });
