@@ -270,7 +270,7 @@ export const Exposure = entity({
 /** A user's record in an experiment (first served, conversions by event type). */
 export const ExperimentUser = entity({
   name: 'experiment_user',
-  attributes: ['variant', 'first_served_at'],
+  attributes: ['variant', 'first_served_at', 'erased_through'],
   indexes: { primary: { pk: 'TENANT#${tenant}#EXPUSER#${experiment}#${user_id}', sk: '#EXPUSER' } },
   format: { experiment: String },
 });

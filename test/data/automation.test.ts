@@ -23,7 +23,7 @@ import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
-import { erasedThroughOf, type ExposureStore } from '../../shared/control/exposures.ts';
+import { erasedThroughOf, type ExposureRecord, type ExposureStore } from '../../shared/control/exposures.ts';
 import { ExperimentUser } from '../../shared/data/entities.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -731,6 +731,27 @@ describe('erasure', () => {
     await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await member()).toMatchObject({ first_served_at: firstServed });
     expect(await c.erasureSweeps(T)).toEqual([]);
+  });
+
+  it("a conversion attributed to a request served before the user's erasure does not count for them once they are a new member; one of a request served after it does", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er11';
+    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
+    await exposures.recordExposure(T, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
+    await new Promise((r) => setTimeout(r, 1100));
+    await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
+    await new Promise((r) => setTimeout(r, 1100));
+    // Served again after the erasure ended: a new member.
+    await servedAsServingReads(c, exposures, T, 'r1', nowSeconds());
+    const buy = async (requestId: string, id: number) => exposures.attribute(T, (await exposures.exposure(T, requestId)) as ExposureRecord, { id, type: 'buy', created: nowSeconds() });
+    // The user's event naming the request served before the erasure counts for that request only.
+    expect(await buy('r0', 901)).toBe(true);
+    const afterOld = (await exposures.totals(T, 1)).get(0);
+    expect([afterOld?.requestsWith.buy, afterOld?.usersWith.buy ?? 0]).toEqual([1, 0]);
+    // The new member's own conversion counts for them.
+    expect(await buy('r1', 902)).toBe(true);
+    expect((await exposures.totals(T, 1)).get(0)).toMatchObject({ requests: 2, users: 2, requestsWith: { buy: 2 }, usersWith: { buy: 1 } });
   });
 
   it('an erasure that ends while a later one of the same user (begun, then failed) holds the marker still leaves its sweep: what raced it is swept', async () => {
