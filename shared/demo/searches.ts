@@ -105,7 +105,11 @@ export async function searchAsShoppers(deps: DemoSearching, tenant: string, user
     if (rand() < 0.5) event('purchase', { purchase: { ...(price !== undefined ? { amount: price } : {}), ...(currency !== undefined ? { currency } : {}) } });
   }
   for (let i = 0; i < follow.length; i += MAX_EVENTS_PER_REQUEST) {
-    await ingestEvents(deps.serving.search.events, deps.serving.traffic.exposures, tenant, ingestEventsBody.parse(follow.slice(i, i + MAX_EVENTS_PER_REQUEST)), undefined, deps.log);
+    await ingestEvents(
+      { events: deps.serving.search.events, exposures: deps.serving.traffic.exposures, searches: deps.log },
+      tenant,
+      ingestEventsBody.parse(follow.slice(i, i + MAX_EVENTS_PER_REQUEST)),
+    );
   }
   return summary;
 }

@@ -144,7 +144,7 @@ async function storeEvents(deps: DemoDeps, shop: DemoShop, itemIds: number[], p:
     (b, ids) => {
       const slice = shop.events.slice(b * MAX_EVENTS_PER_REQUEST, (b + 1) * MAX_EVENTS_PER_REQUEST);
       const body = ingestEventsBody.parse(slice.map((e) => eventBody(e, shop.items[e.item] as DemoItem, itemIds[e.item] as number)));
-      return ingestEvents(deps.stores.events, deps.exposures, deps.tenant, body, ids);
+      return ingestEvents({ events: deps.stores.events, exposures: deps.exposures }, deps.tenant, body, ids);
     },
     signal,
     () => {

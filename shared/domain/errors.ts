@@ -22,6 +22,13 @@ export class NotFound extends DomainError {}
 /** It clashes with what is stored: a name or id taken, a record changed meanwhile, a key held by another attempt. */
 export class Conflict extends DomainError {}
 
+/**
+ * An Idempotency-Key whose request named a user erased since (shared/http/idempotency.ts): its
+ * stored answer was forgotten, or its retry would write under ids the erasure covers.
+ */
+export const keyErased = () =>
+  new Conflict('idempotency_key_erased', "This Idempotency-Key's request was stored, and a user it named was erased since: its answer is not kept. A new key stores its events again.");
+
 /** The record is not in a state that allows this (a Published template edited, an unapproved version promoted). */
 export class PreconditionFailed extends DomainError {
   constructor(message: string) {

@@ -2,7 +2,8 @@ import { attributeEvents, type ExposureStore } from '../control/exposures.ts';
 import { attributeSearchEvents, type SearchLogStore } from '../search/analytics.ts';
 import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
-import { EventNotFound } from './errors.ts';
+import type { ConsoleStore } from './console-records.ts';
+import { EventNotFound, keyErased } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
 import type { EventRecord, EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
 
@@ -30,15 +31,40 @@ function toNewEvent(e: IngestEvent): NewEvent {
   };
 }
 
+/** What an ingest writes to and reads: the event log, experiment exposures, search analytics, and the users' erasure markers. */
+export interface IngestDeps {
+  events: EventStore;
+  exposures: ExposureStore;
+  searches?: SearchLogStore | undefined;
+  /** Read when a retry resumes under the ids an earlier attempt reserved (`keyErased`). */
+  erasures?: Pick<ConsoleStore, 'erasedUser'> | undefined;
+}
+
 /**
  * Stores every event of an already validated batch, then attributes those that name a request
  * served in an experiment, or a search (search analytics), again, harmlessly, when a retry
- * resumes it; answers the stored events in request order.
+ * resumes it; answers the stored events in request order. A retry that resumes under ids an
+ * earlier attempt reserved before an erasure of one of its users began (the erasure covers
+ * them: its `events_through`) is refused, 409 `idempotency_key_erased`, and writes nothing: the
+ * erasure did not find the request's events, none being written yet, and its sweep has run or
+ * may run before they are; written, they would stay in the table for good, never the user's
+ * again (serving and training skip ids an erasure covers). Until 2026-12-04 they were written.
  */
-export async function ingestEvents(store: EventStore, exposures: ExposureStore, tenant: string, body: IngestEventsBody, ids?: IdPlan, searches?: SearchLogStore) {
-  const stored = await store.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
-  await Promise.all([attributeEvents(exposures, tenant, stored), searches ? attributeSearchEvents(searches, tenant, stored) : undefined]);
+export async function ingestEvents(deps: IngestDeps, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
+  if (ids?.reuse !== undefined && deps.erasures) await refuseErasedSince(deps.erasures, tenant, body, ids.reuse);
+  const stored = await deps.events.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
+  await Promise.all([attributeEvents(deps.exposures, tenant, stored), deps.searches ? attributeSearchEvents(deps.searches, tenant, stored) : undefined]);
   return listOf('/v1/events', stored.map(eventResource), false);
+}
+
+/**
+ * Refuses a resumed batch (its ids from `firstId` on, reserved in one block) when one of its
+ * users' erasures covers them: one that ended with `events_through` at or past `firstId`. One
+ * still running covers them too, but its sweep (a minute after it ends) deletes them again.
+ */
+async function refuseErasedSince(erasures: Pick<ConsoleStore, 'erasedUser'>, tenant: string, body: IngestEventsBody, firstId: number): Promise<void> {
+  const markers = await Promise.all([...new Set(body.map((e) => e.user_id))].map((u) => erasures.erasedUser(tenant, u)));
+  if (markers.some((m) => m?.completed_at != null && m.events_through !== undefined && m.events_through >= firstId)) throw keyErased();
 }
 
 export async function getEvent(store: EventStore, tenant: string, id: number) {

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { config } from '../config.ts';
 import { idempotencyStore } from '../data/index.ts';
 import type { IdempotencyStore } from '../domain/idempotency.ts';
-import { Conflict } from '../domain/errors.ts';
+import { Conflict, keyErased } from '../domain/errors.ts';
 import { ValidationError } from '../errors.ts';
 import { statusOf } from './error-mapping.ts';
 import { logger } from '../observability.ts';
@@ -55,7 +55,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'in_progress':
           throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed (or was cut off less than 120 s ago); retry shortly.');
         case 'erased':
-          throw new Conflict('idempotency_key_erased', "This Idempotency-Key's request was stored, and a user it named was erased since: its answer is not kept. A new key stores its events again.");
+          throw keyErased();
         case 'replay': {
           const replay: HttpResult = toResult(flavor, req.context.state.requestId, {
             status: claim.status,

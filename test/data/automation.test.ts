@@ -15,6 +15,8 @@ import type { Endpoint } from '../../shared/domain/endpoints.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS, eraseUser, sweepErasures } from '../../shared/domain/erasure.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
+import { ingestEvents } from '../../shared/domain/events.ts';
+import { ingestEventsBody } from '../../shared/schemas/events.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import type { EventStore, NewEvent } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
@@ -731,6 +733,25 @@ describe('erasure', () => {
     await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await member()).toMatchObject({ first_served_at: firstServed });
     expect(await c.erasureSweeps(T)).toEqual([]);
+  });
+
+  it("a retry resuming under ids reserved before the user's erasure is refused (409 idempotency_key_erased) and writes nothing; other users' retries and new requests are stored", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er12';
+    const deps = { events, exposures, erasures: c };
+    const body = (user: string) => ingestEventsBody.parse([{ type: 'view', user_id: user, item_id: '2' }]);
+    await events.append(T, [ev('u', 'view', 1)], 100);
+    // A first attempt reserved its ids (recorded on its key), then failed before writing u's event.
+    const reserved = await allocateIds(db.table, T, 'event', 1);
+    const other = await allocateIds(db.table, T, 'event', 1);
+    await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
+    await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
+    // Its retry: written, the event would stay for good (the erasure and its sweep are done; serving skips its id).
+    await expect(ingestEvents(deps, T, body('u'), { reuse: reserved, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'idempotency_key_erased' });
+    expect(await events.get(T, reserved)).toBeUndefined();
+    expect((await ingestEvents(deps, T, body('v'), { reuse: other, idempotencyKey: 'k2' })).data.map((e) => e.id)).toEqual([String(other)]);
+    expect((await ingestEvents(deps, T, body('u'), { idempotencyKey: 'k3', reserved: async () => {} })).data).toHaveLength(1);
   });
 
   it("a conversion attributed to a request served before the user's erasure does not count for them once they are a new member; one of a request served after it does", async () => {

@@ -6,7 +6,7 @@ vi.mock('../../shared/search/core-search.ts', () => ({
 }));
 const ingested: unknown[] = [];
 vi.mock('../../shared/domain/events.ts', () => ({
-  ingestEvents: async (_events: unknown, _exposures: unknown, _tenant: string, body: unknown[]) => {
+  ingestEvents: async (_deps: unknown, _tenant: string, body: unknown[]) => {
     ingested.push(...body);
   },
 }));
