@@ -49,14 +49,9 @@ const toRecent = (row: Row): RecentEvent => ({ id: Number(row.id), item_id: Stri
 
 export function dynamoEventStore(t: TableRef): EventStore {
   return {
-    async append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan): Promise<EventRecord[]> {
+    async append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan, leaveOut?: ReadonlySet<string>): Promise<EventRecord[]> {
       const first = await idsFor(t, tenant, 'event', events.length, ids);
-      const records: EventRecord[] = events.map((e, i) => ({
-        ...e,
-        id: first + i,
-        occurred_at: e.occurred_at ?? now,
-        created: now,
-      }));
+      const records: EventRecord[] = events.flatMap((e, i) => (leaveOut?.has(e.user_id) ? [] : [{ ...e, id: first + i, occurred_at: e.occurred_at ?? now, created: now }]));
       // Each row names the Idempotency-Key it came with: an erasure of its user finds the answer stored under it.
       const key = ids?.idempotencyKey !== undefined ? { idempotency_key: ids.idempotencyKey } : {};
       const rows = records.map((r) => ({ ...Event.keys({ tenant, shard: eventShard(r.id), id: r.id, user_id: r.user_id, type: r.type }), ...r, ...key }));

@@ -43,28 +43,35 @@ export interface IngestDeps {
 /**
  * Stores every event of an already validated batch, then attributes those that name a request
  * served in an experiment, or a search (search analytics), again, harmlessly, when a retry
- * resumes it; answers the stored events in request order. A retry that resumes under ids an
- * earlier attempt reserved before an erasure of one of its users began (the erasure covers
- * them: its `events_through`) is refused, 409 `idempotency_key_erased`, and writes nothing: the
- * erasure did not find the request's events, none being written yet, and its sweep has run or
- * may run before they are; written, they would stay in the table for good, never the user's
- * again (serving and training skip ids an erasure covers). Until 2026-12-04 they were written.
+ * resumes it; answers the stored events in request order.
+ *
+ * A retry that resumes under ids an earlier attempt reserved before an erasure of one of its users
+ * began (an erasure that ended covers them: its `events_through`) writes that user's events no
+ * more: the erasure found the request's key only on events it wrote, and the earlier attempt had
+ * written none of them, so written now they would stay for good (until 2026-12-04 they did:
+ * listed, though serving and training skip ids an erasure covers). It writes the batch's other
+ * events and answers 409 `idempotency_key_erased`, as a retry whose key the erasure forgot does
+ * (the request was stored, the erased user's events excepted). One still running covers them
+ * too, and its sweep, a minute after it ends, deletes them.
  */
 export async function ingestEvents(deps: IngestDeps, tenant: string, body: IngestEventsBody, ids?: IdPlan) {
-  if (ids?.reuse !== undefined && deps.erasures) await refuseErasedSince(deps.erasures, tenant, body, ids.reuse);
-  const stored = await deps.events.append(tenant, body.map(toNewEvent), nowSeconds(), ids);
+  const erased = ids?.reuse !== undefined && deps.erasures ? await erasedSince(deps.erasures, tenant, body, ids.reuse) : undefined;
+  const stored = await deps.events.append(tenant, body.map(toNewEvent), nowSeconds(), ids, erased);
   await Promise.all([attributeEvents(deps.exposures, tenant, stored), deps.searches ? attributeSearchEvents(deps.searches, tenant, stored) : undefined]);
+  if (erased?.size) throw keyErased();
   return listOf('/v1/events', stored.map(eventResource), false);
 }
 
-/**
- * Refuses a resumed batch (its ids from `firstId` on, reserved in one block) when one of its
- * users' erasures covers them: one that ended with `events_through` at or past `firstId`. One
- * still running covers them too, but its sweep (a minute after it ends) deletes them again.
- */
-async function refuseErasedSince(erasures: Pick<ConsoleStore, 'erasedUser'>, tenant: string, body: IngestEventsBody, firstId: number): Promise<void> {
-  const markers = await Promise.all([...new Set(body.map((e) => e.user_id))].map((u) => erasures.erasedUser(tenant, u)));
-  if (markers.some((m) => m?.completed_at != null && m.events_through !== undefined && m.events_through >= firstId)) throw keyErased();
+/** The users of a resumed batch (its ids reserved in one block from `firstId` on) whose ended erasure covers those ids. */
+async function erasedSince(erasures: Pick<ConsoleStore, 'erasedUser'>, tenant: string, body: IngestEventsBody, firstId: number): Promise<ReadonlySet<string>> {
+  const users = [...new Set(body.map((e) => e.user_id))];
+  const markers = await Promise.all(users.map((u) => erasures.erasedUser(tenant, u)));
+  return new Set(
+    users.filter((_, k) => {
+      const m = markers[k];
+      return m?.completed_at != null && m.events_through !== undefined && m.events_through >= firstId;
+    }),
+  );
 }
 
 export async function getEvent(store: EventStore, tenant: string, id: number) {

@@ -164,8 +164,12 @@ export interface EventListQuery {
 }
 
 export interface EventStore {
-  /** Stores the events (each ingest also adds them to their UTC day's count, `ingestedPerDay`). */
-  append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan): Promise<EventRecord[]>;
+  /**
+   * Stores the events (each ingest also adds them to their UTC day's count, `ingestedPerDay`).
+   * `leaveOut`: users whose events are not written (their ids stay unused), those of a resumed
+   * retry that an erasure covers.
+   */
+  append(tenant: string, events: NewEvent[], now: number, ids?: IdPlan, leaveOut?: ReadonlySet<string>): Promise<EventRecord[]>;
   /**
    * Events ingested per UTC day (`YYYY-MM-DD`) from `from` to `to`, both included: days without
    * events are absent. Events stored before the counts were kept are in none: `firstCounted`, the

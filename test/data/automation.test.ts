@@ -735,21 +735,22 @@ describe('erasure', () => {
     expect(await c.erasureSweeps(T)).toEqual([]);
   });
 
-  it("a retry resuming under ids reserved before the user's erasure is refused (409 idempotency_key_erased) and writes nothing; other users' retries and new requests are stored", async () => {
+  it("a retry resuming under ids reserved before a user's erasure writes the batch's other events, not that user's, and answers 409 idempotency_key_erased; other retries and new requests are stored", async () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
     const T = 'er12';
     const deps = { events, exposures, erasures: c };
-    const body = (user: string) => ingestEventsBody.parse([{ type: 'view', user_id: user, item_id: '2' }]);
+    const body = (...users: string[]) => ingestEventsBody.parse(users.map((user) => ({ type: 'view', user_id: user, item_id: '2' })));
     await events.append(T, [ev('u', 'view', 1)], 100);
-    // A first attempt reserved its ids (recorded on its key), then failed before writing u's event.
-    const reserved = await allocateIds(db.table, T, 'event', 1);
+    // A first attempt reserved its ids (recorded on its key), then failed before writing any event.
+    const reserved = await allocateIds(db.table, T, 'event', 2);
     const other = await allocateIds(db.table, T, 'event', 1);
     await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
-    // Its retry: written, the event would stay for good (the erasure and its sweep are done; serving skips its id).
-    await expect(ingestEvents(deps, T, body('u'), { reuse: reserved, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'idempotency_key_erased' });
-    expect(await events.get(T, reserved)).toBeUndefined();
+    // Its retry: written, u's event would stay for good (the erasure and its sweep are done; serving skips its id).
+    await expect(ingestEvents(deps, T, body('v', 'u'), { reuse: reserved, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'idempotency_key_erased' });
+    expect(await events.get(T, reserved)).toMatchObject({ user_id: 'v' });
+    expect(await events.get(T, reserved + 1)).toBeUndefined();
     expect((await ingestEvents(deps, T, body('v'), { reuse: other, idempotencyKey: 'k2' })).data.map((e) => e.id)).toEqual([String(other)]);
     expect((await ingestEvents(deps, T, body('u'), { idempotencyKey: 'k3', reserved: async () => {} })).data).toHaveLength(1);
   });
