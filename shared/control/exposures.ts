@@ -32,9 +32,10 @@ export interface ExposureStore {
    * while it runs, or when the marker could not be read), when the caller read it. A membership
    * first served by then is the erasure's to delete (it, or its sweep a minute after it ends): a
    * container that recorded the user by then writes their row again, and a request served after
-   * it writes a new row in place of such a one.
+   * it writes a new row in place of such a one. `erasureBegan`: when that erasure began (the
+   * marker's `requested_at`).
    */
-  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number; erasedThrough?: number }): Promise<void>;
+  recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number } & Erasure): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
   /**
    * Counts the event for the exposure's variant unless it was counted before; whether it counted
@@ -52,11 +53,17 @@ export interface ExposureStore {
   forgetUser(tenant: string, userId: string, experimentIds: readonly number[], servedThrough?: number): Promise<void>;
 }
 
-/** `ExposureStore.recordExposure`'s `erasedThrough` from the user's erasure marker: its end, Infinity while it runs; undefined for a user never erased. */
-export const erasedThroughOf = (m: ErasedUser | undefined): number | undefined => (m === undefined ? undefined : (m.completed_at ?? Number.POSITIVE_INFINITY));
+/** What `ExposureStore.recordExposure` takes of the user's latest erasure (nothing for a user never erased). */
+export interface Erasure {
+  erasedThrough?: number;
+  erasureBegan?: number;
+}
 
-/** Records a request served to `userId` under `a`; `erasedThrough` as `ExposureStore.recordExposure` takes it. */
-export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number, erasedThrough?: number): Promise<void> {
+/** `Erasure` from the user's erasure marker: its end (Infinity while it runs) and its start. */
+export const erasureOf = (m: ErasedUser | undefined): Erasure => (m === undefined ? {} : { erasedThrough: m.completed_at ?? Number.POSITIVE_INFINITY, erasureBegan: m.requested_at });
+
+/** Records a request served to `userId` under `a`, with the user's `erasure` as `ExposureStore.recordExposure` takes it. */
+export function recordServed(store: ExposureStore, tenant: string, a: Assignment, userId: string, requestId: string, now: number, erasure: Erasure = {}): Promise<void> {
   return store.recordExposure(tenant, {
     requestId,
     experimentId: a.experiment.id,
@@ -64,7 +71,7 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
     userId,
     servedAt: now,
     windowSeconds: a.experiment.attribution_window_seconds,
-    ...(erasedThrough !== undefined ? { erasedThrough } : {}),
+    ...erasure,
   });
 }
 
@@ -95,8 +102,8 @@ export function planAndRecord(
     served && userId !== undefined
       ? (a: Assignment) => {
           // The user's erasure marker, when read: a failed read only costs the membership's write its shortcut.
-          const erasedThrough = erased?.then(erasedThroughOf, () => Number.POSITIVE_INFINITY);
-          recording = Promise.all([served.authorized, accepted, erasedThrough]).then(([, , through]) => recordServed(store, tenant, a, userId, served.requestId, now, through));
+          const erasure = erased?.then(erasureOf, (): Erasure => ({ erasedThrough: Number.POSITIVE_INFINITY }));
+          recording = Promise.all([served.authorized, accepted, erasure]).then(([, , e]) => recordServed(store, tenant, a, userId, served.requestId, now, e));
           recording.catch(() => undefined);
         }
       : undefined;

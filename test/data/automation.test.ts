@@ -25,7 +25,7 @@ import { DEFAULT_TRAINING_OPTIONS } from '../../shared/schemas/console.ts';
 import type { TableRef } from '../../shared/data/client.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
-import { erasedThroughOf, type ExposureRecord, type ExposureStore } from '../../shared/control/exposures.ts';
+import { erasureOf, type ExposureRecord, type ExposureStore } from '../../shared/control/exposures.ts';
 import { ExperimentUser } from '../../shared/data/entities.ts';
 import { getRow } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -493,10 +493,26 @@ function heldAfterDeleting(events: EventStore): { events: EventStore; inA: Promi
   return { events: held, inA, release };
 }
 
+/** A console store whose erasure end marker waits for `land()` (`ended` resolves when the erasure reaches it). */
+function endMarkerHeld(c: ConsoleStore): { console: ConsoleStore; ended: Promise<void>; land: () => void } {
+  let land = () => {};
+  const lands = new Promise<void>((r) => (land = r));
+  let reached = () => {};
+  const ended = new Promise<void>((r) => (reached = r));
+  const held: ConsoleStore = Object.create(c);
+  held.putErasure = async (tenant, marker) => {
+    if (marker.completed_at !== null) {
+      reached();
+      await lands;
+    }
+    return c.putErasure(tenant, marker);
+  };
+  return { console: held, ended, land };
+}
+
 /** User u served in experiment 1 at `servedAt`, passing their erasure marker as serving reads it. */
 async function servedAsServingReads(c: ConsoleStore, exposures: ExposureStore, tenant: string, requestId: string, servedAt: number) {
-  const through = erasedThroughOf(await c.erasedUser(tenant, 'u'));
-  await exposures.recordExposure(tenant, { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, ...(through !== undefined ? { erasedThrough: through } : {}) });
+  await exposures.recordExposure(tenant, { requestId, experimentId: 1, variant: 0, userId: 'u', servedAt, windowSeconds: 60, ...erasureOf(await c.erasedUser(tenant, 'u')) });
 }
 
 const ev = (user: string, type: string, item: number): NewEvent => ({ type, user_id: user, item_id: String(item), context_id: null, session_id: null, request_id: null, placement: null, extra: {} });
@@ -703,18 +719,7 @@ describe('erasure', () => {
     const a = eraseUser({ console: c, idempotency, exposures, events: slowEvents, blobs: blobStore }, T, 'u');
     await inA;
     await new Promise((r) => setTimeout(r, 5));
-    let landB = () => {};
-    const bLands = new Promise<void>((r) => (landB = r));
-    let bEnded = () => {};
-    const bEnd = new Promise<void>((r) => (bEnded = r));
-    const lateEnd: ConsoleStore = Object.create(c);
-    lateEnd.putErasure = async (tenant, marker) => {
-      if (marker.completed_at !== null) {
-        bEnded();
-        await bLands;
-      }
-      return c.putErasure(tenant, marker);
-    };
+    const { console: lateEnd, ended: bEnd, land: landB } = endMarkerHeld(c);
     const b = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await bEnd;
     // The next second, the user is served while B's marker still reads as running; then A ends.
@@ -733,6 +738,27 @@ describe('erasure', () => {
     await sweepErasures({ console: c, events, idempotency, exposures }, T, nowSeconds() + ERASURE_SWEEP_DELAY_SECONDS + 1);
     expect(await member()).toMatchObject({ first_served_at: firstServed });
     expect(await c.erasureSweeps(T)).toEqual([]);
+  });
+
+  it("a conversion attributed to a request served before the user's erasure does not count for them on a row a request wrote while the erasure ran", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er13';
+    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
+    await exposures.recordExposure(T, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
+    await new Promise((r) => setTimeout(r, 1100));
+    const { console: lateEnd, ended, land } = endMarkerHeld(c);
+    const erasing = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
+    await ended;
+    // Served while the marker reads as running: the row is written (the sweep deletes it a minute after the end).
+    await new Promise((r) => setTimeout(r, 1100));
+    await servedAsServingReads(c, exposures, T, 'r1', nowSeconds());
+    land();
+    await erasing;
+    expect(await getRow(db.table, ExperimentUser.key({ tenant: T, experiment: 1, user_id: 'u' }), { consistent: true })).toBeDefined();
+    await exposures.attribute(T, (await exposures.exposure(T, 'r0')) as ExposureRecord, { id: 901, type: 'buy', created: nowSeconds() });
+    const totals = (await exposures.totals(T, 1)).get(0);
+    expect([totals?.requestsWith.buy, totals?.usersWith.buy ?? 0]).toEqual([1, 0]);
   });
 
   it("a retry resuming under ids reserved before a user's erasure writes the batch's other events, not that user's, and answers 409 idempotency_key_erased; other retries and new requests are stored", async () => {

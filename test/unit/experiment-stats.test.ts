@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attributeEvents, erasedThroughOf, type ExposureRecord, type ExposureStore, type VariantTotals } from '../../shared/control/exposures.ts';
+import { attributeEvents, erasureOf, type ExposureRecord, type ExposureStore, type VariantTotals } from '../../shared/control/exposures.ts';
 import { experimentResults } from '../../shared/control/results.ts';
 import { bucketOf, chiSquarePValue, sampleRatioMismatch, twoProportionLift, variantFor } from '../../shared/control/stats.ts';
 import type { Experiment } from '../../shared/control/types.ts';
@@ -24,11 +24,11 @@ function shares(exp: number, percents: readonly number[]): number[] {
   return counts.map((c) => c / users);
 }
 
-describe('erasedThroughOf', () => {
-  it("is the user's erasure's end, Infinity while it runs (a membership recorded meanwhile is the erasure's to delete), undefined for a user never erased", () => {
-    expect(erasedThroughOf(undefined)).toBeUndefined();
-    expect(erasedThroughOf({ user_id: 'u', requested_at: 100, completed_at: null, models_checked_through: 0 })).toBe(Number.POSITIVE_INFINITY);
-    expect(erasedThroughOf({ user_id: 'u', requested_at: 100, completed_at: 130, models_checked_through: 4, events_through: 9 })).toBe(130);
+describe('erasureOf', () => {
+  it("is the user's erasure's end, Infinity while it runs (a membership recorded meanwhile is the erasure's to delete), and its start; nothing for a user never erased", () => {
+    expect(erasureOf(undefined)).toEqual({});
+    expect(erasureOf({ user_id: 'u', requested_at: 100, completed_at: null, models_checked_through: 0 })).toEqual({ erasedThrough: Number.POSITIVE_INFINITY, erasureBegan: 100 });
+    expect(erasureOf({ user_id: 'u', requested_at: 100, completed_at: 130, models_checked_through: 4, events_through: 9 })).toEqual({ erasedThrough: 130, erasureBegan: 100 });
   });
 });
 
