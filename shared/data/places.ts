@@ -141,6 +141,13 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
           held(tenant),
           countUpTo(t, { ...(kind.counts ? refine(kind.records(tenant), { filter: kind.counts }) : kind.records(tenant)), ConsistentRead: true }, cap),
         ]);
+        // A retry of a create cut off after its claim (under the ids an Idempotency-Key reserved):
+        // its place is held already. Until 2026-12-04 it looked for another, and a full tenant
+        // refused it (400) for up to a minute, until its own place was taken back.
+        if (places.some((p) => p.id === id)) {
+          await write();
+          return true;
+        }
         if (stored >= cap) return false;
         if (!migrated && stored > places.length) {
           migrated = true;

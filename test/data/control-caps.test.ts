@@ -201,4 +201,16 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
     await createEventType(c, T, { name: 'click', weight: 1 });
     await expect(createEventType(c, T, { name: 'buy', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
   });
+
+  it("a create's retry (the ids its Idempotency-Key reserved) cut off after claiming the last place keeps that place: created, not refused as over the cap", async () => {
+    const c = db.stores.console;
+    const T = 'cap-retry';
+    await stored(c, T, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(T));
+    // The first attempt took its id and claimed the last place, then stopped before writing.
+    const reserved = await c.nextId(T, 'event_type');
+    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot: EVENT_TYPES.n - 1 }), slot: EVENT_TYPES.n - 1, set_id: reserved, claimed_at: nowSeconds() });
+    await expect(createEventType(c, T, { name: 'buy', weight: 1 }, { reuse: reserved, idempotencyKey: 'k' })).resolves.toMatchObject({ id: reserved, name: 'buy' });
+    expect((await placesHeld(T, 'event_type')).filter((id) => id === reserved)).toHaveLength(1);
+    await expect(createEventType(c, T, { name: 'click', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
+  });
 });
