@@ -474,40 +474,53 @@ describe('version comparison', () => {
   });
 });
 
+/** A step that holds: `wait()` marks it reached (`reached` settles) and returns once `open()` is called. */
+function hold(): { reached: Promise<void>; open: () => void; wait: () => Promise<void> } {
+  let open = () => {};
+  const opened = new Promise<void>((r) => (open = r));
+  let reach = () => {};
+  const reached = new Promise<void>((r) => (reach = r));
+  return {
+    reached,
+    open,
+    wait: async () => {
+      reach();
+      await opened;
+    },
+  };
+}
+
 /**
  * `events` whose erasure of a user holds once it has deleted the user's events (an erasure slow
  * past that step), until `release`; `inA` settles when it gets there.
  */
 function heldAfterDeleting(events: EventStore): { events: EventStore; inA: Promise<void>; release: () => void } {
-  let release = () => {};
-  const gate = new Promise<void>((r) => (release = r));
-  let entered = () => {};
-  const inA = new Promise<void>((r) => (entered = r));
+  const h = hold();
   const held: EventStore = Object.create(events);
   held.eraseUser = async (...args: Parameters<EventStore['eraseUser']>) => {
     const out = await events.eraseUser(...args);
-    entered();
-    await gate;
+    await h.wait();
     return out;
   };
-  return { events: held, inA, release };
+  return { events: held, inA: h.reached, release: h.open };
 }
 
 /** A console store whose erasure end marker waits for `land()` (`ended` resolves when the erasure reaches it). */
 function endMarkerHeld(c: ConsoleStore): { console: ConsoleStore; ended: Promise<void>; land: () => void } {
-  let land = () => {};
-  const lands = new Promise<void>((r) => (land = r));
-  let reached = () => {};
-  const ended = new Promise<void>((r) => (reached = r));
+  const h = hold();
   const held: ConsoleStore = Object.create(c);
   held.putErasure = async (tenant, marker) => {
-    if (marker.completed_at !== null) {
-      reached();
-      await lands;
-    }
+    if (marker.completed_at !== null) await h.wait();
     return c.putErasure(tenant, marker);
   };
-  return { console: held, ended, land };
+  return { console: held, ended: h.reached, land: h.open };
+}
+
+/** Tenant `tenant`'s experiment 1 (Running, an hour's attribution window), user u served in it as request r0, then a second on. */
+async function servedBeforeErasure(c: ConsoleStore, exposures: ExposureStore, tenant: string) {
+  await c.put(tenant, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
+  await exposures.recordExposure(tenant, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
+  await new Promise((r) => setTimeout(r, 1100));
 }
 
 /** User u served in experiment 1 at `servedAt`, passing their erasure marker as serving reads it. */
@@ -744,9 +757,7 @@ describe('erasure', () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
     const T = 'er13';
-    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
-    await exposures.recordExposure(T, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
-    await new Promise((r) => setTimeout(r, 1100));
+    await servedBeforeErasure(c, exposures, T);
     const { console: lateEnd, ended, land } = endMarkerHeld(c);
     const erasing = eraseUser({ console: lateEnd, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await ended;
@@ -785,9 +796,7 @@ describe('erasure', () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);
     const T = 'er11';
-    await c.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants: [], status: 'Running', attribution_window_seconds: 3600, created: 1, updated_at: 1 });
-    await exposures.recordExposure(T, { requestId: 'r0', experimentId: 1, variant: 0, userId: 'u', servedAt: nowSeconds(), windowSeconds: 3600 });
-    await new Promise((r) => setTimeout(r, 1100));
+    await servedBeforeErasure(c, exposures, T);
     await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
     await new Promise((r) => setTimeout(r, 1100));
     // Served again after the erasure ended: a new member.
