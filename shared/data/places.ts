@@ -90,6 +90,10 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
     return Array.from({ length: cap }, (_, slot) => slot).filter((slot) => !taken.has(slot));
   };
 
+  /** Claims a place again for its record, with a fresh time, if it is still held as read; whether it was. */
+  const claimAgain = (tenant: string, p: Place) =>
+    applied(() => put(t, { ...kind.placeKey(tenant, p.slot), slot: p.slot, set_id: p.id, claimed_at: nowSeconds() }, (x) => x.and(...x.fields({ set_id: p.id, claimed_at: p.claimedAt }))));
+
   /** Frees a place, if it is still held by that record as read. */
   const free = (tenant: string, p: Place) => applied(() => remove(t, kind.placeKey(tenant, p.slot), (x) => x.and(...x.fields({ set_id: p.id, claimed_at: p.claimedAt }))));
 
@@ -142,9 +146,12 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
           countUpTo(t, { ...(kind.counts ? refine(kind.records(tenant), { filter: kind.counts }) : kind.records(tenant)), ConsistentRead: true }, cap),
         ]);
         // A retry of a create cut off after its claim (under the ids an Idempotency-Key reserved):
-        // its place is held already. Until 2026-12-04 it looked for another, and a full tenant
-        // refused it (400) for up to a minute, until its own place was taken back.
-        if (places.some((p) => p.id === id)) {
+        // its place is held already, and claimed again (a fresh time, if it is still as read: a
+        // full tenant may be taking it back as stale meanwhile) before the write. Until 2026-12-04
+        // it looked for another, and a full tenant refused it (400) for up to a minute.
+        const mine = places.find((p) => p.id === id);
+        if (mine) {
+          if (!(await claimAgain(tenant, mine))) continue;
           await write();
           return true;
         }

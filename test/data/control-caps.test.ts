@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRule, createSegment, deleteRule, deleteSegment, MAX_RULES, MAX_SEGMENTS } from '../../shared/control/records.ts';
 import { ConsolePlace, Endpoint, EventType, Rule, Segment } from '../../shared/data/entities.ts';
 import { put, putAll, queryUpTo } from '../../shared/data/ops.ts';
+import { placesOf } from '../../shared/data/places.ts';
 import { ENDPOINTS, EVENT_TYPES, type ConsoleKind, type ConsoleStore } from '../../shared/domain/console-records.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
 import { createEndpoint } from '../../shared/domain/endpoints.ts';
@@ -212,5 +213,30 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
     await expect(createEventType(c, T, { name: 'buy', weight: 1 }, { reuse: reserved, idempotencyKey: 'k' })).resolves.toMatchObject({ id: reserved, name: 'buy' });
     expect((await placesHeld(T, 'event_type')).filter((id) => id === reserved)).toHaveLength(1);
     await expect(createEventType(c, T, { name: 'click', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
+  });
+
+  it('such a retry whose place a full tenant takes back as stale (the retry came over a minute later) while it writes: claimed again first, so the other create is refused, never a record past the cap', async () => {
+    const c = db.stores.console;
+    const T = 'cap-retry-stale';
+    await stored(c, T, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(T));
+    const reserved = await c.nextId(T, 'event_type');
+    const slot = EVENT_TYPES.n - 1;
+    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot }), slot, set_id: reserved, claimed_at: nowSeconds() - 120 });
+    // The event types' places as the console store keeps them.
+    const primary = EventType.indexes.primary;
+    const places = placesOf(db.table, {
+      records: (tenant) => primary.query({ tenant }, { beginsWith: primary.skPrefix() as string }),
+      counts: (x) => x.absent('withdrawn'),
+      recordKey: (tenant, id) => EventType.key({ tenant, id }),
+      places: (tenant) => ConsolePlace.indexes.primary.query({ tenant, kind: 'event_type' }),
+      placeKey: (tenant, s) => ConsolePlace.key({ tenant, kind: 'event_type', slot: s }),
+    });
+    // Another create runs between the retry's read of the places and its record's write.
+    const created = await places.create(T, reserved, EVENT_TYPES.n, async () => {
+      await expect(createEventType(c, T, { name: 'other', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
+      await put(db.table, eventTypeRow(T)(reserved));
+    });
+    expect(created).toBe(true);
+    expect(await c.list(T, 'event_type')).toHaveLength(EVENT_TYPES.n);
   });
 });
