@@ -73,8 +73,9 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
         // Served after the user's erasure ended, a row first served by its end (a request served
         // as it ran wrote it, and the erasure's sweep deletes it) is replaced: a new membership.
         const ended = e.erasedThrough !== undefined && e.servedAt > e.erasedThrough ? e.erasedThrough : undefined;
-        // With the end of the user's latest erasure as it read it, or while it runs its start (see `attribute`).
-        const through = e.erasedThrough !== undefined && Number.isFinite(e.erasedThrough) ? e.erasedThrough : e.erasureBegan;
+        // With the end of the user's latest erasure as it read it, while it runs its start, and when
+        // its marker could not be read the second before this request (see `attribute`).
+        const through = e.erasedThrough === undefined ? undefined : Number.isFinite(e.erasedThrough) ? e.erasedThrough : (e.erasureBegan ?? e.servedAt - 1);
         const erasure = through !== undefined ? { erased_through: through } : {};
         const row = { ...ExperimentUser.key({ tenant, experiment: e.experimentId, user_id: e.userId }), variant: e.variant, first_served_at: e.servedAt, ...erasure };
         const created = await applied(() => put(t, row, ended === undefined ? isNew : (x) => x.or(isNew(x), x.cmp('first_served_at', '<=', ended))));
@@ -131,7 +132,8 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       // user no longer counts, and no row is written back that holds their id without a membership.
       // Nor on a row of a membership begun after (or while) an erasure that came after this
       // request was served: the row names that erasure's end (or, written while it ran, its
-      // start). Until 2026-12-04 the new member counted.
+      // start; written when the user's marker could not be read, the second before its first
+      // request). Until 2026-12-04 the new member counted.
       let firstForUser = false;
       await applied(async () => {
         const old = await update(

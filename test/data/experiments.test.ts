@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExperimentUser, Exposure } from '../../shared/data/entities.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import type { ExposureRecord } from '../../shared/control/exposures.ts';
 import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
 import { getRow, put } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -152,6 +153,22 @@ describe('experiment exposures', () => {
     await served('after-2', 1002, 1000);
     await store.forgetUser('f6', 'u', [1], 1000);
     expect(await getRow(db.table, key, { consistent: true })).toMatchObject({ first_served_at: 1002 });
+  });
+
+  it("a new membership written when the user's marker could not be read does not take conversions of requests served before it (before an erasure, say) as the user's", async () => {
+    const store = dynamoExposureStore(db.table);
+    const served = servedIn(store, 'mr6', 'u');
+    await served('r0', 1000);
+    // The user's erasure (1100 to 1200) deleted their row, and its sweep ran.
+    await store.forgetUser('mr6', 'u', [1]);
+    // Served at 2000, the marker read failed; served again with it read.
+    await served('r1', 2000, Number.POSITIVE_INFINITY);
+    await store.recordExposure('mr6', { requestId: 'r2', experimentId: 1, variant: 0, userId: 'u', servedAt: 2001, windowSeconds: 600, erasedThrough: 1200, erasureBegan: 1100 });
+    const buy = async (requestId: string, id: number) => store.attribute('mr6', (await store.exposure('mr6', requestId)) as ExposureRecord, { id, type: 'buy', created: 2002 });
+    await buy('r0', 9);
+    expect((await store.totals('mr6', 1)).get(0)?.usersWith.buy ?? 0).toBe(0);
+    await buy('r1', 10);
+    expect((await store.totals('mr6', 1)).get(0)?.usersWith.buy).toBe(1);
   });
 
   it('forgetUser with servedThrough deletes only a membership first served by then', async () => {
