@@ -2,7 +2,7 @@ import { nowSeconds } from '../clock.ts';
 import { eachAtMost } from '../concurrency.ts';
 import type { TableRef } from './client.ts';
 import type { Condition } from './expressions.ts';
-import { applied, countUpTo, getRow, isNew, put, type QueryInput, queryUpTo, refine, remove } from './ops.ts';
+import { applied, getRow, isNew, put, type QueryInput, queryUpTo, refine, remove } from './ops.ts';
 
 /*
  * An exact cap on how many records of a kind a tenant has, however many creates run at once
@@ -17,8 +17,8 @@ import { applied, countUpTo, getRow, isNew, put, type QueryInput, queryUpTo, ref
  * a place held by no record, as does a record write that failed (it keeps its place: it may have
  * landed all the same). When the places are full with fewer records stored, those held longer than
  * GRACE_SECONDS by a record that does not exist are taken back (a create in flight holds its place
- * for under a second). Records written before places existed are given one by the first create
- * that finds more records than places held.
+ * for under a second). Records written before places existed are given one by the next create,
+ * which claims no place of its own while any record stored holds none.
  */
 
 /** How long a place may be held by a record not written yet before a full tenant takes it back (the Platform functions' timeouts are at most 30 s). */
@@ -139,12 +139,9 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
 
   return {
     async create(tenant, id, cap, write) {
-      let migrated = false;
+      let migrations = 0;
       for (;;) {
-        const [places, stored] = await Promise.all([
-          held(tenant),
-          countUpTo(t, { ...(kind.counts ? refine(kind.records(tenant), { filter: kind.counts }) : kind.records(tenant)), ConsistentRead: true }, cap),
-        ]);
+        const [places, ids] = await Promise.all([held(tenant), storedIds(tenant)]);
         // A retry of a create cut off after its claim (under the ids an Idempotency-Key reserved):
         // its place is held already, and claimed again (a fresh time, if it is still as read: a
         // full tenant may be taking it back as stale meanwhile) before the write. Until 2026-12-04
@@ -155,15 +152,21 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
           await write();
           return true;
         }
-        if (stored >= cap) return false;
-        if (!migrated && stored > places.length) {
-          migrated = true;
+        if (ids.size >= cap) return false;
+        const open = openPlaces(places, cap);
+        // No new claim while a record stored holds no place (written before places existed): a
+        // place held by a create under way, or by none, must not stand in for it, or the tenant
+        // ends one record past the cap. Until 2026-12-04 only more records than places held led to
+        // giving them places. The records are given places first, then read again.
+        const placed = new Set(places.map((p) => p.id));
+        const unplaced = [...ids].some((r) => !placed.has(r));
+        if (unplaced && open.length > 0 && migrations++ < 3) {
           await placeOlder(tenant, cap);
           continue;
         }
-        const open = openPlaces(places, cap);
-        // Every place held, fewer records stored: some are held by creates under way, or by none.
-        if (open.length === 0) {
+        // Every place held, fewer records stored (some places are held by creates under way, or by
+        // none), or a record without a place still: take back what is stale, else refuse.
+        if (open.length === 0 || unplaced) {
           if (await takeBack(tenant, places)) continue;
           return false;
         }

@@ -157,6 +157,18 @@ async function stored(c: ConsoleStore, tenant: string, kind: ConsoleKind, n: num
   return ids;
 }
 
+/** The event types' places as the console store keeps them (to run a step between a create's claim and its write). */
+function eventTypePlaces() {
+  const primary = EventType.indexes.primary;
+  return placesOf(db.table, {
+    records: (tenant) => primary.query({ tenant }, { beginsWith: primary.skPrefix() as string }),
+    counts: (x) => x.absent('withdrawn'),
+    recordKey: (tenant, id) => EventType.key({ tenant, id }),
+    places: (tenant) => ConsolePlace.indexes.primary.query({ tenant, kind: 'event_type' }),
+    placeKey: (tenant, s) => ConsolePlace.key({ tenant, kind: 'event_type', slot: s }),
+  });
+}
+
 const eventTypeRow = (tenant: string) => (id: number) => ({ ...EventType.key({ tenant, id }), id, name: `t${id}`, weight: 1, created: 1 });
 
 describe('endpoints and event types per tenant (neither can be deleted)', () => {
@@ -222,15 +234,7 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
     const reserved = await c.nextId(T, 'event_type');
     const slot = EVENT_TYPES.n - 1;
     await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot }), slot, set_id: reserved, claimed_at: nowSeconds() - 120 });
-    // The event types' places as the console store keeps them.
-    const primary = EventType.indexes.primary;
-    const places = placesOf(db.table, {
-      records: (tenant) => primary.query({ tenant }, { beginsWith: primary.skPrefix() as string }),
-      counts: (x) => x.absent('withdrawn'),
-      recordKey: (tenant, id) => EventType.key({ tenant, id }),
-      places: (tenant) => ConsolePlace.indexes.primary.query({ tenant, kind: 'event_type' }),
-      placeKey: (tenant, s) => ConsolePlace.key({ tenant, kind: 'event_type', slot: s }),
-    });
+    const places = eventTypePlaces();
     // Another create runs between the retry's read of the places and its record's write.
     const created = await places.create(T, reserved, EVENT_TYPES.n, async () => {
       await expect(createEventType(c, T, { name: 'other', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
@@ -238,5 +242,24 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
     });
     expect(created).toBe(true);
     expect(await c.list(T, 'event_type')).toHaveLength(EVENT_TYPES.n);
+  });
+
+  it('a record stored before places existed is given one before any create claims its own: a stale place cannot stand in for it while two creates run at once', async () => {
+    const c = db.stores.console;
+    const T = 'cap-unplaced';
+    const cap = 2;
+    // An event type written before places existed, and a place left by a create cut off between its writes.
+    await put(db.table, eventTypeRow(T)(await c.nextId(T, 'event_type')));
+    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot: 0 }), slot: 0, set_id: 900_000, claimed_at: nowSeconds() - 120 });
+    const h = await c.nextId(T, 'event_type');
+    let createdI: boolean | undefined;
+    // Create I runs between create H's claim and its write.
+    const createdH = await eventTypePlaces().create(T, h, cap, async () => {
+      const i = await c.nextId(T, 'event_type');
+      createdI = await c.create(T, 'event_type', { id: i, name: `t${i}`, weight: 1, created: 1 }, cap);
+      await put(db.table, eventTypeRow(T)(h));
+    });
+    expect([createdH, createdI]).toEqual([true, false]);
+    expect(await c.list(T, 'event_type')).toHaveLength(cap);
   });
 });
