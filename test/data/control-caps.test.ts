@@ -157,6 +157,19 @@ async function stored(c: ConsoleStore, tenant: string, kind: ConsoleKind, n: num
   return ids;
 }
 
+/**
+ * A tenant with one event type fewer than the cap, and a create's first attempt that took its id
+ * and claimed the last place at `claimedAt`, then stopped before writing: that id.
+ */
+async function lastPlaceClaimed(tenant: string, claimedAt: number): Promise<number> {
+  const c = db.stores.console;
+  await stored(c, tenant, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(tenant));
+  const reserved = await c.nextId(tenant, 'event_type');
+  const slot = EVENT_TYPES.n - 1;
+  await put(db.table, { ...ConsolePlace.key({ tenant, kind: 'event_type', slot }), slot, set_id: reserved, claimed_at: claimedAt });
+  return reserved;
+}
+
 /** The event types' places as the console store keeps them (to run a step between a create's claim and its write). */
 function eventTypePlaces() {
   const primary = EventType.indexes.primary;
@@ -218,10 +231,7 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
   it("a create's retry (the ids its Idempotency-Key reserved) cut off after claiming the last place keeps that place: created, not refused as over the cap", async () => {
     const c = db.stores.console;
     const T = 'cap-retry';
-    await stored(c, T, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(T));
-    // The first attempt took its id and claimed the last place, then stopped before writing.
-    const reserved = await c.nextId(T, 'event_type');
-    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot: EVENT_TYPES.n - 1 }), slot: EVENT_TYPES.n - 1, set_id: reserved, claimed_at: nowSeconds() });
+    const reserved = await lastPlaceClaimed(T, nowSeconds());
     await expect(createEventType(c, T, { name: 'buy', weight: 1 }, { reuse: reserved, idempotencyKey: 'k' })).resolves.toMatchObject({ id: reserved, name: 'buy' });
     expect((await placesHeld(T, 'event_type')).filter((id) => id === reserved)).toHaveLength(1);
     await expect(createEventType(c, T, { name: 'click', weight: 1 })).rejects.toMatchObject({ message: 'Too many event types.' });
@@ -230,10 +240,7 @@ describe('endpoints and event types per tenant (neither can be deleted)', () => 
   it('such a retry whose place a full tenant takes back as stale (the retry came over a minute later) while it writes: claimed again first, so the other create is refused, never a record past the cap', async () => {
     const c = db.stores.console;
     const T = 'cap-retry-stale';
-    await stored(c, T, 'event_type', EVENT_TYPES.n - 1, eventTypeRow(T));
-    const reserved = await c.nextId(T, 'event_type');
-    const slot = EVENT_TYPES.n - 1;
-    await put(db.table, { ...ConsolePlace.key({ tenant: T, kind: 'event_type', slot }), slot, set_id: reserved, claimed_at: nowSeconds() - 120 });
+    const reserved = await lastPlaceClaimed(T, nowSeconds() - 120);
     const places = eventTypePlaces();
     // Another create runs between the retry's read of the places and its record's write.
     const created = await places.create(T, reserved, EVENT_TYPES.n, async () => {
