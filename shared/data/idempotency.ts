@@ -142,13 +142,23 @@ export function dynamoIdempotencyStore(t: TableRef): IdempotencyStore {
       // Only the record of the request that wrote the events (claimed before them; a record
       // claimed once that one expired is a day younger: the minute allows for a resuming
       // container's clock).
-      const forgotten = await applied(() =>
+      const ours: Condition = (x) => x.and(isStored(x), x.cmp('created', '<=', writtenAt + CLOCK_SLACK_SECONDS));
+      // A request that had not finished (it stopped, or runs still, after reserving its ids) may
+      // not have written its other users' events: the record keeps its ids and fingerprint, and
+      // the retry resumes, leaving out the events an ended erasure covers, and answers 409
+      // `idempotency_key_erased` (shared/domain/events.ts). Until 2026-12-04 it answered that 409
+      // from the record alone, and those other events were never written.
+      const unfinished = await applied(() =>
         update(
           t,
           Idempotency.key({ tenant, key }),
-          { set: { state: 'erased' }, remove: ['hash', 'owner', 'claimed', 'first_id', 'status', 'body', 'body_gz', 'chunks'] },
-          { when: (x) => x.and(isStored(x), x.cmp('created', '<=', writtenAt + CLOCK_SLACK_SECONDS)) },
+          { set: { state: 'failed' }, remove: ['owner', 'status', 'body', 'body_gz', 'chunks'] },
+          { when: (x) => x.and(ours(x), x.exists('first_id'), x.or(x.eq('state', 'pending'), x.eq('state', 'failed'))) },
         ),
+      );
+      if (unfinished) return;
+      const forgotten = await applied(() =>
+        update(t, Idempotency.key({ tenant, key }), { set: { state: 'erased' }, remove: ['hash', 'owner', 'claimed', 'first_id', 'status', 'body', 'body_gz', 'chunks'] }, { when: ours }),
       );
       // Only the parts of the record forgotten: a record left alone (claimed since, by the key's
       // later request) keeps its answer's parts, or its replays would find them missing. A repeated

@@ -53,7 +53,9 @@ export interface IdempotencyStore {
    * fingerprint) and claims of it answer `erased` until it expires; no attempt holds it any
    * more, so one still running can neither store its answer nor write under its ids. A record
    * claimed after `writtenAt` (the key used again once the first expired; a minute allowed for
-   * clocks) is another request's, and is left alone.
+   * clocks) is another request's, and is left alone. A record of a request that had not finished
+   * (ids reserved, no answer stored) keeps its ids and fingerprint instead, so that its retry
+   * resumes and writes what it had not (without the erased user's events).
    */
   forget(tenant: string, key: string, writtenAt: number): Promise<void>;
 }

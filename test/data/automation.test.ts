@@ -792,6 +792,32 @@ describe('erasure', () => {
     expect((await ingestEvents(deps, T, body('u'), { idempotencyKey: 'k3', reserved: async () => {} })).data).toHaveLength(1);
   });
 
+  it("a batch cut off after writing only the erased user's event: the erasure keeps its key resumable, and the retry writes the other users' events (409 idempotency_key_erased)", async () => {
+    const { events, console: c, idempotency } = db.stores;
+    const exposures = dynamoExposureStore(db.table);
+    const T = 'er14';
+    const batch = ingestEventsBody.parse(['v', 'u'].map((user) => ({ type: 'view', user_id: user, item_id: '2' })));
+    // The first attempt reserved the batch's ids under its key, wrote u's event only, and failed.
+    expect(await idempotency.claim(T, 'k', 'h', 'a', nowSeconds(), 600)).toEqual({ state: 'new' });
+    const first = await allocateIds(db.table, T, 'event', 2);
+    await idempotency.reserve(T, 'k', 'a', first);
+    await events.append(
+      T,
+      batch.map((e) => ev(e.user_id, e.type, 2)),
+      nowSeconds(),
+      { reuse: first, idempotencyKey: 'k' },
+      new Set(['v']),
+    );
+    await idempotency.fail(T, 'k', 'a');
+    await eraseUser({ console: c, idempotency, exposures, events, blobs: blobStore }, T, 'u');
+    // Its retry resumes (until 2026-12-04 the key answered 409 at once, and v's event was never written).
+    const claim = await idempotency.claim(T, 'k', 'h', 'b', nowSeconds(), 600);
+    expect(claim).toEqual({ state: 'resume', firstId: first });
+    await expect(ingestEvents({ events, exposures, erasures: c }, T, batch, { reuse: first, idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'idempotency_key_erased' });
+    expect(await events.get(T, first)).toMatchObject({ user_id: 'v' });
+    expect(await events.get(T, first + 1)).toBeUndefined();
+  });
+
   it("a conversion attributed to a request served before the user's erasure does not count for them once they are a new member; one of a request served after it does", async () => {
     const { events, console: c, idempotency } = db.stores;
     const exposures = dynamoExposureStore(db.table);

@@ -171,12 +171,22 @@ describe('idempotency store', () => {
     await expect(s.complete('fg', 'running', 'a', 201, large, 600)).rejects.toBeInstanceOf(IdempotencyClaimLost);
     expect((await stored('running')).parts).toEqual([]);
     expect(await s.claim('fg', 'running', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
-    // Failed after it reserved ids: a retry does not resume it (it would write the erased events again).
+    // Failed after it reserved ids: it may not have written its other users' events, so a retry
+    // resumes under its ids (the events create then leaves the erased user's out and answers 409);
+    // another body is still refused. Until 2026-12-04 the key answered `erased`, and those events
+    // were never written.
     expect(await s.claim('fg', 'failed', 'h', 'a', now, 600)).toEqual({ state: 'new' });
     await s.reserve('fg', 'failed', 'a', 70);
     await s.fail('fg', 'failed', 'a');
     await s.forget('fg', 'failed', now);
-    expect(await s.claim('fg', 'failed', 'h', 'b', now + 1, 600)).toEqual({ state: 'erased' });
+    expect(await s.claim('fg', 'failed', 'other', 'b', now + 1, 600)).toEqual({ state: 'mismatch' });
+    expect(await s.claim('fg', 'failed', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: 70 });
+    // Still running after it reserved ids: it can no longer store its answer; a retry resumes.
+    expect(await s.claim('fg', 'reserved', 'h', 'a', now, 600)).toEqual({ state: 'new' });
+    await s.reserve('fg', 'reserved', 'a', 80);
+    await s.forget('fg', 'reserved', now);
+    await expect(s.complete('fg', 'reserved', 'a', 201, '{"ok":1}', 600)).rejects.toBeInstanceOf(IdempotencyClaimLost);
+    expect(await s.claim('fg', 'reserved', 'h', 'b', now + 1, 600)).toEqual({ state: 'resume', firstId: 80 });
     // A record claimed after the events were written is another request's (the key used again): left alone.
     expect(await s.claim('fg', 'later', 'h', 'a', now, 600)).toEqual({ state: 'new' });
     await s.complete('fg', 'later', 'a', 201, '{"ok":1}', 600);
