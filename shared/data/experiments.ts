@@ -5,7 +5,7 @@ import { EXPERIMENT_SHARDS, ExperimentTotals, ExperimentUser, Exposure } from '.
 import { addCount } from '../counts.ts';
 import { nonZero, type Condition } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, markEventOnce, put, putAll, queryUpTo, remove, update } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isNew, isStored, put, putAll, queryUpTo, remove, update } from './ops.ts';
 
 /*
  * Experiment counting. A served request writes its exposure (found again by request_id when an
@@ -123,33 +123,40 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       } satisfies ExposureRecord;
     },
 
-    async attribute(tenant, x, event) {
+    attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
-      const { counted, first: firstForRequest } = await markEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt, eventsPerRequest);
-      if (!counted) return false;
-      // The user's first conversion of the type: only on their row, if it is there. An erasure
-      // deleted it (the exposure stays until it expires): the event counts for its request, the
-      // user no longer counts, and no row is written back that holds their id without a membership.
-      // Nor on a row of a membership begun after (or while) an erasure that came after this
-      // request was served: the row names that erasure's end (or, written while it ran, its
-      // start; written when the user's marker could not be read, the second before its first
-      // request). Until 2026-12-04 the new member counted.
-      let firstForUser = false;
-      await applied(async () => {
-        const old = await update(
-          t,
-          ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId }),
-          { setIfAbsent: { [convertedAt]: event.created } },
-          { when: (w) => w.and(isStored(w), w.or(w.absent('erased_through'), w.cmp('erased_through', '<', x.servedAt))), returnValues: 'UPDATED_OLD' },
-        );
-        firstForUser = old?.[convertedAt] === undefined;
+      const userKey = ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId });
+      // Counted on the request's exposure once; a failure below takes its mark back (and the
+      // user's first conversion, if this event made it), so that the ingest's retry counts it.
+      return countEventOnce(t, Exposure.key({ tenant, request_id: x.requestId }), event, convertedAt, eventsPerRequest, async (firstForRequest) => {
+        // The user's first conversion of the type: only on their row, if it is there. An erasure
+        // deleted it (the exposure stays until it expires): the event counts for its request, the
+        // user no longer counts, and no row is written back that holds their id without a membership.
+        // Nor on a row of a membership begun after (or while) an erasure that came after this
+        // request was served: the row names that erasure's end (or, written while it ran, its
+        // start; written when the user's marker could not be read, the second before its first
+        // request). Until 2026-12-04 the new member counted.
+        let firstForUser = false;
+        await applied(async () => {
+          const old = await update(
+            t,
+            userKey,
+            { setIfAbsent: { [convertedAt]: event.created } },
+            { when: (w) => w.and(isStored(w), w.or(w.absent('erased_through'), w.cmp('erased_through', '<', x.servedAt))), returnValues: 'UPDATED_OLD' },
+          );
+          firstForUser = old?.[convertedAt] === undefined;
+        });
+        try {
+          await add(tenant, x.experimentId, x.variant, {
+            [EVENTS + event.type]: 1,
+            [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
+            [CONVERTED_USERS + event.type]: firstForUser ? 1 : 0,
+          });
+        } catch (e) {
+          if (firstForUser) await applied(() => update(t, userKey, { remove: [convertedAt] }, { when: (w) => w.eq(convertedAt, event.created) })).catch(() => undefined);
+          throw e;
+        }
       });
-      await add(tenant, x.experimentId, x.variant, {
-        [EVENTS + event.type]: 1,
-        [CONVERTED_REQUESTS + event.type]: firstForRequest ? 1 : 0,
-        [CONVERTED_USERS + event.type]: firstForUser ? 1 : 0,
-      });
-      return true;
     },
 
     async forgetUser(tenant, userId, experimentIds, servedThrough) {

@@ -295,6 +295,35 @@ export const isStored: Condition = (x) => x.exists(TABLE_SCHEMA.partitionKey);
 export const EVENTS_PER_REQUEST_MAX = 1_000;
 
 /**
+ * `markEventOnce`, then what the event counts for (`count`, told whether it was the row's first
+ * under `firstAttr`): whether it counted now. When `count` fails (a throttled write, the
+ * request's deadline), the mark is taken back before the error goes on, so that the ingest's
+ * retry counts the event then; until 2026-12-04 the mark stayed, and the retry counted nothing.
+ * A failure to take it back too leaves the event uncounted (logged by the caller's error).
+ */
+export async function countEventOnce(
+  t: TableRef,
+  key: Row,
+  event: { id: number; type: string; created: number },
+  firstAttr: string,
+  cap: number | undefined,
+  count: (first: boolean) => Promise<void>,
+): Promise<boolean> {
+  const { counted, first } = await markEventOnce(t, key, event, firstAttr, cap);
+  if (!counted) return false;
+  try {
+    await count(first);
+  } catch (e) {
+    const mark = `event:${event.id}`;
+    await applied(() =>
+      update(t, key, { remove: [mark, ...(first ? [firstAttr] : [])], ...(cap !== undefined ? { add: { marked: -1 } } : {}) }, { when: (x) => x.and(isStored(x), x.exists(mark)) }),
+    ).catch(() => undefined);
+    throw e;
+  }
+  return true;
+}
+
+/**
  * Records an attributed event on the row of the request it names (an experiment exposure, a
  * search), once: its id on the row is the guard, so a retried ingest counts nothing new.
  * `counted`: it counted now (false when it had before, or the row is gone, or `cap` events are
@@ -302,7 +331,7 @@ export const EVENTS_PER_REQUEST_MAX = 1_000;
  * that event's time there). With `cap`, the row counts its marks (`marked`) and takes no more
  * than that many: each mark makes the row longer, and past DynamoDB's 400 KB a write of it fails.
  */
-export async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string, cap?: number): Promise<{ counted: boolean; first: boolean }> {
+async function markEventOnce(t: TableRef, key: Row, event: { id: number; type: string; created: number }, firstAttr: string, cap?: number): Promise<{ counted: boolean; first: boolean }> {
   let first = false;
   const mark = `event:${event.id}`;
   const counted = await applied(async () => {

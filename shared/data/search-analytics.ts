@@ -7,7 +7,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, EVENTS_PER_REQUEST_MAX, getRow, isStored, markEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
+import { applied, EVENTS_PER_REQUEST_MAX, getRow, isStored, countEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -151,12 +151,10 @@ export function dynamoSearchLogStore(t: TableRef, opts: { eventsPerRequest?: num
       return { requestId, query: String(r.query), day: String(r.day), servedAt: Number(r.served_at) };
     },
 
-    async attribute(tenant, s, event) {
-      const { counted, first } = await markEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`, eventsPerRequest);
-      if (!counted) return false;
-      await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
-      return true;
-    },
+    attribute: (tenant, s, event) =>
+      countEventOnce(t, SearchRequest.key({ tenant, request_id: s.requestId }), event, `first:${event.type}`, eventsPerRequest, async (first) => {
+        await addCounts(t, tenant, s.day, s.query, { [EVENTS + event.type]: 1, [WITH + event.type]: first ? 1 : 0 });
+      }),
 
     async fold(tenant, upTo, budgetMs) {
       const end = Math.floor(upTo / FOLD_SECONDS) * FOLD_SECONDS;

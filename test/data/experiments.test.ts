@@ -4,7 +4,7 @@ import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import type { ExposureRecord } from '../../shared/control/exposures.ts';
 import { EVENTS_PER_REQUEST_MAX } from '../../shared/data/ops.ts';
 import { getRow, put } from '../../shared/data/ops.ts';
-import { testTable, type TestTable } from '../helpers/table.ts';
+import { testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -169,6 +169,18 @@ describe('experiment exposures', () => {
     expect((await store.totals('mr6', 1)).get(0)?.usersWith.buy ?? 0).toBe(0);
     await buy('r1', 10);
     expect((await store.totals('mr6', 1)).get(0)?.usersWith.buy).toBe(1);
+  });
+
+  it('an event whose totals could not be added counts, for the request and the user, when the ingest is retried', async () => {
+    const store = dynamoExposureStore(db.table);
+    await servedIn(store, 'mr7', 'u')('r0', 1000);
+    const flaky = dynamoExposureStore(updateFailingOnce(db.table, '#EXPAGG#'));
+    const x = (await store.exposure('mr7', 'r0')) as ExposureRecord;
+    await expect(flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).rejects.toThrow('throttled');
+    // The retry counts it (until 2026-12-04 its mark stayed, and it counted nothing); once.
+    expect(await flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).toBe(true);
+    expect(await flaky.attribute('mr7', x, { id: 5, type: 'buy', created: 1001 })).toBe(false);
+    expect((await store.totals('mr7', 1)).get(0)).toMatchObject({ requests: 1, users: 1, events: { buy: 1 }, requestsWith: { buy: 1 }, usersWith: { buy: 1 } });
   });
 
   it('forgetUser with servedThrough deletes only a membership first served by then', async () => {

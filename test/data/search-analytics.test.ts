@@ -6,7 +6,7 @@ import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { attributeSearchEvents, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
 import { storedEvent } from '../helpers/fixtures.ts';
-import { testTable, type TestTable } from '../helpers/table.ts';
+import { testTable, updateFailingOnce, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 let store: SearchLogStore;
@@ -193,5 +193,21 @@ describe('search analytics: events attributed to searches', () => {
     expect(await attributeSearchEvents(capped, T, clicks)).toBe(cap);
     expect(await attributeSearchEvents(capped, T, [event(999, 'cached', T0 + 30)])).toBe(0);
     expect(await countsOf(T, 'guest page')).toMatchObject({ searches: 1, events: { click: cap }, searches_with: { click: 1 } });
+  });
+});
+
+describe('an event whose counters could not be added', () => {
+  it("counts when the ingest is retried: its mark on the search's row is taken back with the failure", async () => {
+    const T = 'lost-event';
+    const store = dynamoSearchLogStore(db.table);
+    const flaky = dynamoSearchLogStore(updateFailingOnce(db.table, '#SRCHAGG#'));
+    await store.record(T, { requestId: 'r1', query: 'red shoe', day: DAY1, servedAt: T0 + 10 });
+    const ev = [storedEvent(1, 'r1', T0 + 20)];
+    // The ingest fails (500) after the mark was written; the client retries under its Idempotency-Key.
+    await expect(attributeSearchEvents(flaky, T, ev)).rejects.toThrow('throttled');
+    await attributeSearchEvents(flaky, T, ev);
+    await attributeSearchEvents(flaky, T, ev);
+    const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
+    expect(byQuery.get('red shoe')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
   });
 });
