@@ -169,8 +169,14 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     if (!(await getRow(t, key, { consistent: true, projection: 'pk' }))) return false;
     // The tombstone first: search must never show an item that is already gone.
     await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
+    const removed = await applied(() => remove(t, key, isStored));
+    // Settled once the row is gone, so that its change comes after the row's last: an index build
+    // reads the rows, not the tombstones, and one that read the row while its removal was slow
+    // must see the tombstone among the changes after it, as must a reader that applied a change
+    // to the row made meanwhile (an update, an embedding). Until 2026-12-04 it was settled
+    // before the removal, and such an item stayed searchable after its DELETE answered.
     await settle([{ key: Tombstone.key({ tenant, id }), id }], now);
-    return applied(() => remove(t, key, isStored));
+    return removed;
   }
 
   return {
