@@ -213,7 +213,7 @@ export async function seedDemo(deps: DemoDeps, opts: DemoOptions): Promise<DemoS
     if (!p.searched) {
       if (signal?.aborted) throw new DemoStopped('stopped');
       const n = Math.max(20, Math.round(shop.users.length / SHOPPERS_PER_SEARCH));
-      searches = await searchAsShoppers(deps.searching, deps.tenant, shop.users, seededRandom(p.seed + 1), n, nowSeconds());
+      searches = await searchAsShoppers(deps.searching, deps.tenant, shop.users, seededRandom(p.seed + 1), n, nowSeconds);
       p.searched = true;
       save();
       const e = searches.events;
