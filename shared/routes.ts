@@ -55,8 +55,9 @@ export interface Access {
   exposures?: boolean;
   /**
    * Records each search for search analytics (BatchWriteItem of the searches' rows, UpdateItem to
-   * mark one without results, granted with the table actions) once the caller's credentials are
-   * confirmed: like exposures, counting what was served, so the route still counts as read-only.
+   * mark one without results, DeleteItem to take out one that failed once recorded, granted with
+   * the table actions) once the caller's credentials are confirmed: like exposures, counting what
+   * was served, so the route still counts as read-only.
    */
   searchLog?: boolean;
   /**
@@ -74,7 +75,7 @@ export const tableActions = (a: Access): TableAction[] => [
   ...new Set<TableAction>([
     ...(a.table ?? []),
     ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem'] as const) : []),
-    ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem'] as const) : []),
+    ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const) : []),
     ...(a.popularity ? (['GetItem', 'PutItem'] as const) : []),
   ]),
 ];

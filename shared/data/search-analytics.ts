@@ -7,7 +7,7 @@ import { SEARCH_COUNTER_SHARDS, SearchCounters, SearchFold, SearchRequest } from
 import { prefixEnd } from './entity.ts';
 import { type Condition, nonZero } from './expressions.ts';
 import { GroupCommit } from './group-commit.ts';
-import { applied, EVENTS_PER_REQUEST_MAX, getRow, isStored, countEventOnce, putAll, queryPage, refine, update, type QueryInput, type Row } from './ops.ts';
+import { applied, countEventOnce, EVENTS_PER_REQUEST_MAX, getRow, isStored, putAll, queryPage, refine, remove, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Search analytics storage. A search writes one row, nothing more: by request_id (for
@@ -122,7 +122,7 @@ async function readAll(t: TableRef, inputs: QueryInput[], max: number, each: (ro
 }
 
 /** What the search function needs: recording searches (its bundle carries no more). */
-export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record' | 'noResults'> {
+export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record' | 'noResults' | 'forget'> {
   const rows = new GroupCommit<Row>((group) => putAll(t, group), GROUP_MAX);
   return {
     record: (tenant, s) =>
@@ -135,6 +135,9 @@ export function dynamoSearchRecorder(t: TableRef): Pick<SearchLogStore, 'record'
       }),
     async noResults(tenant, s) {
       await applied(() => update(t, SearchRequest.key({ tenant, request_id: s.requestId }), { set: { no_results: 1 } }, { when: isStored }));
+    },
+    async forget(tenant, requestId) {
+      await remove(t, SearchRequest.key({ tenant, request_id: requestId }));
     },
   };
 }

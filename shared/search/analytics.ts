@@ -40,6 +40,8 @@ export interface SearchLogStore {
   record(tenant: string, s: SearchRecord): Promise<void>;
   /** Marks a recorded search as one without results. */
   noResults(tenant: string, s: SearchRecord): Promise<void>;
+  /** Deletes a recorded search's row: a search that failed after it was recorded was not served (before its minute is folded). */
+  forget(tenant: string, requestId: string): Promise<void>;
   search(tenant: string, requestId: string): Promise<SearchRecord | undefined>;
   /** Counts the event for the search's query unless it was counted before; whether it counted now. */
   attribute(tenant: string, s: SearchRecord, event: { id: number; type: string; created: number }): Promise<boolean>;

@@ -27,7 +27,7 @@ export interface SearchServing {
    * once the caller is confirmed (`authorized`) and the search accepted. The console's playground
    * is no traffic: none.
    */
-  traffic?: { exposures: ExposureStore; recorder: Pick<SearchLogStore, 'record' | 'noResults'>; authorized: Promise<unknown> } | undefined;
+  traffic?: { exposures: ExposureStore; recorder: Pick<SearchLogStore, 'record' | 'noResults' | 'forget'>; authorized: Promise<unknown> } | undefined;
 }
 
 /**
@@ -55,20 +55,31 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
   const synonyms = await synonymsRead;
   const analytics = t ? searchRecording(t.recorder, tenant, { requestId, query: body.query, servedAt: now }) : undefined;
   const counted = (p: Promise<void>) => p.catch((e: unknown) => logger.warn('search not recorded for analytics', { tenant, error: String(e) }));
-  let logged: Promise<unknown> = Promise.resolve();
-  const result = await runSearch(deps.search, tenant, {
-    ...coreSearchRequest(body),
-    user,
-    plan,
-    synonyms,
-    accepted: () => {
-      planned?.accept();
-      if (!t || !analytics) return;
-      logged = t.authorized.then(() => counted(analytics.record()));
-      logged.catch(() => undefined);
-    },
-  });
-  await planned?.recorded;
+  let logged: Promise<unknown> | undefined;
+  let result: Awaited<ReturnType<typeof runSearch>>;
+  try {
+    result = await runSearch(deps.search, tenant, {
+      ...coreSearchRequest(body),
+      user,
+      plan,
+      synonyms,
+      accepted: () => {
+        planned?.accept();
+        if (!t || !analytics) return;
+        logged = t.authorized.then(() => counted(analytics.record()));
+        logged.catch(() => undefined);
+      },
+    });
+    await planned?.recorded;
+  } catch (e) {
+    // Failed once recorded (ranking, the user's events, the exposure, the deadline): not served,
+    // so not counted; its retry is a search of its own. Until 2026-12-04 it counted too.
+    if (t && logged) {
+      const recorder = t.recorder;
+      await logged.then(() => recorder.forget(tenant, requestId)).catch((err: unknown) => logger.warn('failed search not taken out of analytics', { tenant, error: String(err) }));
+    }
+    throw e;
+  }
   await logged;
   // Without results: nothing matched, or a first page the context's rules and controls left empty
   // (its `total` counts the matches before them).

@@ -1,7 +1,15 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../../shared/data/client.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../shared/blob.ts';
+import { controlDepsOf } from '../../shared/control/deps.ts';
 import { SearchFold } from '../../shared/data/entities.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { searchBody } from '../../shared/schemas/search.ts';
+import { serveSearch } from '../../shared/search/core-search.ts';
 import { dynamoSearchLogStore } from '../../shared/data/search-analytics.ts';
 import { dayOf } from '../../shared/clock.ts';
 import { attributeSearchEvents, FOLD_LAG_SECONDS, foldSearchCounts, type SearchLogStore } from '../../shared/search/analytics.ts';
@@ -209,5 +217,26 @@ describe('an event whose counters could not be added', () => {
     await attributeSearchEvents(flaky, T, ev);
     const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
     expect(byQuery.get('red shoe')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
+  });
+});
+
+describe('a search that fails once recorded', () => {
+  it('is not counted (it was not served; its retry is a search of its own)', async () => {
+    const T = 'failed-search';
+    const blobs = new FolderBlobStore(mkdtempSync(join(tmpdir(), 'failed-search-')));
+    const embedder = {
+      name: 'remote',
+      dimensions: 256,
+      embed: async (): Promise<Float32Array[]> => {
+        throw new Error('embedding service down');
+      },
+    };
+    const log = dynamoSearchLogStore(db.table);
+    const traffic = { exposures: dynamoExposureStore(db.table), recorder: log, authorized: Promise.resolve() };
+    const deps = { search: { items: db.stores.items, events: db.stores.events, blobs, embedder }, control: controlDepsOf(db.stores), synonymSets: async () => [], traffic };
+    await expect(serveSearch(deps, T, searchBody.parse({ query: 'tent' }), '0b5f1c1e-0000-4000-8000-000000000001', T0)).rejects.toThrow('embedding service down');
+    expect(await log.search(T, '0b5f1c1e-0000-4000-8000-000000000001')).toBeUndefined();
+    const { byQuery } = await log.counts(T, DAY1, DAY1, 1000);
+    expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
   });
 });

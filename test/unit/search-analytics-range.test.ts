@@ -6,6 +6,7 @@ import { storedEvent } from '../helpers/fixtures.ts';
 const empty: SearchLogStore = {
   record: async () => {},
   noResults: async () => {},
+  forget: async () => {},
   search: async () => undefined,
   attribute: async () => false,
   fold: async () => ({ searches: 0, queries: 0, foldedTo: undefined }),
