@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.ts';
+import { config } from '../config.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import { Conflict } from '../domain/errors.ts';
@@ -36,7 +37,12 @@ import {
  */
 const { byCategory, changedSince, changeKeys, embedPending } = Item.indexes;
 
-const TOMBSTONE_TTL_SECONDS = 7 * 86_400;
+/**
+ * How long a deleted item's tombstone is kept: 7 days, and at least as long as a create's retry
+ * under its Idempotency-Key can come (the key's life and an hour), which finds it and does not
+ * write the item again (until 2026-12-04, 7 days whatever the key's life).
+ */
+const tombstoneSeconds = () => Math.max(7 * 86_400, config().idempotencyTtlSeconds + 3600);
 
 /**
  * A change's stamp (its gsi2 key, in seconds) is taken before it is written: before id
@@ -168,7 +174,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     // Strongly consistent: an item created a moment ago is found (an eventual read could answer 404 and leave it).
     if (!(await getRow(t, key, { consistent: true, projection: 'pk' }))) return false;
     // The tombstone first: search must never show an item that is already gone.
-    await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + TOMBSTONE_TTL_SECONDS });
+    await put(t, { ...Tombstone.keys({ tenant, id, changed_at: now }), id, deleted_at: now, ttl: now + tombstoneSeconds() });
     const removed = await applied(() => remove(t, key, isStored));
     // Settled once the row is gone, so that its change comes after the row's last: an index build
     // reads the rows, not the tombstones, and one that read the row while its removal was slow
