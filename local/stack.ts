@@ -3,6 +3,7 @@ import './defaults.ts';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureSigningKey } from '../shared/auth/signer.ts';
+import { decideAutoPromotion } from '../shared/domain/automation.ts';
 import { replaceFile } from '../shared/files.ts';
 import { makeTable } from '../shared/data/client.ts';
 import type { DemoSize } from '../shared/demo/generate.ts';
@@ -283,7 +284,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   if (!fresh) {
     const { recoverLocalRuns } = await import('../shared/recs/launcher.ts');
     for (const tenant of await store.listTenants()) {
-      for (const line of await recoverLocalRuns({ console: stores.console, queue: workQueue }, tenant))
+      for (const line of await recoverLocalRuns({ console: stores.console, queue: workQueue, decide: (t, name) => decideAutoPromotion(stores.console, t, name) }, tenant))
         console.log(`training run ${tenant}/${line}: the server restarted while it was queued or running`);
     }
     localQueues.get('training')?.resume();

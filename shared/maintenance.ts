@@ -2,7 +2,7 @@ import type { BlobStore } from './blob.ts';
 import { PASS_EVENT_BUDGET, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
 import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
-import { startDueRuns } from './domain/automation.ts';
+import { decideAutoPromotion, startDueRuns } from './domain/automation.ts';
 import { sweepErasures } from './domain/erasure.ts';
 import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
@@ -50,7 +50,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('scheduled runs failed', tenant, e);
     }
     try {
-      for (const job of await sweepTaskRuns({ console: s.console }, tenant, deps.launcher, now)) interrupted.push(`${tenant}/${job}`);
+      for (const job of await sweepTaskRuns({ console: s.console, decide: (t, name) => decideAutoPromotion(s.console, t, name) }, tenant, deps.launcher, now)) interrupted.push(`${tenant}/${job}`);
     } catch (e) {
       failed('training task sweep failed', tenant, e);
     }

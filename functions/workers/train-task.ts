@@ -19,13 +19,23 @@ if (!parsed.success) {
   process.exit(2);
 }
 const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName } = parsed.data;
+const s = stores();
+let failure: unknown;
 try {
-  const s = stores();
   await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName);
-  await decideAutoPromotion(s.console, tenant, jobName);
-  console.error(JSON.stringify({ level: 'INFO', message: 'training task ended', tenant, job_name: jobName }));
-  process.exit(0);
 } catch (e) {
-  console.error(JSON.stringify({ level: 'ERROR', message: 'training task failed', tenant, job_name: jobName, error: String(e) }));
+  failure = e;
+}
+// Also after a failure: a run that stored its version before it failed ended Completed with it,
+// and nothing else would decide its promotion (until 2026-12-04 it was never decided).
+try {
+  await decideAutoPromotion(s.console, tenant, jobName);
+} catch (e) {
+  failure ??= e;
+}
+if (failure !== undefined) {
+  console.error(JSON.stringify({ level: 'ERROR', message: 'training task failed', tenant, job_name: jobName, error: String(failure) }));
   process.exit(1);
 }
+console.error(JSON.stringify({ level: 'INFO', message: 'training task ended', tenant, job_name: jobName }));
+process.exit(0);

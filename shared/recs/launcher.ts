@@ -269,7 +269,12 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
  * saying what stopped the task. Answers the names of the runs ended.
  */
-export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'> }, tenant: string, taskRunner: TaskLauncher, now: number): Promise<string[]> {
+export async function sweepTaskRuns(
+  deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; decide: DecideRun },
+  tenant: string,
+  taskRunner: TaskLauncher,
+  now: number,
+): Promise<string[]> {
   const c = deps.console;
   const ended: string[] = [];
   // Every run, a page at a time, newest first: a tenant's history grows with every run (a whole
@@ -282,10 +287,21 @@ export async function sweepTaskRuns(deps: { console: Pick<ConsoleStore, 'page' |
     // Read again: the task may have ended the run just before it stopped.
     const fresh = await c.get<TrainingRun>(tenant, 'job', job.id);
     if (!fresh || !ACTIVE.has(fresh.status)) continue;
-    if (await endInterruptedRun(c, tenant, fresh, `its training task stopped: ${state.reason}`)) ended.push(job.job_name);
+    const status = await endInterruptedRun(c, tenant, fresh, `its training task stopped: ${state.reason}`);
+    if (!status) continue;
+    ended.push(job.job_name);
+    if (status === 'Completed') await deps.decide(tenant, job.job_name);
   }
   return ended;
 }
+
+/**
+ * What is done for a run ended Completed here (its task, or the local process, stopped after it
+ * stored its version): its template's auto-promotion decided (`decideAutoPromotion`), as the worker
+ * or task that ran it would have after it. Nothing else would (a task's message is spent; the
+ * sweep passes over Completed runs): until 2026-12-04 such a version never got its `promotion`.
+ */
+export type DecideRun = (tenant: string, jobName: string) => Promise<unknown>;
 const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgress', 'Stopping']);
 
 /**
@@ -295,7 +311,7 @@ const ACTIVE: ReadonlySet<TrainingRun['status']> = new Set(['Queued', 'InProgres
  * is queued again; one InProgress or Stopping, whose worker was that process, is ended as far as
  * it got (`endInterruptedRun`). Answers what became of each.
  */
-export async function recoverLocalRuns(deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; queue: WorkQueue }, tenant: string): Promise<string[]> {
+export async function recoverLocalRuns(deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; queue: WorkQueue; decide: DecideRun }, tenant: string): Promise<string[]> {
   const done: string[] = [];
   const queued: string[] = [];
   for await (const job of eachRun(deps.console, tenant)) {
@@ -304,6 +320,7 @@ export async function recoverLocalRuns(deps: { console: Pick<ConsoleStore, 'page
     else {
       const ended = await endInterruptedRun(deps.console, tenant, job, 'the local server stopped while it ran');
       if (ended) done.push(`${job.job_name} ${ended}`);
+      if (ended === 'Completed') await deps.decide(tenant, job.job_name);
     }
   }
   // Oldest first, as they were queued (the runs are read newest first).

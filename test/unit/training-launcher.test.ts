@@ -66,6 +66,10 @@ const launcher = (fail?: string) => {
   return { l, calls };
 };
 
+/** The runs a sweep or a restart handed to the auto-promotion decision (ended Completed). */
+const decided: string[] = [];
+const decide = async (tenant: string, jobName: string) => void decided.push(`${tenant}/${jobName}`);
+
 describe('where a training run runs', () => {
   it('decides by the event count: at or above the threshold, a task', () => {
     expect(runsAsTask(0, 500_000)).toBe(false);
@@ -151,7 +155,7 @@ describe('the sweep of runs whose container task stopped', () => {
   it('fails a run whose task stopped, saying what stopped it, and leaves a running one alone', async () => {
     const c = fakeConsole(running('InProgress'));
     const oom = inspecting({ state: 'stopped', reason: 'ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137' });
-    expect(await sweepTaskRuns({ console: c }, 'acme', oom.l, now)).toEqual(['job-7']);
+    expect(await sweepTaskRuns({ console: c, decide }, 'acme', oom.l, now)).toEqual(['job-7']);
     expect(c.rec.status).toBe('Failed');
     expect(c.rec.error).toBe(
       'The run was interrupted before it stored a version (its training task stopped: ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137); nothing was stored. Start a new run.',
@@ -159,40 +163,45 @@ describe('the sweep of runs whose container task stopped', () => {
     expect(c.rec.finished_at).toBeTypeOf('number');
     expect(c.logs).toEqual([`Failed: ${c.rec.error}`]);
     // Ended once: the next pass finds nothing to do.
-    expect(await sweepTaskRuns({ console: c }, 'acme', oom.l, now + 60)).toEqual([]);
+    expect(await sweepTaskRuns({ console: c, decide }, 'acme', oom.l, now + 60)).toEqual([]);
 
     const alive = fakeConsole(running('InProgress'));
     const ok = inspecting({ state: 'running' });
-    expect(await sweepTaskRuns({ console: alive }, 'acme', ok.l, now)).toEqual([]);
+    expect(await sweepTaskRuns({ console: alive, decide }, 'acme', ok.l, now)).toEqual([]);
     expect(ok.asked).toEqual(['task-1']);
     expect(alive.rec.status).toBe('InProgress');
   });
 
   it('ends a run as far as it got: Completed when its version was stored, Stopped when a stop was asked, Failed when it never started', async () => {
+    decided.length = 0;
     const stored = fakeConsole(running('InProgress', { storing_version: 4 }), { 4: { id: 4, version: 4, metrics: { ndcg_at_10: 0.3 } } });
     const gone = inspecting({ state: 'stopped', reason: 'the process exited with code 1' });
-    await sweepTaskRuns({ console: stored }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: stored, decide }, 'acme', gone.l, now);
     expect(stored.rec).toMatchObject({ status: 'Completed', model_version: 4, progress: 1, metrics: { ndcg_at_10: 0.3 } });
     expect(stored.logs).toEqual(['Completed: version 4']);
+    // Its template's auto-promotion is decided (nothing else would: until 2026-12-04 it never was).
+    expect(decided).toEqual(['acme/job-7']);
 
     const stopping = fakeConsole(running('Stopping'));
-    await sweepTaskRuns({ console: stopping }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: stopping, decide }, 'acme', gone.l, now);
     expect(stopping.rec.status).toBe('Stopped');
     expect(stopping.logs).toEqual(['Stopped (its training task stopped: the process exited with code 1)']);
 
     // Claimed and started, but the task died before it took the run up.
     const queuedRun = fakeConsole(running('Queued', { started_at: null }));
-    await sweepTaskRuns({ console: queuedRun }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: queuedRun, decide }, 'acme', gone.l, now);
     expect(queuedRun.rec.status).toBe('Failed');
     expect(queuedRun.rec.error).toMatch(/its training task stopped: the process exited with code 1/);
+    // Only the Completed one is decided.
+    expect(decided).toEqual(['acme/job-7']);
   });
 
   it('trusts a task its runner no longer knows only once the task had time to start', async () => {
     const missing = inspecting({ state: 'gone', reason: 'ECS no longer knows the task' });
     const young = fakeConsole(running('InProgress'));
-    expect(await sweepTaskRuns({ console: young }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS - 1)).toEqual([]);
+    expect(await sweepTaskRuns({ console: young, decide }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS - 1)).toEqual([]);
     expect(young.rec.status).toBe('InProgress');
-    expect(await sweepTaskRuns({ console: young }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS)).toEqual(['job-7']);
+    expect(await sweepTaskRuns({ console: young, decide }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS)).toEqual(['job-7']);
     expect(young.rec.error).toMatch(/ECS no longer knows the task/);
   });
 
@@ -206,7 +215,7 @@ describe('the sweep of runs whose container task stopped', () => {
       running('InProgress', { task: { runner: 'ecs', claimed_at: claimedAt, ref: 'arn:task' } }),
     ]) {
       const c = fakeConsole(job);
-      expect(await sweepTaskRuns({ console: c }, 'acme', stopped.l, now)).toEqual([]);
+      expect(await sweepTaskRuns({ console: c, decide }, 'acme', stopped.l, now)).toEqual([]);
       expect(c.rec.status).toBe(job.status);
     }
     expect(stopped.asked).toEqual([]);
@@ -223,7 +232,7 @@ describe('the sweep of runs whose container task stopped', () => {
         return { state: 'stopped', reason: 'the process exited with code 0' };
       },
     };
-    expect(await sweepTaskRuns({ console: c }, 'acme', l, now)).toEqual([]);
+    expect(await sweepTaskRuns({ console: c, decide }, 'acme', l, now)).toEqual([]);
     expect(c.rec).toMatchObject({ status: 'Completed', model_version: 9 });
     expect(c.logs).toEqual([]);
   });
@@ -317,22 +326,25 @@ describe('a local restart', () => {
   const sent: unknown[] = [];
   const queue = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies) } as never;
   it('queues a Queued run again (its message died with the process) and ends a running one as far as it got', async () => {
+    decided.length = 0;
     const waiting = fakeConsole(queued());
-    expect(await recoverLocalRuns({ console: waiting, queue }, 'acme')).toEqual(['job-7 queued again']);
+    expect(await recoverLocalRuns({ console: waiting, queue, decide }, 'acme')).toEqual(['job-7 queued again']);
     expect(sent).toEqual([{ type: 'train', tenant: 'acme', job_name: 'job-7' }]);
     expect(waiting.rec.status).toBe('Queued');
 
     const running = fakeConsole({ ...queued(), status: 'InProgress', started_at: 1 });
-    expect(await recoverLocalRuns({ console: running, queue }, 'acme')).toEqual(['job-7 Failed']);
+    expect(await recoverLocalRuns({ console: running, queue, decide }, 'acme')).toEqual(['job-7 Failed']);
     expect(running.rec.error).toBe('The run was interrupted before it stored a version (the local server stopped while it ran); nothing was stored. Start a new run.');
 
     const storing = fakeConsole({ ...queued(), status: 'InProgress', started_at: 1, storing_version: 3 }, { 3: { id: 3, version: 3, metrics: { ndcg_at_10: 0.2 } } });
-    expect(await recoverLocalRuns({ console: storing, queue }, 'acme')).toEqual(['job-7 Completed']);
+    expect(await recoverLocalRuns({ console: storing, queue, decide }, 'acme')).toEqual(['job-7 Completed']);
     expect(storing.rec).toMatchObject({ status: 'Completed', model_version: 3 });
 
     const stopping = fakeConsole({ ...queued(), status: 'Stopping', started_at: 1 });
-    expect(await recoverLocalRuns({ console: stopping, queue }, 'acme')).toEqual(['job-7 Stopped']);
+    expect(await recoverLocalRuns({ console: stopping, queue, decide }, 'acme')).toEqual(['job-7 Stopped']);
     expect(stopping.rec.status).toBe('Stopped');
+    // Only the one ended Completed has its template's auto-promotion decided.
+    expect(decided).toEqual(['acme/job-7']);
   });
 
   it('leaves ended runs, and runs held by a container task (the task sweep judges those), alone', async () => {
@@ -342,7 +354,7 @@ describe('a local restart', () => {
       { ...queued(), status: 'InProgress' as const, started_at: 1, task: { runner: 'local-process', claimed_at: 1, ref: '4242' } },
     ]) {
       const c = fakeConsole(job);
-      expect(await recoverLocalRuns({ console: c, queue }, 'acme')).toEqual([]);
+      expect(await recoverLocalRuns({ console: c, queue, decide }, 'acme')).toEqual([]);
       expect(c.rec.status).toBe(job.status);
     }
     expect(sent).toEqual([]);
