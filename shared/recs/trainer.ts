@@ -168,6 +168,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   let written = Promise.resolve();
   // The version record once stored: from then on the run has made its version, whatever fails after.
   let storedVersion: ModelVersion | undefined;
+  /** The version this run marked itself as storing, once it did. */
+  let storingVersion: number | undefined;
   const later = (write: () => Promise<unknown>) => {
     written = written.then(write).then(
       () => undefined,
@@ -310,6 +312,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // before the version record, and the record before the run is Completed.
     const version = await c.nextId(tenant, 'model');
     if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined }))) throw new Stopped('stopped');
+    storingVersion = version;
     const key = modelArtifactKey(tenant, version);
     // Users whose erasure began before this run's read: their histories stay out of the artifact
     // (serving would not read them: the erasure's marker), as an erasure rewrites stored ones.
@@ -347,10 +350,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       return;
     }
     const message = e instanceof Error ? e.message : String(e);
-    if (storedVersion) {
+    // Its version record may have landed though its write answered an error (its answer lost
+    // after the SDK's last retry): read, as endInterruptedRun reads it. Until 2026-12-04 such a run
+    // ended Failed beside the version it had stored.
+    const v = storedVersion ?? (storingVersion !== undefined ? await c.get<ModelVersion>(tenant, 'model', storingVersion).catch(() => undefined) : undefined);
+    if (v) {
       // Its version is listed: the run is Completed with it (as endInterruptedRun ends a run that
       // stored its version), not Failed beside it; what failed after is logged and thrown.
-      const v = storedVersion;
       const completed = await c.update(tenant, 'job', id, completedWith(v), { status: 'InProgress', storing_version: v.version });
       await log(`After storing version ${v.version}: ${message}`);
       if (completed) await log(`Completed: version ${v.version}`);

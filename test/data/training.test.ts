@@ -250,6 +250,22 @@ describe('stopping a run races its end', () => {
     expect((await c.list<ModelVersion>(T3, 'model')).map((m) => m.version)).toEqual([2]);
   });
 
+  it('a version record whose write landed but answered an error (its answer lost): the run ends Completed with it, not Failed beside it', async () => {
+    const T7 = 'lost-answer';
+    const { c, events, items, blobs, template } = await twoTastes(T7);
+    await c.put(T7, 'job', job(1, template));
+    const lossy: ConsoleStore = {
+      ...c,
+      async put(tenant, kind, rec) {
+        await c.put(tenant, kind, rec);
+        if (kind === 'model') throw new Error('socket hang up');
+      },
+    };
+    await expect(runTraining({ console: lossy, events, items, blobs }, T7, 'train-1')).rejects.toThrow('socket hang up');
+    expect(await c.get<TrainingRun>(T7, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+    expect(await logsOf(c, T7, 1)).toMatch(/After storing version 1: socket hang up/);
+  });
+
   it("a run stopped while its progress lines are still being written ends its log with its end: no progress line after 'Stopped'", async () => {
     const T6 = 'stl';
     const { c, events, items, blobs, template } = await twoTastes(T6);
