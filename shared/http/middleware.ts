@@ -24,7 +24,13 @@ const tenantOf = new Map<string, string>();
 /** Reads the client's record (a read that began after this call); its tenant, or the 401. */
 async function confirmClient(clientId: string): Promise<string> {
   const client = await clientById(clientId);
-  if (!client) throw new AuthenticationError('The client this token was issued to no longer exists.');
+  if (!client) {
+    // Forgotten: a deleted client's tokens (valid up to an hour) are then refused before the
+    // tenant's quota is charged. Until 2026-12-04 each was charged to it, on every container that
+    // had served the client, so a leaked and deleted client could hold the tenant at 429.
+    tenantOf.delete(clientId);
+    throw new AuthenticationError('The client this token was issued to no longer exists.');
+  }
   if (tenantOf.size >= 10_000) tenantOf.clear();
   tenantOf.set(clientId, client.tenant);
   return client.tenant;
