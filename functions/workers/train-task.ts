@@ -22,7 +22,7 @@ const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName } = parsed.data;
 const s = stores();
 let failure: unknown;
 try {
-  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName);
+  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true });
 } catch (e) {
   failure = e;
 }

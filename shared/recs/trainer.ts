@@ -128,7 +128,7 @@ const TRAINING_SECONDS = workers.find((w) => w.handler === 'workers/train')?.tim
  * has marked itself as storing its version first (conditional updates on the job decide which),
  * so a run a stop was answered `Stopping` for ends `Stopped` with nothing stored.
  */
-export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string): Promise<void> {
+export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string, opts: { asTask?: boolean } = {}): Promise<void> {
   const c = deps.console;
   const id = trainingRunId(jobName);
   const job = await c.get<TrainingRun>(tenant, 'job', id);
@@ -147,8 +147,12 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     await endInterruptedRun(c, tenant, job, 'its worker stopped');
     return;
   }
-  // Only a Queued run starts (a redelivered message for a finished run does nothing).
-  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued' }))) return;
+  // Only a Queued run starts (a redelivered message for a finished run does nothing); in the
+  // training worker, only one no container task claimed (`asTask`: the task's own start). SQS can
+  // deliver one message twice at once, and the second delivery can hand the run to a task while
+  // the first trains it: until 2026-12-04 the worker started it all the same, the task then
+  // found it taken and exited, and the task sweep ended the healthy run Failed.
+  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
   await log('Started');
   let lastCheck = 0;
   let stopRequested = false;

@@ -266,6 +266,17 @@ describe('stopping a run races its end', () => {
     expect(await logsOf(c, T7, 1)).toMatch(/After storing version 1: socket hang up/);
   });
 
+  it('a run a container task claimed is not started by the training worker (a message delivered twice at once: one delivery handed it to a task); the task starts it', async () => {
+    const T8 = 'claimed';
+    const { c, events, items, blobs, template } = await twoTastes(T8);
+    await c.put(T8, 'job', { ...job(1, template), task: { runner: 'ecs', claimed_at: Math.floor(Date.now() / 1000) } });
+    // The first delivery's worker comes after the second's claim: it leaves the run to the task.
+    await runTraining({ console: c, events, items, blobs }, T8, 'train-1');
+    expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Queued', model_version: null });
+    await runTraining({ console: c, events, items, blobs }, T8, 'train-1', { asTask: true });
+    expect(await c.get<TrainingRun>(T8, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
   it("a run stopped while its progress lines are still being written ends its log with its end: no progress line after 'Stopped'", async () => {
     const T6 = 'stl';
     const { c, events, items, blobs, template } = await twoTastes(T6);
