@@ -70,6 +70,9 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
     return new Set(rows.map((r) => Number(r.id)));
   };
 
+  /** A place's row: its slot, the record holding it (`set_id`, the attribute synonym sets' places were first written with) and when. */
+  const placeRow = (tenant: string, p: Place) => ({ ...kind.placeKey(tenant, p.slot), slot: p.slot, set_id: p.id, claimed_at: p.claimedAt });
+
   /**
    * Claims one of the places `open` for record `id`, trying them from a random one on (creates at
    * once then rarely try the same); the place, or undefined when each was taken meanwhile.
@@ -78,8 +81,7 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
     const from = Math.floor(Math.random() * open.length);
     for (let k = 0; k < open.length; k++) {
       const p: Place = { slot: open[(from + k) % open.length] as number, id, claimedAt: nowSeconds() };
-      // `set_id` names the record: the attribute synonym sets' places were first written with.
-      if (await applied(() => put(t, { ...kind.placeKey(tenant, p.slot), slot: p.slot, set_id: id, claimed_at: p.claimedAt }, isNew))) return p;
+      if (await applied(() => put(t, placeRow(tenant, p), isNew))) return p;
     }
     return undefined;
   };
@@ -90,12 +92,17 @@ export function placesOf(t: TableRef, kind: PlacedKind): Places {
     return Array.from({ length: cap }, (_, slot) => slot).filter((slot) => !taken.has(slot));
   };
 
+  /** The condition of a change to a place: still held by that record, as read. */
+  const heldAsRead =
+    (p: Place): Condition =>
+    (x) =>
+      x.and(...x.fields({ set_id: p.id, claimed_at: p.claimedAt }));
+
   /** Claims a place again for its record, with a fresh time, if it is still held as read; whether it was. */
-  const claimAgain = (tenant: string, p: Place) =>
-    applied(() => put(t, { ...kind.placeKey(tenant, p.slot), slot: p.slot, set_id: p.id, claimed_at: nowSeconds() }, (x) => x.and(...x.fields({ set_id: p.id, claimed_at: p.claimedAt }))));
+  const claimAgain = (tenant: string, p: Place) => applied(() => put(t, placeRow(tenant, { ...p, claimedAt: nowSeconds() }), heldAsRead(p)));
 
   /** Frees a place, if it is still held by that record as read. */
-  const free = (tenant: string, p: Place) => applied(() => remove(t, kind.placeKey(tenant, p.slot), (x) => x.and(...x.fields({ set_id: p.id, claimed_at: p.claimedAt }))));
+  const free = (tenant: string, p: Place) => applied(() => remove(t, kind.placeKey(tenant, p.slot), heldAsRead(p)));
 
   /**
    * A full tenant's places put right: those held by no record past the grace period, and a
