@@ -83,7 +83,9 @@ export function recordServed(store: ExposureStore, tenant: string, a: Assignment
  * served and counts nothing), so it runs while the request is ranked. The caller answers only
  * once `recorded` settles. Without `served` (a request naming its own endpoint) the experiment
  * is bypassed: no variant is assigned (nor its rerank controls applied) and nothing is recorded.
- * `erased`: the user's erasure marker, when the caller reads it anyway (`planFor`).
+ * `erased`: the user's erasure marker, when the caller reads it anyway (`planFor`). `page`: a
+ * later page of a context's search, planned as its first page was (`planFor`'s `now` and
+ * `eventsBelow`); the request is recorded as served `now`.
  */
 export function planAndRecord(
   deps: ControlDeps,
@@ -94,6 +96,7 @@ export function planAndRecord(
   now: number,
   served: { requestId: string; authorized: Promise<unknown> } | undefined,
   erased?: Promise<ErasedUser | undefined>,
+  page?: { at: number; eventsBelow: number | undefined },
 ): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void } {
   let accept = () => {};
   const accepted = new Promise<void>((resolve) => (accept = resolve));
@@ -107,7 +110,7 @@ export function planAndRecord(
           recording.catch(() => undefined);
         }
       : undefined;
-  const plan = planFor(deps, tenant, contextId, userId, now, onAssigned, { experiment: served !== undefined, erased });
+  const plan = planFor(deps, tenant, contextId, userId, page?.at ?? now, onAssigned, { experiment: served !== undefined, erased, eventsBelow: page?.eventsBelow });
   const recorded = plan.then(() => recording);
   for (const p of [plan, recorded]) p.catch(() => undefined);
   return { plan, recorded, accept };

@@ -37,8 +37,8 @@ export interface ControlDeps {
   config(tenant: string): Promise<ControlConfig>;
   /** Whether the tenant has this context (contexts made before the control plane have no marker in the config). */
   contextExists(tenant: string, id: number): Promise<boolean>;
-  /** The user's latest events, newest first. */
-  userEvents(tenant: string, userId: string, limit: number): Promise<RecentEvent[]>;
+  /** The user's latest events, newest first (`below`: only those with a smaller id). */
+  userEvents(tenant: string, userId: string, limit: number, below?: number): Promise<RecentEvent[]>;
   /**
    * The user's erasure marker (shared/domain/erasure.ts), or undefined when never erased, as
    * recommendations read it (`erasedUser`: a read that began after the call, shared by concurrent
@@ -56,6 +56,8 @@ export interface Assignment {
 
 export interface ServingPlan {
   contextId: number;
+  /** When (Unix seconds) its rule windows and segments were decided: freshness is measured from then too. */
+  at: number;
   rules: Rule[];
   controls: RerankControls;
   assignment: Assignment | null;
@@ -63,16 +65,23 @@ export interface ServingPlan {
   userEvents?: UserEventsRead;
 }
 
-/** A user's latest events as one read found them, newest first; `all`: the user has no others. */
+/**
+ * A user's latest events as one read found them, newest first; `all`: the user has no others
+ * (`below`: when the read was of those before that id, no others before it).
+ */
 export interface UserEventsRead {
   events: RecentEvent[];
   all: boolean;
+  below?: number | undefined;
 }
 
-/** The user's latest `n` events from the plan's read, when it read at least that many or all there are. */
-export function latestFromPlan(plan: ServingPlan | undefined, n: number): RecentEvent[] | undefined {
+/**
+ * The user's latest `n` events (before id `below`, when given) from the plan's read, when it read
+ * at least that many or all there are, and under the same bound.
+ */
+export function latestFromPlan(plan: ServingPlan | undefined, n: number, below?: number): RecentEvent[] | undefined {
   const r = plan?.userEvents;
-  return r && (r.all || r.events.length >= n) ? r.events.slice(0, n) : undefined;
+  return r && r.below === below && (r.all || r.events.length >= n) ? r.events.slice(0, n) : undefined;
 }
 
 /**
@@ -81,7 +90,7 @@ export function latestFromPlan(plan: ServingPlan | undefined, n: number): Recent
  */
 export function afterFromPlan(plan: ServingPlan | undefined, id: number, n: number): RecentEvent[] | undefined {
   const r = plan?.userEvents;
-  if (!r) return undefined;
+  if (!r || r.below !== undefined) return undefined;
   const oldest = r.events[r.events.length - 1];
   if (!r.all && (oldest === undefined || oldest.id > id)) return undefined;
   return r.events.filter((e) => e.id > id).slice(0, n);
@@ -163,6 +172,8 @@ export function contextNumber(digits: string): number {
  * Segments are decided on the user's events without those their erasure covers (`withoutErased`),
  * by the user's erasure marker `opts.erased` when the caller reads it anyway (recommendations,
  * personalised search), else read here (`ControlDeps.erasedUser`), beside the events.
+ * `opts.eventsBelow`: decide them on the user's events before that id only (a later page of a
+ * context's search: those up to the newest its first page read, with `now` its first page's time).
  */
 export async function planFor(
   deps: ControlDeps,
@@ -171,7 +182,7 @@ export async function planFor(
   userId: string | undefined,
   now: number,
   onAssigned?: (a: Assignment) => void,
-  opts: { experiment?: boolean; erased?: Promise<ErasedUser | undefined> | undefined } = {},
+  opts: { experiment?: boolean; erased?: Promise<ErasedUser | undefined> | undefined; eventsBelow?: number | undefined } = {},
 ): Promise<ServingPlan> {
   // The caller's read, awaited only when a segment is decided: its failure then fails the plan, and only then.
   opts.erased?.catch(() => undefined);
@@ -207,16 +218,17 @@ export async function planFor(
   if (segmentIds.size > 0 && userId !== undefined) {
     const involved = cfg.segments.filter((s) => segmentIds.has(s.id));
     const first = Math.min(SEGMENT_FIRST_READ, Math.max(10, 4 * Math.max(0, ...involved.map((s) => maxCount(s.definition)))));
-    const [firstRead, marker] = await Promise.all([deps.userEvents(tenant, userId, first), opts.erased ?? deps.erasedUser(tenant, userId)]);
+    const below = opts.eventsBelow;
+    const [firstRead, marker] = await Promise.all([deps.userEvents(tenant, userId, first, below), opts.erased ?? deps.erasedUser(tenant, userId)]);
     const kept = withoutErased(marker);
     let raw = firstRead;
     let read = kept(raw);
     let limit = first;
     if (raw.length === first && involved.some((s) => decides(s.definition, read, now, false) === undefined)) {
-      raw = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS));
+      raw = await deps.userEvents(tenant, userId, (limit = SEGMENT_EVENTS), below);
       read = kept(raw);
     }
-    events = { events: [...read], all: raw.length < limit };
+    events = { events: [...read], all: raw.length < limit, ...(below === undefined ? {} : { below }) };
     members = new Set(involved.filter((s) => isMember(s.definition, read, now)).map((s) => s.id));
   }
   const applies = (segment: number | null) => segment === null || members.has(segment);
@@ -226,6 +238,7 @@ export async function planFor(
   const override = assignment ? assignment.experiment.variants[assignment.index]?.rerank : undefined;
   return {
     contextId,
+    at: now,
     rules: rules.filter((r) => applies(r.segment_id)),
     controls: { ...controlsOf(own), ...controlsOf(override) },
     assignment,

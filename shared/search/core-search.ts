@@ -12,6 +12,7 @@ import { logger } from '../observability.ts';
 import type { SearchBody } from '../schemas/search.ts';
 import type { SearchLogStore } from './analytics.ts';
 import { coreFilter, filtersWithout } from './filters.ts';
+import { plannedAsOf } from './cursor.ts';
 import { DEFAULT_TAGS } from './highlight.ts';
 import { searchRecording } from './search-log.ts';
 import { runSearch, type SearchRequest } from './service.ts';
@@ -45,12 +46,14 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
   const erased = user?.erased;
   erased?.catch(() => undefined);
   const t = deps.traffic;
+  // A later page of a context's list is planned as its first page was.
+  const page = contextId === undefined ? undefined : plannedAsOf(body.starting_after);
   const planned =
     contextId === undefined
       ? undefined
       : t
-        ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized }, erased)
-        : { plan: planFor(deps.control, tenant, contextId, body.user_id, now, undefined, { erased }), recorded: Promise.resolve(), accept: () => {} };
+        ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized }, erased, page)
+        : { plan: planFor(deps.control, tenant, contextId, body.user_id, page?.at ?? now, undefined, { erased, eventsBelow: page?.eventsBelow }), recorded: Promise.resolve(), accept: () => {} };
   const plan = await planned?.plan;
   const synonyms = await synonymsRead;
   const analytics = t ? searchRecording(t.recorder, tenant, { requestId, query: body.query, servedAt: now }) : undefined;

@@ -23,6 +23,13 @@ export interface Cursor {
    * every hybrid score, and feedback moves toward it), so pages repeated or skipped hits.
    */
   upTo?: number | undefined;
+  /**
+   * A context's list: when (Unix seconds) its first page was planned. Later pages decide the
+   * context's rule windows, segment membership and freshness as of then, on the user's events up
+   * to `asOf`, so a window that opens or closes, or a segment the user joins, between pages moves
+   * nothing across the positions.
+   */
+  at?: number | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -41,11 +48,11 @@ export const encodeCursor = (h: Hit, builtAt: number, list: string | undefined, 
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
- * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), and
- * the largest item id it ranked (`upTo`).
+ * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), the
+ * largest item id it ranked (`upTo`), and when its first page was planned (`at`).
  */
-export const encodeOffsetCursor = (offset: number, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number): string =>
-  encode(['o', offset, ...tail(builtAt, list, asOf, upTo)]);
+export const encodeOffsetCursor = (offset: number, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number, at: number): string =>
+  encode(['o', offset, ...tail(builtAt, list, asOf, upTo), at]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -84,9 +91,11 @@ export function decodeCursor(c: string, field: string): Cursor {
   try {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
     if (Array.isArray(v) && v[0] === 'o') {
-      // Offset cursors issued before they named their list (three elements) page on any.
-      const t = v.length >= 3 ? tailOf(v.slice(2)) : undefined;
-      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined) return { score: 0, id: 0, offset: v[1], ...t };
+      // Offset cursors issued before they named their list (three elements) page on any; before
+      // they named when their list was planned (six), each page is planned when it is asked for.
+      const at: unknown = v.length === 7 ? v[6] : undefined;
+      const t = v.length >= 3 && v.length <= 7 ? tailOf(v.slice(2, 6)) : undefined;
+      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined && (at === undefined || wholeAtLeast(at, 0))) return { score: 0, id: 0, offset: v[1], ...t, ...(at === undefined ? {} : { at }) };
     } else if (Array.isArray(v) && v.length >= 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before
       // they named their list (three), on any; before they named the items they ranked, on every one.
@@ -97,4 +106,20 @@ export function decodeCursor(c: string, field: string): Cursor {
     /* fall through */
   }
   throw new InvalidInput('Invalid cursor.', { [field]: ['Not a cursor returned by this API.'] });
+}
+
+/**
+ * How a later page of a context's search is planned: as its first page was (`Cursor.at`), on the
+ * user's events up to the newest its first page read (`asOf`). Undefined for any other cursor,
+ * one issued before cursors held when their list was planned, or one that is none this API
+ * issued (`decodeCursor` refuses it when the search reads it).
+ */
+export function plannedAsOf(c: string | undefined): { at: number; eventsBelow: number | undefined } | undefined {
+  if (c === undefined) return undefined;
+  try {
+    const { at, asOf } = decodeCursor(c, 'starting_after');
+    return at === undefined ? undefined : { at, eventsBelow: asOf === undefined ? undefined : asOf + 1 };
+  } catch {
+    return undefined;
+  }
 }

@@ -5,7 +5,6 @@
  * plan (offset pages over its pool).
  */
 import { canonicalJson } from '../canonical-json.ts';
-import { nowSeconds } from '../clock.ts';
 import { nextTurn } from '../concurrency.ts';
 import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
@@ -229,8 +228,12 @@ async function plannedSearch(
   // The user's latest events (the plan's read, when it has them: segments) make the taste and what
   // `exclude_seen` leaves out; on a later page, those up to the newest the first page read
   // (`asOf`): the events the user sent since (a click on a hit) move nothing across the positions.
-  // Those an erasure of the user covers, neither (the plan's read is without them too).
-  const latest = (user: SearchUser, n: number) => (asOf !== undefined ? userEvents(deps, tenant, user, n, asOf + 1) : (latestFromPlan(req.plan, n) ?? userEvents(deps, tenant, user, n)));
+  // On the first, those up to the newest the plan read, when it read some: the events its
+  // segments were decided on are those later pages decide them on. Those an erasure of the user
+  // covers, neither (the plan's read is without them too).
+  const planned = req.plan.userEvents;
+  const below = asOf !== undefined ? asOf + 1 : planned && !planned.all && planned.events[0] ? planned.events[0].id + 1 : undefined;
+  const latest = (user: SearchUser, n: number) => latestFromPlan(req.plan, n, asOf === undefined ? undefined : below) ?? userEvents(deps, tenant, user, n, below);
   const [events, popular] = await Promise.all([
     req.user ? latest(req.user, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
@@ -253,7 +256,8 @@ async function plannedSearch(
   const seen = new Set(recent.flatMap((e) => catalogItemId(e.item_id) ?? []));
   const experiment = experimentOf(req.plan.assignment);
   const helpers = {
-    now: nowSeconds(),
+    // As of when the list's first page was planned (rule windows, freshness), page after page.
+    now: req.plan.at,
     depth: offset + req.limit,
     // The same candidates for diversity on every page, so that each page continues the one before.
     diversityPool: pool,
@@ -280,7 +284,7 @@ async function plannedSearch(
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta)) : null;
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta), req.plan.at) : null;
   return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 

@@ -1,3 +1,4 @@
+import { nowSeconds } from '../../shared/clock.ts';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -306,7 +307,7 @@ describe('pages of a list while items are created', () => {
   it('neither repeat nor skip the items the first page ranked: an item created since is left out of the later pages, which it would otherwise rescale (hybrid), with or without a context', async () => {
     const T = 'grow-between-pages';
     const { deps, made, createBest } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter for ${k + 1} people, tent pegs included`);
-    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 0 }, assignment: null };
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 0 }, assignment: null };
     // (Keyword mode without a context still pages by raw BM25 scores, which the created item's
     // share of the collection statistics moves: not covered here.)
     for (const [label, extra] of [
@@ -679,7 +680,7 @@ describe('names first with synonyms', () => {
       now,
     );
     const deps = { items, events, blobs, embedder };
-    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 0.3 }, assignment: null };
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 0.3 }, assignment: null };
     const order = async () => {
       for (const i of (await items.list(T, { limit: 100 })).rows) await embedItem(items, embedder, T, i.id);
       await buildIndex(items, blobs, embedder.dimensions, T, Math.floor(Date.now() / 1000) + 1);

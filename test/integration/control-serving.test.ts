@@ -126,6 +126,34 @@ describe('rules', () => {
     // Not a member: unchanged.
     expect(brandsOfRecs(await recs(`user_id=browser&limit=20&context_id=${ctx}`))).toContain('Bolt');
   });
+
+  it("a search's later pages are planned as its first was: a segment the user joins, or a rule window that opens, between pages neither repeats nor skips a hit", async () => {
+    const ctx = await context('planned pages');
+    const seg = await P('POST', '/api/segments', { name: 'page buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    await newRule({ context_id: ctx, segment_id: seg.body.id, conditions: [{ field: 'metadata.brand', op: 'eq', value: 'Bolt' }], boost: 0 });
+    // A promotion of the last lamps whose window opens two seconds from now.
+    const opens = Math.floor(Date.now() / 1000) + 2;
+    await newRule({ context_id: ctx, conditions: [{ field: 'metadata.category', op: 'eq', value: 'mugs' }], boost: 50, starts_at: opens });
+    const body = { context_id: ctx, user_id: 'page-shopper' };
+    const whole = hitIds(await search({ ...body, limit: 100 }));
+    expect(whole).toHaveLength(24);
+    const first = await search({ ...body, limit: 5 });
+    const paged = hitIds(first);
+    // Between pages the user becomes a member (Bolt left out from then on) and the window opens (mugs lifted).
+    expect((await t.demo.core('POST', '/v1/events', [{ type: 'purchase', user_id: 'page-shopper', item_id: items[23] }])).status).toBe(201);
+    while (Math.floor(Date.now() / 1000) <= opens) await new Promise((r) => setTimeout(r, 100));
+    let cursor: string | null = first.body.next_cursor;
+    while (cursor) {
+      const page: Api = await search({ ...body, limit: 5, starting_after: cursor });
+      paged.push(...hitIds(page));
+      cursor = page.body.next_cursor;
+    }
+    expect(paged).toEqual(whole);
+    // The next search is planned anew: the member sees no Bolt, and mugs first.
+    const now = await search({ ...body, limit: 100 });
+    expect(brandsOfHits(now)).not.toContain('Bolt');
+    expect((now.body.data as Hit[])[0]?.metadata.category).toBe('mugs');
+  });
 });
 
 describe('rerank controls', () => {

@@ -1,3 +1,4 @@
+import { nowSeconds } from '../../shared/clock.ts';
 import { describe, expect, it } from 'vitest';
 import { FRESHNESS_HALF_LIFE_DAYS, inForce, matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
 import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
@@ -642,7 +643,7 @@ describe('the plan of a context', () => {
 
 describe('the matches past the pool (orderAfter)', () => {
   it('applies the plan exclude_seen but not popularity: it orders the pool only (docs/api.md)', () => {
-    const plan = { contextId: 1, rules: [], controls: { popularity_weight: 1, exclude_seen: true }, assignment: null };
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 1, exclude_seen: true }, assignment: null };
     const helpers = { now: NOW, popularity: (id: number) => (id === 3 ? 1 : 0), seen: (id: number) => id === 2 };
     const matches = [cand(1, 0.9), cand(2, 0.8), cand(3, 0.7)];
     // In the pool, popularity puts item 3 first; past it the matches keep their relevance order.
