@@ -100,7 +100,31 @@ interface Cached {
   at: number;
   value: Promise<ControlConfig>;
   /** Context ids found (or not) by a direct read, for contexts without a marker. */
-  known: Map<number, Promise<boolean>>;
+  known: Map<number, Known>;
+}
+
+/** A direct read of whether a context exists; `missingAt`: when it answered no. */
+interface Known {
+  exists: Promise<boolean>;
+  missingAt?: number;
+}
+
+/**
+ * How long a container answers 404 for a context it found missing before it reads again (at most
+ * CONTROL_CACHE_MS). A client that keeps naming a context the tenant lacks costs the table at
+ * most two reads a second per container; a context created after such a request serves within
+ * this, not within CONTROL_CACHE_MS (until 2026-12-05 the 404 stood for the cache's lifetime).
+ */
+export const MISSING_CONTEXT_MS = Math.min(1000, CONTROL_CACHE_MS);
+
+/** The entry's read of whether context `id` exists, unless it answered no more than MISSING_CONTEXT_MS ago. */
+function knownOf(entry: Cached, id: number): Known | undefined {
+  const k = entry.known.get(id);
+  if (k?.missingAt !== undefined && nowMs() - k.missingAt >= MISSING_CONTEXT_MS) {
+    entry.known.delete(id);
+    return undefined;
+  }
+  return k;
 }
 /** Cache: each tenant's control records, for CONTROL_CACHE_MS. Bound: 1,001 tenants; emptied when full. */
 const cache = new Map<string, Cached>();
@@ -188,16 +212,26 @@ export async function planFor(
   opts.erased?.catch(() => undefined);
   let entry = cachedConfig(deps, tenant);
   let cfg = await entry.value;
-  if (!cfg.contexts.includes(contextId) && !entry.known.has(contextId)) {
+  if (!cfg.contexts.includes(contextId) && !knownOf(entry, contextId)) {
     // A context this read does not know may be newer than it: read again at once (its rules and
     // experiment are likely just made too), rather than serve it stale for the cache's lifetime.
     entry = cachedConfig(deps, tenant, true);
     cfg = await entry.value;
   }
   if (!cfg.contexts.includes(contextId)) {
-    let known = entry.known.get(contextId);
-    if (!known) entry.known.set(contextId, (known = deps.contextExists(tenant, contextId)));
-    if (!(await known)) throw new NotFound('context_not_found', `No context ${contextId}.`);
+    let known = knownOf(entry, contextId);
+    if (!known) {
+      const k: Known = { exists: deps.contextExists(tenant, contextId) };
+      k.exists.then(
+        (exists) => {
+          if (!exists) k.missingAt = nowMs();
+        },
+        // A failed read is not kept: the next request reads again.
+        () => entry.known.get(contextId) === k && entry.known.delete(contextId),
+      );
+      entry.known.set(contextId, (known = k));
+    }
+    if (!(await known.exists)) throw new NotFound('context_not_found', `No context ${contextId}.`);
   }
   const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
   const running = opts.experiment === false ? undefined : cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');

@@ -1,7 +1,7 @@
-import { nowSeconds } from '../../shared/clock.ts';
+import { nowSeconds, setClock } from '../../shared/clock.ts';
 import { describe, expect, it } from 'vitest';
 import { FRESHNESS_HALF_LIFE_DAYS, inForce, matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
-import { afterFromPlan, decides, isMember, latestFromPlan, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
+import { afterFromPlan, CONTROL_CACHE_MS, decides, isMember, latestFromPlan, MISSING_CONTEXT_MS, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
 import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
 import { planAndRecord, type ExposureStore } from '../../shared/control/exposures.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
@@ -638,6 +638,49 @@ describe('the plan of a context', () => {
     expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
     expect((await planFor(live, t, 3, 'u', NOW)).rules.map((r) => r.id)).toEqual([9]);
     expect(reads).toBe(2);
+  });
+
+  it('answers 404 for a missing context for at most MISSING_CONTEXT_MS: a context created after such a request then serves, and a failed read is not kept', async () => {
+    let ms = 1_700_000_000_000;
+    const restore = setClock({ nowMs: () => ms });
+    try {
+      let contexts = [1];
+      let reads = 0;
+      let existsReads = 0;
+      let failing = false;
+      const live: ControlDeps = {
+        config: async () => {
+          reads++;
+          return config({ contexts });
+        },
+        contextExists: async () => {
+          existsReads++;
+          if (failing) throw new Error('table unreachable');
+          return false;
+        },
+        userEvents: async () => [],
+        erasedUser: async () => undefined,
+      };
+      const t = `missing-${Math.random()}`;
+      await expect(planFor(live, t, 5, 'u', NOW)).rejects.toMatchObject({ code: 'context_not_found' });
+      const before = [reads, existsReads];
+      // Asked again at once: the 404 stands, without a read.
+      await expect(planFor(live, t, 5, 'u', NOW)).rejects.toMatchObject({ code: 'context_not_found' });
+      expect([reads, existsReads]).toEqual(before);
+      // The context is created; within MISSING_CONTEXT_MS it serves (CONTROL_CACHE_MS has not passed).
+      contexts = [1, 5];
+      ms += MISSING_CONTEXT_MS;
+      expect(MISSING_CONTEXT_MS).toBeLessThan(CONTROL_CACHE_MS);
+      expect((await planFor(live, t, 5, 'u', NOW)).contextId).toBe(5);
+      // A direct read that fails fails its request, and the next reads again.
+      failing = true;
+      ms += MISSING_CONTEXT_MS;
+      await expect(planFor(live, t, 6, 'u', NOW)).rejects.toThrow('table unreachable');
+      failing = false;
+      await expect(planFor(live, t, 6, 'u', NOW)).rejects.toMatchObject({ code: 'context_not_found' });
+    } finally {
+      restore();
+    }
   });
 });
 
