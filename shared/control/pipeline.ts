@@ -186,14 +186,42 @@ const BOOST_RANGE = 1e150;
 const LOG_BOOST_RANGE = Math.log(BOOST_RANGE);
 
 /**
+ * The base scores as the pipeline weighs them: positive, so that a boost above 1 raises an item and
+ * one below 1 lowers it, and popularity and freshness add to relevance on a scale whose best is 1.
+ * All positive (search's relevance, a model's scores): as they are. Otherwise (an item filling up
+ * a list below a candidate scored 0 is scored below 0; a score that is no number at all, which
+ * nothing should give, counts as the lowest) shifted up in order, the lowest to a thousandth of
+ * their range above 0: multiplied as they came, boost 10 sank an item scored -0.5 to -5, below
+ * every other, and NaN left the sort's order undefined.
+ */
+function positiveScores(candidates: readonly Candidate[]): (score: number) => number {
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let odd = false;
+  for (const c of candidates) {
+    if (!Number.isFinite(c.score)) odd = true;
+    else {
+      if (c.score < min) min = c.score;
+      if (c.score > max) max = c.score;
+    }
+  }
+  if (!odd && min > 0) return (score) => score;
+  if (min > max) return () => 1;
+  const floor = (max - min > 0 ? max - min : 1) * 1e-3;
+  return (score) => (Number.isFinite(score) ? score - min + floor : floor / 2);
+}
+
+/**
  * Orders `candidates` for a context: rules multiply the scores of the items they match (all
  * conditions must hold; boosts of several rules multiply; 0 excludes, however few remain), then
  * the rerank controls apply in a fixed order. Returns every candidate left, best first, each
- * with its final score (for diversity, the order is the answer; scores stay as they were).
+ * with its final score (for diversity, the order is the answer; scores stay as they were). Scores
+ * not all positive are first shifted up in order (`positiveScores`).
  */
 export function runPipeline(candidates: readonly Candidate[], rules: readonly Rule[], controls: RerankControls, helpers: PipelineHelpers, experiment: Explanation['experiment']): Served[] {
   let items: Served[] = [];
   const tests = rules.map(ruleTest);
+  const base = positiveScores(candidates);
   for (const c of candidates) {
     let boost = 1;
     let logBoost = 0;
@@ -214,12 +242,13 @@ export function runPipeline(candidates: readonly Candidate[], rules: readonly Ru
     if (controls.exclude_seen && helpers.seen?.(c.id)) continue;
     // Within the range as multiplied, else its bound (from the logarithms: the product may be Infinity or 0).
     if (!(boost <= BOOST_RANGE && boost >= 1 / BOOST_RANGE)) boost = Math.exp(Math.max(-LOG_BOOST_RANGE, Math.min(LOG_BOOST_RANGE, logBoost)));
-    const score = c.score * boost;
+    const baseScore = base(c.score);
+    const score = baseScore * boost;
     items.push({
       id: c.id,
       score,
       doc: c.doc,
-      explain: { base_score: c.score, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment },
+      explain: { base_score: baseScore, rules: applied, score_after_rules: score, rerank: [], final_score: 0, experiment },
       ...(c.lifted ? { lifted: true } : {}),
     });
   }

@@ -131,6 +131,23 @@ describe('the pipeline', () => {
     ]);
   });
 
+  it('weighs scores not all positive shifted up in order: a boost above 1 raises an item scored below 0, one below 1 lowers it, and a score that is no number is the lowest', () => {
+    const mixed = [cand(1, 0.5, { brand: 'Acme' }), cand(2, 0, { brand: 'Bolt' }), cand(3, -0.2, { brand: 'Cog' }), cand(4, Number.NaN, { brand: 'Dyn' }), cand(5, -0.5, { brand: 'Eel' })];
+    expect(ids(runPipeline(mixed, [], {}, none, null))).toEqual([1, 2, 3, 5, 4]);
+    const up = (brand: string, boost: number) => [rule({ id: 1, conditions: [{ field: 'metadata.brand', op: 'eq', value: brand }], boost })];
+    // Raised past the items above it: over a range of 1, -0.2 weighs 0.301 and 0.5 weighs 1.001.
+    const raised = runPipeline(mixed, up('Cog', 10), {}, none, null);
+    expect(ids(raised)).toEqual([3, 1, 2, 5, 4]);
+    expect(raised.every((o) => o.score > 0 && o.explain.base_score > 0)).toBe(true);
+    expect(ids(runPipeline(mixed, up('Acme', 0.1), {}, none, null))).toEqual([2, 3, 1, 5, 4]);
+    // Popularity adds to the relevance so scaled: every score a number, in a consistent order.
+    const popular = runPipeline(mixed, [], { popularity_weight: 1 }, { now: NOW, popularity: (id) => (id === 4 ? 1 : 0) }, null);
+    expect(ids(popular)[0]).toBe(4);
+    expect(popular.every((o) => Number.isFinite(o.score))).toBe(true);
+    // All positive: as they came.
+    expect(runPipeline(pool, [], {}, none, null).map((o) => o.explain.base_score)).toEqual([1, 0.9, 0.5, 0.4]);
+  });
+
   it('keeps scores numbers and in order however many rules multiply them: boosts multiply by 10^150 at most, 10^-150 at least', () => {
     const many = (boost: number, n: number, over: Partial<Rule> = {}) => Array.from({ length: n }, (_, k) => rule({ id: 100 + k, boost, ...over }));
     const cog = { conditions: [{ field: 'metadata.brand', op: 'eq' as const, value: 'Cog' }] };
