@@ -1,4 +1,4 @@
-import type { EventListQuery, EventRecord, EventStore, IdPlan, NewEvent, Page, RecentEvent } from '../domain/types.ts';
+import { DAY_COUNTS_KEPT_DAYS, type EventListQuery, type EventRecord, type EventStore, type IdPlan, type NewEvent, type Page, type RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { dayOf, dayStart } from '../clock.ts';
 import { idsFor } from './counters.ts';
@@ -26,7 +26,7 @@ const shards = Array.from({ length: EVENT_SHARDS }, (_, i) => i);
 const dayCounts = EventDay.indexes.primary;
 
 /** The overview's counts are kept this long (it reaches back 90 days at most). */
-const EVENT_DAY_TTL_SECONDS = 400 * 86_400;
+const EVENT_DAY_TTL_SECONDS = DAY_COUNTS_KEPT_DAYS * 86_400;
 
 /**
  * Adds `n` events ingested at `created` to the count of their UTC day, on the shard of `firstId`.
@@ -69,8 +69,14 @@ export function dynamoEventStore(t: TableRef): EventStore {
         await countIngested(t, tenant, now, wrote, first);
         return stored.map(fromRow);
       }
-      await putAll(t, rows);
-      await countIngested(t, tenant, now, rows.length, first);
+      // Counted as they land: the rows of a write that failed part way are stored (its retry
+      // writes only the others, and counts those).
+      let landed = 0;
+      try {
+        await putAll(t, rows, (n) => (landed += n));
+      } finally {
+        await countIngested(t, tenant, now, landed, first);
+      }
       return records;
     },
 
@@ -136,7 +142,8 @@ export function dynamoEventStore(t: TableRef): EventStore {
     },
 
     async get(tenant: string, id: number): Promise<EventRecord | undefined> {
-      const row = await getRow(t, eventKey(tenant, id));
+      // Consistent: an event just acknowledged is found (docs/api.md).
+      const row = await getRow(t, eventKey(tenant, id), { consistent: true });
       return row ? fromRow(row) : undefined;
     },
 
@@ -161,9 +168,10 @@ export function dynamoEventStore(t: TableRef): EventStore {
           byId,
         );
       } else {
+        // The table itself, read consistently (the indexes cannot be): what is acknowledged is listed.
         rows = await mergeShards(
           t,
-          shards.map((shard) => ordered(primary.query({ tenant, shard }, after))),
+          shards.map((shard) => ({ ...ordered(primary.query({ tenant, shard }, after)), ConsistentRead: true })),
           want,
           byId,
         );

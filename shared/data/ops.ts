@@ -94,20 +94,24 @@ export async function putMissing(t: TableRef, rows: Row[], key: (row: Row) => Ro
 
 /**
  * Writes every row, 25 per BatchWriteItem, chunks in parallel, retrying unprocessed
- * items with backoff. Resolves only when every row is stored; throws otherwise.
+ * items with backoff. Resolves only when every row is stored; throws otherwise, once every
+ * chunk has settled. `onWritten` hears how many rows each BatchWriteItem stored as it answers,
+ * so a caller that counts what it wrote counts the rows of a write that failed part way too.
  */
-export async function putAll(t: TableRef, rows: Row[]): Promise<void> {
+export async function putAll(t: TableRef, rows: Row[], onWritten?: (n: number) => void): Promise<void> {
   const chunks: Row[][] = [];
   for (let i = 0; i < rows.length; i += 25) chunks.push(rows.slice(i, i + 25));
-  await Promise.all(
+  const settled = await Promise.allSettled(
     chunks.map((chunk) =>
       batchWrite(
         t,
         chunk.map((Item) => ({ PutRequest: { Item } })),
         'items',
+        onWritten,
       ),
     ),
   );
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
 }
 
 /** Deletes rows by key, 25 to a BatchWriteItem (one after another), retrying what DynamoDB leaves unprocessed. */
@@ -127,14 +131,19 @@ type WireRequest = { PutRequest: { Item: Marshalled } } | { DeleteRequest: { Key
 /** Unprocessed items of a BatchWriteItem are sent again: up to 10 attempts, 50 ms doubling to 1 s apart. */
 const BATCH_RETRY = { attempts: 10, baseMs: 25, maxMs: 1000, jitter: 'none' } as const;
 
-/** One BatchWriteItem of up to 25 requests, sent again with what it left unprocessed until none is left. */
-async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string): Promise<void> {
+/**
+ * One BatchWriteItem of up to 25 requests, sent again with what it left unprocessed until none is
+ * left; `onWritten` hears how many each answer applied.
+ */
+async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string, onWritten?: (n: number) => void): Promise<void> {
   let pending = requests.map((r): WireRequest => ('PutRequest' in r ? { PutRequest: { Item: toAttrs(r.PutRequest.Item) } } : { DeleteRequest: { Key: toAttrs(r.DeleteRequest.Key) } }));
   await withRetry(BATCH_RETRY, async (n) => {
     const out = await t.signed.batchWriteItem({ RequestItems: { [t.tableName]: pending } });
+    const sent = pending.length;
     pending = (out.UnprocessedItems?.[t.tableName] ?? []).flatMap((r): WireRequest[] =>
       r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : r.DeleteRequest?.Key ? [{ DeleteRequest: { Key: r.DeleteRequest.Key } }] : [],
     );
+    onWritten?.(sent - pending.length);
     return pending.length === 0 ? { value: undefined } : { failure: new Error(`BatchWriteItem left ${pending.length} ${noun} unprocessed after ${n} attempts`), retryable: true };
   });
 }

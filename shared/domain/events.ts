@@ -5,7 +5,7 @@ import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schem
 import type { ConsoleStore } from './console-records.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { eventResource, listOf } from './present.ts';
-import type { EventRecord, EventStore, IdPlan, JsonObject, NewEvent } from './types.ts';
+import { DAY_COUNTS_KEPT_DAYS, type EventRecord, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
 
@@ -176,7 +176,10 @@ const DAY = 86_400;
  * Events ingested per UTC day over the last `days` (every one, from the counts each ingest adds
  * to), the console's overview chart, and the newest event's time. `counted_from`: null when every
  * stored event is in the counts; else the first day whose count is whole (events stored before
- * the counts were kept, by an earlier version, are in none).
+ * the counts were kept, by an earlier version, are in none). Counts expire DAY_COUNTS_KEPT_DAYS
+ * after their day: a first count on the oldest day still kept tells only that older counts
+ * expired, not that older events were never counted (until 2026-12-05 a tenant's overview said,
+ * from 400 days after its first event on, that its counts were whole only from then).
  */
 export async function eventsPerDay(store: EventStore, tenant: string, days: number, now = nowSeconds()) {
   const from = now - (now % DAY) - (days - 1) * DAY;
@@ -186,7 +189,8 @@ export async function eventsPerDay(store: EventStore, tenant: string, days: numb
     return { day, count: perDay.get(day) ?? 0 };
   });
   // Events older than the first count: that day's count began part way through, the next day's is whole (tomorrow's, when nothing is counted yet).
-  const uncounted = oldestEventAt !== null && (firstCounted === null || dayOf(oldestEventAt) < firstCounted);
+  const keptFrom = dayOf(now - (DAY_COUNTS_KEPT_DAYS - 1) * DAY);
+  const uncounted = oldestEventAt !== null && (firstCounted === null || (dayOf(oldestEventAt) < firstCounted && firstCounted > keptFrom));
   const counted_from = uncounted ? dayOf((firstCounted === null ? now : dayStart(firstCounted)) + DAY) : null;
   return { events_per_day, counted_from, latest_event_at: latest[0]?.created ?? null };
 }

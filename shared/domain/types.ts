@@ -174,7 +174,8 @@ export interface EventStore {
    * Events ingested per UTC day (`YYYY-MM-DD`) from `from` to `to`, both included: days without
    * events are absent. Events stored before the counts were kept are in none: `firstCounted`, the
    * first day anything was counted (null: nothing yet), and `oldestEventAt`, the ingest time of
-   * the oldest event stored (null: none), tell whether there are such.
+   * the oldest event stored (null: none), tell whether there are such. A day's count is kept
+   * DAY_COUNTS_KEPT_DAYS from the day's start, then expires.
    */
   ingestedPerDay(tenant: string, from: string, to: string): Promise<{ perDay: ReadonlyMap<string, number>; firstCounted: string | null; oldestEventAt: number | null }>;
   /**
@@ -206,3 +207,6 @@ export interface EventStore {
    */
   eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, through?: number): Promise<{ deleted: number; through: number }>;
 }
+
+/** How long a day's count of events ingested is kept (days from the day's start): the overview reaches back 90 days at most. */
+export const DAY_COUNTS_KEPT_DAYS = 400;

@@ -197,6 +197,59 @@ describe('event store', () => {
     expect((await s.ingestedPerDay('uncounted', '1970-01-01', '1970-01-01')).perDay.size).toBe(0);
   });
 
+  it('counts the rows of an ingest that failed part way, and its retry only what it writes: every stored event once', async () => {
+    // The second BatchWriteItem of the request fails outright (its 25 rows not stored), after the first stored its 25.
+    let batches = 0;
+    const failing: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        batchWriteItem: async (input) => {
+          if (++batches === 2) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+          return db.table.signed.batchWriteItem(input);
+        },
+      },
+    };
+    const day = Date.UTC(2026, 10, 7) / 1000;
+    const fifty = Array.from({ length: 50 }, (_, i) => ev(`p${i}`, 'view'));
+    let reserved = 0;
+    const attempt = dynamoEventStore(failing).append('partial', fifty, day, { reserved: async (first) => void (reserved = first) });
+    await expect(attempt).rejects.toThrow('throttled');
+    const counted = async () => (await db.stores.events.ingestedPerDay('partial', '2026-11-07', '2026-11-07')).perDay.get('2026-11-07');
+    expect((await db.stores.events.list('partial', { limit: 100 })).rows).toHaveLength(25);
+    expect(await counted()).toBe(25);
+    // Its retry, under the ids it reserved, writes and counts the other 25.
+    await db.stores.events.append('partial', fifty, day + 30, { reuse: reserved });
+    expect((await db.stores.events.list('partial', { limit: 100 })).rows).toHaveLength(50);
+    expect(await counted()).toBe(50);
+  });
+
+  it('reads an event and the unfiltered list consistently: what is acknowledged is found', async () => {
+    const sent: { ConsistentRead?: boolean | undefined; IndexName?: string | undefined }[] = [];
+    const watched: TableRef = {
+      ...db.table,
+      signed: {
+        ...db.table.signed,
+        getItem: async (input) => {
+          sent.push(input);
+          return db.table.signed.getItem(input);
+        },
+        query: async (input) => {
+          sent.push(input);
+          return db.table.signed.query(input);
+        },
+      },
+    };
+    const s = dynamoEventStore(watched);
+    await s.append('consistent', [ev('a', 'view')], 1000);
+    sent.length = 0;
+    expect((await s.get('consistent', 1))?.user_id).toBe('a');
+    expect((await s.list('consistent', { limit: 10 })).rows.map((e) => e.id)).toEqual([1]);
+    expect((await s.list('consistent', { limit: 10, newestFirst: true })).rows.map((e) => e.id)).toEqual([1]);
+    expect(sent.length).toBe(1 + 2 * EVENT_SHARDS);
+    expect(sent.every((i) => i.ConsistentRead === true && i.IndexName === undefined)).toBe(true);
+  });
+
   it('finds the first counted day whichever write shard holds it', async () => {
     const s = dynamoEventStore(db.table);
     const day = (d: number) => Date.UTC(2026, 10, d) / 1000;
