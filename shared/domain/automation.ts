@@ -2,7 +2,7 @@ import { nowSeconds } from '../clock.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import type { ConsoleStore } from './console-records.ts';
-import { findEndpoint } from './endpoints.ts';
+import { findEndpoint, keptByName } from './endpoints.ts';
 import type { ModelVersion, Promotion } from './model-versions.ts';
 import { scheduleSeconds, type Template } from './templates.ts';
 import { trainingRunId, trainingRunName, queueRun, type TrainingRun } from './training-runs.ts';
@@ -136,6 +136,8 @@ export async function decideAutoPromotion(c: ConsoleStore, tenant: string, name:
     // hand within the second of its updated_at leaves that as it was): else decide again.
     if (decision.promoted && endpoint && serving !== version) {
       if (!(await c.update(tenant, 'endpoint', endpoint.id, { model_version: version, updated_at: nowSeconds() }, { updated_at: endpoint.updated_at, model_version: serving }))) continue;
+      // Written to a record a create of its name at once is taking back: decided again on the one kept.
+      if (!(await keptByName(c, tenant, endpoint))) continue;
     }
     // Approved with the decision that promoted it (a refused version stays as it was).
     if (!(await c.update(tenant, 'model', version, { promotion: decision, ...(decision.promoted ? { status: 'Approved' } : {}) }, { promotion: undefined }))) continue;

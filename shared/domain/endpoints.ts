@@ -1,5 +1,5 @@
 import type { z } from 'zod/mini';
-import { nowSeconds } from '../clock.ts';
+import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
 import type * as S from '../schemas/console.ts';
 import { ENDPOINTS, newId, notFound, putNamed, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
@@ -157,6 +157,25 @@ export function pickEndpoint(all: readonly Endpoint[], name: string | undefined)
   return d;
 }
 
+/** How long `findEndpoint` waits at most for creates of one name at once to decide which keeps it. */
+const NAME_DECIDED_WAIT_MS = 2000;
+
+/**
+ * The endpoint by name (or the default one, without a name). Two records of the name are two
+ * creates of it at once still deciding which keeps it (`putNamed`): one is about to be taken back,
+ * so the read waits, a little at a time up to NAME_DECIDED_WAIT_MS, until one is left. A promotion
+ * written to the one taken back was lost, though answered as made (until 2026-12-05).
+ */
 export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
-  return pickEndpoint(await c.list<Endpoint>(tenant, 'endpoint'), name);
+  const until = nowMs() + NAME_DECIDED_WAIT_MS;
+  for (;;) {
+    const all = await c.list<Endpoint>(tenant, 'endpoint');
+    if (name === undefined || nowMs() >= until || all.filter((e) => e.endpoint_name === name).length < 2) return pickEndpoint(all, name);
+    await sleep(50);
+  }
+}
+
+/** Whether the endpoint a write changed is the one its name names once any create of the name at once has decided (`findEndpoint`). */
+export async function keptByName(c: ConsoleStore, tenant: string, e: Pick<Endpoint, 'id' | 'endpoint_name'>): Promise<boolean> {
+  return (await findEndpoint(c, tenant, e.endpoint_name))?.id === e.id;
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod/mini';
 import { nowSeconds } from '../clock.ts';
 import type * as S from '../schemas/console.ts';
 import { notFound, recordPage, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
-import { findEndpoint, type Endpoint } from './endpoints.ts';
+import { findEndpoint, keptByName, type Endpoint } from './endpoints.ts';
 import { NotFound, PreconditionFailed } from './errors.ts';
 
 /** Model versions: what a completed training run stored, compared, approved and promoted to an endpoint. */
@@ -135,7 +135,8 @@ export async function promoteModel(c: ConsoleStore, tenant: string, version: num
     const e = await findEndpoint(c, tenant, endpointName);
     if (!e) break;
     const wrote = await c.updated<Endpoint>(tenant, 'endpoint', e.id, { model_version: version, updated_at: nowSeconds() });
-    if (!wrote) continue;
+    // Written to a record a create of its name at once is taking back: promoted to the one kept instead.
+    if (!wrote || !(await keptByName(c, tenant, wrote))) continue;
     const [now, all] = await Promise.all([getModel(c, tenant, version), c.list<Endpoint>(tenant, 'endpoint')]);
     return modelView(c, tenant, now, [...all.filter((x) => x.id !== wrote.id), wrote]);
   }

@@ -361,6 +361,30 @@ describe('auto-promotion', () => {
     expect(d).toMatchObject({ promoted: false, compared_with: 5 });
   });
 
+  it('decides again on the endpoint a create of its name at once keeps, when its promotion landed on the one taken back', async () => {
+    const { c, run } = await setup('ap-race', { endpoint_name: 'main', min_factor: 1 }, null);
+    // Right after the promotion lands on endpoint 1, a create of the same name (2) is stored; 1's
+    // create finds 2 still there after its wait and takes its record back (putNamed).
+    let raced = false;
+    const racing = (store: ConsoleStore): ConsoleStore => ({
+      ...store,
+      update: async (tenant, kind, id, fields, expect) => {
+        const done = await store.update(tenant, kind, id, fields, expect);
+        if (kind === 'endpoint' && id === 1 && done && !raced) {
+          raced = true;
+          await store.put(tenant, 'endpoint', { id: 2, endpoint_name: 'main', is_default: false, model_version: null, created: now(), updated_at: now() } as Endpoint);
+          setTimeout(() => void store.withdraw(tenant, 'endpoint', 1), 150);
+        }
+        return done;
+      },
+    });
+    const d = await run(4, 0.5, 0.5, racing);
+    expect(raced).toBe(true);
+    expect(d).toMatchObject({ promoted: true });
+    expect((await c.get<Endpoint>('ap-race', 'endpoint', 2))?.model_version).toBe(4);
+    expect(await c.get<Endpoint>('ap-race', 'endpoint', 1)).toBeUndefined();
+  });
+
   it('promotes a version when what serves has no nDCG@10 to compare with', async () => {
     // docs/api.md: promoted "if nothing serves there yet (or what serves has no nDCG@10)".
     const { c, run, model, serving } = await setup('ap8', { endpoint_name: 'main', min_factor: 1 }, null);

@@ -135,6 +135,21 @@ describe('POST /api/models/{version}/promote', () => {
     expect(s.rec('endpoint', 5)?.model_version).toBe(3);
   });
 
+  it('a promotion written to a record a create of its name at once is taking back is made again on the one kept', async () => {
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: endpoint(6, 'prod') },
+    ]);
+    // Right after the promotion lands on 6, the create of 5 (the same name, a lower id) is stored;
+    // 6's create then finds it and takes its record back a moment later.
+    s.hooks.afterWrite = () => {
+      s.add('endpoint', endpoint(5, 'prod'));
+      setTimeout(() => s.drop('endpoint', 6), 150);
+    };
+    expect(await promoteModel(s.c, 't', 3, 'prod')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.rec('endpoint', 5)?.model_version).toBe(3);
+  });
+
   it('an endpoint gone with none left of its name is 404', async () => {
     const s = fakeStore([
       { kind: 'model', rec: model(3, 'Approved') },
