@@ -151,9 +151,14 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
   // The catalog's read of the changes goes on while the request ranks (the rest of it, when the
   // catalog is `behind`; another request's, otherwise): an item deleted or deactivated by a page
   // applied while candidates awaited (popularity's read) is left out, not ranked without its item.
+  // The last wait (a context's popularity) before the items are checked against the catalog, and
+  // nothing awaited from that check to the answer: an item deactivated, deleted or moved out of the
+  // category asked for while the request waited is left out (until 2026-12-05 one changed while
+  // popularity was counted was served as it was before).
+  const popularity = plan?.controls.popularity_weight ? await popularHelper(request) : {};
   const current = ranked.flatMap(([id, score]) => {
     const doc = catalog.get(id);
-    return doc?.active ? [{ id, score, doc }] : [];
+    return doc?.active && inCategory(doc, q.category) ? [{ id, score, doc }] : [];
   });
   const ordered = order(
     current,
@@ -162,7 +167,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       now,
       depth: q.limit,
       seen: history.isSeen,
-      ...(plan?.controls.popularity_weight ? await popularHelper(request) : {}),
+      ...popularity,
       similarity: catalog.similarity,
     },
     experiment,
