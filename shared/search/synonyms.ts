@@ -20,7 +20,8 @@ import { platformList } from '../domain/present.ts';
 import { createdBefore, newId } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
-import { phraseTerms, stem, tokens, words } from './text.ts';
+import { RANKING } from './constants.ts';
+import { phraseTerms, STOP_WORDS, stem, tokens, words } from './text.ts';
 
 export interface SynonymSet {
   id: number;
@@ -188,7 +189,10 @@ export interface WithSynonyms {
 /**
  * The query with what its synonym sets bring (`WithSynonyms`): the phrases of the sets it holds a
  * trigger of, those whose terms the vocabulary holds (`known`, by stem) and the query does not
- * hold all of already; the query itself when no set applies.
+ * hold all of already; the query itself when no set applies. Ranking scores a query's first
+ * RANKING.maxQueryTerms distinct terms, and the one-word synonyms come first: they take only the
+ * room the query's own terms leave, never a place of one of them (until 2026-12-05 a long query's
+ * last words could go unscored, and an item matching only those was not found).
  */
 export function applySynonyms(query: string, rules: readonly SynonymRule[], known: (stem: string) => boolean): WithSynonyms {
   const none = { query, phrases: [] };
@@ -196,6 +200,13 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
   const q = stemsOf(query);
   if (q.length === 0) return none;
   const have = new Set(q);
+  const room =
+    RANKING.maxQueryTerms -
+    new Set(
+      tokens(query)
+        .filter((w) => !STOP_WORDS.has(w))
+        .map(stem),
+    ).size;
   const added: string[] = [];
   const phrases: string[] = [];
   for (const r of rules) {
@@ -205,6 +216,7 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
         // Its terms: stop words take no part ("house of cards" needs house and card).
         const ts = phraseTerms(w);
         if (ts.length === 0 || ts.every((s) => have.has(s)) || !ts.every(known) || added.length + phrases.length >= MAX_ADDED_WORDS) continue;
+        if (ts.length === 1 && added.length >= room) continue;
         for (const s of ts) have.add(s);
         if (ts.length > 1) phrases.push(w);
         else added.push(w);
