@@ -2,51 +2,82 @@ import { describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../shared/blob.ts';
 import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { ExposureStore } from '../../shared/control/exposures.ts';
+import type { ControlDeps } from '../../shared/control/serving.ts';
 import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
 import { recommend } from '../../shared/recs/serve.ts';
 import { packSections } from '../../shared/sections.ts';
 
+/**
+ * A catalog of `n` items by content all near the user's one item (1), the nearer the lower the id,
+ * and a tenant with no model: popularity is counted from the latest events, and `change` runs on
+ * the items while that count is waited for (a catalog page applied meanwhile). With `context`, a
+ * context 7 whose rerank controls are those.
+ */
+function racing(n: number, change: (docs: Map<number, ItemWithVector>) => void, context?: { popularity_weight: number }) {
+  const doc = (id: number) => ({ id, name: `item ${id}`, metadata: { category: 'shoes' }, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
+  const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
+  const catalog: Catalog = {
+    dims: 2,
+    behind: false,
+    current: async (ids) => ids.map((id) => docs.get(id)),
+    get: (id) => docs.get(id),
+    isLive: (id) => docs.get(id)?.active === true,
+    newest: () => [],
+    similarity: () => () => 0,
+    hasVector: (d) => d.vector !== null,
+    addVectors(items, weights, into) {
+      for (const w of weights) into[0] = (into[0] as number) + w;
+      return items.length > 0;
+    },
+    nearest(_q, k, visit) {
+      for (let id = 1; id <= Math.min(n, k + 1); id++) visit(id, 1 - (id - 1) / 1000);
+    },
+  };
+  const events = {
+    recentByUser: async () => [{ id: 1, item_id: '1', type: 'view', created: 0 }],
+    latest: async () => {
+      change(docs);
+      return [];
+    },
+  } as unknown as EventStore;
+  const control: ControlDeps | undefined = context && {
+    config: async () => ({ rules: [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context }], contexts: [7] }),
+    contextExists: async () => true,
+    userEvents: async () => [],
+    erasedUser: async () => undefined,
+  };
+  const deps = {
+    console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
+    ...(control ? { control, exposures: {} as ExposureStore } : {}),
+    events,
+    blobs: {} as BlobStore,
+    catalog: async () => catalog,
+  };
+  return { docs, recommend: (q: Partial<Parameters<typeof recommend>[2]>) => recommend(deps, `race-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false, ...q }, 'req') };
+}
+
 describe('recommend: the items shown are current', () => {
   it('leaves out a personal candidate deactivated while the request awaited popularity (the catalog read changes meanwhile)', async () => {
-    const doc = (id: number, v: [number, number]) => ({ id, name: `item ${id}`, metadata: {}, active: true, created: 0, updated_at: 0, vector: Float32Array.from(v) }) as unknown as ItemWithVector;
-    const docs = new Map([1, 2, 3].map((id) => [id, doc(id, [1, 0])]));
     // By content, the user's item 1 is nearest 2, then 3.
-    const catalog: Catalog = {
-      dims: 2,
-      behind: false,
-      current: async (ids) => ids.map((id) => docs.get(id)),
-      get: (id) => docs.get(id),
-      isLive: (id) => docs.get(id)?.active === true,
-      newest: () => [],
-      similarity: () => () => 0,
-      hasVector: (d) => d.vector !== null,
-      addVectors(items, weights, into) {
-        for (const w of weights) into[0] = (into[0] as number) + w;
-        return items.length > 0;
-      },
-      nearest(_q, _k, visit) {
-        visit(1, 1);
-        visit(2, 0.9);
-        visit(3, 0.8);
-      },
-    };
-    const events = {
-      recentByUser: async () => [{ id: 1, item_id: '1', type: 'view', created: 0 }],
-      // Popularity without a model reads the latest events: item 2 is deactivated meanwhile.
-      latest: async () => {
-        Object.assign(docs.get(2) as ItemWithVector, { active: false });
-        return [];
-      },
-    } as unknown as EventStore;
-    const deps = {
-      console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
-      events,
-      blobs: {} as BlobStore,
-      catalog: async () => catalog,
-    };
-    const r = await recommend(deps, `race-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false }, 'req');
+    const t = racing(3, (docs) => Object.assign(docs.get(2) as ItemWithVector, { active: false }));
+    const r = await t.recommend({});
     expect(r.strategy).toBe('personalized');
     expect(r.data.map((x) => x.item_id)).toEqual(['3']);
+  });
+
+  it('leaves out a personal candidate moved out of the category asked for while the request awaited popularity', async () => {
+    const t = racing(3, (docs) => docs.set(2, { ...(docs.get(2) as ItemWithVector), metadata: { category: 'hats' } } as ItemWithVector));
+    const r = await t.recommend({ category: 'shoes' });
+    expect(r.data.map((x) => [x.item_id, (x.item.metadata as { category: string }).category])).toEqual([['3', 'shoes']]);
+  });
+
+  it("leaves out an item deactivated while a context's popularity_weight awaited popularity", async () => {
+    // 200 and more personal candidates, so that choosing them awaits no popularity: only the context's controls do.
+    const t = racing(205, (docs) => docs.set(2, { ...(docs.get(2) as ItemWithVector), active: false } as ItemWithVector), { popularity_weight: 0.1 });
+    const r = await t.recommend({ context_id: '7', limit: 3 });
+    expect(t.docs.get(2)?.active).toBe(false);
+    expect(r.data.map((x) => x.item_id)).not.toContain('2');
   });
 });
 
