@@ -21,7 +21,7 @@ import { createdBefore, newId } from '../domain/console-records.ts';
 import type { IdPlan } from '../domain/types.ts';
 import { InvalidInput, NotFound } from '../domain/errors.ts';
 import { RANKING } from './constants.ts';
-import { phraseTerms, STOP_WORDS, stem, tokens, words } from './text.ts';
+import { phraseTerms, stem, tokens, words } from './text.ts';
 
 export interface SynonymSet {
   id: number;
@@ -200,13 +200,7 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
   const q = stemsOf(query);
   if (q.length === 0) return none;
   const have = new Set(q);
-  const room =
-    RANKING.maxQueryTerms -
-    new Set(
-      tokens(query)
-        .filter((w) => !STOP_WORDS.has(w))
-        .map(stem),
-    ).size;
+  const room = RANKING.maxQueryTerms - phraseTerms(query).length;
   const added: string[] = [];
   const phrases: string[] = [];
   for (const r of rules) {
