@@ -18,6 +18,7 @@ import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
 import { addCounts, analysedTerms, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
+import type { Alternatives } from './synonyms.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
 import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
 
@@ -32,6 +33,11 @@ export interface RankRequest {
    * hold all its terms.
    */
   phrases?: readonly string[] | undefined;
+  /**
+   * The one-word synonyms in `query` by the query term that brought them (`applySynonyms`): each
+   * scores as that word of the query, not as a word of its own (`asOneWord`).
+   */
+  alternatives?: readonly Alternatives[] | undefined;
   /**
    * The query as the user asked it, before synonyms added words to `query` (and a long query's
    * request words were taken out): names first compares names with it. `query` when absent.
@@ -385,6 +391,8 @@ interface KeywordMatches {
   of(key: number): number;
   /** The query's terms in the order of its words, stop words out (none in semantic mode). */
   terms: readonly string[];
+  /** The same without the synonyms put in the query (`RankRequest.alternatives`): the pairs term proximity looks for. */
+  asked: readonly string[];
   /**
    * The query's words that the catalog holds (`df` > 0), each with its prefix and typo expansions:
    * a document whose name holds a term of each is named by the query (`namedBy`). Made when
@@ -403,6 +411,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
   scratch.touched.clear();
   const expanded = r.mode !== 'semantic' ? index.expand(r.query, delta) : undefined;
   if (expanded) {
+    if (r.alternatives?.length) asOneWord(expanded, r.alternatives, delta.stats());
     keywordScores(index, delta, expanded, r.phrases ?? [], delta.stats(), scratch.touched);
     stopWordNames(index, delta, keys, r.query, scratch.touched);
   }
@@ -434,6 +443,7 @@ function keywordMatches(index: SearchIndex, delta: PreparedDelta, keys: Keys, r:
     max,
     of: (key) => (key < acc.length ? (acc[key] as number) : 0),
     terms: expanded?.sequence ?? [],
+    asked: expanded ? withoutSynonyms(expanded.sequence, r.alternatives) : [],
     known: () => (expanded ? knownWords(expanded, delta.stats()) : []),
   };
 }
@@ -477,6 +487,38 @@ function stopWordNames(index: SearchIndex, delta: PreparedDelta, keys: Keys, que
     if (acc[key] === 0) touched.push(key);
     if ((acc[key] as number) < score) acc[key] = score;
   }
+}
+
+/**
+ * One-word synonyms as one word of the query (`RankRequest.alternatives`): each, with its own
+ * prefix and typo expansions, stands for the query's term that brought it, so a document scores
+ * the best of the word and its synonyms, a synonym at most the word's IDF (`keywordScores`), as a
+ * word and its expansions do. Those a trigger of several terms brought stand for the most
+ * frequent of them, so each scores at most that one's IDF (Lucene's SynonymQuery takes the
+ * group's largest document frequency). Until 2026-12-05 each synonym scored as a word of its own:
+ * an item holding three synonyms of "sofa" outranked one holding "sofa".
+ */
+function asOneWord(expanded: Expansion, alternatives: readonly Alternatives[], stats: CollectionStats): void {
+  const { standsFor } = expanded;
+  const own = (t: string) => expanded.has(t) && !standsFor.has(t);
+  const commoner = (a: string, b: string) => (stats.df(b) > stats.df(a) || (stats.df(b) === stats.df(a) && byTerm(b, a) < 0) ? b : a);
+  for (const { word, terms } of alternatives) {
+    const present = terms.filter(own);
+    // A word no document holds stands for nothing here: its synonyms are what the catalog has.
+    const head = word !== undefined && own(word) && stats.df(word) > 0 ? word : present.reduce(commoner, present[0] as string);
+    for (const t of present) {
+      if (t === head) continue;
+      for (const [x, w] of standsFor) if (w === t) standsFor.set(x, head);
+      standsFor.set(t, head);
+    }
+  }
+}
+
+/** A query's terms less the synonyms put in it. */
+function withoutSynonyms(sequence: readonly string[], alternatives: readonly Alternatives[] | undefined): readonly string[] {
+  if (!alternatives?.length) return sequence;
+  const synonyms = new Set(alternatives.flatMap((a) => a.terms));
+  return sequence.filter((t) => !synonyms.has(t));
 }
 
 /** `KeywordMatches.known`: the query's own terms the catalog holds, each with the expansions that stand in for it. */
@@ -984,7 +1026,7 @@ function proximity(
   fused: FusedScores,
   boost: KeyScores | undefined,
 ): { boost: KeyScores | undefined; best?: Candidate[] } {
-  const qs = kw.terms;
+  const qs = kw.asked;
   const { weight, pool } = RANKING.proximity;
   if (weight <= 0) return { boost };
   // The query's adjacent pairs (distinct), as codes, each with its rarer word's IDF.

@@ -95,7 +95,7 @@ async function userEvents(deps: SearchDeps, tenant: string, user: SearchUser, n:
  */
 function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
   const query = rankingQuery(req.query);
-  return req.synonyms?.length ? synonymsIn(delta, query, req.synonyms) : { query, phrases: [] };
+  return req.synonyms?.length ? synonymsIn(delta, query, req.synonyms) : { query, phrases: [], alternatives: [] };
 }
 
 /** The largest item id a view ranks: a first page's cursor holds it (`Cursor.upTo`; item ids only grow). */
@@ -108,6 +108,7 @@ function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array |
     // Names first compares names with the query as asked: the synonyms' words go before `query`.
     asked: req.query,
     phrases: query.phrases,
+    alternatives: query.alternatives,
     mode: req.mode,
     filter: req.filter,
     queryVector: qv && qv.length === index.dims ? qv : null,

@@ -184,6 +184,19 @@ function containsRun(hay: readonly string[], needle: readonly string[]): boolean
 export interface WithSynonyms {
   query: string;
   phrases: string[];
+  /**
+   * The one-word synonyms in `query`, by what brought them: the query's term a set triggered on
+   * (`word`; none when the trigger was more than one term) with the terms it brought. Ranking
+   * scores each as one word of the query (`RankRequest.alternatives`): an item holding three
+   * synonyms of a word does not outrank one holding the word.
+   */
+  alternatives: Alternatives[];
+}
+
+/** One query term's one-word synonyms (stems), or those a trigger of several terms brought (`word` undefined). */
+export interface Alternatives {
+  word?: string | undefined;
+  terms: string[];
 }
 
 /**
@@ -195,7 +208,7 @@ export interface WithSynonyms {
  * last words could go unscored, and an item matching only those was not found).
  */
 export function applySynonyms(query: string, rules: readonly SynonymRule[], known: (stem: string) => boolean): WithSynonyms {
-  const none = { query, phrases: [] };
+  const none = { query, phrases: [], alternatives: [] };
   if (rules.length === 0) return none;
   const q = stemsOf(query);
   if (q.length === 0) return none;
@@ -203,9 +216,11 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
   const room = RANKING.maxQueryTerms - phraseTerms(query).length;
   const added: string[] = [];
   const phrases: string[] = [];
+  const alternatives: Alternatives[] = [];
   for (const r of rules) {
     for (const t of r.triggers) {
       if (!containsRun(q, t.stems)) continue;
+      const brought: string[] = [];
       for (const w of t.brings) {
         // Its terms: stop words take no part ("house of cards" needs house and card).
         const ts = phraseTerms(w);
@@ -213,11 +228,15 @@ export function applySynonyms(query: string, rules: readonly SynonymRule[], know
         if (ts.length === 1 && added.length >= room) continue;
         for (const s of ts) have.add(s);
         if (ts.length > 1) phrases.push(w);
-        else added.push(w);
+        else {
+          added.push(w);
+          brought.push(ts[0] as string);
+        }
       }
+      if (brought.length > 0) alternatives.push({ word: t.stems.length === 1 ? t.stems[0] : undefined, terms: brought });
     }
   }
-  return { query: added.length ? `${added.join(' ')} ${query}` : query, phrases };
+  return { query: added.length ? `${added.join(' ')} ${query}` : query, phrases, alternatives };
 }
 
 /**

@@ -447,6 +447,14 @@ describe('synonyms', () => {
     expect(new Set(ids(found))).toEqual(new Set([id.trainer, id.trail, id.road]));
     expect(hits(found).find((h) => h.id === id.trail)?.highlight?.name).toBe('Trail <em>running</em> <em>shoe</em>');
     expect(await P('DELETE', `/api/synonyms/${phrase.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
+
+    // A synonym scores as the word that brought it, not as a word of its own: "Classic sneaker"
+    // scores for sneaker what it scored before classic became a synonym of it (was about twice).
+    const alone = hits(await search({ query: 'sneaker', mode: 'keyword' }));
+    const both = await P('POST', '/api/synonyms', { synonyms: ['sneaker', 'classic'] });
+    const withSynonym = hits(await search({ query: 'sneaker', mode: 'keyword' }));
+    expect(withSynonym.find((h) => h.id === id.sneaker)?.score).toBe(alone.find((h) => h.id === id.sneaker)?.score);
+    expect(await P('DELETE', `/api/synonyms/${both.body.id}`)).toMatchObject({ status: 200, body: { deleted: true } });
   });
 
   it('keep both of two changes made at once to different fields of a set (neither answered 200 and then lost)', async () => {

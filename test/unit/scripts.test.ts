@@ -128,9 +128,9 @@ describe('Chinese, Japanese and Korean search', () => {
     const rules = await synonymRules('t-cjk', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['携帯', 'スマートフォン'], created: 1, updated_at: 1 }]);
     const known = (t: string) => ['スマ', 'マー', 'ート', 'トフ', 'フォ', 'ォン', 'ケー', 'ース'].includes(t);
     // A word of several pairs is brought as a phrase: its pairs must all be there.
-    expect(applySynonyms('携帯ケース', rules, known)).toEqual({ query: '携帯ケース', phrases: ['スマートフォン'] });
+    expect(applySynonyms('携帯ケース', rules, known)).toEqual({ query: '携帯ケース', phrases: ['スマートフォン'], alternatives: [] });
     // A phrase whose pairs are not all in the vocabulary is not added.
-    expect(applySynonyms('スマートフォン', rules, known)).toEqual({ query: 'スマートフォン', phrases: [] });
+    expect(applySynonyms('スマートフォン', rules, known)).toEqual({ query: 'スマートフォン', phrases: [], alternatives: [] });
   });
 });
 

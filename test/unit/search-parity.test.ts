@@ -681,24 +681,25 @@ describe('synonyms at query time', () => {
 
   it('puts the words of matching sets before the query, and their phrases beside it, only those the vocabulary has', async () => {
     const rules = await synonymRules('t-syn', async () => sets);
-    const none = (query: string) => ({ query, phrases: [] });
-    expect(applySynonyms('red sneakers', rules, known)).toEqual({ query: 'trainer red sneakers', phrases: ['running shoe'] });
+    const none = (query: string) => ({ query, phrases: [], alternatives: [] });
+    // Each one-word synonym named with the query's term that brought it (none for a trigger of two terms).
+    expect(applySynonyms('red sneakers', rules, known)).toEqual({ query: 'trainer red sneakers', phrases: ['running shoe'], alternatives: [{ word: 'sneaker', terms: ['trainer'] }] });
     // A phrase matches as a run of stems, in either form.
-    expect(applySynonyms('Running Shoes', rules, known)).toEqual(none('sneaker trainer Running Shoes'));
-    expect(applySynonyms('cheap cell phones', rules, known)).toEqual(none('smartphone cheap cell phones'));
+    expect(applySynonyms('Running Shoes', rules, known)).toEqual({ ...none('sneaker trainer Running Shoes'), alternatives: [{ terms: ['sneaker', 'trainer'] }] });
+    expect(applySynonyms('cheap cell phones', rules, known)).toEqual({ ...none('smartphone cheap cell phones'), alternatives: [{ terms: ['smartphon'] }] });
     // One-way: not back; and nothing applies to other words.
     expect(applySynonyms('smartphone', rules, known)).toEqual(none('smartphone'));
     expect(applySynonyms('phone cell', rules, known)).toEqual(none('phone cell'));
     expect(applySynonyms('', rules, known)).toEqual(none(''));
     // A phrase's stop words take no part: "house of cards" needs house and card.
     const card = await synonymRules('t-syn-stop', async () => [{ id: 3, type: 'one_way', input: 'hoc', synonyms: ['house of cards'], created: 1, updated_at: 1 }]);
-    expect(applySynonyms('hoc', card, (t) => ['hous', 'card'].includes(t))).toEqual({ query: 'hoc', phrases: ['house of cards'] });
+    expect(applySynonyms('hoc', card, (t) => ['hous', 'card'].includes(t))).toEqual({ query: 'hoc', phrases: ['house of cards'], alternatives: [] });
   });
 
   it('bring nothing the query holds already, each phrase once, and at most 32 words and phrases', async () => {
     const rules = await synonymRules('t-syn-once', async () => sets);
     // Both words of a two-way set in the query: neither is added again, and "running shoe", which both bring, once.
-    expect(applySynonyms('sneaker trainer', rules, known)).toEqual({ query: 'sneaker trainer', phrases: ['running shoe'] });
+    expect(applySynonyms('sneaker trainer', rules, known)).toEqual({ query: 'sneaker trainer', phrases: ['running shoe'], alternatives: [] });
     // Three sets of 20 synonyms for "hat" bring 57 words: 32 are added (docs/api.md: "at most 32").
     const many = await synonymRules('t-syn-cap', async () =>
       [0, 1, 2].map((k) => ({ id: k + 1, type: 'two_way' as const, input: null, synonyms: ['hat', ...Array.from({ length: 19 }, (_, i) => `cap${k}x${i}`)], created: 1, updated_at: 1 })),
@@ -719,9 +720,46 @@ describe('synonyms at query time', () => {
     const fresh = new PreparedDelta({ docs: [after[0] as SearchDoc, after[2] as SearchDoc], masked: new Set() }, SearchIndex.build(before, 64, 1));
     const built = new PreparedDelta(undefined, SearchIndex.build(after, 64, 1));
     for (const q of ['sofa', 'tv']) expect(synonymsIn(fresh, q, rules), q).toEqual(synonymsIn(built, q, rules));
-    expect(synonymsIn(fresh, 'sofa', rules)).toEqual({ query: 'sofa', phrases: [] });
+    expect(synonymsIn(fresh, 'sofa', rules)).toEqual({ query: 'sofa', phrases: [], alternatives: [] });
     // (Known while an item holds it: the couch of the build, before the change.)
     expect(synonymsIn(new PreparedDelta(undefined, SearchIndex.build(before, 64, 1)), 'sofa', rules).query).toBe('couch sofa');
+  });
+
+  it("score a word's one-word synonyms as that word, not as words of their own, alike in the delta and in a build", async () => {
+    const rules = await synonymRules('t-syn-one', async () => [
+      { id: 1, type: 'two_way', input: null, synonyms: ['sofa', 'couch', 'settee', 'divan'], created: 1, updated_at: 1 },
+      { id: 2, type: 'two_way', input: null, synonyms: ['sneaker', 'running shoe', 'trainer'], created: 1, updated_at: 1 },
+    ]);
+    const items = [
+      doc(1, 'Leather sofa bed'),
+      doc(2, 'Leather couch settee divan bed'),
+      doc(3, 'Couch settee'),
+      doc(4, 'Settee couch'),
+      doc(5, 'Sneaker blue'),
+      doc(6, 'Sneaker trainer'),
+      ...['Garden chair', 'Table lamp', 'Wool rug', 'Desk', 'Running shoe red'].map((name, i) => doc(7 + i, name)),
+    ];
+    const run = (built: boolean, asked: string) => {
+      const index = SearchIndex.build(built ? items : [], 64, 1);
+      const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs: items, masked: new Set() }, index);
+      const q = synonymsIn(delta, asked, rules);
+      const r = rank(index, delta, { query: q.query, asked, phrases: q.phrases, alternatives: q.alternatives, mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 20 });
+      return new Map(r.hits.map((h) => [h.doc.id, h.score]));
+    };
+    for (const built of [true, false]) {
+      const sofa = run(built, 'sofa');
+      // The item holding the word asked for first; three of its synonyms count as one word, at most the word's IDF.
+      expect([...sofa.keys()].slice(0, 1), `built ${built}`).toEqual([1]);
+      expect(sofa.get(2)).toBeLessThan(sofa.get(1) as number);
+      // Synonyms that follow one another in a set are no pair of the query's words: no proximity for "couch settee".
+      expect(sofa.get(3)).toBe(sofa.get(4));
+      // Synonyms a trigger of two terms brings count once too: "sneaker trainer" scores as "sneaker blue".
+      const shoes = run(built, 'running shoe');
+      expect(shoes.get(6)).toBe(shoes.get(5));
+      expect(shoes.get(6)).toBeGreaterThan(0);
+    }
+    // The same scores in the delta as in a build.
+    for (const asked of ['sofa', 'running shoe', 'couch']) expect([...run(false, asked)]).toEqual([...run(true, asked)]);
   });
 
   it('score phrases cheapest first while their postings fit in the budget of a long query, the cheapest always', () => {
