@@ -1,5 +1,5 @@
 import type { BlobStore } from './blob.ts';
-import { PASS_EVENT_BUDGET, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
+import { PASS_EVENT_BUDGET, type PassBudget, refreshSegmentSizes, type SegmentSizeDeps } from './control/segment-size.ts';
 import type { ExposureStore } from './control/exposures.ts';
 import type { Stores } from './data/index.ts';
 import { decideAutoPromotion, startDueRuns } from './domain/automation.ts';
@@ -34,7 +34,7 @@ export interface MaintenanceDeps {
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const s = deps.stores;
   const result = await sweep({ items: s.items, credentials: s.credentials, blobs: deps.blobs, queue: deps.queue }, deps.embedGraceSeconds, now);
-  const budget = { events: PASS_EVENT_BUDGET };
+  const budget: PassBudget = { events: PASS_EVENT_BUDGET };
   let segments = 0;
   let folded = 0;
   const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;
@@ -42,7 +42,8 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const interrupted: string[] = [];
   let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
-  for (const tenant of await s.credentials.listTenants()) {
+  const tenants = await s.credentials.listTenants();
+  for (const tenant of tenants) {
     // A tenant's due runs that failed to start start at the next pass.
     try {
       for (const job of await startDueRuns({ console: s.console, queue: deps.queue }, tenant, now)) scheduled.push(`${tenant}/${job}`);
@@ -64,6 +65,10 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('erasure sweep failed', tenant, e);
     }
+  }
+  // Segment sizes share one budget of events: each minute's pass starts at the next tenant, so a
+  // tenant whose segments spend it does not keep the same tenants after it waiting every pass.
+  for (const tenant of rotated(tenants, Math.floor(now / 60))) {
     try {
       segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
     } catch (e) {
@@ -73,4 +78,11 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length || swept)
     logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted, swept });
   return { ...result, segments, folded, scheduled, interrupted, swept };
+}
+
+/** `list` from its `turn`-th element (modulo its length) round to the one before it. */
+function rotated<T>(list: readonly T[], turn: number): T[] {
+  if (list.length === 0) return [];
+  const at = ((turn % list.length) + list.length) % list.length;
+  return [...list.slice(at), ...list.slice(0, at)];
 }

@@ -5,8 +5,8 @@ import { queryPage, type Row } from './ops.ts';
 
 export function dynamoSegmentEvents(t: TableRef): SegmentEventReader {
   return {
-    async countByUser(tenant, type, since, cap) {
-      const counts = new Map<string, number>();
+    async timesByUser(tenant, type, since, cap) {
+      const times = new Map<string, number[]>();
       let read = 0;
       let capped = false;
       // Ids go round the shards, so each shard's share of the cap covers about the same span of time.
@@ -26,9 +26,12 @@ export function dynamoSegmentEvents(t: TableRef): SegmentEventReader {
             start = page.lastKey;
             for (const row of page.items) {
               // Ids are allocated at ingest: past the first older event, the rest of the shard is older.
-              if (Number(row.created) < since) return;
+              const created = Number(row.created);
+              if (created < since) return;
               const user = String(row.user_id);
-              counts.set(user, (counts.get(user) ?? 0) + 1);
+              const own = times.get(user);
+              if (own) own.push(created);
+              else times.set(user, [created]);
               taken++;
               read++;
             }
@@ -36,7 +39,7 @@ export function dynamoSegmentEvents(t: TableRef): SegmentEventReader {
           } while (start && taken < perShard);
         }),
       );
-      return { counts, read, capped };
+      return { times, read, capped };
     },
   };
 }

@@ -417,14 +417,14 @@ describe('segment size estimates', () => {
     const size = async (id: number) => (await c.get<StoredSegment>(T, 'segment', id))?.size_estimate;
     expect(await Promise.all([twice, once, both, either, longer].map((s) => size(s.id)))).toEqual([1, 3, 2, 3, 2]);
     expect((await c.get<StoredSegment>(T, 'segment', once.id))?.size_computed_at).toBe(NOW);
-    // Reads of one type and window are shared: buy/30 and view/30 once each, buy/60 once.
-    expect(budget.events).toBe(1_000_000 - 4 - 3 - 6);
+    // Each type is read once, at its longest window: buy over 60 days (6 events), view over 30 (3).
+    expect(budget.events).toBe(1_000_000 - 6 - 3);
     // Nothing is due again before the refresh interval.
     expect(await refreshSegmentSizes(deps, T, NOW + 60, budget)).toBe(0);
     expect(await refreshSegmentSizes(deps, T, NOW + 3600, budget)).toBe(5);
   });
 
-  it('cap the events read per leaf (a lower bound), and cost one Query for a tenant without segments', async () => {
+  it('cap the events read per type (a lower bound), and cost one Query for a tenant without segments', async () => {
     const c = db.stores.console;
     const T = 'sizes-cap';
     await db.stores.events.append(
@@ -433,13 +433,13 @@ describe('segment size estimates', () => {
       NOW,
     );
     await createSegment(c, { tenant: T }, { name: 'x', definition: { event_type: 'buy', min_count: 1, within_days: 1 } });
-    await refreshSegmentSizes({ console: c, events: dynamoSegmentEvents(db.table) }, T, NOW, { events: 1000 }, { leafCap: 8 });
+    await refreshSegmentSizes({ console: c, events: dynamoSegmentEvents(db.table) }, T, NOW, { events: 1000 }, { typeCap: 8 });
     expect((await c.list<StoredSegment>(T, 'segment'))[0]?.size_estimate).toBe(8);
 
     const { c: store, queries } = counted();
-    const reader = { countByUser: vi.fn() };
+    const reader = { timesByUser: vi.fn() };
     expect(await refreshSegmentSizes({ console: store, events: reader }, 'sizes-none', NOW, { events: 1000 })).toBe(0);
-    expect([queries(), reader.countByUser.mock.calls.length]).toEqual([1, 0]);
+    expect([queries(), reader.timesByUser.mock.calls.length]).toEqual([1, 0]);
   });
 
   it('count for an `all` of three leaves only the users in every one, read each leaf from now less its within_days, and leave segments past a spent budget to the next pass', async () => {
@@ -448,9 +448,9 @@ describe('segment size estimates', () => {
     const users: Record<string, string[]> = { a: ['u1', 'u2', 'u3'], b: ['u1', 'u2'], c: ['u1', 'u3'] };
     const since = new Map<string, number>();
     const reader = {
-      countByUser: async (_t: string, type: string, from: number) => {
+      timesByUser: async (_t: string, type: string, from: number) => {
         since.set(type, from);
-        return { counts: new Map((users[type] ?? []).map((u) => [u, 1])), read: 5, capped: false };
+        return { times: new Map((users[type] ?? []).map((u) => [u, [NOW - DAY]])), read: 5, capped: false };
       },
     };
     const leaf = (event_type: string, within_days: number) => ({ event_type, min_count: 1, within_days });
@@ -470,9 +470,9 @@ describe('segment size estimates', () => {
     const T = 'sizes-race';
     const seg = await createSegment(c, { tenant: T }, { name: 'x', definition: { event_type: 'buy', min_count: 1, within_days: 1 } });
     const reader = {
-      countByUser: async () => {
+      timesByUser: async () => {
         await c.update(T, 'segment', seg.id, { definition: { event_type: 'view', min_count: 1, within_days: 1 }, _rev: 2 });
-        return { counts: new Map([['u', 1]]), read: 1, capped: false };
+        return { times: new Map([['u', [NOW]]]), read: 1, capped: false };
       },
     };
     expect(await refreshSegmentSizes({ console: c, events: reader }, T, NOW, { events: 10 })).toBe(0);

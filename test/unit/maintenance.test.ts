@@ -66,7 +66,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
         return { searches: tenant === 'a' ? 2 : 3, queries: 1, foldedTo: undefined };
       },
     },
-    segmentEvents: { countByUser: async () => ({ counts: new Map(), read: 0, capped: false }) },
+    segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
     exposures: { forgetUser: async (tenant, user, experiments, servedThrough) => void forgotten.push([tenant, user, experiments, servedThrough]) },
     embedGraceSeconds: 60,
   };
@@ -122,5 +122,51 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
       // The searches folded, summed over the tenants (a's lost when its fold failed).
       expect(p.result.folded, failing).toBe(failing === 'fold' ? 3 : 5);
     }
+  });
+});
+
+describe('the maintenance pass: segment size estimates across tenants', () => {
+  it('a tenant whose segments spend each pass budget does not keep the tenant after it waiting: the next pass starts at the next tenant', async () => {
+    const NOW = 1_800_000_000;
+    const row = (id: number, event_type: string) => ({
+      id,
+      name: `s${id}`,
+      description: '',
+      definition: { event_type, min_count: 1, within_days: 30 },
+      size_estimate: null,
+      size_computed_at: null as number | null,
+      _rev: 1,
+    });
+    // Tenant a: 100 segments of busy types of their own (each read takes its 50,000 events); b: one.
+    const rows: Record<string, ReturnType<typeof row>[]> = { a: Array.from({ length: 100 }, (_, i) => row(i + 1, `t${i}`)), b: [row(1, 'buy')] };
+    const stores = {
+      events: {},
+      idempotency: {},
+      credentials: { listTenants: async () => ['a', 'b'] },
+      items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
+      console: {
+        list: async (tenant: string, kind: string) => (kind === 'segment' ? (rows[tenant] ?? []).map((r) => ({ ...r })) : []),
+        update: async (tenant: string, _kind: string, id: number, patch: object) => (Object.assign(rows[tenant]?.[id - 1] as object, patch), true),
+        page: async () => ({ rows: [], hasMore: false }),
+        erasureSweeps: async () => [],
+      },
+    } as unknown as Stores;
+    const deps: MaintenanceDeps = {
+      stores,
+      blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
+      queue: { send: async () => undefined, backlog: async () => 0 },
+      launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
+      searchLog: { fold: async () => ({ searches: 0, queries: 0, foldedTo: undefined }) },
+      segmentEvents: { timesByUser: async (_t, _type, _since, cap) => ({ times: new Map([['u', [NOW]]]), read: cap, capped: true }) },
+      exposures: { forgetUser: async () => undefined },
+      embedGraceSeconds: 60,
+    };
+    const computed = (tenant: string) => (rows[tenant] ?? []).filter((r) => r.size_computed_at !== null).length;
+    // The first pass (a first) spends its 400,000 events on 8 of a's segments.
+    expect((await maintenancePass(deps, NOW)).segments).toBe(8);
+    expect([computed('a'), computed('b')]).toEqual([8, 0]);
+    // The next minute's starts at b: until 2026-12-05 it waited until a's 100 were done (13 passes).
+    await maintenancePass(deps, NOW + 60);
+    expect(computed('b')).toBe(1);
   });
 });
