@@ -23,13 +23,18 @@ export interface Endpoint extends ConsoleRecord {
    * with the highest wins (`pickEndpoint`).
    */
   default_seq?: number;
+  /**
+   * Internal: true from its create's write until the create has decided that it keeps its name
+   * (`putNamed`): a create of the name at once may still take this record back (`findEndpoint`).
+   */
+  claiming?: boolean;
 }
 
 /** When an endpoint last became the default, in the endpoint id counter's order (0: by being the first, below any asked for). */
 const defaultRank = (e: Endpoint) => e.default_seq ?? e.id;
 
 /** An endpoint as the API shows it. */
-export const endpointView = ({ default_seq: _s, ...e }: Endpoint) => e;
+export const endpointView = ({ default_seq: _s, claiming: _c, ...e }: Endpoint) => e;
 
 /** Clears `is_default` on each endpoint of `all` that became the default before `rank`, unless it changed since it was read. */
 async function clearOlderDefaults(c: ConsoleStore, tenant: string, all: readonly Endpoint[], rank: number, now: number): Promise<void> {
@@ -57,9 +62,11 @@ export async function createEndpoint(c: ConsoleStore, tenant: string, b: z.outpu
     created: now,
     updated_at: now,
     ...(first ? { default_seq: 0 } : {}),
+    claiming: true,
   };
   // Before it takes the default over: a create that loses its name changes nothing.
   await putNamed(c, tenant, 'endpoint', rec, (e) => e.endpoint_name === b.endpoint_name, exists, ENDPOINTS);
+  await c.update(tenant, 'endpoint', rec.id, { claiming: false }, {});
   if (b.is_default) await clearOlderDefaults(c, tenant, all, rec.id, now);
   // The first endpoint answers whether it is the default once written (another may have been made so meanwhile).
   if (first) return endpointView({ ...rec, is_default: await firstKept(c, tenant, rec, now) });
@@ -159,18 +166,26 @@ export function pickEndpoint(all: readonly Endpoint[], name: string | undefined)
 
 /** How long `findEndpoint` waits at most for creates of one name at once to decide which keeps it. */
 const NAME_DECIDED_WAIT_MS = 2000;
+/** A record still `claiming` its name this long after its create is one whose create stopped before it decided (a crash): it keeps the name. */
+const CLAIM_SECONDS = 10;
+
+/** Whether a create of this record is still deciding whether it keeps its name (`Endpoint.claiming`). */
+const claiming = (e: Endpoint) => e.claiming === true && nowSeconds() - e.created <= CLAIM_SECONDS;
 
 /**
  * The endpoint by name (or the default one, without a name). Two records of the name are two
- * creates of it at once still deciding which keeps it (`putNamed`): one is about to be taken back,
- * so the read waits, a little at a time up to NAME_DECIDED_WAIT_MS, until one is left. A promotion
- * written to the one taken back was lost, though answered as made (until 2026-12-05).
+ * creates of it at once still deciding which keeps it (`putNamed`), and one whose create has not
+ * decided yet may still be taken back by a create of the name whose write comes later: the read
+ * waits, a little at a time up to NAME_DECIDED_WAIT_MS, until one is left and its create has
+ * decided. A promotion written to the one taken back was lost, though answered as made (until
+ * 2026-12-05, and when the other create's write came after the promotion's, until later that day).
  */
 export async function findEndpoint(c: ConsoleStore, tenant: string, name: string | undefined): Promise<Endpoint | undefined> {
   const until = nowMs() + NAME_DECIDED_WAIT_MS;
   for (;;) {
     const all = await c.list<Endpoint>(tenant, 'endpoint');
-    if (name === undefined || nowMs() >= until || all.filter((e) => e.endpoint_name === name).length < 2) return pickEndpoint(all, name);
+    const named = name === undefined ? [] : all.filter((e) => e.endpoint_name === name);
+    if (name === undefined || nowMs() >= until || (named.length < 2 && !named.some(claiming))) return pickEndpoint(all, name);
     await sleep(50);
   }
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { setClock } from '../../shared/clock.ts';
-import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint } from '../../shared/domain/endpoints.ts';
+import { createEndpoint, findEndpoint, getEndpoint, listEndpoints, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { createEventType, type EventType } from '../../shared/domain/event-types.ts';
 import { createTemplate, getTemplate, updateTemplate } from '../../shared/domain/templates.ts';
 import { getTrainingRun, listTrainingRuns, stopTrainingRun, trainingRunLogs, type TrainingRun, type TrainingRunStatus } from '../../shared/domain/training-runs.ts';
@@ -504,6 +504,9 @@ describe('serving endpoints', () => {
     await createEndpoint(c, T, { endpoint_name: 'e', is_default: true });
     expect(await defaults()).toEqual(['e']);
     expect(Object.keys((await listEndpoints(c, T, { limit: 100 })).data[0] ?? {})).not.toContain('default_seq');
+    // A create that has decided it keeps its name says so (`claiming` off, not shown): a promotion does not wait for it.
+    expect((await c.get<Endpoint>(T, 'endpoint', a.id))?.claiming).toBe(false);
+    expect(Object.keys(a)).not.toContain('claiming');
   });
 
   it('one default per tenant: a new default takes over, and of two created at once the newer is the default', async () => {

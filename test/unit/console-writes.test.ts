@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { nowSeconds } from '../../shared/clock.ts';
 import type { ConsoleKind, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { endpointView, makeDefaultEndpoint, type Endpoint } from '../../shared/domain/endpoints.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
@@ -148,6 +149,26 @@ describe('POST /api/models/{version}/promote', () => {
     };
     expect(await promoteModel(s.c, 't', 3, 'prod')).toMatchObject({ version: 3, endpoints: ['prod'] });
     expect(s.rec('endpoint', 5)?.model_version).toBe(3);
+  });
+
+  it("waits for an endpoint's create to decide it keeps its name: a create of the name with a lower id whose write comes after the promotion's takes it back", async () => {
+    // Endpoint 6's create has written it and is checking its name (`claiming`); the create of 5
+    // (the same name) writes only later, 6's create then finds it and takes 6 back, and 5's
+    // create, having waited for 6 to go, keeps the name.
+    const s = fakeStore([
+      { kind: 'model', rec: model(3, 'Approved') },
+      { kind: 'endpoint', rec: { ...endpoint(6, 'prod'), created: nowSeconds(), claiming: true } },
+    ]);
+    setTimeout(() => s.add('endpoint', { ...endpoint(5, 'prod'), created: nowSeconds(), claiming: true }), 100);
+    setTimeout(() => s.drop('endpoint', 6), 150);
+    setTimeout(() => s.change('endpoint', 5, { claiming: false }), 400);
+    expect(await promoteModel(s.c, 't', 3, 'prod')).toMatchObject({ version: 3, endpoints: ['prod'] });
+    expect(s.rec('endpoint', 5)?.model_version).toBe(3);
+    // One whose create stopped before it decided (still claiming 10 s after) keeps its name: no wait.
+    s.add('endpoint', { ...endpoint(7, 'old'), created: nowSeconds() - 11, claiming: true });
+    const t0 = Date.now();
+    expect(await promoteModel(s.c, 't', 3, 'old')).toMatchObject({ version: 3 });
+    expect(Date.now() - t0).toBeLessThan(1000);
   });
 
   it('an endpoint gone with none left of its name is 404', async () => {
