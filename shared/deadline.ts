@@ -41,3 +41,11 @@ export function withinDeadline<T>(ms: number | undefined, fn: () => Promise<T>):
 
 /** The signal of the deadline the current call runs under, if any: aborted once it passed. */
 export const deadlineSignal = (): AbortSignal | undefined => scope.getStore();
+
+/**
+ * Runs `fn` outside any request's deadline: for a write that only takes back what its own request
+ * wrote (a failed search's analytics row, an event's attribution mark), which must land after
+ * the deadline too, and for work shared by many requests (`GroupCommit`'s writes), which no one
+ * request's deadline may refuse.
+ */
+export const outsideDeadline = <T>(fn: () => Promise<T>): Promise<T> => scope.exit(fn);

@@ -42,8 +42,10 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const interrupted: string[] = [];
   let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
-  const tenants = await s.credentials.listTenants();
-  for (const tenant of tenants) {
+  // The search fold's time and the segment sizes' events are budgets shared by every tenant: each
+  // minute's pass starts at the next tenant, so a tenant that spends one does not keep the same
+  // tenants after it waiting every pass (until 2026-12-05 they went in the same order each time).
+  for (const tenant of rotated(await s.credentials.listTenants(), Math.floor(now / 60))) {
     // A tenant's due runs that failed to start start at the next pass.
     try {
       for (const job of await startDueRuns({ console: s.console, queue: deps.queue }, tenant, now)) scheduled.push(`${tenant}/${job}`);
@@ -65,10 +67,6 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     } catch (e) {
       failed('erasure sweep failed', tenant, e);
     }
-  }
-  // Segment sizes share one budget of events: each minute's pass starts at the next tenant, so a
-  // tenant whose segments spend it does not keep the same tenants after it waiting every pass.
-  for (const tenant of rotated(tenants, Math.floor(now / 60))) {
     try {
       segments += await refreshSegmentSizes({ console: s.console, events: deps.segmentEvents }, tenant, now, budget);
     } catch (e) {

@@ -1,3 +1,5 @@
+import { deadlineSignal, outsideDeadline } from '../deadline.ts';
+
 /**
  * Group commit: items added while a write is under way wait for it to end and are then written
  * together (one call of `write` with all of them), and each caller's promise settles when its
@@ -7,7 +9,7 @@
  * share their writes.
  */
 export class GroupCommit<T> {
-  private waiting: { item: T; done: () => void; fail: (e: unknown) => void }[] = [];
+  private waiting: { item: T; signal: AbortSignal | undefined; done: () => void; fail: (e: unknown) => void }[] = [];
   private running = false;
 
   constructor(
@@ -16,17 +18,29 @@ export class GroupCommit<T> {
     private readonly max = 100,
   ) {}
 
+  /**
+   * Its promise settles when the item's group is stored. The writes run outside any request's
+   * deadline (they are every waiting request's): until 2026-12-05 they ran within the deadline of
+   * the request whose item started them, and once it passed every group after failed, the searches
+   * and exposures of requests answered 200 with them. An item whose own request's deadline passed
+   * before its group starts is not written (`DeadlinePassed`, as any call of it then).
+   */
   add(item: T): Promise<void> {
     return new Promise<void>((done, fail) => {
-      this.waiting.push({ item, done, fail });
-      if (!this.running) void this.drain();
+      this.waiting.push({ item, signal: deadlineSignal(), done, fail });
+      if (!this.running) void outsideDeadline(() => this.drain());
     });
   }
 
   private async drain(): Promise<void> {
     this.running = true;
     while (this.waiting.length > 0) {
-      const group = this.waiting.splice(0, this.max);
+      const group: typeof this.waiting = [];
+      for (const w of this.waiting.splice(0, this.max)) {
+        if (w.signal?.aborted) w.fail(w.signal.reason);
+        else group.push(w);
+      }
+      if (group.length === 0) continue;
       try {
         await this.write(group.map((g) => g.item));
         for (const g of group) g.done();

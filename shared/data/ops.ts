@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { outsideDeadline } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
 import type { TableRef } from './client.ts';
 import type { QueryInput } from './entity.ts';
@@ -324,8 +325,9 @@ export async function countEventOnce(
     await count(first);
   } catch (e) {
     const mark = `event:${event.id}`;
-    await applied(() =>
-      update(t, key, { remove: [mark, ...(first ? [firstAttr] : [])], ...(cap !== undefined ? { add: { marked: -1 } } : {}) }, { when: (x) => x.and(isStored(x), x.exists(mark)) }),
+    // Outside the request's deadline: a count refused at it is taken back all the same (it was not).
+    await outsideDeadline(() =>
+      applied(() => update(t, key, { remove: [mark, ...(first ? [firstAttr] : [])], ...(cap !== undefined ? { add: { marked: -1 } } : {}) }, { when: (x) => x.and(isStored(x), x.exists(mark)) })),
     ).catch(() => undefined);
     throw e;
   }

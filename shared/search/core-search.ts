@@ -4,6 +4,7 @@
  * Core does, as no traffic) both call.
  */
 import { canonicalJson } from '../canonical-json.ts';
+import { deadlineSignal, outsideDeadline } from '../deadline.ts';
 import { nowSeconds } from '../clock.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { contextNumber, planFor, type ControlDeps } from '../control/serving.ts';
@@ -74,12 +75,17 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
       },
     });
     await planned?.recorded;
+    // Ranked after the deadline, which answered 503 already: not served either.
+    deadlineSignal()?.throwIfAborted();
   } catch (e) {
     // Failed once recorded (ranking, the user's events, the exposure, the deadline): not served,
-    // so not counted; its retry is a search of its own. Until 2026-12-04 it counted too.
+    // so not counted; its retry is a search of its own. Until 2026-12-04 it counted too. Taken
+    // out outside the deadline: one past it refused this too (until 2026-12-05).
     if (t && logged) {
       const recorder = t.recorder;
-      await logged.then(() => recorder.forget(tenant, requestId)).catch((err: unknown) => logger.warn('failed search not taken out of analytics', { tenant, error: String(err) }));
+      await logged
+        .then(() => outsideDeadline(() => recorder.forget(tenant, requestId)))
+        .catch((err: unknown) => logger.warn('failed search not taken out of analytics', { tenant, error: String(err) }));
     }
     throw e;
   }

@@ -169,4 +169,41 @@ describe('the maintenance pass: segment size estimates across tenants', () => {
     await maintenancePass(deps, NOW + 60);
     expect(computed('b')).toBe(1);
   });
+  it("a tenant whose search fold backlog spends each pass's 20 s does not leave the tenant after it no time every pass", async () => {
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const stores = {
+        events: {},
+        idempotency: {},
+        credentials: { listTenants: async () => ['a', 'b'] },
+        items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
+        console: { list: async () => [], page: async () => ({ rows: [], hasMore: false }), erasureSweeps: async () => [] },
+      } as unknown as Stores;
+      // Both tenants have a backlog of searches to fold; each fold spends whatever time it is given.
+      const budgets: Record<string, number[]> = { a: [], b: [] };
+      const deps: MaintenanceDeps = {
+        stores,
+        blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
+        queue: { send: async () => undefined, backlog: async () => 0 },
+        launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
+        searchLog: {
+          fold: async (tenant, _upTo, budgetMs) => {
+            budgets[tenant]?.push(budgetMs);
+            clock += Math.max(budgetMs, 100);
+            return { searches: 1, queries: 1, foldedTo: undefined };
+          },
+        },
+        segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
+        exposures: { forgetUser: async () => undefined },
+        embedGraceSeconds: 60,
+      };
+      for (let pass = 0; pass < 2; pass++) await maintenancePass(deps, NOW + 60 * pass);
+      // Each leads a pass with the whole 20 s (until 2026-12-05 b was given none in every pass).
+      expect(budgets).toEqual({ a: [20_000, expect.any(Number)], b: [expect.any(Number), 20_000] });
+    } finally {
+      now.mockRestore();
+    }
+  });
 });

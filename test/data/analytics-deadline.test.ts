@@ -1,0 +1,121 @@
+/*
+ * Search analytics at a request's deadline (shared/deadline.ts): what a request takes back of its
+ * own writes is taken back after it too, and the writes many requests share (GroupCommit) are
+ * refused by no one request's deadline. Found by a review of search analytics (2026-12-05).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../shared/blob.ts';
+import { dayOf } from '../../shared/clock.ts';
+import { controlDepsOf } from '../../shared/control/deps.ts';
+import { withinDeadline } from '../../shared/deadline.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
+import { dynamoSearchLogStore, dynamoSearchRecorder } from '../../shared/data/search-analytics.ts';
+import type { TableRef } from '../../shared/data/client.ts';
+import { searchBody } from '../../shared/schemas/search.ts';
+import { serveSearch } from '../../shared/search/core-search.ts';
+import { attributeSearchEvents } from '../../shared/search/analytics.ts';
+import { storedEvent } from '../helpers/fixtures.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+const T0 = 1_800_000_000;
+const DAY1 = dayOf(T0);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a search answered 503 at its deadline after it was recorded', () => {
+  // A slow ranking step (the query embedding) that outlives the request's deadline, and then fails or ends.
+  it.each([
+    ['fails', true],
+    ['ends, with no table call after it', false],
+  ])('is taken out of analytics when ranking then %s (docs/api.md: "one that failed after that, a 5xx or 503, is taken out")', async (_, fails) => {
+    const T = `deadline-search-${fails}`;
+    const blobs = new FolderBlobStore(mkdtempSync(join(tmpdir(), 'deadline-search-')));
+    const embedder = {
+      name: 'remote',
+      dimensions: 256,
+      embed: async (texts: string[]): Promise<Float32Array[]> => {
+        await sleep(300);
+        if (fails) throw new Error('embedding timed out');
+        return texts.map(() => new Float32Array(256).fill(1 / 16));
+      },
+    };
+    const log = dynamoSearchLogStore(db.table);
+    const traffic = { exposures: dynamoExposureStore(db.table), recorder: log, authorized: Promise.resolve() };
+    const deps = { search: { items: db.stores.items, events: db.stores.events, blobs, embedder }, control: controlDepsOf(db.stores), synonymSets: async () => [], traffic };
+    const id = '0b5f1c1e-0000-4000-8000-0000000000d1';
+    // The handler runs the domain call within its deadline (shared/http/handler.ts); middy answers 503 when it passes.
+    await expect(withinDeadline(150, () => serveSearch(deps, T, searchBody.parse({ query: 'tent' }), id, T0))).rejects.toThrow();
+    await sleep(50);
+    expect(await log.search(T, id)).toBeUndefined();
+    const { byQuery } = await log.counts(T, DAY1, DAY1, 1000);
+    expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
+  });
+});
+
+describe('group commit of search rows', () => {
+  it("writes a search's row even when another request whose deadline passed started the group's writes", async () => {
+    const T = 'deadline-group';
+    // A table whose BatchWriteItem takes 100 ms (a slow or throttled write).
+    const signed: TableRef['signed'] = {
+      ...db.table.signed,
+      batchWriteItem: async (input) => {
+        await sleep(100);
+        return db.table.signed.batchWriteItem(input);
+      },
+    };
+    const recorder = dynamoSearchRecorder({ ...db.table, signed });
+    const log = dynamoSearchLogStore(db.table);
+    // Request A (a slow search, answered 503 at its 50 ms deadline) records its search first: the
+    // container's group of writes starts within A's call.
+    const a = withinDeadline(50, async () => {
+      await recorder.record(T, { requestId: 'a', query: 'slow', day: DAY1, servedAt: T0 + 1 }).catch(() => undefined);
+      await sleep(200);
+    }).catch(() => undefined);
+    await sleep(10);
+    // Request B, with plenty of time, records its search while A's write is under way.
+    const b = await withinDeadline(10_000, () => recorder.record(T, { requestId: 'b', query: 'fast', day: DAY1, servedAt: T0 + 2 })).then(
+      () => 'written',
+      (e: unknown) => `failed: ${String(e)}`,
+    );
+    await a;
+    expect(b).toBe('written');
+    expect(await log.search(T, 'b')).toBeDefined();
+  });
+});
+
+describe("an attributed event whose counters write outlives the ingest's deadline", () => {
+  it("counts on the ingest's retry (ops.ts countEventOnce: 'When count fails (a throttled write, the request's deadline), the mark is taken back')", async () => {
+    const T = 'attr-deadline';
+    const store = dynamoSearchLogStore(db.table);
+    // The counters' UpdateItem is slow once (throttled, the SDK backing off) and lands past the deadline.
+    let slowed = false;
+    const signed = new Proxy(db.table.signed, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
+        return async (params: { Key: Record<string, { S?: string }> }, signal?: AbortSignal) => {
+          if (!slowed && String(params.Key.pk?.S).includes('#SRCHAGG#')) {
+            slowed = true;
+            await sleep(150);
+          }
+          return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
+        };
+      },
+    }) as TableRef['signed'];
+    const slow = dynamoSearchLogStore({ ...db.table, signed });
+    await store.record(T, { requestId: 'r1', query: 'red shoe', day: DAY1, servedAt: T0 + 10 });
+    const ev = [storedEvent(1, 'r1', T0 + 20)];
+    // The ingest is answered 503 at its deadline; the client retries it.
+    await expect(withinDeadline(50, () => attributeSearchEvents(slow, T, ev))).rejects.toThrow();
+    await attributeSearchEvents(store, T, ev);
+    const { byQuery } = await store.counts(T, DAY1, DAY1, 1_000);
+    expect(byQuery.get('red shoe')).toMatchObject({ events: { click: 1 }, searches_with: { click: 1 } });
+  });
+});
