@@ -29,6 +29,7 @@ const notCounted: ExposureStore = {
   attribute: async () => false,
   totals: async () => new Map(),
   forgetUser: async () => undefined,
+  forgetRequest: async () => undefined,
 };
 
 export const routeHandlers: Record<string, RouteHandler> = {

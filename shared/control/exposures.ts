@@ -3,6 +3,7 @@
  * with its variant; an event that names that request's `request_id` within the experiment's
  * attribution window is attributed to the variant, once.
  */
+import { outsideDeadline } from '../deadline.ts';
 import { eachRequest } from '../domain/attribution.ts';
 import type { ErasedUser } from '../domain/console-records.ts';
 import type { EventRecord } from '../domain/types.ts';
@@ -37,6 +38,13 @@ export interface ExposureStore {
    */
   recordExposure(tenant: string, e: { requestId: string; experimentId: number; variant: number; userId: string; servedAt: number; windowSeconds: number } & Erasure): Promise<void>;
   exposure(tenant: string, requestId: string): Promise<ExposureRecord | undefined>;
+  /**
+   * Takes back a recorded request that then failed (its retry is a request of its own): its
+   * exposure row, and the request in its variant's totals, once however many times it is asked.
+   * The user stays counted in the variant (their membership row stays: another request of theirs
+   * may have been served on it meanwhile).
+   */
+  forgetRequest(tenant: string, requestId: string): Promise<void>;
   /**
    * Counts the event for the exposure's variant unless it was counted before; whether it counted
    * now. The user's first conversion of its type counts only while their membership row is there
@@ -97,9 +105,15 @@ export function planAndRecord(
   served: { requestId: string; authorized: Promise<unknown> } | undefined,
   erased?: Promise<ErasedUser | undefined>,
   page?: { at: number; eventsBelow: number | undefined },
-): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void } {
+): { plan: Promise<ServingPlan>; recorded: Promise<void>; accept: () => void; failed: () => Promise<void> } {
+  let isAccepted = false;
   let accept = () => {};
-  const accepted = new Promise<void>((resolve) => (accept = resolve));
+  const accepted = new Promise<void>((resolve) => {
+    accept = () => {
+      isAccepted = true;
+      resolve();
+    };
+  });
   let recording: Promise<void> | undefined;
   const onAssigned =
     served && userId !== undefined
@@ -113,7 +127,18 @@ export function planAndRecord(
   const plan = planFor(deps, tenant, contextId, userId, page?.at ?? now, onAssigned, { experiment: served !== undefined, erased, eventsBelow: page?.eventsBelow });
   const recorded = plan.then(() => recording);
   for (const p of [plan, recorded]) p.catch(() => undefined);
-  return { plan, recorded, accept };
+  // A request that failed once accepted (its ranking, a read, its deadline) was not served: its
+  // exposure, once written, is taken back, outside the deadline (a 503's take-back too). Until
+  // 2026-12-05 it stayed, and its retry counted the same user action a second time.
+  const failed = async () => {
+    if (!isAccepted || !served || !recording) return;
+    const landed = await recording.then(
+      () => true,
+      () => false,
+    );
+    if (landed) await outsideDeadline(() => store.forgetRequest(tenant, served.requestId));
+  };
+  return { plan, recorded, accept, failed };
 }
 
 /**

@@ -123,6 +123,14 @@ export function dynamoExposureStore(t: TableRef, opts: { eventsPerRequest?: numb
       } satisfies ExposureRecord;
     },
 
+    async forgetRequest(tenant, requestId) {
+      const key = Exposure.key({ tenant, request_id: requestId });
+      const row = await getRow(t, key, { consistent: true });
+      // Only the take-back that deletes the row subtracts the request.
+      if (!row || !(await applied(() => remove(t, key, isStored)))) return;
+      await add(tenant, Number(row.experiment_id), Number(row.variant), { requests: -1 });
+    },
+
     attribute(tenant, x, event) {
       const convertedAt = `converted:${event.type}`;
       const userKey = ExperimentUser.key({ tenant, experiment: x.experimentId, user_id: x.userId });

@@ -6,6 +6,8 @@
  */
 import type { BlobStore } from '../blob.ts';
 import { nowSeconds } from '../clock.ts';
+import { deadlineSignal } from '../deadline.ts';
+import { logger } from '../observability.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
@@ -99,101 +101,109 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     contextId !== undefined
       ? planAndRecord(required(deps.control), required(deps.exposures), tenant, contextId, userId, now, q.endpoint === undefined ? { requestId, authorized } : undefined, markerRead)
       : undefined;
-  const plan = planned ? await planned.plan : undefined;
-  const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
-  const endpointName = q.endpoint ?? assignment?.endpoint;
-  const recentAfter = (id: number) => (userId !== undefined ? deps.events.recentByUser(tenant, userId, HISTORY_LIMIT, id) : Promise.resolve([] as RecentEvent[]));
-  const readKey = `${tenant}\u0000${endpointName ?? ''}`;
-  const guess = readAfter.get(readKey) ?? 0;
-  // The request's independent reads, at once; the user's latest events not when the plan read
-  // them (segments): they likely hold every event the model has not seen.
-  const [served, { endpoints, eventTypes }, marker, guessed] = await Promise.all([catalogRead, serving, markerRead, plan?.userEvents ? undefined : recentAfter(guess)]);
-  const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
-  const catalog = q.item_id !== undefined ? await anchoredCatalog(deps, tenant, served, q.item_id, anchorId) : served;
-  // Valid: its exposure may be counted (a request naming its own endpoint records none).
-  planned?.accept();
+  try {
+    const plan = planned ? await planned.plan : undefined;
+    const assignment = q.endpoint === undefined && userId !== undefined ? (plan?.assignment ?? null) : null;
+    const endpointName = q.endpoint ?? assignment?.endpoint;
+    const recentAfter = (id: number) => (userId !== undefined ? deps.events.recentByUser(tenant, userId, HISTORY_LIMIT, id) : Promise.resolve([] as RecentEvent[]));
+    const readKey = `${tenant}\u0000${endpointName ?? ''}`;
+    const guess = readAfter.get(readKey) ?? 0;
+    // The request's independent reads, at once; the user's latest events not when the plan read
+    // them (segments): they likely hold every event the model has not seen.
+    const [served, { endpoints, eventTypes }, marker, guessed] = await Promise.all([catalogRead, serving, markerRead, plan?.userEvents ? undefined : recentAfter(guess)]);
+    const anchorId = q.item_id !== undefined ? catalogItemId(q.item_id) : undefined;
+    const catalog = q.item_id !== undefined ? await anchoredCatalog(deps, tenant, served, q.item_id, anchorId) : served;
+    // Valid: its exposure may be counted (a request naming its own endpoint records none).
+    planned?.accept();
 
-  // A variant names an existing endpoint (checked when it is set), and endpoints are never deleted
-  // or renamed; should it still be missing, the default serves rather than nothing.
-  const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);
-  if (q.endpoint !== undefined && !endpoint) throw new NotFound('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
-  const version = endpoint?.model_version ?? null;
-  const model = version !== null ? await loadModel(deps.console, deps.blobs, tenant, version) : undefined;
-  // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
-  // personalised from the events it erased, nor from a model artifact trained before its end
-  // (it may hold their history, or none of it: left out); only from the events they send
-  // once it began, which such an artifact does not hold either, so they are read from the table.
-  const historyErased = marker !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, marker.completed_at ?? Infinity);
-  const sinceErasure = withoutErased(marker);
+    // A variant names an existing endpoint (checked when it is set), and endpoints are never deleted
+    // or renamed; should it still be missing, the default serves rather than nothing.
+    const endpoint = pickEndpoint(endpoints, endpointName) ?? (q.endpoint === undefined ? pickEndpoint(endpoints, undefined) : undefined);
+    if (q.endpoint !== undefined && !endpoint) throw new NotFound('endpoint_not_found', `No serving endpoint ${q.endpoint}.`);
+    const version = endpoint?.model_version ?? null;
+    const model = version !== null ? await loadModel(deps.console, deps.blobs, tenant, version) : undefined;
+    // Erasure (DELETE /api/users/{user_id}, shared/domain/erasure.ts): an erased user is not
+    // personalised from the events it erased, nor from a model artifact trained before its end
+    // (it may hold their history, or none of it: left out); only from the events they send
+    // once it began, which such an artifact does not hold either, so they are read from the table.
+    const historyErased = marker !== undefined && model?.histories !== undefined && artifactPredatesErasure(model.histories.trainedBefore, marker.completed_at ?? Infinity);
+    const sinceErasure = withoutErased(marker);
 
-  // The events the model's artifact does not hold. Read after a lower id, they are the newest of
-  // those read; after a higher one (another model serves now), they are read again.
-  const modelThrough = model?.histories?.eventsThrough ?? 0;
-  const through = historyErased ? Math.min(modelThrough, eventsAfterErasure(marker)) : modelThrough;
-  if (readAfter.size > 1000) readAfter.clear();
-  readAfter.set(readKey, modelThrough);
-  const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
-  const recent = sinceErasure(recentRead);
-  // More events since the artifact than the taste reads: the rest are seen too.
-  const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];
+    // The events the model's artifact does not hold. Read after a lower id, they are the newest of
+    // those read; after a higher one (another model serves now), they are read again.
+    const modelThrough = model?.histories?.eventsThrough ?? 0;
+    const through = historyErased ? Math.min(modelThrough, eventsAfterErasure(marker)) : modelThrough;
+    if (readAfter.size > 1000) readAfter.clear();
+    readAfter.set(readKey, modelThrough);
+    const recentRead = afterFromPlan(plan, through, HISTORY_LIMIT) ?? (guessed && guess <= through ? guessed.filter((e) => e.id > through) : await recentAfter(through));
+    const recent = sinceErasure(recentRead);
+    // More events since the artifact than the taste reads: the rest are seen too.
+    const alsoSeen = userId !== undefined && recentRead.length >= HISTORY_LIMIT ? sinceErasure(await deps.events.recentByUser(tenant, userId, SEEN_LIMIT, through)) : [];
 
-  // A served model weighs the latest events as it was trained (a weight change takes effect at
-  // the next run); the current weights only for types it does not know, or when it stored none
-  // (older artifacts), or without a model.
-  const currentWeights = new Map(eventTypes.map((e) => [e.name, e.weight]));
-  const trainedWeights = model?.typeWeights;
-  const weightOf = (type: string) => trainedWeights?.get(type) ?? currentWeights.get(type) ?? 1;
-  const history = requestHistory({ catalog, model, anchorId, userId, recent, alsoSeen, historyErased, weightOf });
+    // A served model weighs the latest events as it was trained (a weight change takes effect at
+    // the next run); the current weights only for types it does not know, or when it stored none
+    // (older artifacts), or without a model.
+    const currentWeights = new Map(eventTypes.map((e) => [e.name, e.weight]));
+    const trainedWeights = model?.typeWeights;
+    const weightOf = (type: string) => trainedWeights?.get(type) ?? currentWeights.get(type) ?? 1;
+    const history = requestHistory({ catalog, model, anchorId, userId, recent, alsoSeen, historyErased, weightOf });
 
-  const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
-  const { ranked, strategy, reason } = await candidates(request);
-  const experiment = experimentOf(assignment);
-  // The catalog's read of the changes goes on while the request ranks (the rest of it, when the
-  // catalog is `behind`; another request's, otherwise): an item deleted or deactivated by a page
-  // applied while candidates awaited (popularity's read) is left out, not ranked without its item.
-  // The last wait (a context's popularity) before the items are checked against the catalog, and
-  // nothing awaited from that check to the answer: an item deactivated, deleted or moved out of the
-  // category asked for while the request waited is left out (until 2026-12-05 one changed while
-  // popularity was counted was served as it was before).
-  const popularity = plan?.controls.popularity_weight ? await popularHelper(request) : {};
-  const current = ranked.flatMap(([id, score]) => {
-    const doc = catalog.get(id);
-    return doc?.active && inCategory(doc, q.category) ? [{ id, score, doc }] : [];
-  });
-  const ordered = order(
-    current,
-    plan,
-    {
-      now,
-      depth: q.limit,
-      seen: history.isSeen,
-      ...popularity,
-      similarity: catalog.similarity,
-    },
-    experiment,
-  );
-  const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
-  const data = shown.map(({ r, item }, k) => ({
-    object: 'recommendation' as const,
-    item_id: String(r.id),
-    rank: k + 1,
-    score: presentScore(r.score),
-    reason: reason(r.id),
-    item: itemResource(item),
-    ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
-  }));
-  await planned?.recorded;
-  return coreList(
-    '/v1/recommendations',
-    data,
-    { hasMore: false, cursor: null },
-    {
-      request_id: requestId,
-      model: model && version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
-      ...(experiment ? { experiment } : {}),
-      strategy,
-    },
-  );
+    const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
+    const { ranked, strategy, reason } = await candidates(request);
+    const experiment = experimentOf(assignment);
+    // The catalog's read of the changes goes on while the request ranks (the rest of it, when the
+    // catalog is `behind`; another request's, otherwise): an item deleted or deactivated by a page
+    // applied while candidates awaited (popularity's read) is left out, not ranked without its item.
+    // The last wait (a context's popularity) before the items are checked against the catalog, and
+    // nothing awaited from that check to the answer: an item deactivated, deleted or moved out of the
+    // category asked for while the request waited is left out (until 2026-12-05 one changed while
+    // popularity was counted was served as it was before).
+    const popularity = plan?.controls.popularity_weight ? await popularHelper(request) : {};
+    const current = ranked.flatMap(([id, score]) => {
+      const doc = catalog.get(id);
+      return doc?.active && inCategory(doc, q.category) ? [{ id, score, doc }] : [];
+    });
+    const ordered = order(
+      current,
+      plan,
+      {
+        now,
+        depth: q.limit,
+        seen: history.isSeen,
+        ...popularity,
+        similarity: catalog.similarity,
+      },
+      experiment,
+    );
+    const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
+    const data = shown.map(({ r, item }, k) => ({
+      object: 'recommendation' as const,
+      item_id: String(r.id),
+      rank: k + 1,
+      score: presentScore(r.score),
+      reason: reason(r.id),
+      item: itemResource(item),
+      ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
+    }));
+    await planned?.recorded;
+    // Ranked after the deadline, which answered 503 already: not served either.
+    deadlineSignal()?.throwIfAborted();
+    return coreList(
+      '/v1/recommendations',
+      data,
+      { hasMore: false, cursor: null },
+      {
+        request_id: requestId,
+        model: model && version !== null && endpoint ? { endpoint: endpoint.endpoint_name, version } : null,
+        ...(experiment ? { experiment } : {}),
+        strategy,
+      },
+    );
+  } catch (e) {
+    // Not served once accepted (a read or ranking failed, the deadline passed): not counted in its experiment.
+    await planned?.failed().catch((err: unknown) => logger.warn("failed recommendation's exposure not taken back", { tenant, error: String(err) }));
+    throw e;
+  }
 }
 
 /**

@@ -54,7 +54,12 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
       ? undefined
       : t
         ? planAndRecord(deps.control, t.exposures, tenant, contextId, body.user_id, now, { requestId, authorized: t.authorized }, erased, page)
-        : { plan: planFor(deps.control, tenant, contextId, body.user_id, page?.at ?? now, undefined, { erased, eventsBelow: page?.eventsBelow }), recorded: Promise.resolve(), accept: () => {} };
+        : {
+            plan: planFor(deps.control, tenant, contextId, body.user_id, page?.at ?? now, undefined, { erased, eventsBelow: page?.eventsBelow }),
+            recorded: Promise.resolve(),
+            accept: () => {},
+            failed: async () => {},
+          };
   const plan = await planned?.plan;
   const synonyms = await synonymsRead;
   const analytics = t ? searchRecording(t.recorder, tenant, { requestId, query: body.query, servedAt: now }) : undefined;
@@ -87,6 +92,8 @@ export async function serveSearch(deps: SearchServing, tenant: string, body: Sea
         .then(() => outsideDeadline(() => recorder.forget(tenant, requestId)))
         .catch((err: unknown) => logger.warn('failed search not taken out of analytics', { tenant, error: String(err) }));
     }
+    // Nor counted in its experiment.
+    await planned?.failed().catch((err: unknown) => logger.warn("failed search's exposure not taken back", { tenant, error: String(err) }));
     throw e;
   }
   await logged;

@@ -50,12 +50,19 @@ describe('a search answered 503 at its deadline after it was recorded', () => {
     const traffic = { exposures: dynamoExposureStore(db.table), recorder: log, authorized: Promise.resolve() };
     const deps = { search: { items: db.stores.items, events: db.stores.events, blobs, embedder }, control: controlDepsOf(db.stores), synonymSets: async () => [], traffic };
     const id = '0b5f1c1e-0000-4000-8000-0000000000d1';
+    // In a context with a running experiment: the request is recorded in it too.
+    await db.stores.console.put(T, 'context', { id: 1, name: 'home' });
+    const variants = [{ name: 'a', endpoint_name: 'main', traffic_percent: 100 }];
+    await db.stores.console.put(T, 'experiment', { id: 1, name: 'e1', context_id: 1, segment_id: null, variants, status: 'Running', attribution_window_seconds: 60, created: 1, updated_at: 1 });
     // The handler runs the domain call within its deadline (shared/http/handler.ts); middy answers 503 when it passes.
-    await expect(withinDeadline(150, () => serveSearch(deps, T, searchBody.parse({ query: 'tent' }), id, T0))).rejects.toThrow();
+    await expect(withinDeadline(150, () => serveSearch(deps, T, searchBody.parse({ query: 'tent', context_id: '1', user_id: 'u' }), id, T0))).rejects.toThrow();
     await sleep(50);
     expect(await log.search(T, id)).toBeUndefined();
     const { byQuery } = await log.counts(T, DAY1, DAY1, 1000);
     expect(byQuery.get('tent')?.searches ?? 0).toBe(0);
+    // Nor in its experiment (until 2026-12-05 it was, and its retry again).
+    expect(await traffic.exposures.exposure(T, id)).toBeUndefined();
+    expect((await traffic.exposures.totals(T, 1)).get(0)?.requests ?? 0).toBe(0);
   });
 });
 

@@ -40,6 +40,18 @@ describe('experiment exposures', () => {
     expect(await store.exposure('t2', 'req-1')).toBeUndefined();
   });
 
+  it('forgetRequest takes back a request that failed once recorded: its row and its request in the totals, once however often asked; the user stays', async () => {
+    const store = dynamoExposureStore(db.table);
+    const now = Math.floor(Date.now() / 1000);
+    await store.recordExposure('fr', { requestId: 'failed', experimentId: 3, variant: 1, userId: 'u', servedAt: now, windowSeconds: 60 });
+    await store.recordExposure('fr', { requestId: 'served', experimentId: 3, variant: 1, userId: 'u', servedAt: now, windowSeconds: 60 });
+    await Promise.all([store.forgetRequest('fr', 'failed'), store.forgetRequest('fr', 'failed')]);
+    await store.forgetRequest('fr', 'never-recorded');
+    expect(await store.exposure('fr', 'failed')).toBeUndefined();
+    expect(await store.exposure('fr', 'served')).toBeDefined();
+    expect((await store.totals('fr', 3)).get(1)).toMatchObject({ requests: 1, users: 1 });
+  });
+
   it('attributes an event once, and tells first conversions of a request and a user apart', async () => {
     const store = dynamoExposureStore(db.table);
     const now = Math.floor(Date.now() / 1000);

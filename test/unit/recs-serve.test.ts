@@ -5,6 +5,7 @@ import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import type { ExposureStore } from '../../shared/control/exposures.ts';
 import type { ControlDeps } from '../../shared/control/serving.ts';
 import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import { recommend } from '../../shared/recs/serve.ts';
 import { packSections } from '../../shared/sections.ts';
 
@@ -12,9 +13,10 @@ import { packSections } from '../../shared/sections.ts';
  * A catalog of `n` items by content all near the user's one item (1), the nearer the lower the id,
  * and a tenant with no model: popularity is counted from the latest events, and `change` runs on
  * the items while that count is waited for (a catalog page applied meanwhile). With `context`, a
- * context 7 whose rerank controls are those.
+ * context 7 whose rerank controls are those, and with `experiment` a running experiment in it
+ * (`exposures` lists what its store was asked).
  */
-function racing(n: number, change: (docs: Map<number, ItemWithVector>) => void, context?: { popularity_weight: number }) {
+function racing(n: number, change: (docs: Map<number, ItemWithVector>) => unknown, context?: { popularity_weight: number; experiment?: boolean }) {
   const doc = (id: number) => ({ id, name: `item ${id}`, metadata: { category: 'shoes' }, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
   const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
   const catalog: Catalog = {
@@ -37,24 +39,50 @@ function racing(n: number, change: (docs: Map<number, ItemWithVector>) => void, 
   const events = {
     recentByUser: async () => [{ id: 1, item_id: '1', type: 'view', created: 0 }],
     latest: async () => {
-      change(docs);
+      await change(docs);
       return [];
     },
   } as unknown as EventStore;
+  const { experiment, ...controls } = context ?? {};
+  const running = {
+    id: 4,
+    name: 'x',
+    context_id: 7,
+    segment_id: null,
+    status: 'Running' as const,
+    attribution_window_seconds: 86_400,
+    started_at: 1,
+    stopped_at: null,
+    created: 1,
+    updated_at: 1,
+    variants: [
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+    ],
+  };
   const control: ControlDeps | undefined = context && {
-    config: async () => ({ rules: [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context }], contexts: [7] }),
+    config: async () => ({ rules: [], segments: [], experiments: experiment ? [running] : [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...controls }], contexts: [7] }),
     contextExists: async () => true,
     userEvents: async () => [],
     erasedUser: async () => undefined,
   };
+  const exposures: string[] = [];
+  const exposureStore = {
+    recordExposure: async (_t: string, e: { requestId: string }) => void exposures.push(`recorded ${e.requestId}`),
+    forgetRequest: async (_t: string, requestId: string) => void exposures.push(`taken back ${requestId}`),
+  } as unknown as ExposureStore;
   const deps = {
     console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
-    ...(control ? { control, exposures: {} as ExposureStore } : {}),
+    ...(control ? { control, exposures: exposureStore } : {}),
     events,
     blobs: {} as BlobStore,
     catalog: async () => catalog,
   };
-  return { docs, recommend: (q: Partial<Parameters<typeof recommend>[2]>) => recommend(deps, `race-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false, ...q }, 'req') };
+  return {
+    docs,
+    exposures,
+    recommend: (q: Partial<Parameters<typeof recommend>[2]>) => recommend(deps, `race-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false, ...q }, 'req'),
+  };
 }
 
 describe('recommend: the items shown are current', () => {
@@ -78,6 +106,29 @@ describe('recommend: the items shown are current', () => {
     const r = await t.recommend({ context_id: '7', limit: 3 });
     expect(t.docs.get(2)?.active).toBe(false);
     expect(r.data.map((x) => x.item_id)).not.toContain('2');
+  });
+});
+
+describe('recommend: an experiment counts only requests served', () => {
+  it('takes back the exposure of a request that failed once accepted (its retry is the one served)', async () => {
+    // The context's popularity count fails after the request was accepted and its exposure written: a 500.
+    const r = racing(
+      250,
+      () => {
+        throw new Error('throttled');
+      },
+      { popularity_weight: 0.5, experiment: true },
+    );
+    await expect(r.recommend({ context_id: '7' })).rejects.toThrow('throttled');
+    expect(r.exposures).toEqual(['recorded req', 'taken back req']);
+    // Ranked only after its deadline (answered 503 meanwhile), with no table call after it: taken back too.
+    const late = racing(250, () => new Promise((r) => setTimeout(r, 60)), { popularity_weight: 0.5, experiment: true });
+    await expect(withinDeadline(30, () => late.recommend({ context_id: '7' }))).rejects.toThrow(DeadlinePassed);
+    expect(late.exposures).toEqual(['recorded req', 'taken back req']);
+    // Served: kept.
+    const ok = racing(250, () => {}, { popularity_weight: 0.5, experiment: true });
+    await ok.recommend({ context_id: '7' });
+    expect(ok.exposures).toEqual(['recorded req']);
   });
 });
 
