@@ -117,6 +117,9 @@ interface Known {
  */
 export const MISSING_CONTEXT_MS = Math.min(1000, CONTROL_CACHE_MS);
 
+/** How long an experiment's start may be checked (`ControlConfig.starting`) before serving takes it as held: its check stopped (a crash). */
+const STARTING_SECONDS = 10;
+
 /** The entry's read of whether context `id` exists, unless it answered no more than MISSING_CONTEXT_MS ago. */
 function knownOf(entry: Cached, id: number): Known | undefined {
   const k = entry.known.get(id);
@@ -234,7 +237,10 @@ export async function planFor(
     if (!(await known.exists)) throw new NotFound('context_not_found', `No context ${contextId}.`);
   }
   const rules = cfg.rules.filter((r) => r.context_id === contextId && inForce(r, now));
-  const running = opts.experiment === false ? undefined : cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running');
+  // Not one whose start is still being checked (two started at once: one undoes itself, and until
+  // 2026-12-05 requests served meanwhile could go to it), unless the check stopped (a crash) STARTING_SECONDS ago.
+  const checking = (e: Experiment) => cfg.starting?.includes(e.id) === true && now - (e.started_at ?? 0) <= STARTING_SECONDS;
+  const running = opts.experiment === false ? undefined : cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running' && !checking(e));
   const assign = (e: Experiment, user: string): Assignment => {
     const { index, variant } = variantFor(e.id, user, e.variants);
     const a = { experiment: e, index, variant: variant.name, endpoint: variant.endpoint_name };

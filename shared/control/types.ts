@@ -92,4 +92,9 @@ export interface ControlConfig {
   rerank: RerankRecord[];
   /** Ids of the tenant's contexts (so a request naming another tenant's context is 404). */
   contexts: number[];
+  /**
+   * Ids of the Running experiments whose start is still being checked against another start in
+   * their context at once (one of the two undoes itself): serving does not assign them yet.
+   */
+  starting?: number[];
 }

@@ -258,8 +258,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         if (!live(r)) continue;
         if (RuleRecord.owns(r)) out.rules.push(shown(r) as unknown as Rule);
         else if (SegmentRecord.owns(r)) out.segments.push(shown(r) as unknown as Segment);
-        else if (ExperimentRecord.owns(r)) out.experiments.push(shown(r) as unknown as Experiment);
-        else if (Rerank.owns(r)) out.rerank.push(shown(r) as unknown as RerankRecord);
+        else if (ExperimentRecord.owns(r)) {
+          out.experiments.push(shown(r) as unknown as Experiment);
+          if (r._starting === true) (out.starting ??= []).push(Number(r.id));
+        } else if (Rerank.owns(r)) out.rerank.push(shown(r) as unknown as RerankRecord);
         else if (ContextMarker.owns(r)) out.contexts.push(Number(ContextMarker.indexes.primary.parse(String(r.sk)).id));
       }
       return out;

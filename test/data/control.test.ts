@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRule, createSegment, createExperiment, deleteSegment, getSegment, updateExperiment, updateRule, updateSegment, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
+import { planFor, type ControlDeps, type ServingPlan } from '../../shared/control/serving.ts';
 import type { Experiment, Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import type { ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
@@ -327,6 +328,61 @@ describe('races between changes', () => {
       // A refusal names the one Running, or none when none was yet: never a start that undid itself meanwhile (a Draft by now).
       const named = new RegExp(`^(Experiment ${running[0]?.id} is already Running|Another experiment of context ${ctx.id} is starting at the same time)`);
       for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'experiment_running', message: expect.stringMatching(named) });
+    }
+  });
+
+  it('serving assigns no experiment whose start is still being checked: while two starts race, requests go to the one that holds', async () => {
+    const c = db.stores.console;
+    const T = 'race-serve';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const deps: ControlDeps = { config: (t) => c.controlConfig(t), contextExists: async () => true, userEvents: async () => [], erasedUser: async () => undefined };
+    const now = () => Math.floor(Date.now() / 1000);
+    let plan: ServingPlan | undefined;
+    let done = false;
+    // A's start is written; B's start lands meanwhile (and holds); a request is planned before A looks again and undoes itself.
+    const racing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, at, set, expect) {
+        const written = await c.update(tenant, kind, at, set, expect);
+        if (!done && kind === 'experiment' && at === a.id && set.status === 'Running') {
+          done = true;
+          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', b.id)) as Experiment & { _rev: number };
+          await c.update(tenant, 'experiment', b.id, { status: 'Running', started_at: now(), _rev: cur._rev + 1 });
+          plan = await planFor(deps, T, ctx.id, 'user-1', now());
+        }
+        return written;
+      },
+    };
+    await expect(updateExperiment(racing, { tenant: T }, a.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
+    expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Running'],
+    ]);
+    // Until 2026-12-05 it went to A, a Draft by now.
+    expect(plan?.assignment?.experiment.id).toBe(b.id);
+    // A start whose check stopped (a crash: still marked 10 s after it began) is served as held; one just begun is not.
+    const running = (id: number, started_at: number) => ({
+      ...fiftyFifty(1),
+      id,
+      segment_id: null,
+      status: 'Running',
+      started_at,
+      stopped_at: null,
+      created: 1,
+      updated_at: 1,
+      _starting: true,
+      _rev: 1,
+    });
+    for (const [tenant, startedAt, served] of [
+      [`${T}-stopped`, now() - 11, 5],
+      [`${T}-checking`, now(), undefined],
+    ] as const) {
+      await c.put(tenant, 'experiment', running(5, startedAt));
+      expect((await c.controlConfig(tenant)).starting, tenant).toEqual([5]);
+      expect((await planFor(deps, tenant, 1, 'user-2', now())).assignment?.experiment.id, tenant).toBe(served);
     }
   });
 
