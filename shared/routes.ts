@@ -195,7 +195,7 @@ const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/items', 'core/items/create', W, { ...CREATE, queues: ['embedding'] }),
-  core('GET', '/v1/items', 'core/items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
+  core('GET', '/v1/items', 'core/items/list', R, { table: ['Query', 'BatchGetItem'], indexes: ['gsi1'] }),
   core('GET', '/v1/items/{item_id}', 'core/items/get', R, {}),
   core('POST', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
   core('PATCH', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),

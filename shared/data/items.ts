@@ -9,7 +9,7 @@ import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
 import { Item, sortId, Tombstone } from './entities.ts';
 import { CHANGE_FIELDS } from './table-schema.ts';
-import type { Change } from './expressions.ts';
+import type { Change, Condition, Expr } from './expressions.ts';
 import {
   applied,
   countUpTo,
@@ -22,6 +22,7 @@ import {
   put,
   putAll,
   putMissing,
+  queryPage,
   queryUpTo,
   refine,
   remove,
@@ -67,7 +68,17 @@ const STAMP_LAG_MS = 1000;
  * and filter nothing): as it is up to 256 characters, longer ones by their SHA-256 (a key of the
  * index holds at most 2,048 bytes), which a listing's `category` is looked up by alike.
  */
-const categoryKey = (category: string): string => (category.length <= 256 ? category : `#sha256:${createHash('sha256').update(category).digest('hex')}`);
+const categoryKey = (category: string): string => (category.length <= 256 ? category : `${HASHED}${createHash('sha256').update(category).digest('hex')}`);
+const HASHED = '#sha256:';
+
+/**
+ * Rows a filtered item list (a `created` window, or a hashed category) reads at most, in pages of
+ * LIST_SCAN_PAGE: past it the page ends where the read did, with `has_more` and its cursor there.
+ * Until 2026-12-05 a window that held nothing read the whole catalog in one request (a million
+ * items, some 20,000 Queries: a 503).
+ */
+const LIST_SCAN_ROWS = 2000;
+const LIST_SCAN_PAGE = 500;
 const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
   const c = metadata?.category;
   return typeof c === 'string' && c.length > 0 ? categoryKey(c) : undefined;
@@ -253,7 +264,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async get(tenant: string, id: number): Promise<ItemRecord | undefined> {
-      const row = await getRow(t, Item.key({ tenant, id }));
+      // Consistent: a GET right after the 201 of a create, or the 200 of a change, reads it (an
+      // eventual read could answer 404, or the item before the change, until 2026-12-05).
+      const row = await getRow(t, Item.key({ tenant, id }), { consistent: true });
       return row ? fromRow(row) : undefined;
     },
 
@@ -300,14 +313,52 @@ export function dynamoItemStore(t: TableRef): ItemStore {
 
     async list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>> {
       const after = q.after !== undefined ? { gt: sortId(q.after) } : undefined;
-      const partition = q.category !== undefined ? byCategory.query({ tenant, category: categoryKey(q.category) }, after) : Item.indexes.primary.query({ tenant }, after);
+      const key = q.category !== undefined ? categoryKey(q.category) : undefined;
+      const index = key !== undefined ? byCategory : Item.indexes.primary;
+      const partition = key !== undefined ? byCategory.query({ tenant, category: key }, after) : Item.indexes.primary.query({ tenant }, after);
       const { createdAfter: ca, createdBefore: cb } = q;
-      const filtered = ca !== undefined || cb !== undefined;
-      const query = filtered
-        ? refine(partition, { filter: (x) => x.and(...(ca !== undefined ? [x.cmp('created', '>=', ca)] : []), ...(cb !== undefined ? [x.cmp('created', '<=', cb)] : [])) })
-        : partition;
-      const rows = await queryUpTo(t, query, q.limit + 1);
-      return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+      // A hashed category's key is also a category of that very text: the one asked for only.
+      const exact = key?.startsWith(HASHED) === true ? q.category : undefined;
+      const filters: Condition[] = [
+        ...(ca !== undefined ? [(x: Expr) => x.cmp('created', '>=', ca)] : []),
+        ...(cb !== undefined ? [(x: Expr) => x.cmp('created', '<=', cb)] : []),
+        ...(exact !== undefined ? [(x: Expr) => `${x.path('metadata.category')} = ${x.value(exact)}`] : []),
+      ];
+      if (filters.length === 0) {
+        const rows = await queryUpTo(t, partition, q.limit + 1);
+        return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+      }
+      // Filtered: at most LIST_SCAN_ROWS rows read; a page that did not fill by then ends where the
+      // read did (`next`), so a window that holds nothing costs one bounded read, not the catalog.
+      const query = refine(partition, { filter: (x) => x.and(...filters.map((f) => f(x))) });
+      const rows: Row[] = [];
+      let start: Row | undefined;
+      let read = 0;
+      do {
+        const page = await queryPage(t, { ...query, Limit: Math.min(LIST_SCAN_PAGE, LIST_SCAN_ROWS - read), ExclusiveStartKey: start });
+        read += page.scanned;
+        rows.push(...page.items);
+        start = page.lastKey;
+      } while (start && rows.length <= q.limit && read < LIST_SCAN_ROWS);
+      if (rows.length > q.limit) return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: true };
+      return { rows: rows.map(fromRow), hasMore: start !== undefined, ...(start ? { next: Number(index.parse(String(start[index.skAttr])).id) } : {}) };
+    },
+
+    async deletedIds(tenant: string, ids: readonly number[]): Promise<Set<number>> {
+      const rows = await getRows(
+        t,
+        ids.map((id) => Tombstone.key({ tenant, id })),
+      );
+      return new Set(ids.filter((_, k) => rows[k] !== undefined));
+    },
+
+    async latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]> {
+      const rows = await queryUpTo(
+        t,
+        { ...refine(Item.indexes.primary.query({ tenant }, { lt: sortId(below) }), { project: ['id', 'created'] }), ScanIndexForward: false, ConsistentRead: true },
+        limit,
+      );
+      return rows.map((r) => ({ id: Number(r.id), created: Number(r.created) }));
     },
 
     async changedSince(tenant: string, since: number, limit: number, after?: string, before?: number): Promise<ItemChanges> {

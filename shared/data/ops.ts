@@ -55,7 +55,7 @@ export async function getRows(t: TableRef, keys: readonly Row[]): Promise<(Row |
 }
 
 /** One Query page through the read client, in plain values. */
-export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items: Row[]; count: number; lastKey: Row | undefined }> {
+export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items: Row[]; count: number; scanned: number; lastKey: Row | undefined }> {
   const { ExpressionAttributeValues: values, ExclusiveStartKey: start, ...rest } = input;
   const out = await t.signed.query({
     ...rest,
@@ -63,7 +63,12 @@ export async function queryPage(t: TableRef, input: QueryInput): Promise<{ items
     ...(values ? { ExpressionAttributeValues: toAttrs(values) } : {}),
     ...(start ? { ExclusiveStartKey: toAttrs(start) } : {}),
   });
-  return { items: (out.Items ?? []).map((i) => unmarshall(i)), count: out.Count ?? 0, lastKey: out.LastEvaluatedKey ? unmarshall(out.LastEvaluatedKey) : undefined };
+  return {
+    items: (out.Items ?? []).map((i) => unmarshall(i)),
+    count: out.Count ?? 0,
+    scanned: out.ScannedCount ?? out.Count ?? 0,
+    lastKey: out.LastEvaluatedKey ? unmarshall(out.LastEvaluatedKey) : undefined,
+  };
 }
 
 /**

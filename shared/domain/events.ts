@@ -4,8 +4,9 @@ import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schemas/events.ts';
 import type { ConsoleStore } from './console-records.ts';
 import { EventNotFound, keyErased } from './errors.ts';
+import { heldAt } from './in-flight.ts';
 import { eventResource, listOf } from './present.ts';
-import { DAY_COUNTS_KEPT_DAYS, type EventRecord, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
+import { DAY_COUNTS_KEPT_DAYS, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
 
@@ -81,55 +82,10 @@ export async function getEvent(store: EventStore, tenant: string, id: number) {
 }
 
 /**
- * How long an event id may stay missing while a higher one is stored because its write is still
- * under way: ids are handed out in blocks before the rows are written (in parallel, and by
- * concurrent requests), and an ingest request ends within 30 s.
- */
-const IN_FLIGHT_SECONDS = 30;
-
-/**
- * How many of the tenant's latest events a filtered page reads to find the ids still being
- * written below its recent events: past it (a tenant ingesting faster than this many events in
- * `IN_FLIGHT_SECONDS`), the page ends before them until they are that old.
- */
-const IN_FLIGHT_SCAN = 2000;
-/** The first read of that scan (then 4 times as many each time). */
-const IN_FLIGHT_CHUNK = 32;
-
-/**
- * The first id still being written (missing, with a later event stored under
- * `IN_FLIGHT_SECONDS` ago) among the tenant's events below `below`, or Infinity when none is.
- * Ids below an event stored longer ago than that were taken before it, so their writes have
- * ended: the tenant's log is read back from `below` only until such an event. Past the scan's
- * bound, `firstRecent` (the page's first recent event) stands for what was not read.
- */
-async function firstInFlight(store: EventStore, tenant: string, below: number, firstRecent: number, now: number): Promise<number> {
-  let expected = below - 1;
-  let first = Infinity;
-  // Read back a little at a time (a tenant's last 30 s are often a few events), at most the bound.
-  for (let read = 0, chunk = IN_FLIGHT_CHUNK; read < IN_FLIGHT_SCAN; read += chunk, chunk = Math.min(chunk * 4, IN_FLIGHT_SCAN - read)) {
-    const tail = await store.latest(tenant, chunk, expected + 1);
-    for (const e of tail) {
-      if (e.id < expected) first = e.id + 1;
-      expected = e.id - 1;
-      if (now - e.created >= IN_FLIGHT_SECONDS) return first;
-    }
-    // The first event (ids start at 1) was read.
-    if (tail.length < chunk) return expected > 0 ? 1 : first;
-  }
-  // The bound: what was not read stands at the page's first recent event.
-  return Math.min(first, firstRecent);
-}
-
-/**
- * Lists events ascending by id. The list stops before an id that is missing while a later one
- * was stored under `IN_FLIGHT_SECONDS` ago (its write may still land): a client that pages on
- * with `starting_after` would otherwise pass it for good. That page ends with `has_more: false`,
- * and the same cursor later reads on from the gap. (A gap that old is an ingest that failed after
- * taking its ids, and is passed.) Filtered by user or type, the page holds no gaps of its own
- * (the other events are not its): it stops before the first id still being written in the
- * tenant's whole log (`firstInFlight`), which it reads back only when its page holds events
- * stored under `IN_FLIGHT_SECONDS` ago.
+ * Lists events ascending by id. The list stops before an id still being written (`heldAt`,
+ * shared/domain/in-flight.ts): a client that pages on with `starting_after` would otherwise pass
+ * it for good. Filtered by user or type, before the first id still being written in the tenant's
+ * whole log.
  *
  * With `order: 'desc'` (the console's), newest first, `starting_after` paging on to older ids. No
  * gap stops it: an event still landing above the cursor is newer than the first page, where a
@@ -145,27 +101,14 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(newestFirst ? { newestFirst } : {}),
   });
   let { rows, hasMore } = page;
-  let gap = -1;
-  if (newestFirst) {
-    // No gap stops a newest-first list.
-  } else if (q.user_id === undefined && q.type === undefined) {
-    // A tenant's event ids start at 1.
-    let prev = q.starting_after ?? 0;
-    gap = rows.findIndex((r) => {
-      const missing = r.id !== prev + 1 && now - r.created < IN_FLIGHT_SECONDS;
-      prev = r.id;
-      return missing;
-    });
-  } else {
-    const recent = rows.find((r) => now - r.created < IN_FLIGHT_SECONDS);
-    if (recent) {
-      const first = await firstInFlight(store, tenant, (rows[rows.length - 1] as EventRecord).id, recent.id, now);
-      gap = rows.findIndex((r) => r.id >= first);
+  // No gap stops a newest-first list.
+  if (!newestFirst) {
+    const filtered = q.user_id !== undefined || q.type !== undefined;
+    const { keep, held } = await heldAt(rows, q.starting_after, filtered, { latest: (n, below) => store.latest(tenant, n, below) }, now);
+    if (held) {
+      rows = rows.slice(0, keep);
+      hasMore = false;
     }
-  }
-  if (gap >= 0) {
-    rows = rows.slice(0, gap);
-    hasMore = false;
   }
   return listOf('/v1/events', rows.map(eventResource), hasMore);
 }

@@ -4,7 +4,8 @@ import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
 import { ItemNotFound } from './errors.ts';
-import { itemResource, listOf } from './present.ts';
+import { heldAt } from './in-flight.ts';
+import { coreList, itemResource, listOf } from './present.ts';
 import type { IdPlan, ItemStore } from './types.ts';
 
 /** The clock's (shared/clock.ts), for the modules that took it from here. */
@@ -87,7 +88,15 @@ export async function deleteItem(store: ItemStore, tenant: string, id: number) {
   };
 }
 
-export async function listItems(store: ItemStore, tenant: string, q: ListItemsQuery) {
+/**
+ * Lists items ascending by id. As the event list does (`heldAt`), a page stops before an id still
+ * being written (ids are taken before rows are written), not before deleted ones (their
+ * tombstones): until 2026-12-05 a create still writing the lower id of two was passed for good
+ * by a client paging on. A filtered page whose read
+ * stopped before it filled (the store's bound) ends where the read did: `next_cursor` is there.
+ */
+export async function listItems(store: ItemStore, tenant: string, q: ListItemsQuery, now = nowSeconds()) {
+  const filtered = q.category !== undefined || q.created_after !== undefined || q.created_before !== undefined;
   const page = await store.list(tenant, {
     limit: q.limit,
     ...(q.starting_after !== undefined ? { after: q.starting_after } : {}),
@@ -95,5 +104,10 @@ export async function listItems(store: ItemStore, tenant: string, q: ListItemsQu
     ...(q.created_after !== undefined ? { createdAfter: q.created_after } : {}),
     ...(q.created_before !== undefined ? { createdBefore: q.created_before } : {}),
   });
-  return listOf('/v1/items', page.rows.map(itemResource), page.hasMore);
+  const reads = { latest: (n: number, below: number) => store.latestIds(tenant, n, below), deleted: (ids: readonly number[]) => store.deletedIds(tenant, ids) };
+  const { keep, held } = await heldAt(page.rows, q.starting_after, filtered, reads, now);
+  const data = page.rows.slice(0, keep).map(itemResource);
+  if (held) return listOf('/v1/items', data, false);
+  if (page.next !== undefined) return coreList('/v1/items', data, { hasMore: true, cursor: String(page.next) }, {});
+  return listOf('/v1/items', data, page.hasMore);
 }

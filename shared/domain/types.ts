@@ -37,6 +37,8 @@ export interface ItemListQuery {
 export interface Page<T> {
   rows: T[];
   hasMore: boolean;
+  /** Where the next page starts when it is not after the last row (a read that stopped before its page filled). */
+  next?: number;
 }
 
 export interface ItemWithVector extends ItemRecord {
@@ -101,6 +103,10 @@ export interface ItemStore {
   /** false when the item does not exist. */
   delete(tenant: string, id: number, now: number): Promise<boolean>;
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
+  /** The ids and creation times of the `limit` items of highest id below `below`, highest first (read consistently). */
+  latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]>;
+  /** Of these ids, those of items deleted (a tombstone: kept a week at least). */
+  deletedIds(tenant: string, ids: readonly number[]): Promise<Set<number>>;
   /**
    * Items changed (content, activity, embedding) and items deleted at or after `since` (seconds),
    * oldest first, and before `before` (seconds) when it is given.
