@@ -88,6 +88,10 @@ export function cognitoIdentity(client: AwsClient, userPoolId: string, clientId:
         }
       } catch (e) {
         if (answered(e, 'NotAuthorizedException', 'UserNotFoundException')) return undefined;
+        // A mistyped or expired one-time code, or an account Cognito holds back: 401s the user
+        // can act on (until 2026-12-05 they were 500 "The service failed to answer").
+        if (answered(e, 'CodeMismatchException', 'ExpiredCodeException')) throw new AuthenticationError('Wrong or expired one-time code.');
+        if (answered(e, 'PasswordResetRequiredException', 'UserNotConfirmedException')) throw new AuthenticationError('Finish setting up this account first (reset its password, or confirm it).');
         throw e;
       }
       if (auth.ChallengeName) throw new AuthenticationError(`Finish setting up this account first (Cognito asks for ${auth.ChallengeName}).`);

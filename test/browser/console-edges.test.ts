@@ -549,6 +549,16 @@ describe('the console at its edges', () => {
     expect(scroll).toBeLessThanOrEqual(client);
   });
 
+  it('shows a null price as no value (–), as a null brand, not "null" (Catalog)', async () => {
+    expect((await t.demo.core('POST', '/v1/items', { name: 'Priceless lamp', metadata: { category: 'lighting', brand: null, price: null } })).status).toBe(201);
+    await searchCatalog('Priceless');
+    const row = page.getByRole('table', { name: 'Items' }).getByRole('row').filter({ hasText: 'Priceless lamp' });
+    await visible(row);
+    const cells = await row.getByRole('cell').allTextContents();
+    // ID, Name, Category, Brand, Price, ...
+    expect({ brand: cells[3], price: cells[4] }).toEqual({ brand: '–', price: '–' });
+  });
+
   it("words the playground's rerank explanations instead of showing their JSON", async () => {
     const ctx = (await post('/api/contexts', { name: 'one per category' })).id as number;
     expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${ctx}`, { max_per_category: 1 })).status).toBe(200);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cognitoIdentity } from '../../shared/console-auth/cognito.ts';
+import { AuthenticationError } from '../../shared/errors.ts';
+import { statusOf } from '../../shared/http/error-mapping.ts';
 import { MfaRequired, putLocalUser, tableIdentity } from '../../shared/console-auth/identity.ts';
 import { hashPassword, verifyPassword } from '../../shared/console-auth/password.ts';
 import { checkCsrf, cookieOf } from '../../shared/console-auth/session.ts';
@@ -68,8 +70,21 @@ describe('Cognito console identity', () => {
       Session: 'sess',
       ChallengeResponses: { USERNAME: 'ada@example.com', SOFTWARE_TOKEN_MFA_CODE: '123456' },
     });
-    cognito.answers.AdminRespondToAuthChallenge = { error: 'CodeMismatchException' };
-    await expect(identity().verify('ada@example.com', 'pw', '000000')).rejects.toThrow(/CodeMismatchException/);
+    // A mistyped or expired code, an account held back: 401 with what to do (was a 500).
+    for (const [error, message] of [
+      ['CodeMismatchException', /one-time code/],
+      ['ExpiredCodeException', /one-time code/],
+      ['PasswordResetRequiredException', /Finish setting up/],
+      ['UserNotConfirmedException', /Finish setting up/],
+    ] as const) {
+      cognito.answers.AdminRespondToAuthChallenge = { error };
+      const err = await identity()
+        .verify('ada@example.com', 'pw', '000000')
+        .catch((e: unknown) => e);
+      expect(err, error).toBeInstanceOf(AuthenticationError);
+      expect(statusOf(err), error).toBe(401);
+      expect(String((err as Error).message), error).toMatch(message);
+    }
   });
 
   it('never calls Cognito for something that is no email', async () => {

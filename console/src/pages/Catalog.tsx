@@ -101,7 +101,7 @@ export function Catalog({ session }: PageProps) {
               },
               { header: 'Category', cell: (it) => String(it.metadata?.category ?? '–') },
               { header: 'Brand', cell: (it) => String(it.metadata?.brand ?? '–') },
-              { header: 'Price', cell: (it) => (it.metadata?.price !== undefined ? String(it.metadata?.price) : '–') },
+              { header: 'Price', cell: (it) => String(it.metadata?.price ?? '–') },
               { header: 'Active', cell: (it) => (it.active ? 'yes' : 'no') },
               { header: 'Updated', cell: (it) => when(it.updated_at) },
               { header: 'Score', className: 'num', cell: (it) => num(it.score) },
