@@ -122,6 +122,7 @@ export function App() {
   const Page = PAGES.find((p) => p.key === page)?.component ?? Overview;
   const signOut = async () => {
     setSignOutError(undefined);
+    let ended = false;
     try {
       await api('DELETE', '/console/session');
     } catch (e) {
@@ -130,9 +131,12 @@ export function App() {
         setSignOutError(`Not signed out: ${e instanceof Error ? e.message : String(e)}`);
         return;
       }
+      ended = true;
     }
     holdSession(null);
-    setNotice(undefined);
+    // A 401 keeps what `api` said of it: another user signed in in another tab (whose session this
+    // tab does not end) is said, not wiped into a plain sign-in form (until 2026-12-05).
+    if (!ended) setNotice(undefined);
     setSession(null);
   };
   return (
