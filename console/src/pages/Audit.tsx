@@ -30,7 +30,7 @@ export function Audit(_: PageProps) {
     <>
       <PageHeader title="Audit history" />
       <Card>
-        <Form label="Audit resource" onSubmit={() => setResource(draft.trim())} submit="Show history" busy={entries.loading}>
+        <Form label="Audit resource" onSubmit={() => (draft.trim() === resource ? entries.reload() : setResource(draft.trim()))} submit="Show history" busy={entries.loading}>
           <Field label="Resource" value={draft} onChange={setDraft} required placeholder="rules/12" hint="rules/<id>, segments/<id>, experiments/<id> or rerank-controls/<context id>" />
         </Form>
       </Card>

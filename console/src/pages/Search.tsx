@@ -130,7 +130,12 @@ function Analytics() {
       <Card title="Search analytics">
         <Form
           label="Search analytics range"
-          onSubmit={() => setSent({ click_type: (clickType ?? defaults.click_type).trim(), conversion_type: (conversionType ?? defaults.conversion_type).trim() })}
+          onSubmit={() => {
+            // The same types again: read again (a change since shows), as the state would not change.
+            const next = { click_type: (clickType ?? defaults.click_type).trim(), conversion_type: (conversionType ?? defaults.conversion_type).trim() };
+            if (applied && next.click_type === applied.click_type && next.conversion_type === applied.conversion_type) report.reload();
+            else setSent(next);
+          }}
           submit="Show"
           busy={report.loading}
           plain
