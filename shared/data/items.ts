@@ -215,19 +215,24 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         // answers what it did as stored (changed since, perhaps).
         const deleted = async (row: Row) => (await getRow(t, Tombstone.key({ tenant, id: Number(row.id) }), { consistent: true, projection: 'pk' })) !== undefined;
         const wrote: Row[] = [];
-        const stored = (
-          await putMissing(
-            t,
-            records.map((r) => toRow(tenant, r)),
-            (row) => Item.key({ tenant, id: Number(row.id) }),
-            deleted,
-            (row) => wrote.push(row),
-          )
-        ).map(fromRow);
-        await settle(
-          records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
-          now,
+        const rows = await putMissing(
+          t,
+          records.map((r) => toRow(tenant, r)),
+          (row) => Item.key({ tenant, id: Number(row.id) }),
+          deleted,
+          (row) => wrote.push(row),
         );
+        const stored = rows.map(fromRow);
+        // Each row from the stamp it holds: the failed attempt's rows hold that attempt's, which
+        // it may have been cut off before moving on (until 2026-12-05 they kept it, behind what a
+        // search delta had read, and the items it answered were not searchable until a build).
+        const byStamp = new Map<number, { key: Row; id: number }[]>();
+        for (const row of rows) {
+          const sk = row[changedSince.skAttr];
+          const at = sk === undefined ? now : Number(changedSince.parse(String(sk)).changed_at);
+          byStamp.set(at, [...(byStamp.get(at) ?? []), { key: Item.key({ tenant, id: Number(row.id) }), id: Number(row.id) }]);
+        }
+        await Promise.all([...byStamp].map(([at, group]) => settle(group, at)));
         // A delete between a row's look for its tombstone and its write removed the row the failed
         // attempt wrote, and this write stored it again: the item is deleted again (as it was until
         // 2026-12-03, it was back, the delete answered 200). A delete that found this write removes

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { dynamoItemStore } from '../../shared/data/items.ts';
+import { nowSeconds } from '../../shared/clock.ts';
+import type { TableRef } from '../../shared/data/client.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+/** The table as a first attempt cut off by its deadline sees it: its item rows land, no restamp does. */
+function noItemUpdates(table: TableRef): TableRef {
+  const signed = new Proxy(table.signed, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
+      return async (params: { Key: Record<string, { S?: string }> }, signal?: AbortSignal) => {
+        if (String(params.Key.pk?.S).endsWith('#ITEMS')) throw Object.assign(new Error('deadline passed'), { name: 'DeadlineExceeded' });
+        return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
+      };
+    },
+  });
+  return { ...table, signed };
+}
+
+// Found by a review of the catalog (2026-12-05). STAMP_LAG_MS contract (shared/data/items.ts): every change commits at most a second after its
+// gsi2 stamp, else search's delta readers pass it for good. A create whose slow rows landed long
+// after their stamp and which was cut off before `settle` (503 timeout / crash) is retried under
+// its Idempotency-Key (resume, `ids.reuse`): putMissing finds the rows and the retry answers 201,
+// but its settle only restamps rows at the *retry's* stamp, so the first attempt's rows keep their
+// stale stamp: a delta reader that read after they landed never sees the items.
+it('a resumed create leaves every item it answers findable by a change reader that read before the retry', async () => {
+  const tenant = 'resume-stamp';
+  const firstNow = nowSeconds() - 30; // the first attempt's stamp; its rows commit ~30 s later
+  let reserved: number | undefined;
+  await expect(
+    dynamoItemStore(noItemUpdates(db.table)).create(tenant, [{ name: 'a' }, { name: 'b' }], firstNow, {
+      reserved: async (f) => {
+        reserved = f;
+      },
+    }),
+  ).rejects.toThrow(/deadline/);
+  // A search container read the changes just now (after the rows landed), before the retry.
+  const readerStart = nowSeconds();
+  await new Promise((r) => setTimeout(r, 1100));
+  const retried = await db.stores.items.create(tenant, [{ name: 'a' }, { name: 'b' }], nowSeconds(), { reuse: reserved });
+  expect(retried.map((r) => r.name)).toEqual(['a', 'b']); // 201 to the client
+  // The reader's next read: the changes after its previous read began, less the 2 s skew margin.
+  const next = await db.stores.items.changeKeysSince(tenant, readerStart - 2);
+  expect(next.map((k) => k.id).sort()).toEqual(retried.map((r) => r.id));
+});
