@@ -341,21 +341,11 @@ describe('races between changes', () => {
     const deps: ControlDeps = { config: (t) => c.controlConfig(t), contextExists: async () => true, userEvents: async () => [], erasedUser: async () => undefined };
     const now = () => Math.floor(Date.now() / 1000);
     let plan: ServingPlan | undefined;
-    let done = false;
     // A's start is written; B's start lands meanwhile (and holds); a request is planned before A looks again and undoes itself.
-    const racing: ConsoleStore = {
-      ...c,
-      async update(tenant, kind, at, set, expect) {
-        const written = await c.update(tenant, kind, at, set, expect);
-        if (!done && kind === 'experiment' && at === a.id && set.status === 'Running') {
-          done = true;
-          const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', b.id)) as Experiment & { _rev: number };
-          await c.update(tenant, 'experiment', b.id, { status: 'Running', started_at: now(), _rev: cur._rev + 1 });
-          plan = await planFor(deps, T, ctx.id, 'user-1', now());
-        }
-        return written;
-      },
-    };
+    const racing = onceStarting(c, a.id, async (tenant) => {
+      await startBehind(c, tenant, b.id);
+      plan = await planFor(deps, T, ctx.id, 'user-1', now());
+    });
     await expect(updateExperiment(racing, { tenant: T }, a.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
     expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.status])).toEqual([
       [a.id, 'Draft'],
