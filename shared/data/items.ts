@@ -230,7 +230,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         for (const row of rows) {
           const sk = row[changedSince.skAttr];
           const at = sk === undefined ? now : Number(changedSince.parse(String(sk)).changed_at);
-          byStamp.set(at, [...(byStamp.get(at) ?? []), { key: Item.key({ tenant, id: Number(row.id) }), id: Number(row.id) }]);
+          let group = byStamp.get(at);
+          if (!group) byStamp.set(at, (group = []));
+          group.push({ key: Item.key({ tenant, id: Number(row.id) }), id: Number(row.id) });
         }
         await Promise.all([...byStamp].map(([at, group]) => settle(group, at)));
         // A delete between a row's look for its tombstone and its write removed the row the failed

@@ -73,9 +73,10 @@ async function firstInFlight(latest: LatestBelow, deleted: DeletedOf | undefined
  * being written (`held`: the page ends there with `has_more: false`, and the same cursor later
  * reads on from it). Unfiltered, the page's own gaps tell (a missing id whose next row was stored
  * under IN_FLIGHT_SECONDS ago; an older gap is a write that failed after taking its ids, or a row
- * deleted, and is passed; one whose ids were all deleted, `deleted` tells, is passed at once). Filtered, the page holds no gaps of its own (the other rows are not
- * its): it stops before the first id still being written among all the tenant's rows
- * (`firstInFlight`), read back only when the page holds rows stored under IN_FLIGHT_SECONDS ago.
+ * deleted, and is passed; one whose ids were all deleted, `deleted` tells, is passed at once).
+ * Filtered, the page holds no gaps of its own (the other rows are not its): it stops before the
+ * first id still being written among all the tenant's rows (`firstInFlight`), read back only when
+ * the page holds rows stored under IN_FLIGHT_SECONDS ago.
  */
 export async function heldAt(
   rows: readonly Stored[],

@@ -92,8 +92,8 @@ export async function deleteItem(store: ItemStore, tenant: string, id: number) {
  * Lists items ascending by id. As the event list does (`heldAt`), a page stops before an id still
  * being written (ids are taken before rows are written), not before deleted ones (their
  * tombstones): until 2026-12-05 a create still writing the lower id of two was passed for good
- * by a client paging on. A filtered page whose read
- * stopped before it filled (the store's bound) ends where the read did: `next_cursor` is there.
+ * by a client paging on. A filtered page whose read stopped before it filled (the store's bound)
+ * ends where the read did: `next_cursor` is there.
  */
 export async function listItems(store: ItemStore, tenant: string, q: ListItemsQuery, now = nowSeconds()) {
   const filtered = q.category !== undefined || q.created_after !== undefined || q.created_before !== undefined;
