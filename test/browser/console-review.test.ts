@@ -1,10 +1,17 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putLocalUser } from '../../shared/console-auth/identity.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { LOCAL_TABLE } from '../../local/stack.ts';
 import { openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
-// Found by a review of the console (2026-12-05). Audit history: the trail shown, a change made since (another tab, an API key), "Show history"
-// sent again for the same resource: the page should read the trail again and show the change.
+/*
+ * Console flows found wanting by a review of the console (2026-12-05), on one stack: forms sent
+ * again for the same thing read again; a sign-out in a tab whose session another user's sign-in
+ * replaced says so (last: it leaves the browser signed in as that user).
+ */
 let t: TestStack;
 let browser: Browser;
 let page: Page;
@@ -21,6 +28,8 @@ afterAll(async () => {
   await t?.stop();
 });
 
+// Audit history: the trail shown, a change made since (another tab, an API key), "Show history"
+// sent again for the same resource: the page should read the trail again and show the change.
 describe('re-sending a form for the same thing', () => {
   it('Audit history: "Show history" again shows a change made since', async () => {
     await page.goto(`${t.base}/console/#/audit?resource=rules/${ruleId}`);
@@ -51,4 +60,36 @@ describe('re-sending a form for the same thing', () => {
     await page.getByRole('button', { name: 'Show', exact: true }).click();
     await expect.poll(() => reads, { timeout: 10_000 }).toBe(2);
   }, 60_000);
+});
+
+// Tab A (demo admin) clicks "Sign out" after tab B signed in as another tenant's admin. Nothing is
+// signed out (the cookie holds B's session, which A must not end), so docs/api.md's "a sign-out it
+// could not make is shown, not taken for one" / "asks to sign in anew (Someone else signed in...)"
+// should hold: the notice must stay on screen.
+describe('sign-out with another user signed in in another tab', () => {
+  it('says someone else is signed in instead of silently showing a clean sign-in form', async () => {
+    // Signed in as the demo admin by the tests above.
+    await page.goto(`${t.base}/console/`);
+    await visible(page.getByRole('heading', { level: 1, name: 'Overview' }), 60_000);
+    await putLocalUser(
+      dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')),
+      { email: 'admin@other.example.com', tenant: 'other', role: 'admin' },
+      'other-password-1',
+    );
+    const other = await page.context().newPage();
+    await other.goto(`${t.base}/console/`);
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(other, 'admin@other.example.com', 'other-password-1');
+    await visible(other.getByText('tenant other', { exact: false }));
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
+    await page.waitForTimeout(500);
+    const shown = (await page.locator('main').textContent()) ?? '';
+    // The browser still holds the other tenant's live session: a reload shows its console.
+    const after = await page.context().newPage();
+    await after.goto(`${t.base}/console/`);
+    await visible(after.getByText('tenant other', { exact: false }));
+    expect(shown).toMatch(/Someone else signed in/);
+  }, 90_000);
 });
