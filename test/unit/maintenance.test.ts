@@ -125,7 +125,31 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
   });
 });
 
-describe('the maintenance pass: segment size estimates across tenants', () => {
+/**
+ * The maintenance pass's deps for tenants a and b with nothing to do (no items, runs, erasures,
+ * searches or segments), but for `parts`: its console's methods, search log and segment events.
+ */
+function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['searchLog']; segmentEvents?: MaintenanceDeps['segmentEvents'] }): MaintenanceDeps {
+  const stores = {
+    events: {},
+    idempotency: {},
+    credentials: { listTenants: async () => ['a', 'b'] },
+    items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
+    console: { list: async () => [], page: async () => ({ rows: [], hasMore: false }), erasureSweeps: async () => [], ...parts.console },
+  } as unknown as Stores;
+  return {
+    stores,
+    blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
+    queue: { send: async () => undefined, backlog: async () => 0 },
+    launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
+    searchLog: parts.searchLog ?? { fold: async () => ({ searches: 0, queries: 0, foldedTo: undefined }) },
+    segmentEvents: parts.segmentEvents ?? { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
+    exposures: { forgetUser: async () => undefined },
+    embedGraceSeconds: 60,
+  };
+}
+
+describe('the maintenance pass: segment size estimates and search folds across tenants', () => {
   it('a tenant whose segments spend each pass budget does not keep the tenant after it waiting: the next pass starts at the next tenant', async () => {
     const NOW = 1_800_000_000;
     const row = (id: number, event_type: string) => ({
@@ -139,28 +163,13 @@ describe('the maintenance pass: segment size estimates across tenants', () => {
     });
     // Tenant a: 100 segments of busy types of their own (each read takes its 50,000 events); b: one.
     const rows: Record<string, ReturnType<typeof row>[]> = { a: Array.from({ length: 100 }, (_, i) => row(i + 1, `t${i}`)), b: [row(1, 'buy')] };
-    const stores = {
-      events: {},
-      idempotency: {},
-      credentials: { listTenants: async () => ['a', 'b'] },
-      items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
+    const deps = idleTenants({
       console: {
         list: async (tenant: string, kind: string) => (kind === 'segment' ? (rows[tenant] ?? []).map((r) => ({ ...r })) : []),
         update: async (tenant: string, _kind: string, id: number, patch: object) => (Object.assign(rows[tenant]?.[id - 1] as object, patch), true),
-        page: async () => ({ rows: [], hasMore: false }),
-        erasureSweeps: async () => [],
       },
-    } as unknown as Stores;
-    const deps: MaintenanceDeps = {
-      stores,
-      blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
-      queue: { send: async () => undefined, backlog: async () => 0 },
-      launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
-      searchLog: { fold: async () => ({ searches: 0, queries: 0, foldedTo: undefined }) },
       segmentEvents: { timesByUser: async (_t, _type, _since, cap) => ({ times: new Map([['u', [NOW]]]), read: cap, capped: true }) },
-      exposures: { forgetUser: async () => undefined },
-      embedGraceSeconds: 60,
-    };
+    });
     const computed = (tenant: string) => (rows[tenant] ?? []).filter((r) => r.size_computed_at !== null).length;
     // The first pass (a first) spends its 400,000 events on 8 of a's segments.
     expect((await maintenancePass(deps, NOW)).segments).toBe(8);
@@ -174,20 +183,9 @@ describe('the maintenance pass: segment size estimates across tenants', () => {
     let clock = 0;
     const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
     try {
-      const stores = {
-        events: {},
-        idempotency: {},
-        credentials: { listTenants: async () => ['a', 'b'] },
-        items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
-        console: { list: async () => [], page: async () => ({ rows: [], hasMore: false }), erasureSweeps: async () => [] },
-      } as unknown as Stores;
       // Both tenants have a backlog of searches to fold; each fold spends whatever time it is given.
       const budgets: Record<string, number[]> = { a: [], b: [] };
-      const deps: MaintenanceDeps = {
-        stores,
-        blobs: { get: async () => undefined } as Partial<BlobStore> as BlobStore,
-        queue: { send: async () => undefined, backlog: async () => 0 },
-        launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
+      const deps = idleTenants({
         searchLog: {
           fold: async (tenant, _upTo, budgetMs) => {
             budgets[tenant]?.push(budgetMs);
@@ -195,10 +193,7 @@ describe('the maintenance pass: segment size estimates across tenants', () => {
             return { searches: 1, queries: 1, foldedTo: undefined };
           },
         },
-        segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
-        exposures: { forgetUser: async () => undefined },
-        embedGraceSeconds: 60,
-      };
+      });
       for (let pass = 0; pass < 2; pass++) await maintenancePass(deps, NOW + 60 * pass);
       // Each leads a pass with the whole 20 s (until 2026-12-05 b was given none in every pass).
       expect(budgets).toEqual({ a: [20_000, expect.any(Number)], b: [expect.any(Number), 20_000] });
