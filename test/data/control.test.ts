@@ -174,6 +174,15 @@ function onceStarting(c: ConsoleStore, id: number, meanwhile: (tenant: string) =
   };
 }
 
+/** Tenant `tenant`'s context `home`, its default endpoint `main`, and two Draft experiments there (50/50 on it). */
+async function twoDrafts(c: ConsoleStore, tenant: string) {
+  const ctx = await createContext(c, tenant, { name: 'home', description: '' });
+  await createEndpoint(c, tenant, { endpoint_name: 'main', is_default: true });
+  const a = await createExperiment(c, { tenant }, fiftyFifty(ctx.id));
+  const b = await createExperiment(c, { tenant }, fiftyFifty(ctx.id));
+  return { ctx, a, b };
+}
+
 /** Experiment `id` written Running (started at 1) behind the domain's back, as another start landing meanwhile would. */
 async function startBehind(c: ConsoleStore, tenant: string, id: number): Promise<void> {
   const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(tenant, 'experiment', id)) as Experiment & { _rev: number };
@@ -244,11 +253,7 @@ describe('races between changes', () => {
   it('of two experiments started at once in one context, neither is left Running beside the other', async () => {
     const c = db.stores.console;
     const T = 'race-run';
-    const ctx = await createContext(c, T, { name: 'home', description: '' });
-    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const body = fiftyFifty(ctx.id);
-    const a = await createExperiment(c, { tenant: T }, body);
-    const b = await createExperiment(c, { tenant: T }, body);
+    const { a, b } = await twoDrafts(c, T);
     // A's start writes Running after B checked there was none, before B looks again.
     const racing = onceStarting(c, b.id, (tenant) => startBehind(c, tenant, a.id));
     await expect(updateExperiment(racing, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
@@ -262,10 +267,7 @@ describe('races between changes', () => {
   it('a start that finds another Running undoes itself on the experiment as changed meanwhile: neither left Running beside the other, nor the change lost', async () => {
     const c = db.stores.console;
     const T = 'race-run-edit';
-    const ctx = await createContext(c, T, { name: 'home', description: '' });
-    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
-    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const { a, b } = await twoDrafts(c, T);
     // Once B's start is written: A starts, and B is renamed, before B's start looks for others.
     let raced = false;
     const racing = onceStarting(c, b.id, async (tenant) => {
@@ -286,10 +288,7 @@ describe('races between changes', () => {
   it('names no experiment as Running whose own start is still being checked, however long that takes (it may undo itself)', async () => {
     const c = db.stores.console;
     const T = 'race-slow';
-    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const ctx = await createContext(c, T, { name: 'home', description: '' });
-    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
-    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const { a, b } = await twoDrafts(c, T);
     // A's start, written and being checked (on a loaded machine, for longer than two reads 25 ms
     // apart: the wait that named the Running one before), then undone.
     const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(T, 'experiment', a.id)) as Experiment & { _rev: number };
@@ -334,10 +333,7 @@ describe('races between changes', () => {
   it('serving assigns no experiment whose start is still being checked: while two starts race, requests go to the one that holds', async () => {
     const c = db.stores.console;
     const T = 'race-serve';
-    const ctx = await createContext(c, T, { name: 'home', description: '' });
-    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
-    const a = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
-    const b = await createExperiment(c, { tenant: T }, fiftyFifty(ctx.id));
+    const { ctx, a, b } = await twoDrafts(c, T);
     const deps: ControlDeps = { config: (t) => c.controlConfig(t), contextExists: async () => true, userEvents: async () => [], erasedUser: async () => undefined };
     const now = () => Math.floor(Date.now() / 1000);
     let plan: ServingPlan | undefined;
