@@ -3,6 +3,7 @@ import { canonicalJson } from '../canonical-json.ts';
 import { config } from '../config.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
+import { outsideDeadline } from '../deadline.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
@@ -258,10 +259,25 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         };
         if (!written && !(await own())) throw new Conflict('item_exists', `An item with id ${only.id} already exists.`);
       } else {
-        await putAll(
-          t,
-          records.map((r) => toRow(tenant, r)),
-        );
+        try {
+          await putAll(
+            t,
+            records.map((r) => toRow(tenant, r)),
+          );
+        } catch (e) {
+          // Failed part way: the rows that landed are stored items, answered 5xx. Each is made whole
+          // as a created one is (its embedding is pending already, for the sweep): stamped again if
+          // it landed late, outside the deadline (a restamp only ever moves a row's own stamp on),
+          // else a search delta that read past its stamp never saw it: not searchable until a build
+          // (until 2026-12-05).
+          await outsideDeadline(() =>
+            settle(
+              records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
+              now,
+            ),
+          ).catch(() => {}); // the client hears the write's own failure
+          throw e;
+        }
       }
       await settle(
         records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
