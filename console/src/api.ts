@@ -148,6 +148,8 @@ export type Overview = Schemas['ConsoleOverview'];
 export type IndexStatus = Schemas['SearchIndexStatus'];
 export type Explain = Schemas['Explanation'];
 export type JobStatus = TrainingJob['status'];
+/** A run's statuses before it ends: the Training page follows these, the Overview counts them. */
+export const ACTIVE_JOB: ReadonlySet<JobStatus> = new Set<JobStatus>(['Queued', 'InProgress', 'Stopping']);
 export type LogLine = TrainingJobLogs['lines'][number];
 export type Comparison = Schemas['ModelComparison'];
 /** An experiment as its list returns it: with the results so far. */

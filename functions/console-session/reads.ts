@@ -53,8 +53,8 @@ export const routeHandlers: Record<string, RouteHandler> = {
   /** The Core event list (`GET /v1/events`: same query and answer), and `order=desc` for the newest first. */
   'GET /console/api/events': consoleHandler(NAME, { query: consoleEventsQuery }, async ({ tenant, query }) => ok(await listEvents(eventStore(), tenant, query))),
   /**
-   * Events per UTC day over the last `days` (1-90, default 14), counted over the tenant's latest
-   * 5,000 events (`sampled`: whether that cut anything off).
+   * Events per UTC day over the last `days` (1-90, default 14), from the per-day counts each
+   * ingest adds to (`counted_from`: the first whole day when older events are in no count).
    */
   'GET /console/api/overview': consoleHandler(NAME, { query: overviewQuery }, async ({ tenant, query }) => ok(await eventsPerDay(eventStore(), tenant, query.days))),
 };

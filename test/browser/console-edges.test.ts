@@ -907,9 +907,9 @@ describe('the console at its edges', () => {
     }
   });
 
-  it('counts the runs in progress on the Overview past the newest page of runs (and past 100 runs), asking the list for those statuses only', async () => {
+  it('counts the runs in progress (Stopping too) on the Overview past the newest page of runs (and past 100 runs), asking the list for those statuses only', async () => {
     // 230 runs, newest first, listed as the API lists them: 20 a page unless a limit is asked for, after the cursor given, in the status asked for.
-    const runs = Array.from({ length: 230 }, (_, i) => ({ job_name: `run-${230 - i}`, status: i === 25 || i === 120 || i === 200 ? 'InProgress' : i === 60 ? 'Queued' : 'Completed' }));
+    const runs = Array.from({ length: 230 }, (_, i) => ({ job_name: `run-${230 - i}`, status: i === 25 || i === 120 || i === 200 ? 'InProgress' : i === 60 ? 'Queued' : i === 150 ? 'Stopping' : 'Completed' }));
     const asked: (string | null)[] = [];
     await page.route('**/api/training-jobs*', (r) => {
       const q = new URL(r.request().url()).searchParams;
@@ -928,9 +928,10 @@ describe('the console at its edges', () => {
       const tile = page.getByText(/ runs in progress$/);
       await eventually('the runs counted', async () => !(await tile.textContent())?.includes('…'));
       // Was 0: only the newest 20 runs were read, and the runs in progress were older.
-      expect(await tile.textContent()).toBe('versions; 4 runs in progress');
+      // A Stopping run has not ended either (the Training page counts it): left out until 2026-12-05.
+      expect(await tile.textContent()).toBe('versions; 5 runs in progress');
       // One page per status: until 2026-12-03 every run was read, 100 a page (3 requests here, 1 per 100 runs of a tenant).
-      expect(asked.sort()).toEqual(['InProgress', 'Queued']);
+      expect(asked.sort()).toEqual(['InProgress', 'Queued', 'Stopping']);
     } finally {
       await page.unroute('**/api/training-jobs*');
     }

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { api, listAll, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
+import { ACTIVE_JOB, api, listAll, type IndexStatus, type Job, type ModelVersion, type Overview as OverviewData, type Page } from '../api.ts';
 import { BarChart } from '../charts.tsx';
 import { Card, Loading, PageHeader, Problem, useLoad, when } from '../ui.tsx';
 import type { PageProps } from './index.tsx';
@@ -19,12 +19,12 @@ function figure<T>(l: { data: T | undefined; error: string | undefined }, show: 
 export function Overview(_: PageProps) {
   const index = useLoad(() => api<IndexStatus>('GET', '/api/search-index'), []);
   const overview = useLoad(() => api<OverviewData>('GET', '/console/api/overview?days=14'), []);
-  // The runs queued or running, by the list's status filter: a page each, where every run of the
-  // tenant was read page after page (a run in progress can be older than the newest page's).
+  // The runs not ended (queued, running or stopping, as the Training page counts them), by the
+  // list's status filter: a page each, where every run of the tenant was read page after page (a
+  // run in progress can be older than the newest page's). Until 2026-12-05 Stopping runs were left out.
   const inProgress = useLoad(async () => {
-    const runs = (status: Job['status']) => listAll<Job>('/api/training-jobs', { status });
-    const [running, queued] = await Promise.all([runs('InProgress'), runs('Queued')]);
-    return running.data.length + queued.data.length;
+    const lists = await Promise.all([...ACTIVE_JOB].map((status) => listAll<Job>('/api/training-jobs', { status })));
+    return lists.reduce((n, l) => n + l.data.length, 0);
   }, []);
   const models = useLoad(() => api<Page<ModelVersion>>('GET', '/api/models?limit=100'), []);
   const i = index.data;

@@ -1,12 +1,11 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, listAll, listPage, type Job, type JobLogs, type LogLine, type Template } from '../api.ts';
+import { ACTIVE_JOB, api, listAll, listPage, type Job, type JobLogs, type LogLine, type Template } from '../api.ts';
 import { LineChart, type Series } from '../charts.tsx';
 import { DataTable, Form } from '../table.tsx';
 import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useInterval, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
-const ACTIVE = new Set(['Queued', 'InProgress', 'Stopping']);
 /** Log lines a request reads at most. */
 const LOG_PAGE = 1000;
 
@@ -69,7 +68,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
     read.current = { name, after: null, ended: false };
     void poll();
   }, [name]);
-  useInterval(() => void poll(), 1000, !job || ACTIVE.has(job.status));
+  useInterval(() => void poll(), 1000, !job || ACTIVE_JOB.has(job.status));
 
   const series = curves(lines);
   return (
@@ -117,7 +116,7 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
           ) : null}
           {series.length ? (
             <LineChart title="Loss and validation while training" series={series} xLabel="step" independent={series.length > 1} />
-          ) : ACTIVE.has(job.status) ? (
+          ) : ACTIVE_JOB.has(job.status) ? (
             <p className="muted">The chart fills in as the run reports loss and validation points.</p>
           ) : (
             <p className="muted">No chart: this run reported no loss or validation points (ease, item_knn and popularity fit without them).</p>
@@ -161,7 +160,7 @@ export function Training({ session }: PageProps) {
   const [selected, setSelected] = useState<string>();
   const a = useAction();
   const admin = isAdmin(session.role);
-  const anyActive = jobs.rows?.some((j) => ACTIVE.has(j.status)) ?? false;
+  const anyActive = jobs.rows?.some((j) => ACTIVE_JOB.has(j.status)) ?? false;
   useInterval(jobs.reload, 2000, anyActive);
 
   const start = () =>
