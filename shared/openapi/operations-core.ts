@@ -42,10 +42,9 @@ export const coreOperations: Record<string, OperationDoc> = {
   'GET /v1/items/{item_id}': op('getItem', 'Items', 'Read an item', ok(R.item, 'The item.'), { examples: { response: EXAMPLE_ITEM } }),
   'POST /v1/items/{item_id}': op('updateItem', 'Items', 'Update an item', ok(R.item, 'The updated item.'), {
     description: "Each field sent replaces the item's (`metadata` whole). A change of `name`, `description` or `metadata` refreshes the embedding.",
-    errors: [409],
     examples: { request: { active: false } },
   }),
-  'PATCH /v1/items/{item_id}': op('patchItem', 'Items', 'Update an item (alias of POST)', ok(R.item, 'The updated item.'), { errors: [409] }),
+  'PATCH /v1/items/{item_id}': op('patchItem', 'Items', 'Update an item (alias of POST)', ok(R.item, 'The updated item.')),
   'DELETE /v1/items/{item_id}': op('deleteItem', 'Items', 'Delete an item', ok(R.itemDeleted, 'What was deleted.')),
   'POST /v1/events': op('ingestEvents', 'Events', 'Send 1 to 500 events (all or nothing)', created(R.eventList, 'The stored events, in request order.'), {
     description: 'Honours `Idempotency-Key`. A failed element rejects the whole request, with `fieldErrors` keyed like `3.user_id`.',

@@ -119,7 +119,7 @@ export const platformOperations: Record<string, OperationDoc> = {
   }),
   'GET /api/synonyms': op('listSynonymSets', SEARCH_ADMIN, 'List synonym sets', ok(P.synonymList, 'A page of sets.')),
   'GET /api/synonyms/{id}': op('getSynonymSet', SEARCH_ADMIN, 'Read a synonym set', ok(P.synonymSet, 'The set.')),
-  'PATCH /api/synonyms/{id}': op('updateSynonymSet', SEARCH_ADMIN, 'Change a synonym set', ok(P.synonymSet, 'The set.')),
-  'DELETE /api/synonyms/{id}': op('deleteSynonymSet', SEARCH_ADMIN, 'Delete a synonym set', ok(P.recordDeleted, 'Deleted.')),
+  'PATCH /api/synonyms/{id}': op('updateSynonymSet', SEARCH_ADMIN, 'Change a synonym set', ok(P.synonymSet, 'The set.'), { errors: [409] }),
+  'DELETE /api/synonyms/{id}': op('deleteSynonymSet', SEARCH_ADMIN, 'Delete a synonym set', ok(P.recordDeleted, 'Deleted.'), { errors: [409] }),
   'GET /api/analytics/searches': op('getSearchAnalytics', SEARCH_ADMIN, 'Search analytics', ok(P.searchAnalytics, 'Totals, top queries and queries without results.')),
 };

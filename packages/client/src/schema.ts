@@ -4345,6 +4345,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -4387,6 +4388,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
+            409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
@@ -5516,7 +5518,6 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
-            409: components["responses"]["CoreError409"];
             413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
@@ -5619,7 +5620,6 @@ export interface operations {
             401: components["responses"]["CoreError401"];
             403: components["responses"]["CoreError403"];
             404: components["responses"]["CoreError404"];
-            409: components["responses"]["CoreError409"];
             413: components["responses"]["CoreError413"];
             429: components["responses"]["CoreError429"];
             500: components["responses"]["CoreError500"];
