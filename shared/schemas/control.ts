@@ -40,8 +40,11 @@ const condition = z
   })
   .check(
     z.superRefine((c, ctx) => {
-      // `created` is Unix seconds: a value of another kind could never match.
-      const numbers = c.field === 'created';
+      // Every item has a `created` (Unix seconds) and a `name` (a string): a value of another
+      // kind, or `exists: false`, could never match (until 2026-12-05 those on `name` were stored).
+      const kind = c.field === 'created' ? 'number' : c.field === 'name' ? 'string' : undefined;
+      const what = c.field === 'created' ? 'numbers (Unix seconds)' : 'strings';
+      const wrongKind = (v: unknown) => kind !== undefined && typeof v !== kind;
       const problem =
         c.op === 'in'
           ? !Array.isArray(c.value)
@@ -50,14 +53,18 @@ const condition = z
               ? 'an in list must not be empty'
               : c.value.length > 100
                 ? 'an in list holds at most 100 values'
-                : numbers && c.value.some((v) => typeof v !== 'number') && 'the values of created must be numbers (Unix seconds)'
+                : c.value.some(wrongKind) && `the values of ${c.field} must be ${what}`
           : c.op === 'gte' || c.op === 'lte'
-            ? typeof c.value !== 'number' && `value must be a number for ${c.op}${numbers ? ' (Unix seconds)' : ''}`
+            ? kind === 'string'
+              ? `name is a string: ${c.op} compares numbers`
+              : typeof c.value !== 'number' && `value must be a number for ${c.op}${kind ? ' (Unix seconds)' : ''}`
             : c.op === 'exists'
-              ? typeof c.value !== 'boolean' && 'value must be true or false for exists'
+              ? typeof c.value !== 'boolean'
+                ? 'value must be true or false for exists'
+                : kind !== undefined && c.value === false && `every item has a ${c.field}: exists false never matches`
               : c.value === undefined || Array.isArray(c.value)
                 ? `value must be a single string, number or boolean for ${c.op}`
-                : numbers && typeof c.value !== 'number' && `value must be a number for ${c.op} on created (Unix seconds)`;
+                : wrongKind(c.value) && `value must be ${kind === 'number' ? 'a number' : 'a string'} for ${c.op} on ${c.field}${kind === 'number' ? ' (Unix seconds)' : ''}`;
       if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem, input: c.value });
     }),
   );

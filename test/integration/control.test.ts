@@ -124,6 +124,20 @@ describe('rules', () => {
       invalid(r, 'conditions.0.value');
       expect(r.body.error).toContain('Unix seconds');
     }
+    // name is a string of every item, created a number of every item: other kinds, gte/lte on name and exists false never match (stored until 2026-12-05).
+    for (const [field, op, value, says] of [
+      ['name', 'gte', 3, 'name is a string'],
+      ['name', 'eq', 3, 'a string for eq on name'],
+      ['name', 'neq', false, 'a string for neq on name'],
+      ['name', 'in', ['a', 2], 'the values of name must be strings'],
+      ['name', 'exists', false, 'every item has a name'],
+      ['created', 'exists', false, 'every item has a created'],
+    ] as const) {
+      const r = await P('POST', '/api/rules', rule({ conditions: [{ field, op, value }] }));
+      invalid(r, 'conditions.0.value');
+      expect(r.body.error).toContain(says);
+    }
+    for (const value of [true, 'x']) expect((await P('POST', '/api/rules', rule({ conditions: [{ field: 'name', op: value === true ? 'exists' : 'neq', value }] }))).status).toBe(201);
     const tooMany = await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: Array.from({ length: 101 }, (_, k) => `v${k}`) }] }));
     expect(tooMany.body.error).toContain('conditions.0.value: an in list holds at most 100 values');
     expect((await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'in', value: [] }] }))).body.error).toContain('conditions.0.value: an in list must not be empty');
