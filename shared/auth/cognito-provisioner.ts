@@ -6,6 +6,19 @@ import type { CoreScope } from '../routes.ts';
 export const ACCESS_TOKEN_MINUTES = 60;
 
 /**
+ * The app client's name in Cognito: 1-128 characters of `[\w\s+=,.@-]` (ASCII word characters).
+ * The name the API took (any one line of up to 256) stays the client record's; Cognito gets it
+ * with every other character as `-`, cut at 128 characters. Until 2026-12-05 it got the name as
+ * sent, and refused one such as "Acme's app" or "café": a 500 for a name the API accepts.
+ */
+export function cognitoClientName(name: string): string {
+  const kept = Array.from(name, (ch) => (/^[A-Za-z0-9_ +=,.@-]$/.test(ch) ? ch : '-'))
+    .slice(0, 128)
+    .join('');
+  return kept.trim() === '' ? 'client' : kept;
+}
+
+/**
  * Deployed stack: each OAuth client is a Cognito app client with the client-credentials flow,
  * a generated secret and the requested resource-server scopes.
  */
@@ -15,7 +28,7 @@ export function cognitoProvisioner(client: CognitoIdentityProviderClient, userPo
       const out = await client.send(
         new CreateUserPoolClientCommand({
           UserPoolId: userPoolId,
-          ClientName: name.slice(0, 128),
+          ClientName: cognitoClientName(name),
           GenerateSecret: true,
           AllowedOAuthFlows: ['client_credentials'],
           AllowedOAuthFlowsUserPoolClient: true,

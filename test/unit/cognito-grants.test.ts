@@ -40,6 +40,22 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     mock.restore();
   });
 
+  it("gives Cognito a name it takes (1-128 of [\\w\\s+=,.@-]) for any name the API accepts; the record keeps the name sent", async () => {
+    const { mock, provisioner } = setup();
+    const names: string[] = [];
+    const stored: string[] = [];
+    const store = { putClient: async (c: { name: string }) => void stored.push(c.name) } as unknown as CredentialStore;
+    for (const name of ["Acme's web/app", 'café', 'a:b', '😀', `${'x'.repeat(127)}😀tail`, 'ok name_1+=,.@-']) {
+      await createClient(store, 't', { name, scopes: ['service-api/read'] }, provisioner);
+      const sent = (mock.commandCalls(CreateUserPoolClientCommand).at(-1)?.args[0].input.ClientName ?? '') as string;
+      expect(sent, name).toMatch(/^[\w\s+=,.@-]{1,128}$/);
+      names.push(sent);
+    }
+    expect(names).toEqual(['Acme-s web-app', 'caf-', 'a-b', '-', `${'x'.repeat(127)}-`, 'ok name_1+=,.@-']);
+    expect(stored).toEqual(["Acme's web/app", 'café', 'a:b', '😀', `${'x'.repeat(127)}😀tail`, 'ok name_1+=,.@-']);
+    mock.restore();
+  });
+
   it("a console session's check of its user, in every function that authenticates console sessions (every Platform route's)", async () => {
     const cognito = await cognitoStub();
     cognito.answers.AdminGetUser = {
