@@ -195,7 +195,7 @@ const W = 'service-api/write';
 
 const coreRoutes: CoreRoute[] = [
   core('POST', '/v1/items', 'core/items/create', W, { ...CREATE, queues: ['embedding'] }),
-  core('GET', '/v1/items', 'core/items/list', R, { table: ['Query', 'BatchGetItem'], indexes: ['gsi1'] }),
+  core('GET', '/v1/items', 'core/items/list', R, { table: ['Query'], indexes: ['gsi1'] }),
   core('GET', '/v1/items/{item_id}', 'core/items/get', R, {}),
   core('POST', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
   core('PATCH', '/v1/items/{item_id}', 'core/items/update', W, { table: ['UpdateItem'], queues: ['embedding'] }),
@@ -263,7 +263,7 @@ const platformRoutes: PlatformRoute[] = [
   // user's erasure marker put in the serving partition; the Idempotency-Key records of the
   // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted; the
   // tenant's experiments listed (Query) and the user's membership row in each deleted.
-  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
+  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
   platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_PLACED)),

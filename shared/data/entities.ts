@@ -94,6 +94,17 @@ export const Event = entity({
 });
 
 /**
+ * An event an erasure deleted (`eraseUser`): its id alone, so the event list tells the gap it left
+ * from an id still being written (shared/domain/in-flight.ts), as an item's tombstone does. `ttl`:
+ * kept ERASED_EVENT_MARK_SECONDS.
+ */
+export const ErasedEvent = entity({
+  name: 'erased_event',
+  attributes: ['id', 'ttl'],
+  indexes: { primary: { pk: 'TENANT#${tenant}#ERASED_EVENTS', sk: '${id}' } },
+});
+
+/**
  * Events ingested per UTC day (`2026-12-02`), one shard of them (the shard of the first id of each
  * ingest request that added to it): what the console's overview charts, exact however many there
  * are, without reading the log. `ttl`: the row goes a while after the overview can reach its day.

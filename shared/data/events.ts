@@ -1,11 +1,11 @@
 import { DAY_COUNTS_KEPT_DAYS, type EventListQuery, type EventRecord, type EventStore, type IdPlan, type NewEvent, type Page, type RecentEvent } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
-import { dayOf, dayStart } from '../clock.ts';
+import { dayOf, dayStart, nowSeconds } from '../clock.ts';
 import { idsFor } from './counters.ts';
-import { Counter, EVENT_SHARDS, Event, EventDay, eventShard, sortId } from './entities.ts';
+import { Counter, ErasedEvent, EVENT_SHARDS, Event, EventDay, eventShard, sortId } from './entities.ts';
 import { logger } from '../observability.ts';
 import { eachAtMost } from '../concurrency.ts';
-import { applied, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, update, type QueryInput, type Row } from './ops.ts';
+import { applied, countUpTo, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, update, type QueryInput, type Row } from './ops.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over
@@ -209,6 +209,14 @@ export function dynamoEventStore(t: TableRef): EventStore {
             const written = new Map<string, number>();
             for (const r of rows) if (typeof r.idempotency_key === 'string') written.set(r.idempotency_key, Math.max(written.get(r.idempotency_key) ?? 0, Number(r.created)));
             if (forget && written.size) await forget(written);
+            // Each id marked before its event goes: the list tells the gap from an id still
+            // being written (until 2026-12-05 a gap an erasure left, however old its events, held
+            // the list 30 s once an event was stored after it).
+            const ttl = nowSeconds() + ERASED_EVENT_MARK_SECONDS;
+            await putAll(
+              t,
+              ids.map((id) => ({ ...ErasedEvent.keys({ tenant, id }), id, ttl })),
+            );
             await eachAtMost(ids, ERASE_DELETES_AT_ONCE, async (id) => {
               if (await applied(() => remove(t, eventKey(tenant, id), isStored))) deleted++;
             });
@@ -220,10 +228,20 @@ export function dynamoEventStore(t: TableRef): EventStore {
       }
       return { deleted, through };
     },
+
+    async erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
+      // Consistent: an erasure writes the marks before it deletes the events.
+      return countUpTo(t, { ...ErasedEvent.indexes.primary.query({ tenant }, { between: [sortId(from), sortId(to)] }), ConsistentRead: true }, upTo);
+    },
   };
 }
 
 /** Passes over a user's index an erasure makes at most (it stops at the first that finds nothing new). */
 const ERASE_PASSES = 5;
+/**
+ * How long an erased event's mark is kept: past it, an erasure's gap that no event was stored
+ * after meanwhile holds the list once more, for 30 s after the next event (shared/domain/in-flight.ts).
+ */
+const ERASED_EVENT_MARK_SECONDS = 30 * 86_400;
 /** An erasure's conditional deletes in flight at once. */
 const ERASE_DELETES_AT_ONCE = 25;

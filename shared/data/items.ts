@@ -367,12 +367,9 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return { rows: rows.map(fromRow), hasMore: start !== undefined, ...(start ? { next: Number(index.parse(String(start[index.skAttr])).id) } : {}) };
     },
 
-    async deletedIds(tenant: string, ids: readonly number[]): Promise<Set<number>> {
-      const rows = await getRows(
-        t,
-        ids.map((id) => Tombstone.key({ tenant, id })),
-      );
-      return new Set(ids.filter((_, k) => rows[k] !== undefined));
+    async deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
+      // Consistent: a delete writes its tombstone before it removes the row.
+      return countUpTo(t, { ...Tombstone.indexes.primary.query({ tenant }, { between: [sortId(from), sortId(to)] }), ConsistentRead: true }, upTo);
     },
 
     async latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]> {

@@ -29,18 +29,24 @@ interface Stored {
 /** The tenant's `limit` rows of highest id below `below`, highest first. */
 export type LatestBelow = (limit: number, below: number) => Promise<readonly Stored[]>;
 
-/** Of these ids, those whose rows were written and since deleted (items' tombstones): missing, but not being written. */
-export type DeletedOf = (ids: readonly number[]) => Promise<ReadonlySet<number>>;
+/**
+ * How many of the ids from `from` to `to` were written and since deleted (items' tombstones,
+ * events' erasure marks), counting up to `upTo`: missing, but not being written.
+ */
+export type DeletedIn = (from: number, to: number, upTo: number) => Promise<number>;
 
-/** Missing ids a gap is checked for deletion at most: a longer gap whose next row is that recent is taken as being written. */
-const DELETED_CHECK = 100;
+/**
+ * Missing ids a gap is checked for deletion at most (a count of marks, a page or two of reads): a
+ * longer gap whose next row is that recent is taken as being written. Until 2026-12-05 100, read
+ * one by one, and an erasure's ids were never told: a gap it left held the list.
+ */
+const DELETED_CHECK = 10_000;
 
 /** Whether every id from `from` to `to` was deleted (none when there is no way to tell). */
-async function allDeleted(deleted: DeletedOf | undefined, from: number, to: number): Promise<boolean> {
-  if (!deleted || to - from + 1 > DELETED_CHECK) return false;
-  const ids = Array.from({ length: to - from + 1 }, (_, k) => from + k);
-  const gone = await deleted(ids);
-  return ids.every((id) => gone.has(id));
+async function allDeleted(deleted: DeletedIn | undefined, from: number, to: number): Promise<boolean> {
+  const n = to - from + 1;
+  if (!deleted || n > DELETED_CHECK) return false;
+  return (await deleted(from, to, n)) >= n;
 }
 
 /**
@@ -50,7 +56,7 @@ async function allDeleted(deleted: DeletedOf | undefined, from: number, to: numb
  * read back from `below` only until such a row. Past the scan's bound, `firstRecent` (the page's
  * first recent row) stands for what was not read.
  */
-async function firstInFlight(latest: LatestBelow, deleted: DeletedOf | undefined, below: number, firstRecent: number, now: number): Promise<number> {
+async function firstInFlight(latest: LatestBelow, deleted: DeletedIn | undefined, below: number, firstRecent: number, now: number): Promise<number> {
   let expected = below - 1;
   let first = Infinity;
   // Read back a little at a time (a tenant's last 30 s are often a few rows), at most the bound.
@@ -82,7 +88,7 @@ export async function heldAt(
   rows: readonly Stored[],
   after: number | undefined,
   filtered: boolean,
-  reads: { latest: LatestBelow; deleted?: DeletedOf },
+  reads: { latest: LatestBelow; deleted?: DeletedIn },
   now: number,
 ): Promise<{ keep: number; held: boolean }> {
   if (!filtered) {

@@ -105,8 +105,8 @@ export interface ItemStore {
   list(tenant: string, q: ItemListQuery): Promise<Page<ItemRecord>>;
   /** The ids and creation times of the `limit` items of highest id below `below`, highest first (read consistently). */
   latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]>;
-  /** Of these ids, those of items deleted (a tombstone: kept a week at least). */
-  deletedIds(tenant: string, ids: readonly number[]): Promise<Set<number>>;
+  /** How many of the ids from `from` to `to` are of items deleted (a tombstone: kept a week at least), counting up to `upTo`. */
+  deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number>;
   /**
    * Items changed (content, activity, embedding) and items deleted at or after `since` (seconds),
    * oldest first, and before `before` (seconds) when it is given.
@@ -202,16 +202,15 @@ export interface EventStore {
   list(tenant: string, q: EventListQuery): Promise<Page<EventRecord>>;
   /**
    * Deletes every event of a user (on every write shard, with its index entries) sent before it
-   * began: those of ids up to `through`, the last id handed out then. Answers how many went.
-   * Before it deletes events written under an Idempotency-Key, it calls `forget` with each such
-   * key and the latest of those events' ingest times (unix seconds), so that an erasure cut
-   * off half way still finds, when repeated, the keys of the events it left.
-   */
-  /**
-   * Deletes the user's events with ids up to `through` (by default the last id the tenant had
-   * handed out when it began), each answer stored under their keys forgotten first (`forget`).
+   * began: those of ids up to `through` (by default the last id the tenant had handed out then).
+   * Answers how many went. Before it deletes events written under an Idempotency-Key, it calls
+   * `forget` with each such key and the latest of those events' ingest times (unix seconds), so
+   * that an erasure cut off half way still finds, when repeated, the keys of the events it left.
+   * Each id it deletes is marked erased first (`erasedIn`).
    */
   eraseUser(tenant: string, userId: string, forget?: (written: ReadonlyMap<string, number>) => Promise<void>, through?: number): Promise<{ deleted: number; through: number }>;
+  /** How many of the ids from `from` to `to` are of events an erasure deleted (marks kept 30 days), counting up to `upTo`. */
+  erasedIn(tenant: string, from: number, to: number, upTo: number): Promise<number>;
 }
 
 /** How long a day's count of events ingested is kept (days from the day's start): the overview reaches back 90 days at most. */

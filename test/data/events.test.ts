@@ -303,6 +303,31 @@ describe('listing events while writes are in flight', () => {
     expect(ids(await listEvents(s, T, { limit: 20, user_id: 'f' }, now + 31))).toEqual(['6']);
   });
 
+  it("passes at once the gap an erasure left, however old the erased events (filtered or not), and up to 10,000 ids of it", async () => {
+    // Found by a review (2026-12-05): the ids an erasure deleted were taken for ids still being
+    // written, so the first event stored after them held every list for 30 s.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const T = 'inflight-erased';
+    const now = Math.floor(Date.now() / 1000);
+    await s.append(T, [ev('v')], now - 3600);
+    await s.append(
+      T,
+      Array.from({ length: 150 }, () => ev('gone')),
+      now - 3600,
+    );
+    await s.eraseUser(T, 'gone');
+    await s.append(T, [ev('v')], now);
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 1 }, now))).toEqual(['152']);
+    expect(ids(await listEvents(s, T, { limit: 20, user_id: 'v' }, now))).toEqual(['1', '152']);
+    expect(ids(await listEvents(s, T, { limit: 20, type: 'view' }, now))).toEqual(['1', '152']);
+    // A gap of an id still being written beside the erased ones still holds the list.
+    await allocateIds(db.table, T, 'event', 1);
+    await s.append(T, [ev('v')], now);
+    expect(ids(await listEvents(s, T, { limit: 20, starting_after: 152 }, now))).toEqual([]);
+    expect(ids(await listEvents(s, T, { limit: 20, user_id: 'v' }, now))).toEqual(['1', '152']);
+  });
+
   it('a filtered page reads the log back only to an event older than the in-flight window: gaps below it ended', async () => {
     const { listEvents } = await import('../../shared/domain/events.ts');
     const s = db.stores.events;
