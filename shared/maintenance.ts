@@ -27,7 +27,7 @@ export interface MaintenanceDeps {
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
  * embeddings, requests index builds, refreshes segment size estimates, folds searches into the
  * search analytics counters, starts templates' scheduled training runs that are due, ends
- * runs whose container task stopped without ending them, and sweeps ended erasures (a second
+ * runs whose container task stopped without ending them, sends runs stored but never sent, and sweeps ended erasures (a second
  * look at the user's events, `sweepErasures`). One tenant's failure leaves the others'
  * work alone.
  */
@@ -40,6 +40,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const foldUntil = performance.now() + FOLD_PASS_BUDGET_MS;
   const scheduled: string[] = [];
   const interrupted: string[] = [];
+  const unsent: string[] = [];
   let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
   // The search fold's time and the segment sizes' events are budgets shared by every tenant: each
@@ -53,7 +54,9 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('scheduled runs failed', tenant, e);
     }
     try {
-      for (const job of await sweepTaskRuns({ console: s.console, decide: (t, name) => decideAutoPromotion(s.console, t, name) }, tenant, deps.launcher, now)) interrupted.push(`${tenant}/${job}`);
+      const runs = await sweepTaskRuns({ console: s.console, decide: (t, name) => decideAutoPromotion(s.console, t, name), queue: deps.queue }, tenant, deps.launcher, now);
+      for (const job of runs.ended) interrupted.push(`${tenant}/${job}`);
+      for (const job of runs.sent) unsent.push(`${tenant}/${job}`);
     } catch (e) {
       failed('training task sweep failed', tenant, e);
     }
@@ -73,9 +76,9 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('segment sizes failed', tenant, e);
     }
   }
-  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length || swept)
-    logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted, swept });
-  return { ...result, segments, folded, scheduled, interrupted, swept };
+  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept)
+    logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted, unsent, swept });
+  return { ...result, segments, folded, scheduled, interrupted, unsent, swept };
 }
 
 /** `list` from its `turn`-th element (modulo its length) round to the one before it. */

@@ -39,6 +39,13 @@ export interface TrainingRun extends ConsoleRecord {
    * to a container task (shared/recs/launcher.ts), so a redelivered message starts no second one.
    */
   task?: RunTask;
+  /**
+   * Internal, not shown: when the run was stored Queued, until its message was sent (`queueRun`).
+   * A run still marked a while later was stored by a request stopped before it sent it (a
+   * timeout, a crash): the maintenance pass sends it (`sweepTaskRuns`), as does the request's
+   * retry under its Idempotency-Key. Until 2026-12-05 such a run stayed Queued for good.
+   */
+  _unsent_since?: number | null;
 }
 /** A run handed to a container task: the launcher, when it was claimed, and the task once started. */
 export interface RunTask {
@@ -53,7 +60,8 @@ export const trainingRunId = (name: string) => Number(name.slice('train-'.length
 
 export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody, ids?: IdPlan) {
   const done = await storedBefore<TrainingRun>(c, tenant, 'job', ids);
-  if (done) return done;
+  // The failed attempt stored it, perhaps not sent it: sent (a second message does nothing).
+  if (done) return typeof done._unsent_since === 'number' && done.status === 'Queued' ? await sendRun(c, queue, tenant, done) : done;
   const t = await findTemplate(c, tenant, b.template_id);
   if (t.status !== 'Published') throw new PreconditionFailed(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
   const id = await newId(() => c.nextId(tenant, 'job'), ids);
@@ -90,15 +98,26 @@ export async function queueRun(c: ConsoleStore, queue: WorkQueue, tenant: string
     model_version: null,
     metrics: null,
     ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
+    _unsent_since: nowSeconds(),
   };
   if (await c.replace(tenant, 'job', run, 'new')) {
     const by = scheduledAt !== undefined ? `, by its schedule (due ${new Date(scheduledAt * 1000).toISOString()})` : '';
     await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Queued: template ${t.id} (${t.name})${by}, options ${JSON.stringify(options)}` }]);
   }
-  await queue.send('training', [{ type: 'train', tenant, job_name: run.job_name }]);
-  return run;
+  return await sendRun(c, queue, tenant, run);
 }
-export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+
+/** Sends a stored run's message, then clears its `_unsent_since` mark (only while it holds the one read). */
+export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue, tenant: string, run: TrainingRun): Promise<TrainingRun> {
+  await queue.send('training', [{ type: 'train', tenant, job_name: run.job_name }]);
+  if (typeof run._unsent_since === 'number') await c.update(tenant, 'job', run.id, { _unsent_since: null }, { _unsent_since: run._unsent_since });
+  return { ...run, _unsent_since: null };
+}
+
+/** How long a run may stay stored and unsent before the maintenance pass sends it: its request's time and more. */
+export const UNSENT_RUN_GRACE_SECONDS = 120;
+
+export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
 /** The id of the run a name can belong to: exactly the name trainingRunName gives it, else none. */
 const trainingRunIdOf = (name: string): number | undefined => {
   const id = trainingRunId(name);

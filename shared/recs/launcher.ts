@@ -13,7 +13,7 @@ import * as z from 'zod/mini';
 import { AwsClient } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { endInterruptedRun, trainingRunId, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
+import { endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 
@@ -263,23 +263,31 @@ export function taskLauncher(): TaskLauncher {
 export const TASK_SWEEP_GRACE_SECONDS = 120;
 
 /**
- * The maintenance pass's check of the tenant's runs handed to container tasks: a run still
- * Queued, InProgress or Stopping whose task has stopped (killed for its memory, its host
- * reclaimed, a crash before it could mark the run) would stay so for good, since no message
+ * The maintenance pass's check of the tenant's runs that nothing would move on: a run still
+ * Queued, InProgress or Stopping whose container task has stopped (killed for its memory, its
+ * host reclaimed, a crash before it could mark the run) would stay so for good, since no message
  * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
- * saying what stopped the task. Answers the names of the runs ended.
+ * saying what stopped the task: named in `ended`. A run stored Queued whose message its request
+ * never sent (`_unsent_since` older than UNSENT_RUN_GRACE_SECONDS: stopped between the two) is
+ * sent (`sendRun`): named in `sent`.
  */
 export async function sweepTaskRuns(
-  deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; decide: DecideRun },
+  deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
   tenant: string,
   taskRunner: TaskLauncher,
   now: number,
-): Promise<string[]> {
+): Promise<{ ended: string[]; sent: string[] }> {
   const c = deps.console;
   const ended: string[] = [];
+  const sent: string[] = [];
   // Every run, a page at a time, newest first: a tenant's history grows with every run (a whole
   // read was capped, and past the cap its newest runs, the ones a task may still hold, were not read).
   for await (const job of eachRun(c, tenant)) {
+    if (job.status === 'Queued' && !job.task && typeof job._unsent_since === 'number' && now - job._unsent_since >= UNSENT_RUN_GRACE_SECONDS) {
+      await sendRun(c, deps.queue, tenant, job);
+      sent.push(job.job_name);
+      continue;
+    }
     const claim = job.task;
     if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
     const state = await taskRunner.inspect(claim.ref);
@@ -292,7 +300,7 @@ export async function sweepTaskRuns(
     ended.push(job.job_name);
     if (status === 'Completed') await deps.decide(tenant, job.job_name);
   }
-  return ended;
+  return { ended, sent };
 }
 
 /**

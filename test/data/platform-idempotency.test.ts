@@ -88,6 +88,13 @@ describe('a Platform create under an Idempotency-Key', () => {
     const again = await startTraining(c, queue, T, { template_id: template.id, options }, { reuse: run.id });
     expect(again).toEqual(await c.get(T, 'job', run.id));
     expect((await c.list(T, 'job')).map((r) => r.id)).toEqual([run.id]);
+    expect(sent).toHaveLength(1);
+    // An attempt stopped after it stored the run and before it sent it (its mark still on): the
+    // retry sends it (until 2026-12-05 it answered the run, which stayed Queued for good).
+    await c.update(T, 'job', run.id, { _unsent_since: 1 });
+    await startTraining(c, queue, T, { template_id: template.id, options }, { reuse: run.id });
+    expect(sent).toEqual([expect.objectContaining({ job_name: run.job_name }), expect.objectContaining({ job_name: run.job_name })]);
+    expect(await c.get(T, 'job', run.id)).toMatchObject({ status: 'Queued', _unsent_since: null });
   });
 
   it('a rule, segment or synonym set deleted between the failed attempt that stored it and its retry stays deleted: the retry answers it as it was, and stores nothing', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../shared/config.ts';
-import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { trainingRunId, UNSENT_RUN_GRACE_SECONDS, type TrainingRun } from '../../shared/domain/training-runs.ts';
 import {
   childProcessLauncher,
   ecsLauncher,
@@ -129,6 +129,13 @@ describe('where a training run runs', () => {
   });
 });
 
+/** A training queue that takes nothing: the sweeps of runs handed to tasks send no message. */
+const noQueue = {
+  send: async () => {
+    throw new Error('no message is sent');
+  },
+} as never;
+
 describe('the sweep of runs whose container task stopped', () => {
   const now = 1_000_000;
   const claimedAt = now - 30;
@@ -155,7 +162,7 @@ describe('the sweep of runs whose container task stopped', () => {
   it('fails a run whose task stopped, saying what stopped it, and leaves a running one alone', async () => {
     const c = fakeConsole(running('InProgress'));
     const oom = inspecting({ state: 'stopped', reason: 'ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137' });
-    expect(await sweepTaskRuns({ console: c, decide }, 'acme', oom.l, now)).toEqual(['job-7']);
+    expect((await sweepTaskRuns({ console: c, decide, queue: noQueue }, 'acme', oom.l, now)).ended).toEqual(['job-7']);
     expect(c.rec.status).toBe('Failed');
     expect(c.rec.error).toBe(
       'The run was interrupted before it stored a version (its training task stopped: ECS: OutOfMemoryError: Container killed due to memory usage; exit code 137); nothing was stored. Start a new run.',
@@ -163,11 +170,11 @@ describe('the sweep of runs whose container task stopped', () => {
     expect(c.rec.finished_at).toBeTypeOf('number');
     expect(c.logs).toEqual([`Failed: ${c.rec.error}`]);
     // Ended once: the next pass finds nothing to do.
-    expect(await sweepTaskRuns({ console: c, decide }, 'acme', oom.l, now + 60)).toEqual([]);
+    expect((await sweepTaskRuns({ console: c, decide, queue: noQueue }, 'acme', oom.l, now + 60)).ended).toEqual([]);
 
     const alive = fakeConsole(running('InProgress'));
     const ok = inspecting({ state: 'running' });
-    expect(await sweepTaskRuns({ console: alive, decide }, 'acme', ok.l, now)).toEqual([]);
+    expect((await sweepTaskRuns({ console: alive, decide, queue: noQueue }, 'acme', ok.l, now)).ended).toEqual([]);
     expect(ok.asked).toEqual(['task-1']);
     expect(alive.rec.status).toBe('InProgress');
   });
@@ -176,20 +183,20 @@ describe('the sweep of runs whose container task stopped', () => {
     decided.length = 0;
     const stored = fakeConsole(running('InProgress', { storing_version: 4 }), { 4: { id: 4, version: 4, metrics: { ndcg_at_10: 0.3 } } });
     const gone = inspecting({ state: 'stopped', reason: 'the process exited with code 1' });
-    await sweepTaskRuns({ console: stored, decide }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: stored, decide, queue: noQueue }, 'acme', gone.l, now);
     expect(stored.rec).toMatchObject({ status: 'Completed', model_version: 4, progress: 1, metrics: { ndcg_at_10: 0.3 } });
     expect(stored.logs).toEqual(['Completed: version 4']);
     // Its template's auto-promotion is decided (nothing else would: until 2026-12-04 it never was).
     expect(decided).toEqual(['acme/job-7']);
 
     const stopping = fakeConsole(running('Stopping'));
-    await sweepTaskRuns({ console: stopping, decide }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: stopping, decide, queue: noQueue }, 'acme', gone.l, now);
     expect(stopping.rec.status).toBe('Stopped');
     expect(stopping.logs).toEqual(['Stopped (its training task stopped: the process exited with code 1)']);
 
     // Claimed and started, but the task died before it took the run up.
     const queuedRun = fakeConsole(running('Queued', { started_at: null }));
-    await sweepTaskRuns({ console: queuedRun, decide }, 'acme', gone.l, now);
+    await sweepTaskRuns({ console: queuedRun, decide, queue: noQueue }, 'acme', gone.l, now);
     expect(queuedRun.rec.status).toBe('Failed');
     expect(queuedRun.rec.error).toMatch(/its training task stopped: the process exited with code 1/);
     // Only the Completed one is decided.
@@ -199,9 +206,9 @@ describe('the sweep of runs whose container task stopped', () => {
   it('trusts a task its runner no longer knows only once the task had time to start', async () => {
     const missing = inspecting({ state: 'gone', reason: 'ECS no longer knows the task' });
     const young = fakeConsole(running('InProgress'));
-    expect(await sweepTaskRuns({ console: young, decide }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS - 1)).toEqual([]);
+    expect((await sweepTaskRuns({ console: young, decide, queue: noQueue }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS - 1)).ended).toEqual([]);
     expect(young.rec.status).toBe('InProgress');
-    expect(await sweepTaskRuns({ console: young, decide }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS)).toEqual(['job-7']);
+    expect((await sweepTaskRuns({ console: young, decide, queue: noQueue }, 'acme', missing.l, claimedAt + TASK_SWEEP_GRACE_SECONDS)).ended).toEqual(['job-7']);
     expect(young.rec.error).toMatch(/ECS no longer knows the task/);
   });
 
@@ -215,10 +222,29 @@ describe('the sweep of runs whose container task stopped', () => {
       running('InProgress', { task: { runner: 'ecs', claimed_at: claimedAt, ref: 'arn:task' } }),
     ]) {
       const c = fakeConsole(job);
-      expect(await sweepTaskRuns({ console: c, decide }, 'acme', stopped.l, now)).toEqual([]);
+      expect((await sweepTaskRuns({ console: c, decide, queue: noQueue }, 'acme', stopped.l, now)).ended).toEqual([]);
       expect(c.rec.status).toBe(job.status);
     }
     expect(stopped.asked).toEqual([]);
+  });
+
+  it('sends a run stored Queued whose request stopped before it sent it, once that request had time to, and clears its mark', async () => {
+    // Found by a review (2026-12-05): a request stopped between storing the run and sending its
+    // message (a timeout, a crash) left it Queued for good: nothing sent it again.
+    const sent: { queue: string; body: unknown }[] = [];
+    const queue = { send: async (q: string, bodies: unknown[]) => void sent.push(...bodies.map((body) => ({ queue: q, body }))) } as never;
+    const stored = now - 60;
+    const c = fakeConsole({ ...queued(), _unsent_since: stored });
+    const idle = inspecting({ state: 'running' });
+    expect(await sweepTaskRuns({ console: c, decide, queue }, 'acme', idle.l, stored + UNSENT_RUN_GRACE_SECONDS - 1)).toEqual({ ended: [], sent: [] });
+    expect(sent).toEqual([]);
+    expect(await sweepTaskRuns({ console: c, decide, queue }, 'acme', idle.l, stored + UNSENT_RUN_GRACE_SECONDS)).toEqual({ ended: [], sent: ['job-7'] });
+    expect(sent).toEqual([{ queue: 'training', body: { type: 'train', tenant: 'acme', job_name: 'job-7' } }]);
+    expect(c.rec._unsent_since).toBeNull();
+    // Sent once: the next pass leaves it to the worker.
+    expect((await sweepTaskRuns({ console: c, decide, queue }, 'acme', idle.l, stored + 600)).sent).toEqual([]);
+    expect(sent).toHaveLength(1);
+    expect(c.rec.status).toBe('Queued');
   });
 
   it('keeps the ending the task wrote just before it stopped', async () => {
@@ -232,7 +258,7 @@ describe('the sweep of runs whose container task stopped', () => {
         return { state: 'stopped', reason: 'the process exited with code 0' };
       },
     };
-    expect(await sweepTaskRuns({ console: c, decide }, 'acme', l, now)).toEqual([]);
+    expect((await sweepTaskRuns({ console: c, decide, queue: noQueue }, 'acme', l, now)).ended).toEqual([]);
     expect(c.rec).toMatchObject({ status: 'Completed', model_version: 9 });
     expect(c.logs).toEqual([]);
   });
