@@ -5,7 +5,24 @@ import { idsFor } from './counters.ts';
 import { Counter, ErasedEvent, EVENT_SHARDS, Event, EventDay, eventShard, sortId } from './entities.ts';
 import { logger } from '../observability.ts';
 import { eachAtMost } from '../concurrency.ts';
-import { applied, countUpTo, forEachPartitionPage, getRow, isStored, mergeShards, putAll, putMissing, queryPage, queryUpTo, refine, remove, stripKeys, update, type QueryInput, type Row } from './ops.ts';
+import {
+  applied,
+  countUpTo,
+  forEachPartitionPage,
+  getRow,
+  isStored,
+  mergeShards,
+  putAll,
+  putMissing,
+  queryPage,
+  queryUpTo,
+  refine,
+  remove,
+  stripKeys,
+  update,
+  type QueryInput,
+  type Row,
+} from './ops.ts';
 
 /*
  * Events are append-only (the Event entity of entities.ts). The table spreads a tenant's log over

@@ -104,7 +104,13 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
   // No gap stops a newest-first list.
   if (!newestFirst) {
     const filtered = q.user_id !== undefined || q.type !== undefined;
-    const { keep, held } = await heldAt(rows, q.starting_after, filtered, { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) }, now);
+    const { keep, held } = await heldAt(
+      rows,
+      q.starting_after,
+      filtered,
+      { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) },
+      now,
+    );
     if (held) {
       rows = rows.slice(0, keep);
       hasMore = false;

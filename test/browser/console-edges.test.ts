@@ -909,7 +909,10 @@ describe('the console at its edges', () => {
 
   it('counts the runs in progress (Stopping too) on the Overview past the newest page of runs (and past 100 runs), asking the list for those statuses only', async () => {
     // 230 runs, newest first, listed as the API lists them: 20 a page unless a limit is asked for, after the cursor given, in the status asked for.
-    const runs = Array.from({ length: 230 }, (_, i) => ({ job_name: `run-${230 - i}`, status: i === 25 || i === 120 || i === 200 ? 'InProgress' : i === 60 ? 'Queued' : i === 150 ? 'Stopping' : 'Completed' }));
+    const runs = Array.from({ length: 230 }, (_, i) => ({
+      job_name: `run-${230 - i}`,
+      status: i === 25 || i === 120 || i === 200 ? 'InProgress' : i === 60 ? 'Queued' : i === 150 ? 'Stopping' : 'Completed',
+    }));
     const asked: (string | null)[] = [];
     await page.route('**/api/training-jobs*', (r) => {
       const q = new URL(r.request().url()).searchParams;

@@ -303,7 +303,7 @@ describe('listing events while writes are in flight', () => {
     expect(ids(await listEvents(s, T, { limit: 20, user_id: 'f' }, now + 31))).toEqual(['6']);
   });
 
-  it("passes at once the gap an erasure left, however old the erased events (filtered or not), and up to 10,000 ids of it", async () => {
+  it('passes at once the gap an erasure left, however old the erased events (filtered or not), and up to 10,000 ids of it', async () => {
     // Found by a review (2026-12-05): the ids an erasure deleted were taken for ids still being
     // written, so the first event stored after them held every list for 30 s.
     const { listEvents } = await import('../../shared/domain/events.ts');

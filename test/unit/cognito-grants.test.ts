@@ -40,7 +40,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     mock.restore();
   });
 
-  it("gives Cognito a name it takes (1-128 of [\\w\\s+=,.@-]) for any name the API accepts; the record keeps the name sent", async () => {
+  it('gives Cognito a name it takes (1-128 of [\\w\\s+=,.@-]) for any name the API accepts; the record keeps the name sent', async () => {
     const { mock, provisioner } = setup();
     const names: string[] = [];
     const stored: string[] = [];

@@ -151,7 +151,13 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     // 409 where a record's store throws Conflict after its tries (`changed_meanwhile`), and not on an
     // item update, which retries until it writes (until 2026-12-05 the synonym set's were left out,
     // the item update's listed).
-    for (const [method, path] of [['patch', '/api/synonyms/{id}'], ['delete', '/api/synonyms/{id}'], ['patch', '/api/rules/{id}'], ['delete', '/api/segments/{id}'], ['put', '/api/rerank-controls']]) {
+    for (const [method, path] of [
+      ['patch', '/api/synonyms/{id}'],
+      ['delete', '/api/synonyms/{id}'],
+      ['patch', '/api/rules/{id}'],
+      ['delete', '/api/segments/{id}'],
+      ['put', '/api/rerank-controls'],
+    ]) {
       expect(Object.keys(at(method as string, path as string).responses), `${method} ${path}`).toContain('409');
     }
     for (const method of ['post', 'patch']) expect(Object.keys(at(method, '/v1/items/{item_id}').responses)).not.toContain('409');
