@@ -138,7 +138,7 @@ function fromRow(row: Row): ItemRecord {
   };
 }
 
-const withVector = (row: Row): ItemWithVector => ({ ...fromRow(row), vector: vectorOf(row.embedding) });
+const withVector = (row: Row): ItemWithVector => ({ ...fromRow(row), vector: vectorOf(row.embedding), ...(row.embedded_ms !== undefined ? { embedded_ms: Number(row.embedded_ms) } : {}) });
 
 export function dynamoItemStore(t: TableRef): ItemStore {
   function toRow(tenant: string, item: ItemRecord): Row {
@@ -442,7 +442,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           t,
           Item.key({ tenant, id }),
           {
-            set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, ...changedSince.key({ tenant, changed_at: now, id }) },
+            set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, embedded_ms: nowMs(), ...changedSince.key({ tenant, changed_at: now, id }) },
             remove: [embedPending.pkAttr, embedPending.skAttr],
           },
           { when: (x) => x.and(isStored(x), x.eq('content_version', contentVersion)) },

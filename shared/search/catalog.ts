@@ -32,6 +32,12 @@ export class SearchView implements Catalog {
      * changes since the build ended (a bounded wait, views.ts): then `behind`.
      */
     private readonly table?: { items: Pick<ItemStore, 'getMany'>; tenant: string },
+    /**
+     * When (ms) the view had read the catalog's changes to: every change committed before is in it
+     * (the start of the container's last whole read; the build's time before any). A first page's
+     * cursor names it (`Cursor.vectorsAsOf`).
+     */
+    readonly readAtMs = index.builtAt * 1000,
   ) {
     // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
     delta.bind(index);

@@ -30,6 +30,12 @@ export interface Cursor {
    * nothing across the positions.
    */
   at?: number | undefined;
+  /**
+   * When (ms) the view the first page ranked on had read the catalog's changes to: later pages
+   * score an item whose vector was saved after it as that page did, without one (a vector landing
+   * between pages lifted every item that had none past the cursor: skipped).
+   */
+  vectorsAsOf?: number | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -40,19 +46,29 @@ const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64
 /** What a cursor holds after its position: [builtAt, list or null, asOf or null, upTo]. */
 const tail = (builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number) => [builtAt, list ?? null, asOf ?? null, upTo];
 
+/** What fixes a list's later pages to its first: the build, what ordered it, the taste's events, the items and the vectors it ranked. */
+export interface ListBasis {
+  builtAt: number;
+  list: string | undefined;
+  asOf: number | undefined;
+  upTo: number;
+  vectorsAsOf: number;
+}
+
 /**
  * A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested;
- * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked).
+ * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked;
+ * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf].
  */
-export const encodeCursor = (h: Hit, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number): string => encode([h.score, h.doc.id, ...tail(builtAt, list, asOf, upTo)]);
+export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
  * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), the
- * largest item id it ranked (`upTo`), and when its first page was planned (`at`).
+ * largest item id it ranked (`upTo`), when its first page was planned (`at`), and when its view
+ * had read the changes to (`vectorsAsOf`).
  */
-export const encodeOffsetCursor = (offset: number, builtAt: number, list: string | undefined, asOf: number | undefined, upTo: number, at: number): string =>
-  encode(['o', offset, ...tail(builtAt, list, asOf, upTo), at]);
+export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number): string => encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -92,15 +108,20 @@ export function decodeCursor(c: string, field: string): Cursor {
     const v = JSON.parse(Buffer.from(c, 'base64url').toString()) as unknown;
     if (Array.isArray(v) && v[0] === 'o') {
       // Offset cursors issued before they named their list (three elements) page on any; before
-      // they named when their list was planned (six), each page is planned when it is asked for.
-      const at: unknown = v.length === 7 ? v[6] : undefined;
-      const t = v.length >= 3 && v.length <= 7 ? tailOf(v.slice(2, 6)) : undefined;
-      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined && (at === undefined || wholeAtLeast(at, 0))) return { score: 0, id: 0, offset: v[1], ...t, ...(at === undefined ? {} : { at }) };
-    } else if (Array.isArray(v) && v.length >= 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+      // they named when their list was planned (six), each page is planned when it is asked for;
+      // before they named their view's time (seven), every vector ranks.
+      const at: unknown = v.length >= 7 ? v[6] : undefined;
+      const vectorsAsOf: unknown = v.length === 8 ? v[7] : undefined;
+      const t = v.length >= 3 && v.length <= 8 ? tailOf(v.slice(2, 6)) : undefined;
+      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined && (at === undefined || wholeAtLeast(at, 0)) && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)))
+        return { score: 0, id: 0, offset: v[1], ...t, ...(at === undefined ? {} : { at }), ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }) };
+    } else if (Array.isArray(v) && v.length >= 2 && v.length <= 7 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before
-      // they named their list (three), on any; before they named the items they ranked, on every one.
-      const t = tailOf(v.slice(2));
-      if (t) return { score: v[0], id: v[1] as number, ...t };
+      // they named their list (three), on any; before they named the items they ranked, on every
+      // one; before they named their view's time (six), with every vector.
+      const vectorsAsOf: unknown = v.length === 7 ? v[6] : undefined;
+      const t = tailOf(v.slice(2, 6));
+      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0))) return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }) };
     }
   } catch {
     /* fall through */

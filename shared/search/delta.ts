@@ -9,7 +9,7 @@ import { type CentroidDots, IVF_MIN, probeLists, scanLists, trainIvf, trainIvfIn
 import { coarseDimsOf, nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows, quantiseInto } from './quantise.ts';
 import { byTerm, firstAtLeast } from './text.ts';
-import type { SearchDoc } from './types.ts';
+import { type SearchDoc, vectorSavedMs } from './types.ts';
 
 /** Items changed since the index was built (scored beside it) and ids it must no longer show. */
 export interface Delta {
@@ -404,6 +404,8 @@ export class PreparedDelta implements ExtraVocab {
   ids: Float64Array = new Float64Array(64);
   /** The largest item id any slot has held (0: none): what a search's cursor names (`Cursor.upTo`). */
   largestId = 0;
+  /** When (ms) the latest vector any slot has held was saved (0: none): a later page looks for vectors newer than its first page's only past it (`Cursor.vectorsAsOf`). */
+  latestVectorMs = 0;
   /** Per slot, each field's length. */
   lens: [Float64Array, Float64Array, Float64Array] = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
   /**
@@ -601,6 +603,7 @@ export class PreparedDelta implements ExtraVocab {
     this.active[s] = doc.active ? 1 : 0;
     this.ids[s] = doc.id;
     if (doc.id > this.largestId) this.largestId = doc.id;
+    if (doc.vector) this.latestVectorMs = Math.max(this.latestVectorMs, vectorSavedMs(doc));
     this.liveCount += 1;
     for (let f = 0; f < 3; f++) {
       const l = len[f] as number;

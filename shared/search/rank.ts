@@ -20,7 +20,7 @@ import { ResultPage, type PageRequest } from './page.ts';
 import { addCounts, analysedTerms, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import type { Alternatives } from './synonyms.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
-import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type Hit, type SearchDoc, type SearchMode } from './types.ts';
+import { ASK, FAILS, NO_FILTER, PASSES, type DocFilter, type Hit, type SearchDoc, type SearchMode, vectorSavedMs } from './types.ts';
 
 export { PreparedDelta, type Delta } from './delta.ts';
 export { byRank, type PageRequest } from './page.ts';
@@ -55,6 +55,12 @@ export interface RankRequest {
    * move feedback, and the cursor's position with them.
    */
   upTo?: number | undefined;
+  /**
+   * A later page's: when (ms) its first page's view had read the catalog's changes to
+   * (`Cursor.vectorsAsOf`). A vector saved since is none of this page's (`vectorsSince`): the
+   * item scores as on the first page, without one, instead of rising past the cursor.
+   */
+  vectorsAsOf?: number | undefined;
 }
 
 export interface Ranked {
@@ -140,6 +146,9 @@ interface Keys {
   passingRows: (() => Uint32Array | undefined) | undefined;
   /** The same of the delta's live slots. */
   passingSlots: (() => Uint32Array | undefined) | undefined;
+  /** The build's rows and the delta's slots that may be a query's neighbours: accepted, with a vector this page may score (`withoutVectorsSince`). */
+  nearRow: (i: number) => boolean;
+  nearSlot: (s: number) => boolean;
   vectorOfKey(key: number): Float32Array | null;
   /** q · the vector of any key (0 without one). */
   similarity(q: Float32Array): (key: number) => number;
@@ -198,7 +207,7 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
   // filter's neighbours are among them (`SearchIndex.nearest`, `PreparedDelta.nearest`).
   const passingRows = passingKeys(built, N, rowEligible);
   const passingSlots = passingKeys(fresh, delta.slotCount, (s) => live[s] === 1 && (inactiveToo || activeSlot[s] === 1));
-  return {
+  const keys: Keys = {
     N,
     S: delta.slotCount,
     passingRows,
@@ -208,6 +217,8 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
     acceptIndexed,
     acceptSlot,
     accept: (key) => (key < N ? acceptIndexed(key) : acceptSlot(key - N)),
+    nearRow: acceptIndexed,
+    nearSlot: acceptSlot,
     vectorOfKey: (key) => (key < N ? index.vectorOf(key) : delta.vectorOf(key - N)),
     similarity: (q) => {
       const indexed = index.similarityTo(q);
@@ -248,6 +259,48 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
         if (ns === 0) return;
         fresh(slots, ns, got);
         for (let r = 0; r < ns; r++) out[slotAt[r] as number] = got[r] as number;
+      };
+    },
+  };
+  return r.vectorsAsOf === undefined ? keys : withoutVectorsSince(keys, index, delta, r.vectorsAsOf);
+}
+
+/**
+ * `keys` with the vectors saved after `asOf` (ms) taken out: such a document has no vector score,
+ * is no neighbour, and moves no feedback, as on a first page ranked before its vector was saved
+ * (`RankRequest.vectorsAsOf`). Only the delta holds such vectors (and a build newer than that
+ * page's view, when that page's is gone); `keys` itself when none does.
+ */
+function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelta, asOf: number): Keys {
+  const { N, S } = keys;
+  let slots: Uint8Array | undefined;
+  if (delta.latestVectorMs > asOf) {
+    for (let s = 0; s < S; s++) {
+      if (delta.live[s] !== 1) continue;
+      const doc = delta.docAt(s);
+      if (doc.vector && vectorSavedMs(doc) > asOf) (slots ??= new Uint8Array(S))[s] = 1;
+    }
+  }
+  let rows: Uint8Array | undefined;
+  if (index.builtAt * 1000 > asOf) {
+    for (let i = 0; i < N; i++) if (vectorSavedMs(index.docs[i] as SearchDoc) > asOf) (rows ??= new Uint8Array(N))[i] = 1;
+  }
+  if (!slots && !rows) return keys;
+  const none = (key: number) => (key < N ? rows?.[key] === 1 : slots?.[key - N] === 1);
+  return {
+    ...keys,
+    nearRow: rows ? (i) => rows[i] !== 1 && keys.acceptIndexed(i) : keys.acceptIndexed,
+    nearSlot: slots ? (s) => slots[s] !== 1 && keys.acceptSlot(s) : keys.acceptSlot,
+    vectorOfKey: (key) => (none(key) ? null : keys.vectorOfKey(key)),
+    similarity: (q) => {
+      const of = keys.similarity(q);
+      return (key) => (none(key) ? 0 : of(key));
+    },
+    similarities: (q) => {
+      const of = keys.similarities(q);
+      return (list, out) => {
+        of(list, out);
+        for (let j = 0; j < list.length; j++) if (none(list[j] as number)) out[j] = 0;
       };
     },
   };
@@ -890,8 +943,8 @@ export function strongestKeywordMatches(acc: Float32Array, kwKeys: Int32Array, k
 function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: Float32Array, m: KeyScores): void {
   const { N, S } = keys;
   const k = RANKING.vectorCandidates;
-  const fromIndex = index.nearest(q, k, keys.acceptIndexed, keys.passingRows);
-  const fromDelta = S ? delta.nearest(q, k, keys.acceptSlot, keys.passingSlots) : undefined;
+  const fromIndex = index.nearest(q, k, keys.nearRow, keys.passingRows);
+  const fromDelta = S ? delta.nearest(q, k, keys.nearSlot, keys.passingSlots) : undefined;
   if (fromIndex.size + (fromDelta?.size ?? 0) <= k) {
     fromIndex.forEach((i, s) => m.set(i, s));
     fromDelta?.forEach((slot, s) => m.set(N + slot, s));

@@ -102,7 +102,14 @@ function queryOf(req: SearchRequest, delta: PreparedDelta): WithSynonyms {
 const largestItemId = (index: SearchIndex, delta: PreparedDelta): number => Math.max(index.largestId, delta.largestId);
 
 /** What ranking is asked for this request (its query vector only when of the index's size). */
-function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array | null, index: SearchIndex, profile: Float32Array | null, upTo: number | undefined): RankRequest {
+function rankRequest(
+  req: SearchRequest,
+  query: WithSynonyms,
+  qv: Float32Array | null,
+  index: SearchIndex,
+  profile: Float32Array | null,
+  after: Pick<Cursor, 'upTo' | 'vectorsAsOf'> | undefined,
+): RankRequest {
   return {
     query: query.query,
     // Names first compares names with the query as asked: the synonyms' words go before `query`.
@@ -114,7 +121,8 @@ function rankRequest(req: SearchRequest, query: WithSynonyms, qv: Float32Array |
     queryVector: qv && qv.length === index.dims ? qv : null,
     profile,
     includeInactive: req.includeInactive ?? false,
-    upTo,
+    upTo: after?.upTo,
+    vectorsAsOf: after?.vectorsAsOf,
   };
 }
 
@@ -218,7 +226,7 @@ async function plannedSearch(
   builtAt: number | undefined,
   list: string | undefined,
   asOf: number | undefined,
-  upTo: number | undefined,
+  after: Pick<Cursor, 'upTo' | 'vectorsAsOf'> | undefined,
 ) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
@@ -243,7 +251,7 @@ async function plannedSearch(
   const recent = needSeen ? events : [];
   const tasteAsOf = req.user ? (asOf ?? events[0]?.id ?? 0) : undefined;
   const facets = facetCounter(req);
-  const rankRequested = rankRequest(req, query, qv, index, profile, upTo);
+  const rankRequested = rankRequest(req, query, qv, index, profile, after);
   const pool = contextPool(req.limit);
   // One more hit than asked when there are more matches.
   const ranked = rank(index, delta, rankRequested, { limit: pool, after: undefined, visit: facets?.over({ index, delta }) });
@@ -285,7 +293,8 @@ async function plannedSearch(
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, index.builtAt, list, tasteAsOf, upTo ?? largestItemId(index, delta), req.plan.at) : null;
+  const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.readAtMs };
+  const next = hasMore ? encodeOffsetCursor(offset + req.limit, basis, req.plan.at) : null;
   return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
 
@@ -321,7 +330,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const asOf = req.user ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
   const profile = req.user ? profileOf(index, delta, events) : null;
   const facets = facetCounter(req);
-  const request = rankRequest(req, query, qv, index, profile, after?.upTo);
+  const request = rankRequest(req, query, qv, index, profile, after);
   const ranked = rank(index, delta, request, {
     limit: req.limit,
     after: after ? { score: after.score, id: after.id } : undefined,
@@ -331,7 +340,8 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const next = hasMore && last ? encodeCursor(last, index.builtAt, list, asOf, after?.upTo ?? largestItemId(index, delta)) : null;
+  const basis = { builtAt: index.builtAt, list, asOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.readAtMs };
+  const next = hasMore && last ? encodeCursor(last, basis) : null;
   return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }
 
@@ -356,7 +366,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
     sameList(after?.list, list, cursorField);
-    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf, after?.upTo);
+    return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf, after);
   }
   if (after?.offset !== undefined) {
     // Platform item search (its cursor field is `cursor`) takes no context: the cursor is a Core search's.

@@ -4,6 +4,12 @@ import type { ColumnCache } from './columns.ts';
 /** An item as the search index sees it: the item with its vector (null until embedded). */
 export type SearchDoc = ItemWithVector;
 
+/**
+ * When (ms) a document's vector was saved: its `embedded_ms` (the table's, since 2026-12-05), else
+ * the start of its `embedding_updated_at` second (a build's documents, rows saved before).
+ */
+export const vectorSavedMs = (d: SearchDoc): number => d.embedded_ms ?? (d.embedding_updated_at ?? 0) * 1000;
+
 export type SearchMode = 'hybrid' | 'keyword' | 'semantic';
 
 export interface Hit {

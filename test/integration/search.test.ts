@@ -487,6 +487,65 @@ describe('pages across an index build', () => {
   });
 });
 
+describe("pages while the items' vectors land", () => {
+  // Found by a review (2026-12-05): a first page ranked items whose embeddings were still pending
+  // (keyword evidence only); their vectors landed before the next page, lifted every one of them
+  // past the cursor's score, and the later pages skipped them (5 of 12 served).
+  const pageAll = async (
+    first: { body: { data: { id: string }[]; next_cursor: string | null } },
+    next: (cursor: string) => Promise<{ status: number; body: { data: { id: string }[]; next_cursor: string | null } }>,
+  ) => {
+    const got = ids(first);
+    let cursor = first.body.next_cursor;
+    while (cursor) {
+      const r = await next(cursor);
+      expect(r.status).toBe(200);
+      got.push(...ids(r));
+      cursor = r.body.next_cursor;
+    }
+    return got;
+  };
+  const embeddedMeanwhile = async (name: string, firstPage: () => Promise<{ body: { data: { id: string }[]; next_cursor: string | null } }>) => {
+    embeddingQueue().stop();
+    let made: string[];
+    let first: Awaited<ReturnType<typeof firstPage>>;
+    try {
+      // Found by their descriptions (names first would lift them all alike, vector or not).
+      made = ids(
+        await t.demo.core(
+          'POST',
+          '/v1/items',
+          Array.from({ length: 12 }, (_, i) => ({ name: `Model ${i}`, description: `a ${name} for the garden, number ${i}` })),
+        ),
+      );
+      first = await firstPage();
+    } finally {
+      embeddingQueue().resume();
+    }
+    await until(
+      () => t.demo.platform('GET', '/api/search-index'),
+      (r) => r.body.pending === 0,
+      20_000,
+    );
+    return { made, first };
+  };
+
+  it('Core search (hybrid): pages reach every match once, as the first page ranked them', async () => {
+    const { made, first } = await embeddedMeanwhile('birdbath', () => search({ query: 'birdbath', limit: 5 }));
+    const got = await pageAll(first, (cursor) => search({ query: 'birdbath', limit: 5, starting_after: cursor }));
+    // Every item named so (and the catalog's nearest others, by their vectors), each once.
+    expect(new Set(got).size).toBe(got.length);
+    expect(got).toEqual(expect.arrayContaining(made));
+  });
+
+  it('Platform item search: the same', async () => {
+    const { made, first } = await embeddedMeanwhile('teapot', () => t.demo.platform('POST', '/api/items/search', { query: 'teapot', limit: 5 }));
+    const got = await pageAll(first, (cursor) => t.demo.platform('POST', '/api/items/search', { query: 'teapot', limit: 5, cursor }));
+    expect(new Set(got).size).toBe(got.length);
+    expect(got).toEqual(expect.arrayContaining(made));
+  });
+});
+
 describe('the changes since a build and the build rank alike', () => {
   it('answer every mode, and typos, prefixes, long queries, browsing, filters, facets and sort, with the same items, scores and totals before and after a build', async () => {
     // The second tenant's own catalog: 40 items from a few words, all in its changes (no build
