@@ -38,6 +38,8 @@ import {
  * content, in the sparse embedPending index.
  */
 const { byCategory, changedSince, changeKeys, embedPending } = Item.indexes;
+/** How often the sweep queued an item's embedding again (`deferEmbedding`); gone once it embeds or its content changes. */
+const EMBED_REQUEUES = 'embed_requeues';
 
 /**
  * How long a deleted item's tombstone is kept: 7 days, and at least as long as a create's retry
@@ -302,19 +304,22 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     },
 
     async update(tenant: string, id: number, patch: ItemPatch, now: number, opts: { sameContentAs?: number } = {}): Promise<ItemRecord | undefined> {
-      const change: Required<Pick<Change, 'set' | 'remove' | 'add'>> = { set: { updated_at: now, ...changedSince.key({ tenant, changed_at: now, id }) }, remove: [], add: {} };
+      const remove: string[] = [];
+      const change: Required<Pick<Change, 'set' | 'remove' | 'add'>> = { set: { updated_at: now, ...changedSince.key({ tenant, changed_at: now, id }) }, remove, add: {} };
       for (const field of ['name', 'description', 'metadata', 'active'] as const) if (patch[field] !== undefined) change.set[field] = patch[field];
       const newContent = opts.sameContentAs === undefined && CONTENT_FIELDS.some((f) => patch[f] !== undefined);
       if (newContent) {
         // New content: the embedding is behind until the worker catches up.
         change.add.content_version = 1;
         Object.assign(change.set, { embedding_updated_at: null, ...embedPending.key({ tenant, pending_since: now, id }) });
+        // New content may embed where the old did not: the sweep's deferrals start over.
+        remove.push(EMBED_REQUEUES);
       }
       if (patch.metadata !== undefined) {
         // The category index follows the replacement metadata.
         const category = categoryOf(patch.metadata);
         if (category) Object.assign(change.set, byCategory.key({ tenant, category, id }));
-        else change.remove = [byCategory.pkAttr, byCategory.skAttr];
+        else remove.push(byCategory.pkAttr, byCategory.skAttr);
       }
       const cv = opts.sameContentAs;
       try {
@@ -443,7 +448,7 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           Item.key({ tenant, id }),
           {
             set: { embedding: vectorBytes(vector), embedded_version: contentVersion, embedding_updated_at: now, embedded_ms: nowMs(), ...changedSince.key({ tenant, changed_at: now, id }) },
-            remove: [embedPending.pkAttr, embedPending.skAttr],
+            remove: [embedPending.pkAttr, embedPending.skAttr, EMBED_REQUEUES],
           },
           { when: (x) => x.and(isStored(x), x.eq('content_version', contentVersion)) },
         ),
@@ -453,9 +458,26 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return 'saved' as const;
     },
 
-    async pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]> {
+    async pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<{ id: number; since: number }[]> {
       const rows = await queryUpTo(t, embedPending.query({ tenant }, { lt: embedPending.skPrefix({ pending_since: olderThan }) }), limit);
-      return rows.map((r) => Number(embedPending.parse(String(r[embedPending.skAttr])).id));
+      return rows.map((r) => {
+        const { id, pending_since } = embedPending.parse(String(r[embedPending.skAttr]));
+        return { id: Number(id), since: Number(pending_since) };
+      });
+    },
+
+    async deferEmbedding(tenant: string, id: number, since: number, next: (requeues: number) => number): Promise<boolean> {
+      const key = Item.key({ tenant, id });
+      // Only while it waits since `since`: new content, or its vector, settled it meanwhile.
+      const was = embedPending.sk({ pending_since: since, id });
+      const at = (x: Expr) => x.eq(embedPending.skAttr, was);
+      const counted = await update(t, key, { add: { [EMBED_REQUEUES]: 1 } }, { when: at, returnValues: 'UPDATED_NEW' }).catch((e: unknown) => {
+        if (isConditionFailure(e)) return undefined;
+        throw e;
+      });
+      if (!counted) return false;
+      const to = embedPending.sk({ pending_since: next(Number(counted[EMBED_REQUEUES] ?? 1)), id });
+      return applied(() => update(t, key, { set: { [embedPending.skAttr]: to } }, { when: at }));
     },
 
     // The index is sparse: only items waiting for an embedding are in it.

@@ -133,8 +133,13 @@ export interface ItemStore {
   getForEmbedding(tenant: string, id: number): Promise<{ item: ItemRecord; contentVersion: number; embeddedVersion: number; dims: number } | undefined>;
   /** Stores a vector for that content version; 'stale' when the content changed meanwhile or the item is gone. */
   saveEmbedding(tenant: string, id: number, contentVersion: number, vector: Float32Array, now: number): Promise<'saved' | 'stale'>;
-  /** A tenant's items whose embedding has been behind their content since before `olderThan`. */
-  pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<number[]>;
+  /** A tenant's items whose embedding has been behind their content since before `olderThan`, oldest first, with that time. */
+  pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<{ id: number; since: number }[]>;
+  /**
+   * An item the sweep queued again: counted, and its wait moved to `next(times queued again)`
+   * (later pending items come first), only while it still waits since `since`. False otherwise.
+   */
+  deferEmbedding(tenant: string, id: number, since: number, next: (requeues: number) => number): Promise<boolean>;
   /** How many of a tenant's items wait for an embedding. */
   pendingCount(tenant: string): Promise<number>;
 }

@@ -2,6 +2,8 @@ import type { BlobStore } from '../blob.ts';
 import type { CredentialStore } from '../domain/credentials-types.ts';
 import type { ItemStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
+import { queues } from '../queue/workers.ts';
+import { eachAtMost } from '../concurrency.ts';
 import { nowSeconds as now } from '../clock.ts';
 import { buildIndexParts } from './build.ts';
 import { itemText, type EmbeddingProvider } from './embedding.ts';
@@ -70,11 +72,23 @@ async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenan
 /**
  * The periodic maintenance pass: re-queue items whose embedding has been behind for longer than
  * `graceSeconds` (lost or failed messages), and request an index build for tenants whose
- * catalog changed since their index was built. While the embedding queue still holds messages
- * nothing is re-queued: a backlog (a bulk import) is not a lost message, and duplicates would
- * only lengthen it; a message lost meanwhile is re-queued once the queue has drained. `at`: the
- * pass's time.
+ * catalog changed since their index was built. While the embedding queue holds messages (a
+ * backlog: a bulk import), only items behind for longer than a message's whole life on it
+ * (`BACKLOG_GRACE_SECONDS`): a backlog is not a lost message, and duplicates would only lengthen
+ * it. Until 2026-12-05 nothing was re-queued then, and a busy service (any tenant's messages)
+ * never re-queued a lost one. Each item re-queued waits twice as long before the next time (at
+ * most a day, `requeueAt`), behind the items pending after it: until then the oldest 1,000 were
+ * read each pass, so items that never embed (re-queued each pass, dead-lettered each time) kept
+ * the others from ever being re-queued. `at`: the pass's time.
  */
+/** A message's whole life on the embedding queue: every receive, each a visibility timeout apart. */
+export const BACKLOG_GRACE_SECONDS = queues.embedding.visibilityTimeoutSeconds * queues.embedding.maxReceiveCount;
+/** Items deferred at once by a pass. */
+const DEFERS_AT_ONCE = 25;
+
+/** Where an item re-queued the `n`-th time waits from: due again `grace` * 2^n after `at` (the wait at most a day). */
+export const requeueAt = (at: number, grace: number, n: number): number => at + Math.min(grace * (2 ** Math.min(n, 20) - 1), 86_400);
+
 export async function sweep(
   deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: WorkQueue },
   graceSeconds = 60,
@@ -83,15 +97,17 @@ export async function sweep(
   let requeued = 0;
   const rebuilds: string[] = [];
   const backlogged = (await deps.queue.backlog('embedding')) > 0;
+  const grace = backlogged ? Math.max(graceSeconds, BACKLOG_GRACE_SECONDS) : graceSeconds;
   for (const tenant of await deps.credentials.listTenants()) {
     // One tenant's failure (a throttled read) leaves the others' embeddings and builds to them.
     try {
-      const stale = backlogged ? [] : await deps.items.pendingEmbeddings(tenant, at - graceSeconds, 1000);
+      const stale = await deps.items.pendingEmbeddings(tenant, at - grace, 1000);
       if (stale.length) {
         await deps.queue.send(
           'embedding',
-          stale.map((item_id) => ({ type: 'embed', tenant, item_id })),
+          stale.map(({ id }) => ({ type: 'embed', tenant, item_id: id })),
         );
+        await eachAtMost(stale, DEFERS_AT_ONCE, ({ id, since }) => deps.items.deferEmbedding(tenant, id, since, (n) => requeueAt(at, graceSeconds, n)));
         requeued += stale.length;
       }
       const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;

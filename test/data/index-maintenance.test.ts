@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
 import type { ItemStore } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
-import { buildIndex, embedItem, sweep } from '../../shared/search/indexer.ts';
+import { BACKLOG_GRACE_SECONDS, buildIndex, embedItem, requeueAt, sweep } from '../../shared/search/indexer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { readPointer } from '../../shared/search/index-store.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
@@ -42,6 +42,43 @@ describe('the index sweep', () => {
     expect((await sweep(deps, 60, at - 1)).rebuilds).toEqual([]);
     expect((await sweep(deps, 60, at)).rebuilds).toEqual([tenant]);
     expect(sent).toEqual([{ type: 'build-index', tenant, requested_at: at }]);
+  });
+
+  it("re-queues a lost embedding while the queue is busy (once it is older than a message's life there), and an item re-queued waits twice as long each time, behind the later ones", async () => {
+    // Found by a review (2026-12-05): while the embedding queue held any message (any tenant's),
+    // nothing was re-queued; and the oldest 1,000 pending items were re-queued each pass, so items
+    // that never embed kept every later one from being re-queued.
+    const tenant = 'requeue';
+    const t0 = Math.floor(Date.now() / 1000) + 50_000;
+    const s = db.stores.items;
+    const [never] = await s.create(tenant, [{ name: 'never embeds' }], t0);
+    const [lost] = await s.create(tenant, [{ name: 'its message was lost' }], t0 + 10);
+    const sent: number[] = [];
+    let backlog = 3;
+    const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages.flatMap((m) => (m.type === 'embed' ? [m.item_id] : []))), backlog: async () => backlog };
+    const blobs = { get: async () => undefined } as Partial<BlobStore> as BlobStore;
+    const deps = { items: s, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const ids = [never?.id, lost?.id] as number[];
+    // Busy: nothing younger than a message's whole life on the queue (5 receives, 720 s apart).
+    expect(BACKLOG_GRACE_SECONDS).toBe(3600);
+    await sweep(deps, 60, t0 + 10 + 3600);
+    expect(sent).toEqual([ids[0]]);
+    await sweep(deps, 60, t0 + 10 + 3601);
+    expect(sent).toEqual([ids[0], ids[1]]);
+    // Idle from here. Each re-queued: due again 2 x 60 s after, then 4 x, ... (the first re-queued at t0 + 3610).
+    backlog = 0;
+    sent.length = 0;
+    const first = t0 + 3610;
+    await sweep(deps, 60, first + 119);
+    expect(sent).toEqual([]);
+    await sweep(deps, 60, first + 121);
+    expect(sent).toEqual([ids[0]]);
+    expect(requeueAt(first + 121, 60, 2) - (first + 121)).toBe(180);
+    // Its vector lands: no longer pending, its count gone.
+    await s.saveEmbedding(tenant, ids[0] as number, 1, new Float32Array([1, 0]), first + 130);
+    expect((await s.pendingEmbeddings(tenant, first + 100_000, 10)).map((p) => p.id)).toEqual([ids[1]]);
+    // A deferral of a wait that is no longer the item's changes nothing.
+    expect(await s.deferEmbedding(tenant, ids[1] as number, t0 + 10, () => first + 5000)).toBe(false);
   });
 
   it("builds a tenant's index once at a time: requests made meanwhile wait, and those the build covers are skipped", async () => {

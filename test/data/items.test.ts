@@ -223,15 +223,15 @@ describe('item store', () => {
     const T = 'embed-save';
     const [item] = await s.create(T, [{ name: 'A' }], 100);
     const id = item?.id as number;
-    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([id]);
+    expect((await s.pendingEmbeddings(T, 200, 10)).map((p) => p.id)).toEqual([id]);
     // The content changes (version 2) while version 1 is being embedded: that vector is stale.
     await s.update(T, id, { name: 'B' }, 101);
     expect(await s.saveEmbedding(T, id, 1, new Float32Array([1, 0]), 102)).toBe('stale');
     expect((await s.get(T, id))?.embedding_updated_at).toBeNull();
-    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([id]);
+    expect((await s.pendingEmbeddings(T, 200, 10)).map((p) => p.id)).toEqual([id]);
     expect(await s.saveEmbedding(T, id, 2, new Float32Array([0, 1]), 103)).toBe('saved');
     expect((await s.get(T, id))?.embedding_updated_at).toBe(103);
-    expect(await s.pendingEmbeddings(T, 200, 10)).toEqual([]);
+    expect((await s.pendingEmbeddings(T, 200, 10)).map((p) => p.id)).toEqual([]);
     expect(await s.pendingCount(T)).toBe(0);
   });
 

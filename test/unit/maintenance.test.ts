@@ -29,7 +29,8 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
     idempotency: {},
     credentials: { listTenants: async () => ['a', 'b'] },
     items: {
-      pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [7]),
+      pendingEmbeddings: async (tenant: string) => (tenant === 'a' && failing === 'items' ? boom() : [{ id: 7, since: 0 }]),
+      deferEmbedding: async () => true,
       countChangesSince: async () => 1,
     },
     console: {
