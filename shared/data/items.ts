@@ -3,6 +3,7 @@ import { canonicalJson } from '../canonical-json.ts';
 import { config } from '../config.ts';
 import { nowMs, nowSeconds } from '../clock.ts';
 import { sleep } from '../retry.ts';
+import { eachAtMost } from '../concurrency.ts';
 import { outsideDeadline } from '../deadline.ts';
 import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
@@ -464,6 +465,18 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         const { id, pending_since } = embedPending.parse(String(r[embedPending.skAttr]));
         return { id: Number(id), since: Number(pending_since) };
       });
+    },
+
+    async markEmbedPending(tenant: string, items: readonly { id: number; embeddedAt: number }[], now: number): Promise<number> {
+      let marked = 0;
+      await eachAtMost(items, 25, async ({ id, embeddedAt }) => {
+        // Only the vector read: one saved since (at the provider's width) needs nothing.
+        const ok = await applied(() =>
+          update(t, Item.key({ tenant, id }), { set: embedPending.key({ tenant, pending_since: now, id }) }, { when: (x) => x.and(isStored(x), x.eq('embedding_updated_at', embeddedAt)) }),
+        );
+        if (ok) marked++;
+      });
+      return marked;
     },
 
     async deferEmbedding(tenant: string, id: number, since: number, next: (requeues: number) => number): Promise<boolean> {

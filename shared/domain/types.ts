@@ -136,6 +136,11 @@ export interface ItemStore {
   /** A tenant's items whose embedding has been behind their content since before `olderThan`, oldest first, with that time. */
   pendingEmbeddings(tenant: string, olderThan: number, limit: number): Promise<{ id: number; since: number }[]>;
   /**
+   * Puts these items among those waiting for an embedding (their vector has another width than the
+   * provider's), each only while it holds the vector saved at `embeddedAt`. Answers how many.
+   */
+  markEmbedPending(tenant: string, items: readonly { id: number; embeddedAt: number }[], now: number): Promise<number>;
+  /**
    * An item the sweep queued again: counted, and its wait moved to `next(times queued again)`
    * (later pending items come first), only while it still waits since `since`. False otherwise.
    */

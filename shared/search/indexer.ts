@@ -58,15 +58,19 @@ async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenan
   if (current && current.builtAt >= requestedAt) return { ...current, skipped: true, otherWidth: [] };
   const builtAt = now();
   const docs: SearchDoc[] = [];
-  const otherWidth: number[] = [];
+  const otherWidth: { id: number; embeddedAt: number }[] = [];
   await items.forEachPage(tenant, (page) => {
     for (const i of page) {
       docs.push({ ...i, vector: i.vector });
-      if (i.vector && i.vector.length !== dims) otherWidth.push(i.id);
+      if (i.vector && i.vector.length !== dims) otherWidth.push({ id: i.id, embeddedAt: i.embedding_updated_at ?? 0 });
     }
   });
+  // Waiting for an embedding from here, before the build is published: if the messages the caller
+  // sends are lost (a failure after the publish; its redelivery finds the build done and skips it),
+  // the sweep sends them again. Until 2026-12-05 such items stayed without a vector until a build.
+  if (otherWidth.length) await items.markEmbedPending(tenant, otherWidth, builtAt);
   const { pointer, published } = await publishBuild(blobs, tenant, buildIndexParts(docs, dims, builtAt));
-  return { ...pointer, skipped: !published, otherWidth: published ? otherWidth : [] };
+  return { ...pointer, skipped: !published, otherWidth: published ? otherWidth.map((o) => o.id) : [] };
 }
 
 /**

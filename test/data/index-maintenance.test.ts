@@ -165,4 +165,25 @@ describe('a change of EMBEDDING_DIMENSIONS', () => {
     expect((await items.getForEmbedding(tenant, a?.id as number))?.dims).toBe(128);
     expect((await buildIndex(items, blobs, 128, tenant, Math.floor(Date.now() / 1000) + 5)).otherWidth).toEqual([]);
   });
+
+  it("leaves the items to embed again among those waiting for an embedding, so the sweep sends them when the build's messages are lost", async () => {
+    // Found by a review (2026-12-05): the messages were sent after the build was published; a
+    // failure there, then the redelivery finding the build done (skipped, naming none), left them
+    // without a vector, and nothing pending for the sweep, until some later build.
+    const tenant = 'width-lost';
+    const items = db.stores.items;
+    const [a, b] = await items.create(tenant, [{ name: 'old width' }, { name: 'new width' }], 100);
+    await embedItem(items, new HashingEmbedding(64), tenant, a?.id as number);
+    await embedItem(items, new HashingEmbedding(128), tenant, b?.id as number);
+    expect(await items.pendingCount(tenant)).toBe(0);
+    const blobs = new FolderBlobStore(join(dir, 'width-lost'));
+    const built = await buildIndex(items, blobs, 128, tenant);
+    expect(built.otherWidth).toEqual([a?.id]);
+    // Its messages never sent; the redelivery is skipped and names none.
+    expect((await buildIndex(items, blobs, 128, tenant, built.builtAt)).otherWidth).toEqual([]);
+    expect((await items.pendingEmbeddings(tenant, built.builtAt + 1, 10)).map((p) => p.id)).toEqual([a?.id]);
+    // Embedded again at the provider's width: no longer waiting.
+    expect(await embedItem(items, new HashingEmbedding(128), tenant, a?.id as number)).toBe('embedded');
+    expect(await items.pendingCount(tenant)).toBe(0);
+  });
 });
