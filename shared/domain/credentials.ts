@@ -126,9 +126,17 @@ export async function listClients(store: CredentialStore, tenant: string, q: Pla
   return platformList(page.rows.map(clientView), page);
 }
 
+/**
+ * Deletes a client: its app client first (deployed: Cognito's), then its record, so a failure
+ * between the two leaves the record for a retry to delete (the app client already gone is no
+ * error). Until 2026-12-05 the record went first: a failed Cognito delete answered 500, its retry
+ * 404, and the app client stayed (its tokens refused: the record is read on every request).
+ */
 export async function deleteClient(store: CredentialStore, tenant: string, clientId: string, provisioner = localProvisioner) {
-  if (!(await store.deleteClient(tenant, clientId))) throw new NotFound('client_not_found', `No client ${clientId}.`);
+  const gone = () => new NotFound('client_not_found', `No client ${clientId}.`);
+  if ((await store.getClient(clientId))?.tenant !== tenant) throw gone();
   await provisioner.deprovision(clientId);
+  if (!(await store.deleteClient(tenant, clientId))) throw gone();
 }
 
 export async function createApiKey(store: CredentialStore, tenant: string, body: CreateApiKeyBody) {

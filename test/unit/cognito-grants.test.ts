@@ -40,6 +40,27 @@ describe('Cognito actions are granted to the functions that perform them', () =>
     mock.restore();
   });
 
+  it('deletes a client whose Cognito delete failed on its retry: the app client first, then the record', async () => {
+    const mock = mockClient(CognitoIdentityProviderClient);
+    mock.on(DeleteUserPoolClientCommand).rejectsOnce(new Error('throttled')).resolves({});
+    const provisioner = cognitoProvisioner(new CognitoIdentityProviderClient({ region: 'us-east-1' }), 'pool');
+    const records = new Map([['c1', { client_id: 'c1', tenant: 't' }]]);
+    const store = {
+      getClient: async (id: string) => records.get(id),
+      deleteClient: async (tenant: string, id: string) => records.get(id)?.tenant === tenant && records.delete(id),
+    } as unknown as CredentialStore;
+    // Another tenant's client is not found, and nothing is deleted.
+    await expect(deleteClient(store, 'u', 'c1', provisioner)).rejects.toThrow('No client c1.');
+    expect(mock.commandCalls(DeleteUserPoolClientCommand)).toHaveLength(0);
+    await expect(deleteClient(store, 't', 'c1', provisioner)).rejects.toThrow('throttled');
+    // Until 2026-12-05 the record was gone by then: the retry answered 404, the app client stayed.
+    expect(records.has('c1')).toBe(true);
+    await deleteClient(store, 't', 'c1', provisioner);
+    expect(records.has('c1')).toBe(false);
+    expect(mock.commandCalls(DeleteUserPoolClientCommand)).toHaveLength(2);
+    mock.restore();
+  });
+
   it('gives Cognito a name it takes (1-128 of [\\w\\s+=,.@-]) for any name the API accepts; the record keeps the name sent', async () => {
     const { mock, provisioner } = setup();
     const names: string[] = [];
@@ -95,7 +116,7 @@ describe('Cognito actions are granted to the functions that perform them', () =>
 
   it('a client delete', async () => {
     const { mock, provisioner } = setup();
-    const store = { deleteClient: async () => true } as unknown as CredentialStore;
+    const store = { getClient: async () => ({ client_id: 'c1', tenant: 't' }), deleteClient: async () => true } as unknown as CredentialStore;
     await deleteClient(store, 't', 'c1', provisioner);
     expect(cognitoActions(mock)).toEqual(['DeleteUserPoolClient']);
     for (const action of cognitoActions(mock)) expect(granted('platform/clients/delete')).toContain(action);
