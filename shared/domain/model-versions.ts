@@ -37,7 +37,8 @@ export interface Promotion {
 async function modelView(c: ConsoleStore, tenant: string, m: ModelVersion, all?: Endpoint[]) {
   const endpoints = (all ?? (await c.list<Endpoint>(tenant, 'endpoint'))).filter((e) => e.model_version === m.version).map((e) => e.endpoint_name);
   const { id: _id, artifact: _a, ...rest } = m;
-  return { ...rest, promotion: m.promotion ?? null, endpoints };
+  // Every version has `validation`: null where its run chose nothing on a validation split (an `ease` or `popularity` run; until 2026-12-05 such a version had no such key).
+  return { ...rest, validation: m.validation ?? null, promotion: m.promotion ?? null, endpoints };
 }
 export async function getModel(c: ConsoleStore, tenant: string, version: number) {
   const m = await c.get<ModelVersion>(tenant, 'model', version);

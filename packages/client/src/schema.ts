@@ -1654,7 +1654,7 @@ export interface components {
             description: string | null;
             /** @enum {string} */
             status: "Trained" | "Approved";
-            validation?: {
+            validation: {
                 [key: string]: unknown;
             } | null;
             promotion: {

@@ -81,7 +81,7 @@ export const modelVersion = named(
     label: z.nullable(z.string()),
     description: z.nullable(z.string()),
     status: z.enum(['Trained', 'Approved']),
-    validation: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+    validation: z.nullable(z.record(z.string(), z.unknown())),
     promotion: z.nullable(promotion),
     endpoints: z.array(z.string()),
   }),
