@@ -3,7 +3,11 @@ import { nowMs, nowSeconds } from '../clock.ts';
 import type { ChangeKey } from '../domain/types.ts';
 import { FreshRead } from '../fresh-read.ts';
 import type { WorkQueue } from '../queue/messages.ts';
+import type { SearchDoc } from './types.ts';
 import { currentIndex, rereadFrom, type SearchDeps } from './views.ts';
+
+/** When a document last changed, as its change row tells it (`ChangeKey.at`): its content or its embedding. */
+const changedAt = (d: SearchDoc): number => Math.max(d.updated_at, d.embedding_updated_at ?? 0);
 
 /**
  * The changes since one index build, as this container last listed them (latest state per id).
@@ -60,10 +64,17 @@ export async function indexStatus(deps: SearchDeps, tenant: string) {
   const [, pending] = await Promise.all([tally.refresh.get(), deps.items.pendingCount(tenant)]);
   let items = index.docs.length;
   let latest = index.builtAt;
+  let since = 0;
   for (const c of tally.changes.values()) {
-    if (index.byId.has(c.id)) items -= 1;
+    const row = index.byId.get(c.id);
+    if (row !== undefined) items -= 1;
     if (!c.deleted) items += 1;
     latest = Math.max(latest, c.at);
+    // Listed from a little before the build (the clock-skew margin): a change the build holds (its
+    // version, or a deletion before the build's second of an item it does not hold) is none since
+    // it (until 2026-12-05 such changes were counted until the next build).
+    const held = row === undefined ? c.deleted && c.at < index.builtAt : !c.deleted && changedAt(index.docs[row] as SearchDoc) >= c.at;
+    if (!held) since += 1;
   }
   return {
     items,
@@ -71,7 +82,7 @@ export async function indexStatus(deps: SearchDeps, tenant: string) {
     pending,
     updated_at: latest || null,
     index_built_at: index.builtAt || null,
-    changes_since_build: tally.changes.size,
+    changes_since_build: since,
   };
 }
 

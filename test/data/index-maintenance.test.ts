@@ -8,6 +8,8 @@ import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { BACKLOG_GRACE_SECONDS, buildIndex, embedItem, requeueAt, sweep } from '../../shared/search/indexer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { readPointer } from '../../shared/search/index-store.ts';
+import { indexStatus } from '../../shared/search/status.ts';
+import { setClock } from '../../shared/clock.ts';
 import { SEARCH_SETTINGS } from '../../shared/search/settings.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -144,6 +146,37 @@ describe("a damaged index pointer (a local stack's current.json cut short on dis
     const built = await buildIndex(db.stores.items, blobs, 64, tenant, at);
     expect(built.skipped).toBe(false);
     expect((await readPointer(blobs, tenant))?.key).toBe(built.key);
+  });
+});
+
+describe('the index status right after a build', () => {
+  it('counts no change the build holds, though its listing starts a little before the build (the clock-skew margin)', async () => {
+    // Found by a review (2026-12-05): changes_since_build counted the changes of the seconds before
+    // the build (listed again for clock skew) until the next build.
+    const tenant = 'status-built';
+    const items = db.stores.items;
+    const now = Math.floor(Date.now() / 1000);
+    const made = await items.create(
+      tenant,
+      Array.from({ length: 3 }, (_, k) => ({ name: `Vase ${k}` })),
+      now,
+    );
+    await items.delete(tenant, made[2]?.id as number, now);
+    const blobs = new FolderBlobStore(join(dir, 'status-built'));
+    const deps = { items, events: db.stores.events, blobs, embedder: new HashingEmbedding(64) };
+    expect(await indexStatus(deps, tenant)).toMatchObject({ items: 2, changes_since_build: 3 });
+    await new Promise((r) => setTimeout(r, 1100));
+    await buildIndex(items, blobs, 64, tenant);
+    // Past the container's pointer check: the status reads the new build.
+    const restore = setClock({ nowMs: () => Date.now() + SEARCH_SETTINGS.pointerCheckMs + 1000 });
+    try {
+      expect(await indexStatus(deps, tenant)).toMatchObject({ items: 2, changes_since_build: 0 });
+      // A change after the build counts.
+      await items.update(tenant, made[0]?.id as number, { name: 'Vase again' }, Math.floor(Date.now() / 1000) + 1);
+      expect(await indexStatus(deps, tenant)).toMatchObject({ items: 2, changes_since_build: 1 });
+    } finally {
+      restore();
+    }
   });
 });
 
