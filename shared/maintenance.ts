@@ -8,7 +8,7 @@ import { logger } from './observability.ts';
 import type { WorkQueue } from './queue/messages.ts';
 import { sweepTaskRuns, type TaskLauncher } from './recs/launcher.ts';
 import { FOLD_PASS_BUDGET_MS, foldSearchCounts, type SearchLogStore } from './search/analytics.ts';
-import { sweep } from './search/indexer.ts';
+import { embeddingSweeper } from './search/indexer.ts';
 
 export interface MaintenanceDeps {
   stores: Stores;
@@ -21,7 +21,17 @@ export interface MaintenanceDeps {
   segmentEvents: SegmentSizeDeps['events'];
   /** How long an item's embedding may lag before it is queued again. */
   embedGraceSeconds: number;
+  /** How long into the pass a tenant's work may still start (`PASS_BUDGET_MS`). */
+  budgetMs?: number;
 }
+
+/**
+ * How long into the pass (ms) a tenant's work may still start: the function has 60 s, and the
+ * tenants past it are the first of the next passes (the loop starts at the next tenant each
+ * minute). Until 2026-12-05 the embedding sweep went over every tenant first, unbounded, and a
+ * pass that outlived its time was cut off part way through a tenant's work.
+ */
+export const PASS_BUDGET_MS = 40_000;
 
 /**
  * The maintenance pass (every minute on AWS; a timer locally), as of `now`: re-queues lagging
@@ -33,7 +43,11 @@ export interface MaintenanceDeps {
  */
 export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const s = deps.stores;
-  const result = await sweep({ items: s.items, credentials: s.credentials, blobs: deps.blobs, queue: deps.queue }, deps.embedGraceSeconds, now);
+  const passUntil = performance.now() + (deps.budgetMs ?? PASS_BUDGET_MS);
+  const embeddings = await embeddingSweeper({ items: s.items, blobs: deps.blobs, queue: deps.queue }, deps.embedGraceSeconds, now);
+  let requeued = 0;
+  const rebuilds: string[] = [];
+  const deferred: string[] = [];
   const budget: PassBudget = { events: PASS_EVENT_BUDGET };
   let segments = 0;
   let folded = 0;
@@ -47,6 +61,17 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   // minute's pass starts at the next tenant, so a tenant that spends one does not keep the same
   // tenants after it waiting every pass (until 2026-12-05 they went in the same order each time).
   for (const tenant of rotated(await s.credentials.listTenants(), Math.floor(now / 60))) {
+    if (performance.now() >= passUntil) {
+      deferred.push(tenant);
+      continue;
+    }
+    try {
+      const r = await embeddings.tenant(tenant);
+      requeued += r.requeued;
+      if (r.rebuild) rebuilds.push(tenant);
+    } catch (e) {
+      failed('embedding and index sweep failed', tenant, e);
+    }
     // A tenant's due runs that failed to start start at the next pass.
     try {
       for (const job of await startDueRuns({ console: s.console, queue: deps.queue }, tenant, now)) scheduled.push(`${tenant}/${job}`);
@@ -76,9 +101,9 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('segment sizes failed', tenant, e);
     }
   }
-  if (result.requeued || result.rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept)
-    logger.info('maintenance', { ...result, segments, folded, scheduled, interrupted, unsent, swept });
-  return { ...result, segments, folded, scheduled, interrupted, unsent, swept };
+  const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, swept, deferred };
+  if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept || deferred.length) logger.info('maintenance', result);
+  return result;
 }
 
 /** `list` from its `turn`-th element (modulo its length) round to the one before it. */

@@ -1,5 +1,4 @@
 import type { BlobStore } from '../blob.ts';
-import type { CredentialStore } from '../domain/credentials-types.ts';
 import type { ItemStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { queues } from '../queue/workers.ts';
@@ -8,7 +7,6 @@ import { nowSeconds as now } from '../clock.ts';
 import { buildIndexParts } from './build.ts';
 import { itemText, type EmbeddingProvider } from './embedding.ts';
 import { publishBuild, readPointer, type IndexPointer } from './index-store.ts';
-import { logger } from '../observability.ts';
 import { SEARCH_SETTINGS } from './settings.ts';
 import type { SearchDoc } from './types.ts';
 
@@ -73,6 +71,17 @@ async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenan
   return { ...pointer, skipped: !published, otherWidth: published ? otherWidth.map((o) => o.id) : [] };
 }
 
+/** A message's whole life on the embedding queue: every receive, each a visibility timeout apart. */
+export const BACKLOG_GRACE_SECONDS = queues.embedding.visibilityTimeoutSeconds * queues.embedding.maxReceiveCount;
+/** Items deferred at once by a pass. */
+const DEFERS_AT_ONCE = 25;
+
+/** Where an item re-queued the `n`-th time waits from: due again `grace` * 2^n after `at` (the wait at most a day). */
+export const requeueAt = (at: number, grace: number, n: number): number => at + Math.min(grace * (2 ** Math.min(n, 20) - 1), 86_400);
+
+/** The sweep's deps: the catalog, its builds' pointers, the embedding queue. */
+export type SweepDeps = { items: ItemStore; blobs: BlobStore; queue: WorkQueue };
+
 /**
  * The periodic maintenance pass: re-queue items whose embedding has been behind for longer than
  * `graceSeconds` (lost or failed messages), and request an index build for tenants whose
@@ -84,27 +93,19 @@ async function buildOnce(items: ItemStore, blobs: BlobStore, dims: number, tenan
  * most a day, `requeueAt`), behind the items pending after it: until then the oldest 1,000 were
  * read each pass, so items that never embed (re-queued each pass, dead-lettered each time) kept
  * the others from ever being re-queued. `at`: the pass's time.
+ *
+ * One tenant at a time (`tenant`, the maintenance pass's loop): the embedding queue's backlog is
+ * read once, when the sweeper is made. A tenant's step answers how many embeddings it re-queued
+ * and whether it asked for an index build.
  */
-/** A message's whole life on the embedding queue: every receive, each a visibility timeout apart. */
-export const BACKLOG_GRACE_SECONDS = queues.embedding.visibilityTimeoutSeconds * queues.embedding.maxReceiveCount;
-/** Items deferred at once by a pass. */
-const DEFERS_AT_ONCE = 25;
 
-/** Where an item re-queued the `n`-th time waits from: due again `grace` * 2^n after `at` (the wait at most a day). */
-export const requeueAt = (at: number, grace: number, n: number): number => at + Math.min(grace * (2 ** Math.min(n, 20) - 1), 86_400);
-
-export async function sweep(
-  deps: { items: ItemStore; credentials: CredentialStore; blobs: BlobStore; queue: WorkQueue },
-  graceSeconds = 60,
-  at = now(),
-): Promise<{ requeued: number; rebuilds: string[]; backlogged: boolean }> {
-  let requeued = 0;
-  const rebuilds: string[] = [];
+export async function embeddingSweeper(deps: SweepDeps, graceSeconds = 60, at = now()) {
   const backlogged = (await deps.queue.backlog('embedding')) > 0;
   const grace = backlogged ? Math.max(graceSeconds, BACKLOG_GRACE_SECONDS) : graceSeconds;
-  for (const tenant of await deps.credentials.listTenants()) {
-    // One tenant's failure (a throttled read) leaves the others' embeddings and builds to them.
-    try {
+  return {
+    backlogged,
+    async tenant(tenant: string): Promise<{ requeued: number; rebuild: boolean }> {
+      let requeued = 0;
       const stale = await deps.items.pendingEmbeddings(tenant, at - grace, 1000);
       if (stale.length) {
         await deps.queue.send(
@@ -112,20 +113,16 @@ export async function sweep(
           stale.map(({ id }) => ({ type: 'embed', tenant, item_id: id })),
         );
         await eachAtMost(stale, DEFERS_AT_ONCE, ({ id, since }) => deps.items.deferEmbedding(tenant, id, since, (n) => requeueAt(at, graceSeconds, n)));
-        requeued += stale.length;
+        requeued = stale.length;
       }
       const builtAt = (await readPointer(deps.blobs, tenant))?.builtAt ?? 0;
       // Searches score changes since the build beside the index; rebuild when they pile up or age.
       // From the build's own second: a change of that second may have come after the build read the
       // catalog (counted from the next second, such changes were never folded in).
       const count = await deps.items.countChangesSince(tenant, builtAt, SEARCH_SETTINGS.rebuildAfterChanges);
-      if (count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds)) {
-        await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
-        rebuilds.push(tenant);
-      }
-    } catch (e) {
-      logger.error('embedding and index sweep failed', { tenant, error: e instanceof Error ? e.message : String(e) });
-    }
-  }
-  return { requeued, rebuilds, backlogged };
+      const rebuild = count >= SEARCH_SETTINGS.rebuildAfterChanges || (count > 0 && at - builtAt >= SEARCH_SETTINGS.maxIndexAgeSeconds);
+      if (rebuild) await deps.queue.send('embedding', [{ type: 'build-index', tenant, requested_at: at }]);
+      return { requeued, rebuild };
+    },
+  };
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore, type BlobStore } from '../../shared/blob.ts';
 import type { ItemStore } from '../../shared/domain/types.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
-import { BACKLOG_GRACE_SECONDS, buildIndex, embedItem, requeueAt, sweep } from '../../shared/search/indexer.ts';
+import { BACKLOG_GRACE_SECONDS, buildIndex, embedItem, embeddingSweeper, requeueAt, type SweepDeps } from '../../shared/search/indexer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { readPointer } from '../../shared/search/index-store.ts';
 import { indexStatus } from '../../shared/search/status.ts';
@@ -20,6 +20,12 @@ import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 let dir: string;
+
+/** The maintenance pass's embedding sweep of one tenant as of `at`: the builds it asked for. */
+async function sweep(deps: SweepDeps & { tenant: string }, grace: number, at: number): Promise<{ rebuilds: string[] }> {
+  const r = await (await embeddingSweeper(deps, grace, at)).tenant(deps.tenant);
+  return { rebuilds: r.rebuild ? [deps.tenant] : [] };
+}
 beforeAll(async () => {
   db = await testTable();
   dir = mkdtempSync(join(tmpdir(), 'index-maintenance-'));
@@ -39,7 +45,7 @@ describe('the index sweep', () => {
     const blobs = { get: async () => pointer } as Partial<BlobStore> as BlobStore;
     const sent: WorkMessage[] = [];
     const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 1 };
-    const deps = { items: db.stores.items, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const deps = { items: db.stores.items, tenant, blobs, queue } as unknown as Parameters<typeof sweep>[0];
     const at = builtAt + SEARCH_SETTINGS.maxIndexAgeSeconds;
     expect((await sweep(deps, 60, at - 1)).rebuilds).toEqual([]);
     expect((await sweep(deps, 60, at)).rebuilds).toEqual([tenant]);
@@ -59,7 +65,7 @@ describe('the index sweep', () => {
     let backlog = 3;
     const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages.flatMap((m) => (m.type === 'embed' ? [m.item_id] : []))), backlog: async () => backlog };
     const blobs = { get: async () => undefined } as Partial<BlobStore> as BlobStore;
-    const deps = { items: s, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const deps = { items: s, tenant, blobs, queue } as unknown as Parameters<typeof sweep>[0];
     const ids = [never?.id, lost?.id] as number[];
     // Busy: nothing younger than a message's whole life on the queue (5 receives, 720 s apart).
     expect(BACKLOG_GRACE_SECONDS).toBe(3600);
@@ -140,7 +146,7 @@ describe("a damaged index pointer (a local stack's current.json cut short on dis
     }
     const sent: WorkMessage[] = [];
     const queue: WorkQueue = { send: async (_q, messages) => void sent.push(...messages), backlog: async () => 0 };
-    const deps = { items: db.stores.items, credentials: { listTenants: async () => [tenant] }, blobs, queue } as unknown as Parameters<typeof sweep>[0];
+    const deps = { items: db.stores.items, tenant, blobs, queue } as unknown as Parameters<typeof sweep>[0];
     const at = now + SEARCH_SETTINGS.maxIndexAgeSeconds;
     expect((await sweep(deps, 60, at)).rebuilds).toEqual([tenant]);
     const built = await buildIndex(db.stores.items, blobs, 64, tenant, at);

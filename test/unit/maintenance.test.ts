@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Stores } from '../../shared/data/index.ts';
 import { ERASURE_SWEEP_DELAY_SECONDS } from '../../shared/domain/erasure.ts';
-import { maintenancePass, type MaintenanceDeps } from '../../shared/maintenance.ts';
+import { maintenancePass, PASS_BUDGET_MS, type MaintenanceDeps } from '../../shared/maintenance.ts';
 import { logger } from '../../shared/observability.ts';
 import type { WorkMessage } from '../../shared/queue/messages.ts';
 import type { BlobStore } from '../../shared/blob.ts';
@@ -179,6 +179,48 @@ describe('the maintenance pass: segment size estimates and search folds across t
     await maintenancePass(deps, NOW + 60);
     expect(computed('b')).toBe(1);
   });
+  it("starts no tenant's work past the pass's budget (40 s of the function's 60): those tenants lead the next passes", async () => {
+    // Found by a review (2026-12-05): the embedding sweep went over every tenant first, unbounded,
+    // and a pass outliving the function's time was cut off part way through a tenant's work.
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const swept: string[] = [];
+      const deps = idleTenants({
+        // Each tenant's fold takes 30 s (its backlog).
+        searchLog: {
+          fold: async (tenant) => {
+            swept.push(tenant);
+            clock += 30_000;
+            return { searches: 1, queries: 1, foldedTo: undefined };
+          },
+        },
+      });
+      expect(PASS_BUDGET_MS).toBe(40_000);
+      const first = await maintenancePass(deps, NOW);
+      const second = await maintenancePass(deps, NOW + 60);
+      // a in the first pass (b's work would start at 30 s, within the 40 s: it does), then...
+      expect(swept).toEqual(['a', 'b', 'b', 'a']);
+      expect([first.deferred, second.deferred]).toEqual([[], []]);
+      clock = 0;
+      swept.length = 0;
+      // ...with 45 s folds, the second tenant waits for the next pass, which it leads.
+      deps.searchLog = {
+        fold: async (tenant) => {
+          swept.push(tenant);
+          clock += 45_000;
+          return { searches: 1, queries: 1, foldedTo: undefined };
+        },
+      };
+      expect((await maintenancePass(deps, NOW)).deferred).toEqual(['b']);
+      expect((await maintenancePass(deps, NOW + 60)).deferred).toEqual(['a']);
+      expect(swept).toEqual(['a', 'b']);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it("a tenant whose search fold backlog spends each pass's 20 s does not leave the tenant after it no time every pass", async () => {
     const NOW = 1_800_000_000;
     let clock = 0;
