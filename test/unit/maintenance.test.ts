@@ -179,7 +179,7 @@ describe('the maintenance pass: segment size estimates and search folds across t
     await maintenancePass(deps, NOW + 60);
     expect(computed('b')).toBe(1);
   });
-  it("starts no tenant's work past the pass's budget (40 s of the function's 60): those tenants lead the next passes", async () => {
+  it("starts no tenant's work past the pass's budget (40 s of the function's 60): later passes reach those tenants", async () => {
     // Found by a review (2026-12-05): the embedding sweep went over every tenant first, unbounded,
     // and a pass outliving the function's time was cut off part way through a tenant's work.
     const NOW = 1_800_000_000;
