@@ -12,6 +12,9 @@ import { toResult } from './respond.ts';
 import type { Flavor, HttpMiddleware, HttpRequest, HttpResult } from './types.ts';
 import { nowSeconds } from '../clock.ts';
 
+/** The 409's message for a key whose first request still runs: the Platform envelope's whole error, which the typed client recognises (packages/client/src/transport.ts). */
+export const KEY_IN_USE_MESSAGE = 'A request with this Idempotency-Key is still being processed (or was cut off less than 120 s ago); retry shortly.';
+
 /**
  * Stripe-style Idempotency-Key: the first request with a key runs; a retry with the same key
  * and body within the TTL gets the stored response and writes nothing; another body is 409.
@@ -53,7 +56,7 @@ export function idempotency(flavor: Flavor, store: () => IdempotencyStore = idem
         case 'mismatch':
           throw new Conflict('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
         case 'in_progress':
-          throw new Conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed (or was cut off less than 120 s ago); retry shortly.');
+          throw new Conflict('idempotency_key_in_use', KEY_IN_USE_MESSAGE);
         case 'erased':
           throw keyErased();
         case 'replay': {

@@ -19,7 +19,8 @@ export class Paginator<T, P extends Page<T> = Page<T>> implements AsyncIterable<
   /** Every page, in order. */
   async *pages(): AsyncGenerator<P, void, undefined> {
     let cursor = this.startCursor;
-    const seen = new Set<string>();
+    // The cursor started from is one seen: a page answering it again would be that page again.
+    const seen = new Set<string>(cursor ? [cursor] : []);
     for (;;) {
       const page = await this.fetchPage(cursor);
       yield page;

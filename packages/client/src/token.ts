@@ -122,9 +122,10 @@ export class TokenManager implements Authorizer {
         status: res.status,
         type: 'api_error',
         code: 'invalid_token_response',
-        message: 'The token endpoint answered no access_token.',
+        message: 'The token endpoint answered no usable access_token.',
         source: 'oauth',
-        body,
+        // Without the tokens it may hold: an error is printed and logged (until 2026-12-05 it held them).
+        body: withoutTokens(body),
         headers: res.headers,
       });
     this.fetches++;
@@ -141,4 +142,12 @@ export class TokenManager implements Authorizer {
 
 function isAccessToken(v: unknown): v is AccessToken {
   return typeof v === 'object' && v !== null && 'access_token' in v && typeof v.access_token === 'string' && 'expires_in' in v && typeof v.expires_in === 'number' && v.expires_in > 0;
+}
+
+/** A token answer with its tokens masked, for an error to carry. */
+function withoutTokens(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = { ...body };
+  for (const k of ['access_token', 'refresh_token', 'id_token']) if (k in out) out[k] = '[redacted]';
+  return out;
 }

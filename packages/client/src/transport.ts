@@ -122,6 +122,7 @@ export class Transport {
     const keyed = request.headers.has('idempotency-key');
     const auth = this.opts.auth;
     let reauthorized = false;
+    let inUseSince: number | undefined;
     for (let attempt = 0; ; attempt++) {
       const headers = new Headers(request.headers);
       let token: string | undefined;
@@ -137,7 +138,11 @@ export class Transport {
       if (body !== undefined) init.body = body;
       let res: Response;
       try {
-        res = await untilAborted(impl(new Request(request.url, init)), signal);
+        const answered = await untilAborted(impl(new Request(request.url, init)), signal);
+        // The whole answer within the attempt: a body that stalls is the attempt's timeout (named,
+        // and retried when safe), not a raw abort of the caller's later read (until 2026-12-05).
+        const bytes = await untilAborted(answered.arrayBuffer(), signal);
+        res = new Response(NULL_BODY.has(answered.status) ? null : bytes, { status: answered.status, statusText: answered.statusText, headers: answered.headers });
       } catch (err) {
         if (request.signal.aborted) throw err;
         const failure = timeout?.aborted ? new DOMException(`${request.method} ${new URL(request.url).pathname}: no answer within ${this.timeoutMs} ms (timeoutMs)`, 'TimeoutError') : err;
@@ -149,6 +154,17 @@ export class Transport {
       if (res.status === 401 && auth && token !== undefined && !reauthorized && (auth.invalidate?.(token) ?? false)) {
         reauthorized = true;
         await res.body?.cancel();
+        attempt--;
+        continue;
+      }
+      if (res.status === 409 && keyed && this.maxRetries > 0 && (await isKeyInUse(res))) {
+        // The key's first attempt still runs: its answer comes once it ends (a function runs at
+        // most 29 s behind API Gateway), so this waits for it, about a second at a time, up to
+        // IN_USE_WAIT_MS, whatever retries came before (until 2026-12-05 three backoffs, 1.75 s at most).
+        inUseSince ??= Date.now();
+        if (Date.now() - inUseSince >= IN_USE_WAIT_MS) return res;
+        await res.body?.cancel();
+        await sleep(IN_USE_POLL_MS / 2 + Math.round(Math.random() * IN_USE_POLL_MS), request.signal);
         attempt--;
         continue;
       }
@@ -172,8 +188,6 @@ export class Transport {
           if (after > this.maxRetryAfterMs) return res;
           wait = Math.max(wait, after);
         }
-      } else if (res.status === 409 && keyed) {
-        retry = await isKeyInUse(res);
       }
       if (!retry) return res;
       await res.body?.cancel();
@@ -202,11 +216,27 @@ export function untilAborted<T>(p: Promise<T>, signal?: AbortSignal | null): Pro
   });
 }
 
+/**
+ * Whether a 409 says the Idempotency-Key's first request still runs: the Core envelope's code
+ * `idempotency_key_in_use`, or the Platform envelope's message (it has no code; until 2026-12-05
+ * a Platform create's was not recognised, and the caller got a 409 for a create that succeeded).
+ */
 async function isKeyInUse(res: Response): Promise<boolean> {
   try {
     const b: unknown = await res.clone().json();
-    return typeof b === 'object' && b !== null && 'error' in b && typeof b.error === 'object' && b.error !== null && 'code' in b.error && b.error.code === 'idempotency_key_in_use';
+    if (typeof b !== 'object' || b === null || !('error' in b)) return false;
+    const e = b.error;
+    if (typeof e === 'string') return PLATFORM_IN_USE.test(e);
+    return typeof e === 'object' && e !== null && 'code' in e && e.code === 'idempotency_key_in_use';
   } catch {
     return false;
   }
 }
+
+/** The Platform API's message for a key whose first request still runs (shared/http/idempotency.ts). */
+const PLATFORM_IN_USE = /^A request with this Idempotency-Key is still being processed/;
+/** How long a keyed request waits for its key's first attempt to end (409 idempotency_key_in_use), and about how often it asks. */
+export const IN_USE_WAIT_MS = 30_000;
+const IN_USE_POLL_MS = 1000;
+/** Statuses whose answer has no body (a Response with one would be refused). */
+const NULL_BODY = new Set([101, 204, 205, 304]);

@@ -1,0 +1,108 @@
+/**
+ * The typed client's transport against fake answers (a fetch, or a bare HTTP server for a body
+ * that stalls): what a review of the client found (2026-12-05), each failing before its fix.
+ */
+import { createServer, type Server } from 'node:http';
+import { inspect } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError, CoreClient, Paginator, PlatformClient, type FetchLike } from '../../packages/client/src/index.ts';
+import { KEY_IN_USE_MESSAGE } from '../../shared/http/idempotency.ts';
+
+const TOKEN = () => Response.json({ access_token: 't', token_type: 'Bearer', expires_in: 3600 });
+const isToken = (r: Request) => new URL(r.url).pathname === '/oauth2/token';
+const item = { object: 'item', id: '7', name: 'b', active: true, metadata: {}, created: 1, updated_at: 1 };
+
+describe('an answer whose body stalls', () => {
+  let server: Server;
+  let base = '';
+  let gets = 0;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/oauth2/token') {
+        res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 3600 }));
+        return;
+      }
+      // The first GET: headers and half a body, then nothing.
+      if (++gets === 1) {
+        res.writeHead(200);
+        res.write('{"object":"item",');
+        return;
+      }
+      res.end(JSON.stringify(item));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const a = server.address();
+    base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('times its attempt out (the answer read within it) and retries a safe request', async () => {
+    const c = new CoreClient({ baseUrl: base, clientId: 'c', clientSecret: 's', timeoutMs: 300, retry: { baseDelayMs: 1 } });
+    // Until 2026-12-05 the body was read after the attempt: its abort reached the caller, unretried.
+    expect(await c.items.get('7')).toMatchObject({ id: '7' });
+    expect(gets).toBe(2);
+  });
+});
+
+describe('409 idempotency_key_in_use (the key first attempt still running)', () => {
+  it('a keyed Core create asks again until that attempt ends (3 s here), past its retries', async () => {
+    let n = 0;
+    let doneAt = 0;
+    const fetch: FetchLike = async (r) => {
+      if (isToken(r)) return TOKEN();
+      if (++n === 1) {
+        doneAt = Date.now() + 3000;
+        return new Response('gateway timeout', { status: 504 });
+      }
+      if (Date.now() < doneAt) return Response.json({ error: { type: 'conflict_error', code: 'idempotency_key_in_use', message: 'in use', request_id: 'r' } }, { status: 409 });
+      return Response.json(item, { status: 201 });
+    };
+    const c = new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch, retry: { baseDelayMs: 1 } });
+    // Until 2026-12-05 three backoffs (at most 1.75 s), then the 409 for a create that was stored.
+    expect(await c.items.create({ name: 'b' })).toMatchObject({ id: '7' });
+    expect(n).toBeGreaterThan(3);
+  }, 20_000);
+
+  it("a Platform create's, as that API answers it (its message), under the same key", async () => {
+    const sent: { status: number; key: string | null }[] = [];
+    const fetch: FetchLike = async (r) => {
+      const status = [503, 409][sent.length] ?? 201;
+      sent.push({ status, key: r.headers.get('idempotency-key') });
+      if (status === 503) return Response.json({ error: 'The service failed to answer.' }, { status });
+      if (status === 409) return Response.json({ error: KEY_IN_USE_MESSAGE }, { status });
+      return Response.json({ id: 3, name: 'home', description: '', created: 1 }, { status });
+    };
+    const p = new PlatformClient({ baseUrl: 'http://platform.test', apiKey: 'svc_abcdefgh_x', fetch, retry: { baseDelayMs: 1 } });
+    // Until 2026-12-05 the Platform's 409 was not recognised: thrown, for a create that was stored.
+    expect(await p.contexts.create({ name: 'home' })).toMatchObject({ id: 3 });
+    expect(sent.map((s) => s.status)).toEqual([503, 409, 201]);
+    expect(new Set(sent.map((s) => s.key)).size).toBe(1);
+  });
+});
+
+describe('a cursor the server answers again', () => {
+  it('the start cursor is one followed: a page answering it again throws, never yields that page twice', async () => {
+    const p = new Paginator<{ id: string }>(async () => ({ data: [{ id: 'x' }], has_more: true, next_cursor: 'S' }), 'S');
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const x of p) seen.push(x.id);
+      })(),
+    ).rejects.toThrow('pagination did not advance');
+    expect(seen).toEqual(['x']);
+  });
+});
+
+describe('a token answer the client cannot use', () => {
+  it('throws invalid_token_response without the tokens it holds', async () => {
+    const fetch: FetchLike = async (r) => (isToken(r) ? Response.json({ access_token: 'SECRET-ACCESS-TOKEN', token_type: 'Bearer', expires_in: '3600' }) : Response.json(item));
+    const err = await new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch }).items.get('7').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 'invalid_token_response', body: { access_token: '[redacted]', expires_in: '3600' } });
+    expect(inspect(err)).not.toContain('SECRET-ACCESS-TOKEN');
+  });
+});
