@@ -44,7 +44,7 @@ export interface Page<T> {
 export interface ItemWithVector extends ItemRecord {
   vector: Float32Array | null;
   /** When (ms) the vector was saved, where the table holds it (internal: search's later pages, `Cursor.vectorsAsOf`). */
-  embedded_ms?: number;
+  embedded_ms?: number | undefined;
 }
 
 /** What changed in a tenant's catalog after some time: the fresh part of search. */

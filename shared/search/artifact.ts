@@ -86,6 +86,8 @@ const searchDoc = (d: Omit<SearchDoc, 'vector'>): SearchDoc => ({
   created: d.created,
   updated_at: d.updated_at,
   embedding_updated_at: d.embedding_updated_at,
+  // When its vector was saved, to the ms (a later page's `vectorsAsOf`; undefined in builds made before 2026-12-05).
+  embedded_ms: d.embedded_ms,
   vector: null,
 });
 

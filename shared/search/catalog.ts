@@ -32,12 +32,6 @@ export class SearchView implements Catalog {
      * changes since the build ended (a bounded wait, views.ts): then `behind`.
      */
     private readonly table?: { items: Pick<ItemStore, 'getMany'>; tenant: string },
-    /**
-     * When (ms) the view had read the catalog's changes to: every change committed before is in it
-     * (the start of the container's last whole read; the build's time before any). A first page's
-     * cursor names it (`Cursor.vectorsAsOf`).
-     */
-    readonly readAtMs = index.builtAt * 1000,
   ) {
     // The delta's view of this build (its masked positions, `hiddenAt`); a no-op when bound to it.
     delta.bind(index);
@@ -46,6 +40,16 @@ export class SearchView implements Catalog {
 
   get dims(): number {
     return this.index.dims;
+  }
+
+  /**
+   * When (ms) the newest vector the view holds was saved (`vectorSavedMs`): a first page's cursor
+   * names it (`Cursor.vectorsAsOf`), and its later pages leave out the vectors saved after it.
+   * Times the vectors themselves carry, not when the view read: every vector the page had is at
+   * or before it, whether the view's read was whole or not, and no two clocks are compared.
+   */
+  get vectorsAsOf(): number {
+    return Math.max(this.index.newestVectorMs, this.delta.latestVectorMs);
   }
 
   get behind(): boolean {

@@ -15,7 +15,7 @@ import { Int8Rows, quantisedQuery, type QuantisedQuery, type Similarities, type 
 import { probeLists, scanLists, type Ivf } from './ivf.ts';
 import { nearestOf } from './nearest.ts';
 import { dequantise, quantisedRows } from './quantise.ts';
-import type { SearchDoc } from './types.ts';
+import { type SearchDoc, vectorSavedMs } from './types.ts';
 import type { TopK } from '../top-k.ts';
 
 /** Rows the first pass of a nearest-neighbour search scores per call of the kernel (`nearest`). */
@@ -166,6 +166,17 @@ export class SearchIndex {
     this.hasVector = parts.hasVector;
     this.ivf = parts.ivf;
     this.centroids = parts.ivf ? quantisedRows(parts.ivf.centroids, parts.dims) : null;
+  }
+
+  private newestVector: number | undefined;
+  /** When (ms) the newest vector the build holds was saved (0: none; `vectorSavedMs`), read once. */
+  get newestVectorMs(): number {
+    if (this.newestVector === undefined) {
+      let max = 0;
+      for (let i = 0; i < this.docs.length; i++) if (this.hasVector[i] === 1) max = Math.max(max, vectorSavedMs(this.docs[i] as SearchDoc));
+      this.newestVector = max;
+    }
+    return this.newestVector;
   }
 
   private largest: number | undefined;

@@ -8,6 +8,7 @@ import { addDocVectors } from './vectors.ts';
 import { currentVersion } from './catalog.ts';
 import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
+import { vectorSavedMs } from './types.ts';
 
 /** How many of the user's latest events make their taste. */
 export const PROFILE_EVENTS = 50;
@@ -40,15 +41,18 @@ export async function queryVector(deps: SearchDeps, index: SearchIndex, query: s
  * The user's taste: recency-weighted mean vector of the items of their latest events (newest
  * first, the first PROFILE_EVENTS of them; read by the caller, without those an erasure covers).
  */
-export function profileOf(index: SearchIndex, delta: PreparedDelta, events: readonly RecentEvent[]): Float32Array | null {
+export function profileOf(index: SearchIndex, delta: PreparedDelta, events: readonly RecentEvent[], vectorsAsOf?: number): Float32Array | null {
   const recent = events.slice(0, PROFILE_EVENTS);
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
   // Each item's current version, as one build of the catalog would hold it: one changed since the
-  // build without a vector, or deleted since, adds nothing (not the build's earlier copy).
+  // build without a vector, or deleted since, adds nothing (not the build's earlier copy); nor
+  // does, on a later page, one whose vector was saved after its first page's (`vectorsAsOf`:
+  // until 2026-12-05 such a vector moved the taste, and every score, between pages).
   const docs = recent.map((e) => {
     const id = catalogItemId(e.item_id);
-    return id === undefined ? undefined : currentVersion(index, delta, id);
+    const d = id === undefined ? undefined : currentVersion(index, delta, id);
+    return d && vectorsAsOf !== undefined && vectorSavedMs(d) > vectorsAsOf ? undefined : d;
   });
   return addDocVectors(
     index,

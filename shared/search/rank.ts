@@ -56,9 +56,9 @@ export interface RankRequest {
    */
   upTo?: number | undefined;
   /**
-   * A later page's: when (ms) its first page's view had read the catalog's changes to
-   * (`Cursor.vectorsAsOf`). A vector saved since is none of this page's (`vectorsSince`): the
-   * item scores as on the first page, without one, instead of rising past the cursor.
+   * A later page's: when (ms) the newest vector its first page's view held was saved
+   * (`Cursor.vectorsAsOf`). A vector saved since is none of this page's (`withoutVectorsSince`):
+   * the item scores as on the first page, without one, instead of rising past the cursor.
    */
   vectorsAsOf?: number | undefined;
 }
@@ -269,7 +269,7 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
  * `keys` with the vectors saved after `asOf` (ms) taken out: such a document has no vector score,
  * is no neighbour, and moves no feedback, as on a first page ranked before its vector was saved
  * (`RankRequest.vectorsAsOf`). Only the delta holds such vectors (and a build newer than that
- * page's view, when that page's is gone); `keys` itself when none does.
+ * page's view, when that page's is gone); `keys` itself when none does (each knows its newest).
  */
 function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelta, asOf: number): Keys {
   const { N, S } = keys;
@@ -282,7 +282,7 @@ function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelt
     }
   }
   let rows: Uint8Array | undefined;
-  if (index.builtAt * 1000 > asOf) {
+  if (index.newestVectorMs > asOf) {
     for (let i = 0; i < N; i++) if (vectorSavedMs(index.docs[i] as SearchDoc) > asOf) (rows ??= new Uint8Array(N))[i] = 1;
   }
   if (!slots && !rows) return keys;

@@ -247,7 +247,7 @@ async function plannedSearch(
     req.user ? latest(req.user, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
     controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
   ]);
-  const profile = req.user ? profileOf(index, delta, events) : null;
+  const profile = req.user ? profileOf(index, delta, events, after?.vectorsAsOf) : null;
   const recent = needSeen ? events : [];
   const tasteAsOf = req.user ? (asOf ?? events[0]?.id ?? 0) : undefined;
   const facets = facetCounter(req);
@@ -293,7 +293,7 @@ async function plannedSearch(
   }
   const slice = served.slice(offset, offset + req.limit);
   const hasMore = served.length > offset + req.limit;
-  const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.readAtMs };
+  const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
   const next = hasMore ? encodeOffsetCursor(offset + req.limit, basis, req.plan.at) : null;
   return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
 }
@@ -328,7 +328,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const qv = req.mode === 'keyword' ? null : await queryVector(deps, index, synonymText(query), delta);
   const events = req.user ? await userEvents(deps, tenant, req.user, PROFILE_EVENTS, after?.asOf === undefined ? undefined : after.asOf + 1) : [];
   const asOf = req.user ? (after?.asOf ?? events[0]?.id ?? 0) : undefined;
-  const profile = req.user ? profileOf(index, delta, events) : null;
+  const profile = req.user ? profileOf(index, delta, events, after?.vectorsAsOf) : null;
   const facets = facetCounter(req);
   const request = rankRequest(req, query, qv, index, profile, after);
   const ranked = rank(index, delta, request, {
@@ -340,7 +340,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const slice = ranked.hits.slice(0, req.limit);
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
-  const basis = { builtAt: index.builtAt, list, asOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.readAtMs };
+  const basis = { builtAt: index.builtAt, list, asOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
   const next = hasMore && last ? encodeCursor(last, basis) : null;
   return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
 }

@@ -450,7 +450,7 @@ async function refreshed(deps: SearchDeps, tenant: string, st: TenantState, wait
       });
     st.behind = !done;
   }
-  return new SearchView(st.index, st.delta, done ? undefined : { items: deps.items, tenant }, st.readAt || st.index.builtAt * 1000);
+  return new SearchView(st.index, st.delta, done ? undefined : { items: deps.items, tenant });
 }
 
 /**
