@@ -1,38 +1,18 @@
-import type { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../shared/http/types.ts';
 import { nowMs } from '../shared/clock.ts';
-import { workQueue, type WorkMessage } from '../shared/queue/messages.ts';
-import type { QueueName } from '../shared/queue/workers.ts';
 import { setTenant, type LambdaHttpHandler } from './http-adapter.ts';
 import { startHandlerThread, type HandlerThread } from './threaded-handler.ts';
+import { answerQueueCall, type QueueDone } from './thread-queue.ts';
 import { SERVING_YOUNG_GENERATION_MB } from './young-generation.ts';
 
-export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent | ScheduledEvent } | { type: 'queue-done'; id: number; value?: number; error?: string };
+export type ToApiThread = { type: 'invoke'; id: number; module: string; event: HttpEvent | ScheduledEvent } | QueueDone;
 /** An invocation's answer (an HttpResult for an API handler), and the tenant its handler found (for the access log). */
 export interface ApiThreadResult {
   result: unknown;
   tenant: string | undefined;
 }
-/** A handler's call on the main thread's queues. */
-type QueueCall = { type: 'queue'; id: number; op: 'send' | 'backlog'; queue: QueueName; messages: WorkMessage[] };
-
-/** A thread's queue call, answered from this thread's queues: a handler's send returns once they hold the messages. */
-function onQueueCall(m: { type?: string }, worker: Worker): void {
-  if (m.type !== 'queue') return;
-  const c = m as QueueCall;
-  (c.op === 'send'
-    ? workQueue()
-        .send(c.queue, c.messages)
-        .then(() => 0)
-    : workQueue().backlog(c.queue)
-  ).then(
-    (value) => worker.postMessage({ type: 'queue-done', id: c.id, value } satisfies ToApiThread),
-    (e: unknown) => worker.postMessage({ type: 'queue-done', id: c.id, error: String(e) } satisfies ToApiThread),
-  );
-}
-
 export interface ApiPool {
   /** The handler of `module`, run in the least busy thread. */
   handler(module: string): LambdaHttpHandler;
@@ -49,7 +29,7 @@ export async function startApiPool(size: number, modules: string[]): Promise<Api
     Array.from({ length: size }, (_, n) =>
       startHandlerThread<{ module: string; event: HttpEvent }, ApiThreadResult>(
         { entry: './api-thread.ts', modules, name: `api-${n}` },
-        { onOther: onQueueCall, youngGenerationMb: SERVING_YOUNG_GENERATION_MB },
+        { onOther: answerQueueCall, youngGenerationMb: SERVING_YOUNG_GENERATION_MB },
       ),
     ),
   );
@@ -90,7 +70,7 @@ export function scheduledFunction(module: string): ScheduledFunction {
   const start = () => {
     const started = startHandlerThread<{ module: string; event: ScheduledEvent }, ApiThreadResult>(
       { entry: './api-thread.ts', modules: [module], name: module.replace(/\//g, '-') },
-      { onOther: onQueueCall, unrefWhenIdle: true },
+      { onOther: answerQueueCall, unrefWhenIdle: true },
     );
     // A thread that failed to start is started again at the next run.
     started.catch(() => {

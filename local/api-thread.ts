@@ -5,11 +5,10 @@
  * its handlers send go to the main thread's queues, and a send returns only once they are there.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { useWorkQueue, type WorkMessage } from '../shared/queue/messages.ts';
-import type { QueueName } from '../shared/queue/workers.ts';
 import type { HttpEvent } from '../shared/http/types.ts';
 import { lambdaContext, tenantOf } from './http-adapter.ts';
-import { asFunction, guardedQueue } from './grants.ts';
+import { asFunction } from './grants.ts';
+import { useMainThreadQueue } from './thread-queue.ts';
 import { loadHandler } from './server.ts';
 import type { ApiThreadResult, ToApiThread } from './api-pool.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
@@ -19,31 +18,10 @@ if (!port) throw new Error('api-thread.ts runs as a worker thread');
 const { modules } = workerData as { modules: string[] };
 const handlers = new Map(await Promise.all(modules.map(async (m) => [m, await loadHandler(m)] as const)));
 
-const calls = new Map<number, { resolve: (v: number) => void; reject: (e: Error) => void }>();
-let nextCall = 0;
-const queueCall = (op: 'send' | 'backlog', queue: QueueName, messages: WorkMessage[] = []) =>
-  new Promise<number>((resolve, reject) => {
-    const id = nextCall++;
-    calls.set(id, { resolve, reject });
-    port.postMessage({ type: 'queue', id, op, queue, messages });
-  });
-useWorkQueue(
-  guardedQueue({
-    send: async (queue, messages) => {
-      await queueCall('send', queue, messages);
-    },
-    backlog: (queue) => queueCall('backlog', queue),
-  }),
-);
+const queueDone = useMainThreadQueue(port);
 
 port.on('message', async (m: ToApiThread) => {
-  if (m.type === 'queue-done') {
-    const c = calls.get(m.id);
-    calls.delete(m.id);
-    if (m.error === undefined) c?.resolve(m.value ?? 0);
-    else c?.reject(new Error(m.error));
-    return;
-  }
+  if (queueDone(m) || m.type !== 'invoke') return;
   try {
     const handler = handlers.get(m.module);
     if (!handler) throw new Error(`no handler ${m.module}`);

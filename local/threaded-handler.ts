@@ -4,6 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectLocalDynamo } from './dynamo.ts';
 import { grantsEnforced } from './grants.ts';
 import type { SqsHandler } from './queue.ts';
+import { answerQueueCall } from './thread-queue.ts';
 
 /** What a handler thread posts back: once `ready`, then one `result` per invocation id. */
 export type FromHandlerThread = { type: 'ready' } | { type: 'result'; id: number; ok: boolean; value?: unknown; error?: string };
@@ -86,7 +87,7 @@ export interface ThreadedHandler {
 /** Runs an SQS worker module in its own thread (with its own module state, as its own Lambda would). */
 export async function threadedHandler(module: string): Promise<ThreadedHandler> {
   const modulePath = fileURLToPath(new URL(`../functions/${module}.ts`, import.meta.url));
-  const thread = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true });
+  const thread = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true, onOther: answerQueueCall });
   return {
     handler: async (event: SQSEvent) => (await thread.call({ event })) ?? undefined,
     close: () => thread.close(),

@@ -9,16 +9,23 @@ import { asFunction } from './grants.ts';
 import { lambdaContext } from './http-adapter.ts';
 import type { SqsHandler } from './queue.ts';
 import type { FromHandlerThread } from './threaded-handler.ts';
+import { type QueueDone, useMainThreadQueue } from './thread-queue.ts';
 
 const { modulePath, name, module } = workerData as { modulePath: string; name: string; module: string };
 const mod = (await import(pathToFileURL(modulePath).href)) as { handler: SqsHandler };
 
-parentPort?.on('message', async (msg: { type: 'invoke'; id: number; event: SQSEvent }) => {
+const port = parentPort;
+if (!port) throw new Error('worker-thread.ts runs as a worker thread');
+// Its sends (the embedding worker's messages for items of another vector width) go to the main thread's queues.
+const queueDone = useMainThreadQueue(port);
+
+port.on('message', async (msg: { type: 'invoke'; id: number; event: SQSEvent } | QueueDone) => {
+  if (queueDone(msg) || msg.type !== 'invoke') return;
   try {
     const res = await asFunction(module, () => mod.handler(msg.event, lambdaContext(name, 900_000)));
-    parentPort?.postMessage({ type: 'result', id: msg.id, ok: true, value: res ?? null } satisfies FromHandlerThread);
+    port.postMessage({ type: 'result', id: msg.id, ok: true, value: res ?? null } satisfies FromHandlerThread);
   } catch (e) {
-    parentPort?.postMessage({ type: 'result', id: msg.id, ok: false, error: String(e) } satisfies FromHandlerThread);
+    port.postMessage({ type: 'result', id: msg.id, ok: false, error: String(e) } satisfies FromHandlerThread);
   }
 });
-parentPort?.postMessage({ type: 'ready' } satisfies FromHandlerThread);
+port.postMessage({ type: 'ready' } satisfies FromHandlerThread);

@@ -196,6 +196,32 @@ describe('local server', () => {
     }
   }, 60_000);
 
+  it("has the items of another vector width embedded again after EMBEDDING_DIMENSIONS changes: the embedding worker's thread reaches the queues", async () => {
+    // Found by a review (2026-12-05): the SQS workers' threads had no work queue; the build's
+    // messages failed ("No URL for queue embedding"), and the items waited for the sweep.
+    const first = await startTestStack({ MAINTENANCE_SECONDS: '3600' });
+    dirs.push(first.dataDir);
+    const item = await first.demo.core('POST', '/v1/items', { name: 'red shoe' });
+    const before = await untilEmbedded(first.demo, item.body.id);
+    await first.stop({ keepData: true });
+    await new Promise((r) => setTimeout(r, 1100)); // a new embedding in another second
+    // No maintenance pass (its sweep would send them after its grace): the build's worker must.
+    const again = await spawnServer(first.dataDir, { MAINTENANCE_SECONDS: '3600', EMBED_GRACE_SECONDS: '3600', EMBEDDING_DIMENSIONS: '256' });
+    try {
+      const client = new TenantClient(again.base, again.creds);
+      expect((await client.platform('POST', '/api/search-index/rebuild')).status).toBe(202);
+      const after = await until(
+        () => client.core('GET', `/v1/items/${item.body.id}`),
+        (r) => r.body.embedding_updated_at !== before.body.embedding_updated_at,
+        15_000,
+      );
+      expect(after.body.embedding_updated_at).toBeGreaterThan(before.body.embedding_updated_at);
+      expect(again.output()).not.toMatch(/No URL for queue/);
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
+
   it('runs the handlers in worker threads with LOCAL_API_THREADS, jobs still reaching the queues', async () => {
     const t = await startTestStack({ LOCAL_API_THREADS: '2', MAINTENANCE_SECONDS: '1' });
     try {
