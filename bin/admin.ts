@@ -12,11 +12,12 @@
  *   api-key list --tenant t | api-key revoke --tenant t <id>        (add --json for machine output)
  */
 import { parseArgs } from 'node:util';
-import { runAdminCommand, UsageError, type AdminConnection } from '../shared/admin/commands.ts';
+import { AdminError, runAdminCommand, UsageError, type AdminConnection } from '../shared/admin/commands.ts';
 import { connectDeployed } from '../shared/admin/deployed.ts';
 import { readServerConfig } from '../shared/config.ts';
 import { ApiError } from '../shared/errors.ts';
 import { connectLocalAdmin } from '../local/connect.ts';
+import { StartupError } from '../local/lock.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -65,6 +66,16 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * An error its message explains, printed as one line (as `npm start` prints its own): the data
+ * directory held by a server or another command, a bad setting, a deployed stack not found or not
+ * this project's, an AWS service's refusal. Until 2026-12-05 each was printed with its stack trace.
+ */
+function explained(e: unknown): e is Error {
+  if (!(e instanceof Error)) return false;
+  return e instanceof StartupError || e instanceof AdminError || e.message.startsWith('Environment variable ') || '$metadata' in e;
+}
+
 try {
   await main();
 } catch (e) {
@@ -72,7 +83,7 @@ try {
     console.error(`${e.message}\n${USAGE}`);
     process.exitCode = 2;
   } else {
-    console.error(e instanceof ApiError ? `error: ${e.message}${e.details ? ` ${JSON.stringify(e.details.fieldErrors)}` : ''}` : e);
+    console.error(e instanceof ApiError ? `error: ${e.message}${e.details ? ` ${JSON.stringify(e.details.fieldErrors)}` : ''}` : explained(e) ? `error: ${e.message}` : e);
     process.exitCode = 1;
   }
 }

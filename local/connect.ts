@@ -21,8 +21,10 @@ export interface LocalConnection {
  */
 export async function connectLocal(dataDir: string, defaultPort: number): Promise<LocalConnection> {
   const p = paths(resolve(dataDir));
-  if (existsSync(p.stack)) {
-    const info = JSON.parse(readFileSync(p.stack, 'utf8')) as StackInfo;
+  // A stack.json that cannot be read (cut off as it was written) names no running server: the
+  // data directory's lock says whether one holds it (until 2026-12-05 a SyntaxError was thrown).
+  const info = existsSync(p.stack) ? readStackInfo(p.stack) : undefined;
+  if (info) {
     if (running(info)) {
       assertLocalEndpoint(info.dynamodb_endpoint);
       return { table: makeTable(info.table, info.dynamodb_endpoint, 'us-east-1'), port: info.port, close: async () => {} };
@@ -53,4 +55,14 @@ export async function connectLocal(dataDir: string, defaultPort: number): Promis
 export async function connectLocalAdmin(dataDir: string, defaultPort: number): Promise<AdminConnection> {
   const c = await connectLocal(dataDir, defaultPort);
   return { store: dynamoCredentialStore(c.table), urls: urlsFor(c.port), provisioner: localProvisioner, close: c.close };
+}
+
+/** The running server's stack.json, or undefined when it is not JSON. */
+function readStackInfo(file: string): StackInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as StackInfo;
+  } catch (e) {
+    if (e instanceof SyntaxError) return undefined;
+    throw e;
+  }
 }

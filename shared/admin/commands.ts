@@ -24,6 +24,11 @@ export interface AdminConnection {
   close(): Promise<void>;
 }
 
+/** A failure an admin command explains in its message alone (no stack trace is printed). */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
 export class UsageError extends Error {
   override name = 'UsageError';
 }

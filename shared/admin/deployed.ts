@@ -3,7 +3,7 @@ import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-
 import { cognitoProvisioner } from '../auth/cognito-provisioner.ts';
 import { closeTable, makeTable } from '../data/client.ts';
 import { dynamoCredentialStore } from '../data/credentials.ts';
-import type { AdminConnection } from './commands.ts';
+import { AdminError, type AdminConnection } from './commands.ts';
 
 /** The outputs of the deployed stack the admin CLI needs (lib/stack.ts declares them). */
 export interface StackOutputs {
@@ -19,7 +19,7 @@ export async function readStackOutputs(cfn: CloudFormationClient, stackName: str
   const outputs = new Map((out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]));
   const get = (k: string) => {
     const v = outputs.get(k);
-    if (!v) throw new Error(`Stack ${stackName} has no output ${k}: is it deployed from this project?`);
+    if (!v) throw new AdminError(`Stack ${stackName} has no output ${k}: is it deployed from this project?`);
     return v;
   };
   return { baseUrl: get('BaseUrl'), consoleUrl: get('ConsoleUrl'), authUrl: get('AuthUrl'), userPoolId: get('UserPoolId'), tableName: get('TableName') };

@@ -1,5 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { startTimeOf } from '../../local/lock.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TenantClient, expectCoreError, startTestStack, type TestStack } from '../helpers/stack.ts';
 
@@ -76,6 +80,39 @@ describe('admin CLI against the running stack', () => {
     expect(listed.data.length).toBeGreaterThanOrEqual(102);
     expect(listed.has_more).toBe(false);
     expect((await admin('client', 'list', '--tenant', 'acme')).stdout.trim().split('\n').length).toBe(listed.data.length);
+  });
+});
+
+describe('admin CLI errors it explains', () => {
+  /** The CLI on data directory `dir` with `env`: its exit code and what it printed. */
+  const adminIn = (dir: string, env: Record<string, string>, ...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', 'bin/admin.ts', ...args], { env: { ...process.env, DATA_DIR: dir, ...env }, cwd: process.cwd() }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  const trace = /\n\s+at /;
+
+  it('says in one line, without a stack trace, that a setting is bad, that the data directory is held, and reads a damaged stack.json as no server', async () => {
+    // Found by a review (2026-12-05): each of these printed its stack trace.
+    const dir = mkdtempSync(join(tmpdir(), 'admin-errors-'));
+    const holder = spawn('sleep', ['30']);
+    try {
+      const bad = await adminIn(dir, { PORT: 'abc' }, 'client', 'list', '--tenant', 'demo');
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/^error: Environment variable PORT/);
+      expect(bad.stderr).not.toMatch(trace);
+      // A stack.json cut off as it was written: no server named; the directory's own lock decides.
+      writeFileSync(join(dir, 'stack.json'), '{"pid": 12');
+      await new Promise((r) => setTimeout(r, 100));
+      writeFileSync(join(dir, 'server.lock'), `${JSON.stringify({ pid: holder.pid, start: startTimeOf(holder.pid as number), role: 'server' })}\n`);
+      const held = await adminIn(dir, {}, 'client', 'list', '--tenant', 'demo');
+      expect(held.code).toBe(1);
+      expect(held.stderr).toMatch(/^error: .* is in use by another server/);
+      expect(held.stderr).not.toMatch(trace);
+    } finally {
+      holder.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
