@@ -282,6 +282,8 @@ describe('GET /v1/events', () => {
     for (const bad of ['limit=0', 'limit=101', 'starting_after=0', 'starting_after=01', 'starting_after=abc', 'type=Not-A-Type', 'foo=1']) {
       expectCoreError(await t.demo.core('GET', `/v1/events?${bad}`), 400, 'invalid_request_error', 'validation_error');
     }
+    // A limit's leading zero is read as the number (docs/api.md, Query parameters); an id's is refused.
+    expect((await t.demo.core('GET', '/v1/events?limit=007')).body.data).toHaveLength(7);
   });
 });
 
