@@ -1,4 +1,5 @@
 import { nowSeconds } from '../clock.ts';
+import { logger } from '../observability.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
@@ -103,14 +104,29 @@ export async function queueRun(c: ConsoleStore, queue: WorkQueue, tenant: string
   if (await c.replace(tenant, 'job', run, 'new')) {
     const by = scheduledAt !== undefined ? `, by its schedule (due ${new Date(scheduledAt * 1000).toISOString()})` : '';
     await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Queued: template ${t.id} (${t.name})${by}, options ${JSON.stringify(options)}` }]);
+    return await sendRun(c, queue, tenant, run);
   }
-  return await sendRun(c, queue, tenant, run);
+  // Stored before (a scheduled run whose pass stopped, finished by another): sent as it is stored,
+  // its own mark cleared, and only while still Queued and unsent (until 2026-12-05 the clear
+  // compared this call's mark, failed, and the maintenance pass sent the run a second time).
+  const stored = await c.get<TrainingRun>(tenant, 'job', id);
+  if (!stored) return run;
+  return stored.status === 'Queued' && typeof stored._unsent_since === 'number' ? await sendRun(c, queue, tenant, stored) : stored;
 }
 
-/** Sends a stored run's message, then clears its `_unsent_since` mark (only while it holds the one read). */
+/**
+ * Sends a stored run's message, then clears its `_unsent_since` mark (only while it holds the one
+ * read). The clear is best-effort: once the message is sent, a mark left only costs the
+ * maintenance pass's harmless second send (until 2026-12-05 a failed clear failed the request, and
+ * `startTraining` ended a run Failed whose message was on the queue).
+ */
 export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue, tenant: string, run: TrainingRun): Promise<TrainingRun> {
   await queue.send('training', [{ type: 'train', tenant, job_name: run.job_name }]);
-  if (typeof run._unsent_since === 'number') await c.update(tenant, 'job', run.id, { _unsent_since: null }, { _unsent_since: run._unsent_since });
+  if (typeof run._unsent_since === 'number') {
+    await c.update(tenant, 'job', run.id, { _unsent_since: null }, { _unsent_since: run._unsent_since }).catch((e: unknown) => {
+      logger.warn('training run sent; its unsent mark not cleared (the maintenance pass may send it again)', { tenant, run: run.job_name, error: e instanceof Error ? e.message : String(e) });
+    });
+  }
   return { ...run, _unsent_since: null };
 }
 
