@@ -52,26 +52,29 @@ async function pageAll(deps: Parameters<typeof runSearch>[0], T: string, req: Re
   return served;
 }
 
+/** `n` camping tents, each described a little differently. */
+const tents = (n: number) => Array.from({ length: n }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` }));
+
+/** Six tents embedded and built, then three created after the build, their embeddings not saved yet (answered). */
+async function builtAndLate(base: ReturnType<typeof fixture>, T: string) {
+  const now = Math.floor(Date.now() / 1000) - 5;
+  const made = await base.items.create(T, tents(6), now);
+  for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+  await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+  return base.items.create(
+    T,
+    Array.from({ length: 3 }, (_, k) => ({ name: `Tent ${k}`, description: 'tent tent tent, the tent' })),
+    Math.floor(Date.now() / 1000),
+  );
+}
+
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 describe('pages while vectors land', () => {
   it("a vector saved while the read that put it in the first page's view ran counts on its later pages (the same view)", async () => {
     const T = 'during-read';
     const base = fixture();
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      Array.from({ length: 6 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
-      now,
-    );
-    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
-    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
-    // Created after the build, their embeddings not saved yet.
-    const late = await base.items.create(
-      T,
-      Array.from({ length: 3 }, (_, k) => ({ name: `Tent ${k}`, description: 'tent tent tent, the tent' })),
-      Math.floor(Date.now() / 1000),
-    );
+    const late = await builtAndLate(base, T);
     let armed = false;
     const items: ItemStore = {
       ...base.items,
@@ -105,11 +108,7 @@ describe('pages while vectors land', () => {
     const T = 'behind-first';
     const base = fixture();
     const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      Array.from({ length: 8 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
-      now,
-    );
+    const made = await base.items.create(T, tents(8), now);
     for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
     let slow = true;
     const items: ItemStore = {
@@ -138,10 +137,7 @@ describe('pages while vectors land', () => {
     const now = Math.floor(Date.now() / 1000) - 5;
     const made = await base.items.create(
       T,
-      [
-        ...Array.from({ length: 8 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
-        ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` })),
-      ],
+      [...tents(8), ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` }))],
       now,
     );
     for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
@@ -173,19 +169,7 @@ describe('pages while vectors land', () => {
   it("an embedding worker whose clock runs 2 s ahead of the search container's: later pages keep the first page's vectors", async () => {
     const T = 'skew';
     const base = fixture();
-    const now = Math.floor(Date.now() / 1000) - 5;
-    const made = await base.items.create(
-      T,
-      Array.from({ length: 6 }, (_, k) => ({ name: `Camping tent ${k}`, description: `${'sturdy '.repeat(k)}shelter, tent pegs included` })),
-      now,
-    );
-    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
-    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
-    const late = await base.items.create(
-      T,
-      Array.from({ length: 3 }, (_, k) => ({ name: `Tent ${k}`, description: 'tent tent tent, the tent' })),
-      Math.floor(Date.now() / 1000),
-    );
+    const late = await builtAndLate(base, T);
     // The worker's clock: 2 s ahead of the search container's.
     const restore = setClock({ nowMs: () => Date.now() + 2000 });
     try {
