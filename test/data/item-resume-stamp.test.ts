@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import type { TableRef } from '../../shared/data/client.ts';
-import { testTable, type TestTable } from '../helpers/table.ts';
+import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
 beforeAll(async () => {
@@ -12,17 +12,10 @@ afterAll(() => db.close());
 
 /** The table as a first attempt cut off by its deadline sees it: its item rows land, no restamp does. */
 function noItemUpdates(table: TableRef): TableRef {
-  const signed = new Proxy(table.signed, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
-      return async (params: { Key: Record<string, { S?: string }> }, signal?: AbortSignal) => {
-        if (String(params.Key.pk?.S).endsWith('#ITEMS')) throw Object.assign(new Error('deadline passed'), { name: 'DeadlineExceeded' });
-        return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
-      };
-    },
+  return interceptSigned<{ Key: Record<string, { S?: string }> }>(table, 'updateItem', async (params, call) => {
+    if (String(params.Key.pk?.S).endsWith('#ITEMS')) throw Object.assign(new Error('deadline passed'), { name: 'DeadlineExceeded' });
+    return call();
   });
-  return { ...table, signed };
 }
 
 // Found by a review of the catalog (2026-12-05). STAMP_LAG_MS contract (shared/data/items.ts): every change commits at most a second after its
@@ -54,18 +47,12 @@ it('a resumed create leaves every item it answers findable by a change reader th
 
 /** The table with the BatchWriteItem of the item rows holding `failId` failing: a create failing part way. */
 function failingChunk(table: TableRef, failId: number): TableRef {
-  const signed = new Proxy(table.signed, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'batchWriteItem') return typeof v === 'function' ? v.bind(target) : v;
-      return async (params: { RequestItems: Record<string, { PutRequest?: { Item: Record<string, { N?: string }> } }[]> }, signal?: AbortSignal) => {
-        const ids = Object.values(params.RequestItems).flatMap((reqs) => reqs.map((r) => Number(r.PutRequest?.Item.id?.N)));
-        if (ids.includes(failId)) throw Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' });
-        return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
-      };
-    },
+  type Puts = { RequestItems: Record<string, { PutRequest?: { Item: Record<string, { N?: string }> } }[]> };
+  return interceptSigned<Puts>(table, 'batchWriteItem', async (params, call) => {
+    const ids = Object.values(params.RequestItems).flatMap((reqs) => reqs.map((r) => Number(r.PutRequest?.Item.id?.N)));
+    if (ids.includes(failId)) throw Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' });
+    return call();
   });
-  return { ...table, signed };
 }
 
 // Found by a review of the catalog (2026-12-05): a batch create without an Idempotency-Key whose

@@ -35,23 +35,31 @@ export async function testTable(): Promise<TestTable> {
 }
 
 /**
+ * `table` with one of its signed calls (`op`: 'updateItem', 'batchWriteItem', ...) passed through
+ * `intercept`, which is given the call's params and the call itself (to make it, or to throw).
+ */
+export function interceptSigned<P>(table: TableRef, op: string, intercept: (params: P, call: () => Promise<unknown>) => Promise<unknown>): TableRef {
+  const signed = new Proxy(table.signed, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== op) return typeof v === 'function' ? v.bind(target) : v;
+      return (params: P, signal?: AbortSignal) => intercept(params, () => (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal));
+    },
+  });
+  return { ...table, signed };
+}
+
+/**
  * `table` whose next UpdateItem on a key whose partition key holds `pkPart` fails, once, as a
  * throttled write that the SDK gave up retrying would (then calls go through).
  */
 export function updateFailingOnce(table: TableRef, pkPart: string): TableRef {
   let failed = false;
-  const signed = new Proxy(table.signed, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'updateItem') return typeof v === 'function' ? v.bind(target) : v;
-      return async (params: { Key: Record<string, { S?: string }> }, signal?: AbortSignal) => {
-        if (!failed && String(params.Key.pk?.S).includes(pkPart)) {
-          failed = true;
-          throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-        }
-        return (v as (p: unknown, s?: AbortSignal) => Promise<unknown>).call(target, params, signal);
-      };
-    },
+  return interceptSigned<{ Key: Record<string, { S?: string }> }>(table, 'updateItem', async (params, call) => {
+    if (!failed && String(params.Key.pk?.S).includes(pkPart)) {
+      failed = true;
+      throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+    }
+    return call();
   });
-  return { ...table, signed };
 }
