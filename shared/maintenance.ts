@@ -26,9 +26,8 @@ export interface MaintenanceDeps {
 }
 
 /**
- * How long into the pass (ms) a tenant's work may still start: the function has 60 s, and the
- * tenants past it are the first of the next passes (the loop starts at the next tenant each
- * minute). Until 2026-12-05 the embedding sweep went over every tenant first, unbounded, and a
+ * How long into the pass (ms) a tenant's work may still start: the function has 60 s, and later
+ * passes reach the tenants past it (each starts one tenant further on, a minute later). Until 2026-12-05 the embedding sweep went over every tenant first, unbounded, and a
  * pass that outlived its time was cut off part way through a tenant's work.
  */
 export const PASS_BUDGET_MS = 40_000;

@@ -214,6 +214,8 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         embedding_updated_at: null,
       }));
       const [only] = records;
+      // The keys and ids of the rows this create writes, for `settle`.
+      const rowKeys = () => records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id }));
       if (ids?.reuse !== undefined) {
         // A retry under the ids its failed attempt reserved: writes what that attempt did not, and
         // answers what it did as stored (changed since, perhaps).
@@ -273,19 +275,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
           // it landed late, outside the deadline (a restamp only ever moves a row's own stamp on),
           // else a search delta that read past its stamp never saw it: not searchable until a build
           // (until 2026-12-05).
-          await outsideDeadline(() =>
-            settle(
-              records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
-              now,
-            ),
-          ).catch(() => {}); // the client hears the write's own failure
+          await outsideDeadline(() => settle(rowKeys(), now)).catch(() => {}); // the client hears the write's own failure
           throw e;
         }
       }
-      await settle(
-        records.map((r) => ({ key: Item.key({ tenant, id: r.id }), id: r.id })),
-        now,
-      );
+      await settle(rowKeys(), now);
       return records;
     },
 
