@@ -21,14 +21,23 @@ export interface MaintenanceDeps {
   segmentEvents: SegmentSizeDeps['events'];
   /** How long an item's embedding may lag before it is queued again. */
   embedGraceSeconds: number;
+  /** Where the pass starts among the tenants. */
+  cursor: PassCursor;
   /** How long into the pass a tenant's work may still start (`PASS_BUDGET_MS`). */
   budgetMs?: number;
 }
 
+/** The tenant the next pass starts at (kept in the table: each pass may run in a new container). */
+export interface PassCursor {
+  get(): Promise<string | undefined>;
+  set(next: string): Promise<void>;
+}
+
 /**
- * How long into the pass (ms) a tenant's work may still start: the function has 60 s, and later
- * passes reach the tenants past it (each starts one tenant further on, a minute later). Until 2026-12-05 the embedding sweep went over every tenant first, unbounded, and a
- * pass that outlived its time was cut off part way through a tenant's work.
+ * How long into the pass (ms) a tenant's work may still start: the function has 60 s, and the next
+ * pass starts at the first tenant this one left (`PassCursor`). Until 2026-12-05 the embedding sweep
+ * went over every tenant first, unbounded, and a pass that outlived its time was cut off part way
+ * through a tenant's work.
  */
 export const PASS_BUDGET_MS = 40_000;
 
@@ -56,10 +65,15 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const unsent: string[] = [];
   let swept = 0;
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
-  // The search fold's time and the segment sizes' events are budgets shared by every tenant: each
-  // minute's pass starts at the next tenant, so a tenant that spends one does not keep the same
-  // tenants after it waiting every pass (until 2026-12-05 they went in the same order each time).
-  for (const tenant of rotated(await s.credentials.listTenants(), Math.floor(now / 60))) {
+  // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
+  // reached them all, one tenant further on than it started. The search fold's time and the segment
+  // sizes' events are budgets shared by every tenant, so no tenant leads every pass (until 2026-12-05
+  // they went in the same order each time; until 2026-12-05 later, each pass started one tenant
+  // further on whatever the last one reached, so with many tenants a tenant left for later could
+  // wait as many passes as there were tenants).
+  const tenants = await s.credentials.listTenants();
+  const order = rotated(tenants, await startOf(deps.cursor, tenants, now));
+  for (const tenant of order) {
     if (performance.now() >= passUntil) {
       deferred.push(tenant);
       continue;
@@ -100,9 +114,27 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
       failed('segment sizes failed', tenant, e);
     }
   }
+  const next = deferred[0] ?? order[1] ?? order[0];
+  if (next !== undefined) await deps.cursor.set(next).catch((e: unknown) => failed('maintenance cursor not saved', next, e));
   const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, swept, deferred };
   if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept || deferred.length) logger.info('maintenance', result);
   return result;
+}
+
+/**
+ * Where in `tenants` (sorted, as listed) the pass starts: at the cursor's tenant, or the first after
+ * it where that one is gone; a minute's turn round the list where the cursor cannot be read.
+ */
+async function startOf(cursor: PassCursor, tenants: readonly string[], now: number): Promise<number> {
+  try {
+    const next = await cursor.get();
+    if (next === undefined) return 0;
+    const at = tenants.findIndex((t) => t >= next);
+    return Math.max(at, 0);
+  } catch (e) {
+    logger.error('maintenance cursor not read', { error: e instanceof Error ? e.message : String(e) });
+    return Math.floor(now / 60);
+  }
 }
 
 /** `list` from its `turn`-th element (modulo its length) round to the one before it. */

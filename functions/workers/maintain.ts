@@ -1,7 +1,7 @@
 import { blobs } from '#shared/blob';
 import { nowSeconds } from '#shared/clock';
 import { config } from '#shared/config';
-import { exposureStore, searchLogStore, segmentEvents, stores } from '#shared/data/index';
+import { exposureStore, passCursor, searchLogStore, segmentEvents, stores } from '#shared/data/index';
 import { maintenancePass } from '#shared/maintenance';
 import { workQueue } from '#shared/queue/messages';
 import { taskLauncher } from '#shared/recs/launcher';
@@ -22,6 +22,7 @@ export const handler = async (event?: unknown) => {
     searchLog: searchLogStore(),
     exposures: exposureStore(),
     segmentEvents: segmentEvents(),
+    cursor: passCursor(),
     embedGraceSeconds: config().maintenance.embedGraceSeconds,
   };
   return maintenancePass(deps, now);

@@ -37,6 +37,9 @@ export const Counter = entity({
   indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'COUNTER#${counter}' } },
 });
 
+/** Where the next maintenance pass starts among the tenants (the first one the last pass left for later). */
+export const PassCursor = entity({ name: 'pass_cursor', attributes: ['next'], indexes: { primary: { pk: 'MAINTENANCE', sk: '#CURSOR' } } });
+
 /** The row the health check reads (it never exists: the read proves the table answers). */
 export const Health = entity({ name: 'health', attributes: [], indexes: { primary: { pk: 'HEALTH', sk: '#HEALTH' } } });
 

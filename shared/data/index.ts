@@ -10,6 +10,7 @@ import { dynamoEventStore } from './events.ts';
 import { dynamoExposureStore } from './experiments.ts';
 import { dynamoIdempotencyStore } from './idempotency.ts';
 import { dynamoItemStore } from './items.ts';
+import { dynamoPassCursor } from './pass-cursor.ts';
 import { dynamoPopularitySnapshots } from './popularity.ts';
 import { dynamoSearchLogStore, dynamoSearchRecorder } from './search-analytics.ts';
 import { dynamoSegmentEvents } from './segment-events.ts';
@@ -51,6 +52,8 @@ export const segmentEvents = /* @__PURE__ */ containerStore(dynamoSegmentEvents)
 export const exposureStore = /* @__PURE__ */ containerStore(dynamoExposureStore);
 export const searchLogStore = /* @__PURE__ */ containerStore(dynamoSearchLogStore);
 export const synonymStore = /* @__PURE__ */ containerStore(dynamoSynonymStore);
+/** Where the next maintenance pass starts among the tenants. */
+export const passCursor = /* @__PURE__ */ containerStore(dynamoPassCursor);
 /** Tenants' popularity snapshots (popularity without a model). */
 export const popularitySnapshots = /* @__PURE__ */ containerStore(dynamoPopularitySnapshots);
 /** Search's side of these stores: recording searches, reading synonym sets. */

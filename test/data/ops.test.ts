@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { countUpTo, getRow, queryPage, queryUpTo } from '../../shared/data/ops.ts';
+import { dynamoPassCursor } from '../../shared/data/pass-cursor.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -43,5 +44,15 @@ describe('reads (plain signed GetItem / Query)', () => {
     expect(rows.map((r) => r.i)).toEqual(Array.from({ length: 20 }, (_, k) => k + 10));
     expect(await countUpTo(db.table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P1' } })).toBe(30);
     expect(await countUpTo(db.table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P1' } }, 7)).toBe(7);
+  });
+});
+
+describe("the maintenance pass's cursor (one row)", () => {
+  it('reads nothing before a pass saved one, then the last one saved', async () => {
+    const cursor = dynamoPassCursor(db.table);
+    expect(await cursor.get()).toBeUndefined();
+    await cursor.set('acme');
+    await cursor.set('globex');
+    expect(await cursor.get()).toBe('globex');
   });
 });

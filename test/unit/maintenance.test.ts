@@ -70,6 +70,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
     segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
     exposures: { forgetUser: async (tenant, user, experiments, servedThrough) => void forgotten.push([tenant, user, experiments, servedThrough]) },
     embedGraceSeconds: 60,
+    cursor: memoryCursor(),
   };
   const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   try {
@@ -130,11 +131,20 @@ describe("the maintenance pass: one tenant's failure leaves the others' work alo
  * The maintenance pass's deps for tenants a and b with nothing to do (no items, runs, erasures,
  * searches or segments), but for `parts`: its console's methods, search log and segment events.
  */
-function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['searchLog']; segmentEvents?: MaintenanceDeps['segmentEvents'] }): MaintenanceDeps {
+/** A cursor kept in memory, as the table keeps it between passes. */
+function memoryCursor(): MaintenanceDeps['cursor'] {
+  let next: string | undefined;
+  return {
+    get: async () => next,
+    set: async (tenant) => void (next = tenant),
+  };
+}
+
+function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['searchLog']; segmentEvents?: MaintenanceDeps['segmentEvents']; tenants?: string[] }): MaintenanceDeps {
   const stores = {
     events: {},
     idempotency: {},
-    credentials: { listTenants: async () => ['a', 'b'] },
+    credentials: { listTenants: async () => parts.tenants ?? ['a', 'b'] },
     items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
     console: { list: async () => [], page: async () => ({ rows: [], hasMore: false }), erasureSweeps: async () => [], ...parts.console },
   } as unknown as Stores;
@@ -147,6 +157,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     segmentEvents: parts.segmentEvents ?? { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
     exposures: { forgetUser: async () => undefined },
     embedGraceSeconds: 60,
+    cursor: memoryCursor(),
   };
 }
 
@@ -218,6 +229,82 @@ describe('the maintenance pass: segment size estimates and search folds across t
       expect(swept).toEqual(['a', 'b']);
     } finally {
       now.mockRestore();
+    }
+  });
+
+  it('the next pass starts at the first tenant the last one left for later: with five tenants and room for two a pass, each is reached within three passes', async () => {
+    // Found by a review (2026-12-05): each pass started one tenant further on than the last, so
+    // tenant e waited until the fourth pass (b, c and d led passes it was left out of).
+    const NOW = 1_800_000_000;
+    let clock = 0;
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    try {
+      const swept: string[][] = [];
+      const deps = idleTenants({
+        tenants: ['a', 'b', 'c', 'd', 'e'],
+        // Each tenant's fold takes 25 s: two tenants' work starts within the pass's 40 s.
+        searchLog: {
+          fold: async (tenant) => {
+            swept.at(-1)?.push(tenant);
+            clock += 25_000;
+            return { searches: 1, queries: 1, foldedTo: undefined };
+          },
+        },
+      });
+      for (let pass = 0; pass < 3; pass++) {
+        clock = 0;
+        swept.push([]);
+        await maintenancePass(deps, NOW + 60 * pass);
+      }
+      expect(swept).toEqual([
+        ['a', 'b'],
+        ['c', 'd'],
+        ['e', 'a'],
+      ]);
+      // A pass that reaches every tenant: the next starts one tenant further on (a, then b).
+      clock = 0;
+      deps.stores.credentials.listTenants = async () => ['a', 'b'];
+      deps.cursor = memoryCursor();
+      const led: string[] = [];
+      deps.searchLog = {
+        fold: async (tenant) => {
+          led.push(tenant);
+          return { searches: 0, queries: 0, foldedTo: undefined };
+        },
+      };
+      await maintenancePass(deps, NOW);
+      await maintenancePass(deps, NOW + 60);
+      expect(led).toEqual(['a', 'b', 'b', 'a']);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it("a cursor naming a tenant since gone starts at the one after it; one that cannot be read, at the minute's turn", async () => {
+    const led: string[] = [];
+    const deps = idleTenants({
+      tenants: ['a', 'b', 'd'],
+      searchLog: {
+        fold: async (tenant) => {
+          led.push(tenant);
+          return { searches: 0, queries: 0, foldedTo: undefined };
+        },
+      },
+    });
+    await deps.cursor.set('c');
+    await maintenancePass(deps, 1_800_000_000);
+    expect(led).toEqual(['d', 'a', 'b']);
+    expect(await deps.cursor.get()).toBe('a');
+    led.length = 0;
+    const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      deps.cursor = { get: () => Promise.reject(new Error('throttled')), set: () => Promise.reject(new Error('throttled')) };
+      // The minute 1_800_000_060 / 60 = 30,000,001 is turn 1 (mod 3): the second tenant, b, leads.
+      await maintenancePass(deps, 1_800_000_060);
+      expect(led).toEqual(['b', 'd', 'a']);
+      expect(errors.mock.calls.map((c) => c[0])).toEqual(['maintenance cursor not read', 'maintenance cursor not saved']);
+    } finally {
+      errors.mockRestore();
     }
   });
 
