@@ -15,6 +15,7 @@ import { scopedCursor } from './cursor.ts';
 import type { TableRef } from './client.ts';
 import { allocateIds } from './counters.ts';
 import {
+  ActiveRunsIndexed,
   AuditEntry as Audit,
   CONSOLE_RECORDS,
   ConsolePlace,
@@ -29,9 +30,10 @@ import {
   RunLogLine,
   Segment as SegmentRecord,
   sortId,
+  TrainingRun,
 } from './entities.ts';
 import { LAST_ID } from './entity.ts';
-import type { Condition } from './expressions.ts';
+import type { Change, Condition } from './expressions.ts';
 import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
@@ -90,6 +92,23 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
   return primary.query({ tenant }, prefix ? { beginsWith: prefix } : undefined);
 }
 
+/** A training run's statuses while it waits or runs: the runs in the sparse `active` index. */
+const ACTIVE_RUN: ReadonlySet<unknown> = new Set(['Queued', 'InProgress', 'Stopping']);
+const activeIndex = TrainingRun.indexes.active;
+
+/**
+ * What a write of a record's `fields` changes in the index of active runs: a training run whose
+ * status it writes is put in (waiting or running) or taken out (ended). Every write of a run's
+ * status passes here (put, replace, create, update, updated), so the index holds exactly the runs
+ * waiting or running.
+ */
+function activeRunChange(tenant: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>): Change {
+  if (kind !== 'job' || !('status' in fields)) return {};
+  return ACTIVE_RUN.has(fields.status) ? { set: activeIndex.key({ tenant, active_id: id }) } : { remove: [activeIndex.pkAttr, activeIndex.skAttr] };
+}
+/** A record's row as written whole: its keys, its fields and, for a run, its key in the index of active runs. */
+const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({ ...recordKey(tenant, kind, rec.id), ...rec, ...activeRunChange(tenant, kind, rec.id, rec).set });
+
 /**
  * A run log's cursor: its last line's sort key (ms#seq#writer), naming the tenant and run it is of:
  * another run's cursor (of this tenant or another) is refused, not read as a time in this run's log.
@@ -117,6 +136,30 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
 const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  /** A change of a record's fields, with the index of active runs kept (`activeRunChange`). */
+  const changeOf = (tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>): Change => {
+    const index = activeRunChange(tenant, kind, id, set);
+    return { set: { ...set, ...index.set }, ...(index.remove ? { remove: index.remove } : {}) };
+  };
+  /**
+   * Puts in the index of active runs the runs stored since it was last looked at that are waiting
+   * or running without their key (written before the index, or by an older writer during an
+   * upgrade): the first time, the tenant's whole history, once; then the runs above the highest id
+   * read (none, most passes: one Query of no rows).
+   */
+  async function indexRunsSince(tenant: string): Promise<void> {
+    const marker = await getRow(t, ActiveRunsIndexed.key({ tenant }), { consistent: true });
+    const through = typeof marker?.through === 'number' ? marker.through : 0;
+    let highest = through;
+    for (const row of await queryUpTo(t, { ...ofKind(tenant, 'job', through), ConsistentRead: true }, WHOLE)) {
+      const id = Number(row.id);
+      highest = Math.max(highest, id);
+      if (ACTIVE_RUN.has(row.status) && row[activeIndex.pkAttr] === undefined) {
+        await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+      }
+    }
+    if (highest > through) await put(t, { ...ActiveRunsIndexed.keys({ tenant }), through: highest });
+  }
   /** The deleted records of each kind that can be deleted (rules and segments). */
   const removedOfKind = (kind: ConsoleKind): RemovedRecords => removedRecords(t, kind);
   /** The places of each kind with a cap (CAPPED). */
@@ -139,9 +182,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   return {
     nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
     async put(tenant, kind, rec) {
-      await put(t, { ...recordKey(tenant, kind, rec.id), ...rec });
+      await put(t, rowOf(tenant, kind, rec));
     },
-    create: (tenant, kind, rec, cap) => placesOfKind(kind).create(tenant, rec.id, cap, () => put(t, { ...recordKey(tenant, kind, rec.id), ...rec })),
+    create: (tenant, kind, rec, cap) => placesOfKind(kind).create(tenant, rec.id, cap, () => put(t, rowOf(tenant, kind, rec))),
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
       const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
       return row && live(row) ? (stripKeys(row) as T) : undefined;
@@ -213,11 +256,11 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         ),
       );
     },
-    update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect) })),
+    update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), changeOf(tenant, kind, id, set), { when: holding(expect) })),
     async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {
       let row: Row | undefined;
       const wrote = await applied(async () => {
-        row = await update(t, recordKey(tenant, kind, id), { set }, { when: holding(expect), returnValues: 'ALL_NEW' });
+        row = await update(t, recordKey(tenant, kind, id), changeOf(tenant, kind, id, set), { when: holding(expect), returnValues: 'ALL_NEW' });
       });
       return wrote && row ? (stripKeys(row) as T) : undefined;
     },
@@ -232,7 +275,20 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
-    replace: (tenant, kind, rec, expect) => applied(() => put(t, { ...recordKey(tenant, kind, rec.id), ...rec }, expect === 'new' ? isNew : holding(expect))),
+    replace: (tenant, kind, rec, expect) => applied(() => put(t, rowOf(tenant, kind, rec), expect === 'new' ? isNew : holding(expect))),
+    async activeRuns<T extends ConsoleRecord>(tenant: string) {
+      await indexRunsSince(tenant);
+      const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map((k) => Number(activeIndex.parse(String(k[activeIndex.skAttr])).active_id));
+      const runs: T[] = [];
+      for (const id of ids.sort((a, b) => b - a)) {
+        const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
+        if (!row || !live(row)) continue;
+        // Ended by a writer older than the index (an upgrade): taken out now.
+        if (!ACTIVE_RUN.has(row.status)) await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+        else runs.push(stripKeys(row) as T);
+      }
+      return runs;
+    },
     async remove(tenant, kind, id, expect = {}, opts = {}) {
       if (opts.kept && CAPPED.has(kind)) {
         // Kept as it is first (`removed`): a copy of a record that then stays (its change since

@@ -228,8 +228,25 @@ export const ErasureSweep = entity({
 });
 export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context', sk: '${id}' });
 export const Template = record('template', { pk: 'TENANT#${tenant}#CONSOLE#template', sk: '${id}' });
-/** A training run (the kind keeps its first name, `job`, in its keys). */
-export const TrainingRun = record('job', { pk: 'TENANT#${tenant}#CONSOLE#job', sk: '${id}' });
+/**
+ * A training run (the kind keeps its first name, `job`, in its keys); while it waits or runs
+ * (Queued, InProgress, Stopping) also in the sparse `active` index by id, which the maintenance
+ * sweep reads instead of the tenant's whole history.
+ */
+export const TrainingRun = entity({
+  name: 'job',
+  attributes: ['id'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#CONSOLE#job', sk: '${id}' },
+    active: { index: 'gsi3', pk: 'TENANT#${tenant}#ACTIVEJOB', sk: '${active_id}' },
+  },
+});
+/**
+ * How far a tenant's runs written before the `active` index (2026-12-05) have been put in it: the
+ * highest run id read. Runs above it are read once (`activeRuns`), so a run an older writer stored
+ * during an upgrade gets its index key too.
+ */
+export const ActiveRunsIndexed = entity({ name: 'active_runs_indexed', attributes: ['through'], indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ACTIVEJOBS#INDEXED' } } });
 export const ModelVersion = record('model', { pk: 'TENANT#${tenant}#CONSOLE#model', sk: '${id}' });
 export const Rule = record('rule', { pk: CONTROL, sk: 'rule#${id}' });
 export const Segment = record('segment', { pk: CONTROL, sk: 'segment#${id}' });

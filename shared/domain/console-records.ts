@@ -171,6 +171,11 @@ export interface ConsoleStore {
    */
   withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
   /**
+   * The training runs waiting or running (Queued, InProgress, Stopping), newest first, each read
+   * consistently: a handful however long the tenant's history (the maintenance sweep's read).
+   */
+  activeRuns<T extends ConsoleRecord>(tenant: string): Promise<T[]>;
+  /**
    * One page of a kind's records in id order, those with ids above `after` whose fields equal
    * `where`; with `newestFirst`, in descending id order, those below `after`.
    */

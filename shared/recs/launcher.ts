@@ -272,7 +272,7 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * sent (`sendRun`): named in `sent`.
  */
 export async function sweepTaskRuns(
-  deps: { console: Pick<ConsoleStore, 'page' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
+  deps: { console: Pick<ConsoleStore, 'activeRuns' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
   tenant: string,
   taskRunner: TaskLauncher,
   now: number,
@@ -280,9 +280,9 @@ export async function sweepTaskRuns(
   const c = deps.console;
   const ended: string[] = [];
   const sent: string[] = [];
-  // Every run, a page at a time, newest first: a tenant's history grows with every run (a whole
-  // read was capped, and past the cap its newest runs, the ones a task may still hold, were not read).
-  for await (const job of eachRun(c, tenant)) {
+  // The runs waiting or running only (until 2026-12-05 every pass read the tenant's whole history,
+  // which grows with every run, a page at a time).
+  for (const job of await c.activeRuns<TrainingRun>(tenant)) {
     if (job.status === 'Queued' && !job.task && typeof job._unsent_since === 'number' && now - job._unsent_since >= UNSENT_RUN_GRACE_SECONDS) {
       await sendRun(c, deps.queue, tenant, job);
       sent.push(job.job_name);

@@ -31,6 +31,10 @@ function fakeConsole(job: TrainingRun, models: Record<number, object> = {}) {
     async page<T>() {
       return { rows: [structuredClone(rec)] as T[], hasMore: false };
     },
+    // As the table's index of runs waiting or running.
+    async activeRuns<T>() {
+      return (['Queued', 'InProgress', 'Stopping'].includes(String(rec.status)) ? [structuredClone(rec)] : []) as T[];
+    },
     async update(_t: string, _k: string, _id: number, set: Record<string, unknown>, expect: Record<string, unknown> = {}) {
       // As the table's conditions: scalars only, `a.b` naming field b of map a.
       for (const [k, v] of Object.entries(expect)) {

@@ -1,0 +1,124 @@
+/**
+ * The training runs waiting or running (`ConsoleStore.activeRuns`), which the maintenance pass's
+ * sweep reads every minute: until 2026-12-05 it read each tenant's whole run history instead.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoConsoleStore } from '../../shared/data/console.ts';
+import { TrainingRun as RunEntity } from '../../shared/data/entities.ts';
+import type { TrainingRun } from '../../shared/domain/training-runs.ts';
+import { sweepTaskRuns } from '../../shared/recs/launcher.ts';
+import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
+
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+const run = (id: number, status: TrainingRun['status']): TrainingRun => ({
+  id,
+  job_name: `job-${id}`,
+  template_id: 1,
+  options: { algorithm: 'popularity', epochs: 5, batch_size: 256, learning_rate: 0.001 },
+  status,
+  progress: 0,
+  created: 1_800_000_000 + id,
+  started_at: null,
+  finished_at: null,
+  error: null,
+  model_version: null,
+  metrics: null,
+});
+
+/** A run's row as a writer older than the index of active runs stored it: its primary key only. */
+const putAsBefore = (tenant: string, r: TrainingRun) => db.table.doc.send(new PutCommand({ TableName: db.table.tableName, Item: { ...RunEntity.key({ tenant, id: r.id }), ...r } }));
+
+/** The store over the table, counting the rows its Queries read. */
+function counting() {
+  const read = { rows: 0 };
+  const table = interceptSigned<unknown>(db.table, 'query', async (_p, call) => {
+    const out = (await call()) as { Items?: unknown[] };
+    read.rows += out.Items?.length ?? 0;
+    return out;
+  });
+  return { c: dynamoConsoleStore(table), read };
+}
+
+const ids = (runs: TrainingRun[]) => runs.map((r) => r.id);
+
+describe('the training runs waiting or running', () => {
+  it('holds the runs Queued, InProgress or Stopping, newest first, as each write of a status puts them in or takes them out', async () => {
+    const T = 'active-writes';
+    const c = db.stores.console;
+    expect(await c.replace(T, 'job', run(1, 'Queued'), 'new')).toBe(true);
+    await c.put(T, 'job', run(2, 'Queued'));
+    await c.put(T, 'job', run(3, 'Completed'));
+    expect(ids(await c.activeRuns(T))).toEqual([2, 1]);
+    expect(await c.update(T, 'job', 1, { status: 'InProgress', started_at: 1 }, { status: 'Queued' })).toBe(true);
+    expect(await c.updated(T, 'job', 2, { status: 'Stopping' })).toMatchObject({ status: 'Stopping' });
+    expect((await c.activeRuns<TrainingRun>(T)).map((r) => [r.id, r.status])).toEqual([
+      [2, 'Stopping'],
+      [1, 'InProgress'],
+    ]);
+    // A change that writes no status leaves the run where it is; the ones that end it take it out.
+    expect(await c.update(T, 'job', 1, { progress: 0.5 })).toBe(true);
+    expect(ids(await c.activeRuns(T))).toEqual([2, 1]);
+    expect(await c.update(T, 'job', 1, { status: 'Completed', progress: 1 }, { status: 'InProgress' })).toBe(true);
+    expect(await c.updated(T, 'job', 2, { status: 'Stopped' }, { status: 'Stopping' })).toMatchObject({ status: 'Stopped' });
+    expect(await c.activeRuns(T)).toEqual([]);
+    // The records read as before: no index key shows.
+    expect(await c.get(T, 'job', 1)).toEqual({ ...run(1, 'Completed'), status: 'Completed', progress: 1, started_at: 1 });
+    // Another tenant's are its own.
+    await c.put('active-other', 'job', run(1, 'Queued'));
+    expect(ids(await c.activeRuns('active-other'))).toEqual([1]);
+    expect(await c.activeRuns(T)).toEqual([]);
+  });
+
+  it("reads the runs waiting or running, not the tenant's whole history", async () => {
+    const T = 'active-history';
+    const c = db.stores.console;
+    for (let id = 1; id <= 300; id++) await c.put(T, 'job', run(id, id === 120 ? 'InProgress' : 'Completed'));
+    const first = counting();
+    expect(ids(await first.c.activeRuns(T))).toEqual([120]);
+    const later = counting();
+    expect(ids(await later.c.activeRuns(T))).toEqual([120]);
+    // The first read goes over the history once (runs stored before the index); later ones read the
+    // index (run 120) and the runs stored since (none): until 2026-12-05, 300 rows every minute.
+    expect(first.read.rows).toBeGreaterThanOrEqual(300);
+    expect(later.read.rows).toBe(1);
+    // The maintenance pass's sweep of runs reads those.
+    const sweep = counting();
+    const runner = { runner: 'none', launch: async () => 'x', inspect: async () => ({ state: 'running' as const }) };
+    const ended = await sweepTaskRuns({ console: sweep.c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } }, T, runner, 1_900_000_000);
+    expect(ended).toEqual({ ended: [], sent: [] });
+    expect(sweep.read.rows).toBe(1);
+  });
+
+  it('finds runs an older writer stored or ended without the index (an upgrade), and takes ended ones out', async () => {
+    const T = 'active-upgrade';
+    const c = db.stores.console;
+    await putAsBefore(T, run(1, 'InProgress'));
+    await putAsBefore(T, run(2, 'Failed'));
+    expect(ids(await c.activeRuns(T))).toEqual([1]);
+    // Stored by an older writer after the first read: read once, as the runs above the highest id read.
+    await putAsBefore(T, run(3, 'Queued'));
+    expect(ids(await c.activeRuns(T))).toEqual([3, 1]);
+    // Ended by an older writer's UpdateItem, which leaves the index key: not answered, and taken out.
+    await db.table.doc.send(
+      new UpdateCommand({
+        TableName: db.table.tableName,
+        Key: RunEntity.key({ tenant: T, id: 1 }),
+        UpdateExpression: 'SET #s = :s',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': 'Completed' },
+      }),
+    );
+    const ended = counting();
+    expect(ids(await ended.c.activeRuns(T))).toEqual([3]);
+    const after = counting();
+    expect(ids(await after.c.activeRuns(T))).toEqual([3]);
+    // The index (runs 3 and 1, then 3 alone) and the runs stored since (none).
+    expect([ended.read.rows, after.read.rows]).toEqual([2, 1]);
+  });
+});
