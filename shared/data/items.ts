@@ -464,9 +464,16 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     async markEmbedPending(tenant: string, items: readonly { id: number; embeddedAt: number }[], now: number): Promise<number> {
       let marked = 0;
       await eachAtMost(items, 25, async ({ id, embeddedAt }) => {
-        // Only the vector read: one saved since (at the provider's width) needs nothing.
+        // Only the vector read: one saved since (at the provider's width) needs nothing. One already
+        // waiting keeps its wait: the sweep's deferrals of an item that never embeds (until 2026-12-05
+        // each build reset it to the build's time, and the doubling waits started over).
         const ok = await applied(() =>
-          update(t, Item.key({ tenant, id }), { set: embedPending.key({ tenant, pending_since: now, id }) }, { when: (x) => x.and(isStored(x), x.eq('embedding_updated_at', embeddedAt)) }),
+          update(
+            t,
+            Item.key({ tenant, id }),
+            { set: embedPending.key({ tenant, pending_since: now, id }) },
+            { when: (x) => x.and(isStored(x), x.eq('embedding_updated_at', embeddedAt), x.absent(embedPending.pkAttr)) },
+          ),
         );
         if (ok) marked++;
       });

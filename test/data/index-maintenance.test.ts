@@ -225,4 +225,23 @@ describe('a change of EMBEDDING_DIMENSIONS', () => {
     expect(await embedItem(items, new HashingEmbedding(128), tenant, a?.id as number)).toBe('embedded');
     expect(await items.pendingCount(tenant)).toBe(0);
   });
+
+  it("a later build leaves an item already waiting at the sweep's deferred time (its doubling wait does not start over)", async () => {
+    // Found by a review (2026-12-05): every build marked such items waiting from the build's time.
+    const tenant = 'width-deferred';
+    const items = db.stores.items;
+    const [a] = await items.create(tenant, [{ name: 'old width' }], 100);
+    await embedItem(items, new HashingEmbedding(64), tenant, a?.id as number);
+    const blobs = new FolderBlobStore(join(dir, 'width-deferred'));
+    const built = await buildIndex(items, blobs, 128, tenant);
+    const [waiting] = await items.pendingEmbeddings(tenant, built.builtAt + 1, 10);
+    expect(waiting?.id).toBe(a?.id);
+    // The sweep re-queued it and put it off (its third time: hours on).
+    const later = built.builtAt + 3 * 3600;
+    expect(await items.deferEmbedding(tenant, a?.id as number, waiting?.since as number, () => later)).toBe(true);
+    const again = await buildIndex(items, blobs, 128, tenant, built.builtAt + 5);
+    expect(again.otherWidth).toEqual([a?.id]);
+    expect(await items.pendingEmbeddings(tenant, again.builtAt + 1, 10)).toEqual([]);
+    expect(await items.pendingEmbeddings(tenant, later + 1, 10)).toEqual([{ id: a?.id, since: later }]);
+  });
 });
