@@ -43,8 +43,9 @@ const condition = z
       // Every item has a `created` (Unix seconds) and a `name` (a string): a value of another
       // kind, or `exists: false`, could never match (until 2026-12-05 those on `name` were stored).
       const kind = c.field === 'created' ? 'number' : c.field === 'name' ? 'string' : undefined;
-      const what = c.field === 'created' ? 'numbers (Unix seconds)' : 'strings';
-      const wrongKind = (v: unknown) => kind !== undefined && typeof v !== kind;
+      const what = c.field === 'created' ? 'whole numbers (Unix seconds)' : 'strings';
+      // created is whole seconds: a fraction is never equal to one (until 2026-12-05 it was stored).
+      const wrongKind = (v: unknown) => kind !== undefined && (typeof v !== kind || (kind === 'number' && !Number.isInteger(v)));
       const problem =
         c.op === 'in'
           ? !Array.isArray(c.value)
@@ -64,7 +65,7 @@ const condition = z
                 : kind !== undefined && c.value === false && `every item has a ${c.field}: exists false never matches`
               : c.value === undefined || Array.isArray(c.value)
                 ? `value must be a single string, number or boolean for ${c.op}`
-                : wrongKind(c.value) && `value must be ${kind === 'number' ? 'a number' : 'a string'} for ${c.op} on ${c.field}${kind === 'number' ? ' (Unix seconds)' : ''}`;
+                : wrongKind(c.value) && `value must be ${kind === 'number' ? 'a whole number' : 'a string'} for ${c.op} on ${c.field}${kind === 'number' ? ' (Unix seconds)' : ''}`;
       if (problem) ctx.addIssue({ code: 'custom', path: ['value'], message: problem, input: c.value });
     }),
   );

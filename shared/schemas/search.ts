@@ -25,6 +25,8 @@ const filterField = z
 /** The kind of value each of the item's own fields holds (metadata keys hold any). */
 const FIELD_KINDS: Readonly<Record<string, 'boolean' | 'number' | 'string'>> = { active: 'boolean', created: 'number', updated_at: 'number', name: 'string', description: 'string' };
 
+/** Ops that compare for equality. */
+const EQUALITY_OPS: ReadonlySet<string> = new Set(['eq', 'neq', 'in']);
 /** Ops that compare numbers: their value must be one. */
 const ORDERED_OPS: ReadonlySet<string> = new Set(['gt', 'gte', 'lt', 'lte']);
 
@@ -61,6 +63,11 @@ const filterClause = z
     // The item's own fields have one kind each: another kind could never match, and is a mistake.
     z.refine((f) => f.op === 'exists' || !(f.field in FIELD_KINDS) || [f.value].flat().every((v) => typeof v === FIELD_KINDS[f.field]), {
       message: 'value is of the wrong kind for this field (active: true or false; created, updated_at: Unix seconds; name, description: a string)',
+      path: ['value'],
+    }),
+    // Times are whole seconds: a fraction is never equal to one (until 2026-12-05 it was taken, and matched nothing).
+    z.refine((f) => !(f.field === 'created' || f.field === 'updated_at') || !EQUALITY_OPS.has(f.op) || [f.value].flat().every(Number.isInteger), {
+      message: 'created and updated_at are whole Unix seconds: eq, neq and in take integers',
       path: ['value'],
     }),
     z.refine((f) => f.op !== 'exists' || typeof f.value === 'boolean', { message: 'value must be true or false for exists', path: ['value'] }),

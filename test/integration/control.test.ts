@@ -119,6 +119,9 @@ describe('rules', () => {
       ['eq', 'yesterday'],
       ['neq', true],
       ['in', [1, '2']],
+      // Whole seconds: a fraction never equals one.
+      ['eq', 1.5],
+      ['in', [1, 2.5]],
     ] as const) {
       const r = await P('POST', '/api/rules', rule({ conditions: [{ field: 'created', op, value }] }));
       invalid(r, 'conditions.0.value');

@@ -695,6 +695,10 @@ describe('Platform item search', () => {
       { field: 'active', op: 'eq', value: 'yes' },
       { field: 'created', op: 'eq', value: 'x' },
       { field: 'updated_at', op: 'in', value: [1, 'x'] },
+      // Times are whole seconds: a fraction never equals one.
+      { field: 'created', op: 'eq', value: 1.5 },
+      { field: 'updated_at', op: 'neq', value: 0.25 },
+      { field: 'created', op: 'in', value: [1, 2.5] },
       { field: 'name', op: 'eq', value: 5 },
     ]) {
       const r = await t.demo.platform('POST', '/api/items/search', { query: '', filters: [filter] });
