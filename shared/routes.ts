@@ -246,7 +246,8 @@ const platformRoutes: PlatformRoute[] = [
   platform('GET', '/api/model-endpoints/{id}', 'platform/endpoints/get', CONSOLE_READ),
   platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_WRITE),
   platform('POST', '/api/training-jobs', 'platform/training-runs/create', idempotent({ ...CONSOLE_WRITE, queues: ['training'] }), ['events']),
-  platform('GET', '/api/training-jobs', 'platform/training-runs/list', CONSOLE_READ, ['events']),
+  // gsi3: the runs waiting or running, when the list is of one of their statuses.
+  platform('GET', '/api/training-jobs', 'platform/training-runs/list', { ...CONSOLE_READ, indexes: ['gsi3'] }, ['events']),
   platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
   platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', CONSOLE_WRITE, ['events']),
   platform('GET', '/api/training-jobs/logs/{jobName}', 'platform/training-runs/logs', CONSOLE_READ, ['events']),

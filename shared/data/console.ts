@@ -276,15 +276,16 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
     replace: (tenant, kind, rec, expect) => applied(() => put(t, rowOf(tenant, kind, rec), expect === 'new' ? isNew : holding(expect))),
-    async activeRuns<T extends ConsoleRecord>(tenant: string) {
-      await indexRunsSince(tenant);
+    async activeRuns<T extends ConsoleRecord>(tenant: string, opts: { upkeep?: boolean } = {}) {
+      if (opts.upkeep) await indexRunsSince(tenant);
       const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map((k) => Number(activeIndex.parse(String(k[activeIndex.skAttr])).active_id));
       const runs: T[] = [];
       for (const id of ids.sort((a, b) => b - a)) {
         const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
         if (!row || !live(row)) continue;
         // Ended by a writer older than the index (an upgrade): taken out now.
-        if (!ACTIVE_RUN.has(row.status)) await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+        if (!ACTIVE_RUN.has(row.status))
+          opts.upkeep && (await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) })));
         else runs.push(stripKeys(row) as T);
       }
       return runs;

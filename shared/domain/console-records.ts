@@ -172,9 +172,12 @@ export interface ConsoleStore {
   withdraw(tenant: string, kind: ConsoleKind, id: number): Promise<void>;
   /**
    * The training runs waiting or running (Queued, InProgress, Stopping), newest first, each read
-   * consistently: a handful however long the tenant's history (the maintenance sweep's read).
+   * consistently: a handful however long the tenant's history. With `upkeep` (the maintenance
+   * sweep's, once a minute) it first puts in the index the runs an older writer stored without
+   * their key (an upgrade), and takes out those an older writer ended; readers without it find
+   * those from the sweep's next pass on.
    */
-  activeRuns<T extends ConsoleRecord>(tenant: string): Promise<T[]>;
+  activeRuns<T extends ConsoleRecord>(tenant: string, opts?: { upkeep?: boolean }): Promise<T[]>;
   /**
    * One page of a kind's records in id order, those with ids above `after` whose fields equal
    * `where`; with `newestFirst`, in descending id order, those below `after`.

@@ -4,6 +4,7 @@ import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
 import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
+import { platformList } from './present.ts';
 import { InvalidInput, PreconditionFailed } from './errors.ts';
 import { findTemplate, type Template } from './templates.ts';
 import type { ModelVersion } from './model-versions.ts';
@@ -147,14 +148,25 @@ export async function getTrainingRun(c: ConsoleStore, tenant: string, name: stri
   return j;
 }
 export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
+/** The statuses of runs waiting or running: those `ConsoleStore.activeRuns` reads. */
+const ACTIVE_STATUSES: ReadonlySet<TrainingRunStatus> = new Set(['Queued', 'InProgress', 'Stopping']);
+
 /**
  * Newest first; `starting_after` names the last run of the page before (its `job_name`); with
- * `status`, only the runs in it (read in one query, so counting the runs in progress takes a page
- * or two where it took every run's).
+ * `status`, only the runs in it. A status of runs waiting or running (the console's Overview counts
+ * them) reads those runs only, whatever the tenant's history (until 2026-12-05 such a page filtered
+ * the whole history, which a few matches did not cut short); an ended status filters the runs
+ * newest first, a page at a time.
  */
-export function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.output<typeof S.jobPageQuery>) {
+export async function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.output<typeof S.jobPageQuery>) {
   const after = q.starting_after === undefined ? undefined : trainingRunIdOf(q.starting_after);
   if (q.starting_after !== undefined && after === undefined) throw new InvalidInput('Invalid query parameters.', { starting_after: ['must be the job_name of a training job'] });
+  if (q.status !== undefined && ACTIVE_STATUSES.has(q.status)) {
+    const runs = (await c.activeRuns<TrainingRun>(tenant)).filter((r) => r.status === q.status && (after === undefined || r.id < after));
+    const page = runs.slice(0, q.limit);
+    const last = page[page.length - 1];
+    return platformList(page.map(trainingRunView), { hasMore: runs.length > q.limit, cursor: last ? trainingRunName(last.id) : null });
+  }
   const where = q.status === undefined ? undefined : { status: q.status };
   return recordPage(c, tenant, 'job', { limit: q.limit, after, newestFirst: true, where }, trainingRunView, (r: TrainingRun) => trainingRunName(r.id));
 }

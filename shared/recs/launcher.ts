@@ -282,7 +282,7 @@ export async function sweepTaskRuns(
   const sent: string[] = [];
   // The runs waiting or running only (until 2026-12-05 every pass read the tenant's whole history,
   // which grows with every run, a page at a time).
-  for (const job of await c.activeRuns<TrainingRun>(tenant)) {
+  for (const job of await c.activeRuns<TrainingRun>(tenant, { upkeep: true })) {
     if (job.status === 'Queued' && !job.task && typeof job._unsent_since === 'number' && now - job._unsent_since >= UNSENT_RUN_GRACE_SECONDS) {
       await sendRun(c, deps.queue, tenant, job);
       sent.push(job.job_name);
