@@ -283,10 +283,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       for (const id of ids.sort((a, b) => b - a)) {
         const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
         if (!row || !live(row)) continue;
-        // Ended by a writer older than the index (an upgrade): taken out now.
-        if (!ACTIVE_RUN.has(row.status))
-          opts.upkeep && (await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) })));
-        else runs.push(stripKeys(row) as T);
+        if (ACTIVE_RUN.has(row.status)) runs.push(stripKeys(row) as T);
+        // Ended by a writer older than the index (an upgrade): left out, and taken out by the upkeep.
+        else if (opts.upkeep) await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
       }
       return runs;
     },
