@@ -24,6 +24,9 @@ export const routeHandlers: Record<string, RouteHandler> = {
   'POST /console/session': httpHandler('platform', undefined, { body: signInBody }, async ({ body, event }) => {
     checkSignInRequest(event);
     const { id, session } = await signIn(body.email, body.password, body.mfa_code, signInAddress(event));
+    // The session the browser had ends: its cookie is replaced, and a copy of it must not outlive
+    // the sign-out of this one (until 2026-12-05 it stayed valid for its 8 hours).
+    await endSession(event);
     return { status: 200, body: sessionView(session), headers: { 'set-cookie': sessionCookie(id, session.expires_at - session.created), ...NO_STORE } };
   }),
   /** Who is signed in (and the CSRF token), or 401. */

@@ -22,6 +22,8 @@ const authAnswer = z.object({
 });
 const userAnswer = z.object({
   Enabled: z.optional(z.boolean()),
+  /** Epoch seconds (JSON 1.1 timestamps are numbers); moved by any change of the user. */
+  UserLastModifiedDate: z.optional(z.number()),
   UserAttributes: z.optional(z.array(z.object({ Name: z.string(), Value: z.optional(z.string()) }))),
 });
 type UserAnswer = z.infer<typeof userAnswer>;
@@ -47,7 +49,8 @@ function consoleUserOf(user: UserAnswer, email: string): ConsoleUser | undefined
   const tenant = attr(TENANT_ATTRIBUTE);
   const role = attr(ROLE_ATTRIBUTE);
   if (!tenant || !isRole(role)) return undefined;
-  return { email: (attr('email') ?? email).toLowerCase(), tenant, role };
+  const changed = user.UserLastModifiedDate;
+  return { email: (attr('email') ?? email).toLowerCase(), tenant, role, ...(changed !== undefined ? { credential: String(changed) } : {}) };
 }
 
 /**

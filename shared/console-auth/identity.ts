@@ -2,6 +2,7 @@ import { AuthenticationError } from '../errors.ts';
 import { dummyHash, hashPassword, verifyPassword } from './password.ts';
 import { CONSOLE_ROLES, type ConsoleIdentity, type ConsoleRole, type ConsoleUser, type ConsoleUserStore } from './types.ts';
 import { nowSeconds } from '../clock.ts';
+import { sha256Hex } from '../auth/secrets.ts';
 
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const isRole = (r: unknown): r is ConsoleRole => typeof r === 'string' && (CONSOLE_ROLES as readonly string[]).includes(r);
@@ -14,6 +15,9 @@ export class MfaRequired extends AuthenticationError {
   }
 }
 
+/** A local user's credential tag: a new password (a new salt, whatever the password) gives a new one. */
+const credentialTag = (passwordHash: string): string => sha256Hex(passwordHash).slice(0, 16);
+
 /** Local console users: rows of the table with an scrypt hash of the password. */
 export function tableIdentity(store: ConsoleUserStore): ConsoleIdentity {
   return {
@@ -22,16 +26,23 @@ export function tableIdentity(store: ConsoleUserStore): ConsoleIdentity {
       // An unknown email costs what a wrong password does.
       const ok = await verifyPassword(password, rec?.password_hash ?? (await dummyHash()));
       if (!rec || !ok || !isRole(rec.role)) return undefined;
-      return { email: rec.email, tenant: rec.tenant, role: rec.role };
+      return { email: rec.email, tenant: rec.tenant, role: rec.role, credential: credentialTag(rec.password_hash) };
     },
     async lookup(email) {
       const rec = await store.get(email);
-      return rec && isRole(rec.role) ? { email: rec.email, tenant: rec.tenant, role: rec.role } : undefined;
+      return rec && isRole(rec.role) ? { email: rec.email, tenant: rec.tenant, role: rec.role, credential: credentialTag(rec.password_hash) } : undefined;
     },
   };
 }
 
-/** Creates (or replaces) a local console user. */
+/**
+ * Creates (or replaces) a local console user. The same password keeps its hash, so a change of
+ * role or tenant alone leaves the user's sessions to their check (which applies it); a new password
+ * ends them.
+ */
 export async function putLocalUser(store: ConsoleUserStore, user: ConsoleUser, password: string): Promise<void> {
-  await store.put({ ...user, email: user.email.toLowerCase(), password_hash: await hashPassword(password), created: nowSeconds() });
+  const email = user.email.toLowerCase();
+  const held = (await store.get(email))?.password_hash;
+  const password_hash = held !== undefined && (await verifyPassword(password, held)) ? held : await hashPassword(password);
+  await store.put({ email, tenant: user.tenant, role: user.role, password_hash, created: nowSeconds() });
 }

@@ -4,8 +4,9 @@ import type { ConsoleIdentity, ConsoleSession, ConsoleSessionStore } from './typ
 /*
  * A session acts with the role and tenant of its sign-in; its user is read again (Cognito's
  * AdminGetUser on AWS, the local user store locally) once its last check is `intervalSeconds`
- * old (CONSOLE_USER_CHECK_SECONDS, default 5 min), so a user demoted, disabled, deleted or moved
- * to another tenant stops acting as before within that time, not after the session's 8 hours.
+ * old (CONSOLE_USER_CHECK_SECONDS, default 5 min), so a user demoted, disabled, deleted, moved
+ * to another tenant or given a new password stops acting as before within that time, not after
+ * the session's 8 hours.
  */
 
 export interface RecheckDeps {
@@ -35,9 +36,12 @@ export async function recheckSession(idHash: string, s: ConsoleSession, now: num
     logger.warn('console session: its user could not be read again; it keeps its role until a later request checks', { email: s.email, error: String(e) });
     return s;
   }
-  if (!user || user.tenant !== s.tenant) {
+  // A password changed since the sign-in (Cognito: any change of the user) ends the session too:
+  // until 2026-12-05 a session taken by someone else outlived the owner's new password.
+  const changed = s.credential !== undefined && user?.credential !== undefined && user.credential !== s.credential;
+  if (!user || user.tenant !== s.tenant || changed) {
     await deps.sessions.recordCheck(idHash, now, { end: true });
-    logger.info('console session ended: its user is gone, disabled or moved to another tenant', { email: s.email });
+    logger.info('console session ended: its user is gone, disabled, moved to another tenant or changed since sign-in', { email: s.email });
     return undefined;
   }
   // Not applied: another container's later check recorded its own answer; this one is as fresh.

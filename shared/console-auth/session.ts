@@ -64,7 +64,10 @@ export async function sessionOf(event: HttpEvent, opts: { check?: boolean; now?:
   if (!s || s.expires_at <= now) return undefined;
   if (!check) return s;
   const live = await recheckSession(idHash, s, now, { identity: consoleIdentity, sessions, intervalSeconds: config().console.userCheckSeconds });
-  if (!live) throw new AuthenticationError('This console session has ended: its user was removed, disabled or moved to another tenant. Sign in again.', { 'set-cookie': clearedCookie() });
+  if (!live)
+    throw new AuthenticationError('This console session has ended: its user was removed, disabled, moved to another tenant or changed (a new password). Sign in again.', {
+      'set-cookie': clearedCookie(),
+    });
   return live;
 }
 

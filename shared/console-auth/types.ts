@@ -8,6 +8,13 @@ export interface ConsoleUser {
   email: string;
   tenant: string;
   role: ConsoleRole;
+  /**
+   * A tag of the user's credentials as the provider holds them (locally a digest of the password's
+   * hash; Cognito's `UserLastModifiedDate`, which any change of the user moves): a session signed
+   * in under another tag ends at its next check (recheck.ts). Absent on sessions opened before
+   * 2026-12-05.
+   */
+  credential?: string;
 }
 
 /** A local console user (the deployed stack's live in the Cognito user pool). */

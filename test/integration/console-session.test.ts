@@ -235,6 +235,32 @@ describe('console sessions', () => {
     expect(moved.headers.get('set-cookie')).toContain('Max-Age=0');
   });
 
+  it("a new password ends the user's sessions at their next check; signing in again ends the browser's session before it", async () => {
+    // Found by a review (2026-12-05): a session outlived its user's new password (someone who took
+    // it kept it for 8 hours), and a copy of a cookie replaced by a new sign-in outlived its sign-out.
+    const users = dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1'));
+    const checkDue = () => new Promise((r) => setTimeout(r, 1100));
+    await putLocalUser(users, { email: 'rotated@example.com', tenant: 'demo', role: 'admin' }, 'old-password-1');
+    const taken = await signIn('rotated@example.com', 'old-password-1');
+    await putLocalUser(users, { email: 'rotated@example.com', tenant: 'demo', role: 'admin' }, 'new-password-2');
+    await checkDue();
+    const ended = await request(t.base, 'GET', '/api/contexts', { headers: { cookie: taken.cookie } });
+    expect(ended.status).toBe(401);
+    expect(ended.body.error).toContain('a new password');
+    expect(ended.headers.get('set-cookie')).toContain('Max-Age=0');
+    expect((await request(t.base, 'POST', '/api/contexts', { headers: { cookie: taken.cookie, 'x-csrf-token': taken.csrf }, body: { name: 'x' } })).status).toBe(401);
+    // The new password signs in, and its session lives on past its check.
+    const first = await signIn('rotated@example.com', 'new-password-2');
+    expect(first.r.status).toBe(200);
+    await checkDue();
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie: first.cookie } })).status).toBe(200);
+    // Signing in again from that browser (its cookie sent) ends the first session.
+    const second = await request(t.base, 'POST', '/console/session', { headers: { cookie: first.cookie }, body: { email: 'rotated@example.com', password: 'new-password-2' } });
+    expect(second.status).toBe(200);
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie: first.cookie } })).status).toBe(401);
+    expect((await request(t.base, 'GET', '/console/session', { headers: { cookie: cookieOf(second) } })).status).toBe(200);
+  });
+
   it('an admin takes an item out of search and recommendations from the catalog page, and puts it back', async () => {
     const [item] = (await t.demo.core('POST', '/v1/items', [{ name: 'Quartzite kettle', metadata: { category: 'kitchen' } }])).body.data;
     const { cookie, csrf } = await demoLogin();

@@ -96,6 +96,9 @@ describe('Cognito console identity', () => {
     cognito.answers.AdminGetUser = { ...attrs('acme', 'viewer'), Enabled: true };
     await expect(identity().lookup('ada@example.com')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer' });
     expect(inputs('AdminGetUser')).toEqual([{ UserPoolId: POOL, Username: 'ada@example.com' }]);
+    // Cognito's last change of the user is its credential's tag (a new password moves it).
+    cognito.answers.AdminGetUser = { ...attrs('acme', 'viewer'), Enabled: true, UserLastModifiedDate: 1_764_000_000.25 };
+    await expect(identity().lookup('ada@example.com')).resolves.toEqual({ email: 'ada@example.com', tenant: 'acme', role: 'viewer', credential: '1764000000.25' });
     cognito.answers.AdminGetUser = { ...attrs('acme', 'admin'), Enabled: false };
     await expect(identity().lookup('ada@example.com')).resolves.toBeUndefined();
     cognito.answers.AdminGetUser = { ...attrs('acme', 'owner'), Enabled: true };
@@ -136,7 +139,7 @@ describe('local console identity', () => {
     expect(rec?.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(rec?.password_hash).not.toContain('correct horse');
     const id = tableIdentity(store);
-    await expect(id.verify('bo@example.com', 'correct horse')).resolves.toEqual({ email: 'bo@example.com', tenant: 'demo', role: 'admin' });
+    await expect(id.verify('bo@example.com', 'correct horse')).resolves.toEqual({ email: 'bo@example.com', tenant: 'demo', role: 'admin', credential: expect.stringMatching(/^[0-9a-f]{16}$/) });
     await expect(id.verify('bo@example.com', 'wrong')).resolves.toBeUndefined();
     await expect(id.verify('nobody@example.com', 'correct horse')).resolves.toBeUndefined();
   });
@@ -144,9 +147,13 @@ describe('local console identity', () => {
   it("reads a session's user again without a password: the role now, or undefined once deleted", async () => {
     await putLocalUser(store, { email: 'cy@example.com', tenant: 'demo', role: 'admin' }, 'pw-cy');
     const id = tableIdentity(store);
-    await expect(id.lookup('cy@example.com')).resolves.toEqual({ email: 'cy@example.com', tenant: 'demo', role: 'admin' });
+    const before = await id.lookup('cy@example.com');
+    expect(before).toEqual({ email: 'cy@example.com', tenant: 'demo', role: 'admin', credential: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    // A new role with the same password keeps the credential's tag; a new password changes it.
     await putLocalUser(store, { email: 'cy@example.com', tenant: 'demo', role: 'viewer' }, 'pw-cy');
-    await expect(id.lookup('cy@example.com')).resolves.toMatchObject({ role: 'viewer' });
+    await expect(id.lookup('cy@example.com')).resolves.toEqual({ ...before, role: 'viewer' });
+    await putLocalUser(store, { email: 'cy@example.com', tenant: 'demo', role: 'viewer' }, 'pw-cy-2');
+    expect((await id.lookup('cy@example.com'))?.credential).not.toBe(before?.credential);
     await store.delete('cy@example.com');
     await expect(id.lookup('cy@example.com')).resolves.toBeUndefined();
   });

@@ -74,6 +74,17 @@ describe("a console session's check of its user", () => {
     }
   });
 
+  it("ends the session whose user's credential changed since its sign-in (a new password), and keeps one of a session from before the tag", async () => {
+    const now = SIGNED_IN + INTERVAL;
+    const changed = setup({ email: 'ada@example.com', tenant: 'acme', role: 'admin', credential: 'new' });
+    expect(await recheckSession('h', session({ credential: 'old' }), now, changed.deps)).toBeUndefined();
+    expect(changed.rows.get('h')?.expires_at).toBe(now);
+    const same = setup({ email: 'ada@example.com', tenant: 'acme', role: 'admin', credential: 'old' });
+    expect(await recheckSession('h', session({ credential: 'old' }), now, same.deps)).toMatchObject({ checked_at: now });
+    const untagged = setup({ email: 'ada@example.com', tenant: 'acme', role: 'admin', credential: 'new' });
+    expect(await recheckSession('h', session(), now, untagged.deps)).toMatchObject({ checked_at: now });
+  });
+
   it('keeps the session and its role when the user cannot be read (an outage), and tries again on the next request', async () => {
     const { deps, lookups, rows } = setup(new Error('Cognito unreachable'));
     const s = session();
