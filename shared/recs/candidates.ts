@@ -43,9 +43,10 @@ export function topPositive(s: Float32Array, k: number): Float64Array {
  * training validated and evaluated it: content added to their scores served a different, weaker
  * ranking, issue 20), then content similarity of the history's taste vector for items the model
  * never saw (new since training; on the same 0-1 scale as the model's scores) and, below every
- * candidate of the model (or, when it has none, a little), items it knows.
+ * candidate of the model (or, when it has none, a little), items it knows. With `depth` (a context's
+ * larger pools, when its rules and controls left out too many), as many of each where that is more.
  */
-export function personalCandidates(catalog: Catalog, model: ServedModel | undefined, h: RequestHistory, includeSeen: boolean): ScoreTable {
+export function personalCandidates(catalog: Catalog, model: ServedModel | undefined, h: RequestHistory, includeSeen: boolean, depth = 0): ScoreTable {
   table.clear();
   const fromModel = new Set<number>();
   // The lowest of the model's candidates' scores.
@@ -62,7 +63,7 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
     for (let i = 0; i < s.length; i++) if ((s[i] as number) > max) max = s[i] as number;
     // However long the history, as many candidates of the model remain (seen items are left out
     // later, unless asked for).
-    for (const i of topPositive(s, 500 + (includeSeen ? 0 : h.modelItems.length))) {
+    for (const i of topPositive(s, Math.max(500, depth) + (includeSeen ? 0 : h.modelItems.length))) {
       // Similar items for a user: an item only the user's history brought (the anchor alone does
       // not score it, in any part) is no neighbour of the anchor, and no candidate of the model:
       // scored at most 0.3 of the anchor's best, such items set the floor the anchor's neighbours
@@ -83,7 +84,7 @@ export function personalCandidates(catalog: Catalog, model: ServedModel | undefi
   if (!anchorUnembedded && catalog.addVectors(h.docs, h.weights, taste)) {
     normalize(taste);
     const contentWeight = (id: number) => (!model?.itemIndex.has(id) ? 1 : fromModel.has(id) ? 0 : floor > 0 ? 0.5 * floor : 0.15);
-    catalog.nearest(taste, 200, (id, s) => {
+    catalog.nearest(taste, Math.max(200, depth), (id, s) => {
       if (s > 0 && contentWeight(id) > 0) table.add(id, contentWeight(id) * s);
     });
   }

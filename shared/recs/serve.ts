@@ -20,7 +20,7 @@ import type { RecommendationsQuery } from '../schemas/recs.ts';
 import { planAndRecord, type ExposureStore } from '../control/exposures.ts';
 import { afterFromPlan, contextNumber, type ControlDeps, type ServingPlan } from '../control/serving.ts';
 import { ruleMatches, withinCategoryCap } from '../control/pipeline.ts';
-import { experimentOf, order, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
+import { experimentOf, order, orderAfter, presentExplanation, presentScore, type Ordered } from '../serving/pipeline.ts';
 import { bestEligible, personalCandidates, withNewestFill, withPopularFill } from './candidates.ts';
 import { requestHistory, type RequestHistory } from './history.ts';
 import { erasedUser, loadModel, popularity, servingConfig, type ServedModel } from './served-model.ts';
@@ -149,7 +149,7 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     const history = requestHistory({ catalog, model, anchorId, userId, recent, alsoSeen, historyErased, weightOf });
 
     const request: Scoring = { deps, tenant, q, catalog, model, history, anchorId, plan };
-    const { ranked, strategy, reason } = await candidates(request);
+    const found = await candidates(request);
     const experiment = experimentOf(assignment);
     // The catalog's read of the changes goes on while the request ranks (the rest of it, when the
     // catalog is `behind`; another request's, otherwise): an item deleted or deactivated by a page
@@ -159,23 +159,31 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // category asked for while the request waited is left out (until 2026-12-05 one changed while
     // popularity was counted was served as it was before).
     const popularity = plan?.controls.popularity_weight ? await popularHelper(request) : {};
-    const current = ranked.flatMap(([id, score]) => {
-      const doc = catalog.get(id);
-      return doc?.active && inCategory(doc, q.category) ? [{ id, score, doc }] : [];
-    });
-    const ordered = order(
-      current,
-      plan,
-      {
-        now,
-        depth: q.limit,
-        seen: history.isSeen,
-        ...popularity,
-        similarity: catalog.similarity,
-      },
-      experiment,
-    );
+    const current = (ranked: readonly [number, number][]) =>
+      ranked.flatMap(([id, score]) => {
+        const doc = catalog.get(id);
+        return doc?.active && inCategory(doc, q.category) ? [{ id, score, doc }] : [];
+      });
+    const helpers = { now, depth: q.limit, seen: history.isSeen, ...popularity, similarity: catalog.similarity };
+    let ordered = order(current(found.ranked), plan, helpers, experiment);
+    let { reason, personal } = found;
+    // A context's rules (boost 0), `exclude_seen` or `max_per_category` left fewer than `limit` of a
+    // pool that was cut: the candidates below it, from pools four times as large, until `limit` or
+    // the candidates run out (until 2026-12-05 the answer was short, or empty, while eligible items
+    // remained past the pool).
+    for (let pool = found.ranked.length, seen = new Set(found.ranked.map(([id]) => id)); plan && ordered.length < q.limit && pool >= found.pool; ) {
+      const more = await candidates({ ...request, pool: pool * 4 });
+      const below = more.ranked.filter(([id]) => !seen.has(id));
+      if (below.length === 0) break;
+      for (const [id] of below) seen.add(id);
+      ordered = [...ordered, ...orderAfter(ordered, current(below), plan, helpers, experiment)];
+      ({ reason, personal } = more);
+      if (more.ranked.length < more.pool) break;
+      pool = more.pool;
+    }
     const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
+    // `popular` when nothing personal is shown (a context's rules may have left out every personal candidate).
+    const strategy = shown.some(({ r }) => personal(r.id)) ? found.strategy : 'popular';
     const data = shown.map(({ r, item }, k) => ({
       object: 'recommendation' as const,
       item_id: String(r.id),
@@ -263,6 +271,8 @@ interface Scoring {
   history: RequestHistory;
   anchorId: number | undefined;
   plan: ServingPlan | undefined;
+  /** How many candidates a context's pool holds (CONTEXT_POOL, or `limit` when larger). */
+  pool?: number;
 }
 
 const POPULAR_REASON = 'popular right now';
@@ -274,7 +284,7 @@ const NEWEST_REASON = 'new in the catalog';
  * (active, not the anchor, unseen unless asked, in the category), filled up with popular items.
  * With a context, its rules and controls choose from a wider pool.
  */
-async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; strategy: string; reason: (id: number) => string }> {
+async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; pool: number; strategy: string; reason: (id: number) => string; personal: (id: number) => boolean }> {
   const { q, catalog, history, anchorId } = r;
   const eligible = (id: number) => {
     const d = catalog.get(id);
@@ -284,16 +294,16 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
     if (!inCategory(d, q.category)) return false;
     return true;
   };
-  const want = r.plan ? Math.max(CONTEXT_POOL, q.limit) : q.limit;
+  const want = r.plan ? Math.max(r.pool ?? CONTEXT_POOL, q.limit) : q.limit;
   const popular = () => popularity(r.deps.events, r.tenant, r.model, r.deps.trendingEvents, r.deps.popularSnapshots);
   // From the personal candidates to their best, nothing awaits (the score table is shared).
-  const scores = history.docs.length > 0 ? personalCandidates(catalog, r.model, history, q.include_seen === true) : undefined;
+  const scores = history.docs.length > 0 ? personalCandidates(catalog, r.model, history, q.include_seen === true, r.pool) : undefined;
   // Too few popular items (a tenant with few or no events yet): the newest fill the rest, so a
   // catalog with eligible items never answers an empty list.
   const filled = (ranked: [number, number][]) => (ranked.length < want ? withNewestFill(ranked, catalog, want, eligible) : ranked);
   const personalReason = anchorId !== undefined ? `similar to item ${anchorId}` : 'from your recent activity';
   const ranked = scores && scores.size > 0 ? bestEligible(scores, want, eligible) : [];
-  if (ranked.length >= want) return { ranked, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason: () => personalReason };
+  if (ranked.length >= want) return { ranked, pool: want, strategy: anchorId !== undefined ? 'similar' : 'personalized', reason: () => personalReason, personal: () => true };
   const personal = new Set(ranked.map(([id]) => id));
   // Not enough personal candidates after filtering (or none): popular items fill up after them.
   const popularScores = await popular();
@@ -303,7 +313,7 @@ async function candidates(r: Scoring): Promise<{ ranked: [number, number][]; str
   const strategy = !ranked.length ? 'popular' : anchorId !== undefined ? 'similar' : 'personalized';
   // Each says why it is there: a personal candidate, a popular item, or one of the newest filling up.
   const reason = (id: number) => (personal.has(id) ? personalReason : popularIds.has(id) ? POPULAR_REASON : NEWEST_REASON);
-  return { ranked: filled(withPopular), strategy, reason };
+  return { ranked: filled(withPopular), pool: want, strategy, reason, personal: (id) => personal.has(id) };
 }
 
 /** The pipeline's popularity (only when the plan weighs it). */

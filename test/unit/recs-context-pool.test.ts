@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { BlobStore } from '../../shared/blob.ts';
+import type { Catalog } from '../../shared/domain/catalog.ts';
+import type { ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { ExposureStore } from '../../shared/control/exposures.ts';
+import type { ControlDeps } from '../../shared/control/serving.ts';
+import type { Rule } from '../../shared/control/types.ts';
+import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
+import { recommend } from '../../shared/recs/serve.ts';
+
+/*
+ * A context's rules and rerank controls choose from a pool of the best 200 candidates: what they
+ * leave out is made up from the candidates below it (found by a review, 2026-12-05: the answer was
+ * short, or empty, while eligible items remained past the pool).
+ */
+
+/**
+ * `n` items, the user's `history` (one view of item 1), and by content the `near` lowest ids near it (the lower
+ * the nearer); no model, no events: popular items are none, the newest fill up. Context 7 has
+ * `rules` and rerank `controls`.
+ */
+function shop(
+  n: number,
+  near: number,
+  metadata: (id: number) => Record<string, unknown>,
+  context: { rules?: Rule[]; controls?: Record<string, unknown> },
+  history = [{ id: 1, item_id: '1', type: 'view', created: 0 }],
+) {
+  const doc = (id: number) => ({ id, name: `item ${id}`, metadata: metadata(id), active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
+  const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
+  const catalog: Catalog = {
+    dims: 2,
+    behind: false,
+    current: async (ids) => ids.map((id) => docs.get(id)),
+    get: (id) => docs.get(id),
+    isLive: (id) => docs.get(id)?.active === true,
+    newest: (k, accept) => [...docs.keys()].reverse().filter(accept).slice(0, k),
+    similarity: () => () => 0,
+    hasVector: (d) => d.vector !== null,
+    addVectors(items, weights, into) {
+      for (const w of weights) into[0] = (into[0] as number) + w;
+      return items.length > 0;
+    },
+    nearest(_q, k, visit) {
+      for (let id = 1; id <= Math.min(n, near, k + 1); id++) visit(id, 1 - (id - 1) / 1e6);
+    },
+  };
+  const events = { recentByUser: async () => history, latest: async () => [] } as unknown as EventStore;
+  const control: ControlDeps = {
+    config: async () => ({ rules: context.rules ?? [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context.controls }], contexts: [7] }),
+    contextExists: async () => true,
+    userEvents: async () => [],
+    erasedUser: async () => undefined,
+  };
+  const deps = {
+    console: { servingRecords: async () => ({ endpoint: [], event_type: [] }), erasedUser: async () => undefined } as unknown as ConsoleStore,
+    control,
+    exposures: {} as ExposureStore,
+    events,
+    blobs: {} as BlobStore,
+    catalog: async () => catalog,
+  };
+  return async (q: { limit?: number; include_seen?: boolean } = {}) => {
+    const r = await recommend(deps, `pool-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false, context_id: '7', ...q }, 'req');
+    return { ids: r.data.map((x) => Number(x.item_id)), reasons: r.data.map((x) => x.reason), strategy: r.strategy };
+  };
+}
+
+const excluding = (brand: string): Rule => ({
+  id: 1,
+  name: `no ${brand}`,
+  context_id: 7,
+  conditions: [{ field: 'metadata.brand', op: 'eq', value: brand }],
+  boost: 0,
+  segment_id: null,
+  starts_at: null,
+  ends_at: null,
+  enabled: true,
+  created: 0,
+  updated_at: 0,
+});
+
+describe('recommendations with a context: what its rules and controls leave out is made up from below the pool', () => {
+  it('a rule of boost 0 that matches the 250 best candidates: the next five are served', async () => {
+    const rec = shop(300, 300, (id) => ({ brand: id <= 250 ? 'X' : 'Y' }), { rules: [excluding('X')] });
+    const r = await rec();
+    expect(r.ids).toEqual([251, 252, 253, 254, 255]);
+    expect(r.strategy).toBe('personalized');
+    expect(r.reasons).toEqual(Array(5).fill('from your recent activity'));
+    // Over a thousand and more items past the pool: still found.
+    const far = shop(3000, 3000, (id) => ({ brand: id <= 2990 ? 'X' : 'Y' }), { rules: [excluding('X')] });
+    expect((await far({ limit: 20 })).ids).toEqual([2991, 2992, 2993, 2994, 2995, 2996, 2997, 2998, 2999, 3000]);
+  });
+
+  it('max_per_category 1 over a pool of one category: one of it, then the other categories below the pool', async () => {
+    const rec = shop(300, 300, (id) => ({ category: id <= 250 ? 'a' : `c${id}` }), { controls: { max_per_category: 1 } });
+    expect((await rec()).ids).toEqual([2, 251, 252, 253, 254]);
+  });
+
+  it('exclude_seen with include_seen=true and 250 seen candidates: unseen ones below the pool are served', async () => {
+    const seen = Array.from({ length: 250 }, (_, k) => ({ id: 1000 - k, item_id: String(k + 1), type: 'view', created: 0 }));
+    const rec = shop(300, 300, () => ({}), { controls: { exclude_seen: true } }, seen);
+    expect((await rec({ include_seen: true })).ids).toEqual([251, 252, 253, 254, 255]);
+  });
+
+  it('is popular when the rules left out every personal candidate (the newest fill the answer)', async () => {
+    const rec = shop(300, 21, (id) => ({ brand: id <= 21 ? 'X' : 'Y' }), { rules: [excluding('X')] });
+    const r = await rec();
+    expect(r.ids).toEqual([300, 299, 298, 297, 296]);
+    expect(r.reasons).toEqual(Array(5).fill('new in the catalog'));
+    expect(r.strategy).toBe('popular');
+  });
+});
