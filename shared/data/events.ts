@@ -14,6 +14,8 @@ import {
   mergeShards,
   putAll,
   putMissing,
+  FILTERED_LIST_READ,
+  queryFilteredUpTo,
   queryPage,
   queryUpTo,
   refine,
@@ -175,7 +177,14 @@ export function dynamoEventStore(t: TableRef): EventStore {
       if (q.userId !== undefined) {
         const type = q.type;
         const ofUser = byUser.query({ tenant, user_id: q.userId }, after);
-        rows = await queryUpTo(t, ordered(type !== undefined ? refine(ofUser, { filter: (x) => x.eq('type', type) }) : ofUser), want);
+        if (type === undefined) rows = await queryUpTo(t, ordered(ofUser), want);
+        else {
+          // A type filter on the user's events: a bounded read, a page that did not fill ending
+          // where the read did (`next`), as the item list's filters do.
+          const { rows: matched, stoppedAt } = await queryFilteredUpTo(t, ordered(refine(ofUser, { filter: (x) => x.eq('type', type) })), want, FILTERED_LIST_READ);
+          if (stoppedAt !== undefined) return { rows: matched.map(fromRow), hasMore: true, next: Number(byUser.parse(String(stoppedAt[byUser.skAttr])).id) };
+          rows = matched;
+        }
       } else if (q.type !== undefined) {
         const type = q.type;
         rows = await mergeShards(

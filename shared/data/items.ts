@@ -24,7 +24,8 @@ import {
   put,
   putAll,
   putMissing,
-  queryPage,
+  FILTERED_LIST_READ,
+  queryFilteredUpTo,
   queryUpTo,
   refine,
   remove,
@@ -75,14 +76,6 @@ const STAMP_LAG_MS = 1000;
 const categoryKey = (category: string): string => (category.length <= 256 ? category : `${HASHED}${createHash('sha256').update(category).digest('hex')}`);
 const HASHED = '#sha256:';
 
-/**
- * Rows a filtered item list (a `created` window, or a hashed category) reads at most, in pages of
- * LIST_SCAN_PAGE: past it the page ends where the read did, with `has_more` and its cursor there.
- * Until 2026-12-05 a window that held nothing read the whole catalog in one request (a million
- * items, some 20,000 Queries: a 503).
- */
-const LIST_SCAN_ROWS = 2000;
-const LIST_SCAN_PAGE = 500;
 const categoryOf = (metadata: JsonObject | undefined): string | undefined => {
   const c = metadata?.category;
   return typeof c === 'string' && c.length > 0 ? categoryKey(c) : undefined;
@@ -351,20 +344,12 @@ export function dynamoItemStore(t: TableRef): ItemStore {
         const rows = await queryUpTo(t, partition, q.limit + 1);
         return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
       }
-      // Filtered: at most LIST_SCAN_ROWS rows read; a page that did not fill by then ends where the
+      // Filtered: at most FILTERED_LIST_READ rows read; a page that did not fill by then ends where the
       // read did (`next`), so a window that holds nothing costs one bounded read, not the catalog.
       const query = refine(partition, { filter: (x) => x.and(...filters.map((f) => f(x))) });
-      const rows: Row[] = [];
-      let start: Row | undefined;
-      let read = 0;
-      do {
-        const page = await queryPage(t, { ...query, Limit: Math.min(LIST_SCAN_PAGE, LIST_SCAN_ROWS - read), ExclusiveStartKey: start });
-        read += page.scanned;
-        rows.push(...page.items);
-        start = page.lastKey;
-      } while (start && rows.length <= q.limit && read < LIST_SCAN_ROWS);
+      const { rows, stoppedAt } = await queryFilteredUpTo(t, query, q.limit + 1, FILTERED_LIST_READ);
       if (rows.length > q.limit) return { rows: rows.slice(0, q.limit).map(fromRow), hasMore: true };
-      return { rows: rows.map(fromRow), hasMore: start !== undefined, ...(start ? { next: Number(index.parse(String(start[index.skAttr])).id) } : {}) };
+      return { rows: rows.map(fromRow), hasMore: stoppedAt !== undefined, ...(stoppedAt ? { next: Number(index.parse(String(stoppedAt[index.skAttr])).id) } : {}) };
     },
 
     async deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {

@@ -174,6 +174,35 @@ export async function queryUpTo(t: TableRef, input: QueryInput, want: number): P
   return out;
 }
 
+/**
+ * Rows a filtered list (items in a `created` window or of a hashed category, events of a user and
+ * type) reads at most, in pages of 500: past it the page ends where the read did, with `has_more`
+ * and its cursor there. Until 2026-12-05 an item window that held nothing read the whole catalog
+ * in one request (a million items, some 20,000 Queries: a 503), and a user's events of a type
+ * the user's whole history.
+ */
+export const FILTERED_LIST_READ = { maxRows: 2000, pageSize: 500 } as const;
+
+/**
+ * A filtered list's read: up to `want` matches of `input` (a Query with a FilterExpression),
+ * reading at most `maxRows` rows in pages of `pageSize`. `stoppedAt` is the key of the last row
+ * read when the read stopped there before finding `want` (undefined when it found them, or the
+ * partition ended): a page that did not fill ends where the read did, so a filter that matches
+ * little costs one bounded read, not the partition.
+ */
+export async function queryFilteredUpTo(t: TableRef, input: QueryInput, want: number, bound: { maxRows: number; pageSize: number }): Promise<{ rows: Row[]; stoppedAt: Row | undefined }> {
+  const rows: Row[] = [];
+  let start: Row | undefined;
+  let read = 0;
+  do {
+    const page = await queryPage(t, { ...input, Limit: Math.min(bound.pageSize, bound.maxRows - read), ExclusiveStartKey: start });
+    read += page.scanned;
+    rows.push(...page.items);
+    start = page.lastKey;
+  } while (start && rows.length < want && read < bound.maxRows);
+  return rows.length >= want ? { rows: rows.slice(0, want), stoppedAt: undefined } : { rows, stoppedAt: start };
+}
+
 /** Counts a query's matches in COUNT pages (nothing returned or unmarshalled), stopping at `upTo`. */
 export async function countUpTo(t: TableRef, input: Omit<QueryInput, 'Select' | 'Limit' | 'ExclusiveStartKey'>, upTo = Infinity): Promise<number> {
   let n = 0;

@@ -5,7 +5,7 @@ import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schem
 import type { ConsoleStore } from './console-records.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
-import { eventResource, listOf } from './present.ts';
+import { coreList, eventResource, listOf } from './present.ts';
 import { DAY_COUNTS_KEPT_DAYS, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
 
 const KNOWN = new Set(['type', 'user_id', 'item_id', 'context_id', 'occurred_at', 'session_id', 'request_id', 'placement']);
@@ -100,7 +100,7 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(q.type !== undefined ? { type: q.type } : {}),
     ...(newestFirst ? { newestFirst } : {}),
   });
-  let { rows, hasMore } = page;
+  const { rows, hasMore } = page;
   // No gap stops a newest-first list.
   if (!newestFirst) {
     const filtered = q.user_id !== undefined || q.type !== undefined;
@@ -111,11 +111,11 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
       { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) },
       now,
     );
-    if (held) {
-      rows = rows.slice(0, keep);
-      hasMore = false;
-    }
+    if (held) return listOf('/v1/events', rows.slice(0, keep).map(eventResource), false);
   }
+  // A user's events of a type whose bounded read stopped before the page filled: the page ends
+  // where the read did, `next_cursor` there.
+  if (page.next !== undefined) return coreList('/v1/events', rows.map(eventResource), { hasMore: true, cursor: String(page.next) }, {});
   return listOf('/v1/events', rows.map(eventResource), hasMore);
 }
 

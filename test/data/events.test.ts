@@ -405,3 +405,36 @@ describe('listing events while writes are in flight', () => {
     expect(ids(await listEvents(s, 'inflight6', { limit: 20, user_id: 'a', starting_after: 30 }, now))).toEqual(Array.from({ length: 10 }, (_, i) => String(31 + i)));
   });
 });
+
+describe("a user's events of a type", () => {
+  it('are read a bounded stretch at a time: a page that did not fill ends where the read did, its next_cursor there', async () => {
+    // Found by a review (2026-12-05): the console's Events filter (user and type) read the user's
+    // whole history per page when the type was rare (3,001 rows for one purchase).
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const T = 'user-type-bound';
+    const s = db.stores.events;
+    await s.append(T, [ev('rare', 'purchase')], 100);
+    for (let k = 0; k < 6; k++)
+      await s.append(
+        T,
+        Array.from({ length: 500 }, () => ev('rare', 'view')),
+        100,
+      );
+    await s.append(T, [ev('rare', 'purchase')], 100);
+    const now = 10_000;
+    // Newest first (the console's): the newest purchase, then a page that read its 2,000 rows and ends there.
+    const first = await listEvents(s, T, { limit: 20, user_id: 'rare', type: 'purchase', order: 'desc' }, now);
+    expect(first.data.map((e) => e.id)).toEqual(['3002']);
+    expect([first.has_more, first.next_cursor]).toEqual([true, '1003']);
+    const second = await listEvents(s, T, { limit: 20, user_id: 'rare', type: 'purchase', order: 'desc', starting_after: 1003 }, now);
+    expect(second.data.map((e) => e.id)).toEqual(['1']);
+    expect([second.has_more, second.next_cursor]).toEqual([false, null]);
+    // Oldest first (the Core list): the same bound.
+    const asc = await listEvents(s, T, { limit: 20, user_id: 'rare', type: 'purchase' }, now);
+    expect(asc.data.map((e) => e.id)).toEqual(['1']);
+    expect([asc.has_more, asc.next_cursor]).toEqual([true, '2000']);
+    const rest = await listEvents(s, T, { limit: 20, user_id: 'rare', type: 'purchase', starting_after: 2000 }, now);
+    expect(rest.data.map((e) => e.id)).toEqual(['3002']);
+    expect(rest.has_more).toBe(false);
+  });
+});
