@@ -75,7 +75,9 @@ async function send(method: Method, path: string, body: unknown, token: string):
 /** The same user, tenant and role (a session read again after another tab signed in anew). */
 const sameUser = (a: Held, b: unknown): b is Held => {
   const x = b as Partial<Held> | undefined;
-  return x?.email === a.email && x.tenant === a.tenant && x.role === a.role && typeof x.csrf_token === 'string';
+  // Not the role: the same user's session whose role a check changed is still theirs (until
+  // 2026-12-05 its tab was signed out, saying someone else had signed in).
+  return x?.email === a.email && x.tenant === a.tenant && typeof x.csrf_token === 'string';
 };
 
 export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
@@ -87,6 +89,7 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   if (r.status === 403 && held && STALE_CSRF.test(messageOf(r.data, r.status))) {
     const current = await send('GET', '/console/session', undefined, '');
     if (current.ok && sameUser(held, current.data)) {
+      held.role = current.data.role;
       if (current.data.csrf_token !== sentWith) {
         held.csrf_token = current.data.csrf_token;
         r = await send(method, path, body, current.data.csrf_token);

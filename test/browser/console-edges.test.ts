@@ -375,6 +375,35 @@ describe('the console at its edges', () => {
     expected(problems, /status of 401/); // the signed-out tab's session check
   });
 
+  it("a change after the same user, demoted meanwhile, signed in again in another tab is refused as a viewer's, not taken for someone else's", async () => {
+    // Found by a review (2026-12-05): the tab compared the role too, and told its user that someone
+    // else had signed in, signing them out.
+    const users = dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1'));
+    const email = t.stack.credentials.console_email as string;
+    const password = t.stack.credentials.console_password as string;
+    await go('Events', 'Events');
+    await putLocalUser(users, { email, tenant: 'demo', role: 'viewer' }, password);
+    const other = await page.context().newPage();
+    try {
+      await other.goto(`${t.base}/console/`);
+      await visible(other.getByRole('heading', { level: 1, name: 'Overview' }), 30_000);
+      await other.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(other, email, password);
+      await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
+      await page.getByLabel('Type name').fill('demoted_meanwhile');
+      await page.getByRole('button', { name: 'Add event type' }).click();
+      await visible(page.getByRole('alert').filter({ hasText: 'A viewer may only read' }));
+      expect(await page.getByRole('status').filter({ hasText: 'Someone else signed in' }).count()).toBe(0);
+      expected(problems, /status of 403/);
+    } finally {
+      await other.close();
+      await putLocalUser(users, { email, tenant: 'demo', role: 'admin' }, password);
+    }
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, email, password);
+    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+  });
+
   it("sends nothing for another user signed in in another tab: this tab signs in anew (a change went to the other user's tenant)", async () => {
     await go('Events', 'Events');
     await withOtherTenantTab(async (other) => {
