@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { type AwsCallOptions, AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
-import { AuthenticationError } from '../errors.ts';
+import { ApiError, AuthenticationError } from '../errors.ts';
 import { EMAIL_PATTERN, isRole, MfaRequired } from './identity.ts';
 import type { ConsoleIdentity, ConsoleUser } from './types.ts';
 
@@ -95,6 +95,12 @@ export function cognitoIdentity(client: AwsClient, userPoolId: string, clientId:
         // can act on (until 2026-12-05 they were 500 "The service failed to answer").
         if (answered(e, 'CodeMismatchException', 'ExpiredCodeException')) throw new AuthenticationError('Wrong or expired one-time code.');
         if (answered(e, 'PasswordResetRequiredException', 'UserNotConfirmedException')) throw new AuthenticationError('Finish setting up this account first (reset its password, or confirm it).');
+        // Cognito throttling the pool after the client's own retries: a 503 to retry (until
+        // 2026-12-05 a 500); a parameter it refuses (such as a password it cannot take) is a wrong one.
+        if (answered(e, 'TooManyRequestsException', 'LimitExceededException')) {
+          throw new ApiError('api_error', 'temporarily_unavailable', 'Sign-in is busy right now; try again in a few seconds.', { status: 503, headers: { 'retry-after': '5' } });
+        }
+        if (answered(e, 'InvalidParameterException')) return undefined;
         throw e;
       }
       if (auth.ChallengeName) throw new AuthenticationError(`Finish setting up this account first (Cognito asks for ${auth.ChallengeName}).`);

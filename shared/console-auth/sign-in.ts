@@ -1,6 +1,8 @@
 import { slowDown, TokenBucket } from '../auth/rate-limit.ts';
 import { config } from '../config.ts';
-import { AuthenticationError } from '../errors.ts';
+import { ApiError, AuthenticationError } from '../errors.ts';
+import { MfaRequired } from './identity.ts';
+import type { ConsoleIdentity } from './types.ts';
 import { openSession } from './session.ts';
 import { consoleIdentity } from './users.ts';
 import { nowSeconds } from '../clock.ts';
@@ -34,9 +36,20 @@ export async function signIn(email: string, password: string, mfaCode: string | 
     failuresByAddress.refund(sourceIp);
     throw slowDown(TOO_MANY, failuresByEmail, who);
   }
-  const user = await (await consoleIdentity()).verify(who, password, mfaCode);
+  const giveBack = () => {
+    failuresByAddress?.refund(sourceIp);
+    failuresByEmail?.refund(who);
+  };
+  let user: Awaited<ReturnType<ConsoleIdentity['verify']>>;
+  try {
+    user = await (await consoleIdentity()).verify(who, password, mfaCode);
+  } catch (e) {
+    // The password was right (Cognito asked for the code), or the provider could not answer: no
+    // failure is held (until 2026-12-05 each MFA sign-in's first step kept one of the email's five).
+    if (e instanceof MfaRequired || (e instanceof ApiError && e.status >= 500)) giveBack();
+    throw e;
+  }
   if (!user) throw new AuthenticationError('Wrong email or password.');
-  failuresByAddress.refund(sourceIp);
-  failuresByEmail.refund(who);
+  giveBack();
   return openSession(user, now);
 }

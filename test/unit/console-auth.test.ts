@@ -87,6 +87,20 @@ describe('Cognito console identity', () => {
     }
   });
 
+  it('answers Cognito throttling the pool as 503 to retry, and a parameter it refuses as a wrong password', async () => {
+    // Found by a review (2026-12-05): both were 500s.
+    for (const error of ['TooManyRequestsException', 'LimitExceededException']) {
+      cognito.answers.AdminInitiateAuth = { error, message: 'Rate exceeded' };
+      const err = await identity()
+        .verify('ada@example.com', 'pw')
+        .catch((e: unknown) => e);
+      expect(statusOf(err), error).toBe(503);
+      expect((err as { headers: Record<string, string> }).headers['retry-after'], error).toBe('5');
+    }
+    cognito.answers.AdminInitiateAuth = { error: 'InvalidParameterException', message: 'bad' };
+    await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
+  });
+
   it('never calls Cognito for something that is no email', async () => {
     await expect(identity().verify('not an email', 'pw')).resolves.toBeUndefined();
     expect(cognito.calls).toHaveLength(0);
