@@ -92,8 +92,10 @@ export function requestHistory(x: HistoryInput): RequestHistory {
     const id = catalogItemId(e.item_id);
     if (id === undefined) return;
     recentSeen.add(id);
-    // In the trained history already (unless that is not read: the user's erasure came after).
-    if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type)) return;
+    // In the trained history already (unless that is not read: the user's erasure came after), when
+    // the model knows its item: training leaves out events on items it did not read (created just
+    // before it read the catalog), which until 2026-12-05 were dropped here too.
+    if (trainedOn && !x.historyErased && e.created < trainedOn.trainedBefore && trainedTypes.has(e.type) && model?.itemIndex.has(id)) return;
     const w = x.weightOf(e.type) / (1 + k / 25);
     const modelIndex = model?.itemIndex.get(id);
     const d = include(id, w, modelIndex);

@@ -190,6 +190,16 @@ describe('recommendation models', () => {
     expect(of()).toBeUndefined();
     // A deleted item and a new event together: as many items as the row, still not the row.
     expect(of({ recent: [event(7, 150)] })).toBeUndefined();
+    // An event from before training on an item the model does not know (created just before the
+    // run read the catalog: training left it out) is in the user's taste, not taken as trained
+    // (found by a review, 2026-12-05: it was dropped).
+    deleted = -1;
+    Object.assign(catalog, { hasVector: () => false });
+    const taste = requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [event(500, 50)], historyErased: false, weightOf: () => 1 });
+    expect(taste.docs.map((d) => d.id)).toContain(500);
+    expect(requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [event(2, 50)], historyErased: false, weightOf: () => 1 }).docs).toHaveLength(
+      requestHistory({ catalog, model, anchorId: undefined, userId: 'u3', recent: [], historyErased: false, weightOf: () => 1 }).docs.length,
+    );
   });
 
   it("counts every item of a trained user's history as seen (found in the artifact's row), and no other", () => {
