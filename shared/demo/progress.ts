@@ -27,11 +27,31 @@ const progressSchema = z.object({
 });
 export type DemoProgress = z.output<typeof progressSchema>;
 
+/**
+ * The record, undefined when there is none. One that is not JSON (cut short) or not a record
+ * throws a DamagedProgress saying what to do: only removing the data directory seeds the demo
+ * again (without demo.json a start that finds credentials seeds nothing). Until 2026-12-05 a file
+ * that was not JSON threw a bare SyntaxError, and the hint said to remove demo.json, which turns
+ * the demo off.
+ */
 export function readProgress(file: string): DemoProgress | undefined {
   if (!existsSync(file)) return undefined;
-  const parsed = progressSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success) throw new Error(`${file} is not a demo seed record (${parsed.error.issues[0]?.message ?? 'invalid'}); remove it, or the data directory, to start afresh.`);
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new DamagedProgress(file, e instanceof SyntaxError ? `not JSON: ${e.message}` : `cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const parsed = progressSchema.safeParse(value);
+  if (!parsed.success) throw new DamagedProgress(file, `not a demo seed record: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
+}
+
+export class DamagedProgress extends Error {
+  override name = 'DamagedProgress';
+  constructor(file: string, problem: string) {
+    super(`${file} is damaged (${problem}); remove the data directory to start afresh`);
+  }
 }
 
 /** Written whole to a new file, then renamed over the old one: a crash leaves one or the other. */

@@ -24,8 +24,17 @@ export interface DemoRun {
  */
 export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: string; file: string; size: DemoSize; fresh: boolean; log: (line: string) => void }): DemoRun | undefined {
   const { log, file } = opts;
-  if (opts.fresh) planDemo(file, opts.size);
-  const status = demoStatus(file);
+  let status: ReturnType<typeof demoStatus>;
+  try {
+    if (opts.fresh) planDemo(file, opts.size);
+    status = demoStatus(file);
+  } catch (e) {
+    // Reported, not thrown (until 2026-12-05 a demo.json cut short stopped `npm start`): the
+    // stack runs on without the demo.
+    const message = e instanceof Error ? e.message : String(e);
+    setImmediate(() => log(`demo: not seeded: ${message}`));
+    return undefined;
+  }
   if (status !== 'seeding') {
     // After the stack's start is reported.
     if (status === 'done') setImmediate(() => log(`demo: the demo shop was seeded on an earlier start (${file})`));

@@ -11,6 +11,7 @@ import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { listEndpoints } from '../../shared/domain/endpoints.ts';
 import { listModels } from '../../shared/domain/model-versions.ts';
 import { DEMO_SIZES } from '../../shared/demo/generate.ts';
+import { startDemo } from '../../shared/demo/run.ts';
 import { demoStatus, planDemo, seedDemo, type DemoDeps } from '../../shared/demo/seed.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
@@ -126,4 +127,19 @@ describe('demo seed', () => {
     expect(models[0]).toMatchObject({ version: 1, status: 'Approved', endpoints: ['main'], metrics: { interactions: size.events } });
     expect((await listEndpoints(db.stores.console, T, { limit: 100 })).data).toMatchObject([{ endpoint_name: 'main', is_default: true, model_version: 1 }]);
   }, 60_000);
+
+  it('reports a damaged demo.json through its log and seeds nothing, the start going on', async () => {
+    const file = join(dir, 'damaged.json');
+    planDemo(file, size);
+    // Cut short, as by a disk error; then valid JSON that is not a record.
+    for (const text of [readFileSync(file, 'utf8').slice(0, 40), '{"version":1}']) {
+      writeFileSync(file, text);
+      const lines: string[] = [];
+      const run = startDemo({ table: db.table, queue: deps.queue, tenant: 'damaged', file, size, fresh: false, log: (l) => lines.push(l) });
+      expect(run).toBeUndefined();
+      await new Promise((r) => setImmediate(r));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^demo: not seeded: .*damaged\.json is damaged \((not JSON|not a demo seed record)[^)]*\); remove the data directory to start afresh$/);
+    }
+  });
 });
