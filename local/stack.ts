@@ -260,10 +260,17 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
   const table = makeTable(LOCAL_TABLE, dynamo.endpoint, 'us-east-1');
   const stores = storesFor(table);
   const store = stores.credentials;
+  // Imported only when a seed runs: the demo pulls in search and training code, whose settings
+  // are read at import (a test stack sets them after this module is loaded).
+  const demoSeed = opts.demo && (await import('../shared/demo/run.ts'));
   let credentials: Credentials;
   if (kept) {
     credentials = { ...kept, ...urlsFor(http.port) };
   } else {
+    // Planned before the tenant is created and its credentials.json written: a start that finds
+    // credentials.json seeds only what demo.json plans. Until 2026-12-05 it was planned after,
+    // and a start stopped between the two never seeded the demo, and did not say so.
+    if (opts.demo && demoSeed) demoSeed.planDemo(p.demo, opts.demo.size);
     try {
       credentials = await onboardTenant(store, 'demo', urlsFor(http.port));
     } catch (e) {
@@ -289,9 +296,7 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     }
     localQueues.get('training')?.resume();
   }
-  // Imported only when a seed runs: the demo pulls in search and training code, whose settings
-  // are read at import (a test stack sets them after this module is loaded).
-  const demo: DemoRun | undefined = opts.demo && (await import('../shared/demo/run.ts')).startDemo({ table, queue: workQueue, tenant: credentials.tenant, file: p.demo, fresh, ...opts.demo });
+  const demo: DemoRun | undefined = opts.demo && demoSeed?.startDemo({ table, queue: workQueue, tenant: credentials.tenant, file: p.demo, log: opts.demo.log });
 
   return {
     port: http.port,

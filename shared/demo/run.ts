@@ -7,7 +7,6 @@ import { dynamoSearchLogStore } from '../data/search-analytics.ts';
 import { synonymSetsOf } from '../data/synonyms.ts';
 import { embeddingProvider } from '../search/providers.ts';
 import type { WorkQueue } from '../queue/messages.ts';
-import type { DemoSize } from './generate.ts';
 import { demoStatus, planDemo, seedDemo, type DemoSummary } from './seed.ts';
 
 export interface DemoRun {
@@ -17,16 +16,18 @@ export interface DemoRun {
   stop(): Promise<void>;
 }
 
+/** The stack plans the demo (seed.ts) before it writes the tenant's credentials. */
+export { planDemo };
+
 /**
- * The local stack's demo shop: planned when the tenant was created by this start (`fresh`),
- * seeded in the background now if planned and not finished (a start that stopped half way is
- * resumed), else nothing. Failures are reported through `log`, not thrown: the stack runs on.
+ * The local stack's demo shop: seeded in the background now if planned (`planDemo`, when the
+ * tenant was created) and not finished (a start that stopped half way is resumed), else nothing.
+ * Failures are reported through `log`, not thrown: the stack runs on.
  */
-export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: string; file: string; size: DemoSize; fresh: boolean; log: (line: string) => void }): DemoRun | undefined {
+export function startDemo(opts: { table: TableRef; queue: WorkQueue; tenant: string; file: string; log: (line: string) => void }): DemoRun | undefined {
   const { log, file } = opts;
   let status: ReturnType<typeof demoStatus>;
   try {
-    if (opts.fresh) planDemo(file, opts.size);
     status = demoStatus(file);
   } catch (e) {
     // Reported, not thrown (until 2026-12-05 a demo.json cut short stopped `npm start`): the

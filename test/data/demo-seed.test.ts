@@ -135,7 +135,7 @@ describe('demo seed', () => {
     for (const text of [readFileSync(file, 'utf8').slice(0, 40), '{"version":1}']) {
       writeFileSync(file, text);
       const lines: string[] = [];
-      const run = startDemo({ table: db.table, queue: deps.queue, tenant: 'damaged', file, size, fresh: false, log: (l) => lines.push(l) });
+      const run = startDemo({ table: db.table, queue: deps.queue, tenant: 'damaged', file, log: (l) => lines.push(l) });
       expect(run).toBeUndefined();
       await new Promise((r) => setImmediate(r));
       expect(lines).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'recsearch-demo-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** A stack on the test's data directory that seeds the small demo shop (unless seeded), and the lines it logged. */
-async function start(): Promise<{ stack: LocalStack; lines: string[]; logged: (re: RegExp) => Promise<void> }> {
+async function start(dir = dataDir): Promise<{ stack: LocalStack; lines: string[]; logged: (re: RegExp) => Promise<void> }> {
   const lines: string[] = [];
   const waiters: { re: RegExp; resolve: () => void }[] = [];
   const log = (line: string) => {
@@ -21,7 +21,7 @@ async function start(): Promise<{ stack: LocalStack; lines: string[]; logged: (r
   };
   // Handlers in a thread of their own: a stack started before in this process left its table
   // client in this thread's module state.
-  const stack = await startLocalStack({ dataDir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
+  const stack = await startLocalStack({ dataDir: dir, port: 0, env: { LOCAL_API_THREADS: '1', CONSOLE_BUILD: 'off' }, demo: { size, log } });
   const logged = (re: RegExp) => (lines.some((l) => re.test(l)) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ re, resolve })));
   return { stack, lines, logged };
 }
@@ -93,6 +93,28 @@ describe('the demo shop (npm start on a fresh data directory)', () => {
       }
     } finally {
       if (!closed) await first.stack.close();
+    }
+  }, 120_000);
+
+  it('seeds on the next start when the first stopped once it had written the credentials', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recsearch-demo-cut-'));
+    try {
+      // The start fails right after writing credentials.json (stack.json, written next, cannot
+      // be: a folder is in its place), as a start killed then.
+      mkdirSync(join(dir, 'stack.json'));
+      await expect(start(dir)).rejects.toThrow();
+      expect(existsSync(join(dir, 'credentials.json'))).toBe(true);
+      rmSync(join(dir, 'stack.json'), { recursive: true });
+      const next = await start(dir);
+      try {
+        expect(next.stack.demo).toBeDefined();
+        await next.logged(/^demo: 96 items stored/);
+        expect(next.lines[0]).toMatch(/^demo: seeding the demo shop: 96 items/);
+      } finally {
+        await next.stack.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });
