@@ -54,23 +54,30 @@ export async function setUpTraining(c: ConsoleStore, tenant: string): Promise<nu
 }
 
 /**
- * Waits for run `jobName` to end (a run of an earlier start whose worker went with it, still
- * Queued or InProgress, is left alone and a new one started); answers the Completed run.
+ * Waits for run `jobName` (recorded by an earlier start) to end, starting a run when there is
+ * none; answers the Completed run. An earlier run still Queued or InProgress (the stack's start
+ * queued it again, or its worker runs it) is waited for: a new run is started only when it ended
+ * Failed or Stopped, or cannot be read. Until 2026-12-05 a run not Completed was passed over and a
+ * new one started, and both trained: endpoint "main" served version 2.
  */
 export async function train(c: ConsoleStore, queue: WorkQueue, tenant: string, templateId: number, jobName: string | null, onStart: (job: string) => void, signal?: AbortSignal): Promise<TrainingRun> {
   let name = jobName;
-  if (name !== null) {
-    const before = await getTrainingRun(c, tenant, name).catch(() => undefined);
-    if (before?.status !== 'Completed') name = null;
-  }
-  if (name === null) {
-    name = (await startTraining(c, queue, tenant, trainingJobBody.parse({ template_id: templateId, options: { algorithm: 'ease' } }))).job_name;
-    onStart(name);
-  }
+  let earlier = name !== null;
   for (;;) {
-    const job = await getTrainingRun(c, tenant, name);
-    if (job.status === 'Completed') return job;
-    if (job.status === 'Failed' || job.status === 'Stopped') throw new Error(`training run ${name} ended ${job.status}${job.error ? `: ${job.error}` : ''}`);
+    if (name === null) {
+      name = (await startTraining(c, queue, tenant, trainingJobBody.parse({ template_id: templateId, options: { algorithm: 'ease' } }))).job_name;
+      earlier = false;
+      onStart(name);
+    }
+    const job = earlier ? await getTrainingRun(c, tenant, name).catch(() => undefined) : await getTrainingRun(c, tenant, name);
+    if (job?.status === 'Completed') return job;
+    if (!job || job.status === 'Failed' || job.status === 'Stopped') {
+      if (earlier) {
+        name = null;
+        continue;
+      }
+      throw new Error(`training run ${name} ended ${job?.status}${job?.error ? `: ${job.error}` : ''}`);
+    }
     await pause(250, signal);
   }
 }

@@ -14,6 +14,7 @@ import { DEMO_SIZES } from '../../shared/demo/generate.ts';
 import { startDemo } from '../../shared/demo/run.ts';
 import { demoStatus, planDemo, seedDemo, type DemoDeps } from '../../shared/demo/seed.ts';
 import type { WorkMessage, WorkQueue } from '../../shared/queue/messages.ts';
+import type { TrainingRun } from '../../shared/domain/training-runs.ts';
 import { runTraining } from '../../shared/recs/trainer.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -27,16 +28,21 @@ const T = 'demo';
 const size = DEMO_SIZES.small;
 let db: TestTable;
 let dir: string;
+let blobs: FolderBlobStore;
 let deps: DemoDeps;
 const sent: WorkMessage[] = [];
-beforeAll(async () => {
-  db = await testTable();
-  dir = mkdtempSync(join(tmpdir(), 'demo-seed-'));
-  const blobs = new FolderBlobStore(join(dir, 'blobs'));
+
+/** Runs a training run as the training worker would. */
+const runRun = (j: WorkMessage) => {
+  if (j.type === 'train') void runTraining({ console: db.stores.console, events: db.stores.events, items: db.stores.items, blobs }, j.tenant, j.job_name);
+};
+
+/** The seed's dependencies for `tenant`, its queue sending to `send` (by default: training runs at once). */
+function depsFor(tenant: string, send: (j: WorkMessage) => void = runRun): DemoDeps {
   const queue: WorkQueue = {
     send: async (_queue, jobs) => {
       sent.push(...jobs);
-      for (const j of jobs) if (j.type === 'train') void runTraining({ console: db.stores.console, events: db.stores.events, items: db.stores.items, blobs }, j.tenant, j.job_name);
+      for (const j of jobs) send(j);
     },
     backlog: async () => 0,
   };
@@ -48,7 +54,14 @@ beforeAll(async () => {
     synonymSets: async () => [],
     traffic: { exposures, recorder: log, authorized: Promise.resolve() },
   };
-  deps = { stores: db.stores, exposures, queue, tenant: T, searching: { serving, log } };
+  return { stores: db.stores, exposures, queue, tenant, searching: { serving, log } };
+}
+
+beforeAll(async () => {
+  db = await testTable();
+  dir = mkdtempSync(join(tmpdir(), 'demo-seed-'));
+  blobs = new FolderBlobStore(join(dir, 'blobs'));
+  deps = depsFor(T);
 });
 afterAll(async () => {
   await db.close();
@@ -142,4 +155,37 @@ describe('demo seed', () => {
       expect(lines[0]).toMatch(/^demo: not seeded: .*damaged\.json is damaged \((not JSON|not a demo seed record)[^)]*\); remove the data directory to start afresh$/);
     }
   });
+
+  it('waits for a training run an earlier start queued (queued again at this start) rather than train a second: endpoint main serves version 1', async () => {
+    const tenant = 'demo-train';
+    const file = join(dir, 'train.json');
+    planDemo(file, size);
+    // The first start's worker never takes its run up: stopped with the run Queued.
+    const held: WorkMessage[] = [];
+    const abort = new AbortController();
+    const stopped = await seedDemo(
+      depsFor(tenant, (j) => (j.type === 'train' ? held.push(j) : undefined)),
+      {
+        file,
+        signal: abort.signal,
+        embedWaitMs: 0,
+        log: (l) => {
+          if (/^training /.test(l)) abort.abort();
+        },
+      },
+    );
+    expect(stopped).toBeUndefined();
+    expect(held).toHaveLength(1);
+    expect(JSON.parse(readFileSync(file, 'utf8')).job_name).toBe('train-1');
+
+    // The next start queues the run again (recoverLocalRuns); its worker trains it.
+    const next = depsFor(tenant);
+    for (const j of held) await next.queue.send('training', [j]);
+    const summary = await seedDemo(next, { file, embedWaitMs: 0, log: () => {} });
+    expect(summary).toMatchObject({ modelVersion: 1 });
+    const runs = await db.stores.console.list<TrainingRun>(tenant, 'job');
+    expect(runs.map((r) => r.job_name)).toEqual(['train-1']);
+    expect((await listModels(db.stores.console, tenant, { limit: 100 })).data.map((m) => m.version)).toEqual([1]);
+    expect((await listEndpoints(db.stores.console, tenant, { limit: 100 })).data).toMatchObject([{ endpoint_name: 'main', model_version: 1 }]);
+  }, 60_000);
 });
