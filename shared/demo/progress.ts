@@ -23,6 +23,15 @@ const progressSchema = z.object({
   model_version: z.nullable(z.int()),
   /** Whether the shoppers' searches (searches.ts) were made; absent in records of seeds from before them. */
   searched: z.optional(z.boolean()),
+  /** How far the shoppers' searches got (searches.ts, DemoSearchProgress); absent before they begin. */
+  searches: z.optional(
+    z.object({
+      made: z.int(),
+      without_results: z.int(),
+      events: z.object({ view: z.int(), add_to_cart: z.int(), purchase: z.int() }),
+      follow: z.nullable(z.object({ events: z.array(z.record(z.string(), z.unknown())), first: z.nullable(z.int()) })),
+    }),
+  ),
   seconds: z.nullable(z.number()),
 });
 export type DemoProgress = z.output<typeof progressSchema>;

@@ -8,13 +8,16 @@
  * counted in the minute it is served, and the analytics' fold never goes back over a minute it
  * has passed.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ingestEvents } from '../domain/events.ts';
-import { ingestEventsBody, MAX_EVENTS_PER_REQUEST } from '../schemas/events.ts';
+import type { IdPlan } from '../domain/types.ts';
+import { seededRandom } from '../random.ts';
+import { ingestEventsBody } from '../schemas/events.ts';
 import { searchBody } from '../schemas/search.ts';
 import type { SearchLogStore } from '../search/analytics.ts';
 import { serveSearch, type SearchServing } from '../search/core-search.ts';
 import { pick, shuffled, weighted, type Random } from './catalog.ts';
+import { DemoStopped } from './model.ts';
 import type { DemoUser } from './shoppers.ts';
 import { CATEGORIES } from './vocabulary.ts';
 
@@ -68,51 +71,136 @@ export interface DemoSearchSummary {
   events: Record<'view' | 'add_to_cart' | 'purchase', number>;
 }
 
+/** How far the searches got, kept in the seed's record (progress.ts) after each chunk of them. */
+export interface DemoSearchProgress {
+  /** Searches made (0 to `count`), with their follow-up events in `follow` or stored. */
+  made: number;
+  without_results: number;
+  events: Record<'view' | 'add_to_cart' | 'purchase', number>;
+  /**
+   * The last chunk's follow-up events while they may not all be stored: their bodies, and the
+   * first id their ingest reserved (null: none yet). Stored again under those ids, only the
+   * missing rows are written, each attributed to its search once.
+   */
+  follow: { events: Record<string, unknown>[]; first: number | null } | null;
+}
+
+export const newSearchProgress = (): DemoSearchProgress => ({ made: 0, without_results: 0, events: { view: 0, add_to_cart: 0, purchase: 0 }, follow: null });
+
+/** Searches made between two saves of the record: a start stopped in this step makes at most this many again. */
+export const SEARCH_CHUNK = 25;
+
+/** Search `i`'s request id, the same at every attempt: a UUID (version 8) from the seed and `i`. */
+export function demoRequestId(seed: number, i: number): string {
+  const h = createHash('sha256').update(`demo-search/${seed}/${i}`).digest();
+  h[6] = ((h[6] as number) & 0x0f) | 0x80;
+  h[8] = ((h[8] as number) & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** The seed of random stream `k` of `seed` (murmur3's finaliser: neighbouring seeds of the generator's LCG start alike). */
+function streamSeed(seed: number, k: number): number {
+  let h = (Math.imul(seed, 0x9e3779b1) + k) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+export interface DemoSearchOptions {
+  seed: number;
+  /** How many searches in all. */
+  count: number;
+  /** The time each search is served at. */
+  clock: () => number;
+  /** Where they got (the seed's record): updated, then `save`d, after each chunk of SEARCH_CHUNK searches. */
+  progress: DemoSearchProgress;
+  save: () => void;
+  /** Stops between two searches (DemoStopped): the next start goes on from the last chunk saved. */
+  signal?: AbortSignal | undefined;
+  /** Random stream 0 picks the queries, stream i + 1 search i's shopper and what follows it (default: from `seed`). */
+  random?: (stream: number) => Random;
+}
+
 /**
- * Makes `count` searches as the shoppers would (half of them signed in, so personalised), then
- * sends the views, adds to cart and purchases that followed some of them. Each search gets a new
- * request id: a seed stopped in this step and resumed makes them all again (the first attempt's
- * searches stay counted).
+ * Makes `count` searches as the shoppers would (half of them signed in, so personalised), each
+ * followed now and then by a view, an add to cart and a purchase, sent after each chunk of
+ * searches. Search i is the same at every attempt (its query, shopper, request id and what
+ * follows it), and progress is saved after each chunk: a seed stopped in this step and resumed
+ * goes on from the last chunk saved, and a search of the chunk it was in whose request id is
+ * recorded already is served again as no traffic (for its results), so search analytics counts
+ * each search once. Until 2026-12-05 progress was saved only after every search, each with a new
+ * request id: a resumed seed made them all again, and analytics counted them twice. Answers the
+ * counts of all `count` searches, those of earlier attempts included.
  */
-export async function searchAsShoppers(deps: DemoSearching, tenant: string, users: readonly DemoUser[], rand: Random, count: number, clock: () => number): Promise<DemoSearchSummary> {
-  const distinct = demoQueries(rand);
-  const queries = Array.from({ length: count }, () => zipf(rand, distinct));
-  const summary: DemoSearchSummary = { searches: 0, withoutResults: 0, events: { view: 0, add_to_cart: 0, purchase: 0 } };
-  const follow: unknown[] = [];
-  for (const query of queries) {
-    const user = pick(rand, users);
-    const requestId = randomUUID();
-    const body = searchBody.parse({ query, limit: 10, ...(rand() < 0.5 ? { user_id: user.id } : {}) });
-    // Each search at its own time, as served: search analytics folds a minute once it is past,
-    // and a row stamped with the step's start once that minute was folded counted nowhere.
-    const now = clock();
-    const answer = await serveSearch(deps.serving, tenant, body, requestId, now);
-    summary.searches++;
-    const hits = answer.data;
-    if (hits.length === 0) {
-      summary.withoutResults++;
-      continue;
+export async function searchAsShoppers(deps: DemoSearching, tenant: string, users: readonly DemoUser[], opts: DemoSearchOptions): Promise<DemoSearchSummary> {
+  const { count, progress: st, save, signal } = opts;
+  const random = opts.random ?? ((k: number) => seededRandom(streamSeed(opts.seed, k)));
+  const pick0 = random(0);
+  const distinct = demoQueries(pick0);
+  const queries = Array.from({ length: count }, () => zipf(pick0, distinct));
+  const { traffic: _, ...untracked } = deps.serving;
+  const ingest = async () => {
+    const f = st.follow;
+    if (!f) return;
+    const ids: IdPlan =
+      f.first !== null
+        ? { reuse: f.first }
+        : {
+            reserved: async (first) => {
+              f.first = first;
+              save();
+            },
+          };
+    await ingestEvents({ events: deps.serving.search.events, exposures: deps.serving.traffic.exposures, searches: deps.log }, tenant, ingestEventsBody.parse(f.events), ids);
+    st.follow = null;
+    save();
+  };
+  // An earlier start's last chunk: its events were planned, maybe not all stored.
+  await ingest();
+  // The searches an earlier start may have made after its last save.
+  const unsureTo = Math.min(count, st.made + SEARCH_CHUNK);
+  while (st.made < count) {
+    const end = Math.min(count, st.made + SEARCH_CHUNK);
+    const chunk = { without_results: 0, events: { view: 0, add_to_cart: 0, purchase: 0 } };
+    const follow: Record<string, unknown>[] = [];
+    for (let i = st.made; i < end; i++) {
+      if (signal?.aborted) throw new DemoStopped('stopped');
+      const rand = random(i + 1);
+      const query = queries[i] as string;
+      const user = pick(rand, users);
+      const requestId = demoRequestId(opts.seed, i);
+      const body = searchBody.parse({ query, limit: 10, ...(rand() < 0.5 ? { user_id: user.id } : {}) });
+      // Each search at its own time, as served: search analytics folds a minute once it is past,
+      // and a row stamped with the step's start once that minute was folded counted nowhere.
+      const now = opts.clock();
+      const made = i < unsureTo && (await deps.log.search(tenant, requestId));
+      const answer = await serveSearch(made ? untracked : deps.serving, tenant, body, requestId, now);
+      const hits = answer.data;
+      if (hits.length === 0) {
+        chunk.without_results++;
+        continue;
+      }
+      if (rand() >= 0.45) continue;
+      // The first results are looked at most.
+      const hit = zipf(rand, hits);
+      const event = (type: 'view' | 'add_to_cart' | 'purchase', payload: object = {}) => {
+        chunk.events[type]++;
+        follow.push({ type, user_id: user.id, item_id: hit.id, request_id: requestId, occurred_at: now, ...payload });
+      };
+      event('view');
+      if (rand() >= 0.3) continue;
+      event('add_to_cart', { add_to_cart: { quantity: 1 } });
+      // A hit may be an item of the tenant's own (made while the seed ran) without a price or currency.
+      const { price, currency } = hit.metadata;
+      if (rand() < 0.5) event('purchase', { purchase: { ...(price !== undefined ? { amount: price } : {}), ...(currency !== undefined ? { currency } : {}) } });
     }
-    if (rand() >= 0.45) continue;
-    // The first results are looked at most.
-    const hit = zipf(rand, hits);
-    const event = (type: 'view' | 'add_to_cart' | 'purchase', payload: object = {}) => {
-      summary.events[type]++;
-      follow.push({ type, user_id: user.id, item_id: hit.id, request_id: requestId, occurred_at: now, ...payload });
-    };
-    event('view');
-    if (rand() >= 0.3) continue;
-    event('add_to_cart', { add_to_cart: { quantity: 1 } });
-    // A hit may be an item of the tenant's own (made while the seed ran) without a price or currency.
-    const { price, currency } = hit.metadata;
-    if (rand() < 0.5) event('purchase', { purchase: { ...(price !== undefined ? { amount: price } : {}), ...(currency !== undefined ? { currency } : {}) } });
+    st.made = end;
+    st.without_results += chunk.without_results;
+    for (const t of ['view', 'add_to_cart', 'purchase'] as const) st.events[t] += chunk.events[t];
+    st.follow = follow.length ? { events: follow, first: null } : null;
+    save();
+    await ingest();
   }
-  for (let i = 0; i < follow.length; i += MAX_EVENTS_PER_REQUEST) {
-    await ingestEvents(
-      { events: deps.serving.search.events, exposures: deps.serving.traffic.exposures, searches: deps.log },
-      tenant,
-      ingestEventsBody.parse(follow.slice(i, i + MAX_EVENTS_PER_REQUEST)),
-    );
-  }
-  return summary;
+  return { searches: st.made, withoutResults: st.without_results, events: { ...st.events } };
 }

@@ -10,7 +10,6 @@ import { ingestEvents } from '../domain/events.ts';
 import { createItems, nowSeconds } from '../domain/items.ts';
 import type { IdPlan } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
-import { seededRandom } from '../random.ts';
 import { ingestEventsBody, MAX_EVENTS_PER_REQUEST } from '../schemas/events.ts';
 import { createItemsBody, MAX_ITEMS_PER_REQUEST } from '../schemas/items.ts';
 import { requestIndexBuild } from '../search/status.ts';
@@ -18,7 +17,7 @@ import type { DemoItem } from './catalog.ts';
 import { DEFAULT_DEMO_SEED, generateDemo, type DemoShop, type DemoSize } from './generate.ts';
 import { approveAndPromote, DEMO_ENDPOINT, DemoStopped, pause, setUpTraining, train } from './model.ts';
 import { newProgress, readProgress, writeProgress, type DemoProgress } from './progress.ts';
-import { searchAsShoppers, type DemoSearching, type DemoSearchSummary } from './searches.ts';
+import { newSearchProgress, searchAsShoppers, type DemoSearching, type DemoSearchSummary } from './searches.ts';
 import { SHOWCASE_USER, type DemoEvent } from './shoppers.ts';
 
 export interface DemoDeps {
@@ -46,7 +45,7 @@ export interface DemoSummary {
   users: number;
   events: number;
   modelVersion: number;
-  /** The shoppers' searches this start made (none when an earlier start made them). */
+  /** The shoppers' searches, an interrupted start's included (none when an earlier start made them all). */
   searches: DemoSearchSummary | undefined;
   seconds: number;
 }
@@ -213,7 +212,8 @@ export async function seedDemo(deps: DemoDeps, opts: DemoOptions): Promise<DemoS
     if (!p.searched) {
       if (signal?.aborted) throw new DemoStopped('stopped');
       const n = Math.max(20, Math.round(shop.users.length / SHOPPERS_PER_SEARCH));
-      searches = await searchAsShoppers(deps.searching, deps.tenant, shop.users, seededRandom(p.seed + 1), n, nowSeconds);
+      p.searches ??= newSearchProgress();
+      searches = await searchAsShoppers(deps.searching, deps.tenant, shop.users, { seed: p.seed + 1, count: n, clock: nowSeconds, progress: p.searches, save, signal });
       p.searched = true;
       save();
       const e = searches.events;

@@ -188,4 +188,72 @@ describe('demo seed', () => {
     expect((await listModels(db.stores.console, tenant, { limit: 100 })).data.map((m) => m.version)).toEqual([1]);
     expect((await listEndpoints(db.stores.console, tenant, { limit: 100 })).data).toMatchObject([{ endpoint_name: 'main', model_version: 1 }]);
   }, 60_000);
+
+  it("resumes the shoppers' searches from the last chunk saved (stopped in one, then failed storing a chunk's events): analytics counts each search and follow-up event once", async () => {
+    const tenant = 'demo-search';
+    const file = join(dir, 'search.json');
+    // 400 shoppers: 50 searches, two chunks.
+    planDemo(file, { ...size, users: 400 });
+    const began = Date.now() / 1000;
+
+    // Stopped while making search 35 (the first chunk of 25 saved, ten made after it).
+    const abort = new AbortController();
+    const first = depsFor(tenant);
+    const { recorder } = first.searching.serving.traffic;
+    let recorded = 0;
+    first.searching.serving.traffic.recorder = {
+      ...recorder,
+      record: async (t, r) => {
+        if (++recorded === 35) abort.abort();
+        return recorder.record(t, r);
+      },
+    };
+    expect(await seedDemo(first, { file, signal: abort.signal, embedWaitMs: 0, log: () => {} })).toBeUndefined();
+    expect(recorded).toBe(35);
+    expect(JSON.parse(readFileSync(file, 'utf8')).searches).toMatchObject({ made: 25, follow: null });
+
+    // Then a start whose first attribution of a search's event fails: the second chunk's events are stored, not all counted.
+    const second = depsFor(tenant);
+    const log = second.searching.log;
+    let failed = false;
+    // The ten searches made after the last save are recorded already: served again as no traffic
+    // (a search's row written again would count twice once its first minute was folded).
+    const tracked = second.searching.serving.traffic.recorder;
+    let again = 0;
+    second.searching.serving.traffic.recorder = {
+      ...tracked,
+      record: async (t, r) => {
+        again++;
+        return tracked.record(t, r);
+      },
+    };
+    second.searching.log = {
+      ...log,
+      attribute: async (t, r, e) => {
+        if (failed) return log.attribute(t, r, e);
+        failed = true;
+        throw new Error('attribution failed');
+      },
+    };
+    await expect(seedDemo(second, { file, embedWaitMs: 0, log: () => {} })).rejects.toThrow('attribution failed');
+    expect(JSON.parse(readFileSync(file, 'utf8')).searches).toMatchObject({ made: 50, follow: { first: expect.any(Number) } });
+    expect(again).toBe(15);
+
+    const summary = await seedDemo(depsFor(tenant), { file, embedWaitMs: 0, log: () => {} });
+    const searched = summary?.searches;
+    expect(searched?.searches).toBe(50);
+    const followed = Object.values(searched?.events ?? {}).reduce((a, b) => a + b, 0);
+    expect(searched?.events.view).toBeGreaterThan(0);
+    let events = 0;
+    await db.stores.events.forEachPage(tenant, (page) => {
+      events += page.length;
+    });
+    expect(events).toBe(size.events + followed);
+    const { byQuery } = await deps.searching.log.counts(tenant, dayOf(began), dayOf(Date.now() / 1000), 10_000);
+    const sum = (f: (c: { searches: number; no_results: number; events: Record<string, number> }) => number) => [...byQuery.values()].reduce((a, c) => a + f(c), 0);
+    expect(sum((c) => c.searches)).toBe(50);
+    expect(sum((c) => c.no_results)).toBe(searched?.withoutResults);
+    expect(sum((c) => c.events.view ?? 0)).toBe(searched?.events.view);
+    expect(sum((c) => c.events.purchase ?? 0)).toBe(searched?.events.purchase);
+  }, 60_000);
 });
