@@ -90,8 +90,10 @@ async function inBatches(
   onDone: () => void,
 ): Promise<void> {
   let next = 0;
+  // Once a batch failed, the other workers take up no new one.
+  let failed = false;
   const worker = async () => {
-    for (let b = next++; b < batches; b = next++) {
+    for (let b = next++; b < batches && !failed; b = next++) {
       if (signal?.aborted) throw new DemoStopped('stopped');
       const key = String(b);
       const had = record[key];
@@ -104,13 +106,21 @@ async function inBatches(
               save();
             },
           };
-      await store(b, ids);
+      await store(b, ids).catch((e: unknown) => {
+        failed = true;
+        throw e;
+      });
       (record[key] as { done: boolean }).done = true;
       save();
       onDone();
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  // Every worker ended before this answers: one stopped or failed while the others still write,
+  // and the stack closes the database once the seed has answered. Until 2026-12-05 the first
+  // failure answered at once (Promise.all), under the batches still being written.
+  const ended = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+  const first = ended.find((r) => r.status === 'rejected');
+  if (first) throw first.reason;
 }
 
 async function storeItems(deps: DemoDeps, shop: DemoShop, p: DemoProgress, save: () => void, signal?: AbortSignal): Promise<number[]> {

@@ -256,4 +256,35 @@ describe('demo seed', () => {
     expect(sum((c) => c.events.view ?? 0)).toBe(searched?.events.view);
     expect(sum((c) => c.events.purchase ?? 0)).toBe(searched?.events.purchase);
   }, 60_000);
+
+  it('answers a failed event batch only once the batches being stored beside it are done (the stack closes the database after)', async () => {
+    const file = join(dir, 'batches.json');
+    planDemo(file, size);
+    const base = depsFor('demo-batches');
+    const events = base.stores.events;
+    let calls = 0;
+    let slowDone = false;
+    const failing: DemoDeps = {
+      ...base,
+      stores: {
+        ...base.stores,
+        events: {
+          ...events,
+          append: async (...args: Parameters<typeof events.append>) => {
+            const call = ++calls;
+            if (call === 2) throw new Error('batch failed');
+            if (call === 1) {
+              await new Promise((r) => setTimeout(r, 400));
+              const stored = await events.append(...args);
+              slowDone = true;
+              return stored;
+            }
+            return events.append(...args);
+          },
+        },
+      },
+    };
+    await expect(seedDemo(failing, { file, embedWaitMs: 0, log: () => {} })).rejects.toThrow('batch failed');
+    expect(slowDone).toBe(true);
+  });
 });
