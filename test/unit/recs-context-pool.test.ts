@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../shared/blob.ts';
-import type { Catalog } from '../../shared/domain/catalog.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import type { ExposureStore } from '../../shared/control/exposures.ts';
 import type { ControlDeps } from '../../shared/control/serving.ts';
 import type { Rule } from '../../shared/control/types.ts';
 import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
 import { recommend } from '../../shared/recs/serve.ts';
+import { nearestFirstCatalog } from '../helpers/recs-catalog.ts';
 
 /*
  * A context's rules and rerank controls choose from a pool of the best 200 candidates: what they
@@ -28,23 +28,7 @@ function shop(
 ) {
   const doc = (id: number) => ({ id, name: `item ${id}`, metadata: metadata(id), active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
   const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
-  const catalog: Catalog = {
-    dims: 2,
-    behind: false,
-    current: async (ids) => ids.map((id) => docs.get(id)),
-    get: (id) => docs.get(id),
-    isLive: (id) => docs.get(id)?.active === true,
-    newest: (k, accept) => [...docs.keys()].reverse().filter(accept).slice(0, k),
-    similarity: () => () => 0,
-    hasVector: (d) => d.vector !== null,
-    addVectors(items, weights, into) {
-      for (const w of weights) into[0] = (into[0] as number) + w;
-      return items.length > 0;
-    },
-    nearest(_q, k, visit) {
-      for (let id = 1; id <= Math.min(n, near, k + 1); id++) visit(id, 1 - (id - 1) / 1e6);
-    },
-  };
+  const catalog = nearestFirstCatalog(docs, { near, step: 1e-6, newest: true });
   const events = { recentByUser: async () => history, latest: async () => [] } as unknown as EventStore;
   const control: ControlDeps = {
     config: async () => ({ rules: context.rules ?? [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context.controls }], contexts: [7] }),

@@ -8,6 +8,7 @@ import type { EventStore, ItemWithVector } from '../../shared/domain/types.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import { recommend } from '../../shared/recs/serve.ts';
 import { packSections } from '../../shared/sections.ts';
+import { nearestFirstCatalog } from '../helpers/recs-catalog.ts';
 
 /**
  * A catalog of `n` items by content all near the user's one item (1), the nearer the lower the id,
@@ -19,23 +20,7 @@ import { packSections } from '../../shared/sections.ts';
 function racing(n: number, change: (docs: Map<number, ItemWithVector>) => unknown, context?: { popularity_weight: number; experiment?: boolean }) {
   const doc = (id: number) => ({ id, name: `item ${id}`, metadata: { category: 'shoes' }, active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
   const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
-  const catalog: Catalog = {
-    dims: 2,
-    behind: false,
-    current: async (ids) => ids.map((id) => docs.get(id)),
-    get: (id) => docs.get(id),
-    isLive: (id) => docs.get(id)?.active === true,
-    newest: () => [],
-    similarity: () => () => 0,
-    hasVector: (d) => d.vector !== null,
-    addVectors(items, weights, into) {
-      for (const w of weights) into[0] = (into[0] as number) + w;
-      return items.length > 0;
-    },
-    nearest(_q, k, visit) {
-      for (let id = 1; id <= Math.min(n, k + 1); id++) visit(id, 1 - (id - 1) / 1000);
-    },
-  };
+  const catalog = nearestFirstCatalog(docs);
   const events = {
     recentByUser: async () => [{ id: 1, item_id: '1', type: 'view', created: 0 }],
     latest: async () => {
