@@ -41,7 +41,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
         segmentsRead.push(tenant);
         return tenant === 'a' && failing === 'segments' ? boom() : [];
       },
-      page: async (tenant: string) => (tenant === 'a' && failing === 'runs' ? boom() : { rows: [], hasMore: false }),
+      activeRuns: async (tenant: string) => (tenant === 'a' && failing === 'runs' ? boom() : []),
       erasureSweeps: async (tenant: string) =>
         tenant === 'b'
           ? [
@@ -146,7 +146,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     idempotency: {},
     credentials: { listTenants: async () => parts.tenants ?? ['a', 'b'] },
     items: { pendingEmbeddings: async () => [], countChangesSince: async () => 0 },
-    console: { list: async () => [], page: async () => ({ rows: [], hasMore: false }), erasureSweeps: async () => [], ...parts.console },
+    console: { list: async () => [], activeRuns: async () => [], erasureSweeps: async () => [], ...parts.console },
   } as unknown as Stores;
   return {
     stores,
