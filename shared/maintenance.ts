@@ -67,10 +67,10 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   const failed = (what: string, tenant: string, e: unknown) => logger.error(what, { tenant, error: e instanceof Error ? e.message : String(e) });
   // The pass starts where the last one stopped: at the first tenant it left for later, or, when it
   // reached them all, one tenant further on than it started. The search fold's time and the segment
-  // sizes' events are budgets shared by every tenant, so no tenant leads every pass (until 2026-12-05
-  // they went in the same order each time; until 2026-12-05 later, each pass started one tenant
-  // further on whatever the last one reached, so with many tenants a tenant left for later could
-  // wait as many passes as there were tenants).
+  // sizes' events are budgets shared by every tenant, so no tenant leads every pass. Until 2026-12-05
+  // the tenants went in the same order each time, then each pass started one tenant further on
+  // whatever the last one reached (with many tenants, one left for later could wait as many passes
+  // as there were tenants).
   const tenants = await s.credentials.listTenants();
   const order = rotated(tenants, await startOf(deps.cursor, tenants, now));
   for (const tenant of order) {

@@ -171,11 +171,11 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
     // pool that was cut: the candidates below it, from pools four times as large, until `limit` or
     // the candidates run out (until 2026-12-05 the answer was short, or empty, while eligible items
     // remained past the pool).
-    for (let pool = found.ranked.length, seen = new Set(found.ranked.map(([id]) => id)); plan && ordered.length < q.limit && pool >= found.pool; ) {
+    for (let pool = found.ranked.length, offered = new Set(found.ranked.map(([id]) => id)); plan && ordered.length < q.limit && pool >= found.pool; ) {
       const more = await candidates({ ...request, pool: pool * 4 });
-      const below = more.ranked.filter(([id]) => !seen.has(id));
+      const below = more.ranked.filter(([id]) => !offered.has(id));
       if (below.length === 0) break;
-      for (const [id] of below) seen.add(id);
+      for (const [id] of below) offered.add(id);
       ordered = [...ordered, ...orderAfter(ordered, current(below), plan, helpers, experiment)];
       ({ reason, personal } = more);
       if (more.ranked.length < more.pool) break;
