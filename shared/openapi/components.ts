@@ -1,6 +1,6 @@
 import { CSRF_HEADER, SESSION_COOKIE } from '../console-auth/session.ts';
 import { CORE_SCOPES } from '../routes.ts';
-import { coreError, oauthError, platformError } from '../schemas/responses/common.ts';
+import { coreError, gatewayMessage, oauthError, platformError } from '../schemas/responses/common.ts';
 import type { JsonSchema, SchemaConverter } from './json-schema.ts';
 
 /** The error envelope of each kind of route. */
@@ -42,6 +42,17 @@ const ENVELOPES = { core: { prefix: 'Core', texts: CORE_ERRORS }, platform: { pr
 /** The component name of an envelope's error answer with that status. */
 export const errorResponseName = (envelope: Envelope, status: number): string => `${ENVELOPES[envelope].prefix}Error${status}`;
 
+/**
+ * API Gateway's 429 past the stage's throttle: what a route with no 429 of its own answers then
+ * (docs/api.md, "Rate limits"). Where the service has a 429 or 500 of its own, its answer is
+ * either that envelope or API Gateway's message.
+ */
+export const GATEWAY_429 = 'GatewayThrottled429';
+const GATEWAY_TEXT: Record<number, string> = {
+  429: ' On AWS, past the stage\'s throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff.',
+  500: ' On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`.',
+};
+
 /** Response headers every answer carries. */
 export const HEADERS: Record<string, JsonSchema> = {
   'X-Request-Id': { description: "The request's id (a UUID); Core errors repeat it as `error.request_id`.", schema: { type: 'string', format: 'uuid' } },
@@ -60,18 +71,27 @@ export const headerRef = (name: keyof typeof HEADERS & string): JsonSchema => ({
 /** Every error answer of every envelope, as components. */
 export function errorResponses(converter: SchemaConverter): Record<string, JsonSchema> {
   const schemas = { core: converter.convert(coreError, 'output'), platform: converter.convert(platformError, 'output'), oauth: converter.convert(oauthError, 'output') };
-  const out: Record<string, JsonSchema> = {};
+  const gateway = converter.convert(gatewayMessage, 'output');
+  const out: Record<string, JsonSchema> = {
+    [GATEWAY_429]: {
+      description: 'On AWS only: past the stage\'s throttle, API Gateway answers `{"message": "Too Many Requests"}` (no `X-Request-Id`, no `Retry-After`): retry with backoff.',
+      content: { 'application/json': { schema: gateway } },
+    },
+  };
   for (const envelope of ['core', 'platform', 'oauth'] as const) {
-    for (const [status, description] of Object.entries(ENVELOPES[envelope].texts)) {
+    for (const [status, text] of Object.entries(ENVELOPES[envelope].texts)) {
+      const byGateway = GATEWAY_TEXT[Number(status)];
       out[errorResponseName(envelope, Number(status))] = {
-        description,
+        description: byGateway ? text + byGateway : text,
         headers: {
           'X-Request-Id': headerRef('X-Request-Id'),
           ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
           ...(status === '401' || (status === '403' && envelope !== 'oauth') ? { 'WWW-Authenticate': headerRef('WWW-Authenticate') } : {}),
           ...(envelope === 'oauth' ? { 'Cache-Control': headerRef('Cache-Control'), Pragma: headerRef('Pragma') } : {}),
         },
-        content: { 'application/json': { schema: schemas[envelope], ...(envelope === 'core' && status === '400' ? { example: CORE_400_EXAMPLE } : {}) } },
+        content: {
+          'application/json': { schema: byGateway ? { oneOf: [schemas[envelope], gateway] } : schemas[envelope], ...(envelope === 'core' && status === '400' ? { example: CORE_400_EXAMPLE } : {}) },
+        },
       };
     }
   }

@@ -1,7 +1,7 @@
 import type { DeclaredRequest } from '../http/handler.ts';
 import { routeKey, routes, type Route } from '../routes.ts';
 import { isSafeMethod } from '../console-auth/session.ts';
-import { CSRF_HEADER_NAME, errorResponseName, errorResponses, headerRef, HEADERS, INFO, SECURITY_SCHEMES, SERVERS, type Envelope } from './components.ts';
+import { CSRF_HEADER_NAME, errorResponseName, errorResponses, GATEWAY_429, headerRef, HEADERS, INFO, SECURITY_SCHEMES, SERVERS, type Envelope } from './components.ts';
 import { SchemaConverter, type JsonSchema } from './json-schema.ts';
 import type { OperationDoc } from './operation.ts';
 import { consoleOperations } from './operations-console.ts';
@@ -45,16 +45,22 @@ const templateParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z
 /**
  * The error statuses an operation can answer: its API's, 404 where a path names a record, 413
  * wherever its handler reads the body (also a route that takes none: a body over the limit is
- * refused before it is parsed), 409 where it honours Idempotency-Key, and its own.
+ * refused before it is parsed), 409 where it honours Idempotency-Key, 429 everywhere (API
+ * Gateway's throttle, where the route has none of its own), and its own.
  */
 function errorStatuses(r: Route, declared: DeclaredRequest | undefined, doc: OperationDoc): number[] {
-  const base =
-    r.api === 'auth' ? [400, 401, 429, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 429, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
-  const out = new Set([...base, ...(doc.errors ?? [])]);
+  const base = r.api === 'auth' ? [400, 401, 500] : r.api === 'public' ? [500] : r.api === 'core' ? [400, 401, 403, 500, 503] : isConsoleRoute(r) ? consoleBase(r) : [400, 401, 403, 500, 503];
+  const out = new Set([...base, 429, ...(doc.errors ?? [])]);
   if (r.api !== 'public' && r.path.includes('{')) out.add(404);
   if (declared) out.add(413);
   if (declared?.idempotent) out.add(409);
   return [...out].sort((a, b) => a - b);
+}
+
+/** The response component of an error status: API Gateway's 429 where the service answers none of its own. */
+function errorResponseOf(r: Route, envelope: Envelope, status: number, doc: OperationDoc): string {
+  const own429 = r.api === 'core' || r.api === 'auth' || (doc.errors ?? []).includes(429);
+  return status === 429 && !own429 ? GATEWAY_429 : errorResponseName(envelope, status);
 }
 
 /**
@@ -189,7 +195,7 @@ function operation(r: Route, declared: DeclaredRequest | undefined, converter: S
       : {}),
     responses: {
       [String(doc.ok.status)]: success,
-      ...Object.fromEntries(errorStatuses(r, declared, doc).map((s) => [String(s), { $ref: `#/components/responses/${errorResponseName(envelope, s)}` }])),
+      ...Object.fromEntries(errorStatuses(r, declared, doc).map((s) => [String(s), { $ref: `#/components/responses/${errorResponseOf(r, envelope, s, doc)}` }])),
     },
   };
 }

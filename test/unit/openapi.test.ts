@@ -79,6 +79,26 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(op('delete', '/console/session')?.responses['403']).toEqual({ $ref: '#/components/responses/PlatformError403' });
   });
 
+  it("lists API Gateway's own answers on every route (its 429 past the stage's throttle, its 500), which are in no envelope of the service", () => {
+    const doc = JSON.parse(committed) as Doc & { components: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } };
+    const gateway = { $ref: '#/components/schemas/GatewayMessage' };
+    for (const r of routes.filter((r) => r.method !== 'OPTIONS')) {
+      const op = doc.paths[r.path]?.[r.method.toLowerCase()];
+      expect(Object.keys(op?.responses ?? {}), routeKey(r)).toContain('429');
+      expect(Object.keys(op?.responses ?? {}), routeKey(r)).toContain('500');
+    }
+    // A route with no 429 of its own answers only API Gateway's; one with its own, either.
+    expect(doc.paths['/api/rules']?.get?.responses['429']).toEqual({ $ref: '#/components/responses/GatewayThrottled429' });
+    expect(doc.paths['/health']?.get?.responses['429']).toEqual({ $ref: '#/components/responses/GatewayThrottled429' });
+    expect(doc.paths['/v1/items']?.get?.responses['429']).toEqual({ $ref: '#/components/responses/CoreError429' });
+    expect(doc.paths['/oauth2/token']?.post?.responses['429']).toEqual({ $ref: '#/components/responses/OAuthError429' });
+    const responses = doc.components.responses;
+    expect(responses.GatewayThrottled429?.content['application/json']?.schema).toEqual(gateway);
+    for (const name of ['CoreError429', 'CoreError500', 'PlatformError429', 'PlatformError500', 'OAuthError429', 'OAuthError500']) {
+      expect((responses[name]?.content['application/json']?.schema as { oneOf?: unknown[] } | undefined)?.oneOf, name).toContainEqual(gateway);
+    }
+  });
+
   it('documents the console session: a cookie named as the code sets it, its CSRF header on requests that change something', () => {
     const doc = JSON.parse(committed) as { paths: Record<string, Record<string, any>>; components: { securitySchemes: Record<string, any> } };
     expect(doc.components.securitySchemes.consoleSession).toMatchObject({ type: 'apiKey', in: 'cookie', name: SESSION_COOKIE });
@@ -144,7 +164,7 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     // The headers of errors: every 401 its challenge, every 429 its Retry-After, the token endpoint's no caching.
     for (const [name, r] of Object.entries(doc.components.responses)) {
       if (name.endsWith('401')) expect(r.headers['WWW-Authenticate'], name).toBeDefined();
-      if (name.endsWith('429')) expect(r.headers['Retry-After'], name).toBeDefined();
+      if (name.endsWith('429') && name !== 'GatewayThrottled429') expect(r.headers['Retry-After'], name).toBeDefined();
       if (name.startsWith('OAuth')) expect(r.headers.Pragma, name).toBeDefined();
     }
     expect(at('post', '/oauth2/token').responses['200'].headers['Cache-Control']).toBeDefined();

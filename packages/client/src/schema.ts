@@ -1564,6 +1564,10 @@ export interface components {
             min: number | null;
             max: number | null;
         };
+        /** @description API Gateway's own answer, on AWS only: `{"message": "Too Many Requests"}` (429) past the stage's throttle, `{"message": "Internal Server Error"}` (500) when a function fails outright or times out. It carries no `X-Request-Id`. */
+        GatewayMessage: {
+            message: string;
+        };
         Health: {
             /** @constant */
             status: "ok";
@@ -2052,7 +2056,7 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"];
             };
         };
-        /** @description The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds. */
+        /** @description The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds. On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */
         CoreError429: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -2060,17 +2064,17 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["CoreError"];
+                "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Unexpected error (`api_error`, `internal_error`); quote the `request_id`. */
+        /** @description Unexpected error (`api_error`, `internal_error`); quote the `request_id`. On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`. */
         CoreError500: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["CoreError"];
+                "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
         /** @description Not available right now (`api_error`: `timeout`, or `unavailable` for the health check); retry. */
@@ -2081,6 +2085,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["CoreError"];
+            };
+        };
+        /** @description On AWS only: past the stage's throttle, API Gateway answers `{"message": "Too Many Requests"}` (no `X-Request-Id`, no `Retry-After`): retry with backoff. */
+        GatewayThrottled429: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GatewayMessage"];
             };
         };
         /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope`. */
@@ -2108,7 +2121,7 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
-        /** @description `slow_down`: too many token requests (or failed attempts from this address). */
+        /** @description `slow_down`: too many token requests (or failed attempts from this address). On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */
         OAuthError429: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
@@ -2118,10 +2131,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["OAuthError"];
+                "application/json": components["schemas"]["OAuthError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Unexpected error. */
+        /** @description Unexpected error. On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`. */
         OAuthError500: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
@@ -2130,7 +2143,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["OAuthError"];
+                "application/json": components["schemas"]["OAuthError"] | components["schemas"]["GatewayMessage"];
             };
         };
         /** @description Invalid request: a field, parameter or state (the message names them). */
@@ -2195,7 +2208,7 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"];
             };
         };
-        /** @description Too many failed sign-ins from this address or for this email; wait a minute and try again. */
+        /** @description Too many failed sign-ins from this address or for this email; wait a minute and try again. On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */
         PlatformError429: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -2203,17 +2216,17 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PlatformError"];
+                "application/json": components["schemas"]["PlatformError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Unexpected error. */
+        /** @description Unexpected error. On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`. */
         PlatformError500: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PlatformError"];
+                "application/json": components["schemas"]["PlatformError"] | components["schemas"]["GatewayMessage"];
             };
         };
         /** @description The request took too long and was stopped; retry. */
@@ -2276,6 +2289,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2307,6 +2321,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2357,6 +2372,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2390,6 +2406,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2421,6 +2438,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2452,6 +2470,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2497,6 +2516,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2530,6 +2550,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2560,6 +2581,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2602,6 +2624,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2632,6 +2655,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2662,6 +2686,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2709,6 +2734,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2739,6 +2765,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2778,6 +2805,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2808,6 +2836,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2915,6 +2944,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -2945,6 +2975,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3026,6 +3057,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3058,6 +3090,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3133,6 +3166,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3163,6 +3197,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3219,6 +3254,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3250,6 +3286,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3310,6 +3347,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3340,6 +3378,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3382,6 +3421,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3412,6 +3452,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3452,6 +3493,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3482,6 +3524,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3512,6 +3555,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3542,6 +3586,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3582,6 +3627,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3615,6 +3661,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3659,6 +3706,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3689,6 +3737,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3741,6 +3790,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3773,6 +3823,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3840,6 +3891,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3870,6 +3922,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3904,6 +3957,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3956,6 +4010,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -3983,6 +4038,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4013,6 +4069,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4043,6 +4100,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4095,6 +4153,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4125,6 +4184,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4159,6 +4219,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4201,6 +4262,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4231,6 +4293,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4283,6 +4346,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4313,6 +4377,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4347,6 +4412,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4390,6 +4456,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4421,6 +4488,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4492,6 +4560,7 @@ export interface operations {
             404: components["responses"]["PlatformError404"];
             409: components["responses"]["PlatformError409"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4525,6 +4594,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4555,6 +4625,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4588,6 +4659,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4621,6 +4693,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4654,6 +4727,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4703,6 +4777,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4748,6 +4823,7 @@ export interface operations {
             401: components["responses"]["PlatformError401"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4785,6 +4861,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4877,6 +4954,7 @@ export interface operations {
             403: components["responses"]["PlatformError403"];
             404: components["responses"]["PlatformError404"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -4914,6 +4992,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             401: components["responses"]["PlatformError401"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -5000,6 +5079,7 @@ export interface operations {
             400: components["responses"]["PlatformError400"];
             403: components["responses"]["PlatformError403"];
             413: components["responses"]["PlatformError413"];
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["PlatformError500"];
             503: components["responses"]["PlatformError503"];
         };
@@ -5023,6 +5103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["CoreError500"];
             503: components["responses"]["CoreError503"];
         };
@@ -5097,6 +5178,7 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["GatewayThrottled429"];
             500: components["responses"]["CoreError500"];
         };
     };

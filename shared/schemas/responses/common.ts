@@ -43,6 +43,13 @@ export const coreError = named(
 
 export const platformError = named('PlatformError', z.strictObject({ error: z.string() }), 'The Platform API error envelope: one message.');
 
+/** What API Gateway answers on its own (on AWS only): not one of the service's envelopes. */
+export const gatewayMessage = named(
+  'GatewayMessage',
+  z.strictObject({ message: z.string() }),
+  'API Gateway\'s own answer, on AWS only: `{"message": "Too Many Requests"}` (429) past the stage\'s throttle, `{"message": "Internal Server Error"}` (500) when a function fails outright or times out. It carries no `X-Request-Id`.',
+);
+
 export const oauthError = named(
   'OAuthError',
   z.strictObject({
