@@ -11,7 +11,8 @@ import type { ServedModel } from './served-model.ts';
  * Cache: the container's one score table, reused by every request (a ranking fills and reads
  * it without awaiting). Bound: grows to the most candidates of one request (16 bytes per slot,
  * at most twice that many slots), as requests have at most 500 + history model candidates plus
- * 200 + changed items by content.
+ * 200 + changed items by content; a context's deepest pool (serve.ts REFILLS) 3,200 + history
+ * and 3,200 (about 200 KB).
  */
 const table = new ScoreTable();
 

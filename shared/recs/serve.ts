@@ -31,6 +31,11 @@ export { topPositive } from './candidates.ts';
 
 /** With a context, the candidates its rules and rerank controls choose from (before `limit`). */
 const CONTEXT_POOL = 200;
+/**
+ * How many pools below the first a context's recommendations read at most (4 x larger each: 800,
+ * then 3,200 candidates) to make up what its rules and controls leave out of the first.
+ */
+const REFILLS = 2;
 
 export interface RecsDeps {
   console: ConsoleStore;
@@ -166,30 +171,36 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       });
     const helpers = { now, depth: q.limit, seen: history.isSeen, ...popularity, similarity: catalog.similarity };
     let ordered = order(current(found.ranked), plan, helpers, experiment);
-    let { reason, personal } = found;
+    // Each candidate says why it is there as the pool it came from does.
+    const from = new Map(found.ranked.map(([id]) => [id, found]));
     // A context's rules (boost 0), `exclude_seen` or `max_per_category` left fewer than `limit` of a
-    // pool that was cut: the candidates below it, from pools four times as large, until `limit` or
-    // the candidates run out (until 2026-12-05 the answer was short, or empty, while eligible items
-    // remained past the pool).
-    for (let pool = found.ranked.length, offered = new Set(found.ranked.map(([id]) => id)); plan && ordered.length < q.limit && pool >= found.pool; ) {
+    // pool that was cut: the candidates below it, from pools four times as large, until `limit`, the
+    // candidates run out, or REFILLS pools (until 2026-12-05 the answer was short, or empty, while
+    // eligible items remained past the pool; then, for a day, the pools grew until the catalog ran
+    // out: a context that can never fill, such as max_per_category 1 over 3 categories, read the
+    // whole catalog's candidates, 400 ms at 60,000 items).
+    for (let pool = found.ranked.length, refills = 0; plan && ordered.length < q.limit && pool >= found.pool && refills < REFILLS; refills++) {
+      deadlineSignal()?.throwIfAborted();
       const more = await candidates({ ...request, pool: pool * 4 });
-      const below = more.ranked.filter(([id]) => !offered.has(id));
+      const below = more.ranked.filter(([id]) => !from.has(id));
       if (below.length === 0) break;
-      for (const [id] of below) offered.add(id);
+      for (const [id] of below) from.set(id, more);
       ordered = [...ordered, ...orderAfter(ordered, current(below), plan, helpers, experiment)];
-      ({ reason, personal } = more);
       if (more.ranked.length < more.pool) break;
       pool = more.pool;
     }
     const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
-    // `popular` when nothing personal is shown (a context's rules may have left out every personal candidate).
-    const strategy = shown.some(({ r }) => personal(r.id)) ? found.strategy : 'popular';
+    const personal = (id: number) => from.get(id)?.personal(id) === true;
+    // `popular` when nothing personal is shown (a context's rules may have left out every personal
+    // candidate); personal when a personal candidate of any pool is (until 2026-12-05 the first
+    // pool's strategy, popular when only a deeper pool held personal candidates).
+    const strategy = shown.some(({ r }) => personal(r.id)) ? (anchorId !== undefined ? 'similar' : 'personalized') : 'popular';
     const data = shown.map(({ r, item }, k) => ({
       object: 'recommendation' as const,
       item_id: String(r.id),
       rank: k + 1,
       score: presentScore(r.score),
-      reason: reason(r.id),
+      reason: (from.get(r.id) ?? found).reason(r.id),
       item: itemResource(item),
       ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
     }));

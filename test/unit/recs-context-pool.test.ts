@@ -28,7 +28,10 @@ function shop(
 ) {
   const doc = (id: number) => ({ id, name: `item ${id}`, metadata: metadata(id), active: true, created: 0, updated_at: 0, vector: Float32Array.from([1, 0]) }) as unknown as ItemWithVector;
   const docs = new Map(Array.from({ length: n }, (_, k) => [k + 1, doc(k + 1)]));
-  const catalog = nearestFirstCatalog(docs, { near, step: 1e-6, newest: true });
+  const base = nearestFirstCatalog(docs, { near, step: 1e-6, newest: true });
+  // How deep each read of the nearest items went.
+  const depths: number[] = [];
+  const catalog = { ...base, nearest: (...a: Parameters<typeof base.nearest>) => (depths.push(a[1]), base.nearest(...a)) };
   const events = { recentByUser: async () => history, latest: async () => [] } as unknown as EventStore;
   const control: ControlDeps = {
     config: async () => ({ rules: context.rules ?? [], segments: [], experiments: [], rerank: [{ id: 1, context_id: 7, updated_at: 0, ...context.controls }], contexts: [7] }),
@@ -45,8 +48,9 @@ function shop(
     catalog: async () => catalog,
   };
   return async (q: { limit?: number; include_seen?: boolean } = {}) => {
+    depths.length = 0;
     const r = await recommend(deps, `pool-${Math.random()}`, { user_id: 'u', limit: 5, include_seen: false, explain: false, context_id: '7', ...q }, 'req');
-    return { ids: r.data.map((x) => Number(x.item_id)), reasons: r.data.map((x) => x.reason), strategy: r.strategy };
+    return { ids: r.data.map((x) => Number(x.item_id)), reasons: r.data.map((x) => x.reason), strategy: r.strategy, depths: [...depths] };
   };
 }
 
@@ -85,6 +89,25 @@ describe('recommendations with a context: what its rules and controls leave out 
     const seen = Array.from({ length: 250 }, (_, k) => ({ id: 1000 - k, item_id: String(k + 1), type: 'view', created: 0 }));
     const rec = shop(300, 300, () => ({}), { controls: { exclude_seen: true } }, seen);
     expect((await rec({ include_seen: true })).ids).toEqual([251, 252, 253, 254, 255]);
+  });
+
+  it('reads at most two pools below the first (800, then 3,200 candidates): a context that cannot fill answers short, not after the whole catalog', async () => {
+    // Every item but the last ten excluded: past 3,200 candidates they are not looked for.
+    const rec = shop(20_000, 20_000, (id) => ({ brand: id <= 19_990 ? 'X' : 'Y' }), { rules: [excluding('X')] });
+    const r = await rec();
+    expect(r.ids).toEqual([]);
+    expect(r.depths).toEqual([200, 800, 3200]);
+  });
+
+  it('is personalized, with personal reasons, when only a pool below the first holds personal candidates', async () => {
+    // The 201 nearest items seen: the first pool is the newest items (popular); a rule leaves out
+    // ids from 300 up, and the 800-pool's unseen nearest are served.
+    const seen = Array.from({ length: 201 }, (_, k) => ({ id: 1000 - k, item_id: String(k + 1), type: 'view', created: 0 }));
+    const rec = shop(1000, 1000, (id) => ({ brand: id >= 300 ? 'X' : 'Y' }), { rules: [excluding('X')] }, seen);
+    const r = await rec();
+    expect(r.ids).toEqual([202, 203, 204, 205, 206]);
+    expect(r.strategy).toBe('personalized');
+    expect(r.reasons).toEqual(Array(5).fill('from your recent activity'));
   });
 
   it('is popular when the rules left out every personal candidate (the newest fill the answer)', async () => {
