@@ -110,6 +110,7 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
       filtered,
       { latest: (n, below) => store.latest(tenant, n, below), deleted: (from, to, upTo) => store.erasedIn(tenant, from, to, upTo) },
       now,
+      page.next,
     );
     if (held) return listOf('/v1/events', rows.slice(0, keep).map(eventResource), false);
   }

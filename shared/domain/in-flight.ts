@@ -82,7 +82,11 @@ async function firstInFlight(latest: LatestBelow, deleted: DeletedIn | undefined
  * deleted, and is passed; one whose ids were all deleted, `deleted` tells, is passed at once).
  * Filtered, the page holds no gaps of its own (the other rows are not its): it stops before the
  * first id still being written among all the tenant's rows (`firstInFlight`), read back only when
- * the page holds rows stored under IN_FLIGHT_SECONDS ago.
+ * the page holds rows stored under IN_FLIGHT_SECONDS ago. A filtered page whose bounded read
+ * stopped before it filled (`readThrough`: the id its cursor would name, past its last row) is
+ * read back from there whatever its rows: the cursor must not pass an id still being written
+ * either (until 2026-12-06 it did, for a page with no recent row of its own, an empty one
+ * included, and that id was never listed).
  */
 export async function heldAt(
   rows: readonly Stored[],
@@ -90,6 +94,7 @@ export async function heldAt(
   filtered: boolean,
   reads: { latest: LatestBelow; deleted?: DeletedIn },
   now: number,
+  readThrough?: number,
 ): Promise<{ keep: number; held: boolean }> {
   if (!filtered) {
     // A tenant's ids start at 1.
@@ -102,6 +107,14 @@ export async function heldAt(
     return { keep: rows.length, held: false };
   }
   const recent = rows.find((r) => now - r.created < IN_FLIGHT_SECONDS);
+  if (readThrough !== undefined) {
+    // Past the scan's bound, what was not read holds the page from its first recent row (from its
+    // start, without one).
+    const first = await firstInFlight(reads.latest, reads.deleted, readThrough, recent?.id ?? (after ?? 0) + 1, now);
+    if (first > readThrough) return { keep: rows.length, held: false };
+    const gap = rows.findIndex((r) => r.id >= first);
+    return { keep: gap >= 0 ? gap : rows.length, held: true };
+  }
   if (!recent) return { keep: rows.length, held: false };
   const first = await firstInFlight(reads.latest, reads.deleted, (rows[rows.length - 1] as Stored).id, recent.id, now);
   const gap = rows.findIndex((r) => r.id >= first);

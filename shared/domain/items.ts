@@ -105,7 +105,7 @@ export async function listItems(store: ItemStore, tenant: string, q: ListItemsQu
     ...(q.created_before !== undefined ? { createdBefore: q.created_before } : {}),
   });
   const reads = { latest: (n: number, below: number) => store.latestIds(tenant, n, below), deleted: (from: number, to: number, upTo: number) => store.deletedIn(tenant, from, to, upTo) };
-  const { keep, held } = await heldAt(page.rows, q.starting_after, filtered, reads, now);
+  const { keep, held } = await heldAt(page.rows, q.starting_after, filtered, reads, now, page.next);
   const data = page.rows.slice(0, keep).map(itemResource);
   if (held) return listOf('/v1/items', data, false);
   if (page.next !== undefined) return coreList('/v1/items', data, { hasMore: true, cursor: String(page.next) }, {});

@@ -437,4 +437,47 @@ describe("a user's events of a type", () => {
     expect(rest.data.map((e) => e.id)).toEqual(['3002']);
     expect(rest.has_more).toBe(false);
   });
+
+  it('a page whose read stopped is held before an id still being written below where it stopped: its cursor would pass that event for good', async () => {
+    // Found by a review (2026-12-06): the page's cursor was where the read stopped, past an id whose
+    // write was under way, and a page with no row of its own read nothing back.
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const T = 'user-type-inflight';
+    const s = db.stores.events;
+    const now = Math.floor(Date.now() / 1000);
+    // Views at ids 1-1,990 long ago; 1,991 (a purchase) still being written; views 1,992-2,101 just now.
+    await s.append(
+      T,
+      Array.from({ length: 1990 }, () => ev('u', 'view')),
+      now - 100,
+    );
+    await s.append(
+      T,
+      Array.from({ length: 110 }, () => ev('u', 'view')),
+      now,
+      { reuse: 1992 },
+    );
+    const page = (at: number) => listEvents(s, T, { limit: 20, user_id: 'u', type: 'purchase' }, at);
+    const held = await page(now);
+    expect([held.data, held.has_more, held.next_cursor]).toEqual([[], false, null]);
+    // The purchase lands: the same request finds it, and pages on where its read stopped.
+    await s.append(T, [ev('u', 'purchase')], now, { reuse: 1991 });
+    const landed = await page(now);
+    expect([landed.data.map((e) => e.id), landed.has_more, landed.next_cursor]).toEqual([['1991'], true, '2000']);
+    // Had it never been written, the gap is passed once its successor is 30 s old.
+    const T2 = 'user-type-inflight-old';
+    await s.append(
+      T2,
+      Array.from({ length: 1990 }, () => ev('u', 'view')),
+      now - 100,
+    );
+    await s.append(
+      T2,
+      Array.from({ length: 110 }, () => ev('u', 'view')),
+      now - 40,
+      { reuse: 1992 },
+    );
+    const passed = await listEvents(s, T2, { limit: 20, user_id: 'u', type: 'purchase' }, now);
+    expect([passed.data, passed.has_more, passed.next_cursor]).toEqual([[], true, '2001']);
+  });
 });

@@ -94,8 +94,10 @@ describe('GET /v1/items', () => {
     };
     const s = dynamoItemStore({ ...db.table, signed: signed as typeof db.table.signed });
     const page = await listItems(s, T, query({ created_after: '2000' }), 5000);
-    // Until 2026-12-05: 43 Queries of 50 rows (a million items, some 20,000: a 503).
-    expect(queries).toBeLessThanOrEqual(4);
+    // Until 2026-12-05: 43 Queries of 50 rows (a million items, some 20,000: a 503). Since
+    // 2026-12-06 one more: the ids below where the read stopped read back for one still being
+    // written (an old row at once here), which the cursor must not pass.
+    expect(queries).toBeLessThanOrEqual(5);
     expect(page).toMatchObject({ data: [], has_more: true, next_cursor: '2000' });
     const rest = await listItems(s, T, query({ created_after: '2000', starting_after: '2000' }), 5000);
     expect(rest).toMatchObject({ data: [], has_more: false, next_cursor: null });
