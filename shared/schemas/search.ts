@@ -65,8 +65,9 @@ const filterClause = z
       message: 'value is of the wrong kind for this field (active: true or false; created, updated_at: Unix seconds; name, description: a string)',
       path: ['value'],
     }),
-    // Times are whole seconds: a fraction is never equal to one (until 2026-12-05 it was taken, and matched nothing).
-    z.refine((f) => !(f.field === 'created' || f.field === 'updated_at') || !EQUALITY_OPS.has(f.op) || [f.value].flat().every(Number.isInteger), {
+    // Times are whole seconds: a fraction is never equal to one, a mistake (until 2026-12-05 it was
+    // taken: eq and in matched nothing, neq everything). A value of another kind is told above alone.
+    z.refine((f) => !(f.field === 'created' || f.field === 'updated_at') || !EQUALITY_OPS.has(f.op) || [f.value].flat().every((v) => typeof v !== 'number' || Number.isInteger(v)), {
       message: 'created and updated_at are whole Unix seconds: eq, neq and in take integers',
       path: ['value'],
     }),

@@ -155,6 +155,12 @@ describe('validation messages', () => {
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
     expect(searchBody.safeParse({ query: 'x', filters: { metadata: keys(20) } }).success).toBe(true);
     expect(filterError({ metadata: keys(21) }, 'filters.metadata')).toEqual(['at most 20 metadata filters']);
+    // A time of another kind is told that alone, a fraction that times are whole seconds (until
+    // 2026-12-06 a string was told both).
+    expect(filterError([{ field: 'created', op: 'eq', value: 'x' }], 'filters.0.value')).toEqual([
+      'value is of the wrong kind for this field (active: true or false; created, updated_at: Unix seconds; name, description: a string)',
+    ]);
+    expect(filterError([{ field: 'updated_at', op: 'neq', value: 1.5 }], 'filters.0.value')).toEqual(['created and updated_at are whole Unix seconds: eq, neq and in take integers']);
     // A query sent, of another type, is not "required" (it was sent): the message says what it must be.
     expect(fieldErrors(() => parseOrThrow(searchBody, {}, 'body')).query).toEqual(['query is required (may be empty to browse)']);
     for (const query of [5, null, ['shoe'], { text: 'shoe' }, true]) {
