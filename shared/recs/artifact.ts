@@ -17,6 +17,8 @@ interface Header {
   trainedBefore?: number;
   trainedTypes?: string[];
   eventsThrough?: number;
+  /** Present when the artifact carries users' events on items training did not read (see UnreadItems): those users, sorted. */
+  unreadUsers?: string[];
   /** Present when the artifact carries the event type weights it was trained with: [name, weight] pairs. */
   typeWeights?: [string, number][];
   /**
@@ -74,6 +76,25 @@ export interface UserHistories {
    * serving reads only the events after it (0: read the latest events, whatever their id).
    */
   eventsThrough: number;
+  /** The events up to `eventsThrough` on items training did not read (absent in artifacts from before 2026-12-06, and when there are none). */
+  unread?: UnreadItems;
+}
+
+/**
+ * Each user's events up to `eventsThrough` on items training did not read (not in its catalog
+ * read: created or stored again after it, or deleted): not training data, and serving reads no
+ * event up to `eventsThrough`, so without them the user's taste missed them and the items were
+ * not seen (until 2026-12-06 such an item could be recommended back to the user). Serving adds
+ * them to the request's history as it adds a latest event on an item the model never saw (in
+ * the taste, seen), leaving out items no longer in the catalog. Users sorted; CSR rows of item ids
+ * (the catalog's, not the model's indexes: the model has none for them), ascending, with
+ * summed weights (each event type's as the artifact's `typeWeights`).
+ */
+export interface UnreadItems {
+  users: string[];
+  rowStart: Uint32Array;
+  items: Float64Array;
+  weights: Float32Array;
 }
 
 /** What serving needs: the model, the item ids of its indexes, and popularity for fallbacks. */
@@ -109,22 +130,68 @@ export function historiesOf(ds: Dataset, trainedBefore: number, trainedTypes: st
   return { users: order.map((u) => ds.users[u] as string), rowStart, items, weights, trainedBefore, trainedTypes, eventsThrough };
 }
 
-/** A user's training history (item indexes of the model, weights, and its row), if training saw the user. */
-export function historyOf(h: UserHistories, user: string): History | undefined {
+/** The users' events on items training did not read, summed per user and item; undefined when there are none. */
+export function unreadItemsOf(events: readonly { user: string; item: number; weight: number }[]): UnreadItems | undefined {
+  if (events.length === 0) return undefined;
+  const byUser = new Map<string, Map<number, number>>();
+  for (const x of events) {
+    let row = byUser.get(x.user);
+    if (!row) byUser.set(x.user, (row = new Map()));
+    row.set(x.item, (row.get(x.item) ?? 0) + x.weight);
+  }
+  const users = [...byUser.keys()].sort((a, b) => (a < b ? -1 : 1));
+  const rowStart = new Uint32Array(users.length + 1);
+  const items = new Float64Array(events.length);
+  const weights = new Float32Array(events.length);
+  let k = 0;
+  users.forEach((user, r) => {
+    rowStart[r] = k;
+    for (const [item, w] of [...(byUser.get(user) as Map<number, number>)].sort((a, b) => a[0] - b[0])) {
+      items[k] = item;
+      weights[k] = w;
+      k++;
+    }
+  });
+  rowStart[users.length] = k;
+  return { users, rowStart, items: items.slice(0, k), weights: weights.slice(0, k) };
+}
+
+/** The row of `user` in sorted `users` (binary search), or -1. */
+function rowOf(users: readonly string[], user: string): number {
   let lo = 0;
-  let hi = h.users.length - 1;
+  let hi = users.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const u = h.users[mid] as string;
-    if (u === user) {
-      const s = h.rowStart[mid] as number;
-      const e = h.rowStart[mid + 1] as number;
-      return { items: h.items.subarray(s, e), weights: h.weights.subarray(s, e), row: mid };
-    }
+    const u = users[mid] as string;
+    if (u === user) return mid;
     if (u < user) lo = mid + 1;
     else hi = mid - 1;
   }
-  return undefined;
+  return -1;
+}
+
+/** A user's training history (item indexes of the model, weights, and its row), if training saw the user. */
+export function historyOf(h: UserHistories, user: string): History | undefined {
+  const r = rowOf(h.users, user);
+  if (r < 0) return undefined;
+  const s = h.rowStart[r] as number;
+  const e = h.rowStart[r + 1] as number;
+  return { items: h.items.subarray(s, e), weights: h.weights.subarray(s, e), row: r };
+}
+
+/** A user's events up to `eventsThrough` on items training did not read (item ids, weights), if any. */
+export function unreadOf(h: UserHistories, user: string): { items: Float64Array; weights: Float32Array } | undefined {
+  const u = h.unread;
+  const r = u ? rowOf(u.users, user) : -1;
+  if (!u || r < 0) return undefined;
+  const s = u.rowStart[r] as number;
+  const e = u.rowStart[r + 1] as number;
+  return { items: u.items.subarray(s, e), weights: u.weights.subarray(s, e) };
+}
+
+/** Whether the histories hold anything of a user `holds` names: a history row or events on items training did not read. */
+export function holdsAnyOf(h: UserHistories, holds: (user: string) => boolean): boolean {
+  return h.users.some(holds) || (h.unread?.users.some(holds) ?? false);
 }
 
 /**
@@ -154,18 +221,40 @@ export async function foldInUsers(m: Model, h: UserHistories, hooks: TrainHooks 
   m.userVectors = out;
 }
 
+/** `u` without `drop`'s users (undefined when none is left). */
+function unreadWithout(u: UnreadItems, drop: (user: string) => boolean): UnreadItems | undefined {
+  const keep = u.users.flatMap((user, r) => (drop(user) ? [] : [r]));
+  if (keep.length === 0) return undefined;
+  const rowStart = new Uint32Array(keep.length + 1);
+  let size = 0;
+  for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (u.rowStart[r + 1] as number) - (u.rowStart[r] as number);
+  const items = new Float64Array(size);
+  const weights = new Float32Array(size);
+  for (const [k, r] of keep.entries()) {
+    const [s, e] = [u.rowStart[r] as number, u.rowStart[r + 1] as number];
+    items.set(u.items.subarray(s, e), rowStart[k] as number);
+    weights.set(u.weights.subarray(s, e), rowStart[k] as number);
+  }
+  return { users: keep.map((r) => u.users[r] as string), rowStart, items, weights };
+}
+
 /**
- * The artifact without `drop`'s users: their history rows and their iALS user vectors (in every
- * part of a blend) leave it, the other users' rows stay as they were. Undefined when it holds
- * none of them. An erasure rewrites every stored version with it; a run about to store its
- * artifact, with the users whose erasure began before it is done.
+ * The artifact without `drop`'s users: their history rows, their events on items training did
+ * not read and their iALS user vectors (in every part of a blend) leave it, the other users' rows
+ * stay as they were. Undefined when it holds none of them. An erasure rewrites every stored
+ * version with it; a run about to store its artifact, with the users whose erasure began before it is done.
  */
 export function withoutUsers(a: ModelArtifact, drop: (user: string) => boolean): ModelArtifact | undefined {
   const h = a.histories;
   if (!h) return undefined;
   const keep: number[] = [];
   for (let r = 0; r < h.users.length; r++) if (!drop(h.users[r] as string)) keep.push(r);
-  if (keep.length === h.users.length) return undefined;
+  const unreadDropped = h.unread?.users.some(drop) ?? false;
+  if (keep.length === h.users.length && !unreadDropped) return undefined;
+  // (An unread user who is also in `users` is dropped from both: the same `drop`.)
+  const { unread: _, ...rest } = h;
+  const unread = h.unread && unreadDropped ? unreadWithout(h.unread, drop) : h.unread;
+  if (keep.length === h.users.length) return { ...a, histories: { ...rest, ...(unread ? { unread } : {}) } };
   const rowStart = new Uint32Array(keep.length + 1);
   let size = 0;
   for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (h.rowStart[r + 1] as number) - (h.rowStart[r] as number);
@@ -187,7 +276,7 @@ export function withoutUsers(a: ModelArtifact, drop: (user: string) => boolean):
     }
   };
   vectorsKept(a.model);
-  return { ...a, histories: { ...h, users: keep.map((r) => h.users[r] as string), rowStart, items, weights } };
+  return { ...a, histories: { ...rest, users: keep.map((r) => h.users[r] as string), rowStart, items, weights, ...(unread ? { unread } : {}) } };
 }
 
 /** A Float64Array's bytes as 32-bit words (sections hold no 64-bit type), to store it exactly. */
@@ -286,12 +375,15 @@ export function packModel(a: ModelArtifact): Uint8Array {
   } else if (m.algorithm !== 'popularity') spec = specOf(m, 'm_', arrays, a.histories?.users.length ?? 0);
   const h = a.histories;
   if (h) arrays.push(['user_rows', h.rowStart], ['user_items', h.items], ['user_weights', h.weights]);
+  const u = h?.unread;
+  if (u) arrays.push(['unread_rows', u.rowStart], ['unread_items', words(u.items)], ['unread_weights', u.weights]);
   const header: Header = {
     format: 'recsearch-model-v1',
     algorithm: m.algorithm,
     items: a.items,
     ...(factors ? { factors } : {}),
     ...(h ? { users: h.users, trainedBefore: h.trainedBefore, trainedTypes: h.trainedTypes, eventsThrough: h.eventsThrough } : {}),
+    ...(u ? { unreadUsers: u.users } : {}),
     ...(a.typeWeights ? { typeWeights: [...a.typeWeights] } : {}),
     ...(spec ? { model: spec } : {}),
   };
@@ -334,6 +426,16 @@ function* unpackingModel(bytes: Uint8Array): Generator<void, ModelArtifact, void
         trainedBefore: h.trainedBefore ?? 0,
         trainedTypes: h.trainedTypes ?? [],
         eventsThrough: h.eventsThrough ?? 0,
+        ...(h.unreadUsers
+          ? {
+              unread: {
+                users: h.unreadUsers,
+                rowStart: yield* sections.copying<Uint32Array>('unread_rows'),
+                items: new Float64Array((yield* sections.copying<Uint32Array>('unread_items')).buffer),
+                weights: yield* sections.copying<Float32Array>('unread_weights'),
+              },
+            }
+          : {}),
       }
     : undefined;
   // Pairs, not an object: a type may be called `constructor`.

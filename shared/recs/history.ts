@@ -2,7 +2,7 @@
 import type { Catalog } from '../domain/catalog.ts';
 import type { ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { normalize } from '../search/embedding.ts';
-import { historyOf } from './artifact.ts';
+import { historyOf, unreadOf } from './artifact.ts';
 import type { History } from './models.ts';
 import type { ServedModel } from './served-model.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
@@ -82,12 +82,23 @@ export function requestHistory(x: HistoryInput): RequestHistory {
   if (model && trained) for (let k = 0; k < trained.items.length; k++) include(model.items[trained.items[k] as number] as number, trained.weights[k] as number, trained.items[k]);
   const fromTrained = h.modelItems.length;
   // Everything the user interacted with counts as seen: the trained history (by model index, its
-  // rows ascending) and the latest events.
+  // rows ascending), the events on items training did not read and the latest events.
   const recentSeen = new Set<number>();
   const trainedTypes = new Set(trainedOn?.trainedTypes);
   // The latest events on items the model never saw: content stands in for them in the model (below).
   const unseenDocs: ItemWithVector[] = [];
   const unseenWeights: number[] = [];
+  // The user's events up to the artifact's `eventsThrough` on items its training did not read
+  // (not read from the table: UnreadItems): seen, and in the taste as a latest event on an item
+  // the model never saw is (until 2026-12-06 they were in neither).
+  const unread = trainedOn && x.userId !== undefined && !x.historyErased ? unreadOf(trainedOn, x.userId) : undefined;
+  unread?.items.forEach((id, k) => {
+    const w = unread.weights[k] as number;
+    recentSeen.add(id);
+    const modelIndex = model?.itemIndex.get(id);
+    const d = include(id, w, modelIndex);
+    if (model && modelIndex === undefined && d && catalog.hasVector(d)) unseenDocs.push(d), unseenWeights.push(w);
+  });
   x.recent.forEach((e, k) => {
     const id = catalogItemId(e.item_id);
     if (id === undefined) return;

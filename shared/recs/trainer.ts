@@ -9,7 +9,7 @@ import type { Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
 import { workers } from '../queue/workers.ts';
-import { foldInUsers, historiesOf, packModel, withoutUsers, type ModelArtifact } from './artifact.ts';
+import { foldInUsers, historiesOf, holdsAnyOf, packModel, unreadItemsOf, withoutUsers, type ModelArtifact } from './artifact.ts';
 import { erasedEvent, erasedFrom } from '../domain/erased-users.ts';
 import { withoutErased } from './erase-from-models.ts';
 import { Dataset, type Interaction } from './dataset.ts';
@@ -209,6 +209,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const typeWeight = new Map([...types.values()].map((t) => [t.name, t.weight]));
     const servingWeight = (type: string) => typeWeight.get(type) ?? 1;
     const untrained: { id: number; x: Interaction }[] = [];
+    // Events on items this run did not read (see UnreadItems): kept for the users' histories.
+    const unreadEvents: { id: number; user: string; item: number; type: string }[] = [];
     // An event's time is what it was sent with; one sent without `occurred_at` is stamped on
     // arrival (occurred_at = created), which says when it was imported, not when it happened:
     // its time is unknown (NaN) to training, so a bulk import's order weighs nothing.
@@ -227,8 +229,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
           continue;
         }
         const item = catalogItemId(e.item_id);
-        // Events for items that do not exist are not training data.
-        if (item === undefined || !items.has(item)) continue;
+        // Events for items that do not exist are not training data. Those on an item id the
+        // catalog read did not hold are the user's all the same (the item may be created or stored
+        // again after the read, or deleted: training cannot tell): the artifact carries them, as
+        // serving reads no event up to `eventsThrough` (until 2026-12-06 they were dropped here).
+        if (item === undefined) continue;
+        if (!items.has(item)) {
+          unreadEvents.push({ id: e.id, user: e.user_id, item, type: e.type });
+          continue;
+        }
         const w = weightOf.get(e.type);
         if (w === undefined) {
           untrained.push({ id: e.id, x: { user: e.user_id, item, weight: servingWeight(e.type), at: timeOf(e) } });
@@ -305,7 +314,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // hold them), so that a weight change takes effect at the next run, not before.
     const typeWeights = new Map([...typeWeight].map(([t, w]) => [t, trainedTypes.includes(t) ? (weightOf.get(t) as number) : w]));
     const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
-    const histories = historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough);
+    // The events on items this run did not read that serving will not read (up to `eventsThrough`),
+    // weighed as the histories weigh their types. Rather than lowering `eventsThrough` below the
+    // first of them: events on deleted items are among them, so that bound could fall back to the
+    // tenant's first events, every request then reading up to 5,000 of the user's events already
+    // in the artifact (SEEN_LIMIT, serve.ts) and still missing the older ones past that.
+    const unread = unreadItemsOf(unreadEvents.filter((r) => r.id <= eventsThrough).map((r) => ({ user: r.user, item: r.item, weight: typeWeights.get(r.type) ?? 1 })));
+    if (unread) await log(`Kept ${unread.items.length} user-item pairs on items the catalog read did not hold (not trained on; serving counts them as seen and in the taste while the item exists)`);
+    const histories = {
+      ...historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough),
+      ...(unread ? { unread } : {}),
+    };
     // iALS's users, folded in now so that serving need not (stored with the artifact).
     await foldInUsers(model, histories, hooks);
     await written;
@@ -343,7 +362,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // An erasure that began meanwhile may have listed the versions before this one was there:
     // read the markers again now it is, and take out of the artifact whoever it still holds.
     const holds = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
-    if (stored.histories?.users.some(holds)) await withoutErased(deps, tenant, key);
+    if (stored.histories && holdsAnyOf(stored.histories, holds)) await withoutErased(deps, tenant, key);
     await c.update(tenant, 'job', id, completedWith(rec), { status: 'InProgress', storing_version: version });
     await log(`Completed: version ${version}`);
   } catch (e) {

@@ -128,6 +128,75 @@ describe('training histories and what serving reads', () => {
     expect((await ids()).filter((id) => id <= 5)).toEqual([]);
     expect(afterIds).toEqual([0, 5, 5, 0]);
   });
+
+  it("events up to eventsThrough on an item the run's catalog read did not hold are the user's: seen (not recommended back) and in the taste", async () => {
+    const T9 = 'trn-unread';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T9,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    // Long before training (well inside eventsThrough): u1 and u3 on item 7, which the catalog
+    // does not hold yet (created only once the run has read it, below); u2 makes 1-6 popular.
+    await events.append(T9, [ev('u1', 'rating', 1), ev('u1', 'rating', 7), ev('u3', 'rating', 7), ev('u3', 'view', 7)], now - 1000);
+    await events.append(
+      T9,
+      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+      now - 1000,
+    );
+    await c.put(T9, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    await c.put(T9, 'event_type', { id: 2, name: 'view', weight: 5, created: now });
+    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+    await c.put(T9, 'template', template);
+    await c.put(T9, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    let created: number | undefined;
+    const readThenCreated = {
+      ...items,
+      forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
+        await items.forEachPage(t, fn);
+        created = (await items.create(t, [{ name: 'item 7' }], now))[0]?.id;
+      },
+    };
+    await runTraining({ console: c, events, items: readThenCreated, blobs }, T9, 'train-1');
+    expect((await c.get<TrainingRun>(T9, 'job', 1))?.status).toBe('Completed');
+    expect(created).toBe(7);
+    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T9, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    // Every event was read through the last: serving reads none of them.
+    expect(artifact.histories?.eventsThrough).toBe(10);
+    expect(artifact.items).not.toContain(7);
+
+    // Items 7 and 3 alike by content, the others not.
+    for (const id of [1, 2, 3, 4, 5, 6, 7]) {
+      const v = new Float32Array(8);
+      v[id === 7 ? 3 : id] = 1;
+      if (id === 7) v[0] = 0.1;
+      await items.saveEmbedding(T9, id, 1, v, now);
+    }
+    await c.put(T9, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
+    const afterIds: (number | undefined)[] = [];
+    const deps: RecsDeps = {
+      console: c,
+      blobs,
+      events: { ...events, recentByUser: (t: string, u: string, limit: number, after?: number) => (afterIds.push(after), events.recentByUser(t, u, limit, after)) },
+      catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding(8) }, t),
+    };
+    const recs = (user: string) => recommend(deps, T9, { user_id: user, limit: 10, include_seen: false, explain: false }, 'req');
+    // u1's rating of item 7 is seen: every eligible item but 7 and 1 is answered.
+    const u1 = (await recs('u1')).data.map((d) => Number(d.item_id));
+    expect(u1.sort()).toEqual([2, 3, 4, 5, 6]);
+    // u3's only events are on item 7: they are u3's history (personalised from it, where u3 had
+    // none: popular), and item 7 is seen.
+    const u3 = await recs('u3');
+    expect(u3.strategy).toBe('personalized');
+    expect(u3.data[0]?.reason).toBe('from your recent activity');
+    expect(u3.data.map((d) => d.item_id)).not.toContain('7');
+    // Serving read only the events after the artifact's (none).
+    expect(afterIds.every((a) => a === 0 || a === 10)).toBe(true);
+  });
 });
 
 const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun =>

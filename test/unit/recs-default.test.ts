@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldInUsers, historiesOf, historyOf, packModel, unpackModel, unpackModelInTurns, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
+import { foldInUsers, historiesOf, historyOf, holdsAnyOf, packModel, unpackModel, unpackModelInTurns, unreadItemsOf, unreadOf, withoutUsers, type ModelArtifact } from '../../shared/recs/artifact.ts';
 import { F32Rows } from '../../shared/recs/f32-rows.ts';
 import { turnsDuring } from '../helpers/fixtures.ts';
 import { AlsModel, BlendModel, DenseHeadModel, easeFromGram, headGram, headItems, offDiagonalShare, trainEaseDense, trainIals } from '../../shared/recs/blend.ts';
@@ -217,6 +217,50 @@ describe('artifacts of the default models: the loaded model scores exactly as th
     }
     // Nobody of the artifact's: nothing to rewrite.
     expect(withoutUsers(unpackModel(bytes), (u) => u === 'nobody')).toBeUndefined();
+  });
+
+  it("carries users' events on items training did not read (stored and read back), and an erased user's leave with the rest of them", () => {
+    const model = trainEaseDense(ds, { lambda: 50, maxItems: 30 });
+    const known = ds.users[0] as string;
+    // A trained user and one training saw only on items it did not read; an item id past 2^32.
+    const unread = unreadItemsOf([
+      { user: known, item: 900, weight: 2 },
+      { user: 'only-unread', item: 2 ** 40, weight: 1 },
+      { user: known, item: 900, weight: 5 },
+      { user: known, item: 700, weight: 1 },
+    ]);
+    expect(unreadItemsOf([])).toBeUndefined();
+    const h = { ...historiesOf(ds, 5, ['view'], 9), ...(unread ? { unread } : {}) };
+    const bytes = packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: h });
+    const back = unpackModel(bytes).histories as NonNullable<ModelArtifact['histories']>;
+    const of = (x: typeof back, user: string) => {
+      const r = unreadOf(x, user);
+      return r && [Array.from(r.items), Array.from(r.weights)];
+    };
+    expect(of(back, known)).toEqual([
+      [700, 900],
+      [1, 7],
+    ]);
+    expect(of(back, 'only-unread')).toEqual([[2 ** 40], [1]]);
+    expect(of(back, ds.users[1] as string)).toBeUndefined();
+    expect(historyOf(back, 'only-unread')).toBeUndefined();
+    expect(holdsAnyOf(back, (u) => u === 'only-unread')).toBe(true);
+    // Erased: a user known only by such events is taken out too, and the others' stay.
+    const without = withoutUsers(unpackModel(bytes), (u) => u === 'only-unread');
+    if (!without?.histories) throw new Error('the user was in the artifact');
+    const after = unpackModel(packModel(without)).histories as NonNullable<ModelArtifact['histories']>;
+    expect(of(after, 'only-unread')).toBeUndefined();
+    expect(holdsAnyOf(after, (u) => u === 'only-unread')).toBe(false);
+    expect(of(after, known)).toEqual(of(back, known));
+    expect(after.users).toEqual(back.users);
+    // A trained user leaves both.
+    const both = withoutUsers(unpackModel(bytes), (u) => u === known)?.histories as NonNullable<ModelArtifact['histories']>;
+    expect([historyOf(both, known), unreadOf(both, known)]).toEqual([undefined, undefined]);
+    expect(of(both, 'only-unread')).toEqual([[2 ** 40], [1]]);
+    // The last such user gone: none left, nothing stored for them.
+    const none = withoutUsers(unpackModel(bytes), (u) => u === known || u === 'only-unread')?.histories;
+    expect(none?.unread).toBeUndefined();
+    expect(unpackModel(packModel({ model, items: ds.items, popularity: Float32Array.from(ds.itemWeight), histories: none as NonNullable<typeof none> })).histories?.unread).toBeUndefined();
   });
 
   it('an artifact written before model specs (an item-item model in the old layout) still loads', () => {
