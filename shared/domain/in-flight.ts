@@ -108,9 +108,14 @@ export async function heldAt(
   }
   const recent = rows.find((r) => now - r.created < IN_FLIGHT_SECONDS);
   if (readThrough !== undefined) {
-    // Past the scan's bound, what was not read holds the page from its first recent row (from its
-    // start, without one).
-    const first = await firstInFlight(reads.latest, reads.deleted, readThrough, recent?.id ?? (after ?? 0) + 1, now);
+    // The row the read stopped at, stored 30 s ago or more: every id below it was taken before
+    // it, and its write has ended (a gap right below an old row is a write that failed, or a
+    // deletion, not one under way).
+    const [stop] = await reads.latest(1, readThrough + 1);
+    if (!stop || now - stop.created >= IN_FLIGHT_SECONDS) return { keep: rows.length, held: false };
+    // Past the scan's bound, what was not read holds the page from its first recent row (after
+    // its last row, without one: ids below an old row are not being written).
+    const first = await firstInFlight(reads.latest, reads.deleted, readThrough, recent?.id ?? (rows.at(-1)?.id ?? after ?? 0) + 1, now);
     if (first > readThrough) return { keep: rows.length, held: false };
     const gap = rows.findIndex((r) => r.id >= first);
     return { keep: gap >= 0 ? gap : rows.length, held: true };

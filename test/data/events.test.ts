@@ -479,5 +479,23 @@ describe("a user's events of a type", () => {
     );
     const passed = await listEvents(s, T2, { limit: 20, user_id: 'u', type: 'purchase' }, now);
     expect([passed.data, passed.has_more, passed.next_cursor]).toEqual([[], true, '2001']);
+    // A gap right below where the read stopped, every row old (a write that failed long ago): not
+    // held (a review found such a page held for good, has_more false, the purchase never listed).
+    const T3 = 'user-type-old-gap';
+    await s.append(
+      T3,
+      Array.from({ length: 1999 }, () => ev('u', 'view')),
+      now - 100,
+    );
+    await s.append(
+      T3,
+      Array.from({ length: 100 }, () => ev('u', 'view')),
+      now - 100,
+      { reuse: 2001 },
+    );
+    await s.append(T3, [ev('u', 'purchase')], now - 100, { reuse: 2101 });
+    const old = await listEvents(s, T3, { limit: 20, user_id: 'u', type: 'purchase' }, now);
+    expect([old.data, old.has_more, old.next_cursor]).toEqual([[], true, '2001']);
+    expect((await listEvents(s, T3, { limit: 20, user_id: 'u', type: 'purchase', starting_after: 2001 }, now)).data.map((e) => e.id)).toEqual(['2101']);
   });
 });
