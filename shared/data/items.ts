@@ -9,7 +9,7 @@ import { Conflict } from '../domain/errors.ts';
 import type { ChangeKey, IdPlan, ItemChanges, ItemListQuery, ItemPatch, ItemRecord, ItemStore, ItemWithVector, JsonObject, NewItem, Page } from '../domain/types.ts';
 import type { TableRef } from './client.ts';
 import { idsFor } from './counters.ts';
-import { Item, sortId, Tombstone } from './entities.ts';
+import { Counter, Item, sortId, Tombstone } from './entities.ts';
 import { CHANGE_FIELDS } from './table-schema.ts';
 import type { Change, Condition, Expr } from './expressions.ts';
 import {
@@ -355,6 +355,10 @@ export function dynamoItemStore(t: TableRef): ItemStore {
     async deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number> {
       // Consistent: a delete writes its tombstone before it removes the row.
       return countUpTo(t, { ...Tombstone.indexes.primary.query({ tenant }, { between: [sortId(from), sortId(to)] }), ConsistentRead: true }, upTo);
+    },
+
+    async highestIdTaken(tenant: string): Promise<number> {
+      return Number((await getRow(t, Counter.key({ tenant, counter: 'item' }), { consistent: true }))?.value ?? 0);
     },
 
     async latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]> {

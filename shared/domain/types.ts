@@ -109,6 +109,8 @@ export interface ItemStore {
   latestIds(tenant: string, limit: number, below: number): Promise<{ id: number; created: number }[]>;
   /** How many of the ids from `from` to `to` are of items deleted (a tombstone: kept a week at least), counting up to `upTo`. */
   deletedIn(tenant: string, from: number, to: number, upTo: number): Promise<number>;
+  /** The highest item id handed out so far (0 before the first create), read consistently. */
+  highestIdTaken(tenant: string): Promise<number>;
   /**
    * Items changed (content, activity, embedding) and items deleted at or after `since` (seconds),
    * oldest first, and before `before` (seconds) when it is given.

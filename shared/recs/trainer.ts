@@ -196,6 +196,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     }
     await log(`Event type weights (the event type's weight × the template's): ${weighed.join(', ') || 'none'}`);
     const items = new Map<number, boolean>();
+    // Item ids are handed out in ascending order: one the read does not hold up to the highest
+    // taken before it began was deleted (its create ended: a create's rows are written within
+    // 30 s of taking its ids, and the id's events come after), one above it created since.
+    const takenBeforeRead = await deps.items.highestIdTaken(tenant);
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
     const raw: { type: string; id: number; x: Interaction }[] = [];
@@ -229,13 +233,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
           continue;
         }
         const item = catalogItemId(e.item_id);
-        // Events for items that do not exist are not training data. Those on an item id the
-        // catalog read did not hold are the user's all the same (the item may be created or stored
-        // again after the read, or deleted: training cannot tell): the artifact carries them, as
-        // serving reads no event up to `eventsThrough` (until 2026-12-06 they were dropped here).
+        // Events for items that do not exist are not training data. Those on an item created
+        // after the catalog read began (an id above the highest taken then) are the user's all the same:
+        // the artifact carries them, as serving reads no event up to `eventsThrough` (until
+        // 2026-12-06 they were dropped here). Those on a deleted item are not carried: they
+        // would grow every artifact of a tenant that deletes items, for nothing served.
         if (item === undefined) continue;
         if (!items.has(item)) {
-          unreadEvents.push({ id: e.id, user: e.user_id, item, type: e.type });
+          if (item > takenBeforeRead) unreadEvents.push({ id: e.id, user: e.user_id, item, type: e.type });
           continue;
         }
         const w = weightOf.get(e.type);
@@ -316,9 +321,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const extra = untrained.filter((r) => r.id <= eventsThrough).map((r) => r.x);
     // The events on items this run did not read that serving will not read (up to `eventsThrough`),
     // weighed as the histories weigh their types. Rather than lowering `eventsThrough` below the
-    // first of them: events on deleted items are among them, so that bound could fall back to the
-    // tenant's first events, every request then reading up to 5,000 of the user's events already
-    // in the artifact (SEEN_LIMIT, serve.ts) and still missing the older ones past that.
+    // first of them: an event on an item created after the read may be far older than the read
+    // (sent before the item existed), and every request would then read up to 5,000 of the user's
+    // events already in the artifact (SEEN_LIMIT, serve.ts) and still miss the older ones past that.
     const unread = unreadItemsOf(unreadEvents.filter((r) => r.id <= eventsThrough).map((r) => ({ user: r.user, item: r.item, weight: typeWeights.get(r.type) ?? 1 })));
     if (unread) await log(`Kept ${unread.items.length} user-item pairs on items the catalog read did not hold (not trained on; serving counts them as seen and in the taste while the item exists)`);
     const histories = {
