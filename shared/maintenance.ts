@@ -73,11 +73,28 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
   // as there were tenants).
   const tenants = await s.credentials.listTenants();
   const order = rotated(tenants, await startOf(deps.cursor, tenants, now));
-  for (const tenant of order) {
+  let cursorFailed = false;
+  const saveCursor = async (next: string) => {
+    try {
+      await deps.cursor.set(next);
+    } catch (e) {
+      // Once a pass: a cursor that cannot be written fails each tenant's write alike.
+      if (!cursorFailed) failed('maintenance cursor not saved', next, e);
+      cursorFailed = true;
+    }
+  };
+  for (const [i, tenant] of order.entries()) {
     if (performance.now() >= passUntil) {
       deferred.push(tenant);
       continue;
     }
+    // Before a tenant's work starts, the cursor names the tenant after it: a pass the function's
+    // timeout cuts off in that tenant's work (one started just inside the 40 s can outlive the
+    // 60 s) saves nothing at its end, and the next pass starts past it, not at it again. Until
+    // 2026-12-05 the cursor was written only as the pass ended, so a pass cut off in a slow
+    // tenant's work left the cursor where it was, and every pass started at that tenant and
+    // every tenant after it waited.
+    await saveCursor(order[(i + 1) % order.length] ?? tenant);
     try {
       const r = await embeddings.tenant(tenant);
       requeued += r.requeued;
@@ -115,7 +132,7 @@ export async function maintenancePass(deps: MaintenanceDeps, now: number) {
     }
   }
   const next = deferred[0] ?? order[1] ?? order[0];
-  if (next !== undefined) await deps.cursor.set(next).catch((e: unknown) => failed('maintenance cursor not saved', next, e));
+  if (next !== undefined) await saveCursor(next);
   const result = { requeued, rebuilds, backlogged: embeddings.backlogged, segments, folded, scheduled, interrupted, unsent, swept, deferred };
   if (requeued || rebuilds.length || segments || folded || scheduled.length || interrupted.length || unsent.length || swept || deferred.length) logger.info('maintenance', result);
   return result;

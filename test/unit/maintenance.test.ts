@@ -280,6 +280,30 @@ describe('the maintenance pass: segment size estimates and search folds across t
     }
   });
 
+  it("a pass the function's timeout cuts off in a tenant's work: the next starts past that tenant, and every other tenant is reached", async () => {
+    // Found by a review (2026-12-05): the cursor was written only as a pass ended, so a pass cut off
+    // in b's work (started inside the 40 s, outliving the 60 s) saved nothing, every pass started
+    // at b again, and c and a never had their maintenance.
+    const reached: string[][] = [];
+    const deps = idleTenants({
+      tenants: ['a', 'b', 'c'],
+      searchLog: {
+        // b's fold never ends (the function's timeout ends the pass).
+        fold: (tenant) => {
+          reached.at(-1)?.push(tenant);
+          return tenant === 'b' ? new Promise(() => undefined) : Promise.resolve({ searches: 0, queries: 0, foldedTo: undefined });
+        },
+      },
+    });
+    await deps.cursor.set('b');
+    const timeout = () => new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), 50));
+    for (let pass = 0; pass < 3; pass++) {
+      reached.push([]);
+      expect(await Promise.race([maintenancePass(deps, 1_800_000_000 + 60 * pass), timeout()])).toBe('timed out');
+    }
+    expect(reached).toEqual([['b'], ['c', 'a', 'b'], ['c', 'a', 'b']]);
+  });
+
   it("a cursor naming a tenant since gone starts at the one after it; one that cannot be read, at the minute's turn", async () => {
     const led: string[] = [];
     const deps = idleTenants({
