@@ -35,12 +35,16 @@ const run = (id: number, status: TrainingRun['status']): TrainingRun => ({
 /** A run's row as a writer older than the index of active runs stored it: its primary key only. */
 const putAsBefore = (tenant: string, r: TrainingRun) => db.table.doc.send(new PutCommand({ TableName: db.table.tableName, Item: { ...RunEntity.key({ tenant, id: r.id }), ...r } }));
 
-/** The store over the table, counting the rows its Queries read. */
+/**
+ * The store over the table, counting the rows its Queries read: those scanned (`ScannedCount`),
+ * before any FilterExpression, so a filter over the whole history counts every run it went over
+ * (until 2026-12-05 this counted the rows answered, which a filter had already cut down).
+ */
 function counting() {
   const read = { rows: 0 };
   const table = interceptSigned<unknown>(db.table, 'query', async (_p, call) => {
-    const out = (await call()) as { Items?: unknown[] };
-    read.rows += out.Items?.length ?? 0;
+    const out = (await call()) as { ScannedCount?: number };
+    read.rows += out.ScannedCount ?? 0;
     return out;
   });
   return { c: dynamoConsoleStore(table), read };
