@@ -32,9 +32,9 @@ import {
   sortId,
   TrainingRun,
 } from './entities.ts';
-import { LAST_ID } from './entity.ts';
+import { LAST_ID, type SkRange } from './entity.ts';
 import type { Change, Condition } from './expressions.ts';
-import { applied, getRow, isNew, isStored, put, putAll, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
+import { applied, getRow, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
 import { removedRecords, type RemovedRecords } from './removed.ts';
@@ -95,6 +95,8 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
 /** A training run's statuses while it waits or runs: the runs in the sparse `active` index. */
 const ACTIVE_RUN: ReadonlySet<unknown> = new Set(['Queued', 'InProgress', 'Stopping']);
 const activeIndex = TrainingRun.indexes.active;
+/** The run id an index row of active runs names. */
+const activeIdOf = (k: Row): number => Number(activeIndex.parse(String(k[activeIndex.skAttr])).active_id);
 
 /**
  * What a write of a record's `fields` changes in the index of active runs: a training run whose
@@ -104,7 +106,13 @@ const activeIndex = TrainingRun.indexes.active;
  */
 function activeRunChange(tenant: string, kind: ConsoleKind, id: number, fields: Record<string, unknown>): Change {
   if (kind !== 'job' || !('status' in fields)) return {};
-  return ACTIVE_RUN.has(fields.status) ? { set: activeIndex.key({ tenant, active_id: id }) } : { remove: [activeIndex.pkAttr, activeIndex.skAttr] };
+  const status = fields.status;
+  return typeof status === 'string' && ACTIVE_RUN.has(status) ? { set: activeIndex.key({ tenant, active_status: status, active_id: id }) } : { remove: [activeIndex.pkAttr, activeIndex.skAttr] };
+}
+/** Whether a run's row holds the key in the index of active runs its status calls for (none when ended). */
+function indexedAsItIs(tenant: string, row: Row): boolean {
+  const want = activeRunChange(tenant, 'job', Number(row.id), row).set ?? {};
+  return [activeIndex.pkAttr, activeIndex.skAttr].every((k) => row[k] === want[k]);
 }
 /** A record's row as written whole: its keys, its fields and, for a run, its key in the index of active runs. */
 const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({ ...recordKey(tenant, kind, rec.id), ...rec, ...activeRunChange(tenant, kind, rec.id, rec).set });
@@ -143,9 +151,10 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   };
   /**
    * Puts in the index of active runs the runs stored since it was last looked at that are waiting
-   * or running without their key (written before the index, or by an older writer during an
-   * upgrade): the first time, the tenant's whole history, once; then the runs above the highest id
-   * read (none, most passes: one Query of no rows).
+   * or running without their key, or with one of another status or format (written before the
+   * index, or by an older writer during an upgrade), and takes out ended ones still keyed: the first
+   * time, the tenant's whole history, once; then the runs above the highest id read (none, most
+   * passes: one Query of no rows).
    */
   async function indexRunsSince(tenant: string): Promise<void> {
     const marker = await getRow(t, ActiveRunsIndexed.key({ tenant }), { consistent: true });
@@ -154,7 +163,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     for (const row of await queryUpTo(t, { ...ofKind(tenant, 'job', through), ConsistentRead: true }, WHOLE)) {
       const id = Number(row.id);
       highest = Math.max(highest, id);
-      if (ACTIVE_RUN.has(row.status) && row[activeIndex.pkAttr] === undefined) {
+      // Ended runs too: one keyed in the index's partition of before 2026-12-05 is taken out of it.
+      if (!indexedAsItIs(tenant, row)) {
         await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
       }
     }
@@ -278,16 +288,34 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     replace: (tenant, kind, rec, expect) => applied(() => put(t, rowOf(tenant, kind, rec), expect === 'new' ? isNew : holding(expect))),
     async activeRuns<T extends ConsoleRecord>(tenant: string, opts: { upkeep?: boolean } = {}) {
       if (opts.upkeep) await indexRunsSince(tenant);
-      const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map((k) => Number(activeIndex.parse(String(k[activeIndex.skAttr])).active_id));
+      const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map(activeIdOf);
       const runs: T[] = [];
       for (const id of ids.sort((a, b) => b - a)) {
         const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
         if (!row || !live(row)) continue;
         if (ACTIVE_RUN.has(row.status)) runs.push(stripKeys(row) as T);
-        // Ended by a writer older than the index (an upgrade): left out, and taken out by the upkeep.
-        else if (opts.upkeep) await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+        // Ended, or moved to another status, by a writer older than the index (an upgrade): its
+        // key is set again from its status by the upkeep (taken out when it ended).
+        if (opts.upkeep && !indexedAsItIs(tenant, row))
+          await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
       }
       return runs;
+    },
+    async activeRunsIn<T extends ConsoleRecord>(tenant: string, status: string, q: { limit: number; before?: number | undefined }) {
+      const from = activeIndex.skPrefix({ active_status: status });
+      const range: SkRange = q.before === undefined ? { beginsWith: from } : { between: [from, activeIndex.sk({ active_status: status, active_id: Math.max(0, q.before - 1) })] };
+      const want = q.limit + 1;
+      const runs: T[] = [];
+      let start: Row | undefined;
+      do {
+        // The index is eventually consistent: each run is read again consistently, and one that
+        // has moved on since (another status, or ended) is left out and the read goes on.
+        const page = await queryPage(t, { ...activeIndex.query({ tenant }, range), ScanIndexForward: false, Limit: want - runs.length, ExclusiveStartKey: start });
+        const rows = await Promise.all(page.items.map((k) => getRow(t, recordKey(tenant, 'job', activeIdOf(k)), { consistent: true })));
+        for (const row of rows) if (row && live(row) && row.status === status) runs.push(stripKeys(row) as T);
+        start = page.lastKey;
+      } while (start && runs.length < want);
+      return { rows: runs.slice(0, q.limit), hasMore: runs.length > q.limit };
     },
     async remove(tenant, kind, id, expect = {}, opts = {}) {
       if (opts.kept && CAPPED.has(kind)) {

@@ -230,15 +230,19 @@ export const Context = record('context', { pk: 'TENANT#${tenant}#CONSOLE#context
 export const Template = record('template', { pk: 'TENANT#${tenant}#CONSOLE#template', sk: '${id}' });
 /**
  * A training run (the kind keeps its first name, `job`, in its keys); while it waits or runs
- * (Queued, InProgress, Stopping) also in the sparse `active` index by id, which the maintenance
- * sweep reads instead of the tenant's whole history.
+ * (Queued, InProgress, Stopping) also in the sparse `active` index by status, then id, which the
+ * maintenance sweep reads instead of the tenant's whole history, and a list of one of those
+ * statuses reads a keyed page of. Until 2026-12-05 its sort key was the id alone (partition
+ * `ACTIVEJOB`), and a list of one status read every run in the index, one GetItem each, to filter
+ * them; the partition and the marker (`ActiveRunsIndexed`) are new names, so the upkeep indexes a
+ * tenant's runs again in the new keys.
  */
 export const TrainingRun = entity({
   name: 'job',
   attributes: ['id'],
   indexes: {
     primary: { pk: 'TENANT#${tenant}#CONSOLE#job', sk: '${id}' },
-    active: { index: 'gsi3', pk: 'TENANT#${tenant}#ACTIVEJOB', sk: '${active_id}' },
+    active: { index: 'gsi3', pk: 'TENANT#${tenant}#ACTIVERUNS', sk: '${active_status}#${active_id}' },
   },
 });
 /**
@@ -246,7 +250,7 @@ export const TrainingRun = entity({
  * highest run id read. Runs above it are read once (`activeRuns`), so a run an older writer stored
  * during an upgrade gets its index key too.
  */
-export const ActiveRunsIndexed = entity({ name: 'active_runs_indexed', attributes: ['through'], indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ACTIVEJOBS#INDEXED' } } });
+export const ActiveRunsIndexed = entity({ name: 'active_runs_indexed', attributes: ['through'], indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ACTIVERUNS#INDEXED' } } });
 export const ModelVersion = record('model', { pk: 'TENANT#${tenant}#CONSOLE#model', sk: '${id}' });
 export const Rule = record('rule', { pk: CONTROL, sk: 'rule#${id}' });
 export const Segment = record('segment', { pk: CONTROL, sk: 'segment#${id}' });

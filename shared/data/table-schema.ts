@@ -12,8 +12,9 @@
  * - gsi2         gsi2pk/sk:  events of a tenant by type (sharded), by id; items and deletion
  *                             tombstones of a tenant by update time (the search delta)
  * - gsi3         gsi3pk/sk:  sparse: items whose embedding is behind their content (the sweep,
- *                             the pending count); training runs waiting or running (the
- *                             maintenance sweep of runs); keys only, so a count reads ids, not vectors
+ *                             the pending count); training runs waiting or running, by
+ *                             status then id (the maintenance sweep of runs, a list of one
+ *                             of those statuses); keys only, so a count reads ids, not vectors
  * - gsi4         gsi2pk/sk:  gsi2 again, projecting only what tells one change from another
  *                             (CHANGE_FIELDS): the index status and the sweep count and list the
  *                             changes since a build here, about 150 bytes a change instead of the

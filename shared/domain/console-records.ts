@@ -179,6 +179,12 @@ export interface ConsoleStore {
    */
   activeRuns<T extends ConsoleRecord>(tenant: string, opts?: { upkeep?: boolean }): Promise<T[]>;
   /**
+   * One page of the training runs in `status` (Queued, InProgress or Stopping), newest first, those
+   * with ids below `before`: a keyed read of that status's runs in their index, up to `limit` + 1,
+   * each read again consistently (a run just moved to another status is left out).
+   */
+  activeRunsIn<T extends ConsoleRecord>(tenant: string, status: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: T[]; hasMore: boolean }>;
+  /**
    * One page of a kind's records in id order, those with ids above `after` whose fields equal
    * `where`; with `newestFirst`, in descending id order, those below `after`.
    */

@@ -148,24 +148,24 @@ export async function getTrainingRun(c: ConsoleStore, tenant: string, name: stri
   return j;
 }
 export const trainingRunResource = async (c: ConsoleStore, tenant: string, name: string) => trainingRunView(await getTrainingRun(c, tenant, name));
-/** The statuses of runs waiting or running: those `ConsoleStore.activeRuns` reads. */
+/** The statuses of runs waiting or running: those `ConsoleStore.activeRunsIn` reads. */
 const ACTIVE_STATUSES: ReadonlySet<TrainingRunStatus> = new Set(['Queued', 'InProgress', 'Stopping']);
 
 /**
  * Newest first; `starting_after` names the last run of the page before (its `job_name`); with
  * `status`, only the runs in it. A status of runs waiting or running (the console's Overview counts
- * them) reads those runs only, whatever the tenant's history (until 2026-12-05 such a page filtered
- * the whole history, which a few matches did not cut short); an ended status filters the runs
- * newest first, a page at a time.
+ * them) reads a page of that status's runs in their index, whatever the tenant's history (until
+ * 2026-12-05 such a page filtered the whole history, which a few matches did not cut short, then
+ * read every run waiting or running, one GetItem each, whatever its status); an ended status
+ * filters the runs newest first, a page at a time.
  */
 export async function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.output<typeof S.jobPageQuery>) {
   const after = q.starting_after === undefined ? undefined : trainingRunIdOf(q.starting_after);
   if (q.starting_after !== undefined && after === undefined) throw new InvalidInput('Invalid query parameters.', { starting_after: ['must be the job_name of a training job'] });
   if (q.status !== undefined && ACTIVE_STATUSES.has(q.status)) {
-    const runs = (await c.activeRuns<TrainingRun>(tenant)).filter((r) => r.status === q.status && (after === undefined || r.id < after));
-    const page = runs.slice(0, q.limit);
-    const last = page[page.length - 1];
-    return platformList(page.map(trainingRunView), { hasMore: runs.length > q.limit, cursor: last ? trainingRunName(last.id) : null });
+    const page = await c.activeRunsIn<TrainingRun>(tenant, q.status, { limit: q.limit, before: after });
+    const last = page.rows.at(-1);
+    return platformList(page.rows.map(trainingRunView), { hasMore: page.hasMore, cursor: last ? trainingRunName(last.id) : null });
   }
   const where = q.status === undefined ? undefined : { status: q.status };
   return recordPage(c, tenant, 'job', { limit: q.limit, after, newestFirst: true, where }, trainingRunView, (r: TrainingRun) => trainingRunName(r.id));
