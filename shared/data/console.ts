@@ -168,7 +168,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
       }
     }
-    if (highest > through) await put(t, { ...ActiveRunsIndexed.keys({ tenant }), through: highest });
+    // Written the first time even for a tenant with no runs yet: a list of one status reads the
+    // index only once the marker is there (`activeRunsIn`).
+    if (!marker || highest > through) await put(t, { ...ActiveRunsIndexed.keys({ tenant }), through: highest });
   }
   /** The deleted records of each kind that can be deleted (rules and segments). */
   const removedOfKind = (kind: ConsoleKind): RemovedRecords => removedRecords(t, kind);
@@ -302,6 +304,9 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return runs;
     },
     async activeRunsIn<T extends ConsoleRecord>(tenant: string, status: string, q: { limit: number; before?: number | undefined }) {
+      // Not indexed yet (the tenant's first upkeep, up to a minute after the index's deploy, has not
+      // run): runs stored before the index have no key, so the index would answer none of them.
+      if (!(await getRow(t, ActiveRunsIndexed.key({ tenant }), { consistent: true }))) return undefined;
       const from = activeIndex.skPrefix({ active_status: status });
       const range: SkRange = q.before === undefined ? { beginsWith: from } : { between: [from, activeIndex.sk({ active_status: status, active_id: Math.max(0, q.before - 1) })] };
       const want = q.limit + 1;

@@ -181,9 +181,11 @@ export interface ConsoleStore {
   /**
    * One page of the training runs in `status` (Queued, InProgress or Stopping), newest first, those
    * with ids below `before`: a keyed read of that status's runs in their index, up to `limit` + 1,
-   * each read again consistently (a run just moved to another status is left out).
+   * each read again consistently (a run just moved to another status is left out). undefined
+   * while the tenant's runs stored before the index are not in it yet (before the maintenance
+   * sweep's first upkeep of the tenant): the caller reads them another way.
    */
-  activeRunsIn<T extends ConsoleRecord>(tenant: string, status: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: T[]; hasMore: boolean }>;
+  activeRunsIn<T extends ConsoleRecord>(tenant: string, status: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: T[]; hasMore: boolean } | undefined>;
   /**
    * One page of a kind's records in id order, those with ids above `after` whose fields equal
    * `where`; with `newestFirst`, in descending id order, those below `after`.
