@@ -92,6 +92,13 @@ function ofKind(tenant: string, kind: ConsoleKind, after?: number, newestFirst =
   return primary.query({ tenant }, prefix ? { beginsWith: prefix } : undefined);
 }
 
+/**
+ * How long after its `created` a run may still be stored below a higher id already stored: a writer
+ * allocates the id, sets `created` and stores the run in one invocation, and no function runs
+ * longer than Lambda's 15 minutes. Only writers older than the index matter (the others key the run
+ * themselves), so only the minutes of an upgrade.
+ */
+const LATE_STORE_SECONDS = 15 * 60;
 /** A training run's statuses while it waits or runs: the runs in the sparse `active` index. */
 const ACTIVE_RUN: ReadonlySet<unknown> = new Set(['Queued', 'InProgress', 'Stopping']);
 const activeIndex = TrainingRun.indexes.active;
@@ -153,16 +160,21 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
    * Puts in the index of active runs the runs stored since it was last looked at that are waiting
    * or running without their key, or with one of another status or format (written before the
    * index, or by an older writer during an upgrade), and takes out ended ones still keyed: the first
-   * time, the tenant's whole history, once; then the runs above the highest id read (none, most
-   * passes: one Query of no rows).
+   * time, the tenant's whole history, once; then the runs above the highest id read of those
+   * created LATE_STORE_SECONDS before (most passes: a Query of the runs of the last minutes).
    */
   async function indexRunsSince(tenant: string): Promise<void> {
     const marker = await getRow(t, ActiveRunsIndexed.key({ tenant }), { consistent: true });
     const through = typeof marker?.through === 'number' ? marker.through : 0;
     let highest = through;
+    // Ids are allocated before a run is stored: an older writer may store run N after a newer one
+    // stored N + 1. The marker moves only past runs created LATE_STORE_SECONDS ago, so the runs of
+    // the last minutes are read again at later passes (a handful). Until 2026-12-05 it moved to the
+    // highest id read, and a run stored late below it was never indexed.
+    const settled = nowMs() / 1000 - LATE_STORE_SECONDS;
     for (const row of await queryUpTo(t, { ...ofKind(tenant, 'job', through), ConsistentRead: true }, WHOLE)) {
       const id = Number(row.id);
-      highest = Math.max(highest, id);
+      if (typeof row.created !== 'number' || row.created <= settled) highest = Math.max(highest, id);
       // Ended runs too: one keyed in the index's partition of before 2026-12-05 is taken out of it.
       if (!indexedAsItIs(tenant, row)) {
         await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));

@@ -247,8 +247,9 @@ export const TrainingRun = entity({
 });
 /**
  * How far a tenant's runs written before the `active` index (2026-12-05) have been put in it: the
- * highest run id read. Runs above it are read once (`activeRuns`), so a run an older writer stored
- * during an upgrade gets its index key too.
+ * highest id read of a run created over 15 minutes before. Runs above it are read again
+ * (`activeRuns`' upkeep), so a run an older writer stored during an upgrade gets its index key too,
+ * even one stored after a higher id.
  */
 export const ActiveRunsIndexed = entity({ name: 'active_runs_indexed', attributes: ['through'], indexes: { primary: { pk: 'TENANT#${tenant}', sk: 'ACTIVERUNS#INDEXED' } } });
 export const ModelVersion = record('model', { pk: 'TENANT#${tenant}#CONSOLE#model', sk: '${id}' });

@@ -9,6 +9,7 @@ import { TrainingRun as RunEntity } from '../../shared/data/entities.ts';
 import type { TrainingRun } from '../../shared/domain/training-runs.ts';
 import { sweepTaskRuns } from '../../shared/recs/launcher.ts';
 import { listTrainingRuns, trainingRunName } from '../../shared/domain/training-runs.ts';
+import { setClock } from '../../shared/clock.ts';
 import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -24,7 +25,7 @@ const run = (id: number, status: TrainingRun['status']): TrainingRun => ({
   options: { algorithm: 'popularity', epochs: 5, batch_size: 256, learning_rate: 0.001 },
   status,
   progress: 0,
-  created: 1_800_000_000 + id,
+  created: 1_700_000_000 + id,
   started_at: null,
   finished_at: null,
   error: null,
@@ -188,6 +189,34 @@ describe('the training runs waiting or running', () => {
     const fresh = counting();
     expect((await listTrainingRuns(fresh.c, 'active-none', { limit: 5, status: 'Queued' })).data.map((r) => r.job_name)).toEqual([trainingRunName(1)]);
     expect(fresh.read).toEqual({ rows: 1, gets: 2 });
+  });
+
+  it('finds a run an older writer stored after a newer writer stored a higher id (ids are allocated before runs are stored)', async () => {
+    // Found by a review (2026-12-05): the marker moved to the highest id read, so run 5, stored by
+    // an older writer after run 6 was stored and read, was never read again nor indexed.
+    const T = 'active-late';
+    const c = db.stores.console;
+    const NOW = 1_800_010_000;
+    const restore = setClock({ nowMs: () => NOW * 1000 });
+    try {
+      for (let id = 1; id <= 4; id++) await putAsBefore(T, run(id, 'Completed'));
+      // Run 5's id is allocated by an older writer; run 6 is stored by a newer one, then read.
+      await c.put(T, 'job', { ...run(6, 'Queued'), created: NOW - 5 });
+      expect(ids(await c.activeRuns(T, { upkeep: true }))).toEqual([6]);
+      await putAsBefore(T, { ...run(5, 'InProgress'), created: NOW - 6 });
+      const later = counting();
+      expect(ids(await later.c.activeRuns(T, { upkeep: true }))).toEqual([6, 5]);
+      // Read again since the marker stopped before the runs of the last 15 minutes (5 and 6)...
+      expect(later.read.rows).toBe(2 + 2);
+      // ...and not once they are older.
+      setClock({ nowMs: () => (NOW + 16 * 60) * 1000 });
+      await c.activeRuns(T, { upkeep: true });
+      const settled = counting();
+      expect(ids(await settled.c.activeRuns(T, { upkeep: true }))).toEqual([6, 5]);
+      expect(settled.read.rows).toBe(2);
+    } finally {
+      restore();
+    }
   });
 
   it('finds runs an older writer stored or ended without the index (an upgrade), and takes ended ones out', async () => {
