@@ -1,6 +1,6 @@
 import { slowDown, TokenBucket } from '../auth/rate-limit.ts';
 import { config } from '../config.ts';
-import { ApiError, AuthenticationError } from '../errors.ts';
+import { AuthenticationError } from '../errors.ts';
 import { MfaRequired } from './identity.ts';
 import type { ConsoleIdentity } from './types.ts';
 import { openSession } from './session.ts';
@@ -44,9 +44,14 @@ export async function signIn(email: string, password: string, mfaCode: string | 
   try {
     user = await (await consoleIdentity()).verify(who, password, mfaCode);
   } catch (e) {
-    // The password was right (Cognito asked for the code), or the provider could not answer: no
-    // failure is held (until 2026-12-05 each MFA sign-in's first step kept one of the email's five).
-    if (e instanceof MfaRequired || (e instanceof ApiError && e.status >= 500)) giveBack();
+    // Only an answer about the credentials holds a failure: a wrong password (below), a wrong
+    // one-time code or an account to set up first (AuthenticationError). The password was right
+    // (Cognito asked for the code: MfaRequired, an AuthenticationError too), or the provider could
+    // not answer (throttled, InternalErrorException, unreachable, timed out, an answer not
+    // understood, misconfigured): no failure is held. Until 2026-12-05 each MFA sign-in's first
+    // step kept one of the email's five, and so did every failure but a 5xx ApiError, so a
+    // Cognito outage locked users out after five tries.
+    if (e instanceof MfaRequired || !(e instanceof AuthenticationError)) giveBack();
     throw e;
   }
   if (!user) throw new AuthenticationError('Wrong email or password.');

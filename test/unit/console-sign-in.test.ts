@@ -1,6 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConsoleIdentity, ConsoleUser } from '../../shared/console-auth/types.ts';
-import { ApiError } from '../../shared/errors.ts';
+import * as z from 'zod/mini';
+import { AwsHttpError } from '../../shared/aws/signed-fetch.ts';
+import { ApiError, AuthenticationError } from '../../shared/errors.ts';
 import { MfaRequired } from '../../shared/console-auth/identity.ts';
 
 /** The identity provider the sign-in asks (Cognito's behaviour, as shared/console-auth/cognito.ts answers it). */
@@ -39,5 +41,34 @@ describe('console sign-in: what a failure holds', () => {
     for (let k = 0; k < 12; k++) statuses.push(((await signIn('bo@example.com', 'wrong', undefined, '10.0.1.1').catch((e: unknown) => e)) as ApiError).status);
     expect(statuses).toContain(429);
     expect(statuses[0]).toBe(401);
+  });
+
+  it('no failure the provider throws but an answer about the credentials holds one: a Cognito outage locks nobody out; a wrong one-time code still runs into 429', async () => {
+    // Found by a review (2026-12-05): only a 5xx ApiError was given back, so Cognito's
+    // InternalErrorException, a network failure, a timeout or an answer not understood each kept
+    // one of the email's five failures.
+    const failures: [string, () => unknown][] = [
+      ['InternalErrorException', () => new AwsHttpError(500, 'InternalErrorException', 'boom')],
+      ['InvalidParameterException', () => new AwsHttpError(400, 'InvalidParameterException', 'Auth flow not enabled for this client')],
+      ['a network failure', () => new TypeError('fetch failed')],
+      ['a timeout', () => new DOMException('The operation was aborted due to timeout', 'TimeoutError')],
+      ['an answer not understood', () => z.parse(z.object({ Enabled: z.boolean() }), { Enabled: 'yes' })],
+    ];
+    for (const [k, [what, fail]] of failures.entries()) {
+      verify = async () => {
+        throw fail();
+      };
+      for (let n = 0; n < 12; n++) {
+        const err = await signIn(`cy${k}@example.com`, 'pw', undefined, `10.0.2.${k}`).catch((e: unknown) => e);
+        expect(err, `${what} #${n}`).not.toMatchObject({ status: 429 });
+      }
+    }
+    verify = async () => {
+      throw new AuthenticationError('Wrong or expired one-time code.');
+    };
+    const statuses: number[] = [];
+    for (let n = 0; n < 12; n++) statuses.push(((await signIn('di@example.com', 'pw', '000000', '10.0.3.1').catch((e: unknown) => e)) as ApiError).status);
+    expect(statuses[0]).toBe(401);
+    expect(statuses).toContain(429);
   });
 });
