@@ -96,11 +96,13 @@ export function cognitoIdentity(client: AwsClient, userPoolId: string, clientId:
         if (answered(e, 'CodeMismatchException', 'ExpiredCodeException')) throw new AuthenticationError('Wrong or expired one-time code.');
         if (answered(e, 'PasswordResetRequiredException', 'UserNotConfirmedException')) throw new AuthenticationError('Finish setting up this account first (reset its password, or confirm it).');
         // Cognito throttling the pool after the client's own retries: a 503 to retry (until
-        // 2026-12-05 a 500); a parameter it refuses (such as a password it cannot take) is a wrong one.
+        // 2026-12-05 a 500). InvalidParameterException is thrown (a 500 the handler logs): Cognito
+        // answers it for a misconfigured pool or client ("Auth flow not enabled for this client"),
+        // which must not look like every user mistyping (for some hours of 2026-12-05 it was a
+        // wrong password); it holds no failure against the sign-in limits (sign-in.ts).
         if (answered(e, 'TooManyRequestsException', 'LimitExceededException')) {
           throw new ApiError('api_error', 'temporarily_unavailable', 'Sign-in is busy right now; try again in a few seconds.', { status: 503, headers: { 'retry-after': '5' } });
         }
-        if (answered(e, 'InvalidParameterException')) return undefined;
         throw e;
       }
       if (auth.ChallengeName) throw new AuthenticationError(`Finish setting up this account first (Cognito asks for ${auth.ChallengeName}).`);

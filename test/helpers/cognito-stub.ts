@@ -9,8 +9,10 @@ export type CognitoAnswer = object | { error: string; message?: string; status?:
 /**
  * A stand-in for Cognito's user-pool API on loopback: checks each request's SigV4 signature
  * (service `cognito-idp`) and JSON 1.1 headers, records the action (`X-Amz-Target`) and its
- * input, and answers what `answers[action]` says (a function of the input, or a fixed answer);
- * an action without an answer is a 400 `InvalidParameterException`.
+ * input, and answers what `answers[action]` says (a function of the input, or a fixed answer).
+ * An action without an answer is a 400 of a code Cognito never sends, which nothing maps (until
+ * 2026-12-05 `InvalidParameterException`, which the sign-in read as a wrong password for a while):
+ * a test that forgot one fails, it does not pass on a "no user".
  */
 export async function cognitoStub() {
   const calls: { action: string; input: Record<string, unknown> }[] = [];
@@ -30,7 +32,7 @@ export async function cognitoStub() {
     calls.push({ action, input });
     const a = answers[action];
     const answer = typeof a === 'function' ? a(input) : a;
-    if (!answer) return reply(400, { __type: 'InvalidParameterException', message: `no answer for ${action}` });
+    if (!answer) return reply(400, { __type: 'CognitoStandInHasNoAnswer', message: `the Cognito stand-in has no answer for ${action}` });
     if ('error' in answer && typeof answer.error === 'string')
       return reply((answer as { status?: number }).status ?? 400, { __type: `com.amazonaws.cognito#${answer.error}`, message: (answer as { message?: string }).message ?? answer.error });
     reply(200, answer);

@@ -87,7 +87,7 @@ describe('Cognito console identity', () => {
     }
   });
 
-  it('answers Cognito throttling the pool as 503 to retry, and a parameter it refuses as a wrong password', async () => {
+  it('answers Cognito throttling the pool as 503 to retry, and throws a parameter it refuses (a misconfigured client: no wrong password)', async () => {
     // Found by a review (2026-12-05): both were 500s.
     for (const error of ['TooManyRequestsException', 'LimitExceededException']) {
       cognito.answers.AdminInitiateAuth = { error, message: 'Rate exceeded' };
@@ -97,8 +97,19 @@ describe('Cognito console identity', () => {
       expect(statusOf(err), error).toBe(503);
       expect((err as { headers: Record<string, string> }).headers['retry-after'], error).toBe('5');
     }
-    cognito.answers.AdminInitiateAuth = { error: 'InvalidParameterException', message: 'bad' };
-    await expect(identity().verify('ada@example.com', 'pw')).resolves.toBeUndefined();
+    // Cognito's answer for a pool or client set up wrong: a 500 the handler logs, not every user
+    // mistyping (a review, 2026-12-05: it was read as a wrong password).
+    cognito.answers.AdminInitiateAuth = { error: 'InvalidParameterException', message: 'Auth flow not enabled for this client' };
+    const err = await identity()
+      .verify('ada@example.com', 'pw')
+      .catch((e: unknown) => e);
+    expect(String(err)).toMatch(/InvalidParameterException.*Auth flow not enabled/);
+    expect(statusOf(err)).toBe(500);
+  });
+
+  it('the stand-in answers an action it was given no answer for with an error no code maps (a test missing one fails)', async () => {
+    await expect(identity().verify('ada@example.com', 'pw')).rejects.toThrow(/no answer for AdminInitiateAuth/);
+    await expect(identity().lookup('ada@example.com')).rejects.toThrow(/CognitoStandInHasNoAnswer/);
   });
 
   it('never calls Cognito for something that is no email', async () => {
