@@ -43,6 +43,16 @@ async function call<T>(client: AwsClient, action: string, input: object, answer:
 /** Cognito's answer naming `codes` (a wrong password, an unknown user): the caller's "no such user". */
 const answered = (e: unknown, ...codes: string[]) => e instanceof AwsHttpError && codes.includes(e.code);
 
+/**
+ * What a sign-in's call to Cognito that failed throws: Cognito throttling the pool after the
+ * client's own retries is a 503 to retry (until 2026-12-05 a 500; the user read after the
+ * password, until later that day); anything else as it is.
+ */
+const signInFailure = (e: unknown): unknown =>
+  answered(e, 'TooManyRequestsException', 'LimitExceededException')
+    ? new ApiError('api_error', 'temporarily_unavailable', 'Sign-in is busy right now; try again in a few seconds.', { status: 503, headers: { 'retry-after': '5' } })
+    : e;
+
 /** The console user a pool user is: undefined without a tenant or a known role (no console user). */
 function consoleUserOf(user: UserAnswer, email: string): ConsoleUser | undefined {
   const attr = (name: string) => user.UserAttributes?.find((a) => a.Name === name)?.Value;
@@ -95,19 +105,22 @@ export function cognitoIdentity(client: AwsClient, userPoolId: string, clientId:
         // can act on (until 2026-12-05 they were 500 "The service failed to answer").
         if (answered(e, 'CodeMismatchException', 'ExpiredCodeException')) throw new AuthenticationError('Wrong or expired one-time code.');
         if (answered(e, 'PasswordResetRequiredException', 'UserNotConfirmedException')) throw new AuthenticationError('Finish setting up this account first (reset its password, or confirm it).');
-        // Cognito throttling the pool after the client's own retries: a 503 to retry (until
-        // 2026-12-05 a 500). InvalidParameterException is thrown (a 500 the handler logs): Cognito
-        // answers it for a misconfigured pool or client ("Auth flow not enabled for this client"),
-        // which must not look like every user mistyping (for some hours of 2026-12-05 it was a
-        // wrong password); it holds no failure against the sign-in limits (sign-in.ts).
-        if (answered(e, 'TooManyRequestsException', 'LimitExceededException')) {
-          throw new ApiError('api_error', 'temporarily_unavailable', 'Sign-in is busy right now; try again in a few seconds.', { status: 503, headers: { 'retry-after': '5' } });
-        }
-        throw e;
+        // Throttling: a 503 (signInFailure). InvalidParameterException is thrown (a 500 the
+        // handler logs): Cognito answers it for a misconfigured pool or client ("Auth flow not
+        // enabled for this client"), which must not look like every user mistyping (for some hours
+        // of 2026-12-05 it was a wrong password); it holds no failure against the sign-in limits
+        // (sign-in.ts).
+        throw signInFailure(e);
       }
       if (auth.ChallengeName) throw new AuthenticationError(`Finish setting up this account first (Cognito asks for ${auth.ChallengeName}).`);
       if (!auth.AuthenticationResult) return undefined;
-      return consoleUserOf(await getUser(email), email);
+      let user: UserAnswer;
+      try {
+        user = await getUser(email);
+      } catch (e) {
+        throw signInFailure(e);
+      }
+      return consoleUserOf(user, email);
     },
     /**
      * A session's check (every function that authenticates console sessions is granted

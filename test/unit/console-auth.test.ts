@@ -89,14 +89,20 @@ describe('Cognito console identity', () => {
 
   it('answers Cognito throttling the pool as 503 to retry, and throws a parameter it refuses (a misconfigured client: no wrong password)', async () => {
     // Found by a review (2026-12-05): both were 500s.
-    for (const error of ['TooManyRequestsException', 'LimitExceededException']) {
-      cognito.answers.AdminInitiateAuth = { error, message: 'Rate exceeded' };
-      const err = await identity()
-        .verify('ada@example.com', 'pw')
-        .catch((e: unknown) => e);
-      expect(statusOf(err), error).toBe(503);
-      expect((err as { headers: Record<string, string> }).headers['retry-after'], error).toBe('5');
-    }
+    // And the user read once the password is accepted (until later that day a 500 there).
+    for (const action of ['AdminInitiateAuth', 'AdminGetUser'])
+      for (const error of ['TooManyRequestsException', 'LimitExceededException']) {
+        cognito.reset();
+        cognito.answers.AdminInitiateAuth = { AuthenticationResult: { AccessToken: 'a' } };
+        cognito.answers.AdminGetUser = attrs('acme', 'viewer');
+        cognito.answers[action] = { error, message: 'Rate exceeded' };
+        const err = await identity()
+          .verify('ada@example.com', 'pw')
+          .catch((e: unknown) => e);
+        expect(statusOf(err), `${action} ${error}`).toBe(503);
+        expect((err as { headers: Record<string, string> }).headers['retry-after'], `${action} ${error}`).toBe('5');
+        expect(cognito.actions(), `${action} ${error}`).toContain(action);
+      }
     // Cognito's answer for a pool or client set up wrong: a 500 the handler logs, not every user
     // mistyping (a review, 2026-12-05: it was read as a wrong password).
     cognito.answers.AdminInitiateAuth = { error: 'InvalidParameterException', message: 'Auth flow not enabled for this client' };
