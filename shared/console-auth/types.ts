@@ -49,8 +49,9 @@ export interface ConsoleSessionStore {
   delete(idHash: string): Promise<void>;
   /**
    * Records a check of the session's user made at `checkedAt`: its role as read then, or the
-   * session ended (`end`: it expires at `checkedAt`). Only on a stored session whose last check
-   * is older (a check that started later, in another container, wins); false when not applied.
+   * session ended (`end`: it expires at `checkedAt`). Only on a stored session; an end always
+   * applies, a role only over an older check (a check that started later, in another container,
+   * wins) and never revives an ended session; false when not applied.
    */
   recordCheck(idHash: string, checkedAt: number, outcome: { role: ConsoleRole } | { end: true }): Promise<boolean>;
 }

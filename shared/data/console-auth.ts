@@ -40,18 +40,23 @@ export function dynamoConsoleSessionStore(t: TableRef): ConsoleSessionStore {
       await remove(t, sessionKey(idHash));
     },
     recordCheck: (idHash, checkedAt, outcome) =>
-      // UpdateItem on the session's row only (the `consoleSessions` grant of shared/routes.ts):
-      // on a stored row (an update never creates one: a session signed out meanwhile stays out),
-      // whose last check started earlier than this one.
+      // UpdateItem on the session's row only (the `consoleSessions` grant of shared/routes.ts), on
+      // a stored row (an update never creates one: a session signed out meanwhile stays out).
+      // Ending wins whenever it comes: until 2026-12-05 it too needed the last check to have
+      // started earlier, so another container's check of the same second that saw the old user
+      // (before a new password, a deletion) kept the session alive and fresh. It sets expires_at
+      // to its own start, never later than now, so it revives nothing either. A check that does
+      // not end it applies only over an older one, and sets only checked_at and the role: a
+      // session ended stays ended.
       applied(() =>
-        update(
-          t,
-          sessionKey(idHash),
-          { set: 'end' in outcome ? { checked_at: checkedAt, expires_at: checkedAt, ttl: checkedAt } : { checked_at: checkedAt, role: outcome.role } },
-          {
-            when: (x) => x.and(isStored(x), x.or(x.absent('checked_at'), x.cmp('checked_at', '<', checkedAt))),
-          },
-        ),
+        'end' in outcome
+          ? update(t, sessionKey(idHash), { set: { checked_at: checkedAt, expires_at: checkedAt, ttl: checkedAt } }, { when: (x) => isStored(x) })
+          : update(
+              t,
+              sessionKey(idHash),
+              { set: { checked_at: checkedAt, role: outcome.role } },
+              { when: (x) => x.and(isStored(x), x.or(x.absent('checked_at'), x.cmp('checked_at', '<', checkedAt))) },
+            ),
       ),
   };
 }

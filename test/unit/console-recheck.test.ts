@@ -34,9 +34,12 @@ function setup(user: ConsoleUser | undefined | Error) {
     get: async (id) => rows.get(id),
     delete: async (id) => void rows.delete(id),
     recordCheck: async (id, at, outcome) => {
+      // As the table's (shared/data/console-auth.ts): an end always applies, a role over an older check.
       const s = rows.get(id);
-      if (!s || (s.checked_at ?? -1) >= at) return false;
-      rows.set(id, 'end' in outcome ? { ...s, checked_at: at, expires_at: at } : { ...s, checked_at: at, role: outcome.role });
+      if (!s) return false;
+      if ('end' in outcome) rows.set(id, { ...s, checked_at: at, expires_at: at });
+      else if ((s.checked_at ?? -1) >= at) return false;
+      else rows.set(id, { ...s, checked_at: at, role: outcome.role });
       return true;
     },
   };
