@@ -3,6 +3,7 @@ import { checkCsrf, checkSignInRequest, clearedCookie, endSession, sessionCookie
 import { signIn } from '#shared/console-auth/sign-in';
 import { AuthenticationError } from '#shared/errors';
 import { byRouteKey, httpHandler, type RouteHandler } from '#shared/http/handler';
+import { logger } from '#shared/observability';
 
 /**
  * Console sign-in sessions, the three routes in one module (one function, the only one granted
@@ -25,8 +26,19 @@ export const routeHandlers: Record<string, RouteHandler> = {
     checkSignInRequest(event);
     const { id, session } = await signIn(body.email, body.password, body.mfa_code, signInAddress(event));
     // The session the browser had ends: its cookie is replaced, and a copy of it must not outlive
-    // the sign-out of this one (until 2026-12-05 it stayed valid for its 8 hours).
-    await endSession(event);
+    // the sign-out of this one (until 2026-12-05 it stayed valid for its 8 hours). Ended once the
+    // new one is open, so a sign-in that fails (a wrong password, no session stored) leaves the
+    // browser signed in as it was. Failing to end it is logged, not the sign-in's failure: the
+    // new cookie replaces the old one anyway, where a 500 kept the browser on the old session and
+    // left the new one open with no cookie naming it (until 2026-12-05).
+    try {
+      await endSession(event);
+    } catch (e) {
+      logger.error('console sign-in: the session the browser had could not be ended; it lasts until it expires or a copy of its cookie signs out', {
+        email: session.email,
+        error: String(e),
+      });
+    }
     return { status: 200, body: sessionView(session), headers: { 'set-cookie': sessionCookie(id, session.expires_at - session.created), ...NO_STORE } };
   }),
   /** Who is signed in (and the CSRF token), or 401. */
