@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiFailure, holdSession, whenSignedOut, type Session } from './api.ts';
+import { api, ApiFailure, holdSession, whenSessionRead, whenSignedOut, type Session } from './api.ts';
 import { BusyButton, Field, Problem } from './ui.tsx';
 import { PAGES, type PageKey } from './pages/index.tsx';
 import { Overview } from './pages/Overview.tsx';
@@ -81,6 +81,13 @@ export function App() {
     whenSignedOut((reason) => {
       setNotice(reason ?? 'Your session has ended (signed out, or expired): sign in again. What you were typing was not sent.');
       setSession(null);
+    });
+    // The same user's session read again (signed in anew in another tab): with another role the
+    // pages show that role's controls; with the same one nothing changes on screen (focus stays:
+    // a new session would move it to the page's heading).
+    whenSessionRead((s) => {
+      holdSession(s);
+      setSession((shown) => (shown && shown.email === s.email && shown.tenant === s.tenant && shown.role === s.role ? shown : s));
     });
     readSession();
     const onHash = () => setPage(route());

@@ -25,6 +25,7 @@ interface Held {
 }
 let held: Held | null = null;
 let onSignedOut: ((reason?: string) => void) | undefined;
+let onSessionRead: ((s: Session) => void) | undefined;
 
 /** The session this tab works in (what sign-in or the session read answered), or null once signed out. */
 export const holdSession = (s: Held | null): void => {
@@ -33,6 +34,14 @@ export const holdSession = (s: Held | null): void => {
 /** `fn` runs when a request finds this tab's session over (401, or another user's in its place): the app shows sign-in. */
 export const whenSignedOut = (fn: (reason?: string) => void): void => {
   onSignedOut = fn;
+};
+/**
+ * `fn` runs with the session a request read again when it found this tab's replaced by the same
+ * user's (signed in anew in another tab, maybe with another role): the app holds it and shows
+ * that role's controls (until 2026-12-05 a demoted user's tab kept showing an admin's).
+ */
+export const whenSessionRead = (fn: (s: Session) => void): void => {
+  onSessionRead = fn;
 };
 
 function messageOf(data: unknown, status: number): string {
@@ -72,12 +81,13 @@ async function send(method: Method, path: string, body: unknown, token: string):
   return { status: res.status, ok: res.ok, data };
 }
 
-/** The same user, tenant and role (a session read again after another tab signed in anew). */
-const sameUser = (a: Held, b: unknown): b is Held => {
-  const x = b as Partial<Held> | undefined;
+/** The same user and tenant, any role (a session read again after another tab signed in anew). */
+const sameUser = (a: Held, b: unknown): b is Session => {
+  const x = b as Partial<Session> | undefined;
   // Not the role: the same user's session whose role a check changed is still theirs (until
-  // 2026-12-05 its tab was signed out, saying someone else had signed in).
-  return x?.email === a.email && x.tenant === a.tenant && typeof x.csrf_token === 'string';
+  // 2026-12-05 its tab was signed out, saying someone else had signed in); its role is what the
+  // tab shows from then on, so it must be one.
+  return x?.email === a.email && x.tenant === a.tenant && typeof x.role === 'string' && typeof x.csrf_token === 'string';
 };
 
 export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
@@ -89,11 +99,10 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   if (r.status === 403 && held && STALE_CSRF.test(messageOf(r.data, r.status))) {
     const current = await send('GET', '/console/session', undefined, '');
     if (current.ok && sameUser(held, current.data)) {
-      held.role = current.data.role;
-      if (current.data.csrf_token !== sentWith) {
-        held.csrf_token = current.data.csrf_token;
-        r = await send(method, path, body, current.data.csrf_token);
-      }
+      // Held here, and by the app (which shows the role read, an admin's controls or not).
+      holdSession(current.data);
+      onSessionRead?.(current.data);
+      if (current.data.csrf_token !== sentWith) r = await send(method, path, body, current.data.csrf_token);
     } else {
       held = null;
       const why = current.ok ? 'Someone else signed in to the console in another tab of this browser' : 'Your session has ended';

@@ -394,6 +394,10 @@ describe('the console at its edges', () => {
       await page.getByRole('button', { name: 'Add event type' }).click();
       await visible(page.getByRole('alert').filter({ hasText: 'A viewer may only read' }));
       expect(await page.getByRole('status').filter({ hasText: 'Someone else signed in' }).count()).toBe(0);
+      // And the tab shows the viewer it now is: no admin's controls (a review, 2026-12-05: the
+      // session read again was held, but the page kept the admin's).
+      await visible(page.getByText('tenant demo · viewer'));
+      expect(await page.getByRole('button', { name: 'Add event type' }).count()).toBe(0);
       expected(problems, /status of 403/);
     } finally {
       await other.close();
