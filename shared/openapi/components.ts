@@ -50,6 +50,7 @@ export const errorResponseName = (envelope: Envelope, status: number): string =>
 export const GATEWAY_429 = 'GatewayThrottled429';
 const GATEWAY_TEXT: Record<number, string> = {
   429: ' On AWS, past the stage\'s throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff.',
+  413: ' A body over 10 MiB never reaches the service: API Gateway answers `{"message": "Request Entity Too Large"}` (and the local server as it does).',
   500: ' On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`.',
 };
 

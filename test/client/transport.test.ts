@@ -106,3 +106,12 @@ describe('a token answer the client cannot use', () => {
     expect(inspect(err)).not.toContain('SECRET-ACCESS-TOKEN');
   });
 });
+
+describe("API Gateway's own answers", () => {
+  it('an error of { message } (its throttle, a failed function) says its message, under HTTP/2 too (no status text)', () => {
+    const e = ApiError.from(new Response(null, { status: 429 }), { message: 'Too Many Requests' }, 'platform');
+    expect([e.status, e.type, e.code, e.message]).toEqual([429, 'rate_limit_error', 'http_429', 'Too Many Requests']);
+    const core = ApiError.from(new Response(null, { status: 500 }), { message: 'Internal Server Error' }, 'core');
+    expect([core.type, core.message]).toEqual(['api_error', 'Internal Server Error']);
+  });
+});

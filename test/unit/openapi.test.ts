@@ -94,7 +94,7 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(doc.paths['/oauth2/token']?.post?.responses['429']).toEqual({ $ref: '#/components/responses/OAuthError429' });
     const responses = doc.components.responses;
     expect(responses.GatewayThrottled429?.content['application/json']?.schema).toEqual(gateway);
-    for (const name of ['CoreError429', 'CoreError500', 'PlatformError429', 'PlatformError500', 'OAuthError429', 'OAuthError500']) {
+    for (const name of ['CoreError413', 'CoreError429', 'CoreError500', 'PlatformError413', 'PlatformError429', 'PlatformError500', 'OAuthError429', 'OAuthError500']) {
       expect((responses[name]?.content['application/json']?.schema as { oneOf?: unknown[] } | undefined)?.oneOf, name).toContainEqual(gateway);
     }
   });

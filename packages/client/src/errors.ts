@@ -14,6 +14,8 @@ const isCoreEnvelope = (v: unknown): v is CoreEnvelope =>
   isObject(v) && isObject(v.error) && typeof v.error.type === 'string' && typeof v.error.code === 'string' && typeof v.error.message === 'string';
 const isPlatformEnvelope = (v: unknown): v is PlatformEnvelope => isObject(v) && typeof v.error === 'string' && !('error_description' in v);
 const isOAuthEnvelope = (v: unknown): v is OAuthEnvelope => isObject(v) && typeof v.error === 'string';
+/** API Gateway's own answer (its throttle's 429, a failed function's 500): `{ "message": "..." }`. */
+const isGatewayMessage = (v: unknown): v is { message: string } => isObject(v) && typeof v.message === 'string' && !('error' in v);
 
 /** The spec's status mapping, for answers that carry no `error.type` (Platform, token endpoint, proxies). */
 export function typeForStatus(status: number): CoreErrorType {
@@ -104,6 +106,8 @@ export class ApiError extends Error {
         request_id: headerId,
       });
     }
+    // API Gateway's own words (over HTTP/2 there is no status text to fall back on).
+    if (isGatewayMessage(body)) return new ApiError({ ...base, source, type: typeForStatus(response.status), code: `http_${response.status}`, message: body.message, request_id: headerId });
     const text = typeof body === 'string' && body ? body.slice(0, 200) : response.statusText || `HTTP ${response.status}`;
     return new ApiError({ ...base, source, type: typeForStatus(response.status), code: `http_${response.status}`, message: text, request_id: headerId });
   }

@@ -1564,7 +1564,7 @@ export interface components {
             min: number | null;
             max: number | null;
         };
-        /** @description API Gateway's own answer, on AWS only: `{"message": "Too Many Requests"}` (429) past the stage's throttle, `{"message": "Internal Server Error"}` (500) when a function fails outright or times out. It carries no `X-Request-Id`. */
+        /** @description API Gateway's own answer: on AWS, `{"message": "Too Many Requests"}` (429) past the stage's throttle and `{"message": "Internal Server Error"}` (500) when a function fails outright or times out; `{"message": "Request Entity Too Large"}` (413) for a body over 10 MiB, locally too. It carries no `X-Request-Id`. */
         GatewayMessage: {
             message: string;
         };
@@ -2046,14 +2046,14 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"];
             };
         };
-        /** @description The body is over 1 MiB (`invalid_request_error`, `body_too_large`). */
+        /** @description The body is over 1 MiB (`invalid_request_error`, `body_too_large`). A body over 10 MiB never reaches the service: API Gateway answers `{"message": "Request Entity Too Large"}` (and the local server as it does). */
         CoreError413: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["CoreError"];
+                "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
         /** @description The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds. On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */
@@ -2198,14 +2198,14 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"];
             };
         };
-        /** @description The body is over 1 MiB. */
+        /** @description The body is over 1 MiB. A body over 10 MiB never reaches the service: API Gateway answers `{"message": "Request Entity Too Large"}` (and the local server as it does). */
         PlatformError413: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PlatformError"];
+                "application/json": components["schemas"]["PlatformError"] | components["schemas"]["GatewayMessage"];
             };
         };
         /** @description Too many failed sign-ins from this address or for this email; wait a minute and try again. On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */

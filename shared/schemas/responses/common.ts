@@ -47,7 +47,7 @@ export const platformError = named('PlatformError', z.strictObject({ error: z.st
 export const gatewayMessage = named(
   'GatewayMessage',
   z.strictObject({ message: z.string() }),
-  'API Gateway\'s own answer, on AWS only: `{"message": "Too Many Requests"}` (429) past the stage\'s throttle, `{"message": "Internal Server Error"}` (500) when a function fails outright or times out. It carries no `X-Request-Id`.',
+  'API Gateway\'s own answer: on AWS, `{"message": "Too Many Requests"}` (429) past the stage\'s throttle and `{"message": "Internal Server Error"}` (500) when a function fails outright or times out; `{"message": "Request Entity Too Large"}` (413) for a body over 10 MiB, locally too. It carries no `X-Request-Id`.',
 );
 
 export const oauthError = named(
