@@ -221,21 +221,26 @@ export async function foldInUsers(m: Model, h: UserHistories, hooks: TrainHooks 
   m.userVectors = out;
 }
 
+/** Rows `keep` (ascending row indexes) of CSR rows (`rowStart`, `items`, `weights`), packed anew. */
+function keptRows<I extends Uint32Array | Float64Array>(rows: { rowStart: Uint32Array; items: I; weights: Float32Array }, keep: readonly number[], make: (n: number) => I) {
+  const rowStart = new Uint32Array(keep.length + 1);
+  let size = 0;
+  for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (rows.rowStart[r + 1] as number) - (rows.rowStart[r] as number);
+  const items = make(size);
+  const weights = new Float32Array(size);
+  for (const [k, r] of keep.entries()) {
+    const [s, e] = [rows.rowStart[r] as number, rows.rowStart[r + 1] as number];
+    items.set(rows.items.subarray(s, e), rowStart[k] as number);
+    weights.set(rows.weights.subarray(s, e), rowStart[k] as number);
+  }
+  return { rowStart, items, weights };
+}
+
 /** `u` without `drop`'s users (undefined when none is left). */
 function unreadWithout(u: UnreadItems, drop: (user: string) => boolean): UnreadItems | undefined {
   const keep = u.users.flatMap((user, r) => (drop(user) ? [] : [r]));
   if (keep.length === 0) return undefined;
-  const rowStart = new Uint32Array(keep.length + 1);
-  let size = 0;
-  for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (u.rowStart[r + 1] as number) - (u.rowStart[r] as number);
-  const items = new Float64Array(size);
-  const weights = new Float32Array(size);
-  for (const [k, r] of keep.entries()) {
-    const [s, e] = [u.rowStart[r] as number, u.rowStart[r + 1] as number];
-    items.set(u.items.subarray(s, e), rowStart[k] as number);
-    weights.set(u.weights.subarray(s, e), rowStart[k] as number);
-  }
-  return { users: keep.map((r) => u.users[r] as string), rowStart, items, weights };
+  return { users: keep.map((r) => u.users[r] as string), ...keptRows(u, keep, (n) => new Float64Array(n)) };
 }
 
 /**
@@ -255,16 +260,7 @@ export function withoutUsers(a: ModelArtifact, drop: (user: string) => boolean):
   const { unread: _, ...rest } = h;
   const unread = h.unread && unreadDropped ? unreadWithout(h.unread, drop) : h.unread;
   if (keep.length === h.users.length) return { ...a, histories: { ...rest, ...(unread ? { unread } : {}) } };
-  const rowStart = new Uint32Array(keep.length + 1);
-  let size = 0;
-  for (const [k, r] of keep.entries()) rowStart[k + 1] = size += (h.rowStart[r + 1] as number) - (h.rowStart[r] as number);
-  const items = new Uint32Array(size);
-  const weights = new Float32Array(size);
-  for (const [k, r] of keep.entries()) {
-    const [s, e] = [h.rowStart[r] as number, h.rowStart[r + 1] as number];
-    items.set(h.items.subarray(s, e), rowStart[k] as number);
-    weights.set(h.weights.subarray(s, e), rowStart[k] as number);
-  }
+  const rows = keptRows(h, keep, (n) => new Uint32Array(n));
   const vectorsKept = (m: Model): void => {
     if (m instanceof BlendModel) m.parts.forEach(vectorsKept);
     else if (m instanceof AlsModel && m.userVectors) {
@@ -276,7 +272,7 @@ export function withoutUsers(a: ModelArtifact, drop: (user: string) => boolean):
     }
   };
   vectorsKept(a.model);
-  return { ...a, histories: { ...rest, users: keep.map((r) => h.users[r] as string), rowStart, items, weights, ...(unread ? { unread } : {}) } };
+  return { ...a, histories: { ...rest, users: keep.map((r) => h.users[r] as string), ...rows, ...(unread ? { unread } : {}) } };
 }
 
 /** A Float64Array's bytes as 32-bit words (sections hold no 64-bit type), to store it exactly. */
