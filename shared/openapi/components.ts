@@ -44,8 +44,9 @@ export const errorResponseName = (envelope: Envelope, status: number): string =>
 
 /**
  * API Gateway's 429 past the stage's throttle: what a route with no 429 of its own answers then
- * (docs/api.md, "Rate limits"). Where the service has a 429 or 500 of its own, its answer is
- * either that envelope or API Gateway's message.
+ * (docs/api.md, "Rate limits"). Where the service has a 413, 429 or 500 of its own, its answer is
+ * either that envelope or API Gateway's message (the Core and Platform APIs; not the token
+ * endpoint, which API Gateway does not serve on AWS).
  */
 export const GATEWAY_429 = 'GatewayThrottled429';
 const GATEWAY_TEXT: Record<number, string> = {
@@ -81,7 +82,9 @@ export function errorResponses(converter: SchemaConverter): Record<string, JsonS
   };
   for (const envelope of ['core', 'platform', 'oauth'] as const) {
     for (const [status, text] of Object.entries(ENVELOPES[envelope].texts)) {
-      const byGateway = GATEWAY_TEXT[Number(status)];
+      // Not the token endpoint's: on AWS it is Cognito's domain (behind AWS WAF, whose 429 is the
+      // `slow_down` envelope), never API Gateway.
+      const byGateway = envelope === 'oauth' ? undefined : GATEWAY_TEXT[Number(status)];
       out[errorResponseName(envelope, Number(status))] = {
         description: byGateway ? text + byGateway : text,
         headers: {

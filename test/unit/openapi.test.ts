@@ -94,8 +94,17 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     expect(doc.paths['/oauth2/token']?.post?.responses['429']).toEqual({ $ref: '#/components/responses/OAuthError429' });
     const responses = doc.components.responses;
     expect(responses.GatewayThrottled429?.content['application/json']?.schema).toEqual(gateway);
-    for (const name of ['CoreError413', 'CoreError429', 'CoreError500', 'PlatformError413', 'PlatformError429', 'PlatformError500', 'OAuthError429', 'OAuthError500']) {
+    for (const name of ['CoreError413', 'CoreError429', 'CoreError500', 'PlatformError413', 'PlatformError429', 'PlatformError500']) {
       expect((responses[name]?.content['application/json']?.schema as { oneOf?: unknown[] } | undefined)?.oneOf, name).toContainEqual(gateway);
+    }
+  });
+
+  it("does not say API Gateway answers the token endpoint: on AWS it is Cognito's domain, its throttle AWS WAF's slow_down", () => {
+    const doc = JSON.parse(generated) as { components: { responses: Record<string, { description: string; content: Record<string, { schema: unknown }> }> } };
+    for (const status of [400, 401, 429, 500]) {
+      const r = doc.components.responses[`OAuthError${status}`];
+      expect(r?.content['application/json']?.schema, `OAuthError${status}`).toEqual({ $ref: '#/components/schemas/OAuthError' });
+      expect(r?.description, `OAuthError${status}`).not.toContain('API Gateway');
     }
   });
 

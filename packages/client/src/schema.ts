@@ -2121,7 +2121,7 @@ export interface components {
                 "application/json": components["schemas"]["OAuthError"];
             };
         };
-        /** @description `slow_down`: too many token requests (or failed attempts from this address). On AWS, past the stage's throttle, API Gateway answers instead with `{"message": "Too Many Requests"}` (no `Retry-After`): retry with backoff. */
+        /** @description `slow_down`: too many token requests (or failed attempts from this address). */
         OAuthError429: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
@@ -2131,10 +2131,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["OAuthError"] | components["schemas"]["GatewayMessage"];
+                "application/json": components["schemas"]["OAuthError"];
             };
         };
-        /** @description Unexpected error. On AWS, when a function fails outright or times out, API Gateway answers instead with `{"message": "Internal Server Error"}`. */
+        /** @description Unexpected error. */
         OAuthError500: {
             headers: {
                 "Cache-Control": components["headers"]["Cache-Control"];
@@ -2143,7 +2143,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["OAuthError"] | components["schemas"]["GatewayMessage"];
+                "application/json": components["schemas"]["OAuthError"];
             };
         };
         /** @description Invalid request: a field, parameter or state (the message names them). */
