@@ -55,6 +55,8 @@ function messageOf(data: unknown, status: number): string {
 
 /** What the service says of a request sent with another session's CSRF token (signed in again in another tab). */
 const STALE_CSRF = /X-CSRF-Token/;
+/** What the service says of a change a viewer may not make (this tab's session may have been demoted at its check). */
+const VIEWER_ONLY = /A viewer may only read/;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -109,6 +111,16 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
       const what = method === 'GET' ? 'Nothing of theirs is shown here.' : 'What you were doing here was not sent.';
       onSignedOut?.(`${why}: sign in again. ${what}`);
       throw new ApiFailure(401, `${why}; ${method === 'GET' ? 'nothing was read' : 'nothing was sent'}.`);
+    }
+  }
+  // Refused as a viewer's while this tab shows an admin: the session's check took the user's new
+  // role (demoted with the same session, no new sign-in). The session is read again so the tab
+  // shows that role (until 2026-12-05 it kept showing an admin's controls, each change refused).
+  if (r.status === 403 && held?.role === 'admin' && VIEWER_ONLY.test(messageOf(r.data, r.status))) {
+    const current = await send('GET', '/console/session', undefined, '');
+    if (current.ok && held && sameUser(held, current.data)) {
+      holdSession(current.data);
+      onSessionRead?.(current.data);
     }
   }
   if (!r.ok) {

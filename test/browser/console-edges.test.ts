@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
-import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { dynamoConsoleSessionStore, dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { sha256Hex } from '../../shared/auth/secrets.ts';
+import type { ConsoleSession } from '../../shared/console-auth/types.ts';
 import { LOCAL_TABLE } from '../../local/stack.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
@@ -401,6 +403,37 @@ describe('the console at its edges', () => {
       expected(problems, /status of 403/);
     } finally {
       await other.close();
+      await putLocalUser(users, { email, tenant: 'demo', role: 'admin' }, password);
+    }
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, email, password);
+    await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
+  });
+
+  it("shows the viewer a demoted admin's own session became at its check once a change is refused, not an admin's controls", async () => {
+    // Found by a review (2026-12-05): only a session replaced in another tab was read again; the
+    // same session demoted by its check (no new sign-in) kept the admin's controls on screen,
+    // every change refused with "A viewer may only read".
+    const table = makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1');
+    const users = dynamoConsoleUserStore(table);
+    const sessions = dynamoConsoleSessionStore(table);
+    const email = t.stack.credentials.console_email as string;
+    const password = t.stack.credentials.console_password as string;
+    await go('Events', 'Events');
+    await visible(page.getByText('tenant demo · admin'));
+    await putLocalUser(users, { email, tenant: 'demo', role: 'viewer' }, password);
+    try {
+      // The session's check is due (as 5 minutes after the last one).
+      const id = (await page.context().cookies()).find((c) => c.name === 'rs_console_session')?.value as string;
+      const stored = (await sessions.get(sha256Hex(id))) as ConsoleSession;
+      await sessions.put(sha256Hex(id), { ...stored, checked_at: Math.floor(Date.now() / 1000) - 600 });
+      await page.getByLabel('Type name').fill('demoted_here');
+      await page.getByRole('button', { name: 'Add event type' }).click();
+      await visible(page.getByRole('alert').filter({ hasText: 'A viewer may only read' }));
+      await visible(page.getByText('tenant demo · viewer'));
+      expect(await page.getByRole('button', { name: 'Add event type' }).count()).toBe(0);
+      expected(problems, /status of 403/);
+    } finally {
       await putLocalUser(users, { email, tenant: 'demo', role: 'admin' }, password);
     }
     await page.getByRole('button', { name: 'Sign out' }).click();
