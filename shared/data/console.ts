@@ -31,6 +31,7 @@ import {
   Segment as SegmentRecord,
   sortId,
   TrainingRun,
+  TrainingRunKeyedBefore,
 } from './entities.ts';
 import { LAST_ID, type SkRange } from './entity.ts';
 import type { Change, Condition } from './expressions.ts';
@@ -177,6 +178,18 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       if (typeof row.created !== 'number' || row.created <= settled) highest = Math.max(highest, id);
       // Ended runs too: one keyed in the index's partition of before 2026-12-05 is taken out of it.
       if (!indexedAsItIs(tenant, row)) {
+        await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+      }
+    }
+    // A run at or below the marker that a writer of the keys of before 2026-12-05 moved to another
+    // status since is in their partition, not in the index: read there (no rows, once those
+    // writers are gone) and keyed again. Until 2026-12-06 only the runs read above were, and such a
+    // run was in no list of its status, nor in the sweep of runs, until it ended.
+    const keyedBefore = TrainingRunKeyedBefore.indexes.active;
+    for (const k of await queryUpTo(t, keyedBefore.query({ tenant }), WHOLE)) {
+      const id = Number(keyedBefore.parse(String(k[keyedBefore.skAttr])).active_id);
+      const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
+      if (row && live(row) && !indexedAsItIs(tenant, row)) {
         await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
       }
     }

@@ -246,6 +246,20 @@ export const TrainingRun = entity({
   },
 });
 /**
+ * The index of active runs as keyed until 2026-12-05 (partition `ACTIVEJOB`, by id): a writer of
+ * then (a training task started before the deploy, an invocation still running) that writes a
+ * run's status puts the run there, out of `TrainingRun.indexes.active`; the upkeep reads it each
+ * pass (no rows, once those writers are gone) and keys its runs again.
+ */
+export const TrainingRunKeyedBefore = entity({
+  name: 'job',
+  attributes: ['id'],
+  indexes: {
+    primary: { pk: 'TENANT#${tenant}#CONSOLE#job', sk: '${id}' },
+    active: { index: 'gsi3', pk: 'TENANT#${tenant}#ACTIVEJOB', sk: '${active_id}' },
+  },
+});
+/**
  * How far a tenant's runs written before the `active` index (2026-12-05) have been put in it: the
  * highest id read of a run created over 15 minutes before. Runs above it are read again
  * (`activeRuns`' upkeep), so a run an older writer stored during an upgrade gets its index key too,

@@ -219,6 +219,30 @@ describe('the training runs waiting or running', () => {
     }
   });
 
+  it('finds a run a writer of the keys of before 2026-12-05 (partition ACTIVEJOB, by id) moved to another status after the first upkeep', async () => {
+    // Found by a review (2026-12-06): the upkeep re-keyed a run in the old keys only when it read
+    // the run's row (the first upkeep, then the runs above the marker), so a run at or below the
+    // marker that an older writer (a training task started before the deploy, taking up its run)
+    // moved to InProgress left the index for the old partition: in no list of its status, and not
+    // in the sweep of runs, which ends those whose task stopped.
+    const T = 'active-old-keys';
+    const c = db.stores.console;
+    await c.put(T, 'job', run(1, 'Queued'));
+    expect(ids(await c.activeRuns(T, { upkeep: true }))).toEqual([1]);
+    // The older writer's UpdateItem of the status, with the index key it wrote.
+    await db.table.doc.send(
+      new UpdateCommand({
+        TableName: db.table.tableName,
+        Key: RunEntity.key({ tenant: T, id: 1 }),
+        UpdateExpression: 'SET #s = :s, gsi3pk = :pk, gsi3sk = :sk',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': 'InProgress', ':pk': `TENANT#${T}#ACTIVEJOB`, ':sk': '0000000000000001' },
+      }),
+    );
+    expect(ids(await c.activeRuns(T, { upkeep: true }))).toEqual([1]);
+    expect((await listTrainingRuns(c, T, { limit: 5, status: 'InProgress' })).data.map((r) => r.job_name)).toEqual([trainingRunName(1)]);
+  });
+
   it('finds runs an older writer stored or ended without the index (an upgrade), and takes ended ones out', async () => {
     const T = 'active-upgrade';
     const c = db.stores.console;
