@@ -158,6 +158,21 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     return { set: { ...set, ...index.set }, ...(index.remove ? { remove: index.remove } : {}) };
   };
   /**
+   * Sets a run's key in the index of active runs as its status calls for, conditional on the status
+   * read: when another writer changed it meanwhile, the run is read again and keyed as it is now
+   * (each retry follows a change of status, and a run changes status at most 3 times). Until
+   * 2026-12-06 a failed write was left so, and a run an older writer (no index key) moved on in
+   * between kept no key while the marker moved past it.
+   */
+  async function keyAsItIs(tenant: string, id: number, read: Row | undefined): Promise<void> {
+    let row = read;
+    for (let attempt = 0; attempt < 5 && row && live(row) && !indexedAsItIs(tenant, row); attempt++) {
+      const asRead = row;
+      if (await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, asRead), { when: holding({ status: asRead.status }) }))) return;
+      row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
+    }
+  }
+  /**
    * Puts in the index of active runs the runs stored since it was last looked at that are waiting
    * or running without their key, or with one of another status or format (written before the
    * index, or by an older writer during an upgrade), and takes out ended ones still keyed: the first
@@ -177,9 +192,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const id = Number(row.id);
       if (typeof row.created !== 'number' || row.created <= settled) highest = Math.max(highest, id);
       // Ended runs too: one keyed in the index's partition of before 2026-12-05 is taken out of it.
-      if (!indexedAsItIs(tenant, row)) {
-        await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
-      }
+      await keyAsItIs(tenant, id, row);
     }
     // A run at or below the marker that a writer of the keys of before 2026-12-05 moved to another
     // status since is in their partition, not in the index: read there (no rows, once those

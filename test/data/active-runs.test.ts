@@ -243,6 +243,36 @@ describe('the training runs waiting or running', () => {
     expect((await listTrainingRuns(c, T, { limit: 5, status: 'InProgress' })).data.map((r) => r.job_name)).toEqual([trainingRunName(1)]);
   });
 
+  it('keys a run an older writer moved to another status while the upkeep keyed it, before the marker passes it', async () => {
+    // Found by a review (2026-12-06): the upkeep's write of a run's key is conditional on the status
+    // it read; when an older writer (a training task started before the index, taking up its run)
+    // changed the status in between, the write failed, the run was left with no key, and the marker
+    // moved past it: in no list of its status, and not in the sweep of runs, until it ended.
+    const T = 'active-raced';
+    await putAsBefore(T, run(1, 'Queued'));
+    let raced = false;
+    const racing = interceptSigned<unknown>(db.table, 'updateItem', async (_p, call) => {
+      if (!raced) {
+        raced = true;
+        await db.table.doc.send(
+          new UpdateCommand({
+            TableName: db.table.tableName,
+            Key: RunEntity.key({ tenant: T, id: 1 }),
+            UpdateExpression: 'SET #s = :s',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': 'InProgress' },
+          }),
+        );
+      }
+      return call();
+    });
+    await dynamoConsoleStore(racing).activeRuns(T, { upkeep: true });
+    expect(raced).toBe(true);
+    const c = db.stores.console;
+    expect(ids(await c.activeRuns(T, { upkeep: true }))).toEqual([1]);
+    expect((await listTrainingRuns(c, T, { limit: 5, status: 'InProgress' })).data.map((r) => r.job_name)).toEqual([trainingRunName(1)]);
+  });
+
   it('finds runs an older writer stored or ended without the index (an upgrade), and takes ended ones out', async () => {
     const T = 'active-upgrade';
     const c = db.stores.console;
