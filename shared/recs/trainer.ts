@@ -196,9 +196,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     }
     await log(`Event type weights (the event type's weight × the template's): ${weighed.join(', ') || 'none'}`);
     const items = new Map<number, boolean>();
-    // Item ids are handed out in ascending order: one the read does not hold up to the highest
-    // taken before it began was deleted (its create ended: a create's rows are written within
-    // 30 s of taking its ids, and the id's events come after), one above it created since.
+    // Item ids are handed out in ascending order: one above the highest taken before the read
+    // began is of an item created since. One the read does not hold up to it was mostly deleted,
+    // but its row may also have been stored after the read (a create's retry under the same
+    // Idempotency-Key writes the ids its first attempt reserved, up to a day later; a create in
+    // flight): such ids are looked up once the events are read (below).
     const takenBeforeRead = await deps.items.highestIdTaken(tenant);
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
@@ -215,6 +217,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const untrained: { id: number; x: Interaction }[] = [];
     // Events on items this run did not read (see UnreadItems): kept for the users' histories.
     const unreadEvents: { id: number; user: string; item: number; type: string }[] = [];
+    // Those on an id taken before the read: kept only if the item is stored once the events are read.
+    const unreadTaken: { id: number; user: string; item: number; type: string }[] = [];
     // An event's time is what it was sent with; one sent without `occurred_at` is stamped on
     // arrival (occurred_at = created), which says when it was imported, not when it happened:
     // its time is unknown (NaN) to training, so a bulk import's order weighs nothing.
@@ -234,13 +238,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         }
         const item = catalogItemId(e.item_id);
         // Events for items that do not exist are not training data. Those on an item created
-        // after the catalog read began (an id above the highest taken then) are the user's all the same:
+        // after the catalog read began (an id above the highest taken then, or one taken before
+        // whose row is stored by the end of the events read) are the user's all the same:
         // the artifact carries them, as serving reads no event up to `eventsThrough` (until
         // 2026-12-06 they were dropped here). Those on a deleted item are not carried: they
         // would grow every artifact of a tenant that deletes items, for nothing served.
         if (item === undefined) continue;
         if (!items.has(item)) {
-          if (item > takenBeforeRead) unreadEvents.push({ id: e.id, user: e.user_id, item, type: e.type });
+          (item > takenBeforeRead ? unreadEvents : unreadTaken).push({ id: e.id, user: e.user_id, item, type: e.type });
           continue;
         }
         const w = weightOf.get(e.type);
@@ -253,6 +258,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       }
     });
     const eventsThrough = eventsThroughOf(readIds, readCreated, trainedBefore - 30);
+    // The ids taken before the catalog read that it did not hold, stored now: their events are
+    // carried as those on an item created since (until 2026-12-06 they were taken for a deleted
+    // item's, and an event on an item a retried create stored after the read was lost: neither in
+    // the artifact nor read by serving). A deleted item's are still not carried.
+    const takenIds = [...new Set(unreadTaken.filter((r) => r.id <= eventsThrough).map((r) => r.item))];
+    const storedSince = new Set<number>();
+    for (let i = 0; i < takenIds.length; i += 1000) {
+      const ids = takenIds.slice(i, i + 1000);
+      (await deps.items.getMany(tenant, ids)).forEach((found, k) => found && storedSince.add(ids[k] as number));
+    }
+    for (const r of unreadTaken) if (storedSince.has(r.item)) unreadEvents.push(r);
     if (leftOut) await log(`Left out ${leftOut} events of erased users that their erasure covers (still in the table: written as it ran)`);
     await log(
       `Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`,

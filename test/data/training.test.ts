@@ -204,6 +204,62 @@ describe('training histories and what serving reads', () => {
     // Serving read only the events after the artifact's (none).
     expect(afterIds.every((a) => a === 0 || a === 11)).toBe(true);
   });
+
+  it("an item whose id was taken before the catalog read but whose row was stored after it (an Idempotency-Key's retry of a create cut off before writing) keeps the events on it up to eventsThrough", async () => {
+    const T10 = 'trn-unread-retried';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T10,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    await events.append(
+      T10,
+      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+      now - 1000,
+    );
+    // A create that reserved id 7 (its Idempotency-Key's record names it) and was cut off before
+    // writing its row: the item counter is at 7 before the run reads the catalog.
+    await expect(
+      items.create(T10, [{ name: 'item 7' }], now - 100, {
+        reserved: async () => {
+          throw new Error('cut off');
+        },
+      }),
+    ).rejects.toThrow('cut off');
+    await c.put(T10, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+    await c.put(T10, 'template', template);
+    await c.put(T10, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    const readThenRetried = {
+      ...items,
+      forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
+        await items.forEachPage(t, fn);
+        // Once the run has read the catalog: the client's retry stores item 7 under the id its
+        // first attempt reserved, and u5, told of it (201), rates it before the run reads the events.
+        expect((await items.create(t, [{ name: 'item 7' }], now, { reuse: 7 }))[0]?.id).toBe(7);
+        await events.append(t, [ev('u5', 'rating', 7)], now);
+      },
+    };
+    await runTraining({ console: c, events, items: readThenRetried, blobs }, T10, 'train-1');
+    expect((await c.get<TrainingRun>(T10, 'job', 1))?.status).toBe('Completed');
+    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T10, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    // u5's rating was read (serving reads none up to eventsThrough) on an item the read did not hold.
+    expect(artifact.histories?.eventsThrough).toBe(7);
+    expect(artifact.items).not.toContain(7);
+    // Carried: item 7 exists, it was not deleted.
+    expect(artifact.histories?.unread?.users).toEqual(['u5']);
+    expect([...(artifact.histories?.unread?.items ?? [])]).toEqual([7]);
+
+    await c.put(T10, 'endpoint', { id: 1, endpoint_name: 'main', is_default: true, model_version: 1, created: now, updated_at: now } satisfies Endpoint);
+    const deps: RecsDeps = { console: c, blobs, events, catalog: (t: string) => tenantView({ items, events, blobs, embedder: new HashingEmbedding(8) }, t) };
+    // u5's rating of item 7 is seen: not recommended back.
+    const u5 = await recommend(deps, T10, { user_id: 'u5', limit: 10, include_seen: false, explain: false }, 'req');
+    expect(u5.data.map((d) => d.item_id)).not.toContain('7');
+  });
 });
 
 const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun =>
