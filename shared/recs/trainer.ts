@@ -269,6 +269,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       (await deps.items.getMany(tenant, ids)).forEach((found, k) => found && storedSince.add(ids[k] as number));
     }
     for (const r of unreadTaken) if (storedSince.has(r.item)) unreadEvents.push(r);
+    // An id above the highest handed out once the events are read was no item's when any event
+    // read was sent (another system's ids, say): its events are not carried, as a deleted item's
+    // are not (until 2026-12-06 every run carried them all, being above the first counter read).
+    const takenAfterEvents = await deps.items.highestIdTaken(tenant);
     if (leftOut) await log(`Left out ${leftOut} events of erased users that their erasure covers (still in the table: written as it ran)`);
     await log(
       `Read ${raw.length} usable events of ${[...weightOf.keys()].join(', ') || 'no'} event types over ${items.size} items; every event through id ${eventsThrough} was read, serving reads the later ones`,
@@ -340,7 +344,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // first of them: an event on an item created after the read may be far older than the read
     // (sent before the item existed), and every request would then read up to 5,000 of the user's
     // events already in the artifact (SEEN_LIMIT, serve.ts) and still miss the older ones past that.
-    const unread = unreadItemsOf(unreadEvents.filter((r) => r.id <= eventsThrough).map((r) => ({ user: r.user, item: r.item, weight: typeWeights.get(r.type) ?? 1 })));
+    const unread = unreadItemsOf(unreadEvents.filter((r) => r.id <= eventsThrough && r.item <= takenAfterEvents).map((r) => ({ user: r.user, item: r.item, weight: typeWeights.get(r.type) ?? 1 })));
     if (unread) await log(`Kept ${unread.items.length} user-item pairs on items the catalog read did not hold (not trained on; serving counts them as seen and in the taste while the item exists)`);
     const histories = {
       ...historiesOf(extra.length ? new Dataset([...kept, ...extra], universe) : full, trainedBefore, trainedTypes, eventsThrough),

@@ -260,6 +260,39 @@ describe('training histories and what serving reads', () => {
     const u5 = await recommend(deps, T10, { user_id: 'u5', limit: 10, include_seen: false, explain: false }, 'req');
     expect(u5.data.map((d) => d.item_id)).not.toContain('7');
   });
+
+  it('events on an item id the tenant never handed out (above its item counter once the events are read) are not carried in the artifact', async () => {
+    const T11 = 'trn-unread-never';
+    const { items, console: c } = db.stores;
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T11,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    await events.append(
+      T11,
+      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+      now - 1000,
+    );
+    // u6 rates items the catalog never had (another system's numeric ids): no item of the tenant
+    // ever had those ids, and the run reads them within eventsThrough.
+    await events.append(T11, [ev('u6', 'rating', 1000), ev('u6', 'rating', 2 ** 40), ev('u6', 'rating', 2)], now - 1000);
+    await c.put(T11, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+    await c.put(T11, 'template', template);
+    await c.put(T11, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await runTraining({ console: c, events, items, blobs }, T11, 'train-1');
+    expect((await c.get<TrainingRun>(T11, 'job', 1))?.status).toBe('Completed');
+    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T11, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    expect(artifact.histories?.eventsThrough).toBe(9);
+    // u6's rating of item 2 is in the histories; those on ids never handed out are not kept (as
+    // those on a deleted item are not): they would grow every artifact for nothing served.
+    expect(artifact.histories && historyOf(artifact.histories, 'u6')?.items.length).toBe(1);
+    expect(artifact.histories?.unread).toBeUndefined();
+  });
 });
 
 const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun =>
