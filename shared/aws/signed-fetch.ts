@@ -112,7 +112,9 @@ export class AwsClient {
   /**
    * Signs and sends one request; `path` is already URI-encoded. Retries throttling, 5xx and
    * network failures; any other non-2xx answer throws an AwsHttpError. Once `signal` is aborted
-   * no attempt (a retry included) is sent: its reason is thrown.
+   * no attempt (a retry included) is sent, and the one in flight is abandoned (its answer, body
+   * included, is not waited for: until 2026-12-06 a call whose answer never came held its caller
+   * past the request's 503): its reason is thrown.
    */
   async send(
     method: 'GET' | 'PUT' | 'DELETE' | 'POST',
@@ -137,8 +139,9 @@ export class AwsClient {
       let failure: unknown;
       try {
         const headers = Object.fromEntries(Object.entries(signed.headers).filter(([k]) => k !== 'host' && k !== 'content-length'));
-        res = await fetch(`${this.base.origin}${signed.path}`, { method, headers, ...(body ? { body } : {}) });
+        res = await fetch(`${this.base.origin}${signed.path}`, { method, headers, ...(body ? { body } : {}), ...(init.signal ? { signal: init.signal } : {}) });
       } catch (e) {
+        init.signal?.throwIfAborted();
         failure = e;
       }
       if (res?.ok) return { value: res };

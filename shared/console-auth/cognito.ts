@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { type AwsCallOptions, AwsClient, AwsHttpError } from '../aws/signed-fetch.ts';
+import { deadlineSignal } from '../deadline.ts';
 import { ApiError, AuthenticationError } from '../errors.ts';
 import { EMAIL_PATTERN, isRole, MfaRequired } from './identity.ts';
 import type { ConsoleIdentity, ConsoleUser } from './types.ts';
@@ -36,6 +37,9 @@ async function call<T>(client: AwsClient, action: string, input: object, answer:
   const res = await client.send('POST', '/', {
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': `AWSCognitoIdentityProviderService.${action}` },
     body: JSON.stringify(input),
+    // Abandoned at the request's deadline: a sign-in whose call never answers gives its held
+    // failure back when it is answered 503, not when the call fails (on Lambda, at a later thaw).
+    signal: deadlineSignal(),
   });
   return z.parse(answer, await res.json());
 }

@@ -1,10 +1,15 @@
+import type { ServerResponse } from 'node:http';
 import type { AwsCallOptions } from '../../shared/aws/signed-fetch.ts';
 import { cognitoClient } from '../../shared/console-auth/cognito.ts';
 import { serveLoopback } from './loopback.ts';
 import { credentials, region, verifySignature } from './sigv4.ts';
 
-/** An answer of the stand-in: a JSON body (200), or Cognito's error (`__type`, HTTP 400 unless given). */
+/**
+ * An answer of the stand-in: a JSON body (200), Cognito's error (`__type`, HTTP 400 unless
+ * given), or `HOLD`: no answer at all (Cognito hanging), until the stand-in closes.
+ */
 export type CognitoAnswer = object | { error: string; message?: string; status?: number };
+export const HOLD = { hold: true } as const;
 
 /**
  * A stand-in for Cognito's user-pool API on loopback: checks each request's SigV4 signature
@@ -17,6 +22,7 @@ export type CognitoAnswer = object | { error: string; message?: string; status?:
 export async function cognitoStub() {
   const calls: { action: string; input: Record<string, unknown> }[] = [];
   const answers: Record<string, CognitoAnswer | ((input: Record<string, unknown>) => CognitoAnswer)> = {};
+  const held: ServerResponse[] = [];
   const server = await serveLoopback((req, body, res) => {
     const reply = (status: number, value: object) => {
       res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
@@ -32,6 +38,7 @@ export async function cognitoStub() {
     calls.push({ action, input });
     const a = answers[action];
     const answer = typeof a === 'function' ? a(input) : a;
+    if (answer === HOLD) return void held.push(res);
     if (!answer) return reply(400, { __type: 'CognitoStandInHasNoAnswer', message: `the Cognito stand-in has no answer for ${action}` });
     if ('error' in answer && typeof answer.error === 'string')
       return reply((answer as { status?: number }).status ?? 400, { __type: `com.amazonaws.cognito#${answer.error}`, message: (answer as { message?: string }).message ?? answer.error });
@@ -48,6 +55,9 @@ export async function cognitoStub() {
       calls.length = 0;
       for (const k of Object.keys(answers)) delete answers[k];
     },
-    close: server.close,
+    close: () => {
+      for (const res of held.splice(0)) res.destroy();
+      return server.close();
+    },
   };
 }

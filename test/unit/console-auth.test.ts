@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cognitoIdentity } from '../../shared/console-auth/cognito.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import { AuthenticationError } from '../../shared/errors.ts';
 import { statusOf } from '../../shared/http/error-mapping.ts';
 import { MfaRequired, putLocalUser, tableIdentity } from '../../shared/console-auth/identity.ts';
@@ -7,7 +8,7 @@ import { hashPassword, verifyPassword } from '../../shared/console-auth/password
 import { checkCsrf, cookieOf } from '../../shared/console-auth/session.ts';
 import type { ConsoleUserRecord, ConsoleUserStore } from '../../shared/console-auth/types.ts';
 import type { HttpEvent } from '../../shared/http/types.ts';
-import { type CognitoAnswer, cognitoStub } from '../helpers/cognito-stub.ts';
+import { type CognitoAnswer, cognitoStub, HOLD } from '../helpers/cognito-stub.ts';
 
 // Console sign-in's identity port: scrypt-hashed local users, and Cognito users (a signed
 // stand-in of its API on loopback: never real AWS).
@@ -157,6 +158,24 @@ describe('Cognito console identity', () => {
     const patient = cognitoIdentity(cognito.client({ maxAttempts: 3 }), POOL, CLIENT);
     await expect(patient.lookup('ada@example.com')).resolves.toMatchObject({ role: 'viewer' });
     expect(cognito.calls).toHaveLength(3);
+  });
+
+  it("abandons a call Cognito never answers at its request's deadline, retrying nothing: a sign-in is given its failure back with its 503", async () => {
+    // Found by a review (2026-12-06): the call was not abandoned, so the sign-in's held failure
+    // stayed held until the fetch failed (on Lambda, at a later thaw) and a hanging Cognito could
+    // still run an email into 429.
+    cognito.answers.AdminInitiateAuth = HOLD;
+    cognito.answers.AdminGetUser = HOLD;
+    const patient = cognitoIdentity(cognito.client({ maxAttempts: 3 }), POOL, CLIENT);
+    const started = Date.now();
+    const outcomes = await Promise.all([
+      withinDeadline(100, () => patient.verify('ada@example.com', 'pw', undefined)).catch((e: unknown) => e),
+      withinDeadline(100, () => patient.lookup('ada@example.com')).catch((e: unknown) => e),
+    ]);
+    expect(outcomes.map((e) => e instanceof DeadlinePassed)).toEqual([true, true]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(cognito.actions()).toEqual(['AdminGetUser', 'AdminInitiateAuth']);
+    expect(cognito.calls).toHaveLength(2);
   });
 });
 
