@@ -247,7 +247,8 @@ const platformRoutes: PlatformRoute[] = [
   platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_WRITE),
   platform('POST', '/api/training-jobs', 'platform/training-runs/create', idempotent({ ...CONSOLE_WRITE, queues: ['training'] }), ['events']),
   // gsi3: the runs waiting or running, when the list is of one of their statuses.
-  platform('GET', '/api/training-jobs', 'platform/training-runs/list', { ...CONSOLE_READ, indexes: ['gsi3'] }, ['events']),
+  // gsi3 and BatchGetItem: a status waiting or running is read from its index, its runs again 100 to a read.
+  platform('GET', '/api/training-jobs', 'platform/training-runs/list', { ...granting(CONSOLE_READ, ['BatchGetItem']), indexes: ['gsi3'] }, ['events']),
   platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
   platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', CONSOLE_WRITE, ['events']),
   platform('GET', '/api/training-jobs/logs/{jobName}', 'platform/training-runs/logs', CONSOLE_READ, ['events']),

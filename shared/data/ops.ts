@@ -31,9 +31,9 @@ const keyOf = (row: Row) => JSON.stringify([row[TABLE_SCHEMA.partitionKey], row[
  * Rows by key, in the keys' order (undefined where none), up to 100 keys to a BatchGetItem (its
  * limit), chunks in parallel, each sent again with the keys DynamoDB left unprocessed (as
  * `batchWrite` does). One round trip where a GetItem a key would be as many. Eventually
- * consistent, as `getRow` without `consistent`.
+ * consistent unless `consistent`, as `getRow`.
  */
-export async function getRows(t: TableRef, keys: readonly Row[]): Promise<(Row | undefined)[]> {
+export async function getRows(t: TableRef, keys: readonly Row[], options: { consistent?: boolean } = {}): Promise<(Row | undefined)[]> {
   const found = new Map<string, Row>();
   const chunks: Row[][] = [];
   for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
@@ -41,7 +41,7 @@ export async function getRows(t: TableRef, keys: readonly Row[]): Promise<(Row |
     chunks.map(async (chunk) => {
       let pending = [...new Map(chunk.map((k) => [keyOf(k), toAttrs(k)])).values()];
       await withRetry(BATCH_RETRY, async (n) => {
-        const out = await t.signed.batchGetItem({ RequestItems: { [t.tableName]: { Keys: pending } } });
+        const out = await t.signed.batchGetItem({ RequestItems: { [t.tableName]: { Keys: pending, ...(options.consistent ? { ConsistentRead: true } : {}) } } });
         for (const item of out.Responses?.[t.tableName] ?? []) {
           const row = unmarshall(item);
           found.set(keyOf(row), row);

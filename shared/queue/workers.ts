@@ -83,7 +83,8 @@ export const schedules = [
     everyMinutes: 1,
     timeoutSeconds: 60,
     access: {
-      table: ['GetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
+      // BatchGetItem: the training runs waiting or running, read again 100 to a read (the sweep of runs).
+      table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
       // gsi1: tenants, searches to fold, an erased user's events; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
       bucket: 'read',

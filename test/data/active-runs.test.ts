@@ -42,15 +42,20 @@ const putAsBefore = (tenant: string, r: TrainingRun) => db.table.doc.send(new Pu
  * (until 2026-12-05 this counted the rows answered, which a filter had already cut down).
  */
 function counting() {
-  const read = { rows: 0, gets: 0 };
+  const read = { rows: 0, gets: 0, batches: 0 };
   const queries = interceptSigned<unknown>(db.table, 'query', async (_p, call) => {
     const out = (await call()) as { ScannedCount?: number };
     read.rows += out.ScannedCount ?? 0;
     return out;
   });
   // And the runs read alone (a consistent GetItem each).
-  const table = interceptSigned<unknown>(queries, 'getItem', (_p, call) => {
+  const gets = interceptSigned<unknown>(queries, 'getItem', (_p, call) => {
     read.gets++;
+    return call();
+  });
+  // Or 100 to a BatchGetItem.
+  const table = interceptSigned<unknown>(gets, 'batchGetItem', (_p, call) => {
+    read.batches++;
     return call();
   });
   return { c: dynamoConsoleStore(table), read };
@@ -106,6 +111,25 @@ describe('the training runs waiting or running', () => {
     expect(sweep.read.rows).toBe(1);
   });
 
+  it('reads the runs waiting or running again 100 to a read, not one read each (a tenant with many runs queued)', async () => {
+    // Found by a review (2026-12-06): one consistent GetItem a run, one after another, each pass.
+    const T = 'active-many';
+    const c = db.stores.console;
+    for (let id = 1; id <= 250; id++) await c.put(T, 'job', run(id, id % 50 === 0 ? 'InProgress' : 'Queued'));
+    await c.activeRuns(T, { upkeep: true });
+    const sweep = counting();
+    const runs = await sweep.c.activeRuns<TrainingRun>(T, { upkeep: true });
+    expect(ids(runs)).toEqual(Array.from({ length: 250 }, (_, k) => 250 - k));
+    expect(runs.filter((r) => r.status === 'InProgress').map((r) => r.id)).toEqual([250, 200, 150, 100, 50]);
+    // The upkeep's marker, then the 250 runs in three reads.
+    expect([sweep.read.gets, sweep.read.batches]).toEqual([1, 3]);
+    // A page of one status reads its runs again 100 to a read as well.
+    const page = counting();
+    expect(ids((await page.c.activeRunsIn<TrainingRun>(T, 'Queued', { limit: 100 }))?.rows ?? [])).toEqual(Array.from({ length: 102 }, (_, k) => 249 - k).filter((id) => id % 50 !== 0));
+    // The marker, then the page's 100 runs and one more (to tell has_more): two reads.
+    expect([page.read.gets, page.read.batches]).toEqual([1, 2]);
+  });
+
   it('GET /api/training-jobs?status= of a status waiting or running reads those runs only, paged newest first', async () => {
     // Found by a review (2026-12-05): the console's Overview asks for each of the three statuses,
     // and each page filtered the tenant's whole history (a few matches never filled it).
@@ -142,14 +166,14 @@ describe('the training runs waiting or running', () => {
     const inProgress = await listTrainingRuns(reader.c, T, { limit: 1, status: 'InProgress' });
     expect([inProgress.data.map((r) => r.job_name), inProgress.has_more]).toEqual([[trainingRunName(1)], false]);
     // The marker, then the one run.
-    expect(reader.read).toEqual({ rows: 1, gets: 2 });
+    expect(reader.read).toEqual({ rows: 1, gets: 1, batches: 1 });
     // Queued, two a page: the page and one more (to tell has_more), then from the cursor on.
     const queued = counting();
     const first = await listTrainingRuns(queued.c, T, { limit: 2, status: 'Queued' });
     expect([first.data.map((r) => r.job_name), first.has_more]).toEqual([[trainingRunName(201), trainingRunName(200)], true]);
     const next = await listTrainingRuns(queued.c, T, { limit: 2, status: 'Queued', starting_after: trainingRunName(200) });
     expect(next.data.map((r) => r.job_name)).toEqual([trainingRunName(199), trainingRunName(198)]);
-    expect(queued.read).toEqual({ rows: 6, gets: 8 });
+    expect(queued.read).toEqual({ rows: 6, gets: 2, batches: 2 });
     // A run whose key in the index names another status than its row (the index lagging its table
     // on AWS; here an older writer's UpdateItem, which leaves the key) is read again and left out...
     await db.table.doc.send(
@@ -182,13 +206,13 @@ describe('the training runs waiting or running', () => {
     await c.activeRuns(T, { upkeep: true });
     const reader = counting();
     expect((await listTrainingRuns(reader.c, T, { limit: 5, status: 'InProgress' })).data.map((r) => r.job_name)).toEqual([trainingRunName(3), trainingRunName(1)]);
-    expect(reader.read).toEqual({ rows: 2, gets: 3 });
+    expect(reader.read).toEqual({ rows: 2, gets: 1, batches: 1 });
     // A tenant with no runs yet is indexed by its first upkeep too (its first run is then listed from the index).
     await c.activeRuns('active-none', { upkeep: true });
     await c.put('active-none', 'job', run(1, 'Queued'));
     const fresh = counting();
     expect((await listTrainingRuns(fresh.c, 'active-none', { limit: 5, status: 'Queued' })).data.map((r) => r.job_name)).toEqual([trainingRunName(1)]);
-    expect(fresh.read).toEqual({ rows: 1, gets: 2 });
+    expect(fresh.read).toEqual({ rows: 1, gets: 1, batches: 1 });
   });
 
   it('finds a run an older writer stored after a newer writer stored a higher id (ids are allocated before runs are stored)', async () => {

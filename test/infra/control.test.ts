@@ -72,7 +72,7 @@ describe('control plane', () => {
     // their keys, and its own row (shared/domain/erasure.ts sweepErasures; until 2026-12-03 the
     // pass never deleted).
     expect(new Set(tableActionsOf('workers/maintain'))).toEqual(
-      new Set(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem']),
+      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem']),
     );
   });
 });
