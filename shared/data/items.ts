@@ -283,10 +283,11 @@ export function dynamoItemStore(t: TableRef): ItemStore {
       return row ? fromRow(row) : undefined;
     },
 
-    async getMany(tenant: string, ids: readonly number[]): Promise<(ItemRecord | undefined)[]> {
+    async getMany(tenant: string, ids: readonly number[], opts: { consistent?: boolean } = {}): Promise<(ItemRecord | undefined)[]> {
       const rows = await getRows(
         t,
         ids.map((id) => Item.key({ tenant, id })),
+        { consistent: opts.consistent === true },
       );
       return rows.map((row) => (row ? fromRow(row) : undefined));
     },

@@ -93,8 +93,11 @@ export interface ItemStore {
   create(tenant: string, items: NewItem[], now: number, ids?: IdPlan): Promise<ItemRecord[]>;
   /** undefined when the item does not exist. */
   get(tenant: string, id: number): Promise<ItemRecord | undefined>;
-  /** Items by id in one round trip (BatchGetItem), in the ids' order: undefined where none. */
-  getMany(tenant: string, ids: readonly number[]): Promise<(ItemRecord | undefined)[]>;
+  /**
+   * Items by id in one round trip (BatchGetItem), in the ids' order: undefined where none.
+   * Eventually consistent unless `consistent` (then a row stored a moment ago is found).
+   */
+  getMany(tenant: string, ids: readonly number[], opts?: { consistent?: boolean }): Promise<(ItemRecord | undefined)[]>;
   /**
    * Sets the given fields. Name, description or metadata among them mark the embedding behind,
    * unless `sameContentAs` says they equal the content of that content version: then they are

@@ -261,12 +261,14 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // The ids taken before the catalog read that it did not hold, stored now: their events are
     // carried as those on an item created since (until 2026-12-06 they were taken for a deleted
     // item's, and an event on an item a retried create stored after the read was lost: neither in
-    // the artifact nor read by serving). A deleted item's are still not carried.
+    // the artifact nor read by serving). A deleted item's are still not carried. Consistent: the
+    // row may have been stored a moment before an event on it that the read just took (an
+    // eventually consistent read could miss it, and its events were then lost, until 2026-12-06).
     const takenIds = [...new Set(unreadTaken.filter((r) => r.id <= eventsThrough).map((r) => r.item))];
     const storedSince = new Set<number>();
     for (let i = 0; i < takenIds.length; i += 1000) {
       const ids = takenIds.slice(i, i + 1000);
-      (await deps.items.getMany(tenant, ids)).forEach((found, k) => found && storedSince.add(ids[k] as number));
+      (await deps.items.getMany(tenant, ids, { consistent: true })).forEach((found, k) => found && storedSince.add(ids[k] as number));
     }
     for (const r of unreadTaken) if (storedSince.has(r.item)) unreadEvents.push(r);
     // An id above the highest handed out once the events are read was no item's when any event

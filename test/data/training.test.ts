@@ -14,6 +14,7 @@ import type { ModelVersion } from '../../shared/domain/model-versions.ts';
 import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
+import { dynamoItemStore } from '../../shared/data/items.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS, templateBody } from '../../shared/schemas/console.ts';
 import { historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
@@ -292,6 +293,61 @@ describe('training histories and what serving reads', () => {
     // those on a deleted item are not): they would grow every artifact for nothing served.
     expect(artifact.histories && historyOf(artifact.histories, 'u6')?.items.length).toBe(1);
     expect(artifact.histories?.unread).toBeUndefined();
+  });
+
+  it('the look-up of an id taken before the catalog read is a consistent read: an item stored a moment before it is found, not missed by a replica behind', async () => {
+    const T12 = 'trn-unread-replica';
+    const { console: c } = db.stores;
+    // A replica behind the last writes: an eventually consistent BatchGetItem finds none of them.
+    const signed = db.table.signed;
+    const items = dynamoItemStore({
+      ...db.table,
+      signed: {
+        ...signed,
+        batchGetItem: (input: Parameters<typeof signed.batchGetItem>[0]) => (Object.values(input.RequestItems ?? {})[0]?.ConsistentRead ? signed.batchGetItem(input) : Promise.resolve({})),
+      },
+    });
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await items.create(
+      T12,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    await events.append(
+      T12,
+      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+      now - 1000,
+    );
+    // A create reserves id 7 and is cut off before writing; its retry stores item 7 once the run
+    // has read the catalog, and u5 rates it just before the run reads the events.
+    await expect(
+      items.create(T12, [{ name: 'item 7' }], now - 100, {
+        reserved: async () => {
+          throw new Error('cut off');
+        },
+      }),
+    ).rejects.toThrow('cut off');
+    await c.put(T12, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+    await c.put(T12, 'template', template);
+    await c.put(T12, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    const readThenRetried = {
+      ...items,
+      forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
+        await items.forEachPage(t, fn);
+        await items.create(t, [{ name: 'item 7' }], now, { reuse: 7 });
+        await events.append(t, [ev('u5', 'rating', 7)], now);
+      },
+    };
+    await runTraining({ console: c, events, items: readThenRetried, blobs }, T12, 'train-1');
+    expect((await c.get<TrainingRun>(T12, 'job', 1))?.status).toBe('Completed');
+    const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T12, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
+    expect(artifact.histories?.eventsThrough).toBe(7);
+    // Item 7 is stored: u5's rating of it is carried (serving reads no event up to eventsThrough).
+    expect(artifact.histories?.unread?.users).toEqual(['u5']);
+    expect([...(artifact.histories?.unread?.items ?? [])]).toEqual([7]);
   });
 });
 
