@@ -83,8 +83,8 @@ export interface UserHistories {
 /**
  * Each user's events up to `eventsThrough` on items training did not read (stored after its
  * catalog read began: an id above the highest taken then, or one taken before whose row was
- * stored since; events on deleted items, or on ids not handed out by the end of the events
- * read, are not kept): not training data, and serving reads no
+ * stored since, its events stored since the read began; events on deleted items, or on ids not
+ * handed out by the end of the events read, are not kept): not training data, and serving reads no
  * event up to `eventsThrough`, so without them the user's taste missed them and the items were
  * not seen (until 2026-12-06 such an item could be recommended back to the user). Serving adds
  * them to the request's history as it adds a latest event on an item the model never saw (in

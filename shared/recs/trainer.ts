@@ -200,7 +200,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // began is of an item created since. One the read does not hold up to it was mostly deleted,
     // but its row may also have been stored after the read (a create's retry under the same
     // Idempotency-Key writes the ids its first attempt reserved, up to a day later; a create in
-    // flight): such ids are looked up once the events are read (below).
+    // flight): such ids are looked up once the events are read (below), those named by an event
+    // stored since the read began only. Such an item was stored after that, and a client names it
+    // once told of it (its create's 201): an older event names an id no item had when it was sent.
+    // Until 2026-12-06 every id of an item ever deleted that events name was looked up, every run.
+    const readBegan = now();
     const takenBeforeRead = await deps.items.highestIdTaken(tenant);
     await deps.items.forEachPage(tenant, (page) => page.forEach((i) => items.set(i.id, i.active)));
     const counts = new Map<string, number>();
@@ -217,7 +221,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const untrained: { id: number; x: Interaction }[] = [];
     // Events on items this run did not read (see UnreadItems): kept for the users' histories.
     const unreadEvents: { id: number; user: string; item: number; type: string }[] = [];
-    // Those on an id taken before the read: kept only if the item is stored once the events are read.
+    // Those since the read began on an id taken before it: kept only if the item is stored once the events are read.
     const unreadTaken: { id: number; user: string; item: number; type: string }[] = [];
     // An event's time is what it was sent with; one sent without `occurred_at` is stamped on
     // arrival (occurred_at = created), which says when it was imported, not when it happened:
@@ -239,13 +243,16 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
         const item = catalogItemId(e.item_id);
         // Events for items that do not exist are not training data. Those on an item created
         // after the catalog read began (an id above the highest taken then, or one taken before
-        // whose row is stored by the end of the events read) are the user's all the same:
+        // whose row is stored by the end of the events read, from an event stored since the read
+        // began) are the user's all the same:
         // the artifact carries them, as serving reads no event up to `eventsThrough` (until
         // 2026-12-06 they were dropped here). Those on a deleted item are not carried: they
         // would grow every artifact of a tenant that deletes items, for nothing served.
         if (item === undefined) continue;
         if (!items.has(item)) {
-          (item > takenBeforeRead ? unreadEvents : unreadTaken).push({ id: e.id, user: e.user_id, item, type: e.type });
+          if (item > takenBeforeRead) unreadEvents.push({ id: e.id, user: e.user_id, item, type: e.type });
+          // A minute's allowance for the clocks of the requests that stamp `created` (in seconds).
+          else if (e.created >= readBegan - 60) unreadTaken.push({ id: e.id, user: e.user_id, item, type: e.type });
           continue;
         }
         const w = weightOf.get(e.type);
