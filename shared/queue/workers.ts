@@ -34,8 +34,12 @@ export interface WorkerSpec {
   access: Access;
 }
 
-/** What a training run does with the table (runTraining), in the worker or in the container task. */
-const TRAINING_TABLE: Access['table'] = ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'];
+/**
+ * What a training run does with the table (runTraining), in the worker or in the container task.
+ * BatchGetItem: the look-up of the item ids taken before its catalog read that the read did not
+ * hold (ItemStore.getMany; until 2026-12-06 not granted, and a run with such an id failed on AWS).
+ */
+const TRAINING_TABLE: Access['table'] = ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchWriteItem'];
 
 export const workers: readonly WorkerSpec[] = [
   {

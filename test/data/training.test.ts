@@ -15,6 +15,7 @@ import type { ConsoleStore } from '../../shared/domain/console-records.ts';
 import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoItemStore } from '../../shared/data/items.ts';
+import { grants, tableRefusal } from '../../shared/grants.ts';
 import type { NewEvent } from '../../shared/domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS, templateBody } from '../../shared/schemas/console.ts';
 import { historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
@@ -382,6 +383,50 @@ describe('training histories and what serving reads', () => {
     // No item the catalog read did not hold was stored since from an event sent before it began:
     // a client names an item once its create answered, after its row was stored.
     expect(lookedUp).toEqual([]);
+  });
+
+  it("the training functions' grants cover the look-up of an id taken before the catalog read (BatchGetItem): a run with such an id does not fail on AWS", async () => {
+    const T14 = 'trn-unread-granted';
+    const { console: c } = db.stores;
+    // The item store's signed calls as the training worker and the training task may make them
+    // (as AWS refuses one their role does not grant, and the local stack does: local/grants.ts).
+    const roles = [grants().get('workers/train'), grants().get('workers/train-task')];
+    const signed = db.table.signed;
+    const checked = Object.fromEntries(
+      Object.entries(signed).map(([name, call]) => [
+        name,
+        (...args: unknown[]) => {
+          const operation = name[0]?.toUpperCase() + name.slice(1);
+          const refused = roles.find((g) => !g || tableRefusal(g, { operation }, 'table'));
+          return refused === undefined ? (call as (...a: unknown[]) => unknown)(...args) : Promise.reject(new Error(`not authorized to perform: dynamodb:${operation}`));
+        },
+      ]),
+    ) as unknown as typeof signed;
+    const items = dynamoItemStore({ ...db.table, signed: checked });
+    const events = dynamoEventStore(db.table);
+    const blobs = new FolderBlobStore(dir);
+    const now = Math.floor(Date.now() / 1000);
+    await db.stores.items.create(
+      T14,
+      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+      now - 2000,
+    );
+    await events.append(
+      T14,
+      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+      now - 1000,
+    );
+    // Item 3 deleted just before the run; u1 rated it a moment before (its id is looked up).
+    await events.append(T14, [ev('u1', 'rating', 3)], now);
+    await db.stores.items.delete(T14, 3, now);
+    await c.put(T14, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+    await c.put(T14, 'template', template);
+    await c.put(T14, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await runTraining({ console: c, events, items, blobs }, T14, 'train-1').catch(() => undefined);
+    const run = await c.get<TrainingRun>(T14, 'job', 1);
+    expect(run?.error ?? null).toBeNull();
+    expect(run?.status).toBe('Completed');
   });
 });
 
