@@ -93,6 +93,24 @@ describe('local IAM', () => {
     expect(await asFunction('core/items/delete', () => items.delete('grants', b?.id as number, now - 60))).toBe(true);
   });
 
+  it('let training (the worker and the container task) look items up 100 to a read (BatchGetItem), as a run whose events name an item it did not read does', async () => {
+    // Found by a review (2026-12-06): runTraining looks up the ids taken before its catalog read
+    // that the read did not hold (items.getMany, shared/recs/trainer.ts), which every run of a
+    // tenant with events on a deleted item does; neither role was granted BatchGetItem, so on AWS
+    // such a run failed with AccessDeniedException.
+    const items = storesFor(table).items;
+    const now = Math.floor(Date.now() / 1000);
+    const [kept, gone] = await items.create('grants-train', [{ name: 'kept' }, { name: 'gone' }], now);
+    await items.delete('grants-train', gone?.id as number, now);
+    for (const fn of ['workers/train', 'workers/train-task']) {
+      const found = await asFunction(fn, () => items.getMany('grants-train', [kept?.id as number, gone?.id as number]));
+      expect(
+        found.map((i) => i?.name),
+        fn,
+      ).toEqual(['kept', undefined]);
+    }
+  });
+
   it("let every Platform function record its check of a console session's user on the session's row (UpdateItem on CONSOLESESSION# rows), and no Core function", async () => {
     const sessions = dynamoConsoleSessionStore(table);
     const now = Math.floor(Date.now() / 1000);
