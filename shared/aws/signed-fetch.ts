@@ -146,6 +146,9 @@ export class AwsClient {
       }
       if (res?.ok) return { value: res };
       const error = res ? await errorOf(res) : failure;
+      // An error answer whose body the abort cut off reads as empty (no code): not the service's
+      // answer, the abort's (until 2026-12-06 a Cognito 400 cut so was thrown as Http400, a 500).
+      init.signal?.throwIfAborted();
       return { failure: error, retryable: !res || res.status >= 500 || res.status === 429 || (error instanceof AwsHttpError && RETRYABLE_CODES.has(error.code)) };
     });
   }

@@ -6,9 +6,10 @@ import { credentials, region, verifySignature } from './sigv4.ts';
 
 /**
  * An answer of the stand-in: a JSON body (200), Cognito's error (`__type`, HTTP 400 unless
- * given), or `HOLD`: no answer at all (Cognito hanging), until the stand-in closes.
+ * given; with `holdBody`, its status and headers and the first bytes of its body, the rest never
+ * sent), or `HOLD`: no answer at all (Cognito hanging), until the stand-in closes.
  */
-export type CognitoAnswer = object | { error: string; message?: string; status?: number };
+export type CognitoAnswer = object | { error: string; message?: string; status?: number; holdBody?: boolean };
 export const HOLD = { hold: true } as const;
 
 /**
@@ -40,6 +41,11 @@ export async function cognitoStub() {
     const answer = typeof a === 'function' ? a(input) : a;
     if (answer === HOLD) return void held.push(res);
     if (!answer) return reply(400, { __type: 'CognitoStandInHasNoAnswer', message: `the Cognito stand-in has no answer for ${action}` });
+    if ('error' in answer && typeof answer.error === 'string' && (answer as { holdBody?: boolean }).holdBody) {
+      res.writeHead((answer as { status?: number }).status ?? 400, { 'content-type': 'application/x-amz-json-1.1' });
+      res.write(JSON.stringify({ __type: `com.amazonaws.cognito#${answer.error}`, message: answer.error }).slice(0, 12));
+      return void held.push(res);
+    }
     if ('error' in answer && typeof answer.error === 'string')
       return reply((answer as { status?: number }).status ?? 400, { __type: `com.amazonaws.cognito#${answer.error}`, message: (answer as { message?: string }).message ?? answer.error });
     reply(200, answer);

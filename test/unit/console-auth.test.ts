@@ -177,6 +177,21 @@ describe('Cognito console identity', () => {
     expect(cognito.actions()).toEqual(['AdminGetUser', 'AdminInitiateAuth']);
     expect(cognito.calls).toHaveLength(2);
   });
+
+  it("throws the deadline's reason, not Cognito's error, for an error answer whose body its request's deadline cut off (a 503, not a 500)", async () => {
+    // Found by a review (2026-12-06): the error's body read failed at the abort and was taken
+    // for empty, so the call threw AwsHttpError Http400 (no code): the sign-in answered 500
+    // "unexpected error" where a request stopped at its deadline is 503.
+    cognito.answers.AdminInitiateAuth = { error: 'NotAuthorizedException', holdBody: true };
+    cognito.answers.AdminGetUser = { error: 'UserNotFoundException', holdBody: true };
+    const patient = cognitoIdentity(cognito.client({ maxAttempts: 3 }), POOL, CLIENT);
+    const outcomes = await Promise.all([
+      withinDeadline(100, () => patient.verify('ada@example.com', 'pw', undefined)).catch((e: unknown) => e),
+      withinDeadline(100, () => patient.lookup('ada@example.com')).catch((e: unknown) => e),
+    ]);
+    expect(outcomes.map((e) => (e instanceof DeadlinePassed ? 'DeadlinePassed' : String(e)))).toEqual(['DeadlinePassed', 'DeadlinePassed']);
+    expect(cognito.calls).toHaveLength(2);
+  });
 });
 
 describe('local console identity', () => {
