@@ -73,11 +73,15 @@ export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number): st
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
  * cursor holds one) is not the request's (`list`); cursors made before they named their list, and
- * requests that name none, pass.
+ * requests that name none, pass. The message names what the route takes: Core search
+ * (`starting_after`) its query, mode, filters, user_id and context_id; the Platform item search
+ * (`cursor`) only its query and filters (until 2026-12-06 it was told to send the Core fields too,
+ * which it refuses as unknown).
  */
 export function sameList(of: string | undefined, list: string | undefined, field: string): void {
   if (of !== undefined && list !== undefined && of !== list) {
-    throw new InvalidInput('Invalid cursor.', { [field]: ['This cursor is from another search: send the query, mode, filters, user_id and context_id it was made with.'] });
+    const what = field === 'starting_after' ? 'the query, mode, filters, user_id and context_id' : 'the query and filters';
+    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from another search: send ${what} it was made with.`] });
   }
 }
 
