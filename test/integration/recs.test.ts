@@ -543,4 +543,28 @@ describe('recommendation behaviour', () => {
     await t.demo.core('DELETE', `/v1/items/${gone}`);
     expect(ids(await recs('user_id=u3&limit=30'))).not.toContain(gone);
   });
+
+  it('trains a tenant that deleted an item its users had events on (under the local IAM check)', async () => {
+    // A tenant of its own: the run reads whether the deleted item's id was stored again meanwhile
+    // (items.getMany, a BatchGetItem), which the training worker was not granted: every run of
+    // such a tenant ended Failed with AccessDeniedException (until 2026-12-06).
+    const endpoint = JSON.parse((await import('node:fs')).readFileSync(`${t.dataDir}/stack.json`, 'utf8')).dynamodb_endpoint as string;
+    const credentials = storesFor(makeTable('recsearch-local', endpoint, 'us-east-1')).credentials;
+    const c = new TenantClient(t.base, await onboardTenant(credentials, 'deleted-item-training', { base_url: t.base, console_url: t.base, auth_url: t.base }));
+    const made = await c.core('POST', '/v1/items', [{ name: 'kept one' }, { name: 'kept two' }, { name: 'to be deleted' }]);
+    const [one, two, gone] = made.body.data.map((i: { id: string }) => i.id) as [string, string, string];
+    const events = ['a', 'b', 'c'].flatMap((user_id) => [one, two, gone].map((item_id) => ({ type: 'view', user_id, item_id })));
+    expect((await c.core('POST', '/v1/events', events)).status).toBe(201);
+    expect((await c.core('DELETE', `/v1/items/${gone}`)).status).toBe(200);
+    const type = (await c.platform('POST', '/api/event-types', { name: 'view', weight: 1 })).body.id;
+    const tpl = (await c.platform('POST', '/api/events/templates', { name: 'views', event_types: [{ id: type }], thresholds: { per_signal_min: 1, total_min: 1 } })).body.id;
+    expect((await c.platform('PATCH', `/api/events/templates/${tpl}`, { status: 'Published' })).status).toBe(200);
+    const run = await c.platform('POST', '/api/training-jobs', { template_id: tpl, options: { algorithm: 'popularity' } });
+    const done = await until(
+      () => c.platform('GET', `/api/training-jobs/${run.body.job_name}`),
+      (r) => ['Completed', 'Failed', 'Stopped'].includes(r.body.status),
+      20_000,
+    );
+    expect(done.body, JSON.stringify(done.body)).toMatchObject({ status: 'Completed', error: null });
+  });
 });
