@@ -3,10 +3,56 @@ import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
 import { documentAs, named } from './doc.ts';
 
+/** What a value of each kind zod checks for is called in a message. */
+const KINDS: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  bigint: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+/** Sizes of the kinds of value a length applies to. */
+const UNITS: Readonly<Record<string, string>> = { string: 'characters', array: 'items', set: 'items', file: 'bytes' };
+
+/**
+ * What a check without a message of its own says: zod's English locale says "Too big: expected
+ * number to be <=100" or "Invalid input: expected string, received undefined"; the field is the
+ * error's key in `fieldErrors`, so the message says what to send ("Must be at most 100.",
+ * "Required."). Checks with their own message keep it; other issues keep the locale's.
+ */
+function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (issue.input === undefined) return 'Required.';
+      // z.int() sent another kind of value expects a number: it says an integer.
+      const def = issue.inst?._zod.def;
+      const kind = KINDS[def && 'format' in def && String(def.format).includes('int') ? 'int' : issue.expected];
+      return kind ? `Must be ${kind}.` : undefined;
+    }
+    case 'too_big': {
+      const n = String(issue.maximum);
+      const unit = UNITS[issue.origin];
+      if (unit) return issue.exact ? `Must have exactly ${n} ${unit}.` : `Must have at most ${n} ${unit}.`;
+      return issue.inclusive ? `Must be at most ${n}.` : `Must be less than ${n}.`;
+    }
+    case 'too_small': {
+      const n = String(issue.minimum);
+      const unit = UNITS[issue.origin];
+      if (unit) return issue.exact ? `Must have exactly ${n} ${unit}.` : n === '1' ? 'Must not be empty.' : `Must have at least ${n} ${unit}.`;
+      return issue.inclusive ? `Must be at least ${n}.` : `Must be greater than ${n}.`;
+    }
+    default:
+      return undefined;
+  }
+}
+
 // zod/mini ships no locale and no cycle-safe memoizer; install what classic zod installs by default,
 // so messages stay English and parsing behaves as before. Every schema module imports this one, and
 // the memoizer must be in place before the first container schema is built.
-z.config({ ...en(), memoizer: z.memoizer() });
+z.config({ ...en(), customError: plainMessage, memoizer: z.memoizer() });
 
 /** The spec's pattern for item IDs in responses and cursors. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
-import { eventTypeBody, eventTypePatch, templateBody } from '../../shared/schemas/console.ts';
+import { eventTypeBody, eventTypePatch, templateBody, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
-import { searchBody } from '../../shared/schemas/search.ts';
+import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
 import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
 import { ValidationError } from '../../shared/errors.ts';
 
@@ -16,6 +16,24 @@ function fieldErrors(fn: () => unknown): Record<string, string[]> {
   }
   throw new Error('expected a ValidationError');
 }
+
+describe('messages of checks without their own', () => {
+  it("say what to send, not zod's locale ('Too big: expected number to be <=100', 'Invalid input: expected string, received undefined')", () => {
+    // Found by a black-box run (2026-12-06): the Platform item search's limit of 500 was told
+    // "Too big: expected number to be <=100".
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 500, cursor: '' }, 'body'))).toEqual({ limit: ['Must be at most 100.'], cursor: ['Must not be empty.'] });
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 0, query: 5 }, 'body'))).toEqual({ limit: ['Must be at least 1.'], query: ['Must be a string.'] });
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 2.5 }, 'body'))).toEqual({ limit: ['Must be an integer.'] });
+    expect(fieldErrors(() => parseOrThrow(trainingJobBody, {}, 'body'))).toEqual({ template_id: ['Required.'] });
+    expect(fieldErrors(() => parseOrThrow(trainingJobBody, { template_id: 'x', options: { epochs: 51 } }, 'body'))).toEqual({
+      template_id: ['Must be an integer.'],
+      'options.epochs': ['Must be at most 50.'],
+    });
+    // Lengths count characters or items; a check with its own message keeps it.
+    expect(fieldErrors(() => parseOrThrow(userPath, { user_id: 'u'.repeat(257) }, 'path'))).toEqual({ user_id: ['Must have at most 256 characters.'] });
+    expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body'))).toEqual({ weight: ['weight must be between 1 and 100'] });
+  });
+});
 
 describe('item schemas', () => {
   it('reports array element errors with their index and unknown keys by name', () => {
