@@ -49,8 +49,9 @@ export interface Access {
   /**
    * Records experiment exposures (PutItem of the user's first exposure, BatchWriteItem of a
    * group's exposure rows, UpdateItem of the variant totals; granted with the table actions)
-   * once the caller's credentials are confirmed: counting what was served, not a change of
-   * tenant data, so the route still counts as read-only (`readOnly`).
+   * once the caller's credentials are confirmed, and takes back the exposure of a request that
+   * failed once recorded (DeleteItem of its row: ExposureStore.forgetRequest): counting what was
+   * served, not a change of tenant data, so the route still counts as read-only (`readOnly`).
    */
   exposures?: boolean;
   /**
@@ -74,7 +75,7 @@ export interface Access {
 export const tableActions = (a: Access): TableAction[] => [
   ...new Set<TableAction>([
     ...(a.table ?? []),
-    ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem'] as const) : []),
+    ...(a.exposures ? (['PutItem', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const) : []),
     ...(a.searchLog ? (['BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const) : []),
     ...(a.popularity ? (['GetItem', 'PutItem'] as const) : []),
   ]),

@@ -428,12 +428,12 @@ describe('operations', () => {
 });
 
 describe('experiment exposures', () => {
-  it('are granted (PutItem, BatchWriteItem, UpdateItem) to the two serving routes, which still count as read-only', () => {
+  it('are granted (PutItem, BatchWriteItem, UpdateItem, and DeleteItem to take one back) to the two serving routes, which still count as read-only', () => {
     const served = deployedRoutes('core').filter((r) => r.access.exposures);
     expect(served.map((r) => r.handler).sort()).toEqual(['core/recommendations/recommend', 'core/search/search']);
     for (const r of served) {
       // BatchWriteItem: a group's exposure rows (shared/data/experiments.ts); the local stack refuses the call without it (local/grants.ts).
-      expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'BatchWriteItem', 'UpdateItem']));
+      expect(tableActions(r.access)).toEqual(expect.arrayContaining(['PutItem', 'BatchWriteItem', 'UpdateItem', 'DeleteItem']));
       expect(readOnly(r)).toBe(true);
     }
   });

@@ -10,6 +10,7 @@ import { dynamoConsoleSessionStore } from '../../shared/data/console-auth.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
+import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { dynamoPopularitySnapshots } from '../../shared/data/popularity.ts';
 import { asFunction } from '../../local/grants.ts';
 import { blobs } from '../../shared/blob.ts';
@@ -109,6 +110,23 @@ describe('local IAM', () => {
         fn,
       ).toEqual(['kept', undefined]);
     }
+  });
+
+  it('let the serving routes take back the exposure of a request that failed once recorded (DeleteItem of its row), as a recommendation whose ranking or read fails after it was accepted does', async () => {
+    // Found by a review (2026-12-06): planAndRecord's `failed` (shared/control/exposures.ts) calls
+    // ExposureStore.forgetRequest, which deletes the request's exposure row. Search is granted
+    // DeleteItem with its search log; recommendations were not, so on AWS the take-back was
+    // refused (logged as a warning) and the failed request stayed counted in its variant.
+    const exposures = dynamoExposureStore(table);
+    const now = Math.floor(Date.now() / 1000);
+    for (const fn of ['core/recommendations/recommend', 'core/search/search']) {
+      const requestId = `grants-forget-${fn.replace(/\//g, '-')}`;
+      await exposures.recordExposure('grants-exp', { requestId, experimentId: 1, variant: 0, userId: 'u1', servedAt: now, windowSeconds: 600 });
+      expect(await exposures.exposure('grants-exp', requestId), fn).toBeDefined();
+      await asFunction(fn, () => exposures.forgetRequest('grants-exp', requestId));
+      expect(await exposures.exposure('grants-exp', requestId), fn).toBeUndefined();
+    }
+    expect((await exposures.totals('grants-exp', 1)).get(0)).toMatchObject({ requests: 0, users: 1 });
   });
 
   it("let every Platform function record its check of a console session's user on the session's row (UpdateItem on CONSOLESESSION# rows), and no Core function", async () => {
