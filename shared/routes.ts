@@ -151,8 +151,12 @@ export const readOnly = (r: Route): boolean =>
   r.access.bucket !== 'readwrite' &&
   !r.access.bucketDeletes?.length;
 
-/** Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). */
-const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'] };
+/**
+ * Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). Query:
+ * an answer stored in chunk rows under a key the request no longer holds (an erasure forgot it, a
+ * retry took it over) has its chunk rows listed to be deleted (IdempotencyStore.complete).
+ */
+const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem', 'Query'] };
 /**
  * A Platform create that honours Idempotency-Key (shared/http/idempotency.ts): `a`, and the key's
  * record claimed (PutItem), its id reserved and its answer stored (UpdateItem), freed when the

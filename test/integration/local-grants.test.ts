@@ -3,10 +3,13 @@
  * function's grant does not cover is refused as DynamoDB refuses it, on both of the data layer's
  * paths (its signed requests and the SDK's commands), in the stack's own threads.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTable, type TableRef } from '../../shared/data/client.ts';
+import { IdempotencyClaimLost } from '../../shared/domain/idempotency.ts';
 import { dynamoConsoleSessionStore } from '../../shared/data/console-auth.ts';
+import { IdempotencyChunk } from '../../shared/data/entities.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
@@ -127,6 +130,32 @@ describe('local IAM', () => {
       expect(await exposures.exposure('grants-exp', requestId), fn).toBeUndefined();
     }
     expect((await exposures.totals('grants-exp', 1)).get(0)).toMatchObject({ requests: 0, users: 1 });
+  });
+
+  it("let the Core create functions drop the parts of an answer they could not store under an Idempotency-Key they no longer hold (Query of the key's chunk rows)", async () => {
+    // Found by a review (2026-12-06): IdempotencyStore.complete stores an answer over 300 KB
+    // (gzipped) in chunk rows first; when the key's record then no longer names the attempt (an
+    // erasure forgot the key meanwhile, or a retry took it over), it lists the attempt's chunk
+    // rows (Query) to delete them. The Core create functions (CREATE) were not granted Query: on
+    // AWS the call was refused, the parts stayed and the request logged its record as not completed.
+    const idem = storesFor(table).idempotency;
+    // Incompressible: about 600 KB gzipped, two chunks.
+    const body = randomBytes(450_000).toString('base64');
+    for (const fn of ['core/events/ingest', 'core/items/create']) {
+      const key = `grants-chunks-${fn.replace(/\//g, '-')}`;
+      const now = Math.floor(Date.now() / 1000);
+      expect(await asFunction(fn, () => idem.claim('grants-idem', key, 'h', 'owner-a', now, 3600))).toEqual({ state: 'new' });
+      // An erasure of a user whose events the request wrote forgets the key (no owner any more).
+      await idem.forget('grants-idem', key, now);
+      const lost = await asFunction(fn, () => idem.complete('grants-idem', key, 'owner-a', 201, body, 3600)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(lost, fn).toBeInstanceOf(IdempotencyClaimLost);
+      // Its parts were dropped: none is left under the key.
+      const chunks = IdempotencyChunk.indexes.primary;
+      expect((await queryPage(table, { ...chunks.query({ tenant: 'grants-idem', key }, { beginsWith: chunks.skPrefix() }), ConsistentRead: true })).items, fn).toEqual([]);
+    }
   });
 
   it("let every Platform function record its check of a console session's user on the session's row (UpdateItem on CONSOLESESSION# rows), and no Core function", async () => {
