@@ -91,6 +91,7 @@ export class TrainingTask extends NestedStack {
     const { access } = trainingTask;
     this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: tableActions(access).map((a) => `dynamodb:${a}`), resources: [props.table.tableArn] }));
     this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: access.bucketPuts.map((p) => `${props.bucket.bucketArn}/${p}/*`) }));
+    this.taskDefinition.addToTaskRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: access.bucketGets.map((p) => `${props.bucket.bucketArn}/${p}/*`) }));
 
     // The worker starts it: RunTask of this definition in this cluster only, and the roles it passes.
     const w = props.worker;
@@ -132,7 +133,8 @@ export class TrainingTask extends NestedStack {
     const bucketArn = `referenceto${Names.nodeUniqueId((props.bucket.node.defaultChild ?? props.bucket).node)}Arn`;
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${bucketArn}>/models/*]`,
-      reason: 'Model artifacts are objects under the models/ prefix, one key per tenant and version; the task may only PutObject there.',
+      reason:
+        'Model artifacts are objects under the models/ prefix, one key per tenant and version; the task may only PutObject there and GetObject what it stored (to rewrite it without a user erased meanwhile).',
     });
   }
 }

@@ -97,9 +97,13 @@ const S3_ACTIONS = { get: 's3:GetObject', put: 's3:PutObject', delete: 's3:Delet
 /** What `grant` does not cover of reading, writing or deleting the artifact `key`, or undefined. */
 export function blobRefusal(grant: Grant, op: keyof typeof S3_ACTIONS, key: string): Refusal | undefined {
   const prefix = key.slice(0, key.indexOf('/')) as (typeof ARTIFACT_PREFIXES)[number];
-  const { bucket, bucketDeletes, bucketPuts } = grant.access;
+  const { bucket, bucketDeletes, bucketPuts, bucketGets } = grant.access;
   const ok =
     ARTIFACT_PREFIXES.includes(prefix) &&
-    (op === 'get' ? bucket !== undefined : op === 'put' ? bucket === 'readwrite' || (bucketPuts?.includes(prefix) ?? false) : (bucketDeletes?.includes(prefix) ?? false));
+    (op === 'get'
+      ? bucket !== undefined || (bucketGets?.includes(prefix) ?? false)
+      : op === 'put'
+        ? bucket === 'readwrite' || (bucketPuts?.includes(prefix) ?? false)
+        : (bucketDeletes?.includes(prefix) ?? false));
   return ok ? undefined : { action: S3_ACTIONS[op], resource: key };
 }

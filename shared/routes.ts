@@ -40,6 +40,8 @@ export interface Access {
   bucketDeletes?: readonly ('search' | 'models')[];
   /** Artifact prefixes written to only (PutObject, without `bucket`'s reads): the training task's role (lib/training-task.ts). */
   bucketPuts?: readonly ('search' | 'models')[];
+  /** Artifact prefixes read (GetObject) without `bucket`'s other grants: the training task's role, which reads back the version it stored. */
+  bucketGets?: readonly ('search' | 'models')[];
   /** Queues the handler sends jobs to. */
   queues?: readonly QueueName[];
   /** Queues whose backlog (approximate depth) the handler reads. */

@@ -64,11 +64,14 @@ export const workers: readonly WorkerSpec[] = [
 /**
  * The training run as a container task (functions/workers/train-task.ts, lib/training-task.ts;
  * locally a child process): what runTraining does, nothing more. The table as the training
- * worker's, and its model written, never read.
+ * worker's, and its model written, and read back only to write it again without a user whose
+ * erasure began while the run stored it (withoutErased, shared/recs/erase-from-models.ts; until
+ * 2026-12-06 not granted, and such a run failed on AWS after storing a version that still held
+ * the user).
  */
 export const trainingTask = {
   handler: 'workers/train-task',
-  access: { table: TRAINING_TABLE, bucketPuts: ['models'] as const },
+  access: { table: TRAINING_TABLE, bucketPuts: ['models'] as const, bucketGets: ['models'] as const },
 } as const satisfies { handler: string; access: Access };
 
 /**

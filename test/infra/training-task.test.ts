@@ -74,7 +74,7 @@ describe('the training task (ECS Fargate)', () => {
     template.resourceCountIs('AWS::ECS::Cluster', 1);
   });
 
-  it("grants its role the training worker's table actions on the table and PutObject under models/ only", () => {
+  it("grants its role the training worker's table actions on the table, and PutObject and GetObject under models/ only", () => {
     const td = stack.training.taskDefinition;
     const statements = statementsOf(logicalId(td.taskRole as unknown as { node: { defaultChild?: unknown } }));
     const spec = workers.find((w) => w.handler === 'workers/train');
@@ -87,10 +87,12 @@ describe('the training task (ECS Fargate)', () => {
     // The table's ARN, passed in from the service's stack.
     expect(JSON.stringify(table?.Resource)).toMatch(/referenceto.*DataTable.*Arn/);
     const s3 = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
-    expect(s3.map(actionsOf)).toEqual([['s3:PutObject']]);
-    expect(JSON.stringify(s3[0]?.Resource)).toContain('/models/*');
+    // GetObject: the version it stored, read back to take out a user erased meanwhile (withoutErased).
+    expect(s3.map(actionsOf).sort()).toEqual([['s3:GetObject'], ['s3:PutObject']]);
+    for (const s of s3) expect(JSON.stringify(s.Resource)).toContain('/models/*');
+    for (const s of s3) expect(JSON.stringify(s.Resource)).not.toContain('/search/*');
     // Nothing else: no wildcard actions, no other service.
-    expect(statements.flatMap(actionsOf).every((a) => a.startsWith('dynamodb:') || a === 's3:PutObject')).toBe(true);
+    expect(statements.flatMap(actionsOf).every((a) => a.startsWith('dynamodb:') || a === 's3:PutObject' || a === 's3:GetObject')).toBe(true);
   });
 
   it("lets the maintenance function describe this cluster's tasks only, and tells it where", () => {

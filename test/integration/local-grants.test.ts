@@ -18,6 +18,7 @@ import { dynamoPopularitySnapshots } from '../../shared/data/popularity.ts';
 import { asFunction } from '../../local/grants.ts';
 import { blobs } from '../../shared/blob.ts';
 import { workQueue } from '../../shared/queue/messages.ts';
+import { withoutErased } from '../../shared/recs/erase-from-models.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 let t: TestStack;
@@ -156,6 +157,25 @@ describe('local IAM', () => {
       const chunks = IdempotencyChunk.indexes.primary;
       expect((await queryPage(table, { ...chunks.query({ tenant: 'grants-idem', key }, { beginsWith: chunks.skPrefix() }), ConsistentRead: true })).items, fn).toEqual([]);
     }
+  });
+
+  it('let training (the worker and the container task) read back the version it stored, which it writes again without a user whose erasure began meanwhile', async () => {
+    // Found by a review (2026-12-06): runTraining (shared/recs/trainer.ts), once its version is
+    // stored, reads the erasure markers again and, when the artifact holds a user erased
+    // meanwhile, calls withoutErased, which reads the artifact (GetObject) before writing it
+    // again. The container task was granted PutObject under models/ only, so on AWS such a run
+    // failed there (AccessDenied) after storing a version that still held the erased user.
+    const s = storesFor(table);
+    for (const fn of ['workers/train', 'workers/train-task']) {
+      // No artifact under the key: read, nothing to take out, nothing written.
+      expect(await asFunction(fn, () => withoutErased({ console: s.console, blobs: blobs() }, 'grants-train', 'models/grants-train/none')), fn).toBe(false);
+    }
+    // The task's read is of models only.
+    const e = await asFunction('workers/train-task', () => blobs().get('search/grants-train/none')).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    expect(e?.message).toContain('is not authorized to perform: s3:GetObject');
   });
 
   it("let every Platform function record its check of a console session's user on the session's row (UpdateItem on CONSOLESESSION# rows), and no Core function", async () => {
