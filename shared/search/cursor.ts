@@ -76,12 +76,12 @@ export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number): st
  * requests that name none, pass. The message names what the route takes: Core search
  * (`starting_after`) its query, mode, filters, user_id and context_id; the Platform item search
  * (`cursor`) only its query and filters (until 2026-12-06 it was told to send the Core fields too,
- * which it refuses as unknown).
+ * which it refuses as unknown). `madeWith` says what to do instead (its GET, which takes no filters).
  */
-export function sameList(of: string | undefined, list: string | undefined, field: string): void {
+export function sameList(of: string | undefined, list: string | undefined, field: string, madeWith?: string): void {
   if (of !== undefined && list !== undefined && of !== list) {
     const what = field === 'starting_after' ? 'the query, mode, filters, user_id and context_id' : 'the query and filters';
-    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from another search: send ${what} it was made with.`] });
+    throw new InvalidInput('Invalid cursor.', { [field]: [`This cursor is from another search: ${madeWith ?? `send ${what} it was made with.`}`] });
   }
 }
 

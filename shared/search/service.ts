@@ -352,8 +352,11 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
  */
 const listDigest = (tenant: string, req: SearchRequest): string | undefined => (req.listOf === undefined ? undefined : cursorDigest(JSON.stringify([tenant, req.listOf]), 12));
 
-/** Ranks a tenant's catalog for one request and returns one page of item resources with scores. */
-export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after') {
+/**
+ * Ranks a tenant's catalog for one request and returns one page of item resources with scores.
+ * `madeWith`: what a cursor of another search is told to do (see `sameList`).
+ */
+export async function runSearch(deps: SearchDeps, tenant: string, req: SearchRequest, cursorField = 'starting_after', madeWith?: string) {
   // A cursor of another list: its page would repeat and skip hits (every kind of cursor names its list).
   const list = listDigest(tenant, req);
   // A cursor of a sorted list goes only with the same sort; other cursors only without one.
@@ -365,7 +368,7 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
   const after = req.cursor ? decodeCursor(req.cursor, cursorField) : undefined;
   if (req.plan) {
     if (after && after.offset === undefined) throw new InvalidInput('Invalid cursor.', { [cursorField]: ['This cursor is from a search without this context.'] });
-    sameList(after?.list, list, cursorField);
+    sameList(after?.list, list, cursorField, madeWith);
     return plannedSearch(deps, tenant, { ...req, plan: req.plan }, after?.offset ?? 0, after?.builtAt, list, after?.asOf, after);
   }
   if (after?.offset !== undefined) {
@@ -374,15 +377,22 @@ export async function runSearch(deps: SearchDeps, tenant: string, req: SearchReq
       cursorField === 'starting_after' ? 'This cursor is from a search with a context; send the same context_id.' : 'This cursor is from a Core search with a context, not from this item search.';
     throw new InvalidInput('Invalid cursor.', { [cursorField]: [why] });
   }
-  sameList(after?.list, list, cursorField);
+  sameList(after?.list, list, cursorField, madeWith);
   return relevanceSearch(deps, tenant, req, after, list);
 }
 
 /**
  * The Platform item search (the console's): hybrid, inactive items included, with no context,
- * so no experiment to name; its cursor parameter is `cursor`.
+ * so no experiment to name; its cursor parameter is `cursor`. Its GET (`via`) takes no filters:
+ * a cursor of another search is told to send the query, a filtered search's paging on by POST
+ * (until 2026-12-06 it was told to send the filters too, which the GET refuses as unknown).
  */
-export async function platformItemSearch(deps: SearchDeps, tenant: string, req: Pick<SearchRequest, 'query' | 'limit' | 'cursor'> & { filters?: FilterClause[] | undefined }) {
+export async function platformItemSearch(
+  deps: SearchDeps,
+  tenant: string,
+  req: Pick<SearchRequest, 'query' | 'limit' | 'cursor'> & { filters?: FilterClause[] | undefined },
+  via: 'GET' | 'POST' = 'POST',
+) {
   const { filters, ...rest } = req;
   // Its cursors name their list (query and filters), as Core's do: a cursor of another search is a 400, not that list's page.
   const listOf = canonicalJson(['platform', req.query, filters?.length ? filters : null]);
@@ -391,6 +401,7 @@ export async function platformItemSearch(deps: SearchDeps, tenant: string, req: 
     tenant,
     { ...rest, filter: filters?.length ? platformFilter(filters) : NO_FILTER, mode: 'hybrid', includeInactive: true, listOf },
     'cursor',
+    via === 'GET' ? 'send the query it was made with (a cursor of a search with filters pages on by POST /api/items/search).' : undefined,
   );
   return answer;
 }

@@ -658,12 +658,20 @@ describe('Platform item search', () => {
     // The same list by POST takes the cursor; another query's or other filters' cursor is a 400 (was another list's page, or an empty one).
     const posted = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: first.body.next_cursor });
     expect(posted.body.data.map((i: { id: string }) => i.id)).toEqual(second.body.data.map((i: { id: string }) => i.id));
-    const other = await t.demo.platform('GET', `/api/items/search?query=tent&limit=10&cursor=${first.body.next_cursor}`);
+    const other = await t.demo.platform('POST', '/api/items/search', { query: 'tent', limit: 10, cursor: first.body.next_cursor });
     // Saying what this route takes (was "send the query, mode, filters, user_id and context_id", three of which it refuses as unknown).
     const sameSearch = 'Invalid cursor. cursor: This cursor is from another search: send the query and filters it was made with.';
     expect(other).toMatchObject({ status: 400, body: { error: sameSearch } });
     const filtered = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 10, cursor: first.body.next_cursor, filters: [{ field: 'active', op: 'eq', value: true }] });
     expect(filtered).toMatchObject({ status: 400, body: { error: sameSearch } });
+    // GET takes no filters (it refuses them as an unknown field): it is told to send the query, and
+    // that a filtered search's cursor pages on by POST (was "send the query and filters" there too).
+    const sameGet = 'Invalid cursor. cursor: This cursor is from another search: send the query it was made with (a cursor of a search with filters pages on by POST /api/items/search).';
+    const otherGet = await t.demo.platform('GET', `/api/items/search?query=tent&limit=10&cursor=${first.body.next_cursor}`);
+    expect(otherGet).toMatchObject({ status: 400, body: { error: sameGet } });
+    const filteredFirst = await t.demo.platform('POST', '/api/items/search', { query: 'lantern', limit: 2, filters: [{ field: 'active', op: 'eq', value: true }] });
+    const filteredGet = await t.demo.platform('GET', `/api/items/search?query=lantern&limit=2&cursor=${filteredFirst.body.next_cursor}`);
+    expect(filteredGet).toMatchObject({ status: 400, body: { error: sameGet } });
     // A Core search's cursor of a context: refused saying so (was "send the same context_id", which this route does not take).
     const context = (await t.demo.platform('POST', '/api/contexts', { name: 'cursor check', description: '' })).body.id as number;
     const inContext = await t.demo.core('POST', '/v1/search', { query: 'lantern', limit: 2, context_id: context });
