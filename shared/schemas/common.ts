@@ -209,9 +209,18 @@ export const jsonValue = documentAs(
 
 export const jsonObject = z.record(z.string(), jsonValue);
 
-/** Each issue as (path, message), an unknown-keys issue once per key. */
+const pathKey = (path: readonly PropertyKey[]): string => path.map(String).join('\u0000');
+
+/**
+ * Each issue as (path, message), an unknown-keys issue once per key. A length issue where the
+ * value is of the wrong kind is left out: zod runs a length check on any value with a length
+ * after its kind check failed, so an array field sent a string was told "Must be an array." and
+ * "Must have at most 50 characters." (a string field sent a list, "Must not be empty.").
+ */
 function* flatIssues(error: z.core.$ZodError): Generator<{ path: PropertyKey[]; message: string }> {
+  const wrongKind = new Set(error.issues.filter((i) => i.code === 'invalid_type').map((i) => pathKey(i.path)));
   for (const issue of error.issues) {
+    if ((issue.code === 'too_big' || issue.code === 'too_small') && issue.origin in UNITS && wrongKind.has(pathKey(issue.path))) continue;
     if (issue.code === 'unrecognized_keys') {
       for (const k of issue.keys) yield { path: [...issue.path, k], message: 'Unknown field.' };
     } else {

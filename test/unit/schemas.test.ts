@@ -6,6 +6,7 @@ import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/sc
 import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
 import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
 import { ValidationError } from '../../shared/errors.ts';
+import { createApiKeyBody } from '../../shared/domain/credentials.ts';
 
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
   try {
@@ -32,6 +33,21 @@ describe('messages of checks without their own', () => {
     // Lengths count characters or items; a check with its own message keeps it.
     expect(fieldErrors(() => parseOrThrow(userPath, { user_id: 'u'.repeat(257) }, 'path'))).toEqual({ user_id: ['Must have at most 256 characters.'] });
     expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body'))).toEqual({ weight: ['weight must be between 1 and 100'] });
+  });
+
+  it('a value of the wrong kind is told its kind alone, not a length of that kind (an array field "Must have at most 50 characters.")', () => {
+    // zod runs a length check on any value with a length, after the kind check failed too.
+    expect(fieldErrors(() => parseOrThrow(templateBody, { name: 'n', event_types: 'x'.repeat(60) }, 'body'))).toEqual({ event_types: ['Must be an array.'] });
+    expect(fieldErrors(() => parseOrThrow(templateBody, { name: 'n', event_types: '' }, 'body'))).toEqual({ event_types: ['Must be an array.'] });
+    expect(fieldErrors(() => parseOrThrow(createApiKeyBody, { name: 'k', scopes: '' }, 'body'))).toEqual({ scopes: ['Must be an array.'] });
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: '', user_id: [], starting_after: Array(300).fill('a') }, 'body'))).toEqual({
+      user_id: ['Must be a string.'],
+      starting_after: ['Must be a string.'],
+    });
+    // A length check's own message on the wrong kind goes too; on the right kind it stays.
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { filters: 'x'.repeat(30) }, 'body'))).toEqual({ filters: ['Must be an array.'] });
+    expect(fieldErrors(() => parseOrThrow(templateBody, { name: 'n', event_types: [] }, 'body'))).toEqual({ event_types: ['Must not be empty.'] });
+    expect(fieldErrors(() => parseOrThrow(ingestEventsBody, [{ type: 'view', user_id: 'u', item_id: 1, session_id: '' }], 'body'))).toEqual({ '0.session_id': ['Must not be empty.'] });
   });
 });
 
