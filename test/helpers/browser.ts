@@ -12,6 +12,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export async function openBrowser(): Promise<{ browser: Browser; page: Page; problems: string[] }> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  // An action or a read that cannot find its element fails naming it, before the test's own 30 s
+  // time limit says only that the test timed out (Playwright's default is 30 s too).
+  context.setDefaultTimeout(15_000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
