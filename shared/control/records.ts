@@ -315,9 +315,7 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
     const mark = nowSeconds();
     const marked = cur._rev + 1;
     if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: mark, _rev: marked }, { _rev: cur._rev }))) return { failure: busy('Segment', id), retryable: true };
-    const cfg = await c.controlConfig(who.tenant);
-    const rules = cfg.rules.filter((r) => r.segment_id === id).map((r) => r.id);
-    const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped').map((e) => e.id);
+    const { rules, experiments } = await namingSettled(c, who.tenant, id);
     if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }, { kept: true }))) return { value: { removed: cur, auditId } };
     await unmark(c, who.tenant, id, mark);
     if (!rules.length && !experiments.length) return { failure: busy('Segment', id), retryable: true };
@@ -326,6 +324,29 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
   });
   await audit(c, who, auditId, 'delete', `segments/${id}`, shown(removed), null);
 }
+
+/**
+ * The rules and experiments (not Stopped) naming segment `id`, read while its deletion's mark is
+ * on, once those written in the last `NAMING_SETTLE_SECONDS` have settled. Such a record's writer
+ * checks the segment after its write and takes the write back (404) when it finds the mark
+ * (`putNaming`, `updateRule`): a deletion that refused (409, naming it) on a write then taken back
+ * failed beside it, neither request done (2 in 45 of a DELETE racing a PATCH that named the
+ * segment, 2026-12-06). So while a record naming it is that recent, it is read again up to
+ * `NAMING_SETTLE_READS` times, `NAMING_SETTLE_MS` apart: gone from it, the deletion goes on.
+ */
+async function namingSettled(c: ControlPorts, tenant: string, id: number): Promise<{ rules: number[]; experiments: number[] }> {
+  for (let read = 0; ; read++) {
+    const cfg = await c.controlConfig(tenant);
+    const rules = cfg.rules.filter((r) => r.segment_id === id);
+    const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped');
+    const recent = [...rules, ...experiments].some((r) => typeof r.updated_at === 'number' && nowSeconds() - r.updated_at <= NAMING_SETTLE_SECONDS);
+    if (!recent || read === NAMING_SETTLE_READS) return { rules: rules.map((r) => r.id), experiments: experiments.map((e) => e.id) };
+    await sleep(NAMING_SETTLE_MS);
+  }
+}
+const NAMING_SETTLE_SECONDS = 10;
+const NAMING_SETTLE_MS = 100;
+const NAMING_SETTLE_READS = 10;
 
 /**
  * Takes a deletion's mark (`mark`, its time) off the segment as it is now: a change made since the

@@ -219,6 +219,34 @@ describe('races between changes', () => {
     await expect(createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).resolves.toMatchObject({ segment_id: seg.id });
   });
 
+  it('a segment deletion that finds a rule whose writer is about to take it back (it saw the mark) goes on: of the two, one is done', async () => {
+    // Found by a black-box run (2026-12-06): a DELETE of a segment racing a PATCH of a rule naming
+    // it failed 409 naming the rule, while the PATCH, finding the deletion's mark, took itself
+    // back (404): neither was done, in 2 of 45 tries.
+    const c = db.stores.console;
+    const T = 'race-del-undo';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    const rule = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: null });
+    let undone: Promise<unknown> | undefined;
+    const racing: ConsoleStore = {
+      ...c,
+      async controlConfig(tenant) {
+        // The rule's change is written just before the deletion reads the rules; its writer then
+        // finds the mark and takes it back 150 ms later.
+        if (!undone) {
+          await c.update(tenant, 'rule', rule.id, { segment_id: seg.id, updated_at: Math.floor(Date.now() / 1000) });
+          undone = new Promise((r) => setTimeout(r, 150)).then(() => c.update(tenant, 'rule', rule.id, { segment_id: null }));
+        }
+        return c.controlConfig(tenant);
+      },
+    };
+    await deleteSegment(racing, { tenant: T }, seg.id);
+    await undone;
+    await expect(getSegment(c, T, seg.id)).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect((await getRule(c, T, rule.id)).segment_id).toBeNull();
+  });
+
   it('a segment changed while its deletion looks for records naming it is not left marked, nor the change lost', async () => {
     const c = db.stores.console;
     const T = 'race-del-change';
