@@ -10,6 +10,9 @@ export interface TokenEndpointFirewallProps {
   windowSeconds: 60 | 120 | 300 | 600;
 }
 
+/** The longest MetricName AWS WAF takes (a web ACL's and each rule's VisibilityConfig). */
+const METRIC_NAME_MAX = 128;
+
 /** The blocked requests' answer (its key among the web ACL's custom response bodies). */
 const SLOW_DOWN = 'slow_down';
 
@@ -32,7 +35,13 @@ export class TokenEndpointFirewall extends Construct {
 
   constructor(scope: Construct, id: string, props: TokenEndpointFirewallProps) {
     super(scope, id);
-    const metric = (name: string) => ({ cloudWatchMetricsEnabled: true, sampledRequestsEnabled: true, metricName: `${Stack.of(this).stackName}-${name}` });
+    // WAF takes a MetricName of at most 128 characters, and a stack name may be 128 itself: the
+    // stack's name is cut to leave room for the metric's own (a longer one failed the deploy).
+    const metric = (name: string) => ({
+      cloudWatchMetricsEnabled: true,
+      sampledRequestsEnabled: true,
+      metricName: `${Stack.of(this).stackName.slice(0, METRIC_NAME_MAX - name.length - 1)}-${name}`,
+    });
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'Cognito user pool token endpoint - requests per source address',

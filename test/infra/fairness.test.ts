@@ -49,6 +49,24 @@ describe('token endpoint firewall (AWS WAF)', () => {
     const [poolId] = ofType(resources, 'AWS::Cognito::UserPool')[0]!;
     expect(assoc[0]![1].Properties).toEqual({ ResourceArn: { 'Fn::GetAtt': [poolId, 'Arn'] }, WebACLArn: { 'Fn::GetAtt': [aclId, 'Arn'] } });
   });
+
+  it("keeps its metric names inside WAF's 128 characters, whatever the stack's name", () => {
+    // A stack name may be 128 characters (CloudFormation's most); WAF refuses a longer MetricName.
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const name = `R${'x'.repeat(127)}`;
+    const long = new ServiceStack(app, name, { env: { account: '123456789012', region: 'eu-west-1' } });
+    const acl = ofType(serviceTemplate(long).toJSON().Resources as Record<string, Resource>, 'AWS::WAFv2::WebACL')[0]![1].Properties;
+    const names = [acl.VisibilityConfig.MetricName, ...acl.Rules.map((r: { VisibilityConfig: { MetricName: string } }) => r.VisibilityConfig.MetricName)] as string[];
+    for (const n of names) {
+      expect(n.length, n).toBeLessThanOrEqual(128);
+      expect(n).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
+    expect(new Set(names).size).toBe(names.length);
+    // A stack of a usual name keeps its metrics' names.
+    const [, short] = ofType(resources, 'AWS::WAFv2::WebACL')[0]!;
+    expect(short.Properties.VisibilityConfig.MetricName).toBe('FairStack-token-endpoint');
+    expect(short.Properties.Rules[0].VisibilityConfig.MetricName).toBe('FairStack-token-endpoint-per-address');
+  }, 60_000);
 });
 
 describe('API stages', () => {
