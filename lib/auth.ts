@@ -11,6 +11,8 @@ export const RESOURCE_SERVER = 'service-api';
  * broke the rest failed the deploy, after the retained table, buckets and pool were made.
  */
 const DOMAIN_PREFIX = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** Text Cognito refuses anywhere in a prefix domain (CreateUserPoolDomain fails on it at deploy). */
+const RESERVED_IN_PREFIX = /aws|amazon|cognito/;
 
 /**
  * Cognito issues the Core API's client-credentials tokens, and holds the console's users
@@ -29,6 +31,9 @@ export class AuthConstruct extends Construct {
     super(scope, id);
     if (props.domainPrefix !== undefined && !Token.isUnresolved(props.domainPrefix) && !DOMAIN_PREFIX.test(props.domainPrefix)) {
       throw new Error(`authDomainPrefix must be 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen (Cognito's rule), got ${props.domainPrefix}`);
+    }
+    if (props.domainPrefix !== undefined && !Token.isUnresolved(props.domainPrefix) && RESERVED_IN_PREFIX.test(props.domainPrefix)) {
+      throw new Error(`authDomainPrefix must not contain aws, amazon or cognito (Cognito's rule), got ${props.domainPrefix}`);
     }
     this.userPool = new cognito.UserPool(this, 'Pool', {
       selfSignUpEnabled: false,

@@ -156,6 +156,9 @@ describe('context values', () => {
       new ServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Ctx', { authDomainPrefix, env: { account: '123456789012', region: 'eu-west-1' } });
     for (const bad of ['recsearch-', '-recsearch', 'r'.repeat(64)]) expect(withPrefix(bad), bad).toThrow(/authDomainPrefix must be 1 to 63 lowercase letters/);
     expect(withPrefix(`recsearch-${'9'.repeat(53)}`)).not.toThrow();
+    // Cognito also refuses a prefix holding the text aws, amazon or cognito, anywhere in it.
+    for (const bad of ['acme-cognito', 'awsome-shop', 'shop-amazon-eu']) expect(withPrefix(bad), bad).toThrow(/authDomainPrefix must not contain aws, amazon or cognito/);
+    expect(withPrefix('acme-auth')).not.toThrow();
     const bedrock = synth({}, { embeddingProvider: 'bedrock' });
     expect(ofType(bedrock, 'AWS::IAM::Policy').some(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('bedrock:InvokeModel'))).toBe(true);
   });
