@@ -117,8 +117,21 @@ async function segmentLive(c: ControlPorts, tenant: string, id: number): Promise
   return s !== undefined && !beingDeleted(s);
 }
 
+/**
+ * A segment to name (404 when there is none). One whose deletion is under way is read again until
+ * the deletion ends (`MARK_WAIT_READS`, `NAMING_SETTLE_MS` apart): a deletion that finds a recent
+ * record naming the segment keeps its mark up to a second (`namingSettled`) and may then be
+ * refused, the segment staying; a name refused at once for the mark (404), as until 2026-12-06,
+ * failed beside that refusal, neither request done. Only this check before the write waits: the
+ * one after it (`putNaming`) is what such a deletion waits for.
+ */
 async function needSegment(c: ControlPorts, tenant: string, id: number): Promise<void> {
-  if (!(await segmentLive(c, tenant, id))) throw notFound('segment', id);
+  for (let read = 0; ; read++) {
+    const s = await c.get<Stored<Segment>>(tenant, 'segment', id);
+    if (s !== undefined && !beingDeleted(s)) return;
+    if (s === undefined || read === MARK_WAIT_READS) throw notFound('segment', id);
+    await sleep(NAMING_SETTLE_MS);
+  }
 }
 
 /**
@@ -347,6 +360,8 @@ async function namingSettled(c: ControlPorts, tenant: string, id: number): Promi
 const NAMING_SETTLE_SECONDS = 10;
 const NAMING_SETTLE_MS = 100;
 const NAMING_SETTLE_READS = 10;
+/** How often a name waits on a segment's deletion under way (`needSegment`): past its reads of the records, with room for its round trips. */
+const MARK_WAIT_READS = NAMING_SETTLE_READS + 5;
 
 /**
  * Takes a deletion's mark (`mark`, its time) off the segment as it is now: a change made since the

@@ -219,6 +219,26 @@ describe('races between changes', () => {
     await expect(createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id })).resolves.toMatchObject({ segment_id: seg.id });
   });
 
+  it('a rule naming a segment whose deletion is still reading the records (then refused) is stored: of the two, one is done', async () => {
+    // The deletion keeps its mark while it reads a recent rule naming the segment again (up to a
+    // second): a create naming the segment meanwhile answered 404 at its first check, though the
+    // deletion was then refused and the segment stayed: neither was done.
+    const c = db.stores.console;
+    const T = 'race-del-wait';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    const deleting = deleteSegment(c, { tenant: T }, seg.id).then(
+      () => 'deleted',
+      (e: { code?: string }) => e.code,
+    );
+    await vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(T, 'segment', seg.id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
+    const second = createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    await expect(second).resolves.toMatchObject({ segment_id: seg.id });
+    expect(await deleting).toBe('segment_in_use');
+    await expect(getSegment(c, T, seg.id)).resolves.toMatchObject({ id: seg.id });
+  });
+
   it('a segment deletion that finds a rule whose writer is about to take it back (it saw the mark) goes on: of the two, one is done', async () => {
     // Found by a black-box run (2026-12-06): a DELETE of a segment racing a PATCH of a rule naming
     // it failed 409 naming the rule, while the PATCH, finding the deletion's mark, took itself
