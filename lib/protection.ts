@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Stack } from 'aws-cdk-lib';
 import type { IUserPool } from 'aws-cdk-lib/aws-cognito';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
@@ -35,13 +36,20 @@ export class TokenEndpointFirewall extends Construct {
 
   constructor(scope: Construct, id: string, props: TokenEndpointFirewallProps) {
     super(scope, id);
-    // WAF takes a MetricName of at most 128 characters, and a stack name may be 128 itself: the
-    // stack's name is cut to leave room for the metric's own (a longer one failed the deploy).
-    const metric = (name: string) => ({
-      cloudWatchMetricsEnabled: true,
-      sampledRequestsEnabled: true,
-      metricName: `${Stack.of(this).stackName.slice(0, METRIC_NAME_MAX - name.length - 1)}-${name}`,
-    });
+    // WAF takes a MetricName of at most 128 characters, and a stack name may be 128 itself: a name
+    // too long is cut to leave room for the metric's own (a longer one failed the deploy), with a
+    // digest of the whole stack name, as WAF's CloudWatch metrics are dimensioned by these names:
+    // stacks of one region whose names differ only past the cut would count into the same ones.
+    const stackName = Stack.of(this).stackName;
+    const metric = (name: string) => {
+      const whole = `${stackName}-${name}`;
+      const digest = createHash('sha256').update(stackName).digest('hex').slice(0, 8);
+      return {
+        cloudWatchMetricsEnabled: true,
+        sampledRequestsEnabled: true,
+        metricName: whole.length <= METRIC_NAME_MAX ? whole : `${stackName.slice(0, METRIC_NAME_MAX - name.length - digest.length - 2)}-${digest}-${name}`,
+      };
+    };
     this.webAcl = new wafv2.CfnWebACL(this, 'WebAcl', {
       scope: 'REGIONAL',
       description: 'Cognito user pool token endpoint - requests per source address',

@@ -1,6 +1,9 @@
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { UserPool } from 'aws-cdk-lib/aws-cognito';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ServiceStack, type ServiceStackProps } from '../../lib/stack.ts';
+import { TokenEndpointFirewall } from '../../lib/protection.ts';
 import { WORKER_CONCURRENCY } from '../../lib/workers.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { deployedRoutes } from '../../shared/routes.ts';
@@ -67,6 +70,27 @@ describe('token endpoint firewall (AWS WAF)', () => {
     expect(short.Properties.VisibilityConfig.MetricName).toBe('FairStack-token-endpoint');
     expect(short.Properties.Rules[0].VisibilityConfig.MetricName).toBe('FairStack-token-endpoint-per-address');
   }, 60_000);
+
+  it('gives stacks whose long names differ only past the cut metric names of their own', () => {
+    // WAF's CloudWatch metrics are dimensioned by the metric names: two web ACLs of one region
+    // sharing them would count into the same metrics.
+    const namesOf = (stackName: string): string[] => {
+      const stack = new Stack(new App(), stackName, { env: { account: '123456789012', region: 'eu-west-1' } });
+      const pool = UserPool.fromUserPoolArn(stack, 'Pool', 'arn:aws:cognito-idp:eu-west-1:123456789012:userpool/eu-west-1_abc');
+      new TokenEndpointFirewall(stack, 'Firewall', { userPool: pool, requestsPerAddress: 300, windowSeconds: 300 });
+      const acl = ofType(Template.fromStack(stack).toJSON().Resources as Record<string, Resource>, 'AWS::WAFv2::WebACL')[0]![1].Properties;
+      return [acl.VisibilityConfig.MetricName, ...acl.Rules.map((r: { VisibilityConfig: { MetricName: string } }) => r.VisibilityConfig.MetricName)];
+    };
+    const base = `R${'x'.repeat(126)}`;
+    const [a, b] = [namesOf(`${base}a`), namesOf(`${base}b`)];
+    for (const n of [...a, ...b]) {
+      expect(n.length, n).toBeLessThanOrEqual(128);
+      expect(n).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
+    for (const n of a) expect(b, n).not.toContain(n);
+    expect(namesOf('FairStack')).toEqual(['FairStack-token-endpoint', 'FairStack-token-endpoint-per-address']);
+    expect(namesOf('R'.repeat(101))[1]).toBe(`${'R'.repeat(101)}-token-endpoint-per-address`);
+  });
 });
 
 describe('API stages', () => {
