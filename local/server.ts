@@ -141,6 +141,16 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
     }
   });
   server.keepAliveTimeout = 65_000;
+  // A request the HTTP parser refuses before any handler sees it (headers over Node's 16 KiB: 431;
+  // anything else malformed: 400) is answered with a JSON body, as API Gateway answers what it
+  // refuses itself (`{ "message": ... }`, the OpenAPI document's GatewayMessage), where Node's
+  // default answer had no body (until 2026-12-06).
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const [status, message] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const body = JSON.stringify({ message });
+    socket.end(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, opts.host, opts.port)));
     server.listen(opts.port, opts.host, () => resolve());

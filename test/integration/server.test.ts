@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, until, untilEmbedded } from '../helpers/stack.ts';
 import type { LocalQueue } from '../../local/queue.ts';
@@ -37,6 +38,31 @@ describe('local server', () => {
       expect(Object.keys(platform.body)).toEqual(['error']);
       const jwks = await request(t.base, 'GET', '/.well-known/jwks.json');
       expect(jwks.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256' });
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("answers a request its HTTP parser refuses (headers over 16 KiB: 431; malformed: 400) with a JSON body, as API Gateway answers what it refuses itself", async () => {
+    // Until 2026-12-06 Node's default answer: the status line and no body.
+    const t = await startTestStack();
+    try {
+      const big = await fetch(`${t.base}/v1/items`, { headers: { 'x-padding': 'a'.repeat(20_000) } });
+      expect(big.status).toBe(431);
+      expect(big.headers.get('content-type')).toBe('application/json');
+      expect(await big.json()).toEqual({ message: 'Request Header Fields Too Large' });
+      const { port, hostname } = new URL(t.base);
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ port: Number(port), host: hostname }, () => socket.write('NOT A REQUEST\r\n\r\n'));
+        let text = '';
+        socket.on('data', (d) => (text += d.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ message: 'Bad Request' });
+      // The server goes on answering.
+      expect((await t.demo.core('GET', '/v1/items?limit=1')).status).toBe(200);
     } finally {
       await t.stop();
     }
