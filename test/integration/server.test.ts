@@ -43,7 +43,7 @@ describe('local server', () => {
     }
   });
 
-  it("answers a request its HTTP parser refuses (headers over 16 KiB: 431; malformed: 400) with a JSON body, as API Gateway answers what it refuses itself", async () => {
+  it('answers a request its HTTP parser refuses (headers over 16 KiB: 431; malformed: 400) with a JSON body, as API Gateway answers what it refuses itself', async () => {
     // Until 2026-12-06 Node's default answer: the status line and no body.
     const t = await startTestStack();
     try {
