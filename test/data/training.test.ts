@@ -213,16 +213,7 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(
-      T10,
-      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
-      now - 2000,
-    );
-    await events.append(
-      T10,
-      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
-      now - 1000,
-    );
+    await sixRatedItems(T10, now - 2000, now - 1000);
     // A create that reserved id 7 (its Idempotency-Key's record names it) and was cut off before
     // writing its row: the item counter is at 7 before the run reads the catalog.
     await expect(
@@ -232,10 +223,7 @@ describe('training histories and what serving reads', () => {
         },
       }),
     ).rejects.toThrow('cut off');
-    await c.put(T10, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
-    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
-    await c.put(T10, 'template', template);
-    await c.put(T10, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await ratingsRun(T10, now);
     const readThenRetried = {
       ...items,
       forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
@@ -269,23 +257,11 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(
-      T11,
-      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
-      now - 2000,
-    );
-    await events.append(
-      T11,
-      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
-      now - 1000,
-    );
+    await sixRatedItems(T11, now - 2000, now - 1000);
     // u6 rates items the catalog never had (another system's numeric ids): no item of the tenant
     // ever had those ids, and the run reads them within eventsThrough.
     await events.append(T11, [ev('u6', 'rating', 1000), ev('u6', 'rating', 2 ** 40), ev('u6', 'rating', 2)], now - 1000);
-    await c.put(T11, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
-    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
-    await c.put(T11, 'template', template);
-    await c.put(T11, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await ratingsRun(T11, now);
     await runTraining({ console: c, events, items, blobs }, T11, 'train-1');
     expect((await c.get<TrainingRun>(T11, 'job', 1))?.status).toBe('Completed');
     const artifact = unpackModel((await blobs.get(((await c.get<ModelVersion>(T11, 'model', 1)) as ModelVersion).artifact)) as Uint8Array);
@@ -311,16 +287,7 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(
-      T12,
-      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
-      now - 2000,
-    );
-    await events.append(
-      T12,
-      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
-      now - 1000,
-    );
+    await sixRatedItems(T12, now - 2000, now - 1000);
     // A create reserves id 7 and is cut off before writing; its retry stores item 7 once the run
     // has read the catalog, and u5 rates it just before the run reads the events.
     await expect(
@@ -330,10 +297,7 @@ describe('training histories and what serving reads', () => {
         },
       }),
     ).rejects.toThrow('cut off');
-    await c.put(T12, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
-    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
-    await c.put(T12, 'template', template);
-    await c.put(T12, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await ratingsRun(T12, now);
     const readThenRetried = {
       ...items,
       forEachPage: async (t: string, fn: Parameters<typeof items.forEachPage>[1]) => {
@@ -357,23 +321,11 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await items.create(
-      T13,
-      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
-      now - 5000,
-    );
-    await events.append(
-      T13,
-      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
-      now - 4000,
-    );
+    await sixRatedItems(T13, now - 5000, now - 4000);
     // Items 3 and 5 were deleted long ago; the events on them stay in the table.
     await items.delete(T13, 3, now - 3000);
     await items.delete(T13, 5, now - 3000);
-    await c.put(T13, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
-    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
-    await c.put(T13, 'template', template);
-    await c.put(T13, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await ratingsRun(T13, now);
     const lookedUp: number[] = [];
     const counted = { ...items, getMany: (t: string, ids: readonly number[], opts?: { consistent?: boolean }) => (lookedUp.push(...ids), items.getMany(t, ids, opts)) };
     await runTraining({ console: c, events, items: counted, blobs }, T13, 'train-1');
@@ -406,29 +358,40 @@ describe('training histories and what serving reads', () => {
     const events = dynamoEventStore(db.table);
     const blobs = new FolderBlobStore(dir);
     const now = Math.floor(Date.now() / 1000);
-    await db.stores.items.create(
-      T14,
-      Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
-      now - 2000,
-    );
-    await events.append(
-      T14,
-      [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
-      now - 1000,
-    );
+    await sixRatedItems(T14, now - 2000, now - 1000);
     // Item 3 deleted just before the run; u1 rated it a moment before (its id is looked up).
     await events.append(T14, [ev('u1', 'rating', 3)], now);
     await db.stores.items.delete(T14, 3, now);
-    await c.put(T14, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
-    const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
-    await c.put(T14, 'template', template);
-    await c.put(T14, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+    await ratingsRun(T14, now);
     await runTraining({ console: c, events, items, blobs }, T14, 'train-1').catch(() => undefined);
     const run = await c.get<TrainingRun>(T14, 'job', 1);
     expect(run?.error ?? null).toBeNull();
     expect(run?.status).toBe('Completed');
   });
 });
+
+/** Six items created at `createdAt`, and u2's rating of each at `ratedAt` (events 1-6). */
+async function sixRatedItems(tenant: string, createdAt: number, ratedAt: number): Promise<void> {
+  await db.stores.items.create(
+    tenant,
+    Array.from({ length: 6 }, (_, i) => ({ name: `item ${i + 1}` })),
+    createdAt,
+  );
+  await dynamoEventStore(db.table).append(
+    tenant,
+    [1, 2, 3, 4, 5, 6].map((i) => ev('u2', 'rating', i)),
+    ratedAt,
+  );
+}
+
+/** The event type rating, a Published template training it, and run 1 of it queued (popularity). */
+async function ratingsRun(tenant: string, now: number): Promise<void> {
+  const c = db.stores.console;
+  await c.put(tenant, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
+  const template: Template = { id: 1, name: 'ratings', event_types: [{ id: 1, weight: 2 }], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now };
+  await c.put(tenant, 'template', template);
+  await c.put(tenant, 'job', queuedRun(1, { algorithm: 'popularity' }, { created: now }));
+}
 
 const job = (id: number, templateId: number, algorithm: 'popularity' | 'item_knn' = 'item_knn'): TrainingRun =>
   queuedRun(id, { algorithm }, { template_id: templateId, created: Math.floor(Date.now() / 1000) });
