@@ -167,11 +167,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   async function keyAsItIs(tenant: string, id: number, read: Row | undefined): Promise<void> {
     let row = read;
     for (let attempt = 0; attempt < 5 && row && live(row) && !indexedAsItIs(tenant, row); attempt++) {
-      const asRead = row;
-      if (await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, asRead), { when: holding({ status: asRead.status }) }))) return;
+      if (await keyAsRead(tenant, id, row)) return;
       row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
     }
   }
+  /** One try: the run's index key as the status read calls for, if the run still has that status. */
+  const keyAsRead = (tenant: string, id: number, row: Row): Promise<boolean> =>
+    applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
   /**
    * Puts in the index of active runs the runs stored since it was last looked at that are waiting
    * or running without their key, or with one of another status or format (written before the
@@ -202,9 +204,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     for (const k of await queryUpTo(t, keyedBefore.query({ tenant }), WHOLE)) {
       const id = Number(keyedBefore.parse(String(k[keyedBefore.skAttr])).active_id);
       const row = await getRow(t, recordKey(tenant, 'job', id), { consistent: true });
-      if (row && live(row) && !indexedAsItIs(tenant, row)) {
-        await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
-      }
+      if (row && live(row) && !indexedAsItIs(tenant, row)) await keyAsRead(tenant, id, row);
     }
     // Written the first time even for a tenant with no runs yet: a list of one status reads the
     // index only once the marker is there (`activeRunsIn`).
@@ -343,8 +343,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         if (ACTIVE_RUN.has(row.status)) runs.push(stripKeys(row) as T);
         // Ended, or moved to another status, by a writer older than the index (an upgrade): its
         // key is set again from its status by the upkeep (taken out when it ended).
-        if (opts.upkeep && !indexedAsItIs(tenant, row))
-          await applied(() => update(t, recordKey(tenant, 'job', id), activeRunChange(tenant, 'job', id, row), { when: holding({ status: row.status }) }));
+        if (opts.upkeep && !indexedAsItIs(tenant, row)) await keyAsRead(tenant, id, row);
       }
       return runs;
     },

@@ -33,6 +33,18 @@ const run = (id: number, status: TrainingRun['status']): TrainingRun => ({
   metrics: null,
 });
 
+/** A run's status as a writer older than the index of active runs sets it: its index key left as it is. */
+const setStatusAsBefore = (tenant: string, id: number, status: TrainingRun['status']) =>
+  db.table.doc.send(
+    new UpdateCommand({
+      TableName: db.table.tableName,
+      Key: RunEntity.key({ tenant, id }),
+      UpdateExpression: 'SET #s = :s',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':s': status },
+    }),
+  );
+
 /** A run's row as a writer older than the index of active runs stored it: its primary key only. */
 const putAsBefore = (tenant: string, r: TrainingRun) => db.table.doc.send(new PutCommand({ TableName: db.table.tableName, Item: { ...RunEntity.key({ tenant, id: r.id }), ...r } }));
 
@@ -176,15 +188,7 @@ describe('the training runs waiting or running', () => {
     expect(queued.read).toEqual({ rows: 6, gets: 2, batches: 2 });
     // A run whose key in the index names another status than its row (the index lagging its table
     // on AWS; here an older writer's UpdateItem, which leaves the key) is read again and left out...
-    await db.table.doc.send(
-      new UpdateCommand({
-        TableName: db.table.tableName,
-        Key: RunEntity.key({ tenant: T, id: 1 }),
-        UpdateExpression: 'SET #s = :s',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':s': 'Stopping' },
-      }),
-    );
+    await setStatusAsBefore(T, 1, 'Stopping');
     expect((await listTrainingRuns(c, T, { limit: 5, status: 'InProgress' })).data).toEqual([]);
     // ...and the upkeep keys it by the status it has.
     expect(ids(await c.activeRuns(T, { upkeep: true })).slice(-2)).toEqual([2, 1]);
@@ -278,15 +282,7 @@ describe('the training runs waiting or running', () => {
     const racing = interceptSigned<unknown>(db.table, 'updateItem', async (_p, call) => {
       if (!raced) {
         raced = true;
-        await db.table.doc.send(
-          new UpdateCommand({
-            TableName: db.table.tableName,
-            Key: RunEntity.key({ tenant: T, id: 1 }),
-            UpdateExpression: 'SET #s = :s',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':s': 'InProgress' },
-          }),
-        );
+        await setStatusAsBefore(T, 1, 'InProgress');
       }
       return call();
     });
@@ -307,15 +303,7 @@ describe('the training runs waiting or running', () => {
     await putAsBefore(T, run(3, 'Queued'));
     expect(ids(await c.activeRuns(T, { upkeep: true }))).toEqual([3, 1]);
     // Ended by an older writer's UpdateItem, which leaves the index key: not answered, and taken out.
-    await db.table.doc.send(
-      new UpdateCommand({
-        TableName: db.table.tableName,
-        Key: RunEntity.key({ tenant: T, id: 1 }),
-        UpdateExpression: 'SET #s = :s',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':s': 'Completed' },
-      }),
-    );
+    await setStatusAsBefore(T, 1, 'Completed');
     const ended = counting();
     expect(ids(await ended.c.activeRuns(T, { upkeep: true }))).toEqual([3]);
     const after = counting();
