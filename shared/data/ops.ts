@@ -187,7 +187,7 @@ export const FILTERED_LIST_READ = { maxRows: 2000, pageSize: 500 } as const;
  * A filtered list's read: up to `want` matches of `input` (a Query with a FilterExpression),
  * reading at most `maxRows` rows in pages of `pageSize`. `stoppedAt` is the key of the last row
  * read when the read stopped there before finding `want` (undefined when it found them, or the
- * partition ended): a page that did not fill ends where the read did, so a filter that matches
+ * partition ended, also exactly at the bound): a page that did not fill ends where the read did, so a filter that matches
  * little costs one bounded read, not the partition.
  */
 export async function queryFilteredUpTo(t: TableRef, input: QueryInput, want: number, bound: { maxRows: number; pageSize: number }): Promise<{ rows: Row[]; stoppedAt: Row | undefined }> {
@@ -200,7 +200,12 @@ export async function queryFilteredUpTo(t: TableRef, input: QueryInput, want: nu
     rows.push(...page.items);
     start = page.lastKey;
   } while (start && rows.length < want && read < bound.maxRows);
-  return rows.length >= want ? { rows: rows.slice(0, want), stoppedAt: undefined } : { rows, stoppedAt: start };
+  if (rows.length >= want) return { rows: rows.slice(0, want), stoppedAt: undefined };
+  // DynamoDB gives a LastEvaluatedKey whenever a page fills its Limit, also when that row was the
+  // partition's last: one row more, read from there, tells whether anything lies past it (scanned
+  // 0: the partition ended, so no cursor leads on to an empty page).
+  if (start && read >= bound.maxRows && (await queryPage(t, { ...input, Limit: 1, ExclusiveStartKey: start })).scanned === 0) return { rows, stoppedAt: undefined };
+  return { rows, stoppedAt: start };
 }
 
 /** Counts a query's matches in COUNT pages (nothing returned or unmarshalled), stopping at `upTo`. */

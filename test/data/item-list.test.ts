@@ -96,13 +96,33 @@ describe('GET /v1/items', () => {
     const page = await listItems(s, T, query({ created_after: '2000' }), 5000);
     // Until 2026-12-05: 43 Queries of 50 rows (a million items, some 20,000: a 503). Since
     // 2026-12-06 one more: the ids below where the read stopped read back for one still being
-    // written (an old row at once here), which the cursor must not pass.
-    expect(queries).toBeLessThanOrEqual(5);
+    // written (an old row at once here), which the cursor must not pass; and one row past the
+    // bound, read to tell whether anything lies there.
+    expect(queries).toBeLessThanOrEqual(6);
     expect(page).toMatchObject({ data: [], has_more: true, next_cursor: '2000' });
     const rest = await listItems(s, T, query({ created_after: '2000', starting_after: '2000' }), 5000);
     expect(rest).toMatchObject({ data: [], has_more: false, next_cursor: null });
     // A window that matches: its page fills as before.
     expect((await listItems(s, T, query({ created_after: '1000', limit: '3', starting_after: '1999' }), 5000)).data.map((r) => r.id)).toEqual(['2000', '2001', '2002']);
+  });
+
+  it('a filtered read that ends at its bound on the last row answers no cursor (nothing lies past it)', async () => {
+    const s = db.stores.items;
+    const T = 'list-bound-end';
+    for (let i = 0; i < 20; i++)
+      await s.create(
+        T,
+        Array.from({ length: 100 }, (_, k) => ({ name: `n${i}-${k}` })),
+        1000,
+      );
+    // 2,000 rows, none in the window: the read fills its bound on the catalog's last row.
+    const page = await listItems(s, T, query({ created_after: '2000' }), 5000);
+    expect(page).toMatchObject({ data: [], has_more: false, next_cursor: null });
+    // One item more past the bound: the page ends there, its cursor leading on to it.
+    const [late] = await s.create(T, [{ name: 'late' }], 3000);
+    const next = await listItems(s, T, query({ created_after: '2000' }), 5000);
+    expect(next).toMatchObject({ data: [], has_more: true, next_cursor: '2000' });
+    expect((await listItems(s, T, query({ created_after: '2000', starting_after: '2000' }), 5000)).data.map((r) => r.id)).toEqual([String(late?.id)]);
   });
 
   it('lists only the items whose category is the one asked for, a category longer than 256 characters included', async () => {
