@@ -51,6 +51,13 @@ function listenError(e: NodeJS.ErrnoException, host: string, port: number): Erro
   }
 }
 
+/** The status and message of what Node's HTTP parser refuses, by its error's code (as Node's default answer; else 400). */
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'Request Entity Too Large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+};
+
 /**
  * The local stand-in for API Gateway: one port serves the Core API (/v1), the Platform API
  * (/api) and the token endpoint (/oauth2/token), invoking the same handler modules Lambda runs.
@@ -142,12 +149,14 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
   });
   server.keepAliveTimeout = 65_000;
   // A request the HTTP parser refuses before any handler sees it (headers over Node's 16 KiB: 431;
-  // anything else malformed: 400) is answered with a JSON body, as API Gateway answers what it
-  // refuses itself (`{ "message": ... }`, the OpenAPI document's GatewayMessage), where Node's
-  // default answer had no body (until 2026-12-06).
+  // chunk extensions over its 16 KiB: 413; a request not whole within Node's request or headers
+  // timeout: 408; anything else malformed: 400) is answered with a JSON body, as API Gateway
+  // answers what it refuses itself (`{ "message": ... }`, the OpenAPI document's GatewayMessage),
+  // where Node's default answer had none (until 2026-12-06). The statuses are Node's own: the
+  // handler of 2026-12-06 answered every refusal but the 431 as 400, a timed-out request too.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    const [status, message] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request'];
     const body = JSON.stringify({ message });
     socket.end(`HTTP/1.1 ${status} ${message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { startHttpServer } from '../../local/server.ts';
 
@@ -120,5 +120,41 @@ describe('the local server stopping', () => {
     // Every byte of the pad, and the chunked answer's end.
     expect(text.length - text.replaceAll('x', '').length).toBe(8_000_000);
     expect(text.endsWith('"}\r\n0\r\n\r\n')).toBe(true);
+  });
+});
+
+describe("the local server's answers to what its HTTP parser refuses", () => {
+  /** What the server answers a raw request on a connection of its own (read until it closes the connection). */
+  const rawAnswer = async (port: number, send: (socket: Socket) => void): Promise<{ status: string; body: unknown }> => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const closed = new Promise((r) => socket.once('close', r));
+    send(socket);
+    await closed;
+    const text = Buffer.concat(chunks).toString('latin1');
+    return { status: text.split('\r\n')[0] as string, body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) };
+  };
+
+  it("keeps Node's status for a request not whole in time (408) and for chunk extensions over 16 KiB (413), with a JSON body", async () => {
+    // Found by a review of f084f5e (2026-12-06): its handler answered every refusal but a header
+    // overflow 400 'Bad Request', a request that timed out and an oversized chunk extension too,
+    // where Node's default answer (before it) was 408 and 413.
+    const s = await startHttpServer({ host: '127.0.0.1', port: 0, jwksFile: '/dev/null' });
+    try {
+      // Node's request and headers timeouts (60 s and more; checked every 30 s) end a connection
+      // whose request is not whole so: the server emits clientError with ERR_HTTP_REQUEST_TIMEOUT
+      // on its side of the connection, as done here without the wait.
+      s.server.once('connection', (side: Socket) => setTimeout(() => s.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), side), 50));
+      const timedOut = await rawAnswer(s.port, (socket) => socket.write('GET /v1/items HTTP/1.1\r\nhost: local\r\n'));
+      expect(timedOut).toEqual({ status: 'HTTP/1.1 408 Request Timeout', body: { message: 'Request Timeout' } });
+      const extension = await rawAnswer(s.port, (socket) => socket.write(`POST /v1/items HTTP/1.1\r\nhost: local\r\ntransfer-encoding: chunked\r\n\r\n1;${'a'.repeat(20_000)}\r\nx\r\n0\r\n\r\n`));
+      expect(extension).toEqual({ status: 'HTTP/1.1 413 Request Entity Too Large', body: { message: 'Request Entity Too Large' } });
+      // Anything else malformed is still 400.
+      expect(await rawAnswer(s.port, (socket) => socket.write('NOT A REQUEST\r\n\r\n'))).toEqual({ status: 'HTTP/1.1 400 Bad Request', body: { message: 'Bad Request' } });
+    } finally {
+      await s.close();
+    }
   });
 });
