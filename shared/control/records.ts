@@ -119,17 +119,21 @@ async function segmentLive(c: ControlPorts, tenant: string, id: number): Promise
 
 /**
  * A segment to name (404 when there is none). One whose deletion is under way is read again until
- * the deletion ends (`MARK_WAIT_READS`, `NAMING_SETTLE_MS` apart): a deletion that finds a recent
- * record naming the segment keeps its mark up to a second (`namingSettled`) and may then be
+ * the deletion ends (for up to `MARK_WAIT_MS`, `NAMING_SETTLE_MS` apart): a deletion that finds a
+ * recent record naming the segment keeps its mark up to a second (`namingSettled`) and may then be
  * refused, the segment staying; a name refused at once for the mark (404), as until 2026-12-06,
  * failed beside that refusal, neither request done. Only this check before the write waits: the
- * one after it (`putNaming`) is what such a deletion waits for.
+ * one after it (`putNaming`) is what such a deletion waits for. The wait is timed, as the
+ * deletion's is: counted in reads (15 here, 10 pauses and 11 reads of the whole control partition
+ * there, until 2026-12-06) it ended first whenever the deletion's reads were the slower (a tenant
+ * with many rules), and the name was refused though the deletion then was too.
  */
 async function needSegment(c: ControlPorts, tenant: string, id: number): Promise<void> {
-  for (let read = 0; ; read++) {
+  const until = performance.now() + MARK_WAIT_MS;
+  for (;;) {
     const s = await c.get<Stored<Segment>>(tenant, 'segment', id);
     if (s !== undefined && !beingDeleted(s)) return;
-    if (s === undefined || read === MARK_WAIT_READS) throw notFound('segment', id);
+    if (s === undefined || performance.now() >= until) throw notFound('segment', id);
     await sleep(NAMING_SETTLE_MS);
   }
 }
@@ -344,24 +348,29 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
  * checks the segment after its write and takes the write back (404) when it finds the mark
  * (`putNaming`, `updateRule`): a deletion that refused (409, naming it) on a write then taken back
  * failed beside it, neither request done (2 in 45 of a DELETE racing a PATCH that named the
- * segment, 2026-12-06). So while a record naming it is that recent, it is read again up to
- * `NAMING_SETTLE_READS` times, `NAMING_SETTLE_MS` apart: gone from it, the deletion goes on.
+ * segment, 2026-12-06). So while a record naming it is that recent, it is read again for up to
+ * `NAMING_SETTLE_WAIT_MS`, `NAMING_SETTLE_MS` apart: gone from it, the deletion goes on.
  */
 async function namingSettled(c: ControlPorts, tenant: string, id: number): Promise<{ rules: number[]; experiments: number[] }> {
-  for (let read = 0; ; read++) {
+  const until = performance.now() + NAMING_SETTLE_WAIT_MS;
+  for (;;) {
     const cfg = await c.controlConfig(tenant);
     const rules = cfg.rules.filter((r) => r.segment_id === id);
     const experiments = cfg.experiments.filter((e) => e.segment_id === id && e.status !== 'Stopped');
     const recent = [...rules, ...experiments].some((r) => typeof r.updated_at === 'number' && nowSeconds() - r.updated_at <= NAMING_SETTLE_SECONDS);
-    if (!recent || read === NAMING_SETTLE_READS) return { rules: rules.map((r) => r.id), experiments: experiments.map((e) => e.id) };
+    if (!recent || performance.now() >= until) return { rules: rules.map((r) => r.id), experiments: experiments.map((e) => e.id) };
     await sleep(NAMING_SETTLE_MS);
   }
 }
 const NAMING_SETTLE_SECONDS = 10;
 const NAMING_SETTLE_MS = 100;
-const NAMING_SETTLE_READS = 10;
-/** How often a name waits on a segment's deletion under way (`needSegment`): past its reads of the records, with room for its round trips. */
-const MARK_WAIT_READS = NAMING_SETTLE_READS + 5;
+const NAMING_SETTLE_WAIT_MS = 1000;
+/**
+ * How long a name waits on a segment's deletion under way (`needSegment`): past the deletion's
+ * reading again, with room for the read under way when that ends and the deletion's removal or
+ * taking off its mark.
+ */
+const MARK_WAIT_MS = NAMING_SETTLE_WAIT_MS + 2000;
 
 /**
  * Takes a deletion's mark (`mark`, its time) off the segment as it is now: a change made since the

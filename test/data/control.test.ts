@@ -239,6 +239,36 @@ describe('races between changes', () => {
     await expect(getSegment(c, T, seg.id)).resolves.toMatchObject({ id: seg.id });
   });
 
+  it('a rule naming a segment whose deletion reads the records slowly (a tenant with many) still waits for the deletion to end', async () => {
+    // Found by a review of 0060ff2 (2026-12-06): the name waited 15 reads of the segment, the
+    // deletion 10 pauses and 11 reads of the whole control partition, each counted, not timed: with
+    // those reads the slower (150 ms here), the name gave up first and was refused 404 while the
+    // deletion was then refused 409, the segment staying: neither request done.
+    const c = db.stores.console;
+    const T = 'race-del-slow';
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
+    await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
+    const slow: ConsoleStore = {
+      ...c,
+      async controlConfig(tenant) {
+        await new Promise((r) => setTimeout(r, 150));
+        return c.controlConfig(tenant);
+      },
+    };
+    const deleting = deleteSegment(slow, { tenant: T }, seg.id).then(
+      () => 'deleted',
+      (e: { code?: string }) => e.code,
+    );
+    await vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(T, 'segment', seg.id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
+    const second = createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id }).then(
+      (r) => r.segment_id,
+      (e: { code?: string }) => e.code,
+    );
+    expect([await second, await deleting]).toEqual([seg.id, 'segment_in_use']);
+    await expect(getSegment(c, T, seg.id)).resolves.toMatchObject({ id: seg.id });
+  });
+
   it('a segment deletion that finds a rule whose writer is about to take it back (it saw the mark) goes on: of the two, one is done', async () => {
     // Found by a black-box run (2026-12-06): a DELETE of a segment racing a PATCH of a rule naming
     // it failed 409 naming the rule, while the PATCH, finding the deletion's mark, took itself
