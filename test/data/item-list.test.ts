@@ -135,6 +135,37 @@ describe('GET /v1/items', () => {
     expect((await listItems(s, 'cat', query({ category: long }), 1000)).data.map((r) => r.id)).toEqual([String(a?.id)]);
     expect((await listItems(s, 'cat', query({ category: literal }), 1000)).data.map((r) => r.id)).toEqual([String(b?.id)]);
   });
+
+  it('a page of large items fits the answer a Lambda function may give (6 MB), the rest on the next page', async () => {
+    const s = db.stores.items;
+    const T = 'list-large';
+    // Items as large as create takes: 1,000 characters of name, 20,000 of description, 16 KiB of
+    // metadata (quotes, which the body's JSON string inside Lambda's answer escapes again).
+    const metadata = { category: 'big', k: '"'.repeat(8000) };
+    const big = (i: number) => ({ name: '\u{1F600}'.repeat(999) + String(i % 10), description: '\u{1F600}'.repeat(20_000), metadata });
+    for (let b = 0; b < 10; b++)
+      await s.create(
+        T,
+        Array.from({ length: 10 }, (_, i) => big(b * 10 + i)),
+        100,
+      );
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const p = await listItems(s, T, query({ limit: '100', ...(after !== undefined ? { starting_after: after } : {}) }), 1000);
+      // As Lambda writes the answer: the body is a JSON string inside its JSON.
+      expect(Buffer.byteLength(JSON.stringify({ statusCode: 200, body: JSON.stringify(p) }))).toBeLessThan(6 * 1024 * 1024);
+      seen.push(...p.data.map((r) => r.id));
+      if (!p.has_more) break;
+      expect(p.next_cursor).toBe(p.data.at(-1)?.id);
+      after = p.next_cursor as string;
+    }
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => String(i + 1)));
+    // Filtered, likewise.
+    const first = await listItems(s, T, query({ limit: '100', category: 'big' }), 1000);
+    expect(first.has_more).toBe(true);
+    expect(first.data.length).toBeLessThan(100);
+  });
 });
 
 describe('GET /v1/items/{id}', () => {
