@@ -182,6 +182,12 @@ describe('idempotent retries', () => {
     expect((await c.search({ query: 'answered' })).lastResponse.statusCode).toBe(200);
     const ctx = await platform().contexts.create({ name: `answered-${randomUUID().slice(0, 8)}` });
     expect(ctx.lastResponse).toMatchObject({ statusCode: 201, requestId: expect.stringMatching(UUID_RE) });
+    // A Core paginator's pages too, in their type as in the Platform's (until 2026-12-06 they were
+    // typed without it: this did not compile, `tsc -p .`, though every page carried one).
+    const page = await c.items.list({ limit: 1 }).firstPage();
+    expect(page.lastResponse.requestId).toMatch(UUID_RE);
+    for await (const p of c.events.list({ limit: 1 }).pages()) expect(p.lastResponse.statusCode).toBe(200);
+    for await (const p of c.searchAll({ query: 'answered', limit: 1 }).pages()) expect(p.lastResponse.statusCode).toBe(200);
   });
 
   it('a 503 after the server stored a batch of events: the retry answers the same events, stored once', async () => {

@@ -105,7 +105,7 @@ export class CoreClient {
     /** One page. */
     listPage: (query: ItemListQuery = {}, o?: CallOptions): Promise<Answered<ItemList>> => unwrap(this.raw.GET('/v1/items', { params: { query }, ...signalOf(o) }), 'core'),
     /** Every item (lazily, page by page): `for await (const item of core.items.list({ limit: 100 }))`. */
-    list: (query: PageQuery<ItemListQuery> = {}, o?: CallOptions): Paginator<Item, ItemList> =>
+    list: (query: PageQuery<ItemListQuery> = {}, o?: CallOptions): Paginator<Item, Answered<ItemList>> =>
       new Paginator((cursor) => this.items.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
   };
 
@@ -117,7 +117,7 @@ export class CoreClient {
     },
     get: (eventId: string, o?: CallOptions): Promise<Answered<Event>> => unwrap(this.raw.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(o) }), 'core'),
     listPage: (query: EventListQuery = {}, o?: CallOptions): Promise<Answered<EventList>> => unwrap(this.raw.GET('/v1/events', { params: { query }, ...signalOf(o) }), 'core'),
-    list: (query: PageQuery<EventListQuery> = {}, o?: CallOptions): Paginator<Event, EventList> =>
+    list: (query: PageQuery<EventListQuery> = {}, o?: CallOptions): Paginator<Event, Answered<EventList>> =>
       new Paginator((cursor) => this.events.listPage({ ...query, ...(cursor ? { starting_after: cursor } : {}) }, o), query.starting_after),
   };
 
@@ -127,7 +127,7 @@ export class CoreClient {
   }
 
   /** Every hit of a search, page by page (`starting_after` from each page's `next_cursor`). */
-  searchAll(body: SearchRequest, o?: CallOptions): Paginator<SearchHit, SearchResults> {
+  searchAll(body: SearchRequest, o?: CallOptions): Paginator<SearchHit, Answered<SearchResults>> {
     return new Paginator((cursor) => this.search({ ...body, ...(cursor ? { starting_after: cursor } : {}) }, o), body.starting_after);
   }
 
