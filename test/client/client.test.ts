@@ -412,6 +412,10 @@ describe('Core and Platform helpers', () => {
     expect((await p.rules.get(rule.id)).name).toBe('boost shoes');
     const rules = await p.rules.list({ contextId: String(ctx.id) }).toArray();
     expect(rules.map((r) => r.id)).toContain(rule.id);
+    // The context's numeric id as contexts.create answers it, as rerankControls takes it (until
+    // 2026-12-06 the rule and experiment lists' contextId took text only: this did not compile).
+    expect((await p.rules.listPage({ contextId: ctx.id })).data.map((r) => r.id)).toEqual([rule.id]);
+    expect((await p.experiments.list({ contextId: ctx.id }).toArray()).length).toBe(0);
     expect(await p.rules.delete(rule.id)).toEqual({ id: rule.id, deleted: true });
     const seg = await p.segments.create({ name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
     expect((await p.segments.update(seg.id, { description: 'bought once' })).description).toBe('bought once');

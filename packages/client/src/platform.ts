@@ -23,6 +23,12 @@ export interface PlatformClientOptions {
 
 type Id = string | number;
 const s = (id: Id) => String(id);
+/**
+ * A list query whose `contextId` may also be the context's numeric `id`, as the console's records
+ * (and `contexts.create`) give it; sent as its text, as `rerankControls` sends theirs.
+ */
+type ByContext<Q> = Omit<Q, 'contextId'> & { contextId?: Id };
+const byContext = <Q extends object>(q: ByContext<Q>): Q => ('contextId' in q && q.contextId !== undefined ? { ...q, contextId: s(q.contextId) } : q) as unknown as Q;
 const signalOf = (o: CallOptions | undefined) => (o?.signal ? { signal: o.signal } : {});
 
 /**
@@ -128,8 +134,9 @@ export class PlatformClient {
   };
 
   readonly rules = {
-    listPage: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/rules', { params: { query }, ...signalOf(o) }), 'platform'),
-    list: (query: QueryParams<'listRules'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.rules.listPage(q, o)),
+    listPage: (query: ByContext<QueryParams<'listRules'>> = {}, o?: CallOptions) =>
+      unwrap(this.raw.GET('/api/rules', { params: { query: byContext<QueryParams<'listRules'>>(query) }, ...signalOf(o) }), 'platform'),
+    list: (query: ByContext<QueryParams<'listRules'>> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.rules.listPage(q, o)),
     create: (body: RequestBody<'createRule'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/rules', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/rules/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
     update: (id: Id, body: RequestBody<'updateRule'>, o?: CallOptions) => unwrap(this.raw.PATCH('/api/rules/{id}', { params: { path: { id: s(id) } }, body, ...signalOf(o) }), 'platform'),
@@ -146,8 +153,9 @@ export class PlatformClient {
   };
 
   readonly experiments = {
-    listPage: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments', { params: { query }, ...signalOf(o) }), 'platform'),
-    list: (query: QueryParams<'listExperiments'> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.experiments.listPage(q, o)),
+    listPage: (query: ByContext<QueryParams<'listExperiments'>> = {}, o?: CallOptions) =>
+      unwrap(this.raw.GET('/api/experiments', { params: { query: byContext<QueryParams<'listExperiments'>>(query) }, ...signalOf(o) }), 'platform'),
+    list: (query: ByContext<QueryParams<'listExperiments'>> = {}, o?: CallOptions) => pages('starting_after', query, (q) => this.experiments.listPage(q, o)),
     create: (body: RequestBody<'createExperiment'>, o?: CreateOptions) => unwrap(this.raw.POST('/api/experiments', { body, headers: idempotencyHeader(o), ...signalOf(o) }), 'platform'),
     /** The experiment with its results. */
     get: (id: Id, o?: CallOptions) => unwrap(this.raw.GET('/api/experiments/{id}', { params: { path: { id: s(id) } }, ...signalOf(o) }), 'platform'),
