@@ -4,6 +4,7 @@ import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
 import type { CreateItemsBody, ListItemsQuery, UpdateItemBody } from '../schemas/items.ts';
 import { ItemNotFound } from './errors.ts';
+import { fitting } from './answer-size.ts';
 import { heldAt } from './in-flight.ts';
 import { coreList, itemResource, listOf } from './present.ts';
 import type { IdPlan, ItemStore } from './types.ts';
@@ -89,32 +90,12 @@ export async function deleteItem(store: ItemStore, tenant: string, id: number) {
 }
 
 /**
- * The most bytes a page of items may take in its answer. A Lambda function's answer is at most
- * 6 MB (6,291,456 bytes) as Lambda serialises it, the body a JSON string inside it (its quotes and
- * backslashes escaped again); past that API Gateway answers 500. An item may hold up to about
- * 150 KB (1,000 characters of name, 20,000 of description, 16 KiB of metadata, each character up
- * to 4 bytes, a control character 6 as JSON writes it), so 100 of them could take 15 MB.
- */
-export const ITEM_PAGE_BYTES = 5_000_000;
-
-/** How many of a page's items, from its first, fit `ITEM_PAGE_BYTES` (one at least). */
-export function fittingAnswer(items: readonly object[], budget = ITEM_PAGE_BYTES): number {
-  let used = 0;
-  for (let i = 0; i < items.length; i++) {
-    // As Lambda writes it: the item's JSON, as a JSON string (the body), with a comma between.
-    used += Buffer.byteLength(JSON.stringify(JSON.stringify(items[i]))) + 1;
-    if (used > budget) return Math.max(i, 1);
-  }
-  return items.length;
-}
-
-/**
  * Lists items ascending by id. As the event list does (`heldAt`), a page stops before an id still
  * being written (ids are taken before rows are written), not before deleted ones (their
  * tombstones): until 2026-12-05 a create still writing the lower id of two was passed for good
  * by a client paging on. A filtered page whose read stopped before it filled (the store's bound)
  * ends where the read did: `next_cursor` is there. A page whose items would take more than
- * `ITEM_PAGE_BYTES` ends before the first that does not fit, `has_more` and `next_cursor` at the last
+ * `ANSWER_BYTES` (answer-size.ts) ends before the first that does not fit, `has_more` and `next_cursor` at the last
  * kept (until 2026-12-06 a page of 100 large items was over Lambda's 6 MB: a 500 on AWS).
  */
 export async function listItems(store: ItemStore, tenant: string, q: ListItemsQuery, now = nowSeconds()) {
@@ -129,7 +110,7 @@ export async function listItems(store: ItemStore, tenant: string, q: ListItemsQu
   const reads = { latest: (n: number, below: number) => store.latestIds(tenant, n, below), deleted: (from: number, to: number, upTo: number) => store.deletedIn(tenant, from, to, upTo) };
   const { keep, held } = await heldAt(page.rows, q.starting_after, filtered, reads, now, page.next);
   const read = page.rows.slice(0, keep).map(itemResource);
-  const data = read.slice(0, fittingAnswer(read));
+  const data = read.slice(0, fitting(read));
   // Cut to fit the answer's bytes: the rest follows from the last item kept, whatever ended the read.
   if (data.length < read.length) return listOf('/v1/items', data, true);
   if (held) return listOf('/v1/items', data, false);
