@@ -1,3 +1,4 @@
+import { answerBytes, answerBytesAtMost } from '../domain/answer-size.ts';
 import type { ColumnCache, FacetColumn } from './columns.ts';
 import type { DocFilter } from './types.ts';
 
@@ -23,6 +24,45 @@ export interface FacetResult {
 
 /** Distinct values shown per facet. */
 export const FACET_VALUES = 100;
+
+/**
+ * The most bytes an answer's facets take as Lambda writes them (answer-size.ts). Values are up to
+ * 16 KiB of metadata each, so 20 keys of 100 values could take 60 MB, ten times a Lambda answer:
+ * past this, `withinBytes` cuts the value lists. The page's hits take what is left of ANSWER_BYTES.
+ */
+export const FACET_BYTES = 1_000_000;
+
+/**
+ * `facets` within `budget` bytes as Lambda writes them: as they are when they fit (at once when
+ * their JSON's length bounds them under it, as it does 20 keys of 100 values of 150 characters); else
+ * each key's `values` cut to its most frequent ones, taken in rounds (every key's first value,
+ * then every key's second, ...) until the next does not fit, `values_truncated` true where cut.
+ * Counts, `min` and `max` stay whole.
+ */
+export function withinBytes(facets: Record<string, FacetResult>, budget = FACET_BYTES): Record<string, FacetResult> {
+  if (answerBytesAtMost(JSON.stringify(facets)) <= budget) return facets;
+  const keys = Object.keys(facets);
+  const all = keys.map((k) => facets[k] as FacetResult);
+  // Without values, then each value and its comma.
+  const out: Record<string, FacetResult> = Object.create(null);
+  for (const [k, key] of keys.entries()) out[key] = { ...(all[k] as FacetResult), values: [] };
+  let used = answerBytes(out);
+  const kept = keys.map(() => 0);
+  rounds: for (let r = 0; r < FACET_VALUES; r++)
+    for (const [k, f] of all.entries()) {
+      const v = f.values[r];
+      if (v === undefined) continue;
+      used += answerBytes(v) + (r > 0 ? 1 : 0);
+      if (used > budget) break rounds;
+      kept[k] = r + 1;
+    }
+  for (const [k, key] of keys.entries()) {
+    const f = all[k] as FacetResult;
+    const n = kept[k] as number;
+    out[key] = { ...f, values: f.values.slice(0, n), values_truncated: f.values_truncated || n < f.values.length };
+  }
+  return out;
+}
 
 /** What facets read of a ranking's view: the build's columns and size, the delta's columns. */
 export interface FacetView {

@@ -6,6 +6,7 @@
  */
 import { canonicalJson } from '../canonical-json.ts';
 import { nextTurn } from '../concurrency.ts';
+import { fittingBeside } from '../domain/answer-size.ts';
 import { itemResource, platformList } from '../domain/present.ts';
 import { InvalidInput } from '../domain/errors.ts';
 import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
@@ -17,7 +18,7 @@ import { experimentOf, order, orderAfter, presentExplanation, presentScore, type
 import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
-import { type DisjunctiveFacet, SearchFacets } from './facets.ts';
+import { type DisjunctiveFacet, SearchFacets, withinBytes } from './facets.ts';
 import { platformFilter } from './filters.ts';
 import { highlightDoc, snippetScan, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
@@ -170,10 +171,21 @@ async function stillLive<T extends { doc: SearchDoc }>(req: SearchRequest, view:
   });
 }
 
-/** A search's answer around its page of hits. */
-function answer<T>(data: T[], page: { hasMore: boolean; next: string | null }, total: number, experiment: ServedExperiment, facets: SearchFacets | undefined) {
+/**
+ * A search's answer around its page of hits, within ANSWER_BYTES (answer-size.ts): its facets
+ * within FACET_BYTES, its hits within what the rest leaves. A page whose hits would take more ends
+ * before the first that does not fit (one at least), `has_more` true and its cursor after the
+ * last hit kept (`cutAfter(n)`: after the first n of `data`), so that the next page goes on from
+ * there, nothing repeated or skipped. Until 2026-12-06 a page of 100 large items took up to 15 MB,
+ * over Lambda's 6 MB: API Gateway's own 500.
+ */
+function answer<T>(data: T[], page: { hasMore: boolean; next: string | null; cutAfter: (n: number) => string }, total: number, experiment: ServedExperiment, facets: SearchFacets | undefined) {
+  const counted = facets ? { facets: withinBytes(facets.result()) } : {};
   // The Platform list (the Core search handler wraps it in the Core envelope); `next` is null unless hasMore.
-  return { ...platformList(data, { hasMore: page.hasMore, cursor: page.next }), total, experiment, ...(facets ? { facets: facets.result() } : {}) };
+  const n = fittingBeside(data, { ...platformList([], { hasMore: page.hasMore, cursor: page.next }), total, experiment, ...counted });
+  const cut = n < data.length;
+  const listed = cut ? platformList(data.slice(0, n), { hasMore: true, cursor: page.cutAfter(n) }) : platformList(data, { hasMore: page.hasMore, cursor: page.next });
+  return { ...listed, total, experiment, ...counted };
 }
 
 /**
@@ -199,7 +211,9 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
   const last = slice[slice.length - 1];
   const hasMore = page.hits.length > req.limit;
   const next = hasMore && last ? encodeSortCursor(req.sort, last, index.builtAt, list) : null;
-  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  const live = await stillLive(req, view, slice);
+  const cutAfter = (n: number) => encodeSortCursor(req.sort, live[n - 1] as (typeof live)[number], index.builtAt, list);
+  return answer(presentHits(req, live, hitExtras(req, query, index, delta), null), { hasMore, next, cutAfter }, ranked.total, null, facets);
 }
 
 /**
@@ -295,7 +309,11 @@ async function plannedSearch(
   const hasMore = served.length > offset + req.limit;
   const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
   const next = hasMore ? encodeOffsetCursor(offset + req.limit, basis, req.plan.at) : null;
-  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), experiment), { hasMore, next }, ranked.total, experiment, facets);
+  const live = await stillLive(req, view, slice);
+  // Cut after the n-th hit shown: the next page starts at the position after it in the list (past
+  // the hits `stillLive` left out before it).
+  const cutAfter = (n: number) => encodeOffsetCursor(offset + slice.indexOf(live[n - 1] as (typeof live)[number]) + 1, basis, req.plan.at);
+  return answer(presentHits(req, live, hitExtras(req, query, index, delta), experiment), { hasMore, next, cutAfter }, ranked.total, experiment, facets);
 }
 
 /**
@@ -342,7 +360,9 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const hasMore = ranked.hits.length > req.limit;
   const basis = { builtAt: index.builtAt, list, asOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
   const next = hasMore && last ? encodeCursor(last, basis) : null;
-  return answer(presentHits(req, await stillLive(req, view, slice), hitExtras(req, query, index, delta), null), { hasMore, next }, ranked.total, null, facets);
+  const live = await stillLive(req, view, slice);
+  const cutAfter = (n: number) => encodeCursor(live[n - 1] as (typeof live)[number], basis);
+  return answer(presentHits(req, live, hitExtras(req, query, index, delta), null), { hasMore, next, cutAfter }, ranked.total, null, facets);
 }
 
 /**
