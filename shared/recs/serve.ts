@@ -12,6 +12,7 @@ import type { ConsoleStore } from '../domain/console-records.ts';
 import type { Catalog } from '../domain/catalog.ts';
 import { pickEndpoint } from '../domain/endpoints.ts';
 import { artifactPredatesErasure, eventsAfterErasure, withoutErased } from '../domain/erased-users.ts';
+import { fitting } from '../domain/answer-size.ts';
 import { coreList, itemResource } from '../domain/present.ts';
 import type { EventStore, ItemRecord, ItemWithVector, RecentEvent } from '../domain/types.ts';
 import { ItemNotFound, MissingInput, NotFound } from '../domain/errors.ts';
@@ -189,13 +190,8 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       if (more.ranked.length < more.pool) break;
       pool = more.pool;
     }
-    const shown = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
-    const personal = (id: number) => from.get(id)?.personal(id) === true;
-    // `popular` when nothing personal is shown (a context's rules may have left out every personal
-    // candidate); personal when a personal candidate of any pool is (until 2026-12-05 the first
-    // pool's strategy, popular when only a deeper pool held personal candidates).
-    const strategy = shown.some(({ r }) => personal(r.id)) ? (anchorId !== undefined ? 'similar' : 'personalized') : 'popular';
-    const data = shown.map(({ r, item }, k) => ({
+    const eligible = await stillEligible(catalog, ordered.slice(0, q.limit), q.category, plan);
+    const listed = eligible.map(({ r, item }, k) => ({
       object: 'recommendation' as const,
       item_id: String(r.id),
       rank: k + 1,
@@ -204,6 +200,17 @@ export async function recommend(deps: RecsDeps, tenant: string, q: Recommendatio
       item: itemResource(item),
       ...(q.explain ? { explain: presentExplanation(r, experiment) } : {}),
     }));
+    // Each embeds its whole item: as many as fit Lambda's answer (answer-size.ts; one at least),
+    // the best first. The list has no cursor and holds at most `limit`: those past the cut are not
+    // served (until 2026-12-06 100 large items answered 11 MB, API Gateway's own 500 on AWS).
+    const n = fitting(listed);
+    const data = listed.slice(0, n);
+    const shown = eligible.slice(0, n);
+    const personal = (id: number) => from.get(id)?.personal(id) === true;
+    // `popular` when nothing personal is shown (a context's rules may have left out every personal
+    // candidate); personal when a personal candidate of any pool is (until 2026-12-05 the first
+    // pool's strategy, popular when only a deeper pool held personal candidates). Of those answered.
+    const strategy = shown.some(({ r }) => personal(r.id)) ? (anchorId !== undefined ? 'similar' : 'personalized') : 'popular';
     await planned?.recorded;
     // Ranked after the deadline, which answered 503 already: not served either.
     deadlineSignal()?.throwIfAborted();

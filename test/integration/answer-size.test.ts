@@ -139,3 +139,31 @@ describe('POST /v1/search and the Platform item search over 100 large items at l
     expect(f0.values.map((v: { value: string }) => v.value.slice(0, 3))).toEqual(Array.from({ length: f0.values.length }, (_, k) => String(2 * k).padStart(3, '0')));
   });
 });
+
+describe('GET /v1/recommendations over 100 large items at limit 100', () => {
+  const recs = (query: string) => t.demo.core('GET', `/v1/recommendations?${query}`);
+  for (const [what, query] of [
+    ['personalised (popular for a user without events)', 'user_id=nobody-yet&category=big&explain=true'],
+    ['similar items', `item_id=ANCHOR&category=big`],
+  ] as const)
+    it(`${what}: as many as fit the answer, the best first, numbered from 1`, async () => {
+      const q = query.replace('ANCHOR', big[0] as string);
+      const ten = await recs(`${q}&limit=10`);
+      expect(ten.status).toBe(200);
+      expect(ten.body.data).toHaveLength(10);
+      const r = await recs(`${q}&limit=100`);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      expect(lambdaBytes(r)).toBeLessThan(LAMBDA_ANSWER);
+      const got = r.body.data as { item_id: string; rank: number; item: { id: string } }[];
+      expect(got.length).toBeGreaterThan(10);
+      expect(got.length).toBeLessThan(99);
+      expect(got.map((x) => x.rank)).toEqual(got.map((_, k) => k + 1));
+      expect(new Set(got.map((x) => x.item_id)).size).toBe(got.length);
+      expect(got.every((x) => x.item.id === x.item_id)).toBe(true);
+      // The same list as a shorter page begins: the best first, cut after the last that fits.
+      expect(got.slice(0, 10).map((x) => x.item_id)).toEqual(ten.body.data.map((x: { item_id: string }) => x.item_id));
+      expect(r.body.has_more).toBe(false);
+      expect(r.body.next_cursor).toBeNull();
+      expect(r.body.strategy).toBe(ten.body.strategy);
+    });
+});
