@@ -5,6 +5,7 @@ import type { ConsoleEventsQuery, IngestEvent, IngestEventsBody } from '../schem
 import type { ConsoleStore } from './console-records.ts';
 import { EventNotFound, keyErased } from './errors.ts';
 import { heldAt } from './in-flight.ts';
+import { fitting } from './answer-size.ts';
 import { coreList, eventResource, listOf } from './present.ts';
 import { DAY_COUNTS_KEPT_DAYS, type EventStore, type IdPlan, type JsonObject, type NewEvent } from './types.ts';
 
@@ -89,7 +90,9 @@ export async function getEvent(store: EventStore, tenant: string, id: number) {
  *
  * With `order: 'desc'` (the console's), newest first, `starting_after` paging on to older ids. No
  * gap stops it: an event still landing above the cursor is newer than the first page, where a
- * reader looks for it. `q` is the Core list's query, or the console's (with `order`).
+ * reader looks for it. `q` is the Core list's query, or the console's (with `order`). A page whose
+ * events would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that does
+ * not fit, `has_more` and `next_cursor` at the last kept (one at least).
  */
 export async function listEvents(store: EventStore, tenant: string, q: ConsoleEventsQuery, now = nowSeconds()) {
   const newestFirst = q.order === 'desc';
@@ -101,10 +104,12 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
     ...(newestFirst ? { newestFirst } : {}),
   });
   const { rows, hasMore } = page;
+  let shown = rows;
+  let held = false;
   // No gap stops a newest-first list.
   if (!newestFirst) {
     const filtered = q.user_id !== undefined || q.type !== undefined;
-    const { keep, held } = await heldAt(
+    const stop = await heldAt(
       rows,
       q.starting_after,
       filtered,
@@ -112,12 +117,20 @@ export async function listEvents(store: EventStore, tenant: string, q: ConsoleEv
       now,
       page.next,
     );
-    if (held) return listOf('/v1/events', rows.slice(0, keep).map(eventResource), false);
+    held = stop.held;
+    if (held) shown = rows.slice(0, stop.keep);
   }
+  const read = shown.map(eventResource);
+  const data = read.slice(0, fitting(read));
+  // Cut to fit the answer's bytes (an event answered holds its payload twice: up to 128 KB as
+  // Lambda writes it, so 100 took 12.8 MB, API Gateway's own 500 until 2026-12-06): the rest
+  // follows from the last event kept, in either order, whatever ended the read.
+  if (data.length < read.length) return listOf('/v1/events', data, true);
+  if (held) return listOf('/v1/events', data, false);
   // A user's events of a type whose bounded read stopped before the page filled: the page ends
   // where the read did, `next_cursor` there.
-  if (page.next !== undefined) return coreList('/v1/events', rows.map(eventResource), { hasMore: true, cursor: String(page.next) }, {});
-  return listOf('/v1/events', rows.map(eventResource), hasMore);
+  if (page.next !== undefined) return coreList('/v1/events', data, { hasMore: true, cursor: String(page.next) }, {});
+  return listOf('/v1/events', data, hasMore);
 }
 
 const DAY = 86_400;

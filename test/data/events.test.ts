@@ -499,3 +499,32 @@ describe("a user's events of a type", () => {
     expect((await listEvents(s, T3, { limit: 20, user_id: 'u', type: 'purchase', starting_after: 2001 }, now)).data.map((e) => e.id)).toEqual(['2101']);
   });
 });
+
+describe('a page of large events', () => {
+  it("fits the answer a Lambda function may give (6 MB) newest first too (the console's list), the rest on the next page", async () => {
+    const { listEvents } = await import('../../shared/domain/events.ts');
+    const s = db.stores.events;
+    const T = 'large-events';
+    const now = Math.floor(Date.now() / 1000);
+    // A payload of 16,000 quotes, held twice by the answer (at top level and in metadata), escaped again by Lambda.
+    const large = { type: 'view', user_id: 'reader', item_id: '1', context_id: null, session_id: null, request_id: null, placement: null, payload: { k: '"'.repeat(16_000) }, extra: {} };
+    for (let b = 0; b < 5; b++)
+      await s.append(
+        T,
+        Array.from({ length: 20 }, () => large),
+        now,
+      );
+    const seen: string[] = [];
+    let after: number | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const p = await listEvents(s, T, { limit: 100, order: 'desc', ...(after !== undefined ? { starting_after: after } : {}) }, now);
+      expect(Buffer.byteLength(JSON.stringify({ statusCode: 200, body: JSON.stringify(p) }))).toBeLessThan(6 * 1024 * 1024);
+      seen.push(...p.data.map((e) => e.id));
+      if (!p.has_more) break;
+      expect(p.next_cursor).toBe(p.data.at(-1)?.id);
+      after = Number(p.next_cursor);
+    }
+    expect(seen.length).toBe(100);
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => String(100 - i)));
+  });
+});
