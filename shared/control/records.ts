@@ -3,6 +3,7 @@ import { newId, storedBefore, tooMany, type AuditEntry, type Cap, type ConsoleKi
 import type { IdPlan } from '../domain/types.ts';
 import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
+import { fitting } from '../domain/answer-size.ts';
 import { platformList } from '../domain/present.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
@@ -86,10 +87,19 @@ function shown<T extends object>(rec: T): T {
   return out as T;
 }
 
-/** A Platform list page; `next_cursor` is the last id, to send back as `starting_after`. */
+/**
+ * A Platform list page; `next_cursor` is the last id, to send back as `starting_after`. A page
+ * whose records would take more than `ANSWER_BYTES` (answer-size.ts) ends before the first that
+ * does not fit (one at least), `has_more` true and its cursor at the last kept: a rule's
+ * conditions or a segment's definition take up to 64 KB of JSON, an audit entry two of them (before
+ * and after), so 100 took up to 25 MB as Lambda writes them, over its 6 MB answer (API Gateway's
+ * own 500 until 2026-12-06).
+ */
 function listOf<T extends { id: number }>(rows: T[], hasMore: boolean) {
-  const last = rows[rows.length - 1];
-  return platformList(rows, { hasMore, cursor: last ? String(last.id) : null });
+  const n = fitting(rows);
+  const kept = n < rows.length ? rows.slice(0, n) : rows;
+  const last = kept[kept.length - 1];
+  return platformList(kept, { hasMore: hasMore || kept !== rows, cursor: last ? String(last.id) : null });
 }
 
 /** Fields of `o` that are set (DynamoDB takes no undefined values). */

@@ -195,3 +195,34 @@ describe('GET /v1/events over 100 large events at limit 100', () => {
     }
   });
 });
+
+describe('Platform lists of large records at limit 100', () => {
+  it("rules (64 KB of conditions each) and a rule's audit trail (two of them an entry): every page within the answer, each record once, in order", async () => {
+    const context = (await t.demo.platform('POST', '/api/contexts', { name: 'large rules' })).body.id as number;
+    // Conditions of 64 KB of JSON, quotes (escaped again in Lambda's answer).
+    const conditions = (i: number) => [{ field: 'metadata.k', op: 'in', value: Array.from({ length: 32 }, (_, v) => `${i}-${v}${'"'.repeat(990)}`) }];
+    const made: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const r = await t.demo.platform('POST', '/api/rules', { name: `large ${i}`, context_id: context, conditions: conditions(i), boost: 2 });
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(201);
+      made.push(r.body.id);
+    }
+    const rules = await pageAll(
+      () => t.demo.platform('GET', `/api/rules?contextId=${context}&limit=100`),
+      (c) => t.demo.platform('GET', `/api/rules?contextId=${context}&limit=100&starting_after=${c}`),
+    );
+    expect(rules.sizes.length).toBeGreaterThan(1);
+    expect(rules.ids).toEqual(made);
+    // One rule changed 99 times: 100 entries of its trail, newest first.
+    const one = made[0] as number;
+    for (let k = 1; k < 100; k++) expect((await t.demo.platform('PATCH', `/api/rules/${one}`, { conditions: conditions(1000 + k) })).status).toBe(200);
+    const trail = await pageAll(
+      () => t.demo.platform('GET', `/api/audit?resource=rules/${one}&limit=100`),
+      (c) => t.demo.platform('GET', `/api/audit?resource=rules/${one}&limit=100&starting_after=${c}`),
+    );
+    expect(trail.sizes.length).toBeGreaterThan(1);
+    expect(trail.ids).toHaveLength(100);
+    expect(new Set(trail.ids).size).toBe(100);
+    expect(trail.ids).toEqual([...trail.ids].sort((a, b) => Number(b) - Number(a)));
+  }, 120_000);
+});
