@@ -835,6 +835,48 @@ describe('a search waits for a long read of the changes since the build at most 
     expect((await waitingAtMost(10_000, search)).data.map((h) => h.name)).toEqual(['Storm lantern']);
   });
 
+  it('a page cut to fit the answer (6 MB as Lambda writes it) after hits left out as deleted goes on after its last hit, by relevance and with a context', async () => {
+    const T = 'long-read-large';
+    const stores = fixture();
+    const { items, events, blobs, embedder } = stores;
+    const now = Math.floor(Date.now() / 1000);
+    // 60 items near the create limits (4-byte characters, quotes escaped again by Lambda): about 115 KB each as Lambda writes them.
+    const created = await items.create(
+      T,
+      Array.from({ length: 60 }, (_, i) => ({ name: `lantern ${'\u{1F600}'.repeat(990)}`, description: '\u{1F600}'.repeat(20_000), metadata: { k: `${i}${'"'.repeat(8000)}` } })),
+      now,
+    );
+    for (const i of created) await embedItem(items, embedder, T, i.id);
+    await buildIndex(items, blobs, embedder.dimensions, T);
+    // Two deleted since the build, early in the list: a search served before its read of the changes leaves them out.
+    const gone = new Set([created[1]?.id, created[4]?.id]);
+    for (const id of gone) await items.delete(T, id as number, now + 1);
+    const live = created.filter((i) => !gone.has(i.id)).map((i) => String(i.id));
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 0 }, assignment: null };
+    for (const [what, extra] of [
+      ['by relevance', {}],
+      ['with a context', { plan }],
+    ] as const) {
+      const deps = { items: slowPage(items, 1, 1000), events, blobs, embedder };
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 5; pages++) {
+        const search = () => runSearch(deps, T, { query: 'lantern', mode: 'keyword', filter: NO_FILTER, limit: 100, cursor, ...extra });
+        const p = await waitingAtMost(50, search);
+        expect(Buffer.byteLength(JSON.stringify({ statusCode: 200, body: JSON.stringify(p) })), what).toBeLessThan(6 * 1024 * 1024);
+        seen.push(...p.data.map((h) => h.id));
+        if (pages === 0) expect(p.has_more, what).toBe(true);
+        if (!p.has_more) break;
+        cursor = p.next_cursor as string;
+      }
+      expect(
+        [...seen].sort((a, b) => Number(a) - Number(b)),
+        what,
+      ).toEqual(live);
+      expect(new Set(seen).size, what).toBe(seen.length);
+    }
+  });
+
   /** Recommendations as a container serves them, its item store `items`. */
   const recsOver = (items: ItemStore, base: ReturnType<typeof fixture>): RecsDeps => {
     const search = { ...base, items };
