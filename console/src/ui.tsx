@@ -250,6 +250,8 @@ export function Field(props: {
   max?: number;
   step?: string;
   hint?: string;
+  /** Shown, not editable (a viewer's read of what only an admin changes). */
+  disabled?: boolean;
   /** Values offered as the user types (a datalist); any other value may still be typed. */
   suggestions?: readonly string[];
 }) {
@@ -268,6 +270,7 @@ export function Field(props: {
         min={props.min}
         max={props.max}
         step={props.step}
+        disabled={props.disabled}
         aria-describedby={props.hint ? `${id}-hint` : undefined}
         onChange={(e) => props.onChange(e.target.value)}
       />
@@ -303,11 +306,11 @@ export function Select(props: { label: string; value: string; onChange: (v: stri
   );
 }
 
-export function Check({ label, checked, onChange }: { label: string; checked: boolean; onChange: (v: boolean) => void }) {
+export function Check({ label, checked, onChange, disabled }: { label: string; checked: boolean; onChange: (v: boolean) => void; disabled?: boolean }) {
   const id = useId();
   return (
     <div className="check">
-      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <input id={id} type="checkbox" checked={checked} disabled={disabled} onChange={(e) => onChange(e.target.checked)} />
       <label htmlFor={id}>{label}</label>
     </div>
   );

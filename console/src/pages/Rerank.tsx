@@ -42,16 +42,19 @@ function ControlsForm({ ctx, controls, admin, onSaved }: { ctx: string; controls
   return (
     <form onSubmit={save} aria-label="Rerank controls">
       <div className="inline">
+        {/* A viewer reads them: fields that took edits with nothing to save them would look usable (until 2026-12-06 they did). */}
         {KEYS.map((k) => (
-          <Field key={k} label={LABELS[k]} type="number" step="any" min={0} value={values[k] ?? ''} onChange={(v) => setValues((x) => ({ ...x, [k]: v }))} hint="empty: unset" />
+          <Field key={k} label={LABELS[k]} type="number" step="any" min={0} value={values[k] ?? ''} onChange={(v) => setValues((x) => ({ ...x, [k]: v }))} hint="empty: unset" disabled={!admin} />
         ))}
-        <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} />
+        <Check label="Exclude items the user has seen" checked={excludeSeen} onChange={setExcludeSeen} disabled={!admin} />
       </div>
       {admin ? (
         <BusyButton type="submit" className="primary" busy={a.busy}>
           Save controls
         </BusyButton>
-      ) : null}
+      ) : (
+        <p className="muted">Only admins change rerank controls.</p>
+      )}
       <Problem error={a.error} />
       {saved ? <p role="status">Saved.</p> : null}
     </form>

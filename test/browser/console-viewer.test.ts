@@ -1,0 +1,56 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putLocalUser } from '../../shared/console-auth/identity.ts';
+import { makeTable } from '../../shared/data/client.ts';
+import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
+import { LOCAL_TABLE } from '../../local/stack.ts';
+import { go, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { startTestStack, type TestStack } from '../helpers/stack.ts';
+
+/*
+ * The console as a viewer (read-only role) sees it, found wanting by a black-box review
+ * (2026-12-06), on one stack: a viewer is shown what only an admin changes as read-only, not as
+ * controls that take edits and have nothing to send them.
+ */
+let t: TestStack;
+let browser: Browser;
+let page: Page;
+let problems: string[] = [];
+const VIEWER = { email: 'viewer@demo.example.com', password: 'viewer-password-1' };
+
+beforeAll(async () => {
+  t = await startTestStack();
+  const ctx = await t.demo.platform('POST', '/api/contexts', { name: 'home', description: '' });
+  expect(ctx.status).toBe(201);
+  expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${ctx.body.id}`, { diversity: 0.3, exclude_seen: true })).status).toBe(200);
+  await putLocalUser(dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')), { email: VIEWER.email, tenant: 'demo', role: 'viewer' }, VIEWER.password);
+  ({ browser, page, problems } = await openBrowser());
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+describe('a viewer', () => {
+  it('signs in', async () => {
+    await page.goto(`${t.base}/console/`);
+    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
+    await signIn(page, VIEWER.email, VIEWER.password);
+    await visible(page.getByText('tenant demo · viewer'));
+  });
+
+  it('reads the rerank controls in fields it cannot edit, and is told only admins change them', async () => {
+    // Were editable fields and an enabled checkbox with no Save button: what a viewer typed went nowhere.
+    await go(page, 'Rerank controls', 'Rerank controls');
+    const diversity = page.getByLabel('Diversity (0–1)');
+    await visible(diversity);
+    expect(await diversity.inputValue()).toBe('0.3');
+    for (const label of ['Diversity (0–1)', 'Popularity weight', 'Freshness weight', 'Max items per category', 'Exclude items the user has seen']) {
+      expect(await page.getByLabel(label).isDisabled(), label).toBe(true);
+    }
+    expect(await page.getByLabel('Exclude items the user has seen').isChecked()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save controls' }).count()).toBe(0);
+    await visible(page.getByText('Only admins change rerank controls.'));
+    expect(problems).toEqual([]);
+  });
+});
