@@ -119,6 +119,26 @@ export function useAction(): { busy: boolean; error: string | undefined; run: (f
   return { busy, error, run, fail };
 }
 
+/** What a change of a row answers when the row changed elsewhere: gone (404), changed (409), or in another state (400). */
+const STALE_ROW = new Set([400, 404, 409]);
+
+/**
+ * Sends a change of a listed row and then reads the list again (`reload`); also when the change is
+ * refused because the row changed elsewhere (deleted or changed in another tab, by an API key), so
+ * the list shows the row as it is now beside the refusal, not as it was (until 2026-12-06 a row
+ * deleted elsewhere stayed listed under "No segment 3."). Not after a 401: the tab signs in anew.
+ */
+export async function thenReload<T>(change: Promise<T>, reload: () => void): Promise<T> {
+  try {
+    const answer = await change;
+    reload();
+    return answer;
+  } catch (e) {
+    if (e instanceof ApiFailure && STALE_ROW.has(e.status)) reload();
+    throw e;
+  }
+}
+
 /**
  * A request whose answer is shown until the next one: `data` is the last answer, and a failure
  * clears it, as `useLoad` does, so an earlier answer never stands under a later error.

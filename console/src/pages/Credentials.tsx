@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listPage, type ApiKey, type ApiKeyCreated, type Client, type ClientCreated } from '../api.ts';
 import { Checks, DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Empty, Field, PageHeader, Problem, ShownOnce, useAction, usePages, when } from '../ui.tsx';
+import { Card, Empty, Field, PageHeader, Problem, ShownOnce, thenReload, useAction, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -51,14 +51,12 @@ export function Credentials({ session }: PageProps) {
   const revokeKey = (k: ApiKey) =>
     a.run(async () => {
       if (!window.confirm(`Revoke API key ${k.prefix} (${k.name})? Requests using it fail at once.`)) return;
-      await api('DELETE', `/api/api-keys/${k.id}`);
-      keys.reload();
+      await thenReload(api('DELETE', `/api/api-keys/${k.id}`), keys.reload);
     });
   const deleteClient = (c: Client) =>
     a.run(async () => {
       if (!window.confirm(`Delete client ${c.client_id} (${c.name})? Its tokens stop working at once.`)) return;
-      await api('DELETE', `/api/clients/${c.client_id}`);
-      clients.reload();
+      await thenReload(api('DELETE', `/api/clients/${c.client_id}`), clients.reload);
     });
 
   return (

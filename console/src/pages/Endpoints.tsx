@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listAll, type Endpoint } from '../api.ts';
 import { DataTable, Form } from '../table.tsx';
-import { BusyButton, Card, Check, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
+import { BusyButton, Card, Check, Field, PageHeader, Problem, thenReload, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -18,8 +18,7 @@ export function Endpoints({ session }: PageProps) {
     });
   const makeDefault = (e: Endpoint) =>
     a.run(async () => {
-      await api('PATCH', `/api/model-endpoints/${e.id}`, { is_default: true });
-      endpoints.reload();
+      await thenReload(api('PATCH', `/api/model-endpoints/${e.id}`, { is_default: true }), endpoints.reload);
     });
   const admin = isAdmin(session.role);
   return (

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
-import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, useAction, useLoad, usePages } from '../ui.tsx';
+import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
 import { ContextPicker, useChosenContext, isAdmin, NoContexts, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -106,8 +106,7 @@ export function Experiments({ session }: PageProps) {
     a.run(async () => {
       // Stopping ends it for good (a stopped experiment does not run again).
       if (status === 'Stopped' && !window.confirm(`Stop experiment ${x.name} (#${x.id})? It cannot be started again.`)) return;
-      await api('PATCH', `/api/experiments/${x.id}`, { status });
-      experiments.reload();
+      await thenReload(api('PATCH', `/api/experiments/${x.id}`, { status }), experiments.reload);
     });
 
   return (

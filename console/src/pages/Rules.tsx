@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listPage, type Rule } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, useAction, usePages, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
 import { ContextPicker, useChosenContext, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -30,14 +30,12 @@ export function Rules({ session }: PageProps) {
     });
   const toggle = (r: Rule) =>
     a.run(async () => {
-      await api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled });
-      rules.reload();
+      await thenReload(api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled }), rules.reload);
     });
   const remove = (r: Rule) =>
     a.run(async () => {
       if (!window.confirm(`Delete rule ${r.name} (#${r.id})? It stops applying at once and cannot be restored.`)) return;
-      await api('DELETE', `/api/rules/${r.id}`);
-      rules.reload();
+      await thenReload(api('DELETE', `/api/rules/${r.id}`), rules.reload);
     });
 
   return (

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listAll, listPage, qs, type EventType, type SearchAnalytics, type SynonymSet } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, useAction, useLoad, usePages, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, useLoad, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -39,8 +39,7 @@ function Synonyms({ admin }: { admin: boolean }) {
   const remove = (s: SynonymSet) =>
     a.run(async () => {
       if (!window.confirm(`Delete the synonym set ${label(s)}? Searches stop using it within seconds; it cannot be restored.`)) return;
-      await api('DELETE', `/api/synonyms/${s.id}`);
-      list.reload();
+      await thenReload(api('DELETE', `/api/synonyms/${s.id}`), list.reload);
     });
   const label = (s: SynonymSet) => (s.input ? `${s.input} → ${s.synonyms.join(', ')}` : s.synonyms.join(' = '));
 

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listPage, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, useAction, usePages, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -22,8 +22,7 @@ export function Segments({ session }: PageProps) {
   const remove = (s: Segment) =>
     a.run(async () => {
       if (!window.confirm(`Delete segment ${s.name} (#${s.id})? It cannot be restored.`)) return;
-      await api('DELETE', `/api/segments/${s.id}`);
-      segments.reload();
+      await thenReload(api('DELETE', `/api/segments/${s.id}`), segments.reload);
     });
   const admin = isAdmin(session.role);
   return (

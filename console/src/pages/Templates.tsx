@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listAll, type EventType, type Template } from '../api.ts';
 import { ActionButton, Checks, DataTable, Form } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, useAction, useLoad, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, thenReload, useAction, useLoad, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -27,8 +27,7 @@ export function Templates({ session }: PageProps) {
     });
   const publish = (t: Template) =>
     a.run(async () => {
-      await api('PATCH', `/api/events/templates/${t.id}`, { status: 'Published' });
-      templates.reload();
+      await thenReload(api('PATCH', `/api/events/templates/${t.id}`, { status: 'Published' }), templates.reload);
     });
 
   return (

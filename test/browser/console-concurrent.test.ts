@@ -1,0 +1,102 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expected, go, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { startTestStack, type TestStack } from '../helpers/stack.ts';
+
+/*
+ * The console while the same records change elsewhere (another tab, an API key), found wanting by a
+ * black-box review (2026-12-06), on one stack: a row whose change is refused because it changed or
+ * went meanwhile shows as it is now beside the refusal.
+ */
+let t: TestStack;
+let browser: Browser;
+let page: Page;
+let problems: string[] = [];
+let contextId = 0;
+
+const created = async (path: string, body: unknown): Promise<number> => {
+  const r = await t.demo.platform('POST', path, body);
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.id as number;
+};
+const gone = async (path: string) => expect((await t.demo.platform('DELETE', path)).status).toBe(200);
+
+beforeAll(async () => {
+  t = await startTestStack();
+  contextId = await created('/api/contexts', { name: 'home', description: '' });
+  expect((await t.demo.platform('POST', '/api/model-endpoints', { endpoint_name: 'main', is_default: true })).status).toBe(201);
+  ({ browser, page, problems } = await openBrowser());
+  // Every delete asks first: yes.
+  page.on('dialog', (d) => void d.accept());
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+describe('a row changed elsewhere', () => {
+  it('signs in', async () => {
+    await page.goto(`${t.base}/console/`);
+    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
+    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
+  });
+
+  // Each was refused with the row still listed, as if it stood: "No segment 3." under segment 3.
+  it('Segments: a delete of a segment deleted meanwhile says so, and the segment leaves the list', async () => {
+    const id = await created('/api/segments', { name: 'lapsed buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    await go(page, 'Segments', 'Segments');
+    await visible(page.getByRole('cell', { name: 'lapsed buyers', exact: true }));
+    await gone(`/api/segments/${id}`);
+    await page.getByRole('button', { name: 'Delete lapsed buyers' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: `No segment ${id}.` }));
+    await expect.poll(() => page.getByRole('cell', { name: 'lapsed buyers', exact: true }).count()).toBe(0);
+    await visible(page.getByText('No segments yet.'));
+    expected(problems, /status of 404/);
+  });
+
+  it('Rules: disabling a rule deleted meanwhile says so, and the rule leaves the list', async () => {
+    const id = await created('/api/rules', { name: 'lift lamps', context_id: contextId, conditions: [], boost: 2 });
+    await go(page, 'Rules', 'Rules');
+    await visible(page.getByRole('cell', { name: 'lift lamps', exact: true }));
+    await gone(`/api/rules/${id}`);
+    await page.getByRole('button', { name: 'Disable lift lamps' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: `No rule ${id}.` }));
+    await expect.poll(() => page.getByRole('cell', { name: 'lift lamps', exact: true }).count()).toBe(0);
+    expected(problems, /status of 404/);
+  });
+
+  it('Synonyms: a delete of a set deleted meanwhile says so, and the set leaves the list', async () => {
+    const id = await created('/api/synonyms', { synonyms: ['lamp', 'light'] });
+    await go(page, 'Synonyms & analytics', 'Synonyms & analytics');
+    await visible(page.getByRole('cell', { name: 'lamp = light', exact: true }));
+    await gone(`/api/synonyms/${id}`);
+    await page.getByRole('button', { name: 'Delete lamp = light' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: `No synonym set ${id}.` }));
+    await expect.poll(() => page.getByRole('cell', { name: 'lamp = light', exact: true }).count()).toBe(0);
+    await visible(page.getByText('No synonym sets yet.'));
+    expected(problems, /status of 404/);
+  });
+
+  it('Experiments: a start of an experiment started meanwhile is refused, and its card then shows it Running', async () => {
+    const id = await created('/api/experiments', {
+      name: 'two lists',
+      context_id: contextId,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+      ],
+    });
+    await go(page, 'Experiments', 'Experiments');
+    await visible(page.getByRole('button', { name: 'Start two lists' }));
+    expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
+    await page.getByRole('button', { name: 'Start two lists' }).click();
+    await visible(page.getByRole('alert'));
+    // Was the Draft card with its Start button, every press refused.
+    await visible(page.getByRole('region', { name: `two lists · context #${contextId} · Running` }));
+    await visible(page.getByRole('button', { name: 'Stop two lists' }));
+    expect(await page.getByRole('button', { name: 'Start two lists' }).count()).toBe(0);
+    expected(problems, /status of (400|409)/);
+    expect(problems).toEqual([]);
+  });
+});
