@@ -100,3 +100,40 @@ describe('a row changed elsewhere', () => {
     expect(problems).toEqual([]);
   });
 });
+
+// Found by the same review: deleting a segment a rule names is refused "Segment 2 is used by
+// rule(s) 3; remove it from them first.", while the Rules page showed rule 3 as one for everyone,
+// always (no segment, no time window), and an experiment's card did not say whom it splits.
+describe('a segment named by a rule and an experiment', () => {
+  it('the Rules page says whom each rule is for and when; an experiment whom it splits', async () => {
+    const segment = await created('/api/segments', { name: 'repeat buyers', description: '', definition: { event_type: 'purchase', min_count: 2, within_days: 90 } });
+    const now = Math.floor(Date.now() / 1000);
+    await created('/api/rules', { name: 'buyers see lamps', context_id: contextId, segment_id: segment, conditions: [], boost: 3, starts_at: now - 7200, ends_at: now - 3600 });
+    await created('/api/rules', { name: 'all see tents', context_id: contextId, conditions: [], boost: 2 });
+    await created('/api/experiments', {
+      name: 'buyers split',
+      context_id: contextId,
+      segment_id: segment,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+      ],
+    });
+    await go(page, 'Segments', 'Segments');
+    await page.getByRole('button', { name: 'Delete repeat buyers' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: `Segment ${segment} is used by` }));
+    expected(problems, /status of 409/);
+
+    await go(page, 'Rules', 'Rules');
+    const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
+    await visible(row('buyers see lamps').getByRole('cell', { name: `segment repeat buyers (#${segment})`, exact: true }));
+    await visible(row('buyers see lamps').getByRole('cell', { name: /^ended / }));
+    await visible(row('all see tents').getByRole('cell', { name: 'everyone', exact: true }));
+    await visible(row('all see tents').getByRole('cell', { name: 'always', exact: true }));
+
+    await go(page, 'Experiments', 'Experiments');
+    await visible(page.getByRole('region', { name: /^buyers split/ }).getByText(`For segment repeat buyers (#${segment}).`, { exact: true }));
+    await visible(page.getByRole('region', { name: /^two lists/ }).getByText('For everyone.', { exact: true }));
+    expect(problems).toEqual([]);
+  });
+});

@@ -3,7 +3,7 @@ import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.t
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
 import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
-import { ContextPicker, useChosenContext, isAdmin, NoContexts, useContexts } from './common.tsx';
+import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
@@ -76,6 +76,7 @@ function Results({ e }: { e: Experiment }) {
 export function Experiments({ session }: PageProps) {
   const experiments = usePages((after) => listPage<Experiment>('/api/experiments', after), []);
   const contexts = useContexts();
+  const segments = useSegments();
   const endpoints = useLoad(() => listAll<Endpoint>('/api/model-endpoints'), []);
   const [name, setName] = useState('');
   const [contextId, setContextId] = useChosenContext();
@@ -116,6 +117,8 @@ export function Experiments({ session }: PageProps) {
       {experiments.rows?.length ? (
         experiments.rows.map((x) => (
           <Card key={x.id} title={`${x.name} · context #${x.context_id} · ${x.status}`}>
+            {/* Whom it splits: everyone, or a segment's users (a segment's deletion is refused naming it). */}
+            <p className="muted">For {audience(x.segment_id, segments.data?.data)}.</p>
             <Results e={x} />
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
             {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}

@@ -2,13 +2,23 @@ import { useState } from 'react';
 import { api, listPage, type Rule } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
-import { ContextPicker, useChosenContext, NewContext, isAdmin, parseValue, useContexts } from './common.tsx';
+import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
 
+/** When a rule applies: always, or its window (starts_at, ends_at), said as over or not begun yet. */
+function schedule(r: Rule): string {
+  const now = Date.now() / 1000;
+  if (r.ends_at !== null && r.ends_at !== undefined && r.ends_at <= now) return `ended ${when(r.ends_at)}`;
+  const from = r.starts_at !== null && r.starts_at !== undefined ? `${r.starts_at > now ? 'from' : 'since'} ${when(r.starts_at)}` : '';
+  const until = r.ends_at !== null && r.ends_at !== undefined ? `until ${when(r.ends_at)}` : '';
+  return [from, until].filter(Boolean).join(' ') || 'always';
+}
+
 export function Rules({ session }: PageProps) {
   const contexts = useContexts();
+  const segments = useSegments();
   const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
@@ -70,6 +80,10 @@ export function Rules({ session }: PageProps) {
             { header: 'Name', cell: (r) => r.name },
             { header: 'Conditions', cell: (r) => r.conditions.map((c) => `${c.field} ${c.op} ${JSON.stringify(c.value)}`).join(' and ') || 'every item' },
             { header: 'Boost', cell: (r) => r.boost },
+            // A rule for a segment's users, or within a time window, said so: it looked like one for everyone, always
+            // (until 2026-12-06), though a segment's deletion is refused naming it.
+            { header: 'For', cell: (r) => audience(r.segment_id, segments.data?.data) },
+            { header: 'When', cell: schedule },
             { header: 'Enabled', cell: (r) => (r.enabled ? 'yes' : 'no') },
             { header: 'Created', cell: (r) => when(r.created) },
             {

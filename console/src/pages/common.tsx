@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, listAll, type Context } from '../api.ts';
+import { api, listAll, type Context, type Segment } from '../api.ts';
 import { Form } from '../table.tsx';
 import { Empty, Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
 
@@ -89,6 +89,21 @@ export function NewContext({ onCreated, disabled }: { onCreated: (c: Context) =>
 }
 
 export const isAdmin = (role: string): boolean => role === 'admin';
+
+/** The tenant's segments, every page of them, to name the segment a rule or an experiment is for. */
+export function useSegments() {
+  return useLoad(() => listAll<Segment>('/api/segments'), []);
+}
+
+/**
+ * Whom a rule or an experiment is for: everyone, or the users of its segment (by name once the
+ * segments are read, else by id: a Stopped experiment may name a segment deleted since).
+ */
+export function audience(segmentId: number | null | undefined, segments: readonly Segment[] | undefined): string {
+  if (segmentId === null || segmentId === undefined) return 'everyone';
+  const s = segments?.find((x) => x.id === segmentId);
+  return s ? `segment ${s.name} (#${segmentId})` : `segment #${segmentId}`;
+}
 
 /** Parses a filter value as typed: numbers, true/false, comma lists for `in`, else text; in double quotes, always text ("42"). */
 export function parseValue(op: string, raw: string): unknown {
