@@ -62,6 +62,27 @@ describe('re-sending a form for the same thing', () => {
   }, 60_000);
 });
 
+// Audit history (a black-box review, 2026-12-06): the resource asked for with "Show history" is the
+// address's, so a reload shows it again (it showed the resource the page was opened with), and the
+// page's own link in the navigation shows the form without a resource, as its address says.
+describe('Audit history and its address', () => {
+  it('a reload shows the resource asked for last; the navigation link shows none', async () => {
+    const segment = await t.demo.platform('POST', '/api/segments', { name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    expect(segment.status).toBe(201);
+    await page.goto(`${t.base}/console/#/audit?resource=rules/${ruleId}`);
+    await visible(page.getByRole('heading', { name: `History of rules/${ruleId}` }));
+    await page.getByRole('textbox', { name: 'Resource' }).fill(`segments/${segment.body.id}`);
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await visible(page.getByRole('heading', { name: `History of segments/${segment.body.id}` }));
+    await page.reload();
+    await visible(page.getByRole('heading', { name: `History of segments/${segment.body.id}` }));
+    expect(await page.getByRole('textbox', { name: 'Resource' }).inputValue()).toBe(`segments/${segment.body.id}`);
+    await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name: 'Audit history', exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { name: /^History of / }).count()).toBe(0);
+    expect(await page.getByRole('textbox', { name: 'Resource' }).inputValue()).toBe('');
+  }, 60_000);
+});
+
 // Tab A (demo admin) clicks "Sign out" after tab B signed in as another tenant's admin. Nothing is
 // signed out (the cookie holds B's session, which A must not end), so docs/api.md's "a sign-out it
 // could not make is shown, not taken for one" / "asks to sign in anew (Someone else signed in...)"

@@ -13,24 +13,32 @@ const json = (x: unknown) => <code className="json">{x === null || x === undefin
 export function Audit(_: PageProps) {
   const [draft, setDraft] = useState(fromHash());
   const [resource, setResource] = useState(fromHash());
-  // A link to another resource's history (the address changes while this page is shown) shows it.
+  // A link to another resource's history (the address changes while this page is shown) shows it;
+  // the page's own link in the navigation (no resource) shows none, as its address says.
   useEffect(() => {
     const follow = () => {
+      if (!/^#\/?audit(\?|$)/.test(window.location.hash)) return;
       const r = fromHash();
-      if (r) {
-        setDraft(r);
-        setResource(r);
-      }
+      setDraft(r);
+      setResource(r);
     };
     window.addEventListener('hashchange', follow);
     return () => window.removeEventListener('hashchange', follow);
   }, []);
   const entries = usePages((after) => (resource ? listPage<AuditEntry>('/api/audit', after, { resource }) : Promise.resolve(undefined)), [resource]);
+  // The resource shown is the address's (in place, as a context's is on Rules): a reload, or Back
+  // to this page, shows it again, where until 2026-12-06 they showed the one the page was opened with.
+  const show = () => {
+    const r = draft.trim();
+    if (r === resource) entries.reload();
+    else setResource(r);
+    window.history.replaceState(window.history.state, '', `#/audit${r ? `?${new URLSearchParams({ resource: r })}` : ''}`);
+  };
   return (
     <>
       <PageHeader title="Audit history" />
       <Card>
-        <Form label="Audit resource" onSubmit={() => (draft.trim() === resource ? entries.reload() : setResource(draft.trim()))} submit="Show history" busy={entries.loading}>
+        <Form label="Audit resource" onSubmit={show} submit="Show history" busy={entries.loading}>
           <Field label="Resource" value={draft} onChange={setDraft} required placeholder="rules/12" hint="rules/<id>, segments/<id>, experiments/<id> or rerank-controls/<context id>" />
         </Form>
       </Card>
