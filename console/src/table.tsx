@@ -1,5 +1,5 @@
 import { useRef, useState, type ReactNode } from 'react';
-import { BusyButton, Check, Empty, Problem } from './ui.tsx';
+import { BusyButton, Check, Empty, Loading, Problem } from './ui.tsx';
 
 /** One column of a <DataTable>: its header, what each row shows in it, and the class of both (e.g. `num`). */
 export interface Column<T> {
@@ -15,7 +15,9 @@ export interface Column<T> {
 
 /**
  * A list shown as a table with column headers; its empty state (none without `empty`) while it has
- * no rows; the list's error above it and a "Load more" button below it when there is more.
+ * no rows; the list's error above it and a "Load more" button below it when there is more. A list
+ * not read yet (`loading`, no rows) says Loading…, and one that could not be read its error alone:
+ * neither is said to be empty (until 2026-12-06 each page said "No segments yet." meanwhile).
  */
 export function DataTable<T>(props: {
   label: string;
@@ -25,6 +27,8 @@ export function DataTable<T>(props: {
   rowClassName?: (row: T) => string | undefined;
   empty?: ReactNode;
   error?: string;
+  /** The list is being read: without rows yet, it is not said to be empty. */
+  loading?: boolean;
   /** The next page, when there is one. */
   more?: { busy: boolean; load: () => void } | null;
 }) {
@@ -58,7 +62,8 @@ export function DataTable<T>(props: {
       <Problem error={props.error} />
       {/* In a box that scrolls across when the table is wider than the page, the page itself does not. */}
       {table ? <div className="table-wrap">{table}</div> : null}
-      {!table && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
+      <Loading show={!table && rows === undefined && !props.error && (props.loading ?? false)} />
+      {!table && !props.error && !(rows === undefined && props.loading) && props.empty !== undefined && props.empty !== null ? <Empty>{props.empty}</Empty> : null}
       {more ? (
         <BusyButton busy={more.busy} onClick={more.load}>
           Load more

@@ -72,6 +72,7 @@ export function Credentials({ session }: PageProps) {
           label="API keys"
           error={keys.error}
           rows={keys.rows}
+          loading={keys.loading}
           more={keys.more}
           rowKey={(k) => k.id}
           empty="No keys."
@@ -95,6 +96,7 @@ export function Credentials({ session }: PageProps) {
           label="OAuth clients"
           error={clients.error}
           rows={clients.rows}
+          loading={clients.loading}
           more={clients.more}
           rowKey={(c) => c.client_id}
           empty="No clients."

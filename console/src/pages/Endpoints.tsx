@@ -29,6 +29,7 @@ export function Endpoints({ session }: PageProps) {
           label="Serving endpoints"
           error={endpoints.error}
           rows={endpoints.data?.data}
+          loading={endpoints.loading}
           rowKey={(e) => e.id}
           empty="No endpoints yet."
           columns={[

@@ -70,6 +70,7 @@ export function Events({ session }: PageProps) {
           label="Event types"
           error={types.error}
           rows={types.data?.data}
+          loading={types.loading}
           rowKey={(t) => t.id}
           empty="No event types yet: add the types your application sends (click, purchase…)."
           columns={[

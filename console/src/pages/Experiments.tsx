@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
-import { BusyButton, Card, Empty, Field, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
+import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
 import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -124,10 +124,13 @@ export function Experiments({ session }: PageProps) {
             {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}
           </Card>
         ))
-      ) : (
+      ) : experiments.rows ? (
         <Card>
           <Empty>No experiments yet.</Empty>
         </Card>
+      ) : (
+        // Not read yet, or not read at all (its error above): not said to be none.
+        <Loading show={experiments.loading} />
       )}
       {experiments.more ? (
         <BusyButton busy={experiments.more.busy} onClick={experiments.more.load}>

@@ -62,11 +62,13 @@ export function Models({ session }: PageProps) {
           Compare {picked.length >= 2 ? `${picked.length} versions` : '(pick 2 or more)'}
         </BusyButton>
       </PageHeader>
-      <Problem error={models.error ?? a.error} />
+      <Problem error={a.error} />
       <Card title="Versions">
         <DataTable
           label="Model versions"
           rows={models.rows}
+          error={models.error}
+          loading={models.loading}
           more={models.more}
           rowKey={(m) => m.version}
           empty="No versions yet: start a training run."

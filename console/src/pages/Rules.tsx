@@ -71,6 +71,7 @@ export function Rules({ session }: PageProps) {
           label="Rules"
           error={rules.error}
           rows={rules.rows}
+          loading={rules.loading}
           more={rules.more}
           rowKey={(r) => r.id}
           // Not while the contexts are read, or could not be (the picker says so).

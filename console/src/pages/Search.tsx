@@ -51,6 +51,7 @@ function Synonyms({ admin }: { admin: boolean }) {
           label="Synonym sets"
           error={list.error}
           rows={list.rows}
+          loading={list.loading}
           rowKey={(s) => s.id}
           empty="No synonym sets yet."
           columns={[

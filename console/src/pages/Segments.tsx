@@ -33,6 +33,7 @@ export function Segments({ session }: PageProps) {
           label="Segments"
           error={segments.error}
           rows={segments.rows}
+          loading={segments.loading}
           more={segments.more}
           rowKey={(s) => s.id}
           empty="No segments yet."

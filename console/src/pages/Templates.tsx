@@ -38,6 +38,7 @@ export function Templates({ session }: PageProps) {
           label="Templates"
           error={templates.error}
           rows={templates.data?.data}
+          loading={templates.loading}
           rowKey={(t) => t.id}
           empty="No templates yet."
           columns={[

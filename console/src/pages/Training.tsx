@@ -203,6 +203,7 @@ export function Training({ session }: PageProps) {
             label="Training runs"
             error={jobs.error}
             rows={jobs.rows}
+            loading={jobs.loading}
             more={jobs.more}
             rowKey={(j) => j.job_name}
             rowClassName={(j) => (j.job_name === selected ? 'selected' : undefined)}
