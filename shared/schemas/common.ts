@@ -21,7 +21,8 @@ const UNITS: Readonly<Record<string, string>> = { string: 'characters', array: '
  * What a check without a message of its own says: zod's English locale says "Too big: expected
  * number to be <=100" or "Invalid input: expected string, received undefined"; the field is the
  * error's key in `fieldErrors`, so the message says what to send ("Must be at most 100.",
- * "Required."). Checks with their own message keep it; other issues keep the locale's.
+ * "Required.", "Must be one of asc or desc."). Checks with their own message keep it; other issues
+ * keep the locale's.
  */
 function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
@@ -43,6 +44,13 @@ function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
       const unit = UNITS[issue.origin];
       if (unit) return issue.exact ? `Must have exactly ${n} ${unit}.` : n === '1' ? 'Must not be empty.' : `Must have at least ${n} ${unit}.`;
       return issue.inclusive ? `Must be at least ${n}.` : `Must be greater than ${n}.`;
+    }
+    case 'invalid_value': {
+      // zod's locale: 'Invalid option: expected one of "asc"|"desc"' (a search's mode, an event
+      // list's order, a filter's op, a key's scopes, a template's status, ...).
+      const values = issue.values.map(String);
+      if (values.length === 0) return undefined;
+      return values.length === 1 ? `Must be ${values[0]}.` : `Must be one of ${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}.`;
     }
     default:
       return undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
-import { ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
-import { eventTypeBody, eventTypePatch, templateBody, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
+import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
+import { eventTypeBody, eventTypePatch, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
 import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
@@ -33,6 +33,19 @@ describe('messages of checks without their own', () => {
     // Lengths count characters or items; a check with its own message keeps it.
     expect(fieldErrors(() => parseOrThrow(userPath, { user_id: 'u'.repeat(257) }, 'path'))).toEqual({ user_id: ['Must have at most 256 characters.'] });
     expect(fieldErrors(() => parseOrThrow(eventTypePatch, { weight: 101 }, 'body'))).toEqual({ weight: ['weight must be between 1 and 100'] });
+  });
+
+  it('a value outside a set of options is told the options, not zod\'s \'Invalid option: expected one of "asc"|"desc"\'', () => {
+    // Found by a black-box review of the console's answers (2026-12-06): a search's mode, an event
+    // list's order, a filter's op, a template's status and a key's scopes said zod's locale.
+    expect(fieldErrors(() => parseOrThrow(consoleEventsQuery, { order: 'sideways' }, 'query'))).toEqual({ order: ['Must be one of asc or desc.'] });
+    expect(fieldErrors(() => parseOrThrow(searchBody, { query: 'x', mode: 'fuzzy' }, 'body'))).toEqual({ mode: ['Must be one of hybrid, keyword or semantic.'] });
+    expect(fieldErrors(() => parseOrThrow(templatePatch, { status: 'Gone' }, 'body'))).toEqual({ status: ['Must be one of Draft or Published.'] });
+    expect(fieldErrors(() => parseOrThrow(createApiKeyBody, { name: 'k', environment: 'e', scopes: ['god'] }, 'body'))).toEqual({
+      'scopes.0': ['Must be one of admin, events, items or recommendations.'],
+    });
+    // An enum with its own message keeps it.
+    expect(fieldErrors(() => parseOrThrow(synonymBody, { type: 'three_way', synonyms: ['lamp', 'light'] }, 'body'))).toEqual({ type: ['type must be two_way or one_way'] });
   });
 
   it('a value of the wrong kind is told its kind alone, not a length of that kind (an array field "Must have at most 50 characters.")', () => {
