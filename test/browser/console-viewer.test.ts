@@ -20,9 +20,6 @@ const VIEWER = { email: 'viewer@demo.example.com', password: 'viewer-password-1'
 
 beforeAll(async () => {
   t = await startTestStack();
-  const ctx = await t.demo.platform('POST', '/api/contexts', { name: 'home', description: '' });
-  expect(ctx.status).toBe(201);
-  expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${ctx.body.id}`, { diversity: 0.3, exclude_seen: true })).status).toBe(200);
   await putLocalUser(dynamoConsoleUserStore(makeTable(LOCAL_TABLE, process.env.DYNAMODB_ENDPOINT, 'us-east-1')), { email: VIEWER.email, tenant: 'demo', role: 'viewer' }, VIEWER.password);
   ({ browser, page, problems } = await openBrowser());
 }, 120_000);
@@ -39,7 +36,20 @@ describe('a viewer', () => {
     await visible(page.getByText('tenant demo · viewer'));
   });
 
+  it('on a tenant without contexts is told there are none, not to create one (Rules, Rerank controls)', async () => {
+    // Was "Create a context first." and "Create a context first (Rules page).": a viewer cannot.
+    await go(page, 'Rules', 'Rules');
+    await visible(page.getByText('No contexts yet: an admin creates them.', { exact: true }));
+    await go(page, 'Rerank controls', 'Rerank controls');
+    await visible(page.getByText('No contexts yet: an admin creates them.', { exact: true }));
+    expect(await page.getByText(/Create a context/).count()).toBe(0);
+  });
+
   it('reads the rerank controls in fields it cannot edit, and is told only admins change them', async () => {
+    const ctx = await t.demo.platform('POST', '/api/contexts', { name: 'home', description: '' });
+    expect(ctx.status).toBe(201);
+    expect((await t.demo.platform('PUT', `/api/rerank-controls?contextId=${ctx.body.id}`, { diversity: 0.3, exclude_seen: true })).status).toBe(200);
+    await go(page, 'Overview', 'Overview');
     // Were editable fields and an enabled checkbox with no Save button: what a viewer typed went nowhere.
     await go(page, 'Rerank controls', 'Rerank controls');
     const diversity = page.getByLabel('Diversity (0–1)');

@@ -141,7 +141,7 @@ export function Experiments({ session }: PageProps) {
         <Card title="New A/B experiment">
           {/* An experiment runs in a context: without one, where to make it (not a picker with nothing to pick). */}
           {!ctx && contexts.data ? (
-            <NoContexts />
+            <NoContexts admin />
           ) : (
             <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={a.busy} disabled={!eps.length || !ctx}>
               <Field label="Experiment name" value={name} onChange={setName} required />

@@ -69,7 +69,9 @@ export function RerankPage({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Rerank controls" />
-      <Card>{!ctx && contexts.data ? <NoContexts /> : <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />}</Card>
+      <Card>
+        {!ctx && contexts.data ? <NoContexts admin={isAdmin(session.role)} /> : <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />}
+      </Card>
       {ctx ? (
         <Card title="Controls of this context">
           {/* Only once this context's controls are read: until then, or when they could not be, no other context's values stand to be saved to it. */}

@@ -75,7 +75,7 @@ export function Rules({ session }: PageProps) {
           more={rules.more}
           rowKey={(r) => r.id}
           // Not while the contexts are read, or could not be (the picker says so).
-          empty={ctx ? 'No rules in this context.' : contexts.data ? 'Create a context first.' : null}
+          empty={ctx ? 'No rules in this context.' : contexts.data ? (admin ? 'Create a context first.' : 'No contexts yet: an admin creates them.') : null}
           columns={[
             { header: 'ID', cell: (r) => r.id },
             { header: 'Name', cell: (r) => r.name },

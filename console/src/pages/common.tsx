@@ -63,12 +63,18 @@ export function ContextPicker({ value, onChange, allowNone, contexts, error }: {
   );
 }
 
-/** In place of a context's picker and what needs one while the tenant has none: where contexts are made. */
-export function NoContexts() {
-  return (
+/**
+ * In place of a context's picker and what needs one while the tenant has none: where contexts are
+ * made, for an admin; a viewer, who cannot make one, is told there are none (until 2026-12-06 a
+ * viewer was told to create one).
+ */
+export function NoContexts({ admin }: { admin: boolean }) {
+  return admin ? (
     <Empty>
       Create a context first (<a href="#/rules">Rules page</a>).
     </Empty>
+  ) : (
+    <Empty>No contexts yet: an admin creates them.</Empty>
   );
 }
 
