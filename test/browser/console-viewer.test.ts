@@ -63,4 +63,23 @@ describe('a viewer', () => {
     await visible(page.getByText('Only admins change rerank controls.'));
     expect(problems).toEqual([]);
   });
+
+  it("follows a rule's and a segment's History link to its audit trail, which it may read", async () => {
+    // Was no History link for a viewer (admins' alone), though GET /api/audit is a viewer's.
+    const segment = await t.demo.platform('POST', '/api/segments', { name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    expect(segment.status).toBe(201);
+    const contexts = await t.demo.platform('GET', '/api/contexts');
+    const rule = await t.demo.platform('POST', '/api/rules', { name: 'lift lamps', context_id: contexts.body.data[0].id, conditions: [], boost: 2 });
+    expect(rule.status).toBe(201);
+    await go(page, 'Segments', 'Segments');
+    await page.getByRole('row').filter({ hasText: 'buyers' }).getByRole('link', { name: 'History', exact: true }).click();
+    await visible(page.getByRole('heading', { name: `History of segments/${segment.body.id}` }));
+    await visible(page.getByRole('cell', { name: 'create', exact: true }));
+    await go(page, 'Rules', 'Rules');
+    await page.getByRole('row').filter({ hasText: 'lift lamps' }).getByRole('link', { name: 'History', exact: true }).click();
+    await visible(page.getByRole('heading', { name: `History of rules/${rule.body.id}` }));
+    await visible(page.getByRole('cell', { name: 'create', exact: true }));
+    expect(await page.getByRole('button', { name: /^(Delete|Disable)/ }).count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
 });

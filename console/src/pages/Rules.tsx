@@ -89,13 +89,17 @@ export function Rules({ session }: PageProps) {
             { header: 'Created', cell: (r) => when(r.created) },
             {
               header: 'Actions',
-              cell: (r) =>
-                admin ? (
-                  <>
-                    <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} /> <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
-                    <a href={`#/audit?resource=rules/${r.id}`}>History</a>
-                  </>
-                ) : null,
+              // A viewer reads the audit trail too: its History link (until 2026-12-06 admins' alone).
+              cell: (r) => (
+                <>
+                  {admin ? (
+                    <>
+                      <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} /> <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
+                    </>
+                  ) : null}
+                  <a href={`#/audit?resource=rules/${r.id}`}>History</a>
+                </>
+              ),
             },
           ]}
         />

@@ -45,12 +45,17 @@ export function Segments({ session }: PageProps) {
             { header: 'Created', cell: (s) => when(s.created) },
             {
               header: 'Actions',
-              cell: (s) =>
-                admin ? (
-                  <>
-                    <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger /> <a href={`#/audit?resource=segments/${s.id}`}>History</a>
-                  </>
-                ) : null,
+              // A viewer reads the audit trail too: its History link (until 2026-12-06 admins' alone).
+              cell: (s) => (
+                <>
+                  {admin ? (
+                    <>
+                      <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
+                    </>
+                  ) : null}
+                  <a href={`#/audit?resource=segments/${s.id}`}>History</a>
+                </>
+              ),
             },
           ]}
         />
