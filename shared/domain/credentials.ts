@@ -2,7 +2,7 @@ import { documentAs, documentChecks } from '../schemas/doc.ts';
 import * as z from 'zod/mini';
 import { API_KEY_PATTERN, matchesHash, newApiKey, newClientId, newClientSecret, sha256Hex } from '../auth/secrets.ts';
 import { nowSeconds } from '../clock.ts';
-import { displayName, oneLine } from '../schemas/common.ts';
+import { displayName, intParam, oneLine } from '../schemas/common.ts';
 import { CORE_SCOPES, PLATFORM_SCOPES, type CoreScope, type PlatformScope } from '../routes.ts';
 import type { ApiKeyRecord, ClientRecord, CredentialStore } from './credentials-types.ts';
 import { InvalidInput, NotFound, Unauthenticated } from './errors.ts';
@@ -28,10 +28,7 @@ export const createApiKeyBody = z.strictObject({
 export type CreateApiKeyBody = z.output<typeof createApiKeyBody>;
 
 export const platformListQuery = z.strictObject({
-  limit: documentAs(
-    z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 100),
-    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100),
-  ),
+  limit: documentAs(z._default(z.optional(intParam(1, 100)), 100), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 100)),
   /** The `next_cursor` of the previous page, as the other Platform lists and the spec's list envelope take it. */
   starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
   /** The same, under the name these two lists first took it by (still accepted). */

@@ -190,8 +190,5 @@ export const modelPatch = documentChecks(
 export const promoteBody = z.strictObject({ endpoint_name: endpointBody.shape.endpoint_name });
 export const logsQuery = z.strictObject({
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(100))),
-  limit: documentAs(
-    z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/)), z.transform(Number)), z.int().check(z.gte(1), z.lte(1000)))), 200),
-    z._default(z.optional(z.int().check(z.gte(1), z.lte(1000))), 200),
-  ),
+  limit: documentAs(z._default(z.optional(intParam(1, 1000)), 200), z._default(z.optional(z.int().check(z.gte(1), z.lte(1000))), 200)),
 });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
-import { eventTypeBody, eventTypePatch, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
+import { eventTypeBody, eventTypePatch, logsQuery, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
 import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
 import { ValidationError } from '../../shared/errors.ts';
-import { createApiKeyBody } from '../../shared/domain/credentials.ts';
+import { createApiKeyBody, platformListQuery } from '../../shared/domain/credentials.ts';
 
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
   try {
@@ -246,6 +246,17 @@ describe('validation messages', () => {
     const facets = (n: number) => ({ query: 'x', facets: Array.from({ length: n }, (_, i) => `k${i}`) });
     expect(fieldErrors(() => parseOrThrow(searchBody, facets(21), 'body')).facets).toEqual(['at most 20 facets']);
     expect(searchBody.safeParse(facets(20)).success).toBe(true);
+  });
+
+  it("a limit that is not a number says so in every list's query, not a pattern", () => {
+    // Found by a black-box run of the console (2026-12-06): limit=abc on the training logs, the API
+    // keys and the clients said "Invalid string: must match pattern /^[0-9]+$/".
+    for (const q of [logsQuery, platformListQuery]) {
+      expect(fieldErrors(() => parseOrThrow(q, { limit: 'abc' }, 'query'))).toEqual({ limit: ['must be an integer'] });
+      expect(fieldErrors(() => parseOrThrow(q, { limit: '0' }, 'query')).limit?.[0]).toMatch(/^must be between 1 and/);
+    }
+    expect(parseOrThrow(logsQuery, { limit: '1000' }, 'query').limit).toBe(1000);
+    expect(parseOrThrow(platformListQuery, {}, 'query').limit).toBe(100);
   });
 
   it('name a field whose name is empty under its own (empty) name, not under body', () => {
