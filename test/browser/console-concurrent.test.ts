@@ -99,6 +99,38 @@ describe('a row changed elsewhere', () => {
     expected(problems, /status of (400|409)/);
     expect(problems).toEqual([]);
   });
+
+  it('Experiments: a refused start whose list cannot be read again shows the refusal beside the read error', async () => {
+    // In a context of its own: 'two lists' runs in the other one (one Running experiment per context).
+    const context = await created('/api/contexts', { name: 'away', description: '' });
+    const id = await created('/api/experiments', {
+      name: 'three lists',
+      context_id: context,
+      variants: [
+        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+      ],
+    });
+    await go(page, 'Overview', 'Overview');
+    await go(page, 'Experiments', 'Experiments');
+    await visible(page.getByRole('button', { name: 'Start three lists' }));
+    expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
+    const refusal = await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' });
+    expect(refusal.status).toBeGreaterThanOrEqual(400);
+    // The list's read after the refusal fails.
+    const list = (url: URL) => url.pathname === '/api/experiments';
+    await page.route(list, (r) => (r.request().method() === 'GET' ? r.fulfill({ status: 503, json: { error: 'The experiments could not be read (held by the test).' } }) : r.fallback()));
+    try {
+      await page.getByRole('button', { name: 'Start three lists' }).click();
+      await visible(page.getByRole('alert').filter({ hasText: 'The experiments could not be read (held by the test).' }));
+      // Was the read's error alone: the refusal that explained why the start did nothing was hidden under it.
+      await visible(page.getByRole('alert').filter({ hasText: refusal.body.error as string }));
+    } finally {
+      await page.unroute(list);
+    }
+    expected(problems, /status of (400|409|503)/);
+    expect(problems).toEqual([]);
+  });
 });
 
 // Found by the same review: deleting a segment a rule names is refused "Segment 2 is used by

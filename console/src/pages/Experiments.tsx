@@ -113,7 +113,9 @@ export function Experiments({ session }: PageProps) {
   return (
     <>
       <PageHeader title="Experiments" />
-      <Problem error={experiments.error ?? a.error} />
+      {/* Each its own: a refused Start or Stop reads the list again, and a failed read must not hide the refusal (until 2026-12-06 it did). */}
+      <Problem error={experiments.error} />
+      <Problem error={a.error} />
       {experiments.rows?.length ? (
         experiments.rows.map((x) => (
           <Card key={x.id} title={`${x.name} · context #${x.context_id} · ${x.status}`}>
