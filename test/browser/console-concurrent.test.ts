@@ -142,6 +142,8 @@ describe('a segment named by a rule and an experiment', () => {
     const now = Math.floor(Date.now() / 1000);
     await created('/api/rules', { name: 'buyers see lamps', context_id: contextId, segment_id: segment, conditions: [], boost: 3, starts_at: now - 7200, ends_at: now - 3600 });
     await created('/api/rules', { name: 'all see tents', context_id: contextId, conditions: [], boost: 2 });
+    // A window from the first second of Unix time (starts_at 0, which the API takes) is a time like any other.
+    await created('/api/rules', { name: 'since the epoch', context_id: contextId, conditions: [], boost: 2, starts_at: 0 });
     await created('/api/experiments', {
       name: 'buyers split',
       context_id: contextId,
@@ -162,6 +164,9 @@ describe('a segment named by a rule and an experiment', () => {
     await visible(row('buyers see lamps').getByRole('cell', { name: /^ended / }));
     await visible(row('all see tents').getByRole('cell', { name: 'everyone', exact: true }));
     await visible(row('all see tents').getByRole('cell', { name: 'always', exact: true }));
+    // Was "since –": 0 was taken for no time.
+    const epoch = await page.evaluate(() => new Date(0).toLocaleString());
+    await visible(row('since the epoch').getByRole('cell', { name: `since ${epoch}`, exact: true }));
 
     await go(page, 'Experiments', 'Experiments');
     await visible(page.getByRole('region', { name: /^buyers split/ }).getByText(`For segment repeat buyers (#${segment}).`, { exact: true }));
