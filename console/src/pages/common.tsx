@@ -115,7 +115,8 @@ export function audience(segmentId: number | null | undefined, segments: readonl
 export function parseValue(op: string, raw: string): unknown {
   const one = (s: string): unknown =>
     s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s === 'true' ? true : s === 'false' ? false : s !== '' && !Number.isNaN(Number(s)) ? Number(s) : s;
-  // Empty parts ("a, , b", or nothing) are no values: the service says a list must hold one.
+  // Empty parts ("a, , b", or nothing) are no values: a rule's list must hold one (the service
+  // says so); the item search's empty list matches no item.
   if (op === 'in')
     return raw
       .split(',')
