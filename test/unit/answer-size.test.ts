@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { answerBytes, answerBytesAtMost, fitting } from '../../shared/domain/answer-size.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { answerBytes, answerBytesAtMost, answerBytesIfFew, fitting } from '../../shared/domain/answer-size.ts';
 
 describe('answer size', () => {
   it('the cheap bound (3 bytes a unit of the JSON) is never under the bytes as Lambda writes them, whatever the characters', () => {
@@ -21,5 +21,33 @@ describe('answer size', () => {
     expect(fitting(page, 1)).toBe(1);
     expect(fitting(page, 10 * each + 11)).toBe(10);
     expect(fitting([], 1)).toBe(0);
+  });
+
+  it('counts a page of long texts past the bound exactly from its one JSON, not item by item (2 MB: one JSON.stringify, not 201)', () => {
+    // 100 items of 20,000-character descriptions: 2 MB of JSON, past the cheap bound (6 MB) and well within the answer.
+    const page = Array.from({ length: 100 }, (_, i) => ({ id: String(i), name: `Item "${i}"`, description: 'lorem ipsum dolor '.repeat(1112), metadata: { a: 'b\\c' } }));
+    expect(answerBytesAtMost(JSON.stringify(page))).toBeGreaterThan(5_000_000);
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(fitting(page)).toBe(100);
+      expect(stringify).toHaveBeenCalledTimes(1);
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(answerBytesIfFew(JSON.stringify(page))).toBe(answerBytes(page));
+  });
+
+  it('answerBytesIfFew is answerBytes exactly, whatever the characters, or undefined when quotes and backslashes are many', () => {
+    const chars = ['"', '\\', '\u0001', '\n', 'a', ' ', '\u00e9', '\u20ac', '\uffff', '\u{1F600}', '\ud800', '\udfff', '\u2028', '\u007f'];
+    for (const ch of chars) {
+      // Few: one among long text; many: the text of them.
+      const few = { s: `${'lorem ipsum '.repeat(200)}${ch}`, [ch]: [ch] };
+      expect(answerBytesIfFew(JSON.stringify(few)), JSON.stringify(ch)).toBe(answerBytes(few));
+      const many = { s: ch.repeat(1000) };
+      const counted = answerBytesIfFew(JSON.stringify(many));
+      if (counted !== undefined) expect(counted, JSON.stringify(ch)).toBe(answerBytes(many));
+    }
+    expect(answerBytesIfFew(JSON.stringify({ s: '"'.repeat(1000) }))).toBeUndefined();
+    expect(answerBytesIfFew(JSON.stringify({ s: '\u0001'.repeat(1000) }))).toBeUndefined();
   });
 });
