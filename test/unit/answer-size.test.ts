@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { answerBytes, answerBytesAtMost, answerBytesIfFew, fitting } from '../../shared/domain/answer-size.ts';
 
@@ -49,5 +50,21 @@ describe('answer size', () => {
     }
     expect(answerBytesIfFew(JSON.stringify({ s: '"'.repeat(1000) }))).toBeUndefined();
     expect(answerBytesIfFew(JSON.stringify({ s: '\u0001'.repeat(1000) }))).toBeUndefined();
+  });
+
+  it("an item at the create limits takes about 180 KB as Lambda writes it: 100 take 18 MB, 27 fit (docs/api.md's figures)", async () => {
+    const { createItemsBody } = await import('../../shared/schemas/items.ts');
+    const { itemResource } = await import('../../shared/domain/present.ts');
+    // Control characters in name and description (7 bytes each, escaped twice), quotes in metadata (4 for their 2 of JSON).
+    const body = { name: '\u0001'.repeat(1000), description: '\u0001'.repeat(20_000), metadata: { k: '"'.repeat(8187) } };
+    expect(createItemsBody.safeParse(body).success).toBe(true);
+    const item = itemResource({ id: 123_456, ...body, active: true, created: 1_800_000_000, updated_at: 1_800_000_000, embedding_updated_at: 1_800_000_000 });
+    expect(Math.round(answerBytes(item) / 1000)).toBe(180);
+    const page = Array.from({ length: 100 }, () => item);
+    expect(Math.round(answerBytes(page) / 1_000_000)).toBe(18);
+    expect(fitting(page)).toBe(27);
+    const docs = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    for (const said of ['up to 15 MB', 'the best 40 or so']) expect(docs.includes(said), said).toBe(false);
+    for (const said of ['100 items near the size limits above take up to 18 MB', 'answer the best 27 (items of 180 KB as Lambda writes them) or more']) expect(docs.includes(said), said).toBe(true);
   });
 });
