@@ -108,6 +108,13 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     }
   });
 
+  it("says what a facet's values_truncated means, values cut for the answer's size too (the typed client's type alike)", () => {
+    const doc = JSON.parse(generated) as { components: { schemas: Record<string, { description?: string }> } };
+    const said = doc.components.schemas.Facet?.description ?? '';
+    for (const part of ['`values_truncated`', 'the 100 most frequent', '6 MB', '1,000,000 bytes']) expect(said, part).toContain(part);
+    expect(readFileSync(new URL('../../packages/client/src/schema.ts', import.meta.url), 'utf8')).toContain('`values_truncated`: the key has values not listed in `values`');
+  });
+
   it('documents the console session: a cookie named as the code sets it, its CSRF header on requests that change something', () => {
     const doc = JSON.parse(committed) as { paths: Record<string, Record<string, any>>; components: { securitySchemes: Record<string, any> } };
     expect(doc.components.securitySchemes.consoleSession).toMatchObject({ type: 'apiKey', in: 'cookie', name: SESSION_COOKIE });

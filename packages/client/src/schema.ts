@@ -1553,7 +1553,7 @@ export interface components {
                 variant: string;
             } | null;
         };
-        /** @description Over every match: the most frequent string (or boolean) values of a metadata key, and the range of its numbers. */
+        /** @description Over every match: the most frequent string (or boolean) values of a metadata key, and the range of its numbers. `values_truncated`: the key has values not listed in `values`: more than the 100 most frequent, or values cut for the answer to fit Lambda's 6 MB (`facets` take at most 1,000,000 bytes; `count`, `min` and `max` stay whole). */
         Facet: {
             count: number;
             values: {
