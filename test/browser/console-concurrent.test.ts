@@ -19,6 +19,15 @@ const created = async (path: string, body: unknown): Promise<number> => {
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return r.body.id as number;
 };
+/** An experiment of two variants, half the traffic each, on the stack's endpoint. */
+const halves = (name: string, context_id: number) => ({
+  name,
+  context_id,
+  variants: [
+    { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+    { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
+  ],
+});
 const gone = async (path: string) => expect((await t.demo.platform('DELETE', path)).status).toBe(200);
 
 beforeAll(async () => {
@@ -79,14 +88,7 @@ describe('a row changed elsewhere', () => {
   });
 
   it('Experiments: a start of an experiment started meanwhile is refused, and its card then shows it Running', async () => {
-    const id = await created('/api/experiments', {
-      name: 'two lists',
-      context_id: contextId,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
-      ],
-    });
+    const id = await created('/api/experiments', halves('two lists', contextId));
     await go(page, 'Experiments', 'Experiments');
     await visible(page.getByRole('button', { name: 'Start two lists' }));
     expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
@@ -103,14 +105,7 @@ describe('a row changed elsewhere', () => {
   it('Experiments: a refused start whose list cannot be read again shows the refusal beside the read error', async () => {
     // In a context of its own: 'two lists' runs in the other one (one Running experiment per context).
     const context = await created('/api/contexts', { name: 'away', description: '' });
-    const id = await created('/api/experiments', {
-      name: 'three lists',
-      context_id: context,
-      variants: [
-        { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
-        { name: 'b', endpoint_name: 'main', traffic_percent: 50 },
-      ],
-    });
+    const id = await created('/api/experiments', halves('three lists', context));
     await go(page, 'Overview', 'Overview');
     await go(page, 'Experiments', 'Experiments');
     await visible(page.getByRole('button', { name: 'Start three lists' }));
