@@ -1,6 +1,6 @@
 import type { Browser, Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { demoAdmin, eventually, expected, go as goTo, openBrowser, signIn, signInAt, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleSessionStore, dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
@@ -37,7 +37,7 @@ async function withOtherTenantTab(meanwhile: (other: Page) => Promise<void>): Pr
   try {
     await other.goto(`${t.base}/console/`);
     await other.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(other, 'admin@other.example.com', 'other-password-1');
+    await signIn(other, { email: 'admin@other.example.com', password: 'other-password-1' });
     await visible(other.getByText('tenant other', { exact: false }));
     await meanwhile(other);
     // The other tab's session stands.
@@ -46,7 +46,7 @@ async function withOtherTenantTab(meanwhile: (other: Page) => Promise<void>): Pr
   } finally {
     await other.close();
   }
-  await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+  await signIn(page, demoAdmin(t));
   await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
 }
 
@@ -99,9 +99,7 @@ afterAll(async () => {
 
 describe('the console at its edges', () => {
   it('signs in; on an empty tenant the chart axis reads 0 and 1 once each', async () => {
-    await page.goto(`${t.base}/console/`);
-    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await signInAt(page, `${t.base}/console/`, demoAdmin(t));
     await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
     await visible(page.getByRole('img', { name: /Events ingested per UTC day/ }));
     // Was 0, 0, 1, 1, 1 (five ticks at max x i/4, rounded).
@@ -351,7 +349,7 @@ describe('the console at its edges', () => {
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }), 30_000);
       await other.getByRole('button', { name: 'Sign out' }).click();
       await visible(other.getByRole('heading', { name: 'Sign in to the console' }));
-      await signIn(other, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+      await signIn(other, demoAdmin(t));
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
       // This tab holds the first session's CSRF token: the change is sent again with the current one (was: "Missing or wrong X-CSRF-Token header").
       await go('Events', 'Events');
@@ -362,7 +360,7 @@ describe('the console at its edges', () => {
       expected(problems, /status of 403/); // the stale token's refusal, answered by the retry
       // Signed in again there once more, then out here: the session ends (was: the failure ignored, the session left standing).
       await other.getByRole('button', { name: 'Sign out' }).click();
-      await signIn(other, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+      await signIn(other, demoAdmin(t));
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
       await page.getByRole('button', { name: 'Sign out' }).click();
       await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
@@ -372,7 +370,7 @@ describe('the console at its edges', () => {
     } finally {
       await other.close();
     }
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await signIn(page, demoAdmin(t));
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
     expected(problems, /status of 401/); // the signed-out tab's session check
   });
@@ -390,7 +388,7 @@ describe('the console at its edges', () => {
       await other.goto(`${t.base}/console/`);
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }), 30_000);
       await other.getByRole('button', { name: 'Sign out' }).click();
-      await signIn(other, email, password);
+      await signIn(other, { email, password });
       await visible(other.getByRole('heading', { level: 1, name: 'Overview' }));
       await page.getByLabel('Type name').fill('demoted_meanwhile');
       await page.getByRole('button', { name: 'Add event type' }).click();
@@ -406,7 +404,7 @@ describe('the console at its edges', () => {
       await putLocalUser(users, { email, tenant: 'demo', role: 'admin' }, password);
     }
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(page, email, password);
+    await signIn(page, { email, password });
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 
@@ -437,7 +435,7 @@ describe('the console at its edges', () => {
       await putLocalUser(users, { email, tenant: 'demo', role: 'admin' }, password);
     }
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(page, email, password);
+    await signIn(page, { email, password });
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 
@@ -501,7 +499,7 @@ describe('the console at its edges', () => {
     await page.getByRole('button', { name: 'Try again' }).click();
     await visible(page.getByRole('heading', { name: 'Sign in to the console' }));
     expected(problems, /status of 401/);
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await signIn(page, demoAdmin(t));
     await visible(page.getByRole('heading', { level: 1, name: 'Events' }));
   });
 

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { go, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { demoAdmin, go, openBrowser, signInAt, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
@@ -49,9 +49,7 @@ const PAGES = [
 
 describe('the console at 390 px', () => {
   it('signs in', async () => {
-    await page.goto(`${t.base}/console/`);
-    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await signInAt(page, `${t.base}/console/`, demoAdmin(t));
     await visible(page.getByRole('heading', { level: 1, name: 'Overview' }));
   });
 

@@ -4,7 +4,7 @@ import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
 import { LOCAL_TABLE } from '../../local/stack.ts';
-import { expected, go, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { demoAdmin, expected, go, openBrowser, signIn, signInAt, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
@@ -33,9 +33,7 @@ afterAll(async () => {
 // sent again for the same resource: the page should read the trail again and show the change.
 describe('re-sending a form for the same thing', () => {
   it('Audit history: "Show history" again shows a change made since', async () => {
-    await page.goto(`${t.base}/console/#/audit?resource=rules/${ruleId}`);
-    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
-    await signIn(page, t.stack.credentials.console_email as string, t.stack.credentials.console_password as string);
+    await signInAt(page, `${t.base}/console/#/audit?resource=rules/${ruleId}`, demoAdmin(t));
     await visible(page.getByRole('heading', { level: 1, name: 'Audit history' }));
     await visible(page.getByRole('cell', { name: 'create', exact: true }));
     expect((await t.demo.platform('PATCH', `/api/rules/${ruleId}`, { enabled: false })).status).toBe(200);
@@ -136,7 +134,7 @@ describe('sign-out with another user signed in in another tab', () => {
     const other = await page.context().newPage();
     await other.goto(`${t.base}/console/`);
     await other.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(other, 'admin@other.example.com', 'other-password-1');
+    await signIn(other, { email: 'admin@other.example.com', password: 'other-password-1' });
     await visible(other.getByText('tenant other', { exact: false }));
 
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -4,7 +4,7 @@ import { putLocalUser } from '../../shared/console-auth/identity.ts';
 import { makeTable } from '../../shared/data/client.ts';
 import { dynamoConsoleUserStore } from '../../shared/data/console-auth.ts';
 import { LOCAL_TABLE } from '../../local/stack.ts';
-import { go, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { go, openBrowser, signInAt, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 /*
@@ -30,9 +30,7 @@ afterAll(async () => {
 
 describe('a viewer', () => {
   it('signs in', async () => {
-    await page.goto(`${t.base}/console/`);
-    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
-    await signIn(page, VIEWER.email, VIEWER.password);
+    await signInAt(page, `${t.base}/console/`, VIEWER);
     await visible(page.getByText('tenant demo · viewer'));
   });
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, expected, go as goTo, openBrowser, signIn, visible } from '../helpers/browser.ts';
+import { demoAdmin, eventually, expected, go as goTo, openBrowser, openSignIn, signIn, visible } from '../helpers/browser.ts';
 import { startTestStack, type TestStack } from '../helpers/stack.ts';
 
 // Issue 21 item 3: the console in Debian's Chromium (never a downloaded browser) against the local
@@ -80,10 +80,9 @@ afterAll(async () => {
 
 describe('the console in Chromium', () => {
   it('signs in', async () => {
-    await page.goto(`${t.base}/console/`);
-    await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
+    await openSignIn(page, `${t.base}/console/`);
     await shot('sign-in');
-    await signIn(page, t.stack.credentials.console_email as string, 'wrong password');
+    await signIn(page, { ...demoAdmin(t), password: 'wrong password' });
     await visible(page.getByRole('alert'));
     expected(problems, /status of 401/); // the wrong password's 401, on purpose
     await page.getByLabel('Password').fill(t.stack.credentials.console_password as string);

@@ -1,4 +1,5 @@
 import { chromium, type Browser, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import type { TestStack } from './stack.ts';
 
 /*
  * The browser tests' shared pieces: Debian's Chromium (never a downloaded browser), one page whose
@@ -51,9 +52,30 @@ export async function go(page: Page, link: string, heading: string): Promise<voi
   await visible(page.getByRole('heading', { level: 1, name: heading }));
 }
 
-/** Fills the console's sign-in form with `email` and `password` and sends it. */
-export async function signIn(page: Page, email: string, password: string): Promise<void> {
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
+/** Fills the console's sign-in form with `user`'s email and password and sends it. */
+export async function signIn(page: Page, user: ConsoleUser): Promise<void> {
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** A console user's sign-in. */
+export interface ConsoleUser {
+  email: string;
+  password: string;
+}
+
+/** The stack's demo admin (its credentials file). */
+export const demoAdmin = (t: TestStack): ConsoleUser => ({ email: t.stack.credentials.console_email as string, password: t.stack.credentials.console_password as string });
+
+/** Opens `url` (the console, or one of its pages) and waits for the sign-in form: a stack's first page load may take a while. */
+export async function openSignIn(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await visible(page.getByRole('heading', { name: 'Sign in to the console' }), 60_000);
+}
+
+/** `openSignIn`, then signs in as `user`. */
+export async function signInAt(page: Page, url: string, user: ConsoleUser): Promise<void> {
+  await openSignIn(page, url);
+  await signIn(page, user);
 }
