@@ -167,3 +167,19 @@ describe('a segment named by a rule and an experiment', () => {
     expect(problems).toEqual([]);
   });
 });
+
+// Found reviewing 86bc8cf (a rule's window from starts_at 0 said "since –"): the console's when()
+// took 0 for no time everywhere, and an event's occurred_at may be 0 too (the API takes any
+// integer from 0), so the Events list said "–" for when such an event occurred.
+describe('a time of 0', () => {
+  it('Events: an event that occurred at 0 (the first second of 1970) shows that time, not –', async () => {
+    const sent = await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'epoch-user', item_id: 'epoch-item', occurred_at: 0 }]);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    await go(page, 'Events', 'Events');
+    const epoch = await page.evaluate(() => new Date(0).toLocaleString());
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'epoch-user', exact: true }) });
+    // Was "–".
+    await visible(row.getByRole('cell', { name: epoch, exact: true }));
+    expect(problems).toEqual([]);
+  });
+});

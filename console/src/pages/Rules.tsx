@@ -7,15 +7,12 @@ import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
 
-/** A window's bound as a time: 0 is one (the first second of 1970, which the API takes), not "–" as `when` says of it. */
-const at = (s: number): string => new Date(s * 1000).toLocaleString();
-
 /** When a rule applies: always, or its window (starts_at, ends_at), said as over or not begun yet. */
 function schedule(r: Rule): string {
   const now = Date.now() / 1000;
-  if (r.ends_at !== null && r.ends_at !== undefined && r.ends_at <= now) return `ended ${at(r.ends_at)}`;
-  const from = r.starts_at !== null && r.starts_at !== undefined ? `${r.starts_at > now ? 'from' : 'since'} ${at(r.starts_at)}` : '';
-  const until = r.ends_at !== null && r.ends_at !== undefined ? `until ${at(r.ends_at)}` : '';
+  if (r.ends_at !== null && r.ends_at !== undefined && r.ends_at <= now) return `ended ${when(r.ends_at)}`;
+  const from = r.starts_at !== null && r.starts_at !== undefined ? `${r.starts_at > now ? 'from' : 'since'} ${when(r.starts_at)}` : '';
+  const until = r.ends_at !== null && r.ends_at !== undefined ? `until ${when(r.ends_at)}` : '';
   return [from, until].filter(Boolean).join(' ') || 'always';
 }
 
