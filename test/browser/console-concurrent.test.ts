@@ -124,6 +124,53 @@ describe('a row changed elsewhere', () => {
     expected(problems, /status of (400|409|503)/);
     expect(problems).toEqual([]);
   });
+
+  // Found reviewing 848d6fa (Experiments showed the list's error ?? the action's): a run's detail
+  // showed its poll's error ?? its Stop's, so a Stop refused while the run could not be read again
+  // said only that the run could not be read.
+  it("Training: a refused Stop whose run cannot be read again shows the refusal beside the read's error", async () => {
+    const job = {
+      job_name: 'run-held',
+      template_id: 1,
+      options: { algorithm: 'ease' },
+      status: 'InProgress',
+      progress: 0.5,
+      created: 1_700_000_000,
+      started_at: 1_700_000_000,
+      finished_at: null,
+      error: null,
+      model_version: null,
+      metrics: null,
+      scheduled_at: null,
+    };
+    const refusal = 'Training job run-held is Completed; only a Queued or InProgress run can be stopped.';
+    const unread = 'The run could not be read (held by the test).';
+    let detailReads = 0;
+    const runs = (url: URL) => url.pathname.startsWith('/api/training-jobs');
+    await page.route(runs, (r) => {
+      const { pathname } = new URL(r.request().url());
+      if (r.request().method() === 'POST' && pathname.endsWith('/stop')) return r.fulfill({ status: 400, json: { error: refusal } });
+      if (pathname === '/api/training-jobs') return r.fulfill({ json: { data: [job], has_more: false, next_cursor: null } });
+      // The run and its log read once; then every read of it fails.
+      if (pathname === '/api/training-jobs/run-held') return ++detailReads === 1 ? r.fulfill({ json: job }) : r.fulfill({ status: 503, json: { error: unread } });
+      if (pathname.startsWith('/api/training-jobs/logs/'))
+        return detailReads <= 1 ? r.fulfill({ json: { job_name: 'run-held', lines: [], next_cursor: 'c1' } }) : r.fulfill({ status: 503, json: { error: unread } });
+      return r.fallback();
+    });
+    try {
+      await go(page, 'Training runs', 'Training runs');
+      await page.getByRole('button', { name: 'run-held' }).click();
+      await visible(page.getByRole('alert').filter({ hasText: unread }));
+      await page.getByRole('button', { name: 'Stop run' }).click();
+      // Was the read's error alone: the refusal that said why the run did not stop was hidden under it.
+      await visible(page.getByRole('alert').filter({ hasText: refusal }));
+      await visible(page.getByRole('alert').filter({ hasText: unread }));
+    } finally {
+      await page.unroute(runs);
+    }
+    expected(problems, /status of (400|503)/);
+    expect(problems).toEqual([]);
+  });
 });
 
 // Found by the same review: deleting a segment a rule names is refused "Segment 2 is used by

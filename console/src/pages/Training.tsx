@@ -73,7 +73,9 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
   const series = curves(lines);
   return (
     <Card title={`Run ${name}`}>
-      <Problem error={error ?? stop.error} />
+      {/* Each its own: a Stop refused while the run cannot be read again must not be hidden under the read's error (until 2026-12-06 it was). */}
+      <Problem error={error} />
+      <Problem error={stop.error} />
       {job ? (
         <>
           <dl className="kv">
