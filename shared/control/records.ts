@@ -139,11 +139,19 @@ async function segmentLive(c: ControlPorts, tenant: string, id: number): Promise
  * with many rules), and the name was refused though the deletion then was too.
  */
 async function needSegment(c: ControlPorts, tenant: string, id: number): Promise<void> {
-  const until = performance.now() + MARK_WAIT_MS;
+  const s = await pastDeletion(c, tenant, id, performance.now() + MARK_WAIT_MS);
+  if (s === undefined || beingDeleted(s)) throw notFound('segment', id);
+}
+
+/**
+ * Segment `id` once no deletion of it is under way, read again `NAMING_SETTLE_MS` apart until
+ * then or until `until` (`performance.now()`'s clock; still marked past it): undefined when there
+ * is none, a deletion having removed it meanwhile.
+ */
+async function pastDeletion(c: ControlPorts, tenant: string, id: number, until: number): Promise<Stored<Segment> | undefined> {
   for (;;) {
     const s = await c.get<Stored<Segment>>(tenant, 'segment', id);
-    if (s !== undefined && !beingDeleted(s)) return;
-    if (s === undefined || performance.now() >= until) throw notFound('segment', id);
+    if (s === undefined || !beingDeleted(s) || performance.now() >= until) return s;
     await sleep(NAMING_SETTLE_MS);
   }
 }
@@ -335,8 +343,13 @@ export async function updateSegment(c: ControlPorts, who: Caller, id: number, b:
  * as another deletion under way is waited for.
  */
 export async function deleteSegment(c: ControlPorts, who: Caller, id: number): Promise<void> {
+  // Another deletion of it under way is waited for, by time, as a name waits (`needSegment`): its
+  // end answers this one (404 once it removed the segment). Counted in tries (RACES, about 1.5 s)
+  // a second DELETE sent while the first read the records naming the segment again (up to a
+  // second, `namingSettled`) could run out first and answer 409 changed_meanwhile.
+  const until = performance.now() + MARK_WAIT_MS;
   const { removed, auditId } = await withRetry<{ removed: Stored<Segment>; auditId: number }>(RACES, async () => {
-    const cur = await c.get<Stored<Segment>>(who.tenant, 'segment', id);
+    const cur = await pastDeletion(c, who.tenant, id, until);
     if (!cur) throw notFound('segment', id);
     const auditId = await c.auditId(who.tenant);
     const mark = nowSeconds();
