@@ -68,9 +68,13 @@ export function usePages<T>(
     return { rows, cursor };
   }, deps);
   const next = useAction();
+  // The list a "Load more" followed: its error is of that list, not of one read since (a reload
+  // or other deps), which until 2026-12-06 still showed it beside fresh rows.
+  const followed = useRef<unknown>(undefined);
   const cursor = list.data?.cursor ?? null;
   const loadMore = (after: string) =>
     next.run(async () => {
+      followed.current = list.data;
       const page = await read(after);
       if (!page) return;
       // Appended only to the list it follows (not to another one asked for meanwhile).
@@ -78,7 +82,7 @@ export function usePages<T>(
     });
   return {
     rows: list.data?.rows,
-    error: list.error ?? next.error,
+    error: list.error ?? (followed.current === list.data ? next.error : undefined),
     loading: list.loading,
     reload: () => {
       keep.current = list.data?.rows.length ?? 0;

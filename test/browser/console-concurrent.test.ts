@@ -173,6 +173,43 @@ describe('a row changed elsewhere', () => {
   });
 });
 
+// Found reviewing 848d6fa (2026-12-06): a "Load more" that failed kept its error on screen after
+// the list was read again (a row deleted, the list reloaded), beside the fresh rows.
+describe('a list read again', () => {
+  it('Segments: a failed "Load more" says so until the list is read again, then not', async () => {
+    await created('/api/segments', { name: 'to go', description: '', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    const held = 'The next segments could not be read (held by the test).';
+    let firstPages = 0;
+    const list = (url: URL) => url.pathname === '/api/segments';
+    await page.route(list, async (r) => {
+      if (r.request().method() !== 'GET') return r.fallback();
+      const after = new URL(r.request().url()).searchParams.get('starting_after');
+      if (after === 'held') return r.fulfill({ status: 503, json: { error: held } });
+      // The first page, once, says there is more (past the tenant's 100 segments a real list would).
+      if (after === null && ++firstPages === 1) {
+        const real = await r.fetch();
+        return r.fulfill({ response: real, json: { ...(await real.json()), has_more: true, next_cursor: 'held' } });
+      }
+      return r.fallback();
+    });
+    try {
+      await go(page, 'Segments', 'Segments');
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await visible(page.getByRole('alert').filter({ hasText: held }));
+      await page.getByRole('button', { name: 'Delete to go' }).click();
+      await expect.poll(() => page.getByRole('cell', { name: 'to go', exact: true }).count()).toBe(0);
+      // Was still shown: the error of a page that followed a list no longer on screen.
+      expect(await page.getByRole('alert').filter({ hasText: held }).count()).toBe(0);
+    } finally {
+      await page.unroute(list);
+      // The next test opens Segments afresh.
+      await go(page, 'Overview', 'Overview');
+    }
+    expected(problems, /status of 503/);
+    expect(problems).toEqual([]);
+  });
+});
+
 // Found by the same review: deleting a segment a rule names is refused "Segment 2 is used by
 // rule(s) 3; remove it from them first.", while the Rules page showed rule 3 as one for everyone,
 // always (no segment, no time window), and an experiment's card did not say whom it splits.
