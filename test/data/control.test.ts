@@ -189,6 +189,24 @@ async function startBehind(c: ConsoleStore, tenant: string, id: number): Promise
   await c.update(tenant, 'experiment', id, { status: 'Running', started_at: 1, _rev: cur._rev + 1 });
 }
 
+/** Waits until segment `id`'s deletion under way has marked it. */
+const deletionMarked = (c: ConsoleStore, tenant: string, id: number) =>
+  vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(tenant, 'segment', id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
+/** What a deletion came to: 'deleted', or its error's code. */
+const deletion = (p: Promise<void>): Promise<string | undefined> =>
+  p.then(
+    () => 'deleted',
+    (e: { code?: string }) => e.code,
+  );
+/** The store with its reads of the control records `ms` slower (a tenant with many). */
+const slowRecords = (c: ConsoleStore, ms: number): ConsoleStore => ({
+  ...c,
+  async controlConfig(tenant) {
+    await new Promise((r) => setTimeout(r, ms));
+    return c.controlConfig(tenant);
+  },
+});
+
 describe('races between changes', () => {
   it('a rule created while its segment is being deleted is taken back (404), not left naming a deleted segment', async () => {
     const c = db.stores.console;
@@ -228,11 +246,8 @@ describe('races between changes', () => {
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
     await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
-    const deleting = deleteSegment(c, { tenant: T }, seg.id).then(
-      () => 'deleted',
-      (e: { code?: string }) => e.code,
-    );
-    await vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(T, 'segment', seg.id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
+    const deleting = deletion(deleteSegment(c, { tenant: T }, seg.id));
+    await deletionMarked(c, T, seg.id);
     const second = createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
     await expect(second).resolves.toMatchObject({ segment_id: seg.id });
     expect(await deleting).toBe('segment_in_use');
@@ -249,18 +264,8 @@ describe('races between changes', () => {
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
     await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id });
-    const slow: ConsoleStore = {
-      ...c,
-      async controlConfig(tenant) {
-        await new Promise((r) => setTimeout(r, 150));
-        return c.controlConfig(tenant);
-      },
-    };
-    const deleting = deleteSegment(slow, { tenant: T }, seg.id).then(
-      () => 'deleted',
-      (e: { code?: string }) => e.code,
-    );
-    await vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(T, 'segment', seg.id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
+    const deleting = deletion(deleteSegment(slowRecords(c, 150), { tenant: T }, seg.id));
+    await deletionMarked(c, T, seg.id);
     const second = createRule(c, { tenant: T }, { name: 'r2', context_id: ctx.id, conditions: [], boost: 2, segment_id: seg.id }).then(
       (r) => r.segment_id,
       (e: { code?: string }) => e.code,
@@ -276,21 +281,9 @@ describe('races between changes', () => {
     const c = db.stores.console;
     const T = 'race-del-twice';
     const seg = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'buy', min_count: 1, within_days: 7 } });
-    const slow: ConsoleStore = {
-      ...c,
-      async controlConfig(tenant) {
-        await new Promise((r) => setTimeout(r, 2000));
-        return c.controlConfig(tenant);
-      },
-    };
-    const outcome = (p: Promise<void>) =>
-      p.then(
-        () => 'deleted',
-        (e: { code?: string }) => e.code,
-      );
-    const first = outcome(deleteSegment(slow, { tenant: T }, seg.id));
-    await vi.waitFor(async () => expect((await c.get<ConsoleRecord & { _deleting?: number | null }>(T, 'segment', seg.id))?._deleting).toBeTypeOf('number'), { timeout: 2000, interval: 5 });
-    const second = outcome(deleteSegment(c, { tenant: T }, seg.id));
+    const first = deletion(deleteSegment(slowRecords(c, 2000), { tenant: T }, seg.id));
+    await deletionMarked(c, T, seg.id);
+    const second = deletion(deleteSegment(c, { tenant: T }, seg.id));
     expect([await first, await second]).toEqual(['deleted', 'segment_not_found']);
   });
 
