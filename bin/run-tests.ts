@@ -2,7 +2,7 @@
  * `npm test`: type-check, lint and format check (Biome, `npm run lint`), every vitest tier (unit,
  * data layer on dynalite, integration over HTTP, infrastructure), then the data-layer tests again
  * on AWS's DynamoDB Local; ends with one `N passed, N failed` line over all runs (a failed type
- * check or lint fails the run too).
+ * check or lint fails the run too), after the failed tests named again (a log cut to its tail still shows them).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ const node = process.execPath;
 let passed = 0;
 let failed = 0;
 let ok = true;
+const failures: string[] = [];
 
 function step(label: string, args: string[], env: Record<string, string> = {}): boolean {
   console.log(`\n=== ${label}`);
@@ -19,11 +20,30 @@ function step(label: string, args: string[], env: Record<string, string> = {}): 
   return r.status === 0;
 }
 
-function vitestCounts(file: string): void {
+interface VitestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: {
+    name: string;
+    status: string;
+    message?: string;
+    assertionResults: { fullName: string; status: string; failureMessages?: string[] }[];
+  }[];
+}
+
+/** Adds a run's counts, and names each failed test (or file that failed to load) with its message's first line. */
+function vitestCounts(file: string, tier: string): void {
   if (!existsSync(file)) return;
-  const j = JSON.parse(readFileSync(file, 'utf8')) as { numPassedTests: number; numFailedTests: number };
+  const j = JSON.parse(readFileSync(file, 'utf8')) as VitestReport;
   passed += j.numPassedTests;
   failed += j.numFailedTests;
+  const firstLine = (m: string | undefined): string => (m ?? '').trim().split('\n')[0]?.slice(0, 300) ?? '';
+  for (const f of j.testResults) {
+    const path = f.name.startsWith(process.cwd()) ? f.name.slice(process.cwd().length + 1) : f.name;
+    const tests = f.assertionResults.filter((a) => a.status === 'failed');
+    for (const a of tests) failures.push(`${tier}: ${path} > ${a.fullName}\n    ${firstLine(a.failureMessages?.[0])}`);
+    if (f.status === 'failed' && tests.length === 0) failures.push(`${tier}: ${path}\n    ${firstLine(f.message)}`);
+  }
   rmSync(file);
 }
 
@@ -33,10 +53,12 @@ ok = step('typecheck (tsc, console web app)', ['node_modules/typescript/bin/tsc'
 ok = step('lint and format (biome check)', ['node_modules/@biomejs/biome/bin/biome', 'check', '.']) && ok;
 const all = '.cache/vitest-all.json';
 ok = step('vitest: unit, data (dynalite), integration', ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${all}`]) && ok;
-vitestCounts(all);
+vitestCounts(all, 'first run');
 const ddb = '.cache/vitest-dynamodb-local.json';
 ok = step('vitest: data layer on DynamoDB Local', ['--import', 'tsx', 'bin/test-dynamodb-local.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${ddb}`]) && ok;
-vitestCounts(ddb);
+vitestCounts(ddb, 'DynamoDB Local');
 
+// The failures again at the very end, where a log cut to its tail still shows them.
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `  ${f}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
