@@ -141,9 +141,18 @@ export const atLeastParam = (min: number) =>
     z.int().check(z.gte(min)),
   );
 
+/** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */
+export const missingOr =
+  (missing: string, wrong: string) =>
+  (issue: { input?: unknown }): string =>
+    issue.input === undefined ? missing : wrong;
+
+/** A type check's message: "<field> is required" when it was not sent, "<field> must be <kind>" when it was, of another type. */
+export const kindOf = (field: string, kind: string) => missingOr(`${field} is required`, `${field} must be ${kind}`);
+
 /** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
 export const oneLine = (field: string, max: number) =>
-  z.string({ error: `${field} must be a string` }).check(
+  z.string({ error: kindOf(field, 'a string') }).check(
     z.minLength(1, `${field} must not be empty`),
     z.maxLength(max, `${field} must be at most ${max} characters`),
     z.regex(/\S/, `${field} must not be blank`),
@@ -158,15 +167,9 @@ export const displayName = oneLine('name', 256);
  * string: one created without it answers `""` (a model version's label and description, set only
  * by PATCH, are null until then).
  */
-export const recordDescription = z.string({ error: 'description must be a string' }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
+export const recordDescription = z.string({ error: kindOf('description', 'a string') }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
 
 export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
-
-/** A field's message: `missing` when it was not sent, `wrong` when it was, of another type. */
-export const missingOr =
-  (missing: string, wrong: string) =>
-  (issue: { input?: unknown }): string =>
-    issue.input === undefined ? missing : wrong;
 
 const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intParam, numericId, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intParam, kindOf, numericId, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -16,9 +16,9 @@ export const eventTypeBody = z.strictObject({
     // An event's payload sits under its type, as an object key: one named constructor cannot be stored.
     z.refine((t) => t !== 'constructor', 'name may not be constructor: an event carries its payload under its type, and no object key may be named constructor'),
   ),
-  weight: z.int('weight must be an integer').check(...between('weight', 1, 100)),
+  weight: z.int({ error: kindOf('weight', 'an integer') }).check(...between('weight', 1, 100)),
 });
-export const eventTypePatch = z.strictObject({ weight: z.int('weight must be an integer').check(...between('weight', 1, 100)) });
+export const eventTypePatch = z.strictObject({ weight: z.int({ error: kindOf('weight', 'an integer') }).check(...between('weight', 1, 100)) });
 
 /**
  * A page of a console list (contexts, event types, templates, endpoints, training jobs, versions):
@@ -41,7 +41,7 @@ export const contextBody = z.strictObject({ name, description: z._default(z.opti
 
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1): any other is 400, not a failed write. */
 const storable = (field: string) =>
-  z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
+  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
 const thresholds = z.strictObject({
   per_signal_min: storable('per_signal_min').check(z.gte(0, 'per_signal_min must not be negative')),
   total_min: storable('total_min').check(z.gte(0, 'total_min must not be negative')),
@@ -108,10 +108,10 @@ export const EVERY_HOURS = { hourly: 1, daily: 24, weekly: 168 } as const;
 const schedule = z
   .strictObject({
     every: z.optional(z.enum(['hourly', 'daily', 'weekly'])),
-    every_hours: z.optional(z.int('every_hours must be an integer').check(...between('every_hours', 1, 8760))),
+    every_hours: z.optional(z.int({ error: kindOf('every_hours', 'an integer') }).check(...between('every_hours', 1, 8760))),
     start_at: z.optional(
       z
-        .int('start_at must be an integer (unix seconds)')
+        .int({ error: kindOf('start_at', 'an integer (unix seconds)') })
         .check(z.positive('start_at must be a positive time in Unix seconds'), z.lte(4_102_444_800, 'start_at must be at most 4102444800 (2100-01-01)')),
     ),
     options: trainingOptions,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
+import { between, displayName, kindOf, limitParam, missingOr, numericId, POSITIVE_INT_PATTERN, recordDescription, unstorable } from './common.ts';
 import { documentAs, documentChecks, named } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import type { SegmentDefinition } from '../control/types.ts';
@@ -11,12 +11,13 @@ import type { SegmentDefinition } from '../control/types.ts';
 
 const name = displayName;
 const description = recordDescription;
-const positiveId = (field: string) => z.int(`${field} must be an integer`).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
+const positiveId = (field: string) =>
+  z.int({ error: kindOf(field, 'an integer') }).check(z.positive(`${field} must be a positive integer`), z.lte(Number.MAX_SAFE_INTEGER, `${field} is out of range`));
 const seconds = (field: string) =>
-  z.int(`${field} must be an integer (Unix seconds)`).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
+  z.int({ error: kindOf(field, 'an integer (Unix seconds)') }).check(z.gte(0, `${field} must be Unix seconds`), z.lte(99_999_999_999, `${field} must be Unix seconds, not milliseconds`));
 /** A number DynamoDB can store (0, or a magnitude from 1e-130 to 2^53 - 1). */
 const num = (field: string) =>
-  z.number({ error: `${field} must be a number` }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
+  z.number({ error: kindOf(field, 'a number') }).check(z.refine((n) => unstorable(n) === undefined, `${field} cannot be stored: use 0 or a magnitude from 1e-130 to 9007199254740991`));
 const atLeastOne = z.refine<object>((b) => Object.keys(b).length > 0, 'Supply at least one field.');
 
 // Rules
@@ -28,7 +29,7 @@ const scalar = z.union([z.string().check(z.maxLength(1000, 'a value must be at m
 const condition = z
   .strictObject({
     field: z
-      .string({ error: 'field must be a string' })
+      .string({ error: kindOf('field', 'a string') })
       .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
     op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
     // Every op takes one (`exists` true or false): required, as the OpenAPI document says.
@@ -79,7 +80,7 @@ export const MAX_RULE_PART_BYTES = 65_536;
 const jsonBytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
 const tooLarge = (what: string) => `${what} must serialise to at most 65,536 bytes of JSON`;
 const fitsRecord = (what: string) => z.refine((v: unknown) => jsonBytes(v) <= MAX_RULE_PART_BYTES, tooLarge(what));
-const conditions = z.array(condition, { error: 'conditions must be a list' }).check(z.maxLength(20, 'a rule has at most 20 conditions'), fitsRecord('conditions'));
+const conditions = z.array(condition, { error: kindOf('conditions', 'a list') }).check(z.maxLength(20, 'a rule has at most 20 conditions'), fitsRecord('conditions'));
 const boost = num('boost').check(z.gte(0, 'boost must be at least 0 (0 excludes)'), z.lte(1000, 'boost must be at most 1000'));
 type Window = { starts_at?: number | null | undefined; ends_at?: number | null | undefined };
 const validity = (b: Window) => b.starts_at === undefined || b.starts_at === null || b.ends_at === undefined || b.ends_at === null || b.ends_at > b.starts_at;
@@ -118,9 +119,9 @@ export type RulePatch = z.output<typeof rulePatch>;
 
 const MAX_SEGMENT_NESTING = 4;
 const leaf = z.strictObject({
-  event_type: z.string({ error: 'event_type must be a string' }).check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'event_type must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
-  min_count: z.int('min_count must be an integer').check(z.gte(1, 'min_count must be at least 1'), z.lte(500, 'min_count must be at most 500')),
-  within_days: z.int('within_days must be an integer').check(z.gte(1, 'within_days must be at least 1'), z.lte(365, 'within_days must be at most 365')),
+  event_type: z.string({ error: kindOf('event_type', 'a string') }).check(z.regex(/^[a-z][a-z0-9_]{0,63}$/, 'event_type must match ^[a-z][a-z0-9_]{0,63}$ (the type string sent in events)')),
+  min_count: z.int({ error: kindOf('min_count', 'an integer') }).check(z.gte(1, 'min_count must be at least 1'), z.lte(500, 'min_count must be at most 500')),
+  within_days: z.int({ error: kindOf('within_days', 'an integer') }).check(z.gte(1, 'within_days must be at least 1'), z.lte(365, 'within_days must be at most 365')),
 });
 const children = z.array(z.unknown(), { error: 'must be a list of definitions' }).check(z.minLength(1, 'must hold 1 to 10 definitions'), z.maxLength(10, 'must hold 1 to 10 definitions'));
 const allOf = z.strictObject({ all: children });
@@ -212,7 +213,7 @@ const rerankFields = {
   diversity: control(num('diversity').check(...between('diversity', 0, 1))),
   popularity_weight: control(num('popularity_weight').check(...between('popularity_weight', 0, 10))),
   freshness_weight: control(num('freshness_weight').check(...between('freshness_weight', 0, 10))),
-  max_per_category: control(z.int('max_per_category must be an integer').check(...between('max_per_category', 1, 100))),
+  max_per_category: control(z.int({ error: kindOf('max_per_category', 'an integer') }).check(...between('max_per_category', 1, 100))),
   exclude_seen: control(z.boolean({ error: 'exclude_seen must be true or false' })),
 };
 /**
@@ -236,14 +237,14 @@ export const rerankQuery = z.strictObject({
 
 const hundredths = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6;
 const variant = z.strictObject({
-  name: z.string({ error: 'name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, '1-64 letters, digits, spaces, _, . or -')),
-  endpoint_name: z.string({ error: 'endpoint_name must be a string' }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -')),
+  name: z.string({ error: kindOf('name', 'a string') }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, '1-64 letters, digits, spaces, _, . or -')),
+  endpoint_name: z.string({ error: kindOf('endpoint_name', 'a string') }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -')),
   traffic_percent: z
-    .number({ error: 'traffic_percent must be a number' })
+    .number({ error: kindOf('traffic_percent', 'a number') })
     .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),
   rerank: z.optional(z.strictObject(rerankFields)),
 });
-const variants = z.array(variant, { error: 'variants must be a list' }).check(
+const variants = z.array(variant, { error: kindOf('variants', 'a list') }).check(
   z.minLength(2, 'an experiment has 2 to 10 variants'),
   z.maxLength(10, 'an experiment has 2 to 10 variants'),
   z.superRefine((vs, ctx) => {
@@ -257,7 +258,7 @@ const variants = z.array(variant, { error: 'variants must be a list' }).check(
   }),
 );
 const attributionWindow = z
-  .int('attribution_window_seconds must be an integer')
+  .int({ error: kindOf('attribution_window_seconds', 'an integer') })
   .check(z.gte(60, 'attribution_window_seconds must be 60 to 2592000 (30 days)'), z.lte(2_592_000, 'attribution_window_seconds must be 60 to 2592000 (30 days)'));
 export const DEFAULT_ATTRIBUTION_WINDOW = 86_400;
 

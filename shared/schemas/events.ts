@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, intParam, jsonValue, limitParam, missingOr, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, intParam, jsonValue, kindOf, limitParam, missingOr, numericId, unstorable } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 import { documentAs } from './doc.ts';
 
@@ -39,7 +39,9 @@ const eventFields = z.catchall(
     ),
     context_id: z.optional(z.nullable(contextIdInBody)),
     occurred_at: z.optional(
-      z.int('occurred_at must be an integer (Unix seconds)').check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+      z
+        .int({ error: kindOf('occurred_at', 'an integer (Unix seconds)') })
+        .check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
     ),
     session_id: optionalText,
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdInBody, forwardIssues, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
+import { between, contextIdInBody, forwardIssues, kindOf, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -151,7 +151,7 @@ export const searchBody = z
       .check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`)),
     /** The shorthand object, or a list of `{ field, op, value }` clauses. */
     filters: z.optional(coreFilters),
-    limit: z._default(z.optional(z.int('limit must be an integer').check(...between('limit', 1, 100))), 20),
+    limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
     starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
     mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
     user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
-import { eventTypeBody, eventTypePatch, logsQuery, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
+import { contextBody, eventTypeBody, eventTypePatch, logsQuery, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
+import { experimentBody, ruleBody, segmentBody } from '../../shared/schemas/control.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
 import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
@@ -179,6 +180,38 @@ describe('event schemas', () => {
   it('validates list parameters', () => {
     expect(parseOrThrow(listEventsQuery, { starting_after: '10', type: 'click' }, 'q')).toEqual({ limit: 20, starting_after: 10, type: 'click' });
     expect(fieldErrors(() => parseOrThrow(listEventsQuery, { starting_after: '010' }, 'q')).starting_after).toBeDefined();
+  });
+});
+
+describe('a required field not sent', () => {
+  it('is told it is required, not the kind it must be (a black-box audit, 2026-12-06: a context without its name was told "name must be a string")', () => {
+    expect(fieldErrors(() => parseOrThrow(contextBody, {}, 'body'))).toEqual({ name: ['name is required'] });
+    expect(fieldErrors(() => parseOrThrow(contextBody, { name: 5 }, 'body'))).toEqual({ name: ['name must be a string'] });
+    expect(fieldErrors(() => parseOrThrow(eventTypeBody, { name: 'click' }, 'body'))).toEqual({ weight: ['weight is required'] });
+    expect(fieldErrors(() => parseOrThrow(templateBody, { name: 't', event_types: [{ id: 1 }], thresholds: { per_signal_min: 1 } }, 'body'))).toEqual({
+      'thresholds.total_min': ['total_min is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r' }, 'body'))).toEqual({
+      context_id: ['context_id is required'],
+      conditions: ['conditions is required'],
+      boost: ['boost is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r', context_id: 1, boost: 2, conditions: [{ op: 'eq', value: 1 }] }, 'body'))).toEqual({
+      'conditions.0.field': ['field is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(segmentBody, { name: 's', definition: { min_count: 1, within_days: 1 } }, 'body'))).toEqual({
+      'definition.event_type': ['event_type is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1 }, 'body'))).toEqual({ variants: ['variants is required'] });
+    const variants = [{ endpoint_name: 'main' }, { name: 'b', endpoint_name: 'main', traffic_percent: 50 }];
+    expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1, variants }, 'body'))).toEqual({
+      'variants.0.name': ['name is required'],
+      'variants.0.traffic_percent': ['traffic_percent is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 'one', variants: 'ab' }, 'body'))).toEqual({
+      context_id: ['context_id must be an integer'],
+      variants: ['variants must be a list'],
+    });
   });
 });
 
