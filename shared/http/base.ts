@@ -41,10 +41,15 @@ export function rawBody(event: HttpEvent): string | undefined {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * A Platform error's one line: the message, then each field's messages, as one sentence ("Invalid
+ * request body. name: Unknown field; body: Supply at least one field."): a message's own final
+ * period would stand before the separator.
+ */
 function platformMessage(e: ApiError): string {
   if (!e.details) return e.message;
-  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.join(', ')}`);
-  return `${e.message} ${parts.join('; ')}`;
+  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.map((s) => s.replace(/\.$/, '')).join(', ')}`);
+  return `${e.message} ${parts.join('; ')}.`;
 }
 
 /** The error codes of RFC 6749 §5.2 the token endpoint answers, and `slow_down` (RFC 8628's, as Cognito's). */

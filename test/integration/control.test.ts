@@ -147,7 +147,7 @@ describe('rules', () => {
     // A list for another op is said to be one, whatever its length.
     for (const value of [[], Array.from({ length: 101 }, (_, k) => `v${k}`)]) {
       const r = await P('POST', '/api/rules', rule({ conditions: [{ field: 'category', op: 'neq', value }] }));
-      expect(r.body.error).toBe('Invalid request body. conditions.0.value: value must be a single string, number or boolean for neq');
+      expect(r.body.error).toBe('Invalid request body. conditions.0.value: value must be a single string, number or boolean for neq.');
     }
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'exists', value: 'yes' }] })), 'conditions.0.value');
     invalid(await P('POST', '/api/rules', rule({ conditions: [{ field: 'metadata.x', op: 'eq' }] })), 'conditions.0.value');
@@ -205,8 +205,8 @@ describe('descriptions', () => {
     expect(ok(await P('GET', `/api/segments/${s.id}`)).description).toBe('');
     const create = (path: string, description: unknown) => P('POST', path, { name: 'd', description, ...(path === '/api/segments' ? { definition: segDef } : {}) });
     for (const path of ['/api/contexts', '/api/segments']) {
-      for (const bad of [null, 5]) expect((await create(path, bad)).body, `${path} ${bad}`).toEqual({ error: 'Invalid request body. description: description must be a string' });
-      expect((await create(path, 'x'.repeat(2001))).body).toEqual({ error: 'Invalid request body. description: description must be at most 2000 characters' });
+      for (const bad of [null, 5]) expect((await create(path, bad)).body, `${path} ${bad}`).toEqual({ error: 'Invalid request body. description: description must be a string.' });
+      expect((await create(path, 'x'.repeat(2001))).body).toEqual({ error: 'Invalid request body. description: description must be at most 2000 characters.' });
     }
   });
 });
@@ -269,7 +269,7 @@ describe('segments', () => {
     }
     expect(await O('POST', '/api/segments', { name: 'one too many', definition: segDef })).toMatchObject({
       status: 400,
-      body: { error: 'Too many segments. segments: a tenant has at most 100 segments' },
+      body: { error: 'Too many segments. segments: a tenant has at most 100 segments.' },
     });
     ok(await O('DELETE', `/api/segments/${ids[0]}`));
     ids[0] = ok(await O('POST', '/api/segments', { name: 'in its place', definition: segDef }), 201).id;
@@ -652,8 +652,8 @@ describe('event types and serving endpoints per tenant', () => {
     const capped = await onboarded('capped');
     const C = (m: string, p: string, b?: unknown) => capped.platform(m, p, b);
     for (const [path, body, error] of [
-      ['/api/event-types', (k: number) => ({ name: `type_${k}`, weight: 1 }), 'Too many event types. event_types: a tenant has at most 100 event types'],
-      ['/api/model-endpoints', (k: number) => ({ endpoint_name: `ep-${k}`, is_default: k === 0 }), 'Too many endpoints. endpoints: a tenant has at most 100 endpoints'],
+      ['/api/event-types', (k: number) => ({ name: `type_${k}`, weight: 1 }), 'Too many event types. event_types: a tenant has at most 100 event types.'],
+      ['/api/model-endpoints', (k: number) => ({ endpoint_name: `ep-${k}`, is_default: k === 0 }), 'Too many endpoints. endpoints: a tenant has at most 100 endpoints.'],
     ] as const) {
       for (let k = 0; k < 100; k += 10) for (const r of await Promise.all(Array.from({ length: 10 }, (_, n) => C('POST', path, body(k + n))))) ok(r, 201);
       expect(await C('POST', path, body(100)), path).toMatchObject({ status: 400, body: { error } });

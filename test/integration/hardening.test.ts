@@ -290,6 +290,9 @@ describe('a body sent to a route that takes none (docs/api.md: unknown fields ar
     const r = await platform('POST', '/api/search-index/rebuild', '{"force":true}');
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: expect.stringMatching(/force.*Unknown field/) });
+    // Each field's messages in one sentence: no message's own period before a separator ("Unknown field.; name: ...").
+    const two = await platform('POST', '/api/contexts', '{"force":true,"x":1}');
+    expect(two.body).toEqual({ error: 'Invalid request body. name: name is required; force: Unknown field; x: Unknown field.' });
     const c = await coreRaw('DELETE', '/v1/items/999999', '{"cascade":true}');
     expectCoreError(c, 400, 'invalid_request_error', 'validation_error');
     expect(c.body.error.details.fieldErrors).toEqual({ cascade: ['Unknown field.'] });
