@@ -409,7 +409,10 @@ describe('experiments', () => {
       }),
       'variants.0.traffic_percent',
     );
-    invalid(await exp({ variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] }), 'variants.1.endpoint_name');
+    expect(await exp({ variants: [variants[0], { ...variants[1], endpoint_name: 'nope' }] })).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid request body. variants.1.endpoint_name: no serving endpoint is named nope.' },
+    });
     invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { diversity: 2 } }] }), 'variants.1.rerank.diversity');
     invalid(await exp({ variants: [variants[0], { ...variants[1], rerank: { context_id: 1 } }] }), 'variants.1.rerank.context_id');
     invalid(await exp({ attribution_window_seconds: 59 }), 'attribution_window_seconds');
