@@ -242,7 +242,8 @@ const variant = z.strictObject({
   traffic_percent: z
     .number({ error: kindOf('traffic_percent', 'a number') })
     .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),
-  rerank: z.optional(z.strictObject(rerankFields)),
+  // null is no controls of its own, as a control left out or null is unset (PUT /api/rerank-controls).
+  rerank: control(z.strictObject(rerankFields)),
 });
 const variants = z.array(variant, { error: kindOf('variants', 'a list') }).check(
   z.minLength(2, 'an experiment has 2 to 10 variants'),

@@ -382,6 +382,11 @@ describe('experiments', () => {
     expect(listed).toMatchObject({ data: [{ id: e.id, results: { variants: [{ name: 'control' }, { name: 'treatment' }] } }], has_more: false, next_cursor: null });
     expect(ok(await P('GET', `/api/experiments?contextId=${home}`)).data.map((x: { id: number }) => x.id)).not.toContain(e.id);
     expect(await P('GET', '/api/experiments/9999')).toMatchObject({ status: 404, body: { error: 'No experiment 9999.' } });
+    // A variant's rerank null is no controls of its own, as null unsets a control of PUT /api/rerank-controls (it was 400 "Must be an object.").
+    const none = ok(await P('POST', '/api/experiments', { name: 'no rerank', context_id: ctx, variants: [variants[0], { ...variants[1], rerank: null }] }), 201);
+    expect(none.variants).toEqual(variants);
+    const patched = ok(await P('PATCH', `/api/experiments/${e.id}`, { variants: [{ ...variants[0], rerank: null }, variants[1]] }));
+    expect(patched.variants).toEqual(variants);
   });
 
   it('malformed experiments are 400 naming the field', async () => {

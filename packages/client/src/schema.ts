@@ -3141,7 +3141,7 @@ export interface operations {
                             freshness_weight?: number | null;
                             max_per_category?: number | null;
                             exclude_seen?: boolean | null;
-                        };
+                        } | null;
                     }[];
                     /** @default 86400 */
                     attribution_window_seconds?: number;
@@ -3231,7 +3231,7 @@ export interface operations {
                             freshness_weight?: number | null;
                             max_per_category?: number | null;
                             exclude_seen?: boolean | null;
-                        };
+                        } | null;
                     }[];
                     segment_id?: number | null;
                 };
