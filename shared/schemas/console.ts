@@ -181,7 +181,15 @@ export const versionPath = z.object({ version: numericId('version', (digits) => 
 export const modelPatch = documentChecks(
   z
     .strictObject({
-      label: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
+      // A label is one line the console shows beside the version, as a name is (null clears it; "" shows none).
+      label: z.optional(
+        z.nullable(
+          z.string().check(
+            z.maxLength(256),
+            z.refine((s) => !/\p{Cc}/u.test(s), 'label must not hold control characters (NUL, tab, line breaks, ...)'),
+          ),
+        ),
+      ),
       description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
     })
     .check(z.refine((b) => Object.keys(b).length > 0, 'Supply label or description.')),

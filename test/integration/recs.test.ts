@@ -254,6 +254,12 @@ describe('training runs and versions', () => {
 
   it('labels, refuses to promote an unapproved version, approves and promotes', async () => {
     expect((await P('PATCH', `/api/models/${v1}`, { label: 'baseline', description: 'first EASE' })).body).toMatchObject({ label: 'baseline', description: 'first EASE' });
+    // A label is one line (a description may hold several).
+    expect(await P('PATCH', `/api/models/${v1}`, { label: 'base\nline' })).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid request body. label: label must not hold control characters (NUL, tab, line breaks, ...).' },
+    });
+    expect((await P('PATCH', `/api/models/${v1}`, { description: 'first\nEASE' })).body).toMatchObject({ label: 'baseline', description: 'first\nEASE' });
     const refused = await P('POST', `/api/models/${v1}/promote`, { endpoint_name: 'main' });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatch(/not approved/);
