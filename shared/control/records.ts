@@ -5,6 +5,7 @@ import type { Context } from '../domain/contexts.ts';
 import type { Endpoint } from '../domain/endpoints.ts';
 import { fitting } from '../domain/answer-size.ts';
 import { platformList } from '../domain/present.ts';
+import { isDeepStrictEqual } from 'node:util';
 import { canonicalJson } from '../canonical-json.ts';
 import { nowSeconds } from '../clock.ts';
 import { sleep, withRetry, type RetryPolicy } from '../retry.ts';
@@ -113,7 +114,8 @@ function defined<T extends object>(o: T): Partial<T> {
  * when the entry is stored, as until 2026-12-02, listed two changes at once the other way round
  * when the first one's entry was stored last: the newest entry's `after` was not the record.
  */
-async function audit(c: ControlPorts, who: Caller, id: number, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
+async function audit(c: ControlPorts, who: Caller, id: number | typeof UNCHANGED, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
+  if (id === UNCHANGED) return;
   await c.appendAudit(who.tenant, { at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after }, id);
 }
 
@@ -172,22 +174,24 @@ async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec
   }
 }
 
+/** A change that found every field it sets holding that value already: it wrote nothing, and leaves no audit entry. */
+const UNCHANGED = Symbol('unchanged');
+type Changed<T> = { before: Stored<T>; after: Stored<T>; auditId: number | typeof UNCHANGED };
+
 /**
  * Changes a record: reads it, computes the change (`fn` may throw), and writes it only if the
- * record is still at the revision read; when it was not, reads it again (`RACES`).
+ * record is still at the revision read; when it was not, reads it again (`RACES`). A change of
+ * nothing (each field sent as it is, a PATCH sent twice) writes nothing: `updated_at` stays and
+ * the audit trail gets no entry whose before and after are the same (as a Stripe update that
+ * changes nothing sends no event).
  */
-async function change<T extends { id: number }>(
-  c: ControlPorts,
-  tenant: string,
-  kind: ConsoleKind,
-  what: string,
-  id: number,
-  fn: (cur: Stored<T>) => Promise<Partial<T>>,
-): Promise<{ before: Stored<T>; after: Stored<T>; auditId: number }> {
-  return withRetry<{ before: Stored<T>; after: Stored<T>; auditId: number }>(RACES, async () => {
+async function change<T extends { id: number }>(c: ControlPorts, tenant: string, kind: ConsoleKind, what: string, id: number, fn: (cur: Stored<T>) => Promise<Partial<T>>): Promise<Changed<T>> {
+  return withRetry<Changed<T>>(RACES, async () => {
     const cur = await c.get<Stored<T>>(tenant, kind, id);
     if (!cur) throw notFound(what, id);
-    const set = { ...defined(await fn(cur)), updated_at: nowSeconds(), _rev: cur._rev + 1 };
+    const fields = defined(await fn(cur));
+    if (Object.entries(fields).every(([k, v]) => isDeepStrictEqual(v, cur[k as keyof Stored<T>]))) return { value: { before: cur, after: cur, auditId: UNCHANGED } };
+    const set = { ...fields, updated_at: nowSeconds(), _rev: cur._rev + 1 };
     const auditId = await c.auditId(tenant);
     if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { value: { before: cur, after: { ...cur, ...set }, auditId } };
     return { failure: busy(what, id), retryable: true };
@@ -324,10 +328,10 @@ export async function listSegments(c: ControlPorts, tenant: string, q: S.PageQue
 }
 
 export async function updateSegment(c: ControlPorts, who: Caller, id: number, b: S.SegmentPatch): Promise<Segment> {
-  const { before, after, auditId } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async () => ({
+  const { before, after, auditId } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async (cur) => ({
     ...b,
     // The estimate was of the old definition: none until the next maintenance pass.
-    ...(b.definition ? { size_estimate: null, size_computed_at: null } : {}),
+    ...(b.definition && !isDeepStrictEqual(b.definition, cur.definition) ? { size_estimate: null, size_computed_at: null } : {}),
   }));
   await audit(c, who, auditId, 'update', `segments/${id}`, shown(before), shown(after));
   return shown(after);
@@ -486,7 +490,7 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
   const { before, after, auditId } = await startsSettled(c, who.tenant, id, () =>
-    withRetry<{ before: Stored<Experiment>; after: Stored<Experiment>; auditId: number }>(STARTS, async () => {
+    withRetry<Changed<Experiment>>(STARTS, async () => {
       const changed = await changeExperiment(c, who, id, b);
       // A segment newly named is checked again after the write, as a create does (see putNaming).
       const { before: was, after: now } = changed;
@@ -597,9 +601,11 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
   if (context_id !== undefined && context_id !== contextId)
     throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
-  const { cur, rec, auditId } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord>; auditId: number }>(RACES, async () => {
+  const { cur, rec, auditId } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord>; auditId: number | typeof UNCHANGED }>(RACES, async () => {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
     const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
+    // The same controls again (a PUT sent twice): nothing written, as a change of nothing (`change`).
+    if (cur && CONTROLS.every((k) => isDeepStrictEqual(cur[k], rec[k]))) return { value: { cur, rec: cur, auditId: UNCHANGED } };
     const auditId = await c.auditId(who.tenant);
     return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new'))
       ? { value: { cur, rec, auditId } }

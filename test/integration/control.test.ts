@@ -610,6 +610,27 @@ describe('audit trail', () => {
     expect(ok(await P('GET', `/api/audit?resource=experiments/${e.id}`)).data).toHaveLength(2);
   });
 
+  it('a change of nothing (each field sent as it is, a PATCH or PUT sent twice) answers the record and writes no entry', async () => {
+    const trail = async (resource: string) => ok(await P('GET', `/api/audit?resource=${resource}`)).data.map((x: { action: string }) => x.action);
+    const r = ok(await P('POST', '/api/rules', rule()), 201);
+    const u = ok(await P('PATCH', `/api/rules/${r.id}`, { boost: 3 }));
+    expect(ok(await P('PATCH', `/api/rules/${r.id}`, { boost: 3, conditions: r.conditions, name: r.name, segment_id: null }))).toEqual(u);
+    expect(await trail(`rules/${r.id}`)).toEqual(['update', 'create']);
+    const s = ok(await P('POST', '/api/segments', { name: 'unchanged', definition: segDef }), 201);
+    expect(ok(await P('PATCH', `/api/segments/${s.id}`, { name: 'unchanged', definition: segDef }))).toEqual(s);
+    expect(await trail(`segments/${s.id}`)).toEqual(['create']);
+    const ctx = await context('unchanged');
+    const e = ok(await P('POST', '/api/experiments', { name: 'x', context_id: ctx, variants }), 201);
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { name: 'x', variants }))).toEqual(e);
+    expect(await trail(`experiments/${e.id}`)).toEqual(['create']);
+    const c1 = ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.5 }));
+    expect(ok(await P('PUT', `/api/rerank-controls?contextId=${ctx}`, { diversity: 0.5, max_per_category: null }))).toEqual(c1);
+    expect(await trail(`rerank-controls/${ctx}`)).toEqual(['create']);
+    // A change of one field among the same others is a change.
+    expect(ok(await P('PATCH', `/api/rules/${r.id}`, { boost: 4, name: r.name })).boost).toBe(4);
+    expect(await trail(`rules/${r.id}`)).toEqual(['update', 'update', 'create']);
+  });
+
   it('needs a well-formed resource', async () => {
     invalid(await P('GET', '/api/audit'), 'resource');
     invalid(await P('GET', '/api/audit?resource=rules'), 'resource');
