@@ -1,4 +1,4 @@
-import type { Browser, Locator, Page, Route } from 'playwright-core';
+import type { Browser, Locator, Page, Request, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAdmin, eventually, expected, go as goTo, openBrowser, signIn, signInAt, visible } from '../helpers/browser.ts';
 import { putLocalUser } from '../../shared/console-auth/identity.ts';
@@ -185,6 +185,85 @@ describe('the console at its edges', () => {
     // The other pickers read the same whole list.
     await go('Search playground', 'Search playground');
     await eventually('every context and "None" in the playground', async () => (await page.getByLabel('Context', { exact: true }).locator('option').count()) === 105);
+  });
+
+  it('creates a rule for a segment from a time, then edits its boost and window in place, sending only what changed', async () => {
+    const ctx = await post('/api/contexts', { name: 'rule edits' });
+    const seg = await post('/api/segments', { name: 'buyers', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    await go('Rules', 'Rules');
+    await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
+    const create = page.getByRole('form', { name: 'New rule' });
+    await create.getByLabel('Rule name').fill('lamps for buyers');
+    await create.getByLabel('Condition field').fill('category');
+    await create.getByLabel('Condition value').fill('lamps');
+    await create.getByLabel('Boost').fill('3');
+    await create.getByLabel('For').selectOption(String(seg.id));
+    await create.getByLabel('From').fill('2030-01-02T03:04');
+    await create.getByRole('button', { name: 'Create rule' }).click();
+    const table = page.getByRole('table', { name: 'Rules' });
+    await visible(table.getByRole('cell', { name: 'lamps for buyers', exact: true }));
+    const stored = async () => (await t.demo.platform('GET', `/api/rules?contextId=${ctx.id}`)).body.data[0];
+    const made = await stored();
+    // The browser's zone is this process's: the same local time.
+    const from = Math.floor(new Date('2030-01-02T03:04').getTime() / 1000);
+    expect(made).toMatchObject({ name: 'lamps for buyers', conditions: [{ field: 'category', op: 'eq', value: 'lamps' }], boost: 3, segment_id: seg.id, starts_at: from, ends_at: null });
+    await visible(table.getByRole('cell', { name: `segment buyers (#${seg.id})` }));
+
+    // Meanwhile the rule is renamed elsewhere: the edit sends the boost and window it changed, not the name it showed.
+    await table.getByRole('button', { name: 'Edit lamps for buyers' }).click();
+    const edit = page.getByRole('form', { name: 'Edit rule lamps for buyers' });
+    expect(await edit.getByLabel('Rule name').inputValue()).toBe('lamps for buyers');
+    expect(await edit.getByLabel('Condition value').inputValue()).toBe('lamps');
+    expect(await edit.getByLabel('Boost').inputValue()).toBe('3');
+    expect(await edit.getByLabel('For').inputValue()).toBe(String(seg.id));
+    expect(await edit.getByLabel('From').inputValue()).toBe('2030-01-02T03:04');
+    expect((await t.demo.platform('PATCH', `/api/rules/${made.id}`, { name: 'renamed elsewhere' })).status).toBe(200);
+    await edit.getByLabel('Boost').fill('5');
+    await edit.getByLabel('From').fill('');
+    await edit.getByLabel('Until').fill('2031-05-06T07:08');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/rules/${made.id}`));
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    expect((await sent).postDataJSON()).toEqual({ boost: 5, starts_at: null, ends_at: Math.floor(new Date('2031-05-06T07:08').getTime() / 1000) });
+    await eventually('the edit form closed', async () => (await edit.count()) === 0);
+    expect(await stored()).toMatchObject({ name: 'renamed elsewhere', conditions: made.conditions, boost: 5, segment_id: seg.id, starts_at: null });
+    await visible(table.getByRole('cell', { name: '5', exact: true }));
+
+    // A rule of two conditions (made through the API) keeps them: the form says them and sends none; saved unchanged, nothing is sent.
+    const two = await post('/api/rules', {
+      name: 'two conditions',
+      context_id: ctx.id,
+      conditions: [
+        { field: 'category', op: 'eq', value: 'lamps' },
+        { field: 'name', op: 'neq', value: 'Desk lamp 1' },
+      ],
+      boost: 2,
+    });
+    await go('Overview', 'Overview');
+    await go('Rules', 'Rules');
+    await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
+    await table.getByRole('button', { name: 'Edit two conditions' }).click();
+    const edit2 = page.getByRole('form', { name: 'Edit rule two conditions' });
+    await visible(edit2.getByText('Conditions, kept as they are: category eq "lamps" and name neq "Desk lamp 1".'));
+    expect(await edit2.getByLabel('Condition field').count()).toBe(0);
+    let patches = 0;
+    const count = (r: Request) => {
+      if (r.method() === 'PATCH') patches += 1;
+    };
+    page.on('request', count);
+    try {
+      await edit2.getByRole('button', { name: 'Save rule' }).click();
+      await eventually('the edit form closed', async () => (await edit2.count()) === 0);
+    } finally {
+      page.off('request', count);
+    }
+    expect(patches).toBe(0);
+    await table.getByRole('button', { name: 'Edit two conditions' }).click();
+    await edit2.getByLabel('Rule name').fill('still two conditions');
+    await edit2.getByRole('button', { name: 'Save rule' }).click();
+    await visible(table.getByRole('cell', { name: 'still two conditions', exact: true }));
+    expect((await t.demo.platform('GET', `/api/rules/${two.id}`)).body.conditions).toEqual(two.conditions);
+    // The tests below find the tenant without segments.
+    for (const path of [`/api/rules/${made.id}`, `/api/rules/${two.id}`, `/api/segments/${seg.id}`]) expect((await t.demo.platform('DELETE', path)).status).toBe(200);
   });
 
   it('lists rules past 100 with "Load more", keeps them on screen after a change, and deletes one only when confirmed', async () => {

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, listPage, type Rule } from '../api.ts';
+import { api, listPage, type Rule, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
 import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useSegments } from './common.tsx';
@@ -16,27 +16,140 @@ function schedule(r: Rule): string {
   return [from, until].filter(Boolean).join(' ') || 'always';
 }
 
+/**
+ * A condition's value as the form's text field takes it (parseValue's inverse): text that would
+ * read as a number or true/false, or that begins with a quote or a space, in quotes; a list
+ * comma-separated.
+ */
+function valueText(value: unknown): string {
+  const one = (v: unknown): string => (typeof v === 'string' && v !== '' && (v === 'true' || v === 'false' || !Number.isNaN(Number(v)) || v.startsWith('"') || v !== v.trim()) ? `"${v}"` : String(v));
+  return Array.isArray(value) ? value.map(one).join(', ') : value === undefined ? '' : one(value);
+}
+/** The one condition the form can show and send back as it is (not a list item holding a comma, say); else none. */
+function editable(r: Rule | undefined): Rule['conditions'][number] | undefined {
+  const c = r?.conditions.length === 1 ? r.conditions[0] : undefined;
+  return c && JSON.stringify(parseValue(c.op, valueText(c.value))) === JSON.stringify(c.value) ? c : undefined;
+}
+
+/** Unix seconds as a datetime-local input's value (the browser's zone, to the minute); '' for none. */
+const localInput = (s: number | null | undefined): string => {
+  if (s === null || s === undefined) return '';
+  const d = new Date(s * 1000);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+/** A datetime-local input's value (the browser's zone) as Unix seconds; null for none. */
+const fromLocalInput = (v: string): number | null => (v ? Math.floor(new Date(v).getTime() / 1000) : null);
+
+type RuleFields = Partial<Pick<Rule, 'name' | 'boost' | 'segment_id' | 'starts_at' | 'ends_at' | 'conditions'>>;
+
+/**
+ * A rule's fields, empty for a new one or those of `rule` to edit: its name, one condition, boost,
+ * whom it is for (everyone or a segment's users) and when (from, until; blank for always). A rule
+ * whose conditions the form cannot show (several, made through the API) keeps them: the form says
+ * them and sends none. An edit sends the fields changed in the form only, so a change made
+ * elsewhere to another field meanwhile stands. `onSave` calls `done` once the rule is stored.
+ */
+function RuleForm(props: {
+  rule?: Rule;
+  segments: readonly Segment[];
+  label: string;
+  submit: string;
+  busy: boolean;
+  onSave: (fields: RuleFields, done: () => void) => unknown;
+  onCancel?: () => void;
+}) {
+  const r = props.rule;
+  const one = r ? editable(r) : undefined;
+  const [name, setName] = useState(r?.name ?? '');
+  const [field, setField] = useState(one?.field ?? 'metadata.brand');
+  const [op, setOp] = useState<string>(one?.op ?? 'eq');
+  const [value, setValue] = useState(one ? valueText(one.value) : '');
+  // A rule as made promotes what it matches until its boost is chosen (it started at 0, which takes those items out of every answer).
+  const [boost, setBoost] = useState(r ? String(r.boost) : '2');
+  const [segment, setSegment] = useState(r?.segment_id ? String(r.segment_id) : '');
+  const [from, setFrom] = useState(localInput(r?.starts_at));
+  const [until, setUntil] = useState(localInput(r?.ends_at));
+  const editsConditions = !r || one !== undefined;
+  const save = () => {
+    const fields: RuleFields = {
+      name,
+      boost: Number(boost),
+      segment_id: segment ? Number(segment) : null,
+      starts_at: fromLocalInput(from),
+      ends_at: fromLocalInput(until),
+      ...(editsConditions ? { conditions: [{ field, op: op as Rule['conditions'][number]['op'], value: parseValue(op, value) as Rule['conditions'][number]['value'] }] } : {}),
+    };
+    // A window's time shown to the minute is sent back as it was unless it was changed.
+    if (r && fields.starts_at !== null && localInput(r.starts_at) === from) fields.starts_at = r.starts_at;
+    if (r && fields.ends_at !== null && localInput(r.ends_at) === until) fields.ends_at = r.ends_at;
+    const changed = r ? (Object.fromEntries(Object.entries(fields).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(r[k as keyof Rule]))) as RuleFields) : fields;
+    return props.onSave(changed, () => {
+      if (r) return;
+      setName('');
+      setValue('');
+    });
+  };
+  // A segment the rule names that is not in the list read (deleted since, or not read yet) is still offered, by id.
+  const segmentOptions = [
+    { value: '', label: 'everyone' },
+    ...props.segments.map((x) => ({ value: String(x.id), label: `segment ${x.name} (#${x.id})` })),
+    ...(segment && !props.segments.some((x) => String(x.id) === segment) ? [{ value: segment, label: `segment #${segment}` }] : []),
+  ];
+  return (
+    <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
+      <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
+      {editsConditions ? (
+        <>
+          <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
+          <Select label="Condition operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />
+          <Field
+            label="Condition value"
+            value={value}
+            onChange={setValue}
+            // Every operator but exists compares with a value: an empty one would make a rule that matches nothing.
+            required={op !== 'exists'}
+            hint={op === 'exists' ? 'true, or false for "absent"' : 'a list for in: a, b, c; "42" in quotes is text'}
+          />
+        </>
+      ) : (
+        <p className="muted">Conditions, kept as they are: {r ? conditionsText(r) : ''}.</p>
+      )}
+      <Field label="Boost" type="number" step="any" min={0} value={boost} onChange={setBoost} required />
+      <Select label="For" value={segment} onChange={setSegment} options={segmentOptions} />
+      <Field label="From" type="datetime-local" value={from} onChange={setFrom} hint="blank: no start" />
+      <Field label="Until" type="datetime-local" value={until} onChange={setUntil} hint="blank: no end" />
+      {props.onCancel ? (
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      ) : null}
+    </Form>
+  );
+}
+
+const conditionsText = (r: Rule): string => r.conditions.map((c) => `${c.field} ${c.op} ${JSON.stringify(c.value)}`).join(' and ') || 'every item';
+
 export function Rules({ session }: PageProps) {
   const contexts = useContexts();
   const segments = useSegments();
   const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
-  const [name, setName] = useState('');
-  const [field, setField] = useState('metadata.brand');
-  const [op, setOp] = useState('eq');
-  const [value, setValue] = useState('');
-  // A rule as made promotes what it matches until its boost is chosen (it started at 0, which takes those items out of every answer).
-  const [boost, setBoost] = useState('2');
+  const [editing, setEditing] = useState<Rule | undefined>();
   const a = useAction();
   const admin = isAdmin(session.role);
 
-  const create = () =>
+  const create = (fields: RuleFields, done: () => void) =>
     a.run(async () => {
-      await api('POST', '/api/rules', { name, context_id: Number(ctx), conditions: [{ field, op, value: parseValue(op, value) }], boost: Number(boost) });
-      setName('');
-      setValue('');
+      await api('POST', '/api/rules', { ...fields, context_id: Number(ctx) });
+      done();
       rules.reload();
+    });
+  const update = (r: Rule, fields: RuleFields) =>
+    a.run(async () => {
+      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload);
+      setEditing(undefined);
     });
   const toggle = (r: Rule) =>
     a.run(async () => {
@@ -47,18 +160,28 @@ export function Rules({ session }: PageProps) {
       if (!window.confirm(`Delete rule ${r.name} (#${r.id})? It stops applying at once and cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/rules/${r.id}`), rules.reload);
     });
+  const segmentList = segments.data?.data ?? [];
 
   return (
     <>
       <PageHeader title="Rules" />
       <Card>
         <div className="inline">
-          <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
+          <ContextPicker
+            value={ctx}
+            onChange={(id) => {
+              setEditing(undefined);
+              setContextId(id);
+            }}
+            contexts={contexts.data?.data ?? []}
+            error={contexts.error}
+          />
           {admin ? (
             <NewContext
               disabled={false}
               onCreated={(c) => {
                 contexts.created(c);
+                setEditing(undefined);
                 setContextId(String(c.id));
               }}
             />
@@ -79,7 +202,7 @@ export function Rules({ session }: PageProps) {
           columns={[
             { header: 'ID', cell: (r) => r.id },
             { header: 'Name', cell: (r) => r.name },
-            { header: 'Conditions', cell: (r) => r.conditions.map((c) => `${c.field} ${c.op} ${JSON.stringify(c.value)}`).join(' and ') || 'every item' },
+            { header: 'Conditions', cell: conditionsText },
             { header: 'Boost', cell: (r) => r.boost },
             // A rule for a segment's users, or within a time window, said so: it looked like one for everyone, always
             // (until 2026-12-06), though a segment's deletion is refused naming it.
@@ -94,7 +217,8 @@ export function Rules({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} /> <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
+                      <RowButton text="Edit" name={r.name} onClick={() => setEditing(r)} /> <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} />{' '}
+                      <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=rules/${r.id}`}>History</a>
@@ -104,22 +228,24 @@ export function Rules({ session }: PageProps) {
           ]}
         />
       </Card>
+      {admin && editing ? (
+        // Keyed by the rule: another rule's Edit starts from that rule's fields.
+        <Card title={`Edit rule ${editing.name} (#${editing.id})`}>
+          <RuleForm
+            key={editing.id}
+            rule={editing}
+            segments={segmentList}
+            label={`Edit rule ${editing.name}`}
+            submit="Save rule"
+            busy={a.busy}
+            onSave={(fields) => update(editing, fields)}
+            onCancel={() => setEditing(undefined)}
+          />
+        </Card>
+      ) : null}
       {admin && ctx ? (
         <Card title="New rule">
-          <Form label="New rule" onSubmit={create} submit="Create rule" busy={a.busy}>
-            <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
-            <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
-            <Select label="Condition operator" value={op} onChange={setOp} options={OPS.map((o) => ({ value: o, label: o }))} />
-            <Field
-              label="Condition value"
-              value={value}
-              onChange={setValue}
-              // Every operator but exists compares with a value: an empty one would make a rule that matches nothing.
-              required={op !== 'exists'}
-              hint={op === 'exists' ? 'true, or false for "absent"' : 'a list for in: a, b, c; "42" in quotes is text'}
-            />
-            <Field label="Boost" type="number" step="any" min={0} value={boost} onChange={setBoost} required />
-          </Form>
+          <RuleForm segments={segmentList} label="New rule" submit="Create rule" busy={a.busy} onSave={create} />
         </Card>
       ) : null}
       <Problem error={a.error} />
