@@ -300,6 +300,46 @@ describe('the console at its edges', () => {
     expect(await ruleIds()).not.toContain('rule 1');
   });
 
+  it("edits a segment's name, description and definition in place, sending only what changed; one of all / any keeps its definition", async () => {
+    const leaf = await post('/api/segments', { name: 'browsers', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    const both = await post('/api/segments', {
+      name: 'both',
+      definition: {
+        all: [
+          { event_type: 'view', min_count: 2, within_days: 7 },
+          { event_type: 'purchase', min_count: 1, within_days: 30 },
+        ],
+      },
+    });
+    await go('Segments', 'Segments');
+    const table = page.getByRole('table', { name: 'Segments' });
+    await table.getByRole('button', { name: 'Edit browsers' }).click();
+    const edit = page.getByRole('form', { name: 'Edit segment browsers' });
+    expect(await edit.getByLabel('Event type').inputValue()).toBe('view');
+    expect(await edit.getByLabel('Within (days)').inputValue()).toBe('7');
+    await edit.getByLabel('Description').fill('looked three times this week');
+    await edit.getByLabel('At least (events)').fill('3');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/segments/${leaf.id}`));
+    await edit.getByRole('button', { name: 'Save segment' }).click();
+    expect((await sent).postDataJSON()).toEqual({ description: 'looked three times this week', definition: { event_type: 'view', min_count: 3, within_days: 7 } });
+    await visible(table.getByRole('cell', { name: '{"event_type":"view","min_count":3,"within_days":7}' }));
+    expect(await edit.count()).toBe(0);
+
+    await table.getByRole('button', { name: 'Edit both' }).click();
+    const edit2 = page.getByRole('form', { name: 'Edit segment both' });
+    await visible(edit2.getByText('Definition, kept as it is:', { exact: false }));
+    expect(await edit2.getByLabel('Event type').count()).toBe(0);
+    await edit2.getByLabel('Segment name').fill('viewers who bought');
+    const renamed = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/segments/${both.id}`));
+    await edit2.getByRole('button', { name: 'Save segment' }).click();
+    expect((await renamed).postDataJSON()).toEqual({ name: 'viewers who bought' });
+    await visible(table.getByRole('cell', { name: 'viewers who bought', exact: true }));
+    expect((await t.demo.platform('GET', `/api/segments/${both.id}`)).body.definition).toEqual(both.definition);
+    // The test below finds the tenant without segments, and reads the Segments page anew.
+    for (const s of [leaf, both]) expect((await t.demo.platform('DELETE', `/api/segments/${s.id}`)).status).toBe(200);
+    await go('Overview', 'Overview');
+  });
+
   it('deletes a segment and a synonym set only when confirmed', async () => {
     await post('/api/segments', { name: 'buyers', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
     await go('Segments', 'Segments');

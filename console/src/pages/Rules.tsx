@@ -159,6 +159,7 @@ export function Rules({ session }: PageProps) {
     a.run(async () => {
       if (!window.confirm(`Delete rule ${r.name} (#${r.id})? It stops applying at once and cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/rules/${r.id}`), rules.reload);
+      if (editing?.id === r.id) setEditing(undefined);
     });
   const segmentList = segments.data?.data ?? [];
 

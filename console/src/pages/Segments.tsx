@@ -5,24 +5,87 @@ import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
+type Leaf = { event_type: string; min_count: number; within_days: number };
+type SegmentFields = Partial<Pick<Segment, 'name' | 'description' | 'definition'>>;
+const isLeaf = (d: Segment['definition']): d is Leaf => 'event_type' in d;
+const sameLeaf = (a: Leaf, b: Segment['definition']): boolean => isLeaf(b) && a.event_type === b.event_type && a.min_count === b.min_count && a.within_days === b.within_days;
+
+/**
+ * A segment's fields, empty for a new one or those of `segment` to edit: name, description and a
+ * definition of one event type (at least so many events within so many days). A definition of
+ * all / any (made through the API) is kept: the form shows it and sends none. An edit sends the
+ * fields changed in the form only; `onSave` calls `done` once the segment is stored.
+ */
+function SegmentForm(props: { segment?: Segment; label: string; submit: string; busy: boolean; onSave: (fields: SegmentFields, done: () => void) => unknown; onCancel?: () => void }) {
+  const s = props.segment;
+  const leaf = s && isLeaf(s.definition) ? s.definition : undefined;
+  const [name, setName] = useState(s?.name ?? '');
+  const [description, setDescription] = useState(s?.description ?? '');
+  const [eventType, setEventType] = useState(leaf?.event_type ?? 'purchase');
+  const [minCount, setMinCount] = useState(String(leaf?.min_count ?? 1));
+  const [days, setDays] = useState(String(leaf?.within_days ?? 30));
+  const editsDefinition = !s || leaf !== undefined;
+  const save = () => {
+    const definition: Leaf = { event_type: eventType, min_count: Number(minCount), within_days: Number(days) };
+    const fields: SegmentFields = s
+      ? {
+          ...(name !== s.name ? { name } : {}),
+          ...(description !== s.description ? { description } : {}),
+          ...(editsDefinition && !sameLeaf(definition, s.definition) ? { definition } : {}),
+        }
+      : { name, description, definition };
+    return props.onSave(fields, () => {
+      if (s) return;
+      setName('');
+      setDescription('');
+    });
+  };
+  return (
+    <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
+      <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
+      <Field label="Description" value={description} onChange={setDescription} />
+      {editsDefinition ? (
+        <>
+          <Field label="Event type" value={eventType} onChange={setEventType} required />
+          <Field label="At least (events)" type="number" min={1} max={500} value={minCount} onChange={setMinCount} />
+          <Field label="Within (days)" type="number" min={1} max={365} value={days} onChange={setDays} />
+        </>
+      ) : (
+        <p className="muted">
+          Definition, kept as it is: <code>{JSON.stringify(s?.definition)}</code>.
+        </p>
+      )}
+      {props.onCancel ? (
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      ) : null}
+    </Form>
+  );
+}
+
 export function Segments({ session }: PageProps) {
   const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
-  const [name, setName] = useState('');
-  const [eventType, setEventType] = useState('purchase');
-  const [minCount, setMinCount] = useState('1');
-  const [days, setDays] = useState('30');
+  const [editing, setEditing] = useState<Segment | undefined>();
   const a = useAction();
-  const create = () =>
+  const create = (fields: SegmentFields, done: () => void) =>
     a.run(async () => {
-      await api('POST', '/api/segments', { name, description: '', definition: { event_type: eventType, min_count: Number(minCount), within_days: Number(days) } });
-      setName('');
+      await api('POST', '/api/segments', fields);
+      done();
       segments.reload();
+    });
+  const update = (s: Segment, fields: SegmentFields) =>
+    a.run(async () => {
+      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload);
+      setEditing(undefined);
     });
   // A segment a rule or experiment names is not deleted (409): the message says which.
   const remove = (s: Segment) =>
     a.run(async () => {
       if (!window.confirm(`Delete segment ${s.name} (#${s.id})? It cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/segments/${s.id}`), segments.reload);
+      if (editing?.id === s.id) setEditing(undefined);
     });
   const admin = isAdmin(session.role);
   return (
@@ -50,7 +113,7 @@ export function Segments({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
+                      <RowButton text="Edit" name={s.name} onClick={() => setEditing(s)} /> <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=segments/${s.id}`}>History</a>
@@ -60,14 +123,23 @@ export function Segments({ session }: PageProps) {
           ]}
         />
       </Card>
+      {admin && editing ? (
+        // Keyed by the segment: another segment's Edit starts from that segment's fields.
+        <Card title={`Edit segment ${editing.name} (#${editing.id})`}>
+          <SegmentForm
+            key={editing.id}
+            segment={editing}
+            label={`Edit segment ${editing.name}`}
+            submit="Save segment"
+            busy={a.busy}
+            onSave={(fields) => update(editing, fields)}
+            onCancel={() => setEditing(undefined)}
+          />
+        </Card>
+      ) : null}
       {admin ? (
         <Card title="New segment">
-          <Form label="New segment" onSubmit={create} submit="Create segment" busy={a.busy}>
-            <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
-            <Field label="Event type" value={eventType} onChange={setEventType} required />
-            <Field label="At least (events)" type="number" min={1} max={500} value={minCount} onChange={setMinCount} />
-            <Field label="Within (days)" type="number" min={1} max={365} value={days} onChange={setDays} />
-          </Form>
+          <SegmentForm label="New segment" submit="Create segment" busy={a.busy} onSave={create} />
         </Card>
       ) : null}
       <Problem error={a.error} />
