@@ -424,8 +424,17 @@ async function needEndpoints(c: ControlPorts, tenant: string, variants: readonly
   if (Object.keys(errors).length) throw new InvalidInput('Invalid request body.', errors);
 }
 
+/**
+ * Variants as stored: a variant's `rerank` only when it sets a control. Null, `{}` and controls all
+ * null are each no controls of its own (serving adds none of them): stored alike, so a PATCH that
+ * sends one where the record holds another is no change (until 2026-12-06 `{}` and all-null were
+ * stored and answered as `rerank: {}`, null as none, and a PATCH of one over the other was written).
+ */
 const variantsOf = (vs: S.ExperimentBody['variants']): Variant[] =>
-  vs.map((v) => ({ name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, ...(v.rerank ? { rerank: defined(v.rerank) } : {}) }));
+  vs.map((v) => {
+    const own = v.rerank ? defined(v.rerank) : {};
+    return { name: v.name, endpoint_name: v.endpoint_name, traffic_percent: v.traffic_percent, ...(Object.keys(own).length ? { rerank: own } : {}) };
+  });
 
 /** Other experiments of the context that are Running (those whose start is still being checked too). */
 async function runningOthers(c: ControlPorts, tenant: string, exp: Experiment): Promise<Stored<Experiment>[]> {

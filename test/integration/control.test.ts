@@ -387,6 +387,30 @@ describe('experiments', () => {
     expect(none.variants).toEqual(variants);
     const patched = ok(await P('PATCH', `/api/experiments/${e.id}`, { variants: [{ ...variants[0], rerank: null }, variants[1]] }));
     expect(patched.variants).toEqual(variants);
+    // So are {} and controls all null: one shape (it was rerank: {}), and a PATCH of one over another changes nothing.
+    const empty = ok(
+      await P('POST', '/api/experiments', {
+        name: 'empty rerank',
+        context_id: ctx,
+        variants: [
+          { ...variants[0], rerank: {} },
+          { ...variants[1], rerank: { diversity: null } },
+        ],
+      }),
+      201,
+    );
+    expect(empty.variants).toEqual(variants);
+    expect(
+      ok(
+        await P('PATCH', `/api/experiments/${empty.id}`, {
+          variants: [
+            { ...variants[0], rerank: null },
+            { ...variants[1], rerank: {} },
+          ],
+        }),
+      ),
+    ).toEqual(empty);
+    expect(ok(await P('GET', `/api/audit?resource=experiments/${empty.id}`)).data.map((x: { action: string }) => x.action)).toEqual(['create']);
   });
 
   it('malformed experiments are 400 naming the field', async () => {
