@@ -31,7 +31,7 @@ const condition = z
     field: z
       .string({ error: kindOf('field', 'a string') })
       .check(z.regex(CONDITION_FIELD, 'field must be category, name, created or metadata.<key>[.<key>...] (keys of 1-64 letters, digits, _ or -, at most 8 deep)')),
-    op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: 'op must be one of eq, neq, in, gte, lte, exists' }),
+    op: z.enum(['eq', 'neq', 'in', 'gte', 'lte', 'exists'], { error: missingOr('op is required', 'op must be one of eq, neq, in, gte, lte, exists') }),
     // Every op takes one (`exists` true or false): required, as the OpenAPI document says.
     // A list's length is checked with the op below (a union's message would name the kinds only); documented as it is.
     value: documentAs(
@@ -135,6 +135,11 @@ function checkDefinition(v: unknown, path: PropertyKey[], depth: number, issues:
   const isObject = typeof v === 'object' && v !== null && !Array.isArray(v);
   const key = isObject && Object.hasOwn(v, 'all') ? 'all' : isObject && Object.hasOwn(v, 'any') ? 'any' : undefined;
   if (!key) {
+    // Not sent (a definition within all / any always is): told so, not the kind it must be, as other fields are (kindOf).
+    if (v === undefined) {
+      issues.push({ path, message: 'definition is required' });
+      return undefined;
+    }
     if (!isObject) {
       issues.push({ path, message: 'a definition is an object: { event_type, min_count, within_days }, { all: [...] } or { any: [...] }' });
       return undefined;

@@ -202,6 +202,17 @@ describe('a required field not sent', () => {
     expect(fieldErrors(() => parseOrThrow(segmentBody, { name: 's', definition: { min_count: 1, within_days: 1 } }, 'body'))).toEqual({
       'definition.event_type': ['event_type is required'],
     });
+    // A segment's definition and a condition's op too (they were told 'a definition is an object: ...' and 'op must be one of ...').
+    expect(fieldErrors(() => parseOrThrow(segmentBody, { name: 's' }, 'body'))).toEqual({ definition: ['definition is required'] });
+    expect(fieldErrors(() => parseOrThrow(segmentBody, { name: 's', definition: 5 }, 'body'))).toEqual({
+      definition: ['a definition is an object: { event_type, min_count, within_days }, { all: [...] } or { any: [...] }'],
+    });
+    expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r', context_id: 1, boost: 2, conditions: [{ field: 'category', value: 'x' }] }, 'body'))).toEqual({
+      'conditions.0.op': ['op is required'],
+    });
+    expect(fieldErrors(() => parseOrThrow(ruleBody, { name: 'r', context_id: 1, boost: 2, conditions: [{ field: 'category', op: 'is', value: 'x' }] }, 'body'))).toEqual({
+      'conditions.0.op': ['op must be one of eq, neq, in, gte, lte, exists'],
+    });
     expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1 }, 'body'))).toEqual({ variants: ['variants is required'] });
     const variants = [{ endpoint_name: 'main' }, { name: 'b', endpoint_name: 'main', traffic_percent: 50 }];
     expect(fieldErrors(() => parseOrThrow(experimentBody, { name: 'e', context_id: 1, variants }, 'body'))).toEqual({
