@@ -184,13 +184,14 @@ export const modelPatch = documentChecks(
       // A label is one line the console shows beside the version, as a name is (null clears it; "" shows none).
       label: z.optional(
         z.nullable(
-          z.string().check(
-            z.maxLength(256),
+          z.string({ error: 'label must be a string, or null to clear it' }).check(
+            z.maxLength(256, 'label must be at most 256 characters'),
             z.refine((s) => !/\p{Cc}/u.test(s), 'label must not hold control characters (NUL, tab, line breaks, ...)'),
           ),
         ),
       ),
-      description: z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
+      // Each message names its field, as a name's and a context's description do (they were zod's own: 'Must have at most 2000 characters.').
+      description: z.optional(z.nullable(z.string({ error: 'description must be a string, or null to clear it' }).check(z.maxLength(2000, 'description must be at most 2000 characters')))),
     })
     .check(z.refine((b) => Object.keys(b).length > 0, 'Supply label or description.')),
   { minProperties: 1 },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrThrow } from '../../shared/schemas/common.ts';
 import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../shared/schemas/events.ts';
-import { contextBody, eventTypeBody, eventTypePatch, logsQuery, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
+import { contextBody, eventTypeBody, eventTypePatch, logsQuery, modelPatch, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
 import { experimentBody, ruleBody, segmentBody } from '../../shared/schemas/control.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
 import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
@@ -223,6 +223,21 @@ describe('a required field not sent', () => {
       context_id: ['context_id must be an integer'],
       variants: ['variants must be a list'],
     });
+  });
+});
+
+describe("a model version's label and description", () => {
+  it('are told by name what is wrong, as a name and a context\'s description are (zod\'s own "Must have at most 256 characters." beside "label must not hold control characters")', () => {
+    expect(fieldErrors(() => parseOrThrow(modelPatch, { label: 'x'.repeat(257), description: 'x'.repeat(2001) }, 'body'))).toEqual({
+      label: ['label must be at most 256 characters'],
+      description: ['description must be at most 2000 characters'],
+    });
+    expect(fieldErrors(() => parseOrThrow(modelPatch, { label: 5, description: ['x'] }, 'body'))).toEqual({
+      label: ['label must be a string, or null to clear it'],
+      description: ['description must be a string, or null to clear it'],
+    });
+    expect(fieldErrors(() => parseOrThrow(modelPatch, { label: 'a\tb' }, 'body'))).toEqual({ label: ['label must not hold control characters (NUL, tab, line breaks, ...)'] });
+    expect(parseOrThrow(modelPatch, { label: null, description: 'two\nlines' }, 'body')).toEqual({ label: null, description: 'two\nlines' });
   });
 });
 
