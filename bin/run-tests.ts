@@ -13,10 +13,13 @@ let passed = 0;
 let failed = 0;
 let ok = true;
 const failures: string[] = [];
+const failedSteps: string[] = [];
 
+/** Runs a step; a step that fails is named at the end too (a type error, lint, or a run that failed outside any test). */
 function step(label: string, args: string[], env: Record<string, string> = {}): boolean {
   console.log(`\n=== ${label}`);
   const r = spawnSync(node, args, { stdio: 'inherit', env: { ...process.env, ...env } });
+  if (r.status !== 0) failedSteps.push(`${label} (exit ${r.status ?? r.signal})`);
   return r.status === 0;
 }
 
@@ -42,7 +45,9 @@ function vitestCounts(file: string, tier: string): void {
     const path = f.name.startsWith(process.cwd()) ? f.name.slice(process.cwd().length + 1) : f.name;
     const tests = f.assertionResults.filter((a) => a.status === 'failed');
     for (const a of tests) failures.push(`${tier}: ${path} > ${a.fullName}\n    ${firstLine(a.failureMessages?.[0])}`);
-    if (f.status === 'failed' && tests.length === 0) failures.push(`${tier}: ${path}\n    ${firstLine(f.message)}`);
+    // A file that failed with no test failed: it did not load, or a hook (beforeAll) failed and its tests were skipped.
+    if (f.status === 'failed' && tests.length === 0)
+      failures.push(`${tier}: ${path}\n    ${firstLine(f.message) || 'failed outside its tests (a hook such as beforeAll, or an error): see the log above'}`);
   }
   rmSync(file);
 }
@@ -60,5 +65,6 @@ vitestCounts(ddb, 'DynamoDB Local');
 
 // The failures again at the very end, where a log cut to its tail still shows them.
 if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `  ${f}`).join('\n')}`);
+if (failedSteps.length > 0) console.log(`\nSteps that failed:\n${failedSteps.map((f) => `  ${f}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
