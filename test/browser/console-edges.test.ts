@@ -406,6 +406,46 @@ describe('the console at its edges', () => {
     await eventually('the experiment stopped', async () => (await status()) === 'Stopped');
   });
 
+  it("creates an experiment for a segment's users, and edits a Draft's split, endpoint and window in place, sending only what changed", async () => {
+    const seg = await post('/api/segments', { name: 'testers', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    const ctx = await post('/api/contexts', { name: 'draft place' });
+    await go('Catalog', 'Catalog');
+    await go('Experiments', 'Experiments');
+    const create = page.getByRole('form', { name: 'New experiment' });
+    await create.getByLabel('Experiment name').fill('split test');
+    await create.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
+    await create.getByLabel('For').selectOption(String(seg.id));
+    await create.getByRole('button', { name: 'Create experiment' }).click();
+    await visible(page.getByText(`For segment testers (#${seg.id}).`));
+    const made = (await t.demo.platform('GET', `/api/experiments?contextId=${ctx.id}`)).body.data[0];
+    expect(made).toMatchObject({ name: 'split test', segment_id: seg.id, status: 'Draft' });
+
+    await page.getByRole('button', { name: 'Edit split test' }).click();
+    const edit = page.getByRole('form', { name: 'Edit experiment split test' });
+    expect(await edit.getByLabel('For').inputValue()).toBe(String(seg.id));
+    expect(await edit.getByLabel('Attribution window (hours)').inputValue()).toBe('24');
+    await edit.getByLabel('control: traffic %').fill('70');
+    await edit.getByLabel('treatment: traffic %').fill('30');
+    await edit.getByLabel('treatment: endpoint').selectOption('next');
+    await edit.getByLabel('Attribution window (hours)').fill('2');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/experiments/${made.id}`));
+    await edit.getByRole('button', { name: 'Save experiment' }).click();
+    expect((await sent).postDataJSON()).toEqual({
+      attribution_window_seconds: 7200,
+      variants: [
+        { name: 'control', endpoint_name: made.variants[0].endpoint_name, traffic_percent: 70 },
+        { name: 'treatment', endpoint_name: 'next', traffic_percent: 30 },
+      ],
+    });
+    await eventually('the edit form closed', async () => (await edit.count()) === 0);
+    expect((await t.demo.platform('GET', `/api/experiments/${made.id}`)).body).toMatchObject({ name: 'split test', segment_id: seg.id, attribution_window_seconds: 7200 });
+    await visible(page.getByRole('table', { name: 'Results of split test' }).getByRole('cell', { name: '70%' }));
+    // The tests below find the tenant without segments.
+    expect((await t.demo.platform('DELETE', `/api/segments/${seg.id}`)).status).toBe(409);
+    expect((await t.demo.platform('PATCH', `/api/experiments/${made.id}`, { segment_id: null })).status).toBe(200);
+    expect((await t.demo.platform('DELETE', `/api/segments/${seg.id}`)).status).toBe(200);
+  });
+
   it('shows no items of an earlier search under the error of a later one (Catalog)', async () => {
     await go('Catalog', 'Catalog');
     await page.getByLabel('Search items').fill('lamp');

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, listAll, listPage, type Endpoint, type Experiment } from '../api.ts';
+import { api, listAll, listPage, type Endpoint, type Experiment, type Segment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
 import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
@@ -73,6 +73,64 @@ function Results({ e }: { e: Experiment }) {
   );
 }
 
+/** Whom an experiment splits, as a picker offers it: everyone, or a segment's users (one named that is not in the list read, by id). */
+function segmentOptions(segments: readonly Segment[], chosen: string) {
+  return [
+    { value: '', label: 'everyone' },
+    ...segments.map((x) => ({ value: String(x.id), label: `segment ${x.name} (#${x.id})` })),
+    ...(chosen && !segments.some((x) => String(x.id) === chosen) ? [{ value: chosen, label: `segment #${chosen}` }] : []),
+  ];
+}
+
+type DraftFields = Partial<Pick<Experiment, 'name' | 'segment_id' | 'variants' | 'attribution_window_seconds'>>;
+
+/**
+ * A Draft's fields to edit: its name, whom it splits, the attribution window and each variant's
+ * endpoint and traffic (the variants keep their names and rerank controls). Sends the fields
+ * changed in the form only (the variants whole when one of them changed).
+ */
+function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoints: readonly Endpoint[]; busy: boolean; onSave: (fields: DraftFields) => unknown; onCancel: () => void }) {
+  const { e } = props;
+  const [name, setName] = useState(e.name);
+  const [segment, setSegment] = useState(e.segment_id === null ? '' : String(e.segment_id));
+  const [hours, setHours] = useState(String(e.attribution_window_seconds / 3600));
+  const [variants, setVariants] = useState(e.variants.map((v) => ({ endpoint: v.endpoint_name, traffic: String(v.traffic_percent) })));
+  const endpointNames = [...new Set([...props.endpoints.map((x) => x.endpoint_name), ...e.variants.map((v) => v.endpoint_name)])];
+  const save = () => {
+    const next = e.variants.map((v, i) => ({ ...v, endpoint_name: variants[i]?.endpoint ?? v.endpoint_name, traffic_percent: Number(variants[i]?.traffic ?? v.traffic_percent) }));
+    const window = Math.round(Number(hours) * 3600);
+    const segmentId = segment ? Number(segment) : null;
+    return props.onSave({
+      ...(name !== e.name ? { name } : {}),
+      ...(segmentId !== e.segment_id ? { segment_id: segmentId } : {}),
+      ...(window !== e.attribution_window_seconds ? { attribution_window_seconds: window } : {}),
+      ...(JSON.stringify(next) !== JSON.stringify(e.variants) ? { variants: next } : {}),
+    });
+  };
+  const setVariant = (i: number, change: Partial<{ endpoint: string; traffic: string }>) => setVariants((vs) => vs.map((v, j) => (j === i ? { ...v, ...change } : v)));
+  return (
+    <Form label={`Edit experiment ${e.name}`} onSubmit={save} submit="Save experiment" busy={props.busy}>
+      <Field label="Experiment name" value={name} onChange={setName} required />
+      <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(props.segments, segment)} />
+      <Field label="Attribution window (hours)" type="number" step="any" min={1 / 60} max={720} value={hours} onChange={setHours} required />
+      {e.variants.map((v, i) => (
+        <span key={v.name} className="inline">
+          <Select
+            label={`${v.name}: endpoint`}
+            value={variants[i]?.endpoint ?? v.endpoint_name}
+            onChange={(endpoint) => setVariant(i, { endpoint })}
+            options={endpointNames.map((x) => ({ value: x, label: x }))}
+          />
+          <Field label={`${v.name}: traffic %`} type="number" step="0.01" min={0.01} max={100} value={variants[i]?.traffic ?? ''} onChange={(traffic) => setVariant(i, { traffic })} required />
+        </span>
+      ))}
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </Form>
+  );
+}
+
 export function Experiments({ session }: PageProps) {
   const experiments = usePages((after) => listPage<Experiment>('/api/experiments', after), []);
   const contexts = useContexts();
@@ -83,6 +141,8 @@ export function Experiments({ session }: PageProps) {
   const [a1, setA1] = useState('');
   const [b1, setB1] = useState('');
   const [split, setSplit] = useState('50');
+  const [segment, setSegment] = useState('');
+  const [editing, setEditing] = useState<number | undefined>();
   const a = useAction();
   const admin = isAdmin(session.role);
   const eps = endpoints.data?.data ?? [];
@@ -95,6 +155,7 @@ export function Experiments({ session }: PageProps) {
       await api('POST', '/api/experiments', {
         name,
         context_id: Number(ctx),
+        segment_id: segment ? Number(segment) : null,
         variants: [
           { name: 'control', endpoint_name: control, traffic_percent: 100 - Number(split) },
           { name: 'treatment', endpoint_name: treatment, traffic_percent: Number(split) },
@@ -102,6 +163,12 @@ export function Experiments({ session }: PageProps) {
       });
       setName('');
       experiments.reload();
+    });
+  const update = (x: Experiment, fields: DraftFields) =>
+    a.run(async () => {
+      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload);
+      setEditing(undefined);
     });
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
@@ -122,7 +189,11 @@ export function Experiments({ session }: PageProps) {
             {/* Whom it splits: everyone, or a segment's users (a segment's deletion is refused naming it). */}
             <p className="muted">For {audience(x.segment_id, segments.data?.data)}.</p>
             <Results e={x} />
+            {admin && x.status === 'Draft' && editing === x.id ? (
+              <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} busy={a.busy} onSave={(fields) => update(x, fields)} onCancel={() => setEditing(undefined)} />
+            ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
+            {admin && x.status === 'Draft' && editing !== x.id ? <ActionButton onClick={() => setEditing(x.id)}>Edit {x.name}</ActionButton> : null}
             {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}
           </Card>
         ))
@@ -156,6 +227,7 @@ export function Experiments({ session }: PageProps) {
                 options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
               />
               <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
+              <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(segments.data?.data ?? [], segment)} />
             </Form>
           )}
         </Card>
