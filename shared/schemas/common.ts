@@ -169,7 +169,9 @@ export const displayName = oneLine('name', 256);
  */
 export const recordDescription = z.string({ error: kindOf('description', 'a string') }).check(z.maxLength(2000, 'description must be at most 2000 characters'));
 
-export const limitParam = documentAs(z._default(z.optional(intParam(1, 100)), 20), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20));
+/** A list's `limit` query parameter: 1 to 100, `byDefault` when not sent. */
+export const limitParamOf = (byDefault: number) => documentAs(z._default(z.optional(intParam(1, 100)), byDefault), z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), byDefault));
+export const limitParam = limitParamOf(20);
 
 const UNSTORABLE_KEYS = ['constructor', '__proto__'] as const;
 

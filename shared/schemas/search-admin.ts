@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { MAX_SYNONYMS_PER_SET } from '../search/synonyms.ts';
 import { phraseTerms, words } from '../search/text.ts';
-import { limitParam, numericId } from './common.ts';
+import { limitParam, limitParamOf, numericId } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
@@ -51,17 +51,7 @@ export const searchAnalyticsQuery = z.strictObject({
   // Read by searchAnalytics (a date or Unix seconds; at most MAX_RANGE_DAYS apart): documented as such.
   from: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
   to: documentAs(z.optional(z.string()), z.optional(z.string().check(z.regex(DAY_OR_SECONDS)))),
-  limit: documentAs(
-    z._default(
-      z.optional(
-        z
-          .pipe(z.string().check(z.regex(/^[0-9]{1,3}$/, 'limit must be an integer from 1 to 100')), z.transform(Number))
-          .check(z.refine((n) => n >= 1 && n <= 100, 'limit must be an integer from 1 to 100')),
-      ),
-      10,
-    ),
-    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 10),
-  ),
+  limit: limitParamOf(10),
   click_type: z._default(z.optional(eventType), 'click'),
   conversion_type: z._default(z.optional(eventType), 'purchase'),
 });

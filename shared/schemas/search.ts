@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdInBody, forwardIssues, kindOf, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
+import { between, contextIdInBody, forwardIssues, kindOf, limitParam, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -200,9 +200,6 @@ export const platformSearchBody = z.strictObject({
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
-  limit: documentAs(
-    z._default(z.optional(z.pipe(z.pipe(z.string().check(z.regex(/^[0-9]+$/, 'limit must be an integer')), z.transform(Number)), z.number().check(z.int(), z.gte(1), z.lte(100)))), 20),
-    z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20),
-  ),
+  limit: limitParam,
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });

@@ -4,8 +4,8 @@ import { consoleEventsQuery, ingestEventsBody, listEventsQuery } from '../../sha
 import { contextBody, eventTypeBody, eventTypePatch, logsQuery, modelPatch, templateBody, templatePatch, trainingJobBody, userPath } from '../../shared/schemas/console.ts';
 import { experimentBody, ruleBody, segmentBody } from '../../shared/schemas/control.ts';
 import { createItemsBody, listItemsQuery, updateItemBody } from '../../shared/schemas/items.ts';
-import { platformSearchBody, searchBody } from '../../shared/schemas/search.ts';
-import { synonymBody, synonymPatch } from '../../shared/schemas/search-admin.ts';
+import { platformSearchBody, platformSearchQuery, searchBody } from '../../shared/schemas/search.ts';
+import { searchAnalyticsQuery, synonymBody, synonymPatch, synonymsQuery } from '../../shared/schemas/search-admin.ts';
 import { ValidationError } from '../../shared/errors.ts';
 import { createApiKeyBody, platformListQuery } from '../../shared/domain/credentials.ts';
 
@@ -180,6 +180,29 @@ describe('event schemas', () => {
   it('validates list parameters', () => {
     expect(parseOrThrow(listEventsQuery, { starting_after: '10', type: 'click' }, 'q')).toEqual({ limit: 20, starting_after: 10, type: 'click' });
     expect(fieldErrors(() => parseOrThrow(listEventsQuery, { starting_after: '010' }, 'q')).starting_after).toBeDefined();
+  });
+});
+
+describe("a list's limit query parameter", () => {
+  it('is told alike on every list (GET /api/items/search said "Must be at least 1.", search analytics "limit must be an integer from 1 to 100")', () => {
+    for (const [name, schema] of [
+      ['synonyms', synonymsQuery],
+      ['item search', platformSearchQuery],
+      ['search analytics', searchAnalyticsQuery],
+    ] as const) {
+      for (const [limit, message] of [
+        ['abc', 'must be an integer'],
+        ['2.5', 'must be an integer'],
+        ['0', 'must be between 1 and 100'],
+        ['500', 'must be between 1 and 100'],
+      ]) {
+        expect(
+          fieldErrors(() => parseOrThrow(schema, { limit }, 'query')),
+          `${name} ${limit}`,
+        ).toEqual({ limit: [message] });
+      }
+    }
+    expect([platformSearchQuery.parse({}).limit, searchAnalyticsQuery.parse({}).limit, platformSearchQuery.parse({ limit: '100' }).limit]).toEqual([20, 10, 100]);
   });
 });
 
