@@ -6,8 +6,6 @@ export interface SegmentEventTimes {
   times: Map<string, number[]>;
   /** Events read. */
   read: number;
-  /** True when `cap` stopped the read before the window's start: the counts are a lower bound. */
-  capped: boolean;
 }
 
 export interface SegmentEventReader {

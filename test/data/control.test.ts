@@ -588,7 +588,7 @@ describe('segment size estimates', () => {
     const reader = {
       timesByUser: async (_t: string, type: string, from: number) => {
         since.set(type, from);
-        return { times: new Map((users[type] ?? []).map((u) => [u, [NOW - DAY]])), read: 5, capped: false };
+        return { times: new Map((users[type] ?? []).map((u) => [u, [NOW - DAY]])), read: 5 };
       },
     };
     const leaf = (event_type: string, within_days: number) => ({ event_type, min_count: 1, within_days });
@@ -610,7 +610,7 @@ describe('segment size estimates', () => {
     const reader = {
       timesByUser: async () => {
         await c.update(T, 'segment', seg.id, { definition: { event_type: 'view', min_count: 1, within_days: 1 }, _rev: 2 });
-        return { times: new Map([['u', [NOW]]]), read: 1, capped: false };
+        return { times: new Map([['u', [NOW]]]), read: 1 };
       },
     };
     expect(await refreshSegmentSizes({ console: c, events: reader }, T, NOW, { events: 10 })).toBe(0);

@@ -67,7 +67,7 @@ async function passWith(failing: 'items' | 'segments' | 'templates' | 'runs' | '
         return { searches: tenant === 'a' ? 2 : 3, queries: 1, foldedTo: undefined };
       },
     },
-    segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
+    segmentEvents: { timesByUser: async () => ({ times: new Map(), read: 0 }) },
     exposures: { forgetUser: async (tenant, user, experiments, servedThrough) => void forgotten.push([tenant, user, experiments, servedThrough]) },
     embedGraceSeconds: 60,
     cursor: memoryCursor(),
@@ -154,7 +154,7 @@ function idleTenants(parts: { console?: object; searchLog?: MaintenanceDeps['sea
     queue: { send: async () => undefined, backlog: async () => 0 },
     launcher: { runner: 'test', launch: async () => 'x', inspect: async () => ({ state: 'running' }) },
     searchLog: parts.searchLog ?? { fold: async () => ({ searches: 0, queries: 0, foldedTo: undefined }) },
-    segmentEvents: parts.segmentEvents ?? { timesByUser: async () => ({ times: new Map(), read: 0, capped: false }) },
+    segmentEvents: parts.segmentEvents ?? { timesByUser: async () => ({ times: new Map(), read: 0 }) },
     exposures: { forgetUser: async () => undefined },
     embedGraceSeconds: 60,
     cursor: memoryCursor(),
@@ -180,7 +180,7 @@ describe('the maintenance pass: segment size estimates and search folds across t
         list: async (tenant: string, kind: string) => (kind === 'segment' ? (rows[tenant] ?? []).map((r) => ({ ...r })) : []),
         update: async (tenant: string, _kind: string, id: number, patch: object) => (Object.assign(rows[tenant]?.[id - 1] as object, patch), true),
       },
-      segmentEvents: { timesByUser: async (_t, _type, _since, cap) => ({ times: new Map([['u', [NOW]]]), read: cap, capped: true }) },
+      segmentEvents: { timesByUser: async (_t, _type, _since, cap) => ({ times: new Map([['u', [NOW]]]), read: cap }) },
     });
     const computed = (tenant: string) => (rows[tenant] ?? []).filter((r) => r.size_computed_at !== null).length;
     // The first pass (a first) spends its 400,000 events on 8 of a's segments.

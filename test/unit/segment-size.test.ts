@@ -32,7 +32,7 @@ function busy() {
   const events: SegmentEventReader = {
     timesByUser: async (_t, type, since, cap) => {
       reads.push({ type, since, cap });
-      return { times: new Map([['u', [NOW]]]), read: cap, capped: true };
+      return { times: new Map([['u', [NOW]]]), read: cap };
     },
   };
   return { events, reads };
@@ -60,7 +60,7 @@ describe('segment size estimates: what a pass reads', () => {
       timesByUser: async (_t, type, since) => {
         reads.push([type, (NOW - since) / DAY]);
         const held = times[type] ?? [];
-        return { times: new Map(held), read: held.reduce((n, [, ts]) => n + ts.length, 0), capped: false };
+        return { times: new Map(held), read: held.reduce((n, [, ts]) => n + ts.length, 0) };
       },
     };
     const budget: PassBudget = { events: PASS_EVENT_BUDGET };
