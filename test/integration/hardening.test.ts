@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Credentials } from '../../local/stack.ts';
 import { TenantClient, expectCoreError, request, spawnServer, startTestStack, type Api, type TestStack } from '../helpers/stack.ts';
@@ -319,8 +320,21 @@ describe('text that is not what it seems (a Core review: two users read as one)'
       expect(r.body.error.message).toMatch(/not valid UTF-8/);
     }
     expectCoreError(await coreRaw('POST', '/v1/items', latin1('{"name":"caf\u00e9"}')), 400, 'invalid_request_error', 'invalid_json');
-    // The same text as UTF-8 is taken.
+    // The same text as UTF-8 is taken, after a byte order mark too (RFC 8259 §8.1: a parser may ignore one; a UTF-8 file saved by Notepad or PowerShell starts with one).
     expect((await coreRaw('POST', '/v1/items', Buffer.from('{"name":"caf\u00e9"}', 'utf8'))).body).toMatchObject({ name: 'caf\u00e9' });
+    expect((await coreRaw('POST', '/v1/items', Buffer.from('\uFEFF{"name":"bom"}', 'utf8'))).body).toMatchObject({ name: 'bom' });
+    const platformBom = await request(t.base, 'POST', '/api/search-index/rebuild', {
+      rawBody: '\uFEFF{}',
+      headers: { authorization: `Bearer ${t.demo.creds.api_key}`, 'content-type': 'application/json' },
+    });
+    expect(platformBom.status).toBe(202);
+    // A compressed body is told so (neither API Gateway's HTTP API nor the local server decodes one), not that its bytes are no UTF-8.
+    const gzipped = await request(t.base, 'POST', '/v1/items', {
+      rawBody: gzipSync('{"name":"zipped"}'),
+      headers: { authorization: `Bearer ${await t.demo.accessToken()}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expectCoreError(gzipped, 400, 'invalid_request_error', 'invalid_json');
+    expect(gzipped.body.error.message).toBe('The request body is sent compressed (Content-Encoding: gzip), which this API does not read: send it uncompressed.');
     // The token endpoint answers in its own codes.
     const basic = `Basic ${Buffer.from(`${t.stack.credentials.client_id}:${t.stack.credentials.client_secret}`).toString('base64')}`;
     const token = await request(t.base, 'POST', '/oauth2/token', {
