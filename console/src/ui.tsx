@@ -340,8 +340,12 @@ export function Check({ label, checked, onChange, disabled }: { label: string; c
   );
 }
 
-/** A time (Unix seconds) as the browser's locale says it; '–' for none. 0 is a time (the first second of 1970: an event's occurred_at, a rule's starts_at may be 0), not none. */
-export const when = (s: number | null | undefined): string => (s === null || s === undefined ? '–' : new Date(s * 1000).toLocaleString());
+/**
+ * A time (Unix seconds) as the browser's locale says it, with its zone ("1/2/2030, 3:04:00 AM
+ * UTC": a time shown without one was read in another zone by a colleague elsewhere); '–' for none.
+ * 0 is a time (the first second of 1970: an event's occurred_at, a rule's starts_at may be 0), not none.
+ */
+export const when = (s: number | null | undefined): string => (s === null || s === undefined ? '–' : new Date(s * 1000).toLocaleString(undefined, { timeZoneName: 'short' }));
 /** A count with its noun, singular for 1: "1 match", "3 matches". */
 export const count = (n: number, one: string, many: string): string => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 export const num = (x: number | null | undefined, digits = 4): string => (x === null || x === undefined ? '–' : Number.isInteger(x) ? String(x) : x.toFixed(digits));

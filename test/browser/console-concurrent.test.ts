@@ -242,7 +242,7 @@ describe('a segment named by a rule and an experiment', () => {
     await visible(row('all see tents').getByRole('cell', { name: 'everyone', exact: true }));
     await visible(row('all see tents').getByRole('cell', { name: 'always', exact: true }));
     // Was "since –": 0 was taken for no time.
-    const epoch = await page.evaluate(() => new Date(0).toLocaleString());
+    const epoch = await page.evaluate(() => new Date(0).toLocaleString(undefined, { timeZoneName: 'short' }));
     await visible(row('since the epoch').getByRole('cell', { name: `since ${epoch}`, exact: true }));
 
     await go(page, 'Experiments', 'Experiments');
@@ -260,7 +260,7 @@ describe('a time of 0', () => {
     const sent = await t.demo.core('POST', '/v1/events', [{ type: 'view', user_id: 'epoch-user', item_id: 'epoch-item', occurred_at: 0 }]);
     expect(sent.status, JSON.stringify(sent.body)).toBe(201);
     await go(page, 'Events', 'Events');
-    const epoch = await page.evaluate(() => new Date(0).toLocaleString());
+    const epoch = await page.evaluate(() => new Date(0).toLocaleString(undefined, { timeZoneName: 'short' }));
     const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'epoch-user', exact: true }) });
     // Was "–".
     await visible(row.getByRole('cell', { name: epoch, exact: true }));
