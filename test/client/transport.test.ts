@@ -97,6 +97,34 @@ describe('a cursor the server answers again', () => {
   });
 });
 
+describe("a training run's log", () => {
+  it('is read line by line across its pages (lines, next_cursor null at the end), from a cursor when given', async () => {
+    const pages: Record<string, { lines: { ts: number; message: string }[]; next_cursor: string | null }> = {
+      '': {
+        lines: [
+          { ts: 1, message: 'Queued' },
+          { ts: 2, message: 'epoch 1' },
+        ],
+        next_cursor: 'c1',
+      },
+      c1: { lines: [{ ts: 3, message: 'epoch 2' }], next_cursor: 'c2' },
+      c2: { lines: [{ ts: 4, message: 'Completed' }], next_cursor: null },
+    };
+    const asked: string[] = [];
+    const fetch: FetchLike = async (r) => {
+      const u = new URL(r.url);
+      asked.push(`${u.pathname}?${u.searchParams}`);
+      return Response.json({ job_name: 'run-1', ...pages[u.searchParams.get('cursor') ?? ''] });
+    };
+    const p = new PlatformClient({ baseUrl: 'http://platform.test', apiKey: 'svc_abcdefgh_x', fetch });
+    expect((await p.trainingJobs.logs('run-1', { limit: 2 }).toArray()).map((l) => l.message)).toEqual(['Queued', 'epoch 1', 'epoch 2', 'Completed']);
+    expect(asked).toEqual(['/api/training-jobs/logs/run-1?limit=2', '/api/training-jobs/logs/run-1?limit=2&cursor=c1', '/api/training-jobs/logs/run-1?limit=2&cursor=c2']);
+    expect((await p.trainingJobs.logs('run-1', { cursor: 'c1' }).toArray()).map((l) => l.ts)).toEqual([3, 4]);
+    const first = await p.trainingJobs.logs('run-1').firstPage();
+    expect([first.job_name, first.next_cursor, first.lastResponse.statusCode]).toEqual(['run-1', 'c1', 200]);
+  });
+});
+
 describe('a token answer the client cannot use', () => {
   it('throws invalid_token_response without the tokens it holds', async () => {
     const fetch: FetchLike = async (r) => (isToken(r) ? Response.json({ access_token: 'SECRET-ACCESS-TOKEN', token_type: 'Bearer', expires_in: '3600' }) : Response.json(item));

@@ -3,7 +3,7 @@ import { idempotencyHeader, unwrap, type CallOptions, type CreateOptions } from 
 import { Paginator, type Page } from './paginate.ts';
 import type { paths } from './schema.ts';
 import { Transport, type FetchLike, type RetryOptions } from './transport.ts';
-import type { QueryParams, RequestBody } from './types.ts';
+import type { QueryParams, RequestBody, TrainingJobLogs } from './types.ts';
 
 export interface PlatformClientOptions {
   /** The console base URL (`{console_url}`; locally the same port as the Core API). Paths start with `/api`. */
@@ -100,6 +100,16 @@ export class PlatformClient {
     stop: (jobName: string, o?: CallOptions) => unwrap(this.raw.POST('/api/training-jobs/{jobName}/stop', { params: { path: { jobName } }, ...signalOf(o) }), 'platform'),
     logsPage: (jobName: string, query: QueryParams<'getTrainingJobLogs'> = {}, o?: CallOptions) =>
       unwrap(this.raw.GET('/api/training-jobs/logs/{jobName}', { params: { path: { jobName }, query }, ...signalOf(o) }), 'platform'),
+    /**
+     * Every line of a run's log from `query.cursor` (else its start), page by page: the log's pages
+     * carry `lines` and a `next_cursor` that is null at the log's end, as the lists' `data` and
+     * `has_more`. A running run's later lines come after a later call from the last page's cursor.
+     */
+    logs: (jobName: string, query: QueryParams<'getTrainingJobLogs'> = {}, o?: CallOptions) =>
+      new Paginator<TrainingJobLogs['lines'][number], Awaited<ReturnType<PlatformClient['trainingJobs']['logsPage']>> & Page<TrainingJobLogs['lines'][number]>>(
+        (cursor) => this.trainingJobs.logsPage(jobName, cursor ? { ...query, cursor } : query, o).then((p) => Object.assign(p, { data: p.lines, has_more: p.next_cursor !== null })),
+        query.cursor,
+      ),
   };
 
   readonly models = {
