@@ -67,6 +67,26 @@ describe('409 idempotency_key_in_use (the key first attempt still running)', () 
     expect(n).toBeGreaterThan(3);
   }, 20_000);
 
+  it('waits as long as inUseWaitMs says, then returns the 409 (a key held by an attempt a crash cut off: up to 120 s)', async () => {
+    let posts = 0;
+    const fetch: FetchLike = async (r) => {
+      if (isToken(r)) return TOKEN();
+      posts += 1;
+      return Response.json({ error: { type: 'conflict_error', code: 'idempotency_key_in_use', message: 'in use', request_id: 'r' } }, { status: 409 });
+    };
+    const c = new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch, retry: { baseDelayMs: 1, inUseWaitMs: 2500 } });
+    const started = Date.now();
+    await expect(c.items.create({ name: 'b' }, { idempotencyKey: 'k-1' })).rejects.toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(2500);
+    expect(waited).toBeLessThan(10_000);
+    expect(posts).toBeGreaterThan(1);
+    posts = 0;
+    const none = new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch, retry: { baseDelayMs: 1, inUseWaitMs: 0 } });
+    await expect(none.items.create({ name: 'b' }, { idempotencyKey: 'k-2' })).rejects.toMatchObject({ status: 409 });
+    expect(posts).toBe(1);
+  }, 20_000);
+
   it("a Platform create's, as that API answers it (its message), under the same key", async () => {
     const sent: { status: number; key: string | null }[] = [];
     const fetch: FetchLike = async (r) => {

@@ -33,6 +33,13 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A `Retry-After` longer than this is not waited for: the answer is returned (default 60 s). */
   maxRetryAfterMs?: number;
+  /**
+   * How long a keyed request waits, asking about once a second, while its key's first attempt
+   * still holds the key (409 `idempotency_key_in_use`), before that 409 is returned (default 30 s:
+   * an attempt runs at most 29 s behind API Gateway). One cut off by a crashed container holds its
+   * key up to 120 s: 125_000 waits that out too.
+   */
+  inUseWaitMs?: number;
 }
 
 /** Whether a request may be repeated after a network error or 5xx. `auto`: decided from method and `Idempotency-Key`. */
@@ -76,6 +83,7 @@ export class Transport {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
+  private readonly inUseWaitMs: number;
   private readonly timeoutMs: number;
 
   constructor(
@@ -93,6 +101,7 @@ export class Transport {
     this.baseDelayMs = r.baseDelayMs ?? 250;
     this.maxDelayMs = r.maxDelayMs ?? 8000;
     this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
+    this.inUseWaitMs = r.inUseWaitMs ?? IN_USE_WAIT_MS;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) throw new TypeError(`timeoutMs must be a finite number of milliseconds, 0 or more (0: no limit), not ${timeoutMs}`);
     this.timeoutMs = timeoutMs;
@@ -160,9 +169,9 @@ export class Transport {
       if (res.status === 409 && keyed && this.maxRetries > 0 && (await isKeyInUse(res))) {
         // The key's first attempt still runs: its answer comes once it ends (a function runs at
         // most 29 s behind API Gateway), so this waits for it, about a second at a time, up to
-        // IN_USE_WAIT_MS, whatever retries came before (until 2026-12-05 three backoffs, 1.75 s at most).
+        // `inUseWaitMs`, whatever retries came before (until 2026-12-05 three backoffs, 1.75 s at most).
         inUseSince ??= Date.now();
-        if (Date.now() - inUseSince >= IN_USE_WAIT_MS) return res;
+        if (Date.now() - inUseSince >= this.inUseWaitMs) return res;
         await res.body?.cancel();
         await sleep(IN_USE_POLL_MS / 2 + Math.round(Math.random() * IN_USE_POLL_MS), request.signal);
         attempt--;
@@ -235,7 +244,7 @@ async function isKeyInUse(res: Response): Promise<boolean> {
 
 /** The Platform API's message for a key whose first request still runs (shared/http/idempotency.ts). */
 const PLATFORM_IN_USE = /^A request with this Idempotency-Key is still being processed/;
-/** How long a keyed request waits for its key's first attempt to end (409 idempotency_key_in_use), and about how often it asks. */
+/** How long a keyed request waits for its key's first attempt to end (409 idempotency_key_in_use) by default, and about how often it asks. */
 export const IN_USE_WAIT_MS = 30_000;
 const IN_USE_POLL_MS = 1000;
 /** Statuses whose answer has no body (a Response with one would be refused). */
