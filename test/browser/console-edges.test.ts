@@ -446,6 +446,41 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('DELETE', `/api/segments/${seg.id}`)).status).toBe(200);
   });
 
+  it("sends a Draft's edit against the Draft as the form showed it: a rename made elsewhere, read again by a refused save, stands", async () => {
+    const ctx = await post('/api/contexts', { name: 'stale draft place' });
+    const made = await post('/api/experiments', {
+      name: 'stale draft',
+      context_id: ctx.id,
+      variants: [
+        { name: 'control', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'treatment', endpoint_name: 'next', traffic_percent: 50, rerank: { diversity: 0.3 } },
+      ],
+    });
+    await go('Catalog', 'Catalog');
+    await go('Experiments', 'Experiments');
+    await page.getByRole('button', { name: 'Edit stale draft' }).click();
+    const edit = page.getByRole('form', { name: /^Edit experiment / });
+    expect((await t.demo.platform('PATCH', `/api/experiments/${made.id}`, { name: 'renamed meanwhile' })).status).toBe(200);
+    // A save the service refuses (120 %) reads the list again: the card shows the name given elsewhere.
+    await edit.getByLabel('control: traffic %').fill('70');
+    await edit.getByRole('button', { name: 'Save experiment' }).click();
+    await visible(page.getByRole('alert').getByText('100', { exact: false }));
+    await visible(page.getByRole('heading', { name: /^renamed meanwhile · / }));
+    expect(await edit.getByLabel('control: traffic %').inputValue()).toBe('70');
+    await edit.getByLabel('treatment: traffic %').fill('30');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/experiments/${made.id}`));
+    await edit.getByRole('button', { name: 'Save experiment' }).click();
+    // Was also { name: 'stale draft' }: the name the form showed, sent back over the rename as a change.
+    expect((await sent).postDataJSON()).toEqual({
+      variants: [
+        { name: 'control', endpoint_name: 'main', traffic_percent: 70 },
+        { name: 'treatment', endpoint_name: 'next', traffic_percent: 30, rerank: { diversity: 0.3 } },
+      ],
+    });
+    await eventually('the edit form closed', async () => (await edit.count()) === 0);
+    expect((await t.demo.platform('GET', `/api/experiments/${made.id}`)).body).toMatchObject({ name: 'renamed meanwhile', status: 'Draft' });
+  });
+
   it('shows no items of an earlier search under the error of a later one (Catalog)', async () => {
     await go('Catalog', 'Catalog');
     await page.getByLabel('Search items').fill('lamp');

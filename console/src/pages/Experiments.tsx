@@ -87,24 +87,33 @@ type DraftFields = Partial<Pick<Experiment, 'name' | 'segment_id' | 'variants' |
 /**
  * A Draft's fields to edit: its name, whom it splits, the attribution window and each variant's
  * endpoint and traffic (the variants keep their names and rerank controls). Sends the fields
- * changed in the form only (the variants whole when one of them changed).
+ * changed in the form only (the variants whole when one of them changed), against the Draft as
+ * the form showed it when opened: `e` is read again meanwhile (a refused save, a Start elsewhere
+ * on the page), and a field changed elsewhere since, left as it was in the form, is no change of
+ * the user's to send back over it (until 2026-12-06 a refused save, which reads the list again,
+ * made the next save rename the Draft back to the name the form had shown).
  */
 function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoints: readonly Endpoint[]; busy: boolean; onSave: (fields: DraftFields) => unknown; onCancel: () => void }) {
   const { e } = props;
-  const [name, setName] = useState(e.name);
-  const [segment, setSegment] = useState(e.segment_id === null ? '' : String(e.segment_id));
-  const [hours, setHours] = useState(String(e.attribution_window_seconds / 3600));
-  const [variants, setVariants] = useState(e.variants.map((v) => ({ endpoint: v.endpoint_name, traffic: String(v.traffic_percent) })));
-  const endpointNames = [...new Set([...props.endpoints.map((x) => x.endpoint_name), ...e.variants.map((v) => v.endpoint_name)])];
+  const [shown] = useState(e);
+  const [name, setName] = useState(shown.name);
+  const [segment, setSegment] = useState(shown.segment_id === null ? '' : String(shown.segment_id));
+  const [hours, setHours] = useState(String(shown.attribution_window_seconds / 3600));
+  const [variants, setVariants] = useState(shown.variants.map((v) => ({ endpoint: v.endpoint_name, traffic: String(v.traffic_percent) })));
+  const endpointNames = [...new Set([...props.endpoints.map((x) => x.endpoint_name), ...shown.variants.map((v) => v.endpoint_name)])];
   const save = () => {
-    const next = e.variants.map((v, i) => ({ ...v, endpoint_name: variants[i]?.endpoint ?? v.endpoint_name, traffic_percent: Number(variants[i]?.traffic ?? v.traffic_percent) }));
+    const typed = shown.variants.map((v, i) => ({ endpoint_name: variants[i]?.endpoint ?? v.endpoint_name, traffic_percent: Number(variants[i]?.traffic ?? v.traffic_percent) }));
+    const variantsChanged = typed.some((v, i) => v.endpoint_name !== shown.variants[i]?.endpoint_name || v.traffic_percent !== shown.variants[i]?.traffic_percent);
+    // The variants as they are now (their names and rerank controls) when they are still those shown, else as shown.
+    const base = e.variants.length === shown.variants.length && e.variants.every((v, i) => v.name === shown.variants[i]?.name) ? e.variants : shown.variants;
+    const next = base.map((v, i) => ({ ...v, ...typed[i] }));
     const window = Math.round(Number(hours) * 3600);
     const segmentId = segment ? Number(segment) : null;
     return props.onSave({
-      ...(name !== e.name ? { name } : {}),
-      ...(segmentId !== e.segment_id ? { segment_id: segmentId } : {}),
-      ...(window !== e.attribution_window_seconds ? { attribution_window_seconds: window } : {}),
-      ...(JSON.stringify(next) !== JSON.stringify(e.variants) ? { variants: next } : {}),
+      ...(name !== shown.name ? { name } : {}),
+      ...(segmentId !== shown.segment_id ? { segment_id: segmentId } : {}),
+      ...(window !== shown.attribution_window_seconds ? { attribution_window_seconds: window } : {}),
+      ...(variantsChanged ? { variants: next } : {}),
     });
   };
   const setVariant = (i: number, change: Partial<{ endpoint: string; traffic: string }>) => setVariants((vs) => vs.map((v, j) => (j === i ? { ...v, ...change } : v)));
@@ -113,7 +122,7 @@ function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoin
       <Field label="Experiment name" value={name} onChange={setName} required />
       <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(props.segments, segment)} />
       <Field label="Attribution window (hours)" type="number" step="any" min={1 / 60} max={720} value={hours} onChange={setHours} required />
-      {e.variants.map((v, i) => (
+      {shown.variants.map((v, i) => (
         <span key={v.name} className="inline">
           <Select
             label={`${v.name}: endpoint`}
