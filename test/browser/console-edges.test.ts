@@ -266,6 +266,36 @@ describe('the console at its edges', () => {
     for (const path of [`/api/rules/${made.id}`, `/api/rules/${two.id}`, `/api/segments/${seg.id}`]) expect((await t.demo.platform('DELETE', path)).status).toBe(200);
   });
 
+  it("sends a rule's boost alone when its condition is read back with its keys in another order (DynamoDB keeps a map's in none)", async () => {
+    const ctx = await post('/api/contexts', { name: 'key order' });
+    const rule = await post('/api/rules', { name: 'tents lifted', context_id: ctx.id, conditions: [{ field: 'category', op: 'in', value: ['tents', 42] }], boost: 2 });
+    // The list answered as a store may read it: each condition's keys value, op, field.
+    await page.route(`**/api/rules?*contextId=${ctx.id}*`, async (r) => {
+      const answer = await r.fetch();
+      const body = (await answer.json()) as { data: { conditions: Record<string, unknown>[] }[] };
+      for (const x of body.data) x.conditions = x.conditions.map((c) => ({ value: c.value, op: c.op, field: c.field }));
+      await r.fulfill({ response: answer, json: body });
+    });
+    try {
+      await go('Overview', 'Overview');
+      await go('Rules', 'Rules');
+      await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
+      const table = page.getByRole('table', { name: 'Rules' });
+      await table.getByRole('button', { name: 'Edit tents lifted' }).click();
+      const edit = page.getByRole('form', { name: 'Edit rule tents lifted' });
+      expect(await edit.getByLabel('Condition value').inputValue()).toBe('tents, 42');
+      await edit.getByLabel('Boost').fill('4');
+      const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/rules/${rule.id}`));
+      await edit.getByRole('button', { name: 'Save rule' }).click();
+      // Was also the condition, unchanged: sent back over any change made to it elsewhere meanwhile.
+      expect((await sent).postDataJSON()).toEqual({ boost: 4 });
+      await eventually('the edit form closed', async () => (await edit.count()) === 0);
+    } finally {
+      await page.unroute(`**/api/rules?*contextId=${ctx.id}*`);
+    }
+    expect((await t.demo.platform('DELETE', `/api/rules/${rule.id}`)).status).toBe(200);
+  });
+
   it('lists rules past 100 with "Load more", keeps them on screen after a change, and deletes one only when confirmed', async () => {
     const first = (await t.demo.platform('GET', '/api/contexts?limit=1')).body.data[0];
     for (let i = 1; i <= 101; i++) await post('/api/rules', { name: `rule ${i}`, context_id: first.id, conditions: [], boost: 2 });

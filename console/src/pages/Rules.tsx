@@ -40,6 +40,15 @@ const localInput = (s: number | null | undefined): string => {
 /** A datetime-local input's value (the browser's zone) as Unix seconds; null for none. */
 const fromLocalInput = (v: string): number | null => (v ? Math.floor(new Date(v).getTime() / 1000) : null);
 
+/**
+ * A value's JSON with each object's keys in one order: a condition as read back need not list its
+ * keys as the form writes them (DynamoDB keeps a map's keys in no order), and is the same condition.
+ */
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
+
 type RuleFields = Partial<Pick<Rule, 'name' | 'boost' | 'segment_id' | 'starts_at' | 'ends_at' | 'conditions'>>;
 
 /**
@@ -82,7 +91,7 @@ function RuleForm(props: {
     // A window's time shown to the minute is sent back as it was unless it was changed.
     if (r && fields.starts_at !== null && localInput(r.starts_at) === from) fields.starts_at = r.starts_at;
     if (r && fields.ends_at !== null && localInput(r.ends_at) === until) fields.ends_at = r.ends_at;
-    const changed = r ? (Object.fromEntries(Object.entries(fields).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(r[k as keyof Rule]))) as RuleFields) : fields;
+    const changed = r ? (Object.fromEntries(Object.entries(fields).filter(([k, v]) => canonical(v) !== canonical(r[k as keyof Rule]))) as RuleFields) : fields;
     return props.onSave(changed, () => {
       if (r) return;
       setName('');
