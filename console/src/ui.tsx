@@ -144,6 +144,24 @@ export async function thenReload<T>(change: Promise<T>, reload: () => void): Pro
 }
 
 /**
+ * The keyboard focus given back to what opened a form (its Edit button) when the form closes:
+ * `opened` as it opens (the control focused then), `closed` as it closes, once it is gone. Without
+ * it the focus, on the form's Cancel or Save button, fell to the page's start with the form.
+ */
+export function useReturnFocus(): { opened: () => void; closed: () => void } {
+  const opener = useRef<HTMLElement | null>(null);
+  const [back, setBack] = useState(0);
+  useEffect(() => {
+    if (back && opener.current?.isConnected) opener.current.focus();
+  }, [back]);
+  const opened = useCallback(() => {
+    opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+  }, []);
+  const closed = useCallback(() => setBack((n) => n + 1), []);
+  return { opened, closed };
+}
+
+/**
  * A request whose answer is shown until the next one: `data` is the last answer, and a failure
  * clears it, as `useLoad` does, so an earlier answer never stands under a later error.
  */
@@ -278,12 +296,20 @@ export function Field(props: {
   disabled?: boolean;
   /** Values offered as the user types (a datalist); any other value may still be typed. */
   suggestions?: readonly string[];
+  /** Takes the keyboard focus when shown (an edit form's first field, opened by its Edit button). */
+  focusOnMount?: boolean;
 }) {
   const id = useId();
+  const input = useRef<HTMLInputElement>(null);
+  const { focusOnMount } = props;
+  useEffect(() => {
+    if (focusOnMount) input.current?.focus();
+  }, [focusOnMount]);
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
       <input
+        ref={input}
         id={id}
         list={props.suggestions ? `${id}-suggestions` : undefined}
         type={props.type ?? 'text'}

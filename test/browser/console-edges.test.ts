@@ -511,6 +511,40 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('GET', `/api/experiments/${made.id}`)).body).toMatchObject({ name: 'renamed meanwhile', status: 'Draft' });
   });
 
+  it('moves the keyboard focus into an edit form as it opens, and back to its Edit button as it closes (Segments, Experiments)', async () => {
+    const seg = await post('/api/segments', { name: 'focus seg', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    const ctx = await post('/api/contexts', { name: 'focus place' });
+    await post('/api/experiments', {
+      name: 'focus draft',
+      context_id: ctx.id,
+      variants: [
+        { name: 'control', endpoint_name: 'main', traffic_percent: 50 },
+        { name: 'treatment', endpoint_name: 'next', traffic_percent: 50 },
+      ],
+    });
+    /** The focused element: an input by its label, else its text. */
+    const focused = () =>
+      page.evaluate<string>("(() => { const el = document.activeElement; return el instanceof HTMLInputElement ? `input ${el.labels?.[0]?.textContent}` : (el?.textContent ?? ''); })()");
+    await go('Overview', 'Overview');
+    for (const [link, edit, form, first] of [
+      ['Segments', 'Edit focus seg', 'Edit segment focus seg', 'input Segment name'],
+      ['Experiments', 'Edit focus draft', 'Edit experiment focus draft', 'input Experiment name'],
+    ] as const) {
+      await go(link, link);
+      await page.getByRole('button', { name: edit }).focus();
+      await page.keyboard.press('Enter');
+      await visible(page.getByRole('form', { name: form }));
+      // Was the Edit button (Segments: the form opened below the list) or the page's body (Experiments: the button went away).
+      await eventually(`the focus on ${first}`, async () => (await focused()) === first);
+      await page.getByRole('form', { name: form }).getByRole('button', { name: 'Cancel' }).focus();
+      await page.keyboard.press('Enter');
+      await eventually('the form closed', async () => (await page.getByRole('form', { name: form }).count()) === 0);
+      // Was the page's body: the Cancel button went with the form.
+      await eventually(`the focus back on ${edit}`, async () => (await focused()) === edit);
+    }
+    expect((await t.demo.platform('DELETE', `/api/segments/${seg.id}`)).status).toBe(200);
+  });
+
   it('shows no items of an earlier search under the error of a later one (Catalog)', async () => {
     await go('Catalog', 'Catalog');
     await page.getByLabel('Search items').fill('lamp');

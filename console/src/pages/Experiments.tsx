@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment, type Segment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form } from '../table.tsx';
-import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
+import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages, useReturnFocus } from '../ui.tsx';
 import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -119,7 +119,7 @@ function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoin
   const setVariant = (i: number, change: Partial<{ endpoint: string; traffic: string }>) => setVariants((vs) => vs.map((v, j) => (j === i ? { ...v, ...change } : v)));
   return (
     <Form label={`Edit experiment ${e.name}`} onSubmit={save} submit="Save experiment" busy={props.busy}>
-      <Field label="Experiment name" value={name} onChange={setName} required />
+      <Field label="Experiment name" value={name} onChange={setName} required focusOnMount />
       <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(props.segments, segment)} />
       <Field label="Attribution window (hours)" type="number" step="any" min={1 / 60} max={720} value={hours} onChange={setHours} required />
       {shown.variants.map((v, i) => (
@@ -152,6 +152,8 @@ export function Experiments({ session }: PageProps) {
   const [split, setSplit] = useState('50');
   const [segment, setSegment] = useState('');
   const [editing, setEditing] = useState<number | undefined>();
+  // The edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
+  const editFocus = useReturnFocus();
   const a = useAction();
   const admin = isAdmin(session.role);
   const eps = endpoints.data?.data ?? [];
@@ -178,6 +180,7 @@ export function Experiments({ session }: PageProps) {
       // Nothing changed in the form: nothing to send (an empty PATCH is 400).
       if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload);
       setEditing(undefined);
+      editFocus.closed();
     });
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
@@ -199,10 +202,30 @@ export function Experiments({ session }: PageProps) {
             <p className="muted">For {audience(x.segment_id, segments.data?.data)}.</p>
             <Results e={x} />
             {admin && x.status === 'Draft' && editing === x.id ? (
-              <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} busy={a.busy} onSave={(fields) => update(x, fields)} onCancel={() => setEditing(undefined)} />
+              <DraftForm
+                e={x}
+                segments={segments.data?.data ?? []}
+                endpoints={eps}
+                busy={a.busy}
+                onSave={(fields) => update(x, fields)}
+                onCancel={() => {
+                  setEditing(undefined);
+                  editFocus.closed();
+                }}
+              />
             ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
-            {admin && x.status === 'Draft' && editing !== x.id ? <ActionButton onClick={() => setEditing(x.id)}>Edit {x.name}</ActionButton> : null}
+            {/* Shown while its form is open too: the focus goes back to it as the form closes (it fell to the page's start with the button). */}
+            {admin && x.status === 'Draft' ? (
+              <ActionButton
+                onClick={() => {
+                  editFocus.opened();
+                  setEditing(x.id);
+                }}
+              >
+                Edit {x.name}
+              </ActionButton>
+            ) : null}
             {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}
           </Card>
         ))

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listPage, type Rule, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, useReturnFocus, when } from '../ui.tsx';
 import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -106,7 +106,7 @@ function RuleForm(props: {
   ];
   return (
     <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
-      <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" />
+      <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" focusOnMount={r !== undefined} />
       {editsConditions ? (
         <>
           <Field label="Condition field" value={field} onChange={setField} required hint="category, name, created or metadata.<key>" />
@@ -145,6 +145,8 @@ export function Rules({ session }: PageProps) {
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
   const [editing, setEditing] = useState<Rule | undefined>();
+  // An edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
+  const editFocus = useReturnFocus();
   const a = useAction();
   const admin = isAdmin(session.role);
 
@@ -159,6 +161,7 @@ export function Rules({ session }: PageProps) {
       // Nothing changed in the form: nothing to send (an empty PATCH is 400).
       if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload);
       setEditing(undefined);
+      editFocus.closed();
     });
   const toggle = (r: Rule) =>
     a.run(async () => {
@@ -227,8 +230,15 @@ export function Rules({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton text="Edit" name={r.name} onClick={() => setEditing(r)} /> <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} />{' '}
-                      <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
+                      <RowButton
+                        text="Edit"
+                        name={r.name}
+                        onClick={() => {
+                          editFocus.opened();
+                          setEditing(r);
+                        }}
+                      />{' '}
+                      <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} /> <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=rules/${r.id}`}>History</a>
@@ -249,7 +259,10 @@ export function Rules({ session }: PageProps) {
             submit="Save rule"
             busy={a.busy}
             onSave={(fields) => update(editing, fields)}
-            onCancel={() => setEditing(undefined)}
+            onCancel={() => {
+              setEditing(undefined);
+              editFocus.closed();
+            }}
           />
         </Card>
       ) : null}

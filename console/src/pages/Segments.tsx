@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, listPage, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when } from '../ui.tsx';
+import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, useReturnFocus, when } from '../ui.tsx';
 import { isAdmin } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
@@ -42,7 +42,7 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
   };
   return (
     <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
-      <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" />
+      <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" focusOnMount={s !== undefined} />
       <Field label="Description" value={description} onChange={setDescription} />
       {editsDefinition ? (
         <>
@@ -67,6 +67,8 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
 export function Segments({ session }: PageProps) {
   const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
   const [editing, setEditing] = useState<Segment | undefined>();
+  // An edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
+  const editFocus = useReturnFocus();
   const a = useAction();
   const create = (fields: SegmentFields, done: () => void) =>
     a.run(async () => {
@@ -79,6 +81,7 @@ export function Segments({ session }: PageProps) {
       // Nothing changed in the form: nothing to send (an empty PATCH is 400).
       if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload);
       setEditing(undefined);
+      editFocus.closed();
     });
   // A segment a rule or experiment names is not deleted (409): the message says which.
   const remove = (s: Segment) =>
@@ -113,7 +116,15 @@ export function Segments({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton text="Edit" name={s.name} onClick={() => setEditing(s)} /> <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
+                      <RowButton
+                        text="Edit"
+                        name={s.name}
+                        onClick={() => {
+                          editFocus.opened();
+                          setEditing(s);
+                        }}
+                      />{' '}
+                      <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=segments/${s.id}`}>History</a>
@@ -133,7 +144,10 @@ export function Segments({ session }: PageProps) {
             submit="Save segment"
             busy={a.busy}
             onSave={(fields) => update(editing, fields)}
-            onCancel={() => setEditing(undefined)}
+            onCancel={() => {
+              setEditing(undefined);
+              editFocus.closed();
+            }}
           />
         </Card>
       ) : null}
