@@ -296,6 +296,26 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('DELETE', `/api/rules/${rule.id}`)).status).toBe(200);
   });
 
+  it("closes a rule's edit form when the address changes the context (the navigation's Rules link)", async () => {
+    const ctx = await post('/api/contexts', { name: 'left behind' });
+    const rule = await post('/api/rules', { name: 'edited elsewhere', context_id: ctx.id, conditions: [], boost: 2 });
+    await go('Overview', 'Overview');
+    await go('Rules', 'Rules');
+    await page.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
+    await page.getByRole('table', { name: 'Rules' }).getByRole('button', { name: 'Edit edited elsewhere' }).click();
+    const edit = page.getByRole('form', { name: 'Edit rule edited elsewhere' });
+    await visible(edit);
+    // The link names no context: the page shows the first, whose rules do not hold this one.
+    await go('Rules', 'Rules');
+    await eventually('the first context chosen', async () => (await page.getByLabel('Context', { exact: true }).inputValue()) !== String(ctx.id));
+    await visible(page.getByRole('table', { name: 'Rules' }).or(page.getByText('No rules in this context.')));
+    // Was still open under the other context's rules.
+    expect(await edit.count()).toBe(0);
+    expect((await t.demo.platform('DELETE', `/api/rules/${rule.id}`)).status).toBe(200);
+    // The test below reads the Rules page anew.
+    await go('Overview', 'Overview');
+  });
+
   it('lists rules past 100 with "Load more", keeps them on screen after a change, and deletes one only when confirmed', async () => {
     const first = (await t.demo.platform('GET', '/api/contexts?limit=1')).body.data[0];
     for (let i = 1; i <= 101; i++) await post('/api/rules', { name: `rule ${i}`, context_id: first.id, conditions: [], boost: 2 });

@@ -248,7 +248,8 @@ export function Rules({ session }: PageProps) {
           ]}
         />
       </Card>
-      {admin && editing ? (
+      {/* Of the context shown only: one chosen by the address (the navigation's Rules link, Back) leaves the picker's onChange out. */}
+      {admin && editing && String(editing.context_id) === ctx ? (
         // Keyed by the rule: another rule's Edit starts from that rule's fields.
         <Card title={`Edit rule ${editing.name} (#${editing.id})`}>
           <RuleForm
