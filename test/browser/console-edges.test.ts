@@ -219,6 +219,11 @@ describe('the console at its edges', () => {
     expect(await edit.getByLabel('From').inputValue()).toBe('2030-01-02T03:04');
     expect((await t.demo.platform('PATCH', `/api/rules/${made.id}`, { name: 'renamed elsewhere' })).status).toBe(200);
     await edit.getByLabel('Boost').fill('5');
+    // Refused (its end before its start): the reason shows in the form, what was typed kept (it showed below the New rule form).
+    await edit.getByLabel('Until').fill('2029-12-31T00:00');
+    await edit.getByRole('button', { name: 'Save rule' }).click();
+    await visible(edit.getByRole('alert').getByText('ends_at must be after starts_at', { exact: false }));
+    expect(await edit.getByLabel('Boost').inputValue()).toBe('5');
     await edit.getByLabel('From').fill('');
     await edit.getByLabel('Until').fill('2031-05-06T07:08');
     const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/rules/${made.id}`));
@@ -514,7 +519,8 @@ describe('the console at its edges', () => {
     // A save the service refuses (120 %) reads the list again: the card shows the name given elsewhere.
     await edit.getByLabel('control: traffic %').fill('70');
     await edit.getByRole('button', { name: 'Save experiment' }).click();
-    await visible(page.getByRole('alert').getByText('100', { exact: false }));
+    // Beside the form (it was at the page's top, out of sight of a Draft further down).
+    await visible(edit.getByRole('alert').getByText('100', { exact: false }));
     await visible(page.getByRole('heading', { name: /^renamed meanwhile · / }));
     expect(await edit.getByLabel('control: traffic %').inputValue()).toBe('70');
     await edit.getByLabel('treatment: traffic %').fill('30');

@@ -93,12 +93,15 @@ type DraftFields = Partial<Pick<Experiment, 'name' | 'segment_id' | 'variants' |
  * the user's to send back over it (until 2026-12-06 a refused save, which reads the list again,
  * made the next save rename the Draft back to the name the form had shown).
  */
-function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoints: readonly Endpoint[]; busy: boolean; onSave: (fields: DraftFields) => unknown; onCancel: () => void }) {
+function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoints: readonly Endpoint[]; onSave: (fields: DraftFields) => Promise<unknown>; onCancel: () => void }) {
   const { e } = props;
   const [shown] = useState(e);
+  // Its own action: a refused save is shown beside this form, what was typed kept (a Start's or Stop's, at the page's top).
+  const act = useAction();
   const [name, setName] = useState(shown.name);
   const [segment, setSegment] = useState(shown.segment_id === null ? '' : String(shown.segment_id));
-  const [hours, setHours] = useState(String(shown.attribution_window_seconds / 3600));
+  const shownHours = String(Number((shown.attribution_window_seconds / 3600).toFixed(4)));
+  const [hours, setHours] = useState(shownHours);
   const [variants, setVariants] = useState(shown.variants.map((v) => ({ endpoint: v.endpoint_name, traffic: String(v.traffic_percent) })));
   const endpointNames = [...new Set([...props.endpoints.map((x) => x.endpoint_name), ...shown.variants.map((v) => v.endpoint_name)])];
   const save = () => {
@@ -109,16 +112,19 @@ function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoin
     const next = base.map((v, i) => ({ ...v, ...typed[i] }));
     const window = Math.round(Number(hours) * 3600);
     const segmentId = segment ? Number(segment) : null;
-    return props.onSave({
-      ...(name !== shown.name ? { name } : {}),
-      ...(segmentId !== shown.segment_id ? { segment_id: segmentId } : {}),
-      ...(window !== shown.attribution_window_seconds ? { attribution_window_seconds: window } : {}),
-      ...(variantsChanged ? { variants: next } : {}),
-    });
+    return act.run(() =>
+      props.onSave({
+        ...(name !== shown.name ? { name } : {}),
+        ...(segmentId !== shown.segment_id ? { segment_id: segmentId } : {}),
+        // The window as shown (hours to 4 decimals) is sent only once it is changed.
+        ...(hours !== shownHours && window !== shown.attribution_window_seconds ? { attribution_window_seconds: window } : {}),
+        ...(variantsChanged ? { variants: next } : {}),
+      }),
+    );
   };
   const setVariant = (i: number, change: Partial<{ endpoint: string; traffic: string }>) => setVariants((vs) => vs.map((v, j) => (j === i ? { ...v, ...change } : v)));
   return (
-    <Form label={`Edit experiment ${e.name}`} onSubmit={save} submit="Save experiment" busy={props.busy}>
+    <Form label={`Edit experiment ${e.name}`} onSubmit={save} submit="Save experiment" busy={act.busy} error={act.error}>
       <Field label="Experiment name" value={name} onChange={setName} required focusOnMount />
       <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(props.segments, segment)} />
       <Field label="Attribution window (hours)" type="number" step="any" min={1 / 60} max={720} value={hours} onChange={setHours} required />
@@ -155,12 +161,14 @@ export function Experiments({ session }: PageProps) {
   // The edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
   const editFocus = useReturnFocus();
   const a = useAction();
+  // The New experiment form's own: its refusal shown beside it.
+  const make = useAction();
   const admin = isAdmin(session.role);
   const eps = endpoints.data?.data ?? [];
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
 
   const create = () =>
-    a.run(async () => {
+    make.run(async () => {
       const control = a1 || eps[0]?.endpoint_name;
       const treatment = b1 || eps[1]?.endpoint_name || control;
       await api('POST', '/api/experiments', {
@@ -175,13 +183,12 @@ export function Experiments({ session }: PageProps) {
       setName('');
       experiments.reload();
     });
-  const update = (x: Experiment, fields: DraftFields) =>
-    a.run(async () => {
-      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload);
-      setEditing(undefined);
-      editFocus.closed();
-    });
+  const update = async (x: Experiment, fields: DraftFields) => {
+    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload);
+    setEditing(undefined);
+    editFocus.closed();
+  };
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
       // Stopping ends it for good (a stopped experiment does not run again).
@@ -206,7 +213,6 @@ export function Experiments({ session }: PageProps) {
                 e={x}
                 segments={segments.data?.data ?? []}
                 endpoints={eps}
-                busy={a.busy}
                 onSave={(fields) => update(x, fields)}
                 onCancel={() => {
                   setEditing(undefined);
@@ -248,7 +254,7 @@ export function Experiments({ session }: PageProps) {
           {!ctx && contexts.data ? (
             <NoContexts admin />
           ) : (
-            <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={a.busy} disabled={!eps.length || !ctx}>
+            <Form label="New experiment" onSubmit={create} submit="Create experiment" busy={make.busy} error={make.error} disabled={!eps.length || !ctx}>
               <Field label="Experiment name" value={name} onChange={setName} required />
               <ContextPicker value={ctx} onChange={setContextId} contexts={contexts.data?.data ?? []} error={contexts.error} />
               <Select label="Control endpoint" value={a1 || eps[0]?.endpoint_name || ''} onChange={setA1} options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))} />
@@ -258,7 +264,7 @@ export function Experiments({ session }: PageProps) {
                 onChange={setB1}
                 options={eps.map((x) => ({ value: x.endpoint_name, label: x.endpoint_name }))}
               />
-              <Field label="Treatment traffic %" type="number" min={1} max={99} value={split} onChange={setSplit} />
+              <Field label="Treatment traffic %" type="number" step="0.01" min={0.01} max={99.99} value={split} onChange={setSplit} />
               <Select label="For" value={segment} onChange={setSegment} options={segmentOptions(segments.data?.data ?? [], segment)} />
             </Form>
           )}

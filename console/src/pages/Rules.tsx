@@ -28,7 +28,9 @@ function valueText(value: unknown): string {
 /** The one condition the form can show and send back as it is (not a list item holding a comma, say); else none. */
 function editable(r: Rule | undefined): Rule['conditions'][number] | undefined {
   const c = r?.conditions.length === 1 ? r.conditions[0] : undefined;
-  return c && JSON.stringify(parseValue(c.op, valueText(c.value))) === JSON.stringify(c.value) ? c : undefined;
+  // A line break a text field would take out of the value makes it one the form cannot send back either.
+  const text = c ? valueText(c.value) : '';
+  return c && !/[\r\n]/.test(text) && JSON.stringify(parseValue(c.op, text)) === JSON.stringify(c.value) ? c : undefined;
 }
 
 /** Unix seconds as a datetime-local input's value (the browser's zone, to the minute); '' for none. */
@@ -63,8 +65,8 @@ function RuleForm(props: {
   segments: readonly Segment[];
   label: string;
   submit: string;
-  busy: boolean;
-  onSave: (fields: RuleFields, done: () => void) => unknown;
+  /** Stores the rule (throws when refused: the form shows why beside itself, keeping what was typed). */
+  onSave: (fields: RuleFields, done: () => void) => Promise<unknown>;
   onCancel?: () => void;
 }) {
   const r = props.rule;
@@ -79,6 +81,8 @@ function RuleForm(props: {
   const [from, setFrom] = useState(localInput(r?.starts_at));
   const [until, setUntil] = useState(localInput(r?.ends_at));
   const editsConditions = !r || one !== undefined;
+  // Its own action: a refused save is shown beside this form (a row action's, below the page).
+  const act = useAction();
   const save = () => {
     const fields: RuleFields = {
       name,
@@ -92,11 +96,13 @@ function RuleForm(props: {
     if (r && fields.starts_at !== null && localInput(r.starts_at) === from) fields.starts_at = r.starts_at;
     if (r && fields.ends_at !== null && localInput(r.ends_at) === until) fields.ends_at = r.ends_at;
     const changed = r ? (Object.fromEntries(Object.entries(fields).filter(([k, v]) => canonical(v) !== canonical(r[k as keyof Rule]))) as RuleFields) : fields;
-    return props.onSave(changed, () => {
-      if (r) return;
-      setName('');
-      setValue('');
-    });
+    return act.run(() =>
+      props.onSave(changed, () => {
+        if (r) return;
+        setName('');
+        setValue('');
+      }),
+    );
   };
   // A segment the rule names that is not in the list read (deleted since, or not read yet) is still offered, by id.
   const segmentOptions = [
@@ -105,7 +111,7 @@ function RuleForm(props: {
     ...(segment && !props.segments.some((x) => String(x.id) === segment) ? [{ value: segment, label: `segment #${segment}` }] : []),
   ];
   return (
-    <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
+    <Form label={props.label} onSubmit={save} submit={props.submit} busy={act.busy} error={act.error}>
       <Field label="Rule name" value={name} onChange={setName} required placeholder="no Bolt" focusOnMount={r !== undefined} />
       {editsConditions ? (
         <>
@@ -150,19 +156,17 @@ export function Rules({ session }: PageProps) {
   const a = useAction();
   const admin = isAdmin(session.role);
 
-  const create = (fields: RuleFields, done: () => void) =>
-    a.run(async () => {
-      await api('POST', '/api/rules', { ...fields, context_id: Number(ctx) });
-      done();
-      rules.reload();
-    });
-  const update = (r: Rule, fields: RuleFields) =>
-    a.run(async () => {
-      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload);
-      setEditing(undefined);
-      editFocus.closed();
-    });
+  const create = async (fields: RuleFields, done: () => void) => {
+    await api('POST', '/api/rules', { ...fields, context_id: Number(ctx) });
+    done();
+    rules.reload();
+  };
+  const update = async (r: Rule, fields: RuleFields) => {
+    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload);
+    setEditing(undefined);
+    editFocus.closed();
+  };
   const toggle = (r: Rule) =>
     a.run(async () => {
       await thenReload(api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled }), rules.reload);
@@ -258,7 +262,6 @@ export function Rules({ session }: PageProps) {
             segments={segmentList}
             label={`Edit rule ${editing.name}`}
             submit="Save rule"
-            busy={a.busy}
             onSave={(fields) => update(editing, fields)}
             onCancel={() => {
               setEditing(undefined);
@@ -269,7 +272,7 @@ export function Rules({ session }: PageProps) {
       ) : null}
       {admin && ctx ? (
         <Card title="New rule">
-          <RuleForm segments={segmentList} label="New rule" submit="Create rule" busy={a.busy} onSave={create} />
+          <RuleForm segments={segmentList} label="New rule" submit="Create rule" onSave={create} />
         </Card>
       ) : null}
       <Problem error={a.error} />

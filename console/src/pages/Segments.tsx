@@ -16,7 +16,7 @@ const sameLeaf = (a: Leaf, b: Segment['definition']): boolean => isLeaf(b) && a.
  * all / any (made through the API) is kept: the form shows it and sends none. An edit sends the
  * fields changed in the form only; `onSave` calls `done` once the segment is stored.
  */
-function SegmentForm(props: { segment?: Segment; label: string; submit: string; busy: boolean; onSave: (fields: SegmentFields, done: () => void) => unknown; onCancel?: () => void }) {
+function SegmentForm(props: { segment?: Segment; label: string; submit: string; onSave: (fields: SegmentFields, done: () => void) => Promise<unknown>; onCancel?: () => void }) {
   const s = props.segment;
   const leaf = s && isLeaf(s.definition) ? s.definition : undefined;
   const [name, setName] = useState(s?.name ?? '');
@@ -25,6 +25,8 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
   const [minCount, setMinCount] = useState(String(leaf?.min_count ?? 1));
   const [days, setDays] = useState(String(leaf?.within_days ?? 30));
   const editsDefinition = !s || leaf !== undefined;
+  // Its own action: a refused save is shown beside this form, what was typed kept (a row action's, below the page).
+  const act = useAction();
   const save = () => {
     const definition: Leaf = { event_type: eventType, min_count: Number(minCount), within_days: Number(days) };
     const fields: SegmentFields = s
@@ -34,14 +36,16 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
           ...(editsDefinition && !sameLeaf(definition, s.definition) ? { definition } : {}),
         }
       : { name, description, definition };
-    return props.onSave(fields, () => {
-      if (s) return;
-      setName('');
-      setDescription('');
-    });
+    return act.run(() =>
+      props.onSave(fields, () => {
+        if (s) return;
+        setName('');
+        setDescription('');
+      }),
+    );
   };
   return (
-    <Form label={props.label} onSubmit={save} submit={props.submit} busy={props.busy}>
+    <Form label={props.label} onSubmit={save} submit={props.submit} busy={act.busy} error={act.error}>
       <Field label="Segment name" value={name} onChange={setName} required placeholder="buyers" focusOnMount={s !== undefined} />
       <Field label="Description" value={description} onChange={setDescription} />
       {editsDefinition ? (
@@ -70,19 +74,17 @@ export function Segments({ session }: PageProps) {
   // An edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
   const editFocus = useReturnFocus();
   const a = useAction();
-  const create = (fields: SegmentFields, done: () => void) =>
-    a.run(async () => {
-      await api('POST', '/api/segments', fields);
-      done();
-      segments.reload();
-    });
-  const update = (s: Segment, fields: SegmentFields) =>
-    a.run(async () => {
-      // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-      if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload);
-      setEditing(undefined);
-      editFocus.closed();
-    });
+  const create = async (fields: SegmentFields, done: () => void) => {
+    await api('POST', '/api/segments', fields);
+    done();
+    segments.reload();
+  };
+  const update = async (s: Segment, fields: SegmentFields) => {
+    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
+    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload);
+    setEditing(undefined);
+    editFocus.closed();
+  };
   // A segment a rule or experiment names is not deleted (409): the message says which.
   const remove = (s: Segment) =>
     a.run(async () => {
@@ -142,7 +144,6 @@ export function Segments({ session }: PageProps) {
             segment={editing}
             label={`Edit segment ${editing.name}`}
             submit="Save segment"
-            busy={a.busy}
             onSave={(fields) => update(editing, fields)}
             onCancel={() => {
               setEditing(undefined);
@@ -153,7 +154,7 @@ export function Segments({ session }: PageProps) {
       ) : null}
       {admin ? (
         <Card title="New segment">
-          <SegmentForm label="New segment" submit="Create segment" busy={a.busy} onSave={create} />
+          <SegmentForm label="New segment" submit="Create segment" onSave={create} />
         </Card>
       ) : null}
       <Problem error={a.error} />
