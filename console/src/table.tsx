@@ -172,3 +172,12 @@ export function RowButton({ text, name, onClick, danger }: { text: string; name:
     </ActionButton>
   );
 }
+
+/** An edit form's Cancel (none on a New form, which has no `onCancel`). */
+export function CancelButton({ onCancel }: { onCancel?: (() => void) | undefined }) {
+  return onCancel ? (
+    <button type="button" onClick={onCancel}>
+      Cancel
+    </button>
+  ) : null;
+}

@@ -426,6 +426,40 @@ describe('the console at its edges', () => {
     expect((await t.demo.platform('GET', '/api/synonyms')).body.data).toEqual([]);
   });
 
+  it('edits a synonym set in place: its phrases, then its type (the input kept among the phrases), sending only what changed', async () => {
+    const set = await post('/api/synonyms', { type: 'one_way', input: 'parka', synonyms: ['jacket', 'coat'] });
+    await go('Overview', 'Overview');
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    const sets = page.getByRole('table', { name: 'Synonym sets' });
+    await sets.getByRole('button', { name: 'Edit parka → jacket, coat' }).click();
+    const edit = page.getByRole('form', { name: 'Edit synonym set parka → jacket, coat' });
+    expect(await edit.getByLabel('Input').inputValue()).toBe('parka');
+    await edit.getByLabel('Phrases').fill('jacket, coat, anorak');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/synonyms/${set.id}`));
+    await edit.getByRole('button', { name: 'Save synonyms' }).click();
+    expect((await sent).postDataJSON()).toEqual({ synonyms: ['jacket', 'coat', 'anorak'] });
+    await visible(sets.getByRole('cell', { name: 'parka → jacket, coat, anorak', exact: true }));
+
+    await sets.getByRole('button', { name: 'Edit parka → jacket, coat, anorak' }).click();
+    const edit2 = page.getByRole('form', { name: 'Edit synonym set parka → jacket, coat, anorak' });
+    await edit2.getByLabel('Synonym type').selectOption('two_way');
+    expect(await edit2.getByLabel('Phrases').inputValue()).toBe('parka, jacket, coat, anorak');
+    const sent2 = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/synonyms/${set.id}`));
+    await edit2.getByRole('button', { name: 'Save synonyms' }).click();
+    expect((await sent2).postDataJSON()).toEqual({ type: 'two_way', input: null, synonyms: ['parka', 'jacket', 'coat', 'anorak'] });
+    await visible(sets.getByRole('cell', { name: 'parka = jacket = coat = anorak', exact: true }));
+    // A refused save (a phrase of stop words only) shows beside the form, what was typed kept.
+    await sets.getByRole('button', { name: 'Edit parka = jacket = coat = anorak' }).click();
+    const edit3 = page.getByRole('form', { name: 'Edit synonym set parka = jacket = coat = anorak' });
+    await edit3.getByLabel('Phrases').fill('parka, the');
+    await edit3.getByRole('button', { name: 'Save synonyms' }).click();
+    await visible(edit3.getByRole('alert').getByText('stop words', { exact: false }));
+    expect(await edit3.getByLabel('Phrases').inputValue()).toBe('parka, the');
+    await edit3.getByRole('button', { name: 'Cancel' }).click();
+    expect((await t.demo.platform('DELETE', `/api/synonyms/${set.id}`)).status).toBe(200);
+    await go('Overview', 'Overview');
+  });
+
   it('keeps a form that cannot be sent disabled (an experiment without endpoints), and stops a running experiment only when confirmed (a stopped one cannot run again)', async () => {
     // The tenant has no serving endpoint yet: an experiment cannot be created.
     await go('Experiments', 'Experiments');

@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { api, listAll, listPage, type Endpoint, type Experiment, type Segment } from '../api.ts';
 import { IntervalBar } from '../charts.tsx';
-import { ActionButton, Form } from '../table.tsx';
-import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages, useReturnFocus } from '../ui.tsx';
-import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useSegments } from './common.tsx';
+import { ActionButton, Form, CancelButton } from '../table.tsx';
+import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
+import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useEditing, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
@@ -139,9 +139,7 @@ function DraftForm(props: { e: Experiment; segments: readonly Segment[]; endpoin
           <Field label={`${v.name}: traffic %`} type="number" step="0.01" min={0.01} max={100} value={variants[i]?.traffic ?? ''} onChange={(traffic) => setVariant(i, { traffic })} required />
         </span>
       ))}
-      <button type="button" onClick={props.onCancel}>
-        Cancel
-      </button>
+      <CancelButton onCancel={props.onCancel} />
     </Form>
   );
 }
@@ -157,9 +155,7 @@ export function Experiments({ session }: PageProps) {
   const [b1, setB1] = useState('');
   const [split, setSplit] = useState('50');
   const [segment, setSegment] = useState('');
-  const [editing, setEditing] = useState<number | undefined>();
-  // The edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
-  const editFocus = useReturnFocus();
+  const edits = useEditing<Experiment>();
   const a = useAction();
   // The New experiment form's own: its refusal shown beside it.
   const make = useAction();
@@ -183,12 +179,7 @@ export function Experiments({ session }: PageProps) {
       setName('');
       experiments.reload();
     });
-  const update = async (x: Experiment, fields: DraftFields) => {
-    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload);
-    setEditing(undefined);
-    editFocus.closed();
-  };
+  const update = (x: Experiment, fields: DraftFields) => edits.save(fields, () => thenReload(api('PATCH', `/api/experiments/${x.id}`, fields), experiments.reload));
   const setStatus = (x: Experiment, status: 'Running' | 'Stopped') =>
     a.run(async () => {
       // Stopping ends it for good (a stopped experiment does not run again).
@@ -208,30 +199,12 @@ export function Experiments({ session }: PageProps) {
             {/* Whom it splits: everyone, or a segment's users (a segment's deletion is refused naming it). */}
             <p className="muted">For {audience(x.segment_id, segments.data?.data)}.</p>
             <Results e={x} />
-            {admin && x.status === 'Draft' && editing === x.id ? (
-              <DraftForm
-                e={x}
-                segments={segments.data?.data ?? []}
-                endpoints={eps}
-                onSave={(fields) => update(x, fields)}
-                onCancel={() => {
-                  setEditing(undefined);
-                  editFocus.closed();
-                }}
-              />
+            {admin && x.status === 'Draft' && edits.editing?.id === x.id ? (
+              <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
             ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
             {/* Shown while its form is open too: the focus goes back to it as the form closes (it fell to the page's start with the button). */}
-            {admin && x.status === 'Draft' ? (
-              <ActionButton
-                onClick={() => {
-                  editFocus.opened();
-                  setEditing(x.id);
-                }}
-              >
-                Edit {x.name}
-              </ActionButton>
-            ) : null}
+            {admin && x.status === 'Draft' ? <ActionButton onClick={() => edits.open(x)}>Edit {x.name}</ActionButton> : null}
             {admin && x.status === 'Running' ? <ActionButton onClick={() => setStatus(x, 'Stopped')}>Stop {x.name}</ActionButton> : null}
           </Card>
         ))

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, listPage, type Rule, type Segment } from '../api.ts';
-import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, useReturnFocus, when } from '../ui.tsx';
-import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useSegments } from './common.tsx';
+import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
+import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
+import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useEditing, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
@@ -133,11 +133,7 @@ function RuleForm(props: {
       <Select label="For" value={segment} onChange={setSegment} options={segmentOptions} />
       <Field label="From" type="datetime-local" value={from} onChange={setFrom} hint="blank: no start" />
       <Field label="Until" type="datetime-local" value={until} onChange={setUntil} hint="blank: no end" />
-      {props.onCancel ? (
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      ) : null}
+      <CancelButton onCancel={props.onCancel} />
     </Form>
   );
 }
@@ -150,9 +146,8 @@ export function Rules({ session }: PageProps) {
   const [contextId, setContextId] = useChosenContext();
   const ctx = contextId || String(contexts.data?.data[0]?.id ?? '');
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
-  const [editing, setEditing] = useState<Rule | undefined>();
-  // An edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
-  const editFocus = useReturnFocus();
+  const edits = useEditing<Rule>();
+  const { editing } = edits;
   const a = useAction();
   const admin = isAdmin(session.role);
 
@@ -161,12 +156,7 @@ export function Rules({ session }: PageProps) {
     done();
     rules.reload();
   };
-  const update = async (r: Rule, fields: RuleFields) => {
-    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload);
-    setEditing(undefined);
-    editFocus.closed();
-  };
+  const update = (r: Rule, fields: RuleFields) => edits.save(fields, () => thenReload(api('PATCH', `/api/rules/${r.id}`, fields), rules.reload));
   const toggle = (r: Rule) =>
     a.run(async () => {
       await thenReload(api('PATCH', `/api/rules/${r.id}`, { enabled: !r.enabled }), rules.reload);
@@ -175,7 +165,7 @@ export function Rules({ session }: PageProps) {
     a.run(async () => {
       if (!window.confirm(`Delete rule ${r.name} (#${r.id})? It stops applying at once and cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/rules/${r.id}`), rules.reload);
-      if (editing?.id === r.id) setEditing(undefined);
+      edits.forget(r.id);
     });
   const segmentList = segments.data?.data ?? [];
 
@@ -187,7 +177,7 @@ export function Rules({ session }: PageProps) {
           <ContextPicker
             value={ctx}
             onChange={(id) => {
-              setEditing(undefined);
+              edits.forget();
               setContextId(id);
             }}
             contexts={contexts.data?.data ?? []}
@@ -198,7 +188,7 @@ export function Rules({ session }: PageProps) {
               disabled={false}
               onCreated={(c) => {
                 contexts.created(c);
-                setEditing(undefined);
+                edits.forget();
                 setContextId(String(c.id));
               }}
             />
@@ -234,15 +224,8 @@ export function Rules({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton
-                        text="Edit"
-                        name={r.name}
-                        onClick={() => {
-                          editFocus.opened();
-                          setEditing(r);
-                        }}
-                      />{' '}
-                      <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} /> <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
+                      <RowButton text="Edit" name={r.name} onClick={() => edits.open(r)} /> <RowButton text={r.enabled ? 'Disable' : 'Enable'} name={r.name} onClick={() => toggle(r)} />{' '}
+                      <RowButton text="Delete" name={r.name} onClick={() => remove(r)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=rules/${r.id}`}>History</a>
@@ -256,18 +239,7 @@ export function Rules({ session }: PageProps) {
       {admin && editing && String(editing.context_id) === ctx ? (
         // Keyed by the rule: another rule's Edit starts from that rule's fields.
         <Card title={`Edit rule ${editing.name} (#${editing.id})`}>
-          <RuleForm
-            key={editing.id}
-            rule={editing}
-            segments={segmentList}
-            label={`Edit rule ${editing.name}`}
-            submit="Save rule"
-            onSave={(fields) => update(editing, fields)}
-            onCancel={() => {
-              setEditing(undefined);
-              editFocus.closed();
-            }}
-          />
+          <RuleForm key={editing.id} rule={editing} segments={segmentList} label={`Edit rule ${editing.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin && ctx ? (

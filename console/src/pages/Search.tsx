@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, listAll, listPage, qs, type EventType, type SearchAnalytics, type SynonymSet } from '../api.ts';
-import { DataTable, Form, RowButton } from '../table.tsx';
+import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, useLoad, usePages, when } from '../ui.tsx';
-import { isAdmin } from './common.tsx';
+import { isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 /** The search settings a merchandiser tunes without a rebuild: synonym sets, and what people searched. */
@@ -22,26 +22,78 @@ const phrases = (raw: string): string[] =>
     .map((p) => p.trim())
     .filter((p) => p !== '');
 
+type SynonymFields = Partial<Pick<SynonymSet, 'type' | 'input' | 'synonyms'>>;
+const label = (s: SynonymSet) => (s.input ? `${s.input} → ${s.synonyms.join(', ')}` : s.synonyms.join(' = '));
+
+/**
+ * A synonym set's fields, empty for a new one or those of `set` to edit: its type, input (one-way)
+ * and phrases. An edit sends the fields changed in the form only (a type change with what that
+ * type needs); `onSave` calls `done` once the set is stored. Its refusal shows beside it.
+ */
+function SynonymForm(props: { set?: SynonymSet; label: string; submit: string; onSave: (fields: SynonymFields, done: () => void) => Promise<unknown>; onCancel?: () => void }) {
+  const cur = props.set;
+  const [type, setType] = useState<SynonymSet['type']>(cur?.type ?? 'two_way');
+  const [input, setInput] = useState(cur?.input ?? '');
+  const [synonyms, setSynonyms] = useState(cur ? cur.synonyms.join(', ') : '');
+  const act = useAction();
+  const save = () => {
+    const list = phrases(synonyms);
+    let fields: SynonymFields;
+    if (!cur) fields = type === 'one_way' ? { type, input, synonyms: list } : { synonyms: list };
+    else if (type !== cur.type) fields = type === 'one_way' ? { type, input, synonyms: list } : { type, input: null, synonyms: list };
+    else
+      fields = {
+        ...(type === 'one_way' && input !== (cur.input ?? '') ? { input } : {}),
+        ...(list.join('\u0000') !== cur.synonyms.join('\u0000') ? { synonyms: list } : {}),
+      };
+    return act.run(() =>
+      props.onSave(fields, () => {
+        if (cur) return;
+        setInput('');
+        setSynonyms('');
+      }),
+    );
+  };
+  return (
+    <Form label={props.label} onSubmit={save} submit={props.submit} busy={act.busy} error={act.error}>
+      <Select
+        label="Synonym type"
+        value={type}
+        onChange={(v) => {
+          const next = v === 'one_way' ? 'one_way' : 'two_way';
+          // A one-way set made two-way keeps its input among its phrases (as the API does when the phrases are not sent).
+          if (next === 'two_way' && type === 'one_way' && input.trim() && !phrases(synonyms).includes(input.trim())) setSynonyms((p) => (p.trim() ? `${input.trim()}, ${p}` : input.trim()));
+          setType(next);
+        }}
+        options={[
+          { value: 'two_way', label: 'two-way: each phrase finds the others' },
+          { value: 'one_way', label: 'one-way: the input finds the synonyms' },
+        ]}
+      />
+      {type === 'one_way' ? <Field label="Input" value={input} onChange={setInput} required placeholder="jacket" /> : null}
+      <Field label="Phrases" value={synonyms} onChange={setSynonyms} required placeholder="sneaker, trainer, running shoe" hint="phrases separated by commas" focusOnMount={cur !== undefined} />
+      <CancelButton onCancel={props.onCancel} />
+    </Form>
+  );
+}
+
 function Synonyms({ admin }: { admin: boolean }) {
   const list = usePages((after) => listPage<SynonymSet>('/api/synonyms', after), []);
-
-  const [type, setType] = useState<SynonymSet['type']>('two_way');
-  const [input, setInput] = useState('');
-  const [synonyms, setSynonyms] = useState('');
+  const edits = useEditing<SynonymSet>();
+  const { editing } = edits;
   const a = useAction();
-  const create = () =>
-    a.run(async () => {
-      await api('POST', '/api/synonyms', type === 'one_way' ? { type, input, synonyms: phrases(synonyms) } : { synonyms: phrases(synonyms) });
-      setInput('');
-      setSynonyms('');
-      list.reload();
-    });
+  const create = async (fields: SynonymFields, done: () => void) => {
+    await api('POST', '/api/synonyms', fields);
+    done();
+    list.reload();
+  };
+  const update = (s: SynonymSet, fields: SynonymFields) => edits.save(fields, () => thenReload(api('PATCH', `/api/synonyms/${s.id}`, fields), list.reload));
   const remove = (s: SynonymSet) =>
     a.run(async () => {
       if (!window.confirm(`Delete the synonym set ${label(s)}? Searches stop using it within seconds; it cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/synonyms/${s.id}`), list.reload);
+      edits.forget(s.id);
     });
-  const label = (s: SynonymSet) => (s.input ? `${s.input} → ${s.synonyms.join(', ')}` : s.synonyms.join(' = '));
 
   return (
     <>
@@ -59,26 +111,28 @@ function Synonyms({ admin }: { admin: boolean }) {
             { header: 'Type', cell: (s) => (s.type === 'one_way' ? 'one-way' : 'two-way') },
             { header: 'Set', cell: label },
             { header: 'Updated', cell: (s) => when(s.updated_at) },
-            { header: 'Actions', cell: (s) => (admin ? <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger /> : null) },
+            {
+              header: 'Actions',
+              cell: (s) =>
+                admin ? (
+                  <>
+                    <RowButton text="Edit" name={label(s)} onClick={() => edits.open(s)} /> <RowButton text="Delete" name={label(s)} onClick={() => remove(s)} danger />
+                  </>
+                ) : null,
+            },
           ]}
           more={list.more}
         />
       </Card>
+      {admin && editing ? (
+        // Keyed by the set: another set's Edit starts from that set's fields.
+        <Card title={`Edit synonym set #${editing.id}`}>
+          <SynonymForm key={editing.id} set={editing} label={`Edit synonym set ${label(editing)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+        </Card>
+      ) : null}
       {admin ? (
         <Card title="New synonym set">
-          <Form label="New synonym set" onSubmit={create} submit="Add synonyms" busy={a.busy}>
-            <Select
-              label="Synonym type"
-              value={type}
-              onChange={(v) => setType(v === 'one_way' ? 'one_way' : 'two_way')}
-              options={[
-                { value: 'two_way', label: 'two-way: each phrase finds the others' },
-                { value: 'one_way', label: 'one-way: the input finds the synonyms' },
-              ]}
-            />
-            {type === 'one_way' ? <Field label="Input" value={input} onChange={setInput} required placeholder="jacket" /> : null}
-            <Field label="Phrases" value={synonyms} onChange={setSynonyms} required placeholder="sneaker, trainer, running shoe" hint="phrases separated by commas" />
-          </Form>
+          <SynonymForm label="New synonym set" submit="Add synonyms" onSave={create} />
         </Card>
       ) : null}
       <Problem error={a.error} />

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { api, listPage, type Segment } from '../api.ts';
-import { DataTable, Form, RowButton } from '../table.tsx';
-import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, useReturnFocus, when } from '../ui.tsx';
-import { isAdmin } from './common.tsx';
+import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
+import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when } from '../ui.tsx';
+import { isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 type Leaf = { event_type: string; min_count: number; within_days: number };
@@ -59,38 +59,28 @@ function SegmentForm(props: { segment?: Segment; label: string; submit: string; 
           Definition, kept as it is: <code>{JSON.stringify(s?.definition)}</code>.
         </p>
       )}
-      {props.onCancel ? (
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      ) : null}
+      <CancelButton onCancel={props.onCancel} />
     </Form>
   );
 }
 
 export function Segments({ session }: PageProps) {
   const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
-  const [editing, setEditing] = useState<Segment | undefined>();
-  // An edit form takes the focus as it opens, and gives it back to its Edit button as it closes.
-  const editFocus = useReturnFocus();
+  const edits = useEditing<Segment>();
+  const { editing } = edits;
   const a = useAction();
   const create = async (fields: SegmentFields, done: () => void) => {
     await api('POST', '/api/segments', fields);
     done();
     segments.reload();
   };
-  const update = async (s: Segment, fields: SegmentFields) => {
-    // Nothing changed in the form: nothing to send (an empty PATCH is 400).
-    if (Object.keys(fields).length) await thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload);
-    setEditing(undefined);
-    editFocus.closed();
-  };
+  const update = (s: Segment, fields: SegmentFields) => edits.save(fields, () => thenReload(api('PATCH', `/api/segments/${s.id}`, fields), segments.reload));
   // A segment a rule or experiment names is not deleted (409): the message says which.
   const remove = (s: Segment) =>
     a.run(async () => {
       if (!window.confirm(`Delete segment ${s.name} (#${s.id})? It cannot be restored.`)) return;
       await thenReload(api('DELETE', `/api/segments/${s.id}`), segments.reload);
-      if (editing?.id === s.id) setEditing(undefined);
+      edits.forget(s.id);
     });
   const admin = isAdmin(session.role);
   return (
@@ -118,15 +108,7 @@ export function Segments({ session }: PageProps) {
                 <>
                   {admin ? (
                     <>
-                      <RowButton
-                        text="Edit"
-                        name={s.name}
-                        onClick={() => {
-                          editFocus.opened();
-                          setEditing(s);
-                        }}
-                      />{' '}
-                      <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
+                      <RowButton text="Edit" name={s.name} onClick={() => edits.open(s)} /> <RowButton text="Delete" name={s.name} onClick={() => remove(s)} danger />{' '}
                     </>
                   ) : null}
                   <a href={`#/audit?resource=segments/${s.id}`}>History</a>
@@ -139,17 +121,7 @@ export function Segments({ session }: PageProps) {
       {admin && editing ? (
         // Keyed by the segment: another segment's Edit starts from that segment's fields.
         <Card title={`Edit segment ${editing.name} (#${editing.id})`}>
-          <SegmentForm
-            key={editing.id}
-            segment={editing}
-            label={`Edit segment ${editing.name}`}
-            submit="Save segment"
-            onSave={(fields) => update(editing, fields)}
-            onCancel={() => {
-              setEditing(undefined);
-              editFocus.closed();
-            }}
-          />
+          <SegmentForm key={editing.id} segment={editing} label={`Edit segment ${editing.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin ? (

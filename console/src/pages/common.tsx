@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, listAll, type Context, type Segment } from '../api.ts';
 import { Form } from '../table.tsx';
-import { Empty, Field, Problem, Select, useAction, useLoad } from '../ui.tsx';
+import { Empty, Field, Problem, Select, useAction, useLoad, useReturnFocus } from '../ui.tsx';
 
 /** The tenant's contexts, every page of them (a picker offers them all), a picker over them and (for admins) a way to add one. */
 export function useContexts() {
@@ -125,4 +125,33 @@ export function parseValue(op: string, raw: string): unknown {
       .map(one);
   if (op === 'exists') return raw.trim() !== 'false';
   return one(raw.trim());
+}
+
+/**
+ * A list's record edited in place: which one (opened by its Edit button; the form takes the
+ * focus), closed by Cancel or a save that went through (the focus back to that Edit button),
+ * forgotten when the record is deleted. `save` sends the form's changed fields with `send`, and
+ * nothing when none changed (an empty PATCH is 400); a refused one throws, the form left open.
+ */
+export function useEditing<T extends { id: number }>() {
+  const [editing, setEditing] = useState<T | undefined>();
+  const focus = useReturnFocus();
+  const close = () => {
+    setEditing(undefined);
+    focus.closed();
+  };
+  return {
+    editing,
+    open: (row: T) => {
+      focus.opened();
+      setEditing(row);
+    },
+    close,
+    /** Closed without giving the focus back (another context chosen, the record deleted). */
+    forget: (id?: number) => setEditing((e) => (id === undefined || e?.id === id ? undefined : e)),
+    save: async (fields: object, send: () => Promise<unknown>) => {
+      if (Object.keys(fields).length) await send();
+      close();
+    },
+  };
 }
