@@ -507,9 +507,11 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
         await undo(c, who.tenant, 'experiment', id, was, now);
         throw notFound('segment', now.segment_id);
       }
-      const others = b.status === 'Running' ? await runningBesides(c, who.tenant, changed.after) : [];
+      // A start (not a Running experiment's status sent again) is checked against the others.
+      const starts = b.status === 'Running' && was.status !== 'Running';
+      const others = starts ? await runningBesides(c, who.tenant, changed.after) : [];
       if (!others.length) {
-        if (b.status === 'Running') await started(c, who.tenant, changed.after);
+        if (starts) await started(c, who.tenant, changed.after);
         return { value: changed };
       }
       await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
@@ -560,7 +562,10 @@ const SETTLE_READS = 6;
 /** One try of `updateExperiment`'s change (a start refused when another experiment of the context is Running already). */
 function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch) {
   return change<Experiment>(c, who.tenant, 'experiment', 'experiment', id, async (cur) => {
-    if (b.status !== undefined && NEXT[cur.status] !== b.status) {
+    // The status it has already (a start or a stop sent again, a retry) is no move: a change of
+    // nothing, as a template's publish sent twice is (until 2026-12-06 it was 400).
+    const moves = b.status !== undefined && b.status !== cur.status;
+    if (moves && NEXT[cur.status] !== b.status) {
       throw badState(
         cur.status === 'Stopped' ? `Experiment ${id} is Stopped, which is final.` : `Experiment ${id} is ${cur.status}: it can move to ${NEXT[cur.status]} only (Draft → Running → Stopped).`,
       );
@@ -571,7 +576,7 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
     const variants = b.variants ? variantsOf(b.variants) : undefined;
     if (variants) await needEndpoints(c, who.tenant, variants);
     const now = nowSeconds();
-    if (b.status === 'Running') {
+    if (moves && b.status === 'Running') {
       if (!variants) await needEndpoints(c, who.tenant, cur.variants);
       const others = await runningBesides(c, who.tenant, cur);
       if (others.length) throw alreadyRunning(cur.context_id, others);
@@ -582,8 +587,8 @@ function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.Experim
       variants,
       segment_id: b.segment_id,
       status: b.status,
-      ...(b.status === 'Running' ? { started_at: now, _starting: true } : {}),
-      ...(b.status === 'Stopped' ? { stopped_at: now } : {}),
+      ...(moves && b.status === 'Running' ? { started_at: now, _starting: true } : {}),
+      ...(moves && b.status === 'Stopped' ? { stopped_at: now } : {}),
     };
   });
 }

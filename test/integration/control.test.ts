@@ -482,13 +482,18 @@ describe('experiments', () => {
     expect(edited).toMatchObject({ name: 'y', attribution_window_seconds: 3600, status: 'Draft', variants: [{ traffic_percent: 90 }, { traffic_percent: 10 }] });
     const running = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }));
     expect(running).toMatchObject({ status: 'Running', started_at: expect.any(Number), stopped_at: null });
-    await bad({ status: 'Running' }, /is Running: it can move to Stopped only/);
+    // A start sent again (a retry) is no move: the experiment as it is, nothing written (it was 400 "is Running").
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Running' }))).toEqual(running);
     await bad({ variants }, /only while it is a Draft/);
     expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { name: 'renamed' }))).toMatchObject({ name: 'renamed', status: 'Running' });
     const stopped = ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }));
     expect(stopped).toMatchObject({ status: 'Stopped', started_at: running.started_at, stopped_at: expect.any(Number) });
     await bad({ status: 'Running' }, /is Stopped, which is final/);
-    await bad({ status: 'Stopped' }, /is Stopped, which is final/);
+    // A stop sent again: the experiment as it is (its stopped_at kept), no audit entry.
+    const trail = async () => ok(await P('GET', `/api/audit?resource=experiments/${e.id}`)).data.length;
+    const entries = await trail();
+    expect(ok(await P('PATCH', `/api/experiments/${e.id}`, { status: 'Stopped' }))).toEqual(stopped);
+    expect(await trail()).toBe(entries);
     expect(ok(await P('GET', `/api/experiments/${e.id}`))).toMatchObject({ status: 'Stopped', name: 'renamed' });
   });
 
