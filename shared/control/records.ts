@@ -507,6 +507,16 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
         await undo(c, who.tenant, 'experiment', id, was, now);
         throw notFound('segment', now.segment_id);
       }
+      // A start sent again while a start of this experiment is still being checked (a retry, or
+      // two starts of it at once) answers what that start comes to: Running once it holds; once it
+      // undid itself (another experiment Running), this one tries as a start of its own.
+      if (b.status === 'Running' && was.status === 'Running' && was._starting) {
+        const settled = await startSettled(c, who.tenant, id);
+        if (settled && settled.status !== 'Draft') return { value: changed };
+        // What this try wrote beside the status (a rename) keeps its audit entry.
+        await audit(c, who, changed.auditId, 'update', `experiments/${id}`, shown(changed.before), shown(changed.after));
+        return { failure: busy('Experiment', id), retryable: true };
+      }
       // A start (not a Running experiment's status sent again) is checked against the others.
       const starts = b.status === 'Running' && was.status !== 'Running';
       const others = starts ? await runningBesides(c, who.tenant, changed.after) : [];
@@ -558,6 +568,21 @@ async function startsSettled<T>(c: ControlPorts, tenant: string, id: number, sta
 }
 const SETTLE_MS = 25;
 const SETTLE_READS = 6;
+/** How long a start may be checked before it is taken as held, its check stopped (a crash): serving's STARTING_SECONDS. */
+const STARTING_SECONDS = 10;
+
+/**
+ * Experiment `id` once the start of it under way has settled: held (Running, its mark cleared) or
+ * undone (a Draft again); read again, at growing pauses, while it is marked as being checked, for
+ * as long as serving would wait on it (then its check stopped: a crash, and it is taken as held).
+ */
+async function startSettled(c: ControlPorts, tenant: string, id: number): Promise<Stored<Experiment> | undefined> {
+  for (let read = 0; ; read++) {
+    const cur = await c.get<Stored<Experiment>>(tenant, 'experiment', id);
+    if (cur?.status !== 'Running' || !cur._starting || nowSeconds() - (cur.started_at ?? 0) > STARTING_SECONDS) return cur;
+    await sleep(Math.min(SETTLE_MS * 2 ** Math.min(read, 4), 400));
+  }
+}
 
 /** One try of `updateExperiment`'s change (a start refused when another experiment of the context is Running already). */
 function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch) {

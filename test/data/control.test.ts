@@ -408,6 +408,36 @@ describe('races between changes', () => {
     await expect(updateExperiment(c, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^Experiment ${a.id} is already Running`)) });
   });
 
+  it('a start sent again while the first start of the same experiment is still being checked answers what that start comes to', async () => {
+    const c = db.stores.console;
+    const T = 'race-start-again';
+    const { a, b } = await twoDrafts(c, T);
+    // A's start is written; B's start lands meanwhile (and holds); A's start is sent again (a
+    // retry) while the first is still to look for others, and will undo itself on finding B.
+    let again: Promise<unknown> | undefined;
+    const racing = onceStarting(c, a.id, async (tenant) => {
+      await startBehind(c, tenant, b.id);
+      const p = updateExperiment(c, { tenant }, a.id, { status: 'Running' });
+      again = p.then(
+        (e) => e,
+        (e: unknown) => e,
+      );
+      // Long enough for the repeat to answer, were it to answer without waiting for the first start.
+      await Promise.race([again, new Promise((r) => setTimeout(r, 200))]);
+    });
+    await expect(updateExperiment(racing, { tenant: T }, a.id, { status: 'Running' })).rejects.toMatchObject({ code: 'experiment_running' });
+    // Until the fix the repeat answered A Running (a status it already had), though A's start undid itself.
+    expect(await again).toMatchObject({ code: 'experiment_running' });
+    expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.status])).toEqual([
+      [a.id, 'Draft'],
+      [b.id, 'Running'],
+    ]);
+    // Once a start has held, a start sent again is the experiment as it is.
+    await updateExperiment(c, { tenant: T }, b.id, { status: 'Stopped' });
+    const held = await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' });
+    expect(await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' })).toEqual(held);
+  });
+
   it('of experiments started at once in one context, exactly one is Running, the others 409', async () => {
     const c = db.stores.console;
     const T = 'race-start';
