@@ -145,6 +145,33 @@ describe("a training run's log", () => {
   });
 });
 
+describe("a running training run's log", () => {
+  it('is read to its last line so far, its end page keeping the cursor a later call follows it from (the page after it is empty, the same cursor again)', async () => {
+    // docs/api.md: while the run has not ended, the page that reaches the end still has a
+    // next_cursor (after its last line; the same one again when no line came).
+    const pages: Record<string, { lines: { ts: number; message: string }[]; next_cursor: string | null }> = {
+      '': { lines: [{ ts: 1, message: 'Queued' }], next_cursor: 'c1' },
+      c1: { lines: [{ ts: 2, message: 'epoch 1' }], next_cursor: 'c2' },
+      c2: { lines: [], next_cursor: 'c2' },
+    };
+    const asked: string[] = [];
+    const fetch: FetchLike = async (r) => {
+      const u = new URL(r.url);
+      asked.push(u.searchParams.get('cursor') ?? '');
+      return Response.json({ job_name: 'run-1', ...pages[u.searchParams.get('cursor') ?? ''] });
+    };
+    const p = new PlatformClient({ baseUrl: 'http://platform.test', apiKey: 'svc_abcdefgh_x', fetch });
+    // It threw 'pagination did not advance (cursor c2 repeated)'.
+    expect((await p.trainingJobs.logs('run-1').toArray()).map((l) => l.message)).toEqual(['Queued', 'epoch 1']);
+    expect(asked).toEqual(['', 'c1', 'c2']);
+    const pagesRead = [];
+    for await (const page of p.trainingJobs.logs('run-1').pages()) pagesRead.push(page.next_cursor);
+    expect(pagesRead.at(-1)).toBe('c2');
+    // Followed later from that cursor: nothing new yet, no error.
+    expect(await p.trainingJobs.logs('run-1', { cursor: 'c2' }).toArray()).toEqual([]);
+  });
+});
+
 describe('a token answer the client cannot use', () => {
   it('throws invalid_token_response without the tokens it holds', async () => {
     const fetch: FetchLike = async (r) => (isToken(r) ? Response.json({ access_token: 'SECRET-ACCESS-TOKEN', token_type: 'Bearer', expires_in: '3600' }) : Response.json(item));

@@ -103,11 +103,13 @@ export class PlatformClient {
     /**
      * Every line of a run's log from `query.cursor` (else its start), page by page: the log's pages
      * carry `lines` and a `next_cursor` that is null at the log's end, as the lists' `data` and
-     * `has_more`. A running run's later lines come after a later call from the last page's cursor.
+     * `has_more`. A running run's log ends for now at a page without lines (its end keeps its
+     * `next_cursor`, the same again): a later call from the last page's cursor follows it.
      */
     logs: (jobName: string, query: QueryParams<'getTrainingJobLogs'> = {}, o?: CallOptions) =>
       new Paginator<TrainingJobLogs['lines'][number], Awaited<ReturnType<PlatformClient['trainingJobs']['logsPage']>> & Page<TrainingJobLogs['lines'][number]>>(
-        (cursor) => this.trainingJobs.logsPage(jobName, cursor ? { ...query, cursor } : query, o).then((p) => Object.assign(p, { data: p.lines, has_more: p.next_cursor !== null })),
+        (cursor) =>
+          this.trainingJobs.logsPage(jobName, cursor ? { ...query, cursor } : query, o).then((p) => Object.assign(p, { data: p.lines, has_more: p.next_cursor !== null && p.lines.length > 0 })),
         query.cursor,
       ),
   };
