@@ -460,6 +460,34 @@ describe('the console at its edges', () => {
     await go('Overview', 'Overview');
   });
 
+  it('keeps a phrase holding a comma whole when a synonym set is edited (its input changed, then its type)', async () => {
+    // The API takes a phrase holding a comma; the form shows the phrases separated by commas.
+    const set = await post('/api/synonyms', { type: 'one_way', input: 'puzzle', synonyms: ['1,000 piece puzzle', 'jigsaw'] });
+    await go('Overview', 'Overview');
+    await go('Synonyms & analytics', 'Synonyms & analytics');
+    const sets = page.getByRole('table', { name: 'Synonym sets' });
+    await sets.getByRole('button', { name: 'Edit puzzle → 1,000 piece puzzle, jigsaw' }).click();
+    const edit = page.getByRole('form', { name: 'Edit synonym set puzzle → 1,000 piece puzzle, jigsaw' });
+    await edit.getByLabel('Input').fill('brainteaser');
+    const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/synonyms/${set.id}`));
+    await edit.getByRole('button', { name: 'Save synonyms' }).click();
+    // The phrases untouched are not sent (they were, split at the comma: '1', '000 piece puzzle').
+    expect((await sent).postDataJSON()).toEqual({ input: 'brainteaser' });
+    await visible(sets.getByRole('cell', { name: 'brainteaser → 1,000 piece puzzle, jigsaw', exact: true }));
+
+    await sets.getByRole('button', { name: 'Edit brainteaser → 1,000 piece puzzle, jigsaw' }).click();
+    const edit2 = page.getByRole('form', { name: 'Edit synonym set brainteaser → 1,000 piece puzzle, jigsaw' });
+    await edit2.getByLabel('Synonym type').selectOption('two_way');
+    expect(await edit2.getByLabel('Phrases').inputValue()).toBe('brainteaser, 1,000 piece puzzle, jigsaw');
+    const sent2 = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/api/synonyms/${set.id}`));
+    await edit2.getByRole('button', { name: 'Save synonyms' }).click();
+    expect((await sent2).postDataJSON()).toEqual({ type: 'two_way', input: null, synonyms: ['brainteaser', '1,000 piece puzzle', 'jigsaw'] });
+    await visible(sets.getByRole('cell', { name: 'brainteaser = 1,000 piece puzzle = jigsaw', exact: true }));
+    expect((await t.demo.platform('GET', `/api/synonyms/${set.id}`)).body.synonyms).toEqual(['brainteaser', '1,000 piece puzzle', 'jigsaw']);
+    expect((await t.demo.platform('DELETE', `/api/synonyms/${set.id}`)).status).toBe(200);
+    await go('Overview', 'Overview');
+  });
+
   it('keeps a form that cannot be sent disabled (an experiment without endpoints), and stops a running experiment only when confirmed (a stopped one cannot run again)', async () => {
     // The tenant has no serving endpoint yet: an experiment cannot be created.
     await go('Experiments', 'Experiments');

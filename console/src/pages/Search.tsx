@@ -35,9 +35,13 @@ function SynonymForm(props: { set?: SynonymSet; label: string; submit: string; o
   const [type, setType] = useState<SynonymSet['type']>(cur?.type ?? 'two_way');
   const [input, setInput] = useState(cur?.input ?? '');
   const [synonyms, setSynonyms] = useState(cur ? cur.synonyms.join(', ') : '');
+  // The phrases the text stands for while it is as the form wrote it: the set's own, exactly (a
+  // phrase may hold a comma, which the API allows: split at it, an untouched one was sent in two).
+  const [written, setWritten] = useState({ text: cur ? cur.synonyms.join(', ') : '', list: cur?.synonyms ?? [] });
+  const listOf = (text: string) => (text === written.text ? written.list : phrases(text));
   const act = useAction();
   const save = () => {
-    const list = phrases(synonyms);
+    const list = listOf(synonyms);
     let fields: SynonymFields;
     if (!cur) fields = type === 'one_way' ? { type, input, synonyms: list } : { synonyms: list };
     else if (type !== cur.type) fields = type === 'one_way' ? { type, input, synonyms: list } : { type, input: null, synonyms: list };
@@ -62,7 +66,13 @@ function SynonymForm(props: { set?: SynonymSet; label: string; submit: string; o
         onChange={(v) => {
           const next = v === 'one_way' ? 'one_way' : 'two_way';
           // A one-way set made two-way keeps its input among its phrases (as the API does when the phrases are not sent).
-          if (next === 'two_way' && type === 'one_way' && input.trim() && !phrases(synonyms).includes(input.trim())) setSynonyms((p) => (p.trim() ? `${input.trim()}, ${p}` : input.trim()));
+          const first = input.trim();
+          const list = listOf(synonyms);
+          if (next === 'two_way' && type === 'one_way' && first && !list.includes(first)) {
+            const text = synonyms.trim() ? `${first}, ${synonyms}` : first;
+            setWritten({ text, list: [first, ...list] });
+            setSynonyms(text);
+          }
           setType(next);
         }}
         options={[
