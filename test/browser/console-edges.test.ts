@@ -532,10 +532,15 @@ describe('the console at its edges', () => {
     await create.getByLabel('Experiment name').fill('split test');
     await create.getByLabel('Context', { exact: true }).selectOption(String(ctx.id));
     await create.getByLabel('For').selectOption(String(seg.id));
+    // Hundredths (as the API takes them): the control's share is what is left, to the hundredth
+    // (100 - 8.04 in binary floating point is 91.96000000000001, which was sent and stored).
+    await create.getByLabel('Treatment traffic %').fill('8.04');
     await create.getByRole('button', { name: 'Create experiment' }).click();
     await visible(page.getByText(`For segment testers (#${seg.id}).`));
     const made = (await t.demo.platform('GET', `/api/experiments?contextId=${ctx.id}`)).body.data[0];
     expect(made).toMatchObject({ name: 'split test', segment_id: seg.id, status: 'Draft' });
+    expect(made.variants.map((v: { traffic_percent: number }) => v.traffic_percent)).toEqual([91.96, 8.04]);
+    await visible(page.getByRole('table', { name: 'Results of split test' }).getByRole('cell', { name: '91.96%', exact: true }));
 
     await page.getByRole('button', { name: 'Edit split test' }).click();
     const edit = page.getByRole('form', { name: 'Edit experiment split test' });

@@ -172,7 +172,8 @@ export function Experiments({ session }: PageProps) {
         context_id: Number(ctx),
         segment_id: segment ? Number(segment) : null,
         variants: [
-          { name: 'control', endpoint_name: control, traffic_percent: 100 - Number(split) },
+          // What the treatment leaves, to the hundredth (100 - 8.04 is 91.96000000000001 in binary floating point).
+          { name: 'control', endpoint_name: control, traffic_percent: Math.round((100 - Number(split)) * 100) / 100 },
           { name: 'treatment', endpoint_name: treatment, traffic_percent: Number(split) },
         ],
       });
