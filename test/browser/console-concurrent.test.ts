@@ -85,18 +85,20 @@ describe('a row changed elsewhere', () => {
     expected(problems, /status of 404/);
   });
 
-  it('Experiments: a start of an experiment started meanwhile is refused, and its card then shows it Running', async () => {
+  it('Experiments: a start of an experiment started meanwhile is no change (200, as a start sent again), and its card then shows it Running', async () => {
     const id = await created('/api/experiments', halves('two lists', contextId));
     await go(page, 'Experiments', 'Experiments');
     await visible(page.getByRole('button', { name: 'Start two lists' }));
     expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
+    const answered = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/experiments/${id}`));
     await page.getByRole('button', { name: 'Start two lists' }).click();
-    await visible(page.getByRole('alert'));
+    // Until 2026-12-06 (8d4b117) a start of a Running experiment was refused, 400 'is Running'.
+    expect((await answered).status()).toBe(200);
     // Was the Draft card with its Start button, every press refused.
     await visible(page.getByRole('region', { name: `two lists · context #${contextId} · Running` }));
     await visible(page.getByRole('button', { name: 'Stop two lists' }));
     expect(await page.getByRole('button', { name: 'Start two lists' }).count()).toBe(0);
-    expected(problems, /status of (400|409)/);
+    expect(await page.getByRole('alert').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 
@@ -107,7 +109,9 @@ describe('a row changed elsewhere', () => {
     await go(page, 'Overview', 'Overview');
     await go(page, 'Experiments', 'Experiments');
     await visible(page.getByRole('button', { name: 'Start three lists' }));
+    // Started and stopped meanwhile: a start is refused (Stopped is final; a start of a Running one is no change, 200).
     expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' })).status).toBe(200);
+    expect((await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Stopped' })).status).toBe(200);
     const refusal = await t.demo.platform('PATCH', `/api/experiments/${id}`, { status: 'Running' });
     expect(refusal.status).toBeGreaterThanOrEqual(400);
     // The list's read after the refusal fails.
