@@ -1,6 +1,6 @@
 import { issueToken } from '#shared/auth/token-endpoint';
 import { credentialStore } from '#shared/data/index';
-import { baseChain, header, rawBody } from '#shared/http/base';
+import { baseChain, bodyText, header } from '#shared/http/base';
 import { ok, toResult } from '#shared/http/respond';
 import type { ApiContext, HttpEvent, HttpResult } from '#shared/http/types';
 
@@ -9,7 +9,7 @@ export const handler = baseChain('oauth').handler(async (event: HttpEvent, conte
   const token = await issueToken(credentialStore(), {
     authorization: header(event, 'authorization'),
     contentType: header(event, 'content-type'),
-    body: rawBody(event) ?? '',
+    body: bodyText(event) ?? '',
     sourceIp: event.requestContext.http.sourceIp,
   });
   return toResult('oauth', context.state.requestId, ok(token));

@@ -186,8 +186,9 @@ export function checkBodyShape(body: unknown): void {
  * neither API Gateway's HTTP API nor the local server decodes) is refused saying so, where its
  * bytes would be told they are no UTF-8 or no JSON; a byte order mark before it is ignored, as
  * RFC 8259 §8.1 lets a parser do (a text editor's or PowerShell's UTF-8 file starts with one).
+ * The local token endpoint reads its form body so too (a compressed one told so, in its codes).
  */
-function bodyText(event: HttpEvent): string | undefined {
+export function bodyText(event: HttpEvent): string | undefined {
   const encoding = header(event, 'content-encoding')?.trim().toLowerCase();
   if (encoding && encoding !== 'identity' && event.body)
     throw new InvalidJson(`The request body is sent compressed (Content-Encoding: ${encoding.slice(0, 40)}), which this API does not read: send it uncompressed.`);

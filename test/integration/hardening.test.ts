@@ -343,6 +343,13 @@ describe('text that is not what it seems (a Core review: two users read as one)'
     });
     expect(token.status).toBe(400);
     expect(token.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/not valid UTF-8/) });
+    // A compressed token request is told so too, in its own codes (it was told its bytes are no UTF-8).
+    const zippedToken = await request(t.base, 'POST', '/oauth2/token', {
+      rawBody: gzipSync('grant_type=client_credentials'),
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' },
+    });
+    expect(zippedToken.status).toBe(400);
+    expect(zippedToken.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/sent compressed \(Content-Encoding: gzip\)/) });
   });
 
   it('a query parameter sent twice, or percent-encoded bytes that are not UTF-8, is 400 naming it', async () => {
