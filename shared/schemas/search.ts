@@ -193,7 +193,7 @@ export type SearchBody = z.output<typeof searchBody>;
 export const platformSearchBody = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   filters: z._default(z.optional(filterClauses), []),
-  limit: z._default(z.optional(z.int().check(z.gte(1), z.lte(100))), 20),
+  limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
   cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
 });
 

@@ -23,9 +23,10 @@ describe('messages of checks without their own', () => {
   it("say what to send, not zod's locale ('Too big: expected number to be <=100', 'Invalid input: expected string, received undefined')", () => {
     // Found by a black-box run (2026-12-06): the Platform item search's limit of 500 was told
     // "Too big: expected number to be <=100".
-    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 500, cursor: '' }, 'body'))).toEqual({ limit: ['Must be at most 100.'], cursor: ['Must not be empty.'] });
-    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 0, query: 5 }, 'body'))).toEqual({ limit: ['Must be at least 1.'], query: ['Must be a string.'] });
-    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 2.5 }, 'body'))).toEqual({ limit: ['Must be an integer.'] });
+    // (Its limit now says so by name, as the GET's query parameter and Core search's body do.)
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 500, cursor: '' }, 'body'))).toEqual({ limit: ['limit must be between 1 and 100'], cursor: ['Must not be empty.'] });
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 0, query: 5 }, 'body'))).toEqual({ limit: ['limit must be between 1 and 100'], query: ['Must be a string.'] });
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { limit: 2.5 }, 'body'))).toEqual({ limit: ['limit must be an integer'] });
     expect(fieldErrors(() => parseOrThrow(trainingJobBody, {}, 'body'))).toEqual({ template_id: ['Required.'] });
     expect(fieldErrors(() => parseOrThrow(trainingJobBody, { template_id: 'x', options: { epochs: 51 } }, 'body'))).toEqual({
       template_id: ['Must be an integer.'],
