@@ -81,6 +81,12 @@ describe('409 idempotency_key_in_use (the key first attempt still running)', () 
     expect(waited).toBeGreaterThanOrEqual(2500);
     expect(waited).toBeLessThan(10_000);
     expect(posts).toBeGreaterThan(1);
+    // A value that is no finite number is refused at once (NaN waited for ever).
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      expect(() => new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch, retry: { inUseWaitMs: bad } }), String(bad)).toThrow(
+        /retry.inUseWaitMs must be a finite number/,
+      );
+    }
     posts = 0;
     const none = new CoreClient({ baseUrl: 'http://core.test', clientId: 'c', clientSecret: 's', fetch, retry: { baseDelayMs: 1, inUseWaitMs: 0 } });
     await expect(none.items.create({ name: 'b' }, { idempotencyKey: 'k-2' })).rejects.toMatchObject({ status: 409 });

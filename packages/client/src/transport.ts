@@ -102,6 +102,15 @@ export class Transport {
     this.maxDelayMs = r.maxDelayMs ?? 8000;
     this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
     this.inUseWaitMs = r.inUseWaitMs ?? IN_USE_WAIT_MS;
+    // NaN would compare false for ever: a keyed request would wait on a held key without end.
+    for (const [name, v] of Object.entries({
+      maxRetries: this.maxRetries,
+      baseDelayMs: this.baseDelayMs,
+      maxDelayMs: this.maxDelayMs,
+      maxRetryAfterMs: this.maxRetryAfterMs,
+      inUseWaitMs: this.inUseWaitMs,
+    }))
+      if (!(Number.isFinite(v) && v >= 0)) throw new TypeError(`retry.${name} must be a finite number, 0 or more, not ${v}`);
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) throw new TypeError(`timeoutMs must be a finite number of milliseconds, 0 or more (0: no limit), not ${timeoutMs}`);
     this.timeoutMs = timeoutMs;
