@@ -199,6 +199,9 @@ describe('the console at its edges', () => {
     await create.getByLabel('Boost').fill('3');
     await create.getByLabel('For').selectOption(String(seg.id));
     await create.getByLabel('From').fill('2030-01-02T03:04');
+    // The times are typed in the browser's zone, and the form says which.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    await visible(create.getByText(`blank: no start; ${zone} time`, { exact: true }));
     await create.getByRole('button', { name: 'Create rule' }).click();
     const table = page.getByRole('table', { name: 'Rules' });
     await visible(table.getByRole('cell', { name: 'lamps for buyers', exact: true }));

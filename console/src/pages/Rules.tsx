@@ -33,6 +33,9 @@ function editable(r: Rule | undefined): Rule['conditions'][number] | undefined {
   return c && !/[\r\n]/.test(text) && JSON.stringify(parseValue(c.op, text)) === JSON.stringify(c.value) ? c : undefined;
 }
 
+/** The browser's time zone, in which a rule's From and Until are typed ("UTC", "Europe/Berlin"). */
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
 /** Unix seconds as a datetime-local input's value (the browser's zone, to the minute); '' for none. */
 const localInput = (s: number | null | undefined): string => {
   if (s === null || s === undefined) return '';
@@ -131,8 +134,8 @@ function RuleForm(props: {
       )}
       <Field label="Boost" type="number" step="any" min={0} value={boost} onChange={setBoost} required />
       <Select label="For" value={segment} onChange={setSegment} options={segmentOptions} />
-      <Field label="From" type="datetime-local" value={from} onChange={setFrom} hint="blank: no start" />
-      <Field label="Until" type="datetime-local" value={until} onChange={setUntil} hint="blank: no end" />
+      <Field label="From" type="datetime-local" value={from} onChange={setFrom} hint={`blank: no start; ${ZONE} time`} />
+      <Field label="Until" type="datetime-local" value={until} onChange={setUntil} hint={`blank: no end; ${ZONE} time`} />
       <CancelButton onCancel={props.onCancel} />
     </Form>
   );
