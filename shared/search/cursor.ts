@@ -10,6 +10,12 @@ export interface Cursor {
   builtAt?: number | undefined;
   /** A cursor of a context's list: the position to go on from. */
   offset?: number;
+  /**
+   * A context's list: the id of the hit before `offset`. A later page goes on after that item
+   * where it stands in the list it ranks (items taken out before it since, deleted ones, moved
+   * every position: the page skipped as many), and from `offset` when it is no longer there.
+   */
+  lastId?: number | undefined;
   /** The digest of what ordered the list (query, mode, filters, user), when the cursor names one. */
   list?: string | undefined;
   /**
@@ -68,7 +74,7 @@ export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h
  * largest item id it ranked (`upTo`), when its first page was planned (`at`), and when its view
  * had read the changes to (`vectorsAsOf`).
  */
-export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number): string => encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf]);
+export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number, lastId: number): string => encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf, lastId]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -113,12 +119,29 @@ export function decodeCursor(c: string, field: string): Cursor {
     if (Array.isArray(v) && v[0] === 'o') {
       // Offset cursors issued before they named their list (three elements) page on any; before
       // they named when their list was planned (six), each page is planned when it is asked for;
-      // before they named their view's time (seven), every vector ranks.
+      // before they named their view's time (seven), every vector ranks; before they named the hit
+      // before their position (eight), they go on from the position alone.
       const at: unknown = v.length >= 7 ? v[6] : undefined;
-      const vectorsAsOf: unknown = v.length === 8 ? v[7] : undefined;
-      const t = v.length >= 3 && v.length <= 8 ? tailOf(v.slice(2, 6)) : undefined;
-      if (t && wholeAtLeast(v[1], 1) && t.builtAt !== undefined && (at === undefined || wholeAtLeast(at, 0)) && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)))
-        return { score: 0, id: 0, offset: v[1], ...t, ...(at === undefined ? {} : { at }), ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }) };
+      const vectorsAsOf: unknown = v.length >= 8 ? v[7] : undefined;
+      const lastId: unknown = v.length === 9 ? v[8] : undefined;
+      const t = v.length >= 3 && v.length <= 9 ? tailOf(v.slice(2, 6)) : undefined;
+      if (
+        t &&
+        wholeAtLeast(v[1], 1) &&
+        t.builtAt !== undefined &&
+        (at === undefined || wholeAtLeast(at, 0)) &&
+        (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) &&
+        (lastId === undefined || wholeAtLeast(lastId, 1))
+      )
+        return {
+          score: 0,
+          id: 0,
+          offset: v[1],
+          ...t,
+          ...(at === undefined ? {} : { at }),
+          ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }),
+          ...(lastId === undefined ? {} : { lastId: lastId as number }),
+        };
     } else if (Array.isArray(v) && v.length >= 2 && v.length <= 7 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before
       // they named their list (three), on any; before they named the items they ranked, on every

@@ -240,7 +240,7 @@ async function plannedSearch(
   builtAt: number | undefined,
   list: string | undefined,
   asOf: number | undefined,
-  after: Pick<Cursor, 'upTo' | 'vectorsAsOf'> | undefined,
+  after: Pick<Cursor, 'upTo' | 'vectorsAsOf' | 'lastId'> | undefined,
 ) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
@@ -305,14 +305,19 @@ async function plannedSearch(
     more = deeper.hits.length > next;
     depth = next;
   }
-  const slice = served.slice(offset, offset + req.limit);
-  const hasMore = served.length > offset + req.limit;
+  // After the cursor's last hit where it stands now: items taken out of the list before it since
+  // the page before (deleted, read by this page's view and not by that one's) moved every position.
+  const at = after?.lastId === undefined ? -1 : served.findIndex((h) => h.id === after.lastId, 0);
+  const start = at >= 0 && at < offset ? at + 1 : offset;
+  const slice = served.slice(start, start + req.limit);
+  const hasMore = served.length > start + req.limit;
   const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
-  const next = hasMore ? encodeOffsetCursor(offset + req.limit, basis, req.plan.at) : null;
+  const cursorAfter = (n: number) => encodeOffsetCursor(start + n, basis, req.plan.at, (slice[n - 1] as (typeof slice)[number]).id);
+  const next = hasMore ? cursorAfter(slice.length) : null;
   const live = await stillLive(req, view, slice);
   // Cut after the n-th hit shown: the next page starts at the position after it in the list (past
   // the hits `stillLive` left out before it).
-  const cutAfter = (n: number) => encodeOffsetCursor(offset + slice.indexOf(live[n - 1] as (typeof live)[number]) + 1, basis, req.plan.at);
+  const cutAfter = (n: number) => cursorAfter(slice.indexOf(live[n - 1] as (typeof live)[number]) + 1);
   return answer(presentHits(req, live, hitExtras(req, query, index, delta), experiment), { hasMore, next, cutAfter }, ranked.total, experiment, facets);
 }
 

@@ -6,11 +6,24 @@ const raw = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url
 
 describe('search cursors', () => {
   it("a context's cursor holds when its list was planned, and the newest event of the first page's read", () => {
-    const c = encodeOffsetCursor(10, { builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, vectorsAsOf: 1_700_000_100_250 }, 1_700_000_123);
-    expect(decodeCursor(c, 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, at: 1_700_000_123, vectorsAsOf: 1_700_000_100_250 });
+    const c = encodeOffsetCursor(10, { builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, vectorsAsOf: 1_700_000_100_250 }, 1_700_000_123, 77);
+    expect(decodeCursor(c, 'starting_after')).toEqual({
+      score: 0,
+      id: 0,
+      offset: 10,
+      builtAt: 1_700_000_000,
+      list: 'digest',
+      asOf: 41,
+      upTo: 500,
+      at: 1_700_000_123,
+      vectorsAsOf: 1_700_000_100_250,
+      lastId: 77,
+    });
+    // One issued before it named the hit before its position (eight elements) goes on from the position alone.
+    expect(decodeCursor(raw(['o', 10, 1, 'digest', null, 500, 7, 9]), 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1, list: 'digest', upTo: 500, at: 7, vectorsAsOf: 9 });
     expect(plannedAsOf(c)).toEqual({ at: 1_700_000_123, eventsBelow: 42 });
     // Without a user: planned at its time, on no events.
-    expect(plannedAsOf(encodeOffsetCursor(10, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 0 }, 77))).toEqual({ at: 77, eventsBelow: undefined });
+    expect(plannedAsOf(encodeOffsetCursor(10, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 0 }, 77, 3))).toEqual({ at: 77, eventsBelow: undefined });
   });
 
   it('cursors issued before they held it are taken and planned anew; others are no plan, and refused when read', () => {
@@ -30,7 +43,14 @@ describe('search cursors', () => {
     expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5 });
     for (const bad of [raw([0.5, 3, 1, 'd', null, 5, -1]), raw([0.5, 3, 1, 'd', null, 5, 7, 8])]) expect(() => decodeCursor(bad, 'starting_after')).toThrow('Invalid cursor.');
     expect(plannedAsOf(undefined)).toBeUndefined();
-    for (const bad of [raw(['o', 10, 1, 'd', 41, 500, -1]), raw(['o', 10, 1, 'd', 41, 500, 1.5]), raw(['o', 10, 1, 'd', 41, 500, 7, -8]), raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9]), 'not-a-cursor']) {
+    for (const bad of [
+      raw(['o', 10, 1, 'd', 41, 500, -1]),
+      raw(['o', 10, 1, 'd', 41, 500, 1.5]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, -8]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 0]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 10]),
+      'not-a-cursor',
+    ]) {
       expect(plannedAsOf(bad)).toBeUndefined();
       expect(() => decodeCursor(bad, 'starting_after')).toThrow('Invalid cursor.');
     }
