@@ -11,7 +11,7 @@ import { nowSeconds } from '../clock.ts';
 import { sleep, withRetry, type RetryPolicy } from '../retry.ts';
 import { Conflict, InvalidInput, NotFound, PreconditionFailed } from '../domain/errors.ts';
 import type * as S from '../schemas/control.ts';
-import type { Experiment, ExperimentStatus, RerankControls, RerankRecord, Rule, Segment, Variant } from './types.ts';
+import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankControls, type RerankRecord, type Rule, type Segment, type Variant } from './types.ts';
 
 /*
  * The control plane's records on the Platform API: rules, segments, experiments and rerank
@@ -568,8 +568,6 @@ async function startsSettled<T>(c: ControlPorts, tenant: string, id: number, sta
 }
 const SETTLE_MS = 25;
 const SETTLE_READS = 6;
-/** How long a start may be checked before it is taken as held, its check stopped (a crash): serving's STARTING_SECONDS. */
-const STARTING_SECONDS = 10;
 
 /**
  * Experiment `id` once the start of it under way has settled: held (Running, its mark cleared) or

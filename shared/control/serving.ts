@@ -15,7 +15,7 @@ import type { RecentEvent } from '../domain/types.ts';
 import { NotFound } from '../domain/errors.ts';
 import { inForce } from './pipeline.ts';
 import { variantFor } from './stats.ts';
-import type { ControlConfig, Experiment, RerankControls, Rule, SegmentDefinition } from './types.ts';
+import { STARTING_SECONDS, type ControlConfig, type Experiment, type RerankControls, type Rule, type SegmentDefinition } from './types.ts';
 
 /** How long a container reuses a tenant's control records (CONTROL_CACHE_MS; the tests of serving set 0). */
 export const CONTROL_CACHE_MS = config().control.cacheMs;
@@ -116,9 +116,6 @@ interface Known {
  * this, not within CONTROL_CACHE_MS (until 2026-12-05 the 404 stood for the cache's lifetime).
  */
 export const MISSING_CONTEXT_MS = Math.min(1000, CONTROL_CACHE_MS);
-
-/** How long an experiment's start may be checked (`ControlConfig.starting`) before serving takes it as held: its check stopped (a crash). */
-const STARTING_SECONDS = 10;
 
 /** The entry's read of whether context `id` exists, unless it answered no more than MISSING_CONTEXT_MS ago. */
 function knownOf(entry: Cached, id: number): Known | undefined {

@@ -69,6 +69,12 @@ export interface Variant {
 }
 
 export type ExperimentStatus = 'Draft' | 'Running' | 'Stopped';
+/**
+ * How long an experiment's start may be checked (marked `_starting`, `ControlConfig.starting`)
+ * before it is taken as held, its check stopped (a crash): by serving, and by a start sent again,
+ * which waits for the first at most so long.
+ */
+export const STARTING_SECONDS = 10;
 export interface Experiment {
   id: number;
   name: string;

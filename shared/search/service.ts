@@ -307,7 +307,7 @@ async function plannedSearch(
   }
   // After the cursor's last hit where it stands now: items taken out of the list before it since
   // the page before (deleted, read by this page's view and not by that one's) moved every position.
-  const at = after?.lastId === undefined ? -1 : served.findIndex((h) => h.id === after.lastId, 0);
+  const at = after?.lastId === undefined ? -1 : served.findIndex((h) => h.id === after.lastId);
   const start = at >= 0 && at < offset ? at + 1 : offset;
   const slice = served.slice(start, start + req.limit);
   const hasMore = served.length > start + req.limit;
