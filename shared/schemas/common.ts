@@ -150,15 +150,14 @@ export const missingOr =
 /** A type check's message: "<field> is required" when it was not sent, "<field> must be <kind>" when it was, of another type. */
 export const kindOf = (field: string, kind: string) => missingOr(`${field} is required`, `${field} must be ${kind}`);
 
+/** No NUL, line break or other control character: the text is one line a console shows (a name, a version's label). */
+export const oneLineOnly = (field: string) => z.refine<string>((s) => !/\p{Cc}/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`);
+
 /** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
 export const oneLine = (field: string, max: number) =>
-  z.string({ error: kindOf(field, 'a string') }).check(
-    z.minLength(1, `${field} must not be empty`),
-    z.maxLength(max, `${field} must be at most ${max} characters`),
-    z.regex(/\S/, `${field} must not be blank`),
-    // NUL, line breaks and other control characters: a name is one line a console shows.
-    z.refine((s) => !/\p{Cc}/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`),
-  );
+  z
+    .string({ error: kindOf(field, 'a string') })
+    .check(z.minLength(1, `${field} must not be empty`), z.maxLength(max, `${field} must be at most ${max} characters`), z.regex(/\S/, `${field} must not be blank`), oneLineOnly(field));
 
 export const displayName = oneLine('name', 256);
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, displayName, intParam, kindOf, numericId, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
+import { between, displayName, intParam, kindOf, numericId, oneLineOnly, recordDescription, unstorable } from './common.ts'; // and English messages for zod/mini
 import { documentAs, documentChecks } from './doc.ts';
 import { NotFound } from '../domain/errors.ts';
 import { EVENT_TYPE_PATTERN, RESERVED_EVENT_FIELDS } from './events.ts';
@@ -182,14 +182,7 @@ export const modelPatch = documentChecks(
   z
     .strictObject({
       // A label is one line the console shows beside the version, as a name is (null clears it; "" shows none).
-      label: z.optional(
-        z.nullable(
-          z.string({ error: 'label must be a string, or null to clear it' }).check(
-            z.maxLength(256, 'label must be at most 256 characters'),
-            z.refine((s) => !/\p{Cc}/u.test(s), 'label must not hold control characters (NUL, tab, line breaks, ...)'),
-          ),
-        ),
-      ),
+      label: z.optional(z.nullable(z.string({ error: 'label must be a string, or null to clear it' }).check(z.maxLength(256, 'label must be at most 256 characters'), oneLineOnly('label')))),
       // Each message names its field, as a name's and a context's description do (they were zod's own: 'Must have at most 2000 characters.').
       description: z.optional(z.nullable(z.string({ error: 'description must be a string, or null to clear it' }).check(z.maxLength(2000, 'description must be at most 2000 characters')))),
     })

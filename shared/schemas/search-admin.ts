@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { MAX_SYNONYMS_PER_SET } from '../search/synonyms.ts';
 import { phraseTerms, words } from '../search/text.ts';
-import { limitParam, limitParamOf, numericId } from './common.ts';
+import { limitParam, limitParamOf, numericId, oneLineOnly } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** Platform schemas of search administration: synonym sets and search analytics. */
@@ -9,7 +9,7 @@ import { documentAs, documentChecks } from './doc.ts';
 const phrase = z.string('a synonym is a string').check(
   z.maxLength(100, 'a synonym is at most 100 characters'),
   // As a name: a synonym is one line the console lists (search would read NUL or a line break as a space).
-  z.refine((s) => !/\p{Cc}/u.test(s), 'a synonym must not hold control characters (NUL, tab, line breaks, ...)'),
+  oneLineOnly('a synonym'),
   z.refine((s) => words(s).length > 0, 'a synonym must hold a word (letters or digits)'),
   // Search leaves stop words out of queries and documents: such a synonym would never apply (it was stored, 201).
   z.refine((s) => words(s).length === 0 || phraseTerms(s).length > 0, 'a synonym must hold a word search does not ignore: "the", "of" and other stop words alone never match'),
