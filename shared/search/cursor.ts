@@ -42,6 +42,11 @@ export interface Cursor {
    * between pages lifted every item that had none past the cursor: skipped).
    */
   vectorsAsOf?: number | undefined;
+  /**
+   * A relevance cursor's last hit's `updated_at`: a later page goes on after that hit where it
+   * scores now when it is the same (`PageRequest.after`), not where it scored on the first page.
+   */
+  updatedAt?: number | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -64,9 +69,10 @@ export interface ListBasis {
 /**
  * A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested;
  * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked;
- * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf].
+ * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf,
+ * the hit's updated_at].
  */
-export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf]);
+export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, h.doc.updated_at]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
@@ -142,13 +148,16 @@ export function decodeCursor(c: string, field: string): Cursor {
           ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }),
           ...(lastId === undefined ? {} : { lastId: lastId as number }),
         };
-    } else if (Array.isArray(v) && v.length >= 2 && v.length <= 7 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+    } else if (Array.isArray(v) && v.length >= 2 && v.length <= 8 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before
       // they named their list (three), on any; before they named the items they ranked, on every
-      // one; before they named their view's time (six), with every vector.
-      const vectorsAsOf: unknown = v.length === 7 ? v[6] : undefined;
+      // one; before they named their view's time (six), with every vector; before they named their
+      // hit's updated_at (seven), after the score the first page gave it.
+      const vectorsAsOf: unknown = v.length >= 7 ? v[6] : undefined;
+      const updatedAt: unknown = v.length === 8 ? v[7] : undefined;
       const t = tailOf(v.slice(2, 6));
-      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0))) return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }) };
+      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (updatedAt === undefined || wholeAtLeast(updatedAt, 0)))
+        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(updatedAt === undefined ? {} : { updatedAt }) };
     }
   } catch {
     /* fall through */

@@ -1253,10 +1253,13 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
   // The taste: the profile's similarity to a match through the int8 kernel, as browsing scores it
   // (no dequantised copy of each vector).
   const taste = r.profile ? keys.similarity(r.profile) : undefined;
+  // A later page goes on after its cursor's item where it scores now (`PageRequest.after`).
+  const anchor = out.anchorId === undefined ? -1 : keyOfItem(keys, out.anchorId, kw.keys, fused.keys);
   if (r.mode === 'keyword' && !taste) {
     // A match's score is its keyword score alone: one read and one comparison with the page's
     // weakest turn away most of a broad query's tens of thousands of matches.
     const acc = scratch.acc;
+    if (anchor >= 0) out.reanchor(keys.docOf(anchor), (acc[anchor] as number) + added(boost, anchor));
     for (const key of kw.keys) {
       const score = (acc[key] as number) + added(boost, key);
       if (!(score > 0)) continue;
@@ -1278,6 +1281,10 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
     if (taste) score *= tasteBoost(taste(key));
     out.add(key, keys.idOf(key), score);
   };
+  if (anchor >= 0) {
+    const score = fused.of(anchor) + added(boost, anchor);
+    out.reanchor(keys.docOf(anchor), taste ? score * tasteBoost(taste(anchor)) : score);
+  }
   const { keys: scored, scores, vec } = fused;
   for (let i = 0; i < scored.length; i++) emit(scored[i] as number, scores[i] as number);
   // The rest are keyword matches below the head, without a vector score: each scores at most
@@ -1291,6 +1298,12 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
   } else {
     for (const key of kw.keys) if (!vec.has(key)) emit(key, fused.of(key));
   }
+}
+
+/** The key among `lists` (accepted matches) of item `id`; -1 when none is. */
+function keyOfItem(keys: Keys, id: number, ...lists: ArrayLike<number>[]): number {
+  for (const list of lists) for (let j = 0; j < list.length; j++) if (keys.idOf(list[j] as number) === id) return list[j] as number;
+  return -1;
 }
 
 /** What `boost` adds to a key's score (0 without a boost). */

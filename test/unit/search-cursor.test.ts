@@ -30,18 +30,27 @@ describe('search cursors', () => {
     const old = raw(['o', 10, 1_700_000_000, 'digest', 41, 500]);
     expect(decodeCursor(old, 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500 });
     expect(plannedAsOf(old)).toBeUndefined();
-    expect(plannedAsOf(encodeCursor({ score: 0.5, doc: { id: 3 } } as Hit, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 }))).toBeUndefined();
-    // A relevance cursor names its view's time (ms); one issued before (six elements) names none.
-    expect(decodeCursor(encodeCursor({ score: 0.5, doc: { id: 3 } } as Hit, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 1_700_000_000_123 }), 'starting_after')).toEqual({
+    expect(plannedAsOf(encodeCursor({ score: 0.5, doc: { id: 3, updated_at: 1_700_000_000 } } as Hit, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 }))).toBeUndefined();
+    // A relevance cursor names its view's time (ms) and its hit's updated_at; one issued before
+    // (six elements) names neither, one issued before it named the hit's (seven) only the first.
+    expect(
+      decodeCursor(
+        encodeCursor({ score: 0.5, doc: { id: 3, updated_at: 1_700_000_000 } } as Hit, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 1_700_000_000_123 }),
+        'starting_after',
+      ),
+    ).toEqual({
       score: 0.5,
       id: 3,
       builtAt: 1,
       list: 'd',
       upTo: 5,
       vectorsAsOf: 1_700_000_000_123,
+      updatedAt: 1_700_000_000,
     });
+    expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5, 7]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5, vectorsAsOf: 7 });
     expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5 });
-    for (const bad of [raw([0.5, 3, 1, 'd', null, 5, -1]), raw([0.5, 3, 1, 'd', null, 5, 7, 8])]) expect(() => decodeCursor(bad, 'starting_after')).toThrow('Invalid cursor.');
+    for (const bad of [raw([0.5, 3, 1, 'd', null, 5, -1]), raw([0.5, 3, 1, 'd', null, 5, 7, -8]), raw([0.5, 3, 1, 'd', null, 5, 7, 8.5]), raw([0.5, 3, 1, 'd', null, 5, 7, 8, 9])])
+      expect(() => decodeCursor(bad, 'starting_after')).toThrow('Invalid cursor.');
     expect(plannedAsOf(undefined)).toBeUndefined();
     for (const bad of [
       raw(['o', 10, 1, 'd', 41, 500, -1]),
