@@ -244,9 +244,14 @@ const hundredths = (n: number) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6
 const variant = z.strictObject({
   name: z.string({ error: kindOf('name', 'a string') }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/, '1-64 letters, digits, spaces, _, . or -')),
   endpoint_name: z.string({ error: kindOf('endpoint_name', 'a string') }).check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -')),
-  traffic_percent: z
-    .number({ error: kindOf('traffic_percent', 'a number') })
-    .check(z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'), z.lte(100, 'traffic_percent must be at most 100'), z.refine(hundredths, 'traffic_percent has at most 2 decimals')),
+  traffic_percent: z.number({ error: kindOf('traffic_percent', 'a number') }).check(
+    z.gte(0.01, 'traffic_percent must be above 0 (at least 0.01)'),
+    z.lte(100, 'traffic_percent must be at most 100'),
+    z.refine(hundredths, 'traffic_percent has at most 2 decimals'),
+    // Kept as the hundredths it stands for: a share a client computed (100 - 8.04 is
+    // 91.96000000000001 in binary floating point) was stored and shown so (until 2026-12-06).
+    z.overwrite((n: number) => Math.round(n * 100) / 100),
+  ),
   // null is no controls of its own, as a control left out or null is unset (PUT /api/rerank-controls).
   rerank: control(z.strictObject(rerankFields)),
 });

@@ -458,6 +458,16 @@ describe('experiments', () => {
         })
       ).status,
     ).toBe(201);
+    // A share a client computed (100 - 8.04) is stored and shown as the hundredths it stands for.
+    const computed = await exp({
+      variants: [
+        { ...variants[0], traffic_percent: 8.04 },
+        { ...variants[1], traffic_percent: 100 - 8.04 },
+      ],
+    });
+    expect(100 - 8.04).not.toBe(91.96);
+    expect(computed).toMatchObject({ status: 201, body: { variants: [{ traffic_percent: 8.04 }, { traffic_percent: 91.96 }] } });
+    expect((await P('GET', `/api/experiments/${(computed.body as { id: string }).id}`)).body).toMatchObject({ variants: [{ traffic_percent: 8.04 }, { traffic_percent: 91.96 }] });
     expect(await exp({ context_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No context 9999.' } });
     expect(await exp({ segment_id: 9999 })).toMatchObject({ status: 404, body: { error: 'No segment 9999.' } });
   });
