@@ -442,6 +442,14 @@ describe('Core and Platform helpers', () => {
     const report = await p.analytics.searches({ limit: 5 });
     expect(report.object).toBe('search_analytics');
     expect(report.top_queries.length).toBeLessThanOrEqual(5);
+    // A range as a Date, Unix seconds or a day: each is the range asked for.
+    const day = new Date(Date.UTC(2026, 0, 5, 13, 30));
+    const ranges = [
+      await p.analytics.searches({ from: day, to: new Date(Date.UTC(2026, 0, 6, 12)) }),
+      await p.analytics.searches({ from: Date.UTC(2026, 0, 5, 13, 30) / 1000, to: Date.UTC(2026, 0, 6, 12) / 1000 }),
+      await p.analytics.searches({ from: '2026-01-05', to: '2026-01-06' }),
+    ];
+    expect(ranges.map((r) => [r.from, r.to])).toEqual(Array(3).fill(['2026-01-05', '2026-01-06']));
     expect(rec.log.every((e) => e.status < 400)).toBe(true);
   });
 });

@@ -23,6 +23,13 @@ export interface PlatformClientOptions {
 
 type Id = string | number;
 const s = (id: Id) => String(id);
+
+/** A time of the search analytics query: a day (`YYYY-MM-DD`), Unix seconds, or a Date. */
+type Instant = string | number | Date;
+type SearchAnalyticsQuery = Omit<QueryParams<'getSearchAnalytics'>, 'from' | 'to'> & { from?: Instant; to?: Instant };
+/** `{ [name]: the instant as the query takes it }`, or nothing when it is left out (a Date as its Unix second). */
+const instant = (name: 'from' | 'to', t: Instant | undefined): { [k in typeof name]?: string } =>
+  t === undefined ? {} : { [name]: t instanceof Date ? String(Math.floor(t.getTime() / 1000)) : String(t) };
 /**
  * A list query whose `contextId` may also be the context's numeric `id`, as the console's records
  * (and `contexts.create`) give it; sent as its text, as `rerankControls` sends theirs.
@@ -191,8 +198,13 @@ export class PlatformClient {
   };
 
   readonly analytics = {
-    /** Search analytics over UTC days (`from`, `to`; default the last 7): totals, top queries, queries without results. */
-    searches: (query: QueryParams<'getSearchAnalytics'> = {}, o?: CallOptions) => unwrap(this.raw.GET('/api/analytics/searches', { params: { query }, ...signalOf(o) }), 'platform'),
+    /**
+     * Search analytics over UTC days (`from`, `to`; default the last 7): totals, top queries, queries
+     * without results. `from` and `to` are a day (`YYYY-MM-DD`), Unix seconds, or a Date (sent as
+     * its Unix second).
+     */
+    searches: ({ from, to, ...rest }: SearchAnalyticsQuery = {}, o?: CallOptions) =>
+      unwrap(this.raw.GET('/api/analytics/searches', { params: { query: { ...rest, ...instant('from', from), ...instant('to', to) } }, ...signalOf(o) }), 'platform'),
   };
 
   readonly audit = {
