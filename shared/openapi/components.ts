@@ -107,7 +107,7 @@ const CORE_400_EXAMPLE = {
     type: 'invalid_request_error',
     code: 'validation_error',
     message: 'Invalid request body.',
-    details: { fieldErrors: { name: ['name is required and must be a string'] } },
+    details: { fieldErrors: { name: ['name is required'] } },
     request_id: '6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b',
   },
 };

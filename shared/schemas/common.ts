@@ -11,6 +11,8 @@ const KINDS: Readonly<Record<string, string>> = {
   bigint: 'an integer',
   boolean: 'true or false',
   object: 'an object',
+  // z.record (item metadata, a search's filters.metadata, an array body's elements): a JSON object too.
+  record: 'an object',
   array: 'an array',
   null: 'null',
 };

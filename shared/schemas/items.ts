@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, POSITIVE_INT_PATTERN, atLeastParam, forwardIssues, jsonObject, limitParam, numericId, unstorable } from './common.ts';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, atLeastParam, forwardIssues, jsonObject, kindOf, limitParam, numericId, unstorable } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 import { ItemNotFound } from '../domain/errors.ts';
 
@@ -15,7 +15,8 @@ const metadata = jsonObject.check(
   }),
 );
 
-const name = z.string({ error: 'name is required and must be a string' }).check(z.minLength(1, 'name must not be empty'), z.maxLength(1000, 'name must be at most 1000 characters'));
+// Missing: "name is required" (a create); of another type: "name must be a string" (an update's name is optional, not required).
+const name = z.string({ error: kindOf('name', 'a string') }).check(z.minLength(1, 'name must not be empty'), z.maxLength(1000, 'name must be at most 1000 characters'));
 const description = z.string().check(z.maxLength(20_000));
 
 const CALLER_ID_FIELDS = ['id', 'item_id', 'itemId'] as const;

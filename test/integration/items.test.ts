@@ -158,6 +158,23 @@ describe('POST and PATCH /v1/items/{item_id}', () => {
     expectCoreError(await t.demo.core('PATCH', '/v1/items/abc', { name: 'y' }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/items/987654', { name: 'y' }), 404, 'not_found_error', 'item_not_found');
   });
+
+  it("says what to send, in docs/api.md's words: metadata that is no object, a name of another type on an update", async () => {
+    const c = await t.demo.core('POST', '/v1/items', { name: 'x' });
+    const errorsOf = (r: Awaited<ReturnType<typeof t.demo.core>>) => {
+      expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+      return r.body.error.details.fieldErrors;
+    };
+    // zod's locale said "Invalid input: expected record, received array".
+    expect(errorsOf(await t.demo.core('POST', '/v1/items', { name: 'x', metadata: [1] }))).toEqual({ metadata: ['Must be an object.'] });
+    expect(errorsOf(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { metadata: null }))).toEqual({ metadata: ['Must be an object.'] });
+    expect(errorsOf(await t.demo.core('POST', '/v1/items', [null]))).toEqual({ 0: ['Must be an object.'] });
+    expect(errorsOf(await t.demo.core('POST', '/v1/search', { query: '', filters: { metadata: [1] } }))).toEqual({ 'filters.metadata': ['Must be an object.'] });
+    // An update's name is optional: one of another type is not "required".
+    expect(errorsOf(await t.demo.core('PATCH', `/v1/items/${c.body.id}`, { name: null }))).toEqual({ name: ['name must be a string'] });
+    expect(errorsOf(await t.demo.core('POST', '/v1/items', { name: 7 }))).toEqual({ name: ['name must be a string'] });
+    expect(errorsOf(await t.demo.core('POST', '/v1/items', { description: 'no name' }))).toEqual({ name: ['name is required'] });
+  });
 });
 
 describe('DELETE /v1/items/{item_id}', () => {

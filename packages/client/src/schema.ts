@@ -1993,7 +1993,7 @@ export interface components {
                  *         "details": {
                  *           "fieldErrors": {
                  *             "name": [
-                 *               "name is required and must be a string"
+                 *               "name is required"
                  *             ]
                  *           }
                  *         },
