@@ -115,15 +115,15 @@ export const numericId = (what: string, beyond?: (digits: string) => Error) =>
     }),
   );
 
-/** An integer query parameter. */
-export const intParam = (min: number, max: number = MAX_ID) =>
+/** An integer query parameter; its messages name it (`field`), as a body field's do. */
+export const intParam = (min: number, max: number = MAX_ID, field = 'limit') =>
   documentAs(
     z
       .pipe(
-        z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
+        z.string().check(z.regex(/^-?[0-9]+$/, `${field} must be an integer`)),
         z.transform((s: string) => Number(s)),
       )
-      .check(z.refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`)),
+      .check(z.refine((n) => n >= min && n <= max, `${field} must be between ${min} and ${max}`)),
     z.int().check(z.gte(min), z.lte(max)),
   );
 
@@ -132,14 +132,14 @@ export const intParam = (min: number, max: number = MAX_ID) =>
  * integer >= 1). A value past the largest exact integer is well formed and reads as that integer:
  * no stored time reaches it, so the answer is the one the value itself would give.
  */
-export const atLeastParam = (min: number) =>
+export const atLeastParam = (min: number, field: string) =>
   documentAs(
     z
       .pipe(
-        z.string().check(z.regex(/^-?[0-9]+$/, 'must be an integer')),
+        z.string().check(z.regex(/^-?[0-9]+$/, `${field} must be an integer`)),
         z.transform((s: string) => Math.min(Number(s), MAX_ID)),
       )
-      .check(z.refine((n) => n >= min, `must be an integer of at least ${min}`)),
+      .check(z.refine((n) => n >= min, `${field} must be an integer of at least ${min}`)),
     z.int().check(z.gte(min)),
   );
 

@@ -114,4 +114,4 @@ export const consoleEventsQuery = z.strictObject({
 export type ConsoleEventsQuery = z.output<typeof consoleEventsQuery>;
 
 /** `GET /console/api/overview?days=`: 1 to 90 days (default 14). */
-export const overviewQuery = z.strictObject({ days: documentAs(z._default(z.optional(intParam(1, 90)), 14), z._default(z.optional(z.int().check(z.gte(1), z.lte(90))), 14)) });
+export const overviewQuery = z.strictObject({ days: documentAs(z._default(z.optional(intParam(1, 90, 'days')), 14), z._default(z.optional(z.int().check(z.gte(1), z.lte(90))), 14)) });

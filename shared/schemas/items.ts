@@ -71,7 +71,7 @@ export const listItemsQuery = z.strictObject({
     z.optional(z.string().check(z.regex(POSITIVE_INT_PATTERN))),
   ),
   category: categoryParam,
-  created_after: z.optional(atLeastParam(1)),
-  created_before: z.optional(atLeastParam(1)),
+  created_after: z.optional(atLeastParam(1, 'created_after')),
+  created_before: z.optional(atLeastParam(1, 'created_before')),
 });
 export type ListItemsQuery = z.output<typeof listItemsQuery>;

@@ -234,6 +234,21 @@ describe('GET /v1/items', () => {
     }
   });
 
+  it("names the query parameter in its message, as a body field's does (docs/api.md: `limit must be between 1 and 100`)", async () => {
+    const errorsOf = async (path: string) => {
+      const r = await t.demo.core('GET', path);
+      expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+      return r.body.error.details.fieldErrors;
+    };
+    // Until 2026-12-06 a query parameter's said "must be between 1 and 100", "must be an integer".
+    expect(await errorsOf('/v1/items?limit=0')).toEqual({ limit: ['limit must be between 1 and 100'] });
+    expect(await errorsOf('/v1/items?limit=abc')).toEqual({ limit: ['limit must be an integer'] });
+    expect(await errorsOf('/v1/events?limit=101')).toEqual({ limit: ['limit must be between 1 and 100'] });
+    expect(await errorsOf('/v1/recommendations?user_id=u&limit=2.5')).toEqual({ limit: ['limit must be an integer'] });
+    expect(await errorsOf('/v1/items?created_after=0')).toEqual({ created_after: ['created_after must be an integer of at least 1'] });
+    expect(await errorsOf('/v1/items?created_before=x')).toEqual({ created_before: ['created_before must be an integer'] });
+  });
+
   it('filters on metadata.category, with pagination', async () => {
     const expected = ids.filter((_, i) => i % 3 === 0);
     const seen: string[] = [];

@@ -192,10 +192,10 @@ describe("a list's limit query parameter", () => {
       ['search analytics', searchAnalyticsQuery],
     ] as const) {
       for (const [limit, message] of [
-        ['abc', 'must be an integer'],
-        ['2.5', 'must be an integer'],
-        ['0', 'must be between 1 and 100'],
-        ['500', 'must be between 1 and 100'],
+        ['abc', 'limit must be an integer'],
+        ['2.5', 'limit must be an integer'],
+        ['0', 'limit must be between 1 and 100'],
+        ['500', 'limit must be between 1 and 100'],
       ]) {
         expect(
           fieldErrors(() => parseOrThrow(schema, { limit }, 'query')),
@@ -335,8 +335,8 @@ describe('validation messages', () => {
     // Found by a black-box run of the console (2026-12-06): limit=abc on the training logs, the API
     // keys and the clients said "Invalid string: must match pattern /^[0-9]+$/".
     for (const q of [logsQuery, platformListQuery]) {
-      expect(fieldErrors(() => parseOrThrow(q, { limit: 'abc' }, 'query'))).toEqual({ limit: ['must be an integer'] });
-      expect(fieldErrors(() => parseOrThrow(q, { limit: '0' }, 'query')).limit?.[0]).toMatch(/^must be between 1 and/);
+      expect(fieldErrors(() => parseOrThrow(q, { limit: 'abc' }, 'query'))).toEqual({ limit: ['limit must be an integer'] });
+      expect(fieldErrors(() => parseOrThrow(q, { limit: '0' }, 'query')).limit?.[0]).toMatch(/^limit must be between 1 and/);
     }
     expect(parseOrThrow(logsQuery, { limit: '1000' }, 'query').limit).toBe(1000);
     expect(parseOrThrow(platformListQuery, {}, 'query').limit).toBe(100);
