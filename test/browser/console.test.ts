@@ -144,9 +144,12 @@ describe('the console in Chromium', () => {
     // The log, followed while the run went on (its cursor at the end), shows each line once, all of them.
     const runs = (await t.demo.platform('GET', '/api/training-jobs?limit=1')).body.data as { job_name: string }[];
     const logged = ((await t.demo.platform('GET', `/api/training-jobs/logs/${runs[0]?.job_name}?limit=1000`)).body.lines as { message: string }[]).map((l) => l.message);
+    const zone = await page.evaluate(() => new Date().toLocaleTimeString(undefined, { timeZoneName: 'short' }).split(' ').pop());
     await eventually('every log line shown once', async () => {
-      const shown = ((await page.locator('pre.log').textContent()) ?? '').split('\n').map((l) => l.replace(/^\S+(\s[AP]M)?\s\s/, ''));
-      return JSON.stringify(shown) === JSON.stringify(logged);
+      // Each after its time with the browser's zone ("11:02:03 PM UTC  ...").
+      const text = ((await page.locator('pre.log').textContent()) ?? '').split('\n');
+      const shown = text.map((l) => l.replace(/^\S+(\s[AP]M)?\s\S+\s\s/, ''));
+      return text.every((l) => l.includes(` ${zone}  `)) && JSON.stringify(shown) === JSON.stringify(logged);
     });
     // Long lines wrap: the first, with the run's options as JSON (no spaces), ran out of the panel's sight.
     const log = await page.locator('pre.log').evaluate((e) => ({ scroll: e.scrollWidth, client: e.clientWidth }));

@@ -139,7 +139,8 @@ function RunDetail({ name, onChanged, admin }: { name: string; onChanged: () => 
             <summary>Log ({lines.length} lines)</summary>
             {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard to scroll it (WCAG 2.1.1). */}
             <pre className="log" aria-live="polite" tabIndex={0}>
-              {lines.map((l) => `${new Date(l.ts * 1000).toLocaleTimeString()}  ${l.message}`).join('\n')}
+              {/* Each line's time says its zone, as every time the console shows (a run's lines were bare local times). */}
+              {lines.map((l) => `${new Date(l.ts * 1000).toLocaleTimeString(undefined, { timeZoneName: 'short' })}  ${l.message}`).join('\n')}
             </pre>
           </details>
         </>
