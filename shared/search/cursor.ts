@@ -1,7 +1,8 @@
 /** The cursors of relevance-ordered search results (a sorted search's are sort.ts's). */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.ts';
 import { InvalidInput } from '../domain/errors.ts';
-import type { Hit } from './types.ts';
+import type { Hit, SearchDoc } from './types.ts';
 
 /** A cursor: the last hit's score and id, and the index build the list is ranked on. */
 export interface Cursor {
@@ -43,14 +44,24 @@ export interface Cursor {
    */
   vectorsAsOf?: number | undefined;
   /**
-   * A relevance cursor's last hit's `updated_at`: a later page goes on after that hit where it
-   * scores now when it is the same (`PageRequest.after`), not where it scored on the first page.
+   * A relevance cursor's last hit's version (`hitVersion`): a later page goes on after that hit
+   * where it scores now when it is the same (`PageRequest.after`), not where it scored on the
+   * first page.
    */
-  updatedAt?: number | undefined;
+  version?: string | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
 export const cursorDigest = (text: string, chars: number): string => createHash('sha256').update(text).digest('base64url').slice(0, chars);
+
+/**
+ * Which version of an item a hit is, as far as its score goes: a digest of what ranking reads of
+ * it (its name, description, metadata and activity) and of when it and its vector were changed.
+ * Not its `updated_at` alone: that counts whole seconds, and an item written again in the second
+ * of the version a page ranked (or given a vector, which moves no `updated_at`) scores otherwise
+ * under the same one.
+ */
+export const hitVersion = (d: SearchDoc): string => cursorDigest(canonicalJson([d.updated_at, d.embedding_updated_at, d.embedded_ms ?? null, d.active, d.name, d.description ?? null, d.metadata]), 12);
 
 const encode = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
@@ -70,9 +81,9 @@ export interface ListBasis {
  * A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested;
  * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked;
  * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf,
- * the hit's updated_at].
+ * the hit's version (`hitVersion`)].
  */
-export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, h.doc.updated_at]);
+export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, hitVersion(h.doc)]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
@@ -152,12 +163,14 @@ export function decodeCursor(c: string, field: string): Cursor {
       // Cursors issued before they named their build (two elements) page on the current one; before
       // they named their list (three), on any; before they named the items they ranked, on every
       // one; before they named their view's time (six), with every vector; before they named their
-      // hit's updated_at (seven), after the score the first page gave it.
+      // hit's version (seven, or eight naming its updated_at: issued on 2026-12-06), after the
+      // score the first page gave it.
       const vectorsAsOf: unknown = v.length >= 7 ? v[6] : undefined;
-      const updatedAt: unknown = v.length === 8 ? v[7] : undefined;
+      const named: unknown = v.length === 8 ? v[7] : undefined;
+      const version = typeof named === 'string' && named.length > 0 ? named : undefined;
       const t = tailOf(v.slice(2, 6));
-      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (updatedAt === undefined || wholeAtLeast(updatedAt, 0)))
-        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(updatedAt === undefined ? {} : { updatedAt }) };
+      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (named === undefined || version !== undefined || wholeAtLeast(named, 0)))
+        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(version === undefined ? {} : { version }) };
     }
   } catch {
     /* fall through */

@@ -1,12 +1,13 @@
 /** One page of ranked results after a cursor, kept by the one top-k as candidates go by. */
 import { TopK } from '../top-k.ts';
+import { hitVersion } from './cursor.ts';
 import type { Hit, SearchDoc } from './types.ts';
 
 /** Which page: at most `limit` hits strictly after `after` in rank order. */
 export interface PageRequest {
   limit: number;
   /**
-   * `updatedAt`: the cursor's item's, as the page before ranked it. While that item is the same
+   * `version`: the cursor's item's, as the page before ranked it (`hitVersion`). While that item is the same
    * (and a match), the page goes on after it where it scores now (`reanchor`): the collection
    * statistics may have moved every score since (items deleted between pages, read by this page's
    * view and not by that one's, raise each word's IDF and rescale hybrid's normalised scores), and
@@ -14,7 +15,7 @@ export interface PageRequest {
    * nothing). An item changed since goes by the cursor's score: its new score says nothing of
    * where the others stand.
    */
-  after?: { score: number; id: number; updatedAt?: number } | undefined;
+  after?: { score: number; id: number; version?: string } | undefined;
   /**
    * Sees every match by its ranking key (a build position, or the build's size plus a delta
    * slot) with its score: facets and sort by a field (shared/search/service.ts) read their
@@ -41,17 +42,17 @@ export class ResultPage {
   /**
    * The cursor's item to score again before any match is added (`PageRequest.after`): its id, or
    * undefined when the cursor's score stands (no cursor, or one that does not name the item's
-   * `updated_at`).
+   * version).
    */
   get anchorId(): number | undefined {
     const a = this.page.after;
-    return a?.updatedAt === undefined ? undefined : a.id;
+    return a?.version === undefined ? undefined : a.id;
   }
 
   /** Goes on after the cursor's item where it scores now, when it is as the page before ranked it (`doc`: it now). */
-  reanchor(doc: { id: number; updated_at: number }, score: number): void {
+  reanchor(doc: SearchDoc, score: number): void {
     const a = this.page.after;
-    if (a && doc.id === a.id && doc.updated_at === a.updatedAt && Number.isFinite(score)) this.after = { score, id: a.id };
+    if (a?.version !== undefined && doc.id === a.id && Number.isFinite(score) && hitVersion(doc) === a.version) this.after = { score, id: a.id };
   }
 
   /** A match: `key` names it to `hits` (its ranking key), ties go to the lower item id. */

@@ -356,7 +356,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const request = rankRequest(req, query, qv, index, profile, after);
   const ranked = rank(index, delta, request, {
     limit: req.limit,
-    after: after ? { score: after.score, id: after.id, ...(after.updatedAt === undefined ? {} : { updatedAt: after.updatedAt }) } : undefined,
+    after: after ? { score: after.score, id: after.id, ...(after.version === undefined ? {} : { version: after.version }) } : undefined,
     visit: facets?.over({ index, delta }),
   });
   countApart(facets, index, delta, request);

@@ -351,6 +351,49 @@ describe('pages of a list while items are created', () => {
     expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
   });
 
+  it("nor when the cursor's item is edited again in the second of the version the first page ranked (updated_at counts whole seconds): the next page goes on after the score the first page gave it", async () => {
+    const T = 'edited-same-second';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'same-second' };
+    const listed = (await runSearch(deps, T, { ...req, limit: 100 })).data as { id: string; name: string; description: string }[];
+    const all = listed.map((h) => String(h.id));
+    // The first page's last item, its content written again in second t (its score as it was)...
+    const { id, name, description } = listed[2] as (typeof listed)[number];
+    const t = nowSeconds();
+    await deps.items.update(T, Number(id), { description }, t);
+    const first = await runSearch(deps, T, req);
+    expect(first.data.map((h) => [String(h.id), h.updated_at])).toEqual([...all.slice(0, 2).map((i) => [i, expect.any(Number)]), [id, t]]);
+    // ...and, after the first page, made the best match in that same second: its updated_at is the one the first page saw.
+    await deps.items.update(T, Number(id), { name: name.replace('Camping', 'Tent') }, t);
+    const now = (await runSearch(deps, T, req)).data[0] as { id: string; updated_at: number };
+    expect([now.id, now.updated_at]).toEqual([id, t]);
+    expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
+  });
+
+  it("nor skip when the cursor's item has its vector saved since (its updated_at the same): the next page goes on after the score the first page gave it", async () => {
+    const T = 'embedded-between-pages';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const req = { query: 'tent', mode: 'hybrid' as const, filter: NO_FILTER, limit: 3, listOf: 'embedded' };
+    // The first page's last item, its content written again: it keeps its vector until the worker embeds it anew.
+    const before = (await runSearch(deps, T, { ...req, limit: 100 })).data as { id: string; description: string }[];
+    const { id, description } = before[2] as (typeof before)[number];
+    await deps.items.update(T, Number(id), { description }, nowSeconds());
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    expect(String(first.data[2]?.id)).toBe(id);
+    // Embedded after the first page: a later page scores it without a vector (its new one saved
+    // after that page's view), where the first page scored it with its old one. Its score now
+    // (below every other's) said the rest of the list was before the cursor: the next page was
+    // empty. By the first page's score every hit is served; the item itself, and one its vector
+    // no longer rescales past the cursor, come again (`withoutVectorsSince` has no old vector to
+    // score with: not covered here).
+    await new Promise((r) => setTimeout(r, 5));
+    await embedItem(deps.items, deps.embedder, T, Number(id));
+    const served = await pagedIds(deps, T, req, first, first.next_cursor);
+    expect(served.length).toBeGreaterThan(3);
+    expect(new Set(served)).toEqual(new Set(all));
+  });
+
   it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {
     const T = 'grow-then-build';
     const { deps, createBest } = await tents(T, 7, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);

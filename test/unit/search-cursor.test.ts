@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, encodeOffsetCursor, plannedAsOf } from '../../shared/search/cursor.ts';
-import type { Hit } from '../../shared/search/types.ts';
+import { decodeCursor, encodeCursor, encodeOffsetCursor, hitVersion, plannedAsOf } from '../../shared/search/cursor.ts';
 
 const raw = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
@@ -30,26 +29,52 @@ describe('search cursors', () => {
     const old = raw(['o', 10, 1_700_000_000, 'digest', 41, 500]);
     expect(decodeCursor(old, 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500 });
     expect(plannedAsOf(old)).toBeUndefined();
-    expect(plannedAsOf(encodeCursor({ score: 0.5, doc: { id: 3, updated_at: 1_700_000_000 } } as Hit, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 }))).toBeUndefined();
-    // A relevance cursor names its view's time (ms) and its hit's updated_at; one issued before
-    // (six elements) names neither, one issued before it named the hit's (seven) only the first.
     expect(
-      decodeCursor(
-        encodeCursor({ score: 0.5, doc: { id: 3, updated_at: 1_700_000_000 } } as Hit, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 1_700_000_000_123 }),
-        'starting_after',
+      plannedAsOf(
+        encodeCursor(
+          { score: 0.5, doc: { id: 3, name: 'Tent', metadata: {}, active: true, created: 1, updated_at: 1_700_000_000, embedding_updated_at: null, vector: null } },
+          { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 },
+        ),
       ),
-    ).toEqual({
+    ).toBeUndefined();
+    // A relevance cursor names its view's time (ms) and its hit's version; one issued before (six
+    // elements) names neither, one issued before it named the hit's (seven) only the first, one
+    // that named its hit's updated_at instead (eight, a number: 2026-12-06) no version.
+    const doc = { id: 3, name: 'Tent', metadata: { a: 1, b: 2 }, active: true, created: 1, updated_at: 1_700_000_000, embedding_updated_at: null, vector: null };
+    const version = hitVersion(doc);
+    expect(decodeCursor(encodeCursor({ score: 0.5, doc }, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 1_700_000_000_123 }), 'starting_after')).toEqual({
       score: 0.5,
       id: 3,
       builtAt: 1,
       list: 'd',
       upTo: 5,
       vectorsAsOf: 1_700_000_000_123,
-      updatedAt: 1_700_000_000,
+      version,
     });
+    // The same item read with its metadata's keys in another order is the same version; written
+    // again (in the same second), given a vector, or made inactive, another.
+    expect(hitVersion({ ...doc, metadata: { b: 2, a: 1 } })).toBe(version);
+    for (const changed of [
+      { name: 'Tent 2' },
+      { description: 'x' },
+      { metadata: { a: 2, b: 2 } },
+      { embedding_updated_at: 1_700_000_000 },
+      { embedded_ms: 1_700_000_000_001 },
+      { active: false },
+      { updated_at: 1_700_000_001 },
+    ])
+      expect(hitVersion({ ...doc, ...changed }), JSON.stringify(changed)).not.toBe(version);
+    expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5, 7, 1_700_000_000]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5, vectorsAsOf: 7 });
     expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5, 7]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5, vectorsAsOf: 7 });
     expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5 });
-    for (const bad of [raw([0.5, 3, 1, 'd', null, 5, -1]), raw([0.5, 3, 1, 'd', null, 5, 7, -8]), raw([0.5, 3, 1, 'd', null, 5, 7, 8.5]), raw([0.5, 3, 1, 'd', null, 5, 7, 8, 9])])
+    for (const bad of [
+      raw([0.5, 3, 1, 'd', null, 5, -1]),
+      raw([0.5, 3, 1, 'd', null, 5, 7, -8]),
+      raw([0.5, 3, 1, 'd', null, 5, 7, 8.5]),
+      raw([0.5, 3, 1, 'd', null, 5, 7, '']),
+      raw([0.5, 3, 1, 'd', null, 5, 7, null]),
+      raw([0.5, 3, 1, 'd', null, 5, 7, 8, 9]),
+    ])
       expect(() => decodeCursor(bad, 'starting_after')).toThrow('Invalid cursor.');
     expect(plannedAsOf(undefined)).toBeUndefined();
     for (const bad of [
