@@ -14,7 +14,9 @@ export interface Cursor {
   /**
    * A context's list: the id of the hit before `offset`. A later page goes on after that item
    * where it stands in the list it ranks (items taken out before it since, deleted ones, moved
-   * every position: the page skipped as many), and from `offset` when it is no longer there.
+   * every position: the page skipped as many), and from `offset` when it is no longer there, or
+   * no longer the `version` the page before served (changed since, it moved by itself: going on
+   * after it repeated the hits it passed).
    */
   lastId?: number | undefined;
   /** The digest of what ordered the list (query, mode, filters, user), when the cursor names one. */
@@ -44,9 +46,9 @@ export interface Cursor {
    */
   vectorsAsOf?: number | undefined;
   /**
-   * A relevance cursor's last hit's version (`hitVersion`): a later page goes on after that hit
-   * where it scores now when it is the same (`PageRequest.after`), not where it scored on the
-   * first page.
+   * The last hit's version (`hitVersion`). A relevance cursor's: a later page goes on after that
+   * hit where it scores now when it is the same (`PageRequest.after`), not where it scored on the
+   * first page. A context's: see `lastId`.
    */
   version?: string | undefined;
 }
@@ -88,10 +90,11 @@ export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
  * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), the
- * largest item id it ranked (`upTo`), when its first page was planned (`at`), and when its view
- * had read the changes to (`vectorsAsOf`).
+ * largest item id it ranked (`upTo`), when its first page was planned (`at`), when its view had
+ * read the changes to (`vectorsAsOf`), and the hit before the position (`last`: its id and version).
  */
-export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number, lastId: number): string => encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf, lastId]);
+export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number, last: SearchDoc): string =>
+  encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf, last.id, hitVersion(last)]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -137,18 +140,21 @@ export function decodeCursor(c: string, field: string): Cursor {
       // Offset cursors issued before they named their list (three elements) page on any; before
       // they named when their list was planned (six), each page is planned when it is asked for;
       // before they named their view's time (seven), every vector ranks; before they named the hit
-      // before their position (eight), they go on from the position alone.
+      // before their position (eight), they go on from the position alone; before they named that
+      // hit's version (nine: 2026-12-06), after that hit whatever it became.
       const at: unknown = v.length >= 7 ? v[6] : undefined;
       const vectorsAsOf: unknown = v.length >= 8 ? v[7] : undefined;
-      const lastId: unknown = v.length === 9 ? v[8] : undefined;
-      const t = v.length >= 3 && v.length <= 9 ? tailOf(v.slice(2, 6)) : undefined;
+      const lastId: unknown = v.length >= 9 ? v[8] : undefined;
+      const version: unknown = v.length === 10 ? v[9] : undefined;
+      const t = v.length >= 3 && v.length <= 10 ? tailOf(v.slice(2, 6)) : undefined;
       if (
         t &&
         wholeAtLeast(v[1], 1) &&
         t.builtAt !== undefined &&
         (at === undefined || wholeAtLeast(at, 0)) &&
         (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) &&
-        (lastId === undefined || wholeAtLeast(lastId, 1))
+        (lastId === undefined || wholeAtLeast(lastId, 1)) &&
+        (version === undefined || (typeof version === 'string' && version.length > 0))
       )
         return {
           score: 0,
@@ -158,6 +164,7 @@ export function decodeCursor(c: string, field: string): Cursor {
           ...(at === undefined ? {} : { at }),
           ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }),
           ...(lastId === undefined ? {} : { lastId: lastId as number }),
+          ...(version === undefined ? {} : { version: version as string }),
         };
     } else if (Array.isArray(v) && v.length >= 2 && v.length <= 8 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before

@@ -15,7 +15,7 @@ import { withoutErased } from '../domain/erased-users.ts';
 import type { RecentEvent } from '../domain/types.ts';
 import { trendingScores } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
-import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, sameList } from './cursor.ts';
+import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, hitVersion, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { type DisjunctiveFacet, SearchFacets, withinBytes } from './facets.ts';
@@ -240,7 +240,7 @@ async function plannedSearch(
   builtAt: number | undefined,
   list: string | undefined,
   asOf: number | undefined,
-  after: Pick<Cursor, 'upTo' | 'vectorsAsOf' | 'lastId'> | undefined,
+  after: Pick<Cursor, 'upTo' | 'vectorsAsOf' | 'lastId' | 'version'> | undefined,
 ) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
@@ -307,12 +307,14 @@ async function plannedSearch(
   }
   // After the cursor's last hit where it stands now: items taken out of the list before it since
   // the page before (deleted, read by this page's view and not by that one's) moved every position.
+  // Not when that hit changed since: an edit moved it by itself, past hits served already.
   const at = after?.lastId === undefined ? -1 : served.findIndex((h) => h.id === after.lastId);
-  const start = at >= 0 && at < offset ? at + 1 : offset;
+  const same = at >= 0 && (after?.version === undefined || hitVersion((served[at] as (typeof served)[number]).doc) === after.version);
+  const start = same && at < offset ? at + 1 : offset;
   const slice = served.slice(start, start + req.limit);
   const hasMore = served.length > start + req.limit;
   const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
-  const cursorAfter = (n: number) => encodeOffsetCursor(start + n, basis, req.plan.at, (slice[n - 1] as (typeof slice)[number]).id);
+  const cursorAfter = (n: number) => encodeOffsetCursor(start + n, basis, req.plan.at, (slice[n - 1] as (typeof slice)[number]).doc);
   const next = hasMore ? cursorAfter(slice.length) : null;
   const live = await stillLive(req, view, slice);
   // Cut after the n-th hit shown: the next page starts at the position after it in the list (past

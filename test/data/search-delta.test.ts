@@ -394,6 +394,20 @@ describe('pages of a list while items are created', () => {
     expect(new Set(served)).toEqual(new Set(all));
   });
 
+  it("nor, with a context, when the cursor's last hit is edited since and moves up the list: the next page goes on from the position, not after where that hit stands now", async () => {
+    const T = 'edited-context-between-pages';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 0 }, assignment: null };
+    const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'context', plan };
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    // The first page's last hit, made the best match since: the others it passed stand one place lower.
+    const last = first.data[2] as { id: string; name: string };
+    await deps.items.update(T, Number(last.id), { name: last.name.replace('Camping', 'Tent') }, nowSeconds());
+    expect((await runSearch(deps, T, req)).data[0]?.id).toBe(last.id);
+    expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
+  });
+
   it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {
     const T = 'grow-then-build';
     const { deps, createBest } = await tents(T, 7, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor, encodeOffsetCursor, hitVersion, plannedAsOf } from '../../shared/search/cursor.ts';
 
 const raw = (v: unknown[]) => Buffer.from(JSON.stringify(v)).toString('base64url');
+/** An item as ranking holds it. */
+const item = (id: number) => ({ id, name: 'Tent', metadata: { a: 1, b: 2 }, active: true, created: 1, updated_at: 1_700_000_000, embedding_updated_at: null, vector: null });
 
 describe('search cursors', () => {
   it("a context's cursor holds when its list was planned, and the newest event of the first page's read", () => {
-    const c = encodeOffsetCursor(10, { builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, vectorsAsOf: 1_700_000_100_250 }, 1_700_000_123, 77);
+    const c = encodeOffsetCursor(10, { builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, vectorsAsOf: 1_700_000_100_250 }, 1_700_000_123, item(77));
     expect(decodeCursor(c, 'starting_after')).toEqual({
       score: 0,
       id: 0,
@@ -17,30 +19,36 @@ describe('search cursors', () => {
       at: 1_700_000_123,
       vectorsAsOf: 1_700_000_100_250,
       lastId: 77,
+      version: hitVersion(item(77)),
     });
-    // One issued before it named the hit before its position (eight elements) goes on from the position alone.
+    // One issued before it named that hit's version (nine elements) names its id alone; before it
+    // named the hit before its position (eight), neither: it goes on from the position alone.
+    expect(decodeCursor(raw(['o', 10, 1, 'digest', null, 500, 7, 9, 77]), 'starting_after')).toEqual({
+      score: 0,
+      id: 0,
+      offset: 10,
+      builtAt: 1,
+      list: 'digest',
+      upTo: 500,
+      at: 7,
+      vectorsAsOf: 9,
+      lastId: 77,
+    });
     expect(decodeCursor(raw(['o', 10, 1, 'digest', null, 500, 7, 9]), 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1, list: 'digest', upTo: 500, at: 7, vectorsAsOf: 9 });
     expect(plannedAsOf(c)).toEqual({ at: 1_700_000_123, eventsBelow: 42 });
     // Without a user: planned at its time, on no events.
-    expect(plannedAsOf(encodeOffsetCursor(10, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 0 }, 77, 3))).toEqual({ at: 77, eventsBelow: undefined });
+    expect(plannedAsOf(encodeOffsetCursor(10, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 0 }, 77, item(3)))).toEqual({ at: 77, eventsBelow: undefined });
   });
 
   it('cursors issued before they held it are taken and planned anew; others are no plan, and refused when read', () => {
     const old = raw(['o', 10, 1_700_000_000, 'digest', 41, 500]);
     expect(decodeCursor(old, 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500 });
     expect(plannedAsOf(old)).toBeUndefined();
-    expect(
-      plannedAsOf(
-        encodeCursor(
-          { score: 0.5, doc: { id: 3, name: 'Tent', metadata: {}, active: true, created: 1, updated_at: 1_700_000_000, embedding_updated_at: null, vector: null } },
-          { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 },
-        ),
-      ),
-    ).toBeUndefined();
+    expect(plannedAsOf(encodeCursor({ score: 0.5, doc: item(3) }, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 9 }))).toBeUndefined();
     // A relevance cursor names its view's time (ms) and its hit's version; one issued before (six
     // elements) names neither, one issued before it named the hit's (seven) only the first, one
     // that named its hit's updated_at instead (eight, a number: 2026-12-06) no version.
-    const doc = { id: 3, name: 'Tent', metadata: { a: 1, b: 2 }, active: true, created: 1, updated_at: 1_700_000_000, embedding_updated_at: null, vector: null };
+    const doc = item(3);
     const version = hitVersion(doc);
     expect(decodeCursor(encodeCursor({ score: 0.5, doc }, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 1_700_000_000_123 }), 'starting_after')).toEqual({
       score: 0.5,
@@ -83,6 +91,8 @@ describe('search cursors', () => {
       raw(['o', 10, 1, 'd', 41, 500, 7, -8]),
       raw(['o', 10, 1, 'd', 41, 500, 7, 8, 0]),
       raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 10]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, '']),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', 11]),
       'not-a-cursor',
     ]) {
       expect(plannedAsOf(bad)).toBeUndefined();
