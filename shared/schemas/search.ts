@@ -152,7 +152,7 @@ export const searchBody = z
     /** The shorthand object, or a list of `{ field, op, value }` clauses. */
     filters: z.optional(coreFilters),
     limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
-    starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+    starting_after: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
     mode: z._default(z.optional(z.enum(['hybrid', 'keyword', 'semantic'])), 'hybrid'),
     user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
     context_id: z.optional(contextIdInBody),
@@ -194,12 +194,12 @@ export const platformSearchBody = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   filters: z._default(z.optional(filterClauses), []),
   limit: z._default(z.optional(z.int({ error: kindOf('limit', 'an integer') }).check(...between('limit', 1, 100))), 20),
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });
 
 /** Platform `GET /api/items/search?query=&limit=&cursor=`. */
 export const platformSearchQuery = z.strictObject({
   query: z._default(z.optional(z.string().check(z.maxLength(MAX_QUERY_CHARS, `query must be at most ${MAX_QUERY_CHARS} characters`))), ''),
   limit: limitParam,
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });

@@ -51,6 +51,8 @@ export interface Cursor {
    * first page. A context's: see `lastId`.
    */
   version?: string | undefined;
+  /** A relevance cursor's: the hit before the last on its page (its id and version), taken again when the last is gone or changed (`PageRequest.after`). */
+  prev?: { id: number; version: string } | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -85,7 +87,8 @@ export interface ListBasis {
  * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf,
  * the hit's version (`hitVersion`)].
  */
-export const encodeCursor = (h: Hit, b: ListBasis): string => encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, hitVersion(h.doc)]);
+export const encodeCursor = (h: Hit, b: ListBasis, prev?: SearchDoc): string =>
+  encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, hitVersion(h.doc), ...(prev ? [prev.id, hitVersion(prev)] : [])]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
@@ -166,18 +169,20 @@ export function decodeCursor(c: string, field: string): Cursor {
           ...(lastId === undefined ? {} : { lastId: lastId as number }),
           ...(version === undefined ? {} : { version: version as string }),
         };
-    } else if (Array.isArray(v) && v.length >= 2 && v.length <= 8 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
+    } else if (Array.isArray(v) && (v.length <= 8 || v.length === 10) && v.length >= 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before
       // they named their list (three), on any; before they named the items they ranked, on every
       // one; before they named their view's time (six), with every vector; before they named their
       // hit's version (seven, or eight naming its updated_at: issued on 2026-12-06), after the
-      // score the first page gave it.
+      // score the first page gave it. Ten: the hit before the last too (a page of one hit names none).
       const vectorsAsOf: unknown = v.length >= 7 ? v[6] : undefined;
-      const named: unknown = v.length === 8 ? v[7] : undefined;
+      const named: unknown = v.length >= 8 ? v[7] : undefined;
       const version = typeof named === 'string' && named.length > 0 ? named : undefined;
+      const [prevId, prevVersion]: unknown[] = v.length === 10 ? v.slice(8) : [];
+      const prev = wholeAtLeast(prevId, 1) && typeof prevVersion === 'string' && prevVersion.length > 0 ? { id: prevId, version: prevVersion } : undefined;
       const t = tailOf(v.slice(2, 6));
-      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (named === undefined || version !== undefined || wholeAtLeast(named, 0)))
-        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(version === undefined ? {} : { version }) };
+      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (named === undefined || version !== undefined || wholeAtLeast(named, 0)) && (v.length !== 10 || (prev && version)))
+        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(version === undefined ? {} : { version }), ...(prev ? { prev } : {}) };
     }
   } catch {
     /* fall through */

@@ -13,9 +13,13 @@ export interface PageRequest {
    * view and not by that one's, raise each word's IDF and rescale hybrid's normalised scores), and
    * the first page's score then left the rest of the list above the cursor (a next page found
    * nothing). An item changed since goes by the cursor's score: its new score says nothing of
-   * where the others stand.
+   * where the others stand. `prev`: the hit before it on that page, taken the same way when the
+   * cursor's item is gone or changed (the last hit of a page deleted, then the next page asked
+   * for: the likeliest deletion between pages, whose statistics moved every score past the
+   * cursor's, and the next page came back empty); only when neither is as it was does the
+   * cursor's score stand.
    */
-  after?: { score: number; id: number; version?: string } | undefined;
+  after?: { score: number; id: number; version?: string; prev?: { id: number; version: string } | undefined } | undefined;
   /**
    * Sees every match by its ranking key (a build position, or the build's size plus a delta
    * slot) with its score: facets and sort by a field (shared/search/service.ts) read their
@@ -40,19 +44,27 @@ export class ResultPage {
   }
 
   /**
-   * The cursor's item to score again before any match is added (`PageRequest.after`): its id, or
-   * undefined when the cursor's score stands (no cursor, or one that does not name the item's
-   * version).
+   * The items to score again before any match is added, in the order to try them
+   * (`PageRequest.after`): the cursor's item, then the hit before it; none when the cursor's score
+   * stands (no cursor, or one that names no version).
    */
-  get anchorId(): number | undefined {
+  get anchorIds(): number[] {
     const a = this.page.after;
-    return a?.version === undefined ? undefined : a.id;
+    if (a?.version === undefined) return [];
+    return a.prev ? [a.id, a.prev.id] : [a.id];
   }
 
-  /** Goes on after the cursor's item where it scores now, when it is as the page before ranked it (`doc`: it now). */
-  reanchor(doc: SearchDoc, score: number): void {
+  /**
+   * Goes on after `doc` (one of `anchorIds`, as it is now) where it scores now, when it is the
+   * version the page before ranked; true when it does (the later ones are then not tried).
+   */
+  reanchor(doc: SearchDoc, score: number): boolean {
     const a = this.page.after;
-    if (a?.version !== undefined && doc.id === a.id && Number.isFinite(score) && hitVersion(doc) === a.version) this.after = { score, id: a.id };
+    if (!a || !Number.isFinite(score)) return false;
+    const was = doc.id === a.id ? a.version : doc.id === a.prev?.id ? a.prev.version : undefined;
+    if (was === undefined || hitVersion(doc) !== was) return false;
+    this.after = { score, id: doc.id };
+    return true;
   }
 
   /** A match: `key` names it to `hits` (its ranking key), ties go to the lower item id. */
@@ -61,8 +73,9 @@ export class ResultPage {
     this.page.visit?.(key, score);
     const a = this.after;
     // The cursor's own item is never after it, even when the statistics moved its score a little
-    // since (an item created or changed between pages): it was the last of the page before.
-    if (a && (id === a.id || !(score < a.score || (score === a.score && id > a.id)))) return;
+    // since (an item created or changed between pages): it was the last of the page before (and
+    // the hit re-anchored on, the one before it).
+    if (a && (id === a.id || id === this.page.after?.id || !(score < a.score || (score === a.score && id > a.id)))) return;
     this.top.push(key, score, id);
   }
 

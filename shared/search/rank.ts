@@ -1254,12 +1254,12 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
   // (no dequantised copy of each vector).
   const taste = r.profile ? keys.similarity(r.profile) : undefined;
   // A later page goes on after its cursor's item where it scores now (`PageRequest.after`).
-  const anchor = out.anchorId === undefined ? -1 : keyOfItem(keys, out.anchorId, kw.keys, fused.keys);
+  const anchors = out.anchorIds.map((id) => keyOfItem(keys, id, kw.keys, fused.keys)).filter((key) => key >= 0);
   if (r.mode === 'keyword' && !taste) {
     // A match's score is its keyword score alone: one read and one comparison with the page's
     // weakest turn away most of a broad query's tens of thousands of matches.
     const acc = scratch.acc;
-    if (anchor >= 0) out.reanchor(keys.docOf(anchor), (acc[anchor] as number) + added(boost, anchor));
+    anchors.some((key) => out.reanchor(keys.docOf(key), (acc[key] as number) + added(boost, key)));
     for (const key of kw.keys) {
       const score = (acc[key] as number) + added(boost, key);
       if (!(score > 0)) continue;
@@ -1281,10 +1281,10 @@ function emitAll(keys: Keys, r: RankRequest, kw: KeywordMatches, fused: FusedSco
     if (taste) score *= tasteBoost(taste(key));
     out.add(key, keys.idOf(key), score);
   };
-  if (anchor >= 0) {
-    const score = fused.of(anchor) + added(boost, anchor);
-    out.reanchor(keys.docOf(anchor), taste ? score * tasteBoost(taste(anchor)) : score);
-  }
+  anchors.some((key) => {
+    const score = fused.of(key) + added(boost, key);
+    return out.reanchor(keys.docOf(key), taste ? score * tasteBoost(taste(key)) : score);
+  });
   const { keys: scored, scores, vec } = fused;
   for (let i = 0; i < scored.length; i++) emit(scored[i] as number, scores[i] as number);
   // The rest are keyword matches below the head, without a vector score: each scores at most

@@ -339,6 +339,16 @@ describe('pages of a list while items are created', () => {
       await deps.items.delete(T, Number(gone), Math.floor(Date.now() / 1000));
       expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all.filter((id) => id !== gone));
     }
+    // The first page's last hit deleted, then the next page asked for (the likeliest deletion
+    // between pages): it goes on after the hit before it, where that one scores now (from the
+    // first page's score, keyword's next page came back empty).
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `${mode}-last` };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      await deps.items.delete(T, Number(first.data[2]?.id), Math.floor(Date.now() / 1000));
+      expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
+    }
     // The cursor's item made the best match since (its name as long as it was: the statistics
     // stay): the next page goes on after the score the first page gave it, not after its new one.
     const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'changed' };
