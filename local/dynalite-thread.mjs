@@ -13,6 +13,7 @@ import dynalite from 'dynalite';
 import { lookUp, queryCacheStats, watchTables } from './dynalite-query-cache.mjs';
 import { cacheTableDescriptions } from './table-descriptions.mjs';
 import './dynalite-indexes.mjs';
+import { answerTransactions } from './dynalite-transactions.mjs';
 
 /*
  * dynalite reads a Query or Scan through a stream over a LevelDB iterator that it never closes:
@@ -85,6 +86,7 @@ db.create = (options) => {
 };
 
 const server = dynalite({ ...(workerData.path ? { path: workerData.path } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+answerTransactions(server);
 const handle = server.listeners('request')[0];
 server.on('error', (e) => parentPort.postMessage({ error: String(e) }));
 server.listen(workerData.port ?? 0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));

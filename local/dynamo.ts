@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import './dynalite-indexes.mjs';
+import { answerTransactions } from './dynalite-transactions.mjs';
 import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
 import { SERVING_YOUNG_GENERATION_MB } from './young-generation.ts';
@@ -128,6 +129,7 @@ export function watchThread(worker: Worker, onStopped: (reason: string) => void)
 /** Starts dynalite on loopback in this thread (tests, short-lived tools). */
 export async function startDynalite(opts: { path?: string; port?: number } = {}): Promise<LocalDynamo> {
   const server = dynalite({ ...(opts.path ? { path: opts.path } : {}), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  answerTransactions(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());

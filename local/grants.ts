@@ -65,7 +65,9 @@ export function deniedCall(target: string | undefined, body: string): { response
   const index = operation === 'Query' || operation === 'Scan' ? INDEX.exec(body)?.[1] : undefined;
   const partitionKey = operation === 'UpdateItem' && !caller.grant.actions.has('UpdateItem') ? partitionKeyOf(body) : undefined;
   const table = `arn:aws:dynamodb:local:000000000000:table/${TABLE.exec(body)?.[1] ?? '?'}`;
-  const refusal = tableRefusal(caller.grant, { operation, index, partitionKey }, table);
+  // IAM has no action of its own for a transaction: each of its writes needs its own (PutItem, ...).
+  const calls = operation === 'TransactWriteItems' ? transactionWrites(body) : [{ operation, index, partitionKey }];
+  const refusal = calls.map((call) => tableRefusal(caller.grant, call, table)).find((r) => r !== undefined);
   if (!refusal) return undefined;
   const message = `${refused(caller, refusal)} because no identity-based policy allows the ${refusal.action} action`;
   const answer = JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', Message: message });
@@ -79,6 +81,22 @@ function refused(caller: { module: string }, refusal: Refusal): string {
     JSON.stringify({ level: 'ERROR', message: `local IAM: functions/${caller.module}.ts is not granted ${refusal.action} on ${refusal.resource} (declare it in its Access)`, detail: message }),
   );
   return message;
+}
+
+/** The writes of a TransactWriteItems body as IAM checks them: Put, Update, Delete and ConditionCheck as PutItem, UpdateItem, DeleteItem and ConditionCheckItem. */
+function transactionWrites(body: string): { operation: string; partitionKey?: string | undefined }[] {
+  let items: Record<string, { Key?: { pk?: { S?: unknown } } }>[];
+  try {
+    items = (JSON.parse(body) as { TransactItems?: typeof items }).TransactItems ?? [];
+  } catch {
+    return [{ operation: 'TransactWriteItems' }];
+  }
+  return items.flatMap((item) =>
+    Object.entries(item).map(([kind, write]) => {
+      const key = write.Key?.pk?.S;
+      return { operation: kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`, partitionKey: typeof key === 'string' ? key : undefined };
+    }),
+  );
 }
 
 function partitionKeyOf(body: string): string | undefined {
