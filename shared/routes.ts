@@ -180,9 +180,12 @@ const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: tru
 /**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
- * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem).
+ * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem), the two in one
+ * TransactWriteItems (IAM checks each of its writes as that action).
  */
 const CONTROL_WRITE: Access = { table: ['PutItem', 'UpdateItem'] };
+/** A change of a rule or experiment, which it takes back when a check after its write fails: its audit entry with it (DeleteItem). */
+const CONTROL_UNDONE: Access = granting(CONTROL_WRITE, ['DeleteItem']);
 /**
  * Creating or deleting a rule or segment, which hold the tenant's places (shared/data/places.ts):
  * the places and the records are read and counted (Query), a place claimed (PutItem) and freed
@@ -278,7 +281,7 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_PLACED)),
   platform('GET', '/api/rules', 'platform/rules/list', { table: ['Query'] }),
   platform('GET', '/api/rules/{id}', 'platform/rules/get', {}),
-  platform('PATCH', '/api/rules/{id}', 'platform/rules/update', CONTROL_WRITE),
+  platform('PATCH', '/api/rules/{id}', 'platform/rules/update', CONTROL_UNDONE),
   platform('DELETE', '/api/rules/{id}', 'platform/rules/delete', CONTROL_PLACED),
   platform('POST', '/api/segments', 'platform/segments/create', idempotent(CONTROL_PLACED)),
   platform('GET', '/api/segments', 'platform/segments/list', { table: ['Query'] }),
@@ -289,7 +292,7 @@ const platformRoutes: PlatformRoute[] = [
   // With each experiment its results: the variants' running totals (a Query per shard).
   platform('GET', '/api/experiments', 'platform/experiments/list', { table: ['Query'] }),
   platform('GET', '/api/experiments/{id}', 'platform/experiments/get', { table: ['Query'] }),
-  platform('PATCH', '/api/experiments/{id}', 'platform/experiments/update', { table: ['Query', 'PutItem', 'UpdateItem'] }),
+  platform('PATCH', '/api/experiments/{id}', 'platform/experiments/update', granting(CONTROL_UNDONE, ['Query'])),
   platform('GET', '/api/rerank-controls', 'platform/rerank/get', {}),
   platform('PUT', '/api/rerank-controls', 'platform/rerank/put', CONTROL_WRITE),
   platform('GET', '/api/audit', 'platform/audit/list', { table: ['Query'] }),

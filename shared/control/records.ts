@@ -15,7 +15,8 @@ import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankCo
 
 /*
  * The control plane's records on the Platform API: rules, segments, experiments and rerank
- * controls, each change kept in an audit trail. Storage is a port (ControlPorts); the records
+ * controls, each change kept in an audit trail (its entry written in one transaction with it:
+ * ConsoleStore's `Audited`). Storage is a port (ControlPorts); the records
  * live in one partition per tenant, which serving reads with one Query (controlConfig).
  *
  * Bookkeeping fields, never shown: `_rev` (the record's revision: every change is conditional on
@@ -25,10 +26,7 @@ import { STARTING_SECONDS, type Experiment, type ExperimentStatus, type RerankCo
  */
 
 /** What the control plane needs of storage. */
-export type ControlPorts = Pick<
-  ConsoleStore,
-  'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'appendAudit' | 'auditPage'
->;
+export type ControlPorts = Pick<ConsoleStore, 'get' | 'list' | 'page' | 'nextId' | 'put' | 'create' | 'replace' | 'update' | 'remove' | 'removed' | 'controlConfig' | 'auditId' | 'auditPage'>;
 
 /** Who asks: the tenant, and the API key's prefix (the audit trail's actor). */
 export interface Caller {
@@ -109,14 +107,14 @@ function defined<T extends object>(o: T): Partial<T> {
 }
 
 /**
- * Adds a change to the audit trail under `id`: taken (auditId) after the change read the record
- * and before it wrote it, so the trail lists changes in the order they were written. An id taken
- * when the entry is stored, as until 2026-12-02, listed two changes at once the other way round
- * when the first one's entry was stored last: the newest entry's `after` was not the record.
+ * A change's audit entry, written with it (one transaction: ConsoleStore's `Audited`) under `id`:
+ * taken (auditId) after the change read the record and before it wrote it, so the trail lists
+ * changes in the order they were written. An id taken when the entry is stored, as until
+ * 2026-12-02, listed two changes at once the other way round when the first one's entry was stored
+ * last: the newest entry's `after` was not the record.
  */
-async function audit(c: ControlPorts, who: Caller, id: number | typeof UNCHANGED, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): Promise<void> {
-  if (id === UNCHANGED) return;
-  await c.appendAudit(who.tenant, { at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after }, id);
+function entryOf(who: Caller, id: number, action: AuditEntry['action'], resource: string, before: unknown, after: unknown): AuditEntry {
+  return { id, at: nowSeconds(), actor: who.actor ?? null, action, resource, before, after };
 }
 
 async function needContext(c: ControlPorts, tenant: string, id: number): Promise<void> {
@@ -159,41 +157,52 @@ async function pastDeletion(c: ControlPorts, tenant: string, id: number, until: 
 }
 
 /**
- * Stores a new record that names a segment (within `cap` of its kind, when given: 400 past it): the
- * segment is checked again once the record is stored, and the record taken back (404) if the
- * segment went meanwhile. A segment's deletion marks it first, then looks for records naming it
- * (see deleteSegment): either it sees this record (and the deletion is refused), or this check
- * sees the mark.
+ * Stores a new record that names a segment, with its audit entry (within `cap` of its kind, when
+ * given: 400 past it): the segment is checked again once the record is stored, and the record
+ * taken back (404) if the segment went meanwhile, its entry with it (the create answered 4xx, as
+ * if never made). A segment's deletion marks it first, then looks for records naming it (see
+ * deleteSegment): either it sees this record (and the deletion is refused), or this check sees
+ * the mark.
  */
-async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, cap?: Cap): Promise<void> {
-  if (!cap) await c.put(tenant, kind, rec);
-  else if (!(await c.create(tenant, kind, rec, cap.n))) throw tooMany(cap);
+async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec: Stored<{ id: number; segment_id: number | null }>, entry: AuditEntry, cap?: Cap): Promise<void> {
+  if (!cap) await c.put(tenant, kind, rec, { entry });
+  else if (!(await c.create(tenant, kind, rec, cap.n, { entry }))) throw tooMany(cap);
   if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
-    await c.remove(tenant, kind, rec.id);
+    await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } });
     throw notFound('segment', rec.segment_id);
   }
 }
 
-/** A change that found every field it sets holding that value already: it wrote nothing, and leaves no audit entry. */
-const UNCHANGED = Symbol('unchanged');
-type Changed<T> = { before: Stored<T>; after: Stored<T>; auditId: number | typeof UNCHANGED };
+/** A change written with its audit entry; `entry` undefined when it found every field it sets holding that value already (it wrote nothing). */
+type Changed<T> = { before: Stored<T>; after: Stored<T>; entry: AuditEntry | undefined };
 
 /**
- * Changes a record: reads it, computes the change (`fn` may throw), and writes it only if the
- * record is still at the revision read; when it was not, reads it again (`RACES`). A change of
- * nothing (each field sent as it is, a PATCH sent twice) writes nothing: `updated_at` stays and
- * the audit trail gets no entry whose before and after are the same (as a Stripe update that
- * changes nothing sends no event).
+ * Changes a record (`resource` in the audit trail): reads it, computes the change (`fn` may
+ * throw), and writes it with its audit entry only if the record is still at the revision read;
+ * when it was not, reads it again (`RACES`). A change of nothing (each field sent as it is, a PATCH
+ * sent twice) writes nothing: `updated_at` stays and the audit trail gets no entry whose before
+ * and after are the same (as a Stripe update that changes nothing sends no event). That is why
+ * the entry is written in the change's own transaction: a retry of a change whose entry was lost
+ * finds nothing to change, and would never write it.
  */
-async function change<T extends { id: number }>(c: ControlPorts, tenant: string, kind: ConsoleKind, what: string, id: number, fn: (cur: Stored<T>) => Promise<Partial<T>>): Promise<Changed<T>> {
+async function change<T extends { id: number }>(
+  c: ControlPorts,
+  who: Caller,
+  kind: ConsoleKind,
+  what: string,
+  resource: string,
+  id: number,
+  fn: (cur: Stored<T>) => Promise<Partial<T>>,
+): Promise<Changed<T>> {
   return withRetry<Changed<T>>(RACES, async () => {
-    const cur = await c.get<Stored<T>>(tenant, kind, id);
+    const cur = await c.get<Stored<T>>(who.tenant, kind, id);
     if (!cur) throw notFound(what, id);
     const fields = defined(await fn(cur));
-    if (Object.entries(fields).every(([k, v]) => isDeepStrictEqual(v, cur[k as keyof Stored<T>]))) return { value: { before: cur, after: cur, auditId: UNCHANGED } };
+    if (Object.entries(fields).every(([k, v]) => isDeepStrictEqual(v, cur[k as keyof Stored<T>]))) return { value: { before: cur, after: cur, entry: undefined } };
     const set = { ...fields, updated_at: nowSeconds(), _rev: cur._rev + 1 };
-    const auditId = await c.auditId(tenant);
-    if (await c.update(tenant, kind, id, set, { _rev: cur._rev })) return { value: { before: cur, after: { ...cur, ...set }, auditId } };
+    const after = { ...cur, ...set };
+    const entry = entryOf(who, await c.auditId(who.tenant), 'update', resource, shown(cur), shown(after));
+    if (await c.update(who.tenant, kind, id, set, { _rev: cur._rev }, { entry })) return { value: { before: cur, after, entry } };
     return { failure: busy(what, id), retryable: true };
   });
 }
@@ -203,9 +212,12 @@ async function change<T extends { id: number }>(c: ControlPorts, tenant: string,
  * is now: each field that still holds what the change wrote (a change made since keeps its own),
  * conditional on the revision read, else read again (`RACES`). Conditional on the revision the
  * change wrote, as it was until 2026-12-02, a change made in between left it undone: a start that
- * found another experiment Running stayed Running beside it.
+ * found another experiment Running stayed Running beside it. The change's audit entry (written
+ * with it) is taken out with what is put back: the change answered 4xx, and the trail lists none,
+ * as when the entry was written only after the checks. A change all overwritten since keeps it:
+ * the next entry's `before` is what it wrote.
  */
-async function undo<T extends object>(c: ControlPorts, tenant: string, kind: ConsoleKind, id: number, before: Stored<T>, after: Stored<T>): Promise<void> {
+async function undo<T extends object>(c: ControlPorts, tenant: string, kind: ConsoleKind, id: number, { before, after, entry }: Changed<T>): Promise<void> {
   const was = before as Record<string, unknown>;
   const wrote = after as Record<string, unknown>;
   // Whatever their keys' order (a map read back need not list them as written).
@@ -217,7 +229,7 @@ async function undo<T extends object>(c: ControlPorts, tenant: string, kind: Con
     const back: Record<string, unknown> = {};
     for (const k of Object.keys(wrote)) if (k !== '_rev' && !same(wrote[k], was[k]) && same(now[k], wrote[k])) back[k] = was[k] ?? null;
     if (!Object.keys(back).length) return { value: undefined };
-    if (await c.update(tenant, kind, id, { ...back, _rev: cur._rev + 1 }, { _rev: cur._rev })) return { value: undefined };
+    if (await c.update(tenant, kind, id, { ...back, _rev: cur._rev + 1 }, { _rev: cur._rev }, entry && { undoes: entry })) return { value: undefined };
     return { failure: busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, id), retryable: true };
   });
 }
@@ -245,9 +257,8 @@ export async function createRule(c: ControlPorts, who: Caller, b: S.RuleBody, id
     updated_at: now,
     _rev: 1,
   };
-  const auditId = await c.auditId(who.tenant);
-  await putNaming(c, who.tenant, 'rule', rec, { n: cap, what: 'rules' });
-  await audit(c, who, auditId, 'create', `rules/${rec.id}`, null, shown(rec));
+  const entry = entryOf(who, await c.auditId(who.tenant), 'create', `rules/${rec.id}`, null, shown(rec));
+  await putNaming(c, who.tenant, 'rule', rec, entry, { n: cap, what: 'rules' });
   return shown(rec);
 }
 
@@ -265,7 +276,7 @@ export async function listRules(c: ControlPorts, tenant: string, q: S.ContextPag
 }
 
 export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.RulePatch): Promise<Rule> {
-  const { before, after, auditId } = await change<Rule>(c, who.tenant, 'rule', 'rule', id, async (cur) => {
+  const changed = await change<Rule>(c, who, 'rule', 'rule', `rules/${id}`, id, async (cur) => {
     const starts = b.starts_at !== undefined ? b.starts_at : cur.starts_at;
     const ends = b.ends_at !== undefined ? b.ends_at : cur.ends_at;
     if (starts !== null && ends !== null && ends <= starts) throw new InvalidInput('Invalid request body.', { ends_at: [`ends_at must be after starts_at (${starts})`] });
@@ -274,22 +285,21 @@ export async function updateRule(c: ControlPorts, who: Caller, id: number, b: S.
     return { ...b, ...(b.conditions ? { conditions: b.conditions.map((x) => defined(x) as Rule['conditions'][number]) } : {}) };
   });
   // A segment newly named is checked again after the write, as a create does (see putNaming).
+  const { before, after } = changed;
   if (after.segment_id !== null && after.segment_id !== before.segment_id && !(await segmentLive(c, who.tenant, after.segment_id))) {
-    await undo(c, who.tenant, 'rule', id, before, after);
+    await undo(c, who.tenant, 'rule', id, changed);
     throw notFound('segment', after.segment_id);
   }
-  await audit(c, who, auditId, 'update', `rules/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
 export async function deleteRule(c: ControlPorts, who: Caller, id: number): Promise<void> {
-  const { removed, auditId } = await withRetry<{ removed: Stored<Rule>; auditId: number }>(RACES, async () => {
+  await withRetry<void>(RACES, async () => {
     const cur = await c.get<Stored<Rule>>(who.tenant, 'rule', id);
     if (!cur) throw notFound('rule', id);
-    const auditId = await c.auditId(who.tenant);
-    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev }, { kept: true })) ? { value: { removed: cur, auditId } } : { failure: busy('Rule', id), retryable: true };
+    const entry = entryOf(who, await c.auditId(who.tenant), 'delete', `rules/${id}`, shown(cur), null);
+    return (await c.remove(who.tenant, 'rule', id, { _rev: cur._rev }, { kept: true, audited: { entry } })) ? { value: undefined } : { failure: busy('Rule', id), retryable: true };
   });
-  await audit(c, who, auditId, 'delete', `rules/${id}`, shown(removed), null);
 }
 
 // Segments
@@ -310,9 +320,8 @@ export async function createSegment(c: ControlPorts, who: Caller, b: S.SegmentBo
     updated_at: now,
     _rev: 1,
   };
-  const auditId = await c.auditId(who.tenant);
-  if (!(await c.create(who.tenant, 'segment', rec, cap))) throw tooMany({ n: cap, what: 'segments' });
-  await audit(c, who, auditId, 'create', `segments/${rec.id}`, null, shown(rec));
+  const entry = entryOf(who, await c.auditId(who.tenant), 'create', `segments/${rec.id}`, null, shown(rec));
+  if (!(await c.create(who.tenant, 'segment', rec, cap, { entry }))) throw tooMany({ n: cap, what: 'segments' });
   return shown(rec);
 }
 
@@ -328,12 +337,11 @@ export async function listSegments(c: ControlPorts, tenant: string, q: S.PageQue
 }
 
 export async function updateSegment(c: ControlPorts, who: Caller, id: number, b: S.SegmentPatch): Promise<Segment> {
-  const { before, after, auditId } = await change<Segment>(c, who.tenant, 'segment', 'segment', id, async (cur) => ({
+  const { after } = await change<Segment>(c, who, 'segment', 'segment', `segments/${id}`, id, async (cur) => ({
     ...b,
     // The estimate was of the old definition: none until the next maintenance pass.
     ...(b.definition && !isDeepStrictEqual(b.definition, cur.definition) ? { size_estimate: null, size_computed_at: null } : {}),
   }));
-  await audit(c, who, auditId, 'update', `segments/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
@@ -352,7 +360,7 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
   // a second DELETE sent while the first read the records naming the segment again (up to a
   // second, `namingSettled`) could run out first and answer 409 changed_meanwhile.
   const until = performance.now() + MARK_WAIT_MS;
-  const { removed, auditId } = await withRetry<{ removed: Stored<Segment>; auditId: number }>(RACES, async () => {
+  await withRetry<void>(RACES, async () => {
     const cur = await pastDeletion(c, who.tenant, id, until);
     if (!cur) throw notFound('segment', id);
     const auditId = await c.auditId(who.tenant);
@@ -360,13 +368,13 @@ export async function deleteSegment(c: ControlPorts, who: Caller, id: number): P
     const marked = cur._rev + 1;
     if (beingDeleted(cur) || !(await c.update(who.tenant, 'segment', id, { _deleting: mark, _rev: marked }, { _rev: cur._rev }))) return { failure: busy('Segment', id), retryable: true };
     const { rules, experiments } = await namingSettled(c, who.tenant, id);
-    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }, { kept: true }))) return { value: { removed: cur, auditId } };
+    const entry = entryOf(who, auditId, 'delete', `segments/${id}`, shown(cur), null);
+    if (!rules.length && !experiments.length && (await c.remove(who.tenant, 'segment', id, { _rev: marked }, { kept: true, audited: { entry } }))) return { value: undefined };
     await unmark(c, who.tenant, id, mark);
     if (!rules.length && !experiments.length) return { failure: busy('Segment', id), retryable: true };
     const users = [rules.length ? `rule(s) ${rules.join(', ')}` : '', experiments.length ? `experiment(s) ${experiments.join(', ')}` : ''].filter(Boolean).join(' and ');
     throw new Conflict('segment_in_use', `Segment ${id} is used by ${users}; remove it from them first.`);
   });
-  await audit(c, who, auditId, 'delete', `segments/${id}`, shown(removed), null);
 }
 
 /**
@@ -467,9 +475,7 @@ export async function createExperiment(c: ControlPorts, who: Caller, b: S.Experi
     updated_at: now,
     _rev: 1,
   };
-  const auditId = await c.auditId(who.tenant);
-  await putNaming(c, who.tenant, 'experiment', rec);
-  await audit(c, who, auditId, 'create', `experiments/${rec.id}`, null, shown(rec));
+  await putNaming(c, who.tenant, 'experiment', rec, entryOf(who, await c.auditId(who.tenant), 'create', `experiments/${rec.id}`, null, shown(rec)));
   return shown(rec);
 }
 
@@ -498,13 +504,13 @@ const NEXT: Record<ExperimentStatus, ExperimentStatus | undefined> = { Draft: 'R
  * random pause, starts again unless the other is Running by then (409), so one of them is.
  */
 export async function updateExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch): Promise<Experiment> {
-  const { before, after, auditId } = await startsSettled(c, who.tenant, id, () =>
+  const { after } = await startsSettled(c, who.tenant, id, () =>
     withRetry<Changed<Experiment>>(STARTS, async () => {
       const changed = await changeExperiment(c, who, id, b);
       // A segment newly named is checked again after the write, as a create does (see putNaming).
       const { before: was, after: now } = changed;
       if (now.segment_id !== null && now.segment_id !== was.segment_id && !(await segmentLive(c, who.tenant, now.segment_id))) {
-        await undo(c, who.tenant, 'experiment', id, was, now);
+        await undo(c, who.tenant, 'experiment', id, changed);
         throw notFound('segment', now.segment_id);
       }
       // A start sent again while a start of this experiment is still being checked (a retry, or
@@ -513,8 +519,7 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
       if (b.status === 'Running' && was.status === 'Running' && was._starting) {
         const settled = await startSettled(c, who.tenant, id);
         if (settled && settled.status !== 'Draft') return { value: changed };
-        // What this try wrote beside the status (a rename) keeps its audit entry.
-        await audit(c, who, changed.auditId, 'update', `experiments/${id}`, shown(changed.before), shown(changed.after));
+        // What this try wrote beside the status (a rename) keeps its audit entry, written with it.
         return { failure: busy('Experiment', id), retryable: true };
       }
       // A start (not a Running experiment's status sent again) is checked against the others.
@@ -524,11 +529,10 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
         if (starts) await started(c, who.tenant, changed.after);
         return { value: changed };
       }
-      await undo(c, who.tenant, 'experiment', id, changed.before, changed.after);
+      await undo(c, who.tenant, 'experiment', id, changed);
       return { failure: alreadyRunning(changed.after.context_id, others), retryable: true };
     }),
   );
-  await audit(c, who, auditId, 'update', `experiments/${id}`, shown(before), shown(after));
   return shown(after);
 }
 
@@ -584,7 +588,7 @@ async function startSettled(c: ControlPorts, tenant: string, id: number): Promis
 
 /** One try of `updateExperiment`'s change (a start refused when another experiment of the context is Running already). */
 function changeExperiment(c: ControlPorts, who: Caller, id: number, b: S.ExperimentPatch) {
-  return change<Experiment>(c, who.tenant, 'experiment', 'experiment', id, async (cur) => {
+  return change<Experiment>(c, who, 'experiment', 'experiment', `experiments/${id}`, id, async (cur) => {
     // The status it has already (a start or a stop sent again, a retry) is no move: a change of
     // nothing, as a template's publish sent twice is (until 2026-12-06 it was 400).
     const moves = b.status !== undefined && b.status !== cur.status;
@@ -638,19 +642,15 @@ export async function putRerank(c: ControlPorts, who: Caller, contextId: number,
   if (context_id !== undefined && context_id !== contextId)
     throw new InvalidInput('Invalid request body.', { context_id: [`context_id must be the context in the query (${contextId}), or left out`] });
   await needContext(c, who.tenant, contextId);
-  const { cur, rec, auditId } = await withRetry<{ cur: Stored<RerankRecord> | undefined; rec: Stored<RerankRecord>; auditId: number | typeof UNCHANGED }>(RACES, async () => {
+  const rec = await withRetry<Stored<RerankRecord>>(RACES, async () => {
     const cur = await c.get<Stored<RerankRecord>>(who.tenant, 'rerank', contextId);
     const rec: Stored<RerankRecord> = { id: contextId, context_id: contextId, ...defined(b), updated_at: nowSeconds(), _rev: (cur?._rev ?? 0) + 1 };
     // The same controls again (a PUT sent twice): nothing written, as a change of nothing (`change`).
-    if (cur && CONTROLS.every((k) => isDeepStrictEqual(cur[k], rec[k]))) return { value: { cur, rec: cur, auditId: UNCHANGED } };
-    const auditId = await c.auditId(who.tenant);
-    return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new'))
-      ? { value: { cur, rec, auditId } }
-      : { failure: busy('Rerank controls of context', contextId), retryable: true };
+    if (cur && CONTROLS.every((k) => isDeepStrictEqual(cur[k], rec[k]))) return { value: cur };
+    const entry = entryOf(who, await c.auditId(who.tenant), cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, rerankView(contextId, rec));
+    return (await c.replace(who.tenant, 'rerank', rec, cur ? { _rev: cur._rev } : 'new', { entry })) ? { value: rec } : { failure: busy('Rerank controls of context', contextId), retryable: true };
   });
-  const after = rerankView(contextId, rec);
-  await audit(c, who, auditId, cur ? 'update' : 'create', `rerank-controls/${contextId}`, cur ? rerankView(contextId, cur) : null, after);
-  return after;
+  return rerankView(contextId, rec);
 }
 
 // Audit trail

@@ -4,6 +4,7 @@ import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../
 import {
   sweepMembersThrough,
   type AuditEntry,
+  type Audited,
   type ConsoleKind,
   type ConsoleRecord,
   type ConsoleStore,
@@ -35,7 +36,7 @@ import {
 } from './entities.ts';
 import { LAST_ID, type SkRange } from './entity.ts';
 import type { Change, Condition } from './expressions.ts';
-import { applied, getRow, getRows, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, update, type Row } from './ops.ts';
+import { applied, getRow, getRows, isNew, isStored, put, putAll, queryPage, queryUpTo, refine, remove, stripKeys, transact, update, type Row, type TransactWrite } from './ops.ts';
 import { placesOf, type Places } from './places.ts';
 import { withRetry, type RetryPolicy } from '../retry.ts';
 import { removedRecords, type RemovedRecords } from './removed.ts';
@@ -152,6 +153,23 @@ const erasureSweep = (r: Row): ErasureSweepRecord => ({
 const SWEEP_MERGES: RetryPolicy = { attempts: 16, baseMs: 2, maxMs: 100, jitter: 'full' };
 
 export function dynamoConsoleStore(t: TableRef): ConsoleStore {
+  /**
+   * A record's write, with its audit trail's part (`Audited`) in one transaction when given: the
+   * entry put beside it, or the entry of the change it undoes deleted. The record's write comes
+   * first, so a failure of its condition is told apart as a write's own (`transact`).
+   */
+  const written = (tenant: string, write: TransactWrite, audited: Audited | undefined): Promise<unknown> => {
+    if (audited) {
+      const trail: TransactWrite =
+        'entry' in audited
+          ? { put: { ...Audit.key({ tenant, resource: audited.entry.resource, id: audited.entry.id }), ...audited.entry } }
+          : { remove: Audit.key({ tenant, resource: audited.undoes.resource, id: audited.undoes.id }) };
+      return transact(t, [write, trail]);
+    }
+    if ('put' in write) return put(t, write.put, write.when);
+    if ('update' in write) return update(t, write.update, write.change, write.when ? { when: write.when } : {});
+    return remove(t, write.remove, write.when);
+  };
   /** A change of a record's fields, with the index of active runs kept (`activeRunChange`). */
   const changeOf = (tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>): Change => {
     const index = activeRunChange(tenant, kind, id, set);
@@ -231,10 +249,13 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
   };
   return {
     nextId: (tenant, kind) => allocateIds(t, tenant, kind, 1),
-    async put(tenant, kind, rec) {
-      await put(t, rowOf(tenant, kind, rec));
+    async put(tenant, kind, rec, audited) {
+      await written(tenant, { put: rowOf(tenant, kind, rec) }, audited);
     },
-    create: (tenant, kind, rec, cap) => placesOfKind(kind).create(tenant, rec.id, cap, () => put(t, rowOf(tenant, kind, rec))),
+    create: (tenant, kind, rec, cap, audited) =>
+      placesOfKind(kind).create(tenant, rec.id, cap, async () => {
+        await written(tenant, { put: rowOf(tenant, kind, rec) }, audited);
+      }),
     async get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number) {
       const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
       return row && live(row) ? (stripKeys(row) as T) : undefined;
@@ -306,7 +327,8 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         ),
       );
     },
-    update: (tenant, kind, id, set, expect = {}) => applied(() => update(t, recordKey(tenant, kind, id), changeOf(tenant, kind, id, set), { when: holding(expect) })),
+    update: (tenant, kind, id, set, expect = {}, audited = undefined) =>
+      applied(() => written(tenant, { update: recordKey(tenant, kind, id), change: changeOf(tenant, kind, id, set), when: holding(expect) }, audited)),
     async updated<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect: Expect = {}) {
       let row: Row | undefined;
       const wrote = await applied(async () => {
@@ -325,7 +347,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       const rows = await queryUpTo(t, { ...query, ConsistentRead: true, ...(q.newestFirst ? { ScanIndexForward: false } : {}) }, q.limit + 1);
       return { rows: rows.slice(0, q.limit).map((r) => stripKeys(r) as T), hasMore: rows.length > q.limit };
     },
-    replace: (tenant, kind, rec, expect) => applied(() => put(t, rowOf(tenant, kind, rec), expect === 'new' ? isNew : holding(expect))),
+    replace: (tenant, kind, rec, expect, audited) => applied(() => written(tenant, { put: rowOf(tenant, kind, rec), when: expect === 'new' ? isNew : holding(expect) }, audited)),
     async activeRuns<T extends ConsoleRecord>(tenant: string, opts: { upkeep?: boolean } = {}) {
       if (opts.upkeep) await indexRunsSince(tenant);
       const ids = (await queryUpTo(t, activeIndex.query({ tenant }), WHOLE)).map(activeIdOf).sort((a, b) => b - a);
@@ -377,7 +399,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
         const row = await getRow(t, recordKey(tenant, kind, id), { consistent: true });
         if (row && live(row)) await removedOfKind(kind).keep(tenant, id, row);
       }
-      if (!(await applied(() => remove(t, recordKey(tenant, kind, id), holding(expect))))) return false;
+      if (!(await applied(() => written(tenant, { remove: recordKey(tenant, kind, id), when: holding(expect) }, opts.audited)))) return false;
       // The place it held, if its kind has a cap (`create`).
       if (CAPPED.has(kind)) await placesOfKind(kind).release(tenant, id);
       return true;
@@ -404,11 +426,6 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return out;
     },
     auditId: (tenant) => allocateIds(t, tenant, 'audit', 1),
-    async appendAudit(tenant, entry, id) {
-      const rec: AuditEntry = { id: id ?? (await allocateIds(t, tenant, 'audit', 1)), ...entry };
-      await put(t, { ...Audit.key({ tenant, resource: entry.resource, id: rec.id }), ...rec });
-      return rec;
-    },
     async auditPage(tenant, resource, q) {
       const before = q.before !== undefined ? { lt: sortId(q.before) } : undefined;
       const rows = await queryUpTo(t, { ...Audit.indexes.primary.query({ tenant, resource }, before), ScanIndexForward: false, ConsistentRead: true }, q.limit + 1);

@@ -1,5 +1,5 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { outsideDeadline } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
@@ -307,6 +307,36 @@ export async function put(t: TableRef, row: Row, when?: Condition): Promise<void
 export async function remove(t: TableRef, key: Row, when?: Condition): Promise<void> {
   const x = new Expr();
   await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: key, ...(when ? { ConditionExpression: when(x), ...x.params() } : {}) }));
+}
+
+/** One write of a transaction (`transact`): a put, an update or a delete, under a condition if given. */
+export type TransactWrite = { put: Row; when?: Condition } | { update: Row; change: Change; when?: Condition } | { remove: Row; when?: Condition };
+
+/**
+ * Writes in one TransactWriteItems: all of them, or none. When the first write's condition failed,
+ * or another write of its row under way cancelled the transaction (`TransactionConflict`: the row
+ * is changing), it throws ConditionalCheckFailedException as that write alone would, so `applied`
+ * tells it apart as it does a single write's; any other cancellation (the others' conditions, a
+ * throttled row) is thrown as DynamoDB answered it.
+ */
+export async function transact(t: TableRef, writes: readonly [TransactWrite, ...TransactWrite[]]): Promise<void> {
+  const item = (w: TransactWrite) => {
+    const x = new Expr();
+    const UpdateExpression = 'update' in w ? x.update(w.change) : undefined;
+    const ConditionExpression = w.when?.(x);
+    const cond = { TableName: t.tableName, ...(ConditionExpression ? { ConditionExpression } : {}) };
+    if ('put' in w) return { Put: { ...cond, Item: w.put, ...x.params() } };
+    if ('update' in w) return { Update: { ...cond, Key: w.update, UpdateExpression, ...x.params() } };
+    return { Delete: { ...cond, Key: w.remove, ...x.params() } };
+  };
+  try {
+    await t.doc.send(new TransactWriteCommand({ TransactItems: writes.map(item) }));
+  } catch (e) {
+    const first =
+      e instanceof TransactionCanceledException || (e instanceof Error && e.name === 'TransactionCanceledException') ? (e as TransactionCanceledException).CancellationReasons?.[0]?.Code : undefined;
+    if (first === 'ConditionalCheckFailed' || first === 'TransactionConflict') throw new ConditionalCheckFailedException({ message: `The conditional request failed (${first})`, $metadata: {} });
+    throw e;
+  }
 }
 
 /**

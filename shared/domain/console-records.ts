@@ -34,6 +34,14 @@ export interface AuditEntry {
   after: unknown;
 }
 
+/**
+ * The audit trail's part of a control record's write, made in one transaction with it: `entry`
+ * added, or `undoes` (the entry of a change this write puts back: records.ts `undo`) taken out.
+ * Until 2026-12-06 the entry was stored after the write: a failure or a crash between the two lost
+ * it for good, the change's retry being a change of nothing, which leaves none.
+ */
+export type Audited = { entry: AuditEntry } | { undoes: AuditEntry };
+
 export interface ConsoleRecord {
   id: number;
   [k: string]: unknown;
@@ -119,13 +127,15 @@ export async function newId(next: () => Promise<number>, ids: IdPlan | undefined
 /** Generic console records: small per-tenant collections read whole, updated conditionally. */
 export interface ConsoleStore {
   nextId(tenant: string, kind: ConsoleKind): Promise<number>;
-  put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Promise<void>;
+  /** Stores a record (with `audited`, and its audit trail's part: `Audited`). */
+  put(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, audited?: Audited): Promise<void>;
   /**
    * Stores a new record unless the tenant has `cap` records of its kind: false then, and nothing
    * stored. Exact however many creates run at once: each record so created holds one of the
    * tenant's `cap` places for its kind until `remove` deletes it or `withdraw` takes it back.
+   * With `audited`, its audit trail's part is written with the record.
    */
-  create(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, cap: number): Promise<boolean>;
+  create(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, cap: number, audited?: Audited): Promise<boolean>;
   get<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind, id: number): Promise<T | undefined>;
   list<T extends ConsoleRecord>(tenant: string, kind: ConsoleKind): Promise<T[]>;
   /** The tenant's event types, endpoints and erased users, in one read (training and erasure read every marker). */
@@ -155,9 +165,10 @@ export interface ConsoleStore {
   removeErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /**
    * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
-   * only if the field is absent; scalars only, `a.b` naming field b of map a). false when that failed.
+   * only if the field is absent; scalars only, `a.b` naming field b of map a). false when that failed
+   * (with `audited` too, its audit trail's part written with the change or not at all).
    */
-  update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>): Promise<boolean>;
+  update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>, audited?: Audited): Promise<boolean>;
   /**
    * `update`, answering the record as this write left it (returned by the write itself, so no
    * change made after it shows), or undefined when the write did not apply. What a change answers
@@ -195,15 +206,19 @@ export interface ConsoleStore {
     kind: ConsoleKind,
     q: { limit: number; after?: number | undefined; where?: Record<string, unknown>; newestFirst?: boolean },
   ): Promise<{ rows: T[]; hasMore: boolean }>;
-  /** Stores a record in place of the one with its id: `'new'` only if there is none, else only if `expect` holds. false when not. */
-  replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new'): Promise<boolean>;
+  /**
+   * Stores a record in place of the one with its id: `'new'` only if there is none, else only if
+   * `expect` holds. false when not. With `audited`, its audit trail's part is written with it.
+   */
+  replace(tenant: string, kind: ConsoleKind, rec: ConsoleRecord, expect: Expect | 'new', audited?: Audited): Promise<boolean>;
   /**
    * Deletes a record (with `expect`, only if it holds), freeing its place (`create`); false when
    * there was none or it did not hold. A rule or segment deleted by its owner (`kept`) is kept as
    * it was for `removed`; one a create takes back (it lost a check after its write, and answered
-   * 4xx) is not: the create's retry is refused as it was, not answered with it.
+   * 4xx) is not: the create's retry is refused as it was, not answered with it. With `audited`, its
+   * audit trail's part is written with the deletion.
    */
-  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect, opts?: { kept?: boolean }): Promise<boolean>;
+  remove(tenant: string, kind: ConsoleKind, id: number, expect?: Expect, opts?: { kept?: boolean; audited?: Audited }): Promise<boolean>;
   /**
    * A rule or segment `remove` deleted, as it was stored then, while a retry of the create that
    * stored it can come (the Idempotency-Key's life and an hour); undefined for any other.
@@ -218,13 +233,12 @@ export interface ConsoleStore {
    */
   controlConfig(tenant: string): Promise<ControlConfig>;
   /**
-   * An id for an audit entry, taken once the record it changes is read and before the change is
-   * written: a change written after another read the record after that one was written, so its id
-   * is the higher, and the trail lists changes in the order they were written.
+   * An id for an audit entry (written with its change: `Audited`), taken once the record it
+   * changes is read and before the change is written: a change written after another read the
+   * record after that one was written, so its id is the higher, and the trail lists changes in the
+   * order they were written.
    */
   auditId(tenant: string): Promise<number>;
-  /** Adds an entry to a control resource's history, under `id` (one of auditId's; else one allocated here). */
-  appendAudit(tenant: string, entry: Omit<AuditEntry, 'id'>, id?: number): Promise<AuditEntry>;
   /** A resource's history, newest first: entries with ids below `before`. */
   auditPage(tenant: string, resource: string, q: { limit: number; before?: number | undefined }): Promise<{ rows: AuditEntry[]; hasMore: boolean }>;
   appendLog(tenant: string, jobId: number, lines: LogLine[]): Promise<void>;

@@ -4,7 +4,7 @@ import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
 import { planFor, type ControlDeps, type ServingPlan } from '../../shared/control/serving.ts';
 import type { Experiment, Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
-import type { ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
+import type { AuditEntry, Audited, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
 import { createContext } from '../../shared/domain/contexts.ts';
 import { createEndpoint } from '../../shared/domain/endpoints.ts';
@@ -136,9 +136,12 @@ describe('control records in one partition', () => {
 
   it("keeps a resource's audit trail newest first, paged, apart from other resources and tenants", async () => {
     const c = db.stores.console;
-    for (const action of ['create', 'update', 'delete'] as const) await c.appendAudit('aud', { at: 1, actor: 'abcd1234', action, resource: 'rules/1', before: null, after: { n: action } });
-    await c.appendAudit('aud', { at: 1, actor: null, action: 'create', resource: 'rules/2', before: null, after: null });
-    await c.appendAudit('aud-other', { at: 1, actor: null, action: 'create', resource: 'rules/1', before: null, after: null });
+    const entry = async (tenant: string, action: AuditEntry['action'], resource: string, actor: string | null, after: unknown): Promise<Audited> => ({
+      entry: { id: await c.auditId(tenant), at: 1, actor, action, resource, before: null, after },
+    });
+    for (const action of ['create', 'update', 'delete'] as const) await c.put('aud', 'rule', rule(1), await entry('aud', action, 'rules/1', 'abcd1234', { n: action }));
+    await c.put('aud', 'rule', rule(2), await entry('aud', 'create', 'rules/2', null, null));
+    await c.put('aud-other', 'rule', rule(1), await entry('aud-other', 'create', 'rules/1', null, null));
     const first = await c.auditPage('aud', 'rules/1', { limit: 2 });
     expect([first.rows.map((e) => e.action), first.hasMore]).toEqual([['delete', 'update'], true]);
     const rest = await c.auditPage('aud', 'rules/1', { limit: 2, before: first.rows[1]?.id });
@@ -514,38 +517,40 @@ describe('races between changes', () => {
     expect(trail[0]?.after).toEqual(await getRule(c, T, r.id));
   });
 
-  it("lists changes in the audit trail in the order they were written, whichever change's entry is stored first", async () => {
+  it('lists changes in the audit trail in the order they were written, whichever change took its entry id first', async () => {
     const c = db.stores.console;
     const T = 'race-audit';
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     const r = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1 });
-    // The first change's entry is stored late: the second change is written, and its entry stored, meanwhile.
+    // The first change is written late, its entry's id taken: the second change is written meanwhile.
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
-    let written = () => {};
-    const firstWritten = new Promise<void>((resolve) => (written = resolve));
+    let taken = () => {};
+    const firstTaken = new Promise<void>((resolve) => (taken = resolve));
+    let holds = true;
     const slow: ConsoleStore = {
       ...c,
-      async appendAudit(tenant, entry, id) {
-        if ((entry.after as { name?: string } | null)?.name === 'first') {
-          written();
+      async update(tenant, kind, id, set, expect, audited) {
+        if (holds && set.name === 'first') {
+          holds = false;
+          taken();
           await held;
         }
-        return c.appendAudit(tenant, entry, id);
+        return c.update(tenant, kind, id, set, expect, audited);
       },
     };
     const first = updateRule(slow, { tenant: T }, r.id, { name: 'first' });
-    await firstWritten;
+    await firstTaken;
     await updateRule(c, { tenant: T }, r.id, { name: 'second' });
     release();
     await first;
-    expect((await getRule(c, T, r.id)).name).toBe('second');
-    // Newest first: the second change, then the first (until 2026-12-02 the other way round, the
-    // newest entry's after naming 'first' while the rule was 'second').
+    expect((await getRule(c, T, r.id)).name).toBe('first');
+    // Newest first: the first change (written again on the rule as the second left it, under an
+    // id taken then), then the second.
     const trail = (await c.auditPage(T, `rules/${r.id}`, { limit: 10 })).rows;
     expect(trail.map((e) => [e.action, (e.before as { name?: string } | null)?.name ?? null, (e.after as { name?: string } | null)?.name])).toEqual([
-      ['update', 'first', 'second'],
-      ['update', 'r', 'first'],
+      ['update', 'second', 'first'],
+      ['update', 'r', 'second'],
       ['create', null, 'r'],
     ]);
   });

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceInputTypes, ServiceOutputTypes } from '@aws-sdk/lib-dynamodb';
+import type { Command } from '@smithy/types';
+import { createExperiment, createRule, createSegment, deleteRule, getRerank, getRule, putRerank, updateExperiment, updateRule } from '../../shared/control/records.ts';
+import type { TableRef } from '../../shared/data/client.ts';
+import { dynamoConsoleStore } from '../../shared/data/console.ts';
+import type { AuditEntry, ConsoleStore } from '../../shared/domain/console-records.ts';
+import { createContext } from '../../shared/domain/contexts.ts';
+import { createEndpoint } from '../../shared/domain/endpoints.ts';
+import { testTable, type TestTable } from '../helpers/table.ts';
+
+/*
+ * A control record's change and its audit entry are written in one transaction: a failure (or a
+ * crash) between the two lost the entry, and for good, as the change's retry finds nothing to
+ * change and writes no entry (until 2026-12-06).
+ */
+let db: TestTable;
+beforeAll(async () => {
+  db = await testTable();
+});
+afterAll(() => db.close());
+
+type AnyCommand = Command<ServiceInputTypes, ServiceInputTypes, ServiceOutputTypes, ServiceOutputTypes, unknown>;
+
+/** The console store over `table` whose next write of an audit entry fails, once, as a throttled write the SDK gave up retrying would. */
+function auditWriteFailingOnce(table: TableRef): ConsoleStore {
+  let failed = false;
+  const send = (command: AnyCommand) => {
+    if (!failed && JSON.stringify(command.input).includes('#AUDIT#')) {
+      failed = true;
+      return Promise.reject(Object.assign(new Error('Throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
+    }
+    return table.doc.send(command);
+  };
+  const doc = new Proxy(table.doc, { get: (target, prop, receiver) => (prop === 'send' ? send : Reflect.get(target, prop, receiver)) });
+  return dynamoConsoleStore({ ...table, doc });
+}
+
+const actions = (rows: AuditEntry[]) => rows.map((e) => e.action);
+
+describe("a control record's change and its audit entry", () => {
+  it('an update whose entry cannot be written is not written either; sent again, it writes both (one entry)', async () => {
+    const T = 'atomic-update';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const r = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1 });
+    await expect(updateRule(auditWriteFailingOnce(db.table), { tenant: T }, r.id, { boost: 3 })).rejects.toThrow('Throughput exceeded');
+    expect((await getRule(c, T, r.id)).boost).toBe(1);
+    expect(actions((await c.auditPage(T, `rules/${r.id}`, { limit: 10 })).rows)).toEqual(['create']);
+    // The PATCH sent again: a change (the rule still has the boost it had), and its entry.
+    await updateRule(c, { tenant: T, actor: 'abcd1234' }, r.id, { boost: 3 });
+    const trail = (await c.auditPage(T, `rules/${r.id}`, { limit: 10 })).rows;
+    expect(actions(trail)).toEqual(['update', 'create']);
+    expect(trail[0]).toMatchObject({ actor: 'abcd1234', before: { boost: 1 }, after: { boost: 3 } });
+  });
+
+  it('a create or a delete whose entry cannot be written is not done either; sent again, it is, with one entry', async () => {
+    const T = 'atomic-create-delete';
+    const c = db.stores.console;
+    const failing = auditWriteFailingOnce(db.table);
+    await expect(createSegment(failing, { tenant: T }, { name: 's', definition: { event_type: 'view', min_count: 1, within_days: 7 } })).rejects.toThrow('Throughput exceeded');
+    expect(await c.list(T, 'segment')).toEqual([]);
+    const s = await createSegment(c, { tenant: T }, { name: 's', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    expect(actions((await c.auditPage(T, `segments/${s.id}`, { limit: 10 })).rows)).toEqual(['create']);
+
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const r = await createRule(c, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1 });
+    await expect(deleteRule(auditWriteFailingOnce(db.table), { tenant: T }, r.id)).rejects.toThrow('Throughput exceeded');
+    expect(await c.get(T, 'rule', r.id)).toBeDefined();
+    await deleteRule(c, { tenant: T }, r.id);
+    expect(actions((await c.auditPage(T, `rules/${r.id}`, { limit: 10 })).rows)).toEqual(['delete', 'create']);
+  });
+
+  it("an experiment's start and a rerank PUT whose entries cannot be written are not written either; sent again, each is, with one entry", async () => {
+    const T = 'atomic-start-rerank';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    await createEndpoint(c, T, { endpoint_name: 'main', is_default: true });
+    const body = { name: 'e', context_id: ctx.id, attribution_window_seconds: 86_400, variants: [{ name: 'a', endpoint_name: 'main', traffic_percent: 100 }] };
+    const e = await createExperiment(c, { tenant: T }, body);
+    await expect(updateExperiment(auditWriteFailingOnce(db.table), { tenant: T }, e.id, { status: 'Running' })).rejects.toThrow('Throughput exceeded');
+    expect(await c.get(T, 'experiment', e.id)).toMatchObject({ status: 'Draft' });
+    expect((await updateExperiment(c, { tenant: T }, e.id, { status: 'Running' })).status).toBe('Running');
+    const trail = (await c.auditPage(T, `experiments/${e.id}`, { limit: 10 })).rows;
+    expect(trail.map((x) => [x.action, (x.after as { status?: string }).status])).toEqual([
+      ['update', 'Running'],
+      ['create', 'Draft'],
+    ]);
+
+    await expect(putRerank(auditWriteFailingOnce(db.table), { tenant: T }, ctx.id, { diversity: 0.3 })).rejects.toThrow('Throughput exceeded');
+    expect((await getRerank(c, T, ctx.id)).updated_at).toBeNull();
+    await putRerank(c, { tenant: T }, ctx.id, { diversity: 0.3 });
+    expect(actions((await c.auditPage(T, `rerank-controls/${ctx.id}`, { limit: 10 })).rows)).toEqual(['create']);
+  });
+
+  it("a write whose record's condition fails answers false (as without an entry) and writes no entry", async () => {
+    const T = 'atomic-conditions';
+    const c = db.stores.console;
+    const entry = async (resource: string): Promise<AuditEntry> => ({ id: await c.auditId(T), at: 1, actor: null, action: 'update', resource, before: null, after: null });
+    await c.put(T, 'rule', { id: 1, name: 'r', _rev: 1 });
+    expect(await c.update(T, 'rule', 1, { name: 'x', _rev: 3 }, { _rev: 2 }, { entry: await entry('rules/1') })).toBe(false);
+    expect(await c.remove(T, 'rule', 1, { _rev: 2 }, { kept: true, audited: { entry: await entry('rules/1') } })).toBe(false);
+    expect(await c.replace(T, 'rerank', { id: 1, context_id: 1, _rev: 1 }, { _rev: 1 }, { entry: await entry('rerank-controls/1') })).toBe(false);
+    expect(await c.get(T, 'rule', 1)).toEqual({ id: 1, name: 'r', _rev: 1 });
+    expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
+    expect((await c.auditPage(T, 'rerank-controls/1', { limit: 10 })).rows).toEqual([]);
+    // Once it holds: the record and its entry.
+    const last = await entry('rules/1');
+    expect(await c.update(T, 'rule', 1, { name: 'x', _rev: 2 }, { _rev: 1 }, { entry: last })).toBe(true);
+    expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([last]);
+    // A change undone takes its entry out with it.
+    expect(await c.update(T, 'rule', 1, { name: 'r', _rev: 3 }, { _rev: 2 }, { undoes: last })).toBe(true);
+    expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
+  });
+});
