@@ -518,6 +518,18 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
       // undid itself (another experiment Running), this one tries as a start of its own.
       if (b.status === 'Running' && was.status === 'Running' && was._starting) {
         const settled = await startSettled(c, who.tenant, id);
+        // Still marked past STARTING_SECONDS: that start's check stopped (a crash) before it ran.
+        // This one checks in its stead (until 2026-12-06 it answered 200 unchecked, with another
+        // experiment of the context Running beside it); one that finds another Running takes the
+        // unchecked start back, and tries again as a start of its own (409).
+        if (settled?.status === 'Running' && settled._starting) {
+          if (!(await runningBesides(c, who.tenant, settled)).length) {
+            await started(c, who.tenant, settled);
+            return { value: changed };
+          }
+          await takeBackStart(c, who, settled);
+          return { failure: busy('Experiment', id), retryable: true };
+        }
         if (settled && settled.status !== 'Draft') return { value: changed };
         // What this try wrote beside the status (a rename) keeps its audit entry, written with it.
         return { failure: busy('Experiment', id), retryable: true };
@@ -534,6 +546,22 @@ export async function updateExperiment(c: ControlPorts, who: Caller, id: number,
     }),
   );
   return shown(after);
+}
+
+/**
+ * A start whose check never ran (`updateExperiment`), found with another experiment of its context
+ * Running: a Draft again, as its check would have left it, with its own audit entry (the start's
+ * was written with it).
+ */
+async function takeBackStart(c: ControlPorts, who: Caller, unchecked: Stored<Experiment>): Promise<void> {
+  await withRetry<void>(RACES, async () => {
+    const cur = await c.get<Stored<Experiment>>(who.tenant, 'experiment', unchecked.id);
+    if (cur?.status !== 'Running' || !cur._starting || cur.started_at !== unchecked.started_at) return { value: undefined };
+    const back = { status: 'Draft' as const, started_at: null, _starting: null };
+    const entry = entryOf(who, await c.auditId(who.tenant), 'update', `experiments/${cur.id}`, shown(cur), shown({ ...cur, ...back }));
+    if (await c.update(who.tenant, 'experiment', cur.id, { ...back, _rev: cur._rev + 1 }, { _rev: cur._rev }, { entry })) return { value: undefined };
+    return { failure: busy('Experiment', cur.id), retryable: true };
+  });
 }
 
 /**

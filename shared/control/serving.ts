@@ -237,7 +237,10 @@ export async function planFor(
   // Not one whose start is still being checked (two started at once: one undoes itself, and until
   // 2026-12-05 requests served meanwhile could go to it), unless the check stopped (a crash) STARTING_SECONDS ago.
   const checking = (e: Experiment) => cfg.starting?.includes(e.id) === true && now - (e.started_at ?? 0) <= STARTING_SECONDS;
-  const running = opts.experiment === false ? undefined : cfg.experiments.find((e) => e.context_id === contextId && e.status === 'Running' && !checking(e));
+  // One whose check held before one still marked past it (its check stopped, so another may be
+  // Running beside it until a start sent again settles it: updateExperiment).
+  const runs = opts.experiment === false ? [] : cfg.experiments.filter((e) => e.context_id === contextId && e.status === 'Running' && !checking(e));
+  const running = runs.find((e) => cfg.starting?.includes(e.id) !== true) ?? runs[0];
   const assign = (e: Experiment, user: string): Assignment => {
     const { index, variant } = variantFor(e.id, user, e.variants);
     const a = { experiment: e, index, variant: variant.name, endpoint: variant.endpoint_name };

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { nowSeconds } from '../../shared/clock.ts';
 import { createRule, createSegment, createExperiment, deleteSegment, getSegment, updateExperiment, updateRule, updateSegment, getRule } from '../../shared/control/records.ts';
 import { refreshSegmentSizes } from '../../shared/control/segment-size.ts';
 import { planFor, type ControlDeps, type ServingPlan } from '../../shared/control/serving.ts';
-import type { Experiment, Segment } from '../../shared/control/types.ts';
+import { STARTING_SECONDS, type Experiment, type Segment } from '../../shared/control/types.ts';
 import { dynamoConsoleStore } from '../../shared/data/console.ts';
 import type { AuditEntry, Audited, ConsoleRecord, ConsoleStore } from '../../shared/domain/console-records.ts';
 import { dynamoSegmentEvents } from '../../shared/data/segment-events.ts';
@@ -409,6 +410,36 @@ describe('races between changes', () => {
     await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' });
     expect((await c.get<Experiment & ConsoleRecord & { _starting?: boolean | null }>(T, 'experiment', a.id))?._starting ?? null).toBeNull();
     await expect(updateExperiment(c, { tenant: T }, b.id, { status: 'Running' })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^Experiment ${a.id} is already Running`)) });
+  });
+
+  it('a start sent again after its first stopped before its check (a crash, STARTING_SECONDS ago) checks in its stead: taken back when another is Running, held when none is', async () => {
+    const c = db.stores.console;
+    const T = 'start-crashed';
+    const { a, b } = await twoDrafts(c, T);
+    // B started and held; A's start written, its check never run (the process died), long enough ago.
+    await updateExperiment(c, { tenant: T }, b.id, { status: 'Running' });
+    const crashed = async () => {
+      const cur = (await c.get<Experiment & ConsoleRecord & { _rev: number }>(T, 'experiment', a.id)) as Experiment & { _rev: number };
+      await c.update(T, 'experiment', a.id, { status: 'Running', started_at: nowSeconds() - STARTING_SECONDS - 5, _starting: true, _rev: cur._rev + 1 }, { _rev: cur._rev });
+    };
+    await crashed();
+    // Until 2026-12-06 this answered A Running, unchecked, beside B.
+    await expect(updateExperiment(c, { tenant: T }, a.id, { status: 'Running' })).rejects.toMatchObject({
+      code: 'experiment_running',
+      message: expect.stringMatching(new RegExp(`^Experiment ${b.id} is already Running`)),
+    });
+    expect((await c.controlConfig(T)).experiments.map((e) => [e.id, e.status, e.started_at])).toEqual([
+      [a.id, 'Draft', null],
+      [b.id, 'Running', expect.any(Number)],
+    ]);
+    // The trail says A was taken back.
+    const [back] = (await c.auditPage(T, `experiments/${a.id}`, { limit: 1 })).rows;
+    expect(back).toMatchObject({ action: 'update', before: { status: 'Running' }, after: { status: 'Draft' } });
+    // With B stopped, the same crashed start sent again holds: its mark cleared.
+    await updateExperiment(c, { tenant: T }, b.id, { status: 'Stopped' });
+    await crashed();
+    expect((await updateExperiment(c, { tenant: T }, a.id, { status: 'Running' })).status).toBe('Running');
+    expect((await c.get<ConsoleRecord & { _starting?: boolean | null }>(T, 'experiment', a.id))?._starting ?? null).toBeNull();
   });
 
   it('a start sent again while the first start of the same experiment is still being checked answers what that start comes to', async () => {

@@ -2,7 +2,7 @@ import { nowSeconds, setClock } from '../../shared/clock.ts';
 import { describe, expect, it } from 'vitest';
 import { FRESHNESS_HALF_LIFE_DAYS, inForce, matches, runPipeline, type Candidate } from '../../shared/control/pipeline.ts';
 import { afterFromPlan, CONTROL_CACHE_MS, decides, isMember, latestFromPlan, MISSING_CONTEXT_MS, planFor, SEGMENT_EVENTS, SEGMENT_FIRST_READ, type ControlDeps } from '../../shared/control/serving.ts';
-import type { ControlConfig, Rule, SegmentDefinition } from '../../shared/control/types.ts';
+import { STARTING_SECONDS, type ControlConfig, type Rule, type SegmentDefinition } from '../../shared/control/types.ts';
 import { planAndRecord, type ExposureStore } from '../../shared/control/exposures.ts';
 import type { RecentEvent } from '../../shared/domain/types.ts';
 import { NotFound } from '../../shared/domain/errors.ts';
@@ -503,6 +503,20 @@ describe('the plan of a context', () => {
     expect(b).toBeLessThan(130);
     expect(d.reads).toBe(1);
     expect((await planFor(d, t, 1, undefined, NOW)).assignment).toBeNull();
+  });
+
+  it('serves the Running experiment whose start held before one still marked as starting past STARTING_SECONDS (its check stopped: a crash)', async () => {
+    const exp = runningExperiment([
+      { name: 'a', endpoint_name: 'main', traffic_percent: 50 },
+      { name: 'b', endpoint_name: 'next', traffic_percent: 50 },
+    ]);
+    const unchecked = { ...exp, id: 4, started_at: NOW - STARTING_SECONDS - 5 };
+    // Listed first, as the older experiment is.
+    const p = await planFor(deps(config({ experiments: [unchecked, exp], starting: [4] })), `held-${Math.random()}`, 1, 'u1', NOW);
+    expect(p.assignment?.experiment.id).toBe(5);
+    // Alone, it is served (taken as held: its check will not come).
+    const alone = await planFor(deps(config({ experiments: [unchecked], starting: [4] })), `alone-${Math.random()}`, 1, 'u1', NOW);
+    expect(alone.assignment?.experiment.id).toBe(4);
   });
 
   it("serves the context's own rerank controls, each replaced by the Running variant's where it sets one; a request bypassing the experiment keeps the context's", async () => {
