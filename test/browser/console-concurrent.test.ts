@@ -271,3 +271,112 @@ describe('a time of 0', () => {
     expect(problems).toEqual([]);
   });
 });
+
+// Found by a review of the edit forms (2026-12-06): a form's title and its accessible name kept the
+// name the record had as the form opened, after the list, read again, showed it renamed.
+describe('an edit form open while its record is renamed elsewhere', () => {
+  /**
+   * Opens the Edit form of `was` on `link`'s page, renames the record through the API, and has the
+   * list read again by adding a record with the page's New form (`add`); the form's title then
+   * names the record as it is now, and a status says its fields show it as it was.
+   */
+  async function renamedWhileOpen(o: {
+    link: string;
+    was: string;
+    now: string;
+    form: (name: string) => string;
+    title?: (name: string) => string;
+    rename: () => Promise<number>;
+    add: () => Promise<void>;
+  }) {
+    await go(page, 'Overview', 'Overview');
+    await go(page, o.link, o.link);
+    await page.getByRole('button', { name: `Edit ${o.was}` }).click();
+    await visible(page.getByRole('form', { name: o.form(o.was), exact: true }));
+    expect(await o.rename()).toBe(200);
+    await o.add();
+    // Was the name it opened with, in the form's name and the title of the card holding it.
+    const form = page.getByRole('form', { name: o.form(o.now), exact: true });
+    await visible(form);
+    if (o.title) await visible(page.getByRole('region', { name: o.title(o.now) }));
+    await visible(page.getByRole('status').filter({ hasText: `since this form opened: it was ${o.was}, as the form still shows.` }));
+    expect(await page.getByRole('form', { name: o.form(o.was), exact: true }).count()).toBe(0);
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => form.count()).toBe(0);
+    expect(problems).toEqual([]);
+  }
+
+  it('Rules', async () => {
+    const id = await created('/api/rules', { name: 'lamps first', context_id: contextId, conditions: [], boost: 2 });
+    await renamedWhileOpen({
+      link: 'Rules',
+      was: 'lamps first',
+      now: 'lamps lifted',
+      form: (name) => `Edit rule ${name}`,
+      title: (name) => `Edit rule ${name} (#${id})`,
+      rename: async () => (await t.demo.platform('PATCH', `/api/rules/${id}`, { name: 'lamps lifted' })).status,
+      add: async () => {
+        const create = page.getByRole('form', { name: 'New rule' });
+        await create.getByLabel('Rule name').fill('tents last');
+        await create.getByLabel('Condition value').fill('tents');
+        await create.getByRole('button', { name: 'Create rule' }).click();
+        await visible(page.getByRole('cell', { name: 'tents last', exact: true }));
+      },
+    });
+  });
+
+  it('Segments', async () => {
+    const id = await created('/api/segments', { name: 'browsers', description: '', definition: { event_type: 'view', min_count: 1, within_days: 7 } });
+    await renamedWhileOpen({
+      link: 'Segments',
+      was: 'browsers',
+      now: 'lookers',
+      form: (name) => `Edit segment ${name}`,
+      title: (name) => `Edit segment ${name} (#${id})`,
+      rename: async () => (await t.demo.platform('PATCH', `/api/segments/${id}`, { name: 'lookers' })).status,
+      add: async () => {
+        const create = page.getByRole('form', { name: 'New segment' });
+        await create.getByLabel('Segment name').fill('buyers');
+        await create.getByRole('button', { name: 'Create segment' }).click();
+        await visible(page.getByRole('cell', { name: 'buyers', exact: true }));
+      },
+    });
+  });
+
+  // A synonym set has no name: its phrases name it, and its card's title its id alone.
+  it('Synonyms', async () => {
+    const id = await created('/api/synonyms', { type: 'one_way', input: 'parka', synonyms: ['jacket', 'coat'] });
+    await renamedWhileOpen({
+      link: 'Synonyms & analytics',
+      was: 'parka → jacket, coat',
+      now: 'parka → jacket, coat, anorak',
+      form: (name) => `Edit synonym set ${name}`,
+      rename: async () => (await t.demo.platform('PATCH', `/api/synonyms/${id}`, { synonyms: ['jacket', 'coat', 'anorak'] })).status,
+      add: async () => {
+        const create = page.getByRole('form', { name: 'New synonym set' });
+        await create.getByLabel('Phrases').fill('tent, shelter');
+        await create.getByRole('button', { name: 'Add synonyms' }).click();
+        await visible(page.getByRole('cell', { name: 'tent = shelter', exact: true }));
+      },
+    });
+  });
+
+  // The Draft's card and form followed its name already: the status says what the form still shows.
+  it('Experiments', async () => {
+    const id = await created('/api/experiments', halves('red vs blue', contextId));
+    await renamedWhileOpen({
+      link: 'Experiments',
+      was: 'red vs blue',
+      now: 'red vs green',
+      form: (name) => `Edit experiment ${name}`,
+      title: (name) => `${name} · context #${contextId} · Draft`,
+      rename: async () => (await t.demo.platform('PATCH', `/api/experiments/${id}`, { name: 'red vs green' })).status,
+      add: async () => {
+        const create = page.getByRole('form', { name: 'New experiment' });
+        await create.getByLabel('Experiment name').fill('one more');
+        await create.getByRole('button', { name: 'Create experiment' }).click();
+        await visible(page.getByRole('button', { name: 'Edit one more' }));
+      },
+    });
+  });
+});

@@ -3,7 +3,7 @@ import { api, listAll, listPage, type Endpoint, type Experiment, type Segment } 
 import { IntervalBar } from '../charts.tsx';
 import { ActionButton, Form, CancelButton } from '../table.tsx';
 import { BusyButton, Card, Empty, Field, Loading, PageHeader, Problem, Select, num, thenReload, useAction, useLoad, usePages } from '../ui.tsx';
-import { ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useEditing, useSegments } from './common.tsx';
+import { ChangedSince, ContextPicker, audience, useChosenContext, isAdmin, NoContexts, useContexts, useEditing, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(x * 100).toFixed(2)}%`);
@@ -201,7 +201,11 @@ export function Experiments({ session }: PageProps) {
             <p className="muted">For {audience(x.segment_id, segments.data?.data)}.</p>
             <Results e={x} />
             {admin && x.status === 'Draft' && edits.editing?.id === x.id ? (
-              <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
+              <>
+                {/* The Draft as it opened (`edits.editing`) against it as read since (`x`, whose name the card's title and the form's label say). */}
+                <ChangedSince was={edits.editing.name} now={x.name} />
+                <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
+              </>
             ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}
             {/* Shown while its form is open too: the focus goes back to it as the form closes (it fell to the page's start with the button). */}

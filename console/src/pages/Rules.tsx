@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listPage, type Rule, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, usePages, when } from '../ui.tsx';
-import { ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useEditing, useSegments } from './common.tsx';
+import { ChangedSince, ContextPicker, audience, useChosenContext, NewContext, isAdmin, parseValue, useContexts, useEditing, useSegments } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 const OPS = ['eq', 'neq', 'in', 'gte', 'lte', 'exists'];
@@ -151,6 +151,7 @@ export function Rules({ session }: PageProps) {
   const rules = usePages((after) => (ctx ? listPage<Rule>('/api/rules', after, { contextId: ctx }) : Promise.resolve(undefined)), [ctx]);
   const edits = useEditing<Rule>();
   const { editing } = edits;
+  const now = edits.now(rules.rows);
   const a = useAction();
   const admin = isAdmin(session.role);
 
@@ -239,10 +240,11 @@ export function Rules({ session }: PageProps) {
         />
       </Card>
       {/* Of the context shown only: one chosen by the address (the navigation's Rules link, Back) leaves the picker's onChange out. */}
-      {admin && editing && String(editing.context_id) === ctx ? (
+      {admin && editing && now && String(editing.context_id) === ctx ? (
         // Keyed by the rule: another rule's Edit starts from that rule's fields.
-        <Card title={`Edit rule ${editing.name} (#${editing.id})`}>
-          <RuleForm key={editing.id} rule={editing} segments={segmentList} label={`Edit rule ${editing.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+        <Card title={`Edit rule ${now.name} (#${editing.id})`}>
+          <ChangedSince was={editing.name} now={now.name} />
+          <RuleForm key={editing.id} rule={editing} segments={segmentList} label={`Edit rule ${now.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin && ctx ? (

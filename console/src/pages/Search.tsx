@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listAll, listPage, qs, type EventType, type SearchAnalytics, type SynonymSet } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, Select, thenReload, useAction, useLoad, usePages, when } from '../ui.tsx';
-import { isAdmin, useEditing } from './common.tsx';
+import { ChangedSince, isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 /** The search settings a merchandiser tunes without a rebuild: synonym sets, and what people searched. */
@@ -91,6 +91,7 @@ function Synonyms({ admin }: { admin: boolean }) {
   const list = usePages((after) => listPage<SynonymSet>('/api/synonyms', after), []);
   const edits = useEditing<SynonymSet>();
   const { editing } = edits;
+  const now = edits.now(list.rows);
   const a = useAction();
   const create = async (fields: SynonymFields, done: () => void) => {
     await api('POST', '/api/synonyms', fields);
@@ -134,10 +135,11 @@ function Synonyms({ admin }: { admin: boolean }) {
           more={list.more}
         />
       </Card>
-      {admin && editing ? (
+      {admin && editing && now ? (
         // Keyed by the set: another set's Edit starts from that set's fields.
         <Card title={`Edit synonym set #${editing.id}`}>
-          <SynonymForm key={editing.id} set={editing} label={`Edit synonym set ${label(editing)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+          <ChangedSince was={label(editing)} now={label(now)} what="Changed" />
+          <SynonymForm key={editing.id} set={editing} label={`Edit synonym set ${label(now)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin ? (

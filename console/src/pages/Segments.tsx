@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, listPage, type Segment } from '../api.ts';
 import { DataTable, Form, RowButton, CancelButton } from '../table.tsx';
 import { Card, Field, PageHeader, Problem, thenReload, useAction, usePages, when } from '../ui.tsx';
-import { isAdmin, useEditing } from './common.tsx';
+import { ChangedSince, isAdmin, useEditing } from './common.tsx';
 import type { PageProps } from './index.tsx';
 
 type Leaf = { event_type: string; min_count: number; within_days: number };
@@ -68,6 +68,7 @@ export function Segments({ session }: PageProps) {
   const segments = usePages((after) => listPage<Segment>('/api/segments', after), []);
   const edits = useEditing<Segment>();
   const { editing } = edits;
+  const now = edits.now(segments.rows);
   const a = useAction();
   const create = async (fields: SegmentFields, done: () => void) => {
     await api('POST', '/api/segments', fields);
@@ -118,10 +119,11 @@ export function Segments({ session }: PageProps) {
           ]}
         />
       </Card>
-      {admin && editing ? (
+      {admin && editing && now ? (
         // Keyed by the segment: another segment's Edit starts from that segment's fields.
-        <Card title={`Edit segment ${editing.name} (#${editing.id})`}>
-          <SegmentForm key={editing.id} segment={editing} label={`Edit segment ${editing.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+        <Card title={`Edit segment ${now.name} (#${editing.id})`}>
+          <ChangedSince was={editing.name} now={now.name} />
+          <SegmentForm key={editing.id} segment={editing} label={`Edit segment ${now.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin ? (

@@ -130,8 +130,11 @@ export function parseValue(op: string, raw: string): unknown {
 /**
  * A list's record edited in place: which one (opened by its Edit button; the form takes the
  * focus), closed by Cancel or a save that went through (the focus back to that Edit button),
- * forgotten when the record is deleted. `save` sends the form's changed fields with `send`, and
- * nothing when none changed (an empty PATCH is 400); a refused one throws, the form left open.
+ * forgotten when the record is deleted. `editing` is the record as the form opened with it, which
+ * its changes are against; `now(rows)` the record as the list read since shows it (renamed
+ * elsewhere meanwhile, say), which the form's title names. `save` sends the form's changed fields
+ * with `send`, and nothing when none changed (an empty PATCH is 400); a refused one throws, the
+ * form left open.
  */
 export function useEditing<T extends { id: number }>() {
   const [editing, setEditing] = useState<T | undefined>();
@@ -147,6 +150,7 @@ export function useEditing<T extends { id: number }>() {
       setEditing(row);
     },
     close,
+    now: (rows: readonly T[] | undefined): T | undefined => editing && (rows?.find((r) => r.id === editing.id) ?? editing),
     /** Closed without giving the focus back (another context chosen, the record deleted). */
     forget: (id?: number) => setEditing((e) => (id === undefined || e?.id === id ? undefined : e)),
     save: async (fields: object, send: () => Promise<unknown>) => {
@@ -154,4 +158,22 @@ export function useEditing<T extends { id: number }>() {
       close();
     },
   };
+}
+
+/**
+ * Above an edit form whose record was renamed since it opened (in another tab, by an API key; the
+ * list read again): the form's title names the record as it is now (until 2026-12-06 it kept the
+ * name it opened with), and this says that its fields still show the record as it was. Said by
+ * screen readers as it appears (a status).
+ */
+export function ChangedSince({ was, now, what = 'Renamed' }: { was: string; now: string; what?: string }) {
+  return (
+    <div role="status">
+      {was === now ? null : (
+        <p className="notice">
+          {what} since this form opened: it was {was}, as the form still shows. A save sends only what is changed here.
+        </p>
+      )}
+    </div>
+  );
 }
