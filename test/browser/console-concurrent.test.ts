@@ -286,6 +286,8 @@ describe('an edit form open while its record is renamed elsewhere', () => {
     now: string;
     form: (name: string) => string;
     title?: (name: string) => string;
+    /** The field that shows the name, and what it shows of the record renamed. */
+    field: [string, string];
     rename: () => Promise<number>;
     add: () => Promise<void>;
   }) {
@@ -301,6 +303,13 @@ describe('an edit form open while its record is renamed elsewhere', () => {
     if (o.title) await visible(page.getByRole('region', { name: o.title(o.now) }));
     await visible(page.getByRole('status').filter({ hasText: `since this form opened: it was ${o.was}, as the form still shows.` }));
     expect(await page.getByRole('form', { name: o.form(o.was), exact: true }).count()).toBe(0);
+    // Its Edit pressed again starts from the record as it is now, the focus in the form: was the form
+    // as it stood, its fields as opened, the status gone, and (but for a Draft's) its changes then
+    // against the record renamed: a save sent the old name back over the new one.
+    await page.getByRole('button', { name: `Edit ${o.now}` }).click();
+    await expect.poll(() => form.getByLabel(o.field[0], { exact: true }).inputValue()).toBe(o.field[1]);
+    await expect.poll(() => form.evaluate((f) => f.matches(':focus-within'))).toBe(true);
+    expect(await page.getByRole('status').filter({ hasText: 'since this form opened' }).count()).toBe(0);
     await form.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => form.count()).toBe(0);
     expect(problems).toEqual([]);
@@ -314,6 +323,7 @@ describe('an edit form open while its record is renamed elsewhere', () => {
       now: 'lamps lifted',
       form: (name) => `Edit rule ${name}`,
       title: (name) => `Edit rule ${name} (#${id})`,
+      field: ['Rule name', 'lamps lifted'],
       rename: async () => (await t.demo.platform('PATCH', `/api/rules/${id}`, { name: 'lamps lifted' })).status,
       add: async () => {
         const create = page.getByRole('form', { name: 'New rule' });
@@ -333,6 +343,7 @@ describe('an edit form open while its record is renamed elsewhere', () => {
       now: 'lookers',
       form: (name) => `Edit segment ${name}`,
       title: (name) => `Edit segment ${name} (#${id})`,
+      field: ['Segment name', 'lookers'],
       rename: async () => (await t.demo.platform('PATCH', `/api/segments/${id}`, { name: 'lookers' })).status,
       add: async () => {
         const create = page.getByRole('form', { name: 'New segment' });
@@ -351,6 +362,7 @@ describe('an edit form open while its record is renamed elsewhere', () => {
       was: 'parka → jacket, coat',
       now: 'parka → jacket, coat, anorak',
       form: (name) => `Edit synonym set ${name}`,
+      field: ['Phrases', 'jacket, coat, anorak'],
       rename: async () => (await t.demo.platform('PATCH', `/api/synonyms/${id}`, { synonyms: ['jacket', 'coat', 'anorak'] })).status,
       add: async () => {
         const create = page.getByRole('form', { name: 'New synonym set' });
@@ -370,6 +382,7 @@ describe('an edit form open while its record is renamed elsewhere', () => {
       now: 'red vs green',
       form: (name) => `Edit experiment ${name}`,
       title: (name) => `${name} · context #${contextId} · Draft`,
+      field: ['Experiment name', 'red vs green'],
       rename: async () => (await t.demo.platform('PATCH', `/api/experiments/${id}`, { name: 'red vs green' })).status,
       add: async () => {
         const create = page.getByRole('form', { name: 'New experiment' });

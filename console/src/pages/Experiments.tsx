@@ -204,7 +204,7 @@ export function Experiments({ session }: PageProps) {
               <>
                 {/* The Draft as it opened (`edits.editing`) against it as read since (`x`, whose name the card's title and the form's label say). */}
                 <ChangedSince was={edits.editing.name} now={x.name} />
-                <DraftForm e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
+                <DraftForm key={edits.key} e={x} segments={segments.data?.data ?? []} endpoints={eps} onSave={(fields) => update(x, fields)} onCancel={edits.close} />
               </>
             ) : null}
             {admin && x.status === 'Draft' ? <ActionButton onClick={() => setStatus(x, 'Running')}>Start {x.name}</ActionButton> : null}

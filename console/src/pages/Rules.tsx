@@ -241,10 +241,10 @@ export function Rules({ session }: PageProps) {
       </Card>
       {/* Of the context shown only: one chosen by the address (the navigation's Rules link, Back) leaves the picker's onChange out. */}
       {admin && editing && now && String(editing.context_id) === ctx ? (
-        // Keyed by the rule: another rule's Edit starts from that rule's fields.
+        // Keyed by its opening: each Edit starts from that rule's fields as listed.
         <Card title={`Edit rule ${now.name} (#${editing.id})`}>
           <ChangedSince was={editing.name} now={now.name} />
-          <RuleForm key={editing.id} rule={editing} segments={segmentList} label={`Edit rule ${now.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+          <RuleForm key={edits.key} rule={editing} segments={segmentList} label={`Edit rule ${now.name}`} submit="Save rule" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin && ctx ? (

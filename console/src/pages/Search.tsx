@@ -136,10 +136,10 @@ function Synonyms({ admin }: { admin: boolean }) {
         />
       </Card>
       {admin && editing && now ? (
-        // Keyed by the set: another set's Edit starts from that set's fields.
+        // Keyed by its opening: each Edit starts from that set's fields as listed.
         <Card title={`Edit synonym set #${editing.id}`}>
           <ChangedSince was={label(editing)} now={label(now)} what="Changed" />
-          <SynonymForm key={editing.id} set={editing} label={`Edit synonym set ${label(now)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+          <SynonymForm key={edits.key} set={editing} label={`Edit synonym set ${label(now)}`} submit="Save synonyms" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin ? (

@@ -120,10 +120,10 @@ export function Segments({ session }: PageProps) {
         />
       </Card>
       {admin && editing && now ? (
-        // Keyed by the segment: another segment's Edit starts from that segment's fields.
+        // Keyed by its opening: each Edit starts from that segment's fields as listed.
         <Card title={`Edit segment ${now.name} (#${editing.id})`}>
           <ChangedSince was={editing.name} now={now.name} />
-          <SegmentForm key={editing.id} segment={editing} label={`Edit segment ${now.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
+          <SegmentForm key={edits.key} segment={editing} label={`Edit segment ${now.name}`} submit="Save segment" onSave={(fields) => update(editing, fields)} onCancel={edits.close} />
         </Card>
       ) : null}
       {admin ? (

@@ -138,6 +138,10 @@ export function parseValue(op: string, raw: string): unknown {
  */
 export function useEditing<T extends { id: number }>() {
   const [editing, setEditing] = useState<T | undefined>();
+  // Each opening's own form, keyed by it: Edit pressed again on the record open starts from the record
+  // as listed now, as another record's does (it kept its fields as opened, and a save, against the
+  // record renamed, sent the old name back over the new one).
+  const [opened, setOpened] = useState(0);
   const focus = useReturnFocus();
   const close = () => {
     setEditing(undefined);
@@ -145,9 +149,12 @@ export function useEditing<T extends { id: number }>() {
   };
   return {
     editing,
+    /** The key of the open form. */
+    key: opened,
     open: (row: T) => {
       focus.opened();
       setEditing(row);
+      setOpened((n) => n + 1);
     },
     close,
     now: (rows: readonly T[] | undefined): T | undefined => editing && (rows?.find((r) => r.id === editing.id) ?? editing),
