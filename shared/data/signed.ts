@@ -55,7 +55,7 @@ export interface SignedRequestHandler {
   handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }>;
 }
 
-/** Error codes worth another attempt (the SDK's throttling and transient classes for DynamoDB). */
+/** Error codes worth another attempt (the SDK's throttling and transient classes for DynamoDB, and a transaction's conflict). */
 const RETRYABLE = new Set([
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
@@ -64,6 +64,9 @@ const RETRYABLE = new Set([
   'TooManyRequestsException',
   'LimitExceededException',
   'TransactionInProgressException',
+  // A write of an item that an ongoing TransactWriteItems holds (a control record's change and its
+  // audit entry: shared/data/console.ts): sent again, it finds the transaction done.
+  'TransactionConflictException',
   'InternalServerError',
   'RequestTimeout',
 ]);

@@ -165,6 +165,26 @@ describe("the serving path's writes as plain signed requests", () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('retries a write that met an ongoing transaction on its item (TransactionConflictException), as it would the throttle', async () => {
+    // A control record's change is written in one TransactWriteItems with its audit entry
+    // (shared/data/console.ts); a plain UpdateItem of that record meanwhile (a segment's deletion
+    // mark, an experiment's start cleared, a size estimate) is refused by DynamoDB with this
+    // exception, which neither the SDK nor a condition check takes as retryable: it was a 500.
+    const { calls } = clientFor();
+    const conflict = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException', message: 'Transaction is ongoing for the item' } };
+    script = [conflict, { status: 200, body: { Attributes: { n: { N: '1' } } } }];
+    const input = {
+      TableName: 't',
+      Key: { pk: { S: 'a' } },
+      UpdateExpression: 'SET #n = :n',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':n': { N: '1' } },
+      ReturnValues: 'ALL_NEW' as const,
+    };
+    expect((await calls.updateItem(input)).Attributes).toEqual({ n: { N: '1' } });
+    expect(seen).toHaveLength(2);
+  });
+
   it('stops at an aborted signal instead of retrying', async () => {
     const { calls } = clientFor();
     const stop = new AbortController();
