@@ -361,6 +361,28 @@ describe('pages of a list while items are created', () => {
     expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
   });
 
+  it("nor repeats the cursor's item when it is changed since and now ranks just below the hit before it: the next page goes on after that one, leaving the item out", async () => {
+    const T = 'last-weaker-between-pages';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `${mode}-weaker` };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      // The first page's last hit, made a weaker match since (one word more: as long as the next
+      // hit, it scores as that one does, before it by its id): the next page goes on after the hit
+      // before it, where the item now ranks first; served on the first page, it is left out.
+      const last = first.data[2] as { id: string; description: string };
+      await deps.items.update(T, Number(last.id), { description: `sturdy ${last.description}` }, nowSeconds());
+      expect(
+        (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id)),
+        mode,
+      ).toEqual(all);
+      expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
+      // Back as it was, for the next mode.
+      await deps.items.update(T, Number(last.id), { description: last.description }, nowSeconds());
+    }
+  });
+
   it("nor when the cursor's item is edited again in the second of the version the first page ranked (updated_at counts whole seconds): the next page goes on after the score the first page gave it", async () => {
     const T = 'edited-same-second';
     const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
