@@ -85,7 +85,14 @@ function parse(store, data) {
   });
 }
 
-function transact(store, data, done) {
+function transact(store, data, answer) {
+  // Answered once: each write's table is looked up, and two naming a missing one both fail.
+  let answered = false;
+  const done = (err, out) => {
+    if (answered) return;
+    answered = true;
+    answer(err, out);
+  };
   let writes;
   try {
     writes = parse(store, data);
@@ -96,7 +103,6 @@ function transact(store, data, done) {
   const tables = new Map();
   for (const w of writes) {
     store.getTable(w.data.TableName, (err, table) => {
-      if (err) pending = -1;
       if (err) return done(err);
       tables.set(w.data.TableName, table);
       if (--pending === 0) locked(store, writes, tables, done);
@@ -108,6 +114,9 @@ function transact(store, data, done) {
 function locked(store, writes, tables, done) {
   for (const w of writes) {
     const table = tables.get(w.data.TableName);
+    // The key checked as dynalite's own action checks it before it makes the key (createKey throws on a missing part).
+    const invalid = w.kind === 'Put' ? db.validateItem(w.data.Item, table) : db.validateKey(w.data.Key, table);
+    if (invalid) return done(invalid);
     w.itemDb = store.getItemDb(table.TableName);
     w.key = db.createKey(w.kind === 'Put' ? w.data.Item : w.data.Key, table);
     w.table = table;

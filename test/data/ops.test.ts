@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { countUpTo, getRow, queryPage, queryUpTo } from '../../shared/data/ops.ts';
+import { countUpTo, getRow, queryPage, queryUpTo, transact } from '../../shared/data/ops.ts';
 import { dynamoPassCursor } from '../../shared/data/pass-cursor.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
@@ -54,5 +54,20 @@ describe("the maintenance pass's cursor (one row)", () => {
     await cursor.set('acme');
     await cursor.set('globex');
     expect(await cursor.get()).toBe('globex');
+  });
+});
+
+describe('a transaction refused before it writes (TransactWriteItems)', () => {
+  it("answers DynamoDB's error for writes naming a missing table, or an item without its key, and the store answers on", async () => {
+    // dynalite's answer (local/dynalite-transactions.mjs) answered twice when two writes named a
+    // missing table, and made the key of an item that had none: each threw in the server, which
+    // took this process down.
+    const missing = { ...db.table, tableName: `${db.table.tableName}-missing` };
+    await expect(transact(missing, [{ put: { pk: 'T', sk: 'a' } }, { put: { pk: 'T', sk: 'b' } }])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(transact(db.table, [{ put: { pk: 'T', sk: 'c' } }, { put: { pk: 'T' } }])).rejects.toMatchObject({ name: 'ValidationException' });
+    await expect(transact(db.table, [{ remove: { pk: 'T' } }])).rejects.toMatchObject({ name: 'ValidationException' });
+    expect(await getRow(db.table, { pk: 'T', sk: 'c' }, { consistent: true })).toBeUndefined();
+    await transact(db.table, [{ put: { pk: 'T', sk: 'c', n: 1 } }, { put: { pk: 'T', sk: 'd', n: 2 } }]);
+    expect(await getRow(db.table, { pk: 'T', sk: 'd' }, { consistent: true })).toEqual({ pk: 'T', sk: 'd', n: 2 });
   });
 });
