@@ -350,7 +350,8 @@ describe('pages of a list while items are created', () => {
       expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
     }
     // The cursor's item made the best match since (its name as long as it was: the statistics
-    // stay): the next page goes on after the score the first page gave it, not after its new one.
+    // stay): the next page goes on after the hit before it (both changed: the test below), not
+    // after the item's new score.
     const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'changed' };
     const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
     const first = await runSearch(deps, T, req);
@@ -381,6 +382,20 @@ describe('pages of a list while items are created', () => {
       // Back as it was, for the next mode.
       await deps.items.update(T, Number(last.id), { description: last.description }, nowSeconds());
     }
+  });
+
+  it("nor when both the cursor's item and the hit before it are changed since: the next page goes on after the score the first page gave the item", async () => {
+    const T = 'both-changed-between-pages';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'both-changed' };
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    // The page's last two hits made the best matches since (their names as long as they were: the
+    // statistics stay): neither can be gone on from where it scores now.
+    const [, before, last] = first.data as { id: string; name: string }[];
+    for (const hit of [before, last]) await deps.items.update(T, Number(hit?.id), { name: hit?.name.replace('Camping', 'Tent') }, nowSeconds());
+    expect(new Set((await runSearch(deps, T, req)).data.slice(0, 2).map((h) => String(h.id)))).toEqual(new Set([before?.id, last?.id]));
+    expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
   });
 
   it("nor when the cursor's item is edited again in the second of the version the first page ranked (updated_at counts whole seconds): the next page goes on after the score the first page gave it", async () => {
