@@ -63,6 +63,16 @@ describe('control plane', () => {
     expect(tableActionsOf('platform/segments/update')).not.toContain('dynamodb:DeleteItem');
   });
 
+  it("grants each change's TransactWriteItems its writes (IAM checks each as its own action): the record and its audit entry, and the entry taken out with a change taken back", () => {
+    // Every change writes its record (PutItem, or UpdateItem on its revision) with its audit entry (PutItem).
+    for (const m of ['rules/create', 'rules/update', 'rules/delete', 'segments/create', 'segments/update', 'segments/delete', 'experiments/create', 'experiments/update', 'rerank/put'])
+      expect(tableActionsOf(`platform/${m}`), m).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
+    // A create or a PATCH taken back after its write (a segment deleted meanwhile, another experiment
+    // Running) deletes its entry in the transaction that puts the record back (DeleteItem): without
+    // it DynamoDB refuses the whole transaction, and the start stays Running beside the other.
+    for (const m of ['rules/create', 'rules/update', 'experiments/create', 'experiments/update']) expect(tableActionsOf(`platform/${m}`), m).toContain('dynamodb:DeleteItem');
+  });
+
   it('lets the maintenance pass store segment size estimates, start scheduled runs, end runs whose task stopped and sweep ended erasures', () => {
     // UpdateItem: segment estimates, a template's claimed due time, an interrupted run's ending;
     // PutItem and BatchWriteItem: the scheduled run's job record and its log lines
