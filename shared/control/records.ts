@@ -168,7 +168,11 @@ async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec
   if (!cap) await c.put(tenant, kind, rec, { entry });
   else if (!(await c.create(tenant, kind, rec, cap.n, { entry }))) throw tooMany(cap);
   if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
-    await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } });
+    // Until it holds: a removal that met a write of the record under way (false) left the record
+    // stored behind the 404 (until 2026-12-06).
+    await withRetry<void>(RACES, async () =>
+      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) ? { value: undefined } : { failure: busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, rec.id), retryable: true },
+    );
     throw notFound('segment', rec.segment_id);
   }
 }

@@ -39,6 +39,33 @@ function auditWriteFailingOnce(table: TableRef): ConsoleStore {
 const actions = (rows: AuditEntry[]) => rows.map((e) => e.action);
 
 describe("a control record's change and its audit entry", () => {
+  it('a rule created naming a segment that went meanwhile is taken back (404) even when its first removal meets another write (false): neither the rule nor its entry stays', async () => {
+    const T = 'take-back-retried';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    // The segment read as there when the rule names it, gone when read again after the rule's write;
+    // the rule's first removal refused (a transaction on it under way).
+    let segmentReads = 0;
+    let refused = false;
+    const racing = new Proxy(c, {
+      get: (target, prop, receiver) => {
+        if (prop === 'get') return (tenant: string, kind: string, id: number) => (kind === 'segment' && ++segmentReads > 1 ? Promise.resolve(undefined) : target.get(tenant, kind as 'segment', id));
+        if (prop === 'remove')
+          return (...args: Parameters<ConsoleStore['remove']>) => {
+            if (refused) return target.remove(...args);
+            refused = true;
+            return Promise.resolve(false);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(refused).toBe(true);
+    expect(await c.list(T, 'rule')).toEqual([]);
+    expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
+  });
+
   it('an update whose entry cannot be written is not written either; sent again, it writes both (one entry)', async () => {
     const T = 'atomic-update';
     const c = db.stores.console;
