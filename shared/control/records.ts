@@ -78,6 +78,8 @@ export const MAX_SEGMENTS = 100;
 const notFound = (what: string, id: number) => new NotFound(`${what}_not_found`, `No ${what} ${id}.`);
 const badState = (message: string) => new PreconditionFailed(message);
 const busy = (what: string, id: number) => new Conflict('changed_meanwhile', `${what} ${id} kept changing meanwhile; retry.`);
+/** `busy` naming a record by its kind ("Rule 3"). */
+const busyRecord = (kind: ConsoleKind, id: number) => busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, id);
 
 /** A record as shown: without bookkeeping fields. */
 function shown<T extends object>(rec: T): T {
@@ -171,7 +173,7 @@ async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec
     // Until it holds: a removal that met a write of the record under way (false) left the record
     // stored behind the 404 (until 2026-12-06).
     await withRetry<void>(RACES, async () =>
-      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) ? { value: undefined } : { failure: busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, rec.id), retryable: true },
+      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) ? { value: undefined } : { failure: busyRecord(kind, rec.id), retryable: true },
     );
     throw notFound('segment', rec.segment_id);
   }
@@ -234,7 +236,7 @@ async function undo<T extends object>(c: ControlPorts, tenant: string, kind: Con
     for (const k of Object.keys(wrote)) if (k !== '_rev' && !same(wrote[k], was[k]) && same(now[k], wrote[k])) back[k] = was[k] ?? null;
     if (!Object.keys(back).length) return { value: undefined };
     if (await c.update(tenant, kind, id, { ...back, _rev: cur._rev + 1 }, { _rev: cur._rev }, entry && { undoes: entry })) return { value: undefined };
-    return { failure: busy(`${kind[0]?.toUpperCase()}${kind.slice(1)}`, id), retryable: true };
+    return { failure: busyRecord(kind, id), retryable: true };
   });
 }
 
