@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException, type Att
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { outsideDeadline } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
+import { onlyForNow } from './busy.ts';
 import type { TableRef } from './client.ts';
 import type { QueryInput } from './entity.ts';
 import { Expr, type Change, type Condition } from './expressions.ts';
@@ -316,8 +317,10 @@ export type TransactWrite = { put: Row; when?: Condition } | { update: Row; chan
  * Writes in one TransactWriteItems: all of them, or none. When the first write's condition failed,
  * or another write of its row under way cancelled the transaction (`TransactionConflict`: the row
  * is changing), it throws ConditionalCheckFailedException as that write alone would, so `applied`
- * tells it apart as it does a single write's; any other cancellation (the others' conditions, a
- * throttled row) is thrown as DynamoDB answered it.
+ * tells it apart as it does a single write's. A transaction cancelled only for throttling or
+ * another's hold on a later row wrote nothing: it is sent again (as the SDK does a throttled single
+ * write, which it does not do for a cancelled transaction), up to BATCH_RETRY's attempts. Any other
+ * cancellation (the others' conditions, an item too large) is thrown as DynamoDB answered it.
  */
 export async function transact(t: TableRef, writes: readonly [TransactWrite, ...TransactWrite[]]): Promise<void> {
   const item = (w: TransactWrite) => {
@@ -329,14 +332,20 @@ export async function transact(t: TableRef, writes: readonly [TransactWrite, ...
     if ('update' in w) return { Update: { ...cond, Key: w.update, UpdateExpression, ...x.params() } };
     return { Delete: { ...cond, Key: w.remove, ...x.params() } };
   };
-  try {
-    await t.doc.send(new TransactWriteCommand({ TransactItems: writes.map(item) }));
-  } catch (e) {
-    const first =
-      e instanceof TransactionCanceledException || (e instanceof Error && e.name === 'TransactionCanceledException') ? (e as TransactionCanceledException).CancellationReasons?.[0]?.Code : undefined;
-    if (first === 'ConditionalCheckFailed' || first === 'TransactionConflict') throw new ConditionalCheckFailedException({ message: `The conditional request failed (${first})`, $metadata: {} });
-    throw e;
-  }
+  const TransactItems = writes.map(item);
+  await withRetry(BATCH_RETRY, async () => {
+    try {
+      await t.doc.send(new TransactWriteCommand({ TransactItems }));
+      return { value: undefined };
+    } catch (e) {
+      const reasons =
+        e instanceof TransactionCanceledException || (e instanceof Error && e.name === 'TransactionCanceledException') ? (e as TransactionCanceledException).CancellationReasons : undefined;
+      if (!reasons) throw e;
+      const first = reasons[0]?.Code;
+      if (first === 'ConditionalCheckFailed' || first === 'TransactionConflict') throw new ConditionalCheckFailedException({ message: `The conditional request failed (${first})`, $metadata: {} });
+      return { failure: e, retryable: onlyForNow(reasons) };
+    }
+  });
 }
 
 /**

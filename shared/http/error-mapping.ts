@@ -1,4 +1,5 @@
 import { Conflict, DomainError, InvalidInput, NotFound, PreconditionFailed, Unauthenticated } from '../domain/errors.ts';
+import { tableBusy } from '../data/busy.ts';
 import { ApiError, type ErrorType } from '../errors.ts';
 
 /** The API's error type of each kind of domain error (its status follows: 404, 409, 400, 401). */
@@ -13,10 +14,12 @@ function typeOf(e: DomainError): ErrorType {
 /**
  * The one error mapping: an error as the API answers it (type, status, code, message, field
  * details), or undefined for an error nobody anticipated (the envelope answers a 500 that leaks
- * nothing). Domain errors keep their code and message.
+ * nothing). Domain errors keep their code and message. The table refusing for load, after the
+ * client's retries, is a 503 to retry (until 2026-12-07 a 500, as if unexpected).
  */
 export function apiErrorOf(e: unknown): ApiError | undefined {
   if (e instanceof ApiError) return e;
+  if (tableBusy(e)) return new ApiError('api_error', 'unavailable', 'The data store is busy right now; retry in a second.', { status: 503, headers: { 'retry-after': '1' } });
   if (!(e instanceof DomainError)) return undefined;
   const fieldErrors = e instanceof InvalidInput ? e.fieldErrors : undefined;
   return new ApiError(typeOf(e), e.code, e.message, fieldErrors ? { fieldErrors } : {});

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, type TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { countUpTo, getRow, queryPage, queryUpTo, transact } from '../../shared/data/ops.ts';
 import { dynamoPassCursor } from '../../shared/data/pass-cursor.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
@@ -69,5 +70,43 @@ describe('a transaction refused before it writes (TransactWriteItems)', () => {
     expect(await getRow(db.table, { pk: 'T', sk: 'c' }, { consistent: true })).toBeUndefined();
     await transact(db.table, [{ put: { pk: 'T', sk: 'c', n: 1 } }, { put: { pk: 'T', sk: 'd', n: 2 } }]);
     expect(await getRow(db.table, { pk: 'T', sk: 'd' }, { consistent: true })).toEqual({ pk: 'T', sk: 'd', n: 2 });
+  });
+});
+
+describe('a transaction cancelled for a moment (TransactionCanceledException)', () => {
+  /** The table, its next transactions cancelled with each of `reasons` in turn; `sent` counts the attempts. */
+  function cancelling(reasons: string[][]) {
+    const counts = { sent: 0 };
+    const doc = {
+      send: (command: TransactWriteCommand) => {
+        counts.sent++;
+        const next = reasons.shift();
+        if (next)
+          return Promise.reject(new TransactionCanceledException({ message: `Transaction cancelled [${next.join(', ')}]`, $metadata: {}, CancellationReasons: next.map((Code) => ({ Code })) }));
+        return db.table.doc.send(command);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    return { table: { ...db.table, doc }, counts };
+  }
+
+  it('is sent again while it is cancelled only for throttling or a later row held by another transaction, and lands', async () => {
+    // Until 2026-12-07 the SDK's answer went up as it was: the audit trail's change answered 500.
+    const { table, counts } = cancelling([
+      ['None', 'ThrottlingError'],
+      ['ProvisionedThroughputExceeded', 'None'],
+      ['None', 'TransactionConflict'],
+    ]);
+    await transact(table, [{ put: { pk: 'X', sk: 'a', n: 1 } }, { put: { pk: 'X', sk: 'b', n: 2 } }]);
+    expect(counts.sent).toBe(4);
+    expect(await getRow(db.table, { pk: 'X', sk: 'b' }, { consistent: true })).toEqual({ pk: 'X', sk: 'b', n: 2 });
+  });
+
+  it("is not sent again when a condition failed: the first write's as a ConditionalCheckFailedException, a later one's as DynamoDB answered it", async () => {
+    const first = cancelling([['ConditionalCheckFailed', 'None']]);
+    await expect(transact(first.table, [{ put: { pk: 'X', sk: 'c' } }, { put: { pk: 'X', sk: 'd' } }])).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    const later = cancelling([['ThrottlingError', 'ConditionalCheckFailed']]);
+    await expect(transact(later.table, [{ put: { pk: 'X', sk: 'c' } }, { put: { pk: 'X', sk: 'd' } }])).rejects.toBeInstanceOf(TransactionCanceledException);
+    expect([first.counts.sent, later.counts.sent]).toEqual([1, 1]);
+    expect(await getRow(db.table, { pk: 'X', sk: 'c' }, { consistent: true })).toBeUndefined();
   });
 });

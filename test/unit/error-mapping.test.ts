@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { Conflict, DomainError, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -31,5 +32,23 @@ describe('the error mapping', () => {
     expect(apiErrorOf(new Error('boom'))).toBeUndefined();
     expect(apiErrorOf('boom')).toBeUndefined();
     expect(statusOf(new TypeError('x'))).toBe(500);
+  });
+
+  it("answers the table's refusals for load, once the retries ran out, with a 503 to retry after a second", () => {
+    // Until 2026-12-07 a 500, as if unexpected.
+    const $metadata = {};
+    const cancelled = (...codes: string[]) => new TransactionCanceledException({ message: 'Transaction cancelled', $metadata, CancellationReasons: codes.map((Code) => ({ Code })) });
+    for (const e of [
+      new ThrottlingException({ message: 'Rate exceeded', $metadata }),
+      new ProvisionedThroughputExceededException({ message: 'exceeded', $metadata }),
+      cancelled('None', 'ThrottlingError'),
+      cancelled('TransactionConflict', 'None'),
+    ]) {
+      expect(apiErrorOf(e), e.message).toMatchObject({ type: 'api_error', status: 503, code: 'unavailable', headers: { 'retry-after': '1' } });
+    }
+    // A transaction cancelled for a condition or an invalid item is no load: the 500 as before.
+    expect(statusOf(cancelled('ThrottlingError', 'ConditionalCheckFailed'))).toBe(500);
+    expect(statusOf(cancelled('ValidationError'))).toBe(500);
+    expect(statusOf(new ConditionalCheckFailedException({ message: 'failed', $metadata }))).toBe(500);
   });
 });

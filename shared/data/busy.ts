@@ -1,0 +1,25 @@
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+
+/**
+ * Cancellation reasons that say only "not now": the transaction wrote nothing, and sent again it
+ * may land (a throttled row, another transaction holding a row; `None` is a write that was fine).
+ */
+const FOR_NOW = new Set(['None', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded', 'TransactionConflict']);
+
+/** Whether a TransactWriteItems cancelled with `reasons` was cancelled only for now. */
+export const onlyForNow = (reasons: readonly CancellationReason[]): boolean => reasons.every((r) => FOR_NOW.has(r.Code ?? 'None'));
+
+/** DynamoDB's refusals for load: its throttling errors, whatever the client. */
+const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+
+/**
+ * Whether `e` is the table refusing for load after the client's retries ran out (a throttling
+ * error, or a transaction cancelled only for now): the request may succeed in a moment, so the
+ * API answers 503 with Retry-After (shared/http/error-mapping.ts), not an unexpected 500.
+ */
+export function tableBusy(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  if (THROTTLED.has(e.name)) return true;
+  const reasons = e.name === 'TransactionCanceledException' ? (e as { CancellationReasons?: CancellationReason[] }).CancellationReasons : undefined;
+  return reasons !== undefined && onlyForNow(reasons);
+}
