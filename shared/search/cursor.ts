@@ -53,6 +53,11 @@ export interface Cursor {
   version?: string | undefined;
   /** A relevance cursor's: the hit before the last on its page (its id and version), taken again when the last is gone or changed (`PageRequest.after`). */
   prev?: { id: number; version: string } | undefined;
+  /**
+   * A relevance cursor of a page of one hit (it names no `prev`): the hit after it, the next page's
+   * first, which that page starts at when the last is gone or changed (`PageRequest.after`).
+   */
+  next?: { id: number; version: string } | undefined;
 }
 
 /** `chars` characters of `text`'s SHA-256 (base64url): how a cursor names something too long to hold. */
@@ -85,10 +90,12 @@ export interface ListBasis {
  * A cursor after hit `h` of a list ranked on build `builtAt` (`list`: what ordered it, digested;
  * `asOf`: a personalised list's newest event of its taste; `upTo`: the largest item id it ranked;
  * `vectorsAsOf`: when its view had read the changes to): [score, id, ...tail, vectorsAsOf,
- * the hit's version (`hitVersion`)].
+ * the hit's version (`hitVersion`), and a neighbour's id and version]. The neighbour is the hit
+ * before `h` on its page (`prev`); on a page of one hit, the hit after it (`next`, the next page's
+ * first), named by its id negated.
  */
-export const encodeCursor = (h: Hit, b: ListBasis, prev?: SearchDoc): string =>
-  encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, hitVersion(h.doc), ...(prev ? [prev.id, hitVersion(prev)] : [])]);
+export const encodeCursor = (h: Hit, b: ListBasis, prev?: SearchDoc, next?: SearchDoc): string =>
+  encode([h.score, h.doc.id, ...tail(b.builtAt, b.list, b.asOf, b.upTo), b.vectorsAsOf, hitVersion(h.doc), ...(prev ? [prev.id, hitVersion(prev)] : next ? [-next.id, hitVersion(next)] : [])]);
 
 /**
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
@@ -174,15 +181,17 @@ export function decodeCursor(c: string, field: string): Cursor {
       // they named their list (three), on any; before they named the items they ranked, on every
       // one; before they named their view's time (six), with every vector; before they named their
       // hit's version (seven, or eight naming its updated_at: issued on 2026-12-06), after the
-      // score the first page gave it. Ten: the hit before the last too (a page of one hit names none).
+      // score the first page gave it. Ten: a neighbour too, the hit before the last (a page of one
+      // hit named none until 2026-12-07; since, the hit after it, its id negated).
       const vectorsAsOf: unknown = v.length >= 7 ? v[6] : undefined;
       const named: unknown = v.length >= 8 ? v[7] : undefined;
       const version = typeof named === 'string' && named.length > 0 ? named : undefined;
-      const [prevId, prevVersion]: unknown[] = v.length === 10 ? v.slice(8) : [];
-      const prev = wholeAtLeast(prevId, 1) && typeof prevVersion === 'string' && prevVersion.length > 0 ? { id: prevId, version: prevVersion } : undefined;
+      const [otherId, otherVersion]: unknown[] = v.length === 10 ? v.slice(8) : [];
+      const other = Number.isSafeInteger(otherId) && otherId !== 0 && typeof otherVersion === 'string' && otherVersion.length > 0 ? { id: otherId as number, version: otherVersion } : undefined;
+      const neighbour = other && (other.id > 0 ? { prev: other } : { next: { id: -other.id, version: other.version } });
       const t = tailOf(v.slice(2, 6));
-      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (named === undefined || version !== undefined || wholeAtLeast(named, 0)) && (v.length !== 10 || (prev && version)))
-        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(version === undefined ? {} : { version }), ...(prev ? { prev } : {}) };
+      if (t && (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) && (named === undefined || version !== undefined || wholeAtLeast(named, 0)) && (v.length !== 10 || (neighbour && version)))
+        return { score: v[0], id: v[1] as number, ...t, ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }), ...(version === undefined ? {} : { version }), ...neighbour };
     }
   } catch {
     /* fall through */

@@ -16,10 +16,11 @@ export interface PageRequest {
    * where the others stand. `prev`: the hit before it on that page, taken the same way when the
    * cursor's item is gone or changed (the last hit of a page deleted, then the next page asked
    * for: the likeliest deletion between pages, whose statistics moved every score past the
-   * cursor's, and the next page came back empty); only when neither is as it was does the
-   * cursor's score stand.
+   * cursor's, and the next page came back empty). A page of one hit has none before it: its cursor
+   * names `next`, the hit after it, and the next page then starts at that one where it scores now.
+   * Only when none is as it was does the cursor's score stand.
    */
-  after?: { score: number; id: number; version?: string; prev?: { id: number; version: string } | undefined } | undefined;
+  after?: { score: number; id: number; version?: string; prev?: { id: number; version: string } | undefined; next?: { id: number; version: string } | undefined } | undefined;
   /**
    * Sees every match by its ranking key (a build position, or the build's size plus a delta
    * slot) with its score: facets and sort by a field (shared/search/service.ts) read their
@@ -45,25 +46,28 @@ export class ResultPage {
 
   /**
    * The items to score again before any match is added, in the order to try them
-   * (`PageRequest.after`): the cursor's item, then the hit before it; none when the cursor's score
-   * stands (no cursor, or one that names no version).
+   * (`PageRequest.after`): the cursor's item, then its neighbour (the hit before it, or after it);
+   * none when the cursor's score stands (no cursor, or one that names no version).
    */
   get anchorIds(): number[] {
     const a = this.page.after;
     if (a?.version === undefined) return [];
-    return a.prev ? [a.id, a.prev.id] : [a.id];
+    const neighbour = a.prev ?? a.next;
+    return neighbour ? [a.id, neighbour.id] : [a.id];
   }
 
   /**
-   * Goes on after `doc` (one of `anchorIds`, as it is now) where it scores now, when it is the
-   * version the page before ranked; true when it does (the later ones are then not tried).
+   * Goes on where `doc` (one of `anchorIds`, as it is now) scores now, when it is the version the
+   * page before ranked: after it, or from it when it is the `next` hit; true when it does (the
+   * later ones are then not tried).
    */
   reanchor(doc: SearchDoc, score: number): boolean {
     const a = this.page.after;
     if (!a || !Number.isFinite(score)) return false;
-    const was = doc.id === a.id ? a.version : doc.id === a.prev?.id ? a.prev.version : undefined;
+    const was = doc.id === a.id ? a.version : doc.id === a.prev?.id ? a.prev.version : doc.id === a.next?.id ? a.next.version : undefined;
     if (was === undefined || hitVersion(doc) !== was) return false;
-    this.after = { score, id: doc.id };
+    // From the next hit: after a position just before it (ids are whole; the ties after it follow it).
+    this.after = { score, id: doc.id === a.next?.id ? doc.id - 0.5 : doc.id };
     return true;
   }
 

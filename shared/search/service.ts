@@ -358,7 +358,7 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const request = rankRequest(req, query, qv, index, profile, after);
   const ranked = rank(index, delta, request, {
     limit: req.limit,
-    after: after ? { score: after.score, id: after.id, ...(after.version === undefined ? {} : { version: after.version }), prev: after.prev } : undefined,
+    after: after ? { score: after.score, id: after.id, ...(after.version === undefined ? {} : { version: after.version }), prev: after.prev, next: after.next } : undefined,
     visit: facets?.over({ index, delta }),
   });
   countApart(facets, index, delta, request);
@@ -366,9 +366,10 @@ async function relevanceSearch(deps: SearchDeps, tenant: string, req: SearchRequ
   const last = slice[slice.length - 1];
   const hasMore = ranked.hits.length > req.limit;
   const basis = { builtAt: index.builtAt, list, asOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
-  const next = hasMore && last ? encodeCursor(last, basis, slice[slice.length - 2]?.doc) : null;
+  // A page of one hit names the hit after it (the next page's first) in the hit before's stead.
+  const next = hasMore && last ? encodeCursor(last, basis, slice[slice.length - 2]?.doc, ranked.hits[req.limit]?.doc) : null;
   const live = await stillLive(req, view, slice);
-  const cutAfter = (n: number) => encodeCursor(live[n - 1] as (typeof live)[number], basis, live[n - 2]?.doc);
+  const cutAfter = (n: number) => encodeCursor(live[n - 1] as (typeof live)[number], basis, live[n - 2]?.doc, live[n]?.doc);
   return answer(presentHits(req, live, hitExtras(req, query, index, delta), null), { hasMore, next, cutAfter }, ranked.total, null, facets);
 }
 

@@ -349,6 +349,16 @@ describe('pages of a list while items are created', () => {
       await deps.items.delete(T, Number(first.data[2]?.id), Math.floor(Date.now() / 1000));
       expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
     }
+    // A page of one hit, that hit deleted: there is none before it on its page, and the next page
+    // starts at the hit after it (which its cursor names), where that one scores now (until
+    // 2026-12-07 keyword's next page came back empty).
+    for (const mode of ['keyword', 'hybrid'] as const) {
+      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 1, listOf: `${mode}-one` };
+      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+      const first = await runSearch(deps, T, req);
+      await deps.items.delete(T, Number(first.data[0]?.id), Math.floor(Date.now() / 1000));
+      expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
+    }
     // The cursor's item made the best match since (its name as long as it was: the statistics
     // stay): the next page goes on after the hit before it (both changed: the test below), not
     // after the item's new score.

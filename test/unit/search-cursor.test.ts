@@ -76,9 +76,14 @@ describe('search cursors', () => {
     // With the hit before the last on its page: its id and version too.
     const before = encodeCursor({ score: 0.5, doc }, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 9 }, item(2));
     expect(decodeCursor(before, 'starting_after')).toMatchObject({ id: 3, version, prev: { id: 2, version: hitVersion(item(2)) } });
+    // A page of one hit names none before it: the hit after it (its id negated), unless it has one before.
+    const single = encodeCursor({ score: 0.5, doc }, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 9 }, undefined, item(4));
+    expect(decodeCursor(single, 'starting_after')).toMatchObject({ id: 3, version, next: { id: 4, version: hitVersion(item(4)) } });
+    expect(decodeCursor(single, 'starting_after')).not.toHaveProperty('prev');
+    expect(decodeCursor(encodeCursor({ score: 0.5, doc }, { builtAt: 1, list: 'd', asOf: undefined, upTo: 5, vectorsAsOf: 9 }, item(2), item(4)), 'starting_after')).not.toHaveProperty('next');
     // The longest such cursor (every number at its largest, a score of 17 digits and an exponent) fits starting_after.
     const M = Number.MAX_SAFE_INTEGER;
-    const longest = encodeCursor({ score: (-(0.1 + 0.2) / 7) * 1e-300, doc: item(M) }, { builtAt: M, list: 'd'.repeat(12), asOf: M, upTo: M, vectorsAsOf: M }, item(M));
+    const longest = encodeCursor({ score: (-(0.1 + 0.2) / 7) * 1e-300, doc: item(M) }, { builtAt: M, list: 'd'.repeat(12), asOf: M, upTo: M, vectorsAsOf: M }, undefined, item(M));
     expect(longest.length).toBeLessThanOrEqual(256);
     expect(searchBody.safeParse({ query: 'x', starting_after: longest }).success).toBe(true);
     expect(decodeCursor(raw([0.5, 3, 1, 'd', null, 5, 7, 1_700_000_000]), 'starting_after')).toEqual({ score: 0.5, id: 3, builtAt: 1, list: 'd', upTo: 5, vectorsAsOf: 7 });
@@ -92,6 +97,7 @@ describe('search cursors', () => {
       raw([0.5, 3, 1, 'd', null, 5, 7, null]),
       raw([0.5, 3, 1, 'd', null, 5, 7, 8, 9]),
       raw([0.5, 3, 1, 'd', null, 5, 7, 'v', 0, 'w']),
+      raw([0.5, 3, 1, 'd', null, 5, 7, 'v', -2.5, 'w']),
       raw([0.5, 3, 1, 'd', null, 5, 7, 'v', 2, '']),
       raw([0.5, 3, 1, 'd', null, 5, 7, 8, 2, 'w']),
       raw([0.5, 3, 1, 'd', null, 5, 7, 'v', 2, 'w', 1]),
