@@ -12,7 +12,7 @@ import { dynamoConsoleSessionStore } from '../../shared/data/console-auth.ts';
 import { IdempotencyChunk } from '../../shared/data/entities.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
-import { getRow, put, queryPage, update } from '../../shared/data/ops.ts';
+import { getRow, put, queryPage, transact, update } from '../../shared/data/ops.ts';
 import { dynamoExposureStore } from '../../shared/data/experiments.ts';
 import { dynamoPopularitySnapshots } from '../../shared/data/popularity.ts';
 import { asFunction } from '../../local/grants.ts';
@@ -195,6 +195,25 @@ describe('local IAM', () => {
       asFunction('core/items/get', () => sessions.recordCheck('grants-probe', now + 2, { role: 'admin' })),
       'UpdateItem',
     );
+  });
+
+  it("checks each write of a transaction (TransactWriteItems) as its own action, as IAM does: a change and its audit entry, and the entry's removal", async () => {
+    const record = keys.item('nobody', 7);
+    const entry = keys.item('nobody', 8);
+    // The item GET writes no item, whatever the call.
+    await denied(
+      asFunction('core/items/get', () => transact(table, [{ put: { ...record, name: 'x' } }, { put: { ...entry, name: 'y' } }])),
+      'PutItem',
+    );
+    // A segment's PATCH puts its change and entry, and takes nothing back: no DeleteItem, even beside writes it may make.
+    await denied(
+      asFunction('platform/segments/update', () => transact(table, [{ put: { ...record, name: 'x' } }, { remove: entry }])),
+      'DeleteItem',
+    );
+    expect(await getRow(table, record, { consistent: true })).toBeUndefined();
+    // A rule's PATCH may take a change back with its entry (DeleteItem): the same transaction goes through.
+    await asFunction('platform/rules/update', () => transact(table, [{ put: { ...record, name: 'x' } }, { remove: entry }]));
+    expect(await getRow(table, record, { consistent: true })).toMatchObject({ name: 'x' });
   });
 
   it('names the function and the grant it lacks where a developer looks', async () => {
