@@ -171,9 +171,12 @@ async function putNaming(c: ControlPorts, tenant: string, kind: ConsoleKind, rec
   else if (!(await c.create(tenant, kind, rec, cap.n, { entry }))) throw tooMany(cap);
   if (rec.segment_id !== null && !(await segmentLive(c, tenant, rec.segment_id))) {
     // Until it holds: a removal that met a write of the record under way (false) left the record
-    // stored behind the 404 (until 2026-12-06).
+    // stored behind the 404 (until 2026-12-06). One deleted meanwhile (its owner's DELETE) is
+    // gone: false for ever, it answered 409 after every retry.
     await withRetry<void>(RACES, async () =>
-      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) ? { value: undefined } : { failure: busyRecord(kind, rec.id), retryable: true },
+      (await c.remove(tenant, kind, rec.id, {}, { audited: { undoes: entry } })) || !(await c.get(tenant, kind, rec.id))
+        ? { value: undefined }
+        : { failure: busyRecord(kind, rec.id), retryable: true },
     );
     throw notFound('segment', rec.segment_id);
   }

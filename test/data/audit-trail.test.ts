@@ -66,6 +66,31 @@ describe("a control record's change and its audit entry", () => {
     expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
   });
 
+  it('a rule created naming a segment that went meanwhile, and deleted by its owner before it is taken back, answers 404 segment_not_found at once (not 409 after every retry)', async () => {
+    const T = 'take-back-gone';
+    const c = db.stores.console;
+    const ctx = await createContext(c, T, { name: 'home', description: '' });
+    const seg = await createSegment(c, { tenant: T }, { name: 's', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
+    // The segment read as there when the rule names it, gone when read again after the rule's write;
+    // the rule, listed meanwhile, deleted by its owner (DELETE /api/rules/{id}) just before the take-back.
+    let segmentReads = 0;
+    let removals = 0;
+    const racing = new Proxy(c, {
+      get: (target, prop, receiver) => {
+        if (prop === 'get') return (tenant: string, kind: string, id: number) => (kind === 'segment' && ++segmentReads > 1 ? Promise.resolve(undefined) : target.get(tenant, kind as 'segment', id));
+        if (prop === 'remove')
+          return async (...args: Parameters<ConsoleStore['remove']>) => {
+            if (removals++ === 0) await deleteRule(target, { tenant: T }, args[2]);
+            return target.remove(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    expect(removals).toBe(1);
+    expect(await c.list(T, 'rule')).toEqual([]);
+  });
+
   it('an update whose entry cannot be written is not written either; sent again, it writes both (one entry)', async () => {
     const T = 'atomic-update';
     const c = db.stores.console;
