@@ -168,7 +168,23 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, pa
     return;
   }
   const file = normalize(join(CONSOLE_DIST, rel));
-  const stat = file.startsWith(CONSOLE_DIST + sep) && !rel.startsWith('.') ? statSync(file, { throwIfNoEntry: false }) : undefined;
+  // No file outside dist, and none whose name (in any folder, as the path resolves) starts with a
+  // dot: `.built-from` was served as `/console/assets/..%2f.built-from` (the check read the name
+  // as sent, not as resolved). A name the file system cannot look up (a NUL, one too long, a
+  // folder path through a file) is not found either: statSync threw those, and the server
+  // answered 500 (until 2026-12-07).
+  const inDist =
+    file.startsWith(CONSOLE_DIST + sep) &&
+    !file
+      .slice(CONSOLE_DIST.length + 1)
+      .split(sep)
+      .some((part) => part.startsWith('.'));
+  let stat: ReturnType<typeof statSync> | undefined;
+  try {
+    stat = inDist ? statSync(file, { throwIfNoEntry: false }) : undefined;
+  } catch {
+    stat = undefined;
+  }
   if (!stat?.isFile()) {
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...CONSOLE_SECURITY_HEADERS }).end('Not found');
     return;

@@ -376,4 +376,18 @@ describe('the console web app', () => {
     expect((await fetch(`${t.base}/console/..%2f..%2fpackage.json`)).status).toBe(404);
     expect((await fetch(`${t.base}/console/missing.js`)).status).toBe(404);
   }, 120_000);
+
+  it('a file name the file system cannot look up is not found, never a 500; no dotfile is served, however its path is spelled', async () => {
+    for (const path of ['/console/%00', '/console/a%00b', `/console/${'a'.repeat(300)}`, `/console/${'a/'.repeat(3000)}x`, '/console/index.html/x']) {
+      for (const method of ['GET', 'HEAD']) {
+        const r = await fetch(`${t.base}${path}`, { method });
+        expect(r.status, `${method} ${path.slice(0, 40)}`).toBe(404);
+      }
+    }
+    // The build's stamp (console/dist/.built-from): refused by its name, and by a name that resolves to it.
+    for (const path of ['/console/.built-from', '/console/assets/..%2f.built-from', '/console/assets/..%2F.built-from']) {
+      const r = await fetch(`${t.base}${path}`);
+      expect(r.status, path).toBe(404);
+    }
+  }, 120_000);
 });
