@@ -309,6 +309,17 @@ describe('a body sent to a route that takes none (docs/api.md: unknown fields ar
     for (const raw of ['', '  ', '{}']) expect((await platform('POST', '/api/search-index/rebuild', raw)).status, JSON.stringify(raw)).toBe(202);
     expectCoreError(await coreRaw('DELETE', '/v1/items/999999', '{}'), 404, 'not_found_error', 'item_not_found');
   });
+
+  it('a blank one over the 1 MiB limit is 413, as `{}` and as many spaces is (it was taken as none: 202, 404)', async () => {
+    const blank = ' '.repeat(1024 * 1024 + 1);
+    const r = await platform('POST', '/api/search-index/rebuild', blank);
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual({ error: 'The request body exceeds 1048576 bytes.' });
+    expectCoreError(await coreRaw('DELETE', '/v1/items/999999', blank), 413, 'invalid_request_error', 'body_too_large');
+    expect((await platform('DELETE', '/api/rules/999', `{}${blank}`)).status).toBe(413);
+    // At the limit, blank is still no body.
+    expect((await platform('POST', '/api/search-index/rebuild', ' '.repeat(1024 * 1024))).status).toBe(202);
+  });
 });
 
 describe('text that is not what it seems (a Core review: two users read as one)', () => {
