@@ -5,7 +5,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { config } from '../config.ts';
 import { apiErrorOf } from './error-mapping.ts';
-import { ApiError, InvalidJson, ParameterMissing, PayloadTooLarge, ValidationError } from '../errors.ts';
+import { ApiError, type FieldErrors, InvalidJson, ParameterMissing, PayloadTooLarge, ValidationError } from '../errors.ts';
+import { answerBytes } from '../domain/answer-size.ts';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logger, metrics, tracer } from '../observability.ts';
 import { DeadlinePassed } from '../deadline.ts';
@@ -41,15 +42,43 @@ export function rawBody(event: HttpEvent): string | undefined {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** At most this many fields are named in an error's answer (its `details.fieldErrors`, a Platform error's sentence). */
+export const MAX_NAMED_FIELDS = 100;
+/**
+ * And only as many as take this many bytes as Lambda writes them (at least one): a request within
+ * the 1 MiB limit could be refused for 95,000 fields (500 events of 190 `*_at` properties each),
+ * whose answer naming every one took 6.3 MB as Lambda writes it, past its 6 MB, where API Gateway
+ * answers its own 500 (until 2026-12-07). One field's path and messages hold what the request
+ * sent (a key) at most twice, so the largest is well within the answer.
+ */
+const NAMED_FIELDS_BYTES = 1_000_000;
+
+/** The fields an error's answer names (`MAX_NAMED_FIELDS`, `NAMED_FIELDS_BYTES`), and a sentence saying so when it names fewer than it has ('' else). */
+function namedFields(e: ApiError): { fieldErrors: FieldErrors; note: string } | undefined {
+  if (!e.details) return undefined;
+  const entries = Object.entries(e.details.fieldErrors);
+  const kept: [string, string[]][] = [];
+  let used = 0;
+  for (const entry of entries) {
+    if (kept.length === MAX_NAMED_FIELDS) break;
+    used += answerBytes(entry);
+    if (kept.length > 0 && used > NAMED_FIELDS_BYTES) break;
+    kept.push(entry);
+  }
+  const note = kept.length < entries.length ? ` The first ${kept.length} of ${entries.length} fields in error are named.` : '';
+  return { fieldErrors: Object.fromEntries(kept), note };
+}
+
 /**
  * A Platform error's one line: the message, then each field's messages, as one sentence ("Invalid
  * request body. name: Unknown field; body: Supply at least one field."): a message's own final
  * period would stand before the separator.
  */
 function platformMessage(e: ApiError): string {
-  if (!e.details) return e.message;
-  const parts = Object.entries(e.details.fieldErrors).map(([f, m]) => `${f}: ${m.map((s) => s.replace(/\.$/, '')).join(', ')}`);
-  return `${e.message} ${parts.join('; ')}.`;
+  const named = namedFields(e);
+  if (!named) return e.message;
+  const parts = Object.entries(named.fieldErrors).map(([f, m]) => `${f}: ${m.map((s) => s.replace(/\.$/, '')).join(', ')}`);
+  return `${e.message} ${parts.join('; ')}.${named.note}`;
 }
 
 /** The error codes of RFC 6749 §5.2 the token endpoint answers, and `slow_down` (RFC 8628's, as Cognito's). */
@@ -57,10 +86,12 @@ const OAUTH_CODES = new Set(['invalid_request', 'invalid_client', 'invalid_grant
 
 function errorBody(flavor: Flavor, e: ApiError, requestId: string): unknown {
   switch (flavor) {
-    case 'core':
+    case 'core': {
+      const named = namedFields(e);
       return {
-        error: { type: e.type, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: requestId },
+        error: { type: e.type, code: e.code, message: `${e.message}${named?.note ?? ''}`, ...(named ? { details: { fieldErrors: named.fieldErrors } } : {}), request_id: requestId },
       };
+    }
     case 'platform':
       return { error: platformMessage(e) };
     case 'oauth':

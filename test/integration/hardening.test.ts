@@ -434,3 +434,46 @@ describe('names a person gives records', () => {
     expect(bad.body.error).not.toMatch(/endpoint_name: endpoint_name/);
   });
 });
+
+describe('an answer naming every field in error (a Core review: 400s past what Lambda may answer)', () => {
+  /** The bytes of an answer as Lambda writes it (the body a JSON string in its JSON): past 6 MB API Gateway answers its own 500. */
+  const lambdaBytes = (r: Api) => Buffer.byteLength(JSON.stringify({ statusCode: r.status, body: JSON.stringify(r.body) }));
+  const LAMBDA_ANSWER = 6 * 1024 * 1024;
+  const keys = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(36)}_at`);
+
+  it('names at most the first 100, and says how many there are: 500 events of 189 bad `*_at` properties (1 MB) took 6.3 MB', async () => {
+    const events = Array.from({ length: 500 }, () => ({ type: 'a', user_id: 'u', item_id: 1, ...Object.fromEntries(keys(189).map((k) => [k, ''])) }));
+    const body = JSON.stringify(events);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(1024 * 1024);
+    const r = await coreRaw('POST', '/v1/events', body);
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    expect(lambdaBytes(r)).toBeLessThan(LAMBDA_ANSWER / 4);
+    expect(Object.keys(r.body.error.details.fieldErrors)).toHaveLength(100);
+    expect(r.body.error.details.fieldErrors['0.0_at']).toEqual(['0_at is a time: integer Unix seconds (or null)']);
+    expect(r.body.error.message).toBe(`Invalid request body. The first 100 of ${500 * 189} fields in error are named.`);
+    // The Platform API's sentence alike.
+    const p = await request(t.base, 'POST', '/api/contexts', {
+      rawBody: JSON.stringify({ name: 'x', ...Object.fromEntries(keys(150).map((k) => [k, 1])) }),
+      headers: { authorization: `Bearer ${t.demo.creds.api_key}`, 'content-type': 'application/json' },
+    });
+    expect(p.status).toBe(400);
+    expect(p.body.error).toMatch(/^Invalid request body\. 0_at: Unknown field; .*; 2r_at: Unknown field\. The first 100 of 150 fields in error are named\.$/);
+    // A hundred or fewer: every one named, the message as it was.
+    const few = await coreRaw('POST', '/v1/events', JSON.stringify([{ type: 'a', user_id: 'u', item_id: 1, ...Object.fromEntries(keys(100).map((k) => [k, ''])) }]));
+    expect(Object.keys(few.body.error.details.fieldErrors)).toHaveLength(100);
+    expect(few.body.error.message).toBe('Invalid request body.');
+  });
+
+  it('names fewer when their text is large, at least one', async () => {
+    // Keys of quotes: each takes 4 bytes as Lambda writes it, in the field's path and its message.
+    const big = (i: number) => `${String(i).padStart(3, '0')}${'"'.repeat(20_000)}_at`;
+    const event = { type: 'a', user_id: 'u', item_id: 1, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [big(i), ''])) };
+    const r = await coreRaw('POST', '/v1/events', JSON.stringify([event]));
+    expectCoreError(r, 400, 'invalid_request_error', 'validation_error');
+    const named = Object.keys(r.body.error.details.fieldErrors).length;
+    expect(named).toBeGreaterThanOrEqual(1);
+    expect(named).toBeLessThan(20);
+    expect(r.body.error.message).toBe(`Invalid request body. The first ${named} of 21 fields in error are named.`);
+    expect(lambdaBytes(r)).toBeLessThan(LAMBDA_ANSWER / 4);
+  });
+});
