@@ -9,17 +9,26 @@ const FOR_NOW = new Set(['None', 'ThrottlingError', 'ProvisionedThroughputExceed
 /** Whether a TransactWriteItems cancelled with `reasons` was cancelled only for now. */
 export const onlyForNow = (reasons: readonly CancellationReason[]): boolean => reasons.every((r) => FOR_NOW.has(r.Code ?? 'None'));
 
+/**
+ * A BatchWriteItem or BatchGetItem that DynamoDB still left items of unprocessed after every
+ * attempt (shared/data/ops.ts): it does so for load (a partition over its throughput), as it
+ * throws a throttling error when it processes none.
+ */
+export class LeftUnprocessed extends Error {
+  override name = 'LeftUnprocessed';
+}
+
 /** DynamoDB's refusals for load: its throttling errors, whatever the client. */
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
 
 /**
  * Whether `e` is the table refusing for load after the client's retries ran out (a throttling
- * error, or a transaction cancelled only for now): the request may succeed in a moment, so the
+ * error, a batch call's items left unprocessed, or a transaction cancelled only for now): the request may succeed in a moment, so the
  * API answers 503 with Retry-After (shared/http/error-mapping.ts), not an unexpected 500.
  */
 export function tableBusy(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
-  if (THROTTLED.has(e.name)) return true;
+  if (THROTTLED.has(e.name) || e instanceof LeftUnprocessed) return true;
   const reasons = e.name === 'TransactionCanceledException' ? (e as { CancellationReasons?: CancellationReason[] }).CancellationReasons : undefined;
   return reasons !== undefined && onlyForNow(reasons);
 }

@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException, type Att
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { outsideDeadline } from '../deadline.ts';
 import { withRetry } from '../retry.ts';
-import { onlyForNow } from './busy.ts';
+import { LeftUnprocessed, onlyForNow } from './busy.ts';
 import type { TableRef } from './client.ts';
 import type { QueryInput } from './entity.ts';
 import { Expr, type Change, type Condition } from './expressions.ts';
@@ -48,7 +48,7 @@ export async function getRows(t: TableRef, keys: readonly Row[], options: { cons
           found.set(keyOf(row), row);
         }
         pending = out.UnprocessedKeys?.[t.tableName]?.Keys ?? [];
-        return pending.length === 0 ? { value: undefined } : { failure: new Error(`BatchGetItem left ${pending.length} keys unprocessed after ${n} attempts`), retryable: true };
+        return pending.length === 0 ? { value: undefined } : { failure: new LeftUnprocessed(`BatchGetItem left ${pending.length} keys unprocessed after ${n} attempts`), retryable: true };
       });
     }),
   );
@@ -151,7 +151,7 @@ async function batchWrite(t: TableRef, requests: WriteRequest[], noun: string, o
       r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : r.DeleteRequest?.Key ? [{ DeleteRequest: { Key: r.DeleteRequest.Key } }] : [],
     );
     onWritten?.(sent - pending.length);
-    return pending.length === 0 ? { value: undefined } : { failure: new Error(`BatchWriteItem left ${pending.length} ${noun} unprocessed after ${n} attempts`), retryable: true };
+    return pending.length === 0 ? { value: undefined } : { failure: new LeftUnprocessed(`BatchWriteItem left ${pending.length} ${noun} unprocessed after ${n} attempts`), retryable: true };
   });
 }
 

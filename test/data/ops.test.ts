@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand, type TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { countUpTo, getRow, queryPage, queryUpTo, transact } from '../../shared/data/ops.ts';
+import { countUpTo, getRow, getRows, putAll, queryPage, queryUpTo, transact } from '../../shared/data/ops.ts';
 import { dynamoPassCursor } from '../../shared/data/pass-cursor.ts';
+import { apiErrorOf } from '../../shared/http/error-mapping.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 let db: TestTable;
@@ -108,5 +109,27 @@ describe('a transaction cancelled for a moment (TransactionCanceledException)', 
     await expect(transact(later.table, [{ put: { pk: 'X', sk: 'c' } }, { put: { pk: 'X', sk: 'd' } }])).rejects.toBeInstanceOf(TransactionCanceledException);
     expect([first.counts.sent, later.counts.sent]).toEqual([1, 1]);
     expect(await getRow(db.table, { pk: 'X', sk: 'c' }, { consistent: true })).toBeUndefined();
+  });
+});
+
+describe('a batch call the table leaves unprocessed after every attempt (BatchWriteItem, BatchGetItem)', () => {
+  it('answers 503 unavailable with Retry-After, as the table refusing for load (a throttling error) does', async () => {
+    // DynamoDB leaves a batch's items unprocessed for load, as it throws ProvisionedThroughputExceeded
+    // when it processes none: until 2026-12-07 the first answered 500, the second 503.
+    const { signed } = db.table;
+    const table = {
+      ...db.table,
+      signed: {
+        ...signed,
+        batchWriteItem: async (input: Parameters<typeof signed.batchWriteItem>[0]) => ({ UnprocessedItems: input.RequestItems }),
+        batchGetItem: async (input: Parameters<typeof signed.batchGetItem>[0]) => ({ Responses: {}, UnprocessedKeys: input.RequestItems }),
+      },
+    };
+    const [written, read] = await Promise.allSettled([putAll(table, [{ pk: 'U', sk: 'a' }]), getRows(table, [{ pk: 'P0', sk: 'S000' }])]);
+    for (const out of [written, read]) {
+      expect(out.status).toBe('rejected');
+      const e = (out as PromiseRejectedResult).reason;
+      expect(apiErrorOf(e), String(e)).toMatchObject({ type: 'api_error', status: 503, code: 'unavailable', headers: { 'retry-after': '1' } });
+    }
   });
 });
