@@ -18,8 +18,12 @@ export class LeftUnprocessed extends Error {
   override name = 'LeftUnprocessed';
 }
 
-/** DynamoDB's refusals for load: its throttling errors, whatever the client. */
-const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+/**
+ * DynamoDB's refusals for load: its throttling errors, whatever the client; and a single write of
+ * an item another's transaction holds (TransactionConflictException: it wrote nothing, and the
+ * transaction ends within milliseconds), as a transaction cancelled for that is (`FOR_NOW`).
+ */
+const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TransactionConflictException']);
 
 /**
  * Whether `e` is the table refusing for load after the client's retries ran out (a throttling

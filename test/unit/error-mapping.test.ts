@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { Conflict, DomainError, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
 import { ApiError } from '../../shared/errors.ts';
@@ -43,6 +43,9 @@ describe('the error mapping', () => {
       new ProvisionedThroughputExceededException({ message: 'exceeded', $metadata }),
       cancelled('None', 'ThrottlingError'),
       cancelled('TransactionConflict', 'None'),
+      // A single write meeting another's transaction on its item, after the retries (shared/data/signed.ts; the
+      // SDK's put and delete retry none): refused as the transaction cancelled for it is, not a 500.
+      new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata }),
     ]) {
       expect(apiErrorOf(e), e.message).toMatchObject({ type: 'api_error', status: 503, code: 'unavailable', headers: { 'retry-after': '1' } });
     }
