@@ -144,6 +144,9 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
 /** An error as the flavor's API answers it: its status, the envelope, and the headers it calls for. */
 export function errorResponse(flavor: Flavor, apiError: ApiError, requestId: string): HttpResult {
   const headers = { ...baseHeaders(flavor, requestId), ...apiError.headers };
+  // A browser reads Retry-After (no CORS-safelisted header) only when it is exposed: the Core API's 503 `unavailable` as its 429.
+  const exposed = headers['access-control-expose-headers'];
+  if (headers['retry-after'] !== undefined && exposed !== undefined && !/\bretry-after\b/i.test(exposed)) headers['access-control-expose-headers'] = `${exposed}, Retry-After`;
   // The challenge a 401 carries (RFC 7235): the token endpoint takes Basic, the APIs a Bearer token or key (RFC 6750 §3).
   if (apiError.status === 401) headers['www-authenticate'] = flavor === 'oauth' ? 'Basic realm="oauth2"' : 'Bearer';
   return { statusCode: apiError.status, headers, body: JSON.stringify(errorBody(flavor, apiError, requestId)) };

@@ -72,6 +72,22 @@ describe('a handler that outlives its time', () => {
   });
 });
 
+describe('a handler that meets the table refusing for load', () => {
+  it('answers 503 unavailable with a Retry-After a browser can read (exposed, as the 429 is)', async () => {
+    const { ThrottlingException } = await import('@aws-sdk/client-dynamodb');
+    const { httpHandler } = await import('../../shared/http/handler.ts');
+    const throttled = httpHandler('core', undefined, {}, async () => {
+      throw new ThrottlingException({ message: 'Rate exceeded', $metadata: {} });
+    });
+    const res = await throttled(apiEvent('GET', '/v1/busy', '/v1/busy'), context);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(res.body as string)).toMatchObject({ error: { type: 'api_error', code: 'unavailable' } });
+    expect(res.headers?.['retry-after']).toBe('1');
+    // Until 2026-12-07 only X-Request-Id and Idempotent-Replayed were: a browser client saw no Retry-After.
+    expect(res.headers?.['access-control-expose-headers']?.toString().split(/,\s*/)).toEqual(['X-Request-Id', 'Idempotent-Replayed', 'Retry-After']);
+  });
+});
+
 describe('the token endpoint envelope', () => {
   it("answers a server failure with RFC 6749's codes, never a Core API code", async () => {
     const { httpHandler } = await import('../../shared/http/handler.ts');
