@@ -15,7 +15,7 @@ const CORE_ERRORS: Record<number, string> = {
   413: 'The body is over 1 MiB (`invalid_request_error`, `body_too_large`).',
   429: "The tenant's request quota is used up (`rate_limit_error`, `rate_limited`): retry after `Retry-After` seconds.",
   500: 'Unexpected error (`api_error`, `internal_error`); quote the `request_id`.',
-  503: 'Not available right now (`api_error`: `timeout`, or `unavailable` for the health check); retry.',
+  503: "Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key.",
 };
 
 const PLATFORM_ERRORS: Record<number, string> = {
@@ -27,7 +27,7 @@ const PLATFORM_ERRORS: Record<number, string> = {
   413: 'The body is over 1 MiB.',
   429: 'Too many failed sign-ins from this address or for this email; wait a minute and try again.',
   500: 'Unexpected error.',
-  503: 'The request took too long and was stopped; retry.',
+  503: 'The request took too long and was stopped, or the table refused it for load (with `Retry-After`); retry.',
 };
 
 const OAUTH_ERRORS: Record<number, string> = {
@@ -89,7 +89,8 @@ export function errorResponses(converter: SchemaConverter): Record<string, JsonS
         description: byGateway ? text + byGateway : text,
         headers: {
           'X-Request-Id': headerRef('X-Request-Id'),
-          ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
+          // A 503 for load (`unavailable`) carries one too, not one for time run out.
+          ...(status === '429' || (status === '503' && envelope !== 'oauth') ? { 'Retry-After': headerRef('Retry-After') } : {}),
           ...(status === '401' || (status === '403' && envelope !== 'oauth') ? { 'WWW-Authenticate': headerRef('WWW-Authenticate') } : {}),
           ...(envelope === 'oauth' ? { 'Cache-Control': headerRef('Cache-Control'), Pragma: headerRef('Pragma') } : {}),
         },

@@ -2077,9 +2077,10 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Not available right now (`api_error`: `timeout`, or `unavailable` for the health check); retry. */
+        /** @description Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key. */
         CoreError503: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -2229,9 +2230,10 @@ export interface components {
                 "application/json": components["schemas"]["PlatformError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description The request took too long and was stopped; retry. */
+        /** @description The request took too long and was stopped, or the table refused it for load (with `Retry-After`); retry. */
         PlatformError503: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
