@@ -137,6 +137,8 @@ type WireRequest = { PutRequest: { Item: Marshalled } } | { DeleteRequest: { Key
 
 /** Unprocessed items of a BatchWriteItem are sent again: up to 10 attempts, 50 ms doubling to 1 s apart. */
 const BATCH_RETRY = { attempts: 10, baseMs: 25, maxMs: 1000, jitter: 'none' } as const;
+/** A cancelled transaction's: BATCH_RETRY's, each delay drawn at random (two transactions cancelled by each other's hold would otherwise meet again). */
+const TRANSACTION_RETRY = { ...BATCH_RETRY, jitter: 'full' } as const;
 
 /**
  * One BatchWriteItem of up to 25 requests, sent again with what it left unprocessed until none is
@@ -319,7 +321,7 @@ export type TransactWrite = { put: Row; when?: Condition } | { update: Row; chan
  * is changing), it throws ConditionalCheckFailedException as that write alone would, so `applied`
  * tells it apart as it does a single write's. A transaction cancelled only for throttling or
  * another's hold on a later row wrote nothing: it is sent again (as the SDK does a throttled single
- * write, which it does not do for a cancelled transaction), up to BATCH_RETRY's attempts. Any other
+ * write, which it does not do for a cancelled transaction), up to TRANSACTION_RETRY's attempts. Any other
  * cancellation (the others' conditions, an item too large) is thrown as DynamoDB answered it.
  */
 export async function transact(t: TableRef, writes: readonly [TransactWrite, ...TransactWrite[]]): Promise<void> {
@@ -333,7 +335,7 @@ export async function transact(t: TableRef, writes: readonly [TransactWrite, ...
     return { Delete: { ...cond, Key: w.remove, ...x.params() } };
   };
   const TransactItems = writes.map(item);
-  await withRetry(BATCH_RETRY, async () => {
+  await withRetry(TRANSACTION_RETRY, async () => {
     try {
       await t.doc.send(new TransactWriteCommand({ TransactItems }));
       return { value: undefined };

@@ -133,6 +133,8 @@ export function errorEnvelope(flavor: Flavor): HttpMiddleware {
       } else {
         const mapped = apiErrorOf(e);
         if (!mapped) logger.error('unhandled error', { requestId, error: e as Error });
+        // A 5xx the mapping anticipated (a service refusing for load): told where operators look, as a warning.
+        else if (mapped.status >= 500) logger.warn(`answered ${mapped.status} ${mapped.code}`, { requestId, error: e as Error });
         apiError = mapped ?? new ApiError('api_error', 'internal_error', 'An unexpected error occurred. Retry later, quoting the request_id.');
       }
       metrics.addMetric(apiError.status >= 500 ? 'ServerErrors' : 'ClientErrors', MetricUnit.Count, 1);

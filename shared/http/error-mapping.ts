@@ -1,5 +1,5 @@
 import { Conflict, DomainError, InvalidInput, NotFound, PreconditionFailed, Unauthenticated } from '../domain/errors.ts';
-import { tableBusy } from '../data/busy.ts';
+import { serviceBusy } from '../data/busy.ts';
 import { ApiError, type ErrorType } from '../errors.ts';
 
 /** The API's error type of each kind of domain error (its status follows: 404, 409, 400, 401). */
@@ -19,7 +19,7 @@ function typeOf(e: DomainError): ErrorType {
  */
 export function apiErrorOf(e: unknown): ApiError | undefined {
   if (e instanceof ApiError) return e;
-  if (tableBusy(e)) return new ApiError('api_error', 'unavailable', 'The data store is busy right now; retry in a second.', { status: 503, headers: { 'retry-after': '1' } });
+  if (serviceBusy(e)) return new ApiError('api_error', 'unavailable', 'The service is busy right now; retry in a second.', { status: 503, headers: { 'retry-after': '1' } });
   if (!(e instanceof DomainError)) return undefined;
   const fieldErrors = e instanceof InvalidInput ? e.fieldErrors : undefined;
   return new ApiError(typeOf(e), e.code, e.message, fieldErrors ? { fieldErrors } : {});

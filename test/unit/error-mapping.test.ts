@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { Conflict, DomainError, InvalidInput, ItemNotFound, MissingInput, PreconditionFailed, Unauthenticated } from '../../shared/domain/errors.ts';
+import { AwsHttpError } from '../../shared/aws/signed-fetch.ts';
 import { ApiError } from '../../shared/errors.ts';
 import { apiErrorOf, statusOf } from '../../shared/http/error-mapping.ts';
 
@@ -49,6 +50,16 @@ describe('the error mapping', () => {
     ]) {
       expect(apiErrorOf(e), e.message).toMatchObject({ type: 'api_error', status: 503, code: 'unavailable', headers: { 'retry-after': '1' } });
     }
+    // The other services a request calls, refusing for load after their retries: S3's and Cognito's by
+    // the signed calls' code, SQS's and Bedrock's by the SDK's name (until 2026-12-07 each a 500).
+    for (const e of [
+      new AwsHttpError(503, 'SlowDown', 'Please reduce your request rate.'),
+      new AwsHttpError(400, 'TooManyRequestsException', 'Too many requests'),
+      Object.assign(new Error('throttled'), { name: 'RequestThrottled' }),
+      Object.assign(new Error('unavailable'), { name: 'ServiceUnavailableException' }),
+    ])
+      expect(apiErrorOf(e), e.message).toMatchObject({ status: 503, code: 'unavailable', message: 'The service is busy right now; retry in a second.' });
+    expect(statusOf(new AwsHttpError(403, 'AccessDenied', 'denied'))).toBe(500);
     // A transaction cancelled for a condition or an invalid item is no load: the 500 as before.
     expect(statusOf(cancelled('ThrottlingError', 'ConditionalCheckFailed'))).toBe(500);
     expect(statusOf(cancelled('ValidationError'))).toBe(500);

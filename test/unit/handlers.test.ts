@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApiContext } from '../../shared/http/types.ts';
 import { apiEvent } from '../helpers/api-event.ts';
 
@@ -79,8 +79,13 @@ describe('a handler that meets the table refusing for load', () => {
     const throttled = httpHandler('core', undefined, {}, async () => {
       throw new ThrottlingException({ message: 'Rate exceeded', $metadata: {} });
     });
+    const { logger } = await import('../../shared/observability.ts');
+    const warned = vi.spyOn(logger, 'warn');
     const res = await throttled(apiEvent('GET', '/v1/busy', '/v1/busy'), context);
     expect(res.statusCode).toBe(503);
+    // Said where operators look (a mapped error is not the 'unhandled error' line).
+    expect(warned).toHaveBeenCalledWith('answered 503 unavailable', expect.objectContaining({ requestId: context.awsRequestId }));
+    warned.mockRestore();
     expect(JSON.parse(res.body as string)).toMatchObject({ error: { type: 'api_error', code: 'unavailable' } });
     expect(res.headers?.['retry-after']).toBe('1');
     // Until 2026-12-07 only X-Request-Id and Idempotent-Replayed were: a browser client saw no Retry-After.

@@ -2077,7 +2077,7 @@ export interface components {
                 "application/json": components["schemas"]["CoreError"] | components["schemas"]["GatewayMessage"];
             };
         };
-        /** @description Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key. */
+        /** @description Not available right now (`api_error`): `timeout`, or `unavailable` (the health check's table not answering, or any route's table or other AWS service refusing for load, with `Retry-After`); retry, a create with the same Idempotency-Key. */
         CoreError503: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
