@@ -155,11 +155,18 @@ export const kindOf = (field: string, kind: string) => missingOr(`${field} is re
 /** No NUL, line break or other control character: the text is one line a console shows (a name, a version's label). */
 export const oneLineOnly = (field: string) => z.refine<string>((s) => !/\p{Cc}/u.test(s), `${field} must not hold control characters (NUL, tab, line breaks, ...)`);
 
-/** A line of text a console shows (a name, a key's environment): not blank, no control characters. */
+/**
+ * A character that shows: not white space, nor one Unicode says to render as nothing
+ * (Default_Ignorable_Code_Point: zero-width spaces and joiners, soft hyphens, Hangul fillers).
+ * Until 2026-12-07 a name of only U+200B was taken: a console row with no name to read or click.
+ */
+const VISIBLE = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}]/u;
+
+/** A line of text a console shows (a name, a key's environment): not blank (nothing that shows), no control characters. */
 export const oneLine = (field: string, max: number) =>
   z
     .string({ error: kindOf(field, 'a string') })
-    .check(z.minLength(1, `${field} must not be empty`), z.maxLength(max, `${field} must be at most ${max} characters`), z.regex(/\S/, `${field} must not be blank`), oneLineOnly(field));
+    .check(z.minLength(1, `${field} must not be empty`), z.maxLength(max, `${field} must be at most ${max} characters`), z.regex(VISIBLE, `${field} must not be blank`), oneLineOnly(field));
 
 export const displayName = oneLine('name', 256);
 

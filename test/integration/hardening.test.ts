@@ -398,7 +398,7 @@ describe('query parameters named as Object.prototype names its members', () => {
 });
 
 describe('names a person gives records', () => {
-  it('are refused when only spaces, on contexts, keys, clients, templates and rules; the message names the field once', async () => {
+  it('are refused when nothing in them shows (spaces, zero-width characters), on contexts, keys, clients, templates, rules and segments; the message names the field once', async () => {
     const P = (method: string, path: string, body: unknown) => t.demo.platform(method, path, body);
     for (const [path, body] of [
       ['/api/contexts', { name: '   ' }],
@@ -406,11 +406,18 @@ describe('names a person gives records', () => {
       ['/api/clients', { name: '\t' }],
       ['/api/events/templates', { name: '  ', event_types: [{ id: 1 }] }],
       ['/api/rules', { name: '  ', context_id: 1, conditions: [], boost: 2 }],
+      // Nothing that shows: a zero-width space, a no-break space with a soft hyphen, a Hangul filler.
+      ['/api/rules', { name: '\u200b', context_id: 1, conditions: [], boost: 2 }],
+      ['/api/segments', { name: '\u00a0\u00ad', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } }],
+      ['/api/contexts', { name: '\u3164' }],
     ] as const) {
       const r = await P('POST', path, body);
       expect(r.status, path).toBe(400);
       expect(r.body.error, path).toMatch(/name: name must not be blank/);
     }
+    // A name with one character that shows among them is a name.
+    const named = await P('POST', '/api/contexts', { name: '\u200b\u00e9\u200d' });
+    expect(named.status).toBe(201);
     // Control characters (NUL, line breaks): a name is one line a console shows.
     for (const name of ['a\u0000b', 'two\nlines']) {
       const r = await P('POST', '/api/contexts', { name });
