@@ -295,10 +295,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       if (below.includes(r.type)) untrained.push({ id: r.id, x: { ...r.x, weight: servingWeight(r.type) } });
       else kept.push(r.x);
     }
-    if (kept.length < total_min || kept.length === 0) {
-      throw new ThresholdError(
-        `Not enough events: ${kept.length} usable events${below.length ? ` after leaving out ${below.join(', ')} (below per_signal_min ${per_signal_min})` : ''}, total_min is ${total_min}.`,
-      );
+    // The spec's total_min is "the minimum total number of events across all signals before
+    // training proceeds": the template's every signal, those per_signal_min leaves out included
+    // (until 2026-12-07 only the signals kept counted, so a run whose signals held total_min
+    // events failed once one of them was left out). Training still needs a signal to train on.
+    const leftOutSignals = below.length ? ` (left out: ${below.join(', ')}, below per_signal_min ${per_signal_min})` : '';
+    if (raw.length < total_min || raw.length === 0) {
+      throw new ThresholdError(`Not enough events: ${raw.length} usable events across all signals${leftOutSignals}, total_min is ${total_min}.`);
+    }
+    // Events there are, and every signal holding them is below per_signal_min.
+    if (kept.length === 0) {
+      throw new ThresholdError(`Not enough events: no signal is left to train on${leftOutSignals}; ${raw.length} usable events across all signals, total_min is ${total_min}.`);
     }
     const algorithm = job.options.algorithm ?? DEFAULT_TRAINING_OPTIONS.algorithm;
     const universe = [...items.keys()];

@@ -890,7 +890,7 @@ describe('the auto algorithm: validation in the version record, served as traine
 });
 
 describe('training thresholds', () => {
-  it('thresholds are minimums: a signal with exactly per_signal_min events is trained on, a run with exactly total_min usable events proceeds', async () => {
+  it('thresholds are minimums: a signal with exactly per_signal_min events is trained on, a run with exactly total_min usable events across its signals proceeds', async () => {
     const T4 = 'thr';
     const { items, console: c } = db.stores;
     const events = dynamoEventStore(db.table);
@@ -917,19 +917,20 @@ describe('training thresholds', () => {
       created: now,
       updated_at: now,
     });
-    // Ratings (3 = per_signal_min) kept, views (2) left out: 3 usable events, total_min 3.
-    await c.put(T4, 'template', template(1, 3));
+    // Ratings (3 = per_signal_min) kept, views (2) left out: 5 usable events across the two
+    // signals, total_min 5 (the spec's total is across all signals, those left out too).
+    await c.put(T4, 'template', template(1, 5));
     await c.put(T4, 'job', job(1, 1, 'popularity'));
     await runTraining({ console: c, events, items, blobs }, T4, 'train-1');
     expect(await c.get<TrainingRun>(T4, 'job', 1)).toMatchObject({ status: 'Completed', error: null });
     expect(await logsOf(c, T4, 1)).toMatch(/left out: view \(2\)/);
-    // One more than the 3 usable events: the run fails, saying so.
-    await c.put(T4, 'template', template(2, 4));
+    // One more than the 5 usable events: the run fails, saying so.
+    await c.put(T4, 'template', template(2, 6));
     await c.put(T4, 'job', job(2, 2, 'popularity'));
     await runTraining({ console: c, events, items, blobs }, T4, 'train-2');
     const failed = await c.get<TrainingRun>(T4, 'job', 2);
     expect(failed?.status).toBe('Failed');
-    expect(failed?.error).toBe('Not enough events: 3 usable events after leaving out view (below per_signal_min 3), total_min is 4.');
+    expect(failed?.error).toBe('Not enough events: 5 usable events across all signals (left out: view, below per_signal_min 3), total_min is 6.');
   });
 });
 

@@ -318,6 +318,37 @@ describe('training runs and versions', () => {
     expect(done.body.model_version).toBeNull();
   });
 
+  it("total_min counts the events across all the template's signals, those per_signal_min leaves out too", async () => {
+    const count = async (type: string) => {
+      let n = 0;
+      let after: string | null = null;
+      do {
+        const r: { body: { data: unknown[]; next_cursor: string | null } } = await t.demo.core('GET', `/v1/events?type=${type}&limit=100${after ? `&starting_after=${after}` : ''}`);
+        n += r.body.data.length;
+        after = r.body.next_cursor;
+      } while (after);
+      return n;
+    };
+    const [views, purchases] = [await count('view'), await count('purchase')];
+    expect(views).toBeGreaterThan(purchases + 1);
+    // purchase is below per_signal_min, so left out of training; the views alone are fewer than
+    // total_min, the events of both signals are not: training proceeds, on the views.
+    const tpl = await P('POST', '/api/events/templates', {
+      name: 'all signals',
+      event_types: [
+        { id: view, weight: 1 },
+        { id: purchase, weight: 1 },
+      ],
+      thresholds: { per_signal_min: purchases + 1, total_min: views + 1 },
+    });
+    await P('PATCH', `/api/events/templates/${tpl.body.id}`, { status: 'Published' });
+    const job = await P('POST', '/api/training-jobs', { template_id: tpl.body.id, options: { algorithm: 'popularity' } });
+    const done = await finished(job.body.job_name);
+    expect(done.body, JSON.stringify(done.body)).toMatchObject({ status: 'Completed', error: null, model_version: expect.any(Number) });
+    const logs = (await P('GET', `/api/training-jobs/logs/${job.body.job_name}`)).body.lines.map((l: { message: string }) => l.message).join('\n');
+    expect(logs).toMatch(new RegExp(`left out: purchase \\(${purchases}\\)`));
+  });
+
   it('a stopped run ends Stopped and leaves no version', async () => {
     const q = t.stack.workQueue.queues.get('training') as LocalQueue;
     q.stop();
