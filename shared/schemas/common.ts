@@ -161,12 +161,29 @@ export const oneLineOnly = (field: string) => z.refine<string>((s) => !/\p{Cc}/u
  * Until 2026-12-07 a name of only U+200B was taken: a console row with no name to read or click.
  */
 const VISIBLE = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}]/u;
+/**
+ * VISIBLE's characters of the BMP spelled out, as the OpenAPI document's `pattern` (the regex's
+ * source): a JSON Schema validator compiling it without the `u` flag read `\p{White_Space}` as the
+ * letters of its name (Ajv's unicodeRegExp off, JavaScript's `new RegExp(pattern)`): a name such as
+ * `Ice` or `public`, all of them among those letters, failed, a zero-width space passed, and
+ * Python's `re` refused to compile it (`bad escape \p`; until 2026-12-07). With or without the flag
+ * this class matches the same strings: a character past the BMP matches it either way (as a
+ * surrogate, or as itself), so the few ignorable ones there (U+1BCA0-1BCA3, U+1D173-1D17A,
+ * U+E0000-E0FFF) are refused by VISIBLE alone, which the document cannot state portably.
+ */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: a class of single code points; U+034F (the combining grapheme joiner) is one of them, not a mark on the one before it
+const SHOWS_IN_BMP = /[^\t-\r \x85\xa0\xad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8]/;
 
 /** A line of text a console shows (a name, a key's environment): not blank (nothing that shows), no control characters. */
 export const oneLine = (field: string, max: number) =>
-  z
-    .string({ error: kindOf(field, 'a string') })
-    .check(z.minLength(1, `${field} must not be empty`), z.maxLength(max, `${field} must be at most ${max} characters`), z.regex(VISIBLE, `${field} must not be blank`), oneLineOnly(field));
+  z.string({ error: kindOf(field, 'a string') }).check(
+    z.minLength(1, `${field} must not be empty`),
+    z.maxLength(max, `${field} must be at most ${max} characters`),
+    z.regex(SHOWS_IN_BMP, `${field} must not be blank`),
+    // Past the BMP, ignorables alone (tag characters): blank too, said once.
+    z.refine<string>((s) => !SHOWS_IN_BMP.test(s) || VISIBLE.test(s), `${field} must not be blank`),
+    oneLineOnly(field),
+  );
 
 export const displayName = oneLine('name', 256);
 

@@ -201,6 +201,33 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     for (const method of ['post', 'patch']) expect(Object.keys(at(method, '/v1/items/{item_id}').responses)).not.toContain('409');
   });
 
+  it('has patterns every JSON Schema validator reads alike: the same strings match with and without the `u` flag', () => {
+    // A validator compiling `pattern` without the flag (JavaScript's `new RegExp(pattern)`, Ajv's
+    // unicodeRegExp off) read a name's `[^\\p{White_Space}...]` as the letters of those names:
+    // `Ice` failed, a zero-width space passed (until 2026-12-07); Python's `re` refused it.
+    const patterns = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          if (k === 'pattern' && typeof x === 'string') patterns.add(x);
+          else walk(x);
+        }
+    };
+    walk(JSON.parse(committed));
+    expect(patterns.size).toBeGreaterThan(5);
+    const samples = ['Ice', 'public', 'Default', 'Sales 2026', 'a', ' ', '\t', '\u200b', '\u00a0\u00ad', '\u3164', 'caf\u00e9', '\u{1F600}', '12', '2026-02-29', 'x\u200dy'];
+    for (const p of patterns) {
+      const plain = new RegExp(p);
+      const unicode = new RegExp(p, 'u');
+      for (const s of samples) expect(plain.test(s), `${p} on ${JSON.stringify(s)}`).toBe(unicode.test(s));
+    }
+    // The names' pattern says what the server does, in the BMP at least.
+    const doc = JSON.parse(committed) as { paths: Record<string, Record<string, any>> };
+    const name = doc.paths['/api/contexts']?.post?.requestBody?.content?.['application/json']?.schema?.properties?.name?.pattern as string;
+    expect(['Ice', '\u200b', ' \u00ad'].map((s) => new RegExp(name).test(s))).toEqual([true, false, false]);
+  });
+
   it("each route whose handler honours Idempotency-Key is granted the key record's writes (claim, reserve and store, free)", async () => {
     const declaredOf = await loadDeclared();
     const keyed = routes.filter((r) => declaredOf(r)?.idempotent);
