@@ -190,7 +190,9 @@ export async function serveConsole(req: IncomingMessage, res: ServerResponse, pa
     return;
   }
   const body = readFileSync(file);
-  const hashed = rel.startsWith('assets/');
+  // By the file the path resolves to, not the name as sent (`/console/assets/..%2findex.html` was
+  // index.html cached for a year, until 2026-12-07).
+  const hashed = file.startsWith(join(CONSOLE_DIST, 'assets') + sep);
   res.writeHead(200, {
     'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
     'content-length': String(body.length),

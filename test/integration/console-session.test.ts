@@ -377,6 +377,18 @@ describe('the console web app', () => {
     expect((await fetch(`${t.base}/console/missing.js`)).status).toBe(404);
   }, 120_000);
 
+  it('index.html is always revalidated, however its path is spelled: only the files of assets/ are cached for good', async () => {
+    // The cache header read the name as sent: index.html through assets/ was `immutable` for a year.
+    for (const path of ['/console/', '/console/index.html', '/console/assets/..%2findex.html', '/console/assets%2f..%2findex.html']) {
+      for (const method of ['GET', 'HEAD']) {
+        const r = await fetch(`${t.base}${path}`, { method });
+        expect(r.status, `${method} ${path}`).toBe(200);
+        expect(r.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+        expect(r.headers.get('cache-control'), `${method} ${path}`).toBe('no-cache');
+      }
+    }
+  }, 120_000);
+
   it('a file name the file system cannot look up is not found, never a 500; no dotfile is served, however its path is spelled', async () => {
     for (const path of ['/console/%00', '/console/a%00b', `/console/${'a'.repeat(300)}`, `/console/${'a/'.repeat(3000)}x`, '/console/index.html/x']) {
       for (const method of ['GET', 'HEAD']) {
