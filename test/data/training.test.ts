@@ -905,14 +905,14 @@ describe('training thresholds', () => {
     await events.append(T4, [ev('u1', 'rating', 1), ev('u2', 'rating', 2), ev('u3', 'rating', 3), ev('u1', 'view', 4), ev('u2', 'view', 1)], now - 1000);
     await c.put(T4, 'event_type', { id: 1, name: 'rating', weight: 1, created: now });
     await c.put(T4, 'event_type', { id: 2, name: 'view', weight: 1, created: now });
-    const template = (id: number, total_min: number): Template => ({
+    const template = (id: number, total_min: number, per_signal_min = 3): Template => ({
       id,
       name: `thresholds ${id}`,
       event_types: [
         { id: 1, weight: 1 },
         { id: 2, weight: 1 },
       ],
-      thresholds: { per_signal_min: 3, total_min },
+      thresholds: { per_signal_min, total_min },
       status: 'Published',
       created: now,
       updated_at: now,
@@ -931,6 +931,15 @@ describe('training thresholds', () => {
     const failed = await c.get<TrainingRun>(T4, 'job', 2);
     expect(failed?.status).toBe('Failed');
     expect(failed?.error).toBe('Not enough events: 5 usable events across all signals (left out: view, below per_signal_min 3), total_min is 6.');
+    // total_min met, but every signal below per_signal_min: nothing to train on, the run fails saying so.
+    await c.put(T4, 'template', template(3, 5, 4));
+    await c.put(T4, 'job', job(3, 3, 'popularity'));
+    await runTraining({ console: c, events, items, blobs }, T4, 'train-3');
+    expect(await c.get<TrainingRun>(T4, 'job', 3)).toMatchObject({
+      status: 'Failed',
+      model_version: null,
+      error: 'Not enough events: no signal is left to train on (left out: rating, view, below per_signal_min 4); 5 usable events across all signals, total_min is 5.',
+    });
   });
 });
 
