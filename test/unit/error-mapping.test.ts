@@ -54,6 +54,7 @@ describe('the error mapping', () => {
     // the signed calls' code, SQS's and Bedrock's by the SDK's name (until 2026-12-07 each a 500).
     for (const e of [
       new AwsHttpError(503, 'SlowDown', 'Please reduce your request rate.'),
+      new AwsHttpError(503, 'ServiceUnavailable', 'Please reduce your request rate.'),
       new AwsHttpError(400, 'TooManyRequestsException', 'Too many requests'),
       Object.assign(new Error('throttled'), { name: 'RequestThrottled' }),
       Object.assign(new Error('unavailable'), { name: 'ServiceUnavailableException' }),
