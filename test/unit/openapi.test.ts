@@ -6,6 +6,7 @@ import { DOCUMENT_PATH, generateDocument } from '../../shared/openapi/generate.t
 import { SESSION_COOKIE } from '../../shared/console-auth/session.ts';
 import { routeKey, routes, tableActions } from '../../shared/routes.ts';
 import { loadDeclared } from '../../shared/openapi/declared.ts';
+import { MAX_NAMED_FIELDS } from '../../shared/http/base.ts';
 
 type Doc = { paths: Record<string, Record<string, { operationId?: string; security?: unknown[]; responses: Record<string, unknown> }>> };
 
@@ -113,6 +114,13 @@ describe('the OpenAPI document (docs/openapi.json)', () => {
     const said = doc.components.schemas.Facet?.description ?? '';
     for (const part of ['`values_truncated`', 'the 100 most frequent', '6 MB', '1,000,000 bytes']) expect(said, part).toContain(part);
     expect(readFileSync(new URL('../../packages/client/src/schema.ts', import.meta.url), 'utf8')).toContain('`values_truncated`: the key has values not listed in `values`');
+  });
+
+  it('says an error names at most the first fields in error (MAX_NAMED_FIELDS), its message how many there are (the typed client alike)', () => {
+    const doc = JSON.parse(generated) as { components: { schemas: Record<string, { description?: string }> } };
+    const said = doc.components.schemas.CoreError?.description ?? '';
+    for (const part of [`the first ${MAX_NAMED_FIELDS} fields in error at most`, `The first ${MAX_NAMED_FIELDS} of N fields in error are named.`]) expect(said, part).toContain(part);
+    expect(readFileSync(new URL('../../packages/client/src/schema.ts', import.meta.url), 'utf8')).toContain(`the first ${MAX_NAMED_FIELDS} fields in error at most`);
   });
 
   it('documents the console session: a cookie named as the code sets it, its CSRF header on requests that change something', () => {
