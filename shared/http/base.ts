@@ -42,8 +42,13 @@ export function rawBody(event: HttpEvent): string | undefined {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** At most this many fields are named in an error's answer (its `details.fieldErrors`, a Platform error's sentence). */
-export const MAX_NAMED_FIELDS = 100;
+/**
+ * At most this many fields are named in an error's answer (its `details.fieldErrors`, a Platform
+ * error's sentence): more than the largest batch (500 events), so a batch with one bad field in
+ * each of its elements is told every one, and the client can drop them all in one round (100
+ * until later on 2026-12-07 named events 0-99 of such a batch alone).
+ */
+export const MAX_NAMED_FIELDS = 1000;
 /**
  * And only as many as take this many bytes as Lambda writes them (at least one): a request within
  * the 1 MiB limit could be refused for 95,000 fields (500 events of 190 `*_at` properties each),

@@ -1380,7 +1380,7 @@ export interface components {
             has_more: boolean;
             next_cursor: string | null;
         };
-        /** @description The Core API error envelope. `details.fieldErrors` maps each invalid field (a dotted path, e.g. `3.user_id`) to its messages: the first 100 fields in error at most (fewer when their text would take over 1 MB), the message then ending `The first 100 of N fields in error are named.` */
+        /** @description The Core API error envelope. `details.fieldErrors` maps each invalid field (a dotted path, e.g. `3.user_id`) to its messages: the first 1000 fields in error at most (fewer when their text would take over 1 MB), the message then ending `The first 1000 of N fields in error are named.` */
         CoreError: {
             error: {
                 /** @enum {string} */

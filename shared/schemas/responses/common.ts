@@ -38,7 +38,7 @@ export const coreError = named(
       request_id: uuid,
     }),
   }),
-  'The Core API error envelope. `details.fieldErrors` maps each invalid field (a dotted path, e.g. `3.user_id`) to its messages: the first 100 fields in error at most (fewer when their text would take over 1 MB), the message then ending `The first 100 of N fields in error are named.`',
+  'The Core API error envelope. `details.fieldErrors` maps each invalid field (a dotted path, e.g. `3.user_id`) to its messages: the first 1000 fields in error at most (fewer when their text would take over 1 MB), the message then ending `The first 1000 of N fields in error are named.`',
 );
 
 export const platformError = named('PlatformError', z.strictObject({ error: z.string() }), 'The Platform API error envelope: one message.');
