@@ -63,23 +63,38 @@ export const trainingRunId = (name: string) => Number(name.slice('train-'.length
 export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: string, b: S.TrainingJobBody, ids?: IdPlan) {
   const done = await storedBefore<TrainingRun>(c, tenant, 'job', ids);
   // The failed attempt stored it, perhaps not sent it: sent (a second message does nothing).
-  if (done) return typeof done._unsent_since === 'number' && done.status === 'Queued' ? await sendRun(c, queue, tenant, done) : done;
+  if (done) return typeof done._unsent_since === 'number' && done.status === 'Queued' ? await sendOrLeave(c, queue, tenant, done) : done;
   const t = await findTemplate(c, tenant, b.template_id);
   if (t.status !== 'Published') throw new PreconditionFailed(`Template ${t.id} is a Draft: publish it (PATCH {"status":"Published"}) before training from it.`);
   const id = await newId(() => c.nextId(tenant, 'job'), ids);
   try {
     return await queueRun(c, queue, tenant, t, id, b.options);
   } catch (e) {
-    // Stored but not sent (the request answers 500): no message would ever start it, and nothing
-    // sends one again (a scheduled run's next pass does, a started one's nothing), so it would
-    // stay Queued for good. Failed, saying why, unless a message did get through and it started.
-    const error = 'The run could not be queued for training; nothing was trained. Start a new run.';
-    if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: nowSeconds(), error }, { status: 'Queued' })) {
-      await c.appendLog(tenant, id, [{ ts: nowSeconds(), message: `Failed: ${error}` }]).catch(() => undefined);
-    }
-    throw e;
+    // Stored Queued but not sent (the queue refused its message, or its log line failed): the
+    // maintenance pass sends it once UNSENT_RUN_GRACE_SECONDS have passed (`sweepTaskRuns`), so the
+    // run is answered as stored, Queued. Until 2026-12-07 it was ended Failed ("Start a new run")
+    // and the request answered 5xx, though the pass had sent such runs since 2026-12-05: a keyed
+    // retry, which the 503 invites, then answered 202 with a Failed run. Not stored: the error.
+    const stored = await c.get<TrainingRun>(tenant, 'job', id).catch(() => undefined);
+    if (stored?.status !== 'Queued' || typeof stored._unsent_since !== 'number') throw e;
+    unsent(tenant, stored, e);
+    return stored;
   }
 }
+
+/** A stored run's message sent (`sendRun`), or, when the queue refuses it, the run left Queued and unsent for the maintenance pass (`sweepTaskRuns`). */
+async function sendOrLeave(c: ConsoleStore, queue: WorkQueue, tenant: string, run: TrainingRun): Promise<TrainingRun> {
+  try {
+    return await sendRun(c, queue, tenant, run);
+  } catch (e) {
+    unsent(tenant, run, e);
+    return run;
+  }
+}
+
+const unsent = (tenant: string, run: TrainingRun, e: unknown) =>
+  logger.warn('training run stored; its message not sent (the maintenance pass sends it)', { tenant, run: run.job_name, error: e instanceof Error ? e.message : String(e) });
+
 /**
  * Stores run `id` of a template as Queued (unless a record with that id exists: a scheduled run
  * whose pass is finished by another stores it once) and sends it to the training queue (a

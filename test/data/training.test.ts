@@ -6,7 +6,8 @@ import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
-import { startTraining, stopTrainingRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { startTraining, stopTrainingRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
+import { sweepTaskRuns } from '../../shared/recs/launcher.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
@@ -944,7 +945,9 @@ describe('training thresholds', () => {
 });
 
 describe('a run started while the training queue refuses its message', () => {
-  it('ends Failed, saying so, instead of staying Queued for good (nothing would ever send its message again)', async () => {
+  it('is answered Queued, as stored, and the maintenance pass sends it once its request had time to (a keyed retry answers it Queued too)', async () => {
+    // Until 2026-12-07 it was ended Failed ("Start a new run") and the request answered 5xx, though
+    // the pass sends such runs: a keyed retry, which the 503 invites, answered 202 with a Failed run.
     const T5 = 'trn-unsent';
     const c = db.stores.console;
     const now = Math.floor(Date.now() / 1000);
@@ -955,10 +958,18 @@ describe('a run started while the training queue refuses its message', () => {
       },
       backlog: async () => 0,
     } as WorkQueue;
-    await expect(startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } })).rejects.toThrow(/SQS refused/);
-    const [run] = await c.list<TrainingRun>(T5, 'job');
-    expect(run).toMatchObject({ status: 'Failed', error: expect.stringMatching(/could not be queued/) });
-    expect(run?.finished_at).toEqual(expect.any(Number));
-    expect(await logsOf(c, T5, (run as TrainingRun).id)).toMatch(/Failed: The run could not be queued/);
+    const run = await startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } });
+    expect(run).toMatchObject({ status: 'Queued', finished_at: null, error: null, _unsent_since: expect.any(Number) });
+    expect(await c.get<TrainingRun>(T5, 'job', run.id)).toMatchObject({ status: 'Queued', _unsent_since: expect.any(Number) });
+    expect(await logsOf(c, T5, run.id)).not.toMatch(/Failed/);
+    // Its keyed retry, the queue still refusing: the same run, Queued (it answered the queue's error).
+    expect(await startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } }, { reuse: run.id })).toMatchObject({ id: run.id, status: 'Queued' });
+    // The pass, once UNSENT_RUN_GRACE_SECONDS passed, sends it.
+    const sent: unknown[] = [];
+    const up = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies), backlog: async () => 0 } as WorkQueue;
+    const idle = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' as const }) };
+    const swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: up }, T5, idle, (run._unsent_since as number) + UNSENT_RUN_GRACE_SECONDS);
+    expect(swept.sent).toEqual([run.job_name]);
+    expect(sent).toEqual([{ type: 'train', tenant: T5, job_name: run.job_name }]);
   });
 });
