@@ -341,24 +341,17 @@ describe('pages of a list while items are created', () => {
     }
     // The first page's last hit deleted, then the next page asked for (the likeliest deletion
     // between pages): it goes on after the hit before it, where that one scores now (from the
-    // first page's score, keyword's next page came back empty).
-    for (const mode of ['keyword', 'hybrid'] as const) {
-      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 3, listOf: `${mode}-last` };
-      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
-      const first = await runSearch(deps, T, req);
-      await deps.items.delete(T, Number(first.data[2]?.id), Math.floor(Date.now() / 1000));
-      expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
-    }
-    // A page of one hit, that hit deleted: there is none before it on its page, and the next page
-    // starts at the hit after it (which its cursor names), where that one scores now (until
-    // 2026-12-07 keyword's next page came back empty).
-    for (const mode of ['keyword', 'hybrid'] as const) {
-      const req = { query: 'tent', mode, filter: NO_FILTER, limit: 1, listOf: `${mode}-one` };
-      const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
-      const first = await runSearch(deps, T, req);
-      await deps.items.delete(T, Number(first.data[0]?.id), Math.floor(Date.now() / 1000));
-      expect(await pagedIds(deps, T, req, first, first.next_cursor), mode).toEqual(all);
-    }
+    // first page's score, keyword's next page came back empty). A page of one hit has none before
+    // it: the next page starts at the hit after it (which its cursor names), where that one scores
+    // now (until 2026-12-07 keyword's next page came back empty).
+    for (const limit of [3, 1])
+      for (const mode of ['keyword', 'hybrid'] as const) {
+        const req = { query: 'tent', mode, filter: NO_FILTER, limit, listOf: `${mode}-last-of-${limit}` };
+        const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+        const first = await runSearch(deps, T, req);
+        await deps.items.delete(T, Number(first.data[limit - 1]?.id), Math.floor(Date.now() / 1000));
+        expect(await pagedIds(deps, T, req, first, first.next_cursor), `${mode}, limit ${limit}`).toEqual(all);
+      }
     // The cursor's item made the best match since (its name as long as it was: the statistics
     // stay): the next page goes on after the hit before it (both changed: the test below), not
     // after the item's new score.
