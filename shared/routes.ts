@@ -165,9 +165,16 @@ const CREATE: Access = { table: ['UpdateItem', 'PutItem', 'BatchWriteItem', 'Del
  * request is refused (DeleteItem).
  */
 const idempotent = (a: Access): Access => granting(a, ['PutItem', 'UpdateItem', 'DeleteItem']);
-/** Console records: read a collection, or also allocate ids and write records and job logs. */
+/**
+ * Console records: read a collection; change a record (UpdateItem, ids allocated with it); or
+ * also put a new one (PutItem). A training run's log lines are the only console rows written in a
+ * batch (BatchWriteItem, ConsoleStore.appendLog): only the run's create and stop append them here
+ * (RUN_LOG; the maintenance pass and the trainer have their own grants).
+ */
 const CONSOLE_READ: Access = { table: ['Query'] };
-const CONSOLE_WRITE: Access = { table: ['Query', 'UpdateItem', 'PutItem', 'BatchWriteItem'] };
+const CONSOLE_CHANGE: Access = { table: ['Query', 'UpdateItem'] };
+const CONSOLE_WRITE: Access = granting(CONSOLE_CHANGE, ['PutItem']);
+const RUN_LOG: readonly TableAction[] = ['BatchWriteItem'];
 /**
  * Whatever reads a tenant's search view (`tenantView`, `pagedView`): the index artifact, the
  * changes since it (gsi2) and their span (gsi4), and the items of a page served before the
@@ -246,21 +253,21 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/event-types', 'platform/event-types/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/event-types', 'platform/event-types/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/event-types/{id}', 'platform/event-types/get', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_WRITE, ['events']),
+  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_CHANGE, ['events']),
   platform('POST', '/api/events/templates', 'platform/templates/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/events/templates', 'platform/templates/list', CONSOLE_READ, ['events']),
   platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_WRITE, ['events']),
+  platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_CHANGE, ['events']),
   platform('POST', '/api/model-endpoints', 'platform/endpoints/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/model-endpoints', 'platform/endpoints/list', CONSOLE_READ),
   platform('GET', '/api/model-endpoints/{id}', 'platform/endpoints/get', CONSOLE_READ),
-  platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_WRITE),
-  platform('POST', '/api/training-jobs', 'platform/training-runs/create', idempotent({ ...CONSOLE_WRITE, queues: ['training'] }), ['events']),
+  platform('PATCH', '/api/model-endpoints/{id}', 'platform/endpoints/update', CONSOLE_CHANGE),
+  platform('POST', '/api/training-jobs', 'platform/training-runs/create', idempotent({ ...granting(CONSOLE_WRITE, RUN_LOG), queues: ['training'] }), ['events']),
   // gsi3: the runs waiting or running, when the list is of one of their statuses.
   // gsi3 and BatchGetItem: a status waiting or running is read from its index, its runs again 100 to a read.
   platform('GET', '/api/training-jobs', 'platform/training-runs/list', { ...granting(CONSOLE_READ, ['BatchGetItem']), indexes: ['gsi3'] }, ['events']),
   platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
-  platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', CONSOLE_WRITE, ['events']),
+  platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', granting(CONSOLE_CHANGE, RUN_LOG), ['events']),
   platform('GET', '/api/training-jobs/logs/{jobName}', 'platform/training-runs/logs', CONSOLE_READ, ['events']),
   platform('GET', '/api/models', 'platform/models/list', CONSOLE_READ, ['events']),
   // Before `/api/models/{version}`: the local server takes the first route that matches (API Gateway prefers the literal path).
@@ -268,9 +275,9 @@ const platformRoutes: PlatformRoute[] = [
   platform('GET', '/api/models/{version}', 'platform/models/get', CONSOLE_READ, ['events']),
   // api-decisions: `events` keys call event-type, template and training routes; they may read the
   // versions their runs made, while labelling, approving and promoting (what is served) is admin's.
-  platform('PATCH', '/api/models/{version}', 'platform/models/update', CONSOLE_WRITE),
-  platform('POST', '/api/models/{version}/approve', 'platform/models/approve', CONSOLE_WRITE),
-  platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_WRITE),
+  platform('PATCH', '/api/models/{version}', 'platform/models/update', CONSOLE_CHANGE),
+  platform('POST', '/api/models/{version}/approve', 'platform/models/approve', CONSOLE_CHANGE),
+  platform('POST', '/api/models/{version}/promote', 'platform/models/promote', CONSOLE_CHANGE),
   // Erasure (admin): the user's events found on their index (gsi1) and deleted by key; the
   // user's erasure marker put in the serving partition; the Idempotency-Key records of the
   // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted; the

@@ -152,6 +152,34 @@ describe('least privilege', () => {
     }
   });
 
+  it("grants the console records' routes batch writes only for a training run's log lines, and puts only to creates", () => {
+    const tableActionsOf = (module: string): string[] =>
+      statementsOf(fnByModule(module))
+        .filter((s) => !s.Condition)
+        .flatMap((s) => actionsOf(s))
+        .filter((a) => a.startsWith('dynamodb:'));
+    // ConsoleStore.appendLog (BatchWriteItem) is called by a run's create and its stop; no other console route appends log lines.
+    for (const m of ['training-runs/create', 'training-runs/stop']) expect(tableActionsOf(`platform/${m}`), m).toContain('dynamodb:BatchWriteItem');
+    const others = [
+      'contexts/create',
+      'event-types/create',
+      'event-types/update',
+      'templates/create',
+      'templates/update',
+      'endpoints/create',
+      'endpoints/update',
+      'models/update',
+      'models/approve',
+      'models/promote',
+    ];
+    for (const m of others) expect(tableActionsOf(`platform/${m}`), m).not.toContain('dynamodb:BatchWriteItem');
+    // A PATCH (or approve, promote, stop) changes its record in place (UpdateItem): it puts none.
+    for (const m of ['event-types/update', 'templates/update', 'endpoints/update', 'models/update', 'models/approve', 'models/promote', 'training-runs/stop']) {
+      expect(tableActionsOf(`platform/${m}`), m).toContain('dynamodb:UpdateItem');
+      expect(tableActionsOf(`platform/${m}`), m).not.toContain('dynamodb:PutItem');
+    }
+  });
+
   it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
     const platformFunctions = new Set(
