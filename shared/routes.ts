@@ -185,6 +185,18 @@ const VIEW: Access = { table: ['GetItem', 'BatchGetItem', 'Query'], indexes: ['g
 /** Search: the view, the user's events (gsi1), a rebuild request, the query embedding. */
 const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: true };
 /**
+ * The console's item search (platformItemSearch): the view's reads alone (the artifact, gsi2,
+ * gsi4, BatchGetItem) and the query embedding. It takes no user (no events on gsi1), no context,
+ * synonyms or experiment (no Query of the table).
+ */
+const ITEM_SEARCH: Access = { table: ['BatchGetItem'], indexes: ['gsi2', 'gsi4'], bucket: 'read', embeds: true };
+/**
+ * The index status (indexStatus): the current build's artifact, the changes since it listed on
+ * gsi4 (changeKeysSince) and the items waiting for an embedding counted on gsi3. It reads no view
+ * (no gsi2, no BatchGetItem), no user's events (gsi1), and embeds nothing.
+ */
+const INDEX_STATUS: Access = { indexes: ['gsi3', 'gsi4'], bucket: 'read' };
+/**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
  * revision it read), allocates ids (UpdateItem) and puts its audit entry (PutItem), the two in one
@@ -242,10 +254,9 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: ['PutItem'] }),
   platform('GET', '/api/api-keys', 'platform/api-keys/list', { table: ['Query'], indexes: ['gsi1'] }),
   platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: ['DeleteItem'] }),
-  platform('POST', '/api/items/search', 'platform/items/search', SEARCH, ['items']),
-  platform('GET', '/api/items/search', 'platform/items/search-get', SEARCH, ['items']),
-  // The index status also lists the changes since the build (gsi4) and counts the items waiting for an embedding (gsi3).
-  platform('GET', '/api/search-index', 'platform/search-index/status', { ...SEARCH, indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'], embeds: false }, ['items']),
+  platform('POST', '/api/items/search', 'platform/items/search', ITEM_SEARCH, ['items']),
+  platform('GET', '/api/items/search', 'platform/items/search-get', ITEM_SEARCH, ['items']),
+  platform('GET', '/api/search-index', 'platform/search-index/status', INDEX_STATUS, ['items']),
   platform('POST', '/api/search-index/rebuild', 'platform/search-index/rebuild', { queues: ['embedding'] }),
   platform('POST', '/api/contexts', 'platform/contexts/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/contexts', 'platform/contexts/list', CONSOLE_READ),

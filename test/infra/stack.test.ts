@@ -325,6 +325,24 @@ describe('search and embedding wiring', () => {
     }
   });
 
+  it("grants the console's item search the search view's reads only, and the index status the build and the indexes it counts on", () => {
+    const dynamo = (m: string) => statementsOf(fnByModule(m)).filter((x) => !x.Condition && [x.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    const indexesOf = (m: string) => [...JSON.stringify(dynamo(m).map((x) => x.Resource)).matchAll(/\/index\/(gsi\d)/g)].map((x) => x[1]).sort();
+    const tableActionsOf = (m: string) =>
+      dynamo(m)
+        .filter((x) => !JSON.stringify(x.Resource).includes('/index/'))
+        .flatMap((x) => [x.Action].flat())
+        .sort();
+    // platformItemSearch: no user (gsi1), no context, synonyms or experiment (a Query of the table); the view's changes and the items of a page served behind them.
+    for (const m of ['platform/items/search', 'platform/items/search-get']) {
+      expect(indexesOf(m), m).toEqual(['gsi2', 'gsi4']);
+      expect(tableActionsOf(m), m).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
+    }
+    // indexStatus: the build, the changes since it listed on gsi4, the items waiting counted on gsi3; no view.
+    expect(indexesOf('platform/search-index/status')).toEqual(['gsi3', 'gsi4']);
+    expect(tableActionsOf('platform/search-index/status')).toEqual(['dynamodb:GetItem']);
+  });
+
   it('lets item create and update enqueue embeddings, and delete not', () => {
     for (const m of ['core/items/create', 'core/items/update']) {
       expect(

@@ -54,12 +54,14 @@ describe('table grants', () => {
   });
 
   it("let every function that reads a tenant's search view read the changes since its build (gsi2, gsi4) and, when served before that read ends, the page's items (BatchGetItem)", () => {
-    const readers = routes.filter((r) => /\bsearchDeps\(/.test(readFileSync(`functions/${r.handler}.ts`, 'utf8')));
-    expect(new Set(readers.map((r) => r.handler))).toEqual(
+    const users = routes.filter((r) => /\bsearchDeps\(/.test(readFileSync(`functions/${r.handler}.ts`, 'utf8')));
+    expect(new Set(users.map((r) => r.handler))).toEqual(
       new Set(['core/recommendations/recommend', 'core/search/search', 'console-session/reads', 'platform/items/search', 'platform/items/search-get', 'platform/search-index/status']),
     );
+    // The index status reads the current build and lists the changes since it on gsi4 (indexStatus), not the view.
+    const readers = users.filter((r) => r.handler !== 'platform/search-index/status');
     for (const r of readers) {
-      expect(r.access.table, r.handler).toEqual(expect.arrayContaining(['BatchGetItem', 'Query']));
+      expect(r.access.table, r.handler).toContain('BatchGetItem');
       expect(r.access.indexes, r.handler).toEqual(expect.arrayContaining(['gsi2', 'gsi4']));
     }
   });
