@@ -158,7 +158,7 @@ export class ServiceFunction extends NodejsFunction {
   bindAccess(r: ServiceResources, access: Access, opts: { verifiesTokens: boolean }): this {
     this.bindTable(r.table, access);
     if (opts.verifiesTokens || access.cognito?.length) this.bindUserPool(r.userPool, access);
-    if (access.bucket) this.bindBucket(r.bucket, access.bucket);
+    if (access.bucket) this.bindBucket(r.bucket, access.bucket, access.bucketPrefixes);
     if (access.bucketDeletes?.length) this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:DeleteObject'], resources: access.bucketDeletes.map((p) => `${r.bucket.bucketArn}/${p}/*`) }));
     for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
     for (const q of access.queueDepth ?? []) this.bindQueueDepth(q, r.queues.get(q) as IQueue);
@@ -185,14 +185,15 @@ export class ServiceFunction extends NodejsFunction {
   }
 
   /**
-   * GetObject (and PutObject) on the artifact prefixes only, plus ListBucket limited to those
-   * prefixes: without it S3 answers a missing artifact with 403 instead of 404 NoSuchKey.
+   * GetObject (and PutObject) on the function's artifact prefixes only (`prefixes`: both when not
+   * said), plus ListBucket limited to those prefixes: without it S3 answers a missing artifact
+   * with 403 instead of 404 NoSuchKey.
    */
-  bindBucket(bucket: IBucket, mode: 'read' | 'readwrite'): this {
+  bindBucket(bucket: IBucket, mode: 'read' | 'readwrite', prefixes: Access['bucketPrefixes'] = ARTIFACT_PREFIXES): this {
     this.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
     const actions = mode === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject'];
-    this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: ARTIFACT_PREFIXES.map((p) => `${bucket.bucketArn}/${p}/*`) }));
-    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ARTIFACT_PREFIXES.map((p) => `${p}/*`) } } }));
+    this.addToRolePolicy(new iam.PolicyStatement({ actions, resources: prefixes.map((p) => `${bucket.bucketArn}/${p}/*`) }));
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}/*`) } } }));
     return this;
   }
 

@@ -97,13 +97,14 @@ const S3_ACTIONS = { get: 's3:GetObject', put: 's3:PutObject', delete: 's3:Delet
 /** What `grant` does not cover of reading, writing or deleting the artifact `key`, or undefined. */
 export function blobRefusal(grant: Grant, op: keyof typeof S3_ACTIONS, key: string): Refusal | undefined {
   const prefix = key.slice(0, key.indexOf('/')) as (typeof ARTIFACT_PREFIXES)[number];
-  const { bucket, bucketDeletes, bucketPuts, bucketGets } = grant.access;
+  const { bucket, bucketPrefixes, bucketDeletes, bucketPuts, bucketGets } = grant.access;
+  const inBucket = (bucketPrefixes ?? ARTIFACT_PREFIXES).includes(prefix);
   const ok =
     ARTIFACT_PREFIXES.includes(prefix) &&
     (op === 'get'
-      ? bucket !== undefined || (bucketGets?.includes(prefix) ?? false)
+      ? (bucket !== undefined && inBucket) || (bucketGets?.includes(prefix) ?? false)
       : op === 'put'
-        ? bucket === 'readwrite' || (bucketPuts?.includes(prefix) ?? false)
+        ? (bucket === 'readwrite' && inBucket) || (bucketPuts?.includes(prefix) ?? false)
         : (bucketDeletes?.includes(prefix) ?? false));
   return ok ? undefined : { action: S3_ACTIONS[op], resource: key };
 }

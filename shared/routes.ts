@@ -34,8 +34,10 @@ export interface Access {
    * counts as read-only.
    */
   consoleSessions?: boolean;
-  /** The artifact bucket (search indexes, models). */
+  /** The artifact bucket (search indexes, models), under `bucketPrefixes`. */
   bucket?: 'read' | 'readwrite';
+  /** The artifact prefixes `bucket` covers (GetObject, PutObject, and listing under them): both when not said. */
+  bucketPrefixes?: readonly ('search' | 'models')[];
   /** Artifact prefixes whose objects the handler deletes (replaced index builds). */
   bucketDeletes?: readonly ('search' | 'models')[];
   /** Artifact prefixes written to only (PutObject, without `bucket`'s reads): the training task's role (lib/training-task.ts). */
@@ -181,7 +183,9 @@ const RUN_LOG: readonly TableAction[] = ['BatchWriteItem'];
  * container read all of those (BatchGetItem: the view `behind`). Search, recommendations (their
  * catalog), the console's playground.
  */
-const VIEW: Access = { table: ['GetItem', 'BatchGetItem', 'Query'], indexes: ['gsi2', 'gsi4'], bucket: 'read' };
+const VIEW: Access = { table: ['GetItem', 'BatchGetItem', 'Query'], indexes: ['gsi2', 'gsi4'], bucket: 'read', bucketPrefixes: ['search'] };
+/** Recommendations also read the served model's artifact (loadModel), under models/. */
+const WITH_MODELS: Pick<Access, 'bucketPrefixes'> = { bucketPrefixes: ['search', 'models'] };
 /** Search: the view, the user's events (gsi1), a rebuild request, the query embedding. */
 const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: true };
 /**
@@ -189,13 +193,13 @@ const SEARCH: Access = { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], embeds: tru
  * gsi4, BatchGetItem) and the query embedding. It takes no user (no events on gsi1), no context,
  * synonyms or experiment (no Query of the table).
  */
-const ITEM_SEARCH: Access = { table: ['BatchGetItem'], indexes: ['gsi2', 'gsi4'], bucket: 'read', embeds: true };
+const ITEM_SEARCH: Access = { table: ['BatchGetItem'], indexes: ['gsi2', 'gsi4'], bucket: 'read', bucketPrefixes: ['search'], embeds: true };
 /**
  * The index status (indexStatus): the current build's artifact, the changes since it listed on
  * gsi4 (changeKeysSince) and the items waiting for an embedding counted on gsi3. It reads no view
  * (no gsi2, no BatchGetItem), no user's events (gsi1), and embeds nothing.
  */
-const INDEX_STATUS: Access = { indexes: ['gsi3', 'gsi4'], bucket: 'read' };
+const INDEX_STATUS: Access = { indexes: ['gsi3', 'gsi4'], bucket: 'read', bucketPrefixes: ['search'] };
 /**
  * Control plane (rules, segments, experiments, rerank controls): records are read with GetItem
  * (every Platform route has it); a change writes its record (PutItem, or UpdateItem on the
@@ -234,7 +238,7 @@ const coreRoutes: CoreRoute[] = [
   core('GET', '/v1/events', 'core/events/list', R, { table: ['Query'], indexes: ['gsi1', 'gsi2'] }),
   core('GET', '/v1/events/{event_id}', 'core/events/get', R, {}),
   core('POST', '/v1/search', 'core/search/search', R, { ...SEARCH, exposures: true, searchLog: true, popularity: true }),
-  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { ...VIEW, indexes: ['gsi1', 'gsi2', 'gsi4'], exposures: true, popularity: true }),
+  core('GET', '/v1/recommendations', 'core/recommendations/recommend', R, { ...VIEW, ...WITH_MODELS, indexes: ['gsi1', 'gsi2', 'gsi4'], exposures: true, popularity: true }),
 ];
 
 /** Every Core path answers OPTIONS preflight without a token. */
@@ -293,7 +297,12 @@ const platformRoutes: PlatformRoute[] = [
   // user's erasure marker put in the serving partition; the Idempotency-Key records of the
   // requests that wrote the events emptied (UpdateItem), their answers' parts (Query) deleted; the
   // tenant's experiments listed (Query) and the user's membership row in each deleted.
-  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', { table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'], indexes: ['gsi1'], bucket: 'readwrite' }),
+  platform('DELETE', '/api/users/{user_id}', 'platform/users/erase', {
+    table: ['Query', 'DeleteItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
+    indexes: ['gsi1'],
+    bucket: 'readwrite',
+    bucketPrefixes: ['models'],
+  }),
   // Control plane: admin keys only. Starting an experiment reads the endpoints and the other
   // experiments (Query); deleting a segment looks for what names it (Query).
   platform('POST', '/api/rules', 'platform/rules/create', idempotent(CONTROL_PLACED)),
@@ -339,7 +348,7 @@ const consoleRoutes: PlatformRoute[] = [
   // The Core reads of the playground, events page and overview: one module.
   ...(['POST /console/api/search', 'GET /console/api/recommendations', 'GET /console/api/events', 'GET /console/api/overview'] as const).map((key) => {
     const [method, path] = key.split(' ') as [HttpMethod, string];
-    return platform(method, path, 'console-session/reads', { ...SEARCH, popularity: true });
+    return platform(method, path, 'console-session/reads', { ...SEARCH, ...WITH_MODELS, popularity: true });
   }),
 ];
 

@@ -49,7 +49,8 @@ export const workers: readonly WorkerSpec[] = [
     timeoutSeconds: 120,
     memoryMb: 3008,
     // It sends embed messages for items embedded at another width (indexer.ts buildIndex).
-    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketDeletes: ['search'], embeds: true, queues: ['embedding'] },
+    // Index builds only (search/): it reads and writes no model.
+    access: { table: ['GetItem', 'UpdateItem', 'Query'], bucket: 'readwrite', bucketPrefixes: ['search'], bucketDeletes: ['search'], embeds: true, queues: ['embedding'] },
   },
   {
     handler: 'workers/train',
@@ -57,7 +58,8 @@ export const workers: readonly WorkerSpec[] = [
     batchSize: 1,
     timeoutSeconds: 900,
     memoryMb: 4096,
-    access: { table: TRAINING_TABLE, bucket: 'readwrite' },
+    // Models only (models/): it stores the run's version and reads it back (withoutErased); no index build.
+    access: { table: TRAINING_TABLE, bucket: 'readwrite', bucketPrefixes: ['models'] },
   },
 ];
 
@@ -94,7 +96,9 @@ export const schedules = [
       table: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'BatchWriteItem', 'DeleteItem'],
       // gsi1: tenants, searches to fold, an erased user's events; gsi3: embeddings waiting; gsi4: the changes since a build, counted for a rebuild.
       indexes: ['gsi1', 'gsi2', 'gsi3', 'gsi4'],
+      // The index pointers (search/: the embedding sweep's rebuild decisions); no model.
       bucket: 'read',
+      bucketPrefixes: ['search'],
       queues: ['embedding', 'training'],
       queueDepth: ['embedding'],
     } as Access,

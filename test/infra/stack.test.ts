@@ -314,7 +314,7 @@ describe('search and embedding wiring', () => {
     expect(s3.flatMap((x) => [x.Action].flat())).toEqual(['s3:GetObject', 's3:ListBucket']);
     expect(JSON.stringify(s3[0].Resource)).toContain('/search/*');
     // Listing only under the artifact prefixes: what turns a missing artifact into 404, not 403.
-    expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*', 'models/*'] } });
+    expect(s3[1].Condition).toEqual({ StringLike: { 's3:prefix': ['search/*'] } });
     // Rebuilds are the maintenance sweep's (or POST /api/search-index/rebuild's) to request.
     for (const m of ['core/search/search', 'core/recommendations/recommend', 'platform/items/search']) {
       expect(
@@ -341,6 +341,41 @@ describe('search and embedding wiring', () => {
     // indexStatus: the build, the changes since it listed on gsi4, the items waiting counted on gsi3; no view.
     expect(indexesOf('platform/search-index/status')).toEqual(['gsi3', 'gsi4']);
     expect(tableActionsOf('platform/search-index/status')).toEqual(['dynamodb:GetItem']);
+  });
+
+  it('grants each function the artifact prefixes it reads and writes only: index builds under search/, models under models/', () => {
+    const s3Of = (m: string) => {
+      const st = statementsOf(fnByModule(m)).filter((x) => [x.Action].flat().some((a: string) => a.startsWith('s3:')));
+      const objects = st.filter((x) => !JSON.stringify(x.Action).includes('s3:ListBucket'));
+      const prefixes = (v: unknown) => [...new Set([...JSON.stringify(v).matchAll(/\/(search|models)\/\*/g)].map((x) => x[1]))].sort();
+      return {
+        gets: prefixes(objects.filter((x) => [x.Action].flat().includes('s3:GetObject')).map((x) => x.Resource)),
+        puts: prefixes(objects.filter((x) => [x.Action].flat().includes('s3:PutObject')).map((x) => x.Resource)),
+        listed: st.filter((x) => JSON.stringify(x.Action).includes('s3:ListBucket')).flatMap((x) => x.Condition.StringLike['s3:prefix']),
+      };
+    };
+    const expected: Record<string, { gets: string[]; puts: string[] }> = {
+      // The index build and its pointer (buildIndex); no model.
+      'workers/embed': { gets: ['search'], puts: ['search'] },
+      // The run's version, stored and read back (runTraining, withoutErased); no index build.
+      'workers/train': { gets: ['models'], puts: ['models'] },
+      // The stored versions written again without the user (eraseUser, withoutErased); no index build.
+      'platform/users/erase': { gets: ['models'], puts: ['models'] },
+      // Index pointers (the embedding sweep).
+      'workers/maintain': { gets: ['search'], puts: [] },
+      'core/search/search': { gets: ['search'], puts: [] },
+      'platform/items/search': { gets: ['search'], puts: [] },
+      'platform/items/search-get': { gets: ['search'], puts: [] },
+      'platform/search-index/status': { gets: ['search'], puts: [] },
+      // Recommendations read the served model too (loadModel).
+      'core/recommendations/recommend': { gets: ['models', 'search'], puts: [] },
+      'console-session/reads': { gets: ['models', 'search'], puts: [] },
+    };
+    for (const [m, want] of Object.entries(expected)) {
+      const got = s3Of(m);
+      expect({ gets: got.gets, puts: got.puts }, m).toEqual(want);
+      expect([...got.listed].sort(), m).toEqual(want.gets.map((p) => `${p}/*`));
+    }
   });
 
   it('lets item create and update enqueue embeddings, and delete not', () => {

@@ -263,6 +263,16 @@ describe('local IAM', () => {
       asFunction('workers/train', () => blobs().delete('models/nobody/none')),
       's3:DeleteObject',
     );
+    // A bucket grant covers its function's prefixes only: the embedding worker writes no model, an erasure no index build.
+    await denied(
+      asFunction('workers/embed', () => blobs().put('models/nobody/none', 'x')),
+      's3:PutObject',
+    );
+    await denied(
+      asFunction('platform/users/erase', () => blobs().put('search/nobody/none', 'x')),
+      's3:PutObject',
+    );
+    expect(await asFunction('platform/users/erase', () => blobs().get('models/nobody/none'))).toBeUndefined();
   });
 
   it('knows every function the stack invokes', () => {
