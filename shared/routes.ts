@@ -253,10 +253,11 @@ const preflightRoutes: CoreRoute[] = [...new Set(coreRoutes.map((r) => r.path))]
 
 const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/clients', 'platform/clients/create', { table: ['PutItem'], cognito: ['CreateUserPoolClient', 'DeleteUserPoolClient'] }),
-  platform('GET', '/api/clients', 'platform/clients/list', { table: ['Query'], indexes: ['gsi1'] }),
+  // The lists Query the tenant's clients or keys on gsi1 (listOfTenant) alone, never the table.
+  platform('GET', '/api/clients', 'platform/clients/list', { indexes: ['gsi1'] }),
   platform('DELETE', '/api/clients/{client_id}', 'platform/clients/delete', { table: ['DeleteItem'], cognito: ['DeleteUserPoolClient'] }),
   platform('POST', '/api/api-keys', 'platform/api-keys/create', { table: ['PutItem'] }),
-  platform('GET', '/api/api-keys', 'platform/api-keys/list', { table: ['Query'], indexes: ['gsi1'] }),
+  platform('GET', '/api/api-keys', 'platform/api-keys/list', { indexes: ['gsi1'] }),
   platform('DELETE', '/api/api-keys/{id}', 'platform/api-keys/delete', { table: ['DeleteItem'] }),
   platform('POST', '/api/items/search', 'platform/items/search', ITEM_SEARCH, ['items']),
   platform('GET', '/api/items/search', 'platform/items/search-get', ITEM_SEARCH, ['items']),

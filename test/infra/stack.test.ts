@@ -180,6 +180,24 @@ describe('least privilege', () => {
     }
   });
 
+  it("lets the client and API key lists Query the tenant's listing index (gsi1) only, never the table", () => {
+    for (const m of ['platform/clients/list', 'platform/api-keys/list']) {
+      const st = statementsOf(fnByModule(m)).filter((s) => !s.Condition && actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      const onTable = st.filter((s) => !JSON.stringify(s.Resource).includes('/index/')).flatMap((s) => actionsOf(s));
+      const onIndexes = st.filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+      // GetItem: the API key or console session of every Platform call.
+      expect(onTable, m).toEqual(['dynamodb:GetItem']);
+      expect(
+        onIndexes.flatMap((s) => actionsOf(s)),
+        m,
+      ).toEqual(['dynamodb:Query']);
+      expect(
+        [...JSON.stringify(onIndexes.map((s) => s.Resource)).matchAll(/\/index\/(gsi\d)/g)].map((x) => x[1]),
+        m,
+      ).toEqual(['gsi1']);
+    }
+  });
+
   it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
     const platformFunctions = new Set(
