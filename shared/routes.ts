@@ -174,6 +174,8 @@ const idempotent = (a: Access): Access => granting(a, ['PutItem', 'UpdateItem', 
  * (RUN_LOG; the maintenance pass and the trainer have their own grants).
  */
 const CONSOLE_READ: Access = { table: ['Query'] };
+/** One record by its id (ConsoleStore.get: GetItem, which every Platform route has), nothing listed. */
+const CONSOLE_GET: Access = {};
 const CONSOLE_CHANGE: Access = { table: ['Query', 'UpdateItem'] };
 const CONSOLE_WRITE: Access = granting(CONSOLE_CHANGE, ['PutItem']);
 const RUN_LOG: readonly TableAction[] = ['BatchWriteItem'];
@@ -265,14 +267,15 @@ const platformRoutes: PlatformRoute[] = [
   platform('POST', '/api/search-index/rebuild', 'platform/search-index/rebuild', { queues: ['embedding'] }),
   platform('POST', '/api/contexts', 'platform/contexts/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/contexts', 'platform/contexts/list', CONSOLE_READ),
-  platform('GET', '/api/contexts/{id}', 'platform/contexts/get', CONSOLE_READ),
+  platform('GET', '/api/contexts/{id}', 'platform/contexts/get', CONSOLE_GET),
   platform('POST', '/api/event-types', 'platform/event-types/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/event-types', 'platform/event-types/list', CONSOLE_READ, ['events']),
-  platform('GET', '/api/event-types/{id}', 'platform/event-types/get', CONSOLE_READ, ['events']),
-  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', CONSOLE_CHANGE, ['events']),
+  platform('GET', '/api/event-types/{id}', 'platform/event-types/get', CONSOLE_GET, ['events']),
+  // A weight change reads its event type (GetItem) and updates it: nothing listed.
+  platform('PATCH', '/api/event-types/{id}', 'platform/event-types/update', { table: ['UpdateItem'] }, ['events']),
   platform('POST', '/api/events/templates', 'platform/templates/create', idempotent(CONSOLE_WRITE), ['events']),
   platform('GET', '/api/events/templates', 'platform/templates/list', CONSOLE_READ, ['events']),
-  platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_READ, ['events']),
+  platform('GET', '/api/events/templates/{id}', 'platform/templates/get', CONSOLE_GET, ['events']),
   platform('PATCH', '/api/events/templates/{id}', 'platform/templates/update', CONSOLE_CHANGE, ['events']),
   platform('POST', '/api/model-endpoints', 'platform/endpoints/create', idempotent(CONSOLE_WRITE)),
   platform('GET', '/api/model-endpoints', 'platform/endpoints/list', CONSOLE_READ),
@@ -282,7 +285,7 @@ const platformRoutes: PlatformRoute[] = [
   // gsi3: the runs waiting or running, when the list is of one of their statuses.
   // gsi3 and BatchGetItem: a status waiting or running is read from its index, its runs again 100 to a read.
   platform('GET', '/api/training-jobs', 'platform/training-runs/list', { ...granting(CONSOLE_READ, ['BatchGetItem']), indexes: ['gsi3'] }, ['events']),
-  platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_READ, ['events']),
+  platform('GET', '/api/training-jobs/{jobName}', 'platform/training-runs/get', CONSOLE_GET, ['events']),
   platform('POST', '/api/training-jobs/{jobName}/stop', 'platform/training-runs/stop', granting(CONSOLE_CHANGE, RUN_LOG), ['events']),
   platform('GET', '/api/training-jobs/logs/{jobName}', 'platform/training-runs/logs', CONSOLE_READ, ['events']),
   platform('GET', '/api/models', 'platform/models/list', CONSOLE_READ, ['events']),

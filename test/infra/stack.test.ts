@@ -180,6 +180,18 @@ describe('least privilege', () => {
     }
   });
 
+  it('lets the console records read by id read that record only (GetItem), and an event type PATCH update it without listing', () => {
+    const tableActionsOf = (m: string) =>
+      statementsOf(fnByModule(m))
+        .filter((s) => !s.Condition)
+        .flatMap((s) => actionsOf(s))
+        .filter((a) => a.startsWith('dynamodb:'))
+        .sort();
+    // ConsoleStore.get: one GetItem; a template, context, event type or run by id lists nothing (an endpoint or a model version does: the default, the endpoints serving it).
+    for (const m of ['contexts/get', 'event-types/get', 'templates/get', 'training-runs/get']) expect(tableActionsOf(`platform/${m}`), m).toEqual(['dynamodb:GetItem']);
+    expect(tableActionsOf('platform/event-types/update')).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+  });
+
   it("lets the client and API key lists Query the tenant's listing index (gsi1) only, never the table", () => {
     for (const m of ['platform/clients/list', 'platform/api-keys/list']) {
       const st = statementsOf(fnByModule(m)).filter((s) => !s.Condition && actionsOf(s).some((a) => a.startsWith('dynamodb:')));
