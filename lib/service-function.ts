@@ -101,8 +101,13 @@ export class ServiceFunction extends NodejsFunction {
         retention: props.logRetention ?? RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       });
+    // A role of its own without AWSLambdaBasicExecutionRole, whose CreateLogGroup, CreateLogStream
+    // and PutLogEvents are on every log group of the account ("*"): the function writes to
+    // `logGroup` alone, which exists, so it is granted CreateLogStream and PutLogEvents there only.
+    const role = new iam.Role(scope, `${id}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `functions/${props.handler}.ts` });
     const fnProps: NodejsFunctionProps = {
       entry: join(root, 'functions', `${props.handler}.ts`),
+      role,
       description: `functions/${props.handler}.ts`,
       handler: 'handler',
       runtime: Runtime.NODEJS_22_X,
@@ -139,6 +144,7 @@ export class ServiceFunction extends NodejsFunction {
       },
     };
     super(scope, id, fnProps);
+    logGroup.grantWrite(role);
     this.module = props.handler;
   }
 

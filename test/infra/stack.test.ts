@@ -210,6 +210,23 @@ describe('least privilege', () => {
     }
   });
 
+  it('lets each function write logs to its own log group only (no AWSLambdaBasicExecutionRole: CreateLogGroup and PutLogEvents on every group)', () => {
+    const fns = ofType('AWS::Lambda::Function').filter(([, f]) => String(f.Properties.Description).startsWith('functions/'));
+    expect(fns.length).toBeGreaterThan(70);
+    for (const [, f] of fns) {
+      const m = f.Properties.Description as string;
+      const role = resources[refOf(f.Properties.Role) as string] as Resource;
+      expect(role.Properties.ManagedPolicyArns, m).toBeUndefined();
+      const logs = statementsOf(f).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+      expect(logs.flatMap((s) => actionsOf(s)).sort(), m).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+      // The group Lambda writes the function's logs to (its LoggingConfig), and no other.
+      expect(
+        logs.map((s) => s.Resource),
+        m,
+      ).toEqual([{ 'Fn::GetAtt': [f.Properties.LoggingConfig.LogGroup.Ref, 'Arn'] }]);
+    }
+  });
+
   it('lets only the client routes administer Cognito app clients (and only console sign-in check passwords)', () => {
     const cognitoStatements = policies().filter(({ s }) => actionsOf(s).some((a) => a.startsWith('cognito-idp:')));
     const platformFunctions = new Set(
