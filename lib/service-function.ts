@@ -169,7 +169,7 @@ export class ServiceFunction extends NodejsFunction {
     for (const q of access.queues ?? []) this.bindQueue(q, r.queues.get(q) as IQueue);
     for (const q of access.queueDepth ?? []) this.bindQueueDepth(q, r.queues.get(q) as IQueue);
     if (access.embeds) this.bindEmbeddings(r.embeddingProvider);
-    if (access.consoleSessions) this.bindSessionRows(r.table);
+    if (access.consoleSessions || access.opensSessions) this.bindSessionRows(r.table, access.opensSessions ?? false);
     return this;
   }
 
@@ -177,12 +177,13 @@ export class ServiceFunction extends NodejsFunction {
    * A function that authenticates console sessions records its checks of a session's user
    * (shared/console-auth/recheck.ts): UpdateItem on the console-session rows only (partition keys
    * `CONSOLESESSION#...`), so a read-only route still writes no tenant data. Its AdminGetUser is
-   * declared in the route's `cognito` (bindUserPool).
+   * declared in the route's `cognito` (bindUserPool). The sign-in function also opens and ends
+   * sessions (`opens`): PutItem and DeleteItem on those rows only.
    */
-  bindSessionRows(table: ITable): this {
+  bindSessionRows(table: ITable, opens: boolean): this {
     this.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
+        actions: ['dynamodb:UpdateItem', ...(opens ? ['dynamodb:PutItem', 'dynamodb:DeleteItem'] : [])],
         resources: [table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.consoleSessionPkPrefix}*`] } },
       }),

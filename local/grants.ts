@@ -16,6 +16,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { guardFolderBlobs } from '../shared/blob.ts';
 import type { HttpResponse } from '@smithy/types';
 import { blobRefusal, grants as grantsOf, localOnlyHandlers, queueRefusal, tableRefusal, type Grant, type Refusal } from '../shared/grants.ts';
+import type { TableAction } from '../shared/routes.ts';
 import type { WorkQueue } from '../shared/queue/messages.ts';
 
 const grants = grantsOf();
@@ -63,7 +64,8 @@ export function deniedCall(target: string | undefined, body: string): { response
   if (!caller || !target) return undefined;
   const operation = target.slice(target.indexOf('.') + 1);
   const index = operation === 'Query' || operation === 'Scan' ? INDEX.exec(body)?.[1] : undefined;
-  const partitionKey = operation === 'UpdateItem' && !caller.grant.actions.has('UpdateItem') ? partitionKeyOf(body) : undefined;
+  // Granted on some partitions only (quota and console-session rows: IAM's dynamodb:LeadingKeys): the call's partition key.
+  const partitionKey = ROW_GRANTS.has(operation) && !caller.grant.actions.has(operation as TableAction) ? partitionKeyOf(body) : undefined;
   const table = `arn:aws:dynamodb:local:000000000000:table/${TABLE.exec(body)?.[1] ?? '?'}`;
   // IAM has no action of its own for a transaction: each of its writes needs its own (PutItem, ...).
   const calls = operation === 'TransactWriteItems' ? transactionWrites(body) : [{ operation, index, partitionKey }];
@@ -99,9 +101,14 @@ function transactionWrites(body: string): { operation: string; partitionKey?: st
   );
 }
 
+/** Actions a grant may give on some partitions only (`partitionKey`). */
+const ROW_GRANTS: ReadonlySet<string> = new Set(['UpdateItem', 'PutItem', 'DeleteItem']);
+
+/** The partition key of a single-item request: its Key's (UpdateItem, DeleteItem) or its Item's (PutItem). */
 function partitionKeyOf(body: string): string | undefined {
   try {
-    const key = (JSON.parse(body) as { Key?: { pk?: { S?: unknown } } }).Key?.pk?.S;
+    const parsed = JSON.parse(body) as { Key?: { pk?: { S?: unknown } }; Item?: { pk?: { S?: unknown } } };
+    const key = (parsed.Key ?? parsed.Item)?.pk?.S;
     return typeof key === 'string' ? key : undefined;
   } catch {
     return undefined;

@@ -25,6 +25,8 @@ export interface Grant {
   quotaRows: boolean;
   /** UpdateItem on the console-session rows (partition keys `CONSOLESESSION#…`, `consoleSessions`), whatever `actions` holds. */
   sessionRows: boolean;
+  /** PutItem and DeleteItem on the console-session rows too (`opensSessions`), whatever `actions` holds. */
+  sessionWrites: boolean;
   /** Its queues and bucket, as declared. */
   access: Access;
 }
@@ -34,6 +36,7 @@ const grantOf = (access: Access, quotaRows: boolean): Grant => ({
   indexes: new Set(access.indexes ?? []),
   quotaRows,
   sessionRows: access.consoleSessions ?? false,
+  sessionWrites: access.opensSessions ?? false,
   access,
 });
 
@@ -82,6 +85,7 @@ export function tableRefusal(grant: Grant, call: Call, table: string): Refusal |
   if (grant.actions.has(call.operation as TableAction)) return undefined;
   if (call.operation === 'UpdateItem' && grant.quotaRows && call.partitionKey?.startsWith(keys.quotaPkPrefix)) return undefined;
   if (call.operation === 'UpdateItem' && grant.sessionRows && call.partitionKey?.startsWith(keys.consoleSessionPkPrefix)) return undefined;
+  if ((call.operation === 'PutItem' || call.operation === 'DeleteItem') && grant.sessionWrites && call.partitionKey?.startsWith(keys.consoleSessionPkPrefix)) return undefined;
   return { action, resource: table };
 }
 

@@ -34,6 +34,12 @@ export interface Access {
    * counts as read-only.
    */
   consoleSessions?: boolean;
+  /**
+   * Opens and ends console sessions (sign-in, sign-out): PutItem and DeleteItem on the
+   * console-session rows only (partition keys `CONSOLESESSION#…`), whatever `table` holds, beside
+   * `consoleSessions`' UpdateItem. The sign-in function writes no other row.
+   */
+  opensSessions?: boolean;
   /** The artifact bucket (search indexes, models), under `bucketPrefixes`. */
   bucket?: 'read' | 'readwrite';
   /** The artifact prefixes `bucket` covers (GetObject, PutObject, and listing under them): both when not said. */
@@ -153,7 +159,8 @@ export const readOnly = (r: Route): boolean =>
   !r.access.queues?.length &&
   (r.access.cognito ?? []).every((a) => a === 'AdminGetUser') &&
   r.access.bucket !== 'readwrite' &&
-  !r.access.bucketDeletes?.length;
+  !r.access.bucketDeletes?.length &&
+  !r.access.opensSessions;
 
 /**
  * Idempotent creates: counter, puts, and the idempotency record (claim, complete, release). Query:
@@ -345,7 +352,7 @@ const platformRoutes: PlatformRoute[] = [
 const consoleRoutes: PlatformRoute[] = [
   // Sign-in (the only function granted Cognito's admin sign-in), session read and sign-out: one module.
   ...(['POST', 'GET', 'DELETE'] as const).map((method) =>
-    platform(method, '/console/session', 'console-session/session', { table: ['PutItem', 'DeleteItem'], cognito: ['AdminInitiateAuth', 'AdminRespondToAuthChallenge', 'AdminGetUser'] }),
+    platform(method, '/console/session', 'console-session/session', { opensSessions: true, cognito: ['AdminInitiateAuth', 'AdminRespondToAuthChallenge', 'AdminGetUser'] }),
   ),
   // The catalog page's item edits (admins): the update of `POST /v1/items/{item_id}`, for the session's tenant.
   platform('PATCH', '/console/api/items/{item_id}', 'console-session/items', { table: ['UpdateItem'], queues: ['embedding'] }),

@@ -166,6 +166,13 @@ describe('console users in Cognito', () => {
     template.hasOutput('ConsoleWebUrl', {});
   });
 
+  it('lets the sign-in function put and delete console-session rows only (sign-in, sign-out), no other row', () => {
+    const st = roleStatements(resources, functionOf(resources, 'console-session/session')[1]);
+    const writes = st.filter((s) => [s.Action].flat().some((a: string) => a === 'dynamodb:PutItem' || a === 'dynamodb:DeleteItem'));
+    expect(writes).toHaveLength(1);
+    expect(writes[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.consoleSessionPkPrefix}*`] } });
+  });
+
   it("lets every function that authenticates console sessions read a session's user again (AdminGetUser on the pool) and record that check on console-session rows only; no other function", () => {
     const [poolId] = ofType('AWS::Cognito::UserPool')[0] as [string, Resource];
     const statementsOf = (module: string) => roleStatements(resources, functionOf(resources, module)[1]);
@@ -187,7 +194,8 @@ describe('console users in Cognito', () => {
       expect(getUser[0].Resource, m).toEqual({ 'Fn::GetAtt': [poolId, 'Arn'] });
       const rows = st.filter((s) => JSON.stringify(s.Condition ?? {}).includes(keys.consoleSessionPkPrefix));
       expect(rows, m).toHaveLength(1);
-      expect(rows[0].Action, m).toBe('dynamodb:UpdateItem');
+      // The sign-in function also opens and ends sessions there (PutItem, DeleteItem).
+      expect(rows[0].Action, m).toEqual(m === 'console-session/session' ? ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'] : 'dynamodb:UpdateItem');
       expect(rows[0].Condition, m).toEqual(sessionRows);
       expect(JSON.stringify(rows[0].Resource), m).not.toContain('index');
     }

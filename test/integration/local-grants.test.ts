@@ -195,6 +195,20 @@ describe('local IAM', () => {
       asFunction('core/items/get', () => sessions.recordCheck('grants-probe', now + 2, { role: 'admin' })),
       'UpdateItem',
     );
+    // The sign-in function opens and ends sessions (PutItem, DeleteItem on their rows), and puts or deletes no other row.
+    await asFunction('console-session/session', () =>
+      sessions.put('grants-probe-2', { email: 'a@example.com', tenant: 'grants', role: 'admin', csrf_token: 'x', created: now, expires_at: now + 600 }),
+    );
+    await asFunction('console-session/session', () => sessions.delete('grants-probe-2'));
+    expect(await sessions.get('grants-probe-2')).toBeUndefined();
+    await denied(
+      asFunction('console-session/session', () => put(table, { ...keys.item('grants', 1), name: 'x' })),
+      'PutItem',
+    );
+    await denied(
+      asFunction('platform/contexts/list', () => sessions.put('grants-probe-3', { email: 'a@example.com', tenant: 'grants', role: 'admin', csrf_token: 'x', created: now, expires_at: now + 600 })),
+      'PutItem',
+    );
   });
 
   it("checks each write of a transaction (TransactWriteItems) as its own action, as IAM does: a change and its audit entry, and the entry's removal", async () => {
