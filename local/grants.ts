@@ -85,9 +85,13 @@ function refused(caller: { module: string }, refusal: Refusal): string {
   return message;
 }
 
-/** The writes of a TransactWriteItems body as IAM checks them: Put, Update, Delete and ConditionCheck as PutItem, UpdateItem, DeleteItem and ConditionCheckItem. */
+/**
+ * The writes of a TransactWriteItems body as IAM checks them: Put, Update, Delete and ConditionCheck
+ * as PutItem, UpdateItem, DeleteItem and ConditionCheckItem, each with its partition key (a Put's
+ * is its Item's), as dynamodb:LeadingKeys is checked on each.
+ */
 function transactionWrites(body: string): { operation: string; partitionKey?: string | undefined }[] {
-  let items: Record<string, { Key?: { pk?: { S?: unknown } } }>[];
+  let items: Record<string, { Key?: { pk?: { S?: unknown } }; Item?: { pk?: { S?: unknown } } }>[];
   try {
     items = (JSON.parse(body) as { TransactItems?: typeof items }).TransactItems ?? [];
   } catch {
@@ -95,7 +99,7 @@ function transactionWrites(body: string): { operation: string; partitionKey?: st
   }
   return items.flatMap((item) =>
     Object.entries(item).map(([kind, write]) => {
-      const key = write.Key?.pk?.S;
+      const key = (write.Key ?? write.Item)?.pk?.S;
       return { operation: kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`, partitionKey: typeof key === 'string' ? key : undefined };
     }),
   );

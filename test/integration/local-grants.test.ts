@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTable, type TableRef } from '../../shared/data/client.ts';
 import { IdempotencyClaimLost } from '../../shared/domain/idempotency.ts';
 import { dynamoConsoleSessionStore } from '../../shared/data/console-auth.ts';
-import { IdempotencyChunk } from '../../shared/data/entities.ts';
+import { ConsoleSession, IdempotencyChunk } from '../../shared/data/entities.ts';
 import { keys } from '../../shared/data/keys.ts';
 import { storesFor } from '../../shared/data/index.ts';
 import { getRow, put, queryPage, transact, update } from '../../shared/data/ops.ts';
@@ -207,6 +207,14 @@ describe('local IAM', () => {
     );
     await denied(
       asFunction('platform/contexts/list', () => sessions.put('grants-probe-3', { email: 'a@example.com', tenant: 'grants', role: 'admin', csrf_token: 'x', created: now, expires_at: now + 600 })),
+      'PutItem',
+    );
+    // In a transaction too, as IAM checks dynamodb:LeadingKeys on each write: a Put's partition key is its Item's.
+    const row = { ...ConsoleSession.key({ id_hash: 'grants-probe-4' }), email: 'a@example.com', tenant: 'grants', role: 'admin', csrf_token: 'x', created: now, expires_at: now + 600 };
+    await asFunction('console-session/session', () => transact(table, [{ put: row }]));
+    expect(await sessions.get('grants-probe-4')).toMatchObject({ email: 'a@example.com' });
+    await denied(
+      asFunction('console-session/session', () => transact(table, [{ put: { ...keys.item('grants', 1), name: 'x' } }])),
       'PutItem',
     );
   });
