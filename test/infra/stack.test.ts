@@ -210,7 +210,7 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets each function write logs to its own log group only (no AWSLambdaBasicExecutionRole: CreateLogGroup and PutLogEvents on every group)', () => {
+  it("lets each function write logs to the log group it is configured with only (its own, or its API's shared one; no AWSLambdaBasicExecutionRole: CreateLogGroup and PutLogEvents on every group)", () => {
     const fns = ofType('AWS::Lambda::Function').filter(([, f]) => String(f.Properties.Description).startsWith('functions/'));
     expect(fns.length).toBeGreaterThan(70);
     for (const [, f] of fns) {
