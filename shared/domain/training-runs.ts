@@ -1,4 +1,5 @@
 import { nowSeconds } from '../clock.ts';
+import { DeadlinePassed } from '../deadline.ts';
 import { logger } from '../observability.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
@@ -75,7 +76,12 @@ export async function startTraining(c: ConsoleStore, queue: WorkQueue, tenant: s
     // run is answered as stored, Queued. Until 2026-12-07 it was ended Failed ("Start a new run")
     // and the request answered 5xx, though the pass had sent such runs since 2026-12-05: a keyed
     // retry, which the 503 invites, then answered 202 with a Failed run. Not stored: the error.
-    const stored = await c.get<TrainingRun>(tenant, 'job', id).catch(() => undefined);
+    // A read refused at the request's deadline: its time ran out, answered as such (a 503 to retry),
+    // not as the error the call before met (a queue's refusal once the deadline passed was a 500).
+    const stored = await c.get<TrainingRun>(tenant, 'job', id).catch((r: unknown) => {
+      if (r instanceof DeadlinePassed) throw r;
+      return undefined;
+    });
     if (stored?.status !== 'Queued' || typeof stored._unsent_since !== 'number') throw e;
     unsent(tenant, stored, e);
     return stored;

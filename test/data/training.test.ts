@@ -8,6 +8,7 @@ import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
 import { startTraining, stopTrainingRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
 import { sweepTaskRuns } from '../../shared/recs/launcher.ts';
+import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
 import type { Endpoint } from '../../shared/domain/endpoints.ts';
@@ -972,4 +973,24 @@ describe('a run started while the training queue refuses its message', () => {
     expect(swept.sent).toEqual([run.job_name]);
     expect(sent).toEqual([{ type: 'train', tenant: T5, job_name: run.job_name }]);
   });
+
+  it("is answered as the request's timeout when the queue refused it once the deadline had passed (not the queue's error, a 500)", async () => {
+    const T6 = 'trn-unsent-late';
+    const c = db.stores.console;
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T6, 'template', { id: 1, name: 'late', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    // SQS's retries outlast the request's deadline, then it refuses.
+    const late = {
+      send: async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        throw new Error('SQS refused 1 messages for training');
+      },
+      backlog: async () => 0,
+    } as WorkQueue;
+    await expect(withinDeadline(150, () => startTraining(c, late, T6, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } }))).rejects.toBeInstanceOf(DeadlinePassed);
+    // Stored and marked: the maintenance pass sends it.
+    const [run] = await c.list<TrainingRun>(T6, 'job');
+    expect(run).toMatchObject({ status: 'Queued', _unsent_since: expect.any(Number) });
+  });
+
 });
