@@ -16,6 +16,7 @@ import type { ConsoleStore } from '../domain/console-records.ts';
 import { endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
+import { logger } from '../observability.ts';
 
 /**
  * What became of a task: still there (starting or running); stopped, with what stopped it; or
@@ -284,8 +285,15 @@ export async function sweepTaskRuns(
   // which grows with every run, a page at a time).
   for (const job of await c.activeRuns<TrainingRun>(tenant, { upkeep: true })) {
     if (job.status === 'Queued' && !job.task && typeof job._unsent_since === 'number' && now - job._unsent_since >= UNSENT_RUN_GRACE_SECONDS) {
-      await sendRun(c, deps.queue, tenant, job);
-      sent.push(job.job_name);
+      // A send the queue refuses is tried again at the next pass; the tenant's other runs are
+      // still swept (until 2026-12-07 it ended this sweep: while the queue refused, a run whose
+      // task had stopped was not ended, nor another unsent run sent).
+      try {
+        await sendRun(c, deps.queue, tenant, job);
+        sent.push(job.job_name);
+      } catch (e) {
+        logger.error('unsent training run not sent (the next pass tries again)', { tenant, run: job.job_name, error: e instanceof Error ? e.message : String(e) });
+      }
       continue;
     }
     const claim = job.task;

@@ -993,4 +993,26 @@ describe('a run started while the training queue refuses its message', () => {
     expect(run).toMatchObject({ status: 'Queued', _unsent_since: expect.any(Number) });
   });
 
+  it("leaves the maintenance pass's sweep of the tenant's other runs to go on while the queue still refuses it", async () => {
+    // Until 2026-12-07 the refused send ended the sweep: a run whose task had stopped was not ended.
+    const T7 = 'trn-unsent-sweep';
+    const c = db.stores.console;
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T7, 'template', { id: 1, name: 'sweep', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    const down = {
+      send: async () => {
+        throw new Error('SQS refused 1 messages for training');
+      },
+      backlog: async () => 0,
+    } as WorkQueue;
+    const unsentRun = await startTraining(c, down, T7, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } });
+    const id = await c.nextId(T7, 'job');
+    await c.put(T7, 'job', queuedRun(id, {}, { status: 'InProgress', started_at: now, task: { runner: 'test', claimed_at: now, ref: 'task-1' } }));
+    const stopped = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'stopped' as const, reason: 'exit code 137' }) };
+    const at = (unsentRun._unsent_since as number) + UNSENT_RUN_GRACE_SECONDS;
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue: down }, T7, stopped, at)).toEqual({ ended: [`train-${id}`], sent: [] });
+    expect(await c.get<TrainingRun>(T7, 'job', id)).toMatchObject({ status: 'Failed' });
+    // Still marked: the next pass tries it again.
+    expect(await c.get<TrainingRun>(T7, 'job', unsentRun.id)).toMatchObject({ status: 'Queued', _unsent_since: unsentRun._unsent_since });
+  });
 });
