@@ -974,6 +974,24 @@ describe('a run started while the training queue refuses its message', () => {
     expect(sent).toEqual([{ type: 'train', tenant: T5, job_name: run.job_name }]);
   });
 
+  it("is not answered when the store refused it: the store's error, and no run", async () => {
+    const T8 = 'trn-unstored';
+    const real = db.stores.console;
+    const now = Math.floor(Date.now() / 1000);
+    await real.put(T8, 'template', { id: 1, name: 'u', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    const c = new Proxy(real, {
+      get: (t, p, r) =>
+        p === 'replace'
+          ? async () => {
+              throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+            }
+          : Reflect.get(t, p, r),
+    }) as ConsoleStore;
+    const up = { send: async () => undefined, backlog: async () => 0 } as WorkQueue;
+    await expect(startTraining(c, up, T8, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } })).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
+    expect(await real.list<TrainingRun>(T8, 'job')).toEqual([]);
+  });
+
   it("is answered as the request's timeout when the queue refused it once the deadline had passed (not the queue's error, a 500)", async () => {
     const T6 = 'trn-unsent-late';
     const c = db.stores.console;
