@@ -39,28 +39,37 @@ function auditWriteFailingOnce(table: TableRef): ConsoleStore {
 const actions = (rows: AuditEntry[]) => rows.map((e) => e.action);
 
 describe("a control record's change and its audit entry", () => {
-  it('a rule created naming a segment that went meanwhile is taken back (404) even when its first removal meets another write (false): neither the rule nor its entry stays', async () => {
-    const T = 'take-back-retried';
+  /**
+   * A tenant's context and segment, and the store as a rule's create meets it when the segment goes
+   * meanwhile: read as there when the rule names it, gone when read again after the rule's write;
+   * the take-back's removals go through `remove` (given the store and the removal's arguments).
+   */
+  async function segmentGoingAway(T: string, remove: (target: ConsoleStore, args: Parameters<ConsoleStore['remove']>) => Promise<boolean>) {
     const c = db.stores.console;
     const ctx = await createContext(c, T, { name: 'home', description: '' });
     const seg = await createSegment(c, { tenant: T }, { name: 's', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
-    // The segment read as there when the rule names it, gone when read again after the rule's write;
-    // the rule's first removal refused (a transaction on it under way).
     let segmentReads = 0;
-    let refused = false;
     const racing = new Proxy(c, {
       get: (target, prop, receiver) => {
         if (prop === 'get') return (tenant: string, kind: string, id: number) => (kind === 'segment' && ++segmentReads > 1 ? Promise.resolve(undefined) : target.get(tenant, kind as 'segment', id));
-        if (prop === 'remove')
-          return (...args: Parameters<ConsoleStore['remove']>) => {
-            if (refused) return target.remove(...args);
-            refused = true;
-            return Promise.resolve(false);
-          };
+        if (prop === 'remove') return (...args: Parameters<ConsoleStore['remove']>) => remove(target, args);
         return Reflect.get(target, prop, receiver);
       },
     });
-    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    const create = () => createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, segment_id: seg.id });
+    return { c, create };
+  }
+
+  it('a rule created naming a segment that went meanwhile is taken back (404) even when its first removal meets another write (false): neither the rule nor its entry stays', async () => {
+    const T = 'take-back-retried';
+    // The rule's first removal refused (a transaction on it under way).
+    let refused = false;
+    const { c, create } = await segmentGoingAway(T, (target, args) => {
+      if (refused) return target.remove(...args);
+      refused = true;
+      return Promise.resolve(false);
+    });
+    await expect(create()).rejects.toMatchObject({ code: 'segment_not_found' });
     expect(refused).toBe(true);
     expect(await c.list(T, 'rule')).toEqual([]);
     expect((await c.auditPage(T, 'rules/1', { limit: 10 })).rows).toEqual([]);
@@ -68,25 +77,13 @@ describe("a control record's change and its audit entry", () => {
 
   it('a rule created naming a segment that went meanwhile, and deleted by its owner before it is taken back, answers 404 segment_not_found at once (not 409 after every retry)', async () => {
     const T = 'take-back-gone';
-    const c = db.stores.console;
-    const ctx = await createContext(c, T, { name: 'home', description: '' });
-    const seg = await createSegment(c, { tenant: T }, { name: 's', description: '', definition: { event_type: 'purchase', min_count: 1, within_days: 30 } });
-    // The segment read as there when the rule names it, gone when read again after the rule's write;
-    // the rule, listed meanwhile, deleted by its owner (DELETE /api/rules/{id}) just before the take-back.
-    let segmentReads = 0;
+    // The rule, listed meanwhile, deleted by its owner (DELETE /api/rules/{id}) just before the take-back.
     let removals = 0;
-    const racing = new Proxy(c, {
-      get: (target, prop, receiver) => {
-        if (prop === 'get') return (tenant: string, kind: string, id: number) => (kind === 'segment' && ++segmentReads > 1 ? Promise.resolve(undefined) : target.get(tenant, kind as 'segment', id));
-        if (prop === 'remove')
-          return async (...args: Parameters<ConsoleStore['remove']>) => {
-            if (removals++ === 0) await deleteRule(target, { tenant: T }, args[2]);
-            return target.remove(...args);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
+    const { c, create } = await segmentGoingAway(T, async (target, args) => {
+      if (removals++ === 0) await deleteRule(target, { tenant: T }, args[2]);
+      return target.remove(...args);
     });
-    await expect(createRule(racing, { tenant: T }, { name: 'r', context_id: ctx.id, conditions: [], boost: 1, segment_id: seg.id })).rejects.toMatchObject({ code: 'segment_not_found' });
+    await expect(create()).rejects.toMatchObject({ code: 'segment_not_found' });
     expect(removals).toBe(1);
     expect(await c.list(T, 'rule')).toEqual([]);
   });
