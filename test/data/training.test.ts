@@ -946,25 +946,36 @@ describe('training thresholds', () => {
 });
 
 describe('a run started while the training queue refuses its message', () => {
+  /** A published template (id 1) of `tenant` on `c`; when it was made. */
+  async function publish(c: ConsoleStore, tenant: string) {
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(tenant, 'template', { id: 1, name: tenant, event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    return now;
+  }
+  /** A run of that template started with `queue` (a keyed retry of run `reuse`, if given). */
+  const start = (c: ConsoleStore, queue: WorkQueue, tenant: string, ids?: { reuse: number }) => startTraining(c, queue, tenant, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } }, ids);
+  /** The training queue refusing every message (after `waitMs`: SQS's retries). */
+  const refusing = (waitMs = 0) =>
+    ({
+      send: async () => {
+        if (waitMs) await new Promise((r) => setTimeout(r, waitMs));
+        throw new Error('SQS refused 1 messages for training');
+      },
+      backlog: async () => 0,
+    }) as WorkQueue;
+
   it('is answered Queued, as stored, and the maintenance pass sends it once its request had time to (a keyed retry answers it Queued too)', async () => {
     // Until 2026-12-07 it was ended Failed ("Start a new run") and the request answered 5xx, though
     // the pass sends such runs: a keyed retry, which the 503 invites, answered 202 with a Failed run.
     const T5 = 'trn-unsent';
     const c = db.stores.console;
-    const now = Math.floor(Date.now() / 1000);
-    await c.put(T5, 'template', { id: 1, name: 'unsent', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
-    const down = {
-      send: async () => {
-        throw new Error('SQS refused 1 messages for training');
-      },
-      backlog: async () => 0,
-    } as WorkQueue;
-    const run = await startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } });
+    await publish(c, T5);
+    const run = await start(c, refusing(), T5);
     expect(run).toMatchObject({ status: 'Queued', finished_at: null, error: null, _unsent_since: expect.any(Number) });
     expect(await c.get<TrainingRun>(T5, 'job', run.id)).toMatchObject({ status: 'Queued', _unsent_since: expect.any(Number) });
     expect(await logsOf(c, T5, run.id)).not.toMatch(/Failed/);
     // Its keyed retry, the queue still refusing: the same run, Queued (it answered the queue's error).
-    expect(await startTraining(c, down, T5, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } }, { reuse: run.id })).toMatchObject({ id: run.id, status: 'Queued' });
+    expect(await start(c, refusing(), T5, { reuse: run.id })).toMatchObject({ id: run.id, status: 'Queued' });
     // The pass, once UNSENT_RUN_GRACE_SECONDS passed, sends it.
     const sent: unknown[] = [];
     const up = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies), backlog: async () => 0 } as WorkQueue;
@@ -977,8 +988,7 @@ describe('a run started while the training queue refuses its message', () => {
   it("is not answered when the store refused it: the store's error, and no run", async () => {
     const T8 = 'trn-unstored';
     const real = db.stores.console;
-    const now = Math.floor(Date.now() / 1000);
-    await real.put(T8, 'template', { id: 1, name: 'u', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    await publish(real, T8);
     const c = new Proxy(real, {
       get: (t, p, r) =>
         p === 'replace'
@@ -988,24 +998,16 @@ describe('a run started while the training queue refuses its message', () => {
           : Reflect.get(t, p, r),
     }) as ConsoleStore;
     const up = { send: async () => undefined, backlog: async () => 0 } as WorkQueue;
-    await expect(startTraining(c, up, T8, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } })).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
+    await expect(start(c, up, T8)).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
     expect(await real.list<TrainingRun>(T8, 'job')).toEqual([]);
   });
 
   it("is answered as the request's timeout when the queue refused it once the deadline had passed (not the queue's error, a 500)", async () => {
     const T6 = 'trn-unsent-late';
     const c = db.stores.console;
-    const now = Math.floor(Date.now() / 1000);
-    await c.put(T6, 'template', { id: 1, name: 'late', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
+    await publish(c, T6);
     // SQS's retries outlast the request's deadline, then it refuses.
-    const late = {
-      send: async () => {
-        await new Promise((r) => setTimeout(r, 300));
-        throw new Error('SQS refused 1 messages for training');
-      },
-      backlog: async () => 0,
-    } as WorkQueue;
-    await expect(withinDeadline(150, () => startTraining(c, late, T6, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } }))).rejects.toBeInstanceOf(DeadlinePassed);
+    await expect(withinDeadline(150, () => start(c, refusing(300), T6))).rejects.toBeInstanceOf(DeadlinePassed);
     // Stored and marked: the maintenance pass sends it.
     const [run] = await c.list<TrainingRun>(T6, 'job');
     expect(run).toMatchObject({ status: 'Queued', _unsent_since: expect.any(Number) });
@@ -1015,15 +1017,9 @@ describe('a run started while the training queue refuses its message', () => {
     // Until 2026-12-07 the refused send ended the sweep: a run whose task had stopped was not ended.
     const T7 = 'trn-unsent-sweep';
     const c = db.stores.console;
-    const now = Math.floor(Date.now() / 1000);
-    await c.put(T7, 'template', { id: 1, name: 'sweep', event_types: [], thresholds: { per_signal_min: 0, total_min: 0 }, status: 'Published', created: now, updated_at: now } satisfies Template);
-    const down = {
-      send: async () => {
-        throw new Error('SQS refused 1 messages for training');
-      },
-      backlog: async () => 0,
-    } as WorkQueue;
-    const unsentRun = await startTraining(c, down, T7, { template_id: 1, options: { ...DEFAULT_TRAINING_OPTIONS } });
+    const now = await publish(c, T7);
+    const down = refusing();
+    const unsentRun = await start(c, down, T7);
     const id = await c.nextId(T7, 'job');
     await c.put(T7, 'job', queuedRun(id, {}, { status: 'InProgress', started_at: now, task: { runner: 'test', claimed_at: now, ref: 'task-1' } }));
     const stopped = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'stopped' as const, reason: 'exit code 137' }) };
