@@ -170,15 +170,22 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
     if ('update' in write) return update(t, write.update, write.change, write.when ? { when: write.when } : {});
     return remove(t, write.remove, write.when);
   };
-  /** A change of a record's fields, with the index of active runs kept (`activeRunChange`). */
+  /**
+   * A change of a record's fields, with the index of active runs kept (`activeRunChange`); a field
+   * set to `undefined` is removed (a run queued again drops its task claim and storing mark).
+   */
   const changeOf = (tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>): Change => {
     const index = activeRunChange(tenant, kind, id, set);
-    return { set: { ...set, ...index.set }, ...(index.remove ? { remove: index.remove } : {}) };
+    const kept = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
+    const dropped = Object.keys(set).filter((k) => set[k] === undefined);
+    const remove = [...dropped, ...(index.remove ?? [])];
+    return { set: { ...kept, ...index.set }, ...(remove.length ? { remove } : {}) };
   };
   /**
    * Sets a run's key in the index of active runs as its status calls for, conditional on the status
    * read: when another writer changed it meanwhile, the run is read again and keyed as it is now
-   * (each retry follows a change of status, and a run changes status at most 3 times). Until
+   * (each retry follows a change of status that left the key unset: an older writer's, and such
+   * a writer changes a run's status at most 3 times; a current writer's keys it). Until
    * 2026-12-06 a failed write was left so, and a run an older writer (no index key) moved on in
    * between kept no key while the marker moved past it.
    */

@@ -164,8 +164,9 @@ export interface ConsoleStore {
   /** Deletes a sweep done, unless a later erasure replaced it meanwhile (another `due_at`). */
   removeErasureSweep(tenant: string, sweep: ErasureSweep): Promise<void>;
   /**
-   * Sets fields; with `expect`, only if those fields currently hold those values (`undefined`:
-   * only if the field is absent; scalars only, `a.b` naming field b of map a). false when that failed
+   * Sets fields (one set to `undefined` is removed); with `expect`, only if those fields currently
+   * hold those values (`undefined`: only if the field is absent; scalars only, `a.b` naming field b
+   * of map a). false when that failed
    * (with `audited` too, its audit trail's part written with the change or not at all).
    */
   update(tenant: string, kind: ConsoleKind, id: number, set: Record<string, unknown>, expect?: Record<string, unknown>, audited?: Audited): Promise<boolean>;

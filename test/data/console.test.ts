@@ -232,6 +232,22 @@ describe('conditions on a field of a map', () => {
   });
 });
 
+describe('a field set to undefined', () => {
+  it('is removed (a run queued again drops its task claim and storing mark), in update and updated, with the index of active runs kept', async () => {
+    const c = db.stores.console;
+    await c.put('unset', 'job', { ...queuedRun(1), status: 'InProgress', storing_version: 4, task: { runner: 'ecs', claimed_at: 100, ref: 'arn:1' } });
+    expect(await c.update('unset', 'job', 1, { status: 'Queued', task: undefined, storing_version: undefined }, { status: 'InProgress' })).toBe(true);
+    const run = await c.get<TrainingRun>('unset', 'job', 1);
+    expect(run).toMatchObject({ status: 'Queued' });
+    expect(run).not.toHaveProperty('task');
+    expect(run).not.toHaveProperty('storing_version');
+    // Absent now: a condition on its absence holds.
+    expect(await c.update('unset', 'job', 1, { progress: 0.5 }, { task: undefined, storing_version: undefined })).toBe(true);
+    expect((await c.activeRuns<TrainingRun>('unset')).map((r) => [r.id, r.status])).toEqual([[1, 'Queued']]);
+    expect(await c.updated<TrainingRun>('unset', 'job', 1, { progress: undefined })).not.toHaveProperty('progress');
+  });
+});
+
 describe('stopping a training job while the trainer moves it', () => {
   const queued = (id: number): TrainingRun => queuedRun(id);
   /** The store, with the job moved from `from` to `to` (as the trainer would) just before the stop's first conditional update. */
