@@ -1,6 +1,8 @@
 import { nowSeconds } from '../clock.ts';
 import { DeadlinePassed } from '../deadline.ts';
+import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
+import { withRetry } from '../retry.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
@@ -46,9 +48,15 @@ export interface TrainingRun extends ConsoleRecord {
    * Internal, not shown: when the run was stored Queued, until its message was sent (`queueRun`).
    * A run still marked a while later was stored by a request stopped before it sent it (a
    * timeout, a crash): the maintenance pass sends it (`sweepTaskRuns`), as does the request's
-   * retry under its Idempotency-Key. Until 2026-12-05 such a run stayed Queued for good.
+   * retry under its Idempotency-Key. Until 2026-12-05 such a run stayed Queued for good. Set
+   * again when a run that met a busy service is queued again (`requeueBusyRun`): the pass sends it.
    */
   _unsent_since?: number | null;
+  /**
+   * Internal, not shown: how many times the run was queued again because a service it needs was
+   * busy (`requeueBusyRun`), at most BUSY_RETRIES; absent until the first.
+   */
+  _busy_retries?: number;
 }
 /** A run handed to a container task: the launcher, when it was claimed, and the task once started. */
 export interface RunTask {
@@ -155,7 +163,7 @@ export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue,
 /** How long a run may stay stored and unsent before the maintenance pass sends it: its request's time and more. */
 export const UNSENT_RUN_GRACE_SECONDS = 120;
 
-export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, _busy_retries: _b, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
 /** The id of the run a name can belong to: exactly the name trainingRunName gives it, else none. */
 const trainingRunIdOf = (name: string): number | undefined => {
   const id = trainingRunId(name);
@@ -203,8 +211,8 @@ export async function listTrainingRuns(c: ConsoleStore, tenant: string, q: z.out
  * ended), the run is read again and the stop decided on what it is now.
  */
 export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: string) {
-  // Every retry follows a change of status, and a run changes status at most 3 times.
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // Every retry follows a change of status, and a run changes status at most MOST_STATUS_CHANGES times.
+  for (let attempt = 0; attempt < MOST_STATUS_CHANGES + 2; attempt++) {
     const j = await getTrainingRun(c, tenant, name);
     if (j.status === 'Queued') {
       if (!(await c.update(tenant, 'job', j.id, { status: 'Stopped', finished_at: nowSeconds() }, { status: 'Queued' }))) continue;
@@ -222,6 +230,53 @@ export async function stopTrainingRun(c: ConsoleStore, tenant: string, name: str
   }
   throw new PreconditionFailed(`Training job ${name} kept changing; retry.`);
 }
+/**
+ * Times a run is queued again after a service it needs stayed busy through the client's retries
+ * (`requeueBusyRun`); the next busy failure ends it Failed, saying so.
+ */
+export const BUSY_RETRIES = 3;
+
+/**
+ * The most times a run changes status: Queued → InProgress → Stopping → Stopped, and InProgress →
+ * Queued → InProgress for each busy retry (a loop retried on each change is bounded by it).
+ */
+export const MOST_STATUS_CHANGES = 3 + 2 * BUSY_RETRIES;
+
+/**
+ * A run whose trainer met a busy service (throttled after the client's retries: `serviceBusy`)
+ * before it stored a version: queued again from the start, as it was acknowledged (202, Queued),
+ * instead of ending Failed for a moment's load. It goes back to Queued (progress 0, `started_at`
+ * null), its container task claim and storing mark dropped, marked unsent, so the maintenance pass
+ * sends its message once UNSENT_RUN_GRACE_SECONDS have passed (`sweepTaskRuns`): the service has
+ * had minutes to recover, and the new attempt has its worker's whole time. Only from InProgress
+ * (a stop that came first wins: the caller ends the run Stopped) and only while the run has been
+ * queued again fewer than BUSY_RETRIES times: false when it was not (the caller ends it Failed).
+ * `job` is the run as its trainer read it when it started it. A busy write of the change is tried
+ * again a few times (after the client's own retries) before it is given up, thrown.
+ */
+export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<boolean> {
+  const done = job._busy_retries ?? 0;
+  if (done >= BUSY_RETRIES) return false;
+  const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
+  const requeued = await withRetry({ attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full' }, async () => {
+    try {
+      return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _busy_retries: job._busy_retries }) };
+    } catch (e) {
+      return { failure: e, retryable: serviceBusy(e) };
+    }
+  });
+  if (!requeued) return false;
+  const message = `A service the run needs was busy (${why}): queued again to start over in a few minutes (retry ${done + 1} of ${BUSY_RETRIES}; its progress starts again from 0)`;
+  // Best-effort: the run is queued again whether or not its log says so.
+  await c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]).catch(() => undefined);
+  logger.warn('training run queued again: a service was busy', { tenant, run: job.job_name, retry: done + 1, error: why });
+  return true;
+}
+
+/** The error of a run that met a busy service once more after BUSY_RETRIES retries. */
+export const busyFailure = (why: string) =>
+  `A service the run needs stayed busy (throttled) through ${BUSY_RETRIES + 1} attempts of the run; nothing was stored. Start a new run once the load has eased. Last error: ${why}`;
+
 /** A run's update once its version `v` is stored: Completed with it (by the trainer, or by whatever ends a run that stored one). */
 export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => ({ status: 'Completed', progress: 1, finished_at: nowSeconds(), model_version: v.version, metrics: v.metrics }) as const;
 

@@ -55,8 +55,16 @@ export const UNCONFIRMED_CLAIM_SECONDS = 300;
 /** The condition that the run holds this claim, its task not yet confirmed (field by field: see Expr.fields). */
 const unconfirmed = (claim: RunTask) => ({ 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined });
 
-/** The idempotency token of a run's task: one per run (ECS RunTask takes up to 64 characters). */
-export const taskToken = (tenant: string, jobName: string) => createHash('sha256').update(`${tenant}\n${jobName}`).digest('hex').slice(0, 64);
+/**
+ * The idempotency token of a run's task: one per run and attempt (ECS RunTask takes up to 64
+ * characters, and answers a token's first task for 24 hours): a run queued again after a busy
+ * service (`busyRetries`, requeueBusyRun) starts a new task, not the stopped one its token named.
+ */
+export const taskToken = (tenant: string, jobName: string, busyRetries = 0) =>
+  createHash('sha256')
+    .update(busyRetries ? `${tenant}\n${jobName}\n${busyRetries}` : `${tenant}\n${jobName}`)
+    .digest('hex')
+    .slice(0, 64);
 
 /**
  * Decides where the run goes and, for a task, starts it. Answers `worker` when the worker runs it
@@ -77,7 +85,7 @@ export async function placeRun(
   const job = await c.get<TrainingRun>(tenant, 'job', id);
   if (!job) return 'worker';
   const log = (message: string) => c.appendLog(tenant, id, [{ ts: now(), message }]);
-  const token = taskToken(tenant, jobName);
+  const token = taskToken(tenant, jobName, job._busy_retries);
   let claim = job.task;
   if (claim) {
     // Already a task's. Started again only if it never confirmed it started and the run has not.
@@ -269,8 +277,9 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * host reclaimed, a crash before it could mark the run) would stay so for good, since no message
  * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
  * saying what stopped the task: named in `ended`. A run stored Queued whose message its request
- * never sent (`_unsent_since` older than UNSENT_RUN_GRACE_SECONDS: stopped between the two) is
- * sent (`sendRun`): named in `sent`.
+ * never sent (`_unsent_since` older than UNSENT_RUN_GRACE_SECONDS: stopped between the two), or
+ * that its trainer queued again after a busy service (`requeueBusyRun`), is sent (`sendRun`):
+ * named in `sent`.
  */
 export async function sweepTaskRuns(
   deps: { console: Pick<ConsoleStore, 'activeRuns' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },

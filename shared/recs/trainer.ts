@@ -2,7 +2,8 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { completedWith, endInterruptedRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { serviceBusy } from '../data/busy.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { Template } from '../domain/templates.ts';
@@ -153,7 +154,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // the first trains it: until 2026-12-04 the worker started it all the same, the task then
   // found it taken and exited, and the task sweep ended the healthy run Failed.
   if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
-  await log('Started');
   let lastCheck = 0;
   let stopRequested = false;
   const checkStop = async (fresh = false) => {
@@ -181,6 +181,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     );
   };
   try {
+    // In the try: a refused write of this line is handled as any step's (a busy one queues the run
+    // again); before the try it left the run InProgress until its message came back, 90 minutes on.
+    await log('Started');
     const template = await c.get<Template>(tenant, 'template', job.template_id);
     if (!template) throw new ThresholdError(`Template ${job.template_id} no longer exists.`);
     const types = new Map((await c.list<EventType>(tenant, 'event_type')).map((e) => [e.id, e]));
@@ -417,7 +420,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // Its version record may have landed though its write answered an error (its answer lost
     // after the SDK's last retry): read, as endInterruptedRun reads it. Until 2026-12-04 such a run
     // ended Failed beside the version it had stored.
-    const v = storedVersion ?? (storingVersion !== undefined ? await c.get<ModelVersion>(tenant, 'model', storingVersion).catch(() => undefined) : undefined);
+    let unknown = false;
+    const v =
+      storedVersion ??
+      (storingVersion !== undefined
+        ? await c.get<ModelVersion>(tenant, 'model', storingVersion).catch(() => {
+            unknown = true;
+            return undefined;
+          })
+        : undefined);
     if (v) {
       // Its version is listed: the run is Completed with it (as endInterruptedRun ends a run that
       // stored its version), not Failed beside it; what failed after is logged and thrown.
@@ -426,15 +437,23 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       if (completed) await log(`Completed: version ${v.version}`);
       throw e;
     }
+    // A service busy after the client's retries (throttled: `serviceBusy`) is a moment's load, not
+    // the run's fault: the run, acknowledged Queued, is queued again to start over (requeueBusyRun),
+    // up to BUSY_RETRIES times, then ends Failed saying so. Not when its version may be stored (the
+    // read of it failed): started over, it would make a second. Its message is done (returned, not
+    // thrown: a delivery again would start it at once, and its last one would end it Failed); the
+    // maintenance pass sends another. Until 2026-12-07 it ended Failed at the first.
+    const busy = serviceBusy(e) && !unknown;
+    if (busy && (await requeueBusyRun(c, tenant, job, message))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
-    const failed = { status: 'Failed', finished_at: now(), error: message };
+    const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
     if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' })) && (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' }))) {
       await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
       if (!(e instanceof ThresholdError)) throw e;
       return;
     }
-    await log(`Failed: ${message}`);
+    await log(`Failed: ${failed.error}`);
     if (!(e instanceof ThresholdError)) throw e;
   } finally {
     clearInterval(poll);

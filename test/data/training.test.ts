@@ -6,8 +6,8 @@ import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
-import { startTraining, stopTrainingRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
-import { sweepTaskRuns } from '../../shared/recs/launcher.ts';
+import { BUSY_RETRIES, startTraining, stopTrainingRun, type TrainingRun, trainingRunView, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
+import { placeRun, sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
@@ -18,7 +18,7 @@ import { allocateIds } from '../../shared/data/counters.ts';
 import { dynamoEventStore } from '../../shared/data/events.ts';
 import { dynamoItemStore } from '../../shared/data/items.ts';
 import { grants, tableRefusal } from '../../shared/grants.ts';
-import type { NewEvent } from '../../shared/domain/types.ts';
+import type { EventStore, NewEvent } from '../../shared/domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS, templateBody } from '../../shared/schemas/console.ts';
 import { historyOf, packModel, unpackModel } from '../../shared/recs/artifact.ts';
 import { topK } from '../../shared/recs/evaluate.ts';
@@ -1028,5 +1028,172 @@ describe('a run started while the training queue refuses its message', () => {
     expect(await c.get<TrainingRun>(T7, 'job', id)).toMatchObject({ status: 'Failed' });
     // Still marked: the next pass tries it again.
     expect(await c.get<TrainingRun>(T7, 'job', unsentRun.id)).toMatchObject({ status: 'Queued', _unsent_since: unsentRun._unsent_since });
+  });
+});
+
+describe("a run that meets a busy service (throttled after the client's retries)", () => {
+  /** DynamoDB's throttling error, as the SDK throws it once its retries ran out. */
+  const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+  /** The events store, its read of every event throttled while `busy()` says so. */
+  const busyEvents = (events: EventStore, busy: () => boolean): EventStore => ({
+    ...events,
+    async forEachPage(tenant, fn) {
+      if (busy()) throw throttled();
+      return events.forEachPage(tenant, fn);
+    },
+  });
+  /** A launcher whose every task has stopped (a task run's container exits once its run returns). */
+  const stoppedTasks: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'stopped', reason: 'exit code 0' }) };
+  /**
+   * The maintenance pass's sweep once the run's unsent mark is UNSENT_RUN_GRACE_SECONDS old, on a
+   * queue that keeps what it is sent: the training messages it sent.
+   */
+  async function sweep(c: ConsoleStore, tenant: string, launcher: TaskLauncher = stoppedTasks) {
+    const sent: unknown[] = [];
+    const queue = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies), backlog: async () => 0 } as WorkQueue;
+    const marks = (await c.activeRuns<TrainingRun>(tenant)).map((r) => r._unsent_since).filter((m): m is number => typeof m === 'number');
+    const at = Math.max(Math.floor(Date.now() / 1000), ...marks) + UNSENT_RUN_GRACE_SECONDS;
+    const swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, tenant, launcher, at);
+    return { ...swept, messages: sent };
+  }
+
+  it('is queued again, progress back to 0, and the maintenance pass sends it; the next attempt completes it (a version taken before S3 refused is skipped)', async () => {
+    // Until 2026-12-07 the first throttling ended it Failed, for good.
+    const T1 = 'busy-retried';
+    const { c, events, items, blobs, template } = await twoTastes(T1);
+    await c.put(T1, 'job', job(1, template));
+    // The first attempt's read of the events is throttled; the second's artifact write (S3's SlowDown), after it took version 1.
+    let reads = 0;
+    const flakyEvents = busyEvents(events, () => ++reads === 1);
+    let puts = 0;
+    const flakyBlobs = blobsOver(blobs, {
+      async put(k: string, body: Uint8Array | string) {
+        if (++puts === 1) throw Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown' });
+        await blobs.put(k, body);
+      },
+    });
+    const deps = { console: c, events: flakyEvents, items, blobs: flakyBlobs };
+    await runTraining(deps, T1, 'train-1');
+    const waiting = await c.get<TrainingRun>(T1, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', progress: 0, started_at: null, finished_at: null, error: null, _busy_retries: 1, _unsent_since: expect.any(Number) });
+    expect(trainingRunView(waiting as TrainingRun)).not.toHaveProperty('_busy_retries');
+    expect(await logsOf(c, T1, 1)).toMatch(
+      /A service the run needs was busy \(Rate of requests exceeds the allowed throughput\.\): queued again .* \(retry 1 of 3; its progress starts again from 0\)$/,
+    );
+    expect((await sweep(c, T1)).messages).toEqual([{ type: 'train', tenant: T1, job_name: 'train-1' }]);
+    // Its message delivered: the second attempt takes version 1, marks it, and S3 refuses the artifact.
+    await runTraining(deps, T1, 'train-1');
+    const again = await c.get<TrainingRun>(T1, 'job', 1);
+    expect(again).toMatchObject({ status: 'Queued', progress: 0, _busy_retries: 2 });
+    expect(again).not.toHaveProperty('storing_version');
+    expect(await c.list(T1, 'model')).toEqual([]);
+    expect((await sweep(c, T1)).messages).toHaveLength(1);
+    await runTraining(deps, T1, 'train-1');
+    expect(await c.get<TrainingRun>(T1, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 2, progress: 1, error: null });
+    expect((await c.list<ModelVersion>(T1, 'model')).map((m) => m.version)).toEqual([2]);
+    const log = await logsOf(c, T1, 1);
+    expect(log.match(/^Started$/gm)).toHaveLength(3);
+    expect(log).toMatch(/\(retry 2 of 3; .*\)\n/);
+    expect(log).toMatch(/Completed: version 2$/);
+  });
+
+  it("is queued again when its first log line ('Started') is refused: not left InProgress until its message comes back, 90 minutes on, to end it Failed", async () => {
+    const T5 = 'busy-started';
+    const { c, events, items, blobs, template } = await twoTastes(T5);
+    await c.put(T5, 'job', job(1, template));
+    let refused = false;
+    const flaky: ConsoleStore = {
+      ...c,
+      async appendLog(tenant, id, lines) {
+        if (!refused && lines.some((l) => l.message === 'Started')) {
+          refused = true;
+          throw throttled();
+        }
+        return c.appendLog(tenant, id, lines);
+      },
+    };
+    await runTraining({ console: flaky, events, items, blobs }, T5, 'train-1');
+    expect(refused).toBe(true);
+    expect(await c.get<TrainingRun>(T5, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1 });
+    expect((await sweep(c, T5)).sent).toEqual(['train-1']);
+    await runTraining({ console: flaky, events, items, blobs }, T5, 'train-1');
+    expect(await c.get<TrainingRun>(T5, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
+  it(`ends Failed, saying why, when the service is still busy at its ${BUSY_RETRIES + 1}th attempt`, async () => {
+    const T2 = 'busy-failed';
+    const { c, events, items, blobs, template } = await twoTastes(T2);
+    await c.put(T2, 'job', job(1, template));
+    const deps = { console: c, events: busyEvents(events, () => true), items, blobs };
+    for (let k = 1; k <= BUSY_RETRIES; k++) {
+      await runTraining(deps, T2, 'train-1');
+      expect(await c.get<TrainingRun>(T2, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: k });
+      expect((await sweep(c, T2)).messages).toHaveLength(1);
+    }
+    await expect(runTraining(deps, T2, 'train-1')).rejects.toMatchObject({ name: 'ThrottlingException' });
+    const run = await c.get<TrainingRun>(T2, 'job', 1);
+    expect(run).toMatchObject({ status: 'Failed', model_version: null, finished_at: expect.any(Number) });
+    expect(run?.error).toBe(
+      `A service the run needs stayed busy (throttled) through ${BUSY_RETRIES + 1} attempts of the run; nothing was stored. Start a new run once the load has eased. Last error: Rate of requests exceeds the allowed throughput.`,
+    );
+    expect(await logsOf(c, T2, 1)).toMatch(/Failed: A service the run needs stayed busy \(throttled\) through 4 attempts/);
+    // Ended: the pass sends nothing more, and a message delivered again starts nothing.
+    expect(await sweep(c, T2)).toEqual({ ended: [], sent: [], messages: [] });
+    await runTraining({ console: c, events, items, blobs }, T2, 'train-1');
+    expect(await c.get<TrainingRun>(T2, 'job', 1)).toMatchObject({ status: 'Failed' });
+  });
+
+  it('a stop while it waits to start over wins: Stopped at once, its message not sent again, a late delivery starting nothing', async () => {
+    const T3 = 'busy-stopped';
+    const { c, events, items, blobs, template } = await twoTastes(T3);
+    await c.put(T3, 'job', job(1, template));
+    await runTraining({ console: c, events: busyEvents(events, () => true), items, blobs }, T3, 'train-1');
+    expect(await c.get<TrainingRun>(T3, 'job', 1)).toMatchObject({ status: 'Queued' });
+    expect((await stopTrainingRun(c, T3, 'train-1')).status).toBe('Stopped');
+    expect(await sweep(c, T3)).toEqual({ ended: [], sent: [], messages: [] });
+    await runTraining({ console: c, events, items, blobs }, T3, 'train-1');
+    expect(await c.get<TrainingRun>(T3, 'job', 1)).toMatchObject({ status: 'Stopped', model_version: null });
+    expect(await c.list(T3, 'model')).toEqual([]);
+    expect(await logsOf(c, T3, 1)).toMatch(/Stopped before it started$/);
+
+    // A stop answered Stopping before the service refused: the run ends Stopped, not queued again.
+    await c.put(T3, 'job', job(2, template));
+    const stopFirst: ConsoleStore = {
+      ...c,
+      async servingConfig() {
+        expect((await stopTrainingRun(c, T3, 'train-2')).status).toBe('Stopping');
+        throw throttled();
+      },
+    };
+    await expect(runTraining({ console: stopFirst, events, items, blobs }, T3, 'train-2')).rejects.toMatchObject({ name: 'ThrottlingException' });
+    expect(await c.get<TrainingRun>(T3, 'job', 2)).toMatchObject({ status: 'Stopped' });
+  });
+
+  it("a container task's run is queued again without its task claim: the pass sends it (not ends it as its task stopped), and the worker starts a new task", async () => {
+    const T4 = 'busy-task';
+    const { c, events, items, blobs, template } = await twoTastes(T4);
+    // As ECS: a token answers the task it first started (for 24 hours); task-1 has stopped.
+    const tasks = new Map<string, string>();
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async ({ token }) => tasks.get(token) ?? (tasks.set(token, `task-${tasks.size + 1}`).get(token) as string),
+      inspect: async (ref) => (ref === 'task-1' ? { state: 'stopped', reason: 'exit code 0' } : { state: 'running' }),
+    };
+    await c.put(T4, 'job', job(1, template));
+    expect(await placeRun({ console: c, events }, T4, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    let busy = true;
+    await runTraining({ console: c, events: busyEvents(events, () => busy), items, blobs }, T4, 'train-1', { asTask: true });
+    const waiting = await c.get<TrainingRun>(T4, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', _busy_retries: 1 });
+    expect(waiting).not.toHaveProperty('task');
+    // Its task has exited: the pass sends the run's message, it does not end it Failed.
+    expect(await sweep(c, T4, ecs)).toMatchObject({ ended: [], sent: ['train-1'] });
+    busy = false;
+    // The worker hands it to a new task (not the stopped one its first token named), which runs it.
+    expect(await placeRun({ console: c, events }, T4, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    expect(await c.get<TrainingRun>(T4, 'job', 1)).toMatchObject({ status: 'Queued', task: { ref: 'task-2' } });
+    expect(await sweep(c, T4, ecs)).toEqual({ ended: [], sent: [], messages: [] });
+    await runTraining({ console: c, events, items, blobs }, T4, 'train-1', { asTask: true });
+    expect(await c.get<TrainingRun>(T4, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 });
