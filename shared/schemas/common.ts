@@ -228,6 +228,24 @@ export function unstorable(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/**
+ * `unstorable` of an object's properties (the object at `depth`), each problem named by the
+ * property that holds it, as `jsonValue` names a number out of range (`metadata.price`, `3.n`):
+ * a key DynamoDB cannot take is named itself. Properties in `skip` are left to their own checks.
+ * Until 2026-12-07 a problem was named by the whole object (`metadata`, or the event's index `3`,
+ * no field at all), and a property with its own check (an event's `item_id` past 2^53-1) was
+ * told twice, once under the event's index.
+ */
+export function unstorableProperties(value: Record<string, unknown>, depth: number, skip: (key: string) => boolean = () => false): { key: string; message: string }[] {
+  const problems: { key: string; message: string }[] = [];
+  for (const [key, v] of Object.entries(value)) {
+    if (skip(key)) continue;
+    const message = (UNSTORABLE_KEYS as readonly string[]).includes(key) ? `an object key may not be named ${key}` : unstorable(v, depth + 1);
+    if (message) problems.push({ key, message });
+  }
+  return problems;
+}
+
 /** Whether a value JSON.parse gave holds only finite numbers (down to `unstorable`'s 32 levels: deeper, it refuses the nesting). */
 function finiteNumbers(value: unknown, depth = 0): boolean {
   if (typeof value === 'number') return Number.isFinite(value);

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { contextIdInBody, ID_PATTERN, intParam, jsonValue, kindOf, limitParam, missingOr, numericId, unstorable } from './common.ts';
+import { contextIdInBody, ID_PATTERN, intParam, jsonValue, kindOf, limitParam, missingOr, numericId, unstorableProperties } from './common.ts';
 import { EventNotFound } from '../domain/errors.ts';
 import { documentAs } from './doc.ts';
 
@@ -80,8 +80,10 @@ const event = eventFields.check(
       ctx.addIssue({ code: 'custom', path: ['event_id'], message: 'event_id must be a positive integer' });
     }
     // Additional properties are stored one level down (in the row's `extra` map).
-    const problem = unstorable(e, 1);
-    if (problem) ctx.addIssue({ code: 'custom', path: [], message: problem });
+    // Each named by its property; the event's own fields, and times, have checks of their own (its payload, whatever its type's name, has none).
+    for (const { key, message } of unstorableProperties(e, 1, (k) => k !== e.type && ((k !== 'metadata' && RESERVED_EVENT_FIELDS.has(k)) || k.endsWith('_at')))) {
+      ctx.addIssue({ code: 'custom', path: [key], message });
+    }
     if (Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
       ctx.addIssue({ code: 'custom', path: [], message: `an event must serialise to at most ${MAX_EVENT_BYTES} bytes` });
     }

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ID_PATTERN, POSITIVE_INT_PATTERN, atLeastParam, forwardIssues, jsonObject, kindOf, limitParam, numericId, unstorable } from './common.ts';
+import { ID_PATTERN, POSITIVE_INT_PATTERN, atLeastParam, forwardIssues, jsonObject, kindOf, limitParam, numericId, unstorableProperties } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 import { ItemNotFound } from '../domain/errors.ts';
 
@@ -10,8 +10,7 @@ const metadata = jsonObject.check(
   z.refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `metadata must serialise to at most ${MAX_METADATA_BYTES} bytes`),
   z.superRefine((m, ctx) => {
     // The item row nests metadata one level below its top.
-    const problem = unstorable(m, 1);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    for (const { key, message } of unstorableProperties(m, 1)) ctx.addIssue({ code: 'custom', path: [key], message });
   }),
 );
 
