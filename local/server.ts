@@ -106,7 +106,9 @@ export async function startHttpServer(opts: { host: string; port: number; jwksFi
         throw e;
       }
       if (body === 'too_large') {
-        res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Request Entity Too Large' }));
+        // The rest of the body is never read: the connection ends with this answer, and says so
+        // (until 2026-12-07 it said keep-alive, and a client's next request on it met a reset).
+        res.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ message: 'Request Entity Too Large' }));
         return;
       }
       let route: Route | undefined;

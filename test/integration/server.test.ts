@@ -70,6 +70,56 @@ describe('local server', () => {
     }
   });
 
+  it("answers a body over API Gateway's 10 MiB with 413 and closes the connection, saying so (Connection: close), not keep-alive on a socket it then resets", async () => {
+    // Until 2026-12-07 the 413 said `Connection: keep-alive` while the unread rest of the body ended
+    // the socket: a keep-alive client's next request on it failed with a reset.
+    const t = await startTestStack({ LOCAL_API_THREADS: '1' });
+    try {
+      const { port, hostname } = new URL(t.base);
+      const size = 10 * 1024 * 1024 + 1;
+      let closed = false;
+      const raw = await new Promise<string>((resolve) => {
+        let text = '';
+        const socket = connect({ port: Number(port), host: hostname }, () => {
+          socket.write(`POST /v1/items HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: keep-alive\r\n\r\n`);
+          // The body in parts, until the server answers and closes (then writes fail: ignored).
+          const part = Buffer.alloc(1024 * 1024, 'a');
+          const writeMore = (left: number) => {
+            if (left <= 0 || socket.destroyed) return;
+            const n = Math.min(left, part.length);
+            socket.write(part.subarray(0, n), () => writeMore(left - n));
+          };
+          writeMore(size);
+        });
+        socket.on('data', (d) => {
+          text += d.toString();
+          // The whole answer: resolved then, whether or not the socket closes.
+          if (text.includes('}')) resolve(text);
+        });
+        socket.on('close', () => {
+          closed = true;
+          resolve(text);
+        });
+        socket.on('error', () => undefined);
+      });
+      const [head = ''] = raw.split('\r\n\r\n');
+      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+      expect(JSON.parse(/\{.*\}/.exec(raw)?.[0] ?? '')).toEqual({ message: 'Request Entity Too Large' });
+      expect(head.toLowerCase()).toContain('connection: close');
+      expect(
+        await until(
+          async () => closed,
+          (c) => c,
+          5000,
+        ),
+      ).toBe(true);
+      // The server goes on answering.
+      expect((await t.demo.core('GET', '/v1/items?limit=1')).status).toBe(200);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('answers the requests in flight when it stops, before it closes the database', async () => {
     // Handlers in a thread of their own: module state (the table client) of an earlier stack in
     // this process would point at that stack's database.
