@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { nowMs } from '../clock.ts';
 import type { ControlConfig, Experiment, RerankRecord, Rule, Segment } from '../control/types.ts';
 import {
@@ -133,6 +133,21 @@ const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({
 const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is from another training job's log.");
 
 /** An erasure marker as stored (`completed_at` null while the erasure runs). */
+/**
+ * The user part of an erasure marker's sort key (`erased_user#<user>`): the user id, or, where
+ * that key would pass DynamoDB's 1,024 bytes for a sort key (a user id of 256 characters takes up
+ * to 1,024 bytes in UTF-8: 254 or more of four bytes each, such as emoji), `#sha256:` and the id's
+ * digest, as a long category is keyed. The marker holds the id itself (`user_id`). Until
+ * 2026-12-07 such a key was sent as it was: DynamoDB refused the marker's read, so on AWS every
+ * recommendation or search for that user answered 500, and its erasure could not be stored
+ * (dynalite counts a key in UTF-16 code units, so the local stack took it).
+ */
+const erasedUserKeyPart = (userId: string): string =>
+  Buffer.byteLength(userId) + ERASED_USER_SK_PREFIX_BYTES <= MAX_SORT_KEY_BYTES ? userId : `#sha256:${createHash('sha256').update(userId).digest('hex')}`;
+/** DynamoDB's limit on a sort key, in bytes (UTF-8). */
+const MAX_SORT_KEY_BYTES = 1024;
+const ERASED_USER_SK_PREFIX_BYTES = Buffer.byteLength(ErasedUser.indexes.primary.skPrefix());
+
 const erasureMarker = (r: Row): ErasedUserRecord => ({
   user_id: String(r.user_id),
   requested_at: Number(r.requested_at),
@@ -292,7 +307,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       return { endpoint: endpoint ?? [], event_type: event_type ?? [] };
     },
     async erasedUser(tenant, userId) {
-      const row = await getRow(t, ErasedUser.key({ tenant, user_id: userId }), { consistent: true });
+      const row = await getRow(t, ErasedUser.key({ tenant, user_id: erasedUserKeyPart(userId) }), { consistent: true });
       return row ? erasureMarker(row) : undefined;
     },
     async putErasure(tenant, marker) {
@@ -301,7 +316,7 @@ export function dynamoConsoleStore(t: TableRef): ConsoleStore {
       // A marker stored without an order (before 2026-12-04) is ordered by when it began, as it ordered markers.
       const byStart: Condition = (x) => x.cmp('requested_at', '<=', marker.requested_at);
       const notLater: Condition = order === undefined ? (x) => x.or(isNew(x), byStart(x)) : (x) => x.or(isNew(x), x.and(x.absent('order'), byStart(x)), x.cmp('order', '<=', order));
-      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: marker.user_id }), ...marker }, notLater));
+      await applied(() => put(t, { ...ErasedUser.key({ tenant, user_id: erasedUserKeyPart(marker.user_id) }), ...marker }, notLater));
     },
     async putErasureSweep(tenant, sweep) {
       // Merged with the sweep stored (conditional on it as read, read again when it changed meanwhile).
