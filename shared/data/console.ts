@@ -132,7 +132,6 @@ const rowOf = (tenant: string, kind: ConsoleKind, rec: ConsoleRecord): Row => ({
  */
 const logCursors = scopedCursor(/^\d{1,16}#\d{6}#[0-9a-f]{8}$/, "This cursor is from another training job's log.");
 
-/** An erasure marker as stored (`completed_at` null while the erasure runs). */
 /**
  * The user part of an erasure marker's sort key (`erased_user#<user>`): the user id, or, where
  * that key would pass DynamoDB's 1,024 bytes for a sort key (a user id of 256 characters takes up
@@ -148,6 +147,7 @@ const erasedUserKeyPart = (userId: string): string =>
 const MAX_SORT_KEY_BYTES = 1024;
 const ERASED_USER_SK_PREFIX_BYTES = Buffer.byteLength(ErasedUser.indexes.primary.skPrefix());
 
+/** An erasure marker as stored (`completed_at` null while the erasure runs). */
 const erasureMarker = (r: Row): ErasedUserRecord => ({
   user_id: String(r.user_id),
   requested_at: Number(r.requested_at),
