@@ -27,7 +27,7 @@ function toNewEvent(e: IngestEvent): NewEvent {
     session_id: e.session_id ?? null,
     request_id: e.request_id ?? null,
     placement: e.placement ?? null,
-    ...(e.occurred_at !== undefined ? { occurred_at: e.occurred_at } : {}),
+    ...(e.occurred_at !== undefined && e.occurred_at !== null ? { occurred_at: e.occurred_at } : {}),
     ...(payload !== undefined ? { payload } : {}),
     extra,
   };

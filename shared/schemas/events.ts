@@ -38,10 +38,13 @@ const eventFields = z.catchall(
       z.union([z.string().check(z.regex(ID_PATTERN)), z.int().check(z.positive())]),
     ),
     context_id: z.optional(z.nullable(contextIdInBody)),
+    // null is "not given" (the ingest time), as for the other nullable fields and any other `*_at`.
     occurred_at: z.optional(
-      z
-        .int({ error: kindOf('occurred_at', 'an integer (Unix seconds)') })
-        .check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+      z.nullable(
+        z
+          .int({ error: kindOf('occurred_at', 'an integer (Unix seconds) or null') })
+          .check(z.gte(0, 'occurred_at must not be negative'), z.lte(MAX_SECONDS, 'occurred_at must be in Unix seconds, not milliseconds')),
+      ),
     ),
     session_id: optionalText,
     request_id: z.optional(z.nullable(z.uuid('request_id must be a UUID'))),

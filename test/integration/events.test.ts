@@ -37,10 +37,12 @@ describe('POST /v1/events', () => {
       ev({ type: 'purchase', user_id: 'buyer', item_id: 12, purchase: { amount: 1999, currency: 'EUR' }, context_id: '3', occurred_at: 1_700_000_000 }),
       ev({ user_id: 'clicker', click: {}, session_id: 's-1', request_id: '0b0e9c8e-1f7a-4a57-9d0e-6f7c1c3b9a11', placement: 'home' }),
       ev({ user_id: 'bare' }),
+      // null as an event read back may show it: not given, the ingest time.
+      ev({ user_id: 'unset', occurred_at: null }),
     ]);
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ object: 'list', url: '/v1/events', has_more: false, next_cursor: null });
-    const [p, c, b] = r.body.data;
+    const [p, c, b, n] = r.body.data;
     expect(p).toMatchObject({
       object: 'event',
       type: 'purchase',
@@ -59,6 +61,7 @@ describe('POST /v1/events', () => {
     expect(c).toMatchObject({ click: {}, session_id: 's-1', request_id: '0b0e9c8e-1f7a-4a57-9d0e-6f7c1c3b9a11', placement: 'home', metadata: { context_id: null, click: {} } });
     // occurred_at defaults to the ingest time.
     expect(b.occurred_at).toBe(b.created);
+    expect(n.occurred_at).toBe(n.created);
     expect(b.metadata).toEqual({ context_id: null });
     expect(Number(c.id)).toBe(Number(p.id) + 1);
     expect((await t.demo.core('GET', `/v1/events/${p.id}`)).body).toEqual(p);

@@ -5254,7 +5254,7 @@ export interface operations {
                     user_id: string;
                     item_id: string | number;
                     context_id?: (string | number) | null;
-                    occurred_at?: number;
+                    occurred_at?: number | null;
                     session_id?: string | null;
                     request_id?: string | null;
                     placement?: string | null;
