@@ -42,7 +42,9 @@ export interface Cursor {
   /**
    * When (ms) the view the first page ranked on had read the catalog's changes to: later pages
    * score an item whose vector was saved after it as that page did, without one (a vector landing
-   * between pages lifted every item that had none past the cursor: skipped).
+   * between pages lifted every item that had none past the cursor: skipped), or by the build's
+   * vector of it when that one was saved by then (an item embedded anew between pages: rank.ts
+   * `withoutVectorsSince`).
    */
   vectorsAsOf?: number | undefined;
   /**

@@ -4,7 +4,7 @@ import type { PreparedDelta } from './delta.ts';
 import { HashingEmbedding, normalize } from './embedding.ts';
 import type { SearchIndex } from './engine.ts';
 import { idfOf } from './bm25f.ts';
-import { addDocVectors } from './vectors.ts';
+import { addDocVectors, builtVectorAsOf } from './vectors.ts';
 import { currentVersion } from './catalog.ts';
 import type { SearchDeps } from './views.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
@@ -46,13 +46,17 @@ export function profileOf(index: SearchIndex, delta: PreparedDelta, events: read
   if (recent.length === 0) return null;
   const sum = new Float32Array(index.dims);
   // Each item's current version, as one build of the catalog would hold it: one changed since the
-  // build without a vector, or deleted since, adds nothing (not the build's earlier copy); nor
-  // does, on a later page, one whose vector was saved after its first page's (`vectorsAsOf`:
-  // until 2026-12-05 such a vector moved the taste, and every score, between pages).
+  // build without a vector, or deleted since, adds nothing (not the build's earlier copy). On a
+  // later page, one whose vector was saved after its first page's (`vectorsAsOf`: until
+  // 2026-12-05 such a vector moved the taste, and every score, between pages) adds the build's
+  // vector of it when that one was saved by then (re-embedded since: the one the first page's
+  // taste held; until 2026-12-07 none), else nothing.
   const docs = recent.map((e) => {
     const id = catalogItemId(e.item_id);
     const d = id === undefined ? undefined : currentVersion(index, delta, id);
-    return d && vectorsAsOf !== undefined && vectorSavedMs(d) > vectorsAsOf ? undefined : d;
+    if (!d || vectorsAsOf === undefined || vectorSavedMs(d) <= vectorsAsOf) return d;
+    const row = builtVectorAsOf(index, d.id, vectorsAsOf);
+    return row === undefined ? undefined : index.docs[row];
   });
   return addDocVectors(
     index,

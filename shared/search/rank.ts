@@ -17,6 +17,7 @@ import type { Expansion } from './expand.ts';
 import { IntList } from './int-list.ts';
 import { KeyScores } from './key-scores.ts';
 import { ResultPage, type PageRequest } from './page.ts';
+import { builtVectorAsOf } from './vectors.ts';
 import { addCounts, analysedTerms, FIELD_NAMES, fieldPairs, nameWords, pairCode, type Field } from './analyze.ts';
 import type { Alternatives } from './synonyms.ts';
 import { byTerm, phraseTerms, STOP_WORDS, withoutRequestWords, words } from './text.ts';
@@ -58,7 +59,8 @@ export interface RankRequest {
   /**
    * A later page's: when (ms) the newest vector its first page's view held was saved
    * (`Cursor.vectorsAsOf`). A vector saved since is none of this page's (`withoutVectorsSince`):
-   * the item scores as on the first page, without one, instead of rising past the cursor.
+   * the item scores as on the first page, without one, instead of rising past the cursor, or by
+   * the build's vector of it when that one was saved by then (embedded anew since).
    */
   vectorsAsOf?: number | undefined;
 }
@@ -149,6 +151,12 @@ interface Keys {
   /** The build's rows and the delta's slots that may be a query's neighbours: accepted, with a vector this page may score (`withoutVectorsSince`). */
   nearRow: (i: number) => boolean;
   nearSlot: (s: number) => boolean;
+  /**
+   * A later page's keys of items re-embedded since its first page, each with the build's row that
+   * holds the vector the item had then (`withoutVectorsSince`): scored by that row, and offered
+   * as neighbours by it (`nearestOfBoth`), where `nearSlot` refuses them.
+   */
+  olderRows?: readonly { key: number; row: number }[] | undefined;
   vectorOfKey(key: number): Float32Array | null;
   /** q · the vector of any key (0 without one). */
   similarity(q: Float32Array): (key: number) => number;
@@ -266,19 +274,32 @@ function keysOf(index: SearchIndex, delta: PreparedDelta, r: RankRequest): Keys 
 }
 
 /**
- * `keys` with the vectors saved after `asOf` (ms) taken out: such a document has no vector score,
- * is no neighbour, and moves no feedback, as on a first page ranked before its vector was saved
- * (`RankRequest.vectorsAsOf`). Only the delta holds such vectors (and a build newer than that
- * page's view, when that page's is gone); `keys` itself when none does (each knows its newest).
+ * `keys` with the vectors saved after `asOf` (ms) taken out, as on a first page ranked before they
+ * were saved (`RankRequest.vectorsAsOf`): a document whose vector was saved since scores with the
+ * vector the build holds of it, when that one was saved by then (`builtVectorAsOf`: an item
+ * re-embedded between pages, the vector the first page scored it by), else has no vector score,
+ * is no neighbour and moves no feedback. Until 2026-12-07 a re-embedded item scored without a
+ * vector too, where the first page had scored it with its old one: it fell past the cursor and
+ * came again on a later page, and every hybrid score it no longer rescaled moved with it. Only the
+ * delta holds such vectors (and a build newer than that page's view, when that page's is gone:
+ * none older then); `keys` itself when none does (each knows its newest).
  */
 function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelta, asOf: number): Keys {
   const { N, S } = keys;
   let slots: Uint8Array | undefined;
+  // Per such slot, the build's row of its item's vector of then (-1: none).
+  let older: Int32Array | undefined;
+  const olderRows: { key: number; row: number }[] = [];
   if (delta.latestVectorMs > asOf) {
     for (let s = 0; s < S; s++) {
       if (delta.live[s] !== 1) continue;
       const doc = delta.docAt(s);
-      if (doc.vector && vectorSavedMs(doc) > asOf) (slots ??= new Uint8Array(S))[s] = 1;
+      if (!doc.vector || vectorSavedMs(doc) <= asOf) continue;
+      (slots ??= new Uint8Array(S))[s] = 1;
+      const row = builtVectorAsOf(index, doc.id, asOf);
+      if (row === undefined) continue;
+      (older ??= new Int32Array(S).fill(-1))[s] = row;
+      olderRows.push({ key: N + s, row });
     }
   }
   let rows: Uint8Array | undefined;
@@ -287,20 +308,37 @@ function withoutVectorsSince(keys: Keys, index: SearchIndex, delta: PreparedDelt
   }
   if (!slots && !rows) return keys;
   const none = (key: number) => (key < N ? rows?.[key] === 1 : slots?.[key - N] === 1);
+  // The build's row a key scores by instead of its own vector (-1: its own, or none).
+  const rowOf = (key: number) => (older && key >= N ? (older[key - N] as number) : -1);
   return {
     ...keys,
     nearRow: rows ? (i) => rows[i] !== 1 && keys.acceptIndexed(i) : keys.acceptIndexed,
     nearSlot: slots ? (s) => slots[s] !== 1 && keys.acceptSlot(s) : keys.acceptSlot,
-    vectorOfKey: (key) => (none(key) ? null : keys.vectorOfKey(key)),
+    ...(olderRows.length ? { olderRows } : {}),
+    vectorOfKey: (key) => {
+      const row = rowOf(key);
+      return row >= 0 ? index.vectorOf(row) : none(key) ? null : keys.vectorOfKey(key);
+    },
     similarity: (q) => {
       const of = keys.similarity(q);
-      return (key) => (none(key) ? 0 : of(key));
+      const built = older ? index.similarityTo(q) : undefined;
+      return (key) => {
+        if (!none(key)) return of(key);
+        const row = rowOf(key);
+        return built && row >= 0 ? built(row) : 0;
+      };
     },
     similarities: (q) => {
       const of = keys.similarities(q);
+      let built: ((i: number) => number) | undefined;
       return (list, out) => {
         of(list, out);
-        for (let j = 0; j < list.length; j++) if (none(list[j] as number)) out[j] = 0;
+        for (let j = 0; j < list.length; j++) {
+          const key = list[j] as number;
+          if (!none(key)) continue;
+          const row = rowOf(key);
+          out[j] = row >= 0 ? (built ??= index.similarityTo(q))(row) : 0;
+        }
       };
     },
   };
@@ -945,14 +983,20 @@ function nearestOfBoth(index: SearchIndex, delta: PreparedDelta, keys: Keys, q: 
   const k = RANKING.vectorCandidates;
   const fromIndex = index.nearest(q, k, keys.nearRow, keys.passingRows);
   const fromDelta = S ? delta.nearest(q, k, keys.nearSlot, keys.passingSlots) : undefined;
-  if (fromIndex.size + (fromDelta?.size ?? 0) <= k) {
+  // A later page's items re-embedded since its first page, by the build's vectors of them
+  // (`Keys.olderRows`), each scored exactly: they are a few.
+  const older = keys.olderRows?.filter(({ key }) => keys.accept(key)) ?? [];
+  const built = older.length ? index.similarityTo(q) : undefined;
+  if (fromIndex.size + (fromDelta?.size ?? 0) + older.length <= k) {
     fromIndex.forEach((i, s) => m.set(i, s));
     fromDelta?.forEach((slot, s) => m.set(N + slot, s));
+    if (built) for (const { key, row } of older) m.set(key, built(row));
     return;
   }
   const both = new TopK(k);
   fromIndex.forEach((i, s) => both.push(i, s, index.ids[i] as number));
   fromDelta?.forEach((slot, s) => both.push(N + slot, s, delta.ids[slot] as number));
+  if (built) for (const { key, row } of older) both.push(key, built(row), keys.idOf(key));
   both.forEachBest((key, s) => m.set(key, s));
 }
 

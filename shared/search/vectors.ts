@@ -2,12 +2,25 @@
 import type { PreparedDelta } from './delta.ts';
 import type { SearchIndex } from './engine.ts';
 import type { Int8Rows, QueryDot, VectorRow } from './int8-vectors.ts';
-import type { SearchDoc } from './types.ts';
+import { type SearchDoc, vectorSavedMs } from './types.ts';
 
 /** Where the catalog keeps `d`'s int8 vector: the build's row when `d` is the build's version, else the delta's (undefined when neither holds it with a vector). */
 function rowIn(index: SearchIndex, delta: PreparedDelta, d: SearchDoc): VectorRow | undefined {
   const i = index.byId.get(d.id);
   return i !== undefined && index.docs[i] === d ? index.vectorRow(i) : delta.vectorRowOf(d);
+}
+
+/**
+ * The build's row of item `id` when it holds a vector of it saved at or before `asOf` (ms): on a
+ * later page of a search (`Cursor.vectorsAsOf`), the vector to score an item by whose current one
+ * was saved after its first page's view (re-embedded since: an edit of its name, description or
+ * metadata), the one that page scored it by when the item was not embedded anew between the build
+ * and that page too. Undefined when the build holds no such vector (the item had none then, or a
+ * build newer than that page's holds its new one).
+ */
+export function builtVectorAsOf(index: SearchIndex, id: number, asOf: number): number | undefined {
+  const i = index.byId.get(id);
+  return i !== undefined && index.vectorRow(i) !== undefined && vectorSavedMs(index.docs[i] as SearchDoc) <= asOf ? i : undefined;
 }
 
 /** Whether the catalog keeps an int8 vector for `d` (its build's or its delta's current version). */

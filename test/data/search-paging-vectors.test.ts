@@ -166,6 +166,40 @@ describe('pages while vectors land', () => {
     expect(served).toEqual(all);
   });
 
+  it("the user's taste on a later page keeps the vector the first page's had of an item of their events re-embedded since (the build's)", async () => {
+    const T = 'taste-re-embedded';
+    const base = fixture();
+    const now = Math.floor(Date.now() / 1000) - 5;
+    // The user viewed a garden party marquee (no match of the query), embedded and built with the tents.
+    const made = await base.items.create(
+      T,
+      [
+        ...tents(8),
+        ...Array.from({ length: 8 }, (_, k) => ({ name: `Tent for the garden ${k}`, description: `${'garden '.repeat(k)} tent for a party in the garden` })),
+        { name: 'Garden party marquee', description: 'garden garden garden party marquee' },
+      ],
+      now,
+    );
+    for (const i of made) await embedItem(base.items, base.embedder, T, i.id);
+    await buildIndex(base.items, base.blobs, base.embedder.dimensions, T, now + 1);
+    const liked = made[made.length - 1]?.id as number;
+    const ev: NewEvent = { type: 'view', user_id: 'u1', item_id: String(liked), context_id: null, session_id: null, request_id: null, placement: null, extra: {} };
+    await db.stores.events.append(T, [ev], Math.floor(Date.now() / 1000));
+    const deps = base;
+    const user = { id: 'u1', erased: Promise.resolve(undefined) };
+    const req: Req = { query: 'tent', mode: 'hybrid', filter: NO_FILTER, limit: 3, listOf: 'r', user };
+    const all = (await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, { ...req, limit: 100 }))).data.map((h) => String(h.id));
+    const first = await withSettings({ deltaTtlMs: 0 }, () => runSearch(deps, T, req));
+    // Given a price after the first page, and embedded anew (its vector saved after that page's
+    // view). Until 2026-12-07 later pages' taste left it out (the user's taste was then none), and
+    // every score moved between pages.
+    await base.items.update(T, liked, { metadata: { price: 129 } }, Math.floor(Date.now() / 1000));
+    await sleep(20);
+    await embedItem(base.items, base.embedder, T, liked);
+    const served = await withSettings({ deltaTtlMs: 0 }, () => pageAll(deps, T, req, first));
+    expect(served).toEqual(all);
+  });
+
   it("an embedding worker whose clock runs 2 s ahead of the search container's: later pages keep the first page's vectors", async () => {
     const T = 'skew';
     const base = fixture();
