@@ -34,11 +34,23 @@ export interface PopularitySnapshots {
   write(tenant: string, snapshot: PopularitySnapshot): Promise<void>;
 }
 
+/**
+ * Popularity as served: the scores, and the newest event id their count read (`upTo`, 0: none;
+ * undefined for a stored snapshot's scores, which name none).
+ */
+export interface Popularity {
+  scores: Map<number, number>;
+  upTo: number | undefined;
+}
+
 interface Counted {
   at: number;
   scores: Map<number, number>;
+  /** The newest event id the count read (0: none), and of how many events; undefined for a snapshot's scores. */
+  upTo?: number | undefined;
+  events?: number | undefined;
   /** The count under way, shared by the requests that wait for it. */
-  next?: Promise<Map<number, number>> | undefined;
+  next?: Promise<Popularity> | undefined;
   /** The stored snapshot's read, made once by a container with no count of its own (concurrent requests share it). */
   restored?: Promise<void> | undefined;
   /** The scores are a snapshot's, not counted here: served whatever their age while a count runs. */
@@ -62,18 +74,26 @@ const trending = new Map<string, Counted>();
  * when the one the container knows is 5 minutes old.
  */
 export async function trendingScores(events: EventStore, tenant: string, n = TRENDING_EVENTS, snapshots?: PopularitySnapshots): Promise<Map<number, number>> {
+  return (await trendingPopularity(events, tenant, n, snapshots)).scores;
+}
+
+/** `trendingScores`, with the newest event id its count read (`Popularity`): what a later page of a search asks for again (`trendingScoresAsOf`). */
+export async function trendingPopularity(events: EventStore, tenant: string, n = TRENDING_EVENTS, snapshots?: PopularitySnapshots): Promise<Popularity> {
   const c = trending.get(tenant) ?? uncounted(tenant);
   if (snapshots && c.at === -Infinity) await (c.restored ??= restore(c, snapshots, tenant, n));
   const age = nowMs() - c.at;
-  if (age < FRESH_MS) return c.scores;
+  const inHand = (): Popularity => ({ scores: c.scores, upTo: c.upTo });
+  if (age < FRESH_MS) return inHand();
   if (!c.next) {
     const next = withinTime(countLatest(events, tenant, n), COUNT_TIMEOUT_MS).then(
-      (counts) => {
+      ({ counts, upTo }) => {
         const at = nowMs();
         const scores = scaled(counts);
-        Object.assign(c, { at, scores, next: undefined, fromSnapshot: false });
+        // The count it replaces, for the later pages of the searches it ranked.
+        if (c.upTo !== undefined && c.events !== undefined) keep(tenant, c.events, c.upTo, Promise.resolve(c.scores));
+        Object.assign(c, { at, scores, upTo, events: n, next: undefined, fromSnapshot: false });
         if (snapshots && at - c.storedAt >= STORE_EVERY_MS) store(c, snapshots, tenant, { countedAt: at, events: n, top: topCounts(counts, SNAPSHOT_ITEMS) });
-        return scores;
+        return { scores, upTo };
       },
       (e: unknown) => {
         // Tried again by a later request; those waiting for it see the error.
@@ -86,7 +106,47 @@ export async function trendingScores(events: EventStore, tenant: string, n = TRE
     next.catch(() => undefined);
     c.next = next;
   }
-  return age < STALE_MS || c.fromSnapshot ? c.scores : c.next;
+  return age < STALE_MS || c.fromSnapshot ? inHand() : c.next;
+}
+
+/** Counts of a tenant's latest events up to an event id kept by a container (`trendingScoresAsOf`). Bound: KEPT_COUNTS, the least recently asked for let go. */
+const keptCounts = new Map<string, Promise<Map<number, number>>>();
+/** At most this many: a count of 20,000 events names at most as many items (a few MB). */
+const KEPT_COUNTS = 8;
+
+function keep(tenant: string, n: number, upTo: number, scores: Promise<Map<number, number>>): void {
+  const key = JSON.stringify([tenant, n, upTo]);
+  keptCounts.delete(key);
+  keptCounts.set(key, scores);
+  while (keptCounts.size > KEPT_COUNTS) keptCounts.delete(keptCounts.keys().next().value as string);
+}
+
+/**
+ * The scores `trendingPopularity` served with its count of the tenant's latest `n` events up to
+ * event `upTo`: the container's count in hand when it is that one, a count it kept (the one in
+ * hand before, or one counted here before), else the latest `n` events up to that id counted
+ * again (read consistently; waited for): the same events, the same scores, but for events stored
+ * below that id after it was counted (a write slow to commit), and events erased since. A later
+ * page of a search whose context weighs popularity weighs it as its first page did
+ * (`Cursor.popularUpTo`): a count between pages moved the positions, and pages repeated or
+ * skipped hits (until 2026-12-07).
+ */
+export function trendingScoresAsOf(events: EventStore, tenant: string, upTo: number, n = TRENDING_EVENTS): Promise<Map<number, number>> {
+  const c = trending.get(tenant);
+  if (c && c.upTo === upTo && c.events === n) return Promise.resolve(c.scores);
+  const key = JSON.stringify([tenant, n, upTo]);
+  const kept = keptCounts.get(key);
+  if (kept) {
+    keep(tenant, n, upTo, kept);
+    return kept;
+  }
+  const counted = withinTime(countLatest(events, tenant, n, upTo + 1), COUNT_TIMEOUT_MS).then(({ counts }) => scaled(counts));
+  keep(tenant, n, upTo, counted);
+  // A failed count is not kept: the next page counts again (those waiting for it see the error).
+  counted.catch(() => {
+    if (keptCounts.get(key) === counted) keptCounts.delete(key);
+  });
+  return counted;
 }
 
 /** A tenant's entry before its first count (never fresh, so that count is waited for). */
@@ -127,15 +187,17 @@ async function withinTime<T>(p: Promise<T>, ms: number, what = 'counted'): Promi
   return p;
 }
 
-/** How many of the tenant's latest `n` events name each item. */
-async function countLatest(events: EventStore, tenant: string, n: number): Promise<Map<number, number>> {
+/** How many of the tenant's latest `n` events (below event id `below`, when given) name each item, and the newest event id read (0: none). */
+async function countLatest(events: EventStore, tenant: string, n: number, below?: number): Promise<{ counts: Map<number, number>; upTo: number }> {
   const counts = new Map<number, number>();
+  let upTo = 0;
   // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
-  for (const e of await events.latest(tenant, n)) {
+  for (const e of await events.latest(tenant, n, below)) {
+    if (e.id > upTo) upTo = e.id;
     const id = catalogItemId(e.item_id);
     if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
-  return counts;
+  return { counts, upTo };
 }
 
 /** Counts scaled so the most named item is 1 (a snapshot's top holds that item: the same scores as the whole count). */

@@ -53,6 +53,13 @@ export interface Cursor {
    * first page. A context's: see `lastId`.
    */
   version?: string | undefined;
+  /**
+   * A context's list whose controls weigh popularity: the newest event id of the count of the
+   * tenant's latest events its first page weighed (`trendingPopularity`). Later pages weigh that
+   * count (`trendingScoresAsOf`), not the one a container has made since (counted again every
+   * 30 s: it moved the positions, and pages repeated or skipped hits).
+   */
+  popularUpTo?: number | undefined;
   /** A relevance cursor's: the hit before the last on its page (its id and version), taken again when the last is gone or changed (`PageRequest.after`). */
   prev?: { id: number; version: string } | undefined;
   /**
@@ -103,10 +110,11 @@ export const encodeCursor = (h: Hit, b: ListBasis, prev?: SearchDoc, next?: Sear
  * A cursor into a list a context ordered: the position after the last hit, the build it was ranked
  * on, what ordered it (digested), a personalised list's newest event of its taste (`asOf`), the
  * largest item id it ranked (`upTo`), when its first page was planned (`at`), when its view had
- * read the changes to (`vectorsAsOf`), and the hit before the position (`last`: its id and version).
+ * read the changes to (`vectorsAsOf`), the hit before the position (`last`: its id and version),
+ * and when its controls weigh popularity, the count it weighed (`popularUpTo`, when it names one).
  */
-export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number, last: SearchDoc): string =>
-  encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf, last.id, hitVersion(last)]);
+export const encodeOffsetCursor = (offset: number, b: ListBasis, at: number, last: SearchDoc, popularUpTo?: number): string =>
+  encode(['o', offset, ...tail(b.builtAt, b.list, b.asOf, b.upTo), at, b.vectorsAsOf, last.id, hitVersion(last), ...(popularUpTo === undefined ? [] : [popularUpTo])]);
 
 /**
  * A 400 naming `field` when a cursor's list (`of`: the digest of what made it, every kind of search
@@ -153,12 +161,14 @@ export function decodeCursor(c: string, field: string): Cursor {
       // they named when their list was planned (six), each page is planned when it is asked for;
       // before they named their view's time (seven), every vector ranks; before they named the hit
       // before their position (eight), they go on from the position alone; before they named that
-      // hit's version (nine: 2026-12-06), after that hit whatever it became.
+      // hit's version (nine: 2026-12-06), after that hit whatever it became. Eleven: the popularity
+      // count its first page weighed too (since 2026-12-07; ten: later pages weigh the count in hand).
       const at: unknown = v.length >= 7 ? v[6] : undefined;
       const vectorsAsOf: unknown = v.length >= 8 ? v[7] : undefined;
       const lastId: unknown = v.length >= 9 ? v[8] : undefined;
-      const version: unknown = v.length === 10 ? v[9] : undefined;
-      const t = v.length >= 3 && v.length <= 10 ? tailOf(v.slice(2, 6)) : undefined;
+      const version: unknown = v.length >= 10 ? v[9] : undefined;
+      const popularUpTo: unknown = v.length === 11 ? v[10] : undefined;
+      const t = v.length >= 3 && v.length <= 11 ? tailOf(v.slice(2, 6)) : undefined;
       if (
         t &&
         wholeAtLeast(v[1], 1) &&
@@ -166,7 +176,8 @@ export function decodeCursor(c: string, field: string): Cursor {
         (at === undefined || wholeAtLeast(at, 0)) &&
         (vectorsAsOf === undefined || wholeAtLeast(vectorsAsOf, 0)) &&
         (lastId === undefined || wholeAtLeast(lastId, 1)) &&
-        (version === undefined || (typeof version === 'string' && version.length > 0))
+        (version === undefined || (typeof version === 'string' && version.length > 0)) &&
+        (popularUpTo === undefined || wholeAtLeast(popularUpTo, 0))
       )
         return {
           score: 0,
@@ -177,6 +188,7 @@ export function decodeCursor(c: string, field: string): Cursor {
           ...(vectorsAsOf === undefined ? {} : { vectorsAsOf }),
           ...(lastId === undefined ? {} : { lastId: lastId as number }),
           ...(version === undefined ? {} : { version: version as string }),
+          ...(popularUpTo === undefined ? {} : { popularUpTo: popularUpTo as number }),
         };
     } else if (Array.isArray(v) && (v.length <= 8 || v.length === 10) && v.length >= 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isSafeInteger(v[1])) {
       // Cursors issued before they named their build (two elements) page on the current one; before

@@ -13,7 +13,7 @@ import { latestFromPlan, type ServingPlan } from '../control/serving.ts';
 import type { ErasedUser } from '../domain/console-records.ts';
 import { withoutErased } from '../domain/erased-users.ts';
 import type { RecentEvent } from '../domain/types.ts';
-import { trendingScores } from '../recs/trending.ts';
+import { trendingPopularity, trendingScoresAsOf, type Popularity } from '../recs/trending.ts';
 import { experimentOf, order, orderAfter, presentExplanation, presentScore, type ServedExperiment } from '../serving/pipeline.ts';
 import { type Cursor, cursorDigest, decodeCursor, encodeCursor, encodeOffsetCursor, hitVersion, sameList } from './cursor.ts';
 import type { PreparedDelta } from './delta.ts';
@@ -32,6 +32,7 @@ import { pagedView, type SearchDeps } from './views.ts';
 import type { FilterClause } from '../schemas/search.ts';
 import type { Explanation } from '../control/pipeline.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
+import { logger } from '../observability.ts';
 
 export interface SearchRequest {
   query: string;
@@ -224,6 +225,25 @@ async function sortedSearch(deps: SearchDeps, tenant: string, req: SearchRequest
  */
 const contextPool = (limit: number) => Math.min(300, Math.max(60, 3 * limit));
 
+/**
+ * The popularity a context's list weighs (its controls' `popularity_weight`): on a later page, the
+ * count its first page weighed (`Cursor.popularUpTo`: the tenant's latest events up to that id,
+ * `trendingScoresAsOf`), else the container's (`trendingPopularity`), which its cursors then name
+ * (unless it is a stored snapshot's, which names no event: the later pages of such a first page
+ * weigh the count in hand, as before 2026-12-07). A later page whose count cannot be made again
+ * (its read failed) weighs the container's too (logged), rather than failing.
+ */
+async function popularityOf(deps: SearchDeps, tenant: string, upTo: number | undefined): Promise<Popularity> {
+  const now = () => trendingPopularity(deps.events, tenant, undefined, deps.popularSnapshots);
+  if (upTo === undefined) return now();
+  try {
+    return { scores: await trendingScoresAsOf(deps.events, tenant, upTo), upTo };
+  } catch (e) {
+    logger.warn("popularity of a search's first page not counted again; weighing the count in hand", { tenant, error: String(e) });
+    return now();
+  }
+}
+
 /** How many of the user's latest events `exclude_seen` leaves out of a search. */
 const SEEN_EVENTS = 100;
 
@@ -240,7 +260,7 @@ async function plannedSearch(
   builtAt: number | undefined,
   list: string | undefined,
   asOf: number | undefined,
-  after: Pick<Cursor, 'upTo' | 'vectorsAsOf' | 'lastId' | 'version'> | undefined,
+  after: Pick<Cursor, 'upTo' | 'vectorsAsOf' | 'lastId' | 'version' | 'popularUpTo'> | undefined,
 ) {
   const view = await acceptedView(deps, tenant, req, builtAt);
   const { index, delta } = view;
@@ -259,7 +279,7 @@ async function plannedSearch(
   const latest = (user: SearchUser, n: number) => latestFromPlan(req.plan, n, asOf === undefined ? undefined : below) ?? userEvents(deps, tenant, user, n, below);
   const [events, popular] = await Promise.all([
     req.user ? latest(req.user, needSeen ? SEEN_EVENTS : PROFILE_EVENTS) : [],
-    controls.popularity_weight ? trendingScores(deps.events, tenant, undefined, deps.popularSnapshots) : undefined,
+    controls.popularity_weight ? popularityOf(deps, tenant, after?.popularUpTo) : undefined,
   ]);
   const profile = req.user ? profileOf(index, delta, events, after?.vectorsAsOf) : null;
   const recent = needSeen ? events : [];
@@ -285,7 +305,7 @@ async function plannedSearch(
     // The same candidates for diversity on every page, so that each page continues the one before.
     diversityPool: pool,
     seen: (id: number) => seen.has(id),
-    ...(popular ? { popularity: (id: number) => popular.get(id) ?? 0 } : {}),
+    ...(popular ? { popularity: (id: number) => popular.scores.get(id) ?? 0 } : {}),
     similarity: view.similarity,
   };
   let served = order(candidates(ranked.hits.slice(0, pool)), req.plan, helpers, experiment);
@@ -314,7 +334,7 @@ async function plannedSearch(
   const slice = served.slice(start, start + req.limit);
   const hasMore = served.length > start + req.limit;
   const basis = { builtAt: index.builtAt, list, asOf: tasteAsOf, upTo: after?.upTo ?? largestItemId(index, delta), vectorsAsOf: after?.vectorsAsOf ?? view.vectorsAsOf };
-  const cursorAfter = (n: number) => encodeOffsetCursor(start + n, basis, req.plan.at, (slice[n - 1] as (typeof slice)[number]).doc);
+  const cursorAfter = (n: number) => encodeOffsetCursor(start + n, basis, req.plan.at, (slice[n - 1] as (typeof slice)[number]).doc, popular?.upTo);
   const next = hasMore ? cursorAfter(slice.length) : null;
   const live = await stillLive(req, view, slice);
   // Cut after the n-th hit shown: the next page starts at the position after it in the list (past

@@ -1,4 +1,4 @@
-import { nowSeconds } from '../../shared/clock.ts';
+import { nowSeconds, setClock } from '../../shared/clock.ts';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -472,6 +472,64 @@ describe('pages of a list while items are created', () => {
     await deps.items.update(T, Number(last.id), { name: last.name.replace('Camping', 'Tent') }, nowSeconds());
     expect((await runSearch(deps, T, req)).data[0]?.id).toBe(last.id);
     expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
+  });
+
+  it("nor, with a context whose controls weigh popularity, when the tenant's popularity is counted again between pages: later pages weigh the events the first page's count did", async () => {
+    const T = 'popularity-between-pages';
+    const { deps, made } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { popularity_weight: 2 }, assignment: null };
+    const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'popular', plan };
+    const views = (ids: readonly number[], times: number) =>
+      deps.events.append(
+        T,
+        ids.flatMap((id) =>
+          Array.from({ length: times }, () => ({ type: 'view', user_id: 'u', item_id: String(id), context_id: null, session_id: null, request_id: null, placement: null, extra: {} })),
+        ),
+        nowSeconds(),
+      );
+    // The last three tents the most viewed when the first page is ranked...
+    await views(
+      made.slice(6).map((i) => i.id),
+      3,
+    );
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    expect(first.data.map((h) => String(h.id)).sort()).toEqual(
+      made
+        .slice(6)
+        .map((i) => String(i.id))
+        .sort(),
+    );
+    // ...the first three after it (viewed more since), counted again before the next page (the
+    // container's count older than 10 minutes: waited for). Until 2026-12-07 later pages weighed
+    // the new count, which moved the first three ahead of the positions served: skipped.
+    await views(
+      made.slice(0, 3).map((i) => i.id),
+      9,
+    );
+    const restore = setClock({ nowMs: () => Date.now() + 601_000 });
+    try {
+      expect((await runSearch(deps, T, req)).data.map((h) => String(h.id)).sort()).toEqual(
+        made
+          .slice(0, 3)
+          .map((i) => String(i.id))
+          .sort(),
+      );
+      expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
+      // A new container (no count kept): the later pages count the events up to the cursor's again.
+      vi.resetModules();
+      const fresh = await import('../../shared/search/service.ts');
+      let cursor = first.next_cursor;
+      const served = first.data.map((h) => String(h.id));
+      while (cursor) {
+        const page = await fresh.runSearch(deps, T, { ...req, cursor });
+        served.push(...page.data.map((h) => String(h.id)));
+        cursor = page.next_cursor;
+      }
+      expect(served).toEqual(all);
+    } finally {
+      restore();
+    }
   });
 
   it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {

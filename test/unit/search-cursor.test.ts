@@ -37,6 +37,19 @@ describe('search cursors', () => {
     });
     expect(decodeCursor(raw(['o', 10, 1, 'digest', null, 500, 7, 9]), 'starting_after')).toEqual({ score: 0, id: 0, offset: 10, builtAt: 1, list: 'digest', upTo: 500, at: 7, vectorsAsOf: 9 });
     expect(plannedAsOf(c)).toEqual({ at: 1_700_000_123, eventsBelow: 42 });
+    // A list whose controls weigh popularity: the newest event id of the count its first page
+    // weighed too (eleven elements, since 2026-12-07); the ten of the version before are read as
+    // before (later pages weigh the count in hand).
+    const popular = encodeOffsetCursor(10, { builtAt: 1_700_000_000, list: 'digest', asOf: 41, upTo: 500, vectorsAsOf: 9 }, 1_700_000_123, item(77), 9_000_001);
+    expect(decodeCursor(popular, 'starting_after')).toMatchObject({ offset: 10, lastId: 77, version: hitVersion(item(77)), popularUpTo: 9_000_001 });
+    expect(decodeCursor(c, 'starting_after')).not.toHaveProperty('popularUpTo');
+    expect(plannedAsOf(popular)).toEqual({ at: 1_700_000_123, eventsBelow: 42 });
+    // The longest (every number at its largest) fits starting_after.
+    const M = Number.MAX_SAFE_INTEGER;
+    const longest = encodeOffsetCursor(M, { builtAt: M, list: 'd'.repeat(12), asOf: M, upTo: M, vectorsAsOf: M }, M, item(M), M);
+    expect(longest.length).toBeLessThanOrEqual(256);
+    expect(searchBody.safeParse({ query: 'x', starting_after: longest }).success).toBe(true);
+    expect(decodeCursor(longest, 'starting_after')).toMatchObject({ offset: M, popularUpTo: M });
     // Without a user: planned at its time, on no events.
     expect(plannedAsOf(encodeOffsetCursor(10, { builtAt: 1, list: undefined, asOf: undefined, upTo: 5, vectorsAsOf: 0 }, 77, item(3)))).toEqual({ at: 77, eventsBelow: undefined });
   });
@@ -111,7 +124,10 @@ describe('search cursors', () => {
       raw(['o', 10, 1, 'd', 41, 500, 7, 8, 0]),
       raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 10]),
       raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, '']),
-      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', 11]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', -1]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', 1.5]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', null]),
+      raw(['o', 10, 1, 'd', 41, 500, 7, 8, 9, 'v', 11, 12]),
       'not-a-cursor',
     ]) {
       expect(plannedAsOf(bad)).toBeUndefined();
