@@ -29,6 +29,7 @@ import { phraseTerms } from './text.ts';
 import type { DocFilter, SearchDoc, SearchMode } from './types.ts';
 import type { SearchView } from './catalog.ts';
 import { pagedView, type SearchDeps } from './views.ts';
+import { similarityIn } from './vectors.ts';
 import type { FilterClause } from '../schemas/search.ts';
 import type { Explanation } from '../control/pipeline.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
@@ -306,7 +307,9 @@ async function plannedSearch(
     diversityPool: pool,
     seen: (id: number) => seen.has(id),
     ...(popular ? { popularity: (id: number) => popular.scores.get(id) ?? 0 } : {}),
-    similarity: view.similarity,
+    // With the vectors the first page compared (`Cursor.vectorsAsOf`): a vector saved between pages
+    // moved diversity's choices across the positions (until 2026-12-07: hits repeated and skipped).
+    similarity: after?.vectorsAsOf === undefined ? view.similarity : similarityIn(index, delta, after.vectorsAsOf),
   };
   let served = order(candidates(ranked.hits.slice(0, pool)), req.plan, helpers, experiment);
   // Past the pool, the matches in chunks of doubling size (as many as the pool, then twice that,

@@ -23,6 +23,18 @@ export function builtVectorAsOf(index: SearchIndex, id: number, asOf: number): n
   return i !== undefined && index.vectorRow(i) !== undefined && vectorSavedMs(index.docs[i] as SearchDoc) <= asOf ? i : undefined;
 }
 
+/**
+ * `rowIn` as a later page of a search sees it (`Cursor.vectorsAsOf`): a vector saved after
+ * `asOf` (ms) is none, and the build's vector of the item stands for it when that one was saved
+ * by then (`builtVectorAsOf`), as ranking scores it (rank.ts `withoutVectorsSince`).
+ */
+function rowAsOf(index: SearchIndex, delta: PreparedDelta, d: SearchDoc, asOf: number): VectorRow | undefined {
+  const at = rowIn(index, delta, d);
+  if (!at || vectorSavedMs(d) <= asOf) return at;
+  const row = builtVectorAsOf(index, d.id, asOf);
+  return row === undefined ? undefined : index.vectorRow(row);
+}
+
 /** Whether the catalog keeps an int8 vector for `d` (its build's or its delta's current version). */
 export const holdsVector = (index: SearchIndex, delta: PreparedDelta, d: SearchDoc): boolean => rowIn(index, delta, d) !== undefined;
 
@@ -66,11 +78,13 @@ export function addDocVectors(index: SearchIndex, delta: PreparedDelta, docs: re
  * Cosine similarity to a document, for any number of others, from the int8 rows the catalog keeps
  * (the build's or the delta's, quantised alike): a's own row is the query, exactly, against b's
  * row in whichever kernel holds it, so a pair scores the same to the last bit whether either is in
- * the build or changed since. 0 without vectors.
+ * the build or changed since. 0 without vectors. With `vectorsAsOf`, the vectors a later page of
+ * a search compares (`rowAsOf`).
  */
-export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
+export function similarityIn(index: SearchIndex, delta: PreparedDelta, vectorsAsOf?: number): (a: { doc: SearchDoc }) => (b: { doc: SearchDoc }) => number {
+  const rowOf = (d: SearchDoc) => (vectorsAsOf === undefined ? rowIn(index, delta, d) : rowAsOf(index, delta, d, vectorsAsOf));
   return ({ doc: a }) => {
-    const at = rowIn(index, delta, a);
+    const at = rowOf(a);
     if (!at) return () => 0;
     const dims = at.rows.dims;
     const row = at.rows.rows.subarray(at.row * dims, (at.row + 1) * dims);
@@ -81,7 +95,7 @@ export function similarityIn(index: SearchIndex, delta: PreparedDelta): (a: { do
     // a's query in each kernel b's rows are in, made when first needed.
     const queries = new Map<Int8Rows, QueryDot>();
     return ({ doc: b }) => {
-      const bt = rowIn(index, delta, b);
+      const bt = rowOf(b);
       if (!bt) return 0;
       let dot = queries.get(bt.rows);
       if (!dot) queries.set(bt.rows, (dot = bt.rows.int8Query(row)));

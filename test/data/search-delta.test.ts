@@ -532,6 +532,29 @@ describe('pages of a list while items are created', () => {
     }
   });
 
+  it("nor, with a context whose controls diversify, when items' vectors land between pages: later pages compare items by the vectors the first page had", async () => {
+    const T = 'diversity-between-pages';
+    const { deps } = await tents(T, 9, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
+    // Two tents created before the first page, their embeddings not saved yet: no vector to compare.
+    const late = await deps.items.create(
+      T,
+      Array.from({ length: 2 }, (_, k) => ({ name: `Camping tent ${10 + k}`, description: `${'sturdy '.repeat(k + 1)}shelter, tent pegs included` })),
+      nowSeconds(),
+    );
+    const plan = { contextId: 1, at: nowSeconds(), rules: [], controls: { diversity: 0.9 }, assignment: null };
+    const req = { query: 'tent', mode: 'keyword' as const, filter: NO_FILTER, limit: 3, listOf: 'diverse', plan };
+    const all = (await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id));
+    const first = await runSearch(deps, T, req);
+    // Their vectors saved after it, and a tent of the build given a price and embedded anew.
+    await new Promise((r) => setTimeout(r, 5));
+    for (const i of late) await embedItem(deps.items, deps.embedder, T, i.id);
+    const priced = Number(first.data[0]?.id);
+    await deps.items.update(T, priced, { metadata: { price: 129 } }, nowSeconds());
+    await embedItem(deps.items, deps.embedder, T, priced);
+    expect((await runSearch(deps, T, { ...req, limit: 100 })).data.map((h) => String(h.id))).not.toEqual(all);
+    expect(await pagedIds(deps, T, req, first, first.next_cursor)).toEqual(all);
+  });
+
   it("nor when the first page's build is gone and a newer one, which holds the created item, ranks the later pages", async () => {
     const T = 'grow-then-build';
     const { deps, createBest } = await tents(T, 7, (k) => `${'sturdy '.repeat(k)}shelter, tent pegs included`);
