@@ -296,8 +296,13 @@ export const snippetScan = (limit: number): number => Math.min(SNIPPET_SCAN, Mat
 /** A character of a run the highlighter reads as (part of) a word (`RUN`): what a cut must not follow. */
 const WORDISH = new RegExp(`^[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]$`, 'u');
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
 function scannedLength(text: string, most: number): number {
   if (text.length <= most) return text.length;
+  // A word that ends at the limit is within it whole: the cut falls there, before what ends it
+  // (until 2026-12-07 it fell before that word, which was left out of the snippet).
+  const next = text.charCodeAt(most);
+  if (!isLow(next) && !WORDISH.test(isHigh(next) ? text.slice(most, most + 2) : (text[most] as string))) return most;
   // After the last character that ends a word (a space, a comma, a line end, ...) in the second
   // half, read whole (a letter beyond the basic plane is two code units); a run of letters longer
   // than that is cut where it is, outside a surrogate pair.

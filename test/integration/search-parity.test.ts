@@ -273,6 +273,26 @@ describe('highlighting and snippets', () => {
     }
   });
 
+  it('chooses a snippet from characters that hold a matched word ending at their last one', async () => {
+    // "crampon" ends at the 1,000th character: within what a page of 100 chooses from, the last of
+    // its 20 words (until 2026-12-07 the cut fell before it, and its snippet showed no match).
+    const description = `${'fell '.repeat(198)}ax crampon ${'fell '.repeat(400)}`;
+    expect(description.indexOf('crampon') + 'crampon'.length).toBe(1000);
+    const made = await t.demo.core('POST', '/v1/items', [{ name: 'Ice spikes', description, metadata: { category: 'spikes' } }]);
+    expect(made.status).toBe(201);
+    const spikes = (made.body.data as { id: string }[])[0]?.id as string;
+    try {
+      const r = await until(
+        () => t.demo.core('POST', '/v1/search', { mode: 'keyword', query: 'crampon', highlight: true, limit: 100 }),
+        (x) => x.body.data?.length === 1,
+        20_000,
+      );
+      expect((r.body.data as Hit[])[0]?.highlight?.description).toBe(`…${'fell '.repeat(18)}ax <em>crampon</em>…`);
+    } finally {
+      expect((await t.demo.core('DELETE', `/v1/items/${spikes}`)).status).toBe(200);
+    }
+  });
+
   it('refuses tags without highlight, and tags that are not strings (400)', async () => {
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight_tags: { pre: '[', post: ']' } }), 400, 'invalid_request_error', 'validation_error');
     expectCoreError(await t.demo.core('POST', '/v1/search', { query: 'x', highlight: true, highlight_tags: { pre: 1, post: ']' } }), 400, 'invalid_request_error', 'validation_error');

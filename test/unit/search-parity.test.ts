@@ -661,6 +661,17 @@ describe('snippets', () => {
     }
     const accent = `${'w,'.repeat(2498)}cafe\u0301,${'w,'.repeat(5000)}`;
     expect(snippet(accent, new Set(['cafe']), DEFAULT_TAGS, 3)).not.toContain('<em>cafe</em>…');
+    // A word that ends at the 5,000th character is within them: found and marked (until 2026-12-07
+    // the cut fell before it, as if it went on past the limit), of letters beyond the basic plane too.
+    for (const [word, term] of [
+      ['shoe', 'shoe'],
+      ['𝐬𝐡𝐨𝐞', 'shoe'],
+    ] as const) {
+      const t = `${'w '.repeat((SNIPPET_SCAN - word.length) / 2)}${word} ${'y '.repeat(SNIPPET_SCAN)}`;
+      expect(snippet(t, new Set([term]), DEFAULT_TAGS, 3), word).toBe(`…w w <em>${word}</em>…`);
+      // One more letter and it reaches past them: left out.
+      expect(snippet(t.replace(` ${word} `, ` ${word}s `), new Set([term]), DEFAULT_TAGS, 3), word).not.toContain('<em>');
+    }
   });
 
   it('chooses from fewer characters on a page of more than 20 hits: 100,000 over the page', () => {
