@@ -3,6 +3,12 @@ import en from 'zod/v4/locales/en.js';
 import { ValidationError, type FieldErrors } from '../errors.ts';
 import { documentAs, named } from './doc.ts';
 
+/** What a number too large for JSON.parse (`1e400`, read as Infinity) is told, where a number is asked for. */
+export const OUT_OF_RANGE = 'Must be a finite number: one beyond about 1.8e308 (such as 1e400) is out of range';
+
+/** A number JSON.parse read as Infinity, alone or in a list. */
+export const holdsInfinity = (v: unknown): boolean => (typeof v === 'number' ? !Number.isFinite(v) : Array.isArray(v) && v.some((x) => typeof x === 'number' && !Number.isFinite(x)));
+
 /** What a value of each kind zod checks for is called in a message. */
 const KINDS: Readonly<Record<string, string>> = {
   string: 'a string',
@@ -30,6 +36,8 @@ function plainMessage(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type': {
       if (issue.input === undefined) return 'Required.';
+      // `1e400`: a number to the sender, which JSON.parse reads as Infinity ("Must be a number." said otherwise).
+      if (holdsInfinity(issue.input)) return `${OUT_OF_RANGE}.`;
       // z.int() sent another kind of value expects a number: it says an integer.
       const def = issue.inst?._zod.def;
       const kind = KINDS[def && 'format' in def && String(def.format).includes('int') ? 'int' : issue.expected];

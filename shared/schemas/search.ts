@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { between, contextIdInBody, forwardIssues, kindOf, limitParam, missingOr, POSITIVE_INT_PATTERN } from './common.ts';
+import { between, contextIdInBody, forwardIssues, holdsInfinity, kindOf, limitParam, missingOr, OUT_OF_RANGE, POSITIVE_INT_PATTERN } from './common.ts';
 import { documentAs, documentChecks } from './doc.ts';
 
 /** The longest query either search route takes. */
@@ -41,8 +41,10 @@ const filterClause = z
     value: z.optional(
       documentAs(
         z.union([scalar, z.array(scalar)], {
-          // Its own error would only say "Invalid input" (a null or an object value).
-          error: 'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
+          // Its own error would only say "Invalid input" (a null or an object value); a number
+          // JSON.parse read as Infinity (`1e400`) was told to be a number.
+          error: (issue) =>
+            holdsInfinity(issue.input) ? OUT_OF_RANGE : 'value must be a string, number or boolean, or a list of them for in; for a key that is missing or null, use op exists with value false',
         }),
         // The list's bound is checked with the clause (below), documented here.
         z.union([scalar, z.array(scalar).check(z.maxLength(1000))]),
@@ -97,9 +99,12 @@ const shorthandFilters = z.strictObject({
         .record(
           z.string(),
           z.union([z.string(), z.number(), z.boolean()], {
-            // Its own error would only say "Invalid input" (a null, a list or an object value).
-            error:
-              'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
+            // Its own error would only say "Invalid input" (a null, a list or an object value); a
+            // number JSON.parse read as Infinity (`1e400`) was told to be a number.
+            error: (issue) =>
+              holdsInfinity(issue.input)
+                ? OUT_OF_RANGE
+                : 'a metadata filter value is a string, number or boolean; for a list of values or a key that is missing or null, use the [{ field, op, value }] form (op in, or exists with value false)',
           }),
         )
         .check(z.refine((o) => Object.keys(o).length <= 20, 'at most 20 metadata filters')),

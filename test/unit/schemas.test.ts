@@ -361,6 +361,20 @@ describe('validation messages', () => {
     expect(searchBody.safeParse(facets(20)).success).toBe(true);
   });
 
+  it('a number JSON reads as infinite (1e400) is told it is out of range, not that it must be a number', () => {
+    // A filter's 1e400 (JSON.parse reads Infinity) was told "value must be a string, number or
+    // boolean, ..." and the shorthand's price "Must be a number.": a number, to its sender.
+    const said = 'Must be a finite number: one beyond about 1.8e308 (such as 1e400) is out of range';
+    const search = (filters: unknown) => fieldErrors(() => parseOrThrow(searchBody, { query: 'x', filters }, 'body'));
+    expect(search([{ field: 'metadata.price', op: 'lt', value: Infinity }])).toEqual({ 'filters.0.value': [said] });
+    expect(search([{ field: 'metadata.price', op: 'in', value: [1, -Infinity] }])).toEqual({ 'filters.0.value': [said] });
+    expect(search({ metadata: { price: Infinity } })).toEqual({ 'filters.metadata.price': [said] });
+    expect(search({ price: { lte: Infinity } })).toEqual({ 'filters.price.lte': [`${said}.`] });
+    expect(fieldErrors(() => parseOrThrow(platformSearchBody, { filters: [{ field: 'metadata.price', op: 'eq', value: -Infinity }] }, 'body'))).toEqual({ 'filters.0.value': [said] });
+    // Other values keep their messages.
+    expect(search({ price: { lte: 'x' } })).toEqual({ 'filters.price.lte': ['Must be a number.'] });
+  });
+
   it("a limit that is not a number says so in every list's query, not a pattern", () => {
     // Found by a black-box run of the console (2026-12-06): limit=abc on the training logs, the API
     // keys and the clients said "Invalid string: must match pattern /^[0-9]+$/".
