@@ -1,6 +1,6 @@
 import { analyze } from './analyze.ts';
 import type { SearchDoc } from './engine.ts';
-import { compounds, fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, segmentsOf, segmentWords, stem, tokens } from './text.ts';
+import { compounds, fold, isCjk, isPossessiveS, isSpaceless, LETTER_SYMBOLS, REPEAT_MARKS, SPACELESS_RUN, STOP_WORDS, segmentsOf, segmentWords, stem, tokens, words } from './text.ts';
 
 /**
  * Highlighting: a hit's name, and a short snippet of its description, HTML-escaped with the
@@ -230,9 +230,40 @@ function marked(text: string, toks: readonly Token[], from: number, to: number, 
   return out + escapeHtml(text.slice(at, to));
 }
 
-/** The whole text, marked. */
-export function highlightText(text: string, terms: ReadonlySet<string>, tags: HighlightTags): string {
-  return marked(text, marks(text, terms), 0, text.length, tags);
+/** The whole text, marked; with `opening`, also the words it begins with when they are those (`stopWordsAsked`). */
+export function highlightText(text: string, terms: ReadonlySet<string>, tags: HighlightTags, opening?: readonly string[]): string {
+  const toks = marks(text, terms);
+  if (opening) markOpening(text, toks, opening);
+  return marked(text, toks, 0, text.length, tags);
+}
+
+/**
+ * The words of a query of stop words only ("The Who", "It", "Up"), as `words` reads them, else
+ * undefined. No index term matches them (stop words are not indexed), but ranking finds the
+ * items whose names begin with them (rank.ts, `stopWordNames`): their names' opening words are
+ * what matched, and are marked (until 2026-12-07 such a hit showed nothing marked).
+ */
+export function stopWordsAsked(query: string): readonly string[] | undefined {
+  const asked = words(query);
+  return asked.length > 0 && asked.every((w) => STOP_WORDS.has(w)) ? asked : undefined;
+}
+
+/**
+ * Marks the first tokens of `text` when its words begin with `opening`, word for word as `words`
+ * reads them (the name ranking compared with the query); nothing when they do not.
+ */
+function markOpening(text: string, toks: Token[], opening: readonly string[]): void {
+  let at = 0;
+  const hit: Token[] = [];
+  for (const t of toks) {
+    if (at === opening.length) break;
+    const ws = words(text.slice(t.start, t.end));
+    if (ws.length === 0) continue;
+    for (const w of ws) if (w !== opening[at++]) return;
+    hit.push(t);
+  }
+  if (at !== opening.length) return;
+  for (const t of hit) t.hit = true;
 }
 
 /**
@@ -333,11 +364,12 @@ export function withPhrasesHeld(terms: ReadonlySet<string>, doc: SearchDoc, phra
 
 /**
  * A hit's `highlight`: its name marked, and a snippet of its description (null without one),
- * chosen from its first `scanned` characters (`snippetScan`).
+ * chosen from its first `scanned` characters (`snippetScan`); with `opening` (`stopWordsAsked`),
+ * the name's opening words too when they are those.
  */
-export function highlightDoc(doc: SearchDoc, terms: ReadonlySet<string>, tags: HighlightTags, scanned = SNIPPET_SCAN): { name: string; description: string | null } {
+export function highlightDoc(doc: SearchDoc, terms: ReadonlySet<string>, tags: HighlightTags, scanned = SNIPPET_SCAN, opening?: readonly string[]): { name: string; description: string | null } {
   return {
-    name: highlightText(doc.name, terms, tags),
+    name: highlightText(doc.name, terms, tags, opening),
     description: doc.description === undefined ? null : snippet(doc.description, terms, tags, SNIPPET_WORDS, scanned),
   };
 }

@@ -20,7 +20,7 @@ import type { PreparedDelta } from './delta.ts';
 import { NO_FILTER, type SearchIndex } from './engine.ts';
 import { type DisjunctiveFacet, SearchFacets, withinBytes } from './facets.ts';
 import { platformFilter } from './filters.ts';
-import { highlightDoc, snippetScan, withPhrasesHeld, type HighlightTags } from './highlight.ts';
+import { highlightDoc, snippetScan, stopWordsAsked, withPhrasesHeld, type HighlightTags } from './highlight.ts';
 import { PROFILE_EVENTS, profileOf, queryVector } from './profiles.ts';
 import { rank, rankingQuery, type RankRequest } from './rank.ts';
 import { decodeSortCursor, encodeSortCursor, SortedPage, type SortCursor, type SortSpec } from './sort.ts';
@@ -136,7 +136,9 @@ function hitExtras(req: SearchRequest, query: WithSynonyms, index: SearchIndex, 
   const phrases = query.phrases.map(phraseTerms);
   const tags = req.highlight;
   const scanned = snippetScan(req.limit);
-  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases, scanned), tags, scanned) });
+  // A query of stop words only: the names that begin with its words are its matches (ranking's query, synonyms and all).
+  const opening = stopWordsAsked(query.query);
+  return (doc) => ({ highlight: highlightDoc(doc, withPhrasesHeld(terms, doc, phrases, scanned), tags, scanned, opening) });
 }
 
 /** Facets, when asked for: a counter for ranking's visitor and the answer's `facets`. */

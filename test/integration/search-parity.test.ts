@@ -223,6 +223,27 @@ describe('highlighting and snippets', () => {
     expect(hits(await search({ query: 'runs' }))[0]?.highlight).toBeUndefined();
   });
 
+  it('marks the opening words of a name that a query of stop words only found', async () => {
+    // "The Who" is stop words only: no index term matches it, the names that begin with it do
+    // (until 2026-12-07 such a hit showed nothing marked). Its description holds them too, unmarked:
+    // what matched is the name's opening.
+    const made = await t.demo.core('POST', '/v1/items', [{ name: 'The Who: Live at Leeds', description: 'The Who, live in 1970', metadata: { category: 'albums' } }]);
+    expect(made.status).toBe(201);
+    const album = (made.body.data as { id: string }[])[0]?.id as string;
+    try {
+      for (const mode of ['keyword', 'hybrid']) {
+        const r = await until(
+          () => t.demo.core('POST', '/v1/search', { mode, query: 'The Who', highlight: true, filters: { category: 'albums' } }),
+          (x) => x.body.data?.length === 1,
+          20_000,
+        );
+        expect((r.body.data as Hit[])[0]?.highlight, mode).toEqual({ name: '<em>The</em> <em>Who</em>: Live at Leeds', description: 'The Who, live in 1970' });
+      }
+    } finally {
+      expect((await t.demo.core('DELETE', `/v1/items/${album}`)).status).toBe(200);
+    }
+  });
+
   it('HTML-escapes the text, not the tags, and takes other tags', async () => {
     const r = await search({ query: 'running tee', highlight: true, filters: { category: 'tees' } });
     expect(hits(r)[0]?.highlight).toEqual({

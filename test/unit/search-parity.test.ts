@@ -11,7 +11,7 @@ import { FACET_VALUES, FacetCounter, SearchFacets } from '../../shared/search/fa
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
-import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, withPhrasesHeld } from '../../shared/search/highlight.ts';
+import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, stopWordsAsked, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { IVF_MIN } from '../../shared/search/ivf.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
@@ -627,6 +627,25 @@ describe('snippets', () => {
     // Nothing matched: the opening.
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('w0 w1 w2…');
     expect(snippet('short & sweet', new Set(['sweet']), DEFAULT_TAGS)).toBe('short &amp; <em>sweet</em>');
+  });
+
+  it("marks a name's opening words for a query of stop words only, which ranking finds by them, and only there", () => {
+    // "The Who" matches no index term (stop words are not indexed): ranking finds the names that
+    // begin with its words (rank.ts, stopWordNames), whose highlight marked nothing until 2026-12-07.
+    const name = (text: string, query: string) => highlightText(text, new Set(), DEFAULT_TAGS, stopWordsAsked(query));
+    expect(name('The Who: Live at Leeds', 'the who')).toBe('<em>The</em> <em>Who</em>: Live at Leeds');
+    expect(name('The Who: Live at Leeds', 'THE  who!')).toBe('<em>The</em> <em>Who</em>: Live at Leeds');
+    expect(name("It's Kind of a Funny Story", "it's")).toBe('<em>It</em>&#39;s Kind of a Funny Story');
+    expect(name('Up (2009)', 'up')).toBe('<em>Up</em> (2009)');
+    // A name that does not begin with them, word for word: nothing.
+    expect(name('Who is the Who', 'the who')).toBe('Who is the Who');
+    expect(name('The Whole Story', 'the who')).toBe('The Whole Story');
+    expect(name('The', 'the who')).toBe('The');
+    // A query with a word search does not ignore is marked by its terms alone.
+    expect(stopWordsAsked('the who tour')).toBeUndefined();
+    expect(stopWordsAsked('')).toBeUndefined();
+    expect(stopWordsAsked('!!!')).toBeUndefined();
+    expect(stopWordsAsked('The Who')).toEqual(['the', 'who']);
   });
 
   it('escapes all of & < > " \' outside the tags, after the last match too, and keeps the earliest window of equals whole', () => {
