@@ -653,6 +653,10 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
     if (u) u.push(t);
     else units.set(word, [t]);
   }
+  // What a synonym phrase's term weighs at most: the IDF of the query's rarest word an item holds
+  // (Infinity when it holds none), as an expansion weighs at most its word's (`phraseScores`).
+  let phraseCap = 0;
+  for (const word of units.keys()) if (stats.df(word) > 0) phraseCap = Math.max(phraseCap, idfIn(stats, word));
   if (expanded.words >= RANKING.requestMinWords) for (const word of budgeted(units, stats)) units.delete(word);
   const expandedWord = (ts: string[]) => ts.length > 1 || standsFor.has(ts[0] as string);
   // The words with expansions are scored first: the first of them keeps its best score per key
@@ -703,17 +707,25 @@ function keywordScores(index: SearchIndex, delta: PreparedDelta, expanded: Expan
   for (const { ts, cost } of costed) {
     if (spent > 0 && spent + cost > RANKING.maxPostings) break;
     spent += cost;
-    phraseScores(ts, stats, score, touched);
+    phraseScores(ts, stats, score, touched, phraseCap || Infinity);
   }
 }
 
 /**
  * A synonym's phrase scored as one word of the query: the mean of its terms' BM25F scores, for the
- * documents that hold all of them only ("television set" scores no "Cookware set"). Its terms go
- * rarest first (the fewest documents carried from one to the next), the same wherever a document
- * is, build or delta.
+ * documents that hold all of them only ("television set" scores no "Cookware set"), each term's
+ * IDF at most `cap` (the query's rarest known word's): a phrase of rarer terms than the words
+ * asked, such as a Japanese word's character pairs for `couch`, ranked an item holding it above
+ * the items holding the word asked for (until 2026-12-07). Its terms go rarest first (the fewest
+ * documents carried from one to the next), the same wherever a document is, build or delta.
  */
-function phraseScores(terms: readonly string[], stats: CollectionStats, score: (t: string, widf: number, target: Float32Array, list: IntList, max: boolean) => void, touched: IntList): void {
+function phraseScores(
+  terms: readonly string[],
+  stats: CollectionStats,
+  score: (t: string, widf: number, target: Float32Array, list: IntList, max: boolean) => void,
+  touched: IntList,
+  cap: number,
+): void {
   const ts = [...terms].sort((a, b) => stats.df(a) - stats.df(b) || byTerm(a, b));
   const m = ts.length;
   if (m === 0 || stats.df(ts[0] as string) === 0) return;
@@ -724,11 +736,12 @@ function phraseScores(terms: readonly string[], stats: CollectionStats, score: (
   }
   const { acc, best, bestTouched, other, otherTouched, hits } = scratch;
   bestTouched.clear();
-  score(ts[0] as string, idfIn(stats, ts[0] as string) / m, best, bestTouched, false);
+  const weight = (t: string) => Math.min(idfIn(stats, t), cap) / m;
+  score(ts[0] as string, weight(ts[0] as string), best, bestTouched, false);
   for (const key of bestTouched.view()) hits[key] = 1;
   for (let i = 1; i < m; i++) {
     otherTouched.clear();
-    score(ts[i] as string, idfIn(stats, ts[i] as string) / m, other, otherTouched, false);
+    score(ts[i] as string, weight(ts[i] as string), other, otherTouched, false);
     for (const key of otherTouched.view()) {
       if (hits[key] === i) {
         best[key] = (best[key] as number) + (other[key] as number);

@@ -792,6 +792,29 @@ describe('synonyms at query time', () => {
     for (const asked of ['sofa', 'running shoe', 'couch']) expect([...run(false, asked)]).toEqual([...run(true, asked)]);
   });
 
+  it("weigh a synonym phrase's terms at most as the word asked for: a Japanese word's rarer character pairs do not outrank it", async () => {
+    const rules = await synonymRules('t-syn-phrase-cap', async () => [{ id: 1, type: 'two_way', input: null, synonyms: ['ソファ', 'couch'], created: 1, updated_at: 1 }]);
+    const items = [
+      doc(1, 'Leather couch'),
+      doc(2, 'Sofa deluxe, a couch'),
+      doc(3, 'ソファベッド'),
+      ...['Garden chair', 'Table lamp', 'Wool rug', 'Desk', 'Oak shelf'].map((name, i) => doc(4 + i, name)),
+    ];
+    const run = (built: boolean, asked: string) => {
+      const index = SearchIndex.build(built ? items : [], 64, 1);
+      const delta = new PreparedDelta(built ? { docs: [], masked: new Set() } : { docs: items, masked: new Set() }, index);
+      const q = synonymsIn(delta, asked, rules);
+      const r = rank(index, delta, { query: q.query, asked, phrases: q.phrases, alternatives: q.alternatives, mode: 'keyword', filter: NO_FILTER, queryVector: null, profile: null }, { limit: 20 });
+      return r.hits.map((h) => h.doc.id);
+    };
+    for (const built of [true, false]) {
+      // The items holding couch first, the sofa bed found by its synonym after them.
+      expect(run(built, 'couch'), `built ${built}`).toEqual([1, 2, 3]);
+      // Asked for in Japanese, the word's own item first.
+      expect(run(built, 'ソファ')[0], `built ${built}`).toBe(3);
+    }
+  });
+
   it('score phrases cheapest first while their postings fit in the budget of a long query, the cheapest always', () => {
     const items = [doc(1, 'alpha beta'), doc(2, 'alpha beta'), ...Array.from({ length: 5 }, (_, i) => doc(3 + i, 'gamma delta'))];
     const index = SearchIndex.build(items, 64, 1);
