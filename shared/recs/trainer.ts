@@ -4,6 +4,7 @@ import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
 import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
 import { serviceBusy } from '../data/busy.ts';
+import { logger } from '../observability.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { ModelVersion } from '../domain/model-versions.ts';
 import type { Template } from '../domain/templates.ts';
@@ -117,6 +118,9 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
   }
   return through;
 }
+
+/** A trainer's end that found its run moved on (its status changed by another): said in the service's log only. */
+const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('training run moved on before its trainer could end it: left as it is', { tenant, run: jobName, error: why });
 
 /** The training worker's time limit: a run InProgress for longer has lost its invocation. */
 const TRAINING_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeoutSeconds ?? 900;
@@ -412,8 +416,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   } catch (e) {
     await written;
     if (e instanceof Stopped) {
-      await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' });
-      await log('Stopped; no version was created');
+      // Its line only when it ended it: a run that moved on meanwhile (ended by the task sweep or a
+      // late delivery) keeps its own end and log.
+      if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log('Stopped; no version was created');
+      else movedOn(tenant, jobName, 'it stopped');
       return;
     }
     const message = e instanceof Error ? e.message : String(e);
@@ -448,12 +454,16 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
     const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
-    if (!(await c.update(tenant, 'job', id, failed, { status: 'InProgress' })) && (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' }))) {
-      await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
-      if (!(e instanceof ThresholdError)) throw e;
+    if (await c.update(tenant, 'job', id, failed, { status: 'InProgress' })) await log(`Failed: ${failed.error}`);
+    else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
+    else {
+      // Neither: the run moved on meanwhile (queued again by a requeue whose answer was lost, ended
+      // by the task sweep or a late delivery). Its log says nothing (until 2026-12-07 it said
+      // `Failed: ...` of a run that was not), and its message is done: the run is in other hands
+      // (thrown, the last delivery would end a run queued again Failed).
+      movedOn(tenant, jobName, message);
       return;
     }
-    await log(`Failed: ${failed.error}`);
     if (!(e instanceof ThresholdError)) throw e;
   } finally {
     clearInterval(poll);

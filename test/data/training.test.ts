@@ -697,6 +697,20 @@ describe('stopping a run races its end', () => {
     expect(await logsOf(c, T9, 1)).toMatch(/Completed: version 1$/);
   });
 
+  it("a run ended by another while it trains (the task sweep, a late delivery) keeps its end and log: no 'Stopped' line of a run that was not stopped", async () => {
+    const T11 = 'ended-meanwhile';
+    const { c, events, items, blobs, template } = await twoTastes(T11);
+    await c.put(T11, 'job', job(1, template));
+    // Ended Failed as the trainer takes its version number: its storing mark is refused.
+    const raced = racing(c, async () => {
+      expect(await c.update(T11, 'job', 1, { status: 'Failed', finished_at: Math.floor(Date.now() / 1000), error: 'ended elsewhere' }, { status: 'InProgress' })).toBe(true);
+    });
+    await runTraining({ console: raced, events, items, blobs }, T11, 'train-1');
+    expect(await c.get<TrainingRun>(T11, 'job', 1)).toMatchObject({ status: 'Failed', error: 'ended elsewhere' });
+    // Until 2026-12-07 its log ended 'Stopped; no version was created'.
+    expect(await logsOf(c, T11, 1)).not.toMatch(/Stopped/);
+  });
+
   it("a read of the run that fails in the trainer's stop poll fails nothing: no unhandled rejection (which ends the process), and the run completes", async () => {
     const T8 = 'stp-poll';
     const { c, events, items, blobs, template } = await twoTastes(T8);
@@ -1118,6 +1132,33 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect((await sweep(c, T5)).sent).toEqual(['train-1']);
     await runTraining({ console: flaky, events, items, blobs }, T5, 'train-1');
     expect(await c.get<TrainingRun>(T5, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
+  it("whose requeue landed but answered an error (its answer lost) is left Queued for the pass: its log does not say 'Failed', and its message is done", async () => {
+    const T6 = 'busy-lost-requeue';
+    const { c, events, items, blobs, template } = await twoTastes(T6);
+    await c.put(T6, 'job', job(1, template));
+    // The requeue's write lands, then its answer is a throttling error: its retry finds the run Queued.
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        const done = await c.update(tenant, kind, id, set, expect);
+        if (!lost && set.status === 'Queued') {
+          lost = true;
+          throw throttled();
+        }
+        return done;
+      },
+    };
+    // Until 2026-12-07 it threw, its log ending 'Failed: ...' of a run left Queued.
+    await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T6, 'train-1');
+    expect(lost).toBe(true);
+    expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, error: null });
+    expect(await logsOf(c, T6, 1)).not.toMatch(/Failed/);
+    expect((await sweep(c, T6)).sent).toEqual(['train-1']);
+    await runTraining({ console: c, events, items, blobs }, T6, 'train-1');
+    expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
   it(`ends Failed, saying why, when the service is still busy at its ${BUSY_RETRIES + 1}th attempt`, async () => {
