@@ -4,6 +4,7 @@ import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
 import { withRetry } from '../retry.ts';
 import type { WorkQueue } from '../queue/messages.ts';
+import { workers } from '../queue/workers.ts';
 import type * as S from '../schemas/console.ts';
 import type { z } from 'zod/mini';
 import { newId, notFound, recordPage, storedBefore, type ConsoleRecord, type ConsoleStore } from './console-records.ts';
@@ -276,6 +277,15 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog
 /** The error of a run that met a busy service once more after BUSY_RETRIES retries. */
 export const busyFailure = (why: string) =>
   `A service the run needs stayed busy (throttled) through ${BUSY_RETRIES + 1} attempts of the run; nothing was stored. Start a new run once the load has eased. Last error: ${why}`;
+
+/** The training worker's time limit (its Lambda's timeout). */
+const WORKER_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeoutSeconds ?? 900;
+/**
+ * A run of the training worker (no container task's) still InProgress or Stopping this long after
+ * it started has lost its invocation: its time limit and a minute. Its message coming again then
+ * (`runTraining`), or the maintenance pass (`sweepTaskRuns`), ends it as far as it got.
+ */
+export const WORKER_RUN_LOST_SECONDS = WORKER_SECONDS + 60;
 
 /** A run's update once its version `v` is stored: Completed with it (by the trainer, or by whatever ends a run that stored one). */
 export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => ({ status: 'Completed', progress: 1, finished_at: nowSeconds(), model_version: v.version, metrics: v.metrics }) as const;

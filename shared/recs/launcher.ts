@@ -13,7 +13,7 @@ import * as z from 'zod/mini';
 import { AwsClient } from '../aws/signed-fetch.ts';
 import { config, type TrainingTaskSettings } from '../config.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun } from '../domain/training-runs.ts';
+import { endInterruptedRun, sendRun, trainingRunId, UNSENT_RUN_GRACE_SECONDS, type RunTask, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import type { EventStore } from '../domain/types.ts';
 import type { WorkQueue } from '../queue/messages.ts';
 import { logger } from '../observability.ts';
@@ -275,8 +275,9 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * The maintenance pass's check of the tenant's runs that nothing would move on: a run still
  * Queued, InProgress or Stopping whose container task has stopped (killed for its memory, its
  * host reclaimed, a crash before it could mark the run) would stay so for good, since no message
- * will come for it again. Each is ended as far as it got (endInterruptedRun), its log and error
- * saying what stopped the task: named in `ended`. A run stored Queued whose message its request
+ * will come for it again; so would a training worker's run InProgress or Stopping past the
+ * worker's time limit (WORKER_RUN_LOST_SECONDS) whose message will not come again. Each is ended
+ * as far as it got (endInterruptedRun), its log and error saying what stopped it: named in `ended`. A run stored Queued whose message its request
  * never sent (`_unsent_since` older than UNSENT_RUN_GRACE_SECONDS: stopped between the two), or
  * that its trainer queued again after a busy service (`requeueBusyRun`), is sent (`sendRun`):
  * named in `sent`.
@@ -306,6 +307,18 @@ export async function sweepTaskRuns(
       continue;
     }
     const claim = job.task;
+    if (!claim && job.status !== 'Queued' && job.started_at !== null && now - job.started_at > WORKER_RUN_LOST_SECONDS) {
+      // The training worker's run, past its time limit: its invocation is over. Ended as far as it
+      // got, as its message coming again would end it; none may come (its last delivery failed,
+      // the message dead-lettered; locally a delivery again comes within seconds, and leaves the
+      // run to its invocation): until 2026-12-07 such a run stayed InProgress for good (the runs are
+      // read consistently; the end is conditional on what was read).
+      const status = await endInterruptedRun(c, tenant, job, 'its worker stopped');
+      if (!status) continue;
+      ended.push(job.job_name);
+      if (status === 'Completed') await deps.decide(tenant, job.job_name);
+      continue;
+    }
     if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
     const state = await taskRunner.inspect(claim.ref);
     if (state.state === 'running' || (state.state === 'gone' && now - claim.claimed_at < TASK_SWEEP_GRACE_SECONDS)) continue;

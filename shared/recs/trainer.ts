@@ -2,7 +2,7 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, trainingRunId, type TrainingRun } from '../domain/training-runs.ts';
+import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
 import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
 import type { EventType } from '../domain/event-types.ts';
@@ -10,7 +10,6 @@ import type { ModelVersion } from '../domain/model-versions.ts';
 import type { Template } from '../domain/templates.ts';
 import type { EventStore, ItemStore } from '../domain/types.ts';
 import { DEFAULT_TRAINING_OPTIONS } from '../schemas/console.ts';
-import { workers } from '../queue/workers.ts';
 import { foldInUsers, historiesOf, holdsAnyOf, packModel, unreadItemsOf, withoutUsers, type ModelArtifact } from './artifact.ts';
 import { erasedEvent, erasedFrom } from '../domain/erased-users.ts';
 import { withoutErased } from './erase-from-models.ts';
@@ -122,9 +121,6 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
 /** A trainer's end that found its run moved on (its status changed by another): said in the service's log only. */
 const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('training run moved on before its trainer could end it: left as it is', { tenant, run: jobName, error: why });
 
-/** The training worker's time limit: a run InProgress for longer has lost its invocation. */
-const TRAINING_SECONDS = workers.find((w) => w.handler === 'workers/train')?.timeoutSeconds ?? 900;
-
 /**
  * Runs one training job: gathers the tenant's events of the template's event types, each weighted
  * by its event type's weight (as of this run) times the template's multiplier, applies the
@@ -148,7 +144,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // least once), while the run goes on: it is left to its invocation. Past it, that invocation
     // ended (its time or its worker ran out) without ending the job: it is ended as far as it got,
     // so it does not stay InProgress (and, once storing began, unstoppable) for good.
-    if (job.started_at !== null && now() - job.started_at <= TRAINING_SECONDS + 60) return;
+    if (job.started_at !== null && now() - job.started_at <= WORKER_RUN_LOST_SECONDS) return;
     await endInterruptedRun(c, tenant, job, 'its worker stopped');
     return;
   }
@@ -443,13 +439,23 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       if (completed) await log(`Completed: version ${v.version}`);
       throw e;
     }
+    if (unknown) {
+      // Its version may be stored (its write answered an error) and the read of it failed: neither
+      // Failed (beside a version it may have made) nor queued again (it would make a second). Left
+      // InProgress with its storing mark, and thrown: what ends a run whose trainer is gone ends it
+      // from what is stored (endInterruptedRun) once the trainer's time is surely over: the message
+      // coming again past the worker's time limit, or the maintenance pass (sweepTaskRuns: a
+      // worker's run past that limit, a task's once its task stopped; locally too). Until
+      // 2026-12-07 it ended Failed, though its version might be listed.
+      await log(`Could not tell whether version ${storingVersion} was stored (${message}): the run ends from what is stored once its trainer's time is over`).catch(() => undefined);
+      throw e;
+    }
     // A service busy after the client's retries (throttled: `serviceBusy`) is a moment's load, not
     // the run's fault: the run, acknowledged Queued, is queued again to start over (requeueBusyRun),
-    // up to BUSY_RETRIES times, then ends Failed saying so. Not when its version may be stored (the
-    // read of it failed): started over, it would make a second. Its message is done (returned, not
+    // up to BUSY_RETRIES times, then ends Failed saying so. Its message is done (returned, not
     // thrown: a delivery again would start it at once, and its last one would end it Failed); the
     // maintenance pass sends another. Until 2026-12-07 it ended Failed at the first.
-    const busy = serviceBusy(e) && !unknown;
+    const busy = serviceBusy(e);
     if (busy && (await requeueBusyRun(c, tenant, job, message))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.

@@ -6,7 +6,7 @@ import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
-import { BUSY_RETRIES, startTraining, stopTrainingRun, type TrainingRun, trainingRunView, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
+import { BUSY_RETRIES, startTraining, stopTrainingRun, type TrainingRun, trainingRunView, UNSENT_RUN_GRACE_SECONDS, WORKER_RUN_LOST_SECONDS } from '../../shared/domain/training-runs.ts';
 import { placeRun, sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
@@ -531,6 +531,40 @@ describe('stopping a run races its end', () => {
     expect(await logsOf(c, T7, 1)).toMatch(/After storing version 1: socket hang up/);
   });
 
+  it('a version record whose write answered an error and whose read back fails too: left InProgress (not Failed beside a version it may have made), then ended from what is stored', async () => {
+    const T12 = 'lost-unread';
+    const { c, events, items, blobs, template } = await twoTastes(T12);
+    await c.put(T12, 'job', job(1, template));
+    let readBack = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async put(tenant, kind, rec) {
+        await c.put(tenant, kind, rec);
+        if (kind === 'model') throw new Error('socket hang up');
+      },
+      async get(tenant, kind, id) {
+        if (kind !== 'model') return c.get(tenant, kind, id);
+        readBack = true;
+        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+      },
+    };
+    await expect(runTraining({ console: lossy, events, items, blobs }, T12, 'train-1')).rejects.toThrow('socket hang up');
+    expect(readBack).toBe(true);
+    // Until 2026-12-07 it ended Failed, though version 1 is listed.
+    const left = await c.get<TrainingRun>(T12, 'job', 1);
+    expect(left).toMatchObject({ status: 'InProgress', storing_version: 1, error: null });
+    expect(await logsOf(c, T12, 1)).toMatch(/Could not tell whether version 1 was stored \(socket hang up\)/);
+    expect(await logsOf(c, T12, 1)).not.toMatch(/Failed/);
+    // The maintenance pass, once the worker's time is surely over, ends it Completed with it.
+    const none: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
+    const sweep = (at: number) => sweepTaskRuns({ console: c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue }, T12, none, at);
+    const started = left?.started_at as number;
+    expect(await sweep(started + WORKER_RUN_LOST_SECONDS)).toEqual({ ended: [], sent: [] });
+    expect(await sweep(started + WORKER_RUN_LOST_SECONDS + 1)).toEqual({ ended: ['train-1'], sent: [] });
+    expect(await c.get<TrainingRun>(T12, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+    expect(await logsOf(c, T12, 1)).toMatch(/Completed: version 1$/);
+  });
+
   it('a run a container task claimed is not started by the training worker (a message delivered twice at once: one delivery handed it to a task); the task starts it', async () => {
     const T8 = 'claimed';
     const { c, events, items, blobs, template } = await twoTastes(T8);
@@ -828,6 +862,53 @@ describe('a training message delivered again after its invocation ended without 
     await c.put(T3, 'job', job(4, { started_at: now - 30, storing_version: 9 }));
     await runTraining({ console: c, events, items, blobs }, T3, 'train-4');
     expect(await c.get<TrainingRun>(T3, 'job', 4)).toMatchObject({ status: 'InProgress', storing_version: 9 });
+  });
+});
+
+describe("a training worker's run whose message will not come again (its last delivery failed; locally one comes within seconds)", () => {
+  it("is ended by the maintenance pass once past the worker's time limit, as far as it got; one within it, or a task's, is left", async () => {
+    const c = db.stores.console;
+    const T13 = 'worker-lost';
+    const now = Math.floor(Date.now() / 1000);
+    const past = now - WORKER_RUN_LOST_SECONDS - 1;
+    const run = (id: number, extra: Partial<TrainingRun>): TrainingRun =>
+      queuedRun(id, { algorithm: 'popularity' }, { status: 'InProgress', progress: 0.5, created: past, started_at: past, ...extra });
+    // 1: it stored version 5 and stopped before marking itself Completed; 2: it stopped while
+    // training; 3: asked to stop; 4: within the limit (its invocation may still run); 5: a task's.
+    await c.put(T13, 'job', run(1, { storing_version: 5 }));
+    await c.put(T13, 'model', {
+      id: 5,
+      version: 5,
+      template_id: 1,
+      job_name: 'train-1',
+      created: now,
+      algorithm: 'popularity',
+      metrics: { ndcg_at_10: 0.5 },
+      label: null,
+      description: null,
+      status: 'Trained',
+      artifact: 'models/x',
+    } satisfies ModelVersion);
+    await c.put(T13, 'job', run(2, {}));
+    await c.put(T13, 'job', run(3, { status: 'Stopping' }));
+    await c.put(T13, 'job', run(4, { started_at: now - 30 }));
+    await c.put(T13, 'job', run(5, { task: { runner: 'test', claimed_at: past, ref: 'task-5' } }));
+    const decided: string[] = [];
+    const running: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
+    const swept = await sweepTaskRuns(
+      { console: c, decide: async (_t, name) => void decided.push(name), queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue },
+      T13,
+      running,
+      now,
+    );
+    expect(swept.ended.sort()).toEqual(['train-1', 'train-2', 'train-3']);
+    expect(decided).toEqual(['train-1']);
+    const [j1, j2, j3, j4, j5] = await Promise.all([1, 2, 3, 4, 5].map((n) => c.get<TrainingRun>(T13, 'job', n)));
+    expect(j1).toMatchObject({ status: 'Completed', model_version: 5 });
+    expect(j2).toMatchObject({ status: 'Failed', error: expect.stringMatching(/interrupted before it stored a version \(its worker stopped\)/) });
+    expect(j3).toMatchObject({ status: 'Stopped' });
+    expect(j4).toMatchObject({ status: 'InProgress' });
+    expect(j5).toMatchObject({ status: 'InProgress' });
   });
 });
 
