@@ -4,12 +4,14 @@
  * comes in TRAINING_TENANT and TRAINING_JOB_NAME (the ECS container's overrides; locally the
  * child process's environment). Its status, logs and progress go to the job as the worker's do;
  * then its template may promote the version. Exits 0 when the run ended (Completed, Failed on
- * its data, Stopped), 1 when it failed otherwise (the run is marked Failed first).
+ * its data, Stopped) or was queued again for a busy service (requeueBusyRun, deferBusyStart), 1
+ * when it failed otherwise (the run is marked Failed first).
  */
 import * as z from 'zod/mini';
 import { blobs } from '#shared/blob';
 import { stores } from '#shared/data/index';
 import { decideAutoPromotion } from '#shared/domain/automation';
+import { deferBusyStart } from '#shared/domain/training-runs';
 import { taskRunSchema } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
 
@@ -24,7 +26,9 @@ let failure: unknown;
 try {
   await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true });
 } catch (e) {
-  failure = e;
+  // A busy service before the run started: the run is queued again for a new task (the maintenance
+  // pass sends it in a few minutes), not ended Failed by the task sweep once this one exits.
+  if (!(await deferBusyStart(s.console, tenant, jobName, e, { asTask: true }))) failure = e;
 }
 // Also after a failure: a run that stored its version before it failed ended Completed with it,
 // and nothing else would decide its promotion (until 2026-12-04 it was never decided).

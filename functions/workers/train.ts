@@ -6,7 +6,7 @@ import { placeRun, taskLauncher } from '#shared/recs/launcher';
 import { runTraining } from '#shared/recs/trainer';
 import { lastDelivery, sqsWorker } from '#shared/queue/sqs-worker';
 import { queues } from '#shared/queue/workers';
-import { endUndeliveredRun } from '#shared/domain/training-runs';
+import { deferBusyStart, endUndeliveredRun } from '#shared/domain/training-runs';
 
 /**
  * The training queue's worker: one run per message; a redelivered message for a started run does
@@ -20,6 +20,9 @@ export const handler = sqsWorker(async (job, record) => {
     if ((await placeRun({ console: s.console, events: s.events }, job.tenant, job.job_name, { minEvents: config().training.taskMinEvents, launcher: taskLauncher() })) === 'task') return;
     await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, job.tenant, job.job_name);
   } catch (e) {
+    // A busy service before the run started: marked for the maintenance pass to send again in a
+    // few minutes, and this message done (not back after the 90-minute visibility timeout).
+    if (await deferBusyStart(s.console, job.tenant, job.job_name, e)) return;
     // Its last delivery: a run that never started would stay Queued for good once the message is dead-lettered.
     if (lastDelivery(record, 'training')) await endUndeliveredRun(s.console, job.tenant, job.job_name, `its training message failed ${queues.training.maxReceiveCount} times: ${(e as Error).message}`);
     throw e;

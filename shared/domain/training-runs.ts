@@ -243,6 +243,9 @@ export const BUSY_RETRIES = 3;
  */
 export const MOST_STATUS_CHANGES = 3 + 2 * BUSY_RETRIES;
 
+/** How a busy write of a run's requeue or deferral is tried again (after the client's own retries). */
+const BUSY_WRITE_RETRY = { attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full' } as const;
+
 /**
  * A run whose trainer met a busy service (throttled after the client's retries: `serviceBusy`)
  * before it stored a version: queued again from the start, as it was acknowledged (202, Queued),
@@ -259,7 +262,7 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog
   const done = job._busy_retries ?? 0;
   if (done >= BUSY_RETRIES) return false;
   const queued = { status: 'Queued', progress: 0, started_at: null, task: undefined, storing_version: undefined, _unsent_since: nowSeconds(), _busy_retries: done + 1 };
-  const requeued = await withRetry({ attempts: 4, baseMs: 1000, maxMs: 8000, jitter: 'full' }, async () => {
+  const requeued = await withRetry(BUSY_WRITE_RETRY, async () => {
     try {
       return { value: await c.update(tenant, 'job', job.id, queued, { status: 'InProgress', _busy_retries: job._busy_retries }) };
     } catch (e) {
@@ -271,6 +274,60 @@ export async function requeueBusyRun(c: Pick<ConsoleStore, 'update' | 'appendLog
   // Best-effort: the run is queued again whether or not its log says so.
   await c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]).catch(() => undefined);
   logger.warn('training run queued again: a service was busy', { tenant, run: job.job_name, retry: done + 1, error: why });
+  return true;
+}
+
+/**
+ * A training message whose handling met a busy service (throttled after the client's retries:
+ * `serviceBusy`) before its run started: the worker's read of the run, its placement on a container
+ * task (`placeRun`), the start's update to InProgress; in a task, its own read or start. Thrown, the
+ * message would come again only after the queue's visibility timeout (90 minutes), and its last
+ * delivery would end the run Failed; the task's run would be ended Failed by the task sweep.
+ * Instead the run, still Queued, is marked unsent, as a create whose message the queue refused
+ * (`startTraining`): the maintenance pass sends its message once UNSENT_RUN_GRACE_SECONDS have
+ * passed (`sweepTaskRuns`), and this message (or task) is done with. It counts as one of the run's
+ * BUSY_RETRIES (`_busy_retries`, as `requeueBusyRun`: a run of a container task then gets a new
+ * task, `taskToken`); past them, it ends the run Failed (`busyFailure`). Only a run that is the
+ * caller's: in the worker, one no task has claimed (a claimed run is its task's, which the
+ * message's next delivery or the task sweep follow); in a task (`asTask`), one its task claimed,
+ * the claim dropped (the task exits). Answers whether it marked or ended the run; false for an
+ * error that is not busy, a run not as above, or when its own read or write failed (the caller
+ * goes on as before: thrown). Never throws.
+ */
+export async function deferBusyStart(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, error: unknown, opts: { asTask?: boolean } = {}): Promise<boolean> {
+  if (!serviceBusy(error)) return false;
+  const why = error instanceof Error ? error.message : String(error);
+  try {
+    return await withRetry<boolean>(BUSY_WRITE_RETRY, async () => {
+      try {
+        return { value: await deferOnce(c, tenant, jobName, why, opts.asTask ?? false) };
+      } catch (e) {
+        return { failure: e, retryable: serviceBusy(e) };
+      }
+    });
+  } catch (e) {
+    logger.warn('training run not deferred after a busy service (its message fails as before)', { tenant, run: jobName, error: why, deferral: e instanceof Error ? e.message : String(e) });
+    return false;
+  }
+}
+
+async function deferOnce(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string, asTask: boolean): Promise<boolean> {
+  const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));
+  if (job?.status !== 'Queued' || (asTask ? !job.task : job.task)) return false;
+  const claim = job.task ? { 'task.runner': job.task.runner, 'task.claimed_at': job.task.claimed_at, 'task.ref': job.task.ref } : { task: undefined };
+  const expect = { status: 'Queued', _busy_retries: job._busy_retries, ...claim };
+  const done = job._busy_retries ?? 0;
+  const log = (message: string) => c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]).catch(() => undefined);
+  if (done >= BUSY_RETRIES) {
+    const failed = busyFailure(why);
+    if (!(await c.update(tenant, 'job', job.id, { status: 'Failed', finished_at: nowSeconds(), error: failed }, expect))) return false;
+    await log(`Failed: ${failed}`);
+    return true;
+  }
+  if (!(await c.update(tenant, 'job', job.id, { _unsent_since: nowSeconds(), _busy_retries: done + 1, task: undefined }, expect))) return false;
+  // Best-effort: the run is marked whether or not its log says so.
+  await log(`A service the run needs was busy before it started (${why}): its start is tried again in a few minutes (retry ${done + 1} of ${BUSY_RETRIES})`);
+  logger.warn('training run to be sent again: a service was busy before it started', { tenant, run: jobName, retry: done + 1, error: why });
   return true;
 }
 

@@ -102,7 +102,16 @@ export async function placeRun(
       // The run moved meanwhile: claimed by another delivery (a task's), or stopped (nothing to run).
       return (await c.get<TrainingRun>(tenant, 'job', id))?.task ? 'task' : 'worker';
     }
-    await log(`Runs as a container task (${opts.launcher.runner}): about ${events} events, at least ${opts.minEvents} run outside the training worker`);
+    try {
+      await log(`Runs as a container task (${opts.launcher.runner}): about ${events} events, at least ${opts.minEvents} run outside the training worker`);
+    } catch (e) {
+      // No task was started: the claim is dropped (best-effort), the run left as the message found
+      // it, so its failure is handled as any before the run started (deferBusyStart, a next
+      // delivery, endUndeliveredRun), not kept Queued under a claim nothing follows until it is
+      // UNCONFIRMED_CLAIM_SECONDS old.
+      await c.update(tenant, 'job', id, { task: undefined }, { status: 'Queued', ...unconfirmed(claim) }).catch(() => undefined);
+      throw e;
+    }
   }
   let ref: string;
   try {

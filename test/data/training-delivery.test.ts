@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertLocalEndpoint, ensureTable, startDynalite } from '../../local/dynamo.ts';
 import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
 import { storesFor } from '../../shared/data/index.ts';
-import { endUndeliveredRun, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { BUSY_RETRIES, endUndeliveredRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
+import { sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
+import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { lastDelivery } from '../../shared/queue/sqs-worker.ts';
 import { queues } from '../../shared/queue/workers.ts';
 import { queuedRun } from '../helpers/fixtures.ts';
@@ -14,11 +16,13 @@ import { queuedRun } from '../helpers/fixtures.ts';
  * handler as Lambda calls it, on a table of its own).
  */
 
-// Every delivery fails before the run starts (as a table that throttles the first reads would).
+// Every delivery fails before the run starts: with an error that is not the table's throttling by
+// name (`failure`'s default), or with a throttling error (a test sets it).
+const placing = vi.hoisted(() => ({ failure: (): Error => new Error('ProvisionedThroughputExceededException: rate of requests exceeds the allowed throughput') }));
 vi.mock('../../shared/recs/launcher.ts', async (actual) => ({
   ...(await actual<typeof import('../../shared/recs/launcher.ts')>()),
   placeRun: vi.fn(async () => {
-    throw new Error('ProvisionedThroughputExceededException: rate of requests exceeds the allowed throughput');
+    throw placing.failure();
   }),
 }));
 
@@ -81,5 +85,62 @@ describe("a training message's last delivery", () => {
     expect((await c.get<TrainingRun>(T, 'job', 3))?.status).toBe('Queued');
     expect((await c.get<TrainingRun>(T, 'job', 4))?.status).toBe('Stopped');
     expect(await endUndeliveredRun(c, T, 'train-99', 'none such')).toBeNull();
+  });
+});
+
+describe('a training message that meets a busy service before its run starts', () => {
+  const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+  const failure = placing.failure;
+  afterAll(() => {
+    placing.failure = failure;
+  });
+  const deliver = async (jobName: string, receives: number) => {
+    const { handler } = await import('../../functions/workers/train.ts');
+    return handler({ Records: [record(jobName, receives)] } as SQSEvent, {} as Context);
+  };
+  /** The maintenance pass's sweep once the run's mark is UNSENT_RUN_GRACE_SECONDS old: the runs it sent. */
+  async function sweep(run: TrainingRun | undefined) {
+    const c = storesFor(table).console;
+    const sent: unknown[] = [];
+    const queue = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies), backlog: async () => 0 } as WorkQueue;
+    const none: TaskLauncher = { runner: 'test', launch: async () => 'task', inspect: async () => ({ state: 'running' }) };
+    await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T, none, (run?._unsent_since as number) + UNSENT_RUN_GRACE_SECONDS);
+    return sent;
+  }
+
+  it(`is done with, its run marked for the maintenance pass to send again in a few minutes (not back after 90 minutes, nor ended Failed by its last delivery); the ${BUSY_RETRIES + 1}th ends it Failed`, async () => {
+    placing.failure = throttled;
+    const c = storesFor(table).console;
+    await c.put(T, 'job', queuedRun(10));
+    // Even its last delivery (until 2026-12-07 the message failed, back after the visibility
+    // timeout, and its last delivery ended the run Failed).
+    const max = queues.training.maxReceiveCount;
+    for (let k = 1; k <= BUSY_RETRIES; k++) {
+      expect(await deliver('train-10', k === 1 ? max : 1)).toEqual({ batchItemFailures: [] });
+      const run = await c.get<TrainingRun>(T, 'job', 10);
+      expect(run).toMatchObject({ status: 'Queued', error: null, _busy_retries: k, _unsent_since: expect.any(Number) });
+      expect(await sweep(run)).toEqual([{ type: 'train', tenant: T, job_name: 'train-10' }]);
+    }
+    const log = (await c.logs(T, 10, undefined, 100)).lines.map((l) => l.message);
+    expect(log[0]).toBe(
+      `A service the run needs was busy before it started (Rate of requests exceeds the allowed throughput.): its start is tried again in a few minutes (retry 1 of ${BUSY_RETRIES})`,
+    );
+    expect(await deliver('train-10', 1)).toEqual({ batchItemFailures: [] });
+    expect(await c.get<TrainingRun>(T, 'job', 10)).toMatchObject({
+      status: 'Failed',
+      error: `A service the run needs stayed busy (throttled) through ${BUSY_RETRIES + 1} attempts of the run; nothing was stored. Start a new run once the load has eased. Last error: Rate of requests exceeds the allowed throughput.`,
+    });
+  });
+
+  it('a run a container task claimed is left to it: the message fails as before, the run unmarked', async () => {
+    placing.failure = throttled;
+    const c = storesFor(table).console;
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T, 'job', { ...queuedRun(11), task: { runner: 'ecs', claimed_at: now } });
+    await expect(deliver('train-11', 1)).rejects.toThrow(/All records failed/);
+    const run = await c.get<TrainingRun>(T, 'job', 11);
+    expect(run).toMatchObject({ status: 'Queued', task: { runner: 'ecs' } });
+    expect(run).not.toHaveProperty('_unsent_since');
+    expect(run).not.toHaveProperty('_busy_retries');
   });
 });

@@ -6,7 +6,16 @@ import * as z from 'zod/mini';
 import { FolderBlobStore } from '../../shared/blob.ts';
 import { setClock } from '../../shared/clock.ts';
 import { createTemplate, type Template } from '../../shared/domain/templates.ts';
-import { BUSY_RETRIES, startTraining, stopTrainingRun, type TrainingRun, trainingRunView, UNSENT_RUN_GRACE_SECONDS, WORKER_RUN_LOST_SECONDS } from '../../shared/domain/training-runs.ts';
+import {
+  BUSY_RETRIES,
+  deferBusyStart,
+  startTraining,
+  stopTrainingRun,
+  type TrainingRun,
+  trainingRunView,
+  UNSENT_RUN_GRACE_SECONDS,
+  WORKER_RUN_LOST_SECONDS,
+} from '../../shared/domain/training-runs.ts';
 import { placeRun, sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
@@ -1289,6 +1298,90 @@ describe("a run that meets a busy service (throttled after the client's retries)
     };
     await expect(runTraining({ console: stopFirst, events, items, blobs }, T3, 'train-2')).rejects.toMatchObject({ name: 'ThrottlingException' });
     expect(await c.get<TrainingRun>(T3, 'job', 2)).toMatchObject({ status: 'Stopped' });
+  });
+
+  it("whose start the worker's service refused (its update to InProgress, before the trainer's try) is marked for the pass to send again; an error that is not busy, or a run that started, is not", async () => {
+    const T7 = 'busy-start';
+    const { c, events, items, blobs, template } = await twoTastes(T7);
+    await c.put(T7, 'job', job(1, template));
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        if (set.status === 'InProgress') throw throttled();
+        return c.update(tenant, kind, id, set, expect);
+      },
+    };
+    const e = await runTraining({ console: refusing, events, items, blobs }, T7, 'train-1').catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'ThrottlingException' });
+    expect(await deferBusyStart(c, T7, 'train-1', new Error('socket hang up'))).toBe(false);
+    expect(await c.get<TrainingRun>(T7, 'job', 1)).not.toHaveProperty('_unsent_since');
+    // What the training worker does with it (functions/workers/train.ts).
+    expect(await deferBusyStart(c, T7, 'train-1', e)).toBe(true);
+    expect(await c.get<TrainingRun>(T7, 'job', 1)).toMatchObject({ status: 'Queued', started_at: null, _busy_retries: 1, _unsent_since: expect.any(Number) });
+    expect((await sweep(c, T7)).sent).toEqual(['train-1']);
+    await runTraining({ console: c, events, items, blobs }, T7, 'train-1');
+    expect(await c.get<TrainingRun>(T7, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+    // Ended (as a run InProgress is its invocation's): not marked.
+    expect(await deferBusyStart(c, T7, 'train-1', e)).toBe(false);
+    expect(await sweep(c, T7)).toEqual({ ended: [], sent: [], messages: [] });
+  });
+
+  it("whose placement's claim log was refused drops the claim it took (no task was started): the run is marked for the pass, not left Queued under a claim nothing follows", async () => {
+    const T8 = 'busy-claim';
+    const { c, events, template } = await twoTastes(T8);
+    await c.put(T8, 'job', job(1, template));
+    const refusing: ConsoleStore = {
+      ...c,
+      async appendLog(tenant, id, lines) {
+        if (lines.some((l) => l.message.startsWith('Runs as a container task'))) throw throttled();
+        return c.appendLog(tenant, id, lines);
+      },
+    };
+    const launched: string[] = [];
+    const ecs: TaskLauncher = { runner: 'test', launch: async ({ token }) => (launched.push(token), 'task-1'), inspect: async () => ({ state: 'running' }) };
+    const e = await placeRun({ console: refusing, events }, T8, 'train-1', { minEvents: 0, launcher: ecs }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'ThrottlingException' });
+    expect(launched).toEqual([]);
+    // Until 2026-12-07 the claim stayed: the message failed, back after 90 minutes.
+    expect(await c.get<TrainingRun>(T8, 'job', 1)).not.toHaveProperty('task');
+    expect(await deferBusyStart(c, T8, 'train-1', e)).toBe(true);
+    expect((await sweep(c, T8)).sent).toEqual(['train-1']);
+    expect(await placeRun({ console: c, events }, T8, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    expect(launched).toHaveLength(1);
+  });
+
+  it("whose container task's start was refused (its update to InProgress) is queued again for a new task, not ended Failed by the task sweep once the task exits", async () => {
+    const T9 = 'busy-task-start';
+    const { c, events, items, blobs, template } = await twoTastes(T9);
+    const tasks = new Map<string, string>();
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async ({ token }) => tasks.get(token) ?? (tasks.set(token, `task-${tasks.size + 1}`).get(token) as string),
+      inspect: async (ref) => (ref === 'task-1' ? { state: 'stopped', reason: 'exit code 0' } : { state: 'running' }),
+    };
+    await c.put(T9, 'job', job(1, template));
+    expect(await placeRun({ console: c, events }, T9, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, expect) {
+        if (set.status === 'InProgress') throw throttled();
+        return c.update(tenant, kind, id, set, expect);
+      },
+    };
+    const e = await runTraining({ console: refusing, events, items, blobs }, T9, 'train-1', { asTask: true }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'ThrottlingException' });
+    // The worker's deferral leaves a task's run to it; the task's (functions/workers/train-task.ts) takes it.
+    expect(await deferBusyStart(c, T9, 'train-1', e)).toBe(false);
+    expect(await deferBusyStart(c, T9, 'train-1', e, { asTask: true })).toBe(true);
+    const waiting = await c.get<TrainingRun>(T9, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', _busy_retries: 1, _unsent_since: expect.any(Number) });
+    expect(waiting).not.toHaveProperty('task');
+    // task-1 has exited: the pass sends the run, it does not end it; the worker starts a new task.
+    expect(await sweep(c, T9, ecs)).toMatchObject({ ended: [], sent: ['train-1'] });
+    expect(await placeRun({ console: c, events }, T9, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    expect(await c.get<TrainingRun>(T9, 'job', 1)).toMatchObject({ status: 'Queued', task: { ref: 'task-2' } });
+    await runTraining({ console: c, events, items, blobs }, T9, 'train-1', { asTask: true });
+    expect(await c.get<TrainingRun>(T9, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
   it("a container task's run is queued again without its task claim: the pass sends it (not ends it as its task stopped), and the worker starts a new task", async () => {
