@@ -50,12 +50,13 @@ export interface TrainingRun extends ConsoleRecord {
    * A run still marked a while later was stored by a request stopped before it sent it (a
    * timeout, a crash): the maintenance pass sends it (`sweepTaskRuns`), as does the request's
    * retry under its Idempotency-Key. Until 2026-12-05 such a run stayed Queued for good. Set
-   * again when a run that met a busy service is queued again (`requeueBusyRun`): the pass sends it.
+   * again when a run that met a busy service is queued again (`requeueBusyRun`), or before it
+   * started (`deferBusyStart`): the pass sends it.
    */
   _unsent_since?: number | null;
   /**
    * Internal, not shown: how many times the run was queued again because a service it needs was
-   * busy (`requeueBusyRun`), at most BUSY_RETRIES; absent until the first.
+   * busy (`requeueBusyRun`; before it started, `deferBusyStart`), at most BUSY_RETRIES; absent until the first.
    */
   _busy_retries?: number;
 }
@@ -375,7 +376,8 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
  * The last delivery of a run's training message failed (its queue dead-letters it now): a run
  * that never started, nor had a task launched for it (the task sweep follows those), ends Failed,
  * or Stopped when asked to stop, instead of staying Queued for good. A run InProgress is left to
- * its invocation (a redelivery past its time limit ends it, `runTraining`).
+ * its invocation (no redelivery follows this one: the maintenance pass ends it once past the
+ * worker's time limit, `sweepTaskRuns`).
  */
 export async function endUndeliveredRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, jobName: string, why: string): Promise<TrainingRunStatus | null> {
   const job = await c.get<TrainingRun>(tenant, 'job', trainingRunId(jobName));

@@ -29,7 +29,10 @@ export type TaskState = { state: 'running' } | { state: 'stopped' | 'gone'; reas
 export interface TaskLauncher {
   /** `ecs` or `child-process`, as the run's log and record say. */
   readonly runner: string;
-  /** `token` is the same for every attempt of one run: a launcher that can, starts one task per token. */
+  /**
+   * `token` is the same for every delivery of one attempt of a run (`taskToken`: a new one after
+   * each busy retry): a launcher that can, starts one task per token.
+   */
   launch(run: { tenant: string; jobName: string; token: string }): Promise<string>;
   /** Whether the task `ref` (as `launch` answered it) is still there. */
   inspect(ref: string): Promise<TaskState>;
