@@ -407,8 +407,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // read the markers again now it is, and take out of the artifact whoever it still holds.
     const holds = erasedFrom((await c.servingConfig(tenant)).erased_user, histories.trainedBefore);
     if (stored.histories && holdsAnyOf(stored.histories, holds)) await withoutErased(deps, tenant, key);
-    await c.update(tenant, 'job', id, completedWith(rec), { status: 'InProgress', storing_version: version });
-    await log(`Completed: version ${version}`);
+    // Its line only when it completed it: a run ended meanwhile by another (as interrupted) keeps
+    // its end and log (until 2026-12-07 it said `Completed` of a run that was not).
+    if (await c.update(tenant, 'job', id, completedWith(rec), { status: 'InProgress', storing_version: version })) await log(`Completed: version ${version}`);
+    else movedOn(tenant, jobName, `it stored version ${version}`);
   } catch (e) {
     await written;
     if (e instanceof Stopped) {

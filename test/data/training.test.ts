@@ -754,6 +754,24 @@ describe('stopping a run races its end', () => {
     expect(await logsOf(c, T11, 1)).not.toMatch(/Stopped/);
   });
 
+  it("a run ended by another as it stores its version keeps its end and log: no 'Completed' line of a run that was not", async () => {
+    const T14 = 'ended-storing';
+    const { c, events, items, blobs, template } = await twoTastes(T14);
+    await c.put(T14, 'job', job(1, template));
+    // Ended Failed (as interrupted) just before its version record is written.
+    const raced: ConsoleStore = {
+      ...c,
+      async put(tenant, kind, rec) {
+        if (kind === 'model') expect(await c.update(T14, 'job', 1, { status: 'Failed', finished_at: Math.floor(Date.now() / 1000), error: 'ended elsewhere' }, { status: 'InProgress' })).toBe(true);
+        return c.put(tenant, kind, rec);
+      },
+    };
+    await runTraining({ console: raced, events, items, blobs }, T14, 'train-1');
+    expect(await c.get<TrainingRun>(T14, 'job', 1)).toMatchObject({ status: 'Failed', error: 'ended elsewhere' });
+    // Until 2026-12-07 its log ended 'Completed: version 1'.
+    expect(await logsOf(c, T14, 1)).not.toMatch(/Completed/);
+  });
+
   it("a read of the run that fails in the trainer's stop poll fails nothing: no unhandled rejection (which ends the process), and the run completes", async () => {
     const T8 = 'stp-poll';
     const { c, events, items, blobs, template } = await twoTastes(T8);
