@@ -289,10 +289,10 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * host reclaimed, a crash before it could mark the run) would stay so for good, since no message
  * will come for it again; so would a training worker's run InProgress or Stopping past the
  * worker's time limit (WORKER_RUN_LOST_SECONDS) whose message will not come again. Each is ended
- * as far as it got (endInterruptedRun), its log and error saying what stopped it: named in `ended`. A run stored Queued whose message its request
- * never sent (`_unsent_since` older than UNSENT_RUN_GRACE_SECONDS: stopped between the two), or
- * that its trainer queued again after a busy service (`requeueBusyRun`), is sent (`sendRun`):
- * named in `sent`.
+ * as far as it got (endInterruptedRun), its log and error saying what stopped it: named in
+ * `ended`. A run stored Queued whose message its request never sent (`_unsent_since` older than
+ * UNSENT_RUN_GRACE_SECONDS: stopped between the two), or that a busy service sent back
+ * (`requeueBusyRun`, `deferBusyStart`), is sent (`sendRun`): named in `sent`.
  */
 export async function sweepTaskRuns(
   deps: { console: Pick<ConsoleStore, 'activeRuns' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
