@@ -574,6 +574,30 @@ describe('stopping a run races its end', () => {
     expect(await logsOf(c, T12, 1)).toMatch(/Completed: version 1$/);
   });
 
+  it("a container task's run that cannot tell whether it stored its version is left InProgress; once its task has exited, the task sweep ends it from what is stored", async () => {
+    const T15 = 'lost-unread-task';
+    const { c, events, items, blobs, template } = await twoTastes(T15);
+    const now = Math.floor(Date.now() / 1000);
+    await c.put(T15, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: now, ref: 'task-1' } });
+    const lossy: ConsoleStore = {
+      ...c,
+      async put(tenant, kind, rec) {
+        await c.put(tenant, kind, rec);
+        if (kind === 'model') throw new Error('socket hang up');
+      },
+      async get(tenant, kind, id) {
+        if (kind === 'model') throw new Error('socket hang up');
+        return c.get(tenant, kind, id);
+      },
+    };
+    await expect(runTraining({ console: lossy, events, items, blobs }, T15, 'train-1', { asTask: true })).rejects.toThrow('socket hang up');
+    expect(await c.get<TrainingRun>(T15, 'job', 1)).toMatchObject({ status: 'InProgress', storing_version: 1 });
+    const exited: TaskLauncher = { runner: 'test', launch: async () => 'task-1', inspect: async () => ({ state: 'stopped', reason: 'exit code 1' }) };
+    const swept = await sweepTaskRuns({ console: c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue }, T15, exited, now);
+    expect(swept.ended).toEqual(['train-1']);
+    expect(await c.get<TrainingRun>(T15, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
   it('a run a container task claimed is not started by the training worker (a message delivered twice at once: one delivery handed it to a task); the task starts it', async () => {
     const T8 = 'claimed';
     const { c, events, items, blobs, template } = await twoTastes(T8);
