@@ -17,6 +17,13 @@ export const DEFAULT_TAGS: HighlightTags = { pre: '<em>', post: '</em>' };
 
 /** Words a description snippet holds at most. */
 export const SNIPPET_WORDS = 20;
+/**
+ * Characters of the description a snippet shows at most (before its marks, escapes and `…`):
+ * 20 words of usual length take about 150, so this bounds only words or runs of symbols far
+ * longer than words (until 2026-12-07 a description of one 8,000-character token was shown
+ * 5,000 characters long).
+ */
+export const SNIPPET_CHARS = 300;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
@@ -274,7 +281,7 @@ function markOpening(text: string, toks: Token[], opening: readonly string[]): v
 export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS, scanned = SNIPPET_SCAN): string {
   const scan = scannedLength(text, scanned);
   const toks = marks(scan < text.length ? text.slice(0, scan) : text, terms);
-  if (toks.length <= size) return marked(text, toks, 0, scan, tags) + (scan < text.length ? '…' : '');
+  if (toks.length <= size) return shown(text, toks, 0, scan, tags);
   let best = 0;
   let bestHits = -1;
   let hits = 0;
@@ -303,6 +310,42 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
   const last = toks[best + size - 1] as Token;
   const from = best === 0 ? 0 : first.start;
   const to = best + size >= toks.length ? scan : last.end;
+  return shown(text, toks, from, to, tags);
+}
+
+/**
+ * `text` from `from` to `to` marked, with `…` where it was cut; within SNIPPET_CHARS: a longer
+ * span is cut to that many characters around its matched words (centred on them when they fit,
+ * else from a little before the first), at the words' edges where a word fits, else inside it.
+ */
+function shown(text: string, toks: readonly Token[], from: number, to: number, tags: HighlightTags): string {
+  if (to - from > SNIPPET_CHARS) {
+    const inside = toks.filter((t) => t.start >= from && t.end <= to);
+    const hits = inside.filter((t) => t.hit);
+    const firstHit = hits[0];
+    const lastHit = hits[hits.length - 1];
+    let start = from;
+    if (firstHit && lastHit) {
+      const span = lastHit.end - firstHit.start;
+      start = span <= SNIPPET_CHARS ? firstHit.start - Math.floor((SNIPPET_CHARS - span) / 2) : firstHit.start - Math.floor(SNIPPET_CHARS / 4);
+    }
+    start = Math.max(from, Math.min(start, to - SNIPPET_CHARS));
+    // At the start of the first word from `start` (the first match at the latest, which begins at
+    // or after it), and at the end of the last word that ends within the characters; inside a
+    // word only where none begins or ends within them.
+    const opening = inside.find((t) => t.start >= start);
+    if (opening && opening.start - start < SNIPPET_CHARS) start = opening.start;
+    else if (isLow(text.charCodeAt(start))) start -= 1;
+    let end = start + SNIPPET_CHARS;
+    let closing: Token | undefined;
+    for (const t of inside) if (t.start >= start && t.end <= end) closing = t;
+    if (closing) end = closing.end;
+    if (end > to) end = to;
+    if (isLow(text.charCodeAt(end))) end -= 1;
+    // A word cut at the end is marked as far as it is shown.
+    const clipped = toks.map((t) => (t.start < end && t.end > end ? { ...t, end } : t));
+    return (start > 0 ? '…' : '') + marked(text, clipped, start, end, tags) + (end < text.length ? '…' : '');
+  }
   return (from > 0 ? '…' : '') + marked(text, toks, from, to, tags) + (to < text.length ? '…' : '');
 }
 

@@ -11,7 +11,7 @@ import { FACET_VALUES, FacetCounter, SearchFacets } from '../../shared/search/fa
 import { clauseFilter, coreFilter } from '../../shared/search/filters.ts';
 import { matches } from '../../shared/control/pipeline.ts';
 import type { FilterClause } from '../../shared/schemas/search.ts';
-import { DEFAULT_TAGS, highlightText, SNIPPET_SCAN, snippet, snippetScan, stopWordsAsked, withPhrasesHeld } from '../../shared/search/highlight.ts';
+import { DEFAULT_TAGS, highlightText, SNIPPET_CHARS, SNIPPET_SCAN, snippet, snippetScan, stopWordsAsked, withPhrasesHeld } from '../../shared/search/highlight.ts';
 import { PreparedDelta, rank } from '../../shared/search/rank.ts';
 import { IVF_MIN } from '../../shared/search/ivf.ts';
 import { SortedPage } from '../../shared/search/sort.ts';
@@ -664,9 +664,9 @@ describe('snippets', () => {
     expect(text.length).toBeGreaterThan(4 * SNIPPET_SCAN);
     expect(snippet(text, new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…word <em>shoe</em> word…');
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('word word word…');
-    // Fewer words than a window in the part read: that part, and the ellipsis.
+    // Fewer words than a window in the part read: that part, within SNIPPET_CHARS around the match.
     const one = `${'x'.repeat(SNIPPET_SCAN - 10)} shoe ${'y'.repeat(SNIPPET_SCAN)}`;
-    expect(snippet(one, new Set(['shoe']), DEFAULT_TAGS)).toBe(`${'x'.repeat(SNIPPET_SCAN - 10)} <em>shoe</em> …`);
+    expect(snippet(one, new Set(['shoe']), DEFAULT_TAGS)).toBe('…<em>shoe</em>…');
     // Words joined by commas: the cut falls after a comma, not inside "shoelace" (a review's find:
     // its first half was marked as "shoe"), nor between a letter and its accent.
     const commas = `${'w,'.repeat(2498)}shoelace,${'w,'.repeat(5000)}`;
@@ -691,6 +691,28 @@ describe('snippets', () => {
       // One more letter and it reaches past them: left out.
       expect(snippet(t.replace(` ${word} `, ` ${word}s `), new Set([term]), DEFAULT_TAGS, 3), word).not.toContain('<em>');
     }
+  });
+
+  it('shows at most SNIPPET_CHARS characters of the description, around its matches, at words where it can', () => {
+    const shoe = new Set(['shoe']);
+    const plain = (s: string) => s.replace(/<\/?em>/g, '');
+    // One token of 8,000 letters (until 2026-12-07 shown 5,000 characters long): its first 300, cut.
+    expect(snippet('x'.repeat(8000), shoe, DEFAULT_TAGS)).toBe(`${'x'.repeat(SNIPPET_CHARS)}…`);
+    // Long runs of symbols between the words: the match, with what fits around it.
+    const runs = `intro ${'='.repeat(2000)} red shoe here ${'★'.repeat(2000)} outro`;
+    const s = snippet(runs, shoe, DEFAULT_TAGS);
+    expect(s).toContain('red <em>shoe</em> here');
+    expect(plain(s).length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
+    expect(s.startsWith('…') && s.endsWith('…')).toBe(true);
+    // Twenty long words: cut at a word's edge, the match kept and marked.
+    const long = Array.from({ length: 30 }, (_, i) => (i === 15 ? 'shoe' : `w${i}${'o'.repeat(40)}`)).join(' ');
+    const l = snippet(long, shoe, DEFAULT_TAGS);
+    expect(l).toContain('<em>shoe</em>');
+    expect(plain(l).length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
+    expect(plain(l)).toMatch(/^…w\d+o+ .* w\d+o+…$/);
+    // Twenty words of usual length are shown as before.
+    const usual = Array.from({ length: 40 }, (_, i) => (i === 20 ? 'shoe' : 'word')).join(' ');
+    expect(snippet(usual, shoe, DEFAULT_TAGS)).toBe(`…${'word '.repeat(9)}<em>shoe</em>${' word'.repeat(10)}…`);
   });
 
   it('chooses from fewer characters on a page of more than 20 hits: 100,000 over the page', () => {
