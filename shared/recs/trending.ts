@@ -1,6 +1,6 @@
 import { nowMs } from '../clock.ts';
 import { settledWithin } from '../concurrency.ts';
-import type { EventStore } from '../domain/types.ts';
+import type { EventStore, RecentEvent } from '../domain/types.ts';
 import { catalogItemId } from '../domain/item-ids.ts';
 import { logger } from '../observability.ts';
 
@@ -43,12 +43,28 @@ export interface Popularity {
   upTo: number | undefined;
 }
 
+/**
+ * A count of the tenant's latest events as a later page can make another from (`slid`): its
+ * scores, the most events that named one item (`top`: a score times it is the item's count), the
+ * newest and oldest event id it read (0: none), and how many events it read (fewer than it asked
+ * for: the tenant's whole log).
+ */
+interface Tally {
+  scores: Map<number, number>;
+  top: number;
+  upTo: number;
+  oldest: number;
+  counted: number;
+}
+
 interface Counted {
   at: number;
   scores: Map<number, number>;
   /** The newest event id the count read (0: none), and of how many events; undefined for a snapshot's scores. */
   upTo?: number | undefined;
   events?: number | undefined;
+  /** The count itself (`Tally`); undefined for a snapshot's scores. */
+  tally?: Tally | undefined;
   /** The count under way, shared by the requests that wait for it. */
   next?: Promise<Popularity> | undefined;
   /** The stored snapshot's read, made once by a container with no count of its own (concurrent requests share it). */
@@ -86,12 +102,14 @@ export async function trendingPopularity(events: EventStore, tenant: string, n =
   if (age < FRESH_MS) return inHand();
   if (!c.next) {
     const next = withinTime(countLatest(events, tenant, n), COUNT_TIMEOUT_MS).then(
-      ({ counts, upTo }) => {
+      (read) => {
         const at = nowMs();
-        const scores = scaled(counts);
+        const { counts, upTo } = read;
+        const tally = tallyOf(read);
+        const scores = tally.scores;
         // The count it replaces, for the later pages of the searches it ranked.
         if (c.upTo !== undefined && c.events !== undefined) keep(tenant, c.events, c.upTo, Promise.resolve(c.scores));
-        Object.assign(c, { at, scores, upTo, events: n, next: undefined, fromSnapshot: false });
+        Object.assign(c, { at, scores, upTo, events: n, tally, next: undefined, fromSnapshot: false });
         if (snapshots && at - c.storedAt >= STORE_EVERY_MS) store(c, snapshots, tenant, { countedAt: at, events: n, top: topCounts(counts, SNAPSHOT_ITEMS) });
         return { scores, upTo };
       },
@@ -124,12 +142,15 @@ function keep(tenant: string, n: number, upTo: number, scores: Promise<Map<numbe
 /**
  * The scores `trendingPopularity` served with its count of the tenant's latest `n` events up to
  * event `upTo`: the container's count in hand when it is that one, a count it kept (the one in
- * hand before, or one counted here before), else the latest `n` events up to that id counted
- * again (read consistently; waited for): the same events, the same scores, but for events stored
- * below that id after it was counted (a write slow to commit), and events erased since. A later
- * page of a search whose context weighs popularity weighs it as its first page did
- * (`Cursor.popularUpTo`): a count between pages moved the positions, and pages repeated or
- * skipped hits (until 2026-12-07).
+ * hand before, or one counted here before), else made again (read consistently; waited for):
+ * from the container's count in hand when the two are at most `n / 2` event ids apart, by reading
+ * only the events between them and as many at the other end of the window (`slid`: another
+ * container's count of a few seconds before or after reads tens or hundreds of events, not
+ * 20,000), else the latest `n` events up to that id counted again. The same events, the same
+ * scores, but for events stored below that id after it was counted (a write slow to commit), and
+ * events erased since. A later page of a search whose context weighs popularity weighs it as its
+ * first page did (`Cursor.popularUpTo`): a count between pages moved the positions, and pages
+ * repeated or skipped hits (until 2026-12-07).
  */
 export function trendingScoresAsOf(events: EventStore, tenant: string, upTo: number, n = TRENDING_EVENTS): Promise<Map<number, number>> {
   const c = trending.get(tenant);
@@ -140,7 +161,9 @@ export function trendingScoresAsOf(events: EventStore, tenant: string, upTo: num
     keep(tenant, n, upTo, kept);
     return kept;
   }
-  const counted = withinTime(countLatest(events, tenant, n, upTo + 1), COUNT_TIMEOUT_MS).then(({ counts }) => scaled(counts));
+  // A first page's count of no events (up to event 0) is made again by reading nothing (below event 1).
+  const base = upTo > 0 && c?.tally !== undefined && c.events === n && Math.abs(upTo - c.tally.upTo) <= n / 2 ? c.tally : undefined;
+  const counted = withinTime(base ? slid(events, tenant, n, base, upTo) : countLatest(events, tenant, n, upTo + 1).then(tallyOf), COUNT_TIMEOUT_MS).then((t) => t.scores);
   keep(tenant, n, upTo, counted);
   // A failed count is not kept: the next page counts again (those waiting for it see the error).
   counted.catch(() => {
@@ -187,17 +210,83 @@ async function withinTime<T>(p: Promise<T>, ms: number, what = 'counted'): Promi
   return p;
 }
 
-/** How many of the tenant's latest `n` events (below event id `below`, when given) name each item, and the newest event id read (0: none). */
-async function countLatest(events: EventStore, tenant: string, n: number, below?: number): Promise<{ counts: Map<number, number>; upTo: number }> {
+interface Read {
+  counts: Map<number, number>;
+  upTo: number;
+  oldest: number;
+  counted: number;
+}
+
+/** How many of the tenant's latest `n` events (below event id `below`, when given) name each item, the newest and oldest event id read (0: none), and how many were read. */
+async function countLatest(events: EventStore, tenant: string, n: number, below?: number): Promise<Read> {
   const counts = new Map<number, number>();
   let upTo = 0;
+  let oldest = 0;
   // Bounded: the tenant's latest events, across its write shards (a trained model replaces this).
-  for (const e of await events.latest(tenant, n, below)) {
+  const read = await events.latest(tenant, n, below);
+  for (const e of read) {
     if (e.id > upTo) upTo = e.id;
+    if (oldest === 0 || e.id < oldest) oldest = e.id;
     const id = catalogItemId(e.item_id);
     if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
-  return { counts, upTo };
+  return { counts, upTo, oldest, counted: read.length };
+}
+
+function tallyOf({ counts, upTo, oldest, counted }: Read): Tally {
+  let top = 0;
+  for (const v of counts.values()) if (v > top) top = v;
+  return { scores: scaled(counts), top, upTo, oldest, counted };
+}
+
+/**
+ * The count of the tenant's latest `n` events up to event `upTo` made from `base`, another count
+ * of them (up to another event), reading only the events between the two and as many at the
+ * window's other end: up to an earlier event, the events after it leave and as many below the
+ * base's oldest come in; up to a later one, the events after the base's newest come in and as
+ * many of its oldest leave (ids are handed out in order: read from its oldest up, past a gap).
+ * The same counts as reading the `n` events up to `upTo` (but for the events that count does not
+ * see alike: stored late, or erased since). Falls back to that read where the oldest cannot be
+ * found (erased since).
+ */
+async function slid(events: EventStore, tenant: string, n: number, base: Tally, upTo: number): Promise<Tally> {
+  const counts = new Map<number, number>();
+  for (const [id, s] of base.scores) counts.set(id, Math.round(s * base.top));
+  const add = (e: RecentEvent, by: number) => {
+    const id = catalogItemId(e.item_id);
+    if (id === undefined) return;
+    const v = (counts.get(id) ?? 0) + by;
+    if (v > 0) counts.set(id, v);
+    else counts.delete(id);
+  };
+  let { counted, oldest } = base;
+  if (upTo < base.upTo) {
+    const leaving = (await events.latest(tenant, base.upTo - upTo, base.upTo + 1)).filter((e) => e.id > upTo);
+    for (const e of leaving) add(e, -1);
+    // Below its oldest only when the base read a full window (else it read the whole log).
+    const coming = leaving.length > 0 && counted >= n ? await events.latest(tenant, leaving.length, oldest) : [];
+    for (const e of coming) add(e, 1);
+    counted += coming.length - leaving.length;
+    const last = coming[coming.length - 1];
+    if (last) oldest = last.id;
+  } else if (upTo > base.upTo) {
+    const arriving = (await events.latest(tenant, upTo - base.upTo, upTo + 1)).filter((e) => e.id > base.upTo);
+    for (const e of arriving) add(e, 1);
+    const first = arriving[arriving.length - 1];
+    if (counted === 0 && first) oldest = first.id;
+    counted += arriving.length;
+    const drop = counted - n;
+    if (drop > 0) {
+      let found: RecentEvent[] = [];
+      for (let m = drop; found.length < drop && m <= n; m *= 2) found = (await events.latest(tenant, m, oldest + m)).filter((e) => e.id >= oldest);
+      if (found.length < drop) return tallyOf(await countLatest(events, tenant, n, upTo + 1));
+      found.sort((a, b) => a.id - b.id);
+      for (const e of found.slice(0, drop)) add(e, -1);
+      oldest = found[drop]?.id ?? (found[drop - 1] as RecentEvent).id + 1;
+      counted = n;
+    }
+  }
+  return tallyOf({ counts, upTo, oldest, counted });
 }
 
 /** Counts scaled so the most named item is 1 (a snapshot's top holds that item: the same scores as the whole count). */

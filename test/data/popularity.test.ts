@@ -207,3 +207,107 @@ describe('popularity snapshot', () => {
     release();
   });
 });
+
+describe("a later search page's popularity (trendingScoresAsOf)", () => {
+  /** The table's event store, adding up the events its `latest` read. */
+  function readingEvents() {
+    const inner = db.stores.events;
+    const out = {
+      read: 0,
+      store: {
+        ...inner,
+        latest: async (tenant: string, limit: number, below?: number) => {
+          const rows = await inner.latest(tenant, limit, below);
+          out.read += rows.length;
+          return rows;
+        },
+      } satisfies EventStore,
+    };
+    return out;
+  }
+  const trending = async () => {
+    vi.resetModules();
+    return import('../../shared/recs/trending.ts');
+  };
+  const itemOf = (i: number) => String(1 + ((i * 7) % 13));
+
+  it("another container's count is made from its own, reading the events between the two counts (and as many at the window's end), not the whole window again: the same scores as a count of the window", async () => {
+    const tenant = 'pop-slide';
+    const n = 40;
+    await db.stores.events.append(
+      tenant,
+      Array.from({ length: 100 }, (_, i) => ev(itemOf(i))),
+      1_000,
+    );
+    const a = await trending();
+    const atA = await a.trendingPopularity(db.stores.events, tenant, n);
+    // Events between the two containers' counts (and one not of the catalog).
+    await db.stores.events.append(tenant, [...Array.from({ length: 5 }, (_, i) => ev(itemOf(3 * i))), ev('not-a-catalog-id')], 1_001);
+    const b = await trending();
+    const atB = await b.trendingPopularity(db.stores.events, tenant, n);
+    expect(atB.upTo).toBe((atA.upTo as number) + 6);
+    expect(sorted(atB.scores)).not.toEqual(sorted(atA.scores));
+    // B's page after A's first page: the 6 newer events leave, the 6 below B's oldest come in.
+    const onB = readingEvents();
+    expect(sorted(await b.trendingScoresAsOf(onB.store, tenant, atA.upTo as number, n))).toEqual(sorted(atA.scores));
+    expect(onB.read).toBe(12);
+    // A's page after B's first page: the 6 come in, A's 6 oldest leave.
+    const onA = readingEvents();
+    expect(sorted(await a.trendingScoresAsOf(onA.store, tenant, atB.upTo as number, n))).toEqual(sorted(atB.scores));
+    expect(onA.read).toBeLessThanOrEqual(12);
+    // A container with no count of its own counts the window again: the same scores.
+    const c = await trending();
+    const onC = readingEvents();
+    expect(sorted(await c.trendingScoresAsOf(onC.store, tenant, atA.upTo as number, n))).toEqual(sorted(atA.scores));
+    expect(onC.read).toBe(n);
+  });
+
+  it('made from a count of a short log (fewer events than the window), and across a gap in the ids', async () => {
+    const tenant = 'pop-slide-short';
+    const n = 40;
+    await db.stores.events.append(
+      tenant,
+      Array.from({ length: 12 }, (_, i) => ev(itemOf(i))),
+      1_000,
+    );
+    const a = await trending();
+    const atA = await a.trendingPopularity(db.stores.events, tenant, n);
+    await db.stores.events.append(
+      tenant,
+      Array.from({ length: 4 }, (_, i) => ev(itemOf(i + 5))),
+      1_001,
+    );
+    const b = await trending();
+    const atB = await b.trendingPopularity(db.stores.events, tenant, n);
+    expect(sorted(await b.trendingScoresAsOf(db.stores.events, tenant, atA.upTo as number, n))).toEqual(sorted(atA.scores));
+    expect(sorted(await a.trendingScoresAsOf(db.stores.events, tenant, atB.upTo as number, n))).toEqual(sorted(atB.scores));
+
+    // A full window whose oldest events have a gap after them (ids 6-8 handed out to events not
+    // stored): the window's oldest two are 4 and 5, then 9.
+    const gapped = 'pop-slide-gap';
+    const m = 10;
+    await db.stores.events.append(
+      gapped,
+      Array.from({ length: 5 }, (_, i) => ev(itemOf(i))),
+      1_000,
+    );
+    await db.stores.events.append(gapped, [ev('1'), ev('2'), ev('3')], 1_000, undefined, new Set(['u']));
+    await db.stores.events.append(
+      gapped,
+      Array.from({ length: 8 }, (_, i) => ev(itemOf(i + 6))),
+      1_000,
+    );
+    const x = await trending();
+    const atX = await x.trendingPopularity(db.stores.events, gapped, m);
+    expect(atX.upTo).toBe(16);
+    await db.stores.events.append(
+      gapped,
+      Array.from({ length: 4 }, (_, i) => ev(itemOf(i + 2))),
+      1_001,
+    );
+    const y = await trending();
+    const atY = await y.trendingPopularity(db.stores.events, gapped, m);
+    expect(sorted(await x.trendingScoresAsOf(db.stores.events, gapped, atY.upTo as number, m))).toEqual(sorted(atY.scores));
+    expect(sorted(await y.trendingScoresAsOf(db.stores.events, gapped, atX.upTo as number, m))).toEqual(sorted(atX.scores));
+  });
+});
