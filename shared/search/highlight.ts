@@ -341,7 +341,11 @@ function shown(text: string, toks: readonly Token[], from: number, to: number, t
     for (const t of inside) if (t.start >= start && t.end <= end) closing = t;
     if (closing) end = closing.end;
     if (end > to) end = to;
-    if (isLow(text.charCodeAt(end))) end -= 1;
+    // Not inside a character as shown (a letter and its combining accents, an emoji sequence):
+    // until 2026-12-07 a cut there kept the letter without its accent, or a joiner alone.
+    const whole = characterStart(text, end, start);
+    if (whole > start) end = whole;
+    else if (isLow(text.charCodeAt(end))) end -= 1;
     // A word cut at the end is marked as far as it is shown.
     const clipped = toks.map((t) => (t.start < end && t.end > end ? { ...t, end } : t));
     return (start > 0 ? '…' : '') + marked(text, clipped, start, end, tags) + (end < text.length ? '…' : '');
@@ -370,6 +374,22 @@ export const snippetScan = (limit: number): number => Math.min(SNIPPET_SCAN, Mat
 /** A character of a run the highlighter reads as (part of) a word (`RUN`): what a cut must not follow. */
 const WORDISH = new RegExp(`^[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]$`, 'u');
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+/**
+ * `at`, or where the character shown there begins when `at` falls inside one (a letter and its
+ * combining marks, a surrogate pair, an emoji sequence), read from at most 64 code units before it
+ * (not before `floor`).
+ */
+function characterStart(text: string, at: number, floor: number): number {
+  if (at <= floor || at >= text.length) return at;
+  const from = Math.max(floor, at - 64);
+  let start = from;
+  for (const { index } of graphemes.segment(text.slice(from, Math.min(text.length, at + 64)))) {
+    if (from + index > at) break;
+    start = from + index;
+  }
+  return start;
+}
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
 function scannedLength(text: string, most: number): number {
   if (text.length <= most) return text.length;

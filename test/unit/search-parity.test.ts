@@ -710,6 +710,18 @@ describe('snippets', () => {
     expect(l).toContain('<em>shoe</em>');
     expect(plain(l).length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
     expect(plain(l)).toMatch(/^…w\d+o+ .* w\d+o+…$/);
+    // Cut inside a word at a whole character as shown: never a letter without its accent (e and
+    // U+0301, decomposed: until 2026-12-07 the 300th unit was the e, shown bare) nor half a pair.
+    const characters = (t: string) => [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(t)].map((g) => g.segment);
+    for (const text of [`x${'e\u0301'.repeat(3000)}`, `${'e\u0301'.repeat(3000)}`, `x${'\u{1D400}'.repeat(3000)}`]) {
+      const cut = snippet(text, shoe, DEFAULT_TAGS);
+      expect(cut.endsWith('…')).toBe(true);
+      const shown = cut.slice(0, -1);
+      expect(shown.length).toBeLessThanOrEqual(SNIPPET_CHARS);
+      expect(shown.length).toBeGreaterThan(SNIPPET_CHARS - 3);
+      expect(text.startsWith(shown)).toBe(true);
+      expect(characters(shown).at(-1)).toBe(characters(text).at(-1));
+    }
     // Twenty words of usual length are shown as before.
     const usual = Array.from({ length: 40 }, (_, i) => (i === 20 ? 'shoe' : 'word')).join(' ');
     expect(snippet(usual, shoe, DEFAULT_TAGS)).toBe(`…${'word '.repeat(9)}<em>shoe</em>${' word'.repeat(10)}…`);
