@@ -24,6 +24,8 @@ export const SNIPPET_WORDS = 20;
  * 5,000 characters long).
  */
 export const SNIPPET_CHARS = 300;
+/** Characters a snippet's cut leaves out at most to fall at a word's edge (`shown`); past that it cuts inside the word. */
+const SNIPPET_SNAP = 30;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
@@ -331,15 +333,16 @@ function shown(text: string, toks: readonly Token[], from: number, to: number, t
     }
     start = Math.max(from, Math.min(start, to - SNIPPET_CHARS));
     // At the start of the first word from `start` (the first match at the latest, which begins at
-    // or after it), and at the end of the last word that ends within the characters; inside a
-    // word only where none begins or ends within them.
+    // or after it), and at the end of the last word that ends within the characters, when that
+    // leaves out at most SNIPPET_SNAP of them; else inside the word (or run of symbols) there, so
+    // that a match between words too long to show whole keeps the text around it.
     const opening = inside.find((t) => t.start >= start);
-    if (opening && opening.start - start < SNIPPET_CHARS) start = opening.start;
-    else if (isLow(text.charCodeAt(start))) start -= 1;
+    if (opening && opening.start - start <= SNIPPET_SNAP) start = opening.start;
+    else start = characterStart(text, start, from);
     let end = start + SNIPPET_CHARS;
     let closing: Token | undefined;
     for (const t of inside) if (t.start >= start && t.end <= end) closing = t;
-    if (closing) end = closing.end;
+    if (closing && end - closing.end <= SNIPPET_SNAP) end = closing.end;
     if (end > to) end = to;
     // Not inside a character as shown (a letter and its combining accents, an emoji sequence):
     // until 2026-12-07 a cut there kept the letter without its accent, or a joiner alone.

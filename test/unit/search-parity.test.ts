@@ -666,7 +666,9 @@ describe('snippets', () => {
     expect(snippet(text, new Set(['boot']), DEFAULT_TAGS, 3)).toBe('word word word…');
     // Fewer words than a window in the part read: that part, within SNIPPET_CHARS around the match.
     const one = `${'x'.repeat(SNIPPET_SCAN - 10)} shoe ${'y'.repeat(SNIPPET_SCAN)}`;
-    expect(snippet(one, new Set(['shoe']), DEFAULT_TAGS)).toBe('…<em>shoe</em>…');
+    const oneShown = snippet(one, new Set(['shoe']), DEFAULT_TAGS);
+    expect(oneShown).toMatch(/^…x+ <em>shoe<\/em> ?…$/);
+    expect(oneShown.replace(/<\/?em>/g, '').length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
     // Words joined by commas: the cut falls after a comma, not inside "shoelace" (a review's find:
     // its first half was marked as "shoe"), nor between a letter and its accent.
     const commas = `${'w,'.repeat(2498)}shoelace,${'w,'.repeat(5000)}`;
@@ -704,6 +706,9 @@ describe('snippets', () => {
     expect(s).toContain('red <em>shoe</em> here');
     expect(plain(s).length).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
     expect(s.startsWith('…') && s.endsWith('…')).toBe(true);
+    // A match between words too long to show whole: centred in as much of them as fits.
+    const between = snippet(`${'a'.repeat(1000)} shoe ${'b'.repeat(1000)}`, shoe, DEFAULT_TAGS);
+    expect(between).toBe(`…${'a'.repeat(147)} <em>shoe</em> ${'b'.repeat(147)}…`);
     // Twenty long words: cut at a word's edge, the match kept and marked.
     const long = Array.from({ length: 30 }, (_, i) => (i === 15 ? 'shoe' : `w${i}${'o'.repeat(40)}`)).join(' ');
     const l = snippet(long, shoe, DEFAULT_TAGS);
