@@ -352,8 +352,8 @@ export const completedWith = (v: Pick<ModelVersion, 'version' | 'metrics'>) => (
  * Ends a run whose worker or container task is gone without ending it, as far as it got: a run
  * asked to stop is Stopped; one that had stored its version (`storing_version` names a version
  * that exists) is Completed with it; any other is Failed, saying `why` (what stopped it).
- * Conditional on what was read (status, storing mark, task claim), so a run that ended or moved
- * meanwhile keeps what it has. Answers the status it ended with, or null when it was not ended.
+ * Conditional on what was read (status, storing mark, task claim, the attempt's start), so a run
+ * that ended or moved meanwhile keeps what it has. Answers the status it ended with, or null when it was not ended.
  */
 export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' | 'appendLog'>, tenant: string, job: TrainingRun, why: string): Promise<TrainingRunStatus | null> {
   const log = (message: string) => c.appendLog(tenant, job.id, [{ ts: nowSeconds(), message }]);
@@ -367,7 +367,10 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   const stored = v === undefined ? undefined : await c.get<ModelVersion>(tenant, 'model', v);
   const error = `The run was interrupted before it stored a version (${why}); nothing was stored. Start a new run.`;
   const ended = stored ? completedWith(stored) : { status: 'Failed' as const, finished_at: nowSeconds(), error };
-  const expect = job.status === 'Queued' ? { status: 'Queued', 'task.ref': job.task?.ref } : { status: 'InProgress', storing_version: v };
+  // InProgress: this attempt only (its `started_at`): a run queued again and started anew since it
+  // was read (`requeueBusyRun`) is another attempt's, not this one's to end.
+  const attempt = job.started_at !== null ? { started_at: job.started_at } : {};
+  const expect = job.status === 'Queued' ? { status: 'Queued', 'task.ref': job.task?.ref } : { status: 'InProgress', storing_version: v, ...attempt };
   if (!(await c.update(tenant, 'job', job.id, ended, expect))) return null;
   await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);
   return ended.status;

@@ -334,9 +334,12 @@ export async function sweepTaskRuns(
     if (!claim?.ref || claim.runner !== taskRunner.runner || !ACTIVE.has(job.status)) continue;
     const state = await taskRunner.inspect(claim.ref);
     if (state.state === 'running' || (state.state === 'gone' && now - claim.claimed_at < TASK_SWEEP_GRACE_SECONDS)) continue;
-    // Read again: the task may have ended the run just before it stopped.
+    // Read again: the task may have ended the run just before it stopped, or given it up (queued
+    // again for a busy service, its claim dropped: `requeueBusyRun`, `deferBusyStart`) and then
+    // exited; the run is then waiting to be sent again, or already another task's. Only a run still
+    // this task's is ended (until 2026-12-07 such a run was ended Failed as its old task stopped).
     const fresh = await c.get<TrainingRun>(tenant, 'job', job.id);
-    if (!fresh || !ACTIVE.has(fresh.status)) continue;
+    if (!fresh || !ACTIVE.has(fresh.status) || fresh.task?.ref !== claim.ref) continue;
     const status = await endInterruptedRun(c, tenant, fresh, `its training task stopped: ${state.reason}`);
     if (!status) continue;
     ended.push(job.job_name);

@@ -9,6 +9,8 @@ import { createTemplate, type Template } from '../../shared/domain/templates.ts'
 import {
   BUSY_RETRIES,
   deferBusyStart,
+  endInterruptedRun,
+  requeueBusyRun,
   startTraining,
   stopTrainingRun,
   type TrainingRun,
@@ -1452,5 +1454,38 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await sweep(c, T4, ecs)).toEqual({ ended: [], sent: [], messages: [] });
     await runTraining({ console: c, events, items, blobs }, T4, 'train-1', { asTask: true });
     expect(await c.get<TrainingRun>(T4, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+  });
+
+  it("a container task's run queued again while the pass sweeps (read with its old task, which then exits) is not ended as its task stopped: neither waiting to be sent again, nor once its new task has it", async () => {
+    const T10 = 'busy-task-sweep-race';
+    const { c, events, items, blobs, template } = await twoTastes(T10);
+    const tasks = new Map<string, string>();
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async ({ token }) => tasks.get(token) ?? (tasks.set(token, `task-${tasks.size + 1}`).get(token) as string),
+      inspect: async (ref) => (ref === 'task-1' ? { state: 'stopped', reason: 'exit code 0' } : { state: 'running' }),
+    };
+    await c.put(T10, 'job', job(1, template));
+    expect(await placeRun({ console: c, events }, T10, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    await c.update(T10, 'job', 1, { status: 'InProgress', started_at: Math.floor(Date.now() / 1000) }, { status: 'Queued' });
+    // The pass read the tenant's runs here: the run InProgress, task-1's.
+    const read = await c.activeRuns<TrainingRun>(T10, { upkeep: true });
+    expect(read[0]?.task?.ref).toBe('task-1');
+    const asRead: ConsoleStore = { ...c, activeRuns: async <R>() => read as unknown as R[] };
+    const sweepAsRead = () =>
+      sweepTaskRuns({ console: asRead, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue }, T10, ecs, Math.floor(Date.now() / 1000));
+    // Meanwhile task-1 met a busy service: the run is queued again without its claim, and task-1 exits.
+    expect(await requeueBusyRun(c, T10, { ...(read[0] as TrainingRun), status: 'Queued' }, 'throttled')).toBe(true);
+    expect(await sweepAsRead()).toEqual({ ended: [], sent: [] });
+    expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Queued', _busy_retries: 1, error: null });
+    // Sent again, handed to task-2, which started it: still not task-1's to end.
+    expect(await placeRun({ console: c, events }, T10, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    expect(await sweepAsRead()).toEqual({ ended: [], sent: [] });
+    // Nor by the old read itself (the run as the pass read it, ended as far as it got): task-2's attempt started since.
+    await c.update(T10, 'job', 1, { status: 'InProgress', started_at: (read[0]?.started_at as number) + 200 }, { status: 'Queued' });
+    expect(await endInterruptedRun(c, T10, read[0] as TrainingRun, 'its training task stopped')).toBeNull();
+    await c.update(T10, 'job', 1, { status: 'Queued', started_at: null }, { status: 'InProgress' });
+    await runTraining({ console: c, events, items, blobs }, T10, 'train-1', { asTask: true });
+    expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
   });
 });
