@@ -206,7 +206,10 @@ async function startStack(opts: StackOptions, dataDir: string, undo: (() => unkn
     const worker = workers.find((w) => w.queue === name);
     let handler: SqsHandler | undefined;
     if (worker) {
-      const thread = await threadedHandler(worker.handler);
+      // The training worker (one run at a time) has its Lambda's time limit, as on AWS: the
+      // maintenance pass ends a worker's run still InProgress past it (WORKER_RUN_LOST_SECONDS),
+      // taking its invocation for over. The embedding worker's batches share their thread (four at once).
+      const thread = await threadedHandler(worker.handler, name === 'training' ? { timeoutSeconds: worker.timeoutSeconds } : {});
       undo.push(() => thread.close());
       threads.push(thread);
       handler = thread.handler;

@@ -84,12 +84,63 @@ export interface ThreadedHandler {
   close(): Promise<void>;
 }
 
-/** Runs an SQS worker module in its own thread (with its own module state, as its own Lambda would). */
-export async function threadedHandler(module: string): Promise<ThreadedHandler> {
-  const modulePath = fileURLToPath(new URL(`../functions/${module}.ts`, import.meta.url));
-  const thread = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true, onOther: answerQueueCall });
+/**
+ * Runs an SQS worker module in its own thread (with its own module state, as its own Lambda would).
+ * With `timeoutSeconds` (the function's timeout), an invocation still running after it is ended as
+ * Lambda ends one: its thread is terminated (whatever it was doing stops there), the invocation
+ * fails, and a new thread takes the next. Only for a handler that runs one invocation at a time:
+ * the others in its thread would end with it. Until 2026-12-07 no local worker had a time limit,
+ * so a training run in the local worker could run on past WORKER_RUN_LOST_SECONDS, and the
+ * maintenance pass, which takes such a run's invocation for over (as on AWS it is), ended it while
+ * it ran (Failed, even as it stored its version).
+ */
+export async function threadedHandler(module: string, opts: { timeoutSeconds?: number; modulePath?: string } = {}): Promise<ThreadedHandler> {
+  const modulePath = opts.modulePath ?? fileURLToPath(new URL(`../functions/${module}.ts`, import.meta.url));
+  const start = () => startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true, onOther: answerQueueCall });
+  type Thread = HandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>;
+  let thread: Thread = await start();
+  /** The thread that replaces one ended at the time limit, while it starts (started again at the next call when it could not). */
+  let starting: Promise<Thread> | undefined;
+  let closed = false;
+  const current = async () => {
+    if (starting) {
+      const next = starting;
+      starting = undefined;
+      try {
+        thread = await next;
+      } catch (e) {
+        if (!closed) starting = start();
+        throw e;
+      }
+    }
+    return thread;
+  };
   return {
-    handler: async (event: SQSEvent) => (await thread.call({ event })) ?? undefined,
-    close: () => thread.close(),
+    handler: async (event: SQSEvent) => {
+      const t = await current();
+      const limit = opts.timeoutSeconds;
+      if (limit === undefined) return (await t.call({ event })) ?? undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), limit * 1000).unref();
+      });
+      try {
+        const res = await Promise.race([t.call({ event }), timedOut]);
+        if (res !== 'timeout') return res ?? undefined;
+      } finally {
+        clearTimeout(timer);
+      }
+      await t.close();
+      if (!closed) {
+        starting ??= start();
+        // Its failure is the next call's (current() starts another).
+        starting.catch(() => undefined);
+      }
+      throw new Error(`${module} timed out after ${limit} seconds (its thread was ended, as Lambda ends an invocation at its timeout)`);
+    },
+    close: async () => {
+      closed = true;
+      await (await current()).close();
+    },
   };
 }
