@@ -153,7 +153,9 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // deliver one message twice at once, and the second delivery can hand the run to a task while
   // the first trains it: until 2026-12-04 the worker started it all the same, the task then
   // found it taken and exited, and the task sweep ended the healthy run Failed.
-  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: now(), progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
+  // This attempt's start: its end below is conditional on it (a run queued again and started anew is another attempt's).
+  const startedAt = now();
+  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: startedAt, progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
   let lastCheck = 0;
   let stopRequested = false;
   const checkStop = async (fresh = false) => {
@@ -461,8 +463,11 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (busy && (await requeueBusyRun(c, tenant, job, message))) return;
     // A run that ended meanwhile keeps its end; one asked to stop ends Stopped, as a stop answered
     // Stopping promises (until 2026-12-03 a failure after the stop ended it Failed), the failure logged.
+    // Only this attempt (its `started_at`): a requeue whose answer was lost (its retry refused, the
+    // run already Queued) may have been sent and started anew by now, and that attempt is not this
+    // one's to end (until 2026-12-07 it was ended Failed as it ran).
     const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
-    if (await c.update(tenant, 'job', id, failed, { status: 'InProgress' })) await log(`Failed: ${failed.error}`);
+    if (await c.update(tenant, 'job', id, failed, { status: 'InProgress', started_at: startedAt })) await log(`Failed: ${failed.error}`);
     else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
     else {
       // Neither: the run moved on meanwhile (queued again by a requeue whose answer was lost, ended

@@ -1295,6 +1295,31 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await c.get<TrainingRun>(T6, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
   });
 
+  it('whose requeue landed but answered an error, and which was sent and started anew before its trainer gave up the requeue, is left to its new attempt: not ended Failed by the old one', async () => {
+    const T12 = 'busy-lost-requeue-restarted';
+    const { c, events, items, blobs, template } = await twoTastes(T12);
+    await c.put(T12, 'job', job(1, template));
+    // The requeue's write lands; before its answer (a throttling error) comes back, the pass has sent the run and a new attempt started it.
+    let lost = false;
+    const lossy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        const done = await c.update(tenant, kind, id, set, held);
+        if (!lost && set.status === 'Queued') {
+          lost = true;
+          expect(await c.update(T12, 'job', 1, { status: 'InProgress', started_at: Math.floor(Date.now() / 1000) + 200, progress: 0.01 }, { status: 'Queued' })).toBe(true);
+          throw throttled();
+        }
+        return done;
+      },
+    };
+    await runTraining({ console: lossy, events: busyEvents(events, () => true), items, blobs }, T12, 'train-1');
+    expect(lost).toBe(true);
+    // Until 2026-12-07 the old attempt ended the new one Failed as it ran.
+    expect(await c.get<TrainingRun>(T12, 'job', 1)).toMatchObject({ status: 'InProgress', _busy_retries: 1, error: null });
+    expect(await logsOf(c, T12, 1)).not.toMatch(/Failed/);
+  });
+
   it(`ends Failed, saying why, when the service is still busy at its ${BUSY_RETRIES + 1}th attempt`, async () => {
     const T2 = 'busy-failed';
     const { c, events, items, blobs, template } = await twoTastes(T2);
