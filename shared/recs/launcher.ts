@@ -292,7 +292,8 @@ export const TASK_SWEEP_GRACE_SECONDS = 120;
  * as far as it got (endInterruptedRun), its log and error saying what stopped it: named in
  * `ended`. A run stored Queued whose message its request never sent (`_unsent_since` older than
  * UNSENT_RUN_GRACE_SECONDS: stopped between the two), or that a busy service sent back
- * (`requeueBusyRun`, `deferBusyStart`), is sent (`sendRun`): named in `sent`.
+ * (`requeueBusyRun`, `deferBusyStart`), is sent (`sendRun`), and so is one Queued under a task claim
+ * its task never confirmed for UNCONFIRMED_CLAIM_SECONDS: named in `sent`.
  */
 export async function sweepTaskRuns(
   deps: { console: Pick<ConsoleStore, 'activeRuns' | 'get' | 'update' | 'appendLog'>; decide: DecideRun; queue: WorkQueue },
@@ -319,6 +320,21 @@ export async function sweepTaskRuns(
       continue;
     }
     const claim = job.task;
+    if (job.status === 'Queued' && claim && claim.ref === undefined && now - claim.claimed_at >= UNCONFIRMED_CLAIM_SECONDS) {
+      // Claimed for a task that never confirmed it started (the worker stopped or failed between
+      // the claim and the task's id: its write refused, its answer lost): only the run's message
+      // coming again starts its task again (`placeRun`, same token), and none comes after a last
+      // delivery (endUndeliveredRun leaves a claimed run), nor locally after a restart: until
+      // 2026-12-07 such a run stayed Queued for good. Its message is sent: the worker starts the
+      // task again, or finds the one the token started (the claim stays; a second message does nothing).
+      try {
+        await deps.queue.send('training', [{ type: 'train', tenant, job_name: job.job_name }]);
+        sent.push(job.job_name);
+      } catch (e) {
+        logger.error('training run of an unconfirmed task claim not sent (the next pass tries again)', { tenant, run: job.job_name, error: e instanceof Error ? e.message : String(e) });
+      }
+      continue;
+    }
     if (!claim && job.status !== 'Queued' && job.started_at !== null && now - job.started_at > WORKER_RUN_LOST_SECONDS) {
       // The training worker's run, past its time limit: its invocation is over. Ended as far as it
       // got, as its message coming again would end it; none may come (its last delivery failed,

@@ -10,6 +10,7 @@ import {
   BUSY_RETRIES,
   deferBusyStart,
   endInterruptedRun,
+  endUndeliveredRun,
   requeueBusyRun,
   startTraining,
   stopTrainingRun,
@@ -18,7 +19,7 @@ import {
   UNSENT_RUN_GRACE_SECONDS,
   WORKER_RUN_LOST_SECONDS,
 } from '../../shared/domain/training-runs.ts';
-import { placeRun, sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
+import { placeRun, sweepTaskRuns, type TaskLauncher, UNCONFIRMED_CLAIM_SECONDS } from '../../shared/recs/launcher.ts';
 import { DeadlinePassed, withinDeadline } from '../../shared/deadline.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { updateEventType } from '../../shared/domain/event-types.ts';
@@ -1417,6 +1418,47 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect((await sweep(c, T8)).sent).toEqual(['train-1']);
     expect(await placeRun({ console: c, events }, T8, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
     expect(launched).toHaveLength(1);
+  });
+
+  it("claimed for a task whose id its worker could not record, on the message's last delivery, is sent again by the pass once the claim is UNCONFIRMED_CLAIM_SECONDS old: not left Queued for good", async () => {
+    const T13 = 'unconfirmed-claim';
+    const { c, events, template } = await twoTastes(T13);
+    const tasks = new Map<string, string>();
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async ({ token }) => tasks.get(token) ?? (tasks.set(token, `task-${tasks.size + 1}`).get(token) as string),
+      inspect: async () => ({ state: 'running' }),
+    };
+    await c.put(T13, 'job', job(1, template));
+    // The task started; the write of its id was refused (its claim left unconfirmed), and the message's last delivery failed.
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (typeof set.task === 'object' && set.task !== null && 'ref' in set.task) throw new Error('Internal server error');
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await expect(placeRun({ console: refusing, events }, T13, 'train-1', { minEvents: 0, launcher: ecs })).rejects.toThrow('Internal server error');
+    expect(await endUndeliveredRun(c, T13, 'train-1', 'its training message failed 3 times')).toBeNull();
+    const claimed = await c.get<TrainingRun>(T13, 'job', 1);
+    expect(claimed).toMatchObject({ status: 'Queued', task: { runner: 'test' } });
+    expect(claimed?.task).not.toHaveProperty('ref');
+    const sent: unknown[] = [];
+    const queue = { send: async (_q: string, bodies: unknown[]) => void sent.push(...bodies), backlog: async () => 0 } as WorkQueue;
+    const at = (claimed?.task?.claimed_at as number) + UNCONFIRMED_CLAIM_SECONDS;
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T13, ecs, at - 1)).toEqual({ ended: [], sent: [] });
+    // Until 2026-12-07 nothing followed it: the run stayed Queued for good.
+    expect(await sweepTaskRuns({ console: c, decide: async () => undefined, queue }, T13, ecs, at)).toEqual({ ended: [], sent: ['train-1'] });
+    expect(sent).toEqual([{ type: 'train', tenant: T13, job_name: 'train-1' }]);
+    // Its delivery starts the task again with the same token: the task that was started, its id now recorded.
+    const restore = setClock({ nowMs: () => at * 1000 });
+    try {
+      expect(await placeRun({ console: c, events }, T13, 'train-1', { minEvents: 0, launcher: ecs })).toBe('task');
+    } finally {
+      restore();
+    }
+    expect(await c.get<TrainingRun>(T13, 'job', 1)).toMatchObject({ status: 'Queued', task: { ref: 'task-1' } });
+    expect(tasks.size).toBe(1);
   });
 
   it("whose container task's start was refused (its update to InProgress) is queued again for a new task, not ended Failed by the task sweep once the task exits", async () => {
