@@ -5,7 +5,8 @@
  * child process's environment). Its status, logs and progress go to the job as the worker's do;
  * then its template may promote the version. Exits 0 when the run ended (Completed, Failed on
  * its data, Stopped) or was queued again for a busy service (requeueBusyRun, deferBusyStart), 1
- * when it failed otherwise (the run is marked Failed first).
+ * when it failed otherwise (the run is marked Failed first, or, when it cannot tell whether it
+ * stored its version, left InProgress for the task sweep to end once this task has exited).
  */
 import * as z from 'zod/mini';
 import { blobs } from '#shared/blob';
@@ -22,9 +23,27 @@ if (!parsed.success) {
 }
 const { TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName } = parsed.data;
 const s = stores();
+
+/**
+ * This task's id as its launcher names it (shared/recs/launcher.ts), for the run to confirm its
+ * claim with where the worker could not: on ECS the task's ARN (the container's task metadata
+ * endpoint, ECS_CONTAINER_METADATA_URI_V4); locally `pid <n>`. Undefined when it cannot be told.
+ */
+async function ownTaskRef(): Promise<string | undefined> {
+  const metadata = process.env.ECS_CONTAINER_METADATA_URI_V4;
+  if (!metadata) return `pid ${process.pid}`;
+  try {
+    const res = await fetch(`${metadata}/task`, { signal: AbortSignal.timeout(5000) });
+    const arn = ((await res.json()) as { TaskARN?: unknown }).TaskARN;
+    return typeof arn === 'string' && arn ? arn : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 let failure: unknown;
 try {
-  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true });
+  await runTraining({ console: s.console, events: s.events, items: s.items, blobs: blobs() }, tenant, jobName, { asTask: true, taskRef: await ownTaskRef() });
 } catch (e) {
   // A busy service before the run started: the run is queued again for a new task (the maintenance
   // pass sends it in a few minutes), not ended Failed by the task sweep once this one exits.

@@ -129,7 +129,7 @@ const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('t
  * has marked itself as storing its version first (conditional updates on the job decide which),
  * so a run a stop was answered `Stopping` for ends `Stopped` with nothing stored.
  */
-export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string, opts: { asTask?: boolean } = {}): Promise<void> {
+export async function runTraining(deps: TrainerDeps, tenant: string, jobName: string, opts: { asTask?: boolean; taskRef?: string } = {}): Promise<void> {
   const c = deps.console;
   const id = trainingRunId(jobName);
   const job = await c.get<TrainingRun>(tenant, 'job', id);
@@ -156,6 +156,17 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // This attempt's start: its end below is conditional on it (a run queued again and started anew is another attempt's).
   const startedAt = now();
   if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: startedAt, progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
+  // A container task (`taskRef`: its own id, as its launcher names it) confirms a claim its worker
+  // left unconfirmed (the write of the task's id refused, or its answer lost): the task sweep asks
+  // after a claimed run by that id only, so a run started under an unconfirmed claim whose task
+  // was then killed stayed InProgress for good (until 2026-12-07). Best-effort, and only while
+  // the claim is still unconfirmed (the worker's own write may land first).
+  const claim = job.task;
+  if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) {
+    const confirmed = { ...claim, ref: opts.taskRef };
+    const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
+    await c.update(tenant, 'job', id, { task: confirmed }, { status: 'InProgress', started_at: startedAt, ...unconfirmed }).catch(() => undefined);
+  }
   let lastCheck = 0;
   let stopRequested = false;
   const checkStop = async (fresh = false) => {

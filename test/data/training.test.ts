@@ -1461,6 +1461,55 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(tasks.size).toBe(1);
   });
 
+  it('started by its container task under a claim its worker could not confirm is confirmed by the task: once the task is killed, the task sweep ends the run, not leaves it InProgress for good', async () => {
+    const T16 = 'task-confirms';
+    const { c, events, items, blobs, template } = await twoTastes(T16);
+    let killed = false;
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async () => 'task-1',
+      inspect: async (ref) => (ref === 'task-1' && killed ? { state: 'stopped', reason: 'exit code 137' } : { state: 'running' }),
+    };
+    await c.put(T16, 'job', job(1, template));
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (typeof set.task === 'object' && set.task !== null && 'ref' in set.task && held?.status === undefined) throw new Error('Internal server error');
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await expect(placeRun({ console: refusing, events }, T16, 'train-1', { minEvents: 0, launcher: ecs })).rejects.toThrow('Internal server error');
+    expect((await c.get<TrainingRun>(T16, 'job', 1))?.task).not.toHaveProperty('ref');
+    // The task is killed as it trains (its memory): seen where it reads the event types, after its start.
+    const dies: ConsoleStore = {
+      ...c,
+      async list(tenant, kind) {
+        if (kind === 'event_type') {
+          killed = true;
+          throw new Error('killed');
+        }
+        return c.list(tenant, kind);
+      },
+    };
+    // What a killed task leaves: its run InProgress (a task killed outright ends nothing).
+    const frozen: ConsoleStore = {
+      ...dies,
+      update: async (tenant, kind, id, set, held) => (killed ? false : c.update(tenant, kind, id, set, held)),
+      appendLog: async (...a) => (killed ? undefined : c.appendLog(...a)),
+    };
+    await runTraining({ console: frozen, events, items, blobs }, T16, 'train-1', { asTask: true, taskRef: 'task-1' }).catch(() => undefined);
+    expect(await c.get<TrainingRun>(T16, 'job', 1)).toMatchObject({ status: 'InProgress', task: { ref: 'task-1' } });
+    // Until 2026-12-07 the claim stayed unconfirmed and the sweep passed over the run: InProgress for good.
+    const swept = await sweepTaskRuns(
+      { console: c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue },
+      T16,
+      ecs,
+      Math.floor(Date.now() / 1000),
+    );
+    expect(swept.ended).toEqual(['train-1']);
+    expect(await c.get<TrainingRun>(T16, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringContaining('its training task stopped: exit code 137') });
+  });
+
   it("whose container task's start was refused (its update to InProgress) is queued again for a new task, not ended Failed by the task sweep once the task exits", async () => {
     const T9 = 'busy-task-start';
     const { c, events, items, blobs, template } = await twoTastes(T9);
