@@ -370,7 +370,10 @@ export async function endInterruptedRun(c: Pick<ConsoleStore, 'get' | 'update' |
   // InProgress: this attempt only (its `started_at`): a run queued again and started anew since it
   // was read (`requeueBusyRun`) is another attempt's, not this one's to end.
   const attempt = job.started_at !== null ? { started_at: job.started_at } : {};
-  const expect = job.status === 'Queued' ? { status: 'Queued', 'task.ref': job.task?.ref } : { status: 'InProgress', storing_version: v, ...attempt };
+  // Queued: with the task claim read (none: still none; `task.ref` absent alone also held for a
+  // claim a delivery at once took, its task being started, until 2026-12-07).
+  const claim = job.task ? { 'task.ref': job.task.ref } : { task: undefined };
+  const expect = job.status === 'Queued' ? { status: 'Queued', ...claim } : { status: 'InProgress', storing_version: v, ...attempt };
   if (!(await c.update(tenant, 'job', job.id, ended, expect))) return null;
   await log(stored ? `Completed: version ${stored.version}` : `Failed: ${error}`);
   return ended.status;

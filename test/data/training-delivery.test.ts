@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertLocalEndpoint, ensureTable, startDynalite } from '../../local/dynamo.ts';
 import { closeTable, makeTable, type TableRef } from '../../shared/data/client.ts';
 import { storesFor } from '../../shared/data/index.ts';
-import { BUSY_RETRIES, endUndeliveredRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
+import { BUSY_RETRIES, endInterruptedRun, endUndeliveredRun, type TrainingRun, UNSENT_RUN_GRACE_SECONDS } from '../../shared/domain/training-runs.ts';
 import { sweepTaskRuns, type TaskLauncher } from '../../shared/recs/launcher.ts';
 import type { WorkQueue } from '../../shared/queue/messages.ts';
 import { lastDelivery } from '../../shared/queue/sqs-worker.ts';
@@ -85,6 +85,17 @@ describe("a training message's last delivery", () => {
     expect((await c.get<TrainingRun>(T, 'job', 3))?.status).toBe('Queued');
     expect((await c.get<TrainingRun>(T, 'job', 4))?.status).toBe('Stopped');
     expect(await endUndeliveredRun(c, T, 'train-99', 'none such')).toBeNull();
+  });
+
+  it('leaves a run that a delivery at once claimed for a task after the last one read it unclaimed (its task being started)', async () => {
+    const c = storesFor(table).console;
+    await c.put(T, 'job', queuedRun(5));
+    const read = (await c.get<TrainingRun>(T, 'job', 5)) as TrainingRun;
+    // SQS delivered the message twice at once: the other delivery claims the run, its task not yet started.
+    expect(await c.update(T, 'job', 5, { task: { runner: 'ecs', claimed_at: Math.floor(Date.now() / 1000) } }, { status: 'Queued', task: undefined })).toBe(true);
+    // Until 2026-12-07 the end held only 'task.ref' absent, which such a claim has: the run was ended Failed as its task started.
+    expect(await endInterruptedRun(c, T, read, 'its training message failed 3 times')).toBeNull();
+    expect(await c.get<TrainingRun>(T, 'job', 5)).toMatchObject({ status: 'Queued', task: { runner: 'ecs' } });
   });
 });
 
