@@ -243,10 +243,17 @@ function withinLimit(raw: string | undefined): void {
   if (raw !== undefined && Buffer.byteLength(raw) > max) throw new PayloadTooLarge(max);
 }
 
+/**
+ * No body: none, or only JSON's whitespace (space, tab, CR, LF). Other blanks (a form feed, a
+ * no-break space, U+2028) are no JSON, so `invalid_json` (until 2026-12-07 they read as no body,
+ * as String.prototype.trim reads them: `parameter_missing`).
+ */
+const blank = (raw: string | undefined): raw is undefined => raw === undefined || /^[ \t\r\n]*$/.test(raw);
+
 /** A request body within the size limit as JSON; undefined when there is none (absent or blank). */
 function parsedBody(raw: string | undefined): unknown {
   withinLimit(raw);
-  if (raw === undefined || raw.trim() === '') return undefined;
+  if (blank(raw)) return undefined;
   try {
     // V8 parses iteratively: any depth that fits the size limit parses without overflowing.
     return JSON.parse(raw);
@@ -279,7 +286,7 @@ export function noBody(): HttpMiddleware {
       // Blank is no body, but one over the limit is 413 as any other (until 2026-12-07 2 MiB of
       // spaces was taken as none: a DELETE so sent answered 200, where `{}` and as many spaces was 413).
       withinLimit(raw);
-      if (raw === undefined || raw.trim() === '') return;
+      if (blank(raw)) return;
       const body = parsedBody(raw);
       if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
         const keys = Object.keys(body);

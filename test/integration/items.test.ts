@@ -56,6 +56,9 @@ describe('POST /v1/items', () => {
     const auth = { authorization: `Bearer ${token}` };
     expectCoreError(await request(t.base, 'POST', '/v1/items', { headers: auth }), 400, 'invalid_request_error', 'parameter_missing');
     expectCoreError(await request(t.base, 'POST', '/v1/items', { rawBody: '{"name": ', headers: auth }), 400, 'invalid_request_error', 'invalid_json');
+    // JSON's whitespace is no body; other blanks are no JSON.
+    expectCoreError(await request(t.base, 'POST', '/v1/items', { rawBody: ' \t\r\n', headers: auth }), 400, 'invalid_request_error', 'parameter_missing');
+    for (const rawBody of ['\f', '\u00a0', '\u2028']) expectCoreError(await request(t.base, 'POST', '/v1/items', { rawBody, headers: auth }), 400, 'invalid_request_error', 'invalid_json');
     const missing = await t.demo.core('POST', '/v1/items', { description: 'no name' });
     expectCoreError(missing, 400, 'invalid_request_error', 'validation_error');
     expect(missing.body.error.details.fieldErrors.name).toBeDefined();
