@@ -5,6 +5,7 @@
  * category) turn them into the order served, with, on request, why each item is where it is.
  * Pure: what it needs of the catalog and the user comes in as functions.
  */
+import { metadataReader } from '../domain/metadata-path.ts';
 import type { SearchDoc } from '../search/types.ts';
 import type { Condition, RerankControls, Rule, Scalar } from './types.ts';
 
@@ -94,15 +95,9 @@ function fieldReader(field: string): (doc: SearchDoc) => unknown {
   if (field === 'name') return (d) => d.name;
   if (field === 'created') return (d) => d.created;
   if (!field.startsWith('metadata.')) return () => undefined;
-  const path = field.slice('metadata.'.length).split('.');
-  return (d) => {
-    let v: unknown = d.metadata;
-    for (const k of path) {
-      if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
-      v = (v as Record<string, unknown>)[k];
-    }
-    return v;
-  };
+  // As search filters, facets and sort read it (one resolver: a key so spelled, else a path).
+  const read = metadataReader(field.slice('metadata.'.length));
+  return (d) => read(d.metadata);
 }
 
 /** A field value equals a scalar: itself, or (a list) one of its elements. */

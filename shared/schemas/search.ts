@@ -15,7 +15,7 @@ const oneOrMany = documentAs(
   z.union([z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1), z.maxLength(100))]),
 );
 
-/** `metadata.<key>`: any key an item's metadata can hold (one of its own, not a path), 1 to 1,000 characters. */
+/** `metadata.<key>`: any key an item's metadata can hold, or a dotted path into its nested objects (domain/metadata-path.ts), 1 to 1,000 characters. */
 const METADATA_KEY = 'metadata\\.[\\s\\S]{1,1000}';
 
 const filterField = z
@@ -137,7 +137,7 @@ export const MAX_FACETS = 20;
 /** The most disjunctive facets a search asks for: each one its filters name costs a ranking of its own. */
 export const MAX_DISJUNCTIVE_FACETS = 5;
 
-/** A facet: a metadata key, as `brand` or `metadata.brand`. */
+/** A facet: a metadata key (or a path into nested objects: domain/metadata-path.ts), as `brand` or `metadata.brand`. */
 const facetKey = z.pipe(
   z.pipe(
     z.string('a facet is a metadata key'),

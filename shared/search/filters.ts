@@ -1,3 +1,4 @@
+import { metadataReader } from '../domain/metadata-path.ts';
 import type { Json } from '../domain/types.ts';
 import { MAX_FACETS, type FilterClause, type SearchBody, type ShorthandFilters } from '../schemas/search.ts';
 import { firstAtLeast } from './analyze.ts';
@@ -73,17 +74,17 @@ function shorthandFilter(f: ShorthandFilters): DocFilter {
 }
 
 /**
- * How a filter or sort field (`metadata.<key>` or a top-level field) is read from a document,
- * worked out once per field: a filter reads it for every candidate of a query (tens of thousands
- * for a broad one). A metadata key reads
- * the document's own value; only a key that Object.prototype also has (`constructor`) needs the
- * own-property check, as metadata are plain objects whose keys are all their own.
+ * How a filter, facet or sort field (`metadata.<key>` or a top-level field) is read from a
+ * document, worked out once per field: a filter reads it for every candidate of a query (tens of
+ * thousands for a broad one). A metadata key is read as `metadataReader` resolves it (the
+ * document's own key so spelled, else a dotted path into nested objects), as rule conditions read
+ * it; the metadata columns (columns.ts) of a build and of a delta are made through it too, so an
+ * item filters, counts and sorts alike before and after an index build.
  */
 export function fieldGetter(field: string): (d: SearchDoc) => Json | undefined {
   if (field.startsWith('metadata.')) {
-    const key = field.slice('metadata.'.length);
-    if (key in Object.prototype) return (d) => (Object.hasOwn(d.metadata, key) ? d.metadata[key] : undefined);
-    return (d) => d.metadata[key];
+    const read = metadataReader(field.slice('metadata.'.length));
+    return (d) => read(d.metadata);
   }
   switch (field) {
     case 'id':

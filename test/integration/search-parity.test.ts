@@ -781,7 +781,7 @@ describe('metadata keys of any spelling', () => {
     const q = (body: Record<string, unknown>) => search({ query: 'odd keys', ...body });
     expect(ids(await q({ filters: [{ field: 'metadata.sp ace', op: 'eq', value: 'x' }] }))).toEqual([lamp]);
     expect(ids(await q({ filters: [{ field: 'metadata.ünïcode', op: 'eq', value: 'ja' }] })).sort()).toEqual([lamp, stool].sort());
-    // "metadata.a.b" is the key "a.b", not a path into "a".
+    // "metadata.a.b" is the top-level key "a.b" where the item has one, not the path into "a" (the lamp's 99).
     expect(ids(await q({ filters: [{ field: 'metadata.a.b', op: 'gte', value: 2 }] }))).toEqual([lamp]);
     const faceted = await q({ facets: ['sp ace', 'metadata.a.b'] });
     expect(faceted.body.facets['sp ace'].values).toEqual([
@@ -790,5 +790,45 @@ describe('metadata keys of any spelling', () => {
     ]);
     expect(faceted.body.facets['a.b']).toMatchObject({ count: 2, min: 1, max: 3 });
     expect(ids(await q({ sort: { field: 'metadata.a.b', order: 'asc' } }))).toEqual([stool, lamp]);
+  });
+});
+
+describe('nested metadata keys (a dotted key is a path when no top-level key is spelled so)', () => {
+  it('are filtered on, counted and sorted by, in Core search and the Platform item search', async () => {
+    const r = await t.demo.core('POST', '/v1/items', [
+      { name: 'Nested shelf', metadata: { dims: { w: 3, unit: 'cm' }, authors: [{ name: 'Ann' }, { name: 'Bo' }] } },
+      { name: 'Nested desk', metadata: { dims: { w: 7, unit: 'in' }, authors: [{ name: 'Ann' }] } },
+      { name: 'Nested chair', metadata: { 'dims.w': 5, dims: { w: 100, unit: 'cm' } } },
+    ]);
+    expect(r.status).toBe(201);
+    const [shelf, desk, chair] = (r.body.data as { id: string }[]).map((i) => i.id);
+    const q = (body: Record<string, unknown>) => search({ query: 'nested', ...body });
+    await until(
+      () => q({}),
+      (x) => ids(x).length === 3,
+      20_000,
+    );
+    expect(ids(await q({ filters: [{ field: 'metadata.dims.w', op: 'eq', value: 3 }] }))).toEqual([shelf]);
+    // The chair's top-level "dims.w" (5) wins over its dims.w (100).
+    expect(ids(await q({ filters: [{ field: 'metadata.dims.w', op: 'gte', value: 5 }] })).sort()).toEqual([desk, chair].sort());
+    expect(ids(await q({ filters: [{ field: 'metadata.authors.name', op: 'eq', value: 'Bo' }] }))).toEqual([shelf]);
+    expect(ids(await q({ filters: { metadata: { 'dims.unit': 'in' } } }))).toEqual([desk]);
+    const faceted = await q({ facets: ['dims.w', 'metadata.dims.unit', 'authors.name'] });
+    expect(faceted.body.facets['dims.w']).toMatchObject({ count: 3, values: [], min: 3, max: 7 });
+    expect(faceted.body.facets['dims.unit'].values).toEqual([
+      { value: 'cm', count: 2 },
+      { value: 'in', count: 1 },
+    ]);
+    expect(faceted.body.facets['authors.name']).toMatchObject({
+      count: 2,
+      values: [
+        { value: 'Ann', count: 2 },
+        { value: 'Bo', count: 1 },
+      ],
+    });
+    expect(ids(await q({ sort: { field: 'metadata.dims.w', order: 'desc' } }))).toEqual([desk, chair, shelf]);
+    const platform = await P('POST', '/api/items/search', { query: 'nested', filters: [{ field: 'metadata.dims.unit', op: 'eq', value: 'cm' }] });
+    expect(platform.status, JSON.stringify(platform.body)).toBe(200);
+    expect((platform.body.data as { id: number | string }[]).map((i) => String(i.id)).sort()).toEqual([shelf, chair].sort());
   });
 });

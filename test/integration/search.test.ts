@@ -557,7 +557,11 @@ describe('the changes since a build and the build rank alike', () => {
     const made = await other.core(
       'POST',
       '/v1/items',
-      Array.from({ length: 40 }, (_, i) => ({ name: text(2 + (i % 3)), description: text(4 + (i % 9)), metadata: { category: ['cook', 'light', 'sleep'][i % 3], price: (i * 37) % 200 } })),
+      Array.from({ length: 40 }, (_, i) => ({
+        name: text(2 + (i % 3)),
+        description: text(4 + (i % 9)),
+        metadata: { category: ['cook', 'light', 'sleep'][i % 3], price: (i * 37) % 200, spec: { w: (i * 13) % 11, parts: [{ name: ['lid', 'handle', 'base'][i % 3] }, { name: 'base' }] } },
+      })),
     );
     expect(made.status).toBe(201);
     const status = () => other.platform('GET', '/api/search-index');
@@ -572,6 +576,10 @@ describe('the changes since a build and the build rank alike', () => {
       { query: '' },
       { query: 'stove', filters: { metadata: { category: 'cook' } }, facets: ['category', 'price'] },
       { query: 'lantern', sort: { field: 'metadata.price', order: 'desc' } },
+      // Nested keys (a path into objects, and through a list of them) read alike from both.
+      { query: 'kettle', filters: [{ field: 'metadata.spec.w', op: 'gte', value: 4 }], facets: ['spec.w', 'spec.parts.name'] },
+      { query: 'steel', filters: { metadata: { 'spec.parts.name': 'lid' } }, disjunctive_facets: ['spec.parts.name'] },
+      { query: 'lantern', sort: { field: 'metadata.spec.w', order: 'asc' } },
     ];
     const answers = async () => {
       const out: unknown[] = [];
@@ -586,6 +594,10 @@ describe('the changes since a build and the build rank alike', () => {
     };
     const before = await answers();
     expect(before.filter((a) => (a as { total: number }).total > 0).length).toBeGreaterThan(15);
+    // The nested keys hold values (a facet of none would be alike trivially).
+    const nested = before.find((a) => (a as { body: unknown }).body === bodies[8]) as { facets: Record<string, { count: number; values: unknown[]; min: number | null }> };
+    expect(nested.facets['spec.w']?.min).not.toBeNull();
+    expect(nested.facets['spec.parts.name']?.values.length).toBe(3);
     await new Promise((r) => setTimeout(r, 1100)); // a build in the same second as the last counts as covering it
     const requested = await other.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);
