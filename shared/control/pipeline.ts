@@ -102,6 +102,11 @@ function fieldReader(field: string): (doc: SearchDoc) => unknown {
 
 /** A field value equals a scalar: itself, or (a list) one of its elements. */
 const equals = (v: unknown, want: Scalar | Scalar[] | undefined): boolean => (Array.isArray(v) ? v.some((x) => x === want) : v === want);
+/**
+ * A number that passes `test`, or a list holding one, as search's `gt`/`lt` filters read a list
+ * (until 2026-12-07 a rule's `gte`/`lte` never held for a list, where a search filter did).
+ */
+const someNumber = (v: unknown, test: (n: number) => boolean): boolean => (Array.isArray(v) ? v.some((x) => typeof x === 'number' && test(x)) : typeof v === 'number' && test(v));
 
 /** A condition as a test of an item: its field's reader and its operator, put together once. */
 function testOf(c: Condition): (doc: SearchDoc) => boolean {
@@ -120,19 +125,9 @@ function testOf(c: Condition): (doc: SearchDoc) => boolean {
       };
     }
     case 'gte':
-      return typeof want === 'number'
-        ? (d) => {
-            const v = read(d);
-            return typeof v === 'number' && v >= want;
-          }
-        : () => false;
+      return typeof want === 'number' ? (d) => someNumber(read(d), (n) => n >= want) : () => false;
     case 'lte':
-      return typeof want === 'number'
-        ? (d) => {
-            const v = read(d);
-            return typeof v === 'number' && v <= want;
-          }
-        : () => false;
+      return typeof want === 'number' ? (d) => someNumber(read(d), (n) => n <= want) : () => false;
     case 'exists':
       return (d) => {
         const v = read(d);

@@ -191,5 +191,10 @@ describe('search over nested metadata keys', () => {
     expect(matches(at(1), { field: 'metadata.authors.name', op: 'in', value: ['Bo', 'Zed'] })).toBe(true);
     expect(matches(at(4), { field: 'metadata.authors.name', op: 'exists', value: false })).toBe(true);
     expect(matches(at(6), { field: 'metadata.authors.name', op: 'exists', value: true })).toBe(false);
+    // A bound holds for a list when any number of it does, as a search filter's (until 2026-12-07 never).
+    expect(matches(at(7), { field: 'metadata.dims.w', op: 'gte', value: 5 })).toBe(true);
+    expect(matches(at(7), { field: 'metadata.dims.w', op: 'lte', value: 5 })).toBe(true);
+    expect(matches(at(7), { field: 'metadata.dims.w', op: 'gte', value: 10 })).toBe(false);
+    expect(matches(at(7), { field: 'metadata.dims.w', op: 'lte', value: 0 })).toBe(false);
   });
 });
