@@ -13,6 +13,7 @@ import dynalite from 'dynalite';
 import { lookUp, queryCacheStats, watchTables } from './dynalite-query-cache.mjs';
 import { cacheTableDescriptions } from './table-descriptions.mjs';
 import './dynalite-indexes.mjs';
+import './dynalite-key-sizes.mjs';
 import { answerTransactions } from './dynalite-transactions.mjs';
 
 /*

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import './dynalite-indexes.mjs';
+import './dynalite-key-sizes.mjs';
 import { answerTransactions } from './dynalite-transactions.mjs';
 import { createTableInput, TABLE_SCHEMA } from '../shared/data/table-schema.ts';
 import { sleep } from '../shared/retry.ts';
