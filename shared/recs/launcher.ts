@@ -162,7 +162,11 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
       if (known) return known;
       const child = spawn(process.execPath, [`--max-old-space-size=${opts.heapMb ?? 10240}`, '--import', 'tsx', '--import', LOCAL_TASK_CHECKS, TASK_ENTRY], {
         cwd: REPO_ROOT,
-        env: { ...process.env, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName },
+        // Without ECS_CONTAINER_METADATA_URI_V4: the task names itself by it (train-task.ts
+        // `ownTaskRef`), and a stack run inside an ECS task (a dev or CI container) would hand it
+        // on: the child then confirmed its claim with that container's ARN, which this launcher's
+        // `inspect` takes for no process, and the sweep ended its run Failed as it trained.
+        env: { ...process.env, ECS_CONTAINER_METADATA_URI_V4: undefined, TRAINING_TENANT: tenant, TRAINING_JOB_NAME: jobName },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       await new Promise<void>((resolve, reject) => {

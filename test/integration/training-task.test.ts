@@ -1,4 +1,10 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nowSeconds } from '../../shared/clock.ts';
+import { stores } from '../../shared/data/index.ts';
+import { trainingRunId, type TrainingRun } from '../../shared/domain/training-runs.ts';
+import { childProcessLauncher, TASK_ENTRY } from '../../shared/recs/launcher.ts';
 import { startTestStack, type TestStack, until } from '../helpers/stack.ts';
 
 /**
@@ -113,4 +119,80 @@ describe('a training run above the task threshold', () => {
     await t.stack.maintain();
     expect((await P('GET', `/api/training-jobs/${name}`)).body).toEqual(ended.body);
   }, 60_000);
+
+  /**
+   * A run Queued under a claim its worker never confirmed (the write of the task's id lost), its
+   * message gone: created through the API with the training queue held, then claimed by hand.
+   */
+  const unconfirmedRun = async () => {
+    const tpl = (await P('GET', '/api/events/templates')).body.data.find((x: { name: string }) => x.name === 'big');
+    const queue = t.stack.workQueue.queues.get('training');
+    queue?.stop();
+    try {
+      const run = await P('POST', '/api/training-jobs', { template_id: tpl.id, options: { algorithm: 'ease' } });
+      expect(run.status).toBe(202);
+      queue?.discardPending();
+      const name = run.body.job_name as string;
+      const claimed = await stores().console.update(
+        t.stack.credentials.tenant,
+        'job',
+        trainingRunId(name),
+        { task: { runner: 'child-process', claimed_at: nowSeconds() } },
+        { status: 'Queued', task: undefined },
+      );
+      expect(claimed).toBe(true);
+      return name;
+    } finally {
+      queue?.resume();
+    }
+  };
+  const job = async (name: string) => (await stores().console.get<TrainingRun>(t.stack.credentials.tenant, 'job', trainingRunId(name))) as TrainingRun;
+
+  it('a task started under a claim its worker never confirmed confirms it with its own pid (not an ECS metadata endpoint its stack inherited)', async () => {
+    const name = await unconfirmedRun();
+    // The stack runs inside an ECS task (a dev or CI container): its task metadata endpoint is in
+    // the environment the local task inherits. Until 2026-12-07 the local task asked it (here: refused)
+    // and recorded nothing, or that container's ARN, which the local sweep takes for no process.
+    process.env.ECS_CONTAINER_METADATA_URI_V4 = 'http://127.0.0.1:9/v4/test';
+    let ref: string;
+    try {
+      ref = await childProcessLauncher().launch({ tenant: t.stack.credentials.tenant, jobName: name, token: `own-ref-${name}` });
+    } finally {
+      delete process.env.ECS_CONTAINER_METADATA_URI_V4;
+    }
+    expect(ref).toMatch(/^pid \d+$/);
+    const done = await until(
+      () => job(name),
+      (j) => ['Completed', 'Failed', 'Stopped'].includes(j.status),
+      60_000,
+    );
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    // The claim names the task that ran it: the task sweep follows it by that id.
+    expect(done.task?.ref).toBe(ref);
+  }, 90_000);
+
+  it('a task whose run meets a busy service before it starts queues it again for the pass (deferBusyStart) and exits 0', async () => {
+    const name = await unconfirmedRun();
+    // The task entry as childProcessLauncher starts it, its start's write throttled.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const at = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', at('../../local/task-grants.ts'), '--import', at('../helpers/throttle-run-start.ts'), TASK_ENTRY], {
+      cwd: root,
+      env: { ...process.env, TRAINING_TENANT: t.stack.credentials.tenant, TRAINING_JOB_NAME: name },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, stderr).toBe(0);
+    const after = await job(name);
+    // Still Queued, its claim dropped, marked for the maintenance pass to send again; not left
+    // under a claim whose task has exited (the sweep would end it Failed).
+    expect(after.status).toBe('Queued');
+    expect(after.task).toBeUndefined();
+    expect(after._busy_retries).toBe(1);
+    expect(after._unsent_since).toEqual(expect.any(Number));
+  }, 90_000);
 });
