@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { threadedHandler } from '../../local/threaded-handler.ts';
+import { workers } from '../../shared/queue/workers.ts';
+import { startTestStack } from '../helpers/stack.ts';
+
+// The real threads, their options recorded: what the local stack asks of each worker's thread.
+vi.mock('../../local/threaded-handler.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../local/threaded-handler.ts')>();
+  return { ...real, threadedHandler: vi.fn(real.threadedHandler) };
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'recsearch-worker-timeout-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,4 +40,22 @@ describe("a local worker thread with its function's time limit", () => {
       await worker.close();
     }
   });
+
+  it("is what the local stack gives the training worker (its Lambda's 900 s), and only it", async () => {
+    // The stack's wiring (local/stack.ts), untested until now: without it the thread above is never given a limit.
+    const t = await startTestStack();
+    try {
+      // The stack's own (the test above runs a module of its own, `modulePath`).
+      const calls = vi.mocked(threadedHandler).mock.calls.filter(([, opts]) => opts?.modulePath === undefined);
+      const train = workers.find((w) => w.handler === 'workers/train');
+      expect(train?.timeoutSeconds).toBe(900);
+      expect(calls.filter(([module]) => module === 'workers/train').map(([, opts]) => opts)).toEqual([{ timeoutSeconds: 900 }]);
+      // The embedding worker's batches share their thread (four at once): a limit would end them all.
+      const embed = calls.filter(([module]) => module === 'workers/embed');
+      expect(embed.length).toBe(1);
+      expect(embed[0]?.[1]?.timeoutSeconds).toBeUndefined();
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
 });
