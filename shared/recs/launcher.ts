@@ -6,7 +6,9 @@
  * status, logs and progress as the worker would (runTraining), and decides auto-promotion.
  */
 import { nowSeconds as now } from '../clock.ts';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod/mini';
@@ -185,12 +187,41 @@ export function childProcessLauncher(opts: { heapMb?: number } = {}): TaskLaunch
       // thread reaps the process) or after a restart: signal 0 asks whether the process is there.
       try {
         process.kill(pid, 0);
-        return { state: 'running' };
       } catch (e) {
         return (e as NodeJS.ErrnoException).code === 'EPERM' ? { state: 'running' } : { state: 'stopped', reason: 'the process is gone' };
       }
+      // Signal 0 reaches an exited process nothing has reaped too: one the local training worker's
+      // thread started before that thread was ended at its time limit (local/threaded-handler.ts),
+      // since only the thread that spawned a process reaps it. Until 2026-12-07 such a task, once
+      // killed (out of memory), was taken for running, and its run stayed InProgress for good.
+      return (await exitedUnreaped(pid)) ? { state: 'stopped', reason: 'the process is gone (exited)' } : { state: 'running' };
     },
   };
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Whether process `pid` has exited and is not yet reaped (a zombie): its state in /proc on Linux,
+ * else as `ps` tells it; false when neither can tell (taken for running, as before).
+ */
+async function exitedUnreaped(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // `pid (comm) state ...`: the name may hold spaces and parentheses, the state follows the last ')'.
+    return stat
+      .slice(stat.lastIndexOf(')') + 1)
+      .trim()
+      .startsWith('Z');
+  } catch {
+    // No /proc (macOS): ask ps.
+  }
+  try {
+    const { stdout } = await execFileAsync('ps', ['-o', 'stat=', '-p', String(pid)], { timeout: 5000 });
+    return stdout.trim().startsWith('Z');
+  } catch {
+    return false;
+  }
 }
 
 const describeTasksAnswer = z.object({

@@ -16,6 +16,7 @@ import {
 } from '../../shared/recs/launcher.ts';
 import type { AwsClient } from '../../shared/aws/signed-fetch.ts';
 import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { queuedRun } from '../helpers/fixtures.ts';
 
 /** One job in memory, with the conditional update of the table (an undefined expectation: absent). */
@@ -319,6 +320,28 @@ describe('asking after a task', () => {
     await new Promise((r) => child.once('exit', r));
     expect(await l.inspect(`pid ${child.pid}`)).toEqual({ state: 'stopped', reason: 'the process is gone' });
     expect(await l.inspect('task-1')).toEqual({ state: 'gone', reason: 'task-1 names no process' });
+  });
+
+  it('locally: a task started by a thread since ended (the training worker at its time limit) has stopped once it exits, though nothing reaped it', async () => {
+    // Only the thread that spawned a process reaps it: one whose thread was terminated stays a
+    // zombie, which signal 0 still reaches. Until 2026-12-07 it was taken for running for good.
+    const thread = new Worker(
+      `const { spawn } = require('node:child_process'); const { parentPort } = require('node:worker_threads');
+       const c = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+       c.once('spawn', () => parentPort.postMessage(c.pid)); setInterval(() => {}, 1000);`,
+      { eval: true },
+    );
+    const pid = await new Promise<number>((resolve) => thread.once('message', resolve));
+    await thread.terminate();
+    const l = childProcessLauncher();
+    expect(await l.inspect(`pid ${pid}`)).toEqual({ state: 'running' });
+    process.kill(pid, 'SIGKILL');
+    let state = await l.inspect(`pid ${pid}`);
+    for (let i = 0; i < 50 && state.state === 'running'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await l.inspect(`pid ${pid}`);
+    }
+    expect(state).toEqual({ state: 'stopped', reason: 'the process is gone (exited)' });
   });
 });
 
