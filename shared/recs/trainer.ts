@@ -165,7 +165,10 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) {
     const confirmed = { ...claim, ref: opts.taskRef };
     const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
-    await c.update(tenant, 'job', id, { task: confirmed }, { status: 'InProgress', started_at: startedAt, ...unconfirmed }).catch(() => undefined);
+    // This attempt's (its `started_at`), whatever its status now: a stop answered as it started
+    // (Stopping) leaves the run this task's all the same (until 2026-12-07 the condition held
+    // InProgress, and such a run whose task was then killed stayed Stopping for good).
+    await c.update(tenant, 'job', id, { task: confirmed }, { started_at: startedAt, ...unconfirmed }).catch(() => undefined);
   }
   let lastCheck = 0;
   let stopRequested = false;

@@ -1510,6 +1510,60 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await c.get<TrainingRun>(T16, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringContaining('its training task stopped: exit code 137') });
   });
 
+  it('started by its container task under an unconfirmed claim and asked to stop at once is still confirmed by the task: once the task is killed, the sweep ends it Stopped, not leaves it Stopping for good', async () => {
+    const T17 = 'task-confirms-stopping';
+    const { c, events, items, blobs, template } = await twoTastes(T17);
+    let killed = false;
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async () => 'task-1',
+      inspect: async (ref) => (ref === 'task-1' && killed ? { state: 'stopped', reason: 'exit code 137' } : { state: 'running' }),
+    };
+    await c.put(T17, 'job', job(1, template));
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (typeof set.task === 'object' && set.task !== null && 'ref' in set.task && held?.status === undefined) throw new Error('Internal server error');
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await expect(placeRun({ console: refusing, events }, T17, 'train-1', { minEvents: 0, launcher: ecs })).rejects.toThrow('Internal server error');
+    // The stop lands between the task's start of the run and its confirmation of the claim; the
+    // task is killed right after that confirmation (its memory), ending nothing.
+    const stopping: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (killed) return false;
+        const confirming = typeof set.task === 'object' && set.task !== null && 'ref' in set.task;
+        const ok = await c.update(tenant, kind, id, set, held);
+        if (set.status === 'InProgress') await c.update(tenant, kind, id, { status: 'Stopping' }, { status: 'InProgress' });
+        if (confirming) killed = true;
+        return ok;
+      },
+      appendLog: async (...a) => (killed ? undefined : c.appendLog(...a)),
+      async list(tenant, kind) {
+        if (killed) throw new Error('killed');
+        return c.list(tenant, kind);
+      },
+      async get(tenant, kind, id) {
+        if (killed) throw new Error('killed');
+        return c.get(tenant, kind, id);
+      },
+    };
+    await runTraining({ console: stopping, events, items, blobs }, T17, 'train-1', { asTask: true, taskRef: 'task-1' }).catch(() => undefined);
+    expect(killed).toBe(true);
+    // Until 2026-12-07 the confirmation held status InProgress: the claim stayed unconfirmed, the sweep passed over the run.
+    expect(await c.get<TrainingRun>(T17, 'job', 1)).toMatchObject({ status: 'Stopping', task: { ref: 'task-1' } });
+    const swept = await sweepTaskRuns(
+      { console: c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue },
+      T17,
+      ecs,
+      Math.floor(Date.now() / 1000),
+    );
+    expect(swept.ended).toEqual(['train-1']);
+    expect((await c.get<TrainingRun>(T17, 'job', 1))?.status).toBe('Stopped');
+  });
+
   it("whose container task's start was refused (its update to InProgress) is queued again for a new task, not ended Failed by the task sweep once the task exits", async () => {
     const T9 = 'busy-task-start';
     const { c, events, items, blobs, template } = await twoTastes(T9);
