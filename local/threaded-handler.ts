@@ -96,12 +96,25 @@ export interface ThreadedHandler {
  */
 export async function threadedHandler(module: string, opts: { timeoutSeconds?: number; modulePath?: string } = {}): Promise<ThreadedHandler> {
   const modulePath = opts.modulePath ?? fileURLToPath(new URL(`../functions/${module}.ts`, import.meta.url));
-  const start = () => startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true, onOther: answerQueueCall });
   type Thread = HandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>;
-  let thread: Thread = await start();
   /** The thread that replaces one ended at the time limit, while it starts (started again at the next call when it could not). */
   let starting: Promise<Thread> | undefined;
   let closed = false;
+  let thread: Thread;
+  const start = async () => {
+    const t = await startHandlerThread<{ event: SQSEvent }, SQSBatchResponse | null>({ modulePath, module, name: module.replace(/\//g, '-') }, { unrefWhenIdle: true, onOther: answerQueueCall });
+    // A thread that ends on its own (an error nothing caught, its code exiting) is replaced, as
+    // Lambda replaces a container whose runtime exited: until 2026-12-07 every later invocation
+    // was posted to the ended thread and never answered (the embedding worker's deliveries hung
+    // for good; the training worker's until its time limit).
+    t.worker.once('exit', () => {
+      if (closed || thread !== t || starting) return;
+      starting = start();
+      starting.catch(() => undefined);
+    });
+    return t;
+  };
+  thread = await start();
   const current = async () => {
     if (starting) {
       const next = starting;

@@ -41,6 +41,22 @@ describe("a local worker thread with its function's time limit", () => {
     }
   });
 
+  it('replaces a thread that ended on its own (an error nothing caught), with or without a limit: later invocations are answered', async () => {
+    // Until 2026-12-07 they were posted to the ended thread and never answered: the embedding
+    // worker's deliveries hung for good, the training worker's until its time limit.
+    for (const opts of [{ modulePath }, { modulePath, timeoutSeconds: 30 }]) {
+      const worker = await threadedHandler('workers/embed', opts);
+      try {
+        expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
+        await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
+        const next = Promise.race([worker.handler(event('quick'), {} as never), new Promise((resolve) => setTimeout(() => resolve('no answer'), 5000))]);
+        expect(await next).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
+      } finally {
+        await worker.close();
+      }
+    }
+  }, 30_000);
+
   it("is what the local stack gives the training worker (its Lambda's 900 s), and only it", async () => {
     // The stack's wiring (local/stack.ts), untested until now: without it the thread above is never given a limit.
     const t = await startTestStack();
