@@ -13,8 +13,9 @@ const db = require(join(dirname(require.resolve('dynalite')), 'db'));
  * DynamoDB refuses (a user's erasure marker keyed by a user id of 256 emoji was stored locally and
  * refused on AWS, where every recommendation naming the user answered 500: fixed on 2026-12-07),
  * and index keys it did not check at all. Here every key a write or a read names (dynalite's
- * `validateItem` and `validateKey`, which its item actions and the local transactions call) is
- * also counted in bytes, and refused with DynamoDB's ValidationException.
+ * `validateItem` and `validateKey`, which its item actions and the local transactions call), and
+ * every row an update leaves (`updateIndexes`), is also counted in bytes, and refused with
+ * DynamoDB's ValidationException.
  */
 const MOST = { HASH: 2048, RANGE: 1024 };
 
@@ -44,15 +45,30 @@ function keysOf(item, schema, index) {
 const validateKey = db.validateKey;
 db.validateKey = (dataKey, table, keySchema) => validateKey(dataKey, table, keySchema) ?? keysOf(dataKey, keySchema ?? table.KeySchema);
 
-const validateItem = db.validateItem;
-db.validateItem = (dataItem, table) => {
-  const invalid = validateItem(dataItem, table);
-  if (invalid) return invalid;
-  const own = keysOf(dataItem, table.KeySchema);
-  if (own) return own;
+/** The first index key of `item` (a row as written) over its size: a ValidationException, or null. */
+export function oversizeIndexKey(item, table) {
   for (const ix of [...(table.GlobalSecondaryIndexes ?? []), ...(table.LocalSecondaryIndexes ?? [])]) {
-    const inIndex = keysOf(dataItem, ix.KeySchema, ix.IndexName);
+    const inIndex = keysOf(item, ix.KeySchema, ix.IndexName);
     if (inIndex) return inIndex;
   }
   return null;
+}
+
+const validateItem = db.validateItem;
+db.validateItem = (dataItem, table) => validateItem(dataItem, table) ?? keysOf(dataItem, table.KeySchema) ?? oversizeIndexKey(dataItem, table);
+
+/*
+ * An UpdateItem that sets an index key (a SET of gsi1pk) names only the table's key, which
+ * `validateKey` checks: the row it leaves is checked here, before its index entries and the row
+ * are written (dynalite's updateItem writes the row only once `updateIndexes` answers without an
+ * error), as DynamoDB refuses such an update. A put's row was checked by `validateItem` already; a
+ * delete leaves none. The local transactions check their rows themselves before writing any
+ * (dynalite-transactions.mjs `apply`): their writes are worked out against the table without its
+ * indexes.
+ */
+const updateIndexes = db.updateIndexes;
+db.updateIndexes = (store, table, existingItem, item, cb) => {
+  const invalid = item ? oversizeIndexKey(item, table) : null;
+  if (invalid) return process.nextTick(cb, invalid);
+  return updateIndexes(store, table, existingItem, item, cb);
 };

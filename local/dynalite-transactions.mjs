@@ -3,6 +3,7 @@
 // their audit entries in one transaction with them (shared/data/console.ts), as on DynamoDB.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { oversizeIndexKey } from './dynalite-key-sizes.mjs';
 
 const require = createRequire(import.meta.url);
 const root = dirname(require.resolve('dynalite'));
@@ -193,6 +194,9 @@ function outcome(writes, done) {
 function apply(store, writes, done) {
   for (const w of writes) {
     if (w.after !== null && db.itemSize(w.after) > store.options.maxItemSize) return done(db.validationError('Item size has exceeded the maximum allowed size'));
+    // An update's row with an index key past its bytes (dynalite-key-sizes.mjs): refused before anything is written.
+    const oversize = w.after ? oversizeIndexKey(w.after, w.table) : null;
+    if (oversize) return done(oversize);
   }
   let pending = writes.length;
   let failed;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storesFor, type Stores } from '../../shared/data/index.ts';
-import { put } from '../../shared/data/ops.ts';
+import { getRow, put, transact, update } from '../../shared/data/ops.ts';
 import { testTable, type TestTable } from '../helpers/table.ts';
 
 /*
@@ -58,5 +58,27 @@ describe("keys within DynamoDB's byte limits", () => {
     await refused({ gsi1pk: 'a', gsi1sk: over(1024) });
     // At the limits, in bytes: stored.
     await put(db.table, { pk: `K#${'😀'.repeat(511)}`, sk: '😀'.repeat(256), gsi1pk: '😀'.repeat(512), gsi1sk: '😀'.repeat(256) });
+  });
+
+  it('an update or a transaction that sets an index key past its bytes is refused and writes nothing, as DynamoDB refuses it (dynalite checked only the key an update names)', async () => {
+    const over = (bytes: number) => '😀'.repeat(bytes / 4 + 1);
+    const key = { pk: 'TENANT#keys#KIND#u', sk: 'x' };
+    await put(db.table, { ...key, gsi1pk: 'a', gsi1sk: 'a' });
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (err: unknown) => err as Error,
+      );
+    for (const set of [{ gsi1pk: over(2048) }, { gsi1sk: over(1024) }, { gsi2pk: 'b', gsi2sk: over(1024) }]) {
+      const e = await failure(update(db.table, key, { set }));
+      expect(e?.name, JSON.stringify(Object.keys(set))).toBe('ValidationException');
+      expect(await failure(transact(db.table, [{ update: key, change: { set } }, { put: { pk: 'TENANT#keys#KIND#t', sk: 'y' } }])), JSON.stringify(Object.keys(set))).toBeInstanceOf(Error);
+    }
+    // Nothing of them written: the row as it was, the transaction's other row absent.
+    expect(await getRow(db.table, key, { consistent: true })).toEqual({ ...key, gsi1pk: 'a', gsi1sk: 'a' });
+    expect(await getRow(db.table, { pk: 'TENANT#keys#KIND#t', sk: 'y' }, { consistent: true })).toBeUndefined();
+    // At the limits, in bytes: stored.
+    await update(db.table, key, { set: { gsi1pk: '😀'.repeat(512), gsi1sk: '😀'.repeat(256) } });
+    expect((await getRow(db.table, key, { consistent: true }))?.gsi1sk).toBe('😀'.repeat(256));
   });
 });
