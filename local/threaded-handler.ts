@@ -122,7 +122,12 @@ export async function threadedHandler(module: string, opts: { timeoutSeconds?: n
       try {
         thread = await next;
       } catch (e) {
-        if (!closed) starting = start();
+        if (!closed) {
+          starting = start();
+          // Its failure is the next call's: until 2026-12-07, when this start failed too before a
+          // call came, its rejection went unhandled, which ends the whole local stack's process.
+          starting.catch(() => undefined);
+        }
         throw e;
       }
     }
@@ -153,7 +158,9 @@ export async function threadedHandler(module: string, opts: { timeoutSeconds?: n
     },
     close: async () => {
       closed = true;
-      await (await current()).close();
+      // A replacement that could not start leaves no thread to end (nor a failure to answer).
+      const t = await current().catch(() => undefined);
+      await t?.close();
     },
   };
 }

@@ -57,6 +57,38 @@ describe("a local worker thread with its function's time limit", () => {
     }
   }, 30_000);
 
+  it('a replacement thread that cannot start fails the calls that find it, leaves no rejection unhandled, and the handler recovers and closes', async () => {
+    // Until 2026-12-07 a start made after a failed one had no handler: when it failed too before the
+    // next call came, its rejection went unhandled (which ends `npm start`'s process), and close()
+    // threw the failure instead of closing.
+    const flaky = fileURLToPath(new URL('../helpers/flaky-start-worker.ts', import.meta.url));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const worker = await threadedHandler('workers/embed', { modulePath: flaky });
+    try {
+      expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
+      process.env.RECSEARCH_TEST_FAIL_START = '1';
+      await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
+      await expect(worker.handler(event('quick'), {} as never)).rejects.toThrow(/ended before it was ready/);
+      // The start made then fails with no call waiting for it.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(unhandled).toEqual([]);
+      delete process.env.RECSEARCH_TEST_FAIL_START;
+      await expect(worker.handler(event('quick'), {} as never)).rejects.toThrow(/ended before it was ready/);
+      expect(await worker.handler(event('quick'), {} as never)).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
+      // Closed while its replacement cannot start: closes without throwing.
+      process.env.RECSEARCH_TEST_FAIL_START = '1';
+      await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await expect(worker.close()).resolves.toBeUndefined();
+    } finally {
+      delete process.env.RECSEARCH_TEST_FAIL_START;
+      process.off('unhandledRejection', onUnhandled);
+      await worker.close().catch(() => undefined);
+    }
+  }, 30_000);
+
   it("is what the local stack gives the training worker (its Lambda's 900 s), and only it", async () => {
     // The stack's wiring (local/stack.ts), untested until now: without it the thread above is never given a limit.
     const t = await startTestStack();
