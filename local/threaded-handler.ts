@@ -14,6 +14,8 @@ export interface HandlerThread<Req, Res> {
   call(req: Req): Promise<Res>;
   /** Invocations posted and not yet answered. */
   readonly inFlight: number;
+  /** Whether the thread has ended (closed, or its code exited): a call then fails at once. */
+  readonly ended: boolean;
   worker: Worker;
   close(): Promise<void>;
 }
@@ -60,14 +62,23 @@ export async function startHandlerThread<Req extends object, Res>(
     pending.clear();
   };
   worker.on('error', failPending);
-  worker.on('exit', (code) => failPending(new Error(`the handler thread ended (exit code ${code})`)));
+  let ended: Error | undefined;
+  worker.on('exit', (code) => {
+    ended = new Error(`the handler thread ended (exit code ${code})`);
+    failPending(ended);
+  });
   return {
     worker,
     get inFlight() {
       return pending.size;
     },
+    get ended() {
+      return ended !== undefined;
+    },
     call: (req) =>
       new Promise<Res>((resolve, reject) => {
+        // Posted to an ended thread, it would never be answered.
+        if (ended) return reject(ended);
         const id = next++;
         pending.set(id, { resolve, reject });
         worker.ref();
@@ -130,6 +141,16 @@ export async function threadedHandler(module: string, opts: { timeoutSeconds?: n
         }
         throw e;
       }
+    }
+    // A thread that ended on its own while it waited to be taken up (a replacement, whose end its
+    // listener above leaves alone: it is not yet `thread`) is replaced once here; until 2026-12-07
+    // the call was posted to it and never answered.
+    if (!closed && thread.ended) {
+      starting = start();
+      starting.catch(() => undefined);
+      const next = starting;
+      starting = undefined;
+      thread = await next;
     }
     return thread;
   };

@@ -89,6 +89,24 @@ describe("a local worker thread with its function's time limit", () => {
     }
   }, 30_000);
 
+  it('replaces a replacement that ended on its own before any call took it up: the next call is answered', async () => {
+    // Until 2026-12-07 the replacement's own end was left alone (it was not yet the current
+    // thread), and the next call was posted to it and never answered.
+    const flaky = fileURLToPath(new URL('../helpers/flaky-start-worker.ts', import.meta.url));
+    const worker = await threadedHandler('workers/embed', { modulePath: flaky });
+    try {
+      process.env.RECSEARCH_TEST_EXIT_AFTER_MS = '200';
+      await expect(worker.handler(event('exit'), {} as never)).rejects.toThrow(/handler thread ended/);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      delete process.env.RECSEARCH_TEST_EXIT_AFTER_MS;
+      const next = Promise.race([worker.handler(event('quick'), {} as never), new Promise((resolve) => setTimeout(() => resolve('no answer'), 5000))]);
+      expect(await next).toEqual({ batchItemFailures: [{ itemIdentifier: 'seen 1' }] });
+    } finally {
+      delete process.env.RECSEARCH_TEST_EXIT_AFTER_MS;
+      await worker.close();
+    }
+  }, 30_000);
+
   it("is what the local stack gives the training worker (its Lambda's 900 s), and only it", async () => {
     // The stack's wiring (local/stack.ts), untested until now: without it the thread above is never given a limit.
     const t = await startTestStack();
