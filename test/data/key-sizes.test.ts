@@ -5,9 +5,9 @@ import { testTable, type TestTable } from '../helpers/table.ts';
 
 /*
  * DynamoDB's limits on a key, in UTF-8 bytes: a partition key of at most 2,048, a sort key of at
- * most 1,024, in the table's key and in each index's. AWS's DynamoDB Local refuses keys past them;
- * dynalite counted UTF-16 code units (and checked no index key) until local/dynalite-key-sizes.mjs
- * made it count bytes: these tests run on both.
+ * most 1,024, in the table's key and in each index's. AWS's DynamoDB Local refuses a row put with keys past them
+ * (not an update's); dynalite counted UTF-16 code units (and checked no index key) until
+ * local/dynalite-key-sizes.mjs made it count bytes: these tests run on both.
  */
 
 let db: TestTable;
@@ -60,25 +60,31 @@ describe("keys within DynamoDB's byte limits", () => {
     await put(db.table, { pk: `K#${'😀'.repeat(511)}`, sk: '😀'.repeat(256), gsi1pk: '😀'.repeat(512), gsi1sk: '😀'.repeat(256) });
   });
 
-  it('an update or a transaction that sets an index key past its bytes is refused and writes nothing, as DynamoDB refuses it (dynalite checked only the key an update names)', async () => {
-    const over = (bytes: number) => '😀'.repeat(bytes / 4 + 1);
-    const key = { pk: 'TENANT#keys#KIND#u', sk: 'x' };
-    await put(db.table, { ...key, gsi1pk: 'a', gsi1sk: 'a' });
-    const failure = (p: Promise<unknown>) =>
-      p.then(
-        () => undefined,
-        (err: unknown) => err as Error,
-      );
-    for (const set of [{ gsi1pk: over(2048) }, { gsi1sk: over(1024) }, { gsi2pk: 'b', gsi2sk: over(1024) }]) {
-      const e = await failure(update(db.table, key, { set }));
-      expect(e?.name, JSON.stringify(Object.keys(set))).toBe('ValidationException');
-      expect(await failure(transact(db.table, [{ update: key, change: { set } }, { put: { pk: 'TENANT#keys#KIND#t', sk: 'y' } }])), JSON.stringify(Object.keys(set))).toBeInstanceOf(Error);
-    }
-    // Nothing of them written: the row as it was, the transaction's other row absent.
-    expect(await getRow(db.table, key, { consistent: true })).toEqual({ ...key, gsi1pk: 'a', gsi1sk: 'a' });
-    expect(await getRow(db.table, { pk: 'TENANT#keys#KIND#t', sk: 'y' }, { consistent: true })).toBeUndefined();
-    // At the limits, in bytes: stored.
-    await update(db.table, key, { set: { gsi1pk: '😀'.repeat(512), gsi1sk: '😀'.repeat(256) } });
-    expect((await getRow(db.table, key, { consistent: true }))?.gsi1sk).toBe('😀'.repeat(256));
-  });
+  // DynamoDB refuses these (its TransactWriteItems reference names "a secondary index key beyond
+  // allowed limits" among a transaction's cancellation reasons); AWS's DynamoDB Local 1.25.1 takes
+  // them all, even an ASCII gsi1pk of 2,049 bytes, so this half runs on dynalite only.
+  it.skipIf(process.env.DDB_LABEL === 'dynamodb-local')(
+    'an update or a transaction that sets an index key past its bytes is refused and writes nothing, as DynamoDB refuses it (dynalite checked only the key an update names)',
+    async () => {
+      const over = (bytes: number) => '😀'.repeat(bytes / 4 + 1);
+      const key = { pk: 'TENANT#keys#KIND#u', sk: 'x' };
+      await put(db.table, { ...key, gsi1pk: 'a', gsi1sk: 'a' });
+      const failure = (p: Promise<unknown>) =>
+        p.then(
+          () => undefined,
+          (err: unknown) => err as Error,
+        );
+      for (const set of [{ gsi1pk: over(2048) }, { gsi1sk: over(1024) }, { gsi2pk: 'b', gsi2sk: over(1024) }]) {
+        const e = await failure(update(db.table, key, { set }));
+        expect(e?.name, JSON.stringify(Object.keys(set))).toBe('ValidationException');
+        expect(await failure(transact(db.table, [{ update: key, change: { set } }, { put: { pk: 'TENANT#keys#KIND#t', sk: 'y' } }])), JSON.stringify(Object.keys(set))).toBeInstanceOf(Error);
+      }
+      // Nothing of them written: the row as it was, the transaction's other row absent.
+      expect(await getRow(db.table, key, { consistent: true })).toEqual({ ...key, gsi1pk: 'a', gsi1sk: 'a' });
+      expect(await getRow(db.table, { pk: 'TENANT#keys#KIND#t', sk: 'y' }, { consistent: true })).toBeUndefined();
+      // At the limits, in bytes: stored.
+      await update(db.table, key, { set: { gsi1pk: '😀'.repeat(512), gsi1sk: '😀'.repeat(256) } });
+      expect((await getRow(db.table, key, { consistent: true }))?.gsi1sk).toBe('😀'.repeat(256));
+    },
+  );
 });
