@@ -4,14 +4,18 @@ import type { DocFilter } from './types.ts';
 
 /**
  * Facets of a search: for each requested metadata key, over every match of the query and
- * filters (the same matches as `total`, not only the page), the count of each string (or
- * boolean) value, and for numbers their min and max. A list value counts each of its distinct
+ * filters (the same matches as `total`, not only the page), the matches with a value, the count
+ * of each string (or boolean) value, and for numbers their min and max. A list value counts each of its distinct
  * elements. Fed by ranking's visitor (`PageRequest.visit`) with each match's key, counted from the
  * key's column (columns.ts): a few array reads per match and key, on top of the matches ranking
  * already goes through.
  */
 export interface FacetResult {
-  /** Matches that have the key (any value). */
+  /**
+   * Matches with a value of the key: a string, boolean or number, or a list holding one. A match
+   * whose value is an object, an empty list or a list of only objects and nulls is not counted
+   * (it adds nothing to `values`, `min` or `max`), though `exists` holds for it.
+   */
   count: number;
   /** String and boolean values by count (descending, then value), at most FACET_VALUES. */
   values: { value: string | boolean; count: number }[];
@@ -109,10 +113,14 @@ export class FacetCounter {
       for (const a of accs) {
         const { col, counts } = inBuild ? a.built : a.fresh;
         if (col.present[i] === 0) continue;
-        a.count += 1;
+        const from = col.start[i] as number;
         const end = col.start[i + 1] as number;
-        for (let j = col.start[i] as number; j < end; j++) counts[col.codes[j] as number] = (counts[col.codes[j] as number] as number) + 1;
         const lo = col.min[i] as number;
+        // Only a match with a value counts: an object, an empty list, or a list of objects and
+        // nulls has the key (as `exists` tests it) but no string, boolean or number.
+        if (from === end && Number.isNaN(lo)) continue;
+        a.count += 1;
+        for (let j = from; j < end; j++) counts[col.codes[j] as number] = (counts[col.codes[j] as number] as number) + 1;
         if (!Number.isNaN(lo)) {
           if (lo < a.min) a.min = lo;
           const hi = col.max[i] as number;

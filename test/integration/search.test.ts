@@ -577,7 +577,7 @@ describe('the changes since a build and the build rank alike', () => {
       { query: 'stove', filters: { metadata: { category: 'cook' } }, facets: ['category', 'price'] },
       { query: 'lantern', sort: { field: 'metadata.price', order: 'desc' } },
       // Nested keys (a path into objects, and through a list of them) read alike from both.
-      { query: 'kettle', filters: [{ field: 'metadata.spec.w', op: 'gte', value: 4 }], facets: ['spec.w', 'spec.parts.name'] },
+      { query: 'kettle', filters: [{ field: 'metadata.spec.w', op: 'gte', value: 4 }], facets: ['spec.w', 'spec.parts.name', 'spec', 'spec.parts'] },
       { query: 'steel', filters: { metadata: { 'spec.parts.name': 'lid' } }, disjunctive_facets: ['spec.parts.name'] },
       { query: 'lantern', sort: { field: 'metadata.spec.w', order: 'asc' } },
     ];
@@ -598,6 +598,9 @@ describe('the changes since a build and the build rank alike', () => {
     const nested = before.find((a) => (a as { body: unknown }).body === bodies[8]) as { facets: Record<string, { count: number; values: unknown[]; min: number | null }> };
     expect(nested.facets['spec.w']?.min).not.toBeNull();
     expect(nested.facets['spec.parts.name']?.values.length).toBe(3);
+    // An object, or a list of objects, has the key but no value: not counted, from the delta as from the build.
+    expect(nested.facets.spec).toEqual({ count: 0, values: [], values_truncated: false, min: null, max: null });
+    expect(nested.facets['spec.parts']?.count).toBe(0);
     await new Promise((r) => setTimeout(r, 1100)); // a build in the same second as the last counts as covering it
     const requested = await other.platform('POST', '/api/search-index/rebuild');
     expect(requested.status).toBe(202);

@@ -115,20 +115,25 @@ describe('facets and sort read from columns', () => {
     const strings = new Map<string, number>();
     let trues = 0;
     let falses = 0;
-    const one = (x: unknown) => {
+    // Whether `x` is a value (a string, number or boolean; not an object or null).
+    const one = (x: unknown): boolean => {
       if (typeof x === 'string') strings.set(x, (strings.get(x) ?? 0) + 1);
       else if (typeof x === 'number') {
         min = Math.min(min, x);
         max = Math.max(max, x);
       } else if (x === true) trues += 1;
       else if (x === false) falses += 1;
+      else return false;
+      return true;
     };
     for (const d of matches) {
       if (!Object.hasOwn(d.metadata, key)) continue;
       const v = d.metadata[key];
       if (v === null || v === undefined) continue;
-      count += 1;
-      for (const x of Array.isArray(v) ? new Set(v) : [v]) one(x);
+      // Counted when it holds a value: an object, [] or a list of objects has none.
+      let valued = false;
+      for (const x of Array.isArray(v) ? new Set(v) : [v]) valued = one(x) || valued;
+      if (valued) count += 1;
     }
     const values: { value: string | boolean; count: number }[] = [...strings].map(([value, n]) => ({ value, count: n }));
     if (trues) values.push({ value: true, count: trues });
@@ -150,6 +155,33 @@ describe('facets and sort read from columns', () => {
       for (const k of keys) expect(got[k]).toEqual(reference(matched, k));
     });
   }
+
+  it('count only the matches with a value, the same from a build and from a delta', () => {
+    // An object (a nested key's parent), an empty list and a list of objects and nulls have the
+    // key but no value: not counted, whether the item is in the build or only in the delta.
+    const shapes: Record<string, Json>[] = [{ dims: { w: 3 } }, { dims: [] }, { dims: [{ w: 1 }, null] }, { dims: 'wide' }, { dims: [4, { w: 1 }] }, { dims: false }, {}];
+    const items = shapes.map((m, i) => doc(2000 + i, `shelf ${i}`, m));
+    const want = {
+      count: 3,
+      values: [
+        { value: false, count: 1 },
+        { value: 'wide', count: 1 },
+      ],
+      values_truncated: false,
+      min: 4,
+      max: 4,
+    };
+    const r = { query: 'shelf', mode: 'keyword' as const, filter: NO_FILTER, queryVector: null, profile: null };
+    const count = (idx: SearchIndex, dl: PreparedDelta) => {
+      const facets = new FacetCounter(['dims']);
+      expect(rank(idx, dl, r, { limit: 3, visit: facets.over({ index: idx, delta: dl }) }).total).toBe(shapes.length);
+      return facets.result().dims;
+    };
+    const built = SearchIndex.build(items, 64, 1);
+    expect(count(built, new PreparedDelta({ docs: [], masked: new Set() }, built))).toEqual(want);
+    const empty = SearchIndex.build([doc(1, 'other')], 64, 1);
+    expect(count(empty, new PreparedDelta({ docs: items, masked: new Set() }, empty))).toEqual(want);
+  });
 
   it('follow the delta when it changes', () => {
     const fresh = new PreparedDelta({ docs: [doc(901, 'gadget', { a: 'violet' })], masked: new Set() }, index);
