@@ -283,7 +283,7 @@ function markOpening(text: string, toks: Token[], opening: readonly string[]): v
 export function snippet(text: string, terms: ReadonlySet<string>, tags: HighlightTags, size = SNIPPET_WORDS, scanned = SNIPPET_SCAN): string {
   const scan = scannedLength(text, scanned);
   const toks = marks(scan < text.length ? text.slice(0, scan) : text, terms);
-  if (toks.length <= size) return shown(text, toks, 0, scan, tags);
+  if (toks.length <= size) return shown(text, toks, 0, characterEnd(text, scan, 0), tags);
   let best = 0;
   let bestHits = -1;
   let hits = 0;
@@ -310,8 +310,12 @@ export function snippet(text: string, terms: ReadonlySet<string>, tags: Highligh
   }
   const first = toks[best] as Token;
   const last = toks[best + size - 1] as Token;
-  const from = best === 0 ? 0 : first.start;
-  const to = best + size >= toks.length ? scan : last.end;
+  // At characters as shown: a joiner, a variation selector or a flag's tags are tokens of their
+  // own (`RUN`), so a window's first or last word can fall inside an emoji sequence (until
+  // 2026-12-07 a snippet began or ended with half a family, a skin tone or a flag's tags). It
+  // takes the whole character at both ends.
+  const from = best === 0 ? 0 : characterStart(text, first.start, 0);
+  const to = characterEnd(text, best + size >= toks.length ? scan : last.end, from);
   return shown(text, toks, from, to, tags);
 }
 
@@ -337,8 +341,7 @@ function shown(text: string, toks: readonly Token[], from: number, to: number, t
     // leaves out at most SNIPPET_SNAP of them; else inside the word (or run of symbols) there, so
     // that a match between words too long to show whole keeps the text around it.
     const opening = inside.find((t) => t.start >= start);
-    if (opening && opening.start - start <= SNIPPET_SNAP) start = opening.start;
-    else start = characterStart(text, start, from);
+    start = characterStart(text, opening && opening.start - start <= SNIPPET_SNAP ? opening.start : start, from);
     let end = start + SNIPPET_CHARS;
     let closing: Token | undefined;
     for (const t of inside) if (t.start >= start && t.end <= end) closing = t;
@@ -379,12 +382,23 @@ const WORDISH = new RegExp(`^[\\p{L}\\p{N}\\p{M}\\p{Cf}${LETTER_SYMBOLS}]$`, 'u'
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 /**
+ * Whether a character shown surely begins at `at` (0 < `at` < length), told without segmenting
+ * (about a microsecond a character): an ASCII character other than a line feed (nothing joins it
+ * to what precedes it, but a carriage return a line feed) after one below U+0600 (no prefixed
+ * concatenation mark, the only characters joined to what follows them, is). A snippet's cut
+ * mostly falls before a space or a punctuation mark.
+ */
+function breaksBefore(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c < 0x80 && c !== 0x0a && text.charCodeAt(at - 1) < 0x600;
+}
+/**
  * `at`, or where the character shown there begins when `at` falls inside one (a letter and its
  * combining marks, a surrogate pair, an emoji sequence), read from at most 64 code units before it
  * (not before `floor`).
  */
 function characterStart(text: string, at: number, floor: number): number {
-  if (at <= floor || at >= text.length) return at;
+  if (at <= floor || at >= text.length || breaksBefore(text, at)) return at;
   const from = Math.max(floor, at - 64);
   let start = from;
   for (const { index } of graphemes.segment(text.slice(from, Math.min(text.length, at + 64)))) {
@@ -392,6 +406,26 @@ function characterStart(text: string, at: number, floor: number): number {
     start = from + index;
   }
   return start;
+}
+/**
+ * `at`, or where the character shown there ends when `at` falls inside one (as `characterStart`),
+ * read from at most 64 code units before and after it; a character reaching past those, where
+ * it begins (when that is after `floor`).
+ */
+function characterEnd(text: string, at: number, floor: number): number {
+  if (at <= floor || at >= text.length || breaksBefore(text, at)) return at;
+  const from = Math.max(floor, at - 64);
+  const upto = Math.min(text.length, at + 64);
+  for (const { index, segment } of graphemes.segment(text.slice(from, upto))) {
+    const start = from + index;
+    const end = start + segment.length;
+    if (start === at) return at;
+    if (end <= at) continue;
+    if (end < upto || upto === text.length) return end;
+    break;
+  }
+  const start = characterStart(text, at, floor);
+  return start > floor ? start : at;
 }
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
 function scannedLength(text: string, most: number): number {

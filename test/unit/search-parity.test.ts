@@ -764,6 +764,52 @@ describe('snippets', () => {
     expect(snippet(usual, shoe, DEFAULT_TAGS)).toBe(`…${'word '.repeat(9)}<em>shoe</em>${' word'.repeat(10)}…`);
   });
 
+  it('begins and ends at characters as shown, never inside an emoji sequence', () => {
+    // A joiner (U+200D), a variation selector and a flag's tags are words of their own to the
+    // window, so its first or last word could fall inside a ZWJ sequence, a skin-toned emoji or a
+    // tag flag (until 2026-12-07 the snippet began or ended with a joiner or a flag's tags).
+    const boundaries = (t: string) => new Set([...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(t)].map((g) => g.index).concat(t.length));
+    const whole = (text: string, s: string) => {
+      const plain = s
+        .replace(/<\/?em>/g, '')
+        .replace(/^…/, '')
+        .replace(/…$/, '');
+      const at = text.indexOf(plain);
+      expect(at, s).toBeGreaterThanOrEqual(0);
+      const cuts = boundaries(text);
+      expect(cuts.has(at) && cuts.has(at + plain.length), s).toBe(true);
+      return plain;
+    };
+    const family = '👨\u200d👩\u200d👧';
+    const coder = '👩🏽\u200d💻';
+    const flag = '🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}';
+    const ws = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+    for (const [emoji, joiners] of [
+      [family, 2],
+      [coder, 1],
+      [flag, 1],
+    ] as const) {
+      // The window's first word a joiner (or the tags) of the sequence: it begins with the whole emoji.
+      const opening = `a ${emoji} ${ws(19 - joiners)} shoe`;
+      expect(whole(opening, snippet(opening, new Set(['shoe']), DEFAULT_TAGS)).startsWith(emoji), emoji).toBe(true);
+      // Its last word one: it ends with the whole emoji.
+      const closing = `shoe ${ws(19 - joiners)}${emoji} z`;
+      expect(whole(closing, snippet(closing, new Set(['shoe']), DEFAULT_TAGS)).endsWith(emoji), emoji).toBe(true);
+      // Cut to SNIPPET_CHARS: the start snapped to the joiner after it keeps the whole emoji.
+      const long = `${'a'.repeat(1000)} ${'='.repeat(50)}${emoji}${'='.repeat(130)} shoe ${'b'.repeat(1000)}`;
+      const cut = snippet(long, new Set(['shoe']), DEFAULT_TAGS);
+      expect(whole(long, cut).startsWith(emoji), emoji).toBe(true);
+      expect(cut).toContain('<em>shoe</em>');
+    }
+    // The part read (SNIPPET_SCAN) cut between a joiner and the emoji it joins: the window
+    // reaching that cut ends with the whole emoji.
+    const scanned = `${'w '.repeat(2490)}shoe${'='.repeat(13)}${family} tail words`;
+    expect(scanned.indexOf('\u200d')).toBe(SNIPPET_SCAN - 1);
+    expect(whole(scanned, snippet(scanned, new Set(['shoe']), DEFAULT_TAGS)).endsWith(`<em>shoe</em>${'='.repeat(13)}${family}`.replace(/<\/?em>/g, ''))).toBe(true);
+    // Words as before.
+    expect(snippet(`${ws(30)} 👋🏽 shoe`, new Set(['shoe']), DEFAULT_TAGS, 3)).toBe('…w28 w29 👋🏽 <em>shoe</em>');
+  });
+
   it('chooses from fewer characters on a page of more than 20 hits: 100,000 over the page', () => {
     expect([1, 10, 20, 21, 25, 50, 100].map(snippetScan)).toEqual([5000, 5000, 5000, 4761, 4000, 2000, 1000]);
     // The shoe at character 2,000.
