@@ -223,6 +223,14 @@ export function checkBodyShape(body: unknown): void {
 }
 
 /**
+ * Whether a `Content-Encoding` names no coding but identity: a list (RFC 9110 §8.4, §5.6.1; a
+ * header sent twice arrives as one, joined by commas, from API Gateway and from the local server)
+ * whose elements, any case, with whitespace around the commas, are each `identity` or empty
+ * (until 2026-12-07 `identity, identity` was refused as compressed).
+ */
+const identityOnly = (encoding: string): boolean => encoding.split(',').every((c) => /^[ \t]*(?:identity)?[ \t]*$/i.test(c));
+
+/**
  * The body's JSON text: a body sent compressed (a `Content-Encoding` other than identity, which
  * neither API Gateway's HTTP API nor the local server decodes) is refused saying so, where its
  * bytes would be told they are no UTF-8 or no JSON; a byte order mark before it is ignored, as
@@ -231,7 +239,7 @@ export function checkBodyShape(body: unknown): void {
  */
 export function bodyText(event: HttpEvent): string | undefined {
   const encoding = header(event, 'content-encoding')?.trim().toLowerCase();
-  if (encoding && encoding !== 'identity' && event.body)
+  if (encoding && !identityOnly(encoding) && event.body)
     throw new InvalidJson(`The request body is sent compressed (Content-Encoding: ${encoding.slice(0, 40)}), which this API does not read: send it uncompressed.`);
   const raw = rawBody(event);
   return raw?.startsWith('\uFEFF') ? raw.slice(1) : raw;

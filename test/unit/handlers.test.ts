@@ -109,3 +109,70 @@ describe('the token endpoint envelope', () => {
     expect(JSON.parse(late.body as string)).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
   });
 });
+
+describe("a request body's Content-Encoding", () => {
+  const body = '{"name":"plain"}';
+  const read = async (encoding: string) => {
+    const { bodyText } = await import('../../shared/http/base.ts');
+    return bodyText(apiEvent('POST', '/v1/items', '/v1/items', { headers: { 'content-encoding': encoding }, body }));
+  };
+
+  it('takes a list of identity codings as identity (RFC 9110: a coding list), any case, with whitespace around the commas', async () => {
+    // Until 2026-12-07 `identity, identity` was refused as a compressed body.
+    for (const encoding of ['identity', 'IDENTITY', 'identity, identity', 'Identity,IDENTITY', ' identity ,\tidentity ', 'identity,,identity', 'identity, identity, identity'])
+      expect(await read(encoding), encoding).toBe(body);
+  });
+
+  it('refuses any other coding, alone or in a list with identity, as before', async () => {
+    for (const encoding of ['gzip', 'br', 'identity, gzip', 'gzip, identity', 'identity identity', 'identityx', 'x-identity', 'identity;q=1'])
+      await expect(read(encoding), encoding).rejects.toThrow(/sent compressed \(Content-Encoding: /);
+  });
+
+  it('reads a header sent twice as the local server joins it', async () => {
+    // Node joins repeated Content-Encoding lines with ", " (as API Gateway joins them with ","):
+    // the event the local server makes holds one list.
+    const { createServer } = await import('node:http');
+    const { toApiGatewayEvent } = await import('../../local/http-adapter.ts');
+    const { bodyText } = await import('../../shared/http/base.ts');
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const event = toApiGatewayEvent(req, Buffer.concat(chunks), 'POST /v1/items', undefined);
+        let answer: string;
+        try {
+          answer = `${event.headers['content-encoding']}|${bodyText(event)}`;
+        } catch (e) {
+          answer = `${event.headers['content-encoding']}|refused: ${(e as Error).message}`;
+        }
+        res.end(answer);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as { port: number };
+    // Each coding on a header line of its own, as a client may send them.
+    const { connect } = await import('node:net');
+    const send = (codings: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const lines = [
+          'POST /v1/items HTTP/1.1',
+          'Host: local',
+          'Content-Type: application/json',
+          `Content-Length: ${body.length}`,
+          ...codings.map((c) => `Content-Encoding: ${c}`),
+          'Connection: close',
+        ];
+        const socket = connect(port, '127.0.0.1', () => socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`));
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString()));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(text.slice(text.indexOf('\r\n\r\n') + 4)));
+      });
+    try {
+      expect(await send(['identity', 'IDENTITY'])).toBe(`identity, IDENTITY|${body}`);
+      expect(await send(['identity', 'gzip'])).toMatch(/^identity, gzip\|refused: The request body is sent compressed/);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
