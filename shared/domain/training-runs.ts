@@ -59,6 +59,12 @@ export interface TrainingRun extends ConsoleRecord {
    * busy (`requeueBusyRun`; before it started, `deferBusyStart`), at most BUSY_RETRIES; absent until the first.
    */
   _busy_retries?: number;
+  /**
+   * Internal, not shown: the token of the attempt that started the run (its trainer's, set with
+   * InProgress). The trainer's writes of progress and of its storing mark, and its Stopped end,
+   * hold it, so a late write of an attempt that is over changes nothing (`runTraining`).
+   */
+  _attempt?: string;
 }
 /** A run handed to a container task: the launcher, when it was claimed, and the task once started. */
 export interface RunTask {
@@ -165,7 +171,7 @@ export async function sendRun(c: Pick<ConsoleStore, 'update'>, queue: WorkQueue,
 /** How long a run may stay stored and unsent before the maintenance pass sends it: its request's time and more. */
 export const UNSENT_RUN_GRACE_SECONDS = 120;
 
-export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, _busy_retries: _b, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
+export const trainingRunView = ({ id: _id, storing_version: _s, task: _t, _unsent_since: _u, _busy_retries: _b, _attempt: _a, ...j }: TrainingRun) => ({ ...j, scheduled_at: j.scheduled_at ?? null });
 /** The id of the run a name can belong to: exactly the name trainingRunName gives it, else none. */
 const trainingRunIdOf = (name: string): number | undefined => {
   const id = trainingRunId(name);

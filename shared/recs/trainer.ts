@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
@@ -155,7 +156,13 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // found it taken and exited, and the task sweep ended the healthy run Failed.
   // This attempt's start: its end below is conditional on it (a run queued again and started anew is another attempt's).
   const startedAt = now();
-  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: startedAt, progress: 0.01 }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) }))) return;
+  // And its token (`_attempt`), unique to it: every write of its progress and its storing mark
+  // holds it, so a write that comes late (the run ended meanwhile, or queued again and started
+  // by another attempt) changes nothing (until 2026-12-07 progress writes were unconditional,
+  // and a late one landed on an ended run or on a later attempt's).
+  const attempt = randomUUID();
+  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
+    return;
   // A container task (`taskRef`: its own id, as its launcher names it) confirms a claim its worker
   // left unconfirmed (the write of the task's id refused, or its answer lost): the task sweep asks
   // after a claimed run by that id only, so a run started under an unconfirmed claim whose task
@@ -172,13 +179,24 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   }
   let lastCheck = 0;
   let stopRequested = false;
+  // The run is no longer this attempt's (ended by another, or another attempt's): a progress write
+  // was refused, or a read showed it. The trainer then stops quietly: it writes nothing more and
+  // ends nothing (its Stopped end below holds this attempt's stop only).
+  let movedAway = false;
   const checkStop = async (fresh = false) => {
-    if (!fresh && nowMs() - lastCheck < 1000) return stopRequested;
+    if (!fresh && nowMs() - lastCheck < 1000) return stopRequested || movedAway;
     lastCheck = nowMs();
-    stopRequested = (await c.get<TrainingRun>(tenant, 'job', id))?.status === 'Stopping';
-    return stopRequested;
+    const run = await c.get<TrainingRun>(tenant, 'job', id);
+    stopRequested = run?.status === 'Stopping';
+    if (run?._attempt !== attempt || (run.status !== 'InProgress' && run.status !== 'Stopping')) movedAway = true;
+    return stopRequested || movedAway;
   };
-  const hooks: TrainHooks = { shouldStop: () => stopRequested };
+  const hooks: TrainHooks = { shouldStop: () => stopRequested || movedAway };
+  /** A write of the run's progress: only while it is InProgress in this attempt; refused, the trainer stops quietly. */
+  const progress = async (fraction: number) => {
+    if (movedAway) return;
+    if (!(await c.update(tenant, 'job', id, { progress: fraction }, { status: 'InProgress', _attempt: attempt }))) movedAway = true;
+  };
   // A read that fails here is tried again at the next tick: left unhandled, its rejection would
   // end the process (the Lambda invocation, the container task, `npm start`) and the run with it.
   const poll = setInterval(() => void checkStop().catch(() => undefined), 1000);
@@ -191,10 +209,12 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   /** The version this run marked itself as storing, once it did. */
   let storingVersion: number | undefined;
   const later = (write: () => Promise<unknown>) => {
-    written = written.then(write).then(
-      () => undefined,
-      () => undefined,
-    );
+    written = written
+      .then(() => (movedAway ? undefined : write()))
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   };
   try {
     // In the try: a refused write of this line is handled as any step's (a busy one queues the run
@@ -330,14 +350,15 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     const universe = [...items.keys()];
     const split = holdout(kept);
     const evalSet = new Dataset(split.train, universe);
-    await c.update(tenant, 'job', id, { progress: 0.1 });
+    await progress(0.1);
+    if (movedAway) throw new Stopped('moved on');
     await log(`Evaluating ${algorithm} on a holdout of ${split.test.length} interactions`);
     const stage = (prefix: string, from: number): [TrainHooks, (p: CurvePoint) => void] => [
       {
         ...hooks,
         progress: (f, m) => {
           if (m) later(() => log(`${prefix}${m}`));
-          later(() => c.update(tenant, 'job', id, { progress: from + 0.4 * f }));
+          later(() => progress(from + 0.4 * f));
         },
       },
       (p) => later(() => log(`${prefix}${describePoint(p)}`)),
@@ -356,18 +377,12 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     };
     await log(`Holdout metrics: ${JSON.stringify(metrics)}`);
     if (await checkStop()) throw new Stopped('stopped');
-    await c.update(tenant, 'job', id, { progress: 0.5 });
+    await progress(0.5);
     const full = new Dataset(kept, universe);
     if (algorithm === 'auto') await log(`Training on all ${kept.length} interactions, choosing its hyperparameters on a validation split of them`);
     const [fullHooks, fullPoint] = stage('', 0.5);
     // Only the default's messages are logged: the others' were logged by the holdout stage.
-    const { model, validation } = await trainAlgorithm(
-      algorithm,
-      full,
-      job.options,
-      algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => c.update(tenant, 'job', id, { progress: 0.5 + 0.4 * f })) },
-      fullPoint,
-    );
+    const { model, validation } = await trainAlgorithm(algorithm, full, job.options, algorithm === 'auto' ? fullHooks : { ...hooks, progress: (f) => later(() => progress(0.5 + 0.4 * f)) }, fullPoint);
     const trainedTypes = [...weightOf.keys()].filter((t) => !below.includes(t));
     // The weights this model was trained with, for serving to weigh the latest events by: the
     // trained types' weights, and every other event type's weight as of this run (as the histories
@@ -394,7 +409,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // wins and nothing is stored (the number is skipped, never reused). The artifact is stored
     // before the version record, and the record before the run is Completed.
     const version = await c.nextId(tenant, 'model');
-    if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined }))) throw new Stopped('stopped');
+    if (!(await c.update(tenant, 'job', id, { storing_version: version }, { status: 'InProgress', storing_version: undefined, _attempt: attempt }))) throw new Stopped('stopped');
     storingVersion = version;
     const key = modelArtifactKey(tenant, version);
     // Users whose erasure began before this run's read: their histories stay out of the artifact
@@ -432,7 +447,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     if (e instanceof Stopped) {
       // Its line only when it ended it: a run that moved on meanwhile (ended by the task sweep or a
       // late delivery) keeps its own end and log.
-      if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log('Stopped; no version was created');
+      // Only this attempt's stop: one that moved away leaves a later attempt's to it.
+      if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping', _attempt: attempt })) await log('Stopped; no version was created');
       else movedOn(tenant, jobName, 'it stopped');
       return;
     }
@@ -482,7 +498,8 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
     // one's to end (until 2026-12-07 it was ended Failed as it ran).
     const failed = { status: 'Failed', finished_at: now(), error: busy ? busyFailure(message) : message };
     if (await c.update(tenant, 'job', id, failed, { status: 'InProgress', started_at: startedAt })) await log(`Failed: ${failed.error}`);
-    else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping' })) await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
+    else if (await c.update(tenant, 'job', id, { status: 'Stopped', finished_at: now() }, { status: 'Stopping', _attempt: attempt }))
+      await log(`Stopped; no version was created (it failed as it stopped: ${message})`);
     else {
       // Neither: the run moved on meanwhile (queued again by a requeue whose answer was lost, ended
       // by the task sweep or a late delivery). Its log says nothing (until 2026-12-07 it said

@@ -1659,3 +1659,52 @@ describe("a run that meets a busy service (throttled after the client's retries)
     expect(await c.get<TrainingRun>(T10, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1, task: { ref: 'task-2' } });
   });
 });
+
+describe("a trainer's writes once its run is no longer its attempt's", () => {
+  /** The console store, with `race` run once, just before the trainer's first write of its progress after its start. */
+  const beforeProgress = (c: ConsoleStore, race: () => Promise<void>): ConsoleStore => {
+    let raced = false;
+    return {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (!raced && kind === 'job' && set.progress !== undefined && set.status === undefined) {
+          raced = true;
+          await race();
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+  };
+
+  it("a late progress write does not land on a later attempt's run, and its trainer stops quietly (no storing mark, no version, no end)", async () => {
+    const T = 'late-progress-attempt';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    // As the run's trainer writes its first progress, the run is queued again and started by another attempt.
+    const raced = beforeProgress(c, async () => {
+      const run = (await c.get<TrainingRun>(T, 'job', 1)) as TrainingRun;
+      expect(await requeueBusyRun(c, T, run, 'throttled')).toBe(true);
+      expect(await c.update(T, 'job', 1, { status: 'InProgress', started_at: (run.started_at as number) + 300, progress: 0.01, _attempt: 'the next attempt' }, { status: 'Queued' })).toBe(true);
+    });
+    await runTraining({ console: raced, events, items, blobs }, T, 'train-1');
+    // Until 2026-12-07 its progress landed on the next attempt's run, and it stored a version and completed that run.
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'InProgress', progress: 0.01, _attempt: 'the next attempt', model_version: null });
+    expect(await c.get<TrainingRun>(T, 'job', 1)).not.toHaveProperty('storing_version');
+    expect(await c.list(T, 'model')).toEqual([]);
+    expect(await logsOf(c, T, 1)).not.toMatch(/Completed|Stopped|Failed/);
+  });
+
+  it('a late progress write does not land on a run that has ended; its trainer ends nothing and throws nothing', async () => {
+    const T = 'late-progress-ended';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    // The run is ended (as interrupted: the sweep, a late delivery) as its trainer writes its first progress.
+    const raced = beforeProgress(c, async () => {
+      expect(await endInterruptedRun(c, T, (await c.get<TrainingRun>(T, 'job', 1)) as TrainingRun, 'its worker stopped')).toBe('Failed');
+    });
+    await runTraining({ console: raced, events, items, blobs }, T, 'train-1');
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', progress: 0.01, model_version: null });
+    expect(await c.list(T, 'model')).toEqual([]);
+    expect((await logsOf(c, T, 1)).split('\n').at(-1)).toMatch(/^Failed: The run was interrupted/);
+  });
+});
