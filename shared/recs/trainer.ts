@@ -123,6 +123,34 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
 const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('training run moved on before its trainer could end it: left as it is', { tenant, run: jobName, error: why });
 
 /**
+ * A trainer's start of its attempt (`start`, holding its `_attempt` token), under `held`: whether
+ * it applied. A write can land and its answer be lost (a throttled or dropped answer): the
+ * client's retry of it is then refused (its condition no longer holds), or the client gives up
+ * and throws. Either way the run is read back, and shows this attempt's start if it landed: the
+ * trainer carries on. Until 2026-12-07 such a run was left InProgress with nothing training it
+ * (the worker's invocation, or the container task, exited: the task with 1), and ended Failed
+ * once the maintenance pass found it. A start neither applied nor read back throws the write's error.
+ */
+async function startAttempt(
+  c: Pick<ConsoleStore, 'get' | 'update'>,
+  tenant: string,
+  id: number,
+  start: Record<string, unknown> & { _attempt: string },
+  held: Record<string, unknown>,
+): Promise<boolean> {
+  const ours = async () => (await c.get<TrainingRun>(tenant, 'job', id))?._attempt === start._attempt;
+  let applied: boolean;
+  try {
+    applied = await c.update(tenant, 'job', id, start, held);
+  } catch (e) {
+    if (await ours().catch(() => false)) return true;
+    throw e;
+  }
+  // Refused: another took the run (a second delivery, a stop), or this write landed and the retry was refused.
+  return applied || (await ours());
+}
+
+/**
  * Runs one training job: gathers the tenant's events of the template's event types, each weighted
  * by its event type's weight (as of this run) times the template's multiplier, applies the
  * thresholds, evaluates on a holdout, trains on everything, stores the artifact and only then
@@ -161,7 +189,7 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   // by another attempt) changes nothing (until 2026-12-07 progress writes were unconditional,
   // and a late one landed on an ended run or on a later attempt's).
   const attempt = randomUUID();
-  if (!(await c.update(tenant, 'job', id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
+  if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
     return;
   // A container task (`taskRef`: its own id, as its launcher names it) confirms a claim its worker
   // left unconfirmed (the write of the task's id refused, or its answer lost): the task sweep asks

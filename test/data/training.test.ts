@@ -39,7 +39,8 @@ import { recommend, type RecsDeps } from '../../shared/recs/serve.ts';
 import { modelArtifactKey, runTraining } from '../../shared/recs/trainer.ts';
 import { HashingEmbedding } from '../../shared/search/embedding.ts';
 import { tenantView } from '../../shared/search/views.ts';
-import { testTable, type TestTable } from '../helpers/table.ts';
+import { interceptSigned, testTable, type TestTable } from '../helpers/table.ts';
+import { storesFor } from '../../shared/data/index.ts';
 import { blobsOver, queuedRun } from '../helpers/fixtures.ts';
 
 let db: TestTable;
@@ -1706,5 +1707,55 @@ describe("a trainer's writes once its run is no longer its attempt's", () => {
     expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', progress: 0.01, model_version: null });
     expect(await c.list(T, 'model')).toEqual([]);
     expect((await logsOf(c, T, 1)).split('\n').at(-1)).toMatch(/^Failed: The run was interrupted/);
+  });
+});
+
+describe("a trainer's start whose write landed but whose answer was lost", () => {
+  /**
+   * The console store over a table whose first UpdateItem that starts a run (sets InProgress under
+   * Queued) lands and answers as `answer` says: a throttling error (the client gave up), or the
+   * client's retry of it, which its condition now refuses.
+   */
+  const losingTheStart = (answer: 'throttled' | 'retried'): ConsoleStore => {
+    let lost = false;
+    const table = interceptSigned<{ ExpressionAttributeValues?: Record<string, { S?: string }> }>(db.table, 'updateItem', async (params, call) => {
+      const values = Object.values(params.ExpressionAttributeValues ?? {}).map((v) => v.S);
+      if (lost || !values.includes('InProgress') || !values.includes('Queued')) return call();
+      lost = true;
+      await call();
+      if (answer === 'retried') return call();
+      throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+    });
+    return storesFor(table).console;
+  };
+
+  for (const answer of ['throttled', 'retried'] as const) {
+    it(`(${answer === 'throttled' ? 'a throttling error' : 'its retry refused'}) reads the run back and carries on: the run ends Completed, not left InProgress with nothing training it`, async () => {
+      const T = `lost-start-${answer}`;
+      const { c, events, items, blobs, template } = await twoTastes(T);
+      const now = Math.floor(Date.now() / 1000);
+      await c.put(T, 'job', { ...job(1, template), task: { runner: 'test', claimed_at: now, ref: 'task-1' } });
+      // Until 2026-12-07 the task threw (exit 1) or returned at once, leaving its run InProgress with nothing training it.
+      await runTraining({ console: losingTheStart(answer), events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1' });
+      expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Completed', model_version: 1 });
+      expect(await logsOf(c, T, 1)).toMatch(/^Started\n/);
+    });
+  }
+
+  it("a start refused because another attempt started the run is not taken for this one's", async () => {
+    const T = 'lost-start-other';
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    // Another delivery starts the run between this trainer's read and its start.
+    const raced: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (set.status === 'InProgress' && set._attempt !== 'another') await c.update(tenant, kind, id, { ...set, _attempt: 'another' }, held);
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: raced, events, items, blobs }, T, 'train-1');
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'InProgress', _attempt: 'another', model_version: null });
+    expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
   });
 });
