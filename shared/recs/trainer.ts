@@ -3,7 +3,8 @@ import { nowMs, nowSeconds as now } from '../clock.ts';
 import type { BlobStore } from '../blob.ts';
 import { seededRandom } from '../random.ts';
 import type { ConsoleStore } from '../domain/console-records.ts';
-import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import { busyFailure, completedWith, endInterruptedRun, requeueBusyRun, type RunTask, trainingRunId, type TrainingRun, WORKER_RUN_LOST_SECONDS } from '../domain/training-runs.ts';
+import { withRetry } from '../retry.ts';
 import { serviceBusy } from '../data/busy.ts';
 import { logger } from '../observability.ts';
 import type { EventType } from '../domain/event-types.ts';
@@ -122,6 +123,32 @@ export function eventsThroughOf(ids: ArrayLike<number>, created: ArrayLike<numbe
 /** A trainer's end that found its run moved on (its status changed by another): said in the service's log only. */
 const movedOn = (tenant: string, jobName: string, why: string) => logger.warn('training run moved on before its trainer could end it: left as it is', { tenant, run: jobName, error: why });
 
+/** How a container task's confirmation of its claim is tried again while the table is busy (after the client's own retries): about 7 s at most. */
+const CONFIRM_RETRY = { attempts: 4, baseMs: 500, maxMs: 4000, jitter: 'full' } as const;
+
+/**
+ * A container task's confirmation of the claim `claim` of its run with its own id `ref`, under
+ * attempt `attempt`: a busy refusal is tried again (CONFIRM_RETRY), then thrown; any other failure
+ * is logged (the write may have landed). A refusal of its condition (the worker's write of the
+ * task's id landed first, or the run is another attempt's) is as good as done.
+ */
+async function confirmClaim(c: Pick<ConsoleStore, 'update'>, tenant: string, jobName: string, claim: RunTask, ref: string, attempt: string): Promise<void> {
+  const id = trainingRunId(jobName);
+  const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
+  try {
+    await withRetry(CONFIRM_RETRY, async () => {
+      try {
+        return { value: await c.update(tenant, 'job', id, { task: { ...claim, ref } }, { _attempt: attempt, ...unconfirmed }) };
+      } catch (e) {
+        return { failure: e, retryable: serviceBusy(e) };
+      }
+    });
+  } catch (e) {
+    if (serviceBusy(e)) throw e;
+    logger.warn('training task could not confirm its claim (the task sweep may not follow it)', { tenant, run: jobName, error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
 /**
  * A trainer's start of its attempt (`start`, holding its `_attempt` token), under `held`: whether
  * it applied. A write can land and its answer be lost (a throttled or dropped answer): the
@@ -191,20 +218,6 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
   const attempt = randomUUID();
   if (!(await startAttempt(c, tenant, id, { status: 'InProgress', started_at: startedAt, progress: 0.01, _attempt: attempt }, { status: 'Queued', ...(opts.asTask ? {} : { task: undefined }) })))
     return;
-  // A container task (`taskRef`: its own id, as its launcher names it) confirms a claim its worker
-  // left unconfirmed (the write of the task's id refused, or its answer lost): the task sweep asks
-  // after a claimed run by that id only, so a run started under an unconfirmed claim whose task
-  // was then killed stayed InProgress for good (until 2026-12-07). Best-effort, and only while
-  // the claim is still unconfirmed (the worker's own write may land first).
-  const claim = job.task;
-  if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) {
-    const confirmed = { ...claim, ref: opts.taskRef };
-    const unconfirmed = { 'task.runner': claim.runner, 'task.claimed_at': claim.claimed_at, 'task.ref': undefined };
-    // This attempt's (its `started_at`), whatever its status now: a stop answered as it started
-    // (Stopping) leaves the run this task's all the same (until 2026-12-07 the condition held
-    // InProgress, and such a run whose task was then killed stayed Stopping for good).
-    await c.update(tenant, 'job', id, { task: confirmed }, { started_at: startedAt, ...unconfirmed }).catch(() => undefined);
-  }
   let lastCheck = 0;
   let stopRequested = false;
   // The run is no longer this attempt's (ended by another, or another attempt's): a progress write
@@ -245,6 +258,19 @@ export async function runTraining(deps: TrainerDeps, tenant: string, jobName: st
       );
   };
   try {
+    // A container task (`taskRef`: its own id, as its launcher names it) confirms a claim its worker
+    // left unconfirmed (the write of the task's id refused, or its answer lost): the task sweep asks
+    // after a claimed run by that id only, so a run started under an unconfirmed claim whose task
+    // was then killed stayed InProgress for good (until 2026-12-07). Only while the claim is still
+    // unconfirmed (the worker's own write may land first), and only this attempt's (its token),
+    // whatever its status now: a stop answered as it started (Stopping) leaves the run this task's
+    // all the same (until 2026-12-07 the condition held InProgress, and such a run whose task was
+    // then killed stayed Stopping for good). A busy service is waited out (CONFIRM_RETRY: until
+    // 2026-12-07 one refusal left the claim unconfirmed); still busy, it is thrown here and the run
+    // queued again for a new task (requeueBusyRun, below), not trained where nothing can follow it.
+    // Another failure (the write may have landed) is logged and training goes on.
+    const claim = job.task;
+    if (opts.asTask && opts.taskRef !== undefined && claim && claim.ref === undefined) await confirmClaim(c, tenant, jobName, claim, opts.taskRef, attempt);
     // In the try: a refused write of this line is handled as any step's (a busy one queues the run
     // again); before the try it left the run InProgress until its message came back, 90 minutes on.
     await log('Started');

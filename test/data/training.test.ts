@@ -1759,3 +1759,87 @@ describe("a trainer's start whose write landed but whose answer was lost", () =>
     expect(await logsOf(c, T, 1)).not.toMatch(/Started/);
   });
 });
+
+describe("a container task's confirmation of its claim while the table is busy", () => {
+  const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+  const confirming = (set: Record<string, unknown>, held?: Record<string, unknown>) => typeof set.task === 'object' && set.task !== null && 'ref' in set.task && held?.status === undefined;
+  /** The run claimed by the worker, whose write of the task's id failed: its claim unconfirmed. */
+  async function unconfirmedClaim(T: string, ecs: TaskLauncher) {
+    const { c, events, items, blobs, template } = await twoTastes(T);
+    await c.put(T, 'job', job(1, template));
+    const refusing: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (confirming(set, held)) throw new Error('Internal server error');
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await expect(placeRun({ console: refusing, events }, T, 'train-1', { minEvents: 0, launcher: ecs })).rejects.toThrow('Internal server error');
+    expect((await c.get<TrainingRun>(T, 'job', 1))?.task).not.toHaveProperty('ref');
+    return { c, events, items, blobs };
+  }
+  const sweepOf = (c: ConsoleStore, T: string, ecs: TaskLauncher) =>
+    sweepTaskRuns({ console: c, decide: async () => undefined, queue: { send: async () => undefined, backlog: async () => 0 } as WorkQueue }, T, ecs, Math.floor(Date.now() / 1000));
+
+  it('is tried again while throttled: once its task is killed, the sweep finds the run and ends it, not leaves it InProgress for good', async () => {
+    const T = 'task-confirms-busy';
+    let killed = false;
+    const ecs: TaskLauncher = {
+      runner: 'test',
+      launch: async () => 'task-1',
+      inspect: async (ref) => (ref === 'task-1' && killed ? { state: 'stopped', reason: 'exit code 137' } : { state: 'running' }),
+    };
+    const { c, events, items, blobs } = await unconfirmedClaim(T, ecs);
+    // The task's confirmation is throttled twice (after the client's retries); the task is killed
+    // as it trains (where it reads the event types, after its confirmation), ending nothing.
+    let refusals = 0;
+    const busyThenKilled: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (killed) return false;
+        if (confirming(set, held) && refusals < 2) {
+          refusals++;
+          throw throttled();
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+      appendLog: async (...a) => (killed ? undefined : c.appendLog(...a)),
+      async list(tenant, kind) {
+        if (kind === 'event_type') {
+          killed = true;
+          throw new Error('killed');
+        }
+        return c.list(tenant, kind);
+      },
+    };
+    await runTraining({ console: busyThenKilled, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1' }).catch(() => undefined);
+    // Until 2026-12-07 one refusal left the claim unconfirmed, and the sweep passed over the run: InProgress for good.
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'InProgress', task: { ref: 'task-1' } });
+    expect((await sweepOf(c, T, ecs)).ended).toEqual(['train-1']);
+    expect(await c.get<TrainingRun>(T, 'job', 1)).toMatchObject({ status: 'Failed', error: expect.stringContaining('its training task stopped: exit code 137') });
+    expect(refusals).toBe(2);
+  });
+
+  it('still throttled after its retries: the run is queued again for a new task, not trained where the sweep cannot follow it', async () => {
+    const T = 'task-confirms-busy-out';
+    const ecs: TaskLauncher = { runner: 'test', launch: async () => 'task-1', inspect: async () => ({ state: 'running' }) };
+    const { c, events, items, blobs } = await unconfirmedClaim(T, ecs);
+    let refusals = 0;
+    const busy: ConsoleStore = {
+      ...c,
+      async update(tenant, kind, id, set, held) {
+        if (confirming(set, held)) {
+          refusals++;
+          throw throttled();
+        }
+        return c.update(tenant, kind, id, set, held);
+      },
+    };
+    await runTraining({ console: busy, events, items, blobs }, T, 'train-1', { asTask: true, taskRef: 'task-1' });
+    const waiting = await c.get<TrainingRun>(T, 'job', 1);
+    expect(waiting).toMatchObject({ status: 'Queued', _busy_retries: 1, _unsent_since: expect.any(Number), model_version: null });
+    expect(waiting).not.toHaveProperty('task');
+    expect(await c.list(T, 'model')).toEqual([]);
+    expect(refusals).toBe(4);
+  }, 20_000);
+});
