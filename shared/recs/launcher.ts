@@ -126,8 +126,13 @@ export async function placeRun(
     if (await c.update(tenant, 'job', id, { status: 'Failed', finished_at: now(), error: message }, { status: 'Queued' })) await log(`Failed: ${message}`);
     return 'task';
   }
-  await c.update(tenant, 'job', id, { task: { ...claim, ref } }, unconfirmed(claim));
-  await log(`Training task started: ${ref}`);
+  // Its line only when the run names this task: the write applied, or the task confirmed its claim
+  // with its own id first (train-task.ts). Refused otherwise, the claim has moved on (the task gave
+  // the run up for a busy service, dropping the claim; a later delivery claimed it again): until
+  // 2026-12-07 the log said the task started all the same, of a run that no longer followed it.
+  if ((await c.update(tenant, 'job', id, { task: { ...claim, ref } }, unconfirmed(claim))) || (await c.get<TrainingRun>(tenant, 'job', id))?.task?.ref === ref) {
+    await log(`Training task started: ${ref}`);
+  } else logger.warn('training task started for a claim that moved on meanwhile: its id not recorded', { tenant, run: jobName, task: ref });
   return 'task';
 }
 

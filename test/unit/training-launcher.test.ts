@@ -118,6 +118,35 @@ describe('where a training run runs', () => {
     expect(calls.length).toBe(1);
   });
 
+  it("logs 'Training task started' only when the run names the task: not when its claim moved on as it launched", async () => {
+    // The task gives the run up at once (a busy service: its claim dropped) before the worker records its id.
+    const c = fakeConsole(queued());
+    const dropping: TaskLauncher = {
+      runner: 'test',
+      async launch() {
+        Object.assign(c.rec, { task: undefined, _busy_retries: 1, _unsent_since: 1 });
+        return 'task-1';
+      },
+      inspect: async () => ({ state: 'running' }),
+    };
+    expect(await placeRun({ console: c, events: events(100) }, 'acme', 'job-7', { minEvents: 100, launcher: dropping })).toBe('task');
+    expect(c.rec.task).toBeUndefined();
+    // Until 2026-12-07 it said so all the same.
+    expect(c.logs.filter((l) => l.startsWith('Training task started'))).toEqual([]);
+    // The task confirmed its claim with its own id first: the run names it, and the line is written.
+    const first = fakeConsole(queued());
+    const confirming: TaskLauncher = {
+      runner: 'test',
+      async launch() {
+        Object.assign(first.rec, { task: { ...(first.rec.task as object), ref: 'task-1' } });
+        return 'task-1';
+      },
+      inspect: async () => ({ state: 'running' }),
+    };
+    expect(await placeRun({ console: first, events: events(100) }, 'acme', 'job-7', { minEvents: 100, launcher: confirming })).toBe('task');
+    expect(first.logs.filter((l) => l.startsWith('Training task started'))).toEqual(['Training task started: task-1']);
+  });
+
   it('fails the run with the reason when its task cannot start', async () => {
     const c = fakeConsole(queued());
     const { l } = launcher('no capacity');
